@@ -1,0 +1,20 @@
+"""Login is required everywhere except the login page, static files and health."""
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+
+PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz")
+
+
+class LoginRequiredEverywhere:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not request.user.is_authenticated and not request.path.startswith(PUBLIC_PREFIXES):
+            if request.path.startswith("/api/"):
+                from django.http import JsonResponse
+
+                return JsonResponse({"detail": "Authentication required."}, status=401)
+            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+        return self.get_response(request)

@@ -1,0 +1,18 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.http import HttpResponse
+from django.urls import include, path
+
+
+def healthz(request):
+    return HttpResponse("ok", content_type="text/plain")
+
+
+urlpatterns = [
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
+    path("", include("leaderboard.urls")),
+    path("annotate/", include("annotation.urls")),
+]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class LeaderboardConfig(AppConfig):
+    name = "leaderboard"
+    verbose_name = "Benchmarks and leaderboards"
