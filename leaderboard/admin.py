@@ -1,0 +1,101 @@
+"""Admin: the catalogue, plus an upload page that runs the same import services as the CLI."""
+
+from django.contrib import admin, messages
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path
+
+from leaderboard.forms import ResponseImportForm, TaskImportForm
+from leaderboard.models import Benchmark, Render, Response, SubjectModel, Task, TaskSet
+from leaderboard.records import ImportFailed
+from leaderboard.roles import require_admin
+from leaderboard.services import responses_import, tasks_import
+
+
+@admin.register(Benchmark)
+class BenchmarkAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind")
+
+
+@admin.register(TaskSet)
+class TaskSetAdmin(admin.ModelAdmin):
+    list_display = ("name", "version", "benchmark", "frozen", "is_demo", "created_at")
+    list_filter = ("benchmark", "frozen", "is_demo")
+    change_list_template = "admin/leaderboard/taskset/change_list.html"
+
+    def get_readonly_fields(self, request, obj=None):
+        # A frozen set is pinned by leaderboards: only a new version may change it.
+        if obj is not None and obj.frozen:
+            return ("benchmark", "name", "version", "description", "frozen", "is_demo")
+        return ()
+
+    def get_urls(self):
+        return [path("import/", self.admin_site.admin_view(self.import_view), name="leaderboard_import")] + super().get_urls()
+
+    def import_view(self, request):
+        require_admin(request.user)
+        task_form = TaskImportForm(prefix="tasks")
+        response_form = ResponseImportForm(prefix="responses")
+        errors = None
+        if request.method == "POST":
+            kind = request.POST.get("kind")
+            try:
+                if kind == "tasks":
+                    task_form = TaskImportForm(request.POST, request.FILES, prefix="tasks")
+                    if task_form.is_valid():
+                        upload = task_form.cleaned_data["file"]
+                        task_set, summary = tasks_import(
+                            name=upload.name, raw=upload.read(),
+                            task_set_name=task_form.cleaned_data["task_set"],
+                            version=task_form.cleaned_data["version"],
+                            benchmark_kind=task_form.cleaned_data["benchmark"],
+                            description=task_form.cleaned_data["description"],
+                        )
+                        messages.success(request, f"{task_set}: tasks {summary}")
+                        return redirect("admin:leaderboard_taskset_changelist")
+                elif kind == "responses":
+                    response_form = ResponseImportForm(request.POST, request.FILES, prefix="responses")
+                    if response_form.is_valid():
+                        upload = response_form.cleaned_data["file"]
+                        summary = responses_import(
+                            name=upload.name, raw=upload.read(),
+                            task_set=response_form.cleaned_data["task_set"],
+                            create_models=response_form.cleaned_data["create_models"],
+                        )
+                        messages.success(request, f"responses {summary}")
+                        return redirect("admin:leaderboard_taskset_changelist")
+            except ImportFailed as exc:
+                errors = exc.errors
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Import tasks or responses",
+            "task_form": task_form,
+            "response_form": response_form,
+            "errors": errors,
+        }
+        return TemplateResponse(request, "admin/leaderboard/import.html", context)
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "task_set", "family", "subtype")
+    list_filter = ("task_set", "family")
+    search_fields = ("external_id", "brief")
+
+
+@admin.register(SubjectModel)
+class SubjectModelAdmin(admin.ModelAdmin):
+    list_display = ("display_name", "role", "provider_id", "family", "is_demo", "is_simulated")
+    list_filter = ("role", "is_demo")
+
+
+@admin.register(Response)
+class ResponseAdmin(admin.ModelAdmin):
+    list_display = ("task", "subject_model", "sample", "is_primary", "normalisation_method")
+    list_filter = ("task__task_set", "subject_model", "normalisation_method", "is_primary")
+    readonly_fields = ("raw_sha256",)
+
+
+@admin.register(Render)
+class RenderAdmin(admin.ModelAdmin):
+    list_display = ("response", "renderer", "seed", "is_placeholder")

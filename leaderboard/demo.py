@@ -1,0 +1,84 @@
+"""The demo: a small Ekphrasis task set, four demo subject models and accounts.
+
+Everything created here is labelled as demo data (``is_demo``) so that no page
+can pass it off as a real evaluation.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from leaderboard.models import TaskSet
+from leaderboard.roles import ADMIN, ANNOTATOR, RESEARCHER
+from leaderboard.services import ImportSummary, responses_import, role_groups_ensure, tasks_import
+
+DEMO_DIR = Path(__file__).resolve().parent / "demo_data"
+DEMO_TASK_SET = "ekphrasis-demo"
+DEMO_VERSION = "1"
+DEMO_ACCOUNTS = (
+    ("admin", ADMIN),
+    ("researcher", RESEARCHER),
+    ("annotator1", ANNOTATOR),
+    ("annotator2", ANNOTATOR),
+    ("annotator3", ANNOTATOR),
+)
+
+
+@dataclass
+class DemoCatalogue:
+    task_set: TaskSet
+    tasks: ImportSummary
+    responses: ImportSummary
+
+
+@transaction.atomic
+def demo_catalogue_load() -> DemoCatalogue:
+    """Import the demo task set and responses (idempotent)."""
+    tasks_path = DEMO_DIR / "ekphrasis_tasks.jsonl"
+    responses_path = DEMO_DIR / "ekphrasis_responses.jsonl"
+    task_set, task_summary = tasks_import(
+        name=str(tasks_path.relative_to(DEMO_DIR.parent.parent)),
+        raw=tasks_path.read_bytes(),
+        task_set_name=DEMO_TASK_SET,
+        version=DEMO_VERSION,
+        description="DEMO DATA: eight briefs written for the demo, two per family, answered by four demo models.",
+        is_demo=True,
+    )
+    response_summary = responses_import(
+        name=str(responses_path.relative_to(DEMO_DIR.parent.parent)),
+        raw=responses_path.read_bytes(),
+        task_set=task_set,
+        create_models=True,
+        demo_models=True,
+    )
+    if not task_set.frozen:
+        task_set.frozen = True
+        task_set.save(update_fields=["frozen"])
+    return DemoCatalogue(task_set, task_summary, response_summary)
+
+
+@transaction.atomic
+def demo_accounts_create() -> dict[str, str | None]:
+    """Create the demo accounts; returns username -> new password (None if it already existed)."""
+    role_groups_ensure()
+    User = get_user_model()
+    passwords: dict[str, str | None] = {}
+    for username, role in DEMO_ACCOUNTS:
+        user, created = User.objects.get_or_create(username=username)
+        if created:
+            password = secrets.token_urlsafe(9)
+            user.set_password(password)
+            user.is_staff = role == ADMIN
+            user.is_superuser = role == ADMIN
+            user.save()
+            passwords[username] = password
+        else:
+            passwords[username] = None
+        user.groups.add(Group.objects.get(name=role))
+    return passwords

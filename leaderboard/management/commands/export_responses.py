@@ -1,0 +1,7 @@
+from leaderboard.management.exporting import ExportCommand
+from leaderboard.services import responses_export
+
+
+class Command(ExportCommand):
+    help = "Export a task set's responses as JSONL or CSV (round-trips through import_responses)."
+    export = staticmethod(responses_export)

@@ -1,0 +1,7 @@
+from leaderboard.management.exporting import ExportCommand
+from leaderboard.services import tasks_export
+
+
+class Command(ExportCommand):
+    help = "Export a task set's tasks as JSONL or CSV (round-trips through import_tasks)."
+    export = staticmethod(tasks_export)

@@ -1,0 +1,36 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.models import TaskSet
+from leaderboard.records import ImportFailed
+from leaderboard.selectors import task_set_get
+from leaderboard.services import responses_import
+
+
+class Command(BaseCommand):
+    help = "Import response records (JSONL or CSV) into a task set; all or nothing, re-runnable."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+        parser.add_argument("--task-set", required=True, dest="task_set")
+        parser.add_argument("--version", dest="task_set_version", default=None, help="default: the latest version")
+        parser.add_argument("--format", choices=["jsonl", "csv"], default=None)
+        parser.add_argument("--create-models", action="store_true", help="create unknown subject models")
+
+    def handle(self, *args, **opts):
+        path = Path(opts["file"])
+        if not path.exists():
+            raise CommandError(f"{path}: no such file")
+        try:
+            task_set = task_set_get(name=opts["task_set"], version=opts["task_set_version"])
+        except TaskSet.DoesNotExist as exc:
+            raise CommandError(str(exc)) from exc
+        try:
+            summary = responses_import(
+                name=str(path), raw=path.read_bytes(), task_set=task_set, fmt=opts["format"],
+                create_models=opts["create_models"],
+            )
+        except ImportFailed as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{task_set}: responses {summary}")

@@ -1,0 +1,37 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.models import Benchmark
+from leaderboard.records import ImportFailed
+from leaderboard.services import tasks_import
+
+
+class Command(BaseCommand):
+    help = "Import task records (JSONL or CSV) into a task set version; all or nothing, re-runnable."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+        parser.add_argument("--task-set", required=True, dest="task_set")
+        parser.add_argument("--version", required=True, dest="task_set_version")
+        parser.add_argument("--benchmark", default=Benchmark.Kind.EKPHRASIS, choices=Benchmark.Kind.values)
+        parser.add_argument("--format", choices=["jsonl", "csv"], default=None, help="default: from the file extension")
+        parser.add_argument("--description", default="")
+
+    def handle(self, *args, **opts):
+        path = Path(opts["file"])
+        if not path.exists():
+            raise CommandError(f"{path}: no such file")
+        try:
+            task_set, summary = tasks_import(
+                name=str(path),
+                raw=path.read_bytes(),
+                task_set_name=opts["task_set"],
+                version=opts["task_set_version"],
+                benchmark_kind=opts["benchmark"],
+                description=opts["description"],
+                fmt=opts["format"],
+            )
+        except ImportFailed as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{task_set}: tasks {summary}")

@@ -1,0 +1,32 @@
+"""The shared shape of the export commands."""
+
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.models import TaskSet
+
+from leaderboard.selectors import task_set_get
+
+
+class ExportCommand(BaseCommand):
+    export = None  # set by subclasses: a service taking task_set= and fmt=
+
+    def add_arguments(self, parser):
+        parser.add_argument("--task-set", required=True, dest="task_set")
+        parser.add_argument("--version", dest="task_set_version", default=None, help="default: the latest version")
+        parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+        parser.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
+
+    def handle(self, *args, **opts):
+        try:
+            task_set = task_set_get(name=opts["task_set"], version=opts["task_set_version"])
+        except TaskSet.DoesNotExist as exc:
+            raise CommandError(str(exc)) from exc
+        text = self.export(task_set=task_set, fmt=opts["format"])
+        if opts["output"] == "-":
+            sys.stdout.write(text)
+        else:
+            Path(opts["output"]).write_text(text, encoding="utf-8")
+            self.stderr.write(f"wrote {opts['output']}")

@@ -1,0 +1,334 @@
+"""Writes to the catalogue: imports, exports, freezing.
+
+Every import is one transaction: either every record of the file is written,
+or nothing is, and the caller gets every error with file, line and field.
+Imports are idempotent: tasks are identified by their stable external id,
+responses by (task, model, sample) and their raw-text SHA-256.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from engine.visual_plan import split_visual_plan
+from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
+from leaderboard.records import (
+    ImportFailed,
+    RecordError,
+    read_response_records,
+    read_task_records,
+)
+
+BENCHMARK_NAMES = {
+    Benchmark.Kind.EKPHRASIS: "Ekphrasis",
+    Benchmark.Kind.EASEL: "EASEL",
+    Benchmark.Kind.C2: "C²-Eval",
+}
+
+
+@dataclass
+class ImportSummary:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    flagged_for_llm_split: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        text = f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged"
+        if self.flagged_for_llm_split:
+            text += f", {self.flagged_for_llm_split} kept raw and flagged for the LLM splitter"
+        return text
+
+
+def benchmark_get_or_create(*, kind: str) -> Benchmark:
+    benchmark, _ = Benchmark.objects.get_or_create(kind=kind, defaults={"name": BENCHMARK_NAMES[kind]})
+    return benchmark
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def compose_two_field_text(core_idea: str, visual_description: str) -> str:
+    """The canonical raw text of an answer given as two fields (App. A output format)."""
+    return f"Core Idea: {core_idea}\nVisual Description: {visual_description}"
+
+
+# ---------------------------------------------------------------- tasks
+
+
+@transaction.atomic
+def tasks_import(
+    *,
+    name: str,
+    raw: bytes,
+    task_set_name: str,
+    version: str,
+    benchmark_kind: str = Benchmark.Kind.EKPHRASIS,
+    description: str = "",
+    fmt: str | None = None,
+    is_demo: bool = False,
+) -> tuple[TaskSet, ImportSummary]:
+    """Import task records into the task set ``task_set_name`` at ``version``."""
+    records = read_task_records(
+        name, raw, fmt=fmt, ekphrasis_families=benchmark_kind == Benchmark.Kind.EKPHRASIS
+    )
+    benchmark = benchmark_get_or_create(kind=benchmark_kind)
+    task_set, created = TaskSet.objects.select_for_update().get_or_create(
+        name=task_set_name,
+        version=version,
+        defaults={"benchmark": benchmark, "description": description, "is_demo": is_demo},
+    )
+    if not created and task_set.benchmark_id != benchmark.pk:
+        raise ImportFailed([RecordError(name, 0, "", f"task set {task_set} belongs to {task_set.benchmark}")])
+    existing = {t.external_id: t for t in task_set.tasks.all()}
+    summary = ImportSummary()
+    errors: list[RecordError] = []
+    to_create, to_update = [], []
+    for position, record in enumerate(records):
+        values = {
+            "family": record.family,
+            "subtype": record.subtype,
+            "brief": record.brief,
+            "constraints": record.constraints,
+            "source": record.source,
+        }
+        task = existing.get(record.external_id)
+        if task is None:
+            if task_set.frozen:
+                errors.append(RecordError(name, record.line, "id", f"task set {task_set} is frozen: import a new version"))
+                continue
+            to_create.append(Task(task_set=task_set, external_id=record.external_id, position=position, **values))
+        elif all(getattr(task, k) == v for k, v in values.items()):
+            summary.unchanged += 1
+        elif task_set.frozen:
+            errors.append(
+                RecordError(name, record.line, "id", f"task {record.external_id!r} differs but {task_set} is frozen: import a new version")
+            )
+        else:
+            for k, v in values.items():
+                setattr(task, k, v)
+            to_update.append(task)
+    if errors:
+        raise ImportFailed(errors)
+    Task.objects.bulk_create(to_create)
+    if to_update:
+        Task.objects.bulk_update(to_update, ["family", "subtype", "brief", "constraints", "source"])
+    summary.created, summary.updated = len(to_create), len(to_update)
+    return task_set, summary
+
+
+def taskset_freeze(*, task_set: TaskSet) -> TaskSet:
+    task_set.frozen = True
+    task_set.save(update_fields=["frozen"])
+    return task_set
+
+
+# ---------------------------------------------------------------- responses
+
+
+@transaction.atomic
+def responses_import(
+    *,
+    name: str,
+    raw: bytes,
+    task_set: TaskSet,
+    fmt: str | None = None,
+    create_models: bool = False,
+    demo_models: bool = False,
+) -> ImportSummary:
+    """Import response records into ``task_set``; every task and model must exist
+    (or ``create_models`` creates unknown subject models)."""
+    records = read_response_records(name, raw, fmt=fmt)
+    tasks = {t.external_id: t for t in task_set.tasks.all()}
+    models = {m.display_name: m for m in SubjectModel.objects.all()}
+    errors: list[RecordError] = []
+    for record in records:
+        if record.task_id not in tasks:
+            errors.append(RecordError(name, record.line, "task_id", f"unknown task {record.task_id!r} in {task_set}"))
+        if record.model not in models:
+            if create_models:
+                models[record.model] = SubjectModel(display_name=record.model, is_demo=demo_models)
+            else:
+                errors.append(
+                    RecordError(name, record.line, "model", f"unknown model {record.model!r} (create it first, or pass --create-models)")
+                )
+    if errors:
+        raise ImportFailed(errors)
+    for model in models.values():
+        if model.pk is None:
+            model.save()
+
+    existing: dict[tuple[int, int, int], Response] = {
+        (r.task_id, r.subject_model_id, r.sample): r
+        for r in Response.objects.filter(task__task_set=task_set).only(
+            "id", "task_id", "subject_model_id", "sample", "raw_sha256", "is_primary"
+        )
+    }
+    summary = ImportSummary()
+    now = timezone.now()
+    to_create: list[Response] = []
+    wanted_primary: dict[tuple[int, int], tuple[int, int]] = {}  # (task, model) -> (sample, line)
+    for record in records:
+        task, model = tasks[record.task_id], models[record.model]
+        if record.text is not None:
+            raw_text = record.text
+            plan = split_visual_plan(raw_text)
+            method = Response.Normalisation.PARSER if plan.ok else Response.Normalisation.PENDING
+            core, visual = plan.core_idea, plan.visual_description
+        else:
+            core, visual = record.core_idea.strip(), record.visual_description.strip()
+            raw_text = compose_two_field_text(core, visual)
+            method = Response.Normalisation.FIELDS
+        digest = sha256_text(raw_text)
+        if record.primary:
+            wanted_primary[(task.pk, model.pk)] = (record.sample, record.line)
+        current = existing.get((task.pk, model.pk, record.sample))
+        if current is not None:
+            if current.raw_sha256 != digest:
+                errors.append(
+                    RecordError(
+                        name, record.line, "text" if record.text is not None else "core_idea",
+                        f"sample {record.sample} of {record.model!r} on {record.task_id!r} already exists with different text; "
+                        "responses are immutable (judgments are pinned to them): use a new sample index",
+                    )
+                )
+            else:
+                summary.unchanged += 1
+            continue
+        if method == Response.Normalisation.PENDING:
+            summary.flagged_for_llm_split += 1
+        to_create.append(
+            Response(
+                task=task,
+                subject_model=model,
+                sample=record.sample,
+                raw_text=raw_text,
+                core_idea=core,
+                visual_description=visual,
+                raw_sha256=digest,
+                normalisation_method=method,
+                normalisation_attempts=0 if method == Response.Normalisation.FIELDS else 1,
+                normalised_at=None if method == Response.Normalisation.PENDING else now,
+                normalisation_model="deterministic-parser" if method == Response.Normalisation.PARSER else "",
+            )
+        )
+    errors.extend(_check_primaries(name, existing, wanted_primary))
+    if errors:
+        raise ImportFailed(errors)
+    Response.objects.bulk_create(to_create)
+    summary.created = len(to_create)
+    _assign_primaries(task_set, wanted_primary)
+    return summary
+
+
+def _check_primaries(name, existing, wanted_primary) -> list[RecordError]:
+    errors = []
+    current_primary = {(t, m): s for (t, m, s), r in existing.items() if r.is_primary}
+    for key, (sample, line) in wanted_primary.items():
+        if key in current_primary and current_primary[key] != sample:
+            errors.append(
+                RecordError(name, line, "primary", f"a second primary: sample {current_primary[key]} is already primary for this model and task")
+            )
+    return errors
+
+
+def _assign_primaries(task_set: TaskSet, wanted_primary: dict[tuple[int, int], tuple[int, int]]) -> None:
+    """Exactly one primary per model–task: the one the file names, else the lowest sample (sample 1)."""
+    by_pair: dict[tuple[int, int], list[Response]] = defaultdict(list)
+    for response in Response.objects.filter(task__task_set=task_set).only(
+        "id", "task_id", "subject_model_id", "sample", "is_primary"
+    ):
+        by_pair[(response.task_id, response.subject_model_id)].append(response)
+    to_mark = []
+    for key, responses in by_pair.items():
+        if any(r.is_primary for r in responses):
+            continue
+        sample = wanted_primary.get(key, (min(r.sample for r in responses), 0))[0]
+        to_mark.extend(r.pk for r in responses if r.sample == sample)
+    Response.objects.filter(pk__in=to_mark).update(is_primary=True)
+
+
+# ---------------------------------------------------------------- exports
+
+
+def _serialise(rows: list[dict], columns: list[str], fmt: str) -> str:
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(
+                {k: json.dumps(v, ensure_ascii=False, sort_keys=True) if isinstance(v, dict) else
+                 ("true" if v is True else "false" if v is False else v) for k, v in row.items()}
+            )
+        return buffer.getvalue()
+    return "".join(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n" for row in rows)
+
+
+TASK_COLUMNS = ["id", "family", "subtype", "brief", "constraints", "source"]
+RESPONSE_COLUMNS = ["task_id", "model", "sample", "text", "core_idea", "visual_description", "primary"]
+
+
+def tasks_export(*, task_set: TaskSet, fmt: str = "jsonl") -> str:
+    rows = [
+        {
+            "id": t.external_id,
+            "family": t.family,
+            "subtype": t.subtype,
+            "brief": t.brief,
+            "constraints": t.constraints,
+            "source": t.source,
+        }
+        for t in task_set.tasks.order_by("position", "external_id")
+    ]
+    return _serialise(rows, TASK_COLUMNS, fmt)
+
+
+def responses_export(*, task_set: TaskSet, fmt: str = "jsonl") -> str:
+    rows = []
+    responses = (
+        Response.objects.filter(task__task_set=task_set)
+        .select_related("task", "subject_model")
+        .order_by("task__position", "task__external_id", "subject_model__display_name", "sample")
+    )
+    for r in responses:
+        row = {"task_id": r.task.external_id, "model": r.subject_model.display_name, "sample": r.sample}
+        if r.normalisation_method == Response.Normalisation.FIELDS:
+            row.update(core_idea=r.core_idea, visual_description=r.visual_description)
+        else:
+            row["text"] = r.raw_text
+        row["primary"] = r.is_primary
+        rows.append(row)
+    return _serialise(rows, RESPONSE_COLUMNS, fmt)
+
+
+# ---------------------------------------------------------------- roles
+
+
+def role_groups_ensure() -> None:
+    """Create the three role groups with their permissions (idempotent).
+
+    annotator: no model permissions — the annotation views hand out only the
+    user's own queue. researcher: view everything. admin: everything in the
+    catalogue, the campaigns and the users.
+    """
+    from django.contrib.auth.models import Group, Permission
+
+    from leaderboard.roles import ADMIN, ANNOTATOR, RESEARCHER
+
+    Group.objects.get_or_create(name=ANNOTATOR)
+    researcher, _ = Group.objects.get_or_create(name=RESEARCHER)
+    admin, _ = Group.objects.get_or_create(name=ADMIN)
+    ours = Permission.objects.filter(content_type__app_label__in=["leaderboard", "annotation"])
+    researcher.permissions.set(ours.filter(codename__startswith="view_"))
+    admin.permissions.set(ours | Permission.objects.filter(content_type__app_label="auth"))

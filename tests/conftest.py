@@ -1,0 +1,60 @@
+"""Project-wide test setup: standing users (alice the annotator, rita the
+researcher, adam the admin) and a gate for the real services.
+
+A test that needs Redis, PostgreSQL or Chromium asks for it with
+``require_service``; locally a missing service skips with the reason, in CI
+(``ATELIER_REQUIRE_SERVICES=1``) it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+
+import pytest
+
+from tests.factories import UserFactory
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def require_service(name: str) -> None:
+    available = {
+        "redis": lambda: _port_open("127.0.0.1", 6379),
+        "chromium": lambda: shutil.which("chromium") is not None or os.path.exists("/usr/bin/chromium"),
+        "postgres": lambda: os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    }[name]()
+    if available:
+        return
+    message = f"{name} is not available on this machine"
+    if os.environ.get("ATELIER_REQUIRE_SERVICES") == "1":
+        pytest.fail(message + " (ATELIER_REQUIRE_SERVICES=1)")
+    pytest.skip(message)
+
+
+@pytest.fixture
+def alice(db):
+    return UserFactory(username="alice", role="annotator")
+
+
+@pytest.fixture
+def rita(db):
+    return UserFactory(username="rita", role="researcher")
+
+
+@pytest.fixture
+def adam(db):
+    return UserFactory(username="adam", role="admin")
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # PBKDF2's deliberate slowness buys nothing in tests.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

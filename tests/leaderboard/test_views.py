@@ -1,0 +1,84 @@
+"""Role access: login everywhere, and each role reaches only its pages."""
+
+import pytest
+
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+RESEARCHER_PAGES = ["/task-sets/", "/leaderboards/", "/annotate/campaigns/"]
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+@pytest.mark.parametrize("url", ["/", "/task-sets/", "/annotate/", "/leaderboards/"])
+def test_anonymous_visitor_is_sent_to_login(client, url):
+    response = client.get(url)
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_login_page_is_public(client):
+    assert client.get("/accounts/login/").status_code == 200
+
+
+@pytest.mark.parametrize("url", RESEARCHER_PAGES)
+def test_annotator_is_forbidden_researcher_pages(client, alice, url):
+    assert login(client, alice).get(url).status_code == 403
+
+
+def test_annotator_is_kept_out_of_django_admin(client, alice):
+    response = login(client, alice).get("/admin/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+@pytest.mark.parametrize("url", RESEARCHER_PAGES)
+def test_researcher_reaches_researcher_pages(client, rita, url):
+    assert login(client, rita).get(url).status_code == 200
+
+
+def test_researcher_is_kept_out_of_django_admin(client, rita):
+    assert login(client, rita).get("/admin/").status_code == 302
+
+
+def test_admin_reaches_django_admin_and_import_page(client, adam):
+    login(client, adam)
+    assert client.get("/admin/").status_code == 200
+    assert client.get("/admin/leaderboard/taskset/import/").status_code == 200
+
+
+def test_home_links_only_to_what_the_role_may_do(client, alice):
+    body = login(client, alice).get("/").content.decode()
+    assert "My work" in body and "Leaderboards" not in body
+
+
+def test_admin_upload_page_imports_through_the_same_service(client, adam):
+    import io
+
+    login(client, adam)
+    upload = io.BytesIO(b'{"id": "a1", "family": "abstraction", "brief": "Express time."}\n')
+    upload.name = "tasks.jsonl"
+    response = client.post(
+        "/admin/leaderboard/taskset/import/",
+        {"kind": "tasks", "tasks-file": upload, "tasks-task_set": "up", "tasks-version": "1", "tasks-benchmark": "ekphrasis"},
+    )
+    assert response.status_code == 302
+    from leaderboard.models import Task
+
+    assert Task.objects.filter(external_id="a1", task_set__name="up").exists()
+
+
+def test_admin_upload_page_shows_errors_with_line_and_field(client, adam):
+    import io
+
+    login(client, adam)
+    upload = io.BytesIO(b'{"id": "a1", "family": "mosaic", "brief": "Express time."}\n')
+    upload.name = "tasks.jsonl"
+    response = client.post(
+        "/admin/leaderboard/taskset/import/",
+        {"kind": "tasks", "tasks-file": upload, "tasks-task_set": "up", "tasks-version": "1", "tasks-benchmark": "ekphrasis"},
+    )
+    assert response.status_code == 200
+    assert "tasks.jsonl:1: field &#x27;family&#x27;" in response.content.decode()
