@@ -1,4 +1,4 @@
-from leaderboard.management.exporting import ExportCommand
+from leaderboard.management.base import ExportCommand
 from leaderboard.services import responses_export
 
 

@@ -1,14 +1,15 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import TaskSet
 from leaderboard.records import ImportFailed
 from leaderboard.selectors import task_set_get
 from leaderboard.services import responses_import
 
 
-class Command(BaseCommand):
+class Command(TaskSetCommand):
     help = "Import response records (JSONL or CSV) into a task set; all or nothing, re-runnable."
 
     def add_arguments(self, parser):

@@ -1,13 +1,14 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import Benchmark
 from leaderboard.records import ImportFailed
 from leaderboard.services import tasks_import
 
 
-class Command(BaseCommand):
+class Command(TaskSetCommand):
     help = "Import task records (JSONL or CSV) into a task set version; all or nothing, re-runnable."
 
     def add_arguments(self, parser):

@@ -1,4 +1,4 @@
-"""The shared shape of the export commands."""
+"""Shared shapes of the catalogue commands."""
 
 import sys
 from pathlib import Path
@@ -10,7 +10,18 @@ from leaderboard.models import TaskSet
 from leaderboard.selectors import task_set_get
 
 
-class ExportCommand(BaseCommand):
+class TaskSetCommand(BaseCommand):
+    """A command that takes ``--version`` for a task-set version.
+
+    Django reserves ``--version`` for its own version flag; the issue's CLI
+    names the task-set version that way, so ours replaces Django's.
+    """
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
+
+class ExportCommand(TaskSetCommand):
     export = None  # set by subclasses: a service taking task_set= and fmt=
 
     def add_arguments(self, parser):
