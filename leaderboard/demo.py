@@ -30,6 +30,17 @@ DEMO_ACCOUNTS = (
 )
 
 
+# Latent skills of the simulated judge for the demo models, chosen to match the
+# personalities the demo answers were written with: atlas inventive, brook
+# competent but cliché-prone, cinder vivid but clichéd, dune generic.
+DEMO_SIMULATED_SKILLS = {
+    "demo-atlas": {"usefulness": 0.9, "expressiveness": 0.5, "novelty": 1.2},
+    "demo-brook": {"usefulness": 0.4, "expressiveness": 0.0, "novelty": -0.3},
+    "demo-cinder": {"usefulness": -0.2, "expressiveness": 0.8, "novelty": -0.5},
+    "demo-dune": {"usefulness": -1.1, "expressiveness": -0.9, "novelty": -0.6},
+}
+
+
 @dataclass
 class DemoCatalogue:
     task_set: TaskSet
@@ -82,3 +93,22 @@ def demo_accounts_create() -> dict[str, str | None]:
             passwords[username] = None
         user.groups.add(Group.objects.get(name=role))
     return passwords
+
+
+def demo_judge_run(*, task_set: TaskSet, progress=None):
+    """Judge the demo set with the labelled simulated judge through the real pipeline (idempotent)."""
+    from leaderboard.models import JudgeRun
+    from leaderboard.services import judge_runs
+
+    done = JudgeRun.objects.filter(task_set=task_set, judge_name="simulated", status=JudgeRun.Status.DONE).first()
+    if done is not None:
+        return done.snapshots.first()
+    run = JudgeRun.objects.filter(task_set=task_set, judge_name="simulated").exclude(
+        status=JudgeRun.Status.FAILED).first()
+    if run is None:
+        run = judge_runs.judge_run_create(
+            task_set=task_set, judge_name="simulated", budget_per_task=50, seed=42,
+            config={"simulated": {"skills": DEMO_SIMULATED_SKILLS}, "auxiliary_judges": ["simulated-aux"],
+                    "auxiliary_share": 0.2, "duplicate_share": 0.1},
+        )
+    return judge_runs.judge_run_execute_inline(run=run, progress=progress)

@@ -1,6 +1,9 @@
-"""Reads from the catalogue."""
+"""Reads of the leaderboard app: catalogue, judge runs, snapshots, and the judge outcomes
+that the annotation dashboards join against."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from django.db.models import Count, QuerySet
 
@@ -43,3 +46,114 @@ def normalisation_counts(*, task_set: TaskSet) -> dict[str, int]:
         .annotate(n=Count("id"))
     )
     return {method: n for method, n in rows}
+
+
+# ---------------------------------------------------------------- judge runs and leaderboards
+
+
+def judge_run_list():
+    from leaderboard.models import JudgeRun
+
+    return JudgeRun.objects.select_related("task_set").prefetch_related("snapshots").order_by("-created_at")
+
+
+def judge_run_progress(*, run) -> dict:
+    """The live status a run page polls (no model identities: researchers only, but kept small)."""
+    from leaderboard.models import Comparison
+
+    counts = dict(
+        Comparison.objects.filter(run=run).values_list("status").annotate(n=Count("id")).order_by()
+    )
+    snapshot = run.snapshots.first()
+    return {
+        "status": run.status,
+        "tasks_done": run.tasks_done,
+        "tasks_total": run.tasks_total,
+        "calls_done": run.calls_done,
+        "calls_planned": run.calls_planned,
+        "comparisons": counts,
+        "snapshot": snapshot.pk if snapshot else None,
+        "error": run.error,
+    }
+
+
+def snapshot_list():
+    from leaderboard.models import LeaderboardSnapshot
+
+    return LeaderboardSnapshot.objects.select_related("run", "run__task_set").order_by("-created_at")
+
+
+def task_comparisons(*, run, task):
+    """Every judgment of one task in a run, for the drill-down page."""
+    from leaderboard.models import Comparison
+
+    return (
+        Comparison.objects.filter(run=run, task=task)
+        .select_related("shown_a__subject_model", "shown_b__subject_model", "model_x", "model_y")
+        .order_by("dimension", "sequence")
+    )
+
+
+def length_diagnostics(*, task_set: TaskSet) -> dict[str, list[tuple[str, list[int]]]]:
+    """Core Idea and Visual Description word counts per model × family (Ekphrasis App. C.4)."""
+    from engine.visual_plan import word_count
+
+    groups: dict[str, dict[str, list[int]]] = {"core_idea": {}, "visual_description": {}}
+    rows = (
+        Response.objects.filter(task__task_set=task_set)
+        .exclude(normalisation_method=Response.Normalisation.PENDING)
+        .values_list("subject_model__display_name", "task__family", "core_idea", "visual_description")
+        .order_by("subject_model__display_name", "task__family")
+    )
+    for model, family, core, visual in rows:
+        key = f"{model} · {family}"
+        groups["core_idea"].setdefault(key, []).append(word_count(core))
+        groups["visual_description"].setdefault(key, []).append(word_count(visual))
+    return {field: list(values.items()) for field, values in groups.items()}
+
+
+def latest_snapshot(*, task_set: TaskSet, dimension: str | None = None):
+    from leaderboard.models import LeaderboardSnapshot
+
+    snapshots = LeaderboardSnapshot.objects.filter(run__task_set=task_set).order_by("-created_at")
+    if dimension:
+        snapshots = snapshots.filter(run__dimensions__contains=dimension)
+    return snapshots.first()
+
+
+@dataclass(frozen=True)
+class JudgePairOutcome:
+    """A judge's primary verdict on one pair, in response ids (for the human-vs-judge join)."""
+
+    task_external_id: str
+    dimension: str
+    response_x_id: int
+    response_y_id: int
+    winner_response_id: int | None  # None = tie
+
+
+def judge_pair_outcomes(*, task_set: TaskSet, dimension: str) -> list[JudgePairOutcome]:
+    """Primary judge verdicts of the latest finished run on ``task_set`` (first repeat of each pair)."""
+    from leaderboard.models import Comparison
+
+    snapshot = latest_snapshot(task_set=task_set, dimension=dimension)
+    if snapshot is None:
+        return []
+    rows = Comparison.objects.filter(
+        run_id=snapshot.run_id, dimension=dimension, kind=Comparison.Kind.PRIMARY, repeat=0,
+        status=Comparison.Status.OK,
+    ).values_list("task__external_id", "shown_a_id", "shown_b_id", "winner")
+    out = []
+    for task_id, a, b, winner in rows:
+        x, y = sorted((a, b))
+        out.append(JudgePairOutcome(task_id, dimension, x, y, {"A": a, "B": b}.get(winner)))
+    return out
+
+
+def judge_model_scores(*, task_set: TaskSet, dimension: str) -> dict[int, float]:
+    """Subject model id → judge BT θ for ``dimension`` from the latest snapshot ({} if none)."""
+    snapshot = latest_snapshot(task_set=task_set, dimension=dimension)
+    if snapshot is None or dimension not in snapshot.payload.get("per_dimension", {}):
+        return {}
+    theta = snapshot.payload["per_dimension"][dimension]["theta"]
+    return dict(zip(snapshot.payload["model_ids"], theta, strict=True))

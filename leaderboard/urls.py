@@ -12,4 +12,11 @@ urlpatterns = [
         name="task_set_export",
     ),
     path("leaderboards/", views.leaderboard_list, name="leaderboard_list"),
+    path("leaderboards/compare/", views.snapshot_compare, name="snapshot_compare"),
+    path("leaderboards/<int:pk>/", views.snapshot_detail, name="snapshot_detail"),
+    re_path(r"^leaderboards/(?P<pk>\d+)/export\.(?P<fmt>csv|json|tex)$", views.snapshot_export, name="snapshot_export"),
+    path("leaderboards/<int:pk>/tasks/<int:task_pk>/", views.task_drilldown, name="task_drilldown"),
+    path("runs/new/", views.judge_run_new, name="judge_run_new"),
+    path("runs/<int:pk>/", views.judge_run_detail, name="judge_run_detail"),
+    path("runs/<int:pk>/status.json", views.judge_run_status, name="judge_run_status"),
 ]

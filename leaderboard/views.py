@@ -3,11 +3,16 @@ writes through services; access through the gatekeepers in ``roles``."""
 
 from __future__ import annotations
 
-from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.contrib import messages
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
-from leaderboard import selectors
-from leaderboard.models import TaskSet
+from leaderboard import charts, results, selectors
+from leaderboard.forms import JudgeRunForm
+from leaderboard.judges import judge_choices
+from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet
+from leaderboard.services import judge_runs
 from leaderboard.roles import require_researcher
 from leaderboard.services import responses_export, tasks_export
 
@@ -24,11 +29,16 @@ def task_set_list(request):
 def task_set_detail(request, pk: int):
     require_researcher(request.user)
     task_set = get_object_or_404(TaskSet.objects.select_related("benchmark"), pk=pk)
+    lengths = selectors.length_diagnostics(task_set=task_set)
     return render(
         request,
         "leaderboard/task_set_detail.html",
         {"task_set": task_set, "tasks": selectors.task_rows(task_set=task_set),
-         "normalisation": selectors.normalisation_counts(task_set=task_set)},
+         "normalisation": selectors.normalisation_counts(task_set=task_set),
+         "core_idea_lengths": charts.box_plot(lengths["core_idea"], title="Core Idea words",
+                                              axis_label="Core Idea length (words) per model × family"),
+         "visual_lengths": charts.box_plot(lengths["visual_description"], title="Visual Description words",
+                                           axis_label="Visual Description length (words) per model × family")},
     )
 
 
@@ -45,4 +55,93 @@ def task_set_export(request, pk: int, what: str, fmt: str):
 
 def leaderboard_list(request):
     require_researcher(request.user)
-    return render(request, "leaderboard/leaderboard_list.html", {"snapshots": []})
+    return render(
+        request,
+        "leaderboard/leaderboard_list.html",
+        {"snapshots": selectors.snapshot_list(), "runs": selectors.judge_run_list()[:50],
+         "task_sets": TaskSet.objects.order_by("name", "version"), "judges": judge_choices()},
+    )
+
+
+def snapshot_detail(request, pk: int):
+    require_researcher(request.user)
+    snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=pk)
+    payload = snapshot.payload
+    context = {
+        "snapshot": snapshot,
+        "run": snapshot.run,
+        "payload": payload,
+        "dimensions": [(d, results.DIMENSION_NAMES[d]) for d in payload["dimensions"]],
+        "rows": results.model_rows(payload),
+        "overall_chart": results.overall_interval_chart(payload),
+        "dimension_charts": results.dimension_interval_charts(payload),
+        "rank_heat_map": results.rank_heat_map(payload),
+        "tradeoff_chart": results.tradeoff_chart(payload),
+        "family_rows": results.family_rows(payload),
+        "ordered_models": [payload["models"][m] for m in payload["order"]],
+        "reliability_rows": results.reliability_rows(payload),
+        "budget_rows": results.budget_rows(payload),
+        "tasks": snapshot.run.task_set.tasks.order_by("position", "external_id"),
+        "other_snapshots": selectors.snapshot_list().exclude(pk=snapshot.pk)[:20],
+    }
+    return render(request, "leaderboard/snapshot_detail.html", context)
+
+
+def snapshot_export(request, pk: int, fmt: str):
+    require_researcher(request.user)
+    snapshot = get_object_or_404(LeaderboardSnapshot, pk=pk)
+    body, content_type = {
+        "csv": (results.export_csv, "text/csv"),
+        "json": (results.export_json, "application/json"),
+        "tex": (results.export_latex, "application/x-tex"),
+    }[fmt]
+    response = HttpResponse(body(snapshot), content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="leaderboard-{snapshot.pk}.{fmt}"'
+    return response
+
+
+def snapshot_compare(request):
+    require_researcher(request.user)
+    left = get_object_or_404(LeaderboardSnapshot, pk=request.GET.get("a"))
+    right = get_object_or_404(LeaderboardSnapshot, pk=request.GET.get("b"))
+    return render(request, "leaderboard/snapshot_compare.html",
+                  {"left": left, "right": right, "rows": results.comparison_rows(left.payload, right.payload)})
+
+
+def task_drilldown(request, pk: int, task_pk: int):
+    require_researcher(request.user)
+    snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run"), pk=pk)
+    task = get_object_or_404(Task, pk=task_pk, task_set=snapshot.run.task_set)
+    return render(request, "leaderboard/task_drilldown.html", {
+        "snapshot": snapshot, "task": task,
+        "comparisons": selectors.task_comparisons(run=snapshot.run, task=task),
+    })
+
+
+def judge_run_detail(request, pk: int):
+    require_researcher(request.user)
+    run = get_object_or_404(JudgeRun.objects.select_related("task_set"), pk=pk)
+    return render(request, "leaderboard/judge_run_detail.html",
+                  {"run": run, "progress": selectors.judge_run_progress(run=run)})
+
+
+def judge_run_status(request, pk: int):
+    require_researcher(request.user)
+    run = get_object_or_404(JudgeRun, pk=pk)
+    return JsonResponse(selectors.judge_run_progress(run=run))
+
+
+@require_POST
+def judge_run_new(request):
+    require_researcher(request.user)
+    form = JudgeRunForm(request.POST, judges=judge_choices())
+    if not form.is_valid():
+        messages.error(request, f"Run not started: {form.errors.as_text()}")
+        return redirect("leaderboard_list")
+    try:
+        run = judge_runs.judge_run_create(created_by=request.user, **form.run_arguments())
+    except judge_runs.RunConfigurationError as exc:
+        messages.error(request, f"Run not started: {exc}")
+        return redirect("leaderboard_list")
+    judge_runs.judge_run_start(run=run)
+    return redirect("judge_run_detail", pk=run.pk)

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from leaderboard.demo import DEMO_ACCOUNTS, demo_accounts_create, demo_catalogue_load
+from leaderboard.demo import DEMO_ACCOUNTS, demo_accounts_create, demo_catalogue_load, demo_judge_run
 
 
 class Command(BaseCommand):
@@ -8,10 +8,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--no-accounts", action="store_true")
+        parser.add_argument("--no-judge", action="store_true", help="skip the simulated judge run")
 
     def handle(self, *args, **opts):
         catalogue = demo_catalogue_load()
         self.stdout.write(f"DEMO DATA {catalogue.task_set}: tasks {catalogue.tasks}; responses {catalogue.responses}")
+        if not opts["no_judge"]:
+            from tqdm import tqdm
+
+            with tqdm(unit="call", desc="simulated judge (demo)", dynamic_ncols=True) as bar:
+                snapshot = demo_judge_run(task_set=catalogue.task_set, progress=bar.update)
+            self.stdout.write(f"SIMULATED judge leaderboard for the demo: snapshot {snapshot.pk}")
         if opts["no_accounts"]:
             return
         passwords = demo_accounts_create()

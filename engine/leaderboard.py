@@ -1,0 +1,248 @@
+"""An Ekphrasis leaderboard from judge comparison records (Ekphrasis §4.3, App. F, D.2, K).
+
+Everything the results pages show is computed here, once, into a plain
+JSON-serialisable dictionary that the site stores as a snapshot:
+
+* per dimension: the BT fit on the primary decisive comparisons, weighted by
+  judge confidence (App. F: w_r is judge confidence), with a small ridge λ so
+  that sparse pilot runs still have finite estimates; expected win rates;
+  a task-level cluster bootstrap of θ (5th/50th/95th percentiles, App. F.3)
+  mapped to expected win rates; rank probabilities and indistinguishable tiers
+  (App. F.4); the diagnostic win rate with ties as half wins;
+* z per dimension and Overall VCI (§4.3), with bootstrap intervals of Overall
+  from the same resampled tasks in every dimension;
+* the task-family table (Table 3 shape) and residuals (App. K.2);
+* the Usefulness–Novelty trade-off coordinates (Figure 3B);
+* judge reliability (Tables 11–12) and calls by layer (Table 9 shape).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.bt import (
+    diagnostic_winrate,
+    expected_winrate,
+    fit_win_matrices,
+    fit_win_matrix,
+    indistinguishable_tiers,
+    rank_probabilities,
+    task_win_matrices,
+)
+from engine.reliability import ComparisonRecord, judge_reliability
+from engine.scoring import family_table, tradeoff_percentiles, vci_scores
+
+__all__ = ["LEADERBOARD_L2", "JudgedComparison", "build_leaderboard"]
+
+#: Ridge λ of the leaderboard fits: keeps θ finite when a model never loses in a small run.
+LEADERBOARD_L2 = 0.01
+#: Rank-probability draws from N(θ̂, Σ̂).
+RANK_DRAWS = 10000
+
+
+@dataclass(frozen=True)
+class JudgedComparison:
+    """A judge call as the leaderboard needs it: the reliability record plus weight and family.
+
+    ``kind`` "automatic" (empty responses, App. F.2) enters the BT fit like a primary
+    call but is left out of the judge's reliability diagnostics.
+    """
+
+    record: ComparisonRecord
+    confidence: float
+    family: str
+    automatic: bool = False
+
+
+def _fit_dimension(comparisons: Sequence[JudgedComparison], n: int):
+    decisive = [c for c in comparisons if c.record.winner != "tie"]
+    if not decisive:
+        return None
+    winners = [c.record.winning_model for c in decisive]
+    losers = [c.record.model_b if c.record.winner == "A" else c.record.model_a for c in decisive]
+    tasks = [c.record.task for c in decisive]
+    weights = [max(c.confidence, 1e-3) for c in decisive]
+    task_ids, per_task = task_win_matrices(tasks, winners, losers, n, weights)
+    fit = fit_win_matrix(per_task.sum(axis=0), l2=LEADERBOARD_L2)
+    return fit, task_ids, per_task
+
+
+def _bootstrap_thetas(per_task_by_dim, fits, all_tasks, n_boot: int, seed: int) -> dict[str, np.ndarray]:
+    """Resample tasks once and refit every dimension on the same draw (App. F.3), so that
+    Overall VCI gets an interval consistent across dimensions."""
+    rng = np.random.default_rng(seed)
+    n_tasks = len(all_tasks)
+    counts = rng.multinomial(n_tasks, np.full(n_tasks, 1.0 / n_tasks), size=n_boot).astype(float)
+    index = {t: k for k, t in enumerate(all_tasks)}
+    out = {}
+    for dim, (task_ids, per_task) in per_task_by_dim.items():
+        columns = counts[:, [index[t] for t in task_ids]]
+        n = per_task.shape[1]
+        boot_wins = (columns @ per_task.reshape(len(task_ids), -1)).reshape(n_boot, n, n)
+        out[dim] = fit_win_matrices(boot_wins, l2=LEADERBOARD_L2, theta0=fits[dim].theta)
+    return out
+
+
+def _rounded(values, digits: int = 6):
+    return [None if v is None or not np.isfinite(v) else round(float(v), digits) for v in np.asarray(values, dtype=float)]
+
+
+def build_leaderboard(
+    comparisons: Sequence[JudgedComparison],
+    models: Sequence[str],
+    *,
+    dimensions: Sequence[str] = ("U", "E", "N"),
+    n_boot: int = 1000,
+    seed: int = 42,
+) -> dict:
+    """The full leaderboard payload for ``models`` (indices in the records are positions in ``models``)."""
+    n = len(models)
+    if n < 2:
+        raise ValueError("a leaderboard needs at least two models")
+    by_dim: dict[str, list[JudgedComparison]] = defaultdict(list)
+    for c in comparisons:
+        if c.record.kind == "primary" or c.automatic:
+            by_dim[c.record.dimension].append(c)
+    dims = [d for d in dimensions if by_dim.get(d)]
+    if not dims:
+        raise ValueError("no primary comparisons to rank")
+
+    fits, per_task_by_dim, winrates, dim_payload = {}, {}, {}, {}
+    for d in dims:
+        fitted = _fit_dimension(by_dim[d], n)
+        if fitted is None:
+            continue
+        fit, task_ids, per_task = fitted
+        fits[d], per_task_by_dim[d] = fit, (task_ids, per_task)
+        winrates[d] = expected_winrate(fit.theta)
+    dims = [d for d in dims if d in fits]
+    all_tasks = sorted({t for task_ids, _ in per_task_by_dim.values() for t in task_ids}, key=str)
+    boot = _bootstrap_thetas(per_task_by_dim, fits, all_tasks, n_boot, seed)
+
+    # Overall VCI per bootstrap replicate: z of each dimension's expected win rate, averaged (§4.3).
+    boot_winrates = {d: np.apply_along_axis(expected_winrate, 1, boot[d]) for d in dims}
+    boot_overall = np.mean(
+        [(w - w.mean(axis=1, keepdims=True)) / w.std(axis=1, keepdims=True) for w in boot_winrates.values()], axis=0
+    )
+    scores = vci_scores({d: winrates[d] for d in dims})
+
+    for d in dims:
+        w_count, l_count, t_count = np.zeros(n), np.zeros(n), np.zeros(n)
+        for c in by_dim[d]:
+            a, b = c.record.model_a, c.record.model_b
+            if c.record.winner == "tie":
+                t_count[a] += 1
+                t_count[b] += 1
+            else:
+                winner = c.record.winning_model
+                loser = b if winner == a else a
+                w_count[winner] += 1
+                l_count[loser] += 1
+        lo, med, hi = np.percentile(boot_winrates[d], [5, 50, 95], axis=0)
+        theta_lo, theta_hi = np.percentile(boot[d], [5, 95], axis=0)
+        dim_payload[d] = {
+            "theta": _rounded(fits[d].theta),
+            "theta_ci90": [_rounded(theta_lo), _rounded(theta_hi)],
+            "se": _rounded(fits[d].se),
+            "winrate": _rounded(winrates[d]),
+            "winrate_ci90": [_rounded(lo), _rounded(hi)],
+            "z": _rounded(scores.z[d]),
+            "diagnostic_winrate": _rounded(diagnostic_winrate(w_count, l_count, t_count)),
+            "wins": _rounded(w_count, 0), "losses": _rounded(l_count, 0), "ties": _rounded(t_count, 0),
+            "rank_probabilities": [_rounded(row, 4) for row in rank_probabilities(fits[d], RANK_DRAWS, seed)],
+            "tiers": indistinguishable_tiers(fits[d]),
+            "n_comparisons": len(by_dim[d]),
+        }
+
+    overall_lo, overall_hi = np.percentile(boot_overall, [5, 95], axis=0)
+    # Overall ranks per replicate → rank probabilities of Overall VCI from the bootstrap.
+    order = np.argsort(-boot_overall, axis=1)
+    overall_rank_p = np.zeros((n, n))
+    for rank in range(n):
+        np.add.at(overall_rank_p, (order[:, rank], rank), 1.0)
+    overall_rank_p /= boot_overall.shape[0]
+
+    payload: dict = {
+        "models": list(models),
+        "dimensions": dims,
+        "overall": _rounded(scores.overall),
+        "overall_ci90": [_rounded(overall_lo), _rounded(overall_hi)],
+        "overall_rank_probabilities": [_rounded(row, 4) for row in overall_rank_p],
+        "order": [int(i) for i in np.argsort(-scores.overall, kind="stable")],
+        "per_dimension": dim_payload,
+        "n_boot": n_boot,
+        "seed": seed,
+        "l2": LEADERBOARD_L2,
+        "interval": "90% task-level cluster bootstrap (5th-95th percentiles), Ekphrasis App. F.3",
+    }
+    payload["families"] = _families(by_dim, dims, n, winrates)
+    if "U" in dims and "N" in dims:
+        u_pct, n_pct = tradeoff_percentiles(winrates["U"], winrates["N"])
+        payload["tradeoff"] = {"usefulness_pct": _rounded(u_pct, 2), "novelty_pct": _rounded(n_pct, 2)}
+    judged = [c.record for c in comparisons if not c.automatic]
+    payload["reliability"] = _json_safe(judge_reliability(judged, n)) if judged else {}
+    payload["budget"] = _budget(comparisons)
+    return payload
+
+
+def _families(by_dim, dims, n: int, winrates) -> dict:
+    families = sorted({c.family for d in dims for c in by_dim[d]})
+    fam_rates: dict[str, dict[str, np.ndarray]] = {}
+    for f in families:
+        rates = {}
+        for d in dims:
+            subset = [c for c in by_dim[d] if c.family == f and c.record.winner != "tie"]
+            if not subset:
+                break
+            winners = [c.record.winning_model for c in subset]
+            losers = [c.record.model_b if c.record.winner == "A" else c.record.model_a for c in subset]
+            _, per_task = task_win_matrices([c.record.task for c in subset], winners, losers, n,
+                                            [max(c.confidence, 1e-3) for c in subset])
+            rates[d] = expected_winrate(fit_win_matrix(per_task.sum(axis=0), l2=LEADERBOARD_L2).theta)
+        if len(rates) == len(dims):
+            fam_rates[f] = rates
+    if not fam_rates:
+        return {}
+    try:
+        table = family_table(fam_rates, {d: winrates[d] for d in dims})
+    except ValueError:
+        return {}  # a family where every model scored alike has no z
+    return {
+        f: {
+            "z": {d: _rounded(table.z[f][d]) for d in dims},
+            "task_avg": _rounded(table.task_avg[f]),
+            "residual": {d: round(table.residuals[f][d], 6) for d in dims},
+        }
+        for f in fam_rates
+    }
+
+
+def _budget(comparisons: Sequence[JudgedComparison]) -> dict:
+    calls = Counter()
+    repaired = Counter()
+    for c in comparisons:
+        layer = "automatic" if c.automatic else c.record.kind
+        calls[(layer, c.record.dimension)] += 1
+        repaired[layer] += int(c.record.repaired)
+    layers = sorted({layer for layer, _ in calls})
+    return {
+        "calls": {layer: {d: calls[(layer, d)] for (lay, d) in calls if lay == layer} for layer in layers},
+        "judge_calls_total": sum(v for (layer, _), v in calls.items() if layer != "automatic"),
+        "repaired": dict(repaired),
+    }
+
+
+def _json_safe(value):
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, (np.floating, float)):
+        return None if not np.isfinite(value) else round(float(value), 6)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value

@@ -1,0 +1,150 @@
+"""Inline SVG charts for the results pages: interval plots, heat maps, scatter
+plots and box plots. Server-side SVG needs no JavaScript library, prints, and
+shows the same numbers the tables do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+
+PALETTE = ["#3451b2", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0e7490", "#a16207", "#be185d",
+           "#4d7c0f", "#1d4ed8", "#9a3412", "#047857", "#6d28d9", "#0f766e"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    label: str
+    estimate: float
+    low: float
+    high: float
+    tier: int | None = None
+
+
+def _svg(width: int, height: int, body: list[str], title: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
+        f'style="max-width:{width}px" role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>'
+        + "".join(body) + "</svg>"
+    )
+
+
+def _scale(lo: float, hi: float, a: float, b: float):
+    span = (hi - lo) or 1.0
+    return lambda v: a + (v - lo) / span * (b - a)
+
+
+def interval_plot(rows: Sequence[Interval], *, title: str, reference: float | None = None,
+                  axis_label: str = "", fmt: str = "{:.2f}") -> str:
+    """Point estimates with horizontal interval bars, one row per model (best first)."""
+    if not rows:
+        return ""
+    left, right, row_h, top = 170, 560, 24, 24
+    height = top + row_h * len(rows) + 34
+    lo = min(r.low for r in rows)
+    hi = max(r.high for r in rows)
+    if reference is not None:
+        lo, hi = min(lo, reference), max(hi, reference)
+    pad = (hi - lo) * 0.05 or 0.05
+    x = _scale(lo - pad, hi + pad, left, right)
+    body = [f'<text x="{left}" y="14" font-size="12" fill="#5f6670">{escape(axis_label)}</text>']
+    if reference is not None:
+        body.append(f'<line x1="{x(reference):.1f}" x2="{x(reference):.1f}" y1="{top - 6}" y2="{height - 28}" '
+                    'stroke="#aab" stroke-dasharray="4 3"/>')
+    for k, r in enumerate(rows):
+        y = top + row_h * k + row_h / 2
+        colour = PALETTE[(r.tier or 0) % len(PALETTE)] if r.tier is not None else PALETTE[0]
+        if k % 2 == 0:
+            body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{right + 60}" height="{row_h}" fill="#f6f7f9"/>')
+        body.append(f'<text x="{left - 8}" y="{y + 4:.1f}" font-size="12" text-anchor="end">{escape(r.label)}</text>')
+        body.append(f'<line x1="{x(r.low):.1f}" x2="{x(r.high):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="2.5"/>')
+        body.append(f'<circle cx="{x(r.estimate):.1f}" cy="{y:.1f}" r="4.5" fill="{colour}"/>')
+        body.append(f'<text x="{right + 8}" y="{y + 4:.1f}" font-size="11" fill="#5f6670">{fmt.format(r.estimate)}</text>')
+    base = height - 24
+    body.append(f'<line x1="{left}" x2="{right}" y1="{base}" y2="{base}" stroke="#99a"/>')
+    for tick in np.linspace(lo - pad, hi + pad, 5):
+        body.append(f'<text x="{x(tick):.1f}" y="{base + 14}" font-size="10" text-anchor="middle" fill="#5f6670">{fmt.format(tick)}</text>')
+    return _svg(right + 60, height, body, title)
+
+
+def heat_map(matrix: Sequence[Sequence[float]], rows: Sequence[str], columns: Sequence[str], *, title: str) -> str:
+    """A probability matrix (e.g. P[model, rank]) as shaded cells with the value printed."""
+    if not rows:
+        return ""
+    left, cell, top = 170, 34, 30
+    width = left + cell * len(columns) + 10
+    height = top + cell * len(rows) + 10
+    body = []
+    for c, name in enumerate(columns):
+        body.append(f'<text x="{left + cell * c + cell / 2}" y="{top - 10}" font-size="11" text-anchor="middle">{escape(name)}</text>')
+    for r, name in enumerate(rows):
+        y = top + cell * r
+        body.append(f'<text x="{left - 8}" y="{y + cell / 2 + 4}" font-size="12" text-anchor="end">{escape(name)}</text>')
+        for c in range(len(columns)):
+            v = float(matrix[r][c] or 0.0)
+            shade = int(255 - 200 * min(max(v, 0.0), 1.0))
+            text_colour = "#fff" if v > 0.55 else "#1d1f24"
+            body.append(f'<rect x="{left + cell * c}" y="{y}" width="{cell - 2}" height="{cell - 2}" fill="rgb({shade},{shade + (255 - shade) // 4},255)"/>')
+            if v >= 0.005:
+                body.append(f'<text x="{left + cell * c + cell / 2 - 1}" y="{y + cell / 2 + 3}" font-size="10" text-anchor="middle" fill="{text_colour}">{v:.2f}</text>')
+    return _svg(width, height, body, title)
+
+
+def scatter_plot(points: Sequence[tuple[str, float, float, float]], *, title: str, x_label: str, y_label: str) -> str:
+    """Labelled points (label, x, y, size) on centred axes, e.g. the Usefulness–Novelty trade-off."""
+    if not points:
+        return ""
+    size_px, pad = 420, 50
+    xs = [p[1] for p in points]
+    ys = [p[2] for p in points]
+    span = max(max(map(abs, xs)), max(map(abs, ys)), 1.0) * 1.15
+    x = _scale(-span, span, pad, size_px - 10)
+    y = _scale(-span, span, size_px - pad, 10)
+    body = [
+        f'<line x1="{x(0)}" x2="{x(0)}" y1="10" y2="{size_px - pad}" stroke="#ccd"/>',
+        f'<line x1="{pad}" x2="{size_px - 10}" y1="{y(0)}" y2="{y(0)}" stroke="#ccd"/>',
+        f'<text x="{(pad + size_px) / 2}" y="{size_px - 14}" font-size="12" text-anchor="middle">{escape(x_label)}</text>',
+        f'<text x="14" y="{(size_px - pad) / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 14 {(size_px - pad) / 2})">{escape(y_label)}</text>',
+    ]
+    sizes = [p[3] for p in points]
+    s_lo, s_hi = min(sizes), max(sizes)
+    radius = _scale(s_lo, s_hi if s_hi > s_lo else s_lo + 1, 4, 12)
+    for k, (label, px, py, ps) in enumerate(points):
+        colour = PALETTE[k % len(PALETTE)]
+        body.append(f'<circle cx="{x(px):.1f}" cy="{y(py):.1f}" r="{radius(ps):.1f}" fill="{colour}" fill-opacity=".75"/>')
+        # Labels right of centre are drawn to the left of their point so they stay inside the frame.
+        anchor, dx = ("end", -9) if px > 0 else ("start", 9)
+        body.append(f'<text x="{x(px) + dx:.1f}" y="{y(py) - 7:.1f}" font-size="11" text-anchor="{anchor}">{escape(label)}</text>')
+    return _svg(size_px, size_px, body, title)
+
+
+def box_plot(groups: Sequence[tuple[str, Sequence[float]]], *, title: str, axis_label: str) -> str:
+    """Horizontal box plots (quartiles, whiskers at 1.5 IQR, outliers as dots)."""
+    groups = [(label, np.asarray(values, float)) for label, values in groups if len(values)]
+    if not groups:
+        return ""
+    left, right, row_h, top = 230, 560, 20, 22
+    height = top + row_h * len(groups) + 30
+    lo = min(v.min() for _, v in groups)
+    hi = max(v.max() for _, v in groups)
+    x = _scale(lo, hi if hi > lo else lo + 1, left, right)
+    body = [f'<text x="{left}" y="14" font-size="12" fill="#5f6670">{escape(axis_label)}</text>']
+    for k, (label, v) in enumerate(groups):
+        yc = top + row_h * k + row_h / 2
+        q1, med, q3 = np.percentile(v, [25, 50, 75])
+        iqr = q3 - q1
+        inside = v[(v >= q1 - 1.5 * iqr) & (v <= q3 + 1.5 * iqr)]
+        body.append(f'<text x="{left - 8}" y="{yc + 4}" font-size="11" text-anchor="end">{escape(label)}</text>')
+        body.append(f'<line x1="{x(inside.min()):.1f}" x2="{x(inside.max()):.1f}" y1="{yc}" y2="{yc}" stroke="#667"/>')
+        body.append(f'<rect x="{x(q1):.1f}" y="{yc - 6}" width="{max(x(q3) - x(q1), 1):.1f}" height="12" fill="#dbe4ff" stroke="#3451b2"/>')
+        body.append(f'<line x1="{x(med):.1f}" x2="{x(med):.1f}" y1="{yc - 6}" y2="{yc + 6}" stroke="#3451b2" stroke-width="2"/>')
+        for out in v[(v < q1 - 1.5 * iqr) | (v > q3 + 1.5 * iqr)]:
+            body.append(f'<circle cx="{x(out):.1f}" cy="{yc}" r="2" fill="#c2410c"/>')
+    base = height - 22
+    body.append(f'<line x1="{left}" x2="{right}" y1="{base}" y2="{base}" stroke="#99a"/>')
+    for tick in np.linspace(lo, hi, 5):
+        body.append(f'<text x="{x(tick):.1f}" y="{base + 13}" font-size="10" text-anchor="middle" fill="#5f6670">{tick:.0f}</text>')
+    return _svg(right + 20, height, body, title)

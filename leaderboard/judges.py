@@ -1,0 +1,194 @@
+"""Judges of a run: which judge a name selects, and the translation between
+stored comparisons and the engine's judge contract (:mod:`engine.judge`).
+
+``"simulated"`` selects the labelled simulated judge (and only that name
+does); any other name must be a ``SubjectModel`` with role *judge*, reached
+through its OpenAI-compatible endpoint with the API key read from the
+environment variable the model names. Auxiliary judges are named the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from engine.judge.comparison import Candidate, PairJudgeRequest
+from engine.judge.simulated import SIMULATED_JUDGE_NAME, SimulatedJudge
+from leaderboard.models import Comparison, JudgeRun, SubjectModel, Task
+from leaderboard.services.checklists import (
+    ENGINE_DIMENSION,
+    checklist_for_judging,
+    checklist_items_ensure,
+    task_brief_of,
+)
+
+SIMULATED_KNOBS = ("position_bias", "length_bias", "tie_rate", "malformed_rate", "skill_spread", "item_agreement")
+
+
+class UnknownJudge(ValueError):
+    pass
+
+
+def judge_is_simulated(name: str) -> bool:
+    return name == SIMULATED_JUDGE_NAME or name.startswith(f"{SIMULATED_JUDGE_NAME}-")
+
+
+def judge_choices() -> list[str]:
+    names = list(SubjectModel.objects.filter(role=SubjectModel.Role.JUDGE).values_list("display_name", flat=True))
+    return [SIMULATED_JUDGE_NAME, *names]
+
+
+def judge_model_for(name: str) -> SubjectModel | None:
+    if judge_is_simulated(name):
+        return None
+    try:
+        return SubjectModel.objects.get(display_name=name, role=SubjectModel.Role.JUDGE)
+    except SubjectModel.DoesNotExist as exc:
+        raise UnknownJudge(f"no judge model named {name!r}; known: {', '.join(judge_choices())}") from exc
+
+
+def provider_config_for(model: SubjectModel, *, temperature: float = 0.0):
+    """The engine's provider configuration of a stored model (the key stays in the environment)."""
+    from engine.providers.client import ProviderConfig
+
+    if not model.base_url:
+        raise UnknownJudge(f"{model} has no base URL configured")
+    return ProviderConfig(
+        base_url=model.base_url,
+        model=model.provider_id or model.display_name,
+        api_key_env=model.api_key_env or None,
+        temperature=model.temperature if model.temperature is not None else temperature,
+        max_tokens=model.max_tokens,
+        reasoning=model.reasoning,
+        price_input_per_mtok=model.price_input_per_mtok,
+        price_output_per_mtok=model.price_output_per_mtok,
+    )
+
+
+def _build_judge(name: str, run: JudgeRun):
+    if judge_is_simulated(name):
+        simulated = run.config.get("simulated", {})
+        knobs = {k: simulated[k] for k in SIMULATED_KNOBS if k in simulated}
+        skills = simulated.get("skills")
+        # An auxiliary simulated judge ("simulated-2") is a different judge: its own seed.
+        seed = run.seed if name == SIMULATED_JUDGE_NAME else run.seed + sum(map(ord, name))
+        return SimulatedJudge(seed=seed, skills=skills, **knobs)
+    from engine.judge.llm import LLMJudge
+    from engine.providers.cache import RequestCache
+    from engine.providers.client import OpenAICompatibleClient
+    from engine.providers.usage import UsageLedger
+
+    model = judge_model_for(name)
+    cache_dir = Path(settings.ATELIER_PROVIDER_CACHE_DIR)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    client = OpenAICompatibleClient(
+        provider_config_for(model),
+        concurrency=settings.ATELIER_PROVIDER_CONCURRENCY,
+        cache=RequestCache(cache_dir / "judge.sqlite3"),
+        usage=UsageLedger(),
+    )
+    return LLMJudge(client, name=name)
+
+
+@dataclass
+class RunJudges:
+    """The judges of one run, built once per chunk."""
+
+    run: JudgeRun
+    judges: dict[str, object] = field(default_factory=dict)
+
+    def get(self, name: str):
+        if name not in self.judges:
+            self.judges[name] = _build_judge(name, self.run)
+        return self.judges[name]
+
+
+def judge_for_run(run: JudgeRun) -> RunJudges:
+    return RunJudges(run)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    winner: str = ""
+    confidence: float | None = None
+    rationale: str = ""
+    per_item_outcomes: list = field(default_factory=list)
+    repaired: bool = False
+    error: str = ""
+    checklist: list = field(default_factory=list)
+
+
+def _candidate(response) -> Candidate:
+    return Candidate(
+        model=response.subject_model.display_name, response_id=str(response.pk),
+        core_idea=response.core_idea, visual_description=response.visual_description,
+    )
+
+
+def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension: str,
+                      comparisons: list[Comparison]) -> list[Verdict]:
+    """Judge planned comparisons; one verdict each, in order (failures included, never dropped)."""
+    rows = checklist_items_ensure(task=task, dimension=dimension)
+    checklist = checklist_for_judging(rows, task=task, dimension=dimension)
+    shown = [{"id": r.pk, "slot": r.slot, "version": r.version, "text": r.text, "source": r.source} for r in rows]
+    brief = task_brief_of(task)
+    by_judge: dict[str, list[int]] = {}
+    for k, c in enumerate(comparisons):
+        by_judge.setdefault(c.judge_name, []).append(k)
+    verdicts: list[Verdict | None] = [None] * len(comparisons)
+    for judge_name, positions in by_judge.items():
+        requests = [
+            PairJudgeRequest(
+                run_id=str(run.pk), task=brief, dimension=ENGINE_DIMENSION[dimension], checklist=checklist,
+                a=_candidate(comparisons[k].shown_a), b=_candidate(comparisons[k].shown_b),
+                kind=comparisons[k].kind, repeat=comparisons[k].repeat, retry=comparisons[k].attempts,
+            )
+            for k in positions
+        ]
+        judge = judges.get(judge_name)
+        judgements = judge.judge_pairs(requests)
+        for k, judgement in zip(positions, judgements, strict=True):
+            verdicts[k] = _verdict(judgement, shown)
+        _record_usage(run, judge)
+    return verdicts  # type: ignore[return-value]
+
+
+def _verdict(judgement, shown) -> Verdict:
+    if not judgement.ok:
+        return Verdict(ok=False, error=judgement.error or "judge failed", checklist=shown, repaired=judgement.repaired)
+    return Verdict(
+        ok=True,
+        winner=judgement.winner.value,
+        confidence=judgement.confidence,
+        rationale=judgement.overall_rationale or "",
+        per_item_outcomes=[
+            {"item_index": o.item_index, "item": o.item, "winner": o.winner.value, "confidence": o.confidence,
+             "evidence_a": o.evidence_a, "evidence_b": o.evidence_b, "rationale": o.rationale}
+            for o in judgement.per_item_outcomes
+        ],
+        repaired=judgement.repaired,
+        checklist=shown,
+    )
+
+
+def _record_usage(run: JudgeRun, judge) -> None:
+    """Fold a provider judge's token and cost ledger into the run (read-modify-write under a row lock)."""
+    usage = getattr(getattr(judge, "client", None), "usage", None)
+    if usage is None:
+        return
+    totals = usage.as_dict()["total"]
+    with transaction.atomic():
+        locked = JudgeRun.objects.select_for_update().get(pk=run.pk)
+        merged = dict(locked.usage or {})
+        for key, value in totals.items():
+            merged[key] = merged.get(key, 0) + value
+        locked.usage = merged
+        locked.save(update_fields=["usage"])
+    from engine.providers.usage import UsageLedger
+
+    # What was folded in must not be counted again: the client starts a fresh ledger.
+    judge.client.usage = UsageLedger()

@@ -1,0 +1,111 @@
+"""Stored, versioned checklist items (Ekphrasis App. E).
+
+Items are created the first time a task and dimension is judged: by the
+judge model when the run has a provider (one prompt per dimension, strict
+JSON, validated and repaired), otherwise from the fixed per-slot templates,
+labelled ``template``. An admin edit never overwrites an item: it stores a
+new version and deactivates the old one, so every comparison keeps the exact
+wording it was judged with (the comparison row stores the items it saw).
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from engine.checklists import Checklist, ChecklistItem as EngineItem, Dimension as EngineDimension
+from engine.checklists import InspectedField, template_checklist
+from engine.generation import TaskBrief
+from leaderboard.models import ChecklistItem, Task
+
+ENGINE_DIMENSION = {"U": EngineDimension.USEFULNESS, "E": EngineDimension.EXPRESSIVENESS, "N": EngineDimension.NOVELTY}
+SOURCE_FROM_ENGINE = {"template": "template", "judge_model": "judge", "tig": "tig", "admin": "edited", "generic": "generic"}
+
+
+def task_brief_of(task: Task) -> TaskBrief:
+    return TaskBrief(
+        task_id=task.external_id, family=task.family, brief=task.brief,
+        constraints=task.constraints or {}, subtype=task.subtype,
+    )
+
+
+def _rows_from(checklist: Checklist, task: Task, dimension: str, context_key: str, provenance: dict) -> list[ChecklistItem]:
+    return [
+        ChecklistItem(
+            task=task, dimension=dimension, slot=item.index, context_key=context_key, text=item.text,
+            inspects=item.inspects.value, source=SOURCE_FROM_ENGINE.get(item.source, "template"),
+            version=1, active=True, provenance={**provenance, "slot_name": item.slot},
+        )
+        for item in checklist.items
+    ]
+
+
+@transaction.atomic
+def checklist_items_ensure(
+    *, task: Task, dimension: str, context_key: str = "", generated: Checklist | None = None
+) -> list[ChecklistItem]:
+    """The active items for (task, dimension, context); a slot without an active item is filled
+    from ``generated`` or the templates, as the next version of that slot."""
+    existing = ChecklistItem.objects.select_for_update().filter(task=task, dimension=dimension, context_key=context_key)
+    active = {row.slot for row in existing if row.active}
+    if len(active) < 3:
+        checklist = generated or template_checklist(task_brief_of(task), ENGINE_DIMENSION[dimension])
+        provenance = {"model": checklist.model, "engine_version": checklist.version, "repaired": checklist.repaired}
+        latest: dict[int, int] = {}
+        for row in existing:
+            latest[row.slot] = max(latest.get(row.slot, 0), row.version)
+        new_rows = [
+            row for row in _rows_from(checklist, task, dimension, context_key, provenance) if row.slot not in active
+        ]
+        for row in new_rows:
+            row.version = latest.get(row.slot, 0) + 1
+        ChecklistItem.objects.bulk_create(new_rows)
+    return list(
+        ChecklistItem.objects.filter(task=task, dimension=dimension, context_key=context_key, active=True).order_by("slot")
+    )
+
+
+def checklist_for_judging(rows: list[ChecklistItem], *, task: Task, dimension: str) -> Checklist:
+    """The engine's checklist built from stored rows (what the judge sees)."""
+    from engine.checklists import SLOTS
+
+    engine_dimension = ENGINE_DIMENSION[dimension]
+    slot_names = SLOTS[engine_dimension]
+    items = tuple(
+        EngineItem(
+            index=row.slot, slot=row.provenance.get("slot_name", slot_names[row.slot - 1]), text=row.text,
+            inspects=InspectedField(row.inspects), source=row.source,
+        )
+        for row in rows
+    )
+    sources = {row.source for row in rows}
+    return Checklist(
+        task_id=task.external_id, dimension=engine_dimension, items=items,
+        source=sources.pop() if len(sources) == 1 else "mixed",
+        version=",".join(f"{row.slot}:v{row.version}" for row in rows),
+    )
+
+
+@transaction.atomic
+def checklist_item_revise(*, item: ChecklistItem, text: str, source: str = ChecklistItem.Source.EDITED,
+                          note: str = "") -> ChecklistItem:
+    """Store a new version of ``item`` with ``text`` and deactivate the old one (admin edits, audit revisions)."""
+    current = ChecklistItem.objects.select_for_update().get(pk=item.pk)
+    if current.text == text.strip():
+        return current
+    latest = (
+        ChecklistItem.objects.filter(
+            task_id=current.task_id, dimension=current.dimension, slot=current.slot, context_key=current.context_key
+        ).order_by("-version").values_list("version", flat=True).first()
+    )
+    ChecklistItem.objects.filter(pk=current.pk).update(active=False)
+    return ChecklistItem.objects.create(
+        task_id=current.task_id, dimension=current.dimension, slot=current.slot, context_key=current.context_key,
+        text=text.strip(), inspects=current.inspects, source=source, version=latest + 1, active=True,
+        provenance={**current.provenance, "revised_from": current.pk, "note": note},
+    )
+
+
+@transaction.atomic
+def checklist_item_exclude(*, item: ChecklistItem, note: str = "") -> None:
+    """Deactivate an item (e.g. excluded by an audit): later runs fall back to the slot's template wording."""
+    ChecklistItem.objects.filter(pk=item.pk).update(active=False, provenance={**item.provenance, "excluded": note or True})

@@ -1,0 +1,521 @@
+"""Automatic judging runs (Ekphrasis §4.1, App. D, E, F).
+
+A run is task set × dimensions × judge × budget per task × seed. Its unit of
+work is one task (a :class:`JudgeRunTask` chunk): for each dimension the
+chunk spends the task's budget in rounds — warm start, then active selection
+from the engine (:func:`engine.active_sampling.select_pairs`) — and then adds
+the diagnostic layers (order swaps, duplicate repeats, auxiliary judges).
+
+Resumability is built on one rule: **a call is written as a planned
+comparison before it is made**. A chunk first finishes every planned
+comparison it finds, and only plans the next round when none is pending. The
+plan depends only on the finished comparisons of the same task and dimension
+and on seeds derived from identities (:mod:`engine.seeding`), so a worker
+killed at any point and restarted — or another worker picking the chunk up —
+plans exactly what an uninterrupted run would, and the unique constraint on a
+comparison's identity (run, task, dimension, pair, kind, repeat, judge) makes
+a duplicate impossible.
+
+The active selector is fed the task's own comparisons only (not the other
+tasks'), so that chunks can run on any number of workers in any order and
+still give the same plan.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from engine.active_sampling import ActiveState, select_pairs
+from engine.bt import is_empty_response
+from engine.seeding import derived_seed, unit_interval
+from leaderboard.models import (
+    Comparison,
+    Dimension,
+    JudgeRun,
+    JudgeRunTask,
+    Response,
+    SubjectModel,
+    Task,
+)
+
+logger = logging.getLogger(__name__)
+
+#: Field each dimension inspects (normalisation invariant, Ekphrasis App. C.3).
+INSPECTED_FIELD = {"U": "core_idea", "E": "visual_description", "N": "core_idea"}
+#: Attempts of one call (first try + retries of a call that failed validation and repair).
+MAX_CALL_ATTEMPTS = 3
+DEFAULT_CONFIG = {
+    "swap_share": 0.10,  # App. D: about 10% of sampled pairs are re-judged in reverse order
+    "duplicate_share": 0.05,  # share of primary pairs judged twice more for repeat stability
+    "duplicate_dimensions": "EN",  # Table 12 reports duplicates for E and N
+    "auxiliary_judges": [],  # names of auxiliary judges run on a fixed sample of pairs
+    "auxiliary_share": 0.05,
+    "rule": None,  # None: the engine's default active rule
+    "n_boot": 1000,
+}
+
+
+def code_version() -> str:
+    """The commit the code runs at (pinned into every snapshot), or the package version."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=Path(settings.BASE_DIR),
+            capture_output=True, text=True, timeout=5, check=True,
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return f"atelier-{version('atelier')}"
+        except PackageNotFoundError:
+            return "unknown"
+
+
+# ---------------------------------------------------------------- creating and starting
+
+
+class RunConfigurationError(ValueError):
+    pass
+
+
+def subject_models_of(task_set) -> list[SubjectModel]:
+    """The run's model pool: subject models with a primary response in the set, in a fixed order."""
+    return list(
+        SubjectModel.objects.filter(
+            role=SubjectModel.Role.SUBJECT, responses__task__task_set=task_set, responses__is_primary=True
+        ).distinct().order_by("display_name", "pk")
+    )
+
+
+@transaction.atomic
+def judge_run_create(
+    *,
+    task_set,
+    judge_name: str,
+    dimensions: str = "UEN",
+    budget_per_task: int = 50,
+    seed: int = 42,
+    novelty_anchor: str = "tig",
+    config: dict | None = None,
+    created_by=None,
+) -> JudgeRun:
+    """Create a run and one chunk per task; nothing is judged until it is started."""
+    from leaderboard.judges import judge_is_simulated, judge_model_for
+
+    dims = "".join(d for d in "UEN" if d in dimensions.upper())
+    if not dims or len(dims) != len(dimensions):
+        raise RunConfigurationError(f"dimensions must be letters of U, E, N; got {dimensions!r}")
+    if budget_per_task < 1:
+        raise RunConfigurationError("budget_per_task must be at least 1")
+    models = subject_models_of(task_set)
+    if len(models) < 2:
+        raise RunConfigurationError(f"{task_set} has fewer than two subject models with primary responses")
+    judge_model = judge_model_for(judge_name)
+    run = JudgeRun.objects.create(
+        task_set=task_set,
+        judge_name=judge_name,
+        judge_model=judge_model,
+        is_simulated=judge_is_simulated(judge_name),
+        dimensions=dims,
+        budget_per_task=budget_per_task,
+        seed=seed,
+        novelty_anchor=novelty_anchor,
+        config={**DEFAULT_CONFIG, **(config or {})},
+        code_version=code_version(),
+        created_by=created_by,
+    )
+    tasks = list(task_set.tasks.order_by("position", "external_id"))
+    JudgeRunTask.objects.bulk_create([JudgeRunTask(run=run, task=t) for t in tasks])
+    run.tasks_total = len(tasks)
+    run.calls_planned = len(tasks) * len(dims) * budget_per_task
+    run.save(update_fields=["tasks_total", "calls_planned"])
+    return run
+
+
+def judge_run_start(*, run: JudgeRun) -> None:
+    """Queue the run's chunks once the transaction that created it has committed."""
+    from leaderboard import tasks
+
+    transaction.on_commit(lambda: tasks.judge_run_dispatch.delay(run.pk))
+
+
+def judge_run_pending_chunks(*, run_id: int) -> list[int]:
+    """Mark the run running and return the task ids of its unfinished chunks."""
+    JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.PENDING).update(
+        status=JudgeRun.Status.RUNNING, started_at=timezone.now()
+    )
+    return list(JudgeRunTask.objects.filter(run_id=run_id, done=False).order_by("pk").values_list("task_id", flat=True))
+
+
+# ---------------------------------------------------------------- one chunk
+
+
+@dataclass
+class _Pool:
+    models: list[SubjectModel]
+    index: dict[int, int]  # subject model pk -> position
+    responses: dict[int, Response]  # position -> primary response of this task
+
+
+def _pool(run: JudgeRun, task: Task) -> _Pool:
+    models = subject_models_of(run.task_set)
+    index = {m.pk: i for i, m in enumerate(models)}
+    responses = {
+        index[r.subject_model_id]: r
+        for r in Response.objects.filter(task=task, is_primary=True, subject_model_id__in=index)
+    }
+    return _Pool(models, index, responses)
+
+
+def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int], None] | None = None) -> bool:
+    """Judge one task of a run to completion (idempotent, resumable).
+
+    Returns True when this call finished the run's last chunk (the caller then finalises).
+    """
+    from leaderboard.judges import judge_for_run
+
+    run = JudgeRun.objects.select_related("task_set", "judge_model").get(pk=run_id)
+    chunk = JudgeRunTask.objects.get(run=run, task_id=task_id)
+    if chunk.done:
+        return False
+    task = Task.objects.get(pk=task_id)
+    pool = _pool(run, task)
+    judge = judge_for_run(run)
+    for dimension in run.dimensions:
+        _automatic_outcomes(run, task, dimension, pool)
+        while True:
+            pending = _pending(run, task, dimension)
+            if pending:
+                _judge_and_store(run, task, dimension, pending, pool, judge, progress)
+                continue
+            if _retry_failed(run, task, dimension):
+                continue
+            if not _plan_next_round(run, task, dimension, pool):
+                break
+        if _plan_diagnostics(run, task, dimension, pool):
+            _judge_and_store(run, task, dimension, _pending(run, task, dimension), pool, judge, progress)
+            while _retry_failed(run, task, dimension):
+                _judge_and_store(run, task, dimension, _pending(run, task, dimension), pool, judge, progress)
+    return _chunk_finish(run, chunk)
+
+
+def _pending(run, task, dimension) -> list[Comparison]:
+    return list(
+        Comparison.objects.filter(run=run, task=task, dimension=dimension, status=Comparison.Status.PLANNED)
+        .select_related("shown_a", "shown_b", "model_x", "model_y")
+        .order_by("sequence")
+    )
+
+
+def _retry_failed(run, task, dimension) -> bool:
+    """A failed call goes back to the plan until it has used its attempts (never silently dropped)."""
+    return bool(
+        Comparison.objects.filter(
+            run=run, task=task, dimension=dimension, status=Comparison.Status.FAILED, attempts__lt=MAX_CALL_ATTEMPTS
+        ).update(status=Comparison.Status.PLANNED)
+    )
+
+
+def _inspected(response: Response, dimension: str) -> str:
+    return getattr(response, INSPECTED_FIELD[dimension])
+
+
+def _automatic_outcomes(run, task, dimension, pool: _Pool) -> None:
+    """Empty responses get automatic records without a call (Ekphrasis App. F.2)."""
+    from engine.bt import empty_response_outcome
+
+    positions = sorted(pool.responses)
+    empties = {p for p in positions if is_empty_response(_inspected(pool.responses[p], dimension))}
+    if not empties:
+        return
+    rows = []
+    for a_pos in positions:
+        for b_pos in positions:
+            if a_pos >= b_pos or (a_pos not in empties and b_pos not in empties):
+                continue
+            ra, rb = pool.responses[a_pos], pool.responses[b_pos]
+            outcome = empty_response_outcome(_inspected(ra, dimension), _inspected(rb, dimension))
+            x, y = sorted((ra.subject_model_id, rb.subject_model_id))
+            rows.append(
+                Comparison(
+                    run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y,
+                    kind=Comparison.Kind.AUTOMATIC, repeat=0, judge_name="automatic", sequence=0,
+                    shown_a=ra, shown_b=rb, status=Comparison.Status.OK, winner=outcome.winner,
+                    confidence=outcome.confidence, rationale=f"automatic: {outcome.reason}", judged_at=timezone.now(),
+                )
+            )
+    Comparison.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def _task_state(run, task, dimension, pool: _Pool) -> tuple[ActiveState, Counter]:
+    n = len(pool.models)
+    wins = np.zeros((n, n))
+    counts = np.zeros((n, n))
+    repeats: Counter = Counter()
+    primaries = Comparison.objects.filter(run=run, task=task, dimension=dimension, kind=Comparison.Kind.PRIMARY)
+    calls = 0
+    for c in primaries.values("model_x_id", "model_y_id", "shown_a_id", "shown_b_id", "winner", "status"):
+        i, j = pool.index[c["model_x_id"]], pool.index[c["model_y_id"]]
+        calls += 1
+        repeats[(i, j)] += 1
+        if c["status"] != Comparison.Status.OK:
+            continue
+        counts[i, j] += 1
+        counts[j, i] += 1
+        if c["winner"] in ("A", "B"):
+            shown = c["shown_a_id"] if c["winner"] == "A" else c["shown_b_id"]
+            winner_pos = next(p for p, r in pool.responses.items() if r.pk == shown)
+            loser_pos = j if winner_pos == i else i
+            wins[winner_pos, loser_pos] += 1
+    eligible = [
+        p for p, r in pool.responses.items() if not is_empty_response(_inspected(r, dimension))
+    ]
+    state = ActiveState(n_models=n, wins=wins, pair_counts=counts, calls_made=calls, models=eligible)
+    return state, repeats
+
+
+def _next_sequence(run, task, dimension) -> int:
+    last = (
+        Comparison.objects.filter(run=run, task=task, dimension=dimension)
+        .order_by("-sequence").values_list("sequence", flat=True).first()
+    )
+    return (last or 0) + 1
+
+
+def _plan_next_round(run, task, dimension, pool: _Pool) -> bool:
+    """Plan the next round of primary calls; False when the task's budget is spent."""
+    state, repeats = _task_state(run, task, dimension, pool)
+    if len(state.models or []) < 2:
+        return False
+    round_seed = derived_seed(run.seed, task.external_id, dimension, state.calls_made)
+    kwargs = {"rule": run.config["rule"]} if run.config.get("rule") else {}
+    pairs = select_pairs(state, run.budget_per_task, seed=round_seed, **kwargs)
+    if not pairs:
+        return False
+    sequence = _next_sequence(run, task, dimension)
+    rows = []
+    for i, j in pairs:
+        repeat = repeats[(i, j)]
+        repeats[(i, j)] += 1
+        rows.append(_planned(run, task, dimension, pool, i, j, Comparison.Kind.PRIMARY, repeat, run.judge_name, sequence))
+        sequence += 1
+    _bulk_plan(rows)
+    return True
+
+
+def _planned(run, task, dimension, pool: _Pool, i: int, j: int, kind: str, repeat: int, judge_name: str,
+             sequence: int, *, reverse_of: Comparison | None = None) -> Comparison:
+    ri, rj = pool.responses[i], pool.responses[j]
+    if reverse_of is not None:
+        shown_a, shown_b = reverse_of.shown_b, reverse_of.shown_a
+    else:
+        # A/B order randomised per call and recorded (Ekphrasis App. E, Algorithm 2 line 6).
+        flip = unit_interval(run.seed, "order", task.external_id, dimension, i, j, kind, repeat, judge_name) < 0.5
+        shown_a, shown_b = (rj, ri) if flip else (ri, rj)
+    x, y = sorted((ri.subject_model_id, rj.subject_model_id))
+    return Comparison(
+        run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y, kind=kind, repeat=repeat,
+        judge_name=judge_name, sequence=sequence, shown_a=shown_a, shown_b=shown_b,
+    )
+
+
+def _bulk_plan(rows: list[Comparison]) -> None:
+    # The identity constraint makes re-planning after a crash a no-op rather than a duplicate.
+    with transaction.atomic():
+        Comparison.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def _plan_diagnostics(run, task, dimension, pool: _Pool) -> bool:
+    """Swaps, duplicates and auxiliary calls on deterministic samples of the primary pairs (App. D)."""
+    config = run.config
+    firsts = list(
+        Comparison.objects.filter(
+            run=run, task=task, dimension=dimension, kind=Comparison.Kind.PRIMARY, repeat=0
+        ).select_related("shown_a", "shown_b").order_by("sequence")
+    )
+    existing = set(
+        Comparison.objects.filter(run=run, task=task, dimension=dimension)
+        .exclude(kind__in=[Comparison.Kind.PRIMARY, Comparison.Kind.AUTOMATIC])
+        .values_list("model_x_id", "model_y_id", "kind", "repeat", "judge_name")
+    )
+    sequence = _next_sequence(run, task, dimension)
+    rows = []
+    for first in firsts:
+        i, j = pool.index[first.model_x_id], pool.index[first.model_y_id]
+        identity = (run.seed, task.external_id, dimension, i, j)
+        wanted = []
+        if unit_interval(*identity, "swap") < config["swap_share"]:
+            wanted.append((Comparison.Kind.SWAP, 0, run.judge_name, first))
+        if dimension in config["duplicate_dimensions"] and unit_interval(*identity, "duplicate") < config["duplicate_share"]:
+            wanted += [(Comparison.Kind.DUPLICATE, r, run.judge_name, None) for r in (1, 2)]
+        for aux in config["auxiliary_judges"]:
+            if unit_interval(*identity, "auxiliary") < config["auxiliary_share"]:
+                wanted.append((Comparison.Kind.AUXILIARY, 0, aux, None))
+        for kind, repeat, judge_name, reverse in wanted:
+            if (first.model_x_id, first.model_y_id, kind, repeat, judge_name) in existing:
+                continue
+            # Duplicates repeat the primary presentation exactly; swaps reverse it.
+            rows.append(
+                _planned(run, task, dimension, pool, i, j, kind, repeat, judge_name, sequence, reverse_of=reverse)
+                if reverse is not None else _same_order(first, kind, repeat, judge_name, sequence)
+            )
+            sequence += 1
+    _bulk_plan(rows)
+    return bool(rows)
+
+
+def _same_order(first: Comparison, kind: str, repeat: int, judge_name: str, sequence: int) -> Comparison:
+    return Comparison(
+        run_id=first.run_id, task_id=first.task_id, dimension=first.dimension, model_x_id=first.model_x_id,
+        model_y_id=first.model_y_id, kind=kind, repeat=repeat, judge_name=judge_name, sequence=sequence,
+        shown_a=first.shown_a, shown_b=first.shown_b,
+    )
+
+
+def _judge_and_store(run, task, dimension, pending: list[Comparison], pool: _Pool, judge, progress) -> None:
+    from leaderboard.judges import judge_comparisons
+
+    verdicts = judge_comparisons(judge, run=run, task=task, dimension=dimension, comparisons=pending)
+    now = timezone.now()
+    for comparison, verdict in zip(pending, verdicts, strict=True):
+        comparison.attempts += 1
+        comparison.judged_at = now
+        if verdict.ok:
+            comparison.status = Comparison.Status.OK
+            comparison.winner = verdict.winner
+            comparison.confidence = verdict.confidence
+            comparison.rationale = verdict.rationale
+            comparison.per_item_outcomes = verdict.per_item_outcomes
+            comparison.repaired = verdict.repaired
+            comparison.error = ""
+        else:
+            comparison.status = Comparison.Status.FAILED
+            comparison.error = verdict.error[:2000]
+        comparison.checklist = verdict.checklist
+    with transaction.atomic():
+        Comparison.objects.bulk_update(
+            pending,
+            ["status", "winner", "confidence", "rationale", "per_item_outcomes", "repaired", "error",
+             "attempts", "judged_at", "checklist"],
+        )
+        JudgeRun.objects.filter(pk=run.pk).update(calls_done=F("calls_done") + len(pending))
+    if progress:
+        progress(len(pending))
+
+
+def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask) -> bool:
+    """Mark the chunk done; True for exactly one caller: the one that finished the run's last chunk."""
+    with transaction.atomic():
+        updated = JudgeRunTask.objects.filter(pk=chunk.pk, done=False).update(
+            done=True, calls_done=Comparison.objects.filter(run=run, task_id=chunk.task_id).exclude(
+                kind=Comparison.Kind.AUTOMATIC).count()
+        )
+        if not updated:
+            return False
+        JudgeRun.objects.filter(pk=run.pk).update(tasks_done=F("tasks_done") + 1)
+        remaining = JudgeRunTask.objects.filter(run=run, done=False).exists()
+        if remaining:
+            return False
+        # Exactly one worker wins this conditional update, so finalising is enqueued once.
+        return bool(
+            JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(status=JudgeRun.Status.FINALISING)
+        )
+
+
+def judge_run_fail(*, run_id: int, error: str) -> None:
+    JudgeRun.objects.filter(pk=run_id).update(status=JudgeRun.Status.FAILED, error=error[:5000])
+
+
+# ---------------------------------------------------------------- finalising
+
+
+def _judged_comparisons(run: JudgeRun, pool_index: dict[int, int]):
+    from engine.leaderboard import JudgedComparison
+    from engine.reliability import ComparisonRecord
+
+    rows = (
+        Comparison.objects.filter(run=run, status=Comparison.Status.OK)
+        .select_related("task", "shown_a", "shown_b")
+        .order_by("task_id", "dimension", "sequence")
+    )
+    out = []
+    for c in rows:
+        a, b = pool_index[c.shown_a.subject_model_id], pool_index[c.shown_b.subject_model_id]
+        automatic = c.kind == Comparison.Kind.AUTOMATIC
+        field = INSPECTED_FIELD[c.dimension]
+        record = ComparisonRecord(
+            task=c.task.external_id,
+            dimension=c.dimension,
+            model_a=a,
+            model_b=b,
+            winner=c.winner,
+            kind="primary" if automatic else c.kind,
+            repaired=c.repaired,
+            len_a=len(getattr(c.shown_a, field).split()),
+            len_b=len(getattr(c.shown_b, field).split()),
+            pair_key=f"{c.task_id}:{c.model_x_id}:{c.model_y_id}",
+            repeat=c.repeat,
+            judge=c.judge_name,
+        )
+        out.append(JudgedComparison(record=record, confidence=c.confidence or 0.0, family=c.task.family, automatic=automatic))
+    return out
+
+
+def judge_run_finalise(*, run_id: int):
+    """Compute and store the run's leaderboard snapshot (idempotent: one snapshot per run)."""
+    from engine.leaderboard import build_leaderboard
+    from leaderboard.models import LeaderboardSnapshot
+
+    with transaction.atomic():
+        run = JudgeRun.objects.select_for_update().select_related("task_set").get(pk=run_id)
+        existing = run.snapshots.first()
+        if existing is not None:
+            return existing
+        models = subject_models_of(run.task_set)
+        index = {m.pk: i for i, m in enumerate(models)}
+        comparisons = _judged_comparisons(run, index)
+        payload = build_leaderboard(
+            comparisons, [m.display_name for m in models], dimensions=tuple(run.dimensions),
+            n_boot=int(run.config.get("n_boot", 1000)), seed=run.seed,
+        )
+        payload["model_ids"] = [m.pk for m in models]
+        payload["failed_calls"] = Comparison.objects.filter(run=run, status=Comparison.Status.FAILED).count()
+        payload["usage"] = run.usage
+        snapshot = LeaderboardSnapshot.objects.create(
+            run=run,
+            task_set_version=run.task_set.version,
+            judge_name=run.judge_name,
+            budget_per_task=run.budget_per_task,
+            seed=run.seed,
+            code_version=run.code_version,
+            is_simulated=run.is_simulated,
+            is_demo=run.task_set.is_demo,
+            payload=payload,
+        )
+        run.status = JudgeRun.Status.DONE
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+    return snapshot
+
+
+def judge_run_execute_inline(*, run: JudgeRun, progress: Callable[[int], None] | None = None):
+    """Run every chunk in this process, then finalise (the CLI and eager mode)."""
+    last = False
+    for task_id in judge_run_pending_chunks(run_id=run.pk):
+        last = judge_run_task_execute(run_id=run.pk, task_id=task_id, progress=progress) or last
+    run.refresh_from_db()
+    if last or run.status == JudgeRun.Status.FINALISING:
+        return judge_run_finalise(run_id=run.pk)
+    return run.snapshots.first()

@@ -1,0 +1,41 @@
+"""Celery tasks: thin, idempotent wrappers around the judge-run services.
+
+Each task takes ids, loads what it needs and calls one service. Tasks are
+acknowledged late (settings), so a task whose worker is killed is delivered
+again and resumes from the comparisons already stored.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from leaderboard.services import judge_runs
+
+
+@shared_task(name="leaderboard.judge_run_dispatch")
+def judge_run_dispatch(run_id: int) -> int:
+    """Queue one chunk per unfinished task of the run."""
+    task_ids = judge_runs.judge_run_pending_chunks(run_id=run_id)
+    for task_id in task_ids:
+        judge_run_chunk.delay(run_id, task_id)
+    if not task_ids:
+        judge_run_finalise.delay(run_id)
+    return len(task_ids)
+
+
+@shared_task(name="leaderboard.judge_run_chunk", bind=True, max_retries=5)
+def judge_run_chunk(self, run_id: int, task_id: int) -> None:
+    try:
+        finished_run = judge_runs.judge_run_task_execute(run_id=run_id, task_id=task_id)
+    except Exception as exc:  # noqa: BLE001 - record, then let Celery retry
+        if self.request.retries >= self.max_retries:
+            judge_runs.judge_run_fail(run_id=run_id, error=f"task {task_id}: {exc!r}")
+            raise
+        raise self.retry(exc=exc, countdown=2 ** self.request.retries)
+    if finished_run:
+        judge_run_finalise.delay(run_id)
+
+
+@shared_task(name="leaderboard.judge_run_finalise")
+def judge_run_finalise(run_id: int) -> int:
+    return judge_runs.judge_run_finalise(run_id=run_id).pk
