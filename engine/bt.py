@@ -1,0 +1,605 @@
+"""Bradley–Terry aggregation of pairwise judgments (Ekphrasis App. F).
+
+Model (Bradley & Terry 1952; Ekphrasis §4.1 and App. F)::
+
+    P(i ≻ j) = σ(θ_i − θ_j) = 1 / (1 + exp(−(θ_i − θ_j)))
+
+    L(θ) = −Σ_r w_r log σ(θ_{a_r} − θ_{b_r}) + λ Σ_m θ_m²,    Σ_m θ_m = 0
+
+where ``a_r`` is the preferred and ``b_r`` the non-preferred model of decisive comparison ``r`` and
+``w_r`` its weight (judge confidence). Ties never enter the likelihood; they are kept elsewhere for
+diagnostics (:func:`diagnostic_winrate`).
+
+Everything here works on *win matrices*: ``wins[i, j]`` is the total weight of comparisons in which
+model ``i`` beat model ``j``. The likelihood depends on the data only through that matrix, so a refit
+costs O(models²) whatever the number of comparisons, and a task-level (cluster) bootstrap is a
+matrix product of resampling counts with per-task win matrices (:func:`bootstrap_bradley_terry`).
+
+The fit is Newton's method on the sum-zero subspace; the covariance is the inverse of the
+(regularised) Hessian restricted to that subspace. With ``l2 = 0`` this is the plain maximum
+likelihood estimate, which exists iff the directed "i beat j" graph is strongly connected
+(Ford 1957); otherwise a :class:`ValueError` says which condition fails.
+
+``select_pairs`` and ``ActiveState`` (active pair selection, App. F.1) live in
+:mod:`engine.active_sampling` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from scipy.sparse.csgraph import connected_components
+from scipy.special import expit
+from scipy.stats import norm
+
+__all__ = [
+    "fit_win_matrices",
+    "BTFit",
+    "BTBootstrap",
+    "AutomaticOutcome",
+    "win_matrix",
+    "task_win_matrices",
+    "fit_win_matrix",
+    "fit_bradley_terry",
+    "bootstrap_bradley_terry",
+    "rank_probabilities",
+    "indistinguishable_tiers",
+    "expected_winrate",
+    "diagnostic_winrate",
+    "is_empty_response",
+    "empty_response_outcome",
+    "check_identifiable",
+    "ActiveState",
+    "select_pairs",
+]
+
+#: Newton stops when the largest parameter step is below this (in logits).
+NEWTON_STEP_TOL = 1e-11
+#: Newton gives up (ValueError) after this many iterations.
+NEWTON_MAX_ITER = 200
+#: Percentiles reported by the task bootstrap (Ekphrasis App. F.3: 5th, 50th, 95th).
+BOOTSTRAP_PERCENTILES = (5.0, 50.0, 95.0)
+#: Confidence of the automatic record for a non-empty vs empty response (Ekphrasis App. F.2).
+EMPTY_RESPONSE_CONFIDENCE = 1.0
+
+
+# --------------------------------------------------------------------------------------------------
+# Result types
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BTFit:
+    """A fitted Bradley–Terry model for one dimension.
+
+    Attributes:
+        theta: skills θ, shape (n_models,), summing to zero.
+        cov: covariance of θ from the inverse regularised Hessian on the sum-zero subspace,
+            shape (n_models, n_models); rows and columns sum to zero.
+        wins: the weighted win matrix the fit was computed from (``wins[i, j]`` = weight of i ≻ j).
+        l2: the ridge penalty λ used.
+        n_iter: Newton iterations taken.
+    """
+
+    theta: np.ndarray
+    cov: np.ndarray
+    wins: np.ndarray
+    l2: float
+    n_iter: int
+
+    @property
+    def n_models(self) -> int:
+        return int(self.theta.shape[0])
+
+    @property
+    def se(self) -> np.ndarray:
+        """Standard errors sqrt(diag Σ̂) of the sum-zero θ."""
+        return np.sqrt(np.clip(np.diag(self.cov), 0.0, None))
+
+    def difference_se(self, i: int, j: int) -> float:
+        """Standard error of θ_i − θ_j: sqrt(Σ_ii + Σ_jj − 2Σ_ij)."""
+        # Var(θi − θj) = Σii + Σjj − 2Σij (variance of a difference)
+        var = self.cov[i, i] + self.cov[j, j] - 2.0 * self.cov[i, j]
+        return float(np.sqrt(max(var, 0.0)))
+
+
+@dataclass(frozen=True)
+class BTBootstrap:
+    """Task-level (cluster) bootstrap of a Bradley–Terry fit (Ekphrasis App. F.3).
+
+    Attributes:
+        fit: the point estimate on all tasks.
+        lower, median, upper: 5th, 50th and 95th percentiles of θ per model.
+        replicates: θ of every bootstrap replicate, shape (n_boot, n_models).
+        tasks: the distinct task ids, in the order used for resampling.
+        percentiles: the percentiles reported (5, 50, 95).
+        n_dropped: replicates removed because their resampled data had no finite MLE
+            (only with ``on_degenerate="drop"``).
+    """
+
+    fit: BTFit
+    lower: np.ndarray
+    median: np.ndarray
+    upper: np.ndarray
+    replicates: np.ndarray
+    tasks: np.ndarray
+    percentiles: tuple[float, float, float] = BOOTSTRAP_PERCENTILES
+    n_dropped: int = 0
+
+
+@dataclass(frozen=True)
+class AutomaticOutcome:
+    """An automatically generated comparison outcome (Ekphrasis App. F.2)."""
+
+    winner: Literal["A", "B", "tie"]
+    confidence: float
+    reason: str = field(default="empty response")
+
+
+# --------------------------------------------------------------------------------------------------
+# Aggregation
+# --------------------------------------------------------------------------------------------------
+
+
+def _as_index_array(values: Any, n_models: int, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.equal(np.mod(arr, 1), 0)):
+            raise ValueError(f"{name} must hold integer model indices")
+        arr = arr.astype(np.int64)
+    arr = arr.astype(np.int64, copy=False)
+    if arr.size and (arr.min() < 0 or arr.max() >= n_models):
+        raise ValueError(f"{name} holds a model index outside 0..{n_models - 1}")
+    return arr
+
+
+def _validated_rows(
+    winners: Any, losers: Any, n_models: int, weights: Any | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if int(n_models) != n_models or n_models < 2:
+        raise ValueError(f"n_models must be an integer >= 2, got {n_models!r}")
+    w = _as_index_array(winners, n_models, "winners")
+    l = _as_index_array(losers, n_models, "losers")  # noqa: E741
+    if w.shape != l.shape:
+        raise ValueError(f"winners and losers differ in length ({w.size} vs {l.size})")
+    if np.any(w == l):
+        raise ValueError("a comparison has the same model as winner and loser")
+    if weights is None:
+        wt = np.ones(w.size)
+    else:
+        wt = np.asarray(weights, dtype=float)
+        if wt.shape != w.shape:
+            raise ValueError(f"weights must have one entry per comparison ({wt.size} vs {w.size})")
+        if not np.all(np.isfinite(wt)) or np.any(wt < 0):
+            raise ValueError("weights must be finite and non-negative")
+    return w, l, wt
+
+
+def win_matrix(
+    winners: Sequence[int] | np.ndarray,
+    losers: Sequence[int] | np.ndarray,
+    n_models: int,
+    weights: Sequence[float] | np.ndarray | None = None,
+) -> np.ndarray:
+    """Aggregate decisive comparisons into a weighted win matrix.
+
+    Returns ``W`` of shape (n_models, n_models) with ``W[i, j]`` = Σ w_r over comparisons in which
+    model ``i`` beat model ``j`` (weight 1 each when ``weights`` is None). The BT likelihood
+    depends on the data only through ``W`` (sufficient statistic; Ekphrasis App. F).
+    """
+    w, l, wt = _validated_rows(winners, losers, n_models, weights)  # noqa: E741
+    flat = np.bincount(w * n_models + l, weights=wt, minlength=n_models * n_models)
+    return flat.reshape(n_models, n_models)
+
+
+def task_win_matrices(
+    tasks: Sequence[Any] | np.ndarray,
+    winners: Sequence[int] | np.ndarray,
+    losers: Sequence[int] | np.ndarray,
+    n_models: int,
+    weights: Sequence[float] | np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-task weighted win matrices.
+
+    Returns ``(task_ids, W)`` where ``task_ids`` are the sorted distinct task ids and ``W`` has shape
+    (n_tasks, n_models, n_models), ``W[t]`` being :func:`win_matrix` of the rows of task ``t``.
+    """
+    w, l, wt = _validated_rows(winners, losers, n_models, weights)  # noqa: E741
+    task_arr = np.asarray(tasks)
+    if task_arr.shape != w.shape:
+        raise ValueError(f"tasks must have one entry per comparison ({task_arr.size} vs {w.size})")
+    task_ids, t = np.unique(task_arr, return_inverse=True)
+    n2 = n_models * n_models
+    flat = np.bincount(t * n2 + w * n_models + l, weights=wt, minlength=task_ids.size * n2)
+    return task_ids, flat.reshape(task_ids.size, n_models, n_models)
+
+
+# --------------------------------------------------------------------------------------------------
+# Identifiability
+# --------------------------------------------------------------------------------------------------
+
+
+def check_identifiable(wins: np.ndarray) -> None:
+    """Raise ValueError unless the unpenalised BT maximum likelihood estimate exists.
+
+    The MLE exists and is unique iff the directed graph with an edge i → j whenever i beat j is
+    strongly connected (Ford 1957; Hunter 2004, Assumption 1). The message names the failure:
+    an uncompared model, a disconnected comparison graph, or a model that never loses / never wins.
+    """
+    wins = _validated_wins(wins)
+    n = wins.shape[0]
+    beat = wins > 0
+    compared = beat | beat.T
+    never = np.flatnonzero(~compared.any(axis=1))
+    if never.size:
+        raise ValueError(
+            f"model(s) {never.tolist()} have no decisive comparisons; "
+            "their skill is not identifiable with l2=0 (use l2>0 or drop them)"
+        )
+    n_comp, labels = connected_components(compared, directed=False)
+    if n_comp > 1:
+        groups = [np.flatnonzero(labels == c).tolist() for c in range(n_comp)]
+        raise ValueError(
+            f"the comparison graph is disconnected into {n_comp} components {groups}; "
+            "skills are not comparable across components with l2=0 (use l2>0)"
+        )
+    no_loss = np.flatnonzero(~beat.any(axis=0))
+    if no_loss.size:
+        raise ValueError(
+            f"model(s) {no_loss.tolist()} never lose a decisive comparison; the maximum likelihood "
+            "skill is +infinity with l2=0 (use l2>0)"
+        )
+    no_win = np.flatnonzero(~beat.any(axis=1))
+    if no_win.size:
+        raise ValueError(
+            f"model(s) {no_win.tolist()} never win a decisive comparison; the maximum likelihood "
+            "skill is -infinity with l2=0 (use l2>0)"
+        )
+    n_strong, _ = connected_components(beat, directed=True, connection="strong")
+    if n_strong > 1:
+        raise ValueError(
+            "the directed win graph is not strongly connected (some group of models never loses to "
+            f"the rest; Ford 1957), so the maximum likelihood estimate is infinite with l2=0 (n={n})"
+        )
+
+
+def _strongly_connected_batch(wins: np.ndarray) -> np.ndarray:
+    """Strong connectivity of each (n, n) win matrix in a (B, n, n) stack, by boolean closure."""
+    b, n, _ = wins.shape
+    reach = (wins > 0) | np.eye(n, dtype=bool)[None]
+    steps = 1
+    while steps < n:
+        reach = np.matmul(reach.astype(np.float32), reach.astype(np.float32)) > 0
+        steps *= 2
+    return reach.all(axis=(1, 2))
+
+
+def _validated_wins(wins: Any) -> np.ndarray:
+    w = np.asarray(wins, dtype=float)
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] < 2:
+        raise ValueError(f"wins must be a square (n_models, n_models) matrix with n >= 2, got {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("wins must be finite and non-negative")
+    if np.any(np.diag(w) != 0):
+        raise ValueError("wins has a non-zero diagonal (a model cannot beat itself)")
+    return w
+
+
+# --------------------------------------------------------------------------------------------------
+# Fitting
+# --------------------------------------------------------------------------------------------------
+
+
+def _nll(wins: np.ndarray, theta: np.ndarray, l2: float) -> np.ndarray:
+    """Penalised negative log-likelihood for a stack of win matrices (..., n, n)."""
+    diff = theta[..., :, None] - theta[..., None, :]
+    # −Σ W_ij log σ(θi − θj) + λ Σ θ²  (Ekphrasis App. F); log σ(x) = −log(1 + e^(−x))
+    return (wins * np.logaddexp(0.0, -diff)).sum(axis=(-2, -1)) + l2 * (theta**2).sum(axis=-1)
+
+
+def _grad_hess(wins: np.ndarray, theta: np.ndarray, l2: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient and Hessian of :func:`_nll` for a stack (..., n, n)."""
+    n = theta.shape[-1]
+    games = wins + np.swapaxes(wins, -1, -2)
+    p = expit(theta[..., :, None] - theta[..., None, :])
+    # ∂L/∂θi = Σj (N_ij p_ij − W_ij) + 2λθi  (logistic-regression score; Agresti 2002 §10.6)
+    grad = (games * p).sum(axis=-1) - wins.sum(axis=-1) + 2.0 * l2 * theta
+    # ∂²L/∂θi∂θj = −N_ij p_ij (1 − p_ij), diagonal = Σj N_ij p_ij (1 − p_ij) + 2λ (Fisher information)
+    info = games * p * (1.0 - p)
+    hess = -info
+    idx = np.arange(n)
+    hess[..., idx, idx] = info.sum(axis=-1) + 2.0 * l2
+    return grad, hess
+
+
+def _newton(
+    wins: np.ndarray, l2: float, theta0: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Damped Newton on the sum-zero subspace for a stack of win matrices (B, n, n).
+
+    Returns (theta (B, n), hessian (B, n, n), iterations). Adding J = 11ᵀ/n to the Hessian makes it
+    invertible without changing the step: the gradient is orthogonal to 1 (Σ_i ∂L/∂θi = 2λΣθ = 0).
+    """
+    b, n, _ = wins.shape
+    theta = np.zeros((b, n)) if theta0 is None else np.array(np.broadcast_to(theta0, (b, n)), dtype=float)
+    theta -= theta.mean(axis=-1, keepdims=True)
+    ones = np.full((n, n), 1.0 / n)
+    nll = _nll(wins, theta, l2)
+    active = np.ones(b, dtype=bool)
+    for it in range(1, NEWTON_MAX_ITER + 1):
+        grad, hess = _grad_hess(wins[active], theta[active], l2)
+        step = np.linalg.solve(hess + ones, grad[..., None])[..., 0]
+        step -= step.mean(axis=-1, keepdims=True)
+        # backtracking: halve the step of any replicate whose objective would increase
+        t = np.ones(step.shape[0])
+        w_act, th_act, nll_act = wins[active], theta[active], nll[active]
+        for _ in range(60):
+            trial = th_act - t[:, None] * step
+            trial_nll = _nll(w_act, trial, l2)
+            bad = trial_nll > nll_act + 1e-12 * np.maximum(1.0, np.abs(nll_act))
+            if not bad.any():
+                break
+            t[bad] *= 0.5
+        theta[active] = trial
+        nll[active] = trial_nll
+        moved = np.abs(t[:, None] * step).max(axis=-1)
+        still = moved > NEWTON_STEP_TOL
+        act_idx = np.flatnonzero(active)
+        active[act_idx[~still]] = False
+        if not active.any():
+            _, hess = _grad_hess(wins, theta, l2)
+            return theta, hess, it
+    raise ValueError(
+        f"Bradley–Terry Newton iterations did not converge in {NEWTON_MAX_ITER} steps; "
+        "the data may be (nearly) separable — use l2>0"
+    )
+
+
+def _sum_zero_covariance(hess: np.ndarray) -> np.ndarray:
+    """Σ = P (H + J)⁻¹ P, the inverse Hessian on the sum-zero subspace (P = I − J, J = 11ᵀ/n)."""
+    n = hess.shape[-1]
+    ones = np.full((n, n), 1.0 / n)
+    proj = np.eye(n) - ones
+    # generalised inverse restricted to {Σθ = 0}: P (H + J)⁻¹ P (Harville 1997, Thm 12.2)
+    return proj @ np.linalg.inv(hess + ones) @ proj
+
+
+def fit_win_matrix(wins: np.ndarray, l2: float = 0.0, theta0: np.ndarray | None = None) -> BTFit:
+    """Fit the Bradley–Terry model to a weighted win matrix (``wins[i, j]`` = weight of i ≻ j).
+
+    Minimises −Σ_ij W_ij log σ(θi − θj) + λ Σ θ² subject to Σθ = 0 (Ekphrasis App. F) by Newton's
+    method. With ``l2 = 0`` the data must identify the MLE (:func:`check_identifiable`).
+    ``theta0`` optionally warm-starts the iterations (e.g. from a previous fit).
+    """
+    w = _validated_wins(wins)
+    l2 = float(l2)
+    if not np.isfinite(l2) or l2 < 0:
+        raise ValueError(f"l2 must be a finite non-negative number, got {l2!r}")
+    if l2 == 0.0:
+        check_identifiable(w)
+    theta, hess, n_iter = _newton(w[None], l2, None if theta0 is None else np.asarray(theta0, float))
+    return BTFit(theta=theta[0], cov=_sum_zero_covariance(hess[0]), wins=w, l2=l2, n_iter=n_iter)
+
+
+def fit_win_matrices(wins: np.ndarray, l2: float, theta0: np.ndarray | None = None) -> np.ndarray:
+    """θ for a stack of win matrices (B, n, n) in one vectorised Newton solve (the bootstrap's kernel).
+
+    Needs ``l2 > 0`` (resampled data need not identify an MLE). Returns θ with shape (B, n), rows
+    summing to zero; same objective as :func:`fit_win_matrix` (Ekphrasis App. F).
+    """
+    stack = np.asarray(wins, dtype=float)
+    if stack.ndim != 3 or stack.shape[1] != stack.shape[2]:
+        raise ValueError(f"wins must have shape (B, n, n), got {stack.shape}")
+    if not float(l2) > 0.0:
+        raise ValueError("fit_win_matrices needs l2 > 0")
+    theta, _, _ = _newton(stack, float(l2), None if theta0 is None else np.asarray(theta0, float))
+    return theta
+
+
+def fit_bradley_terry(
+    winners: Sequence[int] | np.ndarray,
+    losers: Sequence[int] | np.ndarray,
+    n_models: int,
+    weights: Sequence[float] | np.ndarray | None = None,
+    l2: float = 0.0,
+) -> BTFit:
+    """Fit P(i ≻ j) = σ(θi − θj) to decisive comparisons (Ekphrasis App. F).
+
+    Args:
+        winners, losers: model index (0..n_models−1) of the preferred / non-preferred response of each
+            decisive comparison. Ties must not be passed (they are diagnostics only, App. F.2).
+        n_models: number of models.
+        weights: optional per-comparison weight w_r (judge confidence); default 1.
+        l2: ridge penalty λ on Σθ². ``0`` gives the plain maximum likelihood estimate and raises
+            ValueError when it does not exist (disconnected graph, a model that never wins/loses).
+
+    Returns:
+        :class:`BTFit` with sum-zero ``theta`` and its covariance ``cov`` (inverse regularised Hessian
+        on the sum-zero subspace). With weights the covariance is the model-based (weighted
+        pseudo-likelihood) one; prefer :func:`bootstrap_bradley_terry` for intervals.
+    """
+    return fit_win_matrix(win_matrix(winners, losers, n_models, weights), l2=l2)
+
+
+def bootstrap_bradley_terry(
+    tasks: Sequence[Any] | np.ndarray,
+    winners: Sequence[int] | np.ndarray,
+    losers: Sequence[int] | np.ndarray,
+    n_models: int,
+    weights: Sequence[float] | np.ndarray | None = None,
+    l2: float = 0.0,
+    n_boot: int = 1000,
+    seed: int = 42,
+    on_degenerate: Literal["raise", "drop"] = "raise",
+) -> BTBootstrap:
+    """Task-level (cluster) bootstrap of the BT fit (Ekphrasis App. F.3).
+
+    Each replicate draws the tasks with replacement (multinomial counts over tasks), forms its win
+    matrix as Σ_t count_t · W_t from the per-task win matrices, and refits. All replicates are fitted
+    together by a vectorised Newton iteration warm-started at the full-data estimate.
+
+    Args:
+        tasks, winners, losers, weights: equal-length arrays, one entry per decisive comparison.
+        n_boot: number of bootstrap replicates; seed: seed of ``numpy.random.default_rng``.
+        on_degenerate: with ``l2 = 0`` a resample can lack a finite MLE (e.g. a model never loses in
+            it). ``"raise"`` (default) raises ValueError; ``"drop"`` removes those replicates and
+            records how many in ``n_dropped`` (the percentiles are then conditional on existence).
+
+    Returns:
+        :class:`BTBootstrap` with the 5th/50th/95th percentiles of θ per model and the replicates.
+    """
+    if int(n_boot) != n_boot or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
+    if on_degenerate not in ("raise", "drop"):
+        raise ValueError(f"on_degenerate must be 'raise' or 'drop', got {on_degenerate!r}")
+    task_ids, per_task = task_win_matrices(tasks, winners, losers, n_models, weights)
+    total = per_task.sum(axis=0)
+    fit = fit_win_matrix(total, l2=l2)
+    rng = np.random.default_rng(seed)
+    n_tasks = task_ids.size
+    counts = rng.multinomial(n_tasks, np.full(n_tasks, 1.0 / n_tasks), size=int(n_boot)).astype(float)
+    # resampled win matrices: Σ_t count_bt W_t, one matrix product (cluster bootstrap; Efron & Tibshirani 1993 §8.4)
+    boot_wins = (counts @ per_task.reshape(n_tasks, -1)).reshape(int(n_boot), n_models, n_models)
+    n_dropped = 0
+    if float(l2) == 0.0:
+        ok = _strongly_connected_batch(boot_wins)
+        if not ok.all():
+            bad = int((~ok).sum())
+            if on_degenerate == "raise":
+                raise ValueError(
+                    f"{bad} of {n_boot} bootstrap resamples have no finite MLE (a resampled win graph is "
+                    "not strongly connected); use l2>0 or on_degenerate='drop'"
+                )
+            boot_wins = boot_wins[ok]
+            n_dropped = bad
+            if boot_wins.shape[0] == 0:
+                raise ValueError("every bootstrap resample lacks a finite MLE; use l2>0")
+    theta, _, _ = _newton(boot_wins, float(l2), fit.theta)
+    lo, med, hi = np.percentile(theta, BOOTSTRAP_PERCENTILES, axis=0)
+    return BTBootstrap(
+        fit=fit, lower=lo, median=med, upper=hi, replicates=theta, tasks=task_ids, n_dropped=n_dropped
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Rank uncertainty
+# --------------------------------------------------------------------------------------------------
+
+
+def rank_probabilities(fit: BTFit, draws: int = 10000, seed: int = 42) -> np.ndarray:
+    """P[model, rank]: how often each model takes each rank when θ̃ ~ N(θ̂, Σ̂) (Ekphrasis App. F.3).
+
+    Rank 0 is the best (highest θ). Rows and columns each sum to 1.
+    """
+    if int(draws) != draws or draws < 1:
+        raise ValueError(f"draws must be a positive integer, got {draws!r}")
+    n = fit.n_models
+    rng = np.random.default_rng(seed)
+    # Σ̂ is singular along 1 (sum-zero): sample through its eigen-decomposition
+    vals, vecs = np.linalg.eigh(fit.cov)
+    root = vecs * np.sqrt(np.clip(vals, 0.0, None))
+    sample = fit.theta + rng.standard_normal((int(draws), n)) @ root.T
+    order = np.argsort(-sample, axis=1, kind="stable")
+    probs = np.zeros((n, n))
+    np.add.at(probs, (order, np.broadcast_to(np.arange(n), order.shape)), 1.0)
+    return probs / draws
+
+
+def indistinguishable_tiers(fit: BTFit, level: float = 0.95) -> list[list[int]]:
+    """Group models into tiers of statistically indistinguishable neighbours (Ekphrasis App. F.4).
+
+    Models are sorted by θ̂ (best first); two neighbours share a tier when |θ̂a − θ̂b| is smaller than
+    the half-width z_{(1+level)/2} · SE(θa − θb) of its Wald interval. Tiers chain: if A~B and B~C
+    then A, B and C share a tier even if A and C are distinguishable.
+
+    Returns a list of tiers, best first, each a list of model indices in descending θ̂.
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    z = norm.ppf(0.5 + level / 2.0)
+    order = np.argsort(-fit.theta, kind="stable")
+    tiers: list[list[int]] = [[int(order[0])]]
+    for prev, cur in zip(order[:-1], order[1:]):
+        # Wald interval for θa − θb: difference ± z · sqrt(Σaa + Σbb − 2Σab) (Wald 1943)
+        if abs(fit.theta[prev] - fit.theta[cur]) < z * fit.difference_se(int(prev), int(cur)):
+            tiers[-1].append(int(cur))
+        else:
+            tiers.append([int(cur)])
+    return tiers
+
+
+# --------------------------------------------------------------------------------------------------
+# Win rates
+# --------------------------------------------------------------------------------------------------
+
+
+def expected_winrate(theta: Sequence[float] | np.ndarray) -> np.ndarray:
+    """BT expected win rate of each model against the others: s_m = mean_{n≠m} σ(θm − θn) (§4.3).
+
+    ``theta`` may be (n_models,) or a stack (..., n_models) such as bootstrap replicates.
+    """
+    th = np.asarray(theta, dtype=float)
+    n = th.shape[-1]
+    if n < 2:
+        raise ValueError("expected_winrate needs at least two models")
+    p = expit(th[..., :, None] - th[..., None, :])
+    # mean over n ≠ m of σ(θm − θn); the diagonal contributes σ(0) = 0.5 and is removed
+    return (p.sum(axis=-1) - 0.5) / (n - 1)
+
+
+def diagnostic_winrate(
+    wins: Sequence[float] | np.ndarray, losses: Sequence[float] | np.ndarray, ties: Sequence[float] | np.ndarray
+) -> np.ndarray:
+    """Tie-as-half-win rate Ŵ_m = (W_m + 0.5 T_m) / (W_m + L_m + T_m) (Ekphrasis App. F).
+
+    Returns NaN for a model with no comparisons.
+    """
+    w, l, t = (np.asarray(x, dtype=float) for x in (wins, losses, ties))  # noqa: E741
+    if not (w.shape == l.shape == t.shape):
+        raise ValueError(f"wins, losses and ties must have the same shape ({w.shape}, {l.shape}, {t.shape})")
+    if np.any(w < 0) or np.any(l < 0) or np.any(t < 0):
+        raise ValueError("wins, losses and ties must be non-negative counts")
+    total = w + l + t
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # Ŵ = (W + 0.5T)/(W + L + T)  (Ekphrasis App. F)
+        return np.where(total > 0, (w + 0.5 * t) / np.where(total > 0, total, 1.0), np.nan)
+
+
+# --------------------------------------------------------------------------------------------------
+# Empty responses (App. F.2)
+# --------------------------------------------------------------------------------------------------
+
+
+def is_empty_response(text: str | None) -> bool:
+    """True when a response is missing or only whitespace."""
+    return text is None or not str(text).strip()
+
+
+def empty_response_outcome(response_a: str | None, response_b: str | None) -> AutomaticOutcome | None:
+    """The automatic record for a pair involving an empty response (Ekphrasis App. F.2).
+
+    A non-empty response beats an empty one with confidence 1.0; two empty responses tie. Returns
+    None when both responses are non-empty (the pair must go to the judge).
+    """
+    a_empty, b_empty = is_empty_response(response_a), is_empty_response(response_b)
+    if a_empty and b_empty:
+        return AutomaticOutcome(winner="tie", confidence=EMPTY_RESPONSE_CONFIDENCE, reason="both responses empty")
+    if a_empty:
+        return AutomaticOutcome(winner="B", confidence=EMPTY_RESPONSE_CONFIDENCE, reason="response A empty")
+    if b_empty:
+        return AutomaticOutcome(winner="A", confidence=EMPTY_RESPONSE_CONFIDENCE, reason="response B empty")
+    return None
+
+
+def __getattr__(name: str) -> Any:
+    # Re-export of the active sampler without a circular import (engine.active_sampling imports this module).
+    if name in ("select_pairs", "ActiveState"):
+        from engine import active_sampling
+
+        return getattr(active_sampling, name)
+    raise AttributeError(f"module 'engine.bt' has no attribute {name!r}")
