@@ -122,6 +122,12 @@ class Verdict:
     checklist: list = field(default_factory=list)
 
 
+def replicate_key(run: JudgeRun) -> str:
+    """What identifies a run to its judge: task set and seed, not the database id, so that two runs
+    with the same configuration are replicates (a simulated judge gives both the same verdicts)."""
+    return f"{run.task_set_id}:{run.seed}"
+
+
 def _candidate(response) -> Candidate:
     return Candidate(
         model=response.subject_model.display_name, response_id=str(response.pk),
@@ -143,7 +149,7 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
     for judge_name, positions in by_judge.items():
         requests = [
             PairJudgeRequest(
-                run_id=str(run.pk), task=brief, dimension=ENGINE_DIMENSION[dimension], checklist=checklist,
+                run_id=replicate_key(run), task=brief, dimension=ENGINE_DIMENSION[dimension], checklist=checklist,
                 a=_candidate(comparisons[k].shown_a), b=_candidate(comparisons[k].shown_b),
                 kind=comparisons[k].kind, repeat=comparisons[k].repeat, retry=comparisons[k].attempts,
             )

@@ -58,3 +58,24 @@ def adam(db):
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness buys nothing in tests.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def current_database_url() -> str:
+    """A DATABASE_URL for the database the current test uses, so that a subprocess
+    (a Celery worker, a management command) works on the same data."""
+    from django.db import connection
+
+    settings_dict = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{settings_dict['NAME']}"
+    user = settings_dict.get("USER") or "postgres"
+    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
+    host = settings_dict.get("HOST") or "127.0.0.1"
+    port = settings_dict.get("PORT") or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{settings_dict['NAME']}"
+
+
+def subprocess_environment(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}}
+    env.update(DATABASE_URL=current_database_url(), DJANGO_SETTINGS_MODULE="evalsite.settings", **extra)
+    return env

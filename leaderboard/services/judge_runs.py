@@ -424,9 +424,9 @@ def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask) -> bool:
         )
         if not updated:
             return False
-        JudgeRun.objects.filter(pk=run.pk).update(tasks_done=F("tasks_done") + 1)
-        remaining = JudgeRunTask.objects.filter(run=run, done=False).exists()
-        if remaining:
+        done = JudgeRunTask.objects.filter(run=run, done=True).count()
+        JudgeRun.objects.filter(pk=run.pk).update(tasks_done=done)
+        if done < run.tasks_total:
             return False
         # Exactly one worker wins this conditional update, so finalising is enqueued once.
         return bool(

@@ -1,0 +1,148 @@
+"""Judge runs: budgets, recovery of planted skills, measured biases, idempotence and resumption."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from scipy.stats import kendalltau
+
+from leaderboard.models import Comparison, JudgeRun
+from leaderboard.services import judge_runs
+from tests.conftest import subprocess_environment
+from tests.leaderboard.judging_factories import planted_skills, population, simulated_run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def comparison_fingerprint(run: JudgeRun) -> list[tuple]:
+    return sorted(
+        Comparison.objects.filter(run=run).values_list(
+            "task__external_id", "dimension", "model_x__display_name", "model_y__display_name", "kind", "repeat",
+            "judge_name", "sequence", "shown_a__subject_model__display_name", "status", "winner", "confidence",
+        )
+    )
+
+
+@pytest.mark.django_db
+def test_run_spends_exactly_the_budget_per_task_and_dimension():
+    task_set, models = population(n_models=5, n_tasks=3)
+    run = simulated_run(task_set, models, budget=12, dimensions="UE")
+    judge_runs.judge_run_execute_inline(run=run)
+    for task in task_set.tasks.all():
+        for dimension in "UE":
+            primaries = Comparison.objects.filter(run=run, task=task, dimension=dimension, kind="primary")
+            assert primaries.count() == 12
+
+
+@pytest.mark.django_db
+def test_warm_start_covers_every_model_of_each_task():
+    task_set, models = population(n_models=7, n_tasks=2)
+    run = simulated_run(task_set, models, budget=4)
+    judge_runs.judge_run_execute_inline(run=run)
+    for task in task_set.tasks.all():
+        seen = set()
+        for x, y in Comparison.objects.filter(run=run, task=task, kind="primary").values_list("model_x", "model_y"):
+            seen |= {x, y}
+        assert seen == {m.pk for m in models}
+
+
+@pytest.mark.django_db
+def test_leaderboard_recovers_the_simulated_skill_order_at_the_default_budget():
+    task_set, models = population(n_models=8, n_tasks=12)
+    run = simulated_run(task_set, models, budget=50, dimensions="UEN", position_bias=0.3, length_bias=0.1)
+    snapshot = judge_runs.judge_run_execute_inline(run=run)
+    payload = snapshot.payload
+    true_skill = [planted_skills(models)[name]["usefulness"] for name in payload["models"]]
+    tau, _ = kendalltau(true_skill, payload["overall"])
+    assert tau >= 0.9
+
+
+@pytest.mark.django_db
+def test_reliability_panel_shows_the_injected_position_bias():
+    task_set, models = population(n_models=6, n_tasks=8, name="biased")
+    biased = simulated_run(task_set, models, budget=30, position_bias=1.2, skills=planted_skills(models, 0.2))
+    fair = simulated_run(task_set, models, budget=30, seed=8, position_bias=0.0, skills=planted_skills(models, 0.2))
+    bias = judge_runs.judge_run_execute_inline(run=biased).payload["reliability"]["U"]["a_position_bias_pp"]
+    no_bias = judge_runs.judge_run_execute_inline(run=fair).payload["reliability"]["U"]["a_position_bias_pp"]
+    # σ(1.2) − 0.5 = 0.27: about +27 points among decisive outcomes.
+    assert bias > 18 and abs(no_bias) < 10
+
+
+@pytest.mark.django_db
+def test_malformed_replies_are_repaired_or_recorded_as_failed_never_dropped():
+    task_set, models = population(n_models=4, n_tasks=3)
+    run = simulated_run(task_set, models, budget=20, malformed_rate=0.4)
+    judge_runs.judge_run_execute_inline(run=run)
+    rows = Comparison.objects.filter(run=run, kind="primary")
+    assert rows.count() == 3 * 20
+    assert rows.filter(repaired=True).exists()
+    assert not rows.filter(status="planned").exists()
+    for failed in rows.filter(status="failed"):
+        assert failed.attempts == judge_runs.MAX_CALL_ATTEMPTS and failed.error
+
+
+@pytest.mark.django_db
+def test_rerunning_a_finished_chunk_adds_nothing():
+    task_set, models = population(n_models=4, n_tasks=2)
+    run = simulated_run(task_set, models, budget=10)
+    judge_runs.judge_run_execute_inline(run=run)
+    before = comparison_fingerprint(run)
+    task = task_set.tasks.first()
+    run.chunks.filter(task=task).update(done=False)
+    judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
+    assert comparison_fingerprint(run) == before
+
+
+@pytest.mark.django_db
+def test_two_runs_with_the_same_seed_are_replicates():
+    task_set, models = population(n_models=5, n_tasks=2)
+    first, second = simulated_run(task_set, models, budget=10), simulated_run(task_set, models, budget=10)
+    judge_runs.judge_run_execute_inline(run=first)
+    judge_runs.judge_run_execute_inline(run=second)
+    assert comparison_fingerprint(first) == comparison_fingerprint(second)
+
+
+@pytest.mark.django_db
+def test_empty_response_loses_automatically_without_a_judge_call():
+    task_set, models = population(n_models=4, n_tasks=1)
+    empty = models[0].responses.get()
+    empty.core_idea = ""
+    empty.save()
+    run = simulated_run(task_set, models, budget=8)
+    judge_runs.judge_run_execute_inline(run=run)
+    automatic = Comparison.objects.filter(run=run, kind="automatic")
+    assert automatic.count() == 3
+    assert all(c.winner_response_id != empty.pk and c.confidence == 1.0 for c in automatic)
+    primaries = Comparison.objects.filter(run=run, kind="primary")
+    assert not primaries.filter(shown_a=empty).exists() and not primaries.filter(shown_b=empty).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_run_resumes_to_exactly_the_comparisons_of_an_uninterrupted_run():
+    task_set, models = population(n_models=6, n_tasks=6, name="kill")
+    reference = simulated_run(task_set, models, budget=30, dimensions="UEN", malformed_rate=0.1)
+    judge_runs.judge_run_execute_inline(run=reference)
+
+    interrupted = simulated_run(task_set, models, budget=30, dimensions="UEN", malformed_rate=0.1)
+    command = [sys.executable, "manage.py", "run_judge", "--resume", str(interrupted.pk)]
+    process = subprocess.Popen(command, cwd=ROOT, env=subprocess_environment(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while Comparison.objects.filter(run=interrupted).count() < 150 and time.monotonic() < deadline:
+        assert process.poll() is None, "the run finished before it could be killed"
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)  # the worker process dies mid-run, no clean-up
+    process.wait(timeout=30)
+    interrupted.refresh_from_db()
+    assert interrupted.status == JudgeRun.Status.RUNNING and interrupted.snapshots.count() == 0
+
+    judge_runs.judge_run_execute_inline(run=interrupted)
+    interrupted.refresh_from_db()
+    assert interrupted.status == JudgeRun.Status.DONE
+    assert comparison_fingerprint(interrupted) == comparison_fingerprint(reference)

@@ -1,0 +1,119 @@
+"""Celery paths: eager in-process without a broker; a real worker through Redis with one; and a
+worker killed mid-run whose unacknowledged chunk is redelivered to a new worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from leaderboard.models import Comparison, JudgeRun
+from leaderboard.services import judge_runs
+from tests.conftest import require_service, subprocess_environment
+from tests.leaderboard.judging_factories import population, simulated_run
+from tests.leaderboard.test_judge_runs import comparison_fingerprint
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKER_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture
+def broker():
+    require_service("redis")
+    import redis
+
+    client = redis.Redis.from_url(BROKER_URL)
+    client.flushdb()
+    yield BROKER_URL
+    client.flushdb()
+
+
+def start_worker(log: Path, **env: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool=solo", "--loglevel=info",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"test-{log.stem}@%h"],
+        cwd=ROOT, env=subprocess_environment(CELERY_BROKER_URL=BROKER_URL, **env),
+        stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
+    )
+
+
+def stop(process: subprocess.Popen, sig=signal.SIGTERM) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, sig)
+    process.wait(timeout=60)
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def enqueue(run: JudgeRun) -> None:
+    """Send the run's dispatch message through the broker, as the web process does."""
+    subprocess.run(
+        [sys.executable, "-c",
+         "import django; django.setup(); from leaderboard.tasks import judge_run_dispatch; "
+         f"judge_run_dispatch.delay({run.pk})"],
+        cwd=ROOT, env=subprocess_environment(CELERY_BROKER_URL=BROKER_URL), check=True, timeout=60,
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_a_started_run_runs_eagerly_in_process(settings):
+    assert settings.CELERY_TASK_ALWAYS_EAGER
+    task_set, models = population(n_models=4, n_tasks=2)
+    run = simulated_run(task_set, models, budget=6)
+    judge_runs.judge_run_start(run=run)  # outside a transaction: on_commit fires at once
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.DONE and run.snapshots.count() == 1
+
+
+@pytest.mark.broker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_runs_the_judge_run_through_redis(broker, tmp_path):
+    task_set, models = population(n_models=4, n_tasks=3)
+    run = simulated_run(task_set, models, budget=8)
+    worker = start_worker(tmp_path / "worker.log")
+    try:
+        enqueue(run)
+        wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 120, "the run to finish")
+    finally:
+        stop(worker)
+    log = (tmp_path / "worker.log").read_text()
+    assert "leaderboard.judge_run_chunk" in log and "succeeded" in log
+    run.refresh_from_db()
+    assert run.snapshots.count() == 1
+    assert Comparison.objects.filter(run=run, kind="primary").count() == 3 * 8
+
+
+@pytest.mark.broker
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_worker_loses_nothing_and_duplicates_nothing(broker, tmp_path):
+    task_set, models = population(n_models=5, n_tasks=4, name="celerykill")
+    reference = simulated_run(task_set, models, budget=25, dimensions="UEN")
+    judge_runs.judge_run_execute_inline(run=reference)
+
+    run = simulated_run(task_set, models, budget=25, dimensions="UEN")
+    fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3"}
+    first = start_worker(tmp_path / "first.log", **fast_redelivery)
+    try:
+        enqueue(run)
+        wait_for(lambda: Comparison.objects.filter(run=run, status="ok").count() >= 60, 120, "some judgments")
+    finally:
+        stop(first, signal.SIGKILL)  # no warm shutdown: the chunk in hand is never acknowledged
+    assert JudgeRun.objects.get(pk=run.pk).status != JudgeRun.Status.DONE
+
+    second = start_worker(tmp_path / "second.log", **fast_redelivery)
+    try:
+        wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 180, "the resumed run")
+    finally:
+        stop(second)
+    assert comparison_fingerprint(run) == comparison_fingerprint(reference)
