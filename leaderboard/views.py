@@ -105,7 +105,7 @@ def snapshot_compare(request):
     left = get_object_or_404(LeaderboardSnapshot, pk=request.GET.get("a"))
     right = get_object_or_404(LeaderboardSnapshot, pk=request.GET.get("b"))
     return render(request, "leaderboard/snapshot_compare.html",
-                  {"left": left, "right": right, "rows": results.comparison_rows(left.payload, right.payload)})
+                  {"left": left, "right": right, "pair": (left, right), "rows": results.comparison_rows(left.payload, right.payload)})
 
 
 def task_drilldown(request, pk: int, task_pk: int):

@@ -1,0 +1,87 @@
+"""Results pages: the snapshot, its exports, comparison, drill-down and live run status."""
+
+import json
+
+import pytest
+
+from leaderboard.models import JudgeRun
+from leaderboard.services import judge_runs
+from tests.factories import PASSWORD
+from tests.leaderboard.judging_factories import population, simulated_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def snapshot():
+    task_set, models = population(n_models=4, n_tasks=4)
+    run = simulated_run(task_set, models, budget=12, dimensions="UEN")
+    return judge_runs.judge_run_execute_inline(run=run)
+
+
+@pytest.fixture
+def researcher_client(client, rita):
+    client.login(username=rita.username, password=PASSWORD)
+    return client
+
+
+def test_snapshot_page_draws_intervals_heat_map_and_trade_off(researcher_client, snapshot):
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
+    assert "simulated judge" in body
+    assert body.count("<svg") >= 5  # overall, three dimensions, heat map, trade-off
+    for name in snapshot.payload["models"]:
+        assert name in body
+
+
+def test_snapshot_csv_export_has_one_row_per_model(researcher_client, snapshot):
+    response = researcher_client.get(f"/leaderboards/{snapshot.pk}/export.csv")
+    lines = response.content.decode().strip().splitlines()
+    assert lines[0].startswith("rank,model,overall_vci") and len(lines) == 1 + 4
+
+
+def test_snapshot_json_export_is_pinned_to_its_configuration(researcher_client, snapshot):
+    data = json.loads(researcher_client.get(f"/leaderboards/{snapshot.pk}/export.json").content)
+    assert (data["judge"], data["seed"], data["budget_per_task"], data["simulated"]) == ("simulated", 7, 12, True)
+    assert data["code_version"]
+
+
+def test_snapshot_latex_export_is_a_table(researcher_client, snapshot):
+    tex = researcher_client.get(f"/leaderboards/{snapshot.pk}/export.tex").content.decode()
+    assert tex.startswith("\\begin{table}") and "Simulated judge" in tex and tex.count("\\\\") >= 5
+
+
+def test_two_snapshots_compare_side_by_side(researcher_client, snapshot):
+    second = judge_runs.judge_run_execute_inline(run=judge_runs.judge_run_create(
+        task_set=snapshot.run.task_set, judge_name="simulated", budget_per_task=6, seed=99, dimensions="UEN",
+        config={"n_boot": 100}))
+    body = researcher_client.get(f"/leaderboards/compare/?a={snapshot.pk}&b={second.pk}").content.decode()
+    assert f"#{snapshot.pk}" in body and f"#{second.pk}" in body
+
+
+def test_drilldown_shows_each_judgment_with_its_checklist_outcomes(researcher_client, snapshot):
+    task = snapshot.run.task_set.tasks.first()
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/").content.decode()
+    assert "Checklist item" in body and "Rationale" in body
+
+
+def test_run_status_json_reports_progress(researcher_client, snapshot):
+    data = researcher_client.get(f"/runs/{snapshot.run_id}/status.json").json()
+    assert data["status"] == "done" and data["tasks_done"] == data["tasks_total"] == 4
+    assert data["snapshot"] == snapshot.pk
+
+
+def test_researcher_starts_a_run_from_the_page(researcher_client):
+    task_set, _ = population(n_models=3, n_tasks=2, name="page")
+    response = researcher_client.post("/runs/new/", {
+        "task_set": task_set.pk, "judge": "simulated", "dimensions": "U", "budget_per_task": 4, "seed": 1,
+        "novelty_anchor": "tig",
+    })
+    run = JudgeRun.objects.get(task_set=task_set)
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
+
+
+def test_annotator_cannot_reach_results(client, alice, snapshot):
+    client.login(username=alice.username, password=PASSWORD)
+    for url in (f"/leaderboards/{snapshot.pk}/", f"/leaderboards/{snapshot.pk}/export.json",
+                f"/runs/{snapshot.run_id}/status.json"):
+        assert client.get(url).status_code == 403
