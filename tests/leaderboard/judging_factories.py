@@ -14,11 +14,12 @@ def population(n_models: int = 6, n_tasks: int = 4, *, name: str = "pop") -> tup
     models = [SubjectModelFactory(display_name=f"{name}-m{k}") for k in range(n_models)]
     for t in range(n_tasks):
         task = TaskFactory(task_set=task_set, family=FAMILIES[t % 4], external_id=f"{name}-t{t}")
-        for m in models:
+        for k, m in enumerate(models):
+            # The texts never carry the model's name: judge prompts must stay blind.
             ResponseFactory(
                 task=task, subject_model=m, sample=1, is_primary=True,
-                core_idea=f"{m.display_name} idea for task {t}: a lantern folding time.",
-                visual_description=" ".join(["visible"] * 20) + f" {m.display_name} {t}",
+                core_idea=f"Idea number {k} for task {t}: a lantern folding time.",
+                visual_description=" ".join(["visible"] * (20 + k)) + f" variant {k} {t}",
             )
     return task_set, models
 

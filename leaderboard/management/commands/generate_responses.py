@@ -1,0 +1,41 @@
+from django.core.management.base import CommandError
+
+from leaderboard.judges import UnknownJudge
+from leaderboard.management.base import TaskSetCommand
+from leaderboard.models import SubjectModel, TaskSet
+from leaderboard.records import ImportFailed
+from leaderboard.selectors import task_set_get
+from leaderboard.services.provider_jobs import responses_generate
+
+
+class Command(TaskSetCommand):
+    help = (
+        "Run a subject model on a task set through its OpenAI-compatible endpoint (App. A templates, "
+        "temperature 0.7, 3 samples, sample 1 primary). Cached: re-running re-sends nothing answered."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--task-set", required=True, dest="task_set")
+        parser.add_argument("--version", dest="task_set_version", default=None)
+        parser.add_argument("--model", required=True, help="display name of a subject model with a base URL")
+        parser.add_argument("--samples", type=int, default=3)
+        parser.add_argument("--temperature", type=float, default=0.7)
+
+    def handle(self, *args, **opts):
+        try:
+            task_set = task_set_get(name=opts["task_set"], version=opts["task_set_version"])
+            model = SubjectModel.objects.get(display_name=opts["model"])
+            report = responses_generate(task_set=task_set, model=model, samples=opts["samples"],
+                                        temperature=opts["temperature"])
+        except (TaskSet.DoesNotExist, SubjectModel.DoesNotExist, UnknownJudge, ImportFailed) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{model}: responses {report.imported}")
+        for failure in report.failures:
+            self.stderr.write(f"failed: {failure}")
+        total = report.usage.get("total", {})
+        self.stdout.write(
+            f"usage: {total.get('calls', 0)} calls, {total.get('cached_hits', 0)} cached, "
+            f"{total.get('prompt_tokens', 0)}+{total.get('completion_tokens', 0)} tokens, ${total.get('cost_usd', 0):.4f}"
+        )
+        if report.failures:
+            raise CommandError(f"{len(report.failures)} generation call(s) failed; re-run to retry them")

@@ -1,0 +1,25 @@
+from django.core.management.base import CommandError
+
+from leaderboard.judges import UnknownJudge
+from leaderboard.management.base import TaskSetCommand
+from leaderboard.models import SubjectModel, TaskSet
+from leaderboard.selectors import task_set_get
+from leaderboard.services.provider_jobs import responses_split_with_llm
+
+
+class Command(TaskSetCommand):
+    help = "Split the answers the deterministic parser could not split with the LLM splitter (App. C.3)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--task-set", required=True, dest="task_set")
+        parser.add_argument("--version", dest="task_set_version", default=None)
+        parser.add_argument("--splitter", required=True, help="display name of the model used as splitter")
+
+    def handle(self, *args, **opts):
+        try:
+            task_set = task_set_get(name=opts["task_set"], version=opts["task_set_version"])
+            splitter = SubjectModel.objects.get(display_name=opts["splitter"])
+            split, pending = responses_split_with_llm(task_set=task_set, splitter=splitter)
+        except (TaskSet.DoesNotExist, SubjectModel.DoesNotExist, UnknownJudge) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{split} response(s) split by {splitter}; {pending} still pending")

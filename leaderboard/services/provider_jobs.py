@@ -1,0 +1,99 @@
+"""Jobs that call subject or helper models through their OpenAI-compatible
+endpoints: generating responses (Ekphrasis App. A, C.2) and splitting the
+answers the deterministic parser could not split (App. C.3).
+
+Both are resumable by construction: every request goes through the
+persistent request cache, so a re-run re-sends nothing already answered, and
+what comes back lands through the same idempotent, validating import as a
+file would.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.judges import provider_config_for
+from leaderboard.models import Response, SubjectModel, TaskSet
+from leaderboard.services.catalogue import ImportSummary, responses_import
+from leaderboard.services.checklists import task_brief_of
+
+
+def provider_client_for(model: SubjectModel, *, temperature: float = 0.0, cache_name: str = "provider"):
+    from engine.providers.cache import RequestCache
+    from engine.providers.client import OpenAICompatibleClient
+    from engine.providers.usage import UsageLedger
+
+    cache_dir = Path(settings.ATELIER_PROVIDER_CACHE_DIR)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    return OpenAICompatibleClient(
+        provider_config_for(model, temperature=temperature),
+        concurrency=settings.ATELIER_PROVIDER_CONCURRENCY,
+        cache=RequestCache(cache_dir / f"{cache_name}.sqlite3"),
+        usage=UsageLedger(),
+    )
+
+
+@dataclass
+class GenerationReport:
+    imported: ImportSummary
+    failures: list[str] = field(default_factory=list)
+    usage: dict = field(default_factory=dict)
+
+
+def responses_generate(*, task_set: TaskSet, model: SubjectModel, samples: int = 3,
+                       temperature: float = 0.7) -> GenerationReport:
+    """Generate ``samples`` answers per task (sample 1 pre-registered as primary) and import them."""
+    from engine.generation import generate_samples
+
+    client = provider_client_for(model, temperature=temperature, cache_name="generation")
+    tasks = [task_brief_of(t) for t in task_set.tasks.order_by("position", "external_id")]
+    generated = generate_samples(client, tasks, samples=samples, temperature=temperature)
+    lines, failures = [], []
+    for sample in generated:
+        if sample.text is None:
+            failures.append(f"{sample.task_id} sample {sample.sample}: {sample.error}")
+            continue
+        record = {"task_id": sample.task_id, "model": model.display_name, "sample": sample.sample, "text": sample.text}
+        if sample.is_primary:
+            record["primary"] = True
+        lines.append(json.dumps(record, ensure_ascii=False))
+    raw = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    summary = (
+        responses_import(name=f"generation:{model.display_name}", raw=raw, task_set=task_set) if lines else ImportSummary()
+    )
+    return GenerationReport(summary, failures, client.usage.as_dict())
+
+
+def responses_split_with_llm(*, task_set: TaskSet, splitter: SubjectModel) -> tuple[int, int]:
+    """Split the responses waiting for the LLM splitter; returns (split, still pending)."""
+    from engine.llm_splitter import split_many
+
+    pending = list(Response.objects.filter(task__task_set=task_set, normalisation_method=Response.Normalisation.PENDING))
+    if not pending:
+        return 0, 0
+    client = provider_client_for(splitter, cache_name="splitter")
+    records = split_many(client, [r.raw_text for r in pending])
+    split = 0
+    now = timezone.now()
+    with transaction.atomic():
+        for response, record in zip(pending, records, strict=True):
+            response.normalisation_attempts += record.attempts
+            response.normalisation_model = record.extraction_model
+            if record.ok:
+                response.core_idea = record.idea or ""
+                response.visual_description = record.visual_description or ""
+                response.normalisation_method = Response.Normalisation.LLM
+                response.normalised_at = record.extracted_at or now
+                split += 1
+        Response.objects.bulk_update(
+            pending,
+            ["core_idea", "visual_description", "normalisation_method", "normalised_at", "normalisation_attempts",
+             "normalisation_model"],
+        )
+    return split, len(pending) - split
