@@ -6,10 +6,21 @@ from django.template.response import TemplateResponse
 from django.urls import path
 
 from leaderboard.forms import ResponseImportForm, TaskImportForm
-from leaderboard.models import Benchmark, Render, Response, SubjectModel, Task, TaskSet
+from leaderboard.models import (
+    Benchmark,
+    ChecklistItem,
+    Comparison,
+    JudgeRun,
+    Render,
+    Response,
+    SubjectModel,
+    Task,
+    TaskSet,
+)
 from leaderboard.records import ImportFailed
 from leaderboard.roles import require_admin
 from leaderboard.services import responses_import, tasks_import
+from leaderboard.services.checklists import checklist_item_revise
 
 
 @admin.register(Benchmark)
@@ -85,8 +96,9 @@ class TaskAdmin(admin.ModelAdmin):
 
 @admin.register(SubjectModel)
 class SubjectModelAdmin(admin.ModelAdmin):
-    list_display = ("display_name", "role", "provider_id", "family", "is_demo", "is_simulated")
+    list_display = ("display_name", "role", "provider_id", "family", "base_url", "api_key_env", "is_demo")
     list_filter = ("role", "is_demo")
+    help_texts = {"api_key_env": "The NAME of the environment variable holding the key; the key itself is never stored."}
 
 
 @admin.register(Response)
@@ -99,3 +111,51 @@ class ResponseAdmin(admin.ModelAdmin):
 @admin.register(Render)
 class RenderAdmin(admin.ModelAdmin):
     list_display = ("response", "renderer", "seed", "is_placeholder")
+
+
+@admin.register(ChecklistItem)
+class ChecklistItemAdmin(admin.ModelAdmin):
+    """Editing an item stores a new version (the old one stays, inactive, for the comparisons that used it)."""
+
+    list_display = ("task", "dimension", "slot", "context_key", "version", "active", "source", "short_text")
+    list_filter = ("dimension", "source", "active", "task__task_set")
+    search_fields = ("text", "task__external_id")
+    fields = ("task", "dimension", "slot", "context_key", "inspects", "source", "version", "active", "text", "provenance")
+    readonly_fields = ("task", "dimension", "slot", "context_key", "inspects", "source", "version", "active", "provenance")
+
+    @admin.display(description="text")
+    def short_text(self, obj):
+        return obj.text[:90]
+
+    def has_add_permission(self, request):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        require_admin(request.user)
+        new = checklist_item_revise(item=ChecklistItem.objects.get(pk=obj.pk), text=form.cleaned_data["text"],
+                                    note=f"edited by {request.user.username}")
+        obj.pk = new.pk
+        messages.info(request, f"Saved as version {new.version}; version {new.version - 1} is kept, inactive.")
+
+
+@admin.register(JudgeRun)
+class JudgeRunAdmin(admin.ModelAdmin):
+    list_display = ("pk", "task_set", "judge_name", "is_simulated", "dimensions", "budget_per_task", "seed", "status")
+    list_filter = ("status", "is_simulated")
+    readonly_fields = [f.name for f in JudgeRun._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(Comparison)
+class ComparisonAdmin(admin.ModelAdmin):
+    list_display = ("run", "task", "dimension", "kind", "repeat", "judge_name", "status", "winner", "repaired")
+    list_filter = ("run", "dimension", "kind", "status")
+    readonly_fields = [f.name for f in Comparison._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
