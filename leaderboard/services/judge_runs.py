@@ -62,6 +62,7 @@ DEFAULT_CONFIG = {
     "auxiliary_judges": [],  # names of auxiliary judges run on a fixed sample of pairs
     "auxiliary_share": 0.05,
     "rule": None,  # None: the engine's default active rule
+    "active_batch": 10,  # calls per active round: the fit is refreshed between rounds
     "n_boot": 1000,
 }
 
@@ -301,7 +302,9 @@ def _plan_next_round(run, task, dimension, pool: _Pool) -> bool:
         return False
     round_seed = derived_seed(run.seed, task.external_id, dimension, state.calls_made)
     kwargs = {"rule": run.config["rule"]} if run.config.get("rule") else {}
-    pairs = select_pairs(state, run.budget_per_task, seed=round_seed, **kwargs)
+    pairs = select_pairs(
+        state, run.budget_per_task, seed=round_seed, batch_size=run.config.get("active_batch") or None, **kwargs
+    )
     if not pairs:
         return False
     sequence = _next_sequence(run, task, dimension)
