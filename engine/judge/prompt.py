@@ -1,0 +1,159 @@
+"""The pairwise judge prompt and its repair prompt (Ekphrasis App. E, App. H.2, App. C.3).
+
+For every comparison the judge receives (App. E): a fixed dimension
+definition, a dimension-specific evaluation scope, task context where relevant,
+the checklist items, and Response A / Response B — anonymous, in the order of
+the request — and must return strict JSON in the App. E schema.
+
+Task context per dimension: Usefulness gets the brief and its constraints
+(task fit cannot be judged without them); Novelty gets the brief only as
+context for what would be obvious; Expressiveness gets the family's focus (the
+fused entity, the transformed object, the whole deliverable) but not the brief,
+because it compares only each response's own visual language.
+
+Only the inspected field is shown (normalisation invariant, App. C.3): the Core
+Idea for Usefulness and Novelty, the Visual Description for Expressiveness.
+Model names never appear.
+"""
+
+from __future__ import annotations
+
+from engine.checklists import FAMILY_FOCUS, Dimension
+from engine.judge.comparison import PairJudgeRequest
+
+__all__ = ["DIMENSION_DEFINITION", "DIMENSION_SCOPE", "SCHEMA_TEXT", "judge_messages", "repair_messages"]
+
+DIMENSION_DEFINITION = {
+    Dimension.USEFULNESS: (
+        "Usefulness measures whether the Core Idea maps specifically to the task brief: the requested concept or "
+        "sources, the required visual operation, and the stated audience, medium, and constraints."
+    ),
+    Dimension.EXPRESSIVENESS: (
+        "Expressiveness measures whether the Visual Description gives enough specific visual information that two "
+        "readers would imagine nearly the same image: a concrete, stable, drawable mental image."
+    ),
+    Dimension.NOVELTY: (
+        "Novelty measures whether the Core Idea avoids or transforms obvious, stock, or population-common visual "
+        "ideas for this brief while remaining meaningful for it."
+    ),
+}
+
+DIMENSION_SCOPE = {
+    Dimension.USEFULNESS: (
+        "Judge only the Core Idea against the brief. Do not score novelty, visual density, verbal polish, or length."
+    ),
+    Dimension.EXPRESSIVENESS: (
+        "Judge only each Visual Description's own visual language. Do not reward task fit, novelty, length, or "
+        "atmospheric language by itself; an expressive description can still be useless for the brief."
+    ),
+    Dimension.NOVELTY: (
+        "Judge only the Core Idea. Use the brief only as context for what would be obvious. Mark whether each "
+        "response repeats, transforms, or avoids the checklist's common patterns. Do not reward randomness, "
+        "obscurity, or off-brief weirdness."
+    ),
+}
+
+TIE_RULE = (
+    'Use "tie" only when this dimension has no stable, explainable winner: both responses are similarly strong, '
+    "similarly weak, or their advantages cancel out. Do not use tie as a substitute for uncertainty when one "
+    "response has a clear advantage; express uncertainty through confidence instead."
+)
+
+CHECKLIST_RULE = (
+    "Treat the checklist as reference cues, not a rubric with equal-weight items: do not count item wins and "
+    "mechanically pick the side with more. The overall winner is a single judgment for this dimension. "
+    "Do not infer unstated intentions. The order of the responses carries no information."
+)
+
+SCHEMA_TEXT = """\
+{
+  "dimension": "<dimension>",
+  "winner": "A" | "B" | "tie",
+  "confidence": <number from 0.0 to 1.0>,
+  "overall_rationale": "<one or two sentences>",
+  "per_item_outcomes": [
+    {
+      "item_index": <item number>,
+      "item": "<the item text, copied>",
+      "winner": "A" | "B" | "tie",
+      "confidence": <number from 0.0 to 1.0>,
+      "evidence_a": "<short quote from Response A, or null>",
+      "evidence_b": "<short quote from Response B, or null>",
+      "rationale": "<one sentence>"
+    }
+  ]
+}"""
+
+SYSTEM_PROMPT = (
+    "You are an impartial evaluator comparing two anonymous visual plans for one dimension at a time. "
+    "You answer with one JSON object and nothing else."
+)
+
+
+def judge_messages(request: PairJudgeRequest) -> list[dict[str, str]]:
+    """System and user messages for one comparison; contains no model identity."""
+    dimension = request.dimension
+    task = request.task
+    inspected = request.inspected_field
+    lines = [
+        f"Dimension: {dimension.value}",
+        f"Definition: {DIMENSION_DEFINITION[dimension]}",
+        f"Scope: {DIMENSION_SCOPE[dimension]}",
+        "",
+    ]
+    if dimension is Dimension.USEFULNESS:
+        lines.append(f"Task family: {task.family.value}")
+        lines.append(f"Brief: {task.brief.strip()}")
+        constraints = task.constraint_lines()
+        if constraints:
+            lines.append("Constraints:")
+            lines.extend(f"- {line}" for line in constraints)
+    elif dimension is Dimension.NOVELTY:
+        lines.append(f"Brief (context for what would be obvious): {task.brief.strip()}")
+    else:
+        lines.append(f"Task family: {task.family.value}; focus of the image: {FAMILY_FOCUS[task.family]}.")
+    lines += ["", "Checklist:"]
+    lines += [item.prompt_line() for item in request.checklist.items]
+    lines += [
+        "",
+        f"Response A — {inspected.label}:",
+        request.a.field_text(inspected),
+        "",
+        f"Response B — {inspected.label}:",
+        request.b.field_text(inspected),
+        "",
+        TIE_RULE,
+        CHECKLIST_RULE,
+        "",
+        (
+            f'Return only this JSON object, with dimension "{dimension.value}" and exactly one entry in '
+            f"per_item_outcomes for each of the {len(request.checklist.items)} checklist items, in order:"
+        ),
+        SCHEMA_TEXT,
+    ]
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def repair_messages(request: PairJudgeRequest, raw_output: str, problems: list[str]) -> list[dict[str, str]]:
+    """One repair call: put the judge's own output into the schema without changing its judgment."""
+    items = "\n".join(f"{item.index}. {item.text}" for item in request.checklist.items)
+    problem_lines = "\n".join(f"- {problem}" for problem in problems)
+    content = (
+        "The following output of a pairwise judge does not satisfy the required JSON schema.\n"
+        f"Problems:\n{problem_lines}\n\n"
+        f"Dimension: {request.dimension.value}\n"
+        f"Checklist items:\n{items}\n\n"
+        "Required schema:\n"
+        f"{SCHEMA_TEXT}\n\n"
+        "Rewrite the output as one valid JSON object in this schema. Keep the judge's decisions, confidences and "
+        "reasons exactly as stated; do not re-judge and do not invent outcomes. If the output contains no "
+        'judgment at all, return {"error": "no judgment"}.\n\n'
+        f"Output to repair:\n<<<OUTPUT\n{raw_output}\nOUTPUT>>>"
+    )
+    return [
+        {
+            "role": "system",
+            "content": "You repair malformed JSON. You answer with one JSON object and nothing else.",
+        },
+        {"role": "user", "content": content},
+    ]

@@ -1,0 +1,145 @@
+"""Validate, repair once, or record a failure: the one path every judge reply takes (Ekphrasis App. E, D.2).
+
+:func:`judge_with_repair` is shared by the LLM judge and the simulated judge,
+so both exercise exactly the same schema checks and repair bookkeeping:
+
+1. comparisons with an empty inspected field get the automatic App. F.2
+   record and are never sent;
+2. the rest are asked (``ask``) in one concurrent batch;
+3. each reply is validated (:func:`~engine.judge.schema.validate_judge_reply`);
+4. invalid replies get exactly one repair call (``repair``), batched; a valid
+   repair is recorded with ``repaired=True``;
+5. anything still invalid, and any provider failure, is a judgement with
+   ``ok=False`` and its error — returned, never dropped, so the caller can
+   record it and retry (``PairJudgeRequest.retry``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from engine.judge.comparison import PairJudgement, PairJudgeRequest, automatic_judgement
+from engine.judge.schema import JudgeReply, JudgeSchemaError, validate_judge_reply
+from engine.providers.client import ChatResult, ProviderError
+
+__all__ = ["Ask", "Repair", "judge_with_repair"]
+
+Reply = ChatResult | ProviderError
+ReplyHook = Callable[[int, Reply], None]
+# ask(requests, on_reply) -> replies in order; it may call on_reply(i, reply) as each arrives, so validation
+# overlaps with the calls still in flight.
+Ask = Callable[[Sequence[PairJudgeRequest], ReplyHook], list[Reply]]
+Repair = Callable[[Sequence[tuple[PairJudgeRequest, str, list[str]]]], list[Reply]]
+
+
+def _validate(request: PairJudgeRequest, text: str) -> JudgeReply:
+    return validate_judge_reply(text, dimension=request.dimension, item_count=len(request.checklist.items))
+
+
+def _judged(
+    request: PairJudgeRequest,
+    judge_name: str,
+    reply: JudgeReply,
+    first: ChatResult,
+    repair: ChatResult | None = None,
+) -> PairJudgement:
+    answers = [first] if repair is None else [first, repair]
+    return PairJudgement(
+        request=request,
+        judge_name=judge_name,
+        ok=True,
+        winner=reply.winner,
+        confidence=reply.confidence,
+        overall_rationale=reply.overall_rationale,
+        per_item_outcomes=reply.per_item_outcomes,
+        repaired=repair is not None,
+        calls=len(answers),
+        cached=all(answer.cached for answer in answers),
+        raw_output=first.text,
+        repair_output=None if repair is None else repair.text,
+        prompt_tokens=sum(answer.prompt_tokens for answer in answers),
+        completion_tokens=sum(answer.completion_tokens for answer in answers),
+        cost_usd=sum(answer.cost_usd for answer in answers),
+    )
+
+
+def _failed(
+    request: PairJudgeRequest,
+    judge_name: str,
+    error: str,
+    first: ChatResult | None = None,
+    repair: ChatResult | None = None,
+    *,
+    calls: int,
+) -> PairJudgement:
+    answers = [answer for answer in (first, repair) if answer is not None]
+    return PairJudgement(
+        request=request,
+        judge_name=judge_name,
+        ok=False,
+        repaired=False,
+        calls=calls,
+        raw_output=None if first is None else first.text,
+        repair_output=None if repair is None else repair.text,
+        error=error,
+        prompt_tokens=sum(answer.prompt_tokens for answer in answers),
+        completion_tokens=sum(answer.completion_tokens for answer in answers),
+        cost_usd=sum(answer.cost_usd for answer in answers),
+    )
+
+
+def judge_with_repair(
+    requests: Sequence[PairJudgeRequest], *, judge_name: str, ask: Ask, repair: Repair
+) -> list[PairJudgement]:
+    """Judge ``requests`` through ``ask`` and at most one ``repair`` each; results in input order."""
+    results: list[PairJudgement | None] = [None] * len(requests)
+    to_ask: list[int] = []
+    for index, request in enumerate(requests):
+        automatic = automatic_judgement(request, judge_name)
+        if automatic is None:
+            to_ask.append(index)
+        else:
+            results[index] = automatic
+    if not to_ask:
+        return results  # type: ignore[return-value]
+
+    checked: dict[int, JudgeReply | JudgeSchemaError] = {}
+
+    def check(position: int, reply: Reply) -> None:
+        if isinstance(reply, ChatResult):
+            try:
+                checked[position] = _validate(requests[to_ask[position]], reply.text)
+            except JudgeSchemaError as invalid:
+                checked[position] = invalid
+
+    replies = ask([requests[i] for i in to_ask], check)
+    needs_repair: list[tuple[int, ChatResult, list[str]]] = []
+    for position, (index, reply) in enumerate(zip(to_ask, replies, strict=True)):
+        request = requests[index]
+        if isinstance(reply, ProviderError):
+            results[index] = _failed(request, judge_name, f"provider: {reply.message}", calls=1)
+            continue
+        if position not in checked:
+            check(position, reply)
+        verdict = checked[position]
+        if isinstance(verdict, JudgeSchemaError):
+            needs_repair.append((index, reply, verdict.problems))
+        else:
+            results[index] = _judged(request, judge_name, verdict, reply)
+
+    if needs_repair:
+        repairs = repair([(requests[i], first.text, problems) for i, first, problems in needs_repair])
+        for (index, first, problems), fixed in zip(needs_repair, repairs, strict=True):
+            request = requests[index]
+            if isinstance(fixed, ProviderError):
+                error = f"invalid reply ({'; '.join(problems)}); repair call failed: {fixed.message}"
+                results[index] = _failed(request, judge_name, error, first, calls=2)
+                continue
+            try:
+                results[index] = _judged(request, judge_name, _validate(request, fixed.text), first, fixed)
+            except JudgeSchemaError as still:
+                error = f"invalid reply ({'; '.join(problems)}); invalid after repair ({still})"
+                results[index] = _failed(request, judge_name, error, first, fixed, calls=2)
+
+    assert all(result is not None for result in results)
+    return results  # type: ignore[return-value]

@@ -1,0 +1,194 @@
+"""The simulated judge: a labelled stand-in for an LLM judge, for the demo and the tests.
+
+Every judgement it returns has ``judge_name="simulated"``. It never calls a
+provider. For each comparison it draws a verdict from a Bradley–Terry-style
+model of the things App. D.2 diagnoses in real judges:
+
+    logit P(A preferred | decisive) = θ[model_A, d] − θ[model_B, d]
+                                      + position_bias
+                                      + length_bias · (words_A − words_B) / 10
+
+where θ is a latent skill per model and dimension (given in ``skills`` or drawn
+once from N(0, ``skill_spread``²) by hashing seed, model and dimension), words
+are counted in the inspected field, and a tie is returned with probability
+``tie_rate``. With probability ``malformed_rate`` the raw reply is broken JSON,
+and so is a repair with the same probability: replies go through the same
+validation and repair path as the LLM judge's (:mod:`engine.judge.repair`),
+so ``repaired`` and failed judgements occur as they would for real.
+
+Determinism: every random draw is seeded by SHA-256 of (seed, comparison
+identity — run, task, dimension, pair, kind, repeat — and the draw's purpose),
+never by call order, so a resumed or re-chunked run reproduces the same
+judgements. The malformed-reply draws also include ``retry``, so a
+re-submitted failure can succeed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+from collections.abc import Mapping, Sequence
+
+from engine.checklists import Dimension
+from engine.judge.comparison import PairJudgement, PairJudgeRequest, Winner
+from engine.judge.repair import Reply, ReplyHook, judge_with_repair
+from engine.providers.client import ChatResult
+
+__all__ = ["SIMULATED_JUDGE_NAME", "SimulatedJudge"]
+
+SIMULATED_JUDGE_NAME = "simulated"
+_EVIDENCE_WORDS = 12
+
+
+def _draws(*parts: object) -> random.Random:
+    digest = hashlib.sha256("\x1f".join(str(part) for part in parts).encode("utf-8")).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+class SimulatedJudge:
+    """A deterministic synthetic judge with latent skills and tunable biases; see the module docstring."""
+
+    name = SIMULATED_JUDGE_NAME
+
+    def __init__(
+        self,
+        *,
+        seed: int = 42,
+        skills: Mapping[str, Mapping[Dimension | str, float]] | None = None,
+        skill_spread: float = 1.0,
+        position_bias: float = 0.3,
+        length_bias: float = 0.1,
+        tie_rate: float = 0.1,
+        malformed_rate: float = 0.01,
+        item_agreement: float = 0.8,
+    ) -> None:
+        for label, rate in (
+            ("tie_rate", tie_rate),
+            ("malformed_rate", malformed_rate),
+            ("item_agreement", item_agreement),
+        ):
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"{label} must be in [0, 1]")
+        self.seed = seed
+        self.skills = {
+            model: {Dimension(dimension): float(value) for dimension, value in by_dimension.items()}
+            for model, by_dimension in (skills or {}).items()
+        }
+        self.skill_spread = skill_spread
+        self.position_bias = position_bias
+        self.length_bias = length_bias
+        self.tie_rate = tie_rate
+        self.malformed_rate = malformed_rate
+        self.item_agreement = item_agreement
+
+    def __repr__(self) -> str:
+        return (
+            f"SimulatedJudge(seed={self.seed}, position_bias={self.position_bias}, length_bias={self.length_bias}, "
+            f"tie_rate={self.tie_rate}, malformed_rate={self.malformed_rate})"
+        )
+
+    # -- the latent model ------------------------------------------------------
+
+    def skill(self, model: str, dimension: Dimension | str) -> float:
+        """θ of ``model`` on ``dimension``: the configured value, else a seeded N(0, spread²) draw."""
+        dimension = Dimension(dimension)
+        configured = self.skills.get(model, {}).get(dimension)
+        if configured is not None:
+            return configured
+        return _draws(self.seed, "skill", model, dimension.value).gauss(0.0, self.skill_spread)
+
+    def preference_for_a(self, request: PairJudgeRequest) -> float:
+        """P(Response A preferred | decisive) for this presentation."""
+        inspected = request.inspected_field
+        words_a = len(request.a.field_text(inspected).split())
+        words_b = len(request.b.field_text(inspected).split())
+        logit = (
+            self.skill(request.a.model, request.dimension)
+            - self.skill(request.b.model, request.dimension)
+            + self.position_bias
+            + self.length_bias * (words_a - words_b) / 10.0
+        )
+        return _sigmoid(logit)
+
+    # -- the Judge protocol ------------------------------------------------------
+
+    def judge_pairs(self, requests: Sequence[PairJudgeRequest]) -> list[PairJudgement]:
+        """Judge every request; same order, one judgement each (failures included)."""
+        return judge_with_repair(requests, judge_name=self.name, ask=self._ask, repair=self._repair)
+
+    def _ask(self, requests: Sequence[PairJudgeRequest], on_reply: ReplyHook) -> list[Reply]:
+        replies: list[Reply] = []
+        for request in requests:
+            text = self._verdict_json(request)
+            if _draws(self.seed, request.key, "format", request.retry).random() < self.malformed_rate:
+                text = self._break(text, _draws(self.seed, request.key, "break", request.retry))
+            replies.append(ChatResult(text=text, model=self.name, attempts=1))
+        return replies
+
+    def _repair(self, batch: Sequence[tuple[PairJudgeRequest, str, list[str]]]) -> list[Reply]:
+        replies: list[Reply] = []
+        for request, _raw, _problems in batch:
+            text = self._verdict_json(request)
+            if _draws(self.seed, request.key, "repair", request.retry).random() < self.malformed_rate:
+                text = self._break(text, _draws(self.seed, request.key, "repair-break", request.retry))
+            replies.append(ChatResult(text=text, model=self.name, attempts=1))
+        return replies
+
+    # -- reply text ------------------------------------------------------------------
+
+    def _verdict_json(self, request: PairJudgeRequest) -> str:
+        rng = _draws(self.seed, request.key, "verdict")
+        p_a = self.preference_for_a(request)
+        if rng.random() < self.tie_rate:
+            winner = Winner.TIE
+            confidence = round(0.5 + 0.4 * (1.0 - abs(2.0 * p_a - 1.0)) * rng.random(), 2)
+        else:
+            winner = Winner.A if rng.random() < p_a else Winner.B
+            confidence = round(0.5 + abs(p_a - 0.5), 2)
+        inspected = request.inspected_field
+        evidence_a = " ".join(request.a.field_text(inspected).split()[:_EVIDENCE_WORDS]) or None
+        evidence_b = " ".join(request.b.field_text(inspected).split()[:_EVIDENCE_WORDS]) or None
+        outcomes = []
+        for item in request.checklist.items:
+            if rng.random() < self.item_agreement:
+                item_winner = winner
+            else:
+                item_winner = rng.choice([w for w in Winner if w is not winner])
+            outcomes.append(
+                {
+                    "item_index": item.index,
+                    "item": item.text,
+                    "winner": item_winner.value,
+                    "confidence": round(rng.uniform(0.5, 0.95), 2),
+                    "evidence_a": evidence_a,
+                    "evidence_b": evidence_b,
+                    "rationale": f"Simulated item outcome ({item.slot}).",
+                }
+            )
+        payload = {
+            "dimension": request.dimension.value,
+            "winner": winner.value,
+            "confidence": confidence,
+            "overall_rationale": (
+                f"Simulated judgment: P(A preferred | decisive) = {p_a:.2f} from latent skills, "
+                "position bias and length bias."
+            ),
+            "per_item_outcomes": outcomes,
+        }
+        return json.dumps(payload, ensure_ascii=False)
+
+    @staticmethod
+    def _break(text: str, rng: random.Random) -> str:
+        """A malformed variant of a valid reply, of the kinds real judges produce."""
+        variant = rng.randrange(3)
+        if variant == 0:
+            return text[: max(1, int(len(text) * rng.uniform(0.3, 0.9)))]  # truncated
+        if variant == 1:
+            return "Here is my evaluation:\n" + text  # prose around the JSON
+        return text.replace('"winner": ', '"winner": "Response ', 1).replace('"Response "', '"Response ', 1)

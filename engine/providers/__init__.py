@@ -1,0 +1,34 @@
+"""Provider access for every model call Atelier makes: generation, splitting, checklists, judging, embeddings.
+
+* :mod:`engine.providers.client` — :class:`ProviderConfig`, :class:`OpenAICompatibleClient`
+  (``chat``, ``chat_many``, ``embed``), :class:`ChatRequest`, :class:`ChatResult`, :class:`ProviderError`.
+* :mod:`engine.providers.cache` — :class:`RequestCache`, the persistent answer store that makes runs resumable.
+* :mod:`engine.providers.usage` — :class:`UsageLedger`, token and cost accounting per run.
+* :mod:`engine.providers.json_reply` — :func:`parse_json_object`, reading a "strict JSON" reply.
+"""
+
+from engine.providers.cache import RequestCache, embedding_key, request_key
+from engine.providers.client import (
+    ChatRequest,
+    ChatResult,
+    OpenAICompatibleClient,
+    ProviderConfig,
+    ProviderError,
+)
+from engine.providers.json_reply import MalformedReply, parse_json_object
+from engine.providers.usage import UsageLedger, UsageTotals
+
+__all__ = [
+    "ChatRequest",
+    "ChatResult",
+    "MalformedReply",
+    "OpenAICompatibleClient",
+    "ProviderConfig",
+    "ProviderError",
+    "RequestCache",
+    "UsageLedger",
+    "UsageTotals",
+    "embedding_key",
+    "parse_json_object",
+    "request_key",
+]

@@ -1,0 +1,114 @@
+"""The simulated judge: labelled, deterministic by identity, and faithful to its knobs."""
+
+from __future__ import annotations
+
+from engine.checklists import Dimension
+from engine.generation import Family, TaskBrief
+from engine.judge import Candidate, ComparisonKind, SimulatedJudge, Winner
+from tests.engine.judge.conftest import ALICE, BOB
+
+# Sample sizes for the rate checks; tolerances are about four binomial standard errors.
+MANY = 400
+
+
+def equal(model: str, words: int = 10) -> Candidate:
+    text = " ".join(["word"] * words)
+    return Candidate(model=model, response_id=f"r-{model}", core_idea=text, visual_description=text)
+
+
+def many_requests(comparison, a=ALICE, b=BOB, **kwargs):
+    tasks = [TaskBrief(task_id=f"t{n}", family=Family.ABSTRACTION, brief=f"Brief {n}.") for n in range(MANY)]
+    return [comparison(a=a, b=b, task=task, **kwargs) for task in tasks]
+
+
+def share(judgements, winner):
+    return sum(j.winner is winner for j in judgements) / len(judgements)
+
+
+def test_every_judgement_is_labelled_simulated(comparison):
+    (judgement,) = SimulatedJudge().judge_pairs([comparison()])
+    assert judgement.judge_name == "simulated"
+    assert "Simulated" in judgement.overall_rationale
+
+
+def test_same_seed_and_identity_give_the_same_judgement_in_any_batch(comparison):
+    requests = [comparison(repeat=n, kind=ComparisonKind.DUPLICATE) for n in range(20)]
+    judge = SimulatedJudge(seed=7, malformed_rate=0.2)
+    together = judge.judge_pairs(requests)
+    one_by_one = [SimulatedJudge(seed=7, malformed_rate=0.2).judge_pairs([r])[0] for r in reversed(requests)]
+    assert [(j.winner, j.confidence, j.ok, j.repaired) for j in together] == [
+        (j.winner, j.confidence, j.ok, j.repaired) for j in reversed(one_by_one)
+    ]
+
+
+def test_another_seed_changes_the_draws(comparison):
+    requests = many_requests(comparison, a=equal("m1"), b=equal("m2"))
+    first = [j.winner for j in SimulatedJudge(seed=1, skills={"m1": {}, "m2": {}}).judge_pairs(requests)]
+    second = [j.winner for j in SimulatedJudge(seed=2).judge_pairs(requests)]
+    assert first != second
+
+
+def test_the_stronger_model_wins_most_decisive_comparisons(comparison):
+    judge = SimulatedJudge(skills={"alice-model": {"usefulness": 2.0}, "bob-model": {"usefulness": -2.0}})
+    judgements = judge.judge_pairs(many_requests(comparison))
+    decisive = [j for j in judgements if j.winner is not Winner.TIE]
+    assert sum(j.winner_model == "alice-model" for j in decisive) / len(decisive) > 0.9
+
+
+def test_position_bias_favours_response_a(comparison):
+    judge = SimulatedJudge(
+        position_bias=1.0, length_bias=0.0, tie_rate=0.0, skills={"m1": {}, "m2": {}}, skill_spread=0.0
+    )
+    judgements = judge.judge_pairs(many_requests(comparison, a=equal("m1"), b=equal("m2")))
+    assert abs(share(judgements, Winner.A) - 0.731) < 0.09  # sigmoid(1.0)
+
+
+def test_no_bias_and_equal_skill_is_a_fair_coin(comparison):
+    judge = SimulatedJudge(position_bias=0.0, length_bias=0.0, tie_rate=0.0, skill_spread=0.0)
+    judgements = judge.judge_pairs(many_requests(comparison, a=equal("m1"), b=equal("m2")))
+    assert abs(share(judgements, Winner.A) - 0.5) < 0.1
+
+
+def test_length_bias_favours_the_longer_inspected_field(comparison):
+    judge = SimulatedJudge(position_bias=0.0, length_bias=0.5, tie_rate=0.0, skill_spread=0.0)
+    requests = many_requests(
+        comparison, a=equal("m1", words=10), b=equal("m2", words=30), dimension=Dimension.NOVELTY
+    )
+    assert share(judge.judge_pairs(requests), Winner.B) > 0.6  # sigmoid(1.0) = 0.73
+
+
+def test_tie_rate_is_respected(comparison):
+    judgements = SimulatedJudge(tie_rate=0.25).judge_pairs(many_requests(comparison))
+    assert abs(share(judgements, Winner.TIE) - 0.25) < 0.09
+
+
+def test_malformed_replies_take_the_repair_path(comparison):
+    judgements = SimulatedJudge(malformed_rate=0.3).judge_pairs(many_requests(comparison))
+    repaired = sum(j.repaired for j in judgements) / MANY
+    failed = sum(not j.ok for j in judgements) / MANY
+    assert abs(repaired - 0.3 * 0.7) < 0.09
+    assert abs(failed - 0.3 * 0.3) < 0.07
+    assert all(j.calls == 2 for j in judgements if j.repaired or not j.ok)
+    assert all(j.error for j in judgements if not j.ok)
+
+
+def test_without_malformed_rate_nothing_is_repaired(comparison):
+    judgements = SimulatedJudge(malformed_rate=0.0).judge_pairs(many_requests(comparison))
+    assert all(j.ok and not j.repaired and j.calls == 1 for j in judgements)
+
+
+def test_a_retry_draws_its_format_afresh(comparison):
+    judge = SimulatedJudge(malformed_rate=0.5)
+    requests = many_requests(comparison)
+    failed = [j.request for j in judge.judge_pairs(requests) if not j.ok]
+    retried = judge.judge_pairs([comparison(a=r.a, b=r.b, task=r.task, retry=1) for r in failed])
+    assert failed and any(j.ok for j in retried)
+
+
+def test_unknown_models_get_a_seeded_skill():
+    assert SimulatedJudge(seed=3).skill("new-model", "novelty") == SimulatedJudge(seed=3).skill(
+        "new-model", "novelty"
+    )
+    assert SimulatedJudge(seed=3).skill("new-model", "novelty") != SimulatedJudge(seed=4).skill(
+        "new-model", "novelty"
+    )

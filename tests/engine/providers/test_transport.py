@@ -1,0 +1,128 @@
+"""The HTTP/1.1 transport under the client: framing, encodings, keep-alive, TLS — over real sockets."""
+
+from __future__ import annotations
+
+import shutil
+import ssl
+import subprocess
+
+import pytest
+
+from engine.providers import ChatRequest, OpenAICompatibleClient, ProviderConfig
+from engine.providers.transport import Http11Transport
+from tests.fakes import FakeOpenAIServer, Reply, Script
+
+USER = [{"role": "user", "content": "hello"}]
+
+
+def make_client(server, **config) -> OpenAICompatibleClient:
+    settings = {"base_url": server.base_url, "model": "m", "backoff_base_s": 0.01, "max_retries": 0, **config}
+    return OpenAICompatibleClient(ProviderConfig(**settings), concurrency=1)
+
+
+@pytest.mark.parametrize("framing", ["length", "chunked", "close"])
+def test_every_body_framing_is_read(framing):
+    text = "a visual plan " * 40
+    with FakeOpenAIServer(handler=lambda request: Reply(text, framing=framing)) as server:
+        results = make_client(server).chat_many(
+            [ChatRequest(messages=USER, sample_index=n) for n in range(3)]
+        )
+    assert [r.text for r in results] == [text] * 3
+
+
+def test_a_gzip_body_is_decoded():
+    with FakeOpenAIServer(handler=lambda request: Reply("compressed", gzip=True)) as server:
+        assert make_client(server).chat(USER).text == "compressed"
+
+
+def test_an_interim_response_is_skipped():
+    with FakeOpenAIServer(handler=lambda request: Reply("final", early_hints=True)) as server:
+        assert make_client(server).chat(USER).text == "final"
+
+
+def test_a_silently_closed_keep_alive_connection_is_replaced_without_a_retry():
+    handler = Script(Reply("first", close_after=True), Reply("second"))
+    requests = [ChatRequest(messages=USER, sample_index=n) for n in range(2)]
+    with FakeOpenAIServer(handler=handler) as server:
+        first, second = make_client(server, max_retries=0).chat_many(requests)
+        ports = [r.peer_port for r in server.chat_requests]
+    assert (first.text, second.text) == ("first", "second")
+    assert (first.attempts, second.attempts) == (1, 1)
+    assert ports[0] != ports[1]
+
+
+def test_keep_alive_reuses_one_connection_for_sequential_calls():
+    requests = [ChatRequest(messages=USER, sample_index=n) for n in range(5)]
+    with FakeOpenAIServer() as server:
+        make_client(server).chat_many(requests)
+        ports = [r.peer_port for r in server.chat_requests]
+    assert len(ports) == 5
+    assert len(set(ports)) == 1
+
+
+def test_base_url_path_prefix_and_host_header_are_used():
+    with FakeOpenAIServer() as server:
+        make_client(server).chat(USER)
+        recorded = server.chat_requests[0]
+        port = server.port
+    assert recorded.path == "/v1/chat/completions"
+    assert recorded.headers["Host"] == f"127.0.0.1:{port}"
+    assert recorded.headers["Content-Type"] == "application/json"
+
+
+def test_header_values_with_line_breaks_are_refused():
+    with pytest.raises(ValueError):
+        Http11Transport("http://127.0.0.1:9/v1", headers={"X-Title": "a\r\nInjected: yes"})
+
+
+def test_a_non_http_base_url_is_refused():
+    with pytest.raises(ValueError):
+        Http11Transport("ftp://example.org/v1")
+
+
+@pytest.fixture(scope="module")
+def self_signed(tmp_path_factory):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context, str(cert)
+
+
+def test_https_with_a_configured_ca_bundle(self_signed):
+    context, cert = self_signed
+    with FakeOpenAIServer(handler=lambda request: "over tls", tls=context) as server:
+        assert server.base_url.startswith("https://")
+        assert make_client(server, ca_file=cert).chat(USER).text == "over tls"
+
+
+def test_https_refuses_an_untrusted_certificate(self_signed):
+    context, _cert = self_signed
+    with FakeOpenAIServer(tls=context) as server:
+        outcome = make_client(server).chat_many([ChatRequest(messages=USER)])[0]
+    assert not hasattr(outcome, "text")
+    assert "CERTIFICATE_VERIFY_FAILED" in outcome.message
