@@ -114,7 +114,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # SQLite serialises writers; wait for the lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or None}
+# Test databases are per process, so that two test runs on one machine never share one.
+DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or f"test_atelier_{os.getpid()}"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -203,4 +204,4 @@ WHITENOISE_AUTOREFRESH = DEBUG
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A file, not memory, so that a Celery worker process started by the
     # end-to-end tests sees the same test database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
