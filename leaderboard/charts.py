@@ -148,3 +148,33 @@ def box_plot(groups: Sequence[tuple[str, Sequence[float]]], *, title: str, axis_
     for tick in np.linspace(lo, hi, 5):
         body.append(f'<text x="{x(tick):.1f}" y="{base + 13}" font-size="10" text-anchor="middle" fill="#5f6670">{tick:.0f}</text>')
     return _svg(right + 20, height, body, title)
+
+
+def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size: int = 620) -> str:
+    """A node-link drawing from laid-out nodes (x, y in [-1, 1]): colour = cluster, size = weighted degree."""
+    if not nodes:
+        return ""
+    xs = [n["x"] for n in nodes]
+    ys = [n["y"] for n in nodes]
+    pad = 40
+    x = _scale(min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1, pad, size - pad)
+    y = _scale(min(ys), max(ys) if max(ys) > min(ys) else min(ys) + 1, size - pad, pad)
+    where = {n["id"]: (x(n["x"]), y(n["y"])) for n in nodes}
+    clusters = sorted({n["cluster_id"] for n in nodes if n.get("cluster_id")})
+    colour = {c: PALETTE[k % len(PALETTE)] for k, c in enumerate(clusters)}
+    top = max((n["weighted_degree"] for n in nodes), default=1.0) or 1.0
+    heaviest = max((e["weight"] for e in edges), default=1.0) or 1.0
+    body = []
+    for e in edges:
+        (x1, y1), (x2, y2) = where[e["source"]], where[e["target"]]
+        body.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#9aa3ad" '
+                    f'stroke-opacity="{0.15 + 0.6 * e["weight"] / heaviest:.2f}" stroke-width="1"/>')
+    for n in sorted(nodes, key=lambda n: n["weighted_degree"]):
+        cx, cy = where[n["id"]]
+        r = 3 + 9 * (n["weighted_degree"] / top) ** 0.5
+        fill = colour.get(n.get("cluster_id"), "#c8ced6")
+        body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r:.1f}" fill="{fill}" fill-opacity=".85">'
+                    f'<title>{escape(n["label"])} ({escape(n["type"])}; {n["n_models"]} models)</title></circle>')
+        if r > 7:
+            body.append(f'<text x="{cx + r + 2:.1f}" y="{cy + 4:.1f}" font-size="10">{escape(n["label"][:28])}</text>')
+    return _svg(size, size, body, title)

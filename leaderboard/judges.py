@@ -99,6 +99,7 @@ class RunJudges:
 
     run: JudgeRun
     judges: dict[str, object] = field(default_factory=dict)
+    populations: dict[int, object] = field(default_factory=dict)  # task pk -> TIG PopulationIndex
 
     def get(self, name: str):
         if name not in self.judges:
@@ -135,21 +136,46 @@ def _candidate(response) -> Candidate:
     )
 
 
+def _shown(rows) -> list[dict]:
+    return [{"id": r.pk, "slot": r.slot, "version": r.version, "text": r.text, "source": r.source} for r in rows]
+
+
+def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Comparison) -> list:
+    """Novelty items of one judged pair: the base items with slot 1 replaced by the pair's
+    leave-two-models-out population-cliché item when the TIG has one (App. E.3, G.5)."""
+    from leaderboard.services.tig import TIG_SLOT, novelty_context_items, task_population_index
+
+    if judges.run.novelty_anchor != "tig":
+        return base_rows  # generic anchors: the ablation condition (App. D.1)
+    if task.pk not in judges.populations:
+        judges.populations[task.pk] = task_population_index(task)
+    tig_rows = novelty_context_items(
+        task=task, model_x_id=comparison.model_x_id, model_y_id=comparison.model_y_id,
+        index=judges.populations[task.pk],
+    )
+    if not tig_rows:
+        return base_rows
+    return [tig_rows[0] if row.slot == TIG_SLOT else row for row in base_rows]
+
+
 def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension: str,
                       comparisons: list[Comparison]) -> list[Verdict]:
     """Judge planned comparisons; one verdict each, in order (failures included, never dropped)."""
-    rows = checklist_items_ensure(task=task, dimension=dimension)
-    checklist = checklist_for_judging(rows, task=task, dimension=dimension)
-    shown = [{"id": r.pk, "slot": r.slot, "version": r.version, "text": r.text, "source": r.source} for r in rows]
+    base_rows = checklist_items_ensure(task=task, dimension=dimension)
     brief = task_brief_of(task)
     by_judge: dict[str, list[int]] = {}
     for k, c in enumerate(comparisons):
         by_judge.setdefault(c.judge_name, []).append(k)
     verdicts: list[Verdict | None] = [None] * len(comparisons)
     for judge_name, positions in by_judge.items():
+        rows_of = {
+            k: _novelty_rows(judges, task, base_rows, comparisons[k]) if dimension == "N" else base_rows
+            for k in positions
+        }
         requests = [
             PairJudgeRequest(
-                run_id=replicate_key(run), task=brief, dimension=ENGINE_DIMENSION[dimension], checklist=checklist,
+                run_id=replicate_key(run), task=brief, dimension=ENGINE_DIMENSION[dimension],
+                checklist=checklist_for_judging(rows_of[k], task=task, dimension=dimension),
                 a=_candidate(comparisons[k].shown_a), b=_candidate(comparisons[k].shown_b),
                 kind=comparisons[k].kind, repeat=comparisons[k].repeat, retry=comparisons[k].attempts,
             )
@@ -158,7 +184,7 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
         judge = judges.get(judge_name)
         judgements = judge.judge_pairs(requests)
         for k, judgement in zip(positions, judgements, strict=True):
-            verdicts[k] = _verdict(judgement, shown)
+            verdicts[k] = _verdict(judgement, _shown(rows_of[k]))
         _record_usage(run, judge)
     return verdicts  # type: ignore[return-value]
 

@@ -378,3 +378,17 @@ class LeaderboardSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"snapshot {self.pk} of run {self.run_id}"
+
+
+class AtomExtraction(models.Model):
+    """One response's typed-atom extraction (Ekphrasis App. G.1), stored once and reused by every
+    leave-two-models-out context and every run that includes the response."""
+
+    key = models.CharField(max_length=200, unique=True, help_text="extractor | response id | Core Idea hash")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="atom_extractions", null=True)
+    extractor = models.CharField(max_length=100)
+    payload = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.key

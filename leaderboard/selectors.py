@@ -157,3 +157,31 @@ def judge_model_scores(*, task_set: TaskSet, dimension: str) -> dict[int, float]
         return {}
     theta = snapshot.payload["per_dimension"][dimension]["theta"]
     return dict(zip(snapshot.payload["model_ids"], theta, strict=True))
+
+
+def tig_viewer(*, task, pair: tuple[int, int] | None = None) -> dict:
+    """Graph, ranked clusters and items of a task's population (or of one pair's leave-two-out context),
+    with model primary keys mapped back to display names for researchers."""
+    from leaderboard.models import ChecklistItem, SubjectModel
+    from leaderboard.services.tig import task_population_index
+
+    index = task_population_index(task)
+    data = index.viewer_data(None if pair is None else tuple(str(p) for p in pair))
+    names = dict(SubjectModel.objects.values_list("pk", "display_name"))
+    for cluster in data["clusters"]:
+        cluster["model_names"] = [names.get(int(m), m) for m in cluster.get("models", []) if str(m).isdigit()]
+    data["population_models"] = [names.get(int(m), m) for m in index.models]
+    data["stored_contexts"] = list(
+        ChecklistItem.objects.filter(task=task, dimension="N", source="tig").order_by("context_key", "-version")
+        .values("context_key", "text", "active", "version", "provenance")
+    )
+    for row in data["stored_contexts"]:
+        pair_part = row["context_key"].removeprefix("tig:").split("@")[0]
+        row["pair_names"] = " vs ".join(names.get(int(p), p) for p in pair_part.split("|") if p.isdigit())
+    return data
+
+
+def subject_models_of(task_set: TaskSet):
+    from leaderboard.services.judge_runs import subject_models_of as pool
+
+    return pool(task_set)

@@ -11,6 +11,7 @@ urlpatterns = [
         views.task_set_export,
         name="task_set_export",
     ),
+    path("task-sets/<int:pk>/tig/<int:task_pk>/", views.tig_viewer, name="tig_viewer"),
     path("leaderboards/", views.leaderboard_list, name="leaderboard_list"),
     path("leaderboards/compare/", views.snapshot_compare, name="snapshot_compare"),
     path("leaderboards/<int:pk>/", views.snapshot_detail, name="snapshot_detail"),

@@ -145,3 +145,26 @@ def judge_run_new(request):
         return redirect("leaderboard_list")
     judge_runs.judge_run_start(run=run)
     return redirect("judge_run_detail", pk=run.pk)
+
+
+def tig_viewer(request, pk: int, task_pk: int):
+    """The TIG of one task: researchers only (model names appear here; annotators never reach it)."""
+    require_researcher(request.user)
+    task = get_object_or_404(Task.objects.select_related("task_set"), pk=task_pk, task_set_id=pk)
+    pair = None
+    if request.GET.get("pair"):
+        try:
+            x, y = (int(v) for v in request.GET["pair"].split(","))
+            pair = (x, y)
+        except ValueError:
+            messages.error(request, "pair must be two model ids separated by a comma")
+    data = selectors.tig_viewer(task=task, pair=pair)
+    context = {
+        "task": task,
+        "data": data,
+        "pair": pair,
+        "graph": charts.graph_plot(data["nodes"], data["edges"], title=f"Typed Idea Graph of {task.external_id}"),
+        "models": selectors.subject_models_of(task.task_set),
+        "tasks": task.task_set.tasks.order_by("position", "external_id"),
+    }
+    return render(request, "leaderboard/tig_viewer.html", context)
