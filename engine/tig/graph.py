@@ -1,0 +1,322 @@
+"""The Typed Idea Graph of one reference population (Ekphrasis App. G.3).
+
+Nodes are canonical atoms. Three kinds of undirected edge weight are summed into one weight matrix:
+
+* co-occurrence ``w_cooc(u, v) = max(0, NPMI(u, v))`` where the unit of co-occurrence is **one response**:
+  ``p(u)`` is the share of reference responses with an atom in u, ``p(u, v)`` the share with atoms in both;
+* same-type similarity ``w_sim(u, v) = cos(e_u, e_v) * 1[cos(e_u, e_v) >= 0.78]`` on node embeddings
+  (normalised mean of the node's input-atom embeddings; the cosines come from canonicalisation);
+* typed relations ``w_typed(u, v, r) = sum_l 1[(u, v, r) in E_l]``, the number of responses whose
+  extraction has that relation; Leiden needs an undirected graph, so the directed typed relations are
+  collapsed: ``sum_r (w_typed(u, v, r) + w_typed(v, u, r))``.
+
+The weighted degree ``deg_w(u) = sum_v w(u, v)`` over the combined weights is what ClicheScore's
+centrality uses. :func:`build_graph` does all of it with dense numpy matrices (a context has ~200 nodes);
+:func:`build_graph_networkx` is the straightforward edge-by-edge construction kept as the benchmark baseline
+and as an independent check in the tests.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engine.tig.atoms import ATOM_TYPES, RELATION_TYPES
+from engine.tig.canonical import Canonicalisation
+
+if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
+
+    from engine.tig.score import Cluster
+
+__all__ = [
+    "SIMILARITY_THRESHOLD",
+    "IdeaGraph",
+    "build_graph",
+    "build_graph_networkx",
+    "cooccurrence_weights",
+    "graph_export",
+    "npmi",
+    "similarity_weights",
+    "typed_relation_counts",
+    "upper_pairs",
+]
+
+# App. G.3: w_sim = cos * 1[cos >= 0.78]
+SIMILARITY_THRESHOLD = 0.78
+
+
+def upper_pairs(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices ``(i, j)``, ``i < j``, of the non-zero entries of a square matrix (row-major)."""
+    i, j = np.nonzero(matrix)
+    keep = i < j
+    return i[keep], j[keep]
+
+
+def npmi(joint: np.ndarray, count_u: np.ndarray, count_v: np.ndarray, n: int) -> np.ndarray:
+    """Normalised PMI from counts over ``n`` units (Bouma 2009):
+    ``log(p(u,v) / (p(u) p(v))) / -log p(u,v)``, with its limits made explicit:
+    ``+1`` when ``p(u,v) = 1`` (the pair is in every unit -- the population-cliché case, where the
+    formula is 0/0) and ``-1`` when ``p(u,v) = 0`` (never together)."""
+    joint, count_u, count_v = np.broadcast_arrays(
+        np.asarray(joint, dtype=np.float64),
+        np.asarray(count_u, dtype=np.float64),
+        np.asarray(count_v, dtype=np.float64),
+    )
+    out = np.full(joint.shape, -1.0)
+    out[joint >= n] = 1.0
+    mid = (joint > 0) & (joint < n)
+    j, cu, cv = joint[mid], count_u[mid], count_v[mid]
+    # NPMI (Bouma 2009, eq. 8) with p = count / n: log(p_uv / (p_u p_v)) / -log p_uv
+    out[mid] = np.log(j * n / (cu * cv)) / -np.log(j / n)
+    return out
+
+
+def cooccurrence_weights(incidence: np.ndarray) -> np.ndarray:
+    """``max(0, NPMI)`` between nodes from a (responses x nodes) boolean incidence matrix; zero diagonal.
+    Only pairs that co-occur at least once are evaluated (the others have NPMI -1, weight 0)."""
+    x = np.asarray(incidence, dtype=np.float64)
+    n = x.shape[0]
+    w = np.zeros((x.shape[1], x.shape[1]))
+    if n == 0 or x.shape[1] == 0:
+        return w
+    joint = x.T @ x
+    counts = np.diag(joint).copy()
+    iu, iv = upper_pairs(joint)
+    value = np.maximum(0.0, npmi(joint[iu, iv], counts[iu], counts[iv], n))  # App. G.3 w_cooc
+    w[iu, iv] = value
+    w[iv, iu] = value
+    return w
+
+
+def similarity_weights(
+    cosine: np.ndarray, types: np.ndarray, threshold: float = SIMILARITY_THRESHOLD
+) -> np.ndarray:
+    """``cos(e_u, e_v) * 1[cos >= threshold]`` between nodes of the same type, from their cosine matrix;
+    zero diagonal."""
+    cosine = np.asarray(cosine, dtype=np.float64)
+    types = np.asarray(types)
+    same = types[:, None] == types[None, :]
+    w = np.where(same & (cosine >= threshold), cosine, 0.0)  # App. G.3 w_sim
+    np.fill_diagonal(w, 0.0)
+    return w
+
+
+def typed_relation_counts(
+    response: np.ndarray, source: np.ndarray, target: np.ndarray, relation: np.ndarray, n_nodes: int
+) -> np.ndarray:
+    """Rows ``(u, v, r, count)``: the number of responses with relation ``u -r-> v`` (App. G.3 w_typed).
+    A response counts once per (u, v, r) even if canonicalisation merged two of its atoms; self-loops are
+    dropped."""
+    response, source, target, relation = (
+        np.asarray(a, dtype=np.int64) for a in (response, source, target, relation)
+    )
+    ok = source != target
+    response, source, target, relation = response[ok], source[ok], target[ok], relation[ok]
+    if not len(source):
+        return np.zeros((0, 4), dtype=np.int64)
+    edge = (relation * n_nodes + source) * n_nodes + target
+    n_edge_codes = len(RELATION_TYPES) * n_nodes * n_nodes
+    per_response = np.unique(response * n_edge_codes + edge) % n_edge_codes  # one count per response
+    codes, counts = np.unique(per_response, return_counts=True)
+    r, rest = np.divmod(codes, n_nodes * n_nodes)
+    u, v = np.divmod(rest, n_nodes)
+    return np.column_stack([u, v, r, counts])
+
+
+@dataclass
+class IdeaGraph:
+    """Weights and bookkeeping of one population's graph (dense, node order of ``canon``)."""
+
+    canon: Canonicalisation
+    incidence: np.ndarray  # (responses, nodes) bool: response has an atom in node
+    cooccurrence: np.ndarray
+    similarity: np.ndarray
+    typed: np.ndarray  # collapsed undirected typed-relation counts
+    typed_edges: np.ndarray  # (u, v, r, count) directed
+    weight: np.ndarray
+    degree: np.ndarray
+    node_models: np.ndarray  # (nodes, models) bool: model has an atom in node
+    models: list[str]
+
+    @property
+    def n_nodes(self) -> int:
+        return self.canon.n_nodes
+
+    @property
+    def n_responses(self) -> int:
+        return self.incidence.shape[0]
+
+
+def _incidence(canon: Canonicalisation) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    table = canon.table
+    inc = np.zeros((table.n_responses, canon.n_nodes), dtype=bool)
+    inc[table.response, canon.mention_node] = True
+    models = sorted(set(table.models))
+    model_index = {m: i for i, m in enumerate(models)}
+    response_model = np.asarray([model_index[m] for m in table.models], dtype=np.int64)
+    node_models = np.zeros((canon.n_nodes, len(models)), dtype=bool)
+    node_models[canon.mention_node, response_model[table.response]] = True
+    return inc, node_models, models
+
+
+def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILARITY_THRESHOLD) -> IdeaGraph:
+    """The combined weight matrix ``w = w_cooc + w_sim + sum_r w_typed`` and weighted degrees (App. G.3)."""
+    table = canon.table
+    inc, node_models, models = _incidence(canon)
+    n = canon.n_nodes
+    cooc = cooccurrence_weights(inc)
+    sim = similarity_weights(canon.node_similarity, canon.node_type, similarity_threshold)
+    rel = table.relations
+    typed_edges = (
+        typed_relation_counts(
+            table.response[rel[:, 0]],
+            canon.mention_node[rel[:, 0]],
+            canon.mention_node[rel[:, 1]],
+            rel[:, 2],
+            n,
+        )
+        if len(rel)
+        else np.zeros((0, 4), dtype=np.int64)
+    )
+    typed = np.zeros((n, n))
+    if len(typed_edges):
+        # collapse direction and relation type for the undirected graph Leiden needs
+        np.add.at(typed, (typed_edges[:, 0], typed_edges[:, 1]), typed_edges[:, 3])
+        typed = typed + typed.T
+    weight = cooc + sim + typed
+    return IdeaGraph(
+        canon=canon,
+        incidence=inc,
+        cooccurrence=cooc,
+        similarity=sim,
+        typed=typed,
+        typed_edges=typed_edges,
+        weight=weight,
+        degree=weight.sum(axis=1),  # deg_w(u) = sum_v w(u, v)
+        node_models=node_models,
+        models=models,
+    )
+
+
+def build_graph_networkx(
+    canon: Canonicalisation, *, similarity_threshold: float = SIMILARITY_THRESHOLD
+) -> nx.Graph:
+    """The same graph built edge by edge in networkx (benchmark baseline, cross-check in tests).
+
+    Edge attributes ``cooccurrence``, ``similarity``, ``typed`` and their sum ``weight``; node attributes
+    ``type`` and ``label``.
+    """
+    import networkx as nx
+
+    table = canon.table
+    g = nx.Graph()
+    for v in range(canon.n_nodes):
+        g.add_node(v, type=ATOM_TYPES[int(canon.node_type[v])], label=canon.node_label[v])
+    responses_of: list[set[int]] = [set() for _ in range(canon.n_nodes)]
+    for m in range(table.n_mentions):
+        responses_of[int(canon.mention_node[m])].add(int(table.response[m]))
+    n_resp = table.n_responses
+    emb = canon.node_embedding
+
+    def bump(u: int, v: int, kind: str, value: float) -> None:
+        if not g.has_edge(u, v):
+            g.add_edge(u, v, cooccurrence=0.0, similarity=0.0, typed=0.0, weight=0.0)
+        data = g[u][v]
+        data[kind] += value
+        data["weight"] += value
+
+    for u in range(canon.n_nodes):
+        for v in range(u + 1, canon.n_nodes):
+            joint = len(responses_of[u] & responses_of[v])
+            if joint:
+                if joint == n_resp:
+                    value = 1.0
+                else:
+                    p_uv = joint / n_resp
+                    p_u, p_v = len(responses_of[u]) / n_resp, len(responses_of[v]) / n_resp
+                    value = math.log(p_uv / (p_u * p_v)) / -math.log(p_uv)  # NPMI (Bouma 2009)
+                if value > 0:
+                    bump(u, v, "cooccurrence", value)
+            if canon.node_type[u] == canon.node_type[v]:
+                cos = float(np.dot(emb[u], emb[v]))
+                if cos >= similarity_threshold:
+                    bump(u, v, "similarity", cos)
+    seen: set[tuple[int, int, int, int]] = set()
+    for s, t, r in table.relations.tolist():
+        u, v = int(canon.mention_node[s]), int(canon.mention_node[t])
+        key = (int(table.response[s]), u, v, r)
+        if u != v and key not in seen:
+            seen.add(key)
+            bump(u, v, "typed", 1.0)
+    return g
+
+
+def graph_export(
+    graph: IdeaGraph, clusters: list[Cluster] | None = None, *, layout_seed: int = 0, min_weight: float = 0.0
+) -> dict[str, Any]:
+    """JSON-ready nodes and edges for the TIG viewer, with a spring layout (networkx, fixed seed).
+
+    Nodes carry id, label, type, aliases, weighted degree, models count and cluster id; edges carry the three
+    weight components and their sum. ``min_weight`` drops light edges from the export (not the layout).
+    """
+    import networkx as nx
+
+    canon = graph.canon
+    cluster_of: dict[int, str] = {}
+    for c in clusters or []:
+        for v in c.nodes:
+            cluster_of[v] = c.id
+    n = graph.n_nodes
+    g = nx.Graph()
+    g.add_nodes_from(range(n))
+    iu, iv = upper_pairs(graph.weight)
+    g.add_weighted_edges_from(zip(iu.tolist(), iv.tolist(), graph.weight[iu, iv].tolist()))
+    pos = nx.spring_layout(g, weight="weight", seed=layout_seed) if n else {}
+    nodes = [
+        {
+            "id": canon.node_id(v),
+            "label": canon.node_label[v],
+            "type": ATOM_TYPES[int(canon.node_type[v])],
+            "aliases": canon.node_aliases[v],
+            "weighted_degree": round(float(graph.degree[v]), 6),
+            "n_models": int(graph.node_models[v].sum()),
+            "cluster_id": cluster_of.get(v),
+            "x": round(float(pos[v][0]), 6),
+            "y": round(float(pos[v][1]), 6),
+        }
+        for v in range(n)
+    ]
+    edges = []
+    for u, v in zip(iu.tolist(), iv.tolist()):
+        w = float(graph.weight[u, v])
+        if w > min_weight:
+            edges.append(
+                {
+                    "source": canon.node_id(u),
+                    "target": canon.node_id(v),
+                    "weight": round(w, 6),
+                    "cooccurrence": round(float(graph.cooccurrence[u, v]), 6),
+                    "similarity": round(float(graph.similarity[u, v]), 6),
+                    "typed": round(float(graph.typed[u, v]), 6),
+                }
+            )
+    typed = [
+        {
+            "source": canon.node_id(int(u)),
+            "relation": RELATION_TYPES[int(r)],
+            "target": canon.node_id(int(v)),
+            "count": int(c),
+        }
+        for u, v, r, c in graph.typed_edges.tolist()
+    ]
+    return {
+        "nodes": nodes,
+        "edges": edges,
+        "typed_relations": typed,
+        "models": len(graph.models),
+        "responses": graph.n_responses,
+    }

@@ -1,0 +1,320 @@
+"""ClicheScore of a cluster of canonical atoms (Ekphrasis §4.2 and App. G.3).
+
+    ClicheScore(C) = 0.45 ModelCov(C) + 0.35 Cent(C) + 0.20 Conv(C)
+
+* ``ModelCov(C) = |{m : exists u in C, m in prov(u)}| / |M|`` -- share of the reference population's models
+  with an atom in C;
+* ``Cent(C) = sum_{u in C} deg_w(u) / (|C| max_u' deg_w(u'))`` -- mean weighted degree of C's atoms over the
+  largest weighted degree in the graph;
+* ``Conv(C) = 2 / (|C|(|C|-1)) sum_{u<v in C} max(0, cos(e_u, e_v))`` -- mean positive pairwise cosine.
+  Here the pairs run over C's *input atoms* (every extracted atom canonicalised into C, with its own
+  embedding), which is the paper's formula when each canonical atom has one alias, and stays defined for a
+  single canonical atom that many responses phrased alike; fewer than two input atoms give ``Conv = 0``
+  (no convergence observed).
+
+High-scoring clusters are common across models, central in the task's graph and internally convergent
+(App. G.4). :func:`score_partition` scores every cluster of a graph at once with array operations and
+keeps them compact (:class:`ScoredClusters`); :class:`Cluster` records are built on demand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from engine.tig.atoms import ATOM_TYPES
+from engine.tig.graph import IdeaGraph, upper_pairs
+
+__all__ = [
+    "CENTRALITY_WEIGHT",
+    "CONVERGENCE_WEIGHT",
+    "MODEL_COVERAGE_WEIGHT",
+    "Cluster",
+    "ScoredClusters",
+    "centrality",
+    "cliche_score",
+    "convergence",
+    "model_coverage",
+    "partition_labels",
+    "score_clusters",
+    "score_partition",
+]
+
+# App. G.3: ClicheScore = 0.45 ModelCov + 0.35 Cent + 0.20 Conv
+MODEL_COVERAGE_WEIGHT = 0.45
+CENTRALITY_WEIGHT = 0.35
+CONVERGENCE_WEIGHT = 0.20
+_ALIASES_IN_SUMMARY = 4
+
+
+def model_coverage(node_models: np.ndarray, members: np.ndarray) -> float:
+    """``|{m : exists u in C, m in prov(u)}| / |M|`` from a (nodes x models) boolean matrix (App. G.3)."""
+    node_models = np.asarray(node_models, dtype=bool)
+    if node_models.shape[1] == 0:
+        return 0.0
+    return float(node_models[members].any(axis=0).sum() / node_models.shape[1])
+
+
+def centrality(degree: np.ndarray, members: np.ndarray) -> float:
+    """``sum_{u in C} deg_w(u) / (|C| max_u' deg_w(u'))`` (App. G.3); 0 on an edgeless graph."""
+    degree = np.asarray(degree, dtype=np.float64)
+    top = float(degree.max()) if degree.size else 0.0
+    return float(degree[members].mean() / top) if top > 0 and len(members) else 0.0
+
+
+def convergence(embeddings: np.ndarray) -> float:
+    """``2 / (k(k-1)) sum_{i<j} max(0, cos(e_i, e_j))`` over unit rows (App. G.3); 0 when k < 2."""
+    e = np.asarray(embeddings, dtype=np.float64)
+    k = e.shape[0]
+    if k < 2:
+        return 0.0
+    cos = np.maximum(0.0, e @ e.T)
+    return float(cos[np.triu_indices(k, 1)].mean())
+
+
+def cliche_score(coverage: float, central: float, converge: float) -> float:
+    """``0.45 ModelCov + 0.35 Cent + 0.20 Conv`` (App. G.3)."""
+    return MODEL_COVERAGE_WEIGHT * coverage + CENTRALITY_WEIGHT * central + CONVERGENCE_WEIGHT * converge
+
+
+@dataclass
+class Cluster:
+    """A scored cluster of same-type canonical atoms.
+
+    ``label`` is the label of the member atom with the most input atoms; ``aliases`` every distinct surface
+    form in the cluster, most frequent first; ``n_models``/``n_samples`` count the reference models and
+    responses with an atom in the cluster, out of ``population_models``/``population_samples``. ``models``
+    names them for the TIG viewer; checklist item text never does. ``nodes`` are graph node indices
+    (meaningful only with the graph they came from).
+    """
+
+    id: str
+    type: str
+    label: str
+    aliases: list[str]
+    score: float
+    model_coverage: float
+    centrality: float
+    convergence: float
+    n_models: int
+    n_samples: int
+    population_models: int
+    population_samples: int
+    members: list[str]
+    models: list[str] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list, repr=False)
+
+    @property
+    def summary(self) -> str:
+        """One-line description for checklist provenance and the audit (counts only, no identities)."""
+        others = [a for a in self.aliases if a != self.label][:_ALIASES_IN_SUMMARY]
+        also = f" (also: {', '.join(others)})" if others else ""
+        return (
+            f"{self.type} cluster '{self.label}'{also}; used by {self.n_models} of {self.population_models} "
+            f"reference models in {self.n_samples} of {self.population_samples} ideas"
+        )
+
+    def to_dict(self, *, with_models: bool = True) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("nodes")
+        if not with_models:
+            data.pop("models")
+        data["summary"] = self.summary
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Cluster:
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**fields)
+
+
+@lru_cache(maxsize=1 << 16)
+def _cluster_id(type_name: str, member_keys: tuple[str, ...]) -> str:
+    """Stable id from the type and the sorted canonical keys of the members (memoised: clusters recur
+    across the contexts of a task)."""
+    digest = hashlib.sha1("\x1f".join(sorted(member_keys)).encode()).hexdigest()[:12]
+    return f"{type_name}-{digest}"
+
+
+@dataclass
+class ScoredClusters:
+    """Every cluster of one graph, scored, in compact array form; :class:`Cluster` records are built only
+    when asked for (a context usually needs the few best, the viewer all of them).
+
+    Holds arrays and references to the population's shared label lists, not the graph, so a cache of
+    contexts stays small. ``order`` ranks clusters by ClicheScore, highest first (ties: wider model
+    coverage, then the label of the cluster's first member, then type and node order); ``head`` is each
+    cluster's first member.
+    """
+
+    cluster_of_node: np.ndarray
+    score: np.ndarray
+    coverage: np.ndarray
+    centrality: np.ndarray
+    convergence: np.ndarray
+    n_models: np.ndarray
+    n_samples: np.ndarray
+    covered: np.ndarray  # (clusters, models) bool
+    models: list[str]
+    population_samples: int
+    node_type: np.ndarray
+    node_label: list[str]
+    node_key: list[str]
+    node_rank: np.ndarray  # position of each node inside its cluster's member list
+    mention_cluster: np.ndarray
+    mention_label: np.ndarray
+    label_names: list[str]
+    order: np.ndarray
+    head: np.ndarray
+    _built: dict[int, Cluster] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+    def members(self, c: int) -> list[int]:
+        """Node indices of cluster ``c``, most input atoms first (then weighted degree, then label)."""
+        nodes = np.flatnonzero(self.cluster_of_node == c)
+        return nodes[np.argsort(self.node_rank[nodes], kind="stable")].tolist()
+
+    def cluster(self, c: int) -> Cluster:
+        hit = self._built.get(c)
+        if hit is not None:
+            return hit
+        nodes = self.members(c)
+        type_name = ATOM_TYPES[int(self.node_type[nodes[0]])]
+        mentions = np.flatnonzero(self.mention_cluster == c)
+        labels, counts = np.unique(self.mention_label[mentions], return_counts=True)
+        aliases = labels[np.lexsort((labels, -counts))]  # most frequent first; ties: shorter, alphabetical
+        built = Cluster(
+            id=_cluster_id(type_name, tuple(self.node_key[v] for v in nodes)),
+            type=type_name,
+            label=self.node_label[nodes[0]],
+            aliases=[self.label_names[i] for i in aliases.tolist()],
+            score=float(self.score[c]),
+            model_coverage=float(self.coverage[c]),
+            centrality=float(self.centrality[c]),
+            convergence=float(self.convergence[c]),
+            n_models=int(self.n_models[c]),
+            n_samples=int(self.n_samples[c]),
+            population_models=len(self.models),
+            population_samples=self.population_samples,
+            members=[self.node_label[v] for v in nodes],
+            models=[self.models[i] for i in np.flatnonzero(self.covered[c]).tolist()],
+            nodes=nodes,
+        )
+        self._built[c] = built
+        return built
+
+    def ranked(self, limit: int | None = None) -> list[Cluster]:
+        """Clusters in ClicheScore order (all, or the first ``limit``)."""
+        return [self.cluster(c) for c in self.order[:limit].tolist()]
+
+    def iter_ranked(self, *, types: Sequence[str] | None = None, min_models: int = 0) -> Iterator[Cluster]:
+        """Clusters in ClicheScore order, built one at a time; optionally only those of ``types`` shared by
+        at least ``min_models`` models (filtered on the arrays, before anything is built)."""
+        keep = self.n_models[self.order] >= min_models
+        if types is not None:
+            codes = [ATOM_TYPES.index(t) for t in types]
+            head_type = self.node_type[self.head[self.order]]
+            keep &= np.isin(head_type, codes)
+        for c in self.order[keep].tolist():
+            yield self.cluster(c)
+
+
+def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClusters:
+    """Score every cluster of a partition given as a cluster label per node (labels ``0..k-1``)."""
+    canon = graph.canon
+    table = canon.table
+    n_nodes = canon.n_nodes
+    cluster_of_node = np.asarray(cluster_of_node, dtype=np.int64)
+    k = int(cluster_of_node.max()) + 1 if n_nodes else 0
+    size = np.bincount(cluster_of_node, minlength=k).astype(np.float64)
+    # ModelCov(C) = |{m : exists u in C, m in prov(u)}| / |M| (App. G.3)
+    n_models_total = graph.node_models.shape[1]
+    node_idx, model_idx = np.nonzero(graph.node_models)
+    covered = np.zeros((k, n_models_total), dtype=bool)
+    covered[cluster_of_node[node_idx], model_idx] = True
+    n_models = covered.sum(axis=1)
+    coverage = n_models / n_models_total if n_models_total else np.zeros(k)
+    # Cent(C) = sum_{u in C} deg_w(u) / (|C| max_u' deg_w(u')) (App. G.3)
+    top = float(graph.degree.max()) if n_nodes else 0.0
+    cent = (
+        np.bincount(cluster_of_node, weights=graph.degree, minlength=k) / size / top
+        if top > 0
+        else np.zeros(k)
+    )
+    # Conv(C) = mean over pairs of C's input atoms of max(0, cos) (App. G.3, over input atoms: see above)
+    mention_cluster = cluster_of_node[canon.mention_node]
+    m_count = np.bincount(mention_cluster, minlength=k).astype(np.float64)
+    pairs = m_count * (m_count - 1) / 2.0
+    conv = np.zeros(k)
+    multi = np.flatnonzero(m_count[mention_cluster] >= 2)  # only clusters with two or more input atoms
+    if len(multi):
+        labels = table.label_ids[multi]
+        mc = mention_cluster[multi]
+        i, j = upper_pairs(mc[:, None] == mc[None, :])
+        pos = np.maximum(0.0, table.label_similarity[labels[i], labels[j]])
+        pair_sum = np.bincount(mc[i], weights=pos, minlength=k)
+        conv = np.divide(pair_sum, pairs, out=np.zeros(k), where=pairs > 0)
+    # ClicheScore = 0.45 ModelCov + 0.35 Cent + 0.20 Conv (App. G.3)
+    score = MODEL_COVERAGE_WEIGHT * coverage + CENTRALITY_WEIGHT * cent + CONVERGENCE_WEIGHT * conv
+    resp_idx, resp_node = np.nonzero(graph.incidence)
+    n_responses = max(graph.n_responses, 1)
+    sample_codes = np.unique(cluster_of_node[resp_node] * n_responses + resp_idx)
+    n_samples = np.bincount(sample_codes // n_responses, minlength=k)
+    # members: most input atoms first, then weighted degree, then label
+    mentions_per_node = np.bincount(canon.mention_node, minlength=n_nodes)
+    label_rank = np.argsort(
+        np.argsort(np.asarray(canon.node_label, dtype=object), kind="stable"), kind="stable"
+    )
+    node_order = np.lexsort((label_rank, -graph.degree, -mentions_per_node))
+    node_rank = np.empty(n_nodes, dtype=np.int64)
+    node_rank[node_order] = np.arange(n_nodes)
+    head = np.full(k, -1, dtype=np.int64)  # each cluster's first member
+    head[cluster_of_node[node_order[::-1]]] = node_order[::-1]
+    # ranking: score, then coverage, then the head label; remaining ties keep cluster order
+    order = np.lexsort((label_rank[head], -coverage, -score)) if k else np.zeros(0, dtype=np.int64)
+    return ScoredClusters(
+        cluster_of_node=cluster_of_node,
+        score=score,
+        coverage=coverage,
+        centrality=cent,
+        convergence=conv,
+        n_models=n_models,
+        n_samples=n_samples,
+        covered=covered,
+        models=graph.models,
+        population_samples=graph.n_responses,
+        node_type=canon.node_type,
+        node_label=canon.node_label,
+        node_key=canon.node_key,
+        node_rank=node_rank,
+        mention_cluster=mention_cluster,
+        mention_label=table.label_ids,
+        label_names=table.label_names,
+        order=order,
+        head=head,
+    )
+
+
+def partition_labels(partition: list[np.ndarray], n_nodes: int) -> np.ndarray:
+    """Cluster label per node from a list of node-index arrays."""
+    labels = np.full(n_nodes, -1, dtype=np.int64)
+    for c, nodes in enumerate(partition):
+        labels[nodes] = c
+    if (labels < 0).any():
+        raise ValueError("the partition does not cover every node")
+    return labels
+
+
+def score_clusters(graph: IdeaGraph, partition: list[np.ndarray]) -> list[Cluster]:
+    """Score every cluster of ``partition`` (node index arrays) on ``graph``; sorted by ClicheScore, highest
+    first (ties: wider model coverage, then label)."""
+    if not partition:
+        return []
+    return score_partition(graph, partition_labels(partition, graph.canon.n_nodes)).ranked()

@@ -1,0 +1,117 @@
+import random
+from itertools import pairwise
+
+import numpy as np
+import pytest
+
+from engine.tig.clusters import (
+    LEIDEN_IMPLEMENTATIONS,
+    component_clusters,
+    leiden_available,
+    leiden_clusters,
+    same_type_clusters,
+)
+
+implementations = pytest.mark.parametrize(
+    "implementation",
+    [
+        pytest.param(i, marks=pytest.mark.skipif(not leiden_available(i), reason=f"{i} not installed"))
+        for i in LEIDEN_IMPLEMENTATIONS
+    ],
+)
+
+
+def cliques(sizes, bridge=0.05):
+    """Disjoint unit-weight cliques; consecutive cliques joined by one edge of weight ``bridge``."""
+    n = sum(sizes)
+    w = np.zeros((n, n))
+    start = 0
+    firsts = []
+    for s in sizes:
+        w[start : start + s, start : start + s] = 1.0
+        firsts.append(start)
+        start += s
+    np.fill_diagonal(w, 0.0)
+    for a, b in pairwise(firsts):
+        w[a, b] = w[b, a] = bridge
+    return w
+
+
+def as_sets(clusters):
+    return sorted(sorted(c.tolist()) for c in clusters)
+
+
+@implementations
+def test_leiden_finds_two_obvious_communities(implementation):
+    found = leiden_clusters(cliques([5, 5]), implementation=implementation)
+    assert as_sets(found) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+
+
+def test_components_merge_communities_joined_by_any_edge():
+    assert as_sets(component_clusters(cliques([5, 5]))) == [list(range(10))]
+
+
+def test_components_above_the_bridge_weight_agree_with_leiden():
+    w = cliques([5, 5], bridge=0.05)
+    assert as_sets(component_clusters(w, min_weight=0.1)) == as_sets(leiden_clusters(w))
+
+
+@implementations
+def test_leiden_is_reproducible_with_its_fixed_seed(implementation):
+    rng = np.random.default_rng(3)
+    w = rng.random((60, 60)) * (rng.random((60, 60)) < 0.1)
+    w = np.triu(w, 1) + np.triu(w, 1).T
+    runs = [as_sets(leiden_clusters(w, implementation=implementation, size_cap=100)) for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+
+
+def test_seeded_leiden_leaves_the_global_random_state_alone():
+    random.seed(11)
+    expected = random.random()
+    random.seed(11)
+    leiden_clusters(cliques([4, 4, 4]))
+    assert random.random() == expected
+
+
+@implementations
+def test_isolated_nodes_are_singletons_and_a_lone_pair_stays_together(implementation):
+    w = np.pad(cliques([3]), (0, 4))
+    w[5, 6] = w[6, 5] = 0.5
+    assert as_sets(leiden_clusters(w, implementation=implementation)) == [[0, 1, 2], [3], [4], [5, 6]]
+
+
+def ring_of_triangles(k):
+    """k triangles in a ring, one edge between neighbours: modularity merges neighbouring triangles
+    (its resolution limit), which is what re-partitioning under a size cap undoes."""
+    w = cliques([3] * k, bridge=1.0)
+    w[0, 3 * (k - 1)] = w[3 * (k - 1), 0] = 1.0
+    return w
+
+
+@implementations
+def test_communities_above_the_size_cap_are_partitioned_again(implementation):
+    w = ring_of_triangles(30)
+    assert max(len(c) for c in leiden_clusters(w, size_cap=100, implementation=implementation)) > 3
+    capped = leiden_clusters(w, size_cap=3, implementation=implementation)
+    assert sorted(len(c) for c in capped) == [3] * 30
+    assert as_sets(capped) == [[3 * i, 3 * i + 1, 3 * i + 2] for i in range(30)]
+
+
+def test_component_fallback_splits_an_oversized_component_by_dropping_its_lightest_edges():
+    w = cliques([4, 4], bridge=0.5)
+    assert as_sets(component_clusters(w, size_cap=5)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+def test_clusters_never_mix_atom_types():
+    w = np.ones((6, 6)) - np.eye(6)
+    types = np.array([0, 1, 0, 1, 0, 1])
+    for method in ("leiden", "components"):
+        clusters = same_type_clusters(w, types, method=method)
+        assert as_sets(clusters) == [[0, 2, 4], [1, 3, 5]]
+
+
+def test_unknown_clustering_method_or_implementation_is_refused():
+    with pytest.raises(ValueError):
+        same_type_clusters(np.zeros((1, 1)), np.array([0]), method="louvain")
+    with pytest.raises(ValueError):
+        leiden_clusters(np.zeros((2, 2)), implementation="networkit")

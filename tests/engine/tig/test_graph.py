@@ -1,0 +1,118 @@
+import math
+
+import numpy as np
+import pytest
+
+from engine.tig.atoms import AtomTable, idea_record
+from engine.tig.canonical import canonicalise
+from engine.tig.graph import (
+    SIMILARITY_THRESHOLD,
+    build_graph,
+    build_graph_networkx,
+    cooccurrence_weights,
+    graph_export,
+    npmi,
+    similarity_weights,
+    typed_relation_counts,
+)
+from engine.tig.offline import OfflineExtractor
+from tests.engine.tig.planted import TableEmbedder, hand_graph, planted_population
+
+
+def test_npmi_is_plus_one_when_a_pair_is_in_every_response():
+    # p(u,v) = 1: the population-cliché case, where the epsilon-smoothed formula would say -1
+    assert npmi(np.array(4), np.array(4), np.array(4), 4) == 1.0
+
+
+def test_npmi_is_minus_one_when_a_pair_never_co_occurs():
+    assert npmi(np.array(0), np.array(2), np.array(2), 4) == -1.0
+
+
+def test_npmi_matches_hand_values():
+    # always together when present: p(u,v) = p(u) = p(v) = 1/2 -> log 2 / log 2 = 1
+    assert npmi(np.array(2), np.array(2), np.array(2), 4) == pytest.approx(1.0)
+    # independent: p(u,v) = 1/4 = p(u) p(v) -> 0
+    assert npmi(np.array(1), np.array(2), np.array(2), 4) == pytest.approx(0.0)
+    # p(u,v) = 1/4, p(u) = 3/4, p(v) = 1/4 -> log(4/3) / log 4
+    assert npmi(np.array(1), np.array(3), np.array(1), 4) == pytest.approx(math.log(4 / 3) / math.log(4))
+
+
+def test_cooccurrence_weights_clip_negative_npmi_to_zero():
+    # responses x nodes: u and v never together, u and w always together
+    inc = np.array([[1, 0, 1], [1, 0, 1], [0, 1, 0], [0, 1, 0]], dtype=bool)
+    w = cooccurrence_weights(inc)
+    assert w[0, 1] == 0.0 and w[0, 2] == pytest.approx(1.0)
+    assert np.all(np.diag(w) == 0)
+
+
+def test_similarity_edge_starts_exactly_at_the_threshold():
+    s = SIMILARITY_THRESHOLD
+    e = np.array([[1.0, 0.0], [s, math.sqrt(1 - s * s)], [s - 1e-4, math.sqrt(1 - (s - 1e-4) ** 2)]])
+    w = similarity_weights(e @ e.T, np.array([0, 0, 0]))
+    assert w[0, 1] == pytest.approx(s)
+    assert w[0, 2] == 0.0
+
+
+def test_similarity_edges_join_only_atoms_of_one_type():
+    cos = np.ones((2, 2))
+    assert similarity_weights(cos, np.array([0, 1]))[0, 1] == 0.0
+    assert similarity_weights(cos, np.array([1, 1]))[0, 1] == pytest.approx(1.0)
+
+
+def test_typed_relations_count_each_response_once():
+    # response 0 states u->v twice (two atoms merged into u); response 1 once; v->u in response 2
+    rows = typed_relation_counts(
+        np.array([0, 0, 1, 2]), np.array([0, 0, 0, 1]), np.array([1, 1, 1, 0]), np.array([0, 0, 0, 0]), 2
+    )
+    assert sorted(rows.tolist()) == [[0, 1, 0, 2], [1, 0, 0, 1]]
+
+
+def test_hand_graph_weights_sum_cooccurrence_similarity_and_typed_counts():
+    g = hand_graph()
+    idx = {label: v for v, label in enumerate(g.canon.node_label)}
+    a, b, c, p = idx["aa"], idx["bb"], idx["cc"], idx["pp"]
+    assert g.cooccurrence[a, b] == pytest.approx(1.0)  # NPMI 1
+    assert g.similarity[a, b] == pytest.approx(0.9, abs=1e-6)  # same type, cos 0.9
+    assert g.cooccurrence[c, p] == pytest.approx(0.5)  # log 2 / log 4
+    assert g.similarity[c, p] == 0.0  # different types
+    assert g.typed[c, p] == g.typed[p, c] == 1.0  # one "supports", collapsed
+    assert g.weight[a, c] == 0.0
+    np.testing.assert_allclose(g.degree[[a, b, c, p]], [1.9, 1.9, 1.5, 1.5], atol=1e-6)
+
+
+def test_graph_records_which_models_used_each_node():
+    g = hand_graph()
+    idx = {label: v for v, label in enumerate(g.canon.node_label)}
+    assert g.models == ["m0", "m1", "m2"]
+    assert g.node_models[idx["aa"]].tolist() == [True, True, False]
+    assert g.node_models[idx["cc"]].tolist() == [False, False, True]
+
+
+def test_networkx_construction_gives_the_same_weights():
+    ideas = [idea_record(i) for i in planted_population()]
+    exts = [OfflineExtractor().extract(i) for i in ideas]
+    table = AtomTable.build(exts, TableEmbedder(dim=16).embed)
+    canon = canonicalise(table)
+    dense = build_graph(canon).weight
+    g = build_graph_networkx(canon)
+    from_nx = np.zeros_like(dense)
+    for u, v, data in g.edges(data=True):
+        from_nx[u, v] = from_nx[v, u] = data["weight"]
+    np.testing.assert_allclose(dense, from_nx, atol=1e-9)
+    assert g.number_of_edges() > 100
+
+
+def test_viewer_export_has_positions_degrees_and_cluster_ids():
+    from engine.tig.clusters import same_type_clusters
+    from engine.tig.score import score_clusters
+
+    g = hand_graph()
+    clusters = score_clusters(g, same_type_clusters(g.weight, g.canon.node_type))
+    data = graph_export(g, clusters)
+    assert len(data["nodes"]) == 4
+    assert all({"x", "y", "weighted_degree", "cluster_id", "type"} <= set(n) for n in data["nodes"])
+    assert {n["cluster_id"] for n in data["nodes"]} == {c.id for c in clusters}
+    ids = {n["label"]: n["id"] for n in data["nodes"]}
+    edge = next(e for e in data["edges"] if {e["source"], e["target"]} == {ids["aa"], ids["bb"]})
+    assert edge["weight"] == pytest.approx(edge["cooccurrence"] + edge["similarity"] + edge["typed"])
+    assert data["typed_relations"][0]["relation"] == "supports"

@@ -1,0 +1,96 @@
+from itertools import pairwise
+
+import numpy as np
+import pytest
+
+from engine.tig.score import Cluster, centrality, cliche_score, convergence, model_coverage, score_clusters
+from tests.engine.tig.planted import hand_graph
+
+
+def test_model_coverage_is_the_share_of_models_with_an_atom_in_the_cluster():
+    node_models = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]], dtype=bool)
+    assert model_coverage(node_models, np.array([0, 1])) == pytest.approx(2 / 3)
+    assert model_coverage(node_models, np.array([0, 2])) == pytest.approx(1 / 3)
+
+
+def test_centrality_is_mean_weighted_degree_over_the_maximum():
+    degree = np.array([2.0, 1.0, 4.0])
+    assert centrality(degree, np.array([0, 1])) == pytest.approx(1.5 / 4)
+    assert centrality(np.zeros(3), np.array([0])) == 0.0
+
+
+def test_convergence_is_the_mean_positive_pairwise_cosine():
+    e = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
+    assert convergence(e) == pytest.approx((0.6 + 0.0 + 0.8) / 3)
+    assert convergence(np.array([[1.0, 0.0], [-1.0, 0.0]])) == 0.0
+    assert convergence(np.array([[1.0, 0.0]])) == 0.0
+
+
+def test_cliche_score_weights_are_045_035_020():
+    assert cliche_score(1, 0, 0) == pytest.approx(0.45)
+    assert cliche_score(0, 1, 0) == pytest.approx(0.35)
+    assert cliche_score(0, 0, 1) == pytest.approx(0.20)
+
+
+def _scored():
+    g = hand_graph()
+    idx = {label: v for v, label in enumerate(g.canon.node_label)}
+    parts = [np.array([idx["aa"], idx["bb"]]), np.array([idx["cc"]]), np.array([idx["pp"]])]
+    return {c.label: c for c in score_clusters(g, parts)}, score_clusters(g, parts)
+
+
+def test_scores_on_the_hand_graph_match_hand_values():
+    by_label, _ = _scored()
+    ab = by_label["aa"]
+    assert ab.model_coverage == pytest.approx(2 / 3)
+    assert ab.centrality == pytest.approx(1.0)
+    # mentions aa, bb, aa, bb: two identical pairs (cos 1) and four at cos 0.9
+    assert ab.convergence == pytest.approx((2 * 1.0 + 4 * 0.9) / 6, abs=1e-6)
+    assert ab.score == pytest.approx(0.45 * 2 / 3 + 0.35 * 1.0 + 0.20 * (5.6 / 6), abs=1e-6)
+    cc = by_label["cc"]
+    assert (cc.model_coverage, cc.convergence) == (pytest.approx(1 / 3), pytest.approx(1.0))
+    assert cc.centrality == pytest.approx(1.5 / 1.9)
+    assert by_label["pp"].convergence == 0.0  # one input atom: no convergence observed
+
+
+def test_clusters_come_sorted_by_score_highest_first():
+    _, ranked = _scored()
+    assert [c.label for c in ranked] == ["aa", "cc", "pp"]
+    assert all(a.score >= b.score for a, b in pairwise(ranked))
+
+
+def test_cluster_counts_models_and_samples_out_of_the_population():
+    by_label, _ = _scored()
+    ab = by_label["aa"]
+    assert (ab.n_models, ab.population_models, ab.n_samples, ab.population_samples) == (2, 3, 2, 4)
+    assert ab.models == ["m0", "m1"]
+    assert ab.aliases == ["aa", "bb"] and ab.members == ["aa", "bb"]
+
+
+def test_cluster_summary_gives_counts_without_model_names():
+    by_label, _ = _scored()
+    summary = by_label["aa"].summary
+    assert "2 of 3 reference models" in summary and "2 of 4 ideas" in summary
+    assert "m0" not in summary and "m1" not in summary
+
+
+def test_cluster_round_trips_through_a_dict():
+    by_label, _ = _scored()
+    c = by_label["aa"]
+    data = c.to_dict()
+    assert data["summary"] == c.summary
+    again = Cluster.from_dict(data)
+    assert (again.id, again.score, again.aliases) == (c.id, c.score, c.aliases)
+
+
+def test_ranked_iteration_filters_on_arrays_and_builds_only_what_it_yields():
+    from engine.tig.score import partition_labels, score_partition
+
+    g = hand_graph()
+    idx = {label: v for v, label in enumerate(g.canon.node_label)}
+    parts = [np.array([idx["aa"], idx["bb"]]), np.array([idx["cc"]]), np.array([idx["pp"]])]
+    scored = score_partition(g, partition_labels(parts, g.canon.n_nodes))
+    motifs_of_two_models = list(scored.iter_ranked(types=("motif",), min_models=2))
+    assert [c.label for c in motifs_of_two_models] == ["aa"]
+    assert len(scored._built) == 1
+    assert [c.label for c in scored.iter_ranked(types=("purpose",))] == ["pp"]
