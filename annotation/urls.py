@@ -1,9 +1,19 @@
-from django.urls import path
+from django.urls import path, re_path
 
-from annotation import views
+from annotation import api, views
 
 app_name = "annotation"
 urlpatterns = [
     path("", views.queue, name="queue"),
+    path("c/<int:pk>/", views.work, name="work"),
+    path("media/<str:token>/<str:slot>", views.media, name="media"),
+    path("api/campaigns/<int:pk>/next", api.NextItemApi.as_view(), name="api_next"),
+    path("api/campaigns/<int:pk>/progress", api.ProgressApi.as_view(), name="api_progress"),
+    path("api/assignments/<str:token>/submit", api.SubmitApi.as_view(), name="api_submit"),
+    path("api/assignments/<str:token>/skip", api.SkipApi.as_view(), name="api_skip"),
     path("campaigns/", views.campaign_list, name="campaign_list"),
+    path("campaigns/<int:pk>/", views.campaign_dashboard, name="campaign_dashboard"),
+    re_path(r"^campaigns/(?P<pk>\d+)/labels\.(?P<fmt>jsonl|csv)$", views.campaign_export, name="campaign_export"),
+    path("campaigns/<int:pk>/adjudication/request", views.adjudication_request, name="adjudication_request"),
+    path("campaigns/<int:pk>/adjudication/resolve", views.adjudication_resolve, name="adjudication_resolve"),
 ]

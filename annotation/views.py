@@ -1,13 +1,149 @@
-from django.shortcuts import render
+"""Pages of the annotation app. Views validate and delegate: reads through ``selectors``, writes
+through ``services``, access through the gatekeepers in ``leaderboard.roles`` and
+``services.campaign_access_check``."""
 
+from __future__ import annotations
+
+import hashlib
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import selectors, services
+from annotation.errors import AnnotationError, CampaignNotOpen, NotAllowed
+from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm
+from annotation.kinds import kind_for
+from annotation.media import image_without_metadata
+from annotation.models import FlagReason
 from leaderboard.roles import require_annotator, require_researcher
 
 
+def _campaign_or_404(pk: int):
+    campaign = selectors.campaign_get(pk=pk)
+    if campaign is None:
+        raise Http404("No such campaign.")
+    return campaign
+
+
+@require_GET
 def queue(request):
     require_annotator(request.user)
-    return render(request, "annotation/queue.html", {"campaigns": []})
+    return render(request, "annotation/queue.html", {"cards": selectors.campaigns_for_annotator(annotator=request.user)})
 
 
+@require_GET
+def work(request, pk: int):
+    """The keyboard-first labelling page; the item itself is fetched by the page from the API."""
+    campaign = _campaign_or_404(pk)
+    try:
+        services.campaign_access_check(campaign=campaign, annotator=request.user)
+    except NotAllowed as exc:
+        raise PermissionDenied(exc.message) from exc
+    except CampaignNotOpen as exc:
+        messages.error(request, exc.message)
+        return redirect("annotation:queue")
+    kind = kind_for(campaign.kind)
+    return render(request, "annotation/work.html", {
+        "campaign": campaign,
+        "kind": kind,
+        "instructions": selectors.markup_render(campaign.instructions),
+        "examples": [(e, selectors.markup_render(e.body)) for e in selectors.calibration_examples(campaign=campaign)],
+        "progress": selectors.campaign_progress(campaign=campaign, annotator=request.user),
+        "config": {
+            "kind": kind.code,
+            "next": reverse("annotation:api_next", args=[campaign.pk]),
+            "submit": reverse("annotation:api_submit", args=["TOKEN"]),
+            "skip": reverse("annotation:api_skip", args=["TOKEN"]),
+            "queue": reverse("annotation:queue"),
+            "flag_reasons": [{"code": r.value, "label": r.label} for r in FlagReason],
+        },
+    })
+
+
+@require_GET
+def media(request, token: str, slot: str):
+    """An image of the annotator's own assignment, by opaque token and shown slot; metadata removed."""
+    require_annotator(request.user)
+    try:
+        assignment = services.assignment_for_token(token=token, annotator=request.user)
+        render_obj, expected = selectors.media_for_assignment(assignment=assignment, shown_slot=slot)
+    except (AnnotationError, KeyError) as exc:
+        raise Http404("No such image.") from exc
+    with render_obj.image.open("rb") as handle:
+        data = handle.read()
+    if hashlib.sha256(data).hexdigest() != expected:
+        # The file changed since the item was handed out: never show other content under this label.
+        return HttpResponse("This image changed after the item was assigned; skip the item.", status=409,
+                            content_type="text/plain")
+    body, content_type = image_without_metadata(data)
+    response = HttpResponse(body, content_type=content_type)
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+# ---------------------------------------------------------------------------------------------------
+# Researchers
+# ---------------------------------------------------------------------------------------------------
+
+
+@require_GET
 def campaign_list(request):
     require_researcher(request.user)
-    return render(request, "annotation/campaign_list.html", {"campaigns": []})
+    return render(request, "annotation/campaign_list.html", {"rows": selectors.campaign_list_rows()})
+
+
+@require_GET
+def campaign_dashboard(request, pk: int):
+    require_researcher(request.user)
+    campaign = _campaign_or_404(pk)
+    outcomes, scores = selectors.judge_sources(campaign=campaign)
+    dashboard = selectors.campaign_dashboard(campaign=campaign, judge_outcomes=outcomes, judge_scores=scores)
+    return render(request, "annotation/dashboard.html", {
+        "d": dashboard, "campaign": campaign, "kind": kind_for(campaign.kind),
+    })
+
+
+@require_GET
+def campaign_export(request, pk: int, fmt: str):
+    require_researcher(request.user)
+    campaign = _campaign_or_404(pk)
+    body = selectors.labels_export(campaign=campaign, fmt=fmt)
+    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-labels.{fmt}"'
+    return response
+
+
+@require_POST
+def adjudication_request(request, pk: int):
+    require_researcher(request.user)
+    campaign = _campaign_or_404(pk)
+    form = AdjudicationRequestForm(request.POST)
+    if form.is_valid():
+        item = selectors.campaign_item_get(campaign=campaign, pk=form.cleaned_data["item"])
+        try:
+            services.adjudication_request(item=item, researcher=request.user, note=form.cleaned_data["note"])
+            messages.success(request, f"Item {item.key} sent to adjudication.")
+        except AnnotationError as exc:
+            messages.error(request, exc.message)
+    return redirect(reverse("annotation:campaign_dashboard", args=[campaign.pk]) + "#adjudication")
+
+
+@require_POST
+def adjudication_resolve(request, pk: int):
+    require_researcher(request.user)
+    campaign = _campaign_or_404(pk)
+    form = AdjudicationResolveForm(request.POST)
+    if form.is_valid():
+        adjudication = selectors.adjudication_get(campaign=campaign, item_pk=form.cleaned_data["item"])
+        try:
+            services.adjudication_resolve(adjudication=adjudication, researcher=request.user,
+                                          outcome=form.cleaned_data["outcome"], note=form.cleaned_data["note"])
+            messages.success(request, "Adjudication saved.")
+        except AnnotationError as exc:
+            messages.error(request, exc.message)
+    return redirect(reverse("annotation:campaign_dashboard", args=[campaign.pk]) + "#adjudication")

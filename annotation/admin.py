@@ -1,0 +1,166 @@
+"""Admin: admins create campaigns, give them instructions and calibration examples, choose the
+annotators, and fill them with items (JSONL import or App. H.5 pair sampling from the catalogue).
+Every write goes through ``annotation.services``."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path
+
+from annotation import services
+from annotation.errors import AnnotationError
+from annotation.forms import ItemImportForm, ValidationPairsForm
+from annotation.models import (
+    Adjudication,
+    CalibrationExample,
+    Campaign,
+    CampaignAnnotator,
+    CampaignKind,
+    Item,
+)
+from leaderboard.roles import require_admin
+
+
+class CalibrationExampleInline(admin.StackedInline):
+    model = CalibrationExample
+    extra = 0
+
+
+class CampaignAnnotatorInline(admin.TabularInline):
+    model = CampaignAnnotator
+    extra = 1
+    autocomplete_fields = ["annotator"]
+    verbose_name = "annotator it is open to"
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "task_set", "status", "k", "open_to_all_annotators", "is_demo", "created_at")
+    list_filter = ("kind", "status", "is_demo")
+    inlines = [CampaignAnnotatorInline, CalibrationExampleInline]
+    actions = ["open_campaigns", "close_campaigns", "refresh_content"]
+    change_form_template = "admin/annotation/campaign/change_form.html"
+
+    def get_readonly_fields(self, request, obj=None):
+        # Each item has k slots: k is fixed once items exist; the kind and task set too.
+        if obj is not None and obj.items.exists():
+            return ("kind", "task_set", "k")
+        return ()
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("<int:pk>/import-items/", wrap(self.import_items_view), name="annotation_campaign_import_items"),
+            path("<int:pk>/sample-pairs/", wrap(self.sample_pairs_view), name="annotation_campaign_sample_pairs"),
+        ] + super().get_urls()
+
+    def import_items_view(self, request, pk: int):
+        require_admin(request.user)
+        campaign = get_object_or_404(Campaign, pk=pk)
+        form = ItemImportForm()
+        errors = None
+        if request.method == "POST":
+            form = ItemImportForm(request.POST, request.FILES)
+            if form.is_valid():
+                upload = form.cleaned_data["file"]
+                try:
+                    created, updated = services.items_import_jsonl(
+                        campaign=campaign, name=upload.name, raw=upload.read(),
+                        replace_changed=form.cleaned_data["replace_changed"],
+                    )
+                    messages.success(request, f"{len(created)} items created, {len(updated)} replaced (earlier labels marked stale).")
+                    return redirect("admin:annotation_campaign_change", campaign.pk)
+                except AnnotationError as exc:
+                    errors = exc.message
+        return TemplateResponse(request, "admin/annotation/campaign/items_form.html", {
+            **self.admin_site.each_context(request), "campaign": campaign, "form": form, "errors": errors,
+            "title": f"Import items into {campaign}", "opts": self.model._meta,
+        })
+
+    def sample_pairs_view(self, request, pk: int):
+        require_admin(request.user)
+        campaign = get_object_or_404(Campaign, pk=pk)
+        if campaign.kind != CampaignKind.TEXT_PAIRWISE:
+            messages.error(request, "Pair sampling (App. H.5) is for text pairwise campaigns.")
+            return redirect("admin:annotation_campaign_change", campaign.pk)
+        form = ValidationPairsForm()
+        errors = None
+        if request.method == "POST":
+            form = ValidationPairsForm(request.POST)
+            if form.is_valid():
+                from annotation.selectors import judge_rankings
+
+                tasks = list(campaign.task_set.tasks.order_by("position", "external_id"))
+                if form.cleaned_data["max_tasks"]:
+                    tasks = tasks[: form.cleaned_data["max_tasks"]]
+                rankings, source = judge_rankings(campaign=campaign, dimensions=form.cleaned_data["dimensions"])
+                try:
+                    created = services.items_create_validation_pairs(
+                        campaign=campaign, dimensions=form.cleaned_data["dimensions"], rankings=rankings,
+                        pairs_per_task=form.cleaned_data["pairs_per_task"], tasks=tasks,
+                    )
+                    messages.success(request, f"{len(created)} pairs sampled ({source}).")
+                    return redirect("admin:annotation_campaign_change", campaign.pk)
+                except AnnotationError as exc:
+                    errors = exc.message
+        return TemplateResponse(request, "admin/annotation/campaign/items_form.html", {
+            **self.admin_site.each_context(request), "campaign": campaign, "form": form, "errors": errors,
+            "title": f"Sample validation pairs for {campaign} (App. H.5)", "opts": self.model._meta,
+        })
+
+    @admin.action(description="Open for annotation")
+    def open_campaigns(self, request, queryset):
+        for campaign in queryset:
+            try:
+                services.campaign_status_set(campaign=campaign, status=Campaign.Status.OPEN)
+            except AnnotationError as exc:
+                self.message_user(request, f"{campaign}: {exc.message}", messages.ERROR)
+
+    @admin.action(description="Close")
+    def close_campaigns(self, request, queryset):
+        for campaign in queryset:
+            services.campaign_status_set(campaign=campaign, status=Campaign.Status.CLOSED)
+
+    @admin.action(description="Re-check shown content (mark labels of changed items stale)")
+    def refresh_content(self, request, queryset):
+        for campaign in queryset:
+            changed = services.campaign_content_refresh(campaign=campaign)
+            self.message_user(request, f"{campaign}: {len(changed)} items changed; their earlier labels are stale.")
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("key", "campaign", "task", "dimension", "sampling_stratum", "is_gold")
+    list_filter = ("campaign", "is_gold", "dimension")
+    search_fields = ("key",)
+    fields = ("campaign", "key", "task", "dimension", "response_a", "response_b", "render_a", "render_b", "payload",
+              "sampling_stratum", "content_hash", "task_set_version", "is_gold", "gold_answer")
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f for f in self.fields if f not in ("is_gold", "gold_answer")]
+
+    def has_add_permission(self, request):
+        return False  # items come from imports and sampling, which validate them
+
+    def save_model(self, request, obj, form, change):
+        try:
+            services.item_gold_set(item=obj, answer=form.cleaned_data["gold_answer"] if obj.is_gold else None)
+        except AnnotationError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+
+
+@admin.register(Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    list_display = ("item", "requested_by", "requested_at", "outcome", "resolved_by")
+    readonly_fields = ("item", "requested_by", "requested_at", "request_note", "outcome", "resolved_by", "resolved_at",
+                       "resolution_note")
+
+    def has_add_permission(self, request):
+        return False

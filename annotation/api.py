@@ -1,0 +1,99 @@
+"""The JSON API of the labelling page. One class per operation with its own input serializer;
+domain errors become HTTP responses in one place (``AnnotationAPIView.handle_exception``).
+
+Blinding: responses carry the opaque assignment token and the kind's shown content only
+(see :func:`annotation.selectors.assignment_present`).
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.urls import reverse
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors, services
+from annotation.errors import AnnotationError, NotFound
+
+
+class AnnotationAPIView(APIView):
+    def handle_exception(self, exc):
+        if isinstance(exc, AnnotationError):
+            return Response(exc.as_dict(), status=exc.status)
+        if isinstance(exc, PermissionDenied):
+            return Response({"error": "not_allowed", "detail": str(exc) or "Not allowed."}, status=status.HTTP_403_FORBIDDEN)
+        return super().handle_exception(exc)
+
+
+def _campaign(pk: int):
+    campaign = selectors.campaign_get(pk=pk)
+    if campaign is None:
+        raise NotFound("No such campaign.")
+    return campaign
+
+
+def _media_url(token: str):
+    return lambda shown_slot: reverse("annotation:media", args=[token, shown_slot])
+
+
+def _assignment_json(assignment) -> dict | None:
+    if assignment is None:
+        return None
+    return selectors.assignment_present(assignment=assignment, media_url=_media_url(assignment.token))
+
+
+class NextItemApi(AnnotationAPIView):
+    """POST {progress?}: the annotator's current item, or the next one; ``assignment`` is null when
+    none is left; ``progress`` unless the page asked for none."""
+
+    def post(self, request, pk: int):
+        campaign = _campaign(pk)
+        assignment = services.assignment_next(campaign=campaign, annotator=request.user)
+        body = {"assignment": _assignment_json(assignment)}
+        # The page sends {"progress": false} right after a submission, whose answer carried it.
+        if request.data.get("progress", True) is not False:
+            body["progress"] = selectors.campaign_progress(campaign=campaign, annotator=request.user).as_dict()
+        return Response(body)
+
+
+class ProgressApi(AnnotationAPIView):
+    def get(self, request, pk: int):
+        campaign = _campaign(pk)
+        services.campaign_access_check(campaign=campaign, annotator=request.user)
+        return Response({"progress": selectors.campaign_progress(campaign=campaign, annotator=request.user).as_dict()})
+
+
+class SubmitApi(AnnotationAPIView):
+    """POST {idempotency_key, answer, time_on_item_ms}: store the label once; a re-sent submission
+    returns the stored one (``replayed``)."""
+
+    class Input(serializers.Serializer):
+        idempotency_key = serializers.CharField(max_length=64)
+        answer = serializers.JSONField()
+        time_on_item_ms = serializers.JSONField(required=False, allow_null=True)
+
+    def post(self, request, token: str):
+        data = self.Input(data=request.data)
+        if not data.is_valid():
+            return Response({"error": "invalid", "detail": "malformed submission", "fields": data.errors},
+                            status=status.HTTP_400_BAD_REQUEST)
+        submission = services.label_submit(
+            token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
+            answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
+        )
+        progress = selectors.campaign_progress(campaign=submission.label.campaign, annotator=request.user)
+        return Response({"saved": True, "replayed": submission.replayed, "progress": progress.as_dict()},
+                        status=status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED)
+
+
+class SkipApi(AnnotationAPIView):
+    class Input(serializers.Serializer):
+        reason = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+    def post(self, request, token: str):
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        assignment = services.assignment_skip(token=token, annotator=request.user, reason=data.validated_data["reason"])
+        progress = selectors.campaign_progress(campaign=assignment.campaign, annotator=request.user)
+        return Response({"skipped": True, "progress": progress.as_dict()})

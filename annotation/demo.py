@@ -1,0 +1,375 @@
+"""DEMO campaigns: one of each kind on the demo task set, pre-filled with labels from SIMULATED
+annotators so every dashboard shows numbers, with items left open for annotator1..3.
+
+Everything here is labelled: campaigns are ``is_demo``, their names start with "DEMO", the
+simulated annotators are inactive accounts named ``simulated-annotator-N`` whose labels carry
+``is_simulated``, renders are placeholders drawn by :mod:`engine.schematic_render`, and the TIG
+checklist items were written by hand for the demo (not materialised by the TIG engine).
+
+The simulated annotators answer from latent qualities plus per-annotator noise (seeded, so the
+demo is reproducible); labels go through the same services and validation as a person's.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import uuid
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from annotation import selectors, services
+from annotation.models import STRATEGIES, TIG_CRITERIA, Campaign, CampaignKind, Dimension, Item
+from leaderboard.models import Render, Response, TaskSet
+from leaderboard.roles import ANNOTATOR
+
+SIMULATED_USERNAMES = ("simulated-annotator-1", "simulated-annotator-2", "simulated-annotator-3")
+DEMO_ANNOTATORS = ("annotator1", "annotator2", "annotator3")
+#: Items per campaign left without any label for the demo annotators.
+OPEN_ITEMS = {
+    CampaignKind.TEXT_PAIRWISE: 12,
+    CampaignKind.TIG_AUDIT: 4,
+    CampaignKind.FAITHFULNESS: 6,
+    CampaignKind.IMAGE_PREFERENCE: 4,
+    CampaignKind.STRATEGY: 2,
+}
+#: Latent skills of the demo models for the simulated annotators (the same personalities the demo
+#: answers were written with: atlas inventive, brook competent, cinder vivid but clichéd, dune generic).
+DEMO_MODEL_SKILL = {
+    "demo-atlas": {"usefulness": 0.9, "expressiveness": 0.5, "novelty": 1.2, "render": 0.85},
+    "demo-brook": {"usefulness": 0.4, "expressiveness": 0.0, "novelty": -0.3, "render": 0.75},
+    "demo-cinder": {"usefulness": -0.2, "expressiveness": 0.8, "novelty": -0.5, "render": 0.8},
+    "demo-dune": {"usefulness": -1.1, "expressiveness": -0.9, "novelty": -0.6, "render": 0.5},
+}
+#: Per simulated annotator: judgment noise and A-position bias (one is deliberately careless).
+SIMULATED_PROFILES = {
+    "simulated-annotator-1": {"noise": 0.5, "a_bias": 0.0},
+    "simulated-annotator-2": {"noise": 0.6, "a_bias": 0.1},
+    "simulated-annotator-3": {"noise": 1.1, "a_bias": 0.45},
+}
+
+INSTRUCTIONS = {
+    CampaignKind.TEXT_PAIRWISE: """# DEMO campaign — text pairwise validation (Ekphrasis App. H)
+You see one brief and two anonymous responses. Judge **only the dimension named above the responses**.
+- **Usefulness** (Core Idea): which idea more specifically satisfies the brief, constraints, audience and medium?
+- **Expressiveness** (Visual Description): which description gives a more concrete, stable, drawable image?
+- **Novelty** (Core Idea + cliché cues): which idea better avoids or transforms population clichés while staying meaningful?
+Treat checklist items as reference cues, not a score sheet: do not count them. Do not reward verbosity.
+Tie only when there is no stable, explainable winner — not as a substitute for uncertainty.
+Flag (F) missing or truncated responses, field–dimension mismatches, ambiguous briefs, checklist/task mismatch, suspected duplication or identity leakage, responses that are not one static image, or a cliché item that fails the TIG audit criteria. A flag is not a fourth label: still choose A, B or tie.""",
+    CampaignKind.TIG_AUDIT: """# DEMO campaign — TIG checklist audit (Ekphrasis App. G.7)
+Each item is a Novelty checklist anchor with the cluster it summarises and how many models share it (counts only).
+Code each criterion pass / partial / fail / not enough evidence, then choose the action:
+- **accept** — passes all criteria or only minor partial issues;
+- **revise** — the cluster is valid but the wording is underspecified or not visual enough (say what to change);
+- **exclude** — fails cluster validity, visual specificity, faithfulness or non-leakage.
+*These demo anchors were written by hand for the demo, not materialised by the TIG engine.*""",
+    CampaignKind.FAITHFULNESS: """# DEMO campaign — faithfulness gate (Ekphrasis App. I.2)
+Does the rendering preserve the plan's central carrier, objects, relation and context well enough to compare it?
+Score 1–5. Mark a hard fail (H) with its reason: major semantic drift, missing core object, concept splitting (fusion tasks), object identity loss (transformation tasks), style/context mismatch (applied design tasks).
+**Pass = score ≥ 4 and no hard fail.** *Demo images are labelled PLACEHOLDER schematic drawings, not real renders.*""",
+    CampaignKind.IMAGE_PREFERENCE: """# DEMO campaign — image-level preference (Ekphrasis App. I.3)
+Two images for the same brief. Which better realizes a useful, expressive, and non-clichéd visual plan as a whole?
+You see only the images and the brief — no text plan, no model, no score. Only images that passed the faithfulness gate appear.
+*Demo images are labelled PLACEHOLDER schematic drawings, not real renders.*""",
+    CampaignKind.STRATEGY: """# DEMO campaign — adaptation strategy labels (Ekphrasis App. J)
+Mark every strategy the response uses (zero or more), each **central** (removing it would change the core visual idea) or **incidental** (surface styling only).""",
+}
+
+CALIBRATION = {
+    CampaignKind.TEXT_PAIRWISE: [
+        ("Useful but clichéd", ("A plan that satisfies every constraint of a meditation-app brief with a sunrise over still "
+                                "water, against a stranger plan that still fits the brief."),
+         "Usefulness: the sunrise may win; Novelty: the stranger plan",
+         "The dimensions are separable: fit and cliché avoidance are judged apart (App. H.4)."),
+        ("Vivid but task-misaligned", "A richly described scene that ignores the required medium.",
+         "Expressiveness: may win; Usefulness: loses", "Vivid language does not repair a missed constraint."),
+        ("Unusual but under-specified", "A surprising idea with a one-line Visual Description.",
+         "Novelty: may win; Expressiveness: loses", "Do not reward obscurity; do not punish novelty for brevity in the other dimensions."),
+    ],
+}
+
+# Hand-written demo TIG anchors: (task id, checklist text, cluster summary, models sharing, responses sharing, latent action)
+DEMO_TIG_ITEMS = [
+    ("demo-abs-01", "Which response avoids relying on common hourglass-and-sand imagery unless it transforms that motif into a more specific visual mechanism?",
+     "hourglass, falling sand, sand grains as measured time", 3, 5, "accept"),
+    ("demo-abs-01", "Which response avoids relying on common calm and peaceful feelings?",
+     "calm, peaceful, serene mood words", 4, 9, "exclude"),
+    ("demo-abs-02", "Which response avoids relying on common empty-chair imagery unless it transforms that motif into a more specific visual mechanism?",
+     "empty chair, vacant seat at a table, unused second cup", 3, 6, "accept"),
+    ("demo-abs-02", "Which response avoids relying on common lonely things?",
+     "single lighthouse, lone tree, single figure in a vast field", 2, 4, "revise"),
+    ("demo-com-01", "Which response avoids relying on common faded-photograph imagery unless it transforms that motif into a more specific visual mechanism?",
+     "sepia photographs, faded prints printed on the canopy", 3, 5, "accept"),
+    ("demo-com-01", "Which response avoids relying on common umbrella-as-shelter-from-memories imagery?",
+     "umbrella sheltering a memory, rain of old moments", 2, 3, "revise"),
+    ("demo-com-02", "Which response avoids relying on common tentacles-as-typebars imagery unless it transforms that motif into a more specific visual mechanism?",
+     "tentacles ending in typebars, jellyfish bell as a typewriter body", 3, 7, "accept"),
+    ("demo-com-02", "Which response avoids relying on the glowing bioluminescent keyboard from one answer?",
+     "one response's glowing keyboard", 1, 1, "exclude"),
+    ("demo-tra-01", "Which response avoids relying on common frost-coating imagery unless it transforms that motif into a more specific visual mechanism?",
+     "frost, icicles hanging from a normal piano", 3, 6, "accept"),
+    ("demo-tra-01", "Which response avoids relying on common melting-piano puddle imagery?",
+     "piano melting into a puddle on a stage", 2, 3, "accept"),
+    ("demo-tra-02", "Which response avoids relying on common rust-and-vines imagery unless it transforms that motif into a more specific visual mechanism?",
+     "rust, ivy and vines growing through the frame and spokes", 4, 10, "accept"),
+    ("demo-tra-02", "Which response avoids relying on common old things?",
+     "old, aged, weathered", 4, 8, "revise"),
+    ("demo-ada-01", "Which response avoids relying on common water-droplet-shaped-garment imagery unless it transforms that motif into a more specific visual mechanism?",
+     "T-shirt shaped like a water drop, shirt filled with water", 3, 6, "accept"),
+    ("demo-ada-01", "Which response avoids relying on a T-shirt wrung out over a bucket, as the candidate answer does?",
+     "wrung-out T-shirt dripping into a bucket", 1, 2, "exclude"),
+    ("demo-ada-02", "Which response avoids relying on common piggy-bank imagery unless it transforms that motif into a more specific visual mechanism?",
+     "piggy bank, coins dropping into a jar", 4, 9, "accept"),
+    ("demo-ada-02", "Which response avoids relying on common growth-chart imagery?",
+     "rising arrows, bar charts, plant growing from coins", 3, 7, "revise"),
+]
+
+
+@dataclass
+class DemoCampaignsSummary:
+    campaigns: list[Campaign] = field(default_factory=list)
+    renders_created: int = 0
+    simulated_labels: int = 0
+    open_items: dict[str, int] = field(default_factory=dict)
+    skipped: bool = False
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def simulated_annotators_ensure() -> list:
+    """Inactive accounts (they cannot log in) with the annotator role, named as simulated."""
+    User = get_user_model()
+    group = Group.objects.get_or_create(name=ANNOTATOR)[0]
+    users = []
+    for username in SIMULATED_USERNAMES:
+        user, created = User.objects.get_or_create(
+            username=username, defaults={"first_name": "SIMULATED", "last_name": "annotator (demo)", "is_active": False}
+        )
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+        user.groups.add(group)
+        users.append(user)
+    return users
+
+
+def _demo_annotators() -> list:
+    User = get_user_model()
+    return list(User.objects.filter(username__in=DEMO_ANNOTATORS))
+
+
+def _skill(model_name: str, key: str) -> float:
+    return DEMO_MODEL_SKILL.get(model_name, {}).get(key, 0.0)
+
+
+class _Simulator:
+    """Answers of the simulated annotators, from latent qualities plus noise."""
+
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+        self.tig_truth: dict[int, str] = {}
+        self.strategy_truth: dict[int, dict[str, str]] = {}
+
+    def pairwise(self, username: str, item: Item, swapped: bool, key: str) -> dict:
+        profile = SIMULATED_PROFILES[username]
+        a, b = (item.response_a, item.response_b) if item.response_a_id else (item.render_a.response, item.render_b.response)
+        delta = _skill(a.subject_model.display_name, key) - _skill(b.subject_model.display_name, key)
+        delta += self.rng.gauss(0.0, profile["noise"])
+        shown_delta = (-delta if swapped else delta) + profile["a_bias"]
+        if abs(shown_delta) < 0.3:
+            return {"choice": "tie"}
+        return {"choice": "A" if shown_delta > 0 else "B"}
+
+    def faithfulness(self, username: str, item: Item) -> dict:
+        quality = _skill(item.render_a.response.subject_model.display_name, "render")
+        quality += self.rng.gauss(0.0, 0.12 * (1 + SIMULATED_PROFILES[username]["noise"]))
+        score = max(1, min(5, round(1 + 4 * quality + self.rng.gauss(0.0, 0.4))))
+        reasons = []
+        if score <= 2 and self.rng.random() < 0.6:
+            family_reason = {"combination": "concept_splitting", "transformation": "object_identity_loss",
+                             "adaptation": "style_context_mismatch"}.get(item.task.family, "major_semantic_drift")
+            reasons = [family_reason]
+        return {"score": score, "hard_fail": bool(reasons), "hard_fail_reasons": reasons}
+
+    def tig(self, username: str, item: Item) -> dict:
+        truth = self.tig_truth.get(item.pk, "accept")
+        action = truth
+        if self.rng.random() > 0.82 - 0.2 * (SIMULATED_PROFILES[username]["noise"] > 1):
+            action = self.rng.choice([a for a in ("accept", "revise", "exclude") if a != truth])
+        codes = {c: "pass" for c in TIG_CRITERIA}
+        if action == "exclude":
+            codes[self.rng.choice(["cluster_validity", "visual_specificity", "non_leakage"])] = "fail"
+        elif action == "revise":
+            codes["visual_specificity"] = "partial"
+            codes["usefulness_for_judging"] = self.rng.choice(["partial", "pass"])
+        elif self.rng.random() < 0.2:
+            codes["usefulness_for_judging"] = "partial"
+        return {"criteria": codes, "overall_action": action,
+                "revision_note": "Name the visual pattern concretely." if action == "revise" else ""}
+
+    def strategy(self, username: str, item: Item) -> dict:
+        truth = self.strategy_truth.setdefault(item.pk, self._latent_strategies())
+        marked = {}
+        for code in STRATEGIES:
+            if code in truth and self.rng.random() < 0.85:
+                marked[code] = truth[code] if self.rng.random() < 0.85 else ("incidental" if truth[code] == "central" else "central")
+            elif code not in truth and self.rng.random() < 0.06:
+                marked[code] = "incidental"
+        return {"strategies": marked}
+
+    def _latent_strategies(self) -> dict[str, str]:
+        codes = self.rng.sample(STRATEGIES, self.rng.choice([1, 2, 2, 3]))
+        return {c: ("central" if i == 0 else self.rng.choice(["central", "incidental"])) for i, c in enumerate(codes)}
+
+
+def _simulate(campaign: Campaign, simulated: list, sim: _Simulator, *, leave_open: int) -> int:
+    """Simulated annotators label every item but the last ``leave_open`` ones (in queue order)."""
+    n_regular = Item.objects.filter(campaign=campaign, is_gold=False).count()
+    to_fill = max(n_regular - leave_open, 0)
+    labels = 0
+    for user in simulated:
+        done_regular = 0
+        while done_regular < to_fill:
+            assignment = services.assignment_next(campaign=campaign, annotator=user)
+            if assignment is None:
+                break
+            item = assignment.item
+            if campaign.kind == CampaignKind.TEXT_PAIRWISE:
+                answer = sim.pairwise(user.username, item, assignment.swapped, item.dimension)
+            elif campaign.kind == CampaignKind.IMAGE_PREFERENCE:
+                answer = sim.pairwise(user.username, item, assignment.swapped, "novelty")
+            elif campaign.kind == CampaignKind.FAITHFULNESS:
+                answer = sim.faithfulness(user.username, item)
+            elif campaign.kind == CampaignKind.TIG_AUDIT:
+                answer = sim.tig(user.username, item)
+            else:
+                answer = sim.strategy(user.username, item)
+            services.label_submit(
+                token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(), answer=answer,
+                time_on_item_ms=int(sim.rng.uniform(6_000, 45_000)), is_simulated=True,
+            )
+            labels += 1
+            done_regular += not item.is_gold
+    return labels
+
+
+def _campaign(name: str, kind: str, task_set: TaskSet, members: list, **extra) -> Campaign:
+    campaign = services.campaign_create(
+        name=name, kind=kind, task_set=task_set, instructions=INSTRUCTIONS[kind], annotators=members, is_demo=True,
+        status=Campaign.Status.DRAFT, **extra,
+    )
+    for position, (title, body, expected, why) in enumerate(CALIBRATION.get(kind, [])):
+        services.calibration_example_add(campaign=campaign, title=title, body=body, expected=expected, explanation=why,
+                                         position=position)
+    return campaign
+
+
+@transaction.atomic
+def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False) -> DemoCampaignsSummary:
+    """Create the five DEMO campaigns on ``task_set`` (idempotent unless ``reset``)."""
+    summary = DemoCampaignsSummary()
+    existing = Campaign.objects.filter(task_set=task_set, is_demo=True)
+    if existing.exists():
+        if not reset:
+            summary.campaigns = list(existing)
+            summary.skipped = True
+            return summary
+        for campaign in existing:
+            campaign.delete()
+    rng = random.Random(seed)
+    sim = _Simulator(seed)
+    simulated = simulated_annotators_ensure()
+    members = simulated + _demo_annotators()
+    primaries = list(
+        Response.objects.filter(task__task_set=task_set, is_primary=True)
+        .exclude(normalisation_method=Response.Normalisation.PENDING)
+        .select_related("task", "subject_model").order_by("task__position", "subject_model__display_name")
+    )
+
+    # 1. text pairwise: H.5 pairs from the (simulated) judge ranking, all three dimensions
+    text = _campaign("DEMO · Text pairwise validation (App. H)", CampaignKind.TEXT_PAIRWISE, task_set, members, gold_rate=0.1)
+    rankings, _ = selectors.judge_rankings(campaign=text, dimensions=[d.value for d in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY)])
+    cues = _checklist_cues(task_set)
+    services.items_create_validation_pairs(campaign=text, rankings=rankings, checklists=cues, rng=rng)
+    for item in Item.objects.filter(campaign=text).order_by("position")[:2]:
+        a, b = item.response_a.subject_model.display_name, item.response_b.subject_model.display_name
+        delta = _skill(a, item.dimension) - _skill(b, item.dimension)
+        services.item_gold_set(item=item, answer="A" if delta > 0.3 else "B" if delta < -0.3 else "tie")
+
+    # 2. TIG audit: hand-written demo anchors
+    tig = _campaign("DEMO · TIG checklist audit (App. G.7)", CampaignKind.TIG_AUDIT, task_set, members)
+    tasks = {t.external_id: t for t in task_set.tasks.all()}
+    specs = []
+    for i, (task_id, text_, summary_, n_models, n_responses, action) in enumerate(DEMO_TIG_ITEMS):
+        if task_id in tasks:
+            specs.append(services.ItemSpec(task=tasks[task_id], key=f"demo-tig-{i:02d}", payload={
+                "checklist_text": text_, "cluster_summary": summary_,
+                "provenance": {"models_sharing": n_models, "models_in_population": 4,
+                               "responses_sharing": n_responses, "responses_in_population": 12},
+                "meta": {"demo_latent_action": action},
+            }))
+    created, _ = services.items_create(campaign=tig, specs=specs, rng=rng)
+    sim.tig_truth = {item.pk: item.payload["meta"]["demo_latent_action"] for item in created}
+
+    # 3. faithfulness: a labelled placeholder render of every primary response
+    renders = []
+    for response in primaries:
+        before = Render.objects.filter(response=response, renderer=services.PLACEHOLDER_RENDERER).exists()
+        renders.append(services.render_placeholder_create(response=response))
+        summary.renders_created += not before
+    faith = _campaign("DEMO · Faithfulness gate (App. I.2)", CampaignKind.FAITHFULNESS, task_set, members)
+    render_specs = [services.ItemSpec(task=r.response.task, render_a=r) for r in renders]
+    rng.shuffle(render_specs)
+    services.items_create(campaign=faith, specs=render_specs, rng=rng)
+
+    # 4. strategy labels: the adaptation tasks' primary responses
+    strategy = _campaign("DEMO · Adaptation strategy labels (App. J)", CampaignKind.STRATEGY, task_set, members)
+    services.items_create(campaign=strategy, specs=[
+        services.ItemSpec(task=r.task, response_a=r) for r in primaries if r.task.family == "adaptation"
+    ], rng=rng)
+
+    for campaign in (text, tig, faith, strategy):
+        services.campaign_status_set(campaign=campaign, status=Campaign.Status.OPEN)
+        summary.simulated_labels += _simulate(campaign, simulated, sim, leave_open=OPEN_ITEMS[campaign.kind])
+
+    # 5. image preference: pairs of gate-passing renders (after the simulated faithfulness labels)
+    images = _campaign("DEMO · Image preference (App. I.3)", CampaignKind.IMAGE_PREFERENCE, task_set, members,
+                       show_brief=True)
+    passing = selectors.gate_passing_renders(task_set=task_set)
+    by_task: dict[int, list[Render]] = {}
+    for render in renders:
+        if render.pk in passing:
+            by_task.setdefault(render.response.task_id, []).append(render)
+    pairs = []
+    for group in by_task.values():
+        candidates = [(a, b) for i, a in enumerate(group) for b in group[i + 1:]]
+        rng.shuffle(candidates)
+        pairs.extend(candidates[:4])  # App. I.3: four image pairs per task
+    if pairs:
+        services.items_create_image_pairs(campaign=images, pairs=pairs, rng=rng)
+        services.campaign_status_set(campaign=images, status=Campaign.Status.OPEN)
+        summary.simulated_labels += _simulate(images, simulated, sim, leave_open=OPEN_ITEMS[CampaignKind.IMAGE_PREFERENCE])
+
+    for campaign in (text, tig, faith, strategy, images):
+        summary.campaigns.append(campaign)
+        summary.open_items[campaign.name] = Item.objects.filter(campaign=campaign, is_gold=False).exclude(
+            assignments__status="submitted").count()
+    return summary
+
+
+def _checklist_cues(task_set: TaskSet) -> dict[tuple[str, str], list[str]]:
+    """The task's active checklist items per dimension, as reference cues for the pairwise items."""
+    from leaderboard.models import ChecklistItem
+
+    names = {"U": Dimension.USEFULNESS.value, "E": Dimension.EXPRESSIVENESS.value, "N": Dimension.NOVELTY.value}
+    cues: dict[tuple[str, str], list[str]] = {}
+    rows = ChecklistItem.objects.filter(task__task_set=task_set, active=True, context_key="").order_by("slot")
+    for task_id, dimension, text in rows.values_list("task__external_id", "dimension", "text"):
+        cues.setdefault((task_id, names.get(dimension, dimension)), []).append(text)
+    return cues

@@ -1,0 +1,75 @@
+"""Domain errors of the annotation app. Each carries the HTTP status it maps to; the API maps them
+to responses in one place (``annotation.api.AnnotationAPIView.handle_exception``)."""
+
+from __future__ import annotations
+
+
+class AnnotationError(Exception):
+    """Base class: a request the domain refuses, with a message fit to show the user."""
+
+    status = 400
+    code = "invalid"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def as_dict(self) -> dict:
+        return {"error": self.code, "detail": self.message}
+
+
+class LabelInvalid(AnnotationError):
+    """A submitted label breaks its kind's rules; ``errors`` maps field -> message."""
+
+    code = "label_invalid"
+
+    def __init__(self, errors: dict[str, str]):
+        self.errors = dict(errors)
+        super().__init__("; ".join(f"{field}: {message}" for field, message in self.errors.items()))
+
+    def as_dict(self) -> dict:
+        return {"error": self.code, "detail": self.message, "fields": self.errors}
+
+
+class NotAllowed(AnnotationError):
+    status = 403
+    code = "not_allowed"
+
+
+class NotFound(AnnotationError):
+    status = 404
+    code = "not_found"
+
+
+class CampaignNotOpen(AnnotationError):
+    status = 409
+    code = "campaign_not_open"
+
+
+class AssignmentClosed(AnnotationError):
+    """The assignment can no longer take a label (skipped, reassigned after expiry, content changed)."""
+
+    status = 409
+    code = "assignment_closed"
+
+
+class SubmissionConflict(AnnotationError):
+    """The assignment already has a label that differs from this submission."""
+
+    status = 409
+    code = "submission_conflict"
+
+
+class Busy(AnnotationError):
+    status = 503
+    code = "busy"
+
+
+class ItemsInvalid(AnnotationError):
+    """Item creation or an item import failed; ``errors`` lists (line, field, message)."""
+
+    code = "items_invalid"
+
+    def __init__(self, errors: list[tuple[int, str, str]]):
+        self.errors = list(errors)
+        super().__init__("\n".join(f"line {line}: {field}: {message}" for line, field, message in self.errors))

@@ -1,0 +1,165 @@
+"""The contract every campaign kind follows (one base, five modules of the same shape).
+
+A kind says, for its items:
+
+* ``check_item`` — what an item must reference (responses, renders, payload) to be valid;
+* ``shown_content`` — exactly what the annotator will see, canonical order, with the SHA-256 of
+  every image's bytes; its digest is the content hash labels are pinned to;
+* ``present`` — the *blinded* JSON the labelling page receives for one assignment (shown order,
+  media as opaque per-assignment URLs, no ids, names or scores);
+* ``validate`` — turn a submitted answer into label field values, or raise :class:`LabelInvalid`
+  with a message per field;
+* ``category`` / ``parse_answer`` / ``answer_matches`` — the nominal outcome used for consensus,
+  Fleiss κ (Ekphrasis Table 17), gold accuracy and adjudication.
+
+To add a kind: copy an existing module, register it in ``annotation.kinds.KINDS``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.errors import LabelInvalid
+from annotation.models import Assignment, FlagReason, Item, Label
+
+#: Longest flag note accepted (App. H.3: notes identify the issue concisely).
+FLAG_NOTE_MAX = 500
+#: Longest time on item accepted, in milliseconds (a day; longer means a clock problem).
+TIME_ON_ITEM_MAX_MS = 24 * 3600 * 1000
+
+
+@dataclass(frozen=True)
+class ShownContent:
+    """What an item shows, in canonical order. ``media`` maps the canonical image slot ('a', 'b') to
+    the SHA-256 of the image bytes."""
+
+    content: dict[str, Any]
+    media: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        canonical = json.dumps({"content": self.content, "media": self.media}, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def file_sha256(render) -> str:
+    """SHA-256 of a render's stored image bytes (read now, not trusted from the row)."""
+    digest = hashlib.sha256()
+    with render.image.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def shown_pair(assignment: Assignment, a: Any, b: Any) -> tuple[Any, Any]:
+    """The (shown A, shown B) of a canonical (a, b) under the assignment's orientation."""
+    return (b, a) if assignment.swapped else (a, b)
+
+
+class Kind:
+    """Base of the five campaign kinds. Subclasses set the class attributes and implement the
+    abstract methods; the shared flag/time validation lives here."""
+
+    code: str = ""
+    title: str = ""
+    paper_section: str = ""
+    label_model: type[Label]
+    #: Nominal outcome categories for the consensus table (Table 17 "majority outcome" columns).
+    categories: tuple[str, ...] = ()
+    #: Whether items have two sides shown in a counterbalanced order.
+    two_sided: bool = False
+    #: Whether items show rendered images.
+    uses_images: bool = False
+    #: Keys of the labelling page, for the help overlay: (key, what it does).
+    keys: tuple[tuple[str, str], ...] = ()
+
+    # -- items --------------------------------------------------------------------------------
+
+    def check_item(self, item: Item) -> list[tuple[str, str]]:
+        """Problems with an item about to be created, as (field, message); empty when valid."""
+        raise NotImplementedError
+
+    def shown_content(self, item: Item) -> ShownContent:
+        raise NotImplementedError
+
+    def present(self, item: Item, assignment: Assignment, *, media_url: Callable[[str], str]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    # -- labels -------------------------------------------------------------------------------
+
+    def validate_answer(self, data: Mapping[str, Any], *, item: Item, assignment: Assignment) -> tuple[dict[str, Any], dict[str, str]]:
+        """Kind-specific fields of the label, and errors (field -> message)."""
+        raise NotImplementedError
+
+    def validate(self, data: Any, *, item: Item, assignment: Assignment) -> dict[str, Any]:
+        """Label field values for ``data`` (the submitted JSON answer), or :class:`LabelInvalid`."""
+        if not isinstance(data, Mapping):
+            raise LabelInvalid({"answer": "must be a JSON object"})
+        values, errors = self.validate_answer(data, item=item, assignment=assignment)
+        flag_values, flag_errors = validate_flag(data.get("flag"))
+        errors.update(flag_errors)
+        if errors:
+            raise LabelInvalid(errors)
+        return {**values, **flag_values}
+
+    def category(self, label: Label) -> str:
+        raise NotImplementedError
+
+    def parse_answer(self, answer: Any) -> Any:
+        """A gold answer or adjudication outcome in canonical form, or ValueError."""
+        if answer not in self.categories:
+            raise ValueError(f"expected one of {', '.join(self.categories)}, got {answer!r}")
+        return answer
+
+    def answer_matches(self, label: Label, answer: Any) -> bool:
+        return self.category(label) == answer
+
+    def summary(self, label: Label) -> dict[str, Any]:
+        """The label's answer as plain data (exports, researcher pages)."""
+        raise NotImplementedError
+
+
+def validate_flag(flag: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """A flag is optional: ``{"reason": <FlagReason>, "note": "..."}``; a flag needs a note (App. H.3)."""
+    if flag in (None, "", {}):
+        return {"flag_reason": "", "flag_note": ""}, {}
+    if not isinstance(flag, Mapping):
+        return {}, {"flag": "must be an object with a reason and a note"}
+    reason = flag.get("reason") or ""
+    note = (flag.get("note") or "").strip() if isinstance(flag.get("note") or "", str) else None
+    errors = {}
+    if reason not in FlagReason.values:
+        errors["flag.reason"] = f"unknown flag reason {reason!r}; use one of: {', '.join(FlagReason.values)}"
+    if note is None:
+        errors["flag.note"] = "must be text"
+    elif not note:
+        errors["flag.note"] = "a flag needs a short note saying what is wrong"
+    elif len(note) > FLAG_NOTE_MAX:
+        errors["flag.note"] = f"keep the note under {FLAG_NOTE_MAX} characters"
+    if errors:
+        return {}, errors
+    return {"flag_reason": reason, "flag_note": note}, {}
+
+
+def validate_time_on_item(value: Any) -> int | None:
+    """Milliseconds the item was on screen, as measured by the page; None when not sent."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= TIME_ON_ITEM_MAX_MS:
+        raise LabelInvalid({"time_on_item_ms": f"must be an integer between 0 and {TIME_ON_ITEM_MAX_MS}"})
+    return value
+
+
+def task_context(item: Item) -> dict[str, Any]:
+    """The brief and its written constraints, as shown to annotators."""
+    constraints = item.task.constraints or {}
+    lines = []
+    for key, value in sorted(constraints.items()):
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        lines.append(f"{key.replace('_', ' ')}: {value}")
+    return {"brief": item.task.brief, "constraints": lines, "family": item.task.family}

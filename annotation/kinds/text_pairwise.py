@@ -1,0 +1,126 @@
+"""Text pairwise validation: one task, two anonymous responses, one dimension (Ekphrasis App. H).
+
+Usefulness and Novelty inspect the Core Idea, Expressiveness the Visual Description (§3.2,
+Table 16); Novelty items also show the task's cliché checklist items. Checklist items are reference
+cues, not a score sheet (App. H.2). Label: A, B or tie, plus an optional flag with a note (H.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from annotation.kinds.base import Kind, ShownContent, shown_pair, task_context
+from annotation.models import Assignment, CampaignKind, Dimension, Item, PairChoice, PairwiseLabel
+
+#: The field each dimension inspects (Ekphrasis §3.2; App. H.2, Table 16 "Primary field").
+PRIMARY_FIELD = {
+    Dimension.USEFULNESS: ("core_idea", "Core Idea"),
+    Dimension.EXPRESSIVENESS: ("visual_description", "Visual Description"),
+    Dimension.NOVELTY: ("core_idea", "Core Idea"),
+}
+#: The question per dimension (App. H.1).
+QUESTION = {
+    Dimension.USEFULNESS: "Which Core Idea better satisfies the brief, constraints, audience, medium, and required source concepts?",
+    Dimension.EXPRESSIVENESS: "Which Visual Description gives a more concrete and stable mental image?",
+    Dimension.NOVELTY: "Which response better avoids task-specific population clichés while remaining meaningful for the brief?",
+}
+#: The decision rule per dimension (App. H.2, Table 16).
+RULE = {
+    Dimension.USEFULNESS: "Prefer the idea that more specifically satisfies the brief, constraints, audience, medium, and "
+    "required visual operation. Do not reward verbal polish or visual density by itself.",
+    Dimension.EXPRESSIVENESS: "Prefer the description that supports a more concrete, stable, and drawable mental image. Do "
+    "not reward task fit, novelty, length, or atmospheric language by itself.",
+    Dimension.NOVELTY: "Prefer the idea that better avoids or transforms population-common visual patterns while remaining "
+    "meaningful for the brief. Do not reward randomness, obscurity, or off-brief weirdness.",
+}
+TIE_RULE = (
+    "Tie only when this dimension has no stable, explainable winner — not as a substitute for uncertainty (App. H.2)."
+)
+
+
+def pair_choice_to_canonical(shown: str, swapped: bool) -> str:
+    """Map the key pressed (in shown order) to the item's canonical order."""
+    if not swapped or shown == PairChoice.TIE:
+        return shown
+    return PairChoice.B if shown == PairChoice.A else PairChoice.A
+
+
+def validate_pair_choice(data: Mapping[str, Any], assignment: Assignment) -> tuple[dict[str, Any], dict[str, str]]:
+    shown = data.get("choice")
+    if shown not in PairChoice.values:
+        return {}, {"choice": "choose A, B or tie"}
+    return {
+        "shown_choice": shown,
+        "choice": pair_choice_to_canonical(shown, assignment.swapped),
+        "swapped": assignment.swapped,
+    }, {}
+
+
+class TextPairwise(Kind):
+    code = CampaignKind.TEXT_PAIRWISE
+    title = "Text pairwise"
+    paper_section = "Ekphrasis App. H"
+    label_model = PairwiseLabel
+    categories = ("A", "B", "tie")
+    two_sided = True
+    keys = (("A", "prefer A"), ("B", "prefer B"), ("T", "tie"), ("F", "flag with a note"),
+            ("Enter", "submit"), ("S", "skip"), ("I", "instructions"), ("C", "calibration examples"), ("?", "help"))
+
+    def check_item(self, item: Item) -> list[tuple[str, str]]:
+        problems = []
+        if item.dimension not in PRIMARY_FIELD:
+            problems.append(("dimension", "must be usefulness, expressiveness or novelty"))
+        if item.response_a is None or item.response_b is None:
+            problems.append(("responses", "a text pairwise item needs two responses"))
+        else:
+            for side, response in (("response_a", item.response_a), ("response_b", item.response_b)):
+                if response.task_id != item.task_id:
+                    problems.append((side, "belongs to another task"))
+            if item.response_a.subject_model_id == item.response_b.subject_model_id:
+                problems.append(("responses", "both responses come from the same model"))
+        checklist = item.payload.get("checklist", [])
+        if not isinstance(checklist, list) or not all(isinstance(c, str) and c.strip() for c in checklist):
+            problems.append(("checklist", "must be a list of non-empty strings"))
+        if item.render_a_id or item.render_b_id:
+            problems.append(("renders", "a text pairwise item shows no images"))
+        return problems
+
+    def shown_content(self, item: Item) -> ShownContent:
+        field, _ = PRIMARY_FIELD[item.dimension]
+        return ShownContent(
+            {
+                "kind": self.code,
+                "dimension": item.dimension,
+                **task_context(item),
+                "a": getattr(item.response_a, field),
+                "b": getattr(item.response_b, field),
+                "checklist": list(item.payload.get("checklist", [])),
+            }
+        )
+
+    def present(self, item: Item, assignment: Assignment, *, media_url: Callable[[str], str]) -> dict[str, Any]:
+        content = self.shown_content(item).content
+        _, field_label = PRIMARY_FIELD[item.dimension]
+        shown_a, shown_b = shown_pair(assignment, content["a"], content["b"])
+        return {
+            "dimension": item.dimension,
+            "dimension_label": Dimension(item.dimension).label,
+            "question": QUESTION[item.dimension],
+            "rule": RULE[item.dimension],
+            "tie_rule": TIE_RULE,
+            "field_label": field_label,
+            "brief": content["brief"],
+            "constraints": content["constraints"],
+            "sides": {"A": shown_a, "B": shown_b},
+            "checklist": content["checklist"],
+        }
+
+    def validate_answer(self, data, *, item, assignment):
+        return validate_pair_choice(data, assignment)
+
+    def category(self, label: PairwiseLabel) -> str:
+        return label.choice
+
+    def summary(self, label: PairwiseLabel) -> dict[str, Any]:
+        return {"choice": label.choice, "shown_choice": label.shown_choice, "swapped": label.swapped}

@@ -1,0 +1,30 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.demo import SIMULATED_USERNAMES, demo_campaigns_load
+from leaderboard.models import TaskSet
+
+
+class Command(BaseCommand):
+    help = (
+        "Create one DEMO campaign of each kind on the demo task set, pre-filled with labels from SIMULATED "
+        "annotators, with items left open for annotator1..3 (idempotent; --reset recreates them)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--task-set", default="ekphrasis-demo", help="name of the (demo) task set")
+        parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument("--reset", action="store_true", help="delete the demo campaigns and create them again")
+
+    def handle(self, *args, **opts):
+        task_set = TaskSet.objects.filter(name=opts["task_set"]).order_by("-created_at").first()
+        if task_set is None:
+            raise CommandError(f"no task set named {opts['task_set']!r}: run `manage.py load_demo` first")
+        summary = demo_campaigns_load(task_set=task_set, seed=opts["seed"], reset=opts["reset"])
+        if summary.skipped:
+            self.stdout.write(f"DEMO campaigns already exist on {task_set} ({len(summary.campaigns)}); use --reset to recreate.")
+            return
+        self.stdout.write(f"DEMO campaigns on {task_set}: {summary.renders_created} placeholder renders drawn, "
+                          f"{summary.simulated_labels} labels from SIMULATED annotators ({', '.join(SIMULATED_USERNAMES)}).")
+        for campaign in summary.campaigns:
+            self.stdout.write(f"  {campaign.name:<48} {campaign.items.count():>4} items, "
+                              f"{summary.open_items[campaign.name]:>3} left open for annotator1..3")

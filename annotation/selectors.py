@@ -1,0 +1,1234 @@
+"""Reads of the annotation app: the annotator's queue and blinded item, consensus, the researcher
+dashboards (Ekphrasis Table 17, App. H.6, I.2, I.4, §5.4), the judge join, H.5 pair sampling and
+label exports.
+
+Statistics are computed by :mod:`engine.agreement` and :mod:`engine.bt`; this module only gathers
+label rows into the shapes those functions take. Everything is recomputed from the current labels
+on each call (no cache): stale labels and gold items never enter agreement numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Case, Count, IntegerField, Q, Value, When
+from django.db.models.functions import Length
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from annotation.kinds import kind_for
+from annotation.kinds.faithfulness import PASS_SCORE
+from annotation.kinds.strategy import NONE as NO_STRATEGY
+from annotation.kinds.text_pairwise import PRIMARY_FIELD
+from annotation.models import (
+    STRATEGIES,
+    TIG_CRITERIA,
+    Adjudication,
+    Assignment,
+    AuditCode,
+    CalibrationExample,
+    Campaign,
+    CampaignKind,
+    Dimension,
+    Item,
+    ItemSlot,
+    StrategyRole,
+)
+from engine import agreement
+from engine.bt import fit_bradley_terry
+
+
+@lru_cache(maxsize=4096)
+def _majority_of(sorted_labels: tuple[str, ...]) -> str | None:
+    return agreement.majority_label(list(sorted_labels))
+
+
+def majority(labels: Iterable[str]) -> str | None:
+    """engine.agreement.majority_label, memoised on the multiset of labels (the dashboards ask the
+    same few questions thousands of times: three labels out of three or four categories)."""
+    return _majority_of(tuple(sorted(labels)))
+
+
+#: Ridge penalty used for the human-subset BT fit when the plain MLE does not exist (sparse data).
+HUMAN_BT_FALLBACK_L2 = 0.01
+#: Default pairs per task and per-stratum quotas for validation pairs (App. H.5: six per task).
+PAIRS_PER_TASK = 6
+STRATUM_QUOTAS = (("top_bottom", 2), ("top_middle", 1), ("middle_middle", 1), ("tradeoff", 2))
+RANDOM_ORDER = "random_order"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Annotator side
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The progress bar: the annotator's done and open items, and the campaign's labels so far."""
+
+    done: int
+    assigned: int
+    campaign_labels: int
+    campaign_total: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"done": self.done, "assigned": self.assigned, "campaign_labels": self.campaign_labels,
+                "campaign_total": self.campaign_total}
+
+
+def campaign_get(*, pk: int) -> Campaign | None:
+    return Campaign.objects.select_related("task_set").filter(pk=pk).first()
+
+
+def campaign_item_get(*, campaign: Campaign, pk: int) -> Item:
+    from django.http import Http404
+
+    item = Item.objects.select_related("campaign").filter(campaign=campaign, pk=pk).first()
+    if item is None:
+        raise Http404("No such item in this campaign.")
+    return item
+
+
+def adjudication_get(*, campaign: Campaign, item_pk: int) -> Adjudication:
+    from django.http import Http404
+
+    adjudication = Adjudication.objects.select_related("item__campaign").filter(item__campaign=campaign, item_id=item_pk).first()
+    if adjudication is None:
+        raise Http404("This item has not been sent to adjudication.")
+    return adjudication
+
+
+def campaign_progress(*, campaign: Campaign, annotator: AbstractBaseUser) -> Progress:
+    counts = Assignment.objects.filter(campaign=campaign).aggregate(
+        done=Count("pk", filter=Q(annotator=annotator, status=Assignment.Status.SUBMITTED)),
+        assigned=Count("pk", filter=Q(annotator=annotator, status=Assignment.Status.ACTIVE)),
+        labels=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, slot__isnull=False)),
+    )
+    total = ItemSlot.objects.filter(item__campaign=campaign).count()  # regular items x k (gold has no slots)
+    return Progress(counts["done"], counts["assigned"], counts["labels"], total)
+
+
+@dataclass(frozen=True)
+class CampaignCard:
+    campaign: Campaign
+    progress: Progress
+    items_left: int
+
+
+def campaigns_for_annotator(*, annotator: AbstractBaseUser) -> list[CampaignCard]:
+    """Open campaigns this annotator may work on, with their progress."""
+    campaigns = (
+        Campaign.objects.filter(status=Campaign.Status.OPEN)
+        .filter(Q(open_to_all_annotators=True) | Q(memberships__annotator=annotator))
+        .distinct()
+        .order_by("name")
+    )
+    cards = []
+    for campaign in campaigns:
+        progress = campaign_progress(campaign=campaign, annotator=annotator)
+        cards.append(CampaignCard(campaign, progress, max(progress.campaign_total - progress.campaign_labels, 0)))
+    return cards
+
+
+def assignment_present(*, assignment: Assignment, media_url: Callable[[str], str]) -> dict[str, Any]:
+    """The blinded JSON of one assignment: the opaque token, the kind's shown content in shown
+    order, media as per-assignment URLs. No item, response, render or model id, no score, no other
+    annotator's label."""
+    kind = kind_for(assignment.campaign.kind)
+    return {
+        "token": assignment.token,
+        "kind": kind.code,
+        "is_gold": False,  # never revealed: gold items look like every other item
+        "expires_at": assignment.expires_at.isoformat(),
+        "content": kind.present(assignment.item, assignment, media_url=media_url),
+    }
+
+
+def media_for_assignment(*, assignment: Assignment, shown_slot: str) -> tuple[Any, str]:
+    """(render, expected SHA-256) behind a shown image slot ('A'/'B') of an assignment."""
+    if shown_slot not in ("A", "B"):
+        raise KeyError(shown_slot)
+    canonical = "a" if (shown_slot == "A") != assignment.swapped else "b"
+    render = assignment.item.render_a if canonical == "a" else assignment.item.render_b
+    if render is None or canonical not in assignment.media_sha256:
+        raise KeyError(shown_slot)
+    return render, assignment.media_sha256[canonical]
+
+
+def calibration_examples(*, campaign: Campaign) -> list[CalibrationExample]:
+    return list(campaign.calibration_examples.order_by("position", "pk"))
+
+
+def markup_render(text: str) -> SafeString:
+    """A safe Markdown subset for instructions: paragraphs, '- ' lists, '# ' headings, **bold**,
+    *italic*. Everything is escaped first, so no HTML from the database reaches the page."""
+    import re
+
+    def inline(line: str) -> str:
+        line = escape(line)
+        line = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", line)
+        return re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<em>\1</em>", line)
+
+    html, paragraph, items = [], [], []
+
+    def flush() -> None:
+        if paragraph:
+            html.append("<p>" + " ".join(inline(p) for p in paragraph) + "</p>")
+            paragraph.clear()
+        if items:
+            html.append("<ul>" + "".join(f"<li>{inline(i)}</li>" for i in items) + "</ul>")
+            items.clear()
+
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line:
+            flush()
+        elif line.startswith(("- ", "* ")):
+            if paragraph:
+                flush()
+            items.append(line[2:])
+        elif line.startswith("#"):
+            flush()
+            level = min(len(line) - len(line.lstrip("#")) + 2, 4)
+            html.append(f"<h{level}>{inline(line.lstrip('#').strip())}</h{level}>")
+        else:
+            if items:
+                flush()
+            paragraph.append(line)
+    flush()
+    return mark_safe("\n".join(html))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Label rows and consensus
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ItemRow:
+    """What the dashboards need of an item (researcher side: identities are fine here)."""
+
+    id: int
+    key: str
+    task_external_id: str
+    family: str
+    dimension: str
+    is_gold: bool
+    gold_answer: Any
+    model_a: str | None = None
+    model_b: str | None = None
+    model_a_id: int | None = None
+    model_b_id: int | None = None
+    response_a_id: int | None = None
+    response_b_id: int | None = None
+    length_a: int | None = None
+    length_b: int | None = None
+
+
+@dataclass(slots=True)
+class LabelRow:
+    """One current label, flattened (``strategies``/``criteria`` are set for their kinds only)."""
+
+    item_id: int
+    annotator: str
+    category: str
+    is_simulated: bool
+    flag_reason: str
+    time_ms: int | None
+    swapped: bool = False
+    shown_choice: str = ""
+    score: int | None = None
+    strategies: dict[str, str] | None = None
+    criteria: dict[str, str] | None = None
+
+
+def _item_rows(campaign: Campaign) -> dict[int, ItemRow]:
+    fields = ["id", "key", "task__external_id", "task__family", "dimension", "is_gold", "gold_answer"]
+    side = {
+        CampaignKind.TEXT_PAIRWISE: "response_{s}",
+        CampaignKind.STRATEGY: "response_{s}",
+        CampaignKind.IMAGE_PREFERENCE: "render_{s}__response",
+        CampaignKind.FAITHFULNESS: "render_{s}__response",
+    }.get(campaign.kind)
+    extra = []
+    lengths = {}
+    if side:
+        for s in ("a", "b"):
+            p = side.format(s=s)
+            extra += [f"{p}__id", f"{p}__subject_model__display_name", f"{p}__subject_model_id"]
+            if campaign.kind == CampaignKind.TEXT_PAIRWISE:
+                # the shown field's length, computed by the database (the texts are not fetched)
+                lengths[f"length_{s}"] = Case(
+                    *(When(dimension=d, then=Length(f"{p}__{f}")) for d, (f, _) in PRIMARY_FIELD.items()),
+                    default=Value(None), output_field=IntegerField(),
+                )
+    rows = {}
+    for r in Item.objects.filter(campaign=campaign).annotate(**lengths).values(*fields, *extra, *lengths):
+        row = ItemRow(r["id"], r["key"], r["task__external_id"], r["task__family"], r["dimension"], r["is_gold"], r["gold_answer"])
+        if side:
+            for s in ("a", "b"):
+                p = side.format(s=s)
+                if r[f"{p}__id"] is None:
+                    continue
+                setattr(row, f"response_{s}_id", r[f"{p}__id"])
+                setattr(row, f"model_{s}", r[f"{p}__subject_model__display_name"])
+                setattr(row, f"model_{s}_id", r[f"{p}__subject_model_id"])
+                setattr(row, f"length_{s}", r.get(f"length_{s}"))
+        rows[row.id] = row
+    return rows
+
+
+def _label_rows(campaign: Campaign, *, include_stale: bool = False) -> list[LabelRow]:
+    kind = kind_for(campaign.kind)
+    labels = kind.label_model.objects.filter(campaign=campaign)
+    if not include_stale:
+        labels = labels.filter(is_stale=False)
+    base = ["item_id", "annotator__username", "is_simulated", "flag_reason", "time_on_item_ms"]
+    if campaign.kind in (CampaignKind.TEXT_PAIRWISE, CampaignKind.IMAGE_PREFERENCE):
+        out = [LabelRow(item, who, choice, simulated, flag, ms, swapped=swapped, shown_choice=shown)
+               for item, who, simulated, flag, ms, choice, swapped, shown
+               in labels.values_list(*base, "choice", "swapped", "shown_choice")]
+    elif campaign.kind == CampaignKind.FAITHFULNESS:
+        out = [LabelRow(r["item_id"], r["annotator__username"], "pass" if r["passed"] else "fail", r["is_simulated"],
+                        r["flag_reason"], r["time_on_item_ms"], score=r["score"])
+               for r in labels.values(*base, "passed", "score")]
+    elif campaign.kind == CampaignKind.TIG_AUDIT:
+        out = [LabelRow(r["item_id"], r["annotator__username"], r["overall_action"], r["is_simulated"], r["flag_reason"],
+                        r["time_on_item_ms"], criteria={c: r[c] for c in TIG_CRITERIA})
+               for r in labels.values(*base, "overall_action", *TIG_CRITERIA)]
+    else:
+        out = []
+        for r in labels.values(*base, *STRATEGIES):
+            present = {s: r[s] for s in STRATEGIES if r[s] != StrategyRole.ABSENT}
+            out.append(LabelRow(r["item_id"], r["annotator__username"], "+".join(sorted(present)) or NO_STRATEGY,
+                                r["is_simulated"], r["flag_reason"], r["time_on_item_ms"], strategies=present))
+    return out
+
+
+@dataclass(frozen=True)
+class ItemConsensus:
+    n_labels: int
+    complete: bool
+    categories: tuple[str, ...]
+    majority: str | None
+
+
+def item_consensus(*, item: Item) -> ItemConsensus:
+    """The current (non-stale) labels of one item and their strict majority."""
+    kind = kind_for(item.campaign.kind)
+    labels = list(kind.label_model.objects.filter(item=item, is_stale=False))
+    categories = tuple(kind.category(label) for label in labels)
+    majority = agreement.majority_label(list(categories)) if categories else None
+    return ItemConsensus(len(labels), len(labels) >= item.campaign.k, categories, majority)
+
+
+@dataclass
+class Stat:
+    """A number, or why there is none."""
+
+    value: float | None
+    note: str = ""
+
+    @classmethod
+    def of(cls, compute: Callable[[], float]) -> Stat:
+        try:
+            value = float(compute())
+        except (ValueError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
+            return cls(None, str(exc))
+        if not np.isfinite(value):
+            return cls(None, "undefined for these labels")
+        return cls(value)
+
+
+@dataclass
+class ConsensusRow:
+    """One row of Table 17: items / judgments, agreement, consensus, majority outcome."""
+
+    scope: str
+    n_items: int
+    n_complete: int
+    n_judgments: int
+    n_annotators: int
+    kappa: Stat
+    kappa_p: float | None
+    unanimous: float | None
+    majority: float | None
+    outcome_counts: list[tuple[str, int]]
+    no_majority: int
+
+    @property
+    def completion(self) -> float | None:
+        return self.n_complete / self.n_items if self.n_items else None
+
+
+def _fleiss_counts(label_lists: Sequence[Sequence[str]], categories: Sequence[str]) -> np.ndarray:
+    index = {c: i for i, c in enumerate(categories)}
+    counts = np.zeros((len(label_lists), len(categories)), dtype=int)
+    for row, labels in enumerate(label_lists):
+        for label in labels:
+            counts[row, index[label]] += 1
+    return counts
+
+
+def consensus_row(
+    *, scope: str, items: Sequence[int], labels_by_item: Mapping[int, list[LabelRow]], k: int,
+    categories: Sequence[str] | None = None, category: Callable[[LabelRow], str] = lambda r: r.category,
+) -> ConsensusRow:
+    """Table 17 columns for a set of (non-gold) items; κ and consensus use items with exactly k
+    current labels (Fleiss' κ needs the same number of raters per item)."""
+    per_item = [[category(r) for r in labels_by_item.get(i, [])] for i in items]
+    complete = [labels for labels in per_item if len(labels) == k]
+    judgments = sum(len(labels) for labels in per_item)
+    annotators = {r.annotator for i in items for r in labels_by_item.get(i, [])}
+    derived = categories is None
+    if derived:
+        categories = sorted({c for labels in complete for c in labels})
+    kappa, kappa_p = Stat(None, "no complete items yet"), None
+    unanimous = majority = None
+    outcome: list[tuple[str, int]] = [(c, 0) for c in categories]
+    no_majority = 0
+    if complete:
+        summary = agreement.consensus_summary(complete)
+        unanimous, majority = summary["unanimous_rate"], summary["majority_rate"]
+        no_majority = summary["no_majority"]
+        outcome = [(c, summary["majority_counts"].get(c, 0)) for c in categories]
+        if derived:  # open-ended categories (strategy sets): list only the outcomes that occur
+            outcome = [(c, n) for c, n in outcome if n]
+        if k >= 2 and len(categories) >= 2:
+            counts = _fleiss_counts(complete, categories)
+            try:
+                test = agreement.fleiss_kappa_test(counts)
+                kappa, kappa_p = Stat(test.kappa), test.p
+            except ValueError as exc:
+                kappa = Stat(None, str(exc))
+        else:
+            kappa = Stat(None, "needs at least two annotators per item and two categories")
+    return ConsensusRow(scope, len(items), len(complete), judgments, len(annotators), kappa, kappa_p,
+                        unanimous, majority, outcome, no_majority)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Judge join (the judging side supplies plain records)
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """One judge comparison as the leaderboard app reports it: the task, the dimension, the two
+    responses and the winning response (None for a tie); ``condition`` names the judge setup
+    (e.g. "tig" / "no_tig" for the §5.4 ablation)."""
+
+    task_external_id: str
+    dimension: str
+    response_a_id: int
+    response_b_id: int
+    winner_response_id: int | None
+    condition: str = "primary"
+
+
+#: The leaderboard app names dimensions by letter (Ekphrasis Def. 3); this app by word.
+LEADERBOARD_DIMENSION = {Dimension.USEFULNESS: "U", Dimension.EXPRESSIVENESS: "E", Dimension.NOVELTY: "N",
+                         Dimension.OVERALL: "overall"}
+_FROM_LEADERBOARD = {code: name for name, code in LEADERBOARD_DIMENSION.items()}
+
+
+def judge_outcome_from(record: Any) -> JudgeOutcome:
+    """Accept a JudgeOutcome, any object with the same attributes, or a mapping. The two responses
+    may be named ``response_a_id``/``response_b_id`` or ``response_x_id``/``response_y_id`` (the
+    leaderboard's ``JudgePairOutcome``); their order does not matter."""
+    get = record.get if isinstance(record, Mapping) else (lambda name, default=None: getattr(record, name, default))
+    first = get("response_a_id") if get("response_a_id") is not None else get("response_x_id")
+    second = get("response_b_id") if get("response_b_id") is not None else get("response_y_id")
+    dimension = str(get("dimension"))
+    return JudgeOutcome(
+        str(get("task_external_id")), _FROM_LEADERBOARD.get(dimension, dimension), int(first), int(second),
+        None if get("winner_response_id") is None else int(get("winner_response_id")),
+        str(get("condition", "primary") or "primary"),
+    )
+
+
+@dataclass(frozen=True)
+class HumanPair:
+    """A complete human item of a pairwise kind with its majority in canonical order."""
+
+    item_id: int
+    task_external_id: str
+    dimension: str
+    response_a_id: int
+    response_b_id: int
+    model_a_id: int
+    model_b_id: int
+    majority: str | None  # "A", "B", "tie" or None (no majority)
+
+
+def judge_label_for(pair: HumanPair, outcome: JudgeOutcome) -> str:
+    """The judge's outcome in the human item's canonical order."""
+    if outcome.winner_response_id is None:
+        return "tie"
+    if outcome.winner_response_id == pair.response_a_id:
+        return "A"
+    if outcome.winner_response_id == pair.response_b_id:
+        return "B"
+    raise ValueError(f"judge winner {outcome.winner_response_id} is neither response of item {pair.item_id}")
+
+
+def _judge_index(outcomes: Iterable[Any]) -> dict[tuple[str, str, str, frozenset[int]], list[JudgeOutcome]]:
+    index: dict[tuple[str, str, str, frozenset[int]], list[JudgeOutcome]] = defaultdict(list)
+    for record in outcomes:
+        o = judge_outcome_from(record)
+        index[(o.condition, o.task_external_id, o.dimension, frozenset((o.response_a_id, o.response_b_id)))].append(o)
+    return index
+
+
+@dataclass
+class BTComparison:
+    n_models: int
+    n_decisive: int
+    human_theta: dict[int, float]
+    judge_theta: dict[int, float]
+    spearman: Stat
+    spearman_p: float | None
+    kendall: Stat
+    kendall_p: float | None
+    note: str = ""
+
+
+@dataclass
+class HumanJudgeJoin:
+    """Human majority vs judge (App. H.6): pairwise agreement (a tie agrees only with a tie) with its
+    counts, and the human-subset BT ranking against the judge's, by Spearman and Kendall."""
+
+    condition: str
+    n_pairs: int
+    n_agree: int
+    agreement: Stat
+    n_human_no_majority: int
+    n_unjudged: int
+    bt: BTComparison | None
+
+
+def human_bt_fit(pairs: Sequence[HumanPair]) -> tuple[dict[int, float], int, str]:
+    """Human-subset BT θ per model id from the decisive majorities (ties stay out, App. F.2)."""
+    decisive = [p for p in pairs if p.majority in ("A", "B")]
+    models = sorted({m for p in decisive for m in (p.model_a_id, p.model_b_id)})
+    if len(models) < 2:
+        return {}, len(decisive), "fewer than two models with decisive human majorities"
+    index = {m: i for i, m in enumerate(models)}
+    winners = [index[p.model_a_id if p.majority == "A" else p.model_b_id] for p in decisive]
+    losers = [index[p.model_b_id if p.majority == "A" else p.model_a_id] for p in decisive]
+    note = ""
+    try:
+        fit = fit_bradley_terry(winners, losers, len(models))
+    except ValueError as exc:
+        fit = fit_bradley_terry(winners, losers, len(models), l2=HUMAN_BT_FALLBACK_L2)
+        note = f"plain MLE does not exist ({exc}); ridge λ = {HUMAN_BT_FALLBACK_L2}"
+    return {m: float(fit.theta[index[m]]) for m in models}, len(decisive), note
+
+
+def human_judge_join(
+    *, pairs: Sequence[HumanPair], judge_outcomes: Iterable[Any], judge_scores: Mapping[int, float] | None,
+    condition: str = "primary",
+) -> HumanJudgeJoin:
+    """Join human item majorities to judge outcomes and rankings. Pure: takes plain records
+    (task external id, dimension, the two response ids, winner response id or None) and a judge
+    ranking (subject model id -> θ)."""
+    index = _judge_index(judge_outcomes)
+    human, judge = [], []
+    no_majority = unjudged = 0
+    for pair in pairs:
+        if pair.majority is None:
+            no_majority += 1
+            continue
+        found = index.get((condition, pair.task_external_id, pair.dimension, frozenset((pair.response_a_id, pair.response_b_id))))
+        if not found:
+            unjudged += 1
+            continue
+        judged = agreement.majority_label([judge_label_for(pair, o) for o in found])
+        if judged is None:
+            unjudged += 1
+            continue
+        human.append(pair.majority)
+        judge.append(judged)
+    n_agree = sum(h == j for h, j in zip(human, judge))
+    agree = Stat.of(lambda: agreement.pairwise_agreement(human, judge)) if human else Stat(None, "no judged pairs with a human majority")
+    bt = None
+    if judge_scores:
+        theta, n_decisive, note = human_bt_fit(pairs)
+        common = sorted(set(theta) & {int(m) for m in judge_scores})
+        corr: dict[str, tuple[float, float]] | None = None
+        try:
+            corr = agreement.rank_correlation([theta[m] for m in common], [float(judge_scores[m]) for m in common])
+        except ValueError as exc:
+            note = (note + "; " if note else "") + str(exc)
+        bt = BTComparison(
+            len(common), n_decisive, theta, {int(m): float(v) for m, v in judge_scores.items()},
+            Stat(corr["spearman"][0]) if corr else Stat(None, note), corr["spearman"][1] if corr else None,
+            Stat(corr["kendall"][0]) if corr else Stat(None, note), corr["kendall"][1] if corr else None, note,
+        )
+    return HumanJudgeJoin(condition, len(human), n_agree, agree, no_majority, unjudged, bt)
+
+
+@dataclass
+class SignAgreementView:
+    """Image-level vs text-level pair sign agreement (App. I.4) with the counts behind it."""
+
+    source: str
+    result: agreement.SignAgreement | None
+    note: str = ""
+
+
+def image_text_sign_agreement(
+    *, pairs: Sequence[HumanPair], text_scores: Mapping[int, float], source: str
+) -> SignAgreementView:
+    """sign(Δtext) vs sign(p_img − 0.5) per image pair with a majority: p_img = 1, 0 or 0.5 for a
+    majority A, B or tie; Δtext = θ_text(model A) − θ_text(model B)."""
+    delta, p_img = [], []
+    for pair in pairs:
+        if pair.majority is None or pair.model_a_id not in text_scores or pair.model_b_id not in text_scores:
+            continue
+        delta.append(float(text_scores[pair.model_a_id]) - float(text_scores[pair.model_b_id]))
+        p_img.append({"A": 1.0, "B": 0.0, "tie": 0.5}[pair.majority])
+    if not delta:
+        return SignAgreementView(source, None, "no image pairs with a majority and a text-level score for both models")
+    return SignAgreementView(source, agreement.pair_sign_agreement(delta, p_img))
+
+
+@dataclass
+class AblationView:
+    """Two judge conditions against the human majority (§5.4, Table 4 shape)."""
+
+    conditions: tuple[str, str]
+    n: int
+    correct: tuple[int, int]
+    discordant: tuple[int, int]
+    mcnemar: agreement.McNemarResult | None
+    interval: agreement.PairedInterval | None
+    note: str = ""
+
+    @property
+    def rates(self) -> tuple[float | None, float | None]:
+        return tuple(c / self.n if self.n else None for c in self.correct)  # type: ignore[return-value]
+
+
+def novelty_ablation(*, pairs: Sequence[HumanPair], judge_outcomes: Iterable[Any], conditions: tuple[str, str]) -> AblationView:
+    """correct/n per condition on pairs with a human majority judged under both conditions; McNemar
+    on the discordant counts and the paired-difference interval (condition 1 − condition 2)."""
+    index = _judge_index(judge_outcomes)
+    n = c1 = c2 = b = c = both = 0
+    for pair in pairs:
+        if pair.majority is None:
+            continue
+        key = (pair.task_external_id, pair.dimension, frozenset((pair.response_a_id, pair.response_b_id)))
+        first, second = index.get((conditions[0], *key)), index.get((conditions[1], *key))
+        if not first or not second:
+            continue
+        ok1 = judge_label_for(pair, first[0]) == pair.majority
+        ok2 = judge_label_for(pair, second[0]) == pair.majority
+        n += 1
+        c1 += ok1
+        c2 += ok2
+        b += ok1 and not ok2
+        c += ok2 and not ok1
+        both += ok1 and ok2
+    view = AblationView(conditions, n, (c1, c2), (b, c), None, None)
+    if n == 0:
+        view.note = "no pair has a human majority and both judge conditions"
+        return view
+    try:
+        view.mcnemar = agreement.mcnemar(b, c)
+    except ValueError as exc:
+        view.note = str(exc)
+    try:
+        view.interval = agreement.paired_difference_interval(b, c, n, a=both)
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        view.note = (view.note + "; " if view.note else "") + f"interval unavailable: {exc or type(exc).__name__}"
+    return view
+
+
+# ---------------------------------------------------------------------------------------------------
+# Per-annotator quality
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AnnotatorQuality:
+    annotator: str
+    n_labels: int
+    simulated: bool
+    loo_agree: int
+    loo_n: int
+    gold_correct: int
+    gold_n: int
+    ties: int
+    decisive: int
+    shown_a: int
+    longer: int
+    longer_n: int
+    median_time_s: float | None
+    flags: int
+    skips: int
+
+    @staticmethod
+    def _rate(x: int, n: int) -> float | None:
+        return x / n if n else None
+
+    @property
+    def loo_rate(self) -> float | None:
+        return self._rate(self.loo_agree, self.loo_n)
+
+    @property
+    def gold_rate(self) -> float | None:
+        return self._rate(self.gold_correct, self.gold_n)
+
+    @property
+    def tie_rate(self) -> float | None:
+        return self._rate(self.ties, self.ties + self.decisive)
+
+    @property
+    def a_bias_pp(self) -> float | None:
+        """A-position bias: share of decisive choices for the left/first shown side, minus 50%."""
+        rate = self._rate(self.shown_a, self.decisive)
+        return None if rate is None else 100.0 * (rate - 0.5)
+
+    @property
+    def longer_rate(self) -> float | None:
+        return self._rate(self.longer, self.longer_n)
+
+
+def annotator_quality(
+    *, campaign: Campaign, items: Mapping[int, ItemRow], labels: Sequence[LabelRow], gold_labels: Sequence[LabelRow],
+    skips: Mapping[str, int],
+) -> list[AnnotatorQuality]:
+    """Agreement with the leave-one-out majority, gold accuracy, tie rate, A-position bias, the
+    longer-response rate (the biases measured for the judge, App. D.2), median time, flags."""
+    kind = kind_for(campaign.kind)
+    by_item: dict[int, list[LabelRow]] = defaultdict(list)
+    for row in labels:
+        by_item[row.item_id].append(row)
+    out: dict[str, AnnotatorQuality] = {}
+    times: dict[str, list[float]] = defaultdict(list)
+
+    def entry(name: str, simulated: bool) -> AnnotatorQuality:
+        if name not in out:
+            out[name] = AnnotatorQuality(name, 0, simulated, 0, 0, 0, 0, 0, 0, 0, 0, 0, None, 0, skips.get(name, 0))
+        return out[name]
+
+    for row in labels:
+        q = entry(row.annotator, row.is_simulated)
+        q.n_labels += 1
+        q.flags += bool(row.flag_reason)
+        if row.time_ms is not None:
+            times[row.annotator].append(row.time_ms / 1000.0)
+        others = [o.category for o in by_item[row.item_id] if o is not row]
+        if len(others) >= 2 or (len(others) == 1 and campaign.k == 2):
+            loo = majority(others)
+            if loo is not None:
+                q.loo_n += 1
+                q.loo_agree += row.category == loo
+        if kind.two_sided:
+            if row.category == "tie":
+                q.ties += 1
+            else:
+                q.decisive += 1
+                q.shown_a += row.shown_choice == "A"
+                item = items[row.item_id]
+                if item.length_a is not None and item.length_b is not None and item.length_a != item.length_b:
+                    q.longer_n += 1
+                    q.longer += (row.category == "A") == (item.length_a > item.length_b)
+    for row in gold_labels:
+        q = entry(row.annotator, row.is_simulated)
+        item = items[row.item_id]
+        q.gold_n += 1
+        q.gold_correct += row.category == item.gold_answer
+    for name, values in times.items():
+        out[name].median_time_s = float(np.median(values))
+    for name, n in skips.items():
+        entry(name, False).skips = n
+    return sorted(out.values(), key=lambda q: q.annotator)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The dashboard
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RateRow:
+    name: str
+    passed: int
+    n: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.n if self.n else None
+
+
+@dataclass
+class ICCView:
+    form: str
+    label: str
+    result: agreement.ICCResult | None
+    n_items: int
+    note: str = ""
+
+
+@dataclass
+class Dashboard:
+    campaign: Campaign
+    kind_title: str
+    paper_section: str
+    rows: list[ConsensusRow]
+    n_stale: int
+    n_simulated: int
+    n_gold_items: int
+    quality: list[AnnotatorQuality]
+    adjudication: list[dict[str, Any]]
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def _group(labels: Iterable[LabelRow]) -> dict[int, list[LabelRow]]:
+    grouped: dict[int, list[LabelRow]] = defaultdict(list)
+    for row in labels:
+        grouped[row.item_id].append(row)
+    return grouped
+
+
+def human_pairs(*, items: Mapping[int, ItemRow], labels_by_item: Mapping[int, list[LabelRow]], k: int) -> list[HumanPair]:
+    """Complete non-gold pairwise items with their canonical majority (None when there is none)."""
+    pairs = []
+    for item in items.values():
+        labels = labels_by_item.get(item.id, [])
+        if item.is_gold or len(labels) != k or item.response_a_id is None or item.response_b_id is None:
+            continue
+        pairs.append(HumanPair(item.id, item.task_external_id, item.dimension, item.response_a_id, item.response_b_id,
+                               item.model_a_id, item.model_b_id, majority([r.category for r in labels])))
+    return pairs
+
+
+def faithfulness_gate(*, campaign: Campaign) -> dict[int, bool]:
+    """Render id -> passes the gate (majority of its k annotators pass, App. I.2), for complete items."""
+    if campaign.kind != CampaignKind.FAITHFULNESS:
+        raise ValueError("the gate is read from a faithfulness campaign")
+    labels = _group(r for r in _label_rows(campaign))
+    gate = {}
+    for item_id, render_id in Item.objects.filter(campaign=campaign, is_gold=False).values_list("id", "render_a_id"):
+        rows = labels.get(item_id, [])
+        if len(rows) == campaign.k:
+            gate[render_id] = majority([r.category for r in rows]) == "pass"
+    return gate
+
+
+def gate_passing_renders(*, task_set) -> set[int]:
+    """Renders of this task set that passed the faithfulness gate in any faithfulness campaign
+    (majority of their k annotators pass, App. I.2)."""
+    passing: set[int] = set()
+    for campaign in Campaign.objects.filter(task_set=task_set, kind=CampaignKind.FAITHFULNESS):
+        passing.update(render for render, ok in faithfulness_gate(campaign=campaign).items() if ok)
+    return passing
+
+
+def campaign_dashboard(
+    *, campaign: Campaign, judge_outcomes: Callable[[str], Iterable[Any] | None] | None = None,
+    judge_scores: Callable[[str], Mapping[int, float] | None] | None = None,
+) -> Dashboard:
+    """Everything a researcher sees for one campaign, recomputed from the current labels.
+
+    ``judge_outcomes(dimension)`` / ``judge_scores(dimension)`` supply the judge side (None when
+    there is no judge run); see :func:`human_judge_join`.
+    """
+    kind = kind_for(campaign.kind)
+    items = _item_rows(campaign)
+    current = _label_rows(campaign)
+    n_stale = kind.label_model.objects.filter(campaign=campaign, is_stale=True).count()
+    labels = [r for r in current if not items[r.item_id].is_gold]
+    gold_labels = [r for r in current if items[r.item_id].is_gold]
+    by_item = _group(labels)
+    regular = [i for i in items.values() if not i.is_gold]
+    k = campaign.k
+
+    rows: list[ConsensusRow] = []
+    extras: dict[str, Any] = {}
+    if campaign.kind == CampaignKind.TEXT_PAIRWISE:
+        for dimension in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY):
+            ids = [i.id for i in regular if i.dimension == dimension]
+            if ids:
+                rows.append(consensus_row(scope=Dimension(dimension).label, items=ids, labels_by_item=by_item, k=k,
+                                          categories=kind.categories))
+        if len(rows) > 1:
+            rows.append(consensus_row(scope="All dimensions", items=[i.id for i in regular], labels_by_item=by_item, k=k,
+                                      categories=kind.categories))
+    elif campaign.kind == CampaignKind.STRATEGY:
+        rows.append(consensus_row(scope="Exact strategy set", items=[i.id for i in regular], labels_by_item=by_item, k=k))
+    else:
+        rows.append(consensus_row(scope=kind.title, items=[i.id for i in regular], labels_by_item=by_item, k=k,
+                                  categories=kind.categories))
+
+    if campaign.kind == CampaignKind.FAITHFULNESS:
+        extras["faithfulness"] = _faithfulness_extras(campaign, regular, by_item)
+    elif campaign.kind == CampaignKind.TIG_AUDIT:
+        extras["criteria"] = [
+            consensus_row(scope=c.replace("_", " ").capitalize(), items=[i.id for i in regular], labels_by_item=by_item,
+                          k=k, categories=AuditCode.values, category=lambda r, c=c: r.criteria[c])
+            for c in TIG_CRITERIA
+        ]
+    elif campaign.kind == CampaignKind.STRATEGY:
+        extras["strategies"] = _strategy_extras(regular, by_item, k)
+    if kind.two_sided:
+        extras["judge"] = _judge_extras(campaign, items, by_item, judge_outcomes, judge_scores)
+
+    skips = dict(
+        Assignment.objects.filter(campaign=campaign, status=Assignment.Status.SKIPPED)
+        .values_list("annotator__username").annotate(n=Count("pk"))
+    )
+    quality = annotator_quality(campaign=campaign, items=items, labels=labels, gold_labels=gold_labels, skips=skips)
+    adjudication = _adjudication_rows(campaign, items, by_item)
+    return Dashboard(
+        campaign, kind.title, kind.paper_section, rows, n_stale, sum(r.is_simulated for r in current),
+        sum(i.is_gold for i in items.values()), quality, adjudication, extras,
+    )
+
+
+def _faithfulness_extras(campaign: Campaign, regular: Sequence[ItemRow], by_item: Mapping[int, list[LabelRow]]) -> dict[str, Any]:
+    k = campaign.k
+    complete = [i for i in regular if len(by_item.get(i.id, [])) == k]
+    scores_all = [r.score for i in regular for r in by_item.get(i.id, []) if r.score is not None]
+    by_model: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    by_family: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for item in complete:
+        passed = majority([r.category for r in by_item[item.id]]) == "pass"
+        for bucket in (by_model[item.model_a or "?"], by_family[item.family]):
+            bucket[0] += passed
+            bucket[1] += 1
+    icc = _score_icc(complete, by_item, k)
+    return {
+        "mean_score": float(np.mean(scores_all)) if scores_all else None,
+        "n_scores": len(scores_all),
+        "icc": icc,
+        "by_model": [RateRow(name, p, n) for name, (p, n) in sorted(by_model.items())],
+        "by_family": [RateRow(name, p, n) for name, (p, n) in sorted(by_family.items())],
+        "pass_score": PASS_SCORE,
+    }
+
+
+def _score_icc(complete: Sequence[ItemRow], by_item: Mapping[int, list[LabelRow]], k: int) -> ICCView:
+    """Score reliability. With a fixed rater panel (the same k annotators on every complete item)
+    the ratings form a two-way design: ICC(A,1), absolute agreement of a single rater (McGraw & Wong
+    1996; numerically Shrout–Fleiss ICC(2,1), whose estimator is the same for fixed and random
+    raters). Otherwise raters differ per item and only the one-way ICC(1,1) is valid."""
+    if len(complete) < 2:
+        return ICCView("", "", None, len(complete), "needs at least two complete items")
+    panels = {frozenset(r.annotator for r in by_item[i.id]) for i in complete}
+    if len(panels) == 1:
+        raters = sorted(next(iter(panels)))
+        matrix = [[next(r.score for r in by_item[i.id] if r.annotator == a) for a in raters] for i in complete]
+        form = "ICC2"
+        why = ("a fixed panel (the same annotators) rated every complete item, and the gate is a threshold on the "
+               "score (≥ 4), so absolute agreement matters, not only consistency; with fixed raters the two-way "
+               "mixed ICC(A,1) has this same estimator (McGraw & Wong 1996)")
+    else:
+        matrix = [[r.score for r in by_item[i.id]][:k] for i in complete]
+        form = "ICC1"
+        why = f"raters differ across items ({len(panels)} different panels), so the two-way forms do not apply"
+    try:
+        result = agreement.intraclass_correlation(matrix)[form]
+    except ValueError as exc:
+        return ICCView(form, agreement.ICC_FORM_LABELS[form], None, len(complete), str(exc))
+    return ICCView(form, agreement.ICC_FORM_LABELS[form], result, len(complete), why)
+
+
+def _strategy_extras(regular: Sequence[ItemRow], by_item: Mapping[int, list[LabelRow]], k: int) -> list[dict[str, Any]]:
+    from annotation.kinds.strategy import STRATEGY_DEFINITIONS
+
+    out = []
+    ids = [i.id for i in regular]
+    all_rows = [r for i in ids for r in by_item.get(i, [])]
+    for code in STRATEGIES:
+        row = consensus_row(scope=STRATEGY_DEFINITIONS[code][0], items=ids, labels_by_item=by_item, k=k,
+                            categories=("present", "absent"),
+                            category=lambda r, code=code: "present" if code in r.strategies else "absent")
+        marked = [r for r in all_rows if code in r.strategies]
+        out.append({
+            "code": code, "row": row, "n_marked": len(marked), "n_labels": len(all_rows),
+            "n_central": sum(r.strategies[code] == StrategyRole.CENTRAL for r in marked),
+        })
+    return out
+
+
+def _leaderboard_selector(name: str) -> Callable[..., Any] | None:
+    from leaderboard import selectors as leaderboard_selectors
+
+    return getattr(leaderboard_selectors, name, None)
+
+
+def judge_sources(*, campaign: Campaign) -> tuple[Callable[[str], Any] | None, Callable[[str], Any] | None]:
+    """The judge's outcomes and model scores for this campaign's task set, if the leaderboard app
+    provides them (``judge_pair_outcomes`` / ``judge_model_scores``); (None, None) otherwise."""
+    outcomes, scores = _leaderboard_selector("judge_pair_outcomes"), _leaderboard_selector("judge_model_scores")
+
+    def wrap(fn):
+        if fn is None:
+            return None
+        return lambda dimension: fn(task_set=campaign.task_set, dimension=LEADERBOARD_DIMENSION.get(dimension, dimension))
+
+    return wrap(outcomes), wrap(scores)
+
+
+def judge_rankings(*, campaign: Campaign, dimensions: Sequence[str]) -> tuple[dict[str, dict[int, float]], str]:
+    """The current judge ranking per dimension (subject model id -> θ) for pair sampling (App. H.5),
+    and a label saying where it came from."""
+    _, scores = judge_sources(campaign=campaign)
+    rankings = {}
+    if scores is not None:
+        for dimension in dimensions:
+            ranking = scores(dimension)
+            if ranking:
+                rankings[dimension] = {int(m): float(t) for m, t in ranking.items()}
+    if rankings:
+        return rankings, "strata from the current judge ranking"
+    return {}, "no judge run yet: pairs drawn in random order, stratum 'random_order'"
+
+
+def _judge_extras(
+    campaign: Campaign, items: Mapping[int, ItemRow], by_item: Mapping[int, list[LabelRow]],
+    judge_outcomes: Callable[[str], Any] | None, judge_scores: Callable[[str], Any] | None,
+) -> dict[str, Any]:
+    pairs = human_pairs(items=items, labels_by_item=by_item, k=campaign.k)
+    dims = sorted({p.dimension for p in pairs})
+    out: dict[str, Any] = {"available": False, "dimensions": [], "sign": None, "ablation": None}
+    human_theta, _, human_note = human_bt_fit(pairs)
+    out["human_bt"] = {"theta": _named_theta(items, human_theta), "note": human_note}
+    # Image pairs have no judge counterpart (the judge compares texts): only the sign agreement below.
+    for dimension in dims if campaign.kind == CampaignKind.TEXT_PAIRWISE else ():
+        subset = [p for p in pairs if p.dimension == dimension]
+        records = list(judge_outcomes(dimension) or []) if judge_outcomes else []
+        scores = judge_scores(dimension) if judge_scores else None
+        if not records and not scores:
+            out["dimensions"].append({"dimension": dimension, "join": None})
+            continue
+        out["available"] = True
+        join = human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores)
+        conditions = sorted({judge_outcome_from(r).condition for r in records} - {"primary"})
+        ablation = None
+        if dimension == Dimension.NOVELTY and len(conditions) >= 2:
+            ablation = novelty_ablation(pairs=subset, judge_outcomes=records, conditions=(conditions[0], conditions[1]))
+        out["dimensions"].append({"dimension": dimension, "join": join, "ablation": ablation, "conditions": conditions})
+    if campaign.kind == CampaignKind.IMAGE_PREFERENCE:
+        text_scores, source = _judge_text_ordering(judge_scores)
+        if text_scores:
+            out["available"] = True
+            out["sign"] = image_text_sign_agreement(pairs=pairs, text_scores=text_scores, source=source)
+        else:
+            text_campaign = (
+                Campaign.objects.filter(task_set=campaign.task_set, kind=CampaignKind.TEXT_PAIRWISE).order_by("pk").first()
+            )
+            if text_campaign is not None:
+                t_items = _item_rows(text_campaign)
+                t_pairs = human_pairs(items=t_items, labels_by_item=_group(_label_rows(text_campaign)), k=text_campaign.k)
+                theta, _, note = human_bt_fit(t_pairs)
+                if theta:
+                    out["sign"] = image_text_sign_agreement(
+                        pairs=pairs, text_scores=theta,
+                        source=f"human text-level BT (campaign “{text_campaign.name}”, all dimensions pooled) — "
+                               "no judge run yet" + (f"; {note}" if note else ""),
+                    )
+    return out
+
+
+def _judge_text_ordering(judge_scores: Callable[[str], Any] | None) -> tuple[dict[int, float], str]:
+    """The judge's text-level ordering of models for App. I.4: its Overall score when the leaderboard
+    supplies one, else the mean of its per-dimension BT θ (each θ vector sums to zero, so the mean
+    orders models by their average skill); empty when there is no judge run."""
+    if judge_scores is None:
+        return {}, ""
+    overall = judge_scores(Dimension.OVERALL)
+    if overall:
+        return {int(m): float(v) for m, v in overall.items()}, "judge text-level Overall ranking"
+    per_dimension = [judge_scores(d) or {} for d in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY)]
+    per_dimension = [d for d in per_dimension if d]
+    if not per_dimension:
+        return {}, ""
+    common = set.intersection(*(set(d) for d in per_dimension))
+    mean = {int(m): float(np.mean([float(d[m]) for d in per_dimension])) for m in common}
+    return mean, f"judge BT θ averaged over {len(per_dimension)} text dimension(s) (no Overall score supplied)"
+
+
+def _named_theta(items: Mapping[int, ItemRow], theta: Mapping[int, float]) -> list[tuple[str, float]]:
+    names = {}
+    for item in items.values():
+        for mid, name in ((item.model_a_id, item.model_a), (item.model_b_id, item.model_b)):
+            if mid is not None:
+                names[mid] = name
+    return sorted(((names.get(m, str(m)), t) for m, t in theta.items()), key=lambda x: -x[1])
+
+
+def _adjudication_rows(campaign: Campaign, items: Mapping[int, ItemRow], by_item: Mapping[int, list[LabelRow]]) -> list[dict[str, Any]]:
+    existing = {a.item_id: a for a in Adjudication.objects.filter(item__campaign=campaign)}
+    rows = []
+    for item in items.values():
+        labels = by_item.get(item.id, [])
+        if item.is_gold or len(labels) != campaign.k:
+            continue
+        outcome = majority([r.category for r in labels])
+        if outcome is None or item.id in existing:
+            rows.append({"item": item, "labels": sorted(Counter(r.category for r in labels).items()),
+                         "majority": outcome, "adjudication": existing.get(item.id)})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------
+# Researcher lists and exports
+# ---------------------------------------------------------------------------------------------------
+
+
+def campaign_list_rows() -> list[dict[str, Any]]:
+    rows = []
+    for campaign in Campaign.objects.select_related("task_set").annotate(
+        n_items=Count("items", filter=Q(items__is_gold=False), distinct=True)
+    ).order_by("name"):
+        labels = Assignment.objects.filter(campaign=campaign, status=Assignment.Status.SUBMITTED, slot__isnull=False).count()
+        total = campaign.n_items * campaign.k
+        rows.append({"campaign": campaign, "n_items": campaign.n_items, "labels": labels, "total": total,
+                     "completion": labels / total if total else None})
+    return rows
+
+
+EXPORT_COLUMNS = [
+    "campaign", "kind", "item_key", "task_id", "family", "dimension", "is_gold", "annotator", "is_simulated",
+    "answer", "category", "flag_reason", "flag_note", "swapped", "slot", "assigned_at", "expires_at", "submitted_at",
+    "time_on_item_ms", "content_hash", "task_set_version", "is_stale", "model_a", "model_b", "response_a_id",
+    "response_b_id", "render_a_id", "render_b_id", "sampling_stratum",
+]
+
+
+def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
+    """Every label of the campaign (stale and simulated ones included, and marked) with its
+    assignment metadata. Researcher-only: it names models."""
+    kind = kind_for(campaign.kind)
+    labels = kind.label_model.objects.filter(campaign=campaign).select_related(
+        "annotator", "assignment__slot", "item__task", "item__response_a__subject_model", "item__response_b__subject_model",
+        "item__render_a__response__subject_model", "item__render_b__response__subject_model",
+    ).order_by("item__position", "created_at", "pk")
+    out = []
+    for label in labels:
+        item, assignment = label.item, label.assignment
+        side_a = item.response_a or (item.render_a.response if item.render_a else None)
+        side_b = item.response_b or (item.render_b.response if item.render_b else None)
+        out.append({
+            "campaign": campaign.name, "kind": campaign.kind, "item_key": item.key, "task_id": item.task.external_id,
+            "family": item.task.family, "dimension": item.dimension, "is_gold": item.is_gold,
+            "annotator": label.annotator.username, "is_simulated": label.is_simulated,
+            "answer": kind.summary(label), "category": kind.category(label),
+            "flag_reason": label.flag_reason, "flag_note": label.flag_note,
+            "swapped": assignment.swapped, "slot": assignment.slot.index if assignment.slot else None,
+            "assigned_at": assignment.created_at.isoformat(), "expires_at": assignment.expires_at.isoformat(),
+            "submitted_at": label.created_at.isoformat(), "time_on_item_ms": label.time_on_item_ms,
+            "content_hash": label.content_hash, "task_set_version": label.task_set_version, "is_stale": label.is_stale,
+            "model_a": side_a.subject_model.display_name if side_a else None,
+            "model_b": side_b.subject_model.display_name if side_b else None,
+            "response_a_id": side_a.pk if side_a else None, "response_b_id": side_b.pk if side_b else None,
+            "render_a_id": item.render_a_id, "render_b_id": item.render_b_id, "sampling_stratum": item.sampling_stratum,
+        })
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in out:
+            writer.writerow({k: json.dumps(v, ensure_ascii=False, sort_keys=True) if isinstance(v, dict) else v
+                             for k, v in row.items()})
+        return buffer.getvalue()
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in out)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Pair sampling for validation (App. H.5)
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SampledPair:
+    model_a: Any
+    model_b: Any
+    stratum: str
+
+
+def _tiers(ordered: Sequence[Any]) -> dict[Any, str]:
+    n = len(ordered)
+    size = max(1, round(n / 3))
+    tiers = {}
+    for rank, model in enumerate(ordered):
+        tiers[model] = "top" if rank < size else "bottom" if rank >= n - size else "middle"
+    return tiers
+
+
+def validation_pairs_sample(
+    *, models: Sequence[Any], ranking: Mapping[Any, float] | None, other_rankings: Sequence[Mapping[Any, float]] = (),
+    n_pairs: int = PAIRS_PER_TASK, rng: random.Random | None = None,
+) -> list[SampledPair]:
+    """Model pairs for one task (Ekphrasis App. H.5): top–bottom, top–middle, middle–middle and
+    dimension trade-off pairs from the current judge ranking, ``n_pairs`` per task (default 6, with
+    quotas 2 / 1 / 1 / 2; a stratum short of pairs is filled from the others).
+
+    ``ranking`` maps model -> θ for the current dimension. A trade-off pair is ordered one way by
+    ``ranking`` and the other way by one of ``other_rankings`` (e.g. a highly expressive response
+    against a more novel but less polished one). With no ranking (no judge run yet) the pairs are
+    drawn in a random order, independent of response length, and every stratum is "random_order".
+    """
+    rng = rng or random.Random(0)
+    models = list(dict.fromkeys(models))
+    all_pairs = list(combinations(models, 2))
+    if len(models) < 2:
+        return []
+    if not ranking:
+        rng.shuffle(all_pairs)
+        return [SampledPair(a, b, RANDOM_ORDER) for a, b in all_pairs[:n_pairs]]
+    ordered = sorted((m for m in models if m in ranking), key=lambda m: (-float(ranking[m]), str(m)))
+    ordered += [m for m in models if m not in ranking]
+    rank = {m: i for i, m in enumerate(ordered)}
+    tiers = _tiers(ordered)
+    buckets: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
+    for a, b in all_pairs:
+        a, b = (a, b) if rank[a] < rank[b] else (b, a)
+        buckets[f"{tiers[a]}_{tiers[b]}"].append((a, b))
+    for name, pairs in buckets.items():
+        # extremes first for top–bottom; otherwise random within the stratum
+        if name == "top_bottom":
+            pairs.sort(key=lambda p: (rank[p[0]], -rank[p[1]]))
+        else:
+            rng.shuffle(pairs)
+    tradeoffs: list[tuple[float, tuple[Any, Any]]] = []
+    for other in other_rankings:
+        for a, b in all_pairs:
+            if a in other and b in other and a in ranking and b in ranking:
+                d_here = float(ranking[a]) - float(ranking[b])
+                d_there = float(other[a]) - float(other[b])
+                if d_here * d_there < 0:
+                    tradeoffs.append((abs(d_here) * abs(d_there), (a, b) if d_here > 0 else (b, a)))
+    tradeoffs.sort(key=lambda t: -t[0])
+    buckets["tradeoff"] = [p for _, p in tradeoffs]
+    chosen: list[SampledPair] = []
+    used: set[frozenset] = set()
+
+    def take(stratum: str, limit: int) -> None:
+        for a, b in buckets.get(stratum, []):
+            if len([c for c in chosen if c.stratum == stratum]) >= limit or len(chosen) >= n_pairs:
+                return
+            if frozenset((a, b)) not in used:
+                used.add(frozenset((a, b)))
+                chosen.append(SampledPair(a, b, stratum))
+
+    for stratum, quota in STRATUM_QUOTAS:
+        take(stratum, quota)
+    for stratum in ("top_middle", "middle_bottom", "middle_middle", "top_bottom", "tradeoff", "top_top", "bottom_bottom"):
+        take(stratum, n_pairs)
+    return chosen[:n_pairs]

@@ -1,0 +1,963 @@
+"""Writes of the annotation app: campaigns, items, assignment, submission, skip, expiry, content
+staleness, gold and adjudication.
+
+Service functions are ``<entity>_<action>``, keyword-only and typed. Concurrency is handled where it
+happens, each lock with a comment naming the race it prevents. On PostgreSQL the queue takes slots
+with ``SELECT … FOR UPDATE SKIP LOCKED``; SQLite has no row locks, so there a transaction serialises
+writers and the unique constraints on :class:`~annotation.models.Assignment` and the label tables are
+what make a lost race fail instead of double-assigning (the caller retries).
+
+Ekphrasis App. H (pairwise protocol), G.7 (TIG audit), I.2–I.3 (faithfulness gate, image
+preference), J (strategy labels).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import secrets
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, OuterRef, Q
+from django.utils import timezone
+
+from annotation.errors import (
+    AssignmentClosed,
+    Busy,
+    CampaignNotOpen,
+    ItemsInvalid,
+    NotAllowed,
+    NotFound,
+    SubmissionConflict,
+)
+from annotation.kinds import kind_for
+from annotation.kinds.base import validate_time_on_item
+from annotation.models import (
+    Adjudication,
+    Assignment,
+    CalibrationExample,
+    Campaign,
+    CampaignAnnotator,
+    CampaignKind,
+    Dimension,
+    Item,
+    ItemSlot,
+    Label,
+)
+from leaderboard.models import Render, Response, SubjectModel, Task, TaskSet
+from leaderboard.roles import is_annotator, is_researcher
+
+#: Retries of a transaction that lost a race to a unique constraint (another request took the slot).
+RACE_RETRIES = 5
+#: Longest a skip reason may be.
+SKIP_REASON_MAX = 200
+
+
+def _one(queryset):
+    """The first row of an unordered queryset, without the ORDER BY pk that ``.first()`` adds (on a
+    lookup by a unique key that ordering can make the planner walk the primary key instead)."""
+    return next(iter(queryset[:1]), None)
+
+
+def _now(now: datetime | None) -> datetime:
+    return now or timezone.now()
+
+
+def _has_row_locks() -> bool:
+    return connection.features.has_select_for_update_skip_locked
+
+
+# ---------------------------------------------------------------------------------------------------
+# Campaigns
+# ---------------------------------------------------------------------------------------------------
+
+
+def campaign_create(
+    *,
+    name: str,
+    kind: str,
+    task_set: TaskSet,
+    instructions: str = "",
+    k: int = 3,
+    annotators: Iterable[AbstractBaseUser] = (),
+    open_to_all_annotators: bool = False,
+    gold_rate: float = 0.1,
+    show_brief: bool = False,
+    assignment_ttl_seconds: int | None = None,
+    is_demo: bool = False,
+    created_by: AbstractBaseUser | None = None,
+    status: str = Campaign.Status.DRAFT,
+) -> Campaign:
+    """Create a campaign (admins do this). ``k`` annotators per item, default 3 (App. H)."""
+    if kind not in CampaignKind.values:
+        raise ItemsInvalid([(0, "kind", f"unknown campaign kind {kind!r}")])
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            name=name, kind=kind, task_set=task_set, instructions=instructions, k=k,
+            open_to_all_annotators=open_to_all_annotators, gold_rate=gold_rate, show_brief=show_brief,
+            assignment_ttl_seconds=assignment_ttl_seconds, is_demo=is_demo, created_by=created_by, status=status,
+        )
+        campaign_annotators_add(campaign=campaign, annotators=annotators)
+    return campaign
+
+
+def campaign_annotators_add(*, campaign: Campaign, annotators: Iterable[AbstractBaseUser]) -> None:
+    existing = set(campaign.memberships.values_list("annotator_id", flat=True))
+    CampaignAnnotator.objects.bulk_create(
+        [CampaignAnnotator(campaign=campaign, annotator=a) for a in annotators if a.pk not in existing]
+    )
+
+
+def campaign_status_set(*, campaign: Campaign, status: str) -> Campaign:
+    """Open, close or return a campaign to draft. Opening needs items."""
+    if status not in Campaign.Status.values:
+        raise ItemsInvalid([(0, "status", f"unknown status {status!r}")])
+    if status == Campaign.Status.OPEN and not campaign.items.exists():
+        raise CampaignNotOpen("a campaign needs items before it can open")
+    campaign.status = status
+    campaign.save(update_fields=["status"])
+    return campaign
+
+
+def calibration_example_add(
+    *, campaign: Campaign, title: str, body: str, expected: str, explanation: str = "", position: int | None = None
+) -> CalibrationExample:
+    """A borderline case shown one key away from the labelling page (App. H.4)."""
+    if position is None:
+        position = campaign.calibration_examples.count()
+    return CalibrationExample.objects.create(
+        campaign=campaign, title=title, body=body, expected=expected, explanation=explanation, position=position
+    )
+
+
+def campaign_assignment_ttl(campaign: Campaign) -> timedelta:
+    """How long an assignment stays reserved (campaign override, else ATELIER_ASSIGNMENT_TTL_SECONDS)."""
+    return timedelta(seconds=campaign.assignment_ttl_seconds or settings.ATELIER_ASSIGNMENT_TTL_SECONDS)
+
+
+def campaign_access_check(*, campaign: Campaign, annotator: AbstractBaseUser, membership_checked: bool = False) -> None:
+    """Gatekeeper: may this user take items from this campaign? One condition per line.
+    (``membership_checked``: the caller checks membership itself, under its lock.)"""
+    if not is_annotator(annotator):
+        raise NotAllowed("Annotators only.")
+    if campaign.status != Campaign.Status.OPEN:
+        raise CampaignNotOpen("This campaign is not open.")
+    if campaign.open_to_all_annotators or membership_checked:
+        return
+    if not campaign.memberships.filter(annotator=annotator).exists():
+        raise NotAllowed("This campaign is not open to you.")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Items
+# ---------------------------------------------------------------------------------------------------
+
+
+def _identities() -> list[str]:
+    """Strings that would unblind an annotator: every model's display name and provider id."""
+    names = []
+    for display_name, provider_id in SubjectModel.objects.values_list("display_name", "provider_id"):
+        names.extend(n for n in (display_name, provider_id) if n and len(n) >= 3)
+    return names
+
+
+def _payload_leaks(payload: Mapping[str, Any], identities: Sequence[str]) -> str | None:
+    text = json.dumps(payload, ensure_ascii=False).lower()
+    for name in identities:
+        if name.lower() in text:
+            return name
+    return None
+
+
+@dataclass
+class ItemSpec:
+    """What an item references; ``key`` defaults to a digest of the references."""
+
+    task: Task
+    dimension: str = ""
+    response_a: Response | None = None
+    response_b: Response | None = None
+    render_a: Render | None = None
+    render_b: Render | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+    key: str = ""
+    sampling_stratum: str = ""
+    is_gold: bool = False
+    gold_answer: Any = None
+    line: int = 0
+
+    def default_key(self) -> str:
+        parts = [self.task.external_id, self.dimension]
+        for obj in (self.response_a, self.response_b, self.render_a, self.render_b):
+            parts.append(str(obj.pk) if obj is not None else "-")
+        if self.payload:
+            parts.append(hashlib.sha256(json.dumps(self.payload, sort_keys=True).encode()).hexdigest()[:16])
+        return ":".join(parts)
+
+
+def items_create(
+    *, campaign: Campaign, specs: Sequence[ItemSpec], rng: random.Random | None = None, update_existing: bool = False
+) -> tuple[list[Item], list[Item]]:
+    """Create items (and their ``k`` slots) from specs, all or nothing.
+
+    Returns (created, updated). An existing key is left alone unless ``update_existing`` — then its
+    shown content is replaced, which marks earlier labels stale (never silently mixed). Raises
+    :class:`ItemsInvalid` listing every problem with its line.
+    """
+    rng = rng or random.SystemRandom()
+    kind = kind_for(campaign.kind)
+    identities = _identities()
+    errors: list[tuple[int, str, str]] = []
+    with transaction.atomic():
+        existing = {i.key: i for i in Item.objects.select_for_update().filter(campaign=campaign)}
+        next_position = max((i.position for i in existing.values()), default=-1) + 1
+        created, updated, seen = [], [], set()
+        for spec in specs:
+            key = spec.key or spec.default_key()
+            if key in seen:
+                errors.append((spec.line, "key", f"duplicate item key {key!r}"))
+                continue
+            seen.add(key)
+            if spec.task.task_set_id != campaign.task_set_id:
+                errors.append((spec.line, "task", f"task {spec.task.external_id!r} is not in {campaign.task_set}"))
+                continue
+            item = existing.get(key) or Item(campaign=campaign, key=key, position=next_position, orientation=rng.random() < 0.5)
+            item.task, item.dimension, item.payload = spec.task, spec.dimension, spec.payload
+            item.response_a, item.response_b = spec.response_a, spec.response_b
+            item.render_a, item.render_b = spec.render_a, spec.render_b
+            item.sampling_stratum = spec.sampling_stratum
+            item.task_set_version = campaign.task_set.version
+            item.campaign = campaign
+            problems = kind.check_item(item)
+            leak = _payload_leaks({k: v for k, v in spec.payload.items() if k != "meta"}, identities)
+            if leak:
+                problems.append(("payload", f"names a model ({leak!r}); shown content must not carry identities"))
+            if spec.is_gold:
+                try:
+                    item.is_gold, item.gold_answer = True, kind.parse_answer(spec.gold_answer)
+                except ValueError as exc:
+                    problems.append(("gold", str(exc)))
+            if not problems:
+                try:
+                    content_hash = kind.shown_content(item).digest
+                except (OSError, ValueError) as exc:
+                    problems.append(("content", f"cannot read what the item shows: {exc}"))
+            errors.extend((spec.line, f, m) for f, m in problems)
+            if problems:
+                continue
+            if item.pk is None:
+                item.content_hash = content_hash
+                item.save()
+                ItemSlot.objects.bulk_create([ItemSlot(item=item, index=i) for i in range(0 if item.is_gold else campaign.k)])
+                created.append(item)
+                next_position += 1
+            elif update_existing and content_hash != item.content_hash:
+                item.save()
+                _item_content_changed(item=item, new_hash=content_hash, now=timezone.now())
+                updated.append(item)
+        if errors:
+            transaction.set_rollback(True)
+            raise ItemsInvalid(errors)
+    return created, updated
+
+
+def items_create_validation_pairs(
+    *,
+    campaign: Campaign,
+    dimensions: Sequence[str] = (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY),
+    rankings: Mapping[str, Mapping[int, float]] | None = None,
+    pairs_per_task: int = 6,
+    tasks: Sequence[Task] | None = None,
+    checklists: Mapping[tuple[str, str], list[str]] | None = None,
+    rng: random.Random | None = None,
+) -> list[Item]:
+    """Text pairwise items from the catalogue by the App. H.5 sampler: per task and dimension,
+    ``pairs_per_task`` pairs of primary responses (top–bottom, top–middle, middle–middle and trade-off
+    pairs from ``rankings[dimension]`` = subject model id -> θ of the current judge ranking; random
+    order, labelled as such, when there is none). ``checklists[(task external id, dimension)]`` are
+    the reference cues shown with the pair."""
+    from annotation.selectors import validation_pairs_sample
+
+    if campaign.kind != CampaignKind.TEXT_PAIRWISE:
+        raise ItemsInvalid([(0, "campaign", "validation pairs are for text pairwise campaigns")])
+    rng = rng or random.Random(campaign.pk)
+    rankings = rankings or {}
+    checklists = checklists or {}
+    tasks = list(tasks if tasks is not None else campaign.task_set.tasks.order_by("position", "external_id"))
+    primaries: dict[int, dict[int, Response]] = defaultdict(dict)
+    responses = Response.objects.filter(task__in=tasks, is_primary=True).exclude(
+        normalisation_method=Response.Normalisation.PENDING)  # unsplit: no Core Idea to show yet
+    for response in responses.select_related("subject_model"):
+        primaries[response.task_id][response.subject_model_id] = response
+    specs = []
+    for task in tasks:
+        by_model = primaries.get(task.pk, {})
+        for dimension in dimensions:
+            others = [rankings[d] for d in rankings if d != dimension and rankings[d]]
+            sampled = validation_pairs_sample(
+                models=sorted(by_model), ranking=rankings.get(dimension), other_rankings=others,
+                n_pairs=pairs_per_task, rng=rng,
+            )
+            for pair in sampled:
+                # The sampler lists the better-ranked model first; the canonical A/B order must not
+                # carry the judge's ranking, so it is randomised here (shown order is then
+                # counterbalanced per annotator on top of it).
+                first, second = (pair.model_a, pair.model_b) if rng.random() < 0.5 else (pair.model_b, pair.model_a)
+                specs.append(ItemSpec(
+                    task=task, dimension=dimension, response_a=by_model[first], response_b=by_model[second],
+                    payload={"checklist": list(checklists.get((task.external_id, dimension), []))},
+                    sampling_stratum=pair.stratum,
+                ))
+    rng.shuffle(specs)  # spread tasks and dimensions over the queue
+    created, _ = items_create(campaign=campaign, specs=specs, rng=rng)
+    return created
+
+
+def _jsonl_records(name: str, raw: bytes) -> list[tuple[int, dict[str, Any]]]:
+    records, errors = [], []
+    for number, line in enumerate(raw.decode("utf-8-sig").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append((number, "json", f"{name}: not JSON ({exc.msg})"))
+            continue
+        if not isinstance(record, dict):
+            errors.append((number, "json", f"{name}: each line must be an object"))
+            continue
+        records.append((number, record))
+    if errors:
+        raise ItemsInvalid(errors)
+    return records
+
+
+#: engine.tig audit-record count fields -> the provenance fields shown to auditors (counts only).
+TIG_COUNT_FIELDS = (("n_models", "models_sharing"), ("population_models", "models_in_population"),
+                    ("n_samples", "responses_sharing"), ("population_samples", "responses_in_population"))
+
+
+def _tig_payload(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A TIG audit item from an App. G.7 record — either with a ``provenance`` object of counts, or
+    in the shape :meth:`engine.tig.checklist.ChecklistItem.audit_record` exports (n_models, …).
+    Identifiers (checklist_item_id, comparison_key, cluster_id) are kept under ``meta``, never shown."""
+    provenance = record.get("provenance")
+    if provenance is None:
+        provenance = {new: record[old] for old, new in TIG_COUNT_FIELDS if record.get(old) is not None}
+    return {
+        "checklist_text": record.get("checklist_text", ""),
+        "cluster_summary": record.get("cluster_summary") or record.get("cluster_label") or "",
+        "provenance": provenance,
+        "meta": {k: record[k] for k in ("checklist_item_id", "comparison_key", "cluster_id", "source", "rank") if k in record},
+    }
+
+
+class _Resolver:
+    """Looks up the catalogue objects a JSONL item names (task id, model name, sample, renderer, seed)."""
+
+    def __init__(self, task_set: TaskSet):
+        self.tasks = {t.external_id: t for t in task_set.tasks.all()}
+        self.responses = {
+            (r.task.external_id, r.subject_model.display_name, r.sample): r
+            for r in Response.objects.filter(task__task_set=task_set).select_related("task", "subject_model")
+        }
+
+    def task(self, record: Mapping[str, Any]) -> Task:
+        task = self.tasks.get(str(record.get("task_id", "")))
+        if task is None:
+            raise LookupError("task_id", f"unknown task {record.get('task_id')!r}")
+        return task
+
+    def response(self, task: Task, ref: Any, field_name: str) -> Response:
+        if not isinstance(ref, Mapping) or "model" not in ref:
+            raise LookupError(field_name, "must be an object with a model (and optionally a sample)")
+        sample = ref.get("sample")
+        if sample is None:
+            found = [r for (t, m, _), r in self.responses.items() if t == task.external_id and m == ref["model"] and r.is_primary]
+            response = found[0] if found else None
+        else:
+            response = self.responses.get((task.external_id, ref["model"], int(sample)))
+        if response is None:
+            raise LookupError(field_name, f"no response of {ref['model']!r} (sample {sample or 'primary'}) to {task.external_id!r}")
+        return response
+
+    def render(self, task: Task, ref: Any, field_name: str) -> Render:
+        response = self.response(task, ref, field_name)
+        renders = Render.objects.filter(response=response)
+        if "renderer" in ref:
+            renders = renders.filter(renderer=ref["renderer"])
+        if "seed" in ref:
+            renders = renders.filter(seed=int(ref["seed"]))
+        found = list(renders.order_by("pk")[:2])
+        if len(found) != 1:
+            raise LookupError(field_name, f"{len(found) or 'no'} renders match; name the renderer and seed")
+        return found[0]
+
+
+def items_import_jsonl(*, campaign: Campaign, name: str, raw: bytes, replace_changed: bool = False) -> tuple[list[Item], list[Item]]:
+    """Items from a JSONL file, one per line, all or nothing (errors name the line and field).
+
+    Fields by kind (``key``, ``gold`` optional everywhere):
+    text_pairwise: task_id, dimension, a {model, sample?}, b {…}, checklist [..], stratum;
+    tig_audit: task_id, checklist_text, cluster_summary, provenance {models_sharing, …}, checklist_item_id,
+    comparison_key, cluster_id; faithfulness: task_id, render {model, sample?, renderer?, seed?};
+    image_preference: task_id, a {model, sample?, renderer?, seed?}, b {…};
+    strategy: task_id, response {model, sample?}.
+    """
+    resolver = _Resolver(campaign.task_set)
+    specs, errors = [], []
+    for line, record in _jsonl_records(name, raw):
+        try:
+            task = resolver.task(record)
+            spec = ItemSpec(task=task, key=str(record.get("key", "")), line=line,
+                            is_gold="gold" in record, gold_answer=record.get("gold"))
+            kind = campaign.kind
+            if kind == CampaignKind.TEXT_PAIRWISE:
+                spec.dimension = str(record.get("dimension", ""))
+                spec.response_a = resolver.response(task, record.get("a"), "a")
+                spec.response_b = resolver.response(task, record.get("b"), "b")
+                spec.payload = {"checklist": record.get("checklist", [])}
+                spec.sampling_stratum = str(record.get("stratum", ""))[:40]
+            elif kind == CampaignKind.TIG_AUDIT:
+                spec.payload = _tig_payload(record)
+            elif kind == CampaignKind.FAITHFULNESS:
+                spec.render_a = resolver.render(task, record.get("render"), "render")
+            elif kind == CampaignKind.IMAGE_PREFERENCE:
+                spec.dimension = Dimension.OVERALL
+                spec.render_a = resolver.render(task, record.get("a"), "a")
+                spec.render_b = resolver.render(task, record.get("b"), "b")
+            else:
+                spec.response_a = resolver.response(task, record.get("response"), "response")
+        except LookupError as exc:
+            errors.append((line, exc.args[0], exc.args[1]))
+            continue
+        except (TypeError, ValueError) as exc:
+            errors.append((line, "record", str(exc)))
+            continue
+        specs.append(spec)
+    if errors:
+        raise ItemsInvalid(errors)
+    if campaign.kind == CampaignKind.IMAGE_PREFERENCE:
+        _image_pairs_gate_check(campaign, specs)
+    return items_create(campaign=campaign, specs=specs, update_existing=replace_changed)
+
+
+def _image_pairs_gate_check(campaign: Campaign, specs: Sequence[ItemSpec]) -> None:
+    """Only renders that passed the faithfulness gate may be compared (App. I.2–I.3)."""
+    from annotation.selectors import gate_passing_renders
+
+    passing = gate_passing_renders(task_set=campaign.task_set)
+    errors = []
+    for spec in specs:
+        for side, render in (("a", spec.render_a), ("b", spec.render_b)):
+            if render is not None and render.pk not in passing:
+                errors.append((spec.line, side, "this render has not passed the faithfulness gate (majority of its annotators)"))
+    if errors:
+        raise ItemsInvalid(errors)
+
+
+def items_create_image_pairs(
+    *, campaign: Campaign, pairs: Sequence[tuple[Render, Render]], rng: random.Random | None = None
+) -> list[Item]:
+    """Image preference items; both renders of every pair must have passed the faithfulness gate."""
+    if campaign.kind != CampaignKind.IMAGE_PREFERENCE:
+        raise ItemsInvalid([(0, "campaign", "image pairs are for image preference campaigns")])
+    rng = rng or random.SystemRandom()
+    # The canonical A/B order is randomised so that it never carries how the pair was listed.
+    specs = [ItemSpec(task=a.response.task, dimension=Dimension.OVERALL, render_a=first, render_b=second, line=i)
+             for i, (a, b) in enumerate(pairs, start=1)
+             for first, second in [(a, b) if rng.random() < 0.5 else (b, a)]]
+    _image_pairs_gate_check(campaign, specs)
+    created, _ = items_create(campaign=campaign, specs=specs, rng=rng)
+    return created
+
+
+def item_gold_set(*, item: Item, answer: Any) -> Item:
+    """Mark an item gold with its known answer (canonical order), or ``answer=None`` to unmark.
+
+    A gold item is shown to every annotator once (it has no slots) and is kept out of agreement
+    statistics; it measures each annotator's accuracy.
+    """
+    kind = kind_for(item.campaign.kind)
+    with transaction.atomic():
+        if answer is None:
+            if item.is_gold and Assignment.objects.filter(item=item).exists():
+                raise ItemsInvalid([(0, "gold", "this gold item has been shown already; its labels cannot become regular ones")])
+            item.is_gold, item.gold_answer = False, None
+            missing = range(item.campaign.k)
+            have = set(item.slots.values_list("index", flat=True))
+            ItemSlot.objects.bulk_create([ItemSlot(item=item, index=i) for i in missing if i not in have])
+        else:
+            try:
+                item.gold_answer = kind.parse_answer(answer)
+            except ValueError as exc:
+                raise ItemsInvalid([(0, "gold_answer", str(exc))]) from exc
+            if Assignment.objects.filter(item=item, slot__isnull=False).exists():
+                raise ItemsInvalid([(0, "gold", "this item already has labels as a regular item")])
+            item.is_gold = True
+            item.slots.all().delete()
+        item.save(update_fields=["is_gold", "gold_answer"])
+    return item
+
+
+# ---------------------------------------------------------------------------------------------------
+# Content staleness
+# ---------------------------------------------------------------------------------------------------
+
+
+def _item_content_changed(*, item: Item, new_hash: str, now: datetime) -> None:
+    """The item now shows something else: earlier labels become stale and free their slots."""
+    label_model = kind_for(item.campaign.kind).label_model
+    label_model.objects.filter(item=item, is_stale=False).exclude(content_hash=new_hash).update(is_stale=True)
+    Assignment.objects.filter(item=item, status__in=Assignment.LIVE).exclude(content_hash=new_hash).update(
+        status=Assignment.Status.STALE, finished_at=now
+    )
+    Item.objects.filter(pk=item.pk).update(content_hash=new_hash)
+    item.content_hash = new_hash
+
+
+def campaign_content_refresh(*, campaign: Campaign, now: datetime | None = None) -> list[Item]:
+    """Recompute what every item shows now (response texts, checklist items, image bytes); items
+    whose content changed get their earlier labels marked stale. Returns the changed items."""
+    kind = kind_for(campaign.kind)
+    changed = []
+    items = Item.objects.filter(campaign=campaign).select_related(
+        "campaign", "task", "response_a", "response_b", "render_a__response", "render_b__response"
+    )
+    for item in items:
+        digest = kind.shown_content(item).digest
+        if digest != item.content_hash:
+            with transaction.atomic():
+                _item_content_changed(item=item, new_hash=digest, now=_now(now))
+            changed.append(item)
+    return changed
+
+
+# ---------------------------------------------------------------------------------------------------
+# Assignment: next item, expiry
+# ---------------------------------------------------------------------------------------------------
+
+
+def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> int:
+    """Return overdue active assignments to the pool. Rows a submission is holding are skipped
+    (SKIP LOCKED), so the sweep never waits for, or races, a late submission."""
+    now = _now(now)
+    overdue = Assignment.objects.filter(campaign=campaign, status=Assignment.Status.ACTIVE, expires_at__lte=now)
+    if _has_row_locks():
+        overdue = overdue.select_for_update(skip_locked=True)
+    with transaction.atomic():
+        ids = list(overdue.values_list("pk", flat=True)[:1000])
+        if not ids:
+            return 0
+        return Assignment.objects.filter(pk__in=ids, status=Assignment.Status.ACTIVE).update(
+            status=Assignment.Status.EXPIRED, finished_at=now
+        )
+
+
+def _membership_lock(campaign: Campaign, annotator: AbstractBaseUser) -> CampaignAnnotator:
+    """The annotator's membership row, locked; NotAllowed when the campaign is not open to them."""
+    # Race prevented: two requests of the same annotator (double click, retried request) each taking
+    # a different item. The second waits here until the first has committed its assignment.
+    membership = _one(CampaignAnnotator.objects.select_for_update().filter(campaign=campaign, annotator=annotator))
+    if membership is not None:
+        return membership
+    if not campaign.open_to_all_annotators:
+        raise NotAllowed("This campaign is not open to you.")
+    CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=annotator)
+    return CampaignAnnotator.objects.select_for_update().get(campaign=campaign, annotator=annotator)
+
+
+def _gold_due(campaign: Campaign, annotator: AbstractBaseUser) -> bool:
+    """Deterministic schedule: gold makes up ``gold_rate`` of the items an annotator has been given."""
+    if campaign.gold_rate <= 0:
+        return False
+    counts = Assignment.objects.filter(
+        campaign=campaign, annotator=annotator,
+        status__in=[Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED],
+    ).aggregate(total=Count("pk"), gold=Count("pk", filter=Q(slot__isnull=True)))
+    return counts["gold"] < math.floor((counts["total"] + 1) * campaign.gold_rate + 1e-9)
+
+
+def _seen_items(campaign: Campaign, annotator: AbstractBaseUser):
+    return Assignment.objects.filter(
+        campaign=campaign, annotator=annotator,
+        status__in=[Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED],
+    ).values("item_id")
+
+
+def _free_slot(campaign: Campaign, annotator: AbstractBaseUser) -> ItemSlot | None:
+    live = Assignment.objects.filter(slot=OuterRef("pk"), status__in=Assignment.LIVE)
+    slots = (
+        ItemSlot.objects.filter(item__campaign=campaign, item__is_gold=False)
+        .exclude(item_id__in=_seen_items(campaign, annotator))
+        .filter(~Exists(live))
+        .order_by("item__position", "item_id", "index")
+    )
+    if _has_row_locks():
+        # Race prevented: two annotators taking the same slot. A slot another transaction is taking
+        # is skipped, not waited for, so concurrent annotators fan out over the free slots.
+        slots = slots.select_for_update(skip_locked=True, of=("self",))
+    return slots.first()
+
+
+def _content_relations(campaign: Campaign) -> tuple[str, ...]:
+    """The relations an item of this campaign's kind shows (fetched with it in one query)."""
+    return {
+        CampaignKind.TEXT_PAIRWISE: ("task", "response_a", "response_b"),
+        CampaignKind.STRATEGY: ("task", "response_a"),
+        CampaignKind.TIG_AUDIT: ("task",),
+        CampaignKind.FAITHFULNESS: ("task", "render_a__response"),
+        CampaignKind.IMAGE_PREFERENCE: ("task", "render_a__response", "render_b__response"),
+    }[campaign.kind]
+
+
+def _attach_item(assignment: Assignment) -> None:
+    """Load the assignment's item with exactly the relations its kind shows (two small queries plan
+    much faster than one join over every relation any kind might need)."""
+    item = Item.objects.select_related(*_content_relations(assignment.campaign)).get(pk=assignment.item_id)
+    item.campaign = assignment.campaign
+    assignment.item = item
+
+
+def _slot_is_free(slot: ItemSlot, *, ignoring: Assignment | None = None) -> bool:
+    """No live assignment (other than ``ignoring``) holds the slot. Asked after locking the slot row,
+    in a new statement, so a taker that committed meanwhile is visible (READ COMMITTED)."""
+    live = Assignment.objects.filter(slot=slot, status__in=Assignment.LIVE)
+    if ignoring is not None:
+        live = live.exclude(pk=ignoring.pk)
+    return not live.exists()
+
+
+def _assignment_open(
+    *, campaign: Campaign, item: Item, slot: ItemSlot | None, annotator: AbstractBaseUser, swapped: bool, now: datetime
+) -> Assignment:
+    kind = kind_for(campaign.kind)
+    shown = kind.shown_content(item)
+    if shown.digest != item.content_hash:
+        _item_content_changed(item=item, new_hash=shown.digest, now=now)
+    return Assignment.objects.create(
+        campaign=campaign, item=item, slot=slot, annotator=annotator, token=secrets.token_urlsafe(24),
+        swapped=swapped if kind.two_sided else False, status=Assignment.Status.ACTIVE,
+        content_hash=item.content_hash, task_set_version=item.task_set_version,
+        media_sha256=shown.media, created_at=now, expires_at=now + campaign_assignment_ttl(campaign),
+    )
+
+
+def _take_gold(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, rng: random.Random) -> Assignment | None:
+    item_id = _one(
+        Item.objects.filter(campaign=campaign, is_gold=True)
+        .exclude(pk__in=_seen_items(campaign, annotator))
+        .order_by("position", "pk")
+        .values_list("pk", flat=True)
+    )
+    if item_id is None:
+        return None
+    item = Item.objects.select_related(*_content_relations(campaign)).get(pk=item_id)
+    item.campaign = campaign
+    # Gold items have no slots (everyone sees them once); orientation is randomised.
+    return _assignment_open(campaign=campaign, item=item, slot=None, annotator=annotator, swapped=rng.random() < 0.5, now=now)
+
+
+def _take_slot(campaign: Campaign, annotator: AbstractBaseUser, now: datetime) -> Assignment | None:
+    slot = _free_slot(campaign, annotator)
+    if slot is None:
+        return None
+    # No re-check here: a taker that committed after our snapshot makes our INSERT violate the
+    # one-live-assignment-per-slot unique index, and assignment_next retries with a new snapshot.
+    item = Item.objects.select_related(*_content_relations(campaign)).get(pk=slot.item_id)
+    item.campaign = campaign
+    # Counterbalancing: slot parity fixes the shown order, so an item's k annotators see it in
+    # both orders (k = 3: two one way, one the other); the item's random bit decides which.
+    swapped = item.orientation != (slot.index % 2 == 1)
+    return _assignment_open(campaign=campaign, item=item, slot=slot, annotator=annotator, swapped=swapped, now=now)
+
+
+def assignment_next(
+    *, campaign: Campaign, annotator: AbstractBaseUser, now: datetime | None = None, rng: random.Random | None = None
+) -> Assignment | None:
+    """The annotator's current item, or a new one they have not seen; None when nothing is left.
+
+    Never hands out an item that already has ``k`` labels or ``k`` active assignments (one live
+    assignment per slot, ``k`` slots per item — a database invariant), and asking twice returns the
+    same open assignment (double clicks, retried requests).
+    """
+    campaign_access_check(campaign=campaign, annotator=annotator, membership_checked=True)
+    now = _now(now)
+    rng = rng or random.SystemRandom()
+    for _ in range(RACE_RETRIES):
+        try:
+            with transaction.atomic():
+                _membership_lock(campaign, annotator)
+                current = _one(
+                    Assignment.objects.filter(campaign=campaign, annotator=annotator, status=Assignment.Status.ACTIVE)
+                    .select_related(*(f"item__{r}" for r in _content_relations(campaign)))
+                )
+                if current is not None and current.expires_at > now:
+                    current.campaign = current.item.campaign = campaign
+                    return current
+                if current is not None:
+                    current.status, current.finished_at = Assignment.Status.EXPIRED, now
+                    current.save(update_fields=["status", "finished_at"])
+                if _gold_due(campaign, annotator):
+                    assignment = _take_gold(campaign, annotator, now, rng)
+                    if assignment is not None:
+                        return assignment
+                assignment = _take_slot(campaign, annotator, now)
+                # Overdue assignments go back to the pool when they are needed: when no free slot
+                # is left for this annotator (the owner's own overdue one is handled above).
+                if assignment is None and assignments_expire(campaign=campaign, now=now):
+                    assignment = _take_slot(campaign, annotator, now)
+                return assignment
+        except IntegrityError:
+            # Lost a race to a unique constraint (SQLite, or a slot committed between our check and
+            # insert): nothing was written; look again.
+            continue
+    raise Busy("Too many people are asking for items at this instant; try again.")
+
+
+def assignment_for_token(*, token: str, annotator: AbstractBaseUser) -> Assignment:
+    """The annotator's own assignment with this token (404 for anyone else's)."""
+    assignment = _one(Assignment.objects.select_related("campaign").filter(token=token, annotator=annotator))
+    if assignment is None:
+        raise NotFound("No such assignment.")
+    _attach_item(assignment)
+    return assignment
+
+
+def assignment_skip(*, token: str, annotator: AbstractBaseUser, reason: str = "", now: datetime | None = None) -> Assignment:
+    """Skip an item: recorded, the slot returns to the pool, the annotator does not get it again."""
+    now = _now(now)
+    if not isinstance(reason, str) or len(reason) > SKIP_REASON_MAX:
+        raise ItemsInvalid([(0, "reason", f"keep the skip reason under {SKIP_REASON_MAX} characters")])
+    with transaction.atomic():
+        # Race prevented: a skip and a submission of the same assignment both succeeding.
+        assignment = _one(Assignment.objects.select_for_update().filter(token=token, annotator=annotator))
+        if assignment is None:
+            raise NotFound("No such assignment.")
+        if assignment.status == Assignment.Status.SKIPPED:
+            return assignment
+        if assignment.status == Assignment.Status.SUBMITTED:
+            raise AssignmentClosed("This item is already saved; it cannot be skipped.")
+        if assignment.status == Assignment.Status.STALE:
+            raise AssignmentClosed("This item changed; it was withdrawn.")
+        assignment.status, assignment.finished_at, assignment.skip_reason = Assignment.Status.SKIPPED, now, reason.strip()
+        try:
+            with transaction.atomic():
+                assignment.save(update_fields=["status", "finished_at", "skip_reason"])
+        except IntegrityError as exc:  # the annotator holds this item again under a newer assignment
+            raise AssignmentClosed("This item was handed to you again; skip it there.") from exc
+    return assignment
+
+
+# ---------------------------------------------------------------------------------------------------
+# Submission
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Submission:
+    label: Label
+    replayed: bool
+
+
+def _same_answer(label: Label, values: Mapping[str, Any]) -> bool:
+    return all(getattr(label, name) == value for name, value in values.items())
+
+
+def _parse_key(idempotency_key: Any) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(idempotency_key))
+    except (TypeError, ValueError) as exc:
+        from annotation.errors import LabelInvalid
+
+        raise LabelInvalid({"idempotency_key": "must be a UUID generated by the page"}) from exc
+
+
+def label_submit(
+    *,
+    token: str,
+    annotator: AbstractBaseUser,
+    idempotency_key: Any,
+    answer: Any,
+    time_on_item_ms: Any = None,
+    now: datetime | None = None,
+    is_simulated: bool = False,
+) -> Submission:
+    """Store the label of an assignment, exactly once.
+
+    Re-sending the same submission (same idempotency key and answer) returns the stored label with
+    ``replayed=True`` and writes nothing. A different answer for an assignment that already has a
+    label is a :class:`SubmissionConflict`. A late submission (after expiry) is accepted while the
+    slot is still free. The label is pinned to the content hash and task-set version of what was
+    shown; if the item changed in the meantime the submission is refused, never mixed.
+    """
+    key = _parse_key(idempotency_key)
+    time_ms = validate_time_on_item(time_on_item_ms)
+    now = _now(now)
+    for _ in range(RACE_RETRIES):
+        try:
+            with transaction.atomic():
+                return _label_submit(token, annotator, key, answer, time_ms, now, is_simulated)
+        except IntegrityError:
+            # A concurrent copy of this submission inserted first (SQLite has no row lock to wait
+            # on); the replay path finds its label on the next pass.
+            continue
+    raise Busy("The server is busy saving this item; try again.")
+
+
+def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated) -> Submission:
+    # Race prevented: two copies of one submission (double Enter, a retry after a lost response)
+    # both inserting — the second waits for the first to commit, then replays its label.
+    assignment = _one(
+        Assignment.objects.select_for_update(of=("self",)).select_related("campaign").filter(token=token, annotator=annotator)
+    )
+    if assignment is None:
+        raise NotFound("No such assignment.")
+    _attach_item(assignment)
+    kind = kind_for(assignment.campaign.kind)
+    label_model = kind.label_model
+    values = kind.validate(answer, item=assignment.item, assignment=assignment)
+    existing = list(label_model.objects.filter(Q(assignment=assignment) | Q(idempotency_key=key))[:2])
+    mine = next((label for label in existing if label.assignment_id == assignment.pk), None)
+    if mine is not None:
+        if mine.idempotency_key == key and _same_answer(mine, values):
+            return Submission(mine, replayed=True)
+        raise SubmissionConflict("This item was already saved with a different answer; the change was not saved.")
+    if existing:
+        raise SubmissionConflict("This submission key was already used for another item.")
+    if assignment.status == Assignment.Status.SKIPPED:
+        raise AssignmentClosed("You skipped this item.")
+    if assignment.status == Assignment.Status.STALE:
+        raise AssignmentClosed("This item changed while you were working; your answer was not saved.")
+    if assignment.status == Assignment.Status.EXPIRED or assignment.expires_at <= now:
+        _late_submission_check(assignment)
+    current = kind.shown_content(assignment.item).digest
+    if current != assignment.content_hash:
+        _item_content_changed(item=assignment.item, new_hash=current, now=now)
+        raise AssignmentClosed("This item changed while you were working; your answer was not saved.")
+    assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
+    assignment.save(update_fields=["status", "finished_at"])
+    label = label_model.objects.create(
+        assignment=assignment, campaign=assignment.campaign, item=assignment.item, annotator=annotator,
+        idempotency_key=key, content_hash=assignment.content_hash, task_set_version=assignment.task_set_version,
+        time_on_item_ms=time_ms, created_at=now, is_simulated=is_simulated, **values,
+    )
+    return Submission(label, replayed=False)
+
+
+def _late_submission_check(assignment: Assignment) -> None:
+    """An expired assignment may still be saved while nobody else holds its slot."""
+    if Assignment.objects.filter(
+        item_id=assignment.item_id, annotator_id=assignment.annotator_id,
+        status__in=[Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED],
+    ).exclude(pk=assignment.pk).exists():
+        raise AssignmentClosed("This item was handed to you again; answer it there.")
+    if assignment.slot_id is None:
+        return  # gold: no slot to contend for
+    slot = ItemSlot.objects.select_for_update().get(pk=assignment.slot_id)
+    # Race prevented: a late submission and a new taker of the same slot both succeeding (the
+    # partial unique index on live slot assignments is the backstop).
+    if not _slot_is_free(slot, ignoring=assignment):
+        raise AssignmentClosed("Your time on this item ran out and it went to someone else; your answer was not saved.")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Adjudication
+# ---------------------------------------------------------------------------------------------------
+
+
+def adjudication_request(*, item: Item, researcher: AbstractBaseUser, note: str = "", now: datetime | None = None) -> Adjudication:
+    """Send an item without a majority to adjudication by a researcher."""
+    from annotation.selectors import item_consensus
+
+    if not is_researcher(researcher):
+        raise NotAllowed("Researchers only.")
+    consensus = item_consensus(item=item)
+    if not consensus.complete:
+        raise ItemsInvalid([(0, "item", f"the item has {consensus.n_labels} of {item.campaign.k} labels; wait until it is complete")])
+    if consensus.majority is not None:
+        raise ItemsInvalid([(0, "item", f"the annotators reached a majority ({consensus.majority}); nothing to adjudicate")])
+    adjudication, _ = Adjudication.objects.get_or_create(
+        item=item, defaults={"requested_by": researcher, "requested_at": _now(now), "request_note": note[:500]}
+    )
+    return adjudication
+
+
+def adjudication_resolve(
+    *, adjudication: Adjudication, researcher: AbstractBaseUser, outcome: Any, note: str = "", now: datetime | None = None
+) -> Adjudication:
+    if not is_researcher(researcher):
+        raise NotAllowed("Researchers only.")
+    kind = kind_for(adjudication.item.campaign.kind)
+    try:
+        parsed = kind.parse_answer(outcome)
+    except ValueError as exc:
+        raise ItemsInvalid([(0, "outcome", str(exc))]) from exc
+    adjudication.outcome, adjudication.resolved_by, adjudication.resolved_at = parsed, researcher, _now(now)
+    adjudication.resolution_note = note
+    adjudication.save(update_fields=["outcome", "resolved_by", "resolved_at", "resolution_note"])
+    return adjudication
+
+
+# ---------------------------------------------------------------------------------------------------
+# Renders for the demo (placeholders; real renders come from leaderboard imports)
+# ---------------------------------------------------------------------------------------------------
+
+PLACEHOLDER_RENDERER = "schematic-demo"
+
+
+def render_placeholder_create(*, response: Response, seed: int = 0) -> Render:
+    """A clearly labelled placeholder render of a response's plan, drawn offline by
+    :func:`engine.schematic_render.schematic_png` (no text-to-image model). Idempotent."""
+    from engine.schematic_render import schematic_png, schematic_prompt
+
+    existing = Render.objects.filter(response=response, renderer=PLACEHOLDER_RENDERER, seed=seed).first()
+    if existing is not None:
+        return existing
+    png = schematic_png(core_idea=response.core_idea, visual_description=response.visual_description, seed=seed)
+    render = Render(
+        response=response, renderer=PLACEHOLDER_RENDERER, seed=seed, is_placeholder=True,
+        prompt=schematic_prompt(core_idea=response.core_idea, visual_description=response.visual_description),
+        image_sha256=hashlib.sha256(png).hexdigest(),
+    )
+    # An opaque file name: never the model, task or response (blinding covers file names too).
+    render.image.save(f"{secrets.token_hex(12)}.png", ContentFile(png), save=False)
+    render.save()
+    return render
+
+
+__all__ = [
+    "ItemSpec",
+    "Submission",
+    "adjudication_request",
+    "adjudication_resolve",
+    "assignment_for_token",
+    "assignment_next",
+    "assignment_skip",
+    "assignments_expire",
+    "calibration_example_add",
+    "campaign_access_check",
+    "campaign_annotators_add",
+    "campaign_assignment_ttl",
+    "campaign_content_refresh",
+    "campaign_create",
+    "campaign_status_set",
+    "item_gold_set",
+    "items_create",
+    "items_create_image_pairs",
+    "items_create_validation_pairs",
+    "items_import_jsonl",
+    "label_submit",
+    "render_placeholder_create",
+]

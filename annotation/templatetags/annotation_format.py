@@ -1,0 +1,36 @@
+"""Number formatting for the dashboards: a missing value shows as an em dash, never as 0."""
+
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def pct(value, digits: int = 1) -> str:
+    if value is None:
+        return "—"
+    return f"{100.0 * float(value):.{int(digits)}f}%"
+
+
+@register.filter
+def num(value, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    return f"{float(value):.{int(digits)}f}"
+
+
+@register.filter
+def pval(value) -> str:
+    if value is None:
+        return "—"
+    value = float(value)
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+@register.filter
+def signed_pp(value) -> str:
+    if value is None:
+        return "—"
+    return f"{float(value):+.1f} pp"

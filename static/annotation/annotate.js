@@ -1,0 +1,533 @@
+/* The labelling page (Ekphrasis App. H–J). Keyboard first; saving is a contract:
+ * every submission carries an idempotency key generated once per item, the page says "Saved"
+ * only after the server confirmed, and a failed request is retried without losing the answer.
+ * All content is inserted with textContent (never innerHTML): item text cannot inject markup. */
+(function () {
+  "use strict";
+  const cfg = JSON.parse(document.getElementById("annotate-config").textContent);
+  const $ = (sel) => document.querySelector(sel);
+  const itemBox = $("#item"), choicesBox = $("#choices"), statusBox = $("#save-status");
+  const MAX_AUTO_RETRIES = 5;
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else if (v !== null && v !== undefined && v !== false) node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    }
+    return node;
+  }
+  const kbd = (k) => el("kbd", { text: k });
+  const append = (box, ...nodes) => box.append(...nodes.filter(Boolean));
+
+  function uuid4() {
+    const b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  }
+
+  function csrfToken() {
+    const m = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return m ? decodeURIComponent(m[1]) : "";
+  }
+
+  async function post(url, body) {
+    const response = await fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      redirect: "manual",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify(body || {}),
+    });
+    let data = null;
+    if (response.type !== "opaqueredirect") {
+      try { data = await response.json(); } catch (e) { data = null; }
+    }
+    return { status: response.type === "opaqueredirect" ? 401 : response.status, data };
+  }
+
+  // ------------------------------------------------------------------ state
+  let state = null; // {assignment, key, ctrl, flag, saving, saved, closed, retries, timer, visibleMs, visibleSince}
+  let skipArmed = false;
+
+  function elapsedMs() {
+    if (!state) return null;
+    let ms = state.visibleMs;
+    if (state.visibleSince !== null) ms += performance.now() - state.visibleSince;
+    return Math.max(0, Math.round(ms));
+  }
+  document.addEventListener("visibilitychange", () => {
+    if (!state) return;
+    if (document.visibilityState === "hidden" && state.visibleSince !== null) {
+      state.visibleMs += performance.now() - state.visibleSince;
+      state.visibleSince = null;
+    } else if (document.visibilityState === "visible" && state.visibleSince === null) {
+      state.visibleSince = performance.now();
+    }
+  });
+
+  function setStatus(kind, text) {
+    statusBox.className = "save-status " + kind;
+    statusBox.textContent = text;
+  }
+
+  let lastProgress = null;
+  function showProgress(p) {
+    if (!p) return;
+    lastProgress = Object.assign({}, p);
+    const bar = $("#progress-bar");
+    const pct = p.campaign_total ? (100 * p.campaign_labels) / p.campaign_total : 0;
+    bar.querySelector("span").style.width = pct.toFixed(1) + "%";
+    bar.setAttribute("aria-valuenow", String(p.campaign_labels));
+    bar.setAttribute("aria-valuemax", String(p.campaign_total));
+    bar.dataset.done = String(p.done);
+    $("#progress-text").textContent =
+      `You: ${p.done} done · ${p.assigned} open · Campaign: ${p.campaign_labels} / ${p.campaign_total} labels`;
+  }
+
+  function showFlag() {
+    const box = $("#flag-indicator");
+    if (state && state.flag) {
+      const reason = cfg.flag_reasons.find((r) => r.code === state.flag.reason);
+      box.textContent = `⚑ Flagged: ${reason ? reason.label : state.flag.reason} — ${state.flag.note}`;
+      box.hidden = false;
+    } else {
+      box.hidden = true;
+      box.textContent = "";
+    }
+  }
+
+  // ------------------------------------------------------------------ loading items
+  async function loadNext(withProgress = true) {
+    clearTimeout(state && state.timer);
+    state = null;
+    skipArmed = false;
+    setStatus("", "");
+    showFlag();
+    choicesBox.replaceChildren();
+    itemBox.replaceChildren(el("p", { class: "muted", text: "Loading the next item…" }));
+    let r;
+    try {
+      r = await post(cfg.next, withProgress ? {} : { progress: false });
+    } catch (e) {
+      itemBox.replaceChildren(el("p", { class: "error", text: "Could not reach the server. Press Enter to try again." }));
+      state = { failedLoad: true };
+      return;
+    }
+    if (r.status === 401) {
+      itemBox.replaceChildren(el("p", { class: "error", text: "Your session ended: log in again, then reload this page." }));
+      return;
+    }
+    if (r.status !== 200 || !r.data) {
+      itemBox.replaceChildren(el("p", { class: "error", text: (r.data && r.data.detail) || "Could not load an item. Press Enter to try again." }));
+      state = { failedLoad: true };
+      return;
+    }
+    const a = r.data.assignment;
+    if (r.data.progress) showProgress(r.data.progress);
+    else if (lastProgress) showProgress(Object.assign(lastProgress, { assigned: a ? 1 : 0 }));
+    if (!a) {
+      itemBox.dataset.token = "";
+      itemBox.replaceChildren(el("div", { class: "done" },
+        el("h2", { text: "Nothing left for you in this campaign." }),
+        el("p", {}, "Thank you! ", el("a", { href: cfg.queue, text: "Back to my work" }))));
+      return;
+    }
+    const builder = KINDS[a.kind];
+    state = {
+      assignment: a, key: uuid4(), flag: null, saving: false, saved: false, closed: false, retries: 0, timer: null,
+      visibleMs: 0, visibleSince: document.visibilityState === "visible" ? performance.now() : null,
+    };
+    itemBox.dataset.token = a.token;
+    itemBox.replaceChildren();
+    state.ctrl = builder(a.content, itemBox, choicesBox);
+    setStatus("", "Not saved yet");
+  }
+
+  // ------------------------------------------------------------------ saving
+  function submitUrl() { return cfg.submit.replace("TOKEN", encodeURIComponent(state.assignment.token)); }
+
+  async function submit() {
+    if (!state) return;
+    if (state.failedLoad) return loadNext();
+    if (state.saved) return loadNext(false);
+    if (state.closed) return loadNext();
+    if (state.saving) return;
+    const missing = state.ctrl.missing();
+    if (missing) { setStatus("error", missing); return; }
+    clearTimeout(state.timer);
+    const mine = state;
+    mine.saving = true;
+    setStatus("saving", "Saving…");
+    const answer = Object.assign({}, mine.ctrl.answer());
+    if (mine.flag) answer.flag = mine.flag;
+    let r;
+    try {
+      r = await post(submitUrl(), { idempotency_key: mine.key, answer, time_on_item_ms: elapsedMs() });
+    } catch (e) {
+      r = { status: 0, data: null };
+    }
+    if (state !== mine) return;
+    mine.saving = false;
+    if (r.status === 200 || r.status === 201) {
+      mine.saved = true;
+      setStatus("saved", r.data && r.data.replayed ? "Saved ✓ (already on the server)" : "Saved ✓");
+      showProgress(r.data && r.data.progress);
+      mine.timer = setTimeout(() => { if (state === mine) loadNext(false); }, 700);
+      return;
+    }
+    if (r.status === 0 || r.status >= 500 || r.status === 429) return scheduleRetry(mine);
+    if (r.status === 401 || r.status === 403) {
+      setStatus("error", "Not saved: your session ended. Log in again in another tab, then press R to retry.");
+      return;
+    }
+    if (r.status === 409) {
+      mine.closed = true;
+      setStatus("error", ((r.data && r.data.detail) || "This item can no longer be saved.") + " Press Enter for the next item.");
+      return;
+    }
+    setStatus("error", "Not saved: " + ((r.data && r.data.detail) || `the server refused the answer (${r.status})`));
+  }
+
+  function scheduleRetry(mine) {
+    mine.retries += 1;
+    if (mine.retries > MAX_AUTO_RETRIES) {
+      setStatus("retry", "Not saved — the server cannot be reached. Your answer is kept; press R to retry.");
+      return;
+    }
+    const delay = Math.min(8000, 1000 * 2 ** (mine.retries - 1));
+    setStatus("retry", `Not saved — retrying in ${Math.round(delay / 1000)} s (attempt ${mine.retries}). Press R to retry now.`);
+    mine.timer = setTimeout(() => { if (state === mine && !mine.saved) submit(); }, delay);
+  }
+
+  async function skip() {
+    if (!state || !state.assignment || state.saved || state.saving) return;
+    if (!skipArmed) {
+      skipArmed = true;
+      setStatus("error", "Skip this item? Press S again to confirm, Esc to cancel.");
+      return;
+    }
+    skipArmed = false;
+    const url = cfg.skip.replace("TOKEN", encodeURIComponent(state.assignment.token));
+    let r;
+    try { r = await post(url, {}); } catch (e) { r = { status: 0 }; }
+    if (r.status === 200) { showProgress(r.data.progress); loadNext(); }
+    else setStatus("error", "Could not skip: " + ((r.data && r.data.detail) || "the server cannot be reached") + ".");
+  }
+
+  function answerChanged() {
+    if (state && !state.saved && !state.closed && !state.saving && statusBox.classList.contains("error")) {
+      setStatus("", "Not saved yet");
+    }
+  }
+
+  // ------------------------------------------------------------------ kinds
+  function choiceButtons(box, keys, onPick) {
+    const buttons = {};
+    for (const [key, value, label] of keys) {
+      buttons[value] = el("button", { type: "button", "data-choice": value, onclick: () => onPick(value) }, kbd(key), label);
+      box.appendChild(buttons[value]);
+    }
+    return (current) => { for (const [v, b] of Object.entries(buttons)) b.classList.toggle("on", v === current); };
+  }
+
+  function briefBox(content) {
+    if (!content.brief) return null;
+    const lines = (content.constraints || []).map((c) => el("li", { text: c }));
+    return el("div", { class: "brief" }, el("strong", { text: "Brief: " }), content.brief, lines.length ? el("ul", {}, lines) : null);
+  }
+
+  function pairwise(content, box, bar, isImage) {
+    let choice = null;
+    const sides = {};
+    for (const s of ["A", "B"]) {
+      if (isImage) {
+        sides[s] = el("div", { class: "side image", "data-side": s }, el("h3", {}, `Image ${s}`),
+          el("div", { class: "frame" }, el("img", { src: content.images[s], alt: `Image ${s}` })));
+      } else {
+        sides[s] = el("div", { class: "side", "data-side": s },
+          el("h3", {}, `Response ${s}`, el("span", { class: "field", text: content.field_label })),
+          el("p", { text: content.sides[s] || "(empty)" }));
+      }
+    }
+    const sideBox = el("div", { class: "sides" }, sides.A, sides.B);
+    append(box,
+      el("p", { class: "question" }, content.dimension_label ? `${content.dimension_label}: ` : "", content.question),
+      content.rule ? el("p", { class: "rule" }, content.rule, " ", content.tie_rule || "") : null,
+      briefBox(content),
+      sideBox,
+    );
+    if (content.checklist && content.checklist.length) {
+      box.append(el("div", { class: "cues" }, el("h4", { text: "Reference cues (not a score sheet — do not count items)" }),
+        el("ul", {}, content.checklist.map((c) => el("li", { text: c })))));
+    }
+    const mark = choiceButtons(bar, [["A", "A", "A better"], ["B", "B", "B better"], ["T", "tie", "Tie"]], set);
+    function set(value) {
+      if (state && state.saving) return;
+      choice = value;
+      mark(value);
+      sides.A.classList.toggle("chosen", value === "A");
+      sides.B.classList.toggle("chosen", value === "B");
+      sideBox.classList.toggle("tie", value === "tie");
+      answerChanged();
+    }
+    return {
+      onKey(key) {
+        const v = { a: "A", b: "B", t: "tie" }[key];
+        if (v) { set(v); return true; }
+        return false;
+      },
+      missing: () => (choice ? null : "Choose A, B or tie first (keys A, B, T)."),
+      answer: () => ({ choice }),
+    };
+  }
+
+  function faithfulness(content, box, bar) {
+    let score = null, hardFail = false;
+    const reasons = new Set();
+    const verdict = el("span", { class: "verdict" });
+    const reasonButtons = {};
+    const reasonBox = el("div", { class: "reasons off" });
+    for (const r of content.hard_fail_reasons) {
+      reasonButtons[r.code] = el("button", { type: "button", class: r.typical ? "" : "atypical", "data-reason": r.code,
+        title: r.typical ? "" : "Typical of another task family", onclick: () => toggle(r.code) }, kbd(r.key), r.label);
+      reasonBox.appendChild(reasonButtons[r.code]);
+    }
+    append(box,
+      el("p", { class: "question", text: content.question }),
+      el("div", { class: "faith" },
+        el("div", { class: "side image" }, el("div", { class: "frame" }, el("img", { src: content.image, alt: "Rendered image" }))),
+        el("div", { class: "plan" }, briefBox(content),
+          el("h4", { text: "Core Idea" }), el("p", { text: content.plan.core_idea }),
+          el("h4", { text: "Visual Description" }), el("p", { text: content.plan.visual_description }),
+          el("h4", {}, "Hard fail ", kbd("H"), " — reasons"), reasonBox,
+          el("p", { class: "rule" }, content.pass_rule, " ", verdict))),
+    );
+    const scoreNames = ["", "lost", "weak", "partial", "faithful", "exact"];
+    const mark = choiceButtons(bar, [1, 2, 3, 4, 5].map((n) => [String(n), n, scoreNames[n]]), (n) => setScore(n));
+    function refresh() {
+      mark(score);
+      reasonBox.classList.toggle("off", !hardFail);
+      for (const [code, b] of Object.entries(reasonButtons)) b.classList.toggle("on", reasons.has(code));
+      if (score === null) verdict.textContent = "";
+      else verdict.textContent = score >= 4 && !hardFail ? "→ pass" : "→ fail";
+      answerChanged();
+    }
+    function setScore(n) { if (state && state.saving) return; score = n; refresh(); }
+    function toggle(code) {
+      if (state && state.saving) return;
+      if (reasons.has(code)) reasons.delete(code); else { reasons.add(code); hardFail = true; }
+      refresh();
+    }
+    const keyToReason = Object.fromEntries(content.hard_fail_reasons.map((r) => [r.key.toLowerCase(), r.code]));
+    return {
+      onKey(key) {
+        if (/^[1-5]$/.test(key)) { setScore(Number(key)); return true; }
+        if (key === "h") { hardFail = !hardFail; if (!hardFail) reasons.clear(); refresh(); return true; }
+        if (keyToReason[key]) { toggle(keyToReason[key]); return true; }
+        return false;
+      },
+      missing: () => {
+        if (score === null) return "Give a score from 1 to 5 first.";
+        if (hardFail && reasons.size === 0) return "A hard fail needs at least one reason (or press H to cancel it).";
+        return null;
+      },
+      answer: () => ({ score, hard_fail: hardFail, hard_fail_reasons: Array.from(reasons) }),
+    };
+  }
+
+  function tigAudit(content, box, bar) {
+    const rows = content.criteria.map((c) => ({ code: c.code }));
+    rows.push({ code: "__action" });
+    const values = {};
+    let action = null, current = 0;
+    const trs = [];
+    const table = el("table", {});
+    content.criteria.forEach((c, i) => {
+      const cells = content.codes.map((code, j) => el("td", {}, el("button", { type: "button", "data-code": code.code,
+        onclick: () => { current = i; setCode(code.code); } }, kbd(String(j + 1)), code.label)));
+      const tr = el("tr", { "data-row": c.code }, el("td", {}, el("strong", { text: c.label }), el("div", { class: "q", text: c.question })), cells);
+      trs.push(tr);
+      table.appendChild(tr);
+    });
+    const actionCells = content.actions.map((a, j) => el("td", {}, el("button", { type: "button", "data-action": a.code,
+      onclick: () => { current = rows.length - 1; setAction(a.code); } }, kbd(String(j + 1)), a.label)));
+    const actionRow = el("tr", { "data-row": "overall_action" }, el("td", {}, el("strong", { text: "Overall action" }),
+      el("div", { class: "q", text: content.action_rule })), actionCells, el("td", {}));
+    trs.push(actionRow);
+    table.appendChild(actionRow);
+    const note = el("textarea", { id: "revision-note", rows: 1, maxlength: 2000, placeholder: "Revision note (required for revise)" });
+    note.addEventListener("input", answerChanged);
+    append(box,
+      el("div", { class: "tig-top" },
+        el("div", { class: "box" }, el("strong", { text: "Checklist item: " }), content.checklist_text),
+        el("div", { class: "box" }, el("strong", { text: "Cluster: " }), content.cluster_summary,
+          el("ul", {}, content.provenance.map((p) => el("li", { text: p }))))),
+      briefBox(content),
+      el("div", { class: "grid-rows" }, table),
+      el("label", { class: "tig-note" }, el("span", {}, kbd("N"), " Revision note"), note),
+    );
+    function refresh() {
+      trs.forEach((tr, i) => tr.classList.toggle("current", i === current));
+      content.criteria.forEach((c, i) => trs[i].querySelectorAll("button").forEach((b) => b.classList.toggle("on", b.dataset.code === values[c.code])));
+      actionRow.querySelectorAll("button").forEach((b) => b.classList.toggle("on", b.dataset.action === action));
+      answerChanged();
+    }
+    function setCode(code) {
+      if (state && state.saving) return;
+      values[content.criteria[current].code] = code;
+      current = Math.min(current + 1, rows.length - 1);
+      refresh();
+    }
+    function setAction(code) { if (state && state.saving) return; action = code; refresh(); }
+    refresh();
+    return {
+      onKey(key, event) {
+        if (key === "arrowdown") { current = Math.min(current + 1, rows.length - 1); refresh(); return true; }
+        if (key === "arrowup") { current = Math.max(current - 1, 0); refresh(); return true; }
+        if (key === "n") { event.preventDefault(); note.focus(); return true; }
+        if (current < content.criteria.length && /^[1-4]$/.test(key)) { setCode(content.codes[Number(key) - 1].code); return true; }
+        if (current === rows.length - 1 && /^[1-3]$/.test(key)) { setAction(content.actions[Number(key) - 1].code); return true; }
+        return false;
+      },
+      missing: () => {
+        const open = content.criteria.find((c) => !values[c.code]);
+        if (open) return `Mark ${open.label.toLowerCase()} first.`;
+        if (!action) return "Choose the overall action (accept, revise, exclude).";
+        if (action === "revise" && !note.value.trim()) return "Say what to revise (N opens the note).";
+        return null;
+      },
+      answer: () => ({ criteria: Object.assign({}, values), overall_action: action, revision_note: note.value }),
+    };
+  }
+
+  function strategy(content, box, bar) {
+    const roles = {};
+    const cycle = { undefined: "central", central: "incidental", incidental: undefined };
+    const trs = {};
+    const grid = el("div", { class: "strategy-grid" });
+    for (const s of content.strategies) {
+      const mark = el("span", { class: "mark" });
+      trs[s.code] = { tr: el("div", { class: "strategy", "data-strategy": s.code, onclick: () => turn(s.code) },
+        el("div", { class: "strategy-head" }, kbd(s.key), el("strong", { text: " " + s.label }), mark),
+        el("div", { class: "q", text: s.definition })), mark };
+      grid.appendChild(trs[s.code].tr);
+    }
+    append(box,
+      briefBox(content),
+      el("div", { class: "response-box" }, el("h4", { text: "Core Idea" }), el("p", { text: content.core_idea }),
+        el("h4", { text: "Visual Description" }), el("p", { text: content.visual_description })),
+      el("p", { class: "rule", text: content.central_rule + " A response may have no strategy." }),
+      grid,
+    );
+    function refresh() {
+      for (const [code, row] of Object.entries(trs)) {
+        row.mark.textContent = roles[code] || "—";
+        row.tr.classList.toggle("on", Boolean(roles[code]));
+      }
+      answerChanged();
+    }
+    function turn(code) { if (state && state.saving) return; roles[code] = cycle[roles[code]]; if (!roles[code]) delete roles[code]; refresh(); }
+    refresh();
+    return {
+      onKey(key) {
+        const s = content.strategies.find((x) => x.key === key);
+        if (s) { turn(s.code); return true; }
+        if (key === "0") { for (const k of Object.keys(roles)) delete roles[k]; refresh(); return true; }
+        return false;
+      },
+      missing: () => null,
+      answer: () => ({ strategies: Object.assign({}, roles) }),
+    };
+  }
+
+  const KINDS = {
+    text_pairwise: (c, box, bar) => pairwise(c, box, bar, false),
+    image_preference: (c, box, bar) => pairwise(c, box, bar, true),
+    faithfulness,
+    tig_audit: tigAudit,
+    strategy,
+  };
+
+  // ------------------------------------------------------------------ overlays and the flag dialog
+  let flagReason = null;
+  const flagList = $("#flag-reasons");
+  cfg.flag_reasons.forEach((r, i) => {
+    flagList.appendChild(el("li", { "data-reason": r.code, onclick: () => pickReason(r.code) }, kbd(String(i + 1)), " ", r.label));
+  });
+  function pickReason(code) {
+    flagReason = code;
+    flagList.querySelectorAll("li").forEach((li) => li.classList.toggle("on", li.dataset.reason === code));
+    $("#flag-note").focus();
+  }
+  function openOverlay(name) {
+    document.querySelectorAll(".overlay").forEach((o) => { o.hidden = o.id !== `overlay-${name}`; });
+    if (name === "flag") {
+      $("#flag-error").textContent = "";
+      flagReason = state && state.flag ? state.flag.reason : null;
+      $("#flag-note").value = state && state.flag ? state.flag.note : "";
+      flagList.querySelectorAll("li").forEach((li) => li.classList.toggle("on", li.dataset.reason === flagReason));
+    }
+  }
+  function closeOverlays() {
+    document.querySelectorAll(".overlay").forEach((o) => { o.hidden = true; });
+    if (document.activeElement && document.activeElement.blur) document.activeElement.blur();
+  }
+  const openOverlayName = () => { const o = document.querySelector(".overlay:not([hidden])"); return o ? o.id.replace("overlay-", "") : null; };
+  function saveFlag() {
+    const note = $("#flag-note").value.trim();
+    if (!flagReason) { $("#flag-error").textContent = "Pick a reason (press its number)."; return; }
+    if (!note) { $("#flag-error").textContent = "A flag needs a short note."; $("#flag-note").focus(); return; }
+    if (state && state.assignment) { state.flag = { reason: flagReason, note }; showFlag(); answerChanged(); }
+    closeOverlays();
+  }
+  $("#flag-save").addEventListener("click", saveFlag);
+  $("#flag-remove").addEventListener("click", () => { if (state) { state.flag = null; showFlag(); } closeOverlays(); });
+  document.querySelectorAll("[data-open]").forEach((b) => b.addEventListener("click", () => openOverlay(b.dataset.open)));
+  document.querySelectorAll(".overlay").forEach((o) => o.addEventListener("click", (e) => { if (e.target === o) closeOverlays(); }));
+  $("#submit-button").addEventListener("click", submit);
+  $("#skip-button").addEventListener("click", skip);
+  $("#flag-button").addEventListener("click", () => { if (state && state.assignment && !state.saved) openOverlay("flag"); });
+
+  // ------------------------------------------------------------------ keyboard
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const key = event.key.length === 1 ? event.key.toLowerCase() : event.key.toLowerCase();
+    const typing = ["TEXTAREA", "INPUT", "SELECT"].includes((event.target && event.target.tagName) || "");
+    const overlay = openOverlayName();
+    if (key === "escape") { skipArmed = false; if (overlay || typing) closeOverlays(); else answerChanged(); event.preventDefault(); return; }
+    if (overlay === "flag") {
+      if (key === "enter" && !event.shiftKey) { event.preventDefault(); saveFlag(); return; }
+      if (!typing && /^[1-9]$/.test(key) && cfg.flag_reasons[Number(key) - 1]) {
+        event.preventDefault(); pickReason(cfg.flag_reasons[Number(key) - 1].code);
+      }
+      return;
+    }
+    if (typing) return;
+    if (overlay) {
+      if (key === "?" || key === "i" || key === "c") { event.preventDefault(); closeOverlays(); }
+      return;
+    }
+    if (key === "?") { openOverlay("help"); event.preventDefault(); return; }
+    if (key === "i") { openOverlay("instructions"); event.preventDefault(); return; }
+    if (key === "c") { openOverlay("calibration"); event.preventDefault(); return; }
+    if (key === "enter") { event.preventDefault(); submit(); return; }
+    if (key === "r") { if (state && !state.saved && !state.saving && state.assignment) { state.retries = 0; submit(); } return; }
+    if (key === "s") { skip(); event.preventDefault(); return; }
+    skipArmed = false;
+    if (!state || !state.ctrl || state.saved || state.closed) return;
+    if (key === "f") { event.preventDefault(); openOverlay("flag"); return; }
+    if (state.ctrl.onKey(key, event)) event.preventDefault();
+  });
+
+  loadNext();
+})();

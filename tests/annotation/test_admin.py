@@ -1,0 +1,74 @@
+"""Admins build campaigns in the Django admin: items by JSONL import or App. H.5 sampling, gold
+answers; every write goes through the same services."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from annotation.models import CampaignKind, Item, ItemSlot
+from tests.annotation.factories import Catalogue, campaign_for, pairwise_campaign
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def test_admin_sees_the_campaign_pages(client, adam):
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
+    login(client, adam)
+    assert client.get("/admin/annotation/campaign/").status_code == 200
+    body = client.get(f"/admin/annotation/campaign/{campaign.pk}/change/").content.decode()
+    assert "Import items (JSONL)" in body and "Sample validation pairs" in body
+
+
+def test_admin_imports_items_from_jsonl(client, adam):
+    catalogue = Catalogue(n_tasks=1)
+    campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue)
+    upload = io.BytesIO(json.dumps({"task_id": catalogue.tasks[0].external_id, "dimension": "usefulness",
+                                    "a": {"model": catalogue.models[0].display_name},
+                                    "b": {"model": catalogue.models[1].display_name}}).encode())
+    upload.name = "items.jsonl"
+    response = login(client, adam).post(f"/admin/annotation/campaign/{campaign.pk}/import-items/", {"file": upload})
+    assert response.status_code == 302
+    assert Item.objects.filter(campaign=campaign, dimension="usefulness").count() == 1
+
+
+def test_admin_import_shows_line_errors_and_writes_nothing(client, adam):
+    catalogue = Catalogue(n_tasks=1)
+    campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue)
+    upload = io.BytesIO(b'{"task_id": "missing", "dimension": "usefulness"}\n')
+    upload.name = "items.jsonl"
+    body = login(client, adam).post(f"/admin/annotation/campaign/{campaign.pk}/import-items/", {"file": upload}).content.decode()
+    assert "line 1: task_id" in body and not campaign.items.exists()
+
+
+def test_admin_samples_validation_pairs_without_a_judge_run(client, adam):
+    catalogue = Catalogue(n_tasks=2)
+    campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue)
+    response = login(client, adam).post(f"/admin/annotation/campaign/{campaign.pk}/sample-pairs/",
+                                        {"dimensions": ["novelty"], "pairs_per_task": 3})
+    assert response.status_code == 302
+    assert set(campaign.items.values_list("sampling_stratum", flat=True)) == {"random_order"}
+    assert campaign.items.count() == 6
+
+
+def test_admin_marks_an_item_gold_through_the_service(client, adam):
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
+    item = campaign.items.get()
+    login(client, adam).post(f"/admin/annotation/item/{item.pk}/change/", {"is_gold": "on", "gold_answer": '"tie"'})
+    item.refresh_from_db()
+    assert (item.is_gold, item.gold_answer) == (True, "tie")
+    assert not ItemSlot.objects.filter(item=item).exists()  # gold items are shown to everyone, not k
+
+
+def test_a_researcher_cannot_import_items(client, rita):
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
+    response = login(client, rita).get(f"/admin/annotation/campaign/{campaign.pk}/import-items/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]

@@ -1,0 +1,175 @@
+"""The labelling page's JSON API: next item, submit (idempotent), skip, progress; media."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from annotation.models import Assignment, PairwiseLabel
+from tests.annotation.factories import Catalogue, faithfulness_campaign, pairwise_campaign
+from tests.annotation.helpers import annotators
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def next_item(client, campaign):
+    return client.post(f"/annotate/api/campaigns/{campaign.pk}/next", content_type="application/json")
+
+
+def submit(client, token, answer, key=None, **extra):
+    body = {"idempotency_key": str(key or uuid.uuid4()), "answer": answer, **extra}
+    return client.post(f"/annotate/api/assignments/{token}/submit", body, content_type="application/json")
+
+
+@pytest.fixture
+def campaign_and_user():
+    (ann,) = annotators(1)
+    return pairwise_campaign(Catalogue(n_tasks=1), annotators=[ann], n_items=2), ann
+
+
+def test_next_returns_the_blinded_item_and_progress(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    body = next_item(login(client, ann), campaign).json()
+    assert body["assignment"]["kind"] == "text_pairwise"
+    assert set(body["assignment"]["content"]["sides"]) == {"A", "B"}
+    assert body["progress"] == {"done": 0, "assigned": 1, "campaign_labels": 0, "campaign_total": 6}
+
+
+def test_submit_saves_once_and_a_resend_is_replayed(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    token = next_item(client, campaign).json()["assignment"]["token"]
+    key = uuid.uuid4()
+    first = submit(client, token, {"choice": "A"}, key=key, time_on_item_ms=1500)
+    again = submit(client, token, {"choice": "A"}, key=key, time_on_item_ms=1700)
+    assert (first.status_code, first.json()["replayed"]) == (201, False)
+    assert (again.status_code, again.json()["replayed"]) == (200, True)
+    assert PairwiseLabel.objects.count() == 1
+    assert first.json()["progress"]["done"] == 1
+
+
+def test_an_invalid_answer_gets_400_with_the_field_message(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    token = next_item(client, campaign).json()["assignment"]["token"]
+    response = submit(client, token, {"choice": "maybe"})
+    assert response.status_code == 400
+    assert response.json()["fields"] == {"choice": "choose A, B or tie"}
+
+
+def test_a_conflicting_resubmission_gets_409(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    token = next_item(client, campaign).json()["assignment"]["token"]
+    key = uuid.uuid4()
+    submit(client, token, {"choice": "A"}, key=key)
+    response = submit(client, token, {"choice": "B"}, key=key)
+    assert response.status_code == 409 and "different answer" in response.json()["detail"]
+
+
+def test_a_malformed_submission_gets_400(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    token = next_item(client, campaign).json()["assignment"]["token"]
+    response = client.post(f"/annotate/api/assignments/{token}/submit", {"answer": {"choice": "A"}}, content_type="application/json")
+    assert response.status_code == 400 and "idempotency_key" in response.json()["fields"]
+
+
+def test_skip_moves_on_to_another_item(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    first = next_item(client, campaign).json()["assignment"]["token"]
+    assert client.post(f"/annotate/api/assignments/{first}/skip", {"reason": "unsure"}, content_type="application/json").status_code == 200
+    second = next_item(client, campaign).json()["assignment"]["token"]
+    assert second != first
+    assert Assignment.objects.get(token=first).status == Assignment.Status.SKIPPED
+
+
+def test_next_is_null_when_nothing_is_left(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    for _ in range(2):
+        token = next_item(client, campaign).json()["assignment"]["token"]
+        submit(client, token, {"choice": "tie"})
+    assert next_item(client, campaign).json()["assignment"] is None
+
+
+def test_an_annotator_outside_the_campaign_gets_403(client, campaign_and_user):
+    campaign, _ = campaign_and_user
+    (outsider,) = annotators(1, prefix="out")
+    assert next_item(login(client, outsider), campaign).status_code == 403
+
+
+def test_submitting_to_someone_elses_token_is_404(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    (other,) = annotators(1, prefix="oth")
+    login(client, ann)
+    token = next_item(client, campaign).json()["assignment"]["token"]
+    client.logout()
+    assert submit(login(client, other), token, {"choice": "A"}).status_code == 404
+
+
+def test_the_api_requires_a_session(client, campaign_and_user):
+    campaign, _ = campaign_and_user
+    response = next_item(client, campaign)
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_the_api_requires_the_csrf_token(campaign_and_user):
+    from django.test import Client
+
+    campaign, ann = campaign_and_user
+    client = Client(enforce_csrf_checks=True)
+    login(client, ann)
+    assert next_item(client, campaign).status_code == 403
+
+
+def test_media_is_served_by_token_without_metadata(client, media_root):
+    (ann,) = annotators(1)
+    campaign, renders = faithfulness_campaign(Catalogue(n_tasks=1), annotators=[ann])
+    # put a text chunk naming the model into the stored file, as a text-to-image tool might
+    import struct
+    import zlib
+
+    render = renders[0]
+    path = Path(render.image.path)
+    data = path.read_bytes()
+    chunk_data = b"Software\x00Zephyr-Secret-Alpha renderer"
+    chunk = struct.pack(">I", len(chunk_data)) + b"tEXt" + chunk_data + struct.pack(">I", zlib.crc32(b"tEXt" + chunk_data))
+    path.write_bytes(data[:33] + chunk + data[33:])
+    login(client, ann)
+    body = next_item(client, campaign).json()
+    url = body["assignment"]["content"]["image"]
+    assert url.startswith("/annotate/media/") and str(render.pk) not in url.split("/")[-1]
+    response = client.get(url)
+    # the assignment was made after the file change, so the pinned hash matches; the chunk is gone
+    assert response.status_code == 200 and response["Content-Type"] == "image/png"
+    assert b"Zephyr" not in response.content and b"tEXt" not in response.content
+
+
+def test_media_of_another_annotators_assignment_is_404(client, media_root):
+    owner, other = annotators(2)
+    campaign, _ = faithfulness_campaign(Catalogue(n_tasks=1), annotators=[owner, other])
+    login(client, owner)
+    url = next_item(client, campaign).json()["assignment"]["content"]["image"]
+    client.logout()
+    assert login(client, other).get(url).status_code == 404
+
+
+def test_media_whose_bytes_changed_after_assignment_is_refused(client, media_root):
+    (ann,) = annotators(1)
+    campaign, _ = faithfulness_campaign(Catalogue(n_tasks=1), annotators=[ann])
+    login(client, ann)
+    body = next_item(client, campaign).json()
+    assignment = Assignment.objects.get(token=body["assignment"]["token"])
+    with open(assignment.item.render_a.image.path, "ab") as handle:
+        handle.write(b"\x00")
+    assert client.get(body["assignment"]["content"]["image"]).status_code == 409

@@ -1,0 +1,179 @@
+"""Blinding is a security property: crawl every page, API response and image an annotator can
+load — following links and working through every item of every kind — and assert that no model
+name or provider id, response/render id, file name, score, gold answer or other annotator's label or
+note appears."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections import deque
+from urllib.parse import urljoin, urlparse
+
+import pytest
+
+from annotation import services
+from annotation.models import CampaignKind
+from leaderboard.models import Render, Response
+from tests.annotation.factories import (
+    MODEL_NAMES,
+    VALID_ANSWERS,
+    Catalogue,
+    faithfulness_campaign,
+    image_campaign,
+    pairwise_campaign,
+    strategy_campaign,
+    tig_campaign,
+)
+from tests.annotation.helpers import annotators
+from tests.factories import PASSWORD, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+OTHER_NOTE = "SECRET-NOTE-OF-ANOTHER-ANNOTATOR"
+#: JSON keys that would carry identities, scores or other people's labels.
+FORBIDDEN_KEYS = {"model", "model_id", "response_id", "render_id", "item_id", "subject_model", "score", "scores", "theta",
+                  "gold_answer", "annotator", "labels", "judge", "run_id", "winner", "is_simulated", "filename"}
+
+
+@pytest.fixture
+def world(media_root):
+    alice = UserFactory(username="alice", role="annotator")
+    others = annotators(2, prefix="someone-else-")
+    users = [alice, *others]
+    catalogue = Catalogue(n_tasks=2)
+    faith, renders = faithfulness_campaign(catalogue, annotators=users)
+    campaigns = [
+        pairwise_campaign(catalogue, annotators=users, gold_rate=0.3),
+        tig_campaign(catalogue, annotators=users),
+        faith,
+        image_campaign(catalogue, renders, annotators=users, show_brief=True),
+        strategy_campaign(catalogue, annotators=users),
+    ]
+    services.item_gold_set(item=campaigns[0].items.order_by("position").first(), answer="B")
+    # the other annotators label first, with notes alice must never see
+    for campaign in campaigns:
+        for other in others:
+            for _ in range(2):
+                assignment = services.assignment_next(campaign=campaign, annotator=other)
+                if assignment is None:
+                    break
+                answer = dict(VALID_ANSWERS[campaign.kind], flag={"reason": "ambiguous_brief", "note": OTHER_NOTE})
+                services.label_submit(token=assignment.token, annotator=other, idempotency_key=uuid.uuid4(), answer=answer)
+    return alice, campaigns, catalogue
+
+
+def forbidden_strings(catalogue) -> list[str]:
+    strings = [*MODEL_NAMES, OTHER_NOTE, "someone-else-"]
+    for model in catalogue.models:
+        strings += [model.display_name, model.provider_id]
+    for render in Render.objects.all():
+        strings.append(render.image.name.rsplit("/", 1)[-1])  # file names
+    return [s.lower() for s in strings if s]
+
+
+def id_strings():
+    return {str(pk) for pk in Response.objects.values_list("pk", flat=True)} | {str(pk) for pk in Render.objects.values_list("pk", flat=True)}
+
+
+def assert_blind(url: str, body: bytes, forbidden: list[str]) -> None:
+    lowered = body.lower()
+    for s in forbidden:
+        assert s.encode() not in lowered, f"{url} leaks {s!r}"
+
+
+def json_keys(value):
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield key
+            yield from json_keys(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from json_keys(inner)
+
+
+def links(html: str, base: str) -> list[str]:
+    found = re.findall(r'(?:href|src|action)="([^"#]+)"', html)
+    return [urljoin(base, f) for f in found]
+
+
+def test_nothing_an_annotator_can_load_carries_identities_scores_or_other_labels(client, world):
+    _alice, campaigns, catalogue = world
+    forbidden = forbidden_strings(catalogue)
+    ids = id_strings()
+    assert client.login(username="alice", password=PASSWORD)
+    seen: set[str] = set()
+    queue = deque(["/", "/annotate/"])
+    visited_pages = 0
+    while queue:
+        url = queue.popleft()
+        path = urlparse(url).path
+        if path in seen or not path.startswith("/") or path.startswith(("/accounts/logout", "/admin")):
+            continue
+        seen.add(path)
+        response = client.get(path)
+        if response.status_code != 200:
+            continue
+        visited_pages += 1
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert_blind(path, body, forbidden)
+        if "html" in response.get("Content-Type", ""):
+            queue.extend(links(body.decode(), path))
+    assert visited_pages >= 2 + len(campaigns)  # home, queue and every labelling page
+
+    api_calls = 0
+    for campaign in campaigns:
+        for _ in range(50):
+            response = client.post(f"/annotate/api/campaigns/{campaign.pk}/next", content_type="application/json")
+            assert response.status_code == 200
+            assert_blind("next", response.content, forbidden)
+            payload = response.json()
+            assert not FORBIDDEN_KEYS & set(json_keys(payload)), set(json_keys(payload)) & FORBIDDEN_KEYS
+            api_calls += 1
+            assignment = payload["assignment"]
+            if assignment is None:
+                break
+            assert assignment["is_gold"] is False
+            content = assignment["content"]
+            for media in [content.get("image"), *(content.get("images") or {}).values()]:
+                if not media:
+                    continue
+                segments = urlparse(media).path.strip("/").split("/")
+                assert segments[:2] == ["annotate", "media"] and segments[2] == assignment["token"] and segments[3] in ("A", "B")
+                assert not ids & set(segments)
+                image = client.get(media)
+                assert image.status_code == 200
+                assert_blind(media, image.content, forbidden)
+                assert "Content-Disposition" not in image
+            submitted = client.post(
+                f"/annotate/api/assignments/{assignment['token']}/submit",
+                {"idempotency_key": str(uuid.uuid4()), "answer": VALID_ANSWERS[campaign.kind], "time_on_item_ms": 900},
+                content_type="application/json",
+            )
+            assert submitted.status_code == 201, submitted.content
+            assert_blind("submit", submitted.content, forbidden)
+            assert not FORBIDDEN_KEYS & set(json_keys(submitted.json()))
+        progress = client.get(f"/annotate/api/campaigns/{campaign.pk}/progress")
+        assert_blind("progress", progress.content, forbidden)
+        page = client.get(f"/annotate/c/{campaign.pk}/")
+        assert_blind("work page", page.content, forbidden)
+        assert json.loads(re.search(r'id="annotate-config" type="application/json">(.*?)</script>', page.content.decode()).group(1))
+    assert api_calls > len(campaigns)
+
+
+def test_alice_cannot_reach_any_researcher_page_or_export(client, world):
+    _alice, campaigns, _ = world
+    assert client.login(username="alice", password=PASSWORD)
+    for campaign in campaigns:
+        for path in (f"/annotate/campaigns/{campaign.pk}/", f"/annotate/campaigns/{campaign.pk}/labels.jsonl"):
+            assert client.get(path).status_code == 403
+    assert client.get("/annotate/campaigns/").status_code == 403
+
+
+def test_the_image_preference_item_shows_images_and_the_brief_only(client, world):
+    _alice, campaigns, _ = world
+    image_campaign_ = next(c for c in campaigns if c.kind == CampaignKind.IMAGE_PREFERENCE)
+    assert client.login(username="alice", password=PASSWORD)
+    content = client.post(f"/annotate/api/campaigns/{image_campaign_.pk}/next").json()["assignment"]["content"]
+    assert set(content) == {"question", "images", "brief"}

@@ -1,0 +1,113 @@
+"""``manage.py load_demo_campaigns`` on the real demo data (leaderboard's demo task set): one
+campaign of each kind, labelled as demo, pre-filled by simulated annotators labelled as such,
+dashboards with numbers, items left open for annotator1..3. The demo is loaded once per module
+(it takes seconds) and removed afterwards; each test runs in its own rolled-back transaction."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tempfile
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import override_settings
+
+from annotation import selectors, services
+from annotation.demo import DEMO_ANNOTATORS, SIMULATED_USERNAMES
+from annotation.kinds import kind_for
+from annotation.models import Campaign, CampaignKind, Item
+from leaderboard.models import Render, Response, SubjectModel, TaskSet
+
+
+@pytest.fixture(scope="module")
+def demo(django_db_setup, django_db_blocker):
+    media = tempfile.mkdtemp(prefix="atelier-demo-media-")
+    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media):
+        from leaderboard.demo import demo_accounts_create, demo_catalogue_load
+
+        catalogue = demo_catalogue_load()
+        demo_accounts_create()
+        out = io.StringIO()
+        call_command("load_demo_campaigns", stdout=out)
+        try:
+            yield {"task_set": catalogue.task_set, "output": out.getvalue()}
+        finally:
+            Campaign.objects.filter(task_set=catalogue.task_set).delete()
+            Render.objects.filter(response__task__task_set=catalogue.task_set).delete()
+            TaskSet.objects.filter(pk=catalogue.task_set.pk).delete()
+            SubjectModel.objects.filter(is_demo=True, responses__isnull=True).delete()
+            get_user_model().objects.filter(
+                username__in=[*SIMULATED_USERNAMES, *DEMO_ANNOTATORS, "admin", "researcher"]).delete()
+            shutil.rmtree(media, ignore_errors=True)
+
+
+pytestmark = pytest.mark.django_db
+
+
+def demo_campaigns(task_set):
+    return {c.kind: c for c in Campaign.objects.filter(task_set=task_set, is_demo=True)}
+
+
+def test_the_demo_has_one_open_demo_campaign_of_each_kind(demo):
+    campaigns = demo_campaigns(demo["task_set"])
+    assert set(campaigns) == set(CampaignKind.values)
+    assert all(c.status == Campaign.Status.OPEN and c.name.startswith("DEMO") for c in campaigns.values())
+
+
+def test_every_prefilled_label_comes_from_a_simulated_annotator_and_says_so(demo):
+    for campaign in demo_campaigns(demo["task_set"]).values():
+        labels = kind_for(campaign.kind).label_model.objects.filter(campaign=campaign)
+        assert labels.exists()
+        assert set(labels.values_list("annotator__username", flat=True)) <= set(SIMULATED_USERNAMES)
+        assert not labels.filter(is_simulated=False).exists()
+    simulated = get_user_model().objects.filter(username__in=SIMULATED_USERNAMES)
+    assert simulated.count() == 3 and not simulated.filter(is_active=True).exists()  # they cannot log in
+
+
+def test_every_demo_dashboard_shows_a_kappa(demo):
+    for campaign in demo_campaigns(demo["task_set"]).values():
+        dashboard = selectors.campaign_dashboard(campaign=campaign)
+        assert dashboard.n_simulated > 0
+        assert any(row.kappa.value is not None for row in dashboard.rows), (campaign.kind, [r.kappa for r in dashboard.rows])
+
+
+def test_the_faithfulness_demo_reports_score_reliability_and_pass_rates(demo):
+    faith = demo_campaigns(demo["task_set"])[CampaignKind.FAITHFULNESS]
+    extras = selectors.campaign_dashboard(campaign=faith).extras["faithfulness"]
+    assert extras["icc"].result is not None and extras["mean_score"] is not None
+    assert len(extras["by_model"]) == 4 and len(extras["by_family"]) == 4
+
+
+def test_image_pairs_of_the_demo_only_use_renders_that_passed_the_gate(demo):
+    campaigns = demo_campaigns(demo["task_set"])
+    passing = selectors.faithfulness_gate(campaign=campaigns[CampaignKind.FAITHFULNESS])
+    for item in Item.objects.filter(campaign=campaigns[CampaignKind.IMAGE_PREFERENCE]):
+        assert passing.get(item.render_a_id) and passing.get(item.render_b_id)
+
+
+def test_demo_renders_are_labelled_placeholders(demo):
+    renders = Render.objects.filter(response__task__task_set=demo["task_set"])
+    assert renders.count() == Response.objects.filter(task__task_set=demo["task_set"], is_primary=True).count()
+    assert set(renders.values_list("renderer", "is_placeholder")) == {("schematic-demo", True)}
+
+
+def test_each_demo_annotator_can_take_an_open_item_in_every_campaign(demo):
+    User = get_user_model()
+    for campaign in demo_campaigns(demo["task_set"]).values():
+        for username in DEMO_ANNOTATORS:
+            assignment = services.assignment_next(campaign=campaign, annotator=User.objects.get(username=username))
+            assert assignment is not None, (campaign.kind, username)
+
+
+def test_running_the_demo_command_again_changes_nothing(demo):
+    before = {c.pk: c.items.count() for c in Campaign.objects.filter(is_demo=True)}
+    out = io.StringIO()
+    call_command("load_demo_campaigns", stdout=out)
+    assert "already exist" in out.getvalue()
+    assert {c.pk: c.items.count() for c in Campaign.objects.filter(is_demo=True)} == before
+
+
+def test_the_command_says_what_is_simulated(demo):
+    assert "SIMULATED annotators" in demo["output"] and "left open for annotator1..3" in demo["output"]

@@ -1,0 +1,187 @@
+"""Pages: the annotator's queue and labelling page, the researcher's campaign list, dashboards,
+exports and adjudication; each role reaches only its pages."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation import services
+from annotation.models import Adjudication, Campaign
+from tests.annotation.factories import (
+    Catalogue,
+    faithfulness_campaign,
+    image_campaign,
+    pairwise_campaign,
+    strategy_campaign,
+    tig_campaign,
+)
+from tests.annotation.helpers import annotators, fill
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def test_queue_lists_the_open_campaigns_of_the_annotator(client):
+    (ann,) = annotators(1)
+    mine = pairwise_campaign(Catalogue(n_tasks=1), annotators=[ann], n_items=1)
+    pairwise_campaign(Catalogue(n_tasks=1), n_items=1)  # not open to ann
+    body = login(client, ann).get("/annotate/").content.decode()
+    assert mine.name in body and body.count("/annotate/c/") == 1
+
+
+def test_the_labelling_page_carries_the_api_addresses_and_the_keys(client):
+    (ann,) = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[ann], n_items=1, instructions="Judge **one** dimension.")
+    body = login(client, ann).get(f"/annotate/c/{campaign.pk}/").content.decode()
+    assert f"/annotate/api/campaigns/{campaign.pk}/next" in body
+    assert "<strong>one</strong>" in body and "<kbd>T</kbd>" in body and "annotate.js" in body
+
+
+def test_the_labelling_page_of_a_campaign_not_open_to_me_is_forbidden(client):
+    (ann,) = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
+    assert login(client, ann).get(f"/annotate/c/{campaign.pk}/").status_code == 403
+
+
+def test_a_closed_campaign_sends_the_annotator_back_to_the_queue(client):
+    (ann,) = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[ann], n_items=1, status=Campaign.Status.CLOSED)
+    response = login(client, ann).get(f"/annotate/c/{campaign.pk}/")
+    assert response.status_code == 302 and response["Location"] == "/annotate/"
+
+
+@pytest.mark.parametrize("url", ["/annotate/campaigns/", "/annotate/campaigns/{pk}/", "/annotate/campaigns/{pk}/labels.csv"])
+def test_annotators_are_kept_out_of_researcher_pages(client, alice, url):
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
+    assert login(client, alice).get(url.format(pk=campaign.pk)).status_code == 403
+
+
+def test_researchers_cannot_take_items(client, rita):
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1, open_to_all_annotators=True)
+    assert login(client, rita).get("/annotate/").status_code == 403
+    assert login(client, rita).post(f"/annotate/api/campaigns/{campaign.pk}/next").status_code == 403
+
+
+def test_campaign_list_shows_completion(client, rita):
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users, n_items=2)
+    fill(campaign, users[:1], lambda u, a: {"choice": "A"})
+    body = login(client, rita).get("/annotate/campaigns/").content.decode()
+    assert campaign.name in body and "2 / 6" in body
+
+
+@pytest.fixture
+def every_kind(media_root):
+    users = annotators(3)
+    catalogue = Catalogue(n_tasks=2)
+    faith, renders = faithfulness_campaign(catalogue, annotators=users)
+    campaigns = [
+        pairwise_campaign(catalogue, annotators=users),
+        tig_campaign(catalogue, annotators=users),
+        faith,
+        image_campaign(catalogue, renders, annotators=users),
+        strategy_campaign(catalogue, annotators=users),
+    ]
+    answers = {
+        "text_pairwise": lambda u, a: {"choice": ["A", "B", "tie"][(a.item.position + len(u.username)) % 3]},
+        "image_preference": lambda u, a: {"choice": ["A", "B"][(a.item.position + int(u.username[-1])) % 2]},
+        "faithfulness": lambda u, a: {"score": 1 + (a.item.position + int(u.username[-1])) % 5},
+        "tig_audit": lambda u, a: {"criteria": {c: "pass" for c in ("cluster_validity", "visual_specificity", "faithfulness",
+                                                                    "non_leakage", "usefulness_for_judging")},
+                                   "overall_action": "revise" if u.username == "ann1" else "accept",
+                                   "revision_note": "sharpen the wording"},
+        "strategy": lambda u, a: {"strategies": {"style_transfer": "incidental"} if int(u.username[-1]) % 2 else {}},
+    }
+    for campaign in campaigns:
+        fill(campaign, users, answers[campaign.kind])
+    return campaigns
+
+
+def test_every_kinds_dashboard_renders_its_numbers(client, rita, every_kind):
+    login(client, rita)
+    for campaign in every_kind:
+        response = client.get(f"/annotate/campaigns/{campaign.pk}/")
+        assert response.status_code == 200, campaign.kind
+        body = response.content.decode()
+        assert "Fleiss κ" in body and "Per-annotator quality" in body
+    faith_body = client.get(f"/annotate/campaigns/{every_kind[2].pk}/").content.decode()
+    assert "ICC(A,1)" in faith_body or "ICC(1,1)" in faith_body
+    assert "Pass rate by model" in faith_body
+
+
+def test_the_dashboard_says_there_is_no_judge_run_when_the_leaderboard_has_none(client, rita):
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users)
+    fill(campaign, users, lambda u, a: {"choice": "A"})
+    body = login(client, rita).get(f"/annotate/campaigns/{campaign.pk}/").content.decode()
+    assert "No judge run yet" in body
+
+
+def test_the_dashboard_joins_judge_outcomes_supplied_by_the_leaderboard(client, rita, monkeypatch):
+    import leaderboard.selectors as leaderboard_selectors
+    from leaderboard.selectors import JudgePairOutcome
+
+    users = annotators(3)
+    catalogue = Catalogue(n_tasks=1)
+    campaign = pairwise_campaign(catalogue, annotators=users)
+    fill(campaign, users, lambda u, a: {"choice": "A" if not a.swapped else "B"})  # canonical A unanimously
+    # the leaderboard's own record type, responses in its (x, y) order
+    outcomes = [JudgePairOutcome(i.task.external_id, i.dimension, max(i.response_a_id, i.response_b_id),
+                                 min(i.response_a_id, i.response_b_id), i.response_a_id)
+                for i in campaign.items.all()]
+    scores = {m.pk: float(-i) for i, m in enumerate(catalogue.models)}
+    monkeypatch.setattr(leaderboard_selectors, "judge_pair_outcomes", lambda task_set, dimension: outcomes, raising=False)
+    monkeypatch.setattr(leaderboard_selectors, "judge_model_scores", lambda task_set, dimension: scores, raising=False)
+    body = login(client, rita).get(f"/annotate/campaigns/{campaign.pk}/").content.decode()
+    assert "No judge run yet" not in body
+    assert "100.0%</strong> = 3 / 3 pairs" in body
+
+
+def test_the_dashboard_query_count_does_not_grow_with_labels(client, rita):
+    def queries(n_tasks):
+        users = annotators(3, prefix=f"q{n_tasks}-")
+        campaign = pairwise_campaign(Catalogue(n_tasks=n_tasks), annotators=users)
+        fill(campaign, users, lambda u, a: {"choice": "B"})
+        login(client, rita)
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(f"/annotate/campaigns/{campaign.pk}/").status_code == 200
+        return len(ctx.captured_queries)
+
+    assert queries(1) == queries(3)
+
+
+def test_labels_export_downloads_jsonl_and_csv(client, rita):
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users, n_items=1)
+    fill(campaign, users, lambda u, a: {"choice": "tie"})
+    login(client, rita)
+    jsonl = client.get(f"/annotate/campaigns/{campaign.pk}/labels.jsonl")
+    csv_ = client.get(f"/annotate/campaigns/{campaign.pk}/labels.csv")
+    assert jsonl["Content-Type"].startswith("application/x-ndjson") and len(jsonl.content.decode().splitlines()) == 3
+    assert csv_["Content-Type"].startswith("text/csv") and len(csv_.content.decode().splitlines()) == 4
+
+
+def test_a_researcher_sends_an_item_to_adjudication_and_resolves_it(client, rita):
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users, n_items=1)
+    wanted = iter(["A", "B", "tie"])
+    for user in users:
+        assignment = services.assignment_next(campaign=campaign, annotator=user)
+        choice = next(wanted)
+        shown = choice if not assignment.swapped or choice == "tie" else {"A": "B", "B": "A"}[choice]
+        services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(), answer={"choice": shown})
+    item = campaign.items.get()
+    login(client, rita)
+    assert "Send to adjudication" in client.get(f"/annotate/campaigns/{campaign.pk}/").content.decode()
+    client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/request", {"item": item.pk, "note": "split"})
+    client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/resolve", {"item": item.pk, "outcome": "tie", "note": "both weak"})
+    assert Adjudication.objects.get(item=item).outcome == "tie"

@@ -1,0 +1,660 @@
+"""Load benchmark of the annotation queue on loopback: gunicorn + PostgreSQL, bounded.
+
+50 simulated annotators (threads with their own session) each fetch and submit 40 text pairwise
+items through the JSON API, 5% of submissions re-sent (a lost response), with a think time between
+items. Reports p50/p95 latency of next-item and submit, the dashboard render time at 5,000 labels,
+and checks that no label was lost or duplicated and no item over-assigned.
+Goals (issue 4): p95 ≤ 150 ms for next-item and submit; dashboard ≤ 300 ms; zero lost/duplicated.
+
+Run: ``.venv/bin/python -m tests.benchmarks.bench_annotation_load`` (``--help`` for the knobs).
+Needs PostgreSQL (``BENCH_DATABASE_URL``, else ``DATABASE_URL`` if it is PostgreSQL, else
+postgres://postgres@127.0.0.1:5432/postgres); skips with a message when it is not there. It creates
+and drops its own database ``atelier_bench_annotation``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH_DB = "atelier_bench_annotation"
+GOAL_P95_MS = 150.0
+GOAL_DASHBOARD_MS = 300.0
+DASHBOARD_LABELS = 5_000
+
+
+def _admin_url() -> str:
+    url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("DATABASE_URL", "")
+    if not url.startswith("postgres"):
+        url = "postgres://postgres@127.0.0.1:5432/postgres"
+    return url
+
+
+def _with_db(url: str, name: str) -> str:
+    parts = urlparse(url)
+    return urlunparse(parts._replace(path=f"/{name}"))
+
+
+def _postgres_reachable(url: str) -> str | None:
+    try:
+        import psycopg
+    except ImportError:
+        return "psycopg is not installed"
+    try:
+        with psycopg.connect(
+            _with_db(url, "postgres").replace("postgres://", "postgresql://", 1), connect_timeout=3
+        ):
+            return None
+    except Exception as exc:  # noqa: BLE001 — any failure means "not available here"
+        return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+
+
+def _recreate_database(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(
+        _with_db(url, "postgres").replace("postgres://", "postgresql://", 1), autocommit=True
+    ) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
+
+
+def _drop_database(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(
+        _with_db(url, "postgres").replace("postgres://", "postgresql://", 1), autocommit=True
+    ) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(q / 100.0 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Seeding (in this process, through Django)
+# ---------------------------------------------------------------------------------------------------
+
+
+def _setup_django(env: dict[str, str]) -> None:
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+def _seed(n_annotators: int, items_needed: int, dashboard_labels: int, seed: int) -> dict:
+    """Catalogue, annotators with sessions, the load campaign and a 5,000-label dashboard campaign."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.core.management import call_command
+    from django.db import transaction
+    from django.utils import timezone
+
+    from annotation import services
+    from annotation.models import Assignment, Campaign, CampaignKind, Item, ItemSlot, PairwiseLabel
+    from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
+    from leaderboard.services import compose_two_field_text, role_groups_ensure, sha256_text
+
+    call_command("migrate", verbosity=0, interactive=False)
+    role_groups_ensure()
+    from django.contrib.auth.models import Group
+
+    rng = random.Random(seed)
+    User = get_user_model()
+    password = make_password(secrets.token_urlsafe(12))  # nobody logs in with it: sessions are minted
+    annotator_group, researcher_group = (
+        Group.objects.get(name="annotator"),
+        Group.objects.get(name="researcher"),
+    )
+    users = User.objects.bulk_create(
+        [User(username=f"bench-annotator-{i:02d}", password=password) for i in range(n_annotators)]
+    )
+    annotator_group.user_set.add(*users)
+    raters = User.objects.bulk_create(
+        [User(username=f"bench-rater-{i}", password=password) for i in range(3)]
+    )
+    annotator_group.user_set.add(*raters)
+    researcher = User.objects.create(username="bench-researcher", password=password)
+    researcher_group.user_set.add(researcher)
+
+    def session_for(user) -> str:
+        store = SessionStore()
+        store[SESSION_KEY] = str(user.pk)
+        store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        store.create()
+        return store.session_key
+
+    benchmark, _ = Benchmark.objects.get_or_create(kind="ekphrasis", defaults={"name": "Ekphrasis"})
+    task_set = TaskSet.objects.create(benchmark=benchmark, name="bench-annotation", version="1")
+    models = SubjectModel.objects.bulk_create(
+        [SubjectModel(display_name=f"bench-model-{m}") for m in range(8)]
+    )
+    pairs_per_task = 28  # every pair of 8 models
+    n_tasks = -(-max(items_needed, dashboard_labels // 3 + 1) // pairs_per_task)
+    tasks = Task.objects.bulk_create(
+        [
+            Task(
+                task_set=task_set,
+                external_id=f"bench-{t:03d}",
+                family="abstraction",
+                brief=f"Benchmark brief {t}.",
+                position=t,
+            )
+            for t in range(n_tasks)
+        ]
+    )
+    responses = []
+    for task in tasks:
+        for j, model in enumerate(models):
+            core = f"Idea {task.position}-{j}: " + " ".join(
+                rng.choice(["lantern", "river", "fold", "salt", "clock", "glass"]) for _ in range(12)
+            )
+            visual = f"Scene {task.position}-{j}: " + " ".join(
+                rng.choice(["amber", "crease", "stair", "mist", "copper"]) for _ in range(40)
+            )
+            raw = compose_two_field_text(core, visual)
+            responses.append(
+                Response(
+                    task=task,
+                    subject_model=model,
+                    sample=1,
+                    is_primary=True,
+                    core_idea=core,
+                    visual_description=visual,
+                    raw_text=raw,
+                    raw_sha256=sha256_text(raw),
+                    normalisation_method=Response.Normalisation.FIELDS,
+                )
+            )
+    Response.objects.bulk_create(responses)
+    by_task: dict[int, list[Response]] = {}
+    for response in Response.objects.filter(task__task_set=task_set).order_by("task_id", "subject_model_id"):
+        by_task.setdefault(response.task_id, []).append(response)
+
+    def specs(limit: int) -> list[services.ItemSpec]:
+        out = []
+        for task in tasks:
+            group = by_task[task.pk]
+            for a in range(len(group)):
+                for b in range(a + 1, len(group)):
+                    if len(out) < limit:
+                        out.append(
+                            services.ItemSpec(
+                                task=task,
+                                dimension="novelty",
+                                response_a=group[a],
+                                response_b=group[b],
+                                payload={"checklist": ["Which response avoids common lantern imagery?"]},
+                            )
+                        )
+        return out
+
+    load = services.campaign_create(
+        name="bench · load",
+        kind=CampaignKind.TEXT_PAIRWISE,
+        task_set=task_set,
+        k=3,
+        annotators=users,
+        gold_rate=0.0,
+        status=Campaign.Status.DRAFT,
+    )
+    services.items_create(campaign=load, specs=specs(items_needed), rng=rng)
+    services.campaign_status_set(campaign=load, status=Campaign.Status.OPEN)
+
+    # The dashboard campaign: 5,000 current labels written directly (valid rows, not through HTTP).
+    dash = services.campaign_create(
+        name="bench · dashboard",
+        kind=CampaignKind.TEXT_PAIRWISE,
+        task_set=task_set,
+        k=3,
+        annotators=raters,
+        gold_rate=0.0,
+        status=Campaign.Status.DRAFT,
+    )
+    n_items = -(-dashboard_labels // 3)
+    services.items_create(campaign=dash, specs=specs(n_items), rng=rng)
+    now = timezone.now()
+    slots = list(
+        ItemSlot.objects.filter(item__campaign=dash).select_related("item").order_by("item_id", "index")
+    )
+    with transaction.atomic():
+        assignments = Assignment.objects.bulk_create(
+            [
+                Assignment(
+                    campaign=dash,
+                    item=slot.item,
+                    slot=slot,
+                    annotator=raters[slot.index],
+                    token=secrets.token_urlsafe(24),
+                    swapped=slot.index % 2 == 1,
+                    status=Assignment.Status.SUBMITTED,
+                    content_hash=slot.item.content_hash,
+                    task_set_version="1",
+                    created_at=now,
+                    expires_at=now + timedelta(minutes=30),
+                    finished_at=now,
+                )
+                for slot in slots[:dashboard_labels]
+            ]
+        )
+        labels = []
+        for assignment in assignments:
+            shown = rng.choices(["A", "B", "tie"], weights=[0.45, 0.4, 0.15])[0]
+            choice = shown if not assignment.swapped or shown == "tie" else {"A": "B", "B": "A"}[shown]
+            labels.append(
+                PairwiseLabel(
+                    assignment=assignment,
+                    campaign=dash,
+                    item=assignment.item,
+                    annotator=assignment.annotator,
+                    idempotency_key=uuid.uuid4(),
+                    content_hash=assignment.content_hash,
+                    task_set_version="1",
+                    created_at=now,
+                    time_on_item_ms=rng.randint(3000, 60000),
+                    shown_choice=shown,
+                    choice=choice,
+                    swapped=assignment.swapped,
+                )
+            )
+        PairwiseLabel.objects.bulk_create(labels)
+    return {
+        "load": load.pk,
+        "dashboard": dash.pk,
+        "items": Item.objects.filter(campaign=load).count(),
+        "dashboard_labels": PairwiseLabel.objects.filter(campaign=dash).count(),
+        "sessions": {u.username: session_for(u) for u in users},
+        "researcher": session_for(researcher),
+    }
+
+
+def _verify(load_pk: int, saved_tokens: set[str], k: int) -> dict:
+    from django.db import connection
+    from django.db.models import Count
+
+    from annotation.models import PairwiseLabel
+
+    connection.close()
+    labels = PairwiseLabel.objects.filter(campaign_id=load_pk)
+    stored = set(labels.values_list("assignment__token", flat=True))
+    per_item = labels.values("item_id").annotate(n=Count("pk"))
+    per_pair = labels.values("item_id", "annotator_id").annotate(n=Count("pk")).filter(n__gt=1)
+    return {
+        "stored": len(stored),
+        "lost": len(saved_tokens - stored),
+        "unexpected": len(stored - saved_tokens),
+        "duplicated": per_pair.count(),
+        "over_assigned": sum(1 for row in per_item if row["n"] > k),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------
+# The load (HTTP clients)
+# ---------------------------------------------------------------------------------------------------
+
+
+class Client:
+    """One annotator's browser: a session cookie, a CSRF cookie and header, a new connection per
+    request (gunicorn's sync workers close after each response)."""
+
+    def __init__(self, port: int, session: str, timeout: float):
+        self.port, self.timeout = port, timeout
+        self.csrf = secrets.token_hex(16)  # 32 characters: Django accepts the unmasked secret
+        self.cookie = f"sessionid={session}; csrftoken={self.csrf}"
+
+    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict | None, float]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+        headers = {
+            "Cookie": self.cookie,
+            "X-CSRFToken": self.csrf,
+            "Accept": "application/json",
+            "Referer": f"http://127.0.0.1:{self.port}/",
+        }
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        started = time.perf_counter()
+        try:
+            conn.request(method, path, body=data, headers=headers)
+            response = conn.getresponse()
+            payload = response.read()
+            elapsed = (time.perf_counter() - started) * 1000.0
+            try:
+                parsed = (
+                    json.loads(payload)
+                    if payload and "json" in (response.getheader("Content-Type") or "")
+                    else None
+                )
+            except ValueError:
+                parsed = None
+            return response.status, parsed, elapsed
+        finally:
+            conn.close()
+
+
+def _annotator(
+    client: Client,
+    campaign: int,
+    n_items: int,
+    think: tuple[float, float],
+    resend_rate: float,
+    deadline: float,
+    results: dict,
+    lock: threading.Lock,
+    rng: random.Random,
+    start: threading.Barrier,
+    ramp: float,
+) -> None:
+    next_ms, submit_ms, saved, errors, replays = [], [], [], [], 0
+    start.wait()
+    time.sleep(rng.uniform(0.0, ramp))  # people do not all arrive in the same millisecond
+    for _ in range(n_items):
+        if time.monotonic() > deadline:
+            errors.append("deadline")
+            break
+        try:
+            status, body, ms = client.request("POST", f"/annotate/api/campaigns/{campaign}/next", {})
+            next_ms.append(ms)
+            if status != 200 or body is None:
+                errors.append(f"next {status}")
+                continue
+            assignment = body["assignment"]
+            if assignment is None:
+                break
+            time.sleep(rng.uniform(*think))
+            token, key = assignment["token"], str(uuid.uuid4())
+            submission = {
+                "idempotency_key": key,
+                "answer": {"choice": rng.choice(["A", "B", "tie"])},
+                "time_on_item_ms": int(think[1] * 1000),
+            }
+            for attempt in range(4):
+                status, body, ms = client.request(
+                    "POST", f"/annotate/api/assignments/{token}/submit", submission
+                )
+                submit_ms.append(ms)
+                if status in (200, 201):
+                    saved.append(token)
+                    break
+                if status < 500:
+                    errors.append(f"submit {status} {body}")
+                    break
+                time.sleep(0.2 * (attempt + 1))  # the page's retry
+            if rng.random() < resend_rate:  # the response was "lost": the page sends it again
+                status, body, ms = client.request(
+                    "POST", f"/annotate/api/assignments/{token}/submit", submission
+                )
+                submit_ms.append(ms)
+                if status == 200 and body and body.get("replayed"):
+                    replays += 1
+                else:
+                    errors.append(f"resend {status} {body}")
+        except OSError as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+    with lock:
+        results["next"].extend(next_ms)
+        results["submit"].extend(submit_ms)
+        results["saved"].extend(saved)
+        results["errors"].extend(errors)
+        results["replays"] += replays
+
+
+def _server_times(path: Path) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {"next": [], "submit": []}
+    if not path.exists():
+        return times
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) != 4:
+            continue
+        _, url, _, micros = parts
+        kind = "next" if url.endswith("/next") else "submit" if url.endswith("/submit") else None
+        if kind:
+            times[kind].append(int(micros) / 1000.0)
+    return times
+
+
+def _wait_for(port: int, proc: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {proc.returncode}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("gunicorn did not answer /healthz in time")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--annotators", type=int, default=50)
+    parser.add_argument("--items", type=int, default=40, help="items each annotator fetches and submits")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        nargs=2,
+        default=(2000.0, 6000.0),
+        metavar=("MIN", "MAX"),
+        help="time on item between fetching and submitting, uniform (default 2000 6000: still several "
+        "times faster than a careful annotator)",
+    )
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn sync workers")
+    parser.add_argument(
+        "--ramp-s", type=float, default=5.0, help="annotators arrive uniformly over this many seconds"
+    )
+    parser.add_argument("--resend-rate", type=float, default=0.05)
+    parser.add_argument("--time-limit", type=float, default=420.0, help="seconds for the whole load phase")
+    parser.add_argument("--dashboard-runs", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keep-db", action="store_true")
+    args = parser.parse_args(argv)
+
+    admin_url = _admin_url()
+    problem = _postgres_reachable(admin_url)
+    if problem:
+        print(
+            f"SKIPPED bench_annotation_load: PostgreSQL is not available at {urlparse(admin_url).hostname}:"
+            f"{urlparse(admin_url).port or 5432} ({problem}). Start PostgreSQL or set BENCH_DATABASE_URL."
+        )
+        return 0
+    _recreate_database(admin_url)
+    var_dir = tempfile.mkdtemp(prefix="atelier-bench-")
+    env = {
+        "DATABASE_URL": _with_db(admin_url, BENCH_DB),
+        "ATELIER_VAR_DIR": var_dir,
+        "DEBUG": "false",
+        "ATELIER_DEV": "true",
+        "SECRET_KEY": secrets.token_urlsafe(40),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DATABASE_CONN_MAX_AGE": "60",
+        "LOG_LEVEL": "ERROR",
+        "SECURE_HSTS_SECONDS": "0",
+    }
+    gunicorn = None
+    try:
+        t0 = time.perf_counter()
+        _setup_django(env)
+        items_needed = -(-args.annotators * args.items // 3) + 20
+        seeded = _seed(args.annotators, items_needed, DASHBOARD_LABELS, args.seed)
+        print(
+            f"seeded in {time.perf_counter() - t0:.1f} s: {seeded['items']} items (k = 3) for {args.annotators} annotators; "
+            f"dashboard campaign with {seeded['dashboard_labels']} labels"
+        )
+        from django.db import connection, connections
+
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")  # what autovacuum would have done on a live database
+        connections.close_all()
+        port = _free_port()
+        access_log = Path(var_dir) / "access.log"
+        gunicorn = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "gunicorn"),
+                "evalsite.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(args.workers),
+                "--worker-class",
+                "sync",
+                "--timeout",
+                "60",
+                "--log-level",
+                "warning",
+                "--access-logfile",
+                str(access_log),
+                "--access-logformat",
+                "%(m)s %(U)s %(s)s %(D)s",
+            ],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        _wait_for(port, gunicorn, 30)
+
+        results = {"next": [], "submit": [], "saved": [], "errors": [], "replays": 0}
+        lock = threading.Lock()
+        barrier = threading.Barrier(args.annotators)
+        deadline = time.monotonic() + args.time_limit
+        think = (args.think_ms[0] / 1000.0, args.think_ms[1] / 1000.0)
+        threads = [
+            threading.Thread(
+                target=_annotator,
+                args=(
+                    Client(port, seeded["sessions"][name], 15.0),
+                    seeded["load"],
+                    args.items,
+                    think,
+                    args.resend_rate,
+                    deadline,
+                    results,
+                    lock,
+                    random.Random(args.seed * 1000 + i),
+                    barrier,
+                    args.ramp_s,
+                ),
+                daemon=True,
+            )
+            for i, name in enumerate(sorted(seeded["sessions"]))
+        ]
+        load_before = os.getloadavg()
+        started = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=max(1.0, deadline - time.monotonic() + 20))
+        load_s = time.perf_counter() - started
+
+        researcher = Client(port, seeded["researcher"], 60.0)
+        dashboard_ms = []
+        for _ in range(args.dashboard_runs + 1):
+            status, _, ms = researcher.request("GET", f"/annotate/campaigns/{seeded['dashboard']}/")
+            if status != 200:
+                results["errors"].append(f"dashboard {status}")
+            dashboard_ms.append(ms)
+        dashboard_ms = dashboard_ms[1:]  # the first load warms the worker
+        check = _verify(seeded["load"], set(results["saved"]), 3)
+
+        n_next, n_submit = len(results["next"]), len(results["submit"])
+        p50n, p95n = _percentile(results["next"], 50), _percentile(results["next"], 95)
+        p50s, p95s = _percentile(results["submit"], 50), _percentile(results["submit"], 95)
+        p50d, p95d = statistics.median(dashboard_ms), _percentile(dashboard_ms, 95)
+        print(
+            f"load: {args.annotators} annotators x {args.items} items, arriving over {args.ramp_s:.0f} s, "
+            f"think {args.think_ms[0]:.0f}-{args.think_ms[1]:.0f} ms, "
+            f"{args.workers} gunicorn sync workers, PostgreSQL, {load_s:.1f} s wall; {os.cpu_count()} CPUs, "
+            f"1-min load average {load_before[0]:.2f} before / {os.getloadavg()[0]:.2f} after"
+        )
+        print(
+            f"next-item  n={n_next:5d}  p50 {p50n:7.1f} ms  p95 {p95n:7.1f} ms  (goal p95 <= {GOAL_P95_MS:.0f} ms: ratio {p95n / GOAL_P95_MS:.2f})"
+        )
+        print(
+            f"submit     n={n_submit:5d}  p50 {p50s:7.1f} ms  p95 {p95s:7.1f} ms  (goal p95 <= {GOAL_P95_MS:.0f} ms: ratio {p95s / GOAL_P95_MS:.2f})"
+        )
+        print(
+            f"dashboard  n={len(dashboard_ms):5d}  p50 {p50d:7.1f} ms  p95 {p95d:7.1f} ms  at {seeded['dashboard_labels']} labels "
+            f"(goal <= {GOAL_DASHBOARD_MS:.0f} ms: ratio {p50d / GOAL_DASHBOARD_MS:.2f} at p50, {p95d / GOAL_DASHBOARD_MS:.2f} at p95)"
+        )
+        print(
+            f"labels: saved by clients {len(set(results['saved']))}, stored {check['stored']}, lost {check['lost']}, "
+            f"duplicated {check['duplicated']}, unexpected {check['unexpected']}, over-assigned items {check['over_assigned']}, "
+            f"re-sent submissions replayed {results['replays']}"
+        )
+        server = _server_times(access_log)
+        print(
+            f"server-side (gunicorn request time, excludes the client and the listen queue): "
+            f"next-item p50 {_percentile(server['next'], 50):.1f} / p95 {_percentile(server['next'], 95):.1f} ms, "
+            f"submit p50 {_percentile(server['submit'], 50):.1f} / p95 {_percentile(server['submit'], 95):.1f} ms"
+        )
+        if results["errors"]:
+            print(f"errors ({len(results['errors'])}): {sorted(set(results['errors']))[:5]}")
+        ok = not (
+            check["lost"]
+            or check["duplicated"]
+            or check["over_assigned"]
+            or check["unexpected"]
+            or results["errors"]
+        )
+        print("integrity: OK" if ok else "integrity: FAILED")
+        return 0 if ok else 1
+    finally:
+        if gunicorn is not None and gunicorn.poll() is None:
+            os.killpg(gunicorn.pid, signal.SIGTERM)  # the process group this script started
+            try:
+                gunicorn.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(gunicorn.pid, signal.SIGKILL)
+        try:
+            from django.db import connections
+
+            connections.close_all()
+        except Exception as exc:  # noqa: BLE001 — Django may not be set up when skipping early
+            print(f"(closing connections: {exc})", file=sys.stderr)
+        if not args.keep_db:
+            _drop_database(admin_url)
+        shutil.rmtree(var_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
