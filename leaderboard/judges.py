@@ -17,7 +17,7 @@ from django.db import transaction
 
 from engine.judge.comparison import Candidate, PairJudgeRequest
 from engine.judge.simulated import SIMULATED_JUDGE_NAME, SimulatedJudge
-from leaderboard.models import Comparison, JudgeRun, SubjectModel, Task
+from leaderboard.models import ChecklistItem, Comparison, JudgeRun, SubjectModel, Task
 from leaderboard.services.checklists import (
     ENGINE_DIMENSION,
     checklist_for_judging,
@@ -158,10 +158,25 @@ def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Co
     return [tig_rows[0] if row.slot == TIG_SLOT else row for row in base_rows]
 
 
+def _judge_model_checklist(judges: RunJudges, task: Task, dimension: str):
+    """A provider judge writes the task's checklist itself, one prompt per dimension (App. E); a
+    failure after repair falls back to the labelled templates."""
+    from engine.checklists import Checklist, generate_checklists
+
+    judge = judges.get(judges.run.judge_name)
+    client = getattr(judge, "client", None)
+    if client is None or ChecklistItem.objects.filter(task=task, dimension=dimension, active=True, context_key="").exists():
+        return None
+    outcome = generate_checklists(client, [(task_brief_of(task), ENGINE_DIMENSION[dimension])])[0]
+    return outcome if isinstance(outcome, Checklist) else None
+
+
 def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension: str,
                       comparisons: list[Comparison]) -> list[Verdict]:
     """Judge planned comparisons; one verdict each, in order (failures included, never dropped)."""
-    base_rows = checklist_items_ensure(task=task, dimension=dimension)
+    base_rows = checklist_items_ensure(
+        task=task, dimension=dimension, generated=_judge_model_checklist(judges, task, dimension)
+    )
     brief = task_brief_of(task)
     by_judge: dict[str, list[int]] = {}
     for k, c in enumerate(comparisons):

@@ -39,3 +39,12 @@ def judge_run_chunk(self, run_id: int, task_id: int) -> None:
 @shared_task(name="leaderboard.judge_run_finalise")
 def judge_run_finalise(run_id: int) -> int:
     return judge_runs.judge_run_finalise(run_id=run_id).pk
+
+
+@shared_task(name="leaderboard.tig_build")
+def tig_build(task_set_id: int) -> int:
+    """Extract and embed a task set's responses for the TIGs; resumable (extractions are stored per response)."""
+    from leaderboard.models import TaskSet
+    from leaderboard.services.tig import tig_build as build
+
+    return build(task_set=TaskSet.objects.get(pk=task_set_id))

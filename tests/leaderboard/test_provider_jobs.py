@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from leaderboard.models import Comparison, Response, SubjectModel
+from leaderboard.models import ChecklistItem, Comparison, Response, SubjectModel
 from leaderboard.services import judge_runs
 from leaderboard.services.provider_jobs import responses_generate, responses_split_with_llm
 from tests.factories import TaskFactory, TaskSetFactory
@@ -33,8 +33,15 @@ def endpoint_model(server, name, role=SubjectModel.Role.SUBJECT) -> SubjectModel
 
 
 def judge_reply(request: dict) -> str:
-    """Prefer the response whose text is longer; cite three checklist items."""
+    """Checklist prompts get three items; pairwise prompts prefer the longer response."""
     prompt = request["messages"][-1]["content"]
+    if "Response A" not in prompt:
+        from engine.checklists import SLOTS, Dimension
+
+        dimension = next(d for d in Dimension if f'"{d.value}"' in prompt)
+        return json.dumps({"dimension": dimension.value, "items": [
+            {"slot": slot, "item": f"Judge-written item about {slot.replace('_', ' ')}?"} for slot in SLOTS[dimension]
+        ]})
     dimension = re.search(r'"dimension":\s*"(\w+)"', prompt)
     a = prompt.split("Response A", 1)[1].split("Response B", 1)[0]
     b = prompt.split("Response B", 1)[1]
@@ -59,6 +66,8 @@ def test_a_judge_run_reaches_any_openai_compatible_endpoint_by_configuration(set
         snapshot = judge_runs.judge_run_execute_inline(run=run)
         requests = server.chat_requests
     assert not run.is_simulated and snapshot.judge_name == "fake-judge"
+    items = ChecklistItem.objects.filter(task__task_set=task_set, dimension="U")
+    assert items.count() == 2 * 3 and set(items.values_list("source", flat=True)) == {"judge"}
     assert Comparison.objects.filter(run=run, status="ok", kind="primary").count() == 2 * 6
     assert requests and all(r.headers.get("Authorization") == f"Bearer {SECRET}" for r in requests)
     assert all(r.body["model"] == "fake/fake-judge" for r in requests)
