@@ -182,7 +182,7 @@
       mine.saved = true;
       setStatus("saved", r.data && r.data.replayed ? "Saved ✓ (already on the server)" : "Saved ✓");
       showProgress(r.data && r.data.progress);
-      mine.timer = setTimeout(() => { if (state === mine) loadNext(false); }, 700);
+      mine.timer = setTimeout(() => { if (state === mine) loadNext(false); }, 350);
       return;
     }
     if (r.status === 0 || r.status >= 500 || r.status === 429) return scheduleRetry(mine);

@@ -477,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
         help="time on item between fetching and submitting, uniform (default 2000 6000: still several "
         "times faster than a careful annotator)",
     )
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn sync workers")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="gunicorn sync workers (default: one per CPU)")
     parser.add_argument(
         "--ramp-s", type=float, default=5.0, help="annotators arrive uniformly over this many seconds"
     )

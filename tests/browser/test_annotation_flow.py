@@ -124,3 +124,62 @@ def test_three_annotators_label_by_keyboard_and_the_dashboard_shows_the_engines_
     assert shown == f"{expected:.3f}"
     assert float(page.get_attribute("#consensus tr[data-scope='Novelty'] td.kappa", "data-kappa")) == pytest.approx(expected)
     context.close()
+
+
+def test_every_other_kind_is_labelled_by_keyboard_alone(live_server, browser, settings, tmp_path):
+    from annotation.models import FaithfulnessLabel, StrategyLabel, TigAuditLabel
+    from tests.annotation.factories import (
+        faithfulness_campaign,
+        image_campaign,
+        strategy_campaign,
+        tig_campaign,
+    )
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    (ann,) = annotators(1, prefix="keys")
+    catalogue = Catalogue(n_tasks=1, models=("Zephyr-Secret-Alpha", "Quasar-Hidden-Beta"))
+    faith, renders = faithfulness_campaign(catalogue, annotators=[ann])
+    campaigns = {
+        "faithfulness": faith,
+        "tig_audit": tig_campaign(catalogue, annotators=[ann]),
+        "strategy": strategy_campaign(catalogue, annotators=[ann]),
+        "image_preference": image_campaign(catalogue, renders, annotators=[ann]),
+    }
+    keys = {
+        # score 2, hard fail with "missing core object"
+        "faithfulness": ["2", "h", "m"],
+        # five criteria: pass, pass, partial, pass, partial; then action "revise" needs a note
+        "tig_audit": ["1", "1", "2", "1", "2", "2"],
+        # medium adaptation central, style transfer incidental
+        "strategy": ["3", "6", "6"],
+        "image_preference": ["b"],
+    }
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    log_in(page, live_server.url, ann.username)
+    for kind, campaign in campaigns.items():
+        page.goto(f"{live_server.url}/annotate/c/{campaign.pk}/")
+        token = wait_for_item(page)
+        assert page.evaluate("document.documentElement.scrollHeight <= window.innerHeight + 1"), kind
+        for key in keys[kind]:
+            page.keyboard.press(key)
+        if kind == "tig_audit":
+            page.keyboard.press("Enter")  # refused: revise needs a note
+            page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('revise')")
+            page.keyboard.press("n")
+            page.keyboard.type("name the plants concretely")
+            page.keyboard.press("Escape")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+        wait_for_item(page, token)
+
+    faith_label = FaithfulnessLabel.objects.get(annotator=ann)
+    assert (faith_label.score, faith_label.hard_fail_reasons, faith_label.passed) == (2, ["missing_core_object"], False)
+    tig_label = TigAuditLabel.objects.get(annotator=ann)
+    assert (tig_label.faithfulness, tig_label.usefulness_for_judging, tig_label.overall_action) == ("partial", "partial", "revise")
+    assert tig_label.revision_note == "name the plants concretely"
+    assert StrategyLabel.objects.get(annotator=ann).strategies == {"medium_adaptation": "central", "style_transfer": "incidental"}
+    image_label = PairwiseLabel.objects.get(annotator=ann, campaign=campaigns["image_preference"])
+    assert image_label.shown_choice == "B"
+    context.close()
