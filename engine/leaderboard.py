@@ -142,7 +142,7 @@ def build_leaderboard(
                 loser = b if winner == a else a
                 w_count[winner] += 1
                 l_count[loser] += 1
-        lo, med, hi = np.percentile(boot_winrates[d], [5, 50, 95], axis=0)
+        lo, hi = np.percentile(boot_winrates[d], [5, 95], axis=0)
         theta_lo, theta_hi = np.percentile(boot[d], [5, 95], axis=0)
         dim_payload[d] = {
             "theta": _rounded(fits[d].theta),

@@ -27,7 +27,7 @@ def judge_run_dispatch(run_id: int) -> int:
 def judge_run_chunk(self, run_id: int, task_id: int) -> None:
     try:
         finished_run = judge_runs.judge_run_task_execute(run_id=run_id, task_id=task_id)
-    except Exception as exc:  # noqa: BLE001 - record, then let Celery retry
+    except Exception as exc:
         if self.request.retries >= self.max_retries:
             judge_runs.judge_run_fail(run_id=run_id, error=f"task {task_id}: {exc!r}")
             raise

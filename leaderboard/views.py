@@ -12,9 +12,8 @@ from leaderboard import charts, results, selectors
 from leaderboard.forms import JudgeRunForm
 from leaderboard.judges import judge_choices
 from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet
-from leaderboard.services import judge_runs
 from leaderboard.roles import require_researcher
-from leaderboard.services import responses_export, tasks_export
+from leaderboard.services import judge_runs, responses_export, tasks_export
 
 
 def home(request):

@@ -6,7 +6,6 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import TaskSet
-
 from leaderboard.selectors import task_set_get
 
 
@@ -20,6 +19,13 @@ class TaskSetCommand(BaseCommand):
     def create_parser(self, prog_name, subcommand, **kwargs):
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
+    def task_set_from(self, opts) -> TaskSet:
+        """The task set named by ``--task-set`` / ``--version``, or a CommandError saying it does not exist."""
+        try:
+            return task_set_get(name=opts["task_set"], version=opts["task_set_version"])
+        except TaskSet.DoesNotExist as exc:
+            raise CommandError(str(exc)) from exc
+
 
 class ExportCommand(TaskSetCommand):
     export = None  # set by subclasses: a service taking task_set= and fmt=
@@ -31,10 +37,7 @@ class ExportCommand(TaskSetCommand):
         parser.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
 
     def handle(self, *args, **opts):
-        try:
-            task_set = task_set_get(name=opts["task_set"], version=opts["task_set_version"])
-        except TaskSet.DoesNotExist as exc:
-            raise CommandError(str(exc)) from exc
+        task_set = self.task_set_from(opts)
         text = self.export(task_set=task_set, fmt=opts["format"])
         if opts["output"] == "-":
             sys.stdout.write(text)

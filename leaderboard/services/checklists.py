@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from engine.checklists import Checklist, ChecklistItem as EngineItem, Dimension as EngineDimension
-from engine.checklists import InspectedField, template_checklist
+from engine.checklists import Checklist, InspectedField, template_checklist
+from engine.checklists import ChecklistItem as EngineItem
+from engine.checklists import Dimension as EngineDimension
 from engine.generation import TaskBrief
 from leaderboard.models import ChecklistItem, Task
 

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import logging
 import subprocess
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -41,7 +41,6 @@ from engine.bt import is_empty_response
 from engine.seeding import derived_seed, unit_interval
 from leaderboard.models import (
     Comparison,
-    Dimension,
     JudgeRun,
     JudgeRunTask,
     Response,

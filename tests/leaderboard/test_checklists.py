@@ -3,7 +3,11 @@
 import pytest
 
 from leaderboard.models import ChecklistItem
-from leaderboard.services.checklists import checklist_for_judging, checklist_item_revise, checklist_items_ensure
+from leaderboard.services.checklists import (
+    checklist_for_judging,
+    checklist_item_revise,
+    checklist_items_ensure,
+)
 from tests.factories import PASSWORD, TaskFactory
 
 pytestmark = pytest.mark.django_db

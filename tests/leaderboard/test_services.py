@@ -120,9 +120,9 @@ def test_tasks_import_into_a_frozen_set_refuses_changes():
 
 def test_tasks_import_reads_csv_with_json_cells():
     raw = (
-        "id,family,subtype,brief,constraints\n"
-        'a1,abstraction,process/temporal,Express time passing.,"{""avoid"": [""clocks""]}"\n'
-    ).encode()
+        b"id,family,subtype,brief,constraints\n"
+        b'a1,abstraction,process/temporal,Express time passing.,"{""avoid"": [""clocks""]}"\n'
+    )
     task_set, summary = tasks_import(name="t.csv", raw=raw, task_set_name="vci", version="1")
     assert summary.created == 1
     assert task_set.tasks.get().constraints == {"avoid": ["clocks"]}

@@ -1,11 +1,7 @@
 import sys
 from pathlib import Path
 
-from django.core.management.base import CommandError
-
 from leaderboard.management.base import TaskSetCommand
-from leaderboard.models import TaskSet
-from leaderboard.selectors import task_set_get
 from leaderboard.services.tig import tig_items_export
 
 
@@ -18,10 +14,7 @@ class Command(TaskSetCommand):
         parser.add_argument("--output", "-o", default="-")
 
     def handle(self, *args, **opts):
-        try:
-            task_set = task_set_get(name=opts["task_set"], version=opts["task_set_version"])
-        except TaskSet.DoesNotExist as exc:
-            raise CommandError(str(exc)) from exc
+        task_set = self.task_set_from(opts)
         text = tig_items_export(task_set=task_set)
         if opts["output"] == "-":
             sys.stdout.write(text)

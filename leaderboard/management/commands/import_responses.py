@@ -3,9 +3,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from leaderboard.management.base import TaskSetCommand
-from leaderboard.models import TaskSet
 from leaderboard.records import ImportFailed
-from leaderboard.selectors import task_set_get
 from leaderboard.services import responses_import
 
 
@@ -23,10 +21,7 @@ class Command(TaskSetCommand):
         path = Path(opts["file"])
         if not path.exists():
             raise CommandError(f"{path}: no such file")
-        try:
-            task_set = task_set_get(name=opts["task_set"], version=opts["task_set_version"])
-        except TaskSet.DoesNotExist as exc:
-            raise CommandError(str(exc)) from exc
+        task_set = self.task_set_from(opts)
         try:
             summary = responses_import(
                 name=str(path), raw=path.read_bytes(), task_set=task_set, fmt=opts["format"],

@@ -75,6 +75,5 @@ class Command(TaskSetCommand):
 
 def _advance(bar: tqdm, calls: int) -> None:
     # Diagnostic layers (swaps, duplicates, auxiliary) come on top of the primary budget.
-    if bar.n + calls > bar.total:
-        bar.total = bar.n + calls
+    bar.total = max(bar.total, bar.n + calls)
     bar.update(calls)
