@@ -58,17 +58,24 @@ class JudgedComparison:
     automatic: bool = False
 
 
-def _fit_dimension(comparisons: Sequence[JudgedComparison], n: int):
+def _task_wins(comparisons: Sequence[JudgedComparison], n: int):
+    """Per-task win matrices of the decisive comparisons, weighted by judge confidence (App. F: w_r),
+    or None when every comparison is a tie."""
     decisive = [c for c in comparisons if c.record.winner != "tie"]
     if not decisive:
         return None
     winners = [c.record.winning_model for c in decisive]
     losers = [c.record.model_b if c.record.winner == "A" else c.record.model_a for c in decisive]
-    tasks = [c.record.task for c in decisive]
     weights = [max(c.confidence, 1e-3) for c in decisive]
-    task_ids, per_task = task_win_matrices(tasks, winners, losers, n, weights)
-    fit = fit_win_matrix(per_task.sum(axis=0), l2=LEADERBOARD_L2)
-    return fit, task_ids, per_task
+    return task_win_matrices([c.record.task for c in decisive], winners, losers, n, weights)
+
+
+def _fit_dimension(comparisons: Sequence[JudgedComparison], n: int):
+    wins = _task_wins(comparisons, n)
+    if wins is None:
+        return None
+    task_ids, per_task = wins
+    return fit_win_matrix(per_task.sum(axis=0), l2=LEADERBOARD_L2), task_ids, per_task
 
 
 def _bootstrap_thetas(per_task_by_dim, fits, all_tasks, n_boot: int, seed: int) -> dict[str, np.ndarray]:
@@ -195,13 +202,10 @@ def _families(by_dim, dims, n: int, winrates) -> dict:
     for f in families:
         rates = {}
         for d in dims:
-            subset = [c for c in by_dim[d] if c.family == f and c.record.winner != "tie"]
-            if not subset:
+            wins = _task_wins([c for c in by_dim[d] if c.family == f], n)
+            if wins is None:
                 break
-            winners = [c.record.winning_model for c in subset]
-            losers = [c.record.model_b if c.record.winner == "A" else c.record.model_a for c in subset]
-            _, per_task = task_win_matrices([c.record.task for c in subset], winners, losers, n,
-                                            [max(c.confidence, 1e-3) for c in subset])
+            _, per_task = wins
             rates[d] = expected_winrate(fit_win_matrix(per_task.sum(axis=0), l2=LEADERBOARD_L2).theta)
         if len(rates) == len(dims):
             fam_rates[f] = rates

@@ -181,7 +181,12 @@ def tig_viewer(*, task, pair: tuple[int, int] | None = None) -> dict:
     return data
 
 
-def subject_models_of(task_set: TaskSet):
-    from leaderboard.services.judge_runs import subject_models_of as pool
+def subject_models_of(task_set: TaskSet) -> list:
+    """A run's model pool: subject models with a primary response in the set, in a fixed order."""
+    from leaderboard.models import SubjectModel
 
-    return pool(task_set)
+    return list(
+        SubjectModel.objects.filter(
+            role=SubjectModel.Role.SUBJECT, responses__task__task_set=task_set, responses__is_primary=True
+        ).distinct().order_by("display_name", "pk")
+    )

@@ -47,6 +47,7 @@ from leaderboard.models import (
     SubjectModel,
     Task,
 )
+from leaderboard.selectors import subject_models_of
 
 logger = logging.getLogger(__name__)
 
@@ -88,15 +89,6 @@ def code_version() -> str:
 
 class RunConfigurationError(ValueError):
     pass
-
-
-def subject_models_of(task_set) -> list[SubjectModel]:
-    """The run's model pool: subject models with a primary response in the set, in a fixed order."""
-    return list(
-        SubjectModel.objects.filter(
-            role=SubjectModel.Role.SUBJECT, responses__task__task_set=task_set, responses__is_primary=True
-        ).distinct().order_by("display_name", "pk")
-    )
 
 
 @transaction.atomic
@@ -265,6 +257,7 @@ def _task_state(run, task, dimension, pool: _Pool) -> tuple[ActiveState, Counter
     counts = np.zeros((n, n))
     repeats: Counter = Counter()
     primaries = Comparison.objects.filter(run=run, task=task, dimension=dimension, kind=Comparison.Kind.PRIMARY)
+    position_of = {r.pk: p for p, r in pool.responses.items()}
     calls = 0
     for c in primaries.values("model_x_id", "model_y_id", "shown_a_id", "shown_b_id", "winner", "status"):
         i, j = pool.index[c["model_x_id"]], pool.index[c["model_y_id"]]
@@ -276,7 +269,7 @@ def _task_state(run, task, dimension, pool: _Pool) -> tuple[ActiveState, Counter
         counts[j, i] += 1
         if c["winner"] in ("A", "B"):
             shown = c["shown_a_id"] if c["winner"] == "A" else c["shown_b_id"]
-            winner_pos = next(p for p, r in pool.responses.items() if r.pk == shown)
+            winner_pos = position_of[shown]
             loser_pos = j if winner_pos == i else i
             wins[winner_pos, loser_pos] += 1
     eligible = [
