@@ -83,7 +83,9 @@ class Task(models.Model):
 class SubjectModel(models.Model):
     class Role(models.TextChoices):
         SUBJECT = "subject"
-        JUDGE = "judge"
+        JUDGE = "judge"  # also the LLMs that do auxiliary text work: splitting, TIG atom extraction
+        RENDERER = "renderer"  # a text-to-image model (Ekphrasis App. I.1)
+        EMBEDDER = "embedder"  # an embeddings model for the Typed Idea Graphs (App. G.3)
 
     display_name = models.CharField(max_length=100, unique=True)
     provider_id = models.CharField(max_length=200, blank=True, help_text="Model id at the provider.")
@@ -103,7 +105,9 @@ class SubjectModel(models.Model):
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=Q(role__in=["subject", "judge"]), name="subjectmodel_role_known"),
+            models.CheckConstraint(
+                condition=Q(role__in=["subject", "judge", "renderer", "embedder"]), name="subjectmodel_role_known"
+            ),
         ]
         ordering = ["display_name"]
 
@@ -392,3 +396,49 @@ class AtomExtraction(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class TIGBuild(models.Model):
+    """One build of a task set's Typed Idea Graph populations (Ekphrasis App. G): which extractor and
+    embedder, and how far the build has come. The work itself is stored per response
+    (:class:`AtomExtraction`) and per atom (the embedding cache), so a build that is started again,
+    or whose worker died, resumes where it stopped."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    task_set = models.ForeignKey(TaskSet, on_delete=models.CASCADE, related_name="tig_builds")
+    extractor = models.CharField(
+        max_length=100, default="offline",
+        help_text="'offline' (the rule-based fallback) or the display name of a judge-role model.",
+    )
+    embedder = models.CharField(
+        max_length=100, default="minilm",
+        help_text="'minilm' (offline all-MiniLM-L6-v2) or the display name of an embedder-role model.",
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    stage = models.CharField(max_length=32, blank=True, help_text="What the current task is doing.")
+    tasks_total = models.PositiveIntegerField(default=0)
+    tasks_done = models.PositiveIntegerField(default=0)
+    responses_total = models.PositiveIntegerField(default=0)
+    responses_extracted = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(tasks_done__lte=models.F("tasks_total")), name="tigbuild_progress_bounded"),
+            models.CheckConstraint(
+                condition=Q(responses_extracted__lte=models.F("responses_total")), name="tigbuild_extraction_bounded"
+            ),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"TIG build {self.pk} of {self.task_set} ({self.extractor}, {self.embedder})"
