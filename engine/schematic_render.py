@@ -16,6 +16,8 @@ import textwrap
 
 from PIL import Image, ImageDraw, ImageFont
 
+from engine.render_prompt import rendering_prompt
+
 __all__ = ["PLACEHOLDER_BANNER", "schematic_png", "schematic_prompt"]
 
 PLACEHOLDER_BANNER = "PLACEHOLDER — schematic demo render"
@@ -30,8 +32,10 @@ _PALETTES = (
 
 
 def schematic_prompt(*, core_idea: str, visual_description: str) -> str:
-    """The rendering prompt: Core Idea and Visual Description only, no identity, no score (App. I.1)."""
-    return f"Core idea: {core_idea.strip()}\nVisual description: {visual_description.strip()}"
+    """The rendering prompt: Core Idea and Visual Description only, no identity, no score (App. I.1).
+
+    The same wording every renderer gets (:func:`engine.render_prompt.rendering_prompt`)."""
+    return rendering_prompt(core_idea, visual_description)
 
 
 def _font(size: int) -> ImageFont.ImageFont:

@@ -413,21 +413,36 @@ class OpenAICompatibleClient:
     ) -> tuple[_T, int]:
         """POST with retries; returns (read(payload), attempts) or raises ProviderError."""
         payload_bytes = json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+        def read_json(response: HttpResponse) -> _T:
+            try:
+                payload = json.loads(response.body)
+            except ValueError as exc:
+                raise _RetryableFailure("response body is not valid JSON", status=response.status) from exc
+            return read(payload)
+
+        return await self._send(gate, endpoint, lambda: http.post(endpoint, payload_bytes), read_json)
+
+    async def _send(
+        self,
+        gate: asyncio.Semaphore,
+        endpoint: str,
+        exchange: Callable[[], Coroutine[Any, Any, HttpResponse]],
+        read: Callable[[HttpResponse], _T],
+    ) -> tuple[_T, int]:
+        """One HTTP exchange with the retry policy of the module docstring; returns (read(response), attempts)
+        for an HTTP 200 or raises ProviderError. ``endpoint`` names the call in logs."""
         attempt = 0
         while True:
             attempt += 1
             try:
                 async with gate:
                     async with asyncio.timeout(self.config.timeout_s):
-                        response = await http.post(endpoint, payload_bytes)
+                        response = await exchange()
                 status = response.status
                 if status == 200:
                     try:
-                        payload = json.loads(response.body)
-                    except ValueError as exc:
-                        raise _RetryableFailure("response body is not valid JSON", status=status) from exc
-                    try:
-                        return read(payload), attempt
+                        return read(response), attempt
                     except (AttributeError, KeyError, TypeError, ValueError) as exc:
                         raise _RetryableFailure(f"unreadable response body: {exc}", status=status) from exc
                 if status in RETRYABLE_STATUSES or status >= 500:

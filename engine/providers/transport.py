@@ -4,7 +4,8 @@ Why not httpx: at the App. D.3 scale (100 calls in flight) httpx/httpcore spend
 about 2 ms of CPU per call on this project's 2-core machines — its pool
 re-scans every connection on each request — which caps one event loop near
 400 calls/s against a 200 ms fake provider. This transport does only what an
-OpenAI-compatible JSON POST needs, at about a tenth of that cost:
+OpenAI-compatible JSON POST needs (and the GET of a generated image's URL), at
+about a tenth of that cost:
 
 * ``http`` and ``https`` (TLS with certifi's CA bundle when installed, ALPN
   ``http/1.1``), IPv4/IPv6 hosts, a base-URL path prefix;
@@ -125,6 +126,12 @@ class Http11Transport:
         self._fixed_headers = "".join(f"{name}: {value}\r\n" for name, value in fixed.items()).encode(
             "latin-1"
         )
+        # A GET (a generated image's URL) has no body and accepts any type.
+        get_headers = {name: value for name, value in fixed.items() if name != "Content-Type"}
+        get_headers["Accept"] = "*/*"
+        self._get_headers = "".join(f"{name}: {value}\r\n" for name, value in get_headers.items()).encode(
+            "latin-1"
+        )
         self._idle: list[_Connection] = []
         self._closed = False
 
@@ -172,6 +179,18 @@ class Http11Transport:
             + f"Content-Length: {len(body)}\r\n\r\n".encode("latin-1")
             + body
         )
+        return await self._send(request)
+
+    async def get(self, target: str) -> HttpResponse:
+        """GET ``target``, an origin-form path with its query (``/files/x.png?sig=...``), not prefixed."""
+        if self._closed:
+            raise TransportError("transport is closed")
+        if not target.startswith("/") or any(c in target for c in "\r\n "):
+            raise ValueError(f"GET target must be an absolute path without spaces, got {target[:80]!r}")
+        request = f"GET {target} HTTP/1.1\r\n".encode("latin-1") + self._get_headers + b"\r\n"
+        return await self._send(request)
+
+    async def _send(self, request: bytes) -> HttpResponse:
         while True:
             reused = bool(self._idle)
             connection = self._idle.pop() if reused else await self._open()

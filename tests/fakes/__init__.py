@@ -3,11 +3,23 @@
 from tests.fakes.openai_server import (
     FakeOpenAIServer,
     Fault,
+    ImageReply,
     RecordedRequest,
     Reply,
     Script,
+    deterministic_png,
     faults_then,
     hash_embedding,
 )
 
-__all__ = ["FakeOpenAIServer", "Fault", "RecordedRequest", "Reply", "Script", "faults_then", "hash_embedding"]
+__all__ = [
+    "FakeOpenAIServer",
+    "Fault",
+    "ImageReply",
+    "RecordedRequest",
+    "Reply",
+    "Script",
+    "deterministic_png",
+    "faults_then",
+    "hash_embedding",
+]

@@ -1,8 +1,9 @@
 """A fake OpenAI-compatible HTTP server for tests and benchmarks (loopback only).
 
-It implements ``POST /v1/chat/completions``, ``POST /v1/embeddings`` and
-``GET /v1/models`` in the OpenAI wire format, on 127.0.0.1 and a free port
-chosen by the OS, served from a background thread::
+It implements ``POST /v1/chat/completions``, ``POST /v1/embeddings``,
+``POST /v1/images/generations`` and ``GET /v1/models`` in the OpenAI wire
+format, on 127.0.0.1 and a free port chosen by the OS, served from a
+background thread::
 
     with FakeOpenAIServer(handler=lambda request: "hello", latency_s=0.05) as server:
         config = ProviderConfig(base_url=server.base_url, model="fake-model")
@@ -25,8 +26,16 @@ Scripting. ``handler(request_json)`` decides each chat answer and returns one of
 :class:`Fault`; the default gives each text a deterministic unit vector
 (:func:`hash_embedding`).
 
+Images. ``image_handler(request_json)`` may return an :class:`ImageReply`
+(bytes to send, as ``b64_json`` or as a ``url`` the fake then serves at
+``GET /v1/images/files/<n>.png``), raw ``bytes`` (sent as ``b64_json``, for
+broken images) or a :class:`Fault`. The default answers every request with
+:func:`deterministic_png` of its prompt and seed, as a URL when the request
+asks ``response_format: "url"``.
+
 Observation: ``requests`` (every request, in arrival order, with path, JSON body,
-headers and arrival time), ``chat_requests``, ``embedding_requests``, and
+headers and arrival time), ``chat_requests``, ``embedding_requests``,
+``image_requests``, ``image_downloads`` (the GETs of image URLs), and
 ``max_concurrency`` (most requests in flight at once, latency included).
 
 It is a ``ThreadingHTTPServer`` with daemon threads, HTTP/1.1 keep-alive and a
@@ -36,8 +45,10 @@ server-side ``ssl.SSLContext`` as ``tls`` to serve HTTPS.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
+import io
 import itertools
 import json
 import math
@@ -54,9 +65,11 @@ from typing import Any, Self
 __all__ = [
     "FakeOpenAIServer",
     "Fault",
+    "ImageReply",
     "RecordedRequest",
     "Reply",
     "Script",
+    "deterministic_png",
     "faults_then",
     "hash_embedding",
 ]
@@ -121,9 +134,26 @@ class Fault:
         return cls("disconnect")
 
 
+@dataclass(frozen=True)
+class ImageReply:
+    """A scripted image answer.
+
+    ``data``: the image bytes (default: :func:`deterministic_png` of the request's prompt and
+    seed). ``as_url``: answer with a ``url`` to fetch instead of ``b64_json``; ``url_host`` puts
+    another host name in that URL (``"localhost"``: the same server under a different origin).
+    ``revised_prompt`` is echoed in the answer when given.
+    """
+
+    data: bytes | None = None
+    as_url: bool = False
+    url_host: str | None = None
+    revised_prompt: str | None = None
+
+
 Answer = str | Reply | Fault
 Handler = Callable[[dict[str, Any]], Answer]
 EmbeddingHandler = Callable[[dict[str, Any]], "Sequence[Sequence[float]] | Fault"]
+ImageHandler = Callable[[dict[str, Any]], "ImageReply | bytes | Fault"]
 
 
 class Script:
@@ -164,6 +194,23 @@ def hash_embedding(text: str, dim: int) -> list[float]:
     values = [rng.gauss(0.0, 1.0) for _ in range(dim)]
     norm = math.sqrt(sum(v * v for v in values)) or 1.0
     return [v / norm for v in values]
+
+
+def deterministic_png(prompt: str, seed: Any = None, size: tuple[int, int] = (64, 48)) -> bytes:
+    """A small PNG drawn with Pillow from the SHA-256 of (prompt, seed): equal inputs, equal bytes."""
+    from PIL import Image, ImageDraw
+
+    digest = hashlib.sha256(f"{seed}\n{prompt}".encode()).digest()
+    image = Image.new("RGB", size, (digest[0], digest[1], digest[2]))
+    draw = ImageDraw.Draw(image)
+    width, height = size
+    for k in range(4):
+        x0, y0 = digest[3 + 4 * k] % width, digest[4 + 4 * k] % height
+        x1, y1 = x0 + 4 + digest[5 + 4 * k] % (width // 2), y0 + 4 + digest[6 + 4 * k] % (height // 2)
+        draw.rectangle((x0, y0, x1, y1), fill=(digest[20 + k], digest[24 + k], digest[28 + k]))
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
 
 
 def echo(request: dict[str, Any]) -> str:
@@ -274,10 +321,32 @@ class _RequestHandler(BaseHTTPRequestHandler):
     # -- endpoints -----------------------------------------------------------
 
     def do_GET(self) -> None:
+        fake = self.server.fake
         if self.path.rstrip("/") == "/v1/models":
             self._send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        elif self.path.startswith(_IMAGE_FILES):
+            fake._record(
+                RecordedRequest(self.path, None, dict(self.headers.items()), time.monotonic(), self.client_address[1])
+            )
+            name = self.path[len(_IMAGE_FILES):].split("?", 1)[0]
+            data = fake._image_file(name)
+            if data is None:
+                self._send_json(404, {"error": {"message": f"no image {name}"}})
+            else:
+                self._send_image(data)
         else:
             self._send_json(404, {"error": {"message": "not found"}})
+
+    def _send_image(self, data: bytes) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def do_POST(self) -> None:
         fake = self.server.fake
@@ -303,6 +372,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 self._chat(fake, body)
             elif path == "/v1/embeddings":
                 self._embeddings(fake, body)
+            elif path == "/v1/images/generations":
+                self._images(fake, body)
             else:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
         finally:
@@ -372,8 +443,39 @@ class _RequestHandler(BaseHTTPRequestHandler):
         )
 
 
+    def _images(self, fake: FakeOpenAIServer, body: dict[str, Any]) -> None:
+        try:
+            answer = fake.image_handler(body) if fake.image_handler is not None else default_image(body)
+        except Exception as exc:  # noqa: BLE001 - a broken test handler shows up as a 500 with its message
+            self._send_json(500, {"error": {"message": f"image handler raised {exc!r}"}})
+            return
+        if isinstance(answer, Fault):
+            self._apply_fault(answer)
+            return
+        reply = ImageReply(data=answer) if isinstance(answer, bytes) else answer
+        data = reply.data if reply.data is not None else deterministic_png(str(body.get("prompt", "")), body.get("seed"))
+        row: dict[str, Any] = {}
+        if reply.as_url:
+            name = fake._store_image(data)
+            host = reply.url_host or "127.0.0.1"
+            row["url"] = f"http://{host}:{fake.port}{_IMAGE_FILES}{name}?signature=fake"
+        else:
+            row["b64_json"] = base64.b64encode(data).decode("ascii")
+        if reply.revised_prompt is not None:
+            row["revised_prompt"] = reply.revised_prompt
+        self._send_json(200, {"created": int(time.time()), "data": [row]})
+
+
+_IMAGE_FILES = "/v1/images/files/"
+
+
+def default_image(request: dict[str, Any]) -> ImageReply:
+    """Default image handler: the deterministic PNG of prompt and seed, delivered as the request asks."""
+    return ImageReply(as_url=request.get("response_format") == "url")
+
+
 class FakeOpenAIServer:
-    """Threaded fake of the OpenAI chat/embeddings API on 127.0.0.1; a context manager."""
+    """Threaded fake of the OpenAI chat/embeddings/images API on 127.0.0.1; a context manager."""
 
     def __init__(
         self,
@@ -382,9 +484,12 @@ class FakeOpenAIServer:
         latency_s: float = 0.0,
         embedding_dim: int = 16,
         embedding_handler: EmbeddingHandler | None = None,
+        image_handler: ImageHandler | None = None,
         tls: ssl.SSLContext | None = None,
     ) -> None:
         self.handler: Handler = handler or echo
+        self.image_handler = image_handler
+        self._image_files: dict[str, bytes] = {}
         self.tls = tls
         self.latency_s = latency_s
         self.embedding_dim = embedding_dim
@@ -459,6 +564,14 @@ class FakeOpenAIServer:
         return [r for r in self.requests if r.path.rstrip("/") == "/v1/embeddings"]
 
     @property
+    def image_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.rstrip("/") == "/v1/images/generations"]
+
+    @property
+    def image_downloads(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.startswith(_IMAGE_FILES)]
+
+    @property
     def max_concurrency(self) -> int:
         with self._lock:
             return self._max_in_flight
@@ -487,3 +600,13 @@ class FakeOpenAIServer:
     def _next_id(self) -> int:
         with self._lock:
             return next(self._ids)
+
+    def _store_image(self, data: bytes) -> str:
+        name = f"{self._next_id()}.png"
+        with self._lock:
+            self._image_files[name] = data
+        return name
+
+    def _image_file(self, name: str) -> bytes | None:
+        with self._lock:
+            return self._image_files.get(name)

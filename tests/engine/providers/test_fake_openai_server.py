@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+
 import httpx
 
-from tests.fakes import FakeOpenAIServer, Fault, Script, hash_embedding
+from tests.fakes import FakeOpenAIServer, Fault, Script, deterministic_png, hash_embedding
 
 
 def test_it_listens_on_loopback_with_an_os_chosen_port():
@@ -45,3 +47,26 @@ def test_it_records_requests_in_arrival_order():
         assert [r.body["n"] for r in server.chat_requests] == [0, 1, 2]
         server.reset()
         assert server.requests == []
+
+
+def test_image_generation_answers_the_deterministic_png_of_prompt_and_seed_as_b64_json():
+    with FakeOpenAIServer() as server:
+        body = httpx.post(
+            f"{server.base_url}/images/generations",
+            json={"model": "i", "prompt": "a kite", "n": 1, "size": "64x48", "response_format": "b64_json", "seed": 4},
+        ).json()
+        (recorded,) = server.image_requests
+    assert base64.b64decode(body["data"][0]["b64_json"]) == deterministic_png("a kite", 4)
+    assert deterministic_png("a kite", 4) != deterministic_png("a kite", 5)
+    assert recorded.body["prompt"] == "a kite"
+
+
+def test_image_generation_asked_for_a_url_serves_the_image_there():
+    with FakeOpenAIServer() as server:
+        body = httpx.post(
+            f"{server.base_url}/images/generations", json={"model": "i", "prompt": "a kite", "response_format": "url"}
+        ).json()
+        image = httpx.get(body["data"][0]["url"])
+        assert len(server.image_downloads) == 1
+    assert image.status_code == 200 and image.headers["Content-Type"] == "image/png"
+    assert image.content == deterministic_png("a kite", None)

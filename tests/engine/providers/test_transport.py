@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import ssl
 import subprocess
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from engine.providers import ChatRequest, OpenAICompatibleClient, ProviderConfig
 from engine.providers.transport import Http11Transport
-from tests.fakes import FakeOpenAIServer, Reply, Script
+from tests.fakes import FakeOpenAIServer, Reply, Script, deterministic_png
 
 USER = [{"role": "user", "content": "hello"}]
 
@@ -126,3 +129,31 @@ def test_https_refuses_an_untrusted_certificate(self_signed):
         outcome = make_client(server).chat_many([ChatRequest(messages=USER)])[0]
     assert not hasattr(outcome, "text")
     assert "CERTIFICATE_VERIFY_FAILED" in outcome.message
+
+
+def test_a_get_fetches_an_absolute_path_with_its_query_and_reuses_the_connection():
+    async def fetch_twice(base_url: str, target: str):
+        async with Http11Transport(base_url) as http:
+            return await http.get(target), await http.get(target)
+
+    with FakeOpenAIServer() as server:
+        url = httpx.post(f"{server.base_url}/images/generations",
+                         json={"prompt": "p", "seed": 1, "response_format": "url"}).json()["data"][0]["url"]
+        parts = urlsplit(url)
+        first, second = asyncio.run(fetch_twice(server.base_url, f"{parts.path}?{parts.query}"))
+        downloads = server.image_downloads
+    assert first.status == second.status == 200
+    assert first.body == second.body == deterministic_png("p", 1)
+    assert downloads[0].path == f"{parts.path}?{parts.query}"
+    assert downloads[0].peer_port == downloads[1].peer_port  # one kept-alive connection
+    assert "Content-Type" not in downloads[0].headers and downloads[0].headers["Accept"] == "*/*"
+
+
+def test_a_get_target_must_be_an_absolute_path():
+    async def fetch(target: str):
+        async with Http11Transport("http://127.0.0.1:9/v1") as http:
+            return await http.get(target)
+
+    for target in ("relative/path", "/with space", "/line\r\nInjected: 1"):
+        with pytest.raises(ValueError, match="absolute path"):
+            asyncio.run(fetch(target))
