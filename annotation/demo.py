@@ -136,6 +136,7 @@ class DemoCampaignsSummary:
     simulated_labels: int = 0
     open_items: dict[str, int] = field(default_factory=dict)
     skipped: bool = False
+    ablation: dict = field(default_factory=dict)  # the text campaign's Novelty ablation panel
 
 
 def _sigmoid(x: float) -> float:
@@ -356,11 +357,27 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
         services.campaign_status_set(campaign=images, status=Campaign.Status.OPEN)
         summary.simulated_labels += _simulate(images, simulated, sim, leave_open=OPEN_ITEMS[CampaignKind.IMAGE_PREFERENCE])
 
+    summary.ablation = _novelty_ablation_run(text)
+
     for campaign in (text, tig, faith, strategy, images):
         summary.campaigns.append(campaign)
         summary.open_items[campaign.name] = Item.objects.filter(campaign=campaign, is_gold=False).exclude(
             assignments__status="submitted").count()
     return summary
+
+
+def _novelty_ablation_run(campaign: Campaign) -> dict:
+    """Judge the text campaign's Novelty pairs with the SIMULATED judge (the demo leaderboard's skills)
+    under TIG and generic anchors, so the dashboard's ablation panel shows numbers. The simulated judge
+    does not read the anchors: both conditions give the same verdicts, and the panel says so."""
+    from leaderboard.demo import DEMO_SIMULATED_SKILLS
+    from leaderboard.services.judge_runs import judge_run_execute_inline
+
+    for run in services.novelty_ablation_runs_create(
+        campaign=campaign, judge_name="simulated", seed=42, config={"simulated": {"skills": DEMO_SIMULATED_SKILLS}},
+    ):
+        judge_run_execute_inline(run=run)
+    return selectors.novelty_ablation_panel(campaign=campaign)
 
 
 def _checklist_cues(task_set: TaskSet) -> dict[tuple[str, str], list[str]]:

@@ -73,3 +73,9 @@ class ItemsInvalid(AnnotationError):
     def __init__(self, errors: list[tuple[int, str, str]]):
         self.errors = list(errors)
         super().__init__("\n".join(f"line {line}: {field}: {message}" for line, field, message in self.errors))
+
+
+class AblationInvalid(AnnotationError):
+    """The Novelty ablation cannot be started for this campaign or judge (the message says why)."""
+
+    code = "ablation_invalid"

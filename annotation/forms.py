@@ -30,3 +30,14 @@ class ValidationPairsForm(forms.Form):
     )
     pairs_per_task = forms.IntegerField(min_value=1, max_value=20, initial=6)
     max_tasks = forms.IntegerField(min_value=1, required=False, help_text="Empty: every task of the task set.")
+
+
+class NoveltyAblationForm(forms.Form):
+    """Judge and seed of the two Novelty ablation runs (Ekphrasis §5.4, App. D.1)."""
+
+    judge = forms.ChoiceField(help_text="'simulated' or a judge model; both conditions use the same judge.")
+    seed = forms.IntegerField(initial=42)
+
+    def __init__(self, *args, judges: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].choices = [(name, name) for name in judges]

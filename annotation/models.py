@@ -317,6 +317,9 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["campaign", "status", "expires_at"], name="assignment_campaign_status_exp"),
             models.Index(fields=["annotator", "campaign", "status"], name="assignment_annotator_status"),
+            # The periodic expiry sweep looks across campaigns for overdue active assignments; only
+            # active rows are indexed (at most one per annotator and campaign), so it stays small.
+            models.Index(fields=["expires_at"], condition=Q(status="active"), name="assignment_active_expires"),
         ]
 
     def __str__(self) -> str:

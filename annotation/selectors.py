@@ -841,11 +841,13 @@ def gate_passing_renders(*, task_set) -> set[int]:
 def campaign_dashboard(
     *, campaign: Campaign, judge_outcomes: Callable[[str], Iterable[Any] | None] | None = None,
     judge_scores: Callable[[str], Mapping[int, float] | None] | None = None,
+    judge_conditions: Callable[[str], tuple[Sequence[Any], Sequence[Any]]] | None = None,
 ) -> Dashboard:
     """Everything a researcher sees for one campaign, recomputed from the current labels.
 
     ``judge_outcomes(dimension)`` / ``judge_scores(dimension)`` supply the judge side (None when
-    there is no judge run); see :func:`human_judge_join`.
+    there is no judge run); see :func:`human_judge_join`. ``judge_conditions(dimension)`` supplies
+    the Novelty ablation's runs and their condition-labelled outcomes (see :func:`judge_condition_source`).
     """
     kind = kind_for(campaign.kind)
     items = _item_rows(campaign)
@@ -885,7 +887,7 @@ def campaign_dashboard(
     elif campaign.kind == CampaignKind.STRATEGY:
         extras["strategies"] = _strategy_extras(regular, by_item, k)
     if kind.two_sided:
-        extras["judge"] = _judge_extras(campaign, items, by_item, judge_outcomes, judge_scores)
+        extras["judge"] = _judge_extras(campaign, items, by_item, judge_outcomes, judge_scores, judge_conditions)
 
     skips = dict(
         Assignment.objects.filter(campaign=campaign, status=Assignment.Status.SKIPPED)
@@ -984,6 +986,21 @@ def judge_sources(*, campaign: Campaign) -> tuple[Callable[[str], Any] | None, C
     return wrap(outcomes), wrap(scores)
 
 
+def judge_condition_source(*, campaign: Campaign) -> Callable[[str], tuple[list[Any], list[Any]]] | None:
+    """For the Novelty ablation: ``source(dimension)`` gives the latest finished fixed-pair run per
+    judge condition on this campaign's task set and their verdicts labelled with ``condition``
+    (the leaderboard's ``judge_condition_runs`` / ``judge_condition_outcomes``); None if it has none."""
+    runs, outcomes = _leaderboard_selector("judge_condition_runs"), _leaderboard_selector("judge_condition_outcomes")
+    if runs is None or outcomes is None:
+        return None
+
+    def source(dimension: str) -> tuple[list[Any], list[Any]]:
+        code = LEADERBOARD_DIMENSION.get(dimension, dimension)
+        return list(runs(task_set=campaign.task_set, dimension=code)), list(outcomes(task_set=campaign.task_set, dimension=code))
+
+    return source
+
+
 def judge_rankings(*, campaign: Campaign, dimensions: Sequence[str]) -> tuple[dict[str, dict[int, float]], str]:
     """The current judge ranking per dimension (subject model id -> θ) for pair sampling (App. H.5),
     and a label saying where it came from."""
@@ -999,9 +1016,62 @@ def judge_rankings(*, campaign: Campaign, dimensions: Sequence[str]) -> tuple[di
     return {}, "no judge run yet: pairs drawn in random order, stratum 'random_order'"
 
 
+#: How the dashboard names the ablation's judge conditions (Ekphrasis Table 4).
+CONDITION_LABELS = {"tig": "TIG anchors", "generic": "No TIG (generic anchors)"}
+SIMULATED_ABLATION_NOTE = (
+    "simulated judge: it does not read the checklist anchors (its verdict depends only on latent skills, "
+    "position and length), so the two conditions give the same verdicts by construction; this shows the "
+    "pipeline, not an effect of TIG anchors"
+)
+
+
+def _condition_order(condition: str) -> tuple[int, str]:
+    # TIG first, as in Table 4: the reported difference is TIG − no TIG.
+    return (0 if condition == "tig" else 1, condition)
+
+
+def _ablation_panel(subset: Sequence[HumanPair], records: Sequence[Any], runs: Sequence[Any]) -> dict[str, Any]:
+    """The Novelty ablation of one dimension's pairs: the view, one row per condition with its run
+    (when the condition comes from a stored run) and the notes a reader needs."""
+    conditions = sorted({judge_outcome_from(r).condition for r in records} - {"primary"}, key=_condition_order)
+    out: dict[str, Any] = {"ablation": None, "conditions": conditions, "ablation_rows": [], "ablation_notes": [],
+                           "ablation_runs": list(runs), "ablation_simulated": any(r.is_simulated for r in runs),
+                           "n_with_majority": sum(p.majority is not None for p in subset)}
+    if len(conditions) < 2:
+        return out
+    view = novelty_ablation(pairs=subset, judge_outcomes=records, conditions=(conditions[0], conditions[1]))
+    by_condition = {r.condition: r for r in runs}
+    out["ablation"] = view
+    out["ablation_rows"] = [
+        {"condition": c, "label": CONDITION_LABELS.get(c, c), "correct": view.correct[k], "rate": view.rates[k],
+         "run": by_condition.get(c)}
+        for k, c in enumerate(view.conditions)
+    ]
+    if out["ablation_simulated"]:
+        out["ablation_notes"].append(SIMULATED_ABLATION_NOTE)
+    if len({r.judge_name for r in runs}) > 1:
+        out["ablation_notes"].append("the two conditions were judged by different judges")
+    if len({r.seed for r in runs}) > 1:
+        out["ablation_notes"].append("the two runs have different seeds")
+    return out
+
+
+def novelty_ablation_panel(*, campaign: Campaign) -> dict[str, Any]:
+    """The Novelty ablation of a text pairwise campaign alone, as the dashboard shows it (the command
+    and the demo print it): the human majorities of its complete Novelty items against the latest
+    finished fixed-pair run per condition. Keys as in :func:`_ablation_panel`."""
+    items = _item_rows(campaign)
+    by_item = _group(r for r in _label_rows(campaign) if not items[r.item_id].is_gold)
+    pairs = [p for p in human_pairs(items=items, labels_by_item=by_item, k=campaign.k) if p.dimension == Dimension.NOVELTY]
+    source = judge_condition_source(campaign=campaign)
+    runs, records = source(Dimension.NOVELTY) if source else ([], [])
+    return _ablation_panel(pairs, records, runs)
+
+
 def _judge_extras(
     campaign: Campaign, items: Mapping[int, ItemRow], by_item: Mapping[int, list[LabelRow]],
     judge_outcomes: Callable[[str], Any] | None, judge_scores: Callable[[str], Any] | None,
+    judge_conditions: Callable[[str], tuple[Sequence[Any], Sequence[Any]]] | None = None,
 ) -> dict[str, Any]:
     pairs = human_pairs(items=items, labels_by_item=by_item, k=campaign.k)
     dims = sorted({p.dimension for p in pairs})
@@ -1013,16 +1083,16 @@ def _judge_extras(
         subset = [p for p in pairs if p.dimension == dimension]
         records = list(judge_outcomes(dimension) or []) if judge_outcomes else []
         scores = judge_scores(dimension) if judge_scores else None
-        if not records and not scores:
+        runs, condition_records = (
+            judge_conditions(dimension) if judge_conditions and dimension == Dimension.NOVELTY else ([], [])
+        )
+        if not records and not scores and not condition_records:
             out["dimensions"].append({"dimension": dimension, "join": None})
             continue
         out["available"] = True
-        join = human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores)
-        conditions = sorted({judge_outcome_from(r).condition for r in records} - {"primary"})
-        ablation = None
-        if dimension == Dimension.NOVELTY and len(conditions) >= 2:
-            ablation = novelty_ablation(pairs=subset, judge_outcomes=records, conditions=(conditions[0], conditions[1]))
-        out["dimensions"].append({"dimension": dimension, "join": join, "ablation": ablation, "conditions": conditions})
+        join = human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores) if records or scores else None
+        panel = _ablation_panel(subset, [*records, *condition_records], runs) if dimension == Dimension.NOVELTY else {}
+        out["dimensions"].append({"dimension": dimension, "join": join, "ablation": None, "conditions": [], **panel})
     if campaign.kind == CampaignKind.IMAGE_PREFERENCE:
         text_scores, source = _judge_text_ordering(judge_scores)
         if text_scores:

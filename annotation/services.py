@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import random
 import secrets
@@ -33,6 +34,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.errors import (
+    AblationInvalid,
     AssignmentClosed,
     Busy,
     CampaignNotOpen,
@@ -55,11 +57,15 @@ from annotation.models import (
     ItemSlot,
     Label,
 )
-from leaderboard.models import Render, Response, SubjectModel, Task, TaskSet
+from leaderboard.models import JudgeRun, Render, Response, SubjectModel, Task, TaskSet
 from leaderboard.roles import is_annotator, is_researcher
+
+logger = logging.getLogger(__name__)
 
 #: Retries of a transaction that lost a race to a unique constraint (another request took the slot).
 RACE_RETRIES = 5
+#: Overdue assignments expired per transaction by :func:`assignments_expire`.
+EXPIRE_BATCH = 1000
 #: Longest a skip reason may be.
 SKIP_REASON_MAX = 200
 
@@ -549,20 +555,38 @@ def campaign_content_refresh(*, campaign: Campaign, now: datetime | None = None)
 # ---------------------------------------------------------------------------------------------------
 
 
-def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> int:
-    """Return overdue active assignments to the pool. Rows a submission is holding are skipped
-    (SKIP LOCKED), so the sweep never waits for, or races, a late submission."""
+def assignments_expire(*, campaign: Campaign | None = None, now: datetime | None = None) -> int:
+    """Return overdue active assignments to the pool; the number returned.
+
+    Each becomes *expired* with ``finished_at`` set to ``now`` (the record of the expiry), which frees
+    its slot for the next taker; its labels, if any, are untouched (a submitted assignment is not
+    active), and a late submission is still accepted while nobody holds the slot. ``campaign=None``
+    sweeps every campaign (the periodic task); :func:`assignment_next` also calls it for one campaign
+    when no free slot is left, so the pool never depends on the sweep running. Idempotent: a second
+    call finds nothing to expire. Rows a submission is holding are skipped (SKIP LOCKED), so the
+    sweep never waits for, or races, a late submission; the next sweep sees them again.
+    """
     now = _now(now)
-    overdue = Assignment.objects.filter(campaign=campaign, status=Assignment.Status.ACTIVE, expires_at__lte=now)
+    overdue = Assignment.objects.filter(status=Assignment.Status.ACTIVE, expires_at__lte=now)
+    if campaign is not None:
+        overdue = overdue.filter(campaign=campaign)
     if _has_row_locks():
         overdue = overdue.select_for_update(skip_locked=True)
-    with transaction.atomic():
-        ids = list(overdue.values_list("pk", flat=True)[:1000])
-        if not ids:
-            return 0
-        return Assignment.objects.filter(pk__in=ids, status=Assignment.Status.ACTIVE).update(
-            status=Assignment.Status.EXPIRED, finished_at=now
-        )
+    expired = 0
+    while True:
+        # One transaction per batch: a long backlog never holds thousands of row locks at once.
+        with transaction.atomic():
+            ids = list(overdue.values_list("pk", flat=True)[:EXPIRE_BATCH])
+            if ids:
+                expired += Assignment.objects.filter(pk__in=ids, status=Assignment.Status.ACTIVE).update(
+                    status=Assignment.Status.EXPIRED, finished_at=now
+                )
+        if len(ids) < EXPIRE_BATCH:
+            break
+    if expired:
+        logger.info("returned %d overdue assignment(s) to the pool%s", expired,
+                    f" in campaign {campaign.pk}" if campaign is not None else "")
+    return expired
 
 
 def _membership_lock(campaign: Campaign, annotator: AbstractBaseUser) -> CampaignAnnotator:
@@ -671,10 +695,18 @@ def _take_gold(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, r
 
 def _take_slot(campaign: Campaign, annotator: AbstractBaseUser, now: datetime) -> Assignment | None:
     slot = _free_slot(campaign, annotator)
+    for _ in range(RACE_RETRIES):
+        # Race prevented: a taker that committed between our statement's snapshot and our lock (it
+        # still held the row when we started, released it before we reached it). A new statement
+        # sees its assignment (READ COMMITTED), so look again here: under load, letting the INSERT
+        # fail on the unique index redid the whole transaction and could exhaust the retries (503).
+        if slot is None or not _has_row_locks() or _slot_is_free(slot):
+            break
+        slot = _free_slot(campaign, annotator)
     if slot is None:
         return None
-    # No re-check here: a taker that committed after our snapshot makes our INSERT violate the
-    # one-live-assignment-per-slot unique index, and assignment_next retries with a new snapshot.
+    # Should the slot still be taken after the retries, the one-live-assignment-per-slot unique index
+    # refuses our INSERT and assignment_next retries with a new transaction.
     item = Item.objects.select_related(*_content_relations(campaign)).get(pk=slot.item_id)
     item.campaign = campaign
     # Counterbalancing: slot parity fixes the shown order, so an item's k annotators see it in
@@ -699,12 +731,14 @@ def assignment_next(
         try:
             with transaction.atomic():
                 _membership_lock(campaign, annotator)
+                # Usually there is none (the page asks right after a submission), so the item and
+                # what it shows are loaded only when there is one to hand back.
                 current = _one(
                     Assignment.objects.filter(campaign=campaign, annotator=annotator, status=Assignment.Status.ACTIVE)
-                    .select_related(*(f"item__{r}" for r in _content_relations(campaign)))
                 )
                 if current is not None and current.expires_at > now:
-                    current.campaign = current.item.campaign = campaign
+                    current.campaign = campaign
+                    _attach_item(current)
                     return current
                 if current is not None:
                     current.status, current.finished_at = Assignment.Status.EXPIRED, now
@@ -937,6 +971,67 @@ def render_placeholder_create(*, response: Response, seed: int = 0) -> Render:
     return render
 
 
+# ---------------------------------------------------------------------------------------------------
+# The Novelty ablation on the human-labelled pairs (Ekphrasis §5.4, Table 4, App. D.1)
+# ---------------------------------------------------------------------------------------------------
+
+
+def novelty_ablation_pairs(*, campaign: Campaign) -> list[tuple[Task, Response, Response]]:
+    """The (task, response A, response B) pairs of a text pairwise campaign's non-gold Novelty items,
+    in item order and canonical A/B order: the rows both ablation conditions judge (App. D.1)."""
+    items = (
+        Item.objects.filter(campaign=campaign, dimension=Dimension.NOVELTY, is_gold=False,
+                            response_a__isnull=False, response_b__isnull=False)
+        .select_related("task", "response_a", "response_b").order_by("position", "pk")
+    )
+    return [(item.task, item.response_a, item.response_b) for item in items]
+
+
+@transaction.atomic
+def novelty_ablation_runs_create(
+    *, campaign: Campaign, judge_name: str, seed: int = 42, config: Mapping[str, Any] | None = None,
+    created_by: AbstractBaseUser | None = None,
+) -> tuple[JudgeRun, JudgeRun]:
+    """Two fixed-pair Novelty runs on the campaign's Novelty pairs with the same judge, seed and pairs:
+    one with TIG anchors, one with generic anchors (the no-TIG condition). Both or neither are created;
+    nothing is judged until they are started. Returns (TIG run, generic run)."""
+    from leaderboard.judges import UnknownJudge
+    from leaderboard.services.judge_runs import RunConfigurationError, judge_run_create
+
+    if campaign.kind != CampaignKind.TEXT_PAIRWISE:
+        raise AblationInvalid("the Novelty ablation runs on a text pairwise campaign's Novelty items")
+    pairs = novelty_ablation_pairs(campaign=campaign)
+    if not pairs:
+        raise AblationInvalid("this campaign has no Novelty pairs to judge")
+    runs = []
+    for anchor in ("tig", "generic"):
+        try:
+            runs.append(judge_run_create(
+                task_set=campaign.task_set, judge_name=judge_name, dimensions="N", seed=seed, novelty_anchor=anchor,
+                pairs=pairs, config=dict(config or {}), created_by=created_by,
+            ))
+        except (UnknownJudge, RunConfigurationError) as exc:
+            raise AblationInvalid(str(exc)) from exc
+    return runs[0], runs[1]
+
+
+def novelty_ablation_runs_start(
+    *, campaign: Campaign, judge_name: str, seed: int = 42, config: Mapping[str, Any] | None = None,
+    created_by: AbstractBaseUser | None = None,
+) -> tuple[JudgeRun, JudgeRun]:
+    """Create the two ablation runs (:func:`novelty_ablation_runs_create`) and queue them once committed
+    (with CELERY_BROKER_URL unset they run in this process, eagerly)."""
+    from leaderboard.services.judge_runs import judge_run_start
+
+    with transaction.atomic():
+        tig, generic = novelty_ablation_runs_create(
+            campaign=campaign, judge_name=judge_name, seed=seed, config=config, created_by=created_by
+        )
+        judge_run_start(run=tig)
+        judge_run_start(run=generic)
+    return tig, generic
+
+
 __all__ = [
     "ItemSpec",
     "Submission",
@@ -959,5 +1054,8 @@ __all__ = [
     "items_create_validation_pairs",
     "items_import_jsonl",
     "label_submit",
+    "novelty_ablation_pairs",
+    "novelty_ablation_runs_create",
+    "novelty_ablation_runs_start",
     "render_placeholder_create",
 ]

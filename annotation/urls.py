@@ -14,6 +14,7 @@ urlpatterns = [
     path("campaigns/", views.campaign_list, name="campaign_list"),
     path("campaigns/<int:pk>/", views.campaign_dashboard, name="campaign_dashboard"),
     re_path(r"^campaigns/(?P<pk>\d+)/labels\.(?P<fmt>jsonl|csv)$", views.campaign_export, name="campaign_export"),
+    path("campaigns/<int:pk>/novelty-ablation", views.novelty_ablation_start, name="novelty_ablation_start"),
     path("campaigns/<int:pk>/adjudication/request", views.adjudication_request, name="adjudication_request"),
     path("campaigns/<int:pk>/adjudication/resolve", views.adjudication_resolve, name="adjudication_resolve"),
 ]

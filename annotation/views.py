@@ -15,10 +15,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors, services
 from annotation.errors import AnnotationError, CampaignNotOpen, NotAllowed
-from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm
+from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm, NoveltyAblationForm
 from annotation.kinds import kind_for
 from annotation.media import image_without_metadata
-from annotation.models import FlagReason
+from annotation.models import CampaignKind, FlagReason
+from leaderboard.judges import judge_choices
 from leaderboard.roles import require_annotator, require_researcher
 
 
@@ -101,9 +102,11 @@ def campaign_dashboard(request, pk: int):
     require_researcher(request.user)
     campaign = _campaign_or_404(pk)
     outcomes, scores = selectors.judge_sources(campaign=campaign)
-    dashboard = selectors.campaign_dashboard(campaign=campaign, judge_outcomes=outcomes, judge_scores=scores)
+    dashboard = selectors.campaign_dashboard(campaign=campaign, judge_outcomes=outcomes, judge_scores=scores,
+                                             judge_conditions=selectors.judge_condition_source(campaign=campaign))
     return render(request, "annotation/dashboard.html", {
         "d": dashboard, "campaign": campaign, "kind": kind_for(campaign.kind),
+        "ablation_form": NoveltyAblationForm(judges=judge_choices()) if campaign.kind == CampaignKind.TEXT_PAIRWISE else None,
     })
 
 
@@ -116,6 +119,27 @@ def campaign_export(request, pk: int, fmt: str):
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-labels.{fmt}"'
     return response
+
+
+@require_POST
+def novelty_ablation_start(request, pk: int):
+    """Start the two fixed-pair Novelty runs (TIG anchors, generic anchors) on the campaign's Novelty pairs."""
+    require_researcher(request.user)
+    campaign = _campaign_or_404(pk)
+    form = NoveltyAblationForm(request.POST, judges=judge_choices())
+    if not form.is_valid():
+        messages.error(request, f"Ablation not started: {form.errors.as_text()}")
+    else:
+        try:
+            tig, generic = services.novelty_ablation_runs_start(
+                campaign=campaign, judge_name=form.cleaned_data["judge"], seed=form.cleaned_data["seed"],
+                created_by=request.user,
+            )
+            messages.success(request, f"Novelty ablation started: run {tig.pk} (TIG anchors) and run {generic.pk} "
+                                      f"(generic anchors), judge {tig.judge_name}.")
+        except AnnotationError as exc:
+            messages.error(request, f"Ablation not started: {exc.message}")
+    return redirect(reverse("annotation:campaign_dashboard", args=[campaign.pk]) + "#judge")
 
 
 @require_POST

@@ -3,9 +3,19 @@
 import os
 
 from celery import Celery
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
 app = Celery("evalsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Periodic tasks (run by `celery -A evalsite beat`; with no broker nothing runs them, and
+# assignment_next still expires overdue assignments itself when it needs their slots).
+app.conf.beat_schedule = {
+    "annotation.expire_assignments": {
+        "task": "annotation.expire_assignments",
+        "schedule": float(settings.ATELIER_ASSIGNMENT_SWEEP_SECONDS),
+    },
+}

@@ -177,6 +177,9 @@ CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or (CELERY_BROKER_URL or None)
 CELERY_TASK_ACKS_LATE = True  # a killed worker's task is redelivered, not lost
+# One queue name per deployment (or per test process, so that concurrent test runs sharing a Redis
+# never take each other's messages).
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE") or "celery"
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # How long Redis waits before redelivering a task whose worker died without acknowledging it.
@@ -191,6 +194,8 @@ ATELIER_PROVIDER_CONCURRENCY = env_int("ATELIER_PROVIDER_CONCURRENCY", 100)
 ATELIER_PROVIDER_CACHE_DIR = Path(env_str("ATELIER_PROVIDER_CACHE_DIR", str(VAR_DIR / "provider-cache")))
 ATELIER_EMBED_CACHE_DIR = Path(env_str("ATELIER_EMBED_CACHE_DIR", str(VAR_DIR / "embed-cache")))
 ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60)
+# How often Celery beat returns overdue assignments to the pool (annotation.expire_assignments).
+ATELIER_ASSIGNMENT_SWEEP_SECONDS = env_int("ATELIER_ASSIGNMENT_SWEEP_SECONDS", 60)
 
 LOGGING = {
     "version": 1,

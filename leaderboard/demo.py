@@ -100,11 +100,12 @@ def demo_judge_run(*, task_set: TaskSet, progress=None):
     from leaderboard.models import JudgeRun
     from leaderboard.services import judge_runs
 
-    done = JudgeRun.objects.filter(task_set=task_set, judge_name="simulated", status=JudgeRun.Status.DONE).first()
+    # fixed-pair runs (the demo's Novelty ablation) are not the leaderboard run
+    runs = JudgeRun.objects.filter(task_set=task_set, judge_name="simulated").exclude(config__has_key="fixed_pairs")
+    done = runs.filter(status=JudgeRun.Status.DONE).first()
     if done is not None:
         return done.snapshots.first()
-    run = JudgeRun.objects.filter(task_set=task_set, judge_name="simulated").exclude(
-        status=JudgeRun.Status.FAILED).first()
+    run = runs.exclude(status=JudgeRun.Status.FAILED).first()
     if run is None:
         run = judge_runs.judge_run_create(
             task_set=task_set, judge_name="simulated", budget_per_task=50, seed=42,

@@ -24,14 +24,39 @@ class JudgeRunForm(forms.Form):
     budget_per_task = forms.IntegerField(initial=50, min_value=1, max_value=10000)
     seed = forms.IntegerField(initial=42)
     novelty_anchor = forms.ChoiceField(choices=[("tig", "TIG population clichés"), ("generic", "Generic anchors")])
+    tig_extractor = forms.ChoiceField(required=False, help_text="Empty: the task set's latest finished TIG build.")
+    tig_embedder = forms.ChoiceField(required=False)
+    tig_canonicaliser = forms.ChoiceField(
+        required=False, choices=[("", "as the latest TIG build"), ("embedding", "embedding grouping"), ("llm", "the extractor model")]
+    )
 
-    def __init__(self, *args, judges=(), **kwargs):
+    def __init__(self, *args, judges=(), extractors=(), embedders=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["judge"].choices = [(j, j) for j in judges]
+        latest = [("", "as the latest TIG build")]
+        self.fields["tig_extractor"].choices = latest + [(e, e) for e in extractors]
+        self.fields["tig_embedder"].choices = latest + [(e, e) for e in embedders]
 
     def run_arguments(self) -> dict:
         data = self.cleaned_data
         return {
             "task_set": data["task_set"], "judge_name": data["judge"], "dimensions": data["dimensions"],
             "budget_per_task": data["budget_per_task"], "seed": data["seed"], "novelty_anchor": data["novelty_anchor"],
+            "config": {"tig": {"extractor": data["tig_extractor"], "embedder": data["tig_embedder"],
+                               "canonicaliser": data["tig_canonicaliser"]}},
         }
+
+
+class TIGBuildForm(forms.Form):
+    """Which extractor and embedder build a task set's Typed Idea Graphs."""
+
+    extractor = forms.ChoiceField()
+    embedder = forms.ChoiceField()
+    canonicaliser = forms.ChoiceField(
+        required=False, choices=[("embedding", "embedding grouping"), ("llm", "the extractor model")], initial="embedding"
+    )
+
+    def __init__(self, *args, extractors=(), embedders=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["extractor"].choices = [(e, e) for e in extractors]
+        self.fields["embedder"].choices = [(e, e) for e in embedders]

@@ -143,12 +143,17 @@ def _shown(rows) -> list[dict]:
 def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Comparison) -> list:
     """Novelty items of one judged pair: the base items with slot 1 replaced by the pair's
     leave-two-models-out population-cliché item when the TIG has one (App. E.3, G.5)."""
-    from leaderboard.services.tig import TIG_SLOT, novelty_context_items, task_population_index
+    from leaderboard.services.tig import (
+        TIG_SLOT,
+        novelty_context_items,
+        task_population_index,
+        tig_components_of_run,
+    )
 
     if judges.run.novelty_anchor != "tig":
         return base_rows  # generic anchors: the ablation condition (App. D.1)
     if task.pk not in judges.populations:
-        judges.populations[task.pk] = task_population_index(task)
+        judges.populations[task.pk] = task_population_index(task, components=tig_components_of_run(judges.run))
     tig_rows = novelty_context_items(
         task=task, model_x_id=comparison.model_x_id, model_y_id=comparison.model_y_id,
         index=judges.populations[task.pk],

@@ -419,6 +419,10 @@ class TIGBuild(models.Model):
         max_length=100, default="minilm",
         help_text="'minilm' (offline all-MiniLM-L6-v2) or the display name of an embedder-role model.",
     )
+    canonicaliser = models.CharField(
+        max_length=16, default="embedding", choices=[("embedding", "Embedding grouping"), ("llm", "The extractor model")],
+        help_text="Who groups synonymous atoms within a type (App. G.2): embedding similarity, or the extractor model.",
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     stage = models.CharField(max_length=32, blank=True, help_text="What the current task is doing.")
     tasks_total = models.PositiveIntegerField(default=0)
@@ -434,6 +438,10 @@ class TIGBuild(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(tasks_done__lte=models.F("tasks_total")), name="tigbuild_progress_bounded"),
+            # an LLM canonicaliser is the extractor model, so it needs one
+            models.CheckConstraint(
+                condition=Q(canonicaliser="embedding") | ~Q(extractor="offline"), name="tigbuild_llm_canonicaliser_has_model"
+            ),
             models.CheckConstraint(
                 condition=Q(responses_extracted__lte=models.F("responses_total")), name="tigbuild_extraction_bounded"
             ),

@@ -1,4 +1,4 @@
-"""Reading and validating task and response records from JSONL and CSV files.
+"""Reading and validating task, response and render-manifest records from JSONL and CSV files.
 
 Every problem is reported as a :class:`RecordError` naming the file, the line
 and the field, and all problems of a file are collected before anything is
@@ -32,6 +32,20 @@ RESPONSE_FIELDS = {
     "primary": bool,
 }
 RESPONSE_REQUIRED = ("task_id", "model", "sample")
+# A render manifest names the response by the responses import's natural keys, then the image.
+RENDER_FIELDS = {
+    "task_id": str,
+    "model": str,
+    "sample": int,
+    "image": str,
+    "renderer": str,
+    "seed": int,
+    "prompt": str,
+}
+RENDER_REQUIRED = ("task_id", "model", "sample", "image", "renderer", "seed")
+#: Range of ``Render.seed`` (a 64-bit signed integer column).
+SEED_RANGE = (-(2**63), 2**63 - 1)
+RENDERER_MAX_LENGTH = 100
 
 
 @dataclass(frozen=True)
@@ -295,6 +309,72 @@ def read_response_records(name: str, raw: bytes, *, fmt: str | None = None) -> l
     if errors:
         raise ImportFailed(errors)
     return responses
+
+
+@dataclass(frozen=True)
+class RenderRecord:
+    line: int
+    task_id: str
+    model: str
+    sample: int
+    image: str
+    renderer: str
+    seed: int
+    prompt: str | None
+
+
+def read_render_records(name: str, raw: bytes, *, fmt: str | None = None) -> list[RenderRecord]:
+    """Parse and validate a render manifest (shape only; responses and image files are checked by the service)."""
+    errors: list[RecordError] = []
+    fmt = _format_of(name, fmt)
+    records = _parse_csv(name, raw, errors, RENDER_FIELDS) if fmt == "csv" else _parse_jsonl(name, raw, errors)
+    renders: list[RenderRecord] = []
+    seen: dict[tuple[str, str, int, str, int], int] = {}
+    for record in records:
+        if not _check_shape(name, record, RENDER_FIELDS, RENDER_REQUIRED, errors):
+            continue
+        v = record.values
+        problems = []
+        if v["sample"] < 1:
+            problems.append(("sample", "must be 1 or more (samples are 1-based)"))
+        if not SEED_RANGE[0] <= v["seed"] <= SEED_RANGE[1]:
+            problems.append(("seed", "must fit in a signed 64-bit integer"))
+        renderer = v["renderer"].strip()
+        if not renderer or len(renderer) > RENDERER_MAX_LENGTH:
+            problems.append(("renderer", f"must be 1 to {RENDERER_MAX_LENGTH} characters"))
+        image = v["image"].strip()
+        if Path(image).is_absolute() or "\\" in image:
+            problems.append(("image", f"must be a path relative to the manifest, with '/' separators, got {image!r}"))
+        if problems:
+            errors.extend(RecordError(name, record.line, field, message) for field, message in problems)
+            continue
+        key = (v["task_id"], v["model"], v["sample"], renderer, v["seed"])
+        if key in seen:
+            errors.append(
+                RecordError(
+                    name, record.line, "seed",
+                    f"duplicate (task_id, model, sample, renderer, seed) (first on line {seen[key]})",
+                )
+            )
+            continue
+        seen[key] = record.line
+        renders.append(
+            RenderRecord(
+                line=record.line,
+                task_id=v["task_id"],
+                model=v["model"],
+                sample=v["sample"],
+                image=image,
+                renderer=renderer,
+                seed=v["seed"],
+                prompt=v.get("prompt"),
+            )
+        )
+    if not records and not errors:
+        errors.append(RecordError(name, 0, "", "the file holds no records"))
+    if errors:
+        raise ImportFailed(errors)
+    return renders
 
 
 def read_file_bytes(path: str | Path) -> bytes:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, QuerySet
 
-from leaderboard.models import Response, TaskSet
+from leaderboard.models import Render, Response, TaskSet
 
 
 def task_set_get(*, name: str, version: str | None = None) -> TaskSet:
@@ -48,6 +48,34 @@ def normalisation_counts(*, task_set: TaskSet) -> dict[str, int]:
     return {method: n for method, n in rows}
 
 
+# ---------------------------------------------------------------- renders (App. I.1)
+
+
+def task_set_renders(*, task_set: TaskSet, renderer: str | None = None) -> QuerySet[Render]:
+    """Every render of the set's responses (optionally one renderer's), with task and model, in task order."""
+    renders = Render.objects.filter(response__task__task_set=task_set)
+    if renderer is not None:
+        renders = renders.filter(renderer=renderer)
+    return renders.select_related("response__task", "response__subject_model").order_by(
+        "response__task__position", "response__task__external_id", "response__subject_model__display_name",
+        "response__sample", "renderer", "seed",
+    )
+
+
+def task_set_renderers(*, task_set: TaskSet) -> list[tuple[str, int]]:
+    """(renderer, number of renders) of the set, by name."""
+    rows = (
+        Render.objects.filter(response__task__task_set=task_set)
+        .values_list("renderer").annotate(n=Count("id")).order_by("renderer")
+    )
+    return list(rows)
+
+
+def task_set_render_get(*, task_set: TaskSet, pk: int) -> Render | None:
+    """One render of the set, or None."""
+    return Render.objects.filter(pk=pk, response__task__task_set=task_set).first()
+
+
 # ---------------------------------------------------------------- judge runs and leaderboards
 
 
@@ -73,6 +101,7 @@ def judge_run_progress(*, run) -> dict:
         "calls_planned": run.calls_planned,
         "comparisons": counts,
         "snapshot": snapshot.pk if snapshot else None,
+        "fixed_pairs": len(run.config.get("fixed_pairs") or []),  # 0: an active-sampling run
         "error": run.error,
     }
 
@@ -150,6 +179,72 @@ def judge_pair_outcomes(*, task_set: TaskSet, dimension: str) -> list[JudgePairO
     return out
 
 
+#: Judge conditions of the Novelty ablation (Ekphrasis §5.4, App. D.1), by the runs' ``novelty_anchor``.
+ABLATION_CONDITIONS = ("tig", "generic")
+
+
+@dataclass(frozen=True)
+class ConditionRun:
+    """The finished fixed-pair run that stands for one judge condition."""
+
+    condition: str  # the run's novelty_anchor: "tig" or "generic"
+    run_id: int
+    judge_name: str
+    is_simulated: bool
+    seed: int
+    n_pairs: int
+
+
+@dataclass(frozen=True)
+class JudgeConditionOutcome:
+    """A fixed-pair run's verdict on one pair, labelled with the run's condition (for the ablation join)."""
+
+    task_external_id: str
+    dimension: str
+    response_x_id: int
+    response_y_id: int
+    winner_response_id: int | None  # None = tie
+    condition: str
+    run_id: int
+
+
+def judge_condition_runs(*, task_set: TaskSet, dimension: str) -> list[ConditionRun]:
+    """Per condition (TIG anchors, generic anchors), the latest finished fixed-pair run on ``task_set``
+    that judged ``dimension``; conditions without one are left out."""
+    from leaderboard.models import JudgeRun
+
+    runs = (
+        JudgeRun.objects.filter(task_set=task_set, status=JudgeRun.Status.DONE, dimensions__contains=dimension,
+                                novelty_anchor__in=ABLATION_CONDITIONS, config__has_key="fixed_pairs")
+        .order_by("-finished_at", "-pk")
+    )
+    latest: dict[str, ConditionRun] = {}
+    for run in runs:
+        if run.novelty_anchor not in latest:
+            latest[run.novelty_anchor] = ConditionRun(
+                run.novelty_anchor, run.pk, run.judge_name, run.is_simulated, run.seed, len(run.config["fixed_pairs"])
+            )
+    return [latest[c] for c in ABLATION_CONDITIONS if c in latest]
+
+
+def judge_condition_outcomes(*, task_set: TaskSet, dimension: str) -> list[JudgeConditionOutcome]:
+    """Verdicts of :func:`judge_condition_runs` on their fixed pairs, each labelled with ``condition`` =
+    the run's novelty anchor: the primary call (first repeat) or the automatic record of an empty
+    response (App. F.2); failed calls are left out."""
+    from leaderboard.models import Comparison
+
+    runs = {r.run_id: r.condition for r in judge_condition_runs(task_set=task_set, dimension=dimension)}
+    rows = Comparison.objects.filter(
+        run_id__in=runs, dimension=dimension, kind__in=[Comparison.Kind.PRIMARY, Comparison.Kind.AUTOMATIC],
+        repeat=0, status=Comparison.Status.OK,
+    ).values_list("run_id", "task__external_id", "shown_a_id", "shown_b_id", "winner")
+    out = []
+    for run_id, task_id, a, b, winner in rows:
+        x, y = sorted((a, b))
+        out.append(JudgeConditionOutcome(task_id, dimension, x, y, {"A": a, "B": b}.get(winner), runs[run_id], run_id))
+    return out
+
+
 def judge_model_scores(*, task_set: TaskSet, dimension: str) -> dict[int, float]:
     """Subject model id → judge BT θ for ``dimension`` from the latest snapshot ({} if none)."""
     snapshot = latest_snapshot(task_set=task_set, dimension=dimension)
@@ -159,14 +254,59 @@ def judge_model_scores(*, task_set: TaskSet, dimension: str) -> dict[int, float]
     return dict(zip(snapshot.payload["model_ids"], theta, strict=True))
 
 
-def tig_viewer(*, task, pair: tuple[int, int] | None = None) -> dict:
-    """Graph, ranked clusters and items of a task's population (or of one pair's leave-two-out context),
-    with model primary keys mapped back to display names for researchers."""
-    from leaderboard.models import ChecklistItem, SubjectModel
-    from leaderboard.services.tig import task_population_index
+def tig_component_choices() -> tuple[list[str], list[str]]:
+    """Extractors (offline, then judge-role models with an endpoint) and embedders (MiniLM, then
+    embedder-role models with an endpoint) a TIG build may use."""
+    from leaderboard.models import SubjectModel
+    from leaderboard.services.tig import OFFLINE_EMBEDDER, OFFLINE_EXTRACTOR
 
-    index = task_population_index(task)
+    def named(role: str) -> list[str]:
+        return list(SubjectModel.objects.filter(role=role).exclude(base_url="").values_list("display_name", flat=True))
+
+    return [OFFLINE_EXTRACTOR, *named(SubjectModel.Role.JUDGE)], [OFFLINE_EMBEDDER, *named(SubjectModel.Role.EMBEDDER)]
+
+
+def tig_builds_of(*, task_set: TaskSet) -> list:
+    """The task set's TIG builds, newest first."""
+    from leaderboard.models import TIGBuild
+
+    return list(TIGBuild.objects.filter(task_set=task_set).order_by("-created_at", "-pk"))
+
+
+def tig_build_progress(*, build) -> dict:
+    """A build's live status for its page (polled as JSON)."""
+    share = build.tasks_done / build.tasks_total if build.tasks_total else (1.0 if build.status == "done" else 0.0)
+    return {
+        "id": build.pk, "status": build.status, "stage": build.stage, "extractor": build.extractor,
+        "embedder": build.embedder, "canonicaliser": build.canonicaliser, "tasks_done": build.tasks_done, "tasks_total": build.tasks_total,
+        "responses_extracted": build.responses_extracted, "responses_total": build.responses_total,
+        "share": 1.0 if build.status == "done" else share, "error": build.error,
+    }
+
+
+def tig_viewer_build(*, task_set: TaskSet, build_id: int | None = None):
+    """The finished build whose extractor and embedder the viewer shows: the one asked for, else the
+    latest finished one; None means the offline pair. Only finished builds are offered, so that opening
+    the page never sends a response to a provider."""
+    from leaderboard.models import TIGBuild
+
+    builds = TIGBuild.objects.filter(task_set=task_set, status=TIGBuild.Status.DONE)
+    if build_id is not None:
+        return builds.filter(pk=build_id).first()
+    return builds.order_by("-finished_at", "-pk").first()
+
+
+def tig_viewer(*, task, pair: tuple[int, int] | None = None, build=None) -> dict:
+    """Graph, ranked clusters and items of a task's population (or of one pair's leave-two-out context),
+    with model primary keys mapped back to display names for researchers. ``build`` (a finished
+    :class:`TIGBuild`) selects the extractor and embedder; None means the offline pair."""
+    from leaderboard.models import ChecklistItem, SubjectModel
+    from leaderboard.services.tig import TIGComponents, task_population_index
+
+    components = TIGComponents.of(build) if build is not None else TIGComponents()
+    index = task_population_index(task, components=components)
     data = index.viewer_data(None if pair is None else tuple(str(p) for p in pair))
+    data["components"] = components
     names = dict(SubjectModel.objects.values_list("pk", "display_name"))
     for cluster in data["clusters"]:
         cluster["model_names"] = [names.get(int(m), m) for m in cluster.get("models", []) if str(m).isdigit()]

@@ -37,14 +37,16 @@ def judge_run_chunk(self, run_id: int, task_id: int) -> None:
 
 
 @shared_task(name="leaderboard.judge_run_finalise")
-def judge_run_finalise(run_id: int) -> int:
-    return judge_runs.judge_run_finalise(run_id=run_id).pk
+def judge_run_finalise(run_id: int) -> int | None:
+    """The run's snapshot id; None for a fixed-pair run, which stores none."""
+    snapshot = judge_runs.judge_run_finalise(run_id=run_id)
+    return snapshot.pk if snapshot is not None else None
 
 
 @shared_task(name="leaderboard.tig_build")
-def tig_build(task_set_id: int) -> int:
-    """Extract and embed a task set's responses for the TIGs; resumable (extractions are stored per response)."""
-    from leaderboard.models import TaskSet
-    from leaderboard.services.tig import tig_build as build
+def tig_build(build_id: int) -> int:
+    """Extract and embed a task set's responses for its TIGs; idempotent and resumable (extractions are
+    stored per response, embeddings per atom)."""
+    from leaderboard.services.tig import tig_build_execute
 
-    return build(task_set=TaskSet.objects.get(pk=task_set_id))
+    return tig_build_execute(build_id=build_id).tasks_done

@@ -3,17 +3,19 @@ writes through services; access through the gatekeepers in ``roles``."""
 
 from __future__ import annotations
 
+import mimetypes
+
 from django.contrib import messages
-from django.http import HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from leaderboard import charts, results, selectors
-from leaderboard.forms import JudgeRunForm
+from leaderboard.forms import JudgeRunForm, TIGBuildForm
 from leaderboard.judges import judge_choices
-from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet
+from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
 from leaderboard.roles import require_researcher
-from leaderboard.services import judge_runs, responses_export, tasks_export
+from leaderboard.services import judge_runs, responses_export, tasks_export, tig
 
 
 def home(request):
@@ -29,10 +31,12 @@ def task_set_detail(request, pk: int):
     require_researcher(request.user)
     task_set = get_object_or_404(TaskSet.objects.select_related("benchmark"), pk=pk)
     lengths = selectors.length_diagnostics(task_set=task_set)
+    extractors, embedders = selectors.tig_component_choices()
     return render(
         request,
         "leaderboard/task_set_detail.html",
         {"task_set": task_set, "tasks": selectors.task_rows(task_set=task_set),
+         "tig_builds": selectors.tig_builds_of(task_set=task_set)[:10], "extractors": extractors, "embedders": embedders,
          "normalisation": selectors.normalisation_counts(task_set=task_set),
          "core_idea_lengths": charts.box_plot(lengths["core_idea"], title="Core Idea words",
                                               axis_label="Core Idea length (words) per model × family"),
@@ -52,13 +56,48 @@ def task_set_export(request, pk: int, what: str, fmt: str):
     return response
 
 
+def task_set_renders(request, pk: int):
+    """The set's renders with task, model, renderer and seed: researchers only (annotators reach images
+    only through the opaque per-assignment URLs of the annotation app)."""
+    require_researcher(request.user)
+    task_set = get_object_or_404(TaskSet.objects.select_related("benchmark"), pk=pk)
+    renderers = selectors.task_set_renderers(task_set=task_set)
+    renderer = request.GET.get("renderer") or None
+    if renderer is not None and renderer not in dict(renderers):
+        messages.error(request, f"no renders by {renderer!r} in this task set; showing all")
+        renderer = None
+    return render(request, "leaderboard/task_set_renders.html", {
+        "task_set": task_set, "renderers": renderers, "renderer": renderer,
+        "renders": selectors.task_set_renders(task_set=task_set, renderer=renderer),
+    })
+
+
+def render_image(request, pk: int, render_pk: int):
+    """One render's image file as stored, for the researchers' renders page."""
+    require_researcher(request.user)
+    task_set = get_object_or_404(TaskSet, pk=pk)
+    render_obj = selectors.task_set_render_get(task_set=task_set, pk=render_pk)
+    if render_obj is None:
+        raise Http404("No such render in this task set.")
+    try:
+        with render_obj.image.open("rb") as handle:
+            data = handle.read()
+    except FileNotFoundError as exc:
+        raise Http404("The render's image file is missing from media storage.") from exc
+    content_type = mimetypes.guess_type(render_obj.image.name)[0] or "application/octet-stream"
+    response = HttpResponse(data, content_type=content_type)
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
+
+
 def leaderboard_list(request):
     require_researcher(request.user)
     return render(
         request,
         "leaderboard/leaderboard_list.html",
         {"snapshots": selectors.snapshot_list(), "runs": selectors.judge_run_list()[:50],
-         "task_sets": TaskSet.objects.order_by("name", "version"), "judges": judge_choices()},
+         "task_sets": TaskSet.objects.order_by("name", "version"), "judges": judge_choices(),
+         "tig_choices": selectors.tig_component_choices()},
     )
 
 
@@ -133,7 +172,8 @@ def judge_run_status(request, pk: int):
 @require_POST
 def judge_run_new(request):
     require_researcher(request.user)
-    form = JudgeRunForm(request.POST, judges=judge_choices())
+    extractors, embedders = selectors.tig_component_choices()
+    form = JudgeRunForm(request.POST, judges=judge_choices(), extractors=extractors, embedders=embedders)
     if not form.is_valid():
         messages.error(request, f"Run not started: {form.errors.as_text()}")
         return redirect("leaderboard_list")
@@ -157,13 +197,51 @@ def tig_viewer(request, pk: int, task_pk: int):
             pair = (x, y)
         except ValueError:
             messages.error(request, "pair must be two model ids separated by a comma")
-    data = selectors.tig_viewer(task=task, pair=pair)
+    build_id = request.GET.get("build")
+    build = selectors.tig_viewer_build(task_set=task.task_set, build_id=int(build_id) if (build_id or "").isdigit() else None)
+    if build_id and build is None:
+        messages.error(request, f"no finished TIG build {build_id} of this task set; showing the offline components")
+    data = selectors.tig_viewer(task=task, pair=pair, build=build)
     context = {
         "task": task,
         "data": data,
         "pair": pair,
+        "build": build,
+        "builds": [b for b in selectors.tig_builds_of(task_set=task.task_set) if b.status == TIGBuild.Status.DONE],
         "graph": charts.graph_plot(data["nodes"], data["edges"], title=f"Typed Idea Graph of {task.external_id}"),
         "models": selectors.subject_models_of(task.task_set),
         "tasks": task.task_set.tasks.order_by("position", "external_id"),
     }
     return render(request, "leaderboard/tig_viewer.html", context)
+
+
+@require_POST
+def tig_build_new(request, pk: int):
+    require_researcher(request.user)
+    task_set = get_object_or_404(TaskSet, pk=pk)
+    extractors, embedders = selectors.tig_component_choices()
+    form = TIGBuildForm(request.POST, extractors=extractors, embedders=embedders)
+    if not form.is_valid():
+        messages.error(request, f"TIG build not started: {form.errors.as_text()}")
+        return redirect("task_set_detail", pk=pk)
+    try:
+        build = tig.tig_build_create(task_set=task_set, created_by=request.user, **form.cleaned_data)
+    except tig.TIGConfigurationError as exc:
+        messages.error(request, f"TIG build not started: {exc}")
+        return redirect("task_set_detail", pk=pk)
+    tig.tig_build_start(build=build)
+    return redirect("tig_build_detail", pk=pk, build_pk=build.pk)
+
+
+def tig_build_detail(request, pk: int, build_pk: int):
+    require_researcher(request.user)
+    build = get_object_or_404(TIGBuild.objects.select_related("task_set"), pk=build_pk, task_set_id=pk)
+    return render(request, "leaderboard/tig_build_detail.html",
+                  {"build": build, "progress": selectors.tig_build_progress(build=build),
+                   "first_task": build.task_set.tasks.order_by("position", "external_id").first()})
+
+
+def tig_build_status(request, pk: int, build_pk: int):
+    require_researcher(request.user)
+    build = get_object_or_404(TIGBuild, pk=build_pk, task_set_id=pk)
+    return JsonResponse(selectors.tig_build_progress(build=build))

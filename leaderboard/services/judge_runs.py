@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import subprocess
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +65,9 @@ DEFAULT_CONFIG = {
     "active_batch": 10,  # calls per active round: the fit is refreshed between rounds
     "n_boot": 1000,
 }
+#: A fixed-pair run judges each given pair once, in the given order, with no diagnostic layers: the
+#: Novelty ablation "preserves the original response order" and reruns the same rows (Ekphrasis App. D.1).
+FIXED_PAIR_DEFAULTS = {"swap_share": 0.0, "duplicate_share": 0.0, "auxiliary_judges": []}
 
 
 def code_version() -> str:
@@ -102,8 +105,16 @@ def judge_run_create(
     novelty_anchor: str = "tig",
     config: dict | None = None,
     created_by=None,
+    pairs: Sequence[tuple] | None = None,
 ) -> JudgeRun:
-    """Create a run and one chunk per task; nothing is judged until it is started."""
+    """Create a run and one chunk per task; nothing is judged until it is started.
+
+    ``pairs`` makes a *fixed-pair run*: instead of spending a budget by active sampling, the run judges
+    exactly these (task, response x, response y) pairs on each of its dimensions, once each, shown in
+    the given order (x as A), and stores no leaderboard snapshot (see :func:`judge_run_finalise`).
+    The pairs are kept in ``config["fixed_pairs"]``; a ``config`` that already holds that key is
+    read the same way. Chunks are made for the tasks that have pairs only.
+    """
     from leaderboard.judges import judge_is_simulated, judge_model_for
 
     dims = "".join(d for d in "UEN" if d in dimensions.upper())
@@ -114,6 +125,13 @@ def judge_run_create(
     models = subject_models_of(task_set)
     if len(models) < 2:
         raise RunConfigurationError(f"{task_set} has fewer than two subject models with primary responses")
+    if pairs is None and config and "fixed_pairs" in config:
+        pairs = config["fixed_pairs"]
+    fixed = None if pairs is None else _fixed_pairs_check(task_set, models, pairs)
+    if fixed is not None:
+        config = {**FIXED_PAIR_DEFAULTS, **(config or {}), "fixed_pairs": fixed}
+        per_task = Counter(task_id for task_id, _, _ in fixed)
+        budget_per_task = max(per_task.values())  # informational: the largest number of pairs of one task
     judge_model = judge_model_for(judge_name)
     run = JudgeRun.objects.create(
         task_set=task_set,
@@ -124,16 +142,69 @@ def judge_run_create(
         budget_per_task=budget_per_task,
         seed=seed,
         novelty_anchor=novelty_anchor,
-        config={**DEFAULT_CONFIG, **(config or {})},
+        config=_run_config(task_set, dims, novelty_anchor, config),
         code_version=code_version(),
         created_by=created_by,
     )
     tasks = list(task_set.tasks.order_by("position", "external_id"))
+    if fixed is not None:
+        tasks = [t for t in tasks if t.pk in per_task]
     JudgeRunTask.objects.bulk_create([JudgeRunTask(run=run, task=t) for t in tasks])
     run.tasks_total = len(tasks)
-    run.calls_planned = len(tasks) * len(dims) * budget_per_task
+    run.calls_planned = len(dims) * (len(fixed) if fixed is not None else len(tasks) * budget_per_task)
     run.save(update_fields=["tasks_total", "calls_planned"])
     return run
+
+
+def _fixed_pairs_check(task_set, models: list[SubjectModel], pairs: Sequence) -> list[list[int]]:
+    """The given pairs as ``[task id, response x id, response y id]`` rows, in the given order.
+
+    Each pair must be two responses of one task of ``task_set`` by two different models of the run's
+    pool. An exact repeat of a pair is dropped; two different pairs of responses of the same two
+    models on one task are refused, since a comparison is identified by its model pair."""
+    rows = [[getattr(part, "pk", part) for part in pair] for pair in pairs]
+    if not rows:
+        raise RunConfigurationError("a fixed-pair run needs at least one pair")
+    if any(len(row) != 3 for row in rows):
+        raise RunConfigurationError("each fixed pair is (task, response x, response y)")
+    ids = {r for _, x, y in rows for r in (x, y)}
+    found = {
+        r["pk"]: r for r in Response.objects.filter(pk__in=ids, task__task_set=task_set).values(
+            "pk", "task_id", "subject_model_id")
+    }
+    pool = {m.pk for m in models}
+    out, seen = [], {}
+    for k, (task_id, x, y) in enumerate(rows, start=1):
+        rx, ry = found.get(x), found.get(y)
+        if rx is None or ry is None:
+            raise RunConfigurationError(f"pair {k}: response {x if rx is None else y} is not in {task_set}")
+        if rx["task_id"] != task_id or ry["task_id"] != task_id:
+            raise RunConfigurationError(f"pair {k}: responses {x} and {y} are not both of task {task_id}")
+        mx, my = rx["subject_model_id"], ry["subject_model_id"]
+        if mx == my or mx not in pool or my not in pool:
+            raise RunConfigurationError(f"pair {k}: responses {x} and {y} are not by two models of the run's pool")
+        key = (task_id, frozenset((mx, my)))
+        if key in seen:
+            if seen[key] != {x, y}:
+                raise RunConfigurationError(f"pair {k}: task {task_id} already has a pair of the same two models")
+            continue
+        seen[key] = {x, y}
+        out.append([int(task_id), int(x), int(y)])
+    return out
+
+
+def _run_config(task_set, dims: str, novelty_anchor: str, config: dict | None) -> dict:
+    """The run's configuration with its TIG components resolved once, so that a resumed run (or one
+    whose task set gets a new TIG build meanwhile) keeps judging Novelty against the same populations."""
+    from leaderboard.services.tig import TIGConfigurationError, tig_components_for_new_run
+
+    merged = {**DEFAULT_CONFIG, **(config or {})}
+    if novelty_anchor == "tig" and "N" in dims:
+        try:
+            merged["tig"] = tig_components_for_new_run(task_set=task_set, requested=merged.get("tig")).as_config()
+        except TIGConfigurationError as exc:
+            raise RunConfigurationError(str(exc)) from exc
+    return merged
 
 
 def judge_run_start(*, run: JudgeRun) -> None:
@@ -228,6 +299,8 @@ def _automatic_outcomes(run, task, dimension, pool: _Pool) -> None:
     """Empty responses get automatic records without a call (Ekphrasis App. F.2)."""
     from engine.bt import empty_response_outcome
 
+    if run.config.get("fixed_pairs"):
+        return  # a fixed-pair run records its own pairs' automatic outcomes when it plans them
     positions = sorted(pool.responses)
     empties = {p for p in positions if is_empty_response(_inspected(pool.responses[p], dimension))}
     if not empties:
@@ -289,6 +362,8 @@ def _next_sequence(run, task, dimension) -> int:
 
 def _plan_next_round(run, task, dimension, pool: _Pool) -> bool:
     """Plan the next round of primary calls; False when the task's budget is spent."""
+    if run.config.get("fixed_pairs"):
+        return _plan_fixed_pairs(run, task, dimension, pool)
     state, repeats = _task_state(run, task, dimension, pool)
     if len(state.models or []) < 2:
         return False
@@ -312,18 +387,56 @@ def _plan_next_round(run, task, dimension, pool: _Pool) -> bool:
 
 def _planned(run, task, dimension, pool: _Pool, i: int, j: int, kind: str, repeat: int, judge_name: str,
              sequence: int, *, reverse_of: Comparison | None = None) -> Comparison:
-    ri, rj = pool.responses[i], pool.responses[j]
     if reverse_of is not None:
+        # the reversed presentation of a judged pair (also of a fixed pair that is not the primaries)
         shown_a, shown_b = reverse_of.shown_b, reverse_of.shown_a
+        x, y = reverse_of.model_x_id, reverse_of.model_y_id
     else:
+        ri, rj = pool.responses[i], pool.responses[j]
         # A/B order randomised per call and recorded (Ekphrasis App. E, Algorithm 2 line 6).
         flip = unit_interval(run.seed, "order", task.external_id, dimension, i, j, kind, repeat, judge_name) < 0.5
         shown_a, shown_b = (rj, ri) if flip else (ri, rj)
-    x, y = sorted((ri.subject_model_id, rj.subject_model_id))
+        x, y = sorted((ri.subject_model_id, rj.subject_model_id))
     return Comparison(
         run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y, kind=kind, repeat=repeat,
         judge_name=judge_name, sequence=sequence, shown_a=shown_a, shown_b=shown_b,
     )
+
+
+def _plan_fixed_pairs(run, task, dimension, pool: _Pool) -> bool:
+    """Plan every given pair of this task once (primary, repeat 0), in the given order and shown as
+    given (x as A); False when all are planned. A pair with an empty inspected field gets its
+    automatic record instead of a call (Ekphrasis App. F.2)."""
+    from engine.bt import empty_response_outcome
+
+    wanted = [(x, y) for task_id, x, y in run.config["fixed_pairs"] if task_id == task.pk]
+    planned = set(
+        Comparison.objects.filter(
+            run=run, task=task, dimension=dimension, kind__in=[Comparison.Kind.PRIMARY, Comparison.Kind.AUTOMATIC]
+        ).values_list("model_x_id", "model_y_id")
+    )
+    responses = Response.objects.in_bulk([r for pair in wanted for r in pair])
+    sequence = _next_sequence(run, task, dimension)
+    rows = []
+    for x_id, y_id in wanted:
+        shown_a, shown_b = responses[x_id], responses[y_id]
+        x, y = sorted((shown_a.subject_model_id, shown_b.subject_model_id))
+        if (x, y) in planned:
+            continue
+        common = dict(run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y, repeat=0,
+                      shown_a=shown_a, shown_b=shown_b)
+        outcome = empty_response_outcome(_inspected(shown_a, dimension), _inspected(shown_b, dimension))
+        if outcome is not None:
+            rows.append(Comparison(
+                **common, kind=Comparison.Kind.AUTOMATIC, judge_name="automatic", sequence=0,
+                status=Comparison.Status.OK, winner=outcome.winner, confidence=outcome.confidence,
+                rationale=f"automatic: {outcome.reason}", judged_at=timezone.now(),
+            ))
+        else:
+            rows.append(Comparison(**common, kind=Comparison.Kind.PRIMARY, judge_name=run.judge_name, sequence=sequence))
+            sequence += 1
+    _bulk_plan(rows)
+    return bool(rows)
 
 
 def _bulk_plan(rows: list[Comparison]) -> None:
@@ -469,7 +582,10 @@ def _judged_comparisons(run: JudgeRun, pool_index: dict[int, int]):
 
 
 def judge_run_finalise(*, run_id: int):
-    """Compute and store the run's leaderboard snapshot (idempotent: one snapshot per run)."""
+    """Compute and store the run's leaderboard snapshot (idempotent: one snapshot per run).
+
+    A fixed-pair run is only marked done and stores no snapshot (returns None): its pairs were
+    chosen, not sampled to rank the models, so a leaderboard of them would mislead."""
     from engine.leaderboard import build_leaderboard
     from leaderboard.models import LeaderboardSnapshot
 
@@ -478,6 +594,12 @@ def judge_run_finalise(*, run_id: int):
         existing = run.snapshots.first()
         if existing is not None:
             return existing
+        if run.config.get("fixed_pairs"):
+            if run.status != JudgeRun.Status.DONE:
+                run.status = JudgeRun.Status.DONE
+                run.finished_at = timezone.now()
+                run.save(update_fields=["status", "finished_at"])
+            return None
         models = subject_models_of(run.task_set)
         index = {m.pk: i for i, m in enumerate(models)}
         comparisons = _judged_comparisons(run, index)

@@ -10,12 +10,15 @@ as checklist items keyed by (task, pair, population version).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, MutableMapping
+import time
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
-from leaderboard.models import AtomExtraction, ChecklistItem, Response, Task
+from leaderboard.models import AtomExtraction, ChecklistItem, Response, SubjectModel, Task, TaskSet, TIGBuild
 from leaderboard.services.checklists import checklist_item_revise
 
 TIG_SLOT = 1  # the cliché-distance slot that a population-cliché item replaces (App. E.3)
@@ -72,15 +75,142 @@ def task_ideas(task: Task) -> list[dict]:
     ]
 
 
-def task_population_index(task: Task, *, progress: Callable[[str, int, int], None] | None = None):
-    """The task's population, extracted and embedded once (offline extractor and MiniLM embedder)."""
+OFFLINE_EXTRACTOR = "offline"  # the rule-based extractor: the labelled fallback (App. G.2 without a provider)
+OFFLINE_EMBEDDER = "minilm"  # all-MiniLM-L6-v2 run in numpy (engine.embed)
+EMBEDDING_CANONICALISER = "embedding"  # synonyms grouped by embedding similarity (the offline path, App. G.2)
+LLM_CANONICALISER = "llm"  # the extractor model groups synonyms, validated and repaired (App. G.2)
+
+
+class TIGConfigurationError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class TIGComponents:
+    """Which extractor, embedder and canonicaliser build a task set's TIGs, by name: ``"offline"`` or a
+    judge-role model's display name; ``"minilm"`` or an embedder-role model's display name;
+    ``"embedding"`` or ``"llm"`` (the extractor model groups synonyms)."""
+
+    extractor: str = OFFLINE_EXTRACTOR
+    embedder: str = OFFLINE_EMBEDDER
+    canonicaliser: str = EMBEDDING_CANONICALISER
+
+    def as_config(self) -> dict[str, str]:
+        return {"extractor": self.extractor, "embedder": self.embedder, "canonicaliser": self.canonicaliser}
+
+    @classmethod
+    def of(cls, record) -> TIGComponents:
+        """The components of a :class:`TIGBuild` (or of anything with the three fields)."""
+        return cls(record.extractor, record.embedder, record.canonicaliser)
+
+
+def _provider_model(name: str, role: str, what: str) -> SubjectModel:
+    model = SubjectModel.objects.filter(display_name=name, role=role).first()
+    if model is None:
+        known = list(SubjectModel.objects.filter(role=role).exclude(base_url="").values_list("display_name", flat=True))
+        default = OFFLINE_EXTRACTOR if what == "extractor" else OFFLINE_EMBEDDER
+        raise TIGConfigurationError(
+            f"no {role}-role model named {name!r} for the TIG {what}; choose {default!r} or one of: "
+            f"{', '.join(known) or '(none configured)'}"
+        )
+    if not model.base_url:
+        raise TIGConfigurationError(f"{model} has no base URL, so it cannot serve as the TIG {what}")
+    return model
+
+
+def tig_components_check(
+    *, extractor: str = OFFLINE_EXTRACTOR, embedder: str = OFFLINE_EMBEDDER, canonicaliser: str = EMBEDDING_CANONICALISER
+) -> TIGComponents:
+    """Validated component names (raises :class:`TIGConfigurationError` naming the known choices)."""
+    extractor = (extractor or OFFLINE_EXTRACTOR).strip()
+    embedder = (embedder or OFFLINE_EMBEDDER).strip()
+    canonicaliser = (canonicaliser or EMBEDDING_CANONICALISER).strip()
+    if extractor != OFFLINE_EXTRACTOR:
+        _provider_model(extractor, SubjectModel.Role.JUDGE, "extractor")
+    if embedder != OFFLINE_EMBEDDER:
+        _provider_model(embedder, SubjectModel.Role.EMBEDDER, "embedder")
+    if canonicaliser not in (EMBEDDING_CANONICALISER, LLM_CANONICALISER):
+        raise TIGConfigurationError(
+            f"unknown canonicaliser {canonicaliser!r}; choose {EMBEDDING_CANONICALISER!r} or {LLM_CANONICALISER!r}"
+        )
+    if canonicaliser == LLM_CANONICALISER and extractor == OFFLINE_EXTRACTOR:
+        raise TIGConfigurationError("the 'llm' canonicaliser is the extractor model: choose a provider extractor")
+    return TIGComponents(extractor, embedder, canonicaliser)
+
+
+def _engine_extractor(name: str):
+    if name == OFFLINE_EXTRACTOR:
+        return None  # the engine's default: OfflineExtractor
+    from engine.tig import LLMExtractor
+    from leaderboard.services.provider_jobs import provider_client_for
+
+    model = _provider_model(name, SubjectModel.Role.JUDGE, "extractor")
+    return LLMExtractor(provider_client_for(model, cache_name="tig-extract"), model=model.provider_id or model.display_name)
+
+
+def _engine_canonicaliser(components: TIGComponents):
+    if components.canonicaliser == EMBEDDING_CANONICALISER:
+        return None  # the engine's default: EmbeddingCanonicaliser
+    from engine.tig import LLMCanonicaliser
+    from leaderboard.services.provider_jobs import provider_client_for
+
+    model = _provider_model(components.extractor, SubjectModel.Role.JUDGE, "extractor")
+    return LLMCanonicaliser(
+        provider_client_for(model, cache_name="tig-canonical"), model=model.provider_id or model.display_name
+    )
+
+
+def _engine_embedder(name: str):
     from engine.embed import text_embedder
+
+    if name == OFFLINE_EMBEDDER:
+        return text_embedder(OFFLINE_EMBEDDER, cache_dir=settings.ATELIER_EMBED_CACHE_DIR)
+    from leaderboard.services.provider_jobs import provider_client_for
+
+    model = _provider_model(name, SubjectModel.Role.EMBEDDER, "embedder")
+    return text_embedder(
+        "openai", cache_dir=settings.ATELIER_EMBED_CACHE_DIR, client=provider_client_for(model, cache_name="embed"),
+        model=model.provider_id or model.display_name,
+    )
+
+
+def task_population_index(
+    task: Task, *, components: TIGComponents | None = None, progress: Callable[[str, int, int], None] | None = None
+):
+    """The task's population, extracted and embedded once, with the chosen extractor, embedder and
+    canonicaliser (offline rules, MiniLM and embedding grouping by default). The population version hashes
+    all three names, so contexts built with different components never mix."""
     from engine.tig import PopulationIndex
 
-    embedder = text_embedder("minilm", cache_dir=settings.ATELIER_EMBED_CACHE_DIR)
+    components = components or TIGComponents()
     return PopulationIndex(
-        task_ideas(task), task=task.external_id, brief=task.brief, embedder=embedder,
-        extractions=StoredExtractions(task), progress=progress,
+        task_ideas(task), task=task.external_id, brief=task.brief,
+        extractor=_engine_extractor(components.extractor), embedder=_engine_embedder(components.embedder),
+        canonicaliser=_engine_canonicaliser(components), extractions=StoredExtractions(task), progress=progress,
+    )
+
+
+def tig_components_of_run(run) -> TIGComponents:
+    """The components a judge run builds its Novelty contexts with (fixed when the run was created)."""
+    config = (run.config or {}).get("tig") or {}
+    return TIGComponents(
+        config.get("extractor", OFFLINE_EXTRACTOR), config.get("embedder", OFFLINE_EMBEDDER),
+        config.get("canonicaliser", EMBEDDING_CANONICALISER),
+    )
+
+
+def tig_components_for_new_run(*, task_set: TaskSet, requested: Mapping[str, str] | None = None) -> TIGComponents:
+    """What a new run uses: each component asked for, else that of the task set's latest finished build,
+    else the offline one. Resolved once, at creation, and stored in the run's config."""
+    build = TIGBuild.objects.filter(task_set=task_set, status=TIGBuild.Status.DONE).order_by("-finished_at", "-pk").first()
+    base = TIGComponents.of(build) if build else TIGComponents()
+    requested = requested or {}
+    extractor = requested.get("extractor") or base.extractor
+    # a canonicaliser is only inherited together with the extractor it belongs to
+    inherited = base.canonicaliser if extractor == base.extractor else EMBEDDING_CANONICALISER
+    return tig_components_check(
+        extractor=extractor, embedder=requested.get("embedder") or base.embedder,
+        canonicaliser=requested.get("canonicaliser") or inherited,
     )
 
 
@@ -116,14 +246,86 @@ def novelty_context_items(*, task: Task, model_x_id: int, model_y_id: int, index
     return [row]
 
 
-def tig_build(*, task_set, progress: Callable[[int, int], None] | None = None) -> int:
-    """Extract and embed every response of the task set once (the expensive, reusable part)."""
-    tasks = list(task_set.tasks.order_by("position", "external_id"))
-    for done, task in enumerate(tasks, start=1):
-        task_population_index(task)
-        if progress:
-            progress(done, len(tasks))
-    return len(tasks)
+@transaction.atomic
+def tig_build_create(
+    *, task_set: TaskSet, extractor: str = OFFLINE_EXTRACTOR, embedder: str = OFFLINE_EMBEDDER,
+    canonicaliser: str = EMBEDDING_CANONICALISER, created_by=None,
+) -> TIGBuild:
+    """A planned build of the task set's TIG populations; nothing is extracted until it is executed."""
+    components = tig_components_check(extractor=extractor, embedder=embedder, canonicaliser=canonicaliser)
+    tasks = task_set.tasks.all()
+    return TIGBuild.objects.create(
+        task_set=task_set, extractor=components.extractor, embedder=components.embedder,
+        canonicaliser=components.canonicaliser, created_by=created_by,
+        tasks_total=tasks.count(),
+        responses_total=Response.objects.filter(task__in=tasks, subject_model__role="subject").exclude(core_idea="").count(),
+    )
+
+
+def tig_build_start(*, build: TIGBuild) -> None:
+    """Queue the build once the transaction that created it has committed."""
+    from leaderboard import tasks
+
+    transaction.on_commit(lambda: tasks.tig_build.delay(build.pk))
+
+
+class _BuildProgress:
+    """Writes a build's stage and counts as the engine reports them, at most every ``interval`` seconds
+    (the page polls; a row update per atom would cost more than the work it reports)."""
+
+    def __init__(self, build: TIGBuild, extracted_before: int, interval: float = 0.5) -> None:
+        self.build = build
+        self.extracted_before = extracted_before
+        self.interval = interval
+        self.last = 0.0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if stage == "extract":
+            self.build.responses_extracted = min(self.extracted_before + done, self.build.responses_total)
+        self.build.stage = stage
+        if now - self.last >= self.interval or (stage == "extract" and done == total):
+            self.last = now
+            TIGBuild.objects.filter(pk=self.build.pk).update(
+                stage=stage, responses_extracted=self.build.responses_extracted
+            )
+
+
+def tig_build_execute(*, build_id: int, progress: Callable[[int, int], None] | None = None) -> TIGBuild:
+    """Extract and embed every response of the build's task set once (the expensive, reusable part).
+
+    Idempotent and resumable: a finished build is returned as it is; an interrupted one starts over and
+    finds every response already extracted (:class:`AtomExtraction`) and every atom already embedded
+    (the embedding cache), so only the missing work is done. ``progress(tasks_done, tasks_total)``.
+    """
+    build = TIGBuild.objects.select_related("task_set").get(pk=build_id)
+    if build.status == TIGBuild.Status.DONE:
+        return build
+    components = TIGComponents.of(build)
+    tasks = list(build.task_set.tasks.order_by("position", "external_id"))
+    build.status, build.error, build.stage = TIGBuild.Status.RUNNING, "", "starting"
+    build.tasks_total, build.tasks_done, build.responses_extracted = len(tasks), 0, 0
+    build.started_at = build.started_at or timezone.now()
+    build.save(update_fields=["status", "error", "stage", "tasks_total", "tasks_done", "responses_extracted", "started_at"])
+    try:
+        for done, task in enumerate(tasks, start=1):
+            report = _BuildProgress(build, build.responses_extracted)
+            index = task_population_index(task, components=components, progress=report)
+            build.responses_extracted = min(report.extracted_before + len(index.ideas), build.responses_total)
+            build.tasks_done = done
+            TIGBuild.objects.filter(pk=build.pk).update(
+                tasks_done=done, responses_extracted=build.responses_extracted, stage="embed"
+            )
+            if progress:
+                progress(done, len(tasks))
+    except Exception as exc:
+        TIGBuild.objects.filter(pk=build.pk).update(
+            status=TIGBuild.Status.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+        )
+        raise
+    TIGBuild.objects.filter(pk=build.pk).update(status=TIGBuild.Status.DONE, stage="", finished_at=timezone.now())
+    build.refresh_from_db()
+    return build
 
 
 def tig_items_export(*, task_set) -> str:

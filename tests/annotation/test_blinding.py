@@ -169,6 +169,11 @@ def test_alice_cannot_reach_any_researcher_page_or_export(client, world):
         for path in (f"/annotate/campaigns/{campaign.pk}/", f"/annotate/campaigns/{campaign.pk}/labels.jsonl"):
             assert client.get(path).status_code == 403
     assert client.get("/annotate/campaigns/").status_code == 403
+    # The renders page names each image's model; its image URLs carry render ids.
+    task_set_pk = campaigns[0].task_set_id
+    assert client.get(f"/task-sets/{task_set_pk}/renders/").status_code == 403
+    for render in Render.objects.all():
+        assert client.get(f"/task-sets/{task_set_pk}/renders/{render.pk}/image").status_code == 403
 
 
 def test_the_image_preference_item_shows_images_and_the_brief_only(client, world):

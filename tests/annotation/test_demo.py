@@ -18,7 +18,7 @@ from annotation import selectors, services
 from annotation.demo import DEMO_ANNOTATORS, SIMULATED_USERNAMES
 from annotation.kinds import kind_for
 from annotation.models import Campaign, CampaignKind, Item
-from leaderboard.models import Render, Response, SubjectModel, TaskSet
+from leaderboard.models import JudgeRun, Render, Response, SubjectModel, TaskSet
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,7 @@ def demo(django_db_setup, django_db_blocker):
         finally:
             Campaign.objects.filter(task_set=catalogue.task_set).delete()
             Render.objects.filter(response__task__task_set=catalogue.task_set).delete()
+            JudgeRun.objects.filter(task_set=catalogue.task_set).delete()  # the demo's Novelty ablation runs
             TaskSet.objects.filter(pk=catalogue.task_set.pk).delete()
             SubjectModel.objects.filter(is_demo=True, responses__isnull=True).delete()
             get_user_model().objects.filter(
@@ -111,3 +112,17 @@ def test_running_the_demo_command_again_changes_nothing(demo):
 
 def test_the_command_says_what_is_simulated(demo):
     assert "SIMULATED annotators" in demo["output"] and "left open for annotator1..3" in demo["output"]
+
+
+def test_the_demo_runs_the_novelty_ablation_with_the_simulated_judge_and_says_it_cannot_differ(demo):
+    text = demo_campaigns(demo["task_set"])[CampaignKind.TEXT_PAIRWISE]
+    panel = selectors.novelty_ablation_panel(campaign=text)
+    view = panel["ablation"]
+    assert [r.condition for r in panel["ablation_runs"]] == ["tig", "generic"]
+    assert all(r.is_simulated and r.judge_name == "simulated" for r in panel["ablation_runs"])
+    assert view.n > 0 and view.correct[0] == view.correct[1] and view.discordant == (0, 0)
+    assert any("does not read the checklist anchors" in note for note in panel["ablation_notes"])
+    assert "Novelty ablation with the SIMULATED judge" in demo["output"]
+    # the ablation runs are not leaderboards
+    runs = JudgeRun.objects.filter(pk__in=[r.run_id for r in panel["ablation_runs"]])
+    assert all(run.snapshots.count() == 0 for run in runs)

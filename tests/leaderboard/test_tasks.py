@@ -20,6 +20,7 @@ from tests.leaderboard.test_judge_runs import comparison_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+QUEUE = f"atelier-test-{os.getpid()}"  # this test process's own queue on the shared Redis
 
 
 @pytest.fixture
@@ -28,16 +29,16 @@ def broker():
     import redis
 
     client = redis.Redis.from_url(BROKER_URL)
-    client.flushdb()
+    client.delete(QUEUE)
     yield BROKER_URL
-    client.flushdb()
+    client.delete(QUEUE)
 
 
 def start_worker(log: Path, **env: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool=solo", "--loglevel=info",
          "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"test-{log.stem}@%h"],
-        cwd=ROOT, env=subprocess_environment(CELERY_BROKER_URL=BROKER_URL, **env),
+        cwd=ROOT, env=subprocess_environment(CELERY_BROKER_URL=BROKER_URL, CELERY_QUEUE=QUEUE, **env),
         stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
     )
 
@@ -62,7 +63,7 @@ def enqueue(run: JudgeRun) -> None:
         [sys.executable, "-c",
          "import django; django.setup(); from leaderboard.tasks import judge_run_dispatch; "
          f"judge_run_dispatch.delay({run.pk})"],
-        cwd=ROOT, env=subprocess_environment(CELERY_BROKER_URL=BROKER_URL), check=True, timeout=60,
+        cwd=ROOT, env=subprocess_environment(CELERY_BROKER_URL=BROKER_URL, CELERY_QUEUE=QUEUE), check=True, timeout=60,
     )
 
 

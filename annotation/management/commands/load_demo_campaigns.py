@@ -28,3 +28,9 @@ class Command(BaseCommand):
         for campaign in summary.campaigns:
             self.stdout.write(f"  {campaign.name:<48} {campaign.items.count():>4} items, "
                               f"{summary.open_items[campaign.name]:>3} left open for annotator1..3")
+        view = summary.ablation.get("ablation")
+        runs = ", ".join(f"run {r.run_id} ({r.condition})" for r in summary.ablation.get("ablation_runs", []))
+        if view is not None:
+            counts = ", ".join(f"{row['label']} {row['correct']}/{view.n}" for row in summary.ablation["ablation_rows"])
+            self.stdout.write(f"Novelty ablation with the SIMULATED judge ({runs}): {counts}. "
+                              "The simulated judge does not read the anchors, so both conditions agree by construction.")

@@ -1,18 +1,76 @@
+"""manage.py build_tig: extract and embed a task set's responses for its Typed Idea Graphs."""
+
+import time
+
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from leaderboard.management.base import TaskSetCommand
-from leaderboard.services.tig import tig_build
+from leaderboard.models import TIGBuild
+from leaderboard.services.tig import (
+    OFFLINE_EMBEDDER,
+    OFFLINE_EXTRACTOR,
+    TIGConfigurationError,
+    tig_build_create,
+    tig_build_execute,
+)
 
 
 class Command(TaskSetCommand):
-    help = "Extract and embed every response of a task set once for the Typed Idea Graphs (resumable: stored per response)."
+    help = (
+        "Extract and embed every response of a task set once for the Typed Idea Graphs (resumable: stored per "
+        "response). --extractor offline uses the labelled rule-based fallback; any other name is a judge-role "
+        "model. --embedder minilm runs all-MiniLM-L6-v2 offline; any other name is an embedder-role model."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--task-set", required=True, dest="task_set")
+        parser.add_argument("--task-set", dest="task_set")
         parser.add_argument("--version", dest="task_set_version", default=None)
+        parser.add_argument("--extractor", default=OFFLINE_EXTRACTOR)
+        parser.add_argument("--embedder", default=OFFLINE_EMBEDDER)
+        parser.add_argument("--canonicaliser", default="embedding", choices=["embedding", "llm"],
+                            help="synonym grouping: embedding similarity, or the extractor model ('llm')")
+        parser.add_argument("--resume", type=int, metavar="BUILD_ID", help="resume an interrupted build")
+        parser.add_argument("--queue", action="store_true", help="send the build to a Celery worker and follow it")
 
     def handle(self, *args, **opts):
-        task_set = self.task_set_from(opts)
-        with tqdm(total=task_set.tasks.count(), unit="task", desc="TIG populations") as bar:
-            n = tig_build(task_set=task_set, progress=lambda done, total: bar.update(done - bar.n))
-        self.stdout.write(f"{n} task population(s) extracted and embedded")
+        if opts["resume"]:
+            build = TIGBuild.objects.filter(pk=opts["resume"]).first()
+            if build is None:
+                raise CommandError(f"no TIG build {opts['resume']}")
+        else:
+            if not opts["task_set"]:
+                raise CommandError("--task-set is required (or --resume BUILD_ID)")
+            task_set = self.task_set_from(opts)
+            try:
+                build = tig_build_create(
+                    task_set=task_set, extractor=opts["extractor"], embedder=opts["embedder"],
+                    canonicaliser=opts["canonicaliser"],
+                )
+            except TIGConfigurationError as exc:
+                raise CommandError(str(exc)) from exc
+        offline = " (offline fallback extractor)" if build.extractor == OFFLINE_EXTRACTOR else ""
+        self.stdout.write(
+            f"TIG build {build.pk} of {build.task_set}: extractor {build.extractor}{offline}, "
+            f"embedder {build.embedder}, synonym grouping {build.canonicaliser}"
+        )
+        with tqdm(total=build.tasks_total, unit="task", desc="TIG populations") as bar:
+            if opts["queue"]:
+                from leaderboard import tasks
+
+                tasks.tig_build.delay(build.pk)
+                while build.status not in (TIGBuild.Status.DONE, TIGBuild.Status.FAILED):
+                    time.sleep(1.0)
+                    build.refresh_from_db()
+                    bar.update(build.tasks_done - bar.n)
+            else:
+                try:
+                    build = tig_build_execute(build_id=build.pk, progress=lambda done, total: bar.update(done - bar.n))
+                except Exception as exc:
+                    raise CommandError(f"TIG build {build.pk} failed: {exc}; resume with --resume {build.pk}") from exc
+        if build.status == TIGBuild.Status.FAILED:
+            raise CommandError(f"TIG build {build.pk} failed: {build.error}; resume with --resume {build.pk}")
+        self.stdout.write(
+            f"{build.tasks_done} task population(s) extracted and embedded "
+            f"({build.responses_extracted} responses)"
+        )

@@ -26,6 +26,10 @@ class Command(TaskSetCommand):
         parser.add_argument("--budget", type=int, default=50, help="judge calls per task and dimension")
         parser.add_argument("--seed", type=int, default=42)
         parser.add_argument("--novelty-anchor", choices=["tig", "generic"], default="tig")
+        parser.add_argument("--tig-extractor", default="", help="'offline' or a judge-role model (default: the latest TIG build's)")
+        parser.add_argument("--tig-embedder", default="", help="'minilm' or an embedder-role model (default: the latest TIG build's)")
+        parser.add_argument("--tig-canonicaliser", default="", choices=["", "embedding", "llm"],
+                            help="synonym grouping: 'embedding' or 'llm' (the extractor model); default: the latest TIG build's")
         parser.add_argument("--resume", type=int, metavar="RUN_ID", help="resume an interrupted run")
         parser.add_argument("--queue", action="store_true", help="send chunks to Celery workers and follow progress")
 
@@ -43,6 +47,8 @@ class Command(TaskSetCommand):
                 run = judge_runs.judge_run_create(
                     task_set=task_set, judge_name=opts["judge"], dimensions=opts["dimensions"],
                     budget_per_task=opts["budget"], seed=opts["seed"], novelty_anchor=opts["novelty_anchor"],
+                    config={"tig": {"extractor": opts["tig_extractor"], "embedder": opts["tig_embedder"],
+                                    "canonicaliser": opts["tig_canonicaliser"]}},
                 )
             except (TaskSet.DoesNotExist, UnknownJudge, judge_runs.RunConfigurationError) as exc:
                 raise CommandError(str(exc)) from exc
@@ -67,6 +73,9 @@ class Command(TaskSetCommand):
         run.refresh_from_db()
         if run.status == JudgeRun.Status.FAILED:
             raise CommandError(f"run {run.pk} failed: {run.error}")
+        if snapshot is None:  # a fixed-pair run (e.g. the Novelty ablation) stores no leaderboard
+            self.stdout.write(f"run {run.pk} done: {run.calls_done} judge calls on fixed pairs; no leaderboard snapshot")
+            return
         self.stdout.write(f"run {run.pk} done: {run.calls_done} judge calls; leaderboard snapshot {snapshot.pk}")
         payload = snapshot.payload
         for rank, m in enumerate(payload["order"], start=1):

@@ -1,0 +1,24 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation import services
+from annotation.selectors import campaign_get
+
+
+class Command(BaseCommand):
+    help = (
+        "Return overdue active assignments to the pool (what the periodic Celery task "
+        "annotation.expire_assignments does). Idempotent: a second run expires nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", type=int, help="only this campaign (id); default: every campaign")
+
+    def handle(self, *args, **opts):
+        campaign = None
+        if opts["campaign"] is not None:
+            campaign = campaign_get(pk=opts["campaign"])
+            if campaign is None:
+                raise CommandError(f"no campaign with id {opts['campaign']}")
+        expired = services.assignments_expire(campaign=campaign)
+        where = f"campaign {campaign.pk} ({campaign})" if campaign is not None else "all campaigns"
+        self.stdout.write(f"{expired} overdue assignment(s) returned to the pool ({where}).")

@@ -1,0 +1,67 @@
+"""manage.py run_novelty_ablation: judge a text pairwise campaign's Novelty pairs with TIG anchors and
+with generic anchors (Ekphrasis §5.4, Table 4, App. D.1), with a progress bar, and print the result."""
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from annotation import selectors, services
+from annotation.errors import AnnotationError
+from annotation.models import Campaign
+from leaderboard.models import JudgeRun
+from leaderboard.services import judge_runs
+
+
+class Command(BaseCommand):
+    help = (
+        "Start two fixed-pair Novelty judge runs on a text pairwise campaign's Novelty items — the same judge, "
+        "seed and pairs, one with TIG anchors and one with generic anchors — judge them in this process and "
+        "print correct/n per condition against the human majority. --judge simulated uses the labelled "
+        "simulated judge, which does not read the anchors."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", type=int, required=True, metavar="ID")
+        parser.add_argument("--judge", required=True, metavar="NAME", help="'simulated' or a judge model's display name")
+        parser.add_argument("--seed", type=int, default=42)
+
+    def handle(self, *args, **opts):
+        campaign = Campaign.objects.filter(pk=opts["campaign"]).select_related("task_set").first()
+        if campaign is None:
+            raise CommandError(f"no campaign {opts['campaign']}")
+        try:
+            runs = services.novelty_ablation_runs_create(campaign=campaign, judge_name=opts["judge"], seed=opts["seed"])
+        except AnnotationError as exc:
+            raise CommandError(exc.message) from exc
+        label = " (SIMULATED judge)" if runs[0].is_simulated else ""
+        self.stdout.write(
+            f"campaign {campaign.pk} “{campaign.name}”: {runs[0].calls_planned} Novelty pairs; judge {runs[0].judge_name}{label}, "
+            f"seed {runs[0].seed}: run {runs[0].pk} (TIG anchors), run {runs[1].pk} (generic anchors)"
+        )
+        bar = tqdm(total=sum(r.calls_planned for r in runs), unit="call", desc="Novelty ablation", dynamic_ncols=True)
+        for run in runs:
+            judge_runs.judge_run_execute_inline(run=run, progress=lambda k: _advance(bar, k))
+        bar.close()
+        for run in runs:
+            run.refresh_from_db()
+            if run.status != JudgeRun.Status.DONE:
+                raise CommandError(f"run {run.pk} ended {run.status}: {run.error}")
+        panel = selectors.novelty_ablation_panel(campaign=campaign)
+        view = panel["ablation"]
+        if view is None:
+            self.stdout.write("no ablation yet: the campaign's Novelty items need complete human labels")
+            return
+        for row in panel["ablation_rows"]:
+            run = f"run {row['run'].run_id}" if row["run"] else "supplied outcomes"
+            rate = "—" if row["rate"] is None else f"{100 * row['rate']:.1f}%"
+            self.stdout.write(f"  {row['label']:<26} {run:<10} {row['correct']:>4} / {view.n:<4} {rate}")
+        detail = f"discordant correct {view.discordant[0]} vs {view.discordant[1]}"
+        if view.mcnemar is not None:
+            detail += f"; McNemar p = {view.mcnemar.p:.4g} ({view.mcnemar.method})"
+        self.stdout.write(f"  {detail}" + (f" — {view.note}" if view.note else ""))
+        for note in panel["ablation_notes"]:
+            self.stdout.write(f"  note: {note}")
+
+
+def _advance(bar: tqdm, calls: int) -> None:
+    bar.total = max(bar.total, bar.n + calls)
+    bar.update(calls)

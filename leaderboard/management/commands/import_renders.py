@@ -1,0 +1,33 @@
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+from leaderboard.management.base import TaskSetCommand
+from leaderboard.records import ImportFailed
+from leaderboard.services.renders import renders_import_manifest
+
+
+class Command(TaskSetCommand):
+    help = (
+        "Import rendered images listed in a manifest (JSONL or CSV: task_id, model, sample, image, renderer, seed, "
+        "optional prompt; image paths relative to the manifest) into a task set; all or nothing, re-runnable."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("manifest")
+        parser.add_argument("--task-set", required=True, dest="task_set")
+        parser.add_argument("--version", dest="task_set_version", default=None, help="default: the latest version")
+        parser.add_argument("--format", choices=["jsonl", "csv"], default=None)
+
+    def handle(self, *args, **opts):
+        path = Path(opts["manifest"])
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        task_set = self.task_set_from(opts)
+        try:
+            summary = renders_import_manifest(
+                name=str(path), raw=path.read_bytes(), task_set=task_set, base_dir=path.parent, fmt=opts["format"]
+            )
+        except ImportFailed as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{task_set}: renders {summary}")
