@@ -17,6 +17,7 @@ urlpatterns = [
     path("task-sets/<int:pk>/tig-builds/new/", views.tig_build_new, name="tig_build_new"),
     path("task-sets/<int:pk>/tig-builds/<int:build_pk>/", views.tig_build_detail, name="tig_build_detail"),
     path("task-sets/<int:pk>/tig-builds/<int:build_pk>/status.json", views.tig_build_status, name="tig_build_status"),
+    path("task-sets/<int:pk>/tig-builds/<int:build_pk>/resume", views.tig_build_resume, name="tig_build_resume"),
     path("leaderboards/", views.leaderboard_list, name="leaderboard_list"),
     path("leaderboards/compare/", views.snapshot_compare, name="snapshot_compare"),
     path("leaderboards/<int:pk>/", views.snapshot_detail, name="snapshot_detail"),

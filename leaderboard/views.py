@@ -241,6 +241,16 @@ def tig_build_detail(request, pk: int, build_pk: int):
                    "first_task": build.task_set.tasks.order_by("position", "external_id").first()})
 
 
+@require_POST
+def tig_build_resume(request, pk: int, build_pk: int):
+    """Queue a failed build again; it resumes from the stored extractions and embeddings."""
+    require_researcher(request.user)
+    build = get_object_or_404(TIGBuild, pk=build_pk, task_set_id=pk)
+    if build.status == TIGBuild.Status.FAILED:
+        tig.tig_build_start(build=build)
+    return redirect("tig_build_detail", pk=pk, build_pk=build.pk)
+
+
 def tig_build_status(request, pk: int, build_pk: int):
     require_researcher(request.user)
     build = get_object_or_404(TIGBuild, pk=build_pk, task_set_id=pk)

@@ -266,6 +266,21 @@ def test_the_task_set_page_lists_builds_and_offers_provider_components(client, r
     assert "No build yet" in page
 
 
+def test_a_failed_build_is_resumed_from_its_page(client, rita, planted, django_capture_on_commit_callbacks):
+    from leaderboard.models import TIGBuild
+    from leaderboard.services.tig import tig_build_create
+
+    task_set, _, _ = planted
+    build = tig_build_create(task_set=task_set)
+    TIGBuild.objects.filter(pk=build.pk).update(status=TIGBuild.Status.FAILED, error="worker lost")
+    client.login(username=rita.username, password=PASSWORD)
+    assert "Resume the build" in client.get(f"/task-sets/{task_set.pk}/tig-builds/{build.pk}/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/task-sets/{task_set.pk}/tig-builds/{build.pk}/resume")
+    build.refresh_from_db()
+    assert build.status == TIGBuild.Status.DONE and build.error == ""
+
+
 def test_build_tig_command_rejects_an_unknown_extractor_and_resumes_a_build(planted):
     from django.core.management import call_command
     from django.core.management.base import CommandError
