@@ -216,12 +216,35 @@ def test_consensus_summary_counts_unanimous_majority_and_no_majority_items():
 
 
 def test_rank_correlation_uses_midranks_and_tau_b_like_scipy():
-    x = [1, 2, 2, 3, 4, 5, 5, 6]
-    y = [2, 1, 3, 3, 5, 4, 6, 6]
+    x = [1, 2, 2, 3, 4, 5, 5, 6, 7, 8]
+    y = [2, 1, 3, 3, 5, 4, 6, 6, 8, 7]
     result = rank_correlation(x, y)
     rho, tau = stats.spearmanr(x, y), stats.kendalltau(x, y, variant="b")
     assert result["spearman"] == pytest.approx((rho.statistic, rho.pvalue), abs=LIBRARY_TOL)
     assert result["kendall"] == pytest.approx((tau.statistic, tau.pvalue), abs=LIBRARY_TOL)
+
+
+def test_spearman_p_of_four_perfectly_ordered_models_is_the_exact_two_in_twenty_four():
+    # Of the 4! orderings only the identity and its reverse reach |rho| = 1.
+    rho, p = rank_correlation([0.3, 1.2, 2.0, 3.1], [-1.0, 0.1, 0.4, 2.2])["spearman"]
+    assert rho == pytest.approx(1.0) and p == pytest.approx(2 / 24)
+
+
+def test_small_sample_spearman_p_matches_scipys_exact_permutation_test():
+    x = [1, 2, 2, 3, 4, 5, 5, 6]
+    y = [2, 1, 3, 3, 5, 4, 6, 6]
+
+    def rho(a, axis):  # Spearman as Pearson of mid-ranks against the fixed y, over scipy's batch of orderings
+        ra = stats.rankdata(a, axis=axis)
+        ra = ra - ra.mean(axis=axis, keepdims=True)
+        rb = stats.rankdata(y) - np.mean(stats.rankdata(y))
+        return (ra * rb).sum(axis=axis) / np.sqrt((ra**2).sum(axis=axis) * (rb**2).sum())
+
+    # one sample with "pairings": every one of the 8! orderings of x against y, exactly
+    reference = stats.permutation_test(
+        (x,), rho, permutation_type="pairings", n_resamples=np.inf, alternative="two-sided", vectorized=True
+    )
+    assert rank_correlation(x, y)["spearman"][1] == pytest.approx(reference.pvalue, abs=1e-12)
 
 
 def test_rank_correlation_rejects_constant_input():
