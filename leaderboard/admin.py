@@ -5,7 +5,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from leaderboard.forms import ResponseImportForm, TaskImportForm
+from leaderboard.forms import ResponseImportForm, SubjectModelAdminForm, TaskImportForm
 from leaderboard.models import (
     Benchmark,
     ChecklistItem,
@@ -96,9 +96,9 @@ class TaskAdmin(admin.ModelAdmin):
 
 @admin.register(SubjectModel)
 class SubjectModelAdmin(admin.ModelAdmin):
+    form = SubjectModelAdminForm
     list_display = ("display_name", "role", "provider_id", "family", "base_url", "api_key_env", "is_demo")
     list_filter = ("role", "is_demo")
-    help_texts = {"api_key_env": "The NAME of the environment variable holding the key; the key itself is never stored."}
 
 
 @admin.register(Response)

@@ -1,6 +1,6 @@
 from django import forms
 
-from leaderboard.models import Benchmark, TaskSet
+from leaderboard.models import Benchmark, SubjectModel, TaskSet
 
 
 class TaskImportForm(forms.Form):
@@ -60,3 +60,12 @@ class TIGBuildForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["extractor"].choices = [(e, e) for e in extractors]
         self.fields["embedder"].choices = [(e, e) for e in embedders]
+
+
+class SubjectModelAdminForm(forms.ModelForm):
+    class Meta:
+        model = SubjectModel
+        fields = "__all__"
+        help_texts = {
+            "api_key_env": "The NAME of the environment variable holding the key; the key itself is never stored."
+        }

@@ -68,6 +68,23 @@ def provider_config_for(model: SubjectModel, *, temperature: float = 0.0):
     )
 
 
+def provider_client_for(model: SubjectModel, *, temperature: float = 0.0, cache_name: str = "provider"):
+    """The provider client of a stored model: its endpoint, the site's concurrency cap, a persistent
+    request cache ``<ATELIER_PROVIDER_CACHE_DIR>/<cache_name>.sqlite3`` and a fresh usage ledger."""
+    from engine.providers.cache import RequestCache
+    from engine.providers.client import OpenAICompatibleClient
+    from engine.providers.usage import UsageLedger
+
+    cache_dir = Path(settings.ATELIER_PROVIDER_CACHE_DIR)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    return OpenAICompatibleClient(
+        provider_config_for(model, temperature=temperature),
+        concurrency=settings.ATELIER_PROVIDER_CONCURRENCY,
+        cache=RequestCache(cache_dir / f"{cache_name}.sqlite3"),
+        usage=UsageLedger(),
+    )
+
+
 def _build_judge(name: str, run: JudgeRun):
     if judge_is_simulated(name):
         simulated = run.config.get("simulated", {})
@@ -77,20 +94,8 @@ def _build_judge(name: str, run: JudgeRun):
         seed = run.seed if name == SIMULATED_JUDGE_NAME else run.seed + sum(map(ord, name))
         return SimulatedJudge(seed=seed, skills=skills, **knobs)
     from engine.judge.llm import LLMJudge
-    from engine.providers.cache import RequestCache
-    from engine.providers.client import OpenAICompatibleClient
-    from engine.providers.usage import UsageLedger
 
-    model = judge_model_for(name)
-    cache_dir = Path(settings.ATELIER_PROVIDER_CACHE_DIR)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    client = OpenAICompatibleClient(
-        provider_config_for(model),
-        concurrency=settings.ATELIER_PROVIDER_CONCURRENCY,
-        cache=RequestCache(cache_dir / "judge.sqlite3"),
-        usage=UsageLedger(),
-    )
-    return LLMJudge(client, name=name)
+    return LLMJudge(provider_client_for(judge_model_for(name), cache_name="judge"), name=name)
 
 
 @dataclass

@@ -260,27 +260,40 @@ def tig_component_choices() -> tuple[list[str], list[str]]:
     from leaderboard.models import SubjectModel
     from leaderboard.services.tig import OFFLINE_EMBEDDER, OFFLINE_EXTRACTOR
 
-    def named(role: str) -> list[str]:
-        return list(SubjectModel.objects.filter(role=role).exclude(base_url="").values_list("display_name", flat=True))
+    return (
+        [OFFLINE_EXTRACTOR, *provider_model_names(SubjectModel.Role.JUDGE)],
+        [OFFLINE_EMBEDDER, *provider_model_names(SubjectModel.Role.EMBEDDER)],
+    )
 
-    return [OFFLINE_EXTRACTOR, *named(SubjectModel.Role.JUDGE)], [OFFLINE_EMBEDDER, *named(SubjectModel.Role.EMBEDDER)]
+
+def provider_model_names(role: str) -> list[str]:
+    """Display names of the models of ``role`` that have an endpoint to call."""
+    from leaderboard.models import SubjectModel
+
+    return list(SubjectModel.objects.filter(role=role).exclude(base_url="").values_list("display_name", flat=True))
 
 
-def tig_builds_of(*, task_set: TaskSet) -> list:
-    """The task set's TIG builds, newest first."""
+def tig_builds_of(*, task_set: TaskSet, done: bool = False) -> QuerySet:
+    """The task set's TIG builds (only finished ones with ``done``), newest first."""
     from leaderboard.models import TIGBuild
 
-    return list(TIGBuild.objects.filter(task_set=task_set).order_by("-created_at", "-pk"))
+    builds = TIGBuild.objects.filter(task_set=task_set)
+    if done:
+        builds = builds.filter(status=TIGBuild.Status.DONE)
+    return builds.order_by("-created_at", "-pk")
 
 
 def tig_build_progress(*, build) -> dict:
     """A build's live status for its page (polled as JSON)."""
-    share = build.tasks_done / build.tasks_total if build.tasks_total else (1.0 if build.status == "done" else 0.0)
+    if build.status == "done":
+        share = 1.0
+    else:
+        share = build.tasks_done / build.tasks_total if build.tasks_total else 0.0
     return {
         "id": build.pk, "status": build.status, "stage": build.stage, "extractor": build.extractor,
         "embedder": build.embedder, "canonicaliser": build.canonicaliser, "tasks_done": build.tasks_done, "tasks_total": build.tasks_total,
         "responses_extracted": build.responses_extracted, "responses_total": build.responses_total,
-        "share": 1.0 if build.status == "done" else share, "error": build.error,
+        "share": share, "error": build.error,
     }
 
 
@@ -288,9 +301,7 @@ def tig_viewer_build(*, task_set: TaskSet, build_id: int | None = None):
     """The finished build whose extractor and embedder the viewer shows: the one asked for, else the
     latest finished one; None means the offline pair. Only finished builds are offered, so that opening
     the page never sends a response to a provider."""
-    from leaderboard.models import TIGBuild
-
-    builds = TIGBuild.objects.filter(task_set=task_set, status=TIGBuild.Status.DONE)
+    builds = tig_builds_of(task_set=task_set, done=True)
     if build_id is not None:
         return builds.filter(pk=build_id).first()
     return builds.order_by("-finished_at", "-pk").first()

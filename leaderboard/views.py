@@ -207,7 +207,7 @@ def tig_viewer(request, pk: int, task_pk: int):
         "data": data,
         "pair": pair,
         "build": build,
-        "builds": [b for b in selectors.tig_builds_of(task_set=task.task_set) if b.status == TIGBuild.Status.DONE],
+        "builds": selectors.tig_builds_of(task_set=task.task_set, done=True),
         "graph": charts.graph_plot(data["nodes"], data["edges"], title=f"Typed Idea Graph of {task.external_id}"),
         "models": selectors.subject_models_of(task.task_set),
         "tasks": task.task_set.tasks.order_by("position", "external_id"),

@@ -112,8 +112,7 @@ def judge_run_create(
     ``pairs`` makes a *fixed-pair run*: instead of spending a budget by active sampling, the run judges
     exactly these (task, response x, response y) pairs on each of its dimensions, once each, shown in
     the given order (x as A), and stores no leaderboard snapshot (see :func:`judge_run_finalise`).
-    The pairs are kept in ``config["fixed_pairs"]``; a ``config`` that already holds that key is
-    read the same way. Chunks are made for the tasks that have pairs only.
+    The checked pairs are kept in ``config["fixed_pairs"]``. Chunks are made for the tasks that have pairs only.
     """
     from leaderboard.judges import judge_is_simulated, judge_model_for
 
@@ -125,8 +124,8 @@ def judge_run_create(
     models = subject_models_of(task_set)
     if len(models) < 2:
         raise RunConfigurationError(f"{task_set} has fewer than two subject models with primary responses")
-    if pairs is None and config and "fixed_pairs" in config:
-        pairs = config["fixed_pairs"]
+    if config and "fixed_pairs" in config:
+        raise RunConfigurationError("give fixed pairs as pairs=..., where they are checked, not in config")
     fixed = None if pairs is None else _fixed_pairs_check(task_set, models, pairs)
     if fixed is not None:
         config = {**FIXED_PAIR_DEFAULTS, **(config or {}), "fixed_pairs": fixed}
@@ -256,8 +255,12 @@ def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int
     task = Task.objects.get(pk=task_id)
     pool = _pool(run, task)
     judge = judge_for_run(run)
+    # A fixed-pair run plans its given pairs (and their automatic records); any other run samples actively.
+    fixed = bool(run.config.get("fixed_pairs"))
+    plan_round = _plan_fixed_pairs if fixed else _plan_next_round
     for dimension in run.dimensions:
-        _automatic_outcomes(run, task, dimension, pool)
+        if not fixed:
+            _automatic_outcomes(run, task, dimension, pool)
         while True:
             pending = _pending(run, task, dimension)
             if pending:
@@ -265,7 +268,7 @@ def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int
                 continue
             if _retry_failed(run, task, dimension):
                 continue
-            if not _plan_next_round(run, task, dimension, pool):
+            if not plan_round(run, task, dimension, pool):
                 break
         if _plan_diagnostics(run, task, dimension, pool):
             _judge_and_store(run, task, dimension, _pending(run, task, dimension), pool, judge, progress)
@@ -299,8 +302,6 @@ def _automatic_outcomes(run, task, dimension, pool: _Pool) -> None:
     """Empty responses get automatic records without a call (Ekphrasis App. F.2)."""
     from engine.bt import empty_response_outcome
 
-    if run.config.get("fixed_pairs"):
-        return  # a fixed-pair run records its own pairs' automatic outcomes when it plans them
     positions = sorted(pool.responses)
     empties = {p for p in positions if is_empty_response(_inspected(pool.responses[p], dimension))}
     if not empties:
@@ -312,16 +313,19 @@ def _automatic_outcomes(run, task, dimension, pool: _Pool) -> None:
                 continue
             ra, rb = pool.responses[a_pos], pool.responses[b_pos]
             outcome = empty_response_outcome(_inspected(ra, dimension), _inspected(rb, dimension))
-            x, y = sorted((ra.subject_model_id, rb.subject_model_id))
-            rows.append(
-                Comparison(
-                    run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y,
-                    kind=Comparison.Kind.AUTOMATIC, repeat=0, judge_name="automatic", sequence=0,
-                    shown_a=ra, shown_b=rb, status=Comparison.Status.OK, winner=outcome.winner,
-                    confidence=outcome.confidence, rationale=f"automatic: {outcome.reason}", judged_at=timezone.now(),
-                )
-            )
+            rows.append(_automatic_record(run, task, dimension, ra, rb, outcome))
     Comparison.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def _automatic_record(run, task, dimension, shown_a: Response, shown_b: Response, outcome) -> Comparison:
+    """The judged-without-a-call record of a pair with an empty response (Ekphrasis App. F.2)."""
+    x, y = sorted((shown_a.subject_model_id, shown_b.subject_model_id))
+    return Comparison(
+        run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y, kind=Comparison.Kind.AUTOMATIC,
+        repeat=0, judge_name="automatic", sequence=0, shown_a=shown_a, shown_b=shown_b,
+        status=Comparison.Status.OK, winner=outcome.winner, confidence=outcome.confidence,
+        rationale=f"automatic: {outcome.reason}", judged_at=timezone.now(),
+    )
 
 
 def _task_state(run, task, dimension, pool: _Pool) -> tuple[ActiveState, Counter]:
@@ -362,8 +366,6 @@ def _next_sequence(run, task, dimension) -> int:
 
 def _plan_next_round(run, task, dimension, pool: _Pool) -> bool:
     """Plan the next round of primary calls; False when the task's budget is spent."""
-    if run.config.get("fixed_pairs"):
-        return _plan_fixed_pairs(run, task, dimension, pool)
     state, repeats = _task_state(run, task, dimension, pool)
     if len(state.models or []) < 2:
         return False
@@ -423,17 +425,14 @@ def _plan_fixed_pairs(run, task, dimension, pool: _Pool) -> bool:
         x, y = sorted((shown_a.subject_model_id, shown_b.subject_model_id))
         if (x, y) in planned:
             continue
-        common = dict(run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y, repeat=0,
-                      shown_a=shown_a, shown_b=shown_b)
         outcome = empty_response_outcome(_inspected(shown_a, dimension), _inspected(shown_b, dimension))
         if outcome is not None:
-            rows.append(Comparison(
-                **common, kind=Comparison.Kind.AUTOMATIC, judge_name="automatic", sequence=0,
-                status=Comparison.Status.OK, winner=outcome.winner, confidence=outcome.confidence,
-                rationale=f"automatic: {outcome.reason}", judged_at=timezone.now(),
-            ))
+            rows.append(_automatic_record(run, task, dimension, shown_a, shown_b, outcome))
         else:
-            rows.append(Comparison(**common, kind=Comparison.Kind.PRIMARY, judge_name=run.judge_name, sequence=sequence))
+            rows.append(Comparison(
+                run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y, repeat=0, shown_a=shown_a,
+                shown_b=shown_b, kind=Comparison.Kind.PRIMARY, judge_name=run.judge_name, sequence=sequence,
+            ))
             sequence += 1
     _bulk_plan(rows)
     return bool(rows)

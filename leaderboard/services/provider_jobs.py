@@ -12,31 +12,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.judges import provider_config_for
+from leaderboard.judges import provider_client_for
 from leaderboard.models import Response, SubjectModel, TaskSet
 from leaderboard.services.catalogue import ImportSummary, responses_import
 from leaderboard.services.checklists import task_brief_of
-
-
-def provider_client_for(model: SubjectModel, *, temperature: float = 0.0, cache_name: str = "provider"):
-    from engine.providers.cache import RequestCache
-    from engine.providers.client import OpenAICompatibleClient
-    from engine.providers.usage import UsageLedger
-
-    cache_dir = Path(settings.ATELIER_PROVIDER_CACHE_DIR)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    return OpenAICompatibleClient(
-        provider_config_for(model, temperature=temperature),
-        concurrency=settings.ATELIER_PROVIDER_CONCURRENCY,
-        cache=RequestCache(cache_dir / f"{cache_name}.sqlite3"),
-        usage=UsageLedger(),
-    )
 
 
 @dataclass

@@ -107,7 +107,9 @@ class TIGComponents:
 def _provider_model(name: str, role: str, what: str) -> SubjectModel:
     model = SubjectModel.objects.filter(display_name=name, role=role).first()
     if model is None:
-        known = list(SubjectModel.objects.filter(role=role).exclude(base_url="").values_list("display_name", flat=True))
+        from leaderboard.selectors import provider_model_names
+
+        known = provider_model_names(role)
         default = OFFLINE_EXTRACTOR if what == "extractor" else OFFLINE_EMBEDDER
         raise TIGConfigurationError(
             f"no {role}-role model named {name!r} for the TIG {what}; choose {default!r} or one of: "
@@ -138,26 +140,20 @@ def tig_components_check(
     return TIGComponents(extractor, embedder, canonicaliser)
 
 
-def _engine_extractor(name: str):
-    if name == OFFLINE_EXTRACTOR:
-        return None  # the engine's default: OfflineExtractor
-    from engine.tig import LLMExtractor
-    from leaderboard.services.provider_jobs import provider_client_for
-
-    model = _provider_model(name, SubjectModel.Role.JUDGE, "extractor")
-    return LLMExtractor(provider_client_for(model, cache_name="tig-extract"), model=model.provider_id or model.display_name)
-
-
-def _engine_canonicaliser(components: TIGComponents):
-    if components.canonicaliser == EMBEDDING_CANONICALISER:
-        return None  # the engine's default: EmbeddingCanonicaliser
-    from engine.tig import LLMCanonicaliser
-    from leaderboard.services.provider_jobs import provider_client_for
+def _engine_text_components(components: TIGComponents) -> tuple:
+    """The engine's extractor and canonicaliser; None stands for the engine's offline default
+    (OfflineExtractor, EmbeddingCanonicaliser). An LLM canonicaliser is the extractor's model."""
+    if components.extractor == OFFLINE_EXTRACTOR:
+        return None, None
+    from engine.tig import LLMCanonicaliser, LLMExtractor
+    from leaderboard.judges import provider_client_for
 
     model = _provider_model(components.extractor, SubjectModel.Role.JUDGE, "extractor")
-    return LLMCanonicaliser(
-        provider_client_for(model, cache_name="tig-canonical"), model=model.provider_id or model.display_name
-    )
+    name = model.provider_id or model.display_name
+    extractor = LLMExtractor(provider_client_for(model, cache_name="tig-extract"), model=name)
+    if components.canonicaliser == EMBEDDING_CANONICALISER:
+        return extractor, None
+    return extractor, LLMCanonicaliser(provider_client_for(model, cache_name="tig-canonical"), model=name)
 
 
 def _engine_embedder(name: str):
@@ -165,7 +161,7 @@ def _engine_embedder(name: str):
 
     if name == OFFLINE_EMBEDDER:
         return text_embedder(OFFLINE_EMBEDDER, cache_dir=settings.ATELIER_EMBED_CACHE_DIR)
-    from leaderboard.services.provider_jobs import provider_client_for
+    from leaderboard.judges import provider_client_for
 
     model = _provider_model(name, SubjectModel.Role.EMBEDDER, "embedder")
     return text_embedder(
@@ -183,20 +179,18 @@ def task_population_index(
     from engine.tig import PopulationIndex
 
     components = components or TIGComponents()
+    extractor, canonicaliser = _engine_text_components(components)
     return PopulationIndex(
-        task_ideas(task), task=task.external_id, brief=task.brief,
-        extractor=_engine_extractor(components.extractor), embedder=_engine_embedder(components.embedder),
-        canonicaliser=_engine_canonicaliser(components), extractions=StoredExtractions(task), progress=progress,
+        task_ideas(task), task=task.external_id, brief=task.brief, extractor=extractor,
+        embedder=_engine_embedder(components.embedder), canonicaliser=canonicaliser,
+        extractions=StoredExtractions(task), progress=progress,
     )
 
 
 def tig_components_of_run(run) -> TIGComponents:
     """The components a judge run builds its Novelty contexts with (fixed when the run was created)."""
     config = (run.config or {}).get("tig") or {}
-    return TIGComponents(
-        config.get("extractor", OFFLINE_EXTRACTOR), config.get("embedder", OFFLINE_EMBEDDER),
-        config.get("canonicaliser", EMBEDDING_CANONICALISER),
-    )
+    return TIGComponents(**{k: v for k, v in config.items() if v})
 
 
 def tig_components_for_new_run(*, task_set: TaskSet, requested: Mapping[str, str] | None = None) -> TIGComponents:

@@ -82,3 +82,8 @@ def test_admin_upload_page_shows_errors_with_line_and_field(client, adam):
     )
     assert response.status_code == 200
     assert "tasks.jsonl:1: field &#x27;family&#x27;" in response.content.decode()
+
+
+def test_the_model_admin_says_the_api_key_field_holds_a_variable_name_not_the_key(client, adam):
+    body = login(client, adam).get("/admin/leaderboard/subjectmodel/add/").content.decode()
+    assert "The NAME of the environment variable holding the key" in body

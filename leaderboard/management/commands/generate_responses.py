@@ -2,9 +2,8 @@ from django.core.management.base import CommandError
 
 from leaderboard.judges import UnknownJudge
 from leaderboard.management.base import TaskSetCommand
-from leaderboard.models import SubjectModel, TaskSet
+from leaderboard.models import SubjectModel
 from leaderboard.records import ImportFailed
-from leaderboard.selectors import task_set_get
 from leaderboard.services.provider_jobs import responses_generate
 
 
@@ -22,12 +21,12 @@ class Command(TaskSetCommand):
         parser.add_argument("--temperature", type=float, default=0.7)
 
     def handle(self, *args, **opts):
+        task_set = self.task_set_from(opts)
         try:
-            task_set = task_set_get(name=opts["task_set"], version=opts["task_set_version"])
             model = SubjectModel.objects.get(display_name=opts["model"])
             report = responses_generate(task_set=task_set, model=model, samples=opts["samples"],
                                         temperature=opts["temperature"])
-        except (TaskSet.DoesNotExist, SubjectModel.DoesNotExist, UnknownJudge, ImportFailed) as exc:
+        except (SubjectModel.DoesNotExist, UnknownJudge, ImportFailed) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{model}: responses {report.imported}")
         for failure in report.failures:

@@ -2,8 +2,7 @@ from django.core.management.base import CommandError
 
 from leaderboard.judges import UnknownJudge
 from leaderboard.management.base import TaskSetCommand
-from leaderboard.models import SubjectModel, TaskSet
-from leaderboard.selectors import task_set_get
+from leaderboard.models import SubjectModel
 from leaderboard.services.provider_jobs import responses_split_with_llm
 
 
@@ -16,10 +15,10 @@ class Command(TaskSetCommand):
         parser.add_argument("--splitter", required=True, help="display name of the model used as splitter")
 
     def handle(self, *args, **opts):
+        task_set = self.task_set_from(opts)
         try:
-            task_set = task_set_get(name=opts["task_set"], version=opts["task_set_version"])
             splitter = SubjectModel.objects.get(display_name=opts["splitter"])
             split, pending = responses_split_with_llm(task_set=task_set, splitter=splitter)
-        except (TaskSet.DoesNotExist, SubjectModel.DoesNotExist, UnknownJudge) as exc:
+        except (SubjectModel.DoesNotExist, UnknownJudge) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{split} response(s) split by {splitter}; {pending} still pending")
