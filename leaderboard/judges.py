@@ -105,6 +105,9 @@ class RunJudges:
     run: JudgeRun
     judges: dict[str, object] = field(default_factory=dict)
     populations: dict[int, object] = field(default_factory=dict)  # task pk -> TIG PopulationIndex
+    # (task pk, model x, model y) -> the pair's stored TIG items: a chunk judges a pair many times
+    # (rounds, swaps, duplicates) and asks the database once
+    novelty_items: dict[tuple[int, int, int], list] = field(default_factory=dict)
 
     def get(self, name: str):
         if name not in self.judges:
@@ -157,12 +160,15 @@ def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Co
 
     if judges.run.novelty_anchor != "tig":
         return base_rows  # generic anchors: the ablation condition (App. D.1)
-    if task.pk not in judges.populations:
-        judges.populations[task.pk] = task_population_index(task, components=tig_components_of_run(judges.run))
-    tig_rows = novelty_context_items(
-        task=task, model_x_id=comparison.model_x_id, model_y_id=comparison.model_y_id,
-        index=judges.populations[task.pk],
-    )
+    key = (task.pk, comparison.model_x_id, comparison.model_y_id)
+    if key not in judges.novelty_items:
+        if task.pk not in judges.populations:
+            judges.populations[task.pk] = task_population_index(task, components=tig_components_of_run(judges.run))
+        judges.novelty_items[key] = novelty_context_items(
+            task=task, model_x_id=comparison.model_x_id, model_y_id=comparison.model_y_id,
+            index=judges.populations[task.pk],
+        )
+    tig_rows = judges.novelty_items[key]
     if not tig_rows:
         return base_rows
     return [tig_rows[0] if row.slot == TIG_SLOT else row for row in base_rows]
