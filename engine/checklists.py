@@ -37,7 +37,7 @@ from typing import Any
 
 from engine.generation import Family, TaskBrief
 from engine.providers.client import ChatRequest, OpenAICompatibleClient, ProviderError
-from engine.providers.json_reply import MalformedReply, parse_json_object
+from engine.providers.json_reply import MalformedReply, parse_json_object, repair_turn
 
 __all__ = [
     "DIMENSION_FIELD",
@@ -375,15 +375,7 @@ def validate_checklist_reply(text: str | None, dimension: Dimension) -> list[str
     return texts
 
 
-def _repair_messages(original: list[dict[str, str]], raw: str, problem: str) -> list[dict[str, str]]:
-    return [
-        *original,
-        {"role": "assistant", "content": raw},
-        {
-            "role": "user",
-            "content": f"That reply is invalid: {problem}. Return only the corrected JSON object, nothing else.",
-        },
-    ]
+CHECKLIST_REPAIR = "Return only the corrected JSON object, nothing else."
 
 
 def generate_checklists(
@@ -411,7 +403,7 @@ def generate_checklists(
     if to_repair:
         repairs = client.chat_many(
             [
-                ChatRequest(messages=_repair_messages(prompts[i], raw, problem))
+                ChatRequest(messages=repair_turn(prompts[i], raw, problem, CHECKLIST_REPAIR))
                 for i, raw, problem in to_repair
             ]
         )

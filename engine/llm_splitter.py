@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from engine.providers.client import ChatRequest, ChatResult, OpenAICompatibleClient, ProviderError
-from engine.providers.json_reply import MalformedReply, parse_json_object
+from engine.providers.json_reply import MalformedReply, parse_json_object, repair_turn
 
 __all__ = [
     "SPLITTER_INSTRUCTIONS",
@@ -107,18 +107,9 @@ def _is_verbatim(raw_output: str, *fields: str | None) -> bool:
     return bool(present) and all(_flatten(field) in haystack for field in present)
 
 
-def _repair(messages: list[dict[str, str]], reply: str, problem: str) -> list[dict[str, str]]:
-    return [
-        *messages,
-        {"role": "assistant", "content": reply},
-        {
-            "role": "user",
-            "content": (
-                f"That reply is invalid: {problem}. Return only the JSON object with exactly the keys "
-                '"idea" and "visual_description", copying the wording faithfully.'
-            ),
-        },
-    ]
+SPLIT_REPAIR = (
+    'Return only the JSON object with exactly the keys "idea" and "visual_description", copying the wording faithfully.'
+)
 
 
 def split_many(
@@ -150,7 +141,7 @@ def split_many(
                     idea, visual = _read_split(reply.text)
                 except MalformedReply as problem:
                     last_error[index] = str(problem)
-                    conversations[index] = _repair(conversations[index], reply.text, str(problem))
+                    conversations[index] = repair_turn(conversations[index], reply.text, str(problem), SPLIT_REPAIR)
                 else:
                     records[index] = SplitRecord(
                         idea=idea,

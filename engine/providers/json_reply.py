@@ -42,3 +42,13 @@ def parse_json_object(text: str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise MalformedReply(f"expected a JSON object, got {type(value).__name__}")
     return value
+
+
+def repair_turn(messages: list[dict[str, str]], reply: str | None, problem: str, instruction: str) -> list[dict[str, str]]:
+    """The conversation again, with the invalid reply and one user turn saying what was wrong and what
+    to return instead: the repair turn every JSON-answering prompt in the engine uses."""
+    return [
+        *messages,
+        {"role": "assistant", "content": reply or ""},
+        {"role": "user", "content": f"That reply is invalid: {problem}. {instruction}"},
+    ]

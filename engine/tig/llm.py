@@ -242,14 +242,9 @@ def read_extraction(
 
 
 def _repair_turn(messages: list[dict[str, str]], reply: str, problem: str, what: str) -> list[dict[str, str]]:
-    return [
-        *messages,
-        {"role": "assistant", "content": reply or ""},
-        {
-            "role": "user",
-            "content": f"That reply is invalid: {problem}. Return only the corrected JSON object {what}.",
-        },
-    ]
+    from engine.providers.json_reply import repair_turn
+
+    return repair_turn(messages, reply, problem, f"Return only the corrected JSON object {what}.")
 
 
 def _chat_batch(
@@ -258,33 +253,16 @@ def _chat_batch(
     response_format: dict[str, Any] | None,
     sample_index: str,
 ) -> list[str | Exception]:
-    """Reply texts (or the exception of a failed call) in order; ``chat_many`` when the client has it."""
-    if hasattr(client, "chat_many"):
-        from engine.providers.client import ChatRequest
+    """Reply texts (or the exception of a failed call) in order, sent concurrently through ``chat_many``."""
+    from engine.providers.client import ChatRequest
 
-        replies = client.chat_many(
-            [
-                ChatRequest(
-                    messages=m,
-                    temperature=LLM_TEMPERATURE,
-                    sample_index=sample_index,
-                    response_format=response_format,
-                )
-                for m in conversations
-            ]
-        )
-        return [r if isinstance(r, Exception) else r.text for r in replies]
-    out: list[str | Exception] = []
-    for m in conversations:
-        try:
-            out.append(
-                client.chat(
-                    m, temperature=LLM_TEMPERATURE, sample_index=sample_index, response_format=response_format
-                ).text
-            )
-        except Exception as exc:  # noqa: BLE001 - any failed call is recorded, never raised mid-batch
-            out.append(exc)
-    return out
+    replies = client.chat_many(
+        [
+            ChatRequest(messages=m, temperature=LLM_TEMPERATURE, sample_index=sample_index, response_format=response_format)
+            for m in conversations
+        ]
+    )
+    return [r if isinstance(r, Exception) else r.text for r in replies]
 
 
 class LLMExtractor:

@@ -36,10 +36,7 @@ __all__ = [
     "MODEL_COVERAGE_WEIGHT",
     "Cluster",
     "ScoredClusters",
-    "centrality",
     "cliche_score",
-    "convergence",
-    "model_coverage",
     "partition_labels",
     "score_clusters",
     "score_partition",
@@ -52,33 +49,8 @@ CONVERGENCE_WEIGHT = 0.20
 _ALIASES_IN_SUMMARY = 4
 
 
-def model_coverage(node_models: np.ndarray, members: np.ndarray) -> float:
-    """``|{m : exists u in C, m in prov(u)}| / |M|`` from a (nodes x models) boolean matrix (App. G.3)."""
-    node_models = np.asarray(node_models, dtype=bool)
-    if node_models.shape[1] == 0:
-        return 0.0
-    return float(node_models[members].any(axis=0).sum() / node_models.shape[1])
-
-
-def centrality(degree: np.ndarray, members: np.ndarray) -> float:
-    """``sum_{u in C} deg_w(u) / (|C| max_u' deg_w(u'))`` (App. G.3); 0 on an edgeless graph."""
-    degree = np.asarray(degree, dtype=np.float64)
-    top = float(degree.max()) if degree.size else 0.0
-    return float(degree[members].mean() / top) if top > 0 and len(members) else 0.0
-
-
-def convergence(embeddings: np.ndarray) -> float:
-    """``2 / (k(k-1)) sum_{i<j} max(0, cos(e_i, e_j))`` over unit rows (App. G.3); 0 when k < 2."""
-    e = np.asarray(embeddings, dtype=np.float64)
-    k = e.shape[0]
-    if k < 2:
-        return 0.0
-    cos = np.maximum(0.0, e @ e.T)
-    return float(cos[np.triu_indices(k, 1)].mean())
-
-
-def cliche_score(coverage: float, central: float, converge: float) -> float:
-    """``0.45 ModelCov + 0.35 Cent + 0.20 Conv`` (App. G.3)."""
+def cliche_score(coverage, central, converge):
+    """``0.45 ModelCov + 0.35 Cent + 0.20 Conv`` (App. G.3), for numbers or element-wise for arrays."""
     return MODEL_COVERAGE_WEIGHT * coverage + CENTRALITY_WEIGHT * central + CONVERGENCE_WEIGHT * converge
 
 
@@ -261,8 +233,7 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
         pos = np.maximum(0.0, table.label_similarity[labels[i], labels[j]])
         pair_sum = np.bincount(mc[i], weights=pos, minlength=k)
         conv = np.divide(pair_sum, pairs, out=np.zeros(k), where=pairs > 0)
-    # ClicheScore = 0.45 ModelCov + 0.35 Cent + 0.20 Conv (App. G.3)
-    score = MODEL_COVERAGE_WEIGHT * coverage + CENTRALITY_WEIGHT * cent + CONVERGENCE_WEIGHT * conv
+    score = cliche_score(coverage, cent, conv)
     resp_idx, resp_node = np.nonzero(graph.incidence)
     n_responses = max(graph.n_responses, 1)
     sample_codes = np.unique(cluster_of_node[resp_node] * n_responses + resp_idx)

@@ -153,11 +153,11 @@ class FakeEmbeddingsClient:
         return np.asarray([[float(len(t)) + i for i in range(self.dim)] for t in texts])
 
 
-def test_openai_backend_normalises_rows_and_sends_in_chunks():
+def test_openai_backend_normalises_rows_and_leaves_batching_to_the_client():
     client = FakeEmbeddingsClient()
-    embedder = OpenAIEmbedder(client, model="text-embedding-3-large", batch_size=2)
+    embedder = OpenAIEmbedder(client, model="text-embedding-3-large")
     vectors = embedder.embed(["a", "bb", "ccc"])
-    assert [len(c) for c in client.calls] == [2, 1]
+    assert [len(c) for c in client.calls] == [3]
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
 
 

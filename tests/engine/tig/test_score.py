@@ -3,27 +3,8 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from engine.tig.score import Cluster, centrality, cliche_score, convergence, model_coverage, score_clusters
+from engine.tig.score import Cluster, cliche_score, score_clusters
 from tests.engine.tig.planted import hand_graph
-
-
-def test_model_coverage_is_the_share_of_models_with_an_atom_in_the_cluster():
-    node_models = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]], dtype=bool)
-    assert model_coverage(node_models, np.array([0, 1])) == pytest.approx(2 / 3)
-    assert model_coverage(node_models, np.array([0, 2])) == pytest.approx(1 / 3)
-
-
-def test_centrality_is_mean_weighted_degree_over_the_maximum():
-    degree = np.array([2.0, 1.0, 4.0])
-    assert centrality(degree, np.array([0, 1])) == pytest.approx(1.5 / 4)
-    assert centrality(np.zeros(3), np.array([0])) == 0.0
-
-
-def test_convergence_is_the_mean_positive_pairwise_cosine():
-    e = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
-    assert convergence(e) == pytest.approx((0.6 + 0.0 + 0.8) / 3)
-    assert convergence(np.array([[1.0, 0.0], [-1.0, 0.0]])) == 0.0
-    assert convergence(np.array([[1.0, 0.0]])) == 0.0
 
 
 def test_cliche_score_weights_are_045_035_020():
