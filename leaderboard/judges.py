@@ -68,20 +68,22 @@ def provider_config_for(model: SubjectModel, *, temperature: float = 0.0):
     )
 
 
-def provider_client_for(model: SubjectModel, *, temperature: float = 0.0, cache_name: str = "provider"):
+def provider_client_for(model: SubjectModel, *, temperature: float = 0.0, cache_name: str | None = "provider"):
     """The provider client of a stored model: its endpoint, the site's concurrency cap, a persistent
-    request cache ``<ATELIER_PROVIDER_CACHE_DIR>/<cache_name>.sqlite3`` and a fresh usage ledger."""
+    request cache ``<ATELIER_PROVIDER_CACHE_DIR>/<cache_name>.sqlite3`` (none when ``cache_name`` is None,
+    for callers that keep their own) and a fresh usage ledger."""
     from engine.providers.cache import RequestCache
     from engine.providers.client import OpenAICompatibleClient
     from engine.providers.usage import UsageLedger
 
-    cache_dir = Path(settings.ATELIER_PROVIDER_CACHE_DIR)
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    cache = None
+    if cache_name is not None:
+        cache_dir = Path(settings.ATELIER_PROVIDER_CACHE_DIR)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        cache = RequestCache(cache_dir / f"{cache_name}.sqlite3")
     return OpenAICompatibleClient(
         provider_config_for(model, temperature=temperature),
-        concurrency=settings.ATELIER_PROVIDER_CONCURRENCY,
-        cache=RequestCache(cache_dir / f"{cache_name}.sqlite3"),
-        usage=UsageLedger(),
+        concurrency=settings.ATELIER_PROVIDER_CONCURRENCY, cache=cache, usage=UsageLedger(),
     )
 
 

@@ -164,8 +164,9 @@ def _engine_embedder(name: str):
     from leaderboard.judges import provider_client_for
 
     model = _provider_model(name, SubjectModel.Role.EMBEDDER, "embedder")
+    # the embedding cache (keyed by backend, model and text) is the one persistent store of vectors
     return text_embedder(
-        "openai", cache_dir=settings.ATELIER_EMBED_CACHE_DIR, client=provider_client_for(model, cache_name="embed"),
+        "openai", cache_dir=settings.ATELIER_EMBED_CACHE_DIR, client=provider_client_for(model, cache_name=None),
         model=model.provider_id or model.display_name,
     )
 
