@@ -12,7 +12,6 @@ demo is reproducible); labels go through the same services and validation as a p
 
 from __future__ import annotations
 
-import math
 import random
 import uuid
 from dataclasses import dataclass, field
@@ -23,11 +22,12 @@ from django.db import transaction
 
 from annotation import selectors, services
 from annotation.models import STRATEGIES, TIG_CRITERIA, Campaign, CampaignKind, Dimension, Item
+from leaderboard.demo import DEMO_ACCOUNTS, DEMO_SIMULATED_SKILLS
 from leaderboard.models import Render, Response, TaskSet
 from leaderboard.roles import ANNOTATOR
 
 SIMULATED_USERNAMES = ("simulated-annotator-1", "simulated-annotator-2", "simulated-annotator-3")
-DEMO_ANNOTATORS = ("annotator1", "annotator2", "annotator3")
+DEMO_ANNOTATORS = tuple(name for name, role in DEMO_ACCOUNTS if role == ANNOTATOR)
 #: Items per campaign left without any label for the demo annotators.
 OPEN_ITEMS = {
     CampaignKind.TEXT_PAIRWISE: 12,
@@ -36,14 +36,10 @@ OPEN_ITEMS = {
     CampaignKind.IMAGE_PREFERENCE: 4,
     CampaignKind.STRATEGY: 2,
 }
-#: Latent skills of the demo models for the simulated annotators (the same personalities the demo
-#: answers were written with: atlas inventive, brook competent, cinder vivid but clichéd, dune generic).
-DEMO_MODEL_SKILL = {
-    "demo-atlas": {"usefulness": 0.9, "expressiveness": 0.5, "novelty": 1.2, "render": 0.85},
-    "demo-brook": {"usefulness": 0.4, "expressiveness": 0.0, "novelty": -0.3, "render": 0.75},
-    "demo-cinder": {"usefulness": -0.2, "expressiveness": 0.8, "novelty": -0.5, "render": 0.8},
-    "demo-dune": {"usefulness": -1.1, "expressiveness": -0.9, "novelty": -0.6, "render": 0.5},
-}
+#: Latent skills of the demo models for the simulated annotators: the simulated judge's skills
+#: (leaderboard.demo) plus a render quality per model.
+DEMO_RENDER_SKILL = {"demo-atlas": 0.85, "demo-brook": 0.75, "demo-cinder": 0.8, "demo-dune": 0.5}
+DEMO_MODEL_SKILL = {m: {**s, "render": DEMO_RENDER_SKILL[m]} for m, s in DEMO_SIMULATED_SKILLS.items()}
 #: Per simulated annotator: judgment noise and A-position bias (one is deliberately careless).
 SIMULATED_PROFILES = {
     "simulated-annotator-1": {"noise": 0.5, "a_bias": 0.0},
@@ -137,10 +133,6 @@ class DemoCampaignsSummary:
     open_items: dict[str, int] = field(default_factory=dict)
     skipped: bool = False
     ablation: dict = field(default_factory=dict)  # the text campaign's Novelty ablation panel
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x))
 
 
 def simulated_annotators_ensure() -> list:

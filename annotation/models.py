@@ -277,6 +277,8 @@ class Assignment(models.Model):
         STALE = "stale", "Stale (the item's content changed)"
 
     LIVE = (Status.ACTIVE, Status.SUBMITTED)
+    #: Statuses of an assignment the annotator has been shown (not expired, not stale).
+    SEEN = (Status.ACTIVE, Status.SUBMITTED, Status.SKIPPED)
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")

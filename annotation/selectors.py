@@ -9,9 +9,6 @@ on each call (no cache): stale labels and gold items never enter agreement numbe
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -28,6 +25,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from annotation.kinds import kind_for
+from annotation.kinds.base import shown_pair
 from annotation.kinds.faithfulness import PASS_SCORE
 from annotation.kinds.strategy import NONE as NO_STRATEGY
 from annotation.kinds.text_pairwise import PRIMARY_FIELD
@@ -47,6 +45,13 @@ from annotation.models import (
 )
 from engine import agreement
 from engine.bt import fit_bradley_terry
+from leaderboard.selectors import (
+    judge_condition_outcomes,
+    judge_condition_runs,
+    judge_model_scores,
+    judge_pair_outcomes,
+)
+from leaderboard.services.catalogue import rows_serialise
 
 
 @lru_cache(maxsize=4096)
@@ -159,7 +164,7 @@ def media_for_assignment(*, assignment: Assignment, shown_slot: str) -> tuple[An
     """(render, expected SHA-256) behind a shown image slot ('A'/'B') of an assignment."""
     if shown_slot not in ("A", "B"):
         raise KeyError(shown_slot)
-    canonical = "a" if (shown_slot == "A") != assignment.swapped else "b"
+    canonical = dict(zip(("A", "B"), shown_pair(assignment, "a", "b")))[shown_slot]
     render = assignment.item.render_a if canonical == "a" else assignment.item.render_b
     if render is None or canonical not in assignment.media_sha256:
         raise KeyError(shown_slot)
@@ -255,12 +260,9 @@ class LabelRow:
 
 def _item_rows(campaign: Campaign) -> dict[int, ItemRow]:
     fields = ["id", "key", "task__external_id", "task__family", "dimension", "is_gold", "gold_answer"]
-    side = {
-        CampaignKind.TEXT_PAIRWISE: "response_{s}",
-        CampaignKind.STRATEGY: "response_{s}",
-        CampaignKind.IMAGE_PREFERENCE: "render_{s}__response",
-        CampaignKind.FAITHFULNESS: "render_{s}__response",
-    }.get(campaign.kind)
+    # the path to side a's response among the kind's relations, as a pattern for either side
+    side = next((r.replace("_a", "_{s}", 1) for r in kind_for(campaign.kind).content_relations
+                 if r.startswith(("response_a", "render_a"))), None)
     extra = []
     lengths = {}
     if side:
@@ -320,7 +322,6 @@ def _label_rows(campaign: Campaign, *, include_stale: bool = False) -> list[Labe
 class ItemConsensus:
     n_labels: int
     complete: bool
-    categories: tuple[str, ...]
     majority: str | None
 
 
@@ -330,7 +331,7 @@ def item_consensus(*, item: Item) -> ItemConsensus:
     labels = list(kind.label_model.objects.filter(item=item, is_stale=False))
     categories = tuple(kind.category(label) for label in labels)
     majority = agreement.majority_label(list(categories)) if categories else None
-    return ItemConsensus(len(labels), len(labels) >= item.campaign.k, categories, majority)
+    return ItemConsensus(len(labels), len(labels) >= item.campaign.k, majority)
 
 
 @dataclass
@@ -707,15 +708,13 @@ class AnnotatorQuality:
 
 
 def annotator_quality(
-    *, campaign: Campaign, items: Mapping[int, ItemRow], labels: Sequence[LabelRow], gold_labels: Sequence[LabelRow],
-    skips: Mapping[str, int],
+    *, campaign: Campaign, items: Mapping[int, ItemRow], labels: Sequence[LabelRow],
+    labels_by_item: Mapping[int, list[LabelRow]], gold_labels: Sequence[LabelRow], skips: Mapping[str, int],
 ) -> list[AnnotatorQuality]:
     """Agreement with the leave-one-out majority, gold accuracy, tie rate, A-position bias, the
-    longer-response rate (the biases measured for the judge, App. D.2), median time, flags."""
+    longer-response rate (the biases measured for the judge, App. D.2), median time, flags.
+    ``labels_by_item`` is ``labels`` grouped by item (as :func:`campaign_dashboard` already has it)."""
     kind = kind_for(campaign.kind)
-    by_item: dict[int, list[LabelRow]] = defaultdict(list)
-    for row in labels:
-        by_item[row.item_id].append(row)
     out: dict[str, AnnotatorQuality] = {}
     times: dict[str, list[float]] = defaultdict(list)
 
@@ -730,7 +729,7 @@ def annotator_quality(
         q.flags += bool(row.flag_reason)
         if row.time_ms is not None:
             times[row.annotator].append(row.time_ms / 1000.0)
-        others = [o.category for o in by_item[row.item_id] if o is not row]
+        others = [o.category for o in labels_by_item[row.item_id] if o is not row]
         if len(others) >= 2 or (len(others) == 1 and campaign.k == 2):
             loo = majority(others)
             if loo is not None:
@@ -893,7 +892,8 @@ def campaign_dashboard(
         Assignment.objects.filter(campaign=campaign, status=Assignment.Status.SKIPPED)
         .values_list("annotator__username").annotate(n=Count("pk"))
     )
-    quality = annotator_quality(campaign=campaign, items=items, labels=labels, gold_labels=gold_labels, skips=skips)
+    quality = annotator_quality(campaign=campaign, items=items, labels=labels, labels_by_item=by_item,
+                                gold_labels=gold_labels, skips=skips)
     adjudication = _adjudication_rows(campaign, items, by_item)
     return Dashboard(
         campaign, kind.title, kind.paper_section, rows, n_stale, sum(r.is_simulated for r in current),
@@ -967,36 +967,25 @@ def _strategy_extras(regular: Sequence[ItemRow], by_item: Mapping[int, list[Labe
     return out
 
 
-def _leaderboard_selector(name: str) -> Callable[..., Any] | None:
-    from leaderboard import selectors as leaderboard_selectors
-
-    return getattr(leaderboard_selectors, name, None)
-
-
-def judge_sources(*, campaign: Campaign) -> tuple[Callable[[str], Any] | None, Callable[[str], Any] | None]:
-    """The judge's outcomes and model scores for this campaign's task set, if the leaderboard app
-    provides them (``judge_pair_outcomes`` / ``judge_model_scores``); (None, None) otherwise."""
-    outcomes, scores = _leaderboard_selector("judge_pair_outcomes"), _leaderboard_selector("judge_model_scores")
+def judge_sources(*, campaign: Campaign) -> tuple[Callable[[str], Any], Callable[[str], Any]]:
+    """The judge's outcomes and model scores for this campaign's task set, per dimension (the
+    leaderboard's ``judge_pair_outcomes`` / ``judge_model_scores``)."""
 
     def wrap(fn):
-        if fn is None:
-            return None
         return lambda dimension: fn(task_set=campaign.task_set, dimension=LEADERBOARD_DIMENSION.get(dimension, dimension))
 
-    return wrap(outcomes), wrap(scores)
+    return wrap(judge_pair_outcomes), wrap(judge_model_scores)
 
 
-def judge_condition_source(*, campaign: Campaign) -> Callable[[str], tuple[list[Any], list[Any]]] | None:
+def judge_condition_source(*, campaign: Campaign) -> Callable[[str], tuple[list[Any], list[Any]]]:
     """For the Novelty ablation: ``source(dimension)`` gives the latest finished fixed-pair run per
     judge condition on this campaign's task set and their verdicts labelled with ``condition``
-    (the leaderboard's ``judge_condition_runs`` / ``judge_condition_outcomes``); None if it has none."""
-    runs, outcomes = _leaderboard_selector("judge_condition_runs"), _leaderboard_selector("judge_condition_outcomes")
-    if runs is None or outcomes is None:
-        return None
+    (the leaderboard's ``judge_condition_runs`` / ``judge_condition_outcomes``)."""
 
     def source(dimension: str) -> tuple[list[Any], list[Any]]:
         code = LEADERBOARD_DIMENSION.get(dimension, dimension)
-        return list(runs(task_set=campaign.task_set, dimension=code)), list(outcomes(task_set=campaign.task_set, dimension=code))
+        return (list(judge_condition_runs(task_set=campaign.task_set, dimension=code)),
+                list(judge_condition_outcomes(task_set=campaign.task_set, dimension=code)))
 
     return source
 
@@ -1209,15 +1198,7 @@ def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
             "response_a_id": side_a.pk if side_a else None, "response_b_id": side_b.pk if side_b else None,
             "render_a_id": item.render_a_id, "render_b_id": item.render_b_id, "sampling_stratum": item.sampling_stratum,
         })
-    if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for row in out:
-            writer.writerow({k: json.dumps(v, ensure_ascii=False, sort_keys=True) if isinstance(v, dict) else v
-                             for k, v in row.items()})
-        return buffer.getvalue()
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in out)
+    return rows_serialise(out, EXPORT_COLUMNS, fmt)
 
 
 # ---------------------------------------------------------------------------------------------------

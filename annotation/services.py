@@ -39,6 +39,7 @@ from annotation.errors import (
     Busy,
     CampaignNotOpen,
     ItemsInvalid,
+    LabelInvalid,
     NotAllowed,
     NotFound,
     SubmissionConflict,
@@ -538,9 +539,7 @@ def campaign_content_refresh(*, campaign: Campaign, now: datetime | None = None)
     whose content changed get their earlier labels marked stale. Returns the changed items."""
     kind = kind_for(campaign.kind)
     changed = []
-    items = Item.objects.filter(campaign=campaign).select_related(
-        "campaign", "task", "response_a", "response_b", "render_a__response", "render_b__response"
-    )
+    items = Item.objects.filter(campaign=campaign).select_related("campaign", *kind.content_relations)
     for item in items:
         digest = kind.shown_content(item).digest
         if digest != item.content_hash:
@@ -608,7 +607,7 @@ def _gold_due(campaign: Campaign, annotator: AbstractBaseUser) -> bool:
         return False
     counts = Assignment.objects.filter(
         campaign=campaign, annotator=annotator,
-        status__in=[Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED],
+        status__in=Assignment.SEEN,
     ).aggregate(total=Count("pk"), gold=Count("pk", filter=Q(slot__isnull=True)))
     return counts["gold"] < math.floor((counts["total"] + 1) * campaign.gold_rate + 1e-9)
 
@@ -616,7 +615,7 @@ def _gold_due(campaign: Campaign, annotator: AbstractBaseUser) -> bool:
 def _seen_items(campaign: Campaign, annotator: AbstractBaseUser):
     return Assignment.objects.filter(
         campaign=campaign, annotator=annotator,
-        status__in=[Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED],
+        status__in=Assignment.SEEN,
     ).values("item_id")
 
 
@@ -635,23 +634,17 @@ def _free_slot(campaign: Campaign, annotator: AbstractBaseUser) -> ItemSlot | No
     return slots.first()
 
 
-def _content_relations(campaign: Campaign) -> tuple[str, ...]:
-    """The relations an item of this campaign's kind shows (fetched with it in one query)."""
-    return {
-        CampaignKind.TEXT_PAIRWISE: ("task", "response_a", "response_b"),
-        CampaignKind.STRATEGY: ("task", "response_a"),
-        CampaignKind.TIG_AUDIT: ("task",),
-        CampaignKind.FAITHFULNESS: ("task", "render_a__response"),
-        CampaignKind.IMAGE_PREFERENCE: ("task", "render_a__response", "render_b__response"),
-    }[campaign.kind]
+def _item_load(campaign: Campaign, item_id: int) -> Item:
+    """The item with exactly the relations its kind shows (two small queries plan much faster than
+    one join over every relation any kind might need), its campaign attached."""
+    item = Item.objects.select_related(*kind_for(campaign.kind).content_relations).get(pk=item_id)
+    item.campaign = campaign
+    return item
 
 
 def _attach_item(assignment: Assignment) -> None:
-    """Load the assignment's item with exactly the relations its kind shows (two small queries plan
-    much faster than one join over every relation any kind might need)."""
-    item = Item.objects.select_related(*_content_relations(assignment.campaign)).get(pk=assignment.item_id)
-    item.campaign = assignment.campaign
-    assignment.item = item
+    """Load the assignment's item with exactly the relations its kind shows."""
+    assignment.item = _item_load(assignment.campaign, assignment.item_id)
 
 
 def _slot_is_free(slot: ItemSlot, *, ignoring: Assignment | None = None) -> bool:
@@ -687,8 +680,7 @@ def _take_gold(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, r
     )
     if item_id is None:
         return None
-    item = Item.objects.select_related(*_content_relations(campaign)).get(pk=item_id)
-    item.campaign = campaign
+    item = _item_load(campaign, item_id)
     # Gold items have no slots (everyone sees them once); orientation is randomised.
     return _assignment_open(campaign=campaign, item=item, slot=None, annotator=annotator, swapped=rng.random() < 0.5, now=now)
 
@@ -707,8 +699,7 @@ def _take_slot(campaign: Campaign, annotator: AbstractBaseUser, now: datetime) -
         return None
     # Should the slot still be taken after the retries, the one-live-assignment-per-slot unique index
     # refuses our INSERT and assignment_next retries with a new transaction.
-    item = Item.objects.select_related(*_content_relations(campaign)).get(pk=slot.item_id)
-    item.campaign = campaign
+    item = _item_load(campaign, slot.item_id)
     # Counterbalancing: slot parity fixes the shown order, so an item's k annotators see it in
     # both orders (k = 3: two one way, one the other); the item's random bit decides which.
     swapped = item.orientation != (slot.index % 2 == 1)
@@ -813,8 +804,6 @@ def _parse_key(idempotency_key: Any) -> uuid.UUID:
     try:
         return uuid.UUID(str(idempotency_key))
     except (TypeError, ValueError) as exc:
-        from annotation.errors import LabelInvalid
-
         raise LabelInvalid({"idempotency_key": "must be a UUID generated by the page"}) from exc
 
 
@@ -894,7 +883,7 @@ def _late_submission_check(assignment: Assignment) -> None:
     """An expired assignment may still be saved while nobody else holds its slot."""
     if Assignment.objects.filter(
         item_id=assignment.item_id, annotator_id=assignment.annotator_id,
-        status__in=[Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED],
+        status__in=Assignment.SEEN,
     ).exclude(pk=assignment.pk).exists():
         raise AssignmentClosed("This item was handed to you again; answer it there.")
     if assignment.slot_id is None:

@@ -9,8 +9,11 @@ A kind says, for its items:
   media as opaque per-assignment URLs, no ids, names or scores);
 * ``validate`` — turn a submitted answer into label field values, or raise :class:`LabelInvalid`
   with a message per field;
-* ``category`` / ``parse_answer`` / ``answer_matches`` — the nominal outcome used for consensus,
+* ``category`` / ``parse_answer`` — the nominal outcome used for consensus,
   Fleiss κ (Ekphrasis Table 17), gold accuracy and adjudication.
+
+Two-sided A/B/tie kinds subclass :class:`PairwiseKind`, which holds their shared label model,
+keys, answer validation and "same task, different models" check.
 
 To add a kind: copy an existing module, register it in ``annotation.kinds.KINDS``.
 """
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.errors import LabelInvalid
-from annotation.models import Assignment, FlagReason, Item, Label
+from annotation.models import Assignment, FlagReason, Item, Label, PairChoice, PairwiseLabel
 
 #: Longest flag note accepted (App. H.3: notes identify the issue concisely).
 FLAG_NOTE_MAX = 500
@@ -68,6 +71,8 @@ class Kind:
     title: str = ""
     paper_section: str = ""
     label_model: type[Label]
+    #: The item's relations its shown content reads (``select_related`` with the item in one query).
+    content_relations: tuple[str, ...] = ("task",)
     #: Nominal outcome categories for the consensus table (Table 17 "majority outcome" columns).
     categories: tuple[str, ...] = ()
     #: Whether items have two sides shown in a counterbalanced order.
@@ -115,12 +120,57 @@ class Kind:
             raise ValueError(f"expected one of {', '.join(self.categories)}, got {answer!r}")
         return answer
 
-    def answer_matches(self, label: Label, answer: Any) -> bool:
-        return self.category(label) == answer
-
     def summary(self, label: Label) -> dict[str, Any]:
         """The label's answer as plain data (exports, researcher pages)."""
         raise NotImplementedError
+
+
+def pair_choice_to_canonical(shown: str, swapped: bool) -> str:
+    """Map the key pressed (in shown order) to the item's canonical order."""
+    if not swapped or shown == PairChoice.TIE:
+        return shown
+    return PairChoice.B if shown == PairChoice.A else PairChoice.A
+
+
+def validate_pair_choice(data: Mapping[str, Any], assignment: Assignment) -> tuple[dict[str, Any], dict[str, str]]:
+    shown = data.get("choice")
+    if shown not in PairChoice.values:
+        return {}, {"choice": "choose A, B or tie"}
+    return {
+        "shown_choice": shown,
+        "choice": pair_choice_to_canonical(shown, assignment.swapped),
+        "swapped": assignment.swapped,
+    }, {}
+
+
+class PairwiseKind(Kind):
+    """Two sides of one task from two different models, shown in a counterbalanced order; the
+    label is A, B or tie (text pairwise, image preference)."""
+
+    label_model = PairwiseLabel
+    categories = ("A", "B", "tie")
+    two_sided = True
+    keys = (("A", "prefer A"), ("B", "prefer B"), ("T", "tie"), ("F", "flag with a note"),
+            ("Enter", "submit"), ("S", "skip"), ("I", "instructions"), ("C", "calibration examples"), ("?", "help"))
+
+    @staticmethod
+    def pair_problems(
+        item: Item, sides: tuple[tuple[str, Any], tuple[str, Any]], *, other_task: str, same_model: tuple[str, str]
+    ) -> list[tuple[str, str]]:
+        """Same task, different models: ``sides`` are (field, response) for A and B."""
+        problems = [(name, other_task) for name, response in sides if response.task_id != item.task_id]
+        if sides[0][1].subject_model_id == sides[1][1].subject_model_id:
+            problems.append(same_model)
+        return problems
+
+    def validate_answer(self, data, *, item, assignment):
+        return validate_pair_choice(data, assignment)
+
+    def category(self, label: PairwiseLabel) -> str:
+        return label.choice
+
+    def summary(self, label: PairwiseLabel) -> dict[str, Any]:
+        return {"choice": label.choice, "shown_choice": label.shown_choice, "swapped": label.swapped}
 
 
 def validate_flag(flag: Any) -> tuple[dict[str, Any], dict[str, str]]:

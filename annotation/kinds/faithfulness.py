@@ -49,6 +49,7 @@ class Faithfulness(Kind):
     title = "Faithfulness gate"
     paper_section = "Ekphrasis App. I.2"
     label_model = FaithfulnessLabel
+    content_relations = ("task", "render_a__response")
     categories = ("pass", "fail")
     uses_images = True
     keys = (("1–5", "faithfulness score"), ("H", "hard fail (then pick a reason)"),

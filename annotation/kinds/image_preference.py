@@ -10,25 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from annotation.kinds.base import Kind, ShownContent, file_sha256
-from annotation.kinds.text_pairwise import validate_pair_choice
-from annotation.models import Assignment, CampaignKind, Dimension, Item, PairwiseLabel
+from annotation.kinds.base import PairwiseKind, ShownContent, file_sha256
+from annotation.models import Assignment, CampaignKind, Dimension, Item
 
 QUESTION = (
     "Which image better realizes a useful, expressive, and non-clichéd visual plan as a whole?"
 )
 
 
-class ImagePreference(Kind):
+class ImagePreference(PairwiseKind):
     code = CampaignKind.IMAGE_PREFERENCE
     title = "Image preference"
     paper_section = "Ekphrasis App. I.3"
-    label_model = PairwiseLabel
-    categories = ("A", "B", "tie")
-    two_sided = True
+    content_relations = ("task", "render_a__response", "render_b__response")
     uses_images = True
-    keys = (("A", "prefer A"), ("B", "prefer B"), ("T", "tie"), ("F", "flag with a note"),
-            ("Enter", "submit"), ("S", "skip"), ("I", "instructions"), ("C", "calibration examples"), ("?", "help"))
 
     def check_item(self, item: Item) -> list[tuple[str, str]]:
         problems = []
@@ -37,11 +32,10 @@ class ImagePreference(Kind):
         if item.render_a is None or item.render_b is None:
             problems.append(("renders", "an image preference item needs two renders"))
         else:
-            for side, render in (("render_a", item.render_a), ("render_b", item.render_b)):
-                if render.response.task_id != item.task_id:
-                    problems.append((side, "renders a response to another task"))
-            if item.render_a.response.subject_model_id == item.render_b.response.subject_model_id:
-                problems.append(("renders", "both renders come from the same model"))
+            problems += self.pair_problems(
+                item, (("render_a", item.render_a.response), ("render_b", item.render_b.response)),
+                other_task="renders a response to another task", same_model=("renders", "both renders come from the same model"),
+            )
         return problems
 
     def shown_content(self, item: Item) -> ShownContent:
@@ -55,12 +49,3 @@ class ImagePreference(Kind):
         if item.campaign.show_brief:
             out["brief"] = item.task.brief
         return out
-
-    def validate_answer(self, data, *, item, assignment):
-        return validate_pair_choice(data, assignment)
-
-    def category(self, label: PairwiseLabel) -> str:
-        return label.choice
-
-    def summary(self, label: PairwiseLabel) -> dict[str, Any]:
-        return {"choice": label.choice, "shown_choice": label.shown_choice, "swapped": label.swapped}

@@ -29,6 +29,7 @@ class Strategy(Kind):
     title = "Adaptation strategy labels"
     paper_section = "Ekphrasis App. J"
     label_model = StrategyLabel
+    content_relations = ("task", "response_a")
     categories = ()  # the outcome is a set of strategies; see category()
     keys = (("1–7", "cycle a strategy: absent → central → incidental"), ("0", "clear all"), ("F", "flag with a note"),
             ("Enter", "submit"), ("S", "skip"), ("I", "instructions"), ("C", "calibration examples"), ("?", "help"))

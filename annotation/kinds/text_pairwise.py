@@ -7,11 +7,11 @@ cues, not a score sheet (App. H.2). Label: A, B or tie, plus an optional flag wi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
-from annotation.kinds.base import Kind, ShownContent, shown_pair, task_context
-from annotation.models import Assignment, CampaignKind, Dimension, Item, PairChoice, PairwiseLabel
+from annotation.kinds.base import PairwiseKind, ShownContent, shown_pair, task_context
+from annotation.models import Assignment, CampaignKind, Dimension, Item
 
 #: The field each dimension inspects (Ekphrasis §3.2; App. H.2, Table 16 "Primary field").
 PRIMARY_FIELD = {
@@ -39,33 +39,11 @@ TIE_RULE = (
 )
 
 
-def pair_choice_to_canonical(shown: str, swapped: bool) -> str:
-    """Map the key pressed (in shown order) to the item's canonical order."""
-    if not swapped or shown == PairChoice.TIE:
-        return shown
-    return PairChoice.B if shown == PairChoice.A else PairChoice.A
-
-
-def validate_pair_choice(data: Mapping[str, Any], assignment: Assignment) -> tuple[dict[str, Any], dict[str, str]]:
-    shown = data.get("choice")
-    if shown not in PairChoice.values:
-        return {}, {"choice": "choose A, B or tie"}
-    return {
-        "shown_choice": shown,
-        "choice": pair_choice_to_canonical(shown, assignment.swapped),
-        "swapped": assignment.swapped,
-    }, {}
-
-
-class TextPairwise(Kind):
+class TextPairwise(PairwiseKind):
     code = CampaignKind.TEXT_PAIRWISE
     title = "Text pairwise"
     paper_section = "Ekphrasis App. H"
-    label_model = PairwiseLabel
-    categories = ("A", "B", "tie")
-    two_sided = True
-    keys = (("A", "prefer A"), ("B", "prefer B"), ("T", "tie"), ("F", "flag with a note"),
-            ("Enter", "submit"), ("S", "skip"), ("I", "instructions"), ("C", "calibration examples"), ("?", "help"))
+    content_relations = ("task", "response_a", "response_b")
 
     def check_item(self, item: Item) -> list[tuple[str, str]]:
         problems = []
@@ -74,11 +52,10 @@ class TextPairwise(Kind):
         if item.response_a is None or item.response_b is None:
             problems.append(("responses", "a text pairwise item needs two responses"))
         else:
-            for side, response in (("response_a", item.response_a), ("response_b", item.response_b)):
-                if response.task_id != item.task_id:
-                    problems.append((side, "belongs to another task"))
-            if item.response_a.subject_model_id == item.response_b.subject_model_id:
-                problems.append(("responses", "both responses come from the same model"))
+            problems += self.pair_problems(
+                item, (("response_a", item.response_a), ("response_b", item.response_b)),
+                other_task="belongs to another task", same_model=("responses", "both responses come from the same model"),
+            )
         checklist = item.payload.get("checklist", [])
         if not isinstance(checklist, list) or not all(isinstance(c, str) and c.strip() for c in checklist):
             problems.append(("checklist", "must be a list of non-empty strings"))
@@ -115,12 +92,3 @@ class TextPairwise(Kind):
             "sides": {"A": shown_a, "B": shown_b},
             "checklist": content["checklist"],
         }
-
-    def validate_answer(self, data, *, item, assignment):
-        return validate_pair_choice(data, assignment)
-
-    def category(self, label: PairwiseLabel) -> str:
-        return label.choice
-
-    def summary(self, label: PairwiseLabel) -> dict[str, Any]:
-        return {"choice": label.choice, "shown_choice": label.shown_choice, "swapped": label.swapped}

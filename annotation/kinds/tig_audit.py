@@ -55,6 +55,7 @@ class TigAudit(Kind):
     title = "TIG checklist audit"
     paper_section = "Ekphrasis App. G.7"
     label_model = TigAuditLabel
+    content_relations = ("task",)
     categories = tuple(AuditAction.values)
     keys = (("↑ ↓", "move between criteria"), ("1", "pass"), ("2", "partial"), ("3", "fail"), ("4", "not enough evidence"),
             ("(action row) 1 2 3", "accept / revise / exclude"), ("N", "revision note"), ("F", "flag with a note"),

@@ -261,7 +261,7 @@ def _assign_primaries(task_set: TaskSet, wanted_primary: dict[tuple[int, int], t
 # ---------------------------------------------------------------- exports
 
 
-def _serialise(rows: list[dict], columns: list[str], fmt: str) -> str:
+def rows_serialise(rows: list[dict], columns: list[str], fmt: str) -> str:
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
@@ -291,7 +291,7 @@ def tasks_export(*, task_set: TaskSet, fmt: str = "jsonl") -> str:
         }
         for t in task_set.tasks.order_by("position", "external_id")
     ]
-    return _serialise(rows, TASK_COLUMNS, fmt)
+    return rows_serialise(rows, TASK_COLUMNS, fmt)
 
 
 def responses_export(*, task_set: TaskSet, fmt: str = "jsonl") -> str:
@@ -309,7 +309,7 @@ def responses_export(*, task_set: TaskSet, fmt: str = "jsonl") -> str:
             row["text"] = r.raw_text
         row["primary"] = r.is_primary
         rows.append(row)
-    return _serialise(rows, RESPONSE_COLUMNS, fmt)
+    return rows_serialise(rows, RESPONSE_COLUMNS, fmt)
 
 
 # ---------------------------------------------------------------- roles

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation import services
+from annotation import selectors, services
 from annotation.models import Adjudication, Campaign
 from tests.annotation.factories import (
     Catalogue,
@@ -127,7 +127,6 @@ def test_the_dashboard_says_there_is_no_judge_run_when_the_leaderboard_has_none(
 
 
 def test_the_dashboard_joins_judge_outcomes_supplied_by_the_leaderboard(client, rita, monkeypatch):
-    import leaderboard.selectors as leaderboard_selectors
     from leaderboard.selectors import JudgePairOutcome
 
     users = annotators(3)
@@ -139,8 +138,8 @@ def test_the_dashboard_joins_judge_outcomes_supplied_by_the_leaderboard(client, 
                                  min(i.response_a_id, i.response_b_id), i.response_a_id)
                 for i in campaign.items.all()]
     scores = {m.pk: float(-i) for i, m in enumerate(catalogue.models)}
-    monkeypatch.setattr(leaderboard_selectors, "judge_pair_outcomes", lambda task_set, dimension: outcomes, raising=False)
-    monkeypatch.setattr(leaderboard_selectors, "judge_model_scores", lambda task_set, dimension: scores, raising=False)
+    monkeypatch.setattr(selectors, "judge_pair_outcomes", lambda task_set, dimension: outcomes)
+    monkeypatch.setattr(selectors, "judge_model_scores", lambda task_set, dimension: scores)
     body = login(client, rita).get(f"/annotate/campaigns/{campaign.pk}/").content.decode()
     assert "No judge run yet" not in body
     assert "100.0%</strong> = 3 / 3 pairs" in body
