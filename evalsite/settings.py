@@ -68,6 +68,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "leaderboard",
+    "leaderboard.easel",
+    "leaderboard.c2",
     "annotation",
 ]
 

@@ -13,6 +13,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("easel/", include("leaderboard.easel.urls")),
+    path("c2/", include("leaderboard.c2.urls")),
     path("", include("leaderboard.urls")),
     path("annotate/", include("annotation.urls")),
 ]

@@ -1,0 +1,1 @@
+"""Models of the c2 sub-app (on the shared catalogue)."""

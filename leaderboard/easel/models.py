@@ -1,0 +1,1 @@
+"""Models of the easel sub-app (on the shared catalogue)."""
