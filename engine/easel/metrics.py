@@ -1,0 +1,280 @@
+"""Reconstruction similarity S = 0.5·SSIM + 0.3·(1 − L1) + 0.2·EdgeIoU (EASEL Eq. 1, §3.3).
+
+* SSIM: ``skimage.metrics.structural_similarity(canvas, reference, channel_axis=2, data_range=1.0)``
+  with its defaults (7×7 uniform window, sample covariance, K1 = 0.01, K2 = 0.03, the 3-pixel border
+  cropped before the mean), on float64 copies of the float32 images.
+* L1: mean absolute difference over pixels and channels, in [0, 1].
+* EdgeIoU: IoU of ``skimage.feature.canny`` edge maps of the grey images (σ and thresholds below;
+  grey = BT.709 luma 0.2125 R + 0.7154 G + 0.0721 B, the ``rgb2gray`` weights, computed elementwise).
+  Both edge maps empty → 1.0 (the two images agree that there is no edge); one empty → 0.0.
+
+:class:`IncrementalSimilarity` prepares a reference once (its grey image, edge map, window
+statistics, Canny bleed-over) and, when a stroke changes a box B of the canvas, recomputes only
+B + 3 px of the SSIM map (window half-width), B + 6 px of the Canny pre-hysteresis maps (Gaussian
+radius 4 + Sobel 1 + non-maximum suppression 1, from inputs on B + 12 px) and the hysteresis
+labelling of the whole edge map (cheap, and non-local by nature). Its S equals :func:`similarity`
+to 1e-9 (tests/engine/easel/test_metrics.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage as ndi
+from skimage.feature import canny
+from skimage.feature._canny_cy import _nonmaximum_suppression_bilinear
+from skimage.metrics import structural_similarity
+
+from engine.easel.render import Box
+
+__all__ = [
+    "CANNY_HIGH_THRESHOLD",
+    "CANNY_LOW_THRESHOLD",
+    "CANNY_SIGMA",
+    "IncrementalSimilarity",
+    "SSIM_WEIGHT",
+    "L1_WEIGHT",
+    "EDGE_WEIGHT",
+    "Similarity",
+    "edge_map",
+    "grey",
+    "similarity",
+]
+
+SSIM_WEIGHT, L1_WEIGHT, EDGE_WEIGHT = 0.5, 0.3, 0.2  # EASEL Eq. 1
+
+# Canny parameters: scikit-image's defaults for float images (σ = 1; hysteresis thresholds 0.1
+# and 0.2 of the gradient magnitude of a [0, 1] image).
+CANNY_SIGMA = 1.0
+CANNY_LOW_THRESHOLD = 0.1
+CANNY_HIGH_THRESHOLD = 0.2
+
+_SSIM_WIN = 7  # structural_similarity's default window
+_SSIM_PAD = (_SSIM_WIN - 1) // 2
+_SSIM_COV_NORM = _SSIM_WIN**2 / (_SSIM_WIN**2 - 1.0)  # sample covariance (skimage default)
+_SSIM_C1 = (0.01 * 1.0) ** 2  # (K1·data_range)², skimage default K1
+_SSIM_C2 = (0.03 * 1.0) ** 2  # (K2·data_range)², skimage default K2
+_GAUSS_RADIUS = int(4.0 * CANNY_SIGMA + 0.5)  # scipy gaussian_filter truncate=4.0
+_CANNY_REACH = _GAUSS_RADIUS + 2  # a grey pixel reaches low_masked this far (Gaussian + Sobel + NMS)
+_STREL = np.ones((3, 3), bool)  # 8-connectivity of skimage's hysteresis
+
+_LUMA = (0.2125, 0.7154, 0.0721)  # skimage.color.rgb2gray (ITU-R BT.709)
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """S and its three terms for one canvas against one reference (EASEL Eq. 1)."""
+
+    s: float
+    ssim: float
+    l1: float
+    edge_iou: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {"s": self.s, "ssim": self.ssim, "l1": self.l1, "edge_iou": self.edge_iou}
+
+
+def combine(ssim: float, l1: float, edge_iou: float) -> Similarity:
+    """S = 0.5·SSIM + 0.3·(1 − L1) + 0.2·EdgeIoU (EASEL Eq. 1)."""
+    s = SSIM_WEIGHT * ssim + L1_WEIGHT * (1.0 - l1) + EDGE_WEIGHT * edge_iou
+    return Similarity(s=float(s), ssim=float(ssim), l1=float(l1), edge_iou=float(edge_iou))
+
+
+def grey(image: np.ndarray) -> np.ndarray:
+    """Luma 0.2125 R + 0.7154 G + 0.0721 B (rgb2gray's BT.709 weights), float64, elementwise."""
+    rgb = image.astype(np.float64, copy=False)
+    return _LUMA[0] * rgb[..., 0] + _LUMA[1] * rgb[..., 1] + _LUMA[2] * rgb[..., 2]
+
+
+def edge_map(image: np.ndarray) -> np.ndarray:
+    """Canny edges of the grey image (σ = CANNY_SIGMA, thresholds CANNY_LOW/HIGH_THRESHOLD)."""
+    return canny(grey(image), sigma=CANNY_SIGMA, low_threshold=CANNY_LOW_THRESHOLD,
+                 high_threshold=CANNY_HIGH_THRESHOLD)
+
+
+def edge_iou(edges_a: np.ndarray, edges_b: np.ndarray) -> float:
+    """|A ∩ B| / |A ∪ B|; both empty → 1.0 (EASEL §3.3 leaves it open; agreement on no edges)."""
+    union = int(np.count_nonzero(edges_a | edges_b))
+    if union == 0:
+        return 1.0
+    return int(np.count_nonzero(edges_a & edges_b)) / union
+
+
+def similarity(canvas: np.ndarray, reference: np.ndarray) -> Similarity:
+    """S of ``canvas`` against ``reference`` by the straightforward full recompute (EASEL Eq. 1)."""
+    a = canvas.astype(np.float64)
+    b = reference.astype(np.float64)
+    ssim = structural_similarity(a, b, channel_axis=2, data_range=1.0)
+    l1 = float(np.mean(np.abs(a - b)))
+    return combine(float(ssim), l1, edge_iou(edge_map(a), edge_map(b)))
+
+
+# --- incremental scoring -----------------------------------------------------------------------
+
+def _ssim_map(x: np.ndarray, y: np.ndarray, uy: np.ndarray, uyy: np.ndarray) -> np.ndarray:
+    """skimage's SSIM map (uniform 7×7 window, per channel), given the reference's window means."""
+    ux = ndi.uniform_filter(x, size=(_SSIM_WIN, _SSIM_WIN, 1))
+    uxx = ndi.uniform_filter(x * x, size=(_SSIM_WIN, _SSIM_WIN, 1))
+    uxy = ndi.uniform_filter(x * y, size=(_SSIM_WIN, _SSIM_WIN, 1))
+    vx = _SSIM_COV_NORM * (uxx - ux * ux)
+    vy = _SSIM_COV_NORM * (uyy - uy * uy)
+    vxy = _SSIM_COV_NORM * (uxy - ux * uy)
+    # Wang et al. 2004, Eq. 13, as in skimage.metrics.structural_similarity.
+    a1, a2 = 2 * ux * uy + _SSIM_C1, 2 * vxy + _SSIM_C2
+    b1, b2 = ux**2 + uy**2 + _SSIM_C1, vx + vy + _SSIM_C2
+    return (a1 * a2) / (b1 * b2)
+
+
+@dataclass
+class _State:
+    canvas: np.ndarray  # float64 H×W×3
+    ssim_map: np.ndarray  # H×W×3
+    abs_diff_sum: float
+    low_masked: np.ndarray  # non-maximum-suppressed gradient magnitude (0 below the low threshold)
+    edges: np.ndarray  # bool H×W
+
+
+class IncrementalSimilarity:
+    """S of a canvas that changes one stroke box at a time, against one prepared reference.
+
+    ``score`` gives the current Similarity; ``apply(box, patch)`` commits a change of
+    ``canvas[box]`` to ``patch``; ``gain(box, patch)`` scores that change without committing it
+    (the painter's candidate evaluation); ``reset(canvas)`` restarts from any canvas.
+    """
+
+    def __init__(self, reference: np.ndarray, canvas: np.ndarray | None = None) -> None:
+        self.reference = reference.astype(np.float64)
+        self.height, self.width = reference.shape[:2]
+        ref = self.reference
+        size = (_SSIM_WIN, _SSIM_WIN, 1)
+        self._uy = ndi.uniform_filter(ref, size=size)
+        self._uyy = ndi.uniform_filter(ref * ref, size=size)
+        self._ref_grey = grey(ref)
+        self.reference_edges = edge_map(ref)
+        # Canny's constant-mode bleed-over correction and the eroded border mask (skimage _preprocess).
+        ones = np.ones((self.height, self.width))
+        self._bleed = ndi.gaussian_filter(ones, CANNY_SIGMA, mode="constant", cval=0.0, truncate=4.0) + np.finfo(
+            np.float64).eps
+        self._eroded = np.ones((self.height, self.width), bool)
+        self._eroded[[0, -1], :] = False
+        self._eroded[:, [0, -1]] = False
+        self._ssim_count = (self.height - 2 * _SSIM_PAD) * (self.width - 2 * _SSIM_PAD) * 3
+        self._l1_count = self.height * self.width * 3
+        self.reset(np.ones_like(ref) if canvas is None else canvas)
+
+    # -- full preparation
+
+    def reset(self, canvas: np.ndarray) -> Similarity:
+        x = canvas.astype(np.float64)
+        full = Box(0, self.height, 0, self.width)
+        low_masked = self._low_masked(grey(x), full, full)
+        self._state = _State(
+            canvas=x,
+            ssim_map=_ssim_map(x, self.reference, self._uy, self._uyy),
+            abs_diff_sum=float(np.sum(np.abs(x - self.reference))),
+            low_masked=low_masked,
+            edges=self._hysteresis(low_masked),
+        )
+        return self.score
+
+    @property
+    def canvas(self) -> np.ndarray:
+        return self._state.canvas
+
+    @property
+    def score(self) -> Similarity:
+        return self._similarity(self._state.ssim_map, self._state.abs_diff_sum, self._state.edges)
+
+    def _similarity(self, ssim_map: np.ndarray, abs_diff_sum: float, edges: np.ndarray) -> Similarity:
+        p = _SSIM_PAD
+        ssim = float(np.sum(ssim_map[p:-p, p:-p])) / self._ssim_count
+        return combine(ssim, abs_diff_sum / self._l1_count, edge_iou(edges, self.reference_edges))
+
+    # -- Canny pieces (skimage.feature.canny, split so a box can be redone)
+
+    def _low_masked(self, grey_crop: np.ndarray, inner: Box, crop: Box) -> np.ndarray:
+        """low_masked on ``inner`` from the grey image on ``crop`` ⊇ inner + 6 px (clipped to the canvas)."""
+        rows, cols = crop.slices
+        smoothed = ndi.gaussian_filter(grey_crop, CANNY_SIGMA, mode="constant", cval=0.0, truncate=4.0)
+        smoothed /= self._bleed[rows, cols]
+        jsobel = ndi.sobel(smoothed, axis=1)
+        isobel = ndi.sobel(smoothed, axis=0)
+        magnitude = isobel * isobel
+        magnitude += jsobel * jsobel
+        np.sqrt(magnitude, out=magnitude)
+        mask = self._eroded[rows, cols].copy()
+        # Crop edges inside the canvas are margin; keep the suppression from reading past them.
+        if crop.r0 > 0:
+            mask[0, :] = False
+        if crop.r1 < self.height:
+            mask[-1, :] = False
+        if crop.c0 > 0:
+            mask[:, 0] = False
+        if crop.c1 < self.width:
+            mask[:, -1] = False
+        low = _nonmaximum_suppression_bilinear(isobel, jsobel, magnitude, mask, CANNY_LOW_THRESHOLD)
+        low = np.asarray(low)
+        return low[inner.r0 - crop.r0:inner.r1 - crop.r0, inner.c0 - crop.c0:inner.c1 - crop.c0]
+
+    @staticmethod
+    def _hysteresis(low_masked: np.ndarray) -> np.ndarray:
+        low_mask = low_masked > 0
+        labels, count = ndi.label(low_mask, _STREL)
+        if count == 0:
+            return low_mask
+        high_mask = low_mask & (low_masked >= CANNY_HIGH_THRESHOLD)
+        good = np.zeros(count + 1, bool)
+        good[np.unique(labels[high_mask])] = True
+        good[0] = False
+        return good[labels]
+
+    # -- incremental update
+
+    def _updated(self, box: Box, patch: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, Box, Box]:
+        st = self._state
+        h, w = self.height, self.width
+        new_patch = patch.astype(np.float64)
+        rows, cols = box.slices
+        ref_box = self.reference[rows, cols]
+        abs_diff_sum = st.abs_diff_sum - float(np.sum(np.abs(st.canvas[rows, cols] - ref_box))) + float(
+            np.sum(np.abs(new_patch - ref_box)))
+        # SSIM: the map changes on box + 3; its inputs are needed on box + 6.
+        ssim_box = box.grow(_SSIM_PAD, h, w)
+        ssim_in = box.grow(2 * _SSIM_PAD, h, w)
+        x_in = st.canvas[ssim_in.slices].copy()
+        x_in[box.r0 - ssim_in.r0:box.r1 - ssim_in.r0, box.c0 - ssim_in.c0:box.c1 - ssim_in.c0] = new_patch
+        ir, ic = ssim_in.slices
+        local = _ssim_map(x_in, self.reference[ir, ic], self._uy[ir, ic], self._uyy[ir, ic])
+        ssim_patch = local[ssim_box.r0 - ssim_in.r0:ssim_box.r1 - ssim_in.r0,
+                           ssim_box.c0 - ssim_in.c0:ssim_box.c1 - ssim_in.c0]
+        # Canny: low_masked changes on box + 6; its inputs are needed on box + 12.
+        canny_box = box.grow(_CANNY_REACH, h, w)
+        canny_in = box.grow(2 * _CANNY_REACH, h, w)
+        g_in = grey(st.canvas[canny_in.slices])
+        g_in[box.r0 - canny_in.r0:box.r1 - canny_in.r0, box.c0 - canny_in.c0:box.c1 - canny_in.c0] = grey(new_patch)
+        low_patch = self._low_masked(g_in, canny_box, canny_in)
+        return ssim_patch, abs_diff_sum, low_patch, new_patch, ssim_box, canny_box
+
+    def gain(self, box: Box, patch: np.ndarray) -> Similarity:
+        """The Similarity the canvas would have with ``canvas[box] = patch`` (nothing committed)."""
+        st = self._state
+        ssim_patch, abs_diff_sum, low_patch, _, ssim_box, canny_box = self._updated(box, patch)
+        ssim_map = st.ssim_map.copy()
+        ssim_map[ssim_box.slices] = ssim_patch
+        low_masked = st.low_masked.copy()
+        low_masked[canny_box.slices] = low_patch
+        return self._similarity(ssim_map, abs_diff_sum, self._hysteresis(low_masked))
+
+    def apply(self, box: Box | None, patch: np.ndarray | None) -> Similarity:
+        """Commit ``canvas[box] = patch`` and return the new Similarity."""
+        if box is None or patch is None:
+            return self.score
+        st = self._state
+        ssim_patch, abs_diff_sum, low_patch, new_patch, ssim_box, canny_box = self._updated(box, patch)
+        st.canvas[box.slices] = new_patch
+        st.ssim_map[ssim_box.slices] = ssim_patch
+        st.abs_diff_sum = abs_diff_sum
+        st.low_masked[canny_box.slices] = low_patch
+        st.edges = self._hysteresis(st.low_masked)
+        return self.score
