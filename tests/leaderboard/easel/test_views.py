@@ -1,0 +1,77 @@
+"""EASEL pages: researchers only, no 500 on bad ids or query strings, a run started from the page."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from leaderboard.easel import services
+from leaderboard.easel.models import EaselRun
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def test_the_leaderboard_renders_for_a_researcher_before_any_suite_exists(client, rita):
+    response = login(client, rita).get(reverse("easel:leaderboard"))
+    assert response.status_code == 200 and b"easel_suite --seed 0" in response.content
+
+
+def test_the_leaderboard_is_forbidden_to_an_annotator(client, alice, suite):
+    assert login(client, alice).get(reverse("easel:leaderboard")).status_code == 403
+
+
+def test_the_nav_links_the_easel_leaderboard_for_a_researcher(client, rita):
+    response = login(client, rita).get(reverse("easel:leaderboard"))
+    assert f'href="{reverse("easel:leaderboard")}"'.encode() in response.content
+
+
+@pytest.mark.parametrize("query", ["?task_set=abc", "?task_set=999999", "?task_set=1%27"])
+def test_a_bad_task_set_query_is_a_404_not_a_500(client, rita, suite, query):
+    assert login(client, rita).get(reverse("easel:leaderboard") + query).status_code == 404
+
+
+@pytest.mark.parametrize("name", ["easel:run_detail", "easel:episode", "easel:task_image", "easel:final_canvas"])
+def test_a_missing_object_is_a_404(client, rita, name):
+    assert login(client, rita).get(reverse(name, args=[424242])).status_code == 404
+
+
+def test_a_missing_step_canvas_is_a_404(client, rita, suite):
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    episode = run.episodes.first()
+    assert login(client, rita).get(reverse("easel:step_canvas", args=[episode.pk, 5])).status_code == 404
+
+
+def test_the_initial_canvas_is_served_as_png(client, rita, suite):
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    episode = run.episodes.first()
+    response = login(client, rita).get(reverse("easel:step_canvas", args=[episode.pk, 0]))
+    assert response.status_code == 200 and response["Content-Type"] == "image/png"
+    assert response.content.startswith(b"\x89PNG")
+
+
+def test_an_invalid_run_form_starts_nothing_and_says_why(client, rita, suite):
+    response = login(client, rita).post(reverse("easel:run_new"), {"task_set": suite.pk, "agent": "nobody", "budget": "aligned", "seed": 0})
+    assert response.status_code == 302 and not EaselRun.objects.exists()
+
+
+def test_starting_a_run_is_forbidden_to_an_annotator(client, alice, suite):
+    response = login(client, alice).post(reverse("easel:run_new"), {"task_set": suite.pk, "agent": "simulated", "budget": "aligned", "seed": 0})
+    assert response.status_code == 403 and not EaselRun.objects.exists()
+
+
+def test_the_run_status_is_json_for_the_live_poller(client, rita, suite):
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    payload = login(client, rita).get(reverse("easel:run_status", args=[run.pk])).json()
+    assert payload["status"] == "pending" and payload["episodes_total"] == run.episodes_total
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "tex"])
+def test_exports_answer_for_an_empty_leaderboard(client, rita, suite, fmt):
+    response = login(client, rita).get(reverse("easel:leaderboard_export", kwargs={"fmt": fmt}) + f"?task_set={suite.pk}")
+    assert response.status_code == 200
