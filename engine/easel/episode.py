@@ -27,7 +27,7 @@ from engine.easel.render import (
     parse_semantic_action,
     stroke_coverage,
 )
-from engine.easel.semantic import SemanticScore, Recogniser, score_semantic, stroke_collides, wall_mask
+from engine.easel.semantic import Recogniser, SemanticScore, score_semantic, stroke_collides, wall_mask
 from engine.easel.task import KIND_RECONSTRUCTION, EaselTask, task_from_record, task_to_record
 
 __all__ = ["EaselTask", "Environment", "StepOutcome", "parse_raw_action", "task_from_record", "task_to_record"]

@@ -58,6 +58,7 @@ _SSIM_C2 = (0.03 * 1.0) ** 2  # (K2·data_range)², skimage default K2
 _GAUSS_RADIUS = int(4.0 * CANNY_SIGMA + 0.5)  # scipy gaussian_filter truncate=4.0
 _CANNY_REACH = _GAUSS_RADIUS + 2  # a grey pixel reaches low_masked this far (Gaussian + Sobel + NMS)
 _STREL = np.ones((3, 3), bool)  # 8-connectivity of skimage's hysteresis
+_HYSTERESIS_MARGIN = 16  # window around the changed Canny box in which hysteresis is redone
 
 _LUMA = (0.2125, 0.7154, 0.0721)  # skimage.color.rgb2gray (ITU-R BT.709)
 
@@ -130,9 +131,30 @@ def _ssim_map(x: np.ndarray, y: np.ndarray, uy: np.ndarray, uyy: np.ndarray) -> 
 class _State:
     canvas: np.ndarray  # float64 H×W×3
     ssim_map: np.ndarray  # H×W×3
+    ssim_total: float  # sum of the SSIM map inside the 3-px border skimage crops
     abs_diff_sum: float
     low_masked: np.ndarray  # non-maximum-suppressed gradient magnitude (0 below the low threshold)
     edges: np.ndarray  # bool H×W
+    edge_count: int  # |E|
+    edge_overlap: int  # |E ∩ E_ref|
+
+
+@dataclass
+class _Change:
+    """A stroke's effect on every term, computed on its neighbourhood only."""
+
+    box: Box
+    patch: np.ndarray
+    ssim_box: Box
+    ssim_patch: np.ndarray
+    ssim_total: float
+    abs_diff_sum: float
+    canny_box: Box
+    low_patch: np.ndarray
+    edge_box: Box
+    edge_patch: np.ndarray
+    edge_count: int
+    edge_overlap: int
 
 
 class IncrementalSimilarity:
@@ -141,6 +163,12 @@ class IncrementalSimilarity:
     ``score`` gives the current Similarity; ``apply(box, patch)`` commits a change of
     ``canvas[box]`` to ``patch``; ``gain(box, patch)`` scores that change without committing it
     (the painter's candidate evaluation); ``reset(canvas)`` restarts from any canvas.
+
+    Hysteresis is redone on the changed neighbourhood: a component of the new low mask that does not
+    come within one pixel of the changed Canny box consists of unchanged pixels with unchanged
+    neighbours, so it is a whole old component with its old status; the components that do are
+    relabelled on the box + ``_HYSTERESIS_MARGIN`` px, or on the whole canvas if one of them reaches
+    that window's inner edge.
     """
 
     def __init__(self, reference: np.ndarray, canvas: np.ndarray | None = None) -> None:
@@ -150,8 +178,8 @@ class IncrementalSimilarity:
         size = (_SSIM_WIN, _SSIM_WIN, 1)
         self._uy = ndi.uniform_filter(ref, size=size)
         self._uyy = ndi.uniform_filter(ref * ref, size=size)
-        self._ref_grey = grey(ref)
         self.reference_edges = edge_map(ref)
+        self._reference_edge_count = int(np.count_nonzero(self.reference_edges))
         # Canny's constant-mode bleed-over correction and the eroded border mask (skimage _preprocess).
         ones = np.ones((self.height, self.width))
         self._bleed = ndi.gaussian_filter(ones, CANNY_SIGMA, mode="constant", cval=0.0, truncate=4.0) + np.finfo(
@@ -159,7 +187,8 @@ class IncrementalSimilarity:
         self._eroded = np.ones((self.height, self.width), bool)
         self._eroded[[0, -1], :] = False
         self._eroded[:, [0, -1]] = False
-        self._ssim_count = (self.height - 2 * _SSIM_PAD) * (self.width - 2 * _SSIM_PAD) * 3
+        self._interior = Box(_SSIM_PAD, self.height - _SSIM_PAD, _SSIM_PAD, self.width - _SSIM_PAD)
+        self._ssim_count = self._interior.area * 3
         self._l1_count = self.height * self.width * 3
         self.reset(np.ones_like(ref) if canvas is None else canvas)
 
@@ -169,12 +198,17 @@ class IncrementalSimilarity:
         x = canvas.astype(np.float64)
         full = Box(0, self.height, 0, self.width)
         low_masked = self._low_masked(grey(x), full, full)
+        ssim_map = _ssim_map(x, self.reference, self._uy, self._uyy)
+        edges = self._hysteresis(low_masked)
         self._state = _State(
             canvas=x,
-            ssim_map=_ssim_map(x, self.reference, self._uy, self._uyy),
+            ssim_map=ssim_map,
+            ssim_total=float(np.sum(ssim_map[self._interior.slices])),
             abs_diff_sum=float(np.sum(np.abs(x - self.reference))),
             low_masked=low_masked,
-            edges=self._hysteresis(low_masked),
+            edges=edges,
+            edge_count=int(np.count_nonzero(edges)),
+            edge_overlap=int(np.count_nonzero(edges & self.reference_edges)),
         )
         return self.score
 
@@ -184,12 +218,13 @@ class IncrementalSimilarity:
 
     @property
     def score(self) -> Similarity:
-        return self._similarity(self._state.ssim_map, self._state.abs_diff_sum, self._state.edges)
+        st = self._state
+        return self._similarity(st.ssim_total, st.abs_diff_sum, st.edge_count, st.edge_overlap)
 
-    def _similarity(self, ssim_map: np.ndarray, abs_diff_sum: float, edges: np.ndarray) -> Similarity:
-        p = _SSIM_PAD
-        ssim = float(np.sum(ssim_map[p:-p, p:-p])) / self._ssim_count
-        return combine(ssim, abs_diff_sum / self._l1_count, edge_iou(edges, self.reference_edges))
+    def _similarity(self, ssim_total: float, abs_diff_sum: float, edge_count: int, edge_overlap: int) -> Similarity:
+        union = edge_count + self._reference_edge_count - edge_overlap
+        iou = 1.0 if union == 0 else edge_overlap / union  # both maps empty → 1.0
+        return combine(ssim_total / self._ssim_count, abs_diff_sum / self._l1_count, iou)
 
     # -- Canny pieces (skimage.feature.canny, split so a box can be redone)
 
@@ -213,12 +248,12 @@ class IncrementalSimilarity:
             mask[:, 0] = False
         if crop.c1 < self.width:
             mask[:, -1] = False
-        low = _nonmaximum_suppression_bilinear(isobel, jsobel, magnitude, mask, CANNY_LOW_THRESHOLD)
-        low = np.asarray(low)
+        low = np.asarray(_nonmaximum_suppression_bilinear(isobel, jsobel, magnitude, mask, CANNY_LOW_THRESHOLD))
         return low[inner.r0 - crop.r0:inner.r1 - crop.r0, inner.c0 - crop.c0:inner.c1 - crop.c0]
 
     @staticmethod
     def _hysteresis(low_masked: np.ndarray) -> np.ndarray:
+        """skimage's hysteresis: 8-connected components of the low mask that hold a high pixel."""
         low_mask = low_masked > 0
         labels, count = ndi.label(low_mask, _STREL)
         if count == 0:
@@ -229,9 +264,44 @@ class IncrementalSimilarity:
         good[0] = False
         return good[labels]
 
+    def _local_hysteresis(self, canny_box: Box, low_patch: np.ndarray) -> tuple[Box, np.ndarray]:
+        """(window, new edges on it): the hysteresis redone around ``canny_box`` (class docstring)."""
+        st = self._state
+        h, w = self.height, self.width
+        window = canny_box.grow(_HYSTERESIS_MARGIN, h, w)
+        low = st.low_masked[window.slices].copy()
+        low[canny_box.r0 - window.r0:canny_box.r1 - window.r0,
+            canny_box.c0 - window.c0:canny_box.c1 - window.c0] = low_patch
+        low_mask = low > 0
+        labels, count = ndi.label(low_mask, _STREL)
+        old = st.edges[window.slices]
+        if count == 0:
+            return window, low_mask
+        touch = canny_box.grow(1, h, w)
+        touching = np.zeros(count + 1, bool)
+        touching[labels[touch.r0 - window.r0:touch.r1 - window.r0, touch.c0 - window.c0:touch.c1 - window.c0]] = True
+        touching[0] = False
+        inner_edges = []
+        if window.r0 > 0:
+            inner_edges.append(labels[0, :])
+        if window.r1 < h:
+            inner_edges.append(labels[-1, :])
+        if window.c0 > 0:
+            inner_edges.append(labels[:, 0])
+        if window.c1 < w:
+            inner_edges.append(labels[:, -1])
+        if any(touching[line].any() for line in inner_edges):
+            full = st.low_masked.copy()
+            full[canny_box.slices] = low_patch
+            return Box(0, h, 0, w), self._hysteresis(full)
+        good = np.zeros(count + 1, bool)
+        good[labels[low_mask & (low >= CANNY_HIGH_THRESHOLD)]] = True
+        good[0] = False
+        return window, low_mask & np.where(touching[labels], good[labels], old)
+
     # -- incremental update
 
-    def _updated(self, box: Box, patch: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, Box, Box]:
+    def _change(self, box: Box, patch: np.ndarray) -> _Change:
         st = self._state
         h, w = self.height, self.width
         new_patch = patch.astype(np.float64)
@@ -248,33 +318,46 @@ class IncrementalSimilarity:
         local = _ssim_map(x_in, self.reference[ir, ic], self._uy[ir, ic], self._uyy[ir, ic])
         ssim_patch = local[ssim_box.r0 - ssim_in.r0:ssim_box.r1 - ssim_in.r0,
                            ssim_box.c0 - ssim_in.c0:ssim_box.c1 - ssim_in.c0]
+        counted = Box(max(ssim_box.r0, self._interior.r0), min(ssim_box.r1, self._interior.r1),
+                      max(ssim_box.c0, self._interior.c0), min(ssim_box.c1, self._interior.c1))
+        ssim_total = st.ssim_total
+        if counted.area > 0:
+            ssim_total += float(np.sum(ssim_patch[counted.r0 - ssim_box.r0:counted.r1 - ssim_box.r0,
+                                                  counted.c0 - ssim_box.c0:counted.c1 - ssim_box.c0]))
+            ssim_total -= float(np.sum(st.ssim_map[counted.slices]))
         # Canny: low_masked changes on box + 6; its inputs are needed on box + 12.
         canny_box = box.grow(_CANNY_REACH, h, w)
         canny_in = box.grow(2 * _CANNY_REACH, h, w)
         g_in = grey(st.canvas[canny_in.slices])
         g_in[box.r0 - canny_in.r0:box.r1 - canny_in.r0, box.c0 - canny_in.c0:box.c1 - canny_in.c0] = grey(new_patch)
         low_patch = self._low_masked(g_in, canny_box, canny_in)
-        return ssim_patch, abs_diff_sum, low_patch, new_patch, ssim_box, canny_box
+        edge_box, edge_patch = self._local_hysteresis(canny_box, low_patch)
+        old_edges = st.edges[edge_box.slices]
+        ref_edges = self.reference_edges[edge_box.slices]
+        edge_count = st.edge_count - int(np.count_nonzero(old_edges)) + int(np.count_nonzero(edge_patch))
+        edge_overlap = (st.edge_overlap - int(np.count_nonzero(old_edges & ref_edges))
+                        + int(np.count_nonzero(edge_patch & ref_edges)))
+        return _Change(box, new_patch, ssim_box, ssim_patch, ssim_total, abs_diff_sum, canny_box, low_patch,
+                       edge_box, edge_patch, edge_count, edge_overlap)
 
     def gain(self, box: Box, patch: np.ndarray) -> Similarity:
         """The Similarity the canvas would have with ``canvas[box] = patch`` (nothing committed)."""
-        st = self._state
-        ssim_patch, abs_diff_sum, low_patch, _, ssim_box, canny_box = self._updated(box, patch)
-        ssim_map = st.ssim_map.copy()
-        ssim_map[ssim_box.slices] = ssim_patch
-        low_masked = st.low_masked.copy()
-        low_masked[canny_box.slices] = low_patch
-        return self._similarity(ssim_map, abs_diff_sum, self._hysteresis(low_masked))
+        change = self._change(box, patch)
+        return self._similarity(change.ssim_total, change.abs_diff_sum, change.edge_count, change.edge_overlap)
 
     def apply(self, box: Box | None, patch: np.ndarray | None) -> Similarity:
         """Commit ``canvas[box] = patch`` and return the new Similarity."""
         if box is None or patch is None:
             return self.score
+        change = self._change(box, patch)
         st = self._state
-        ssim_patch, abs_diff_sum, low_patch, new_patch, ssim_box, canny_box = self._updated(box, patch)
-        st.canvas[box.slices] = new_patch
-        st.ssim_map[ssim_box.slices] = ssim_patch
-        st.abs_diff_sum = abs_diff_sum
-        st.low_masked[canny_box.slices] = low_patch
-        st.edges = self._hysteresis(st.low_masked)
+        st.canvas[box.slices] = change.patch
+        st.ssim_map[change.ssim_box.slices] = change.ssim_patch
+        # The running total is re-summed on commit, so rounding never accumulates across steps.
+        st.ssim_total = float(np.sum(st.ssim_map[self._interior.slices]))
+        st.abs_diff_sum = change.abs_diff_sum
+        st.low_masked[change.canny_box.slices] = change.low_patch
+        st.edges[change.edge_box.slices] = change.edge_patch
+        st.edge_count = change.edge_count
+        st.edge_overlap = change.edge_overlap
         return self.score

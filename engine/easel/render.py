@@ -8,17 +8,21 @@ start and the end, linear in the curve parameter t; colour ``cr, cg, cb``.
 Geometry. A normalised point (x, y) is at pixel position (x·W, y·H); pixel (row i, column j) has its
 centre at (j + ½, i + ½). The radius in pixels is r·``MAX_RADIUS_FRACTION``·W.
 
-Coverage (the stroke's mask m, computed once per stroke). The curve is sampled at K points
-t_k; each sample is an anti-aliased disc whose coverage at a pixel centre p is the analytic
-distance ramp clip(ρ_k + ½ − |p − B(t_k)|, 0, 1) (one-pixel linear ramp — analytic distance
-anti-aliasing, no supersampling). The stroke's mask is m(p) = max_k coverage_k(p)·α(t_k): the
-maximum over the stroke, so the stroke's own overlaps never darken. It is composited once:
-out = m·colour + (1 − m)·canvas (alpha blending, §3.4), so a 0.5-opacity stroke over white gives
-exactly the 50 % blend wherever its coverage is 1.
+Coverage (the stroke's mask m, computed once per stroke). The curve is flattened into a polyline
+of n segments at t_k = k/n; on segment k a pixel centre p projects to the parameter
+t(p) = t_k + u·(t_{k+1} − t_k) with u = clip((p − a)·(b − a)/|b − a|², 0, 1) at distance d from the
+segment, where the radius ρ(t) and opacity α(t) are the linear interpolations. Its coverage there is
+α(t)·clip(ρ(t) + ½ − d, 0, 1) — a one-pixel linear ramp of the exact distance (analytic distance
+anti-aliasing, no supersampling) — and the stroke's mask is the maximum over the segments,
+m(p) = max_k α·clip(ρ + ½ − d, 0, 1): overlaps of the stroke with itself never darken. It is
+composited once: out = m·colour + (1 − m)·canvas (alpha blending, §3.4), so a 0.5-opacity stroke over
+white gives exactly the 50 % blend wherever the ramp is 1 (within ρ − ½ of the curve).
 
-Adaptive sampling: samples are spaced at most ``sample_spacing(ρ_min)`` pixels of arc length apart,
-between 0.5 px (thin strokes: no gaps) and 3 px (wide strokes), one third of the smaller end radius
-in between, so the scalloping of the swept outline stays below s²/(8ρ) ≤ 1/24 px.
+Adaptive sampling: distance to segments leaves no gaps however long and thin the stroke is. The
+segment count adapts to the bend and the length of the curve: enough segments that the polyline
+stays within ``FLATTENING_TOLERANCE_PX`` of the Bézier (|P0 − 2P1 + P2|/(4n²) bounds the chord error
+of a quadratic), and at most ``SEGMENT_PX`` pixels of control-polygon length per segment (so every
+segment is evaluated on a small window around itself, and ρ, α follow the curve closely).
 """
 
 from __future__ import annotations
@@ -77,9 +81,9 @@ ACTION_BRUSH_STROKE = "brush_stroke"
 ACTION_UNDO = "undo"
 ACTION_SUBMIT = "submit"
 
-_MIN_SPACING_PX = 0.5
-_MAX_SPACING_PX = 3.0
-_CHUNK_ARC_PX = 12.0  # samples are evaluated in chunks spanning about this much arc length
+FLATTENING_TOLERANCE_PX = 0.05  # the polyline stays this close to the Bézier
+SEGMENT_PX = 8.0  # at most this much control-polygon length per segment
+_MAX_SEGMENTS = 256
 
 
 @dataclass(frozen=True)
@@ -165,29 +169,35 @@ def blank_canvas(size: int | tuple[int, int]) -> np.ndarray:
     return np.ones((height, width, 3), dtype=np.float32)
 
 
-def sample_spacing(radius_px: float) -> float:
-    """Arc-length spacing of the disc samples: ρ/3 clipped to [0.5, 3] px (see module docstring)."""
-    return min(_MAX_SPACING_PX, max(_MIN_SPACING_PX, radius_px / 3.0))
+def segment_count(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray) -> int:
+    """Segments for a quadratic Bézier (pixel control points): the flattening and length rules above."""
+    bend = float(np.hypot(*(p0 - 2 * p1 + p2)))
+    length = float(np.hypot(*(p1 - p0)) + np.hypot(*(p2 - p1)))  # bounds the arc length from above
+    by_bend = math.ceil(math.sqrt(bend / (4.0 * FLATTENING_TOLERANCE_PX))) if bend > 0 else 1
+    return int(min(_MAX_SEGMENTS, max(1, by_bend, math.ceil(length / SEGMENT_PX))))
 
 
-def _samples(stroke: Stroke, height: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Sample positions (x px, y px), radii (px) and opacities along the curve."""
+def _polyline(stroke: Stroke, height: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Vertices (x px, y px), radii (px) and opacities of the flattened curve at t_k = k/n."""
     p0 = np.array([stroke.xs * width, stroke.ys * height])
     p1 = np.array([stroke.xc * width, stroke.yc * height])
     p2 = np.array([stroke.xe * width, stroke.ye * height])
-    # The control polygon's length bounds the curve's arc length from above.
-    length = float(np.hypot(*(p1 - p0)) + np.hypot(*(p2 - p1)))
-    scale = MAX_RADIUS_FRACTION * width
-    spacing = sample_spacing(min(stroke.rs, stroke.re) * scale)
-    count = max(2, int(math.ceil(length / spacing)) + 1)
-    t = np.linspace(0.0, 1.0, count)
+    t = np.linspace(0.0, 1.0, segment_count(p0, p1, p2) + 1)
     u = 1.0 - t
     # Quadratic Bézier B(t) = (1−t)²P0 + 2(1−t)t P1 + t² P2.
     x = u * u * p0[0] + 2 * u * t * p1[0] + t * t * p2[0]
     y = u * u * p0[1] + 2 * u * t * p1[1] + t * t * p2[1]
+    scale = MAX_RADIUS_FRACTION * width
     radius = (stroke.rs + (stroke.re - stroke.rs) * t) * scale  # linear along the curve (§3.4)
     alpha = stroke.alpha_s + (stroke.alpha_e - stroke.alpha_s) * t
     return x, y, radius, alpha
+
+
+def _box_of(x: np.ndarray, y: np.ndarray, reach: np.ndarray, height: int, width: int) -> Box:
+    return Box(max(0, int(math.floor(float(np.min(y - reach)) - 0.5))),
+               min(height, int(math.ceil(float(np.max(y + reach)) + 0.5)) + 1),
+               max(0, int(math.floor(float(np.min(x - reach)) - 0.5))),
+               min(width, int(math.ceil(float(np.max(x + reach)) + 0.5)) + 1))
 
 
 def stroke_box(params: Sequence[float] | Stroke, height: int, width: int) -> Box | None:
@@ -195,50 +205,51 @@ def stroke_box(params: Sequence[float] | Stroke, height: int, width: int) -> Box
     stroke = Stroke.from_params(params)
     if stroke.alpha_s == 0.0 and stroke.alpha_e == 0.0:
         return None
-    x, y, radius, _ = _samples(stroke, height, width)
-    reach = radius + 0.5
-    box = Box(max(0, int(math.floor(float(np.min(y - reach)) - 0.5))),
-              min(height, int(math.ceil(float(np.max(y + reach)) + 0.5)) + 1),
-              max(0, int(math.floor(float(np.min(x - reach)) - 0.5))),
-              min(width, int(math.ceil(float(np.max(x + reach)) + 0.5)) + 1))
+    x, y, radius, _ = _polyline(stroke, height, width)
+    box = _box_of(x, y, radius + 0.5, height, width)
     return box if box.area > 0 else None
 
 
 def stroke_coverage(params: Sequence[float] | Stroke, height: int, width: int) -> tuple[np.ndarray, Box] | None:
     """The stroke's mask m over its box (float64, in [0, 1]) and the box, or None if it touches nothing.
 
-    m(p) = max_k α(t_k)·clip(ρ(t_k) + ½ − |p − B(t_k)|, 0, 1) (module docstring).
+    m(p) = max over the polyline's segments of α(t)·clip(ρ(t) + ½ − d, 0, 1) at the pixel's projection
+    (module docstring).
     """
     stroke = Stroke.from_params(params)
-    box = stroke_box(stroke, height, width)
-    if box is None:
+    if stroke.alpha_s == 0.0 and stroke.alpha_e == 0.0:
         return None
-    x, y, radius, alpha = _samples(stroke, height, width)
-    mask = np.zeros((box.r1 - box.r0, box.c1 - box.c0))
-    spacing = sample_spacing(min(stroke.rs, stroke.re) * MAX_RADIUS_FRACTION * width)
-    per_chunk = max(1, int(_CHUNK_ARC_PX / spacing))
-    for start in range(0, len(x), per_chunk):
-        sl = slice(start, start + per_chunk)
-        cx, cy, cr, ca = x[sl], y[sl], radius[sl], alpha[sl]
-        reach = cr + 0.5
-        r0 = max(box.r0, int(math.floor(float(np.min(cy - reach)) - 0.5)))
-        r1 = min(box.r1, int(math.ceil(float(np.max(cy + reach)) + 0.5)) + 1)
-        c0 = max(box.c0, int(math.floor(float(np.min(cx - reach)) - 0.5)))
-        c1 = min(box.c1, int(math.ceil(float(np.max(cx + reach)) + 0.5)) + 1)
-        if r1 <= r0 or c1 <= c0:
-            continue
-        rows = np.arange(r0, r1) + 0.5
-        cols = np.arange(c0, c1) + 0.5
-        dy = rows[:, None, None] - cy[None, None, :]
-        dx = cols[None, :, None] - cx[None, None, :]
-        dist = np.sqrt(dy * dy + dx * dx)
-        cover = np.clip(cr + 0.5 - dist, 0.0, 1.0) * ca  # analytic AA ramp × α(t)
-        local = cover.max(axis=2)
-        view = mask[r0 - box.r0:r1 - box.r0, c0 - box.c0:c1 - box.c0]
-        np.maximum(view, local, out=view)
+    x, y, radius, alpha = _polyline(stroke, height, width)
+    box = _box_of(x, y, radius + 0.5, height, width)
+    if box.area <= 0:
+        return None
+    ax, ay, bx, by = x[:-1], y[:-1], x[1:], y[1:]
+    reach = np.maximum(radius[:-1], radius[1:]) + 0.5
+    r0 = np.maximum(box.r0, np.floor(np.minimum(ay, by) - reach - 0.5).astype(int))
+    c0 = np.maximum(box.c0, np.floor(np.minimum(ax, bx) - reach - 0.5).astype(int))
+    bh = int(np.max(np.ceil(np.maximum(ay, by) + reach + 0.5).astype(int) + 1 - r0))
+    bw = int(np.max(np.ceil(np.maximum(ax, bx) + reach + 0.5).astype(int) + 1 - c0))
+    # Every segment on its own bh×bw window, all segments in one array operation.
+    py = (r0[:, None] + np.arange(bh) + 0.5)[:, :, None] - ay[:, None, None]  # (n, bh, 1)
+    px = (c0[:, None] + np.arange(bw) + 0.5)[:, None, :] - ax[:, None, None]  # (n, 1, bw)
+    ex, ey = (bx - ax)[:, None, None], (by - ay)[:, None, None]
+    length2 = ex * ex + ey * ey
+    u = np.clip(np.divide(px * ex + py * ey, length2, out=np.zeros((len(ax), bh, bw)), where=length2 > 0), 0.0, 1.0)
+    dx, dy = px - u * ex, py - u * ey
+    dist = np.sqrt(dx * dx + dy * dy)
+    rho = radius[:-1, None, None] + u * (radius[1:] - radius[:-1])[:, None, None]
+    opacity = alpha[:-1, None, None] + u * (alpha[1:] - alpha[:-1])[:, None, None]
+    local = np.clip(rho + 0.5 - dist, 0.0, 1.0) * opacity  # analytic AA ramp × α(t)
+    h, w = box.r1 - box.r0, box.c1 - box.c0
+    padded = np.zeros((h + bh, w + bw))
+    for k in range(len(ax)):
+        a, b = r0[k] - box.r0, c0[k] - box.c0
+        view = padded[a:a + bh, b:b + bw]
+        np.maximum(view, local[k], out=view)
+    mask = padded[:h, :w]
     if not mask.any():
         return None
-    return mask, box
+    return np.ascontiguousarray(mask), box
 
 
 def composite(region: np.ndarray, mask: np.ndarray, colour: Sequence[float]) -> np.ndarray:
