@@ -75,3 +75,59 @@ def test_the_run_status_is_json_for_the_live_poller(client, rita, suite):
 def test_exports_answer_for_an_empty_leaderboard(client, rita, suite, fmt):
     response = login(client, rita).get(reverse("easel:leaderboard_export", kwargs={"fmt": fmt}) + f"?task_set={suite.pk}")
     assert response.status_code == 200
+
+
+def stored_episode(suite, *, steps: int = 4):
+    """A reconstruction episode with hand-written stored steps (one invalid, one exact repeat)."""
+    from engine.easel.task import png_bytes
+    from leaderboard.easel.models import EaselStep
+
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    episode = run.episodes.filter(kind="reconstruction").first()
+    canvas = services.engine_task_of(episode.task).initial_canvas()
+    for index in range(1, steps + 1):
+        valid = index != 2
+        EaselStep.objects.create(
+            episode=episode, index=index, action={"action": "brush_stroke", "xs": 0.1 * index} if valid else None,
+            raw="not json" if not valid else "{}", valid=valid, kind="stroke" if valid else "invalid",
+            error="" if valid else "not JSON", s=0.4 + 0.05 * index, ssim=0.5, l1=0.2, edge_iou=0.1,
+            canvas_png=png_bytes(canvas),
+        )
+    episode.steps_done = steps
+    episode.save(update_fields=["steps_done"])
+    return episode
+
+
+def test_the_episode_viewer_renders_its_data_as_json_script_without_inline_code(client, rita, suite):
+    episode = stored_episode(suite)
+    response = login(client, rita).get(reverse("easel:episode", args=[episode.pk]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="easel-viewer-data" type="application/json"' in html and "js/easel_viewer.js" in html
+    assert "<script>" not in html and "onclick" not in html
+    assert "Best" in html and "Final" in html and "Step t" in html
+
+
+def test_a_stored_step_canvas_is_served(client, rita, suite):
+    episode = stored_episode(suite)
+    response = login(client, rita).get(reverse("easel:step_canvas", args=[episode.pk, 3]))
+    assert response.status_code == 200 and response.content.startswith(b"\x89PNG")
+
+
+def test_a_filled_leaderboard_shows_tables_curves_badges_and_export_links(client, rita, suite):
+    from tests.leaderboard.easel.test_selectors import finished, reference_ids
+
+    ids = reference_ids(suite)
+    finished(services.easel_run_create(task_set=suite, agent="simulated", label="simulated · keen"), dict.fromkeys(ids, 0.5))
+    finished(services.easel_run_create(task_set=suite, agent="mean_colour_fill"), dict.fromkeys(ids, 0.53))
+    html = login(client, rita).get(reverse("easel:leaderboard") + f"?task_set={suite.pk}").content.decode()
+    assert 'id="table3"' in html and 'id="figure4"' in html and 'id="table4"' in html
+    assert "simulated · keen" in html and "Reference mean-colour fill" in html and "includes simulated agents" in html
+    assert "export.csv?task_set=" in html and "export.tex?task_set=" in html and "<svg" in html
+
+
+def test_the_run_page_follows_status_with_the_shared_poller(client, rita, suite):
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    html = login(client, rita).get(reverse("easel:run_detail", args=[run.pk])).content.decode()
+    assert "js/live_status.js" in html and "js/easel_run.js" in html and "<script>" not in html
+    assert "simulated agent" in html
