@@ -28,6 +28,7 @@ SEMANTIC_TASKS = (
     ("maze", "Maze"),
 )
 #: Trajectory columns of Table 3, in order (Final is the primary ranking metric, easel.txt §3.3).
+HANDWRITING = "handwriting_hello"
 TRAJECTORY_COLUMNS = (
     ("final_s", "Final"),
     ("at_50", "@50%"),
@@ -212,7 +213,8 @@ def _semantic_row(run: EaselRun, episodes: list[dict]) -> dict | None:
     return {
         "run": run.pk, "agent": _run_label(run), "kind": run.agent_kind, "simulated": run.is_simulated,
         "scores": {tid: (semantic[tid]["semantic_score"] if tid in semantic else None) for tid, _ in SEMANTIC_TASKS},
-        "recognisers": sorted({e["recogniser"] for e in semantic.values() if e["recogniser"]}),
+        # who read the handwriting (the other tasks are scored geometrically)
+        "recognisers": sorted({e["recogniser"] for tid, e in semantic.items() if tid == HANDWRITING and e["recogniser"]}),
         "maze_invalid_rate": None if maze_invalid is None or np.isnan(maze_invalid) else float(maze_invalid),
         "maze_undo": int(diagnostics.get("maze_undo", 0)),
         "non_maze_undo": int(diagnostics.get("non_maze_undo", 0)),

@@ -69,3 +69,101 @@ def test_a_progress_curve_starts_at_s0_and_ends_at_the_final_s():
     curve = services.progress_curve([0.5, 0.6, 0.7, 0.65], 0.4, points=5)
     assert curve[0] == 0.4 and curve[-1] == 0.65 and len(curve) == 5
     assert curve[2] == pytest.approx(0.6)  # fraction 0.5 = step 2 of 4
+
+
+# ---------------------------------------------------------------- stepping and resuming
+
+
+class SeededStrokes:
+    """A deterministic policy of the engine's contract: each action is drawn from (task, step) alone, and one
+    step in seven is unparseable text."""
+
+    name = "seeded-strokes"
+    is_simulated = True
+
+    def act(self, observation) -> str:
+        import json
+
+        import numpy as np
+
+        from engine.seeding import derived_seed
+
+        rng = np.random.default_rng(derived_seed("seeded-strokes", observation.task.id, observation.step))
+        if observation.step % 7 == 3:
+            return "I would paint a circle here."
+        keys = ("xs", "ys", "xc", "yc", "xe", "ye")
+        if observation.task.kind == "semantic":
+            return json.dumps({"action": "brush_stroke", **{k: round(float(rng.uniform()), 3) for k in keys}})
+        keys += ("rs", "alpha_s", "re", "alpha_e", "cr", "cg", "cb")
+        return json.dumps({"action": "brush_stroke", **{k: round(float(rng.uniform(0.05, 0.95)), 3) for k in keys}})
+
+
+class Killed(Exception):
+    pass
+
+
+def kill_after(steps: int):
+    seen = [0]
+
+    def progress(k: int) -> None:
+        seen[0] += k
+        if seen[0] >= steps:
+            raise Killed(f"worker killed after {seen[0]} stored steps")
+
+    return progress
+
+
+def step_fingerprint(run):
+    from leaderboard.easel.models import EaselStep
+
+    return list(EaselStep.objects.filter(episode__run=run).order_by("episode__position", "index").values_list(
+        "episode__task__external_id", "index", "raw", "valid", "kind", "s", "canvas_png"))
+
+
+@pytest.fixture
+def seeded_policy(monkeypatch):
+    from leaderboard.easel import agents
+
+    monkeypatch.setattr(agents, "policy_for", lambda run: (SeededStrokes(), None))
+
+
+@pytest.fixture
+def reconstruction_only(suite):
+    suite.tasks.filter(subtype="semantic").delete()
+    return suite
+
+
+def test_a_run_stores_every_step_with_s_and_a_canvas_and_summarises_each_episode(reconstruction_only, seeded_policy):
+    run = services.easel_run_create(task_set=reconstruction_only, agent="simulated")
+    run = services.easel_run_execute_inline(run=run)
+    assert run.status == EaselRun.Status.DONE and run.steps_done == run.steps_planned
+    for episode in run.episodes.all():
+        steps = list(episode.steps.order_by("index"))
+        assert [s.index for s in steps] == list(range(1, episode.budget + 1))
+        assert all(s.canvas_png for s in steps)
+        invalid = [s for s in steps if not s.valid]
+        assert invalid and all(s.kind == "invalid" and s.action is None and s.raw for s in invalid)
+        assert episode.final_s == steps[-1].s and episode.best == max(s.s for s in steps)
+        assert episode.invalid_rate == pytest.approx(len(invalid) / len(steps))
+        assert len(episode.progress_curve) == services.PROGRESS_GRID_POINTS
+
+
+def test_a_killed_run_resumes_at_the_next_unstored_step_to_the_identical_episode(reconstruction_only, seeded_policy):
+    uninterrupted = services.easel_run_execute_inline(
+        run=services.easel_run_create(task_set=reconstruction_only, agent="simulated"))
+    killed = services.easel_run_create(task_set=reconstruction_only, agent="simulated")
+    with pytest.raises(Killed):
+        services.easel_run_execute_inline(run=killed, progress=kill_after(services.OFFLINE_FLUSH_STEPS))
+    killed.refresh_from_db()
+    assert killed.status == EaselRun.Status.RUNNING and 0 < killed.steps_done < killed.steps_planned
+    resumed = services.easel_run_execute_inline(run=killed)
+    assert resumed.status == EaselRun.Status.DONE and resumed.steps_done == resumed.steps_planned
+    assert [row[1:] for row in step_fingerprint(resumed)] == [row[1:] for row in step_fingerprint(uninterrupted)]
+
+
+def test_a_second_worker_on_a_finished_episode_changes_nothing(reconstruction_only, seeded_policy):
+    run = services.easel_run_execute_inline(run=services.easel_run_create(task_set=reconstruction_only, agent="simulated"))
+    before = step_fingerprint(run)
+    episode = run.episodes.first()
+    assert services.easel_episode_execute(run_id=run.pk, episode_id=episode.pk) is False
+    assert step_fingerprint(run) == before
