@@ -10,13 +10,14 @@ and the collision is reported (§3.1). Invalid actions cost a step and change no
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from engine.easel.metrics import IncrementalSimilarity, Similarity
+from engine.easel.policy import HISTORY_WINDOW, Observation, Policy, Turn
 from engine.easel.render import (
     ACTION_SUBMIT,
     ACTION_UNDO,
@@ -30,7 +31,7 @@ from engine.easel.render import (
 from engine.easel.semantic import Recogniser, SemanticScore, score_semantic, stroke_collides, wall_mask
 from engine.easel.task import KIND_RECONSTRUCTION, EaselTask, task_from_record, task_to_record
 
-__all__ = ["EaselTask", "Environment", "StepOutcome", "parse_raw_action", "task_from_record", "task_to_record"]
+__all__ = ["EaselTask", "Environment", "StepOutcome", "extract_json_object", "parse_raw_action", "task_from_record", "task_to_record"]
 
 KIND_STROKE, KIND_UNDO, KIND_SUBMIT, KIND_INVALID = "stroke", "undo", "submit", "invalid"
 COLLISION_FEEDBACK = "Collision: that stroke crosses a maze wall and was rejected (no-op, one step used)."
@@ -58,15 +59,55 @@ class StepOutcome:
         return None
 
 
+def extract_json_object(text: str) -> object:
+    """The JSON value of ``text``, or of the first balanced ``{...}`` in it (models wrap JSON in prose/fences).
+
+    Raises ``ValueError`` when there is none.
+    """
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        pass
+    start = stripped.find("{")
+    while start != -1:
+        depth, in_string, escaped = 0, False, False
+        for end in range(start, len(stripped)):
+            ch = stripped[end]
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    try:
+                        return json.loads(stripped[start:end + 1])
+                    except ValueError:
+                        break
+        start = stripped.find("{", start + 1)
+    raise ValueError("no JSON object found")
+
+
 def parse_raw_action(raw: str | Mapping[str, Any]) -> tuple[dict[str, Any] | None, str, str | None]:
-    """(parsed JSON object or None, raw text, error): the JSON layer of parsing, before validation."""
+    """(parsed JSON object or None, raw text, error): the JSON layer of parsing, before validation.
+
+    The raw text is kept verbatim; the object is the text itself as JSON or the first JSON object in it.
+    """
     if isinstance(raw, Mapping):
         return dict(raw), json.dumps(dict(raw), sort_keys=True), None
     text = str(raw)
     try:
-        value = json.loads(text)
-    except (json.JSONDecodeError, ValueError) as exc:
-        return None, text, f"not JSON: {exc.msg if hasattr(exc, 'msg') else exc}"
+        value = extract_json_object(text)
+    except ValueError as exc:
+        return None, text, f"not JSON: {exc}"
     if not isinstance(value, dict):
         return None, text, "an action is a JSON object"
     return value, text, None
@@ -75,8 +116,11 @@ def parse_raw_action(raw: str | Mapping[str, Any]) -> tuple[dict[str, Any] | Non
 class Environment:
     """Applies actions to a task's canvas step by step; ``replay`` rebuilds state from stored actions."""
 
-    def __init__(self, task: EaselTask, *, recogniser: Recogniser | None = None) -> None:
+    def __init__(self, task: EaselTask, *, budget: int | None = None, recogniser: Recogniser | None = None) -> None:
         self.task = task
+        self.budget = task.budget if budget is None else int(budget)
+        if self.budget < 1:
+            raise ValueError(f"budget must be positive, got {self.budget}")
         self.recogniser = recogniser
         self.canvas = task.initial_canvas()
         self.step_index = 0
@@ -125,7 +169,7 @@ class Environment:
         self.step_index += 1
         if kind == KIND_SUBMIT:
             self.submitted_at = self.step_index
-        self.done = kind == KIND_SUBMIT or self.step_index >= self.task.budget
+        self.done = kind == KIND_SUBMIT or self.step_index >= self.budget
         outcome = StepOutcome(action=action, raw=raw, valid=valid, error=error, kind=kind, collision=collision,
                               similarity=self.similarity, done=self.done)
         self.outcomes.append(outcome)
@@ -154,9 +198,29 @@ class Environment:
         self.canvas[rows, cols] = patch
         return False
 
+    def observation(self, *, history_window: int = HISTORY_WINDOW) -> Observation:
+        """What the agent sees now: the canvas, the step, the last turns (semantic tasks) and the last feedback."""
+        history: tuple[Turn, ...] = ()
+        if not self._is_reconstruction and history_window > 0:
+            start = max(0, len(self.outcomes) - history_window)
+            history = tuple(Turn(step=i, raw=o.raw, kind=o.kind, valid=o.valid, feedback=o.feedback)
+                            for i, o in enumerate(self.outcomes[start:], start=start))
+        feedback = self.outcomes[-1].feedback if self.outcomes and not self._is_reconstruction else None
+        return Observation(task=self.task, canvas=self.canvas, step=self.step_index, budget=self.budget,
+                           history=history, feedback=feedback,
+                           extra={} if self._is_reconstruction else {"strokes_on_canvas": len(self._undo_stack)})
+
     def replay(self, actions: Iterable[str | Mapping[str, Any]]) -> list[StepOutcome]:
         """Apply stored actions in order (resuming an episode): the same state as the original run."""
         return [self.step(action) for action in actions]
+
+    def run(self, policy: Policy, *, on_step: Callable[[int, StepOutcome], None] | None = None) -> list[StepOutcome]:
+        """Drive ``policy`` until the episode ends; ``on_step(index, outcome)`` after every step."""
+        while not self.done:
+            outcome = self.step(policy.act(self.observation()))
+            if on_step is not None:
+                on_step(self.step_index - 1, outcome)
+        return self.outcomes
 
     def s_values(self) -> list[float]:
         """S_1..S_t of a reconstruction episode so far."""

@@ -33,7 +33,10 @@ class Turn:
 
 @dataclass(frozen=True, eq=False)
 class Observation:
-    """What the agent sees before step ``step`` (0-based) of ``budget``."""
+    """What the agent sees before step ``step`` (0-based) of ``budget``.
+
+    ``extra`` carries environment facts a policy may use; semantic episodes give ``strokes_on_canvas``.
+    """
 
     task: EaselTask
     canvas: np.ndarray
