@@ -269,6 +269,10 @@ class IncrementalSimilarity:
         st = self._state
         h, w = self.height, self.width
         window = canny_box.grow(_HYSTERESIS_MARGIN, h, w)
+        if window.area * 2 > h * w:  # a window this large is not worth a second labelling
+            full = st.low_masked.copy()
+            full[canny_box.slices] = low_patch
+            return Box(0, h, 0, w), self._hysteresis(full)
         low = st.low_masked[window.slices].copy()
         low[canny_box.r0 - window.r0:canny_box.r1 - window.r0,
             canny_box.c0 - window.c0:canny_box.c1 - window.c0] = low_patch

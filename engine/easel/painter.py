@@ -143,14 +143,14 @@ class SearchPainter:
         y0 = (pixel // size + rng.random()) / size
         x0 = (pixel % size + rng.random()) / size
         coarse = 1.0 - progress
-        length = rng.uniform(0.15, 1.0) * (0.55 * coarse + 0.06)
+        length = rng.uniform(0.15, 1.0) * (1.1 * coarse + 0.06)
         angle = rng.uniform(0.0, 2 * np.pi)
         x1 = x0 + length * np.cos(angle)
         y1 = y0 + length * np.sin(angle)
         bend = rng.uniform(-0.4, 0.4) * length
         xc = (x0 + x1) / 2 - bend * np.sin(angle)
         yc = (y0 + y1) / 2 + bend * np.cos(angle)
-        radius_top = 0.85 * coarse**1.5 + 0.08
+        radius_top = 0.92 * coarse**1.5 + 0.08
         rs, re = rng.uniform(0.25, 1.0, 2) * radius_top
         params = np.array([x0, y0, xc, yc, x1, y1, rs, 1.0, re, 1.0, 0.0, 0.0, 0.0])
         return np.clip(params, 0.0, 1.0)
