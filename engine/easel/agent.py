@@ -42,7 +42,7 @@ RECONSTRUCTION_SCHEMA = (
     "- (xs, ys) start, (xc, yc) control point, (xe, ye) end of a quadratic Bezier curve, in normalised canvas "
     "coordinates: x to the right, y down, 0 and 1 at the canvas edges "
     f"(or all six as integers 0..{QUANTISATION_LEVELS}).\n"
-    "- rs, re: brush radius at the start and end (0..1; 1 is a quarter of the canvas wide); "
+    "- rs, re: brush radius at the start and end (0..1; 1 makes the stroke half the canvas wide); "
     "alpha_s, alpha_e: opacity at the start and end (0..1), both linear along the stroke.\n"
     "- cr, cg, cb: the stroke's RGB colour (0..1).\n"
     "Every value must be a number in its range; anything else is an invalid action and wastes the step."

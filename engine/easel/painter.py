@@ -150,7 +150,7 @@ class SearchPainter:
         bend = rng.uniform(-0.4, 0.4) * length
         xc = (x0 + x1) / 2 - bend * np.sin(angle)
         yc = (y0 + y1) / 2 + bend * np.cos(angle)
-        radius_top = 0.92 * coarse**1.5 + 0.08
+        radius_top = 0.6 * coarse**1.5 + 0.04
         rs, re = rng.uniform(0.25, 1.0, 2) * radius_top
         params = np.array([x0, y0, xc, yc, x1, y1, rs, 1.0, re, 1.0, 0.0, 0.0, 0.0])
         return np.clip(params, 0.0, 1.0)

@@ -58,17 +58,16 @@ __all__ = [
     "stroke_coverage",
 ]
 
-# Radius r ∈ [0, 1] maps to r·MAX_RADIUS_FRACTION·W pixels. With 0.125 the widest stroke (r = 1) is
-# a quarter of the canvas across (32 px on a 128-px canvas, 16 px on 64 px); the largest footprint a
-# single stroke can cover is a band W/4 wide along a Bézier that may span the whole canvas, i.e. up to
-# the whole canvas for a diagonal stroke with a far control point. Learning-to-Paint's renderer allows a
-# similar maximum width (a quarter of the canvas).
-MAX_RADIUS_FRACTION = 0.125
+# Radius r ∈ [0, 1] maps to r·MAX_RADIUS_FRACTION·W pixels. With 0.25 the widest stroke (r = 1) is half
+# the canvas across (64 px on a 128-px canvas, 32 px on 64 px), as in Learning-to-Paint's renderer
+# (radius up to a quarter of the canvas side); the largest single stroke, a wide curve from corner to
+# corner, can cover the whole canvas.
+MAX_RADIUS_FRACTION = 0.25
 
 # Semantic tasks fix the brush (EASEL §3.1: "fully opaque dark-blue, medium width").
 SEMANTIC_BRUSH_COLOUR = (0.0, 0.0, 0.5)  # navy, #000080 rounded to 0.5
 SEMANTIC_BRUSH_ALPHA = 1.0  # fully opaque
-SEMANTIC_BRUSH_RADIUS = 0.16  # medium: 0.16·0.125·W = 2.6 px radius (~5 px wide) on a 128-px canvas
+SEMANTIC_BRUSH_RADIUS = 0.08  # medium: 0.08·0.25·W = 2.6 px radius (~5 px wide) on a 128-px canvas
 
 # EASEL-Data §4: spatial coordinates quantised to integers in [0, 1000].
 QUANTISATION_LEVELS = 1000
