@@ -28,6 +28,8 @@ ANCHOR_LABELS = {
 PAINTER_LABEL = "Search painter (stand-in for Learning-to-Paint)"
 #: The simulated agent's skill when none is given (its range is the engine's).
 DEFAULT_SIMULATED_SKILL = 0.5
+#: Behaviour knobs of the simulated agent a run may set in ``config["simulated"]`` (engine.easel.simulated).
+SIMULATED_KNOBS = ("saturation", "repeat", "drift", "invalid")
 
 
 class UnknownAgent(ValueError):
@@ -105,7 +107,9 @@ def policy_for(run: EaselRun):
     if run.agent_kind == EaselRun.AgentKind.SIMULATED:
         from engine.easel.simulated import SimulatedAgent
 
-        return SimulatedAgent(skill=float(run.config.get("skill", DEFAULT_SIMULATED_SKILL)), seed=run.seed), None
+        knobs = {k: run.config["simulated"][k] for k in SIMULATED_KNOBS if k in run.config.get("simulated", {})}
+        return SimulatedAgent(skill=float(run.config.get("skill", DEFAULT_SIMULATED_SKILL)), seed=run.seed,
+                              name=run.agent_name, **knobs), None
     if run.agent_kind == EaselRun.AgentKind.PAINTER:
         from engine.easel.painter import SearchPainter
 

@@ -8,8 +8,9 @@ run is kept, an interrupted one resumes from its stored steps.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from leaderboard.easel import agents, services
 from leaderboard.easel.models import EaselRun
@@ -18,13 +19,16 @@ from leaderboard.models import TaskSet
 DEMO_SUITE_NAME = "easel-demo"
 DEMO_SEED = 0
 DEMO_PER_CATEGORY = {"programmatic": 2, "spatial_geometry": 2, "abstract_cartoon": 2, "natural": 2}
-#: (label, skill) of the demo's simulated agents: a spread from capable to nearly idle.
+#: The demo's simulated agents: a spread of skill and of the two failure modes of EASEL §5.1 — plateau
+#: (exact repeats after an early rise) and post-peak drift (still acting, degrading).
 DEMO_SIMULATED_AGENTS = (
-    ("simulated · keen", 0.85),
-    ("simulated · steady", 0.6),
-    ("simulated · hasty", 0.4),
-    ("simulated · idle", 0.15),
+    ("simulated · keen", 0.85, {"repeat": 0.7}),
+    ("simulated · restless", 0.7, {"repeat": 0.1, "drift": 0.6}),
+    ("simulated · steady", 0.5, {}),
+    ("simulated · idle", 0.2, {"repeat": 0.9}),
 )
+#: The demo's painter searches fewer candidates than the default, to keep `make demo` short (labelled on its run page).
+DEMO_PAINTER = {"candidates": 6, "refinements": 3}
 
 
 @dataclass(frozen=True)
@@ -33,12 +37,14 @@ class DemoAgent:
     label: str = ""
     skill: float | None = None
     budget: str = EaselRun.Budget.ALIGNED
+    config: dict = field(default_factory=dict)
 
 
 DEMO_AGENTS = (
     *(DemoAgent(anchor) for anchor in agents.ANCHORS),
-    DemoAgent(agents.PAINTER),
-    *(DemoAgent(agents.SIMULATED, label=label, skill=skill) for label, skill in DEMO_SIMULATED_AGENTS),
+    DemoAgent(agents.PAINTER, config={"painter": DEMO_PAINTER}),
+    *(DemoAgent(agents.SIMULATED, label=label, skill=skill, config={"simulated": knobs})
+      for label, skill, knobs in DEMO_SIMULATED_AGENTS),
 )
 
 
@@ -63,11 +69,13 @@ def demo_runs_load(*, task_set: TaskSet, on_run: Callable[[EaselRun], Callable[[
     ``on_run(run)`` may return a progress callback for that run's steps (the command's tqdm bar)."""
     runs = []
     for spec in DEMO_AGENTS:
+        started = time.monotonic()
         run = _existing_run(task_set, spec)
         if run is None:
             run = services.easel_run_create(task_set=task_set, agent=spec.agent, budget_setting=spec.budget,
-                                            seed=DEMO_SEED, skill=spec.skill, label=spec.label)
+                                            seed=DEMO_SEED, skill=spec.skill, label=spec.label, config=spec.config)
         if run.status != EaselRun.Status.DONE:
             run = services.easel_run_execute_inline(run=run, progress=on_run(run) if on_run else None)
+        run.demo_seconds = time.monotonic() - started  # shown by the command
         runs.append(run)
     return runs

@@ -22,7 +22,6 @@ the same questions and gets the same answers back.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 from collections.abc import Callable
@@ -51,7 +50,7 @@ DEFAULT_SUITE_NAME = "easel"
 PROGRESS_GRID_POINTS = 51
 #: Steps a cheap offline policy takes between writes (a kill loses at most these, and they are redone
 #: identically); a model's steps are written one by one, since each is a paid call.
-OFFLINE_FLUSH_STEPS = 16
+OFFLINE_FLUSH_STEPS = 32
 
 
 class SuiteConflict(ValueError):
@@ -277,29 +276,13 @@ def _anchor_episode(run: EaselRun, episode: EaselEpisode, task) -> None:
 
 
 def _environment(run: EaselRun, task, budget: int):
-    """The episode's environment; a native-budget episode runs the same task with the longer budget, and
-    the handwriting task gets the run's recogniser."""
+    """The episode's environment: the run's budget (a native episode: 250 steps), and for the
+    handwriting task the run's recogniser."""
     from engine.easel.episode import Environment
     from engine.easel.semantic import HANDWRITING_HELLO
 
-    if budget != task.budget:
-        task = dataclasses.replace(task, budget=budget)
     recogniser = agents.recogniser_for(run) if task.spec.get("task") == HANDWRITING_HELLO else None
-    return Environment(task, recogniser=recogniser)
-
-
-def _observation(env):
-    """What the agent sees before the next step: the canvas, the last turns and the last feedback."""
-    from engine.easel.policy import HISTORY_WINDOW, Observation, Turn
-
-    if hasattr(env, "observation"):
-        return env.observation()
-    recent = env.outcomes[-HISTORY_WINDOW:]
-    first = len(env.outcomes) - len(recent)
-    history = tuple(Turn(step=first + k, raw=o.raw, kind=o.kind, valid=o.valid, feedback=o.feedback)
-                    for k, o in enumerate(recent))
-    return Observation(task=env.task, canvas=env.canvas, step=env.step_index, budget=env.task.budget,
-                       history=history, feedback=env.outcomes[-1].feedback if env.outcomes else None)
+    return Environment(task, budget=budget, recogniser=recogniser)
 
 
 def _stepped_episode(run: EaselRun, episode: EaselEpisode, task, progress) -> None:
@@ -313,7 +296,7 @@ def _stepped_episode(run: EaselRun, episode: EaselEpisode, task, progress) -> No
     pending: list[EaselStep] = []
     try:
         while not env.done:
-            raw = policy.act(_observation(env))
+            raw = policy.act(env.observation())
             outcome = env.step(raw)
             pending.append(_step_row(episode, env, outcome))
             if len(pending) >= flush_every:

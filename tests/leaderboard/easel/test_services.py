@@ -128,9 +128,14 @@ def seeded_policy(monkeypatch):
 
 
 @pytest.fixture
-def reconstruction_only(suite):
+def reconstruction_only(suite, monkeypatch):
     suite.tasks.filter(subtype="semantic").delete()
+    # writes every 8 steps, so that a kill after 16 stored steps falls in the middle of the first 32-step episode
+    monkeypatch.setattr(services, "OFFLINE_FLUSH_STEPS", 8)
     return suite
+
+
+MID_EPISODE = 16
 
 
 def test_a_run_stores_every_step_with_s_and_a_canvas_and_summarises_each_episode(reconstruction_only, seeded_policy):
@@ -153,9 +158,10 @@ def test_a_killed_run_resumes_at_the_next_unstored_step_to_the_identical_episode
         run=services.easel_run_create(task_set=reconstruction_only, agent="simulated"))
     killed = services.easel_run_create(task_set=reconstruction_only, agent="simulated")
     with pytest.raises(Killed):
-        services.easel_run_execute_inline(run=killed, progress=kill_after(services.OFFLINE_FLUSH_STEPS))
+        services.easel_run_execute_inline(run=killed, progress=kill_after(MID_EPISODE))
     killed.refresh_from_db()
-    assert killed.status == EaselRun.Status.RUNNING and 0 < killed.steps_done < killed.steps_planned
+    assert killed.status == EaselRun.Status.RUNNING and killed.steps_done == MID_EPISODE
+    assert killed.episodes.order_by("position").first().steps.count() == MID_EPISODE  # killed mid-episode
     resumed = services.easel_run_execute_inline(run=killed)
     assert resumed.status == EaselRun.Status.DONE and resumed.steps_done == resumed.steps_planned
     assert [row[1:] for row in step_fingerprint(resumed)] == [row[1:] for row in step_fingerprint(uninterrupted)]
@@ -167,3 +173,16 @@ def test_a_second_worker_on_a_finished_episode_changes_nothing(reconstruction_on
     episode = run.episodes.first()
     assert services.easel_episode_execute(run_id=run.pk, episode_id=episode.pk) is False
     assert step_fingerprint(run) == before
+
+
+@pytest.mark.parametrize("agent, config", [("simulated", {"simulated": {"drift": 0.3}}),
+                                           ("painter", {"painter": {"candidates": 4, "refinements": 2}})])
+def test_a_killed_engine_agent_run_resumes_to_the_identical_episode(reconstruction_only, agent, config):
+    uninterrupted = services.easel_run_execute_inline(
+        run=services.easel_run_create(task_set=reconstruction_only, agent=agent, seed=3, config=config))
+    killed = services.easel_run_create(task_set=reconstruction_only, agent=agent, seed=3, config=config)
+    with pytest.raises(Killed):
+        services.easel_run_execute_inline(run=killed, progress=kill_after(MID_EPISODE))
+    resumed = services.easel_run_execute_inline(run=killed)
+    assert resumed.steps_done == resumed.steps_planned
+    assert [row[1:] for row in step_fingerprint(resumed)] == [row[1:] for row in step_fingerprint(uninterrupted)]

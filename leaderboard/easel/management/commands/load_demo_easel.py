@@ -29,5 +29,6 @@ class Command(BaseCommand):
             bar.close()
         for run in runs:
             label = " [SIMULATED]" if run.is_simulated else ""
-            self.stdout.write(f"  run {run.pk}: {run.agent_name}{label} ({run.budget_setting}) {run.status}")
+            self.stdout.write(f"  run {run.pk}: {run.agent_name}{label} ({run.budget_setting}) {run.status} "
+                              f"in {run.demo_seconds:.1f} s")
         self.stdout.write(f"EASEL demo ready in {time.monotonic() - started:.1f} s: /easel/?task_set={task_set.pk}")
