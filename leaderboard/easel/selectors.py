@@ -4,6 +4,7 @@ of a suite (Tables 2–4, Figure 4) computed from the stored episodes."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 from django.db.models import Count, Q, QuerySet
@@ -129,6 +130,41 @@ def episode_step_canvas(*, episode: EaselEpisode, index: int) -> bytes | None:
     row = EaselStep.objects.filter(episode=episode, index=index).exclude(canvas_png=None).values_list(
         "canvas_png", flat=True).first()
     return bytes(row) if row is not None else None
+
+
+# ---------------------------------------------------------------- training data
+
+
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """A finished reconstruction episode as the training-data export needs it."""
+
+    task: object  # the engine task
+    reference_png: bytes
+    actions: list  # parsed action per step, None for an invalid one
+
+
+def sft_episodes(*, run: EaselRun) -> list[Trajectory]:
+    """The run's finished reconstruction episodes with their stored actions, in plan order."""
+    from engine.easel.task import task_from_record
+
+    out = []
+    episodes = run.episodes.filter(kind="reconstruction", status=EaselEpisode.Status.DONE).select_related(
+        "task__easel_image").order_by("position", "pk")
+    for episode in episodes:
+        actions = [a if valid else None for a, valid in episode.steps.order_by("index").values_list("action", "valid")]
+        if actions:
+            png = bytes(episode.task.easel_image.png)
+            out.append(Trajectory(task_from_record(episode.task.source, png), png, actions))
+    return out
+
+
+def sft_samples(trajectory: Trajectory, *, curriculum: str, seed: int) -> list[tuple[dict, bytes]]:
+    """(record, canvas PNG) per next-action sample of one trajectory (engine.easel.training_data)."""
+    from engine.easel.training_data import next_action_samples, sample_record
+
+    return [sample_record(s) for s in next_action_samples(trajectory.task, trajectory.actions, curriculum=curriculum,
+                                                          seed=seed)]
 
 
 # ---------------------------------------------------------------- the leaderboard
