@@ -225,7 +225,10 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         for name, mx, my in s.marks:
             body.append(f'<circle cx="{x(mx):.1f}" cy="{y(my):.1f}" r="4" fill="#fff" stroke="{colour}" stroke-width="2">'
                         f'<title>{escape(name)}: {fmt.format(my)}</title></circle>')
-            body.append(f'<text x="{x(mx) + 6:.1f}" y="{y(my) - 6:.1f}" font-size="10" fill="{colour}">{escape(name)}</text>')
+            # a mark near the right edge is labelled to its left, so the label stays inside the frame
+            anchor, dx = ("end", -6) if x(mx) > right - 40 else ("start", 6)
+            body.append(f'<text x="{x(mx) + dx:.1f}" y="{y(my) - 6:.1f}" font-size="10" fill="{colour}" '
+                        f'text-anchor="{anchor}">{escape(name)}</text>')
         ly = bottom + 50 + 16 * k
         body.append(f'<line x1="{left}" x2="{left + 18}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2.5"/>')
         body.append(f'<text x="{left + 24}" y="{ly}" font-size="11">{escape(s.label)}</text>')

@@ -47,12 +47,13 @@ class AgentChoice:
 
 
 def agent_choices() -> list[str]:
-    """Names a researcher may pick: the simulated agent, the painter and the subject models with an endpoint."""
+    """Names a researcher may pick: the simulated agent, the painter, the anchors and the subject models with an
+    endpoint."""
     names = list(
         SubjectModel.objects.filter(role=SubjectModel.Role.SUBJECT).exclude(base_url="")
         .order_by("display_name").values_list("display_name", flat=True)
     )
-    return [SIMULATED, PAINTER, *names]
+    return [SIMULATED, PAINTER, *ANCHORS, *names]
 
 
 def agent_resolve(name: str, *, skill: float | None = None, label: str = "") -> AgentChoice:
@@ -71,7 +72,7 @@ def agent_resolve(name: str, *, skill: float | None = None, label: str = "") -> 
     except SubjectModel.DoesNotExist as exc:
         raise UnknownAgent(
             f"no agent {name!r}: use simulated, painter, an anchor ({', '.join(ANCHORS)}) "
-            f"or a subject model ({', '.join(agent_choices()[2:]) or 'none configured'})"
+            f"or a subject model ({', '.join(agent_choices()[2 + len(ANCHORS):]) or 'none configured'})"
         ) from exc
     if not model.base_url:
         raise UnknownAgent(f"subject model {name!r} has no base URL: set one in the admin to run it")

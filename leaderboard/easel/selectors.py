@@ -3,6 +3,7 @@ of a suite (Tables 2–4, Figure 4) computed from the stored episodes."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -108,6 +109,8 @@ def episode_viewer_data(*, episode: EaselEpisode) -> dict:
             "index", "action", "raw", "valid", "kind", "collision", "error", "s", "ssim", "l1", "edge_iou"
         ).annotate(has_canvas=Q(canvas_png__isnull=False))
     )
+    for row in steps:
+        row["action_json"] = json.dumps(row["action"]) if row["action"] is not None else ""
     s_values = [row["s"] for row in steps if row["s"] is not None]
     best_index = None
     if s_values:

@@ -112,4 +112,4 @@ def test_the_agent_choices_list_only_models_with_an_endpoint(db):
     SubjectModel.objects.create(display_name="reachable", role=SubjectModel.Role.SUBJECT, base_url="http://127.0.0.1:9/v1")
     SubjectModel.objects.create(display_name="unreachable", role=SubjectModel.Role.SUBJECT)
     SubjectModel.objects.create(display_name="a-judge", role=SubjectModel.Role.JUDGE, base_url="http://127.0.0.1:9/v1")
-    assert agents.agent_choices() == ["simulated", "painter", "reachable"]
+    assert agents.agent_choices() == ["simulated", "painter", *agents.ANCHORS, "reachable"]

@@ -76,9 +76,8 @@ def test_run_easel_names_an_unknown_agent(suite):
 def test_the_sft_export_writes_samples_whose_prior_actions_replay_to_their_canvas(suite, tmp_path):
     from engine.easel.episode import Environment
     from engine.easel.task import image_from_png, png_bytes
-    from leaderboard.easel.services import engine_task_of
-
     from leaderboard.easel import services
+    from leaderboard.easel.services import engine_task_of
 
     run = services.easel_run_execute_inline(run=services.easel_run_create(
         task_set=suite, agent="painter", config={"painter": {"candidates": 4, "refinements": 2}}))

@@ -60,6 +60,15 @@ def test_an_invalid_run_form_starts_nothing_and_says_why(client, rita, suite):
     assert response.status_code == 302 and not EaselRun.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_researcher_starts_a_run_from_the_page_and_lands_on_its_live_status(client, rita, suite):
+    response = login(client, rita).post(reverse("easel:run_new"), {"task_set": suite.pk, "agent": "mean_colour_fill",
+                                                                   "budget": "aligned", "seed": 4})
+    run = EaselRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("easel:run_detail", args=[run.pk])
+    assert run.created_by == rita and run.seed == 4 and run.status == EaselRun.Status.DONE  # eager: no broker here
+
+
 def test_starting_a_run_is_forbidden_to_an_annotator(client, alice, suite):
     response = login(client, alice).post(reverse("easel:run_new"), {"task_set": suite.pk, "agent": "simulated", "budget": "aligned", "seed": 0})
     assert response.status_code == 403 and not EaselRun.objects.exists()
