@@ -19,8 +19,10 @@ EXPORT_TYPES = {"csv": "text/csv", "json": "application/json", "tex": "applicati
 
 
 def _task_set_or_404(request):
-    task_set = selectors.easel_task_set_get(request.GET.get("task_set"))
-    if task_set is None and request.GET.get("task_set") is not None:
+    """The suite ``?task_set=ID`` names (404 for a malformed or unknown id), or the newest one."""
+    wanted = request.GET.get("task_set") or None
+    task_set = selectors.easel_task_set_get(wanted)
+    if task_set is None and wanted is not None:
         raise Http404("No such EASEL task set.")
     return task_set
 
