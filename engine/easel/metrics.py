@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import ndimage as ndi
+from scipy.ndimage._filters import _gaussian_kernel1d
 from skimage.feature import canny
 from skimage.feature._canny_cy import _nonmaximum_suppression_bilinear
 from skimage.metrics import structural_similarity
@@ -56,9 +57,11 @@ _SSIM_COV_NORM = _SSIM_WIN**2 / (_SSIM_WIN**2 - 1.0)  # sample covariance (skima
 _SSIM_C1 = (0.01 * 1.0) ** 2  # (K1·data_range)², skimage default K1
 _SSIM_C2 = (0.03 * 1.0) ** 2  # (K2·data_range)², skimage default K2
 _GAUSS_RADIUS = int(4.0 * CANNY_SIGMA + 0.5)  # scipy gaussian_filter truncate=4.0
+_GAUSS_WEIGHTS = _gaussian_kernel1d(CANNY_SIGMA, 0, _GAUSS_RADIUS)[::-1].copy()
 _CANNY_REACH = _GAUSS_RADIUS + 2  # a grey pixel reaches low_masked this far (Gaussian + Sobel + NMS)
 _STREL = np.ones((3, 3), bool)  # 8-connectivity of skimage's hysteresis
 _HYSTERESIS_MARGIN = 16  # window around the changed Canny box in which hysteresis is redone
+_WINDOW_RETRY_AFTER = 8  # after a window failed, label the whole canvas for this many changes
 
 _LUMA = (0.2125, 0.7154, 0.0721)  # skimage.color.rgb2gray (ITU-R BT.709)
 
@@ -113,18 +116,31 @@ def similarity(canvas: np.ndarray, reference: np.ndarray) -> Similarity:
 
 # --- incremental scoring -----------------------------------------------------------------------
 
-def _ssim_map(x: np.ndarray, y: np.ndarray, uy: np.ndarray, uyy: np.ndarray) -> np.ndarray:
-    """skimage's SSIM map (uniform 7×7 window, per channel), given the reference's window means."""
-    ux = ndi.uniform_filter(x, size=(_SSIM_WIN, _SSIM_WIN, 1))
-    uxx = ndi.uniform_filter(x * x, size=(_SSIM_WIN, _SSIM_WIN, 1))
-    uxy = ndi.uniform_filter(x * y, size=(_SSIM_WIN, _SSIM_WIN, 1))
+def _ssim_from_means(ux: np.ndarray, uxx: np.ndarray, uxy: np.ndarray, uy: np.ndarray,
+                     uyy: np.ndarray) -> np.ndarray:
+    """skimage's SSIM map from the window means (Wang et al. 2004, Eq. 13, sample covariance)."""
     vx = _SSIM_COV_NORM * (uxx - ux * ux)
     vy = _SSIM_COV_NORM * (uyy - uy * uy)
     vxy = _SSIM_COV_NORM * (uxy - ux * uy)
-    # Wang et al. 2004, Eq. 13, as in skimage.metrics.structural_similarity.
     a1, a2 = 2 * ux * uy + _SSIM_C1, 2 * vxy + _SSIM_C2
     b1, b2 = ux**2 + uy**2 + _SSIM_C1, vx + vy + _SSIM_C2
     return (a1 * a2) / (b1 * b2)
+
+
+def _ssim_from_prepared(ux: np.ndarray, uxx: np.ndarray, uxy: np.ndarray, uy: np.ndarray, uy2_c1: np.ndarray,
+                        vy_c2: np.ndarray) -> np.ndarray:
+    """The same map with the reference's terms uy² + C1 and vy + C2 computed once (equal to ~1e-16)."""
+    ux2 = ux * ux
+    a1 = 2 * ux * uy + _SSIM_C1
+    a2 = 2 * _SSIM_COV_NORM * (uxy - ux * uy) + _SSIM_C2
+    b2 = _SSIM_COV_NORM * (uxx - ux2) + vy_c2
+    return (a1 * a2) / ((ux2 + uy2_c1) * b2)
+
+
+def _ssim_map(x: np.ndarray, y: np.ndarray, uy: np.ndarray, uyy: np.ndarray) -> np.ndarray:
+    """skimage's SSIM map (uniform 7×7 window, per channel), given the reference's window means."""
+    means = ndi.uniform_filter(np.concatenate([x, x * x, x * y], axis=2), size=(_SSIM_WIN, _SSIM_WIN, 1))
+    return _ssim_from_means(means[..., 0:3], means[..., 3:6], means[..., 6:9], uy, uyy)
 
 
 @dataclass
@@ -133,6 +149,7 @@ class _State:
     ssim_map: np.ndarray  # H×W×3
     ssim_total: float  # sum of the SSIM map inside the 3-px border skimage crops
     abs_diff_sum: float
+    grey: np.ndarray  # the canvas's grey image
     low_masked: np.ndarray  # non-maximum-suppressed gradient magnitude (0 below the low threshold)
     edges: np.ndarray  # bool H×W
     edge_count: int  # |E|
@@ -145,6 +162,7 @@ class _Change:
 
     box: Box
     patch: np.ndarray
+    grey_patch: np.ndarray
     ssim_box: Box
     ssim_patch: np.ndarray
     ssim_total: float
@@ -178,6 +196,8 @@ class IncrementalSimilarity:
         size = (_SSIM_WIN, _SSIM_WIN, 1)
         self._uy = ndi.uniform_filter(ref, size=size)
         self._uyy = ndi.uniform_filter(ref * ref, size=size)
+        self._uy2_c1 = self._uy * self._uy + _SSIM_C1
+        self._vy_c2 = _SSIM_COV_NORM * (self._uyy - self._uy * self._uy) + _SSIM_C2
         self.reference_edges = edge_map(ref)
         self._reference_edge_count = int(np.count_nonzero(self.reference_edges))
         # Canny's constant-mode bleed-over correction and the eroded border mask (skimage _preprocess).
@@ -187,6 +207,7 @@ class IncrementalSimilarity:
         self._eroded = np.ones((self.height, self.width), bool)
         self._eroded[[0, -1], :] = False
         self._eroded[:, [0, -1]] = False
+        self._skip_windows = 0
         self._interior = Box(_SSIM_PAD, self.height - _SSIM_PAD, _SSIM_PAD, self.width - _SSIM_PAD)
         self._ssim_count = self._interior.area * 3
         self._l1_count = self.height * self.width * 3
@@ -197,7 +218,8 @@ class IncrementalSimilarity:
     def reset(self, canvas: np.ndarray) -> Similarity:
         x = canvas.astype(np.float64)
         full = Box(0, self.height, 0, self.width)
-        low_masked = self._low_masked(grey(x), full, full)
+        grey_canvas = grey(x)
+        low_masked = self._low_masked(grey_canvas, full, full)
         ssim_map = _ssim_map(x, self.reference, self._uy, self._uyy)
         edges = self._hysteresis(low_masked)
         self._state = _State(
@@ -205,6 +227,7 @@ class IncrementalSimilarity:
             ssim_map=ssim_map,
             ssim_total=float(np.sum(ssim_map[self._interior.slices])),
             abs_diff_sum=float(np.sum(np.abs(x - self.reference))),
+            grey=grey_canvas,
             low_masked=low_masked,
             edges=edges,
             edge_count=int(np.count_nonzero(edges)),
@@ -231,7 +254,9 @@ class IncrementalSimilarity:
     def _low_masked(self, grey_crop: np.ndarray, inner: Box, crop: Box) -> np.ndarray:
         """low_masked on ``inner`` from the grey image on ``crop`` ⊇ inner + 6 px (clipped to the canvas)."""
         rows, cols = crop.slices
-        smoothed = ndi.gaussian_filter(grey_crop, CANNY_SIGMA, mode="constant", cval=0.0, truncate=4.0)
+        # scipy's gaussian_filter, pass for pass (same kernel, same order), without its per-call set-up.
+        smoothed = ndi.correlate1d(grey_crop, _GAUSS_WEIGHTS, axis=0, mode="constant", cval=0.0)
+        smoothed = ndi.correlate1d(smoothed, _GAUSS_WEIGHTS, axis=1, mode="constant", cval=0.0)
         smoothed /= self._bleed[rows, cols]
         jsobel = ndi.sobel(smoothed, axis=1)
         isobel = ndi.sobel(smoothed, axis=0)
@@ -269,7 +294,12 @@ class IncrementalSimilarity:
         st = self._state
         h, w = self.height, self.width
         window = canny_box.grow(_HYSTERESIS_MARGIN, h, w)
-        if window.area * 2 > h * w:  # a window this large is not worth a second labelling
+        # A window this large, or one soon after a window that did not hold its components (long edge
+        # chains, as in photographs), is not worth a second labelling: go to the whole canvas. The
+        # result is exact either way; this only decides which exact route is cheaper.
+        skip = self._skip_windows > 0
+        self._skip_windows = max(0, self._skip_windows - 1)
+        if window.area * 2 > h * w or skip:
             full = st.low_masked.copy()
             full[canny_box.slices] = low_patch
             return Box(0, h, 0, w), self._hysteresis(full)
@@ -295,6 +325,7 @@ class IncrementalSimilarity:
         if window.c1 < w:
             inner_edges.append(labels[:, -1])
         if any(touching[line].any() for line in inner_edges):
+            self._skip_windows = _WINDOW_RETRY_AFTER
             full = st.low_masked.copy()
             full[canny_box.slices] = low_patch
             return Box(0, h, 0, w), self._hysteresis(full)
@@ -318,10 +349,12 @@ class IncrementalSimilarity:
         ssim_in = box.grow(2 * _SSIM_PAD, h, w)
         x_in = st.canvas[ssim_in.slices].copy()
         x_in[box.r0 - ssim_in.r0:box.r1 - ssim_in.r0, box.c0 - ssim_in.c0:box.c1 - ssim_in.c0] = new_patch
-        ir, ic = ssim_in.slices
-        local = _ssim_map(x_in, self.reference[ir, ic], self._uy[ir, ic], self._uyy[ir, ic])
-        ssim_patch = local[ssim_box.r0 - ssim_in.r0:ssim_box.r1 - ssim_in.r0,
-                           ssim_box.c0 - ssim_in.c0:ssim_box.c1 - ssim_in.c0]
+        means = ndi.uniform_filter(np.concatenate([x_in, x_in * x_in, x_in * self.reference[ssim_in.slices]], axis=2),
+                                   size=(_SSIM_WIN, _SSIM_WIN, 1))
+        means = means[ssim_box.r0 - ssim_in.r0:ssim_box.r1 - ssim_in.r0, ssim_box.c0 - ssim_in.c0:ssim_box.c1 - ssim_in.c0]
+        sr, sc = ssim_box.slices
+        ssim_patch = _ssim_from_prepared(means[..., 0:3], means[..., 3:6], means[..., 6:9], self._uy[sr, sc],
+                                         self._uy2_c1[sr, sc], self._vy_c2[sr, sc])
         counted = Box(max(ssim_box.r0, self._interior.r0), min(ssim_box.r1, self._interior.r1),
                       max(ssim_box.c0, self._interior.c0), min(ssim_box.c1, self._interior.c1))
         ssim_total = st.ssim_total
@@ -332,8 +365,9 @@ class IncrementalSimilarity:
         # Canny: low_masked changes on box + 6; its inputs are needed on box + 12.
         canny_box = box.grow(_CANNY_REACH, h, w)
         canny_in = box.grow(2 * _CANNY_REACH, h, w)
-        g_in = grey(st.canvas[canny_in.slices])
-        g_in[box.r0 - canny_in.r0:box.r1 - canny_in.r0, box.c0 - canny_in.c0:box.c1 - canny_in.c0] = grey(new_patch)
+        g_in = st.grey[canny_in.slices].copy()
+        grey_patch = grey(new_patch)
+        g_in[box.r0 - canny_in.r0:box.r1 - canny_in.r0, box.c0 - canny_in.c0:box.c1 - canny_in.c0] = grey_patch
         low_patch = self._low_masked(g_in, canny_box, canny_in)
         edge_box, edge_patch = self._local_hysteresis(canny_box, low_patch)
         old_edges = st.edges[edge_box.slices]
@@ -341,8 +375,8 @@ class IncrementalSimilarity:
         edge_count = st.edge_count - int(np.count_nonzero(old_edges)) + int(np.count_nonzero(edge_patch))
         edge_overlap = (st.edge_overlap - int(np.count_nonzero(old_edges & ref_edges))
                         + int(np.count_nonzero(edge_patch & ref_edges)))
-        return _Change(box, new_patch, ssim_box, ssim_patch, ssim_total, abs_diff_sum, canny_box, low_patch,
-                       edge_box, edge_patch, edge_count, edge_overlap)
+        return _Change(box, new_patch, grey_patch, ssim_box, ssim_patch, ssim_total, abs_diff_sum, canny_box,
+                       low_patch, edge_box, edge_patch, edge_count, edge_overlap)
 
     def gain(self, box: Box, patch: np.ndarray) -> Similarity:
         """The Similarity the canvas would have with ``canvas[box] = patch`` (nothing committed)."""
@@ -356,6 +390,7 @@ class IncrementalSimilarity:
         change = self._change(box, patch)
         st = self._state
         st.canvas[box.slices] = change.patch
+        st.grey[box.slices] = change.grey_patch
         st.ssim_map[change.ssim_box.slices] = change.ssim_patch
         # The running total is re-summed on commit, so rounding never accumulates across steps.
         st.ssim_total = float(np.sum(st.ssim_map[self._interior.slices]))

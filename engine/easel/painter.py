@@ -137,7 +137,9 @@ class SearchPainter:
         patch = composite(region, mask, params[10:13])
         return _Candidate(params, scorer.gain(box, patch).s, box, patch)
 
-    def _random_params(self, rng: np.random.Generator, error_cdf: np.ndarray, size: int, progress: float) -> np.ndarray:
+    @staticmethod
+    def propose_stroke(rng: np.random.Generator, error_cdf: np.ndarray, size: int, progress: float) -> np.ndarray:
+        """A random opaque stroke: start drawn ∝ error (``error_cdf``), length and radius shrinking with progress."""
         pixel = int(np.searchsorted(error_cdf, rng.random() * error_cdf[-1]))
         pixel = min(pixel, size * size - 1)
         y0 = (pixel // size + rng.random()) / size
@@ -180,7 +182,7 @@ class SearchPainter:
         current = scorer.score.s
         best: _Candidate | None = None
         for _ in range(self.candidates):
-            trial = self._evaluate(self._random_params(rng, cdf, size, progress), canvas, scorer)
+            trial = self._evaluate(self.propose_stroke(rng, cdf, size, progress), canvas, scorer)
             if trial is not None and (best is None or trial.s > best.s):
                 best = trial
         if best is not None:

@@ -181,11 +181,13 @@ def _polyline(stroke: Stroke, height: int, width: int) -> tuple[np.ndarray, np.n
     p0 = np.array([stroke.xs * width, stroke.ys * height])
     p1 = np.array([stroke.xc * width, stroke.yc * height])
     p2 = np.array([stroke.xe * width, stroke.ye * height])
-    t = np.linspace(0.0, 1.0, segment_count(p0, p1, p2) + 1)
+    n = segment_count(p0, p1, p2)
+    t = np.arange(n + 1) / n
     u = 1.0 - t
     # Quadratic Bézier B(t) = (1−t)²P0 + 2(1−t)t P1 + t² P2.
-    x = u * u * p0[0] + 2 * u * t * p1[0] + t * t * p2[0]
-    y = u * u * p0[1] + 2 * u * t * p1[1] + t * t * p2[1]
+    a, b, c = u * u, 2 * u * t, t * t
+    x = a * p0[0] + b * p1[0] + c * p2[0]
+    y = a * p0[1] + b * p1[1] + c * p2[1]
     scale = MAX_RADIUS_FRACTION * width
     radius = (stroke.rs + (stroke.re - stroke.rs) * t) * scale  # linear along the curve (§3.4)
     alpha = stroke.alpha_s + (stroke.alpha_e - stroke.alpha_s) * t
@@ -193,10 +195,8 @@ def _polyline(stroke: Stroke, height: int, width: int) -> tuple[np.ndarray, np.n
 
 
 def _box_of(x: np.ndarray, y: np.ndarray, reach: np.ndarray, height: int, width: int) -> Box:
-    return Box(max(0, int(math.floor(float(np.min(y - reach)) - 0.5))),
-               min(height, int(math.ceil(float(np.max(y + reach)) + 0.5)) + 1),
-               max(0, int(math.floor(float(np.min(x - reach)) - 0.5))),
-               min(width, int(math.ceil(float(np.max(x + reach)) + 0.5)) + 1))
+    return Box(max(0, math.floor((y - reach).min() - 0.5)), min(height, math.ceil((y + reach).max() + 0.5) + 1),
+               max(0, math.floor((x - reach).min() - 0.5)), min(width, math.ceil((x + reach).max() + 0.5) + 1))
 
 
 def stroke_box(params: Sequence[float] | Stroke, height: int, width: int) -> Box | None:
