@@ -83,12 +83,44 @@ def suite_version(seed: int, per_category: dict[str, int] | None) -> str:
     return f"seed{seed}-" + "".join(f"{name[0]}{int(per_category.get(name, 0))}" for name in order)
 
 
-def suite_tasks(*, seed: int, per_category: dict[str, int] | None = None) -> list:
-    """The engine tasks of a suite: the reconstruction references, then the five semantic tasks."""
+class ImageImportError(ValueError):
+    """A user image that cannot become a reference (the message names the file)."""
+
+
+def imported_tasks(images: list[tuple[str, bytes]]) -> list:
+    """User images as Natural Images references (centre square crop resized to 128×128, engine.easel.references),
+    in name order; task ids ``imported-<file stem>``."""
+    import io
+    import re
+    from pathlib import PurePath
+
+    from PIL import Image, UnidentifiedImageError
+
+    from engine.easel.references import reconstruction_task_from_image
+
+    tasks, seen = [], set()
+    for name, data in sorted(images):
+        stem = re.sub(r"[^A-Za-z0-9_-]+", "-", PurePath(name).stem).strip("-")[:80] or "image"
+        task_id = f"imported-{stem}"
+        if task_id in seen:
+            raise ImageImportError(f"{name}: another file already gives the task id {task_id}")
+        seen.add(task_id)
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                pixels = np.asarray(image.convert("RGB"))
+        except (UnidentifiedImageError, OSError) as exc:
+            raise ImageImportError(f"{name}: not a readable image ({exc})") from exc
+        tasks.append(reconstruction_task_from_image(pixels, task_id=task_id, source=f"imported:{PurePath(name).name}"))
+    return tasks
+
+
+def suite_tasks(*, seed: int, per_category: dict[str, int] | None = None,
+                images: list[tuple[str, bytes]] = ()) -> list:
+    """The engine tasks of a suite: the generated references, the imported ones, then the five semantic tasks."""
     from engine.easel.references import generate_suite
     from engine.easel.semantic import semantic_tasks
 
-    return [*generate_suite(seed, per_category=per_category), *semantic_tasks(seed)]
+    return [*generate_suite(seed, per_category=per_category), *imported_tasks(list(images)), *semantic_tasks(seed)]
 
 
 def _brief(task) -> str:
@@ -100,16 +132,22 @@ def _brief(task) -> str:
 
 @transaction.atomic
 def easel_suite_create(*, seed: int, per_category: dict[str, int] | None = None, name: str = DEFAULT_SUITE_NAME,
-                       version: str | None = None, is_demo: bool = False, description: str = "") -> tuple[TaskSet, bool]:
-    """Store the suite of ``seed`` as a frozen task set; ``(task_set, created)``.
+                       version: str | None = None, is_demo: bool = False, description: str = "",
+                       images: list[tuple[str, bytes]] = ()) -> tuple[TaskSet, bool]:
+    """Store the suite of ``seed`` (plus the user ``images`` as Natural Images references) as a frozen task
+    set; ``(task_set, created)``.
 
     An existing set of the same name and version is returned unchanged when its images are byte-identical
-    to the generated ones, and refused with :class:`SuiteConflict` otherwise."""
+    to the generated ones, and refused with :class:`SuiteConflict` otherwise. An unreadable image is an
+    :class:`ImageImportError` naming the file, and nothing is written."""
     from engine.easel.episode import task_to_record
 
     version = version or suite_version(seed, per_category)
+    if images and version == suite_version(seed, per_category):
+        digest = hashlib.sha256(b"".join(hashlib.sha256(data).digest() for _, data in sorted(images))).hexdigest()
+        version = f"{version}-import{digest[:8]}"
     records = []
-    for task in suite_tasks(seed=seed, per_category=per_category):
+    for task in suite_tasks(seed=seed, per_category=per_category, images=images):
         record, png = task_to_record(task)
         records.append((task, record, png))
     existing = TaskSet.objects.filter(name=name, version=version).first()

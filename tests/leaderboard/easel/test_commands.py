@@ -110,3 +110,24 @@ def test_the_demo_is_labelled_and_idempotent(monkeypatch):
     assert task_set.is_demo and EaselRun.objects.count() == 2 and "[SIMULATED]" in out
     assert EaselRun.objects.get(agent_kind="simulated").steps_done == steps
     assert set(EaselRun.objects.values_list("status", flat=True)) == {"done"}
+
+
+def test_user_images_are_imported_as_natural_references(tmp_path):
+    from PIL import Image
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    Image.new("RGB", (300, 200), (200, 40, 10)).save(folder / "red barn.png")
+    run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "imported", "--images", str(folder))
+    task = TaskSet.objects.get(name="imported").tasks.get(external_id="imported-red-barn")
+    assert task.family == "natural" and task.easel_image.width == 128
+    assert task.source["spec"]["provenance"]["source"] == "imported:red barn.png"
+
+
+def test_an_unreadable_image_is_an_error_naming_the_file_and_writes_nothing(tmp_path):
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("not an image")
+    with pytest.raises(CommandError, match="notes.txt: not a readable image"):
+        run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "broken", "--images", str(folder))
+    assert not TaskSet.objects.filter(name="broken").exists()

@@ -1,5 +1,7 @@
 """manage.py easel_suite: store the generated EASEL suite as a frozen task set."""
 
+from pathlib import Path
+
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.easel import services
@@ -37,12 +39,23 @@ class Command(BaseCommand):
                             help="task-set version (default: seed<N>, plus the counts of a small suite)")
         parser.add_argument("--per-category", default=None,
                             help="a small suite: N references per category, or programmatic=2,natural=3,...")
+        parser.add_argument("--images", default=None, metavar="DIR",
+                            help="also import every image file in DIR as a Natural Images reference (centre crop, 128×128)")
 
     def handle(self, *args, **opts):
+        images = []
+        if opts["images"]:
+            folder = Path(opts["images"])
+            if not folder.is_dir():
+                raise CommandError(f"--images: {folder} is not a directory")
+            images = [(str(path), path.read_bytes()) for path in sorted(folder.iterdir())
+                      if path.is_file() and not path.name.startswith(".")]
+            if not images:
+                raise CommandError(f"--images: no files in {folder}")
         try:
             task_set, created = services.easel_suite_create(
                 seed=opts["seed"], per_category=per_category_counts(opts["per_category"]), name=opts["name"],
-                version=opts["suite_version"],
+                version=opts["suite_version"], images=images,
             )
         except (services.SuiteConflict, ValueError) as exc:
             raise CommandError(str(exc)) from exc
