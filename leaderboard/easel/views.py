@@ -84,8 +84,18 @@ def run_new(request):
     except services.RunConfigurationError as exc:
         messages.error(request, f"Run not started: {exc}")
         return redirect(reverse("easel:leaderboard") + f"?task_set={form.cleaned_data['task_set'].pk}")
-    services.easel_run_start(run=run)
+    _start(request, run)
     return redirect("easel:run_detail", pk=run.pk)
+
+
+def _start(request, run: EaselRun) -> None:
+    """Queue the run. Without a broker (eager mode) its episodes run inside this request; a failure there
+    is recorded on the run by the job (``easel_run_fail``) and shown on the run page, not raised as a 500."""
+    try:
+        services.easel_run_start(run=run)
+    except Exception as exc:  # noqa: BLE001 - eager mode only: a worker would have recorded the same error
+        services.easel_run_fail(run_id=run.pk, error=repr(exc))
+        messages.error(request, f"Run {run.pk} stopped: {exc}. Resume it from its page.")
 
 
 @require_POST
@@ -94,7 +104,7 @@ def run_resume(request, pk: int):
     require_researcher(request.user)
     run = get_object_or_404(EaselRun, pk=pk)
     if run.status == EaselRun.Status.FAILED:
-        services.easel_run_start(run=run)
+        _start(request, run)
     return redirect("easel:run_detail", pk=run.pk)
 
 

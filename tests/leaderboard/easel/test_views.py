@@ -140,3 +140,17 @@ def test_the_run_page_follows_status_with_the_shared_poller(client, rita, suite)
     html = login(client, rita).get(reverse("easel:run_detail", args=[run.pk])).content.decode()
     assert "js/live_status.js" in html and "js/easel_run.js" in html and "<script>" not in html
     assert "simulated agent" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_whose_endpoint_fails_in_eager_mode_is_marked_failed_not_a_500(client, rita, suite, monkeypatch, settings, tmp_path):
+    from leaderboard.models import SubjectModel
+    from tests.fakes.openai_server import FakeOpenAIServer, Fault
+
+    settings.ATELIER_PROVIDER_CACHE_DIR = tmp_path
+    with FakeOpenAIServer(handler=lambda request: Fault.http(400)) as server:
+        SubjectModel.objects.create(display_name="broken-vision", role="subject", base_url=server.base_url)
+        response = login(client, rita).post(reverse("easel:run_new"), {"task_set": suite.pk, "agent": "broken-vision",
+                                                                       "budget": "aligned", "seed": 0})
+    run = EaselRun.objects.get()
+    assert response.status_code == 302 and run.status == EaselRun.Status.FAILED and "400" in run.error
