@@ -16,6 +16,14 @@ Contract with the site (brief/easel-contract.md), with these refinements:
 - ``metrics.IncrementalSimilarity(reference, canvas)`` with ``score``, ``apply(box, patch)``,
   ``gain(box, patch)``, ``reset(canvas)``; ``render.stroke_coverage(params, H, W) -> (mask, Box) | None``
   and ``render.composite(region, mask, colour)``.
+- ``Environment(task, budget=None, recogniser=None)``: ``budget`` overrides the task's (native 250-step
+  painter runs); ``observation()`` builds the agent's Observation (semantic tasks: the last 3 turns, the
+  last feedback, ``extra["strokes_on_canvas"]``); ``run(policy, on_step=...)`` drives a policy to the end.
+- ``painter.ANCHORS`` maps ``blank`` / ``mean_colour`` / ``dominant_colour`` to their fill functions;
+  ``SearchPainter(seed, candidates=24, refinements=16)``; ``simulated.SIMULATED_PROFILES`` and
+  ``simulated_agent(profile, seed)`` give the demo's labelled simulated agents.
+- ``training_data.next_action_samples(task, actions, curriculum="C1"|"C2", seed=0)`` (``None`` for an
+  invalid step) and ``sample_record(sample) -> (record, png)``.
 - ``semantic.score_semantic(task, ink, canvas, recogniser=...)``; recognisers: ``TesseractRecogniser()``
   and ``MultimodalRecogniser(chat, label=...)``; ``semantic_episode_summary`` / ``semantic_diagnostics``
   give Table 4's trajectory columns.

@@ -13,7 +13,8 @@ The search painter stands in for the paper's data policy, a trained Learning-to-
 (Huang et al. 2019) whose weights we do not have. It is not a learned policy: at every step it draws
 random candidate strokes (start points sampled in proportion to the per-pixel error |C_t − R|,
 sizes shrinking from coarse to fine over the budget, each stroke's colour the least-squares best
-colour under its mask), refines the best by shrinking random perturbations, and emits the stroke
+colour under its mask), scores the exact S of the ``shortlist`` that most reduce the squared error
+(all of them by default), refines the best by shrinking random perturbations, and emits the stroke
 that most increases S (or an α = 0 no-op when none does). Candidate gains come from
 :class:`IncrementalSimilarity`, so each costs the stroke's neighbourhood, not the canvas. The random
 stream is seeded by (seed, task id, step): the same seed gives the same episode, also when resumed.
@@ -88,6 +89,7 @@ class _Candidate:
     s: float
     box: object = None
     patch: np.ndarray | None = None
+    proxy: float = 0.0  # change of the squared error under the stroke (lower is better)
 
 
 class SearchPainter:
@@ -96,9 +98,11 @@ class SearchPainter:
     is_simulated = False
     label = "search painter (stand-in for the paper's Learning-to-Paint data policy)"
 
-    def __init__(self, seed: int = 0, *, candidates: int = 24, refinements: int = 16, name: str = "search-painter"):
+    def __init__(self, seed: int = 0, *, candidates: int = 24, shortlist: int | None = None, refinements: int = 16,
+                 name: str = "search-painter"):
         self.seed = seed
         self.candidates = candidates
+        self.shortlist = candidates if shortlist is None else shortlist
         self.refinements = refinements
         self.name = name
         self._scorer: IncrementalSimilarity | None = None
@@ -124,7 +128,8 @@ class SearchPainter:
         den = float(np.sum(mask * mask))
         return np.clip(num / den, 0.0, 1.0) if den > 0 else np.zeros(3)
 
-    def _evaluate(self, params: np.ndarray, canvas: np.ndarray, scorer: IncrementalSimilarity) -> _Candidate | None:
+    def _prepare(self, params: np.ndarray, canvas: np.ndarray, scorer: IncrementalSimilarity) -> _Candidate | None:
+        """A candidate with its least-squares colour, its patch, and its squared-error change (the shortlist key)."""
         size = canvas.shape[0]
         covered = stroke_coverage(Stroke(*(float(v) for v in params)), size, canvas.shape[1])
         if covered is None:
@@ -132,10 +137,18 @@ class SearchPainter:
         mask, box = covered
         rows, cols = box.slices
         region = canvas[rows, cols]
+        target = scorer.reference[rows, cols]
         params = params.copy()
-        params[10:13] = self._fit_colour(mask, region.astype(np.float64), scorer.reference[rows, cols])
+        params[10:13] = self._fit_colour(mask, region.astype(np.float64), target)
         patch = composite(region, mask, params[10:13])
-        return _Candidate(params, scorer.gain(box, patch).s, box, patch)
+        proxy = float(np.sum((patch - target) ** 2) - np.sum((region - target) ** 2))
+        return _Candidate(params, -np.inf, box, patch, proxy)
+
+    def _evaluate(self, params: np.ndarray, canvas: np.ndarray, scorer: IncrementalSimilarity) -> _Candidate | None:
+        candidate = self._prepare(params, canvas, scorer)
+        if candidate is not None:
+            candidate.s = scorer.gain(candidate.box, candidate.patch).s
+        return candidate
 
     @staticmethod
     def propose_stroke(rng: np.random.Generator, error_cdf: np.ndarray, size: int, progress: float) -> np.ndarray:
@@ -181,10 +194,14 @@ class SearchPainter:
         progress = min(1.0, observation.step / max(1, observation.budget))
         current = scorer.score.s
         best: _Candidate | None = None
-        for _ in range(self.candidates):
-            trial = self._evaluate(self.propose_stroke(rng, cdf, size, progress), canvas, scorer)
-            if trial is not None and (best is None or trial.s > best.s):
-                best = trial
+        pool = [self._prepare(self.propose_stroke(rng, cdf, size, progress), canvas, scorer)
+                for _ in range(self.candidates)]
+        pool = [c for c in pool if c is not None]
+        # Exact S gains for the shortlist of candidates that most reduce the squared error (stable order).
+        for candidate in sorted(pool, key=lambda c: c.proxy)[: self.shortlist]:
+            candidate.s = scorer.gain(candidate.box, candidate.patch).s
+            if best is None or candidate.s > best.s:
+                best = candidate
         if best is not None:
             best = self._refine(best, rng, canvas, scorer)
         if best is None or best.s <= current:

@@ -23,7 +23,12 @@ import numpy as np
 from engine.easel.episode import Environment
 from engine.easel.metrics import IncrementalSimilarity, similarity
 from engine.easel.painter import SearchPainter, mean_colour_fill
-from engine.easel.references import PAPER_SUITE_SIZES, ReconstructionCategory, generate_reference, generate_suite
+from engine.easel.references import (
+    PAPER_SUITE_SIZES,
+    ReconstructionCategory,
+    generate_reference,
+    generate_suite,
+)
 from engine.easel.render import composite, render_stroke, stroke_coverage
 from engine.easel.task import KIND_RECONSTRUCTION, EaselTask
 

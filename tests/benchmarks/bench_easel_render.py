@@ -24,10 +24,10 @@ import time
 
 import numpy as np
 
+from engine.easel.episode import Environment
 from engine.easel.metrics import IncrementalSimilarity, similarity
 from engine.easel.painter import SearchPainter
 from engine.easel.references import ReconstructionCategory, generate_reference
-from engine.easel.episode import Environment
 from engine.easel.render import PARAM_KEYS, Stroke, blank_canvas, composite, render_stroke, stroke_coverage
 from engine.easel.task import KIND_RECONSTRUCTION, EaselTask
 
