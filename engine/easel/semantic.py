@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import base64
 import math
 import shutil
 import subprocess
@@ -24,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from scipy import ndimage as ndi
+from skimage.data import horse
 from skimage.draw import disk
 from skimage.morphology import disk as disk_footprint
 from skimage.transform import resize
@@ -126,8 +128,6 @@ class MultimodalRecogniser:
         self.name = f"multimodal:{label}"
 
     def recognise(self, image: np.ndarray) -> str:
-        import base64
-
         url = "data:image/png;base64," + base64.b64encode(png_bytes(image)).decode("ascii")
         messages = [{"role": "user", "content": [{"type": "text", "text": self.PROMPT},
                                                   {"type": "image_url", "image_url": {"url": url}}]}]
@@ -196,8 +196,6 @@ def score_semantic(task: EaselTask, ink: np.ndarray, canvas: np.ndarray, *,
 # --- geometry -----------------------------------------------------------------------------------
 
 def _horse_mask(size: int, margin: int) -> np.ndarray:
-    from skimage.data import horse
-
     silhouette = ~horse()  # skimage's horse is False on the animal
     h, w = silhouette.shape
     side = max(h, w)

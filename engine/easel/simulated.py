@@ -14,7 +14,7 @@ answers is malformed JSON or out of range (invalid actions).
 
 Semantic. Outline tasks trace a noisy polygon around the target, mazes follow the route with a
 skill-dependent chance of a wrong turn (walls reject it; the agent undoes nothing and tries again),
-handwriting draws noisy strokes; all submit when done. Everything is a pure function of (seed, task
+handwriting writes a noisy stroke-font "hello" (:func:`hello_paths`); all submit when done. Everything is a pure function of (seed, task
 id, step) and the task, so a resumed episode repeats itself exactly.
 """
 
@@ -31,7 +31,32 @@ from engine.easel.render import ACTION_BRUSH_STROKE, PATH_KEYS, Stroke
 from engine.easel.semantic import CIRCLE_OUTLINE, HORSE_OUTLINE, MAZE_TASKS, target_mask
 from engine.easel.task import KIND_RECONSTRUCTION
 
-__all__ = ["SIMULATED_PROFILES", "SimulatedAgent", "simulated_agent"]
+__all__ = ["SIMULATED_PROFILES", "SimulatedAgent", "hello_paths", "simulated_agent"]
+
+
+def hello_paths(left: float = 0.08, top: float = 0.3, bottom: float = 0.62, width: float = 0.13,
+                gap: float = 0.045) -> list[tuple[float, float, float, float, float, float]]:
+    """Fourteen quadratic strokes (xs, ys, xc, yc, xe, ye) writing a lower-case "hello" (Tesseract reads it)."""
+
+    def line(x0: float, y0: float, x1: float, y1: float) -> tuple[float, ...]:
+        return (x0, y0, (x0 + x1) / 2, (y0 + y1) / 2, x1, y1)
+
+    x, w = left, width
+    xh = top + 0.12  # x-height
+    cy = (xh + bottom) / 2
+    paths = [line(x, top, x, bottom), (x, xh + 0.08, x + w / 2, xh - 0.04, x + w, xh + 0.08),
+             line(x + w, xh + 0.08, x + w, bottom)]  # h
+    x += w + gap
+    paths += [line(x, cy, x + w, cy), (x + w, cy, x + w, xh, x + w / 2, xh), (x + w / 2, xh, x, xh, x, cy),
+              (x, cy, x, bottom, x + w / 2, bottom), (x + w / 2, bottom, x + w * 0.9, bottom, x + w, bottom - 0.04)]  # e
+    x += w + gap
+    for _ in range(2):  # l, l
+        paths.append(line(x + 0.02, top, x + 0.02, bottom))
+        x += 0.04 + gap
+    c = x + w / 2
+    paths += [(c, xh, x + w, xh, x + w, cy), (x + w, cy, x + w, bottom, c, bottom), (c, bottom, x, bottom, x, cy),
+              (x, cy, x, xh, c, xh)]  # o
+    return paths
 
 
 class SimulatedAgent:
@@ -147,10 +172,11 @@ class SimulatedAgent:
                 b = [a[0] + int(rng.integers(-1, 2)), a[1] + int(rng.integers(-1, 2))]
             centre = [((c[1] + 0.5) * pitch, (c[0] + 0.5) * pitch) for c in (a, b)]
             return self._path(rng, centre, jitter / 3)
-        if step >= 12:
+        paths = hello_paths()
+        if step >= len(paths):
             return json.dumps({"action": "submit"})
-        x = 0.1 + 0.065 * step
-        return self._path(rng, [(x, 0.4), (x + 0.05, 0.6)], jitter)
+        values = [float(min(1.0, max(0.0, v + rng.normal(0.0, 2 * jitter)))) for v in paths[step]]
+        return json.dumps({"action": ACTION_BRUSH_STROKE, **dict(zip(PATH_KEYS, values, strict=True))})
 
     def act(self, observation: Observation) -> str:
         if observation.task.kind == KIND_RECONSTRUCTION:

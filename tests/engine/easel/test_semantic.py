@@ -203,3 +203,13 @@ def test_same_seed_gives_identical_semantic_tasks():
     for x, y in zip(a, b):
         assert x.spec == y.spec
         np.testing.assert_array_equal(x.reference, y.reference)
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
+def test_hello_written_with_brush_strokes_scores_one_with_tesseract():
+    from engine.easel.simulated import hello_paths
+
+    env = Environment(tasks_by_name()[HANDWRITING_HELLO], recogniser=TesseractRecogniser())
+    env.replay([stroke(*path) for path in hello_paths()])
+    score = env.final_score()
+    assert score.value == 1.0 and score.recogniser.startswith("tesseract")
