@@ -14,6 +14,7 @@ from leaderboard.easel.agents import agent_choices
 from leaderboard.easel.forms import EaselRunForm
 from leaderboard.easel.models import EaselEpisode, EaselRun
 from leaderboard.roles import require_researcher
+from leaderboard.services.judge_runs import code_version
 
 EXPORT_TYPES = {"csv": "text/csv", "json": "application/json", "tex": "application/x-tex"}
 
@@ -47,8 +48,6 @@ def leaderboard_export(request, fmt: str):
     if task_set is None:
         raise Http404("No EASEL task set yet.")
     payload = selectors.easel_leaderboard(task_set=task_set)
-    from leaderboard.services.judge_runs import code_version
-
     body = {"csv": results.export_csv, "tex": results.export_latex}.get(fmt)
     text = body(payload) if body else results.export_json(payload, code_version=code_version())
     response = HttpResponse(text, content_type=f"{EXPORT_TYPES[fmt]}; charset=utf-8")
