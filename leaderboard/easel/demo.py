@@ -1,5 +1,5 @@
 """The EASEL demo: a small seeded suite (two references per category and the five semantic tasks), the
-three anchors, the search painter and four *simulated* agents with a spread of skills.
+three anchors, the search painter and three *simulated* agents with a spread of skills.
 
 Everything here is labelled: the task set is demo data (``is_demo``), the simulated agents are
 ``is_simulated`` and named "simulated · …" on every page and export. Loading is idempotent: a finished
@@ -24,7 +24,6 @@ DEMO_PER_CATEGORY = {"programmatic": 2, "spatial_geometry": 2, "abstract_cartoon
 DEMO_SIMULATED_AGENTS = (
     ("simulated · keen", 0.85, {"repeat": 0.7}),
     ("simulated · restless", 0.7, {"repeat": 0.1, "drift": 0.6}),
-    ("simulated · steady", 0.5, {}),
     ("simulated · idle", 0.2, {"repeat": 0.9}),
 )
 #: The demo's painter searches fewer candidates than the default, to keep `make demo` short (labelled on its run page).

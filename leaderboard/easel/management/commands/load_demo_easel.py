@@ -10,7 +10,7 @@ from leaderboard.easel.demo import demo_runs_load, demo_suite_load
 
 class Command(BaseCommand):
     help = ("Load the DEMO EASEL suite (two references per category plus the five semantic tasks) and run the anchors, "
-            "the search painter and four SIMULATED agents on it (idempotent: finished runs are kept).")
+            "the search painter and three SIMULATED agents on it (idempotent: finished runs are kept).")
 
     def handle(self, *args, **opts):
         started = time.monotonic()
