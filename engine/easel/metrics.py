@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import ndimage as ndi
+from scipy.ndimage import _nd_image
 from scipy.ndimage._filters import _gaussian_kernel1d
+from scipy.ndimage._ni_support import _extend_mode_to_code
 from skimage.feature import canny
 from skimage.feature._canny_cy import _nonmaximum_suppression_bilinear
 from skimage.metrics import structural_similarity
@@ -63,7 +65,27 @@ _STREL = np.ones((3, 3), bool)  # 8-connectivity of skimage's hysteresis
 _HYSTERESIS_MARGIN = 16  # window around the changed Canny box in which hysteresis is redone
 _WINDOW_RETRY_AFTER = 8  # after a window failed, label the whole canvas for this many changes
 
-_LUMA = (0.2125, 0.7154, 0.0721)  # skimage.color.rgb2gray (ITU-R BT.709)
+_LUMA = (0.2125, 0.7154, 0.0721)
+_MODE_CONSTANT = _extend_mode_to_code("constant")
+_MODE_REFLECT = _extend_mode_to_code("reflect")
+_SOBEL_DIFF = np.array([-1.0, 0.0, 1.0])
+_SOBEL_SMOOTH = np.array([1.0, 2.0, 1.0])
+
+
+def _correlate1d(x: np.ndarray, weights: np.ndarray, axis: int, mode: int) -> np.ndarray:
+    """scipy.ndimage.correlate1d's C pass without its per-call argument checks (run many times a step)."""
+    out = np.empty(x.shape)
+    _nd_image.correlate1d(x, weights, axis, out, mode, 0.0, 0)
+    return out
+
+
+def _uniform7(x: np.ndarray) -> np.ndarray:
+    """ndi.uniform_filter(x, size=(7, 7, 1)) (reflect mode) as its two C passes."""
+    tmp = np.empty(x.shape)
+    _nd_image.uniform_filter1d(x, _SSIM_WIN, 0, tmp, _MODE_REFLECT, 0.0, 0)
+    out = np.empty(x.shape)
+    _nd_image.uniform_filter1d(tmp, _SSIM_WIN, 1, out, _MODE_REFLECT, 0.0, 0)
+    return out  # skimage.color.rgb2gray (ITU-R BT.709)
 
 
 @dataclass(frozen=True)
@@ -254,12 +276,12 @@ class IncrementalSimilarity:
     def _low_masked(self, grey_crop: np.ndarray, inner: Box, crop: Box) -> np.ndarray:
         """low_masked on ``inner`` from the grey image on ``crop`` ⊇ inner + 6 px (clipped to the canvas)."""
         rows, cols = crop.slices
-        # scipy's gaussian_filter, pass for pass (same kernel, same order), without its per-call set-up.
-        smoothed = ndi.correlate1d(grey_crop, _GAUSS_WEIGHTS, axis=0, mode="constant", cval=0.0)
-        smoothed = ndi.correlate1d(smoothed, _GAUSS_WEIGHTS, axis=1, mode="constant", cval=0.0)
+        # scipy's gaussian_filter and sobel, pass for pass (same kernels, same order, same modes).
+        smoothed = _correlate1d(grey_crop, _GAUSS_WEIGHTS, 0, _MODE_CONSTANT)
+        smoothed = _correlate1d(smoothed, _GAUSS_WEIGHTS, 1, _MODE_CONSTANT)
         smoothed /= self._bleed[rows, cols]
-        jsobel = ndi.sobel(smoothed, axis=1)
-        isobel = ndi.sobel(smoothed, axis=0)
+        jsobel = _correlate1d(_correlate1d(smoothed, _SOBEL_DIFF, 1, _MODE_REFLECT), _SOBEL_SMOOTH, 0, _MODE_REFLECT)
+        isobel = _correlate1d(_correlate1d(smoothed, _SOBEL_DIFF, 0, _MODE_REFLECT), _SOBEL_SMOOTH, 1, _MODE_REFLECT)
         magnitude = isobel * isobel
         magnitude += jsobel * jsobel
         np.sqrt(magnitude, out=magnitude)
@@ -285,7 +307,7 @@ class IncrementalSimilarity:
             return low_mask
         high_mask = low_mask & (low_masked >= CANNY_HIGH_THRESHOLD)
         good = np.zeros(count + 1, bool)
-        good[np.unique(labels[high_mask])] = True
+        good[labels[high_mask]] = True
         good[0] = False
         return good[labels]
 
@@ -349,8 +371,7 @@ class IncrementalSimilarity:
         ssim_in = box.grow(2 * _SSIM_PAD, h, w)
         x_in = st.canvas[ssim_in.slices].copy()
         x_in[box.r0 - ssim_in.r0:box.r1 - ssim_in.r0, box.c0 - ssim_in.c0:box.c1 - ssim_in.c0] = new_patch
-        means = ndi.uniform_filter(np.concatenate([x_in, x_in * x_in, x_in * self.reference[ssim_in.slices]], axis=2),
-                                   size=(_SSIM_WIN, _SSIM_WIN, 1))
+        means = _uniform7(np.concatenate([x_in, x_in * x_in, x_in * self.reference[ssim_in.slices]], axis=2))
         means = means[ssim_box.r0 - ssim_in.r0:ssim_box.r1 - ssim_in.r0, ssim_box.c0 - ssim_in.c0:ssim_box.c1 - ssim_in.c0]
         sr, sc = ssim_box.slices
         ssim_patch = _ssim_from_prepared(means[..., 0:3], means[..., 3:6], means[..., 6:9], self._uy[sr, sc],

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -104,10 +104,11 @@ class Stroke:
     cb: float
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0):
-                raise ValueError(f"stroke parameter {f.name}={value!r} is not a number in [0, 1]")
+        values = self.__dict__
+        for name in PARAM_KEYS:
+            value = values[name]
+            if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):  # NaN fails the range test
+                raise ValueError(f"stroke parameter {name}={value!r} is not a number in [0, 1]")
 
     @classmethod
     def from_params(cls, params: Sequence[float] | Stroke) -> Stroke:
@@ -120,7 +121,7 @@ class Stroke:
         return cls(*values)
 
     def as_tuple(self) -> tuple[float, ...]:
-        return astuple(self)
+        return tuple(self.__dict__[name] for name in PARAM_KEYS)
 
     def as_dict(self) -> dict[str, float]:
         return dict(zip(PARAM_KEYS, self.as_tuple(), strict=True))
