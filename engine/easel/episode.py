@@ -4,7 +4,8 @@ Reconstruction: every step is a ``brush_stroke`` (13 parameters); S_t is kept by
 scorer. Semantic: ``brush_stroke`` (six path coordinates, fixed brush), ``undo`` (restores the canvas
 before the last accepted stroke exactly; with nothing to undo it is invalid) and ``submit`` (ends the
 episode). In maze tasks a stroke that crosses a wall is rejected as a no-op that still costs a step,
-and the collision is reported (§3.1). Invalid actions cost a step and change nothing.
+and the collision is reported (§3.1); it counts as an invalid action (Table 4's maze invalid rate).
+Invalid actions cost a step and change nothing.
 """
 
 from __future__ import annotations

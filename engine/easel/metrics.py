@@ -12,8 +12,10 @@
 statistics, Canny bleed-over) and, when a stroke changes a box B of the canvas, recomputes only
 B + 3 px of the SSIM map (window half-width), B + 6 px of the Canny pre-hysteresis maps (Gaussian
 radius 4 + Sobel 1 + non-maximum suppression 1, from inputs on B + 12 px) and the hysteresis
-labelling of the whole edge map (cheap, and non-local by nature). Its S equals :func:`similarity`
-to 1e-9 (tests/engine/easel/test_metrics.py).
+(non-local by nature) on a window around B, or on the whole canvas when an edge chain leaves that
+window. Its S equals :func:`similarity` to 1e-9 (tests/engine/easel/test_metrics.py): the Canny
+pieces are scikit-image's own steps (its Gaussian and Sobel passes through scipy's C kernels, its
+Cython non-maximum suppression), so the edge maps are identical, not just close.
 """
 
 from __future__ import annotations
