@@ -35,5 +35,7 @@ def test_arrow_keys_step_the_viewer_through_stored_canvases(live_server, browser
     for _ in range(10):
         page.keyboard.press("ArrowRight")
     assert page.get_attribute("#easel-step-detail", "data-index") == "4"  # stops at the last stored canvas
-    assert page.evaluate("document.getElementById('easel-canvas').naturalWidth") > 0
+    # the stored canvas of step 4 is a real image (the page loads it after the key press)
+    page.wait_for_function("(() => { const i = document.getElementById('easel-canvas'); "
+                           "return i.complete && i.naturalWidth > 0; })()", timeout=TIMEOUT_MS)
     assert errors == []
