@@ -154,3 +154,24 @@ def test_a_run_whose_endpoint_fails_in_eager_mode_is_marked_failed_not_a_500(cli
                                                                        "budget": "aligned", "seed": 0})
     run = EaselRun.objects.get()
     assert response.status_code == 302 and run.status == EaselRun.Status.FAILED and "400" in run.error
+
+
+def test_the_leaderboard_page_asks_the_same_number_of_queries_for_more_runs(client, rita, suite):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.leaderboard.easel.test_selectors import finished, reference_ids
+
+    ids = reference_ids(suite)
+    login(client, rita)
+    url = reverse("easel:leaderboard") + f"?task_set={suite.pk}"
+
+    def queries_with(n_runs: int) -> int:
+        while EaselRun.objects.count() < n_runs:
+            k = EaselRun.objects.count()
+            finished(services.easel_run_create(task_set=suite, agent="simulated", label=f"simulated · {k}"), dict.fromkeys(ids, 0.5))
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    assert queries_with(2) == queries_with(6)
