@@ -131,3 +131,9 @@ def test_an_unreadable_image_is_an_error_naming_the_file_and_writes_nothing(tmp_
     with pytest.raises(CommandError, match="notes.txt: not a readable image"):
         run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "broken", "--images", str(folder))
     assert not TaskSet.objects.filter(name="broken").exists()
+
+
+def test_run_easel_queue_without_a_broker_runs_eagerly_and_follows_to_done(suite):
+    out = run_command("run_easel", "--task-set", suite.name, "--agent", "blank_fill", "--queue")
+    run = EaselRun.objects.get()
+    assert run.status == EaselRun.Status.DONE and f"run {run.pk} done" in out

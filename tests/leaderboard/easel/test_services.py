@@ -186,3 +186,16 @@ def test_a_killed_engine_agent_run_resumes_to_the_identical_episode(reconstructi
     resumed = services.easel_run_execute_inline(run=killed)
     assert resumed.steps_done == resumed.steps_planned
     assert [row[1:] for row in step_fingerprint(resumed)] == [row[1:] for row in step_fingerprint(uninterrupted)]
+
+
+def test_a_native_episode_stores_every_fifth_canvas_and_the_final_one(reconstruction_only):
+    from leaderboard.easel.models import LONG_EPISODE_CANVAS_STRIDE
+
+    reconstruction_only.tasks.exclude(external_id="programmatic-000").delete()
+    run = services.easel_run_execute_inline(run=services.easel_run_create(
+        task_set=reconstruction_only, agent="simulated", budget_setting="native"))
+    episode = run.episodes.get()
+    stored = list(episode.steps.exclude(canvas_png=None).values_list("index", flat=True))
+    assert episode.steps.count() == NATIVE_BUDGET and episode.steps.filter(s__isnull=True).count() == 0
+    assert stored == list(range(LONG_EPISODE_CANVAS_STRIDE, NATIVE_BUDGET + 1, LONG_EPISODE_CANVAS_STRIDE))
+    assert bytes(episode.final_canvas_png).startswith(b"\x89PNG")
