@@ -169,19 +169,20 @@ def blank_canvas(size: int | tuple[int, int]) -> np.ndarray:
     return np.ones((height, width, 3), dtype=np.float32)
 
 
-def segment_count(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray) -> int:
+def segment_count(p0: tuple[float, float], p1: tuple[float, float], p2: tuple[float, float]) -> int:
     """Segments for a quadratic Bézier (pixel control points): the flattening and length rules above."""
-    bend = float(np.hypot(*(p0 - 2 * p1 + p2)))
-    length = float(np.hypot(*(p1 - p0)) + np.hypot(*(p2 - p1)))  # bounds the arc length from above
+    bend = math.hypot(p0[0] - 2 * p1[0] + p2[0], p0[1] - 2 * p1[1] + p2[1])
+    # The control polygon's length bounds the arc length from above.
+    length = math.hypot(p1[0] - p0[0], p1[1] - p0[1]) + math.hypot(p2[0] - p1[0], p2[1] - p1[1])
     by_bend = math.ceil(math.sqrt(bend / (4.0 * FLATTENING_TOLERANCE_PX))) if bend > 0 else 1
     return int(min(_MAX_SEGMENTS, max(1, by_bend, math.ceil(length / SEGMENT_PX))))
 
 
 def _polyline(stroke: Stroke, height: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Vertices (x px, y px), radii (px) and opacities of the flattened curve at t_k = k/n."""
-    p0 = np.array([stroke.xs * width, stroke.ys * height])
-    p1 = np.array([stroke.xc * width, stroke.yc * height])
-    p2 = np.array([stroke.xe * width, stroke.ye * height])
+    p0 = (stroke.xs * width, stroke.ys * height)
+    p1 = (stroke.xc * width, stroke.yc * height)
+    p2 = (stroke.xe * width, stroke.ye * height)
     n = segment_count(p0, p1, p2)
     t = np.arange(n + 1) / n
     u = 1.0 - t
@@ -234,7 +235,8 @@ def stroke_coverage(params: Sequence[float] | Stroke, height: int, width: int) -
     px = (c0[:, None] + np.arange(bw) + 0.5)[:, None, :] - ax[:, None, None]  # (n, 1, bw)
     ex, ey = (bx - ax)[:, None, None], (by - ay)[:, None, None]
     length2 = ex * ex + ey * ey
-    u = np.clip(np.divide(px * ex + py * ey, length2, out=np.zeros((len(ax), bh, bw)), where=length2 > 0), 0.0, 1.0)
+    inverse = np.divide(1.0, length2, out=np.zeros_like(length2), where=length2 > 0)  # a point segment: u = 0
+    u = np.clip((px * ex + py * ey) * inverse, 0.0, 1.0)
     dx, dy = px - u * ex, py - u * ey
     dist = np.sqrt(dx * dx + dy * dy)
     rho = radius[:-1, None, None] + u * (radius[1:] - radius[:-1])[:, None, None]
