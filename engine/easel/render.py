@@ -21,8 +21,8 @@ white gives exactly the 50 % blend wherever the ramp is 1 (within ρ − ½ of t
 Adaptive sampling: distance to segments leaves no gaps however long and thin the stroke is. The
 segment count adapts to the bend and the length of the curve: enough segments that the polyline
 stays within ``FLATTENING_TOLERANCE_PX`` of the Bézier (|P0 − 2P1 + P2|/(4n²) bounds the chord error
-of a quadratic), and at most ``SEGMENT_PX`` pixels of control-polygon length per segment (so every
-segment is evaluated on a small window around itself, and ρ, α follow the curve closely).
+of a quadratic), and at most max(``SEGMENT_PX``, stroke diameter) pixels of control-polygon length per
+segment (so every segment is evaluated on a small window around itself).
 """
 
 from __future__ import annotations
@@ -169,13 +169,15 @@ def blank_canvas(size: int | tuple[int, int]) -> np.ndarray:
     return np.ones((height, width, 3), dtype=np.float32)
 
 
-def segment_count(p0: tuple[float, float], p1: tuple[float, float], p2: tuple[float, float]) -> int:
+def segment_count(p0: tuple[float, float], p1: tuple[float, float], p2: tuple[float, float],
+                  radius_px: float = 0.0) -> int:
     """Segments for a quadratic Bézier (pixel control points): the flattening and length rules above."""
     bend = math.hypot(p0[0] - 2 * p1[0] + p2[0], p0[1] - 2 * p1[1] + p2[1])
     # The control polygon's length bounds the arc length from above.
     length = math.hypot(p1[0] - p0[0], p1[1] - p0[1]) + math.hypot(p2[0] - p1[0], p2[1] - p1[1])
     by_bend = math.ceil(math.sqrt(bend / (4.0 * FLATTENING_TOLERANCE_PX))) if bend > 0 else 1
-    return int(min(_MAX_SEGMENTS, max(1, by_bend, math.ceil(length / SEGMENT_PX))))
+    # Wide strokes take segments as long as their diameter: each window is mostly the stroke itself.
+    return int(min(_MAX_SEGMENTS, max(1, by_bend, math.ceil(length / max(SEGMENT_PX, 2.0 * radius_px)))))
 
 
 def _polyline(stroke: Stroke, height: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -183,14 +185,14 @@ def _polyline(stroke: Stroke, height: int, width: int) -> tuple[np.ndarray, np.n
     p0 = (stroke.xs * width, stroke.ys * height)
     p1 = (stroke.xc * width, stroke.yc * height)
     p2 = (stroke.xe * width, stroke.ye * height)
-    n = segment_count(p0, p1, p2)
+    scale = MAX_RADIUS_FRACTION * width
+    n = segment_count(p0, p1, p2, max(stroke.rs, stroke.re) * scale)
     t = np.arange(n + 1) / n
     u = 1.0 - t
     # Quadratic Bézier B(t) = (1−t)²P0 + 2(1−t)t P1 + t² P2.
     a, b, c = u * u, 2 * u * t, t * t
     x = a * p0[0] + b * p1[0] + c * p2[0]
     y = a * p0[1] + b * p1[1] + c * p2[1]
-    scale = MAX_RADIUS_FRACTION * width
     radius = (stroke.rs + (stroke.re - stroke.rs) * t) * scale  # linear along the curve (§3.4)
     alpha = stroke.alpha_s + (stroke.alpha_e - stroke.alpha_s) * t
     return x, y, radius, alpha
