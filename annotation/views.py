@@ -17,7 +17,7 @@ from annotation import selectors, services
 from annotation.errors import AnnotationError, CampaignNotOpen, NotAllowed
 from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm, NoveltyAblationForm
 from annotation.kinds import kind_for
-from annotation.media import image_without_metadata
+from annotation.media import ImageUnreadable, image_without_metadata
 from annotation.models import CampaignKind, FlagReason
 from leaderboard.judges import judge_choices
 from leaderboard.roles import require_annotator, require_researcher
@@ -67,7 +67,8 @@ def work(request, pk: int):
 
 @require_GET
 def media(request, token: str, slot: str):
-    """An image of the annotator's own assignment, by opaque token and shown slot; metadata removed."""
+    """An image of the annotator's own assignment, by opaque token and shown slot, re-encoded from its
+    pixels (:func:`annotation.media.image_pixels_only`)."""
     require_annotator(request.user)
     try:
         assignment = services.assignment_for_token(token=token, annotator=request.user)
@@ -80,7 +81,10 @@ def media(request, token: str, slot: str):
         # The file changed since the item was handed out: never show other content under this label.
         return HttpResponse("This image changed after the item was assigned; skip the item.", status=409,
                             content_type="text/plain")
-    body, content_type = image_without_metadata(data)
+    try:
+        body, content_type = image_without_metadata(data)
+    except ImageUnreadable:
+        return HttpResponse("This image cannot be shown; skip the item.", status=409, content_type="text/plain")
     response = HttpResponse(body, content_type=content_type)
     response["Cache-Control"] = "private, no-store"
     return response
