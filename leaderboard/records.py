@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from leaderboard.csv_cells import cell_restored
+
 FAMILIES = ("abstraction", "combination", "transformation", "adaptation")
 FAMILY_ALIASES = {"adaption": "adaptation"}  # the paper's own spelling in places
 
@@ -123,6 +125,7 @@ def _parse_csv(name: str, raw: bytes, errors: list[RecordError], types: dict[str
                 continue
             if cell is None or cell == "":
                 continue  # an empty CSV cell means the field is absent
+            cell = cell_restored(cell)  # undo the export's formula neutralising (leaderboard.csv_cells)
             values[key] = _coerce_csv_cell(name, number, key, cell, types.get(key), errors)
         records.append(Record(number, values))
     return records
