@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
+from annotation.access import annotator_access_check
 from annotation.errors import AnnotationError, NotFound
 
 
@@ -60,7 +61,7 @@ class NextItemApi(AnnotationAPIView):
 class ProgressApi(AnnotationAPIView):
     def get(self, request, pk: int):
         campaign = _campaign(pk)
-        services.campaign_access_check(campaign=campaign, annotator=request.user)
+        annotator_access_check(user=request.user, campaign=campaign)
         return Response({"progress": selectors.campaign_progress(campaign=campaign, annotator=request.user).as_dict()})
 
 

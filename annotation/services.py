@@ -33,6 +33,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
+from annotation.access import annotator_access_check
 from annotation.errors import (
     AblationInvalid,
     AssignmentClosed,
@@ -59,7 +60,7 @@ from annotation.models import (
     Label,
 )
 from leaderboard.models import JudgeRun, Render, Response, SubjectModel, Task, TaskSet
-from leaderboard.roles import is_annotator, is_researcher
+from leaderboard.roles import is_researcher
 
 logger = logging.getLogger(__name__)
 
@@ -151,19 +152,6 @@ def calibration_example_add(
 def campaign_assignment_ttl(campaign: Campaign) -> timedelta:
     """How long an assignment stays reserved (campaign override, else ATELIER_ASSIGNMENT_TTL_SECONDS)."""
     return timedelta(seconds=campaign.assignment_ttl_seconds or settings.ATELIER_ASSIGNMENT_TTL_SECONDS)
-
-
-def campaign_access_check(*, campaign: Campaign, annotator: AbstractBaseUser, membership_checked: bool = False) -> None:
-    """Gatekeeper: may this user take items from this campaign? One condition per line.
-    (``membership_checked``: the caller checks membership itself, under its lock.)"""
-    if not is_annotator(annotator):
-        raise NotAllowed("Annotators only.")
-    if campaign.status != Campaign.Status.OPEN:
-        raise CampaignNotOpen("This campaign is not open.")
-    if campaign.open_to_all_annotators or membership_checked:
-        return
-    if not campaign.memberships.filter(annotator=annotator).exists():
-        raise NotAllowed("This campaign is not open to you.")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -715,7 +703,7 @@ def assignment_next(
     assignment per slot, ``k`` slots per item — a database invariant), and asking twice returns the
     same open assignment (double clicks, retried requests).
     """
-    campaign_access_check(campaign=campaign, annotator=annotator, membership_checked=True)
+    annotator_access_check(user=annotator, campaign=campaign, membership_checked=True)
     now = _now(now)
     rng = rng or random.SystemRandom()
     for _ in range(RACE_RETRIES):
@@ -756,6 +744,7 @@ def assignment_for_token(*, token: str, annotator: AbstractBaseUser) -> Assignme
     assignment = _one(Assignment.objects.select_related("campaign").filter(token=token, annotator=annotator))
     if assignment is None:
         raise NotFound("No such assignment.")
+    annotator_access_check(user=annotator, assignment=assignment)
     _attach_item(assignment)
     return assignment
 
@@ -767,9 +756,11 @@ def assignment_skip(*, token: str, annotator: AbstractBaseUser, reason: str = ""
         raise ItemsInvalid([(0, "reason", f"keep the skip reason under {SKIP_REASON_MAX} characters")])
     with transaction.atomic():
         # Race prevented: a skip and a submission of the same assignment both succeeding.
-        assignment = _one(Assignment.objects.select_for_update().filter(token=token, annotator=annotator))
+        assignment = _one(Assignment.objects.select_for_update(of=("self",)).select_related("campaign")
+                          .filter(token=token, annotator=annotator))
         if assignment is None:
             raise NotFound("No such assignment.")
+        annotator_access_check(user=annotator, assignment=assignment)
         if assignment.status == Assignment.Status.SKIPPED:
             return assignment
         if assignment.status == Assignment.Status.SUBMITTED:
@@ -847,6 +838,7 @@ def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated) -> 
     )
     if assignment is None:
         raise NotFound("No such assignment.")
+    annotator_access_check(user=annotator, assignment=assignment)
     _attach_item(assignment)
     kind = kind_for(assignment.campaign.kind)
     label_model = kind.label_model
@@ -1031,7 +1023,6 @@ __all__ = [
     "assignment_skip",
     "assignments_expire",
     "calibration_example_add",
-    "campaign_access_check",
     "campaign_annotators_add",
     "campaign_assignment_ttl",
     "campaign_content_refresh",
