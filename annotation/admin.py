@@ -14,6 +14,7 @@ from annotation.errors import AnnotationError
 from annotation.forms import ItemImportForm, ValidationPairsForm
 from annotation.models import (
     Adjudication,
+    BlindingRefusal,
     CalibrationExample,
     Campaign,
     CampaignAnnotator,
@@ -163,4 +164,20 @@ class AdjudicationAdmin(admin.ModelAdmin):
                        "resolution_note")
 
     def has_add_permission(self, request):
+        return False
+
+
+@admin.register(BlindingRefusal)
+class BlindingRefusalAdmin(admin.ModelAdmin):
+    """The report of items refused because what they would show names a model (annotation.blinding)."""
+
+    list_display = ("created_at", "campaign", "item_key", "line", "field", "identity", "response", "message")
+    list_filter = ("campaign",)
+    search_fields = ("item_key", "identity", "message")
+    readonly_fields = ("campaign", "item_key", "line", "field", "identity", "response", "message", "created_at")
+
+    def has_add_permission(self, request):
+        return False  # written by item creation only
+
+    def has_change_permission(self, request, obj=None):
         return False

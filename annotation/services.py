@@ -34,6 +34,12 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.access import annotator_access_check
+from annotation.blinding import (
+    IdentityLeak,
+    blinding_refusals_record,
+    catalogue_identities,
+    item_identity_problems,
+)
 from annotation.errors import (
     AblationInvalid,
     AssignmentClosed,
@@ -59,7 +65,7 @@ from annotation.models import (
     ItemSlot,
     Label,
 )
-from leaderboard.models import JudgeRun, Render, Response, SubjectModel, Task, TaskSet
+from leaderboard.models import JudgeRun, Render, Response, Task, TaskSet
 from leaderboard.roles import is_researcher
 
 logger = logging.getLogger(__name__)
@@ -159,22 +165,6 @@ def campaign_assignment_ttl(campaign: Campaign) -> timedelta:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _identities() -> list[str]:
-    """Strings that would unblind an annotator: every model's display name and provider id."""
-    names = []
-    for display_name, provider_id in SubjectModel.objects.values_list("display_name", "provider_id"):
-        names.extend(n for n in (display_name, provider_id) if n and len(n) >= 3)
-    return names
-
-
-def _payload_leaks(payload: Mapping[str, Any], identities: Sequence[str]) -> str | None:
-    text = json.dumps(payload, ensure_ascii=False).lower()
-    for name in identities:
-        if name.lower() in text:
-            return name
-    return None
-
-
 @dataclass
 class ItemSpec:
     """What an item references; ``key`` defaults to a digest of the references."""
@@ -208,12 +198,15 @@ def items_create(
 
     Returns (created, updated). An existing key is left alone unless ``update_existing`` — then its
     shown content is replaced, which marks earlier labels stale (never silently mixed). Raises
-    :class:`ItemsInvalid` listing every problem with its line.
+    :class:`ItemsInvalid` listing every problem with its line. An item that would show a model's
+    name anywhere (:func:`annotation.blinding.item_identity_problems`) is refused and kept in the
+    admin's report of refused items.
     """
     rng = rng or random.SystemRandom()
     kind = kind_for(campaign.kind)
-    identities = _identities()
+    identities = catalogue_identities()
     errors: list[tuple[int, str, str]] = []
+    refused: list[tuple[str, int, IdentityLeak]] = []
     with transaction.atomic():
         existing = {i.key: i for i in Item.objects.select_for_update().filter(campaign=campaign)}
         next_position = max((i.position for i in existing.values()), default=-1) + 1
@@ -235,9 +228,6 @@ def items_create(
             item.task_set_version = campaign.task_set.version
             item.campaign = campaign
             problems = kind.check_item(item)
-            leak = _payload_leaks({k: v for k, v in spec.payload.items() if k != "meta"}, identities)
-            if leak:
-                problems.append(("payload", f"names a model ({leak!r}); shown content must not carry identities"))
             if spec.is_gold:
                 try:
                     item.is_gold, item.gold_answer = True, kind.parse_answer(spec.gold_answer)
@@ -248,6 +238,10 @@ def items_create(
                     content_hash = kind.shown_content(item).digest
                 except (OSError, ValueError) as exc:
                     problems.append(("content", f"cannot read what the item shows: {exc}"))
+            if not problems:
+                leaks = item_identity_problems(item=item, kind=kind, matcher=identities)
+                refused.extend((key, spec.line, leak) for leak in leaks)
+                problems.extend((leak.field, leak.message) for leak in leaks)
             errors.extend((spec.line, f, m) for f, m in problems)
             if problems:
                 continue
@@ -262,8 +256,11 @@ def items_create(
                 _item_content_changed(item=item, new_hash=content_hash, now=timezone.now())
                 updated.append(item)
         if errors:
-            transaction.set_rollback(True)
-            raise ItemsInvalid(errors)
+            transaction.set_rollback(True)  # the block ends without an exception: nothing is written
+    if errors:
+        # Kept after the items' rollback, so the admin's report of refused items survives it.
+        blinding_refusals_record(campaign=campaign, refused=refused)
+        raise ItemsInvalid(errors)
     return created, updated
 
 
