@@ -9,6 +9,7 @@ Celery tasks run in-process (eagerly).
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -67,6 +68,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "axes",
     "leaderboard",
     "leaderboard.easel",
     "leaderboard.c2",
@@ -83,6 +85,8 @@ MIDDLEWARE = [
     "evalsite.middleware.LoginRequiredEverywhere",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "evalsite.urls"
@@ -119,6 +123,20 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 # Test databases are per process, so that two test runs on one machine never share one.
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or f"test_atelier_{os.getpid()}"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Login throttling (django-axes): failed logins are counted per account and, separately, per client
+# address. After ATELIER_LOGIN_FAILURE_LIMIT failures that account or address is refused (HTTP 429,
+# even with the right password) until ATELIER_LOGIN_COOLOFF_MINUTES have passed since the last
+# failure; a successful login before the limit clears the count. The axes backend comes first so a
+# locked-out login never reaches the password check.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("ATELIER_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("ATELIER_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
