@@ -17,7 +17,7 @@ class AdjudicationResolveForm(forms.Form):
 
 
 class ItemImportForm(forms.Form):
-    file = forms.FileField(help_text="JSONL, one item per line (see the campaign kind's fields).")
+    file = forms.FileField(allow_empty_file=True, help_text="JSONL, one item per line (see the campaign kind's fields).")
     replace_changed = forms.BooleanField(
         required=False, help_text="Replace the content of items whose key exists; their earlier labels become stale."
     )

@@ -51,6 +51,7 @@ from annotation.errors import (
     NotFound,
     SubmissionConflict,
 )
+from annotation.item_records import item_records
 from annotation.kinds import kind_for
 from annotation.kinds.base import validate_time_on_item
 from annotation.models import (
@@ -316,25 +317,6 @@ def items_create_validation_pairs(
     return created
 
 
-def _jsonl_records(name: str, raw: bytes) -> list[tuple[int, dict[str, Any]]]:
-    records, errors = [], []
-    for number, line in enumerate(raw.decode("utf-8-sig").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append((number, "json", f"{name}: not JSON ({exc.msg})"))
-            continue
-        if not isinstance(record, dict):
-            errors.append((number, "json", f"{name}: each line must be an object"))
-            continue
-        records.append((number, record))
-    if errors:
-        raise ItemsInvalid(errors)
-    return records
-
-
 #: engine.tig audit-record count fields -> the provenance fields shown to auditors (counts only).
 TIG_COUNT_FIELDS = (("n_models", "models_sharing"), ("population_models", "models_in_population"),
                     ("n_samples", "responses_sharing"), ("population_samples", "responses_in_population"))
@@ -407,9 +389,10 @@ def items_import_jsonl(*, campaign: Campaign, name: str, raw: bytes, replace_cha
     image_preference: task_id, a {model, sample?, renderer?, seed?}, b {…};
     strategy: task_id, response {model, sample?}.
     """
+    records = item_records(name, raw)  # the import contract: decoding, types and column limits
     resolver = _Resolver(campaign.task_set)
     specs, errors = [], []
-    for line, record in _jsonl_records(name, raw):
+    for line, record in ((r.line, r.values) for r in records):
         try:
             task = resolver.task(record)
             spec = ItemSpec(task=task, key=str(record.get("key", "")), line=line,
@@ -439,10 +422,13 @@ def items_import_jsonl(*, campaign: Campaign, name: str, raw: bytes, replace_cha
             continue
         specs.append(spec)
     if errors:
-        raise ItemsInvalid(errors)
-    if campaign.kind == CampaignKind.IMAGE_PREFERENCE:
-        _image_pairs_gate_check(campaign, specs)
-    return items_create(campaign=campaign, specs=specs, update_existing=replace_changed)
+        raise ItemsInvalid(errors, file=name)
+    try:
+        if campaign.kind == CampaignKind.IMAGE_PREFERENCE:
+            _image_pairs_gate_check(campaign, specs)
+        return items_create(campaign=campaign, specs=specs, update_existing=replace_changed)
+    except ItemsInvalid as exc:
+        raise ItemsInvalid(exc.errors, file=name) from exc
 
 
 def _image_pairs_gate_check(campaign: Campaign, specs: Sequence[ItemSpec]) -> None:
