@@ -48,12 +48,18 @@ class NextItemApi(AnnotationAPIView):
     """POST {progress?}: the annotator's current item, or the next one; ``assignment`` is null when
     none is left; ``progress`` unless the page asked for none."""
 
+    class Input(serializers.Serializer):
+        # The page sends {"progress": false} right after a submission, whose answer carried it.
+        progress = serializers.BooleanField(required=False, default=True)
+
     def post(self, request, pk: int):
+        # The body is validated before anything is handed out: a malformed one assigns nothing.
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
         campaign = _campaign(pk)
         assignment = services.assignment_next(campaign=campaign, annotator=request.user)
         body = {"assignment": _assignment_json(assignment)}
-        # The page sends {"progress": false} right after a submission, whose answer carried it.
-        if request.data.get("progress", True) is not False:
+        if data.validated_data["progress"]:
             body["progress"] = selectors.campaign_progress(campaign=campaign, annotator=request.user).as_dict()
         return Response(body)
 

@@ -78,6 +78,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # A NUL in a path, query, form field or cookie is a 400 before any view or session lookup.
+    "evalsite.request_checks.RejectNulCharacters",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -188,6 +190,8 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # One strict parser for every JSON endpoint: size, depth, type and content limits (evalsite/json_body.py).
+    "DEFAULT_PARSER_CLASSES": ["evalsite.json_body.StrictJSONParser"],
 }
 
 # Celery: no broker configured -> tasks run in-process, eagerly, so the demo

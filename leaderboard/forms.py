@@ -19,6 +19,13 @@ class ResponseImportForm(forms.Form):
     create_models = forms.BooleanField(required=False, help_text="Create subject models the file names but the site does not know.")
 
 
+class SnapshotCompareForm(forms.Form):
+    """The two snapshot ids of the comparison page's query string (?a=…&b=…)."""
+
+    a = forms.IntegerField(min_value=1, max_value=2**63 - 1)
+    b = forms.IntegerField(min_value=1, max_value=2**63 - 1)
+
+
 class JudgeRunForm(forms.Form):
     task_set = forms.ModelChoiceField(queryset=TaskSet.objects.all())
     judge = forms.ChoiceField()

@@ -6,12 +6,13 @@ from __future__ import annotations
 import mimetypes
 
 from django.contrib import messages
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from leaderboard import charts, results, selectors
-from leaderboard.forms import JudgeRunForm, TIGBuildForm
+from leaderboard.forms import JudgeRunForm, SnapshotCompareForm, TIGBuildForm
 from leaderboard.judges import judge_choices
 from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
 from leaderboard.roles import require_researcher
@@ -140,8 +141,11 @@ def snapshot_export(request, pk: int, fmt: str):
 
 def snapshot_compare(request):
     require_researcher(request.user)
-    left = get_object_or_404(LeaderboardSnapshot, pk=request.GET.get("a"))
-    right = get_object_or_404(LeaderboardSnapshot, pk=request.GET.get("b"))
+    form = SnapshotCompareForm(request.GET)
+    if not form.is_valid():
+        raise BadRequest(f"Compare needs two snapshot ids: {form.errors.as_text()}")
+    left = get_object_or_404(LeaderboardSnapshot, pk=form.cleaned_data["a"])
+    right = get_object_or_404(LeaderboardSnapshot, pk=form.cleaned_data["b"])
     return render(request, "leaderboard/snapshot_compare.html",
                   {"left": left, "right": right, "pair": (left, right), "rows": results.comparison_rows(left.payload, right.payload)})
 
