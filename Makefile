@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-DEMO_ENV = DEBUG=true
+DEMO_ENV = DEBUG=true ATELIER_DEV=true
 
 .PHONY: demo test bench install migrate serve worker lint clean
 
@@ -44,7 +44,7 @@ worker: install
 
 serve: install
 	$(BIN)/python manage.py collectstatic --no-input
-	$(BIN)/gunicorn evalsite.wsgi --bind $(HOST):$(PORT) --workers 4
+	$(BIN)/gunicorn -c evalsite/gunicorn.conf.py evalsite.wsgi --bind $(HOST):$(PORT) --workers 4
 
 lint: install
 	$(BIN)/ruff check engine leaderboard annotation evalsite tests

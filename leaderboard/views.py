@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from leaderboard import charts, results, selectors
@@ -163,8 +164,10 @@ def task_drilldown(request, pk: int, task_pk: int):
 def judge_run_detail(request, pk: int):
     require_researcher(request.user)
     run = get_object_or_404(JudgeRun.objects.select_related("task_set"), pk=pk)
+    # Read by static/js/judge_run_status.js through json_script (no inline script: CSP).
+    page_data = {"status_url": reverse("judge_run_status", args=[run.pk]), "snapshot_url": reverse("snapshot_detail", args=[0])}
     return render(request, "leaderboard/judge_run_detail.html",
-                  {"run": run, "progress": selectors.judge_run_progress(run=run)})
+                  {"run": run, "progress": selectors.judge_run_progress(run=run), "page_data": page_data})
 
 
 def judge_run_status(request, pk: int):
@@ -240,8 +243,11 @@ def tig_build_new(request, pk: int):
 def tig_build_detail(request, pk: int, build_pk: int):
     require_researcher(request.user)
     build = get_object_or_404(TIGBuild.objects.select_related("task_set"), pk=build_pk, task_set_id=pk)
+    progress = selectors.tig_build_progress(build=build)
+    # Read by static/js/tig_build_status.js through json_script (no inline script: CSP).
+    page_data = {"status_url": reverse("tig_build_status", args=[pk, build.pk]), "share": progress["share"]}
     return render(request, "leaderboard/tig_build_detail.html",
-                  {"build": build, "progress": selectors.tig_build_progress(build=build),
+                  {"build": build, "progress": progress, "page_data": page_data,
                    "first_task": build.task_set.tasks.order_by("position", "external_id").first()})
 
 
