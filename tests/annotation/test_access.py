@@ -165,7 +165,7 @@ def test_an_image_of_a_held_assignment_is_not_served_once_access_is_revoked(clie
     bob = UserFactory(username="bob", role="annotator")
     campaign, _ = faithfulness_campaign(Catalogue(n_tasks=1), annotators=[bob])
     client.force_login(bob)
-    image = client.post(f"/annotate/api/campaigns/{campaign.pk}/next").json()["assignment"]["content"]["image"]
+    image = client.post(f"/annotate/api/campaigns/{campaign.pk}/next", content_type="application/json").json()["assignment"]["content"]["image"]
     assert client.get(image).status_code == 200
     revoke, _, _ = REVOCATIONS[revocation]
     revoke(campaign, bob)

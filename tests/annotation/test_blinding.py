@@ -198,7 +198,7 @@ def test_the_image_preference_item_shows_images_and_the_brief_only(client, world
     _alice, campaigns, _ = world
     image_campaign_ = next(c for c in campaigns if c.kind == CampaignKind.IMAGE_PREFERENCE)
     assert client.login(username="alice", password=PASSWORD)
-    content = client.post(f"/annotate/api/campaigns/{image_campaign_.pk}/next").json()["assignment"]["content"]
+    content = client.post(f"/annotate/api/campaigns/{image_campaign_.pk}/next", content_type="application/json").json()["assignment"]["content"]
     assert set(content) == {"question", "images", "brief"}
 
 

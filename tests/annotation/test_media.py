@@ -177,7 +177,7 @@ def test_the_media_url_serves_a_hostile_render_without_its_identities(client, me
     campaign = campaign_for(CampaignKind.FAITHFULNESS, catalogue, annotators=[alice])
     services.items_create(campaign=campaign, specs=[services.ItemSpec(task=render.response.task, render_a=render)])
     assert client.login(username="alice", password=PASSWORD)
-    content = client.post(f"/annotate/api/campaigns/{campaign.pk}/next").json()["assignment"]["content"]
+    content = client.post(f"/annotate/api/campaigns/{campaign.pk}/next", content_type="application/json").json()["assignment"]["content"]
     served = client.get(content["image"])
     assert served.status_code == 200 and served["Content-Type"] == "image/png"
     assert_no_identity(served.content)
