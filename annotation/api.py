@@ -53,10 +53,12 @@ class NextItemApi(AnnotationAPIView):
         progress = serializers.BooleanField(required=False, default=True)
 
     def post(self, request, pk: int):
-        # The body is validated before anything is handed out: a malformed one assigns nothing.
+        campaign = _campaign(pk)
+        # Access first (a researcher is refused whatever the body), then the body, before anything
+        # is handed out: a malformed one assigns nothing. assignment_next checks again under its lock.
+        annotator_access_check(user=request.user, campaign=campaign)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
-        campaign = _campaign(pk)
         assignment = services.assignment_next(campaign=campaign, annotator=request.user)
         body = {"assignment": _assignment_json(assignment)}
         if data.validated_data["progress"]:
