@@ -25,7 +25,10 @@ install: $(VENV)/.installed
 migrate: install
 	$(BIN)/python manage.py migrate --no-input
 
-demo: migrate
+# The demo is a development machine (DEMO_ENV): the repository's development key; `migrate` and
+# `serve` alone need a SECRET_KEY.
+demo: install
+	$(DEMO_ENV) $(BIN)/python manage.py migrate --no-input
 	$(DEMO_ENV) $(BIN)/python manage.py setup_roles
 	$(DEMO_ENV) $(BIN)/python manage.py load_demo
 	$(DEMO_ENV) $(BIN)/python manage.py load_demo_campaigns
