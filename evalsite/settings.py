@@ -91,6 +91,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # A NUL in a path, query, form field or cookie is a 400 before any view or session lookup;
+    # an integer path parameter no id column can hold is a 404.
+    "evalsite.request_checks.RefuseUnstorableInput",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

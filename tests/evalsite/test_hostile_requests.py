@@ -74,6 +74,16 @@ def test_a_next_body_that_is_not_a_valid_object_hands_out_nothing(annotator_clie
     assert written() == (0, 0)
 
 
+@pytest.mark.parametrize("content_type", ["multipart", "urlencoded"])
+def test_a_form_body_sent_to_a_json_endpoint_is_a_415_and_hands_out_nothing(annotator_client, content_type):
+    client, campaign = annotator_client
+    url = f"/annotate/api/campaigns/{campaign.pk}/next"
+    response = (client.post(url, {"progress": "true"}) if content_type == "multipart"
+                else client.post(url, "progress=true", content_type="application/x-www-form-urlencoded"))
+    assert response.status_code == 415
+    assert written() == (0, 0)
+
+
 def test_a_nul_in_a_flag_note_is_a_400_and_stores_no_label(annotator_client):
     client, campaign = annotator_client
     token = post_json(client, f"/annotate/api/campaigns/{campaign.pk}/next", "{}").json()["assignment"]["token"]
