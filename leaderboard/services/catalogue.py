@@ -321,7 +321,7 @@ def role_groups_ensure() -> None:
 
     annotator: no model permissions — the annotation views hand out only the
     user's own queue. researcher: view everything. admin: everything in the
-    catalogue, the campaigns and the users.
+    catalogue, the campaigns and the users, and the login attempts (django-axes).
     """
     from django.contrib.auth.models import Group, Permission
 
@@ -332,4 +332,5 @@ def role_groups_ensure() -> None:
     admin, _ = Group.objects.get_or_create(name=ADMIN)
     ours = Permission.objects.filter(content_type__app_label__in=["leaderboard", "annotation"])
     researcher.permissions.set(ours.filter(codename__startswith="view_"))
-    admin.permissions.set(ours | Permission.objects.filter(content_type__app_label="auth"))
+    # axes: admins see failed logins and lockouts, and can delete an attempt to lift a lockout.
+    admin.permissions.set(ours | Permission.objects.filter(content_type__app_label__in=["auth", "axes"]))

@@ -63,3 +63,11 @@ def test_the_limit_and_cool_off_are_the_stated_defaults(settings):
     assert settings.AXES_FAILURE_LIMIT == 5
     assert settings.AXES_COOLOFF_TIME.total_seconds() == 15 * 60
     assert settings.AXES_LOCKOUT_PARAMETERS == ["username", "ip_address"]
+
+
+def test_admins_see_the_lockouts_in_the_admin(client, settings, adam):
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        attempt(client, "locked-name", "wrong")
+    client.force_login(adam)
+    page = client.get("/admin/axes/accessattempt/")
+    assert page.status_code == 200 and b"locked-name" in page.content
