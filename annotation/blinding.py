@@ -19,6 +19,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from annotation.kinds.base import Kind
 from annotation.models import Assignment, BlindingRefusal, Campaign, Item
 from leaderboard.models import Response, SubjectModel
 
@@ -60,7 +61,7 @@ class IdentityMatcher:
         found = self.pattern.search(text)
         if found is None:
             return None
-        return next(n for n in self.identities if n.lower() == found.group(0).lower())
+        return next((n for n in self.identities if n.lower() == found.group(0).lower()), found.group(0))
 
 
 def catalogue_identities() -> IdentityMatcher:
@@ -96,7 +97,7 @@ def _response_label(response: Response) -> str:
             f"task {response.task.external_id})")
 
 
-def item_identity_problems(*, item: Item, kind, matcher: IdentityMatcher) -> list[IdentityLeak]:
+def item_identity_problems(*, item: Item, kind: Kind, matcher: IdentityMatcher) -> list[IdentityLeak]:
     """Identity strings in anything ``item`` will show, one :class:`IdentityLeak` per source found
     (the response whose text carries it, else the task's brief, else the payload)."""
     shown = kind.shown_content(item).content
