@@ -11,7 +11,12 @@ from django.urls import path
 
 from annotation import services
 from annotation.errors import AnnotationError
-from annotation.forms import ItemImportForm, ValidationPairsForm
+from annotation.forms import (
+    CalibrationExampleAdminForm,
+    CampaignAdminForm,
+    ItemImportForm,
+    ValidationPairsForm,
+)
 from annotation.models import (
     Adjudication,
     BlindingRefusal,
@@ -26,6 +31,7 @@ from leaderboard.roles import require_admin
 
 class CalibrationExampleInline(admin.StackedInline):
     model = CalibrationExample
+    form = CalibrationExampleAdminForm
     extra = 0
 
 
@@ -38,6 +44,7 @@ class CampaignAnnotatorInline(admin.TabularInline):
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
+    form = CampaignAdminForm
     list_display = ("name", "kind", "task_set", "status", "k", "open_to_all_annotators", "is_demo", "created_at")
     list_filter = ("kind", "status", "is_demo")
     inlines = [CampaignAnnotatorInline, CalibrationExampleInline]

@@ -7,13 +7,14 @@ summary), the rendered JSON the labelling page receives (:meth:`Kind.present`) a
 the catalogue (display name, provider id and its last path segment, family), case-insensitively
 and on word boundaries. Items that fail are refused at creation with an error naming the response
 (or the field) that carries the name, and a :class:`~annotation.models.BlindingRefusal` row is kept
-for the admin's report (admin → "Items refused for blinding").
+for the admin's report (admin → "Items refused for blinding"). The campaign texts annotators read
+(name, instructions, calibration examples) are checked by :func:`texts_identity_problems`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,9 @@ from annotation.kinds.base import Kind
 from annotation.models import Assignment, BlindingRefusal, Campaign, Item
 from leaderboard.models import Response, SubjectModel
 
+#: Campaign texts annotators read (queue card, labelling page, calibration overlay), checked the same way.
+CAMPAIGN_SHOWN_FIELDS = ("name", "instructions")
+CALIBRATION_SHOWN_FIELDS = ("title", "body", "expected", "explanation")
 #: Shorter identity strings are not checked: a family such as "o" or "ai" would refuse any text.
 IDENTITY_MIN_LENGTH = 3
 
@@ -127,6 +131,18 @@ def item_identity_problems(*, item: Item, kind: Kind, matcher: IdentityMatcher) 
     return leaks
 
 
+def texts_identity_problems(texts: Mapping[str, str], *, matcher: IdentityMatcher | None = None) -> dict[str, str]:
+    """field -> message for each of ``texts`` (campaign name, instructions, calibration examples)
+    that names a model; empty when none does."""
+    matcher = matcher or catalogue_identities()
+    problems = {}
+    for field, text in texts.items():
+        identity = matcher.find(text or "")
+        if identity is not None:
+            problems[field] = f"names a model ({identity!r}); annotators read this text"
+    return problems
+
+
 def blinding_refusals_record(*, campaign: Campaign, refused: Sequence[tuple[str, int, IdentityLeak]]) -> None:
     """Keep refused items for the admin's report: (item key, line, leak) each."""
     now = timezone.now()
@@ -137,4 +153,5 @@ def blinding_refusals_record(*, campaign: Campaign, refused: Sequence[tuple[str,
     ])
 
 
-__all__ = ["IdentityLeak", "IdentityMatcher", "blinding_refusals_record", "catalogue_identities", "item_identity_problems"]
+__all__ = ["CALIBRATION_SHOWN_FIELDS", "CAMPAIGN_SHOWN_FIELDS", "IdentityLeak", "IdentityMatcher", "blinding_refusals_record",
+           "catalogue_identities", "item_identity_problems", "texts_identity_problems"]

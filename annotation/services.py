@@ -39,6 +39,7 @@ from annotation.blinding import (
     blinding_refusals_record,
     catalogue_identities,
     item_identity_problems,
+    texts_identity_problems,
 )
 from annotation.errors import (
     AblationInvalid,
@@ -117,6 +118,8 @@ def campaign_create(
     """Create a campaign (admins do this). ``k`` annotators per item, default 3 (App. H)."""
     if kind not in CampaignKind.values:
         raise ItemsInvalid([(0, "kind", f"unknown campaign kind {kind!r}")])
+    if leaks := texts_identity_problems({"name": name, "instructions": instructions}):
+        raise ItemsInvalid([(0, field, message) for field, message in leaks.items()])
     with transaction.atomic():
         campaign = Campaign.objects.create(
             name=name, kind=kind, task_set=task_set, instructions=instructions, k=k,
@@ -149,6 +152,9 @@ def calibration_example_add(
     *, campaign: Campaign, title: str, body: str, expected: str, explanation: str = "", position: int | None = None
 ) -> CalibrationExample:
     """A borderline case shown one key away from the labelling page (App. H.4)."""
+    texts = {"title": title, "body": body, "expected": expected, "explanation": explanation}
+    if leaks := texts_identity_problems(texts):
+        raise ItemsInvalid([(0, field, message) for field, message in leaks.items()])
     if position is None:
         position = campaign.calibration_examples.count()
     return CalibrationExample.objects.create(

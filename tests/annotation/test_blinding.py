@@ -311,3 +311,29 @@ def test_admins_see_the_report_of_refused_items(client, small, adam):
     page = client.get("/admin/annotation/blindingrefusal/")
     assert page.status_code == 200
     assert b"leaky-item" in page.content and f"response {leaky.pk}".encode() in page.content
+
+
+def test_a_campaign_whose_instructions_name_a_model_is_refused(small):
+    from tests.annotation.factories import campaign_for
+
+    with pytest.raises(ItemsInvalid, match="instructions: names a model"):
+        campaign_for(CampaignKind.STRATEGY, small, instructions=f"Label like {MODEL_NAMES[0]} would.")
+
+
+def test_a_calibration_example_naming_a_model_is_refused(small):
+    from tests.annotation.factories import campaign_for
+
+    campaign = campaign_for(CampaignKind.STRATEGY, small)
+    with pytest.raises(ItemsInvalid, match="body: names a model"):
+        services.calibration_example_add(campaign=campaign, title="A hard one", body=f"From {MODEL_NAMES[2]}.", expected="B")
+    assert not campaign.calibration_examples.exists()
+
+
+def test_the_admin_form_refuses_a_calibration_example_naming_a_model(small):
+    from annotation.forms import CalibrationExampleAdminForm
+    from tests.annotation.factories import campaign_for
+
+    campaign = campaign_for(CampaignKind.STRATEGY, small)
+    form = CalibrationExampleAdminForm(data={"campaign": campaign.pk, "position": 0, "title": f"{MODEL_NAMES[3]} case",
+                                             "body": "A case.", "expected": "B", "explanation": ""})
+    assert not form.is_valid() and "names a model" in form.errors["title"][0]
