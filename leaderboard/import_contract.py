@@ -84,6 +84,9 @@ class ImportFailed(Exception):
 class Record:
     line: int
     values: dict[str, Any] = field(default_factory=dict)
+    #: Top-level fields whose decoding failed (already reported): the rest of the record is still
+    #: checked, so that one run shows every problem of the line, but the record is never used.
+    reported: frozenset[str] = frozenset()
 
 
 # ---------------------------------------------------------------- field rules
@@ -152,6 +155,8 @@ def record_check(
     """Check every field of ``record`` against ``rules`` (unknown fields too, when ``known_only``)."""
     found = []
     for key, value in record.values.items():
+        if key in record.reported:
+            continue
         rule = rules.get(key)
         if rule is None:
             if known_only:
@@ -161,10 +166,10 @@ def record_check(
             continue  # absent (a required one is reported below)
         found.extend(RecordError(name, record.line, key, message) for message in value_check(value, rule))
     for key, rule in rules.items():
-        if rule.required and record.values.get(key) is None:
+        if rule.required and record.values.get(key) is None and key not in record.reported:
             found.append(RecordError(name, record.line, key, "missing required field"))
     errors.extend(found)
-    return not found
+    return not found and not record.reported
 
 
 # ---------------------------------------------------------------- reading files
@@ -187,6 +192,10 @@ def _lines(raw: bytes) -> Iterator[tuple[int, str, bool]]:
             yield number, chunk.decode("utf-8", errors="surrogateescape"), True
 
 
+def _top_level(path: str) -> str:
+    return path.split(".", 1)[0].split("[", 1)[0]
+
+
 def _problems_as_errors(name: str, line: int, problems: list[JSONProblem], prefix: str = "") -> list[RecordError]:
     return [RecordError(name, line, prefix + p.field if p.field else prefix.rstrip("."), p.message) for p in problems]
 
@@ -200,10 +209,9 @@ def _jsonl_records(name: str, raw: bytes, errors: list[RecordError]) -> list[Rec
         value, problems = json_decode(text, undecodable=undecodable)
         if value is not None and not isinstance(value, dict):
             problems = [*problems, JSONProblem("", f"a record must be a JSON object, got {type(value).__name__}")]
-        if problems:
-            errors.extend(_problems_as_errors(name, number, problems))
-            continue
-        records.append(Record(number, value))
+        errors.extend(_problems_as_errors(name, number, problems))
+        if isinstance(value, dict):
+            records.append(Record(number, value, frozenset(_top_level(p.field) for p in problems)))
     return records
 
 
@@ -237,7 +245,7 @@ def _csv_records(name: str, raw: bytes, errors: list[RecordError], rules: Mappin
         records.append(_csv_record(name, start, header, row, rules, errors, undecodable))
     if header is not None and not records and not errors:
         errors.append(RecordError(name, 0, "", "the file has a header line but no records"))
-    return [r for r in records if r is not None]
+    return records
 
 
 def _header_check(name, line, header, rules, errors, undecodable) -> None:
@@ -253,7 +261,7 @@ def _header_check(name, line, header, rules, errors, undecodable) -> None:
         seen.add(column)
 
 
-def _csv_record(name, line, header, row, rules, errors, undecodable) -> Record | None:
+def _csv_record(name, line, header, row, rules, errors, undecodable) -> Record:
     found: list[RecordError] = []
     if len(row) > len(header):
         found.append(RecordError(name, line, "", f"{len(row)} cells but the header has {len(header)} columns"))
@@ -267,7 +275,7 @@ def _csv_record(name, line, header, row, rules, errors, undecodable) -> Record |
             continue
         values[column] = _csv_cell(name, line, column, cell_restored(cell), rules[column], found)
     errors.extend(found)
-    return None if found else Record(line, values)
+    return Record(line, values, frozenset(e.field for e in found))
 
 
 def _csv_cell(name: str, line: int, column: str, cell: str, rule: FieldRule, found: list[RecordError]) -> Any:

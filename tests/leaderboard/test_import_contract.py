@@ -206,6 +206,12 @@ def test_a_malformed_file_is_rejected_whole_naming_file_line_and_field(world, ca
     assert where(case) in shown
 
 
+def test_a_decoding_problem_does_not_hide_the_other_problems_of_its_line(world):
+    raw = jl(b'{"id":"t1 ","family":"abstraction","brief":"a\\u0000b","constraints":{"x":NaN}}')
+    errors, _ = rejection(lambda: world.run("tasks", "tasks.jsonl", raw))
+    assert {(line, field) for _, line, field, _ in errors} == {(1, "id"), (1, "brief"), (1, "constraints.x")}
+
+
 def test_every_problem_of_a_line_is_reported(world):
     raw = jl({"id": " t9", "family": "abstraction", "brief": "b" * (BRIEF_MAX_CHARS + 1), "subtype": 5})
     errors, _ = rejection(lambda: world.run("tasks", "tasks.jsonl", raw))
