@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +38,15 @@ def test_the_writer_neutralises_every_cell_and_the_csv_module_reads_them_back():
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[1] == ["'=cmd|' /C calc'!A0", "'\r\n=SUM(1)"]
     assert rows[2] == ["", "-1.5"]
+
+
+def test_no_module_of_the_site_writes_csv_but_the_one_writer():
+    root = Path(__file__).resolve().parents[2]
+    writers = re.compile(r"csv\.(writer|DictWriter)\(")
+    found = [
+        str(path.relative_to(root))
+        for package in ("annotation", "engine", "evalsite", "leaderboard")
+        for path in (root / package).rglob("*.py")
+        if writers.search(path.read_text(encoding="utf-8"))
+    ]
+    assert found == ["leaderboard/csv_cells.py"]
