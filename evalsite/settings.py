@@ -153,6 +153,8 @@ AXES_FAILURE_LIMIT = env_int("ATELIER_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("ATELIER_LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
+# The attempted username, cut to axes' column (a longer one was a 500 on PostgreSQL): evalsite/login_attempts.py.
+AXES_USERNAME_CALLABLE = "evalsite.login_attempts.attempt_username"
 if ATELIER_BEHIND_PROXY:
     # Behind the proxy every request comes from the proxy's address: count the client's instead.
     AXES_CLIENT_IP_CALLABLE = "evalsite.proxy.client_address"

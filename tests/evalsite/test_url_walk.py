@@ -18,7 +18,6 @@ from urllib.parse import urlencode
 
 import pytest
 from django.apps import apps
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import connection
@@ -51,8 +50,8 @@ HOSTILE_JSON_BODIES = [
 ]
 _FORM = {"item": "abc", "note": "x" * 5000, "seed": "1.5", "judge": "'; DROP TABLE x; --",
          "task_set": "99999999999999999999", "dimensions": "ZZZZ", "budget_per_task": "-1", "kind": "tasks",
-         "outcome": "<script>", "_save": "Save"}
-_NUL_FORM = {"note": "a\x00b", "q": "\x00", "item": "1\x00"}
+         "outcome": "<script>", "_save": "Save", "username": "x" * 300, "password": "x"}
+_NUL_FORM = {"note": "a\x00b", "q": "\x00", "item": "1\x00", "username": "adam\x00", "password": "p\x00"}
 URLENCODED = "application/x-www-form-urlencoded"
 #: (body, content type): None is the test client's multipart encoding.
 HOSTILE_FORMS = [(_FORM, None), (_NUL_FORM, None), (urlencode(_NUL_FORM), URLENCODED), (urlencode(_FORM), URLENCODED)]
@@ -165,7 +164,9 @@ class Tally:
     server_errors: int = 0
 
 
-def test_no_url_answers_a_hostile_request_with_a_server_error_or_a_write(alice, rita, adam, settings_media, record_property):
+def test_no_url_answers_a_hostile_request_with_a_server_error_or_a_write(alice, rita, adam, settings_media, settings,
+                                                                        record_property):
+    settings.AXES_ENABLED = True  # login throttling as in production: failed logins are recorded
     world = World(alice)
     counts = _row_counter()
     routes = site_routes()
