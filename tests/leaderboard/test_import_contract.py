@@ -23,6 +23,7 @@ from leaderboard.services import responses_import, tasks_import
 from leaderboard.services.renders import renders_import_manifest
 from leaderboard.strict_json import MAX_JSON_DEPTH
 from tests.annotation.factories import campaign_for
+from tests.conftest import require_service
 from tests.factories import PASSWORD, ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
 from tests.fakes import deterministic_png
 
@@ -210,6 +211,21 @@ def test_a_decoding_problem_does_not_hide_the_other_problems_of_its_line(world):
     raw = jl(b'{"id":"t1 ","family":"abstraction","brief":"a\\u0000b","constraints":{"x":NaN}}')
     errors, _ = rejection(lambda: world.run("tasks", "tasks.jsonl", raw))
     assert {(line, field) for _, line, field, _ in errors} == {(1, "id"), (1, "brief"), (1, "constraints.x")}
+
+
+@pytest.mark.postgres
+def test_the_whole_corpus_is_rejected_alike_on_postgresql(world):
+    """The corpus once more, in one test that only PostgreSQL runs (``-m postgres``; CI sets DATABASE_URL):
+    PostgreSQL refuses NUL, lone surrogates and overlong strings at INSERT, so nothing may reach it."""
+    require_service("postgres")
+    from django.db import connection
+
+    assert connection.vendor == "postgresql"
+    before = database_rows()
+    for case in CORPUS:
+        errors, shown = rejection(lambda case=case: world.run(case.importer, case.name, case.raw))
+        assert any(e[:3] == (case.name, case.line, case.field) for e in errors), (case.id, shown[:500])
+    assert database_rows() == before
 
 
 def test_every_problem_of_a_line_is_reported(world):
