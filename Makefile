@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-DEMO_ENV = DEBUG=true
+DEMO_ENV = DEBUG=true ATELIER_DEV=true
 
 .PHONY: demo test bench install migrate serve worker lint clean
 
@@ -25,7 +25,10 @@ install: $(VENV)/.installed
 migrate: install
 	$(BIN)/python manage.py migrate --no-input
 
-demo: migrate
+# The demo is a development machine (DEMO_ENV): the repository's development key; `migrate` and
+# `serve` alone need a SECRET_KEY.
+demo: install
+	$(DEMO_ENV) $(BIN)/python manage.py migrate --no-input
 	$(DEMO_ENV) $(BIN)/python manage.py setup_roles
 	$(DEMO_ENV) $(BIN)/python manage.py load_demo
 	$(DEMO_ENV) $(BIN)/python manage.py load_demo_campaigns
@@ -45,7 +48,7 @@ worker: install
 
 serve: install
 	$(BIN)/python manage.py collectstatic --no-input
-	$(BIN)/gunicorn evalsite.wsgi --bind $(HOST):$(PORT) --workers 4
+	$(BIN)/gunicorn -c evalsite/gunicorn.conf.py evalsite.wsgi --bind $(HOST):$(PORT) --workers 4
 
 lint: install
 	$(BIN)/ruff check engine leaderboard annotation evalsite tests

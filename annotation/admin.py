@@ -11,9 +11,15 @@ from django.urls import path
 
 from annotation import services
 from annotation.errors import AnnotationError
-from annotation.forms import ItemImportForm, ValidationPairsForm
+from annotation.forms import (
+    CalibrationExampleAdminForm,
+    CampaignAdminForm,
+    ItemImportForm,
+    ValidationPairsForm,
+)
 from annotation.models import (
     Adjudication,
+    BlindingRefusal,
     CalibrationExample,
     Campaign,
     CampaignAnnotator,
@@ -25,6 +31,7 @@ from leaderboard.roles import require_admin
 
 class CalibrationExampleInline(admin.StackedInline):
     model = CalibrationExample
+    form = CalibrationExampleAdminForm
     extra = 0
 
 
@@ -37,6 +44,7 @@ class CampaignAnnotatorInline(admin.TabularInline):
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
+    form = CampaignAdminForm
     list_display = ("name", "kind", "task_set", "status", "k", "open_to_all_annotators", "is_demo", "created_at")
     list_filter = ("kind", "status", "is_demo")
     inlines = [CampaignAnnotatorInline, CalibrationExampleInline]
@@ -163,4 +171,20 @@ class AdjudicationAdmin(admin.ModelAdmin):
                        "resolution_note")
 
     def has_add_permission(self, request):
+        return False
+
+
+@admin.register(BlindingRefusal)
+class BlindingRefusalAdmin(admin.ModelAdmin):
+    """The report of items refused because what they would show names a model (annotation.blinding)."""
+
+    list_display = ("created_at", "campaign", "item_key", "line", "field", "identity", "response", "message")
+    list_filter = ("campaign",)
+    search_fields = ("item_key", "identity", "message")
+    readonly_fields = ("campaign", "item_key", "line", "field", "identity", "response", "message", "created_at")
+
+    def has_add_permission(self, request):
+        return False  # written by item creation only
+
+    def has_change_permission(self, request, obj=None):
         return False

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
+from annotation.access import annotator_access_check
 from annotation.errors import AnnotationError, NotFound
 
 
@@ -47,12 +48,20 @@ class NextItemApi(AnnotationAPIView):
     """POST {progress?}: the annotator's current item, or the next one; ``assignment`` is null when
     none is left; ``progress`` unless the page asked for none."""
 
+    class Input(serializers.Serializer):
+        # The page sends {"progress": false} right after a submission, whose answer carried it.
+        progress = serializers.BooleanField(required=False, default=True)
+
     def post(self, request, pk: int):
         campaign = _campaign(pk)
+        # Access first (a researcher is refused whatever the body), then the body, before anything
+        # is handed out: a malformed one assigns nothing. assignment_next checks again under its lock.
+        annotator_access_check(user=request.user, campaign=campaign)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
         assignment = services.assignment_next(campaign=campaign, annotator=request.user)
         body = {"assignment": _assignment_json(assignment)}
-        # The page sends {"progress": false} right after a submission, whose answer carried it.
-        if request.data.get("progress", True) is not False:
+        if data.validated_data["progress"]:
             body["progress"] = selectors.campaign_progress(campaign=campaign, annotator=request.user).as_dict()
         return Response(body)
 
@@ -60,7 +69,7 @@ class NextItemApi(AnnotationAPIView):
 class ProgressApi(AnnotationAPIView):
     def get(self, request, pk: int):
         campaign = _campaign(pk)
-        services.campaign_access_check(campaign=campaign, annotator=request.user)
+        annotator_access_check(user=request.user, campaign=campaign)
         return Response({"progress": selectors.campaign_progress(campaign=campaign, annotator=request.user).as_dict()})
 
 

@@ -66,13 +66,21 @@ class Busy(AnnotationError):
 
 
 class ItemsInvalid(AnnotationError):
-    """Item creation or an item import failed; ``errors`` lists (line, field, message)."""
+    """Item creation or an item import failed; ``errors`` lists (line, field, message); ``file`` names
+    the imported file, when there is one (messages then read ``file:line: field 'f': message``)."""
 
     code = "items_invalid"
 
-    def __init__(self, errors: list[tuple[int, str, str]]):
+    def __init__(self, errors: list[tuple[int, str, str]], *, file: str = ""):
         self.errors = list(errors)
-        super().__init__("\n".join(f"line {line}: {field}: {message}" for line, field, message in self.errors))
+        self.file = file
+        super().__init__("\n".join(self._where(line, field) + message for line, field, message in self.errors))
+
+    def _where(self, line: int, field: str) -> str:
+        if not self.file:
+            return f"line {line}: {field}: "
+        where = f"{self.file}:{line}" if line else self.file
+        return f"{where}: field '{field}': " if field else f"{where}: "
 
 
 class AblationInvalid(AnnotationError):

@@ -4,6 +4,38 @@ from __future__ import annotations
 
 from django import forms
 
+from annotation.blinding import CALIBRATION_SHOWN_FIELDS, CAMPAIGN_SHOWN_FIELDS, texts_identity_problems
+from annotation.models import CalibrationExample, Campaign
+
+
+class _ShownTextsForm(forms.ModelForm):
+    """An admin form whose ``shown_fields`` annotators read: none may name a model (annotation.blinding)."""
+
+    shown_fields: tuple[str, ...] = ()
+
+    def clean(self):
+        cleaned = super().clean()
+        texts = {f: cleaned.get(f) or "" for f in self.shown_fields if f in cleaned}
+        for field, message in texts_identity_problems(texts).items():
+            self.add_error(field, message)
+        return cleaned
+
+
+class CampaignAdminForm(_ShownTextsForm):
+    shown_fields = CAMPAIGN_SHOWN_FIELDS
+
+    class Meta:
+        model = Campaign
+        fields = "__all__"
+
+
+class CalibrationExampleAdminForm(_ShownTextsForm):
+    shown_fields = CALIBRATION_SHOWN_FIELDS
+
+    class Meta:
+        model = CalibrationExample
+        fields = "__all__"
+
 
 class AdjudicationRequestForm(forms.Form):
     item = forms.IntegerField(widget=forms.HiddenInput)
@@ -17,7 +49,7 @@ class AdjudicationResolveForm(forms.Form):
 
 
 class ItemImportForm(forms.Form):
-    file = forms.FileField(help_text="JSONL, one item per line (see the campaign kind's fields).")
+    file = forms.FileField(allow_empty_file=True, help_text="JSONL, one item per line (see the campaign kind's fields).")
     replace_changed = forms.BooleanField(
         required=False, help_text="Replace the content of items whose key exists; their earlier labels become stale."
     )

@@ -528,6 +528,28 @@ class Adjudication(models.Model):
         return bool(self.outcome)
 
 
+class BlindingRefusal(models.Model):
+    """An item refused at creation because something it would show names a model (the admin's
+    report of refused items; see :mod:`annotation.blinding`). The item itself was never created."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="blinding_refusals")
+    item_key = models.CharField(max_length=200)
+    line = models.PositiveIntegerField(default=0, help_text="Line of the import file; 0 when not from a file.")
+    field = models.CharField(max_length=40, help_text="Where the name was found: response_a/b, render_a/b, task, payload.")
+    identity = models.CharField(max_length=200, help_text="The identity string found.")
+    response = models.ForeignKey("leaderboard.Response", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    message = models.TextField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at", "pk"]
+        verbose_name = "item refused for blinding"
+        verbose_name_plural = "items refused for blinding"
+
+    def __str__(self) -> str:
+        return f"{self.campaign}: {self.item_key}"
+
+
 LABEL_MODELS: dict[str, type[Label]] = {
     CampaignKind.TEXT_PAIRWISE: PairwiseLabel,
     CampaignKind.IMAGE_PREFERENCE: PairwiseLabel,

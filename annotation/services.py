@@ -33,6 +33,14 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
+from annotation.access import annotator_access_check
+from annotation.blinding import (
+    IdentityLeak,
+    blinding_refusals_record,
+    catalogue_identities,
+    item_identity_problems,
+    texts_identity_problems,
+)
 from annotation.errors import (
     AblationInvalid,
     AssignmentClosed,
@@ -44,6 +52,7 @@ from annotation.errors import (
     NotFound,
     SubmissionConflict,
 )
+from annotation.item_records import item_records
 from annotation.kinds import kind_for
 from annotation.kinds.base import validate_time_on_item
 from annotation.models import (
@@ -58,8 +67,8 @@ from annotation.models import (
     ItemSlot,
     Label,
 )
-from leaderboard.models import JudgeRun, Render, Response, SubjectModel, Task, TaskSet
-from leaderboard.roles import is_annotator, is_researcher
+from leaderboard.models import JudgeRun, Render, Response, Task, TaskSet
+from leaderboard.roles import is_researcher
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +118,8 @@ def campaign_create(
     """Create a campaign (admins do this). ``k`` annotators per item, default 3 (App. H)."""
     if kind not in CampaignKind.values:
         raise ItemsInvalid([(0, "kind", f"unknown campaign kind {kind!r}")])
+    if leaks := texts_identity_problems({"name": name, "instructions": instructions}):
+        raise ItemsInvalid([(0, field, message) for field, message in leaks.items()])
     with transaction.atomic():
         campaign = Campaign.objects.create(
             name=name, kind=kind, task_set=task_set, instructions=instructions, k=k,
@@ -141,6 +152,9 @@ def calibration_example_add(
     *, campaign: Campaign, title: str, body: str, expected: str, explanation: str = "", position: int | None = None
 ) -> CalibrationExample:
     """A borderline case shown one key away from the labelling page (App. H.4)."""
+    texts = {"title": title, "body": body, "expected": expected, "explanation": explanation}
+    if leaks := texts_identity_problems(texts):
+        raise ItemsInvalid([(0, field, message) for field, message in leaks.items()])
     if position is None:
         position = campaign.calibration_examples.count()
     return CalibrationExample.objects.create(
@@ -153,38 +167,9 @@ def campaign_assignment_ttl(campaign: Campaign) -> timedelta:
     return timedelta(seconds=campaign.assignment_ttl_seconds or settings.ATELIER_ASSIGNMENT_TTL_SECONDS)
 
 
-def campaign_access_check(*, campaign: Campaign, annotator: AbstractBaseUser, membership_checked: bool = False) -> None:
-    """Gatekeeper: may this user take items from this campaign? One condition per line.
-    (``membership_checked``: the caller checks membership itself, under its lock.)"""
-    if not is_annotator(annotator):
-        raise NotAllowed("Annotators only.")
-    if campaign.status != Campaign.Status.OPEN:
-        raise CampaignNotOpen("This campaign is not open.")
-    if campaign.open_to_all_annotators or membership_checked:
-        return
-    if not campaign.memberships.filter(annotator=annotator).exists():
-        raise NotAllowed("This campaign is not open to you.")
-
-
 # ---------------------------------------------------------------------------------------------------
 # Items
 # ---------------------------------------------------------------------------------------------------
-
-
-def _identities() -> list[str]:
-    """Strings that would unblind an annotator: every model's display name and provider id."""
-    names = []
-    for display_name, provider_id in SubjectModel.objects.values_list("display_name", "provider_id"):
-        names.extend(n for n in (display_name, provider_id) if n and len(n) >= 3)
-    return names
-
-
-def _payload_leaks(payload: Mapping[str, Any], identities: Sequence[str]) -> str | None:
-    text = json.dumps(payload, ensure_ascii=False).lower()
-    for name in identities:
-        if name.lower() in text:
-            return name
-    return None
 
 
 @dataclass
@@ -220,12 +205,15 @@ def items_create(
 
     Returns (created, updated). An existing key is left alone unless ``update_existing`` — then its
     shown content is replaced, which marks earlier labels stale (never silently mixed). Raises
-    :class:`ItemsInvalid` listing every problem with its line.
+    :class:`ItemsInvalid` listing every problem with its line. An item that would show a model's
+    name anywhere (:func:`annotation.blinding.item_identity_problems`) is refused and kept in the
+    admin's report of refused items.
     """
     rng = rng or random.SystemRandom()
     kind = kind_for(campaign.kind)
-    identities = _identities()
+    identities = catalogue_identities()
     errors: list[tuple[int, str, str]] = []
+    refused: list[tuple[str, int, IdentityLeak]] = []
     with transaction.atomic():
         existing = {i.key: i for i in Item.objects.select_for_update().filter(campaign=campaign)}
         next_position = max((i.position for i in existing.values()), default=-1) + 1
@@ -247,9 +235,6 @@ def items_create(
             item.task_set_version = campaign.task_set.version
             item.campaign = campaign
             problems = kind.check_item(item)
-            leak = _payload_leaks({k: v for k, v in spec.payload.items() if k != "meta"}, identities)
-            if leak:
-                problems.append(("payload", f"names a model ({leak!r}); shown content must not carry identities"))
             if spec.is_gold:
                 try:
                     item.is_gold, item.gold_answer = True, kind.parse_answer(spec.gold_answer)
@@ -260,6 +245,10 @@ def items_create(
                     content_hash = kind.shown_content(item).digest
                 except (OSError, ValueError) as exc:
                     problems.append(("content", f"cannot read what the item shows: {exc}"))
+            if not problems:
+                leaks = item_identity_problems(item=item, kind=kind, matcher=identities)
+                refused.extend((key, spec.line, leak) for leak in leaks)
+                problems.extend((leak.field, leak.message) for leak in leaks)
             errors.extend((spec.line, f, m) for f, m in problems)
             if problems:
                 continue
@@ -274,8 +263,11 @@ def items_create(
                 _item_content_changed(item=item, new_hash=content_hash, now=timezone.now())
                 updated.append(item)
         if errors:
-            transaction.set_rollback(True)
-            raise ItemsInvalid(errors)
+            transaction.set_rollback(True)  # the block ends without an exception: nothing is written
+    if errors:
+        # Kept after the items' rollback, so the admin's report of refused items survives it.
+        blinding_refusals_record(campaign=campaign, refused=refused)
+        raise ItemsInvalid(errors)
     return created, updated
 
 
@@ -329,25 +321,6 @@ def items_create_validation_pairs(
     rng.shuffle(specs)  # spread tasks and dimensions over the queue
     created, _ = items_create(campaign=campaign, specs=specs, rng=rng)
     return created
-
-
-def _jsonl_records(name: str, raw: bytes) -> list[tuple[int, dict[str, Any]]]:
-    records, errors = [], []
-    for number, line in enumerate(raw.decode("utf-8-sig").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append((number, "json", f"{name}: not JSON ({exc.msg})"))
-            continue
-        if not isinstance(record, dict):
-            errors.append((number, "json", f"{name}: each line must be an object"))
-            continue
-        records.append((number, record))
-    if errors:
-        raise ItemsInvalid(errors)
-    return records
 
 
 #: engine.tig audit-record count fields -> the provenance fields shown to auditors (counts only).
@@ -422,9 +395,10 @@ def items_import_jsonl(*, campaign: Campaign, name: str, raw: bytes, replace_cha
     image_preference: task_id, a {model, sample?, renderer?, seed?}, b {…};
     strategy: task_id, response {model, sample?}.
     """
+    records = item_records(name, raw)  # the import contract: decoding, types and column limits
     resolver = _Resolver(campaign.task_set)
     specs, errors = [], []
-    for line, record in _jsonl_records(name, raw):
+    for line, record in ((r.line, r.values) for r in records):
         try:
             task = resolver.task(record)
             spec = ItemSpec(task=task, key=str(record.get("key", "")), line=line,
@@ -454,10 +428,13 @@ def items_import_jsonl(*, campaign: Campaign, name: str, raw: bytes, replace_cha
             continue
         specs.append(spec)
     if errors:
-        raise ItemsInvalid(errors)
-    if campaign.kind == CampaignKind.IMAGE_PREFERENCE:
-        _image_pairs_gate_check(campaign, specs)
-    return items_create(campaign=campaign, specs=specs, update_existing=replace_changed)
+        raise ItemsInvalid(errors, file=name)
+    try:
+        if campaign.kind == CampaignKind.IMAGE_PREFERENCE:
+            _image_pairs_gate_check(campaign, specs)
+        return items_create(campaign=campaign, specs=specs, update_existing=replace_changed)
+    except ItemsInvalid as exc:
+        raise ItemsInvalid(exc.errors, file=name) from exc
 
 
 def _image_pairs_gate_check(campaign: Campaign, specs: Sequence[ItemSpec]) -> None:
@@ -715,7 +692,7 @@ def assignment_next(
     assignment per slot, ``k`` slots per item — a database invariant), and asking twice returns the
     same open assignment (double clicks, retried requests).
     """
-    campaign_access_check(campaign=campaign, annotator=annotator, membership_checked=True)
+    annotator_access_check(user=annotator, campaign=campaign, membership_checked=True)
     now = _now(now)
     rng = rng or random.SystemRandom()
     for _ in range(RACE_RETRIES):
@@ -756,6 +733,7 @@ def assignment_for_token(*, token: str, annotator: AbstractBaseUser) -> Assignme
     assignment = _one(Assignment.objects.select_related("campaign").filter(token=token, annotator=annotator))
     if assignment is None:
         raise NotFound("No such assignment.")
+    annotator_access_check(user=annotator, assignment=assignment)
     _attach_item(assignment)
     return assignment
 
@@ -767,9 +745,11 @@ def assignment_skip(*, token: str, annotator: AbstractBaseUser, reason: str = ""
         raise ItemsInvalid([(0, "reason", f"keep the skip reason under {SKIP_REASON_MAX} characters")])
     with transaction.atomic():
         # Race prevented: a skip and a submission of the same assignment both succeeding.
-        assignment = _one(Assignment.objects.select_for_update().filter(token=token, annotator=annotator))
+        assignment = _one(Assignment.objects.select_for_update(of=("self",)).select_related("campaign")
+                          .filter(token=token, annotator=annotator))
         if assignment is None:
             raise NotFound("No such assignment.")
+        annotator_access_check(user=annotator, assignment=assignment)
         if assignment.status == Assignment.Status.SKIPPED:
             return assignment
         if assignment.status == Assignment.Status.SUBMITTED:
@@ -847,6 +827,7 @@ def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated) -> 
     )
     if assignment is None:
         raise NotFound("No such assignment.")
+    annotator_access_check(user=annotator, assignment=assignment)
     _attach_item(assignment)
     kind = kind_for(assignment.campaign.kind)
     label_model = kind.label_model
@@ -1031,7 +1012,6 @@ __all__ = [
     "assignment_skip",
     "assignments_expire",
     "calibration_example_add",
-    "campaign_access_check",
     "campaign_annotators_add",
     "campaign_assignment_ttl",
     "campaign_content_refresh",

@@ -1,16 +1,20 @@
-from django.urls import path, re_path
+from django.urls import path, re_path, register_converter
 
 from annotation import api, views
+from annotation.url_converters import AssignmentTokenConverter, ShownSlotConverter
+
+register_converter(AssignmentTokenConverter, "assignment_token")
+register_converter(ShownSlotConverter, "shown_slot")
 
 app_name = "annotation"
 urlpatterns = [
     path("", views.queue, name="queue"),
     path("c/<int:pk>/", views.work, name="work"),
-    path("media/<str:token>/<str:slot>", views.media, name="media"),
+    path("media/<assignment_token:token>/<shown_slot:slot>", views.media, name="media"),
     path("api/campaigns/<int:pk>/next", api.NextItemApi.as_view(), name="api_next"),
     path("api/campaigns/<int:pk>/progress", api.ProgressApi.as_view(), name="api_progress"),
-    path("api/assignments/<str:token>/submit", api.SubmitApi.as_view(), name="api_submit"),
-    path("api/assignments/<str:token>/skip", api.SkipApi.as_view(), name="api_skip"),
+    path("api/assignments/<assignment_token:token>/submit", api.SubmitApi.as_view(), name="api_submit"),
+    path("api/assignments/<assignment_token:token>/skip", api.SkipApi.as_view(), name="api_skip"),
     path("campaigns/", views.campaign_list, name="campaign_list"),
     path("campaigns/<int:pk>/", views.campaign_dashboard, name="campaign_dashboard"),
     re_path(r"^campaigns/(?P<pk>\d+)/labels\.(?P<fmt>jsonl|csv)$", views.campaign_export, name="campaign_export"),

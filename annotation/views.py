@@ -1,6 +1,6 @@
 """Pages of the annotation app. Views validate and delegate: reads through ``selectors``, writes
 through ``services``, access through the gatekeepers in ``leaderboard.roles`` and
-``services.campaign_access_check``."""
+``annotation.access.annotator_access_check`` (every annotator page)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors, services
+from annotation.access import annotator_access_check
 from annotation.errors import AnnotationError, CampaignNotOpen, NotAllowed
 from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm, NoveltyAblationForm
 from annotation.kinds import kind_for
-from annotation.media import image_without_metadata
+from annotation.media import ImageUnreadable, image_without_metadata
 from annotation.models import CampaignKind, FlagReason
 from leaderboard.judges import judge_choices
-from leaderboard.roles import require_annotator, require_researcher
+from leaderboard.roles import require_researcher
 
 
 def _campaign_or_404(pk: int):
@@ -32,7 +33,10 @@ def _campaign_or_404(pk: int):
 
 @require_GET
 def queue(request):
-    require_annotator(request.user)
+    try:
+        annotator_access_check(user=request.user)
+    except NotAllowed as exc:
+        raise PermissionDenied(exc.message) from exc
     return render(request, "annotation/queue.html", {"cards": selectors.campaigns_for_annotator(annotator=request.user)})
 
 
@@ -41,7 +45,7 @@ def work(request, pk: int):
     """The keyboard-first labelling page; the item itself is fetched by the page from the API."""
     campaign = _campaign_or_404(pk)
     try:
-        services.campaign_access_check(campaign=campaign, annotator=request.user)
+        annotator_access_check(user=request.user, campaign=campaign)
     except NotAllowed as exc:
         raise PermissionDenied(exc.message) from exc
     except CampaignNotOpen as exc:
@@ -67,8 +71,12 @@ def work(request, pk: int):
 
 @require_GET
 def media(request, token: str, slot: str):
-    """An image of the annotator's own assignment, by opaque token and shown slot; metadata removed."""
-    require_annotator(request.user)
+    """An image of the annotator's own assignment, by opaque token and shown slot, re-encoded from its
+    pixels (:func:`annotation.media.image_pixels_only`)."""
+    try:
+        annotator_access_check(user=request.user)
+    except NotAllowed as exc:
+        raise PermissionDenied(exc.message) from exc
     try:
         assignment = services.assignment_for_token(token=token, annotator=request.user)
         render_obj, expected = selectors.media_for_assignment(assignment=assignment, shown_slot=slot)
@@ -80,7 +88,10 @@ def media(request, token: str, slot: str):
         # The file changed since the item was handed out: never show other content under this label.
         return HttpResponse("This image changed after the item was assigned; skip the item.", status=409,
                             content_type="text/plain")
-    body, content_type = image_without_metadata(data)
+    try:
+        body, content_type = image_without_metadata(data)
+    except ImageUnreadable:
+        return HttpResponse("This image cannot be shown; skip the item.", status=409, content_type="text/plain")
     response = HttpResponse(body, content_type=content_type)
     response["Cache-Control"] = "private, no-store"
     return response

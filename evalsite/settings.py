@@ -9,9 +9,11 @@ Celery tasks run in-process (eagerly).
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -51,10 +53,19 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-_DEV_SECRET = "atelier-insecure-development-key-do-not-use-in-production-0123456789"
-SECRET_KEY = env_str("SECRET_KEY") or (_DEV_SECRET if DEBUG or env_bool("ATELIER_DEV", True) else "")
+# A development environment is said explicitly (`make demo`, the tests); anything else is treated as
+# production: secure cookies, HTTPS redirect, and no start without a real SECRET_KEY.
+ATELIER_DEV = env_bool("ATELIER_DEV", False)
+# A reverse proxy in front sets X-Forwarded-Proto and X-Forwarded-For; they are believed only when
+# this says one is there (a client reaching gunicorn directly could forge them).
+ATELIER_BEHIND_PROXY = env_bool("ATELIER_BEHIND_PROXY", False)
+#: The repository's key, for development only; `check --deploy` flags it (evalsite/checks.py).
+DEVELOPMENT_SECRET_KEY = "atelier-insecure-development-key-do-not-use-in-production-0123456789"
+SECRET_KEY = env_str("SECRET_KEY") or (DEVELOPMENT_SECRET_KEY if DEBUG or ATELIER_DEV else "")
 if not SECRET_KEY:
-    raise ImproperlyConfigured("SECRET_KEY must be set when ATELIER_DEV is false")
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set (the development key is used only with DEBUG=true or ATELIER_DEV=true)"
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -67,6 +78,9 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "axes",
+    "csp",
+    "evalsite",
     "leaderboard",
     "leaderboard.easel",
     "leaderboard.c2",
@@ -75,7 +89,11 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # A NUL in a path, query, form field or cookie is a 400 before any view or session lookup;
+    # an integer path parameter no id column can hold is a 404.
+    "evalsite.request_checks.RefuseUnstorableInput",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -83,6 +101,8 @@ MIDDLEWARE = [
     "evalsite.middleware.LoginRequiredEverywhere",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "evalsite.urls"
@@ -120,6 +140,25 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or f"test_atelier_{os.getpid()}"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Login throttling (django-axes): failed logins are counted per account and, separately, per client
+# address. After ATELIER_LOGIN_FAILURE_LIMIT failures that account or address is refused (HTTP 429,
+# even with the right password) until ATELIER_LOGIN_COOLOFF_MINUTES have passed since the last
+# failure; a successful login before the limit clears the count. The axes backend comes first so a
+# locked-out login never reaches the password check.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("ATELIER_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("ATELIER_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# The attempted username, cut to axes' column (a longer one was a 500 on PostgreSQL): evalsite/login_attempts.py.
+AXES_USERNAME_CALLABLE = "evalsite.login_attempts.attempt_username"
+if ATELIER_BEHIND_PROXY:
+    # Behind the proxy every request comes from the proxy's address: count the client's instead.
+    AXES_CLIENT_IP_CALLABLE = "evalsite.proxy.client_address"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -156,20 +195,38 @@ LOGOUT_REDIRECT_URL = "login"
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not env_bool("ATELIER_DEV", True))
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG and not env_bool("ATELIER_DEV", True))
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG and not ATELIER_DEV)
+# X-Forwarded-Proto is believed only when ATELIER_BEHIND_PROXY says a reverse proxy is in front.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if ATELIER_BEHIND_PROXY else None
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG and not ATELIER_DEV)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 60 * 60 * 12)
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Content-Security-Policy (django-csp): scripts, styles and images from our own origin only — no
+# inline <script>, no event-handler attributes, no style="" attributes or <style> blocks (page data
+# reaches scripts through json_script; styles are classes in static/css).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # One strict parser for every JSON endpoint: size, depth, type and content limits (evalsite/json_body.py).
+    "DEFAULT_PARSER_CLASSES": ["evalsite.json_body.StrictJSONParser"],
 }
 
 # Celery: no broker configured -> tasks run in-process, eagerly, so the demo

@@ -18,3 +18,7 @@ urlpatterns = [
     path("", include("leaderboard.urls")),
     path("annotate/", include("annotation.urls")),
 ]
+
+# JSON for API paths, HTML otherwise (evalsite/error_pages.py).
+handler400 = "evalsite.error_pages.bad_request"
+handler404 = "evalsite.error_pages.page_not_found"

@@ -26,8 +26,9 @@ class Interval:
 
 def _svg(width: int, height: int, body: list[str], title: str) -> str:
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
-        f'style="max-width:{width}px" role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>'
+        # Natural width, scaled down by the .chart rule in atelier.css (no style attribute: CSP).
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" class="chart" '
+        f'role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>'
         + "".join(body) + "</svg>"
     )
 

@@ -4,7 +4,8 @@ from leaderboard.models import Benchmark, SubjectModel, TaskSet
 
 
 class TaskImportForm(forms.Form):
-    file = forms.FileField(help_text="JSONL (one record per line) or CSV")
+    # An empty file reaches the importer, which says so in the words every import uses.
+    file = forms.FileField(allow_empty_file=True, help_text="JSONL (one record per line) or CSV")
     task_set = forms.CharField(max_length=100)
     version = forms.CharField(max_length=40)
     benchmark = forms.ChoiceField(choices=Benchmark.Kind.choices, initial=Benchmark.Kind.EKPHRASIS)
@@ -12,9 +13,17 @@ class TaskImportForm(forms.Form):
 
 
 class ResponseImportForm(forms.Form):
-    file = forms.FileField(help_text="JSONL (one record per line) or CSV")
+    # An empty file reaches the importer, which says so in the words every import uses.
+    file = forms.FileField(allow_empty_file=True, help_text="JSONL (one record per line) or CSV")
     task_set = forms.ModelChoiceField(queryset=TaskSet.objects.all())
     create_models = forms.BooleanField(required=False, help_text="Create subject models the file names but the site does not know.")
+
+
+class SnapshotCompareForm(forms.Form):
+    """The two snapshot ids of the comparison page's query string (?a=…&b=…)."""
+
+    a = forms.IntegerField(min_value=1, max_value=2**63 - 1)
+    b = forms.IntegerField(min_value=1, max_value=2**63 - 1)
 
 
 class JudgeRunForm(forms.Form):

@@ -9,173 +9,70 @@ one transaction.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from leaderboard.import_contract import (
+    TEXT_MAX_CHARS,
+    FieldRule,
+    ImportFailed,
+    Record,
+    RecordError,
+    field_rule,
+    file_records,
+    record_check,
+)
+from leaderboard.models import Render, Response, SubjectModel, Task
+
+__all__ = [
+    "ImportFailed", "Record", "RecordError", "RenderRecord", "ResponseRecord", "TaskRecord",
+    "read_render_records", "read_response_records", "read_task_records",
+]
 
 FAMILIES = ("abstraction", "combination", "transformation", "adaptation")
 FAMILY_ALIASES = {"adaption": "adaptation"}  # the paper's own spelling in places
 
-TASK_FIELDS = {"id": str, "family": str, "subtype": str, "brief": str, "constraints": dict, "source": dict}
-TASK_REQUIRED = ("id", "family", "brief")
-RESPONSE_FIELDS = {
-    "task_id": str,
-    "model": str,
-    "sample": int,
-    "text": str,
-    "core_idea": str,
-    "visual_description": str,
-    "primary": bool,
+#: Size limit of a brief (Task.brief has no length of its own).
+BRIEF_MAX_CHARS = TEXT_MAX_CHARS
+#: Size limit of a response's texts: a raw answer holds both of its fields.
+RESPONSE_TEXT_MAX_CHARS = 50_000
+#: Size limit of a manifest's image path (not stored: the file is stored under its content hash).
+IMAGE_PATH_MAX_CHARS = 1_000
+
+TASK_RULES: dict[str, FieldRule] = {
+    "id": field_rule(Task, "external_id", required=True, trimmed=True),
+    "family": field_rule(Task, "family", required=True, trimmed=True),
+    "subtype": field_rule(Task, "subtype"),
+    "brief": field_rule(Task, "brief", required=True, trimmed=True, max_chars=BRIEF_MAX_CHARS),
+    "constraints": field_rule(Task, "constraints"),
+    "source": field_rule(Task, "source"),
 }
-RESPONSE_REQUIRED = ("task_id", "model", "sample")
-# A render manifest names the response by the responses import's natural keys, then the image.
-RENDER_FIELDS = {
-    "task_id": str,
-    "model": str,
-    "sample": int,
-    "image": str,
-    "renderer": str,
-    "seed": int,
-    "prompt": str,
+# A response names its task and model by the natural keys the catalogue stores.
+_TASK_ID = field_rule(Task, "external_id", required=True, trimmed=True)
+_MODEL = field_rule(SubjectModel, "display_name", required=True, trimmed=True)
+_SAMPLE = field_rule(Response, "sample", required=True)
+RESPONSE_RULES: dict[str, FieldRule] = {
+    "task_id": _TASK_ID,
+    "model": _MODEL,
+    "sample": _SAMPLE,
+    "text": field_rule(Response, "raw_text", max_chars=RESPONSE_TEXT_MAX_CHARS),
+    "core_idea": field_rule(Response, "core_idea", max_chars=RESPONSE_TEXT_MAX_CHARS),
+    "visual_description": field_rule(Response, "visual_description", max_chars=RESPONSE_TEXT_MAX_CHARS),
+    "primary": field_rule(Response, "is_primary"),
 }
-RENDER_REQUIRED = ("task_id", "model", "sample", "image", "renderer", "seed")
-#: Range of ``Render.seed`` (a 64-bit signed integer column).
-SEED_RANGE = (-(2**63), 2**63 - 1)
-RENDERER_MAX_LENGTH = 100
+RENDER_RULES: dict[str, FieldRule] = {
+    "task_id": _TASK_ID,
+    "model": _MODEL,
+    "sample": _SAMPLE,
+    "image": field_rule(Render, "image", required=True, trimmed=True, max_chars=IMAGE_PATH_MAX_CHARS),
+    "renderer": field_rule(Render, "renderer", required=True, trimmed=True),
+    "seed": field_rule(Render, "seed", required=True),
+    "prompt": field_rule(Render, "prompt"),
+}
 
 
-@dataclass(frozen=True)
-class RecordError:
-    file: str
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: field '{self.field}': {self.message}" if self.field else f"{where}: {self.message}"
-
-
-class ImportFailed(Exception):
-    """Raised with every error found; the database is left untouched."""
-
-    def __init__(self, errors: list[RecordError]):
-        self.errors = errors
-        shown = "\n".join(str(e) for e in errors[:50])
-        more = f"\n... and {len(errors) - 50} more" if len(errors) > 50 else ""
-        super().__init__(f"{len(errors)} error(s); nothing was imported:\n{shown}{more}")
-
-
-@dataclass
-class Record:
-    line: int
-    values: dict[str, Any] = field(default_factory=dict)
-
-
-def _format_of(name: str, fmt: str | None) -> str:
-    if fmt:
-        return fmt
-    return "csv" if name.lower().endswith(".csv") else "jsonl"
-
-
-def _decoded_lines(name: str, raw: bytes, errors: list[RecordError]) -> Iterator[tuple[int, str]]:
-    for number, chunk in enumerate(raw.split(b"\n"), start=1):
-        try:
-            yield number, chunk.decode("utf-8").rstrip("\r")
-        except UnicodeDecodeError as exc:
-            errors.append(RecordError(name, number, "", f"not valid UTF-8 (byte {exc.start})"))
-
-
-def _parse_jsonl(name: str, raw: bytes, errors: list[RecordError]) -> list[Record]:
-    records = []
-    for number, text in _decoded_lines(name, raw, errors):
-        if not text.strip():
-            continue
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as exc:
-            errors.append(RecordError(name, number, "", f"not valid JSON ({exc.msg} at column {exc.colno})"))
-            continue
-        if not isinstance(values, dict):
-            errors.append(RecordError(name, number, "", "a record must be a JSON object"))
-            continue
-        records.append(Record(number, values))
-    return records
-
-
-def _parse_csv(name: str, raw: bytes, errors: list[RecordError], types: dict[str, type]) -> list[Record]:
-    lines = dict(_decoded_lines(name, raw, errors))
-    if errors:
-        return []
-    text = "\n".join(lines[n] for n in sorted(lines))
-    reader = csv.DictReader(io.StringIO(text))
-    records = []
-    for row in reader:
-        number = reader.line_num
-        values: dict[str, Any] = {}
-        for key, cell in row.items():
-            if key is None:
-                errors.append(RecordError(name, number, "", "more cells than header columns"))
-                continue
-            if cell is None or cell == "":
-                continue  # an empty CSV cell means the field is absent
-            values[key] = _coerce_csv_cell(name, number, key, cell, types.get(key), errors)
-        records.append(Record(number, values))
-    return records
-
-
-def _coerce_csv_cell(name, number, key, cell, expected, errors):
-    if expected is int:
-        try:
-            return int(cell)
-        except ValueError:
-            return cell  # type check below reports it
-    if expected is bool:
-        lowered = cell.strip().lower()
-        if lowered in {"true", "1", "yes"}:
-            return True
-        if lowered in {"false", "0", "no"}:
-            return False
-        return cell
-    if expected is dict:
-        try:
-            return json.loads(cell)
-        except json.JSONDecodeError:
-            errors.append(RecordError(name, number, key, "must be a JSON object"))
-            return {}
-    return cell
-
-
-def _type_name(expected: type) -> str:
-    return {str: "a string", int: "an integer", bool: "true or false", dict: "an object"}[expected]
-
-
-def _check_shape(name: str, record: Record, types: dict[str, type], required, errors) -> bool:
-    ok = True
-    for key in record.values:
-        if key not in types:
-            errors.append(RecordError(name, record.line, key, f"unknown field (allowed: {', '.join(types)})"))
-            ok = False
-    for key in required:
-        if key not in record.values or record.values[key] in ("", None):
-            errors.append(RecordError(name, record.line, key, "missing required field"))
-            ok = False
-    for key, value in record.values.items():
-        expected = types.get(key)
-        if expected is None or value is None:
-            continue
-        # bool is a subclass of int in Python; a JSON true is not a sample index.
-        wrong = not isinstance(value, expected) or (expected is int and isinstance(value, bool))
-        if wrong:
-            errors.append(
-                RecordError(name, record.line, key, f"must be {_type_name(expected)}, got {type(value).__name__}")
-            )
-            ok = False
-    return ok
+def _checked_records(name: str, raw: bytes, fmt: str | None, rules: dict[str, FieldRule], errors: list[RecordError]):
+    return [r for r in file_records(name, raw, rules=rules, fmt=fmt, errors=errors) if record_check(name, r, rules, errors)]
 
 
 @dataclass(frozen=True)
@@ -206,13 +103,9 @@ def read_task_records(
 ) -> list[TaskRecord]:
     """Parse and validate task records; raise :class:`ImportFailed` listing every error."""
     errors: list[RecordError] = []
-    fmt = _format_of(name, fmt)
-    records = _parse_csv(name, raw, errors, TASK_FIELDS) if fmt == "csv" else _parse_jsonl(name, raw, errors)
     tasks: list[TaskRecord] = []
     seen: dict[str, int] = {}
-    for record in records:
-        if not _check_shape(name, record, TASK_FIELDS, TASK_REQUIRED, errors):
-            continue
+    for record in _checked_records(name, raw, fmt, TASK_RULES, errors):
         v = record.values
         family = FAMILY_ALIASES.get(v["family"].strip().lower(), v["family"].strip().lower())
         if ekphrasis_families and family not in FAMILIES:
@@ -220,7 +113,7 @@ def read_task_records(
                 RecordError(name, record.line, "family", f"unknown family {v['family']!r} (one of {', '.join(FAMILIES)})")
             )
             continue
-        external_id = v["id"].strip()
+        external_id = v["id"]
         if external_id in seen:
             errors.append(
                 RecordError(name, record.line, "id", f"duplicate id {external_id!r} (first on line {seen[external_id]})")
@@ -238,8 +131,6 @@ def read_task_records(
                 source=v.get("source") or {},
             )
         )
-    if not records and not errors:
-        errors.append(RecordError(name, 0, "", "the file holds no records"))
     if errors:
         raise ImportFailed(errors)
     return tasks
@@ -248,16 +139,10 @@ def read_task_records(
 def read_response_records(name: str, raw: bytes, *, fmt: str | None = None) -> list[ResponseRecord]:
     """Parse and validate response records (shape only; references are checked by the service)."""
     errors: list[RecordError] = []
-    fmt = _format_of(name, fmt)
-    records = (
-        _parse_csv(name, raw, errors, RESPONSE_FIELDS) if fmt == "csv" else _parse_jsonl(name, raw, errors)
-    )
     responses: list[ResponseRecord] = []
     seen: dict[tuple[str, str, int], int] = {}
     primaries: dict[tuple[str, str], int] = {}
-    for record in records:
-        if not _check_shape(name, record, RESPONSE_FIELDS, RESPONSE_REQUIRED, errors):
-            continue
+    for record in _checked_records(name, raw, fmt, RESPONSE_RULES, errors):
         v = record.values
         has_text = "text" in v
         has_fields = "core_idea" in v or "visual_description" in v
@@ -304,8 +189,6 @@ def read_response_records(name: str, raw: bytes, *, fmt: str | None = None) -> l
                 primary=v.get("primary"),
             )
         )
-    if not records and not errors:
-        errors.append(RecordError(name, 0, "", "the file holds no records"))
     if errors:
         raise ImportFailed(errors)
     return responses
@@ -326,23 +209,15 @@ class RenderRecord:
 def read_render_records(name: str, raw: bytes, *, fmt: str | None = None) -> list[RenderRecord]:
     """Parse and validate a render manifest (shape only; responses and image files are checked by the service)."""
     errors: list[RecordError] = []
-    fmt = _format_of(name, fmt)
-    records = _parse_csv(name, raw, errors, RENDER_FIELDS) if fmt == "csv" else _parse_jsonl(name, raw, errors)
     renders: list[RenderRecord] = []
     seen: dict[tuple[str, str, int, str, int], int] = {}
-    for record in records:
-        if not _check_shape(name, record, RENDER_FIELDS, RENDER_REQUIRED, errors):
-            continue
+    for record in _checked_records(name, raw, fmt, RENDER_RULES, errors):
         v = record.values
         problems = []
         if v["sample"] < 1:
             problems.append(("sample", "must be 1 or more (samples are 1-based)"))
-        if not SEED_RANGE[0] <= v["seed"] <= SEED_RANGE[1]:
-            problems.append(("seed", "must fit in a signed 64-bit integer"))
-        renderer = v["renderer"].strip()
-        if not renderer or len(renderer) > RENDERER_MAX_LENGTH:
-            problems.append(("renderer", f"must be 1 to {RENDERER_MAX_LENGTH} characters"))
-        image = v["image"].strip()
+        renderer = v["renderer"]
+        image = v["image"]
         if Path(image).is_absolute() or "\\" in image:
             problems.append(("image", f"must be a path relative to the manifest, with '/' separators, got {image!r}"))
         if problems:
@@ -370,8 +245,6 @@ def read_render_records(name: str, raw: bytes, *, fmt: str | None = None) -> lis
                 prompt=v.get("prompt"),
             )
         )
-    if not records and not errors:
-        errors.append(RecordError(name, 0, "", "the file holds no records"))
     if errors:
         raise ImportFailed(errors)
     return renders

@@ -6,12 +6,11 @@ this module only arranges it (rows, charts, CSV, JSON, LaTeX).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import dataclass
 
 from leaderboard import charts
+from leaderboard.csv_cells import csv_text
 from leaderboard.models import LeaderboardSnapshot
 
 DIMENSION_NAMES = {"U": "Usefulness", "E": "Expressiveness", "N": "Novelty"}
@@ -170,14 +169,13 @@ def budget_rows(payload: dict) -> list[dict]:
 def export_csv(snapshot: LeaderboardSnapshot) -> str:
     payload = snapshot.payload
     dims = payload["dimensions"]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["rank", "model", "overall_vci", "overall_ci90_low", "overall_ci90_high"]
-                    + [f"{d}_{k}" for d in dims for k in ("winrate", "winrate_ci90_low", "winrate_ci90_high", "z", "tier")])
-    for r in model_rows(payload):
-        writer.writerow([r.rank, r.name, r.overall, r.overall_low, r.overall_high]
-                        + [v for d in dims for v in (r.winrate[d], r.winrate_low[d], r.winrate_high[d], r.z[d], r.tier[d])])
-    return buffer.getvalue()
+    header = (["rank", "model", "overall_vci", "overall_ci90_low", "overall_ci90_high"]
+              + [f"{d}_{k}" for d in dims for k in ("winrate", "winrate_ci90_low", "winrate_ci90_high", "z", "tier")])
+    return csv_text(header, (
+        [r.rank, r.name, r.overall, r.overall_low, r.overall_high]
+        + [v for d in dims for v in (r.winrate[d], r.winrate_low[d], r.winrate_high[d], r.z[d], r.tier[d])]
+        for r in model_rows(payload)
+    ))
 
 
 def export_json(snapshot: LeaderboardSnapshot) -> str:

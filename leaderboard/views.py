@@ -6,12 +6,14 @@ from __future__ import annotations
 import mimetypes
 
 from django.contrib import messages
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from leaderboard import charts, results, selectors
-from leaderboard.forms import JudgeRunForm, TIGBuildForm
+from leaderboard.forms import JudgeRunForm, SnapshotCompareForm, TIGBuildForm
 from leaderboard.judges import judge_choices
 from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
 from leaderboard.roles import require_researcher
@@ -140,8 +142,11 @@ def snapshot_export(request, pk: int, fmt: str):
 
 def snapshot_compare(request):
     require_researcher(request.user)
-    left = get_object_or_404(LeaderboardSnapshot, pk=request.GET.get("a"))
-    right = get_object_or_404(LeaderboardSnapshot, pk=request.GET.get("b"))
+    form = SnapshotCompareForm(request.GET)
+    if not form.is_valid():
+        raise BadRequest(f"Compare needs two snapshot ids: {form.errors.as_text()}")
+    left = get_object_or_404(LeaderboardSnapshot, pk=form.cleaned_data["a"])
+    right = get_object_or_404(LeaderboardSnapshot, pk=form.cleaned_data["b"])
     return render(request, "leaderboard/snapshot_compare.html",
                   {"left": left, "right": right, "pair": (left, right), "rows": results.comparison_rows(left.payload, right.payload)})
 
@@ -159,8 +164,10 @@ def task_drilldown(request, pk: int, task_pk: int):
 def judge_run_detail(request, pk: int):
     require_researcher(request.user)
     run = get_object_or_404(JudgeRun.objects.select_related("task_set"), pk=pk)
+    # Read by static/js/judge_run_status.js through json_script (no inline script: CSP).
+    page_data = {"status_url": reverse("judge_run_status", args=[run.pk]), "snapshot_url": reverse("snapshot_detail", args=[0])}
     return render(request, "leaderboard/judge_run_detail.html",
-                  {"run": run, "progress": selectors.judge_run_progress(run=run)})
+                  {"run": run, "progress": selectors.judge_run_progress(run=run), "page_data": page_data})
 
 
 def judge_run_status(request, pk: int):
@@ -236,8 +243,11 @@ def tig_build_new(request, pk: int):
 def tig_build_detail(request, pk: int, build_pk: int):
     require_researcher(request.user)
     build = get_object_or_404(TIGBuild.objects.select_related("task_set"), pk=build_pk, task_set_id=pk)
+    progress = selectors.tig_build_progress(build=build)
+    # Read by static/js/tig_build_status.js through json_script (no inline script: CSP).
+    page_data = {"status_url": reverse("tig_build_status", args=[pk, build.pk]), "share": progress["share"]}
     return render(request, "leaderboard/tig_build_detail.html",
-                  {"build": build, "progress": selectors.tig_build_progress(build=build),
+                  {"build": build, "progress": progress, "page_data": page_data,
                    "first_task": build.task_set.tasks.order_by("position", "external_id").first()})
 
 

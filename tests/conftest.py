@@ -60,6 +60,13 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _login_throttling_off(settings):
+    # django-axes refuses an authenticate() without a request, which the test client's login()
+    # makes; tests/evalsite/test_login_throttling.py switches it back on.
+    settings.AXES_ENABLED = False
+
+
 def current_database_url() -> str:
     """A DATABASE_URL for the database the current test uses, so that a subprocess
     (a Celery worker, a management command) works on the same data."""

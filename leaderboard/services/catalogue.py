@@ -8,9 +8,7 @@ responses by (task, model, sample) and their raw-text SHA-256.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from engine.visual_plan import split_visual_plan
+from leaderboard.csv_cells import csv_text
 from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
 from leaderboard.records import (
     ImportFailed,
@@ -262,17 +261,19 @@ def _assign_primaries(task_set: TaskSet, wanted_primary: dict[tuple[int, int], t
 
 
 def rows_serialise(rows: list[dict], columns: list[str], fmt: str) -> str:
+    """Rows as JSONL (raw values) or CSV (objects as JSON text, booleans as true/false, and every cell
+    neutralised against spreadsheet formulas by :func:`leaderboard.csv_cells.csv_text`)."""
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow(
-                {k: json.dumps(v, ensure_ascii=False, sort_keys=True) if isinstance(v, dict) else
-                 ("true" if v is True else "false" if v is False else v) for k, v in row.items()}
-            )
-        return buffer.getvalue()
+        return csv_text(columns, ([_csv_value(row.get(k)) for k in columns] for row in rows))
     return "".join(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n" for row in rows)
+
+
+def _csv_value(value):
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
 
 
 TASK_COLUMNS = ["id", "family", "subtype", "brief", "constraints", "source"]
@@ -320,7 +321,7 @@ def role_groups_ensure() -> None:
 
     annotator: no model permissions — the annotation views hand out only the
     user's own queue. researcher: view everything. admin: everything in the
-    catalogue, the campaigns and the users.
+    catalogue, the campaigns and the users, and the login attempts (django-axes).
     """
     from django.contrib.auth.models import Group, Permission
 
@@ -331,4 +332,5 @@ def role_groups_ensure() -> None:
     admin, _ = Group.objects.get_or_create(name=ADMIN)
     ours = Permission.objects.filter(content_type__app_label__in=["leaderboard", "easel", "annotation"])
     researcher.permissions.set(ours.filter(codename__startswith="view_"))
-    admin.permissions.set(ours | Permission.objects.filter(content_type__app_label="auth"))
+    # axes: admins see failed logins and lockouts, and can delete an attempt to lift a lockout.
+    admin.permissions.set(ours | Permission.objects.filter(content_type__app_label__in=["auth", "axes"]))

@@ -46,7 +46,7 @@ def test_admin_import_shows_line_errors_and_writes_nothing(client, adam):
     upload = io.BytesIO(b'{"task_id": "missing", "dimension": "usefulness"}\n')
     upload.name = "items.jsonl"
     body = login(client, adam).post(f"/admin/annotation/campaign/{campaign.pk}/import-items/", {"file": upload}).content.decode()
-    assert "line 1: task_id" in body and not campaign.items.exists()
+    assert "items.jsonl:1: field &#x27;task_id&#x27;" in body and not campaign.items.exists()
 
 
 def test_admin_samples_validation_pairs_without_a_judge_run(client, adam):

@@ -1,7 +1,8 @@
 """Blinding is a security property: crawl every page, API response and image an annotator can
 load — following links and working through every item of every kind — and assert that no model
 name or provider id, response/render id, file name, score, gold answer or other annotator's label or
-note appears."""
+note appears. A response whose text names a model is planted and must be refused at item creation
+(:mod:`annotation.blinding`), kept in the admin's report and absent from everything the crawl loads."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from urllib.parse import urljoin, urlparse
 import pytest
 
 from annotation import services
-from annotation.models import CampaignKind
+from annotation.blinding import IdentityMatcher, catalogue_identities
+from annotation.errors import ItemsInvalid
+from annotation.models import BlindingRefusal, CampaignKind, Item
 from leaderboard.models import Render
 from tests.annotation.factories import (
     MODEL_NAMES,
@@ -27,11 +30,13 @@ from tests.annotation.factories import (
     tig_campaign,
 )
 from tests.annotation.helpers import annotators
-from tests.factories import PASSWORD, UserFactory
+from tests.factories import PASSWORD, ResponseFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 OTHER_NOTE = "SECRET-NOTE-OF-ANOTHER-ANNOTATOR"
+#: Text of the planted response, searched for in everything the crawl loads.
+PLANTED = "PLANTED-UNBLINDING-SENTENCE"
 #: JSON keys that would carry identities, scores or other people's labels.
 FORBIDDEN_KEYS = {"model", "model_id", "response_id", "render_id", "item_id", "subject_model", "score", "scores", "theta",
                   "gold_answer", "annotator", "labels", "judge", "run_id", "winner", "is_simulated", "filename"}
@@ -64,8 +69,22 @@ def world(media_root):
     return alice, campaigns, catalogue
 
 
+@pytest.fixture
+def planted(world):
+    """A response whose Core Idea names another model (in other case), offered as a strategy item:
+    (the response, the refusal)."""
+    _alice, campaigns, catalogue = world
+    strategy = next(c for c in campaigns if c.kind == CampaignKind.STRATEGY)
+    task = catalogue.tasks[0]
+    response = ResponseFactory(task=task, subject_model=catalogue.models[0], sample=2,
+                               core_idea=f"{PLANTED}: a lantern drawn the way {MODEL_NAMES[1].upper()} would draw it.")
+    with pytest.raises(ItemsInvalid) as refused:
+        services.items_create(campaign=strategy, specs=[services.ItemSpec(task=task, response_a=response, key="planted")])
+    return response, refused.value
+
+
 def forbidden_strings(catalogue) -> list[str]:
-    strings = [*MODEL_NAMES, OTHER_NOTE, "someone-else-"]
+    strings = [*MODEL_NAMES, OTHER_NOTE, "someone-else-", PLANTED]
     for model in catalogue.models:
         strings += [model.display_name, model.provider_id]
     for render in Render.objects.all():
@@ -94,8 +113,12 @@ def links(html: str, base: str) -> list[str]:
     return [urljoin(base, f) for f in found]
 
 
-def test_nothing_an_annotator_can_load_carries_identities_scores_or_other_labels(client, world):
+def test_nothing_an_annotator_can_load_carries_identities_scores_or_other_labels(client, world, planted):
     _alice, campaigns, catalogue = world
+    response, refusal = planted
+    assert f"response {response.pk}" in refusal.message and MODEL_NAMES[1] in refusal.message
+    assert not Item.objects.filter(key="planted").exists()
+    assert BlindingRefusal.objects.get(item_key="planted").response == response
     forbidden = forbidden_strings(catalogue)
     assert client.login(username="alice", password=PASSWORD)
     seen: set[str] = set()
@@ -175,5 +198,142 @@ def test_the_image_preference_item_shows_images_and_the_brief_only(client, world
     _alice, campaigns, _ = world
     image_campaign_ = next(c for c in campaigns if c.kind == CampaignKind.IMAGE_PREFERENCE)
     assert client.login(username="alice", password=PASSWORD)
-    content = client.post(f"/annotate/api/campaigns/{image_campaign_.pk}/next").json()["assignment"]["content"]
+    content = client.post(f"/annotate/api/campaigns/{image_campaign_.pk}/next", content_type="application/json").json()["assignment"]["content"]
     assert set(content) == {"question", "images", "brief"}
+
+
+# -- the identity check of shown text ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["drawn like zephyr-secret-alpha.", "(ZEPHYR-SECRET-ALPHA)", "Zephyr-Secret-Alpha's style",
+                                  "see provider/zephyr-secret-alpha", "a Fennec-family look"])
+def test_an_identity_string_is_found_in_any_case_on_word_boundaries(text):
+    matcher = IdentityMatcher(["Zephyr-Secret-Alpha", "provider/zephyr-secret-alpha", "Fennec"])
+    assert matcher.find(text) is not None
+
+
+@pytest.mark.parametrize("text", ["zephyr-secret-alphabet soup", "prezephyr-secret-alpha", "fennecs", "a quiet fox"])
+def test_a_longer_word_containing_an_identity_is_not_a_match(text):
+    assert IdentityMatcher(["Zephyr-Secret-Alpha", "Fennec"]).find(text) is None
+
+
+def test_the_catalogue_identities_are_display_name_provider_id_its_last_segment_and_family(db):
+    from tests.factories import SubjectModelFactory
+
+    SubjectModelFactory(display_name="Vega Prime", provider_id="acme/vega-prime-2", family="Vegafamily")
+    matcher = catalogue_identities()
+    assert {"Vega Prime", "acme/vega-prime-2", "vega-prime-2", "Vegafamily"} <= set(matcher.identities)
+
+
+@pytest.fixture
+def small(media_root):
+    return Catalogue(n_tasks=1)
+
+
+def _refused(campaign, spec) -> ItemsInvalid:
+    with pytest.raises(ItemsInvalid) as refused:
+        services.items_create(campaign=campaign, specs=[spec])
+    assert not campaign.items.exists()
+    return refused.value
+
+
+def test_a_pairwise_item_whose_shown_response_names_a_model_is_refused_naming_the_response(small):
+    from tests.annotation.factories import campaign_for
+
+    campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, small)
+    task = small.tasks[0]
+    leaky = small.response(task, 1)
+    leaky.core_idea = f"What {small.models[2].provider_id.rsplit('/', 1)[-1]} would never dare."
+    leaky.save()
+    error = _refused(campaign, services.ItemSpec(task=task, dimension="novelty", response_a=small.response(task, 0),
+                                                 response_b=leaky, payload={"checklist": ["Avoids lanterns?"]}))
+    assert f"response {leaky.pk}" in error.message and "core_idea" in error.message
+    assert BlindingRefusal.objects.get(campaign=campaign).field == "response_b"
+
+
+def test_a_checklist_cue_naming_a_model_family_is_refused(small):
+    from tests.annotation.factories import campaign_for
+
+    small.models[0].family = "Lanternfish"
+    small.models[0].save()
+    campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, small)
+    task = small.tasks[0]
+    error = _refused(campaign, services.ItemSpec(task=task, dimension="novelty", response_a=small.response(task, 0),
+                                                 response_b=small.response(task, 1),
+                                                 payload={"checklist": ["Does it avoid the LANTERNFISH look?"]}))
+    assert "payload" in error.message and "'Lanternfish'" in error.message
+
+
+def test_a_tig_item_whose_cluster_summary_names_a_model_is_refused(small):
+    from tests.annotation.factories import campaign_for
+
+    campaign = campaign_for(CampaignKind.TIG_AUDIT, small)
+    error = _refused(campaign, services.ItemSpec(task=small.tasks[0], payload={
+        "checklist_text": "Avoids glowing lanterns?", "cluster_summary": f"lanterns, as in {MODEL_NAMES[3]}",
+        "provenance": {"models_sharing": 2}, "meta": {"source": MODEL_NAMES[0]}}))
+    assert MODEL_NAMES[3] in error.message and MODEL_NAMES[0] not in error.message  # meta is never shown
+
+
+def test_a_brief_naming_a_model_refuses_the_item_naming_the_task(small):
+    from tests.annotation.factories import campaign_for
+
+    task = small.tasks[0]
+    task.brief = f"Draw a lantern for {MODEL_NAMES[0].lower()} users."
+    task.save()
+    campaign = campaign_for(CampaignKind.STRATEGY, small)
+    error = _refused(campaign, services.ItemSpec(task=task, response_a=small.response(task, 1)))
+    assert f"task {task.external_id}" in error.message
+
+
+def test_an_item_whose_unshown_field_names_a_model_is_accepted(small):
+    from tests.annotation.factories import campaign_for
+
+    campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, small)
+    task = small.tasks[0]
+    other = small.response(task, 1)
+    other.visual_description = f"In the manner of {MODEL_NAMES[2]}."  # a novelty item shows the Core Idea only
+    other.save()
+    created, _ = services.items_create(campaign=campaign, specs=[services.ItemSpec(
+        task=task, dimension="novelty", response_a=small.response(task, 0), response_b=other, payload={"checklist": []})])
+    assert len(created) == 1 and not BlindingRefusal.objects.exists()
+
+
+def test_admins_see_the_report_of_refused_items(client, small, adam):
+    from tests.annotation.factories import campaign_for
+
+    campaign = campaign_for(CampaignKind.STRATEGY, small)
+    task = small.tasks[0]
+    leaky = small.response(task, 0)
+    leaky.core_idea = f"{MODEL_NAMES[1]} inside."
+    leaky.save()
+    _refused(campaign, services.ItemSpec(task=task, response_a=leaky, key="leaky-item"))
+    client.force_login(adam)
+    page = client.get("/admin/annotation/blindingrefusal/")
+    assert page.status_code == 200
+    assert b"leaky-item" in page.content and f"response {leaky.pk}".encode() in page.content
+
+
+def test_a_campaign_whose_instructions_name_a_model_is_refused(small):
+    from tests.annotation.factories import campaign_for
+
+    with pytest.raises(ItemsInvalid, match="instructions: names a model"):
+        campaign_for(CampaignKind.STRATEGY, small, instructions=f"Label like {MODEL_NAMES[0]} would.")
+
+
+def test_a_calibration_example_naming_a_model_is_refused(small):
+    from tests.annotation.factories import campaign_for
+
+    campaign = campaign_for(CampaignKind.STRATEGY, small)
+    with pytest.raises(ItemsInvalid, match="body: names a model"):
+        services.calibration_example_add(campaign=campaign, title="A hard one", body=f"From {MODEL_NAMES[2]}.", expected="B")
+    assert not campaign.calibration_examples.exists()
+
+
+def test_the_admin_form_refuses_a_calibration_example_naming_a_model(small):
+    from annotation.forms import CalibrationExampleAdminForm
+    from tests.annotation.factories import campaign_for
+
+    campaign = campaign_for(CampaignKind.STRATEGY, small)
+    form = CalibrationExampleAdminForm(data={"campaign": campaign.pk, "position": 0, "title": f"{MODEL_NAMES[3]} case",
+                                             "body": "A case.", "expected": "B", "explanation": ""})
+    assert not form.is_valid() and "names a model" in form.errors["title"][0]

@@ -306,6 +306,15 @@ def test_export_csv_has_a_header_and_one_row_per_label(labelled):
     assert len(reader) == 18 and reader[0]["kind"] == CampaignKind.TEXT_PAIRWISE
 
 
+def test_export_csv_neutralises_a_flag_note_formula_and_jsonl_keeps_it_raw(labelled):
+    note = '=HYPERLINK("http://evil","click")'
+    PairwiseLabel.objects.filter(pk=PairwiseLabel.objects.order_by("pk").first().pk).update(flag_note=note)
+    csv_notes = [row["flag_note"] for row in csv.DictReader(io.StringIO(selectors.labels_export(campaign=labelled, fmt="csv")))]
+    jsonl_notes = [json.loads(line)["flag_note"] for line in selectors.labels_export(campaign=labelled, fmt="jsonl").splitlines()]
+    assert "'" + note in csv_notes and note not in csv_notes
+    assert note in jsonl_notes
+
+
 def test_instructions_markup_escapes_html():
     html = selectors.markup_render("**Bold** and <script>alert(1)</script>\n- one\n- two")
     assert "<strong>Bold</strong>" in html and "<script>" not in html and "<li>one</li>" in html

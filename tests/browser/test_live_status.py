@@ -21,12 +21,17 @@ def test_the_build_page_follows_a_running_build_to_done_without_a_reload(live_se
                         is_primary=True, core_idea=f"A paper lantern drifting over the {name} river at dusk.")
     build = tig_build_create(task_set=task_set)
     page = browser.new_page()
+    refused = []  # what the Content-Security-Policy blocked on the page, as Chromium reports it
+    page.on("console", lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None)
     log_in(page, live_server.url, "rita")
     page.goto(f"{live_server.url}/task-sets/{task_set.pk}/tig-builds/{build.pk}/")
     assert page.text_content("#st") == "pending"
     assert page.is_hidden("#viewer-link")
     tig_build_execute(build_id=build.pk)
-    page.wait_for_function("document.getElementById('st').textContent === 'done'", timeout=TIMEOUT_MS)
+    # A function, not an expression: Playwright evaluates a bare expression with eval(), which the
+    # page's Content-Security-Policy (no 'unsafe-eval') refuses.
+    page.wait_for_function("() => document.getElementById('st').textContent === 'done'", timeout=TIMEOUT_MS)
     assert page.text_content("#responses") == "2/2"
     assert page.is_visible("#viewer-link")
     assert page.evaluate("document.getElementById('bar').style.width") == "100%"
+    assert refused == []

@@ -48,3 +48,37 @@ def test_cli_import_error_names_file_line_and_field(tmp_path):
 def test_cli_import_responses_names_an_unknown_task_set(tmp_path):
     with pytest.raises(CommandError, match="no task set named 'nope'"):
         call_command("import_responses", str(DEMO_DIR / "ekphrasis_responses.jsonl"), "--task-set", "nope")
+
+
+def _checklist_item():
+    from leaderboard.models import ChecklistItem
+    from tests.factories import TaskFactory
+
+    return ChecklistItem.objects.create(task=TaskFactory(), dimension="N", slot=1, text="Avoids clocks?",
+                                        inspects="core_idea", source="tig")
+
+
+@pytest.mark.parametrize("line,field", [
+    ('{"checklist_item_id": %d, "action": "exclude", "action": "accept"}', "action"),
+    ('{"checklist_item_id": NaN, "action": "exclude"}', "checklist_item_id"),
+    ('{"checklist_item_id": %d, "action": " exclude"}', "action"),
+    ('{"checklist_item_id": 99999999999999999999, "action": "exclude"}', "checklist_item_id"),
+])
+def test_apply_tig_audit_refuses_a_malformed_file_naming_line_and_field_and_changes_nothing(tmp_path, line, field):
+    item = _checklist_item()
+    path = tmp_path / "audit.jsonl"
+    good = json.dumps({"checklist_item_id": item.pk, "action": "exclude"})
+    path.write_text(good + "\n" + (line % item.pk if "%d" in line else line) + "\n", encoding="utf-8")
+    with pytest.raises(CommandError, match=f"audit.jsonl:2: field '{field}'"):
+        call_command("apply_tig_audit", str(path))
+    item.refresh_from_db()
+    assert item.active
+
+
+def test_apply_tig_audit_applies_a_well_formed_file(tmp_path):
+    item = _checklist_item()
+    path = tmp_path / "audit.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"checklist_item_id": item.pk, "action": "exclude"}).encode() + b"\n")
+    call_command("apply_tig_audit", str(path))
+    item.refresh_from_db()
+    assert not item.active

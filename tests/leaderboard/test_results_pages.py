@@ -1,5 +1,7 @@
 """Results pages: the snapshot, its exports, comparison, drill-down and live run status."""
 
+import csv
+import io
 import json
 
 import pytest
@@ -37,6 +39,16 @@ def test_snapshot_csv_export_has_one_row_per_model(researcher_client, snapshot):
     response = researcher_client.get(f"/leaderboards/{snapshot.pk}/export.csv")
     lines = response.content.decode().strip().splitlines()
     assert lines[0].startswith("rank,model,overall_vci") and len(lines) == 1 + 4
+
+
+def test_snapshot_csv_export_neutralises_a_model_name_that_is_a_formula(researcher_client):
+    task_set, models = population(n_models=3, n_tasks=3)
+    models[0].display_name = "=HYPERLINK(\"http://evil\")"
+    models[0].save(update_fields=["display_name"])
+    snapshot = judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=6, dimensions="U"))
+    rows = list(csv.DictReader(io.StringIO(researcher_client.get(f"/leaderboards/{snapshot.pk}/export.csv").content.decode())))
+    assert "'=HYPERLINK(\"http://evil\")" in [row["model"] for row in rows]
+    assert not any(cell.startswith(tuple("=+@")) for row in rows for cell in row.values())
 
 
 def test_snapshot_json_export_is_pinned_to_its_configuration(researcher_client, snapshot):

@@ -3,6 +3,8 @@ field, and leaves the database exactly as it was."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -274,3 +276,21 @@ def test_export_import_export_round_trips_identically(task_set, fmt, django_db_b
     responses_import(name=name, raw=responses_text.encode(), task_set=fresh, create_models=True)
     assert tasks_export(task_set=fresh, fmt=fmt) == tasks_text
     assert responses_export(task_set=fresh, fmt=fmt) == responses_text
+
+
+FORMULA_CELLS = ["=HYPERLINK(\"http://evil\")", "+1", "-2", "@SUM(A1)", "\tTab", "\rCR", "'=kept quote"]
+
+
+def test_csv_exports_neutralise_formula_cells_and_import_them_back_unchanged(task_set):
+    rows = [{"task_id": "a1", "model": "m1", "sample": n, "text": value} for n, value in enumerate(FORMULA_CELLS, 1)]
+    import_responses_file(task_set, rows)
+    csv_text = responses_export(task_set=task_set, fmt="csv")
+    jsonl_text = responses_export(task_set=task_set, fmt="jsonl")
+    cells = [row["text"] for row in csv.DictReader(io.StringIO(csv_text))]
+    assert cells == ["'" + value for value in FORMULA_CELLS]
+    assert [json.loads(line)["text"] for line in jsonl_text.splitlines()] == FORMULA_CELLS  # JSONL keeps raw text
+
+    Response.objects.all().delete()
+    responses_import(name="x.csv", raw=csv_text.encode(), task_set=task_set)
+    assert list(Response.objects.order_by("sample").values_list("raw_text", flat=True)) == FORMULA_CELLS
+    assert responses_export(task_set=task_set, fmt="csv") == csv_text

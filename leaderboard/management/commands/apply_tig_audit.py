@@ -1,11 +1,27 @@
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from leaderboard.import_contract import (
+    TEXT_MAX_CHARS,
+    FieldRule,
+    ImportFailed,
+    RecordError,
+    field_rule,
+    file_records,
+    record_check,
+)
 from leaderboard.models import ChecklistItem
 from leaderboard.services.tig import tig_audit_apply
+
+#: The audit-outcome record, checked by the import contract like every other import file.
+AUDIT_RULES = {
+    "checklist_item_id": field_rule(ChecklistItem, "id", required=True),
+    "action": FieldRule(str, required=True, max_chars=16, trimmed=True),
+    "revision": field_rule(ChecklistItem, "text"),
+    "note": FieldRule(str, max_chars=TEXT_MAX_CHARS),
+}
 
 
 class Command(BaseCommand):
@@ -19,19 +35,24 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])
-        applied = 0
         try:
-            with transaction.atomic():
-                for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        record = json.loads(line)
-                        tig_audit_apply(item_id=int(record["checklist_item_id"]), action=record["action"],
-                                        revision=record.get("revision", ""), note=record.get("note", ""))
-                    except (KeyError, ValueError, TypeError, ChecklistItem.DoesNotExist) as exc:
-                        raise CommandError(f"{path}:{number}: {exc}") from exc
-                    applied += 1
+            raw = path.read_bytes()
         except OSError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(f"{applied} audit outcome(s) applied")
+        name = str(path)
+        errors: list[RecordError] = []
+        records = [r for r in file_records(name, raw, rules=AUDIT_RULES, fmt="jsonl", errors=errors)
+                   if record_check(name, r, AUDIT_RULES, errors)]
+        if errors:
+            raise CommandError(str(ImportFailed(errors)))
+        with transaction.atomic():
+            for record in records:
+                v = record.values
+                try:
+                    tig_audit_apply(item_id=v["checklist_item_id"], action=v["action"],
+                                    revision=v.get("revision", ""), note=v.get("note", ""))
+                except ChecklistItem.DoesNotExist as exc:
+                    raise CommandError(f"{name}:{record.line}: field 'checklist_item_id': no such checklist item") from exc
+                except ValueError as exc:
+                    raise CommandError(f"{name}:{record.line}: field 'action': {exc}") from exc
+        self.stdout.write(f"{len(records)} audit outcome(s) applied")

@@ -1,0 +1,157 @@
+"""Blinding of shown text: nothing an item shows may name a model.
+
+One check, :func:`item_identity_problems`, looks at everything an item will show — the kind's
+shown content (brief, constraints, response texts, checklist cues, TIG checklist text and cluster
+summary), the rendered JSON the labelling page receives (:meth:`Kind.present`) and the payload
+(except its ``meta``, which is never shown) — against every identity string of every model in
+the catalogue (display name, provider id and its last path segment, family), case-insensitively
+and on word boundaries. Items that fail are refused at creation with an error naming the response
+(or the field) that carries the name, and a :class:`~annotation.models.BlindingRefusal` row is kept
+for the admin's report (admin → "Items refused for blinding"). The campaign texts annotators read
+(name, instructions, calibration examples) are checked by :func:`texts_identity_problems`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils import timezone
+
+from annotation.kinds.base import Kind
+from annotation.models import Assignment, BlindingRefusal, Campaign, Item
+from leaderboard.models import Response, SubjectModel
+
+#: Campaign texts annotators read (queue card, labelling page, calibration overlay), checked the same way.
+CAMPAIGN_SHOWN_FIELDS = ("name", "instructions")
+CALIBRATION_SHOWN_FIELDS = ("title", "body", "expected", "explanation")
+#: Shorter identity strings are not checked: a family such as "o" or "ai" would refuse any text.
+IDENTITY_MIN_LENGTH = 3
+
+
+@dataclass(frozen=True)
+class IdentityLeak:
+    """One identity string found in what an item shows; ``response`` is the response whose text
+    carries it (None when it comes from the task or the payload)."""
+
+    field: str
+    identity: str
+    response: Response | None
+    message: str
+
+
+class IdentityMatcher:
+    """Every identity string of the catalogue as one case-insensitive, word-boundary-aware pattern."""
+
+    def __init__(self, identities: Iterable[str]):
+        # One spelling per name, the first given (a display name before the provider id's segment).
+        unique: dict[str, str] = {}
+        for name in identities:
+            if name and len(name.strip()) >= IDENTITY_MIN_LENGTH:
+                unique.setdefault(name.strip().lower(), name.strip())
+        names = sorted(unique.values(), key=lambda n: (-len(n), n.lower()))
+        self.identities = names
+        # Word boundaries by lookaround, not \b: names start or end with "-", "/" or "." as often as
+        # with a letter ("gpt-4o", "org/model-v2."), where \b would not match.
+        self.pattern = (re.compile("(?<!\\w)(?:" + "|".join(re.escape(n) for n in names) + ")(?!\\w)", re.IGNORECASE)
+                        if names else None)
+
+    def find(self, text: str) -> str | None:
+        """The first identity string ``text`` contains, as written in the catalogue; None if none."""
+        if self.pattern is None or not text:
+            return None
+        found = self.pattern.search(text)
+        if found is None:
+            return None
+        return next((n for n in self.identities if n.lower() == found.group(0).lower()), found.group(0))
+
+
+def catalogue_identities() -> IdentityMatcher:
+    """The identity strings of every model (any role): display name, provider id, the provider id's
+    last path segment ("org/name" → "name") and family."""
+    strings = []
+    for display_name, provider_id, family in SubjectModel.objects.values_list("display_name", "provider_id", "family"):
+        strings += [display_name, provider_id, provider_id.rsplit("/", 1)[-1], family]
+    return IdentityMatcher(strings)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield str(key)
+            yield from _strings(inner)
+    elif isinstance(value, (list, tuple)):
+        for inner in value:
+            yield from _strings(inner)
+
+
+def _shown_responses(item: Item) -> list[tuple[str, Response]]:
+    sides = [("response_a", item.response_a), ("response_b", item.response_b)]
+    sides += [(name, render.response) for name, render in (("render_a", item.render_a), ("render_b", item.render_b))
+              if render is not None]
+    return [(name, response) for name, response in sides if response is not None]
+
+
+def _response_label(response: Response) -> str:
+    return (f"response {response.pk} ({response.subject_model.display_name}, sample {response.sample}, "
+            f"task {response.task.external_id})")
+
+
+def item_identity_problems(*, item: Item, kind: Kind, matcher: IdentityMatcher) -> list[IdentityLeak]:
+    """Identity strings in anything ``item`` will show, one :class:`IdentityLeak` per source found
+    (the response whose text carries it, else the task's brief, else the payload)."""
+    shown = kind.shown_content(item).content
+    # The rendered page data: what the labelling page receives, in a fixed orientation.
+    rendered = kind.present(item, Assignment(swapped=False, token=""), media_url=lambda slot: "")
+    payload = {k: v for k, v in (item.payload or {}).items() if k != "meta"}
+    texts = set(_strings([shown, rendered, payload]))
+    found = {name for text in texts if (name := matcher.find(text))}
+    if not found:
+        return []
+    leaks = []
+    for side, response in _shown_responses(item):
+        for field in ("core_idea", "visual_description"):
+            text = getattr(response, field)
+            identity = matcher.find(text) if text in texts else None
+            if identity is not None:
+                leaks.append(IdentityLeak(side, identity, response,
+                                          f"{_response_label(response)} names a model ({identity!r}) in its {field}; "
+                                          "shown text must not carry identities"))
+    named = {leak.identity for leak in leaks}
+    task_texts = list(_strings([item.task.brief, item.task.constraints]))
+    for identity in sorted(found - named):
+        where = "task" if any(matcher.find(t) == identity for t in task_texts) else "payload"
+        source = f"the brief of task {item.task.external_id}" if where == "task" else "the item's payload"
+        leaks.append(IdentityLeak(where, identity, None,
+                                  f"{source} names a model ({identity!r}); shown text must not carry identities"))
+    return leaks
+
+
+def texts_identity_problems(texts: Mapping[str, str], *, matcher: IdentityMatcher | None = None) -> dict[str, str]:
+    """field -> message for each of ``texts`` (campaign name, instructions, calibration examples)
+    that names a model; empty when none does."""
+    matcher = matcher or catalogue_identities()
+    problems = {}
+    for field, text in texts.items():
+        identity = matcher.find(text or "")
+        if identity is not None:
+            problems[field] = f"names a model ({identity!r}); annotators read this text"
+    return problems
+
+
+def blinding_refusals_record(*, campaign: Campaign, refused: Sequence[tuple[str, int, IdentityLeak]]) -> None:
+    """Keep refused items for the admin's report: (item key, line, leak) each."""
+    now = timezone.now()
+    BlindingRefusal.objects.bulk_create([
+        BlindingRefusal(campaign=campaign, item_key=key[:200], line=line, field=leak.field[:40],
+                        identity=leak.identity[:200], response=leak.response, message=leak.message, created_at=now)
+        for key, line, leak in refused
+    ])
+
+
+__all__ = ["CALIBRATION_SHOWN_FIELDS", "CAMPAIGN_SHOWN_FIELDS", "IdentityLeak", "IdentityMatcher", "blinding_refusals_record",
+           "catalogue_identities", "item_identity_problems", "texts_identity_problems"]

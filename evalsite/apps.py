@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class EvalsiteConfig(AppConfig):
+    """The project package as an app, so that its system checks (evalsite/checks.py) register."""
+
+    name = "evalsite"
+    label = "evalsite"
+
+    def ready(self) -> None:
+        from evalsite import checks  # noqa: F401  (registers the checks)

@@ -1,0 +1,46 @@
+"""The 400 and 404 answers of the whole site: JSON for API paths, an HTML page otherwise.
+
+Django calls these for ``BadRequest``/``SuspiciousOperation`` and ``Http404`` raised anywhere
+(``handler400``/``handler404`` in ``evalsite.urls``); middleware that refuses a request early uses
+:func:`bad_request` too, so every refusal looks the same.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+
+__all__ = ["bad_request", "error_response", "is_api_request", "page_not_found"]
+
+TITLES = {400: "Bad request", 404: "Not found"}
+CODES = {400: "bad_request", 404: "not_found"}
+
+
+def is_api_request(request: HttpRequest) -> bool:
+    """API paths (``…/api/…``), status endpoints (``….json``) and clients that ask for JSON."""
+    path = request.path
+    return "/api/" in path or path.endswith(".json") or request.headers.get("Accept", "").startswith("application/json")
+
+
+def error_response(request: HttpRequest, status: int, detail: str) -> HttpResponse:
+    if is_api_request(request):
+        return JsonResponse({"error": CODES[status], "detail": detail}, status=status)
+    if not hasattr(request, "user"):  # refused before the authentication middleware ran
+        request.user = AnonymousUser()
+    body = render_to_string("error.html", {"status": status, "title": TITLES[status], "detail": detail}, request=request)
+    return HttpResponse(body, status=status)
+
+
+def _detail(exception: BaseException | None, default: str) -> str:
+    # Only messages our own code wrote are shown; Django's resolver 404s carry internals in DEBUG only.
+    message = exception.args[0] if exception is not None and exception.args else ""
+    return message if isinstance(message, str) and message else default
+
+
+def bad_request(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
+    return error_response(request, 400, _detail(exception, "The request is malformed."))
+
+
+def page_not_found(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
+    return error_response(request, 404, _detail(exception, "There is nothing at this address."))

@@ -1,0 +1,61 @@
+"""CSV cells that a spreadsheet cannot run: the one CSV writer of the site, and its inverse for the importers.
+
+A spreadsheet treats a cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as
+a formula (CSV injection): an annotator's flag note ``=HYPERLINK(...)`` would run in the researcher's
+spreadsheet. OWASP's rule (CSV Injection cheat sheet) is to prefix such a cell with a single quote.
+
+So that export → import → export stays identical, the mapping is made a bijection on strings:
+
+* written: a string cell matching ``'*[=+\\-@\\t\\r]…`` (any number of quotes, then a trigger) gets one
+  more leading quote; every other string is written as it is;
+* read: a cell matching ``'+[=+\\-@\\t\\r]…`` loses exactly one leading quote; every other cell is read
+  as it is.
+
+A value that really begins with quotes and a trigger (``'=x``) is therefore written ``''=x`` and read back
+as ``'=x``. Numbers (Python ``int``/``float``, never strings) are written unquoted: a number such as
+``-0.42`` is not a formula, and quoting it would make every negative z-score text in a spreadsheet.
+JSONL exports keep the raw text (they are not opened by spreadsheets).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["FORMULA_TRIGGERS", "cell_neutralised", "cell_restored", "csv_text"]
+
+#: The first characters a spreadsheet reads as the start of a formula (OWASP CSV Injection).
+FORMULA_TRIGGERS = "=+-@\t\r"
+_NEEDS_QUOTE = re.compile(r"'*[=+\-@\t\r]")
+_QUOTED = re.compile(r"'+[=+\-@\t\r]")
+
+
+def cell_neutralised(value: Any) -> Any:
+    """The value as it is written to a CSV cell: strings that a spreadsheet would run get a leading quote."""
+    if isinstance(value, str) and _NEEDS_QUOTE.match(value):
+        return "'" + value
+    return value
+
+
+def cell_restored(cell: str) -> str:
+    """The inverse of :func:`cell_neutralised` for a cell read from a CSV file."""
+    if _QUOTED.match(cell):
+        return cell[1:]
+    return cell
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A whole CSV document with every cell neutralised; ``None`` is an empty cell.
+
+    Records end in CRLF (RFC 4180): the csv module quotes a cell holding any character of the line
+    terminator, so a carriage return inside a cell is quoted and reads back intact.
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow([cell_neutralised(name) for name in header])
+    for row in rows:
+        writer.writerow([cell_neutralised(value) for value in row])
+    return buffer.getvalue()

@@ -1,0 +1,19 @@
+// The judge run page follows its run: page data from json_script "judge-run-page" (status URL, and
+// the leaderboard URL with 0 standing for the snapshot id).
+(function () {
+  const page = JSON.parse(document.getElementById("judge-run-page").textContent);
+  followStatus(page.status_url, function (p) {
+    document.getElementById("st").textContent = p.status;
+    document.getElementById("tasks").textContent = p.tasks_done + "/" + p.tasks_total;
+    document.getElementById("calls").textContent = p.calls_done;
+    const share = p.calls_planned ? Math.min(100, 100 * p.calls_done / p.calls_planned) : 0;
+    document.getElementById("bar").style.width = (p.status === "done" ? 100 : share) + "%";
+    const holder = document.getElementById("snapshot-link");
+    if (p.snapshot && !holder.querySelector("a")) {
+      const link = document.createElement("a");
+      link.href = page.snapshot_url.replace("/0/", "/" + encodeURIComponent(p.snapshot) + "/");
+      link.textContent = "Open the leaderboard";
+      holder.replaceChildren(link);
+    }
+  });
+})();

@@ -1,0 +1,65 @@
+"""The Content-Security-Policy (django-csp, evalsite/settings.py) allows scripts, styles and images
+from our own origin only, and no page relies on what it forbids: inline <script>, event-handler
+attributes, style attributes or <style> blocks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from leaderboard import charts
+from leaderboard.services.tig import tig_build_create
+from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory, UserFactory
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = sorted(p for p in ROOT.glob("**/templates/**/*.html") if ".venv" not in p.parts)
+#: <script> without a src: inline code (json_script output is written by Django, not in templates).
+INLINE_SCRIPT = re.compile(r"<script\b(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>", re.IGNORECASE)
+EVENT_HANDLER = re.compile(r"<[^>]*\son[a-z]+\s*=", re.IGNORECASE)
+STYLE_ATTRIBUTE = re.compile(r"<[^>]*\sstyle\s*=", re.IGNORECASE)
+STYLE_BLOCK = re.compile(r"<style\b", re.IGNORECASE)
+
+
+def policy(response) -> dict[str, list[str]]:
+    header = response["Content-Security-Policy"]
+    return {part.split()[0]: part.split()[1:] for part in header.split(";") if part.strip()}
+
+
+@pytest.mark.django_db
+def test_every_page_carries_a_policy_of_own_origin_scripts_and_styles(client):
+    directives = policy(client.get("/accounts/login/"))
+    assert directives["default-src"] == ["'self'"]
+    assert directives["script-src"] == ["'self'"]
+    assert directives["style-src"] == ["'self'"]
+    assert directives["object-src"] == ["'none'"] and directives["frame-ancestors"] == ["'none'"]
+    assert not any("unsafe" in source for sources in directives.values() for source in sources)
+
+
+def test_the_templates_were_found():
+    assert len(TEMPLATES) > 10
+
+
+@pytest.mark.parametrize("pattern", [INLINE_SCRIPT, EVENT_HANDLER, STYLE_ATTRIBUTE, STYLE_BLOCK],
+                         ids=["inline script", "event handler", "style attribute", "style block"])
+def test_no_template_uses_what_the_policy_forbids(pattern):
+    offenders = [f"{path.relative_to(ROOT)}: {match.group(0)[:80]}" for path in TEMPLATES
+                 for match in pattern.finditer(path.read_text())]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_charts_carry_no_style_attribute():
+    svg = charts.interval_plot([charts.Interval(label="m", estimate=0.1, low=0.0, high=0.2)], title="t")
+    assert STYLE_ATTRIBUTE.search(svg) is None and 'class="chart"' in svg
+
+
+@pytest.mark.django_db
+def test_the_tig_build_page_passes_its_data_by_json_script_to_a_static_script(client):
+    task_set = TaskSetFactory()
+    ResponseFactory(task=TaskFactory(task_set=task_set), subject_model=SubjectModelFactory(display_name="csp-a"))
+    build = tig_build_create(task_set=task_set)
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    page = client.get(f"/task-sets/{task_set.pk}/tig-builds/{build.pk}/").content.decode()
+    assert INLINE_SCRIPT.search(page) is None and STYLE_ATTRIBUTE.search(page) is None
+    assert 'id="tig-build-page" type="application/json"' in page and "js/tig_build_status.js" in page

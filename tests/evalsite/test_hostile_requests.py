@@ -1,0 +1,130 @@
+"""Hostile requests the outside probe sent get a 400 or 404 with a JSON or HTML error, and nothing is
+written or handed out: NUL in tokens, deep and non-object JSON bodies, a NUL in a flag note, and
+non-integer ids in the comparison page's query string."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from annotation.models import Assignment, Label
+from evalsite.json_body import MAX_BODY_BYTES
+from tests.annotation.factories import Catalogue, pairwise_campaign
+from tests.annotation.helpers import annotators
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+@pytest.fixture
+def annotator_client(client):
+    (ann,) = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[ann], n_items=2)
+    return login(client, ann), campaign
+
+
+def written() -> tuple[int, int]:
+    return Assignment.objects.count(), sum(model.objects.count() for model in Label.__subclasses__())
+
+
+def post_json(client, url, text: str):
+    return client.post(url, text, content_type="application/json")
+
+
+@pytest.mark.parametrize("url", [
+    "/annotate/media/%00/A", "/annotate/media/abc%00def/A",
+    "/annotate/api/assignments/%00/submit", "/annotate/api/assignments/tok%00en/skip",
+])
+def test_a_nul_in_a_token_is_refused_without_a_server_error(annotator_client, url):
+    client, _ = annotator_client
+    before = written()
+    response = client.post(url, "{}", content_type="application/json") if "/api/" in url else client.get(url)
+    assert response.status_code in (400, 404)
+    assert written() == before
+
+
+def test_a_token_that_is_not_token_shaped_is_a_json_404_on_api_paths(annotator_client):
+    client, _ = annotator_client
+    response = post_json(client, "/annotate/api/assignments/" + "x" * 300 + "/submit", "{}")
+    assert response.status_code == 404 and response.json()["error"] == "not_found"
+
+
+def test_a_submit_body_nested_5000_deep_is_a_400(annotator_client):
+    client, campaign = annotator_client
+    token = post_json(client, f"/annotate/api/campaigns/{campaign.pk}/next", "{}").json()["assignment"]["token"]
+    before = written()
+    body = '{"idempotency_key": "%s", "answer": %s}' % (uuid.uuid4(), "[" * 5000 + "]" * 5000)
+    response = post_json(client, f"/annotate/api/assignments/{token}/submit", body)
+    assert response.status_code == 400 and "deeper than" in response.json()["detail"]
+    assert written() == before
+
+
+@pytest.mark.parametrize("body", ["[]", '[{"progress": false}]', '"text"', "1", '{"progress": "maybe"}'])
+def test_a_next_body_that_is_not_a_valid_object_hands_out_nothing(annotator_client, body):
+    client, campaign = annotator_client
+    response = post_json(client, f"/annotate/api/campaigns/{campaign.pk}/next", body)
+    assert response.status_code == 400
+    assert written() == (0, 0)
+
+
+@pytest.mark.parametrize("content_type", ["multipart", "urlencoded"])
+def test_a_form_body_sent_to_a_json_endpoint_is_a_415_and_hands_out_nothing(annotator_client, content_type):
+    client, campaign = annotator_client
+    url = f"/annotate/api/campaigns/{campaign.pk}/next"
+    response = (client.post(url, {"progress": "true"}) if content_type == "multipart"
+                else client.post(url, "progress=true", content_type="application/x-www-form-urlencoded"))
+    assert response.status_code == 415
+    assert written() == (0, 0)
+
+
+def test_a_nul_in_a_flag_note_is_a_400_and_stores_no_label(annotator_client):
+    client, campaign = annotator_client
+    token = post_json(client, f"/annotate/api/campaigns/{campaign.pk}/next", "{}").json()["assignment"]["token"]
+    before = written()
+    body = json.dumps({"idempotency_key": str(uuid.uuid4()),
+                       "answer": {"choice": "A", "flag": {"reason": "other", "note": "bad\x00note"}}})
+    response = post_json(client, f"/annotate/api/assignments/{token}/submit", body)
+    assert response.status_code == 400 and "NUL" in response.json()["detail"]
+    assert written() == before
+
+
+@pytest.mark.parametrize("text", ['{"a": NaN}', '{"a": 1, "a": 2}', '{"a": "\\ud800"}', "{nope"])
+def test_an_api_body_that_is_not_strict_json_is_a_400(annotator_client, text):
+    client, campaign = annotator_client
+    response = post_json(client, f"/annotate/api/campaigns/{campaign.pk}/next", text)
+    assert response.status_code == 400
+    assert written() == (0, 0)
+
+
+def test_an_api_body_over_the_size_limit_is_a_400(annotator_client):
+    client, campaign = annotator_client
+    response = post_json(client, f"/annotate/api/campaigns/{campaign.pk}/next",
+                         json.dumps({"progress": True, "pad": "x" * MAX_BODY_BYTES}))
+    assert response.status_code == 400 and written() == (0, 0)
+
+
+@pytest.mark.parametrize("query", ["?a=abc&b=1", "?a=1.5&b=1", "?a=1", "", "?a=99999999999999999999999&b=1"])
+def test_compare_with_ids_that_are_not_integers_is_an_html_400(client, rita, query):
+    response = login(client, rita).get(f"/leaderboards/compare/{query}")
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html") and "Bad request" in response.content.decode()
+
+
+def test_a_nul_in_a_query_string_is_a_400_before_any_view(client, adam):
+    response = login(client, adam).get("/admin/leaderboard/task/?q=%00")
+    assert response.status_code == 400
+
+
+def test_a_missing_page_is_an_html_404_and_a_missing_api_object_a_json_404(client, rita):
+    login(client, rita)
+    page = client.get("/no/such/page/")
+    api = client.get("/annotate/api/campaigns/999999/progress")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+    assert api.status_code in (403, 404) and api["Content-Type"] == "application/json"

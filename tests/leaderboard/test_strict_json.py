@@ -1,0 +1,65 @@
+"""Strict JSON decoding: every problem is found with the field it is in, and no input raises."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.strict_json import MAX_JSON_DEPTH, json_decode
+
+
+def problems(text: str, **kwargs) -> list[tuple[str, str]]:
+    return [(p.field, p.message) for p in json_decode(text, **kwargs)[1]]
+
+
+def test_a_clean_object_decodes_to_itself_without_problems():
+    assert json_decode('{"a": [1, 2.5, "x", {"b": null}], "c": true}') == (
+        {"a": [1, 2.5, "x", {"b": None}], "c": True}, [])
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 5000, 100_000])
+def test_nesting_past_the_limit_is_a_problem_under_its_top_level_key_not_a_recursion_error(depth):
+    text = '{"id": "x", "deep": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+    assert problems(text) == [("deep", f"nested deeper than {MAX_JSON_DEPTH} levels")]
+
+
+def test_nesting_at_the_limit_is_accepted():
+    text = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    assert problems(text) == []
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    assert problems('{"a": "' + "[" * 100 + '"}') == []
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400", "-1e400"])
+def test_a_non_finite_number_is_named_by_its_path(number):
+    assert problems(f'{{"a": {{"b": [0, {number}]}}}}') == [("a.b[1]", f"must be a finite number, got {number}")]
+
+
+def test_a_duplicate_key_is_named_even_inside_a_nested_object():
+    assert problems('{"a": {"k": 1, "k": 2}, "b": 1, "b": 2}') == [
+        ("b", "duplicate key in one object"), ("a.k", "duplicate key in one object")]
+
+
+@pytest.mark.parametrize("text", ['{"a": "x\\u0000y"}', '{"a": "x\x00y"}'])
+def test_a_nul_escaped_or_raw_is_named_by_its_field(text):
+    assert problems(text) == [("a", "contains a NUL character")]
+
+
+def test_a_lone_surrogate_is_named_by_its_field():
+    assert problems('{"a": ["\\ud83d"]}') == [("a[0]", "contains a lone surrogate (U+D83D)")]
+
+
+def test_a_paired_surrogate_escape_is_an_ordinary_character():
+    assert json_decode('{"a": "\\ud83d\\ude00"}') == ({"a": "\U0001F600"}, [])
+
+
+def test_an_undecodable_byte_is_named_by_its_field_when_it_is_inside_a_value():
+    text = b'{"a": "caf\xe9"}'.decode("utf-8", errors="surrogateescape")
+    assert problems(text, undecodable=True) == [("a", "is not valid UTF-8")]
+
+
+@pytest.mark.parametrize("text", ["{", '{"a": }', "1" + "0" * 5000, ""])
+def test_text_that_is_not_json_is_one_problem_of_the_whole_document(text):
+    value, found = json_decode(text)
+    assert value is None and len(found) == 1 and found[0].field == "" and "not valid JSON" in found[0].message
