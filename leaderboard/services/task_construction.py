@@ -24,10 +24,12 @@ from engine.task_construction import (
     ModelScreen,
     OfflineScreen,
     PoolInvalid,
-    SourcePool as EnginePool,
     SubtypeGrid,
     build_task_set,
     pool_from_rows,
+)
+from engine.task_construction import (
+    SourcePool as EnginePool,
 )
 from engine.task_construction.demo_pools import DEMO_POOL_NAME, demo_pool_rows
 from engine.task_construction.pools import PoolRecord
