@@ -231,7 +231,10 @@ def rejected_candidate_override(*, candidate: RejectedCandidate, reason: str, by
     reason = (reason or "").strip()
     if not reason:
         raise BuildConfigurationError("an override needs a reason")
-    candidate = RejectedCandidate.objects.select_for_update().select_related("build__task_set").get(pk=candidate.pk)
+    # the row lock stops two admins overriding the same candidate into two versions; only the candidate's
+    # row is locked (PostgreSQL refuses FOR UPDATE on the nullable side of the join to the task set)
+    candidate = (RejectedCandidate.objects.select_for_update(of=("self",)).select_related("build__task_set")
+                 .get(pk=candidate.pk))
     if candidate.overridden_at is not None:
         raise BuildConfigurationError(f"candidate {candidate.external_id} was already overridden")
     base = candidate.build.task_set
