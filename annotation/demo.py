@@ -252,6 +252,24 @@ def _simulate(campaign: Campaign, simulated: list, sim: _Simulator, *, leave_ope
     return labels
 
 
+#: The reason recorded when the demo opens its campaigns from a simulated run whose launch gates fail.
+DEMO_LAUNCH_OVERRIDE = ("DEMO DATA: the demo's simulated judge run is validated by simulated annotators so that every "
+                        "campaign kind can be explored; its failed launch gates (App. D.3) are shown on the run page.")
+
+
+def _demo_launch_override(task_set: TaskSet) -> None:
+    """Record the demo's labelled override when the demo run's gates fail (a real launch would stop here)."""
+    from leaderboard.models import LaunchGateOverride
+    from leaderboard.selectors import judge_run_launch_gates, launch_gate_run_for
+
+    run = launch_gate_run_for(task_set=task_set)
+    if run is None or LaunchGateOverride.objects.filter(run=run).exists():
+        return
+    gates = judge_run_launch_gates(run=run)
+    if not gates["ready"]:
+        LaunchGateOverride.objects.create(run=run, reason=DEMO_LAUNCH_OVERRIDE, failed_gates=gates["failed"])
+
+
 def _campaign(name: str, kind: str, task_set: TaskSet, members: list, **extra) -> Campaign:
     campaign = services.campaign_create(
         name=name, kind=kind, task_set=task_set, instructions=INSTRUCTIONS[kind], annotators=members, is_demo=True,
@@ -327,6 +345,7 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
         services.ItemSpec(task=r.task, response_a=r) for r in primaries if r.task.family == "adaptation"
     ], rng=rng)
 
+    _demo_launch_override(task_set)
     for campaign in (text, tig, faith, strategy):
         services.campaign_status_set(campaign=campaign, status=Campaign.Status.OPEN)
         summary.simulated_labels += _simulate(campaign, simulated, sim, leave_open=OPEN_ITEMS[campaign.kind])

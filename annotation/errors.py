@@ -87,3 +87,11 @@ class AblationInvalid(AnnotationError):
     """The Novelty ablation cannot be started for this campaign or judge (the message says why)."""
 
     code = "ablation_invalid"
+
+
+class LaunchGatesFailed(AnnotationError):
+    """Human validation may not start: the judge run it launches from failed its App. D.3 gates and no
+    admin recorded an override (the message names the run and the failed gates)."""
+
+    status = 409
+    code = "launch_gates_failed"

@@ -48,6 +48,7 @@ from annotation.errors import (
     CampaignNotOpen,
     ItemsInvalid,
     LabelInvalid,
+    LaunchGatesFailed,
     NotAllowed,
     NotFound,
     SubmissionConflict,
@@ -120,6 +121,8 @@ def campaign_create(
         raise ItemsInvalid([(0, "kind", f"unknown campaign kind {kind!r}")])
     if leaks := texts_identity_problems({"name": name, "instructions": instructions}):
         raise ItemsInvalid([(0, field, message) for field, message in leaks.items()])
+    if status == Campaign.Status.OPEN:
+        campaign_launch_gates_check(task_set=task_set)
     with transaction.atomic():
         campaign = Campaign.objects.create(
             name=name, kind=kind, task_set=task_set, instructions=instructions, k=k,
@@ -137,12 +140,26 @@ def campaign_annotators_add(*, campaign: Campaign, annotators: Iterable[Abstract
     )
 
 
+def campaign_launch_gates_check(*, task_set: TaskSet) -> None:
+    """Human validation starts only after the pilot gates pass (Ekphrasis App. D.3): the task set's
+    latest finished judge run must pass its seven launch gates, or carry an admin's recorded override."""
+    from leaderboard.services.launch_gates import LaunchGatesNotPassed, launch_gates_require
+
+    try:
+        launch_gates_require(task_set=task_set)
+    except LaunchGatesNotPassed as exc:
+        raise LaunchGatesFailed(str(exc)) from exc
+
+
 def campaign_status_set(*, campaign: Campaign, status: str) -> Campaign:
-    """Open, close or return a campaign to draft. Opening needs items."""
+    """Open, close or return a campaign to draft. Opening needs items, and the launch gates of the run
+    it validates (:func:`campaign_launch_gates_check`)."""
     if status not in Campaign.Status.values:
         raise ItemsInvalid([(0, "status", f"unknown status {status!r}")])
     if status == Campaign.Status.OPEN and not campaign.items.exists():
         raise CampaignNotOpen("a campaign needs items before it can open")
+    if status == Campaign.Status.OPEN and campaign.status != Campaign.Status.OPEN:
+        campaign_launch_gates_check(task_set=campaign.task_set)
     campaign.status = status
     campaign.save(update_fields=["status"])
     return campaign
@@ -1016,6 +1033,7 @@ __all__ = [
     "campaign_assignment_ttl",
     "campaign_content_refresh",
     "campaign_create",
+    "campaign_launch_gates_check",
     "campaign_status_set",
     "item_gold_set",
     "items_create",

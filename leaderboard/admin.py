@@ -11,11 +11,15 @@ from leaderboard.models import (
     ChecklistItem,
     Comparison,
     JudgeRun,
+    LaunchGateOverride,
+    RejectedCandidate,
     Render,
     Response,
+    SourcePool,
     SubjectModel,
     Task,
     TaskSet,
+    TaskSetBuild,
 )
 from leaderboard.records import ImportFailed
 from leaderboard.roles import require_admin
@@ -159,3 +163,36 @@ class ComparisonAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+class _RecordAdmin(admin.ModelAdmin):
+    """Construction records and launch overrides are written by their services only (imports, builds,
+    the override forms); the admin shows them."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(SourcePool)
+class SourcePoolAdmin(_RecordAdmin):
+    list_display = ("name", "n_records", "sha256", "is_demo", "created_at")
+
+
+@admin.register(TaskSetBuild)
+class TaskSetBuildAdmin(_RecordAdmin):
+    list_display = ("pk", "name", "version", "status", "tasks_kept", "tasks_total", "seed", "screen", "created_at")
+    list_filter = ("status", "screen")
+
+
+@admin.register(RejectedCandidate)
+class RejectedCandidateAdmin(_RecordAdmin):
+    list_display = ("external_id", "build", "cell_id", "rule", "reason", "overridden_at")
+    list_filter = ("rule",)
+
+
+@admin.register(LaunchGateOverride)
+class LaunchGateOverrideAdmin(_RecordAdmin):
+    list_display = ("run", "reason", "created_by", "created_at")

@@ -234,3 +234,108 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         body.append(f'<line x1="{left}" x2="{left + 18}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2.5"/>')
         body.append(f'<text x="{left + 24}" y="{ly}" font-size="11">{escape(s.label)}</text>')
     return _svg(right + 20, height, body, title)
+def histogram(values: Sequence[float], *, title: str, x_label: str, y_label: str = "count", bins: int = 12,
+              band: tuple[float, float] | None = None, band_label: str = "", marks: Sequence[float] = ()) -> str:
+    """A histogram with an optional shaded interval (e.g. a frequency belt) and marked values (e.g. the
+    selected items), labelled axes and a legend."""
+    values = np.asarray(list(values), float)
+    if not len(values):
+        return ""
+    lo, hi = float(values.min()), float(values.max())
+    if band is not None:
+        lo, hi = min(lo, band[0]), max(hi, band[1])
+    if hi <= lo:
+        hi = lo + 1.0
+    counts, edges = np.histogram(values, bins=bins, range=(lo, hi))
+    left, right, top, bottom = 50, 330, 30, 170
+    x = _scale(lo, hi, left, right)
+    y = _scale(0, max(int(counts.max()), 1), bottom, top)
+    body = []
+    if band is not None:
+        body.append(f'<rect x="{x(band[0]):.1f}" y="{top}" width="{max(x(band[1]) - x(band[0]), 1):.1f}" '
+                    f'height="{bottom - top}" fill="#dbe4ff" fill-opacity=".7"/>')
+    for k, n in enumerate(counts):
+        if n:
+            body.append(f'<rect x="{x(edges[k]) + 1:.1f}" y="{y(n):.1f}" width="{max(x(edges[k + 1]) - x(edges[k]) - 2, 1):.1f}" '
+                        f'height="{bottom - y(n):.1f}" fill="{PALETTE[0]}"/>')
+    for m in marks:
+        body.append(f'<line x1="{x(m):.1f}" x2="{x(m):.1f}" y1="{bottom}" y2="{bottom + 6}" stroke="{PALETTE[1]}" stroke-width="1.5"/>')
+    body.append(f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" stroke="#99a"/>')
+    body.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{bottom}" stroke="#99a"/>')
+    for tick in np.linspace(lo, hi, 5):
+        body.append(f'<text x="{x(tick):.1f}" y="{bottom + 18}" font-size="10" text-anchor="middle" fill="#5f6670">{tick:.1f}</text>')
+    body.append(f'<text x="{left - 6}" y="{top + 4}" font-size="10" text-anchor="end" fill="#5f6670">{int(counts.max())}</text>')
+    body.append(f'<text x="{(left + right) / 2}" y="{bottom + 32}" font-size="11" text-anchor="middle">{escape(x_label)}</text>')
+    body.append(f'<text x="14" y="{(top + bottom) / 2}" font-size="11" text-anchor="middle" '
+                f'transform="rotate(-90 14 {(top + bottom) / 2})">{escape(y_label)}</text>')
+    body.append(f'<text x="{left}" y="16" font-size="12" font-weight="600">{escape(title)}</text>')
+    legend = [(PALETTE[0], "pool items")]
+    if band is not None:
+        legend.append(("#dbe4ff", band_label or "shaded interval"))
+    if len(marks):
+        legend.append((PALETTE[1], "selected (ticks)"))
+    for k, (colour, label) in enumerate(legend):
+        ly = top + 4 + 14 * k
+        body.append(f'<rect x="{right + 10}" y="{ly - 8}" width="10" height="10" fill="{colour}"/>'
+                    f'<text x="{right + 24}" y="{ly + 1}" font-size="10">{escape(label)}</text>')
+    return _svg(right + 130, bottom + 40, body, title)
+
+
+def grouped_bars(groups: Sequence[str], series: Sequence[str], values: Sequence[Sequence[float]], *, title: str,
+                 x_label: str, y_label: str) -> str:
+    """Vertical bars, one group per ``groups`` entry with one bar per ``series`` (``values[g][s]``), the
+    value printed on each bar, labelled axes and a legend."""
+    if not groups or not series:
+        return ""
+    top_value = max((max(row) for row in values if len(row)), default=0) or 1
+    left, top, bottom, bar = 50, 30, 190, 22
+    group_w = bar * len(series) + 24
+    right = left + group_w * len(groups)
+    y = _scale(0, top_value, bottom, top)
+    body = [f'<text x="{left}" y="16" font-size="12" font-weight="600">{escape(title)}</text>',
+            f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" stroke="#99a"/>',
+            f'<line x1="{left}" x2="{left}" y1="{top}" y2="{bottom}" stroke="#99a"/>']
+    for g, name in enumerate(groups):
+        gx = left + group_w * g + 12
+        for s in range(len(series)):
+            v = float(values[g][s])
+            bx = gx + bar * s
+            body.append(f'<rect x="{bx}" y="{y(v):.1f}" width="{bar - 3}" height="{bottom - y(v):.1f}" fill="{PALETTE[s % len(PALETTE)]}"/>')
+            body.append(f'<text x="{bx + (bar - 3) / 2:.1f}" y="{y(v) - 3:.1f}" font-size="10" text-anchor="middle">{v:g}</text>')
+        body.append(f'<text x="{gx + bar * len(series) / 2:.1f}" y="{bottom + 14}" font-size="11" text-anchor="middle">{escape(name)}</text>')
+    body.append(f'<text x="{(left + right) / 2}" y="{bottom + 30}" font-size="11" text-anchor="middle">{escape(x_label)}</text>')
+    body.append(f'<text x="14" y="{(top + bottom) / 2}" font-size="11" text-anchor="middle" '
+                f'transform="rotate(-90 14 {(top + bottom) / 2})">{escape(y_label)}</text>')
+    for s, name in enumerate(series):
+        ly = top + 14 * s
+        body.append(f'<rect x="{right + 10}" y="{ly - 8}" width="10" height="10" fill="{PALETTE[s % len(PALETTE)]}"/>'
+                    f'<text x="{right + 24}" y="{ly + 1}" font-size="10">{escape(name)}</text>')
+    return _svg(right + 110, bottom + 40, body, title)
+
+
+def quota_bars(rows: Sequence[tuple[str, float, float]], *, title: str, axis_label: str) -> str:
+    """Horizontal bars of achieved counts with each row's target marked (label, achieved, target)."""
+    if not rows:
+        return ""
+    left, right, row_h, top = 260, 560, 16, 34
+    height = top + row_h * len(rows) + 34
+    hi = max(max(a, t) for _, a, t in rows) or 1
+    x = _scale(0, hi, left, right)
+    body = [f'<text x="{left}" y="14" font-size="12" font-weight="600">{escape(title)}</text>',
+            f'<rect x="{right - 150}" y="18" width="10" height="10" fill="{PALETTE[2]}"/>'
+            f'<text x="{right - 136}" y="27" font-size="10">achieved</text>'
+            f'<line x1="{right - 70}" x2="{right - 70}" y1="17" y2="29" stroke="{PALETTE[4]}" stroke-width="2"/>'
+            f'<text x="{right - 64}" y="27" font-size="10">quota</text>']
+    for k, (label, achieved, target) in enumerate(rows):
+        yc = top + row_h * k + row_h / 2
+        colour = PALETTE[2] if achieved >= target else PALETTE[1]
+        body.append(f'<text x="{left - 6}" y="{yc + 4:.1f}" font-size="10" text-anchor="end">{escape(label)}</text>')
+        body.append(f'<rect x="{left}" y="{yc - 5:.1f}" width="{max(x(achieved) - left, 0):.1f}" height="10" fill="{colour}"/>')
+        body.append(f'<line x1="{x(target):.1f}" x2="{x(target):.1f}" y1="{yc - 7:.1f}" y2="{yc + 7:.1f}" stroke="{PALETTE[4]}" stroke-width="2"/>')
+        body.append(f'<text x="{right + 6}" y="{yc + 4:.1f}" font-size="10" fill="#5f6670">{achieved:g}/{target:g}</text>')
+    base = height - 24
+    body.append(f'<line x1="{left}" x2="{right}" y1="{base}" y2="{base}" stroke="#99a"/>')
+    for tick in np.linspace(0, hi, 5):
+        body.append(f'<text x="{x(tick):.1f}" y="{base + 13}" font-size="10" text-anchor="middle" fill="#5f6670">{tick:.0f}</text>')
+    body.append(f'<text x="{(left + right) / 2}" y="{base + 26}" font-size="11" text-anchor="middle">{escape(axis_label)}</text>')
+    return _svg(right + 50, height + 6, body, title)

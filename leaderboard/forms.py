@@ -78,3 +78,44 @@ class SubjectModelAdminForm(forms.ModelForm):
         help_texts = {
             "api_key_env": "The NAME of the environment variable holding the key; the key itself is never stored."
         }
+
+
+class SourcePoolImportForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="A new name: pools are immutable once imported.")
+    file = forms.FileField(help_text="JSONL or CSV: concept, type (abstract|concrete|condition|situation), optional "
+                                     "subtype, category, concreteness, norms, audience, medium, deliverable")
+
+
+class TaskSetBuildForm(forms.Form):
+    """Build a task set (Algorithm 1): pools, the grid's quotas (Table 5 prefilled), seed, screen."""
+
+    name = forms.CharField(max_length=100)
+    version = forms.CharField(max_length=40)
+    pools = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple)
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
+    screen = forms.ChoiceField(help_text="'offline': the labelled offline rules; or a judge-role model")
+
+    def __init__(self, *args, pools=None, screens=(), grid=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["pools"].queryset = pools
+        self.fields["screen"].choices = [(s, s) for s in screens]
+        self.grid = grid
+        self.quota_fields = []
+        for k, cell in enumerate(grid.cells):
+            name = f"quota_{k}"
+            self.fields[name] = forms.IntegerField(label=cell.cell_id, initial=cell.quota, min_value=0, max_value=1000)
+            self.quota_fields.append((cell, name))
+
+    def quota_rows(self):
+        return [(cell, self[name]) for cell, name in self.quota_fields]
+
+    def chosen_grid(self):
+        from engine.task_construction import grid_with_quotas
+
+        quotas = {cell.cell_id: self.cleaned_data[name] for cell, name in self.quota_fields}
+        changed = any(quotas[c.cell_id] != c.quota for c in self.grid.cells)
+        return grid_with_quotas(quotas, base=self.grid, name="custom") if changed else self.grid
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))

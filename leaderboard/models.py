@@ -450,3 +450,104 @@ class TIGBuild(models.Model):
 
     def __str__(self) -> str:
         return f"TIG build {self.pk} of {self.task_set} ({self.extractor}, {self.embedder})"
+
+
+class SourcePool(models.Model):
+    """An imported source pool P_f for task construction (Ekphrasis Algorithm 1): its validated records,
+    stored once. Immutable: construction records cite it by hash, so a changed file is a new pool."""
+
+    name = models.CharField(max_length=100, unique=True)
+    sha256 = models.CharField(max_length=64)
+    records = models.JSONField(help_text="The validated records, in file order (engine.task_construction.pools).")
+    n_records = models.PositiveIntegerField()
+    is_demo = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name + (" (demo data)" if self.is_demo else "")
+
+
+class TaskSetBuild(models.Model):
+    """One run of Algorithm 1 and its construction record: pools (with hashes), grid, seed, screen, the
+    sampling diagnostics (Figures 6–8) and achieved counts. The result is a new frozen task-set version."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    name = models.CharField(max_length=100, help_text="Name of the task set to create.")
+    version = models.CharField(max_length=40)
+    pools = models.ManyToManyField(SourcePool, related_name="builds")
+    grid = models.JSONField(help_text="The subtype grid with cell quotas (Table 5 by default).")
+    seed = models.BigIntegerField(default=0)
+    screen = models.CharField(max_length=100, default="offline",
+                              help_text="'offline' (the labelled rules) or the display name of a judge-role model.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    stage = models.CharField(max_length=100, blank=True)
+    tasks_kept = models.PositiveIntegerField(default=0)
+    tasks_total = models.PositiveIntegerField(default=0)
+    record = models.JSONField(default=dict, blank=True)
+    task_set = models.OneToOneField(TaskSet, on_delete=models.SET_NULL, null=True, blank=True,
+                                    related_name="construction")
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(tasks_kept__lte=models.F("tasks_total")), name="tasksetbuild_progress_bounded"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"build {self.pk} of {self.name} v{self.version}"
+
+
+class RejectedCandidate(models.Model):
+    """A candidate the keep rule rejected, with its reason; an admin may override it (with a reason),
+    which puts it into a new version of the built task set."""
+
+    build = models.ForeignKey(TaskSetBuild, on_delete=models.CASCADE, related_name="rejected")
+    position = models.PositiveIntegerField()
+    external_id = models.CharField(max_length=100)
+    cell_id = models.CharField(max_length=200)
+    family = models.CharField(max_length=32)
+    subtype = models.CharField(max_length=100, blank=True)
+    brief = models.TextField()
+    constraints = models.JSONField(default=dict, blank=True)
+    source = models.JSONField(default=dict, blank=True)
+    rule = models.CharField(max_length=32)
+    reason = models.TextField()
+    override_reason = models.TextField(blank=True)
+    overridden_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    overridden_at = models.DateTimeField(null=True, blank=True)
+    override_task_set = models.ForeignKey(TaskSet, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["build", "position"], name="rejectedcandidate_position_unique"),
+            models.CheckConstraint(condition=Q(overridden_at__isnull=True) | ~Q(override_reason=""),
+                                   name="rejectedcandidate_override_has_reason"),
+        ]
+        ordering = ["build", "position"]
+
+
+class LaunchGateOverride(models.Model):
+    """An admin's recorded decision to launch human validation from a run whose App. D.3 gates failed."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="launch_overrides")
+    reason = models.TextField()
+    failed_gates = models.JSONField(default=list, help_text="The gates that had failed when the override was made.")
+    created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=~Q(reason=""), name="launchgateoverride_has_reason")]
+        ordering = ["-created_at"]

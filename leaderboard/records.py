@@ -252,3 +252,21 @@ def read_render_records(name: str, raw: bytes, *, fmt: str | None = None) -> lis
 
 def read_file_bytes(path: str | Path) -> bytes:
     return Path(path).read_bytes()
+
+
+# Source pools for task construction (Ekphrasis Algorithm 1): the engine validates each record's meaning
+# (engine.task_construction.pools); here the file is read and its shape checked like every import.
+POOL_CSV_TYPES = {"norms": dict}
+
+
+def read_pool_rows(name: str, raw: bytes, *, fmt: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """``(line, values)`` of every record of a pool file (JSONL or CSV; a CSV ``norms`` cell is a JSON
+    object). Raises :class:`ImportFailed` naming file, line and field."""
+    errors: list[RecordError] = []
+    if _format_of(name, fmt) == "csv":
+        records = _parse_csv(name, raw, errors, POOL_CSV_TYPES)
+    else:
+        records = _parse_jsonl(name, raw, errors)
+    if errors:
+        raise ImportFailed(errors)
+    return [(r.line, r.values) for r in records]

@@ -341,3 +341,78 @@ def subject_models_of(task_set: TaskSet) -> list:
             role=SubjectModel.Role.SUBJECT, responses__task__task_set=task_set, responses__is_primary=True
         ).distinct().order_by("display_name", "pk")
     )
+
+
+# ---------------------------------------------------------------- launch gates (Ekphrasis App. D.3)
+
+#: The field of a response each dimension inspects (Ekphrasis §3.2: U and N read the Core Idea, E the description).
+_GATE_FIELD = {"U": "core_idea", "E": "visual_description", "N": "core_idea"}
+
+
+def _novelty_profile(checklist: list) -> str | None:
+    """The leave-two-models-out cliché item the judge saw on a Novelty call (source 'tig'), if any."""
+    for item in checklist or []:
+        if isinstance(item, dict) and item.get("source") == "tig":
+            return str(item.get("text") or "")
+    return None
+
+
+def judge_run_launch_gates(*, run) -> dict:
+    """The seven App. D.3 launch criteria of a run, from its judged comparisons and its task set's
+    responses: ``results`` (measured value beside threshold, in order (i)–(vii)), ``ready`` (all pass),
+    ``overrides`` (admins' recorded reasons) and ``cleared`` (ready, or overridden)."""
+    from engine.launch_gates import GateComparison, ParsedResponse, launch_gates, launch_ready
+    from leaderboard.models import Comparison, LaunchGateOverride, SubjectModel
+
+    responses = Response.objects.filter(task__task_set_id=run.task_set_id, subject_model__role=SubjectModel.Role.SUBJECT)
+    parsed = [
+        ParsedResponse(str(pk), method != Response.Normalisation.PENDING and bool(core.strip()) and bool(visual.strip()))
+        for pk, method, core, visual in responses.values_list("pk", "normalisation_method", "core_idea", "visual_description")
+    ]
+    fixed = bool(run.config.get("fixed_pairs"))
+    rows = (
+        Comparison.objects.filter(run=run, status=Comparison.Status.OK)
+        .exclude(kind=Comparison.Kind.AUTOMATIC)  # empty responses decided without a judge call (App. F.2)
+        .select_related("task", "shown_a", "shown_b")
+        .order_by("task_id", "dimension", "sequence")
+    )
+    calls = []
+    for c in rows:
+        field = _GATE_FIELD[c.dimension]
+        calls.append(GateComparison(
+            task=c.task.external_id, dimension=c.dimension, model_a=str(c.shown_a.subject_model_id),
+            model_b=str(c.shown_b.subject_model_id), winner=c.winner, kind=c.kind, repaired=c.repaired,
+            judge=c.judge_name, text_a=getattr(c.shown_a, field), text_b=getattr(c.shown_b, field),
+            pair_key=f"{c.task_id}:{c.model_x_id}:{c.model_y_id}",
+            novelty_profile=_novelty_profile(c.checklist) if c.dimension == "N" else None,
+            active_selected=c.kind == Comparison.Kind.PRIMARY and not fixed,
+        ))
+    results = launch_gates(parsed, calls)
+    overrides = list(LaunchGateOverride.objects.filter(run=run).select_related("created_by"))
+    ready = launch_ready(results)
+    return {"results": [r.to_dict() for r in results], "ready": ready, "overrides": overrides,
+            "cleared": ready or bool(overrides), "failed": [r.label for r in results if not r.passed],
+            "finished": run.status == "done"}
+
+
+def launch_gate_run_for(*, task_set: TaskSet):
+    """The run human validation of ``task_set`` launches from: its latest finished leaderboard run (the
+    one whose snapshot supplies the judge rankings; fixed-pair runs rank nothing). None if there is none."""
+    from leaderboard.models import JudgeRun
+
+    return (JudgeRun.objects.filter(task_set=task_set, status=JudgeRun.Status.DONE)
+            .exclude(config__has_key="fixed_pairs").order_by("-finished_at", "-pk").first())
+
+
+def task_set_builds() -> QuerySet:
+    from leaderboard.models import TaskSetBuild
+
+    return TaskSetBuild.objects.select_related("task_set", "created_by").order_by("-created_at", "-pk")
+
+
+def task_set_build_progress(*, build) -> dict:
+    """A build's live status for its page (polled as JSON)."""
+    share = 1.0 if build.status == "done" else (build.tasks_kept / build.tasks_total if build.tasks_total else 0.0)
+    return {"id": build.pk, "status": build.status, "stage": build.stage, "tasks_kept": build.tasks_kept,
+            "tasks_total": build.tasks_total, "share": share, "error": build.error,
+            "task_set": build.task_set_id}

@@ -50,3 +50,11 @@ def tig_build(build_id: int) -> int:
     from leaderboard.services.tig import tig_build_execute
 
     return tig_build_execute(build_id=build_id).tasks_done
+
+
+@shared_task(name="leaderboard.task_set_build")
+def task_set_build(build_id: int) -> int:
+    """Run Algorithm 1 for a planned build; idempotent (a finished build is left as it is)."""
+    from leaderboard.services.task_construction import task_set_build_execute
+
+    return task_set_build_execute(build_id=build_id).tasks_kept

@@ -1,11 +1,17 @@
 from django.urls import path, re_path
 
-from leaderboard import views
+from leaderboard import construction_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("task-sets/", views.task_set_list, name="task_set_list"),
     path("task-sets/<int:pk>/", views.task_set_detail, name="task_set_detail"),
+    path("task-sets/build/", construction_views.task_set_build_new, name="task_set_build_new"),
+    path("task-sets/pools/import/", construction_views.source_pool_import, name="source_pool_import"),
+    path("task-sets/builds/<int:pk>/", construction_views.task_set_build_detail, name="task_set_build_detail"),
+    path("task-sets/builds/<int:pk>/status.json", construction_views.task_set_build_status, name="task_set_build_status"),
+    path("task-sets/builds/<int:pk>/rejected/<int:candidate_pk>/override", construction_views.rejected_candidate_override,
+         name="rejected_candidate_override"),
     re_path(
         r"^task-sets/(?P<pk>\d+)/export/(?P<what>tasks|responses)\.(?P<fmt>jsonl|csv)$",
         views.task_set_export,
@@ -26,4 +32,5 @@ urlpatterns = [
     path("runs/new/", views.judge_run_new, name="judge_run_new"),
     path("runs/<int:pk>/", views.judge_run_detail, name="judge_run_detail"),
     path("runs/<int:pk>/status.json", views.judge_run_status, name="judge_run_status"),
+    path("runs/<int:pk>/launch-override", construction_views.launch_gates_override, name="launch_gates_override"),
 ]

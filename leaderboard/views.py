@@ -16,7 +16,7 @@ from leaderboard import charts, results, selectors
 from leaderboard.forms import JudgeRunForm, SnapshotCompareForm, TIGBuildForm
 from leaderboard.judges import judge_choices
 from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
-from leaderboard.roles import require_researcher
+from leaderboard.roles import is_admin, require_researcher
 from leaderboard.services import judge_runs, responses_export, tasks_export, tig
 
 
@@ -26,7 +26,8 @@ def home(request):
 
 def task_set_list(request):
     require_researcher(request.user)
-    return render(request, "leaderboard/task_set_list.html", {"task_sets": selectors.task_set_list()})
+    return render(request, "leaderboard/task_set_list.html",
+                  {"task_sets": selectors.task_set_list(), "is_admin": is_admin(request.user)})
 
 
 def task_set_detail(request, pk: int):
@@ -123,6 +124,8 @@ def snapshot_detail(request, pk: int):
         "budget_rows": results.budget_rows(payload),
         "tasks": snapshot.run.task_set.tasks.order_by("position", "external_id"),
         "other_snapshots": selectors.snapshot_list().exclude(pk=snapshot.pk)[:20],
+        "gates": selectors.judge_run_launch_gates(run=snapshot.run),
+        "can_override": False,  # overrides are recorded on the run's page
     }
     return render(request, "leaderboard/snapshot_detail.html", context)
 
@@ -167,7 +170,8 @@ def judge_run_detail(request, pk: int):
     # Read by static/js/judge_run_status.js through json_script (no inline script: CSP).
     page_data = {"status_url": reverse("judge_run_status", args=[run.pk]), "snapshot_url": reverse("snapshot_detail", args=[0])}
     return render(request, "leaderboard/judge_run_detail.html",
-                  {"run": run, "progress": selectors.judge_run_progress(run=run), "page_data": page_data})
+                  {"run": run, "progress": selectors.judge_run_progress(run=run), "page_data": page_data,
+                   "gates": selectors.judge_run_launch_gates(run=run), "can_override": is_admin(request.user)})
 
 
 def judge_run_status(request, pk: int):

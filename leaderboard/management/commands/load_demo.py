@@ -28,6 +28,15 @@ class Command(BaseCommand):
             with tqdm(unit="call", desc="simulated judge (demo)", dynamic_ncols=True) as bar:
                 snapshot = demo_judge_run(task_set=catalogue.task_set, progress=bar.update)
             self.stdout.write(f"SIMULATED judge leaderboard for the demo: snapshot {snapshot.pk}")
+            from leaderboard.selectors import judge_run_launch_gates
+
+            gates = judge_run_launch_gates(run=snapshot.run)
+            self.stdout.write("Launch gates of the simulated demo run (App. D.3): " + "; ".join(
+                f"{g['label']} {'pass' if g['passed'] else 'FAIL'} ({g['detail']})" for g in gates["results"]))
+        from leaderboard.services.task_construction import demo_source_pool_ensure
+
+        pool = demo_source_pool_ensure()
+        self.stdout.write(f"DEMO DATA source pool {pool.name}: {pool.n_records} records (for Task sets → Build a task set)")
         if opts["no_accounts"]:
             return
         passwords = demo_accounts_create()

@@ -1,0 +1,132 @@
+"""Each App. D.3 launch criterion passes on a healthy synthetic pilot and fails when only its own
+property is broken."""
+
+import dataclasses
+import random
+
+import pytest
+
+from engine.launch_gates import (
+    GATE_KEYS,
+    JSON_REPAIR_MAX,
+    GateComparison,
+    ParsedResponse,
+    launch_gates,
+    launch_ready,
+)
+
+SKILL = {"m0": 1.5, "m1": 0.8, "m2": 0.0, "m3": -0.7, "m4": -1.4}
+PROFILE = "a melting clock face on a desert floor"
+
+
+def _text(rng, n):
+    return " ".join(rng.choice(["lamp", "harbour", "gull", "rope", "tall", "red", "stone", "wind"]) for _ in range(n))
+
+
+def healthy_pilot(seed=0):
+    rng = random.Random(seed)
+    responses = [ParsedResponse(str(k), True) for k in range(100)]
+    calls = []
+    models = sorted(SKILL)
+    for dim in "UEN":
+        for k in range(240):
+            a, b = rng.sample(models, 2)
+            p_a = 1 / (1 + pow(2.718, -(SKILL[a] - SKILL[b])))
+            winner = "tie" if rng.random() < 0.1 else ("A" if rng.random() < p_a else "B")
+            call = GateComparison(task=f"t{k % 20}", dimension=dim, model_a=a, model_b=b, winner=winner,
+                                  text_a=_text(rng, rng.randint(8, 20)), text_b=_text(rng, rng.randint(8, 20)),
+                                  pair_key=f"{dim}{k}", novelty_profile=PROFILE if dim == "N" else None)
+            calls.append(call)
+            if k % 5 == 0:  # a swap: same pair, B and A exchanged, same winning model mostly
+                same = winner if winner == "tie" else {"A": "B", "B": "A"}[winner]
+                calls.append(dataclasses.replace(call, kind="swap", model_a=b, model_b=a, winner=same,
+                                                 text_a=call.text_b, text_b=call.text_a))
+            if k % 3 == 0:  # an auxiliary judge that ranks like the primary
+                aux_winner = "A" if SKILL[a] > SKILL[b] else "B"
+                calls.append(dataclasses.replace(call, kind="auxiliary", judge="aux-1", winner=aux_winner))
+    return responses, calls
+
+
+def _by_key(results):
+    return {r.key: r for r in results}
+
+
+def test_a_healthy_pilot_passes_all_seven_gates():
+    results = launch_gates(*healthy_pilot())
+    assert [r.key for r in results] == list(GATE_KEYS)
+    assert launch_ready(results), [(r.key, r.measured, r.detail) for r in results if not r.passed]
+
+
+def _break_parsing(responses, calls):
+    return [ParsedResponse(r.response_id, k >= 10) for k, r in enumerate(responses)], calls
+
+
+def _break_profiles(responses, calls):
+    return responses, [dataclasses.replace(c, novelty_profile=None) if c.dimension == "N" and k % 7 == 0 else c
+                       for k, c in enumerate(calls)]
+
+
+def _break_repair(responses, calls):
+    return responses, [dataclasses.replace(c, repaired=True) if c.kind == "primary" and k % 20 == 0 else c
+                       for k, c in enumerate(calls)]
+
+
+def _break_ties(responses, calls):
+    return responses, [dataclasses.replace(c, winner="A" if SKILL[c.model_a] > SKILL[c.model_b] else "B")
+                       if c.winner == "tie" else c for c in calls]
+
+
+def _break_position(responses, calls):
+    swapped = {c.pair_key for c in calls if c.kind == "swap"}
+    return responses, [dataclasses.replace(c, winner="A") if c.pair_key in swapped and c.kind in ("primary", "swap")
+                       else c for c in calls]
+
+
+def _break_length(responses, calls):
+    def longer_wins(c):
+        if c.kind != "primary" or c.winner == "tie":
+            return c
+        long, short = "harbour " * 40, "gull"
+        return dataclasses.replace(c, text_a=long if c.winner == "A" else short, text_b=short if c.winner == "A" else long)
+    return responses, [longer_wins(c) for c in calls]
+
+
+def _break_auxiliary(responses, calls):
+    return responses, [dataclasses.replace(c, winner={"A": "B", "B": "A"}[c.winner]) if c.kind == "auxiliary" else c
+                       for c in calls]
+
+
+@pytest.mark.parametrize(("gate", "breaker"), [
+    ("parsing", _break_parsing),
+    ("l2mo_profiles", _break_profiles),
+    ("json_repair", _break_repair),
+    ("tie_rate", _break_ties),
+    ("position_effect", _break_position),
+    ("length_adjectives", _break_length),
+    ("auxiliary_rank_corr", _break_auxiliary),
+])
+def test_breaking_one_property_fails_exactly_its_gate(gate, breaker):
+    results = _by_key(launch_gates(*breaker(*healthy_pilot())))
+    assert not results[gate].passed
+    assert [k for k, r in results.items() if not r.passed] == [gate]
+
+
+def test_a_criterion_without_data_is_not_measured_and_does_not_pass():
+    responses, calls = healthy_pilot()
+    results = _by_key(launch_gates(responses, [c for c in calls if c.kind != "auxiliary"]))
+    assert results["auxiliary_rank_corr"].measured is None
+    assert not results["auxiliary_rank_corr"].passed
+    assert "not measured" in results["auxiliary_rank_corr"].detail
+
+
+def test_the_repair_gate_reports_the_measured_rate_beside_its_threshold():
+    responses, calls = _break_repair(*healthy_pilot())
+    result = _by_key(launch_gates(responses, calls))["json_repair"]
+    assert result.measured > JSON_REPAIR_MAX
+    assert result.threshold == "< 2% of primary calls"
+
+
+def test_the_placeholder_of_an_empty_context_is_not_a_readable_profile():
+    responses, calls = healthy_pilot()
+    calls = [dataclasses.replace(c, novelty_profile="(no population cliché)") if c.dimension == "N" else c for c in calls]
+    assert _by_key(launch_gates(responses, calls))["l2mo_profiles"].measured == 0.0
