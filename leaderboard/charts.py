@@ -234,6 +234,8 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         body.append(f'<line x1="{left}" x2="{left + 18}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2.5"/>')
         body.append(f'<text x="{left + 24}" y="{ly}" font-size="11">{escape(s.label)}</text>')
     return _svg(right + 20, height, body, title)
+
+
 def histogram(values: Sequence[float], *, title: str, x_label: str, y_label: str = "count", bins: int = 12,
               band: tuple[float, float] | None = None, band_label: str = "", marks: Sequence[float] = ()) -> str:
     """A histogram with an optional shaded interval (e.g. a frequency belt) and marked values (e.g. the
