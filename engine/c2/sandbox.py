@@ -1,0 +1,217 @@
+"""Running untrusted model code under bubblewrap (c2-eval.txt §4.1 LiveCodeBench correctness checks).
+
+Every run gets its own ``bwrap`` with all namespaces unshared (user, pid, ipc, uts, cgroup, and net —
+no network, not even loopback), the system directories bound read-only, a fresh tmpfs as the working
+directory (:data:`SANDBOX_WORKDIR`) and ``/tmp``, a cleared environment, ``--die-with-parent`` and ``--new-session``.
+Resource limits are set with ``setrlimit`` in the child before ``bwrap`` execs (they are inherited
+through the namespaces): CPU seconds, address space, file size, open files and processes. The process
+limit counts per real uid, and root ignores it; so the sandbox always maps the code to an unprivileged
+uid inside a new user namespace (``--unshare-user --uid 65534``), where the kernel charges
+``RLIMIT_NPROC`` to that namespace's processes. A wall-clock timeout kills the whole process group.
+
+Without ``/usr/bin/bwrap`` :func:`run_sandboxed` raises :class:`SandboxUnavailable` unless the
+environment sets ``ATELIER_ALLOW_UNSANDBOXED=1`` (then the code runs as a plain subprocess with the
+same rlimits and timeout — for development machines only).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "BWRAP",
+    "SandboxLimits",
+    "SandboxResult",
+    "SandboxUnavailable",
+    "sandbox_available",
+    "run_sandboxed",
+]
+
+BWRAP = "/usr/bin/bwrap"
+UNSANDBOXED_ENV = "ATELIER_ALLOW_UNSANDBOXED"
+#: The unprivileged uid/gid the code runs as inside its user namespace ("nobody").
+SANDBOX_UID = 65534
+#: The fresh tmpfs the code starts in (its home and only writable place besides /tmp).
+SANDBOX_WORKDIR = "/sandbox"
+#: Read-only system paths bound into the sandbox when they exist on the host.
+_RO_BINDS = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc/alternatives", "/etc/ld.so.cache")
+#: Exit status bwrap itself returns when it cannot set the sandbox up.
+_BWRAP_SETUP_FAILURE = 1
+
+
+class SandboxUnavailable(RuntimeError):
+    """Bubblewrap is missing or cannot create namespaces here, and unsandboxed runs are not allowed."""
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Per-run limits. ``cpu_s``: RLIMIT_CPU; ``wall_s``: wall clock, then the process group is killed;
+    ``memory_mb``: RLIMIT_AS; ``processes``: RLIMIT_NPROC; ``file_mb``: RLIMIT_FSIZE; ``open_files``:
+    RLIMIT_NOFILE; ``output_bytes``: stdout/stderr kept (the rest is dropped, ``truncated`` set)."""
+
+    cpu_s: int = 6
+    wall_s: float = 10.0
+    memory_mb: int = 1024
+    processes: int = 64
+    file_mb: int = 16
+    open_files: int = 256
+    output_bytes: int = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """What happened: exit ``returncode`` (negative = killed by that signal), output, wall time, whether
+    the wall clock ran out (``timed_out``), whether the kernel's CPU limit fired (``cpu_limited``,
+    SIGXCPU/SIGKILL after RLIMIT_CPU), and whether it ran inside bubblewrap."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    timed_out: bool
+    sandboxed: bool
+    truncated: bool = False
+
+    @property
+    def cpu_limited(self) -> bool:
+        return self.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and not self.timed_out
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+def sandbox_available() -> bool:
+    """Whether ``/usr/bin/bwrap`` exists and is executable."""
+    return os.access(BWRAP, os.X_OK)
+
+
+def _unsandboxed_allowed() -> bool:
+    return os.environ.get(UNSANDBOXED_ENV, "") == "1"
+
+
+def _bwrap_argv(inner: Sequence[str]) -> list[str]:
+    argv = [
+        BWRAP,
+        "--unshare-all",  # user, ipc, pid, net, uts, cgroup namespaces
+        "--unshare-user",
+        "--uid", str(SANDBOX_UID),
+        "--gid", str(SANDBOX_UID),
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--setenv", "PATH", "/usr/bin:/bin",
+        "--setenv", "HOME", SANDBOX_WORKDIR,
+        "--setenv", "LANG", "C.UTF-8",
+        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+        "--setenv", "PYTHONHASHSEED", "0",
+        "--hostname", "sandbox",
+    ]
+    for path in _RO_BINDS:
+        if os.path.lexists(path):
+            argv += ["--ro-bind", path, path]
+    argv += [
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--tmpfs", "/tmp",
+        "--tmpfs", SANDBOX_WORKDIR,
+        "--chdir", SANDBOX_WORKDIR,
+        "--",
+        *inner,
+    ]
+    return argv
+
+
+def _limit_child(limits: SandboxLimits):  # noqa: ANN202 — a preexec_fn closure
+    import resource
+
+    def apply() -> None:
+        # applied in the forked child before exec: bwrap and the code inherit them
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
+        memory = limits.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        file_size = limits.file_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    return apply
+
+
+def python_executable() -> str:
+    """The interpreter model code runs with: the system python3 inside the sandbox (its /usr is bound)."""
+    for candidate in ("/usr/bin/python3", sys.executable):
+        if candidate and os.path.exists(candidate) and candidate.startswith("/usr/"):
+            return candidate
+    found = shutil.which("python3")
+    return found or sys.executable
+
+
+def run_sandboxed(
+    program: Sequence[str] | str,
+    *,
+    stdin: str = "",
+    limits: SandboxLimits = SandboxLimits(),
+) -> SandboxResult:
+    """Run ``program`` — an argv list, or Python source run as ``python3 -c`` — in a fresh sandbox.
+
+    Raises :class:`SandboxUnavailable` when bubblewrap is missing (unless ``ATELIER_ALLOW_UNSANDBOXED=1``).
+    Never raises for anything the code does: crashes, limits and timeouts come back in the result.
+    """
+    inner = [python_executable(), "-I", "-S", "-c", program] if isinstance(program, str) else list(program)
+    if sandbox_available():
+        argv, sandboxed = _bwrap_argv(inner), True
+    elif _unsandboxed_allowed():
+        argv, sandboxed = inner, False
+    else:
+        raise SandboxUnavailable(
+            f"{BWRAP} (Debian package bubblewrap) is required to run model code; "
+            f"set {UNSANDBOXED_ENV}=1 to run it unsandboxed on a development machine"
+        )
+    started = time.monotonic()
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_limit_child(limits),  # noqa: PLW1509 — rlimits must be set between fork and exec
+        start_new_session=True,
+        close_fds=True,
+        env={} if sandboxed else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        cwd="/" if sandboxed else None,
+    )
+    timed_out = False
+    try:
+        out, err = process.communicate(stdin.encode("utf-8", "surrogateescape"), timeout=limits.wall_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(process)
+        out, err = process.communicate()
+    finally:
+        _kill_group(process)  # nothing the code forked outlives the run
+    wall = time.monotonic() - started
+    truncated = len(out) > limits.output_bytes or len(err) > limits.output_bytes
+    return SandboxResult(
+        returncode=process.returncode,
+        stdout=out[: limits.output_bytes].decode("utf-8", "replace"),
+        stderr=err[: limits.output_bytes].decode("utf-8", "replace"),
+        wall_s=wall,
+        timed_out=timed_out,
+        sandboxed=sandboxed,
+        truncated=truncated,
+    )
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
