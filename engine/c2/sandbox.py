@@ -4,10 +4,15 @@ Every run gets its own ``bwrap`` with all namespaces unshared (user, pid, ipc, u
 no network, not even loopback), the system directories bound read-only, a fresh tmpfs as the working
 directory (:data:`SANDBOX_WORKDIR`) and ``/tmp``, a cleared environment, ``--die-with-parent`` and ``--new-session``.
 Resource limits are set with ``setrlimit`` in the child before ``bwrap`` execs (they are inherited
-through the namespaces): CPU seconds, address space, file size, open files and processes. The process
-limit counts per real uid, and root ignores it; so the sandbox always maps the code to an unprivileged
-uid inside a new user namespace (``--unshare-user --uid 65534``), where the kernel charges
-``RLIMIT_NPROC`` to that namespace's processes. A wall-clock timeout kills the whole process group.
+through the namespaces): CPU seconds, address space, file size, open files and processes, plus
+``nice`` so a runaway cannot starve the grader. ``RLIMIT_NPROC`` needs care: the kernel exempts the
+host's root user from it, and a user namespace maps the sandbox uid onto the uid that started
+``bwrap``. So when the grader runs as root (as here and in CI) ``bwrap`` itself is started as a fresh
+unprivileged host uid (:data:`HOST_UID_BASE` + a random offset, one per run, so concurrent runs do not
+share a process budget); inside, the code runs as uid 65534 in its own user namespace. For a non-root
+grader the limit is raised by the processes that user already runs (the kernel counts them too). A
+wall-clock timeout kills the whole process group; ``--die-with-parent`` then takes the sandbox's pid
+namespace with it.
 
 Without ``/usr/bin/bwrap`` :func:`run_sandboxed` raises :class:`SandboxUnavailable` unless the
 environment sets ``ATELIER_ALLOW_UNSANDBOXED=1`` (then the code runs as a plain subprocess with the
@@ -17,12 +22,14 @@ same rlimits and timeout — for development machines only).
 from __future__ import annotations
 
 import os
+import resource
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -38,6 +45,11 @@ BWRAP = "/usr/bin/bwrap"
 UNSANDBOXED_ENV = "ATELIER_ALLOW_UNSANDBOXED"
 #: The unprivileged uid/gid the code runs as inside its user namespace ("nobody").
 SANDBOX_UID = 65534
+#: Host uids a root grader starts bwrap as: HOST_UID_BASE + [0, HOST_UID_SPAN). No account needs to exist.
+HOST_UID_BASE = 1_000_000
+HOST_UID_SPAN = 1_000_000
+#: Scheduling niceness of the sandboxed processes.
+SANDBOX_NICE = 10
 #: The fresh tmpfs the code starts in (its home and only writable place besides /tmp).
 SANDBOX_WORKDIR = "/sandbox"
 #: Read-only system paths bound into the sandbox when they exist on the host.
@@ -59,7 +71,7 @@ class SandboxLimits:
     cpu_s: int = 6
     wall_s: float = 10.0
     memory_mb: int = 1024
-    processes: int = 64
+    processes: int = 16
     file_mb: int = 16
     open_files: int = 256
     output_bytes: int = 8 * 1024 * 1024
@@ -80,8 +92,18 @@ class SandboxResult:
     truncated: bool = False
 
     @property
+    def exit_signal(self) -> int | None:
+        """The signal that ended the code: a negative return code, or bwrap's 128 + signal."""
+        if self.returncode < 0:
+            return -self.returncode
+        if self.sandboxed and self.returncode > 128:
+            return self.returncode - 128
+        return None
+
+    @property
     def cpu_limited(self) -> bool:
-        return self.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and not self.timed_out
+        """The kernel's CPU limit fired (SIGXCPU at the soft limit, SIGKILL at the hard one)."""
+        return not self.timed_out and self.exit_signal in (signal.SIGXCPU, signal.SIGKILL)
 
     @property
     def ok(self) -> bool:
@@ -129,19 +151,39 @@ def _bwrap_argv(inner: Sequence[str]) -> list[str]:
     return argv
 
 
-def _limit_child(limits: SandboxLimits):  # noqa: ANN202 — a preexec_fn closure
-    import resource
+def _processes_of_current_user() -> int:
+    """How many tasks (processes and threads) the current uid runs: the kernel counts them against
+    RLIMIT_NPROC alongside the sandbox's own."""
+    uid = os.getuid()
+    count = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry.name}/task"))
+        except OSError:
+            continue
+    return count
 
+
+def _limit_child(limits: SandboxLimits, *, host_uid: int | None, nproc: int) -> Callable[[], None]:
     def apply() -> None:
-        # applied in the forked child before exec: bwrap and the code inherit them
+        # runs in the forked child before exec: bwrap and the code inherit all of it
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
         memory = limits.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         file_size = limits.file_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.nice(SANDBOX_NICE)
+        if host_uid is not None:
+            # root is exempt from RLIMIT_NPROC: drop to an unprivileged uid before bwrap starts
+            os.setgroups([])
+            os.setresgid(host_uid, host_uid, host_uid)
+            os.setresuid(host_uid, host_uid, host_uid)
 
     return apply
 
@@ -176,13 +218,19 @@ def run_sandboxed(
             f"{BWRAP} (Debian package bubblewrap) is required to run model code; "
             f"set {UNSANDBOXED_ENV}=1 to run it unsandboxed on a development machine"
         )
+    if sandboxed and os.geteuid() == 0:
+        host_uid: int | None = HOST_UID_BASE + secrets.randbelow(HOST_UID_SPAN)
+        nproc = limits.processes
+    else:
+        host_uid = None
+        nproc = limits.processes + _processes_of_current_user()
     started = time.monotonic()
     process = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        preexec_fn=_limit_child(limits),  # noqa: PLW1509 — rlimits must be set between fork and exec
+        preexec_fn=_limit_child(limits, host_uid=host_uid, nproc=nproc),  # noqa: PLW1509 — rlimits must be set between fork and exec
         start_new_session=True,
         close_fds=True,
         env={} if sandboxed else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
