@@ -117,33 +117,27 @@ def _reply(outcome) -> Reply:
 
 
 class SimulatedSubjectAdapter:
-    """The engine's labelled simulated subject, answering from the task's reference deterministically."""
+    """The engine's labelled simulated subject: deterministic per (model, prompt, sample index, seed),
+    with the profile the run's ``config["simulated_subjects"][name]`` gives (the engine's default otherwise)."""
 
     is_simulated = True
 
     def __init__(self, name: str, run: C2Run) -> None:
-        from engine.c2.simulated import SimulatedSubject
+        from engine.c2.simulated import SimulatedSubject, SubjectProfile
 
-        profile = (run.config.get("simulated_subjects") or {}).get(name, {})
-        self.subject = SimulatedSubject(name=name, seed=run.seed, **profile)
-        self.run = run
+        profile = SubjectProfile(**(run.config.get("simulated_subjects") or {}).get(name, {}))
+        self.subject = SimulatedSubject(name, profile, seed=run.seed, template=run.template)
 
-    def _item(self, job: SampleJob):
+    def _sample(self, job: SampleJob):
         from leaderboard.c2.services.grading import engine_item_of
 
-        return engine_item_of(job.task)
+        return self.subject.sample(engine_item_of(job.task), job.sample.sample_index)
 
     def answers(self, jobs: list[SampleJob]) -> list[Reply]:
-        return [
-            Reply(self.subject.answer(self._item(job), sample_index=job.sample.sample_index, template=self.run.template))
-            for job in jobs
-        ]
+        return [Reply(self._sample(job).text) for job in jobs]
 
     def confidences(self, jobs: list[SampleJob]) -> list[Reply]:
-        return [
-            Reply(self.subject.confidence_reply(self._item(job), job.sample.text, sample_index=job.sample.sample_index))
-            for job in jobs
-        ]
+        return [Reply(self._sample(job).confidence_text) for job in jobs]
 
     def usage(self) -> dict:
         return {}

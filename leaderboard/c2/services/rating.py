@@ -106,23 +106,17 @@ def _parse(reply):
 
 
 class SimulatedRaterAdapter:
+    """The engine's labelled simulated rater: it reads the prompt and the response text only."""
+
     is_simulated = True
 
     def __init__(self, run: C2Run) -> None:
         from engine.c2.simulated import SimulatedRater
 
         self.rater = SimulatedRater(seed=run.seed, **(run.config.get("simulated_rater") or {}))
-        self.run = run
 
     def rate(self, jobs: list[RatingJob]) -> list[RatingOutcome]:
-        from leaderboard.c2.services.grading import engine_item_of
-
-        out = []
-        for job in jobs:
-            rating = self.rater.rate(engine_item_of(job.task), job.text, repeat=job.rating.repeat,
-                                     sample_key=f"{job.rating.sample_id}")
-            out.append(_outcome(rating, "", False))
-        return out
+        return [_outcome(self.rater.rate(job.task.brief, job.text, repeat=job.rating.repeat), "", False) for job in jobs]
 
     def usage(self) -> dict:
         return {}
