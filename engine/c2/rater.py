@@ -34,6 +34,7 @@ __all__ = [
     "RERATE_FRACTION",
     "RETEST_ICC_FORM",
     "Rating",
+    "ComponentICC",
     "build_rater_messages",
     "parse_rating",
     "repair_messages",
@@ -192,6 +193,11 @@ def rater_icc(first: Sequence[Rating], second: Sequence[Rating]) -> dict[str, Co
     out: dict[str, ComponentICC | None] = {}
     for index, component in enumerate(_COMPONENTS):
         table = [[a.as_tuple()[index], b.as_tuple()[index]] for a, b in zip(first, second)]
+        values = {row[0] for row in table}
+        if len(table) >= 2 and len(values) > 1 and all(a == b for a, b in table):
+            # identical re-ratings of varied samples: perfect agreement (the ANOVA form divides by 0)
+            out[component] = ComponentICC(component=component, n=len(table), value=1.0, ci95=(1.0, 1.0))
+            continue
         try:
             result = intraclass_correlation(table)[RETEST_ICC_FORM]
         except ValueError:

@@ -13,7 +13,7 @@ Record formats read (field names as in the official releases):
 
 * TriviaQA (``qa/*.json``): ``{"Data": [{"Question", "QuestionId", "Answer": {"Value", "NormalizedAliases",
   "HumanAnswers"?, "NormalizedValue"?...}}], "Version", ...}``. Ground truths are ``NormalizedAliases`` plus
-  ``HumanAnswers`` when present, as ``triviaqa_evaluation.get_ground_truths`` does; ``Answer.Value`` is the
+  the normalised ``HumanAnswers`` when present, as ``triviaqa_evaluation.get_ground_truths`` does; ``Answer.Value`` is the
   display answer.
 * LiveCodeBench (``test.jsonl`` of code_generation_lite): ``question_id``, ``question_title``,
   ``question_content``, ``starter_code``, ``public_test_cases`` (JSON string: list of {input, output,
@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from engine.c2.grading import CodeTests, UnsafePickleError, decode_private_tests, triviaqa_normalize
 
 __all__ = [
     "C2TaskType",
@@ -241,7 +243,8 @@ def parse_triviaqa(text: str) -> list[C2Item]:
                 external_id=question_id,
                 prompt=question,
                 line=line,
-                answers=tuple(aliases + human),  # get_ground_truths: NormalizedAliases + HumanAnswers
+                # get_ground_truths: NormalizedAliases + [normalize_answer(a) for a in HumanAnswers]
+                answers=tuple(aliases + [triviaqa_normalize(answer) for answer in human]),
                 reference=value if isinstance(value, str) else "",
             )
         )
@@ -254,8 +257,6 @@ def parse_triviaqa(text: str) -> list[C2Item]:
 
 
 def _test_cases(raw: Any, line: int, name: str, *, private: bool) -> list[dict[str, Any]]:
-    from engine.c2.grading import UnsafePickleError, decode_private_tests
-
     if not isinstance(raw, str):
         raise RecordError(line, name, f"expected a string, got {type(raw).__name__}")
     try:
@@ -285,8 +286,6 @@ def _test_cases(raw: Any, line: int, name: str, *, private: bool) -> list[dict[s
 
 def parse_livecodebench(text: str) -> list[C2Item]:
     """LiveCodeBench code_generation_lite JSONL, one problem per line."""
-    from engine.c2.grading import CodeTests
-
     items: list[C2Item] = []
     seen: set[str] = set()
     for line, record in _jsonl_records(text):
