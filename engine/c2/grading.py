@@ -5,18 +5,20 @@
   space, the words a/an/the replaced by a space, whitespace collapsed, stripped); a prediction is correct
   when ``exact_match_score`` holds for any ground truth (``metric_max_over_ground_truths``).
 * OK-VQA — the VQA evaluation tool (GT-Vision-Lab/VQA ``PythonEvaluationTools/vqaEvaluation/vqaEval.py``,
-  Python 3 version): the prediction always goes through ``processPunctuation`` and
-  ``processDigitArticle``; the ten human answers go through ``processPunctuation`` only, and only when they
-  are not all identical; accuracy is the mean over the ten leave-one-out subsets of
-  ``min(1, matches / 3)``. Quirks kept: ``periodStrip``'s ``(?!<=\\d)`` is a negative *lookahead* (not the
-  lookbehind it looks like), ``re.UNICODE`` is passed as ``sub``'s *count* (at most 32 periods removed),
-  the ground truths are neither lower-cased nor digit-mapped.
+  master a013f00 "Fixed processing answers bug"): every string has newlines/tabs turned to spaces and is
+  stripped; when the ten human answers are not all identical, answers and prediction go through
+  ``processPunctuation`` and ``processDigitArticle``, otherwise nothing is processed; accuracy is the
+  mean over the ten leave-one-out subsets of ``min(1, matches / 3)``. Quirks kept: ``periodStrip``'s
+  ``(?!<=\\d)`` is a negative *lookahead* (not the lookbehind it looks like), ``re.UNICODE`` is passed as
+  ``sub``'s *count* (at most 32 periods removed), a mark is deleted or spaced depending on the *original*
+  text, so ``processPunctuation`` can leave a trailing space that ``processDigitArticle`` then removes.
 * LiveCodeBench — ``lcb_runner``: the code is the last fenced block (``extract_code``: lines containing
   three backticks, the text between the last two); tests run by :mod:`engine.c2.lcb_harness` inside the
   sandbox with ``testing_util.run_test``'s semantics; a sample passes only if every test passes
-  (``pass_k_utils``: all results ``> 0``). Result codes: -2 wrong answer, -3 time limit, -4 runtime error;
-  -1 when the whole run produced no result (upstream's global timeout ``(timeout + 1)·tests + 5`` s, also
-  any crash that kills the process); -5 a failure of the grader itself.
+  (``pass_k_utils``: all results ``> 0``). Result codes: -2 wrong answer, -3 time limit, -4 runtime error.
+  A run that leaves no result (upstream's global timeout ``(timeout + 1)·tests + 5`` s, ``sys.exit`` in a
+  call-based solution, a crash) is recorded as upstream's ``evaluate_generations_by_problem`` ends up
+  recording it, ``[-2]`` with error code -5, and our verdict is ``time_limit`` or ``runtime_error``.
 * ``decode_private_tests`` — LiveCodeBench's base64 → zlib → pickle (of a JSON string), with a restricted
   unpickler instead of ``pickle.loads``.
 """
@@ -155,16 +157,22 @@ def vqa_process_digit_article(text: str) -> str:
 
 def vqa_accuracy(prediction: str, answers: Sequence[str]) -> float:
     """VQA accuracy of one prediction against the human answers (vqaEval ``evaluate``), in [0, 1]:
-    mean over each answer left out of min(1, #other answers equal to the prediction / 3)."""
+    mean over each answer left out of min(1, #other answers equal to the prediction / 3).
+
+    As upstream: newlines/tabs → spaces and strip on every string; then, only when the answers are
+    not all identical, ``processPunctuation`` + ``processDigitArticle`` on the answers *and* the
+    prediction (all-identical answers are compared raw).
+    """
     if not answers:
         raise ValueError("VQA accuracy needs the human answers")
     predicted = prediction.replace("\n", " ").replace("\t", " ").strip()
-    predicted = vqa_process_digit_article(vqa_process_punctuation(predicted))
-    truths = list(answers)
-    if len(set(truths)) > 1:  # upstream skips the ground-truth processing when all answers agree
-        truths = [vqa_process_punctuation(answer) for answer in truths]
+    truths = [answer.replace("\n", " ").replace("\t", " ").strip() for answer in answers]
+    if len(set(truths)) > 1:  # upstream skips all processing when the answers agree
+        truths = [vqa_process_digit_article(vqa_process_punctuation(answer)) for answer in truths]
+        predicted = vqa_process_digit_article(vqa_process_punctuation(predicted))
     accuracies = []
     for left_out in range(len(truths)):
+        # otherGTAns drops the left-out answer *dict*; dicts differ by answer_id, so only that one
         matches = sum(1 for index, answer in enumerate(truths) if index != left_out and answer == predicted)
         accuracies.append(min(1.0, matches / 3))
     return sum(accuracies) / len(accuracies)
@@ -178,6 +186,7 @@ def vqa_accuracy(prediction: str, answers: Sequence[str]) -> float:
 VERDICTS = ("passed", "wrong_answer", "time_limit", "runtime_error", "runner_error", "no_code")
 #: LiveCodeBench result codes → our verdicts (True → "passed").
 LCB_RESULT_CODES = {-1: "time_limit", -2: "wrong_answer", -3: "time_limit", -4: "runtime_error", -5: "runner_error"}
+# (-1 is check_correctness's "global timeout" fill value; in upstream's HEAD it never survives — see above)
 
 Verdict = Literal["passed", "wrong_answer", "time_limit", "runtime_error", "runner_error", "no_code"]
 
@@ -274,19 +283,24 @@ def grade_code(code: str | None, tests: CodeTests, *, timeout_s: float = 6.0) ->
     except json.JSONDecodeError:
         reply = None
     if not isinstance(reply, dict) or not isinstance(reply.get("results"), list):
-        # upstream: no result from the child process → every test -1 (the global timeout)
-        if run.timed_out or run.cpu_limited:
-            why = "the run exceeded its time budget"
-        else:
-            why = f"the process ended without a result (exit {run.returncode}): {run.stderr.strip()[-300:]}"
-        results: list[bool | int] = [-1] * n_tests
-        verdict: Verdict = "time_limit" if (run.timed_out or run.cpu_limited) else "runtime_error"
+        # Upstream, a child that leaves no result (killed at the global timeout, sys.exit in a
+        # call-based solution, a crash) makes check_correctness fail on its empty metadata list, and
+        # evaluate_generations_by_problem keeps its initial [-2] with error_code -5 "TestRunnerError".
+        # The sample fails either way; our verdict says why.
+        ran_out = run.timed_out or run.cpu_limited
+        verdict: Verdict = "time_limit" if ran_out else "runtime_error"
+        why = (
+            "the run exceeded its time budget"
+            if ran_out
+            else f"the process ended without a result (exit {run.returncode}): {run.stderr.strip()[-300:]}"
+        )
         return CodeVerdict(
             passed=False,
             result=verdict,
-            tests=tuple(TestOutcome(i, -1, verdict) for i in range(n_tests)),
-            lcb_results=tuple(results),
+            tests=(TestOutcome(0, -2, verdict),),
+            lcb_results=(-2,),
             message=why,
+            metadata={"error_code": -5, "error_message": "TestRunnerError"},
             wall_s=run.wall_s,
         )
     results = [value if isinstance(value, bool) else int(value) for value in reply["results"]]
