@@ -30,11 +30,13 @@ import binascii
 import io
 import json
 import math
+import os
 import pickle
 import re
 import string
 import zlib
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -55,6 +57,7 @@ __all__ = [
     "vqa_accuracy",
     "extract_code_block",
     "grade_code",
+    "grade_code_many",
     "grade_code_sample",
     "decode_private_tests",
 ]
@@ -322,6 +325,19 @@ def grade_code(code: str | None, tests: CodeTests, *, timeout_s: float = 6.0) ->
         metadata=dict(metadata),
         wall_s=run.wall_s,
     )
+
+
+def grade_code_many(
+    jobs: Sequence[tuple[str | None, CodeTests]], *, timeout_s: float = 6.0, workers: int | None = None
+) -> list[CodeVerdict]:
+    """Grade many (code, tests) pairs concurrently, one sandbox each, in input order. ``workers``
+    defaults to the CPU count (upstream's ``num_process_evaluate`` plays the same role); threads
+    suffice since each grade waits on its own sandboxed process."""
+    workers = workers or os.cpu_count() or 1
+    if workers == 1 or len(jobs) <= 1:
+        return [grade_code(code, tests, timeout_s=timeout_s) for code, tests in jobs]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="c2-grade") as pool:
+        return list(pool.map(lambda job: grade_code(job[0], job[1], timeout_s=timeout_s), jobs))
 
 
 def grade_code_sample(reply: str, tests: CodeTests, *, timeout_s: float = 6.0) -> CodeVerdict:

@@ -208,7 +208,8 @@ def run_sandboxed(
     Raises :class:`SandboxUnavailable` when bubblewrap is missing (unless ``ATELIER_ALLOW_UNSANDBOXED=1``).
     Never raises for anything the code does: crashes, limits and timeouts come back in the result.
     """
-    inner = [python_executable(), "-I", "-S", "-c", program] if isinstance(program, str) else list(program)
+    # -I: no PYTHON* variables, no user site, no script dir on sys.path (the system site stays, as upstream)
+    inner = [python_executable(), "-I", "-c", program] if isinstance(program, str) else list(program)
     if sandbox_available():
         argv, sandboxed = _bwrap_argv(inner), True
     elif _unsandboxed_allowed():
