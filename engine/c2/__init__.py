@@ -9,15 +9,19 @@ Modules (the contract in brief/c2-contract.md, refined here):
   annotations-file error has ``field`` starting ``annotations.``), ``parse_writingprompts(text)``,
   ``parse_macgyver(text)``, ``parse_creation_mmbench(text, image_dir)``.
 * :mod:`engine.c2.grading` — ``triviaqa_normalize``, ``triviaqa_exact_match``, ``vqa_accuracy``,
+  ``vqa_correct`` (z_i for OK-VQA: accuracy > 0),
   ``extract_code_block`` (``None`` without two fence lines), ``grade_code(code, tests, *, timeout_s=6.0)
   -> CodeVerdict`` (passed, result, tests: tuple[TestOutcome], lcb_results, message, metadata, wall_s),
-  ``grade_code_sample(reply, tests)`` (extract + grade), ``CodeTests(inputs, outputs, func_name)``,
+  ``grade_code_sample(reply, tests)`` (extract + grade), ``grade_code_many(jobs, *, workers=None)``
+  (concurrent, input order), ``CodeTests(inputs, outputs, func_name)`` (``as_json``/``from_json``),
   ``decode_private_tests(text) -> list`` raising ``UnsafePickleError``.
 * :mod:`engine.c2.sandbox` — ``run_sandboxed(argv | source, *, stdin="", limits=SandboxLimits())
   -> SandboxResult``, ``SandboxUnavailable``, ``sandbox_available()``; ``ATELIER_ALLOW_UNSANDBOXED=1``.
 * :mod:`engine.c2.uos` — ``usefulness``, ``originality_clusters``, ``cluster_labels`` (per-sample
   cluster index for the drill-down), ``originality_score(k_p, n)`` = 100·K_p/n, ``surprise``,
-  ``convergent_prompt_scores`` / ``divergent_prompt_scores`` → ``PromptScores`` (all in [0, 100]),
+  ``convergent_prompt_scores(prompt_id, correct, confidence, correct_embeddings, *, accuracy=None,
+  tau, none_correct)`` (``accuracy``: OK-VQA's soft accuracy for U) / ``divergent_prompt_scores`` →
+  ``PromptScores`` (U, O, S in [0, 100], ``missing_confidences``, ``clusters``),
   ``creativity``, ``combined_creativity``, ``task_type_scores`` → ``TaskTypeScores`` of ``Interval``s,
   ``paired_bootstrap_difference`` → ``PairedDifference``.
 * :mod:`engine.c2.rater` — ``RUBRIC``/``RUBRIC_VERSION``, ``build_rater_messages``, ``parse_rating`` →

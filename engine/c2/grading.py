@@ -55,6 +55,7 @@ __all__ = [
     "vqa_process_punctuation",
     "vqa_process_digit_article",
     "vqa_accuracy",
+    "vqa_correct",
     "extract_code_block",
     "grade_code",
     "grade_code_many",
@@ -179,6 +180,14 @@ def vqa_accuracy(prediction: str, answers: Sequence[str]) -> float:
         matches = sum(1 for index, answer in enumerate(truths) if index != left_out and answer == predicted)
         accuracies.append(min(1.0, matches / 3))
     return sum(accuracies) / len(accuracies)
+
+
+def vqa_correct(prediction: str, answers: Sequence[str]) -> bool:
+    """z_i for OK-VQA: VQA accuracy > 0, i.e. at least one annotator gave this answer (after the
+    official processing). The paper's I(y_i) is binary and does not say how it binarises VQA accuracy;
+    this choice keeps less common but human-attested answers among the correct ones, which is where
+    Originality looks for diversity. Usefulness uses the soft accuracy itself."""
+    return vqa_accuracy(prediction, answers) > 0.0
 
 
 # --------------------------------------------------------------------------------------------------

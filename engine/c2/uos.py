@@ -68,12 +68,17 @@ NoneCorrect = Literal["zero", "formula"]
 
 @dataclass(frozen=True)
 class PromptScores:
-    """One prompt's U, O, S in [0, 100] (and their mean), for one model and template."""
+    """One prompt's U, O, S in [0, 100] (and their mean), for one model and template.
+
+    ``missing_confidences`` counts convergent samples whose confidence reply could not be parsed
+    (recorded, never invented); ``clusters`` is K_p (convergent only)."""
 
     prompt_id: str
     usefulness: float
     originality: float
     surprise: float
+    missing_confidences: int = 0
+    clusters: int | None = None
 
     @property
     def creativity(self) -> float:
@@ -197,12 +202,16 @@ def convergent_prompt_scores(
     confidence: Sequence[float | None],
     correct_embeddings: np.ndarray | Sequence[Sequence[float]],
     *,
+    accuracy: Sequence[float] | None = None,
     tau: float = DEFAULT_TAU,
     none_correct: NoneCorrect = "zero",
 ) -> PromptScores:
     """One convergent prompt's U, O, S in [0, 100] from its n samples (§3.2.1).
 
-    ``correct_embeddings`` holds one row per correct sample, in sample order.
+    ``correct`` is z_i = I(y_i); ``correct_embeddings`` holds one row per correct sample, in sample
+    order. ``accuracy`` (optional, per sample in [0, 1]) replaces z_i in Usefulness only: OK-VQA's
+    official metric is a soft accuracy, and U = its mean keeps U comparable with published OK-VQA
+    numbers, while O and S still need the binary z_i.
     """
     z = _as_bool_array(correct)
     n = z.size
@@ -210,11 +219,21 @@ def convergent_prompt_scores(
     n_rows = 0 if x.size == 0 else x.shape[0]
     if n_rows != int(z.sum()):
         raise ValueError(f"expected {int(z.sum())} embeddings of correct samples, got {n_rows}")
+    if accuracy is None:
+        u = usefulness(z)
+    else:
+        a = np.asarray(accuracy, dtype=float)
+        if a.shape != z.shape or np.any((a < 0) | (a > 1)):
+            raise ValueError("accuracy needs one value in [0, 1] per sample")
+        u = float(a.mean())
+    k_p = originality_clusters(x, tau)
     return PromptScores(
         prompt_id=prompt_id,
-        usefulness=100.0 * usefulness(z),
-        originality=originality_score(originality_clusters(x, tau), n),
+        usefulness=100.0 * u,
+        originality=originality_score(k_p, n),
         surprise=100.0 * surprise(z, confidence, none_correct=none_correct),
+        missing_confidences=sum(1 for value in confidence if value is None or value != value),
+        clusters=k_p,
     )
 
 

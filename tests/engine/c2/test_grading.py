@@ -36,6 +36,7 @@ from engine.c2.grading import (
     triviaqa_exact_match,
     triviaqa_normalize,
     vqa_accuracy,
+    vqa_correct,
     vqa_process_digit_article,
     vqa_process_punctuation,
 )
@@ -284,3 +285,8 @@ def test_code_printing_to_fd_1_cannot_forge_a_result() -> None:
 def test_reply_without_code_block_is_no_code() -> None:
     verdict = grade_code_sample("I would add the numbers.", STDIN_SUM)
     assert verdict.result == "no_code" and not verdict.passed
+
+
+def test_vqa_correct_means_some_annotator_gave_the_answer() -> None:
+    assert vqa_correct("cat", ["cat"] + ["dog"] * 9)
+    assert not vqa_correct("fox", ["cat"] + ["dog"] * 9)

@@ -156,3 +156,12 @@ def test_paired_bootstrap_uses_only_prompts_scored_under_both_templates() -> Non
     assert result.difference.value == pytest.approx((10 + 5 + 10) / 3)
     assert 5.0 <= result.difference.low <= result.difference.high <= 10.0
     assert "paired" in result.difference.method
+
+
+def test_soft_accuracy_sets_usefulness_while_correctness_sets_o_and_s() -> None:
+    scores = convergent_prompt_scores(
+        "vqa", [True, False], [0.6, None], [[1.0, 0.0]], accuracy=[0.6, 0.0]
+    )
+    assert scores.usefulness == pytest.approx(30.0)
+    assert (scores.originality, scores.surprise) == pytest.approx((50.0, 40.0))
+    assert scores.missing_confidences == 1 and scores.clusters == 1
