@@ -28,9 +28,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 __all__ = [
     "BWRAP",
@@ -237,26 +239,83 @@ def run_sandboxed(
         env={} if sandboxed else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
         cwd="/" if sandboxed else None,
     )
+    # read both pipes in threads, keeping at most output_bytes of each: a flood of output must not
+    # fill the grader's memory (communicate() would buffer all of it)
+    out, err = _BoundedReader(process.stdout, limits.output_bytes), _BoundedReader(process.stderr, limits.output_bytes)
+    feeder = threading.Thread(target=_feed, args=(process.stdin, stdin.encode("utf-8", "surrogateescape")), daemon=True)
+    feeder.start()
     timed_out = False
     try:
-        out, err = process.communicate(stdin.encode("utf-8", "surrogateescape"), timeout=limits.wall_s)
+        process.wait(timeout=limits.wall_s)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(process)
-        out, err = process.communicate()
-    finally:
-        _kill_group(process)  # nothing the code forked outlives the run
-    wall = time.monotonic() - started
-    truncated = len(out) > limits.output_bytes or len(err) > limits.output_bytes
+        _kill_group(process)  # bwrap is not reaped yet, so its group id is still ours to kill
+        process.wait()
+    except BaseException:
+        _kill_group(process)  # the grader is interrupted: take the sandbox down with it
+        process.wait()
+        raise
+    else:
+        if not sandboxed:
+            _kill_group(process)  # unsandboxed strays; in bwrap, --die-with-parent already took them
+    for reader in (out, err):
+        reader.join()
+    feeder.join(timeout=1.0)
     return SandboxResult(
         returncode=process.returncode,
-        stdout=out[: limits.output_bytes].decode("utf-8", "replace"),
-        stderr=err[: limits.output_bytes].decode("utf-8", "replace"),
-        wall_s=wall,
+        stdout=out.text(),
+        stderr=err.text(),
+        wall_s=time.monotonic() - started,
         timed_out=timed_out,
         sandboxed=sandboxed,
-        truncated=truncated,
+        truncated=out.dropped or err.dropped,
     )
+
+
+def _feed(pipe: IO[bytes] | None, data: bytes) -> None:
+    if pipe is None:
+        return
+    try:
+        pipe.write(data)
+    except (BrokenPipeError, OSError):
+        pass  # the code stopped reading (or exited): not an error of the grader
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
+
+
+class _BoundedReader:
+    """Drains a pipe on a thread, keeping the first ``cap`` bytes and counting the rest as dropped."""
+
+    _CHUNK = 65536
+
+    def __init__(self, pipe: IO[bytes] | None, cap: int) -> None:  # a BufferedReader from Popen
+        self._pipe = pipe
+        self._cap = cap
+        self._kept = bytearray()
+        self.dropped = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        if self._pipe is None:
+            return
+        with self._pipe:
+            while chunk := self._pipe.read1(self._CHUNK):
+                room = self._cap - len(self._kept)
+                if room > 0:
+                    self._kept += chunk[:room]
+                if len(chunk) > max(room, 0):
+                    self.dropped = True
+
+    def join(self) -> None:
+        # the pipe closes when the last process holding it dies; the sandbox's are all killed by now
+        self._thread.join(timeout=5.0)
+
+    def text(self) -> str:
+        return bytes(self._kept).decode("utf-8", "replace")
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

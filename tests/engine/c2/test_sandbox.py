@@ -101,3 +101,10 @@ def test_escape_hatch_runs_unsandboxed_and_says_so(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("ATELIER_ALLOW_UNSANDBOXED", "1")
     result = run_sandboxed("print(6 * 7)", limits=SHORT)
     assert result.stdout.strip() == "42" and not result.sandboxed
+
+
+def test_output_flood_is_cut_at_the_cap_and_the_grader_keeps_its_memory() -> None:
+    flood = "import os\nwhile True:\n    os.write(2, b'x' * 65536)"
+    result = run_sandboxed(flood, limits=SandboxLimits(cpu_s=2, wall_s=2, output_bytes=1 << 20))
+    assert result.truncated and len(result.stderr) == 1 << 20
+    assert _grader_alive()
