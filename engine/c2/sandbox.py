@@ -4,8 +4,8 @@ Every run gets its own ``bwrap`` with all namespaces unshared (user, pid, ipc, u
 no network, not even loopback), the system directories bound read-only, a fresh tmpfs as the working
 directory (:data:`SANDBOX_WORKDIR`) and ``/tmp``, a cleared environment, ``--die-with-parent`` and ``--new-session``.
 Resource limits are set with ``setrlimit`` in the child before ``bwrap`` execs (they are inherited
-through the namespaces): CPU seconds, address space, file size, open files and processes, plus
-``nice`` so a runaway cannot starve the grader. ``RLIMIT_NPROC`` needs care: the kernel exempts the
+through the namespaces): CPU seconds, address space, file size, open files and processes (and an
+optional ``nice``). ``RLIMIT_NPROC`` needs care: the kernel exempts the
 host's root user from it, and a user namespace maps the sandbox uid onto the uid that started
 ``bwrap``. So when the grader runs as root (as here and in CI) ``bwrap`` itself is started as a fresh
 unprivileged host uid (:data:`HOST_UID_BASE` + a random offset, one per run, so concurrent runs do not
@@ -50,8 +50,6 @@ SANDBOX_UID = 65534
 #: Host uids a root grader starts bwrap as: HOST_UID_BASE + [0, HOST_UID_SPAN). No account needs to exist.
 HOST_UID_BASE = 1_000_000
 HOST_UID_SPAN = 1_000_000
-#: Scheduling niceness of the sandboxed processes.
-SANDBOX_NICE = 10
 #: The fresh tmpfs the code starts in (its home and only writable place besides /tmp).
 SANDBOX_WORKDIR = "/sandbox"
 #: Read-only system paths bound into the sandbox when they exist on the host.
@@ -68,7 +66,9 @@ class SandboxUnavailable(RuntimeError):
 class SandboxLimits:
     """Per-run limits. ``cpu_s``: RLIMIT_CPU; ``wall_s``: wall clock, then the process group is killed;
     ``memory_mb``: RLIMIT_AS; ``processes``: RLIMIT_NPROC; ``file_mb``: RLIMIT_FSIZE; ``open_files``:
-    RLIMIT_NOFILE; ``output_bytes``: stdout/stderr kept (the rest is dropped, ``truncated`` set)."""
+    RLIMIT_NOFILE; ``output_bytes``: stdout/stderr kept (the rest is dropped, ``truncated`` set);
+    ``nice``: added niceness (0 by default: measured on a loaded 2-core machine, nice 10 added about
+    50 ms per graded sample, and the process limit already keeps a fork bomb from starving the grader)."""
 
     cpu_s: int = 6
     wall_s: float = 10.0
@@ -77,6 +77,7 @@ class SandboxLimits:
     file_mb: int = 16
     open_files: int = 256
     output_bytes: int = 8 * 1024 * 1024
+    nice: int = 0
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,8 @@ def _limit_child(limits: SandboxLimits, *, host_uid: int | None, nproc: int) -> 
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        os.nice(SANDBOX_NICE)
+        if limits.nice:
+            os.nice(limits.nice)
         if host_uid is not None:
             # root is exempt from RLIMIT_NPROC: drop to an unprivileged uid before bwrap starts
             os.setgroups([])
