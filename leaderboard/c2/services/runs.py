@@ -43,6 +43,8 @@ from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
+GROUP_WAVES = 20  # the prompts of one group ≈ 20 × the concurrency cap samples per model
+BATCH_WAVES = 4  # one provider batch ≈ 4 × a model's share of the cap (few half-empty waves)
 DEFAULT_SAMPLES = 5  # n per prompt (issue 12; the paper's n is not printed)
 
 
@@ -259,61 +261,114 @@ def c2_prompts_execute(*, run_id: int, task_ids: Sequence[int], progress: Callab
     missing = [tasks[pk].external_id for pk in tasks if tasks[pk].family in VISUAL_TYPES and pk not in images]
     if missing:
         raise RunConfigurationError(f"visual tasks without an image: {', '.join(missing)}")
-    models = {m.pk: m for m in run.subjects.all()}
-    for model_id, model in models.items():
-        subject = subject_for(model, run)
-        _generate(run, subject, model_id, tasks, images, progress)
-        _ask_confidence(run, subject, model_id, tasks, images, progress)
-        _record_usage(run, subject)
+    _generate_all(run, tasks, images, progress)
     _grade_and_cluster(run, tasks)
     _rate(run, tasks, images, progress)
     return _prompts_finish(run, open_ids)
+
+
+def rows_write(model, rows: Sequence, fields: Sequence[str]) -> None:
+    """Write ``fields`` of already-saved ``rows`` with one parameterised UPDATE per row, sent as one
+    ``executemany``: a run writes thousands of rows per batch, and ``bulk_update``'s CASE expressions
+    cost more than the provider calls they record (bench_c2_run)."""
+    from django.db import connection
+
+    if not rows:
+        return
+    meta = model._meta
+    columns = [meta.get_field(name) for name in fields]
+    assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in columns)
+    sql = f"UPDATE {connection.ops.quote_name(meta.db_table)} SET {assignments} WHERE {connection.ops.quote_name(meta.pk.column)} = %s"
+    params = [[f.get_db_prep_save(getattr(row, f.attname), connection) for f in columns] + [row.pk] for row in rows]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(sql, params)
 
 
 def _jobs(samples, tasks, images) -> list[SampleJob]:
     return [SampleJob(sample=s, task=tasks[s.task_id], image_url=images.get(s.task_id)) for s in samples]
 
 
-def _generate(run, subject, model_id, tasks, images, progress) -> None:
-    todo = list(
-        C2Sample.objects.filter(run=run, subject_model_id=model_id, task_id__in=tasks)
-        .filter(Q(status=C2Sample.Status.PLANNED) | Q(status=C2Sample.Status.FAILED, attempts__lt=MAX_ATTEMPTS))
-        .order_by("task_id", "sample_index")
-    )
-    while todo:
-        replies = subject.answers(_jobs(todo, tasks, images))
-        now = timezone.now()
-        retry = []
-        for sample, reply in zip(todo, replies, strict=True):
-            sample.attempts += 1
-            if reply.text is None:
-                sample.status, sample.error = C2Sample.Status.FAILED, reply.error
-                if sample.attempts < MAX_ATTEMPTS:
-                    retry.append(sample)
-                continue
-            convergent = tasks[sample.task_id].family in CONVERGENT_TYPES
-            sample.text, sample.error, sample.generated_at = reply.text, "", now
-            sample.temperature = run.temperature
-            if convergent:
-                sample.status = C2Sample.Status.ANSWERED
-            else:
-                sample.status, sample.confidence_status = C2Sample.Status.DONE, C2Sample.ConfidenceStatus.NOT_ASKED
-        C2Sample.objects.bulk_update(todo, ["status", "text", "error", "generated_at", "temperature", "attempts", "confidence_status"])
-        _advance(run, sum(1 for s in todo if s.status != C2Sample.Status.FAILED), progress)
-        todo = retry
+def _generate_all(run: C2Run, tasks: dict[int, Task], images: dict[int, str], progress) -> None:
+    """Answers, then (convergent) the confidence question, for every model's open samples of these prompts.
+
+    Each model gets one sending thread with its share of the concurrency cap and a FIFO of batches of
+    :data:`BATCH_WAVES` × its share: first its answer batches, then, as each batch of answers is stored,
+    that batch's confidence questions. This thread stores every finished batch while the next ones are
+    in flight, so the cap stays busy; only this thread touches the database.
+    """
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    models = {m.pk: m for m in run.subjects.all()}
+    subjects = {pk: subject_for(model, run) for pk, model in models.items()}
+    share = max(1, settings.ATELIER_PROVIDER_CONCURRENCY // max(1, len(subjects)))
+    for subject in subjects.values():
+        if hasattr(subject, "client"):
+            subject.client.concurrency = share  # the site's cap is for all models together
+    size = BATCH_WAVES * share
+    base = C2Sample.objects.filter(run=run, task_id__in=tasks).order_by("task_id", "sample_index")
+    senders = {pk: ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"c2-subject-{pk}") for pk in subjects}
+    pending: dict = {}
+
+    def submit(stage: str, model_id: int, samples: list[C2Sample]) -> None:
+        call = subjects[model_id].answers if stage == "answer" else subjects[model_id].confidences
+        for k in range(0, len(samples), size):
+            batch = samples[k:k + size]
+            pending[senders[model_id].submit(call, _jobs(batch, tasks, images))] = (stage, model_id, batch)
+
+    try:
+        for model_id in subjects:
+            submit("answer", model_id, list(base.filter(subject_model_id=model_id).filter(
+                Q(status=C2Sample.Status.PLANNED) | Q(status=C2Sample.Status.FAILED, attempts__lt=MAX_ATTEMPTS))))
+            submit("confidence", model_id, list(base.filter(subject_model_id=model_id, status=C2Sample.Status.ANSWERED)))
+        while pending:
+            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for future in finished:
+                stage, model_id, samples = pending.pop(future)
+                replies = future.result()
+                if stage == "answer":
+                    submit("answer", model_id, _answers_store(run, samples, replies, tasks, progress))
+                    submit("confidence", model_id, [s for s in samples if s.status == C2Sample.Status.ANSWERED])
+                else:
+                    _confidences_store(run, samples, replies, progress)
+    finally:
+        for sender in senders.values():
+            sender.shutdown(wait=True, cancel_futures=True)
+    for subject in subjects.values():
+        _record_usage(run, subject)
 
 
-def _ask_confidence(run, subject, model_id, tasks, images, progress) -> None:
-    """After each convergent answer, the same conversation asks for P(correct) (§3.2.1); the reply is
+def _answers_store(run, samples: list[C2Sample], replies, tasks, progress) -> list[C2Sample]:
+    """Store a batch of answers; returns the failed samples that have attempts left."""
+    now = timezone.now()
+    retry = []
+    for sample, reply in zip(samples, replies, strict=True):
+        sample.attempts += 1
+        if reply.text is None:
+            sample.status, sample.error = C2Sample.Status.FAILED, reply.error
+            if sample.attempts < MAX_ATTEMPTS:
+                retry.append(sample)
+            continue
+        sample.text, sample.error, sample.generated_at, sample.temperature = reply.text, "", now, run.temperature
+        if tasks[sample.task_id].family in CONVERGENT_TYPES:
+            sample.status = C2Sample.Status.ANSWERED
+        else:
+            sample.status, sample.confidence_status = C2Sample.Status.DONE, C2Sample.ConfidenceStatus.NOT_ASKED
+    # grading needs only the answer: done here, while the confidence questions are in flight
+    answered = [s for s in samples if s.status == C2Sample.Status.ANSWERED]
+    if answered:
+        from leaderboard.c2.services.grading import samples_grade
+
+        samples_grade(answered, tasks)
+    rows_write(C2Sample, samples, ["status", "text", "error", "generated_at", "temperature", "attempts", "confidence_status",
+                                   "verdict", "usefulness", "correct", "grade_detail"])
+    _advance(run, sum(1 for s in samples if s.status != C2Sample.Status.FAILED), progress)
+    return retry
+
+
+def _confidences_store(run, samples: list[C2Sample], replies, progress) -> None:
+    """After each convergent answer the same conversation asked for P(correct) (§3.2.1); the reply is
     parsed strictly and a missing or unparseable one is recorded as such, never invented."""
-    todo = list(
-        C2Sample.objects.filter(run=run, subject_model_id=model_id, task_id__in=tasks, status=C2Sample.Status.ANSWERED)
-        .order_by("task_id", "sample_index")
-    )
-    if not todo:
-        return
-    replies = subject.confidences(_jobs(todo, tasks, images))
-    for sample, reply in zip(todo, replies, strict=True):
+    for sample, reply in zip(samples, replies, strict=True):
         sample.status = C2Sample.Status.DONE
         if reply.text is None:
             sample.confidence_status, sample.confidence_raw = C2Sample.ConfidenceStatus.MISSING, ""
@@ -325,8 +380,8 @@ def _ask_confidence(run, subject, model_id, tasks, images, progress) -> None:
             sample.confidence_status = C2Sample.ConfidenceStatus.UNPARSEABLE
         else:
             sample.confidence, sample.confidence_status = value, C2Sample.ConfidenceStatus.OK
-    C2Sample.objects.bulk_update(todo, ["status", "confidence", "confidence_raw", "confidence_status", "error"])
-    _advance(run, len(todo), progress)
+    rows_write(C2Sample, samples, ["status", "confidence", "confidence_raw", "confidence_status", "error"])
+    _advance(run, len(samples), progress)
 
 
 def _record_usage(run: C2Run, backend) -> None:
@@ -354,17 +409,18 @@ def _grade_and_cluster(run: C2Run, tasks: dict[int, Task]) -> None:
     convergent = [pk for pk, t in tasks.items() if t.family in CONVERGENT_TYPES]
     if not convergent:
         return
+    # answers are graded when they are stored; this catches any stored by an older worker without a grade
     ungraded = list(C2Sample.objects.filter(run=run, task_id__in=convergent, status=C2Sample.Status.DONE, verdict=""))
     if ungraded:
         samples_grade(ungraded, tasks)
-        C2Sample.objects.bulk_update(ungraded, ["verdict", "usefulness", "correct", "grade_detail"])
+        rows_write(C2Sample, ungraded, ["verdict", "usefulness", "correct", "grade_detail"])
     groups: dict[tuple[int, int], list[C2Sample]] = defaultdict(list)
     for s in C2Sample.objects.filter(run=run, task_id__in=convergent).order_by("task_id", "subject_model_id", "sample_index"):
         groups[(s.task_id, s.subject_model_id)].append(s)
     ready = [g for g in groups.values() if _final(g)]
     if ready:
         samples_cluster(run, ready, tasks, text_embedder_named(run.embedder))
-        C2Sample.objects.bulk_update([s for g in ready for s in g], ["cluster"])
+        rows_write(C2Sample, [s for g in ready for s in g], ["cluster"])
 
 
 def _rate(run: C2Run, tasks: dict[int, Task], images: dict[int, str], progress) -> None:
@@ -395,28 +451,34 @@ def _rate(run: C2Run, tasks: dict[int, Task], images: dict[int, str], progress) 
                 rating.rationale_u, rating.rationale_o, rating.rationale_s = outcome.rationale_u, outcome.rationale_o, outcome.rationale_s
             else:
                 rating.status, rating.error = C2Rating.Status.FAILED, outcome.error
-        C2Rating.objects.bulk_update(todo, ["status", "error", "rated_at", "u", "o", "s", "rationale_u", "rationale_o",
-                                            "rationale_s", "attempts", "repaired", "raw"])
+        rows_write(C2Rating, todo, ["status", "error", "rated_at", "u", "o", "s", "rationale_u", "rationale_o",
+                                    "rationale_s", "attempts", "repaired", "raw"])
         _advance(run, sum(1 for r in todo if r.status == C2Rating.Status.OK), progress)
     if rater is not None:
         _record_usage(run, rater)
 
 
-def _prompt_complete(run: C2Run, task_id: int) -> bool:
-    samples = list(C2Sample.objects.filter(run=run, task_id=task_id))
-    if not _final(samples):
-        return False
-    if any(s.status == C2Sample.Status.DONE and s.verdict == "" and s.confidence_status != C2Sample.ConfidenceStatus.NOT_ASKED
-           for s in samples):
-        return False
-    return not C2Rating.objects.filter(sample__run=run, sample__task_id=task_id).filter(
-        Q(status=C2Rating.Status.PLANNED) | Q(status=C2Rating.Status.FAILED, attempts__lt=MAX_ATTEMPTS)
-    ).exists()
+def _complete_prompts(run: C2Run, task_ids: list[int]) -> list[int]:
+    """The prompts whose samples are all final (answered, asked, graded) and whose ratings are all final:
+    two queries for any number of prompts."""
+    final = C2Sample.objects.filter(run=run, task_id__in=task_ids).filter(
+        Q(status=C2Sample.Status.DONE) & (~Q(verdict="") | Q(confidence_status=C2Sample.ConfidenceStatus.NOT_ASKED))
+        | Q(status=C2Sample.Status.FAILED, attempts__gte=MAX_ATTEMPTS)
+    )
+    unfinished = set(
+        C2Sample.objects.filter(run=run, task_id__in=task_ids).exclude(pk__in=final.values("pk")).values_list("task_id", flat=True)
+    )
+    unfinished |= set(
+        C2Rating.objects.filter(sample__run=run, sample__task_id__in=task_ids)
+        .filter(Q(status=C2Rating.Status.PLANNED) | Q(status=C2Rating.Status.FAILED, attempts__lt=MAX_ATTEMPTS))
+        .values_list("sample__task_id", flat=True)
+    )
+    return [t for t in task_ids if t not in unfinished]
 
 
 def _prompts_finish(run: C2Run, task_ids: list[int]) -> bool:
     """Mark finished prompts done; True for exactly one caller: the one that finished the run's last prompt."""
-    finished = [t for t in task_ids if _prompt_complete(run, t)]
+    finished = _complete_prompts(run, task_ids)
     with transaction.atomic():
         C2RunPrompt.objects.filter(run=run, task_id__in=finished, done=False).update(done=True)
         done = C2RunPrompt.objects.filter(run=run, done=True).count()
@@ -446,9 +508,11 @@ def c2_run_finalise(*, run_id: int) -> C2Run:
 
 
 def prompt_groups(run: C2Run, task_ids: list[int]) -> list[list[int]]:
-    """Prompts grouped so that one provider batch per model holds about four times the concurrency cap."""
+    """Prompts grouped so that one provider batch per model holds about :data:`GROUP_WAVES` times the
+    concurrency cap: few batch barriers (each ends with a partly filled wave), and a killed process loses
+    at most one group's unstored answers — which the request cache still holds."""
     per_prompt = max(1, run.n_samples)
-    size = max(1, (4 * settings.ATELIER_PROVIDER_CONCURRENCY) // per_prompt)
+    size = max(1, (GROUP_WAVES * settings.ATELIER_PROVIDER_CONCURRENCY) // per_prompt)
     return [task_ids[k:k + size] for k in range(0, len(task_ids), size)]
 
 
