@@ -13,7 +13,8 @@ Record formats read (field names as in the official releases):
 
 * TriviaQA (``qa/*.json``): ``{"Data": [{"Question", "QuestionId", "Answer": {"Value", "NormalizedAliases",
   "HumanAnswers"?, "NormalizedValue"?...}}], "Version", ...}``. Ground truths are ``NormalizedAliases`` plus
-  the normalised ``HumanAnswers`` when present, as ``triviaqa_evaluation.get_ground_truths`` does; ``Answer.Value`` is the
+  ``HumanAnswers`` when present, as ``triviaqa_evaluation.get_ground_truths`` (which normalises the
+  human answers first; grading normalises every ground truth anyway); ``Answer.Value`` is the
   display answer.
 * LiveCodeBench (``test.jsonl`` of code_generation_lite): ``question_id``, ``question_title``,
   ``question_content``, ``starter_code``, ``public_test_cases`` (JSON string: list of {input, output,
@@ -41,7 +42,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from engine.c2.grading import CodeTests, UnsafePickleError, decode_private_tests, triviaqa_normalize
+from engine.c2.grading import CodeTests, UnsafePickleError, decode_private_tests
 
 __all__ = [
     "C2TaskType",
@@ -243,8 +244,10 @@ def parse_triviaqa(text: str) -> list[C2Item]:
                 external_id=question_id,
                 prompt=question,
                 line=line,
-                # get_ground_truths: NormalizedAliases + [normalize_answer(a) for a in HumanAnswers]
-                answers=tuple(aliases + [triviaqa_normalize(answer) for answer in human]),
+                # get_ground_truths: NormalizedAliases + [normalize_answer(a) for a in HumanAnswers]; kept
+                # raw here for display — exact match normalises both sides and normalize_answer is
+                # idempotent, so the grade is the same
+                answers=tuple(aliases + human),
                 reference=value if isinstance(value, str) else "",
             )
         )

@@ -67,6 +67,13 @@ def test_triviaqa_normalize_follows_normalize_answer(raw: str, normalized: str) 
     assert triviaqa_normalize(raw) == normalized
 
 
+@pytest.mark.parametrize("raw", ["The Beatles!", "a_b the_c", "Ünïcode’s  `x`", "İstanbul", "an a the"])
+def test_triviaqa_normalize_is_idempotent_so_raw_human_answers_grade_alike(raw: str) -> None:
+    once = triviaqa_normalize(raw)
+    assert triviaqa_normalize(once) == once
+    assert triviaqa_exact_match(raw, [once]) == triviaqa_exact_match(raw, [raw])
+
+
 def test_triviaqa_exact_match_takes_the_max_over_ground_truths() -> None:
     assert triviaqa_exact_match("the beatles!", ["rolling stones", "beatles"])
     assert not triviaqa_exact_match("the beatles band", ["beatles"])  # exact, not containment
