@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=40)
     args = parser.parse_args(argv)
     if not sandbox_available():
-        raise SystemExit("bench_c2_sandbox needs /usr/bin/bwrap")
+        print("bench_c2_sandbox skipped: /usr/bin/bwrap (Debian bubblewrap) is not installed")
+        return
 
     load_before = os.getloadavg()[0]
     tests = problem(args.tests)
