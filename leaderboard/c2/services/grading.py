@@ -2,9 +2,9 @@
 ones for Originality (c2-eval.txt §3.2.1).
 
 * ``qa``: TriviaQA exact match against the ground truths (``NormalizedAliases`` + ``HumanAnswers``);
-* ``vqa``: the VQA accuracy over the ten answers, fractional; a sample counts as *correct* (z_i = 1, for
-  Originality and Surprise) when its accuracy is ≥ :data:`VQA_CORRECT_ACCURACY`, i.e. at least three
-  annotators gave that answer (the VQA definition of a fully correct answer);
+* ``vqa``: the VQA accuracy over the ten answers, fractional (Usefulness); a sample counts as *correct*
+  (z_i = 1, for Originality and Surprise) by the engine's ``vqa_correct`` (accuracy > 0: at least one
+  annotator gave that answer);
 * ``code``: the last fenced code block run under the sandbox against every test (LiveCodeBench semantics).
 
 Originality embeds the correct samples (code: the extracted program) with the run's embedder and stores
@@ -13,15 +13,10 @@ each one's cluster (the components of the cos ≥ τ graph, :func:`engine.c2.uos
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 from engine.c2.tasks import C2Item, C2TaskType
 from leaderboard.c2.models import C2Run, C2Sample
 from leaderboard.models import Task
 
-#: 3 of 10 matching annotators give VQA accuracy (3·2/3 + 7·1)/10 = 0.9 under the leave-one-out mean.
-VQA_CORRECT_ACCURACY = 0.9
 #: Per-test time limit of the code grader (LiveCodeBench's default is 6 s).
 CODE_TIMEOUT_S = 6.0
 
@@ -53,32 +48,35 @@ def _grade_one(task: Task, text: str) -> dict:
                 "detail": {"normalized": grading.triviaqa_normalize(text)}}
     if task_type is C2TaskType.VQA:
         accuracy = float(grading.vqa_accuracy(text, answers))
-        correct = accuracy >= VQA_CORRECT_ACCURACY
-        verdict = "correct" if correct else ("partial" if accuracy > 0 else "incorrect")
+        correct = grading.vqa_correct(text, answers)
+        verdict = "correct" if accuracy >= 1.0 else ("partial" if correct else "incorrect")
         return {"verdict": verdict, "usefulness": accuracy, "correct": correct, "detail": {"vqa_accuracy": accuracy}}
-    code = grading.extract_code_block(text)
-    if code is None:
-        return {"verdict": "no_code", "usefulness": 0.0, "correct": False, "detail": {"message": "no fenced code block"}}
-    verdict = grading.grade_code(code, engine_item_of(task).tests, timeout_s=CODE_TIMEOUT_S)
+    raise ValueError(f"{task_type} is graded in batches (code) or not convergent")
+
+
+def _code_grade(verdict) -> dict:
     detail = {"message": verdict.message[:2000], "wall_s": verdict.wall_s,
               "tests": [{"index": t.index, "verdict": t.verdict} for t in verdict.tests[:50]]}
     return {"verdict": verdict.result, "usefulness": float(verdict.passed), "correct": bool(verdict.passed), "detail": detail}
 
 
 def samples_grade(samples: list[C2Sample], tasks: dict[int, Task]) -> None:
-    """Grade answered convergent samples in place (code samples in parallel: each runs in a sandbox)."""
-    def grade(sample: C2Sample) -> None:
-        result = _grade_one(tasks[sample.task_id], sample.text)
+    """Grade answered convergent samples in place; code samples concurrently, one sandbox each
+    (the engine's ``grade_code_many`` over all cores)."""
+    from engine.c2.grading import extract_code_block, grade_code_many
+
+    def store(sample: C2Sample, result: dict) -> None:
         sample.verdict, sample.usefulness, sample.correct = result["verdict"], result["usefulness"], result["correct"]
         sample.grade_detail = result["detail"]
 
     code = [s for s in samples if tasks[s.task_id].family == C2TaskType.CODE]
     for sample in samples:
-        if sample not in code:
-            grade(sample)
+        if tasks[sample.task_id].family != C2TaskType.CODE:
+            store(sample, _grade_one(tasks[sample.task_id], sample.text))
     if code:
-        with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-            list(pool.map(grade, code))
+        jobs = [(extract_code_block(s.text), engine_item_of(tasks[s.task_id]).tests) for s in code]
+        for sample, verdict in zip(code, grade_code_many(jobs, timeout_s=CODE_TIMEOUT_S), strict=True):
+            store(sample, _code_grade(verdict))
 
 
 def embedded_text(task: Task, sample: C2Sample) -> str:

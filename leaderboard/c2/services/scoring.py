@@ -48,6 +48,8 @@ def _convergent_prompt(task_id: str, task_type: str, samples: list[C2Sample], po
         usefulness=usefulness,
         originality=uos.originality_score(k_p, n),
         surprise=100.0 * uos.surprise(correct, [s.confidence for s in answered], none_correct=policy),
+        missing_confidences=sum(1 for s in answered if s.confidence is None),
+        clusters=k_p,
     )
 
 
@@ -103,7 +105,7 @@ def run_results(run: C2Run) -> dict:
         per_prompt[model][task.family].append(scores)
         prompts[model][task.external_id] = {
             "task_type": task.family, "u": scores.usefulness, "o": scores.originality, "s": scores.surprise,
-            "c": scores.creativity,
+            "c": scores.creativity, "clusters": scores.clusters, "missing_confidences": scores.missing_confidences,
         }
     present = [t for t in CONVERGENT_TYPES + DIVERGENT_TYPES if t in set(task_type_of.values())]
     score_table: dict[str, dict[str, dict]] = {}

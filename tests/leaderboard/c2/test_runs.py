@@ -36,7 +36,7 @@ def server():
         yield fake
 
 
-def c2_task_set(tmp_path, *, visual: bool = True):
+def c2_task_set(tmp_path, *, visual: bool = True, code: bool = False):
     from PIL import Image
 
     trivia = {"Data": [{"Question": "Which planet is red?", "QuestionId": "q1",
@@ -45,6 +45,13 @@ def c2_task_set(tmp_path, *, visual: bool = True):
                                   task_set_name="c2-run", version="1")
     c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] A lighthouse keeper finds a door.\n",
                     task_set_name="c2-run", version="1")
+    if code:
+        problem = {"question_id": "sum", "question_content": "Read two integers and print their sum.", "starter_code": "",
+                   "public_test_cases": json.dumps([{"input": "1 2\n", "output": "3\n", "testtype": "stdin"}]),
+                   "private_test_cases": json.dumps([{"input": "40 2\n", "output": "42\n", "testtype": "stdin"}]),
+                   "metadata": "{}"}
+        c2_tasks_import(fmt="livecodebench", name="lcb.jsonl", raw=(json.dumps(problem) + "\n").encode(),
+                        task_set_name="c2-run", version="1")
     if visual:
         Image.new("RGB", (4, 4), (220, 0, 0)).save(tmp_path / "COCO_val2014_000000000007.png")
         questions = {"questions": [{"image_id": 7, "question": "What colour is the square?", "question_id": 70}]}
@@ -173,3 +180,15 @@ def test_resuming_after_a_killed_worker_duplicates_nothing_and_resends_nothing(s
     assert C2Rating.objects.filter(sample__run=run, repeat=0).count() == 6
     generation = [b for b in chat_bodies(server)[sent_before:] if b["model"] != "provider/rater-model"]
     assert generation == []  # answers and confidences were stored before the kill
+
+
+def test_code_answers_are_graded_in_the_sandbox_and_clustered(server, tmp_path):
+    from engine.c2.sandbox import sandbox_available
+
+    if not sandbox_available():
+        pytest.skip("bubblewrap is not installed (CI installs it)")
+    run = runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path, visual=False, code=True)))
+    code = C2Sample.objects.filter(run=run, task__family="code")
+    assert set(code.values_list("verdict", "correct")) == {("passed", True)}
+    assert set(code.values_list("cluster", flat=True)) == {0}  # one program, three times: one cluster
+    assert run.results["prompts"]["vision-alpha"]["sum"]["clusters"] == 1
