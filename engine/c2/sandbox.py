@@ -67,6 +67,7 @@ class SandboxLimits:
     """Per-run limits. ``cpu_s``: RLIMIT_CPU; ``wall_s``: wall clock, then the process group is killed;
     ``memory_mb``: RLIMIT_AS; ``processes``: RLIMIT_NPROC; ``file_mb``: RLIMIT_FSIZE; ``open_files``:
     RLIMIT_NOFILE; ``output_bytes``: stdout/stderr kept (the rest is dropped, ``truncated`` set);
+    ``tmpfs_mb``: size of each of the two tmpfs (the work dir and /tmp), which live in host RAM;
     ``nice``: added niceness (0 by default: measured on a loaded 2-core machine, nice 10 added about
     50 ms per graded sample, and the process limit already keeps a fork bomb from starving the grader)."""
 
@@ -78,6 +79,7 @@ class SandboxLimits:
     open_files: int = 256
     output_bytes: int = 8 * 1024 * 1024
     nice: int = 0
+    tmpfs_mb: int = 64
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ def _unsandboxed_allowed() -> bool:
     return os.environ.get(UNSANDBOXED_ENV, "") == "1"
 
 
-def _bwrap_argv(inner: Sequence[str]) -> list[str]:
+def _bwrap_argv(inner: Sequence[str], *, tmpfs_mb: int = 64) -> list[str]:
     argv = [
         BWRAP,
         "--unshare-all",  # user, ipc, pid, net, uts, cgroup namespaces
@@ -145,8 +147,9 @@ def _bwrap_argv(inner: Sequence[str]) -> list[str]:
     argv += [
         "--proc", "/proc",
         "--dev", "/dev",
-        "--tmpfs", "/tmp",
-        "--tmpfs", SANDBOX_WORKDIR,
+        # tmpfs lives in the host's RAM and RLIMIT_AS does not count it: cap each one
+        "--size", str(tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
+        "--size", str(tmpfs_mb * 1024 * 1024), "--tmpfs", SANDBOX_WORKDIR,
         "--chdir", SANDBOX_WORKDIR,
         "--",
         *inner,
@@ -215,7 +218,7 @@ def run_sandboxed(
     # -I: no PYTHON* variables, no user site, no script dir on sys.path (the system site stays, as upstream)
     inner = [python_executable(), "-I", "-c", program] if isinstance(program, str) else list(program)
     if sandbox_available():
-        argv, sandboxed = _bwrap_argv(inner), True
+        argv, sandboxed = _bwrap_argv(inner, tmpfs_mb=limits.tmpfs_mb), True
     elif _unsandboxed_allowed():
         argv, sandboxed = inner, False
     else:

@@ -108,3 +108,9 @@ def test_output_flood_is_cut_at_the_cap_and_the_grader_keeps_its_memory() -> Non
     result = run_sandboxed(flood, limits=SandboxLimits(cpu_s=2, wall_s=2, output_bytes=1 << 20))
     assert result.truncated and len(result.stderr) == 1 << 20
     assert _grader_alive()
+
+
+def test_many_files_cannot_fill_the_hosts_memory_through_tmpfs() -> None:
+    filler = "for i in range(64):\n    open(f'f{i}', 'wb').write(b'x' * (1 << 20))"  # 64 files of 1 MB
+    result = run_sandboxed(filler, limits=SandboxLimits(file_mb=2, tmpfs_mb=8))
+    assert result.returncode != 0 and "No space left" in result.stderr
