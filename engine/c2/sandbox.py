@@ -67,7 +67,7 @@ class SandboxLimits:
     """Per-run limits. ``cpu_s``: RLIMIT_CPU; ``wall_s``: wall clock, then the process group is killed;
     ``memory_mb``: RLIMIT_AS; ``processes``: RLIMIT_NPROC; ``file_mb``: RLIMIT_FSIZE; ``open_files``:
     RLIMIT_NOFILE; ``output_bytes``: stdout/stderr kept (the rest is dropped, ``truncated`` set);
-    ``tmpfs_mb``: size of each of the two tmpfs (the work dir and /tmp), which live in host RAM;
+    ``tmpfs_mb``: size of each writable tmpfs (the work dir, /tmp, /dev/shm), which live in host RAM;
     ``nice``: added niceness (0 by default: measured on a loaded 2-core machine, nice 10 added about
     50 ms per graded sample, and the process limit already keeps a fork bomb from starving the grader)."""
 
@@ -147,7 +147,10 @@ def _bwrap_argv(inner: Sequence[str], *, tmpfs_mb: int = 64) -> list[str]:
     argv += [
         "--proc", "/proc",
         "--dev", "/dev",
-        # tmpfs lives in the host's RAM and RLIMIT_AS does not count it: cap each one
+        # tmpfs lives in the host's RAM and RLIMIT_AS does not count it: cap each writable one, and
+        # make bwrap's own /dev tmpfs read-only (its /dev/shm gets a capped tmpfs of its own)
+        "--size", str(tmpfs_mb * 1024 * 1024), "--tmpfs", "/dev/shm",
+        "--remount-ro", "/dev",
         "--size", str(tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
         "--size", str(tmpfs_mb * 1024 * 1024), "--tmpfs", SANDBOX_WORKDIR,
         "--chdir", SANDBOX_WORKDIR,

@@ -110,7 +110,13 @@ def test_output_flood_is_cut_at_the_cap_and_the_grader_keeps_its_memory() -> Non
     assert _grader_alive()
 
 
-def test_many_files_cannot_fill_the_hosts_memory_through_tmpfs() -> None:
-    filler = "for i in range(64):\n    open(f'f{i}', 'wb').write(b'x' * (1 << 20))"  # 64 files of 1 MB
+@pytest.mark.parametrize("folder", [".", "/tmp", "/dev/shm"])
+def test_many_files_cannot_fill_the_hosts_memory_through_tmpfs(folder: str) -> None:
+    filler = f"for i in range(64):\n    open(f'{folder}/f{{i}}', 'wb').write(b'x' * (1 << 20))"  # 64 × 1 MB
     result = run_sandboxed(filler, limits=SandboxLimits(file_mb=2, tmpfs_mb=8))
     assert result.returncode != 0 and "No space left" in result.stderr
+
+
+def test_dev_is_read_only() -> None:
+    result = run_sandboxed("open('/dev/filler', 'wb')", limits=SHORT)
+    assert result.returncode != 0 and "Read-only file system" in result.stderr
