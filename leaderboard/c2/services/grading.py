@@ -61,8 +61,8 @@ def _code_grade(verdict) -> dict:
 
 
 def samples_grade(samples: list[C2Sample], tasks: dict[int, Task]) -> None:
-    """Grade answered convergent samples in place; code samples concurrently, one sandbox each
-    (the engine's ``grade_code_many`` over all cores)."""
+    """Grade answered convergent samples in place; code samples concurrently, one sandbox per distinct
+    program of a problem (the engine's ``grade_code_many`` over all cores)."""
     from engine.c2.grading import extract_code_block, grade_code_many
 
     def store(sample: C2Sample, result: dict) -> None:
@@ -74,9 +74,14 @@ def samples_grade(samples: list[C2Sample], tasks: dict[int, Task]) -> None:
         if tasks[sample.task_id].family != C2TaskType.CODE:
             store(sample, _grade_one(tasks[sample.task_id], sample.text))
     if code:
-        jobs = [(extract_code_block(s.text), engine_item_of(tasks[s.task_id]).tests) for s in code]
-        for sample, verdict in zip(code, grade_code_many(jobs, timeout_s=CODE_TIMEOUT_S), strict=True):
-            store(sample, _code_grade(verdict))
+        # one sandbox run per distinct program and problem: n samples often repeat a program verbatim
+        keys = [(extract_code_block(s.text), s.task_id) for s in code]
+        distinct = list(dict.fromkeys(keys))
+        verdicts = grade_code_many([(program, engine_item_of(tasks[task_id]).tests) for program, task_id in distinct],
+                                   timeout_s=CODE_TIMEOUT_S)
+        graded = {key: _code_grade(verdict) for key, verdict in zip(distinct, verdicts, strict=True)}
+        for sample, key in zip(code, keys, strict=True):
+            store(sample, graded[key])
 
 
 def embedded_text(task: Task, sample: C2Sample) -> str:
