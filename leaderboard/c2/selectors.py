@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Prefetch, QuerySet
 
-from leaderboard.c2.models import CONVERGENT_TYPES, C2Rating, C2Run, C2Sample
+from leaderboard.c2.models import CONVERGENT_TYPES, DIVERGENT_TYPES, C2Rating, C2Run, C2RunPrompt, C2Sample
 from leaderboard.c2.services.scoring import METRICS, TASK_TYPE_LABELS
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
 
@@ -186,7 +186,10 @@ def c2_run_progress(*, run: C2Run) -> dict:
 
 
 def run_prompts(run: C2Run) -> list[Task]:
-    return list(Task.objects.filter(c2_samples__run=run).distinct().order_by("position", "external_id"))
+    """The run's prompts, by task type in the tables' order, then as imported."""
+    order = {t: k for k, t in enumerate(CONVERGENT_TYPES + DIVERGENT_TYPES)}
+    tasks = Task.objects.filter(pk__in=C2RunPrompt.objects.filter(run=run).values("task_id"))
+    return sorted(tasks, key=lambda t: (order.get(t.family, len(order)), t.position, t.external_id))
 
 
 @dataclass

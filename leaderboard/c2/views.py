@@ -47,11 +47,11 @@ def leaderboard(request):
             results=results,
             tables=selectors.leaderboard_tables(results),
             radars=[
-                charts.radar_chart(
+                (f"{'Text' if table == 'text' else 'Vision'} tasks", charts.radar_chart(
                     selectors.radar_axis_labels(), selectors.radar_series(results, table),
-                    title=f"Figure 4 shape ({'text' if table == 'text' else 'vision'} tasks): U, O, S, creativity by regime",
+                    title=f"Figure 4 shape ({table} tasks): U, O, S, creativity by regime",
                     axis_note="scores / 100, from 0 (centre) to 1 (rim)",
-                )
+                ))
                 for table, types in results["tables"].items() if types
             ],
             partner=partner,
@@ -62,7 +62,7 @@ def leaderboard(request):
                     axis_label=f"{regime} creativity, creative − standard (95% paired bootstrap over prompts)",
                     fmt="{:+.1f}",
                 )
-                for regime in ("convergent", "divergent")
+                for regime in ("convergent", "divergent") if any(r.regime == regime for r in ablation)
             ],
             ablation=ablation,
             prompts=selectors.run_prompts(run),

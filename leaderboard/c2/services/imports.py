@@ -162,11 +162,12 @@ def c2_tasks_import(
         raise ImportFailed([
             dataclasses.replace(e, line=items[e.line - 1].line if 0 < e.line <= len(items) else e.line) for e in exc.errors
         ]) from exc
-    _images_store(task_set, images, summary)
+    _images_store(task_set, images, summary, name=name, lines={item.external_id: item.line for item in items})
     return task_set, summary
 
 
-def _images_store(task_set: TaskSet, images: dict[str, tuple[bytes, str, int, int]], summary: ImportSummary) -> None:
+def _images_store(task_set: TaskSet, images: dict[str, tuple[bytes, str, int, int]], summary: ImportSummary, *,
+                  name: str, lines: dict[str, int]) -> None:
     tasks = {t.external_id: t for t in Task.objects.filter(task_set=task_set, external_id__in=images)}
     current = {i.task_id: i for i in C2TaskImage.objects.filter(task__in=tasks.values())}
     for external_id, (data, content_type, width, height) in images.items():
@@ -175,6 +176,9 @@ def _images_store(task_set: TaskSet, images: dict[str, tuple[bytes, str, int, in
         existing = current.get(task.pk)
         if existing is not None and existing.sha256 == digest:
             continue
+        if existing is not None and task_set.frozen:
+            raise ImportFailed([RecordError(name, lines[external_id], "image",
+                                            f"the image of task {external_id!r} differs but {task_set} is frozen: import a new version")])
         C2TaskImage.objects.update_or_create(
             task=task,
             defaults={"file_name": task.source.get("image", ""), "content_type": content_type, "data": data,

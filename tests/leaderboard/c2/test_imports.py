@@ -167,3 +167,18 @@ def test_import_command_reports_errors_and_imports_good_files(tmp_path):
     bad.write_bytes(b'{"Problem": ""}\n')
     with pytest.raises(CommandError, match=r"bad.jsonl:1: field 'Problem'"):
         call_command("import_c2", str(bad), "--task-set", "cli", "--version", "1", "--format", "macgyver")
+
+
+def test_a_changed_image_of_a_frozen_set_is_an_error_and_the_stored_image_stays(tmp_path):
+    from leaderboard.services import taskset_freeze
+
+    png(tmp_path / "harbour.png")
+    record = jsonl({"index": 7, "question": "Write the story of this harbour.", "image": "harbour.png"})
+    task_set, _ = run_import("creation_mmbench", record, images_dir=tmp_path)
+    stored = C2TaskImage.objects.get().sha256
+    taskset_freeze(task_set=task_set)
+    png(tmp_path / "harbour.png", colour=(0, 0, 255))
+    with pytest.raises(ImportFailed) as caught:
+        run_import("creation_mmbench", record, images_dir=tmp_path)
+    assert (caught.value.errors[0].line, caught.value.errors[0].field) == (1, "image") and "frozen" in caught.value.errors[0].message
+    assert C2TaskImage.objects.get().sha256 == stored
