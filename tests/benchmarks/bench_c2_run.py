@@ -37,11 +37,12 @@ SERVER_SWITCH_INTERVAL_S = 0.0005  # as in bench_judge_throughput: keep the fake
 
 def serve(latency_s: float, connection: Any) -> None:
     """Child process: the fake server with the C² handler; answers 'stats' / 'stop' over a pipe."""
-    from tests.fakes.c2_site_models import C2SiteModels
+    from tests.fakes.c2_model import C2FakeModel
     from tests.fakes.openai_server import FakeOpenAIServer
 
     sys.setswitchinterval(SERVER_SWITCH_INTERVAL_S)
-    with FakeOpenAIServer(handler=C2SiteModels(), latency_s=latency_s) as server:
+    with FakeOpenAIServer(handler=C2FakeModel(qa_answers={"which planet is red?": ["Mars", "mars", "Planet Mars"]}),
+                          latency_s=latency_s) as server:
         connection.send(server.port)
         while True:
             command = connection.recv()

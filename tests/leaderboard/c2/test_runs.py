@@ -13,7 +13,7 @@ from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
 from leaderboard.c2.services.imports import c2_tasks_import
 from leaderboard.models import SubjectModel
-from tests.fakes.c2_site_models import C2SiteModels
+from tests.fakes.c2_model import C2FakeModel
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.django_db
@@ -28,11 +28,17 @@ def _isolated_caches(settings, tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-test")
 
 
+SUM_PROGRAM = "a, b = map(int, input().split())\nprint(a + b)"
+
+
+def fake_model(**kwargs) -> C2FakeModel:
+    return C2FakeModel(qa_answers={"Which planet is red?": ["Mars"]}, vqa_answers={"colour is the square": ["red"]},
+                       code={"print their sum": SUM_PROGRAM}, **kwargs)
+
+
 @pytest.fixture
 def server():
-    handler = C2SiteModels(malformed_first_rating=True)
-    with FakeOpenAIServer(handler=handler) as fake:
-        fake.c2 = handler
+    with FakeOpenAIServer(handler=fake_model(malformed_ratings=1)) as fake:
         yield fake
 
 
@@ -99,7 +105,8 @@ def test_a_run_finishes_with_scores_for_every_task_type(server, tmp_path):
     scores = run.results["scores"]["vision-alpha"]
     assert set(scores) == {"qa", "vqa", "story"}
     assert scores["qa"]["usefulness"]["value"] == 100.0  # "Mars" matches the alias "mars"
-    assert scores["story"]["usefulness"]["value"] == 80.0  # rated 4 of 5, × 20
+    primary = C2Rating.objects.filter(sample__run=run, sample__subject_model__display_name="vision-alpha", repeat=0)
+    assert scores["story"]["usefulness"]["value"] == pytest.approx(20 * sum(r.u for r in primary) / primary.count())
     assert not C2Sample.objects.filter(run=run).exclude(status=C2Sample.Status.DONE).exists()
 
 
@@ -110,20 +117,13 @@ def test_the_confidence_question_continues_the_answers_conversation(server, tmp_
     for body in asked:
         question, answer, _ = body["messages"]
         assert "Which planet is red?" in question["content"] and answer == {"role": "assistant", "content": "Mars"}
-    sample = C2Sample.objects.filter(task__family="qa").first()
-    assert (sample.confidence, sample.confidence_status, sample.confidence_raw) == (0.7, "ok", "Probability: 0.7")
+    for sample in C2Sample.objects.filter(task__family="qa"):
+        assert sample.confidence_status == "ok" and sample.confidence_raw.startswith("Probability: ")
+        assert sample.confidence == float(sample.confidence_raw.removeprefix("Probability: "))
 
 
 def test_an_unparseable_confidence_is_recorded_and_never_invented(server, tmp_path):
-    server.c2.answers = {}
-    original = server.c2.__call__
-
-    def vague(request):
-        if request["messages"][-1]["content"] == CONFIDENCE_PROMPT:
-            return "Fairly sure, I think."
-        return original(request)
-
-    server.handler = vague
+    server.handler = fake_model(no_confidence_for=["Which planet is red?"])  # replies "I cannot say."
     run = runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path, visual=False)))
     qa = C2Sample.objects.filter(run=run, task__family="qa")
     assert set(qa.values_list("confidence_status", flat=True)) == {"unparseable"}
@@ -155,9 +155,10 @@ def test_the_rater_never_sees_a_model_name_and_a_malformed_rating_gets_one_repai
     for name in ("vision-alpha", "vision-beta", "provider/vision-alpha", "provider/vision-beta"):
         assert name not in seen
     repairs = [b for b in rater_bodies if len(b["messages"]) == 4]
-    assert len(repairs) == 1 and repairs[0]["messages"][2] == {"role": "assistant", "content": "not json at all"}
-    # the six story samples are the same text, so the client sent their rating once and all were repaired
-    assert set(C2Rating.objects.filter(sample__run=run, repeat=0).values_list("status", "repaired")) == {("ok", True)}
+    assert len(repairs) == 1 and repairs[0]["messages"][2]["role"] == "assistant"
+    assert "That reply is invalid" in repairs[0]["messages"][3]["content"]
+    assert C2Rating.objects.filter(sample__run=run, repaired=True, status="ok").count() == 1
+    assert not C2Rating.objects.filter(sample__run=run).exclude(status="ok").exists()
 
 
 def test_resuming_after_a_killed_worker_duplicates_nothing_and_resends_nothing(server, tmp_path, monkeypatch):
