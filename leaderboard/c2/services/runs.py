@@ -19,13 +19,15 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from engine.c2 import prompts
+from engine.c2.rater import RUBRIC_VERSION, is_rerate_sample
 from engine.c2.tasks import C2TaskType
 from leaderboard.c2.models import (
     CONVERGENT_TYPES,
@@ -38,7 +40,13 @@ from leaderboard.c2.models import (
     C2TaskImage,
 )
 from leaderboard.c2.services.generation import SampleJob, image_data_url, subject_for, subject_is_simulated
+from leaderboard.c2.services.grading import samples_cluster, samples_grade
+from leaderboard.c2.services.rating import RatingJob, rater_for
+from leaderboard.c2.services.scoring import run_results
+from leaderboard.judges import UnknownJudge, judge_model_for
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
+from leaderboard.services.judge_runs import code_version
+from leaderboard.services.tig import TIGConfigurationError, text_embedder_named, tig_components_check
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +84,6 @@ def _subjects(names: Sequence[str]) -> list[SubjectModel]:
 
 
 def _rater(name: str) -> SubjectModel | None:
-    from leaderboard.judges import UnknownJudge, judge_model_for
 
     if name == "simulated":
         return None
@@ -121,7 +128,6 @@ def c2_run_create(
     created_by=None,
 ) -> C2Run:
     """Create a run and plan all its samples and ratings; nothing is called until it is started."""
-    from leaderboard.services.judge_runs import code_version
 
     if task_set.benchmark.kind != Benchmark.Kind.C2:
         raise RunConfigurationError(f"{task_set} is not a C² task set")
@@ -147,7 +153,6 @@ def c2_run_create(
     rater = _rater(rater_name)
     _refuse_text_only(models, rater, types)
     if embedder != "minilm":
-        from leaderboard.services.tig import TIGConfigurationError, tig_components_check
 
         try:
             tig_components_check(embedder=embedder)
@@ -168,16 +173,11 @@ def c2_run_create(
 
 
 def _rubric_version() -> dict:
-    try:
-        from engine.c2.rater import RUBRIC_VERSION
-    except ImportError:
-        return {}
     return {"rubric_version": RUBRIC_VERSION}
 
 
 def rerated(run: C2Run, task: Task, model_name: str, sample_index: int) -> bool:
     """Whether a divergent sample is rated twice: the engine's deterministic ``rerate_share`` subset (test–retest)."""
-    from engine.c2.rater import is_rerate_sample
 
     return is_rerate_sample(f"{run.seed}:{task.external_id}:{model_name}:{sample_index}", fraction=run.rerate_share)
 
@@ -271,7 +271,6 @@ def rows_write(model, rows: Sequence, fields: Sequence[str]) -> None:
     """Write ``fields`` of already-saved ``rows`` with one parameterised UPDATE per row, sent as one
     ``executemany``: a run writes thousands of rows per batch, and ``bulk_update``'s CASE expressions
     cost more than the provider calls they record (bench_c2_run)."""
-    from django.db import connection
 
     if not rows:
         return
@@ -296,7 +295,6 @@ def _generate_all(run: C2Run, tasks: dict[int, Task], images: dict[int, str], pr
     that batch's confidence questions. This thread stores every finished batch while the next ones are
     in flight, so the cap stays busy; only this thread touches the database.
     """
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     models = {m.pk: m for m in run.subjects.all()}
     subjects = {pk: subject_for(model, run) for pk, model in models.items()}
@@ -356,7 +354,6 @@ def _answers_store(run, samples: list[C2Sample], replies, tasks, progress) -> li
     # grading needs only the answer: done here, while the confidence questions are in flight
     answered = [s for s in samples if s.status == C2Sample.Status.ANSWERED]
     if answered:
-        from leaderboard.c2.services.grading import samples_grade
 
         samples_grade(answered, tasks)
     rows_write(C2Sample, samples, ["status", "text", "error", "generated_at", "temperature", "attempts", "confidence_status",
@@ -403,8 +400,6 @@ def _final(samples: list[C2Sample]) -> bool:
 
 
 def _grade_and_cluster(run: C2Run, tasks: dict[int, Task]) -> None:
-    from leaderboard.c2.services.grading import samples_cluster, samples_grade
-    from leaderboard.services.tig import text_embedder_named
 
     convergent = [pk for pk, t in tasks.items() if t.family in CONVERGENT_TYPES]
     if not convergent:
@@ -424,7 +419,6 @@ def _grade_and_cluster(run: C2Run, tasks: dict[int, Task]) -> None:
 
 
 def _rate(run: C2Run, tasks: dict[int, Task], images: dict[int, str], progress) -> None:
-    from leaderboard.c2.services.rating import RatingJob, rater_for
 
     divergent = [pk for pk, t in tasks.items() if t.family in DIVERGENT_TYPES]
     if not divergent:
@@ -494,7 +488,6 @@ def _prompts_finish(run: C2Run, task_ids: list[int]) -> bool:
 
 def c2_run_finalise(*, run_id: int) -> C2Run:
     """Score the run and store its results (idempotent: a done run is returned as it is)."""
-    from leaderboard.c2.services.scoring import run_results
 
     with transaction.atomic():
         run = C2Run.objects.select_for_update().select_related("task_set").get(pk=run_id)
