@@ -52,7 +52,7 @@ logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 GROUP_WAVES = 20  # the prompts of one group ≈ 20 × the concurrency cap samples per model
-BATCH_WAVES = 4  # one provider batch ≈ 4 × a model's share of the cap (few half-empty waves)
+BATCH_WAVES = 10  # one provider batch ≈ 10 × a model's share of the cap: few batch barriers
 DEFAULT_SAMPLES = 5  # n per prompt (issue 12; the paper's n is not printed)
 
 
