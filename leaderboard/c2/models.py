@@ -49,7 +49,9 @@ class C2TaskImage(models.Model):
 
 
 class C2Run(models.Model):
-    """task set × models × n samples × template × rater × seed × Surprise policy (issue 12)."""
+    """task set × models × n samples × template × rater × seed × Surprise policy (issue 12); an optional
+    second rater rates every divergent sample once more for the inter-rater ICC (its scores never enter
+    the leaderboard)."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -74,6 +76,12 @@ class C2Run(models.Model):
     rater_name = models.CharField(max_length=100, default="simulated", help_text="'simulated' or a judge-role model.")
     rater_model = models.ForeignKey(
         SubjectModel, on_delete=models.PROTECT, null=True, blank=True, related_name="c2_rated_runs"
+    )
+    second_rater_name = models.CharField(
+        max_length=100, blank=True, help_text="Optional second rater of every divergent sample (inter-rater ICC)."
+    )
+    second_rater_model = models.ForeignKey(
+        SubjectModel, on_delete=models.PROTECT, null=True, blank=True, related_name="c2_second_rated_runs"
     )
     seed = models.BigIntegerField(default=42)
     surprise_policy = models.CharField(max_length=8, choices=SurprisePolicy.choices, default=SurprisePolicy.ZERO)
@@ -105,6 +113,7 @@ class C2Run(models.Model):
             models.CheckConstraint(condition=Q(tau__gt=0) & Q(tau__lte=1), name="c2run_tau_in_0_1"),
             models.CheckConstraint(condition=Q(rerate_share__gte=0) & Q(rerate_share__lte=1), name="c2run_rerate_share_0_1"),
             models.CheckConstraint(condition=Q(prompts_done__lte=models.F("prompts_total")), name="c2run_progress_bounded"),
+            models.CheckConstraint(condition=~Q(second_rater_name=models.F("rater_name")), name="c2run_second_rater_differs"),
         ]
         ordering = ["-created_at"]
 

@@ -122,7 +122,9 @@ class SimulatedRaterAdapter:
         return {}
 
 
-def rater_for(run: C2Run):
-    if run.rater_model_id is None:
+def rater_for(run: C2Run, name: str):
+    """The run's primary or second rater, by its name."""
+    model = run.rater_model if name == run.rater_name else run.second_rater_model
+    if model is None:
         return SimulatedRaterAdapter(run)
-    return ProviderRater(run.rater_model)
+    return ProviderRater(model)

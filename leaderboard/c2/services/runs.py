@@ -118,6 +118,7 @@ def c2_run_create(
     n_samples: int = DEFAULT_SAMPLES,
     template: str = C2Run.Template.STANDARD,
     rater_name: str = "simulated",
+    second_rater_name: str = "",
     seed: int = 42,
     surprise_policy: str = C2Run.SurprisePolicy.ZERO,
     tau: float = 0.9,
@@ -151,17 +152,24 @@ def c2_run_create(
         raise RunConfigurationError(f"{task_set} has tasks of unknown C² types: {', '.join(sorted(unknown))}")
     models = _subjects(names)
     rater = _rater(rater_name)
+    second_rater_name = second_rater_name.strip()
+    if second_rater_name == rater_name:
+        raise RunConfigurationError("the second rater must differ from the first")
+    second_rater = _rater(second_rater_name) if second_rater_name else None
     _refuse_text_only(models, rater, types)
+    if second_rater is not None:
+        _refuse_text_only([], second_rater, types)
     if embedder != "minilm":
 
         try:
             tig_components_check(embedder=embedder)
         except TIGConfigurationError as exc:
             raise RunConfigurationError(str(exc)) from exc
-    is_simulated = rater is None and bool(types & set(DIVERGENT_TYPES)) or any(m.is_simulated for m in models)
+    divergent = bool(types & set(DIVERGENT_TYPES))
+    is_simulated = divergent and (rater is None or second_rater_name == "simulated") or any(m.is_simulated for m in models)
     run = C2Run.objects.create(
         task_set=task_set, subject_names=names, n_samples=n_samples, template=template, rater_name=rater_name,
-        rater_model=rater, seed=seed, surprise_policy=surprise_policy, tau=tau, temperature=temperature,
+        rater_model=rater, second_rater_name=second_rater_name, second_rater_model=second_rater, seed=seed, surprise_policy=surprise_policy, tau=tau, temperature=temperature,
         embedder=embedder, rerate_share=rerate_share, is_simulated=is_simulated, code_version=code_version(),
         created_by=created_by,
         config={"template_version": prompts.TEMPLATE_VERSION, "confidence_version": prompts.CONFIDENCE_VERSION,
@@ -201,6 +209,8 @@ def _plan(run: C2Run, tasks: list[Task], models: list[SubjectModel]) -> None:
         ratings.append(C2Rating(sample=sample, rater_name=run.rater_name, repeat=0))
         if rerated(run, task_of[task_id], names[model_id], index):
             ratings.append(C2Rating(sample=sample, rater_name=run.rater_name, repeat=1))
+        if run.second_rater_name:
+            ratings.append(C2Rating(sample=sample, rater_name=run.second_rater_name, repeat=0))
     C2Rating.objects.bulk_create(ratings, ignore_conflicts=True)
     convergent = sum(1 for t in tasks if t.family in CONVERGENT_TYPES) * len(models) * run.n_samples
     run.prompts_total = len(tasks)
@@ -252,7 +262,7 @@ def c2_prompts_execute(*, run_id: int, task_ids: Sequence[int], progress: Callab
     The Celery job passes one prompt; the command line passes several at once so that one provider
     batch keeps the concurrency cap busy. Returns True when this call finished the run's last prompt.
     """
-    run = C2Run.objects.select_related("task_set", "rater_model").get(pk=run_id)
+    run = C2Run.objects.select_related("task_set", "rater_model", "second_rater_model").get(pk=run_id)
     open_ids = list(C2RunPrompt.objects.filter(run=run, task_id__in=task_ids, done=False).values_list("task_id", flat=True))
     if not open_ids:
         return False
@@ -423,16 +433,22 @@ def _rate(run: C2Run, tasks: dict[int, Task], images: dict[int, str], progress) 
     divergent = [pk for pk, t in tasks.items() if t.family in DIVERGENT_TYPES]
     if not divergent:
         return
+    for name in filter(None, (run.rater_name, run.second_rater_name)):
+        _rate_by(run, name, divergent, tasks, images, progress)
+
+
+def _rate_by(run: C2Run, name: str, divergent: list[int], tasks: dict[int, Task], images: dict[int, str], progress) -> None:
     rater = None
     for _ in range(MAX_ATTEMPTS):
         todo = list(
-            C2Rating.objects.filter(sample__run=run, sample__task_id__in=divergent, sample__status=C2Sample.Status.DONE)
+            C2Rating.objects.filter(sample__run=run, sample__task_id__in=divergent, sample__status=C2Sample.Status.DONE,
+                                    rater_name=name)
             .filter(Q(status=C2Rating.Status.PLANNED) | Q(status=C2Rating.Status.FAILED, attempts__lt=MAX_ATTEMPTS))
             .select_related("sample").order_by("sample_id", "repeat")
         )
         if not todo:
             break
-        rater = rater or rater_for(run)
+        rater = rater or rater_for(run, name)
         jobs = [RatingJob(rating=r, task=tasks[r.sample.task_id], text=r.sample.text, image_url=images.get(r.sample.task_id))
                 for r in todo]
         now = timezone.now()

@@ -54,27 +54,37 @@ def _convergent_prompt(task_id: str, task_type: str, samples: list[C2Sample], po
 
 
 def _divergent_prompt(task_id: str, ratings: list[C2Rating]) -> uos.PromptScores | None:
-    triples = [(r.u, r.o, r.s) for r in ratings if r.repeat == 0 and r.status == C2Rating.Status.OK]
+    triples = [(r.u, r.o, r.s) for r in ratings if r.repeat == 0 and r.status == C2Rating.Status.OK]  # the primary rater's
     return uos.divergent_prompt_scores(task_id, triples) if triples else None
 
 
-def _test_retest(ratings: list[C2Rating]) -> dict:
-    """The rater's test–retest ICC(2,1) per component over the samples rated twice (engine ``rater_icc``)."""
+def _icc(both: list[tuple[C2Rating, C2Rating]], form: str) -> dict:
+    """ICC(2,1) per component over paired ratings of the same samples (engine ``rater_icc``)."""
     from engine.c2.rater import Rating, rater_icc
-
-    pairs: dict[int, dict[int, C2Rating]] = defaultdict(dict)
-    for r in ratings:
-        if r.status == C2Rating.Status.OK:
-            pairs[r.sample_id][r.repeat] = r
-    both = [(p[0], p[1]) for p in pairs.values() if 0 in p and 1 in p]
 
     def engine(r: C2Rating) -> Rating:
         return Rating(r.u, r.o, r.s, r.rationale_u, r.rationale_o, r.rationale_s)
 
-    out: dict = {"rerated": len(both), "form": "ICC(2,1), absolute agreement: first rating vs re-rate", "icc": {}}
+    out: dict = {"pairs": len(both), "form": form, "icc": {}}
     if both:
         for component, result in rater_icc([engine(a) for a, _ in both], [engine(b) for _, b in both]).items():
             out["icc"][component] = None if result is None or np.isnan(result.value) else result.value
+    return out
+
+
+def _reliability(run: C2Run, ratings: list[C2Rating]) -> dict:
+    """Test–retest (the rater's first rating vs its re-rate) and, with a second rater, inter-rater ICC."""
+    by: dict[int, dict[tuple[str, int], C2Rating]] = defaultdict(dict)
+    for r in ratings:
+        if r.status == C2Rating.Status.OK:
+            by[r.sample_id][(r.rater_name, r.repeat)] = r
+    first, retest, second = (run.rater_name, 0), (run.rater_name, 1), (run.second_rater_name, 0)
+    out = _icc([(p[first], p[retest]) for p in by.values() if first in p and retest in p],
+               "ICC(2,1), absolute agreement: first rating vs re-rate")
+    out["rerated"] = out["pairs"]
+    if run.second_rater_name:
+        out["inter_rater"] = _icc([(p[first], p[second]) for p in by.values() if first in p and second in p],
+                                  f"ICC(2,1), absolute agreement: {run.rater_name} vs {run.second_rater_name}")
     return out
 
 
@@ -99,7 +109,8 @@ def run_results(run: C2Run) -> dict:
         if task.family in CONVERGENT_TYPES:
             scores = _convergent_prompt(task.external_id, task.family, group, run.surprise_policy)
         else:
-            scores = _divergent_prompt(task.external_id, [r for s in group for r in ratings_of[s.pk]])
+            scores = _divergent_prompt(task.external_id,
+                                       [r for s in group for r in ratings_of[s.pk] if r.rater_name == run.rater_name])
         if scores is None:
             continue
         per_prompt[model][task.family].append(scores)
@@ -143,10 +154,10 @@ def run_results(run: C2Run) -> dict:
         "confidence": {m: dict(c) for m, c in confidence.items()},
         "failed_samples": sum(1 for s in samples if s.status == C2Sample.Status.FAILED),
         "failed_ratings": sum(1 for r in ratings if r.status == C2Rating.Status.FAILED),
-        "reliability": _test_retest(ratings),
+        "reliability": _reliability(run, ratings),
         "settings": {
             "template": run.template, "n_samples": run.n_samples, "surprise_policy": run.surprise_policy,
-            "tau": run.tau, "temperature": run.temperature, "embedder": run.embedder, "rater": run.rater_name,
+            "tau": run.tau, "temperature": run.temperature, "embedder": run.embedder, "rater": run.rater_name, "second_rater": run.second_rater_name,
             "seed": run.seed, "rerate_share": run.rerate_share, **{k: v for k, v in run.config.items() if k.endswith("_version")},
         },
         "is_simulated": run.is_simulated,

@@ -193,3 +193,20 @@ def test_code_answers_are_graded_in_the_sandbox_and_clustered(server, tmp_path):
     assert set(code.values_list("verdict", "correct")) == {("passed", True)}
     assert set(code.values_list("cluster", flat=True)) == {0}  # one program, three times: one cluster
     assert run.results["prompts"]["vision-alpha"]["sum"]["clusters"] == 1
+
+
+def test_a_second_rater_rates_every_divergent_sample_for_inter_rater_icc_but_is_not_scored(server, tmp_path):
+    run = runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path, visual=False), second_rater_name="simulated"))
+    assert run.is_simulated  # a simulated component took part
+    second = C2Rating.objects.filter(sample__run=run, rater_name="simulated")
+    assert second.count() == 2 * 3 and set(second.values_list("status", flat=True)) == {"ok"}
+    assert run.results["reliability"]["inter_rater"]["pairs"] == 6
+    primary = C2Rating.objects.filter(sample__run=run, sample__subject_model__display_name="vision-alpha",
+                                      rater_name="rater-model", repeat=0)
+    story = run.results["scores"]["vision-alpha"]["story"]
+    assert story["usefulness"]["value"] == pytest.approx(20 * sum(r.u for r in primary) / primary.count())
+
+
+def test_the_second_rater_must_differ_from_the_first(server, tmp_path):
+    with pytest.raises(runs.RunConfigurationError, match="must differ"):
+        create_run(server, c2_task_set(tmp_path, visual=False), second_rater_name="rater-model")

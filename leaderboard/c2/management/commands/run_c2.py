@@ -26,6 +26,7 @@ class Command(TaskSetCommand):
         parser.add_argument("--samples", type=int, default=runs.DEFAULT_SAMPLES, help="samples per prompt (default 5)")
         parser.add_argument("--template", choices=C2Run.Template.values, default=C2Run.Template.STANDARD)
         parser.add_argument("--rater", default="simulated", help="'simulated' or a judge-role model")
+        parser.add_argument("--second-rater", default="", help="optional second rater (inter-rater ICC; not scored)")
         parser.add_argument("--seed", type=int, default=42)
         parser.add_argument("--surprise-policy", choices=C2Run.SurprisePolicy.values, default=C2Run.SurprisePolicy.ZERO,
                             help="Surprise when no sample is correct: 'zero' (default) or 'formula' (S = 1 as printed)")
@@ -48,7 +49,7 @@ class Command(TaskSetCommand):
                 task_set = task_set_get(name=opts["task_set"], version=opts["task_set_version"])
                 run = runs.c2_run_create(
                     task_set=task_set, model_names=opts["models"].split(","), n_samples=opts["samples"],
-                    template=opts["template"], rater_name=opts["rater"], seed=opts["seed"],
+                    template=opts["template"], rater_name=opts["rater"], second_rater_name=opts["second_rater"], seed=opts["seed"],
                     surprise_policy=opts["surprise_policy"], tau=opts["tau"], temperature=opts["temperature"],
                     embedder=opts["embedder"],
                 )
