@@ -84,7 +84,6 @@ def _subjects(names: Sequence[str]) -> list[SubjectModel]:
 
 
 def _rater(name: str) -> SubjectModel | None:
-
     if name == "simulated":
         return None
     if subject_is_simulated(name):
@@ -129,7 +128,6 @@ def c2_run_create(
     created_by=None,
 ) -> C2Run:
     """Create a run and plan all its samples and ratings; nothing is called until it is started."""
-
     if task_set.benchmark.kind != Benchmark.Kind.C2:
         raise RunConfigurationError(f"{task_set} is not a C² task set")
     names = list(dict.fromkeys(n.strip() for n in model_names if n.strip()))
@@ -160,7 +158,6 @@ def c2_run_create(
     if second_rater is not None:
         _refuse_text_only([], second_rater, types)
     if embedder != "minilm":
-
         try:
             tig_components_check(embedder=embedder)
         except TIGConfigurationError as exc:
@@ -169,24 +166,20 @@ def c2_run_create(
     is_simulated = divergent and (rater is None or second_rater_name == "simulated") or any(m.is_simulated for m in models)
     run = C2Run.objects.create(
         task_set=task_set, subject_names=names, n_samples=n_samples, template=template, rater_name=rater_name,
-        rater_model=rater, second_rater_name=second_rater_name, second_rater_model=second_rater, seed=seed, surprise_policy=surprise_policy, tau=tau, temperature=temperature,
+        rater_model=rater, second_rater_name=second_rater_name, second_rater_model=second_rater, seed=seed,
+        surprise_policy=surprise_policy, tau=tau, temperature=temperature,
         embedder=embedder, rerate_share=rerate_share, is_simulated=is_simulated, code_version=code_version(),
         created_by=created_by,
         config={"template_version": prompts.TEMPLATE_VERSION, "confidence_version": prompts.CONFIDENCE_VERSION,
-                **_rubric_version(), **(config or {})},
+                "rubric_version": RUBRIC_VERSION, **(config or {})},
     )
     run.subjects.set(models)
     _plan(run, tasks, models)
     return run
 
 
-def _rubric_version() -> dict:
-    return {"rubric_version": RUBRIC_VERSION}
-
-
 def rerated(run: C2Run, task: Task, model_name: str, sample_index: int) -> bool:
     """Whether a divergent sample is rated twice: the engine's deterministic ``rerate_share`` subset (test–retest)."""
-
     return is_rerate_sample(f"{run.seed}:{task.external_id}:{model_name}:{sample_index}", fraction=run.rerate_share)
 
 
@@ -410,7 +403,6 @@ def _final(samples: list[C2Sample]) -> bool:
 
 
 def _grade_and_cluster(run: C2Run, tasks: dict[int, Task]) -> None:
-
     convergent = [pk for pk, t in tasks.items() if t.family in CONVERGENT_TYPES]
     if not convergent:
         return
@@ -429,7 +421,6 @@ def _grade_and_cluster(run: C2Run, tasks: dict[int, Task]) -> None:
 
 
 def _rate(run: C2Run, tasks: dict[int, Task], images: dict[int, str], progress) -> None:
-
     divergent = [pk for pk, t in tasks.items() if t.family in DIVERGENT_TYPES]
     if not divergent:
         return
@@ -504,7 +495,6 @@ def _prompts_finish(run: C2Run, task_ids: list[int]) -> bool:
 
 def c2_run_finalise(*, run_id: int) -> C2Run:
     """Score the run and store its results (idempotent: a done run is returned as it is)."""
-
     with transaction.atomic():
         run = C2Run.objects.select_for_update().select_related("task_set").get(pk=run_id)
         if run.status == C2Run.Status.DONE and run.results is not None:
