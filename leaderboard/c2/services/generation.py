@@ -76,12 +76,14 @@ class ProviderSubject:
 
         self.run = run
         self.client = provider_client_for(model, temperature=run.temperature, cache_name="c2")
+        # the model's own temperature, when its row sets one, else the run's (recorded per sample)
+        self.temperature = self.client.config.temperature
 
     def answers(self, jobs: list[SampleJob]) -> list[Reply]:
         from engine.providers.client import ChatRequest
 
         requests = [
-            ChatRequest(messages=generation_messages_of(self.run, job), temperature=self.run.temperature,
+            ChatRequest(messages=generation_messages_of(self.run, job), temperature=self.temperature,
                         sample_index=_sample_key(self.run, job, "answer"))
             for job in jobs
         ]
@@ -127,6 +129,7 @@ class SimulatedSubjectAdapter:
 
         profile = SubjectProfile(**(run.config.get("simulated_subjects") or {}).get(name, {}))
         self.subject = SimulatedSubject(name, profile, seed=run.seed, template=run.template)
+        self.temperature = run.temperature  # recorded only: the simulated subject does not sample
 
     def _sample(self, job: SampleJob):
         from leaderboard.c2.services.grading import engine_item_of

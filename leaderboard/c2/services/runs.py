@@ -327,7 +327,8 @@ def _generate_all(run: C2Run, tasks: dict[int, Task], images: dict[int, str], pr
                 stage, model_id, samples = pending.pop(future)
                 replies = future.result()
                 if stage == "answer":
-                    submit("answer", model_id, _answers_store(run, samples, replies, tasks, progress))
+                    retry = _answers_store(run, samples, replies, tasks, progress, temperature=subjects[model_id].temperature)
+                    submit("answer", model_id, retry)
                     submit("confidence", model_id, [s for s in samples if s.status == C2Sample.Status.ANSWERED])
                 else:
                     _confidences_store(run, samples, replies, progress)
@@ -338,7 +339,7 @@ def _generate_all(run: C2Run, tasks: dict[int, Task], images: dict[int, str], pr
         _record_usage(run, subject)
 
 
-def _answers_store(run, samples: list[C2Sample], replies, tasks, progress) -> list[C2Sample]:
+def _answers_store(run, samples: list[C2Sample], replies, tasks, progress, *, temperature: float) -> list[C2Sample]:
     """Store a batch of answers; returns the failed samples that have attempts left."""
     now = timezone.now()
     retry = []
@@ -349,7 +350,7 @@ def _answers_store(run, samples: list[C2Sample], replies, tasks, progress) -> li
             if sample.attempts < MAX_ATTEMPTS:
                 retry.append(sample)
             continue
-        sample.text, sample.error, sample.generated_at, sample.temperature = reply.text, "", now, run.temperature
+        sample.text, sample.error, sample.generated_at, sample.temperature = reply.text, "", now, temperature
         if tasks[sample.task_id].family in CONVERGENT_TYPES:
             sample.status = C2Sample.Status.ANSWERED
         else:

@@ -210,3 +210,14 @@ def test_a_second_rater_rates_every_divergent_sample_for_inter_rater_icc_but_is_
 def test_the_second_rater_must_differ_from_the_first(server, tmp_path):
     with pytest.raises(runs.RunConfigurationError, match="must differ"):
         create_run(server, c2_task_set(tmp_path, visual=False), second_rater_name="rater-model")
+
+
+def test_a_models_own_temperature_is_sent_and_recorded(server, tmp_path):
+    task_set = c2_task_set(tmp_path, visual=False)
+    provider_model(server, "warm-model")
+    SubjectModel.objects.filter(display_name="warm-model").update(temperature=1.1)
+    run = runs.c2_run_execute_inline(run=create_run(server, task_set, names=("warm-model", "vision-alpha")))
+    answers = [b for b in chat_bodies(server) if b["model"] == "provider/warm-model" and len(b["messages"]) == 1]
+    assert answers and {b["temperature"] for b in answers} == {1.1}
+    assert set(C2Sample.objects.filter(run=run, subject_model__display_name="warm-model").values_list("temperature", flat=True)) == {1.1}
+    assert set(C2Sample.objects.filter(run=run, subject_model__display_name="vision-alpha").values_list("temperature", flat=True)) == {0.8}
