@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 
 from django.db.models import Prefetch, QuerySet
 
+from engine.c2.uos import paired_bootstrap_difference
 from leaderboard.c2.models import CONVERGENT_TYPES, DIVERGENT_TYPES, C2Rating, C2Run, C2RunPrompt, C2Sample
 from leaderboard.c2.services.scoring import METRICS, TASK_TYPE_LABELS
+from leaderboard.judges import judge_choices
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
 
 METRIC_SHORT = {"usefulness": "Use.", "originality": "Orig.", "surprise": "Surp.", "creativity": "Crea."}
@@ -45,8 +47,6 @@ def subject_choices() -> list[str]:
 
 
 def rater_choices() -> list[str]:
-    from leaderboard.judges import judge_choices
-
     return judge_choices()
 
 
@@ -156,8 +156,6 @@ class AblationRow:
 
 def ablation_rows(run: C2Run, partner: C2Run) -> list[AblationRow]:
     """Figure 5: per model and regime, creative − standard creativity, paired bootstrap over prompts."""
-    from engine.c2.uos import paired_bootstrap_difference
-
     creative, standard = (run, partner) if run.template == C2Run.Template.CREATIVE else (partner, run)
     rows = []
     for model in standard.subject_names:

@@ -14,8 +14,13 @@ import base64
 from dataclasses import dataclass
 
 from engine.c2 import prompts
+from engine.c2.simulated import SimulatedSubject, SubjectProfile
 from engine.c2.tasks import C2TaskType
+from engine.providers.client import ChatRequest, ProviderError
+from engine.providers.usage import UsageLedger
 from leaderboard.c2.models import C2Run, C2Sample, C2TaskImage
+from leaderboard.c2.services.grading import engine_item_of
+from leaderboard.judges import provider_client_for
 from leaderboard.models import SubjectModel, Task
 
 SIMULATED_PREFIX = "simulated"
@@ -72,16 +77,12 @@ class ProviderSubject:
     is_simulated = False
 
     def __init__(self, model: SubjectModel, run: C2Run) -> None:
-        from leaderboard.judges import provider_client_for
-
         self.run = run
         self.client = provider_client_for(model, temperature=run.temperature, cache_name="c2")
         # the model's own temperature, when its row sets one, else the run's (recorded per sample)
         self.temperature = self.client.config.temperature
 
     def answers(self, jobs: list[SampleJob]) -> list[Reply]:
-        from engine.providers.client import ChatRequest
-
         requests = [
             ChatRequest(messages=generation_messages_of(self.run, job), temperature=self.temperature,
                         sample_index=_sample_key(self.run, job, "answer"))
@@ -91,8 +92,6 @@ class ProviderSubject:
 
     def confidences(self, jobs: list[SampleJob]) -> list[Reply]:
         """The confidence question in the same conversation as each job's stored answer."""
-        from engine.providers.client import ChatRequest
-
         requests = [
             ChatRequest(
                 messages=prompts.confidence_messages(generation_messages_of(self.run, job), job.sample.text),
@@ -103,16 +102,12 @@ class ProviderSubject:
         return [_reply(outcome) for outcome in self.client.chat_many(requests)]
 
     def usage(self) -> dict:
-        from engine.providers.usage import UsageLedger
-
         totals = self.client.usage.as_dict()["total"] if self.client.usage is not None else {}
         self.client.usage = UsageLedger()  # what was reported is not counted again
         return totals
 
 
 def _reply(outcome) -> Reply:
-    from engine.providers.client import ProviderError
-
     if isinstance(outcome, ProviderError):
         return Reply(None, error=str(outcome)[:2000])
     return Reply(outcome.text)
@@ -125,15 +120,11 @@ class SimulatedSubjectAdapter:
     is_simulated = True
 
     def __init__(self, name: str, run: C2Run) -> None:
-        from engine.c2.simulated import SimulatedSubject, SubjectProfile
-
         profile = SubjectProfile(**(run.config.get("simulated_subjects") or {}).get(name, {}))
         self.subject = SimulatedSubject(name, profile, seed=run.seed, template=run.template)
         self.temperature = run.temperature  # recorded only: the simulated subject does not sample
 
     def _sample(self, job: SampleJob):
-        from leaderboard.c2.services.grading import engine_item_of
-
         return self.subject.sample(engine_item_of(job.task), job.sample.sample_index)
 
     def answers(self, jobs: list[SampleJob]) -> list[Reply]:

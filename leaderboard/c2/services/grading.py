@@ -13,7 +13,10 @@ each one's cluster (the components of the cos ≥ τ graph, :func:`engine.c2.uos
 
 from __future__ import annotations
 
+from engine.c2 import grading
+from engine.c2.grading import CodeTests, extract_code_block, grade_code_many
 from engine.c2.tasks import C2Item, C2TaskType
+from engine.c2.uos import cluster_labels
 from leaderboard.c2.models import C2Run, C2Sample
 from leaderboard.models import Task
 
@@ -23,8 +26,6 @@ CODE_TIMEOUT_S = 6.0
 
 def engine_item_of(task: Task) -> C2Item:
     """The engine's plain record of a stored task (the inverse of the import's mapping)."""
-    from engine.c2.grading import CodeTests
-
     constraints = task.constraints or {}
     tests = constraints.get("tests")
     return C2Item(
@@ -38,8 +39,6 @@ def engine_item_of(task: Task) -> C2Item:
 
 def _grade_one(task: Task, text: str) -> dict:
     """verdict, usefulness in [0, 1], correct and detail of one convergent answer."""
-    from engine.c2 import grading
-
     task_type = C2TaskType(task.family)
     answers = list(task.constraints.get("answers") or [])
     if task_type is C2TaskType.QA:
@@ -63,8 +62,6 @@ def _code_grade(verdict) -> dict:
 def samples_grade(samples: list[C2Sample], tasks: dict[int, Task]) -> None:
     """Grade answered convergent samples in place; code samples concurrently, one sandbox per distinct
     program of a problem (the engine's ``grade_code_many`` over all cores)."""
-    from engine.c2.grading import extract_code_block, grade_code_many
-
     def store(sample: C2Sample, result: dict) -> None:
         sample.verdict, sample.usefulness, sample.correct = result["verdict"], result["usefulness"], result["correct"]
         sample.grade_detail = result["detail"]
@@ -87,8 +84,6 @@ def samples_grade(samples: list[C2Sample], tasks: dict[int, Task]) -> None:
 def embedded_text(task: Task, sample: C2Sample) -> str:
     """What Originality compares: the program of a code answer, the answer text otherwise."""
     if task.family == C2TaskType.CODE:
-        from engine.c2.grading import extract_code_block
-
         return extract_code_block(sample.text) or sample.text
     return sample.text
 
@@ -96,8 +91,6 @@ def embedded_text(task: Task, sample: C2Sample) -> str:
 def samples_cluster(run: C2Run, groups: list[list[C2Sample]], tasks: dict[int, Task], embedder) -> None:
     """Set ``cluster`` on the correct samples of each (model, prompt) group: the components of the
     cos ≥ τ graph of their embeddings (§3.2.1); incorrect samples get none."""
-    from engine.c2.uos import cluster_labels
-
     texts = [embedded_text(tasks[s.task_id], s) for group in groups for s in group if s.correct]
     vectors = iter(embedder.embed(texts)) if texts else iter(())
     for group in groups:

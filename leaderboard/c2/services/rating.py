@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.c2.rater import build_rater_messages, parse_rating, repair_messages
+from engine.c2.simulated import SimulatedRater
+from engine.providers.client import ChatRequest, ProviderError
+from engine.providers.usage import UsageLedger
 from leaderboard.c2.models import C2Rating, C2Run
+from leaderboard.judges import provider_client_for
 from leaderboard.models import SubjectModel, Task
 
 RATER_TEMPERATURE = 0.0
@@ -50,14 +55,9 @@ class ProviderRater:
     is_simulated = False
 
     def __init__(self, model: SubjectModel) -> None:
-        from leaderboard.judges import provider_client_for
-
         self.client = provider_client_for(model, temperature=RATER_TEMPERATURE, cache_name="c2-rater")
 
     def rate(self, jobs: list[RatingJob]) -> list[RatingOutcome]:
-        from engine.c2.rater import build_rater_messages, repair_messages
-        from engine.providers.client import ChatRequest
-
         messages = [build_rater_messages(job.task.brief, job.text, image=job.image_url) for job in jobs]
         first = self.client.chat_many([
             ChatRequest(messages=m, temperature=RATER_TEMPERATURE, sample_index=f"c2-rate:{job.rating.repeat}")
@@ -85,8 +85,6 @@ class ProviderRater:
         return outcomes  # type: ignore[return-value]
 
     def usage(self) -> dict:
-        from engine.providers.usage import UsageLedger
-
         totals = self.client.usage.as_dict()["total"] if self.client.usage is not None else {}
         self.client.usage = UsageLedger()
         return totals
@@ -94,9 +92,6 @@ class ProviderRater:
 
 def _parse(reply):
     """(rating, "") or (None, what was wrong)."""
-    from engine.c2.rater import parse_rating
-    from engine.providers.client import ProviderError
-
     if isinstance(reply, ProviderError):
         return None, f"provider: {str(reply)[:500]}"
     try:
@@ -111,8 +106,6 @@ class SimulatedRaterAdapter:
     is_simulated = True
 
     def __init__(self, run: C2Run) -> None:
-        from engine.c2.simulated import SimulatedRater
-
         self.rater = SimulatedRater(seed=run.seed, **(run.config.get("simulated_rater") or {}))
 
     def rate(self, jobs: list[RatingJob]) -> list[RatingOutcome]:

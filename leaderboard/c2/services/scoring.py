@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from engine.c2 import uos
+from engine.c2.rater import Rating, rater_icc
 from leaderboard.c2.models import CONVERGENT_TYPES, DIVERGENT_TYPES, C2Rating, C2Run, C2Sample
 
 #: Table 1 (text) and Table 2 (vision) columns, in the paper's order.
@@ -60,8 +61,6 @@ def _divergent_prompt(task_id: str, ratings: list[C2Rating]) -> uos.PromptScores
 
 def _icc(both: list[tuple[C2Rating, C2Rating]], form: str) -> dict:
     """ICC(2,1) per component over paired ratings of the same samples (engine ``rater_icc``)."""
-    from engine.c2.rater import Rating, rater_icc
-
     def engine(r: C2Rating) -> Rating:
         return Rating(r.u, r.o, r.s, r.rationale_u, r.rationale_o, r.rationale_s)
 
