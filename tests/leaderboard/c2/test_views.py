@@ -101,7 +101,9 @@ def test_exports_carry_the_simulated_marker(client, rita, standard_and_creative)
     assert first[header.index("simulated")] == "true"
     assert json.loads(client.get(f"/c2/runs/{run.pk}/export.json").content)["simulated"] is True
     tex = client.get(f"/c2/runs/{run.pk}/export.tex")
-    assert "SIMULATED components" in tex.content.decode() and "simulated" in tex["Content-Disposition"]
+    tex_body = tex.content.decode()
+    assert "SIMULATED components" in tex_body and "simulated" in tex["Content-Disposition"]
+    assert r"\textbf{" in tex_body and "Question Answering" in tex_body
 
 
 @pytest.mark.parametrize("query", ["?run=abc", "?run=-1", "?run=1.5"])
