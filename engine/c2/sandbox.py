@@ -3,7 +3,7 @@
 Every run gets its own ``bwrap`` with all namespaces unshared (user, pid, ipc, uts, cgroup, and net —
 no network, not even loopback), the system directories bound read-only, a fresh tmpfs as the working
 directory (:data:`SANDBOX_WORKDIR`) and ``/tmp``, a cleared environment, ``--die-with-parent`` and ``--new-session``.
-Resource limits are set with ``setrlimit`` in the child before ``bwrap`` execs (they are inherited
+Resource limits are set by ``prlimit`` (util-linux) which then execs ``bwrap`` (they are inherited
 through the namespaces): CPU seconds, address space, file size, open files and processes (and an
 optional ``nice``). ``RLIMIT_NPROC`` needs care: the kernel exempts the
 host's root user from it, and a user namespace maps the sandbox uid onto the uid that started
@@ -22,7 +22,6 @@ same rlimits and timeout — for development machines only).
 from __future__ import annotations
 
 import os
-import resource
 import secrets
 import shutil
 import signal
@@ -30,7 +29,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -176,26 +175,29 @@ def _processes_of_current_user() -> int:
     return count
 
 
-def _limit_child(limits: SandboxLimits, *, host_uid: int | None, nproc: int) -> Callable[[], None]:
-    def apply() -> None:
-        # runs in the forked child before exec: bwrap and the code inherit all of it
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
-        memory = limits.memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        file_size = limits.file_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if limits.nice:
-            os.nice(limits.nice)
-        if host_uid is not None:
-            # root is exempt from RLIMIT_NPROC: drop to an unprivileged uid before bwrap starts
-            os.setgroups([])
-            os.setresgid(host_uid, host_uid, host_uid)
-            os.setresuid(host_uid, host_uid, host_uid)
+PRLIMIT = "/usr/bin/prlimit"  # util-linux, on every Debian system
 
-    return apply
+
+def _limited_argv(argv: Sequence[str], limits: SandboxLimits, *, nproc: int) -> list[str]:
+    """``argv`` behind ``prlimit`` (and ``nice``): the limits are set by a separate program between exec
+    and exec, so no Python code runs in the forked child — ``preexec_fn`` is unsafe while the grader's
+    threads run (CPython's subprocess documentation) and was seen to crash a threaded grader. bwrap and
+    the code inherit every limit."""
+    memory = limits.memory_mb * 1024 * 1024
+    file_size = limits.file_mb * 1024 * 1024
+    wrapped = [
+        PRLIMIT,
+        f"--cpu={limits.cpu_s}:{limits.cpu_s + 1}",
+        f"--as={memory}:{memory}",
+        f"--fsize={file_size}:{file_size}",
+        f"--nofile={limits.open_files}:{limits.open_files}",
+        f"--nproc={nproc}:{nproc}",
+        "--core=0:0",
+        "--",
+    ]
+    if limits.nice:
+        wrapped += ["/usr/bin/nice", "-n", str(limits.nice)]
+    return wrapped + list(argv)
 
 
 def python_executable() -> str:
@@ -237,11 +239,15 @@ def run_sandboxed(
         nproc = limits.processes + _processes_of_current_user()
     started = time.monotonic()
     process = subprocess.Popen(
-        argv,
+        _limited_argv(argv, limits, nproc=nproc),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        preexec_fn=_limit_child(limits, host_uid=host_uid, nproc=nproc),  # noqa: PLW1509 — rlimits must be set between fork and exec
+        # root is exempt from RLIMIT_NPROC: drop to an unprivileged uid before bwrap starts (done by
+        # subprocess's own C code between fork and exec, which is thread-safe)
+        user=host_uid,
+        group=host_uid,
+        extra_groups=[] if host_uid is not None else None,
         start_new_session=True,
         close_fds=True,
         env={} if sandboxed else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
