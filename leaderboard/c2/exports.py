@@ -3,13 +3,12 @@ Every export says whether the run was simulated and whether its task set is demo
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 from leaderboard.c2.models import C2Run
 from leaderboard.c2.selectors import METRIC_SHORT, leaderboard_tables
 from leaderboard.c2.services.scoring import METRICS, TASK_TYPE_LABELS
+from leaderboard.csv_cells import csv_text
 
 
 def _flags(run: C2Run) -> tuple[bool, bool]:
@@ -19,22 +18,21 @@ def _flags(run: C2Run) -> tuple[bool, bool]:
 def export_csv(run: C2Run) -> str:
     """One row per model × task type: U, O, S, creativity with their intervals, plus the run's markers."""
     simulated, demo = _flags(run)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["run", "template", "surprise_policy", "simulated", "demo", "model", "task_type", "n_prompts"]
-                    + [f"{m}{suffix}" for m in METRICS for suffix in ("", "_low", "_high")]
-                    + ["combined_text", "combined_vision"])
+    header = (["run", "template", "surprise_policy", "simulated", "demo", "model", "task_type", "n_prompts"]
+              + [f"{m}{suffix}" for m in METRICS for suffix in ("", "_low", "_high")]
+              + ["combined_text", "combined_vision"])
+    rows = []
     results = run.results
     for model in results["models"]:
         combined = results["combined"].get(model, {})
         for task_type, scores in results["scores"].get(model, {}).items():
-            writer.writerow(
+            rows.append(
                 [run.pk, run.template, run.surprise_policy, str(simulated).lower(), str(demo).lower(), model, task_type,
                  scores["n_prompts"]]
                 + [scores[m][k] for m in METRICS for k in ("value", "low", "high")]
                 + [combined.get("text"), combined.get("vision")]
             )
-    return buffer.getvalue()
+    return csv_text(header, rows)
 
 
 def export_json(run: C2Run) -> str:

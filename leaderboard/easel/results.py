@@ -4,11 +4,10 @@ pages and exports show: the Figure 4 chart, and CSV, JSON and LaTeX like the Ekp
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 from leaderboard import charts
+from leaderboard.csv_cells import csv_text
 from leaderboard.easel.selectors import TRAJECTORY_COLUMNS
 from leaderboard.results import _tex
 
@@ -106,29 +105,30 @@ def _triple(value) -> list:
 
 
 def export_csv(payload: dict) -> str:
-    """Table 3 rows (agents, then the reference rows), then Table 4 rows in a second block."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(_csv_columns(payload))
-    for group, rows in (("agent", payload["agents"]), ("reference", payload["references"])):
-        for r in rows:
+    """Table 3 rows (agents, then the reference rows), then Table 4 rows in a second block after an empty
+    line; every cell through the site's one CSV writer (formula cells neutralised)."""
+    rows = []
+    for group, agent_rows in (("agent", payload["agents"]), ("reference", payload["references"])):
+        for r in agent_rows:
             cells = [group, r["agent"], r["kind"], r["budget"], r["seed"], r["simulated"], payload["demo"], r["n_references"]]
             for name, _ in payload["categories"]:
                 cells += _triple(r["categories"].get(name))
             for field, _ in TRAJECTORY_COLUMNS:
                 cells += _triple(r[field])
             cells += _triple(r["edge_iou"]) + [r["repeat_rate"], r["invalid_rate"]]
-            writer.writerow(cells)
+            rows.append(cells)
+    text = csv_text(_csv_columns(payload), rows)
     if payload["semantic"]:
-        writer.writerow([])
-        writer.writerow(["semantic_agent", "simulated", "demo"] + [name for name, _ in payload["semantic_tasks"]]
-                        + ["maze_invalid_rate", "maze_undo", "non_maze_undo", "avg_submit_pct", "recognisers"])
-        for r in payload["semantic"]:
-            writer.writerow([r["agent"], r["simulated"], payload["demo"]]
-                            + [r["scores"].get(name) for name, _ in payload["semantic_tasks"]]
-                            + [r["maze_invalid_rate"], r["maze_undo"], r["non_maze_undo"], r["avg_submit_pct"],
-                               ";".join(r["recognisers"])])
-    return buffer.getvalue()
+        header = (["semantic_agent", "simulated", "demo"] + [name for name, _ in payload["semantic_tasks"]]
+                  + ["maze_invalid_rate", "maze_undo", "non_maze_undo", "avg_submit_pct", "recognisers"])
+        semantic_rows = [
+            [r["agent"], r["simulated"], payload["demo"]]
+            + [r["scores"].get(name) for name, _ in payload["semantic_tasks"]]
+            + [r["maze_invalid_rate"], r["maze_undo"], r["non_maze_undo"], r["avg_submit_pct"], ";".join(r["recognisers"])]
+            for r in payload["semantic"]
+        ]
+        text += "\r\n" + csv_text(header, semantic_rows)
+    return text
 
 
 def export_json(payload: dict, *, code_version: str = "") -> str:
