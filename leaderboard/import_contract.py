@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ class Record:
 class FieldRule:
     """What one field of a record may hold: its type, size or range, and whether it is an identifier."""
 
-    kind: type  # str, int, bool or dict
+    kind: type  # str, int, float, bool or dict
     required: bool = False
     max_chars: int | None = None
     int_range: tuple[int, int] | None = None
@@ -122,12 +123,13 @@ def field_rule(
 
 
 def _type_name(kind: type) -> str:
-    return {str: "a string", int: "an integer", bool: "true or false", dict: "an object"}[kind]
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "an object"}[kind]
 
 
 def value_check(value: Any, rule: FieldRule) -> list[str]:
     """Every way ``value`` breaks ``rule`` (empty when it fits)."""
-    wrong_type = not isinstance(value, rule.kind) or (rule.kind is int and isinstance(value, bool))
+    accepted = (int, float) if rule.kind is float else rule.kind  # a JSON 3 is a number too
+    wrong_type = not isinstance(value, accepted) or (rule.kind in (int, float) and isinstance(value, bool))
     if wrong_type:
         return [f"must be {_type_name(rule.kind)}, got {type(value).__name__}"]
     problems = []
@@ -279,6 +281,12 @@ def _csv_record(name, line, header, row, rules, errors, undecodable) -> Record:
 
 
 def _csv_cell(name: str, line: int, column: str, cell: str, rule: FieldRule, found: list[RecordError]) -> Any:
+    if rule.kind is float:
+        try:
+            number = float(cell)
+        except ValueError:
+            return cell  # value_check reports it
+        return number if math.isfinite(number) else cell
     if rule.kind is int:
         return int(cell) if _INTEGER.fullmatch(cell.strip()) and len(cell) < 100 else cell  # value_check reports
     if rule.kind is bool:

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 
 from engine.judge.comparison import Candidate, PairJudgeRequest
 from engine.judge.simulated import SIMULATED_JUDGE_NAME, SimulatedJudge
 from leaderboard.models import ChecklistItem, Comparison, JudgeRun, SubjectModel, Task
+from leaderboard.run_usage import client_usage_take, run_usage_add
 from leaderboard.services.checklists import (
     ENGINE_DIMENSION,
     checklist_for_judging,
@@ -241,19 +241,5 @@ def _verdict(judgement, shown) -> Verdict:
 
 
 def _record_usage(run: JudgeRun, judge) -> None:
-    """Fold a provider judge's token and cost ledger into the run (read-modify-write under a row lock)."""
-    usage = getattr(getattr(judge, "client", None), "usage", None)
-    if usage is None:
-        return
-    totals = usage.as_dict()["total"]
-    with transaction.atomic():
-        locked = JudgeRun.objects.select_for_update().get(pk=run.pk)
-        merged = dict(locked.usage or {})
-        for key, value in totals.items():
-            merged[key] = merged.get(key, 0) + value
-        locked.usage = merged
-        locked.save(update_fields=["usage"])
-    from engine.providers.usage import UsageLedger
-
-    # What was folded in must not be counted again: the client starts a fresh ledger.
-    judge.client.usage = UsageLedger()
+    """Fold a provider judge's token and cost ledger into the run."""
+    run_usage_add(run, client_usage_take(getattr(judge, "client", None)))

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from engine.task_construction.pools import CONCEPT_MAX_LENGTH
 from leaderboard.import_contract import (
+    JSON_FIELD_MAX_CHARS,
     TEXT_MAX_CHARS,
     FieldRule,
     ImportFailed,
@@ -256,17 +259,23 @@ def read_file_bytes(path: str | Path) -> bytes:
 
 # Source pools for task construction (Ekphrasis Algorithm 1): the engine validates each record's meaning
 # (engine.task_construction.pools); here the file is read and its shape checked like every import.
-POOL_CSV_TYPES = {"norms": dict}
+#: Pool fields whose shape the import contract checks (the engine checks the concreteness range, norms'
+#: values and every field's meaning).
+POOL_RULES: dict[str, FieldRule] = {
+    "concept": FieldRule(str, required=True, max_chars=CONCEPT_MAX_LENGTH, trimmed=True),
+    "type": FieldRule(str, required=True, max_chars=20, trimmed=True),
+    **{key: FieldRule(str, max_chars=100, trimmed=True) for key in ("subtype", "category", "audience", "medium", "deliverable")},
+    "concreteness": FieldRule(float),
+    "norms": FieldRule(dict, max_chars=JSON_FIELD_MAX_CHARS),
+}
 
 
 def read_pool_rows(name: str, raw: bytes, *, fmt: str | None = None) -> list[tuple[int, dict[str, Any]]]:
     """``(line, values)`` of every record of a pool file (JSONL or CSV; a CSV ``norms`` cell is a JSON
     object). Raises :class:`ImportFailed` naming file, line and field."""
     errors: list[RecordError] = []
-    if _format_of(name, fmt) == "csv":
-        records = _parse_csv(name, raw, errors, POOL_CSV_TYPES)
-    else:
-        records = _parse_jsonl(name, raw, errors)
+    records = [r for r in file_records(name, raw, rules=POOL_RULES, fmt=fmt, errors=errors)
+               if record_check(name, r, POOL_RULES, errors, known_only=False)]
     if errors:
         raise ImportFailed(errors)
-    return [(r.line, r.values) for r in records]
+    return [(r.line, dict(r.values)) for r in records]

@@ -41,6 +41,7 @@ from leaderboard.easel.models import (
     canvas_stored_at,
 )
 from leaderboard.models import Benchmark, Task, TaskSet
+from leaderboard.run_usage import client_usage_take, run_usage_add
 from leaderboard.services.catalogue import benchmark_get_or_create
 
 logger = logging.getLogger(__name__)
@@ -342,7 +343,7 @@ def _stepped_episode(run: EaselRun, episode: EaselEpisode, task, progress) -> No
                 pending = []
         _write_steps(run, episode, pending, progress)
     finally:
-        _record_usage(run, client)
+        run_usage_add(run, client_usage_take(client))
     _episode_finish(episode, env, task, initial_s)
 
 
@@ -420,18 +421,3 @@ def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None) -
             semantic_summary=semantic_episode_summary(env.task, kinds, [row["valid"] for row in steps], submit),
         )
     EaselEpisode.objects.filter(pk=episode.pk).update(**fields)
-
-
-def _record_usage(run: EaselRun, client) -> None:
-    """Fold a provider client's token and cost ledger into the run (read-modify-write under a row lock)."""
-    usage = getattr(client, "usage", None)
-    if usage is None:
-        return
-    totals = usage.as_dict()["total"]
-    with transaction.atomic():
-        locked = EaselRun.objects.select_for_update().get(pk=run.pk)
-        merged = dict(locked.usage or {})
-        for key, value in totals.items():
-            merged[key] = merged.get(key, 0) + value
-        locked.usage = merged
-        locked.save(update_fields=["usage"])

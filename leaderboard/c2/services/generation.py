@@ -17,11 +17,11 @@ from engine.c2 import prompts
 from engine.c2.simulated import SimulatedSubject, SubjectProfile
 from engine.c2.tasks import C2TaskType
 from engine.providers.client import ChatRequest, ProviderError
-from engine.providers.usage import UsageLedger
 from leaderboard.c2.models import C2Run, C2Sample, C2TaskImage
 from leaderboard.c2.services.grading import engine_item_of
 from leaderboard.judges import provider_client_for
 from leaderboard.models import SubjectModel, Task
+from leaderboard.run_usage import client_usage_take
 
 SIMULATED_PREFIX = "simulated"
 #: The confidence question is asked deterministically: it reads the model's belief, not a new sample.
@@ -102,9 +102,7 @@ class ProviderSubject:
         return [_reply(outcome) for outcome in self.client.chat_many(requests)]
 
     def usage(self) -> dict:
-        totals = self.client.usage.as_dict()["total"] if self.client.usage is not None else {}
-        self.client.usage = UsageLedger()  # what was reported is not counted again
-        return totals
+        return client_usage_take(self.client)
 
 
 def _reply(outcome) -> Reply:

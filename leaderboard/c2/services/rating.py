@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from engine.c2.rater import build_rater_messages, parse_rating, repair_messages
 from engine.c2.simulated import SimulatedRater
 from engine.providers.client import ChatRequest, ProviderError
-from engine.providers.usage import UsageLedger
 from leaderboard.c2.models import C2Rating, C2Run
 from leaderboard.judges import provider_client_for
 from leaderboard.models import SubjectModel, Task
+from leaderboard.run_usage import client_usage_take
 
 RATER_TEMPERATURE = 0.0
 
@@ -85,9 +85,7 @@ class ProviderRater:
         return outcomes  # type: ignore[return-value]
 
     def usage(self) -> dict:
-        totals = self.client.usage.as_dict()["total"] if self.client.usage is not None else {}
-        self.client.usage = UsageLedger()
-        return totals
+        return client_usage_take(self.client)
 
 
 def _parse(reply):

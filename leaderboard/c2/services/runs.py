@@ -45,6 +45,7 @@ from leaderboard.c2.services.rating import RatingJob, rater_for
 from leaderboard.c2.services.scoring import run_results
 from leaderboard.judges import UnknownJudge, judge_model_for
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
+from leaderboard.run_usage import run_usage_add
 from leaderboard.services.judge_runs import code_version
 from leaderboard.services.tig import TIGConfigurationError, text_embedder_named, tig_components_check
 
@@ -336,7 +337,7 @@ def _generate_all(run: C2Run, tasks: dict[int, Task], images: dict[int, str], pr
         for sender in senders.values():
             sender.shutdown(wait=True, cancel_futures=True)
     for subject in subjects.values():
-        _record_usage(run, subject)
+        run_usage_add(run, subject.usage())
 
 
 def _answers_store(run, samples: list[C2Sample], replies, tasks, progress, *, temperature: float) -> list[C2Sample]:
@@ -383,19 +384,6 @@ def _confidences_store(run, samples: list[C2Sample], replies, progress) -> None:
             sample.confidence, sample.confidence_status = value, C2Sample.ConfidenceStatus.OK
     rows_write(C2Sample, samples, ["status", "confidence", "confidence_raw", "confidence_status", "error"])
     _advance(run, len(samples), progress)
-
-
-def _record_usage(run: C2Run, backend) -> None:
-    totals = backend.usage()
-    if not totals:
-        return
-    with transaction.atomic():
-        locked = C2Run.objects.select_for_update().get(pk=run.pk)
-        merged = dict(locked.usage or {})
-        for key, value in totals.items():
-            merged[key] = merged.get(key, 0) + value
-        locked.usage = merged
-        locked.save(update_fields=["usage"])
 
 
 def _final(samples: list[C2Sample]) -> bool:
@@ -457,7 +445,7 @@ def _rate_by(run: C2Run, name: str, divergent: list[int], tasks: dict[int, Task]
                                     "rationale_s", "attempts", "repaired", "raw"])
         _advance(run, sum(1 for r in todo if r.status == C2Rating.Status.OK), progress)
     if rater is not None:
-        _record_usage(run, rater)
+        run_usage_add(run, rater.usage())
 
 
 def _complete_prompts(run: C2Run, task_ids: list[int]) -> list[int]:
