@@ -171,6 +171,12 @@ def media_for_assignment(*, assignment: Assignment, shown_slot: str) -> tuple[An
     return render, assignment.media_sha256[canonical]
 
 
+def media_bytes_for_assignment(*, assignment: Assignment, shown_slot: str) -> tuple[bytes, str]:
+    """(stored bytes, SHA-256 pinned at hand-out) behind a shown image slot of an assignment, by its
+    kind ('A'/'B' for renders and canvases, 'R' for a canvas item's reference); KeyError otherwise."""
+    return kind_for(assignment.campaign.kind).media_source(assignment.item, assignment, shown_slot)
+
+
 def calibration_examples(*, campaign: Campaign) -> list[CalibrationExample]:
     return list(campaign.calibration_examples.order_by("position", "pk"))
 
