@@ -41,6 +41,8 @@ COMPONENTS = ("ssim", "one_minus_l1", "edge_iou")
 #: Newton–Raphson stops when the largest coefficient step is below this.
 NEWTON_TOLERANCE = 1e-10
 NEWTON_MAX_ITER = 100
+#: A log-likelihood within this of 0 that has stopped moving: the choices are (quasi-)separated.
+SEPARATED_LOG_LIK = 1e-6
 #: |β| beyond this means the data are (quasi-)separated: the MLE does not exist.
 SEPARATION_BOUND = 1e4
 BOOTSTRAP_REPLICATES = 1000
@@ -97,6 +99,7 @@ def logistic_fit(x: np.ndarray | Sequence[Sequence[float]], y: np.ndarray | Sequ
         raise ValueError("the component differences are collinear: the weights are not identified")
     beta = np.zeros(X.shape[1])
     converged = separated = False
+    previous = -np.inf
     for _ in range(NEWTON_MAX_ITER):
         p = _sigmoid(X @ beta)
         w = np.clip(p * (1 - p), 1e-12, None)
@@ -108,6 +111,13 @@ def logistic_fit(x: np.ndarray | Sequence[Sequence[float]], y: np.ndarray | Sequ
         if np.max(np.abs(step)) < NEWTON_TOLERANCE:
             converged = True
             break
+        q = np.clip(_sigmoid(X @ beta), 1e-300, 1 - 1e-16)
+        current = float(np.sum(t * np.log(q) + (1 - t) * np.log1p(-q)))
+        # separated data: ℓ creeps towards 0 while β grows without bound; stop once ℓ no longer moves
+        if current > -SEPARATED_LOG_LIK and abs(current - previous) < SEPARATED_LOG_LIK:
+            separated = True
+            break
+        previous = current
     p = np.clip(_sigmoid(X @ beta), 1e-300, 1 - 1e-16)
     w = p * (1 - p)
     info = X.T @ (X * w[:, None])
