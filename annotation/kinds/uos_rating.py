@@ -37,7 +37,7 @@ def rubric_sections(rubric: str = RUBRIC) -> dict[str, dict[str, Any]]:
             continue
         level = _LEVEL.match(line)
         if level and current:
-            sections[current]["levels"].append({"score": int(level.group(1)), "text": level.group(2)})
+            sections[current]["levels"].append({"level": int(level.group(1)), "text": level.group(2)})
     if set(sections) != set(UOS_COMPONENTS) or any(len(s["levels"]) != 6 for s in sections.values()):
         raise ValueError(f"rubric {RUBRIC_VERSION} does not have six levels for each of U, O and S")
     return sections

@@ -461,7 +461,7 @@
       const buttons = [0, 1, 2, 3, 4, 5].map((n) => el("button", { type: "button", "data-score": String(n),
         onclick: () => { current = i; setScore(n); } }, kbd(String(n))));
       const levels = el("ol", { class: "rubric-levels", start: "0" },
-        c.levels.map((l) => el("li", { "data-level": String(l.score) }, el("strong", { text: `${l.score}: ` }), l.text)));
+        c.levels.map((l) => el("li", { "data-level": String(l.level) }, el("strong", { text: `${l.level}: ` }), l.text)));
       const row = el("div", { class: "uos-row", "data-component": c.code, onclick: () => { current = i; refresh(); } },
         el("div", { class: "uos-head" }, el("strong", { text: c.label }), el("span", { class: "uos-scale" }, buttons)),
         el("div", { class: "rubric" }, el("p", { class: "q", text: c.definition }), levels));

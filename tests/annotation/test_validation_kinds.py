@@ -160,7 +160,7 @@ def test_the_uos_item_shows_the_raters_rubric_text_by_version():
     assert content["rubric_version"] == RUBRIC_VERSION
     for component in content["components"]:
         assert component["definition"] in RUBRIC
-        assert [level["score"] for level in component["levels"]] == [0, 1, 2, 3, 4, 5]
+        assert [level["level"] for level in component["levels"]] == [0, 1, 2, 3, 4, 5]
         assert all(level["text"] in RUBRIC for level in component["levels"])
 
 
