@@ -36,7 +36,11 @@ from django.db import transaction
 from annotation import services
 from annotation.demo import SIMULATED_PROFILES, _demo_annotators, simulated_annotators_ensure
 from annotation.models import Assignment, Campaign, CampaignKind, Item
-from annotation.validation_items import items_create_canvas_pairs, items_create_handwriting, items_create_uos_samples
+from annotation.validation_items import (
+    items_create_canvas_pairs,
+    items_create_handwriting,
+    items_create_uos_samples,
+)
 from engine.easel.semantic import HELLO
 
 UOS_NAME = "DEMO · C² U-O-S rating (c2-eval §3.2.2)"

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from annotation.demo_validation import CANVAS_NAME, HANDWRITING_NAME, OPEN_ITEMS, UOS_NAME, validation_demo_load
+from annotation.demo_validation import (
+    CANVAS_NAME,
+    HANDWRITING_NAME,
+    OPEN_ITEMS,
+    UOS_NAME,
+    validation_demo_load,
+)
 from annotation.models import Campaign, HandwritingLabel, PairwiseLabel, UOSLabel
 from leaderboard.models import TaskSet
 from tests.annotation.validation_factories import C2World, EaselWorld
