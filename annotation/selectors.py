@@ -304,7 +304,7 @@ def _label_rows(campaign: Campaign, *, include_stale: bool = False) -> list[Labe
     if not include_stale:
         labels = labels.filter(is_stale=False)
     base = ["item_id", "annotator__username", "is_simulated", "flag_reason", "time_on_item_ms"]
-    if campaign.kind in (CampaignKind.TEXT_PAIRWISE, CampaignKind.IMAGE_PREFERENCE):
+    if campaign.kind in (CampaignKind.TEXT_PAIRWISE, CampaignKind.IMAGE_PREFERENCE, CampaignKind.CANVAS_SIMILARITY):
         out = [LabelRow(item, who, choice, simulated, flag, ms, swapped=swapped, shown_choice=shown)
                for item, who, simulated, flag, ms, choice, swapped, shown
                in labels.values_list(*base, "choice", "swapped", "shown_choice")]
@@ -906,7 +906,9 @@ def campaign_dashboard(
     )
     quality = annotator_quality(campaign=campaign, items=items, labels=labels, labels_by_item=by_item,
                                 gold_labels=gold_labels, skips=skips)
-    adjudication = _adjudication_rows(campaign, items, by_item)
+    # U-O-S and handwriting have no nominal outcome to adjudicate: their disagreement is the statistic
+    no_outcome = campaign.kind in (CampaignKind.UOS_RATING, CampaignKind.HANDWRITING)
+    adjudication = [] if no_outcome else _adjudication_rows(campaign, items, by_item)
     return Dashboard(
         campaign, kind.title, kind.paper_section, rows, n_stale, sum(r.is_simulated for r in current),
         sum(i.is_gold for i in items.values()), quality, adjudication, extras,

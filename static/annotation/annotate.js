@@ -252,7 +252,7 @@
     for (const s of ["A", "B"]) {
       if (isImage) {
         sides[s] = el("div", { class: "side image", "data-side": s }, el("h3", {}, `Image ${s}`),
-          el("div", { class: "frame" }, el("img", { src: content.images[s], alt: `Image ${s}` })));
+          el("div", { class: "frame" }, el("img", { src: content.images[s], alt: `Image ${s}`, class: content.reference ? "canvas-img" : null })));
       } else {
         sides[s] = el("div", { class: "side", "data-side": s },
           el("h3", {}, `Response ${s}`, el("span", { class: "field", text: content.field_label })),
@@ -266,7 +266,7 @@
       briefBox(content),
       // canvas similarity: the reference both canvases were painted towards
       content.reference ? el("div", { class: "reference" }, el("h3", { text: "Reference" }),
-        el("div", { class: "frame" }, el("img", { src: content.reference, alt: "Reference image" }))) : null,
+        el("div", { class: "frame" }, el("img", { src: content.reference, alt: "Reference image", class: "canvas-img" }))) : null,
       sideBox,
     );
     if (content.checklist && content.checklist.length) {
@@ -467,14 +467,15 @@
         el("div", { class: "rubric" }, el("p", { class: "q", text: c.definition }), levels));
       return { code: c.code, row, buttons, levels };
     });
+    const text = el("div", { class: "uos-text" },
+      el("div", { class: "uos-prompt" }, el("strong", { text: "Prompt: " }), content.prompt),
+      content.image ? el("div", { class: "uos-image" }, el("img", { src: content.image, alt: "Image the prompt refers to" })) : null,
+      el("div", { class: "response-box" }, el("h4", { text: "Response" }), el("p", { class: "response-text", text: content.response })));
     append(box,
       el("p", { class: "question", text: content.question }),
-      el("div", { class: "brief" }, el("strong", { text: "Prompt: " }), content.prompt),
-      content.image ? el("div", { class: "side image" }, el("div", { class: "frame" },
-        el("img", { src: content.image, alt: "Image the prompt refers to" }))) : null,
-      el("div", { class: "response-box" }, el("h4", { text: "Response" }), el("p", { class: "response-text", text: content.response })),
-      el("div", { class: "uos-grid" }, rows.map((r) => r.row)),
-      el("p", { class: "muted small", text: `Rubric ${content.rubric_version} — the same text the automatic rater received.` }),
+      el("div", { class: "uos-layout" }, text,
+        el("div", { class: "uos-grid" }, rows.map((r) => r.row),
+          el("p", { class: "muted small", text: `Rubric ${content.rubric_version} — the same text the automatic rater received.` }))),
     );
     function refresh() {
       rows.forEach((r, i) => {
@@ -518,7 +519,7 @@
     append(box,
       el("p", { class: "question", text: content.question }),
       el("div", { class: "faith" },
-        el("div", { class: "side image" }, el("div", { class: "frame" }, el("img", { src: content.image, alt: "Handwriting canvas" }))),
+        el("div", { class: "side image" }, el("div", { class: "frame" }, el("img", { src: content.image, alt: "Handwriting canvas", class: "canvas-img" }))),
         el("div", { class: "plan" }, el("label", {}, el("span", {}, "Letters (at most ", String(content.max_length), ")"), input),
           el("p", {}, flag), el("p", { class: "muted small" }, kbd("Esc"), " leaves the box, ", kbd("W"), " returns to it."))),
     );
