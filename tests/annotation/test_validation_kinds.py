@@ -313,3 +313,27 @@ def test_exports_name_the_sample_and_canvases_behind_each_label(client):
     assert lines and all(r["easel_step_a_id"] and r["easel_step_b_id"] for r in lines)
     assert {r["model_a"] for r in lines} <= set(r.agent_name for r in easel.runs)
     assert "easel_step_a_id" in selectors.labels_export(campaign=campaign, fmt="csv").splitlines()[0]
+
+
+def test_a_visual_story_item_serves_its_task_image_and_a_story_item_none():
+    world = C2World()
+    campaign = uos_campaign(world, annotators=annotators(1), n_items=100)
+    user = campaign.annotators.first()
+    seen = set()
+    while True:
+        assignment = services.assignment_next(campaign=campaign, annotator=user)
+        if assignment is None:
+            break
+        content = selectors.assignment_present(assignment=assignment, media_url=lambda s: f"/m/{s}")["content"]
+        family = assignment.item.task.family
+        seen.add(family)
+        if family == "visual_story":
+            data, expected = selectors.media_bytes_for_assignment(assignment=assignment, shown_slot="A")
+            assert data == bytes(world.visual.c2_image.data) and hashlib.sha256(data).hexdigest() == expected
+        else:
+            assert content["image"] is None
+            with pytest.raises(KeyError):
+                selectors.media_bytes_for_assignment(assignment=assignment, shown_slot="A")
+        services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(),
+                              answer={"usefulness": 1, "originality": 1, "surprise": 1})
+    assert seen == {"story", "visual_story"}
