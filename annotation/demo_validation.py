@@ -47,9 +47,11 @@ UOS_NAME = "DEMO · C² U-O-S rating (c2-eval §3.2.2)"
 CANVAS_NAME = "DEMO · EASEL canvas similarity (Eq. 1)"
 HANDWRITING_NAME = "DEMO · EASEL handwriting reading (§3.3)"
 #: Items per campaign left without any label for the demo annotators.
-OPEN_ITEMS = {CampaignKind.UOS_RATING: 6, CampaignKind.CANVAS_SIMILARITY: 6, CampaignKind.HANDWRITING: 1}
+OPEN_ITEMS = {CampaignKind.UOS_RATING: 6, CampaignKind.CANVAS_SIMILARITY: 6, CampaignKind.HANDWRITING: 3}
 UOS_ITEMS = 36
 CANVAS_PAIRS_PER_REFERENCE = 5
+#: Earlier "hello" canvases added to the handwriting campaign (read by Tesseract when it was the recogniser).
+HANDWRITING_PARTIAL = (0.25, 0.5, 0.75)
 #: The simulated perception's weights on SSIM, 1 − L1, Edge IoU (not Eq. 1's, on purpose).
 SIMULATED_PERCEPTION = (0.4, 0.2, 0.4)
 #: Perceived differences below this are a tie; the logistic sharpness of the simulated choice.
@@ -225,7 +227,8 @@ def validation_demo_load(*, seed: int = 7, reset: bool = False, load_missing: bo
                           lambda name, a: sim.canvas(name, a.item, a.swapped)))
         if runs and HANDWRITING_NAME not in present:
             plans.append((HANDWRITING_NAME, CampaignKind.HANDWRITING, suite,
-                          lambda c, runs=runs: items_create_handwriting(campaign=c, runs=runs, seed=seed),
+                          lambda c, runs=runs: items_create_handwriting(campaign=c, runs=runs, seed=seed,
+                                                                        partial_fractions=HANDWRITING_PARTIAL),
                           lambda name, a: sim.handwriting(name, a.item)))
     for name, kind, task_set, create_items, answer in plans:
         with transaction.atomic():

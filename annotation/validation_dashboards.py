@@ -220,8 +220,8 @@ def similarity_panel(*, campaign: Campaign, seed: int | None = None) -> dict[str
 
 def handwriting_panel(*, campaign: Campaign) -> dict[str, Any]:
     canvases = {r["id"]: r for r in Item.objects.filter(campaign=campaign, is_gold=False).values(
-        "id", "key", "easel_step_a__episode__semantic_detail", "easel_step_a__episode__recogniser",
-        "easel_step_a__episode__run__agent_name")}
+        "id", "key", "payload", "easel_step_a__episode__semantic_detail", "easel_step_a__episode__recogniser",
+        "easel_step_a__episode__run__agent_name", "easel_step_a__index")}
     labels: dict[int, list[dict]] = defaultdict(list)
     for r in (HandwritingLabel.objects.filter(campaign=campaign, is_stale=False, item__is_gold=False)
               .order_by("item_id", "created_at", "pk").values("item_id", "text", "unreadable")):
@@ -232,15 +232,18 @@ def handwriting_panel(*, campaign: Campaign) -> dict[str, Any]:
         if len(got) != campaign.k:
             continue
         c = canvases[item_id]
-        detail = c["easel_step_a__episode__semantic_detail"] or {}
+        # an earlier canvas carries the reading Tesseract made of it at item creation; the final canvas the episode's
+        meta = (c["payload"] or {}).get("meta") or {}
+        detail = meta if "recognised" in meta else (c["easel_step_a__episode__semantic_detail"] or {})
         recognised = detail.get("recognised", "")
+        recogniser = meta.get("recogniser") or c["easel_step_a__episode__recogniser"] or "unknown"
         # an unreadable canvas matches no letter position
         human_rates = [0.0 if r["unreadable"] else letter_match_rate(r["text"]) for r in got]
         readings = ["(unreadable)" if r["unreadable"] else r["text"] for r in got]
         letters = Counter("" if r["unreadable"] else "".join(ch for ch in r["text"].lower() if ch.isalpha()) for r in got)
         top, count = letters.most_common(1)[0]
         rows.append({"item_id": item_id, "key": c["key"], "agent": c["easel_step_a__episode__run__agent_name"],
-                     "recogniser": c["easel_step_a__episode__recogniser"] or "unknown", "recognised": recognised,
+                     "step": c["easel_step_a__index"], "recogniser": recogniser, "recognised": recognised,
                      "recogniser_rate": letter_match_rate(recognised), "human_rate": float(np.mean(human_rates)),
                      "readings": readings,
                      "reading_agrees": count * 2 > len(got) and top == "".join(ch for ch in recognised.lower() if ch.isalpha())})

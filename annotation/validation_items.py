@@ -15,7 +15,10 @@ other kind (all or nothing, content hashes, k slots).
   span small to large S differences. Rule ``across_agents`` keeps only pairs from different runs,
   ``across_steps`` only pairs within one episode, ``mixed`` both.
 * Handwriting (:func:`items_create_handwriting`): the last stored canvas of every episode of the
-  "hello" task in the chosen runs (the canvas the recogniser read), up to ``limit``.
+  "hello" task in the chosen runs (the canvas the recogniser read), up to ``limit``. With
+  ``partial_fractions`` (e.g. ¼, ½) earlier canvases of the same episodes are added *when the episode's
+  recogniser was Tesseract*: it reads them now, offline, and its reading is kept with the item
+  (``payload["meta"]``, never shown). A multimodal recogniser is not called again here.
 """
 
 from __future__ import annotations
@@ -134,21 +137,46 @@ def items_create_canvas_pairs(*, campaign: Campaign, runs: Sequence[EaselRun], r
     return created
 
 
-def items_create_handwriting(*, campaign: Campaign, runs: Sequence[EaselRun], limit: int = 50, seed: int = 0) -> list[Item]:
-    """Handwriting items: the last stored canvas of each "hello" episode of ``runs`` (up to ``limit``)."""
+def _tesseract_reading(step: EaselStep, reader) -> str:
+    from engine.easel.task import image_from_png
+
+    return reader.recognise(image_from_png(bytes(step.canvas_png)))
+
+
+def items_create_handwriting(*, campaign: Campaign, runs: Sequence[EaselRun], limit: int = 50, seed: int = 0,
+                             partial_fractions: Sequence[float] = ()) -> list[Item]:
+    """Handwriting items: the last stored canvas of each "hello" episode of ``runs`` (up to ``limit``), and
+    with ``partial_fractions`` earlier canvases read by Tesseract (see the module docstring)."""
     _check_kind(campaign, CampaignKind.HANDWRITING, "handwriting")
     rng = random.Random(seed)
     specs = []
+    reader = None
     episodes = EaselEpisode.objects.filter(run__in=runs, kind="semantic", status=EaselEpisode.Status.DONE,
                                            task__task_set=campaign.task_set).select_related("task")
     for episode in episodes.order_by("run_id", "position"):
         if not is_handwriting_task(episode.task):
             continue
-        last = (EaselStep.objects.filter(episode=episode, canvas_png__isnull=False).order_by("-index")
-                .defer("canvas_png", "raw").first())
-        if last is not None:
-            specs.append(ItemSpec(task=episode.task, easel_step_a=last, key=f"hello:{episode.pk}:{last.index}",
-                                  sampling_stratum="final_canvas"))
+        stored = list(EaselStep.objects.filter(episode=episode, canvas_png__isnull=False).order_by("index"))
+        if not stored:
+            continue
+        last = stored[-1]
+        specs.append(ItemSpec(task=episode.task, easel_step_a=last, key=f"hello:{episode.pk}:{last.index}",
+                              sampling_stratum="final_canvas"))
+        if not partial_fractions or not episode.recogniser.lower().startswith("tesseract"):
+            continue
+        if reader is None:
+            from engine.easel.semantic import TesseractRecogniser
+
+            reader = TesseractRecogniser()
+        earlier = {stored[max(0, round(f * len(stored)) - 1)].pk: stored[max(0, round(f * len(stored)) - 1)]
+                   for f in partial_fractions if f < 1}
+        last_png = bytes(last.canvas_png)
+        for step in earlier.values():
+            if step.pk == last.pk or bytes(step.canvas_png) == last_png:
+                continue
+            specs.append(ItemSpec(task=episode.task, easel_step_a=step, key=f"hello:{episode.pk}:{step.index}",
+                                  sampling_stratum="partial_canvas",
+                                  payload={"meta": {"recognised": _tesseract_reading(step, reader), "recogniser": reader.name}}))
     if not specs:
         raise ItemsInvalid([(0, "runs", "the chosen runs have no finished handwriting episode with a stored canvas")])
     rng.shuffle(specs)

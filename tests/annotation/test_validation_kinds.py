@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import uuid
 
 import numpy as np
@@ -15,7 +16,11 @@ from annotation.errors import ItemsInvalid, LabelInvalid
 from annotation.kinds import kind_for
 from annotation.models import CampaignKind, HandwritingLabel, Item, PairwiseLabel, UOSLabel
 from annotation.validation_dashboards import handwriting_panel, similarity_panel, uos_panel
-from annotation.validation_items import items_create_canvas_pairs, items_create_uos_samples
+from annotation.validation_items import (
+    items_create_canvas_pairs,
+    items_create_handwriting,
+    items_create_uos_samples,
+)
 from engine import agreement
 from engine.c2.rater import RUBRIC, RUBRIC_VERSION
 from engine.easel.semantic import letter_match_rate
@@ -95,6 +100,23 @@ def test_handwriting_items_are_the_last_canvas_of_each_hello_episode():
     campaign = handwriting_campaign(world)
     assert campaign.items.count() == len(world.runs)
     assert set(campaign.items.values_list("easel_step_a__index", flat=True)) == {2}
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="the tesseract binary is not installed")
+def test_earlier_hello_canvases_come_with_tesseracts_reading_kept_off_the_page():
+    world = EaselWorld()
+    campaign = services.campaign_create(name="hw", kind=CampaignKind.HANDWRITING, task_set=world.task_set,
+                                        annotators=annotators(1))
+    items_create_handwriting(campaign=campaign, runs=world.runs, partial_fractions=(0.5,))
+    partial = campaign.items.filter(sampling_stratum="partial_canvas")
+    assert partial.count() == len(world.runs) and set(partial.values_list("easel_step_a__index", flat=True)) == {1}
+    for item in partial:
+        assert isinstance(item.payload["meta"]["recognised"], str)
+        assert item.payload["meta"]["recogniser"].lower().startswith("tesseract")
+    services.campaign_status_set(campaign=campaign, status="open")
+    assignment = services.assignment_next(campaign=campaign, annotator=campaign.annotators.first())
+    content = selectors.assignment_present(assignment=assignment, media_url=lambda s: f"/m/{s}")["content"]
+    assert "recognised" not in json.dumps(content) and "tesseract" not in json.dumps(content).lower()
 
 
 def test_a_canvas_from_another_reference_is_refused_with_its_field():
