@@ -252,8 +252,11 @@ def handwriting_panel(*, campaign: Campaign) -> dict[str, Any]:
         agreement_view = instrument_agreement([r["human_rate"] for r in rows], [r["recogniser_rate"] for r in rows])
     for r in rows:
         r["difference"] = r["human_rate"] - r["recogniser_rate"]
-    worst = sorted(rows, key=lambda r: (-abs(r["difference"]), r["item_id"]))[:DISAGREEMENT_ROWS]
-    return {"rows": rows, "agreement": agreement_view, "worst": worst, "n_items": len(canvases),
+    by_disagreement = sorted(rows, key=lambda r: (-abs(r["difference"]), r["item_id"]))
+    for rank, r in enumerate(by_disagreement):
+        r["among_worst"] = rank < DISAGREEMENT_ROWS and r["difference"] != 0
+    return {"rows": rows, "agreement": agreement_view, "by_disagreement": by_disagreement,
+            "worst": by_disagreement[:DISAGREEMENT_ROWS], "n_items": len(canvases), "worst_n": DISAGREEMENT_ROWS,
             "recognisers": sorted({r["recogniser"] for r in rows}),
             "reading_agreement": (sum(r["reading_agrees"] for r in rows) / len(rows)) if rows else None}
 

@@ -320,6 +320,8 @@ def test_the_dashboard_page_shows_each_validation_panel(client):
     fill(campaigns[1], users, lambda u, a: {"choice": "A" if a.item.pk % 2 else "B"})
     fill(campaigns[2], users, lambda u, a: {"text": "helo"})
     assert client.login(username="rita", password=PASSWORD)
+    listing = client.get("/annotate/campaigns/").content.decode()
+    assert all(c.name in listing for c in campaigns)
     for campaign, marker in zip(campaigns, ("uos-panel", "similarity-panel", "handwriting-panel")):
         page = client.get(f"/annotate/campaigns/{campaign.pk}/")
         assert page.status_code == 200
