@@ -97,6 +97,11 @@ def campaign_get(*, pk: int) -> Campaign | None:
     return Campaign.objects.select_related("task_set").filter(pk=pk).first()
 
 
+def campaign_label_count(*, campaign: Campaign) -> int:
+    """Current (non-stale) labels of the campaign, gold included: what the live dashboard watches."""
+    return kind_for(campaign.kind).label_model.objects.filter(campaign=campaign, is_stale=False).count()
+
+
 def campaign_item_get(*, campaign: Campaign, pk: int) -> Item:
     from django.http import Http404
 

@@ -361,3 +361,19 @@ def test_a_visual_story_item_serves_its_task_image_and_a_story_item_none():
         services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(),
                               answer={"usefulness": 1, "originality": 1, "surprise": 1})
     assert seen == {"story", "visual_story"}
+
+
+def test_the_live_status_counts_current_labels_for_researchers_only(client):
+    from tests.factories import PASSWORD, UserFactory
+
+    users = annotators(3)
+    campaign = handwriting_campaign(EaselWorld(), annotators=users)
+    fill(campaign, users[:1], lambda u, a: {"text": "hello"})
+    UserFactory(username="rita", role="researcher")
+    assert client.login(username=users[0].username, password=PASSWORD)
+    assert client.get(f"/annotate/campaigns/{campaign.pk}/status.json").status_code == 403
+    assert client.login(username="rita", password=PASSWORD)
+    assert client.get(f"/annotate/campaigns/{campaign.pk}/status.json").json() == {"status": "open", "labels": 3}
+    assert client.get("/annotate/campaigns/999999/status.json").status_code == 404
+    page = client.get(f"/annotate/campaigns/{campaign.pk}/").content.decode()
+    assert 'id="live-status"' in page and "js/dashboard_live.js" in page
