@@ -67,7 +67,14 @@ class CampaignAdmin(admin.ModelAdmin):
         return [
             path("<int:pk>/import-items/", wrap(self.import_items_view), name="annotation_campaign_import_items"),
             path("<int:pk>/sample-pairs/", wrap(self.sample_pairs_view), name="annotation_campaign_sample_pairs"),
+            path("<int:pk>/items-from-runs/", wrap(self.items_from_runs_view), name="annotation_campaign_items_from_runs"),
         ] + super().get_urls()
+
+    def items_from_runs_view(self, request, pk: int):
+        """EASEL/C² validation kinds: items drawn from stored runs (annotation.validation_items)."""
+        from annotation.validation_admin import items_from_runs_view
+
+        return items_from_runs_view(self, request, pk)
 
     def import_items_view(self, request, pk: int):
         require_admin(request.user)

@@ -24,6 +24,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from leaderboard.c2.models import C2Sample
+from leaderboard.easel.models import EaselStep
 from leaderboard.models import Render, Response, Task, TaskSet
 
 
@@ -33,6 +35,9 @@ class CampaignKind(models.TextChoices):
     FAITHFULNESS = "faithfulness", "Faithfulness gate (App. I.2)"
     IMAGE_PREFERENCE = "image_preference", "Image preference (App. I.3)"
     STRATEGY = "strategy", "Adaptation strategy labels (App. J)"
+    UOS_RATING = "uos_rating", "C² U-O-S rating (c2-eval §3.2.2)"
+    CANVAS_SIMILARITY = "canvas_similarity", "EASEL canvas similarity (easel Eq. 1)"
+    HANDWRITING = "handwriting", "EASEL handwriting reading (easel §3.3)"
 
 
 class Dimension(models.TextChoices):
@@ -207,6 +212,18 @@ class Item(models.Model):
     response_b = models.ForeignKey(Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     render_a = models.ForeignKey(Render, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     render_b = models.ForeignKey(Render, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    c2_sample = models.ForeignKey(
+        C2Sample, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="U-O-S rating: the divergent C² sample shown.",
+    )
+    easel_step_a = models.ForeignKey(
+        EaselStep, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Canvas similarity: canonical canvas A; handwriting: the canvas shown.",
+    )
+    easel_step_b = models.ForeignKey(
+        EaselStep, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Canvas similarity: canonical canvas B.",
+    )
     payload = models.JSONField(
         default=dict, blank=True, help_text="Kind-specific shown content: checklist items, TIG item text and cluster summary."
     )
@@ -234,6 +251,10 @@ class Item(models.Model):
             models.CheckConstraint(
                 condition=Q(render_a__isnull=True) | Q(render_b__isnull=True) | ~Q(render_a=F("render_b")),
                 name="item_renders_differ",
+            ),
+            models.CheckConstraint(
+                condition=Q(easel_step_a__isnull=True) | Q(easel_step_b__isnull=True) | ~Q(easel_step_a=F("easel_step_b")),
+                name="item_easel_steps_differ",
             ),
             models.CheckConstraint(condition=~Q(content_hash=""), name="item_content_hash_set"),
         ]
@@ -492,6 +513,43 @@ class StrategyLabel(Label):
         return {name: getattr(self, name) for name in STRATEGIES if getattr(self, name) != StrategyRole.ABSENT}
 
 
+#: The three divergent components a U-O-S item rates (c2-eval §3.2.2), each an integer 0–5.
+UOS_COMPONENTS = ("usefulness", "originality", "surprise")
+#: Longest handwriting reading accepted (issue 13: free text, at most 20 characters).
+HANDWRITING_TEXT_MAX = 20
+
+
+class UOSLabel(Label):
+    """A person's Usefulness, Originality and Surprise of one divergent C² sample, integers 0–5 on the
+    rater's rubric (c2-eval §3.2.2); ``rubric_version`` is the rubric text shown beside the scale."""
+
+    usefulness = models.PositiveSmallIntegerField()
+    originality = models.PositiveSmallIntegerField()
+    surprise = models.PositiveSmallIntegerField()
+    rubric_version = models.CharField(max_length=40)
+
+    class Meta(Label.Meta):
+        constraints = Label.Meta.constraints + [
+            models.CheckConstraint(condition=Q(**{f"{c}__lte": 5}), name=f"uoslabel_{c}_0_to_5") for c in UOS_COMPONENTS
+        ] + [models.CheckConstraint(condition=~Q(rubric_version=""), name="uoslabel_rubric_version_set")]
+
+
+class HandwritingLabel(Label):
+    """What a person reads on an EASEL handwriting canvas (easel §3.3 "hello"): the letters, or unreadable."""
+
+    text = models.CharField(max_length=HANDWRITING_TEXT_MAX, blank=True)
+    unreadable = models.BooleanField(default=False)
+
+    class Meta(Label.Meta):
+        constraints = Label.Meta.constraints + [
+            # exactly one of: a reading, or "unreadable"
+            models.CheckConstraint(
+                condition=(Q(unreadable=True) & Q(text="")) | (Q(unreadable=False) & ~Q(text="")),
+                name="handwritinglabel_text_xor_unreadable",
+            ),
+        ]
+
+
 # ---------------------------------------------------------------------------------------------------
 # Adjudication
 # ---------------------------------------------------------------------------------------------------
@@ -556,4 +614,7 @@ LABEL_MODELS: dict[str, type[Label]] = {
     CampaignKind.TIG_AUDIT: TigAuditLabel,
     CampaignKind.FAITHFULNESS: FaithfulnessLabel,
     CampaignKind.STRATEGY: StrategyLabel,
+    CampaignKind.UOS_RATING: UOSLabel,
+    CampaignKind.CANVAS_SIMILARITY: PairwiseLabel,
+    CampaignKind.HANDWRITING: HandwritingLabel,
 }

@@ -43,6 +43,7 @@ from annotation.models import (
     ItemSlot,
     StrategyRole,
 )
+from annotation.validation_dashboards import VALIDATION_KINDS, validation_panel
 from engine import agreement
 from engine.bt import fit_bradley_terry
 from leaderboard.selectors import (
@@ -94,6 +95,11 @@ class Progress:
 
 def campaign_get(*, pk: int) -> Campaign | None:
     return Campaign.objects.select_related("task_set").filter(pk=pk).first()
+
+
+def campaign_label_count(*, campaign: Campaign) -> int:
+    """Current (non-stale) labels of the campaign, gold included: what the live dashboard watches."""
+    return kind_for(campaign.kind).label_model.objects.filter(campaign=campaign, is_stale=False).count()
 
 
 def campaign_item_get(*, campaign: Campaign, pk: int) -> Item:
@@ -169,6 +175,12 @@ def media_for_assignment(*, assignment: Assignment, shown_slot: str) -> tuple[An
     if render is None or canonical not in assignment.media_sha256:
         raise KeyError(shown_slot)
     return render, assignment.media_sha256[canonical]
+
+
+def media_bytes_for_assignment(*, assignment: Assignment, shown_slot: str) -> tuple[bytes, str]:
+    """(stored bytes, SHA-256 pinned at hand-out) behind a shown image slot of an assignment, by its
+    kind ('A'/'B' for renders and canvases, 'R' for a canvas item's reference); KeyError otherwise."""
+    return kind_for(assignment.campaign.kind).media_source(assignment.item, assignment, shown_slot)
 
 
 def calibration_examples(*, campaign: Campaign) -> list[CalibrationExample]:
@@ -297,7 +309,7 @@ def _label_rows(campaign: Campaign, *, include_stale: bool = False) -> list[Labe
     if not include_stale:
         labels = labels.filter(is_stale=False)
     base = ["item_id", "annotator__username", "is_simulated", "flag_reason", "time_on_item_ms"]
-    if campaign.kind in (CampaignKind.TEXT_PAIRWISE, CampaignKind.IMAGE_PREFERENCE):
+    if campaign.kind in (CampaignKind.TEXT_PAIRWISE, CampaignKind.IMAGE_PREFERENCE, CampaignKind.CANVAS_SIMILARITY):
         out = [LabelRow(item, who, choice, simulated, flag, ms, swapped=swapped, shown_choice=shown)
                for item, who, simulated, flag, ms, choice, swapped, shown
                in labels.values_list(*base, "choice", "swapped", "shown_choice")]
@@ -309,12 +321,16 @@ def _label_rows(campaign: Campaign, *, include_stale: bool = False) -> list[Labe
         out = [LabelRow(r["item_id"], r["annotator__username"], r["overall_action"], r["is_simulated"], r["flag_reason"],
                         r["time_on_item_ms"], criteria={c: r[c] for c in TIG_CRITERIA})
                for r in labels.values(*base, "overall_action", *TIG_CRITERIA)]
-    else:
+    elif campaign.kind == CampaignKind.STRATEGY:
         out = []
         for r in labels.values(*base, *STRATEGIES):
             present = {s: r[s] for s in STRATEGIES if r[s] != StrategyRole.ABSENT}
             out.append(LabelRow(r["item_id"], r["annotator__username"], "+".join(sorted(present)) or NO_STRATEGY,
                                 r["is_simulated"], r["flag_reason"], r["time_on_item_ms"], strategies=present))
+    else:  # the EASEL/C² validation kinds: the kind names the category (their statistics: validation_dashboards)
+        out = [LabelRow(label.item_id, label.annotator.username, kind.category(label), label.is_simulated,
+                        label.flag_reason, label.time_on_item_ms)
+               for label in labels.select_related("annotator")]
     return out
 
 
@@ -873,7 +889,7 @@ def campaign_dashboard(
         rows.append(consensus_row(scope="Exact strategy set", items=[i.id for i in regular], labels_by_item=by_item, k=k))
     else:
         rows.append(consensus_row(scope=kind.title, items=[i.id for i in regular], labels_by_item=by_item, k=k,
-                                  categories=kind.categories))
+                                  categories=kind.categories or None))
 
     if campaign.kind == CampaignKind.FAITHFULNESS:
         extras["faithfulness"] = _faithfulness_extras(campaign, regular, by_item)
@@ -885,7 +901,8 @@ def campaign_dashboard(
         ]
     elif campaign.kind == CampaignKind.STRATEGY:
         extras["strategies"] = _strategy_extras(regular, by_item, k)
-    if kind.two_sided:
+    extras["validation"] = validation_panel(campaign=campaign)
+    if campaign.kind in (CampaignKind.TEXT_PAIRWISE, CampaignKind.IMAGE_PREFERENCE):
         extras["judge"] = _judge_extras(campaign, items, by_item, judge_outcomes, judge_scores, judge_conditions)
 
     skips = dict(
@@ -894,7 +911,9 @@ def campaign_dashboard(
     )
     quality = annotator_quality(campaign=campaign, items=items, labels=labels, labels_by_item=by_item,
                                 gold_labels=gold_labels, skips=skips)
-    adjudication = _adjudication_rows(campaign, items, by_item)
+    # U-O-S and handwriting have no nominal outcome to adjudicate: their disagreement is the statistic
+    no_outcome = campaign.kind in (CampaignKind.UOS_RATING, CampaignKind.HANDWRITING)
+    adjudication = [] if no_outcome else _adjudication_rows(campaign, items, by_item)
     return Dashboard(
         campaign, kind.title, kind.paper_section, rows, n_stale, sum(r.is_simulated for r in current),
         sum(i.is_gold for i in items.values()), quality, adjudication, extras,
@@ -1166,8 +1185,16 @@ EXPORT_COLUMNS = [
     "campaign", "kind", "item_key", "task_id", "family", "dimension", "is_gold", "annotator", "is_simulated",
     "answer", "category", "flag_reason", "flag_note", "swapped", "slot", "assigned_at", "expires_at", "submitted_at",
     "time_on_item_ms", "content_hash", "task_set_version", "is_stale", "model_a", "model_b", "response_a_id",
-    "response_b_id", "render_a_id", "render_b_id", "sampling_stratum",
+    "response_b_id", "render_a_id", "render_b_id", "sampling_stratum", "c2_sample_id", "easel_step_a_id", "easel_step_b_id",
 ]
+
+
+def _validation_sides(item: Item) -> tuple[str | None, str | None]:
+    """Who made what a validation item shows: the C² sample's model, the EASEL canvases' agents."""
+    if item.c2_sample_id:
+        return item.c2_sample.subject_model.display_name, None
+    steps = (item.easel_step_a, item.easel_step_b)
+    return tuple(s.episode.run.agent_name if s is not None else None for s in steps)  # type: ignore[return-value]
 
 
 def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
@@ -1177,12 +1204,14 @@ def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
     labels = kind.label_model.objects.filter(campaign=campaign).select_related(
         "annotator", "assignment__slot", "item__task", "item__response_a__subject_model", "item__response_b__subject_model",
         "item__render_a__response__subject_model", "item__render_b__response__subject_model",
+        "item__c2_sample__subject_model", "item__easel_step_a__episode__run", "item__easel_step_b__episode__run",
     ).order_by("item__position", "created_at", "pk")
     out = []
     for label in labels:
         item, assignment = label.item, label.assignment
         side_a = item.response_a or (item.render_a.response if item.render_a else None)
         side_b = item.response_b or (item.render_b.response if item.render_b else None)
+        made_by = _validation_sides(item) if campaign.kind in VALIDATION_KINDS else (None, None)
         out.append({
             "campaign": campaign.name, "kind": campaign.kind, "item_key": item.key, "task_id": item.task.external_id,
             "family": item.task.family, "dimension": item.dimension, "is_gold": item.is_gold,
@@ -1193,10 +1222,11 @@ def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
             "assigned_at": assignment.created_at.isoformat(), "expires_at": assignment.expires_at.isoformat(),
             "submitted_at": label.created_at.isoformat(), "time_on_item_ms": label.time_on_item_ms,
             "content_hash": label.content_hash, "task_set_version": label.task_set_version, "is_stale": label.is_stale,
-            "model_a": side_a.subject_model.display_name if side_a else None,
-            "model_b": side_b.subject_model.display_name if side_b else None,
+            "model_a": side_a.subject_model.display_name if side_a else made_by[0],
+            "model_b": side_b.subject_model.display_name if side_b else made_by[1],
             "response_a_id": side_a.pk if side_a else None, "response_b_id": side_b.pk if side_b else None,
             "render_a_id": item.render_a_id, "render_b_id": item.render_b_id, "sampling_stratum": item.sampling_stratum,
+            "c2_sample_id": item.c2_sample_id, "easel_step_a_id": item.easel_step_a_id, "easel_step_b_id": item.easel_step_b_id,
         })
     return rows_serialise(out, EXPORT_COLUMNS, fmt)
 

@@ -199,6 +199,10 @@ class ItemSpec:
     response_b: Response | None = None
     render_a: Render | None = None
     render_b: Render | None = None
+    #: EASEL/C² validation kinds (annotation.validation_items): the sample or canvases shown.
+    c2_sample: Any = None
+    easel_step_a: Any = None
+    easel_step_b: Any = None
     payload: dict[str, Any] = field(default_factory=dict)
     key: str = ""
     sampling_stratum: str = ""
@@ -210,6 +214,9 @@ class ItemSpec:
         parts = [self.task.external_id, self.dimension]
         for obj in (self.response_a, self.response_b, self.render_a, self.render_b):
             parts.append(str(obj.pk) if obj is not None else "-")
+        for obj in (self.c2_sample, self.easel_step_a, self.easel_step_b):
+            if obj is not None:
+                parts.append(f"{type(obj).__name__}{obj.pk}")
         if self.payload:
             parts.append(hashlib.sha256(json.dumps(self.payload, sort_keys=True).encode()).hexdigest()[:16])
         return ":".join(parts)
@@ -248,6 +255,7 @@ def items_create(
             item.task, item.dimension, item.payload = spec.task, spec.dimension, spec.payload
             item.response_a, item.response_b = spec.response_a, spec.response_b
             item.render_a, item.render_b = spec.render_a, spec.render_b
+            item.c2_sample, item.easel_step_a, item.easel_step_b = spec.c2_sample, spec.easel_step_a, spec.easel_step_b
             item.sampling_stratum = spec.sampling_stratum
             item.task_set_version = campaign.task_set.version
             item.campaign = campaign

@@ -1,6 +1,6 @@
 from django.urls import path, re_path, register_converter
 
-from annotation import api, views
+from annotation import api, live_views, views
 from annotation.url_converters import AssignmentTokenConverter, ShownSlotConverter
 
 register_converter(AssignmentTokenConverter, "assignment_token")
@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/assignments/<assignment_token:token>/skip", api.SkipApi.as_view(), name="api_skip"),
     path("campaigns/", views.campaign_list, name="campaign_list"),
     path("campaigns/<int:pk>/", views.campaign_dashboard, name="campaign_dashboard"),
+    path("campaigns/<int:pk>/status.json", live_views.campaign_live_status, name="campaign_live_status"),
     re_path(r"^campaigns/(?P<pk>\d+)/labels\.(?P<fmt>jsonl|csv)$", views.campaign_export, name="campaign_export"),
     path("campaigns/<int:pk>/novelty-ablation", views.novelty_ablation_start, name="novelty_ablation_start"),
     path("campaigns/<int:pk>/adjudication/request", views.adjudication_request, name="adjudication_request"),

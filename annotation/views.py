@@ -79,11 +79,9 @@ def media(request, token: str, slot: str):
         raise PermissionDenied(exc.message) from exc
     try:
         assignment = services.assignment_for_token(token=token, annotator=request.user)
-        render_obj, expected = selectors.media_for_assignment(assignment=assignment, shown_slot=slot)
+        data, expected = selectors.media_bytes_for_assignment(assignment=assignment, shown_slot=slot)
     except (AnnotationError, KeyError) as exc:
         raise Http404("No such image.") from exc
-    with render_obj.image.open("rb") as handle:
-        data = handle.read()
     if hashlib.sha256(data).hexdigest() != expected:
         # The file changed since the item was handed out: never show other content under this label.
         return HttpResponse("This image changed after the item was assigned; skip the item.", status=409,

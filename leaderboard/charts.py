@@ -380,3 +380,47 @@ def radar_chart(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float 
         body.append(f'<rect x="{size + 10}" y="{ly - 9}" width="12" height="12" fill="{colour}"/>')
         body.append(f'<text x="{size + 28}" y="{ly + 1}" font-size="11">{escape(name)}{" (n/a axes at 0)" if missing else ""}</text>')
     return _svg(size + legend_w, size + 20, body, title)
+
+
+def bland_altman_plot(means: Sequence[float], differences: Sequence[float], *, bias: float, lower: float, upper: float,
+                      title: str, x_label: str, y_label: str) -> str:
+    """Differences against means with the bias and the 95% limits of agreement as labelled lines
+    (Bland & Altman 1986); a legend names the three lines and the points."""
+    if not len(means):
+        return ""
+    left, right, top, bottom = 58, 470, 16, 232
+    height = bottom + 44 + 16 * 3 + 8
+    x_lo, x_hi = min(means), max(means)
+    x_pad = (x_hi - x_lo) * 0.05 or 0.5
+    x_lo, x_hi = x_lo - x_pad, x_hi + x_pad
+    y_lo, y_hi = min(min(differences), lower), max(max(differences), upper)
+    y_pad = (y_hi - y_lo) * 0.08 or 0.5
+    y_lo, y_hi = y_lo - y_pad, y_hi + y_pad
+    x = _scale(x_lo, x_hi, left, right)
+    y = _scale(y_lo, y_hi, bottom, top)
+    body = [
+        f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" stroke="#99a"/>',
+        f'<line x1="{left}" x2="{left}" y1="{top}" y2="{bottom}" stroke="#99a"/>',
+        f'<text x="{(left + right) / 2}" y="{bottom + 32}" font-size="12" text-anchor="middle">{escape(x_label)}</text>',
+        f'<text x="14" y="{(top + bottom) / 2}" font-size="12" text-anchor="middle" '
+        f'transform="rotate(-90 14 {(top + bottom) / 2})">{escape(y_label)}</text>',
+    ]
+    for tick in np.linspace(x_lo, x_hi, 6):
+        body.append(f'<text x="{x(tick):.1f}" y="{bottom + 14}" font-size="10" text-anchor="middle" fill="#5f6670">{tick:.1f}</text>')
+    for tick in np.linspace(y_lo, y_hi, 5):
+        body.append(f'<text x="{left - 6}" y="{y(tick) + 3:.1f}" font-size="10" text-anchor="end" fill="#5f6670">{tick:.1f}</text>')
+    lines = ((f"bias {bias:+.2f}", bias, PALETTE[1], ""), (f"−1.96 SD {lower:+.2f}", lower, PALETTE[4], ' stroke-dasharray="5 3"'),
+             (f"+1.96 SD {upper:+.2f}", upper, PALETTE[4], ' stroke-dasharray="5 3"'))
+    for _, value, colour, dash in lines:
+        body.append(f'<line x1="{left}" x2="{right}" y1="{y(value):.1f}" y2="{y(value):.1f}" stroke="{colour}"{dash}/>')
+    for mx, dy in zip(means, differences, strict=True):
+        body.append(f'<circle cx="{x(mx):.1f}" cy="{y(dy):.1f}" r="3.5" fill="{PALETTE[0]}" fill-opacity=".6"/>')
+    legend = [("one sample (human mean − rater)", PALETTE[0], "")] + [(name, colour, dash) for name, _, colour, dash in lines]
+    for k, (name, colour, dash) in enumerate(legend):
+        ly = bottom + 50 + 16 * k
+        if k == 0:
+            body.append(f'<circle cx="{left + 9}" cy="{ly - 4}" r="3.5" fill="{colour}"/>')
+        else:
+            body.append(f'<line x1="{left}" x2="{left + 18}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2"{dash}/>')
+        body.append(f'<text x="{left + 24}" y="{ly}" font-size="11">{escape(name)}</text>')
+    return _svg(right + 20, height + 16, body, title)

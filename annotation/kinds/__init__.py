@@ -1,17 +1,21 @@
-"""The five campaign kinds, one module each with the same shape (see ``base.Kind``)."""
+"""The campaign kinds (five Ekphrasis, three EASEL/C² validation kinds), one module each with the same shape (see ``base.Kind``)."""
 
 from __future__ import annotations
 
 from annotation.kinds.base import Kind, ShownContent
+from annotation.kinds.canvas_similarity import CanvasSimilarity
 from annotation.kinds.faithfulness import Faithfulness
+from annotation.kinds.handwriting import Handwriting
 from annotation.kinds.image_preference import ImagePreference
 from annotation.kinds.strategy import Strategy
 from annotation.kinds.text_pairwise import TextPairwise
 from annotation.kinds.tig_audit import TigAudit
+from annotation.kinds.uos_rating import UOSRating
 
 KINDS: dict[str, Kind] = {
     kind.code: kind
-    for kind in (TextPairwise(), TigAudit(), Faithfulness(), ImagePreference(), Strategy())
+    for kind in (TextPairwise(), TigAudit(), Faithfulness(), ImagePreference(), Strategy(),
+                 UOSRating(), CanvasSimilarity(), Handwriting())
 }
 
 

@@ -64,7 +64,7 @@ def shown_pair(assignment: Assignment, a: Any, b: Any) -> tuple[Any, Any]:
 
 
 class Kind:
-    """Base of the five campaign kinds. Subclasses set the class attributes and implement the
+    """Base of the campaign kinds. Subclasses set the class attributes and implement the
     abstract methods; the shared flag/time validation lives here."""
 
     code: str = ""
@@ -93,6 +93,19 @@ class Kind:
 
     def present(self, item: Item, assignment: Assignment, *, media_url: Callable[[str], str]) -> dict[str, Any]:
         raise NotImplementedError
+
+    def media_source(self, item: Item, assignment: Assignment, shown_slot: str) -> tuple[bytes, str]:
+        """(stored image bytes, SHA-256 pinned when the item was handed out) behind a shown image slot
+        ('A'/'B'); KeyError for a slot the item does not show. Kinds whose images are not renders
+        (EASEL canvases, C² task images) override this."""
+        if shown_slot not in ("A", "B"):
+            raise KeyError(shown_slot)
+        canonical = dict(zip(("A", "B"), shown_pair(assignment, "a", "b")))[shown_slot]
+        render = item.render_a if canonical == "a" else item.render_b
+        if render is None or canonical not in assignment.media_sha256:
+            raise KeyError(shown_slot)
+        with render.image.open("rb") as handle:
+            return handle.read(), assignment.media_sha256[canonical]
 
     # -- labels -------------------------------------------------------------------------------
 
@@ -202,6 +215,11 @@ def validate_time_on_item(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= TIME_ON_ITEM_MAX_MS:
         raise LabelInvalid({"time_on_item_ms": f"must be an integer between 0 and {TIME_ON_ITEM_MAX_MS}"})
     return value
+
+
+def bytes_sha256(data: bytes | memoryview) -> str:
+    """SHA-256 of image bytes stored in the database (EASEL canvases, C² task images)."""
+    return hashlib.sha256(bytes(data)).hexdigest()
 
 
 def task_context(item: Item) -> dict[str, Any]:

@@ -252,7 +252,7 @@
     for (const s of ["A", "B"]) {
       if (isImage) {
         sides[s] = el("div", { class: "side image", "data-side": s }, el("h3", {}, `Image ${s}`),
-          el("div", { class: "frame" }, el("img", { src: content.images[s], alt: `Image ${s}` })));
+          el("div", { class: "frame" }, el("img", { src: content.images[s], alt: `Image ${s}`, class: content.reference ? "canvas-img" : null })));
       } else {
         sides[s] = el("div", { class: "side", "data-side": s },
           el("h3", {}, `Response ${s}`, el("span", { class: "field", text: content.field_label })),
@@ -264,6 +264,9 @@
       el("p", { class: "question" }, content.dimension_label ? `${content.dimension_label}: ` : "", content.question),
       content.rule ? el("p", { class: "rule" }, content.rule, " ", content.tie_rule || "") : null,
       briefBox(content),
+      // canvas similarity: the reference both canvases were painted towards
+      content.reference ? el("div", { class: "reference" }, el("h3", { text: "Reference" }),
+        el("div", { class: "frame" }, el("img", { src: content.reference, alt: "Reference image", class: "canvas-img" }))) : null,
       sideBox,
     );
     if (content.checklist && content.checklist.length) {
@@ -450,7 +453,105 @@
     };
   }
 
+  // C² U-O-S rating: 0–5 for the focused component, Tab/arrows move between components, rubric beside.
+  function uosRating(content, box, bar) {
+    const scores = {};
+    let current = 0;
+    const rows = content.components.map((c, i) => {
+      const buttons = [0, 1, 2, 3, 4, 5].map((n) => el("button", { type: "button", "data-score": String(n),
+        onclick: () => { current = i; setScore(n); } }, kbd(String(n))));
+      const levels = el("ol", { class: "rubric-levels", start: "0" },
+        c.levels.map((l) => el("li", { "data-level": String(l.level) }, el("strong", { text: `${l.level}: ` }), l.text)));
+      const row = el("div", { class: "uos-row", "data-component": c.code, onclick: () => { current = i; refresh(); } },
+        el("div", { class: "uos-head" }, el("strong", { text: c.label }), el("span", { class: "uos-scale" }, buttons)),
+        el("div", { class: "rubric" }, el("p", { class: "q", text: c.definition }), levels));
+      return { code: c.code, row, buttons, levels };
+    });
+    const text = el("div", { class: "uos-text" },
+      el("div", { class: "uos-prompt" }, el("strong", { text: "Prompt: " }), content.prompt),
+      content.image ? el("div", { class: "uos-image" }, el("img", { src: content.image, alt: "Image the prompt refers to" })) : null,
+      el("div", { class: "response-box" }, el("h4", { text: "Response" }), el("p", { class: "response-text", text: content.response })));
+    append(box,
+      el("p", { class: "question", text: content.question }),
+      el("div", { class: "uos-layout" }, text,
+        el("div", { class: "uos-grid" }, rows.map((r) => r.row),
+          el("p", { class: "muted small", text: `Rubric ${content.rubric_version} — the same text the automatic rater received.` }))),
+    );
+    function refresh() {
+      rows.forEach((r, i) => {
+        r.row.classList.toggle("current", i === current);
+        r.buttons.forEach((b) => b.classList.toggle("on", Number(b.dataset.score) === scores[r.code]));
+        r.levels.querySelectorAll("li").forEach((li) => li.classList.toggle("on", Number(li.dataset.level) === scores[r.code]));
+      });
+      answerChanged();
+    }
+    function setScore(n) {
+      if (state && state.saving) return;
+      scores[rows[current].code] = n;
+      current = Math.min(current + 1, rows.length - 1);
+      refresh();
+    }
+    refresh();
+    return {
+      onKey(key, event) {
+        if (/^[0-5]$/.test(key)) { setScore(Number(key)); return true; }
+        const back = (key === "tab" && event.shiftKey) || key === "arrowup" || key === "arrowleft";
+        const forward = (key === "tab" && !event.shiftKey) || key === "arrowdown" || key === "arrowright";
+        if (back) { current = Math.max(current - 1, 0); refresh(); return true; }
+        if (forward) { current = Math.min(current + 1, rows.length - 1); refresh(); return true; }
+        return false;
+      },
+      missing: () => {
+        const open = rows.find((r) => scores[r.code] === undefined);
+        return open ? `Score ${open.code} from 0 to 5 first (Tab moves between components).` : null;
+      },
+      answer: () => Object.assign({}, scores),
+    };
+  }
+
+  // EASEL handwriting: type the letters read (the box has the focus; Enter submits) or mark unreadable.
+  function handwriting(content, box, bar) {
+    let unreadable = false;
+    const input = el("input", { type: "text", id: "handwriting-text", maxlength: String(content.max_length),
+      autocomplete: "off", spellcheck: "false", "data-enter-submits": "", "aria-label": "Letters you read" });
+    const flag = el("button", { type: "button", id: "unreadable-button", onclick: () => toggle() }, kbd("U"), "Unreadable");
+    input.addEventListener("input", () => { if (unreadable && input.value) { unreadable = false; refresh(); } answerChanged(); });
+    append(box,
+      el("p", { class: "question", text: content.question }),
+      el("div", { class: "faith" },
+        el("div", { class: "side image" }, el("div", { class: "frame" }, el("img", { src: content.image, alt: "Handwriting canvas", class: "canvas-img" }))),
+        el("div", { class: "plan" }, el("label", {}, el("span", {}, "Letters (at most ", String(content.max_length), ")"), input),
+          el("p", {}, flag), el("p", { class: "muted small" }, kbd("Esc"), " leaves the box, ", kbd("W"), " returns to it."))),
+    );
+    bar.appendChild(el("span", { class: "muted small", text: "Enter submits" }));
+    function refresh() {
+      flag.classList.toggle("on", unreadable);
+      input.disabled = unreadable;
+      answerChanged();
+    }
+    function toggle() {
+      if (state && state.saving) return;
+      unreadable = !unreadable;
+      if (unreadable) input.value = "";
+      refresh();
+      if (!unreadable) input.focus();
+    }
+    setTimeout(() => input.focus(), 0);
+    return {
+      onKey(key, event) {
+        if (key === "u") { toggle(); return true; }
+        if (key === "w") { event.preventDefault(); input.disabled = false; unreadable = false; refresh(); input.focus(); return true; }
+        return false;
+      },
+      missing: () => (unreadable || input.value.trim() ? null : "Type the letters you read, or mark the canvas unreadable (Esc, then U)."),
+      answer: () => (unreadable ? { unreadable: true, text: "" } : { unreadable: false, text: input.value }),
+    };
+  }
+
   const KINDS = {
+    uos_rating: uosRating,
+    canvas_similarity: (c, box, bar) => pairwise(c, box, bar, true),
+    handwriting,
     text_pairwise: (c, box, bar) => pairwise(c, box, bar, false),
     image_preference: (c, box, bar) => pairwise(c, box, bar, true),
     faithfulness,
@@ -511,6 +612,9 @@
         event.preventDefault(); pickReason(cfg.flag_reasons[Number(key) - 1].code);
       }
       return;
+    }
+    if (typing && key === "enter" && !overlay && event.target.dataset.enterSubmits !== undefined) {
+      event.preventDefault(); submit(); return;  // handwriting: Enter in the reading box submits
     }
     if (typing) return;
     if (overlay) {

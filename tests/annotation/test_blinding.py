@@ -337,3 +337,82 @@ def test_the_admin_form_refuses_a_calibration_example_naming_a_model(small):
     form = CalibrationExampleAdminForm(data={"campaign": campaign.pk, "position": 0, "title": f"{MODEL_NAMES[3]} case",
                                              "body": "A case.", "expected": "B", "explanation": ""})
     assert not form.is_valid() and "names a model" in form.errors["title"][0]
+# --- the EASEL/C² validation kinds (issue 13) --------------------------------------------------------
+
+
+@pytest.fixture
+def validation_world(db):
+    from tests.annotation.validation_factories import (
+        VALID_VALIDATION_ANSWERS,
+        C2World,
+        EaselWorld,
+        canvas_campaign,
+        handwriting_campaign,
+        uos_campaign,
+    )
+
+    alice = UserFactory(username="alice", role="annotator")
+    others = annotators(2, prefix="someone-else-")
+    users = [alice, *others]
+    c2, easel = C2World(), EaselWorld(recognised=("hcllo-recognised", "hel-recognised", "unread-recognised"))
+    campaigns = [uos_campaign(c2, annotators=users, n_items=6), canvas_campaign(easel, annotators=users, pairs_per_task=2),
+                 handwriting_campaign(easel, annotators=users)]
+    for campaign in campaigns:
+        for other in others:
+            assignment = services.assignment_next(campaign=campaign, annotator=other)
+            answer = dict(VALID_VALIDATION_ANSWERS[campaign.kind], flag={"reason": "ambiguous_brief", "note": OTHER_NOTE})
+            services.label_submit(token=assignment.token, annotator=other, idempotency_key=uuid.uuid4(), answer=answer)
+    return alice, campaigns, c2, easel, VALID_VALIDATION_ANSWERS
+
+
+def test_validation_items_carry_no_model_agent_rater_score_or_other_label(client, validation_world):
+    from leaderboard.easel.models import EaselRun
+
+    _alice, campaigns, c2, _easel, answers = validation_world
+    forbidden = [s.lower() for s in (OTHER_NOTE, "someone-else-", "simulated", "tesseract", "recognised", "pic.png",
+                                     *[m.display_name for m in c2.models], *[m.provider_id for m in c2.models],
+                                     *EaselRun.objects.values_list("agent_name", flat=True))]
+    assert client.login(username="alice", password=PASSWORD)
+    for campaign in campaigns:
+        page = client.get(f"/annotate/c/{campaign.pk}/")
+        assert page.status_code == 200
+        assert_blind("work page", page.content, forbidden)
+        for _ in range(30):
+            response = client.post(f"/annotate/api/campaigns/{campaign.pk}/next", content_type="application/json")
+            assert response.status_code == 200
+            assert_blind("next", response.content, forbidden)
+            payload = response.json()
+            assert not FORBIDDEN_KEYS & set(json_keys(payload)), set(json_keys(payload)) & FORBIDDEN_KEYS
+            assignment = payload["assignment"]
+            if assignment is None:
+                break
+            content = assignment["content"]
+            expected_keys = {CampaignKind.UOS_RATING: {"question", "prompt", "response", "image", "rubric_version", "components"},
+                             CampaignKind.CANVAS_SIMILARITY: {"question", "reference", "images"},
+                             CampaignKind.HANDWRITING: {"question", "image", "max_length"}}[campaign.kind]
+            assert set(content) == expected_keys
+            for media in [content.get("image"), content.get("reference"), *(content.get("images") or {}).values()]:
+                if not media:
+                    continue
+                segments = urlparse(media).path.strip("/").split("/")
+                assert segments[:3] == ["annotate", "media", assignment["token"]] and segments[3:] in (["A"], ["B"], ["R"])
+                image = client.get(media)
+                assert image.status_code == 200 and image["Content-Type"] == "image/png"
+                assert_blind(media, image.content, forbidden)
+            submitted = client.post(
+                f"/annotate/api/assignments/{assignment['token']}/submit",
+                {"idempotency_key": str(uuid.uuid4()), "answer": answers[campaign.kind], "time_on_item_ms": 900},
+                content_type="application/json",
+            )
+            assert submitted.status_code == 201, submitted.content
+            assert_blind("submit", submitted.content, forbidden)
+
+
+def test_validation_media_of_someone_elses_assignment_is_404(client, validation_world):
+    _alice, campaigns, *_ = validation_world
+    bob = UserFactory(username="bob-annotator", role="annotator")
+    services.campaign_annotators_add(campaign=campaigns[1], annotators=[bob])
+    token = services.assignment_next(campaign=campaigns[1], annotator=bob).token
+    assert client.login(username="alice", password=PASSWORD)
+    for slot in ("A", "B", "R", "Z"):
+        assert client.get(f"/annotate/media/{token}/{slot}").status_code == 404

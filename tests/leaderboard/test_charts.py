@@ -1,6 +1,7 @@
-"""The radar chart of leaderboard/charts.py (C² Figure 4): every axis and every series labelled."""
+"""leaderboard/charts.py: the radar chart (C² Figure 4) and the Bland–Altman plot are labelled (title,
+axes, legend)."""
 
-from leaderboard.charts import radar_chart
+from leaderboard.charts import bland_altman_plot, radar_chart
 
 AXES = ["Use. (Conv.)", "Orig. (Conv.)", "Surp. (Conv.)", "Crea. (Conv.)"]
 
@@ -21,3 +22,16 @@ def test_radar_chart_marks_a_series_with_missing_axes():
 
 def test_radar_chart_of_nothing_is_empty():
     assert radar_chart(AXES, [], title="t") == "" and radar_chart([], [("a", [])], title="t") == ""
+
+
+def test_the_bland_altman_plot_names_its_axes_lines_and_points():
+    svg = bland_altman_plot([1.0, 2.5, 4.0], [0.5, -1.0, 0.0], bias=-0.17, lower=-1.64, upper=1.31,
+                            title="Bland–Altman: U", x_label="mean of the two", y_label="human − rater")
+    assert "<title>Bland–Altman: U</title>" in svg
+    assert "mean of the two" in svg and "human − rater" in svg
+    assert "bias -0.17" in svg and "−1.96 SD -1.64" in svg and "+1.96 SD +1.31" in svg
+    assert svg.count("<circle") == 3 + 1  # three samples and the legend's point
+
+
+def test_no_points_draw_no_chart():
+    assert bland_altman_plot([], [], bias=0.0, lower=0.0, upper=0.0, title="t", x_label="x", y_label="y") == ""

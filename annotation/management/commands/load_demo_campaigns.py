@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.demo import SIMULATED_USERNAMES, demo_campaigns_load
+from annotation.demo_validation import validation_demo_load
 from leaderboard.models import TaskSet
 
 
@@ -14,6 +15,10 @@ class Command(BaseCommand):
         parser.add_argument("--task-set", default="ekphrasis-demo", help="name of the (demo) task set")
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument("--reset", action="store_true", help="delete the demo campaigns and create them again")
+        parser.add_argument(
+            "--no-protocol-demo-data", action="store_true",
+            help="do not load missing EASEL/C² demo data for the validation campaigns: skip those campaigns with a note",
+        )
 
     def handle(self, *args, **opts):
         task_set = TaskSet.objects.filter(name=opts["task_set"]).order_by("-created_at").first()
@@ -22,7 +27,23 @@ class Command(BaseCommand):
         summary = demo_campaigns_load(task_set=task_set, seed=opts["seed"], reset=opts["reset"])
         if summary.skipped:
             self.stdout.write(f"DEMO campaigns already exist on {task_set} ({len(summary.campaigns)}); use --reset to recreate.")
-            return
+        else:
+            self._ekphrasis_summary(task_set, summary)
+        self._validation(opts)
+
+    def _validation(self, opts):
+        """The EASEL/C² validation campaigns (issue 13), on the EASEL and C² demo data."""
+        summary = validation_demo_load(seed=opts["seed"], reset=opts["reset"], load_missing=not opts["no_protocol_demo_data"])
+        for note in summary.notes:
+            self.stdout.write(note)
+        if summary.campaigns and summary.simulated_labels:
+            self.stdout.write(f"DEMO validation campaigns: {summary.simulated_labels} labels from SIMULATED annotators.")
+        for campaign in summary.campaigns:
+            if campaign.name in summary.open_items:
+                self.stdout.write(f"  {campaign.name:<48} {campaign.items.count():>4} items, "
+                                  f"{summary.open_items[campaign.name]:>3} left open for annotator1..3")
+
+    def _ekphrasis_summary(self, task_set, summary):
         self.stdout.write(f"DEMO campaigns on {task_set}: {summary.renders_created} placeholder renders drawn, "
                           f"{summary.simulated_labels} labels from SIMULATED annotators ({', '.join(SIMULATED_USERNAMES)}).")
         for campaign in summary.campaigns:

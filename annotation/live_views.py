@@ -1,0 +1,19 @@
+"""The dashboard's live side: a small JSON status a researcher's open dashboard polls, so the page says
+when new labels arrived since it was computed (static/js/dashboard_live.js)."""
+
+from __future__ import annotations
+
+from django.http import Http404, JsonResponse
+from django.views.decorators.http import require_GET
+
+from annotation import selectors
+from leaderboard.roles import require_researcher
+
+
+@require_GET
+def campaign_live_status(request, pk: int):
+    require_researcher(request.user)
+    campaign = selectors.campaign_get(pk=pk)
+    if campaign is None:
+        raise Http404("No such campaign.")
+    return JsonResponse({"status": campaign.status, "labels": selectors.campaign_label_count(campaign=campaign)})

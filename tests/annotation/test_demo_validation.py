@@ -1,0 +1,64 @@
+"""The DEMO validation campaigns: built on the EASEL/C² demo data, labelled simulated, items left open."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from annotation.demo_validation import (
+    CANVAS_NAME,
+    HANDWRITING_NAME,
+    OPEN_ITEMS,
+    UOS_NAME,
+    validation_demo_load,
+)
+from annotation.models import Campaign, HandwritingLabel, PairwiseLabel, UOSLabel
+from leaderboard.models import TaskSet
+from tests.annotation.validation_factories import C2World, EaselWorld
+from tests.factories import TaskSetFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _demo_worlds():
+    easel, c2 = EaselWorld(), C2World()
+    TaskSet.objects.filter(pk=easel.task_set.pk).update(name="easel-demo", is_demo=True)
+    TaskSet.objects.filter(pk=c2.task_set.pk).update(name="c2-demo", is_demo=True)
+    return easel, c2
+
+
+def test_missing_protocol_data_is_skipped_with_a_note_when_asked():
+    summary = validation_demo_load(load_missing=False)
+    assert summary.campaigns == []
+    assert any("EASEL demo data missing" in n for n in summary.notes)
+    assert any("C² demo data missing" in n for n in summary.notes)
+
+
+def test_the_demo_has_one_campaign_of_each_validation_kind_with_simulated_labels_and_open_items():
+    _demo_worlds()
+    summary = validation_demo_load(seed=3)
+    names = {c.name: c for c in summary.campaigns}
+    assert set(names) == {UOS_NAME, CANVAS_NAME, HANDWRITING_NAME}
+    for campaign in names.values():
+        assert campaign.is_demo and campaign.status == Campaign.Status.OPEN
+        assert summary.open_items[campaign.name] >= OPEN_ITEMS[campaign.kind]
+    for model in (UOSLabel, PairwiseLabel, HandwritingLabel):
+        labels = model.objects.filter(campaign__name__in=list(names))
+        assert labels.exists() and not labels.filter(is_simulated=False).exists()
+
+
+def test_loading_twice_keeps_the_campaigns():
+    _demo_worlds()
+    first = validation_demo_load()
+    second = validation_demo_load()
+    assert {c.pk for c in second.campaigns} == {c.pk for c in first.campaigns}
+    assert Campaign.objects.filter(name=UOS_NAME).count() == 1
+
+
+def test_the_command_prints_the_skip_note(capsys):
+    # an Ekphrasis demo already loaded: the command goes straight to the validation campaigns
+    Campaign.objects.create(name="DEMO · existing", kind="text_pairwise", task_set=TaskSetFactory(name="ekphrasis-demo"),
+                            is_demo=True)
+    call_command("load_demo_campaigns", "--no-protocol-demo-data")
+    out = capsys.readouterr().out
+    assert "EASEL demo data missing" in out and "skipped" in out
