@@ -17,7 +17,8 @@ class AssignmentTokenConverter:
 
 
 class ShownSlotConverter:
-    regex = r"[AB]"
+    # A and B: the two shown images of a pair; R: a canvas-similarity item's reference
+    regex = r"[ABR]"
 
     def to_python(self, value: str) -> str:
         return value
