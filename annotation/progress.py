@@ -80,3 +80,19 @@ def campaign_progress_recount(*, campaign_id: int) -> CampaignProgress:
             .values_list("annotator_id").annotate(n=Count("pk"))
         ])
     return progress
+
+
+def campaign_counters_refresh(*, campaign_id: int) -> None:
+    """Set existing counter rows from a recount and bump the version, creating nothing (safe inside a
+    cascade that may be deleting the campaign itself)."""
+    from django.db.models import Count, OuterRef, Subquery
+    from django.db.models.functions import Coalesce
+
+    CampaignProgress.objects.filter(pk=campaign_id).update(**_campaign_recount(campaign_id),
+                                                           label_version=F("label_version") + 1)
+    submitted = (
+        Assignment.objects.filter(campaign_id=campaign_id, annotator_id=OuterRef("annotator_id"),
+                                  status=Assignment.Status.SUBMITTED)
+        .order_by().values("annotator_id").annotate(n=Count("pk")).values("n")
+    )
+    AnnotatorProgress.objects.filter(campaign_id=campaign_id).update(done=Coalesce(Subquery(submitted), 0))

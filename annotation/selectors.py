@@ -477,6 +477,8 @@ def judge_outcome_from(record: Any) -> JudgeOutcome:
     """Accept a JudgeOutcome, any object with the same attributes, or a mapping. The two responses
     may be named ``response_a_id``/``response_b_id`` or ``response_x_id``/``response_y_id`` (the
     leaderboard's ``JudgePairOutcome``); their order does not matter."""
+    if type(record) is JudgeOutcome:
+        return record  # already normalised (the dashboard cache keeps the judge side this way)
     get = record.get if isinstance(record, Mapping) else (lambda name, default=None: getattr(record, name, default))
     first = get("response_a_id") if get("response_a_id") is not None else get("response_x_id")
     second = get("response_b_id") if get("response_b_id") is not None else get("response_y_id")

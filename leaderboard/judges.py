@@ -110,6 +110,10 @@ class RunJudges:
     # (task pk, model x, model y) -> the pair's stored TIG items: a chunk judges a pair many times
     # (rounds, swaps, duplicates) and asks the database once
     novelty_items: dict[tuple[int, int, int], list] = field(default_factory=dict)
+    # task pk -> context key -> active stored TIG items, read once per task (then one lookup per pair)
+    stored_contexts: dict[int, dict[str, list]] = field(default_factory=dict)
+    # (task pk, dimension) -> the base checklist items, ensured once per chunk like the TIG items
+    base_rows: dict[tuple[int, str], list] = field(default_factory=dict)
 
     def get(self, name: str):
         if name not in self.judges:
@@ -156,8 +160,10 @@ def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Co
     from leaderboard.services.tig import (
         TIG_SLOT,
         novelty_context_items,
+        stored_novelty_contexts,
         task_population_index,
         tig_components_of_run,
+        tig_context_key,
     )
 
     if judges.run.novelty_anchor != "tig":
@@ -166,9 +172,11 @@ def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Co
     if key not in judges.novelty_items:
         if task.pk not in judges.populations:
             judges.populations[task.pk] = task_population_index(task, components=tig_components_of_run(judges.run))
-        judges.novelty_items[key] = novelty_context_items(
-            task=task, model_x_id=comparison.model_x_id, model_y_id=comparison.model_y_id,
-            index=judges.populations[task.pk],
+            judges.stored_contexts[task.pk] = stored_novelty_contexts(task=task, version=judges.populations[task.pk].version)
+        index = judges.populations[task.pk]
+        stored = judges.stored_contexts[task.pk].get(tig_context_key(comparison.model_x_id, comparison.model_y_id, index.version))
+        judges.novelty_items[key] = stored if stored is not None else novelty_context_items(
+            task=task, model_x_id=comparison.model_x_id, model_y_id=comparison.model_y_id, index=index,
         )
     tig_rows = judges.novelty_items[key]
     if not tig_rows:
@@ -192,9 +200,11 @@ def _judge_model_checklist(judges: RunJudges, task: Task, dimension: str):
 def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension: str,
                       comparisons: list[Comparison]) -> list[Verdict]:
     """Judge planned comparisons; one verdict each, in order (failures included, never dropped)."""
-    base_rows = checklist_items_ensure(
-        task=task, dimension=dimension, generated=_judge_model_checklist(judges, task, dimension)
-    )
+    if (task.pk, dimension) not in judges.base_rows:
+        judges.base_rows[(task.pk, dimension)] = checklist_items_ensure(
+            task=task, dimension=dimension, generated=_judge_model_checklist(judges, task, dimension)
+        )
+    base_rows = judges.base_rows[(task.pk, dimension)]
     brief = task_brief_of(task)
     by_judge: dict[str, list[int]] = {}
     for k, c in enumerate(comparisons):

@@ -12,12 +12,13 @@ import pytest
 
 from leaderboard.models import Comparison
 from leaderboard.services import judge_runs
-from tests.leaderboard.judging_factories import population, simulated_run
+from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
+from tests.leaderboard.judging_factories import FAMILIES, simulated_run
 
 pytestmark = pytest.mark.django_db
 
 #: sha256 of :func:`run_digest_source` computed on commit b5a7a72 (before issue 16's changes).
-PINNED_DIGEST = "49795be4640a7d689c5b3af445f5889a74bbee9175a89f2a6f7c06e60a0fac8c"
+PINNED_DIGEST = "d7cc0732b11e913c352d82beca897e78cb6c19a5428f2e9c8289a3205ceadf69"
 
 
 def _rounded(value):
@@ -49,8 +50,29 @@ def run_digest_source(run) -> str:
     return json.dumps(_rounded({"comparisons": comparisons, "snapshot": payload}), sort_keys=True)
 
 
+#: Fixed primary keys far above any sequence: ids enter the run (the replicate key, TIG context keys and
+#: the order of the TIG population's ideas), so the pinned output must not depend on the tests before it.
+PIN_ID = 900_000
+
+
+def pinned_population(n_models: int = 5, n_tasks: int = 3):
+    """:func:`tests.leaderboard.judging_factories.population` with fixed ids."""
+    task_set = TaskSetFactory(id=PIN_ID, name="pin")
+    models = [SubjectModelFactory(id=PIN_ID + k, display_name=f"pin-m{k}") for k in range(n_models)]
+    for t in range(n_tasks):
+        task = TaskFactory(id=PIN_ID + t, task_set=task_set, family=FAMILIES[t % 4], external_id=f"pin-t{t}",
+                           brief=f"Express brief number {t} in one static image.", position=t)
+        for k, m in enumerate(models):
+            ResponseFactory(
+                id=PIN_ID + 100 * t + k, task=task, subject_model=m, sample=1, is_primary=True,
+                core_idea=f"Idea number {k} for task {t}: a lantern folding time.",
+                visual_description=" ".join(["visible"] * (20 + k)) + f" variant {k} {t}",
+            )
+    return task_set, models
+
+
 def pinned_run():
-    task_set, models = population(n_models=5, n_tasks=3, name="pin")
+    task_set, models = pinned_population()
     run = simulated_run(
         task_set, models, budget=12, seed=11, dimensions="UEN", position_bias=0.3, length_bias=0.1,
         malformed_rate=0.15,
