@@ -10,14 +10,17 @@ judge runs finished on its task set. Its cache key names the state of both:
 * the judge state of the task set: how many runs finished, the latest finish, how many snapshots and
   the latest one (a run's completion changes it).
 
-So a cached dashboard is never stale: the first load after any change recomputes it in full (the same
-code, :func:`annotation.selectors.campaign_dashboard`), later loads read it back. The judge side, the
-costly part at scale, is cached separately per *snapshot* (immutable once written), so a submission
-does not make the dashboard re-read and re-index every judge verdict of the task set.
+So a cached dashboard is never stale: the first load after any change recomputes it (the same code,
+:func:`annotation.selectors.campaign_dashboard`), later loads read it back. What a submission does not
+change is kept apart, in each process's memory, so that the recompute after a submission reads only the
+labels: the judge's verdicts per *snapshot* (immutable once written), normalised once, and the item rows
+per (campaign, ``item_version``).
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -27,14 +30,36 @@ from django.db.models import Count, F, Max, Q
 from annotation import selectors
 from annotation.models import Campaign, CampaignProgress
 
-#: Seconds a cached dashboard or judge index is kept (bounds memory; correctness comes from the key).
+#: Seconds a cached dashboard is kept (bounds memory; correctness comes from the key).
 DASHBOARD_TTL_S = 600
+#: Snapshots' verdicts and campaigns' item rows kept per process (least recently used dropped first).
+KEPT_IN_MEMORY = 8
+
+_memory: OrderedDict[str, Any] = OrderedDict()
+_memory_lock = threading.Lock()
 
 
-def _campaign_state(campaign: Campaign) -> str:
-    version = CampaignProgress.objects.filter(pk=campaign.pk).values_list("label_version", flat=True).first()
+def _kept(key: str, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per key in this process (the key names an immutable state)."""
+    with _memory_lock:
+        if key in _memory:
+            _memory.move_to_end(key)
+            return _memory[key]
+    value = compute()
+    with _memory_lock:
+        _memory[key] = value
+        while len(_memory) > KEPT_IN_MEMORY:
+            _memory.popitem(last=False)
+    return value
+
+
+def _campaign_state(campaign: Campaign) -> tuple[str, str]:
+    """(the labels' state, the items' state) of the campaign, from its counters row."""
+    versions = CampaignProgress.objects.filter(pk=campaign.pk).values_list("label_version", "item_version").first()
+    label_version, item_version = versions or (None, None)
     # created_at tells two campaigns that reused one primary key apart (a database rebuilt, a test)
-    return f"{campaign.pk}@{campaign.created_at.timestamp()}:{version}"
+    identity = f"{campaign.pk}@{campaign.created_at.timestamp()}"
+    return f"{identity}:{label_version}", f"{identity}:{item_version}"
 
 
 def _judge_state(campaign: Campaign) -> str:
@@ -65,12 +90,7 @@ def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], list[selectors
         snapshot = latest_snapshot(task_set=campaign.task_set, dimension=code)
         if snapshot is None:
             return read(code)  # no run: nothing to keep
-        key = f"atelier:judge-outcomes:{snapshot.pk}@{snapshot.created_at.timestamp()}:{code}"
-        outcomes = cache.get(key)
-        if outcomes is None:
-            outcomes = read(code)
-            cache.set(key, outcomes, DASHBOARD_TTL_S)
-        return outcomes
+        return _kept(f"judge-outcomes:{snapshot.pk}@{snapshot.created_at.timestamp()}:{code}", lambda: read(code))
 
     return source
 
@@ -78,13 +98,15 @@ def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], list[selectors
 def campaign_dashboard_cached(*, campaign: Campaign) -> selectors.Dashboard:
     """The campaign's dashboard with its judge join, equal to a full recompute
     (:func:`campaign_dashboard_recomputed`), read from the cache while nothing it shows has changed."""
-    key = f"atelier:dashboard:{_campaign_state(campaign)}:{_judge_state(campaign)}"
+    labels_state, items_state = _campaign_state(campaign)
+    key = f"atelier:dashboard:{labels_state}:{_judge_state(campaign)}"
     dashboard = cache.get(key)
     if dashboard is None:
         _, scores = selectors.judge_sources(campaign=campaign)
         dashboard = selectors.campaign_dashboard(
             campaign=campaign, judge_outcomes=_judge_outcomes_source(campaign), judge_scores=scores,
             judge_conditions=selectors.judge_condition_source(campaign=campaign),
+            items=_kept(f"items:{items_state}", lambda: selectors.item_rows(campaign=campaign)),
         )
         cache.set(key, dashboard, DASHBOARD_TTL_S)
     dashboard.campaign = campaign

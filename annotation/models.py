@@ -285,6 +285,9 @@ class CampaignProgress(models.Model):
     slots = models.PositiveIntegerField(default=0)
     labels = models.PositiveIntegerField(default=0)
     label_version = models.PositiveBigIntegerField(default=0)
+    item_version = models.PositiveBigIntegerField(
+        default=0, help_text="Grows when items are created, changed, made gold or deleted (the dashboards' item cache)."
+    )
 
     def __str__(self) -> str:
         return f"progress of {self.campaign_id}: {self.labels}/{self.slots}"

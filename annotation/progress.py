@@ -27,19 +27,21 @@ def _campaign_recount(campaign_id: int) -> dict[str, int]:
     }
 
 
-def campaign_progress_add(*, campaign_id: int, labels: int = 0, slots: int = 0) -> None:
-    """Add to a campaign's counters (negative to subtract) and bump its ``label_version``."""
+def campaign_progress_add(*, campaign_id: int, labels: int = 0, slots: int = 0, items_changed: bool = False) -> None:
+    """Add to a campaign's counters (negative to subtract) and bump its ``label_version`` (and its
+    ``item_version`` when items were created, changed, made gold or deleted)."""
     updated = CampaignProgress.objects.filter(pk=campaign_id).update(
-        labels=F("labels") + labels, slots=F("slots") + slots, label_version=F("label_version") + 1
+        labels=F("labels") + labels, slots=F("slots") + slots, label_version=F("label_version") + 1,
+        item_version=F("item_version") + int(items_changed),
     )
     if updated:
         return
     with transaction.atomic():  # a savepoint: a concurrent creator wins, then we add to its row
         _, created = CampaignProgress.objects.get_or_create(
-            pk=campaign_id, defaults={**_campaign_recount(campaign_id), "label_version": 1}
+            pk=campaign_id, defaults={**_campaign_recount(campaign_id), "label_version": 1, "item_version": 1}
         )
     if not created:
-        campaign_progress_add(campaign_id=campaign_id, labels=labels, slots=slots)
+        campaign_progress_add(campaign_id=campaign_id, labels=labels, slots=slots, items_changed=items_changed)
 
 
 def campaign_version_bump(*, campaign_id: int) -> None:
@@ -72,7 +74,8 @@ def campaign_progress_recount(*, campaign_id: int) -> CampaignProgress:
         progress, _ = CampaignProgress.objects.update_or_create(
             pk=campaign_id, defaults=_campaign_recount(campaign_id)
         )
-        CampaignProgress.objects.filter(pk=campaign_id).update(label_version=F("label_version") + 1)
+        CampaignProgress.objects.filter(pk=campaign_id).update(label_version=F("label_version") + 1,
+                                                               item_version=F("item_version") + 1)
         AnnotatorProgress.objects.filter(campaign_id=campaign_id).delete()
         AnnotatorProgress.objects.bulk_create([
             AnnotatorProgress(campaign_id=campaign_id, annotator_id=annotator_id, done=n)
@@ -89,7 +92,8 @@ def campaign_counters_refresh(*, campaign_id: int) -> None:
     from django.db.models.functions import Coalesce
 
     CampaignProgress.objects.filter(pk=campaign_id).update(**_campaign_recount(campaign_id),
-                                                           label_version=F("label_version") + 1)
+                                                           label_version=F("label_version") + 1,
+                                                           item_version=F("item_version") + 1)
     submitted = (
         Assignment.objects.filter(campaign_id=campaign_id, annotator_id=OuterRef("annotator_id"),
                                   status=Assignment.Status.SUBMITTED)

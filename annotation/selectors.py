@@ -287,6 +287,11 @@ class LabelRow:
     criteria: dict[str, str] | None = None
 
 
+def item_rows(*, campaign: Campaign) -> dict[int, ItemRow]:
+    """What the dashboards need of every item of the campaign, by item id."""
+    return _item_rows(campaign)
+
+
 def _item_rows(campaign: Campaign) -> dict[int, ItemRow]:
     fields = ["id", "key", "task__external_id", "task__family", "dimension", "is_gold", "gold_answer"]
     # the path to side a's response among the kind's relations, as a pattern for either side
@@ -872,15 +877,17 @@ def campaign_dashboard(
     *, campaign: Campaign, judge_outcomes: Callable[[str], Iterable[Any] | None] | None = None,
     judge_scores: Callable[[str], Mapping[int, float] | None] | None = None,
     judge_conditions: Callable[[str], tuple[Sequence[Any], Sequence[Any]]] | None = None,
+    items: Mapping[int, ItemRow] | None = None,
 ) -> Dashboard:
     """Everything a researcher sees for one campaign, recomputed from the current labels.
 
     ``judge_outcomes(dimension)`` / ``judge_scores(dimension)`` supply the judge side (None when
     there is no judge run); see :func:`human_judge_join`. ``judge_conditions(dimension)`` supplies
     the Novelty ablation's runs and their condition-labelled outcomes (see :func:`judge_condition_source`).
+    ``items``: the campaign's item rows when the caller keeps them (:func:`item_rows`), else read here.
     """
     kind = kind_for(campaign.kind)
-    items = _item_rows(campaign)
+    items = item_rows(campaign=campaign) if items is None else items
     current = _label_rows(campaign)
     n_stale = kind.label_model.objects.filter(campaign=campaign, is_stale=True).count()
     labels = [r for r in current if not items[r.item_id].is_gold]

@@ -282,7 +282,7 @@ def items_create(
             transaction.set_rollback(True)
             raise ItemsInvalid(errors)
         if created or updated:
-            campaign_progress_add(campaign_id=campaign.pk, slots=new_slots)
+            campaign_progress_add(campaign_id=campaign.pk, slots=new_slots, items_changed=True)
     return created, updated
 
 
@@ -530,7 +530,7 @@ def item_gold_set(*, item: Item, answer: Any) -> Item:
             item.is_gold = True
             slots_delta = -item.slots.all().delete()[1].get(ItemSlot._meta.label, 0)
         item.save(update_fields=["is_gold", "gold_answer"])
-        campaign_progress_add(campaign_id=item.campaign_id, slots=slots_delta)
+        campaign_progress_add(campaign_id=item.campaign_id, slots=slots_delta, items_changed=True)
     return item
 
 
@@ -553,7 +553,8 @@ def _item_content_changed(*, item: Item, new_hash: str, now: datetime) -> None:
     submitted = [(slot, annotator) for _, slot, status, annotator in ended if status == Assignment.Status.SUBMITTED]
     for annotator_id, n in Counter(annotator for _, annotator in submitted).items():
         annotator_progress_add(campaign_id=item.campaign_id, annotator_id=annotator_id, done=-n)
-    campaign_progress_add(campaign_id=item.campaign_id, labels=-sum(slot is not None for slot, _ in submitted))
+    campaign_progress_add(campaign_id=item.campaign_id, labels=-sum(slot is not None for slot, _ in submitted),
+                          items_changed=True)
     Item.objects.filter(pk=item.pk).update(content_hash=new_hash)
     item.content_hash = new_hash
 

@@ -77,6 +77,9 @@ class Migration(migrations.Migration):
                 ("slots", models.PositiveIntegerField(default=0)),
                 ("labels", models.PositiveIntegerField(default=0)),
                 ("label_version", models.PositiveBigIntegerField(default=0)),
+                ("item_version", models.PositiveBigIntegerField(
+                    default=0,
+                    help_text="Grows when items are created, changed, made gold or deleted (the dashboards' item cache).")),
             ],
         ),
         migrations.CreateModel(

@@ -48,6 +48,13 @@ def test_the_cached_dashboard_equals_a_full_recompute_after_every_change():
     assert_live(campaign)
     judge_run_finished(campaign, seed=1)
     assert_live(campaign)  # a finished run joins in
+    added, _ = services.items_create(campaign=campaign, specs=[
+        services.ItemSpec(task=t, dimension="novelty", response_a=catalogue.response(t, 1), response_b=catalogue.response(t, 2))
+        for t in catalogue.tasks
+    ])
+    assert_live(campaign)  # new items
+    services.item_gold_set(item=added[0], answer="A")
+    assert_live(campaign)  # a gold item leaves the agreement numbers
     fill(campaign, users[:3], lambda u, a: {"choice": ("A", "B", "tie")[(u.pk + a.item_id) % 3]})
     assert_live(campaign)
     item = campaign.items.order_by("position").first()

@@ -456,47 +456,49 @@ def _seed_growth(sizes: tuple[int, ...], cycles: int, seed: int) -> dict:
 
 
 def _growth(port: int, seeded: dict, sessions: dict[str, str], cycles: int, dashboard_runs: int) -> bool:
-    """Per size: ``cycles`` serial next-item + submit cycles of one annotator, then the dashboard
-    loaded right after a submission (its cache invalidated: a full recompute) and again (cached).
+    """One annotator's serial next-item + submit cycles on every size in turn (interleaved, so that the
+    load others put on the machine weighs on every size alike), then per size the dashboard loaded
+    right after a submission (its cache invalidated: a full recompute) and once more (cached).
     Prints p50s and the ratios to the smallest size."""
     client = Client(port, sessions["measurer"], 60.0)
     researcher = Client(port, sessions["researcher"], 120.0)
-    figures: dict[int, dict[str, float]] = {}
+    sizes = sorted(seeded["campaigns"])
+    kinds = ("next", "submit", "dashboard after a submission", "dashboard")
+    times: dict[int, dict[str, list[float]]] = {size: {k: [] for k in kinds} for size in sizes}
     ok = True
-    for size, campaign in sorted(seeded["campaigns"].items()):
-        times: dict[str, list[float]] = {"next": [], "submit": [], "dashboard after a submission": [], "dashboard": []}
-        tokens = []
-        for n in range(cycles):
-            status, body, ms = client.request("POST", f"/annotate/api/campaigns/{campaign}/next", {"progress": n == 0})
-            if status != 200 or not body or body["assignment"] is None:
-                print(f"  growth {size}: next {status} {body}")
-                ok = False
-                break
-            times["next"].append(ms)
-            token = body["assignment"]["token"]
-            tokens.append(token)
-            answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "time_on_item_ms": 1000}
-            if n < dashboard_runs:
-                # the dashboard after this submission recomputes (the submission changed the labels)
-                status, _, ms = client.request("POST", f"/annotate/api/assignments/{token}/submit", answer)
-                times["submit"].append(ms)
-                for label in ("dashboard after a submission", "dashboard"):
-                    dstatus, _, dms = researcher.request("GET", f"/annotate/campaigns/{campaign}/")
-                    ok = ok and dstatus == 200
-                    times[label].append(dms)
-                continue
-            status, _, ms = client.request("POST", f"/annotate/api/assignments/{token}/submit", answer)
-            ok = ok and status == 201
-            times["submit"].append(ms)
-        figures[size] = {k: statistics.median(v[1:] if len(v) > 2 else v) for k, v in times.items() if v}
-    smallest = min(figures)
-    print(f"\n[growth] one annotator, no think time, {cycles} cycles per size; dashboard with the human-vs-judge join "
-          f"({seeded['comparisons']} judge verdicts); p50 ms (first request of each kind dropped)")
-    header = f"  {'labels':>7} " + " ".join(f"{k:>29}" for k in figures[smallest])
-    print(header)
-    for size, row in sorted(figures.items()):
+
+    def cycle(size: int, with_dashboard: bool) -> bool:
+        campaign = seeded["campaigns"][size]
+        status, body, ms = client.request("POST", f"/annotate/api/campaigns/{campaign}/next", {"progress": False})
+        if status != 200 or not body or body["assignment"] is None:
+            print(f"  growth {size}: next {status} {body}")
+            return False
+        times[size]["next"].append(ms)
+        answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "time_on_item_ms": 1000}
+        status, _, ms = client.request("POST", f"/annotate/api/assignments/{body['assignment']['token']}/submit", answer)
+        times[size]["submit"].append(ms)
+        good = status == 201
+        if with_dashboard:
+            for label in ("dashboard after a submission", "dashboard"):
+                dstatus, _, dms = researcher.request("GET", f"/annotate/campaigns/{campaign}/")
+                good = good and dstatus == 200
+                times[size][label].append(dms)
+        return good
+
+    for n in range(cycles):
+        for size in sizes:
+            ok = cycle(size, with_dashboard=n < dashboard_runs) and ok
+    figures = {size: {k: statistics.median(v[1:] if len(v) > 2 else v) for k, v in row.items() if v}
+               for size, row in times.items()}
+    smallest = sizes[0]
+    print(f"\n[growth] one annotator, no think time, {cycles} cycles per size (sizes interleaved); dashboard with the "
+          f"human-vs-judge join ({seeded['comparisons']} judge verdicts on the task set); p50 ms, first request of "
+          f"each kind dropped; (x ratio to {smallest} labels, same run)")
+    print(f"  {'labels':>7} " + " ".join(f"{k:>29}" for k in figures[smallest]))
+    for size in sizes:
+        row = figures[size]
         print(f"  {size:>7} " + " ".join(f"{row[k]:>21.1f} (x{row[k] / figures[smallest][k]:4.2f})" for k in row))
-    largest = max(figures)
+    largest = sizes[-1]
     for kind, goal in (("next", 1.5), ("submit", 1.5)):
         ratio = figures[largest][kind] / figures[smallest][kind]
         print(f"  {kind} at {largest} labels / at {smallest}: x{ratio:.2f} (goal <= x{goal}: {'met' if ratio <= goal else 'NOT met'})")
@@ -901,6 +903,9 @@ def main(argv: list[str] | None = None) -> int:
         "DATABASE_CONN_MAX_AGE": "60",
         "LOG_LEVEL": "ERROR",
         "SECURE_HSTS_SECONDS": "0",
+        # the gunicorn workers share the dashboards' cache (a prefix of this run's own on a shared Redis)
+        "ATELIER_CACHE_URL": os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/0"),
+        "ATELIER_CACHE_PREFIX": f"atelier-bench-{secrets.token_hex(4)}",
     }
     gunicorn = None
     try:

@@ -96,29 +96,33 @@ def _backend_cpu() -> tuple[int, float]:
     return pid, _proc_cpu_seconds(pid)
 
 
-class JudgeClock:
-    """CPU time spent inside the simulated judge (what is *not* bookkeeping)."""
+class EngineClock:
+    """CPU time spent inside one engine method (the science, not the bookkeeping around it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner: type, name: str) -> None:
         self.seconds = 0.0
-
-    def install(self) -> None:
-        from engine.judge.simulated import SimulatedJudge
-
-        original = SimulatedJudge.judge_pairs
+        original = getattr(owner, name)
         clock = self
 
-        def timed(judge, requests):
+        def timed(*args, **kwargs):
             started = time.process_time()
             try:
-                return original(judge, requests)
+                return original(*args, **kwargs)
             finally:
                 clock.seconds += time.process_time() - started
 
-        SimulatedJudge.judge_pairs = timed
+        setattr(owner, name, timed)
 
 
-def measure(n_tasks: int, clock: JudgeClock) -> dict:
+def install_clocks() -> tuple[EngineClock, EngineClock]:
+    """The simulated judge's verdicts and the TIG leave-two-models-out contexts (engine.tig)."""
+    from engine.judge.simulated import SimulatedJudge
+    from engine.tig.population import PopulationIndex
+
+    return EngineClock(SimulatedJudge, "judge_pairs"), EngineClock(PopulationIndex, "context")
+
+
+def measure(n_tasks: int, judge_clock: EngineClock, context_clock: EngineClock) -> dict:
     from leaderboard.models import Comparison
     from leaderboard.services import judge_runs
     from leaderboard.services.tig import tig_build_create, tig_build_execute
@@ -132,18 +136,20 @@ def measure(n_tasks: int, clock: JudgeClock) -> dict:
     run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="UEN",
                                       budget_per_task=50, seed=42, config={"n_boot": 200})
     pid, backend_before = _backend_cpu()
-    judge_before = clock.seconds
+    judge_before, context_before = judge_clock.seconds, context_clock.seconds
     wall0, cpu0 = time.perf_counter(), time.process_time()
     judge_runs.judge_run_execute_inline(run=run)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     pid_after, backend_after = _backend_cpu()
     backend = backend_after - backend_before if pid_after == pid else float("nan")
-    judge_cpu = clock.seconds - judge_before
+    judge_cpu = judge_clock.seconds - judge_before
+    context_cpu = context_clock.seconds - context_before
     calls = Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC).count()
     return {
         "tasks": n_tasks, "responses": n_responses, "tig_s": tig_s, "calls": calls, "wall": wall, "cpu": cpu,
-        "backend": backend, "judge": judge_cpu,
-        "per_call_ms": 1000 * (cpu + backend - judge_cpu) / calls,
+        "backend": backend, "judge": judge_cpu, "contexts": context_cpu,
+        "with_contexts_ms": 1000 * (cpu + backend - judge_cpu) / calls,
+        "per_call_ms": 1000 * (cpu + backend - judge_cpu - context_cpu) / calls,
     }
 
 
@@ -151,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, nargs="+", default=[25, 100, 400])
     parser.add_argument("--baseline-ms-per-call", type=float, default=None,
-                        help="bookkeeping ms per call printed by this benchmark on the code before issue 16")
+                        help="ms per call including the TIG contexts printed on the code before issue 16 (the "
+                             "pre-change benchmark counted the contexts in; 7.04 at 25 tasks, 8.23 at 100 on this machine)")
     parser.add_argument("--keep-db", action="store_true")
     args = parser.parse_args(argv)
     admin_url = _admin_url()
@@ -171,27 +178,29 @@ def main(argv: list[str] | None = None) -> int:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0, interactive=False)
-        clock = JudgeClock()
-        clock.install()
+        judge_clock, context_clock = install_clocks()
         print(f"Judge-run bookkeeping: simulated judge, 14 models x 3 samples per task, dimensions UEN, budget 50; "
               f"PostgreSQL; 1-min load average {os.getloadavg()[0]:.2f} at start")
         header = (f"{'tasks':>6} {'responses':>9} {'TIG cold s':>10} {'calls':>7} {'wall s':>8} {'CPU s':>7} "
-                  f"{'PG CPU s':>8} {'judge s':>7} {'bookkeeping ms/call':>19} {'x smallest':>10}")
+                  f"{'PG CPU s':>8} {'judge s':>7} {'contexts s':>10} {'incl. contexts ms/call':>22} "
+                  f"{'bookkeeping ms/call':>19} {'x smallest':>10}")
         print(header)
         print("-" * len(header))
         rows = []
         for n in args.tasks:
-            row = measure(n, clock)
+            row = measure(n, judge_clock, context_clock)
             rows.append(row)
             print(f"{row['tasks']:>6} {row['responses']:>9} {row['tig_s']:>10.1f} {row['calls']:>7} {row['wall']:>8.1f} "
-                  f"{row['cpu']:>7.1f} {row['backend']:>8.1f} {row['judge']:>7.1f} {row['per_call_ms']:>19.2f} "
+                  f"{row['cpu']:>7.1f} {row['backend']:>8.1f} {row['judge']:>7.1f} {row['contexts']:>10.1f} "
+                  f"{row['with_contexts_ms']:>22.2f} {row['per_call_ms']:>19.2f} "
                   f"{row['per_call_ms'] / rows[0]['per_call_ms']:>10.2f}", flush=True)
         for row in rows:
             verdict = "met" if row["per_call_ms"] <= GOAL_MS_PER_CALL else "NOT met"
             extra = ""
             if args.baseline_ms_per_call:
-                extra = (f"; x{args.baseline_ms_per_call / row['per_call_ms']:.1f} cheaper than the pre-issue-16 "
-                         f"{args.baseline_ms_per_call:.2f} ms/call (measured in a separate run)")
+                extra = (f"; including the TIG contexts {row['with_contexts_ms']:.2f} ms/call, "
+                         f"x{args.baseline_ms_per_call / row['with_contexts_ms']:.1f} cheaper than the pre-issue-16 "
+                         f"{args.baseline_ms_per_call:.2f} ms/call on the same measure (measured in a separate run)")
             print(f"{row['tasks']} tasks: {row['per_call_ms']:.2f} ms/call, goal <= {GOAL_MS_PER_CALL:.1f} ms: "
                   f"ratio {row['per_call_ms'] / GOAL_MS_PER_CALL:.2f} ({verdict}){extra}")
             tig_goal = GOAL_TIG_S * row["responses"] / TIG_GOAL_RESPONSES
