@@ -154,12 +154,11 @@ def _shown(rows) -> list[dict]:
     return [{"id": r.pk, "slot": r.slot, "version": r.version, "text": r.text, "source": r.source} for r in rows]
 
 
-def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Comparison) -> list:
-    """Novelty items of one judged pair: the base items with slot 1 replaced by the pair's
-    leave-two-models-out population-cliché item when the TIG has one (App. E.3, G.5)."""
+def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: list[Comparison]) -> None:
+    """Make sure every pair of these comparisons has its stored TIG items in ``judges.novelty_items``:
+    the task's stored contexts are read once, the missing ones materialised in one insert."""
     from leaderboard.services.tig import (
-        TIG_SLOT,
-        novelty_context_items,
+        novelty_contexts_create,
         stored_novelty_contexts,
         task_population_index,
         tig_components_of_run,
@@ -167,18 +166,35 @@ def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Co
     )
 
     if judges.run.novelty_anchor != "tig":
+        return
+    if task.pk not in judges.populations:
+        judges.populations[task.pk] = task_population_index(task, components=tig_components_of_run(judges.run))
+        judges.stored_contexts[task.pk] = stored_novelty_contexts(task=task, version=judges.populations[task.pk].version)
+    index, stored = judges.populations[task.pk], judges.stored_contexts[task.pk]
+    missing = []
+    for c in comparisons:
+        key = (task.pk, c.model_x_id, c.model_y_id)
+        if key in judges.novelty_items:
+            continue
+        rows = stored.get(tig_context_key(c.model_x_id, c.model_y_id, index.version))
+        if rows is None:
+            missing.append((c.model_x_id, c.model_y_id))
+        else:
+            judges.novelty_items[key] = rows
+    if missing:
+        for (x, y), rows in novelty_contexts_create(task=task, pairs=missing, index=index).items():
+            judges.novelty_items[(task.pk, x, y)] = rows
+
+
+def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Comparison) -> list:
+    """Novelty items of one judged pair: the base items with slot 1 replaced by the pair's
+    leave-two-models-out population-cliché item when the TIG has one (App. E.3, G.5)."""
+    from leaderboard.services.tig import TIG_SLOT
+
+    if judges.run.novelty_anchor != "tig":
         return base_rows  # generic anchors: the ablation condition (App. D.1)
-    key = (task.pk, comparison.model_x_id, comparison.model_y_id)
-    if key not in judges.novelty_items:
-        if task.pk not in judges.populations:
-            judges.populations[task.pk] = task_population_index(task, components=tig_components_of_run(judges.run))
-            judges.stored_contexts[task.pk] = stored_novelty_contexts(task=task, version=judges.populations[task.pk].version)
-        index = judges.populations[task.pk]
-        stored = judges.stored_contexts[task.pk].get(tig_context_key(comparison.model_x_id, comparison.model_y_id, index.version))
-        judges.novelty_items[key] = stored if stored is not None else novelty_context_items(
-            task=task, model_x_id=comparison.model_x_id, model_y_id=comparison.model_y_id, index=index,
-        )
-    tig_rows = judges.novelty_items[key]
+    _novelty_prefetch(judges, task, [comparison])
+    tig_rows = judges.novelty_items[(task.pk, comparison.model_x_id, comparison.model_y_id)]
     if not tig_rows:
         return base_rows
     return [tig_rows[0] if row.slot == TIG_SLOT else row for row in base_rows]
@@ -210,6 +226,8 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
     for k, c in enumerate(comparisons):
         by_judge.setdefault(c.judge_name, []).append(k)
     verdicts: list[Verdict | None] = [None] * len(comparisons)
+    if dimension == "N":
+        _novelty_prefetch(judges, task, comparisons)
     for judge_name, positions in by_judge.items():
         rows_of = {
             k: _novelty_rows(judges, task, base_rows, comparisons[k]) if dimension == "N" else base_rows

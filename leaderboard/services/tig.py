@@ -248,6 +248,25 @@ def stored_novelty_contexts(*, task: Task, version: str) -> dict[str, list[Check
     return out
 
 
+def _context_row(task: Task, key: str, index, model_x_id: int, model_y_id: int) -> ChecklistItem:
+    """The stored item of one pair's context: its population cliché, or an inactive marker when none
+    qualified (so that the context is not rebuilt)."""
+    context = index.context((str(model_x_id), str(model_y_id)))
+    anchor = context.anchor
+    if anchor is None:
+        return ChecklistItem(
+            task=task, dimension="N", slot=TIG_SLOT, context_key=key, text="(no population cliché)",
+            inspects="core_idea", source=ChecklistItem.Source.TIG, active=False,
+            provenance={"population_version": index.version, "empty": True,
+                        "n_reference_ideas": context.n_reference_ideas},
+        )
+    return ChecklistItem(
+        task=task, dimension="N", slot=TIG_SLOT, context_key=key, text=anchor.text, inspects="core_idea",
+        source=ChecklistItem.Source.TIG, provenance={**anchor.provenance, "engine_item_id": anchor.item_id,
+                                                     "n_reference_ideas": context.n_reference_ideas},
+    )
+
+
 @transaction.atomic
 def novelty_context_items(*, task: Task, model_x_id: int, model_y_id: int, index) -> list[ChecklistItem]:
     """The stored TIG item(s) of the pair's leave-two-models-out context, materialised on first use."""
@@ -255,23 +274,18 @@ def novelty_context_items(*, task: Task, model_x_id: int, model_y_id: int, index
     existing = list(ChecklistItem.objects.filter(task=task, dimension="N", context_key=key).order_by("slot", "-version"))
     if existing:
         return [row for row in existing if row.active]
-    context = index.context((str(model_x_id), str(model_y_id)))
-    anchor = context.anchor
-    if anchor is None:
-        # No population cliché qualified: remember that, so the context is not rebuilt.
-        ChecklistItem.objects.create(
-            task=task, dimension="N", slot=TIG_SLOT, context_key=key, text="(no population cliché)",
-            inspects="core_idea", source=ChecklistItem.Source.TIG, active=False,
-            provenance={"population_version": index.version, "empty": True,
-                        "n_reference_ideas": context.n_reference_ideas},
-        )
-        return []
-    row = ChecklistItem.objects.create(
-        task=task, dimension="N", slot=TIG_SLOT, context_key=key, text=anchor.text, inspects="core_idea",
-        source=ChecklistItem.Source.TIG, provenance={**anchor.provenance, "engine_item_id": anchor.item_id,
-                                                     "n_reference_ideas": context.n_reference_ideas},
-    )
-    return [row]
+    row = _context_row(task, key, index, model_x_id, model_y_id)
+    row.save()
+    return [row] if row.active else []
+
+
+@transaction.atomic
+def novelty_contexts_create(*, task: Task, pairs: list[tuple[int, int]], index) -> dict[tuple[int, int], list[ChecklistItem]]:
+    """Materialise the contexts of pairs known to have none stored (see :func:`stored_novelty_contexts`),
+    in one insert; pair -> its active items, as :func:`novelty_context_items` returns them."""
+    rows = {pair: _context_row(task, tig_context_key(*pair, index.version), index, *pair) for pair in dict.fromkeys(pairs)}
+    ChecklistItem.objects.bulk_create(list(rows.values()))
+    return {pair: [row] if row.active else [] for pair, row in rows.items()}
 
 
 @transaction.atomic
