@@ -76,16 +76,15 @@ def _judge_state(campaign: Campaign) -> str:
             f"{last_snapshot.timestamp() if last_snapshot else 0}")
 
 
-def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], list[selectors.JudgeOutcome]]:
-    """The latest snapshot's primary verdicts per dimension as normalised judge outcomes, cached per
-    snapshot: a snapshot never changes, a newer one has another key."""
+def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], selectors.IndexedOutcomes]:
+    """The latest snapshot's primary verdicts per dimension, normalised and indexed once per snapshot
+    (kept in this process's memory): a snapshot never changes, a newer one has another key."""
     from leaderboard.selectors import latest_snapshot
 
-    def read(code: str) -> list[selectors.JudgeOutcome]:
-        return [selectors.judge_outcome_from(r) for r in selectors.judge_pair_outcomes(task_set=campaign.task_set,
-                                                                                        dimension=code)]
+    def read(code: str) -> selectors.IndexedOutcomes:
+        return selectors.IndexedOutcomes(selectors.judge_pair_outcomes(task_set=campaign.task_set, dimension=code))
 
-    def source(dimension: str) -> list[selectors.JudgeOutcome]:
+    def source(dimension: str) -> selectors.IndexedOutcomes:
         code = selectors.LEADERBOARD_DIMENSION.get(dimension, dimension)
         snapshot = latest_snapshot(task_set=campaign.task_set, dimension=code)
         if snapshot is None:

@@ -520,7 +520,18 @@ def judge_label_for(pair: HumanPair, outcome: JudgeOutcome) -> str:
     raise ValueError(f"judge winner {outcome.winner_response_id} is neither response of item {pair.item_id}")
 
 
+class IndexedOutcomes(list):
+    """Judge outcomes (normalised) with their index by (condition, task, dimension, pair) built once:
+    a caller that keeps them (the dashboard cache, per snapshot) saves every join the re-indexing."""
+
+    def __init__(self, outcomes: Iterable[Any]):
+        super().__init__(judge_outcome_from(r) for r in outcomes)
+        self.by_pair = _judge_index(self)
+
+
 def _judge_index(outcomes: Iterable[Any]) -> dict[tuple[str, str, str, frozenset[int]], list[JudgeOutcome]]:
+    if isinstance(outcomes, IndexedOutcomes) and hasattr(outcomes, "by_pair"):
+        return outcomes.by_pair
     index: dict[tuple[str, str, str, frozenset[int]], list[JudgeOutcome]] = defaultdict(list)
     for record in outcomes:
         o = judge_outcome_from(record)
@@ -1108,7 +1119,8 @@ def _judge_extras(
     # Image pairs have no judge counterpart (the judge compares texts): only the sign agreement below.
     for dimension in dims if campaign.kind == CampaignKind.TEXT_PAIRWISE else ():
         subset = [p for p in pairs if p.dimension == dimension]
-        records = list(judge_outcomes(dimension) or []) if judge_outcomes else []
+        records = (judge_outcomes(dimension) or []) if judge_outcomes else []
+        records = records if isinstance(records, list) else list(records)
         scores = judge_scores(dimension) if judge_scores else None
         runs, condition_records = (
             judge_conditions(dimension) if judge_conditions and dimension == Dimension.NOVELTY else ([], [])
