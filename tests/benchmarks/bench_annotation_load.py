@@ -12,6 +12,14 @@ submissions re-sent (a lost response). Three scenarios, each on its own campaign
 * ``paced`` — the same 50 annotators with a think time per item drawn uniformly from
   ``--think-ms`` (default 2–6 s: still several times faster than a careful annotator).
 
+A fourth scenario, ``growth`` (issue 16), shows how the costs grow with a campaign: one annotator's
+serial next-item + submit cycles, and the dashboard with its human-vs-judge join, on campaigns of 500,
+5,000 and 50,000 labels (``--growth-sizes``) beside each other on one task set, sizes interleaved, each
+figure printed as a ratio to the smallest size; goals: next-item and submit at 50,000 within x1.5 of
+500, the dashboard <= 300 ms at 50,000 (printed right after a submission, when it is recomputed, and
+cached). The gunicorn workers share the dashboards' cache through Redis (``BENCH_CACHE_URL``, default
+redis://127.0.0.1:6379/0, under a key prefix of the run's own).
+
 Reports p50/p95 latency of next-item and submit per scenario (ratios to the goal and to the serial
 baseline), the dashboard render time at 5,000 labels, where the CPU time went (load generator,
 gunicorn workers, the PostgreSQL backends of the benchmark database, the whole machine), and checks
@@ -1062,7 +1070,7 @@ def main(argv: list[str] | None = None) -> int:
         p50d, p95d = statistics.median(dashboard_ms), _percentile(dashboard_ms, 95)
         print(
             f"\ndashboard  n={len(dashboard_ms):5d}  p50 {p50d:7.1f} ms  p95 {p95d:7.1f} ms  at {seeded['dashboard_labels']} labels, "
-            f"recomputed on every load (goal <= {GOAL_DASHBOARD_MS:.0f} ms: ratio {p50d / GOAL_DASHBOARD_MS:.2f} at p50, "
+            f"cached after its first load (goal <= {GOAL_DASHBOARD_MS:.0f} ms: ratio {p50d / GOAL_DASHBOARD_MS:.2f} at p50, "
             f"{p95d / GOAL_DASHBOARD_MS:.2f} at p95; x{p50d / statistics.median(list_ms):.1f} the campaign list page's "
             f"p50 {statistics.median(list_ms):.1f} ms)"
         )
