@@ -60,7 +60,7 @@ from annotation.models import (
     Label,
 )
 from annotation.progress import annotator_progress_add, campaign_progress_add, campaign_version_bump
-from annotation.slot_queue import next_free_slot, slot_flag_repair, slot_taken, slots_freed
+from annotation.slot_queue import free_slot_take, slot_flag_repair, slot_taken, slots_freed
 from leaderboard.models import JudgeRun, Render, Response, SubjectModel, Task, TaskSet
 from leaderboard.roles import is_annotator, is_researcher
 
@@ -648,11 +648,6 @@ def _seen_items(campaign: Campaign, annotator: AbstractBaseUser):
     ).values("item_id")
 
 
-def _free_slot(campaign: Campaign, annotator: AbstractBaseUser) -> ItemSlot | None:
-    """The first free slot (an index lookup in the free-slot queue) of an item the annotator has not seen."""
-    return next_free_slot(campaign_id=campaign.pk, seen_items=_seen_items(campaign, annotator))
-
-
 def _item_load(campaign: Campaign, item_id: int) -> Item:
     """The item with exactly the relations its kind shows (two small queries plan much faster than
     one join over every relation any kind might need), its campaign attached."""
@@ -708,13 +703,12 @@ def _take_slot(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, a
     # A taker that committed between our statement's snapshot and our lock is no race here: it
     # cleared the slot's is_free flag, and PostgreSQL re-checks the condition on the committed row
     # before locking it (READ COMMITTED), so the slot is skipped.
-    slot = _free_slot(campaign, annotator)
+    slot = free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk)
     if slot is None:
         return None
     # Should the flag be wrong, the one-live-assignment-per-slot unique index refuses our INSERT;
     # assignment_next repairs the flag and retries with a new transaction.
     attempt["slot_id"] = slot.pk
-    slot_taken(slot_id=slot.pk)
     item = _item_load(campaign, slot.item_id)
     # Counterbalancing: slot parity fixes the shown order, so an item's k annotators see it in
     # both orders (k = 3: two one way, one the other); the item's random bit decides which.

@@ -47,6 +47,39 @@ def next_free_slot(*, campaign_id: int, seen_items) -> ItemSlot | None:
     return next(iter(slots[:1]), None)
 
 
+def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
+    """Find and take (``is_free`` cleared, row locked) the first free slot of the campaign whose item the
+    annotator has not been shown (active, submitted or skipped), in queue order; None when there is none.
+
+    On PostgreSQL one statement — ``UPDATE … WHERE id = (SELECT … LIMIT 1 FOR UPDATE SKIP LOCKED)
+    RETURNING`` — so that next-item costs one round trip and no ORM query compilation for it; elsewhere
+    :func:`next_free_slot` and :func:`slot_taken`."""
+    seen = Assignment.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id,
+                                     status__in=Assignment.SEEN).values("item_id")
+    if connection.vendor != "postgresql":
+        slot = next_free_slot(campaign_id=campaign_id, seen_items=seen)
+        if slot is not None:
+            slot_taken(slot_id=slot.pk)
+        return slot
+    slots, assignments = ItemSlot._meta.db_table, Assignment._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""UPDATE {slots} SET is_free = false WHERE id = (
+                    SELECT s.id FROM {slots} s
+                    WHERE s.campaign_id = %s AND s.is_free AND s.item_id NOT IN (
+                        SELECT a.item_id FROM {assignments} a
+                        WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status = ANY(%s))
+                    ORDER BY s.position, s.item_id, s.index
+                    LIMIT 1 FOR UPDATE SKIP LOCKED)
+                RETURNING id, item_id, index""",
+            [campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return ItemSlot(pk=row[0], item_id=row[1], index=row[2], campaign_id=campaign_id, is_free=False)
+
+
 def slot_taken(*, slot_id: int) -> None:
     """The slot now has a live assignment (the caller holds the slot's row lock)."""
     ItemSlot.objects.filter(pk=slot_id).update(is_free=False)
