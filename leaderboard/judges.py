@@ -228,6 +228,16 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
     verdicts: list[Verdict | None] = [None] * len(comparisons)
     if dimension == "N":
         _novelty_prefetch(judges, task, comparisons)
+    # The engine checklist and the stored copy of what was shown, built once per distinct set of rows
+    # (most calls of a round share one); the checklist is immutable, the copy is only ever serialised.
+    built: dict[tuple[int, ...], tuple] = {}
+
+    def checklist_of(rows: list) -> tuple:
+        key = tuple(r.pk for r in rows)
+        if key not in built:
+            built[key] = (checklist_for_judging(rows, task=task, dimension=dimension), _shown(rows))
+        return built[key]
+
     for judge_name, positions in by_judge.items():
         rows_of = {
             k: _novelty_rows(judges, task, base_rows, comparisons[k]) if dimension == "N" else base_rows
@@ -236,7 +246,7 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
         requests = [
             PairJudgeRequest(
                 run_id=replicate_key(run), task=brief, dimension=ENGINE_DIMENSION[dimension],
-                checklist=checklist_for_judging(rows_of[k], task=task, dimension=dimension),
+                checklist=checklist_of(rows_of[k])[0],
                 a=_candidate(comparisons[k].shown_a), b=_candidate(comparisons[k].shown_b),
                 kind=comparisons[k].kind, repeat=comparisons[k].repeat, retry=comparisons[k].attempts,
             )
@@ -245,7 +255,7 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
         judge = judges.get(judge_name)
         judgements = judge.judge_pairs(requests)
         for k, judgement in zip(positions, judgements, strict=True):
-            verdicts[k] = _verdict(judgement, _shown(rows_of[k]))
+            verdicts[k] = _verdict(judgement, checklist_of(rows_of[k])[1])
         _record_usage(run, judge)
     return verdicts  # type: ignore[return-value]
 
