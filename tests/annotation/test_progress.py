@@ -11,11 +11,10 @@ from datetime import timedelta
 import pytest
 from django.apps import apps as django_apps
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation import selectors, services
-from annotation.models import AnnotatorProgress, Assignment, Campaign, CampaignProgress, ItemSlot
+from annotation.models import AnnotatorProgress, Campaign, CampaignProgress, ItemSlot
 from annotation.progress import campaign_progress_recount
 from annotation.selectors import _progress_recounted
 from tests.annotation.factories import Catalogue, campaign_for, pairwise_campaign
@@ -59,31 +58,6 @@ def test_counters_equal_a_recount_after_every_kind_of_change(catalogue):
     assert_counters_match_a_recount(campaign, users)
     services.item_gold_set(item=gold, answer=None)  # a regular item again: its slots come back
     assert_counters_match_a_recount(campaign, users)
-
-
-def test_the_campaign_list_reads_the_counters_in_one_query(catalogue):
-    users = annotators(3)
-    for _ in range(3):
-        campaign = pairwise_campaign(catalogue, annotators=users)
-        fill(campaign, users[:1], lambda u, a: {"choice": "A"})
-    with CaptureQueriesContext(connection) as queries:
-        rows = selectors.campaign_list_rows()
-    assert len(queries) == 1
-    for row in rows:
-        labels = Assignment.objects.filter(campaign=row["campaign"], status="submitted", slot__isnull=False).count()
-        assert (row["labels"], row["total"]) == (labels, ItemSlot.objects.filter(campaign=row["campaign"]).count())
-
-
-def test_an_annotators_campaign_cards_cost_the_same_queries_for_one_or_many_campaigns(catalogue):
-    users = annotators(1)
-    pairwise_campaign(catalogue, annotators=users)
-    with CaptureQueriesContext(connection) as one:
-        selectors.campaigns_for_annotator(annotator=users[0])
-    for _ in range(3):
-        pairwise_campaign(catalogue, annotators=users)
-    with CaptureQueriesContext(connection) as four:
-        cards = selectors.campaigns_for_annotator(annotator=users[0])
-    assert len(cards) == 4 and len(four) == len(one)
 
 
 def test_a_campaign_made_around_the_services_gets_its_counters_from_a_recount(catalogue):
