@@ -268,17 +268,64 @@ class Item(models.Model):
 class ItemSlot(models.Model):
     """One of an item's ``k`` places for a label. A slot holds at most one live assignment (a partial
     unique index on Assignment), so an item can never be given to more than ``k`` annotators at once
-    or keep more than ``k`` current labels. Slot parity fixes the A/B orientation (counterbalancing)."""
+    or keep more than ``k`` current labels. Slot parity fixes the A/B orientation (counterbalancing).
+
+    The queue: ``is_free`` says that no live assignment holds the slot. It is written by the services
+    in the transaction that takes or frees the slot (never derived on read), and ``campaign`` and
+    ``position`` copy the item's, so that the next free slot of a campaign is the first row of a small
+    partial index (``itemslot_free_queue``) whatever the size of the campaign or of the others."""
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="slots")
     index = models.PositiveSmallIntegerField()
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField(default=0, help_text="The item's position (queue order).")
+    is_free = models.BooleanField(default=True, help_text="No live (active or submitted) assignment holds the slot.")
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["item", "index"], name="itemslot_unique_index"),
             models.CheckConstraint(condition=Q(index__lte=8), name="itemslot_index_below_9"),
         ]
+        indexes = [
+            # Only free slots are indexed: the index shrinks as a campaign fills.
+            models.Index(fields=["campaign", "position", "item", "index"], condition=Q(is_free=True),
+                         name="itemslot_free_queue"),
+        ]
         ordering = ["item", "index"]
+
+
+class CampaignProgress(models.Model):
+    """A campaign's progress counters, updated in the transactions that change them (a submission, a
+    label going stale, items created or made gold), so that reading progress costs one row, not an
+    aggregate over the campaign. ``labels`` counts the live submitted assignments of regular items,
+    ``slots`` the regular items' slots (items × k). ``label_version`` grows on every change of the
+    campaign's labels, items, skips or adjudications: the dashboards' cache key (see
+    :mod:`annotation.dashboard_cache`)."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, primary_key=True, related_name="progress")
+    slots = models.PositiveIntegerField(default=0)
+    labels = models.PositiveIntegerField(default=0)
+    label_version = models.PositiveBigIntegerField(default=0)
+    item_version = models.PositiveBigIntegerField(
+        default=0, help_text="Grows when items are created, changed, made gold or deleted (the dashboards' item cache)."
+    )
+
+    def __str__(self) -> str:
+        return f"progress of {self.campaign_id}: {self.labels}/{self.slots}"
+
+
+class AnnotatorProgress(models.Model):
+    """One annotator's submitted (live) assignments in one campaign, gold included: the progress bar's
+    *done*, kept as a counter in the submission's transaction."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    done = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="annotatorprogress_unique"),
+        ]
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Case, Count, IntegerField, Q, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Length
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -33,11 +33,13 @@ from annotation.models import (
     STRATEGIES,
     TIG_CRITERIA,
     Adjudication,
+    AnnotatorProgress,
     Assignment,
     AuditCode,
     CalibrationExample,
     Campaign,
     CampaignKind,
+    CampaignProgress,
     Dimension,
     Item,
     ItemSlot,
@@ -121,6 +123,25 @@ def adjudication_get(*, campaign: Campaign, item_pk: int) -> Adjudication:
 
 
 def campaign_progress(*, campaign: Campaign, annotator: AbstractBaseUser) -> Progress:
+    """The progress bar from the counters (:mod:`annotation.progress`): one row read, whatever the
+    campaign's size; ``assigned`` is the annotator's active assignment (at most one, a unique index)."""
+    row = (
+        CampaignProgress.objects.filter(pk=campaign.pk)
+        .annotate(
+            done=Subquery(AnnotatorProgress.objects.filter(campaign_id=OuterRef("pk"), annotator=annotator).values("done")[:1]),
+            assigned=Exists(Assignment.objects.filter(campaign_id=OuterRef("pk"), annotator=annotator,
+                                                      status=Assignment.Status.ACTIVE)),
+        )
+        .values_list("done", "assigned", "labels", "slots")
+    )
+    found = next(iter(row), None)
+    if found is None:  # a campaign made around the services with nothing counted yet
+        return _progress_recounted(campaign, annotator)
+    done, assigned, labels, slots = found
+    return Progress(done or 0, int(assigned), labels, slots)
+
+
+def _progress_recounted(campaign: Campaign, annotator: AbstractBaseUser) -> Progress:
     counts = Assignment.objects.filter(campaign=campaign).aggregate(
         done=Count("pk", filter=Q(annotator=annotator, status=Assignment.Status.SUBMITTED)),
         assigned=Count("pk", filter=Q(annotator=annotator, status=Assignment.Status.ACTIVE)),
@@ -145,9 +166,17 @@ def campaigns_for_annotator(*, annotator: AbstractBaseUser) -> list[CampaignCard
         .distinct()
         .order_by("name")
     )
+    campaigns = list(campaigns.select_related("progress"))
+    done = dict(AnnotatorProgress.objects.filter(campaign__in=campaigns, annotator=annotator).values_list("campaign_id", "done"))
+    active = set(Assignment.objects.filter(campaign__in=campaigns, annotator=annotator, status=Assignment.Status.ACTIVE)
+                 .values_list("campaign_id", flat=True))
     cards = []
     for campaign in campaigns:
-        progress = campaign_progress(campaign=campaign, annotator=annotator)
+        counters = getattr(campaign, "progress", None)
+        if counters is None:
+            progress = _progress_recounted(campaign, annotator)
+        else:
+            progress = Progress(done.get(campaign.pk, 0), int(campaign.pk in active), counters.labels, counters.slots)
         cards.append(CampaignCard(campaign, progress, max(progress.campaign_total - progress.campaign_labels, 0)))
     return cards
 
@@ -268,6 +297,11 @@ class LabelRow:
     score: int | None = None
     strategies: dict[str, str] | None = None
     criteria: dict[str, str] | None = None
+
+
+def item_rows(*, campaign: Campaign) -> dict[int, ItemRow]:
+    """What the dashboards need of every item of the campaign, by item id."""
+    return _item_rows(campaign)
 
 
 def _item_rows(campaign: Campaign) -> dict[int, ItemRow]:
@@ -464,6 +498,8 @@ def judge_outcome_from(record: Any) -> JudgeOutcome:
     """Accept a JudgeOutcome, any object with the same attributes, or a mapping. The two responses
     may be named ``response_a_id``/``response_b_id`` or ``response_x_id``/``response_y_id`` (the
     leaderboard's ``JudgePairOutcome``); their order does not matter."""
+    if type(record) is JudgeOutcome:
+        return record  # already normalised (the dashboard cache keeps the judge side this way)
     get = record.get if isinstance(record, Mapping) else (lambda name, default=None: getattr(record, name, default))
     first = get("response_a_id") if get("response_a_id") is not None else get("response_x_id")
     second = get("response_b_id") if get("response_b_id") is not None else get("response_y_id")
@@ -500,7 +536,18 @@ def judge_label_for(pair: HumanPair, outcome: JudgeOutcome) -> str:
     raise ValueError(f"judge winner {outcome.winner_response_id} is neither response of item {pair.item_id}")
 
 
+class IndexedOutcomes(list):
+    """Judge outcomes (normalised) with their index by (condition, task, dimension, pair) built once:
+    a caller that keeps them (the dashboard cache, per snapshot) saves every join the re-indexing."""
+
+    def __init__(self, outcomes: Iterable[Any]):
+        super().__init__(judge_outcome_from(r) for r in outcomes)
+        self.by_pair = _judge_index(self)
+
+
 def _judge_index(outcomes: Iterable[Any]) -> dict[tuple[str, str, str, frozenset[int]], list[JudgeOutcome]]:
+    if isinstance(outcomes, IndexedOutcomes) and hasattr(outcomes, "by_pair"):
+        return outcomes.by_pair
     index: dict[tuple[str, str, str, frozenset[int]], list[JudgeOutcome]] = defaultdict(list)
     for record in outcomes:
         o = judge_outcome_from(record)
@@ -857,15 +904,17 @@ def campaign_dashboard(
     *, campaign: Campaign, judge_outcomes: Callable[[str], Iterable[Any] | None] | None = None,
     judge_scores: Callable[[str], Mapping[int, float] | None] | None = None,
     judge_conditions: Callable[[str], tuple[Sequence[Any], Sequence[Any]]] | None = None,
+    items: Mapping[int, ItemRow] | None = None,
 ) -> Dashboard:
     """Everything a researcher sees for one campaign, recomputed from the current labels.
 
     ``judge_outcomes(dimension)`` / ``judge_scores(dimension)`` supply the judge side (None when
     there is no judge run); see :func:`human_judge_join`. ``judge_conditions(dimension)`` supplies
     the Novelty ablation's runs and their condition-labelled outcomes (see :func:`judge_condition_source`).
+    ``items``: the campaign's item rows when the caller keeps them (:func:`item_rows`), else read here.
     """
     kind = kind_for(campaign.kind)
-    items = _item_rows(campaign)
+    items = item_rows(campaign=campaign) if items is None else items
     current = _label_rows(campaign)
     n_stale = kind.label_model.objects.filter(campaign=campaign, is_stale=True).count()
     labels = [r for r in current if not items[r.item_id].is_gold]
@@ -1089,7 +1138,8 @@ def _judge_extras(
     # Image pairs have no judge counterpart (the judge compares texts): only the sign agreement below.
     for dimension in dims if campaign.kind == CampaignKind.TEXT_PAIRWISE else ():
         subset = [p for p in pairs if p.dimension == dimension]
-        records = list(judge_outcomes(dimension) or []) if judge_outcomes else []
+        records = (judge_outcomes(dimension) or []) if judge_outcomes else []
+        records = records if isinstance(records, list) else list(records)
         scores = judge_scores(dimension) if judge_scores else None
         runs, condition_records = (
             judge_conditions(dimension) if judge_conditions and dimension == Dimension.NOVELTY else ([], [])
@@ -1170,14 +1220,14 @@ def _adjudication_rows(campaign: Campaign, items: Mapping[int, ItemRow], by_item
 
 
 def campaign_list_rows() -> list[dict[str, Any]]:
+    """Every campaign with its regular items, labels and completion, in one query (the counters of
+    :mod:`annotation.progress`: regular items x k = slots)."""
     rows = []
-    for campaign in Campaign.objects.select_related("task_set").annotate(
-        n_items=Count("items", filter=Q(items__is_gold=False), distinct=True)
-    ).order_by("name"):
-        labels = Assignment.objects.filter(campaign=campaign, status=Assignment.Status.SUBMITTED, slot__isnull=False).count()
-        total = campaign.n_items * campaign.k
-        rows.append({"campaign": campaign, "n_items": campaign.n_items, "labels": labels, "total": total,
-                     "completion": labels / total if total else None})
+    for campaign in Campaign.objects.select_related("task_set", "progress").order_by("name"):
+        counters = getattr(campaign, "progress", None)
+        slots, labels = (counters.slots, counters.labels) if counters is not None else (0, 0)
+        rows.append({"campaign": campaign, "n_items": slots // campaign.k, "labels": labels, "total": slots,
+                     "completion": labels / slots if slots else None})
     return rows
 
 

@@ -20,7 +20,7 @@ import math
 import random
 import secrets
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -30,7 +30,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.access import annotator_access_check
@@ -63,11 +63,14 @@ from annotation.models import (
     Campaign,
     CampaignAnnotator,
     CampaignKind,
+    CampaignProgress,
     Dimension,
     Item,
     ItemSlot,
     Label,
 )
+from annotation.progress import annotator_progress_add, campaign_progress_add, campaign_version_bump
+from annotation.slot_queue import free_slot_take, slot_flag_repair, slot_taken, slots_freed
 from leaderboard.models import JudgeRun, Render, Response, Task, TaskSet
 from leaderboard.roles import is_researcher
 
@@ -129,6 +132,7 @@ def campaign_create(
             open_to_all_annotators=open_to_all_annotators, gold_rate=gold_rate, show_brief=show_brief,
             assignment_ttl_seconds=assignment_ttl_seconds, is_demo=is_demo, created_by=created_by, status=status,
         )
+        CampaignProgress.objects.create(campaign=campaign)
         campaign_annotators_add(campaign=campaign, annotators=annotators)
     return campaign
 
@@ -242,6 +246,7 @@ def items_create(
         existing = {i.key: i for i in Item.objects.select_for_update().filter(campaign=campaign)}
         next_position = max((i.position for i in existing.values()), default=-1) + 1
         created, updated, seen = [], [], set()
+        new_slots = 0
         for spec in specs:
             key = spec.key or spec.default_key()
             if key in seen:
@@ -280,7 +285,7 @@ def items_create(
             if item.pk is None:
                 item.content_hash = content_hash
                 item.save()
-                ItemSlot.objects.bulk_create([ItemSlot(item=item, index=i) for i in range(0 if item.is_gold else campaign.k)])
+                new_slots += _slots_create(item, range(0 if item.is_gold else campaign.k))
                 created.append(item)
                 next_position += 1
             elif update_existing and content_hash != item.content_hash:
@@ -289,11 +294,21 @@ def items_create(
                 updated.append(item)
         if errors:
             transaction.set_rollback(True)  # the block ends without an exception: nothing is written
+        elif created or updated:
+            campaign_progress_add(campaign_id=campaign.pk, slots=new_slots, items_changed=True)
     if errors:
         # Kept after the items' rollback, so the admin's report of refused items survives it.
         blinding_refusals_record(campaign=campaign, refused=refused)
         raise ItemsInvalid(errors)
     return created, updated
+
+
+def _slots_create(item: Item, indexes: Iterable[int]) -> int:
+    """Create the item's slots (free, in the campaign's queue at the item's position); how many."""
+    slots = ItemSlot.objects.bulk_create(
+        [ItemSlot(item=item, index=i, campaign_id=item.campaign_id, position=item.position) for i in indexes]
+    )
+    return len(slots)
 
 
 def items_create_validation_pairs(
@@ -506,7 +521,7 @@ def item_gold_set(*, item: Item, answer: Any) -> Item:
             item.is_gold, item.gold_answer = False, None
             missing = range(item.campaign.k)
             have = set(item.slots.values_list("index", flat=True))
-            ItemSlot.objects.bulk_create([ItemSlot(item=item, index=i) for i in missing if i not in have])
+            slots_delta = _slots_create(item, [i for i in missing if i not in have])
         else:
             try:
                 item.gold_answer = kind.parse_answer(answer)
@@ -515,8 +530,9 @@ def item_gold_set(*, item: Item, answer: Any) -> Item:
             if Assignment.objects.filter(item=item, slot__isnull=False).exists():
                 raise ItemsInvalid([(0, "gold", "this item already has labels as a regular item")])
             item.is_gold = True
-            item.slots.all().delete()
+            slots_delta = -item.slots.all().delete()[1].get(ItemSlot._meta.label, 0)
         item.save(update_fields=["is_gold", "gold_answer"])
+        campaign_progress_add(campaign_id=item.campaign_id, slots=slots_delta, items_changed=True)
     return item
 
 
@@ -529,9 +545,18 @@ def _item_content_changed(*, item: Item, new_hash: str, now: datetime) -> None:
     """The item now shows something else: earlier labels become stale and free their slots."""
     label_model = kind_for(item.campaign.kind).label_model
     label_model.objects.filter(item=item, is_stale=False).exclude(content_hash=new_hash).update(is_stale=True)
-    Assignment.objects.filter(item=item, status__in=Assignment.LIVE).exclude(content_hash=new_hash).update(
-        status=Assignment.Status.STALE, finished_at=now
-    )
+    ending = Assignment.objects.filter(item=item, status__in=Assignment.LIVE).exclude(content_hash=new_hash)
+    if _has_row_locks():
+        ending = ending.select_for_update()
+    ended = list(ending.values_list("pk", "slot_id", "status", "annotator_id"))
+    Assignment.objects.filter(pk__in=[pk for pk, *_ in ended]).update(status=Assignment.Status.STALE, finished_at=now)
+    # The ended live assignments free their slots; their labels stop counting as progress.
+    slots_freed(slot_ids=[slot for _, slot, _, _ in ended])
+    submitted = [(slot, annotator) for _, slot, status, annotator in ended if status == Assignment.Status.SUBMITTED]
+    for annotator_id, n in Counter(annotator for _, annotator in submitted).items():
+        annotator_progress_add(campaign_id=item.campaign_id, annotator_id=annotator_id, done=-n)
+    campaign_progress_add(campaign_id=item.campaign_id, labels=-sum(slot is not None for slot, _ in submitted),
+                          items_changed=True)
     Item.objects.filter(pk=item.pk).update(content_hash=new_hash)
     item.content_hash = new_hash
 
@@ -577,11 +602,15 @@ def assignments_expire(*, campaign: Campaign | None = None, now: datetime | None
     while True:
         # One transaction per batch: a long backlog never holds thousands of row locks at once.
         with transaction.atomic():
-            ids = list(overdue.values_list("pk", flat=True)[:EXPIRE_BATCH])
+            rows = list(overdue.values_list("pk", "slot_id")[:EXPIRE_BATCH])
+            ids = [pk for pk, _ in rows]
             if ids:
+                # The rows are locked by this transaction (SQLite: the transaction serialises writers),
+                # so every one is still active and its slot is freed with it.
                 expired += Assignment.objects.filter(pk__in=ids, status=Assignment.Status.ACTIVE).update(
                     status=Assignment.Status.EXPIRED, finished_at=now
                 )
+                slots_freed(slot_ids=[slot for _, slot in rows])
         if len(ids) < EXPIRE_BATCH:
             break
     if expired:
@@ -619,21 +648,6 @@ def _seen_items(campaign: Campaign, annotator: AbstractBaseUser):
         campaign=campaign, annotator=annotator,
         status__in=Assignment.SEEN,
     ).values("item_id")
-
-
-def _free_slot(campaign: Campaign, annotator: AbstractBaseUser) -> ItemSlot | None:
-    live = Assignment.objects.filter(slot=OuterRef("pk"), status__in=Assignment.LIVE)
-    slots = (
-        ItemSlot.objects.filter(item__campaign=campaign, item__is_gold=False)
-        .exclude(item_id__in=_seen_items(campaign, annotator))
-        .filter(~Exists(live))
-        .order_by("item__position", "item_id", "index")
-    )
-    if _has_row_locks():
-        # Race prevented: two annotators taking the same slot. A slot another transaction is taking
-        # is skipped, not waited for, so concurrent annotators fan out over the free slots.
-        slots = slots.select_for_update(skip_locked=True, of=("self",))
-    return slots.first()
 
 
 def _item_load(campaign: Campaign, item_id: int) -> Item:
@@ -687,20 +701,16 @@ def _take_gold(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, r
     return _assignment_open(campaign=campaign, item=item, slot=None, annotator=annotator, swapped=rng.random() < 0.5, now=now)
 
 
-def _take_slot(campaign: Campaign, annotator: AbstractBaseUser, now: datetime) -> Assignment | None:
-    slot = _free_slot(campaign, annotator)
-    for _ in range(RACE_RETRIES):
-        # Race prevented: a taker that committed between our statement's snapshot and our lock (it
-        # still held the row when we started, released it before we reached it). A new statement
-        # sees its assignment (READ COMMITTED), so look again here: under load, letting the INSERT
-        # fail on the unique index redid the whole transaction and could exhaust the retries (503).
-        if slot is None or not _has_row_locks() or _slot_is_free(slot):
-            break
-        slot = _free_slot(campaign, annotator)
+def _take_slot(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, attempt: dict) -> Assignment | None:
+    # A taker that committed between our statement's snapshot and our lock is no race here: it
+    # cleared the slot's is_free flag, and PostgreSQL re-checks the condition on the committed row
+    # before locking it (READ COMMITTED), so the slot is skipped.
+    slot = free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk)
     if slot is None:
         return None
-    # Should the slot still be taken after the retries, the one-live-assignment-per-slot unique index
-    # refuses our INSERT and assignment_next retries with a new transaction.
+    # Should the flag be wrong, the one-live-assignment-per-slot unique index refuses our INSERT;
+    # assignment_next repairs the flag and retries with a new transaction.
+    attempt["slot_id"] = slot.pk
     item = _item_load(campaign, slot.item_id)
     # Counterbalancing: slot parity fixes the shown order, so an item's k annotators see it in
     # both orders (k = 3: two one way, one the other); the item's random bit decides which.
@@ -721,6 +731,7 @@ def assignment_next(
     now = _now(now)
     rng = rng or random.SystemRandom()
     for _ in range(RACE_RETRIES):
+        attempt: dict = {}
         try:
             with transaction.atomic():
                 _membership_lock(campaign, annotator)
@@ -733,22 +744,25 @@ def assignment_next(
                     current.campaign = campaign
                     _attach_item(current)
                     return current
-                if current is not None:
-                    current.status, current.finished_at = Assignment.Status.EXPIRED, now
-                    current.save(update_fields=["status", "finished_at"])
+                if current is not None and Assignment.objects.filter(pk=current.pk, status=Assignment.Status.ACTIVE).update(
+                    status=Assignment.Status.EXPIRED, finished_at=now
+                ):
+                    slots_freed(slot_ids=[current.slot_id])  # only if it was still ours to end (not swept)
                 if _gold_due(campaign, annotator):
                     assignment = _take_gold(campaign, annotator, now, rng)
                     if assignment is not None:
                         return assignment
-                assignment = _take_slot(campaign, annotator, now)
+                assignment = _take_slot(campaign, annotator, now, attempt)
                 # Overdue assignments go back to the pool when they are needed: when no free slot
                 # is left for this annotator (the owner's own overdue one is handled above).
                 if assignment is None and assignments_expire(campaign=campaign, now=now):
-                    assignment = _take_slot(campaign, annotator, now)
+                    assignment = _take_slot(campaign, annotator, now, attempt)
                 return assignment
         except IntegrityError:
-            # Lost a race to a unique constraint (SQLite, or a slot committed between our check and
-            # insert): nothing was written; look again.
+            # Lost a race to a unique constraint (SQLite, or a slot whose free flag was wrong):
+            # nothing was written; set the flag from the assignments and look again.
+            if attempt.get("slot_id") is not None:
+                slot_flag_repair(slot_id=attempt["slot_id"])
             continue
     raise Busy("Too many people are asking for items at this instant; try again.")
 
@@ -781,12 +795,16 @@ def assignment_skip(*, token: str, annotator: AbstractBaseUser, reason: str = ""
             raise AssignmentClosed("This item is already saved; it cannot be skipped.")
         if assignment.status == Assignment.Status.STALE:
             raise AssignmentClosed("This item changed; it was withdrawn.")
+        was_active = assignment.status == Assignment.Status.ACTIVE
         assignment.status, assignment.finished_at, assignment.skip_reason = Assignment.Status.SKIPPED, now, reason.strip()
         try:
             with transaction.atomic():
                 assignment.save(update_fields=["status", "finished_at", "skip_reason"])
         except IntegrityError as exc:  # the annotator holds this item again under a newer assignment
             raise AssignmentClosed("This item was handed to you again; skip it there.") from exc
+        if was_active:  # an expired one's slot was freed when it expired (and may be someone else's now)
+            slots_freed(slot_ids=[assignment.slot_id])
+        campaign_version_bump(campaign_id=assignment.campaign_id)
     return assignment
 
 
@@ -877,6 +895,9 @@ def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated) -> 
         raise AssignmentClosed("This item changed while you were working; your answer was not saved.")
     assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
     assignment.save(update_fields=["status", "finished_at"])
+    # Progress counters move in the submission's own transaction (no aggregate on read).
+    campaign_progress_add(campaign_id=assignment.campaign_id, labels=int(assignment.slot_id is not None))
+    annotator_progress_add(campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id, done=1)
     label = label_model.objects.create(
         assignment=assignment, campaign=assignment.campaign, item=assignment.item, annotator=annotator,
         idempotency_key=key, content_hash=assignment.content_hash, task_set_version=assignment.task_set_version,
@@ -899,6 +920,7 @@ def _late_submission_check(assignment: Assignment) -> None:
     # partial unique index on live slot assignments is the backstop).
     if not _slot_is_free(slot, ignoring=assignment):
         raise AssignmentClosed("Your time on this item ran out and it went to someone else; your answer was not saved.")
+    slot_taken(slot_id=slot.pk)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -917,9 +939,11 @@ def adjudication_request(*, item: Item, researcher: AbstractBaseUser, note: str 
         raise ItemsInvalid([(0, "item", f"the item has {consensus.n_labels} of {item.campaign.k} labels; wait until it is complete")])
     if consensus.majority is not None:
         raise ItemsInvalid([(0, "item", f"the annotators reached a majority ({consensus.majority}); nothing to adjudicate")])
-    adjudication, _ = Adjudication.objects.get_or_create(
+    adjudication, created = Adjudication.objects.get_or_create(
         item=item, defaults={"requested_by": researcher, "requested_at": _now(now), "request_note": note[:500]}
     )
+    if created:
+        campaign_version_bump(campaign_id=item.campaign_id)
     return adjudication
 
 
@@ -936,6 +960,7 @@ def adjudication_resolve(
     adjudication.outcome, adjudication.resolved_by, adjudication.resolved_at = parsed, researcher, _now(now)
     adjudication.resolution_note = note
     adjudication.save(update_fields=["outcome", "resolved_by", "resolved_at", "resolution_note"])
+    campaign_version_bump(campaign_id=adjudication.item.campaign_id)
     return adjudication
 
 

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors, services
 from annotation.access import annotator_access_check
+from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import AnnotationError, CampaignNotOpen, NotAllowed
 from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm, NoveltyAblationForm
 from annotation.kinds import kind_for
@@ -110,9 +111,7 @@ def campaign_list(request):
 def campaign_dashboard(request, pk: int):
     require_researcher(request.user)
     campaign = _campaign_or_404(pk)
-    outcomes, scores = selectors.judge_sources(campaign=campaign)
-    dashboard = selectors.campaign_dashboard(campaign=campaign, judge_outcomes=outcomes, judge_scores=scores,
-                                             judge_conditions=selectors.judge_condition_source(campaign=campaign))
+    dashboard = campaign_dashboard_cached(campaign=campaign)  # live: recomputed after any change it shows
     return render(request, "annotation/dashboard.html", {
         "d": dashboard, "campaign": campaign, "kind": kind_for(campaign.kind),
         "ablation_form": NoveltyAblationForm(judges=judge_choices()) if campaign.kind == CampaignKind.TEXT_PAIRWISE else None,

@@ -247,6 +247,16 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
+# The cache the dashboards are kept in (annotation.dashboard_cache; its keys name the state they
+# show, so any backend is correct). ATELIER_CACHE_URL=redis://host:port/db shares it between worker
+# processes; unset, each process keeps its own in memory.
+ATELIER_CACHE_URL = env_str("ATELIER_CACHE_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": ATELIER_CACHE_URL,
+                "KEY_PREFIX": env_str("ATELIER_CACHE_PREFIX", "atelier")}
+    if ATELIER_CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+
 # Provider access: API keys are read from the environment variable a model's
 # configuration names, never stored in the database.
 ATELIER_PROVIDER_CONCURRENCY = env_int("ATELIER_PROVIDER_CONCURRENCY", 100)

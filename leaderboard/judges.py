@@ -110,6 +110,10 @@ class RunJudges:
     # (task pk, model x, model y) -> the pair's stored TIG items: a chunk judges a pair many times
     # (rounds, swaps, duplicates) and asks the database once
     novelty_items: dict[tuple[int, int, int], list] = field(default_factory=dict)
+    # task pk -> context key -> active stored TIG items, read once per task (then one lookup per pair)
+    stored_contexts: dict[int, dict[str, list]] = field(default_factory=dict)
+    # (task pk, dimension) -> the base checklist items, ensured once per chunk like the TIG items
+    base_rows: dict[tuple[int, str], list] = field(default_factory=dict)
 
     def get(self, name: str):
         if name not in self.judges:
@@ -150,27 +154,47 @@ def _shown(rows) -> list[dict]:
     return [{"id": r.pk, "slot": r.slot, "version": r.version, "text": r.text, "source": r.source} for r in rows]
 
 
-def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Comparison) -> list:
-    """Novelty items of one judged pair: the base items with slot 1 replaced by the pair's
-    leave-two-models-out population-cliché item when the TIG has one (App. E.3, G.5)."""
+def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: list[Comparison]) -> None:
+    """Make sure every pair of these comparisons has its stored TIG items in ``judges.novelty_items``:
+    the task's stored contexts are read once, the missing ones materialised in one insert."""
     from leaderboard.services.tig import (
-        TIG_SLOT,
-        novelty_context_items,
+        novelty_contexts_create,
+        stored_novelty_contexts,
         task_population_index,
         tig_components_of_run,
+        tig_context_key,
     )
 
     if judges.run.novelty_anchor != "tig":
+        return
+    if task.pk not in judges.populations:
+        judges.populations[task.pk] = task_population_index(task, components=tig_components_of_run(judges.run))
+        judges.stored_contexts[task.pk] = stored_novelty_contexts(task=task, version=judges.populations[task.pk].version)
+    index, stored = judges.populations[task.pk], judges.stored_contexts[task.pk]
+    missing = []
+    for c in comparisons:
+        key = (task.pk, c.model_x_id, c.model_y_id)
+        if key in judges.novelty_items:
+            continue
+        rows = stored.get(tig_context_key(c.model_x_id, c.model_y_id, index.version))
+        if rows is None:
+            missing.append((c.model_x_id, c.model_y_id))
+        else:
+            judges.novelty_items[key] = rows
+    if missing:
+        for (x, y), rows in novelty_contexts_create(task=task, pairs=missing, index=index).items():
+            judges.novelty_items[(task.pk, x, y)] = rows
+
+
+def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Comparison) -> list:
+    """Novelty items of one judged pair: the base items with slot 1 replaced by the pair's
+    leave-two-models-out population-cliché item when the TIG has one (App. E.3, G.5)."""
+    from leaderboard.services.tig import TIG_SLOT
+
+    if judges.run.novelty_anchor != "tig":
         return base_rows  # generic anchors: the ablation condition (App. D.1)
-    key = (task.pk, comparison.model_x_id, comparison.model_y_id)
-    if key not in judges.novelty_items:
-        if task.pk not in judges.populations:
-            judges.populations[task.pk] = task_population_index(task, components=tig_components_of_run(judges.run))
-        judges.novelty_items[key] = novelty_context_items(
-            task=task, model_x_id=comparison.model_x_id, model_y_id=comparison.model_y_id,
-            index=judges.populations[task.pk],
-        )
-    tig_rows = judges.novelty_items[key]
+    _novelty_prefetch(judges, task, [comparison])
+    tig_rows = judges.novelty_items[(task.pk, comparison.model_x_id, comparison.model_y_id)]
     if not tig_rows:
         return base_rows
     return [tig_rows[0] if row.slot == TIG_SLOT else row for row in base_rows]
@@ -192,14 +216,28 @@ def _judge_model_checklist(judges: RunJudges, task: Task, dimension: str):
 def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension: str,
                       comparisons: list[Comparison]) -> list[Verdict]:
     """Judge planned comparisons; one verdict each, in order (failures included, never dropped)."""
-    base_rows = checklist_items_ensure(
-        task=task, dimension=dimension, generated=_judge_model_checklist(judges, task, dimension)
-    )
+    if (task.pk, dimension) not in judges.base_rows:
+        judges.base_rows[(task.pk, dimension)] = checklist_items_ensure(
+            task=task, dimension=dimension, generated=_judge_model_checklist(judges, task, dimension)
+        )
+    base_rows = judges.base_rows[(task.pk, dimension)]
     brief = task_brief_of(task)
     by_judge: dict[str, list[int]] = {}
     for k, c in enumerate(comparisons):
         by_judge.setdefault(c.judge_name, []).append(k)
     verdicts: list[Verdict | None] = [None] * len(comparisons)
+    if dimension == "N":
+        _novelty_prefetch(judges, task, comparisons)
+    # The engine checklist and the stored copy of what was shown, built once per distinct set of rows
+    # (most calls of a round share one); the checklist is immutable, the copy is only ever serialised.
+    built: dict[tuple[int, ...], tuple] = {}
+
+    def checklist_of(rows: list) -> tuple:
+        key = tuple(r.pk for r in rows)
+        if key not in built:
+            built[key] = (checklist_for_judging(rows, task=task, dimension=dimension), _shown(rows))
+        return built[key]
+
     for judge_name, positions in by_judge.items():
         rows_of = {
             k: _novelty_rows(judges, task, base_rows, comparisons[k]) if dimension == "N" else base_rows
@@ -208,7 +246,7 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
         requests = [
             PairJudgeRequest(
                 run_id=replicate_key(run), task=brief, dimension=ENGINE_DIMENSION[dimension],
-                checklist=checklist_for_judging(rows_of[k], task=task, dimension=dimension),
+                checklist=checklist_of(rows_of[k])[0],
                 a=_candidate(comparisons[k].shown_a), b=_candidate(comparisons[k].shown_b),
                 kind=comparisons[k].kind, repeat=comparisons[k].repeat, retry=comparisons[k].attempts,
             )
@@ -217,7 +255,7 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
         judge = judges.get(judge_name)
         judgements = judge.judge_pairs(requests)
         for k, judgement in zip(positions, judgements, strict=True):
-            verdicts[k] = _verdict(judgement, _shown(rows_of[k]))
+            verdicts[k] = _verdict(judgement, checklist_of(rows_of[k])[1])
         _record_usage(run, judge)
     return verdicts  # type: ignore[return-value]
 

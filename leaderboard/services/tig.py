@@ -25,7 +25,12 @@ TIG_SLOT = 1  # the cliché-distance slot that a population-cliché item replace
 
 
 class StoredExtractions(MutableMapping):
-    """The engine's per-response extraction store, kept in the database."""
+    """The engine's per-response extraction store, kept in the database.
+
+    Writes are buffered and stored by one bulk upsert (issue 16: one ``update_or_create`` per response
+    was 60% of a cold build) the first time anything is read after them — the engine reads every
+    extraction back as soon as it has extracted them all, so they are stored before the embedding (or
+    anything else) can fail — or on :meth:`flush`."""
 
     def __init__(self, task: Task):
         from engine.tig.atoms import ResponseAtoms
@@ -34,8 +39,20 @@ class StoredExtractions(MutableMapping):
         self._memo = {
             e.key: e.payload for e in AtomExtraction.objects.filter(response__task=task).only("key", "payload")
         }
+        self._unsaved: dict[str, AtomExtraction] = {}
+
+    def flush(self) -> None:
+        """Store the buffered extractions (one upsert on the unique key)."""
+        if not self._unsaved:
+            return
+        AtomExtraction.objects.bulk_create(
+            list(self._unsaved.values()), update_conflicts=True, unique_fields=["key"],
+            update_fields=["payload", "extractor", "response"], batch_size=1000,
+        )
+        self._unsaved.clear()
 
     def __getitem__(self, key: str):
+        self.flush()
         return self._from_dict(self._memo[key])
 
     def get(self, key, default=None):
@@ -44,12 +61,11 @@ class StoredExtractions(MutableMapping):
     def __setitem__(self, key: str, value) -> None:
         payload = value.to_dict()
         response_id = int(value.response_id) if str(value.response_id).isdigit() else None
-        AtomExtraction.objects.update_or_create(
-            key=key, defaults={"payload": payload, "extractor": value.extractor, "response_id": response_id}
-        )
+        self._unsaved[key] = AtomExtraction(key=key, payload=payload, extractor=value.extractor, response_id=response_id)
         self._memo[key] = payload
 
     def __delitem__(self, key: str) -> None:
+        self._unsaved.pop(key, None)
         AtomExtraction.objects.filter(key=key).delete()
         del self._memo[key]
 
@@ -182,11 +198,14 @@ def task_population_index(
 
     components = components or TIGComponents()
     extractor, canonicaliser = _engine_text_components(components)
-    return PopulationIndex(
+    extractions = StoredExtractions(task)
+    index = PopulationIndex(
         task_ideas(task), task=task.external_id, brief=task.brief, extractor=extractor,
         embedder=text_embedder_named(components.embedder), canonicaliser=canonicaliser,
-        extractions=StoredExtractions(task), progress=progress,
+        extractions=extractions, progress=progress,
     )
+    extractions.flush()
+    return index
 
 
 def tig_components_of_run(run) -> TIGComponents:
@@ -216,6 +235,39 @@ def tig_context_key(model_x_id: int, model_y_id: int, version: str) -> str:
     return f"tig:{pair_context_key((str(model_x_id), str(model_y_id)))}@{version}"
 
 
+def stored_novelty_contexts(*, task: Task, version: str) -> dict[str, list[ChecklistItem]]:
+    """Every stored leave-two-models-out context of the task for one population version, by context key:
+    its active items in the order :func:`novelty_context_items` returns them (an empty list for a
+    context without a population cliché). One query for a task's pairs instead of one per pair."""
+    out: dict[str, list[ChecklistItem]] = {}
+    rows = ChecklistItem.objects.filter(task=task, dimension="N", context_key__startswith="tig:",
+                                        context_key__endswith=f"@{version}").order_by("context_key", "slot", "-version")
+    for row in rows:
+        out.setdefault(row.context_key, [])
+        if row.active:
+            out[row.context_key].append(row)
+    return out
+
+
+def _context_row(task: Task, key: str, index, model_x_id: int, model_y_id: int) -> ChecklistItem:
+    """The stored item of one pair's context: its population cliché, or an inactive marker when none
+    qualified (so that the context is not rebuilt)."""
+    context = index.context((str(model_x_id), str(model_y_id)))
+    anchor = context.anchor
+    if anchor is None:
+        return ChecklistItem(
+            task=task, dimension="N", slot=TIG_SLOT, context_key=key, text="(no population cliché)",
+            inspects="core_idea", source=ChecklistItem.Source.TIG, active=False,
+            provenance={"population_version": index.version, "empty": True,
+                        "n_reference_ideas": context.n_reference_ideas},
+        )
+    return ChecklistItem(
+        task=task, dimension="N", slot=TIG_SLOT, context_key=key, text=anchor.text, inspects="core_idea",
+        source=ChecklistItem.Source.TIG, provenance={**anchor.provenance, "engine_item_id": anchor.item_id,
+                                                     "n_reference_ideas": context.n_reference_ideas},
+    )
+
+
 @transaction.atomic
 def novelty_context_items(*, task: Task, model_x_id: int, model_y_id: int, index) -> list[ChecklistItem]:
     """The stored TIG item(s) of the pair's leave-two-models-out context, materialised on first use."""
@@ -223,23 +275,18 @@ def novelty_context_items(*, task: Task, model_x_id: int, model_y_id: int, index
     existing = list(ChecklistItem.objects.filter(task=task, dimension="N", context_key=key).order_by("slot", "-version"))
     if existing:
         return [row for row in existing if row.active]
-    context = index.context((str(model_x_id), str(model_y_id)))
-    anchor = context.anchor
-    if anchor is None:
-        # No population cliché qualified: remember that, so the context is not rebuilt.
-        ChecklistItem.objects.create(
-            task=task, dimension="N", slot=TIG_SLOT, context_key=key, text="(no population cliché)",
-            inspects="core_idea", source=ChecklistItem.Source.TIG, active=False,
-            provenance={"population_version": index.version, "empty": True,
-                        "n_reference_ideas": context.n_reference_ideas},
-        )
-        return []
-    row = ChecklistItem.objects.create(
-        task=task, dimension="N", slot=TIG_SLOT, context_key=key, text=anchor.text, inspects="core_idea",
-        source=ChecklistItem.Source.TIG, provenance={**anchor.provenance, "engine_item_id": anchor.item_id,
-                                                     "n_reference_ideas": context.n_reference_ideas},
-    )
-    return [row]
+    row = _context_row(task, key, index, model_x_id, model_y_id)
+    row.save()
+    return [row] if row.active else []
+
+
+@transaction.atomic
+def novelty_contexts_create(*, task: Task, pairs: list[tuple[int, int]], index) -> dict[tuple[int, int], list[ChecklistItem]]:
+    """Materialise the contexts of pairs known to have none stored (see :func:`stored_novelty_contexts`),
+    in one insert; pair -> its active items, as :func:`novelty_context_items` returns them."""
+    rows = {pair: _context_row(task, tig_context_key(*pair, index.version), index, *pair) for pair in dict.fromkeys(pairs)}
+    ChecklistItem.objects.bulk_create(list(rows.values()))
+    return {pair: [row] if row.active else [] for pair, row in rows.items()}
 
 
 @transaction.atomic

@@ -1,5 +1,6 @@
 """Query counts of the two busiest requests (next item, submit): they must not grow with the labels a
-campaign already has (no N+1). Counts, not times: speed belongs in tests/benchmarks."""
+campaign already has (no N+1); nor do the researcher's campaign list and the annotator's campaign cards
+grow with the number of campaigns. Counts, not times: speed belongs in tests/benchmarks."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from annotation import selectors
+from annotation.models import Assignment, ItemSlot
 from tests.annotation.factories import Catalogue, pairwise_campaign
-from tests.annotation.helpers import annotators
+from tests.annotation.helpers import annotators, fill
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -38,3 +41,28 @@ def test_next_and_submit_cost_the_same_queries_however_many_labels_exist(client)
         _cycle(client, campaign, {"progress": False})
     late = _cycle(client, campaign, {"progress": False})
     assert late == early
+
+
+def test_the_campaign_list_reads_the_counters_in_one_query():
+    users = annotators(3)
+    for _ in range(3):
+        campaign = pairwise_campaign(Catalogue(n_tasks=2), annotators=users)
+        fill(campaign, users[:1], lambda u, a: {"choice": "A"})
+    with CaptureQueriesContext(connection) as queries:
+        rows = selectors.campaign_list_rows()
+    assert len(queries) == 1
+    for row in rows:
+        labels = Assignment.objects.filter(campaign=row["campaign"], status="submitted", slot__isnull=False).count()
+        assert (row["labels"], row["total"]) == (labels, ItemSlot.objects.filter(campaign=row["campaign"]).count())
+
+
+def test_an_annotators_campaign_cards_cost_the_same_queries_for_one_or_many_campaigns():
+    users = annotators(1)
+    pairwise_campaign(Catalogue(n_tasks=2), annotators=users)
+    with CaptureQueriesContext(connection) as one:
+        selectors.campaigns_for_annotator(annotator=users[0])
+    for _ in range(3):
+        pairwise_campaign(Catalogue(n_tasks=2), annotators=users)
+    with CaptureQueriesContext(connection) as four:
+        cards = selectors.campaigns_for_annotator(annotator=users[0])
+    assert len(cards) == 4 and len(four) == len(one)

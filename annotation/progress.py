@@ -1,0 +1,102 @@
+"""Progress counters of campaigns and annotators (issue 16), written in the transactions that change
+what they count, so that reading progress is one row and never an aggregate over the campaign.
+
+* :class:`~annotation.models.CampaignProgress` ``labels`` (live submitted assignments of regular
+  items), ``slots`` (regular items × k) and ``label_version`` (grows on every change a dashboard shows);
+* :class:`~annotation.models.AnnotatorProgress` ``done`` (an annotator's live submitted assignments).
+
+A counter row that does not exist yet (a campaign made in the admin, an annotator's first label) is
+created from a recount of the rows it counts, taken inside the same transaction, after the change: the
+recount already includes the change, so it is never applied twice.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import F
+
+from annotation.models import AnnotatorProgress, Assignment, CampaignProgress, ItemSlot
+
+
+def _campaign_recount(campaign_id: int) -> dict[str, int]:
+    return {
+        "slots": ItemSlot.objects.filter(campaign_id=campaign_id).count(),
+        "labels": Assignment.objects.filter(
+            campaign_id=campaign_id, status=Assignment.Status.SUBMITTED, slot__isnull=False
+        ).count(),
+    }
+
+
+def campaign_progress_add(*, campaign_id: int, labels: int = 0, slots: int = 0, items_changed: bool = False) -> None:
+    """Add to a campaign's counters (negative to subtract) and bump its ``label_version`` (and its
+    ``item_version`` when items were created, changed, made gold or deleted)."""
+    updated = CampaignProgress.objects.filter(pk=campaign_id).update(
+        labels=F("labels") + labels, slots=F("slots") + slots, label_version=F("label_version") + 1,
+        item_version=F("item_version") + int(items_changed),
+    )
+    if updated:
+        return
+    with transaction.atomic():  # a savepoint: a concurrent creator wins, then we add to its row
+        _, created = CampaignProgress.objects.get_or_create(
+            pk=campaign_id, defaults={**_campaign_recount(campaign_id), "label_version": 1, "item_version": 1}
+        )
+    if not created:
+        campaign_progress_add(campaign_id=campaign_id, labels=labels, slots=slots, items_changed=items_changed)
+
+
+def campaign_version_bump(*, campaign_id: int) -> None:
+    """Something a dashboard shows changed without changing the counters (a skip, an adjudication)."""
+    campaign_progress_add(campaign_id=campaign_id)
+
+
+def annotator_progress_add(*, campaign_id: int, annotator_id: int, done: int) -> None:
+    """Add to an annotator's submitted count in a campaign (negative to subtract)."""
+    row = AnnotatorProgress.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id)
+    if row.update(done=F("done") + done):
+        return
+    recount = Assignment.objects.filter(
+        campaign_id=campaign_id, annotator_id=annotator_id, status=Assignment.Status.SUBMITTED
+    ).count()
+    with transaction.atomic():
+        _, created = AnnotatorProgress.objects.get_or_create(
+            campaign_id=campaign_id, annotator_id=annotator_id, defaults={"done": recount}
+        )
+    if not created:
+        row.update(done=F("done") + done)
+
+
+def campaign_progress_recount(*, campaign_id: int) -> CampaignProgress:
+    """Set a campaign's counters (and its annotators') from the rows they count: what the data
+    migration did, for repairs after writes that went around the services (a shell, raw SQL)."""
+    from django.db.models import Count
+
+    with transaction.atomic():
+        progress, _ = CampaignProgress.objects.update_or_create(
+            pk=campaign_id, defaults=_campaign_recount(campaign_id)
+        )
+        CampaignProgress.objects.filter(pk=campaign_id).update(label_version=F("label_version") + 1,
+                                                               item_version=F("item_version") + 1)
+        AnnotatorProgress.objects.filter(campaign_id=campaign_id).delete()
+        AnnotatorProgress.objects.bulk_create([
+            AnnotatorProgress(campaign_id=campaign_id, annotator_id=annotator_id, done=n)
+            for annotator_id, n in Assignment.objects.filter(campaign_id=campaign_id, status=Assignment.Status.SUBMITTED)
+            .values_list("annotator_id").annotate(n=Count("pk"))
+        ])
+    return progress
+
+
+def campaign_counters_refresh(*, campaign_id: int) -> None:
+    """Set existing counter rows from a recount and bump the version, creating nothing (safe inside a
+    cascade that may be deleting the campaign itself)."""
+    from django.db.models import Count, OuterRef, Subquery
+    from django.db.models.functions import Coalesce
+
+    CampaignProgress.objects.filter(pk=campaign_id).update(**_campaign_recount(campaign_id),
+                                                           label_version=F("label_version") + 1,
+                                                           item_version=F("item_version") + 1)
+    submitted = (
+        Assignment.objects.filter(campaign_id=campaign_id, annotator_id=OuterRef("annotator_id"),
+                                  status=Assignment.Status.SUBMITTED)
+        .order_by().values("annotator_id").annotate(n=Count("pk")).values("n")
+    )
+    AnnotatorProgress.objects.filter(campaign_id=campaign_id).update(done=Coalesce(Subquery(submitted), 0))

@@ -1,0 +1,98 @@
+"""The free-slot queue (issue 16): which of a campaign's slots no live assignment holds.
+
+``ItemSlot.is_free`` is kept by the services in the transaction that takes or frees a slot; a partial
+index on the free slots of each campaign (``itemslot_free_queue``, ordered by item position) makes the
+next free slot an index lookup, whatever the size of this campaign or of the others.
+
+Who may flip the flag, and why it stays true to the assignments:
+
+* taking (:func:`slot_taken`): the taker holds the slot's row lock (``FOR UPDATE SKIP LOCKED``) from
+  the moment it finds the slot until it commits the new assignment, so nobody else can take it meanwhile
+  (a concurrent finder skips the locked row, and once committed PostgreSQL re-checks ``is_free`` on the
+  new row version and skips it too);
+* freeing (:func:`slots_freed`): only for slots whose live assignment *this* transaction has just ended
+  (active → expired / skipped / stale, submitted → stale) with an update conditioned on the live
+  status: a slot holds at most one live assignment (the partial unique index on Assignment), so once
+  ours has ended no other can be live on it, and none can be inserted before we commit (the unique
+  check waits for us).
+
+The partial unique index ``assignment_one_live_per_slot`` stays the backstop: should a flag ever be
+wrong (a row written around the services), the taker's INSERT fails, :func:`slot_flag_repair` sets the
+flag from the assignments, and the caller retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db import connection
+from django.db.models import Exists, OuterRef
+
+from annotation.models import Assignment, ItemSlot
+
+
+def next_free_slot(*, campaign_id: int, seen_items) -> ItemSlot | None:
+    """The first free slot of the campaign in queue order (item position, item, slot index) whose item
+    is not in ``seen_items`` (a queryset of item ids), locked for the caller's transaction."""
+    slots = (
+        ItemSlot.objects.filter(campaign_id=campaign_id, is_free=True)
+        .exclude(item_id__in=seen_items)
+        .order_by("position", "item_id", "index")
+        .only("pk", "item_id", "index")
+    )
+    if connection.features.has_select_for_update_skip_locked:
+        # Race prevented: two annotators taking the same slot. A slot another transaction is taking
+        # is skipped, not waited for, so concurrent annotators fan out over the free slots.
+        slots = slots.select_for_update(skip_locked=True)
+    return next(iter(slots[:1]), None)
+
+
+def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
+    """Find and take (``is_free`` cleared, row locked) the first free slot of the campaign whose item the
+    annotator has not been shown (active, submitted or skipped), in queue order; None when there is none.
+
+    On PostgreSQL one statement — ``UPDATE … WHERE id = (SELECT … LIMIT 1 FOR UPDATE SKIP LOCKED)
+    RETURNING`` — so that next-item costs one round trip and no ORM query compilation for it; elsewhere
+    :func:`next_free_slot` and :func:`slot_taken`."""
+    seen = Assignment.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id,
+                                     status__in=Assignment.SEEN).values("item_id")
+    if connection.vendor != "postgresql":
+        slot = next_free_slot(campaign_id=campaign_id, seen_items=seen)
+        if slot is not None:
+            slot_taken(slot_id=slot.pk)
+        return slot
+    slots, assignments = ItemSlot._meta.db_table, Assignment._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""UPDATE {slots} SET is_free = false WHERE id = (
+                    SELECT s.id FROM {slots} s
+                    WHERE s.campaign_id = %s AND s.is_free AND s.item_id NOT IN (
+                        SELECT a.item_id FROM {assignments} a
+                        WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status = ANY(%s))
+                    ORDER BY s.position, s.item_id, s.index
+                    LIMIT 1 FOR UPDATE SKIP LOCKED)
+                RETURNING id, item_id, index""",
+            [campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return ItemSlot(pk=row[0], item_id=row[1], index=row[2], campaign_id=campaign_id, is_free=False)
+
+
+def slot_taken(*, slot_id: int) -> None:
+    """The slot now has a live assignment (the caller holds the slot's row lock)."""
+    ItemSlot.objects.filter(pk=slot_id).update(is_free=False)
+
+
+def slots_freed(*, slot_ids: Iterable[int | None]) -> None:
+    """These slots' live assignments were ended by the caller's transaction (see the module docstring)."""
+    ids = [pk for pk in slot_ids if pk is not None]
+    if ids:
+        ItemSlot.objects.filter(pk__in=ids).update(is_free=True)
+
+
+def slot_flag_repair(*, slot_id: int) -> None:
+    """Set the slot's flag from its assignments (after an INSERT lost to the unique index)."""
+    live = Assignment.objects.filter(slot=OuterRef("pk"), status__in=Assignment.LIVE)
+    ItemSlot.objects.filter(pk=slot_id).update(is_free=~Exists(live))

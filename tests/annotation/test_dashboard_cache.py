@@ -1,0 +1,103 @@
+"""The cached dashboard stays live: after every kind of change it shows (a submission, a skip, stale
+labels, gold, an adjudication, a deleted item, a finished judge run) it equals a full recompute, and
+while nothing changes a second load reads it back without recomputing."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation import services
+from annotation.dashboard_cache import campaign_dashboard_cached, campaign_dashboard_recomputed
+from annotation.selectors import item_consensus
+from leaderboard.services import judge_runs
+from tests.annotation.factories import Catalogue, pairwise_campaign
+from tests.annotation.helpers import annotators, fill
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def judge_run_finished(campaign, seed: int):
+    run = judge_runs.judge_run_create(task_set=campaign.task_set, judge_name="simulated", dimensions="N",
+                                      budget_per_task=6, seed=seed, novelty_anchor="generic", config={"n_boot": 20})
+    judge_runs.judge_run_execute_inline(run=run)
+    return run
+
+
+def assert_live(campaign):
+    assert campaign_dashboard_cached(campaign=campaign) == campaign_dashboard_recomputed(campaign=campaign)
+
+
+def test_the_cached_dashboard_equals_a_full_recompute_after_every_change():
+    users = annotators(4)
+    catalogue = Catalogue(n_tasks=2)
+    campaign = pairwise_campaign(catalogue, annotators=users)
+    researcher = UserFactory(username="rita", role="researcher")
+    assert_live(campaign)
+    judge_run_finished(campaign, seed=1)
+    assert_live(campaign)  # a finished run joins in
+    added, _ = services.items_create(campaign=campaign, specs=[
+        services.ItemSpec(task=t, dimension="novelty", response_a=catalogue.response(t, 1), response_b=catalogue.response(t, 2))
+        for t in catalogue.tasks
+    ])
+    assert_live(campaign)  # new items
+    services.item_gold_set(item=added[0], answer="A")
+    assert_live(campaign)  # a gold item leaves the agreement numbers
+    fill(campaign, users[:3], lambda u, a: {"choice": ("A", "B", "tie")[(u.pk + a.item_id) % 3]})
+    assert_live(campaign)
+    item = campaign.items.order_by("position").first()
+    assignment = services.assignment_next(campaign=campaign, annotator=users[3])
+    if assignment is not None:
+        services.assignment_skip(token=assignment.token, annotator=users[3])
+        assert_live(campaign)  # a skip counts in the annotator's quality row
+    item.response_a.core_idea = "A rewritten idea"
+    item.response_a.save()
+    services.campaign_content_refresh(campaign=campaign)
+    assert_live(campaign)  # stale labels leave the numbers
+    fill(campaign, users[:3], lambda u, a: {"choice": "A"})
+    assert_live(campaign)
+    split = next((i for i in campaign.items.all() if item_consensus(item=i).complete and item_consensus(item=i).majority is None), None)
+    if split is not None:
+        adjudication = services.adjudication_request(item=split, researcher=researcher)
+        assert_live(campaign)
+        services.adjudication_resolve(adjudication=adjudication, researcher=researcher, outcome="A")
+        assert_live(campaign)
+    judge_run_finished(campaign, seed=2)
+    assert_live(campaign)  # the newer run replaces the join
+    campaign.items.order_by("-position").first().delete()
+    assert_live(campaign)
+
+
+def test_a_second_load_with_nothing_changed_reads_the_cache():
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=2), annotators=users)
+    fill(campaign, users, lambda u, a: {"choice": "A"})
+    campaign_dashboard_cached(campaign=campaign)
+    with CaptureQueriesContext(connection) as again:
+        campaign_dashboard_cached(campaign=campaign)
+    with CaptureQueriesContext(connection) as recomputed:
+        campaign_dashboard_recomputed(campaign=campaign)
+    assert len(again) == 2  # the two state reads of the key
+    assert len(recomputed) > len(again)
+
+
+def test_a_submission_makes_the_next_load_recompute():
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users)
+    before = campaign_dashboard_cached(campaign=campaign)
+    assignment = services.assignment_next(campaign=campaign, annotator=users[0])
+    services.label_submit(token=assignment.token, annotator=users[0], idempotency_key=uuid.uuid4(), answer={"choice": "A"})
+    after = campaign_dashboard_cached(campaign=campaign)
+    assert sum(r.n_judgments for r in after.rows) == sum(r.n_judgments for r in before.rows) + 1

@@ -1,0 +1,130 @@
+"""The free-slot queue: every slot's ``is_free`` flag equals "no live assignment holds it" after each
+way a slot is taken or freed (next item, submission, late submission, skip, own expiry, the sweep,
+content staleness, gold), and the queue hands slots out in item order."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from annotation import services
+from annotation.models import Assignment, ItemSlot
+from tests.annotation.factories import Catalogue, pairwise_campaign
+from tests.annotation.helpers import annotators, fill
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def catalogue():
+    return Catalogue(n_tasks=2)
+
+
+def flags_disagreeing(campaign) -> list[int]:
+    """Slots whose stored flag differs from what the assignments say."""
+    live = Assignment.objects.filter(slot=OuterRef("pk"), status__in=Assignment.LIVE)
+    rows = ItemSlot.objects.filter(campaign=campaign).annotate(truly_free=~Exists(live))
+    return [slot.pk for slot in rows if slot.is_free != slot.truly_free]
+
+
+def submit(assignment, user, now=None):
+    return services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(),
+                                 answer={"choice": "A"}, now=now)
+
+
+def test_taking_and_submitting_keep_every_flag_true_to_the_assignments(catalogue):
+    users = annotators(3)
+    campaign = pairwise_campaign(catalogue, annotators=users)
+    taken = services.assignment_next(campaign=campaign, annotator=users[0])
+    assert not ItemSlot.objects.get(pk=taken.slot_id).is_free
+    assert flags_disagreeing(campaign) == []
+    fill(campaign, users, lambda u, a: {"choice": "B"})
+    assert flags_disagreeing(campaign) == []
+    assert not ItemSlot.objects.filter(campaign=campaign, is_free=True).exists()
+
+
+def test_a_skip_frees_the_slot_and_the_skipper_never_gets_the_item_again(catalogue):
+    alice, bob = annotators(2)
+    campaign = pairwise_campaign(catalogue, n_items=1, k=1, annotators=[alice, bob])
+    skipped = services.assignment_next(campaign=campaign, annotator=alice)
+    services.assignment_skip(token=skipped.token, annotator=alice)
+    assert ItemSlot.objects.get(pk=skipped.slot_id).is_free
+    assert services.assignment_next(campaign=campaign, annotator=alice) is None
+    assert services.assignment_next(campaign=campaign, annotator=bob).slot_id == skipped.slot_id
+    assert flags_disagreeing(campaign) == []
+
+
+def test_the_sweep_and_an_own_overdue_assignment_free_their_slots(catalogue):
+    alice, bob = annotators(2)
+    campaign = pairwise_campaign(catalogue, n_items=2, k=1, annotators=[alice, bob], assignment_ttl_seconds=60)
+    now = timezone.now()
+    first = services.assignment_next(campaign=campaign, annotator=alice, now=now)
+    second = services.assignment_next(campaign=campaign, annotator=bob, now=now)
+    later = now + timedelta(seconds=61)
+    assert services.assignments_expire(campaign=campaign, now=later) == 2
+    assert ItemSlot.objects.filter(pk__in=[first.slot_id, second.slot_id], is_free=True).count() == 2
+    again = services.assignment_next(campaign=campaign, annotator=alice, now=later)
+    much_later = later + timedelta(seconds=61)
+    services.assignment_next(campaign=campaign, annotator=alice, now=much_later)  # her own overdue one expires
+    again.refresh_from_db()
+    assert again.status == Assignment.Status.EXPIRED
+    assert flags_disagreeing(campaign) == []
+
+
+def test_a_late_submission_takes_its_freed_slot_back(catalogue):
+    (alice,) = annotators(1)
+    campaign = pairwise_campaign(catalogue, n_items=1, k=1, annotators=[alice], assignment_ttl_seconds=60)
+    now = timezone.now()
+    assignment = services.assignment_next(campaign=campaign, annotator=alice, now=now)
+    services.assignments_expire(campaign=campaign, now=now + timedelta(seconds=61))
+    assert ItemSlot.objects.get(pk=assignment.slot_id).is_free
+    submit(assignment, alice, now=now + timedelta(seconds=62))
+    assert not ItemSlot.objects.get(pk=assignment.slot_id).is_free
+    assert flags_disagreeing(campaign) == []
+
+
+def test_stale_labels_put_their_slots_back_in_the_queue(catalogue):
+    users = annotators(3)
+    campaign = pairwise_campaign(catalogue, annotators=users, n_items=1)
+    fill(campaign, users, lambda u, a: {"choice": "A"})
+    item = campaign.items.get()
+    item.response_a.core_idea = "A rewritten idea"
+    item.response_a.save()
+    services.campaign_content_refresh(campaign=campaign)
+    assert ItemSlot.objects.filter(item=item, is_free=True).count() == campaign.k
+    assert flags_disagreeing(campaign) == []
+
+
+def test_a_wrong_flag_is_repaired_when_the_unique_index_refuses_the_slot(catalogue):
+    alice, bob = annotators(2)
+    campaign = pairwise_campaign(catalogue, n_items=2, k=1, annotators=[alice, bob])
+    held = services.assignment_next(campaign=campaign, annotator=alice)
+    ItemSlot.objects.filter(pk=held.slot_id).update(is_free=True)  # a write around the services
+    given = services.assignment_next(campaign=campaign, annotator=bob)
+    assert given is not None and given.slot_id != held.slot_id
+    assert flags_disagreeing(campaign) == []
+
+
+def test_slots_are_handed_out_in_item_order(catalogue):
+    (alice,) = annotators(1)
+    campaign = pairwise_campaign(catalogue, annotators=[alice], k=1)
+    order = []
+    while (assignment := services.assignment_next(campaign=campaign, annotator=alice)) is not None:
+        order.append(assignment.item.position)
+        submit(assignment, alice)
+    assert order == sorted(order) and len(order) == campaign.items.count()
+
+
+def test_gold_items_leave_the_queue_and_come_back_when_unmarked(catalogue):
+    (alice,) = annotators(1)
+    campaign = pairwise_campaign(catalogue, annotators=[alice], n_items=2)
+    item = campaign.items.order_by("position").first()
+    services.item_gold_set(item=item, answer="A")
+    assert not ItemSlot.objects.filter(item=item).exists()
+    services.item_gold_set(item=item, answer=None)
+    slots = ItemSlot.objects.filter(item=item)
+    assert slots.count() == campaign.k and all(s.is_free and s.campaign_id == campaign.pk for s in slots)
