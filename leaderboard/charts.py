@@ -179,3 +179,58 @@ def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size
         if r > 7:
             body.append(f'<text x="{cx + r + 2:.1f}" y="{cy + 4:.1f}" font-size="10">{escape(n["label"][:28])}</text>')
     return _svg(size, size, body, title)
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    xs: Sequence[float]
+    ys: Sequence[float]
+    # points drawn as labelled markers on the line, e.g. ("Best", x, y)
+    marks: Sequence[tuple[str, float, float]] = ()
+
+
+def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: str,
+              x_range: tuple[float, float] | None = None, fmt: str = "{:.2f}", x_fmt: str = "{:.1f}") -> str:
+    """Lines on labelled axes with a legend (one colour per series), e.g. similarity over painting progress."""
+    series = [s for s in series if len(s.xs)]
+    if not series:
+        return ""
+    left, right, top, bottom = 58, 470, 16, 232
+    legend_h = 16 * len(series) + 8
+    height = bottom + 44 + legend_h
+    all_x = [float(v) for s in series for v in s.xs]
+    all_y = [float(v) for s in series for v in s.ys]
+    x_lo, x_hi = x_range or (min(all_x), max(all_x))
+    y_lo, y_hi = min(all_y), max(all_y)
+    pad = (y_hi - y_lo) * 0.08 or 0.05
+    y_lo, y_hi = y_lo - pad, y_hi + pad
+    x = _scale(x_lo, x_hi if x_hi > x_lo else x_lo + 1, left, right)
+    y = _scale(y_lo, y_hi, bottom, top)
+    body = [
+        f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" stroke="#99a"/>',
+        f'<line x1="{left}" x2="{left}" y1="{top}" y2="{bottom}" stroke="#99a"/>',
+        f'<text x="{(left + right) / 2}" y="{bottom + 32}" font-size="12" text-anchor="middle">{escape(x_label)}</text>',
+        f'<text x="14" y="{(top + bottom) / 2}" font-size="12" text-anchor="middle" '
+        f'transform="rotate(-90 14 {(top + bottom) / 2})">{escape(y_label)}</text>',
+    ]
+    for tick in np.linspace(x_lo, x_hi, 6):
+        body.append(f'<text x="{x(tick):.1f}" y="{bottom + 14}" font-size="10" text-anchor="middle" fill="#5f6670">{x_fmt.format(tick)}</text>')
+    for tick in np.linspace(y_lo, y_hi, 5):
+        body.append(f'<line x1="{left}" x2="{right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#eef0f3"/>')
+        body.append(f'<text x="{left - 6}" y="{y(tick) + 3:.1f}" font-size="10" text-anchor="end" fill="#5f6670">{fmt.format(tick)}</text>')
+    for k, s in enumerate(series):
+        colour = PALETTE[k % len(PALETTE)]
+        points = " ".join(f"{x(float(a)):.1f},{y(float(b)):.1f}" for a, b in zip(s.xs, s.ys, strict=True))
+        body.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.8"/>')
+        for name, mx, my in s.marks:
+            body.append(f'<circle cx="{x(mx):.1f}" cy="{y(my):.1f}" r="4" fill="#fff" stroke="{colour}" stroke-width="2">'
+                        f'<title>{escape(name)}: {fmt.format(my)}</title></circle>')
+            # a mark near the right edge is labelled to its left, so the label stays inside the frame
+            anchor, dx = ("end", -6) if x(mx) > right - 40 else ("start", 6)
+            body.append(f'<text x="{x(mx) + dx:.1f}" y="{y(my) - 6:.1f}" font-size="10" fill="{colour}" '
+                        f'text-anchor="{anchor}">{escape(name)}</text>')
+        ly = bottom + 50 + 16 * k
+        body.append(f'<line x1="{left}" x2="{left + 18}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2.5"/>')
+        body.append(f'<text x="{left + 24}" y="{ly}" font-size="11">{escape(s.label)}</text>')
+    return _svg(right + 20, height, body, title)

@@ -330,7 +330,7 @@ def role_groups_ensure() -> None:
     Group.objects.get_or_create(name=ANNOTATOR)
     researcher, _ = Group.objects.get_or_create(name=RESEARCHER)
     admin, _ = Group.objects.get_or_create(name=ADMIN)
-    ours = Permission.objects.filter(content_type__app_label__in=["leaderboard", "annotation"])
+    ours = Permission.objects.filter(content_type__app_label__in=["leaderboard", "easel", "annotation"])
     researcher.permissions.set(ours.filter(codename__startswith="view_"))
     # axes: admins see failed logins and lockouts, and can delete an attempt to lift a lockout.
     admin.permissions.set(ours | Permission.objects.filter(content_type__app_label__in=["auth", "axes"]))

@@ -1,0 +1,58 @@
+"""Trajectory diagnostics of one reconstruction episode (EASEL §3.3, Table 3).
+
+``s_values`` are S_1..S_T, the similarity after each of the T steps; S_0 (the blank canvas) is not
+counted. Final = S_T; Similarity@50 % = S_⌈T/2⌉; AUC = (1/T)·Σ_{t=1..T} S_t; Best = max_t S_t;
+F-B gap = Best − Final; repeat rate = share of steps 2..T whose parsed action equals the previous
+step's (exact equality, invalid actions never repeat); invalid rate = invalid steps / T.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["TrajectoryDiagnostics", "trajectory_diagnostics"]
+
+
+@dataclass(frozen=True)
+class TrajectoryDiagnostics:
+    final: float
+    at_50: float
+    auc: float
+    best: float
+    fb_gap: float
+    repeat_rate: float
+    invalid_rate: float
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def _canonical(action: Any) -> str | None:
+    return None if action is None else json.dumps(action, sort_keys=True)
+
+
+def trajectory_diagnostics(s_values: Sequence[float], actions: Sequence[Any],
+                           valid: Sequence[bool]) -> TrajectoryDiagnostics:
+    """The diagnostics of EASEL §3.3 from S_1..S_T, the parsed actions and their validity."""
+    steps = len(s_values)
+    if steps == 0:
+        raise ValueError("a trajectory needs at least one step")
+    if len(actions) != steps or len(valid) != steps:
+        raise ValueError("s_values, actions and valid must have one entry per step")
+    final = float(s_values[-1])
+    best = float(max(s_values))
+    keys = [_canonical(a) if ok else None for a, ok in zip(actions, valid, strict=True)]
+    repeats = sum(1 for prev, cur in zip(keys, keys[1:]) if cur is not None and cur == prev)
+    return TrajectoryDiagnostics(
+        final=final,
+        at_50=float(s_values[math.ceil(steps / 2) - 1]),  # S at ⌈T/2⌉, 1-indexed
+        auc=float(sum(s_values) / steps),  # (1/T) Σ_t S_t, S_0 excluded
+        best=best,
+        fb_gap=best - final,
+        repeat_rate=repeats / (steps - 1) if steps > 1 else 0.0,
+        invalid_rate=sum(1 for ok in valid if not ok) / steps,
+    )

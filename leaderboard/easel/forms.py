@@ -1,0 +1,30 @@
+from django import forms
+
+from leaderboard.easel.models import EaselRun
+from leaderboard.models import Benchmark, TaskSet
+
+
+class EaselRunForm(forms.Form):
+    """Start a run from the EASEL pages: a researcher picks suite, agent, budget setting and seed."""
+
+    task_set = forms.ModelChoiceField(queryset=TaskSet.objects.filter(benchmark__kind=Benchmark.Kind.EASEL))
+    agent = forms.ChoiceField()
+    budget = forms.ChoiceField(choices=EaselRun.Budget.choices, initial=EaselRun.Budget.ALIGNED)
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**62)
+    skill = forms.FloatField(required=False, min_value=0.0, max_value=1.0,
+                             help_text="Simulated agent only: its skill in [0, 1].")
+
+    def __init__(self, *args, agents=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].choices = [(a, a) for a in agents]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("skill") is not None and cleaned.get("agent") != "simulated":
+            self.add_error("skill", "skill applies to the simulated agent only")
+        return cleaned
+
+    def run_arguments(self) -> dict:
+        data = self.cleaned_data
+        return {"task_set": data["task_set"], "agent": data["agent"], "budget_setting": data["budget"],
+                "seed": data["seed"], "skill": data["skill"]}

@@ -1,0 +1,34 @@
+"""manage.py load_demo_easel: the EASEL demo (small seeded suite, anchors, painter, simulated agents)."""
+
+import time
+
+from django.core.management.base import BaseCommand
+from tqdm import tqdm
+
+from leaderboard.easel.demo import demo_runs_load, demo_suite_load
+
+
+class Command(BaseCommand):
+    help = ("Load the DEMO EASEL suite (two references per category plus the five semantic tasks) and run the anchors, "
+            "the search painter and three SIMULATED agents on it (idempotent: finished runs are kept).")
+
+    def handle(self, *args, **opts):
+        started = time.monotonic()
+        task_set = demo_suite_load()
+        self.stdout.write(f"DEMO DATA {task_set}: {task_set.tasks.count()} tasks")
+        bars = []
+
+        def on_run(run):
+            bar = tqdm(total=run.steps_planned or run.episodes_total, initial=run.steps_done,
+                       unit="step" if run.steps_planned else "episode", desc=run.agent_name[:32], dynamic_ncols=True)
+            bars.append(bar)
+            return bar.update if run.steps_planned else None
+
+        runs = demo_runs_load(task_set=task_set, on_run=on_run)
+        for bar in bars:
+            bar.close()
+        for run in runs:
+            label = " [SIMULATED]" if run.is_simulated else ""
+            self.stdout.write(f"  run {run.pk}: {run.agent_name}{label} ({run.budget_setting}) {run.status} "
+                              f"in {run.demo_seconds:.1f} s")
+        self.stdout.write(f"EASEL demo ready in {time.monotonic() - started:.1f} s: /easel/?task_set={task_set.pk}")

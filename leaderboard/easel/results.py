@@ -1,0 +1,187 @@
+"""From an EASEL leaderboard payload (:func:`leaderboard.easel.selectors.easel_leaderboard`) to what the
+pages and exports show: the Figure 4 chart, and CSV, JSON and LaTeX like the Ekphrasis snapshot exports
+(every export carries the simulated and demo markers)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from leaderboard import charts
+from leaderboard.easel.selectors import TRAJECTORY_COLUMNS
+from leaderboard.results import _tex
+
+
+def progress_chart(payload: dict) -> str:
+    """Figure 4's shape: mean S over the step fraction, one line per agent."""
+    series = [
+        charts.Series(c["agent"] + (" [simulated]" if c["simulated"] else ""), c["fractions"], c["s"])
+        for c in payload["curves"]
+    ]
+    return charts.line_plot(
+        series, title="Average similarity over painting progress (reconstruction tasks)",
+        x_label="Painting progress (step ÷ budget)", y_label="Similarity S", x_range=(0.0, 1.0),
+    )
+
+
+def episode_chart(viewer: dict) -> str:
+    """One episode's S_t over its steps, Best and Final marked."""
+    points = [(0, viewer["initial_s"])] if viewer["initial_s"] is not None else []
+    points += [(row["index"], row["s"]) for row in viewer["steps"] if row["s"] is not None]
+    if len(points) < 2:
+        return ""
+    marks = []
+    by_index = dict(points)
+    if viewer["best_index"] is not None:
+        marks.append(("Best", viewer["best_index"], by_index[viewer["best_index"]]))
+    if viewer["final_index"] is not None and viewer["final_index"] in by_index:
+        marks.append(("Final", viewer["final_index"], by_index[viewer["final_index"]]))
+    return charts.line_plot(
+        [charts.Series("S_t", [p[0] for p in points], [p[1] for p in points], marks=marks)],
+        title="Similarity S_t over the episode", x_label="Step t", y_label="Similarity S", x_fmt="{:.0f}",
+    )
+
+
+# ---------------------------------------------------------------- tables for the page
+
+
+def _interval_cell(value, best: float | None = None) -> dict:
+    if value is None:
+        return {"text": "–", "interval": "", "best": False}
+    return {"text": f"{value[0]:.3f}", "interval": f"[{value[1]:.3f}, {value[2]:.3f}]",
+            "best": best is not None and round(value[0], 3) == round(best, 3)}
+
+
+def reconstruction_table(payload: dict) -> dict:
+    """Table 3's rows (best agent value per column marked; for F-B Gap the smallest) and the reference
+    rows of Table 2 (anchors and the painter) with their Edge IoU."""
+    columns = [("category", name) for name, _ in payload["categories"]] + [("field", f) for f, _ in TRAJECTORY_COLUMNS]
+    columns.append(("field", "edge_iou"))
+
+    def value(row, column):
+        kind, name = column
+        return row["categories"].get(name) if kind == "category" else row[name]
+
+    best = {}
+    for column in columns:
+        values = [value(r, column)[0] for r in payload["agents"] if value(r, column) is not None]
+        if values:
+            best[column] = min(values) if column == ("field", "fb_gap") else max(values)
+
+    def cells(row, mark: bool):
+        return [_interval_cell(value(row, c), best.get(c) if mark else None) for c in columns]
+
+    heads = [head for _, head in payload["categories"]] + [head for _, head in TRAJECTORY_COLUMNS] + ["Edge IoU"]
+    return {
+        "heads": heads,
+        "agents": [{"row": r, "cells": cells(r, True)} for r in payload["agents"]],
+        "references": [{"row": r, "cells": cells(r, False)} for r in payload["references"]],
+    }
+
+
+def semantic_table(payload: dict) -> list[dict]:
+    rows = []
+    for r in payload["semantic"]:
+        scores = [("–" if r["scores"].get(name) is None else f"{r['scores'][name]:.3f}") for name, _ in payload["semantic_tasks"]]
+        rows.append({"row": r, "scores": scores,
+                     "maze_invalid": "–" if r["maze_invalid_rate"] is None else f"{r['maze_invalid_rate']:.2f}",
+                     "submit": f"{r['avg_submit_pct']:.1f}"})
+    return rows
+
+
+# ---------------------------------------------------------------- exports
+
+def _csv_columns(payload: dict) -> list[str]:
+    columns = ["group", "agent", "kind", "budget", "seed", "simulated", "demo", "n_references"]
+    for name, _ in payload["categories"]:
+        columns += [f"{name}_final", f"{name}_low", f"{name}_high"]
+    for field, _ in TRAJECTORY_COLUMNS:
+        columns += [field, f"{field}_low", f"{field}_high"]
+    return columns + ["edge_iou", "edge_iou_low", "edge_iou_high", "repeat_rate", "invalid_rate"]
+
+
+def _triple(value) -> list:
+    return list(value) if value is not None else ["", "", ""]
+
+
+def export_csv(payload: dict) -> str:
+    """Table 3 rows (agents, then the reference rows), then Table 4 rows in a second block."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(_csv_columns(payload))
+    for group, rows in (("agent", payload["agents"]), ("reference", payload["references"])):
+        for r in rows:
+            cells = [group, r["agent"], r["kind"], r["budget"], r["seed"], r["simulated"], payload["demo"], r["n_references"]]
+            for name, _ in payload["categories"]:
+                cells += _triple(r["categories"].get(name))
+            for field, _ in TRAJECTORY_COLUMNS:
+                cells += _triple(r[field])
+            cells += _triple(r["edge_iou"]) + [r["repeat_rate"], r["invalid_rate"]]
+            writer.writerow(cells)
+    if payload["semantic"]:
+        writer.writerow([])
+        writer.writerow(["semantic_agent", "simulated", "demo"] + [name for name, _ in payload["semantic_tasks"]]
+                        + ["maze_invalid_rate", "maze_undo", "non_maze_undo", "avg_submit_pct", "recognisers"])
+        for r in payload["semantic"]:
+            writer.writerow([r["agent"], r["simulated"], payload["demo"]]
+                            + [r["scores"].get(name) for name, _ in payload["semantic_tasks"]]
+                            + [r["maze_invalid_rate"], r["maze_undo"], r["non_maze_undo"], r["avg_submit_pct"],
+                               ";".join(r["recognisers"])])
+    return buffer.getvalue()
+
+
+def export_json(payload: dict, *, code_version: str = "") -> str:
+    return json.dumps({"benchmark": "easel", "simulated": payload["simulated"], "demo": payload["demo"],
+                       "code_version": code_version, "leaderboard": payload}, indent=2)
+
+
+def _cell(value, *, interval: bool = True) -> str:
+    if value is None:
+        return "--"
+    if interval:
+        return f"{value[0]:.3f} [{value[1]:.3f}, {value[2]:.3f}]"
+    return f"{value:.3f}"
+
+
+def export_latex(payload: dict) -> str:
+    """Table 3's shape (category breakdown, Final, trajectory diagnostics) with intervals; the reference
+    rows below a rule; Table 4 as a second tabular when semantic episodes exist."""
+    categories = payload["categories"]
+    heads = ["Model"] + [head for _, head in categories] + [head for _, head in TRAJECTORY_COLUMNS]
+    lines = [r"\begin{table}[t]", r"\centering", r"\small",
+             r"\begin{tabular}{l" + "c" * (len(heads) - 1) + "}", r"\toprule", " & ".join(heads) + r" \\", r"\midrule"]
+
+    def row_line(r) -> str:
+        name = r["agent"] + (" (simulated)" if r["simulated"] else "")
+        cells = [_tex(name)] + [_cell(r["categories"].get(c)) for c, _ in categories]
+        cells += [_cell(r[field]) for field, _ in TRAJECTORY_COLUMNS]
+        return " & ".join(cells) + r" \\"
+
+    lines += [row_line(r) for r in payload["agents"]]
+    if payload["references"]:
+        lines.append(r"\midrule")
+        lines += [row_line(r) for r in payload["references"]]
+    flag = " Simulated agents are not models." if payload["simulated"] else ""
+    flag += " Demo data." if payload["demo"] else ""
+    suite = payload["task_set"]
+    lines += [r"\bottomrule", r"\end{tabular}",
+              r"\caption{EASEL reconstruction: mean S per category and trajectory diagnostics, "
+              + _tex(f"{payload['interval']}; reference rows (anchors, painter) below the rule. "
+                     f"Suite {suite['name']} v{suite['version']}.{flag}") + "}", r"\end{table}"]
+    if payload["semantic"]:
+        tasks = payload["semantic_tasks"]
+        heads = ["Model"] + [head for _, head in tasks] + ["Maze Inv.", "Maze Undo", "Non-Maze Undo", "Avg. Submit (\\%)"]
+        lines += ["", r"\begin{table}[t]", r"\centering", r"\small",
+                  r"\begin{tabular}{l" + "c" * (len(heads) - 1) + "}", r"\toprule", " & ".join(heads) + r" \\", r"\midrule"]
+        for r in payload["semantic"]:
+            name = r["agent"] + (" (simulated)" if r["simulated"] else "")
+            cells = [_tex(name)] + [_cell(r["scores"].get(t), interval=False) for t, _ in tasks]
+            cells += [_cell(r["maze_invalid_rate"], interval=False), str(r["maze_undo"]), str(r["non_maze_undo"]),
+                      f"{r['avg_submit_pct']:.1f}"]
+            lines.append(" & ".join(cells) + r" \\")
+        recognisers = sorted({name for r in payload["semantic"] for name in r["recognisers"]})
+        lines += [r"\bottomrule", r"\end{tabular}",
+                  r"\caption{EASEL semantic tasks (Dice, letter match, route progress). "
+                  + _tex(f"Handwriting recogniser: {', '.join(recognisers) or 'n/a'}.{flag}") + "}", r"\end{table}"]
+    return "\n".join(lines) + "\n"

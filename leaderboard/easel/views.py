@@ -1,0 +1,159 @@
+"""EASEL pages (researchers only). Views validate and delegate: reads through ``selectors``, writes
+through ``services``, access through the one gatekeeper ``require_researcher``."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from leaderboard.easel import results, selectors, services
+from leaderboard.easel.agents import agent_choices
+from leaderboard.easel.forms import EaselRunForm
+from leaderboard.easel.models import EaselEpisode, EaselRun
+from leaderboard.roles import require_researcher
+from leaderboard.services.judge_runs import code_version
+
+EXPORT_TYPES = {"csv": "text/csv", "json": "application/json", "tex": "application/x-tex"}
+
+
+def _task_set_or_404(request):
+    """The suite ``?task_set=ID`` names (404 for a malformed or unknown id), or the newest one."""
+    wanted = request.GET.get("task_set") or None
+    task_set = selectors.easel_task_set_get(wanted)
+    if task_set is None and wanted is not None:
+        raise Http404("No such EASEL task set.")
+    return task_set
+
+
+def leaderboard(request):
+    require_researcher(request.user)
+    task_set = _task_set_or_404(request)
+    payload = selectors.easel_leaderboard(task_set=task_set) if task_set is not None else None
+    return render(request, "leaderboard/easel/leaderboard.html", {
+        "task_set": task_set, "task_sets": selectors.easel_task_sets(), "payload": payload,
+        "progress_chart": results.progress_chart(payload) if payload else "",
+        "table": results.reconstruction_table(payload) if payload else None,
+        "semantic": results.semantic_table(payload) if payload else [],
+        "runs": selectors.run_list(task_set=task_set)[:30] if task_set is not None else [],
+        "form": EaselRunForm(agents=agent_choices(), initial={"task_set": task_set.pk if task_set else None}),
+    })
+
+
+def leaderboard_export(request, fmt: str):
+    require_researcher(request.user)
+    task_set = _task_set_or_404(request)
+    if task_set is None:
+        raise Http404("No EASEL task set yet.")
+    payload = selectors.easel_leaderboard(task_set=task_set)
+    body = {"csv": results.export_csv, "tex": results.export_latex}.get(fmt)
+    text = body(payload) if body else results.export_json(payload, code_version=code_version())
+    response = HttpResponse(text, content_type=f"{EXPORT_TYPES[fmt]}; charset=utf-8")
+    marker = "-demo" if payload["demo"] else ""
+    marker += "-simulated" if payload["simulated"] else ""
+    response["Content-Disposition"] = f'attachment; filename="easel-{task_set.name}-v{task_set.version}{marker}.{fmt}"'
+    return response
+
+
+def run_detail(request, pk: int):
+    require_researcher(request.user)
+    run = get_object_or_404(EaselRun.objects.select_related("task_set", "subject_model"), pk=pk)
+    return render(request, "leaderboard/easel/run_detail.html", {
+        "run": run, "progress": selectors.run_progress(run=run), "episodes": selectors.run_episodes(run=run),
+    })
+
+
+def run_status(request, pk: int):
+    require_researcher(request.user)
+    run = get_object_or_404(EaselRun, pk=pk)
+    return JsonResponse(selectors.run_progress(run=run))
+
+
+@require_POST
+def run_new(request):
+    require_researcher(request.user)
+    form = EaselRunForm(request.POST, agents=agent_choices())
+    if not form.is_valid():
+        messages.error(request, f"Run not started: {form.errors.as_text()}")
+        return redirect("easel:leaderboard")
+    try:
+        run = services.easel_run_create(created_by=request.user, **form.run_arguments())
+    except services.RunConfigurationError as exc:
+        messages.error(request, f"Run not started: {exc}")
+        return redirect(reverse("easel:leaderboard") + f"?task_set={form.cleaned_data['task_set'].pk}")
+    _start(request, run)
+    return redirect("easel:run_detail", pk=run.pk)
+
+
+def _start(request, run: EaselRun) -> None:
+    """Queue the run. Without a broker (eager mode) its episodes run inside this request; a failure there
+    is recorded on the run by the job (``easel_run_fail``) and shown on the run page, not raised as a 500."""
+    try:
+        services.easel_run_start(run=run)
+    except Exception as exc:  # noqa: BLE001 - eager mode only: a worker would have recorded the same error
+        services.easel_run_fail(run_id=run.pk, error=repr(exc))
+        messages.error(request, f"Run {run.pk} stopped: {exc}. Resume it from its page.")
+
+
+@require_POST
+def run_resume(request, pk: int):
+    """Queue a failed run again; its episodes resume from their stored steps."""
+    require_researcher(request.user)
+    run = get_object_or_404(EaselRun, pk=pk)
+    if run.status == EaselRun.Status.FAILED:
+        _start(request, run)
+    return redirect("easel:run_detail", pk=run.pk)
+
+
+def _episode(pk: int) -> EaselEpisode:
+    return get_object_or_404(EaselEpisode.objects.select_related("run", "task").defer("final_canvas_png"), pk=pk)
+
+
+def episode_viewer(request, pk: int):
+    require_researcher(request.user)
+    episode = _episode(pk)
+    viewer = selectors.episode_viewer_data(episode=episode)
+    # the script appends "<index>.png" to this prefix for each stored step
+    viewer["canvas_prefix"] = reverse("easel:step_canvas", args=[episode.pk, 0])[: -len("0.png")]
+    viewer["final_url"] = reverse("easel:final_canvas", args=[episode.pk])
+    siblings = list(selectors.run_episodes(run=episode.run).values_list("pk", flat=True))
+    where = siblings.index(episode.pk)
+    return render(request, "leaderboard/easel/episode.html", {
+        "episode": episode, "run": episode.run, "viewer": viewer, "chart": results.episode_chart(viewer),
+        "previous": siblings[where - 1] if where > 0 else None,
+        "next": siblings[where + 1] if where + 1 < len(siblings) else None,
+    })
+
+
+def _png(data: bytes | None) -> HttpResponse:
+    if data is None:
+        raise Http404("No stored canvas for that step.")
+    response = HttpResponse(bytes(data), content_type="image/png")
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
+
+
+def task_image(request, pk: int):
+    """An episode's reference (or semantic task image)."""
+    require_researcher(request.user)
+    episode = get_object_or_404(EaselEpisode.objects.select_related("task__easel_image"), pk=pk)
+    image = getattr(episode.task, "easel_image", None)
+    return _png(image.png if image is not None else None)
+
+
+def step_canvas(request, pk: int, index: int):
+    """The stored canvas after step ``index``; step 0 is the initial canvas."""
+    require_researcher(request.user)
+    episode = _episode(pk)
+    if index == 0:
+        task = services.engine_task_of(episode.task)
+        return _png(services.canvas_png(task.initial_canvas()))
+    return _png(selectors.episode_step_canvas(episode=episode, index=index))
+
+
+def final_canvas(request, pk: int):
+    require_researcher(request.user)
+    episode = get_object_or_404(EaselEpisode.objects.only("pk", "final_canvas_png"), pk=pk)
+    return _png(episode.final_canvas_png)

@@ -1,0 +1,93 @@
+"""The EASEL environment (engine/easel/episode.py, EASEL §3.1)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from engine.easel.episode import Environment, extract_json_object, task_from_record, task_to_record
+from engine.easel.metrics import similarity
+from engine.easel.painter import SearchPainter
+from engine.easel.references import generate_suite
+from engine.easel.semantic import semantic_tasks
+from engine.easel.simulated import SimulatedAgent
+
+
+@pytest.fixture(scope="module")
+def task():
+    return generate_suite(2, per_category={"programmatic": 1})[0]
+
+
+def test_each_step_reports_s_equal_to_the_full_recompute(task):
+    env = Environment(task, budget=6)
+    outcomes = env.run(SimulatedAgent(0.8, seed=1, invalid=0.0))
+    assert len(outcomes) == 6 and env.done
+    assert abs(outcomes[-1].similarity.s - similarity(env.canvas, task.reference).s) < 1e-9
+
+
+def test_the_budget_ends_the_episode(task):
+    env = Environment(task, budget=2)
+    env.step(json.dumps({"action": "brush_stroke", "xs": 1.5}))
+    env.step("no json here")
+    assert env.done
+    with pytest.raises(RuntimeError):
+        env.step("{}")
+
+
+def test_unparseable_output_is_invalid_and_keeps_the_raw_text(task):
+    env = Environment(task)
+    outcome = env.step("I would paint a red circle here.")
+    assert outcome.kind == "invalid" and not outcome.valid and outcome.action is None
+    assert outcome.raw == "I would paint a red circle here."
+
+
+def test_json_inside_prose_or_fences_is_found(task):
+    text = 'Sure:\n```json\n{"action": "brush_stroke", "note": "{not a brace}"}\n```'
+    assert extract_json_object(text) == {"action": "brush_stroke", "note": "{not a brace}"}
+
+
+def test_replay_rebuilds_the_same_state(task):
+    first = Environment(task, budget=8)
+    first.run(SearchPainter(seed=3, candidates=6, refinements=2))
+    actions = [o.raw for o in first.outcomes]
+    resumed = Environment(task, budget=8)
+    resumed.replay(actions[:5])
+    resumed.run(SearchPainter(seed=3, candidates=6, refinements=2))
+    np.testing.assert_array_equal(resumed.canvas, first.canvas)
+    assert resumed.s_values() == first.s_values()
+    assert [o.raw for o in resumed.outcomes] == actions
+
+
+@pytest.mark.parametrize("which", ["reconstruction", "semantic"])
+def test_task_records_round_trip_exactly(task, which):
+    original = task if which == "reconstruction" else semantic_tasks(0)[4]
+    record, png = task_to_record(original)
+    rebuilt = task_from_record(json.loads(json.dumps(record)), png)
+    np.testing.assert_array_equal(rebuilt.reference, original.reference)
+    assert (rebuilt.id, rebuilt.kind, rebuilt.category, rebuilt.size, rebuilt.budget, rebuilt.spec) == (
+        original.id, original.kind, original.category, original.size, original.budget, original.spec)
+
+
+def test_a_record_missing_a_field_is_rejected_by_name(task):
+    record, png = task_to_record(task)
+    del record["budget"]
+    with pytest.raises(ValueError, match="budget"):
+        task_from_record(record, png)
+
+
+def test_semantic_observation_keeps_a_three_turn_window_and_collision_feedback():
+    maze = semantic_tasks(0)[3]
+    env = Environment(maze)
+    wall_hit = json.dumps({"action": "brush_stroke", "xs": 0.0, "ys": 0.5, "xc": 0.5, "yc": 0.5, "xe": 1.0, "ye": 0.5})
+    for _ in range(5):
+        env.step(wall_hit)
+    observation = env.observation()
+    assert len(observation.history) == 3 and [t.step for t in observation.history] == [2, 3, 4]
+    assert "wall" in observation.feedback
+
+
+def test_reconstruction_observations_carry_no_history(task):
+    env = Environment(task)
+    env.step("nonsense")
+    observation = env.observation()
+    assert observation.history == () and observation.feedback is None

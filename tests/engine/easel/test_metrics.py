@@ -1,0 +1,96 @@
+"""Similarity S (EASEL Eq. 1) and its incremental scorer (engine/easel/metrics.py)."""
+
+import numpy as np
+import pytest
+from skimage.metrics import structural_similarity
+
+from engine.easel.metrics import IncrementalSimilarity, similarity
+from engine.easel.painter import mean_colour_fill
+from engine.easel.references import ReconstructionCategory, generate_reference
+from engine.easel.render import Stroke, blank_canvas, composite, stroke_coverage
+
+EQUAL_TOL = 1e-9  # issue 11: incremental S equals the full recompute to 1e-9
+
+
+def reference(category=ReconstructionCategory.SPATIAL_GEOMETRY, index=0):
+    return generate_reference(category, seed=3, index=index)[0]
+
+
+def test_identical_images_score_one():
+    ref = reference()
+    result = similarity(ref, ref)
+    assert result.s == pytest.approx(1.0, abs=1e-12)
+    assert result.ssim == pytest.approx(1.0) and result.l1 == 0.0 and result.edge_iou == 1.0
+
+
+def test_ssim_equals_scikit_images_own_call():
+    ref = reference()
+    canvas = np.random.default_rng(0).random(ref.shape).astype(np.float32)
+    expected = structural_similarity(canvas.astype(np.float64), ref.astype(np.float64), channel_axis=2,
+                                     data_range=1.0)
+    assert similarity(canvas, ref).ssim == expected
+    # On the float32 images themselves scikit-image computes in float32: equal to float32 precision.
+    assert similarity(canvas, ref).ssim == pytest.approx(
+        structural_similarity(canvas, ref, channel_axis=2, data_range=1.0), abs=1e-5)
+
+
+def test_l1_is_the_mean_absolute_difference():
+    ref = reference()
+    assert similarity(blank_canvas(ref.shape[0]), ref).l1 == pytest.approx(float(np.mean(np.abs(1.0 - ref))))
+
+
+def test_uniform_fills_have_zero_edge_iou():
+    ref = reference()
+    assert similarity(mean_colour_fill(ref), ref).edge_iou == 0.0
+    assert similarity(blank_canvas(ref.shape[0]), ref).edge_iou == 0.0
+
+
+def test_two_edgeless_images_have_edge_iou_one():
+    grey = np.full((32, 32, 3), 0.5, np.float32)
+    assert similarity(grey, np.full_like(grey, 0.7)).edge_iou == 1.0
+
+
+def test_s_weights_the_three_terms_as_equation_one():
+    ref = reference()
+    r = similarity(np.random.default_rng(1).random(ref.shape).astype(np.float32), ref)
+    assert r.s == pytest.approx(0.5 * r.ssim + 0.3 * (1 - r.l1) + 0.2 * r.edge_iou, abs=1e-15)
+
+
+@pytest.mark.parametrize("category", list(ReconstructionCategory))
+def test_incremental_s_equals_full_recompute_on_random_episodes(category):
+    ref = generate_reference(category, seed=5, index=1)[0]
+    size = ref.shape[0]
+    rng = np.random.default_rng(category.size + len(category.label))
+    scorer = IncrementalSimilarity(ref)
+    canvas = blank_canvas(size)
+    for _ in range(25):
+        params = rng.random(13)
+        params[[6, 8]] *= rng.choice([0.15, 0.5, 1.0])
+        covered = stroke_coverage(params, size, size)
+        if covered is None:
+            continue
+        mask, box = covered
+        patch = composite(canvas[box.slices], mask, params[10:13])
+        predicted = scorer.gain(box, patch)
+        canvas[box.slices] = patch
+        committed = scorer.apply(box, patch)
+        full = similarity(canvas, ref)
+        assert abs(predicted.s - full.s) < EQUAL_TOL
+        assert abs(committed.s - full.s) < EQUAL_TOL
+        assert committed.edge_iou == full.edge_iou
+
+
+def test_gain_does_not_commit():
+    ref = reference()
+    scorer = IncrementalSimilarity(ref)
+    before = scorer.score
+    mask, box = stroke_coverage(Stroke(0.1, 0.1, 0.5, 0.5, 0.9, 0.9, 1, 1, 1, 1, 0, 0, 0), 128, 128)
+    scorer.gain(box, composite(scorer.canvas[box.slices], mask, (0, 0, 0)))
+    assert scorer.score == before
+    np.testing.assert_array_equal(scorer.canvas, np.ones_like(ref, dtype=np.float64))
+
+
+def test_reset_scores_any_canvas_like_the_full_recompute():
+    ref = reference()
+    canvas = mean_colour_fill(ref)
+    assert abs(IncrementalSimilarity(ref).reset(canvas).s - similarity(canvas, ref).s) < EQUAL_TOL

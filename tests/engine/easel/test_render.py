@@ -1,0 +1,142 @@
+"""The EASEL brush renderer and strict action parsing (engine/easel/render.py, EASEL §3.4)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from engine.easel.episode import Environment
+from engine.easel.render import (
+    MAX_RADIUS_FRACTION,
+    PARAM_KEYS,
+    InvalidAction,
+    Stroke,
+    blank_canvas,
+    parse_reconstruction_action,
+    parse_semantic_action,
+    render_stroke,
+    stroke_box,
+)
+from engine.easel.task import KIND_RECONSTRUCTION, EaselTask
+
+RED = (1.0, 0.0, 0.0)
+
+
+def horizontal(alpha=1.0, colour=RED, radius=0.5, y=0.5):
+    return Stroke(0.2, y, 0.5, y, 0.8, y, radius, alpha, radius, alpha, *colour)
+
+
+def action(**overrides):
+    base = {"action": "brush_stroke", **horizontal().as_dict()}
+    base.update(overrides)
+    return base
+
+
+def test_opaque_horizontal_stroke_paints_its_colour_at_the_centre():
+    out = render_stroke(blank_canvas(64), horizontal())
+    np.testing.assert_array_equal(out[32, 32], np.float32(RED))
+
+
+def test_far_pixels_are_untouched():
+    canvas = blank_canvas(64)
+    out = render_stroke(canvas, horizontal())
+    radius_px = 0.5 * MAX_RADIUS_FRACTION * 64
+    far_rows = np.r_[0:int(32 - radius_px - 2), int(32 + radius_px + 2):64]
+    np.testing.assert_array_equal(out[far_rows], canvas[far_rows])
+
+
+def test_zero_opacity_changes_nothing():
+    canvas = np.random.default_rng(0).random((64, 64, 3)).astype(np.float32)
+    np.testing.assert_array_equal(render_stroke(canvas, horizontal(alpha=0.0)), canvas)
+
+
+def test_half_opacity_stroke_blends_exactly_once_over_white():
+    colour = (0.2, 0.4, 0.6)
+    out = render_stroke(blank_canvas(64), horizontal(alpha=0.5, colour=colour))
+    expected = (0.5 * np.array(colour) + 0.5).astype(np.float32)
+    np.testing.assert_array_equal(out[32, 32], expected)
+    # The stroke overlaps itself along its length; the blend is still one, nowhere darker.
+    assert np.all(out[..., 0] >= expected[0])
+
+
+def test_self_overlapping_stroke_never_darkens():
+    loop = Stroke(0.2, 0.5, 0.9, 0.1, 0.2, 0.55, 0.6, 0.5, 0.6, 0.5, 0.0, 0.0, 0.0)
+    out = render_stroke(blank_canvas(64), loop)
+    assert out.min() >= 0.5 - 1e-7
+
+
+def test_long_thin_stroke_has_no_gaps():
+    thin = Stroke(0.02, 0.5, 0.5, 0.5, 0.98, 0.5, 0.05, 1.0, 0.05, 1.0, 0.0, 0.0, 0.0)
+    out = render_stroke(blank_canvas(128), thin)
+    darkest_per_column = out[:, 4:124, 0].min(axis=0)
+    assert np.all(darkest_per_column < 0.5)
+
+
+def test_render_does_not_modify_its_input():
+    canvas = blank_canvas(32)
+    render_stroke(canvas, horizontal())
+    assert np.all(canvas == 1.0)
+
+
+def test_stroke_box_contains_every_changed_pixel():
+    stroke = Stroke(0.1, 0.8, 0.9, 0.9, 0.6, 0.1, 0.3, 1.0, 0.1, 0.7, 0.1, 0.2, 0.3)
+    out = render_stroke(blank_canvas(64), stroke)
+    changed = np.argwhere(np.any(out != 1.0, axis=2))
+    box = stroke_box(stroke, 64, 64)
+    assert changed[:, 0].min() >= box.r0 and changed[:, 0].max() < box.r1
+    assert changed[:, 1].min() >= box.c0 and changed[:, 1].max() < box.c1
+
+
+def test_integer_coordinates_render_identically_to_floats():
+    floats = action(xs=0.25, ys=0.125, xc=0.5, yc=0.75, xe=0.875, ye=0.3)
+    ints = action(xs=250, ys=125, xc=500, yc=750, xe=875, ye=300)
+    a, b = parse_reconstruction_action(floats), parse_reconstruction_action(ints)
+    assert a == b
+    np.testing.assert_array_equal(render_stroke(blank_canvas(64), a), render_stroke(blank_canvas(64), b))
+
+
+@pytest.mark.parametrize("bad", [
+    {"xs": 1.2},  # out of range: never clamped
+    {"alpha_s": -0.1},
+    {"cr": "0.5"},  # strings are not numbers
+    {"rs": True},  # booleans are not numbers
+    {"xs": float("nan")},
+    {"extra": 0.5},  # exactly the expected keys
+    {"action": "undo"},  # reconstruction has no undo
+])
+def test_malformed_reconstruction_actions_are_invalid(bad):
+    assert isinstance(parse_reconstruction_action(action(**bad)), InvalidAction)
+
+
+def test_missing_key_is_invalid():
+    incomplete = action()
+    del incomplete["cb"]
+    assert "missing cb" in parse_reconstruction_action(incomplete).reason
+
+
+def test_quantised_coordinates_above_1000_are_invalid():
+    assert isinstance(parse_reconstruction_action(action(xs=1001, ys=0, xc=0, yc=0, xe=0, ye=0)), InvalidAction)
+
+
+def test_semantic_actions_take_only_the_path():
+    path = {"action": "brush_stroke", "xs": 0.1, "ys": 0.1, "xc": 0.5, "yc": 0.5, "xe": 0.9, "ye": 0.9}
+    assert isinstance(parse_semantic_action(path), Stroke)
+    assert isinstance(parse_semantic_action({**path, "cr": 0.5}), InvalidAction)
+    assert parse_semantic_action({"action": "undo"}) == "undo"
+    assert parse_semantic_action({"action": "submit"}) == "submit"
+
+
+def test_out_of_range_actions_are_counted_invalid_and_change_nothing():
+    reference = np.zeros((64, 64, 3), np.float32)
+    task = EaselTask(id="t", kind=KIND_RECONSTRUCTION, category="programmatic", size=64, budget=3,
+                     reference=reference)
+    env = Environment(task)
+    before = env.canvas.copy()
+    outcome = env.step(json.dumps(action(xe=1.5)))
+    assert not outcome.valid and outcome.kind == "invalid" and "xe" in outcome.error
+    np.testing.assert_array_equal(env.canvas, before)
+    assert env.step_index == 1
+
+
+def test_stroke_keys_are_the_papers_order():
+    assert PARAM_KEYS == ("xs", "ys", "xc", "yc", "xe", "ye", "rs", "alpha_s", "re", "alpha_e", "cr", "cg", "cb")

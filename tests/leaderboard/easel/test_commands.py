@@ -1,0 +1,139 @@
+"""The EASEL commands: easel_suite, run_easel, export_easel_sft, load_demo_easel."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from leaderboard.easel import demo
+from leaderboard.easel.models import EaselImage, EaselRun
+from leaderboard.models import TaskSet
+
+pytestmark = pytest.mark.django_db
+
+SMALL = "programmatic=2"
+
+
+def images_of(name: str) -> dict[str, bytes]:
+    return {e: bytes(p) for e, p in EaselImage.objects.filter(task__task_set__name=name).values_list("task__external_id", "png")}
+
+
+def run_command(*args) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def test_the_suite_command_gives_byte_identical_references_for_a_seed():
+    run_command("easel_suite", "--seed", "5", "--per-category", SMALL, "--name", "first")
+    run_command("easel_suite", "--seed", "5", "--per-category", SMALL, "--name", "second")
+    first, second = images_of("first"), images_of("second")
+    assert len(first) == 2 + 5 and first == second
+    assert TaskSet.objects.get(name="first").frozen
+
+
+def test_another_seed_gives_other_references():
+    run_command("easel_suite", "--seed", "5", "--per-category", SMALL, "--name", "five")
+    run_command("easel_suite", "--seed", "6", "--per-category", SMALL, "--name", "six")
+    five, six = images_of("five"), images_of("six")
+    assert five["programmatic-000"] != six["programmatic-000"]
+
+
+def test_running_the_suite_command_again_reports_the_existing_identical_set():
+    run_command("easel_suite", "--seed", "5", "--per-category", SMALL, "--name", "again")
+    assert "already present, byte-identical" in run_command("easel_suite", "--seed", "5", "--per-category", SMALL, "--name", "again")
+    assert TaskSet.objects.filter(name="again").count() == 1
+
+
+def test_a_malformed_per_category_option_is_a_clear_error():
+    with pytest.raises(CommandError, match="'planets=2' is not CATEGORY=COUNT"):
+        run_command("easel_suite", "--per-category", "planets=2")
+
+
+def test_run_easel_runs_an_anchor_and_prints_its_scores(suite):
+    out = run_command("run_easel", "--task-set", suite.name, "--agent", "mean_colour_fill")
+    run = EaselRun.objects.get()
+    assert run.status == EaselRun.Status.DONE and f"run {run.pk} done" in out and "programmatic Final S" in out
+
+
+def test_run_easel_labels_a_simulated_agent_and_resumes_by_id(suite):
+    out = run_command("run_easel", "--task-set", suite.name, "--agent", "simulated", "--skill", "0.7", "--seed", "2")
+    run = EaselRun.objects.get()
+    assert "(SIMULATED agent)" in out and run.is_simulated and run.config["skill"] == 0.7 and run.seed == 2
+    again = run_command("run_easel", "--resume", str(run.pk))
+    assert f"run {run.pk} done" in again and EaselRun.objects.count() == 1
+
+
+def test_run_easel_names_an_unknown_agent(suite):
+    with pytest.raises(CommandError, match="no agent 'nobody'"):
+        run_command("run_easel", "--task-set", suite.name, "--agent", "nobody")
+
+
+def test_the_sft_export_writes_samples_whose_prior_actions_replay_to_their_canvas(suite, tmp_path):
+    from engine.easel.episode import Environment
+    from engine.easel.task import image_from_png, png_bytes
+    from leaderboard.easel import services
+    from leaderboard.easel.services import engine_task_of
+
+    run = services.easel_run_execute_inline(run=services.easel_run_create(
+        task_set=suite, agent="painter", config={"painter": {"candidates": 4, "refinements": 2}}))
+    out = run_command("export_easel_sft", "--run", str(run.pk), "-o", str(tmp_path))
+    assert "C1" in out and "C2" in out
+    records = [json.loads(line) for line in (tmp_path / "c1.jsonl").read_text().splitlines()]
+    assert records and all(isinstance(records[0]["target"][k], int) for k in ("xs", "ys", "xc", "yc", "xe", "ye"))
+    assert (tmp_path / records[0]["reference"]).is_file()
+    sample = records[len(records) // 2]
+    task = engine_task_of(suite.tasks.get(external_id=sample["task_id"]))
+    env = Environment(task, budget=task.budget)
+    env.replay(sample["prior_actions"])
+    assert np.array_equal(image_from_png((tmp_path / sample["canvas"]).read_bytes()), image_from_png(png_bytes(env.canvas)))
+
+
+def test_the_sft_export_of_a_run_without_trajectories_is_an_error(suite, tmp_path):
+    run_command("run_easel", "--task-set", suite.name, "--agent", "blank_fill")
+    with pytest.raises(CommandError, match="no finished reconstruction episode"):
+        run_command("export_easel_sft", "--run", str(EaselRun.objects.get().pk), "-o", str(tmp_path))
+
+
+def test_the_demo_is_labelled_and_idempotent(monkeypatch):
+    monkeypatch.setattr(demo, "DEMO_PER_CATEGORY", {"programmatic": 1})
+    monkeypatch.setattr(demo, "DEMO_AGENTS", (demo.DemoAgent("mean_colour_fill"),
+                                              demo.DemoAgent("simulated", label="simulated · keen", skill=0.8)))
+    run_command("load_demo_easel")
+    steps = EaselRun.objects.get(agent_kind="simulated").steps_done
+    out = run_command("load_demo_easel")
+    task_set = TaskSet.objects.get(name=demo.DEMO_SUITE_NAME)
+    assert task_set.is_demo and EaselRun.objects.count() == 2 and "[SIMULATED]" in out
+    assert EaselRun.objects.get(agent_kind="simulated").steps_done == steps
+    assert set(EaselRun.objects.values_list("status", flat=True)) == {"done"}
+
+
+def test_user_images_are_imported_as_natural_references(tmp_path):
+    from PIL import Image
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    Image.new("RGB", (300, 200), (200, 40, 10)).save(folder / "red barn.png")
+    run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "imported", "--images", str(folder))
+    task = TaskSet.objects.get(name="imported").tasks.get(external_id="imported-red-barn")
+    assert task.family == "natural" and task.easel_image.width == 128
+    assert task.source["spec"]["provenance"]["source"] == "imported:red barn.png"
+
+
+def test_an_unreadable_image_is_an_error_naming_the_file_and_writes_nothing(tmp_path):
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("not an image")
+    with pytest.raises(CommandError, match="notes.txt: not a readable image"):
+        run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "broken", "--images", str(folder))
+    assert not TaskSet.objects.filter(name="broken").exists()
+
+
+def test_run_easel_queue_without_a_broker_runs_eagerly_and_follows_to_done(suite):
+    out = run_command("run_easel", "--task-set", suite.name, "--agent", "blank_fill", "--queue")
+    run = EaselRun.objects.get()
+    assert run.status == EaselRun.Status.DONE and f"run {run.pk} done" in out

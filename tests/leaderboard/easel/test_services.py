@@ -1,0 +1,201 @@
+"""EASEL services: suites stored exactly, runs planned per task."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.easel import services
+from leaderboard.easel.models import NATIVE_BUDGET, EaselImage, EaselRun
+from tests.leaderboard.easel.conftest import SMALL
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_suite_is_a_frozen_easel_task_set_with_one_image_per_task(suite):
+    assert suite.frozen and suite.benchmark.kind == "easel"
+    assert suite.tasks.count() == 2 + 5
+    assert EaselImage.objects.filter(task__task_set=suite).count() == 7
+
+
+def test_a_stored_task_rebuilds_the_engine_task_exactly(suite):
+    from engine.easel.references import generate_suite
+
+    original = generate_suite(0, per_category=SMALL)[0]
+    rebuilt = services.engine_task_of(suite.tasks.get(external_id=original.id))
+    assert rebuilt.budget == original.budget and rebuilt.size == original.size
+    assert (rebuilt.reference == original.reference).all()
+
+
+def test_creating_the_same_suite_again_writes_nothing_and_returns_it(suite):
+    again, created = services.easel_suite_create(seed=0, per_category=SMALL, name="easel-test")
+    assert not created and again.pk == suite.pk
+
+
+def test_a_suite_name_taken_by_other_references_is_refused(suite):
+    with pytest.raises(services.SuiteConflict):
+        services.easel_suite_create(seed=1, per_category=SMALL, name="easel-test", version=suite.version)
+
+
+def test_a_simulated_run_plans_one_episode_per_task_and_is_labelled(suite):
+    run = services.easel_run_create(task_set=suite, agent="simulated", skill=0.7)
+    assert run.is_simulated and run.agent_kind == EaselRun.AgentKind.SIMULATED
+    assert run.episodes.count() == suite.tasks.count() == run.episodes_total
+    assert run.steps_planned == sum(t.constraints["budget"] for t in suite.tasks.all())
+
+
+def test_painter_and_anchor_runs_plan_reconstruction_episodes_only(suite):
+    for agent in ("painter", "mean_colour_fill"):
+        run = services.easel_run_create(task_set=suite, agent=agent)
+        assert set(run.episodes.values_list("kind", flat=True)) == {"reconstruction"}
+
+
+def test_a_native_run_gives_reconstruction_episodes_the_long_budget(suite):
+    run = services.easel_run_create(task_set=suite, agent="painter", budget_setting="native")
+    assert set(run.episodes.values_list("budget", flat=True)) == {NATIVE_BUDGET}
+
+
+def test_an_unknown_agent_is_a_configuration_error_naming_it(suite):
+    with pytest.raises(services.RunConfigurationError, match="no agent 'gpt-imaginary'"):
+        services.easel_run_create(task_set=suite, agent="gpt-imaginary")
+    assert not EaselRun.objects.exists()
+
+
+def test_skill_is_refused_for_an_agent_that_is_not_simulated(suite):
+    with pytest.raises(services.RunConfigurationError, match="simulated agent only"):
+        services.easel_run_create(task_set=suite, agent="painter", skill=0.5)
+
+
+def test_a_progress_curve_starts_at_s0_and_ends_at_the_final_s():
+    curve = services.progress_curve([0.5, 0.6, 0.7, 0.65], 0.4, points=5)
+    assert curve[0] == 0.4 and curve[-1] == 0.65 and len(curve) == 5
+    assert curve[2] == pytest.approx(0.6)  # fraction 0.5 = step 2 of 4
+
+
+# ---------------------------------------------------------------- stepping and resuming
+
+
+class SeededStrokes:
+    """A deterministic policy of the engine's contract: each action is drawn from (task, step) alone, and one
+    step in seven is unparseable text."""
+
+    name = "seeded-strokes"
+    is_simulated = True
+
+    def act(self, observation) -> str:
+        import json
+
+        import numpy as np
+
+        from engine.seeding import derived_seed
+
+        rng = np.random.default_rng(derived_seed("seeded-strokes", observation.task.id, observation.step))
+        if observation.step % 7 == 3:
+            return "I would paint a circle here."
+        keys = ("xs", "ys", "xc", "yc", "xe", "ye")
+        if observation.task.kind == "semantic":
+            return json.dumps({"action": "brush_stroke", **{k: round(float(rng.uniform()), 3) for k in keys}})
+        keys += ("rs", "alpha_s", "re", "alpha_e", "cr", "cg", "cb")
+        return json.dumps({"action": "brush_stroke", **{k: round(float(rng.uniform(0.05, 0.95)), 3) for k in keys}})
+
+
+class Killed(Exception):
+    pass
+
+
+def kill_after(steps: int):
+    seen = [0]
+
+    def progress(k: int) -> None:
+        seen[0] += k
+        if seen[0] >= steps:
+            raise Killed(f"worker killed after {seen[0]} stored steps")
+
+    return progress
+
+
+def step_fingerprint(run):
+    from leaderboard.easel.models import EaselStep
+
+    return list(EaselStep.objects.filter(episode__run=run).order_by("episode__position", "index").values_list(
+        "episode__task__external_id", "index", "raw", "valid", "kind", "s", "canvas_png"))
+
+
+@pytest.fixture
+def seeded_policy(monkeypatch):
+    from leaderboard.easel import agents
+
+    monkeypatch.setattr(agents, "policy_for", lambda run: (SeededStrokes(), None))
+
+
+@pytest.fixture
+def reconstruction_only(suite, monkeypatch):
+    suite.tasks.filter(subtype="semantic").delete()
+    # writes every 8 steps, so that a kill after 16 stored steps falls in the middle of the first 32-step episode
+    monkeypatch.setattr(services, "OFFLINE_FLUSH_STEPS", 8)
+    return suite
+
+
+MID_EPISODE = 16
+
+
+def test_a_run_stores_every_step_with_s_and_a_canvas_and_summarises_each_episode(reconstruction_only, seeded_policy):
+    run = services.easel_run_create(task_set=reconstruction_only, agent="simulated")
+    run = services.easel_run_execute_inline(run=run)
+    assert run.status == EaselRun.Status.DONE and run.steps_done == run.steps_planned
+    for episode in run.episodes.all():
+        steps = list(episode.steps.order_by("index"))
+        assert [s.index for s in steps] == list(range(1, episode.budget + 1))
+        assert all(s.canvas_png for s in steps)
+        invalid = [s for s in steps if not s.valid]
+        assert invalid and all(s.kind == "invalid" and s.action is None and s.raw for s in invalid)
+        assert episode.final_s == steps[-1].s and episode.best == max(s.s for s in steps)
+        assert episode.invalid_rate == pytest.approx(len(invalid) / len(steps))
+        assert len(episode.progress_curve) == services.PROGRESS_GRID_POINTS
+
+
+def test_a_killed_run_resumes_at_the_next_unstored_step_to_the_identical_episode(reconstruction_only, seeded_policy):
+    uninterrupted = services.easel_run_execute_inline(
+        run=services.easel_run_create(task_set=reconstruction_only, agent="simulated"))
+    killed = services.easel_run_create(task_set=reconstruction_only, agent="simulated")
+    with pytest.raises(Killed):
+        services.easel_run_execute_inline(run=killed, progress=kill_after(MID_EPISODE))
+    killed.refresh_from_db()
+    assert killed.status == EaselRun.Status.RUNNING and killed.steps_done == MID_EPISODE
+    assert killed.episodes.order_by("position").first().steps.count() == MID_EPISODE  # killed mid-episode
+    resumed = services.easel_run_execute_inline(run=killed)
+    assert resumed.status == EaselRun.Status.DONE and resumed.steps_done == resumed.steps_planned
+    assert [row[1:] for row in step_fingerprint(resumed)] == [row[1:] for row in step_fingerprint(uninterrupted)]
+
+
+def test_a_second_worker_on_a_finished_episode_changes_nothing(reconstruction_only, seeded_policy):
+    run = services.easel_run_execute_inline(run=services.easel_run_create(task_set=reconstruction_only, agent="simulated"))
+    before = step_fingerprint(run)
+    episode = run.episodes.first()
+    assert services.easel_episode_execute(run_id=run.pk, episode_id=episode.pk) is False
+    assert step_fingerprint(run) == before
+
+
+@pytest.mark.parametrize("agent, config", [("simulated", {"simulated": {"drift": 0.3}}),
+                                           ("painter", {"painter": {"candidates": 4, "refinements": 2}})])
+def test_a_killed_engine_agent_run_resumes_to_the_identical_episode(reconstruction_only, agent, config):
+    uninterrupted = services.easel_run_execute_inline(
+        run=services.easel_run_create(task_set=reconstruction_only, agent=agent, seed=3, config=config))
+    killed = services.easel_run_create(task_set=reconstruction_only, agent=agent, seed=3, config=config)
+    with pytest.raises(Killed):
+        services.easel_run_execute_inline(run=killed, progress=kill_after(MID_EPISODE))
+    resumed = services.easel_run_execute_inline(run=killed)
+    assert resumed.steps_done == resumed.steps_planned
+    assert [row[1:] for row in step_fingerprint(resumed)] == [row[1:] for row in step_fingerprint(uninterrupted)]
+
+
+def test_a_native_episode_stores_every_fifth_canvas_and_the_final_one(reconstruction_only):
+    from leaderboard.easel.models import LONG_EPISODE_CANVAS_STRIDE
+
+    reconstruction_only.tasks.exclude(external_id="programmatic-000").delete()
+    run = services.easel_run_execute_inline(run=services.easel_run_create(
+        task_set=reconstruction_only, agent="simulated", budget_setting="native"))
+    episode = run.episodes.get()
+    stored = list(episode.steps.exclude(canvas_png=None).values_list("index", flat=True))
+    assert episode.steps.count() == NATIVE_BUDGET and episode.steps.filter(s__isnull=True).count() == 0
+    assert stored == list(range(LONG_EPISODE_CANVAS_STRIDE, NATIVE_BUDGET + 1, LONG_EPISODE_CANVAS_STRIDE))
+    assert bytes(episode.final_canvas_png).startswith(b"\x89PNG")

@@ -1,0 +1,177 @@
+"""EASEL pages: researchers only, no 500 on bad ids or query strings, a run started from the page."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from leaderboard.easel import services
+from leaderboard.easel.models import EaselRun
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def test_the_leaderboard_renders_for_a_researcher_before_any_suite_exists(client, rita):
+    response = login(client, rita).get(reverse("easel:leaderboard"))
+    assert response.status_code == 200 and b"easel_suite --seed 0" in response.content
+
+
+def test_the_leaderboard_is_forbidden_to_an_annotator(client, alice, suite):
+    assert login(client, alice).get(reverse("easel:leaderboard")).status_code == 403
+
+
+def test_the_nav_links_the_easel_leaderboard_for_a_researcher(client, rita):
+    response = login(client, rita).get(reverse("easel:leaderboard"))
+    assert f'href="{reverse("easel:leaderboard")}"'.encode() in response.content
+
+
+@pytest.mark.parametrize("query", ["?task_set=abc", "?task_set=999999", "?task_set=1%27"])
+def test_a_bad_task_set_query_is_a_404_not_a_500(client, rita, suite, query):
+    assert login(client, rita).get(reverse("easel:leaderboard") + query).status_code == 404
+
+
+@pytest.mark.parametrize("name", ["easel:run_detail", "easel:episode", "easel:task_image", "easel:final_canvas"])
+def test_a_missing_object_is_a_404(client, rita, name):
+    assert login(client, rita).get(reverse(name, args=[424242])).status_code == 404
+
+
+def test_a_missing_step_canvas_is_a_404(client, rita, suite):
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    episode = run.episodes.first()
+    assert login(client, rita).get(reverse("easel:step_canvas", args=[episode.pk, 5])).status_code == 404
+
+
+def test_the_initial_canvas_is_served_as_png(client, rita, suite):
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    episode = run.episodes.first()
+    response = login(client, rita).get(reverse("easel:step_canvas", args=[episode.pk, 0]))
+    assert response.status_code == 200 and response["Content-Type"] == "image/png"
+    assert response.content.startswith(b"\x89PNG")
+
+
+def test_an_invalid_run_form_starts_nothing_and_says_why(client, rita, suite):
+    response = login(client, rita).post(reverse("easel:run_new"), {"task_set": suite.pk, "agent": "nobody", "budget": "aligned", "seed": 0})
+    assert response.status_code == 302 and not EaselRun.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_researcher_starts_a_run_from_the_page_and_lands_on_its_live_status(client, rita, suite):
+    response = login(client, rita).post(reverse("easel:run_new"), {"task_set": suite.pk, "agent": "mean_colour_fill",
+                                                                   "budget": "aligned", "seed": 4})
+    run = EaselRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("easel:run_detail", args=[run.pk])
+    assert run.created_by == rita and run.seed == 4 and run.status == EaselRun.Status.DONE  # eager: no broker here
+
+
+def test_starting_a_run_is_forbidden_to_an_annotator(client, alice, suite):
+    response = login(client, alice).post(reverse("easel:run_new"), {"task_set": suite.pk, "agent": "simulated", "budget": "aligned", "seed": 0})
+    assert response.status_code == 403 and not EaselRun.objects.exists()
+
+
+def test_the_run_status_is_json_for_the_live_poller(client, rita, suite):
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    payload = login(client, rita).get(reverse("easel:run_status", args=[run.pk])).json()
+    assert payload["status"] == "pending" and payload["episodes_total"] == run.episodes_total
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "tex"])
+def test_exports_answer_for_an_empty_leaderboard(client, rita, suite, fmt):
+    response = login(client, rita).get(reverse("easel:leaderboard_export", kwargs={"fmt": fmt}) + f"?task_set={suite.pk}")
+    assert response.status_code == 200
+
+
+def stored_episode(suite, *, steps: int = 4):
+    """A reconstruction episode with hand-written stored steps (one invalid, one exact repeat)."""
+    from engine.easel.task import png_bytes
+    from leaderboard.easel.models import EaselStep
+
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    episode = run.episodes.filter(kind="reconstruction").first()
+    canvas = services.engine_task_of(episode.task).initial_canvas()
+    for index in range(1, steps + 1):
+        valid = index != 2
+        EaselStep.objects.create(
+            episode=episode, index=index, action={"action": "brush_stroke", "xs": 0.1 * index} if valid else None,
+            raw="not json" if not valid else "{}", valid=valid, kind="stroke" if valid else "invalid",
+            error="" if valid else "not JSON", s=0.4 + 0.05 * index, ssim=0.5, l1=0.2, edge_iou=0.1,
+            canvas_png=png_bytes(canvas),
+        )
+    episode.steps_done = steps
+    episode.save(update_fields=["steps_done"])
+    return episode
+
+
+def test_the_episode_viewer_renders_its_data_as_json_script_without_inline_code(client, rita, suite):
+    episode = stored_episode(suite)
+    response = login(client, rita).get(reverse("easel:episode", args=[episode.pk]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="easel-viewer-data" type="application/json"' in html and "js/easel_viewer.js" in html
+    assert "<script>" not in html and "onclick" not in html
+    assert "Best" in html and "Final" in html and "Step t" in html
+
+
+def test_a_stored_step_canvas_is_served(client, rita, suite):
+    episode = stored_episode(suite)
+    response = login(client, rita).get(reverse("easel:step_canvas", args=[episode.pk, 3]))
+    assert response.status_code == 200 and response.content.startswith(b"\x89PNG")
+
+
+def test_a_filled_leaderboard_shows_tables_curves_badges_and_export_links(client, rita, suite):
+    from tests.leaderboard.easel.test_selectors import finished, reference_ids
+
+    ids = reference_ids(suite)
+    finished(services.easel_run_create(task_set=suite, agent="simulated", label="simulated · keen"), dict.fromkeys(ids, 0.5))
+    finished(services.easel_run_create(task_set=suite, agent="mean_colour_fill"), dict.fromkeys(ids, 0.53))
+    html = login(client, rita).get(reverse("easel:leaderboard") + f"?task_set={suite.pk}").content.decode()
+    assert 'id="table3"' in html and 'id="figure4"' in html and 'id="table4"' in html
+    assert "simulated · keen" in html and "Reference mean-colour fill" in html and "includes simulated agents" in html
+    assert "export.csv?task_set=" in html and "export.tex?task_set=" in html and "<svg" in html
+
+
+def test_the_run_page_follows_status_with_the_shared_poller(client, rita, suite):
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    html = login(client, rita).get(reverse("easel:run_detail", args=[run.pk])).content.decode()
+    assert "js/live_status.js" in html and "js/easel_run.js" in html and "<script>" not in html
+    assert "simulated agent" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_whose_endpoint_fails_in_eager_mode_is_marked_failed_not_a_500(client, rita, suite, monkeypatch, settings, tmp_path):
+    from leaderboard.models import SubjectModel
+    from tests.fakes.openai_server import FakeOpenAIServer, Fault
+
+    settings.ATELIER_PROVIDER_CACHE_DIR = tmp_path
+    with FakeOpenAIServer(handler=lambda request: Fault.http(400)) as server:
+        SubjectModel.objects.create(display_name="broken-vision", role="subject", base_url=server.base_url)
+        response = login(client, rita).post(reverse("easel:run_new"), {"task_set": suite.pk, "agent": "broken-vision",
+                                                                       "budget": "aligned", "seed": 0})
+    run = EaselRun.objects.get()
+    assert response.status_code == 302 and run.status == EaselRun.Status.FAILED and "400" in run.error
+
+
+def test_the_leaderboard_page_asks_the_same_number_of_queries_for_more_runs(client, rita, suite):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.leaderboard.easel.test_selectors import finished, reference_ids
+
+    ids = reference_ids(suite)
+    login(client, rita)
+    url = reverse("easel:leaderboard") + f"?task_set={suite.pk}"
+
+    def queries_with(n_runs: int) -> int:
+        while EaselRun.objects.count() < n_runs:
+            k = EaselRun.objects.count()
+            finished(services.easel_run_create(task_set=suite, agent="simulated", label=f"simulated · {k}"), dict.fromkeys(ids, 0.5))
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    assert queries_with(2) == queries_with(6)
