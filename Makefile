@@ -33,6 +33,7 @@ demo: install
 	$(DEMO_ENV) $(BIN)/python manage.py load_demo
 	$(DEMO_ENV) $(BIN)/python manage.py load_demo_campaigns
 	$(DEMO_ENV) $(BIN)/python manage.py load_demo_easel
+	$(DEMO_ENV) $(BIN)/python manage.py load_demo_c2
 	@echo "Serving the demo on http://$(HOST):$(PORT)/ (Ctrl-C to stop)"
 	$(DEMO_ENV) $(BIN)/python manage.py runserver $(HOST):$(PORT)
 

@@ -97,8 +97,8 @@ class TaskAdmin(admin.ModelAdmin):
 @admin.register(SubjectModel)
 class SubjectModelAdmin(admin.ModelAdmin):
     form = SubjectModelAdminForm
-    list_display = ("display_name", "role", "provider_id", "family", "base_url", "api_key_env", "is_demo")
-    list_filter = ("role", "is_demo")
+    list_display = ("display_name", "role", "provider_id", "family", "base_url", "api_key_env", "accepts_images", "is_demo")
+    list_filter = ("role", "accepts_images", "is_demo")
 
 
 @admin.register(Response)

@@ -234,3 +234,40 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         body.append(f'<line x1="{left}" x2="{left + 18}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2.5"/>')
         body.append(f'<text x="{left + 24}" y="{ly}" font-size="11">{escape(s.label)}</text>')
     return _svg(right + 20, height, body, title)
+def radar_chart(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]], *, title: str,
+                max_value: float = 1.0, axis_note: str = "") -> str:
+    """A radar (spider) chart: one labelled spoke per axis, one closed polygon per series (with a legend),
+    values from 0 at the centre to ``max_value`` at the rim; a missing value is drawn at the centre and
+    listed in the legend as n/a."""
+    if not axes or not series:
+        return ""
+    size, legend_w = 420, 190
+    cx, cy, radius = size / 2, size / 2 + 10, size / 2 - 70
+    n = len(axes)
+    angle = [-np.pi / 2 + 2 * np.pi * k / n for k in range(n)]
+
+    def point(k: int, value: float) -> tuple[float, float]:
+        r = radius * max(0.0, min(value / max_value, 1.0))
+        return cx + r * np.cos(angle[k]), cy + r * np.sin(angle[k])
+
+    body = [f'<text x="{cx}" y="16" font-size="12" text-anchor="middle" fill="#5f6670">{escape(axis_note)}</text>']
+    for ring in (0.25, 0.5, 0.75, 1.0):
+        ring_points = " ".join(f"{x:.1f},{y:.1f}" for x, y in (point(k, ring * max_value) for k in range(n)))
+        body.append(f'<polygon points="{ring_points}" fill="none" stroke="#dde1e6"/>')
+        x, y = point(0, ring * max_value)
+        body.append(f'<text x="{x + 4:.1f}" y="{y + 3:.1f}" font-size="9" fill="#8a919a">{ring * max_value:g}</text>')
+    for k, label in enumerate(axes):
+        x, y = point(k, max_value)
+        body.append(f'<line x1="{cx}" y1="{cy}" x2="{x:.1f}" y2="{y:.1f}" stroke="#c8ced6"/>')
+        lx, ly = point(k, max_value * 1.16)
+        anchor = "middle" if abs(lx - cx) < 8 else ("start" if lx > cx else "end")
+        body.append(f'<text x="{lx:.1f}" y="{ly + 4:.1f}" font-size="11" text-anchor="{anchor}">{escape(label)}</text>')
+    for s, (name, values) in enumerate(series):
+        colour = PALETTE[s % len(PALETTE)]
+        shape = " ".join(f"{x:.1f},{y:.1f}" for x, y in (point(k, v or 0.0) for k, v in enumerate(values)))
+        body.append(f'<polygon points="{shape}" fill="{colour}" fill-opacity=".12" stroke="{colour}" stroke-width="2"/>')
+        missing = any(v is None for v in values)
+        ly = 40 + 18 * s
+        body.append(f'<rect x="{size + 10}" y="{ly - 9}" width="12" height="12" fill="{colour}"/>')
+        body.append(f'<text x="{size + 28}" y="{ly + 1}" font-size="11">{escape(name)}{" (n/a axes at 0)" if missing else ""}</text>')
+    return _svg(size + legend_w, size + 20, body, title)

@@ -102,6 +102,9 @@ class SubjectModel(models.Model):
     price_output_per_mtok = models.FloatField(default=0.0, help_text="USD per million completion tokens.")
     is_demo = models.BooleanField(default=False)
     is_simulated = models.BooleanField(default=False)
+    accepts_images = models.BooleanField(
+        default=False, help_text="A vision-language model: takes images in chat messages (C² visual tasks need it)."
+    )
 
     class Meta:
         constraints = [

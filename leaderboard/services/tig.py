@@ -156,7 +156,8 @@ def _engine_text_components(components: TIGComponents) -> tuple:
     return extractor, LLMCanonicaliser(provider_client_for(model, cache_name="tig-canonical"), model=name)
 
 
-def _engine_embedder(name: str):
+def text_embedder_named(name: str):
+    """The engine embedder a name selects: ``"minilm"`` (offline) or an embedder-role model (also used by C² Originality)."""
     from engine.embed import text_embedder
 
     if name == OFFLINE_EMBEDDER:
@@ -183,7 +184,7 @@ def task_population_index(
     extractor, canonicaliser = _engine_text_components(components)
     return PopulationIndex(
         task_ideas(task), task=task.external_id, brief=task.brief, extractor=extractor,
-        embedder=_engine_embedder(components.embedder), canonicaliser=canonicaliser,
+        embedder=text_embedder_named(components.embedder), canonicaliser=canonicaliser,
         extractions=StoredExtractions(task), progress=progress,
     )
 

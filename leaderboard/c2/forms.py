@@ -1,0 +1,29 @@
+"""The start-a-run form of the C² pages."""
+
+from django import forms
+
+from leaderboard.c2.models import C2Run
+from leaderboard.c2.services.runs import DEFAULT_SAMPLES
+from leaderboard.models import Benchmark, TaskSet
+
+
+class C2RunForm(forms.Form):
+    task_set = forms.ModelChoiceField(queryset=TaskSet.objects.filter(benchmark__kind=Benchmark.Kind.C2))
+    models = forms.CharField(max_length=2000, help_text="Comma-separated subject model names ('simulated-…' names are simulated).")
+    samples = forms.IntegerField(initial=DEFAULT_SAMPLES, min_value=1, max_value=50)
+    template = forms.ChoiceField(choices=C2Run.Template.choices)
+    rater = forms.ChoiceField()
+    seed = forms.IntegerField(initial=42)
+    surprise_policy = forms.ChoiceField(choices=C2Run.SurprisePolicy.choices)
+
+    def __init__(self, *args, raters=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["rater"].choices = [(r, r) for r in raters]
+
+    def run_arguments(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "task_set": data["task_set"], "model_names": data["models"].split(","), "n_samples": data["samples"],
+            "template": data["template"], "rater_name": data["rater"], "seed": data["seed"],
+            "surprise_policy": data["surprise_policy"],
+        }

@@ -1,0 +1,47 @@
+"""manage.py import_c2: one C² dataset file into a task set version (all or nothing, re-runnable)."""
+
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+from leaderboard.c2.services.imports import FORMATS, c2_tasks_import
+from leaderboard.management.base import TaskSetCommand
+from leaderboard.records import ImportFailed
+
+
+class Command(TaskSetCommand):
+    help = (
+        "Import a C² dataset in its published record format (TriviaQA, LiveCodeBench, OK-VQA questions + "
+        "annotations + images, WritingPrompts, MacGyver, Creation-MMBench + images). Every error names "
+        "file:line:field and nothing is written; re-importing the same file changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+        parser.add_argument("--task-set", required=True, dest="task_set")
+        parser.add_argument("--version", required=True, dest="task_set_version")
+        parser.add_argument("--format", required=True, choices=list(FORMATS))
+        parser.add_argument("--annotations", default=None, help="okvqa: the annotations file (ten answers per question)")
+        parser.add_argument("--images", default=None, help="okvqa, creation_mmbench: the image folder")
+        parser.add_argument("--description", default="")
+
+    def handle(self, *args, **opts):
+        path = Path(opts["file"])
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        annotations = Path(opts["annotations"]) if opts["annotations"] else None
+        if annotations is not None and not annotations.is_file():
+            raise CommandError(f"{annotations}: no such file")
+        try:
+            task_set, summary = c2_tasks_import(
+                fmt=opts["format"], name=str(path), raw=path.read_bytes(),
+                task_set_name=opts["task_set"], version=opts["task_set_version"],
+                annotations_name=str(annotations or ""),
+                annotations_raw=annotations.read_bytes() if annotations is not None else None,
+                images_dir=opts["images"], description=opts["description"],
+            )
+        except ImportFailed as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{task_set}: {opts['format']} tasks {summary}")
+        for note in summary.notes:
+            self.stdout.write(f"  {note}")

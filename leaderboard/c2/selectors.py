@@ -1,0 +1,214 @@
+"""Reads of the C² sub-app: runs, the Table 1 / Table 2 leaderboards, Figure 4's radar values, Figure 5's
+creative-instruction ablation and the per-prompt drill-down. Scores come from the results a finished run
+stored (:mod:`leaderboard.c2.services.scoring`); nothing here writes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Prefetch, QuerySet
+
+from leaderboard.c2.models import CONVERGENT_TYPES, DIVERGENT_TYPES, C2Rating, C2Run, C2RunPrompt, C2Sample
+from leaderboard.c2.services.scoring import METRICS, TASK_TYPE_LABELS
+from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
+
+METRIC_SHORT = {"usefulness": "Use.", "originality": "Orig.", "surprise": "Surp.", "creativity": "Crea."}
+TABLE_TITLES = {"text": "Table 1 shape: text-based tasks", "vision": "Table 2 shape: multimodal tasks"}
+RADAR_AXES = [(regime, metric) for regime in ("convergent", "divergent") for metric in METRICS]
+
+
+def c2_task_sets() -> QuerySet[TaskSet]:
+    return TaskSet.objects.filter(benchmark__kind=Benchmark.Kind.C2).order_by("name", "version")
+
+
+def c2_run_list(*, task_set: TaskSet | None = None) -> QuerySet[C2Run]:
+    runs = C2Run.objects.select_related("task_set").order_by("-created_at")
+    return runs.filter(task_set=task_set) if task_set is not None else runs
+
+
+def c2_run_get(pk: int) -> C2Run | None:
+    return C2Run.objects.select_related("task_set", "rater_model").filter(pk=pk).first()
+
+
+def leaderboard_run(*, run_id: int | None = None) -> C2Run | None:
+    """The run a leaderboard shows: the given finished run, else the latest finished standard-template run."""
+    done = C2Run.objects.select_related("task_set").filter(status=C2Run.Status.DONE, results__isnull=False)
+    if run_id is not None:
+        return done.filter(pk=run_id).first()
+    return done.filter(template=C2Run.Template.STANDARD).order_by("-finished_at").first() or done.order_by("-finished_at").first()
+
+
+def subject_choices() -> list[str]:
+    names = list(SubjectModel.objects.filter(role=SubjectModel.Role.SUBJECT).values_list("display_name", flat=True))
+    return names
+
+
+def rater_choices() -> list[str]:
+    from leaderboard.judges import judge_choices
+
+    return judge_choices()
+
+
+# ---------------------------------------------------------------- tables
+
+
+@dataclass
+class Cell:
+    value: float
+    low: float
+    high: float
+    mark: str = ""  # "best" | "second" | ""
+
+
+@dataclass
+class TableRow:
+    model: str
+    combined: Cell | None
+    cells: list[Cell | None] = field(default_factory=list)
+
+
+@dataclass
+class Table:
+    key: str
+    title: str
+    groups: list[tuple[str, str, int]]  # (task type, label, column count)
+    columns: list[tuple[str, str]]  # (task type, metric)
+    rows: list[TableRow]
+
+
+def _mark(cells: list[Cell | None]) -> None:
+    """Bold the best and underline the second best value of a column (Tables 1 and 2)."""
+    values = sorted({round(c.value, 6) for c in cells if c is not None}, reverse=True)
+    for c in cells:
+        if c is None or not values:
+            continue
+        if round(c.value, 6) == values[0]:
+            c.mark = "best"
+        elif len(values) > 1 and round(c.value, 6) == values[1]:
+            c.mark = "second"
+
+
+def leaderboard_tables(results: dict) -> list[Table]:
+    tables = []
+    for key, types in results["tables"].items():
+        if not types:
+            continue
+        columns = [(t, m) for t in types for m in METRICS]
+        rows = []
+        for model in results["models"]:
+            scores = results["scores"].get(model, {})
+            combined = results["combined"].get(model, {}).get(key)
+            rows.append(TableRow(
+                model=model,
+                combined=Cell(combined, combined, combined) if combined is not None else None,
+                cells=[Cell(**scores[t][m]) if t in scores else None for t, m in columns],
+            ))
+        _mark([r.combined for r in rows])
+        for k in range(len(columns)):
+            _mark([r.cells[k] for r in rows])
+        rows.sort(key=lambda r: -(r.combined.value if r.combined else -1))
+        tables.append(Table(key=key, title=TABLE_TITLES[key],
+                            groups=[(t, TASK_TYPE_LABELS[t], len(METRICS)) for t in types], columns=columns, rows=rows))
+    return tables
+
+
+def radar_series(results: dict, table: str) -> list[tuple[str, list[float | None]]]:
+    """Figure 4: per model, U, O, S, creativity under convergent and divergent tasks, normalised to [0, 1]
+    (scores are in [0, 100]: divided by 100)."""
+    series = []
+    for model in results["models"]:
+        regimes = results["regimes"].get(model, {}).get(table, {})
+        values = [regimes[r][m] / 100.0 if r in regimes else None for r, m in RADAR_AXES]
+        if any(v is not None for v in values):
+            series.append((model, values))
+    return series
+
+
+def radar_axis_labels() -> list[str]:
+    return [f"{METRIC_SHORT[m]} ({'Conv.' if r == 'convergent' else 'Div.'})" for r, m in RADAR_AXES]
+
+
+# ---------------------------------------------------------------- ablation (Figure 5)
+
+
+def ablation_partner(run: C2Run) -> C2Run | None:
+    """The finished run of the other template with the same task set, models, n, rater and seed."""
+    other = C2Run.Template.CREATIVE if run.template == C2Run.Template.STANDARD else C2Run.Template.STANDARD
+    candidates = C2Run.objects.filter(
+        task_set=run.task_set, template=other, n_samples=run.n_samples, rater_name=run.rater_name, seed=run.seed,
+        surprise_policy=run.surprise_policy, status=C2Run.Status.DONE, results__isnull=False,
+    ).order_by("-finished_at")
+    return next((c for c in candidates if sorted(c.subject_names) == sorted(run.subject_names)), None)
+
+
+@dataclass
+class AblationRow:
+    model: str
+    regime: str
+    n_prompts: int
+    difference: float
+    low: float
+    high: float
+    creative: float
+    standard: float
+
+
+def ablation_rows(run: C2Run, partner: C2Run) -> list[AblationRow]:
+    """Figure 5: per model and regime, creative − standard creativity, paired bootstrap over prompts."""
+    from engine.c2.uos import paired_bootstrap_difference
+
+    creative, standard = (run, partner) if run.template == C2Run.Template.CREATIVE else (partner, run)
+    rows = []
+    for model in standard.subject_names:
+        for regime in ("convergent", "divergent"):
+            def per_prompt(source: C2Run) -> dict[str, float]:
+                return {p: v["c"] for p, v in source.results["prompts"].get(model, {}).items()
+                        if (v["task_type"] in CONVERGENT_TYPES) == (regime == "convergent")}
+            try:
+                diff = paired_bootstrap_difference(per_prompt(creative), per_prompt(standard), seed=standard.seed)
+            except ValueError:
+                continue
+            rows.append(AblationRow(model, regime, diff.n_prompts, diff.difference.value, diff.difference.low,
+                                    diff.difference.high, diff.creative_mean, diff.standard_mean))
+    return rows
+
+
+# ---------------------------------------------------------------- runs and drill-down
+
+
+def c2_run_progress(*, run: C2Run) -> dict:
+    return {
+        "status": run.status, "prompts_done": run.prompts_done, "prompts_total": run.prompts_total,
+        "calls_done": run.calls_done, "calls_planned": run.calls_planned, "error": run.error[:500],
+        "has_results": run.results is not None,
+    }
+
+
+def run_prompts(run: C2Run) -> list[Task]:
+    """The run's prompts, by task type in the tables' order, then as imported."""
+    order = {t: k for k, t in enumerate(CONVERGENT_TYPES + DIVERGENT_TYPES)}
+    tasks = Task.objects.filter(pk__in=C2RunPrompt.objects.filter(run=run).values("task_id"))
+    return sorted(tasks, key=lambda t: (order.get(t.family, len(order)), t.position, t.external_id))
+
+
+@dataclass
+class ModelSamples:
+    model: str
+    samples: list[C2Sample]
+    scores: dict | None
+
+
+def prompt_drilldown(run: C2Run, task: Task) -> list[ModelSamples]:
+    """Every sample of every model on one prompt, with its grade, cluster, confidence and ratings."""
+    samples = (
+        C2Sample.objects.filter(run=run, task=task).select_related("subject_model")
+        .prefetch_related(Prefetch("ratings", queryset=C2Rating.objects.order_by("repeat")))
+        .order_by("subject_model__display_name", "sample_index")
+    )
+    by_model: dict[str, list[C2Sample]] = defaultdict(list)
+    for s in samples:
+        by_model[s.subject_model.display_name].append(s)
+    prompt_scores = (run.results or {}).get("prompts", {})
+    order = [m for m in run.subject_names if m in by_model]
+    return [ModelSamples(m, by_model[m], prompt_scores.get(m, {}).get(task.external_id)) for m in order]

