@@ -435,3 +435,18 @@ def _record_usage(run: EaselRun, client) -> None:
             merged[key] = merged.get(key, 0) + value
         locked.usage = merged
         locked.save(update_fields=["usage"])
+
+
+# ---------------------------------------------------------------- cancelling (the API's cancel operation)
+
+
+def easel_run_cancel(*, run: EaselRun, by: str = "") -> EaselRun:
+    """Mark a pending or running run failed with 'cancelled': resumable like any failed run (its stored
+    steps are kept); an episode already inside a worker finishes first."""
+    from leaderboard.services.api_operations import LIVE_RUN_STATUSES, ApiOperationRefused
+
+    if run.status not in LIVE_RUN_STATUSES:
+        raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a pending or running run can be cancelled")
+    easel_run_fail(run_id=run.pk, error=f"cancelled{' by ' + by if by else ''}")
+    run.refresh_from_db()
+    return run
