@@ -27,7 +27,7 @@ from rest_framework.views import APIView
 from annotation import api, selectors, services
 from annotation.models import Campaign, CampaignKind
 from leaderboard.api import _errors, _text_download
-from leaderboard.api_contract import AdminOnly, AnnotatorOnly, ApiListView, ApiView
+from leaderboard.api_contract import AdminOnly, AnnotatorOnly, ApiListView, ApiView, IdFilter
 from leaderboard.models import TaskSet
 
 # ---------------------------------------------------------------- campaigns (researchers, admins)
@@ -45,7 +45,7 @@ class CampaignOutput(serializers.ModelSerializer):
 class CampaignFilter(django_filters.FilterSet):
     kind = django_filters.ChoiceFilter(choices=CampaignKind.choices)
     status = django_filters.ChoiceFilter(choices=Campaign.Status.choices)
-    task_set = django_filters.NumberFilter(field_name="task_set_id")
+    task_set = IdFilter(field_name="task_set_id")
 
     class Meta:
         model = Campaign

@@ -30,6 +30,7 @@ from leaderboard.api_contract import (
     ApiListView,
     ApiView,
     ErrorSerializer,
+    IdFilter,
 )
 from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
 from leaderboard.services import (
@@ -336,7 +337,7 @@ def _judge_run_detail(run: JudgeRun) -> dict:
 
 class JudgeRunFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=JudgeRun.Status.choices)
-    task_set = django_filters.NumberFilter(field_name="task_set_id")
+    task_set = IdFilter(field_name="task_set_id")
     judge_name = django_filters.CharFilter()
 
     class Meta:
@@ -470,7 +471,7 @@ class SnapshotOutput(serializers.ModelSerializer):
 
 
 class SnapshotFilter(django_filters.FilterSet):
-    task_set = django_filters.NumberFilter(field_name="run__task_set_id")
+    task_set = IdFilter(field_name="run__task_set_id")
     judge_name = django_filters.CharFilter()
     is_demo = django_filters.BooleanFilter()
     is_simulated = django_filters.BooleanFilter()

@@ -13,7 +13,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from leaderboard.api import MAX_SEED, _errors, _not_modified_or
-from leaderboard.api_contract import ApiListView, ApiView
+from leaderboard.api_contract import ApiListView, ApiView, IdFilter
 from leaderboard.c2 import selectors
 from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
@@ -53,7 +53,7 @@ def _detail(run: C2Run) -> dict:
 
 class C2RunFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=C2Run.Status.choices)
-    task_set = django_filters.NumberFilter(field_name="task_set_id")
+    task_set = IdFilter(field_name="task_set_id")
     template = django_filters.ChoiceFilter(choices=C2Run.Template.choices)
 
     class Meta:

@@ -14,7 +14,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from leaderboard.api import MAX_SEED, _errors, _not_modified_or
-from leaderboard.api_contract import ApiListView, ApiView
+from leaderboard.api_contract import ApiListView, ApiView, IdFilter
 from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.services.api_operations import ApiOperationRefused
@@ -62,7 +62,7 @@ def _start(run: EaselRun) -> None:
 
 class EaselRunFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=EaselRun.Status.choices)
-    task_set = django_filters.NumberFilter(field_name="task_set_id")
+    task_set = IdFilter(field_name="task_set_id")
     agent_kind = django_filters.ChoiceFilter(choices=EaselRun.AgentKind.choices)
 
     class Meta:
