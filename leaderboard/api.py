@@ -49,9 +49,9 @@ EXPORT_MEDIA = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "app
 
 
 def _errors(*codes: int) -> dict:
-    return {code: ERROR_RESPONSES[code] for code in (400, 401, 403, *codes) if code in ERROR_RESPONSES} | {
-        code: ErrorSerializer for code in codes
-    }
+    """The documented refusals of an operation: those of every operation (bad input, no or a bad token, a
+    role that may not, an unacceptable ``Accept``, an unsupported body type, the write throttle) and ``codes``."""
+    return {code: ErrorSerializer for code in sorted({*ERROR_RESPONSES, *codes})}
 
 
 def _text_download(body: str, fmt: str, filename: str) -> HttpResponse:

@@ -9,6 +9,7 @@ blinding crawl of tests/annotation/test_blinding.py, extended to the API).
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -19,9 +20,13 @@ from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
+from schemathesis import GenerationMode
 from schemathesis import checks as st_checks
 
 from leaderboard.api_tokens.services import api_token_create
+from leaderboard.c2.services import runs as c2_runs
+from leaderboard.c2.services.imports import c2_tasks_import
+from leaderboard.easel import services as easel_services
 from leaderboard.services import judge_runs
 from tests.annotation.factories import MODEL_NAMES, Catalogue, pairwise_campaign
 from tests.factories import UserFactory
@@ -29,8 +34,14 @@ from tests.leaderboard.judging_factories import simulated_run
 
 pytestmark = pytest.mark.django_db
 
-#: Generated requests per operation and role (bounded: the whole test stays well under 90 s).
-EXAMPLES_PER_OPERATION = 6
+#: Generated requests per operation, role and mode (bounded: the whole test stays under 90 s).
+EXAMPLES_PER_OPERATION = 5
+#: Valid requests (must be answered as documented) and invalid ones (must be refused as documented, never a 500).
+MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
+_CONFORMANCE = [st_checks.not_a_server_error, st_checks.status_code_conformance,
+                st_checks.content_type_conformance, st_checks.response_schema_conformance]
+CHECKS = {GenerationMode.POSITIVE: _CONFORMANCE, GenerationMode.NEGATIVE: _CONFORMANCE}
+SMALL_SUITE = {"programmatic": 1, "spatial_geometry": 0, "abstract_cartoon": 0, "natural": 0}
 #: Keys an annotator response must never contain (as in the blinding crawl).
 FORBIDDEN_KEYS = {"model", "model_id", "response_id", "render_id", "item_id", "subject_model", "score", "scores",
                   "theta", "gold_answer", "annotator", "labels", "judge", "run_id", "winner", "is_simulated",
@@ -61,21 +72,28 @@ def world(settings, tmp_path):
     catalogue = Catalogue(n_tasks=2)
     campaign = pairwise_campaign(catalogue, annotators=[users["annotator"]])
     snapshot = judge_runs.judge_run_execute_inline(run=simulated_run(catalogue.task_set, catalogue.models, budget=4))
+    suite, _ = easel_services.easel_suite_create(seed=0, per_category=SMALL_SUITE, name="easel-schemathesis")
+    easel_run = easel_services.easel_run_create(task_set=suite, agent="simulated", skill=0.5)
+    c2_task_set, _ = c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] A door in the sea.\n",
+                                     task_set_name="c2-schemathesis", version="1")
+    c2_run = c2_runs.c2_run_create(task_set=c2_task_set, model_names=["simulated-a"], n_samples=2, rater_name="simulated")
     known = {
-        "task-sets": [catalogue.task_set.pk], "subject-models": [m.pk for m in catalogue.models],
+        "task-sets": [catalogue.task_set.pk, suite.pk], "subject-models": [m.pk for m in catalogue.models],
         "judge-runs": [snapshot.run_id], "leaderboards": [snapshot.pk], "campaigns": [campaign.pk],
+        "easel/runs": [easel_run.pk], "easel/episodes": list(easel_run.episodes.values_list("pk", flat=True)[:2]),
+        "c2/runs": [c2_run.pk],
     }
     return users, known, catalogue
 
 
 def _aim_at_known_object(case, known: dict, index: int) -> None:
     """Every other example targets an object that exists (random ids are nearly always 404s)."""
-    if "pk" not in (case.path_parameters or {}) or index % 2:
+    if "id" not in (case.path_parameters or {}) or index % 2:
         return
     path = case.operation.path.removeprefix("/api/v1/")
     for prefix, ids in known.items():
         if path.startswith(prefix) or path.startswith(f"annotate/{prefix}"):
-            case.path_parameters["pk"] = ids[index // 2 % len(ids)]
+            case.path_parameters["id"] = ids[index // 2 % len(ids)]
             return
 
 
@@ -110,10 +128,10 @@ def test_every_operation_conforms_to_the_schema_for_every_role(world, wsgi_app):
         schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", app, headers=auth)
         operations = [result.ok() for result in schema.get_all_operations()]
         assert len(operations) >= 40
-        for operation in operations:
+        for operation, mode in itertools.product(operations, MODES):
             seen = {"n": 0}
 
-            @given(case=operation.as_strategy())
+            @given(case=operation.as_strategy(generation_mode=mode))
             @hypothesis_settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None,
                                  phases=[Phase.explicit, Phase.generate],
                                  suppress_health_check=list(HealthCheck))
@@ -122,14 +140,11 @@ def test_every_operation_conforms_to_the_schema_for_every_role(world, wsgi_app):
                 seen["n"] += 1
                 response = case.call(headers=auth)
                 statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
-                case.validate_response(response, headers=auth, checks=[
-                    st_checks.not_a_server_error, st_checks.status_code_conformance,
-                    st_checks.content_type_conformance, st_checks.response_schema_conformance,
-                ])
+                case.validate_response(response, headers=auth, checks=CHECKS[mode])
                 if role == "annotator":
                     _assert_blind(response.content, catalogue)
 
             exercise()
-            counts[role] = counts.get(role, 0) + seen["n"]
+            counts[(role, mode.value)] = counts.get((role, mode.value), 0) + seen["n"]
     print(f"schemathesis examples per role: {counts}; statuses: {dict(sorted(statuses.items()))}")
-    assert all(counts[role] >= len(users) for role in users)
+    assert all(counts[(role, mode.value)] >= len(operations) for role in users for mode in MODES)
