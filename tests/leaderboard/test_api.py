@@ -310,3 +310,23 @@ def test_token_writes_are_throttled_at_the_configured_rate(rita, settings):
     assert statuses == [400, 400, 429]
     assert client.get("/api/v1/task-sets/").status_code == 200  # reads are not throttled
     cache.clear()
+
+
+# ---------------------------------------------------------------- the admin
+
+
+def test_an_admin_creates_a_token_in_the_admin_and_sees_the_secret_once(client, adam, rita):
+    client.force_login(adam)
+    response = client.post("/admin/api_tokens/apitoken/add/", {"user": rita.pk, "name": "for rita"}, follow=True)
+    token = ApiToken.objects.get(user=rita)
+    shown = [str(m) for m in response.context["messages"]]
+    secret = next(word for m in shown for word in m.split() if word.startswith("atl_"))
+    assert token.key_sha256 == token_digest(secret)
+    assert secret not in client.get(f"/admin/api_tokens/apitoken/{token.pk}/change/").content.decode()
+
+
+def test_the_docs_page_loads_its_assets_from_static_files(client, rita):
+    client.force_login(rita)
+    body = client.get("/api/v1/docs/").content.decode()
+    assert "/static/drf_spectacular_sidecar/" in body
+    assert "<script>" not in body and "<style>" not in body
