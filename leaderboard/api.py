@@ -80,7 +80,9 @@ class TaskSetOutput(serializers.ModelSerializer):
         fields = ["id", "name", "version", "benchmark", "description", "frozen", "is_demo", "created_at", "n_tasks"]
 
     def get_n_tasks(self, obj) -> int:
-        return obj.tasks.count()
+        # Lists read the count the selector annotates (one query for the page, not one per row).
+        annotated = getattr(obj, "n_tasks", None)
+        return annotated if annotated is not None else obj.tasks.count()
 
 
 class TaskSetFilter(django_filters.FilterSet):

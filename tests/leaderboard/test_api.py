@@ -330,3 +330,15 @@ def test_the_docs_page_loads_its_assets_from_static_files(client, rita):
     body = client.get("/api/v1/docs/").content.decode()
     assert "/static/drf_spectacular_sidecar/" in body
     assert "<script>" not in body and "<style>" not in body
+
+
+def test_list_queries_do_not_grow_with_the_rows(rita, django_assert_max_num_queries):
+    client = token_client(rita)
+    TaskSetFactory(name="first")
+    client.get("/api/v1/task-sets/")  # warm: token lookup, content types
+    with django_assert_max_num_queries(6) as few:
+        client.get("/api/v1/task-sets/")
+    for k in range(8):
+        TaskFactory(task_set=TaskSetFactory(name=f"more{k}"))
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        assert len(client.get("/api/v1/task-sets/").json()["results"]) == 9
