@@ -248,7 +248,19 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["leaderboard.api_contract.schema_endpoints_v1"],
-    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "leaderboard.models.JudgeRun.Status"},
+    # One name per distinct choice set (several models share a set, e.g. judge and C² run statuses).
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "leaderboard.models.JudgeRun.Status",
+        "EaselRunStatusEnum": "leaderboard.easel.models.EaselRun.Status",
+        "CallStatusEnum": "leaderboard.models.Comparison.Status",
+        "ComparisonKindEnum": "leaderboard.models.Comparison.Kind",
+        "EaselEpisodeStatusEnum": "leaderboard.easel.models.EaselEpisode.Status",
+        "EaselEpisodeKindEnum": ["reconstruction", "semantic"],
+        "EaselStepKindEnum": "leaderboard.easel.models.EaselStep.Kind",
+        "C2SampleStatusEnum": "leaderboard.c2.models.C2Sample.Status",
+        "CampaignStatusEnum": "annotation.models.Campaign.Status",
+        "CampaignKindEnum": "annotation.models.CampaignKind",
+    },
 }
 
 # Celery: no broker configured -> tasks run in-process, eagerly, so the demo
