@@ -21,13 +21,16 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import api, selectors, services
+from annotation.access import annotator_access_check
+from annotation.errors import NotAllowed
 from annotation.models import Campaign, CampaignKind
 from leaderboard.api import _errors, _text_download
-from leaderboard.api_contract import AdminOnly, AnnotatorOnly, ApiListView, ApiView, IdFilter
+from leaderboard.api_contract import AdminOnly, ApiListView, ApiView, IdFilter
 from leaderboard.models import TaskSet
 
 # ---------------------------------------------------------------- campaigns (researchers, admins)
@@ -209,10 +212,25 @@ class CampaignLabelsExportApi(ApiView):
 # ---------------------------------------------------------------- the annotator's queue (blinded)
 
 
+class AnnotatorAccess(BasePermission):
+    """The queue-level check of the one annotator gatekeeper, before any body is read (the operation then
+    checks the campaign or assignment through the same gatekeeper, as the page's routes do)."""
+
+    message = "Annotators only."
+
+    def has_permission(self, request, view) -> bool:
+        try:
+            annotator_access_check(user=request.user)
+        except NotAllowed as exc:
+            self.message = exc.message
+            return False
+        return True
+
+
 class _AnnotatorApi(ApiView):
     """The annotator operations of :mod:`annotation.api`, refused in the API's one error shape."""
 
-    permission_classes = [AnnotatorOnly]
+    permission_classes = [AnnotatorAccess]
 
     def handle_exception(self, exc):
         return APIView.handle_exception(self, exc)

@@ -28,10 +28,10 @@ from rest_framework.views import APIView
 
 from leaderboard.api_tokens.authentication import ApiTokenAuthentication
 from leaderboard.import_contract import ImportFailed
-from leaderboard.roles import is_admin, is_annotator, is_researcher
+from leaderboard.roles import is_admin, is_researcher
 
 __all__ = [
-    "AdminOnly", "AnnotatorOnly", "ApiListView", "ApiView", "ErrorSerializer", "ResearcherOnly", "StandardCursorPagination",
+    "AdminOnly", "ApiListView", "ApiView", "ErrorSerializer", "ResearcherOnly", "StandardCursorPagination",
     "IdFilter", "TokenWriteThrottle", "api_exception_handler", "error_body", "ERROR_RESPONSES",
 ]
 
@@ -159,11 +159,6 @@ class ResearcherOnly(_RolePermission):
 class AdminOnly(_RolePermission):
     message = "Admins only."
     check = staticmethod(is_admin)
-
-
-class AnnotatorOnly(_RolePermission):
-    message = "Annotators only."
-    check = staticmethod(is_annotator)
 
 
 class StandardCursorPagination(CursorPagination):
