@@ -1,6 +1,7 @@
 """Routes of ``/api/v1/``: one view per operation (see each app's ``api`` module), the OpenAPI 3 schema
 and its docs (Swagger UI and Redoc, served from static files: the CSP allows no CDN)."""
 
+from csp.decorators import csp_update
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
@@ -14,8 +15,11 @@ app_name = "api"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    # Swagger UI and Redoc draw their icons as data: SVGs; only these two pages allow data: images.
+    path("docs/", csp_update({"img-src": ["data:"]})(SpectacularSwaggerSplitView.as_view(url_name="api:schema")),
+         name="docs"),
+    path("redoc/", csp_update({"img-src": ["data:"]})(SpectacularRedocView.as_view(url_name="api:schema")),
+         name="redoc"),
     # task sets and subject models
     path("task-sets/", catalogue_api.TaskSetListApi.as_view(), name="task_set_list"),
     path("task-sets/import", catalogue_api.TaskImportApi.as_view(), name="task_import"),

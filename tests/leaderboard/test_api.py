@@ -342,3 +342,12 @@ def test_list_queries_do_not_grow_with_the_rows(rita, django_assert_max_num_quer
         TaskFactory(task_set=TaskSetFactory(name=f"more{k}"))
     with django_assert_max_num_queries(len(few.captured_queries)):
         assert len(client.get("/api/v1/task-sets/").json()["results"]) == 9
+
+
+def test_only_the_docs_pages_allow_data_images(client, rita):
+    client.force_login(rita)
+    docs = client.get("/api/v1/docs/")["Content-Security-Policy"]
+    tokens = client.get("/account/api-tokens/")["Content-Security-Policy"]
+    directives = dict(d.strip().split(" ", 1) for d in docs.split(";"))
+    assert directives["img-src"] == "'self' data:" and directives["script-src"] == "'self'"
+    assert "data:" not in tokens
