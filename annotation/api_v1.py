@@ -100,9 +100,9 @@ class CampaignCreateApi(ApiView):
         kind = serializers.ChoiceField(choices=CampaignKind.choices)
         task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
         instructions = serializers.CharField(required=False, allow_blank=True, default="", max_length=20_000)
-        k = serializers.IntegerField(min_value=1, max_value=20, default=3)
+        k = serializers.IntegerField(min_value=1, max_value=9, default=3)  # as the DB constraint
         open_to_all_annotators = serializers.BooleanField(default=False)
-        gold_rate = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.1)
+        gold_rate = serializers.FloatField(min_value=0.0, max_value=0.5, default=0.1)  # as the DB constraint
         show_brief = serializers.BooleanField(default=False)
         assignment_ttl_seconds = serializers.IntegerField(min_value=60, max_value=7 * 24 * 3600, required=False,
                                                           allow_null=True)

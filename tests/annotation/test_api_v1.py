@@ -124,3 +124,12 @@ def test_labels_export_is_the_pages_file(rita, campaign, client):
     client.force_login(rita)
     page = client.get(f"/annotate/campaigns/{campaign.pk}/labels.csv")
     assert api.status_code == 200 and api.content == page.content
+
+
+def test_a_gold_rate_the_database_refuses_is_a_400_not_a_500(adam, campaign):
+    # found by schemathesis: the serializer allowed what the campaign_gold_rate_in_range constraint refuses
+    payload = {"name": "too much gold", "kind": CampaignKind.TEXT_PAIRWISE, "task_set": campaign.task_set_id,
+               "gold_rate": 0.9, "k": 12}
+    response = token_client(adam).post("/api/v1/campaigns/create", payload, format="json")
+    assert response.status_code == 400
+    assert {"gold_rate", "k"} <= set(response.json()["details"])

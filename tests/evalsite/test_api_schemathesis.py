@@ -82,15 +82,21 @@ def world(settings, tmp_path):
         "judge-runs": [snapshot.run_id], "leaderboards": [snapshot.pk], "campaigns": [campaign.pk],
         "easel/runs": [easel_run.pk], "easel/episodes": list(easel_run.episodes.values_list("pk", flat=True)[:2]),
         "c2/runs": [c2_run.pk],
+        "task-set-of": {"ekphrasis": catalogue.task_set.pk, "easel": suite.pk, "c2": c2_task_set.pk},
     }
     return users, known, catalogue
 
 
 def _aim_at_known_object(case, known: dict, index: int) -> None:
     """Every other example targets an object that exists (random ids are nearly always 404s)."""
-    if "id" not in (case.path_parameters or {}) or index % 2:
+    if index % 2:
         return
     path = case.operation.path.removeprefix("/api/v1/")
+    if isinstance(case.body, dict) and "task_set" in case.body:
+        kind = next((k for k in ("easel", "c2") if path.startswith(k)), "ekphrasis")
+        case.body["task_set"] = known["task-set-of"][kind]
+    if "id" not in (case.path_parameters or {}):
+        return
     for prefix, ids in known.items():
         if path.startswith(prefix) or path.startswith(f"annotate/{prefix}"):
             case.path_parameters["id"] = ids[index // 2 % len(ids)]
