@@ -29,8 +29,7 @@ from annotation import api, selectors, services
 from annotation.access import annotator_access_check
 from annotation.errors import NotAllowed
 from annotation.models import Campaign, CampaignKind
-from leaderboard.api import _errors, _text_download
-from leaderboard.api_contract import AdminOnly, ApiListView, ApiView, IdFilter
+from leaderboard.api_contract import AdminOnly, ApiListView, ApiView, IdFilter, error_responses, text_download
 from leaderboard.models import TaskSet
 
 # ---------------------------------------------------------------- campaigns (researchers, admins)
@@ -60,7 +59,7 @@ class CampaignListApi(ApiListView):
     filterset_class = CampaignFilter
     queryset = Campaign.objects.all()
 
-    @extend_schema(operation_id="campaigns_list", responses={200: CampaignOutput(many=True), **_errors()})
+    @extend_schema(operation_id="campaigns_list", responses={200: CampaignOutput(many=True), **error_responses()})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -84,7 +83,7 @@ class CampaignDetailApi(ApiView):
         def get_labels(self, obj) -> int:
             return obj.assignments.filter(status="submitted", slot__isnull=False).count()
 
-    @extend_schema(operation_id="campaigns_retrieve", responses={200: CampaignDetailOutput, **_errors(404)})
+    @extend_schema(operation_id="campaigns_retrieve", responses={200: CampaignDetailOutput, **error_responses(404)})
     def get(self, request, pk: int):
         return Response(self.CampaignDetailOutput(_campaign(pk)).data)
 
@@ -110,7 +109,7 @@ class CampaignCreateApi(ApiView):
                                          default=Campaign.Status.DRAFT)
 
     @extend_schema(operation_id="campaigns_create", request=CampaignInput,
-                   responses={201: CampaignOutput, **_errors(404, 409)})
+                   responses={201: CampaignOutput, **error_responses(404, 409)})
     def post(self, request):
         data = self.CampaignInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -137,7 +136,7 @@ class CampaignItemsImportApi(ApiView):
         updated = serializers.IntegerField()
 
     @extend_schema(operation_id="campaigns_items_import", request={"multipart/form-data": ItemsImportInput},
-                   responses={200: ItemsImportOutput, **_errors(404)})
+                   responses={200: ItemsImportOutput, **error_responses(404)})
     def post(self, request, pk: int):
         campaign = _campaign(pk)
         data = self.ItemsImportInput(data=request.data)
@@ -182,7 +181,7 @@ class CampaignDashboardApi(ApiView):
 
     @extend_schema(operation_id="campaigns_dashboard_retrieve",
                    responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="Dashboard statistics."),
-                              **_errors(404)})
+                              **error_responses(404)})
     def get(self, request, pk: int):
         campaign = _campaign(pk)
         outcomes, scores = selectors.judge_sources(campaign=campaign)
@@ -199,13 +198,13 @@ class CampaignLabelsExportApi(ApiView):
 
     @extend_schema(operation_id="campaigns_labels_export", parameters=[LabelsQuery],
                    responses={(200, "application/x-ndjson"): OpenApiTypes.STR, (200, "text/csv"): OpenApiTypes.STR,
-                              **_errors(404)})
+                              **error_responses(404)})
     def get(self, request, pk: int):
         campaign = _campaign(pk)
         query = self.LabelsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         fmt = query.validated_data["fmt"]
-        return _text_download(selectors.labels_export(campaign=campaign, fmt=fmt), fmt,
+        return text_download(selectors.labels_export(campaign=campaign, fmt=fmt), fmt,
                               f"campaign-{campaign.pk}-labels.{fmt}")
 
 
@@ -286,13 +285,13 @@ class SkipInput(api.SkipApi.Input):
 
 
 @extend_schema_view(post=extend_schema(operation_id="annotate_next", request=NextItemInput,
-                                       responses={200: NextItemOutput, **_errors(404, 409)}))
+                                       responses={200: NextItemOutput, **error_responses(404, 409)}))
 class NextItemApi(_AnnotatorApi, api.NextItemApi):
     pass
 
 
 @extend_schema_view(get=extend_schema(operation_id="annotate_progress",
-                                      responses={200: ProgressOnlyOutput, **_errors(404, 409)}))
+                                      responses={200: ProgressOnlyOutput, **error_responses(404, 409)}))
 class ProgressApi(_AnnotatorApi, api.ProgressApi):
     pass
 
@@ -301,7 +300,7 @@ class SubmitApi(_AnnotatorApi):
     """Store the label once; a re-sent submission (same ``idempotency_key``) returns the stored one (200)."""
 
     @extend_schema(operation_id="annotate_submit", request=SubmitInput,
-                   responses={201: SubmitOutput, 200: SubmitOutput, **_errors(404, 409)})
+                   responses={201: SubmitOutput, 200: SubmitOutput, **error_responses(404, 409)})
     def post(self, request, token: str):
         data = SubmitInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -315,7 +314,7 @@ class SubmitApi(_AnnotatorApi):
 
 
 @extend_schema_view(post=extend_schema(operation_id="annotate_skip", request=SkipInput,
-                                       responses={200: SkipOutput, **_errors(404, 409)}))
+                                       responses={200: SkipOutput, **error_responses(404, 409)}))
 class SkipApi(_AnnotatorApi, api.SkipApi):
     pass
 

@@ -14,7 +14,6 @@ import re
 
 import django_filters
 from django.db.models import Max
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.http import quote_etag
 from drf_spectacular.types import OpenApiTypes
@@ -25,12 +24,13 @@ from rest_framework.response import Response
 
 from leaderboard import results, selectors
 from leaderboard.api_contract import (
-    ERROR_RESPONSES,
     AdminOnly,
     ApiListView,
     ApiView,
-    ErrorSerializer,
     IdFilter,
+    error_responses,
+    not_modified_or,
+    text_download,
 )
 from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
 from leaderboard.services import (
@@ -45,27 +45,6 @@ from leaderboard.services import (
 #: Seeds and other integers the API takes are bounded so that every database column can hold them.
 MAX_SEED = 2**31 - 1
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-EXPORT_MEDIA = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "application/json", "tex": "application/x-tex"}
-
-
-def _errors(*codes: int) -> dict:
-    """The documented refusals of an operation: those of every operation (bad input, no or a bad token, a
-    role that may not, an unacceptable ``Accept``, an unsupported body type, the write throttle) and ``codes``."""
-    return {code: ErrorSerializer for code in sorted({*ERROR_RESPONSES, *codes})}
-
-
-def _text_download(body: str, fmt: str, filename: str) -> HttpResponse:
-    response = HttpResponse(body, content_type=f"{EXPORT_MEDIA[fmt]}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
-def _not_modified_or(request, etag: str, body: dict) -> Response:
-    """A 304 when the client already holds this version (``If-None-Match``), else the body with its ETag."""
-    quoted = quote_etag(etag)
-    if quoted in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
-        return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": quoted})
-    return Response(body, headers={"ETag": quoted})
 
 
 # ---------------------------------------------------------------- task sets
@@ -105,7 +84,7 @@ class TaskSetListApi(ApiListView):
     def get_queryset(self):
         return selectors.task_set_list().select_related("benchmark")
 
-    @extend_schema(operation_id="task_sets_list", responses={200: TaskSetOutput(many=True), **_errors()})
+    @extend_schema(operation_id="task_sets_list", responses={200: TaskSetOutput(many=True), **error_responses()})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -120,7 +99,7 @@ class TaskSetDetailApi(ApiView):
         def get_normalisation(self, obj) -> dict[str, int]:
             return selectors.normalisation_counts(task_set=obj)
 
-    @extend_schema(operation_id="task_sets_retrieve", responses={200: TaskSetDetailOutput, **_errors(404)})
+    @extend_schema(operation_id="task_sets_retrieve", responses={200: TaskSetDetailOutput, **error_responses(404)})
     def get(self, request, pk: int):
         task_set = get_object_or_404(TaskSet.objects.select_related("benchmark"), pk=pk)
         return Response(self.TaskSetDetailOutput(task_set).data)
@@ -136,7 +115,7 @@ class TaskSetVersionCreateApi(ApiView):
         description = serializers.CharField(required=False, allow_blank=True, max_length=2000)
 
     @extend_schema(operation_id="task_sets_version_create", request=TaskSetVersionInput,
-                   responses={201: TaskSetOutput, **_errors(404, 409)})
+                   responses={201: TaskSetOutput, **error_responses(404, 409)})
     def post(self, request, pk: int):
         task_set = get_object_or_404(TaskSet, pk=pk)
         data = self.TaskSetVersionInput(data=request.data)
@@ -175,7 +154,7 @@ class TaskImportApi(ApiView):
         description = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
     @extend_schema(operation_id="task_sets_tasks_import", request={"multipart/form-data": TaskImportInput},
-                   responses={200: ImportSummaryOutput, **_errors()})
+                   responses={200: ImportSummaryOutput, **error_responses()})
     def post(self, request):
         data = self.TaskImportInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -199,7 +178,7 @@ class ResponseImportApi(ApiView):
         create_models = serializers.BooleanField(default=False)
 
     @extend_schema(operation_id="task_sets_responses_import", request={"multipart/form-data": ResponseImportInput},
-                   responses={200: ImportSummaryOutput, **_errors(404)})
+                   responses={200: ImportSummaryOutput, **error_responses(404)})
     def post(self, request, pk: int):
         task_set = get_object_or_404(TaskSet, pk=pk)
         data = self.ResponseImportInput(data=request.data)
@@ -219,14 +198,14 @@ class TaskSetExportApi(ApiView):
 
     @extend_schema(operation_id="task_sets_export", parameters=[ExportQuery],
                    responses={(200, "application/x-ndjson"): OpenApiTypes.STR, (200, "text/csv"): OpenApiTypes.STR,
-                              **_errors(404)})
+                              **error_responses(404)})
     def get(self, request, pk: int):
         task_set = get_object_or_404(TaskSet, pk=pk)
         query = self.ExportQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         what, fmt = query.validated_data["what"], query.validated_data["fmt"]
         body = {"tasks": tasks_export, "responses": responses_export}[what](task_set=task_set, fmt=fmt)
-        return _text_download(body, fmt, f"{task_set.name}-v{task_set.version}-{what}.{fmt}")
+        return text_download(body, fmt, f"{task_set.name}-v{task_set.version}-{what}.{fmt}")
 
 
 # ---------------------------------------------------------------- subject models
@@ -271,7 +250,7 @@ class SubjectModelListApi(ApiListView):
     filterset_class = SubjectModelFilter
     queryset = SubjectModel.objects.all()
 
-    @extend_schema(operation_id="subject_models_list", responses={200: SubjectModelOutput(many=True), **_errors()})
+    @extend_schema(operation_id="subject_models_list", responses={200: SubjectModelOutput(many=True), **error_responses()})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -280,7 +259,7 @@ class SubjectModelCreateApi(ApiView):
     permission_classes = [AdminOnly]
 
     @extend_schema(operation_id="subject_models_create", request=SubjectModelInput,
-                   responses={201: SubjectModelOutput, **_errors(409)})
+                   responses={201: SubjectModelOutput, **error_responses(409)})
     def post(self, request):
         data = SubjectModelInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -292,7 +271,7 @@ class SubjectModelUpdateApi(ApiView):
     permission_classes = [AdminOnly]
 
     @extend_schema(operation_id="subject_models_partial_update", request=SubjectModelInput(partial=True),
-                   responses={200: SubjectModelOutput, **_errors(404, 409)})
+                   responses={200: SubjectModelOutput, **error_responses(404, 409)})
     def patch(self, request, pk: int):
         model = get_object_or_404(SubjectModel, pk=pk)
         data = SubjectModelInput(data=request.data, partial=True)
@@ -354,7 +333,7 @@ class JudgeRunListApi(ApiListView):
     def get_queryset(self):
         return selectors.judge_run_list()
 
-    @extend_schema(operation_id="judge_runs_list", responses={200: JudgeRunOutput(many=True), **_errors()})
+    @extend_schema(operation_id="judge_runs_list", responses={200: JudgeRunOutput(many=True), **error_responses()})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -371,7 +350,7 @@ class JudgeRunCreateApi(ApiView):
         novelty_anchor = serializers.ChoiceField(choices=["tig", "generic"], default="tig")
 
     @extend_schema(operation_id="judge_runs_create", request=JudgeRunInput,
-                   responses={201: JudgeRunDetailOutput, **_errors(404)})
+                   responses={201: JudgeRunDetailOutput, **error_responses(404)})
     def post(self, request):
         data = self.JudgeRunInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -387,7 +366,7 @@ class JudgeRunCreateApi(ApiView):
 
 
 class JudgeRunDetailApi(ApiView):
-    @extend_schema(operation_id="judge_runs_retrieve", responses={200: JudgeRunDetailOutput, **_errors(404)})
+    @extend_schema(operation_id="judge_runs_retrieve", responses={200: JudgeRunDetailOutput, **error_responses(404)})
     def get(self, request, pk: int):
         run = get_object_or_404(JudgeRun.objects.select_related("task_set"), pk=pk)
         return Response(_judge_run_detail(run))
@@ -397,7 +376,7 @@ class JudgeRunResumeApi(ApiView):
     """Queue a failed run again; it resumes from its stored comparisons (409 unless failed)."""
 
     @extend_schema(operation_id="judge_runs_resume", request=None,
-                   responses={202: JudgeRunDetailOutput, **_errors(404, 409)})
+                   responses={202: JudgeRunDetailOutput, **error_responses(404, 409)})
     def post(self, request, pk: int):
         run = get_object_or_404(JudgeRun, pk=pk)
         if run.status != JudgeRun.Status.FAILED:
@@ -410,7 +389,7 @@ class JudgeRunCancelApi(ApiView):
     """Stop a pending or running run (it becomes failed, 'cancelled', and can be resumed)."""
 
     @extend_schema(operation_id="judge_runs_cancel", request=None,
-                   responses={200: JudgeRunDetailOutput, **_errors(404, 409)})
+                   responses={200: JudgeRunDetailOutput, **error_responses(404, 409)})
     def post(self, request, pk: int):
         run = get_object_or_404(JudgeRun, pk=pk)
         run = api_operations.judge_run_cancel(run=run, by=request.user.get_username())
@@ -453,7 +432,7 @@ class JudgeRunComparisonListApi(ApiListView):
         return Comparison.objects.filter(run=run).select_related("task", "model_x", "model_y")
 
     @extend_schema(operation_id="judge_runs_comparisons_list",
-                   responses={200: ComparisonOutput(many=True), **_errors(404)})
+                   responses={200: ComparisonOutput(many=True), **error_responses(404)})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -494,7 +473,7 @@ class SnapshotListApi(ApiListView):
 
     @extend_schema(operation_id="leaderboards_list",
                    responses={200: SnapshotOutput(many=True), 304: OpenApiResponse(description="Not modified."),
-                              **_errors()})
+                              **error_responses()})
     def get(self, request, *args, **kwargs):
         queryset = self.filter_queryset(self.get_queryset())
         latest = queryset.aggregate(latest=Max("pk"))["latest"]
@@ -521,7 +500,7 @@ class SnapshotDetailOutput(serializers.Serializer):
 class SnapshotDetailApi(ApiView):
     @extend_schema(operation_id="leaderboards_retrieve",
                    responses={200: SnapshotDetailOutput, 304: OpenApiResponse(description="Not modified."),
-                              **_errors(404)})
+                              **error_responses(404)})
     def get(self, request, pk: int):
         snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=pk)
         payload = snapshot.payload
@@ -533,7 +512,7 @@ class SnapshotDetailApi(ApiView):
             "budget_rows": results.budget_rows(payload),
             "payload": payload,
         }
-        return _not_modified_or(request, f"snapshot-{snapshot.pk}-{snapshot.created_at.timestamp()}", body)
+        return not_modified_or(request, f"snapshot-{snapshot.pk}-{snapshot.created_at.timestamp()}", body)
 
 
 class SnapshotCompareApi(ApiView):
@@ -557,7 +536,7 @@ class SnapshotCompareApi(ApiView):
         rows = serializers.ListField(child=serializers.DictField())
 
     @extend_schema(operation_id="leaderboards_compare", parameters=[CompareQuery],
-                   responses={200: CompareOutput, **_errors(404)})
+                   responses={200: CompareOutput, **error_responses(404)})
     def get(self, request):
         query = self.CompareQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -573,11 +552,11 @@ class SnapshotExportApi(ApiView):
     @extend_schema(operation_id="leaderboards_export",
                    parameters=[OpenApiParameter("fmt", str, enum=["csv", "json", "tex"], default="json")],
                    responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.OBJECT,
-                              (200, "application/x-tex"): OpenApiTypes.STR, **_errors(404)})
+                              (200, "application/x-tex"): OpenApiTypes.STR, **error_responses(404)})
     def get(self, request, pk: int):
         fmt = request.query_params.get("fmt", "json")
         if fmt not in ("csv", "json", "tex"):
             raise serializers.ValidationError({"fmt": ["one of csv, json, tex"]})
         snapshot = get_object_or_404(LeaderboardSnapshot, pk=pk)
         body = {"csv": results.export_csv, "json": results.export_json, "tex": results.export_latex}[fmt](snapshot)
-        return _text_download(body, fmt, f"leaderboard-{snapshot.pk}.{fmt}")
+        return text_download(body, fmt, f"leaderboard-{snapshot.pk}.{fmt}")

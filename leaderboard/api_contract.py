@@ -15,7 +15,8 @@ import django_filters
 from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpResponse
+from django.utils.http import quote_etag
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication
@@ -32,8 +33,12 @@ from leaderboard.roles import is_admin, is_researcher
 
 __all__ = [
     "AdminOnly", "ApiListView", "ApiView", "ErrorSerializer", "ResearcherOnly", "StandardCursorPagination",
-    "IdFilter", "TokenWriteThrottle", "api_exception_handler", "error_body", "ERROR_RESPONSES",
+    "IdFilter", "TokenWriteThrottle", "api_exception_handler", "error_body", "error_responses", "not_modified_or",
+    "text_download", "ERROR_RESPONSES",
 ]
+
+#: Media types of the exports the API serves (the files the pages export).
+EXPORT_MEDIA = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "application/json", "tex": "application/x-tex"}
 
 #: Default rate of writes authenticated by an API token, per user (override: ATELIER_API_TOKEN_WRITE_RATE).
 DEFAULT_TOKEN_WRITE_RATE = "60/minute"
@@ -239,3 +244,23 @@ class IdFilter(django_filters.NumberFilter):
         kwargs.setdefault("min_value", 1)
         kwargs.setdefault("max_value", 2**63 - 1)
         super().__init__(*args, **kwargs)
+
+
+def error_responses(*codes: int) -> dict:
+    """The documented refusals of an operation: those of every operation (bad input, no or a bad token, a
+    role that may not, an unacceptable ``Accept``, an unsupported body type, the write throttle) and ``codes``."""
+    return {code: ErrorSerializer for code in sorted({*ERROR_RESPONSES, *codes})}
+
+
+def text_download(body: str, fmt: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=f"{EXPORT_MEDIA[fmt]}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def not_modified_or(request, etag: str, body: dict) -> Response:
+    """A 304 when the client already holds this version (``If-None-Match``), else the body with its ETag."""
+    quoted = quote_etag(etag)
+    if quoted in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+        return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": quoted})
+    return Response(body, headers={"ETag": quoted})

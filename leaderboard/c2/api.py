@@ -12,8 +12,8 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from leaderboard.api import MAX_SEED, _errors, _not_modified_or
-from leaderboard.api_contract import ApiListView, ApiView, IdFilter
+from leaderboard.api import MAX_SEED
+from leaderboard.api_contract import ApiListView, ApiView, IdFilter, error_responses, not_modified_or
 from leaderboard.c2 import selectors
 from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
@@ -68,7 +68,7 @@ class C2RunListApi(ApiListView):
     def get_queryset(self):
         return selectors.c2_run_list()
 
-    @extend_schema(operation_id="c2_runs_list", responses={200: C2RunOutput(many=True), **_errors()})
+    @extend_schema(operation_id="c2_runs_list", responses={200: C2RunOutput(many=True), **error_responses()})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -86,7 +86,7 @@ class C2RunCreateApi(ApiView):
         surprise_policy = serializers.ChoiceField(choices=C2Run.SurprisePolicy.choices, default=C2Run.SurprisePolicy.ZERO)
 
     @extend_schema(operation_id="c2_runs_create", request=C2RunInput,
-                   responses={201: C2RunDetailOutput, **_errors(404)})
+                   responses={201: C2RunDetailOutput, **error_responses(404)})
     def post(self, request):
         data = self.C2RunInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -102,14 +102,14 @@ class C2RunCreateApi(ApiView):
 
 
 class C2RunDetailApi(ApiView):
-    @extend_schema(operation_id="c2_runs_retrieve", responses={200: C2RunDetailOutput, **_errors(404)})
+    @extend_schema(operation_id="c2_runs_retrieve", responses={200: C2RunDetailOutput, **error_responses(404)})
     def get(self, request, pk: int):
         return Response(_detail(get_object_or_404(C2Run, pk=pk)))
 
 
 class C2RunResumeApi(ApiView):
     @extend_schema(operation_id="c2_runs_resume", request=None,
-                   responses={202: C2RunDetailOutput, **_errors(404, 409)})
+                   responses={202: C2RunDetailOutput, **error_responses(404, 409)})
     def post(self, request, pk: int):
         run = get_object_or_404(C2Run, pk=pk)
         if run.status != C2Run.Status.FAILED:
@@ -120,7 +120,7 @@ class C2RunResumeApi(ApiView):
 
 class C2RunCancelApi(ApiView):
     @extend_schema(operation_id="c2_runs_cancel", request=None,
-                   responses={200: C2RunDetailOutput, **_errors(404, 409)})
+                   responses={200: C2RunDetailOutput, **error_responses(404, 409)})
     def post(self, request, pk: int):
         run = runs.c2_run_cancel(run=get_object_or_404(C2Run, pk=pk), by=request.user.get_username())
         return Response(_detail(run))
@@ -165,7 +165,7 @@ class C2RunSampleListApi(ApiListView):
         return (C2Sample.objects.filter(run=run).select_related("subject_model", "task")
                 .prefetch_related("ratings"))
 
-    @extend_schema(operation_id="c2_runs_samples_list", responses={200: C2SampleOutput(many=True), **_errors(404)})
+    @extend_schema(operation_id="c2_runs_samples_list", responses={200: C2SampleOutput(many=True), **error_responses(404)})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -175,11 +175,11 @@ class C2RunResultsApi(ApiView):
 
     @extend_schema(operation_id="c2_runs_results_retrieve",
                    responses={200: OpenApiResponse(description="The stored results (free-form object)."),
-                              304: OpenApiResponse(description="Not modified."), **_errors(404)})
+                              304: OpenApiResponse(description="Not modified."), **error_responses(404)})
     def get(self, request, pk: int):
         run = get_object_or_404(C2Run, pk=pk)
         if run.status != C2Run.Status.DONE or run.results is None:
             raise Http404(f"C² run {run.pk} has no results yet ({run.status}).")
         updated = run.finished_at.isoformat() if run.finished_at else None
-        return _not_modified_or(request, f"c2-{run.pk}-{updated}", {"run": run.pk, "updated": updated,
+        return not_modified_or(request, f"c2-{run.pk}-{updated}", {"run": run.pk, "updated": updated,
                                                                     "results": run.results})

@@ -13,8 +13,8 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from leaderboard.api import MAX_SEED, _errors, _not_modified_or
-from leaderboard.api_contract import ApiListView, ApiView, IdFilter
+from leaderboard.api import MAX_SEED
+from leaderboard.api_contract import ApiListView, ApiView, IdFilter, error_responses, not_modified_or
 from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.services.api_operations import ApiOperationRefused
@@ -77,7 +77,7 @@ class EaselRunListApi(ApiListView):
     def get_queryset(self):
         return selectors.run_list()
 
-    @extend_schema(operation_id="easel_runs_list", responses={200: EaselRunOutput(many=True), **_errors()})
+    @extend_schema(operation_id="easel_runs_list", responses={200: EaselRunOutput(many=True), **error_responses()})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -94,7 +94,7 @@ class EaselRunCreateApi(ApiView):
         skill = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True)
 
     @extend_schema(operation_id="easel_runs_create", request=EaselRunInput,
-                   responses={201: EaselRunDetailOutput, **_errors(404)})
+                   responses={201: EaselRunDetailOutput, **error_responses(404)})
     def post(self, request):
         data = self.EaselRunInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -109,14 +109,14 @@ class EaselRunCreateApi(ApiView):
 
 
 class EaselRunDetailApi(ApiView):
-    @extend_schema(operation_id="easel_runs_retrieve", responses={200: EaselRunDetailOutput, **_errors(404)})
+    @extend_schema(operation_id="easel_runs_retrieve", responses={200: EaselRunDetailOutput, **error_responses(404)})
     def get(self, request, pk: int):
         return Response(_detail(get_object_or_404(EaselRun, pk=pk)))
 
 
 class EaselRunResumeApi(ApiView):
     @extend_schema(operation_id="easel_runs_resume", request=None,
-                   responses={202: EaselRunDetailOutput, **_errors(404, 409)})
+                   responses={202: EaselRunDetailOutput, **error_responses(404, 409)})
     def post(self, request, pk: int):
         run = get_object_or_404(EaselRun, pk=pk)
         if run.status != EaselRun.Status.FAILED:
@@ -128,7 +128,7 @@ class EaselRunResumeApi(ApiView):
 
 class EaselRunCancelApi(ApiView):
     @extend_schema(operation_id="easel_runs_cancel", request=None,
-                   responses={200: EaselRunDetailOutput, **_errors(404, 409)})
+                   responses={200: EaselRunDetailOutput, **error_responses(404, 409)})
     def post(self, request, pk: int):
         run = services.easel_run_cancel(run=get_object_or_404(EaselRun, pk=pk), by=request.user.get_username())
         return Response(_detail(run))
@@ -153,7 +153,7 @@ class EaselRunEpisodeListApi(ApiListView):
             return EaselEpisode.objects.none()
         return selectors.run_episodes(run=get_object_or_404(EaselRun, pk=self.kwargs["pk"]))
 
-    @extend_schema(operation_id="easel_runs_episodes_list", responses={200: EaselEpisodeOutput(many=True), **_errors(404)})
+    @extend_schema(operation_id="easel_runs_episodes_list", responses={200: EaselEpisodeOutput(many=True), **error_responses(404)})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -185,7 +185,7 @@ class EaselEpisodeStepListApi(ApiListView):
         episode = get_object_or_404(EaselEpisode.objects.only("pk"), pk=self.kwargs["pk"])
         return EaselStep.objects.filter(episode=episode).defer("canvas_png")
 
-    @extend_schema(operation_id="easel_episodes_steps_list", responses={200: EaselStepOutput(many=True), **_errors(404)})
+    @extend_schema(operation_id="easel_episodes_steps_list", responses={200: EaselStepOutput(many=True), **error_responses(404)})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -197,7 +197,7 @@ class EaselLeaderboardApi(ApiView):
     @extend_schema(operation_id="easel_leaderboard_retrieve",
                    parameters=[OpenApiParameter("task_set", int, required=False)],
                    responses={200: OpenApiResponse(description="The leaderboard payload (free-form object)."),
-                              304: OpenApiResponse(description="Not modified."), **_errors(404)})
+                              304: OpenApiResponse(description="Not modified."), **error_responses(404)})
     def get(self, request):
         wanted = request.query_params.get("task_set") or None
         task_set = selectors.easel_task_set_get(wanted)
@@ -207,4 +207,4 @@ class EaselLeaderboardApi(ApiView):
         updated = runs.aggregate(updated=Max("finished_at"))["updated"]
         body = {"task_set": task_set.pk, "updated": updated.isoformat() if updated else None,
                 "code_version": code_version(), "leaderboard": selectors.easel_leaderboard(task_set=task_set)}
-        return _not_modified_or(request, f"easel-{task_set.pk}-{runs.count()}-{updated}", body)
+        return not_modified_or(request, f"easel-{task_set.pk}-{runs.count()}-{updated}", body)
