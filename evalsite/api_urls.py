@@ -52,6 +52,7 @@ urlpatterns = [
     path("easel/episodes/<int:pk>/steps/", easel_api.EaselEpisodeStepListApi.as_view(), name="easel_episode_steps"),
     path("easel/leaderboard", easel_api.EaselLeaderboardApi.as_view(), name="easel_leaderboard"),
     # C²
+    path("c2/task-sets/import", c2_api.C2TaskImportApi.as_view(), name="c2_tasks_import"),
     path("c2/runs/", c2_api.C2RunListApi.as_view(), name="c2_run_list"),
     path("c2/runs/create", c2_api.C2RunCreateApi.as_view(), name="c2_run_create"),
     path("c2/runs/<int:pk>/", c2_api.C2RunDetailApi.as_view(), name="c2_run_detail"),

@@ -133,7 +133,7 @@ class ImportSummaryOutput(serializers.Serializer):
     summary = serializers.CharField()
 
 
-def _summary(task_set: TaskSet, summary) -> dict:
+def import_summary(task_set: TaskSet, summary) -> dict:
     return {"task_set": task_set.pk, "created": summary.created, "updated": summary.updated,
             "unchanged": summary.unchanged, "flagged_for_llm_split": summary.flagged_for_llm_split,
             "summary": str(summary)}
@@ -164,7 +164,7 @@ class TaskImportApi(ApiView):
             version=data.validated_data["version"], benchmark_kind=data.validated_data["benchmark"],
             description=data.validated_data["description"],
         )
-        return Response(_summary(task_set, summary))
+        return Response(import_summary(task_set, summary))
 
 
 class ResponseImportApi(ApiView):
@@ -186,7 +186,7 @@ class ResponseImportApi(ApiView):
         upload = data.validated_data["file"]
         summary = responses_import(name=upload.name, raw=upload.read(), task_set=task_set,
                                    create_models=data.validated_data["create_models"])
-        return Response(_summary(task_set, summary))
+        return Response(import_summary(task_set, summary))
 
 
 class TaskSetExportApi(ApiView):

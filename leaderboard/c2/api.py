@@ -1,4 +1,4 @@
-"""C² in ``/api/v1/c2/``: runs (create, list, detail with live status, resume, cancel), a run's samples
+"""C² in ``/api/v1/c2/``: dataset imports (admins), runs (create, list, detail with live status, resume, cancel), a run's samples
 with their ratings (paginated), and a finished run's results (the leaderboard's numbers, with an ETag).
 One view per operation; reads through :mod:`leaderboard.c2.selectors`, writes through
 :mod:`leaderboard.c2.services.runs`; researchers only."""
@@ -10,15 +10,52 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from leaderboard.api import MAX_SEED
-from leaderboard.api_contract import ApiListView, ApiView, IdFilter, error_responses, not_modified_or
+from leaderboard.api import MAX_SEED, ImportSummaryOutput, import_summary
+from leaderboard.api_contract import (
+    AdminOnly,
+    ApiListView,
+    ApiView,
+    IdFilter,
+    error_responses,
+    not_modified_or,
+)
 from leaderboard.c2 import selectors
 from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
+from leaderboard.c2.services.imports import FORMATS, c2_tasks_import
 from leaderboard.models import Benchmark, TaskSet
 from leaderboard.services.api_operations import ApiOperationRefused
+
+
+class C2TaskImportApi(ApiView):
+    """Import one dataset file into a C² task set (admins) — the ``import_c2_tasks`` service: every item or
+    none, errors as ``file:line: field``. Formats with images (OK-VQA, Creation-MMBench) need an image folder
+    on the server: import those with the command line."""
+
+    permission_classes = [AdminOnly]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class C2TaskImportInput(serializers.Serializer):
+        file = serializers.FileField(allow_empty_file=True)
+        fmt = serializers.ChoiceField(choices=[f for f, (_, images, _) in FORMATS.items() if not images])
+        task_set = serializers.CharField(max_length=100)
+        version = serializers.CharField(max_length=40)
+        description = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+    @extend_schema(operation_id="c2_tasks_import", request={"multipart/form-data": C2TaskImportInput},
+                   responses={200: ImportSummaryOutput, **error_responses()})
+    def post(self, request):
+        data = self.C2TaskImportInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        upload = values["file"]
+        task_set, summary = c2_tasks_import(fmt=values["fmt"], name=upload.name, raw=upload.read(),
+                                            task_set_name=values["task_set"], version=values["version"],
+                                            description=values["description"])
+        return Response(import_summary(task_set, summary))
 
 
 class C2RunOutput(serializers.ModelSerializer):

@@ -59,3 +59,35 @@ def test_samples_are_paginated_and_results_wait_for_the_run(rita, task_set):
     assert client.get(f"/api/v1/c2/runs/{run.pk}/results").status_code == 404
     assert client.post(f"/api/v1/c2/runs/{run.pk}/cancel").json()["progress"]["status"] == "failed"
     assert client.post(f"/api/v1/c2/runs/{run.pk}/cancel").status_code == 409
+
+
+def test_an_admin_imports_a_c2_dataset_file(adam):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("wp.txt", b"[ WP ] A lighthouse keeper finds a door.\n")
+    response = token_client(adam).post("/api/v1/c2/task-sets/import", {
+        "file": upload, "fmt": "writingprompts", "task_set": "c2-upload", "version": "1"}, format="multipart")
+    assert response.status_code == 200, response.json()
+    assert response.json()["created"] == 1
+
+
+def test_a_bad_c2_dataset_names_the_file_and_writes_nothing(adam):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from leaderboard.models import TaskSet
+
+    upload = SimpleUploadedFile("qa.json", b'{"Data": [{"Question": "no answer"}]}')
+    response = token_client(adam).post("/api/v1/c2/task-sets/import", {
+        "file": upload, "fmt": "triviaqa", "task_set": "c2-broken", "version": "1"}, format="multipart")
+    assert response.status_code == 400
+    assert all(m.startswith("qa.json") for ms in response.json()["details"].values() for m in ms)
+    assert not TaskSet.objects.filter(name="c2-broken").exists()
+
+
+def test_a_researcher_cannot_import_c2_datasets(rita):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = token_client(rita).post("/api/v1/c2/task-sets/import", {
+        "file": SimpleUploadedFile("wp.txt", b"[ WP ] x\n"), "fmt": "writingprompts", "task_set": "s", "version": "1"},
+        format="multipart")
+    assert response.status_code == 403
