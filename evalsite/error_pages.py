@@ -24,6 +24,8 @@ def is_api_request(request: HttpRequest) -> bool:
 
 
 def error_response(request: HttpRequest, status: int, detail: str) -> HttpResponse:
+    if request.path.startswith("/api/v1/"):  # the public API's one error shape (leaderboard/api_contract.py)
+        return JsonResponse({"error": CODES[status], "message": detail, "details": {}}, status=status)
     if is_api_request(request):
         return JsonResponse({"error": CODES[status], "detail": detail}, status=status)
     if not hasattr(request, "user"):  # refused before the authentication middleware ran

@@ -12,6 +12,13 @@ class LoginRequiredEverywhere:
 
     def __call__(self, request):
         if not request.user.is_authenticated and not request.path.startswith(PUBLIC_PREFIXES):
+            if request.path.startswith("/api/v1/") and "HTTP_AUTHORIZATION" in request.META:
+                return self.get_response(request)  # a token: DRF authenticates it (or refuses, 401)
+            if request.path.startswith("/api/v1/"):
+                from django.http import JsonResponse
+
+                return JsonResponse({"error": "not_authenticated", "message": "Log in or send an API token.",
+                                     "details": {}}, status=401, headers={"WWW-Authenticate": 'Bearer realm="api"'})
             if request.path.startswith("/api/"):
                 from django.http import JsonResponse
 

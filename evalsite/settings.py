@@ -78,6 +78,9 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "axes",
     "csp",
     "evalsite",
@@ -85,6 +88,7 @@ INSTALLED_APPS = [
     "leaderboard.easel",
     "leaderboard.c2",
     "annotation",
+    "leaderboard.api_tokens",
 ]
 
 MIDDLEWARE = [
@@ -227,6 +231,38 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # One strict parser for every JSON endpoint: size, depth, type and content limits (evalsite/json_body.py).
     "DEFAULT_PARSER_CLASSES": ["evalsite.json_body.StrictJSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+# /api/v1/ (issue 14): writes authenticated by an API token are throttled per user (reads and the pages'
+# session requests are not); the schema and its docs are served from static files (no CDN under the CSP).
+ATELIER_API_TOKEN_WRITE_RATE = env_str("ATELIER_API_TOKEN_WRITE_RATE", "60/minute")
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Atelier API",
+    "DESCRIPTION": "Task sets, imports, runs (Ekphrasis judge runs, EASEL, C²), leaderboards, campaigns and "
+                   "labels. Authenticate with `Authorization: Bearer <token>` (tokens: /account/api-tokens/) "
+                   "or the site's session. Refusals: `{error, message, details}`.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["leaderboard.api_contract.schema_endpoints_v1"],
+    # One name per distinct choice set (several models share a set, e.g. judge and C² run statuses).
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "leaderboard.models.JudgeRun.Status",
+        "EaselRunStatusEnum": "leaderboard.easel.models.EaselRun.Status",
+        "CallStatusEnum": "leaderboard.models.Comparison.Status",
+        "ComparisonKindEnum": "leaderboard.models.Comparison.Kind",
+        "EaselEpisodeStatusEnum": "leaderboard.easel.models.EaselEpisode.Status",
+        "EaselEpisodeKindEnum": ["reconstruction", "semantic"],
+        "EaselStepKindEnum": "leaderboard.easel.models.EaselStep.Kind",
+        "C2SampleStatusEnum": "leaderboard.c2.models.C2Sample.Status",
+        "CampaignStatusEnum": "annotation.models.Campaign.Status",
+        "CampaignKindEnum": "annotation.models.CampaignKind",
+    },
 }
 
 # Celery: no broker configured -> tasks run in-process, eagerly, so the demo

@@ -17,6 +17,8 @@ urlpatterns = [
     path("c2/", include("leaderboard.c2.urls")),
     path("", include("leaderboard.urls")),
     path("annotate/", include("annotation.urls")),
+    path("api/v1/", include("evalsite.api_urls")),
+    path("account/api-tokens/", include("leaderboard.api_tokens.urls")),
 ]
 
 # JSON for API paths, HTML otherwise (evalsite/error_pages.py).

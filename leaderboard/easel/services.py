@@ -421,3 +421,18 @@ def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None) -
             semantic_summary=semantic_episode_summary(env.task, kinds, [row["valid"] for row in steps], submit),
         )
     EaselEpisode.objects.filter(pk=episode.pk).update(**fields)
+
+
+# ---------------------------------------------------------------- cancelling (the API's cancel operation)
+
+
+def easel_run_cancel(*, run: EaselRun, by: str = "") -> EaselRun:
+    """Mark a pending or running run failed with 'cancelled': resumable like any failed run (its stored
+    steps are kept); an episode already inside a worker finishes first."""
+    from leaderboard.services.api_operations import LIVE_RUN_STATUSES, ApiOperationRefused
+
+    if run.status not in LIVE_RUN_STATUSES:
+        raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a pending or running run can be cancelled")
+    easel_run_fail(run_id=run.pk, error=f"cancelled{' by ' + by if by else ''}")
+    run.refresh_from_db()
+    return run

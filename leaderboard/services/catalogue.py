@@ -321,7 +321,8 @@ def role_groups_ensure() -> None:
 
     annotator: no model permissions — the annotation views hand out only the
     user's own queue. researcher: view everything. admin: everything in the
-    catalogue, the campaigns and the users, and the login attempts (django-axes).
+    catalogue, the campaigns and the users, the login attempts (django-axes) and
+    the API tokens.
     """
     from django.contrib.auth.models import Group, Permission
 
@@ -333,4 +334,5 @@ def role_groups_ensure() -> None:
     ours = Permission.objects.filter(content_type__app_label__in=["leaderboard", "easel", "annotation"])
     researcher.permissions.set(ours.filter(codename__startswith="view_"))
     # axes: admins see failed logins and lockouts, and can delete an attempt to lift a lockout.
-    admin.permissions.set(ours | Permission.objects.filter(content_type__app_label__in=["auth", "axes"]))
+    # api_tokens: admins create and revoke users' API tokens (researchers do not see others' tokens).
+    admin.permissions.set(ours | Permission.objects.filter(content_type__app_label__in=["auth", "axes", "api_tokens"]))

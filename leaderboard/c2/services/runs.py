@@ -537,3 +537,18 @@ __all__ = [
     "prompt_groups",
     "rerated",
 ]
+
+
+# ---------------------------------------------------------------- cancelling (the API's cancel operation)
+
+
+def c2_run_cancel(*, run: C2Run, by: str = "") -> C2Run:
+    """Mark a pending or running run failed with 'cancelled': resumable like any failed run (its planned
+    rows are kept); prompts already inside a worker finish first."""
+    from leaderboard.services.api_operations import LIVE_RUN_STATUSES, ApiOperationRefused
+
+    if run.status not in LIVE_RUN_STATUSES:
+        raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a pending or running run can be cancelled")
+    c2_run_fail(run_id=run.pk, error=f"cancelled{' by ' + by if by else ''}")
+    run.refresh_from_db()
+    return run

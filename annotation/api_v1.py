@@ -1,0 +1,320 @@
+"""The annotation part of ``/api/v1/``.
+
+Researchers: campaigns (list, detail, dashboard statistics, labels export); admins: campaign create and
+items import. Annotators: the labelling page's four operations (next, progress, submit, skip), the same
+services and the same blinded bodies as :mod:`annotation.api` (whose routes stay for the page's own JS),
+refusals in the API's one error shape. Every annotator request goes through
+:func:`annotation.access.annotator_access_check`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import django_filters
+import numpy as np
+from django.db.models import Model
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import api, selectors, services
+from annotation.access import annotator_access_check
+from annotation.errors import NotAllowed
+from annotation.models import Campaign, CampaignKind
+from leaderboard.api_contract import AdminOnly, ApiListView, ApiView, IdFilter, error_responses, text_download
+from leaderboard.models import TaskSet
+
+# ---------------------------------------------------------------- campaigns (researchers, admins)
+
+
+class CampaignOutput(serializers.ModelSerializer):
+    task_set = serializers.IntegerField(source="task_set_id")
+
+    class Meta:
+        model = Campaign
+        fields = ["id", "name", "kind", "task_set", "status", "k", "open_to_all_annotators", "gold_rate",
+                  "show_brief", "assignment_ttl_seconds", "is_demo", "created_at"]
+
+
+class CampaignFilter(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(choices=CampaignKind.choices)
+    status = django_filters.ChoiceFilter(choices=Campaign.Status.choices)
+    task_set = IdFilter(field_name="task_set_id")
+
+    class Meta:
+        model = Campaign
+        fields = ["kind", "status", "task_set"]
+
+
+class CampaignListApi(ApiListView):
+    serializer_class = CampaignOutput
+    filterset_class = CampaignFilter
+    queryset = Campaign.objects.all()
+
+    @extend_schema(operation_id="campaigns_list", responses={200: CampaignOutput(many=True), **error_responses()})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+def _campaign(pk: int) -> Campaign:
+    return get_object_or_404(Campaign.objects.select_related("task_set"), pk=pk)
+
+
+class CampaignDetailApi(ApiView):
+    class CampaignDetailOutput(CampaignOutput):
+        instructions = serializers.CharField()
+        n_items = serializers.SerializerMethodField()
+        labels = serializers.SerializerMethodField()
+
+        class Meta(CampaignOutput.Meta):
+            fields = [*CampaignOutput.Meta.fields, "instructions", "n_items", "labels"]
+
+        def get_n_items(self, obj) -> int:
+            return obj.items.filter(is_gold=False).count()
+
+        def get_labels(self, obj) -> int:
+            return obj.assignments.filter(status="submitted", slot__isnull=False).count()
+
+    @extend_schema(operation_id="campaigns_retrieve", responses={200: CampaignDetailOutput, **error_responses(404)})
+    def get(self, request, pk: int):
+        return Response(self.CampaignDetailOutput(_campaign(pk)).data)
+
+
+class CampaignCreateApi(ApiView):
+    """Create a campaign (admins): the same checks as the admin (known kind, no model identity in the
+    name or instructions)."""
+
+    permission_classes = [AdminOnly]
+
+    class CampaignInput(serializers.Serializer):
+        name = serializers.CharField(max_length=150)
+        kind = serializers.ChoiceField(choices=CampaignKind.choices)
+        task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+        instructions = serializers.CharField(required=False, allow_blank=True, default="", max_length=20_000)
+        k = serializers.IntegerField(min_value=1, max_value=9, default=3)  # as the DB constraint
+        open_to_all_annotators = serializers.BooleanField(default=False)
+        gold_rate = serializers.FloatField(min_value=0.0, max_value=0.5, default=0.1)  # as the DB constraint
+        show_brief = serializers.BooleanField(default=False)
+        assignment_ttl_seconds = serializers.IntegerField(min_value=60, max_value=7 * 24 * 3600, required=False,
+                                                          allow_null=True)
+        status = serializers.ChoiceField(choices=[Campaign.Status.DRAFT, Campaign.Status.OPEN],
+                                         default=Campaign.Status.DRAFT)
+
+    @extend_schema(operation_id="campaigns_create", request=CampaignInput,
+                   responses={201: CampaignOutput, **error_responses(404, 409)})
+    def post(self, request):
+        data = self.CampaignInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        values["task_set"] = get_object_or_404(TaskSet, pk=values["task_set"])
+        if Campaign.objects.filter(name=values["name"]).exists():
+            raise serializers.ValidationError({"name": ["a campaign with this name exists"]})
+        campaign = services.campaign_create(created_by=request.user, **values)
+        return Response(CampaignOutput(campaign).data, status=status.HTTP_201_CREATED)
+
+
+class CampaignItemsImportApi(ApiView):
+    """Import items from a JSONL file (admins): all or nothing, errors as ``file:line: field``."""
+
+    permission_classes = [AdminOnly]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class ItemsImportInput(serializers.Serializer):
+        file = serializers.FileField(allow_empty_file=True)
+        replace_changed = serializers.BooleanField(default=False)
+
+    class ItemsImportOutput(serializers.Serializer):
+        created = serializers.IntegerField()
+        updated = serializers.IntegerField()
+
+    @extend_schema(operation_id="campaigns_items_import", request={"multipart/form-data": ItemsImportInput},
+                   responses={200: ItemsImportOutput, **error_responses(404)})
+    def post(self, request, pk: int):
+        campaign = _campaign(pk)
+        data = self.ItemsImportInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        created, updated = services.items_import_jsonl(campaign=campaign, name=upload.name, raw=upload.read(),
+                                                       replace_changed=data.validated_data["replace_changed"])
+        return Response({"created": len(created), "updated": len(updated)})
+
+
+def _plain(value: Any) -> Any:
+    """A dashboard value as JSON: dataclasses (with their properties) as objects, rows as their id,
+    numpy numbers as numbers, NaN and infinities as null."""
+    if isinstance(value, Model):
+        return value.pk
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for name, attr in vars(type(value)).items():
+            if isinstance(attr, property) and not name.startswith("_"):
+                out[name] = _plain(getattr(value, name))
+        return out
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if value is None or isinstance(value, str):
+        return str(value) if value is not None else None
+    return str(value)
+
+
+class CampaignDashboardApi(ApiView):
+    """The dashboard's statistics as JSON: per-question consensus (Fleiss κ, Krippendorff α, completion),
+    annotator quality, ICC, human-vs-judge agreement and the kind's extras — the numbers of the page."""
+
+    @extend_schema(operation_id="campaigns_dashboard_retrieve",
+                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="Dashboard statistics."),
+                              **error_responses(404)})
+    def get(self, request, pk: int):
+        campaign = _campaign(pk)
+        outcomes, scores = selectors.judge_sources(campaign=campaign)
+        dashboard = selectors.campaign_dashboard(campaign=campaign, judge_outcomes=outcomes, judge_scores=scores,
+                                                 judge_conditions=selectors.judge_condition_source(campaign=campaign))
+        return Response(_plain(dashboard))
+
+
+class CampaignLabelsExportApi(ApiView):
+    """Every label with its assignment metadata, JSONL or CSV (researchers: it names models)."""
+
+    class LabelsQuery(serializers.Serializer):
+        fmt = serializers.ChoiceField(choices=["jsonl", "csv"], default="jsonl")
+
+    @extend_schema(operation_id="campaigns_labels_export", parameters=[LabelsQuery],
+                   responses={(200, "application/x-ndjson"): OpenApiTypes.STR, (200, "text/csv"): OpenApiTypes.STR,
+                              **error_responses(404)})
+    def get(self, request, pk: int):
+        campaign = _campaign(pk)
+        query = self.LabelsQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        fmt = query.validated_data["fmt"]
+        return text_download(selectors.labels_export(campaign=campaign, fmt=fmt), fmt,
+                              f"campaign-{campaign.pk}-labels.{fmt}")
+
+
+# ---------------------------------------------------------------- the annotator's queue (blinded)
+
+
+class AnnotatorAccess(BasePermission):
+    """The queue-level check of the one annotator gatekeeper, before any body is read (the operation then
+    checks the campaign or assignment through the same gatekeeper, as the page's routes do)."""
+
+    message = "Annotators only."
+
+    def has_permission(self, request, view) -> bool:
+        try:
+            annotator_access_check(user=request.user)
+        except NotAllowed as exc:
+            self.message = exc.message
+            return False
+        return True
+
+
+class _AnnotatorApi(ApiView):
+    """The annotator operations of :mod:`annotation.api`, refused in the API's one error shape."""
+
+    permission_classes = [AnnotatorAccess]
+
+    def handle_exception(self, exc):
+        return APIView.handle_exception(self, exc)
+
+
+class ProgressOutput(serializers.Serializer):
+    done = serializers.IntegerField()
+    assigned = serializers.IntegerField()
+    campaign_labels = serializers.IntegerField()
+    campaign_total = serializers.IntegerField()
+
+
+class AssignmentOutput(serializers.Serializer):
+    """Blinded: the opaque token and the kind's shown content; no item, model, score or other label."""
+
+    token = serializers.CharField()
+    kind = serializers.CharField()
+    is_gold = serializers.BooleanField()
+    expires_at = serializers.DateTimeField()
+    content = serializers.DictField()
+
+
+class NextItemOutput(serializers.Serializer):
+    assignment = AssignmentOutput(allow_null=True)
+    progress = ProgressOutput(required=False)
+
+
+class SubmitOutput(serializers.Serializer):
+    saved = serializers.BooleanField()
+    replayed = serializers.BooleanField()
+    progress = ProgressOutput()
+
+
+class SkipOutput(serializers.Serializer):
+    skipped = serializers.BooleanField()
+    progress = ProgressOutput()
+
+
+class ProgressOnlyOutput(serializers.Serializer):
+    progress = ProgressOutput()
+
+
+class NextItemInput(api.NextItemApi.Input):
+    pass
+
+
+class SubmitInput(api.SubmitApi.Input):
+    pass
+
+
+class SkipInput(api.SkipApi.Input):
+    pass
+
+
+@extend_schema_view(post=extend_schema(operation_id="annotate_next", request=NextItemInput,
+                                       responses={200: NextItemOutput, **error_responses(404, 409)}))
+class NextItemApi(_AnnotatorApi, api.NextItemApi):
+    pass
+
+
+@extend_schema_view(get=extend_schema(operation_id="annotate_progress",
+                                      responses={200: ProgressOnlyOutput, **error_responses(404, 409)}))
+class ProgressApi(_AnnotatorApi, api.ProgressApi):
+    pass
+
+
+class SubmitApi(_AnnotatorApi):
+    """Store the label once; a re-sent submission (same ``idempotency_key``) returns the stored one (200)."""
+
+    @extend_schema(operation_id="annotate_submit", request=SubmitInput,
+                   responses={201: SubmitOutput, 200: SubmitOutput, **error_responses(404, 409)})
+    def post(self, request, token: str):
+        data = SubmitInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        submission = services.label_submit(
+            token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
+            answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
+        )
+        progress = selectors.campaign_progress(campaign=submission.label.campaign, annotator=request.user)
+        return Response({"saved": True, "replayed": submission.replayed, "progress": progress.as_dict()},
+                        status=status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED)
+
+
+@extend_schema_view(post=extend_schema(operation_id="annotate_skip", request=SkipInput,
+                                       responses={200: SkipOutput, **error_responses(404, 409)}))
+class SkipApi(_AnnotatorApi, api.SkipApi):
+    pass
+

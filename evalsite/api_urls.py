@@ -1,0 +1,75 @@
+"""Routes of ``/api/v1/``: one view per operation (see each app's ``api`` module), the OpenAPI 3 schema
+and its docs (Swagger UI and Redoc, served from static files: the CSP allows no CDN)."""
+
+from csp.decorators import csp_update
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
+
+import annotation.urls  # noqa: F401 - registers the assignment_token converter these routes use
+from annotation import api_v1 as annotation_api
+from leaderboard import api as catalogue_api
+from leaderboard.c2 import api as c2_api
+from leaderboard.easel import api as easel_api
+
+app_name = "api"
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    # Swagger UI and Redoc draw their icons as data: SVGs; only these two pages allow data: images.
+    path("docs/", csp_update({"img-src": ["data:"]})(SpectacularSwaggerSplitView.as_view(url_name="api:schema")),
+         name="docs"),
+    path("redoc/", csp_update({"img-src": ["data:"]})(SpectacularRedocView.as_view(url_name="api:schema")),
+         name="redoc"),
+    # task sets and subject models
+    path("task-sets/", catalogue_api.TaskSetListApi.as_view(), name="task_set_list"),
+    path("task-sets/import", catalogue_api.TaskImportApi.as_view(), name="task_import"),
+    path("task-sets/<int:pk>/", catalogue_api.TaskSetDetailApi.as_view(), name="task_set_detail"),
+    path("task-sets/<int:pk>/versions", catalogue_api.TaskSetVersionCreateApi.as_view(), name="task_set_version_create"),
+    path("task-sets/<int:pk>/responses/import", catalogue_api.ResponseImportApi.as_view(), name="response_import"),
+    path("task-sets/<int:pk>/export", catalogue_api.TaskSetExportApi.as_view(), name="task_set_export"),
+    path("subject-models/", catalogue_api.SubjectModelListApi.as_view(), name="subject_model_list"),
+    path("subject-models/create", catalogue_api.SubjectModelCreateApi.as_view(), name="subject_model_create"),
+    path("subject-models/<int:pk>/", catalogue_api.SubjectModelUpdateApi.as_view(), name="subject_model_update"),
+    # judge runs and leaderboard snapshots (Ekphrasis)
+    path("judge-runs/", catalogue_api.JudgeRunListApi.as_view(), name="judge_run_list"),
+    path("judge-runs/create", catalogue_api.JudgeRunCreateApi.as_view(), name="judge_run_create"),
+    path("judge-runs/<int:pk>/", catalogue_api.JudgeRunDetailApi.as_view(), name="judge_run_detail"),
+    path("judge-runs/<int:pk>/resume", catalogue_api.JudgeRunResumeApi.as_view(), name="judge_run_resume"),
+    path("judge-runs/<int:pk>/cancel", catalogue_api.JudgeRunCancelApi.as_view(), name="judge_run_cancel"),
+    path("judge-runs/<int:pk>/comparisons/", catalogue_api.JudgeRunComparisonListApi.as_view(),
+         name="judge_run_comparisons"),
+    path("leaderboards/", catalogue_api.SnapshotListApi.as_view(), name="snapshot_list"),
+    path("leaderboards/compare", catalogue_api.SnapshotCompareApi.as_view(), name="snapshot_compare"),
+    path("leaderboards/<int:pk>/", catalogue_api.SnapshotDetailApi.as_view(), name="snapshot_detail"),
+    path("leaderboards/<int:pk>/export", catalogue_api.SnapshotExportApi.as_view(), name="snapshot_export"),
+    # EASEL
+    path("easel/runs/", easel_api.EaselRunListApi.as_view(), name="easel_run_list"),
+    path("easel/runs/create", easel_api.EaselRunCreateApi.as_view(), name="easel_run_create"),
+    path("easel/runs/<int:pk>/", easel_api.EaselRunDetailApi.as_view(), name="easel_run_detail"),
+    path("easel/runs/<int:pk>/resume", easel_api.EaselRunResumeApi.as_view(), name="easel_run_resume"),
+    path("easel/runs/<int:pk>/cancel", easel_api.EaselRunCancelApi.as_view(), name="easel_run_cancel"),
+    path("easel/runs/<int:pk>/episodes/", easel_api.EaselRunEpisodeListApi.as_view(), name="easel_run_episodes"),
+    path("easel/episodes/<int:pk>/steps/", easel_api.EaselEpisodeStepListApi.as_view(), name="easel_episode_steps"),
+    path("easel/leaderboard", easel_api.EaselLeaderboardApi.as_view(), name="easel_leaderboard"),
+    # C²
+    path("c2/task-sets/import", c2_api.C2TaskImportApi.as_view(), name="c2_tasks_import"),
+    path("c2/runs/", c2_api.C2RunListApi.as_view(), name="c2_run_list"),
+    path("c2/runs/create", c2_api.C2RunCreateApi.as_view(), name="c2_run_create"),
+    path("c2/runs/<int:pk>/", c2_api.C2RunDetailApi.as_view(), name="c2_run_detail"),
+    path("c2/runs/<int:pk>/resume", c2_api.C2RunResumeApi.as_view(), name="c2_run_resume"),
+    path("c2/runs/<int:pk>/cancel", c2_api.C2RunCancelApi.as_view(), name="c2_run_cancel"),
+    path("c2/runs/<int:pk>/samples/", c2_api.C2RunSampleListApi.as_view(), name="c2_run_samples"),
+    path("c2/runs/<int:pk>/results", c2_api.C2RunResultsApi.as_view(), name="c2_run_results"),
+    # campaigns (researchers, admins)
+    path("campaigns/", annotation_api.CampaignListApi.as_view(), name="campaign_list"),
+    path("campaigns/create", annotation_api.CampaignCreateApi.as_view(), name="campaign_create"),
+    path("campaigns/<int:pk>/", annotation_api.CampaignDetailApi.as_view(), name="campaign_detail"),
+    path("campaigns/<int:pk>/items/import", annotation_api.CampaignItemsImportApi.as_view(), name="campaign_items_import"),
+    path("campaigns/<int:pk>/dashboard", annotation_api.CampaignDashboardApi.as_view(), name="campaign_dashboard"),
+    path("campaigns/<int:pk>/labels/export", annotation_api.CampaignLabelsExportApi.as_view(), name="campaign_labels_export"),
+    # the annotator's queue (blinded)
+    path("annotate/campaigns/<int:pk>/next", annotation_api.NextItemApi.as_view(), name="annotate_next"),
+    path("annotate/campaigns/<int:pk>/progress", annotation_api.ProgressApi.as_view(), name="annotate_progress"),
+    path("annotate/assignments/<assignment_token:token>/submit", annotation_api.SubmitApi.as_view(), name="annotate_submit"),
+    path("annotate/assignments/<assignment_token:token>/skip", annotation_api.SkipApi.as_view(), name="annotate_skip"),
+]

@@ -1,0 +1,562 @@
+"""The catalogue and Ekphrasis part of ``/api/v1/``: task sets (list, detail, new version, imports,
+export), subject models (list, create, update), judge runs (create, list, detail with live status,
+resume, cancel, comparisons) and leaderboard snapshots (list, detail, compare, export).
+
+HackSoft style: one view per operation with its own nested input and output serializers; the view
+validates and calls a service (writes) or a selector (reads). Refusals are mapped once, in
+:func:`leaderboard.api_contract.api_exception_handler`. Researchers read and start runs; imports and
+subject-model edits are for admins.
+"""
+
+from __future__ import annotations
+
+import re
+
+import django_filters
+from django.db.models import Max
+from django.shortcuts import get_object_or_404
+from django.utils.http import quote_etag
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+
+from leaderboard import results, selectors
+from leaderboard.api_contract import (
+    AdminOnly,
+    ApiListView,
+    ApiView,
+    IdFilter,
+    error_responses,
+    not_modified_or,
+    text_download,
+)
+from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
+from leaderboard.services import (
+    api_operations,
+    judge_runs,
+    responses_export,
+    responses_import,
+    tasks_export,
+    tasks_import,
+)
+
+#: Seeds and other integers the API takes are bounded so that every database column can hold them.
+MAX_SEED = 2**31 - 1
+ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+# ---------------------------------------------------------------- task sets
+
+
+class TaskSetOutput(serializers.ModelSerializer):
+    benchmark = serializers.CharField(source="benchmark.kind")
+    n_tasks = serializers.SerializerMethodField()
+
+    class Meta:
+        model = TaskSet
+        fields = ["id", "name", "version", "benchmark", "description", "frozen", "is_demo", "created_at", "n_tasks"]
+
+    def get_n_tasks(self, obj) -> int:
+        # Lists read the count the selector annotates (one query for the page, not one per row).
+        annotated = getattr(obj, "n_tasks", None)
+        return annotated if annotated is not None else obj.tasks.count()
+
+
+class TaskSetFilter(django_filters.FilterSet):
+    benchmark = django_filters.ChoiceFilter(field_name="benchmark__kind", choices=Benchmark.Kind.choices)
+    name = django_filters.CharFilter()
+    is_demo = django_filters.BooleanFilter()
+    frozen = django_filters.BooleanFilter()
+
+    class Meta:
+        model = TaskSet
+        fields = ["benchmark", "name", "is_demo", "frozen"]
+
+
+class TaskSetListApi(ApiListView):
+    """Every task set of every benchmark, newest first."""
+
+    serializer_class = TaskSetOutput
+    filterset_class = TaskSetFilter
+
+    def get_queryset(self):
+        return selectors.task_set_list().select_related("benchmark")
+
+    @extend_schema(operation_id="task_sets_list", responses={200: TaskSetOutput(many=True), **error_responses()})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class TaskSetDetailApi(ApiView):
+    class TaskSetDetailOutput(TaskSetOutput):
+        normalisation = serializers.SerializerMethodField()
+
+        class Meta(TaskSetOutput.Meta):
+            fields = [*TaskSetOutput.Meta.fields, "normalisation"]
+
+        def get_normalisation(self, obj) -> dict[str, int]:
+            return selectors.normalisation_counts(task_set=obj)
+
+    @extend_schema(operation_id="task_sets_retrieve", responses={200: TaskSetDetailOutput, **error_responses(404)})
+    def get(self, request, pk: int):
+        task_set = get_object_or_404(TaskSet.objects.select_related("benchmark"), pk=pk)
+        return Response(self.TaskSetDetailOutput(task_set).data)
+
+
+class TaskSetVersionCreateApi(ApiView):
+    """A new, unfrozen version of the task set with a copy of its tasks (admins)."""
+
+    permission_classes = [AdminOnly]
+
+    class TaskSetVersionInput(serializers.Serializer):
+        version = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$", max_length=40)
+        description = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+
+    @extend_schema(operation_id="task_sets_version_create", request=TaskSetVersionInput,
+                   responses={201: TaskSetOutput, **error_responses(404, 409)})
+    def post(self, request, pk: int):
+        task_set = get_object_or_404(TaskSet, pk=pk)
+        data = self.TaskSetVersionInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        new = api_operations.task_set_version_create(task_set=task_set, **data.validated_data)
+        return Response(TaskSetOutput(new).data, status=status.HTTP_201_CREATED)
+
+
+class ImportSummaryOutput(serializers.Serializer):
+    task_set = serializers.IntegerField()
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    flagged_for_llm_split = serializers.IntegerField()
+    summary = serializers.CharField()
+
+
+def import_summary(task_set: TaskSet, summary) -> dict:
+    return {"task_set": task_set.pk, "created": summary.created, "updated": summary.updated,
+            "unchanged": summary.unchanged, "flagged_for_llm_split": summary.flagged_for_llm_split,
+            "summary": str(summary)}
+
+
+class TaskImportApi(ApiView):
+    """Import tasks (JSONL or CSV) into ``task_set`` at ``version`` — the CLI's import service: every
+    record or none, every error as ``file:line: field``."""
+
+    permission_classes = [AdminOnly]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class TaskImportInput(serializers.Serializer):
+        file = serializers.FileField(allow_empty_file=True)
+        task_set = serializers.CharField(max_length=100)
+        version = serializers.CharField(max_length=40)
+        benchmark = serializers.ChoiceField(choices=Benchmark.Kind.choices, default=Benchmark.Kind.EKPHRASIS)
+        description = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+    @extend_schema(operation_id="task_sets_tasks_import", request={"multipart/form-data": TaskImportInput},
+                   responses={200: ImportSummaryOutput, **error_responses()})
+    def post(self, request):
+        data = self.TaskImportInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        task_set, summary = tasks_import(
+            name=upload.name, raw=upload.read(), task_set_name=data.validated_data["task_set"],
+            version=data.validated_data["version"], benchmark_kind=data.validated_data["benchmark"],
+            description=data.validated_data["description"],
+        )
+        return Response(import_summary(task_set, summary))
+
+
+class ResponseImportApi(ApiView):
+    """Import responses (JSONL or CSV) into the task set — the CLI's import service."""
+
+    permission_classes = [AdminOnly]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class ResponseImportInput(serializers.Serializer):
+        file = serializers.FileField(allow_empty_file=True)
+        create_models = serializers.BooleanField(default=False)
+
+    @extend_schema(operation_id="task_sets_responses_import", request={"multipart/form-data": ResponseImportInput},
+                   responses={200: ImportSummaryOutput, **error_responses(404)})
+    def post(self, request, pk: int):
+        task_set = get_object_or_404(TaskSet, pk=pk)
+        data = self.ResponseImportInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        summary = responses_import(name=upload.name, raw=upload.read(), task_set=task_set,
+                                   create_models=data.validated_data["create_models"])
+        return Response(import_summary(task_set, summary))
+
+
+class TaskSetExportApi(ApiView):
+    """The task set's tasks or responses as JSONL or CSV (the same files the page exports)."""
+
+    class ExportQuery(serializers.Serializer):
+        what = serializers.ChoiceField(choices=["tasks", "responses"], default="tasks")
+        fmt = serializers.ChoiceField(choices=["jsonl", "csv"], default="jsonl")
+
+    @extend_schema(operation_id="task_sets_export", parameters=[ExportQuery],
+                   responses={(200, "application/x-ndjson"): OpenApiTypes.STR, (200, "text/csv"): OpenApiTypes.STR,
+                              **error_responses(404)})
+    def get(self, request, pk: int):
+        task_set = get_object_or_404(TaskSet, pk=pk)
+        query = self.ExportQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        what, fmt = query.validated_data["what"], query.validated_data["fmt"]
+        body = {"tasks": tasks_export, "responses": responses_export}[what](task_set=task_set, fmt=fmt)
+        return text_download(body, fmt, f"{task_set.name}-v{task_set.version}-{what}.{fmt}")
+
+
+# ---------------------------------------------------------------- subject models
+
+
+class SubjectModelOutput(serializers.ModelSerializer):
+    class Meta:
+        model = SubjectModel
+        fields = ["id", *api_operations.SUBJECT_MODEL_FIELDS, "is_demo", "is_simulated"]
+
+
+class SubjectModelInput(serializers.Serializer):
+    """``api_key_env`` is the NAME of the environment variable holding the key; the key is never sent."""
+
+    display_name = serializers.CharField(max_length=100)
+    provider_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    role = serializers.ChoiceField(choices=SubjectModel.Role.choices, required=False)
+    family = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    base_url = serializers.URLField(max_length=200, required=False, allow_blank=True)
+    api_key_env = serializers.RegexField(ENV_VAR_NAME, max_length=100, required=False, allow_blank=True,
+                                         error_messages={"invalid": "give the name of an environment variable, not a key"})
+    temperature = serializers.FloatField(min_value=0.0, max_value=2.0, required=False, allow_null=True)
+    max_tokens = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    reasoning = serializers.BooleanField(required=False, allow_null=True)
+    price_input_per_mtok = serializers.FloatField(min_value=0.0, max_value=1e6, required=False)
+    price_output_per_mtok = serializers.FloatField(min_value=0.0, max_value=1e6, required=False)
+    accepts_images = serializers.BooleanField(required=False)
+
+
+class SubjectModelFilter(django_filters.FilterSet):
+    role = django_filters.ChoiceFilter(choices=SubjectModel.Role.choices)
+    family = django_filters.CharFilter()
+    is_demo = django_filters.BooleanFilter()
+
+    class Meta:
+        model = SubjectModel
+        fields = ["role", "family", "is_demo"]
+
+
+class SubjectModelListApi(ApiListView):
+    serializer_class = SubjectModelOutput
+    filterset_class = SubjectModelFilter
+    queryset = SubjectModel.objects.all()
+
+    @extend_schema(operation_id="subject_models_list", responses={200: SubjectModelOutput(many=True), **error_responses()})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class SubjectModelCreateApi(ApiView):
+    permission_classes = [AdminOnly]
+
+    @extend_schema(operation_id="subject_models_create", request=SubjectModelInput,
+                   responses={201: SubjectModelOutput, **error_responses(409)})
+    def post(self, request):
+        data = SubjectModelInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        model = api_operations.subject_model_create(**data.validated_data)
+        return Response(SubjectModelOutput(model).data, status=status.HTTP_201_CREATED)
+
+
+class SubjectModelUpdateApi(ApiView):
+    permission_classes = [AdminOnly]
+
+    @extend_schema(operation_id="subject_models_partial_update", request=SubjectModelInput(partial=True),
+                   responses={200: SubjectModelOutput, **error_responses(404, 409)})
+    def patch(self, request, pk: int):
+        model = get_object_or_404(SubjectModel, pk=pk)
+        data = SubjectModelInput(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        model = api_operations.subject_model_update(model=model, **data.validated_data)
+        return Response(SubjectModelOutput(model).data)
+
+
+# ---------------------------------------------------------------- judge runs
+
+
+class JudgeRunOutput(serializers.ModelSerializer):
+    task_set = serializers.IntegerField(source="task_set_id")
+
+    class Meta:
+        model = JudgeRun
+        fields = ["id", "task_set", "judge_name", "is_simulated", "dimensions", "budget_per_task", "seed",
+                  "novelty_anchor", "code_version", "status", "tasks_total", "tasks_done", "calls_planned",
+                  "calls_done", "error", "created_at", "started_at", "finished_at"]
+
+
+class JudgeRunProgressOutput(serializers.Serializer):
+    """The live status the run page polls."""
+
+    status = serializers.CharField()
+    tasks_done = serializers.IntegerField()
+    tasks_total = serializers.IntegerField()
+    calls_done = serializers.IntegerField()
+    calls_planned = serializers.IntegerField()
+    comparisons = serializers.DictField(child=serializers.IntegerField())
+    snapshot = serializers.IntegerField(allow_null=True)
+    fixed_pairs = serializers.IntegerField()
+    error = serializers.CharField(allow_blank=True)
+
+
+class JudgeRunDetailOutput(serializers.Serializer):
+    run = JudgeRunOutput()
+    progress = JudgeRunProgressOutput()
+
+
+def _judge_run_detail(run: JudgeRun) -> dict:
+    return {"run": JudgeRunOutput(run).data, "progress": selectors.judge_run_progress(run=run)}
+
+
+class JudgeRunFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=JudgeRun.Status.choices)
+    task_set = IdFilter(field_name="task_set_id")
+    judge_name = django_filters.CharFilter()
+
+    class Meta:
+        model = JudgeRun
+        fields = ["status", "task_set", "judge_name"]
+
+
+class JudgeRunListApi(ApiListView):
+    serializer_class = JudgeRunOutput
+    filterset_class = JudgeRunFilter
+
+    def get_queryset(self):
+        return selectors.judge_run_list()
+
+    @extend_schema(operation_id="judge_runs_list", responses={200: JudgeRunOutput(many=True), **error_responses()})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class JudgeRunCreateApi(ApiView):
+    """Create and queue a judge run (researchers). The same checks as the page's form and the CLI."""
+
+    class JudgeRunInput(serializers.Serializer):
+        task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+        judge = serializers.CharField(max_length=100, default="simulated")
+        dimensions = serializers.RegexField(r"^[UEN]{1,3}$", default="UEN")
+        budget_per_task = serializers.IntegerField(min_value=1, max_value=10_000, default=50)
+        seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=42)
+        novelty_anchor = serializers.ChoiceField(choices=["tig", "generic"], default="tig")
+
+    @extend_schema(operation_id="judge_runs_create", request=JudgeRunInput,
+                   responses={201: JudgeRunDetailOutput, **error_responses(404)})
+    def post(self, request):
+        data = self.JudgeRunInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        task_set = get_object_or_404(TaskSet, pk=values["task_set"])
+        run = judge_runs.judge_run_create(
+            task_set=task_set, judge_name=values["judge"], dimensions=values["dimensions"],
+            budget_per_task=values["budget_per_task"], seed=values["seed"], novelty_anchor=values["novelty_anchor"],
+            created_by=request.user,
+        )
+        judge_runs.judge_run_start(run=run)
+        return Response(_judge_run_detail(run), status=status.HTTP_201_CREATED)
+
+
+class JudgeRunDetailApi(ApiView):
+    @extend_schema(operation_id="judge_runs_retrieve", responses={200: JudgeRunDetailOutput, **error_responses(404)})
+    def get(self, request, pk: int):
+        run = get_object_or_404(JudgeRun.objects.select_related("task_set"), pk=pk)
+        return Response(_judge_run_detail(run))
+
+
+class JudgeRunResumeApi(ApiView):
+    """Queue a failed run again; it resumes from its stored comparisons (409 unless failed)."""
+
+    @extend_schema(operation_id="judge_runs_resume", request=None,
+                   responses={202: JudgeRunDetailOutput, **error_responses(404, 409)})
+    def post(self, request, pk: int):
+        run = get_object_or_404(JudgeRun, pk=pk)
+        if run.status != JudgeRun.Status.FAILED:
+            raise api_operations.ApiOperationRefused(f"run {run.pk} is {run.status}: only a failed run resumes")
+        judge_runs.judge_run_start(run=run)
+        return Response(_judge_run_detail(run), status=status.HTTP_202_ACCEPTED)
+
+
+class JudgeRunCancelApi(ApiView):
+    """Stop a pending or running run (it becomes failed, 'cancelled', and can be resumed)."""
+
+    @extend_schema(operation_id="judge_runs_cancel", request=None,
+                   responses={200: JudgeRunDetailOutput, **error_responses(404, 409)})
+    def post(self, request, pk: int):
+        run = get_object_or_404(JudgeRun, pk=pk)
+        run = api_operations.judge_run_cancel(run=run, by=request.user.get_username())
+        return Response(_judge_run_detail(run))
+
+
+class ComparisonOutput(serializers.ModelSerializer):
+    task = serializers.CharField(source="task.external_id")
+    model_x = serializers.CharField(source="model_x.display_name")
+    model_y = serializers.CharField(source="model_y.display_name")
+
+    class Meta:
+        model = Comparison
+        fields = ["id", "task", "dimension", "model_x", "model_y", "kind", "repeat", "judge_name", "sequence",
+                  "shown_a", "shown_b", "status", "winner", "confidence", "rationale", "repaired", "attempts",
+                  "judged_at"]
+
+
+class ComparisonFilter(django_filters.FilterSet):
+    dimension = django_filters.ChoiceFilter(choices=[("U", "U"), ("E", "E"), ("N", "N")])
+    status = django_filters.ChoiceFilter(choices=Comparison.Status.choices)
+    kind = django_filters.ChoiceFilter(choices=Comparison.Kind.choices)
+    task = django_filters.CharFilter(field_name="task__external_id")
+
+    class Meta:
+        model = Comparison
+        fields = ["dimension", "status", "kind", "task"]
+
+
+class JudgeRunComparisonListApi(ApiListView):
+    """The run's comparisons (pairwise judge calls), newest first."""
+
+    serializer_class = ComparisonOutput
+    filterset_class = ComparisonFilter
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
+            return Comparison.objects.none()
+        run = get_object_or_404(JudgeRun, pk=self.kwargs["pk"])
+        return Comparison.objects.filter(run=run).select_related("task", "model_x", "model_y")
+
+    @extend_schema(operation_id="judge_runs_comparisons_list",
+                   responses={200: ComparisonOutput(many=True), **error_responses(404)})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+# ---------------------------------------------------------------- leaderboard snapshots
+
+
+class SnapshotOutput(serializers.ModelSerializer):
+    task_set = serializers.IntegerField(source="run.task_set_id")
+    task_set_name = serializers.CharField(source="run.task_set.name")
+    updated = serializers.DateTimeField(source="created_at", help_text="Snapshots never change once stored.")
+
+    class Meta:
+        model = LeaderboardSnapshot
+        fields = ["id", "run", "task_set", "task_set_name", "task_set_version", "judge_name", "budget_per_task",
+                  "seed", "code_version", "is_simulated", "is_demo", "created_at", "updated"]
+
+
+class SnapshotFilter(django_filters.FilterSet):
+    task_set = IdFilter(field_name="run__task_set_id")
+    judge_name = django_filters.CharFilter()
+    is_demo = django_filters.BooleanFilter()
+    is_simulated = django_filters.BooleanFilter()
+
+    class Meta:
+        model = LeaderboardSnapshot
+        fields = ["task_set", "judge_name", "is_demo", "is_simulated"]
+
+
+class SnapshotListApi(ApiListView):
+    """Stored leaderboards, newest first. The ETag changes when a snapshot is added (If-None-Match → 304)."""
+
+    serializer_class = SnapshotOutput
+    filterset_class = SnapshotFilter
+
+    def get_queryset(self):
+        return selectors.snapshot_list()
+
+    @extend_schema(operation_id="leaderboards_list",
+                   responses={200: SnapshotOutput(many=True), 304: OpenApiResponse(description="Not modified."),
+                              **error_responses()})
+    def get(self, request, *args, **kwargs):
+        queryset = self.filter_queryset(self.get_queryset())
+        latest = queryset.aggregate(latest=Max("pk"))["latest"]
+        etag = quote_etag(f"snapshots-{queryset.count()}-{latest}-{request.GET.urlencode()}")
+        if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+            return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
+        response = super().get(request, *args, **kwargs)
+        response["ETag"] = etag
+        return response
+
+
+class SnapshotDetailOutput(serializers.Serializer):
+    """The numbers of the snapshot page: ranked rows (scores, 90% intervals, tiers), the family table,
+    reliability and budget rows, and the raw stored payload."""
+
+    snapshot = SnapshotOutput()
+    rows = serializers.ListField(child=serializers.DictField())
+    family_rows = serializers.ListField(child=serializers.DictField())
+    reliability_rows = serializers.ListField(child=serializers.DictField())
+    budget_rows = serializers.ListField(child=serializers.DictField())
+    payload = serializers.DictField()
+
+
+class SnapshotDetailApi(ApiView):
+    @extend_schema(operation_id="leaderboards_retrieve",
+                   responses={200: SnapshotDetailOutput, 304: OpenApiResponse(description="Not modified."),
+                              **error_responses(404)})
+    def get(self, request, pk: int):
+        snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=pk)
+        payload = snapshot.payload
+        body = {
+            "snapshot": SnapshotOutput(snapshot).data,
+            "rows": [vars(row) for row in results.model_rows(payload)],
+            "family_rows": results.family_rows(payload),
+            "reliability_rows": results.reliability_rows(payload),
+            "budget_rows": results.budget_rows(payload),
+            "payload": payload,
+        }
+        return not_modified_or(request, f"snapshot-{snapshot.pk}-{snapshot.created_at.timestamp()}", body)
+
+
+class SnapshotCompareApi(ApiView):
+    """Two snapshots side by side: Overall VCI and rank per model, with the change (``?a=&b=``)."""
+
+    class CompareQuery(serializers.Serializer):
+        a = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+        b = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+
+    class CompareRowOutput(serializers.Serializer):
+        name = serializers.CharField()
+        left_rank = serializers.IntegerField(allow_null=True)
+        right_rank = serializers.IntegerField(allow_null=True)
+        left_overall = serializers.FloatField(allow_null=True)
+        right_overall = serializers.FloatField(allow_null=True)
+        rank_change = serializers.IntegerField(allow_null=True)
+
+    class CompareOutput(serializers.Serializer):
+        a = serializers.IntegerField()
+        b = serializers.IntegerField()
+        rows = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(operation_id="leaderboards_compare", parameters=[CompareQuery],
+                   responses={200: CompareOutput, **error_responses(404)})
+    def get(self, request):
+        query = self.CompareQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        left = get_object_or_404(LeaderboardSnapshot, pk=query.validated_data["a"])
+        right = get_object_or_404(LeaderboardSnapshot, pk=query.validated_data["b"])
+        rows = results.comparison_rows(left.payload, right.payload)
+        return Response({"a": left.pk, "b": right.pk, "rows": self.CompareRowOutput(rows, many=True).data})
+
+
+class SnapshotExportApi(ApiView):
+    """The snapshot as CSV, JSON or LaTeX — the files the page exports."""
+
+    @extend_schema(operation_id="leaderboards_export",
+                   parameters=[OpenApiParameter("fmt", str, enum=["csv", "json", "tex"], default="json")],
+                   responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.OBJECT,
+                              (200, "application/x-tex"): OpenApiTypes.STR, **error_responses(404)})
+    def get(self, request, pk: int):
+        fmt = request.query_params.get("fmt", "json")
+        if fmt not in ("csv", "json", "tex"):
+            raise serializers.ValidationError({"fmt": ["one of csv, json, tex"]})
+        snapshot = get_object_or_404(LeaderboardSnapshot, pk=pk)
+        body = {"csv": results.export_csv, "json": results.export_json, "tex": results.export_latex}[fmt](snapshot)
+        return text_download(body, fmt, f"leaderboard-{snapshot.pk}.{fmt}")

@@ -1,0 +1,266 @@
+"""The contract every ``/api/v1/`` view shares: authentication, role permissions, the one error shape,
+cursor pagination, the token-write throttle and the domain-error mapping (one exception handler).
+
+Error shape (validation, 400/401/403/404/405/409/415/429): ``{"error": code, "message": text,
+"details": {field: [message, ...]}}``. Import errors keep the import contract's ``file:line: field``
+messages, grouped by field. Domain errors are mapped here once: the leaderboard's own by class, the
+annotation app's by their ``status``/``code``/``message`` attributes (leaderboard must not import it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+from django import forms
+from django.conf import settings
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, HttpResponse
+from django.utils.http import quote_etag
+from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework import exceptions, serializers, status
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.generics import ListAPIView
+from rest_framework.pagination import CursorPagination
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.views import APIView
+
+from leaderboard.api_tokens.authentication import ApiTokenAuthentication
+from leaderboard.import_contract import ImportFailed
+from leaderboard.roles import is_admin, is_researcher
+
+__all__ = [
+    "AdminOnly", "ApiListView", "ApiView", "ErrorSerializer", "ResearcherOnly", "StandardCursorPagination",
+    "IdFilter", "TokenWriteThrottle", "api_exception_handler", "error_body", "error_responses", "not_modified_or",
+    "text_download", "ERROR_RESPONSES",
+]
+
+#: Media types of the exports the API serves (the files the pages export).
+EXPORT_MEDIA = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "application/json", "tex": "application/x-tex"}
+
+#: Default rate of writes authenticated by an API token, per user (override: ATELIER_API_TOKEN_WRITE_RATE).
+DEFAULT_TOKEN_WRITE_RATE = "60/minute"
+
+
+class ErrorSerializer(serializers.Serializer):
+    """Every refusal of the API."""
+
+    error = serializers.CharField(help_text="Machine-readable code, e.g. invalid, not_found, not_allowed.")
+    message = serializers.CharField(help_text="What went wrong, fit to show a person.")
+    details = serializers.DictField(child=serializers.ListField(child=serializers.CharField()),
+                                    help_text="Field name -> messages (empty when no field is at fault).")
+
+
+def error_body(code: str, message: str, details: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    return {"error": code, "message": message, "details": details or {}}
+
+
+def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF's nested validation detail as {dotted field: [messages]}."""
+    out: dict[str, list[str]] = {}
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = f"{prefix}.{key}" if prefix else str(key)
+            for field, messages in _flatten(value, name).items():
+                out.setdefault(field, []).extend(messages)
+    elif isinstance(detail, list):
+        for index, value in enumerate(detail):
+            name = prefix if not isinstance(value, (dict, list)) else f"{prefix}[{index}]"
+            for field, messages in _flatten(value, name).items():
+                out.setdefault(field, []).extend(messages)
+    else:
+        out.setdefault(prefix or "non_field_errors", []).append(str(detail))
+    return out
+
+
+def _leaderboard_domain_errors() -> tuple[type[Exception], ...]:
+    """The leaderboard's configuration errors: a request the domain refuses (400 ``run_invalid``)."""
+    from leaderboard.c2.services.runs import RunConfigurationError as C2RunConfigurationError
+    from leaderboard.easel.services import ImageImportError, SuiteConflict
+    from leaderboard.easel.services import RunConfigurationError as EaselRunConfigurationError
+    from leaderboard.judges import UnknownJudge
+    from leaderboard.services.judge_runs import RunConfigurationError
+    from leaderboard.services.tig import TIGConfigurationError
+
+    return (RunConfigurationError, EaselRunConfigurationError, C2RunConfigurationError, TIGConfigurationError,
+            SuiteConflict, ImageImportError, UnknownJudge)
+
+
+_DRF_CODES = {
+    exceptions.NotAuthenticated: "not_authenticated",
+    exceptions.AuthenticationFailed: "not_authenticated",
+    exceptions.PermissionDenied: "not_allowed",
+    exceptions.NotFound: "not_found",
+    exceptions.MethodNotAllowed: "method_not_allowed",
+    exceptions.NotAcceptable: "not_acceptable",
+    exceptions.UnsupportedMediaType: "unsupported_media_type",
+    exceptions.Throttled: "throttled",
+    exceptions.ParseError: "malformed",
+    exceptions.ValidationError: "invalid",
+}
+
+
+def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    """The one place a refusal becomes a response; anything not listed propagates (a bug: 500)."""
+    if isinstance(exc, ImportFailed):
+        details: dict[str, list[str]] = {}
+        for error in exc.errors:
+            details.setdefault(error.field or "file", []).append(str(error))
+        return Response(error_body("import_invalid", str(exc), details), status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, _leaderboard_domain_errors()):
+        return Response(error_body("run_invalid" if "Run" in type(exc).__name__ else "invalid", str(exc)),
+                        status=status.HTTP_400_BAD_REQUEST)
+    if all(hasattr(exc, name) for name in ("status", "code", "message")) and isinstance(exc.status, int):
+        return Response(error_body(exc.code, exc.message, _domain_details(exc)), status=exc.status)
+    if isinstance(exc, Http404):
+        return Response(error_body("not_found", str(exc) or "Not found."), status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, DjangoPermissionDenied):
+        return Response(error_body("not_allowed", str(exc) or "Not allowed."), status=status.HTTP_403_FORBIDDEN)
+    if isinstance(exc, exceptions.APIException):
+        code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+        if isinstance(exc, exceptions.ValidationError):
+            body = error_body(code, "The request is invalid.", _flatten(exc.detail))
+        else:
+            body = error_body(code, str(exc.detail))
+        headers = {}
+        if getattr(exc, "auth_header", None):
+            headers["WWW-Authenticate"] = exc.auth_header
+        if getattr(exc, "wait", None) is not None:
+            headers["Retry-After"] = str(int(exc.wait))
+        return Response(body, status=exc.status_code, headers=headers)
+    return None
+
+
+def _domain_details(exc: Exception) -> dict[str, list[str]]:
+    """Field messages of a domain error: a {field: message} mapping (``fields``) or (line, field, message)
+    rows (``errors``), whose formatted lines are the message's lines."""
+    fields = getattr(exc, "errors", None)
+    details: dict[str, list[str]] = {}
+    if isinstance(fields, dict):
+        for field, message in fields.items():
+            details.setdefault(str(field), []).append(str(message))
+    elif isinstance(fields, list):
+        lines = str(exc.message).split("\n")
+        for index, row in enumerate(fields):
+            field = str(row[1]) if len(row) > 1 and row[1] else "file"
+            details.setdefault(field, []).append(lines[index] if index < len(lines) else str(row))
+    return details
+
+
+class _RolePermission(BasePermission):
+    check = staticmethod(lambda user: False)
+
+    def has_permission(self, request, view) -> bool:
+        return bool(request.user and request.user.is_authenticated and self.check(request.user))
+
+
+class ResearcherOnly(_RolePermission):
+    message = "Researchers only."
+    check = staticmethod(is_researcher)
+
+
+class AdminOnly(_RolePermission):
+    message = "Admins only."
+    check = staticmethod(is_admin)
+
+
+class StandardCursorPagination(CursorPagination):
+    """Newest first, stable under inserts (a cursor, not a page number)."""
+
+    ordering = "-pk"
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+    def decode_cursor(self, request):
+        # DRF answers a malformed cursor with 404; it is a bad query parameter (found by schemathesis).
+        try:
+            return super().decode_cursor(request)
+        except exceptions.NotFound as exc:
+            raise exceptions.ValidationError({self.cursor_query_param: [str(exc.detail)]}) from exc
+
+
+class TokenWriteThrottle(SimpleRateThrottle):
+    """Writes (POST/PUT/PATCH/DELETE) authenticated by an API token, per user: 60 a minute by default
+    (``ATELIER_API_TOKEN_WRITE_RATE``, e.g. ``120/minute``). Reads and the pages' own session requests
+    are not throttled; logins are limited by django-axes."""
+
+    scope = "token_write"
+
+    def get_rate(self) -> str:
+        return getattr(settings, "ATELIER_API_TOKEN_WRITE_RATE", DEFAULT_TOKEN_WRITE_RATE)
+
+    def allow_request(self, request, view) -> bool:
+        self.rate = self.get_rate()
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super().allow_request(request, view)
+
+    def get_cache_key(self, request, view) -> str | None:
+        if request.method in ("GET", "HEAD", "OPTIONS") or not isinstance(request.successful_authenticator,
+                                                                       ApiTokenAuthentication):
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
+
+
+class _ApiBase:
+    authentication_classes = [ApiTokenAuthentication, SessionAuthentication]
+    permission_classes = [ResearcherOnly]
+    throttle_classes = [TokenWriteThrottle]
+
+    def get_exception_handler(self):
+        return api_exception_handler
+
+
+class ApiView(_ApiBase, APIView):
+    """Base of every /api/v1/ operation: token or session authentication, researchers by default."""
+
+
+class ApiListView(_ApiBase, ListAPIView):
+    """Base of every /api/v1/ list: cursor pagination and a django-filter ``filterset_class``."""
+
+    pagination_class = StandardCursorPagination
+    filter_backends = [DjangoFilterBackend]
+
+
+#: Refusals every operation documents (schemathesis sends bodies of unknown media types and odd Accept headers).
+ERROR_RESPONSES = {code: ErrorSerializer for code in (400, 401, 403, 406, 415, 429)}
+
+
+def schema_endpoints_v1(endpoints: list) -> list:
+    """drf-spectacular preprocessing hook: the schema documents /api/v1/ only (the labelling page's own
+    routes under /annotate/api/ are aliases it keeps for its JS)."""
+    return [endpoint for endpoint in endpoints if endpoint[0].startswith("/api/v1/")]
+
+
+class IdFilter(django_filters.NumberFilter):
+    """An id in a list filter: a whole number a database id column can hold (schemathesis sent 1e308 and
+    2**70 to django-filter's decimal NumberFilter, which overflowed SQLite's INTEGER: a 500)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", 2**63 - 1)
+        super().__init__(*args, **kwargs)
+
+
+def error_responses(*codes: int) -> dict:
+    """The documented refusals of an operation: those of every operation (bad input, no or a bad token, a
+    role that may not, an unacceptable ``Accept``, an unsupported body type, the write throttle) and ``codes``."""
+    return {code: ErrorSerializer for code in sorted({*ERROR_RESPONSES, *codes})}
+
+
+def text_download(body: str, fmt: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=f"{EXPORT_MEDIA[fmt]}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def not_modified_or(request, etag: str, body: dict) -> Response:
+    """A 304 when the client already holds this version (``If-None-Match``), else the body with its ETag."""
+    quoted = quote_etag(etag)
+    if quoted in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+        return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": quoted})
+    return Response(body, headers={"ETag": quoted})

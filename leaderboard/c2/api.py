@@ -1,0 +1,222 @@
+"""C² in ``/api/v1/c2/``: dataset imports (admins), runs (create, list, detail with live status, resume, cancel), a run's samples
+with their ratings (paginated), and a finished run's results (the leaderboard's numbers, with an ETag).
+One view per operation; reads through :mod:`leaderboard.c2.selectors`, writes through
+:mod:`leaderboard.c2.services.runs`; researchers only."""
+
+from __future__ import annotations
+
+import django_filters
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+
+from leaderboard.api import MAX_SEED, ImportSummaryOutput, import_summary
+from leaderboard.api_contract import (
+    AdminOnly,
+    ApiListView,
+    ApiView,
+    IdFilter,
+    error_responses,
+    not_modified_or,
+)
+from leaderboard.c2 import selectors
+from leaderboard.c2.models import C2Rating, C2Run, C2Sample
+from leaderboard.c2.services import runs
+from leaderboard.c2.services.imports import FORMATS, c2_tasks_import
+from leaderboard.models import Benchmark, TaskSet
+from leaderboard.services.api_operations import ApiOperationRefused
+
+
+class C2TaskImportApi(ApiView):
+    """Import one dataset file into a C² task set (admins) — the ``import_c2_tasks`` service: every item or
+    none, errors as ``file:line: field``. Formats with images (OK-VQA, Creation-MMBench) need an image folder
+    on the server: import those with the command line."""
+
+    permission_classes = [AdminOnly]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class C2TaskImportInput(serializers.Serializer):
+        file = serializers.FileField(allow_empty_file=True)
+        fmt = serializers.ChoiceField(choices=[f for f, (_, images, _) in FORMATS.items() if not images])
+        task_set = serializers.CharField(max_length=100)
+        version = serializers.CharField(max_length=40)
+        description = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+    @extend_schema(operation_id="c2_tasks_import", request={"multipart/form-data": C2TaskImportInput},
+                   responses={200: ImportSummaryOutput, **error_responses()})
+    def post(self, request):
+        data = self.C2TaskImportInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        upload = values["file"]
+        task_set, summary = c2_tasks_import(fmt=values["fmt"], name=upload.name, raw=upload.read(),
+                                            task_set_name=values["task_set"], version=values["version"],
+                                            description=values["description"])
+        return Response(import_summary(task_set, summary))
+
+
+class C2RunOutput(serializers.ModelSerializer):
+    task_set = serializers.IntegerField(source="task_set_id")
+
+    class Meta:
+        model = C2Run
+        fields = ["id", "task_set", "subject_names", "n_samples", "template", "rater_name", "seed", "surprise_policy",
+                  "tau", "temperature", "embedder", "rerate_share", "is_simulated", "code_version", "status",
+                  "prompts_total", "prompts_done", "calls_planned", "calls_done", "error", "created_at",
+                  "started_at", "finished_at"]
+
+
+class C2ProgressOutput(serializers.Serializer):
+    status = serializers.CharField()
+    prompts_done = serializers.IntegerField()
+    prompts_total = serializers.IntegerField()
+    calls_done = serializers.IntegerField()
+    calls_planned = serializers.IntegerField()
+    error = serializers.CharField(allow_blank=True)
+    has_results = serializers.BooleanField()
+
+
+class C2RunDetailOutput(serializers.Serializer):
+    run = C2RunOutput()
+    progress = C2ProgressOutput()
+
+
+def _detail(run: C2Run) -> dict:
+    return {"run": C2RunOutput(run).data, "progress": selectors.c2_run_progress(run=run)}
+
+
+class C2RunFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=C2Run.Status.choices)
+    task_set = IdFilter(field_name="task_set_id")
+    template = django_filters.ChoiceFilter(choices=C2Run.Template.choices)
+
+    class Meta:
+        model = C2Run
+        fields = ["status", "task_set", "template"]
+
+
+class C2RunListApi(ApiListView):
+    serializer_class = C2RunOutput
+    filterset_class = C2RunFilter
+
+    def get_queryset(self):
+        return selectors.c2_run_list()
+
+    @extend_schema(operation_id="c2_runs_list", responses={200: C2RunOutput(many=True), **error_responses()})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class C2RunCreateApi(ApiView):
+    """Create and queue a C² run over ``models`` (display names; ``simulated-…`` names are simulated)."""
+
+    class C2RunInput(serializers.Serializer):
+        task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+        models = serializers.ListField(child=serializers.CharField(max_length=100), min_length=1, max_length=50)
+        n_samples = serializers.IntegerField(min_value=1, max_value=50, default=runs.DEFAULT_SAMPLES)
+        template = serializers.ChoiceField(choices=C2Run.Template.choices, default=C2Run.Template.STANDARD)
+        rater = serializers.CharField(max_length=100, default="simulated")
+        seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=42)
+        surprise_policy = serializers.ChoiceField(choices=C2Run.SurprisePolicy.choices, default=C2Run.SurprisePolicy.ZERO)
+
+    @extend_schema(operation_id="c2_runs_create", request=C2RunInput,
+                   responses={201: C2RunDetailOutput, **error_responses(404)})
+    def post(self, request):
+        data = self.C2RunInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        task_set = get_object_or_404(TaskSet, pk=values["task_set"], benchmark__kind=Benchmark.Kind.C2)
+        run = runs.c2_run_create(
+            task_set=task_set, model_names=values["models"], n_samples=values["n_samples"],
+            template=values["template"], rater_name=values["rater"], seed=values["seed"],
+            surprise_policy=values["surprise_policy"], created_by=request.user,
+        )
+        runs.c2_run_start(run=run)
+        return Response(_detail(run), status=status.HTTP_201_CREATED)
+
+
+class C2RunDetailApi(ApiView):
+    @extend_schema(operation_id="c2_runs_retrieve", responses={200: C2RunDetailOutput, **error_responses(404)})
+    def get(self, request, pk: int):
+        return Response(_detail(get_object_or_404(C2Run, pk=pk)))
+
+
+class C2RunResumeApi(ApiView):
+    @extend_schema(operation_id="c2_runs_resume", request=None,
+                   responses={202: C2RunDetailOutput, **error_responses(404, 409)})
+    def post(self, request, pk: int):
+        run = get_object_or_404(C2Run, pk=pk)
+        if run.status != C2Run.Status.FAILED:
+            raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a failed run resumes")
+        runs.c2_run_start(run=run)
+        return Response(_detail(run), status=status.HTTP_202_ACCEPTED)
+
+
+class C2RunCancelApi(ApiView):
+    @extend_schema(operation_id="c2_runs_cancel", request=None,
+                   responses={200: C2RunDetailOutput, **error_responses(404, 409)})
+    def post(self, request, pk: int):
+        run = runs.c2_run_cancel(run=get_object_or_404(C2Run, pk=pk), by=request.user.get_username())
+        return Response(_detail(run))
+
+
+class C2RatingOutput(serializers.ModelSerializer):
+    class Meta:
+        model = C2Rating
+        fields = ["id", "rater_name", "repeat", "status", "u", "o", "s", "rationale_u", "rationale_o", "rationale_s"]
+
+
+class C2SampleOutput(serializers.ModelSerializer):
+    model = serializers.CharField(source="subject_model.display_name")
+    task = serializers.CharField(source="task.external_id")
+    ratings = C2RatingOutput(many=True)
+
+    class Meta:
+        model = C2Sample
+        fields = ["id", "model", "task", "sample_index", "status", "text", "temperature", "confidence",
+                  "confidence_status", "verdict", "usefulness", "correct", "cluster", "attempts", "error",
+                  "generated_at", "ratings"]
+
+
+class C2SampleFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=C2Sample.Status.choices)
+    model = django_filters.CharFilter(field_name="subject_model__display_name")
+    task = django_filters.CharFilter(field_name="task__external_id")
+
+    class Meta:
+        model = C2Sample
+        fields = ["status", "model", "task"]
+
+
+class C2RunSampleListApi(ApiListView):
+    serializer_class = C2SampleOutput
+    filterset_class = C2SampleFilter
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
+            return C2Sample.objects.none()
+        run = get_object_or_404(C2Run.objects.only("pk"), pk=self.kwargs["pk"])
+        return (C2Sample.objects.filter(run=run).select_related("subject_model", "task")
+                .prefetch_related("ratings"))
+
+    @extend_schema(operation_id="c2_runs_samples_list", responses={200: C2SampleOutput(many=True), **error_responses(404)})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class C2RunResultsApi(ApiView):
+    """A finished run's stored results (the numbers of the C² leaderboard page); immutable, with an ETag."""
+
+    @extend_schema(operation_id="c2_runs_results_retrieve",
+                   responses={200: OpenApiResponse(description="The stored results (free-form object)."),
+                              304: OpenApiResponse(description="Not modified."), **error_responses(404)})
+    def get(self, request, pk: int):
+        run = get_object_or_404(C2Run, pk=pk)
+        if run.status != C2Run.Status.DONE or run.results is None:
+            raise Http404(f"C² run {run.pk} has no results yet ({run.status}).")
+        updated = run.finished_at.isoformat() if run.finished_at else None
+        return not_modified_or(request, f"c2-{run.pk}-{updated}", {"run": run.pk, "updated": updated,
+                                                                    "results": run.results})

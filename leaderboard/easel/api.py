@@ -1,0 +1,210 @@
+"""EASEL in ``/api/v1/easel/``: runs (create, list, detail with live status, resume, cancel), a run's
+episodes and an episode's steps (paginated), and the leaderboard of a suite (with an ETag).
+One view per operation; reads through :mod:`leaderboard.easel.selectors`, writes through
+:mod:`leaderboard.easel.services`; researchers only."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Max
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from leaderboard.api import MAX_SEED
+from leaderboard.api_contract import ApiListView, ApiView, IdFilter, error_responses, not_modified_or
+from leaderboard.easel import selectors, services
+from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
+from leaderboard.services.api_operations import ApiOperationRefused
+from leaderboard.services.judge_runs import code_version
+
+
+class EaselRunOutput(serializers.ModelSerializer):
+    task_set = serializers.IntegerField(source="task_set_id")
+
+    class Meta:
+        model = EaselRun
+        fields = ["id", "task_set", "agent_kind", "agent_name", "budget_setting", "seed", "is_simulated",
+                  "code_version", "status", "episodes_total", "episodes_done", "steps_planned", "steps_done",
+                  "error", "created_at", "started_at", "finished_at"]
+
+
+class EaselProgressOutput(serializers.Serializer):
+    status = serializers.CharField()
+    episodes_done = serializers.IntegerField()
+    episodes_total = serializers.IntegerField()
+    steps_done = serializers.IntegerField()
+    steps_planned = serializers.IntegerField()
+    error = serializers.CharField(allow_blank=True)
+
+
+class EaselRunDetailOutput(serializers.Serializer):
+    run = EaselRunOutput()
+    progress = EaselProgressOutput()
+    summary = serializers.DictField(child=serializers.FloatField(), help_text="Mean Final S per category; semantic scores.")
+
+
+def _detail(run: EaselRun) -> dict:
+    return {"run": EaselRunOutput(run).data, "progress": selectors.run_progress(run=run),
+            "summary": selectors.run_summary(run=run)}
+
+
+def _start(run: EaselRun) -> None:
+    """Queue the run. Without a broker (eager mode) its episodes run inside this request; a failure there is
+    recorded on the run (as the page does), and shows in its status, not as a 500."""
+    try:
+        services.easel_run_start(run=run)
+    except Exception as exc:  # noqa: BLE001 - eager mode only: a worker would have recorded the same error
+        services.easel_run_fail(run_id=run.pk, error=repr(exc))
+
+
+class EaselRunFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=EaselRun.Status.choices)
+    task_set = IdFilter(field_name="task_set_id")
+    agent_kind = django_filters.ChoiceFilter(choices=EaselRun.AgentKind.choices)
+
+    class Meta:
+        model = EaselRun
+        fields = ["status", "task_set", "agent_kind"]
+
+
+class EaselRunListApi(ApiListView):
+    serializer_class = EaselRunOutput
+    filterset_class = EaselRunFilter
+
+    def get_queryset(self):
+        return selectors.run_list()
+
+    @extend_schema(operation_id="easel_runs_list", responses={200: EaselRunOutput(many=True), **error_responses()})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class EaselRunCreateApi(ApiView):
+    """Create and queue an EASEL run: ``agent`` is ``simulated`` (with ``skill``), ``painter``, an anchor or a
+    subject model's display name."""
+
+    class EaselRunInput(serializers.Serializer):
+        task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+        agent = serializers.CharField(max_length=100)
+        budget_setting = serializers.ChoiceField(choices=EaselRun.Budget.choices, default=EaselRun.Budget.ALIGNED)
+        seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=0)
+        skill = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True)
+
+    @extend_schema(operation_id="easel_runs_create", request=EaselRunInput,
+                   responses={201: EaselRunDetailOutput, **error_responses(404)})
+    def post(self, request):
+        data = self.EaselRunInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        task_set = selectors.easel_task_set_get(values.pop("task_set"))
+        if task_set is None:
+            raise Http404("No such EASEL task set.")
+        run = services.easel_run_create(task_set=task_set, created_by=request.user, **values)
+        _start(run)
+        run.refresh_from_db()
+        return Response(_detail(run), status=status.HTTP_201_CREATED)
+
+
+class EaselRunDetailApi(ApiView):
+    @extend_schema(operation_id="easel_runs_retrieve", responses={200: EaselRunDetailOutput, **error_responses(404)})
+    def get(self, request, pk: int):
+        return Response(_detail(get_object_or_404(EaselRun, pk=pk)))
+
+
+class EaselRunResumeApi(ApiView):
+    @extend_schema(operation_id="easel_runs_resume", request=None,
+                   responses={202: EaselRunDetailOutput, **error_responses(404, 409)})
+    def post(self, request, pk: int):
+        run = get_object_or_404(EaselRun, pk=pk)
+        if run.status != EaselRun.Status.FAILED:
+            raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a failed run resumes")
+        _start(run)
+        run.refresh_from_db()
+        return Response(_detail(run), status=status.HTTP_202_ACCEPTED)
+
+
+class EaselRunCancelApi(ApiView):
+    @extend_schema(operation_id="easel_runs_cancel", request=None,
+                   responses={200: EaselRunDetailOutput, **error_responses(404, 409)})
+    def post(self, request, pk: int):
+        run = services.easel_run_cancel(run=get_object_or_404(EaselRun, pk=pk), by=request.user.get_username())
+        return Response(_detail(run))
+
+
+class EaselEpisodeOutput(serializers.ModelSerializer):
+    task = serializers.CharField(source="task.external_id")
+
+    class Meta:
+        model = EaselEpisode
+        fields = ["id", "task", "kind", "category", "status", "initial_s", "final_s", "final_ssim", "final_l1",
+                  "final_edge_iou", "at_50", "auc", "best", "fb_gap", "repeat_rate", "invalid_rate",
+                  "semantic_score", "recogniser", "finished_at"]
+
+
+class EaselRunEpisodeListApi(ApiListView):
+    serializer_class = EaselEpisodeOutput
+    filterset_class = None
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
+            return EaselEpisode.objects.none()
+        return selectors.run_episodes(run=get_object_or_404(EaselRun, pk=self.kwargs["pk"]))
+
+    @extend_schema(operation_id="easel_runs_episodes_list", responses={200: EaselEpisodeOutput(many=True), **error_responses(404)})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class EaselStepOutput(serializers.ModelSerializer):
+    class Meta:
+        model = EaselStep
+        fields = ["id", "index", "action", "raw", "valid", "kind", "collision", "error", "s", "ssim", "l1", "edge_iou"]
+
+
+class EaselStepFilter(django_filters.FilterSet):
+    valid = django_filters.BooleanFilter()
+    kind = django_filters.ChoiceFilter(choices=EaselStep.Kind.choices)
+
+    class Meta:
+        model = EaselStep
+        fields = ["valid", "kind"]
+
+
+class EaselEpisodeStepListApi(ApiListView):
+    """The steps of one episode (actions and per-step scores; canvases are on the episode viewer page)."""
+
+    serializer_class = EaselStepOutput
+    filterset_class = EaselStepFilter
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return EaselStep.objects.none()
+        episode = get_object_or_404(EaselEpisode.objects.only("pk"), pk=self.kwargs["pk"])
+        return EaselStep.objects.filter(episode=episode).defer("canvas_png")
+
+    @extend_schema(operation_id="easel_episodes_steps_list", responses={200: EaselStepOutput(many=True), **error_responses(404)})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class EaselLeaderboardApi(ApiView):
+    """The leaderboard of one EASEL suite (``?task_set=``; the newest suite without it), the numbers of the
+    page. ETag and ``updated`` follow the suite's newest finished run."""
+
+    @extend_schema(operation_id="easel_leaderboard_retrieve",
+                   parameters=[OpenApiParameter("task_set", int, required=False)],
+                   responses={200: OpenApiResponse(description="The leaderboard payload (free-form object)."),
+                              304: OpenApiResponse(description="Not modified."), **error_responses(404)})
+    def get(self, request):
+        wanted = request.query_params.get("task_set") or None
+        task_set = selectors.easel_task_set_get(wanted)
+        if task_set is None:
+            raise Http404("No such EASEL task set.")
+        runs = EaselRun.objects.filter(task_set=task_set, status=EaselRun.Status.DONE)
+        updated = runs.aggregate(updated=Max("finished_at"))["updated"]
+        body = {"task_set": task_set.pk, "updated": updated.isoformat() if updated else None,
+                "code_version": code_version(), "leaderboard": selectors.easel_leaderboard(task_set=task_set)}
+        return not_modified_or(request, f"easel-{task_set.pk}-{runs.count()}-{updated}", body)

@@ -1,0 +1,93 @@
+"""Writes the API needs that no page did yet: a new version of a task set, subject models created and
+edited, a judge run cancelled. Each refusal is an :class:`ApiOperationRefused` (mapped to its status
+in the API's one exception handler)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from leaderboard.models import JudgeRun, SubjectModel, Task, TaskSet
+
+__all__ = [
+    "ApiOperationRefused", "SUBJECT_MODEL_FIELDS", "judge_run_cancel", "subject_model_create",
+    "subject_model_update", "task_set_version_create",
+]
+
+#: The fields of a subject model the API may set. The API key itself is never stored: ``api_key_env``
+#: names the environment variable the provider client reads it from.
+SUBJECT_MODEL_FIELDS = (
+    "display_name", "provider_id", "role", "family", "base_url", "api_key_env", "temperature", "max_tokens",
+    "reasoning", "price_input_per_mtok", "price_output_per_mtok", "accepts_images",
+)
+
+
+class ApiOperationRefused(Exception):
+    """A write the current state does not allow (``status``: 409 conflict unless said otherwise)."""
+
+    def __init__(self, message: str, *, status: int = 409, code: str = "conflict", field: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+        self.errors = {field: message} if field else None
+
+
+@transaction.atomic
+def task_set_version_create(*, task_set: TaskSet, version: str, description: str | None = None) -> TaskSet:
+    """A new, unfrozen version of ``task_set`` with a copy of its tasks (responses are imported anew)."""
+    if TaskSet.objects.filter(name=task_set.name, version=version).exists():
+        raise ApiOperationRefused(f"{task_set.name} v{version} already exists", field="version")
+    new = TaskSet.objects.create(
+        benchmark=task_set.benchmark, name=task_set.name, version=version, is_demo=task_set.is_demo,
+        description=task_set.description if description is None else description,
+    )
+    Task.objects.bulk_create([
+        Task(task_set=new, external_id=t.external_id, family=t.family, subtype=t.subtype, brief=t.brief,
+             constraints=t.constraints, source=t.source, position=t.position)
+        for t in task_set.tasks.order_by("position", "external_id")
+    ])
+    return new
+
+
+def _display_name_free(name: str, *, except_pk: int | None = None) -> None:
+    taken = SubjectModel.objects.filter(display_name=name).exclude(pk=except_pk)
+    if taken.exists():
+        raise ApiOperationRefused(f"a model named {name!r} exists already", field="display_name")
+
+
+@transaction.atomic
+def subject_model_create(**values: Any) -> SubjectModel:
+    _display_name_free(values["display_name"])
+    return SubjectModel.objects.create(**{k: v for k, v in values.items() if k in SUBJECT_MODEL_FIELDS})
+
+
+@transaction.atomic
+def subject_model_update(*, model: SubjectModel, **values: Any) -> SubjectModel:
+    """Demo and simulated models are fixtures of the demo: they are not edited."""
+    if model.is_demo or model.is_simulated:
+        raise ApiOperationRefused(f"{model} is a demo or simulated model and is not edited")
+    if "display_name" in values:
+        _display_name_free(values["display_name"], except_pk=model.pk)
+    changed = [k for k in values if k in SUBJECT_MODEL_FIELDS]
+    for key in changed:
+        setattr(model, key, values[key])
+    if changed:
+        model.save(update_fields=changed)
+    return model
+
+
+LIVE_RUN_STATUSES = ("pending", "running")
+
+
+def judge_run_cancel(*, run: JudgeRun, by: str = "") -> JudgeRun:
+    """Mark a pending or running run failed with 'cancelled' as its error: it stops counting as live and
+    can be resumed like any failed run. A chunk already inside a worker finishes its task first."""
+    from leaderboard.services.judge_runs import judge_run_fail
+
+    if run.status not in LIVE_RUN_STATUSES:
+        raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a pending or running run can be cancelled")
+    judge_run_fail(run_id=run.pk, error=f"cancelled{' by ' + by if by else ''}")
+    run.refresh_from_db()
+    return run
