@@ -112,6 +112,14 @@ def snapshot_list():
     return LeaderboardSnapshot.objects.select_related("run", "run__task_set").order_by("-created_at")
 
 
+def latest_snapshots_per_task_set():
+    """The newest leaderboard snapshot of each task set (the first screen's table), newest first."""
+    latest = {}
+    for snapshot in snapshot_list():
+        latest.setdefault(snapshot.run.task_set_id, snapshot)
+    return list(latest.values())
+
+
 def task_comparisons(*, run, task):
     """Every judgment of one task in a run, for the drill-down page."""
     from leaderboard.models import Comparison

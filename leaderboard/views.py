@@ -16,12 +16,15 @@ from leaderboard import charts, results, selectors
 from leaderboard.forms import JudgeRunForm, SnapshotCompareForm, TIGBuildForm
 from leaderboard.judges import judge_choices
 from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
-from leaderboard.roles import require_researcher
+from leaderboard.roles import is_researcher, require_researcher
 from leaderboard.services import judge_runs, responses_export, tasks_export, tig
 
 
 def home(request):
-    return render(request, "home.html", {"has_demo": selectors.demo_data_present()})
+    arena = []
+    if is_researcher(request.user):
+        arena = results.arena_rows(selectors.latest_snapshots_per_task_set())
+    return render(request, "home.html", {"has_demo": selectors.demo_data_present(), "arena": arena})
 
 
 def task_set_list(request):
@@ -98,6 +101,7 @@ def leaderboard_list(request):
         request,
         "leaderboard/leaderboard_list.html",
         {"snapshots": selectors.snapshot_list(), "runs": selectors.judge_run_list()[:50],
+         "arena": results.arena_rows(selectors.latest_snapshots_per_task_set()),
          "task_sets": TaskSet.objects.order_by("name", "version"), "judges": judge_choices(),
          "tig_choices": selectors.tig_component_choices()},
     )
@@ -113,6 +117,9 @@ def snapshot_detail(request, pk: int):
         "payload": payload,
         "dimensions": [(d, results.DIMENSION_NAMES[d]) for d in payload["dimensions"]],
         "rows": results.model_rows(payload),
+        "table": results.table_rows(payload),
+        "z_available": results.z_available(payload),
+        "pairwise_charts": results.pairwise_matrices(payload),
         "overall_chart": results.overall_interval_chart(payload),
         "dimension_charts": results.dimension_interval_charts(payload),
         "rank_heat_map": results.rank_heat_map(payload),
@@ -145,10 +152,15 @@ def snapshot_compare(request):
     form = SnapshotCompareForm(request.GET)
     if not form.is_valid():
         raise BadRequest(f"Compare needs two snapshot ids: {form.errors.as_text()}")
-    left = get_object_or_404(LeaderboardSnapshot, pk=form.cleaned_data["a"])
-    right = get_object_or_404(LeaderboardSnapshot, pk=form.cleaned_data["b"])
-    return render(request, "leaderboard/snapshot_compare.html",
-                  {"left": left, "right": right, "pair": (left, right), "rows": results.comparison_rows(left.payload, right.payload)})
+    left = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=form.cleaned_data["a"])
+    right = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=form.cleaned_data["b"])
+    differences = results.snapshot_differences(left, right)
+    return render(request, "leaderboard/snapshot_compare.html", {
+        "left": left, "right": right, "pair": (left, right),
+        "rows": results.comparison_rows(left.payload, right.payload),
+        "differences": differences, "n_differences": sum(d["differs"] for d in differences),
+        "chart": results.comparison_chart(left, right),
+    })
 
 
 def task_drilldown(request, pk: int, task_pk: int):

@@ -97,3 +97,44 @@ def test_annotator_cannot_reach_results(client, alice, snapshot):
     for url in (f"/leaderboards/{snapshot.pk}/", f"/leaderboards/{snapshot.pk}/export.json",
                 f"/runs/{snapshot.run_id}/status.json"):
         assert client.get(url).status_code == 403
+
+
+def test_every_snapshot_export_carries_the_simulated_and_demo_marker(researcher_client, snapshot):
+    snapshot.is_demo = True
+    snapshot.save(update_fields=["is_demo"])
+    rows = list(csv.DictReader(io.StringIO(researcher_client.get(f"/leaderboards/{snapshot.pk}/export.csv").content.decode())))
+    assert {(r["simulated_judge"], r["demo_data"]) for r in rows} == {("true", "true")}
+    data = json.loads(researcher_client.get(f"/leaderboards/{snapshot.pk}/export.json").content)
+    assert data["simulated"] is True and data["demo"] is True
+    tex = researcher_client.get(f"/leaderboards/{snapshot.pk}/export.tex").content.decode()
+    assert "Simulated judge" in tex and "Demo data" in tex
+
+
+def test_snapshot_page_names_each_dimension_plot_and_the_tier_legend(researcher_client, snapshot):
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
+    for name in ("Usefulness", "Expressiveness", "Novelty"):
+        assert f"<title>{name}: BT expected win rate" in body
+        assert f"<title>{name}: P(row beats column)" in body
+    assert ">Tier:</text>" in body
+    assert "Rank-probability heat map" in body
+
+
+def test_leaderboard_list_shows_the_latest_snapshot_as_a_sortable_table(researcher_client, snapshot):
+    body = researcher_client.get("/leaderboards/").content.decode()
+    assert 'class="sortable results"' in body and "js/sortable_table.js" in body
+    for name in snapshot.payload["models"]:
+        assert name in body
+    home = researcher_client.get("/").content.decode()
+    assert "Latest leaderboards" in home and snapshot.payload["models"][0] in home
+
+
+def test_compare_page_says_what_differs_and_shows_intervals(researcher_client, snapshot):
+    second = judge_runs.judge_run_execute_inline(run=judge_runs.judge_run_create(
+        task_set=snapshot.run.task_set, judge_name="simulated", budget_per_task=6, seed=99, dimensions="UEN",
+        config={"n_boot": 100}))
+    body = researcher_client.get(f"/leaderboards/compare/?a={snapshot.pk}&b={second.pk}").content.decode()
+    assert '<tr class="differs"><th>Seed</th>' in body
+    assert '<tr class="differs"><th>Budget per task</th>' in body
+    assert '<tr><th>Judge</th>' in body
+    low = second.payload["overall_ci90"][0][second.payload["order"][0]]
+    assert f"[{low:.2f}," in body

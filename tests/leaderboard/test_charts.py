@@ -1,0 +1,42 @@
+"""leaderboard/charts.py: round ticks, win-rate axes inside [0, 1], legends and captions."""
+
+import re
+
+import pytest
+
+from leaderboard import charts
+
+
+@pytest.mark.parametrize("lo, hi", [(-1.51, 0.81), (0.31, 0.72), (0.0, 1.0), (3.0, 1700.0), (0.4, 0.4), (-0.003, 0.002)])
+def test_nice_ticks_are_round_steps_covering_the_range(lo, hi):
+    ticks = charts.nice_ticks(lo, hi)
+    step = ticks[1] - ticks[0]
+    mantissa = step / 10 ** __import__("math").floor(__import__("math").log10(step))
+    assert round(mantissa, 6) in (1.0, 2.0, 5.0)
+    assert ticks[0] <= lo and ticks[-1] >= hi
+    assert 3 <= len(ticks) <= 12
+
+
+def _tick_labels(svg: str) -> list[float]:
+    return [float(v) for v in re.findall(r'text-anchor="middle" fill="#5f6670">(-?[0-9.]+)</text>', svg)]
+
+
+def test_win_rate_interval_plot_axis_stays_within_zero_and_one():
+    rows = [charts.Interval("a", 0.9, 0.8, 0.99, tier=0), charts.Interval("b", 0.1, 0.01, 0.2, tier=1)]
+    svg = charts.interval_plot(rows, title="t", reference=0.5, domain=(0.0, 1.0), tier_legend=True)
+    ticks = _tick_labels(svg)
+    assert ticks and min(ticks) >= 0.0 and max(ticks) <= 1.0
+    assert ">Tier:</text>" in svg
+
+
+def test_interval_plot_ticks_are_round_values():
+    rows = [charts.Interval("a", 0.4, -1.51, 0.81)]
+    ticks = _tick_labels(charts.interval_plot(rows, title="t", reference=0.0))
+    assert ticks == charts.nice_ticks(-1.51, 0.81)
+
+
+def test_heat_map_has_axis_labels_and_a_colour_key():
+    svg = charts.heat_map([[None, 0.7], [0.3, None]], ["a", "b"], ["#1", "#2"], title="t",
+                          x_label="Rank", y_label="Model", value_label="win rate")
+    assert ">Rank</text>" in svg and ">Model</text>" in svg and ">win rate</text>" in svg
+    assert svg.count('fill="#f1f2f4"') == 2  # the diagonal is blank
