@@ -146,3 +146,27 @@ def test_a_killed_run_resumes_to_exactly_the_comparisons_of_an_uninterrupted_run
     interrupted.refresh_from_db()
     assert interrupted.status == JudgeRun.Status.DONE
     assert comparison_fingerprint(interrupted) == comparison_fingerprint(reference)
+
+
+@pytest.mark.django_db
+def test_a_new_seed_keeps_the_simulated_skills_and_the_order_within_the_intervals():
+    # No skills in the run: the simulated judge draws them from its own skill_seed, never the run seed.
+    task_set, models = population(n_models=5, n_tasks=8, name="reseed")
+    snapshots = [
+        judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=30, seed=seed,
+                                                              skills={}, skill_spread=1.5))
+        for seed in (11, 12)
+    ]
+    first, second = (s.payload for s in snapshots)
+    per_first, per_second = first["per_dimension"]["U"], second["per_dimension"]["U"]
+    rank = [{m: k for k, m in enumerate(p["order"])} for p in (first, second)]
+    for a in range(len(models)):
+        for b in range(len(models)):
+            if rank[0][a] < rank[0][b] and rank[1][a] > rank[1][b]:
+                # a swap is allowed only between models whose intervals overlap in both runs
+                for per in (per_first, per_second):
+                    low, high = per["winrate_ci90"]
+                    assert low[a] <= high[b] and low[b] <= high[a]
+    # and the order is not trivially one tier: some pair is apart in the first run
+    low, high = per_first["winrate_ci90"]
+    assert any(low[a] > high[b] for a in range(len(models)) for b in range(len(models)))
