@@ -3,6 +3,7 @@ that the annotation dashboards join against."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from django.db.models import Count, QuerySet
@@ -118,6 +119,57 @@ def latest_snapshots_per_task_set():
     for snapshot in snapshot_list():
         latest.setdefault(snapshot.run.task_set_id, snapshot)
     return list(latest.values())
+
+
+def task_drilldown_summary(*, run, task) -> dict:
+    """Per dimension of one task in a run: each model's wins, ties and losses in the primary (and
+    automatic) comparisons, and the task's own BT fit (expected win rate, App. F) — the same fit the
+    leaderboard makes over all tasks, on this task's decisive comparisons only."""
+    import numpy as np
+
+    from engine.bt import expected_winrate, fit_win_matrix, win_matrix
+    from engine.leaderboard import LEADERBOARD_L2
+    from leaderboard.models import Comparison, SubjectModel
+
+    rows = (Comparison.objects.filter(run=run, task=task, status=Comparison.Status.OK, kind__in=["primary", "automatic"])
+            .values_list("dimension", "shown_a__subject_model_id", "shown_b__subject_model_id", "winner", "confidence"))
+    by_dim: dict[str, list] = {}
+    for dimension, a, b, winner, confidence in rows:
+        by_dim.setdefault(dimension, []).append((a, b, winner, confidence))
+    ids_seen = {m for calls in by_dim.values() for r in calls for m in r[:2]}
+    names = dict(SubjectModel.objects.filter(pk__in=ids_seen).values_list("pk", "display_name"))
+    out = {}
+    for dimension in ("U", "E", "N"):
+        calls = by_dim.get(dimension)
+        if not calls:
+            continue
+        ids = sorted({m for r in calls for m in r[:2]}, key=lambda m: names.get(m, ""))
+        index = {m: k for k, m in enumerate(ids)}
+        wins, ties, losses = Counter(), Counter(), Counter()
+        winners, losers, weights = [], [], []
+        for a, b, winner, confidence in calls:
+            if winner == "tie":
+                ties[a] += 1
+                ties[b] += 1
+                continue
+            w, loser = (a, b) if winner == "A" else (b, a)
+            wins[w] += 1
+            losses[loser] += 1
+            winners.append(index[w])
+            losers.append(index[loser])
+            weights.append(max(confidence or 0.0, 1e-3))  # App. F: w_r is judge confidence
+        rates = None
+        if winners and len(ids) >= 2:
+            fit = fit_win_matrix(win_matrix(winners, losers, len(ids), weights), l2=LEADERBOARD_L2)
+            rates = expected_winrate(fit.theta)
+        models = [
+            {"name": names.get(m, str(m)), "wins": wins[m], "ties": ties[m], "losses": losses[m],
+             "winrate": None if rates is None else float(np.round(rates[index[m]], 3))}
+            for m in ids
+        ]
+        models.sort(key=lambda r: -(r["winrate"] if r["winrate"] is not None else -1))
+        out[dimension] = {"models": models, "n": len(calls)}
+    return out
 
 
 def task_comparisons(*, run, task):

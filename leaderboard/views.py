@@ -7,13 +7,14 @@ import mimetypes
 
 from django.contrib import messages
 from django.core.exceptions import BadRequest
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from leaderboard import charts, results, selectors
-from leaderboard.forms import JudgeRunForm, SnapshotCompareForm, TIGBuildForm
+from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompareForm, TIGBuildForm
 from leaderboard.judges import judge_choices
 from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
 from leaderboard.roles import is_researcher, require_researcher
@@ -163,14 +164,65 @@ def snapshot_compare(request):
     })
 
 
+DRILLDOWN_PAGE_SIZE = 20
+
+
 def task_drilldown(request, pk: int, task_pk: int):
+    """One task of a snapshot: a per-dimension summary, each response once, and its comparisons
+    filtered (dimension, kind, pair, judge) and paginated."""
     require_researcher(request.user)
     snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run"), pk=pk)
     task = get_object_or_404(Task, pk=task_pk, task_set=snapshot.run.task_set)
+    form = DrilldownFilterForm(request.GET)
+    if not form.is_valid():
+        raise BadRequest(f"Bad drill-down filter: {form.errors.as_text()}")
+    filters = form.cleaned_data
+    comparisons = selectors.task_comparisons(run=snapshot.run, task=task)
+    responses = {}
+    pairs = {}
+    for c in comparisons:
+        for shown in (c.shown_a, c.shown_b):
+            responses.setdefault(shown.pk, shown)
+        pairs.setdefault(f"{c.model_x_id}-{c.model_y_id}", f"{c.model_x.display_name} – {c.model_y.display_name}")
+    judges = sorted({c.judge_name for c in comparisons})
+    if filters["dimension"]:
+        comparisons = comparisons.filter(dimension=filters["dimension"])
+    if filters["kind"]:
+        comparisons = comparisons.filter(kind=filters["kind"])
+    if filters["pair"]:
+        x, y = (int(v) for v in filters["pair"].split("-"))
+        comparisons = comparisons.filter(model_x_id=min(x, y), model_y_id=max(x, y))
+    if filters["judge"]:
+        comparisons = comparisons.filter(judge_name=filters["judge"])
+    paginator = Paginator(comparisons, DRILLDOWN_PAGE_SIZE)
+    page = paginator.get_page(filters["page"] or 1)
+    query = request.GET.copy()
+    query.pop("page", None)
     return render(request, "leaderboard/task_drilldown.html", {
-        "snapshot": snapshot, "task": task,
-        "comparisons": selectors.task_comparisons(run=snapshot.run, task=task),
+        "snapshot": snapshot, "task": task, "form": form, "page": page, "query": query.urlencode(),
+        "summary": [(results.DIMENSION_NAMES[d], s) for d, s in selectors.task_drilldown_summary(run=snapshot.run, task=task).items()],
+        "responses": sorted(responses.values(), key=lambda r: r.subject_model.display_name),
+        "pairs": sorted(pairs.items(), key=lambda kv: kv[1]), "judges": judges,
+        "constraints": constraint_lines(task.constraints),
     })
+
+
+def constraint_lines(constraints) -> list[tuple[str, str]]:
+    """A task's constraints as (label, text) lines: lists joined by commas, nested values flattened."""
+    if not constraints:
+        return []
+    if not isinstance(constraints, dict):
+        return [("", ", ".join(map(str, constraints)) if isinstance(constraints, list) else str(constraints))]
+    lines = []
+    for key, value in constraints.items():
+        if isinstance(value, list):
+            text = ", ".join(str(v) for v in value)
+        elif isinstance(value, dict):
+            text = "; ".join(f"{k}: {v}" for k, v in value.items())
+        else:
+            text = str(value)
+        lines.append((str(key).replace("_", " ").capitalize(), text))
+    return lines
 
 
 def judge_run_detail(request, pk: int):

@@ -138,3 +138,46 @@ def test_compare_page_says_what_differs_and_shows_intervals(researcher_client, s
     assert '<tr><th>Judge</th>' in body
     low = second.payload["overall_ci90"][0][second.payload["order"][0]]
     assert f"[{low:.2f}," in body
+
+
+def test_drilldown_summarises_the_task_and_shows_each_response_once(researcher_client, snapshot):
+    from leaderboard.models import Comparison
+
+    snapshot.run.task_set.tasks.update(constraints={"avoid": ["clocks", "watches"], "format": "square"})
+    task = snapshot.run.task_set.tasks.first()
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/").content.decode()
+    assert "Task BT win rate" in body
+    assert "<li><strong>Avoid:</strong> clocks, watches</li>" in body and "{'avoid'" not in body
+    shown = set(Comparison.objects.filter(run=snapshot.run, task=task).values_list("shown_a_id", flat=True))
+    for pk in shown:
+        assert body.count(f'id="response-{pk}"') == 1
+    primary = Comparison.objects.filter(run=snapshot.run, task=task, kind="primary", dimension="U", status="ok")
+    wins = sum(1 for c in primary if c.winner != "tie")
+    assert wins > 0 and f"({primary.count()} primary judgment" in body
+
+
+def test_drilldown_filters_and_paginates_comparisons(researcher_client, snapshot):
+    from leaderboard.models import Comparison
+
+    task = snapshot.run.task_set.tasks.first()
+    url = f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/"
+    every = Comparison.objects.filter(run=snapshot.run, task=task)
+    body = researcher_client.get(url).content.decode()
+    assert body.count('<article class="comparison">') == min(every.count(), 20)
+    swaps = every.filter(dimension="E", kind="primary").count()
+    body = researcher_client.get(url, {"dimension": "E", "kind": "primary"}).content.decode()
+    assert body.count('<article class="comparison">') == min(swaps, 20) and f"Comparisons <span class=\"muted\">({swaps})" in body
+    c = every.first()
+    pair = every.filter(model_x=c.model_x, model_y=c.model_y).count()
+    body = researcher_client.get(url, {"pair": f"{c.model_y_id}-{c.model_x_id}"}).content.decode()
+    assert f"({pair})" in body
+    if every.count() > 20:
+        second = researcher_client.get(url, {"page": 2}).content.decode()
+        assert "page 2 of" in second
+
+
+def test_drilldown_refuses_a_bad_filter_with_400(researcher_client, snapshot):
+    task = snapshot.run.task_set.tasks.first()
+    url = f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/"
+    for query in ({"dimension": "X"}, {"pair": "1-"}, {"page": "0"}, {"page": "abc"}, {"kind": "nope"}):
+        assert researcher_client.get(url, query).status_code == 400
