@@ -129,6 +129,23 @@ class RunJudges:
             self.judges[name] = _build_judge(name, self.run)
         return self.judges[name]
 
+    def usage_totals(self) -> dict:
+        """Provider usage of this chunk's judges so far (calls, tokens, cost); {} for simulated judges,
+        which call no provider."""
+        from dataclasses import asdict
+
+        from engine.providers.usage import UsageTotals
+
+        total, seen = UsageTotals(), set()
+        for judge in self.judges.values():
+            for client in (getattr(judge, "client", None), getattr(judge, "repair_client", None)):
+                ledger = getattr(client, "usage", None)
+                if ledger is None or id(ledger) in seen:
+                    continue
+                seen.add(id(ledger))
+                total = total + ledger.totals()
+        return {} if not seen else asdict(total)
+
 
 def judge_for_run(run: JudgeRun) -> RunJudges:
     return RunJudges(run)

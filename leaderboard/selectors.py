@@ -87,13 +87,32 @@ def judge_run_list():
 
 
 def judge_run_progress(*, run) -> dict:
-    """The live status a run page polls (no model identities: researchers only, but kept small)."""
-    from leaderboard.models import Comparison
+    """The live status a run page polls (no model identities: researchers only, but kept small):
+    counts, per-task chunk status, provider usage and duration."""
+    from django.utils import timezone
+
+    from leaderboard.models import Comparison, JudgeRunTask
 
     counts = dict(
         Comparison.objects.filter(run=run).values_list("status").annotate(n=Count("id")).order_by()
     )
+    per_task: dict[int, dict[str, int]] = {}
+    for task_id, status, n in (Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC)
+                               .values_list("task_id", "status").annotate(n=Count("id")).order_by()):
+        per_task.setdefault(task_id, {})[status] = n
+    fixed_pairs = run.config.get("fixed_pairs") or []
+    fixed_per_task = Counter(task_id for task_id, _, _ in fixed_pairs)
+    chunks = []
+    for chunk in JudgeRunTask.objects.filter(run=run).select_related("task").order_by("task__position", "task__external_id"):
+        done_calls = per_task.get(chunk.task_id, {}).get("ok", 0) + per_task.get(chunk.task_id, {}).get("failed", 0)
+        planned = len(run.dimensions) * (fixed_per_task[chunk.task_id] if fixed_pairs else run.budget_per_task)
+        state = "done" if chunk.done else ("running" if per_task.get(chunk.task_id) else "waiting")
+        chunks.append({"task_id": chunk.task_id, "task": chunk.task.external_id, "state": state,
+                       "calls_done": done_calls, "calls_planned": planned})
     snapshot = run.snapshots.first()
+    end = run.finished_at or (timezone.now() if run.started_at and run.status in ("running", "finalising") else None)
+    duration = (end - run.started_at).total_seconds() if run.started_at and end else None
+    usage = run.usage or {}
     return {
         "status": run.status,
         "tasks_done": run.tasks_done,
@@ -101,8 +120,14 @@ def judge_run_progress(*, run) -> dict:
         "calls_done": run.calls_done,
         "calls_planned": run.calls_planned,
         "comparisons": counts,
+        "comparisons_done": counts.get("ok", 0) + counts.get("failed", 0),
+        "chunks": chunks,
         "snapshot": snapshot.pk if snapshot else None,
-        "fixed_pairs": len(run.config.get("fixed_pairs") or []),  # 0: an active-sampling run
+        "fixed_pairs": len(fixed_pairs),  # 0: an active-sampling run
+        "simulated": run.is_simulated,
+        "usage": {k: usage.get(k) for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "cached_hits",
+                                            "failures") if k in usage},
+        "duration_seconds": None if duration is None else round(duration, 1),
         "error": run.error,
     }
 

@@ -253,7 +253,8 @@ def judge_run_new(request):
     except judge_runs.RunConfigurationError as exc:
         messages.error(request, f"Run not started: {exc}")
         return redirect("leaderboard_list")
-    judge_runs.judge_run_start(run=run)
+    # In the embedded default (no broker) the run would take the request hostage: run it in the background.
+    judge_runs.judge_run_start(run=run, background=True)
     return redirect("judge_run_detail", pk=run.pk)
 
 

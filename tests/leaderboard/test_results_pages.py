@@ -181,3 +181,13 @@ def test_drilldown_refuses_a_bad_filter_with_400(researcher_client, snapshot):
     url = f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/"
     for query in ({"dimension": "X"}, {"pair": "1-"}, {"page": "0"}, {"page": "abc"}, {"kind": "nope"}):
         assert researcher_client.get(url, query).status_code == 400
+
+
+def test_run_page_shows_chunks_comparisons_and_that_a_simulated_run_has_no_tokens(researcher_client, snapshot):
+    body = researcher_client.get(f"/runs/{snapshot.run_id}/").content.decode()
+    assert "simulated — no tokens" in body
+    for task in snapshot.run.task_set.tasks.all():
+        assert f'<tr data-task="{task.pk}"><td class="nowrap">{task.external_id}</td><td class="chunk-state">done</td>' in body
+        assert f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/" in body
+    data = researcher_client.get(f"/runs/{snapshot.run_id}/status.json").json()
+    assert data["comparisons_done"] == data["comparisons"].get("ok", 0) + data["comparisons"].get("failed", 0) > 0
