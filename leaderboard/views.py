@@ -229,7 +229,8 @@ def judge_run_detail(request, pk: int):
     require_researcher(request.user)
     run = get_object_or_404(JudgeRun.objects.select_related("task_set"), pk=pk)
     # Read by static/js/judge_run_status.js through json_script (no inline script: CSP).
-    page_data = {"status_url": reverse("judge_run_status", args=[run.pk]), "snapshot_url": reverse("snapshot_detail", args=[0])}
+    page_data = {"status_url": reverse("judge_run_status", args=[run.pk]), "snapshot_url": reverse("snapshot_detail", args=[0]),
+                 "drilldown_url": reverse("task_drilldown", args=[0, 0])}
     return render(request, "leaderboard/judge_run_detail.html",
                   {"run": run, "progress": selectors.judge_run_progress(run=run), "page_data": page_data})
 

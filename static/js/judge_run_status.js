@@ -24,6 +24,16 @@
       link.href = page.snapshot_url.replace("/0/", "/" + encodeURIComponent(p.snapshot) + "/");
       link.textContent = "Open the leaderboard";
       holder.replaceChildren(link);
+      // Each task's judgments are browsable once the leaderboard exists.
+      document.querySelectorAll("#chunks tr[data-task]").forEach(function (row) {
+        const cell = row.lastElementChild;
+        if (cell.querySelector("a")) return;
+        const judgments = document.createElement("a");
+        judgments.href = page.drilldown_url.replace("/0/tasks/0/", "/" + encodeURIComponent(p.snapshot) + "/tasks/" +
+          encodeURIComponent(row.getAttribute("data-task")) + "/");
+        judgments.textContent = "judgments";
+        cell.replaceChildren(judgments);
+      });
     }
   });
 })();

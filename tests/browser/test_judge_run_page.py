@@ -45,3 +45,6 @@ def test_starting_a_run_from_the_page_does_not_wait_for_the_run(live_server, bro
     page.wait_for_selector("#snapshot-link a", timeout=TIMEOUT_MS)
     assert page.text_content("#chunks tr[data-task] .chunk-state") == "done"
     assert page.evaluate("() => document.getElementById('bar').style.width") == "100%"
+    snapshot = JudgeRun.objects.get(pk=run.pk).snapshots.get()
+    task_id = page.get_attribute("#chunks tr[data-task]", "data-task")
+    assert page.get_attribute("#chunks tr[data-task] td:last-child a", "href") == f"/leaderboards/{snapshot.pk}/tasks/{task_id}/"
