@@ -86,10 +86,11 @@ class Progress:
     assigned: int
     campaign_labels: int
     campaign_total: int
+    items_total: int = 0  # the most this annotator can label: each item once
 
     def as_dict(self) -> dict[str, int]:
         return {"done": self.done, "assigned": self.assigned, "campaign_labels": self.campaign_labels,
-                "campaign_total": self.campaign_total}
+                "campaign_total": self.campaign_total, "items_total": self.items_total}
 
 
 def campaign_get(*, pk: int) -> Campaign | None:
@@ -121,7 +122,8 @@ def campaign_progress(*, campaign: Campaign, annotator: AbstractBaseUser) -> Pro
         labels=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, slot__isnull=False)),
     )
     total = ItemSlot.objects.filter(item__campaign=campaign).count()  # regular items x k (gold has no slots)
-    return Progress(counts["done"], counts["assigned"], counts["labels"], total)
+    items = Item.objects.filter(campaign=campaign).count()
+    return Progress(counts["done"], counts["assigned"], counts["labels"], total, items)
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,7 @@ class CampaignCard:
     campaign: Campaign
     progress: Progress
     items_left: int
+    kind_title: str = ""  # the kind's plain name (no paper reference: annotators read it)
 
 
 def campaigns_for_annotator(*, annotator: AbstractBaseUser) -> list[CampaignCard]:
@@ -142,19 +145,20 @@ def campaigns_for_annotator(*, annotator: AbstractBaseUser) -> list[CampaignCard
     cards = []
     for campaign in campaigns:
         progress = campaign_progress(campaign=campaign, annotator=annotator)
-        cards.append(CampaignCard(campaign, progress, max(progress.campaign_total - progress.campaign_labels, 0)))
+        cards.append(CampaignCard(campaign, progress, max(progress.campaign_total - progress.campaign_labels, 0),
+                                  kind_for(campaign.kind).title))
     return cards
 
 
 def assignment_present(*, assignment: Assignment, media_url: Callable[[str], str]) -> dict[str, Any]:
     """The blinded JSON of one assignment: the opaque token, the kind's shown content in shown
     order, media as per-assignment URLs. No item, response, render or model id, no score, no other
-    annotator's label."""
+    annotator's label, and no gold marker of any kind (not even a constant ``is_gold: false``: the
+    payload of a gold item is indistinguishable from any other)."""
     kind = kind_for(assignment.campaign.kind)
     return {
         "token": assignment.token,
         "kind": kind.code,
-        "is_gold": False,  # never revealed: gold items look like every other item
         "expires_at": assignment.expires_at.isoformat(),
         "content": kind.present(assignment.item, assignment, media_url=media_url),
     }

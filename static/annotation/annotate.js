@@ -84,14 +84,16 @@
   function showProgress(p) {
     if (!p) return;
     lastProgress = Object.assign({}, p);
+    // The bar is the annotator's own progress (each item at most once); the campaign's is the second line.
     const bar = $("#progress-bar");
-    const pct = p.campaign_total ? (100 * p.campaign_labels) / p.campaign_total : 0;
+    const mine = p.items_total || 0;
+    const pct = mine ? Math.min(100, (100 * p.done) / mine) : 0;
     bar.querySelector("span").style.width = pct.toFixed(1) + "%";
-    bar.setAttribute("aria-valuenow", String(p.campaign_labels));
-    bar.setAttribute("aria-valuemax", String(p.campaign_total));
+    bar.setAttribute("aria-valuenow", String(p.done));
+    bar.setAttribute("aria-valuemax", String(mine));
     bar.dataset.done = String(p.done);
-    $("#progress-text").textContent =
-      `You: ${p.done} done · ${p.assigned} open · Campaign: ${p.campaign_labels} / ${p.campaign_total} labels`;
+    $("#progress-text").textContent = `You: ${p.done} of up to ${mine} items` + (p.assigned ? ` · ${p.assigned} open` : "");
+    $("#progress-campaign").textContent = `Campaign, all annotators: ${p.campaign_labels} / ${p.campaign_total} labels`;
   }
 
   function showFlag() {
@@ -237,7 +239,10 @@
       buttons[value] = el("button", { type: "button", "data-choice": value, onclick: () => onPick(value) }, kbd(key), label);
       box.appendChild(buttons[value]);
     }
-    return (current) => { for (const [v, b] of Object.entries(buttons)) b.classList.toggle("on", v === current); };
+    // Object keys are strings: compare as strings, so a numeric value (the 1–5 score) is highlighted too.
+    return (current) => {
+      for (const [v, b] of Object.entries(buttons)) b.classList.toggle("on", current !== null && current !== undefined && v === String(current));
+    };
   }
 
   function briefBox(content) {
@@ -373,6 +378,10 @@
         el("div", { class: "box" }, el("strong", { text: "Cluster: " }), content.cluster_summary,
           el("ul", {}, content.provenance.map((p) => el("li", { text: p }))))),
       briefBox(content),
+      (content.candidates || []).length ? el("div", { class: "candidates" }, content.candidates.map((c) =>
+        el("details", { class: "response-box candidate" }, el("summary", {}, el("strong", { text: c.label }), " — does the item leak from it?"),
+          el("h4", { text: "Core Idea" }), el("p", { text: c.core_idea }),
+          el("h4", { text: "Visual Description" }), el("p", { text: c.visual_description })))) : null,
       el("div", { class: "grid-rows" }, table),
       el("label", { class: "tig-note" }, el("span", {}, kbd("N"), " Revision note"), note),
     );
