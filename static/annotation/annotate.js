@@ -445,16 +445,22 @@
       }
       answerChanged();
     }
-    function turn(code) { if (state && state.saving) return; roles[code] = cycle[roles[code]]; if (!roles[code]) delete roles[code]; refresh(); }
+    // An empty strategy set is a real answer, but an easy accident: the first Enter asks to confirm it.
+    let emptyConfirmed = false;
+    function turn(code) { if (state && state.saving) return; roles[code] = cycle[roles[code]]; if (!roles[code]) delete roles[code]; emptyConfirmed = false; refresh(); }
     refresh();
     return {
       onKey(key) {
         const s = content.strategies.find((x) => x.key === key);
         if (s) { turn(s.code); return true; }
-        if (key === "0") { for (const k of Object.keys(roles)) delete roles[k]; refresh(); return true; }
+        if (key === "0") { for (const k of Object.keys(roles)) delete roles[k]; emptyConfirmed = false; refresh(); return true; }
         return false;
       },
-      missing: () => null,
+      missing: () => {
+        if (Object.keys(roles).length || emptyConfirmed) return null;
+        emptyConfirmed = true;
+        return "No strategy marked. Press Enter again to save “no strategy”, or mark one first.";
+      },
       answer: () => ({ strategies: Object.assign({}, roles) }),
     };
   }
@@ -520,6 +526,11 @@
         event.preventDefault(); pickReason(cfg.flag_reasons[Number(key) - 1].code);
       }
       return;
+    }
+    // Enter in a note field behaves the same in every kind: it leaves the note and submits the item
+    // (Shift+Enter starts a new line); in the flag panel it saves the flag (above).
+    if (typing && key === "enter" && !event.shiftKey && event.target.tagName === "TEXTAREA") {
+      event.preventDefault(); event.target.blur(); submit(); return;
     }
     if (typing) return;
     if (overlay) {

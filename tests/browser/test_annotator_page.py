@@ -86,3 +86,37 @@ def test_the_labelling_page_fits_a_phone(live_server, browser):
     assert page.locator("#choices button.on").get_attribute("data-choice") == "A"
     page.goto(f"{live_server.url}/annotate/")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+
+
+def test_an_empty_strategy_label_needs_a_second_enter(live_server, browser):
+    from annotation.models import StrategyLabel
+    from tests.annotation.factories import strategy_campaign
+
+    (user,) = annotators(1, prefix="strat")
+    campaign = strategy_campaign(Catalogue(n_tasks=1), annotators=[user])
+    page = _open(browser, live_server, user, campaign)
+    page.keyboard.press("Enter")
+    assert "Press Enter again" in page.inner_text("#save-status")
+    assert not StrategyLabel.objects.filter(annotator=user).exists()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    assert StrategyLabel.objects.get(annotator=user).strategies == {}
+
+
+def test_enter_in_the_tig_revision_note_submits_like_everywhere_else(live_server, browser):
+    (user,) = annotators(1, prefix="note")
+    catalogue = Catalogue(n_tasks=1)
+    campaign = campaign_for(CampaignKind.TIG_AUDIT, catalogue, annotators=[user])
+    services.items_create(campaign=campaign, specs=[services.ItemSpec(task=catalogue.tasks[0], payload={
+        "checklist_text": "Which response avoids plant imagery?", "cluster_summary": "plants", "provenance": {}})])
+    page = _open(browser, live_server, user, campaign)
+    for _ in range(5):
+        page.keyboard.press("1")  # pass on every criterion
+    page.keyboard.press("2")  # revise
+    page.keyboard.press("n")
+    page.keyboard.type("tighten the wording")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    from annotation.models import TigAuditLabel
+
+    assert TigAuditLabel.objects.get(annotator=user).revision_note == "tighten the wording"
