@@ -239,31 +239,78 @@ def box_plot(groups: Sequence[tuple[str, Sequence[float]]], *, title: str, axis_
     return _svg(right + 20, height, body, title)
 
 
-def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size: int = 620) -> str:
-    """A node-link drawing from laid-out nodes (x, y in [-1, 1]): colour = cluster, size = weighted degree."""
+def _label_box(x: float, y: float, text: str, anchor: str, size: int = 10) -> tuple[float, float, float, float]:
+    """Approximate box of an SVG text (0.6 em per character, the usual sans-serif average)."""
+    width = 0.6 * size * len(text)
+    x0 = x - width if anchor == "end" else x
+    return x0, y - size, x0 + width, y + 2
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size: int = 620,
+               max_labels: int = 14) -> str:
+    """A node-link drawing from laid-out nodes (x, y in [-1, 1]): colour = cluster, size = weighted degree.
+
+    The layout is fitted to the frame; edges are drawn with width and opacity by weight; only the
+    heaviest nodes are labelled (at most ``max_labels``, the heaviest of each cluster first), each label
+    placed where it collides with no other and kept inside the frame — every node names itself on hover.
+    """
     if not nodes:
         return ""
     xs = [n["x"] for n in nodes]
     ys = [n["y"] for n in nodes]
-    pad = 40
+    pad = 26
     x = _scale(min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1, pad, size - pad)
-    y = _scale(min(ys), max(ys) if max(ys) > min(ys) else min(ys) + 1, size - pad, pad)
+    y = _scale(min(ys), max(ys) if max(ys) > min(ys) else min(ys) + 1, size - pad, pad + 14)
     where = {n["id"]: (x(n["x"]), y(n["y"])) for n in nodes}
     clusters = sorted({n["cluster_id"] for n in nodes if n.get("cluster_id")})
     colour = {c: PALETTE[k % len(PALETTE)] for k, c in enumerate(clusters)}
     top = max((n["weighted_degree"] for n in nodes), default=1.0) or 1.0
     heaviest = max((e["weight"] for e in edges), default=1.0) or 1.0
-    body = []
+    body = [f'<text x="4" y="14" font-size="11" fill="#5f6670">{len(nodes)} atoms, {len(edges)} co-occurrence edges; '
+            'colour = cluster, size = weighted degree; hover a node for its name</text>']
     for e in edges:
         (x1, y1), (x2, y2) = where[e["source"]], where[e["target"]]
-        body.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#9aa3ad" '
-                    f'stroke-opacity="{0.15 + 0.6 * e["weight"] / heaviest:.2f}" stroke-width="1"/>')
+        share = e["weight"] / heaviest
+        body.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#6b7280" '
+                    f'stroke-opacity="{0.3 + 0.5 * share:.2f}" stroke-width="{0.8 + 2.2 * share:.1f}"/>')
+    radius = {n["id"]: 3 + 9 * (n["weighted_degree"] / top) ** 0.5 for n in nodes}
     for n in sorted(nodes, key=lambda n: n["weighted_degree"]):
         cx, cy = where[n["id"]]
-        r = 3 + 9 * (n["weighted_degree"] / top) ** 0.5
         fill = colour.get(n.get("cluster_id"), "#c8ced6")
-        body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r:.1f}" fill="{fill}" fill-opacity=".85">'
-                    f'<title>{escape(n["label"])} ({escape(n["type"])}; {n["n_models"]} models)</title></circle>')
-        if r > 7:
-            body.append(f'<text x="{cx + r + 2:.1f}" y="{cy + 4:.1f}" font-size="10">{escape(n["label"][:28])}</text>')
+        body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius[n["id"]]:.1f}" fill="{fill}" fill-opacity=".85" '
+                    f'stroke="#fff" stroke-width="1"><title>{escape(n["label"])} ({escape(n["type"])}; '
+                    f'{n["n_models"]} models)</title></circle>')
+    # Labels: the heaviest node of each cluster first, then the rest by weight; skip any that would collide.
+    by_weight = sorted(nodes, key=lambda n: -n["weighted_degree"])
+    firsts, seen = [], set()
+    for n in by_weight:
+        if n.get("cluster_id") not in seen:
+            seen.add(n.get("cluster_id"))
+            firsts.append(n)
+    order = firsts + [n for n in by_weight if n not in firsts]
+    placed: list[tuple[float, float, float, float]] = [
+        (where[n["id"]][0] - radius[n["id"]], where[n["id"]][1] - radius[n["id"]],
+         where[n["id"]][0] + radius[n["id"]], where[n["id"]][1] + radius[n["id"]]) for n in by_weight[:max_labels]
+    ]
+    labelled = 0
+    for n in order:
+        if labelled >= max_labels:
+            break
+        cx, cy = where[n["id"]]
+        r = radius[n["id"]]
+        text = n["label"] if len(n["label"]) <= 24 else n["label"][:23] + "…"
+        for anchor, dx, dy in (("start", r + 3, 4), ("end", -r - 3, 4), ("start", r + 3, -r - 2), ("end", -r - 3, r + 10)):
+            box = _label_box(cx + dx, cy + dy, text, anchor)
+            inside = box[0] >= 2 and box[2] <= size - 2 and box[1] >= 18 and box[3] <= size - 2
+            own = (cx - r, cy - r, cx + r, cy + r)
+            if inside and not any(_overlaps(box, other) for other in placed if other != own):
+                placed.append(box)
+                body.append(f'<text x="{cx + dx:.1f}" y="{cy + dy:.1f}" font-size="10" text-anchor="{anchor}" '
+                            f'paint-order="stroke" stroke="#fff" stroke-width="3">{escape(text)}</text>')
+                labelled += 1
+                break
     return _svg(size, size, body, title)

@@ -40,3 +40,36 @@ def test_heat_map_has_axis_labels_and_a_colour_key():
                           x_label="Rank", y_label="Model", value_label="win rate")
     assert ">Rank</text>" in svg and ">Model</text>" in svg and ">win rate</text>" in svg
     assert svg.count('fill="#f1f2f4"') == 2  # the diagonal is blank
+
+
+def _graph(n_nodes: int = 30):
+    nodes = [{"id": k, "x": (k % 6) / 5 - 0.5, "y": (k // 6) / 5 - 0.5, "cluster_id": f"c{k % 3}", "label": f"atom number {k}",
+              "type": "motif", "n_models": 2, "weighted_degree": 1.0 + k} for k in range(n_nodes)]
+    edges = [{"source": k, "target": k + 1, "weight": 1.0 + k % 4} for k in range(n_nodes - 1)]
+    return nodes, edges
+
+
+def _text_boxes(svg: str) -> list[tuple[float, float, float, float]]:
+    boxes = []
+    for x, y, anchor, text in re.findall(r'<text x="([-0-9.]+)" y="([-0-9.]+)" font-size="10" text-anchor="(\w+)"[^>]*>([^<]+)</text>', svg):
+        boxes.append(charts._label_box(float(x), float(y), text, anchor))
+    return boxes
+
+
+def test_graph_labels_never_overlap_and_stay_inside_the_frame():
+    nodes, edges = _graph()
+    svg = charts.graph_plot(nodes, edges, title="g", size=400, max_labels=10)
+    boxes = _text_boxes(svg)
+    assert 0 < len(boxes) <= 10
+    for k, a in enumerate(boxes):
+        assert a[0] >= 0 and a[2] <= 400 and a[1] >= 0 and a[3] <= 400
+        for b in boxes[k + 1:]:
+            assert not charts._overlaps(a, b)
+
+
+def test_graph_draws_every_edge_visibly_and_names_every_node_on_hover():
+    nodes, edges = _graph()
+    svg = charts.graph_plot(nodes, edges, title="g")
+    opacities = [float(v) for v in re.findall(r'stroke="#6b7280" stroke-opacity="([0-9.]+)"', svg)]
+    assert len(opacities) == len(edges) and min(opacities) >= 0.3
+    assert svg.count("<title>atom number") == len(nodes)
