@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-DEMO_ENV = DEBUG=true ATELIER_DEV=true
+DEMO_ENV = ATELIER_DEV=true
 
 .PHONY: demo test bench install migrate serve worker lint clean
 

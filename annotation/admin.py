@@ -39,7 +39,9 @@ class CampaignAnnotatorInline(admin.TabularInline):
     model = CampaignAnnotator
     extra = 1
     autocomplete_fields = ["annotator"]
-    verbose_name = "annotator it is open to"
+    # The admin heads an inline with the plural, upper-cased: name both in full.
+    verbose_name = "annotator"
+    verbose_name_plural = "Annotators this campaign is open to"
 
 
 @admin.register(Campaign)

@@ -304,7 +304,7 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
     )
 
     # 1. text pairwise: H.5 pairs from the (simulated) judge ranking, all three dimensions
-    text = _campaign("DEMO · Text pairwise validation (App. H)", CampaignKind.TEXT_PAIRWISE, task_set, members, gold_rate=0.1)
+    text = _campaign("DEMO · Text pairwise validation", CampaignKind.TEXT_PAIRWISE, task_set, members, gold_rate=0.1)
     rankings, _ = selectors.judge_rankings(campaign=text, dimensions=[d.value for d in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY)])
     cues = _checklist_cues(task_set)
     services.items_create_validation_pairs(campaign=text, rankings=rankings, checklists=cues, rng=rng)
@@ -314,16 +314,21 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
         services.item_gold_set(item=item, answer="A" if delta > 0.3 else "B" if delta < -0.3 else "tie")
 
     # 2. TIG audit: hand-written demo anchors
-    tig = _campaign("DEMO · TIG checklist audit (App. G.7)", CampaignKind.TIG_AUDIT, task_set, members)
+    tig = _campaign("DEMO · TIG checklist audit", CampaignKind.TIG_AUDIT, task_set, members)
     tasks = {t.external_id: t for t in task_set.tasks.all()}
     specs = []
+    # Each demo item names the A/B pair of its leave-two-models-out comparison (App. G.7 comparison_key),
+    # so the audit page can show the two candidates for the non-leakage question.
+    names = sorted({r.subject_model.display_name for r in primaries})
+    pairs = [(a, b) for k, a in enumerate(names) for b in names[k + 1:]]
     for i, (task_id, text_, summary_, n_models, n_responses, action) in enumerate(DEMO_TIG_ITEMS):
         if task_id in tasks:
+            a, b = pairs[i % len(pairs)] if pairs else ("", "")
             specs.append(services.ItemSpec(task=tasks[task_id], key=f"demo-tig-{i:02d}", payload={
                 "checklist_text": text_, "cluster_summary": summary_,
                 "provenance": {"models_sharing": n_models, "models_in_population": 4,
                                "responses_sharing": n_responses, "responses_in_population": 12},
-                "meta": {"demo_latent_action": action},
+                "meta": {"demo_latent_action": action, **({"comparison_key": f"{a}|{b}"} if pairs else {})},
             }))
     created, _ = services.items_create(campaign=tig, specs=specs, rng=rng)
     sim.tig_truth = {item.pk: item.payload["meta"]["demo_latent_action"] for item in created}
@@ -334,13 +339,13 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
         before = Render.objects.filter(response=response, renderer=services.PLACEHOLDER_RENDERER).exists()
         renders.append(services.render_placeholder_create(response=response))
         summary.renders_created += not before
-    faith = _campaign("DEMO · Faithfulness gate (App. I.2)", CampaignKind.FAITHFULNESS, task_set, members)
+    faith = _campaign("DEMO · Faithfulness gate", CampaignKind.FAITHFULNESS, task_set, members)
     render_specs = [services.ItemSpec(task=r.response.task, render_a=r) for r in renders]
     rng.shuffle(render_specs)
     services.items_create(campaign=faith, specs=render_specs, rng=rng)
 
     # 4. strategy labels: the adaptation tasks' primary responses
-    strategy = _campaign("DEMO · Adaptation strategy labels (App. J)", CampaignKind.STRATEGY, task_set, members)
+    strategy = _campaign("DEMO · Adaptation strategy labels", CampaignKind.STRATEGY, task_set, members)
     services.items_create(campaign=strategy, specs=[
         services.ItemSpec(task=r.task, response_a=r) for r in primaries if r.task.family == "adaptation"
     ], rng=rng)
@@ -351,7 +356,7 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
         summary.simulated_labels += _simulate(campaign, simulated, sim, leave_open=OPEN_ITEMS[campaign.kind])
 
     # 5. image preference: pairs of gate-passing renders (after the simulated faithfulness labels)
-    images = _campaign("DEMO · Image preference (App. I.3)", CampaignKind.IMAGE_PREFERENCE, task_set, members,
+    images = _campaign("DEMO · Image preference", CampaignKind.IMAGE_PREFERENCE, task_set, members,
                        show_brief=True)
     passing = selectors.gate_passing_renders(task_set=task_set)
     by_task: dict[int, list[Render]] = {}

@@ -48,6 +48,7 @@ from annotation.models import (
 from annotation.validation_dashboards import VALIDATION_KINDS, validation_panel
 from engine import agreement
 from engine.bt import fit_bradley_terry
+from leaderboard.models import SubjectModel
 from leaderboard.selectors import (
     judge_condition_outcomes,
     judge_condition_runs,
@@ -89,10 +90,11 @@ class Progress:
     assigned: int
     campaign_labels: int
     campaign_total: int
+    items_total: int = 0  # the most this annotator can label: each item once
 
     def as_dict(self) -> dict[str, int]:
         return {"done": self.done, "assigned": self.assigned, "campaign_labels": self.campaign_labels,
-                "campaign_total": self.campaign_total}
+                "campaign_total": self.campaign_total, "items_total": self.items_total}
 
 
 def campaign_get(*, pk: int) -> Campaign | None:
@@ -111,6 +113,32 @@ def campaign_item_get(*, campaign: Campaign, pk: int) -> Item:
     if item is None:
         raise Http404("No such item in this campaign.")
     return item
+
+
+def campaign_item_view(*, campaign: Campaign, item: Item) -> dict[str, Any]:
+    """One item as its annotators saw it (the kind's shown content, canonical A/B order, no model or
+    response identity) with its current labels, flags and notes: the blind adjudication view."""
+    kind = kind_for(campaign.kind)
+    shown = kind.shown_content(item).content
+    context = {k: shown.get(k) for k in ("brief", "constraints") if shown.get(k)}
+    fields = []
+    for key, value in shown.items():
+        if key in ("kind", "brief", "constraints", "family", "dimension") or value in (None, "", [], {}):
+            continue
+        if isinstance(value, dict):
+            value = [f"{k.replace('_', ' ')}: {v}" if not isinstance(v, dict) else f"{v.get('label', k)}" for k, v in value.items()]
+        if isinstance(value, list):
+            value = [v if not isinstance(v, dict) else " — ".join(str(x) for x in v.values()) for v in value]
+        fields.append({"label": {"a": "Response A", "b": "Response B"}.get(key, key.replace("_", " ").capitalize()),
+                       "value": value, "is_list": isinstance(value, list)})
+    labels = [
+        {"annotator": label.annotator.username, "category": kind.category(label), "answer": kind.summary(label),
+         "flag_reason": label.get_flag_reason_display() if label.flag_reason else "", "flag_note": label.flag_note,
+         "simulated": label.is_simulated}
+        for label in kind.label_model.objects.filter(item=item, is_stale=False).select_related("annotator").order_by("pk")
+    ]
+    return {"context": context, "fields": fields, "labels": labels, "uses_images": kind.uses_images,
+            "adjudication": Adjudication.objects.filter(item=item).first()}
 
 
 def adjudication_get(*, campaign: Campaign, item_pk: int) -> Adjudication:
@@ -138,7 +166,13 @@ def campaign_progress(*, campaign: Campaign, annotator: AbstractBaseUser) -> Pro
     if found is None:  # a campaign made around the services with nothing counted yet
         return _progress_recounted(campaign, annotator)
     done, assigned, labels, slots = found
-    return Progress(done or 0, int(assigned), labels, slots)
+    return Progress(done or 0, int(assigned), labels, slots, _items_of_slots(slots, campaign))
+
+
+def _items_of_slots(slots: int, campaign: Campaign) -> int:
+    """The regular items an annotator can label (each once): the campaign's slots are items × k, so
+    this needs no count over the campaign."""
+    return slots // max(campaign.k, 1)
 
 
 def _progress_recounted(campaign: Campaign, annotator: AbstractBaseUser) -> Progress:
@@ -148,7 +182,8 @@ def _progress_recounted(campaign: Campaign, annotator: AbstractBaseUser) -> Prog
         labels=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, slot__isnull=False)),
     )
     total = ItemSlot.objects.filter(item__campaign=campaign).count()  # regular items x k (gold has no slots)
-    return Progress(counts["done"], counts["assigned"], counts["labels"], total)
+    items = Item.objects.filter(campaign=campaign).count()
+    return Progress(counts["done"], counts["assigned"], counts["labels"], total, items)
 
 
 @dataclass(frozen=True)
@@ -156,6 +191,7 @@ class CampaignCard:
     campaign: Campaign
     progress: Progress
     items_left: int
+    kind_title: str = ""  # the kind's plain name (no paper reference: annotators read it)
 
 
 def campaigns_for_annotator(*, annotator: AbstractBaseUser) -> list[CampaignCard]:
@@ -176,20 +212,22 @@ def campaigns_for_annotator(*, annotator: AbstractBaseUser) -> list[CampaignCard
         if counters is None:
             progress = _progress_recounted(campaign, annotator)
         else:
-            progress = Progress(done.get(campaign.pk, 0), int(campaign.pk in active), counters.labels, counters.slots)
-        cards.append(CampaignCard(campaign, progress, max(progress.campaign_total - progress.campaign_labels, 0)))
+            progress = Progress(done.get(campaign.pk, 0), int(campaign.pk in active), counters.labels, counters.slots,
+                                _items_of_slots(counters.slots, campaign))
+        cards.append(CampaignCard(campaign, progress, max(progress.campaign_total - progress.campaign_labels, 0),
+                                  kind_for(campaign.kind).title))
     return cards
 
 
 def assignment_present(*, assignment: Assignment, media_url: Callable[[str], str]) -> dict[str, Any]:
     """The blinded JSON of one assignment: the opaque token, the kind's shown content in shown
     order, media as per-assignment URLs. No item, response, render or model id, no score, no other
-    annotator's label."""
+    annotator's label, and no gold marker of any kind (not even a constant ``is_gold: false``: the
+    payload of a gold item is indistinguishable from any other)."""
     kind = kind_for(assignment.campaign.kind)
     return {
         "token": assignment.token,
         "kind": kind.code,
-        "is_gold": False,  # never revealed: gold items look like every other item
         "expires_at": assignment.expires_at.isoformat(),
         "content": kind.present(assignment.item, assignment, media_url=media_url),
     }
@@ -582,7 +620,7 @@ class HumanJudgeJoin:
     bt: BTComparison | None
 
 
-def human_bt_fit(pairs: Sequence[HumanPair]) -> tuple[dict[int, float], int, str]:
+def human_bt_fit(pairs: Sequence[HumanPair], names: Mapping[int, str] | None = None) -> tuple[dict[int, float], int, str]:
     """Human-subset BT θ per model id from the decisive majorities (ties stay out, App. F.2)."""
     decisive = [p for p in pairs if p.majority in ("A", "B")]
     models = sorted({m for p in decisive for m in (p.model_a_id, p.model_b_id)})
@@ -594,19 +632,42 @@ def human_bt_fit(pairs: Sequence[HumanPair]) -> tuple[dict[int, float], int, str
     note = ""
     try:
         fit = fit_bradley_terry(winners, losers, len(models))
-    except ValueError as exc:
+    except ValueError:
         fit = fit_bradley_terry(winners, losers, len(models), l2=HUMAN_BT_FALLBACK_L2)
-        note = f"plain MLE does not exist ({exc}); ridge λ = {HUMAN_BT_FALLBACK_L2}"
+        note = _bt_fallback_sentence(models, winners, losers, names)
     return {m: float(fit.theta[index[m]]) for m in models}, len(decisive), note
+
+
+def _bt_fallback_sentence(models: Sequence[int], winners: Sequence[int], losers: Sequence[int],
+                          names: Mapping[int, str] | None = None) -> str:
+    """Why the plain Bradley–Terry estimate does not exist, in a sentence naming the models
+    (Ford 1957: it exists iff every group of models loses at least once to the rest)."""
+    if names is None:
+        names = dict(SubjectModel.objects.filter(pk__in=models).values_list("pk", "display_name"))
+    won, lost = set(winners), set(losers)
+    never_lost = [names.get(models[i], str(models[i])) for i in range(len(models)) if i in won and i not in lost]
+    never_won = [names.get(models[i], str(models[i])) for i in range(len(models)) if i in lost and i not in won]
+
+    def listed(items: list[str]) -> str:
+        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+    if never_lost:
+        cause = f"{listed(never_lost)} never lost a decisive human majority"
+    elif never_won:
+        cause = f"{listed(never_won)} never won a decisive human majority"
+    else:
+        cause = "some group of models never lost to the others"
+    return (f"No finite plain Bradley–Terry estimate: {cause}. The θ shown use a small ridge "
+            f"(λ = {HUMAN_BT_FALLBACK_L2}) to keep every skill finite.")
 
 
 def human_judge_join(
     *, pairs: Sequence[HumanPair], judge_outcomes: Iterable[Any], judge_scores: Mapping[int, float] | None,
-    condition: str = "primary",
+    condition: str = "primary", names: Mapping[int, str] | None = None,
 ) -> HumanJudgeJoin:
     """Join human item majorities to judge outcomes and rankings. Pure: takes plain records
-    (task external id, dimension, the two response ids, winner response id or None) and a judge
-    ranking (subject model id -> θ)."""
+    (task external id, dimension, the two response ids, winner response id or None), a judge
+    ranking (subject model id -> θ) and the models' names (for the notes)."""
     index = _judge_index(judge_outcomes)
     human, judge = [], []
     no_majority = unjudged = 0
@@ -628,7 +689,7 @@ def human_judge_join(
     agree = Stat.of(lambda: agreement.pairwise_agreement(human, judge)) if human else Stat(None, "no judged pairs with a human majority")
     bt = None
     if judge_scores:
-        theta, n_decisive, note = human_bt_fit(pairs)
+        theta, n_decisive, note = human_bt_fit(pairs, names)
         common = sorted(set(theta) & {int(m) for m in judge_scores})
         corr: dict[str, tuple[float, float]] | None = None
         try:
@@ -1131,9 +1192,11 @@ def _judge_extras(
     judge_conditions: Callable[[str], tuple[Sequence[Any], Sequence[Any]]] | None = None,
 ) -> dict[str, Any]:
     pairs = human_pairs(items=items, labels_by_item=by_item, k=campaign.k)
-    dims = sorted({p.dimension for p in pairs})
+    # The paper's order U, E, N (not alphabetical), then anything else.
+    order = [Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY]
+    dims = sorted({p.dimension for p in pairs}, key=lambda d: (order.index(d) if d in order else len(order), d))
     out: dict[str, Any] = {"available": False, "dimensions": [], "sign": None, "ablation": None}
-    human_theta, _, human_note = human_bt_fit(pairs)
+    human_theta, _, human_note = human_bt_fit(pairs, _model_names(items))
     out["human_bt"] = {"theta": _named_theta(items, human_theta), "note": human_note}
     # Image pairs have no judge counterpart (the judge compares texts): only the sign agreement below.
     for dimension in dims if campaign.kind == CampaignKind.TEXT_PAIRWISE else ():
@@ -1148,7 +1211,8 @@ def _judge_extras(
             out["dimensions"].append({"dimension": dimension, "join": None})
             continue
         out["available"] = True
-        join = human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores) if records or scores else None
+        join = (human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores, names=_model_names(items))
+                if records or scores else None)
         panel = _ablation_panel(subset, [*records, *condition_records], runs) if dimension == Dimension.NOVELTY else {}
         out["dimensions"].append({"dimension": dimension, "join": join, "ablation": None, "conditions": [], **panel})
     if campaign.kind == CampaignKind.IMAGE_PREFERENCE:
@@ -1163,7 +1227,7 @@ def _judge_extras(
             if text_campaign is not None:
                 t_items = _item_rows(text_campaign)
                 t_pairs = human_pairs(items=t_items, labels_by_item=_group(_label_rows(text_campaign)), k=text_campaign.k)
-                theta, _, note = human_bt_fit(t_pairs)
+                theta, _, note = human_bt_fit(t_pairs, _model_names(t_items))
                 if theta:
                     out["sign"] = image_text_sign_agreement(
                         pairs=pairs, text_scores=theta,
@@ -1191,12 +1255,17 @@ def _judge_text_ordering(judge_scores: Callable[[str], Any] | None) -> tuple[dic
     return mean, f"judge BT θ averaged over {len(per_dimension)} text dimension(s) (no Overall score supplied)"
 
 
-def _named_theta(items: Mapping[int, ItemRow], theta: Mapping[int, float]) -> list[tuple[str, float]]:
+def _model_names(items: Mapping[int, ItemRow]) -> dict[int, str]:
     names = {}
     for item in items.values():
         for mid, name in ((item.model_a_id, item.model_a), (item.model_b_id, item.model_b)):
             if mid is not None:
                 names[mid] = name
+    return names
+
+
+def _named_theta(items: Mapping[int, ItemRow], theta: Mapping[int, float]) -> list[tuple[str, float]]:
+    names = _model_names(items)
     return sorted(((names.get(m, str(m)), t) for m, t in theta.items()), key=lambda x: -x[1])
 
 

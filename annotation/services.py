@@ -1028,7 +1028,8 @@ def novelty_ablation_runs_create(
         try:
             runs.append(judge_run_create(
                 task_set=campaign.task_set, judge_name=judge_name, dimensions="N", seed=seed, novelty_anchor=anchor,
-                pairs=pairs, config=dict(config or {}), created_by=created_by,
+                # campaign_id: the run page links back to the campaign whose pairs it judges
+                pairs=pairs, config={**dict(config or {}), "campaign_id": campaign.pk}, created_by=created_by,
             ))
         except (UnknownJudge, RunConfigurationError) as exc:
             raise AblationInvalid(str(exc)) from exc

@@ -18,6 +18,7 @@ urlpatterns = [
     path("campaigns/", views.campaign_list, name="campaign_list"),
     path("campaigns/<int:pk>/", views.campaign_dashboard, name="campaign_dashboard"),
     path("campaigns/<int:pk>/status.json", live_views.campaign_live_status, name="campaign_live_status"),
+    path("campaigns/<int:pk>/items/<int:item_pk>/", views.campaign_item, name="campaign_item"),
     re_path(r"^campaigns/(?P<pk>\d+)/labels\.(?P<fmt>jsonl|csv)$", views.campaign_export, name="campaign_export"),
     path("campaigns/<int:pk>/novelty-ablation", views.novelty_ablation_start, name="novelty_ablation_start"),
     path("campaigns/<int:pk>/adjudication/request", views.adjudication_request, name="adjudication_request"),

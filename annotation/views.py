@@ -119,6 +119,18 @@ def campaign_dashboard(request, pk: int):
 
 
 @require_GET
+def campaign_item(request, pk: int, item_pk: int):
+    """One item as its annotators saw it, with their labels, flags and notes (blind adjudication)."""
+    require_researcher(request.user)
+    campaign = _campaign_or_404(pk)
+    item = selectors.campaign_item_get(campaign=campaign, pk=item_pk)
+    return render(request, "annotation/item.html", {
+        "campaign": campaign, "item": item, "kind": kind_for(campaign.kind),
+        "view": selectors.campaign_item_view(campaign=campaign, item=item),
+    })
+
+
+@require_GET
 def campaign_export(request, pk: int, fmt: str):
     require_researcher(request.user)
     campaign = _campaign_or_404(pk)
@@ -159,7 +171,8 @@ def adjudication_request(request, pk: int):
         item = selectors.campaign_item_get(campaign=campaign, pk=form.cleaned_data["item"])
         try:
             services.adjudication_request(item=item, researcher=request.user, note=form.cleaned_data["note"])
-            messages.success(request, f"Item {item.key} sent to adjudication.")
+            where = item.task.external_id + (f" · {item.get_dimension_display()}" if item.dimension else "")
+            messages.success(request, f"Item {where} sent to adjudication.")
         except AnnotationError as exc:
             messages.error(request, exc.message)
     return redirect(reverse("annotation:campaign_dashboard", args=[campaign.pk]) + "#adjudication")

@@ -47,6 +47,7 @@ __all__ = [
     "bootstrap_bradley_terry",
     "rank_probabilities",
     "indistinguishable_tiers",
+    "bootstrap_tiers",
     "expected_winrate",
     "diagnostic_winrate",
     "is_empty_response",
@@ -527,6 +528,43 @@ def indistinguishable_tiers(fit: BTFit, level: float = 0.95) -> list[list[int]]:
     for prev, cur in zip(order[:-1], order[1:]):
         # Wald interval for θa − θb: difference ± z · sqrt(Σaa + Σbb − 2Σab) (Wald 1943)
         if abs(fit.theta[prev] - fit.theta[cur]) < z * fit.difference_se(int(prev), int(cur)):
+            tiers[-1].append(int(cur))
+        else:
+            tiers.append([int(cur)])
+    return tiers
+
+
+def bootstrap_tiers(
+    samples: np.ndarray, estimate: Sequence[float] | np.ndarray, level: float = 0.90
+) -> list[list[int]]:
+    """Tiers of indistinguishable neighbours from bootstrap replicates (Ekphrasis App. F.3–F.4).
+
+    ``samples`` is (n_boot, n_models) of a score (θ or expected win rate) refitted on resampled
+    tasks; ``estimate`` the point estimate that orders the models (best first). Two neighbours share
+    a tier only when both hold:
+
+    * the ``level`` percentile interval of their paired difference (same replicate) contains 0;
+    * their own ``level`` percentile intervals overlap,
+
+    so a tier never joins two models whose displayed intervals are apart, whatever the Wald standard
+    errors say (a model that never loses has a huge ridge SE). Tiers chain like
+    :func:`indistinguishable_tiers`. Returns tiers best first, each a list of model indices.
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    draws = np.asarray(samples, dtype=float)
+    est = np.asarray(estimate, dtype=float)
+    if draws.ndim != 2 or draws.shape[1] != est.size or draws.shape[0] < 2:
+        raise ValueError(f"samples must be (n_boot ≥ 2, {est.size}), got {draws.shape}")
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.nanpercentile(draws, [tail, 100.0 - tail], axis=0)
+    order = np.argsort(-est, kind="stable")
+    tiers: list[list[int]] = [[int(order[0])]]
+    for prev, cur in zip(order[:-1], order[1:]):
+        # percentile interval of the paired bootstrap difference (Efron & Tibshirani 1993, §13.3)
+        d_low, d_high = np.nanpercentile(draws[:, prev] - draws[:, cur], [tail, 100.0 - tail])
+        overlap = low[prev] <= high[cur] and low[cur] <= high[prev]
+        if d_low <= 0.0 <= d_high and overlap:
             tiers[-1].append(int(cur))
         else:
             tiers.append([int(cur)])

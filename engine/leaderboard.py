@@ -25,21 +25,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.bt import (
+    bootstrap_tiers,
     diagnostic_winrate,
     expected_winrate,
     fit_win_matrices,
     fit_win_matrix,
-    indistinguishable_tiers,
     rank_probabilities,
     task_win_matrices,
 )
 from engine.reliability import ComparisonRecord, judge_reliability
 from engine.scoring import family_table, tradeoff_percentiles, vci_scores
 
-__all__ = ["LEADERBOARD_L2", "JudgedComparison", "build_leaderboard"]
+__all__ = ["LEADERBOARD_L2", "MIN_MODELS_FOR_Z", "JudgedComparison", "build_leaderboard"]
 
 #: Ridge λ of the leaderboard fits: keeps θ finite when a model never loses in a small run.
 LEADERBOARD_L2 = 0.01
+#: z standardises over the pool; with two models it is ±1 whatever the data (population SD of two
+#: values is half their distance), so z and Overall VCI are reported from three models up.
+MIN_MODELS_FOR_Z = 3
 #: Rank-probability draws from N(θ̂, Σ̂).
 RANK_DRAWS = 10000
 
@@ -130,12 +133,22 @@ def build_leaderboard(
     all_tasks = sorted({t for task_ids, _ in per_task_by_dim.values() for t in task_ids}, key=str)
     boot = _bootstrap_thetas(per_task_by_dim, fits, all_tasks, n_boot, seed)
 
-    # Overall VCI per bootstrap replicate: z of each dimension's expected win rate, averaged (§4.3).
     boot_winrates = {d: np.apply_along_axis(expected_winrate, 1, boot[d]) for d in dims}
-    boot_overall = np.mean(
-        [(w - w.mean(axis=1, keepdims=True)) / w.std(axis=1, keepdims=True) for w in boot_winrates.values()], axis=0
-    )
-    scores = vci_scores({d: winrates[d] for d in dims})
+    # z needs ≥ 3 models: with two, z = ±1 in every replicate and Overall's interval collapses to [1, 1].
+    z_available = n >= MIN_MODELS_FOR_Z
+    if z_available:
+        # Overall VCI per bootstrap replicate: z of each dimension's expected win rate, averaged (§4.3).
+        # A replicate where every model scores alike has no z (σ = 0): it is left out (NaN) of the percentiles.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot_overall = np.mean(
+                [(w - w.mean(axis=1, keepdims=True)) / w.std(axis=1, keepdims=True) for w in boot_winrates.values()],
+                axis=0,
+            )
+        scores = vci_scores({d: winrates[d] for d in dims})
+    else:
+        # Small pool: rank by the mean expected win rate over dimensions, and its bootstrap.
+        boot_overall = np.mean(list(boot_winrates.values()), axis=0)
+        scores = None
 
     for d in dims:
         w_count, l_count, t_count = np.zeros(n), np.zeros(n), np.zeros(n)
@@ -149,6 +162,17 @@ def build_leaderboard(
                 loser = b if winner == a else a
                 w_count[winner] += 1
                 l_count[loser] += 1
+        pair_wins, pair_n = np.zeros((n, n)), np.zeros((n, n))
+        for c in by_dim[d]:
+            a, b = c.record.model_a, c.record.model_b
+            pair_n[a, b] += 1
+            pair_n[b, a] += 1
+            if c.record.winner == "tie":
+                pair_wins[a, b] += 0.5
+                pair_wins[b, a] += 0.5
+            else:
+                winner = c.record.winning_model
+                pair_wins[winner, b if winner == a else a] += 1
         lo, hi = np.percentile(boot_winrates[d], [5, 95], axis=0)
         theta_lo, theta_hi = np.percentile(boot[d], [5, 95], axis=0)
         dim_payload[d] = {
@@ -157,16 +181,27 @@ def build_leaderboard(
             "se": _rounded(fits[d].se),
             "winrate": _rounded(winrates[d]),
             "winrate_ci90": [_rounded(lo), _rounded(hi)],
-            "z": _rounded(scores.z[d]),
+            "z": _rounded(scores.z[d]) if scores is not None else [None] * n,
             "diagnostic_winrate": _rounded(diagnostic_winrate(w_count, l_count, t_count)),
             "wins": _rounded(w_count, 0), "losses": _rounded(l_count, 0), "ties": _rounded(t_count, 0),
             "rank_probabilities": [_rounded(row, 4) for row in rank_probabilities(fits[d], RANK_DRAWS, seed)],
-            "tiers": indistinguishable_tiers(fits[d]),
+            # Tiers from the same 90% bootstrap as the intervals, so they never contradict them (App. F.4).
+            "tiers": bootstrap_tiers(boot_winrates[d], winrates[d], level=0.90),
+            "tier_rule": "neighbours share a tier when the 90% bootstrap interval of their paired difference "
+                         "contains 0 and their 90% intervals overlap",
+            # Observed pairwise win rate of row over column, ties as half a win (App. F diagnostic).
+            "pairwise_winrate": [
+                [None if r == c or pair_n[r, c] == 0 else round(float(pair_wins[r, c] / pair_n[r, c]), 4) for c in range(n)]
+                for r in range(n)
+            ],
+            "pairwise_n": [[int(v) for v in row] for row in pair_n],
             "n_comparisons": len(by_dim[d]),
         }
 
-    overall_lo, overall_hi = np.percentile(boot_overall, [5, 95], axis=0)
+    overall_lo, overall_hi = np.nanpercentile(boot_overall, [5, 95], axis=0)
+    point = scores.overall if scores is not None else np.mean([winrates[d] for d in dims], axis=0)
     # Overall ranks per replicate → rank probabilities of Overall VCI from the bootstrap.
+    boot_overall = boot_overall[np.all(np.isfinite(boot_overall), axis=1)]
     order = np.argsort(-boot_overall, axis=1)
     overall_rank_p = np.zeros((n, n))
     for rank in range(n):
@@ -176,17 +211,20 @@ def build_leaderboard(
     payload: dict = {
         "models": list(models),
         "dimensions": dims,
-        "overall": _rounded(scores.overall),
+        "z_available": z_available,
+        "overall_measure": "Overall VCI (mean z over dimensions)" if z_available
+        else f"mean expected win rate over dimensions (z needs at least {MIN_MODELS_FOR_Z} models)",
+        "overall": _rounded(point),
         "overall_ci90": [_rounded(overall_lo), _rounded(overall_hi)],
         "overall_rank_probabilities": [_rounded(row, 4) for row in overall_rank_p],
-        "order": [int(i) for i in np.argsort(-scores.overall, kind="stable")],
+        "order": [int(i) for i in np.argsort(-point, kind="stable")],
         "per_dimension": dim_payload,
         "n_boot": n_boot,
         "seed": seed,
         "l2": LEADERBOARD_L2,
         "interval": "90% task-level cluster bootstrap (5th-95th percentiles), Ekphrasis App. F.3",
     }
-    payload["families"] = _families(by_dim, dims, n, winrates)
+    payload["families"] = _families(by_dim, dims, n, winrates) if z_available else {}
     if "U" in dims and "N" in dims:
         u_pct, n_pct = tradeoff_percentiles(winrates["U"], winrates["N"])
         payload["tradeoff"] = {"usefulness_pct": _rounded(u_pct, 2), "novelty_pct": _rounded(n_pct, 2)}

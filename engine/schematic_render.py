@@ -1,6 +1,7 @@
 """An offline schematic renderer for demos: draws a clearly labelled PLACEHOLDER image from a
 visual plan's Core Idea (Ekphrasis App. I.1 builds the rendering prompt from the Core Idea and the
-Visual Description only; this stand-in draws the Core Idea text and a few shapes seeded by the plan).
+Visual Description only; this stand-in draws a few shapes seeded by the plan, and never the plan's text:
+the image-preference study is text-blind, so a placeholder must not let an annotator read the plan).
 
 It is not a text-to-image model and its images say so in the picture itself. Pure Python + Pillow,
 no I/O: returns PNG bytes, deterministic for the same inputs, with no metadata chunks (nothing but
@@ -12,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import io
 import random
-import textwrap
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -57,10 +57,10 @@ def schematic_png(
     width, height = size
     image = Image.new("RGB", size, background)
     draw = ImageDraw.Draw(image)
-    # a few shapes standing in for the plan's objects
+    # a few shapes standing in for the plan's objects (no text of the plan: the study is text-blind)
     for _ in range(3 + digest[1] % 4):
         colour = rng.choice((accent, accent2, ink))
-        x0, y0 = rng.randint(20, width - 140), rng.randint(70, height - 150)
+        x0, y0 = rng.randint(20, width - 140), rng.randint(60, height - 120)
         x1, y1 = x0 + rng.randint(50, 140), y0 + rng.randint(40, 110)
         shape = rng.choice(("ellipse", "rectangle", "triangle"))
         if shape == "ellipse":
@@ -69,14 +69,6 @@ def schematic_png(
             draw.rectangle((x0, y0, x1, y1), outline=colour, width=4)
         else:
             draw.polygon(((x0, y1), ((x0 + x1) // 2, y0), (x1, y1)), outline=colour, width=4)
-    # the Core Idea, wrapped
-    body = _font(17)
-    lines = textwrap.wrap(core_idea.strip() or "(empty Core Idea)", width=52)[:5]
-    y = height - 26 - 21 * len(lines)
-    draw.rectangle((0, y - 8, width, height), fill=(255, 255, 255))
-    for line in lines:
-        draw.text((14, y), line, fill=ink, font=body)
-        y += 21
     # the label that makes it impossible to mistake for a real render
     banner = _font(18)
     draw.rectangle((0, 0, width, 34), fill=(150, 20, 30))

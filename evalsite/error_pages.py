@@ -1,4 +1,5 @@
-"""The 400 and 404 answers of the whole site: JSON for API paths, an HTML page otherwise.
+"""The 400, 403, 404 and 500 answers of the whole site: JSON for API paths, a styled HTML page with
+the site's navigation otherwise (templates/403.html, 404.html, 500.html, all on error.html).
 
 Django calls these for ``BadRequest``/``SuspiciousOperation`` and ``Http404`` raised anywhere
 (``handler400``/``handler404`` in ``evalsite.urls``); middleware that refuses a request early uses
@@ -11,10 +12,11 @@ from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
-__all__ = ["bad_request", "error_response", "is_api_request", "page_not_found"]
+__all__ = ["bad_request", "error_response", "is_api_request", "page_not_found", "permission_denied", "server_error"]
 
-TITLES = {400: "Bad request", 404: "Not found"}
-CODES = {400: "bad_request", 404: "not_found"}
+TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 500: "Server error"}
+CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 500: "server_error"}
+TEMPLATES = {403: "403.html", 404: "404.html", 500: "500.html"}
 
 
 def is_api_request(request: HttpRequest) -> bool:
@@ -30,7 +32,8 @@ def error_response(request: HttpRequest, status: int, detail: str) -> HttpRespon
         return JsonResponse({"error": CODES[status], "detail": detail}, status=status)
     if not hasattr(request, "user"):  # refused before the authentication middleware ran
         request.user = AnonymousUser()
-    body = render_to_string("error.html", {"status": status, "title": TITLES[status], "detail": detail}, request=request)
+    template = TEMPLATES.get(status, "error.html")
+    body = render_to_string(template, {"status": status, "title": TITLES[status], "detail": detail}, request=request)
     return HttpResponse(body, status=status)
 
 
@@ -46,3 +49,15 @@ def bad_request(request: HttpRequest, exception: BaseException | None = None) ->
 
 def page_not_found(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
     return error_response(request, 404, _detail(exception, "There is nothing at this address."))
+
+
+def permission_denied(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
+    return error_response(request, 403, _detail(exception, "Your account may not open this page."))
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """The 500 page: rendered without the request context (the database may be what failed)."""
+    if is_api_request(request):
+        return JsonResponse({"error": CODES[500], "detail": "Something went wrong on our side."}, status=500)
+    body = render_to_string("500.html", {"status": 500, "title": TITLES[500]})
+    return HttpResponse(body, status=500)

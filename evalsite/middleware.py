@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 
-PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz")
+PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/favicon.ico")
 
 
 class LoginRequiredEverywhere:

@@ -309,7 +309,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }
 
-WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_USE_FINDERS = DEBUG or ATELIER_DEV  # the demo (ATELIER_DEV, no DEBUG) serves static files from the finders
 WHITENOISE_AUTOREFRESH = DEBUG
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A file, not memory, so that a Celery worker process started by the

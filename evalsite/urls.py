@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.http import HttpResponse
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic.base import RedirectView
 
 
 def healthz(request):
@@ -13,6 +15,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    # Browsers ask for /favicon.ico whatever the page links: send them to the static file.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.ico"), permanent=True), name="favicon"),
     path("easel/", include("leaderboard.easel.urls")),
     path("c2/", include("leaderboard.c2.urls")),
     path("", include("leaderboard.urls")),
@@ -23,4 +27,6 @@ urlpatterns = [
 
 # JSON for API paths, HTML otherwise (evalsite/error_pages.py).
 handler400 = "evalsite.error_pages.bad_request"
+handler403 = "evalsite.error_pages.permission_denied"
 handler404 = "evalsite.error_pages.page_not_found"
+handler500 = "evalsite.error_pages.server_error"

@@ -67,7 +67,7 @@ class TaskSetAdmin(admin.ModelAdmin):
                             description=task_form.cleaned_data["description"],
                         )
                         messages.success(request, f"{task_set}: tasks {summary}")
-                        return redirect("admin:leaderboard_taskset_changelist")
+                        return redirect("admin:leaderboard_taskset_change", task_set.pk)
                 elif kind == "responses":
                     response_form = ResponseImportForm(request.POST, request.FILES, prefix="responses")
                     if response_form.is_valid():
@@ -76,9 +76,11 @@ class TaskSetAdmin(admin.ModelAdmin):
                             name=upload.name, raw=upload.read(),
                             task_set=response_form.cleaned_data["task_set"],
                             create_models=response_form.cleaned_data["create_models"],
+                            create_models_hint="tick “Create models” on this page",
                         )
-                        messages.success(request, f"responses {summary}")
-                        return redirect("admin:leaderboard_taskset_changelist")
+                        task_set = response_form.cleaned_data["task_set"]
+                        messages.success(request, f"{task_set}: responses {summary}")
+                        return redirect("admin:leaderboard_taskset_change", task_set.pk)
             except ImportFailed as exc:
                 errors = exc.errors
         context = {

@@ -33,64 +33,146 @@ def _svg(width: int, height: int, body: list[str], title: str) -> str:
     )
 
 
+def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi]: steps of 1, 2 or 5 × 10^k (Heckbert, "Nice numbers for
+    graph labels", Graphics Gems 1990), about ``target`` of them, first ≤ lo and last ≥ hi."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"ticks need finite bounds, got [{lo}, {hi}]")
+    if hi < lo:
+        lo, hi = hi, lo
+    if hi == lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    raw = (hi - lo) / max(target - 1, 1)
+    magnitude = 10.0 ** np.floor(np.log10(raw))
+    # the raw step rounded to 1, 2, 5 or 10 × 10^k (Heckbert 1990: thresholds 1.5, 3, 7)
+    fraction = raw / magnitude
+    step = magnitude * (1.0 if fraction < 1.5 else 2.0 if fraction < 3.0 else 5.0 if fraction < 7.0 else 10.0)
+    first = np.floor(lo / step + 1e-9) * step
+    last = np.ceil(hi / step - 1e-9) * step
+    count = int(round((last - first) / step)) + 1
+    # round to the step's decimals so 0.30000000000000004 prints and compares as 0.3
+    decimals = max(0, -int(np.floor(np.log10(step))))
+    return [float(round(first + k * step, decimals)) + 0.0 for k in range(count)]
+
+
+def tick_format(ticks: Sequence[float]) -> str:
+    """A format string with just enough decimals to tell the ticks apart (0.25 → 2, 0.5 → 1, 5 → 0)."""
+    if len(ticks) < 2:
+        return "{:g}"
+    step = abs(ticks[1] - ticks[0])
+    decimals = max(0, -int(np.floor(np.log10(step) + 1e-9)))
+    return f"{{:.{decimals}f}}"
+
+
 def _scale(lo: float, hi: float, a: float, b: float):
     span = (hi - lo) or 1.0
     return lambda v: a + (v - lo) / span * (b - a)
 
 
+def _tier_colour(tier: int | None) -> str:
+    return PALETTE[tier % len(PALETTE)] if tier is not None else PALETTE[0]
+
+
 def interval_plot(rows: Sequence[Interval], *, title: str, reference: float | None = None,
-                  axis_label: str = "", fmt: str = "{:.2f}") -> str:
-    """Point estimates with horizontal interval bars, one row per model (best first)."""
+                  axis_label: str = "", fmt: str = "{:.2f}", domain: tuple[float, float] | None = None,
+                  tier_legend: bool = False) -> str:
+    """Point estimates with horizontal interval bars, one row per model (best first).
+
+    The axis runs over round ticks (:func:`nice_ticks`) clipped to ``domain`` (e.g. (0, 1) for win
+    rates); with ``tier_legend`` the colours are tiers and a legend names them.
+    """
     if not rows:
         return ""
-    left, right, row_h, top = 170, 560, 24, 24
+    left, right, row_h = 170, 560, 24
+    tiers = sorted({r.tier for r in rows if r.tier is not None})
+    legend_h = 18 if tier_legend and tiers else 0
+    top = 24 + legend_h
     height = top + row_h * len(rows) + 34
     lo = min(r.low for r in rows)
     hi = max(r.high for r in rows)
     if reference is not None:
         lo, hi = min(lo, reference), max(hi, reference)
-    pad = (hi - lo) * 0.05 or 0.05
-    x = _scale(lo - pad, hi + pad, left, right)
+    ticks = nice_ticks(lo, hi)
+    if domain is not None:
+        ticks = [t for t in ticks if domain[0] - 1e-9 <= t <= domain[1] + 1e-9]
+        if len(ticks) < 2 or ticks[0] > lo or ticks[-1] < hi:
+            ticks = nice_ticks(max(lo, domain[0]), min(hi, domain[1]))
+            ticks = [min(max(t, domain[0]), domain[1]) for t in ticks]
+            ticks = sorted(set(ticks))
+    x = _scale(ticks[0], ticks[-1], left, right)
     body = [f'<text x="{left}" y="14" font-size="12" fill="#5f6670">{escape(axis_label)}</text>']
+    if legend_h:
+        lx = left
+        body.append(f'<text x="{lx}" y="{14 + legend_h}" font-size="11" fill="#5f6670">Tier:</text>')
+        lx += 32
+        for t in tiers:
+            body.append(f'<circle cx="{lx + 5}" cy="{10 + legend_h}" r="4.5" fill="{_tier_colour(t)}"/>')
+            body.append(f'<text x="{lx + 13}" y="{14 + legend_h}" font-size="11">{t + 1}</text>')
+            lx += 34
+    for tick in ticks:
+        body.append(f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{top - 4}" y2="{height - 24}" stroke="#eceef2"/>')
     if reference is not None:
         body.append(f'<line x1="{x(reference):.1f}" x2="{x(reference):.1f}" y1="{top - 6}" y2="{height - 28}" '
                     'stroke="#aab" stroke-dasharray="4 3"/>')
     for k, r in enumerate(rows):
         y = top + row_h * k + row_h / 2
-        colour = PALETTE[(r.tier or 0) % len(PALETTE)] if r.tier is not None else PALETTE[0]
+        colour = _tier_colour(r.tier)
         if k % 2 == 0:
-            body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{right + 60}" height="{row_h}" fill="#f6f7f9"/>')
+            body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{right + 60}" height="{row_h}" fill="#f6f7f9" fill-opacity=".7"/>')
         body.append(f'<text x="{left - 8}" y="{y + 4:.1f}" font-size="12" text-anchor="end">{escape(r.label)}</text>')
         body.append(f'<line x1="{x(r.low):.1f}" x2="{x(r.high):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="2.5"/>')
         body.append(f'<circle cx="{x(r.estimate):.1f}" cy="{y:.1f}" r="4.5" fill="{colour}"/>')
         body.append(f'<text x="{right + 8}" y="{y + 4:.1f}" font-size="11" fill="#5f6670">{fmt.format(r.estimate)}</text>')
     base = height - 24
     body.append(f'<line x1="{left}" x2="{right}" y1="{base}" y2="{base}" stroke="#99a"/>')
-    for tick in np.linspace(lo - pad, hi + pad, 5):
-        body.append(f'<text x="{x(tick):.1f}" y="{base + 14}" font-size="10" text-anchor="middle" fill="#5f6670">{fmt.format(tick)}</text>')
+    tick_fmt = tick_format(ticks)
+    for tick in ticks:
+        body.append(f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{base}" y2="{base + 4}" stroke="#99a"/>')
+        body.append(f'<text x="{x(tick):.1f}" y="{base + 15}" font-size="10" text-anchor="middle" fill="#5f6670">{tick_fmt.format(tick)}</text>')
     return _svg(right + 60, height, body, title)
 
 
-def heat_map(matrix: Sequence[Sequence[float]], rows: Sequence[str], columns: Sequence[str], *, title: str) -> str:
-    """A probability matrix (e.g. P[model, rank]) as shaded cells with the value printed."""
+def _heat_fill(v: float) -> str:
+    shade = int(255 - 200 * min(max(v, 0.0), 1.0))
+    return f"rgb({shade},{shade + (255 - shade) // 4},255)"
+
+
+def heat_map(matrix: Sequence[Sequence[float | None]], rows: Sequence[str], columns: Sequence[str], *, title: str,
+             x_label: str = "", y_label: str = "", value_label: str = "probability") -> str:
+    """A matrix of values in [0, 1] (e.g. P[model, rank] or pairwise win rates) as shaded cells with the
+    value printed, axis labels, and a colour key from 0 to 1. ``None`` cells (a model against itself)
+    are left blank."""
     if not rows:
         return ""
-    left, cell, top = 170, 34, 30
-    width = left + cell * len(columns) + 10
-    height = top + cell * len(rows) + 10
+    left, cell, top = 170, 38, 48
+    width = max(left + cell * len(columns) + 10, left + 230, 7 * len(x_label) + 10)
+    height = top + cell * len(rows) + 56
     body = []
+    if x_label:
+        body.append(f'<text x="4" y="14" font-size="12" fill="#5f6670">{escape(x_label)}</text>')
     for c, name in enumerate(columns):
-        body.append(f'<text x="{left + cell * c + cell / 2}" y="{top - 10}" font-size="11" text-anchor="middle">{escape(name)}</text>')
+        body.append(f'<text x="{left + cell * c + cell / 2}" y="{top - 8}" font-size="11" text-anchor="middle">{escape(name)}</text>')
     for r, name in enumerate(rows):
         y = top + cell * r
         body.append(f'<text x="{left - 8}" y="{y + cell / 2 + 4}" font-size="12" text-anchor="end">{escape(name)}</text>')
         for c in range(len(columns)):
-            v = float(matrix[r][c] or 0.0)
-            shade = int(255 - 200 * min(max(v, 0.0), 1.0))
+            raw = matrix[r][c]
+            if raw is None:
+                body.append(f'<rect x="{left + cell * c}" y="{y}" width="{cell - 2}" height="{cell - 2}" fill="#f1f2f4"/>')
+                continue
+            v = float(raw)
             text_colour = "#fff" if v > 0.55 else "#1d1f24"
-            body.append(f'<rect x="{left + cell * c}" y="{y}" width="{cell - 2}" height="{cell - 2}" fill="rgb({shade},{shade + (255 - shade) // 4},255)"/>')
+            body.append(f'<rect x="{left + cell * c}" y="{y}" width="{cell - 2}" height="{cell - 2}" fill="{_heat_fill(v)}"/>')
             if v >= 0.005:
                 body.append(f'<text x="{left + cell * c + cell / 2 - 1}" y="{y + cell / 2 + 3}" font-size="10" text-anchor="middle" fill="{text_colour}">{v:.2f}</text>')
+    if y_label:
+        body.append(f'<text x="{left - 8}" y="{top - 8}" font-size="11" text-anchor="end" fill="#5f6670">{escape(y_label)}</text>')
+    # colour key: five swatches 0, .25, .5, .75, 1
+    key_y = top + cell * len(rows) + 14
+    body.append(f'<text x="{left - 8}" y="{key_y + 11}" font-size="11" text-anchor="end" fill="#5f6670">{escape(value_label)}</text>')
+    for k, v in enumerate((0.0, 0.25, 0.5, 0.75, 1.0)):
+        body.append(f'<rect x="{left + 42 * k}" y="{key_y}" width="40" height="14" fill="{_heat_fill(v)}" stroke="#dde1e6"/>')
+        body.append(f'<text x="{left + 42 * k + 20}" y="{key_y + 28}" font-size="10" text-anchor="middle" fill="#5f6670">{v:g}</text>')
     return _svg(width, height, body, title)
 
 
@@ -101,14 +183,20 @@ def scatter_plot(points: Sequence[tuple[str, float, float, float]], *, title: st
     size_px, pad = 420, 50
     xs = [p[1] for p in points]
     ys = [p[2] for p in points]
-    span = max(max(map(abs, xs)), max(map(abs, ys)), 1.0) * 1.15
-    x = _scale(-span, span, pad, size_px - 10)
-    y = _scale(-span, span, size_px - pad, 10)
-    body = [
+    ticks = nice_ticks(-max(max(map(abs, xs)), max(map(abs, ys)), 1.0) * 1.1,
+                       max(max(map(abs, xs)), max(map(abs, ys)), 1.0) * 1.1)
+    x = _scale(ticks[0], ticks[-1], pad, size_px - 10)
+    y = _scale(ticks[0], ticks[-1], size_px - pad, 10)
+    tick_fmt = tick_format(ticks)
+    body = []
+    for t in ticks:
+        body.append(f'<text x="{x(t):.1f}" y="{size_px - pad + 13}" font-size="10" text-anchor="middle" fill="#5f6670">{tick_fmt.format(t)}</text>')
+        body.append(f'<text x="{pad - 4}" y="{y(t) + 3:.1f}" font-size="10" text-anchor="end" fill="#5f6670">{tick_fmt.format(t)}</text>')
+    body += [
         f'<line x1="{x(0)}" x2="{x(0)}" y1="10" y2="{size_px - pad}" stroke="#ccd"/>',
         f'<line x1="{pad}" x2="{size_px - 10}" y1="{y(0)}" y2="{y(0)}" stroke="#ccd"/>',
         f'<text x="{(pad + size_px) / 2}" y="{size_px - 14}" font-size="12" text-anchor="middle">{escape(x_label)}</text>',
-        f'<text x="14" y="{(size_px - pad) / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 14 {(size_px - pad) / 2})">{escape(y_label)}</text>',
+        f'<text x="12" y="{(size_px - pad) / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 12 {(size_px - pad) / 2})">{escape(y_label)}</text>',
     ]
     sizes = [p[3] for p in points]
     s_lo, s_hi = min(sizes), max(sizes)
@@ -129,9 +217,8 @@ def box_plot(groups: Sequence[tuple[str, Sequence[float]]], *, title: str, axis_
         return ""
     left, right, row_h, top = 230, 560, 20, 22
     height = top + row_h * len(groups) + 30
-    lo = min(v.min() for _, v in groups)
-    hi = max(v.max() for _, v in groups)
-    x = _scale(lo, hi if hi > lo else lo + 1, left, right)
+    ticks = nice_ticks(min(v.min() for _, v in groups), max(v.max() for _, v in groups))
+    x = _scale(ticks[0], ticks[-1], left, right)
     body = [f'<text x="{left}" y="14" font-size="12" fill="#5f6670">{escape(axis_label)}</text>']
     for k, (label, v) in enumerate(groups):
         yc = top + row_h * k + row_h / 2
@@ -146,38 +233,86 @@ def box_plot(groups: Sequence[tuple[str, Sequence[float]]], *, title: str, axis_
             body.append(f'<circle cx="{x(out):.1f}" cy="{yc}" r="2" fill="#c2410c"/>')
     base = height - 22
     body.append(f'<line x1="{left}" x2="{right}" y1="{base}" y2="{base}" stroke="#99a"/>')
-    for tick in np.linspace(lo, hi, 5):
-        body.append(f'<text x="{x(tick):.1f}" y="{base + 13}" font-size="10" text-anchor="middle" fill="#5f6670">{tick:.0f}</text>')
+    tick_fmt = tick_format(ticks)
+    for tick in ticks:
+        body.append(f'<text x="{x(tick):.1f}" y="{base + 13}" font-size="10" text-anchor="middle" fill="#5f6670">{tick_fmt.format(tick)}</text>')
     return _svg(right + 20, height, body, title)
 
 
-def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size: int = 620) -> str:
-    """A node-link drawing from laid-out nodes (x, y in [-1, 1]): colour = cluster, size = weighted degree."""
+def _label_box(x: float, y: float, text: str, anchor: str, size: int = 10) -> tuple[float, float, float, float]:
+    """Approximate box of an SVG text (0.6 em per character, the usual sans-serif average)."""
+    width = 0.6 * size * len(text)
+    x0 = x - width if anchor == "end" else x
+    return x0, y - size, x0 + width, y + 2
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size: int = 620,
+               max_labels: int = 14) -> str:
+    """A node-link drawing from laid-out nodes (x, y in [-1, 1]): colour = cluster, size = weighted degree.
+
+    The layout is fitted to the frame; edges are drawn with width and opacity by weight; only the
+    heaviest nodes are labelled (at most ``max_labels``, the heaviest of each cluster first), each label
+    placed where it collides with no other and kept inside the frame — every node names itself on hover.
+    """
     if not nodes:
         return ""
     xs = [n["x"] for n in nodes]
     ys = [n["y"] for n in nodes]
-    pad = 40
+    pad = 26
     x = _scale(min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1, pad, size - pad)
-    y = _scale(min(ys), max(ys) if max(ys) > min(ys) else min(ys) + 1, size - pad, pad)
+    y = _scale(min(ys), max(ys) if max(ys) > min(ys) else min(ys) + 1, size - pad, pad + 14)
     where = {n["id"]: (x(n["x"]), y(n["y"])) for n in nodes}
     clusters = sorted({n["cluster_id"] for n in nodes if n.get("cluster_id")})
     colour = {c: PALETTE[k % len(PALETTE)] for k, c in enumerate(clusters)}
     top = max((n["weighted_degree"] for n in nodes), default=1.0) or 1.0
     heaviest = max((e["weight"] for e in edges), default=1.0) or 1.0
-    body = []
+    body = [f'<text x="4" y="14" font-size="11" fill="#5f6670">{len(nodes)} atoms, {len(edges)} co-occurrence edges; '
+            'colour = cluster, size = weighted degree; hover a node for its name</text>']
     for e in edges:
         (x1, y1), (x2, y2) = where[e["source"]], where[e["target"]]
-        body.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#9aa3ad" '
-                    f'stroke-opacity="{0.15 + 0.6 * e["weight"] / heaviest:.2f}" stroke-width="1"/>')
+        share = e["weight"] / heaviest
+        body.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#6b7280" '
+                    f'stroke-opacity="{0.3 + 0.5 * share:.2f}" stroke-width="{0.8 + 2.2 * share:.1f}"/>')
+    radius = {n["id"]: 3 + 9 * (n["weighted_degree"] / top) ** 0.5 for n in nodes}
     for n in sorted(nodes, key=lambda n: n["weighted_degree"]):
         cx, cy = where[n["id"]]
-        r = 3 + 9 * (n["weighted_degree"] / top) ** 0.5
         fill = colour.get(n.get("cluster_id"), "#c8ced6")
-        body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r:.1f}" fill="{fill}" fill-opacity=".85">'
-                    f'<title>{escape(n["label"])} ({escape(n["type"])}; {n["n_models"]} models)</title></circle>')
-        if r > 7:
-            body.append(f'<text x="{cx + r + 2:.1f}" y="{cy + 4:.1f}" font-size="10">{escape(n["label"][:28])}</text>')
+        body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius[n["id"]]:.1f}" fill="{fill}" fill-opacity=".85" '
+                    f'stroke="#fff" stroke-width="1"><title>{escape(n["label"])} ({escape(n["type"])}; '
+                    f'{n["n_models"]} models)</title></circle>')
+    # Labels: the heaviest node of each cluster first, then the rest by weight; skip any that would collide.
+    by_weight = sorted(nodes, key=lambda n: -n["weighted_degree"])
+    firsts, seen = [], set()
+    for n in by_weight:
+        if n.get("cluster_id") not in seen:
+            seen.add(n.get("cluster_id"))
+            firsts.append(n)
+    order = firsts + [n for n in by_weight if n not in firsts]
+    placed: list[tuple[float, float, float, float]] = [
+        (where[n["id"]][0] - radius[n["id"]], where[n["id"]][1] - radius[n["id"]],
+         where[n["id"]][0] + radius[n["id"]], where[n["id"]][1] + radius[n["id"]]) for n in by_weight[:max_labels]
+    ]
+    labelled = 0
+    for n in order:
+        if labelled >= max_labels:
+            break
+        cx, cy = where[n["id"]]
+        r = radius[n["id"]]
+        text = n["label"] if len(n["label"]) <= 24 else n["label"][:23] + "…"
+        for anchor, dx, dy in (("start", r + 3, 4), ("end", -r - 3, 4), ("start", r + 3, -r - 2), ("end", -r - 3, r + 10)):
+            box = _label_box(cx + dx, cy + dy, text, anchor)
+            inside = box[0] >= 2 and box[2] <= size - 2 and box[1] >= 18 and box[3] <= size - 2
+            own = (cx - r, cy - r, cx + r, cy + r)
+            if inside and not any(_overlaps(box, other) for other in placed if other != own):
+                placed.append(box)
+                body.append(f'<text x="{cx + dx:.1f}" y="{cy + dy:.1f}" font-size="10" text-anchor="{anchor}" '
+                            f'paint-order="stroke" stroke="#fff" stroke-width="3">{escape(text)}</text>')
+                labelled += 1
+                break
     return _svg(size, size, body, title)
 
 

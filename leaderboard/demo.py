@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from leaderboard.judges import SIMULATED_JUDGE_SKILLS
 from leaderboard.models import TaskSet
 from leaderboard.roles import ADMIN, ANNOTATOR, RESEARCHER
 from leaderboard.services import ImportSummary, responses_import, role_groups_ensure, tasks_import
@@ -30,15 +31,9 @@ DEMO_ACCOUNTS = (
 )
 
 
-# Latent skills of the simulated judge for the demo models, chosen to match the
-# personalities the demo answers were written with: atlas inventive, brook
-# competent but cliché-prone, cinder vivid but clichéd, dune generic.
-DEMO_SIMULATED_SKILLS = {
-    "demo-atlas": {"usefulness": 0.9, "expressiveness": 0.5, "novelty": 1.2},
-    "demo-brook": {"usefulness": 0.4, "expressiveness": 0.0, "novelty": -0.3},
-    "demo-cinder": {"usefulness": -0.2, "expressiveness": 0.8, "novelty": -0.5},
-    "demo-dune": {"usefulness": -1.1, "expressiveness": -0.9, "novelty": -0.6},
-}
+# The simulated judge's latent skills for the demo models live in its configuration (leaderboard/judges.py),
+# so a run started from the page with any seed judges the same "true" models.
+DEMO_SIMULATED_SKILLS = SIMULATED_JUDGE_SKILLS
 
 
 @dataclass

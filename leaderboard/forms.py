@@ -26,6 +26,20 @@ class SnapshotCompareForm(forms.Form):
     b = forms.IntegerField(min_value=1, max_value=2**63 - 1)
 
 
+class DrilldownFilterForm(forms.Form):
+    """The drill-down's query string: which comparisons of the task to list, and which page of them."""
+
+    dimension = forms.ChoiceField(required=False, choices=[("", "all"), ("U", "Usefulness"), ("E", "Expressiveness"),
+                                                           ("N", "Novelty")])
+    kind = forms.ChoiceField(required=False, choices=[("", "all"), ("primary", "primary"), ("swap", "swap"),
+                                                      ("duplicate", "duplicate"), ("auxiliary", "auxiliary"),
+                                                      ("automatic", "automatic")])
+    pair = forms.RegexField(required=False, regex=r"^\d{1,18}-\d{1,18}$", max_length=40,
+                            error_messages={"invalid": "pair is two model ids joined by '-', e.g. 3-5"})
+    judge = forms.CharField(required=False, max_length=100)
+    page = forms.IntegerField(required=False, min_value=1, max_value=10**6)
+
+
 class JudgeRunForm(forms.Form):
     task_set = forms.ModelChoiceField(queryset=TaskSet.objects.all())
     judge = forms.ChoiceField()

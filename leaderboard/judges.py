@@ -25,7 +25,19 @@ from leaderboard.services.checklists import (
     task_brief_of,
 )
 
-SIMULATED_KNOBS = ("position_bias", "length_bias", "tie_rate", "malformed_rate", "skill_spread", "item_agreement")
+SIMULATED_KNOBS = ("position_bias", "length_bias", "tie_rate", "malformed_rate", "skill_spread", "skill_seed",
+                   "item_agreement")
+
+# The simulated judge's own latent skills for the demo models (its configuration, not a run's): chosen to
+# match the personalities the demo answers were written with — atlas inventive, brook competent but
+# cliché-prone, cinder vivid but clichéd, dune generic. A run's config["simulated"]["skills"] overrides
+# them; other models draw theirs from skill_seed. The run seed never changes them.
+SIMULATED_JUDGE_SKILLS = {
+    "demo-atlas": {"usefulness": 0.9, "expressiveness": 0.5, "novelty": 1.2},
+    "demo-brook": {"usefulness": 0.4, "expressiveness": 0.0, "novelty": -0.3},
+    "demo-cinder": {"usefulness": -0.2, "expressiveness": 0.8, "novelty": -0.5},
+    "demo-dune": {"usefulness": -1.1, "expressiveness": -0.9, "novelty": -0.6},
+}
 
 
 class UnknownJudge(ValueError):
@@ -91,8 +103,9 @@ def _build_judge(name: str, run: JudgeRun):
     if judge_is_simulated(name):
         simulated = run.config.get("simulated", {})
         knobs = {k: simulated[k] for k in SIMULATED_KNOBS if k in simulated}
-        skills = simulated.get("skills")
-        # An auxiliary simulated judge ("simulated-2") is a different judge: its own seed.
+        skills = {**SIMULATED_JUDGE_SKILLS, **(simulated.get("skills") or {})}
+        # An auxiliary simulated judge ("simulated-2") is a different judge: its own noise seed, but the
+        # same latent skills (the models are what they are; judges differ in noise and biases).
         seed = run.seed if name == SIMULATED_JUDGE_NAME else run.seed + sum(map(ord, name))
         return SimulatedJudge(seed=seed, skills=skills, **knobs)
     from engine.judge.llm import LLMJudge

@@ -110,19 +110,23 @@ def read_task_records(
     seen: dict[str, int] = {}
     for record in _checked_records(name, raw, fmt, TASK_RULES, errors):
         v = record.values
+        # Every problem of the line is reported, not only the first.
+        line_errors: list[RecordError] = []
         family = FAMILY_ALIASES.get(v["family"].strip().lower(), v["family"].strip().lower())
         if ekphrasis_families and family not in FAMILIES:
-            errors.append(
+            line_errors.append(
                 RecordError(name, record.line, "family", f"unknown family {v['family']!r} (one of {', '.join(FAMILIES)})")
             )
-            continue
         external_id = v["id"]
         if external_id in seen:
-            errors.append(
+            line_errors.append(
                 RecordError(name, record.line, "id", f"duplicate id {external_id!r} (first on line {seen[external_id]})")
             )
+        else:
+            seen[external_id] = record.line
+        if line_errors:
+            errors.extend(line_errors)
             continue
-        seen[external_id] = record.line
         tasks.append(
             TaskRecord(
                 line=record.line,
@@ -147,39 +151,40 @@ def read_response_records(name: str, raw: bytes, *, fmt: str | None = None) -> l
     primaries: dict[tuple[str, str], int] = {}
     for record in _checked_records(name, raw, fmt, RESPONSE_RULES, errors):
         v = record.values
+        # Every problem of the line is reported, not only the first.
+        line_errors: list[RecordError] = []
         has_text = "text" in v
         has_fields = "core_idea" in v or "visual_description" in v
         if has_text and has_fields:
-            errors.append(
+            line_errors.append(
                 RecordError(name, record.line, "text", "give either 'text' or 'core_idea' + 'visual_description', not both")
             )
-            continue
         if not has_text:
-            missing = [k for k in ("core_idea", "visual_description") if not v.get(k)]
-            if missing:
-                errors.append(RecordError(name, record.line, missing[0], "missing required field (or give 'text')"))
-                continue
+            for missing in (k for k in ("core_idea", "visual_description") if not v.get(k)):
+                line_errors.append(RecordError(name, record.line, missing, "missing required field (or give 'text')"))
         if v["sample"] < 1:
-            errors.append(RecordError(name, record.line, "sample", "must be 1 or more (samples are 1-based)"))
-            continue
+            line_errors.append(RecordError(name, record.line, "sample", "must be 1 or more (samples are 1-based)"))
         key = (v["task_id"], v["model"], v["sample"])
         if key in seen:
-            errors.append(
+            line_errors.append(
                 RecordError(name, record.line, "sample", f"duplicate (task_id, model, sample) (first on line {seen[key]})")
             )
-            continue
-        seen[key] = record.line
+        else:
+            seen[key] = record.line
         if v.get("primary") is True:
             pair = (v["task_id"], v["model"])
             if pair in primaries:
-                errors.append(
+                line_errors.append(
                     RecordError(
                         name, record.line, "primary",
                         f"a second primary for task {pair[0]!r} and model {pair[1]!r} (first on line {primaries[pair]})",
                     )
                 )
-                continue
-            primaries[pair] = record.line
+            else:
+                primaries[pair] = record.line
+        if line_errors:
+            errors.extend(line_errors)
+            continue
         responses.append(
             ResponseRecord(
                 line=record.line,

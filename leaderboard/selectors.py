@@ -3,6 +3,7 @@ that the annotation dashboards join against."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from django.db.models import Count, QuerySet
@@ -86,13 +87,32 @@ def judge_run_list():
 
 
 def judge_run_progress(*, run) -> dict:
-    """The live status a run page polls (no model identities: researchers only, but kept small)."""
-    from leaderboard.models import Comparison
+    """The live status a run page polls (no model identities: researchers only, but kept small):
+    counts, per-task chunk status, provider usage and duration."""
+    from django.utils import timezone
+
+    from leaderboard.models import Comparison, JudgeRunTask
 
     counts = dict(
         Comparison.objects.filter(run=run).values_list("status").annotate(n=Count("id")).order_by()
     )
+    per_task: dict[int, dict[str, int]] = {}
+    for task_id, status, n in (Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC)
+                               .values_list("task_id", "status").annotate(n=Count("id")).order_by()):
+        per_task.setdefault(task_id, {})[status] = n
+    fixed_pairs = run.config.get("fixed_pairs") or []
+    fixed_per_task = Counter(task_id for task_id, _, _ in fixed_pairs)
+    chunks = []
+    for chunk in JudgeRunTask.objects.filter(run=run).select_related("task").order_by("task__position", "task__external_id"):
+        done_calls = per_task.get(chunk.task_id, {}).get("ok", 0) + per_task.get(chunk.task_id, {}).get("failed", 0)
+        planned = len(run.dimensions) * (fixed_per_task[chunk.task_id] if fixed_pairs else run.budget_per_task)
+        state = "done" if chunk.done else ("running" if per_task.get(chunk.task_id) else "waiting")
+        chunks.append({"task_id": chunk.task_id, "task": chunk.task.external_id, "state": state,
+                       "calls_done": done_calls, "calls_planned": planned})
     snapshot = run.snapshots.first()
+    end = run.finished_at or (timezone.now() if run.started_at and run.status in ("running", "finalising") else None)
+    duration = (end - run.started_at).total_seconds() if run.started_at and end else None
+    usage = run.usage or {}
     return {
         "status": run.status,
         "tasks_done": run.tasks_done,
@@ -100,8 +120,14 @@ def judge_run_progress(*, run) -> dict:
         "calls_done": run.calls_done,
         "calls_planned": run.calls_planned,
         "comparisons": counts,
+        "comparisons_done": counts.get("ok", 0) + counts.get("failed", 0),
+        "chunks": chunks,
         "snapshot": snapshot.pk if snapshot else None,
-        "fixed_pairs": len(run.config.get("fixed_pairs") or []),  # 0: an active-sampling run
+        "fixed_pairs": len(fixed_pairs),  # 0: an active-sampling run
+        "simulated": run.is_simulated,
+        "usage": {k: usage.get(k) for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "cached_hits",
+                                            "failures") if k in usage},
+        "duration_seconds": None if duration is None else round(duration, 1),
         "error": run.error,
     }
 
@@ -110,6 +136,65 @@ def snapshot_list():
     from leaderboard.models import LeaderboardSnapshot
 
     return LeaderboardSnapshot.objects.select_related("run", "run__task_set").order_by("-created_at")
+
+
+def latest_snapshots_per_task_set():
+    """The newest leaderboard snapshot of each task set (the first screen's table), newest first."""
+    latest = {}
+    for snapshot in snapshot_list():
+        latest.setdefault(snapshot.run.task_set_id, snapshot)
+    return list(latest.values())
+
+
+def task_drilldown_summary(*, run, task) -> dict:
+    """Per dimension of one task in a run: each model's wins, ties and losses in the primary (and
+    automatic) comparisons, and the task's own BT fit (expected win rate, App. F) — the same fit the
+    leaderboard makes over all tasks, on this task's decisive comparisons only."""
+    import numpy as np
+
+    from engine.bt import expected_winrate, fit_win_matrix, win_matrix
+    from engine.leaderboard import LEADERBOARD_L2
+    from leaderboard.models import Comparison, SubjectModel
+
+    rows = (Comparison.objects.filter(run=run, task=task, status=Comparison.Status.OK, kind__in=["primary", "automatic"])
+            .values_list("dimension", "shown_a__subject_model_id", "shown_b__subject_model_id", "winner", "confidence"))
+    by_dim: dict[str, list] = {}
+    for dimension, a, b, winner, confidence in rows:
+        by_dim.setdefault(dimension, []).append((a, b, winner, confidence))
+    ids_seen = {m for calls in by_dim.values() for r in calls for m in r[:2]}
+    names = dict(SubjectModel.objects.filter(pk__in=ids_seen).values_list("pk", "display_name"))
+    out = {}
+    for dimension in ("U", "E", "N"):
+        calls = by_dim.get(dimension)
+        if not calls:
+            continue
+        ids = sorted({m for r in calls for m in r[:2]}, key=lambda m: names.get(m, ""))
+        index = {m: k for k, m in enumerate(ids)}
+        wins, ties, losses = Counter(), Counter(), Counter()
+        winners, losers, weights = [], [], []
+        for a, b, winner, confidence in calls:
+            if winner == "tie":
+                ties[a] += 1
+                ties[b] += 1
+                continue
+            w, loser = (a, b) if winner == "A" else (b, a)
+            wins[w] += 1
+            losses[loser] += 1
+            winners.append(index[w])
+            losers.append(index[loser])
+            weights.append(max(confidence or 0.0, 1e-3))  # App. F: w_r is judge confidence
+        rates = None
+        if winners and len(ids) >= 2:
+            fit = fit_win_matrix(win_matrix(winners, losers, len(ids), weights), l2=LEADERBOARD_L2)
+            rates = expected_winrate(fit.theta)
+        models = [
+            {"name": names.get(m, str(m)), "wins": wins[m], "ties": ties[m], "losses": losses[m],
+             "winrate": None if rates is None else float(np.round(rates[index[m]], 3))}
+            for m in ids
+        ]
+        models.sort(key=lambda r: -(r["winrate"] if r["winrate"] is not None else -1))
+        out[dimension] = {"models": models, "n": len(calls)}
+    return out
 
 
 def task_comparisons(*, run, task):

@@ -7,21 +7,25 @@ import mimetypes
 
 from django.contrib import messages
 from django.core.exceptions import BadRequest
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from leaderboard import charts, results, selectors
-from leaderboard.forms import JudgeRunForm, SnapshotCompareForm, TIGBuildForm
+from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompareForm, TIGBuildForm
 from leaderboard.judges import judge_choices
 from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
-from leaderboard.roles import is_admin, require_researcher
+from leaderboard.roles import is_admin, is_researcher, require_researcher
 from leaderboard.services import judge_runs, responses_export, tasks_export, tig
 
 
 def home(request):
-    return render(request, "home.html", {"has_demo": selectors.demo_data_present()})
+    arena = []
+    if is_researcher(request.user):
+        arena = results.arena_rows(selectors.latest_snapshots_per_task_set())
+    return render(request, "home.html", {"has_demo": selectors.demo_data_present(), "arena": arena})
 
 
 def task_set_list(request):
@@ -99,6 +103,7 @@ def leaderboard_list(request):
         request,
         "leaderboard/leaderboard_list.html",
         {"snapshots": selectors.snapshot_list(), "runs": selectors.judge_run_list()[:50],
+         "arena": results.arena_rows(selectors.latest_snapshots_per_task_set()),
          "task_sets": TaskSet.objects.order_by("name", "version"), "judges": judge_choices(),
          "tig_choices": selectors.tig_component_choices()},
     )
@@ -114,6 +119,9 @@ def snapshot_detail(request, pk: int):
         "payload": payload,
         "dimensions": [(d, results.DIMENSION_NAMES[d]) for d in payload["dimensions"]],
         "rows": results.model_rows(payload),
+        "table": results.table_rows(payload),
+        "z_available": results.z_available(payload),
+        "pairwise_charts": results.pairwise_matrices(payload),
         "overall_chart": results.overall_interval_chart(payload),
         "dimension_charts": results.dimension_interval_charts(payload),
         "rank_heat_map": results.rank_heat_map(payload),
@@ -148,27 +156,84 @@ def snapshot_compare(request):
     form = SnapshotCompareForm(request.GET)
     if not form.is_valid():
         raise BadRequest(f"Compare needs two snapshot ids: {form.errors.as_text()}")
-    left = get_object_or_404(LeaderboardSnapshot, pk=form.cleaned_data["a"])
-    right = get_object_or_404(LeaderboardSnapshot, pk=form.cleaned_data["b"])
-    return render(request, "leaderboard/snapshot_compare.html",
-                  {"left": left, "right": right, "pair": (left, right), "rows": results.comparison_rows(left.payload, right.payload)})
+    left = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=form.cleaned_data["a"])
+    right = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=form.cleaned_data["b"])
+    differences = results.snapshot_differences(left, right)
+    return render(request, "leaderboard/snapshot_compare.html", {
+        "left": left, "right": right, "pair": (left, right),
+        "rows": results.comparison_rows(left.payload, right.payload),
+        "differences": differences, "n_differences": sum(d["differs"] for d in differences),
+        "chart": results.comparison_chart(left, right),
+    })
+
+
+DRILLDOWN_PAGE_SIZE = 20
 
 
 def task_drilldown(request, pk: int, task_pk: int):
+    """One task of a snapshot: a per-dimension summary, each response once, and its comparisons
+    filtered (dimension, kind, pair, judge) and paginated."""
     require_researcher(request.user)
     snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run"), pk=pk)
     task = get_object_or_404(Task, pk=task_pk, task_set=snapshot.run.task_set)
+    form = DrilldownFilterForm(request.GET)
+    if not form.is_valid():
+        raise BadRequest(f"Bad drill-down filter: {form.errors.as_text()}")
+    filters = form.cleaned_data
+    comparisons = selectors.task_comparisons(run=snapshot.run, task=task)
+    responses = {}
+    pairs = {}
+    for c in comparisons:
+        for shown in (c.shown_a, c.shown_b):
+            responses.setdefault(shown.pk, shown)
+        pairs.setdefault(f"{c.model_x_id}-{c.model_y_id}", f"{c.model_x.display_name} – {c.model_y.display_name}")
+    judges = sorted({c.judge_name for c in comparisons})
+    if filters["dimension"]:
+        comparisons = comparisons.filter(dimension=filters["dimension"])
+    if filters["kind"]:
+        comparisons = comparisons.filter(kind=filters["kind"])
+    if filters["pair"]:
+        x, y = (int(v) for v in filters["pair"].split("-"))
+        comparisons = comparisons.filter(model_x_id=min(x, y), model_y_id=max(x, y))
+    if filters["judge"]:
+        comparisons = comparisons.filter(judge_name=filters["judge"])
+    paginator = Paginator(comparisons, DRILLDOWN_PAGE_SIZE)
+    page = paginator.get_page(filters["page"] or 1)
+    query = request.GET.copy()
+    query.pop("page", None)
     return render(request, "leaderboard/task_drilldown.html", {
-        "snapshot": snapshot, "task": task,
-        "comparisons": selectors.task_comparisons(run=snapshot.run, task=task),
+        "snapshot": snapshot, "task": task, "form": form, "page": page, "query": query.urlencode(),
+        "summary": [(results.DIMENSION_NAMES[d], s) for d, s in selectors.task_drilldown_summary(run=snapshot.run, task=task).items()],
+        "responses": sorted(responses.values(), key=lambda r: r.subject_model.display_name),
+        "pairs": sorted(pairs.items(), key=lambda kv: kv[1]), "judges": judges,
+        "constraints": constraint_lines(task.constraints),
     })
+
+
+def constraint_lines(constraints) -> list[tuple[str, str]]:
+    """A task's constraints as (label, text) lines: lists joined by commas, nested values flattened."""
+    if not constraints:
+        return []
+    if not isinstance(constraints, dict):
+        return [("", ", ".join(map(str, constraints)) if isinstance(constraints, list) else str(constraints))]
+    lines = []
+    for key, value in constraints.items():
+        if isinstance(value, list):
+            text = ", ".join(str(v) for v in value)
+        elif isinstance(value, dict):
+            text = "; ".join(f"{k}: {v}" for k, v in value.items())
+        else:
+            text = str(value)
+        lines.append((str(key).replace("_", " ").capitalize(), text))
+    return lines
 
 
 def judge_run_detail(request, pk: int):
     require_researcher(request.user)
     run = get_object_or_404(JudgeRun.objects.select_related("task_set"), pk=pk)
     # Read by static/js/judge_run_status.js through json_script (no inline script: CSP).
-    page_data = {"status_url": reverse("judge_run_status", args=[run.pk]), "snapshot_url": reverse("snapshot_detail", args=[0])}
+    page_data = {"status_url": reverse("judge_run_status", args=[run.pk]), "snapshot_url": reverse("snapshot_detail", args=[0]),
+                 "drilldown_url": reverse("task_drilldown", args=[0, 0])}
     return render(request, "leaderboard/judge_run_detail.html",
                   {"run": run, "progress": selectors.judge_run_progress(run=run), "page_data": page_data,
                    "gates": selectors.judge_run_launch_gates(run=run), "can_override": is_admin(request.user)})
@@ -193,7 +258,8 @@ def judge_run_new(request):
     except judge_runs.RunConfigurationError as exc:
         messages.error(request, f"Run not started: {exc}")
         return redirect("leaderboard_list")
-    judge_runs.judge_run_start(run=run)
+    # In the embedded default (no broker) the run would take the request hostage: run it in the background.
+    judge_runs.judge_run_start(run=run, background=True)
     return redirect("judge_run_detail", pk=run.pk)
 
 

@@ -35,7 +35,7 @@ RULE = {
     "meaningful for the brief. Do not reward randomness, obscurity, or off-brief weirdness.",
 }
 TIE_RULE = (
-    "Tie only when this dimension has no stable, explainable winner — not as a substitute for uncertainty (App. H.2)."
+    "Tie only when this dimension has no stable, explainable winner — not as a substitute for uncertainty."
 )
 
 

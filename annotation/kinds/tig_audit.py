@@ -50,6 +50,25 @@ ACTION_RULE = (
 )
 
 
+def candidate_texts(item: Item) -> list[dict[str, str]]:
+    """The two candidate responses whose leave-two-models-out population the item was built from
+    (``meta.comparison_key`` = "model_a|model_b"), as texts only — shown as Candidate A and B in a
+    fixed order, never with a model name. Empty when the key is a hash or a model has no response."""
+    from leaderboard.models import Response
+
+    key = str((item.payload.get("meta") or {}).get("comparison_key") or "")
+    names = key.split("|")
+    if len(names) != 2 or key.startswith("pair-"):
+        return []
+    found = {r.subject_model.display_name: r for r in Response.objects.filter(
+        task=item.task, is_primary=True, subject_model__display_name__in=names).select_related("subject_model")}
+    if len(found) != 2:
+        return []
+    return [{"label": f"Candidate {side}", "core_idea": found[name].core_idea,
+             "visual_description": found[name].visual_description}
+            for side, name in zip("AB", sorted(names), strict=True)]
+
+
 class TigAudit(Kind):
     code = CampaignKind.TIG_AUDIT
     title = "TIG checklist audit"
@@ -89,6 +108,7 @@ class TigAudit(Kind):
                 "cluster_summary": item.payload["cluster_summary"],
                 "provenance": {k: item.payload.get("provenance", {}).get(k) for k in PROVENANCE_FIELDS
                                if k in item.payload.get("provenance", {})},
+                "candidates": candidate_texts(item),
             }
         )
 
@@ -104,6 +124,9 @@ class TigAudit(Kind):
             lines.append(f"{provenance['responses_sharing']}" + (f" of {total}" if total is not None else "") + " responses")
         return {
             "brief": content["brief"],
+            "constraints": content["constraints"],
+            # The A/B candidates of the leave-two-models-out comparison, so non-leakage can be judged.
+            "candidates": content["candidates"],
             "checklist_text": content["checklist_text"],
             "cluster_summary": content["cluster_summary"],
             "provenance": lines,
@@ -143,7 +166,7 @@ class TigAudit(Kind):
             errors["revision_note"] = "say what to revise"
         failing = [CRITERIA[c][0].lower() for c in EXCLUDING_CRITERIA if values.get(c) == AuditCode.FAIL]
         if failing and action in (AuditAction.ACCEPT, AuditAction.REVISE):
-            errors["overall_action"] = f"an item that fails {' and '.join(failing)} must be excluded (App. G.7)"
+            errors["overall_action"] = f"an item that fails {' and '.join(failing)} must be excluded"
         if errors:
             return {}, errors
         return {**values, "overall_action": action, "revision_note": note}, {}

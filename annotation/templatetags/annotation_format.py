@@ -34,3 +34,18 @@ def signed_pp(value) -> str:
     if value is None:
         return "—"
     return f"{float(value):+.1f} pp"
+
+
+@register.filter
+def outcome_label(value) -> str:
+    """A label outcome as people read it: strategy codes joined by "+" become their names joined by
+    " + " ("none" for the empty set), other codes lose their underscores."""
+    from annotation.kinds.strategy import STRATEGY_DEFINITIONS
+
+    text = str(value)
+    if text in ("", "none"):
+        return "no strategy"
+    parts = text.split("+")
+    if all(p in STRATEGY_DEFINITIONS for p in parts):
+        return " + ".join(STRATEGY_DEFINITIONS[p][0] for p in parts)
+    return text.replace("_", " ")

@@ -9,12 +9,17 @@ model of the things App. D.2 diagnoses in real judges:
                                       + length_bias · (words_A − words_B) / 10
 
 where θ is a latent skill per model and dimension (given in ``skills`` or drawn
-once from N(0, ``skill_spread``²) by hashing seed, model and dimension), words
+once from N(0, ``skill_spread``²) by hashing ``skill_seed``, model and dimension), words
 are counted in the inspected field, and a tie is returned with probability
 ``tie_rate``. With probability ``malformed_rate`` the raw reply is broken JSON,
 and so is a repair with the same probability: replies go through the same
 validation and repair path as the LLM judge's (:mod:`engine.judge.repair`),
 so ``repaired`` and failed judgements occur as they would for real.
+
+The latent skills are the judge's configuration (``skills``, ``skill_seed``,
+``skill_spread``), not the run's: ``seed`` drives only the noise (verdicts,
+ties, confidences, malformed replies), so two runs that differ only in seed
+judge the same "true" models and should order them alike within their intervals.
 
 Determinism: every random draw is seeded by SHA-256 of (seed, comparison
 identity — run, task, dimension, pair, kind, repeat — and the draw's purpose),
@@ -36,9 +41,12 @@ from engine.judge.comparison import PairJudgement, PairJudgeRequest, Winner
 from engine.judge.repair import Reply, ReplyHook, judge_with_repair
 from engine.providers.client import ChatResult
 
-__all__ = ["SIMULATED_JUDGE_NAME", "SimulatedJudge"]
+__all__ = ["SIMULATED_JUDGE_NAME", "DEFAULT_SKILL_SEED", "SimulatedJudge"]
 
 SIMULATED_JUDGE_NAME = "simulated"
+#: Seed of the latent skills of models the configuration does not list: part of the judge's
+#: configuration, independent of the run seed.
+DEFAULT_SKILL_SEED = 0
 _EVIDENCE_WORDS = 12
 
 
@@ -62,6 +70,7 @@ class SimulatedJudge:
         seed: int = 42,
         skills: Mapping[str, Mapping[Dimension | str, float]] | None = None,
         skill_spread: float = 1.0,
+        skill_seed: int = DEFAULT_SKILL_SEED,
         position_bias: float = 0.3,
         length_bias: float = 0.1,
         tie_rate: float = 0.1,
@@ -81,6 +90,7 @@ class SimulatedJudge:
             for model, by_dimension in (skills or {}).items()
         }
         self.skill_spread = skill_spread
+        self.skill_seed = skill_seed
         self.position_bias = position_bias
         self.length_bias = length_bias
         self.tie_rate = tie_rate
@@ -96,12 +106,13 @@ class SimulatedJudge:
     # -- the latent model ------------------------------------------------------
 
     def skill(self, model: str, dimension: Dimension | str) -> float:
-        """θ of ``model`` on ``dimension``: the configured value, else a seeded N(0, spread²) draw."""
+        """θ of ``model`` on ``dimension``: the configured value, else an N(0, spread²) draw seeded by
+        ``skill_seed`` (never by the run seed: a new seed must not change who is better)."""
         dimension = Dimension(dimension)
         configured = self.skills.get(model, {}).get(dimension)
         if configured is not None:
             return configured
-        return _draws(self.seed, "skill", model, dimension.value).gauss(0.0, self.skill_spread)
+        return _draws(self.skill_seed, "skill", model, dimension.value).gauss(0.0, self.skill_spread)
 
     def preference_for_a(self, request: PairJudgeRequest) -> float:
         """P(Response A preferred | decisive) for this presentation."""

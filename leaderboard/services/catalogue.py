@@ -144,9 +144,11 @@ def responses_import(
     fmt: str | None = None,
     create_models: bool = False,
     demo_models: bool = False,
+    create_models_hint: str = "pass --create-models",
 ) -> ImportSummary:
     """Import response records into ``task_set``; every task and model must exist
-    (or ``create_models`` creates unknown subject models)."""
+    (or ``create_models`` creates unknown subject models). ``create_models_hint`` says how the caller
+    asks for that (the CLI's flag, the admin page's checkbox)."""
     records = read_response_records(name, raw, fmt=fmt)
     tasks = {t.external_id: t for t in task_set.tasks.all()}
     models = {m.display_name: m for m in SubjectModel.objects.all()}
@@ -159,7 +161,7 @@ def responses_import(
                 models[record.model] = SubjectModel(display_name=record.model, is_demo=demo_models)
             else:
                 errors.append(
-                    RecordError(name, record.line, "model", f"unknown model {record.model!r} (create it first, or pass --create-models)")
+                    RecordError(name, record.line, "model", f"unknown model {record.model!r} (create it first, or {create_models_hint})")
                 )
     if errors:
         raise ImportFailed(errors)

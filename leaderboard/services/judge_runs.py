@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import subprocess
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -208,11 +209,33 @@ def _run_config(task_set, dims: str, novelty_anchor: str, config: dict | None) -
     return merged
 
 
-def judge_run_start(*, run: JudgeRun) -> None:
-    """Queue the run's chunks once the transaction that created it has committed."""
+def judge_run_start(*, run: JudgeRun, background: bool = False) -> None:
+    """Queue the run's chunks once the transaction that created it has committed.
+
+    Without a broker Celery runs tasks eagerly, inside the caller. ``background=True`` (a request that
+    must not wait for the whole run, e.g. the page's Start button) then runs the eager dispatch in a
+    daemon thread, so the request returns at once and the run page follows the progress live."""
     from leaderboard import tasks
 
+    if background and settings.CELERY_TASK_ALWAYS_EAGER:
+        transaction.on_commit(lambda: threading.Thread(
+            target=_dispatch_in_thread, args=(run.pk,), name=f"judge-run-{run.pk}", daemon=True).start())
+        return
     transaction.on_commit(lambda: tasks.judge_run_dispatch.delay(run.pk))
+
+
+def _dispatch_in_thread(run_id: int) -> None:
+    from django.db import connection
+
+    from leaderboard import tasks
+
+    try:
+        tasks.judge_run_dispatch.delay(run_id)
+    except Exception as exc:  # the thread has no caller to raise to: the run page shows the error
+        if not JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.FAILED).exists():
+            judge_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
+    finally:
+        connection.close()  # this thread's own connection (Django connections are per thread)
 
 
 def judge_run_pending_chunks(*, run_id: int) -> list[int]:

@@ -84,14 +84,16 @@
   function showProgress(p) {
     if (!p) return;
     lastProgress = Object.assign({}, p);
+    // The bar is the annotator's own progress (each item at most once); the campaign's is the second line.
     const bar = $("#progress-bar");
-    const pct = p.campaign_total ? (100 * p.campaign_labels) / p.campaign_total : 0;
+    const mine = p.items_total || 0;
+    const pct = mine ? Math.min(100, (100 * p.done) / mine) : 0;
     bar.querySelector("span").style.width = pct.toFixed(1) + "%";
-    bar.setAttribute("aria-valuenow", String(p.campaign_labels));
-    bar.setAttribute("aria-valuemax", String(p.campaign_total));
+    bar.setAttribute("aria-valuenow", String(p.done));
+    bar.setAttribute("aria-valuemax", String(mine));
     bar.dataset.done = String(p.done);
-    $("#progress-text").textContent =
-      `You: ${p.done} done · ${p.assigned} open · Campaign: ${p.campaign_labels} / ${p.campaign_total} labels`;
+    $("#progress-text").textContent = `You: ${p.done} of up to ${mine} items` + (p.assigned ? ` · ${p.assigned} open` : "");
+    $("#progress-campaign").textContent = `Campaign, all annotators: ${p.campaign_labels} / ${p.campaign_total} labels`;
   }
 
   function showFlag() {
@@ -237,7 +239,10 @@
       buttons[value] = el("button", { type: "button", "data-choice": value, onclick: () => onPick(value) }, kbd(key), label);
       box.appendChild(buttons[value]);
     }
-    return (current) => { for (const [v, b] of Object.entries(buttons)) b.classList.toggle("on", v === current); };
+    // Object keys are strings: compare as strings, so a numeric value (the 1–5 score) is highlighted too.
+    return (current) => {
+      for (const [v, b] of Object.entries(buttons)) b.classList.toggle("on", current !== null && current !== undefined && v === String(current));
+    };
   }
 
   function briefBox(content) {
@@ -376,6 +381,10 @@
         el("div", { class: "box" }, el("strong", { text: "Cluster: " }), content.cluster_summary,
           el("ul", {}, content.provenance.map((p) => el("li", { text: p }))))),
       briefBox(content),
+      (content.candidates || []).length ? el("div", { class: "candidates" }, content.candidates.map((c) =>
+        el("details", { class: "response-box candidate" }, el("summary", {}, el("strong", { text: c.label }), " — does the item leak from it?"),
+          el("h4", { text: "Core Idea" }), el("p", { text: c.core_idea }),
+          el("h4", { text: "Visual Description" }), el("p", { text: c.visual_description })))) : null,
       el("div", { class: "grid-rows" }, table),
       el("label", { class: "tig-note" }, el("span", {}, kbd("N"), " Revision note"), note),
     );
@@ -439,16 +448,22 @@
       }
       answerChanged();
     }
-    function turn(code) { if (state && state.saving) return; roles[code] = cycle[roles[code]]; if (!roles[code]) delete roles[code]; refresh(); }
+    // An empty strategy set is a real answer, but an easy accident: the first Enter asks to confirm it.
+    let emptyConfirmed = false;
+    function turn(code) { if (state && state.saving) return; roles[code] = cycle[roles[code]]; if (!roles[code]) delete roles[code]; emptyConfirmed = false; refresh(); }
     refresh();
     return {
       onKey(key) {
         const s = content.strategies.find((x) => x.key === key);
         if (s) { turn(s.code); return true; }
-        if (key === "0") { for (const k of Object.keys(roles)) delete roles[k]; refresh(); return true; }
+        if (key === "0") { for (const k of Object.keys(roles)) delete roles[k]; emptyConfirmed = false; refresh(); return true; }
         return false;
       },
-      missing: () => null,
+      missing: () => {
+        if (Object.keys(roles).length || emptyConfirmed) return null;
+        emptyConfirmed = true;
+        return "No strategy marked. Press Enter again to save “no strategy”, or mark one first.";
+      },
       answer: () => ({ strategies: Object.assign({}, roles) }),
     };
   }
@@ -615,6 +630,11 @@
     }
     if (typing && key === "enter" && !overlay && event.target.dataset.enterSubmits !== undefined) {
       event.preventDefault(); submit(); return;  // handwriting: Enter in the reading box submits
+    }
+    // Enter in a note field behaves the same in every kind: it leaves the note and submits the item
+    // (Shift+Enter starts a new line); in the flag panel it saves the flag (above).
+    if (typing && key === "enter" && !event.shiftKey && event.target.tagName === "TEXTAREA") {
+      event.preventDefault(); event.target.blur(); submit(); return;
     }
     if (typing) return;
     if (overlay) {

@@ -40,7 +40,7 @@ def test_next_returns_the_blinded_item_and_progress(client, campaign_and_user):
     body = next_item(login(client, ann), campaign).json()
     assert body["assignment"]["kind"] == "text_pairwise"
     assert set(body["assignment"]["content"]["sides"]) == {"A", "B"}
-    assert body["progress"] == {"done": 0, "assigned": 1, "campaign_labels": 0, "campaign_total": 6}
+    assert body["progress"] == {"done": 0, "assigned": 1, "campaign_labels": 0, "campaign_total": 6, "items_total": 2}
 
 
 def test_submit_saves_once_and_a_resend_is_replayed(client, campaign_and_user):

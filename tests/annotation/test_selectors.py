@@ -325,3 +325,15 @@ def test_progress_counts_the_annotators_done_and_open_items(labelled):
     progress = selectors.campaign_progress(campaign=labelled, annotator=user)
     assert (progress.done, progress.assigned, progress.campaign_labels, progress.campaign_total) == (6, 0, 18, 18)
 
+
+
+@pytest.mark.django_db
+def test_the_human_bt_fallback_note_is_a_sentence_naming_the_model_that_never_lost():
+    from tests.factories import SubjectModelFactory
+
+    best, mid, low = (SubjectModelFactory(display_name=n) for n in ("never-loses", "middling", "lowly"))
+    wins = [(best, mid), (best, low), (mid, low), (low, mid)]
+    pairs = [HumanPair(i, f"t{i}", "novelty", 2 * i, 2 * i + 1, a.pk, b.pk, "A") for i, (a, b) in enumerate(wins)]
+    _, _, note = selectors.human_bt_fit(pairs)
+    assert "never-loses never lost a decisive human majority" in note
+    assert "[" not in note and "l2" not in note and "MLE" not in note

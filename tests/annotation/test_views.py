@@ -184,3 +184,59 @@ def test_a_researcher_sends_an_item_to_adjudication_and_resolves_it(client, rita
     client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/request", {"item": item.pk, "note": "split"})
     client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/resolve", {"item": item.pk, "outcome": "tie", "note": "both weak"})
     assert Adjudication.objects.get(item=item).outcome == "tie"
+
+
+def _split_pairwise_item(users, flag_note=""):
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users, n_items=1)
+    wanted = iter(["A", "B", "tie"])
+    for k, user in enumerate(users):
+        assignment = services.assignment_next(campaign=campaign, annotator=user)
+        choice = next(wanted)
+        shown = choice if not assignment.swapped or choice == "tie" else {"A": "B", "B": "A"}[choice]
+        answer = {"choice": shown}
+        if flag_note and k == 0:
+            answer["flag"] = {"reason": "field_dimension_mismatch", "note": flag_note}
+        services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(), answer=answer)
+    return campaign, campaign.items.get()
+
+
+def test_adjudication_lists_items_as_task_and_dimension_with_no_outcome_preselected(client, rita):
+    users = annotators(3, prefix="adj")
+    campaign, item = _split_pairwise_item(users)
+    login(client, rita)
+    client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/request", {"item": item.pk, "note": "split"})
+    body = client.get(f"/annotate/campaigns/{campaign.pk}/").content.decode()
+    assert item.key not in body
+    assert f"{item.task.external_id} · {item.get_dimension_display()}" in body
+    assert f"/annotate/campaigns/{campaign.pk}/items/{item.pk}/" in body
+    assert '<option value="" selected disabled>— choose the outcome —</option>' in body
+    assert body.count(" selected") == body.count("selected disabled")
+
+
+def test_the_item_page_shows_what_annotators_saw_with_labels_flags_and_notes_but_no_model(client, rita):
+    users = annotators(3, prefix="seen")
+    campaign, item = _split_pairwise_item(users, flag_note="visual field truncated")
+    login(client, rita)
+    body = client.get(f"/annotate/campaigns/{campaign.pk}/items/{item.pk}/").content.decode()
+    assert item.response_a.core_idea in body or item.response_a.visual_description in body
+    assert "visual field truncated" in body
+    for user in users:
+        assert user.username in body
+    for model in (item.response_a.subject_model.display_name, item.response_b.subject_model.display_name):
+        assert model not in body
+    assert client.get(f"/annotate/campaigns/{campaign.pk}/items/999999/").status_code == 404
+
+
+def test_an_annotator_cannot_open_the_item_page(client):
+    users = annotators(3, prefix="peek")
+    campaign, item = _split_pairwise_item(users)
+    login(client, users[0])
+    assert client.get(f"/annotate/campaigns/{campaign.pk}/items/{item.pk}/").status_code == 403
+
+
+def test_strategy_outcomes_read_as_strategy_names():
+    from annotation.templatetags.annotation_format import outcome_label
+
+    assert outcome_label("constraint_literalization+style_transfer") == "Constraint literalization + Style transfer"
+    assert outcome_label("none") == "no strategy"
+    assert outcome_label("tie") == "tie"

@@ -1,7 +1,81 @@
-"""leaderboard/charts.py: the radar chart (C² Figure 4) and the Bland–Altman plot are labelled (title,
-axes, legend)."""
+"""leaderboard/charts.py: round ticks, win-rate axes inside [0, 1], legends and captions; the radar chart
+(C² Figure 4) and the Bland–Altman plot are labelled (title, axes, legend)."""
 
+import re
+
+import pytest
+
+from leaderboard import charts
 from leaderboard.charts import bland_altman_plot, radar_chart
+
+
+@pytest.mark.parametrize("lo, hi", [(-1.51, 0.81), (0.31, 0.72), (0.0, 1.0), (3.0, 1700.0), (0.4, 0.4), (-0.003, 0.002)])
+def test_nice_ticks_are_round_steps_covering_the_range(lo, hi):
+    ticks = charts.nice_ticks(lo, hi)
+    step = ticks[1] - ticks[0]
+    mantissa = step / 10 ** __import__("math").floor(__import__("math").log10(step))
+    assert round(mantissa, 6) in (1.0, 2.0, 5.0)
+    assert ticks[0] <= lo and ticks[-1] >= hi
+    assert 3 <= len(ticks) <= 12
+
+
+def _tick_labels(svg: str) -> list[float]:
+    return [float(v) for v in re.findall(r'text-anchor="middle" fill="#5f6670">(-?[0-9.]+)</text>', svg)]
+
+
+def test_win_rate_interval_plot_axis_stays_within_zero_and_one():
+    rows = [charts.Interval("a", 0.9, 0.8, 0.99, tier=0), charts.Interval("b", 0.1, 0.01, 0.2, tier=1)]
+    svg = charts.interval_plot(rows, title="t", reference=0.5, domain=(0.0, 1.0), tier_legend=True)
+    ticks = _tick_labels(svg)
+    assert ticks and min(ticks) >= 0.0 and max(ticks) <= 1.0
+    assert ">Tier:</text>" in svg
+
+
+def test_interval_plot_ticks_are_round_values():
+    rows = [charts.Interval("a", 0.4, -1.51, 0.81)]
+    ticks = _tick_labels(charts.interval_plot(rows, title="t", reference=0.0))
+    assert ticks == charts.nice_ticks(-1.51, 0.81)
+
+
+def test_heat_map_has_axis_labels_and_a_colour_key():
+    svg = charts.heat_map([[None, 0.7], [0.3, None]], ["a", "b"], ["#1", "#2"], title="t",
+                          x_label="Rank", y_label="Model", value_label="win rate")
+    assert ">Rank</text>" in svg and ">Model</text>" in svg and ">win rate</text>" in svg
+    assert svg.count('fill="#f1f2f4"') == 2  # the diagonal is blank
+
+
+def _graph(n_nodes: int = 30):
+    nodes = [{"id": k, "x": (k % 6) / 5 - 0.5, "y": (k // 6) / 5 - 0.5, "cluster_id": f"c{k % 3}", "label": f"atom number {k}",
+              "type": "motif", "n_models": 2, "weighted_degree": 1.0 + k} for k in range(n_nodes)]
+    edges = [{"source": k, "target": k + 1, "weight": 1.0 + k % 4} for k in range(n_nodes - 1)]
+    return nodes, edges
+
+
+def _text_boxes(svg: str) -> list[tuple[float, float, float, float]]:
+    boxes = []
+    for x, y, anchor, text in re.findall(r'<text x="([-0-9.]+)" y="([-0-9.]+)" font-size="10" text-anchor="(\w+)"[^>]*>([^<]+)</text>', svg):
+        boxes.append(charts._label_box(float(x), float(y), text, anchor))
+    return boxes
+
+
+def test_graph_labels_never_overlap_and_stay_inside_the_frame():
+    nodes, edges = _graph()
+    svg = charts.graph_plot(nodes, edges, title="g", size=400, max_labels=10)
+    boxes = _text_boxes(svg)
+    assert 0 < len(boxes) <= 10
+    for k, a in enumerate(boxes):
+        assert a[0] >= 0 and a[2] <= 400 and a[1] >= 0 and a[3] <= 400
+        for b in boxes[k + 1:]:
+            assert not charts._overlaps(a, b)
+
+
+def test_graph_draws_every_edge_visibly_and_names_every_node_on_hover():
+    nodes, edges = _graph()
+    svg = charts.graph_plot(nodes, edges, title="g")
+    opacities = [float(v) for v in re.findall(r'stroke="#6b7280" stroke-opacity="([0-9.]+)"', svg)]
+    assert len(opacities) == len(edges) and min(opacities) >= 0.3
+    assert svg.count("<title>atom number") == len(nodes)
+
 
 AXES = ["Use. (Conv.)", "Orig. (Conv.)", "Surp. (Conv.)", "Crea. (Conv.)"]
 

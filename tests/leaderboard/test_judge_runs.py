@@ -146,3 +146,54 @@ def test_a_killed_run_resumes_to_exactly_the_comparisons_of_an_uninterrupted_run
     interrupted.refresh_from_db()
     assert interrupted.status == JudgeRun.Status.DONE
     assert comparison_fingerprint(interrupted) == comparison_fingerprint(reference)
+
+
+@pytest.mark.django_db
+def test_a_new_seed_keeps_the_simulated_skills_and_the_order_within_the_intervals():
+    # No skills in the run: the simulated judge draws them from its own skill_seed, never the run seed.
+    task_set, models = population(n_models=5, n_tasks=8, name="reseed")
+    snapshots = [
+        judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=30, seed=seed,
+                                                              skills={}, skill_spread=1.5))
+        for seed in (11, 12)
+    ]
+    first, second = (s.payload for s in snapshots)
+    per_first, per_second = first["per_dimension"]["U"], second["per_dimension"]["U"]
+    rank = [{m: k for k, m in enumerate(p["order"])} for p in (first, second)]
+    for a in range(len(models)):
+        for b in range(len(models)):
+            if rank[0][a] < rank[0][b] and rank[1][a] > rank[1][b]:
+                # a swap is allowed only between models whose intervals overlap in both runs
+                for per in (per_first, per_second):
+                    low, high = per["winrate_ci90"]
+                    assert low[a] <= high[b] and low[b] <= high[a]
+    # and the order is not trivially one tier: some pair is apart in the first run
+    low, high = per_first["winrate_ci90"]
+    assert any(low[a] > high[b] for a in range(len(models)) for b in range(len(models)))
+
+
+@pytest.mark.django_db
+def test_an_llm_run_stores_its_provider_usage_and_a_simulated_run_says_it_has_none(client):
+    from leaderboard.models import SubjectModel
+    from leaderboard.selectors import judge_run_progress
+    from tests.benchmarks.bench_judge_throughput import judge_reply
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    task_set, models = population(n_models=3, n_tasks=2, name="usage")
+    with FakeOpenAIServer(handler=judge_reply) as server:
+        SubjectModel.objects.create(display_name="fake-judge", role=SubjectModel.Role.JUDGE, base_url=server.base_url,
+                                    provider_id="fake-model")
+        run = judge_runs.judge_run_create(task_set=task_set, judge_name="fake-judge", dimensions="E", budget_per_task=3,
+                                          seed=1, config={"n_boot": 50, "swap_rate": 0, "duplicate_rate": 0})
+        judge_runs.judge_run_execute_inline(run=run)
+        calls = len(server.chat_requests)
+    run.refresh_from_db()
+    assert calls > 0 and run.usage["calls"] == calls
+    assert run.usage["prompt_tokens"] > 0 and run.usage["completion_tokens"] > 0
+    progress = judge_run_progress(run=run)
+    assert progress["usage"]["calls"] == calls and progress["duration_seconds"] is not None
+    assert [c["state"] for c in progress["chunks"]] == ["done", "done"]
+
+    simulated = simulated_run(task_set, models, budget=3)
+    judge_runs.judge_run_execute_inline(run=simulated)
+    assert judge_run_progress(run=simulated)["usage"] == {}

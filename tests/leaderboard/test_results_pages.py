@@ -97,3 +97,97 @@ def test_annotator_cannot_reach_results(client, alice, snapshot):
     for url in (f"/leaderboards/{snapshot.pk}/", f"/leaderboards/{snapshot.pk}/export.json",
                 f"/runs/{snapshot.run_id}/status.json"):
         assert client.get(url).status_code == 403
+
+
+def test_every_snapshot_export_carries_the_simulated_and_demo_marker(researcher_client, snapshot):
+    snapshot.is_demo = True
+    snapshot.save(update_fields=["is_demo"])
+    rows = list(csv.DictReader(io.StringIO(researcher_client.get(f"/leaderboards/{snapshot.pk}/export.csv").content.decode())))
+    assert {(r["simulated_judge"], r["demo_data"]) for r in rows} == {("true", "true")}
+    data = json.loads(researcher_client.get(f"/leaderboards/{snapshot.pk}/export.json").content)
+    assert data["simulated"] is True and data["demo"] is True
+    tex = researcher_client.get(f"/leaderboards/{snapshot.pk}/export.tex").content.decode()
+    assert "Simulated judge" in tex and "Demo data" in tex
+
+
+def test_snapshot_page_names_each_dimension_plot_and_the_tier_legend(researcher_client, snapshot):
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
+    for name in ("Usefulness", "Expressiveness", "Novelty"):
+        assert f"<title>{name}: BT expected win rate" in body
+        assert f"<title>{name}: P(row beats column)" in body
+    assert ">Tier:</text>" in body
+    assert "Rank-probability heat map" in body
+
+
+def test_leaderboard_list_shows_the_latest_snapshot_as_a_sortable_table(researcher_client, snapshot):
+    body = researcher_client.get("/leaderboards/").content.decode()
+    assert 'class="sortable results"' in body and "js/sortable_table.js" in body
+    for name in snapshot.payload["models"]:
+        assert name in body
+    home = researcher_client.get("/").content.decode()
+    assert "Latest leaderboards" in home and snapshot.payload["models"][0] in home
+
+
+def test_compare_page_says_what_differs_and_shows_intervals(researcher_client, snapshot):
+    second = judge_runs.judge_run_execute_inline(run=judge_runs.judge_run_create(
+        task_set=snapshot.run.task_set, judge_name="simulated", budget_per_task=6, seed=99, dimensions="UEN",
+        config={"n_boot": 100}))
+    body = researcher_client.get(f"/leaderboards/compare/?a={snapshot.pk}&b={second.pk}").content.decode()
+    assert '<tr class="differs"><th>Seed</th>' in body
+    assert '<tr class="differs"><th>Budget per task</th>' in body
+    assert '<tr><th>Judge</th>' in body
+    low = second.payload["overall_ci90"][0][second.payload["order"][0]]
+    assert f"[{low:.2f}," in body
+
+
+def test_drilldown_summarises_the_task_and_shows_each_response_once(researcher_client, snapshot):
+    from leaderboard.models import Comparison
+
+    snapshot.run.task_set.tasks.update(constraints={"avoid": ["clocks", "watches"], "format": "square"})
+    task = snapshot.run.task_set.tasks.first()
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/").content.decode()
+    assert "Task BT win rate" in body
+    assert "<li><strong>Avoid:</strong> clocks, watches</li>" in body and "{'avoid'" not in body
+    shown = set(Comparison.objects.filter(run=snapshot.run, task=task).values_list("shown_a_id", flat=True))
+    for pk in shown:
+        assert body.count(f'id="response-{pk}"') == 1
+    primary = Comparison.objects.filter(run=snapshot.run, task=task, kind="primary", dimension="U", status="ok")
+    wins = sum(1 for c in primary if c.winner != "tie")
+    assert wins > 0 and f"({primary.count()} primary judgment" in body
+
+
+def test_drilldown_filters_and_paginates_comparisons(researcher_client, snapshot):
+    from leaderboard.models import Comparison
+
+    task = snapshot.run.task_set.tasks.first()
+    url = f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/"
+    every = Comparison.objects.filter(run=snapshot.run, task=task)
+    body = researcher_client.get(url).content.decode()
+    assert body.count('<article class="comparison">') == min(every.count(), 20)
+    swaps = every.filter(dimension="E", kind="primary").count()
+    body = researcher_client.get(url, {"dimension": "E", "kind": "primary"}).content.decode()
+    assert body.count('<article class="comparison">') == min(swaps, 20) and f"Comparisons <span class=\"muted\">({swaps})" in body
+    c = every.first()
+    pair = every.filter(model_x=c.model_x, model_y=c.model_y).count()
+    body = researcher_client.get(url, {"pair": f"{c.model_y_id}-{c.model_x_id}"}).content.decode()
+    assert f"({pair})" in body
+    if every.count() > 20:
+        second = researcher_client.get(url, {"page": 2}).content.decode()
+        assert "page 2 of" in second
+
+
+def test_drilldown_refuses_a_bad_filter_with_400(researcher_client, snapshot):
+    task = snapshot.run.task_set.tasks.first()
+    url = f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/"
+    for query in ({"dimension": "X"}, {"pair": "1-"}, {"page": "0"}, {"page": "abc"}, {"kind": "nope"}):
+        assert researcher_client.get(url, query).status_code == 400
+
+
+def test_run_page_shows_chunks_comparisons_and_that_a_simulated_run_has_no_tokens(researcher_client, snapshot):
+    body = researcher_client.get(f"/runs/{snapshot.run_id}/").content.decode()
+    assert "simulated — no tokens" in body
+    for task in snapshot.run.task_set.tasks.all():
+        assert f'<tr data-task="{task.pk}"><td class="nowrap">{task.external_id}</td><td class="chunk-state">done</td>' in body
+        assert f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/" in body
+    data = researcher_client.get(f"/runs/{snapshot.run_id}/status.json").json()
+    assert data["comparisons_done"] == data["comparisons"].get("ok", 0) + data["comparisons"].get("failed", 0) > 0

@@ -87,3 +87,48 @@ def test_admin_upload_page_shows_errors_with_line_and_field(client, adam):
 def test_the_model_admin_says_the_api_key_field_holds_a_variable_name_not_the_key(client, adam):
     body = login(client, adam).get("/admin/leaderboard/subjectmodel/add/").content.decode()
     assert "The NAME of the environment variable holding the key" in body
+
+
+def _upload(content: bytes, name: str):
+    import io
+
+    upload = io.BytesIO(content)
+    upload.name = name
+    return upload
+
+
+def test_admin_import_page_shows_the_format_and_goes_to_the_imported_set(client, adam):
+    from leaderboard.models import TaskSet
+
+    login(client, adam)
+    page = client.get("/admin/leaderboard/taskset/import/").content.decode()
+    assert '"family": "abstraction"' in page and "Create models" in page
+    response = client.post("/admin/leaderboard/taskset/import/", {
+        "kind": "tasks", "tasks-file": _upload(b'{"id": "a1", "family": "abstraction", "brief": "Express time."}\n', "t.jsonl"),
+        "tasks-task_set": "landing", "tasks-version": "1", "tasks-benchmark": "ekphrasis"})
+    task_set = TaskSet.objects.get(name="landing")
+    assert response.status_code == 302 and response["Location"] == f"/admin/leaderboard/taskset/{task_set.pk}/change/"
+
+
+def test_admin_import_reports_every_error_of_a_line_and_names_the_checkbox(client, adam):
+    login(client, adam)
+    client.post("/admin/leaderboard/taskset/import/", {
+        "kind": "tasks", "tasks-file": _upload(b'{"id": "a1", "family": "abstraction", "brief": "Express time."}\n', "t.jsonl"),
+        "tasks-task_set": "errs", "tasks-version": "1", "tasks-benchmark": "ekphrasis"})
+    body = client.post("/admin/leaderboard/taskset/import/", {
+        "kind": "tasks", "tasks-task_set": "errs2", "tasks-version": "1", "tasks-benchmark": "ekphrasis",
+        "tasks-file": _upload(b'{"id": "b1", "family": "abstraction", "brief": "One."}\n'
+                              b'{"id": "b1", "family": "mosaic", "brief": "Two."}\n', "t.jsonl")}).content.decode()
+    assert "t.jsonl:2: field &#x27;family&#x27;" in body and "t.jsonl:2: field &#x27;id&#x27;" in body
+    from leaderboard.models import TaskSet
+
+    body = client.post("/admin/leaderboard/taskset/import/", {
+        "kind": "responses", "responses-task_set": TaskSet.objects.get(name="errs").pk,
+        "responses-file": _upload(b'{"task_id": "a1", "model": "stranger", "sample": 1, "core_idea": "x", "visual_description": "y"}\n',
+                                  "r.jsonl")}).content.decode()
+    assert "tick “Create models” on this page" in body and "--create-models" not in body
+
+
+def test_the_campaign_annotator_inline_has_a_real_heading(client, adam):
+    body = login(client, adam).get("/admin/annotation/campaign/add/").content.decode()
+    assert "Annotators this campaign is open to" in body and "open tos" not in body.lower()

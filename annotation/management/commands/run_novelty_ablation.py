@@ -7,6 +7,7 @@ from tqdm import tqdm
 from annotation import selectors, services
 from annotation.errors import AnnotationError
 from annotation.models import Campaign
+from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import JudgeRun
 from leaderboard.services import judge_runs
 
@@ -37,7 +38,7 @@ class Command(BaseCommand):
             f"campaign {campaign.pk} “{campaign.name}”: {runs[0].calls_planned} Novelty pairs; judge {runs[0].judge_name}{label}, "
             f"seed {runs[0].seed}: run {runs[0].pk} (TIG anchors), run {runs[1].pk} (generic anchors)"
         )
-        bar = tqdm(total=sum(r.calls_planned for r in runs), unit="call", desc="Novelty ablation", dynamic_ncols=True)
+        bar = progress_bar(total=sum(r.calls_planned for r in runs), unit="call", desc="Novelty ablation", dynamic_ncols=True)
         for run in runs:
             judge_runs.judge_run_execute_inline(run=run, progress=lambda k: _advance(bar, k))
         bar.close()

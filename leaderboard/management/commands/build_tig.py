@@ -3,9 +3,9 @@
 import time
 
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from leaderboard.management.base import TaskSetCommand
+from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import TIGBuild
 from leaderboard.services.tig import (
     OFFLINE_EMBEDDER,
@@ -54,7 +54,7 @@ class Command(TaskSetCommand):
             f"TIG build {build.pk} of {build.task_set}: extractor {build.extractor}{offline}, "
             f"embedder {build.embedder}, synonym grouping {build.canonicaliser}"
         )
-        with tqdm(total=build.tasks_total, unit="task", desc="TIG populations") as bar:
+        with progress_bar(total=build.tasks_total, unit="task", desc="TIG populations") as bar:
             if opts["queue"]:
                 from leaderboard import tasks
 

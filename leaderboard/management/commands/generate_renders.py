@@ -1,9 +1,9 @@
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from engine.providers.client import ProviderError
 from engine.providers.images import DEFAULT_SIZE
 from leaderboard.management.base import TaskSetCommand
+from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import SubjectModel
 from leaderboard.services.renders import RenderConfigurationError, renders_generate
 
@@ -31,7 +31,7 @@ class Command(TaskSetCommand):
             raise CommandError(
                 f"no renderer model named {opts['renderer']!r}; known: {', '.join(known) or 'none'}"
             ) from exc
-        with tqdm(unit="image", desc=f"renders by {renderer}") as bar:
+        with progress_bar(unit="image", desc=f"renders by {renderer}") as bar:
 
             def progress(done: int, total: int) -> None:
                 bar.total = total

@@ -14,8 +14,7 @@ class Command(BaseCommand):
         catalogue = demo_catalogue_load()
         self.stdout.write(f"DEMO DATA {catalogue.task_set}: tasks {catalogue.tasks}; responses {catalogue.responses}")
         if not opts["no_judge"]:
-            from tqdm import tqdm
-
+            from leaderboard.management.progress_bar import progress_bar
             from leaderboard.models import TIGBuild
             from leaderboard.services.tig import tig_build_create, tig_build_execute
 
@@ -23,9 +22,9 @@ class Command(BaseCommand):
             build = TIGBuild.objects.filter(task_set=catalogue.task_set).first() or tig_build_create(
                 task_set=catalogue.task_set
             )
-            with tqdm(total=build.tasks_total, unit="task", desc="TIG build (offline extractor)") as bar:
+            with progress_bar(total=build.tasks_total, unit="task", desc="TIG build (offline extractor)") as bar:
                 tig_build_execute(build_id=build.pk, progress=lambda done, total: bar.update(done - bar.n))
-            with tqdm(unit="call", desc="simulated judge (demo)", dynamic_ncols=True) as bar:
+            with progress_bar(unit="call", desc="simulated judge (demo)", dynamic_ncols=True) as bar:
                 snapshot = demo_judge_run(task_set=catalogue.task_set, progress=bar.update)
             self.stdout.write(f"SIMULATED judge leaderboard for the demo: snapshot {snapshot.pk}")
             from leaderboard.selectors import judge_run_launch_gates

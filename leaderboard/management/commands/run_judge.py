@@ -7,6 +7,7 @@ from tqdm import tqdm
 
 from leaderboard.judges import UnknownJudge
 from leaderboard.management.base import TaskSetCommand
+from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import JudgeRun, TaskSet
 from leaderboard.selectors import task_set_get
 from leaderboard.services import judge_runs
@@ -54,7 +55,7 @@ class Command(TaskSetCommand):
                 raise CommandError(str(exc)) from exc
         label = " (SIMULATED judge)" if run.is_simulated else ""
         self.stdout.write(f"run {run.pk}: {run.judge_name}{label} on {run.task_set}, budget {run.budget_per_task}, seed {run.seed}")
-        bar = tqdm(total=run.calls_planned, initial=run.calls_done, unit="call", desc=f"run {run.pk}", dynamic_ncols=True)
+        bar = progress_bar(total=run.calls_planned, initial=run.calls_done, unit="call", desc=f"run {run.pk}", dynamic_ncols=True)
         if opts["queue"]:
             from leaderboard import tasks
 

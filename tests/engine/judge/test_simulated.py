@@ -105,10 +105,10 @@ def test_a_retry_draws_its_format_afresh(comparison):
     assert failed and any(j.ok for j in retried)
 
 
-def test_unknown_models_get_a_seeded_skill():
-    assert SimulatedJudge(seed=3).skill("new-model", "novelty") == SimulatedJudge(seed=3).skill(
+def test_unknown_models_get_a_skill_from_the_skill_seed_not_the_run_seed():
+    assert SimulatedJudge(seed=3).skill("new-model", "novelty") == SimulatedJudge(seed=4).skill(
         "new-model", "novelty"
     )
-    assert SimulatedJudge(seed=3).skill("new-model", "novelty") != SimulatedJudge(seed=4).skill(
+    assert SimulatedJudge(skill_seed=3).skill("new-model", "novelty") != SimulatedJudge(skill_seed=4).skill(
         "new-model", "novelty"
     )

@@ -1,0 +1,122 @@
+"""The annotator page in Chromium: the chosen faithfulness score is highlighted with a readable key
+badge, the brief's constraints are shown whole, the TIG audit shows its A/B candidates, the
+progress bar is the annotator's own, and the page fits a 390 px screen."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation import services
+from annotation.models import CampaignKind
+from tests.annotation.factories import Catalogue, campaign_for, faithfulness_campaign, pairwise_campaign
+from tests.annotation.helpers import annotators
+from tests.browser.test_annotation_flow import log_in, wait_for_item
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LONG_CONSTRAINTS = {f"rule_{n}": f"constraint number {n} that the annotator must be able to read" for n in range(9)}
+
+
+def _open(browser, live_server, user, campaign, width=1366, height=768):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    log_in(page, live_server.url, user.username)
+    page.goto(f"{live_server.url}/annotate/c/{campaign.pk}/")
+    wait_for_item(page)
+    return page
+
+
+def test_the_chosen_faithfulness_score_is_highlighted_with_a_readable_key(live_server, browser):
+    (user,) = annotators(1, prefix="gate")
+    campaign, _ = faithfulness_campaign(Catalogue(n_tasks=1), annotators=[user])
+    page = _open(browser, live_server, user, campaign)
+    page.keyboard.press("4")
+    chosen = page.locator("#choices button.on")
+    assert chosen.count() == 1 and chosen.get_attribute("data-choice") == "4"
+    colours = chosen.evaluate("""(b) => { const k = b.querySelector('kbd');
+        return [getComputedStyle(k).color, getComputedStyle(b).backgroundColor]; }""")
+    assert colours[0] == "rgb(255, 255, 255)" and colours[1] != "rgb(255, 255, 255)"
+
+
+def test_the_brief_shows_every_constraint_and_the_bar_is_the_annotators_own(live_server, browser):
+    (user,) = annotators(1, prefix="brief")
+    catalogue = Catalogue(n_tasks=1)
+    for task in catalogue.tasks:
+        task.constraints = LONG_CONSTRAINTS
+        task.save(update_fields=["constraints"])
+    campaign = pairwise_campaign(catalogue, annotators=[user], n_items=2)
+    page = _open(browser, live_server, user, campaign)
+    box = page.locator(".brief")
+    assert box.evaluate("(b) => b.scrollHeight <= b.clientHeight + 1")  # nothing hidden behind a scroll
+    assert box.locator("li").count() == len(LONG_CONSTRAINTS)
+    assert page.get_attribute("#progress-bar", "aria-valuenow") == "0"
+    assert "You: 0 of up to" in page.inner_text("#progress-text")
+    assert "Campaign, all annotators:" in page.inner_text("#progress-campaign")
+
+
+def test_the_tig_audit_shows_the_two_candidates(live_server, browser):
+    (user,) = annotators(1, prefix="tig")
+    catalogue = Catalogue(n_tasks=1)
+    task = catalogue.tasks[0]
+    a, b = catalogue.response(task, 0), catalogue.response(task, 1)
+    campaign = campaign_for(CampaignKind.TIG_AUDIT, catalogue, annotators=[user])
+    key = "|".join(sorted([a.subject_model.display_name, b.subject_model.display_name]))
+    services.items_create(campaign=campaign, specs=[services.ItemSpec(task=task, payload={
+        "checklist_text": "Which response avoids relying on common plant-growth imagery?",
+        "cluster_summary": "plants as a stand-in for calm", "provenance": {"models_sharing": 3},
+        "meta": {"comparison_key": key},
+    })])
+    page = _open(browser, live_server, user, campaign)
+    candidates = page.locator(".candidates details")
+    assert candidates.count() == 2
+    text = page.inner_text(".candidates")
+    assert "Candidate A" in text and "Candidate B" in text
+    for name in (a.subject_model.display_name, b.subject_model.display_name):
+        assert name not in page.content()
+    candidates.first.locator("summary").click()
+    first = a if a.subject_model.display_name < b.subject_model.display_name else b
+    assert first.core_idea in page.inner_text(".candidates details >> nth=0")
+
+
+def test_the_labelling_page_fits_a_phone(live_server, browser):
+    (user,) = annotators(1, prefix="phone")
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[user], n_items=2)
+    page = _open(browser, live_server, user, campaign, width=390, height=800)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    page.keyboard.press("a")
+    assert page.locator("#choices button.on").get_attribute("data-choice") == "A"
+    page.goto(f"{live_server.url}/annotate/")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+
+
+def test_an_empty_strategy_label_needs_a_second_enter(live_server, browser):
+    from annotation.models import StrategyLabel
+    from tests.annotation.factories import strategy_campaign
+
+    (user,) = annotators(1, prefix="strat")
+    campaign = strategy_campaign(Catalogue(n_tasks=1), annotators=[user])
+    page = _open(browser, live_server, user, campaign)
+    page.keyboard.press("Enter")
+    assert "Press Enter again" in page.inner_text("#save-status")
+    assert not StrategyLabel.objects.filter(annotator=user).exists()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    assert StrategyLabel.objects.get(annotator=user).strategies == {}
+
+
+def test_enter_in_the_tig_revision_note_submits_like_everywhere_else(live_server, browser):
+    (user,) = annotators(1, prefix="note")
+    catalogue = Catalogue(n_tasks=1)
+    campaign = campaign_for(CampaignKind.TIG_AUDIT, catalogue, annotators=[user])
+    services.items_create(campaign=campaign, specs=[services.ItemSpec(task=catalogue.tasks[0], payload={
+        "checklist_text": "Which response avoids plant imagery?", "cluster_summary": "plants", "provenance": {}})])
+    page = _open(browser, live_server, user, campaign)
+    for _ in range(5):
+        page.keyboard.press("1")  # pass on every criterion
+    page.keyboard.press("2")  # revise
+    page.keyboard.press("n")
+    page.keyboard.type("tighten the wording")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    from annotation.models import TigAuditLabel
+
+    assert TigAuditLabel.objects.get(annotator=user).revision_note == "tighten the wording"

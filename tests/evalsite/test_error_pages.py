@@ -1,0 +1,45 @@
+"""evalsite/error_pages.py: styled 403/404/500 pages with navigation, JSON on API paths; the favicon."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import RequestFactory
+
+from evalsite import error_pages
+from tests.factories import PASSWORD, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_missing_page_is_the_styled_404_with_a_way_back(client):
+    user = UserFactory(username="rita", role="researcher")
+    client.login(username=user.username, password=PASSWORD)
+    response = client.get("/no-such-page/")
+    body = response.content.decode()
+    assert response.status_code == 404
+    assert "404 · Not found" in body and 'href="/"' in body and "css/atelier.css" in body
+    assert 'href="/leaderboards/"' in body  # the researcher's way back
+
+
+def test_a_refused_page_is_the_styled_403_naming_the_account(client):
+    user = UserFactory(username="ann", role="annotator")
+    client.login(username=user.username, password=PASSWORD)
+    response = client.get("/leaderboards/")
+    body = response.content.decode()
+    assert response.status_code == 403
+    assert "403 · Not allowed" in body and "logged in as ann" in body
+    assert "My work" in body  # the annotator's own way back
+
+
+def test_the_500_page_renders_without_a_request_context():
+    request = RequestFactory().get("/somewhere/")
+    response = error_pages.server_error(request)
+    assert response.status_code == 500 and "500 · Server error" in response.content.decode()
+    api = error_pages.server_error(RequestFactory().get("/annotate/api/campaigns/1/next"))
+    assert api.status_code == 500 and api["Content-Type"] == "application/json"
+
+
+def test_the_favicon_is_linked_and_served(client):
+    assert 'rel="icon"' in client.get("/accounts/login/").content.decode()
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"].endswith("favicon.ico")
