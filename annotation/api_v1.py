@@ -240,14 +240,15 @@ class ProgressOutput(serializers.Serializer):
     assigned = serializers.IntegerField()
     campaign_labels = serializers.IntegerField()
     campaign_total = serializers.IntegerField()
+    items_total = serializers.IntegerField(help_text="The most items this annotator can label (each item once).")
 
 
 class AssignmentOutput(serializers.Serializer):
-    """Blinded: the opaque token and the kind's shown content; no item, model, score or other label."""
+    """Blinded: the opaque token and the kind's shown content; no item, model, score, gold status or
+    other label."""
 
     token = serializers.CharField()
     kind = serializers.CharField()
-    is_gold = serializers.BooleanField()
     expires_at = serializers.DateTimeField()
     content = serializers.DictField()
 

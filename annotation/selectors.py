@@ -182,8 +182,7 @@ def _progress_recounted(campaign: Campaign, annotator: AbstractBaseUser) -> Prog
         labels=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, slot__isnull=False)),
     )
     total = ItemSlot.objects.filter(item__campaign=campaign).count()  # regular items x k (gold has no slots)
-    items = Item.objects.filter(campaign=campaign).count()
-    return Progress(counts["done"], counts["assigned"], counts["labels"], total, items)
+    return Progress(counts["done"], counts["assigned"], counts["labels"], total, _items_of_slots(total, campaign))
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ def test_arrow_keys_step_the_viewer_through_stored_canvases(live_server, browser
         page.keyboard.press("ArrowRight")
     assert page.get_attribute("#easel-step-detail", "data-index") == "4"  # stops at the last stored canvas
     # the stored canvas of step 4 is a real image (the page loads it after the key press)
-    page.wait_for_function("(() => { const i = document.getElementById('easel-canvas'); "
-                           "return i.complete && i.naturalWidth > 0; })()", timeout=TIMEOUT_MS)
+    # a function, not a string: the page's CSP forbids evaluating strings
+    page.wait_for_function("() => { const i = document.getElementById('easel-canvas'); "
+                           "return i.complete && i.naturalWidth > 0; }", timeout=TIMEOUT_MS)
     assert errors == []
