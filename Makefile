@@ -42,7 +42,7 @@ test: install
 
 bench: install
 	@for m in $$(ls tests/benchmarks/bench_*.py | sed 's#/#.#g; s#\.py$$##'); do \
-		echo "== $$m"; $(BIN)/python -m $$m || exit 1; done
+		echo "== $$m"; ATELIER_DEV=true $(BIN)/python -m $$m || exit 1; done
 
 worker: install
 	$(BIN)/celery -A evalsite worker --loglevel=info

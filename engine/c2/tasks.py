@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -109,6 +110,35 @@ class RecordError(ValueError):
         self.line = line
         self.field = field
         self.message = message
+
+
+class RecordErrors(RecordError):
+    """Every bad record of a file (each parser checks all records before it gives up): ``errors`` in file
+    order; the first one's line, field and message stand for the whole."""
+
+    def __init__(self, errors: Sequence[RecordError]) -> None:
+        first = errors[0]
+        super().__init__(first.line, first.field, first.message)
+        self.errors = list(errors)
+
+
+class RecordCollector:
+    """Collects one :class:`RecordError` per bad record so that a parser reports them all:
+    ``with collector.per_record(): ...`` around a record's checks, ``raise_any()`` after the loop."""
+
+    def __init__(self) -> None:
+        self.errors: list[RecordError] = []
+
+    @contextmanager
+    def per_record(self) -> Iterator[None]:
+        try:
+            yield
+        except RecordError as exc:
+            self.errors.extend(getattr(exc, "errors", [exc]))
+
+    def raise_any(self) -> None:
+        if self.errors:
+            raise RecordErrors(self.errors)
 
 
 @dataclass(frozen=True)
@@ -214,6 +244,7 @@ def _unique(seen: set[str], value: str, line: int, name: str) -> None:
 
 def parse_triviaqa(text: str) -> list[C2Item]:
     """TriviaQA's ``{"Data": [...]}`` JSON (``qa/verified-wikipedia-dev.json`` etc.)."""
+    errors = RecordCollector()
     document = _json_document(text)
     if not isinstance(document, dict) or "Data" not in document:
         raise RecordError(1, "Data", "missing: expected TriviaQA's {\"Data\": [...]} document")
@@ -224,33 +255,35 @@ def parse_triviaqa(text: str) -> list[C2Item]:
     items: list[C2Item] = []
     seen: set[str] = set()
     for index, record in enumerate(data):
-        line = lines[index]
-        if not isinstance(record, dict):
-            raise RecordError(line, f"Data[{index}]", "expected an object")
-        question = _required_str(record, "Question", line)
-        question_id = _required_str(record, "QuestionId", line)
-        _unique(seen, question_id, line, "QuestionId")
-        answer = record.get("Answer")
-        if not isinstance(answer, dict):
-            raise RecordError(line, "Answer", "missing or not an object")
-        aliases = _string_list(answer.get("NormalizedAliases"), line, "Answer.NormalizedAliases")
-        if not aliases:
-            raise RecordError(line, "Answer.NormalizedAliases", "empty: no ground truth")
-        human = _string_list(answer["HumanAnswers"], line, "Answer.HumanAnswers") if "HumanAnswers" in answer else []
-        value = answer.get("Value", "")
-        items.append(
-            C2Item(
-                task_type=C2TaskType.QA,
-                external_id=question_id,
-                prompt=question,
-                line=line,
-                # get_ground_truths: NormalizedAliases + [normalize_answer(a) for a in HumanAnswers]; kept
-                # raw here for display — exact match normalises both sides and normalize_answer is
-                # idempotent, so the grade is the same
-                answers=tuple(aliases + human),
-                reference=value if isinstance(value, str) else "",
+        with errors.per_record():
+            line = lines[index]
+            if not isinstance(record, dict):
+                raise RecordError(line, f"Data[{index}]", "expected an object")
+            question = _required_str(record, "Question", line)
+            question_id = _required_str(record, "QuestionId", line)
+            _unique(seen, question_id, line, "QuestionId")
+            answer = record.get("Answer")
+            if not isinstance(answer, dict):
+                raise RecordError(line, "Answer", "missing or not an object")
+            aliases = _string_list(answer.get("NormalizedAliases"), line, "Answer.NormalizedAliases")
+            if not aliases:
+                raise RecordError(line, "Answer.NormalizedAliases", "empty: no ground truth")
+            human = _string_list(answer["HumanAnswers"], line, "Answer.HumanAnswers") if "HumanAnswers" in answer else []
+            value = answer.get("Value", "")
+            items.append(
+                C2Item(
+                    task_type=C2TaskType.QA,
+                    external_id=question_id,
+                    prompt=question,
+                    line=line,
+                    # get_ground_truths: NormalizedAliases + [normalize_answer(a) for a in HumanAnswers]; kept
+                    # raw here for display — exact match normalises both sides and normalize_answer is
+                    # idempotent, so the grade is the same
+                    answers=tuple(aliases + human),
+                    reference=value if isinstance(value, str) else "",
+                )
             )
-        )
+    errors.raise_any()
     return items
 
 
@@ -289,54 +322,57 @@ def _test_cases(raw: Any, line: int, name: str, *, private: bool) -> list[dict[s
 
 def parse_livecodebench(text: str) -> list[C2Item]:
     """LiveCodeBench code_generation_lite JSONL, one problem per line."""
+    errors = RecordCollector()
     items: list[C2Item] = []
     seen: set[str] = set()
     for line, record in _jsonl_records(text):
-        question_id = _required_str(record, "question_id", line)
-        _unique(seen, question_id, line, "question_id")
-        content = _required_str(record, "question_content", line)
-        starter = _optional_str(record, "starter_code", line)
-        public = _test_cases(record.get("public_test_cases"), line, "public_test_cases", private=False)
-        private = _test_cases(record.get("private_test_cases", "[]"), line, "private_test_cases", private=True)
-        metadata_raw = record.get("metadata", "{}")
-        try:
-            metadata = json.loads(metadata_raw) if isinstance(metadata_raw, str) else metadata_raw
-        except json.JSONDecodeError:
-            raise RecordError(line, "metadata", "not valid JSON") from None
-        if not isinstance(metadata, dict):
-            raise RecordError(line, "metadata", "expected a JSON object")
-        cases = public + private
-        if not cases:
-            raise RecordError(line, "public_test_cases", "no test cases")
-        functional = [case.get("testtype") == "functional" for case in cases]
-        if any(functional) and not all(functional):
-            raise RecordError(line, "public_test_cases", "mixes functional and stdin tests")
-        func_name = metadata.get("func_name")
-        if all(functional):
-            if not isinstance(func_name, str) or not func_name:
-                raise RecordError(line, "metadata.func_name", "missing for functional tests")
-        else:
-            func_name = None
-        tests = CodeTests(
-            inputs=tuple(case["input"] for case in cases),
-            outputs=tuple(case["output"] for case in cases),
-            func_name=func_name,
-        )
-        items.append(
-            C2Item(
-                task_type=C2TaskType.CODE,
-                external_id=question_id,
-                prompt=content,
-                line=line,
-                tests=tests,
-                starter_code=starter,
-                metadata={
-                    key: record[key]
-                    for key in ("question_title", "platform", "difficulty", "contest_date", "contest_id")
-                    if key in record
-                },
+        with errors.per_record():
+            question_id = _required_str(record, "question_id", line)
+            _unique(seen, question_id, line, "question_id")
+            content = _required_str(record, "question_content", line)
+            starter = _optional_str(record, "starter_code", line)
+            public = _test_cases(record.get("public_test_cases"), line, "public_test_cases", private=False)
+            private = _test_cases(record.get("private_test_cases", "[]"), line, "private_test_cases", private=True)
+            metadata_raw = record.get("metadata", "{}")
+            try:
+                metadata = json.loads(metadata_raw) if isinstance(metadata_raw, str) else metadata_raw
+            except json.JSONDecodeError:
+                raise RecordError(line, "metadata", "not valid JSON") from None
+            if not isinstance(metadata, dict):
+                raise RecordError(line, "metadata", "expected a JSON object")
+            cases = public + private
+            if not cases:
+                raise RecordError(line, "public_test_cases", "no test cases")
+            functional = [case.get("testtype") == "functional" for case in cases]
+            if any(functional) and not all(functional):
+                raise RecordError(line, "public_test_cases", "mixes functional and stdin tests")
+            func_name = metadata.get("func_name")
+            if all(functional):
+                if not isinstance(func_name, str) or not func_name:
+                    raise RecordError(line, "metadata.func_name", "missing for functional tests")
+            else:
+                func_name = None
+            tests = CodeTests(
+                inputs=tuple(case["input"] for case in cases),
+                outputs=tuple(case["output"] for case in cases),
+                func_name=func_name,
             )
-        )
+            items.append(
+                C2Item(
+                    task_type=C2TaskType.CODE,
+                    external_id=question_id,
+                    prompt=content,
+                    line=line,
+                    tests=tests,
+                    starter_code=starter,
+                    metadata={
+                        key: record[key]
+                        for key in ("question_title", "platform", "difficulty", "contest_date", "contest_id")
+                        if key in record
+                    },
+                )
+            )
+    errors.raise_any()
     return items
 
 
@@ -361,6 +397,7 @@ def parse_okvqa(questions_text: str, annotations_text: str, image_dir: str | Pat
     Errors in the questions file name its lines; an annotation error raises a :class:`RecordError`
     whose ``field`` starts with ``annotations.`` so the caller can name the right file.
     """
+    errors = RecordCollector()
     image_dir = Path(image_dir)
     questions_doc = _json_document(questions_text)
     if not isinstance(questions_doc, dict) or not isinstance(questions_doc.get("questions"), list):
@@ -375,55 +412,58 @@ def parse_okvqa(questions_text: str, annotations_text: str, image_dir: str | Pat
     ann_lines = _record_lines(annotations_text, "question_id", len(annotations))
     answers_by_question: dict[int, tuple[str, ...]] = {}
     for index, annotation in enumerate(annotations):
-        line = ann_lines[index]
-        if not isinstance(annotation, dict):
-            raise RecordError(line, f"annotations.annotations[{index}]", "expected an object")
-        qid = annotation.get("question_id")
-        if not isinstance(qid, int):
-            raise RecordError(line, "annotations.question_id", "missing or not an integer")
-        answers = annotation.get("answers")
-        if not isinstance(answers, list) or len(answers) != 10:
-            raise RecordError(line, "annotations.answers", "expected exactly 10 answers")
-        texts = []
-        for position, answer in enumerate(answers):
-            if not isinstance(answer, dict) or not isinstance(answer.get("answer"), str):
-                raise RecordError(line, f"annotations.answers[{position}].answer", "missing or not a string")
-            texts.append(answer["answer"])
-        if qid in answers_by_question:
-            raise RecordError(line, "annotations.question_id", f"duplicate question_id {qid}")
-        answers_by_question[qid] = tuple(texts)
+        with errors.per_record():
+            line = ann_lines[index]
+            if not isinstance(annotation, dict):
+                raise RecordError(line, f"annotations.annotations[{index}]", "expected an object")
+            qid = annotation.get("question_id")
+            if not isinstance(qid, int):
+                raise RecordError(line, "annotations.question_id", "missing or not an integer")
+            answers = annotation.get("answers")
+            if not isinstance(answers, list) or len(answers) != 10:
+                raise RecordError(line, "annotations.answers", "expected exactly 10 answers")
+            texts = []
+            for position, answer in enumerate(answers):
+                if not isinstance(answer, dict) or not isinstance(answer.get("answer"), str):
+                    raise RecordError(line, f"annotations.answers[{position}].answer", "missing or not a string")
+                texts.append(answer["answer"])
+            if qid in answers_by_question:
+                raise RecordError(line, "annotations.question_id", f"duplicate question_id {qid}")
+            answers_by_question[qid] = tuple(texts)
     questions = questions_doc["questions"]
     lines = _record_lines(questions_text, "question_id", len(questions))
     items: list[C2Item] = []
     seen: set[str] = set()
     for index, record in enumerate(questions):
-        line = lines[index]
-        if not isinstance(record, dict):
-            raise RecordError(line, f"questions[{index}]", "expected an object")
-        question = _required_str(record, "question", line)
-        qid = record.get("question_id")
-        if not isinstance(qid, int):
-            raise RecordError(line, "question_id", "missing or not an integer")
-        _unique(seen, str(qid), line, "question_id")
-        image_id = record.get("image_id")
-        if not isinstance(image_id, int):
-            raise RecordError(line, "image_id", "missing or not an integer")
-        if qid not in answers_by_question:
-            raise RecordError(line, "question_id", f"no annotation with question_id {qid}")
-        image = _find_image(image_dir, image_id)
-        if image is None:
-            raise RecordError(line, "image_id", f"no image for image_id {image_id} in {image_dir}")
-        items.append(
-            C2Item(
-                task_type=C2TaskType.VQA,
-                external_id=str(qid),
-                prompt=question,
-                line=line,
-                answers=answers_by_question[qid],
-                image_path=str(image),
-                metadata={"image_id": image_id},
+        with errors.per_record():
+            line = lines[index]
+            if not isinstance(record, dict):
+                raise RecordError(line, f"questions[{index}]", "expected an object")
+            question = _required_str(record, "question", line)
+            qid = record.get("question_id")
+            if not isinstance(qid, int):
+                raise RecordError(line, "question_id", "missing or not an integer")
+            _unique(seen, str(qid), line, "question_id")
+            image_id = record.get("image_id")
+            if not isinstance(image_id, int):
+                raise RecordError(line, "image_id", "missing or not an integer")
+            if qid not in answers_by_question:
+                raise RecordError(line, "question_id", f"no annotation with question_id {qid}")
+            image = _find_image(image_dir, image_id)
+            if image is None:
+                raise RecordError(line, "image_id", f"no image for image_id {image_id} in {image_dir}")
+            items.append(
+                C2Item(
+                    task_type=C2TaskType.VQA,
+                    external_id=str(qid),
+                    prompt=question,
+                    line=line,
+                    answers=answers_by_question[qid],
+                    image_path=str(image),
+                    metadata={"image_id": image_id},
+                )
             )
-        )
+    errors.raise_any()
     if not items:
         raise RecordError(1, "questions", "no questions")
     return items
@@ -436,6 +476,7 @@ def parse_okvqa(questions_text: str, annotations_text: str, image_dir: str | Pat
 
 def parse_writingprompts(text: str) -> list[C2Item]:
     """WritingPrompts ``*.wp_source``: one prompt per line (Fan et al. 2018); ids are line numbers."""
+    errors = RecordCollector()
     lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()  # a trailing newline is not a record
@@ -443,70 +484,78 @@ def parse_writingprompts(text: str) -> list[C2Item]:
         raise RecordError(1, "prompt", "no prompts")
     items = []
     for number, raw in enumerate(lines, start=1):
-        prompt = raw.strip()
-        if not prompt:
-            raise RecordError(number, "prompt", "empty line")
-        # the release writes newlines inside a prompt as the token <newline>
-        prompt = prompt.replace(" <newline> ", "\n").replace("<newline>", "\n")
-        items.append(C2Item(task_type=C2TaskType.STORY, external_id=f"wp-{number}", prompt=prompt, line=number))
+        with errors.per_record():
+            prompt = raw.strip()
+            if not prompt:
+                raise RecordError(number, "prompt", "empty line")
+            # the release writes newlines inside a prompt as the token <newline>
+            prompt = prompt.replace(" <newline> ", "\n").replace("<newline>", "\n")
+            items.append(C2Item(task_type=C2TaskType.STORY, external_id=f"wp-{number}", prompt=prompt, line=number))
+    errors.raise_any()
     return items
 
 
 def parse_macgyver(text: str) -> list[C2Item]:
     """MacGyver problems as JSONL (``Problem``, optional ``Solution`` and ``id``)."""
+    errors = RecordCollector()
     items = []
     seen: set[str] = set()
     for line, record in _jsonl_records(text):
-        problem = _required_str(record, "Problem", line)
-        raw_id = record.get("id", f"macgyver-{line}")
-        if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
-            raise RecordError(line, "id", "expected a string or integer")
-        external_id = str(raw_id)
-        _unique(seen, external_id, line, "id")
-        items.append(
-            C2Item(
-                task_type=C2TaskType.IDEA,
-                external_id=external_id,
-                prompt=problem,
-                line=line,
-                reference=_optional_str(record, "Solution", line),
+        with errors.per_record():
+            problem = _required_str(record, "Problem", line)
+            raw_id = record.get("id", f"macgyver-{line}")
+            if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
+                raise RecordError(line, "id", "expected a string or integer")
+            external_id = str(raw_id)
+            _unique(seen, external_id, line, "id")
+            items.append(
+                C2Item(
+                    task_type=C2TaskType.IDEA,
+                    external_id=external_id,
+                    prompt=problem,
+                    line=line,
+                    reference=_optional_str(record, "Solution", line),
+                )
             )
-        )
+    errors.raise_any()
     return items
 
 
 def parse_creation_mmbench(text: str, image_dir: str | Path) -> list[C2Item]:
     """Creation-MMBench items as JSONL (``index``, ``question``, ``image``; optional ``task_name``,
     ``role``, ``background``), images in ``image_dir``."""
+    errors = RecordCollector()
     image_dir = Path(image_dir)
     items = []
     seen: set[str] = set()
     for line, record in _jsonl_records(text):
-        raw_id = record.get("index")
-        if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
-            raise RecordError(line, "index", "missing or not a string/integer")
-        external_id = str(raw_id)
-        _unique(seen, external_id, line, "index")
-        question = _required_str(record, "question", line)
-        image_name = _required_str(record, "image", line)
-        image = image_dir / image_name
-        if Path(image_name).is_absolute() or ".." in Path(image_name).parts:
-            raise RecordError(line, "image", "must be a file name inside the image folder")
-        if not image.is_file() or image.suffix.lower() not in _IMAGE_SUFFIXES:
-            raise RecordError(line, "image", f"no image file {image_name!r} in {image_dir}")
-        role = _optional_str(record, "role", line)
-        background = _optional_str(record, "background", line)
-        prompt = "\n\n".join(part for part in (role, background, question) if part.strip())
-        items.append(
-            C2Item(
-                task_type=C2TaskType.VISUAL_STORY,
-                external_id=external_id,
-                prompt=prompt,
-                line=line,
-                image_path=str(image),
-                metadata={"task_name": _optional_str(record, "task_name", line)},
+        with errors.per_record():
+            raw_id = record.get("index")
+            if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
+                raise RecordError(line, "index", "missing or not a string/integer")
+            external_id = str(raw_id)
+            _unique(seen, external_id, line, "index")
+            question = _required_str(record, "question", line)
+            image_name = _required_str(record, "image", line)
+            image = image_dir / image_name
+            if Path(image_name).is_absolute() or ".." in Path(image_name).parts:
+                raise RecordError(line, "image", "must be a file name inside the image folder")
+            if not image.is_file() or image.suffix.lower() not in _IMAGE_SUFFIXES:
+                raise RecordError(line, "image", f"no image file {image_name!r} in {image_dir}")
+            role = _optional_str(record, "role", line)
+            background = _optional_str(record, "background", line)
+            prompt = "\n\n".join(part for part in (role, background, question) if part.strip())
+            items.append(
+                C2Item(
+                    task_type=C2TaskType.VISUAL_STORY,
+                    external_id=external_id,
+                    prompt=prompt,
+                    line=line,
+                    image_path=str(image),
+                    metadata={"task_name": _optional_str(record, "task_name", line)},
+                )
             )
-        )
+    errors.raise_any()
     return items
 
 

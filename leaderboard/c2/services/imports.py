@@ -56,10 +56,13 @@ def _parse(fmt: str, name: str, text: str, *, annotations_name: str, annotations
             return list(c2_tasks.parse_creation_mmbench(text, images_dir))
         return list(c2_tasks.parse_records(FORMATS[fmt][0], text))
     except c2_tasks.RecordError as exc:
-        # the OK-VQA parser marks errors of the annotations file by their field prefix
-        if exc.field.startswith("annotations."):
-            raise ImportFailed([RecordError(annotations_name, exc.line, exc.field.removeprefix("annotations."), exc.message)]) from exc
-        raise ImportFailed([RecordError(name, exc.line, exc.field, exc.message)]) from exc
+        # every bad record of the file (RecordErrors), or the one error that stops a file as a whole; the
+        # OK-VQA parser marks errors of the annotations file by their field prefix
+        raise ImportFailed([
+            RecordError(annotations_name, e.line, e.field.removeprefix("annotations."), e.message)
+            if e.field.startswith("annotations.") else RecordError(name, e.line, e.field, e.message)
+            for e in getattr(exc, "errors", [exc])
+        ]) from exc
 
 
 def _plain(value):

@@ -195,3 +195,11 @@ def test_creation_mmbench_images_must_sit_in_the_folder(tmp_path: Path) -> None:
     with pytest.raises(RecordError) as error:
         parse_creation_mmbench(json.dumps({**line, "image": "../etc/passwd"}), tmp_path)
     assert error.value.field == "image"
+
+
+def test_every_bad_record_of_a_file_is_reported_not_only_the_first() -> None:
+    good = json.dumps({"id": "m1", "Problem": "Open a jar without tools."})
+    text = "\n".join([good, json.dumps({"id": "m2"}), good.replace("m1", "m3"), good])  # line 4 repeats m1
+    with pytest.raises(RecordError) as error:
+        parse_macgyver(text)
+    assert [(e.line, e.field) for e in error.value.errors] == [(2, "Problem"), (4, "id")]

@@ -79,6 +79,17 @@ def test_a_bad_triviaqa_record_names_file_line_and_field_and_writes_nothing():
     assert not TaskSet.objects.exists() and not Task.objects.exists()
 
 
+def test_every_bad_record_is_named_with_its_own_line_and_nothing_is_written():
+    raw = triviaqa(tqa("tc_1", "Fine?", ["yes"]), {"Question": "No answer", "QuestionId": "tc_2"},
+                   tqa("tc_3", "Fine too?", ["yes"]), {"Question": "No id", "Answer": {"NormalizedAliases": ["x"]}})
+    with pytest.raises(ImportFailed) as caught:
+        run_import("triviaqa", raw)
+    found = [(e.field, e.file) for e in caught.value.errors]
+    assert found == [("Answer", "data.triviaqa"), ("QuestionId", "data.triviaqa")]
+    assert len({e.line for e in caught.value.errors}) == 2
+    assert not TaskSet.objects.exists() and not Task.objects.exists()
+
+
 def test_livecodebench_import_keeps_public_and_private_tests_and_func_name():
     private = pickled_private(json.dumps([{"input": "5 6\n", "output": "11\n", "testtype": "stdin"}]))
     task_set, _ = run_import("livecodebench", jsonl(lcb("abc001_a", private=private)))
