@@ -53,6 +53,31 @@ def responses_generate(*, task_set: TaskSet, model: SubjectModel, samples: int =
     return GenerationReport(summary, failures, client.usage.as_dict())
 
 
+def responses_simulate(*, task_set: TaskSet, model_name: str, samples: int = 3) -> GenerationReport:
+    """Answers of the labelled simulated subject ``model_name`` (``simulated-…``;
+    :mod:`engine.simulated_subject`) for every task, sample 1 primary, imported through the same
+    validating import as a provider's. The subject-model row is created on first use, flagged simulated."""
+    from engine.simulated_subject import is_simulated_subject, simulated_answer
+
+    if not is_simulated_subject(model_name):
+        raise ValueError(f"{model_name!r} is not a simulated subject name (simulated-…)")
+    SubjectModel.objects.get_or_create(
+        display_name=model_name, defaults={"role": SubjectModel.Role.SUBJECT, "is_simulated": True, "family": ""}
+    )
+    lines = []
+    for task in task_set.tasks.order_by("position", "external_id"):
+        for sample in range(1, samples + 1):
+            core, visual = simulated_answer(task.brief, model=model_name, task_id=task.external_id, sample=sample)
+            record = {"task_id": task.external_id, "model": model_name, "sample": sample,
+                      "core_idea": core, "visual_description": visual}
+            if sample == 1:
+                record["primary"] = True
+            lines.append(json.dumps(record, ensure_ascii=False))
+    raw = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    summary = responses_import(name=f"simulated:{model_name}", raw=raw, task_set=task_set) if lines else ImportSummary()
+    return GenerationReport(summary)
+
+
 def responses_split_with_llm(*, task_set: TaskSet, splitter: SubjectModel) -> tuple[int, int]:
     """Split the responses waiting for the LLM splitter; returns (split, still pending)."""
     from engine.llm_splitter import split_many

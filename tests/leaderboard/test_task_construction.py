@@ -150,3 +150,21 @@ def test_the_command_builds_from_a_pool_file(tmp_path):
     assert build.task_set.tasks.count() == build.tasks_kept > 0
     assert "short of quota" in text  # three nouns cannot fill Table 5
     assert RejectedCandidate.objects.filter(source__concept="music").exists()
+
+
+def test_a_built_task_set_is_judged_offline_with_simulated_subjects():
+    """Algorithm 1 → labelled simulated subjects → the simulated judge: a built set can be judged from a
+    clean checkout without a provider (README: task construction)."""
+    build = _build([construction.demo_source_pool_ensure()], grid=ONE_CELL)
+    name, version = build.task_set.name, build.task_set.version
+    out = io.StringIO()
+    for model in ("simulated-a", "simulated-b", "simulated-c"):
+        call_command("generate_responses", "--task-set", name, "--version", version, "--model", model, "--samples", "1",
+                     stdout=out)
+    assert "SIMULATED subject" in out.getvalue()
+    assert SubjectModel.objects.filter(display_name__startswith="simulated-", is_simulated=True).count() == 3
+    call_command("run_judge", "--task-set", name, "--version", version, "--judge", "simulated", "--dimensions", "U",
+                 "--budget", "6", stdout=out, stderr=io.StringIO())
+    run = build.task_set.judge_runs.get()
+    assert run.status == "done" and run.is_simulated
+    assert run.snapshots.exists()

@@ -1,10 +1,11 @@
 from django.core.management.base import CommandError
 
+from engine.simulated_subject import is_simulated_subject
 from leaderboard.judges import UnknownJudge
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import SubjectModel
 from leaderboard.records import ImportFailed
-from leaderboard.services.provider_jobs import responses_generate
+from leaderboard.services.provider_jobs import responses_generate, responses_simulate
 
 
 class Command(TaskSetCommand):
@@ -16,12 +17,20 @@ class Command(TaskSetCommand):
     def add_arguments(self, parser):
         parser.add_argument("--task-set", required=True, dest="task_set")
         parser.add_argument("--version", dest="task_set_version", default=None)
-        parser.add_argument("--model", required=True, help="display name of a subject model with a base URL")
+        parser.add_argument("--model", required=True, help="display name of a subject model with a base URL, or "
+                            "simulated-NAME for the labelled simulated subject (offline; created on first use)")
         parser.add_argument("--samples", type=int, default=3)
         parser.add_argument("--temperature", type=float, default=0.7)
 
     def handle(self, *args, **opts):
         task_set = self.task_set_from(opts)
+        if is_simulated_subject(opts["model"]):
+            try:
+                report = responses_simulate(task_set=task_set, model_name=opts["model"], samples=opts["samples"])
+            except ImportFailed as exc:
+                raise CommandError(str(exc)) from exc
+            self.stdout.write(f"SIMULATED subject {opts['model']}: responses {report.imported} (no provider called)")
+            return
         try:
             model = SubjectModel.objects.get(display_name=opts["model"])
             report = responses_generate(task_set=task_set, model=model, samples=opts["samples"],
