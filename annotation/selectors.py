@@ -1,7 +1,8 @@
 """Reads of the annotation app: the annotator's queue and blinded item, consensus, the researcher
 dashboards (Ekphrasis Table 17, App. H.6, I.2, I.4, §5.4), H.5 pair sampling and label exports. The
-human–judge join lives in :mod:`annotation.judge_join` and the consensus primitives in
-:mod:`annotation.consensus`; their names are reachable from here as before.
+annotator side lives in :mod:`annotation.annotator_reads`, the human–judge join in
+:mod:`annotation.judge_join`, H.5 pair sampling in :mod:`annotation.pair_sampling` and the consensus
+primitives in :mod:`annotation.consensus`; their names are reachable from here as before.
 
 Statistics are computed by :mod:`engine.agreement` and :mod:`engine.bt`; this module only gathers
 label rows into the shapes those functions take. Everything is recomputed from the current labels
@@ -10,20 +11,29 @@ on each call (no cache): stale labels and gold items never enter agreement numbe
 
 from __future__ import annotations
 
-import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any
 
 import numpy as np
-from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models import Case, Count, IntegerField, Value, When
 from django.db.models.functions import Length
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 
+from annotation.annotator_reads import CampaignCard as CampaignCard
+from annotation.annotator_reads import Progress as Progress
+from annotation.annotator_reads import adjudication_get as adjudication_get
+from annotation.annotator_reads import assignment_present as assignment_present
+from annotation.annotator_reads import calibration_examples as calibration_examples
+from annotation.annotator_reads import campaign_get as campaign_get
+from annotation.annotator_reads import campaign_item_get as campaign_item_get
+from annotation.annotator_reads import campaign_item_view as campaign_item_view
+from annotation.annotator_reads import campaign_label_count as campaign_label_count
+from annotation.annotator_reads import campaign_progress as campaign_progress
+from annotation.annotator_reads import campaigns_for_annotator as campaigns_for_annotator
+from annotation.annotator_reads import markup_render as markup_render
+from annotation.annotator_reads import media_bytes_for_assignment as media_bytes_for_assignment
+from annotation.annotator_reads import media_for_assignment as media_for_assignment
 from annotation.consensus import Stat, majority
 from annotation.judge_join import (
     HUMAN_BT_FALLBACK_L2 as HUMAN_BT_FALLBACK_L2,  # the join's names stay reachable here
@@ -45,7 +55,6 @@ from annotation.judge_join import JudgeOutcome as JudgeOutcome
 from annotation.judge_join import SignAgreementView as SignAgreementView
 from annotation.judge_join import judge_label_for as judge_label_for
 from annotation.kinds import kind_for
-from annotation.kinds.base import shown_pair
 from annotation.kinds.faithfulness import PASS_SCORE
 from annotation.kinds.strategy import NONE as NO_STRATEGY
 from annotation.kinds.text_pairwise import PRIMARY_FIELD
@@ -53,18 +62,19 @@ from annotation.models import (
     STRATEGIES,
     TIG_CRITERIA,
     Adjudication,
-    AnnotatorProgress,
     Assignment,
     AuditCode,
-    CalibrationExample,
     Campaign,
     CampaignKind,
-    CampaignProgress,
     Dimension,
     Item,
-    ItemSlot,
     StrategyRole,
 )
+from annotation.pair_sampling import PAIRS_PER_TASK as PAIRS_PER_TASK
+from annotation.pair_sampling import RANDOM_ORDER as RANDOM_ORDER
+from annotation.pair_sampling import STRATUM_QUOTAS as STRATUM_QUOTAS
+from annotation.pair_sampling import SampledPair as SampledPair
+from annotation.pair_sampling import validation_pairs_sample as validation_pairs_sample
 from annotation.validation_dashboards import VALIDATION_KINDS, validation_panel
 from engine import agreement
 from leaderboard.selectors import (
@@ -74,228 +84,6 @@ from leaderboard.selectors import (
     judge_pair_outcomes,
 )
 from leaderboard.services.catalogue import rows_serialise
-
-#: Default pairs per task and per-stratum quotas for validation pairs (App. H.5: six per task).
-PAIRS_PER_TASK = 6
-STRATUM_QUOTAS = (("top_bottom", 2), ("top_middle", 1), ("middle_middle", 1), ("tradeoff", 2))
-RANDOM_ORDER = "random_order"
-
-
-# ---------------------------------------------------------------------------------------------------
-# Annotator side
-# ---------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Progress:
-    """The progress bar: the annotator's done and open items, and the campaign's labels so far."""
-
-    done: int
-    assigned: int
-    campaign_labels: int
-    campaign_total: int
-    items_total: int = 0  # the most this annotator can label: each item once
-
-    def as_dict(self) -> dict[str, int]:
-        return {"done": self.done, "assigned": self.assigned, "campaign_labels": self.campaign_labels,
-                "campaign_total": self.campaign_total, "items_total": self.items_total}
-
-
-def campaign_get(*, pk: int) -> Campaign | None:
-    return Campaign.objects.select_related("task_set").filter(pk=pk).first()
-
-
-def campaign_label_count(*, campaign: Campaign) -> int:
-    """Current (non-stale) labels of the campaign, gold included: what the live dashboard watches."""
-    return kind_for(campaign.kind).label_model.objects.filter(campaign=campaign, is_stale=False).count()
-
-
-def campaign_item_get(*, campaign: Campaign, pk: int) -> Item:
-    from django.http import Http404
-
-    item = Item.objects.select_related("campaign").filter(campaign=campaign, pk=pk).first()
-    if item is None:
-        raise Http404("No such item in this campaign.")
-    return item
-
-
-def campaign_item_view(*, campaign: Campaign, item: Item) -> dict[str, Any]:
-    """One item as its annotators saw it (the kind's shown content, canonical A/B order, no model or
-    response identity) with its current labels, flags and notes: the blind adjudication view."""
-    kind = kind_for(campaign.kind)
-    shown = kind.shown_content(item).content
-    context = {k: shown.get(k) for k in ("brief", "constraints") if shown.get(k)}
-    fields = []
-    for key, value in shown.items():
-        if key in ("kind", "brief", "constraints", "family", "dimension") or value in (None, "", [], {}):
-            continue
-        if isinstance(value, dict):
-            value = [f"{k.replace('_', ' ')}: {v}" if not isinstance(v, dict) else f"{v.get('label', k)}" for k, v in value.items()]
-        if isinstance(value, list):
-            value = [v if not isinstance(v, dict) else " — ".join(str(x) for x in v.values()) for v in value]
-        fields.append({"label": {"a": "Response A", "b": "Response B"}.get(key, key.replace("_", " ").capitalize()),
-                       "value": value, "is_list": isinstance(value, list)})
-    labels = [
-        {"annotator": label.annotator.username, "category": kind.category(label), "answer": kind.summary(label),
-         "flag_reason": label.get_flag_reason_display() if label.flag_reason else "", "flag_note": label.flag_note,
-         "simulated": label.is_simulated}
-        for label in kind.label_model.objects.filter(item=item, is_stale=False).select_related("annotator").order_by("pk")
-    ]
-    return {"context": context, "fields": fields, "labels": labels, "uses_images": kind.uses_images,
-            "adjudication": Adjudication.objects.filter(item=item).first()}
-
-
-def adjudication_get(*, campaign: Campaign, item_pk: int) -> Adjudication:
-    from django.http import Http404
-
-    adjudication = Adjudication.objects.select_related("item__campaign").filter(item__campaign=campaign, item_id=item_pk).first()
-    if adjudication is None:
-        raise Http404("This item has not been sent to adjudication.")
-    return adjudication
-
-
-def campaign_progress(*, campaign: Campaign, annotator: AbstractBaseUser) -> Progress:
-    """The progress bar from the counters (:mod:`annotation.progress`): one row read, whatever the
-    campaign's size; ``assigned`` is the annotator's active assignment (at most one, a unique index)."""
-    row = (
-        CampaignProgress.objects.filter(pk=campaign.pk)
-        .annotate(
-            done=Subquery(AnnotatorProgress.objects.filter(campaign_id=OuterRef("pk"), annotator=annotator).values("done")[:1]),
-            assigned=Exists(Assignment.objects.filter(campaign_id=OuterRef("pk"), annotator=annotator,
-                                                      status=Assignment.Status.ACTIVE)),
-        )
-        .values_list("done", "assigned", "labels", "slots")
-    )
-    found = next(iter(row), None)
-    if found is None:  # a campaign made around the services with nothing counted yet
-        return _progress_recounted(campaign, annotator)
-    done, assigned, labels, slots = found
-    return Progress(done or 0, int(assigned), labels, slots, _items_of_slots(slots, campaign))
-
-
-def _items_of_slots(slots: int, campaign: Campaign) -> int:
-    """The regular items an annotator can label (each once): the campaign's slots are items × k, so
-    this needs no count over the campaign."""
-    return slots // max(campaign.k, 1)
-
-
-def _progress_recounted(campaign: Campaign, annotator: AbstractBaseUser) -> Progress:
-    counts = Assignment.objects.filter(campaign=campaign).aggregate(
-        done=Count("pk", filter=Q(annotator=annotator, status=Assignment.Status.SUBMITTED)),
-        assigned=Count("pk", filter=Q(annotator=annotator, status=Assignment.Status.ACTIVE)),
-        labels=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, slot__isnull=False)),
-    )
-    total = ItemSlot.objects.filter(item__campaign=campaign).count()  # regular items x k (gold has no slots)
-    return Progress(counts["done"], counts["assigned"], counts["labels"], total, _items_of_slots(total, campaign))
-
-
-@dataclass(frozen=True)
-class CampaignCard:
-    campaign: Campaign
-    progress: Progress
-    items_left: int
-    kind_title: str = ""  # the kind's plain name (no paper reference: annotators read it)
-
-
-def campaigns_for_annotator(*, annotator: AbstractBaseUser) -> list[CampaignCard]:
-    """Open campaigns this annotator may work on, with their progress."""
-    campaigns = (
-        Campaign.objects.filter(status=Campaign.Status.OPEN)
-        .filter(Q(open_to_all_annotators=True) | Q(memberships__annotator=annotator))
-        .distinct()
-        .order_by("name")
-    )
-    campaigns = list(campaigns.select_related("progress"))
-    done = dict(AnnotatorProgress.objects.filter(campaign__in=campaigns, annotator=annotator).values_list("campaign_id", "done"))
-    active = set(Assignment.objects.filter(campaign__in=campaigns, annotator=annotator, status=Assignment.Status.ACTIVE)
-                 .values_list("campaign_id", flat=True))
-    cards = []
-    for campaign in campaigns:
-        counters = getattr(campaign, "progress", None)
-        if counters is None:
-            progress = _progress_recounted(campaign, annotator)
-        else:
-            progress = Progress(done.get(campaign.pk, 0), int(campaign.pk in active), counters.labels, counters.slots,
-                                _items_of_slots(counters.slots, campaign))
-        cards.append(CampaignCard(campaign, progress, max(progress.campaign_total - progress.campaign_labels, 0),
-                                  kind_for(campaign.kind).title))
-    return cards
-
-
-def assignment_present(*, assignment: Assignment, media_url: Callable[[str], str]) -> dict[str, Any]:
-    """The blinded JSON of one assignment: the opaque token, the kind's shown content in shown
-    order, media as per-assignment URLs. No item, response, render or model id, no score, no other
-    annotator's label, and no gold marker of any kind (not even a constant ``is_gold: false``: the
-    payload of a gold item is indistinguishable from any other)."""
-    kind = kind_for(assignment.campaign.kind)
-    return {
-        "token": assignment.token,
-        "kind": kind.code,
-        "expires_at": assignment.expires_at.isoformat(),
-        "content": kind.present(assignment.item, assignment, media_url=media_url),
-    }
-
-
-def media_for_assignment(*, assignment: Assignment, shown_slot: str) -> tuple[Any, str]:
-    """(render, expected SHA-256) behind a shown image slot ('A'/'B') of an assignment."""
-    if shown_slot not in ("A", "B"):
-        raise KeyError(shown_slot)
-    canonical = dict(zip(("A", "B"), shown_pair(assignment, "a", "b")))[shown_slot]
-    render = assignment.item.render_a if canonical == "a" else assignment.item.render_b
-    if render is None or canonical not in assignment.media_sha256:
-        raise KeyError(shown_slot)
-    return render, assignment.media_sha256[canonical]
-
-
-def media_bytes_for_assignment(*, assignment: Assignment, shown_slot: str) -> tuple[bytes, str]:
-    """(stored bytes, SHA-256 pinned at hand-out) behind a shown image slot of an assignment, by its
-    kind ('A'/'B' for renders and canvases, 'R' for a canvas item's reference); KeyError otherwise."""
-    return kind_for(assignment.campaign.kind).media_source(assignment.item, assignment, shown_slot)
-
-
-def calibration_examples(*, campaign: Campaign) -> list[CalibrationExample]:
-    return list(campaign.calibration_examples.order_by("position", "pk"))
-
-
-def markup_render(text: str) -> SafeString:
-    """A safe Markdown subset for instructions: paragraphs, '- ' lists, '# ' headings, **bold**,
-    *italic*. Everything is escaped first, so no HTML from the database reaches the page."""
-    import re
-
-    def inline(line: str) -> str:
-        line = escape(line)
-        line = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", line)
-        return re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<em>\1</em>", line)
-
-    html, paragraph, items = [], [], []
-
-    def flush() -> None:
-        if paragraph:
-            html.append("<p>" + " ".join(inline(p) for p in paragraph) + "</p>")
-            paragraph.clear()
-        if items:
-            html.append("<ul>" + "".join(f"<li>{inline(i)}</li>" for i in items) + "</ul>")
-            items.clear()
-
-    for raw in (text or "").splitlines():
-        line = raw.strip()
-        if not line:
-            flush()
-        elif line.startswith(("- ", "* ")):
-            if paragraph:
-                flush()
-            items.append(line[2:])
-        elif line.startswith("#"):
-            flush()
-            level = min(len(line) - len(line.lstrip("#")) + 2, 4)
-            html.append(f"<h{level}>{inline(line.lstrip('#').strip())}</h{level}>")
-        else:
-            if items:
-                flush()
-            paragraph.append(line)
-    flush()
-    return mark_safe("\n".join(html))
-
 
 # ---------------------------------------------------------------------------------------------------
 # Label rows and consensus
@@ -1059,87 +847,3 @@ def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
             "c2_sample_id": item.c2_sample_id, "easel_step_a_id": item.easel_step_a_id, "easel_step_b_id": item.easel_step_b_id,
         })
     return rows_serialise(out, EXPORT_COLUMNS, fmt)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Pair sampling for validation (App. H.5)
-# ---------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SampledPair:
-    model_a: Any
-    model_b: Any
-    stratum: str
-
-
-def _tiers(ordered: Sequence[Any]) -> dict[Any, str]:
-    n = len(ordered)
-    size = max(1, round(n / 3))
-    tiers = {}
-    for rank, model in enumerate(ordered):
-        tiers[model] = "top" if rank < size else "bottom" if rank >= n - size else "middle"
-    return tiers
-
-
-def validation_pairs_sample(
-    *, models: Sequence[Any], ranking: Mapping[Any, float] | None, other_rankings: Sequence[Mapping[Any, float]] = (),
-    n_pairs: int = PAIRS_PER_TASK, rng: random.Random | None = None,
-) -> list[SampledPair]:
-    """Model pairs for one task (Ekphrasis App. H.5): top–bottom, top–middle, middle–middle and
-    dimension trade-off pairs from the current judge ranking, ``n_pairs`` per task (default 6, with
-    quotas 2 / 1 / 1 / 2; a stratum short of pairs is filled from the others).
-
-    ``ranking`` maps model -> θ for the current dimension. A trade-off pair is ordered one way by
-    ``ranking`` and the other way by one of ``other_rankings`` (e.g. a highly expressive response
-    against a more novel but less polished one). With no ranking (no judge run yet) the pairs are
-    drawn in a random order, independent of response length, and every stratum is "random_order".
-    """
-    rng = rng or random.Random(0)
-    models = list(dict.fromkeys(models))
-    all_pairs = list(combinations(models, 2))
-    if len(models) < 2:
-        return []
-    if not ranking:
-        rng.shuffle(all_pairs)
-        return [SampledPair(a, b, RANDOM_ORDER) for a, b in all_pairs[:n_pairs]]
-    ordered = sorted((m for m in models if m in ranking), key=lambda m: (-float(ranking[m]), str(m)))
-    ordered += [m for m in models if m not in ranking]
-    rank = {m: i for i, m in enumerate(ordered)}
-    tiers = _tiers(ordered)
-    buckets: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
-    for a, b in all_pairs:
-        a, b = (a, b) if rank[a] < rank[b] else (b, a)
-        buckets[f"{tiers[a]}_{tiers[b]}"].append((a, b))
-    for name, pairs in buckets.items():
-        # extremes first for top–bottom; otherwise random within the stratum
-        if name == "top_bottom":
-            pairs.sort(key=lambda p: (rank[p[0]], -rank[p[1]]))
-        else:
-            rng.shuffle(pairs)
-    tradeoffs: list[tuple[float, tuple[Any, Any]]] = []
-    for other in other_rankings:
-        for a, b in all_pairs:
-            if a in other and b in other and a in ranking and b in ranking:
-                d_here = float(ranking[a]) - float(ranking[b])
-                d_there = float(other[a]) - float(other[b])
-                if d_here * d_there < 0:
-                    tradeoffs.append((abs(d_here) * abs(d_there), (a, b) if d_here > 0 else (b, a)))
-    tradeoffs.sort(key=lambda t: -t[0])
-    buckets["tradeoff"] = [p for _, p in tradeoffs]
-    chosen: list[SampledPair] = []
-    used: set[frozenset] = set()
-
-    def take(stratum: str, limit: int) -> None:
-        for a, b in buckets.get(stratum, []):
-            if len([c for c in chosen if c.stratum == stratum]) >= limit or len(chosen) >= n_pairs:
-                return
-            if frozenset((a, b)) not in used:
-                used.add(frozenset((a, b)))
-                chosen.append(SampledPair(a, b, stratum))
-
-    for stratum, quota in STRATUM_QUOTAS:
-        take(stratum, quota)
-    for stratum in ("top_middle", "middle_bottom", "middle_middle", "top_bottom", "tradeoff", "top_top", "bottom_bottom"):
-        take(stratum, n_pairs)
-    return chosen[:n_pairs]

@@ -14,9 +14,9 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation import selectors, services
+from annotation.annotator_reads import _progress_recounted
 from annotation.models import AnnotatorProgress, Campaign, CampaignProgress, ItemSlot
 from annotation.progress import campaign_progress_recount
-from annotation.selectors import _progress_recounted
 from tests.annotation.factories import Catalogue, campaign_for, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
 
