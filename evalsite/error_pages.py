@@ -57,7 +57,10 @@ def permission_denied(request: HttpRequest, exception: BaseException | None = No
 
 def server_error(request: HttpRequest) -> HttpResponse:
     """The 500 page: rendered without the request context (the database may be what failed)."""
+    detail = "Something went wrong on our side."
+    if request.path.startswith("/api/v1/"):  # the public API's one error shape, as error_response
+        return JsonResponse({"error": CODES[500], "message": detail, "details": {}}, status=500)
     if is_api_request(request):
-        return JsonResponse({"error": CODES[500], "detail": "Something went wrong on our side."}, status=500)
+        return JsonResponse({"error": CODES[500], "detail": detail}, status=500)
     body = render_to_string("500.html", {"status": 500, "title": TITLES[500]})
     return HttpResponse(body, status=500)

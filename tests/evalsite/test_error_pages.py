@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import RequestFactory
 
@@ -43,3 +45,9 @@ def test_the_favicon_is_linked_and_served(client):
     assert 'rel="icon"' in client.get("/accounts/login/").content.decode()
     response = client.get("/favicon.ico")
     assert response.status_code == 301 and response["Location"].endswith("favicon.ico")
+
+
+def test_a_server_error_under_the_public_api_has_the_api_error_shape():
+    response = error_pages.server_error(RequestFactory().get("/api/v1/snapshots/"))
+    assert response.status_code == 500 and response["Content-Type"] == "application/json"
+    assert json.loads(response.content) == {"error": "server_error", "message": "Something went wrong on our side.", "details": {}}
