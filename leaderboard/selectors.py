@@ -406,6 +406,8 @@ def tig_viewer(*, task, pair: tuple[int, int] | None = None, build=None) -> dict
     names = dict(SubjectModel.objects.values_list("pk", "display_name"))
     for cluster in data["clusters"]:
         cluster["model_names"] = [names.get(int(m), m) for m in cluster.get("models", []) if str(m).isdigit()]
+        for atom in cluster.get("member_atoms", []):
+            atom["why"] = _cluster_link_reason(atom.get("link"))
     data["population_models"] = [names.get(int(m), m) for m in index.models]
     data["stored_contexts"] = list(
         ChecklistItem.objects.filter(task=task, dimension="N", source="tig").order_by("context_key", "-version")
@@ -415,6 +417,21 @@ def tig_viewer(*, task, pair: tuple[int, int] | None = None, build=None) -> dict
         pair_part = row["context_key"].removeprefix("tig:").split("@")[0]
         row["pair_names"] = " vs ".join(names.get(int(p), p) for p in pair_part.split("|") if p.isdigit())
     return data
+
+
+def _cluster_link_reason(link: dict | None) -> str:
+    """Why Leiden put an atom beside another one, in words: the components of its strongest edge inside
+    the cluster (App. G.3: NPMI co-occurrence, similarity at cosine >= 0.78, typed relations)."""
+    if not link:
+        return "no direct edge to another member"
+    parts = []
+    if link["cooccurrence"] > 0:
+        parts.append(f"co-occurs (NPMI {link['cooccurrence']:.2f})")
+    if link["similarity"] > 0:
+        parts.append(f"similar (cosine {link['similarity']:.2f})")
+    if link["typed"] > 0:
+        parts.append(f"typed relation ×{int(round(link['typed']))}")
+    return f"with “{link['with']}”: " + ", ".join(parts or [f"edge weight {link['weight']:.2f}"])
 
 
 def subject_models_of(task_set: TaskSet) -> list:

@@ -6,10 +6,19 @@ The rule is the paper's: *every input atom appears in exactly one alias list and
 groups whose key centroids have cosine >= ``threshold`` are merged greedily (most frequent first, each group
 joining the most similar existing leader), so one very common phrasing absorbs its paraphrases.
 
+Whatever proposed a group -- the offline extractor's normalised keys ("melted" and "melting" share the key
+"melt"), the key-centroid merge or an LLM -- an alias must be a paraphrase of its canonical atom:
+:func:`alias_split` keeps in a canonical atom only the surface forms whose cosine to its label (the most
+frequent form) is >= :data:`CANONICAL_MERGE_THRESHOLD`; the others leave it and are grouped the same way
+among themselves (each becomes its own atom unless it is a paraphrase of another one that left).
+:func:`canonicalise` applies it to every canonicaliser's grouping, and the LLM canonicaliser's proposals
+are repaired the same way (:func:`repair_alias_groups` with ``similarity``), so the rule holds on every path.
+
 The result for a population is a :class:`Canonicalisation` -- the node of every mention plus, per node, its
-type, label (the most frequent surface form), aliases (every distinct surface form, most frequent first)
-and mention list -- from which :meth:`Canonicalisation.records` builds the App. G.1 canonical records
-(id, type, label, aliases, provenance, embedding).
+type, label (the most frequent surface form), aliases (every distinct surface form, most frequent first,
+each with the cosine to the label that admitted it) and mention list -- from which
+:meth:`Canonicalisation.records` builds the App. G.1 canonical records (id, type, label, aliases,
+provenance, embedding).
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ __all__ = [
     "Canonicaliser",
     "EmbeddingCanonicaliser",
     "Provenance",
+    "alias_split",
     "canonicalise",
     "group_sums",
     "leader_groups",
@@ -39,9 +49,11 @@ __all__ = [
     "repair_alias_groups",
 ]
 
-# Offline synonym merge: cosine between key centroids (all-MiniLM-L6-v2). Stricter than the 0.78 similarity
-# edge of App. G.3 on purpose: near-paraphrases become one atom, looser relatives stay separate atoms that a
-# similarity edge and Leiden can still put into one cluster.
+# Synonym grouping threshold (the paper states none for App. G.2's canonicalisation; this project's choice,
+# with the embedder the build uses -- all-MiniLM-L6-v2 offline): the minimum cosine between key centroids for
+# the offline merge, and between every alias and its canonical label on every path (offline keys, merge,
+# LLM). Stricter than the 0.78 similarity edge of App. G.3 on purpose: near-paraphrases become one atom,
+# looser relatives stay separate atoms that a similarity edge and Leiden can still put into one cluster.
 CANONICAL_MERGE_THRESHOLD = 0.85
 
 
@@ -57,7 +69,8 @@ class Provenance:
 
 @dataclass
 class CanonicalAtom:
-    """App. G.1 canonical record."""
+    """App. G.1 canonical record; ``alias_cosines`` pairs each alias with its cosine to ``label`` (the
+    similarity that admitted it: >= the threshold, 1.0 for the label itself)."""
 
     id: str
     type: str
@@ -65,6 +78,7 @@ class CanonicalAtom:
     aliases: list[str]
     provenance: list[Provenance]
     embedding: list[float] | None = None
+    alias_cosines: list[tuple[str, float]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +86,7 @@ class CanonicalAtom:
             "type": self.type,
             "label": self.label,
             "aliases": list(self.aliases),
+            "alias_cosines": [[a, c] for a, c in self.alias_cosines],
             "provenance": [p.__dict__ for p in self.provenance],
             "embedding": self.embedding,
         }
@@ -80,21 +95,33 @@ class CanonicalAtom:
 @dataclass
 class AliasGrouping:
     """A validated grouping of ``n`` input atoms: ``groups[g]`` lists input indices, ``labels[g]`` is one of
-    them; ``issues`` says what the repair changed (empty when the proposal was already valid)."""
+    them; ``issues`` says what the repair changed to obey the prompt's rules (empty when the proposal
+    already did), ``splits`` which unrelated aliases it split off (the paraphrase rule)."""
 
     groups: list[list[int]]
     labels: list[int]
     issues: list[str] = field(default_factory=list)
+    splits: list[str] = field(default_factory=list)
 
 
-def repair_alias_groups(proposed: Sequence[dict[str, Any]], inputs: Sequence[str]) -> AliasGrouping:
-    """Make a proposed grouping obey "each input atom in exactly one alias list, none invented".
+def repair_alias_groups(
+    proposed: Sequence[dict[str, Any]],
+    inputs: Sequence[str],
+    *,
+    similarity: np.ndarray | None = None,
+    threshold: float = CANONICAL_MERGE_THRESHOLD,
+) -> AliasGrouping:
+    """Make a proposed grouping obey "each input atom in exactly one alias list, none invented" and, given
+    the inputs' cosine ``similarity`` matrix, "every alias a paraphrase of its label".
 
     ``proposed`` items are ``{"label": str, "aliases": [str, ...]}``; matching is exact after
     whitespace/case folding. Repairs: an alias that is not an input is dropped (invented); an input listed
     twice stays in its first group only (duplicate); an input listed nowhere becomes its own group
     (missing); a group left empty disappears; a label that is not one of its group's aliases is replaced by
-    the group's first alias (invented label).
+    the group's first alias (invented label); with ``similarity``, an alias whose cosine to its group's
+    label is below ``threshold`` leaves the group (unrelated alias, reported in ``splits``) -- the aliases
+    that left one group are regrouped in their listed order, each joining the first of them it is within
+    ``threshold`` of, else becoming its own atom.
     """
     fold = {}
     for i, text in enumerate(inputs):
@@ -134,6 +161,9 @@ def repair_alias_groups(proposed: Sequence[dict[str, Any]], inputs: Sequence[str
             groups.append([i])
             labels.append(i)
             placed.add(i)
+    splits: list[str] = []
+    if similarity is not None:
+        groups, labels = _split_unrelated(groups, labels, inputs, np.asarray(similarity), threshold, splits)
     # inputs that fold to the same text as an earlier input follow it
     for i in range(len(inputs)):
         if i not in placed:
@@ -142,7 +172,86 @@ def repair_alias_groups(proposed: Sequence[dict[str, Any]], inputs: Sequence[str
                 if j in g:
                     g.append(i)
                     break
-    return AliasGrouping(groups, labels, issues)
+    return AliasGrouping(groups, labels, issues, splits)
+
+
+def _split_unrelated(
+    groups: list[list[int]],
+    labels: list[int],
+    inputs: Sequence[str],
+    similarity: np.ndarray,
+    threshold: float,
+    issues: list[str],
+) -> tuple[list[list[int]], list[int]]:
+    """Each group keeps the members with ``cos(member, label) >= threshold``; the others are regrouped by
+    leader (listed order) and appended as groups of their own, each split reported in ``issues``."""
+    out_groups: list[list[int]] = []
+    out_labels: list[int] = []
+    extra: list[tuple[list[int], int]] = []
+    for members, label in zip(groups, labels):
+        row = similarity[label]
+        kept = [i for i in members if i == label or row[i] >= threshold]
+        left = [i for i in members if i not in kept]
+        for i in left:
+            issues.append(
+                f"unrelated alias split off: {inputs[i]!r} has cosine {row[i]:.2f} < {threshold:g} "
+                f"to its label {inputs[label]!r}"
+            )
+        out_groups.append(kept)
+        out_labels.append(label)
+        while left:
+            lead = left[0]
+            joined = [i for i in left if i == lead or similarity[lead, i] >= threshold]
+            extra.append((joined, lead))
+            left = [i for i in left if i not in joined]
+    for members, label in extra:
+        out_groups.append(members)
+        out_labels.append(label)
+    return out_groups, out_labels
+
+
+def alias_split(
+    node_of_pair: np.ndarray,
+    pair_label: np.ndarray,
+    pair_count: np.ndarray,
+    similarity: np.ndarray,
+    threshold: float = CANONICAL_MERGE_THRESHOLD,
+) -> np.ndarray:
+    """Split every canonical atom so that each alias is a paraphrase of its label.
+
+    Input: one row per distinct (key, surface form) pair -- its node, its label id (a row of the label
+    cosine matrix ``similarity``) and its mention count. A node's label is its most frequent surface form
+    (ties: smaller label id, as :func:`canonicalise` chooses it). A node keeps the forms with
+    ``cos(form, label) >= threshold``; the forms that fail are visited most frequent first, each joining the
+    first of them (its leader) it is within ``threshold`` of, else leading a new node -- so the rule holds
+    for every node made. Nodes left whole keep their index; new nodes are numbered after the existing ones
+    in (node, leader) order. Returns the node of every pair.
+    """
+    node_of_pair = np.asarray(node_of_pair, dtype=np.int64)
+    if len(node_of_pair) < 2:
+        return node_of_pair
+    pair_label = np.asarray(pair_label, dtype=np.int64)
+    n = int(node_of_pair.max()) + 1
+    width = int(pair_label.max()) + 1
+    codes, pair_form = np.unique(node_of_pair * width + pair_label, return_inverse=True)
+    form_count = np.bincount(pair_form, weights=np.asarray(pair_count, dtype=np.float64))
+    form_node, form_label = np.divmod(codes, width)
+    leader = _first_per_group(form_node, form_label, form_count, n)[form_node]
+    unrelated = (similarity[form_label, leader] < threshold) & (form_label != leader)
+    if not unrelated.any():
+        return node_of_pair
+    out = form_node.copy()
+    next_node = n
+    for v in np.unique(form_node[unrelated]).tolist():
+        forms = np.flatnonzero((form_node == v) & unrelated)
+        left = forms[np.lexsort((form_label[forms], -form_count[forms]))].tolist()
+        while left:
+            row = similarity[form_label[left[0]]]
+            joined = [f for f in left if f == left[0] or row[form_label[f]] >= threshold]
+            out[joined] = next_node
+            next_node += 1
+            left = [f for f in left if f not in joined]
+    return out[pair_form]
 
 
 def leader_groups(similarity: np.ndarray, order: Sequence[int], threshold: float) -> np.ndarray:
@@ -263,7 +372,7 @@ class Canonicalisation:
     node_label: list[str]
     node_key: list[str]
     node_similarity: np.ndarray
-    _aliases: list[list[str]] | None = field(default=None, repr=False)
+    _ranked: list[list[int]] | None = field(default=None, repr=False)
 
     @property
     def n_nodes(self) -> int:
@@ -274,14 +383,26 @@ class Canonicalisation:
         """Normalised mean of each node's input-atom embeddings (computed on demand)."""
         return _unit_rows(group_sums(self.mention_node, self.table.embeddings, self.n_nodes))
 
+    def _ranked_label_ids(self) -> list[list[int]]:
+        if self._ranked is None:
+            self._ranked = ranked_labels(self.mention_node, self.table.label_ids, self.n_nodes)
+        return self._ranked
+
     @property
     def node_aliases(self) -> list[list[str]]:
-        """Every distinct surface form of each node, most frequent first."""
-        if self._aliases is None:
-            names = self.table.label_names
-            ranked = ranked_labels(self.mention_node, self.table.label_ids, self.n_nodes)
-            self._aliases = [[names[i] for i in ids] for ids in ranked]
-        return self._aliases
+        """Every distinct surface form of each node, most frequent first (the first is the label)."""
+        names = self.table.label_names
+        return [[names[i] for i in ids] for ids in self._ranked_label_ids()]
+
+    @property
+    def node_alias_cosines(self) -> list[list[tuple[str, float]]]:
+        """Per node, ``(alias, cos(alias, label))`` for every surface form, most frequent first: the
+        similarity that admitted each alias (>= the canonicalisation threshold; 1.0 for the label)."""
+        names = self.table.label_names
+        sim = self.table.label_similarity
+        return [
+            [(names[i], round(float(sim[ids[0], i]), 4)) for i in ids] for ids in self._ranked_label_ids()
+        ]
 
     def node_id(self, node: int) -> str:
         """Stable id: type plus a hash of the canonical key (equal across contexts for equal atoms)."""
@@ -292,7 +413,7 @@ class Canonicalisation:
         """App. G.1 canonical records, one per node, provenance in mention order."""
         t = self.table
         out = []
-        aliases = self.node_aliases
+        aliases = self.node_alias_cosines
         embeddings = self.node_embedding if with_embeddings else None
         for node in range(self.n_nodes):
             mentions = np.flatnonzero(self.mention_node == node)
@@ -305,11 +426,12 @@ class Canonicalisation:
                     id=self.node_id(node),
                     type=ATOM_TYPES[int(self.node_type[node])],
                     label=self.node_label[node],
-                    aliases=list(aliases[node]),
+                    aliases=[a for a, _ in aliases[node]],
                     provenance=list(seen.values()),
                     embedding=[round(float(x), 6) for x in embeddings[node]]
                     if embeddings is not None
                     else None,
+                    alias_cosines=list(aliases[node]),
                 )
             )
         return out
@@ -327,7 +449,10 @@ def _first_per_group(group: np.ndarray, label: np.ndarray, count: np.ndarray, n_
 
 def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -> Canonicalisation:
     """Canonical atoms of ``table``: mentions sharing a (type, key) start as one group, then
-    ``canonicaliser`` (default :class:`EmbeddingCanonicaliser`) merges groups within each type.
+    ``canonicaliser`` (default :class:`EmbeddingCanonicaliser`) merges groups within each type, then
+    :func:`alias_split` takes out of every group the surface forms whose cosine to its label is below the
+    canonicaliser's ``threshold`` (:data:`CANONICAL_MERGE_THRESHOLD` if it states none) -- whether the key
+    rules, the merge or the canonicaliser put them there.
 
     All similarities come from the table's label cosine matrix: the Gram matrix of unnormalised sums is
     ``P S P^T`` for a count matrix P (groups x labels), so key centroids and node embeddings are never formed.
@@ -353,12 +478,15 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
     key_type = np.zeros(n_k, dtype=np.int64)
     key_type[key_of_mention] = table.types
     # distinct (key, label) pairs with their mention counts, sorted by key
-    codes, pair_count = np.unique(key_of_mention * width + table.label_ids, return_counts=True)
+    codes, pair_of_mention, pair_count = np.unique(
+        key_of_mention * width + table.label_ids, return_inverse=True, return_counts=True
+    )
     pair_key, pair_label = np.divmod(codes, width)
     key_label = _first_per_group(pair_key, pair_label, pair_count, n_k)
     sim = table.label_similarity
+    threshold = float(getattr(canonicaliser, "threshold", CANONICAL_MERGE_THRESHOLD))
 
-    node_of_key = np.empty(n_k, dtype=np.int64)
+    node_of_pair = np.empty(len(codes), dtype=np.int64)
     blocks: list[tuple[int, np.ndarray]] = []
     n_nodes = 0
     type_starts = np.flatnonzero(np.r_[True, key_type[1:] != key_type[:-1], True])
@@ -387,42 +515,57 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
         groups = np.asarray(groups, dtype=np.int64)
         identity = np.arange(n_keys)
         dense = identity if np.array_equal(groups, identity) else np.unique(groups, return_inverse=True)[1]
-        n_t = int(dense.max()) + 1
-        node_of_key[k0:k1] = n_nodes + dense
         if dense is identity and counts_t is None:
-            node_cos = key_cos  # no merges: each node is one key with one surface form
+            # no merges: each node is one key with one surface form (nothing to split)
+            node_of_pair[p0:p1] = n_nodes + dense
+            n_t = n_keys
+            node_cos = key_cos
         else:
-            if counts_t is None:
-                counts_t = np.eye(n_keys)
-            node_counts = np.zeros((n_t, n_keys))
-            node_counts[dense, np.arange(n_keys)] = 1.0
-            node_counts = node_counts @ counts_t
+            node_t = alias_split(
+                dense[pair_key[p0:p1] - k0], pair_label[p0:p1], pair_count[p0:p1], sim, threshold
+            )
+            node_of_pair[p0:p1] = n_nodes + node_t
+            n_t = int(node_t.max()) + 1
+            # node embedding sums: mention counts per surface form (one per key when keys have one form)
+            local = identity if counts_t is None else np.searchsorted(labels_t, pair_label[p0:p1])
+            weight = np.ones(n_keys) if counts_t is None else pair_count[p0:p1].astype(np.float64)
+            node_counts = np.zeros((n_t, len(labels_t)))
+            np.add.at(node_counts, (node_t, local), weight)
             node_cos = _cosine(node_counts @ sim_t @ node_counts.T)
         blocks.append((n_nodes, node_cos))
         n_nodes += n_t
     node_similarity = np.zeros((n_nodes, n_nodes))
     for start, block in blocks:
         node_similarity[start : start + len(block), start : start + len(block)] = block
-    mention_node = node_of_key[key_of_mention]
+    mention_node = node_of_pair[pair_of_mention]
     node_type = np.zeros(n_nodes, dtype=np.int64)
-    node_type[node_of_key] = key_type
+    node_type[node_of_pair] = key_type[pair_key]
     # node label: most frequent surface form over the node's mentions (ties: shorter, then alphabetical)
-    node_codes, inverse = np.unique(node_of_key[pair_key] * width + pair_label, return_inverse=True)
+    node_codes, inverse = np.unique(node_of_pair * width + pair_label, return_inverse=True)
     node_pair_count = np.bincount(inverse, weights=pair_count)
     node_pair_node, node_pair_label = np.divmod(node_codes, width)
     node_label_id = _first_per_group(node_pair_node, node_pair_label, node_pair_count, n_nodes)
-    # node key: the type-qualified key of the node's most frequent key (first in content order on ties)
-    by_node = np.lexsort((np.arange(n_k), -key_count, node_of_key))
-    first = by_node[np.r_[True, node_of_key[by_node][1:] != node_of_key[by_node][:-1]]]
+    node_labels = [names[i] for i in node_label_id.tolist()]
+    # node key: the type-qualified key of the node's most frequent key (first in content order on ties);
+    # a form split off a key that its node keeps is told apart by its label
+    key_codes, key_inverse = np.unique(node_of_pair * n_k + pair_key, return_inverse=True)
+    node_key_count = np.bincount(key_inverse, weights=pair_count)
+    node_key_node, node_key_key = np.divmod(key_codes, n_k)
+    node_key_id = _first_per_group(node_key_node, node_key_key, node_key_count, n_nodes)
     node_key = [""] * n_nodes
-    for k in first.tolist():
+    taken: set[str] = set()
+    for v, k in enumerate(node_key_id.tolist()):
         t_name, key = key_names[k]
-        node_key[int(node_of_key[k])] = f"{t_name}:{key}"
+        qualified = f"{t_name}:{key}"
+        if qualified in taken:
+            qualified = f"{qualified}|{node_labels[v]}"
+        taken.add(qualified)
+        node_key[v] = qualified
     return Canonicalisation(
         table=table,
         mention_node=mention_node,
         node_type=node_type,
-        node_label=[names[i] for i in node_label_id.tolist()],
+        node_label=node_labels,
         node_key=node_key,
         node_similarity=node_similarity,
     )

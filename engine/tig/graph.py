@@ -37,6 +37,7 @@ __all__ = [
     "IdeaGraph",
     "build_graph",
     "build_graph_networkx",
+    "cluster_members_explained",
     "cooccurrence_weights",
     "graph_export",
     "npmi",
@@ -320,3 +321,33 @@ def graph_export(
         "models": len(graph.models),
         "responses": graph.n_responses,
     }
+
+
+def cluster_members_explained(graph: IdeaGraph, cluster: Cluster) -> list[dict[str, Any]]:
+    """Why each canonical atom is in ``cluster``, for the TIG viewer: per member (head first) its label,
+    its aliases as ``(alias, cosine to the label)`` pairs (the similarity that admitted each alias) and, for
+    every member but the head, its strongest edge to another member -- the neighbour's label and that
+    edge's three components (NPMI co-occurrence, similarity, typed-relation count). Members are related
+    through the graph, not synonyms; ``link`` is None for a member with no positive edge inside the
+    cluster."""
+    canon = graph.canon
+    cosines = canon.node_alias_cosines
+    nodes = list(cluster.nodes)
+    out = []
+    for rank, v in enumerate(nodes):
+        link = None
+        others = [u for u in nodes if u != v]
+        if rank and others:
+            weights = graph.weight[v, others]
+            best = int(np.argmax(weights))
+            if weights[best] > 0:
+                u = others[best]
+                link = {
+                    "with": canon.node_label[u],
+                    "weight": round(float(weights[best]), 4),
+                    "cooccurrence": round(float(graph.cooccurrence[v, u]), 4),
+                    "similarity": round(float(graph.similarity[v, u]), 4),
+                    "typed": round(float(graph.typed[v, u]), 4),
+                }
+        out.append({"label": canon.node_label[v], "aliases": [list(p) for p in cosines[v]], "link": link})
+    return out

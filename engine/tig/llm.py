@@ -41,7 +41,7 @@ from engine.tig.atoms import (
     Relation,
     ResponseAtoms,
 )
-from engine.tig.canonical import EmbeddingCanonicaliser, repair_alias_groups
+from engine.tig.canonical import CANONICAL_MERGE_THRESHOLD, EmbeddingCanonicaliser, repair_alias_groups
 from engine.tig.offline import OfflineExtractor
 
 __all__ = [
@@ -363,8 +363,10 @@ def canonicalisation_messages(atom_type: str, texts: Sequence[str]) -> list[dict
 
 class LLMCanonicaliser:
     """Synonym grouping within one type through a provider model (App. G.2), validated and repaired
-    against "every input atom in exactly one alias list, none invented"; embedding grouping is the
-    fallback when no parseable reply arrives. Results are memoised per (type, set of texts)."""
+    against "every input atom in exactly one alias list, none invented" and "every alias within
+    ``threshold`` cosine of its group's label" (an unrelated alias is split off and reported in
+    :attr:`issues`); embedding grouping is the fallback when no parseable reply arrives. Results are
+    memoised per (type, set of texts)."""
 
     def __init__(
         self,
@@ -374,6 +376,7 @@ class LLMCanonicaliser:
         max_attempts: int = MAX_ATTEMPTS,
         strict_schema: bool = True,
         fallback: Any = None,
+        threshold: float = CANONICAL_MERGE_THRESHOLD,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be >= 1")
@@ -383,7 +386,8 @@ class LLMCanonicaliser:
         self.name = f"llm:{self.model}"
         self.max_attempts = max_attempts
         self.response_format = CANONICALISATION_SCHEMA if strict_schema else None
-        self.fallback = fallback or EmbeddingCanonicaliser()
+        self.threshold = float(threshold)
+        self.fallback = fallback or EmbeddingCanonicaliser(self.threshold)
         self.issues: list[str] = []
         self._memo: dict[tuple[str, tuple[str, ...]], list[int]] = {}
 
@@ -397,7 +401,7 @@ class LLMCanonicaliser:
         if memo_key in self._memo:
             by_text = dict(zip(sorted(texts), self._memo[memo_key]))
             return [by_text[t] for t in texts]
-        groups = self._ask(atom_type, texts)
+        groups = self._ask(atom_type, texts, similarity)
         if groups is None:
             result = list(self.fallback.group(atom_type, texts, counts, similarity))
         else:
@@ -409,7 +413,9 @@ class LLMCanonicaliser:
         self._memo[memo_key] = [result[i] for i in order]
         return result
 
-    def _ask(self, atom_type: str, texts: list[str]) -> list[list[int]] | None:
+    def _ask(
+        self, atom_type: str, texts: list[str], similarity: np.ndarray | None = None
+    ) -> list[list[int]] | None:
         messages = canonicalisation_messages(atom_type, texts)
         problem = ""
         for attempt in range(1, self.max_attempts + 1):
@@ -426,12 +432,14 @@ class LLMCanonicaliser:
                 problem = str(exc)
                 messages = _repair_turn(messages, reply, problem, 'with "groups"')
                 continue
-            fixed = repair_alias_groups(proposed, texts)
+            fixed = repair_alias_groups(proposed, texts, similarity=similarity, threshold=self.threshold)
+            # a broken rule of the prompt is worth another turn; an unrelated alias is split off without one
+            # (the split is exact and costs nothing)
             if fixed.issues and attempt < self.max_attempts:
                 problem = "; ".join(fixed.issues[:20])
                 messages = _repair_turn(messages, reply, problem, 'with "groups" that obey the rules')
                 continue
-            self.issues.extend(f"{atom_type}: {issue}" for issue in fixed.issues)
+            self.issues.extend(f"{atom_type}: {issue}" for issue in [*fixed.issues, *fixed.splits])
             return fixed.groups
         self.issues.append(
             f"{atom_type}: no valid grouping from {self.model} ({problem}); embedding fallback"

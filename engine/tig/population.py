@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from engine.tig.atoms import AtomTable, Extractor, IdeaRecord, ResponseAtoms, idea_record
-from engine.tig.canonical import Canonicaliser, canonicalise
+from engine.tig.canonical import CANONICAL_MERGE_THRESHOLD, Canonicaliser, canonicalise
 from engine.tig.checklist import (
     MATERIALISED_TYPES,
     MIN_MODELS,
@@ -35,7 +35,7 @@ from engine.tig.checklist import (
     materialise_items,
 )
 from engine.tig.clusters import LEIDEN_SEED, same_type_labels
-from engine.tig.graph import IdeaGraph, build_graph, graph_export
+from engine.tig.graph import IdeaGraph, build_graph, cluster_members_explained, graph_export
 from engine.tig.offline import OfflineExtractor
 from engine.tig.score import Cluster, ScoredClusters, score_partition
 
@@ -52,7 +52,8 @@ __all__ = [
 ]
 
 # Bump when extraction rules, canonicalisation or scoring change: it is part of every population version.
-ENGINE_VERSION = "tig-1"
+# tig-2: every alias within the canonicalisation threshold of its label (canonical.alias_split).
+ENGINE_VERSION = "tig-2"
 # Django's ChecklistItem.context_key is a CharField(max_length=100)
 _CONTEXT_KEY_MAX = 100
 
@@ -191,6 +192,8 @@ class PopulationIndex:
         self.ideas = records
         self.extractor: Extractor = extractor or OfflineExtractor()
         self.canonicaliser = canonicaliser
+        # every alias is within this cosine of its canonical label (engine.tig.canonical.alias_split)
+        self.alias_threshold = float(getattr(canonicaliser, "threshold", CANONICAL_MERGE_THRESHOLD))
         self.clustering = clustering
         self.seed = seed
         self._embed = _embed_function(embedder)
@@ -310,11 +313,17 @@ class PopulationIndex:
             ctx = self.context(pair, keep_graph=True)
             clusters, graph, items, key = ctx.clusters, ctx.graph, ctx.items, ctx.context_key
         data = graph_export(graph, clusters, layout_seed=layout_seed)
+        cluster_rows = []
+        for c in clusters:
+            row = c.to_dict()
+            row["member_atoms"] = cluster_members_explained(graph, c)
+            cluster_rows.append(row)
         data.update(
             task=self.task,
             context_key=key,
             population_version=self.version,
-            clusters=[c.to_dict() for c in clusters],
+            alias_threshold=self.alias_threshold,
+            clusters=cluster_rows,
             items=[i.to_dict() for i in items],
         )
         return data

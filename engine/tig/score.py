@@ -58,11 +58,15 @@ def cliche_score(coverage, central, converge):
 class Cluster:
     """A scored cluster of same-type canonical atoms.
 
-    ``label`` is the label of the member atom with the most input atoms; ``aliases`` every distinct surface
-    form in the cluster, most frequent first; ``n_models``/``n_samples`` count the reference models and
-    responses with an atom in the cluster, out of ``population_models``/``population_samples``. ``models``
-    names them for the TIG viewer; checklist item text never does. ``nodes`` are graph node indices
-    (meaningful only with the graph they came from).
+    ``label`` is the label of the member atom with the most input atoms (the head); ``aliases`` the head's
+    surface forms, most frequent first -- paraphrases of the label only, each within the canonicalisation
+    threshold, with the cosine that admitted it in ``alias_cosines`` as ``(alias, cosine)`` pairs. The other
+    members are distinct canonical atoms that Leiden put beside the head through the graph's co-occurrence,
+    similarity and typed-relation edges (``members``, labels, head first): related, not synonyms, so never
+    listed as aliases. ``n_models``/``n_samples`` count the reference models and responses with an atom in
+    the cluster, out of ``population_models``/``population_samples``. ``models`` names them for the TIG
+    viewer; checklist item text never does. ``nodes`` are graph node indices (meaningful only with the
+    graph they came from).
     """
 
     id: str
@@ -80,6 +84,7 @@ class Cluster:
     members: list[str]
     models: list[str] = field(default_factory=list)
     nodes: list[int] = field(default_factory=list, repr=False)
+    alias_cosines: list[tuple[str, float]] = field(default_factory=list)
 
     @property
     def summary(self) -> str:
@@ -102,6 +107,8 @@ class Cluster:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Cluster:
         fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        if "alias_cosines" in fields:
+            fields["alias_cosines"] = [(str(a), float(c)) for a, c in fields["alias_cosines"]]
         return cls(**fields)
 
 
@@ -139,8 +146,10 @@ class ScoredClusters:
     node_key: list[str]
     node_rank: np.ndarray  # position of each node inside its cluster's member list
     mention_cluster: np.ndarray
+    mention_node: np.ndarray
     mention_label: np.ndarray
     label_names: list[str]
+    label_similarity: np.ndarray  # the population's shared label cosine matrix (not a copy)
     order: np.ndarray
     head: np.ndarray
     _built: dict[int, Cluster] = field(default_factory=dict, repr=False)
@@ -159,14 +168,19 @@ class ScoredClusters:
             return hit
         nodes = self.members(c)
         type_name = ATOM_TYPES[int(self.node_type[nodes[0]])]
-        mentions = np.flatnonzero(self.mention_cluster == c)
+        # the head's surface forms: most frequent first (the first is its label); ties shorter, alphabetical
+        mentions = np.flatnonzero(self.mention_node == nodes[0])
         labels, counts = np.unique(self.mention_label[mentions], return_counts=True)
-        aliases = labels[np.lexsort((labels, -counts))]  # most frequent first; ties: shorter, alphabetical
+        aliases = labels[np.lexsort((labels, -counts))].tolist()
+        cosines = self.label_similarity[aliases[0], aliases]
         built = Cluster(
             id=_cluster_id(type_name, tuple(self.node_key[v] for v in nodes)),
             type=type_name,
             label=self.node_label[nodes[0]],
-            aliases=[self.label_names[i] for i in aliases.tolist()],
+            aliases=[self.label_names[i] for i in aliases],
+            alias_cosines=[
+                (self.label_names[i], round(float(x), 4)) for i, x in zip(aliases, cosines.tolist())
+            ],
             score=float(self.score[c]),
             model_coverage=float(self.coverage[c]),
             centrality=float(self.centrality[c]),
@@ -266,8 +280,10 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
         node_key=canon.node_key,
         node_rank=node_rank,
         mention_cluster=mention_cluster,
+        mention_node=canon.mention_node,
         mention_label=table.label_ids,
         label_names=table.label_names,
+        label_similarity=table.label_similarity,
         order=order,
         head=head,
     )

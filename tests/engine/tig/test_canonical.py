@@ -1,7 +1,15 @@
 import numpy as np
+import pytest
 
 from engine.tig.atoms import Atom, AtomTable, ResponseAtoms
-from engine.tig.canonical import EmbeddingCanonicaliser, canonicalise, leader_groups, repair_alias_groups
+from engine.tig.canonical import (
+    CANONICAL_MERGE_THRESHOLD,
+    EmbeddingCanonicaliser,
+    alias_split,
+    canonicalise,
+    leader_groups,
+    repair_alias_groups,
+)
 from tests.engine.tig.planted import TableEmbedder
 
 INPUTS = ["lighthouse", "old lighthouse", "beacon", "fog"]
@@ -79,7 +87,7 @@ def test_same_key_mentions_share_a_node_and_the_commonest_form_is_the_label():
             [("motif", "lighthouse")],
             [("motif", "lighthouse")],
         ],
-        {},
+        {"lighthouse": [1, 0], "lighthouses": [1, 0.1]},
     )
     canon = canonicalise(table)
     assert canon.n_nodes == 1
@@ -114,7 +122,7 @@ def test_every_mention_has_exactly_one_node_and_no_node_is_empty():
 
 
 def test_canonical_records_carry_provenance_and_stable_ids():
-    table = _table([[("motif", "kite")], [("motif", "kites")]], {})
+    table = _table([[("motif", "kite")], [("motif", "kites")]], {"kite": [1, 0], "kites": [1, 0.1]})
     records = canonicalise(table).records(with_embeddings=True)
     assert len(records) == 1
     rec = records[0]
@@ -126,3 +134,62 @@ def test_canonical_records_carry_provenance_and_stable_ids():
 
 def test_an_empty_population_has_no_nodes():
     assert canonicalise(_table([[], []], {})).n_nodes == 0
+
+
+# -- every alias a paraphrase of its canonical atom (issue 15) ---------------------------------------------
+
+
+def test_an_unrelated_alias_in_a_proposed_group_is_split_off_and_reported():
+    proposed = [
+        {"label": "lighthouse", "aliases": ["lighthouse", "old lighthouse", "fog"]},
+        {"label": "beacon", "aliases": ["beacon"]},
+        {"label": "sea mist", "aliases": ["sea mist"]},
+    ]
+    inputs = [*INPUTS, "sea mist"]
+    sim = np.eye(5)
+    sim[0, 1] = sim[1, 0] = 0.9  # lighthouse ~ old lighthouse; fog unrelated to lighthouse
+    fixed = repair_alias_groups(proposed, inputs, similarity=sim)
+    assert fixed.groups == [[0, 1], [2], [4], [3]] and fixed.labels == [0, 2, 4, 3]
+    assert fixed.issues == [] and len(fixed.splits) == 1
+    assert "'fog'" in fixed.splits[0] and "0.00 < 0.85" in fixed.splits[0]
+
+
+def test_forms_that_leave_a_node_are_grouped_among_themselves_by_the_same_rule():
+    # node 0 holds x (label: most mentions), y and z; y and z are paraphrases of each other, not of x
+    sim = np.array([[1.0, 0.2, 0.3], [0.2, 1.0, 0.9], [0.3, 0.9, 1.0]])
+    nodes = alias_split(np.array([0, 0, 0]), np.array([0, 1, 2]), np.array([5, 2, 1]), sim, 0.85)
+    assert nodes.tolist() == [0, 1, 1]
+
+
+def test_a_same_key_form_below_the_threshold_is_split_off_as_its_own_atom():
+    # "lighthouses" shares the key "lighthouse" but, under this embedder, is no paraphrase of it
+    table = _table(
+        [[("motif", "lighthouse")], [("motif", "lighthouse")], [("motif", "lighthouses")]],
+        {"lighthouse": [1, 0], "lighthouses": [0, 1]},
+    )
+    canon = canonicalise(table)
+    assert sorted(canon.node_aliases) == [["lighthouse"], ["lighthouses"]]
+    assert canon.node_id(0) != canon.node_id(1)
+
+
+def _merged_key_table():
+    # key "coin" (forms "coin" x3 and "coins" x1) merges into "disc" x5 on its centroid (cosine 0.97), but
+    # "coins" alone has cosine 0.6 to the label "disc"
+    atoms = [[("motif", "disc")]] * 5 + [[("motif", "coin")]] * 3 + [[("motif", "coins")]]
+    return _table(atoms, {"disc": [1, 0], "coin": [1, 0.05], "coins": [0.6, 0.8]})
+
+
+def test_a_merged_form_below_the_threshold_of_the_label_is_split_off():
+    canon = canonicalise(_merged_key_table())
+    assert sorted(canon.node_aliases) == [["coins"], ["disc", "coin"]]
+
+
+def test_every_alias_carries_the_cosine_that_admitted_it():
+    canon = canonicalise(_merged_key_table())
+    by_label = {r.label: r for r in canon.records()}
+    (disc, one), (coin, cos) = by_label["disc"].alias_cosines
+    assert (disc, one, coin) == ("disc", 1.0, "coin") and CANONICAL_MERGE_THRESHOLD <= cos == pytest.approx(
+        0.9988, abs=1e-3
+    )
+    assert by_label["disc"].to_dict()["alias_cosines"][1][0] == "coin"
+    assert by_label["coins"].alias_cosines == [("coins", 1.0)]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.providers import OpenAICompatibleClient, ProviderConfig
-from engine.tig.atoms import IdeaRecord
+from engine.tig.atoms import IdeaRecord, atom_label
 from engine.tig.llm import (
     CANONICALISATION_SCHEMA,
     EXTRACTION_INSTRUCTIONS,
@@ -16,7 +16,7 @@ from engine.tig.llm import (
     LLMExtractor,
 )
 from engine.tig.population import PopulationIndex
-from tests.engine.tig.planted import MODELS, TableEmbedder, planted_population
+from tests.engine.tig.planted import LIGHTHOUSE, MODELS, TableEmbedder, planted_population
 from tests.fakes import FakeOpenAIServer, Script
 
 IDEA = IdeaRecord(
@@ -173,6 +173,16 @@ def test_extract_many_sends_one_concurrent_batch():
 
 TEXTS = ["lighthouse", "old lighthouse", "beacon", "fog", "sea mist"]
 NO_EMBEDDINGS = np.eye(5, dtype=np.float32)
+# cosines under which the three lighthouse phrasings, and fog / sea mist, are paraphrases
+PARAPHRASES = np.array(
+    [
+        [1.0, 0.95, 0.9, 0.1, 0.1],
+        [0.95, 1.0, 0.9, 0.1, 0.1],
+        [0.9, 0.9, 1.0, 0.1, 0.1],
+        [0.1, 0.1, 0.1, 1.0, 0.9],
+        [0.1, 0.1, 0.1, 0.9, 1.0],
+    ]
+)
 
 
 def groups_reply(*groups):
@@ -190,7 +200,7 @@ def test_a_valid_grouping_is_used_as_given():
     reply = groups_reply(("lighthouse", "old lighthouse", "beacon"), ("fog", "sea mist"))
     with FakeOpenAIServer(handler=lambda r: reply) as server:
         canon = LLMCanonicaliser(make_client(server))
-        result = canon.group("motif", TEXTS, [1] * 5, NO_EMBEDDINGS)
+        result = canon.group("motif", TEXTS, [1] * 5, PARAPHRASES)
         body = server.chat_requests[0].body
     assert grouping(result) == [["fog", "sea mist"], ["lighthouse", "old lighthouse", "beacon"]]
     assert canon.issues == [] and len(server.chat_requests) == 1
@@ -202,7 +212,7 @@ def test_invented_atoms_are_sent_back_then_dropped():
     inventing = groups_reply(("lighthouse", "old lighthouse", "beacon", "pharos"), ("fog", "sea mist"))
     with FakeOpenAIServer(handler=lambda r: inventing) as server:
         canon = LLMCanonicaliser(make_client(server))
-        result = canon.group("motif", TEXTS, [1] * 5, NO_EMBEDDINGS)
+        result = canon.group("motif", TEXTS, [1] * 5, PARAPHRASES)
         problem = server.chat_requests[1].body["messages"][-1]["content"]
     assert "invented atom dropped: 'pharos'" in problem
     assert grouping(result) == [["fog", "sea mist"], ["lighthouse", "old lighthouse", "beacon"]]
@@ -214,7 +224,7 @@ def test_missing_atoms_are_repaired_by_the_model_when_it_can():
     complete = groups_reply(("lighthouse", "old lighthouse", "beacon"), ("fog", "sea mist"))
     with FakeOpenAIServer(handler=Script(missing, complete)) as server:
         canon = LLMCanonicaliser(make_client(server))
-        result = canon.group("motif", TEXTS, [1] * 5, NO_EMBEDDINGS)
+        result = canon.group("motif", TEXTS, [1] * 5, PARAPHRASES)
         problem = server.chat_requests[1].body["messages"][-1]["content"]
     assert "missing atom added as its own group: 'beacon'" in problem
     assert grouping(result) == [["fog", "sea mist"], ["lighthouse", "old lighthouse", "beacon"]]
@@ -224,8 +234,20 @@ def test_missing_atoms_are_repaired_by_the_model_when_it_can():
 def test_missing_atoms_left_after_the_last_attempt_become_their_own_groups():
     missing = groups_reply(("lighthouse", "old lighthouse"), ("fog",))
     with FakeOpenAIServer(handler=lambda r: missing) as server:
-        result = LLMCanonicaliser(make_client(server)).group("motif", TEXTS, [1] * 5, NO_EMBEDDINGS)
+        result = LLMCanonicaliser(make_client(server)).group("motif", TEXTS, [1] * 5, PARAPHRASES)
     assert grouping(result) == [["beacon"], ["fog"], ["lighthouse", "old lighthouse"], ["sea mist"]]
+
+
+def test_an_unrelated_alias_from_the_model_is_split_off_without_another_call():
+    reply = groups_reply(("lighthouse", "old lighthouse", "beacon", "fog"), ("sea mist",))
+    with FakeOpenAIServer(handler=lambda r: reply) as server:
+        canon = LLMCanonicaliser(make_client(server))
+        result = canon.group("motif", TEXTS, [1] * 5, PARAPHRASES)
+        assert len(server.chat_requests) == 1
+    assert grouping(result) == [["fog"], ["lighthouse", "old lighthouse", "beacon"], ["sea mist"]]
+    assert canon.issues == [
+        "motif: unrelated alias split off: 'fog' has cosine 0.10 < 0.85 to its label 'lighthouse'"
+    ]
 
 
 def test_unparseable_replies_fall_back_to_embedding_grouping():
@@ -240,8 +262,8 @@ def test_the_same_atom_set_is_asked_once():
     reply = groups_reply(("lighthouse", "old lighthouse", "beacon"), ("fog", "sea mist"))
     with FakeOpenAIServer(handler=lambda r: reply) as server:
         canon = LLMCanonicaliser(make_client(server))
-        canon.group("motif", TEXTS, [1] * 5, NO_EMBEDDINGS)
-        again = canon.group("motif", list(reversed(TEXTS)), [1] * 5, NO_EMBEDDINGS)
+        canon.group("motif", TEXTS, [1] * 5, PARAPHRASES)
+        again = canon.group("motif", list(reversed(TEXTS)), [1] * 5, PARAPHRASES)
         assert len(server.chat_requests) == 1
     by_text = dict(zip(reversed(TEXTS), again))
     assert by_text["lighthouse"] == by_text["beacon"] != by_text["fog"] == by_text["sea mist"]
@@ -268,6 +290,9 @@ def echoing_extractor_reply(request):
     )
 
 
+LIGHTHOUSE_LABELS = [atom_label(p) for p in LIGHTHOUSE]
+
+
 def test_a_population_index_runs_on_the_provider_extractor_and_canonicaliser():
     with FakeOpenAIServer(handler=echoing_extractor_reply) as server:
         client = make_client(server)
@@ -275,7 +300,8 @@ def test_a_population_index_runs_on_the_provider_extractor_and_canonicaliser():
             planted_population(),
             extractor=LLMExtractor(client),
             canonicaliser=LLMCanonicaliser(client),
-            embedder=TableEmbedder(dim=4096),
+            # the five lighthouse phrasings are paraphrases (one direction), everything else unrelated
+            embedder=TableEmbedder({label: [1.0] for label in LIGHTHOUSE_LABELS}, dim=4096),
         )
         extraction_calls = len(server.chat_requests)
         context = index.context((MODELS[0], MODELS[1]))
