@@ -154,7 +154,8 @@
       itemBox.dataset.token = "";
       itemBox.replaceChildren(el("div", { class: "done" },
         el("h2", { text: "Nothing left for you in this campaign." }),
-        el("p", {}, "Thank you! ", el("a", { href: cfg.queue, text: "Back to my work" }))));
+        el("p", {}, "Thank you! ", el("a", { href: cfg.queue, text: "Back to my work" })),
+        el("p", { class: "muted" }, "To change your last label, press ", kbd("Z"), ".")));
       return;
     }
     const builder = KINDS[a.kind];

@@ -121,6 +121,20 @@ def test_re_sending_an_earlier_change_after_a_later_one_replays_the_earlier(labe
     assert label.version == 3 and label.shown_choice == "B"
 
 
+def test_re_sending_the_original_submission_after_a_change_replays_it_and_writes_nothing(labelled):
+    campaign, ann, assignment, label = labelled
+    _revise(assignment, ann, {"choice": "tie"})
+    before = _state(campaign)
+    original = {"choice": "A", "flag": {"reason": "ambiguous_brief", "note": "which audience?"}}
+    again = services.label_submit(token=assignment.token, annotator=ann, idempotency_key=label.idempotency_key,
+                                  answer=original)
+    assert again.replayed and again.label.shown_choice == "tie"
+    assert _state(campaign) == before
+    with pytest.raises(SubmissionConflict):
+        services.label_submit(token=assignment.token, annotator=ann, idempotency_key=label.idempotency_key,
+                              answer={"choice": "B"})
+
+
 def test_re_using_a_change_key_with_another_answer_is_a_conflict(labelled):
     campaign, ann, assignment, _label = labelled
     key = uuid.uuid4()

@@ -136,3 +136,19 @@ def test_with_nothing_labelled_yet_z_says_so(live_server, browser):
     page.keyboard.press("z")
     _wait_status(page, "You have no saved label")
     assert page.is_hidden("#revise-banner")
+
+
+def test_the_last_label_of_a_campaign_can_be_changed_from_the_done_screen(live_server, browser):
+    (user,) = annotators(1, prefix="last")
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[user], n_items=1)
+    page = _open(browser, live_server, user, campaign)
+    token = page.eval_on_selector("#item", "e => e.dataset.token")
+    label_by_keyboard(page, "a")
+    assert "Nothing left" in page.inner_text("#item") and "press Z" in page.inner_text("#item")
+    page.keyboard.press("z")
+    wait_for_item(page, "")
+    page.keyboard.press("b")
+    page.keyboard.press("Enter")
+    _wait_status(page, "Saved ✓ as version 2")
+    page.wait_for_function("() => document.querySelector('#item').textContent.includes('Nothing left')", timeout=TIMEOUT_MS)
+    assert PairwiseLabel.objects.get(assignment__token=token).shown_choice == "B"
