@@ -108,7 +108,6 @@ def label_revise(
     """
     key = _parse_key(idempotency_key)
     time_ms = validate_time_on_item(time_on_item_ms)
-    now = now or timezone.now()
     for _ in range(RACE_RETRIES):
         try:
             with transaction.atomic():
@@ -121,7 +120,7 @@ def label_revise(
 
 
 def _label_revise(token: str, annotator: AbstractBaseUser, key: uuid.UUID, answer: Any, time_ms: int | None,
-                  now: datetime) -> Revision:
+                  now: datetime | None) -> Revision:
     # Race prevented: two changes of one label (double Enter, a retried request) both archiving the
     # same version; the second waits here for the first to commit, then replays or archives the next.
     assignment = _one(Assignment.objects.select_for_update(of=("self",)).select_related("campaign")
@@ -146,6 +145,8 @@ def _label_revise(token: str, annotator: AbstractBaseUser, key: uuid.UUID, answe
     current = label_fields(label, values)
     if current == values:
         return Revision(label, label.version, changed=False, replayed=False)
+    # The time is read under the locks: a change that waited for another one is later than it.
+    now = now or timezone.now()
     LabelRevision.objects.create(
         assignment=assignment, campaign_id=assignment.campaign_id, annotator=annotator, version=label.version,
         values=current, given_at=label.revised_at or label.created_at, superseded_at=now, idempotency_key=key,
