@@ -11,6 +11,9 @@ which refuses a closed campaign, a lost membership or a withdrawn assignment):
   item's content hash — recomputed now — is the one the label was given under);
 * the item is not in adjudication (requested or resolved): a researcher is reading its labels.
 
+A changed item and an item in adjudication are refused with the same message, which names both: the
+annotator must not learn that their item went to adjudication (that tells them the others disagreed).
+
 Gold items are changed like any other: refusing them would tell the annotator which items are gold.
 
 Changing a label, in one transaction with the assignment and label rows locked: the current answer
@@ -46,8 +49,10 @@ from annotation.services import _attach_item, _one, _parse_key
 RACE_RETRIES = 5
 
 REFUSED_NOT_PREVIOUS = "Only your most recent label in this campaign can be changed."
-REFUSED_CHANGED = "This item changed since you labelled it; your label was kept as it was and cannot be changed."
-REFUSED_ADJUDICATION = "This item is in adjudication; its labels can no longer be changed."
+#: One message for a changed item and an item in adjudication: an annotator told "in adjudication"
+#: would learn that the other annotators disagreed (with k = 3 pairwise: what each of them chose).
+REFUSED_LOCKED = ("This label can no longer be changed: the item changed since you labelled it, or it is under "
+                  "review. Your label was kept as you gave it.")
 
 
 @dataclass(frozen=True)
@@ -79,14 +84,14 @@ def revision_refusal(*, label: Label, assignment: Assignment, item: Item, kind: 
     docstring). Writes nothing: an item found changed is marked stale by the next submission or
     content refresh, not by a refused change."""
     if label.is_stale or assignment.status != Assignment.Status.SUBMITTED:
-        return REFUSED_CHANGED
+        return REFUSED_LOCKED
     latest = previous_label(campaign=assignment.campaign, annotator=assignment.annotator)
     if latest is None or latest.pk != label.pk:
         return REFUSED_NOT_PREVIOUS
     if Adjudication.objects.filter(item_id=item.pk).exists():
-        return REFUSED_ADJUDICATION
+        return REFUSED_LOCKED
     if item.content_hash != label.content_hash or kind.shown_content(item).digest != label.content_hash:
-        return REFUSED_CHANGED
+        return REFUSED_LOCKED
     return None
 
 
@@ -182,6 +187,6 @@ def label_revisions(*, assignment: Assignment) -> list[LabelRevision]:
 
 
 __all__ = [
-    "REFUSED_ADJUDICATION", "REFUSED_CHANGED", "REFUSED_NOT_PREVIOUS", "Revision", "label_fields", "label_revise",
+    "REFUSED_LOCKED", "REFUSED_NOT_PREVIOUS", "Revision", "label_fields", "label_revise",
     "label_revisions", "previous_label", "revision_refusal",
 ]

@@ -12,7 +12,7 @@ from annotation import selectors, services
 from annotation.errors import CampaignNotOpen, LabelInvalid, LabelNotRevisable, NotFound, SubmissionConflict
 from annotation.kinds import kind_for
 from annotation.kinds.base import pair_choice_to_canonical
-from annotation.label_revision import label_revise
+from annotation.label_revision import REFUSED_LOCKED, label_revise
 from annotation.models import (
     Adjudication,
     AnnotatorProgress,
@@ -251,7 +251,7 @@ def test_a_change_after_the_items_content_changed_is_refused(labelled):
     response.core_idea = "Rewritten after the label was given"
     response.save()
     before = _state(campaign)
-    with pytest.raises(LabelNotRevisable, match="changed since you labelled it"):
+    with pytest.raises(LabelNotRevisable, match="the item changed since you labelled it, or it is under review"):
         _revise(assignment, ann, {"choice": "tie"})
     assert _state(campaign) == before
     label.refresh_from_db()
@@ -279,8 +279,9 @@ def test_an_item_in_adjudication_refuses_a_change(labelled, resolved):
     Adjudication.objects.create(item=assignment.item, requested_by=rita, requested_at=now,
                                 **({"outcome": "B", "resolved_by": rita, "resolved_at": now} if resolved else {}))
     before = _state(campaign)
-    with pytest.raises(LabelNotRevisable, match="adjudication"):
+    with pytest.raises(LabelNotRevisable) as refused:
         _revise(assignment, ann, {"choice": "tie"})
+    assert refused.value.message == REFUSED_LOCKED and "adjudicat" not in refused.value.message  # blind
     assert _state(campaign) == before
 
 
