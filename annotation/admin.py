@@ -17,6 +17,7 @@ from annotation.forms import (
     ItemImportForm,
     ValidationPairsForm,
 )
+from annotation.kinds import kind_for
 from annotation.models import (
     Adjudication,
     BlindingRefusal,
@@ -208,14 +209,23 @@ class LabelRevisionAdmin(admin.ModelAdmin):
     list_display = ("superseded_at", "campaign", "item_key", "annotator", "version", "given_at")
     list_filter = ("campaign",)
     search_fields = ("assignment__item__key", "annotator__username")
-    readonly_fields = ("campaign", "assignment", "item_key", "annotator", "version", "values", "given_at",
-                       "superseded_at", "idempotency_key", "content_hash", "task_set_version", "time_on_revision_ms")
+    readonly_fields = ("campaign", "assignment", "item_key", "annotator", "version", "superseded_answer", "values",
+                       "given_at", "superseded_at", "idempotency_key", "content_hash", "task_set_version",
+                       "time_on_revision_ms")
     fields = readonly_fields
     list_select_related = ("campaign", "annotator", "assignment__item")
 
     @admin.display(description="item")
     def item_key(self, obj: LabelRevision) -> str:
         return obj.assignment.item.key
+
+    @admin.display(description="superseded answer")
+    def superseded_answer(self, obj: LabelRevision) -> str:
+        """The superseded version read by its kind, as the labels export shows an answer."""
+        kind = kind_for(obj.campaign.kind)
+        was = kind.label_model(**obj.values)
+        flag = f"; flag {was.flag_reason}: {was.flag_note}" if was.flag_reason else ""
+        return "; ".join(f"{k}: {v}" for k, v in kind.summary(was).items()) + flag
 
     def has_add_permission(self, request):
         return False
