@@ -422,3 +422,32 @@ def test_racing_changes_on_postgresql_archive_every_version_once():
     # "A" again may find "A" current (no version) or not, depending on the order the requests ran in
     assert versions == list(range(1, label.version)) and len(written) == label.version - 1
     assert sum(r.replayed for r in results) == 3 and len({r.version for r in results if r.replayed}) == 1
+
+
+@pytest.mark.parametrize("kind", [CampaignKind.UOS_RATING, CampaignKind.CANVAS_SIMILARITY, CampaignKind.HANDWRITING])
+def test_a_validation_kinds_page_answer_validates_back_and_changes_to_a_new_version(kind):
+    from tests.annotation.validation_factories import (
+        VALID_VALIDATION_ANSWERS,
+        C2World,
+        EaselWorld,
+        canvas_campaign,
+        handwriting_campaign,
+        uos_campaign,
+    )
+
+    (ann,) = annotators(1, prefix="validation")
+    builders = {CampaignKind.UOS_RATING: lambda: uos_campaign(C2World(), annotators=[ann], n_items=2),
+                CampaignKind.CANVAS_SIMILARITY: lambda: canvas_campaign(EaselWorld(), annotators=[ann], pairs_per_task=1),
+                CampaignKind.HANDWRITING: lambda: handwriting_campaign(EaselWorld(), annotators=[ann])}
+    campaign = builders[kind]()
+    assignment, submission = take_and_label(campaign, ann, VALID_VALIDATION_ANSWERS[kind])
+    kind_ = kind_for(kind)
+    page_answer = kind_.answer_for_page(submission.label)
+    values = kind_.validate(page_answer, item=assignment.item, assignment=assignment)
+    assert all(getattr(submission.label, name) == value for name, value in values.items())
+    other = {CampaignKind.UOS_RATING: {"usefulness": 0, "originality": 5, "surprise": 4},
+             CampaignKind.CANVAS_SIMILARITY: {"choice": "tie"},
+             CampaignKind.HANDWRITING: {"text": "", "unreadable": True}}[kind]
+    assert _revise(assignment, ann, other).version == 2
+    assert LabelRevision.objects.get(assignment=assignment).values == {
+        name: getattr(submission.label, name) for name in values}

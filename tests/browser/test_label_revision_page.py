@@ -152,3 +152,39 @@ def test_the_last_label_of_a_campaign_can_be_changed_from_the_done_screen(live_s
     _wait_status(page, "Saved ✓ as version 2")
     page.wait_for_function("() => document.querySelector('#item').textContent.includes('Nothing left')", timeout=TIMEOUT_MS)
     assert PairwiseLabel.objects.get(assignment__token=token).shown_choice == "B"
+
+
+def test_a_tig_audit_label_comes_back_with_its_codes_action_and_note(live_server, browser):
+    from annotation.models import TigAuditLabel
+    from tests.annotation.factories import tig_campaign
+
+    (user,) = annotators(1, prefix="tigback")
+    campaign = tig_campaign(Catalogue(n_tasks=2), annotators=[user])
+    page = _open(browser, live_server, user, campaign)
+    first_token = page.eval_on_selector("#item", "e => e.dataset.token")
+    for _ in range(5):
+        page.keyboard.press("1")  # pass on every criterion
+    page.keyboard.press("2")  # revise
+    page.keyboard.press("n")
+    page.keyboard.type("tighten the wording")
+    page.keyboard.press("Enter")
+    _wait_status(page, "Saved")
+    second_token = wait_for_item(page, first_token)
+
+    page.keyboard.press("z")
+    wait_for_item(page, second_token)
+    assert page.input_value("#revision-note") == "tighten the wording"
+    assert page.locator("tr[data-row=overall_action] button.on").get_attribute("data-action") == "revise"
+    assert page.locator("tr[data-row=faithfulness] button.on").get_attribute("data-code") == "pass"
+    page.keyboard.press("ArrowDown")  # the cursor starts on the first criterion
+    page.keyboard.press("ArrowDown")  # faithfulness
+    page.keyboard.press("3")  # fail: the item must now be excluded
+    page.keyboard.press("3")  # (the cursor moved on to non-leakage) fail again
+    page.keyboard.press("ArrowDown")  # the action row
+    page.keyboard.press("3")  # exclude
+    page.keyboard.press("Enter")
+    _wait_status(page, "Saved ✓ as version 2")
+    wait_for_item(page, first_token)
+    label = TigAuditLabel.objects.get(assignment__token=first_token)
+    assert (label.faithfulness, label.non_leakage, label.overall_action, label.version) == ("fail", "fail", "exclude", 2)
+    assert label.revision_note == "tighten the wording"
