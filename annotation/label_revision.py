@@ -74,9 +74,11 @@ def label_fields(label: Label, names: Any) -> dict[str, Any]:
 
 def previous_label(*, campaign: Campaign, annotator: AbstractBaseUser) -> Label | None:
     """The annotator's most recent label in the campaign (latest first given), any state."""
-    label_model = kind_for(campaign.kind).label_model
-    return next(iter(label_model.objects.filter(campaign=campaign, annotator=annotator)
-                     .order_by("-created_at", "-pk")[:1]), None)
+    return _latest(kind_for(campaign.kind).label_model.objects.filter(campaign=campaign, annotator=annotator))
+
+
+def _latest(labels):
+    return next(iter(labels.order_by("-created_at", "-pk")[:1]), None)
 
 
 def revision_refusal(*, label: Label, assignment: Assignment, item: Item, kind: Kind) -> str | None:
@@ -85,7 +87,7 @@ def revision_refusal(*, label: Label, assignment: Assignment, item: Item, kind: 
     content refresh, not by a refused change."""
     if label.is_stale or assignment.status != Assignment.Status.SUBMITTED:
         return REFUSED_LOCKED
-    latest = previous_label(campaign=assignment.campaign, annotator=assignment.annotator)
+    latest = _latest(type(label).objects.filter(campaign_id=label.campaign_id, annotator_id=label.annotator_id))
     if latest is None or latest.pk != label.pk:
         return REFUSED_NOT_PREVIOUS
     if Adjudication.objects.filter(item_id=item.pk).exists():

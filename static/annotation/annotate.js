@@ -70,6 +70,7 @@
   // ------------------------------------------------------------------ state
   let state = null; // {assignment, key, ctrl, flag, saving, saved, closed, retries, timer, visibleMs, visibleSince}
   let skipArmed = false;
+  let loading = false; // a next-item request is in flight
 
   function elapsedMs() {
     if (!state) return null;
@@ -131,13 +132,16 @@
     choicesBox.replaceChildren();
     itemBox.replaceChildren(el("p", { class: "muted", text: "Loading the next item…" }));
     let r;
+    loading = true;
     try {
       r = await post(cfg.next, withProgress ? {} : { progress: false });
     } catch (e) {
+      loading = false;
       itemBox.replaceChildren(el("p", { class: "error", text: "Could not reach the server. Press Enter to try again." }));
       state = { failedLoad: true };
       return;
     }
+    loading = false;
     if (r.status === 401) {
       itemBox.replaceChildren(el("p", { class: "error", text: "Your session ended: log in again, then reload this page." }));
       return;
@@ -267,7 +271,9 @@
 
   async function openPrevious() {
     if (away) return returnToCurrent();  // Z again: back without changing anything
-    if (state && state.saving) return;
+    if (loading || (state && state.saving)) return;
+    // A just-saved item would move on to the next one meanwhile: it does so on return instead.
+    if (state && state.saved) clearTimeout(state.timer);
     let r;
     try { r = await get(cfg.previous); } catch (e) { r = { status: 0, data: null }; }
     if (r.status !== 200 || !r.data) {
@@ -277,7 +283,7 @@
     const p = r.data.previous;
     if (!p) { setStatus("error", "You have no saved label in this campaign yet."); return; }
     if (!p.revisable) { setStatus("error", p.refusal); return; }
-    if (away || (state && state.saving)) return;
+    if (away || loading || (state && state.saving)) return;
     const builder = KINDS[p.kind];
     if (state) {
       clearTimeout(state.timer);
