@@ -17,6 +17,7 @@ from annotation.forms import (
     ItemImportForm,
     ValidationPairsForm,
 )
+from annotation.kinds import kind_for
 from annotation.models import (
     Adjudication,
     BlindingRefusal,
@@ -25,6 +26,7 @@ from annotation.models import (
     CampaignAnnotator,
     CampaignKind,
     Item,
+    LabelRevision,
 )
 from leaderboard.roles import require_admin
 
@@ -194,6 +196,39 @@ class BlindingRefusalAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # written by item creation only
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(LabelRevision)
+class LabelRevisionAdmin(admin.ModelAdmin):
+    """The audit of changed labels: each row a superseded version, read-only (written only by
+    :func:`annotation.label_revision.label_revise`)."""
+
+    list_display = ("superseded_at", "campaign", "item_key", "annotator", "version", "given_at")
+    list_filter = ("campaign",)
+    search_fields = ("assignment__item__key", "annotator__username")
+    readonly_fields = ("campaign", "assignment", "item_key", "annotator", "version", "superseded_answer", "values",
+                       "given_at", "superseded_at", "idempotency_key", "content_hash", "task_set_version",
+                       "time_on_revision_ms")
+    fields = readonly_fields
+    list_select_related = ("campaign", "annotator", "assignment__item")
+
+    @admin.display(description="item")
+    def item_key(self, obj: LabelRevision) -> str:
+        return obj.assignment.item.key
+
+    @admin.display(description="superseded answer")
+    def superseded_answer(self, obj: LabelRevision) -> str:
+        """The superseded version read by its kind, as the labels export shows an answer."""
+        kind = kind_for(obj.campaign.kind)
+        was = kind.label_model(**obj.values)
+        flag = f"; flag {was.flag_reason}: {was.flag_note}" if was.flag_reason else ""
+        return "; ".join(f"{k}: {v}" for k, v in kind.summary(was).items()) + flag
+
+    def has_add_permission(self, request):
+        return False
 
     def has_change_permission(self, request, obj=None):
         return False

@@ -13,7 +13,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import selectors, services
+from annotation import label_revision, selectors, services
 from annotation.access import annotator_access_check
 from annotation.errors import AnnotationError, NotFound
 
@@ -106,3 +106,42 @@ class SkipApi(AnnotationAPIView):
         assignment = services.assignment_skip(token=token, annotator=request.user, reason=data.validated_data["reason"])
         progress = selectors.campaign_progress(campaign=assignment.campaign, annotator=request.user)
         return Response({"skipped": True, "progress": progress.as_dict()})
+
+
+class PreviousLabelApi(AnnotationAPIView):
+    """GET: the annotator's previous label in the campaign, to show and change (``previous`` is null
+    when they have labelled nothing here; see :func:`annotation.selectors.previous_label_present`)."""
+
+    def get(self, request, pk: int):
+        campaign = _campaign(pk)
+        annotator_access_check(user=request.user, campaign=campaign)
+        return Response({"previous": selectors.previous_label_present(campaign=campaign, annotator=request.user,
+                                                                      media_url_for=_media_url)})
+
+
+class ReviseApi(AnnotationAPIView):
+    """POST {idempotency_key, answer, time_on_item_ms}: change the annotator's previous label (a new
+    version, :func:`annotation.label_revision.label_revise`); 201 when a version was written, 200 when
+    the request was a re-send or the answer is the one already stored."""
+
+    class Input(serializers.Serializer):
+        idempotency_key = serializers.CharField(max_length=64)
+        answer = serializers.JSONField()
+        time_on_item_ms = serializers.JSONField(required=False, allow_null=True)
+
+    def post(self, request, token: str):
+        data = self.Input(data=request.data)
+        if not data.is_valid():
+            return Response({"error": "invalid", "detail": "malformed change", "fields": data.errors},
+                            status=status.HTTP_400_BAD_REQUEST)
+        revision = label_revision.label_revise(
+            token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
+            answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
+        )
+        return Response(revision_body(revision), status=status.HTTP_201_CREATED if revision.changed and not revision.replayed
+                        else status.HTTP_200_OK)
+
+
+def revision_body(revision: label_revision.Revision) -> dict:
+    """The answer to a change request: the version now stored, whether this request wrote it."""
+    return {"saved": True, "version": revision.version, "changed": revision.changed, "replayed": revision.replayed}

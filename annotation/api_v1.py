@@ -1,7 +1,8 @@
 """The annotation part of ``/api/v1/``.
 
 Researchers: campaigns (list, detail, dashboard statistics, labels export); admins: campaign create and
-items import. Annotators: the labelling page's four operations (next, progress, submit, skip), the same
+items import. Annotators: the labelling page's operations (next, progress, submit, skip, and the previous
+label and its change), the same
 services and the same blinded bodies as :mod:`annotation.api` (whose routes stay for the page's own JS),
 refusals in the API's one error shape. Every annotator request goes through
 :func:`annotation.access.annotator_access_check`.
@@ -25,7 +26,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import api, selectors, services
+from annotation import api, label_revision, selectors, services
 from annotation.access import annotator_access_check
 from annotation.errors import NotAllowed
 from annotation.models import Campaign, CampaignKind
@@ -319,3 +320,56 @@ class SubmitApi(_AnnotatorApi):
 class SkipApi(_AnnotatorApi, api.SkipApi):
     pass
 
+
+
+class PreviousLabelOutput(serializers.Serializer):
+    """Blinded, like an assignment: the opaque token, the kind's shown content in the orientation the
+    annotator saw, their own answer in the page's shape, the label's version. No item, model, gold
+    status or other label."""
+
+    token = serializers.CharField()
+    kind = serializers.CharField()
+    version = serializers.IntegerField(min_value=1)
+    revisable = serializers.BooleanField()
+    refusal = serializers.CharField(allow_blank=True, help_text="Why it may not be changed; empty when it may.")
+    content = serializers.DictField(allow_null=True)
+    answer = serializers.DictField(allow_null=True)
+
+
+class PreviousOutput(serializers.Serializer):
+    previous = PreviousLabelOutput(allow_null=True)
+
+
+class ReviseInput(api.ReviseApi.Input):
+    pass
+
+
+class ReviseOutput(serializers.Serializer):
+    saved = serializers.BooleanField()
+    version = serializers.IntegerField(min_value=1, help_text="The label's version this request wrote or found.")
+    changed = serializers.BooleanField(help_text="False: the answer is the one already stored; nothing was written.")
+    replayed = serializers.BooleanField(help_text="True: a re-sent request (same idempotency_key); nothing was written.")
+
+
+@extend_schema_view(get=extend_schema(operation_id="annotate_previous",
+                                      responses={200: PreviousOutput, **error_responses(404, 409)}))
+class PreviousLabelApi(_AnnotatorApi, api.PreviousLabelApi):
+    pass
+
+
+class ReviseApi(_AnnotatorApi):
+    """Change the annotator's previous label: a new version (201); a re-sent request (same
+    ``idempotency_key``) or the same answer again writes nothing (200). Refused (409) when the label is
+    not their most recent in the campaign, the item changed or is in adjudication, or the campaign closed."""
+
+    @extend_schema(operation_id="annotate_revise", request=ReviseInput,
+                   responses={201: ReviseOutput, 200: ReviseOutput, **error_responses(404, 409)})
+    def post(self, request, token: str):
+        data = ReviseInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        revision = label_revision.label_revise(
+            token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
+            answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
+        )
+        return Response(api.revision_body(revision),
+                        status=status.HTTP_201_CREATED if revision.changed and not revision.replayed else status.HTTP_200_OK)

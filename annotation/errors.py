@@ -95,3 +95,11 @@ class LaunchGatesFailed(AnnotationError):
 
     status = 409
     code = "launch_gates_failed"
+
+
+class LabelNotRevisable(AnnotationError):
+    """A change of a label the annotator may not make now: not their most recent label, the item's
+    content changed, or the item is in adjudication (the message says which)."""
+
+    status = 409
+    code = "label_not_revisable"

@@ -403,7 +403,8 @@ class Assignment(models.Model):
 
 class Label(models.Model):
     """What every label shares: its assignment, idempotency key, the content hash and task-set
-    version it was given under, staleness, time on item, and an optional flag with a note."""
+    version it was given under, staleness, time on item, an optional flag with a note, and its
+    version (an annotator may change their most recent label: :mod:`annotation.label_revision`)."""
 
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="%(class)s")
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
@@ -418,10 +419,19 @@ class Label(models.Model):
     flag_note = models.CharField(max_length=500, blank=True)
     time_on_item_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField()
+    version = models.PositiveIntegerField(
+        default=1, help_text="1 as first given; one more at each change by its annotator (the superseded versions "
+        "are LabelRevision rows). The fields hold the current version."
+    )
+    revised_at = models.DateTimeField(null=True, blank=True, help_text="When the current version replaced the one before.")
 
     class Meta:
         abstract = True
         constraints = [
+            models.CheckConstraint(
+                condition=Q(version=1, revised_at__isnull=True) | Q(version__gt=1, revised_at__isnull=False),
+                name="%(app_label)s_%(class)s_version_revised_together",
+            ),
             models.UniqueConstraint(
                 fields=["item", "annotator", "content_hash"], name="%(app_label)s_%(class)s_one_per_annotator_item"
             ),
@@ -595,6 +605,49 @@ class HandwritingLabel(Label):
                 name="handwritinglabel_text_xor_unreadable",
             ),
         ]
+
+
+class LabelRevision(models.Model):
+    """A superseded version of a label: the values its annotator replaced when they changed their
+    most recent label (:func:`annotation.label_revision.label_revise`). Never a silent overwrite:
+    version ``n`` of a label is this row with ``version = n`` until the label's own ``version`` is
+    ``n``; the label row holds the current one.
+
+    The label is named by its assignment (one label per assignment, in the kind's label table: the
+    label tables are one per kind, so no single foreign key could point at "a label"). ``values``
+    are the label's answer and flag fields as they were (the names ``Kind.validate`` returns);
+    ``idempotency_key`` is the key of the request that replaced them (re-sending it changes nothing);
+    ``content_hash`` and ``task_set_version`` are what the item showed, the same for every version
+    (a revision of an item whose content changed is refused)."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="label_revisions")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    version = models.PositiveIntegerField(help_text="The superseded version (1 = the label as first given).")
+    values = models.JSONField(help_text="The superseded answer and flag fields.")
+    given_at = models.DateTimeField(help_text="When the superseded version was given.")
+    superseded_at = models.DateTimeField(help_text="When the annotator replaced it.")
+    idempotency_key = models.UUIDField(unique=True, help_text="Key of the request that replaced it.")
+    content_hash = models.CharField(max_length=64)
+    task_set_version = models.CharField(max_length=40)
+    time_on_revision_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Time the replacing answer was on screen, as measured by the page."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "version"], name="labelrevision_one_per_version"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="labelrevision_version_from_1"),
+            models.CheckConstraint(condition=Q(superseded_at__gte=F("given_at")), name="labelrevision_superseded_after_given"),
+            models.CheckConstraint(
+                condition=Q(time_on_revision_ms__isnull=True) | Q(time_on_revision_ms__lte=24 * 3600 * 1000),
+                name="labelrevision_time_under_a_day",
+            ),
+        ]
+        ordering = ["assignment", "version"]
+
+    def __str__(self) -> str:
+        return f"version {self.version} of the label of assignment {self.assignment_id}"
 
 
 # ---------------------------------------------------------------------------------------------------

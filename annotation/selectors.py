@@ -36,6 +36,7 @@ from annotation.annotator_reads import campaigns_for_annotator as campaigns_for_
 from annotation.annotator_reads import markup_render as markup_render
 from annotation.annotator_reads import media_bytes_for_assignment as media_bytes_for_assignment
 from annotation.annotator_reads import media_for_assignment as media_for_assignment
+from annotation.annotator_reads import previous_label_present as previous_label_present
 from annotation.consensus import Stat, majority
 from annotation.judge_join import (
     HUMAN_BT_FALLBACK_L2 as HUMAN_BT_FALLBACK_L2,  # the join's names stay reachable here
@@ -70,6 +71,7 @@ from annotation.models import (
     CampaignKind,
     Dimension,
     Item,
+    LabelRevision,
     StrategyRole,
 )
 from annotation.pair_sampling import PAIRS_PER_TASK as PAIRS_PER_TASK
@@ -704,7 +706,8 @@ def campaign_list_rows() -> list[dict[str, Any]]:
 EXPORT_COLUMNS = [
     "campaign", "kind", "item_key", "task_id", "family", "dimension", "is_gold", "annotator", "is_simulated",
     "answer", "category", "flag_reason", "flag_note", "swapped", "slot", "assigned_at", "expires_at", "submitted_at",
-    "time_on_item_ms", "content_hash", "task_set_version", "is_stale", "model_a", "model_b", "response_a_id",
+    "time_on_item_ms", "content_hash", "task_set_version", "is_stale", "version", "revised_at", "revisions",
+    "model_a", "model_b", "response_a_id",
     "response_b_id", "render_a_id", "render_b_id", "sampling_stratum", "c2_sample_id", "easel_step_a_id", "easel_step_b_id",
 ]
 
@@ -717,15 +720,32 @@ def _validation_sides(item: Item) -> tuple[str | None, str | None]:
     return tuple(s.episode.run.agent_name if s is not None else None for s in steps)  # type: ignore[return-value]
 
 
+def _label_revisions_export(campaign: Campaign, kind) -> dict[int, dict[str, dict[str, Any]]]:
+    """Assignment id -> {superseded version: its answer, category, flag and times}: the history the
+    current values replaced (:mod:`annotation.label_revision`), in one query."""
+    history: dict[int, dict[str, dict[str, Any]]] = {}
+    for revision in LabelRevision.objects.filter(campaign=campaign).order_by("assignment_id", "version"):
+        was = kind.label_model(**revision.values)  # unsaved: the kind reads its answer as from a label
+        history.setdefault(revision.assignment_id, {})[str(revision.version)] = {
+            "answer": kind.summary(was), "category": kind.category(was), "flag_reason": was.flag_reason,
+            "flag_note": was.flag_note, "given_at": revision.given_at.isoformat(),
+            "superseded_at": revision.superseded_at.isoformat(),
+        }
+    return history
+
+
 def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
     """Every label of the campaign (stale and simulated ones included, and marked) with its
-    assignment metadata. Researcher-only: it names models."""
+    assignment metadata. Researcher-only: it names models. ``answer`` is the current version;
+    ``version`` counts the annotator's changes (1 = as first given) and ``revisions`` keeps every
+    superseded version, so that no history is lost."""
     kind = kind_for(campaign.kind)
     labels = kind.label_model.objects.filter(campaign=campaign).select_related(
         "annotator", "assignment__slot", "item__task", "item__response_a__subject_model", "item__response_b__subject_model",
         "item__render_a__response__subject_model", "item__render_b__response__subject_model",
         "item__c2_sample__subject_model", "item__easel_step_a__episode__run", "item__easel_step_b__episode__run",
     ).order_by("item__position", "created_at", "pk")
+    revisions = _label_revisions_export(campaign, kind)
     out = []
     for label in labels:
         item, assignment = label.item, label.assignment
@@ -742,6 +762,8 @@ def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
             "assigned_at": assignment.created_at.isoformat(), "expires_at": assignment.expires_at.isoformat(),
             "submitted_at": label.created_at.isoformat(), "time_on_item_ms": label.time_on_item_ms,
             "content_hash": label.content_hash, "task_set_version": label.task_set_version, "is_stale": label.is_stale,
+            "version": label.version, "revised_at": label.revised_at.isoformat() if label.revised_at else None,
+            "revisions": revisions.get(label.assignment_id, {}),
             "model_a": side_a.subject_model.display_name if side_a else made_by[0],
             "model_b": side_b.subject_model.display_name if side_b else made_by[1],
             "response_a_id": side_a.pk if side_a else None, "response_b_id": side_b.pk if side_b else None,

@@ -71,6 +71,7 @@ from annotation.models import (
     Item,
     ItemSlot,
     Label,
+    LabelRevision,
 )
 from annotation.progress import annotator_progress_add, campaign_progress_add, campaign_version_bump
 from annotation.slot_queue import free_slot_take, slot_flag_repair, slot_taken, slots_freed
@@ -433,7 +434,14 @@ class Submission:
 
 
 def _same_answer(label: Label, values: Mapping[str, Any]) -> bool:
-    return all(getattr(label, name) == value for name, value in values.items())
+    """The label holds ``values`` now, or held them as first given (it has been changed since by its
+    annotator, :mod:`annotation.label_revision`: a re-sent submission is still a re-send)."""
+    if all(getattr(label, name) == value for name, value in values.items()):
+        return True
+    if label.version == 1:
+        return False
+    first = _one(LabelRevision.objects.filter(assignment_id=label.assignment_id, version=1).values_list("values", flat=True))
+    return first is not None and all(first.get(name) == value for name, value in values.items())
 
 
 def _parse_key(idempotency_key: Any) -> uuid.UUID:

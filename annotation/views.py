@@ -64,6 +64,8 @@ def work(request, pk: int):
             "next": reverse("annotation:api_next", args=[campaign.pk]),
             "submit": reverse("annotation:api_submit", args=["TOKEN"]),
             "skip": reverse("annotation:api_skip", args=["TOKEN"]),
+            "previous": reverse("annotation:api_previous", args=[campaign.pk]),
+            "revise": reverse("annotation:api_revise", args=["TOKEN"]),
             "queue": reverse("annotation:queue"),
             "flag_reasons": [{"code": r.value, "label": r.label} for r in FlagReason],
         },

@@ -72,4 +72,7 @@ urlpatterns = [
     path("annotate/campaigns/<int:pk>/progress", annotation_api.ProgressApi.as_view(), name="annotate_progress"),
     path("annotate/assignments/<assignment_token:token>/submit", annotation_api.SubmitApi.as_view(), name="annotate_submit"),
     path("annotate/assignments/<assignment_token:token>/skip", annotation_api.SkipApi.as_view(), name="annotate_skip"),
+    path("annotate/campaigns/<int:pk>/previous", annotation_api.PreviousLabelApi.as_view(), name="annotate_previous"),
+    path("annotate/assignments/<assignment_token:token>/revise", annotation_api.ReviseApi.as_view(),
+         name="annotate_revise"),
 ]

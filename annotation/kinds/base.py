@@ -9,6 +9,9 @@ A kind says, for its items:
   media as opaque per-assignment URLs, no ids, names or scores);
 * ``validate`` — turn a submitted answer into label field values, or raise :class:`LabelInvalid`
   with a message per field;
+* ``answer_shown`` — the inverse: a stored label as the answer the page sent (shown order), so that
+  the page can show an annotator their previous label to change (``validate`` of it gives the
+  label's fields back);
 * ``category`` / ``parse_answer`` — the nominal outcome used for consensus,
   Fleiss κ (Ekphrasis Table 17), gold accuracy and adjudication.
 
@@ -124,6 +127,19 @@ class Kind:
             raise LabelInvalid(errors)
         return {**values, **flag_values}
 
+    def answer_shown(self, label: Label) -> dict[str, Any]:
+        """The kind-specific part of the answer the page sent for ``label``, in the order the
+        annotator saw (the inverse of :meth:`validate_answer`)."""
+        raise NotImplementedError
+
+    def answer_for_page(self, label: Label) -> dict[str, Any]:
+        """The whole answer of ``label`` as the page sends it, flag included: ``validate`` of it
+        returns the label's field values."""
+        answer = self.answer_shown(label)
+        if label.flag_reason:
+            answer["flag"] = {"reason": label.flag_reason, "note": label.flag_note}
+        return answer
+
     def category(self, label: Label) -> str:
         raise NotImplementedError
 
@@ -178,6 +194,9 @@ class PairwiseKind(Kind):
 
     def validate_answer(self, data, *, item, assignment):
         return validate_pair_choice(data, assignment)
+
+    def answer_shown(self, label: PairwiseLabel) -> dict[str, Any]:
+        return {"choice": label.shown_choice}  # the key pressed, in the order the annotator saw
 
     def category(self, label: PairwiseLabel) -> str:
         return label.choice

@@ -121,6 +121,10 @@ class Faithfulness(Kind):
         values.update(score=score, passed=faithfulness_passes(score, reasons))
         return values, {}
 
+    def answer_shown(self, label: FaithfulnessLabel) -> dict[str, Any]:
+        reasons = label.hard_fail_reasons
+        return {"score": label.score, "hard_fail": bool(reasons), "hard_fail_reasons": reasons}
+
     def category(self, label: FaithfulnessLabel) -> str:
         return "pass" if label.passed else "fail"
 

@@ -78,6 +78,9 @@ class Handwriting(Kind):
             return {}, {"text": "only printable characters"}
         return {"text": text, "unreadable": unreadable}, {}
 
+    def answer_shown(self, label: HandwritingLabel) -> dict[str, Any]:
+        return {"text": label.text, "unreadable": label.unreadable}
+
     def category(self, label: HandwritingLabel) -> str:
         """The letters read, lower-cased (what the letter-position match reads), or 'unreadable'."""
         return UNREADABLE if label.unreadable else "".join(c for c in label.text.lower() if c.isalpha()) or "(no letters)"

@@ -84,6 +84,9 @@ class Strategy(Kind):
                 values[code] = role
         return (values, {}) if not errors else ({}, errors)
 
+    def answer_shown(self, label: StrategyLabel) -> dict[str, Any]:
+        return {"strategies": label.strategies}
+
     def category(self, label: StrategyLabel) -> str:
         present = sorted(label.strategies)
         return "+".join(present) if present else NONE

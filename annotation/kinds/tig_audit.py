@@ -171,6 +171,10 @@ class TigAudit(Kind):
             return {}, errors
         return {**values, "overall_action": action, "revision_note": note}, {}
 
+    def answer_shown(self, label: TigAuditLabel) -> dict[str, Any]:
+        return {"criteria": {c: getattr(label, c) for c in TIG_CRITERIA}, "overall_action": label.overall_action,
+                "revision_note": label.revision_note}
+
     def category(self, label: TigAuditLabel) -> str:
         return label.overall_action
 

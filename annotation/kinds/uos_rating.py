@@ -113,6 +113,9 @@ class UOSRating(Kind):
         values["rubric_version"] = RUBRIC_VERSION
         return values, {}
 
+    def answer_shown(self, label: UOSLabel) -> dict[str, Any]:
+        return {c: getattr(label, c) for c in UOS_COMPONENTS}
+
     def category(self, label: UOSLabel) -> str:
         """The exact (U, O, S) triple, for the consensus table's exact-agreement row."""
         return f"{label.usefulness}/{label.originality}/{label.surprise}"

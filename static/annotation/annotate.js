@@ -1,6 +1,9 @@
 /* The labelling page (Ekphrasis App. H–J). Keyboard first; saving is a contract:
  * every submission carries an idempotency key generated once per item, the page says "Saved"
  * only after the server confirmed, and a failed request is retried without losing the answer.
+ * Z (or the "Previous label" button) shows the previous item as it was seen, prefilled with the
+ * annotator's label; saving it stores a new version of that label (never an overwrite), then the
+ * current item comes back as it was left.
  * All content is inserted with textContent (never innerHTML): item text cannot inject markup. */
 (function () {
   "use strict";
@@ -55,9 +58,19 @@
     return { status: response.type === "opaqueredirect" ? 401 : response.status, data };
   }
 
+  async function get(url) {
+    const response = await fetch(url, { credentials: "same-origin", redirect: "manual", headers: { Accept: "application/json" } });
+    let data = null;
+    if (response.type !== "opaqueredirect") {
+      try { data = await response.json(); } catch (e) { data = null; }
+    }
+    return { status: response.type === "opaqueredirect" ? 401 : response.status, data };
+  }
+
   // ------------------------------------------------------------------ state
   let state = null; // {assignment, key, ctrl, flag, saving, saved, closed, retries, timer, visibleMs, visibleSince}
   let skipArmed = false;
+  let loading = false; // a next-item request is in flight
 
   function elapsedMs() {
     if (!state) return null;
@@ -110,6 +123,7 @@
 
   // ------------------------------------------------------------------ loading items
   async function loadNext(withProgress = true) {
+    if (away) leaveRevision();
     clearTimeout(state && state.timer);
     state = null;
     skipArmed = false;
@@ -118,13 +132,16 @@
     choicesBox.replaceChildren();
     itemBox.replaceChildren(el("p", { class: "muted", text: "Loading the next item…" }));
     let r;
+    loading = true;
     try {
       r = await post(cfg.next, withProgress ? {} : { progress: false });
     } catch (e) {
+      loading = false;
       itemBox.replaceChildren(el("p", { class: "error", text: "Could not reach the server. Press Enter to try again." }));
       state = { failedLoad: true };
       return;
     }
+    loading = false;
     if (r.status === 401) {
       itemBox.replaceChildren(el("p", { class: "error", text: "Your session ended: log in again, then reload this page." }));
       return;
@@ -141,7 +158,8 @@
       itemBox.dataset.token = "";
       itemBox.replaceChildren(el("div", { class: "done" },
         el("h2", { text: "Nothing left for you in this campaign." }),
-        el("p", {}, "Thank you! ", el("a", { href: cfg.queue, text: "Back to my work" }))));
+        el("p", {}, "Thank you! ", el("a", { href: cfg.queue, text: "Back to my work" })),
+        el("p", { class: "muted" }, "To change your last label, press ", kbd("Z"), ".")));
       return;
     }
     const builder = KINDS[a.kind];
@@ -156,11 +174,14 @@
   }
 
   // ------------------------------------------------------------------ saving
-  function submitUrl() { return cfg.submit.replace("TOKEN", encodeURIComponent(state.assignment.token)); }
+  function submitUrl(mine) {
+    return (mine.revising ? cfg.revise : cfg.submit).replace("TOKEN", encodeURIComponent(mine.assignment.token));
+  }
 
   async function submit() {
     if (!state) return;
     if (state.failedLoad) return loadNext();
+    if (state.revising && (state.saved || state.closed)) return returnToCurrent();
     if (state.saved) return loadNext(false);
     if (state.closed) return loadNext();
     if (state.saving) return;
@@ -174,12 +195,20 @@
     if (mine.flag) answer.flag = mine.flag;
     let r;
     try {
-      r = await post(submitUrl(), { idempotency_key: mine.key, answer, time_on_item_ms: elapsedMs() });
+      r = await post(submitUrl(mine), { idempotency_key: mine.key, answer, time_on_item_ms: elapsedMs() });
     } catch (e) {
       r = { status: 0, data: null };
     }
     if (state !== mine) return;
     mine.saving = false;
+    if ((r.status === 200 || r.status === 201) && mine.revising) {
+      mine.saved = true;
+      const d = r.data || {};
+      setStatus("saved", d.replayed ? `Saved ✓ as version ${d.version} (already on the server)`
+        : d.changed ? `Saved ✓ as version ${d.version}` : "Saved ✓ — the same answer, no new version");
+      mine.timer = setTimeout(() => { if (state === mine) returnToCurrent(); }, 700);
+      return;
+    }
     if (r.status === 200 || r.status === 201) {
       mine.saved = true;
       setStatus("saved", r.data && r.data.replayed ? "Saved ✓ (already on the server)" : "Saved ✓");
@@ -194,7 +223,8 @@
     }
     if (r.status === 409) {
       mine.closed = true;
-      setStatus("error", ((r.data && r.data.detail) || "This item can no longer be saved.") + " Press Enter for the next item.");
+      setStatus("error", ((r.data && r.data.detail) || "This item can no longer be saved.") +
+        (mine.revising ? " Your label was not changed; press Enter to return to the current item." : " Press Enter for the next item."));
       return;
     }
     setStatus("error", "Not saved: " + ((r.data && r.data.detail) || `the server refused the answer (${r.status})`));
@@ -213,6 +243,7 @@
 
   async function skip() {
     if (!state || !state.assignment || state.saved || state.saving) return;
+    if (state.revising) { setStatus("error", "A saved label cannot be skipped: change it, or press Esc to return to the current item."); return; }
     if (!skipArmed) {
       skipArmed = true;
       setStatus("error", "Skip this item? Press S again to confirm, Esc to cancel.");
@@ -232,7 +263,86 @@
     }
   }
 
+  // ------------------------------------------------------------------ changing the previous label
+  // While the previous item is shown, the current item waits untouched (its nodes, answer, flag and
+  // clock are kept aside, the clock paused) and comes back as it was left.
+  let away = null; // {state, item, choices, token, status} of the current item
+  const banner = $("#revise-banner"), work = $("#work");
+
+  async function openPrevious() {
+    if (away) return returnToCurrent();  // Z again: back without changing anything
+    if (loading || (state && state.saving)) return;
+    // A just-saved item would move on to the next one meanwhile: it does so on return instead.
+    if (state && state.saved) clearTimeout(state.timer);
+    let r;
+    try { r = await get(cfg.previous); } catch (e) { r = { status: 0, data: null }; }
+    if (r.status !== 200 || !r.data) {
+      setStatus("error", "Could not load your previous label: " + ((r.data && r.data.detail) || "the server cannot be reached") + ".");
+      return;
+    }
+    const p = r.data.previous;
+    if (!p) { setStatus("error", "You have no saved label in this campaign yet."); return; }
+    if (!p.revisable) { setStatus("error", p.refusal); return; }
+    if (away || loading || (state && state.saving)) return;
+    const builder = KINDS[p.kind];
+    if (state) {
+      clearTimeout(state.timer);
+      if (state.visibleSince !== null && state.visibleSince !== undefined) {
+        state.visibleMs += performance.now() - state.visibleSince;
+        state.visibleSince = null;
+      }
+    }
+    away = { state, item: Array.from(itemBox.childNodes), choices: Array.from(choicesBox.childNodes),
+             token: itemBox.dataset.token, status: [statusBox.className, statusBox.textContent] };
+    skipArmed = false;
+    state = {
+      assignment: { token: p.token, kind: p.kind, content: p.content }, revising: true, version: p.version,
+      key: uuid4(), flag: (p.answer && p.answer.flag) || null, saving: false, saved: false, closed: false, retries: 0,
+      timer: null, visibleMs: 0, visibleSince: document.visibilityState === "visible" ? performance.now() : null,
+    };
+    itemBox.dataset.token = p.token;
+    itemBox.replaceChildren();
+    choicesBox.replaceChildren();
+    state.ctrl = builder(p.content, itemBox, choicesBox);
+    state.ctrl.restore(p.answer || {});
+    work.classList.add("revising");
+    banner.hidden = false;
+    banner.replaceChildren(el("strong", { text: "Changing your previous label" }),
+      ` (version ${p.version}). `, kbd("Enter"), ` saves it as version ${p.version + 1}; `, kbd("Esc"), " or ", kbd("Z"),
+      " returns to the current item without changing it.");
+    showFlag();
+    setStatus("", `Your saved label (version ${p.version}): change it, then Enter`);
+  }
+
+  function leaveRevision() {
+    work.classList.remove("revising");
+    banner.hidden = true;
+    banner.replaceChildren();
+    const back = away;
+    away = null;
+    return back;
+  }
+
+  function returnToCurrent() {
+    if (!away) return;
+    if (state && state.saving) return;
+    clearTimeout(state && state.timer);
+    const back = leaveRevision();
+    const s = back.state;
+    if (!s || !s.assignment || s.saved || s.closed || s.failedLoad) { state = null; loadNext(); return; }
+    state = s;
+    itemBox.replaceChildren(...back.item);
+    choicesBox.replaceChildren(...back.choices);
+    itemBox.dataset.token = back.token;
+    if (document.visibilityState === "visible") state.visibleSince = performance.now();
+    showFlag();
+    statusBox.className = back.status[0];
+    statusBox.textContent = back.status[1];
+  }
+
   // ------------------------------------------------------------------ kinds
+  // Each kind builds its item and returns {onKey, missing, answer, restore}; restore(answer) shows a
+  // saved answer (the shape the page sends) when the previous label is being changed.
   function choiceButtons(box, keys, onPick) {
     const buttons = {};
     for (const [key, value, label] of keys) {
@@ -296,6 +406,7 @@
       },
       missing: () => (choice ? null : "Choose A, B or tie first (keys A, B, T)."),
       answer: () => ({ choice }),
+      restore(a) { if (a.choice) set(a.choice); },
     };
   }
 
@@ -350,6 +461,13 @@
         return null;
       },
       answer: () => ({ score, hard_fail: hardFail, hard_fail_reasons: Array.from(reasons) }),
+      restore(a) {
+        score = typeof a.score === "number" ? a.score : null;
+        reasons.clear();
+        (a.hard_fail_reasons || []).forEach((r) => reasons.add(r));
+        hardFail = reasons.size > 0 || a.hard_fail === true;
+        refresh();
+      },
     };
   }
 
@@ -419,6 +537,12 @@
         return null;
       },
       answer: () => ({ criteria: Object.assign({}, values), overall_action: action, revision_note: note.value }),
+      restore(a) {
+        Object.assign(values, a.criteria || {});
+        action = a.overall_action || null;
+        note.value = a.revision_note || "";
+        refresh();
+      },
     };
   }
 
@@ -465,6 +589,11 @@
         return "No strategy marked. Press Enter again to save “no strategy”, or mark one first.";
       },
       answer: () => ({ strategies: Object.assign({}, roles) }),
+      restore(a) {
+        for (const [code, role] of Object.entries(a.strategies || {})) if (role && role !== "absent") roles[code] = role;
+        emptyConfirmed = Object.keys(roles).length === 0;  // "no strategy" was confirmed when it was saved
+        refresh();
+      },
     };
   }
 
@@ -521,6 +650,10 @@
         return open ? `Score ${open.code} from 0 to 5 first (Tab moves between components).` : null;
       },
       answer: () => Object.assign({}, scores),
+      restore(a) {
+        for (const r of rows) if (typeof a[r.code] === "number") scores[r.code] = a[r.code];
+        refresh();
+      },
     };
   }
 
@@ -560,6 +693,11 @@
       },
       missing: () => (unreadable || input.value.trim() ? null : "Type the letters you read, or mark the canvas unreadable (Esc, then U)."),
       answer: () => (unreadable ? { unreadable: true, text: "" } : { unreadable: false, text: input.value }),
+      restore(a) {
+        unreadable = a.unreadable === true;
+        input.value = unreadable ? "" : (a.text || "");
+        refresh();
+      },
     };
   }
 
@@ -612,6 +750,7 @@
   document.querySelectorAll(".overlay").forEach((o) => o.addEventListener("click", (e) => { if (e.target === o) closeOverlays(); }));
   $("#submit-button").addEventListener("click", submit);
   $("#skip-button").addEventListener("click", skip);
+  $("#previous-button").addEventListener("click", openPrevious);
   $("#flag-button").addEventListener("click", () => { if (state && state.assignment && !state.saved) openOverlay("flag"); });
 
   // ------------------------------------------------------------------ keyboard
@@ -620,7 +759,12 @@
     const key = event.key.length === 1 ? event.key.toLowerCase() : event.key.toLowerCase();
     const typing = ["TEXTAREA", "INPUT", "SELECT"].includes((event.target && event.target.tagName) || "");
     const overlay = openOverlayName();
-    if (key === "escape") { skipArmed = false; if (overlay || typing) closeOverlays(); else answerChanged(); event.preventDefault(); return; }
+    if (key === "escape") {
+      skipArmed = false;
+      if (overlay || typing) closeOverlays(); else if (away) returnToCurrent(); else answerChanged();
+      event.preventDefault();
+      return;
+    }
     if (overlay === "flag") {
       if (key === "enter" && !event.shiftKey) { event.preventDefault(); saveFlag(); return; }
       if (!typing && /^[1-9]$/.test(key) && cfg.flag_reasons[Number(key) - 1]) {
@@ -647,6 +791,7 @@
     if (key === "enter") { event.preventDefault(); submit(); return; }
     if (key === "r") { if (state && !state.saved && !state.saving && state.assignment) { state.retries = 0; submit(); } return; }
     if (key === "s") { skip(); event.preventDefault(); return; }
+    if (key === "z") { event.preventDefault(); openPrevious(); return; }
     skipArmed = false;
     if (!state || !state.ctrl || state.saved || state.closed) return;
     if (key === "f") { event.preventDefault(); openOverlay("flag"); return; }

@@ -72,3 +72,25 @@ def test_a_researcher_cannot_import_items(client, rita):
     campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
     response = login(client, rita).get(f"/admin/annotation/campaign/{campaign.pk}/import-items/")
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_admin_reads_label_revisions_and_cannot_edit_them(client, adam, alice):
+    import uuid
+
+    from annotation.label_revision import label_revise
+    from annotation.models import LabelRevision
+    from tests.annotation.helpers import take_and_label
+
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1, annotators=[alice])
+    assignment, _ = take_and_label(campaign, alice, {"choice": "A"})
+    label_revise(token=assignment.token, annotator=alice, idempotency_key=uuid.uuid4(), answer={"choice": "B"})
+    revision = LabelRevision.objects.get()
+    login(client, adam)
+    listing = client.get("/admin/annotation/labelrevision/").content.decode()
+    assert assignment.item.key in listing and "alice" in listing
+    page = client.get(f"/admin/annotation/labelrevision/{revision.pk}/change/")
+    assert page.status_code == 200 and "shown_choice: A" in page.content.decode()
+    assert 'name="_save"' not in page.content.decode()
+    assert client.post(f"/admin/annotation/labelrevision/{revision.pk}/change/", {"version": "7"}).status_code == 403
+    assert client.get("/admin/annotation/labelrevision/add/").status_code == 403
+    assert LabelRevision.objects.get().version == 1

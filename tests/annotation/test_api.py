@@ -1,4 +1,5 @@
-"""The labelling page's JSON API: next item, submit (idempotent), skip, progress; media."""
+"""The labelling page's JSON API: next item, submit (idempotent), skip, progress, the previous label and its
+change; media."""
 
 from __future__ import annotations
 
@@ -173,3 +174,30 @@ def test_media_whose_bytes_changed_after_assignment_is_refused(client, media_roo
     with open(assignment.item.render_a.image.path, "ab") as handle:
         handle.write(b"\x00")
     assert client.get(body["assignment"]["content"]["image"]).status_code == 409
+
+
+def test_the_page_changes_its_previous_label_through_its_own_routes(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    shown = next_item(client, campaign).json()["assignment"]
+    token = shown["token"]
+    assert submit(client, token, {"choice": "A"}).status_code == 201
+    previous = client.get(f"/annotate/api/campaigns/{campaign.pk}/previous").json()["previous"]
+    assert previous["token"] == token and previous["answer"] == {"choice": "A"}
+    assert previous["content"] == shown["content"]  # the item as it was shown, sides in the same order
+    changed = client.post(f"/annotate/api/assignments/{token}/revise",
+                          {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}, content_type="application/json")
+    assert changed.status_code == 201 and changed.json()["version"] == 2
+    assert PairwiseLabel.objects.get(assignment__token=token).shown_choice == "B"
+
+
+def test_a_refused_change_through_the_pages_route_is_a_409_with_the_reason(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    first = next_item(client, campaign).json()["assignment"]["token"]
+    submit(client, first, {"choice": "A"})
+    second = next_item(client, campaign).json()["assignment"]["token"]
+    submit(client, second, {"choice": "A"})
+    refused = client.post(f"/annotate/api/assignments/{first}/revise",
+                          {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}, content_type="application/json")
+    assert refused.status_code == 409 and refused.json()["error"] == "label_not_revisable"

@@ -133,3 +133,80 @@ def test_a_gold_rate_the_database_refuses_is_a_400_not_a_500(adam, campaign):
     response = token_client(adam).post("/api/v1/campaigns/create", payload, format="json")
     assert response.status_code == 400
     assert {"gold_rate", "k"} <= set(response.json()["details"])
+
+
+# ---------------------------------------------------------------- changing the previous label
+
+
+def _label_one(client, campaign, choice="A"):
+    token = client.post(f"/api/v1/annotate/campaigns/{campaign.pk}/next", {}, format="json").json()["assignment"]["token"]
+    saved = client.post(f"/api/v1/annotate/assignments/{token}/submit",
+                        {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": choice}}, format="json")
+    assert saved.status_code == 201
+    return token
+
+
+def test_the_previous_label_comes_back_blinded_and_prefilled_through_v1(alice, campaign):
+    client = token_client(alice)
+    assert client.get(f"/api/v1/annotate/campaigns/{campaign.pk}/previous").json() == {"previous": None}
+    token = _label_one(client, campaign, "B")
+    response = client.get(f"/api/v1/annotate/campaigns/{campaign.pk}/previous")
+    assert response.status_code == 200
+    previous = response.json()["previous"]
+    assert previous["token"] == token and previous["answer"] == {"choice": "B"} and previous["revisable"] is True
+    assert set(previous["content"]["sides"]) == {"A", "B"}
+    assert not any(name in response.content.decode() for name in MODEL_NAMES)
+    assert "gold" not in response.content.decode()
+
+
+def test_a_change_through_v1_writes_a_version_and_a_resend_replays_it(alice, campaign):
+    from annotation.models import LabelRevision, PairwiseLabel
+
+    client = token_client(alice)
+    token = _label_one(client, campaign, "A")
+    body = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "tie"}, "time_on_item_ms": 800}
+    first = client.post(f"/api/v1/annotate/assignments/{token}/revise", body, format="json")
+    again = client.post(f"/api/v1/annotate/assignments/{token}/revise", body, format="json")
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json() == {"saved": True, "version": 2, "changed": True, "replayed": False}
+    assert again.json() == {"saved": True, "version": 2, "changed": True, "replayed": True}
+    assert PairwiseLabel.objects.get(assignment__token=token).shown_choice == "tie"
+    assert LabelRevision.objects.count() == 1
+
+
+def test_changing_a_label_that_is_not_the_latest_is_a_409_in_the_error_shape(alice, campaign):
+    client = token_client(alice)
+    older = _label_one(client, campaign)
+    _label_one(client, campaign)
+    response = client.post(f"/api/v1/annotate/assignments/{older}/revise",
+                           {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}, format="json")
+    assert response.status_code == 409
+    assert response.json() == {"error": "label_not_revisable", "details": {},
+                               "message": "Only your most recent label in this campaign can be changed."}
+
+
+@pytest.mark.parametrize("body", [{"answer": {"choice": "B"}}, {"idempotency_key": "not-a-uuid", "answer": {"choice": "B"}},
+                                  {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "Z"}},
+                                  {"idempotency_key": str(uuid.uuid4()), "answer": ["B"], "time_on_item_ms": -1}],
+                         ids=["no key", "bad key", "bad choice", "bad answer and time"])
+def test_a_malformed_change_is_a_400_and_writes_nothing(alice, campaign, body):
+    from annotation.models import LabelRevision, PairwiseLabel
+
+    client = token_client(alice)
+    token = _label_one(client, campaign)
+    response = client.post(f"/api/v1/annotate/assignments/{token}/revise", body, format="json")
+    assert response.status_code == 400 and set(response.json()) == {"error", "message", "details"}
+    assert LabelRevision.objects.count() == 0 and PairwiseLabel.objects.get().version == 1
+
+
+def test_a_researcher_cannot_change_labels(rita, alice, campaign):
+    token = _label_one(token_client(alice), campaign)
+    response = token_client(rita).post(f"/api/v1/annotate/assignments/{token}/revise",
+                                       {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}, format="json")
+    assert response.status_code == 403
+
+
+def test_the_change_operations_are_in_the_schema(rita):
+    schema = token_client(rita).get("/api/v1/schema/?format=json").json()
+    operations = {op["operationId"] for path in schema["paths"].values() for op in path.values() if isinstance(op, dict)}
+    assert {"annotate_previous", "annotate_revise"} <= operations
