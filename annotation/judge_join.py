@@ -4,7 +4,7 @@ Plain functions over plain records; the dashboard (``annotation.selectors``) gat
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -88,6 +88,24 @@ class IndexedOutcomes(list):
     def __init__(self, outcomes: Iterable[Any]):
         super().__init__(judge_outcome_from(r) for r in outcomes)
         self.by_pair = _judge_index(self)
+        self.verdicts = _judge_verdicts(self.by_pair)
+
+
+#: A pair's judge verdicts have no strict majority.
+NO_MAJORITY = object()
+
+
+def _judge_verdicts(index: Mapping[tuple, list[JudgeOutcome]]) -> dict[tuple, tuple[Any, frozenset[int | None]]]:
+    """Per pair of the index: the winning response id chosen by a strict majority of its verdicts
+    (None: a tie; NO_MAJORITY: none) and the set of winners named. Which side a winner is depends on
+    the human item's canonical order, but a majority of winners is a majority of labels either way
+    (winner -> A, B or tie is one-to-one for one pair)."""
+    out = {}
+    for key, found in index.items():
+        winners = Counter(o.winner_response_id for o in found)
+        (winner, n), = winners.most_common(1)
+        out[key] = (winner if 2 * n > len(found) else NO_MAJORITY, frozenset(winners))
+    return out
 
 
 def _judge_index(outcomes: Iterable[Any]) -> dict[tuple[str, str, str, frozenset[int]], list[JudgeOutcome]]:
@@ -176,22 +194,27 @@ def human_judge_join(
     (task external id, dimension, the two response ids, winner response id or None), a judge
     ranking (subject model id -> θ) and the models' names (for the notes)."""
     index = _judge_index(judge_outcomes)
+    verdicts = getattr(judge_outcomes, "verdicts", None) if isinstance(judge_outcomes, IndexedOutcomes) else None
+    verdicts = _judge_verdicts(index) if verdicts is None else verdicts
     human, judge = [], []
     no_majority = unjudged = 0
     for pair in pairs:
         if pair.majority is None:
             no_majority += 1
             continue
-        found = index.get((condition, pair.task_external_id, pair.dimension, frozenset((pair.response_a_id, pair.response_b_id))))
-        if not found:
+        key = (condition, pair.task_external_id, pair.dimension, frozenset((pair.response_a_id, pair.response_b_id)))
+        verdict = verdicts.get(key)
+        if verdict is None:
             unjudged += 1
             continue
-        judged = agreement.majority_label([judge_label_for(pair, o) for o in found])
-        if judged is None:
+        winner, named = verdict
+        if not named <= {pair.response_a_id, pair.response_b_id, None}:
+            [judge_label_for(pair, o) for o in index[key]]  # raises: a winner that is neither response
+        if winner is NO_MAJORITY:  # the judge's verdicts on this pair have no majority
             unjudged += 1
             continue
         human.append(pair.majority)
-        judge.append(judged)
+        judge.append("tie" if winner is None else "A" if winner == pair.response_a_id else "B")
     n_agree = sum(h == j for h, j in zip(human, judge))
     agree = Stat.of(lambda: agreement.pairwise_agreement(human, judge)) if human else Stat(None, "no judged pairs with a human majority")
     bt = None

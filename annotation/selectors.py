@@ -593,12 +593,24 @@ def _judge_extras(
     judge_conditions: Callable[[str], tuple[Sequence[Any], Sequence[Any]]] | None = None,
 ) -> dict[str, Any]:
     pairs = human_pairs(items=items, labels_by_item=by_item, k=campaign.k)
+    return judge_extras(campaign, items, pairs, judge_outcomes, judge_scores, judge_conditions)
+
+
+def judge_extras(
+    campaign: Campaign, items: Mapping[int, ItemRow], pairs: Sequence[HumanPair],
+    judge_outcomes: Callable[[str], Any] | None, judge_scores: Callable[[str], Any] | None,
+    judge_conditions: Callable[[str], tuple[Sequence[Any], Sequence[Any]]] | None = None,
+) -> dict[str, Any]:
+    """The dashboard's judge panel: the human-subset BT ranking, per text dimension the human–judge
+    join and (Novelty) the ablation, for image pairs the sign agreement (App. H.6, I.4, §5.4).
+    ``pairs``: the campaign's complete human pairs (:func:`human_pairs`)."""
     # The paper's order U, E, N (not alphabetical), then anything else.
     order = [Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY]
     dims = sorted({p.dimension for p in pairs}, key=lambda d: (order.index(d) if d in order else len(order), d))
     out: dict[str, Any] = {"available": False, "dimensions": [], "sign": None, "ablation": None}
-    human_theta, _, human_note = human_bt_fit(pairs, _model_names(items))
-    out["human_bt"] = {"theta": _named_theta(items, human_theta), "note": human_note}
+    names = _model_names(items)
+    human_theta, _, human_note = human_bt_fit(pairs, names)
+    out["human_bt"] = {"theta": _named_theta(names, human_theta), "note": human_note}
     # Image pairs have no judge counterpart (the judge compares texts): only the sign agreement below.
     for dimension in dims if campaign.kind == CampaignKind.TEXT_PAIRWISE else ():
         subset = [p for p in pairs if p.dimension == dimension]
@@ -612,7 +624,7 @@ def _judge_extras(
             out["dimensions"].append({"dimension": dimension, "join": None})
             continue
         out["available"] = True
-        join = (human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores, names=_model_names(items))
+        join = (human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores, names=names)
                 if records or scores else None)
         panel = _ablation_panel(subset, [*records, *condition_records], runs) if dimension == Dimension.NOVELTY else {}
         out["dimensions"].append({"dimension": dimension, "join": join, "ablation": None, "conditions": [], **panel})
@@ -665,8 +677,7 @@ def _model_names(items: Mapping[int, ItemRow]) -> dict[int, str]:
     return names
 
 
-def _named_theta(items: Mapping[int, ItemRow], theta: Mapping[int, float]) -> list[tuple[str, float]]:
-    names = _model_names(items)
+def _named_theta(names: Mapping[int, str], theta: Mapping[int, float]) -> list[tuple[str, float]]:
     return sorted(((names.get(m, str(m)), t) for m, t in theta.items()), key=lambda x: -x[1])
 
 

@@ -29,7 +29,7 @@ Goals (issue 4): p95 ≤ 150 ms for next-item and submit; dashboard ≤ 300 ms; 
 Run: ``.venv/bin/python -m tests.benchmarks.bench_annotation_load`` (``--help`` for the knobs).
 Needs PostgreSQL (``BENCH_DATABASE_URL``, else ``DATABASE_URL`` if it is PostgreSQL, else
 postgres://postgres@127.0.0.1:5432/postgres); skips with a message when it is not there. It creates
-and drops its own database ``atelier_bench_annotation``.
+and drops its own database ``atelier_bench_annotation`` (``BENCH_ANNOTATION_DB`` names another).
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCH_DB = "atelier_bench_annotation"
+#: The benchmark's own database (BENCH_ANNOTATION_DB overrides it, so that two runs on one server do not clash).
+BENCH_DB = os.environ.get("BENCH_ANNOTATION_DB") or "atelier_bench_annotation"
 GOAL_P95_MS = 150.0
 GOAL_DASHBOARD_MS = 300.0
 DASHBOARD_LABELS = 5_000

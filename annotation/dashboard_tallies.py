@@ -1,0 +1,269 @@
+"""The pairwise dashboards (text pairwise, image preference) computed from tallies (issue 16).
+
+:func:`annotation.selectors.campaign_dashboard` builds one :class:`~annotation.selectors.LabelRow` per
+label and then walks the labels once per statistic; at 50,000 labels that is most of a second. Every
+number of a pairwise dashboard is a function of much less:
+
+* per regular item, how many current labels chose each category (A, B, tie): the *item tally*. The
+  consensus columns (complete items, strict majority, unanimity, majority outcome), Fleiss' κ (whose
+  input *is* the items × categories count matrix, Fleiss 1971), the human pairs of the judge join and
+  Bradley–Terry fit, and the adjudication rows read only this;
+* per annotator, sums over their labels (labels, flags, ties, decisive, shown-A, longer-side choices,
+  gold answers) and their times; the leave-one-out majority of a label is the strict majority of its
+  item's tally minus that label, so it is looked up per (tally, category), not recounted per label.
+
+One query reads the campaign's current labels as plain tuples (seven columns, no join), one pass
+builds both tallies, and everything else is arithmetic on ~items rows. The result is the same
+:class:`~annotation.selectors.Dashboard` the label rows give, field for field (the tests compare the
+two after every kind of change), and it is always computed from the current labels, so it needs no
+maintenance by the writers: a label's revision, staleness or deletion is seen by the next read.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.db.models import Count
+
+from annotation import selectors
+from annotation.annotator_quality import AnnotatorQuality
+from annotation.consensus import Stat
+from annotation.judge_join import HumanPair
+from annotation.kinds import kind_for
+from annotation.models import Adjudication, Assignment, Campaign, CampaignKind, Dimension, PairwiseLabel
+from engine import agreement
+
+#: The kinds whose dashboard is computed here (the others keep :func:`selectors.campaign_dashboard`).
+TALLIED_KINDS = (CampaignKind.TEXT_PAIRWISE, CampaignKind.IMAGE_PREFERENCE)
+
+def strict_majority(tallies: np.ndarray) -> np.ndarray:
+    """Per row of an items × categories count matrix, the index of the category chosen by a strict
+    majority (> half) of that row's labels, or -1 (engine.agreement.majority_label on the labels
+    the row counts; at most one category can hold more than half)."""
+    if not len(tallies):
+        return np.zeros(0, dtype=np.int64)
+    over = 2 * tallies > tallies.sum(axis=1, keepdims=True)
+    return np.where(over.any(axis=1), over.argmax(axis=1), -1)
+
+
+class LabelTallies:
+    """The item and annotator tallies of a pairwise campaign's current labels, from one query.
+
+    ``regular``: the regular items in the dashboard's order; ``counts``: their labels per category
+    (rows aligned with ``regular``, columns with ``categories``); ``total`` and ``majority`` per row
+    (:func:`strict_majority`); ``annotators``: dimension -> names of the annotators who labelled its
+    regular items; ``quality``: the per-annotator rows (skips not yet counted); ``n_simulated``:
+    simulated labels, gold included."""
+
+    def __init__(self, *, campaign: Campaign, items: Mapping[int, selectors.ItemRow]):
+        kind = kind_for(campaign.kind)
+        self.categories: tuple[str, ...] = tuple(kind.categories)
+        width = len(self.categories)
+        self.regular = [i for i in items.values() if not i.is_gold]
+        position = {item.id: -1 for item in items.values() if item.is_gold}
+        position.update((item.id, n) for n, item in enumerate(self.regular))
+        rows = list(
+            PairwiseLabel.objects.filter(campaign=campaign, is_stale=False).values_list(
+                "item_id", "annotator_id", "choice", "shown_choice", "time_on_item_ms", "flag_reason", "is_simulated"
+            )
+        )
+        n = len(rows)
+        item_ids, annotator_ids, choices, shown, times, flags, simulated = zip(*rows) if rows else ((),) * 7
+        index = {c: i for i, c in enumerate(self.categories)}
+        where = np.array([position[i] for i in item_ids], dtype=np.int64).reshape(n)
+        category = np.array([index[c] for c in choices], dtype=np.int64).reshape(n)
+        regular = where >= 0
+        self.counts = np.bincount(where[regular] * width + category[regular],
+                                  minlength=len(self.regular) * width).reshape(len(self.regular), width)
+        self.total = self.counts.sum(axis=1)
+        self.majority = strict_majority(self.counts)
+        self.n_simulated = sum(simulated)
+
+        people, who = np.unique(np.array(annotator_ids, dtype=np.int64), return_inverse=True)
+        who = who.reshape(n)
+        names = dict(get_user_model().objects.filter(pk__in=people.tolist()).values_list("pk", "username"))
+        self.names = [names[int(p)] for p in people]
+        dimension = np.array([i.dimension for i in self.regular] or [""])
+        pairs = set(zip(dimension[where[regular]].tolist(), who[regular].tolist())) if regular.any() else set()
+        self.annotators: dict[str, set[str]] = defaultdict(set)
+        for d, person in pairs:
+            self.annotators[d].add(self.names[person])
+        self.quality = self._quality(campaign.k, kind.two_sided, items, regular, where, category, who,
+                                     (item_ids, choices, shown, times, flags, simulated))
+
+    def _quality(self, k: int, two_sided: bool, items: Mapping[int, selectors.ItemRow], regular: np.ndarray,
+                 where: np.ndarray, category: np.ndarray, who: np.ndarray, columns: tuple) -> dict[str, AnnotatorQuality]:
+        """annotator_quality's sums per annotator (its docstring gives each column's meaning), as
+        weighted counts over the label arrays; ``regular`` masks the labels of regular items."""
+        item_ids, choices, shown, times, flags, simulated = columns
+        m = len(self.names)
+
+        def per_person(mask: np.ndarray) -> list[int]:
+            return np.bincount(who[mask], minlength=m).tolist()
+
+        n_labels = per_person(regular)
+        flagged = per_person(regular & np.array([bool(f) for f in flags], dtype=bool).reshape(len(who)))
+        # leave-one-out: the strict majority of the item's other labels (at least two, or one when k = 2)
+        own = np.flatnonzero(regular)
+        others = self.counts[where[own]].copy()
+        others[np.arange(len(own)), category[own]] -= 1
+        n_others = others.sum(axis=1)
+        loo = strict_majority(others)
+        defined = ((n_others >= 2) | ((n_others == 1) & (k == 2))) & (loo >= 0)
+        loo_mask = np.zeros(len(who), dtype=bool)
+        agree_mask = np.zeros(len(who), dtype=bool)
+        loo_mask[own[defined]] = True
+        agree_mask[own[defined & (loo == category[own])]] = True
+        zeros = [0] * m
+        ties = decisive = shown_a = longer = longer_n = zeros
+        if two_sided:
+            tie = category == self.categories.index("tie")
+            ties, decisive = per_person(regular & tie), per_person(regular & ~tie)
+            shown_a = per_person(regular & ~tie & (np.array(shown, dtype=object) == "A").reshape(len(who)))
+            length_a = np.array([-1 if i.length_a is None else i.length_a for i in self.regular] or [-1])
+            length_b = np.array([-1 if i.length_b is None else i.length_b for i in self.regular] or [-1])
+            at = np.where(regular, where, 0)
+            la, lb = length_a[at], length_b[at]
+            compared = regular & ~tie & (la >= 0) & (lb >= 0) & (la != lb)
+            longer_n = per_person(compared)
+            longer = per_person(compared & ((category == self.categories.index("A")) == (la > lb)))
+        loo_n, loo_agree = per_person(loo_mask), per_person(agree_mask)
+
+        out: dict[str, AnnotatorQuality] = {}
+        first = {}  # an annotator's row says simulated as their first label does (regular labels first)
+        for n in np.flatnonzero(regular).tolist() + np.flatnonzero(~regular).tolist():
+            first.setdefault(int(who[n]), simulated[n])
+        timed = regular & np.array([t is not None for t in times], dtype=bool).reshape(len(who))
+        seconds = np.array([0 if t is None else t for t in times], dtype=np.float64).reshape(len(who)) / 1000.0
+        for p, name in enumerate(self.names):
+            if p not in first:
+                continue
+            q = AnnotatorQuality(name, n_labels[p], first[p], loo_agree[p], loo_n[p], 0, 0, ties[p], decisive[p],
+                                 shown_a[p], longer[p], longer_n[p], None, flagged[p], 0)
+            mine = seconds[timed & (who == p)]
+            if mine.size:
+                q.median_time_s = float(np.median(mine))
+            out[name] = q
+        for n in np.flatnonzero(~regular).tolist():  # gold labels: few (each gold item once per annotator)
+            q = out[self.names[who[n]]]
+            q.gold_n += 1
+            q.gold_correct += choices[n] == items[item_ids[n]].gold_answer
+        return out
+
+    def scope(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(counts, total, majority) of the regular items selected by ``mask``."""
+        return self.counts[mask], self.total[mask], self.majority[mask]
+
+
+def consensus_row(
+    *, scope: str, tallies: LabelTallies, mask: np.ndarray, annotators: set[str], k: int,
+) -> selectors.ConsensusRow:
+    """:func:`annotation.selectors.consensus_row` from item tallies (the regular items ``mask``
+    selects): κ and consensus over the items with exactly k current labels (Fleiss' κ needs the same
+    number of raters per item)."""
+    categories = tallies.categories
+    counts, total, majorities = tallies.scope(mask)
+    complete = total == k
+    kappa, kappa_p = Stat(None, "no complete items yet"), None
+    unanimous = majority = None
+    outcome: list[tuple[str, int]] = [(c, 0) for c in categories]
+    no_majority = 0
+    if complete.any():
+        # engine.agreement.consensus_summary on tallies: unanimous = one category holds all k labels
+        won = majorities[complete]
+        unanimous = float(np.mean(counts[complete].max(axis=1) == k))
+        majority = float(np.mean(won >= 0))
+        no_majority = int((won < 0).sum())
+        outcome = list(zip(categories, np.bincount(won[won >= 0], minlength=len(categories)).tolist()))
+        if k >= 2 and len(categories) >= 2:
+            try:
+                test = agreement.fleiss_kappa_test(counts[complete])  # Fleiss' input: items × categories counts
+                kappa, kappa_p = Stat(test.kappa), test.p
+            except ValueError as exc:
+                kappa = Stat(None, str(exc))
+        else:
+            kappa = Stat(None, "needs at least two annotators per item and two categories")
+    return selectors.ConsensusRow(scope, int(mask.sum()), int(complete.sum()), int(total.sum()), len(annotators),
+                                  kappa, kappa_p, unanimous, majority, outcome, no_majority)
+
+
+def human_pairs(*, tallies: LabelTallies, k: int) -> list[HumanPair]:
+    """:func:`annotation.selectors.human_pairs` from item tallies."""
+    categories, pairs = tallies.categories, []
+    majority = tallies.majority.tolist()
+    for n in np.flatnonzero(tallies.total == k).tolist():
+        item = tallies.regular[n]
+        if item.response_a_id is None or item.response_b_id is None:
+            continue
+        pairs.append(HumanPair(item.id, item.task_external_id, item.dimension, item.response_a_id, item.response_b_id,
+                               item.model_a_id, item.model_b_id, categories[majority[n]] if majority[n] >= 0 else None))
+    return pairs
+
+
+def adjudication_rows(*, campaign: Campaign, tallies: LabelTallies) -> list[dict[str, Any]]:
+    """The dashboard's adjudication list from item tallies (complete items without a majority, and
+    those already sent)."""
+    existing = {a.item_id: a for a in Adjudication.objects.filter(item__campaign=campaign)}
+    categories, rows = tallies.categories, []
+    complete = tallies.total == campaign.k
+    listed = complete & ((tallies.majority < 0) | np.isin([i.id for i in tallies.regular], list(existing)))
+    for n in np.flatnonzero(listed).tolist():
+        item, winner = tallies.regular[n], int(tallies.majority[n])
+        rows.append({"item": item,
+                     "labels": sorted((categories[c], v) for c, v in enumerate(tallies.counts[n].tolist()) if v),
+                     "majority": categories[winner] if winner >= 0 else None, "adjudication": existing.get(item.id)})
+    return rows
+
+
+def campaign_dashboard_tallied(
+    *, campaign: Campaign, judge_outcomes: Callable[[str], Any] | None = None,
+    judge_scores: Callable[[str], Any] | None = None,
+    judge_conditions: Callable[[str], tuple[Sequence[Any], Sequence[Any]]] | None = None,
+    items: Mapping[int, selectors.ItemRow] | None = None,
+) -> selectors.Dashboard:
+    """The dashboard of a text pairwise or image preference campaign, equal to
+    :func:`annotation.selectors.campaign_dashboard` (same arguments) and computed from tallies."""
+    if campaign.kind not in TALLIED_KINDS:
+        raise ValueError(f"{campaign.kind} dashboards are computed from label rows (selectors.campaign_dashboard)")
+    kind = kind_for(campaign.kind)
+    items = selectors.item_rows(campaign=campaign) if items is None else items
+    tallies = LabelTallies(campaign=campaign, items=items)
+    n_stale = PairwiseLabel.objects.filter(campaign=campaign, is_stale=True).count()
+    k = campaign.k
+    dimension = np.array([i.dimension for i in tallies.regular], dtype=object)
+
+    def row(scope: str, mask: np.ndarray, dimensions: Sequence[str]) -> selectors.ConsensusRow:
+        annotators = set().union(*(tallies.annotators.get(d, set()) for d in dimensions))
+        return consensus_row(scope=scope, tallies=tallies, mask=mask, annotators=annotators, k=k)
+
+    rows: list[selectors.ConsensusRow] = []
+    everything = np.ones(len(tallies.regular), dtype=bool)
+    if campaign.kind == CampaignKind.TEXT_PAIRWISE:
+        for d in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY):
+            mask = dimension == d
+            if mask.any():
+                rows.append(row(Dimension(d).label, mask, [d]))
+        if len(rows) > 1:
+            rows.append(row("All dimensions", everything, list(tallies.annotators)))
+    else:
+        rows.append(row(kind.title, everything, list(tallies.annotators)))
+    extras: dict[str, Any] = {"validation": selectors.validation_panel(campaign=campaign)}
+    pairs = human_pairs(tallies=tallies, k=k)
+    extras["judge"] = selectors.judge_extras(campaign, items, pairs, judge_outcomes, judge_scores, judge_conditions)
+
+    quality = tallies.quality
+    skips = (Assignment.objects.filter(campaign=campaign, status=Assignment.Status.SKIPPED)
+             .values_list("annotator__username").annotate(n=Count("pk")))
+    for name, n in skips:
+        if name not in quality:
+            quality[name] = AnnotatorQuality(name, 0, False, 0, 0, 0, 0, 0, 0, 0, 0, 0, None, 0, 0)
+        quality[name].skips = n
+    return selectors.Dashboard(
+        campaign, kind.title, kind.paper_section, rows, n_stale, tallies.n_simulated,
+        sum(i.is_gold for i in items.values()), sorted(quality.values(), key=lambda q: q.annotator),
+        adjudication_rows(campaign=campaign, tallies=tallies), extras,
+    )
