@@ -27,7 +27,9 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db.models import Count
+from django.db import connections
+from django.db.models import Case, Count, IntegerField, Q, Value, When
+from django.db.models.functions import Coalesce
 
 from annotation import selectors
 from annotation.annotator_quality import AnnotatorQuality
@@ -50,6 +52,10 @@ def strict_majority(tallies: np.ndarray) -> np.ndarray:
     return np.where(over.any(axis=1), over.argmax(axis=1), -1)
 
 
+#: The label columns read, each an integer (see :meth:`LabelTallies._label_matrix`).
+ITEM, ANNOTATOR, CATEGORY, SHOWN_A, FLAGGED, TIME_MS, SIMULATED = range(7)
+
+
 class LabelTallies:
     """The item and annotator tallies of a pairwise campaign's current labels, from one query.
 
@@ -64,66 +70,72 @@ class LabelTallies:
         self.categories: tuple[str, ...] = tuple(kind.categories)
         width = len(self.categories)
         self.regular = [i for i in items.values() if not i.is_gold]
-        position = {item.id: -1 for item in items.values() if item.is_gold}
-        position.update((item.id, n) for n, item in enumerate(self.regular))
-        rows = list(
-            PairwiseLabel.objects.filter(campaign=campaign, is_stale=False).values_list(
-                "item_id", "annotator_id", "choice", "shown_choice", "time_on_item_ms", "flag_reason", "is_simulated"
-            )
-        )
-        n = len(rows)
-        item_ids, annotator_ids, choices, shown, times, flags, simulated = zip(*rows) if rows else ((),) * 7
-        index = {c: i for i, c in enumerate(self.categories)}
-        where = np.array([position[i] for i in item_ids], dtype=np.int64).reshape(n)
-        category = np.array([index[c] for c in choices], dtype=np.int64).reshape(n)
+        labels = self._label_matrix(campaign)
+        where = _positions(items, self.regular, labels[:, ITEM])  # the label's item among `regular`, -1: gold
+        category = labels[:, CATEGORY]
         regular = where >= 0
         self.counts = np.bincount(where[regular] * width + category[regular],
                                   minlength=len(self.regular) * width).reshape(len(self.regular), width)
         self.total = self.counts.sum(axis=1)
         self.majority = strict_majority(self.counts)
-        self.n_simulated = sum(simulated)
+        self.n_simulated = int(labels[:, SIMULATED].sum())
 
-        people, who = np.unique(np.array(annotator_ids, dtype=np.int64), return_inverse=True)
-        who = who.reshape(n)
+        people, who = np.unique(labels[:, ANNOTATOR], return_inverse=True)
+        who = who.reshape(len(labels))
         names = dict(get_user_model().objects.filter(pk__in=people.tolist()).values_list("pk", "username"))
-        self.names = [names[int(p)] for p in people]
-        dimension = np.array([i.dimension for i in self.regular] or [""])
-        pairs = set(zip(dimension[where[regular]].tolist(), who[regular].tolist())) if regular.any() else set()
+        self.names = [names[p] for p in people.tolist()]
+        dimensions = sorted({i.dimension for i in self.regular})
+        dimension = np.array([dimensions.index(i.dimension) for i in self.regular] or [0])
         self.annotators: dict[str, set[str]] = defaultdict(set)
-        for d, person in pairs:
-            self.annotators[d].add(self.names[person])
-        self.quality = self._quality(campaign.k, kind.two_sided, items, regular, where, category, who,
-                                     (item_ids, choices, shown, times, flags, simulated))
+        if regular.any():
+            for d, person in set(zip(dimension[where[regular]].tolist(), who[regular].tolist())):
+                self.annotators[dimensions[d]].add(self.names[person])
+        self.quality = self._quality(campaign.k, kind.two_sided, items, labels, regular, where, who)
 
-    def _quality(self, k: int, two_sided: bool, items: Mapping[int, selectors.ItemRow], regular: np.ndarray,
-                 where: np.ndarray, category: np.ndarray, who: np.ndarray, columns: tuple) -> dict[str, AnnotatorQuality]:
+    def _label_matrix(self, campaign: Campaign) -> np.ndarray:
+        """The current labels as a labels × 7 integer matrix (columns ITEM … SIMULATED), encoded by the
+        database so that no value is converted one by one here: the category's index in
+        ``categories``, 1 when A was the key pressed, 1 when flagged, the time on item (-1: none)."""
+        def flag(condition: Q) -> Case:
+            return Case(When(condition, then=Value(1)), default=Value(0), output_field=IntegerField())
+
+        rows = PairwiseLabel.objects.filter(campaign=campaign, is_stale=False).annotate(
+            t_category=Case(*(When(choice=c, then=Value(i)) for i, c in enumerate(self.categories)),
+                            output_field=IntegerField()),
+            t_shown_a=flag(Q(shown_choice="A")), t_flagged=flag(~Q(flag_reason="")),
+            t_time=Coalesce("time_on_item_ms", Value(-1)), t_simulated=flag(Q(is_simulated=True)),
+        ).values_list("item_id", "annotator_id", "t_category", "t_shown_a", "t_flagged", "t_time", "t_simulated")
+        # The ORM's SQL, read through the cursor: every column is already an integer, and the ORM's
+        # per-value converters would cost more than the query itself.
+        sql, params = rows.query.sql_with_params()
+        with connections[rows.db].cursor() as cursor:
+            cursor.execute(sql, params)
+            return np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, 7)
+
+    def _quality(self, k: int, two_sided: bool, items: Mapping[int, selectors.ItemRow], labels: np.ndarray,
+                 regular: np.ndarray, where: np.ndarray, who: np.ndarray) -> dict[str, AnnotatorQuality]:
         """annotator_quality's sums per annotator (its docstring gives each column's meaning), as
-        weighted counts over the label arrays; ``regular`` masks the labels of regular items."""
-        item_ids, choices, shown, times, flags, simulated = columns
-        m = len(self.names)
+        counts over the label matrix; ``regular`` masks the labels of regular items."""
+        m, category = len(self.names), labels[:, CATEGORY]
 
         def per_person(mask: np.ndarray) -> list[int]:
             return np.bincount(who[mask], minlength=m).tolist()
 
-        n_labels = per_person(regular)
-        flagged = per_person(regular & np.array([bool(f) for f in flags], dtype=bool).reshape(len(who)))
         # leave-one-out: the strict majority of the item's other labels (at least two, or one when k = 2)
         own = np.flatnonzero(regular)
-        others = self.counts[where[own]].copy()
+        others = self.counts[where[own]]
         others[np.arange(len(own)), category[own]] -= 1
         n_others = others.sum(axis=1)
         loo = strict_majority(others)
         defined = ((n_others >= 2) | ((n_others == 1) & (k == 2))) & (loo >= 0)
-        loo_mask = np.zeros(len(who), dtype=bool)
-        agree_mask = np.zeros(len(who), dtype=bool)
-        loo_mask[own[defined]] = True
-        agree_mask[own[defined & (loo == category[own])]] = True
-        zeros = [0] * m
-        ties = decisive = shown_a = longer = longer_n = zeros
+        in_loo, agrees = np.zeros(len(labels), dtype=bool), np.zeros(len(labels), dtype=bool)
+        in_loo[own[defined]] = True
+        agrees[own[defined & (loo == category[own])]] = True
+        ties = decisive = shown_a = longer = longer_n = [0] * m
         if two_sided:
             tie = category == self.categories.index("tie")
             ties, decisive = per_person(regular & tie), per_person(regular & ~tie)
-            shown_a = per_person(regular & ~tie & (np.array(shown, dtype=object) == "A").reshape(len(who)))
+            shown_a = per_person(regular & ~tie & (labels[:, SHOWN_A] == 1))
             length_a = np.array([-1 if i.length_a is None else i.length_a for i in self.regular] or [-1])
             length_b = np.array([-1 if i.length_b is None else i.length_b for i in self.regular] or [-1])
             at = np.where(regular, where, 0)
@@ -131,18 +143,19 @@ class LabelTallies:
             compared = regular & ~tie & (la >= 0) & (lb >= 0) & (la != lb)
             longer_n = per_person(compared)
             longer = per_person(compared & ((category == self.categories.index("A")) == (la > lb)))
-        loo_n, loo_agree = per_person(loo_mask), per_person(agree_mask)
-
+        n_labels, flagged = per_person(regular), per_person(regular & (labels[:, FLAGGED] == 1))
+        loo_n, loo_agree = per_person(in_loo), per_person(agrees)
+        # an annotator's row says simulated as their first label does (regular labels first, as read)
+        order = np.concatenate([np.flatnonzero(regular), np.flatnonzero(~regular)])
+        present, first = np.unique(who[order], return_index=True)
+        simulated = dict(zip(present.tolist(), (labels[order[first], SIMULATED] == 1).tolist()))
+        timed = regular & (labels[:, TIME_MS] >= 0)
+        seconds = labels[:, TIME_MS] / 1000.0
         out: dict[str, AnnotatorQuality] = {}
-        first = {}  # an annotator's row says simulated as their first label does (regular labels first)
-        for n in np.flatnonzero(regular).tolist() + np.flatnonzero(~regular).tolist():
-            first.setdefault(int(who[n]), simulated[n])
-        timed = regular & np.array([t is not None for t in times], dtype=bool).reshape(len(who))
-        seconds = np.array([0 if t is None else t for t in times], dtype=np.float64).reshape(len(who)) / 1000.0
         for p, name in enumerate(self.names):
-            if p not in first:
+            if p not in simulated:
                 continue
-            q = AnnotatorQuality(name, n_labels[p], first[p], loo_agree[p], loo_n[p], 0, 0, ties[p], decisive[p],
+            q = AnnotatorQuality(name, n_labels[p], simulated[p], loo_agree[p], loo_n[p], 0, 0, ties[p], decisive[p],
                                  shown_a[p], longer[p], longer_n[p], None, flagged[p], 0)
             mine = seconds[timed & (who == p)]
             if mine.size:
@@ -151,12 +164,26 @@ class LabelTallies:
         for n in np.flatnonzero(~regular).tolist():  # gold labels: few (each gold item once per annotator)
             q = out[self.names[who[n]]]
             q.gold_n += 1
-            q.gold_correct += choices[n] == items[item_ids[n]].gold_answer
+            q.gold_correct += self.categories[category[n]] == items[int(labels[n, ITEM])].gold_answer
         return out
 
     def scope(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(counts, total, majority) of the regular items selected by ``mask``."""
         return self.counts[mask], self.total[mask], self.majority[mask]
+
+
+def _positions(items: Mapping[int, selectors.ItemRow], regular: Sequence[selectors.ItemRow], item_ids: np.ndarray) -> np.ndarray:
+    """Each label's item as its index in ``regular`` (-1 for a gold item); KeyError for an item the
+    campaign does not have (as the label rows' lookup would)."""
+    ids = np.array([i.id for i in items.values()], dtype=np.int64)
+    index = {i.id: n for n, i in enumerate(regular)}
+    position = np.array([index.get(i, -1) for i in ids.tolist()], dtype=np.int64)
+    order = np.argsort(ids)
+    ids, position = ids[order], position[order]
+    at = np.searchsorted(ids, item_ids).clip(0, max(len(ids) - 1, 0))
+    if len(item_ids) and (not len(ids) or not np.array_equal(ids[at], item_ids)):
+        raise KeyError(f"labels of items not in the campaign: {sorted(set(item_ids.tolist()) - set(ids.tolist()))[:5]}")
+    return position[at] if len(item_ids) else np.zeros(0, dtype=np.int64)
 
 
 def consensus_row(
