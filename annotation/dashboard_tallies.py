@@ -52,8 +52,9 @@ def strict_majority(tallies: np.ndarray) -> np.ndarray:
     return np.where(over.any(axis=1), over.argmax(axis=1), -1)
 
 
-#: The label columns read, each an integer (see :meth:`LabelTallies._label_matrix`).
-ITEM, ANNOTATOR, CATEGORY, SHOWN_A, FLAGGED, TIME_MS, SIMULATED = range(7)
+#: The label matrix's columns (see :meth:`LabelTallies._label_matrix`) and the bits of its CODE column.
+ITEM, ANNOTATOR, CODE, TIME_MS = range(4)
+SIMULATED_BIT, FLAGGED_BIT, SHOWN_A_BIT, CATEGORY_SHIFT = 1, 2, 4, 3
 
 
 class LabelTallies:
@@ -72,13 +73,13 @@ class LabelTallies:
         self.regular = [i for i in items.values() if not i.is_gold]
         labels = self._label_matrix(campaign)
         where = _positions(items, self.regular, labels[:, ITEM])  # the label's item among `regular`, -1: gold
-        category = labels[:, CATEGORY]
+        category = labels[:, CODE] >> CATEGORY_SHIFT
         regular = where >= 0
         self.counts = np.bincount(where[regular] * width + category[regular],
                                   minlength=len(self.regular) * width).reshape(len(self.regular), width)
         self.total = self.counts.sum(axis=1)
         self.majority = strict_majority(self.counts)
-        self.n_simulated = int(labels[:, SIMULATED].sum())
+        self.n_simulated = int((labels[:, CODE] & SIMULATED_BIT).astype(bool).sum())
 
         people, who = np.unique(labels[:, ANNOTATOR], return_inverse=True)
         who = who.reshape(len(labels))
@@ -93,30 +94,34 @@ class LabelTallies:
         self.quality = self._quality(campaign.k, kind.two_sided, items, labels, regular, where, who)
 
     def _label_matrix(self, campaign: Campaign) -> np.ndarray:
-        """The current labels as a labels × 7 integer matrix (columns ITEM … SIMULATED), encoded by the
-        database so that no value is converted one by one here: the category's index in
-        ``categories``, 1 when A was the key pressed, 1 when flagged, the time on item (-1: none)."""
-        def flag(condition: Q) -> Case:
-            return Case(When(condition, then=Value(1)), default=Value(0), output_field=IntegerField())
+        """The current labels as a labels × 4 integer matrix (item, annotator, code, time on item in
+        ms or -1), encoded by the database so that no value is converted one by one here. The code
+        packs the category's index in ``categories`` (shifted by CATEGORY_SHIFT) with three bits:
+        A was the key pressed, the label is flagged, it is simulated."""
+        def bit(condition: Q, value: int) -> Case:
+            return Case(When(condition, then=Value(value)), default=Value(0), output_field=IntegerField())
 
+        category = Case(*(When(choice=c, then=Value(i << CATEGORY_SHIFT)) for i, c in enumerate(self.categories)),
+                        output_field=IntegerField())
         rows = PairwiseLabel.objects.filter(campaign=campaign, is_stale=False).annotate(
-            t_category=Case(*(When(choice=c, then=Value(i)) for i, c in enumerate(self.categories)),
-                            output_field=IntegerField()),
-            t_shown_a=flag(Q(shown_choice="A")), t_flagged=flag(~Q(flag_reason="")),
-            t_time=Coalesce("time_on_item_ms", Value(-1)), t_simulated=flag(Q(is_simulated=True)),
-        ).values_list("item_id", "annotator_id", "t_category", "t_shown_a", "t_flagged", "t_time", "t_simulated")
+            t_code=category + bit(Q(shown_choice="A"), SHOWN_A_BIT) + bit(~Q(flag_reason=""), FLAGGED_BIT)
+            + bit(Q(is_simulated=True), SIMULATED_BIT),
+            t_time=Coalesce("time_on_item_ms", Value(-1)),
+        ).values_list("item_id", "annotator_id", "t_code", "t_time")
         # The ORM's SQL, read through the cursor: every column is already an integer, and the ORM's
         # per-value converters would cost more than the query itself.
         sql, params = rows.query.sql_with_params()
         with connections[rows.db].cursor() as cursor:
             cursor.execute(sql, params)
-            return np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, 7)
+            return np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, 4)
 
     def _quality(self, k: int, two_sided: bool, items: Mapping[int, selectors.ItemRow], labels: np.ndarray,
                  regular: np.ndarray, where: np.ndarray, who: np.ndarray) -> dict[str, AnnotatorQuality]:
         """annotator_quality's sums per annotator (its docstring gives each column's meaning), as
         counts over the label matrix; ``regular`` masks the labels of regular items."""
-        m, category = len(self.names), labels[:, CATEGORY]
+        m, category = len(self.names), labels[:, CODE] >> CATEGORY_SHIFT
+        pressed_a, is_flagged, is_simulated = ((labels[:, CODE] & bit).astype(bool)
+                                               for bit in (SHOWN_A_BIT, FLAGGED_BIT, SIMULATED_BIT))
 
         def per_person(mask: np.ndarray) -> list[int]:
             return np.bincount(who[mask], minlength=m).tolist()
@@ -135,7 +140,7 @@ class LabelTallies:
         if two_sided:
             tie = category == self.categories.index("tie")
             ties, decisive = per_person(regular & tie), per_person(regular & ~tie)
-            shown_a = per_person(regular & ~tie & (labels[:, SHOWN_A] == 1))
+            shown_a = per_person(regular & ~tie & pressed_a)
             length_a = np.array([-1 if i.length_a is None else i.length_a for i in self.regular] or [-1])
             length_b = np.array([-1 if i.length_b is None else i.length_b for i in self.regular] or [-1])
             at = np.where(regular, where, 0)
@@ -143,12 +148,12 @@ class LabelTallies:
             compared = regular & ~tie & (la >= 0) & (lb >= 0) & (la != lb)
             longer_n = per_person(compared)
             longer = per_person(compared & ((category == self.categories.index("A")) == (la > lb)))
-        n_labels, flagged = per_person(regular), per_person(regular & (labels[:, FLAGGED] == 1))
+        n_labels, flagged = per_person(regular), per_person(regular & is_flagged)
         loo_n, loo_agree = per_person(in_loo), per_person(agrees)
         # an annotator's row says simulated as their first label does (regular labels first, as read)
         order = np.concatenate([np.flatnonzero(regular), np.flatnonzero(~regular)])
         present, first = np.unique(who[order], return_index=True)
-        simulated = dict(zip(present.tolist(), (labels[order[first], SIMULATED] == 1).tolist()))
+        simulated = dict(zip(present.tolist(), is_simulated[order[first]].tolist()))
         timed = regular & (labels[:, TIME_MS] >= 0)
         seconds = labels[:, TIME_MS] / 1000.0
         out: dict[str, AnnotatorQuality] = {}

@@ -549,10 +549,20 @@ def _condition_order(condition: str) -> tuple[int, str]:
     return (0 if condition == "tig" else 1, condition)
 
 
-def _ablation_panel(subset: Sequence[HumanPair], records: Sequence[Any], runs: Sequence[Any]) -> dict[str, Any]:
+def _conditions(records: Sequence[Any]) -> set[str]:
+    """The judge conditions the records name (read off the index of records indexed once)."""
+    if isinstance(records, IndexedOutcomes):
+        return {key[0] for key in records.by_pair}
+    return {judge_outcome_from(r).condition for r in records}
+
+
+def _ablation_panel(subset: Sequence[HumanPair], records: Sequence[Any], runs: Sequence[Any],
+                    condition_records: Sequence[Any] = ()) -> dict[str, Any]:
     """The Novelty ablation of one dimension's pairs: the view, one row per condition with its run
-    (when the condition comes from a stored run) and the notes a reader needs."""
-    conditions = sorted({judge_outcome_from(r).condition for r in records} - {"primary"}, key=_condition_order)
+    (when the condition comes from a stored run) and the notes a reader needs. ``records`` and
+    ``condition_records`` are the judge's verdicts (primary, and labelled with their condition)."""
+    conditions = sorted((_conditions(records) | _conditions(condition_records)) - {"primary"}, key=_condition_order)
+    records = [*records, *condition_records] if condition_records else records
     out: dict[str, Any] = {"ablation": None, "conditions": conditions, "ablation_rows": [], "ablation_notes": [],
                            "ablation_runs": list(runs), "ablation_simulated": any(r.is_simulated for r in runs),
                            "n_with_majority": sum(p.majority is not None for p in subset)}
@@ -626,7 +636,7 @@ def judge_extras(
         out["available"] = True
         join = (human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores, names=names)
                 if records or scores else None)
-        panel = _ablation_panel(subset, [*records, *condition_records], runs) if dimension == Dimension.NOVELTY else {}
+        panel = _ablation_panel(subset, records, runs, condition_records) if dimension == Dimension.NOVELTY else {}
         out["dimensions"].append({"dimension": dimension, "join": join, "ablation": None, "conditions": [], **panel})
     if campaign.kind == CampaignKind.IMAGE_PREFERENCE:
         text_scores, source = _judge_text_ordering(judge_scores)
@@ -669,11 +679,8 @@ def _judge_text_ordering(judge_scores: Callable[[str], Any] | None) -> tuple[dic
 
 
 def _model_names(items: Mapping[int, ItemRow]) -> dict[int, str]:
-    names = {}
-    for item in items.values():
-        for mid, name in ((item.model_a_id, item.model_a), (item.model_b_id, item.model_b)):
-            if mid is not None:
-                names[mid] = name
+    names = {item.model_a_id: item.model_a for item in items.values() if item.model_a_id is not None}
+    names.update((item.model_b_id, item.model_b) for item in items.values() if item.model_b_id is not None)
     return names
 
 

@@ -969,7 +969,7 @@ def main(argv: list[str] | None = None) -> int:
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-        _wait_for(port, gunicorn, 30)
+        _wait_for(port, gunicorn, 120)  # a loaded machine starts four workers slowly
         _warm_workers(port, args.workers)
 
         n_cpus = os.cpu_count() or 1
