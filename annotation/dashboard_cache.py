@@ -122,8 +122,8 @@ def campaign_dashboard_cached(*, campaign: Campaign) -> selectors.Dashboard:
         dashboard = compute(
             campaign=campaign, judge_outcomes=_judge_outcomes_source(campaign), judge_scores=scores,
             judge_conditions=selectors.judge_condition_source(campaign=campaign),
-            items=_kept(f"items:{items_state}", lambda: _shared(f"atelier:dashboard-items:{items_state}",
-                                                                lambda: selectors.item_rows(campaign=campaign))),
+            items=_kept(f"items:{items_state}", lambda: dashboard_tallies.ItemTable(
+                _shared(f"atelier:dashboard-items:{items_state}", lambda: selectors.item_rows(campaign=campaign)))),
         )
         cache.set(key, dashboard, DASHBOARD_TTL_S)
     dashboard.campaign = campaign

@@ -57,6 +57,49 @@ ITEM, ANNOTATOR, CODE, TIME_MS = range(4)
 SIMULATED_BIT, FLAGGED_BIT, SHOWN_A_BIT, CATEGORY_SHIFT = 1, 2, 4, 3
 
 
+class ItemTable(dict):
+    """The campaign's item rows by id (:func:`annotation.selectors.item_rows`) with what the tallies
+    derive from them alone, built once per state of the items (the dashboard cache keeps one per
+    ``item_version``): the regular items in the dashboard's order, the sorted ids with each one's
+    place among them, the dimensions and shown lengths as arrays, and each item's human pair per
+    majority, made on first use (a pair is immutable, so every dashboard of this state shares it)."""
+
+    def __init__(self, rows: Mapping[int, selectors.ItemRow]):
+        super().__init__(rows)
+        self.regular = [i for i in self.values() if not i.is_gold]
+        place = {item.id: n for n, item in enumerate(self.regular)}
+        ids = np.array(list(self), dtype=np.int64)
+        order = np.argsort(ids)
+        self.sorted_ids = ids[order]
+        self.place = np.array([place.get(i, -1) for i in self], dtype=np.int64)[order]  # -1: gold
+        self.dimensions = sorted({i.dimension for i in self.regular})
+        self.dimension = np.array([self.dimensions.index(i.dimension) for i in self.regular], dtype=np.int64)
+        self.length_a = np.array([-1 if i.length_a is None else i.length_a for i in self.regular], dtype=np.int64)
+        self.length_b = np.array([-1 if i.length_b is None else i.length_b for i in self.regular], dtype=np.int64)
+        self._pairs: dict[tuple[int, str | None], HumanPair] = {}
+
+    def positions(self, item_ids: np.ndarray) -> np.ndarray:
+        """Each label's item as its index in ``regular`` (-1 for a gold item); KeyError for an item
+        the campaign does not have (as the label rows' lookup would)."""
+        if not len(item_ids):
+            return np.zeros(0, dtype=np.int64)
+        at = np.searchsorted(self.sorted_ids, item_ids).clip(0, max(len(self.sorted_ids) - 1, 0))
+        if not len(self.sorted_ids) or not np.array_equal(self.sorted_ids[at], item_ids):
+            missing = sorted(set(item_ids.tolist()) - set(self.sorted_ids.tolist()))[:5]
+            raise KeyError(f"labels of items not in the campaign: {missing}")
+        return self.place[at]
+
+    def pair(self, n: int, majority: str | None) -> HumanPair:
+        """The human pair of regular item ``n`` with this majority."""
+        pair = self._pairs.get((n, majority))
+        if pair is None:
+            item = self.regular[n]
+            pair = self._pairs[(n, majority)] = HumanPair(
+                item.id, item.task_external_id, item.dimension, item.response_a_id, item.response_b_id,
+                item.model_a_id, item.model_b_id, majority)
+        return pair
+
+
 class LabelTallies:
     """The item and annotator tallies of a pairwise campaign's current labels, from one query.
 
@@ -66,13 +109,13 @@ class LabelTallies:
     regular items; ``quality``: the per-annotator rows (skips not yet counted); ``n_simulated``:
     simulated labels, gold included."""
 
-    def __init__(self, *, campaign: Campaign, items: Mapping[int, selectors.ItemRow]):
+    def __init__(self, *, campaign: Campaign, items: ItemTable):
         kind = kind_for(campaign.kind)
         self.categories: tuple[str, ...] = tuple(kind.categories)
         width = len(self.categories)
-        self.regular = [i for i in items.values() if not i.is_gold]
+        self.items, self.regular = items, items.regular
         labels = self._label_matrix(campaign)
-        where = _positions(items, self.regular, labels[:, ITEM])  # the label's item among `regular`, -1: gold
+        where = items.positions(labels[:, ITEM])  # the label's item among `regular`, -1: gold
         category = labels[:, CODE] >> CATEGORY_SHIFT
         regular = where >= 0
         self.counts = np.bincount(where[regular] * width + category[regular],
@@ -85,12 +128,10 @@ class LabelTallies:
         who = who.reshape(len(labels))
         names = dict(get_user_model().objects.filter(pk__in=people.tolist()).values_list("pk", "username"))
         self.names = [names[p] for p in people.tolist()]
-        dimensions = sorted({i.dimension for i in self.regular})
-        dimension = np.array([dimensions.index(i.dimension) for i in self.regular] or [0])
         self.annotators: dict[str, set[str]] = defaultdict(set)
         if regular.any():
-            for d, person in set(zip(dimension[where[regular]].tolist(), who[regular].tolist())):
-                self.annotators[dimensions[d]].add(self.names[person])
+            for d, person in set(zip(items.dimension[where[regular]].tolist(), who[regular].tolist())):
+                self.annotators[items.dimensions[d]].add(self.names[person])
         self.quality = self._quality(campaign.k, kind.two_sided, items, labels, regular, where, who)
 
     def _label_matrix(self, campaign: Campaign) -> np.ndarray:
@@ -115,7 +156,7 @@ class LabelTallies:
             cursor.execute(sql, params)
             return np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, 4)
 
-    def _quality(self, k: int, two_sided: bool, items: Mapping[int, selectors.ItemRow], labels: np.ndarray,
+    def _quality(self, k: int, two_sided: bool, items: ItemTable, labels: np.ndarray,
                  regular: np.ndarray, where: np.ndarray, who: np.ndarray) -> dict[str, AnnotatorQuality]:
         """annotator_quality's sums per annotator (its docstring gives each column's meaning), as
         counts over the label matrix; ``regular`` masks the labels of regular items."""
@@ -141,10 +182,9 @@ class LabelTallies:
             tie = category == self.categories.index("tie")
             ties, decisive = per_person(regular & tie), per_person(regular & ~tie)
             shown_a = per_person(regular & ~tie & pressed_a)
-            length_a = np.array([-1 if i.length_a is None else i.length_a for i in self.regular] or [-1])
-            length_b = np.array([-1 if i.length_b is None else i.length_b for i in self.regular] or [-1])
-            at = np.where(regular, where, 0)
-            la, lb = length_a[at], length_b[at]
+            at = where[regular]
+            la, lb = np.full(len(labels), -1), np.full(len(labels), -1)
+            la[regular], lb[regular] = items.length_a[at], items.length_b[at]
             compared = regular & ~tie & (la >= 0) & (lb >= 0) & (la != lb)
             longer_n = per_person(compared)
             longer = per_person(compared & ((category == self.categories.index("A")) == (la > lb)))
@@ -175,20 +215,6 @@ class LabelTallies:
     def scope(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(counts, total, majority) of the regular items selected by ``mask``."""
         return self.counts[mask], self.total[mask], self.majority[mask]
-
-
-def _positions(items: Mapping[int, selectors.ItemRow], regular: Sequence[selectors.ItemRow], item_ids: np.ndarray) -> np.ndarray:
-    """Each label's item as its index in ``regular`` (-1 for a gold item); KeyError for an item the
-    campaign does not have (as the label rows' lookup would)."""
-    ids = np.array([i.id for i in items.values()], dtype=np.int64)
-    index = {i.id: n for n, i in enumerate(regular)}
-    position = np.array([index.get(i, -1) for i in ids.tolist()], dtype=np.int64)
-    order = np.argsort(ids)
-    ids, position = ids[order], position[order]
-    at = np.searchsorted(ids, item_ids).clip(0, max(len(ids) - 1, 0))
-    if len(item_ids) and (not len(ids) or not np.array_equal(ids[at], item_ids)):
-        raise KeyError(f"labels of items not in the campaign: {sorted(set(item_ids.tolist()) - set(ids.tolist()))[:5]}")
-    return position[at] if len(item_ids) else np.zeros(0, dtype=np.int64)
 
 
 def consensus_row(
@@ -225,14 +251,13 @@ def consensus_row(
 
 def human_pairs(*, tallies: LabelTallies, k: int) -> list[HumanPair]:
     """:func:`annotation.selectors.human_pairs` from item tallies."""
-    categories, pairs = tallies.categories, []
+    categories, pairs, table = tallies.categories, [], tallies.items
     majority = tallies.majority.tolist()
     for n in np.flatnonzero(tallies.total == k).tolist():
         item = tallies.regular[n]
         if item.response_a_id is None or item.response_b_id is None:
             continue
-        pairs.append(HumanPair(item.id, item.task_external_id, item.dimension, item.response_a_id, item.response_b_id,
-                               item.model_a_id, item.model_b_id, categories[majority[n]] if majority[n] >= 0 else None))
+        pairs.append(table.pair(n, categories[majority[n]] if majority[n] >= 0 else None))
     return pairs
 
 
@@ -263,10 +288,10 @@ def campaign_dashboard_tallied(
         raise ValueError(f"{campaign.kind} dashboards are computed from label rows (selectors.campaign_dashboard)")
     kind = kind_for(campaign.kind)
     items = selectors.item_rows(campaign=campaign) if items is None else items
+    items = items if isinstance(items, ItemTable) else ItemTable(items)
     tallies = LabelTallies(campaign=campaign, items=items)
     n_stale = PairwiseLabel.objects.filter(campaign=campaign, is_stale=True).count()
     k = campaign.k
-    dimension = np.array([i.dimension for i in tallies.regular], dtype=object)
 
     def row(scope: str, mask: np.ndarray, dimensions: Sequence[str]) -> selectors.ConsensusRow:
         annotators = set().union(*(tallies.annotators.get(d, set()) for d in dimensions))
@@ -276,7 +301,7 @@ def campaign_dashboard_tallied(
     everything = np.ones(len(tallies.regular), dtype=bool)
     if campaign.kind == CampaignKind.TEXT_PAIRWISE:
         for d in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY):
-            mask = dimension == d
+            mask = items.dimension == (items.dimensions.index(d) if d in items.dimensions else -1)
             if mask.any():
                 rows.append(row(Dimension(d).label, mask, [d]))
         if len(rows) > 1:

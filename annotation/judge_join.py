@@ -189,10 +189,12 @@ def _bt_fallback_sentence(models: Sequence[int], winners: Sequence[int], losers:
 def human_judge_join(
     *, pairs: Sequence[HumanPair], judge_outcomes: Iterable[Any], judge_scores: Mapping[int, float] | None,
     condition: str = "primary", names: Mapping[int, str] | None = None,
+    human_bt: tuple[dict[int, float], int, str] | None = None,
 ) -> HumanJudgeJoin:
     """Join human item majorities to judge outcomes and rankings. Pure: takes plain records
     (task external id, dimension, the two response ids, winner response id or None), a judge
-    ranking (subject model id -> θ) and the models' names (for the notes)."""
+    ranking (subject model id -> θ) and the models' names (for the notes). ``human_bt``:
+    ``human_bt_fit(pairs, names)`` when the caller already has it."""
     index = _judge_index(judge_outcomes)
     verdicts = getattr(judge_outcomes, "verdicts", None) if isinstance(judge_outcomes, IndexedOutcomes) else None
     verdicts = _judge_verdicts(index) if verdicts is None else verdicts
@@ -219,7 +221,7 @@ def human_judge_join(
     agree = Stat.of(lambda: agreement.pairwise_agreement(human, judge)) if human else Stat(None, "no judged pairs with a human majority")
     bt = None
     if judge_scores:
-        theta, n_decisive, note = human_bt_fit(pairs, names)
+        theta, n_decisive, note = human_bt_fit(pairs, names) if human_bt is None else human_bt
         common = sorted(set(theta) & {int(m) for m in judge_scores})
         corr: dict[str, tuple[float, float]] | None = None
         try:

@@ -619,7 +619,8 @@ def judge_extras(
     dims = sorted({p.dimension for p in pairs}, key=lambda d: (order.index(d) if d in order else len(order), d))
     out: dict[str, Any] = {"available": False, "dimensions": [], "sign": None, "ablation": None}
     names = _model_names(items)
-    human_theta, _, human_note = human_bt_fit(pairs, names)
+    fit = human_bt_fit(pairs, names)
+    human_theta, _, human_note = fit
     out["human_bt"] = {"theta": _named_theta(names, human_theta), "note": human_note}
     # Image pairs have no judge counterpart (the judge compares texts): only the sign agreement below.
     for dimension in dims if campaign.kind == CampaignKind.TEXT_PAIRWISE else ():
@@ -634,7 +635,8 @@ def judge_extras(
             out["dimensions"].append({"dimension": dimension, "join": None})
             continue
         out["available"] = True
-        join = (human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores, names=names)
+        join = (human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores, names=names,
+                                 human_bt=fit if len(subset) == len(pairs) else None)  # one dimension: the same fit
                 if records or scores else None)
         panel = _ablation_panel(subset, records, runs, condition_records) if dimension == Dimension.NOVELTY else {}
         out["dimensions"].append({"dimension": dimension, "join": join, "ablation": None, "conditions": [], **panel})
