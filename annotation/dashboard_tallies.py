@@ -76,7 +76,9 @@ class ItemTable(dict):
         self.dimension = np.array([self.dimensions.index(i.dimension) for i in self.regular], dtype=np.int64)
         self.length_a = np.array([-1 if i.length_a is None else i.length_a for i in self.regular], dtype=np.int64)
         self.length_b = np.array([-1 if i.length_b is None else i.length_b for i in self.regular], dtype=np.int64)
-        self._pairs: dict[tuple[int, str | None], HumanPair] = {}
+        self.pairable = np.array([i.response_a_id is not None and i.response_b_id is not None for i in self.regular],
+                                 dtype=bool)
+        self._pairs: dict[str | None, list[HumanPair | None]] = {}
 
     def positions(self, item_ids: np.ndarray) -> np.ndarray:
         """Each label's item as its index in ``regular`` (-1 for a gold item); KeyError for an item
@@ -89,15 +91,19 @@ class ItemTable(dict):
             raise KeyError(f"labels of items not in the campaign: {missing}")
         return self.place[at]
 
-    def pair(self, n: int, majority: str | None) -> HumanPair:
-        """The human pair of regular item ``n`` with this majority."""
-        pair = self._pairs.get((n, majority))
-        if pair is None:
-            item = self.regular[n]
-            pair = self._pairs[(n, majority)] = HumanPair(
-                item.id, item.task_external_id, item.dimension, item.response_a_id, item.response_b_id,
-                item.model_a_id, item.model_b_id, majority)
-        return pair
+    def pairs(self, positions: Sequence[int], majority: str | None) -> list[HumanPair]:
+        """The human pairs of the regular items at ``positions`` (pairable ones: both responses set)
+        with this majority."""
+        made = self._pairs.setdefault(majority, [None] * len(self.regular))
+        out = []
+        for n in positions:
+            pair = made[n]
+            if pair is None:
+                item = self.regular[n]
+                pair = made[n] = HumanPair(item.id, item.task_external_id, item.dimension, item.response_a_id,
+                                           item.response_b_id, item.model_a_id, item.model_b_id, majority)
+            out.append(pair)
+        return out
 
 
 class LabelTallies:
@@ -251,13 +257,17 @@ def consensus_row(
 
 def human_pairs(*, tallies: LabelTallies, k: int) -> list[HumanPair]:
     """:func:`annotation.selectors.human_pairs` from item tallies."""
-    categories, pairs, table = tallies.categories, [], tallies.items
-    majority = tallies.majority.tolist()
-    for n in np.flatnonzero(tallies.total == k).tolist():
-        item = tallies.regular[n]
-        if item.response_a_id is None or item.response_b_id is None:
-            continue
-        pairs.append(table.pair(n, categories[majority[n]] if majority[n] >= 0 else None))
+    table, complete = tallies.items, (tallies.total == k) & tallies.items.pairable
+    positions = np.flatnonzero(complete)
+    by_majority = {m: table.pairs(positions[tallies.majority[positions] == m].tolist(),
+                                  tallies.categories[m] if m >= 0 else None)
+                   for m in range(-1, len(tallies.categories))}
+    # in the items' order, as the label rows give them
+    cursor = dict.fromkeys(by_majority, 0)
+    pairs = []
+    for m in tallies.majority[positions].tolist():
+        pairs.append(by_majority[m][cursor[m]])
+        cursor[m] += 1
     return pairs
 
 
@@ -268,11 +278,14 @@ def adjudication_rows(*, campaign: Campaign, tallies: LabelTallies) -> list[dict
     categories, rows = tallies.categories, []
     complete = tallies.total == campaign.k
     listed = complete & ((tallies.majority < 0) | np.isin([i.id for i in tallies.regular], list(existing)))
-    for n in np.flatnonzero(listed).tolist():
-        item, winner = tallies.regular[n], int(tallies.majority[n])
-        rows.append({"item": item,
-                     "labels": sorted((categories[c], v) for c, v in enumerate(tallies.counts[n].tolist()) if v),
-                     "majority": categories[winner] if winner >= 0 else None, "adjudication": existing.get(item.id)})
+    shown: dict[tuple[int, ...], list[tuple[str, int]]] = {}  # a tally's (category, labels), sorted, made once
+    for n, tally, winner in zip(np.flatnonzero(listed).tolist(), map(tuple, tallies.counts[listed].tolist()),
+                                tallies.majority[listed].tolist()):
+        item = tallies.regular[n]
+        if tally not in shown:
+            shown[tally] = sorted((categories[c], v) for c, v in enumerate(tally) if v)
+        rows.append({"item": item, "labels": list(shown[tally]), "majority": categories[winner] if winner >= 0 else None,
+                     "adjudication": existing.get(item.id)})
     return rows
 
 
