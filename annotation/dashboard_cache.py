@@ -92,7 +92,8 @@ def _judge_state(campaign: Campaign) -> str:
 
 def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], selectors.IndexedOutcomes]:
     """The latest snapshot's primary verdicts per dimension, normalised and indexed once per snapshot
-    (kept in this process's memory): a snapshot never changes, a newer one has another key."""
+    for every process sharing the cache (then kept in each one's memory): a snapshot never changes,
+    a newer one has another key."""
     from leaderboard.selectors import latest_snapshot
 
     def read(code: str) -> selectors.IndexedOutcomes:
@@ -103,7 +104,8 @@ def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], selectors.Inde
         snapshot = latest_snapshot(task_set=campaign.task_set, dimension=code)
         if snapshot is None:
             return read(code)  # no run: nothing to keep
-        return _kept(f"judge-outcomes:{snapshot.pk}@{snapshot.created_at.timestamp()}:{code}", lambda: read(code))
+        key = f"judge-outcomes:{snapshot.pk}@{snapshot.created_at.timestamp()}:{code}"
+        return _kept(key, lambda: _shared(f"atelier:dashboard-{key}", lambda: read(code)))
 
     return source
 

@@ -91,20 +91,16 @@ class IndexedOutcomes(list):
         self.verdicts = _judge_verdicts(self.by_pair)
 
 
-#: A pair's judge verdicts have no strict majority.
-NO_MAJORITY = object()
-
-
-def _judge_verdicts(index: Mapping[tuple, list[JudgeOutcome]]) -> dict[tuple, tuple[Any, frozenset[int | None]]]:
-    """Per pair of the index: the winning response id chosen by a strict majority of its verdicts
-    (None: a tie; NO_MAJORITY: none) and the set of winners named. Which side a winner is depends on
+def _judge_verdicts(index: Mapping[tuple, list[JudgeOutcome]]) -> dict[tuple, tuple[bool, int | None, frozenset[int | None]]]:
+    """Per pair of the index: whether a strict majority of its verdicts chose one winner, that
+    winning response id (None: a tie) and the set of winners named. Which side a winner is depends on
     the human item's canonical order, but a majority of winners is a majority of labels either way
     (winner -> A, B or tie is one-to-one for one pair)."""
     out = {}
     for key, found in index.items():
         winners = Counter(o.winner_response_id for o in found)
         (winner, n), = winners.most_common(1)
-        out[key] = (winner if 2 * n > len(found) else NO_MAJORITY, frozenset(winners))
+        out[key] = (2 * n > len(found), winner, frozenset(winners))
     return out
 
 
@@ -209,10 +205,10 @@ def human_judge_join(
         if verdict is None:
             unjudged += 1
             continue
-        winner, named = verdict
+        decided, winner, named = verdict
         if not named <= {pair.response_a_id, pair.response_b_id, None}:
             [judge_label_for(pair, o) for o in index[key]]  # raises: a winner that is neither response
-        if winner is NO_MAJORITY:  # the judge's verdicts on this pair have no majority
+        if not decided:  # the judge's verdicts on this pair have no majority
             unjudged += 1
             continue
         human.append(pair.majority)
