@@ -10,11 +10,13 @@ number of a pairwise dashboard is a function of much less:
   Bradley–Terry fit, and the adjudication rows read only this;
 * per annotator, sums over their labels (labels, flags, ties, decisive, shown-A, longer-side choices,
   gold answers) and their times; the leave-one-out majority of a label is the strict majority of its
-  item's tally minus that label, so it is looked up per (tally, category), not recounted per label.
+  item's tally minus that label, so it is arithmetic on the tallies, not a recount of the item's labels.
 
-One query reads the campaign's current labels as plain tuples (seven columns, no join), one pass
-builds both tallies, and everything else is arithmetic on ~items rows. The result is the same
-:class:`~annotation.selectors.Dashboard` the label rows give, field for field (the tests compare the
+One query reads the campaign's labels as an integer matrix (four columns, no join, categories and
+flags encoded by the database), numpy builds both tallies from it, and everything else is arithmetic
+on ~items rows; what depends on the items alone (their arrays, each item's human pair) is built once
+per state of the items (:class:`ItemTable`, kept by :mod:`annotation.dashboard_cache`). The result
+is the same :class:`~annotation.selectors.Dashboard` the label rows give, field for field (the tests compare the
 two after every kind of change), and it is always computed from the current labels, so it needs no
 maintenance by the writers: a label's revision, staleness or deletion is seen by the next read.
 """
@@ -54,7 +56,7 @@ def strict_majority(tallies: np.ndarray) -> np.ndarray:
 
 #: The label matrix's columns (see :meth:`LabelTallies._label_matrix`) and the bits of its CODE column.
 ITEM, ANNOTATOR, CODE, TIME_MS = range(4)
-SIMULATED_BIT, FLAGGED_BIT, SHOWN_A_BIT, CATEGORY_SHIFT = 1, 2, 4, 3
+SIMULATED_BIT, FLAGGED_BIT, SHOWN_A_BIT, STALE_BIT, CATEGORY_SHIFT = 1, 2, 4, 8, 4
 
 
 class ItemTable(dict):
@@ -121,6 +123,9 @@ class LabelTallies:
         width = len(self.categories)
         self.items, self.regular = items, items.regular
         labels = self._label_matrix(campaign)
+        stale = (labels[:, CODE] & STALE_BIT).astype(bool)
+        self.n_stale = int(stale.sum())
+        labels = labels[~stale]  # stale labels are counted, and enter no other number
         where = items.positions(labels[:, ITEM])  # the label's item among `regular`, -1: gold
         category = labels[:, CODE] >> CATEGORY_SHIFT
         regular = where >= 0
@@ -141,18 +146,19 @@ class LabelTallies:
         self.quality = self._quality(campaign.k, kind.two_sided, items, labels, regular, where, who)
 
     def _label_matrix(self, campaign: Campaign) -> np.ndarray:
-        """The current labels as a labels × 4 integer matrix (item, annotator, code, time on item in
-        ms or -1), encoded by the database so that no value is converted one by one here. The code
-        packs the category's index in ``categories`` (shifted by CATEGORY_SHIFT) with three bits:
-        A was the key pressed, the label is flagged, it is simulated."""
+        """The campaign's labels as a labels × 4 integer matrix (item, annotator, code, time on item
+        in ms or -1), encoded by the database so that no value is converted one by one here. The code
+        packs the category's index in ``categories`` (shifted by CATEGORY_SHIFT) with four bits: the
+        label is stale, A was the key pressed, the label is flagged, it is simulated. (Stale labels
+        are read too, so that one scan also counts them.)"""
         def bit(condition: Q, value: int) -> Case:
             return Case(When(condition, then=Value(value)), default=Value(0), output_field=IntegerField())
 
         category = Case(*(When(choice=c, then=Value(i << CATEGORY_SHIFT)) for i, c in enumerate(self.categories)),
                         output_field=IntegerField())
-        rows = PairwiseLabel.objects.filter(campaign=campaign, is_stale=False).annotate(
+        rows = PairwiseLabel.objects.filter(campaign=campaign).annotate(
             t_code=category + bit(Q(shown_choice="A"), SHOWN_A_BIT) + bit(~Q(flag_reason=""), FLAGGED_BIT)
-            + bit(Q(is_simulated=True), SIMULATED_BIT),
+            + bit(Q(is_simulated=True), SIMULATED_BIT) + bit(Q(is_stale=True), STALE_BIT),
             t_time=Coalesce("time_on_item_ms", Value(-1)),
         ).values_list("item_id", "annotator_id", "t_code", "t_time")
         # The ORM's SQL, read through the cursor: every column is already an integer, and the ORM's
@@ -303,7 +309,6 @@ def campaign_dashboard_tallied(
     items = selectors.item_rows(campaign=campaign) if items is None else items
     items = items if isinstance(items, ItemTable) else ItemTable(items)
     tallies = LabelTallies(campaign=campaign, items=items)
-    n_stale = PairwiseLabel.objects.filter(campaign=campaign, is_stale=True).count()
     k = campaign.k
 
     def row(scope: str, mask: np.ndarray, dimensions: Sequence[str]) -> selectors.ConsensusRow:
@@ -333,7 +338,7 @@ def campaign_dashboard_tallied(
             quality[name] = AnnotatorQuality(name, 0, False, 0, 0, 0, 0, 0, 0, 0, 0, 0, None, 0, 0)
         quality[name].skips = n
     return selectors.Dashboard(
-        campaign, kind.title, kind.paper_section, rows, n_stale, tallies.n_simulated,
+        campaign, kind.title, kind.paper_section, rows, tallies.n_stale, tallies.n_simulated,
         sum(i.is_gold for i in items.values()), sorted(quality.values(), key=lambda q: q.annotator),
         adjudication_rows(campaign=campaign, tallies=tallies), extras,
     )
