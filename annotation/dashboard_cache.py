@@ -121,12 +121,17 @@ def campaign_dashboard_cached(*, campaign: Campaign) -> selectors.Dashboard:
         # the pairwise kinds from tallies (one pass over the labels); the others from label rows
         compute = (dashboard_tallies.campaign_dashboard_tallied if campaign.kind in dashboard_tallies.TALLIED_KINDS
                    else selectors.campaign_dashboard)
-        dashboard = compute(
-            campaign=campaign, judge_outcomes=_judge_outcomes_source(campaign), judge_scores=scores,
-            judge_conditions=selectors.judge_condition_source(campaign=campaign),
-            items=_kept(f"items:{items_state}", lambda: dashboard_tallies.ItemTable(
-                _shared(f"atelier:dashboard-items:{items_state}", lambda: selectors.item_rows(campaign=campaign)))),
-        )
+        sources = {"judge_outcomes": _judge_outcomes_source(campaign), "judge_scores": scores,
+                   "judge_conditions": selectors.judge_condition_source(campaign=campaign)}
+        items = _kept(f"items:{items_state}", lambda: dashboard_tallies.ItemTable(
+            _shared(f"atelier:dashboard-items:{items_state}", lambda: selectors.item_rows(campaign=campaign))))
+        try:
+            dashboard = compute(campaign=campaign, items=items, **sources)
+        except KeyError:
+            # items created between reading the items' version and reading the labels: their labels
+            # name items the kept rows do not have, so read the rows afresh (the next load's key is newer)
+            dashboard = compute(campaign=campaign, items=dashboard_tallies.ItemTable(selectors.item_rows(campaign=campaign)),
+                                **sources)
         cache.set(key, dashboard, DASHBOARD_TTL_S)
     dashboard.campaign = campaign
     return dashboard

@@ -132,3 +132,21 @@ def test_the_item_rows_are_computed_once_for_every_process_sharing_the_cache(mon
     fill(campaign, users, lambda u, a: {"choice": "A"})  # a submission does not change the items
     dashboard = campaign_dashboard_cached(campaign=campaign)
     assert len(calls) == 1 and dashboard.rows[0].n_judgments == 3 * campaign.items.count()
+
+
+def test_labels_of_items_newer_than_the_kept_item_rows_are_read_with_fresh_rows(monkeypatch):
+    users = annotators(3)
+    catalogue = Catalogue(n_tasks=2)
+    campaign = pairwise_campaign(catalogue, annotators=users)
+    campaign_dashboard_cached(campaign=campaign)
+    fill(campaign, users, lambda u, a: {"choice": "A"})
+    kept = dict(dashboard_cache._memory)
+    services.items_create(campaign=campaign, specs=[
+        services.ItemSpec(task=t, dimension="novelty", response_a=catalogue.response(t, 1), response_b=catalogue.response(t, 2))
+        for t in catalogue.tasks
+    ])
+    fill(campaign, users, lambda u, a: {"choice": "B"})
+    # the race: the items' version read before the new items, the labels after them
+    monkeypatch.setattr(dashboard_cache, "_kept", lambda key, compute: next(
+        (v for k, v in kept.items() if k.startswith("items:")), None) if key.startswith("items:") else compute())
+    assert campaign_dashboard_cached(campaign=campaign) == campaign_dashboard_recomputed(campaign=campaign)
