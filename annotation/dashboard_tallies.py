@@ -80,7 +80,9 @@ class ItemTable(dict):
         self.length_b = np.array([-1 if i.length_b is None else i.length_b for i in self.regular], dtype=np.int64)
         self.pairable = np.array([i.response_a_id is not None and i.response_b_id is not None for i in self.regular],
                                  dtype=bool)
-        self._pairs: dict[str | None, list[HumanPair | None]] = {}
+        self.n_gold = len(self) - len(self.regular)
+        self.model_names = selectors.model_names(self)
+        self._pairs: list[HumanPair | None] = []
 
     def positions(self, item_ids: np.ndarray) -> np.ndarray:
         """Each label's item as its index in ``regular`` (-1 for a gold item); KeyError for an item
@@ -93,17 +95,17 @@ class ItemTable(dict):
             raise KeyError(f"labels of items not in the campaign: {missing}")
         return self.place[at]
 
-    def pairs(self, positions: Sequence[int], majority: str | None) -> list[HumanPair]:
-        """The human pairs of the regular items at ``positions`` (pairable ones: both responses set)
-        with this majority."""
-        made = self._pairs.setdefault(majority, [None] * len(self.regular))
-        out = []
-        for n in positions:
-            pair = made[n]
+    def pairs(self, positions: Sequence[int], majorities: Sequence[int], categories: Sequence[str]) -> list[HumanPair]:
+        """The human pairs of the regular items at ``positions`` with these majorities (an index in
+        ``categories``, -1: none), each made on first use."""
+        out, made, width = [], self._pairs, len(categories)
+        for n, m in zip(positions, majorities):
+            pair = made[n * (width + 1) + m + 1]
             if pair is None:
                 item = self.regular[n]
-                pair = made[n] = HumanPair(item.id, item.task_external_id, item.dimension, item.response_a_id,
-                                           item.response_b_id, item.model_a_id, item.model_b_id, majority)
+                pair = made[n * (width + 1) + m + 1] = HumanPair(
+                    item.id, item.task_external_id, item.dimension, item.response_a_id, item.response_b_id,
+                    item.model_a_id, item.model_b_id, categories[m] if m >= 0 else None)
             out.append(pair)
         return out
 
@@ -263,18 +265,11 @@ def consensus_row(
 
 def human_pairs(*, tallies: LabelTallies, k: int) -> list[HumanPair]:
     """:func:`annotation.selectors.human_pairs` from item tallies."""
-    table, complete = tallies.items, (tallies.total == k) & tallies.items.pairable
-    positions = np.flatnonzero(complete)
-    by_majority = {m: table.pairs(positions[tallies.majority[positions] == m].tolist(),
-                                  tallies.categories[m] if m >= 0 else None)
-                   for m in range(-1, len(tallies.categories))}
-    # in the items' order, as the label rows give them
-    cursor = dict.fromkeys(by_majority, 0)
-    pairs = []
-    for m in tallies.majority[positions].tolist():
-        pairs.append(by_majority[m][cursor[m]])
-        cursor[m] += 1
-    return pairs
+    table = tallies.items
+    if len(table._pairs) != len(table.regular) * (len(tallies.categories) + 1):  # first use of this table
+        table._pairs = [None] * (len(table.regular) * (len(tallies.categories) + 1))
+    positions = np.flatnonzero((tallies.total == k) & table.pairable)
+    return table.pairs(positions.tolist(), tallies.majority[positions].tolist(), tallies.categories)
 
 
 def adjudication_rows(*, campaign: Campaign, tallies: LabelTallies) -> list[dict[str, Any]]:
@@ -339,6 +334,6 @@ def campaign_dashboard_tallied(
         quality[name].skips = n
     return selectors.Dashboard(
         campaign, kind.title, kind.paper_section, rows, tallies.n_stale, tallies.n_simulated,
-        sum(i.is_gold for i in items.values()), sorted(quality.values(), key=lambda q: q.annotator),
+        items.n_gold, sorted(quality.values(), key=lambda q: q.annotator),
         adjudication_rows(campaign=campaign, tallies=tallies), extras,
     )

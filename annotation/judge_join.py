@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from annotation.consensus import Stat
@@ -68,6 +69,12 @@ class HumanPair:
     model_a_id: int
     model_b_id: int
     majority: str | None  # "A", "B", "tie" or None (no majority)
+
+    @cached_property
+    def judged_as(self) -> tuple[str, str, frozenset[int]]:
+        """(task, dimension, the two responses): what the judge's verdicts on this pair are indexed by
+        (computed once per pair; the dashboards share pairs between loads)."""
+        return self.task_external_id, self.dimension, frozenset((self.response_a_id, self.response_b_id))
 
 
 def judge_label_for(pair: HumanPair, outcome: JudgeOutcome) -> str:
@@ -200,7 +207,7 @@ def human_judge_join(
         if pair.majority is None:
             no_majority += 1
             continue
-        key = (condition, pair.task_external_id, pair.dimension, frozenset((pair.response_a_id, pair.response_b_id)))
+        key = (condition, *pair.judged_as)
         verdict = verdicts.get(key)
         if verdict is None:
             unjudged += 1

@@ -681,6 +681,14 @@ def _judge_text_ordering(judge_scores: Callable[[str], Any] | None) -> tuple[dic
 
 
 def _model_names(items: Mapping[int, ItemRow]) -> dict[int, str]:
+    """Subject model id -> display name over the items' two sides (read off items that carry them,
+    as :class:`annotation.dashboard_tallies.ItemTable` does)."""
+    names = getattr(items, "model_names", None)
+    return dict(names) if names is not None else model_names(items)
+
+
+def model_names(items: Mapping[int, ItemRow]) -> dict[int, str]:
+    """Subject model id -> display name over the items' two sides."""
     names = {item.model_a_id: item.model_a for item in items.values() if item.model_a_id is not None}
     names.update((item.model_b_id, item.model_b) for item in items.values() if item.model_b_id is not None)
     return names
