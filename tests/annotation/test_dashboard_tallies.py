@@ -156,3 +156,9 @@ def test_a_campaign_without_labels_has_no_quality_rows_and_no_complete_items():
     campaign = pairwise_campaign(Catalogue(n_tasks=1))
     tallied = assert_equal(campaign)
     assert tallied.quality == [] and tallied.rows[0].n_complete == 0
+
+
+@pytest.mark.parametrize("kind", [CampaignKind.TEXT_PAIRWISE, CampaignKind.IMAGE_PREFERENCE])
+def test_a_campaign_without_items_gives_the_same_empty_dashboard(kind):
+    campaign = campaign_for(kind, Catalogue(n_tasks=1))
+    assert assert_equal(campaign).rows == both(campaign)[1].rows
