@@ -10,11 +10,15 @@ judge runs finished on its task set. Its cache key names the state of both:
 * the judge state of the task set: how many runs finished, the latest finish, how many snapshots and
   the latest one (a run's completion changes it).
 
-So a cached dashboard is never stale: the first load after any change recomputes it (the same code,
-:func:`annotation.selectors.campaign_dashboard`), later loads read it back. What a submission does not
-change is kept apart, in each process's memory, so that the recompute after a submission reads only the
-labels: the judge's verdicts per *snapshot* (immutable once written), normalised once, and the item rows
-per (campaign, ``item_version``).
+So a cached dashboard is never stale: the first load after any change recomputes it, later loads read
+it back. The recompute of a text pairwise or image preference dashboard is
+:func:`annotation.dashboard_tallies.campaign_dashboard_tallied` (one pass over the labels into item and
+annotator tallies), of the other kinds :func:`annotation.selectors.campaign_dashboard`; both equal
+:func:`campaign_dashboard_recomputed`, which builds every number from label rows. What a submission
+does not change is kept apart, so that the recompute after a submission reads only the labels: the
+judge's verdicts per *snapshot* (immutable once written), normalised and indexed once in each
+process's memory, and the item rows per (campaign, ``item_version``), computed once for all the
+processes that share the cache and then kept in each one's memory.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Count, F, Max, Q
 
-from annotation import selectors
+from annotation import dashboard_tallies, selectors
 from annotation.models import Campaign, CampaignProgress
 
 #: Seconds a cached dashboard is kept (bounds memory; correctness comes from the key).
@@ -50,6 +54,16 @@ def _kept(key: str, compute: Callable[[], Any]) -> Any:
         _memory[key] = value
         while len(_memory) > KEPT_IN_MEMORY:
             _memory.popitem(last=False)
+    return value
+
+
+def _shared(key: str, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per key for every process sharing the cache (the key names an immutable
+    state): a process that has not seen it yet reads it back instead of recomputing it."""
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, DASHBOARD_TTL_S)
     return value
 
 
@@ -78,7 +92,8 @@ def _judge_state(campaign: Campaign) -> str:
 
 def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], selectors.IndexedOutcomes]:
     """The latest snapshot's primary verdicts per dimension, normalised and indexed once per snapshot
-    (kept in this process's memory): a snapshot never changes, a newer one has another key."""
+    for every process sharing the cache (then kept in each one's memory): a snapshot never changes,
+    a newer one has another key."""
     from leaderboard.selectors import latest_snapshot
 
     def read(code: str) -> selectors.IndexedOutcomes:
@@ -89,7 +104,8 @@ def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], selectors.Inde
         snapshot = latest_snapshot(task_set=campaign.task_set, dimension=code)
         if snapshot is None:
             return read(code)  # no run: nothing to keep
-        return _kept(f"judge-outcomes:{snapshot.pk}@{snapshot.created_at.timestamp()}:{code}", lambda: read(code))
+        key = f"judge-outcomes:{snapshot.pk}@{snapshot.created_at.timestamp()}:{code}"
+        return _kept(key, lambda: _shared(f"atelier:dashboard-{key}", lambda: read(code)))
 
     return source
 
@@ -102,11 +118,20 @@ def campaign_dashboard_cached(*, campaign: Campaign) -> selectors.Dashboard:
     dashboard = cache.get(key)
     if dashboard is None:
         _, scores = selectors.judge_sources(campaign=campaign)
-        dashboard = selectors.campaign_dashboard(
-            campaign=campaign, judge_outcomes=_judge_outcomes_source(campaign), judge_scores=scores,
-            judge_conditions=selectors.judge_condition_source(campaign=campaign),
-            items=_kept(f"items:{items_state}", lambda: selectors.item_rows(campaign=campaign)),
-        )
+        # the pairwise kinds from tallies (one pass over the labels); the others from label rows
+        compute = (dashboard_tallies.campaign_dashboard_tallied if campaign.kind in dashboard_tallies.TALLIED_KINDS
+                   else selectors.campaign_dashboard)
+        sources = {"judge_outcomes": _judge_outcomes_source(campaign), "judge_scores": scores,
+                   "judge_conditions": selectors.judge_condition_source(campaign=campaign)}
+        items = _kept(f"items:{items_state}", lambda: dashboard_tallies.ItemTable(
+            _shared(f"atelier:dashboard-items:{items_state}", lambda: selectors.item_rows(campaign=campaign))))
+        try:
+            dashboard = compute(campaign=campaign, items=items, **sources)
+        except KeyError:
+            # items created between reading the items' version and reading the labels: their labels
+            # name items the kept rows do not have, so read the rows afresh (the next load's key is newer)
+            dashboard = compute(campaign=campaign, items=dashboard_tallies.ItemTable(selectors.item_rows(campaign=campaign)),
+                                **sources)
         cache.set(key, dashboard, DASHBOARD_TTL_S)
     dashboard.campaign = campaign
     return dashboard

@@ -4,9 +4,10 @@ Plain functions over plain records; the dashboard (``annotation.selectors``) gat
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from annotation.consensus import Stat
@@ -69,6 +70,12 @@ class HumanPair:
     model_b_id: int
     majority: str | None  # "A", "B", "tie" or None (no majority)
 
+    @cached_property
+    def judged_as(self) -> tuple[str, str, frozenset[int]]:
+        """(task, dimension, the two responses): what the judge's verdicts on this pair are indexed by
+        (computed once per pair; the dashboards share pairs between loads)."""
+        return self.task_external_id, self.dimension, frozenset((self.response_a_id, self.response_b_id))
+
 
 def judge_label_for(pair: HumanPair, outcome: JudgeOutcome) -> str:
     """The judge's outcome in the human item's canonical order."""
@@ -88,6 +95,20 @@ class IndexedOutcomes(list):
     def __init__(self, outcomes: Iterable[Any]):
         super().__init__(judge_outcome_from(r) for r in outcomes)
         self.by_pair = _judge_index(self)
+        self.verdicts = _judge_verdicts(self.by_pair)
+
+
+def _judge_verdicts(index: Mapping[tuple, list[JudgeOutcome]]) -> dict[tuple, tuple[bool, int | None, frozenset[int | None]]]:
+    """Per pair of the index: whether a strict majority of its verdicts chose one winner, that
+    winning response id (None: a tie) and the set of winners named. Which side a winner is depends on
+    the human item's canonical order, but a majority of winners is a majority of labels either way
+    (winner -> A, B or tie is one-to-one for one pair)."""
+    out = {}
+    for key, found in index.items():
+        winners = Counter(o.winner_response_id for o in found)
+        (winner, n), = winners.most_common(1)
+        out[key] = (2 * n > len(found), winner, frozenset(winners))
+    return out
 
 
 def _judge_index(outcomes: Iterable[Any]) -> dict[tuple[str, str, str, frozenset[int]], list[JudgeOutcome]]:
@@ -171,32 +192,39 @@ def _bt_fallback_sentence(models: Sequence[int], winners: Sequence[int], losers:
 def human_judge_join(
     *, pairs: Sequence[HumanPair], judge_outcomes: Iterable[Any], judge_scores: Mapping[int, float] | None,
     condition: str = "primary", names: Mapping[int, str] | None = None,
+    human_bt: tuple[dict[int, float], int, str] | None = None,
 ) -> HumanJudgeJoin:
     """Join human item majorities to judge outcomes and rankings. Pure: takes plain records
     (task external id, dimension, the two response ids, winner response id or None), a judge
-    ranking (subject model id -> θ) and the models' names (for the notes)."""
+    ranking (subject model id -> θ) and the models' names (for the notes). ``human_bt``:
+    ``human_bt_fit(pairs, names)`` when the caller already has it."""
     index = _judge_index(judge_outcomes)
+    verdicts = getattr(judge_outcomes, "verdicts", None) if isinstance(judge_outcomes, IndexedOutcomes) else None
+    verdicts = _judge_verdicts(index) if verdicts is None else verdicts
     human, judge = [], []
     no_majority = unjudged = 0
     for pair in pairs:
         if pair.majority is None:
             no_majority += 1
             continue
-        found = index.get((condition, pair.task_external_id, pair.dimension, frozenset((pair.response_a_id, pair.response_b_id))))
-        if not found:
+        key = (condition, *pair.judged_as)
+        verdict = verdicts.get(key)
+        if verdict is None:
             unjudged += 1
             continue
-        judged = agreement.majority_label([judge_label_for(pair, o) for o in found])
-        if judged is None:
+        decided, winner, named = verdict
+        if not named <= {pair.response_a_id, pair.response_b_id, None}:
+            [judge_label_for(pair, o) for o in index[key]]  # raises: a winner that is neither response
+        if not decided:  # the judge's verdicts on this pair have no majority
             unjudged += 1
             continue
         human.append(pair.majority)
-        judge.append(judged)
+        judge.append("tie" if winner is None else "A" if winner == pair.response_a_id else "B")
     n_agree = sum(h == j for h, j in zip(human, judge))
     agree = Stat.of(lambda: agreement.pairwise_agreement(human, judge)) if human else Stat(None, "no judged pairs with a human majority")
     bt = None
     if judge_scores:
-        theta, n_decisive, note = human_bt_fit(pairs, names)
+        theta, n_decisive, note = human_bt_fit(pairs, names) if human_bt is None else human_bt
         common = sorted(set(theta) & {int(m) for m in judge_scores})
         corr: dict[str, tuple[float, float]] | None = None
         try:

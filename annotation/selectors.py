@@ -551,10 +551,20 @@ def _condition_order(condition: str) -> tuple[int, str]:
     return (0 if condition == "tig" else 1, condition)
 
 
-def _ablation_panel(subset: Sequence[HumanPair], records: Sequence[Any], runs: Sequence[Any]) -> dict[str, Any]:
+def _conditions(records: Sequence[Any]) -> set[str]:
+    """The judge conditions the records name (read off the index of records indexed once)."""
+    if isinstance(records, IndexedOutcomes):
+        return {key[0] for key in records.by_pair}
+    return {judge_outcome_from(r).condition for r in records}
+
+
+def _ablation_panel(subset: Sequence[HumanPair], records: Sequence[Any], runs: Sequence[Any],
+                    condition_records: Sequence[Any] = ()) -> dict[str, Any]:
     """The Novelty ablation of one dimension's pairs: the view, one row per condition with its run
-    (when the condition comes from a stored run) and the notes a reader needs."""
-    conditions = sorted({judge_outcome_from(r).condition for r in records} - {"primary"}, key=_condition_order)
+    (when the condition comes from a stored run) and the notes a reader needs. ``records`` and
+    ``condition_records`` are the judge's verdicts (primary, and labelled with their condition)."""
+    conditions = sorted((_conditions(records) | _conditions(condition_records)) - {"primary"}, key=_condition_order)
+    records = [*records, *condition_records] if condition_records else records
     out: dict[str, Any] = {"ablation": None, "conditions": conditions, "ablation_rows": [], "ablation_notes": [],
                            "ablation_runs": list(runs), "ablation_simulated": any(r.is_simulated for r in runs),
                            "n_with_majority": sum(p.majority is not None for p in subset)}
@@ -595,12 +605,25 @@ def _judge_extras(
     judge_conditions: Callable[[str], tuple[Sequence[Any], Sequence[Any]]] | None = None,
 ) -> dict[str, Any]:
     pairs = human_pairs(items=items, labels_by_item=by_item, k=campaign.k)
+    return judge_extras(campaign, items, pairs, judge_outcomes, judge_scores, judge_conditions)
+
+
+def judge_extras(
+    campaign: Campaign, items: Mapping[int, ItemRow], pairs: Sequence[HumanPair],
+    judge_outcomes: Callable[[str], Any] | None, judge_scores: Callable[[str], Any] | None,
+    judge_conditions: Callable[[str], tuple[Sequence[Any], Sequence[Any]]] | None = None,
+) -> dict[str, Any]:
+    """The dashboard's judge panel: the human-subset BT ranking, per text dimension the human–judge
+    join and (Novelty) the ablation, for image pairs the sign agreement (App. H.6, I.4, §5.4).
+    ``pairs``: the campaign's complete human pairs (:func:`human_pairs`)."""
     # The paper's order U, E, N (not alphabetical), then anything else.
     order = [Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY]
     dims = sorted({p.dimension for p in pairs}, key=lambda d: (order.index(d) if d in order else len(order), d))
     out: dict[str, Any] = {"available": False, "dimensions": [], "sign": None, "ablation": None}
-    human_theta, _, human_note = human_bt_fit(pairs, _model_names(items))
-    out["human_bt"] = {"theta": _named_theta(items, human_theta), "note": human_note}
+    names = _model_names(items)
+    fit = human_bt_fit(pairs, names)
+    human_theta, _, human_note = fit
+    out["human_bt"] = {"theta": _named_theta(names, human_theta), "note": human_note}
     # Image pairs have no judge counterpart (the judge compares texts): only the sign agreement below.
     for dimension in dims if campaign.kind == CampaignKind.TEXT_PAIRWISE else ():
         subset = [p for p in pairs if p.dimension == dimension]
@@ -614,9 +637,10 @@ def _judge_extras(
             out["dimensions"].append({"dimension": dimension, "join": None})
             continue
         out["available"] = True
-        join = (human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores, names=_model_names(items))
+        join = (human_judge_join(pairs=subset, judge_outcomes=records, judge_scores=scores, names=names,
+                                 human_bt=fit if len(subset) == len(pairs) else None)  # one dimension: the same fit
                 if records or scores else None)
-        panel = _ablation_panel(subset, [*records, *condition_records], runs) if dimension == Dimension.NOVELTY else {}
+        panel = _ablation_panel(subset, records, runs, condition_records) if dimension == Dimension.NOVELTY else {}
         out["dimensions"].append({"dimension": dimension, "join": join, "ablation": None, "conditions": [], **panel})
     if campaign.kind == CampaignKind.IMAGE_PREFERENCE:
         text_scores, source = _judge_text_ordering(judge_scores)
@@ -659,16 +683,20 @@ def _judge_text_ordering(judge_scores: Callable[[str], Any] | None) -> tuple[dic
 
 
 def _model_names(items: Mapping[int, ItemRow]) -> dict[int, str]:
-    names = {}
-    for item in items.values():
-        for mid, name in ((item.model_a_id, item.model_a), (item.model_b_id, item.model_b)):
-            if mid is not None:
-                names[mid] = name
+    """Subject model id -> display name over the items' two sides (read off items that carry them,
+    as :class:`annotation.dashboard_tallies.ItemTable` does)."""
+    names = getattr(items, "model_names", None)
+    return dict(names) if names is not None else model_names(items)
+
+
+def model_names(items: Mapping[int, ItemRow]) -> dict[int, str]:
+    """Subject model id -> display name over the items' two sides."""
+    names = {item.model_a_id: item.model_a for item in items.values() if item.model_a_id is not None}
+    names.update((item.model_b_id, item.model_b) for item in items.values() if item.model_b_id is not None)
     return names
 
 
-def _named_theta(items: Mapping[int, ItemRow], theta: Mapping[int, float]) -> list[tuple[str, float]]:
-    names = _model_names(items)
+def _named_theta(names: Mapping[int, str], theta: Mapping[int, float]) -> list[tuple[str, float]]:
     return sorted(((names.get(m, str(m)), t) for m, t in theta.items()), key=lambda x: -x[1])
 
 

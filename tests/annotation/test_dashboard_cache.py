@@ -1,21 +1,23 @@
-"""The cached dashboard stays live: after every kind of change it shows (a submission, a skip, stale
-labels, gold, an adjudication, a deleted item, a finished judge run) it equals a full recompute, and
+"""The cached dashboard stays live: after every kind of change it shows (a submission, a skip, an expiry,
+stale labels, gold, an adjudication, a deleted item, a finished judge run) it equals a full recompute
+from label rows (the cache computes pairwise dashboards from tallies: a real comparison), and
 while nothing changes a second load reads it back without recomputing."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation import services
+from annotation import dashboard_cache, selectors, services
 from annotation.dashboard_cache import campaign_dashboard_cached, campaign_dashboard_recomputed
 from annotation.selectors import item_consensus
 from leaderboard.services import judge_runs
-from tests.annotation.factories import Catalogue, pairwise_campaign
+from tests.annotation.factories import Catalogue, RenderFactory, image_campaign, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
 from tests.factories import UserFactory
 
@@ -62,6 +64,10 @@ def test_the_cached_dashboard_equals_a_full_recompute_after_every_change():
     if assignment is not None:
         services.assignment_skip(token=assignment.token, annotator=users[3])
         assert_live(campaign)  # a skip counts in the annotator's quality row
+    held = services.assignment_next(campaign=campaign, annotator=users[3])
+    if held is not None:
+        assert services.assignments_expire(campaign=campaign, now=held.expires_at + timedelta(seconds=1)) == 1
+        assert_live(campaign)  # an expiry returns the slot
     item.response_a.core_idea = "A rewritten idea"
     item.response_a.save()
     services.campaign_content_refresh(campaign=campaign)
@@ -101,3 +107,46 @@ def test_a_submission_makes_the_next_load_recompute():
     services.label_submit(token=assignment.token, annotator=users[0], idempotency_key=uuid.uuid4(), answer={"choice": "A"})
     after = campaign_dashboard_cached(campaign=campaign)
     assert sum(r.n_judgments for r in after.rows) == sum(r.n_judgments for r in before.rows) + 1
+
+
+def test_the_cached_image_preference_dashboard_equals_a_full_recompute_after_submissions():
+    users = annotators(3)
+    catalogue = Catalogue(n_tasks=2)
+    renders = [RenderFactory(response=r) for r in catalogue.responses.values()]
+    campaign = image_campaign(catalogue, renders, annotators=users)
+    assert_live(campaign)
+    fill(campaign, users[:2], lambda u, a: {"choice": ("A", "B")[(u.pk + a.item_id) % 2]})
+    assert_live(campaign)
+    fill(campaign, users[2:], lambda u, a: {"choice": "tie"})
+    assert_live(campaign)
+
+
+def test_the_item_rows_are_computed_once_for_every_process_sharing_the_cache(monkeypatch):
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users)
+    calls = []
+    item_rows = selectors.item_rows
+    monkeypatch.setattr(selectors, "item_rows", lambda **kw: calls.append(kw) or item_rows(**kw))
+    campaign_dashboard_cached(campaign=campaign)
+    dashboard_cache._memory.clear()  # another process: nothing in its memory yet
+    fill(campaign, users, lambda u, a: {"choice": "A"})  # a submission does not change the items
+    dashboard = campaign_dashboard_cached(campaign=campaign)
+    assert len(calls) == 1 and dashboard.rows[0].n_judgments == 3 * campaign.items.count()
+
+
+def test_labels_of_items_newer_than_the_kept_item_rows_are_read_with_fresh_rows(monkeypatch):
+    users = annotators(3)
+    catalogue = Catalogue(n_tasks=2)
+    campaign = pairwise_campaign(catalogue, annotators=users)
+    campaign_dashboard_cached(campaign=campaign)
+    fill(campaign, users, lambda u, a: {"choice": "A"})
+    kept = dict(dashboard_cache._memory)
+    services.items_create(campaign=campaign, specs=[
+        services.ItemSpec(task=t, dimension="novelty", response_a=catalogue.response(t, 1), response_b=catalogue.response(t, 2))
+        for t in catalogue.tasks
+    ])
+    fill(campaign, users, lambda u, a: {"choice": "B"})
+    # the race: the items' version read before the new items, the labels after them
+    monkeypatch.setattr(dashboard_cache, "_kept", lambda key, compute: next(
+        (v for k, v in kept.items() if k.startswith("items:")), None) if key.startswith("items:") else compute())
+    assert campaign_dashboard_cached(campaign=campaign) == campaign_dashboard_recomputed(campaign=campaign)

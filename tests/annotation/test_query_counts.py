@@ -14,7 +14,7 @@ from annotation import selectors
 from annotation.models import Assignment, ItemSlot
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -66,3 +66,19 @@ def test_an_annotators_campaign_cards_cost_the_same_queries_for_one_or_many_camp
     with CaptureQueriesContext(connection) as four:
         cards = selectors.campaigns_for_annotator(annotator=users[0])
     assert len(cards) == 4 and len(four) == len(one)
+
+
+def test_the_campaign_list_page_costs_the_same_queries_for_one_or_four_campaigns(client):
+    users = annotators(2)
+    UserFactory(username="rhea", role="researcher")
+    assert client.login(username="rhea", password=PASSWORD)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users)
+    fill(campaign, users[:1], lambda u, a: {"choice": "A"})
+    with CaptureQueriesContext(connection) as one:
+        assert client.get("/annotate/campaigns/").status_code == 200
+    for _ in range(3):
+        campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users)
+        fill(campaign, users, lambda u, a: {"choice": "B"})
+    with CaptureQueriesContext(connection) as four:
+        response = client.get("/annotate/campaigns/")
+    assert response.content.count(b"/annotate/campaigns/") >= 4 and len(four) == len(one)

@@ -29,7 +29,7 @@ Goals (issue 4): p95 ≤ 150 ms for next-item and submit; dashboard ≤ 300 ms; 
 Run: ``.venv/bin/python -m tests.benchmarks.bench_annotation_load`` (``--help`` for the knobs).
 Needs PostgreSQL (``BENCH_DATABASE_URL``, else ``DATABASE_URL`` if it is PostgreSQL, else
 postgres://postgres@127.0.0.1:5432/postgres); skips with a message when it is not there. It creates
-and drops its own database ``atelier_bench_annotation``.
+and drops its own database ``atelier_bench_annotation`` (``BENCH_ANNOTATION_DB`` names another).
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCH_DB = "atelier_bench_annotation"
+#: The benchmark's own database (BENCH_ANNOTATION_DB overrides it, so that two runs on one server do not clash).
+BENCH_DB = os.environ.get("BENCH_ANNOTATION_DB") or "atelier_bench_annotation"
 GOAL_P95_MS = 150.0
 GOAL_DASHBOARD_MS = 300.0
 DASHBOARD_LABELS = 5_000
@@ -510,10 +511,13 @@ def _growth(port: int, seeded: dict, sessions: dict[str, str], cycles: int, dash
     for kind, goal in (("next", 1.5), ("submit", 1.5)):
         ratio = figures[largest][kind] / figures[smallest][kind]
         print(f"  {kind} at {largest} labels / at {smallest}: x{ratio:.2f} (goal <= x{goal}: {'met' if ratio <= goal else 'NOT met'})")
-    for kind in ("dashboard after a submission", "dashboard"):
-        value = figures[largest][kind]
-        print(f"  {kind} at {largest} labels: {value:.0f} ms (goal <= {GOAL_DASHBOARD_MS:.0f} ms: ratio "
-              f"{value / GOAL_DASHBOARD_MS:.2f})")
+    for size in sizes:  # the dashboard at every size against its goal, and what a change costs it
+        after, cached = figures[size]["dashboard after a submission"], figures[size]["dashboard"]
+        print(f"  dashboard at {size:>6} labels: after a submission {after:6.0f} ms (goal <= {GOAL_DASHBOARD_MS:.0f} ms: "
+              f"ratio {after / GOAL_DASHBOARD_MS:.2f}), cached {cached:5.0f} ms (ratio {cached / GOAL_DASHBOARD_MS:.2f}); "
+              f"after a submission / cached x{after / cached:.1f}")
+    print(f"  1-min load average after the growth scenario {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs "
+          "(anything else running on the machine weighs on every figure)")
     return ok
 
 
@@ -968,7 +972,7 @@ def main(argv: list[str] | None = None) -> int:
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-        _wait_for(port, gunicorn, 30)
+        _wait_for(port, gunicorn, 120)  # a loaded machine starts four workers slowly
         _warm_workers(port, args.workers)
 
         n_cpus = os.cpu_count() or 1
