@@ -61,6 +61,8 @@ from annotation.kinds import kind_for
 from annotation.kinds.faithfulness import PASS_SCORE
 from annotation.kinds.strategy import NONE as NO_STRATEGY
 from annotation.kinds.text_pairwise import PRIMARY_FIELD
+from annotation.label_export import EXPORT_COLUMNS as EXPORT_COLUMNS
+from annotation.label_export import labels_export as labels_export
 from annotation.models import (
     STRATEGIES,
     TIG_CRITERIA,
@@ -71,7 +73,6 @@ from annotation.models import (
     CampaignKind,
     Dimension,
     Item,
-    LabelRevision,
     StrategyRole,
 )
 from annotation.pair_sampling import PAIRS_PER_TASK as PAIRS_PER_TASK
@@ -79,7 +80,7 @@ from annotation.pair_sampling import RANDOM_ORDER as RANDOM_ORDER
 from annotation.pair_sampling import STRATUM_QUOTAS as STRATUM_QUOTAS
 from annotation.pair_sampling import SampledPair as SampledPair
 from annotation.pair_sampling import validation_pairs_sample as validation_pairs_sample
-from annotation.validation_dashboards import VALIDATION_KINDS, validation_panel
+from annotation.validation_dashboards import validation_panel
 from engine import agreement
 from leaderboard.selectors import (
     judge_condition_outcomes,
@@ -87,7 +88,6 @@ from leaderboard.selectors import (
     judge_model_scores,
     judge_pair_outcomes,
 )
-from leaderboard.services.catalogue import rows_serialise
 
 # ---------------------------------------------------------------------------------------------------
 # Label rows and consensus
@@ -715,7 +715,7 @@ def _adjudication_rows(campaign: Campaign, items: Mapping[int, ItemRow], by_item
 
 
 # ---------------------------------------------------------------------------------------------------
-# Researcher lists and exports
+# Researcher lists (the labels export is annotation/label_export.py)
 # ---------------------------------------------------------------------------------------------------
 
 
@@ -729,73 +729,3 @@ def campaign_list_rows() -> list[dict[str, Any]]:
         rows.append({"campaign": campaign, "n_items": slots // campaign.k, "labels": labels, "total": slots,
                      "completion": labels / slots if slots else None})
     return rows
-
-
-EXPORT_COLUMNS = [
-    "campaign", "kind", "item_key", "task_id", "family", "dimension", "is_gold", "annotator", "is_simulated",
-    "answer", "category", "flag_reason", "flag_note", "swapped", "slot", "assigned_at", "expires_at", "submitted_at",
-    "time_on_item_ms", "content_hash", "task_set_version", "is_stale", "version", "revised_at", "revisions",
-    "model_a", "model_b", "response_a_id",
-    "response_b_id", "render_a_id", "render_b_id", "sampling_stratum", "c2_sample_id", "easel_step_a_id", "easel_step_b_id",
-]
-
-
-def _validation_sides(item: Item) -> tuple[str | None, str | None]:
-    """Who made what a validation item shows: the C² sample's model, the EASEL canvases' agents."""
-    if item.c2_sample_id:
-        return item.c2_sample.subject_model.display_name, None
-    steps = (item.easel_step_a, item.easel_step_b)
-    return tuple(s.episode.run.agent_name if s is not None else None for s in steps)  # type: ignore[return-value]
-
-
-def _label_revisions_export(campaign: Campaign, kind) -> dict[int, dict[str, dict[str, Any]]]:
-    """Assignment id -> {superseded version: its answer, category, flag and times}: the history the
-    current values replaced (:mod:`annotation.label_revision`), in one query."""
-    history: dict[int, dict[str, dict[str, Any]]] = {}
-    for revision in LabelRevision.objects.filter(campaign=campaign).order_by("assignment_id", "version"):
-        was = kind.label_model(**revision.values)  # unsaved: the kind reads its answer as from a label
-        history.setdefault(revision.assignment_id, {})[str(revision.version)] = {
-            "answer": kind.summary(was), "category": kind.category(was), "flag_reason": was.flag_reason,
-            "flag_note": was.flag_note, "given_at": revision.given_at.isoformat(),
-            "superseded_at": revision.superseded_at.isoformat(),
-        }
-    return history
-
-
-def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
-    """Every label of the campaign (stale and simulated ones included, and marked) with its
-    assignment metadata. Researcher-only: it names models. ``answer`` is the current version;
-    ``version`` counts the annotator's changes (1 = as first given) and ``revisions`` keeps every
-    superseded version, so that no history is lost."""
-    kind = kind_for(campaign.kind)
-    labels = kind.label_model.objects.filter(campaign=campaign).select_related(
-        "annotator", "assignment__slot", "item__task", "item__response_a__subject_model", "item__response_b__subject_model",
-        "item__render_a__response__subject_model", "item__render_b__response__subject_model",
-        "item__c2_sample__subject_model", "item__easel_step_a__episode__run", "item__easel_step_b__episode__run",
-    ).order_by("item__position", "created_at", "pk")
-    revisions = _label_revisions_export(campaign, kind)
-    out = []
-    for label in labels:
-        item, assignment = label.item, label.assignment
-        side_a = item.response_a or (item.render_a.response if item.render_a else None)
-        side_b = item.response_b or (item.render_b.response if item.render_b else None)
-        made_by = _validation_sides(item) if campaign.kind in VALIDATION_KINDS else (None, None)
-        out.append({
-            "campaign": campaign.name, "kind": campaign.kind, "item_key": item.key, "task_id": item.task.external_id,
-            "family": item.task.family, "dimension": item.dimension, "is_gold": item.is_gold,
-            "annotator": label.annotator.username, "is_simulated": label.is_simulated,
-            "answer": kind.summary(label), "category": kind.category(label),
-            "flag_reason": label.flag_reason, "flag_note": label.flag_note,
-            "swapped": assignment.swapped, "slot": assignment.slot.index if assignment.slot else None,
-            "assigned_at": assignment.created_at.isoformat(), "expires_at": assignment.expires_at.isoformat(),
-            "submitted_at": label.created_at.isoformat(), "time_on_item_ms": label.time_on_item_ms,
-            "content_hash": label.content_hash, "task_set_version": label.task_set_version, "is_stale": label.is_stale,
-            "version": label.version, "revised_at": label.revised_at.isoformat() if label.revised_at else None,
-            "revisions": revisions.get(label.assignment_id, {}),
-            "model_a": side_a.subject_model.display_name if side_a else made_by[0],
-            "model_b": side_b.subject_model.display_name if side_b else made_by[1],
-            "response_a_id": side_a.pk if side_a else None, "response_b_id": side_b.pk if side_b else None,
-            "render_a_id": item.render_a_id, "render_b_id": item.render_b_id, "sampling_stratum": item.sampling_stratum,
-            "c2_sample_id": item.c2_sample_id, "easel_step_a_id": item.easel_step_a_id, "easel_step_b_id": item.easel_step_b_id,
-        })
-    return rows_serialise(out, EXPORT_COLUMNS, fmt)
