@@ -31,7 +31,6 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
-from django.db.models.query import get_related_populators
 
 from annotation.access import AccessFacts
 from annotation.models import (
@@ -42,6 +41,7 @@ from annotation.models import (
     CampaignProgress,
     Item,
 )
+from evalsite.precompiled import row_by_pk
 from leaderboard.roles import ANNOTATOR
 
 
@@ -146,46 +146,10 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
     )
 
 
-# ---------------------------------------------------------------------------------------------------
-# The item as its kind shows it
-# ---------------------------------------------------------------------------------------------------
-
-
-@functools.cache
-def _item_query(relations: tuple[str, ...], alias: str, vendor: str):
-    """The ORM's SQL for one item with ``relations`` (its ``select_related``), compiled once: the SQL,
-    the select list's columns that need converting, where the item's own columns are, its field names,
-    and the populators that attach the related rows (what Django's ModelIterable does per query)."""
-    compiler = Item.objects.select_related(*relations).filter(pk=0).query.get_compiler(using=alias)
-    sql, params = compiler.as_sql()
-    if list(params) != [0]:  # the pk must be the query's only parameter
-        raise RuntimeError(f"unexpected parameters {params!r} in the item query")
-    select, klass_info = compiler.select, compiler.klass_info
-    converted = [(i, expression) for i, expression in enumerate(column for column, _, _ in select)
-                 if compiler.get_converters([expression])]
-    start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
-    init_list = [column.target.attname for column, _, _ in select[start:end]]
-    return sql, converted, (start, end), init_list, get_related_populators(klass_info, select, alias)
-
-
 def item_with_content(*, item_id: int, relations: tuple[str, ...]) -> Item:
     """The item with ``relations`` (the relations its kind shows), as
-    ``Item.objects.select_related(*relations).get(pk=item_id)`` returns it, without compiling that query
-    on every request (it was a fifth of a request's CPU). Item.DoesNotExist when there is none."""
-    sql, converted, (start, end), init_list, populators = _item_query(relations, connection.alias, connection.vendor)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [item_id])
-        row = cursor.fetchone()
-    if row is None:
-        raise Item.DoesNotExist(f"no item {item_id}")
-    row = list(row)
-    for i, expression in converted:
-        for convert in connection.ops.get_db_converters(expression) + expression.get_db_converters(connection):
-            row[i] = convert(row[i], expression, connection)
-    item = Item.from_db(connection.alias, init_list, row[start:end])
-    for populator in populators:
-        populator.populate(row, item)
-    return item
+    ``Item.objects.select_related(*relations).get(pk=item_id)`` returns it, compiled once per kind."""
+    return row_by_pk(Item, item_id, relations=relations)
 
 
 # ---------------------------------------------------------------------------------------------------

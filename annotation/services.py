@@ -88,6 +88,7 @@ from annotation.slot_queue import (
     slot_taken,
     slots_freed,
 )
+from evalsite.precompiled import row_create
 from leaderboard.models import JudgeRun, Render, Response, Task, TaskSet
 from leaderboard.roles import is_researcher
 
@@ -307,8 +308,8 @@ def _assignment_open(
     shown = kind.shown_content(item)
     if shown.digest != item.content_hash:
         _item_content_changed(item=item, new_hash=shown.digest, now=now)
-    return Assignment.objects.create(
-        campaign=campaign, item=item, slot=slot, annotator=annotator, token=secrets.token_urlsafe(24),
+    return row_create(
+        Assignment, campaign=campaign, item=item, slot=slot, annotator=annotator, token=secrets.token_urlsafe(24),
         swapped=swapped if kind.two_sided else False, status=Assignment.Status.ACTIVE,
         content_hash=item.content_hash, task_set_version=item.task_set_version,
         media_sha256=shown.media, created_at=now, expires_at=now + campaign_assignment_ttl(campaign),
@@ -573,8 +574,8 @@ def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated, *, 
     # Progress counters move in the submission's own transaction (no aggregate on read).
     counts = submission_counted(campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id,
                                 labels=int(assignment.slot_id is not None))
-    label = kind.label_model.objects.create(
-        assignment=assignment, campaign=assignment.campaign, item=assignment.item, annotator=annotator,
+    label = row_create(
+        kind.label_model, assignment=assignment, campaign=assignment.campaign, item=assignment.item, annotator=annotator,
         idempotency_key=key, content_hash=assignment.content_hash, task_set_version=assignment.task_set_version,
         time_on_item_ms=time_ms, created_at=now, is_simulated=is_simulated, **values,
     )

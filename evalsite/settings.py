@@ -151,7 +151,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # locked-out login never reaches the password check.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, the session's user read with a precompiled statement (evalsite/auth_backends.py).
+    # Sessions are tied to the backend that logged them in: one made under Django's own path logs in again.
+    "evalsite.auth_backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("ATELIER_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("ATELIER_LOGIN_COOLOFF_MINUTES", 15))
