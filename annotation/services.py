@@ -343,14 +343,6 @@ def _assignment_on_slot(campaign: Campaign, annotator: AbstractBaseUser, slot: I
     return _assignment_open(campaign=campaign, item=item, slot=slot, annotator=annotator, swapped=swapped, now=now)
 
 
-def _take_slot(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, attempt: dict) -> Assignment | None:
-    # A taker that committed between our statement's snapshot and our lock is no race here: it
-    # cleared the slot's is_free flag, and PostgreSQL re-checks the condition on the committed row
-    # before locking it (READ COMMITTED), so the slot is skipped.
-    slot = free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk)
-    return None if slot is None else _assignment_on_slot(campaign, annotator, slot, now, attempt)
-
-
 def _hand_out(facts: NextItemFacts, annotator: AbstractBaseUser, now: datetime, rng: random.Random,
               attempt: dict) -> Assignment | None:
     """Next-item under the membership lock: the held assignment, else gold when due, else a free slot."""
@@ -382,6 +374,9 @@ def _hand_out(facts: NextItemFacts, annotator: AbstractBaseUser, now: datetime, 
         if assignment is not None:
             return assignment
     if slot is None and not looked:
+        # A taker that committed between our statement's snapshot and our lock is no race here: it
+        # cleared the slot's is_free flag, and PostgreSQL re-checks the condition on the committed row
+        # before locking it (READ COMMITTED), so the slot is skipped.
         slot = free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk)
     if slot is None and assignments_expire(campaign=campaign, now=now):
         # Overdue assignments go back to the pool when they are needed: when no free slot is left
