@@ -549,7 +549,7 @@ PROFILE_PARTS = (
                                                 ("annotation/request_facts.py", "assignment_submit_if_active"),
                                                 ("annotation/request_facts.py", "assignment_facts")]),
     ("slot take", [("annotation/slot_queue.py", "active_or_free_slot_take")]),
-    ("item load", [("annotation/request_facts.py", "item_with_content"), ("annotation/services.py", "_item_load")]),
+    ("item load", [("annotation/services.py", "_item_load")]),
     ("blinded payload", [("annotation/annotator_reads.py", "assignment_present")]),
     ("answer validation", [("annotation/kinds/base.py", "validate")]),
     ("content digest check", [("annotation/services.py", "_content_unchanged_check")]),
