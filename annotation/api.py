@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from rest_framework import serializers, status
+from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -53,17 +54,27 @@ class NextItemApi(AnnotationAPIView):
         progress = serializers.BooleanField(required=False, default=True)
 
     def post(self, request, pk: int):
-        campaign = _campaign(pk)
-        # Access first (a researcher is refused whatever the body), then the body, before anything
-        # is handed out: a malformed one assigns nothing. assignment_next checks again under its lock.
-        annotator_access_check(user=request.user, campaign=campaign)
-        data = self.Input(data=request.data)
-        data.is_valid(raise_exception=True)
-        assignment = services.assignment_next(campaign=campaign, annotator=request.user)
-        body = {"assignment": _assignment_json(assignment)}
-        if data.validated_data["progress"]:
-            body["progress"] = selectors.campaign_progress(campaign=campaign, annotator=request.user).as_dict()
+        wanted = self._body(request, pk)
+        # The service runs the gatekeeper on the facts it reads under the annotator's lock.
+        handed = services.item_next(campaign_id=pk, annotator=request.user)
+        body = {"assignment": _assignment_json(handed.assignment)}
+        if wanted["progress"]:
+            body["progress"] = handed.progress.as_dict()
         return Response(body)
+
+
+    def _body(self, request, pk: int) -> dict:
+        """The validated body; a malformed one assigns nothing, and access is refused before it is (a
+        researcher hears "Annotators only" whatever the body)."""
+        try:
+            data = self.Input(data=request.data)
+            if data.is_valid():
+                return data.validated_data
+            problem = serializers.ValidationError(data.errors)
+        except APIException as exc:  # not JSON, not an object, too large
+            problem = exc
+        annotator_access_check(user=request.user, campaign=_campaign(pk))
+        raise problem
 
 
 class ProgressApi(AnnotationAPIView):
@@ -91,7 +102,8 @@ class SubmitApi(AnnotationAPIView):
             token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
             answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
         )
-        progress = selectors.campaign_progress(campaign=submission.label.campaign, annotator=request.user)
+        progress = submission.progress or selectors.campaign_progress(campaign=submission.label.campaign,
+                                                                       annotator=request.user)
         return Response({"saved": True, "replayed": submission.replayed, "progress": progress.as_dict()},
                         status=status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED)
 

@@ -309,7 +309,8 @@ class SubmitApi(_AnnotatorApi):
             token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
             answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
         )
-        progress = selectors.campaign_progress(campaign=submission.label.campaign, annotator=request.user)
+        progress = submission.progress or selectors.campaign_progress(campaign=submission.label.campaign,
+                                                                       annotator=request.user)
         return Response({"saved": True, "replayed": submission.replayed, "progress": progress.as_dict()},
                         status=status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED)
 

@@ -12,7 +12,9 @@ recount already includes the change, so it is never applied twice.
 
 from __future__ import annotations
 
-from django.db import transaction
+from typing import NamedTuple
+
+from django.db import connection, transaction
 from django.db.models import F
 
 from annotation.models import AnnotatorProgress, Assignment, CampaignProgress, ItemSlot
@@ -63,6 +65,47 @@ def annotator_progress_add(*, campaign_id: int, annotator_id: int, done: int) ->
         )
     if not created:
         row.update(done=F("done") + done)
+
+
+class SubmissionCounts(NamedTuple):
+    """The counters right after a submission moved them: the campaign's labels and slots, the
+    annotator's done."""
+
+    labels: int
+    slots: int
+    done: int
+
+
+def submission_counted(*, campaign_id: int, annotator_id: int, labels: int) -> SubmissionCounts:
+    """One submission of ``annotator_id``: the campaign's ``labels`` grow by ``labels`` (1 for a regular
+    item, 0 for gold) and its ``label_version`` by one, the annotator's ``done`` by one; the counters
+    after it. On PostgreSQL both updates are one statement (two ``UPDATE … RETURNING`` in a ``WITH``);
+    a missing row is created from a recount, as :func:`campaign_progress_add` and
+    :func:`annotator_progress_add` do."""
+    campaigns, annotators = CampaignProgress._meta.db_table, AnnotatorProgress._meta.db_table
+    campaign_sql = (f"UPDATE {campaigns} SET labels = labels + %s, label_version = label_version + 1 "
+                    f"WHERE campaign_id = %s RETURNING labels, slots")
+    annotator_sql = f"UPDATE {annotators} SET done = done + 1 WHERE campaign_id = %s AND annotator_id = %s RETURNING done"
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(f"""WITH campaign AS ({campaign_sql}), annotator AS ({annotator_sql})
+                               SELECT (SELECT labels FROM campaign), (SELECT slots FROM campaign),
+                                      (SELECT done FROM annotator)""",
+                           [labels, campaign_id, campaign_id, annotator_id])
+            counted_labels, slots, done = cursor.fetchone()
+        else:
+            cursor.execute(campaign_sql, [labels, campaign_id])
+            counted_labels, slots = cursor.fetchone() or (None, None)
+            cursor.execute(annotator_sql, [campaign_id, annotator_id])
+            done = (cursor.fetchone() or (None,))[0]
+    if counted_labels is None:  # no counter row yet: made from a recount that includes this submission
+        campaign_progress_add(campaign_id=campaign_id, labels=labels)
+        counted_labels, slots = CampaignProgress.objects.values_list("labels", "slots").get(pk=campaign_id)
+    if done is None:
+        annotator_progress_add(campaign_id=campaign_id, annotator_id=annotator_id, done=1)
+        done = AnnotatorProgress.objects.values_list("done", flat=True).get(campaign_id=campaign_id,
+                                                                            annotator_id=annotator_id)
+    return SubmissionCounts(counted_labels, slots, done)
 
 
 def campaign_progress_recount(*, campaign_id: int) -> CampaignProgress:

@@ -31,7 +31,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.access import annotator_access_check
+from annotation.access import AccessFacts, annotator_access_check
+from annotation.annotator_reads import Progress, _items_of_slots, campaign_progress
 from annotation.blinding import (
     texts_identity_problems,
 )
@@ -73,8 +74,22 @@ from annotation.models import (
     Label,
     LabelRevision,
 )
-from annotation.progress import annotator_progress_add, campaign_progress_add, campaign_version_bump
-from annotation.slot_queue import free_slot_take, slot_flag_repair, slot_taken, slots_freed
+from annotation.progress import campaign_version_bump, submission_counted
+from annotation.request_facts import (
+    NextItemFacts,
+    assignment_facts,
+    assignment_submit_if_active,
+    item_with_content,
+    next_item_facts,
+)
+from annotation.slot_queue import (
+    active_or_free_slot_take,
+    free_slot_take,
+    slot_flag_repair,
+    slot_taken,
+    slots_freed,
+)
+from evalsite.precompiled import row_create
 from leaderboard.models import JudgeRun, Render, Response, Task, TaskSet
 from leaderboard.roles import is_researcher
 
@@ -233,28 +248,29 @@ def assignments_expire(*, campaign: Campaign | None = None, now: datetime | None
     return expired
 
 
-def _membership_lock(campaign: Campaign, annotator: AbstractBaseUser) -> CampaignAnnotator:
-    """The annotator's membership row, locked; NotAllowed when the campaign is not open to them."""
-    # Race prevented: two requests of the same annotator (double click, retried request) each taking
-    # a different item. The second waits here until the first has committed its assignment.
-    membership = _one(CampaignAnnotator.objects.select_for_update().filter(campaign=campaign, annotator=annotator))
-    if membership is not None:
-        return membership
-    if not campaign.open_to_all_annotators:
-        raise NotAllowed("This campaign is not open to you.")
+def _membership_missing(campaign_id: int, annotator: AbstractBaseUser) -> None:
+    """The annotator is not listed on the campaign: refused (the gatekeeper says why) unless the campaign
+    is open to all annotators, when they are added (the caller then looks again)."""
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        raise NotFound("No such campaign.")
+    annotator_access_check(user=annotator, campaign=campaign)
     CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=annotator)
-    return CampaignAnnotator.objects.select_for_update().get(campaign=campaign, annotator=annotator)
 
 
-def _gold_due(campaign: Campaign, annotator: AbstractBaseUser) -> bool:
-    """Deterministic schedule: gold makes up ``gold_rate`` of the items an annotator has been given."""
+def _gold_due(campaign: Campaign, annotator: AbstractBaseUser, counts: tuple[int, int] | None = None) -> bool:
+    """Deterministic schedule: gold makes up ``gold_rate`` of the items an annotator has been given.
+    ``counts``: (shown, shown gold) as the caller read them; else counted here."""
     if campaign.gold_rate <= 0:
         return False
-    counts = Assignment.objects.filter(
-        campaign=campaign, annotator=annotator,
-        status__in=Assignment.SEEN,
-    ).aggregate(total=Count("pk"), gold=Count("pk", filter=Q(slot__isnull=True)))
-    return counts["gold"] < math.floor((counts["total"] + 1) * campaign.gold_rate + 1e-9)
+    if counts is None:
+        found = Assignment.objects.filter(
+            campaign=campaign, annotator=annotator,
+            status__in=Assignment.SEEN,
+        ).aggregate(total=Count("pk"), gold=Count("pk", filter=Q(slot__isnull=True)))
+        counts = (found["total"], found["gold"])
+    total, gold = counts
+    return gold < math.floor((total + 1) * campaign.gold_rate + 1e-9)
 
 
 def _seen_items(campaign: Campaign, annotator: AbstractBaseUser):
@@ -267,7 +283,7 @@ def _seen_items(campaign: Campaign, annotator: AbstractBaseUser):
 def _item_load(campaign: Campaign, item_id: int) -> Item:
     """The item with exactly the relations its kind shows (two small queries plan much faster than
     one join over every relation any kind might need), its campaign attached."""
-    item = Item.objects.select_related(*kind_for(campaign.kind).content_relations).get(pk=item_id)
+    item = item_with_content(item_id=item_id, relations=kind_for(campaign.kind).content_relations)
     item.campaign = campaign
     return item
 
@@ -293,8 +309,8 @@ def _assignment_open(
     shown = kind.shown_content(item)
     if shown.digest != item.content_hash:
         _item_content_changed(item=item, new_hash=shown.digest, now=now)
-    return Assignment.objects.create(
-        campaign=campaign, item=item, slot=slot, annotator=annotator, token=secrets.token_urlsafe(24),
+    return row_create(
+        Assignment, campaign=campaign, item=item, slot=slot, annotator=annotator, token=secrets.token_urlsafe(24),
         swapped=swapped if kind.two_sided else False, status=Assignment.Status.ACTIVE,
         content_hash=item.content_hash, task_set_version=item.task_set_version,
         media_sha256=shown.media, created_at=now, expires_at=now + campaign_assignment_ttl(campaign),
@@ -315,13 +331,9 @@ def _take_gold(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, r
     return _assignment_open(campaign=campaign, item=item, slot=None, annotator=annotator, swapped=rng.random() < 0.5, now=now)
 
 
-def _take_slot(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, attempt: dict) -> Assignment | None:
-    # A taker that committed between our statement's snapshot and our lock is no race here: it
-    # cleared the slot's is_free flag, and PostgreSQL re-checks the condition on the committed row
-    # before locking it (READ COMMITTED), so the slot is skipped.
-    slot = free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk)
-    if slot is None:
-        return None
+def _assignment_on_slot(campaign: Campaign, annotator: AbstractBaseUser, slot: ItemSlot, now: datetime,
+                        attempt: dict) -> Assignment:
+    """Open an assignment on a slot this transaction has just taken (its row locked, its flag cleared)."""
     # Should the flag be wrong, the one-live-assignment-per-slot unique index refuses our INSERT;
     # assignment_next repairs the flag and retries with a new transaction.
     attempt["slot_id"] = slot.pk
@@ -330,6 +342,56 @@ def _take_slot(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, a
     # both orders (k = 3: two one way, one the other); the item's random bit decides which.
     swapped = item.orientation != (slot.index % 2 == 1)
     return _assignment_open(campaign=campaign, item=item, slot=slot, annotator=annotator, swapped=swapped, now=now)
+
+
+def _hand_out(facts: NextItemFacts, annotator: AbstractBaseUser, now: datetime, rng: random.Random,
+              attempt: dict) -> Assignment | None:
+    """Next-item under the membership lock: the held assignment, else gold when due, else a free slot."""
+    campaign = facts.campaign
+    gold_due = _gold_due(campaign, annotator, (facts.seen, facts.seen_gold))
+    if gold_due:
+        held, slot = next(iter(Assignment.objects.filter(campaign=campaign, annotator=annotator,
+                                                         status=Assignment.Status.ACTIVE)
+                               .values_list("pk", "expires_at", "slot_id")[:1]), None), None
+    else:
+        # Usually there is no held item (the page asks right after a submission): then the same
+        # statement takes a free slot.
+        held, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk)
+    looked = held is None and not gold_due  # a free slot was looked for (and taken, if there was one)
+    if held is not None:
+        pk, expires_at, slot_id = held
+        if expires_at > now:
+            current = Assignment.objects.get(pk=pk)
+            current.campaign = campaign
+            _attach_item(current)
+            return current
+        if Assignment.objects.filter(pk=pk, status=Assignment.Status.ACTIVE).update(
+            status=Assignment.Status.EXPIRED, finished_at=now
+        ):
+            slots_freed(slot_ids=[slot_id])  # only if it was still ours to end (not swept)
+        gold_due = _gold_due(campaign, annotator)  # the expired one no longer counts as shown
+    if gold_due:
+        assignment = _take_gold(campaign, annotator, now, rng)
+        if assignment is not None:
+            return assignment
+    if slot is None and not looked:
+        # A taker that committed between our statement's snapshot and our lock is no race here: it
+        # cleared the slot's is_free flag, and PostgreSQL re-checks the condition on the committed row
+        # before locking it (READ COMMITTED), so the slot is skipped.
+        slot = free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk)
+    if slot is None and assignments_expire(campaign=campaign, now=now):
+        # Overdue assignments go back to the pool when they are needed: when no free slot is left
+        # for this annotator (the owner's own overdue one is handled above).
+        slot = free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk)
+    return None if slot is None else _assignment_on_slot(campaign, annotator, slot, now, attempt)
+
+
+@dataclass(frozen=True)
+class NextItem:
+    """What next-item hands back: the assignment (None when nothing is left) and the progress bar."""
+
+    assignment: Assignment | None
+    progress: Progress
 
 
 def assignment_next(
@@ -341,37 +403,29 @@ def assignment_next(
     assignment per slot, ``k`` slots per item — a database invariant), and asking twice returns the
     same open assignment (double clicks, retried requests).
     """
-    annotator_access_check(user=annotator, campaign=campaign, membership_checked=True)
+    return item_next(campaign_id=campaign.pk, annotator=annotator, now=now, rng=rng).assignment
+
+
+def item_next(
+    *, campaign_id: int, annotator: AbstractBaseUser, now: datetime | None = None, rng: random.Random | None = None
+) -> NextItem:
+    """:func:`assignment_next` by campaign id, with the progress bar after it: the request's facts (the
+    campaign, the locked membership, the gatekeeper's, the counters) are one statement
+    (:func:`annotation.request_facts.next_item_facts`). NotFound when there is no such campaign."""
     now = _now(now)
     rng = rng or random.SystemRandom()
     for _ in range(RACE_RETRIES):
         attempt: dict = {}
         try:
             with transaction.atomic():
-                _membership_lock(campaign, annotator)
-                # Usually there is none (the page asks right after a submission), so the item and
-                # what it shows are loaded only when there is one to hand back.
-                current = _one(
-                    Assignment.objects.filter(campaign=campaign, annotator=annotator, status=Assignment.Status.ACTIVE)
-                )
-                if current is not None and current.expires_at > now:
-                    current.campaign = campaign
-                    _attach_item(current)
-                    return current
-                if current is not None and Assignment.objects.filter(pk=current.pk, status=Assignment.Status.ACTIVE).update(
-                    status=Assignment.Status.EXPIRED, finished_at=now
-                ):
-                    slots_freed(slot_ids=[current.slot_id])  # only if it was still ours to end (not swept)
-                if _gold_due(campaign, annotator):
-                    assignment = _take_gold(campaign, annotator, now, rng)
-                    if assignment is not None:
-                        return assignment
-                assignment = _take_slot(campaign, annotator, now, attempt)
-                # Overdue assignments go back to the pool when they are needed: when no free slot
-                # is left for this annotator (the owner's own overdue one is handled above).
-                if assignment is None and assignments_expire(campaign=campaign, now=now):
-                    assignment = _take_slot(campaign, annotator, now, attempt)
-                return assignment
+                facts = next_item_facts(campaign_id=campaign_id, annotator_id=annotator.pk)
+                if facts is None or facts.membership_id is None:
+                    _membership_missing(campaign_id, annotator)  # refused, or added: look again
+                    continue
+                annotator_access_check(user=annotator, campaign=facts.campaign, membership_checked=True,
+                                       facts=facts.access)
+                assignment = _hand_out(facts, annotator, now, rng, attempt)
+                return NextItem(assignment, _progress_of(facts, annotator, assignment))
         except IntegrityError:
             # Lost a race to a unique constraint (SQLite, or a slot whose free flag was wrong):
             # nothing was written; set the flag from the assignments and look again.
@@ -379,6 +433,15 @@ def assignment_next(
                 slot_flag_repair(slot_id=attempt["slot_id"])
             continue
     raise Busy("Too many people are asking for items at this instant; try again.")
+
+
+def _progress_of(facts: NextItemFacts, annotator: AbstractBaseUser, assignment: Assignment | None) -> Progress:
+    """The progress bar after next-item, from the counters its facts read (the annotator holds an item
+    now exactly when one was handed back: at most one active assignment each)."""
+    if facts.labels is None:  # a campaign made around the services, nothing counted yet
+        return campaign_progress(campaign=facts.campaign, annotator=annotator)
+    return Progress(facts.done or 0, int(assignment is not None), facts.labels, facts.slots,
+                    _items_of_slots(facts.slots, facts.campaign))
 
 
 def assignment_for_token(*, token: str, annotator: AbstractBaseUser) -> Assignment:
@@ -398,11 +461,8 @@ def assignment_skip(*, token: str, annotator: AbstractBaseUser, reason: str = ""
         raise ItemsInvalid([(0, "reason", f"keep the skip reason under {SKIP_REASON_MAX} characters")])
     with transaction.atomic():
         # Race prevented: a skip and a submission of the same assignment both succeeding.
-        assignment = _one(Assignment.objects.select_for_update(of=("self",)).select_related("campaign")
-                          .filter(token=token, annotator=annotator))
-        if assignment is None:
-            raise NotFound("No such assignment.")
-        annotator_access_check(user=annotator, assignment=assignment)
+        assignment, access = _assignment_locked(token, annotator)
+        annotator_access_check(user=annotator, assignment=assignment, facts=access)
         if assignment.status == Assignment.Status.SKIPPED:
             return assignment
         if assignment.status == Assignment.Status.SUBMITTED:
@@ -427,10 +487,20 @@ def assignment_skip(*, token: str, annotator: AbstractBaseUser, reason: str = ""
 # ---------------------------------------------------------------------------------------------------
 
 
+def _assignment_locked(token: str, annotator: AbstractBaseUser) -> tuple[Assignment, AccessFacts]:
+    """The annotator's assignment with this token, its row locked, with the gatekeeper's facts."""
+    found = assignment_facts(token=token, annotator_id=annotator.pk)
+    if found is None:
+        raise NotFound("No such assignment.")
+    return found
+
+
 @dataclass(frozen=True)
 class Submission:
     label: Label
     replayed: bool
+    #: The progress bar right after the submission, when the submission moved the counters.
+    progress: Progress | None = None
 
 
 def _same_answer(label: Label, values: Mapping[str, Any]) -> bool:
@@ -472,30 +542,61 @@ def label_submit(
     key = _parse_key(idempotency_key)
     time_ms = validate_time_on_item(time_on_item_ms)
     now = _now(now)
-    for _ in range(RACE_RETRIES):
+    for attempt in range(RACE_RETRIES):
         try:
             with transaction.atomic():
-                return _label_submit(token, annotator, key, answer, time_ms, now, is_simulated)
+                return _label_submit(token, annotator, key, answer, time_ms, now, is_simulated, first=attempt == 0)
         except IntegrityError:
             # A concurrent copy of this submission inserted first (SQLite has no row lock to wait
-            # on); the replay path finds its label on the next pass.
+            # on), or the key was used before: the next pass looks for the stored label first.
             continue
     raise Busy("The server is busy saving this item; try again.")
 
 
-def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated) -> Submission:
-    # Race prevented: two copies of one submission (double Enter, a retry after a lost response)
-    # both inserting — the second waits for the first to commit, then replays its label.
-    assignment = _one(
-        Assignment.objects.select_for_update(of=("self",)).select_related("campaign").filter(token=token, annotator=annotator)
-    )
-    if assignment is None:
-        raise NotFound("No such assignment.")
-    annotator_access_check(user=annotator, assignment=assignment)
+def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated, *, first: bool) -> Submission:
+    # Race prevented (the row lock): two copies of one submission (double Enter, a retry after a lost
+    # response) both inserting — the second waits for the first to commit, then replays its label.
+    # The usual case, an active assignment in time, is marked submitted by the statement that locks
+    # it (PostgreSQL); any refusal below rolls that back with the transaction.
+    submitted = assignment_submit_if_active(token=token, annotator_id=annotator.pk, now=now) if first else None
+    assignment, access = submitted or _assignment_locked(token, annotator)
+    annotator_access_check(user=annotator, assignment=assignment, facts=access)
     _attach_item(assignment)
     kind = kind_for(assignment.campaign.kind)
-    label_model = kind.label_model
     values = kind.validate(answer, item=assignment.item, assignment=assignment)
+    if submitted is None:
+        replayed = _submission_replayed(assignment, kind.label_model, key, values, looked_up=not first)
+        if replayed is not None:
+            return replayed
+        _submission_open_check(assignment, now)
+    _content_unchanged_check(assignment, kind, now)
+    was_active = submitted is not None or assignment.status == Assignment.Status.ACTIVE
+    if submitted is None:
+        assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
+        assignment.save(update_fields=["status", "finished_at"])
+    # Progress counters move in the submission's own transaction (no aggregate on read).
+    counts = submission_counted(campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id,
+                                labels=int(assignment.slot_id is not None))
+    label = row_create(
+        kind.label_model, assignment=assignment, campaign=assignment.campaign, item=assignment.item, annotator=annotator,
+        idempotency_key=key, content_hash=assignment.content_hash, task_set_version=assignment.task_set_version,
+        time_on_item_ms=time_ms, created_at=now, is_simulated=is_simulated, **values,
+    )
+    # Submitting their one active assignment leaves the annotator none; a late one may be saved while
+    # they hold another (then the selector says).
+    progress = (Progress(counts.done, 0, counts.labels, counts.slots, _items_of_slots(counts.slots, assignment.campaign))
+                if was_active else None)
+    return Submission(label, replayed=False, progress=progress)
+
+
+def _submission_replayed(assignment: Assignment, label_model, key: uuid.UUID, values: Mapping[str, Any], *,
+                         looked_up: bool) -> Submission | None:
+    """The stored label when this submission was saved before (a re-sent one); SubmissionConflict when
+    the assignment or the key already has another. An active assignment has no label yet (a label is
+    written with its assignment's move to submitted), so on a first pass nothing is looked up for it: a
+    key used before then fails the label's unique index, and the retry (``looked_up``) looks."""
+    if assignment.status == Assignment.Status.ACTIVE and not looked_up:
+        return None
     existing = list(label_model.objects.filter(Q(assignment=assignment) | Q(idempotency_key=key))[:2])
     mine = next((label for label in existing if label.assignment_id == assignment.pk), None)
     if mine is not None:
@@ -504,27 +605,25 @@ def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated) -> 
         raise SubmissionConflict("This item was already saved with a different answer; the change was not saved.")
     if existing:
         raise SubmissionConflict("This submission key was already used for another item.")
+    return None
+
+
+def _submission_open_check(assignment: Assignment, now: datetime) -> None:
+    """The assignment can still take its label (not skipped or withdrawn; late only while its slot is free)."""
     if assignment.status == Assignment.Status.SKIPPED:
         raise AssignmentClosed("You skipped this item.")
     if assignment.status == Assignment.Status.STALE:
         raise AssignmentClosed("This item changed while you were working; your answer was not saved.")
     if assignment.status == Assignment.Status.EXPIRED or assignment.expires_at <= now:
         _late_submission_check(assignment)
+
+
+def _content_unchanged_check(assignment: Assignment, kind, now: datetime) -> None:
+    """What the item shows now is what was handed out (the label is pinned to its content hash)."""
     current = kind.shown_content(assignment.item).digest
     if current != assignment.content_hash:
         _item_content_changed(item=assignment.item, new_hash=current, now=now)
         raise AssignmentClosed("This item changed while you were working; your answer was not saved.")
-    assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
-    assignment.save(update_fields=["status", "finished_at"])
-    # Progress counters move in the submission's own transaction (no aggregate on read).
-    campaign_progress_add(campaign_id=assignment.campaign_id, labels=int(assignment.slot_id is not None))
-    annotator_progress_add(campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id, done=1)
-    label = label_model.objects.create(
-        assignment=assignment, campaign=assignment.campaign, item=assignment.item, annotator=annotator,
-        idempotency_key=key, content_hash=assignment.content_hash, task_set_version=assignment.task_set_version,
-        time_on_item_ms=time_ms, created_at=now, is_simulated=is_simulated, **values,
-    )
-    return Submission(label, replayed=False)
 
 
 def _late_submission_check(assignment: Assignment) -> None:

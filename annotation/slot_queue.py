@@ -24,6 +24,8 @@ flag from the assignments, and the caller retries.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
+from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import Exists, OuterRef
@@ -54,23 +56,16 @@ def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
     On PostgreSQL one statement — ``UPDATE … WHERE id = (SELECT … LIMIT 1 FOR UPDATE SKIP LOCKED)
     RETURNING`` — so that next-item costs one round trip and no ORM query compilation for it; elsewhere
     :func:`next_free_slot` and :func:`slot_taken`."""
-    seen = Assignment.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id,
-                                     status__in=Assignment.SEEN).values("item_id")
     if connection.vendor != "postgresql":
+        seen = Assignment.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id,
+                                         status__in=Assignment.SEEN).values("item_id")
         slot = next_free_slot(campaign_id=campaign_id, seen_items=seen)
         if slot is not None:
             slot_taken(slot_id=slot.pk)
         return slot
-    slots, assignments = ItemSlot._meta.db_table, Assignment._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"""UPDATE {slots} SET is_free = false WHERE id = (
-                    SELECT s.id FROM {slots} s
-                    WHERE s.campaign_id = %s AND s.is_free AND s.item_id NOT IN (
-                        SELECT a.item_id FROM {assignments} a
-                        WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status = ANY(%s))
-                    ORDER BY s.position, s.item_id, s.index
-                    LIMIT 1 FOR UPDATE SKIP LOCKED)
+            f"""UPDATE {ItemSlot._meta.db_table} SET is_free = false WHERE id = ({_FIRST_FREE_SLOT_SQL})
                 RETURNING id, item_id, index""",
             [campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)],
         )
@@ -78,6 +73,63 @@ def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
     if row is None:
         return None
     return ItemSlot(pk=row[0], item_id=row[1], index=row[2], campaign_id=campaign_id, is_free=False)
+
+
+#: The first free slot of a campaign whose item the annotator has not been shown, in queue order, locked
+#: (a slot another transaction holds is skipped). PostgreSQL; params: campaign, campaign, annotator, SEEN.
+_FIRST_FREE_SLOT_SQL = f"""
+    SELECT s.id FROM {ItemSlot._meta.db_table} s
+    WHERE s.campaign_id = %s AND s.is_free AND s.item_id NOT IN (
+        SELECT a.item_id FROM {Assignment._meta.db_table} a
+        WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status = ANY(%s))
+    ORDER BY s.position, s.item_id, s.index
+    LIMIT 1 FOR UPDATE SKIP LOCKED"""
+
+
+class HeldAssignment(NamedTuple):
+    """An annotator's active assignment, as much of it as next-item needs to decide."""
+
+    pk: int
+    expires_at: datetime
+    slot_id: int | None
+
+
+def active_or_free_slot_take(*, campaign_id: int, annotator_id: int) -> tuple[HeldAssignment | None, ItemSlot | None]:
+    """The annotator's active assignment in the campaign, if they hold one (then no slot is taken), else
+    the slot :func:`free_slot_take` takes (None when none is left): what next-item asks first.
+
+    Asked after the caller locked the annotator's membership, in a new statement, so an assignment the
+    annotator's other request committed meanwhile is seen (READ COMMITTED). On PostgreSQL one statement:
+    the held assignment and the take share its snapshot, and the take runs only when there is none (a
+    one-time filter of the plan, so no slot is even locked then)."""
+    if connection.vendor != "postgresql":
+        held = next(iter(Assignment.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id,
+                                                   status=Assignment.Status.ACTIVE)
+                         .values_list("pk", "expires_at", "slot_id")[:1]), None)
+        if held is not None:
+            return HeldAssignment(*held), None
+        return None, free_slot_take(campaign_id=campaign_id, annotator_id=annotator_id)
+    slots, assignments = ItemSlot._meta.db_table, Assignment._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""WITH held AS (
+                    SELECT id, expires_at, slot_id FROM {assignments}
+                    WHERE campaign_id = %s AND annotator_id = %s AND status = %s LIMIT 1),
+                taken AS (
+                    UPDATE {slots} SET is_free = false
+                    WHERE NOT EXISTS (SELECT 1 FROM held) AND id = ({_FIRST_FREE_SLOT_SQL})
+                    RETURNING id, item_id, index)
+                SELECT held.id, held.expires_at, held.slot_id, taken.id, taken.item_id, taken.index
+                FROM (SELECT 1) AS one LEFT JOIN held ON true LEFT JOIN taken ON true""",
+            [campaign_id, annotator_id, Assignment.Status.ACTIVE,
+             campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)],
+        )
+        held_id, expires_at, held_slot, slot_id, item_id, index = cursor.fetchone()
+    if held_id is not None:
+        return HeldAssignment(held_id, expires_at, held_slot), None
+    if slot_id is None:
+        return None, None
+    return None, ItemSlot(pk=slot_id, item_id=item_id, index=index, campaign_id=campaign_id, is_free=False)
 
 
 def slot_taken(*, slot_id: int) -> None:

@@ -151,7 +151,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # locked-out login never reaches the password check.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, the session's user read with a precompiled statement (evalsite/auth_backends.py).
+    # Sessions are tied to the backend that logged them in: one made under Django's own path logs in again.
+    "evalsite.auth_backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("ATELIER_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("ATELIER_LOGIN_COOLOFF_MINUTES", 15))
@@ -205,6 +207,8 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if ATELIER_BEHIND_
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG and not ATELIER_DEV)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
+# Django's database sessions, read with one precompiled statement (evalsite/sessions.py).
+SESSION_ENGINE = "evalsite.sessions"
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 60 * 60 * 12)
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -14,6 +14,7 @@ from annotation import selectors
 from annotation.models import Assignment, ItemSlot
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
+from tests.conftest import require_service
 from tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -82,3 +83,51 @@ def test_the_campaign_list_page_costs_the_same_queries_for_one_or_four_campaigns
     with CaptureQueriesContext(connection) as four:
         response = client.get("/annotate/campaigns/")
     assert response.content.count(b"/annotate/campaigns/") >= 4 and len(four) == len(one)
+#: Issue 16: one next-item or submit sends at most this many SQL statements on PostgreSQL (the session,
+#: the user, the request's facts under its row lock, the slot take or the counters, the item, the INSERT),
+#: in one transaction: transaction control (BEGIN, COMMIT) is counted apart, and there is no savepoint.
+POSTGRES_STATEMENTS = 6
+#: SQLite has no data-modifying WITH: the held-item check, the slot's SELECT and UPDATE, and the two
+#: counters are separate statements there.
+SQLITE_STATEMENTS = 8
+CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVEPOINT")
+
+
+def _statements(client, path: str, body: dict):
+    """(response, the data statements the request sent, its transaction-control statements)."""
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post(path, body, content_type="application/json")
+    sql = [" ".join(q["sql"].split()) for q in captured.captured_queries]
+    return response, [q for q in sql if not q.upper().startswith(CONTROL)], [q for q in sql if q.upper().startswith(CONTROL)]
+
+
+def _pinned_cycle(client, limit: int) -> None:
+    alice, bob = annotators(2)
+    campaign = pairwise_campaign(Catalogue(n_tasks=4), annotators=[alice, bob])
+    assert client.login(username=alice.username, password=PASSWORD)
+    _cycle(client, campaign, {"progress": False})  # the first label makes the annotator's counter row
+    response, fetched, fetched_control = _statements(client, f"/annotate/api/campaigns/{campaign.pk}/next",
+                                                     {"progress": False})
+    token = response.json()["assignment"]["token"]
+    answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}, "time_on_item_ms": 1500}
+    response, submitted, submitted_control = _statements(client, f"/annotate/api/assignments/{token}/submit", answer)
+    assert response.status_code == 201
+    assert response.json()["progress"] == selectors.campaign_progress(campaign=campaign, annotator=alice).as_dict()
+    assert len(fetched) <= limit, "\n".join(fetched)
+    assert len(submitted) <= limit, "\n".join(submitted)
+    for control in (fetched_control, submitted_control):  # one transaction each, no savepoint
+        assert [c.split()[0].upper() for c in control] in ([], ["BEGIN"], ["BEGIN", "COMMIT"]), control
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # one real transaction per request, as in production
+def test_next_item_and_submit_send_at_most_six_statements_on_postgresql(client):
+    require_service("postgres")
+    _pinned_cycle(client, POSTGRES_STATEMENTS)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_next_item_and_submit_statements_stay_pinned_on_sqlite(client):
+    if connection.vendor != "sqlite":
+        pytest.skip("the SQLite figures")
+    _pinned_cycle(client, SQLITE_STATEMENTS)

@@ -128,3 +128,26 @@ def test_gold_items_leave_the_queue_and_come_back_when_unmarked(catalogue):
     services.item_gold_set(item=item, answer=None)
     slots = ItemSlot.objects.filter(item=item)
     assert slots.count() == campaign.k and all(s.is_free and s.campaign_id == campaign.pk for s in slots)
+
+
+def test_a_held_assignment_is_returned_and_no_slot_is_taken_beside_it(catalogue):
+    from annotation.slot_queue import active_or_free_slot_take
+
+    alice = annotators(1)[0]
+    campaign = pairwise_campaign(catalogue, annotators=[alice])
+    held = services.assignment_next(campaign=campaign, annotator=alice)
+    free_before = ItemSlot.objects.filter(campaign=campaign, is_free=True).count()
+    found, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=alice.pk)
+    assert (found.pk, found.slot_id, slot) == (held.pk, held.slot_id, None)
+    assert ItemSlot.objects.filter(campaign=campaign, is_free=True).count() == free_before
+
+
+def test_without_a_held_assignment_the_first_free_slot_is_taken(catalogue):
+    from annotation.slot_queue import active_or_free_slot_take
+
+    alice = annotators(1)[0]
+    campaign = pairwise_campaign(catalogue, annotators=[alice])
+    first = ItemSlot.objects.filter(campaign=campaign, is_free=True).order_by("position", "item_id", "index").first()
+    found, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=alice.pk)
+    assert found is None and slot.pk == first.pk
+    assert not ItemSlot.objects.get(pk=first.pk).is_free

@@ -10,7 +10,15 @@ submissions re-sent (a lost response). Three scenarios, each on its own campaign
 * ``stress`` — the issue's load with zero think time: a closed loop of 50 clients on a machine with
   few cores, where latency ≈ clients / throughput (printed beside it) — a throughput test;
 * ``paced`` — the same 50 annotators with a think time per item drawn uniformly from
-  ``--think-ms`` (default 2–6 s: still several times faster than a careful annotator).
+  ``--think-ms`` (default 3–10 s, the issue's human pace);
+* ``stress20`` — the closed loop with 20 of the annotators: throughput at 50 clients must be no lower
+  than at 20 (issue 16).
+
+Before the load, ``per request`` measures one next-item and one submit in this process through Django's
+test client on the same database (its own campaign): the SQL statements each sends (transaction control
+not counted) and the CPU each costs, with a breakdown by part (middleware, session and user, the
+request's facts, the slot take, the item load, the blinded payload, the writes, JSON) from a profile —
+the figures that do not depend on what else the machine is doing.
 
 A fourth scenario, ``growth`` (issue 16), shows how the costs grow with a campaign: one annotator's
 serial next-item + submit cycles, and the dashboard with its human-vs-judge join, on campaigns of 500,
@@ -55,9 +63,18 @@ from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The benchmark's own database (BENCH_ANNOTATION_DB overrides it, so that two runs on one server do not clash).
+#: The benchmark's own database (created and dropped); BENCH_ANNOTATION_DB names another, so that two
+#: runs on one PostgreSQL do not drop each other's.
 BENCH_DB = os.environ.get("BENCH_ANNOTATION_DB") or "atelier_bench_annotation"
 GOAL_P95_MS = 150.0
+#: Issue 16: the 50-client closed loop's p95, the paced scenario's p95, the worker CPU and the queries
+#: of one next-item or submit.
+GOAL_STRESS_P95_MS = 200.0
+GOAL_PACED_P95_MS = 30.0
+GOAL_CPU_MS = 5.0
+GOAL_QUERIES = 6
+#: Clients of the smaller closed loop whose throughput the 50-client loop must not fall below.
+STRESS_SMALL_CLIENTS = 20
 GOAL_DASHBOARD_MS = 300.0
 DASHBOARD_LABELS = 5_000
 
@@ -137,12 +154,13 @@ def _setup_django(env: dict[str, str]) -> None:
 
 def _session_for(user) -> str:
     """A logged-in session for ``user`` (nobody logs in with a password here)."""
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
 
     store = SessionStore()
     store[SESSION_KEY] = str(user.pk)
-    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]  # the password backend
     store[HASH_SESSION_KEY] = user.get_session_auth_hash()
     store.create()
     return store.session_key
@@ -521,6 +539,141 @@ def _growth(port: int, seeded: dict, sessions: dict[str, str], cycles: int, dash
     return ok
 
 
+# ---------------------------------------------------------------------------------------------------
+# Per request: statements and CPU of one next-item and one submit, in this process (issue 16)
+# ---------------------------------------------------------------------------------------------------
+
+#: Where a request's CPU goes: (part, [(file suffix, function name)]) whose cumulative profile times
+#: are summed (the parts are disjoint; "middleware and DRF" is the request minus the view's parts).
+PROFILE_PARTS = (
+    ("whole request", [("django/core/handlers/base.py", "get_response")]),
+    ("session and user (auth middleware)", [("django/contrib/auth/middleware.py", "get_user")]),
+    ("request facts (access, lock, counters)", [("annotation/request_facts.py", "next_item_facts"),
+                                                ("annotation/request_facts.py", "assignment_submit_if_active"),
+                                                ("annotation/request_facts.py", "assignment_facts")]),
+    ("slot take", [("annotation/slot_queue.py", "active_or_free_slot_take")]),
+    ("item load", [("annotation/services.py", "_item_load")]),
+    ("blinded payload", [("annotation/annotator_reads.py", "assignment_present")]),
+    ("answer validation", [("annotation/kinds/base.py", "validate")]),
+    ("content digest check", [("annotation/services.py", "_content_unchanged_check")]),
+    ("INSERTs (assignment, label)", [("django/db/models/query.py", "create"), ("evalsite/precompiled.py", "row_create")]),
+    ("progress counters", [("annotation/progress.py", "submission_counted")]),
+    ("JSON body parse", [("evalsite/json_body.py", "parse")]),
+    ("JSON render", [("rest_framework/response.py", "rendered_content")]),
+)
+
+
+def _per_request(campaign: int, session: str, cycles: int) -> dict:
+    """One annotator's next-item + submit cycles through Django's test client (CSRF enforced, the same
+    middleware and settings as gunicorn's workers) on the benchmark database: statements per request
+    (BEGIN/COMMIT/SAVEPOINT not counted), CPU per request (process time: the PostgreSQL backend's own
+    CPU is another process), and a profile's breakdown by part."""
+    import cProfile
+    import pstats
+
+    from django.db import connection
+    from django.test import Client as DjangoClient
+    from django.test.utils import CaptureQueriesContext
+
+    client = DjangoClient(enforce_csrf_checks=True, HTTP_HOST="127.0.0.1")
+    csrf = secrets.token_hex(16)
+    client.cookies["sessionid"], client.cookies["csrftoken"] = session, csrf
+    cpu = {"next": [], "submit": []}
+
+    def cycle() -> None:
+        started = time.process_time()
+        response = client.post(f"/annotate/api/campaigns/{campaign}/next", {"progress": False},
+                               content_type="application/json", HTTP_X_CSRFTOKEN=csrf)
+        middle = time.process_time()
+        assignment = response.json()["assignment"]
+        answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "time_on_item_ms": 1000}
+        response = client.post(f"/annotate/api/assignments/{assignment['token']}/submit", answer,
+                               content_type="application/json", HTTP_X_CSRFTOKEN=csrf)
+        if response.status_code != 201:
+            raise RuntimeError(f"per-request submit answered {response.status_code}: {response.content[:200]!r}")
+        cpu["next"].append(middle - started)
+        cpu["submit"].append(time.process_time() - middle)
+
+    def statements(captured) -> list[str]:
+        control = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVEPOINT")
+        return [q["sql"] for q in captured.captured_queries if not q["sql"].lstrip().upper().startswith(control)]
+
+    for _ in range(10):  # warm: imports, the compiled statements
+        cycle()
+    with CaptureQueriesContext(connection) as fetched:
+        response = client.post(f"/annotate/api/campaigns/{campaign}/next", {"progress": False},
+                               content_type="application/json", HTTP_X_CSRFTOKEN=csrf)
+    token = response.json()["assignment"]["token"]
+    with CaptureQueriesContext(connection) as submitted:
+        client.post(f"/annotate/api/assignments/{token}/submit",
+                    {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}, content_type="application/json",
+                    HTTP_X_CSRFTOKEN=csrf)
+    queries = {"next": statements(fetched), "submit": statements(submitted)}
+    cpu = {"next": [], "submit": []}
+    load_before = os.getloadavg()[0]
+    measured = cycles * 2 // 3
+    for _ in range(measured):
+        cycle()
+    profiler = cProfile.Profile(time.process_time)
+    profiled = cycles - measured
+    profiler.enable()
+    for _ in range(profiled):
+        cycle()
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats  # (file, line, function) -> (calls, primitive, own, cumulative, callers)
+    parts = {}
+    for part, functions in PROFILE_PARTS:
+        parts[part] = sum(ct for (path, _, fn), (_, _, _, ct, _) in stats.items()
+                          if any(path.endswith(suffix) and fn == name for suffix, name in functions))
+    parts = {part: 1000 * seconds / (2 * profiled) for part, seconds in parts.items()}
+    return {"queries": queries, "cpu_ms": {k: 1000 * statistics.median(v) for k, v in cpu.items()},
+            "cpu_mean_ms": {k: 1000 * statistics.fmean(v) for k, v in cpu.items()}, "parts": parts,
+            "cycles": measured, "load": (load_before, os.getloadavg()[0])}
+
+
+def _print_per_request(figures: dict) -> None:
+    load = figures["load"]
+    print(f"\n[per request] one annotator's next-item + submit through Django's test client in this process "
+          f"({figures['cycles']} cycles; 1-min load average {load[0]:.2f} before / {load[1]:.2f} after)")
+    for kind, label in (("next", "next-item"), ("submit", "submit   ")):
+        n = len(figures["queries"][kind])
+        cpu = figures["cpu_ms"][kind]
+        print(f"  {label}  {n} SQL statements (goal <= {GOAL_QUERIES}: {'met' if n <= GOAL_QUERIES else 'NOT met'}), "
+              f"CPU p50 {cpu:.2f} ms / mean {figures['cpu_mean_ms'][kind]:.2f} ms "
+              f"(goal <= {GOAL_CPU_MS:.0f} ms: ratio {cpu / GOAL_CPU_MS:.2f})")
+        for sql in figures["queries"][kind]:
+            print(f"      {' '.join(sql.split())[:110]}")
+    parts = figures["parts"]
+    whole = parts["whole request"] or float("nan")
+    print("  where a request's CPU goes (profiled, so inflated; shares of the whole request):")
+    named = sum(v for k, v in parts.items() if k != "whole request")
+    for part, ms in parts.items():
+        print(f"      {part:<40} {ms:6.2f} ms  {100 * ms / whole:5.1f} %")
+    print(f"      {'the rest (middleware, DRF, routing, ORM)':<40} {whole - named:6.2f} ms  {100 * (whole - named) / whole:5.1f} %")
+
+
+def _print_summary(summary: dict, per_request: dict | None, clients: int) -> None:
+    """The issue-16 figures side by side, as ratios to their goals (the lead re-runs on a quiet machine)."""
+    print("\n[summary] issue 16, annotation per request (ratios <= 1.00 meet the goal)")
+    if per_request is not None:
+        for kind in ("next", "submit"):
+            print(f"  {kind:<6} in-process CPU {per_request['cpu_ms'][kind]:.2f} ms (ratio {per_request['cpu_ms'][kind] / GOAL_CPU_MS:.2f}), "
+                  f"{len(per_request['queries'][kind])} statements (ratio {len(per_request['queries'][kind]) / GOAL_QUERIES:.2f})")
+    for name, row in summary.items():
+        print(f"  {name:<8} worker CPU per request {row['worker_cpu_ms']:.1f} ms (ratio {row['worker_cpu_ms'] / GOAL_CPU_MS:.2f}); "
+              f"{row['throughput']:.1f} requests/s; p95 next {row.get('next', float('nan')):.0f} ms, submit "
+              f"{row.get('submit', float('nan')):.0f} ms; load average {row['load'][0]:.2f} / {row['load'][1]:.2f}")
+    if "stress" in summary:
+        p95 = max(summary["stress"]["next"], summary["stress"]["submit"])
+        print(f"  {clients} clients, no think time: p95 {p95:.0f} ms (goal <= {GOAL_STRESS_P95_MS:.0f}: ratio {p95 / GOAL_STRESS_P95_MS:.2f})")
+    if "stress" in summary and "stress20" in summary:
+        ratio = summary["stress"]["throughput"] / summary["stress20"]["throughput"]
+        print(f"  throughput {clients} / {STRESS_SMALL_CLIENTS} clients: x{ratio:.2f} (goal >= x1.00: {'met' if ratio >= 1 else 'NOT met'})")
+    if "paced" in summary:
+        p95 = max(summary["paced"]["next"], summary["paced"]["submit"])
+        print(f"  paced (think time): p95 {p95:.0f} ms (goal <= {GOAL_PACED_P95_MS:.0f}: ratio {p95 / GOAL_PACED_P95_MS:.2f})")
+
+
 def _verify(load_pk: int, saved_tokens: set[str], k: int) -> dict:
     from django.db import connection
     from django.db.models import Count
@@ -868,10 +1021,9 @@ def main(argv: list[str] | None = None) -> int:
         "--think-ms",
         type=float,
         nargs=2,
-        default=(2000.0, 6000.0),
+        default=(3000.0, 10000.0),
         metavar=("MIN", "MAX"),
-        help="time on item between fetching and submitting, uniform (default 2000 6000: still several "
-        "times faster than a careful annotator)",
+        help="time on item between fetching and submitting, uniform (default 3000 10000: the issue's human pace)",
     )
     parser.add_argument(
         "--workers", type=int, default=2 * (os.cpu_count() or 1),
@@ -882,11 +1034,13 @@ def main(argv: list[str] | None = None) -> int:
         "--ramp-s", type=float, default=5.0, help="annotators arrive uniformly over this many seconds"
     )
     parser.add_argument("--resend-rate", type=float, default=0.05)
-    parser.add_argument("--time-limit", type=float, default=300.0, help="seconds for each scenario's load phase")
+    parser.add_argument("--time-limit", type=float, default=420.0, help="seconds for each scenario's load phase")
+    parser.add_argument("--per-request", type=int, default=300,
+                        help="next-item + submit cycles measured in-process (0: skip the per-request figures)")
     parser.add_argument("--dashboard-runs", type=int, default=10)
     parser.add_argument(
-        "--scenarios", default="serial,stress,paced,growth",
-        help="comma-separated subset of serial,stress,paced,growth (serial, the baseline, always runs first)",
+        "--scenarios", default="serial,stress20,stress,paced,growth",
+        help="comma-separated subset of serial,stress20,stress,paced,growth (serial, the baseline, always runs first)",
     )
     parser.add_argument("--growth-sizes", type=int, nargs="+", default=list(GROWTH_SIZES),
                         help="labels of the growth campaigns (default 500 5000 50000)")
@@ -924,7 +1078,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         _setup_django(env)
         shared = -(-args.annotators * args.items // 3) + 20
-        items_needed = {"serial": args.items + 5, "stress": shared, "paced": shared}
+        small = -(-min(args.annotators, STRESS_SMALL_CLIENTS) * args.items // 3) + 20
+        items_needed = {"serial": args.items + 5, "stress20": small, "stress": shared, "paced": shared,
+                        "per_request": args.per_request + 20}  # one annotator, each item once
         seeded = _seed(args.annotators, items_needed, DASHBOARD_LABELS, args.seed)
         print(
             f"seeded in {time.perf_counter() - t0:.1f} s: items (k = 3) per scenario {seeded['items']} for "
@@ -944,6 +1100,10 @@ def main(argv: list[str] | None = None) -> int:
 
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")  # what autovacuum would have done on a live database
+        per_request = None
+        if args.per_request > 0:
+            per_request = _per_request(seeded["load"]["per_request"], seeded["sessions"][sorted(seeded["sessions"])[0]],
+                                       args.per_request)
         connections.close_all()
         port = _free_port()
         access_log = Path(var_dir) / "access.log"
@@ -982,11 +1142,16 @@ def main(argv: list[str] | None = None) -> int:
         scenarios = [
             ("serial", {first: seeded["sessions"][first]}, (0.0, 0.0), 0.0,
              "baseline: 1 annotator, no think time, nothing else competing"),
+            ("stress20", dict(sorted(seeded["sessions"].items())[:STRESS_SMALL_CLIENTS]), (0.0, 0.0), args.ramp_s,
+             f"{min(args.annotators, STRESS_SMALL_CLIENTS)} annotators, zero think time (the throughput the "
+             f"{args.annotators}-client loop must not fall below)"),
             ("stress", seeded["sessions"], (0.0, 0.0), args.ramp_s,
              f"{args.annotators} annotators, zero think time (closed loop: latency ~ clients / throughput)"),
             ("paced", seeded["sessions"], think_paced, args.ramp_s,
              f"{args.annotators} annotators, think time uniform {args.think_ms[0]:.0f}-{args.think_ms[1]:.0f} ms per item"),
         ]
+        if per_request is not None:
+            _print_per_request(per_request)
         print(
             f"gunicorn: {args.workers} sync workers; PostgreSQL; {n_cpus} CPUs shared by gunicorn, PostgreSQL and "
             f"the load generator; items per annotator {args.items}, arriving over {args.ramp_s:.0f} s, "
@@ -995,6 +1160,7 @@ def main(argv: list[str] | None = None) -> int:
         wanted = {"serial"} | set(args.scenarios.split(",")) - {"growth"}
         ok = True
         baseline: dict[str, float] = {}
+        summary: dict[str, dict] = {}
         for name, sessions, think_s, ramp_s, description in scenarios:
             if name not in wanted:
                 continue
@@ -1013,6 +1179,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {requests} requests in {wall:.1f} s wall = {requests / wall:.1f} requests/s; "
                 f"1-min load average {load_before[0]:.2f} before / {os.getloadavg()[0]:.2f} after"
             )
+            goal = {"stress": GOAL_STRESS_P95_MS, "paced": GOAL_PACED_P95_MS}.get(name, GOAL_P95_MS)
             for kind, label in (("next", "next-item"), ("submit", "submit   ")):
                 values = results[kind]
                 p50, p95 = _percentile(values, 50), _percentile(values, 95)
@@ -1023,9 +1190,13 @@ def main(argv: list[str] | None = None) -> int:
                     versus = f"p95 x{p95 / baseline[kind]:.1f} the serial p50"
                 print(
                     f"  {label}  n={len(values):5d}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  "
-                    f"(goal p95 <= {GOAL_P95_MS:.0f} ms: ratio {p95 / GOAL_P95_MS:.2f}; {versus})"
+                    f"(goal p95 <= {goal:.0f} ms: ratio {p95 / goal:.2f}; {versus})"
                 )
-            if name == "stress" and requests:
+                summary.setdefault(name, {})[kind] = p95
+            summary.setdefault(name, {}).update(
+                throughput=requests / wall, load=(load_before[0], os.getloadavg()[0]),
+                worker_cpu_ms=1000 * cpu["workers"] / requests if requests else float("nan"))
+            if name.startswith("stress") and requests:
                 mean = statistics.fmean(results["next"] + results["submit"])
                 print(
                     f"  closed loop: {len(sessions)} clients / {requests / wall:.1f} requests/s = "
@@ -1060,6 +1231,7 @@ def main(argv: list[str] | None = None) -> int:
                 or results["errors"]
             )
 
+        _print_summary(summary, per_request, args.annotators)
         researcher = Client(port, seeded["researcher"], 60.0)
         dashboard_ms = []
         for _ in range(args.dashboard_runs + 1):

@@ -1,0 +1,225 @@
+"""What the busiest annotator requests (next item, submit, skip) must know before they write, read in the
+statement that locks their row (issue 16: one round trip where there were five).
+
+* :func:`next_item_facts` — the campaign, the annotator's membership row (locked: it serialises one
+  annotator's requests in one campaign), the gatekeeper's :class:`~annotation.access.AccessFacts`, the
+  progress counters, and the counts the gold schedule needs when the campaign hands out gold;
+* :func:`assignment_facts` — the annotator's assignment with a token (locked: a submission, a skip and
+  the expiry sweep of one assignment never interleave), its campaign and the AccessFacts;
+* :func:`assignment_submit_if_active` — submit's usual case on PostgreSQL: an active, unexpired
+  assignment marked submitted in the statement that locks it and reads the facts (the caller's
+  transaction rolls it back if anything then refuses the submission, so nothing is half-written).
+
+The facts the gatekeeper checks (role, membership, campaign status) come from the snapshot of the
+locking statement. That is no weaker than asking them in a later statement: a revocation (closing the
+campaign, removing a membership or a group) takes no lock on the assignment or membership row, so it
+is ordered against the request only by its commit, before or after this statement, either way.
+
+On PostgreSQL each read is one SQL statement written here once (no ORM compilation per request); on
+other databases (SQLite, which has no row locks: its transactions serialise writers) the same facts are
+read through the ORM. The annotator role is the ``annotator`` group, as :func:`leaderboard.roles.is_annotator`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import connection
+from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from annotation.access import AccessFacts
+from annotation.models import (
+    AnnotatorProgress,
+    Assignment,
+    Campaign,
+    CampaignAnnotator,
+    CampaignProgress,
+    Item,
+)
+from evalsite.precompiled import row_by_pk
+from leaderboard.roles import ANNOTATOR
+
+
+@dataclass(frozen=True)
+class NextItemFacts:
+    """``membership_id`` is None when the annotator is not listed on the campaign; ``labels``, ``slots``
+    and ``done`` are None when the counter row does not exist yet; ``seen`` and ``seen_gold`` (the
+    annotator's shown assignments, and how many of them were gold) are 0 when the campaign has no gold."""
+
+    campaign: Campaign
+    membership_id: int | None
+    access: AccessFacts
+    labels: int | None
+    slots: int | None
+    done: int | None
+    seen: int
+    seen_gold: int
+
+
+def _columns(model, alias: str) -> str:
+    return ", ".join(f'{alias}."{field.column}"' for field in model._meta.concrete_fields)
+
+
+def _instance(model, values):
+    """A model instance from its concrete columns as the database returned them (JSON decoded)."""
+    fields = model._meta.concrete_fields
+    values = [field.from_db_value(value, None, connection) if hasattr(field, "from_db_value") else value
+              for field, value in zip(fields, values)]
+    return model.from_db(connection.alias, [field.attname for field in fields], values)
+
+
+def _is_annotator_sql(user_column: str) -> str:
+    groups = get_user_model().groups.through._meta.db_table
+    return (f"EXISTS (SELECT 1 FROM {groups} ug JOIN {Group._meta.db_table} g ON g.id = ug.group_id "
+            f"WHERE ug.user_id = {user_column} AND g.name = %s)")
+
+
+def _is_annotator_orm(user_id: int) -> Exists:
+    return Exists(get_user_model().groups.through.objects.filter(user_id=user_id, group__name=ANNOTATOR))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Next item
+# ---------------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _next_item_sql() -> str:
+    assignments = Assignment._meta.db_table
+    seen = (f"SELECT count(*) FROM {assignments} s WHERE s.campaign_id = c.id AND s.annotator_id = m.annotator_id "
+            f"AND s.status = ANY(%s)")
+    return f"""
+        SELECT {_columns(Campaign, "c")}, m.id, {_is_annotator_sql("m.annotator_id")},
+               cp.labels, cp.slots, ap.done,
+               CASE WHEN c.gold_rate > 0 THEN ({seen}) ELSE 0 END,
+               CASE WHEN c.gold_rate > 0 THEN ({seen} AND s.slot_id IS NULL) ELSE 0 END
+        FROM {CampaignAnnotator._meta.db_table} m
+        JOIN {Campaign._meta.db_table} c ON c.id = m.campaign_id
+        LEFT JOIN {CampaignProgress._meta.db_table} cp ON cp.campaign_id = c.id
+        LEFT JOIN {AnnotatorProgress._meta.db_table} ap ON ap.campaign_id = c.id AND ap.annotator_id = m.annotator_id
+        WHERE m.campaign_id = %s AND m.annotator_id = %s
+        FOR UPDATE OF m"""
+
+
+def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | None:
+    """The facts of one next-item request, the membership row locked; None when there is no such
+    campaign, or (PostgreSQL) when the annotator is not listed on it."""
+    if connection.vendor == "postgresql":
+        # Race prevented (the lock): two requests of the same annotator (double click, retried request)
+        # each taking a different item. The second waits here until the first has committed.
+        seen = list(Assignment.SEEN)
+        with connection.cursor() as cursor:
+            cursor.execute(_next_item_sql(), [ANNOTATOR, seen, seen, campaign_id, annotator_id])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        n = len(Campaign._meta.concrete_fields)
+        membership_id, is_annotator, labels, slots, done, seen_total, seen_gold = row[n:]
+        return NextItemFacts(_instance(Campaign, row[:n]), membership_id, AccessFacts(is_annotator, True),
+                             labels, slots, done, seen_total, seen_gold)
+    mine = Assignment.objects.filter(campaign_id=OuterRef("pk"), annotator_id=annotator_id, status__in=Assignment.SEEN)
+    counted = mine.order_by().values("campaign_id").annotate(n=Count("pk")).values("n")
+    counted_gold = mine.filter(slot__isnull=True).order_by().values("campaign_id").annotate(n=Count("pk")).values("n")
+    membership = CampaignAnnotator.objects.filter(campaign_id=OuterRef("pk"), annotator_id=annotator_id)
+    campaign = next(iter(
+        Campaign.objects.filter(pk=campaign_id).annotate(
+            membership_id=Subquery(membership.values("pk")[:1]),
+            is_annotator=_is_annotator_orm(annotator_id),
+            done=Subquery(AnnotatorProgress.objects.filter(campaign_id=OuterRef("pk"), annotator_id=annotator_id)
+                          .values("done")[:1]),
+            seen=Coalesce(Subquery(counted, output_field=IntegerField()), Value(0)),
+            seen_gold=Coalesce(Subquery(counted_gold, output_field=IntegerField()), Value(0)),
+        ).select_related("progress")
+    ), None)
+    if campaign is None:
+        return None
+    progress = getattr(campaign, "progress", None)
+    return NextItemFacts(
+        campaign, campaign.membership_id, AccessFacts(campaign.is_annotator, campaign.membership_id is not None),
+        progress.labels if progress else None, progress.slots if progress else None, campaign.done,
+        campaign.seen, campaign.seen_gold,
+    )
+
+
+def item_with_content(*, item_id: int, relations: tuple[str, ...]) -> Item:
+    """The item with ``relations`` (the relations its kind shows), as
+    ``Item.objects.select_related(*relations).get(pk=item_id)`` returns it, compiled once per kind."""
+    return row_by_pk(Item, item_id, relations=relations)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Submit and skip
+# ---------------------------------------------------------------------------------------------------
+
+
+def _assignment_facts_columns() -> str:
+    """The assignment, its campaign, is-annotator (one %s: the group name) and is-member."""
+    return f"""{_columns(Assignment, "a")}, {_columns(Campaign, "c")}, {_is_annotator_sql("a.annotator_id")},
+        EXISTS (SELECT 1 FROM {CampaignAnnotator._meta.db_table} m
+                WHERE m.campaign_id = a.campaign_id AND m.annotator_id = a.annotator_id)"""
+
+
+def _assignment_row(row) -> tuple[Assignment, AccessFacts]:
+    n = len(Assignment._meta.concrete_fields)
+    m = n + len(Campaign._meta.concrete_fields)
+    assignment = _instance(Assignment, row[:n])
+    assignment.campaign = _instance(Campaign, row[n:m])
+    return assignment, AccessFacts(*row[m:])
+
+
+def assignment_facts(*, token: str, annotator_id: int) -> tuple[Assignment, AccessFacts] | None:
+    """The annotator's assignment with this token (its campaign attached), locked, and the AccessFacts;
+    None when the annotator has no assignment with this token."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_assignment_select_sql(), [ANNOTATOR, token, annotator_id])
+            row = cursor.fetchone()
+        return None if row is None else _assignment_row(row)
+    membership = CampaignAnnotator.objects.filter(campaign_id=OuterRef("campaign_id"), annotator_id=annotator_id)
+    assignment = next(iter(
+        Assignment.objects.filter(token=token, annotator_id=annotator_id).select_related("campaign")
+        .annotate(is_annotator=_is_annotator_orm(annotator_id), is_member=Exists(membership))[:1]
+    ), None)
+    if assignment is None:
+        return None
+    return assignment, AccessFacts(assignment.is_annotator, assignment.is_member)
+
+
+def assignment_submit_if_active(*, token: str, annotator_id: int, now: datetime) -> tuple[Assignment, AccessFacts] | None:
+    """PostgreSQL: mark the annotator's assignment with this token submitted (``finished_at`` = now) if it
+    is active and not overdue, in the statement that locks it and reads its campaign and the AccessFacts;
+    None (and nothing written) otherwise, or on other databases. The caller's transaction must roll it
+    back if anything then refuses the submission."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(_submit_if_active_sql(), [Assignment.Status.SUBMITTED, now, token, annotator_id,
+                                               Assignment.Status.ACTIVE, now, ANNOTATOR])
+        row = cursor.fetchone()
+    return None if row is None else _assignment_row(row)
+
+
+@functools.cache
+def _assignment_select_sql() -> str:
+    return f"""
+        SELECT {_assignment_facts_columns()}
+        FROM {Assignment._meta.db_table} a JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id
+        WHERE a.token = %s AND a.annotator_id = %s
+        FOR UPDATE OF a"""
+
+
+@functools.cache
+def _submit_if_active_sql() -> str:
+    return f"""
+        UPDATE {Assignment._meta.db_table} a SET status = %s, finished_at = %s
+        FROM {Campaign._meta.db_table} c
+        WHERE c.id = a.campaign_id AND a.token = %s AND a.annotator_id = %s AND a.status = %s AND a.expires_at > %s
+        RETURNING {_assignment_facts_columns()}"""
+
+
+__all__ = ["NextItemFacts", "assignment_facts", "assignment_submit_if_active", "item_with_content", "next_item_facts"]
