@@ -15,7 +15,6 @@ from django.utils.safestring import SafeString, mark_safe
 
 from annotation.kinds import kind_for
 from annotation.kinds.base import shown_pair
-from annotation.label_revision import previous_label, revision_refusal
 from annotation.models import (
     Adjudication,
     AnnotatorProgress,
@@ -176,33 +175,6 @@ def assignment_present(*, assignment: Assignment, media_url: Callable[[str], str
         "expires_at": assignment.expires_at.isoformat(),
         "content": kind.present(assignment.item, assignment, media_url=media_url),
     }
-
-
-def previous_label_present(*, campaign: Campaign, annotator: AbstractBaseUser,
-                           media_url_for: Callable[[str], Callable[[str], str]]) -> dict[str, Any] | None:
-    """The annotator's previous (most recent) label in the campaign, for the page to show and change:
-    the item as :func:`assignment_present` gives it (same blinded content, in the orientation the
-    annotator saw), their answer in the page's own shape, shown order (``Kind.answer_for_page``), and
-    the label's version. None when they have labelled nothing here. When it may not be changed
-    (:func:`annotation.label_revision.revision_refusal`), ``revisable`` is false, ``refusal`` says
-    why, and neither the item nor the answer is sent (the item may show something else by now).
-    Nothing else: no item or model id, no gold status, no other annotator's label. ``media_url_for``
-    maps an assignment token to the page's media URL builder."""
-    label = previous_label(campaign=campaign, annotator=annotator)
-    if label is None:
-        return None
-    kind = kind_for(campaign.kind)
-    assignment = Assignment.objects.get(pk=label.assignment_id)
-    assignment.campaign = campaign
-    assignment.item = Item.objects.select_related(*kind.content_relations).get(pk=assignment.item_id)
-    assignment.item.campaign = campaign
-    refusal = revision_refusal(label=label, assignment=assignment, item=assignment.item, kind=kind)
-    body: dict[str, Any] = {"token": assignment.token, "kind": kind.code, "version": label.version,
-                            "revisable": refusal is None, "refusal": refusal or "", "content": None, "answer": None}
-    if refusal is None:
-        body["content"] = kind.present(assignment.item, assignment, media_url=media_url_for(assignment.token))
-        body["answer"] = kind.answer_for_page(label)
-    return body
 
 
 def media_for_assignment(*, assignment: Assignment, shown_slot: str) -> tuple[Any, str]:

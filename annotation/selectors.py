@@ -36,7 +36,6 @@ from annotation.annotator_reads import campaigns_for_annotator as campaigns_for_
 from annotation.annotator_reads import markup_render as markup_render
 from annotation.annotator_reads import media_bytes_for_assignment as media_bytes_for_assignment
 from annotation.annotator_reads import media_for_assignment as media_for_assignment
-from annotation.annotator_reads import previous_label_present as previous_label_present
 from annotation.consensus import Stat, majority
 from annotation.judge_join import (
     HUMAN_BT_FALLBACK_L2 as HUMAN_BT_FALLBACK_L2,  # the join's names stay reachable here
@@ -80,6 +79,7 @@ from annotation.pair_sampling import RANDOM_ORDER as RANDOM_ORDER
 from annotation.pair_sampling import STRATUM_QUOTAS as STRATUM_QUOTAS
 from annotation.pair_sampling import SampledPair as SampledPair
 from annotation.pair_sampling import validation_pairs_sample as validation_pairs_sample
+from annotation.previous_label import previous_label_present as previous_label_present
 from annotation.validation_dashboards import validation_panel
 from engine import agreement
 from leaderboard.selectors import (
