@@ -37,7 +37,6 @@ from annotation.blinding import (
     texts_identity_problems,
 )
 from annotation.errors import (
-    AblationInvalid,
     AssignmentClosed,
     Busy,
     CampaignNotOpen,
@@ -68,12 +67,14 @@ from annotation.models import (
     CampaignAnnotator,
     CampaignKind,
     CampaignProgress,
-    Dimension,
     Item,
     ItemSlot,
     Label,
     LabelRevision,
 )
+from annotation.novelty_ablation import novelty_ablation_pairs as novelty_ablation_pairs
+from annotation.novelty_ablation import novelty_ablation_runs_create as novelty_ablation_runs_create
+from annotation.novelty_ablation import novelty_ablation_runs_start as novelty_ablation_runs_start
 from annotation.progress import campaign_version_bump, submission_counted
 from annotation.request_facts import (
     NextItemFacts,
@@ -90,7 +91,7 @@ from annotation.slot_queue import (
     slots_freed,
 )
 from evalsite.precompiled import row_create
-from leaderboard.models import JudgeRun, Render, Response, Task, TaskSet
+from leaderboard.models import Render, Response, TaskSet
 from leaderboard.roles import is_researcher
 
 logger = logging.getLogger(__name__)
@@ -710,67 +711,6 @@ def render_placeholder_create(*, response: Response, seed: int = 0) -> Render:
     render.save()
     return render
 
-
-# ---------------------------------------------------------------------------------------------------
-# The Novelty ablation on the human-labelled pairs (Ekphrasis §5.4, Table 4, App. D.1)
-# ---------------------------------------------------------------------------------------------------
-
-
-def novelty_ablation_pairs(*, campaign: Campaign) -> list[tuple[Task, Response, Response]]:
-    """The (task, response A, response B) pairs of a text pairwise campaign's non-gold Novelty items,
-    in item order and canonical A/B order: the rows both ablation conditions judge (App. D.1)."""
-    items = (
-        Item.objects.filter(campaign=campaign, dimension=Dimension.NOVELTY, is_gold=False,
-                            response_a__isnull=False, response_b__isnull=False)
-        .select_related("task", "response_a", "response_b").order_by("position", "pk")
-    )
-    return [(item.task, item.response_a, item.response_b) for item in items]
-
-
-@transaction.atomic
-def novelty_ablation_runs_create(
-    *, campaign: Campaign, judge_name: str, seed: int = 42, config: Mapping[str, Any] | None = None,
-    created_by: AbstractBaseUser | None = None,
-) -> tuple[JudgeRun, JudgeRun]:
-    """Two fixed-pair Novelty runs on the campaign's Novelty pairs with the same judge, seed and pairs:
-    one with TIG anchors, one with generic anchors (the no-TIG condition). Both or neither are created;
-    nothing is judged until they are started. Returns (TIG run, generic run)."""
-    from leaderboard.judges import UnknownJudge
-    from leaderboard.services.judge_runs import RunConfigurationError, judge_run_create
-
-    if campaign.kind != CampaignKind.TEXT_PAIRWISE:
-        raise AblationInvalid("the Novelty ablation runs on a text pairwise campaign's Novelty items")
-    pairs = novelty_ablation_pairs(campaign=campaign)
-    if not pairs:
-        raise AblationInvalid("this campaign has no Novelty pairs to judge")
-    runs = []
-    for anchor in ("tig", "generic"):
-        try:
-            runs.append(judge_run_create(
-                task_set=campaign.task_set, judge_name=judge_name, dimensions="N", seed=seed, novelty_anchor=anchor,
-                # campaign_id: the run page links back to the campaign whose pairs it judges
-                pairs=pairs, config={**dict(config or {}), "campaign_id": campaign.pk}, created_by=created_by,
-            ))
-        except (UnknownJudge, RunConfigurationError) as exc:
-            raise AblationInvalid(str(exc)) from exc
-    return runs[0], runs[1]
-
-
-def novelty_ablation_runs_start(
-    *, campaign: Campaign, judge_name: str, seed: int = 42, config: Mapping[str, Any] | None = None,
-    created_by: AbstractBaseUser | None = None,
-) -> tuple[JudgeRun, JudgeRun]:
-    """Create the two ablation runs (:func:`novelty_ablation_runs_create`) and queue them once committed
-    (with CELERY_BROKER_URL unset they run in this process, eagerly)."""
-    from leaderboard.services.judge_runs import judge_run_start
-
-    with transaction.atomic():
-        tig, generic = novelty_ablation_runs_create(
-            campaign=campaign, judge_name=judge_name, seed=seed, config=config, created_by=created_by
-        )
-        judge_run_start(run=tig)
-        judge_run_start(run=generic)
-    return tig, generic
 
 
 __all__ = [
