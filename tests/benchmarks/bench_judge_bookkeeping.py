@@ -121,15 +121,18 @@ class EngineClock:
 
 def install_clocks() -> dict[str, EngineClock]:
     """The engine's science inside a run, timed apart from the bookkeeping around it: the simulated
-    judge's verdicts, the TIG leave-two-models-out contexts, each task's TIG population index (read
+    judge's verdicts, each round's active pair selection, the TIG leave-two-models-out contexts, each task's TIG population index (read
     back from the stored extractions and the embedding cache) and the leaderboard snapshot (BT fits,
     bootstrap)."""
     import engine.leaderboard
     from engine.judge.simulated import SimulatedJudge
     from engine.tig.population import PopulationIndex
+    from leaderboard.services import judge_chunk
 
     return {
         "judge": EngineClock(SimulatedJudge, "judge_pairs"),
+        # the active selection of each round (BT fit and the ranking-information rule), where the chunk calls it
+        "planning": EngineClock(judge_chunk, "select_pairs"),
         "contexts": EngineClock(PopulationIndex, "context"),
         "populations": EngineClock(PopulationIndex, "__init__"),
         "snapshot": EngineClock(engine.leaderboard, "build_leaderboard"),
