@@ -22,9 +22,11 @@ plain objects (:class:`_Call`), not model instances.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -148,7 +150,8 @@ class _Ledger:
     def __init__(self, run: JudgeRun, task: Task, dimension: str) -> None:
         self.run, self.task, self.dimension = run, task, dimension
         self.rows: dict[int, _Stored] = {}
-        self.unsaved: list[list] = []  # verdict parameter rows not yet written
+        # verdict parameter rows not yet written, by pk: a retried call's last verdict replaces its first
+        self.unsaved: dict[int, list] = {}
         self.unsaved_calls = 0
         self.read()
 
@@ -178,26 +181,28 @@ class _Ledger:
 
     def judged(self, calls: list[_Call], verdicts: list) -> None:
         """Record the verdicts of ``calls`` (written with the next :meth:`write`)."""
-        now = _prep("judged_at", timezone.now())
-        prepared: dict[int, object] = {}  # most calls of a round show the same checklist: serialise it once
+        unnest = connection.vendor == "postgresql"
+        json_value = json.dumps if unnest else partial(_prep, "per_item_outcomes")  # unnest casts text to jsonb
+        now = timezone.now() if unnest else _prep("judged_at", timezone.now())
+        shown: dict[int, object] = {}  # most calls of a round show the same checklist: serialise it once
 
         def checklist(value):
             key = id(value)
-            if key not in prepared:
-                prepared[key] = _prep("checklist", value)
-            return prepared[key]
+            if key not in shown:
+                shown[key] = json_value(value)
+            return shown[key]
 
         for call, verdict in zip(calls, verdicts, strict=True):
             attempts = call.attempts + 1
             if verdict.ok:
                 status, winner = Comparison.Status.OK, verdict.winner
-                values = [status, winner, verdict.confidence, verdict.rationale,
-                          _prep("per_item_outcomes", verdict.per_item_outcomes), verdict.repaired, ""]
+                values = [status, winner, verdict.confidence, verdict.rationale, json_value(verdict.per_item_outcomes),
+                          verdict.repaired, ""]
             else:
                 # a failure keeps the planned row's other fields at their defaults, as it always did
                 status, winner = Comparison.Status.FAILED, call.winner
-                values = [status, winner, None, "", _prep("per_item_outcomes", []), False, verdict.error[:2000]]
-            self.unsaved.append([*values, attempts, now, checklist(verdict.checklist), call.pk])
+                values = [status, winner, None, "", json_value([]), False, verdict.error[:2000]]
+            self.unsaved[call.pk] = [*values, attempts, now, checklist(verdict.checklist), call.pk]
             self.rows[call.pk] = self.rows[call.pk]._replace(status=status, winner=winner, attempts=attempts)
         self.unsaved_calls += len(calls)
 
@@ -207,13 +212,17 @@ class _Ledger:
             return
         returned: list[tuple] = []
         with transaction.atomic(), connection.cursor() as cursor:
+            if self.unsaved and connection.vendor == "postgresql":
+                # one statement for the round: an array per column (see _VERDICT_SQL)
+                cursor.execute(_VERDICT_SQL(), [list(column) for column in zip(*self.unsaved.values(), strict=True)])
+            elif self.unsaved:
+                cursor.executemany(_VERDICT_SQL(), list(self.unsaved.values()))
             if self.unsaved:
-                cursor.executemany(_VERDICT_SQL(), self.unsaved)
                 cursor.execute(_CALLS_DONE_SQL(), [self.unsaved_calls, self.run.pk])
             for start in range(0, len(planned), INSERT_BATCH):
                 cursor.execute(*_insert_sql(self, planned[start:start + INSERT_BATCH]))
                 returned += cursor.fetchall()
-        self.unsaved, self.unsaved_calls = [], 0
+        self.unsaved, self.unsaved_calls = {}, 0
         if len(returned) < len(planned):
             # Another worker planned (some of) these first: its stored rows are the plan.
             self.read()
@@ -240,12 +249,27 @@ def _quote(name: str) -> str:
 
 
 def _VERDICT_SQL() -> str:  # noqa: N802 — built once per connection vendor, used like a constant
+    """The verdicts' UPDATE by primary key. On PostgreSQL one statement for all the rows of a round, an
+    array per column (``unnest``, JSON sent as text and cast): one parse and plan per round instead of
+    one per row. On SQLite one parameterised statement sent for every row (``executemany``)."""
     key = ("verdict", connection.vendor)
     if key not in _SQL:
         fields = [_FIELDS[name] for name in VERDICT_FIELDS]
-        _SQL[key] = (f"UPDATE {_quote(Comparison._meta.db_table)} SET "
-                     + ", ".join(f"{_quote(f.column)} = %s" for f in fields)
-                     + f" WHERE {_quote(Comparison._meta.pk.column)} = %s")
+        table, pk = _quote(Comparison._meta.db_table), _quote(Comparison._meta.pk.column)
+        if connection.vendor == "postgresql":
+            arrays = ", ".join(
+                f"%s::{'text' if isinstance(f, models.JSONField) else f.db_type(connection)}[]" for f in fields
+            ) + f", %s::{Comparison._meta.pk.db_type(connection)}[]"
+            names = [f"v_{f.column}" for f in fields]
+            assignments = ", ".join(
+                f"{_quote(f.column)} = {name}" + ("::jsonb" if isinstance(f, models.JSONField) else "")
+                for f, name in zip(fields, names, strict=True)
+            )
+            _SQL[key] = (f"UPDATE {table} SET {assignments} FROM unnest({arrays}) AS verdict({', '.join(names)}, v_pk) "
+                         f"WHERE {table}.{pk} = verdict.v_pk")
+        else:
+            _SQL[key] = (f"UPDATE {table} SET " + ", ".join(f"{_quote(f.column)} = %s" for f in fields)
+                         + f" WHERE {pk} = %s")
     return _SQL[key]
 
 
