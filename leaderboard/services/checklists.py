@@ -62,7 +62,9 @@ def checklist_items_ensure(
     ]
     for row in new_rows:
         row.version = latest.get(row.slot, 0) + 1
-    ChecklistItem.objects.bulk_create(new_rows)
+    created = ChecklistItem.objects.bulk_create(new_rows)
+    if all(row.pk is not None for row in created):  # the database returned the new ids: no re-read
+        return sorted([*(row for row in existing if row.active), *created], key=lambda row: row.slot)
     return list(
         ChecklistItem.objects.filter(task=task, dimension=dimension, context_key=context_key, active=True).order_by("slot")
     )

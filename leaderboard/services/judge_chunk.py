@@ -303,11 +303,10 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
         f.get_db_prep_save(now if created else shared.get(f.attname, f.get_default()), connection)
         for f, _, created in _INSERT_PLAN
     ]
-    table = _quote(Comparison._meta.db_table)
-    returning = ", ".join(_quote(c) for c in _STORED_COLUMNS)
     if connection.vendor == "postgresql" and all(type(row) is _Plan for row in rows):
         key = ("insert-json", connection.vendor)
         if key not in _SQL:
+            table, returning = _quote(Comparison._meta.db_table), ", ".join(_quote(c) for c in _STORED_COLUMNS)
             shared_fields = [f for f, _, _ in _INSERT_PLAN if f.attname not in _Plan._fields]
             plan_fields = [_FIELDS_BY_ATTNAME[name] for name in _Plan._fields]
             columns = ", ".join(f"{_quote(f.column)} {f.db_type(connection)}" for f in plan_fields)
@@ -331,6 +330,7 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
                 params.append(f.get_db_prep_save(value, connection) if prepared else value)
     key = ("insert-values", connection.vendor, len(rows))
     if key not in _SQL:
+        table, returning = _quote(Comparison._meta.db_table), ", ".join(_quote(c) for c in _STORED_COLUMNS)
         placeholders = "(" + ", ".join(["%s"] * len(_INSERT_PLAN)) + ")"
         _SQL[key] = (f"INSERT INTO {table} ({', '.join(_quote(f.column) for f, _, _ in _INSERT_PLAN)}) "
                      f"VALUES {', '.join([placeholders] * len(rows))} ON CONFLICT DO NOTHING RETURNING {returning}")
