@@ -172,6 +172,7 @@ def measure(n_tasks: int, clocks: dict[str, EngineClock]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global BENCH_DB
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, nargs="+", default=[25, 100, 400])
     parser.add_argument("--baseline-ms-per-call", type=float, default=None,
@@ -180,8 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-db", action="store_true")
     parser.add_argument("--database", default=BENCH_DB, help="name of the database it creates and drops")
     args = parser.parse_args(argv)
-    global BENCH_DB
-    BENCH_DB = args.database
+    BENCH_DB = args.database  # what _recreate and _drop act on
     admin_url = _admin_url()
     problem = _postgres_reachable(admin_url)
     if problem:
