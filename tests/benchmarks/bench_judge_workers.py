@@ -109,13 +109,15 @@ def measure(processes: int, n_tasks: int, queue: str, timeout: float) -> dict:
             time.sleep(0.2)
         wall = time.perf_counter() - started
         cpu = _tree_cpu(worker.pid) - cpu0
+        per_process = sorted(round(_proc_cpu_seconds(child), 1) for child in _children(worker.pid))
         load1 = os.getloadavg()[0]
     finally:
         _stop(worker)
     if status != JudgeRun.Status.DONE:
         raise RuntimeError(f"run {run.pk} failed: {JudgeRun.objects.get(pk=run.pk).error}")
     calls = Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC).count()
-    return {"processes": processes, "wall": wall, "calls": calls, "cpu": cpu, "load0": load0, "load1": load1}
+    return {"processes": processes, "wall": wall, "calls": calls, "cpu": cpu, "load0": load0, "load1": load1,
+            "per_process": per_process}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             speedup = rows[0]["wall"] / row["wall"]
             print(f"{row['processes']:>16} {row['calls']:>7} {row['wall']:>8.1f} {row['calls'] / row['wall']:>8.1f} "
-                  f"{row['cpu']:>12.1f} {speedup:>9.2f} {row['load0']:>9.2f}/{row['load1']:.2f}", flush=True)
+                  f"{row['cpu']:>12.1f} {speedup:>9.2f} {row['load0']:>9.2f}/{row['load1']:.2f}   "
+                  f"(CPU s per worker process since it started: {row['per_process']})", flush=True)
         for row in rows[1:]:
             speedup = rows[0]["wall"] / row["wall"]
             goal = f" (goal >= {GOAL_SPEEDUP} for 2: {'met' if speedup >= GOAL_SPEEDUP else 'NOT met'})" if row["processes"] == 2 else ""
