@@ -15,9 +15,10 @@ above still holds; a worker killed before that write judges those calls again on
 it been killed during the call. If another worker wrote part of a plan first (a chunk delivered twice),
 the insert keeps the stored rows and the ledger is read again.
 
-Per round the database sees one transaction: the verdicts (one parameterised UPDATE by primary key sent
-for all rows at once), the run's call counter and the next plan (one INSERT ... RETURNING). The calls are
-plain objects (:class:`_Call`), not model instances.
+Per round the database sees one transaction: the verdicts (one UPDATE by primary key — on PostgreSQL one
+statement fed one JSON document of the rows, on SQLite one statement sent for every row), the run's call
+counter and the next plan (one INSERT ... ON CONFLICT DO NOTHING RETURNING). The calls are plain objects
+(:class:`_Call`), not model instances.
 """
 
 from __future__ import annotations
