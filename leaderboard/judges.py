@@ -9,14 +9,16 @@ environment variable the model names. Auxiliary judges are named the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from django.conf import settings
 
 from engine.judge.comparison import Candidate, PairJudgeRequest
 from engine.judge.simulated import SIMULATED_JUDGE_NAME, SimulatedJudge
-from leaderboard.models import ChecklistItem, Comparison, JudgeRun, SubjectModel, Task
+from leaderboard.models import ChecklistItem, JudgeRun, Response, SubjectModel, Task
 from leaderboard.run_usage import client_usage_take, run_usage_add
 from leaderboard.services.checklists import (
     ENGINE_DIMENSION,
@@ -127,6 +129,14 @@ class RunJudges:
     stored_contexts: dict[int, dict[str, list]] = field(default_factory=dict)
     # (task pk, dimension) -> the base checklist items, ensured once per chunk like the TIG items
     base_rows: dict[tuple[int, str], list] = field(default_factory=dict)
+    # response pk -> its candidate (a response is shown in many calls of a chunk)
+    candidates: dict[int, Candidate] = field(default_factory=dict)
+
+    def candidate(self, response) -> Candidate:
+        found = self.candidates.get(response.pk)
+        if found is None:
+            found = self.candidates[response.pk] = _candidate(response)
+        return found
 
     def get(self, name: str):
         if name not in self.judges:
@@ -167,7 +177,7 @@ def _shown(rows) -> list[dict]:
     return [{"id": r.pk, "slot": r.slot, "version": r.version, "text": r.text, "source": r.source} for r in rows]
 
 
-def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: list[Comparison]) -> None:
+def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: Sequence[PlannedCall]) -> None:
     """Make sure every pair of these comparisons has its stored TIG items in ``judges.novelty_items``:
     the task's stored contexts are read once, the missing ones materialised in one insert."""
     from leaderboard.services.tig import (
@@ -199,7 +209,7 @@ def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: list[Compariso
             judges.novelty_items[(task.pk, x, y)] = rows
 
 
-def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Comparison) -> list:
+def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: PlannedCall) -> list:
     """Novelty items of one judged pair: the base items with slot 1 replaced by the pair's
     leave-two-models-out population-cliché item when the TIG has one (App. E.3, G.5)."""
     from leaderboard.services.tig import TIG_SLOT
@@ -226,8 +236,22 @@ def _judge_model_checklist(judges: RunJudges, task: Task, dimension: str):
     return outcome if isinstance(outcome, Checklist) else None
 
 
+class PlannedCall(Protocol):
+    """What judging reads of a planned comparison: a :class:`~leaderboard.models.Comparison` with its shown
+    responses, or the chunk's lighter record of one (:class:`leaderboard.services.judge_chunk._Call`)."""
+
+    model_x_id: int
+    model_y_id: int
+    kind: str
+    repeat: int
+    judge_name: str
+    attempts: int
+    shown_a: Response
+    shown_b: Response
+
+
 def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension: str,
-                      comparisons: list[Comparison]) -> list[Verdict]:
+                      comparisons: Sequence[PlannedCall]) -> list[Verdict]:
     """Judge planned comparisons; one verdict each, in order (failures included, never dropped)."""
     if (task.pk, dimension) not in judges.base_rows:
         judges.base_rows[(task.pk, dimension)] = checklist_items_ensure(
@@ -260,7 +284,7 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
             PairJudgeRequest(
                 run_id=replicate_key(run), task=brief, dimension=ENGINE_DIMENSION[dimension],
                 checklist=checklist_of(rows_of[k])[0],
-                a=_candidate(comparisons[k].shown_a), b=_candidate(comparisons[k].shown_b),
+                a=judges.candidate(comparisons[k].shown_a), b=judges.candidate(comparisons[k].shown_b),
                 kind=comparisons[k].kind, repeat=comparisons[k].repeat, retry=comparisons[k].attempts,
             )
             for k in positions

@@ -436,12 +436,15 @@ def _cluster_link_reason(link: dict | None) -> str:
 
 def subject_models_of(task_set: TaskSet) -> list:
     """A run's model pool: subject models with a primary response in the set, in a fixed order."""
-    from leaderboard.models import SubjectModel
+    from django.db.models import Exists, OuterRef
 
+    from leaderboard.models import Response, SubjectModel
+
+    # EXISTS stops at each model's first primary response in the set; the join with DISTINCT it replaces
+    # read every response of the set, once per judge-run chunk.
+    primary = Response.objects.filter(subject_model=OuterRef("pk"), is_primary=True, task__task_set=task_set)
     return list(
-        SubjectModel.objects.filter(
-            role=SubjectModel.Role.SUBJECT, responses__task__task_set=task_set, responses__is_primary=True
-        ).distinct().order_by("display_name", "pk")
+        SubjectModel.objects.filter(Exists(primary), role=SubjectModel.Role.SUBJECT).order_by("display_name", "pk")
     )
 
 

@@ -46,20 +46,25 @@ def checklist_items_ensure(
 ) -> list[ChecklistItem]:
     """The active items for (task, dimension, context); a slot without an active item is filled
     from ``generated`` or the templates, as the next version of that slot."""
-    existing = ChecklistItem.objects.select_for_update().filter(task=task, dimension=dimension, context_key=context_key)
+    existing = list(
+        ChecklistItem.objects.select_for_update().filter(task=task, dimension=dimension, context_key=context_key)
+    )
     active = {row.slot for row in existing if row.active}
-    if len(active) < 3:
-        checklist = generated or template_checklist(task_brief_of(task), ENGINE_DIMENSION[dimension])
-        provenance = {"model": checklist.model, "engine_version": checklist.version, "repaired": checklist.repaired}
-        latest: dict[int, int] = {}
-        for row in existing:
-            latest[row.slot] = max(latest.get(row.slot, 0), row.version)
-        new_rows = [
-            row for row in _rows_from(checklist, task, dimension, context_key, provenance) if row.slot not in active
-        ]
-        for row in new_rows:
-            row.version = latest.get(row.slot, 0) + 1
-        ChecklistItem.objects.bulk_create(new_rows)
+    if len(active) >= 3:  # nothing to add: the rows just read are the answer
+        return sorted((row for row in existing if row.active), key=lambda row: row.slot)
+    checklist = generated or template_checklist(task_brief_of(task), ENGINE_DIMENSION[dimension])
+    provenance = {"model": checklist.model, "engine_version": checklist.version, "repaired": checklist.repaired}
+    latest: dict[int, int] = {}
+    for row in existing:
+        latest[row.slot] = max(latest.get(row.slot, 0), row.version)
+    new_rows = [
+        row for row in _rows_from(checklist, task, dimension, context_key, provenance) if row.slot not in active
+    ]
+    for row in new_rows:
+        row.version = latest.get(row.slot, 0) + 1
+    created = ChecklistItem.objects.bulk_create(new_rows)
+    if all(row.pk is not None for row in created):  # the database returned the new ids: no re-read
+        return sorted([*(row for row in existing if row.active), *created], key=lambda row: row.slot)
     return list(
         ChecklistItem.objects.filter(task=task, dimension=dimension, context_key=context_key, active=True).order_by("slot")
     )

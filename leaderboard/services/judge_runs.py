@@ -18,7 +18,8 @@ a duplicate impossible.
 
 The active selector is fed the task's own comparisons only (not the other
 tasks'), so that chunks can run on any number of workers in any order and
-still give the same plan.
+still give the same plan. How a chunk runs, and what it keeps in memory
+between its writes, is :mod:`leaderboard.services.judge_chunk`.
 """
 
 from __future__ import annotations
@@ -29,19 +30,12 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
-import numpy as np
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from engine.active_sampling import ActiveState, select_pairs
-from engine.bt import is_empty_response
-from engine.seeding import derived_seed, unit_interval
 from leaderboard.models import (
     Comparison,
     JudgeRun,
@@ -51,13 +45,13 @@ from leaderboard.models import (
     Task,
 )
 from leaderboard.selectors import subject_models_of
+from leaderboard.services.judge_chunk import (  # MAX_CALL_ATTEMPTS: named here by callers and tests
+    INSPECTED_FIELD,
+    MAX_CALL_ATTEMPTS,  # noqa: F401
+    task_execute,
+)
 
 logger = logging.getLogger(__name__)
-
-#: Field each dimension inspects (normalisation invariant, Ekphrasis App. C.3).
-INSPECTED_FIELD = {"U": "core_idea", "E": "visual_description", "N": "core_idea"}
-#: Attempts of one call (first try + retries of a call that failed validation and repair).
-MAX_CALL_ATTEMPTS = 3
 DEFAULT_CONFIG = {
     "swap_share": 0.10,  # App. D: about 10% of sampled pairs are re-judged in reverse order
     "duplicate_share": 0.05,  # share of primary pairs judged twice more for repeat stability
@@ -246,63 +240,7 @@ def judge_run_pending_chunks(*, run_id: int) -> list[int]:
     return list(JudgeRunTask.objects.filter(run_id=run_id, done=False).order_by("pk").values_list("task_id", flat=True))
 
 
-# ---------------------------------------------------------------- one chunk
-
-
-@dataclass
-class _Pool:
-    models: list[SubjectModel]
-    index: dict[int, int]  # subject model pk -> position
-    responses: dict[int, Response]  # position -> primary response of this task
-    by_pk: dict[int, Response] = field(default_factory=dict)  # every response a comparison showed, by pk
-
-    def shown(self, pks: set[int]) -> dict[int, Response]:
-        """Responses by pk with their subject model attached (no query per candidate name); the ones
-        not in the pool (a fixed pair's other samples) are loaded once."""
-        missing = pks - self.by_pk.keys()
-        if missing:
-            for response in Response.objects.filter(pk__in=missing).select_related("subject_model"):
-                self.by_pk[response.pk] = response
-        return self.by_pk
-
-
-def _pool(run: JudgeRun, task: Task) -> _Pool:
-    models = subject_models_of(run.task_set)
-    index = {m.pk: i for i, m in enumerate(models)}
-    by_model = {m.pk: m for m in models}
-    responses = {}
-    for r in Response.objects.filter(task=task, is_primary=True, subject_model_id__in=index):
-        r.subject_model = by_model[r.subject_model_id]
-        responses[index[r.subject_model_id]] = r
-    return _Pool(models, index, responses, {r.pk: r for r in responses.values()})
-
-
-class _Stored(NamedTuple):
-    """A stored comparison of one task and dimension, as the planner reads it (one query a round)."""
-
-    pk: int
-    model_x_id: int
-    model_y_id: int
-    kind: str
-    repeat: int
-    judge_name: str
-    sequence: int
-    shown_a_id: int
-    shown_b_id: int
-    status: str
-    winner: str
-    attempts: int
-
-
-def _stored(run, task, dimension) -> list[_Stored]:
-    """Every comparison of (run, task, dimension): pending calls, failures to retry, the active state and
-    the next sequence number all come from this one read."""
-    return [
-        _Stored(*row) for row in Comparison.objects.filter(run=run, task=task, dimension=dimension).values_list(
-            "pk", "model_x_id", "model_y_id", "kind", "repeat", "judge_name", "sequence", "shown_a_id",
-            "shown_b_id", "status", "winner", "attempts",
-        )
-    ]
+# ---------------------------------------------------------------- one chunk (leaderboard.services.judge_chunk)
 
 
 def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int], None] | None = None) -> bool:
@@ -317,8 +255,26 @@ def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int
     if chunk.done:
         return False
     task = Task.objects.get(pk=task_id)
-    with _commits_without_flush_wait():
-        return _task_execute(run, chunk, task, judge_for_run(run), progress)
+    with _blas_single_threaded(), _commits_without_flush_wait():
+        return task_execute(run, chunk, task, judge_for_run(run), progress)
+
+
+_BLAS: list = []  # the process's BLAS thread-pool controller, found once
+
+
+@contextmanager
+def _blas_single_threaded():
+    """The chunk's linear algebra runs on one BLAS thread. Its matrices are small (a TIG context's
+    ~200 atoms, a 14-model fit), so OpenBLAS's helper threads gain nothing and spin between calls: with
+    the default two threads a chunk burnt about twice the CPU for the same results, and a worker that
+    runs beside other workers competes with them for the cores. Results are the same: each matrix
+    entry is summed in the same order whatever the number of threads."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    with _BLAS[0].limit(limits=1, user_api="blas"):
+        yield
 
 
 @contextmanager
@@ -342,316 +298,6 @@ def _commits_without_flush_wait():
         except DatabaseError:
             pass  # an aborted transaction: its rollback undoes the SET too
 
-
-def _task_execute(run: JudgeRun, chunk: JudgeRunTask, task: Task, judge, progress) -> bool:
-    pool = _pool(run, task)
-    # A fixed-pair run plans its given pairs (and their automatic records); any other run samples actively.
-    fixed = bool(run.config.get("fixed_pairs"))
-    plan_round = _plan_fixed_pairs if fixed else _plan_next_round
-    for dimension in run.dimensions:
-        if not fixed:
-            _automatic_outcomes(run, task, dimension, pool)
-        while True:
-            stored = _stored(run, task, dimension)
-            pending = _pending(run, task, dimension, pool, stored)
-            if pending:
-                _judge_and_store(run, task, dimension, pending, pool, judge, progress)
-                continue
-            if _retry_failed(stored):
-                continue
-            if not plan_round(run, task, dimension, pool, stored):
-                break
-        if _plan_diagnostics(run, task, dimension, pool, stored):
-            _judge_and_store(run, task, dimension, _pending(run, task, dimension, pool), pool, judge, progress)
-            while _retry_failed(_stored(run, task, dimension)):
-                _judge_and_store(run, task, dimension, _pending(run, task, dimension, pool), pool, judge, progress)
-    return _chunk_finish(run, chunk)
-
-
-def _pending(run, task, dimension, pool: _Pool, stored: list[_Stored] | None = None) -> list[Comparison]:
-    """The planned calls in plan order, as comparisons carrying their shown responses (from the pool)."""
-    if stored is None:
-        stored = _stored(run, task, dimension)
-    rows = sorted((r for r in stored if r.status == Comparison.Status.PLANNED), key=lambda r: r.sequence)
-    if not rows:
-        return []
-    responses = pool.shown({pk for r in rows for pk in (r.shown_a_id, r.shown_b_id)})
-    out = []
-    for r in rows:
-        comparison = Comparison(
-            pk=r.pk, run=run, task=task, dimension=dimension, model_x_id=r.model_x_id, model_y_id=r.model_y_id,
-            kind=r.kind, repeat=r.repeat, judge_name=r.judge_name, sequence=r.sequence, status=r.status,
-            winner=r.winner, attempts=r.attempts,
-        )
-        comparison.shown_a, comparison.shown_b = responses[r.shown_a_id], responses[r.shown_b_id]
-        out.append(comparison)
-    return out
-
-
-def _retry_failed(stored: list[_Stored]) -> bool:
-    """A failed call goes back to the plan until it has used its attempts (never silently dropped)."""
-    ids = [r.pk for r in stored if r.status == Comparison.Status.FAILED and r.attempts < MAX_CALL_ATTEMPTS]
-    return bool(ids) and bool(
-        Comparison.objects.filter(pk__in=ids, status=Comparison.Status.FAILED).update(status=Comparison.Status.PLANNED)
-    )
-
-
-def _inspected(response: Response, dimension: str) -> str:
-    return getattr(response, INSPECTED_FIELD[dimension])
-
-
-def _automatic_outcomes(run, task, dimension, pool: _Pool) -> None:
-    """Empty responses get automatic records without a call (Ekphrasis App. F.2)."""
-    from engine.bt import empty_response_outcome
-
-    positions = sorted(pool.responses)
-    empties = {p for p in positions if is_empty_response(_inspected(pool.responses[p], dimension))}
-    if not empties:
-        return
-    rows = []
-    for a_pos in positions:
-        for b_pos in positions:
-            if a_pos >= b_pos or (a_pos not in empties and b_pos not in empties):
-                continue
-            ra, rb = pool.responses[a_pos], pool.responses[b_pos]
-            outcome = empty_response_outcome(_inspected(ra, dimension), _inspected(rb, dimension))
-            rows.append(_automatic_record(run, task, dimension, ra, rb, outcome))
-    Comparison.objects.bulk_create(rows, ignore_conflicts=True)
-
-
-def _automatic_record(run, task, dimension, shown_a: Response, shown_b: Response, outcome) -> Comparison:
-    """The judged-without-a-call record of a pair with an empty response (Ekphrasis App. F.2)."""
-    x, y = sorted((shown_a.subject_model_id, shown_b.subject_model_id))
-    return Comparison(
-        run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y, kind=Comparison.Kind.AUTOMATIC,
-        repeat=0, judge_name="automatic", sequence=0, shown_a=shown_a, shown_b=shown_b,
-        status=Comparison.Status.OK, winner=outcome.winner, confidence=outcome.confidence,
-        rationale=f"automatic: {outcome.reason}", judged_at=timezone.now(),
-    )
-
-
-def _task_state(pool: _Pool, stored: list[_Stored], dimension: str) -> tuple[ActiveState, Counter]:
-    n = len(pool.models)
-    wins = np.zeros((n, n))
-    counts = np.zeros((n, n))
-    repeats: Counter = Counter()
-    position_of = {r.pk: p for p, r in pool.responses.items()}
-    calls = 0
-    for c in stored:
-        if c.kind != Comparison.Kind.PRIMARY:
-            continue
-        i, j = pool.index[c.model_x_id], pool.index[c.model_y_id]
-        calls += 1
-        repeats[(i, j)] += 1
-        if c.status != Comparison.Status.OK:
-            continue
-        counts[i, j] += 1
-        counts[j, i] += 1
-        if c.winner in ("A", "B"):
-            shown = c.shown_a_id if c.winner == "A" else c.shown_b_id
-            winner_pos = position_of[shown]
-            loser_pos = j if winner_pos == i else i
-            wins[winner_pos, loser_pos] += 1
-    eligible = [
-        p for p, r in pool.responses.items() if not is_empty_response(_inspected(r, dimension))
-    ]
-    state = ActiveState(n_models=n, wins=wins, pair_counts=counts, calls_made=calls, models=eligible)
-    return state, repeats
-
-
-def _next_sequence(stored: list[_Stored]) -> int:
-    return max((r.sequence for r in stored), default=0) + 1
-
-
-def _plan_next_round(run, task, dimension, pool: _Pool, stored: list[_Stored]) -> bool:
-    """Plan the next round of primary calls; False when the task's budget is spent."""
-    state, repeats = _task_state(pool, stored, dimension)
-    if len(state.models or []) < 2:
-        return False
-    round_seed = derived_seed(run.seed, task.external_id, dimension, state.calls_made)
-    kwargs = {"rule": run.config["rule"]} if run.config.get("rule") else {}
-    pairs = select_pairs(
-        state, run.budget_per_task, seed=round_seed, batch_size=run.config.get("active_batch") or None, **kwargs
-    )
-    if not pairs:
-        return False
-    sequence = _next_sequence(stored)
-    rows = []
-    for i, j in pairs:
-        repeat = repeats[(i, j)]
-        repeats[(i, j)] += 1
-        rows.append(_planned(run, task, dimension, pool, i, j, Comparison.Kind.PRIMARY, repeat, run.judge_name, sequence))
-        sequence += 1
-    _bulk_plan(rows)
-    return True
-
-
-def _planned(run, task, dimension, pool: _Pool, i: int, j: int, kind: str, repeat: int, judge_name: str,
-             sequence: int, *, reverse_of: _Stored | None = None) -> Comparison:
-    if reverse_of is not None:
-        # the reversed presentation of a judged pair (also of a fixed pair that is not the primaries)
-        shown_a_id, shown_b_id = reverse_of.shown_b_id, reverse_of.shown_a_id
-        x, y = reverse_of.model_x_id, reverse_of.model_y_id
-    else:
-        ri, rj = pool.responses[i], pool.responses[j]
-        # A/B order randomised per call and recorded (Ekphrasis App. E, Algorithm 2 line 6).
-        flip = unit_interval(run.seed, "order", task.external_id, dimension, i, j, kind, repeat, judge_name) < 0.5
-        shown_a, shown_b = (rj, ri) if flip else (ri, rj)
-        shown_a_id, shown_b_id = shown_a.pk, shown_b.pk
-        x, y = sorted((ri.subject_model_id, rj.subject_model_id))
-    return Comparison(
-        run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y, kind=kind, repeat=repeat,
-        judge_name=judge_name, sequence=sequence, shown_a_id=shown_a_id, shown_b_id=shown_b_id,
-    )
-
-
-def _plan_fixed_pairs(run, task, dimension, pool: _Pool, stored: list[_Stored]) -> bool:
-    """Plan every given pair of this task once (primary, repeat 0), in the given order and shown as
-    given (x as A); False when all are planned. A pair with an empty inspected field gets its
-    automatic record instead of a call (Ekphrasis App. F.2)."""
-    from engine.bt import empty_response_outcome
-
-    wanted = [(x, y) for task_id, x, y in run.config["fixed_pairs"] if task_id == task.pk]
-    planned = set(
-        Comparison.objects.filter(
-            run=run, task=task, dimension=dimension, kind__in=[Comparison.Kind.PRIMARY, Comparison.Kind.AUTOMATIC]
-        ).values_list("model_x_id", "model_y_id")
-    )
-    responses = Response.objects.in_bulk([r for pair in wanted for r in pair])
-    sequence = _next_sequence(stored)
-    rows = []
-    for x_id, y_id in wanted:
-        shown_a, shown_b = responses[x_id], responses[y_id]
-        x, y = sorted((shown_a.subject_model_id, shown_b.subject_model_id))
-        if (x, y) in planned:
-            continue
-        outcome = empty_response_outcome(_inspected(shown_a, dimension), _inspected(shown_b, dimension))
-        if outcome is not None:
-            rows.append(_automatic_record(run, task, dimension, shown_a, shown_b, outcome))
-        else:
-            rows.append(Comparison(
-                run=run, task=task, dimension=dimension, model_x_id=x, model_y_id=y, repeat=0, shown_a=shown_a,
-                shown_b=shown_b, kind=Comparison.Kind.PRIMARY, judge_name=run.judge_name, sequence=sequence,
-            ))
-            sequence += 1
-    _bulk_plan(rows)
-    return bool(rows)
-
-
-def _bulk_plan(rows: list[Comparison]) -> None:
-    # The identity constraint makes re-planning after a crash a no-op rather than a duplicate.
-    with transaction.atomic():
-        Comparison.objects.bulk_create(rows, ignore_conflicts=True)
-
-
-def _plan_diagnostics(run, task, dimension, pool: _Pool, stored: list[_Stored]) -> bool:
-    """Swaps, duplicates and auxiliary calls on deterministic samples of the primary pairs (App. D).
-    ``stored``: the task and dimension's comparisons as they are now (nothing planned since)."""
-    config = run.config
-    firsts = sorted((r for r in stored if r.kind == Comparison.Kind.PRIMARY and r.repeat == 0), key=lambda r: r.sequence)
-    existing = {
-        (r.model_x_id, r.model_y_id, r.kind, r.repeat, r.judge_name) for r in stored
-        if r.kind not in (Comparison.Kind.PRIMARY, Comparison.Kind.AUTOMATIC)
-    }
-    sequence = _next_sequence(stored)
-    rows = []
-    for first in firsts:
-        i, j = pool.index[first.model_x_id], pool.index[first.model_y_id]
-        identity = (run.seed, task.external_id, dimension, i, j)
-        wanted = []
-        if unit_interval(*identity, "swap") < config["swap_share"]:
-            wanted.append((Comparison.Kind.SWAP, 0, run.judge_name, first))
-        if dimension in config["duplicate_dimensions"] and unit_interval(*identity, "duplicate") < config["duplicate_share"]:
-            wanted += [(Comparison.Kind.DUPLICATE, r, run.judge_name, None) for r in (1, 2)]
-        for aux in config["auxiliary_judges"]:
-            if unit_interval(*identity, "auxiliary") < config["auxiliary_share"]:
-                wanted.append((Comparison.Kind.AUXILIARY, 0, aux, None))
-        for kind, repeat, judge_name, reverse in wanted:
-            if (first.model_x_id, first.model_y_id, kind, repeat, judge_name) in existing:
-                continue
-            # Duplicates repeat the primary presentation exactly; swaps reverse it.
-            rows.append(
-                _planned(run, task, dimension, pool, i, j, kind, repeat, judge_name, sequence, reverse_of=reverse)
-                if reverse is not None else _same_order(run, task, dimension, first, kind, repeat, judge_name, sequence)
-            )
-            sequence += 1
-    _bulk_plan(rows)
-    return bool(rows)
-
-
-def _same_order(run, task, dimension, first: _Stored, kind: str, repeat: int, judge_name: str, sequence: int) -> Comparison:
-    return Comparison(
-        run=run, task=task, dimension=dimension, model_x_id=first.model_x_id,
-        model_y_id=first.model_y_id, kind=kind, repeat=repeat, judge_name=judge_name, sequence=sequence,
-        shown_a_id=first.shown_a_id, shown_b_id=first.shown_b_id,
-    )
-
-
-def _judge_and_store(run, task, dimension, pending: list[Comparison], pool: _Pool, judge, progress) -> None:
-    from leaderboard.judges import judge_comparisons
-
-    verdicts = judge_comparisons(judge, run=run, task=task, dimension=dimension, comparisons=pending)
-    now = timezone.now()
-    for comparison, verdict in zip(pending, verdicts, strict=True):
-        comparison.attempts += 1
-        comparison.judged_at = now
-        if verdict.ok:
-            comparison.status = Comparison.Status.OK
-            comparison.winner = verdict.winner
-            comparison.confidence = verdict.confidence
-            comparison.rationale = verdict.rationale
-            comparison.per_item_outcomes = verdict.per_item_outcomes
-            comparison.repaired = verdict.repaired
-            comparison.error = ""
-        else:
-            comparison.status = Comparison.Status.FAILED
-            comparison.error = verdict.error[:2000]
-        comparison.checklist = verdict.checklist
-    with transaction.atomic():
-        _verdicts_write(pending)
-        JudgeRun.objects.filter(pk=run.pk).update(calls_done=F("calls_done") + len(pending))
-    if progress:
-        progress(len(pending))
-
-
-#: What a verdict writes on its planned comparison.
-VERDICT_FIELDS = ("status", "winner", "confidence", "rationale", "per_item_outcomes", "repaired", "error", "attempts",
-                  "judged_at", "checklist")
-
-
-def _verdicts_write(comparisons: list[Comparison]) -> None:
-    """One parameterised UPDATE by primary key, sent for all rows at once (``executemany``: one pipeline
-    on PostgreSQL). ``bulk_update`` built a CASE expression per field and row, which cost more CPU than
-    the simulated judge's verdicts themselves."""
-    if not comparisons:
-        return
-    meta = Comparison._meta
-    fields = [meta.get_field(name) for name in VERDICT_FIELDS]
-    quote = connection.ops.quote_name
-    sql = (f"UPDATE {quote(meta.db_table)} SET " + ", ".join(f"{quote(f.column)} = %s" for f in fields)
-           + f" WHERE {quote(meta.pk.column)} = %s")
-    params = [[f.get_db_prep_save(getattr(c, f.attname), connection) for f in fields] + [c.pk] for c in comparisons]
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, params)
-
-
-def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask) -> bool:
-    """Mark the chunk done; True for exactly one caller: the one that finished the run's last chunk."""
-    with transaction.atomic():
-        updated = JudgeRunTask.objects.filter(pk=chunk.pk, done=False).update(
-            done=True, calls_done=Comparison.objects.filter(run=run, task_id=chunk.task_id).exclude(
-                kind=Comparison.Kind.AUTOMATIC).count()
-        )
-        if not updated:
-            return False
-        done = JudgeRunTask.objects.filter(run=run, done=True).count()
-        JudgeRun.objects.filter(pk=run.pk).update(tasks_done=done)
-        if done < run.tasks_total:
-            return False
-        # Exactly one worker wins this conditional update, so finalising is enqueued once.
-        return bool(
-            JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(status=JudgeRun.Status.FINALISING)
-        )
 
 
 def judge_run_fail(*, run_id: int, error: str) -> None:

@@ -6,10 +6,11 @@ simulated-judge run (dimensions U, E and N with TIG anchors, budget 50 per task 
 diagnostic layers) is executed inline, the way ``run_judge`` does without ``--queue``.
 
 Printed per size: calls judged, wall time, CPU of this process and of the PostgreSQL backend, the
-simulated judge's own CPU, the CPU of the engine's TIG contexts (``PopulationIndex.context``: the
+simulated judge's own CPU, the CPU of each round's active pair selection (``select_pairs``: the BT fit and
+the ranking-information rule), the CPU of the engine's TIG contexts (``PopulationIndex.context``: the
 leave-two-models-out graphs, computed once per judged pair and stored), and the *bookkeeping* CPU per
-judged call = (process CPU + backend CPU − the engine's CPU: judge, contexts, each task's TIG population
-index, the leaderboard snapshot) / calls (also shown with only the judge taken out, the measure the
+judged call = (process CPU + backend CPU − the engine's CPU: judge, pair selection, contexts, each task's TIG
+population index, the leaderboard snapshot) / calls (also shown with only the judge taken out, the measure the
 pre-change figures used); the TIG build time (the first size with
 a cold embedding cache). Then a cold ``build_tig`` on 4,200 responses whose atoms are already embedded
 (the database side cold: every extraction stored anew). Ratios measured in the same run: bookkeeping per call at each
@@ -121,15 +122,18 @@ class EngineClock:
 
 def install_clocks() -> dict[str, EngineClock]:
     """The engine's science inside a run, timed apart from the bookkeeping around it: the simulated
-    judge's verdicts, the TIG leave-two-models-out contexts, each task's TIG population index (read
+    judge's verdicts, each round's active pair selection, the TIG leave-two-models-out contexts, each task's TIG population index (read
     back from the stored extractions and the embedding cache) and the leaderboard snapshot (BT fits,
     bootstrap)."""
     import engine.leaderboard
     from engine.judge.simulated import SimulatedJudge
     from engine.tig.population import PopulationIndex
+    from leaderboard.services import judge_chunk
 
     return {
         "judge": EngineClock(SimulatedJudge, "judge_pairs"),
+        # the active selection of each round (BT fit and the ranking-information rule), where the chunk calls it
+        "planning": EngineClock(judge_chunk, "select_pairs"),
         "contexts": EngineClock(PopulationIndex, "context"),
         "populations": EngineClock(PopulationIndex, "__init__"),
         "snapshot": EngineClock(engine.leaderboard, "build_leaderboard"),
@@ -168,13 +172,16 @@ def measure(n_tasks: int, clocks: dict[str, EngineClock]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global BENCH_DB
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, nargs="+", default=[25, 100, 400])
     parser.add_argument("--baseline-ms-per-call", type=float, default=None,
                         help="ms per call including the TIG contexts printed on the code before issue 16 (the "
                              "pre-change benchmark counted the contexts in; 7.04 at 25 tasks, 8.23 at 100 on this machine)")
     parser.add_argument("--keep-db", action="store_true")
+    parser.add_argument("--database", default=BENCH_DB, help="name of the database it creates and drops")
     args = parser.parse_args(argv)
+    BENCH_DB = args.database  # what _recreate and _drop act on
     admin_url = _admin_url()
     problem = _postgres_reachable(admin_url)
     if problem:
@@ -196,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Judge-run bookkeeping: simulated judge, 14 models x 3 samples per task, dimensions UEN, budget 50; "
               f"PostgreSQL; 1-min load average {os.getloadavg()[0]:.2f} at start")
         header = (f"{'tasks':>6} {'responses':>9} {'TIG cold s':>10} {'calls':>7} {'wall s':>8} {'CPU s':>7} "
-                  f"{'PG CPU s':>8} {'judge s':>7} {'contexts s':>10} {'TIG index s':>11} {'snapshot s':>10} "
+                  f"{'PG CPU s':>8} {'judge s':>7} {'planning s':>10} {'contexts s':>10} {'TIG index s':>11} {'snapshot s':>10} "
                   f"{'judge only out ms/call':>22} "
                   f"{'bookkeeping ms/call':>19} {'x smallest':>10}")
         print(header)
@@ -206,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             row = measure(n, clocks)
             rows.append(row)
             print(f"{row['tasks']:>6} {row['responses']:>9} {row['tig_s']:>10.1f} {row['calls']:>7} {row['wall']:>8.1f} "
-                  f"{row['cpu']:>7.1f} {row['backend']:>8.1f} {row['judge']:>7.1f} {row['contexts']:>10.1f} "
+                  f"{row['cpu']:>7.1f} {row['backend']:>8.1f} {row['judge']:>7.1f} {row['planning']:>10.1f} {row['contexts']:>10.1f} "
                   f"{row['populations']:>11.1f} {row['snapshot']:>10.1f} "
                   f"{row['with_contexts_ms']:>22.2f} {row['per_call_ms']:>19.2f} "
                   f"{row['per_call_ms'] / rows[0]['per_call_ms']:>10.2f}", flush=True)
