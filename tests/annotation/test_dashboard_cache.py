@@ -150,3 +150,16 @@ def test_labels_of_items_newer_than_the_kept_item_rows_are_read_with_fresh_rows(
     monkeypatch.setattr(dashboard_cache, "_kept", lambda key, compute: next(
         (v for k, v in kept.items() if k.startswith("items:")), None) if key.startswith("items:") else compute())
     assert campaign_dashboard_cached(campaign=campaign) == campaign_dashboard_recomputed(campaign=campaign)
+
+
+def test_an_annotators_label_change_makes_the_next_load_recompute_and_equal_a_full_recompute():
+    from annotation.label_revision import label_revise
+
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users)
+    fill(campaign, users, lambda u, a: {"choice": "A"})
+    before = campaign_dashboard_cached(campaign=campaign)
+    last = campaign.assignments.filter(annotator=users[2], status="submitted").order_by("-finished_at", "-pk").first()
+    label_revise(token=last.token, annotator=users[2], idempotency_key=uuid.uuid4(), answer={"choice": "B"})
+    after = campaign_dashboard_cached(campaign=campaign)
+    assert after != before and after == campaign_dashboard_recomputed(campaign=campaign)
