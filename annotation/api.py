@@ -84,14 +84,19 @@ class ProgressApi(AnnotationAPIView):
         return Response({"progress": selectors.campaign_progress(campaign=campaign, annotator=request.user).as_dict()})
 
 
+class AnswerInput(serializers.Serializer):
+    """The body of a submission and of a change to one: the same answer, key and time on item."""
+
+    idempotency_key = serializers.CharField(max_length=64)
+    answer = serializers.JSONField()
+    time_on_item_ms = serializers.JSONField(required=False, allow_null=True)
+
+
 class SubmitApi(AnnotationAPIView):
     """POST {idempotency_key, answer, time_on_item_ms}: store the label once; a re-sent submission
     returns the stored one (``replayed``)."""
 
-    class Input(serializers.Serializer):
-        idempotency_key = serializers.CharField(max_length=64)
-        answer = serializers.JSONField()
-        time_on_item_ms = serializers.JSONField(required=False, allow_null=True)
+    Input = AnswerInput
 
     def post(self, request, token: str):
         data = self.Input(data=request.data)
@@ -136,10 +141,7 @@ class ReviseApi(AnnotationAPIView):
     version, :func:`annotation.label_revision.label_revise`); 201 when a version was written, 200 when
     the request was a re-send or the answer is the one already stored."""
 
-    class Input(serializers.Serializer):
-        idempotency_key = serializers.CharField(max_length=64)
-        answer = serializers.JSONField()
-        time_on_item_ms = serializers.JSONField(required=False, allow_null=True)
+    Input = AnswerInput
 
     def post(self, request, token: str):
         data = self.Input(data=request.data)

@@ -100,8 +100,7 @@ class _Stored(NamedTuple):
     attempts: int
 
 
-_STORED_COLUMNS = ("id", "model_x_id", "model_y_id", "kind", "repeat", "judge_name", "sequence", "shown_a_id",
-                   "shown_b_id", "status", "winner", "attempts")
+_STORED_COLUMNS = ("id", *_Stored._fields[1:])  # the tuple's fields, "pk" read as the column "id"
 
 
 def _stored(run, task, dimension) -> list[_Stored]:
