@@ -282,7 +282,13 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE") or "celery"
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # How long Redis waits before redelivering a task whose worker died without acknowledging it.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+# kombu looks for such tasks every unacked_restore_interval seconds but scans Redis only on every
+# unacked_restore_throttle-th look (defaults 10 and 10: a sweep every ~100 s, on top of the timeout).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
+    "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10),
+    "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10),
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -67,6 +67,15 @@ def _login_throttling_off(settings):
     settings.AXES_ENABLED = False
 
 
+@pytest.fixture(autouse=True)
+def _provider_cache_of_its_own(settings, tmp_path, monkeypatch):
+    # A provider reply cache warm from an earlier run would answer without reaching the fake
+    # server; each test (and any worker it starts) gets an empty one.
+    cache_dir = tmp_path / "provider-cache"
+    settings.ATELIER_PROVIDER_CACHE_DIR = cache_dir
+    monkeypatch.setenv("ATELIER_PROVIDER_CACHE_DIR", str(cache_dir))
+
+
 def current_database_url() -> str:
     """A DATABASE_URL for the database the current test uses, so that a subprocess
     (a Celery worker, a management command) works on the same data."""

@@ -103,7 +103,9 @@ def test_a_killed_worker_loses_nothing_and_duplicates_nothing(broker, tmp_path):
     judge_runs.judge_run_execute_inline(run=reference)
 
     run = simulated_run(task_set, models, budget=25, dimensions="UEN")
-    fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3"}
+    # redelivered 3 s after the kill, looked for every second (kombu's own sweep is ~100 s)
+    fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3", "CELERY_UNACKED_RESTORE_INTERVAL": "1",
+                       "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
     first = start_worker(tmp_path / "first.log", **fast_redelivery)
     try:
         enqueue(run)
