@@ -37,6 +37,10 @@ demo: install
 	@echo "Serving the demo on http://$(HOST):$(PORT)/ (Ctrl-C to stop)"
 	$(DEMO_ENV) $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+# One pytest worker per core (at most 4): every worker has its own test database, queue and caches.
+# `make test PYTEST_ARGS=` runs in one process.
+PYTEST_ARGS ?= -n auto --maxprocesses 4 --dist loadgroup
+
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

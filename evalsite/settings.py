@@ -306,6 +306,10 @@ CACHES = {
 # Provider access: API keys are read from the environment variable a model's
 # configuration names, never stored in the database.
 ATELIER_PROVIDER_CONCURRENCY = env_int("ATELIER_PROVIDER_CONCURRENCY", 100)
+# A failed call is tried again up to this many times, waiting about base x 2^(attempt-1) between tries
+# (engine.providers.client; a provider's Retry-After wins).
+ATELIER_PROVIDER_MAX_RETRIES = env_int("ATELIER_PROVIDER_MAX_RETRIES", 5)
+ATELIER_PROVIDER_BACKOFF_BASE_MS = env_int("ATELIER_PROVIDER_BACKOFF_BASE_MS", 1000)
 ATELIER_PROVIDER_CACHE_DIR = Path(env_str("ATELIER_PROVIDER_CACHE_DIR", str(VAR_DIR / "provider-cache")))
 ATELIER_EMBED_CACHE_DIR = Path(env_str("ATELIER_EMBED_CACHE_DIR", str(VAR_DIR / "embed-cache")))
 ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60)

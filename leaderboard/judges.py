@@ -79,6 +79,8 @@ def provider_config_for(model: SubjectModel, *, temperature: float = 0.0):
         reasoning=model.reasoning,
         price_input_per_mtok=model.price_input_per_mtok,
         price_output_per_mtok=model.price_output_per_mtok,
+        max_retries=settings.ATELIER_PROVIDER_MAX_RETRIES,
+        backoff_base_s=settings.ATELIER_PROVIDER_BACKOFF_BASE_MS / 1000,
     )
 
 

@@ -76,6 +76,14 @@ def _provider_cache_of_its_own(settings, tmp_path, monkeypatch):
     monkeypatch.setenv("ATELIER_PROVIDER_CACHE_DIR", str(cache_dir))
 
 
+@pytest.fixture(autouse=True)
+def _provider_retries_without_waiting(settings, monkeypatch):
+    # Failed provider calls are still retried (the retry paths stay under test), 10 ms apart instead
+    # of seconds; tests of the backoff itself build their ProviderConfig directly.
+    settings.ATELIER_PROVIDER_BACKOFF_BASE_MS = 10
+    monkeypatch.setenv("ATELIER_PROVIDER_BACKOFF_BASE_MS", "10")
+
+
 def current_database_url() -> str:
     """A DATABASE_URL for the database the current test uses, so that a subprocess
     (a Celery worker, a management command) works on the same data."""

@@ -46,7 +46,8 @@ def demo(django_db_setup, django_db_blocker):
             shutil.rmtree(media, ignore_errors=True)
 
 
-pytestmark = pytest.mark.django_db
+# The demo is loaded once per module: a parallel run keeps these tests on one worker.
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("demo")]
 
 
 def demo_campaigns(task_set):
