@@ -320,3 +320,34 @@ def test_the_extractor_model_can_group_synonyms_and_runs_inherit_that_choice(pla
     grouping_calls = [r for r in server.chat_requests[before:] if "<<<IDEA" not in json.dumps(r.body)]
     assert grouping_calls, "Novelty contexts asked the extractor model to group synonyms"
     assert build.canonicaliser == "llm"
+
+
+def test_stored_extractions_are_upserted_by_key_and_read_back_as_the_engine_wrote_them(planted):
+    from engine.tig.atoms import idea_record
+    from engine.tig.offline import OfflineExtractor
+    from engine.tig.population import extraction_key
+    from leaderboard.models import AtomExtraction
+    from leaderboard.services.tig import StoredExtractions, task_ideas
+
+    _, task, _ = planted
+    extractor = OfflineExtractor()
+    ideas = sorted((idea_record(i, task=task.external_id) for i in task_ideas(task)), key=lambda i: int(i.response_id))
+    store = StoredExtractions(task)
+    for idea in ideas:
+        store[extraction_key(extractor.name, idea)] = extractor.extract(idea)
+    store.flush()
+    first = ideas[0]
+    key = extraction_key(extractor.name, first)
+    row = AtomExtraction.objects.get(key=key)
+    assert row.response_id == int(first.response_id) and row.extractor == extractor.name
+    assert row.payload == extractor.extract(first).to_dict() and row.created_at is not None
+    # the same key again replaces the payload and keeps the row (one upsert on the unique key)
+    again = StoredExtractions(task)
+    replaced = extractor.extract(ideas[1])
+    again[key] = replaced
+    again.flush()
+    assert AtomExtraction.objects.filter(key=key).count() == 1
+    assert AtomExtraction.objects.get(key=key).payload == replaced.to_dict()
+    assert AtomExtraction.objects.filter(response__task=task).count() == len(ideas)
+    assert StoredExtractions(task)[extraction_key(extractor.name, ideas[2])].to_dict() == \
+        extractor.extract(ideas[2]).to_dict()
