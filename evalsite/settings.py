@@ -35,14 +35,17 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use true/false)")
 
 
-def env_int(name: str, default: int) -> int:
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from exc
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name}={raw!r} is below its minimum {minimum}")
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -286,8 +289,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # unacked_restore_throttle-th look (defaults 10 and 10: a sweep every ~100 s, on top of the timeout).
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
-    "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10),
-    "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10),
+    "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10, minimum=1),
+    "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10, minimum=1),
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -308,8 +311,8 @@ CACHES = {
 ATELIER_PROVIDER_CONCURRENCY = env_int("ATELIER_PROVIDER_CONCURRENCY", 100)
 # A failed call is tried again up to this many times, waiting about base x 2^(attempt-1) between tries
 # (engine.providers.client; a provider's Retry-After wins).
-ATELIER_PROVIDER_MAX_RETRIES = env_int("ATELIER_PROVIDER_MAX_RETRIES", 5)
-ATELIER_PROVIDER_BACKOFF_BASE_MS = env_int("ATELIER_PROVIDER_BACKOFF_BASE_MS", 1000)
+ATELIER_PROVIDER_MAX_RETRIES = env_int("ATELIER_PROVIDER_MAX_RETRIES", 5, minimum=0)
+ATELIER_PROVIDER_BACKOFF_BASE_MS = env_int("ATELIER_PROVIDER_BACKOFF_BASE_MS", 1000, minimum=0)
 ATELIER_PROVIDER_CACHE_DIR = Path(env_str("ATELIER_PROVIDER_CACHE_DIR", str(VAR_DIR / "provider-cache")))
 ATELIER_EMBED_CACHE_DIR = Path(env_str("ATELIER_EMBED_CACHE_DIR", str(VAR_DIR / "embed-cache")))
 ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60)

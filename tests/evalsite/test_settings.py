@@ -72,3 +72,10 @@ def test_x_forwarded_proto_is_trusted_only_when_a_proxy_is_said_to_be_in_front()
 def test_unparseable_boolean_fails_loudly():
     result = run_manage("check", DEBUG="maybe")
     assert result.returncode != 0 and "DEBUG='maybe' is not a boolean" in result.stderr
+
+
+def test_a_negative_retry_count_or_backoff_fails_loudly_at_start():
+    result = run_manage("check", ATELIER_DEV="true", ATELIER_PROVIDER_MAX_RETRIES="-1")
+    assert result.returncode != 0 and "ATELIER_PROVIDER_MAX_RETRIES='-1' is below its minimum 0" in result.stderr
+    result = run_manage("check", ATELIER_DEV="true", CELERY_UNACKED_RESTORE_THROTTLE="0")
+    assert result.returncode != 0 and "CELERY_UNACKED_RESTORE_THROTTLE='0' is below its minimum 1" in result.stderr
