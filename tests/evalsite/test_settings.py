@@ -74,7 +74,7 @@ def test_unparseable_boolean_fails_loudly():
     assert result.returncode != 0 and "DEBUG='maybe' is not a boolean" in result.stderr
 
 
-def test_a_negative_retry_count_or_backoff_fails_loudly_at_start():
+def test_a_retry_count_or_redelivery_sweep_below_its_minimum_fails_loudly_at_start():
     result = run_manage("check", ATELIER_DEV="true", ATELIER_PROVIDER_MAX_RETRIES="-1")
     assert result.returncode != 0 and "ATELIER_PROVIDER_MAX_RETRIES='-1' is below its minimum 0" in result.stderr
     result = run_manage("check", ATELIER_DEV="true", CELERY_UNACKED_RESTORE_THROTTLE="0")
