@@ -83,36 +83,6 @@ def _pool(run: JudgeRun, task: Task) -> _Pool:
 # ---------------------------------------------------------------- the ledger of one task and dimension
 
 
-class _Stored(NamedTuple):
-    """A stored comparison of one task and dimension, as the planner reads it."""
-
-    pk: int
-    model_x_id: int
-    model_y_id: int
-    kind: str
-    repeat: int
-    judge_name: str
-    sequence: int
-    shown_a_id: int
-    shown_b_id: int
-    status: str
-    winner: str
-    attempts: int
-
-
-_STORED_COLUMNS = ("id", *_Stored._fields[1:])  # the tuple's fields, "pk" read as the column "id"
-
-
-def _stored(run, task, dimension) -> list[_Stored]:
-    """Every comparison of (run, task, dimension): pending calls, failures to retry, the active state and
-    the next sequence number all come from this one read."""
-    return [
-        _Stored(*row) for row in Comparison.objects.filter(run=run, task=task, dimension=dimension).order_by().values_list(
-            "pk", *_STORED_COLUMNS[1:],
-        )
-    ]
-
-
 class _Plan(NamedTuple):
     """A planned call before it is stored: what varies between the planned rows of a round (the other
     columns are the run's, the task's and the dimension's, or the model's defaults)."""
@@ -125,6 +95,24 @@ class _Plan(NamedTuple):
     sequence: int
     shown_a_id: int
     shown_b_id: int
+
+
+# A stored comparison of one task and dimension, as the planner reads it: its primary key, the columns
+# of its plan, and the outcome of its call.
+_Stored = NamedTuple("_Stored", [("pk", int), *_Plan.__annotations__.items(),
+                                 ("status", str), ("winner", str), ("attempts", int)])
+
+_STORED_COLUMNS = ("id", *_Stored._fields[1:])  # the tuple's fields, "pk" read as the column "id"
+
+
+def _stored(run, task, dimension) -> list[_Stored]:
+    """Every comparison of (run, task, dimension): pending calls, failures to retry, the active state and
+    the next sequence number all come from this one read."""
+    return [
+        _Stored(*row) for row in Comparison.objects.filter(run=run, task=task, dimension=dimension).order_by().values_list(
+            "pk", *_STORED_COLUMNS[1:],
+        )
+    ]
 
 
 @dataclass(slots=True)

@@ -105,23 +105,27 @@ def _postgres_reachable(url: str) -> str | None:
         return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
 
 
-def _recreate_database(url: str) -> None:
+def bench_database(url: str, name: str, *, drop_only: bool = False) -> None:
+    """Drop a benchmark's own database ``name`` on the server of ``url`` and, unless ``drop_only``, create
+    it afresh (every PostgreSQL benchmark makes and drops its own)."""
     import psycopg
 
     with psycopg.connect(
         _with_db(url, "postgres").replace("postgres://", "postgresql://", 1), autocommit=True
     ) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if not drop_only:
+            conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def _drop_database(url: str) -> None:
-    import psycopg
+def close_django_connections() -> None:
+    """Close this process's database connections before the benchmark drops its database."""
+    try:
+        from django.db import connections
 
-    with psycopg.connect(
-        _with_db(url, "postgres").replace("postgres://", "postgresql://", 1), autocommit=True
-    ) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
+        connections.close_all()
+    except Exception as exc:  # noqa: BLE001 — Django may not be set up when a benchmark skips early
+        print(f"(closing connections: {exc})", file=sys.stderr)
 
 
 def _free_port() -> int:
@@ -1057,7 +1061,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{urlparse(admin_url).port or 5432} ({problem}). Start PostgreSQL or set BENCH_DATABASE_URL."
         )
         return 0
-    _recreate_database(admin_url)
+    bench_database(admin_url, BENCH_DB)
     var_dir = tempfile.mkdtemp(prefix="atelier-bench-")
     env = {
         "DATABASE_URL": _with_db(admin_url, BENCH_DB),
@@ -1261,14 +1265,9 @@ def main(argv: list[str] | None = None) -> int:
                 gunicorn.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 os.killpg(gunicorn.pid, signal.SIGKILL)
-        try:
-            from django.db import connections
-
-            connections.close_all()
-        except Exception as exc:  # noqa: BLE001 — Django may not be set up when skipping early
-            print(f"(closing connections: {exc})", file=sys.stderr)
+        close_django_connections()
         if not args.keep_db:
-            _drop_database(admin_url)
+            bench_database(admin_url, BENCH_DB, drop_only=True)
         shutil.rmtree(var_dir, ignore_errors=True)
 
 

@@ -29,20 +29,11 @@ import sys
 import time
 from pathlib import Path
 
-from tests.benchmarks.bench_annotation_load import _admin_url, _postgres_reachable, _with_db
+from tests.benchmarks.bench_annotation_load import _admin_url, _postgres_reachable, _with_db, bench_database
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_DB = "atelier_bench_easel"
 AGENTS = ("mean_colour_fill", "painter")
-
-
-def _database(url: str, *, drop_only: bool = False) -> None:
-    import psycopg
-
-    with psycopg.connect(_with_db(url, "postgres").replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-        if not drop_only:
-            conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
 
 
 def _redis_reachable(url: str) -> bool:
@@ -83,7 +74,7 @@ def main() -> None:
         return
     database = _with_db(admin, BENCH_DB)
     queue = f"atelier-bench-easel-{os.getpid()}"
-    _database(admin)
+    bench_database(admin, BENCH_DB)
     try:
         env = _env(database)
         _manage(env, "migrate", "--no-input")
@@ -114,7 +105,7 @@ def main() -> None:
                 os.killpg(worker.pid, signal.SIGTERM)
                 worker.wait(timeout=60)
     finally:
-        _database(admin, drop_only=True)
+        bench_database(admin, BENCH_DB, drop_only=True)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ from tests.benchmarks.bench_annotation_load import (
     _proc_cpu_seconds,
     _setup_django,
     _with_db,
+    bench_database,
+    close_django_connections,
 )
 from tests.benchmarks.bench_tig import MODELS, SAMPLES, synthetic_task
 
@@ -47,21 +49,6 @@ BENCH_DB = "atelier_bench_judge"
 GOAL_MS_PER_CALL = 1.0
 GOAL_TIG_S = 5.0
 TIG_GOAL_RESPONSES = 4_200
-
-
-def _recreate(url: str) -> None:
-    import psycopg
-
-    with psycopg.connect(_with_db(url, "postgres").replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
-
-
-def _drop(url: str) -> None:
-    import psycopg
-
-    with psycopg.connect(_with_db(url, "postgres").replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
 
 
 def seed_task_set(n_tasks: int, name: str):
@@ -181,13 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-db", action="store_true")
     parser.add_argument("--database", default=BENCH_DB, help="name of the database it creates and drops")
     args = parser.parse_args(argv)
-    BENCH_DB = args.database  # what _recreate and _drop act on
+    BENCH_DB = args.database  # the database it makes and drops
     admin_url = _admin_url()
     problem = _postgres_reachable(admin_url)
     if problem:
         print(f"SKIPPED bench_judge_bookkeeping: PostgreSQL is not available ({problem}).")
         return 0
-    _recreate(admin_url)
+    bench_database(admin_url, BENCH_DB)
     var_dir = tempfile.mkdtemp(prefix="atelier-bench-judge-")
     env = {
         "DATABASE_URL": _with_db(admin_url, BENCH_DB), "ATELIER_VAR_DIR": var_dir, "DEBUG": "false",
@@ -245,14 +232,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"1-min load average {os.getloadavg()[0]:.2f} at end (2 cores shared with other work)")
         return 0
     finally:
-        try:
-            from django.db import connections
-
-            connections.close_all()
-        except Exception as exc:  # noqa: BLE001 — Django may not be set up when skipping early
-            print(f"(closing connections: {exc})", file=sys.stderr)
+        close_django_connections()
         if not args.keep_db:
-            _drop(admin_url)
+            bench_database(admin_url, BENCH_DB, drop_only=True)
         shutil.rmtree(var_dir, ignore_errors=True)
 
 

@@ -41,21 +41,14 @@ from tests.benchmarks.bench_annotation_load import (
     _proc_cpu_seconds,
     _setup_django,
     _with_db,
+    bench_database,
+    close_django_connections,
 )
 from tests.benchmarks.bench_easel_runs import _redis_reachable
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_DB = "atelier_bench_judge_workers"
 GOAL_SPEEDUP = 1.8
-
-
-def _database(url: str, *, drop_only: bool = False) -> None:
-    import psycopg
-
-    with psycopg.connect(_with_db(url, "postgres").replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-        if not drop_only:
-            conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
 
 
 def _tree_cpu(pid: int) -> float:
@@ -135,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     if not _redis_reachable(broker):
         print(f"SKIPPED bench_judge_workers: Redis is not reachable at {broker}.")
         return 0
-    _database(admin)
+    bench_database(admin, BENCH_DB)
     var_dir = tempfile.mkdtemp(prefix="atelier-bench-judge-workers-")
     queue = f"atelier-bench-judge-{os.getpid()}"
     env = {
@@ -168,19 +161,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{row['processes']} worker processes: x{speedup:.2f} the speed of {rows[0]['processes']}{goal}")
         return 0
     finally:
-        try:
-            from django.db import connections
-
-            connections.close_all()
-        except Exception as exc:  # noqa: BLE001 — Django may not be set up when skipping early
-            print(f"(closing connections: {exc})", file=sys.stderr)
+        close_django_connections()
         try:
             import redis
 
             redis.Redis.from_url(broker).delete(queue)
         except Exception as exc:  # noqa: BLE001 — the queue is ours; a failure to delete it is only reported
             print(f"(deleting queue {queue}: {exc})", file=sys.stderr)
-        _database(admin, drop_only=True)
+        bench_database(admin, BENCH_DB, drop_only=True)
         shutil.rmtree(var_dir, ignore_errors=True)
 
 
