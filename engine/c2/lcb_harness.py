@@ -188,24 +188,23 @@ class NotPlainData(Exception):
 
 
 def plain_json(value, depth=0):
-    """The return value as JSON text, accepting only *exact* builtin types: dict with str keys, list,
-    str, int, float, bool, None (a top-level tuple is a list, as upstream). A subclass (of int, str,
-    list, …), a nested tuple, a set or any object is refused, so nothing reaches the grader whose
-    ``==`` the code defined; the grader compares the decoded JSON."""
+    """The return value as JSON text, built from *exact* builtin scalars only: str, int, float, bool,
+    None; lists and dicts (str keys) are read through the base type's own methods, so a subclass
+    (a Counter, or one with an always-true ``__eq__``) contributes only its real contents. A subclass
+    of int, float or str, a nested tuple, a set or any other object is refused: nothing reaches the
+    grader whose ``==`` the code defined, and the grader compares the decoded JSON."""
     kind = type(value)
     if depth > MAX_DEPTH:
         raise NotPlainData("a value nested deeper than %d levels" % MAX_DEPTH)
-    if value is None or kind is bool or kind is int or kind is str:
-        return json.dumps(value)
-    if kind is float:
-        return json.dumps(value)  # repr round-trips; NaN/Infinity as Python's json reads them back
-    if kind is list:
-        return "[" + ", ".join(plain_json(item, depth + 1) for item in value) + "]"
-    if kind is dict:
+    if value is None or kind is bool or kind is int or kind is str or kind is float:
+        return json.dumps(value)  # a float's repr round-trips; NaN/Infinity as Python's json reads them
+    if isinstance(value, list):
+        return "[" + ", ".join(plain_json(item, depth + 1) for item in list.__iter__(value)) + "]"
+    if isinstance(value, dict):
         parts = []
-        for key, item in value.items():
+        for key, item in dict.items(value):
             if type(key) is not str:
-                raise NotPlainData("a dict key of type %s" % type(key).__name__)
+                raise NotPlainData("dict with a key of type %s" % type(key).__name__)
             parts.append(json.dumps(key) + ": " + plain_json(item, depth + 1))
         return "{" + ", ".join(parts) + "}"
     raise NotPlainData(kind.__name__)
@@ -225,14 +224,14 @@ def run_call(method, raw_input, timeout):
     finally:
         signal.alarm(0)
         faulthandler.disable()
-    if isinstance(prediction, tuple) and type(prediction) is tuple:
-        prediction = list(prediction)  # upstream: tuples are not penalised
+    if isinstance(prediction, tuple):
+        prediction = list(tuple.__iter__(prediction))  # upstream: tuples are not penalised
     try:
         return {"event": "returned", "json": plain_json(prediction)}
     except NotPlainData as exc:
         return {"event": "unserialisable", "type": exc.kind}
-    except RecursionError:
-        return {"event": "unserialisable", "type": "a value nested too deeply"}
+    except (RecursionError, ValueError):  # too deep, or an integer past 50,000 digits
+        return {"event": "unserialisable", "type": "a value nested too deeply or too long an integer"}
 
 
 def run_stdio(method, given, timeout):
