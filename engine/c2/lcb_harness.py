@@ -230,8 +230,8 @@ def run_call(method, raw_input, timeout):
         return {"event": "returned", "json": plain_json(prediction)}
     except NotPlainData as exc:
         return {"event": "unserialisable", "type": exc.kind}
-    except (RecursionError, ValueError):  # too deep, or an integer past 50,000 digits
-        return {"event": "unserialisable", "type": "a value nested too deeply or too long an integer"}
+    except Exception as exc:  # too deep, an integer past 50,000 digits, an object lying about its class
+        return {"event": "unserialisable", "type": f"value that cannot be read as plain data ({type(exc).__name__})"}
 
 
 def run_stdio(method, given, timeout):

@@ -13,7 +13,9 @@ creation (unshare, setns, clone with any ``CLONE_NEW*`` flag; clone3, whose flag
 read, answers ``ENOSYS`` so the C library falls back to clone), mount/umount/pivot_root and the new
 mount API, io_uring, perf_event_open, keyctl/add_key/request_key, bpf, and any signal or pidfd aimed
 at pid 1 — bwrap's init in the sandbox's pid namespace (it is not pid 1 of the code: ``--as-pid-1``
-is off), so the code can neither trace nor signal the process that holds the namespace.
+is off), whose ``/proc/1`` is hidden under an empty read-only tmpfs (its ``mem`` would otherwise be
+writable by a process of the same uid), so the code can neither trace, write nor signal the process
+that holds the namespace.
 Resource limits are set by ``prlimit`` (util-linux) which then execs ``bwrap`` (they are inherited
 through the namespaces): CPU seconds, address space, file size, open files and processes (and an
 optional ``nice``). ``RLIMIT_NPROC`` needs care: the kernel exempts the
@@ -218,6 +220,10 @@ def _bwrap_argv(inner: Sequence[str], *, tmpfs_mb: int = 64, seccomp_fd: int | N
             argv += ["--ro-bind", path, path]
     argv += [
         "--proc", "/proc",
+        # bwrap's init is pid 1 here and runs as the same uid: hide its /proc entry (mem, fd, environ),
+        # which the kernel would otherwise let the code open like any process of its own uid's
+        "--size", "4096", "--tmpfs", f"/proc/{SANDBOX_INIT_PID}",
+        "--remount-ro", f"/proc/{SANDBOX_INIT_PID}",
         "--dev", "/dev",
         # tmpfs lives in the host's RAM and RLIMIT_AS does not count it: cap each writable one, and
         # make bwrap's own /dev tmpfs read-only (its /dev/shm gets a capped tmpfs of its own)
