@@ -323,17 +323,19 @@ def _run_test(code: str, func_name: str | None, given: str, timeout: int) -> _Te
     )
     with start_sandboxed(_RUNNER_SOURCE, limits=limits) as session:
         session.send(json.dumps({"code": code, "fn_name": func_name, "timeout": timeout}) + "\n")
-        if not session.wait_for_lines(1, STARTUP_ALLOWANCE_S + budget):
-            return _TestRun(None, 0.0, "compile", session.finish(wait_s=0.0))
+        compile_budget = STARTUP_ALLOWANCE_S + budget
+        if not session.wait_for_lines(1, compile_budget):  # silent, or ended without a word
+            return _TestRun(None, 0.0, "compile", session.finish(wait_s=compile_budget - (time.monotonic() - session.started)))
         first = _event(session.stdout_lines()[0])
         if first is None or first["event"] != "compiled":
-            return _TestRun(first, 0.0, "compile", session.finish(wait_s=1.0))
+            return _TestRun(first, 0.0, "compile", session.stop())
         clock = session.line_times()[0]
         session.send(json.dumps({"input": given}) + "\n", close=True)
         answered = session.wait_for_lines(2, budget - (time.monotonic() - clock))
         if answered:
             elapsed = session.line_times()[1] - clock
-            return _TestRun(_event(session.stdout_lines()[1]), elapsed, "test", session.finish(wait_s=1.0))
+            # the answer is in: stop the sandbox now rather than wait for the interpreter to wind down
+            return _TestRun(_event(session.stdout_lines()[1]), elapsed, "test", session.stop())
         # no answer: the runner ended (or closed its channel) — give it the rest of the budget to exit
         run = session.finish(wait_s=budget - (time.monotonic() - clock))
         return _TestRun(None, time.monotonic() - clock, "test", run)

@@ -414,9 +414,14 @@ class SandboxSession:
         if self._process.returncode is None:
             _kill_group(self._process)  # bwrap is not reaped yet, so its group id is still ours to kill
 
-    def finish(self, *, wait_s: float = 0.0, timed_out: bool = False) -> SandboxResult:
+    def stop(self) -> SandboxResult:
+        """Kill the sandbox now — the caller has what it needs — and collect the result (not a timeout)."""
+        self.kill()
+        return self.finish(wait_s=self._limits.wall_s)
+
+    def finish(self, *, wait_s: float = 0.0) -> SandboxResult:
         """Wait up to ``wait_s`` (never past the outer bound) for the process to end, kill it when it
-        has not, and collect the result; ``timed_out`` marks a kill the caller decided on."""
+        has not (then ``timed_out``), and collect the result."""
         remaining = max(0.0, min(time.monotonic() + wait_s, self._deadline) - time.monotonic())
         try:
             self._process.wait(timeout=remaining)
@@ -440,7 +445,7 @@ class SandboxSession:
             stdout=self._out.text(),
             stderr=self._err.text(),
             wall_s=time.monotonic() - self.started,
-            timed_out=self._timed_out or timed_out,
+            timed_out=self._timed_out,
             sandboxed=self.sandboxed,
             truncated=self._out.dropped or self._err.dropped,
         )
