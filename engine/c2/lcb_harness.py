@@ -215,20 +215,30 @@ def plain_json(value, depth=0):
     raise NotPlainData(kind.__name__)
 
 
-def run_call(method, raw_input, timeout):
-    arguments = [json.loads(line) for line in raw_input.split("\n")]
+def call_under_alarm(function, timeout):
+    """``(value, None)``, or ``(None, a "raised" event)``: upstream's ``signal.alarm(timeout)`` around
+    the call, -3 when the exception's repr names the timeout, else -4. SystemExit is not caught (as
+    upstream: in a call-based solution the run then ends without a result)."""
     signal.alarm(timeout)
     faulthandler.enable()
     try:
-        prediction = method(*arguments)
+        value = function()
         signal.alarm(0)
-    except Exception as exc:  # SystemExit is not caught, as upstream: the run then ends without a result
+        return value, None
+    except Exception as exc:
         signal.alarm(0)
-        return {"event": "raised", "error_code": -3 if "timeoutexception" in repr(exc).lower() else -4,
-                "error": repr(exc)}
+        return None, {"event": "raised", "error_code": -3 if "timeoutexception" in repr(exc).lower() else -4,
+                      "error": repr(exc)}
     finally:
         signal.alarm(0)
         faulthandler.disable()
+
+
+def run_call(method, raw_input, timeout):
+    arguments = [json.loads(line) for line in raw_input.split("\n")]
+    prediction, raised = call_under_alarm(lambda: method(*arguments), timeout)
+    if raised is not None:
+        return raised
     if isinstance(prediction, tuple):
         prediction = list(tuple.__iter__(prediction))  # upstream: tuples are not penalised
     try:
@@ -240,20 +250,9 @@ def run_call(method, raw_input, timeout):
 
 
 def run_stdio(method, given, timeout):
-    signal.alarm(timeout)
-    faulthandler.enable()
     with Capturing() as captured:
-        try:
-            call_with_stdin(method, given)
-            signal.alarm(0)
-        except Exception as exc:
-            signal.alarm(0)
-            return {"event": "raised", "error_code": -3 if "timeoutexception" in repr(exc).lower() else -4,
-                    "error": repr(exc)}
-        finally:
-            signal.alarm(0)
-            faulthandler.disable()
-    return {"event": "output", "text": captured[0]}
+        _, raised = call_under_alarm(lambda: call_with_stdin(method, given), timeout)
+    return raised if raised is not None else {"event": "output", "text": captured[0]}
 
 
 def reliability_guard():

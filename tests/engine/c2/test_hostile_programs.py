@@ -69,39 +69,19 @@ def forge(*lines):
 RESULTS = json.dumps({"results": [True] * 2, "metadata": {}})
 COMPILED = json.dumps({"event": "compiled"})
 """
-_LYING = """
-class Liar:
-    def __eq__(self, other):
-        return True
-    def __ne__(self, other):
-        return False
-    __hash__ = object.__hash__
-class LyingInt(int):
-    def __eq__(self, other):
-        return True
-    def __ne__(self, other):
-        return False
-    __hash__ = int.__hash__
-class LyingStr(str):
-    def __eq__(self, other):
-        return True
-    def __ne__(self, other):
-        return False
-    def strip(self, *args):
-        return self
-    def split(self, *args):
-        return [self]
-    __hash__ = str.__hash__
-class LyingList(list):
-    def __eq__(self, other):
-        return True
-    def __ne__(self, other):
-        return False
-class LooksLikeList:
-    __class__ = property(lambda self: list)
-    def __eq__(self, other):
-        return True
-"""
+def _liar(name: str, base: str, extra: str = "") -> str:
+    """Source of a class whose == is always true (and != always false)."""
+    return (f"class {name}({base}):\n    def __eq__(self, other):\n        return True\n"
+            f"    def __ne__(self, other):\n        return False\n    __hash__ = {base}.__hash__\n{extra}")
+
+
+_LYING = (
+    _liar("Liar", "object") + _liar("LyingInt", "int") + _liar("LyingList", "list")
+    + _liar("LyingStr", "str", "    def strip(self, *args):\n        return self\n"
+                               "    def split(self, *args):\n        return [self]\n")
+    + "class LooksLikeList:\n    __class__ = property(lambda self: list)\n"
+      "    def __eq__(self, other):\n        return True\n"
+)
 
 #: name → (problem, program). Each must be graded failed.
 HOSTILE: dict[str, tuple[str, str]] = {
