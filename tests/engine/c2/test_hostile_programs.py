@@ -14,6 +14,9 @@ was refused (and the host is unaffected), anything else is a failure.
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
 from engine.c2.grading import CodeTests, grade_code
@@ -264,3 +267,28 @@ def test_the_hostile_suite_covers_every_attack_class_in_both_forms() -> None:
         forms = {problem for name, (problem, _) in HOSTILE.items() if attack in name}
         assert forms == {"stdio", "call"}, attack
     assert {"always_true_eq_call", "int_subclass_call", "str_subclass_call"} <= set(HOSTILE)
+
+
+def _processes_with_argument(argument: str) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as cmdline:
+                    if argument.encode() in cmdline.read().split(b"\0"):
+                        found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@needs_sandbox
+def test_a_child_left_running_dies_with_the_sandbox() -> None:
+    marker = "1000.0424242"  # a unique sleep length to find the child by
+    program = ("import posix, signal\nfor s in (signal.SIGTERM, signal.SIGALRM, signal.SIGHUP):\n"
+               "    signal.signal(s, signal.SIG_IGN)\n"
+               f"if posix.fork() == 0:\n    posix.execv('/bin/sleep', ['sleep', '{marker}'])\n"
+               "a, b = map(int, input().split())\nprint(a + b)")
+    assert grade_code(program, STDIO, timeout_s=TIMEOUT_S).passed  # it did answer right, in time
+    time.sleep(0.5)
+    assert _processes_with_argument(marker) == []
