@@ -15,8 +15,13 @@ Modules (the contract in brief/c2-contract.md, refined here):
   ``grade_code_sample(reply, tests)`` (extract + grade), ``grade_code_many(jobs, *, workers=None)``
   (concurrent, input order), ``CodeTests(inputs, outputs, func_name)`` (``as_json``/``from_json``),
   ``decode_private_tests(text) -> list`` raising ``UnsafePickleError``.
+  Each test runs in a fresh sandbox under :mod:`engine.c2.lcb_harness` (the runner: one input in, the raw
+  output out); :mod:`engine.c2.lcb_compare` — LiveCodeBench's comparison, in the grader
+  (``stdio_result``, ``call_result``, ``load_json``, ``truncate``).
 * :mod:`engine.c2.sandbox` — ``run_sandboxed(argv | source, *, stdin="", limits=SandboxLimits())
-  -> SandboxResult``, ``SandboxUnavailable``, ``sandbox_available()``; ``ATELIER_ALLOW_UNSANDBOXED=1``.
+  -> SandboxResult``, ``start_sandboxed(...) -> SandboxSession`` (send, wait_for_lines, line_times,
+  stop, finish), ``seccomp_filter()``, ``SandboxUnavailable``, ``sandbox_available()``;
+  ``ATELIER_ALLOW_UNSANDBOXED=1``.
 * :mod:`engine.c2.uos` — ``usefulness``, ``originality_clusters``, ``cluster_labels`` (per-sample
   cluster index for the drill-down), ``originality_score(k_p, n)`` = 100·K_p/n, ``surprise``,
   ``convergent_prompt_scores(prompt_id, correct, confidence, correct_embeddings, *, accuracy=None,

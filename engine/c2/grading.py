@@ -13,12 +13,18 @@
   ``sub``'s *count* (at most 32 periods removed), a mark is deleted or spaced depending on the *original*
   text, so ``processPunctuation`` can leave a trailing space that ``processDigitArticle`` then removes.
 * LiveCodeBench — ``lcb_runner``: the code is the last fenced block (``extract_code``: lines containing
-  three backticks, the text between the last two); tests run by :mod:`engine.c2.lcb_harness` inside the
-  sandbox with ``testing_util.run_test``'s semantics; a sample passes only if every test passes
-  (``pass_k_utils``: all results ``> 0``). Result codes: -2 wrong answer, -3 time limit, -4 runtime error.
-  A run that leaves no result (upstream's global timeout ``(timeout + 1)·tests + 5`` s, ``sys.exit`` in a
-  call-based solution, a crash) is recorded as upstream's ``evaluate_generations_by_problem`` ends up
-  recording it, ``[-2]`` with error code -5, and our verdict is ``time_limit`` or ``runtime_error``.
+  three backticks, the text between the last two); each test runs in a *fresh* sandbox under
+  :mod:`engine.c2.lcb_harness`, which receives that one test's input and answers the raw output
+  (printed text, or the return value as plain JSON) — never an expected output, a comparison or a
+  verdict. The grader compares (:mod:`engine.c2.lcb_compare`, ``testing_util``'s rules) and keeps the
+  time: a test's limit runs from the runner's "compiled" line to its answer on the grader's clock, so
+  an answer after the limit is a time limit whatever the code did to its signals, and a runner still
+  silent one second past it is killed. Tests run in order and stop at the first failure; a sample
+  passes only if every test passes (``pass_k_utils``: all results ``> 0``). Result codes: -2 wrong
+  answer (``False`` for call-based), -3 time limit, -4 runtime error. A test that leaves no answer
+  (killed from outside, ``sys.exit`` in a call-based solution, a crash) is recorded as upstream's
+  ``evaluate_generations_by_problem`` records a run that left no result, ``[-2]`` with error code -5,
+  and our verdict is ``time_limit`` or ``runtime_error``.
 * ``decode_private_tests`` — LiveCodeBench's base64 → zlib → pickle (of a JSON string), with a restricted
   unpickler instead of ``pickle.loads``.
 """
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import io
 import json
 import math
@@ -34,6 +41,7 @@ import os
 import pickle
 import re
 import string
+import time
 import zlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.c2.sandbox import SandboxLimits, run_sandboxed
+from engine.c2.lcb_compare import call_result, load_json, stdio_result, truncate
+from engine.c2.sandbox import SandboxLimits, SandboxResult, start_sandboxed
 
 __all__ = [
     "CodeTests",
@@ -202,9 +211,17 @@ LCB_RESULT_CODES = {-1: "time_limit", -2: "wrong_answer", -3: "time_limit", -4: 
 
 Verdict = Literal["passed", "wrong_answer", "time_limit", "runtime_error", "runner_error", "no_code"]
 
-_HARNESS_SOURCE = (Path(__file__).with_name("lcb_harness.py")).read_text(encoding="utf-8")
-#: Memory for the harness + code (upstream sets no memory limit; ours keeps a runaway from the host).
+_RUNNER_SOURCE = (Path(__file__).with_name("lcb_harness.py")).read_text(encoding="utf-8")
+#: Memory for the runner + code (upstream sets no memory limit; ours keeps a runaway from the host).
 CODE_MEMORY_MB = 2048
+#: Seconds a fresh sandbox has to start Python and read the code before compiling it (its own alarm
+#: of ``timeout`` seconds, as upstream) — generous, since a loaded machine starts processes slowly.
+STARTUP_ALLOWANCE_S = 10.0
+#: How long past a test's limit the grader waits for the runner to report upstream's own alarm
+#: (result -3) before it kills the sandbox; an answer in that window is still a time limit.
+ALARM_REPORT_GRACE_S = 1.0
+#: Output a runner may send back per test (the code's printed text or return value as JSON).
+RUNNER_OUTPUT_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -277,69 +294,171 @@ def _verdict_of(results: Sequence[bool | int]) -> Verdict:
     return "passed"
 
 
+@dataclass(frozen=True)
+class _TestRun:
+    """What one test's sandbox said: ``event`` (the runner's answer, or ``None``), ``elapsed_s`` on
+    the grader's clock, ``phase`` (``"compile"`` or ``"test"``) it ended in and the sandbox's result."""
+
+    event: dict[str, Any] | None
+    elapsed_s: float
+    phase: str
+    run: SandboxResult
+
+
+def _event(line: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("event"), str) else None
+
+
+def _run_test(code: str, func_name: str | None, given: str, timeout: int) -> _TestRun:
+    """One test in a fresh sandbox: send the code, wait for "compiled", send the input, start the
+    clock, wait for the answer until the limit (+ the alarm-report grace), kill what remains."""
+    budget = timeout + ALARM_REPORT_GRACE_S
+    limits = SandboxLimits(
+        cpu_s=2 * timeout + 2, wall_s=STARTUP_ALLOWANCE_S + 2 * budget + 1, memory_mb=CODE_MEMORY_MB,
+        output_bytes=RUNNER_OUTPUT_BYTES,
+    )
+    with start_sandboxed(_RUNNER_SOURCE, limits=limits) as session:
+        session.send(json.dumps({"code": code, "fn_name": func_name, "timeout": timeout}) + "\n")
+        compile_budget = STARTUP_ALLOWANCE_S + budget
+        if not session.wait_for_lines(1, compile_budget):  # silent, or ended without a word
+            return _TestRun(None, 0.0, "compile", session.finish(wait_s=compile_budget - (time.monotonic() - session.started)))
+        first = _event(session.stdout_lines()[0])
+        if first is None or first["event"] != "compiled":
+            return _TestRun(first, 0.0, "compile", session.stop())
+        clock = session.line_times()[0]
+        session.send(json.dumps({"input": given}) + "\n", close=True)
+        answered = session.wait_for_lines(2, budget - (time.monotonic() - clock))
+        if answered:
+            elapsed = session.line_times()[1] - clock
+            # the answer is in: stop the sandbox now rather than wait for the interpreter to wind down
+            return _TestRun(_event(session.stdout_lines()[1]), elapsed, "test", session.stop())
+        # no answer: the runner ended (or closed its channel) — give it the rest of the budget to exit
+        run = session.finish(wait_s=budget - (time.monotonic() - clock))
+        return _TestRun(None, time.monotonic() - clock, "test", run)
+
+
+def _no_answer(index: int, test_run: _TestRun, outcomes: list[TestOutcome], timeout: int) -> CodeVerdict:
+    """A test left no answer. Upstream, a run without result (killed at the global timeout, sys.exit
+    in a call-based solution, a crash) makes check_correctness fail on its empty metadata list, and
+    evaluate_generations_by_problem keeps its initial [-2] with error_code -5 "TestRunnerError"; the
+    sample fails either way and our verdict says why."""
+    run = test_run.run
+    ran_out = run.timed_out or run.cpu_limited
+    verdict: Verdict = "time_limit" if ran_out else "runtime_error"
+    if ran_out:
+        why = f"test {index + 1} gave no answer within its {timeout} s limit and was stopped from outside"
+    elif test_run.event is not None and test_run.phase == "compile":
+        why = f"the runner answered {test_run.event['event']!r} instead of compiling"
+    else:
+        why = f"the process ended without an answer (exit {run.returncode}): {run.stderr.strip()[-300:]}"
+        if run.truncated:
+            why = f"test {index + 1}'s output exceeded {RUNNER_OUTPUT_BYTES} bytes"
+    outcomes.append(TestOutcome(index, -3 if ran_out else -4, verdict))
+    return CodeVerdict(
+        passed=False, result=verdict, tests=tuple(outcomes), lcb_results=(-2,), message=why,
+        metadata={"error_code": -5, "error_message": "TestRunnerError", "detail": why}, wall_s=run.wall_s,
+    )
+
+
+def _test_result(
+    test_run: _TestRun, given: str, expected: str, expected_value: Any, timeout: int
+) -> tuple[bool | int, dict[str, Any]]:
+    """The grader's result for one answered test: upstream's value and failure metadata."""
+    event = test_run.event or {}
+    kind = event.get("event")
+    if test_run.elapsed_s > timeout:  # answered after the limit: upstream's alarm would have fired
+        return -3, {
+            "error": f"answered after {test_run.elapsed_s:.2f} s", "error_code": -3,
+            "error_message": "Time Limit Exceeded", "inputs": truncate(given), "expected": truncate(expected),
+        }
+    if kind == "output" and isinstance(event.get("text"), str):
+        return stdio_result(event["text"], given, expected)
+    if kind == "returned" and isinstance(event.get("json"), str):
+        try:
+            arguments = [load_json(line) for line in given.split("\n")]
+            return call_result(event["json"], arguments, expected_value)
+        except ValueError:
+            pass  # not JSON after all: a forged answer, failed below
+    if kind == "unserialisable":
+        return False, {
+            "output": f"<a {truncate(event.get('type'), 80)}>", "inputs": truncate(given),
+            "expected": truncate(expected), "error_code": -2,
+            "error_message": "Wrong Answer: the return value is not plain JSON data (exact dict, list, str, "
+                             "int, float, bool or None), so it cannot be compared",
+        }
+    if kind == "raised" and event.get("error_code") in (-3, -4):
+        code = int(event["error_code"])
+        return code, {
+            "error": truncate(event.get("error", ""), 1000), "error_code": code,
+            "error_message": "Time Limit Exceeded" if code == -3 else "Runtime Error",
+            "inputs": truncate(given), "expected": truncate(expected),
+        }
+    return -4, {"error": f"unreadable answer from the runner: {truncate(event, 200)}", "error_code": -4,
+                "error_message": "Runtime Error", "inputs": truncate(given), "expected": truncate(expected)}
+
+
 def grade_code(code: str | None, tests: CodeTests, *, timeout_s: float = 6.0) -> CodeVerdict:
-    """Run ``code`` against ``tests`` in the sandbox with LiveCodeBench semantics (``run_test``,
-    ``check_correctness``). ``timeout_s`` is upstream's per-test alarm (rounded up to whole seconds, as
-    ``signal.alarm`` takes); the whole run gets upstream's global ``(timeout + 1)·tests + 5`` seconds.
-    Passes only if every test passes."""
+    """Run ``code`` against ``tests`` with LiveCodeBench semantics (``run_test``, ``check_correctness``),
+    each test in a fresh sandbox that sees only that test's input; the comparison and the clock are the
+    grader's. ``timeout_s`` is upstream's per-test limit (rounded up to whole seconds, as ``signal.alarm``
+    takes). Execution stops at the first failure; passes only if every test passes."""
     if code is None or not code.strip():
         return CodeVerdict(passed=False, result="no_code", message="no fenced code block in the reply")
     timeout = max(1, math.ceil(timeout_s))
-    n_tests = len(tests.inputs)
-    payload = json.dumps({"code": code, "timeout": timeout, **tests.as_json()})
-    wall = (timeout + 1) * n_tests + 5  # compute_code_generation_metrics.check_correctness global timeout
-    limits = SandboxLimits(cpu_s=int(wall) + 1, wall_s=float(wall), memory_mb=CODE_MEMORY_MB)
-    run = run_sandboxed(_HARNESS_SOURCE, stdin=payload, limits=limits)
-    try:
-        reply = json.loads(run.stdout) if run.stdout.strip() else None
-    except json.JSONDecodeError:
-        reply = None
-    if not isinstance(reply, dict) or not isinstance(reply.get("results"), list):
-        # Upstream, a child that leaves no result (killed at the global timeout, sys.exit in a
-        # call-based solution, a crash) makes check_correctness fail on its empty metadata list, and
-        # evaluate_generations_by_problem keeps its initial [-2] with error_code -5 "TestRunnerError".
-        # The sample fails either way; our verdict says why.
-        ran_out = run.timed_out or run.cpu_limited
-        verdict: Verdict = "time_limit" if ran_out else "runtime_error"
-        why = (
-            "the run exceeded its time budget"
-            if ran_out
-            else f"the process ended without a result (exit {run.returncode}): {run.stderr.strip()[-300:]}"
-        )
-        return CodeVerdict(
-            passed=False,
-            result=verdict,
-            tests=(TestOutcome(0, -2, verdict),),
-            lcb_results=(-2,),
-            message=why,
-            metadata={"error_code": -5, "error_message": "TestRunnerError"},
-            wall_s=run.wall_s,
-        )
-    results = [value if isinstance(value, bool) else int(value) for value in reply["results"]]
-    metadata = reply.get("metadata") or {}
-    outcomes = tuple(
-        TestOutcome(i, value, "passed" if value is True else _verdict_of([value])) for i, value in enumerate(results)
-    )
+    expected_values: list[Any] = list(tests.outputs)
+    if tests.call_based:
+        try:
+            expected_values = [load_json(output) for output in tests.outputs]
+        except ValueError as exc:  # upstream parses every output before running: "Error during testing"
+            return CodeVerdict(
+                passed=False, result="runtime_error", lcb_results=(-4,), message=f"Error during testing: {exc}",
+                metadata={"error_code": -4, "error_message": f"Error during testing: {exc}"},
+            )
+    results: list[bool | int] = []
+    outcomes: list[TestOutcome] = []
+    total_s, wall_s = 0.0, 0.0
+    metadata: dict[str, Any] = {}
+    for index, (given, expected) in enumerate(zip(tests.inputs, tests.outputs)):
+        test_run = _run_test(code, tests.func_name, given, timeout)
+        wall_s += test_run.run.wall_s
+        event = test_run.event or {}
+        if test_run.phase == "compile" and event.get("event") == "error":
+            message = truncate(event.get("error_message", "Error during testing"), 1000)
+            return CodeVerdict(
+                passed=False, result="runtime_error", tests=(TestOutcome(index, -4, "runtime_error"),),
+                lcb_results=(-4,), message=message, metadata={"error_code": -4, "error_message": message},
+                wall_s=wall_s,
+            )
+        if test_run.event is None or test_run.phase == "compile":
+            return dataclasses.replace(_no_answer(index, test_run, outcomes, timeout), wall_s=wall_s)
+        result, metadata = _test_result(test_run, given, expected, expected_values[index], timeout)
+        results.append(result)
+        outcomes.append(TestOutcome(index, result, "passed" if result is True else _verdict_of([result])))
+        if result is not True:
+            break
+        total_s += test_run.elapsed_s
     # pass_k_utils: a sample is correct only when all results are > 0 (True) — and every test ran
-    passed = len(results) == n_tests and all(value is True for value in results)
-    verdict = "passed" if passed else _verdict_of(results)
-    if verdict == "passed" and not passed:
-        verdict = "runner_error"
+    passed = len(results) == len(tests.inputs) and all(value is True for value in results)
     return CodeVerdict(
         passed=passed,
-        result=verdict,
-        tests=outcomes,
+        result="passed" if passed else _verdict_of(results),
+        tests=tuple(outcomes),
         lcb_results=tuple(results),
-        message=str(metadata.get("error_message", "")) if not passed else "",
-        metadata=dict(metadata),
-        wall_s=run.wall_s,
+        message="" if passed else str(metadata.get("error_message", "")),
+        metadata=metadata if not passed else {"execution time": total_s},
+        wall_s=wall_s,
     )
 
 
 def grade_code_many(
     jobs: Sequence[tuple[str | None, CodeTests]], *, timeout_s: float = 6.0, workers: int | None = None
 ) -> list[CodeVerdict]:
-    """Grade many (code, tests) pairs concurrently, one sandbox each, in input order. ``workers``
+    """Grade many (code, tests) pairs concurrently (each test of a pair in its own sandbox, one pair per
+    worker at a time), in input order. ``workers``
     defaults to the CPU count (upstream's ``num_process_evaluate`` plays the same role); threads
     suffice since each grade waits on its own sandboxed process."""
     workers = workers or os.cpu_count() or 1

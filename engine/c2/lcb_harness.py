@@ -1,27 +1,34 @@
-"""The test harness that runs *inside* the sandbox: LiveCodeBench's ``testing_util.run_test`` semantics.
+"""The runner that executes *one* LiveCodeBench test inside the sandbox, and nothing else.
 
 This file is never imported by the engine; :mod:`engine.c2.grading` reads its source and runs it as
-``python3 -I -c <source>`` under :func:`engine.c2.sandbox.run_sandboxed`, with one JSON payload on stdin
-``{"code", "inputs", "outputs", "fn_name", "timeout"}``. It writes one JSON result
-``{"results": [...], "metadata": {...}}`` to a private duplicate of the original stdout taken before the
-model's code runs (the code's own prints are captured or go to /dev/null).
+``python3 -I -c <source>`` under :func:`engine.c2.sandbox.start_sandboxed`, once per test, in a fresh
+sandbox. The process never holds an expected output, a comparison or a verdict: it answers what the
+code printed (stdio) or returned (call-based), and the grader, in its own process, decides.
+
+The conversation, one JSON object per line (stdin from the grader, a private duplicate of stdout
+taken before the code runs as the channel back; the code's own fd 1 goes to /dev/null):
+
+1. grader → ``{"code", "fn_name", "timeout"}``; the runner prepares and compiles the code and answers
+   ``{"event": "compiled"}`` — or ``{"event": "error", "error_message"}`` (upstream's ``[-4]``
+   "Error during testing") and exits;
+2. only then grader → ``{"input": "<the test's input>"}`` (so no code runs while the input is known
+   before the grader's clock starts), and the runner answers one of ``{"event": "output", "text"}``
+   (stdio: the captured stdout), ``{"event": "returned", "json"}`` (call-based: the return value,
+   serialised by :func:`plain_json`), ``{"event": "unserialisable", "type"}``, or
+   ``{"event": "raised", "error_code": -3|-4, "error"}``.
+
+Anything the code writes on the channel itself is at most a claim of what it printed or returned —
+the same as answering — never a verdict: comparing with the expected output, the time limit (from the
+grader's clock) and the verdict all happen outside.
 
 Behaviour reproduced from LiveCodeBench ``lcb_runner/evaluation/testing_util.py`` (HEAD 28fef95):
-
-* ``import_string`` prepended (``from string import *`` … ``sys.setrecursionlimit(50000)``), and
-  ``sys.set_int_max_str_digits(50000)`` as ``compute_code_generation_metrics`` sets;
-* call-based (``fn_name`` given): ``"class Solution" in code`` → ``Solution()`` instance, else the module;
-  each input line is ``json.loads``-ed into one positional argument, the output ``json.loads``-ed;
-  a tuple result is compared as a list; ``==``;
-* stdin/stdout: a trailing ``if __name__ == '__main__':`` block is unwrapped, the code is wrapped into
-  ``wrapped_function()`` (imports hoisted), stdin/``open``/``readline``/``readlines``/``read`` patched,
-  stdout captured; ``SystemExit`` is swallowed; outputs compared after ``strip()`` and per-line ``strip()``:
-  equal line counts, then per line exact or equal lists of ``Decimal`` tokens;
-* per-test ``signal.alarm(timeout)``; first failure stops: -2 wrong answer, -3 time limit (the
-  exception's repr contains "timeoutexception"), -4 runtime error; an error while compiling or a missing
-  function → ``[-4]`` "Error during testing";
-* ``reliability_guard()`` (no memory argument, as ``run_test`` calls it) disables the same os/shutil/
-  subprocess/builtins functions before the code runs.
+``import_string`` prepended and ``sys.set_int_max_str_digits(50000)``; call-based: ``"class Solution"
+in code`` → ``Solution()``, each input line ``json.loads``-ed into one positional argument, a tuple
+result is a list; stdin/stdout: a trailing ``if __name__ == '__main__':`` unwrapped, the code wrapped
+into ``wrapped_function()`` (imports hoisted), stdin/``open``/``readline``/``readlines``/``read``
+patched, stdout captured, ``SystemExit`` swallowed; ``signal.alarm(timeout)`` around compiling and
+around the call (-3 when the exception's repr contains "timeoutexception", else -4);
+``reliability_guard()`` disables the same os/shutil/subprocess/builtins functions first.
 """
 
 import ast
@@ -30,11 +37,8 @@ import json
 import os
 import signal
 import sys
-import time
-from decimal import Decimal
 from io import StringIO
 from types import ModuleType
-from unittest.mock import mock_open, patch
 
 IMPORT_STRING = (
     "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\n"
@@ -45,13 +49,8 @@ IMPORT_STRING = (
     "import math\nimport random\nimport statistics\nimport itertools\nimport functools\nimport operator\n"
     "import io\nimport sys\nimport json\nsys.setrecursionlimit(50000)\n"
 )
-
-
-def truncate(value, length=300):
-    text = value if isinstance(value, str) else str(value)
-    if len(text) <= length:
-        return text
-    return text[: length // 2] + "...(truncated) ..." + text[-length // 2 :]
+#: Deepest nesting plain_json walks (a deeper return value is not plain data for the grader).
+MAX_DEPTH = 10000
 
 
 class TimeoutException(Exception):
@@ -135,6 +134,8 @@ class BytesBuffer:
 
 
 def call_with_stdin(method, inputs):
+    from unittest.mock import mock_open, patch  # loaded by prepare(), before the clock starts
+
     if isinstance(inputs, list):
         inputs = "\n".join(inputs)
     lines = iter(inputs.split("\n"))
@@ -166,112 +167,92 @@ def compile_solution(code, timeout):
     return solution
 
 
-def decimal_tokens(line):
+def prepare(request):
+    """The callable to test, compiled as upstream's grade_call_based / grade_stdio do; None when the
+    function is missing (upstream then fails to unpack None: "Error during testing")."""
+    timeout = int(request["timeout"])
+    if request.get("fn_name"):
+        solution = compile_solution(IMPORT_STRING + "\n\n" + request["code"], timeout)
+        name = request["fn_name"]
+    else:
+        # unittest.mock pulls in asyncio (a third of a fresh runner's start): only stdio problems
+        # patch stdin, and they load it here, before the grader's clock starts
+        import unittest.mock  # noqa: F401
+
+        solution = compile_solution(wrap_in_function(unwrap_main_guard(request["code"])), timeout)
+        name = "wrapped_function"
+    return getattr(solution, name) if hasattr(solution, name) else None
+
+
+class NotPlainData(Exception):
+    """A return value that is not made of exact builtin JSON types."""
+
+    def __init__(self, kind):
+        super().__init__(kind)
+        self.kind = kind
+
+
+def plain_json(value, depth=0):
+    """The return value as JSON text, built from *exact* builtin scalars only: str, int, float, bool,
+    None; lists and dicts (str keys) are read through the base type's own methods, so a subclass
+    (a Counter, or one with an always-true ``__eq__``) contributes only its real contents. A subclass
+    of int, float or str, a nested tuple, a set or any other object is refused: nothing reaches the
+    grader whose ``==`` the code defined, and the grader compares the decoded JSON."""
+    kind = type(value)
+    if depth > MAX_DEPTH:
+        raise NotPlainData("a value nested deeper than %d levels" % MAX_DEPTH)
+    if value is None or kind is bool or kind is int or kind is str or kind is float:
+        return json.dumps(value)  # a float's repr round-trips; NaN/Infinity as Python's json reads them
+    if isinstance(value, list):
+        return "[" + ", ".join(plain_json(item, depth + 1) for item in list.__iter__(value)) + "]"
+    if isinstance(value, dict):
+        parts = []
+        for key, item in dict.items(value):
+            if type(key) is not str:
+                raise NotPlainData("dict with a key of type %s" % type(key).__name__)
+            parts.append(json.dumps(key) + ": " + plain_json(item, depth + 1))
+        return "{" + ", ".join(parts) + "}"
+    raise NotPlainData(kind.__name__)
+
+
+def call_under_alarm(function, timeout):
+    """``(value, None)``, or ``(None, a "raised" event)``: upstream's ``signal.alarm(timeout)`` around
+    the call, -3 when the exception's repr names the timeout, else -4. SystemExit is not caught (as
+    upstream: in a call-based solution the run then ends without a result)."""
+    signal.alarm(timeout)
+    faulthandler.enable()
     try:
-        return True, [Decimal(token) for token in line.split()]
-    except Exception:
-        return False, []
+        value = function()
+        signal.alarm(0)
+        return value, None
+    except Exception as exc:
+        signal.alarm(0)
+        return None, {"event": "raised", "error_code": -3 if "timeoutexception" in repr(exc).lower() else -4,
+                      "error": repr(exc)}
+    finally:
+        signal.alarm(0)
+        faulthandler.disable()
 
 
-def stripped_lines(value):
-    return [line.strip() for line in value.strip().split("\n")]
+def run_call(method, raw_input, timeout):
+    arguments = [json.loads(line) for line in raw_input.split("\n")]
+    prediction, raised = call_under_alarm(lambda: method(*arguments), timeout)
+    if raised is not None:
+        return raised
+    if isinstance(prediction, tuple):
+        prediction = list(tuple.__iter__(prediction))  # upstream: tuples are not penalised
+    try:
+        return {"event": "returned", "json": plain_json(prediction)}
+    except NotPlainData as exc:
+        return {"event": "unserialisable", "type": exc.kind}
+    except Exception as exc:  # too deep, an integer past 50,000 digits, an object lying about its class
+        return {"event": "unserialisable", "type": f"value that cannot be read as plain data ({type(exc).__name__})"}
 
 
-def grade_call_based(code, inputs, outputs, fn_name, timeout):
-    solution = compile_solution(IMPORT_STRING + "\n\n" + code, timeout)
-    method = getattr(solution, fn_name) if hasattr(solution, fn_name) else None
-    if method is None:
-        return None
-    all_inputs = [[json.loads(line) for line in raw.split("\n")] for raw in inputs]
-    all_outputs = [json.loads(raw) for raw in outputs]
-    results, total = [], 0.0
-    for arguments, expected in zip(all_inputs, all_outputs):
-        signal.alarm(timeout)
-        faulthandler.enable()
-        try:
-            start = time.time()
-            prediction = method(*arguments)
-            total += time.time() - start
-            signal.alarm(0)
-            if isinstance(prediction, tuple):
-                prediction = list(prediction)  # upstream: tuples are not penalised
-            ok = prediction == expected
-            results.append(ok)
-            if not ok:
-                return results, {
-                    "output": truncate(prediction), "inputs": truncate(arguments),
-                    "expected": truncate(expected), "error_code": -2, "error_message": "Wrong Answer",
-                }
-        except Exception as exc:
-            signal.alarm(0)
-            code_ = -3 if "timeoutexception" in repr(exc).lower() else -4
-            results.append(code_)
-            return results, {
-                "error": repr(exc), "error_code": code_,
-                "error_message": "Time Limit Exceeded" if code_ == -3 else "Runtime Error",
-                "inputs": truncate(arguments), "expected": truncate(expected),
-            }
-        finally:
-            signal.alarm(0)
-            faulthandler.disable()
-    return results, {"execution time": total}
-
-
-def grade_stdio(code, inputs, outputs, timeout):
-    solution = compile_solution(wrap_in_function(unwrap_main_guard(code)), timeout)
-    method = getattr(solution, "wrapped_function") if hasattr(solution, "wrapped_function") else None
-    if method is None:
-        return None
-    results, total = [], 0.0
-    for given, expected in zip(inputs, outputs):
-        signal.alarm(timeout)
-        faulthandler.enable()
-        with Capturing() as captured:
-            try:
-                start = time.time()
-                call_with_stdin(method, given)
-                total += time.time() - start
-                signal.alarm(0)
-            except Exception as exc:
-                signal.alarm(0)
-                code_ = -3 if "timeoutexception" in repr(exc).lower() else -4
-                results.append(code_)
-                return results, {
-                    "error": repr(exc), "error_code": code_,
-                    "error_message": "Time Limit Exceeded" if code_ == -3 else "Runtime Error",
-                    "inputs": truncate(given), "expected": truncate(expected),
-                }
-            finally:
-                signal.alarm(0)
-                faulthandler.disable()
-        prediction = captured[0]
-        got, want = stripped_lines(prediction), stripped_lines(expected)
-        wrong = {"output": truncate(prediction), "inputs": truncate(given), "expected": truncate(expected),
-                 "error_code": -2}
-        if len(got) != len(want):
-            results.append(-2)
-            wrong["error_message"] = "Wrong answer: mismatched output length"
-            return results, wrong
-        for index, (got_line, want_line) in enumerate(zip(got, want)):
-            wrong["error_message"] = (
-                f"Wrong answer at output_line_idx={index}: {truncate(got_line)} != {truncate(want_line)}"
-            )
-            if got_line == want_line:
-                continue
-            ok_got, got_decimals = decimal_tokens(got_line)
-            if not ok_got:
-                results.append(-2)
-                return results, wrong
-            ok_want, want_decimals = decimal_tokens(want_line)
-            if not ok_want:
-                results.append(-2)
-                return results, wrong
-            if got_decimals == want_decimals:
-                continue
-            results.append(-2)
-            return results, wrong
-        results.append(True)
-    return results, {"execution time": total}
+def run_stdio(method, given, timeout):
+    with Capturing() as captured:
+        _, raised = call_under_alarm(lambda: call_with_stdin(method, given), timeout)
+    return raised if raised is not None else {"event": "output", "text": captured[0]}
 
 
 def reliability_guard():
@@ -297,33 +278,39 @@ def reliability_guard():
 
 
 def main():
-    payload = json.loads(sys.stdin.read())
-    # the result channel: a private copy of stdout; the code's own fd 1 goes to /dev/null
-    result_fd = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")  # the grader's messages, private to the runner
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)  # the code reads its input from the patched sys.stdin, never from the grader
     os.dup2(devnull, 1)
     sys.stdout = open(1, "w", closefd=False)
-    result_channel = os.fdopen(result_fd, "w")
-    write = result_channel.write
-    flush = result_channel.flush
-    dumps = json.dumps
+    sys.stdin = open(0, "r", closefd=False)
+
+    def emit(event):
+        channel.write(json.dumps(event) + "\n")
+        channel.flush()
+
+    request = json.loads(requests.readline())
     sys.set_int_max_str_digits(50000)
     signal.signal(signal.SIGALRM, on_alarm)
     reliability_guard()
-    timeout = int(payload["timeout"])
+    timeout = int(request["timeout"])
     try:
-        if payload.get("fn_name"):
-            graded = grade_call_based(payload["code"], payload["inputs"], payload["outputs"],
-                                      payload["fn_name"], timeout)
-        else:
-            graded = grade_stdio(payload["code"], payload["inputs"], payload["outputs"], timeout)
-        results, metadata = graded  # None (no such function) raises, as upstream's unpacking does
-    except Exception as exc:  # upstream run_test: any error during testing is [-4]; SystemExit is not caught
-        results, metadata = [-4], {"error_code": -4, "error_message": f"Error during testing: {exc}"}
-    finally:
-        signal.alarm(0)
-    write(dumps({"results": results, "metadata": metadata}, default=str))
-    flush()
+        method = prepare(request)
+        if method is None:
+            raise TypeError("cannot unpack non-iterable NoneType object")  # upstream's message
+    except Exception as exc:  # upstream run_test: any error during testing is [-4]
+        emit({"event": "error", "error_message": f"Error during testing: {exc}"})
+        return
+    emit({"event": "compiled"})
+    given = json.loads(requests.readline())["input"]
+    if request.get("fn_name"):
+        try:
+            emit(run_call(method, given, timeout))
+        except json.JSONDecodeError as exc:  # a malformed input line: upstream fails while parsing
+            emit({"event": "error", "error_message": f"Error during testing: {exc}"})
+    else:
+        emit(run_stdio(method, given, timeout))
 
 
 if __name__ == "__main__":

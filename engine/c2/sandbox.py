@@ -1,8 +1,21 @@
 """Running untrusted model code under bubblewrap (c2-eval.txt §4.1 LiveCodeBench correctness checks).
 
 Every run gets its own ``bwrap`` with all namespaces unshared (user, pid, ipc, uts, cgroup, and net —
-no network, not even loopback), the system directories bound read-only, a fresh tmpfs as the working
-directory (:data:`SANDBOX_WORKDIR`) and ``/tmp``, a cleared environment, ``--die-with-parent`` and ``--new-session``.
+no network, not even loopback), the system directories bound read-only, a **read-only root** (bwrap's
+root tmpfs is remounted read-only once the mounts are in place), capped tmpfs mounts as the only
+writable places (the working directory :data:`SANDBOX_WORKDIR`, ``/tmp``, ``/dev/shm``; each
+``SandboxLimits.tmpfs_mb``), a cleared environment, ``--die-with-parent`` and ``--new-session``.
+``--disable-userns`` stops the code from creating a nested user namespace (which would give it full
+capabilities there, and with them new mount and network namespaces), and a seccomp filter
+(:func:`seccomp_filter`, built with libseccomp through ``pyseccomp`` and handed to bwrap as a BPF
+program on a file descriptor) refuses with ``EPERM``: ptrace and process_vm_readv/writev, namespace
+creation (unshare, setns, clone with any ``CLONE_NEW*`` flag; clone3, whose flags a filter cannot
+read, answers ``ENOSYS`` so the C library falls back to clone), mount/umount/pivot_root and the new
+mount API, io_uring, perf_event_open, keyctl/add_key/request_key, bpf, and any signal or pidfd aimed
+at pid 1 — bwrap's init in the sandbox's pid namespace (it is not pid 1 of the code: ``--as-pid-1``
+is off), whose ``/proc/1`` is hidden under an empty read-only tmpfs (its ``mem`` would otherwise be
+writable by a process of the same uid), so the code can neither trace, write nor signal the process
+that holds the namespace.
 Resource limits are set by ``prlimit`` (util-linux) which then execs ``bwrap`` (they are inherited
 through the namespaces): CPU seconds, address space, file size, open files and processes (and an
 optional ``nice``). ``RLIMIT_NPROC`` needs care: the kernel exempts the
@@ -14,13 +27,19 @@ grader the limit is raised by the processes that user already runs (the kernel c
 wall-clock timeout kills the whole process group; ``--die-with-parent`` then takes the sandbox's pid
 namespace with it.
 
-Without ``/usr/bin/bwrap`` :func:`run_sandboxed` raises :class:`SandboxUnavailable` unless the
-environment sets ``ATELIER_ALLOW_UNSANDBOXED=1`` (then the code runs as a plain subprocess with the
-same rlimits and timeout — for development machines only).
+:func:`run_sandboxed` runs a program to its end; :func:`start_sandboxed` returns a
+:class:`SandboxSession` the caller talks to while it runs (send stdin, wait for stdout lines with a
+deadline, kill) — the grader uses it to time each test from outside.
+
+Without ``/usr/bin/bwrap`` (or without libseccomp) the sandbox raises :class:`SandboxUnavailable`
+unless the environment sets ``ATELIER_ALLOW_UNSANDBOXED=1`` (then the code runs as a plain subprocess
+with the same rlimits and timeout — for development machines only).
 """
 
 from __future__ import annotations
 
+import errno
+import functools
 import os
 import secrets
 import shutil
@@ -37,9 +56,12 @@ __all__ = [
     "BWRAP",
     "SandboxLimits",
     "SandboxResult",
+    "SandboxSession",
     "SandboxUnavailable",
     "sandbox_available",
+    "seccomp_filter",
     "run_sandboxed",
+    "start_sandboxed",
 ]
 
 BWRAP = "/usr/bin/bwrap"
@@ -123,11 +145,64 @@ def _unsandboxed_allowed() -> bool:
     return os.environ.get(UNSANDBOXED_ENV, "") == "1"
 
 
-def _bwrap_argv(inner: Sequence[str], *, tmpfs_mb: int = 64) -> list[str]:
+#: System calls the seccomp filter refuses outright (EPERM): tracing another process or its memory,
+#: entering or making namespaces, mounting, and kernel interfaces the code has no use for that are
+#: frequent privilege-escalation routes (io_uring, perf events, the key store, eBPF).
+SECCOMP_REFUSED = (
+    "ptrace", "process_vm_readv", "process_vm_writev",
+    "unshare", "setns",
+    "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount", "fspick",
+    "mount_setattr",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "perf_event_open",
+    "keyctl", "add_key", "request_key",
+    "bpf",
+)
+#: clone(2) flags that create a namespace (CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID,
+#: NEWNET, NEWTIME): a clone carrying any of them is refused, a plain fork or thread is not.
+CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
+                         0x00000080)
+#: Signals and pidfds aimed at this pid are refused: bwrap's init in the sandbox's pid namespace.
+SANDBOX_INIT_PID = 1
+
+
+@functools.lru_cache(maxsize=1)
+def seccomp_filter() -> bytes:
+    """The sandbox's seccomp filter as a BPF program (libseccomp's ``seccomp_export_bpf``), for
+    ``bwrap --seccomp FD``. Default action allow; the calls above answer EPERM. Raises
+    :class:`SandboxUnavailable` when libseccomp (``pyseccomp`` over ``libseccomp.so.2``) is missing."""
+    try:
+        import pyseccomp as seccomp  # ctypes binding over the system's libseccomp.so.2
+    except (ImportError, OSError) as exc:
+        raise SandboxUnavailable(
+            f"the sandbox's seccomp filter needs libseccomp (Debian libseccomp2) and pyseccomp: {exc}"
+        ) from exc
+    refuse = seccomp.ERRNO(errno.EPERM)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in SECCOMP_REFUSED:
+        rules.add_rule(refuse, name)
+    for flag in CLONE_NAMESPACE_FLAGS:
+        rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # its flags sit behind a pointer: fall back to clone
+    for name in ("kill", "tkill", "tgkill", "pidfd_open", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+        rules.add_rule(refuse, name, seccomp.Arg(0, seccomp.EQ, SANDBOX_INIT_PID))
+    read, write = os.pipe()
+    try:
+        with os.fdopen(write, "wb") as sink:
+            rules.export_bpf(sink)
+        with os.fdopen(read, "rb") as source:
+            return source.read()
+    except OSError as exc:
+        raise SandboxUnavailable(f"could not build the sandbox's seccomp filter: {exc}") from exc
+
+
+def _bwrap_argv(inner: Sequence[str], *, tmpfs_mb: int = 64, seccomp_fd: int | None = None) -> list[str]:
+    size = str(tmpfs_mb * 1024 * 1024)
     argv = [
         BWRAP,
         "--unshare-all",  # user, ipc, pid, net, uts, cgroup namespaces
         "--unshare-user",
+        "--disable-userns",  # no nested user namespace (and so no capabilities, mounts or netns of its own)
         "--uid", str(SANDBOX_UID),
         "--gid", str(SANDBOX_UID),
         "--die-with-parent",
@@ -145,18 +220,24 @@ def _bwrap_argv(inner: Sequence[str], *, tmpfs_mb: int = 64) -> list[str]:
             argv += ["--ro-bind", path, path]
     argv += [
         "--proc", "/proc",
+        # bwrap's init is pid 1 here and runs as the same uid: hide its /proc entry (mem, fd, environ),
+        # which the kernel would otherwise let the code open like any process of its own uid's
+        "--size", "4096", "--tmpfs", f"/proc/{SANDBOX_INIT_PID}",
+        "--remount-ro", f"/proc/{SANDBOX_INIT_PID}",
         "--dev", "/dev",
         # tmpfs lives in the host's RAM and RLIMIT_AS does not count it: cap each writable one, and
         # make bwrap's own /dev tmpfs read-only (its /dev/shm gets a capped tmpfs of its own)
-        "--size", str(tmpfs_mb * 1024 * 1024), "--tmpfs", "/dev/shm",
+        "--size", size, "--tmpfs", "/dev/shm",
         "--remount-ro", "/dev",
-        "--size", str(tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
-        "--size", str(tmpfs_mb * 1024 * 1024), "--tmpfs", SANDBOX_WORKDIR,
+        "--size", size, "--tmpfs", "/tmp",
+        "--size", size, "--tmpfs", SANDBOX_WORKDIR,
+        # bwrap's root is an uncapped tmpfs: read-only once every mount point in it exists
+        "--remount-ro", "/",
         "--chdir", SANDBOX_WORKDIR,
-        "--",
-        *inner,
     ]
-    return argv
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    return [*argv, "--", *inner]
 
 
 def _processes_of_current_user() -> int:
@@ -220,10 +301,25 @@ def run_sandboxed(
     Raises :class:`SandboxUnavailable` when bubblewrap is missing (unless ``ATELIER_ALLOW_UNSANDBOXED=1``).
     Never raises for anything the code does: crashes, limits and timeouts come back in the result.
     """
+    with start_sandboxed(program, limits=limits) as session:
+        session.send(stdin, close=True)
+        return session.finish(wait_s=limits.wall_s)
+
+
+def start_sandboxed(program: Sequence[str] | str, *, limits: SandboxLimits = SandboxLimits()) -> SandboxSession:
+    """Start ``program`` (as :func:`run_sandboxed`) and return the running :class:`SandboxSession`.
+
+    Use it as a context manager: leaving the block kills whatever still runs. ``limits.wall_s`` is
+    the session's outer bound (:meth:`SandboxSession.finish` never waits past it)."""
     # -I: no PYTHON* variables, no user site, no script dir on sys.path (the system site stays, as upstream)
     inner = [python_executable(), "-I", "-c", program] if isinstance(program, str) else list(program)
+    seccomp_fd: int | None = None
     if sandbox_available():
-        argv, sandboxed = _bwrap_argv(inner, tmpfs_mb=limits.tmpfs_mb), True
+        bpf = seccomp_filter()
+        seccomp_fd, seccomp_write = os.pipe()  # bwrap reads the program from this descriptor
+        with os.fdopen(seccomp_write, "wb") as sink:
+            sink.write(bpf)  # a few hundred bytes: well inside a pipe's buffer
+        argv, sandboxed = _bwrap_argv(inner, tmpfs_mb=limits.tmpfs_mb, seccomp_fd=seccomp_fd), True
     elif _unsandboxed_allowed():
         argv, sandboxed = inner, False
     else:
@@ -237,71 +333,143 @@ def run_sandboxed(
     else:
         host_uid = None
         nproc = limits.processes + _processes_of_current_user()
-    started = time.monotonic()
-    process = subprocess.Popen(
-        _limited_argv(argv, limits, nproc=nproc),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        # root is exempt from RLIMIT_NPROC: drop to an unprivileged uid before bwrap starts (done by
-        # subprocess's own C code between fork and exec, which is thread-safe)
-        user=host_uid,
-        group=host_uid,
-        extra_groups=[] if host_uid is not None else None,
-        start_new_session=True,
-        close_fds=True,
-        env={} if sandboxed else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-        cwd="/" if sandboxed else None,
-    )
-    # read both pipes in threads, keeping at most output_bytes of each: a flood of output must not
-    # fill the grader's memory (communicate() would buffer all of it)
-    out, err = _BoundedReader(process.stdout, limits.output_bytes), _BoundedReader(process.stderr, limits.output_bytes)
-    feeder = threading.Thread(target=_feed, args=(process.stdin, stdin.encode("utf-8", "surrogateescape")), daemon=True)
-    feeder.start()
-    timed_out = False
     try:
-        process.wait(timeout=limits.wall_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(process)  # bwrap is not reaped yet, so its group id is still ours to kill
-        process.wait()
-    except BaseException:
-        _kill_group(process)  # the grader is interrupted: take the sandbox down with it
-        process.wait()
-        raise
-    else:
-        if not sandboxed:
-            _kill_group(process)  # unsandboxed strays; in bwrap, --die-with-parent already took them
-    for reader in (out, err):
-        reader.join()
-    feeder.join(timeout=1.0)
-    return SandboxResult(
-        returncode=process.returncode,
-        stdout=out.text(),
-        stderr=err.text(),
-        wall_s=time.monotonic() - started,
-        timed_out=timed_out,
-        sandboxed=sandboxed,
-        truncated=out.dropped or err.dropped,
-    )
+        process = subprocess.Popen(
+            _limited_argv(argv, limits, nproc=nproc),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            # root is exempt from RLIMIT_NPROC: drop to an unprivileged uid before bwrap starts (done by
+            # subprocess's own C code between fork and exec, which is thread-safe)
+            user=host_uid,
+            group=host_uid,
+            extra_groups=[] if host_uid is not None else None,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+            env={} if sandboxed else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            cwd="/" if sandboxed else None,
+        )
+    finally:
+        if seccomp_fd is not None:
+            os.close(seccomp_fd)
+    return SandboxSession(process, limits=limits, sandboxed=sandboxed)
 
 
-def _feed(pipe: IO[bytes] | None, data: bytes) -> None:
+class SandboxSession:
+    """A sandboxed process while it runs. Its stdout and stderr are drained on threads (at most
+    ``limits.output_bytes`` of each kept), stdin is fed on a thread, so no call here blocks on the
+    code: :meth:`wait_for_lines` and :meth:`finish` take deadlines and the process is killed (its
+    whole process group) when they pass."""
+
+    def __init__(self, process: subprocess.Popen[bytes], *, limits: SandboxLimits, sandboxed: bool) -> None:
+        self._process = process
+        self._limits = limits
+        self.sandboxed = sandboxed
+        self.started = time.monotonic()
+        self._deadline = self.started + limits.wall_s
+        self._out = _BoundedReader(process.stdout, limits.output_bytes)
+        self._err = _BoundedReader(process.stderr, limits.output_bytes)
+        self._feeder: threading.Thread | None = None
+        self._timed_out = False
+
+    def __enter__(self) -> SandboxSession:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._process.returncode is None:
+            self.kill()
+
+    def send(self, data: str, *, close: bool = False) -> None:
+        """Write ``data`` to the code's stdin without blocking (in order with earlier sends);
+        ``close`` closes stdin after it. A code that stopped reading is not an error."""
+        previous = self._feeder
+        payload = data.encode("utf-8", "surrogateescape")
+
+        def feed() -> None:
+            if previous is not None:
+                previous.join()
+            _feed(self._process.stdin, payload, close=close)
+
+        self._feeder = threading.Thread(target=feed, daemon=True)
+        self._feeder.start()
+
+    def wait_for_lines(self, count: int, timeout_s: float) -> bool:
+        """Wait until stdout holds ``count`` complete lines, the stream ends, or ``timeout_s`` (never
+        past the session's outer bound) passes; whether the lines are there."""
+        deadline = min(time.monotonic() + max(0.0, timeout_s), self._deadline)
+        return self._out.wait_for_lines(count, deadline)
+
+    def line_times(self) -> list[float]:
+        """When (``time.monotonic()``) each complete stdout line arrived at the grader."""
+        return self._out.line_times()
+
+    def stdout_lines(self) -> list[str]:
+        """The complete stdout lines so far (a partial last line is left out)."""
+        text = self._out.text()
+        return text.split("\n")[:-1]
+
+    def kill(self) -> None:
+        """Kill the sandbox now (its process group; ``--die-with-parent`` takes the namespace with it)."""
+        if self._process.returncode is None:
+            _kill_group(self._process)  # bwrap is not reaped yet, so its group id is still ours to kill
+
+    def stop(self) -> SandboxResult:
+        """Kill the sandbox now — the caller has what it needs — and collect the result (not a timeout)."""
+        self.kill()
+        return self.finish(wait_s=self._limits.wall_s)
+
+    def finish(self, *, wait_s: float = 0.0) -> SandboxResult:
+        """Wait up to ``wait_s`` (never past the outer bound) for the process to end, kill it when it
+        has not (then ``timed_out``), and collect the result."""
+        remaining = max(0.0, min(time.monotonic() + wait_s, self._deadline) - time.monotonic())
+        try:
+            self._process.wait(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            self._timed_out = True
+            self.kill()
+            self._process.wait()
+        except BaseException:
+            self.kill()  # the grader is interrupted: take the sandbox down with it
+            self._process.wait()
+            raise
+        else:
+            if not self.sandboxed:
+                _kill_group(self._process)  # unsandboxed strays; in bwrap, --die-with-parent already took them
+        for reader in (self._out, self._err):
+            reader.join()
+        if self._feeder is not None:
+            self._feeder.join(timeout=1.0)
+        return SandboxResult(
+            returncode=self._process.returncode,
+            stdout=self._out.text(),
+            stderr=self._err.text(),
+            wall_s=time.monotonic() - self.started,
+            timed_out=self._timed_out,
+            sandboxed=self.sandboxed,
+            truncated=self._out.dropped or self._err.dropped,
+        )
+
+
+def _feed(pipe: IO[bytes] | None, data: bytes, *, close: bool = True) -> None:
     if pipe is None:
         return
     try:
         pipe.write(data)
-    except (BrokenPipeError, OSError):
-        pass  # the code stopped reading (or exited): not an error of the grader
+        pipe.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        pass  # the code stopped reading (or exited, or was killed): not an error of the grader
     finally:
-        try:
-            pipe.close()
-        except OSError:
-            pass
+        if close:
+            try:
+                pipe.close()
+            except (OSError, ValueError):
+                pass
 
 
 class _BoundedReader:
-    """Drains a pipe on a thread, keeping the first ``cap`` bytes and counting the rest as dropped."""
+    """Drains a pipe on a thread, keeping the first ``cap`` bytes and counting the rest as dropped;
+    records when each complete line arrived, and lets a caller wait for a number of them."""
 
     _CHUNK = 65536
 
@@ -309,27 +477,54 @@ class _BoundedReader:
         self._pipe = pipe
         self._cap = cap
         self._kept = bytearray()
+        self._times: list[float] = []
+        self._closed = False
+        self._changed = threading.Condition()
         self.dropped = False
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        if self._pipe is None:
-            return
-        with self._pipe:
-            while chunk := self._pipe.read1(self._CHUNK):
-                room = self._cap - len(self._kept)
-                if room > 0:
-                    self._kept += chunk[:room]
-                if len(chunk) > max(room, 0):
-                    self.dropped = True
+        try:
+            if self._pipe is None:
+                return
+            with self._pipe:
+                while chunk := self._pipe.read1(self._CHUNK):
+                    now = time.monotonic()
+                    with self._changed:
+                        room = self._cap - len(self._kept)
+                        if room > 0:
+                            kept = chunk[:room]
+                            self._kept += kept
+                            self._times += [now] * kept.count(b"\n")
+                        if len(chunk) > max(room, 0):
+                            self.dropped = True
+                        self._changed.notify_all()
+        finally:
+            with self._changed:
+                self._closed = True
+                self._changed.notify_all()
+
+    def wait_for_lines(self, count: int, deadline: float) -> bool:
+        with self._changed:
+            while len(self._times) < count and not self._closed:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._changed.wait(remaining)
+            return len(self._times) >= count
+
+    def line_times(self) -> list[float]:
+        with self._changed:
+            return list(self._times)
 
     def join(self) -> None:
         # the pipe closes when the last process holding it dies; the sandbox's are all killed by now
         self._thread.join(timeout=5.0)
 
     def text(self) -> str:
-        return bytes(self._kept).decode("utf-8", "replace")
+        with self._changed:
+            return bytes(self._kept).decode("utf-8", "replace")
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

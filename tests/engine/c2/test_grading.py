@@ -8,10 +8,10 @@ Sources read (with the `search` tool) and traced by hand for the expected values
 
 Beyond these cases, a differential run (not part of the suite: it needs the official files, which are
 not vendored) compared our functions with the official ones — 0 mismatches on 20,000 random strings
-for TriviaQA normalisation/exact match and 5,000 random VQA questions; and ``grade_code`` against
-LiveCodeBench's own ``evaluate_generations_by_problem`` on 21 programs (stdin and call-based: passes,
-Decimal-equal floats, wrong line counts, ``sys.exit`` in both kinds, an alarm-swallowing loop, syntax
-errors, ``open(0)``, iterating ``sys.stdin``) — identical result lists for all 21.
+for TriviaQA normalisation/exact match and 5,000 random VQA questions. ``grade_code`` against
+LiveCodeBench's own ``evaluate_generations_by_problem`` is part of the suite: ``test_lcb_agreement.py``
+(33 honest programs, upstream's recorded result lists); programs that try to fool the grader are in
+``test_hostile_programs.py``.
 * LiveCodeBench ``lcb_runner/evaluation/testing_util.py``, ``compute_code_generation_metrics.py``,
   ``lcb_runner/utils/extraction_utils.py`` and ``benchmarks/code_generation.py`` (HEAD 28fef95).
 """

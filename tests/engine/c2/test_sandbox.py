@@ -120,3 +120,27 @@ def test_many_files_cannot_fill_the_hosts_memory_through_tmpfs(folder: str) -> N
 def test_dev_is_read_only() -> None:
     result = run_sandboxed("open('/dev/filler', 'wb')", limits=SHORT)
     assert result.returncode != 0 and "Read-only file system" in result.stderr
+
+
+def test_a_session_waits_for_lines_with_a_deadline_and_stops_the_sandbox() -> None:
+    program = "import sys, time\nprint('one', flush=True)\nsys.stdin.readline()\nprint('two', flush=True)\ntime.sleep(60)"
+    with sandbox.start_sandboxed(program, limits=SandboxLimits(cpu_s=4, wall_s=30)) as session:
+        assert session.wait_for_lines(1, 10)
+        assert not session.wait_for_lines(2, 0.3)  # it waits for our line first
+        session.send("go\n")
+        assert session.wait_for_lines(2, 10)
+        assert session.stdout_lines() == ["one", "two"]
+        first, second = session.line_times()
+        assert second >= first
+        result = session.stop()
+    assert not result.timed_out and result.wall_s < 30
+
+
+def test_the_seccomp_filter_is_a_bpf_program() -> None:
+    program = sandbox.seccomp_filter()
+    assert program and len(program) % 8 == 0  # struct sock_filter is 8 bytes
+
+
+def test_the_root_and_etc_are_read_only() -> None:
+    result = run_sandboxed("open('/etc/passwd-x', 'w')", limits=SHORT)
+    assert result.returncode != 0 and "Read-only file system" in result.stderr

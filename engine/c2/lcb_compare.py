@@ -1,0 +1,103 @@
+"""LiveCodeBench's output comparison, run by the grader on what the sandboxed code emitted.
+
+The rules are those of ``lcb_runner/evaluation/testing_util.py`` (HEAD 28fef95), which runs them in the
+code's own process; here they run in the grader's, on plain data read from the sandbox:
+
+* stdio (``grade_stdio``): both sides ``strip()``-ed and split on newlines, each line ``strip()``-ed;
+  different line counts → wrong answer; then per line, equal text, or both lines parse as lists of
+  ``Decimal`` tokens that are equal;
+* call-based (``grade_call_based``): the expected output ``json.loads``-ed, the prediction (a tuple
+  already turned into a list inside the sandbox) compared with ``==`` — here on the *decoded JSON* of
+  the returned value, so the code cannot bring its own ``__eq__``.
+
+Each function returns upstream's result for the test (``True``, ``-2``, or ``False`` for a call-based
+mismatch) and upstream's metadata for a failure.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+__all__ = ["truncate", "stdio_result", "call_result", "load_json"]
+
+#: Digits an integer in a call-based value may have: upstream raises CPython's limit to this
+#: (``sys.set_int_max_str_digits(50000)`` in compute_code_generation_metrics); the grader's own
+#: process keeps the default limit, so long integers are converted here piece by piece.
+INT_MAX_DIGITS = 50000
+_SAFE_DIGITS = 4000  # below CPython's default limit of 4300
+
+
+def _parse_int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > INT_MAX_DIGITS:
+        raise ValueError(f"an integer of {len(digits)} digits (the limit is {INT_MAX_DIGITS})")
+    if len(digits) <= _SAFE_DIGITS:
+        return int(text)
+    sign = -1 if text.startswith("-") else 1
+    value = 0
+    for start in range(0, len(digits), _SAFE_DIGITS):
+        chunk = digits[start : start + _SAFE_DIGITS]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return sign * value
+
+
+def load_json(text: str) -> Any:
+    """``json.loads`` with integers up to upstream's 50,000 digits, whatever the process's own limit."""
+    return json.loads(text, parse_int=_parse_int)
+
+
+def truncate(value: Any, length: int = 300) -> str:
+    """upstream ``truncatefn``: ``str(value)``, its middle cut beyond ``length`` characters."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= length:
+        return text
+    return text[: length // 2] + "...(truncated) ..." + text[-length // 2 :]
+
+
+def _stripped_lines(value: str) -> list[str]:
+    # upstream get_stripped_lines: strip the whole, split on "\n", strip each line
+    return [line.strip() for line in value.strip().split("\n")]
+
+
+def _decimal_tokens(line: str) -> list[Decimal] | None:
+    # upstream convert_line_to_decimals: every whitespace-separated token as a Decimal, or failure
+    try:
+        return [Decimal(token) for token in line.split()]
+    except (InvalidOperation, ValueError, TypeError):
+        return None
+
+
+def stdio_result(prediction: str, given: str, expected: str) -> tuple[bool | int, dict[str, Any]]:
+    """One stdio test: ``(True, {})`` or ``(-2, metadata)`` with upstream's error messages."""
+    got, want = _stripped_lines(prediction), _stripped_lines(expected)
+    wrong: dict[str, Any] = {
+        "output": truncate(prediction), "inputs": truncate(given), "expected": truncate(expected), "error_code": -2,
+    }
+    if len(got) != len(want):
+        wrong["error_message"] = "Wrong answer: mismatched output length"
+        return -2, wrong
+    for index, (got_line, want_line) in enumerate(zip(got, want)):
+        if got_line == want_line:
+            continue
+        got_decimals, want_decimals = _decimal_tokens(got_line), _decimal_tokens(want_line)
+        if got_decimals is not None and want_decimals is not None and got_decimals == want_decimals:
+            continue
+        wrong["error_message"] = (
+            f"Wrong answer at output_line_idx={index}: {truncate(got_line)} != {truncate(want_line)}"
+        )
+        return -2, wrong
+    return True, {}
+
+
+def call_result(returned_json: str, arguments: list[Any], expected: Any) -> tuple[bool, dict[str, Any]]:
+    """One call-based test: ``prediction == expected`` on the decoded return value (``expected`` is
+    the ``json.loads``-ed expected output); ``(False, metadata)`` on a mismatch, as upstream."""
+    prediction = load_json(returned_json)
+    if prediction == expected:
+        return True, {}
+    return False, {
+        "output": truncate(prediction), "inputs": truncate(arguments), "expected": truncate(expected),
+        "error_code": -2, "error_message": "Wrong Answer",
+    }

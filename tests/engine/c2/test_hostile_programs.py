@@ -1,0 +1,294 @@
+"""Programs that try to make the grader say "passed" without solving the problem, and programs that try
+to leave the sandbox: every one must fail.
+
+``HOSTILE`` holds one program per attack class of issue 23, in stdio and call-based form where the class
+applies. Each was written against the grader as it was before (the harness ran the code in the process
+that held the expected outputs, the comparison and the result channel); the attacks that worked there
+(frames, gc, ctypes, forged result descriptor, replaced helpers, lying ``__eq__``, ignored alarm) are
+aimed at the names that harness used. ``tests/leaderboard/c2/test_grading.py`` runs the same programs
+through the C² service path and checks the stored verdicts.
+
+``SANDBOX_ESCAPES`` are programs run directly in the sandbox: each prints ``HELD`` only when the attempt
+was refused (and the host is unaffected), anything else is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from engine.c2.grading import CodeTests, grade_code
+from engine.c2.sandbox import SandboxLimits, run_sandboxed, sandbox_available
+from tests.engine.c2.test_grading import needs_sandbox
+
+#: The per-test limit the hostile programs are graded with (the late answers come after it).
+TIMEOUT_S = 1
+LATE_S = TIMEOUT_S + 0.6
+
+STDIO = CodeTests(inputs=("1 2\n", "10 20\n"), outputs=("3\n", "30\n"))
+CALL = CodeTests(inputs=("[1, 2]\n3", "[5]\n6"), outputs=("[1, 2, 3]", "[5, 6]"), func_name="append")
+PROBLEMS = {"stdio": STDIO, "call": CALL}
+
+_FRAME_WALK = """
+import sys
+def find(names):
+    frame = sys._getframe()
+    while frame is not None:
+        for name in names:
+            if name in frame.f_locals:
+                return frame.f_locals[name]
+        frame = frame.f_back
+    return None
+"""
+_GC_SEARCH = """
+import gc
+def payload():
+    for obj in gc.get_objects():
+        if isinstance(obj, dict) and isinstance(obj.get("outputs"), list) and isinstance(obj.get("inputs"), list):
+            return obj
+    return None
+"""
+_CTYPES_REWRITE = """
+import ctypes, sys
+def rewrite(names, value):
+    frame = sys._getframe()
+    while frame is not None:
+        for name in names:
+            if name in frame.f_locals:
+                frame.f_locals[name] = value
+                ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
+        frame = frame.f_back
+"""
+_FORGE = """
+import json, os
+def forge(*lines):
+    for fd in range(0, 64):
+        try:
+            os.write(fd, ("\\n".join(lines) + "\\n").encode())
+        except OSError:
+            pass
+RESULTS = json.dumps({"results": [True] * 2, "metadata": {}})
+COMPILED = json.dumps({"event": "compiled"})
+"""
+def _liar(name: str, base: str, extra: str = "") -> str:
+    """Source of a class whose == is always true (and != always false)."""
+    return (f"class {name}({base}):\n    def __eq__(self, other):\n        return True\n"
+            f"    def __ne__(self, other):\n        return False\n    __hash__ = {base}.__hash__\n{extra}")
+
+
+_LYING = (
+    _liar("Liar", "object") + _liar("LyingInt", "int") + _liar("LyingList", "list")
+    + _liar("LyingStr", "str", "    def strip(self, *args):\n        return self\n"
+                               "    def split(self, *args):\n        return [self]\n")
+    + "class LooksLikeList:\n    __class__ = property(lambda self: list)\n"
+      "    def __eq__(self, other):\n        return True\n"
+)
+
+#: name → (problem, program). Each must be graded failed.
+HOSTILE: dict[str, tuple[str, str]] = {
+    # 1. walking the frames up to the harness's expected output
+    "frames_stdio": ("stdio", _FRAME_WALK + "found = find(['expected', 'gt_out', 'want'])\n"
+                     "print(found.strip() if isinstance(found, str) else 'nothing')"),
+    "frames_call": ("call", _FRAME_WALK + "def append(xs, y):\n    return find(['expected', 'gt_out'])"),
+    # 2. finding the payload dict with gc and answering outputs[inputs.index(stdin)]
+    "gc_payload_stdio": ("stdio", _GC_SEARCH + "import sys\ndata = sys.stdin.read()\nbox = payload()\n"
+                         "print(box['outputs'][box['inputs'].index(data)].strip() if box and data in box['inputs'] "
+                         "else 'nothing')"),
+    "gc_payload_call": ("call", _GC_SEARCH + "import json\ndef append(xs, y):\n    box = payload()\n"
+                        "    key = json.dumps(xs) + '\\n' + json.dumps(y)\n"
+                        "    return json.loads(box['outputs'][box['inputs'].index(key)]) if box else None"),
+    # 3. rewriting the harness frame's expected output through ctypes
+    "ctypes_frames_stdio": ("stdio", _CTYPES_REWRITE + "rewrite(['expected', 'gt_out'], 'forged\\n')\nprint('forged')"),
+    "ctypes_frames_call": ("call", _CTYPES_REWRITE + "def append(xs, y):\n    rewrite(['expected', 'gt_out'], 'x')\n"
+                           "    return 'x'"),
+    # 4. writing fake results on every descriptor (the result channel among them), then os._exit(0)
+    "forged_results_stdio": ("stdio", _FORGE + "forge(RESULTS)\nos._exit(0)"),
+    "forged_results_call": ("call", _FORGE + "def append(xs, y):\n    forge(RESULTS)\n    os._exit(0)"),
+    "forged_answer_events_stdio": ("stdio", _FORGE + "forge(json.dumps({'event': 'output', 'text': '3\\n'}))\n"
+                                   "os._exit(0)"),
+    "forged_answer_events_call": ("call", _FORGE + "def append(xs, y):\n"
+                                  "    forge(json.dumps({'event': 'returned', 'json': '[1, 2, 3]'}))\n    os._exit(0)"),
+    "forged_answer_before_compiling_call": ("call", _FORGE + "forge(COMPILED, json.dumps({'event': 'returned', "
+                                            "'json': '[1, 2, 3]'}))\ndef append(xs, y):\n    return None"),
+    # 5. replacing the harness's comparison helpers, Decimal or json in __main__
+    "replaced_helpers_stdio": ("stdio", "import __main__\n"
+                               "for name in ('stripped_lines', 'get_stripped_lines'):\n"
+                               "    setattr(__main__, name, lambda value: ['same'])\n"
+                               "__main__.Decimal = lambda token: 0\n"
+                               "__main__.decimal_tokens = lambda line: (True, [])\nprint('wrong')"),
+    "replaced_decimal_stdio": ("stdio", "import __main__, decimal\n__main__.Decimal = lambda token: 0\n"
+                               "decimal.Decimal = lambda token: 0\nprint('7')"),
+    "replaced_json_loads_call": ("call", "import json\njson.loads = lambda *args, **kwargs: 'forged'\n"
+                                 "def append(*args):\n    return 'forged'"),
+    "captured_text_is_a_lying_str_stdio": ("stdio", _LYING + "import sys\nsys.stdout.getvalue = lambda: LyingStr('x')\n"
+                                           "print('x')"),
+    # 6. call-based: objects whose __eq__ is always true, int/str/list subclasses, a forged __class__
+    "always_true_eq_call": ("call", _LYING + "def append(xs, y):\n    return Liar()"),
+    "int_subclass_call": ("call", _LYING + "def append(xs, y):\n    return LyingInt(0)"),
+    "str_subclass_call": ("call", _LYING + "def append(xs, y):\n    return LyingStr('x')"),
+    "list_subclass_with_wrong_items_call": ("call", _LYING + "def append(xs, y):\n    return LyingList([0])"),
+    "forged_class_call": ("call", _LYING + "def append(xs, y):\n    return LooksLikeList()"),
+    "tuple_of_liars_call": ("call", _LYING + "def append(xs, y):\n    return tuple(Liar() for _ in range(len(xs) + 1))"),
+    # 7. ignoring SIGALRM (or cancelling or blocking it) and answering after the per-test limit
+    "ignores_alarm_answers_late_stdio": ("stdio", f"import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                                         f"a, b = map(int, input().split())\ntime.sleep({LATE_S})\nprint(a + b)"),
+    "ignores_alarm_answers_late_call": ("call", f"import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                                        f"def append(xs, y):\n    time.sleep({LATE_S})\n    return xs + [y]"),
+    "cancels_alarm_answers_late_stdio": ("stdio", f"import signal, time\nsignal.alarm(0)\na, b = map(int, input().split())\n"
+                                         f"time.sleep({LATE_S})\nprint(a + b)"),
+    "blocks_alarm_answers_late_call": ("call", f"import signal, time\n"
+                                       f"def append(xs, y):\n    signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGALRM}})\n"
+                                       f"    time.sleep({LATE_S})\n    return xs + [y]"),
+    "swallows_timeout_answers_late_stdio": ("stdio", "import time\na, b = map(int, input().split())\n"
+                                            "try:\n    time.sleep(30)\nexcept BaseException:\n    pass\nprint(a + b)"),
+    "ignores_alarm_never_answers_call": ("call", "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                                         "def append(xs, y):\n    while True:\n        time.sleep(1)"),
+    # 8. printing guesses to stderr and to every descriptor
+    "guesses_on_every_fd_stdio": ("stdio", "import os, sys\nsys.stderr.write('3\\n')\n"
+                                  "for fd in range(0, 64):\n    try:\n        os.write(fd, b'3\\n')\n"
+                                  "    except OSError:\n        pass"),
+    "guesses_on_every_fd_call": ("call", "import os\ndef append(xs, y):\n    for fd in range(0, 64):\n"
+                                 "        try:\n            os.write(fd, b'[1, 2, 3]\\n')\n        except OSError:\n"
+                                 "            pass\n    return None"),
+}
+
+#: Honest programs graded alongside (they keep LiveCodeBench's verdict, see test_lcb_agreement.py).
+HONEST: dict[str, tuple[str, str]] = {
+    "honest_stdio": ("stdio", "a, b = map(int, input().split())\nprint(a + b)"),
+    "honest_call": ("call", "class Solution:\n    def append(self, xs, y):\n        return xs + [y]"),
+}
+
+
+@needs_sandbox
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_program_is_graded_failed(name: str) -> None:
+    problem, program = HOSTILE[name]
+    verdict = grade_code(program, PROBLEMS[problem], timeout_s=TIMEOUT_S)
+    assert not verdict.passed, f"{name} passed: {verdict}"
+    assert verdict.result != "passed" and verdict.lcb_results != (True,) * len(PROBLEMS[problem].inputs)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("name", [n for n in sorted(HOSTILE) if "late" in n or "never_answers" in n])
+def test_answering_after_the_limit_is_a_time_limit(name: str) -> None:
+    problem, program = HOSTILE[name]
+    verdict = grade_code(program, PROBLEMS[problem], timeout_s=TIMEOUT_S)
+    assert verdict.result == "time_limit"
+    assert verdict.tests[0].verdict == "time_limit"
+
+
+@needs_sandbox
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_program_beside_them_passes(name: str) -> None:
+    problem, program = HONEST[name]
+    assert grade_code(program, PROBLEMS[problem], timeout_s=TIMEOUT_S).passed
+
+
+@needs_sandbox
+def test_a_lying_return_value_is_reported_as_not_plain_data() -> None:
+    verdict = grade_code(HOSTILE["always_true_eq_call"][1], CALL, timeout_s=TIMEOUT_S)
+    assert verdict.lcb_results == (False,) and "not plain JSON data" in verdict.message
+
+
+# ---------------------------------------------------------------- the sandbox itself
+
+_LIBC = "import ctypes, errno, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+_REFUSED = (
+    "def refused(result):\n"
+    "    return result == -1 and ctypes.get_errno() in (errno.EPERM, errno.EACCES, errno.ENOSYS, errno.EINVAL)\n"
+)
+#: name → program; the sandbox holds when the program prints HELD (and nothing escaped).
+SANDBOX_ESCAPES: dict[str, str] = {
+    "fill_the_root": "try:\n    open('/filler', 'wb').write(b'x' * (1 << 20))\nexcept OSError as exc:\n"
+                     "    print('HELD' if exc.errno == 30 else exc)",
+    "fill_etc": "try:\n    open('/etc/filler', 'wb').write(b'x' * (1 << 20))\nexcept OSError as exc:\n"
+                "    print('HELD' if exc.errno == 30 else exc)",
+    # the cap is 8 MB here: 2 MB files until the tmpfs is full, never past the cap
+    "fill_tmp_beyond_its_cap": "written = 0\ntry:\n    for i in range(64):\n"
+                               "        with open(f'/tmp/f{i}', 'wb') as sink:\n"
+                               "            sink.write(b'x' * (2 << 20))\n        written += 2 << 20\n"
+                               "except OSError as exc:\n"
+                               "    print('HELD' if exc.errno == 28 and written <= 8 << 20 else (written, exc))",
+    "fill_the_work_dir_beyond_its_cap": "written = 0\ntry:\n    for i in range(64):\n"
+                                        "        with open(f'f{i}', 'wb') as sink:\n"
+                                        "            sink.write(b'x' * (2 << 20))\n        written += 2 << 20\n"
+                                        "except OSError as exc:\n"
+                                        "    print('HELD' if exc.errno == 28 and written <= 8 << 20 else (written, exc))",
+    "nested_user_namespace_unshare_command": "import subprocess\n"
+                                             "done = subprocess.run(['unshare', '-U', '-r', 'id'], capture_output=True)\n"
+                                             "print('HELD' if done.returncode != 0 else done.stdout)",
+    "nested_user_namespace_syscall": _LIBC + _REFUSED + "print('HELD' if refused(libc.unshare(0x10000000)) else 'ESCAPED')",
+    "new_mount_and_network_namespaces": _LIBC + _REFUSED + "print('HELD' if refused(libc.unshare(0x00020000)) and "
+                                        "refused(libc.unshare(0x40000000)) else 'ESCAPED')",
+    "clone_with_a_new_user_namespace": _LIBC + _REFUSED + "import signal\n"
+                                       "pid = libc.syscall(56, 0x10000000 | signal.SIGCHLD, 0, 0, 0, 0)\n"
+                                       "if pid == 0:\n    os._exit(0)\nprint('HELD' if refused(pid) else 'ESCAPED')",
+    "setns_into_another_namespace": _LIBC + _REFUSED + "fd = os.open('/proc/self/ns/net', os.O_RDONLY)\n"
+                                    "print('HELD' if refused(libc.setns(fd, 0)) else 'ESCAPED')",
+    "mount_a_tmpfs": _LIBC + _REFUSED + "print('HELD' if refused(libc.mount(b'none', b'/tmp', b'tmpfs', 0, None)) "
+                     "else 'ESCAPED')",
+    "ptrace_pid_1": _LIBC + _REFUSED + "print('HELD' if refused(libc.ptrace(16, 1, 0, 0)) and "
+                    "refused(libc.ptrace(0x4206, 1, 0, 0)) else 'ESCAPED')",
+    "ptrace_traceme": _LIBC + _REFUSED + "print('HELD' if refused(libc.ptrace(0, 0, 0, 0)) else 'ESCAPED')",
+    "write_pid_1_memory": "try:\n    open('/proc/1/mem', 'r+b')\nexcept OSError:\n    print('HELD')",
+    "kill_pid_1": "import os, signal, time\ntry:\n    os.kill(1, signal.SIGKILL)\nexcept PermissionError:\n"
+                  "    time.sleep(0.2)\n    print('HELD')",
+    "signal_pid_1_through_a_pidfd": _LIBC + _REFUSED + "print('HELD' if refused(libc.syscall(434, 1, 0)) else 'ESCAPED')",
+    "network_to_loopback": "import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n"
+                           "    s.connect(('127.0.0.1', 5432))\nexcept OSError:\n    print('HELD')",
+    "network_to_the_internet": "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ntry:\n"
+                               "    s.sendto(b'x', ('1.1.1.1', 53))\nexcept OSError:\n    print('HELD')",
+    "io_uring": _LIBC + _REFUSED + "params = ctypes.create_string_buffer(120)\n"
+                "print('HELD' if refused(libc.syscall(425, 8, params)) else 'ESCAPED')",
+    "perf_event_open": _LIBC + _REFUSED + "attr = ctypes.create_string_buffer(128)\n"
+                       "print('HELD' if refused(libc.syscall(298, attr, 0, -1, -1, 0)) else 'ESCAPED')",
+    "keyctl_and_add_key": _LIBC + _REFUSED + "print('HELD' if refused(libc.syscall(250, 0, -3, 0, 0, 0)) and "
+                          "refused(libc.syscall(248, b'user', b'k', b'v', 1, -3)) else 'ESCAPED')",
+    "bpf": _LIBC + _REFUSED + "attr = ctypes.create_string_buffer(128)\n"
+           "print('HELD' if refused(libc.syscall(321, 0, attr, 128)) else 'ESCAPED')",
+}
+
+ESCAPE_LIMITS = SandboxLimits(cpu_s=4, wall_s=10, tmpfs_mb=8, file_mb=4)
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="needs /usr/bin/bwrap (Debian bubblewrap)")
+@pytest.mark.parametrize("name", sorted(SANDBOX_ESCAPES))
+def test_sandbox_refuses(name: str) -> None:
+    result = run_sandboxed(SANDBOX_ESCAPES[name], limits=ESCAPE_LIMITS)
+    assert result.stdout.strip() == "HELD", (result.stdout, result.stderr[-500:])
+
+
+def test_the_hostile_suite_covers_every_attack_class_in_both_forms() -> None:
+    classes = ("frames", "gc_payload", "ctypes_frames", "forged_results", "forged_answer_events", "replaced",
+               "alarm", "guesses")
+    for attack in classes:
+        forms = {problem for name, (problem, _) in HOSTILE.items() if attack in name}
+        assert forms == {"stdio", "call"}, attack
+    assert {"always_true_eq_call", "int_subclass_call", "str_subclass_call"} <= set(HOSTILE)
+
+
+def _processes_with_argument(argument: str) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as cmdline:
+                    if argument.encode() in cmdline.read().split(b"\0"):
+                        found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@needs_sandbox
+def test_a_child_left_running_dies_with_the_sandbox() -> None:
+    marker = "1000.0424242"  # a unique sleep length to find the child by
+    program = ("import posix, signal\nfor s in (signal.SIGTERM, signal.SIGALRM, signal.SIGHUP):\n"
+               "    signal.signal(s, signal.SIG_IGN)\n"
+               f"if posix.fork() == 0:\n    posix.execv('/bin/sleep', ['sleep', '{marker}'])\n"
+               "a, b = map(int, input().split())\nprint(a + b)")
+    assert grade_code(program, STDIO, timeout_s=TIMEOUT_S).passed  # it did answer right, in time
+    time.sleep(0.5)
+    assert _processes_with_argument(marker) == []

@@ -1,0 +1,60 @@
+"""LiveCodeBench's comparison as the grader runs it (``testing_util.grade_stdio`` / ``grade_call_based``
+rules, HEAD 28fef95), on plain data read from the sandbox."""
+
+from __future__ import annotations
+
+import decimal
+
+import pytest
+
+from engine.c2.lcb_compare import INT_MAX_DIGITS, call_result, load_json, stdio_result, truncate
+
+
+def test_stdio_lines_are_stripped_before_comparing() -> None:
+    assert stdio_result("  3  \n\n", "1 2\n", "3\n") == (True, {})
+
+
+def test_stdio_tokens_equal_as_decimals_pass() -> None:
+    assert stdio_result("0.5 2.0\nok", "", "0.50 2\nok\n")[0] is True
+
+
+def test_stdio_different_line_counts_are_a_wrong_answer_with_upstreams_message() -> None:
+    result, metadata = stdio_result("3\n4\n", "1 2\n", "3\n")
+    assert result == -2 and metadata["error_message"] == "Wrong answer: mismatched output length"
+
+
+def test_stdio_the_message_names_the_first_differing_line() -> None:
+    result, metadata = stdio_result("1\n2\nx\n", "", "1\n2\n3\n")
+    assert result == -2 and metadata["error_message"] == "Wrong answer at output_line_idx=2: x != 3"
+
+
+def test_stdio_text_that_is_not_decimal_must_match_exactly() -> None:
+    assert stdio_result("Yes", "", "YES")[0] == -2
+
+
+def test_call_compares_the_decoded_value_with_python_equality() -> None:
+    assert call_result("1", [4], True) == (True, {})  # 1 == True, as upstream's ==
+    assert call_result("2", [4], 2.0)[0] is True
+    assert call_result('{"a": 1}', ["a"], {"a": 1})[0] is True
+
+
+def test_call_mismatch_is_false_with_upstreams_metadata() -> None:
+    result, metadata = call_result("[1]", [[1], 2], [1, 2])
+    assert result is False
+    assert metadata["error_code"] == -2 and metadata["error_message"] == "Wrong Answer"
+
+
+def test_load_json_reads_integers_past_the_processs_own_digit_limit() -> None:
+    digits = str(decimal.Context(prec=10000).power(decimal.Decimal(7), 7000))  # 5,916 digits > 4,300
+    assert load_json(f"[-{digits}]")[0] == -(7**7000)
+
+
+def test_load_json_refuses_integers_past_upstreams_limit() -> None:
+    with pytest.raises(ValueError, match="digits"):
+        load_json("9" * (INT_MAX_DIGITS + 1))
+
+
+def test_truncate_keeps_both_ends_like_truncatefn() -> None:
+    text = "a" * 200 + "b" * 200
+    assert truncate(text) == "a" * 150 + "...(truncated) ..." + "b" * 150
+    assert truncate(12) == "12"
