@@ -32,6 +32,7 @@ holds an override, as displayed; both are checked.
 
 from __future__ import annotations
 
+import re
 import string
 import unicodedata
 from dataclasses import dataclass
@@ -99,10 +100,6 @@ def _kept(char: str) -> bool:
     if category[0] == "M" or char in _INVISIBLE_LETTERS:
         return False
     return category[0] != "C" or char.isspace()
-
-
-def _is_word_char(char: str) -> bool:
-    return unicodedata.category(char)[0] in "LN"
 
 
 def displayed_variants(text: str) -> list[str]:
@@ -178,42 +175,52 @@ class Skeleton:
         return True
 
 
-def _in_word_breaks(word: str) -> set[int]:
+#: In an ASCII word: lower→upper ("useDemo") and before the last capital of a run that a small letter
+#: follows ("GPTModel").
+_ASCII_CASE_BREAK = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_DIGIT_BREAK = re.compile(r"(?<=\d)(?=\D)|(?<=\D)(?=\d)")
+#: Words: runs of letters and digits (``\w`` less the underscore; marks are already gone).
+_WORD = re.compile(r"[^\W_]+")
+#: ASCII controls other than whitespace, dropped as format characters are (the ASCII fast path).
+_ASCII_CONTROLS = {c: None for c in range(32) if not chr(c).isspace()} | {127: None}
+
+
+def _in_word_breaks(word: str) -> list[int]:
     """Offsets inside ``word`` (folded, case kept) where a name may start or end: lower→upper, before
     the last capital of a run followed by a small letter (``GPTModel``), script changes, and around
     each character of an unspaced script."""
-    found = set()
+    if word.isascii():
+        return [m.start() for m in _ASCII_CASE_BREAK.finditer(word)] if not word.islower() else []
+    found = []
     for i in range(1, len(word)):
         before, after = word[i - 1], word[i]
-        if before.islower() and after.isupper():
-            found.add(i)
-        elif before.isupper() and after.isupper() and i + 1 < len(word) and word[i + 1].islower():
-            found.add(i)
         scripts = _script(before), _script(after)
-        if scripts[0] != scripts[1] or scripts[0] in _UNSPACED_SCRIPTS:
-            found.add(i)
+        if ((before.islower() and after.isupper())
+                or (before.isupper() and after.isupper() and i + 1 < len(word) and word[i + 1].islower())
+                or scripts[0] != scripts[1] or scripts[0] in _UNSPACED_SCRIPTS):
+            found.append(i)
     return found
 
 
-def _digit_breaks(word: str) -> set[int]:
-    return {i for i in range(1, len(word)) if word[i - 1].isdigit() != word[i].isdigit()}
+def _digit_breaks(word: str) -> list[int]:
+    if word.isalpha() or word.isdigit():
+        return []
+    return [m.start() for m in _DIGIT_BREAK.finditer(word)]
+
+
+def _folded(text: str) -> str:
+    """Steps 1–2 of the module docstring: decomposed, cleaned of marks and invisible characters, recomposed,
+    look-alikes folded (case kept). ASCII text only loses its control characters."""
+    if text.isascii():
+        return text.translate(_ASCII_CONTROLS)
+    decomposed = unicodedata.normalize("NFKD", text)
+    cleaned = unicodedata.normalize("NFC", "".join(c for c in decomposed if _kept(c)))
+    return "".join(_fold(c) for c in cleaned)
 
 
 def skeleton(text: str) -> Skeleton:
     """The folded skeleton of ``text`` (one variant: see :func:`displayed_variants` for overrides)."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    cleaned = unicodedata.normalize("NFC", "".join(c for c in decomposed if _kept(c)))
-    folded = "".join(_fold(c) for c in cleaned)
-    words: list[str] = []
-    current: list[str] = []
-    for char in folded:
-        if _is_word_char(char):
-            current.append(char)
-        elif current:
-            words.append("".join(current))
-            current = []
-    if current:
-        words.append("".join(current))
+    words = _WORD.findall(_folded(text))
     chars: list[str] = []
     starts, ends, single_starts, single_ends, breaks = set(), set(), set(), set(), set()
     gaps = []
@@ -222,18 +229,29 @@ def skeleton(text: str) -> Skeleton:
         if index:
             gaps.append(offset)
             breaks.add(offset)
-        # casefold per character, so in-word offsets map onto the skeleton ("ß" becomes "ss")
-        positions = [0]
-        for char in word:
-            chars.append(char.casefold())
-            positions.append(positions[-1] + len(chars[-1]))
+        if word.isascii():
+            folded = word.lower()
+            positions = range(len(word) + 1)
+        else:
+            # casefold per character, so in-word offsets map onto the skeleton ("ß" becomes "ss")
+            pieces = [char.casefold() for char in word]
+            folded = "".join(pieces)
+            positions = [0]
+            for piece in pieces:
+                positions.append(positions[-1] + len(piece))
+        chars.append(folded)
+        length = len(folded)
         inner = {offset + positions[i] for i in _in_word_breaks(word)}
-        starts |= {offset} | inner
-        ends |= {offset + positions[-1]} | inner
-        breaks |= inner | {offset + positions[i] for i in _digit_breaks(word)}
-        if positions[-1] == 1:
+        starts.add(offset)
+        ends.add(offset + length)
+        if inner:
+            starts |= inner
+            ends |= inner
+            breaks |= inner
+        breaks.update(offset + positions[i] for i in _digit_breaks(word))
+        if length == 1:
             single_starts.add(offset)
             single_ends.add(offset + 1)
-        offset += positions[-1]
+        offset += length
     return Skeleton("".join(chars), frozenset(starts), frozenset(ends), tuple(gaps), frozenset(single_starts),
                     frozenset(single_ends), frozenset(breaks))
