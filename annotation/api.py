@@ -20,6 +20,18 @@ from annotation.errors import AnnotationError, NotFound
 
 
 class AnnotationAPIView(APIView):
+    #: The route of the media URLs in the items this view hands out: the page's, reached with its session
+    #: (the /api/v1/ operations hand out their own, which accept the API token too).
+    media_route = "annotation:media"
+
+    def media_url_for(self, token: str):
+        return lambda shown_slot: reverse(self.media_route, args=[token, shown_slot])
+
+    def assignment_json(self, assignment) -> dict | None:
+        if assignment is None:
+            return None
+        return selectors.assignment_present(assignment=assignment, media_url=self.media_url_for(assignment.token))
+
     def handle_exception(self, exc):
         if isinstance(exc, AnnotationError):
             return Response(exc.as_dict(), status=exc.status)
@@ -35,16 +47,6 @@ def _campaign(pk: int):
     return campaign
 
 
-def _media_url(token: str):
-    return lambda shown_slot: reverse("annotation:media", args=[token, shown_slot])
-
-
-def _assignment_json(assignment) -> dict | None:
-    if assignment is None:
-        return None
-    return selectors.assignment_present(assignment=assignment, media_url=_media_url(assignment.token))
-
-
 class NextItemApi(AnnotationAPIView):
     """POST {progress?}: the annotator's current item, or the next one; ``assignment`` is null when
     none is left; ``progress`` unless the page asked for none."""
@@ -57,7 +59,7 @@ class NextItemApi(AnnotationAPIView):
         wanted = self._body(request, pk)
         # The service runs the gatekeeper on the facts it reads under the annotator's lock.
         handed = services.item_next(campaign_id=pk, annotator=request.user)
-        body = {"assignment": _assignment_json(handed.assignment)}
+        body = {"assignment": self.assignment_json(handed.assignment)}
         if wanted["progress"]:
             body["progress"] = handed.progress.as_dict()
         return Response(body)
@@ -133,7 +135,7 @@ class PreviousLabelApi(AnnotationAPIView):
         campaign = _campaign(pk)
         annotator_access_check(user=request.user, campaign=campaign)
         return Response({"previous": selectors.previous_label_present(campaign=campaign, annotator=request.user,
-                                                                      media_url_for=_media_url)})
+                                                                      media_url_for=self.media_url_for)})
 
 
 class ReviseApi(AnnotationAPIView):

@@ -2,7 +2,8 @@
 
 Researchers: campaigns (list, detail, dashboard statistics, labels export); admins: campaign create and
 items import. Annotators: the labelling page's operations (next, progress, submit, skip, and the previous
-label and its change), the same
+label and its change) and the images of their assignments (by token: the media URLs in the items handed
+out here are these, so an API-token client fetches them with its token), the same
 services and the same blinded bodies as :mod:`annotation.api` (whose routes stay for the page's own JS),
 refusals in the API's one error shape. Every annotator request goes through
 :func:`annotation.access.annotator_access_check`.
@@ -17,6 +18,7 @@ from typing import Any
 import django_filters
 import numpy as np
 from django.db.models import Model
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
@@ -30,6 +32,7 @@ from annotation import api, label_revision, selectors, services
 from annotation.access import annotator_access_check
 from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import NotAllowed
+from annotation.media_access import assignment_image
 from annotation.models import Campaign, CampaignKind
 from leaderboard.api_contract import AdminOnly, ApiListView, ApiView, IdFilter, error_responses, text_download
 from leaderboard.models import TaskSet
@@ -230,9 +233,30 @@ class _AnnotatorApi(ApiView):
     """The annotator operations of :mod:`annotation.api`, refused in the API's one error shape."""
 
     permission_classes = [AnnotatorAccess]
+    # Items handed out here carry media URLs of /api/v1/ itself, so a token client can fetch them with
+    # the same Authorization header (the page's /annotate/media/ wants its session).
+    media_route = "api:annotate_media"
 
     def handle_exception(self, exc):
         return APIView.handle_exception(self, exc)
+
+
+@extend_schema_view(get=extend_schema(
+    operation_id="annotate_media",
+    description="An image of the annotator's own assignment, by the assignment's opaque token and the shown "
+                "slot (the URLs items carry): PNG re-encoded from the pixels, flattened, no metadata. "
+                "409 when it changed since hand-out or cannot be shown.",
+    responses={(200, "image/png"): OpenApiTypes.BINARY, **error_responses(404, 409)}))
+class AssignmentMediaApi(_AnnotatorApi):
+    def perform_content_negotiation(self, request, force=False):
+        # An image client asks for image/*: the body is a PNG whatever it accepts, refusals are JSON.
+        return super().perform_content_negotiation(request, force=True)
+
+    def get(self, request, token: str, slot: str):
+        body, content_type = assignment_image(token=token, annotator=request.user, shown_slot=slot)
+        response = HttpResponse(body, content_type=content_type)
+        response["Cache-Control"] = "private, no-store"
+        return response
 
 
 class ProgressOutput(serializers.Serializer):

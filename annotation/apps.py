@@ -9,3 +9,10 @@ class AnnotationConfig(AppConfig):
         from annotation.dashboard_cache import connect_invalidation_signals
 
         connect_invalidation_signals()
+        # Pillow's own decompression-bomb guard (a warning over MAX_IMAGE_PIXELS, a refusal at open over
+        # twice that) at the site's pixel budget, for any decoding that does not check the budget itself.
+        from PIL import Image
+
+        from engine.image_limits import PIXEL_BUDGET
+
+        Image.MAX_IMAGE_PIXELS = PIXEL_BUDGET

@@ -4,22 +4,24 @@ One check, :func:`item_identity_problems`, looks at everything an item will show
 shown content (brief, constraints, response texts, checklist cues, TIG checklist text and cluster
 summary), the rendered JSON the labelling page receives (:meth:`Kind.present`) and the payload
 (except its ``meta``, which is never shown) — against every identity string of every model in
-the catalogue (display name, provider id and its last path segment, family), case-insensitively
-and on word boundaries. Items that fail are refused at creation with an error naming the response
-(or the field) that carries the name, and a :class:`~annotation.models.BlindingRefusal` row is kept
+the catalogue (display name, provider id and its last path segment, family) through the one matcher,
+:func:`identity_mentions`, which sees through disguises (look-alike letters, invisible characters,
+changed separators: :mod:`annotation.identity_text`) and matches whole words only. Items that
+fail are refused at creation with an error naming the response (or the field) that carries the name, and a :class:`~annotation.models.BlindingRefusal` row is kept
 for the admin's report (admin → "Items refused for blinding"). The campaign texts annotators read
 (name, instructions, calibration examples) are checked by :func:`texts_identity_problems`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from django.utils import timezone
 
+from annotation.identity_text import Skeleton, displayed_variants, skeleton
 from annotation.kinds.base import Kind
 from annotation.models import Assignment, BlindingRefusal, Campaign, Item
 from leaderboard.models import Response, SubjectModel
@@ -27,8 +29,6 @@ from leaderboard.models import Response, SubjectModel
 #: Campaign texts annotators read (queue card, labelling page, calibration overlay), checked the same way.
 CAMPAIGN_SHOWN_FIELDS = ("name", "instructions")
 CALIBRATION_SHOWN_FIELDS = ("title", "body", "expected", "explanation")
-#: Shorter identity strings are not checked: a family such as "o" or "ai" would refuse any text.
-IDENTITY_MIN_LENGTH = 3
 
 
 @dataclass(frozen=True)
@@ -42,30 +42,50 @@ class IdentityLeak:
     message: str
 
 
+def _names_compiled(names: tuple[str, ...]) -> list[tuple[str, Skeleton]]:
+    """(name as given, its skeleton) for each distinct non-empty name, the first spelling of each kept."""
+    compiled: dict[str, tuple[str, Skeleton]] = {}
+    for name in names:
+        folded = skeleton(name.strip()) if name else None
+        if folded is not None and folded.chars:
+            compiled.setdefault(folded.chars + "|" + ",".join(map(str, sorted(folded.breaks))), (name.strip(), folded))
+    return list(compiled.values())
+
+
+_names_cached = lru_cache(maxsize=32)(_names_compiled)
+
+
+def identity_mentions(text: str, names: Iterable[str]) -> list[str]:
+    """The ``names`` (as given) that ``text`` mentions, however disguised: the one identity matcher of
+    the site, behind every check of what annotators read.
+
+    Both sides are folded (:func:`annotation.identity_text.skeleton`: NFKD, marks, format and
+    zero-width characters dropped, look-alike letters folded by the Unicode confusables table, case
+    folded); any run of separators or none counts as equal where the name has a break, and names
+    match whole words only, so "o3" is found in "As o3," but not in "co3" or "o30". Short names are
+    checked too. Text behind a right-to-left override is read as displayed as well as as stored.
+    """
+    if not text:
+        return []
+    compiled = _names_cached(tuple(names))
+    variants = [skeleton(variant) for variant in displayed_variants(text)]
+    return [name for name, folded in compiled if any(variant.contains(folded) for variant in variants)]
+
+
 class IdentityMatcher:
-    """Every identity string of the catalogue as one case-insensitive, word-boundary-aware pattern."""
+    """The catalogue's identity strings, checked with :func:`identity_mentions`."""
 
     def __init__(self, identities: Iterable[str]):
-        # One spelling per name, the first given (a display name before the provider id's segment).
-        unique: dict[str, str] = {}
-        for name in identities:
-            if name and len(name.strip()) >= IDENTITY_MIN_LENGTH:
-                unique.setdefault(name.strip().lower(), name.strip())
-        names = sorted(unique.values(), key=lambda n: (-len(n), n.lower()))
-        self.identities = names
-        # Word boundaries by lookaround, not \b: names start or end with "-", "/" or "." as often as
-        # with a letter ("gpt-4o", "org/model-v2."), where \b would not match.
-        self.pattern = (re.compile("(?<!\\w)(?:" + "|".join(re.escape(n) for n in names) + ")(?!\\w)", re.IGNORECASE)
-                        if names else None)
+        # One spelling per name, the first given (a display name before the provider id's segment);
+        # longest first, so the name reported for a text is the most specific one it contains.
+        given = list(dict.fromkeys(n.strip() for n in identities if n and n.strip()))
+        names = sorted(given, key=len, reverse=True)
+        self.identities = [name for name, _ in _names_compiled(tuple(names))]
 
     def find(self, text: str) -> str | None:
-        """The first identity string ``text`` contains, as written in the catalogue; None if none."""
-        if self.pattern is None or not text:
-            return None
-        found = self.pattern.search(text)
-        if found is None:
-            return None
-        return next((n for n in self.identities if n.lower() == found.group(0).lower()), found.group(0))
+        """The first identity string ``text`` mentions, as written in the catalogue; None if none."""
+        found = identity_mentions(text or "", self.identities)
+        return found[0] if found else None
 
 
 def catalogue_identities() -> IdentityMatcher:
@@ -154,4 +174,4 @@ def blinding_refusals_record(*, campaign: Campaign, refused: Sequence[tuple[str,
 
 
 __all__ = ["CALIBRATION_SHOWN_FIELDS", "CAMPAIGN_SHOWN_FIELDS", "IdentityLeak", "IdentityMatcher", "blinding_refusals_record",
-           "catalogue_identities", "item_identity_problems", "texts_identity_problems"]
+           "catalogue_identities", "identity_mentions", "item_identity_problems", "texts_identity_problems"]

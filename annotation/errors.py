@@ -103,3 +103,10 @@ class LabelNotRevisable(AnnotationError):
 
     status = 409
     code = "label_not_revisable"
+
+
+class ImageNotShown(AnnotationError):
+    """An assigned image that cannot be shown: changed since hand-out, undecodable, or over the pixel budget."""
+
+    status = 409
+    code = "image_not_shown"

@@ -4,8 +4,6 @@ through ``services``, access through the gatekeepers in ``leaderboard.roles`` an
 
 from __future__ import annotations
 
-import hashlib
-
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
@@ -16,10 +14,10 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import selectors, services
 from annotation.access import annotator_access_check
 from annotation.dashboard_cache import campaign_dashboard_cached
-from annotation.errors import AnnotationError, CampaignNotOpen, NotAllowed
+from annotation.errors import AnnotationError, CampaignNotOpen, ImageNotShown, NotAllowed, NotFound
 from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm, NoveltyAblationForm
 from annotation.kinds import kind_for
-from annotation.media import ImageUnreadable, image_without_metadata
+from annotation.media_access import assignment_image
 from annotation.models import CampaignKind, FlagReason
 from leaderboard.judges import judge_choices
 from leaderboard.roles import require_researcher
@@ -75,24 +73,17 @@ def work(request, pk: int):
 @require_GET
 def media(request, token: str, slot: str):
     """An image of the annotator's own assignment, by opaque token and shown slot, re-encoded from its
-    pixels (:func:`annotation.media.image_pixels_only`)."""
+    pixels once and served from the cache (:func:`annotation.media_access.assignment_image`)."""
     try:
         annotator_access_check(user=request.user)
     except NotAllowed as exc:
         raise PermissionDenied(exc.message) from exc
     try:
-        assignment = services.assignment_for_token(token=token, annotator=request.user)
-        data, expected = selectors.media_bytes_for_assignment(assignment=assignment, shown_slot=slot)
-    except (AnnotationError, KeyError) as exc:
+        body, content_type = assignment_image(token=token, annotator=request.user, shown_slot=slot)
+    except NotFound as exc:
         raise Http404("No such image.") from exc
-    if hashlib.sha256(data).hexdigest() != expected:
-        # The file changed since the item was handed out: never show other content under this label.
-        return HttpResponse("This image changed after the item was assigned; skip the item.", status=409,
-                            content_type="text/plain")
-    try:
-        body, content_type = image_without_metadata(data)
-    except ImageUnreadable:
-        return HttpResponse("This image cannot be shown; skip the item.", status=409, content_type="text/plain")
+    except ImageNotShown as exc:
+        return HttpResponse(exc.message, status=409, content_type="text/plain")
     response = HttpResponse(body, content_type=content_type)
     response["Cache-Control"] = "private, no-store"
     return response

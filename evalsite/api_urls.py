@@ -4,22 +4,50 @@ and its docs (Swagger UI and Redoc, served from static files: the CSP allows no 
 from csp.decorators import csp_update
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
+from rest_framework.renderers import JSONRenderer
 
-import annotation.urls  # noqa: F401 - registers the assignment_token converter these routes use
+import annotation.urls  # noqa: F401 - registers the assignment_token and shown_slot converters these routes use
 from annotation import api_v1 as annotation_api
 from leaderboard import api as catalogue_api
+from leaderboard.api_contract import api_exception_handler
 from leaderboard.c2 import api as c2_api
 from leaderboard.easel import api as easel_api
 
 app_name = "api"
 
+
+class _RefusedInTheApiShape:
+    """The schema and docs views (which need a valid session or token: SPECTACULAR_SETTINGS'
+    SERVE_AUTHENTICATION and SERVE_PERMISSIONS) refuse as every /api/v1/ operation does."""
+
+    def get_exception_handler(self):
+        return api_exception_handler
+
+    def handle_exception(self, exc):
+        response = super().handle_exception(exc)
+        # as JSON, whatever these views render on success (YAML, the docs' HTML), like every other refusal
+        # (finalize_response copies the request's choice onto the response)
+        self.request.accepted_renderer, self.request.accepted_media_type = JSONRenderer(), "application/json"
+        return response
+
+
+class SchemaView(_RefusedInTheApiShape, SpectacularAPIView):
+    pass
+
+
+class SwaggerView(_RefusedInTheApiShape, SpectacularSwaggerSplitView):
+    pass
+
+
+class RedocView(_RefusedInTheApiShape, SpectacularRedocView):
+    pass
+
+
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SchemaView.as_view(), name="schema"),
     # Swagger UI and Redoc draw their icons as data: SVGs; only these two pages allow data: images.
-    path("docs/", csp_update({"img-src": ["data:"]})(SpectacularSwaggerSplitView.as_view(url_name="api:schema")),
-         name="docs"),
-    path("redoc/", csp_update({"img-src": ["data:"]})(SpectacularRedocView.as_view(url_name="api:schema")),
-         name="redoc"),
+    path("docs/", csp_update({"img-src": ["data:"]})(SwaggerView.as_view(url_name="api:schema")), name="docs"),
+    path("redoc/", csp_update({"img-src": ["data:"]})(RedocView.as_view(url_name="api:schema")), name="redoc"),
     # task sets and subject models
     path("task-sets/", catalogue_api.TaskSetListApi.as_view(), name="task_set_list"),
     path("task-sets/import", catalogue_api.TaskImportApi.as_view(), name="task_import"),
@@ -75,4 +103,6 @@ urlpatterns = [
     path("annotate/campaigns/<int:pk>/previous", annotation_api.PreviousLabelApi.as_view(), name="annotate_previous"),
     path("annotate/assignments/<assignment_token:token>/revise", annotation_api.ReviseApi.as_view(),
          name="annotate_revise"),
+    path("annotate/assignments/<assignment_token:token>/media/<shown_slot:slot>", annotation_api.AssignmentMediaApi.as_view(),
+         name="annotate_media"),
 ]

@@ -14,8 +14,8 @@ from django.template.loader import render_to_string
 
 __all__ = ["bad_request", "error_response", "is_api_request", "page_not_found", "permission_denied", "server_error"]
 
-TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 500: "Server error"}
-CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 500: "server_error"}
+TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 413: "Upload too large", 500: "Server error"}
+CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 413: "upload_too_large", 500: "server_error"}
 TEMPLATES = {403: "403.html", 404: "404.html", 500: "500.html"}
 
 
@@ -44,6 +44,8 @@ def _detail(exception: BaseException | None, default: str) -> str:
 
 
 def bad_request(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
+    if getattr(exception, "status", None) == 413:  # evalsite.upload_limits.UploadTooLarge, a SuspiciousOperation
+        return error_response(request, 413, _detail(exception, "The upload is too large."))
     return error_response(request, 400, _detail(exception, "The request is malformed."))
 
 

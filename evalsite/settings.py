@@ -96,6 +96,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A body over ATELIER_MAX_UPLOAD_BYTES is a 413 before anything reads it (evalsite/upload_limits.py).
+    "evalsite.upload_limits.RefuseOversizedUploads",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # A NUL in a path, query, form field or cookie is a 400 before any view or session lookup;
@@ -251,6 +253,12 @@ SPECTACULAR_SETTINGS = {
                    "or the site's session. Refusals: `{error, message, details}`.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its docs need a valid session or API token, as every other /api/v1/ address. The
+    # defaults (AllowAny, session only) let any request that sent an Authorization header through:
+    # LoginRequiredEverywhere leaves such requests to DRF to authenticate, and nothing here did.
+    "SERVE_AUTHENTICATION": ["leaderboard.api_tokens.authentication.ApiTokenAuthentication",
+                             "rest_framework.authentication.SessionAuthentication"],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -315,6 +323,16 @@ ATELIER_PROVIDER_MAX_RETRIES = env_int("ATELIER_PROVIDER_MAX_RETRIES", 5, minimu
 ATELIER_PROVIDER_BACKOFF_BASE_MS = env_int("ATELIER_PROVIDER_BACKOFF_BASE_MS", 1000, minimum=0)
 ATELIER_PROVIDER_CACHE_DIR = Path(env_str("ATELIER_PROVIDER_CACHE_DIR", str(VAR_DIR / "provider-cache")))
 ATELIER_EMBED_CACHE_DIR = Path(env_str("ATELIER_EMBED_CACHE_DIR", str(VAR_DIR / "embed-cache")))
+# The largest request body (any upload: admin import pages, API imports), counted from Content-Length
+# and again while files stream in (evalsite/upload_limits.py). Larger files: the manage.py import commands.
+ATELIER_MAX_UPLOAD_BYTES = env_int("ATELIER_MAX_UPLOAD_BYTES", 20 * 2**20, minimum=1024)
+FILE_UPLOAD_HANDLERS = [
+    "evalsite.upload_limits.CappedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Images as annotators receive them (pixels only, flattened), encoded once (annotation.media.served_image).
+ATELIER_MEDIA_CACHE_DIR = Path(env_str("ATELIER_MEDIA_CACHE_DIR", str(VAR_DIR / "media-cache")))
 ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60)
 # How often Celery beat returns overdue assignments to the pool (annotation.expire_assignments).
 ATELIER_ASSIGNMENT_SWEEP_SECONDS = env_int("ATELIER_ASSIGNMENT_SWEEP_SECONDS", 60)

@@ -77,6 +77,12 @@ def _provider_cache_of_its_own(settings, tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _media_cache_of_its_own(settings, tmp_path):
+    # Served images are cached by content hash; a test must see its own encodings, not an earlier run's.
+    settings.ATELIER_MEDIA_CACHE_DIR = tmp_path / "media-cache"
+
+
+@pytest.fixture(autouse=True)
 def _provider_retries_without_waiting(settings, monkeypatch):
     # Failed provider calls are still retried (the retry paths stay under test), 10 ms apart instead
     # of seconds; tests of the backoff itself build their ProviderConfig directly.

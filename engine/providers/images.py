@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 
 from PIL import Image, UnidentifiedImageError
 
+from engine.image_limits import ImageTooLarge, image_size_checked
 from engine.providers.client import (
     OpenAICompatibleClient,
     ProviderError,
@@ -94,6 +95,7 @@ def read_image(data: bytes) -> ImageInfo:
     """Decode ``data`` fully with Pillow; raise :class:`InvalidImage` (with the reason) if it is not an image.
 
     Fully means every pixel: a truncated file whose header is intact fails here, not later on a page.
+    An image over :data:`engine.image_limits.PIXEL_BUDGET` pixels is refused from its header, undecoded.
     """
     if not data:
         raise InvalidImage("no bytes (an empty image)")
@@ -101,9 +103,12 @@ def read_image(data: bytes) -> ImageInfo:
         with warnings.catch_warnings():
             # A decompression-bomb *warning* is an error here: a renderer has no business sending one.
             warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image_size_checked(data)  # from the header: no pixel decoded yet
             with Image.open(io.BytesIO(data)) as image:
                 image.load()
                 fmt, (width, height) = image.format or "", image.size
+    except ImageTooLarge as exc:
+        raise InvalidImage(str(exc)) from None
     except UnidentifiedImageError:
         raise InvalidImage(f"not a decodable image ({len(data)} bytes, starting {data[:8]!r})") from None
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:

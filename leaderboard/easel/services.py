@@ -98,6 +98,7 @@ def imported_tasks(images: list[tuple[str, bytes]]) -> list:
     from PIL import Image, UnidentifiedImageError
 
     from engine.easel.references import reconstruction_task_from_image
+    from engine.image_limits import ImageTooLarge, image_size_checked
 
     tasks, seen = [], set()
     for name, data in sorted(images):
@@ -107,8 +108,11 @@ def imported_tasks(images: list[tuple[str, bytes]]) -> list:
             raise ImageImportError(f"{name}: another file already gives the task id {task_id}")
         seen.add(task_id)
         try:
+            image_size_checked(data)  # the pixel budget, from the header: nothing decoded yet
             with Image.open(io.BytesIO(data)) as image:
                 pixels = np.asarray(image.convert("RGB"))
+        except ImageTooLarge as exc:
+            raise ImageImportError(f"{name} is {exc}") from exc
         except (UnidentifiedImageError, OSError) as exc:
             raise ImageImportError(f"{name}: not a readable image ({exc})") from exc
         tasks.append(reconstruction_task_from_image(pixels, task_id=task_id, source=f"imported:{PurePath(name).name}"))

@@ -210,3 +210,53 @@ def test_the_change_operations_are_in_the_schema(rita):
     schema = token_client(rita).get("/api/v1/schema/?format=json").json()
     operations = {op["operationId"] for path in schema["paths"].values() for op in path.values() if isinstance(op, dict)}
     assert {"annotate_previous", "annotate_revise"} <= operations
+
+
+# ---------------------------------------------------------------- images for token clients (issue 23)
+
+
+@pytest.fixture
+def image_item(alice, media_root):
+    """(alice's token client, the image URL of her faithfulness item, the render behind it)."""
+    from tests.annotation.factories import faithfulness_campaign
+
+    campaign, renders = faithfulness_campaign(Catalogue(n_tasks=1), annotators=[alice])
+    client = token_client(alice)
+    content = client.post(f"/api/v1/annotate/campaigns/{campaign.pk}/next", {}, format="json").json()["assignment"]["content"]
+    return client, content["image"], renders
+
+
+def test_an_item_handed_out_by_token_carries_a_media_url_that_works_with_the_token(image_item):
+    client, url, _renders = image_item
+    assert url.startswith("/api/v1/annotate/assignments/") and url.endswith("/media/A")
+    served = client.get(url, HTTP_ACCEPT="image/avif,image/webp,*/*")
+    assert served.status_code == 200 and served["Content-Type"] == "image/png"
+    assert served.content.startswith(b"\x89PNG")
+
+
+def test_the_token_media_url_names_no_model_render_or_file(image_item):
+    _client, url, renders = image_item
+    prefix, token, media, slot = url.rsplit("/", 3)
+    assert (prefix, media, slot) == ("/api/v1/annotate/assignments", "media", "A")  # token and slot only
+    assert not any(name.lower() in url.lower() for name in MODEL_NAMES)
+    assert not any(str(r.pk) == token or r.image_sha256[:12] in url or r.image.name in url for r in renders)
+
+
+def test_the_token_media_url_is_refused_without_credentials_and_to_another_annotator(image_item):
+    from tests.factories import UserFactory
+
+    _client, url, _renders = image_item
+    assert APIClient().get(url).status_code == 401
+    bob = UserFactory(username="bob", role="annotator")
+    refused = token_client(bob).get(url)
+    assert refused.status_code == 404 and set(refused.json()) == {"error", "message", "details"}
+
+
+def test_the_page_route_still_hands_out_the_page_s_media_url(alice, image_item, client):
+    _token_client, v1_url, _renders = image_item
+    client.force_login(alice)
+    campaign_pk = Campaign.objects.get(kind=CampaignKind.FAITHFULNESS).pk
+    page = client.post(f"/annotate/api/campaigns/{campaign_pk}/next", "{}", content_type="application/json").json()
+    assert page["assignment"]["content"]["image"].startswith("/annotate/media/")
+    assert client.get(page["assignment"]["content"]["image"]).status_code == 200
+    assert client.get(v1_url).status_code == 200  # the v1 address takes the session too

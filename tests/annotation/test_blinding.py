@@ -417,3 +417,86 @@ def test_validation_media_of_someone_elses_assignment_is_404(client, validation_
     assert client.login(username="alice", password=PASSWORD)
     for slot in ("A", "B", "R", "Z"):
         assert client.get(f"/annotate/media/{token}/{slot}").status_code == 404
+
+
+# -- disguised names (issue 23): every variant the outside probe showed is refused at item creation ----
+
+DISGUISED = {
+    "exact": "demo-atlas",
+    "case changed": "DEMO-ATLAS",
+    "provider id": "acme/demo-atlas",
+    "zero-width joiner": "demo\u200d-atlas",
+    "zero-width space": "de\u200bmo-at\u200blas",
+    "soft hyphen": "demo\u00adatlas",
+    "right-to-left override": "\u202esalta-omed\u202c",
+    "Cyrillic look-alikes": "dеmо-аtlаs",
+    "fullwidth": "ｄｅｍｏ－ａｔｌａｓ",
+    "non-breaking hyphen": "demo\u2011atlas",
+    "combining accents": "de\u0301mo\u0308-a\u0300tlas",
+    "space": "demo atlas",
+    "underscore": "demo_atlas",
+    "no separator": "demoatlas",
+    "spelled out": "d.e.m.o-a.t.l.a.s",
+    "en dash": "demo\u2013atlas",
+    "em dash": "demo\u2014atlas",
+    "camel case": "DemoAtlas",
+}
+
+
+@pytest.fixture
+def disguise_world(small):
+    from tests.annotation.factories import campaign_for
+    from tests.factories import SubjectModelFactory
+
+    SubjectModelFactory(display_name="demo-atlas", provider_id="acme/demo-atlas", family="")
+    SubjectModelFactory(display_name="o3", provider_id="openai/o3", family="")
+    SubjectModelFactory(display_name="GPT-4o", provider_id="openai/gpt-4o", family="")
+    return small, campaign_for(CampaignKind.STRATEGY, small)
+
+
+def _offer(world, core_idea: str):
+    small, campaign = world
+    task = small.tasks[0]
+    response = ResponseFactory(task=task, subject_model=small.models[0], sample=7, core_idea=core_idea)
+    return campaign, services.ItemSpec(task=task, response_a=response, key="offered")
+
+
+@pytest.mark.parametrize("disguise", DISGUISED.values(), ids=DISGUISED.keys())
+def test_a_disguised_model_name_is_refused_at_item_creation(disguise_world, disguise):
+    campaign, spec = _offer(disguise_world, f"A lantern drawn the way {disguise} would draw it.")
+    error = _refused(campaign, spec)
+    assert "names a model" in error.message
+    assert BlindingRefusal.objects.get(campaign=campaign, item_key="offered").identity in {"demo-atlas", "acme/demo-atlas"}
+
+
+@pytest.mark.parametrize("text", ["As o3, an OpenAI model, I propose a lantern.", "A lantern in the GPT\u20114o manner.",
+                                  "Drawn as ｏ３ would."])
+def test_a_short_model_name_is_refused_too(disguise_world, text):
+    campaign, spec = _offer(disguise_world, text)
+    assert "names a model" in _refused(campaign, spec).message
+
+
+@pytest.mark.parametrize("text", [
+    "Cobalt carbonate, co3, stains the glaze.", "An o30 drill bit.", "Two atlases of maps.", "To demonstrate at last",
+    "An Al2O3 crystal.", "A demo of the atlas room.", "We look at las vegas lights.", "Zero-width-free prose.",
+])
+def test_ordinary_words_with_the_same_letters_raise_no_alarm(disguise_world, text):
+    campaign, spec = _offer(disguise_world, text)
+    created, _ = services.items_create(campaign=campaign, specs=[spec])
+    assert len(created) == 1 and not BlindingRefusal.objects.exists()
+
+
+def test_identity_mentions_returns_every_name_found_as_given():
+    from annotation.blinding import identity_mentions
+
+    names = ["demo-atlas", "o3", "Fennec"]
+    assert identity_mentions("Unlike dеmо atlas and o3, nothing of fennecs.", names) == ["demo-atlas", "o3"]
+    assert identity_mentions("", names) == []
+
+
+def test_a_campaign_instruction_with_a_disguised_name_is_refused(disguise_world):
+    from tests.annotation.factories import campaign_for
+
+    small, _ = disguise_world
+    with pytest.raises(ItemsInvalid, match="instructions: names a model"):
+        campaign_for(CampaignKind.STRATEGY, small, instructions="Label like d\u200be\u200bmo_atlas would.")

@@ -3,20 +3,23 @@ carry identities in every metadata place and after their end marker serve none o
 
 from __future__ import annotations
 
+import hashlib
 import io
 import struct
 import uuid
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.core.files.base import ContentFile
-from PIL import Image
+from PIL import Image, ImageDraw
 
-from annotation import services
-from annotation.media import ImageUnreadable, image_pixels_only
+from annotation import media, services
+from annotation.media import PAGE_BACKGROUND, ImageUnreadable, image_pixels_only
 from annotation.models import CampaignKind
 from tests.annotation.factories import Catalogue, RenderFactory, campaign_for
 from tests.factories import PASSWORD, UserFactory
+from tests.hostile_images import huge_png
 
 #: Identities planted in the hostile files, in mixed case: the check below is case-insensitive.
 IDENTITIES = ("Zephyr-Secret-Alpha", "provider/quasar-hidden-beta", "NIMBUS-COVERT-GAMMA", "Orion Masked Delta")
@@ -155,11 +158,96 @@ def test_an_animated_gif_is_served_as_its_first_frame():
         assert served.convert("RGB").getpixel((5, 5)) == (255, 0, 0)
 
 
-def test_transparency_survives_the_re_encoding():
+def _png(image: Image.Image) -> bytes:
     buffer = io.BytesIO()
-    Image.new("RGBA", (4, 4), (10, 20, 30, 0)).save(buffer, format="PNG")
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def transparent_text_png() -> bytes:
+    """White where visible; the word drawn in black in pixels of alpha 0 (invisible on the page, shown
+    by anyone who drops the alpha channel)."""
+    image = Image.new("RGBA", (120, 30), (255, 255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    draw.fontmode = "1"  # no anti-aliasing: every pixel of the word has alpha 0, none is half-visible
+    draw.text((4, 8), "ZEPHYR", fill=(0, 0, 0, 0))
+    return _png(image)
+
+
+def test_the_transparent_text_image_really_hides_text_in_its_colour_channels():
+    with Image.open(io.BytesIO(transparent_text_png())) as image:
+        rgba = image.convert("RGBA")
+    hidden = [colour for _, colour in rgba.getcolors() if colour[3] == 0]
+    assert hidden and all(p[:3] == (0, 0, 0) for p in hidden)
+    assert Image.open(io.BytesIO(transparent_text_png())).convert("RGB").getextrema() == ((0, 255),) * 3
+
+
+def test_fully_transparent_pixels_are_served_as_the_page_background():
+    with Image.open(io.BytesIO(transparent_text_png())) as stored:
+        alpha = stored.convert("RGBA").getchannel("A")
+    with Image.open(io.BytesIO(image_pixels_only(transparent_text_png()))) as served:
+        assert served.mode == "RGB"  # no alpha channel left to drop
+        colours = served.getcolors()
+    assert colours == [(120 * 30, PAGE_BACKGROUND)], "the hidden word must not survive into the served pixels"
+    assert alpha.getextrema() == (0, 255)
+
+
+def test_half_transparent_pixels_are_composited_onto_the_background():
+    served = image_pixels_only(_png(Image.new("RGBA", (2, 2), (0, 0, 0, 128))))
+    with Image.open(io.BytesIO(served)) as image:
+        assert image.getpixel((0, 0)) == (127, 127, 127)
+
+
+def test_a_palette_image_with_a_transparent_index_is_flattened_too():
+    image = Image.new("P", (4, 4), 1)
+    image.putpalette([255, 255, 255, 0, 0, 0] + [0] * 762)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", transparency=1)  # index 1, black, is fully transparent
     with Image.open(io.BytesIO(image_pixels_only(buffer.getvalue()))) as served:
-        assert served.mode == "RGBA" and served.getpixel((1, 1))[3] == 0
+        assert served.mode == "RGB" and served.getpixel((2, 2)) == PAGE_BACKGROUND
+
+
+def test_an_image_over_the_pixel_budget_is_refused_from_its_header_without_decoding(monkeypatch):
+    data = huge_png()
+    assert len(data) < 300_000
+    decoded = []
+    monkeypatch.setattr(Image.Image, "load", lambda self, *a, **k: decoded.append(self.size))
+    with pytest.raises(ImageUnreadable, match="64,000,000 pixels, over the budget of 16,777,216"):
+        image_pixels_only(data)
+    assert decoded == []
+
+
+def test_an_image_at_the_pixel_budget_is_served():
+    with Image.open(io.BytesIO(image_pixels_only(huge_png(4096, 4096)))) as served:
+        assert served.size == (4096, 4096)
+
+
+def test_a_served_image_is_encoded_once_then_read_from_the_cache(settings, monkeypatch):
+    calls = []
+    encode = media.image_pixels_only
+    monkeypatch.setattr(media, "image_pixels_only", lambda data: calls.append(1) or encode(data))
+    first, _ = media.served_image(transparent_text_png())
+    second, _ = media.served_image(transparent_text_png())
+    assert first == second and len(calls) == 1
+    assert len(list(settings.ATELIER_MEDIA_CACHE_DIR.glob("*/*.png"))) == 1
+
+
+def test_concurrent_first_fetches_of_one_image_encode_it_once(monkeypatch):
+    calls = []
+    encode = media.image_pixels_only
+    monkeypatch.setattr(media, "image_pixels_only", lambda data: calls.append(1) or encode(data))
+    data = _png(_pixels((300, 300)))
+    with ThreadPoolExecutor(8) as pool:
+        bodies = list(pool.map(lambda _: media.served_image(data)[0], range(8)))
+    assert len(set(bodies)) == 1 and len(calls) == 1
+
+
+def test_an_unwritable_cache_still_serves_the_image(settings, tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    settings.ATELIER_MEDIA_CACHE_DIR = blocker / "cache"
+    body, content_type = media.served_image(transparent_text_png())
+    assert content_type == "image/png" and body == image_pixels_only(transparent_text_png())
 
 
 def test_bytes_that_are_not_an_image_are_refused_with_a_clear_error():
@@ -181,3 +269,45 @@ def test_the_media_url_serves_a_hostile_render_without_its_identities(client, me
     served = client.get(content["image"])
     assert served.status_code == 200 and served["Content-Type"] == "image/png"
     assert_no_identity(served.content)
+
+
+@pytest.fixture
+def served_render(client, media_root):
+    """(client logged in as alice, the media URL of her faithfulness item, the render): the render's file
+    is replaced by ``served_render_bytes`` before the item is created."""
+
+    def make(data: bytes):
+        alice = UserFactory(username="alice", role="annotator")
+        catalogue = Catalogue(n_tasks=1)
+        render = RenderFactory(response=next(iter(catalogue.responses.values())))
+        render.image.save(f"{uuid.uuid4().hex}.png", ContentFile(data), save=False)
+        render.image_sha256 = hashlib.sha256(data).hexdigest()
+        render.save()
+        campaign = campaign_for(CampaignKind.FAITHFULNESS, catalogue, annotators=[alice])
+        services.items_create(campaign=campaign, specs=[services.ItemSpec(task=render.response.task, render_a=render)])
+        assert client.login(username="alice", password=PASSWORD)
+        content = client.post(f"/annotate/api/campaigns/{campaign.pk}/next",
+                              content_type="application/json").json()["assignment"]["content"]
+        return content["image"]
+
+    return make
+
+
+@pytest.mark.django_db
+def test_the_media_url_refuses_an_image_over_the_pixel_budget_with_a_409(client, served_render):
+    served = client.get(served_render(huge_png()))
+    assert served.status_code == 409 and b"cannot be shown" in served.content
+
+
+@pytest.mark.django_db
+def test_the_media_url_serves_the_transparent_text_image_flattened_and_fetches_twice_from_the_cache(
+        client, served_render, monkeypatch):
+    url = served_render(transparent_text_png())
+    calls = []
+    encode = media.image_pixels_only
+    monkeypatch.setattr(media, "image_pixels_only", lambda data: calls.append(1) or encode(data))
+    first, second = client.get(url), client.get(url)
+    assert first.status_code == second.status_code == 200 and first.content == second.content
+    assert len(calls) == 1
+    with Image.open(io.BytesIO(first.content)) as image:
+        assert image.mode == "RGB" and image.getcolors() == [(120 * 30, PAGE_BACKGROUND)]

@@ -21,7 +21,8 @@ def _api_routes() -> set[str]:
 
 def test_every_api_route_is_an_operation_of_the_schema(schema):
     documented = {path.removeprefix("/api/v1/") for path in schema["paths"]}
-    routes = {route.replace("<int:pk>", "{id}").replace("<assignment_token:token>", "{token}") for route in _api_routes()}
+    routes = {route.replace("<int:pk>", "{id}").replace("<assignment_token:token>", "{token}")
+              .replace("<shown_slot:slot>", "{slot}") for route in _api_routes()}
     assert routes == documented
 
 
@@ -45,3 +46,45 @@ def test_every_operation_accepts_a_token_or_the_session(schema):
     for methods in schema["paths"].values():
         for operation in methods.values():
             assert {"apiToken": []} in operation["security"] and {"cookieAuth": []} in operation["security"]
+
+
+# -- the schema and its docs need a valid session or token (issue 23: any Authorization header was enough)
+
+SCHEMA_AND_DOCS = ["/api/v1/schema/", "/api/v1/docs/", "/api/v1/redoc/"]
+
+
+@pytest.mark.parametrize("path", SCHEMA_AND_DOCS)
+@pytest.mark.parametrize("header", [None, "Bearer x", "Bearer atl_not-a-real-token", "Token x", "Basic Zm9vOmJhcg==",
+                                    "Bearer", "nonsense"])
+def test_the_schema_and_docs_refuse_a_request_without_a_valid_session_or_token(client, path, header):
+    extra = {"HTTP_AUTHORIZATION": header} if header is not None else {}
+    response = client.get(path, **extra)
+    assert response.status_code in (401, 403), (path, header, response.status_code)
+    assert b"openapi" not in response.content.lower() and b"swagger" not in response.content.lower()
+
+
+@pytest.mark.parametrize("path", SCHEMA_AND_DOCS)
+def test_the_schema_and_docs_answer_a_valid_token(rita, path):
+    from leaderboard.api_tokens.services import api_token_create
+
+    _, secret = api_token_create(user=rita, name="docs")
+    response = django_client().get(path, HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("path", SCHEMA_AND_DOCS)
+def test_the_schema_and_docs_answer_a_session(client, alice, path):
+    client.force_login(alice)
+    assert client.get(path).status_code == 200
+
+
+def test_a_bad_token_on_the_schema_is_refused_in_the_api_error_shape(client):
+    response = client.get("/api/v1/schema/", HTTP_AUTHORIZATION="Bearer x")
+    assert response.status_code == 401
+    assert set(response.json()) == {"error", "message", "details"} and response.json()["error"] == "not_authenticated"
+
+
+def django_client():
+    from django.test import Client
+
+    return Client()

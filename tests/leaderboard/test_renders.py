@@ -200,8 +200,16 @@ def _absolute_image_path(rows, directory):
     return 1, "image", "must be a path relative to the manifest"
 
 
+def _image_over_the_pixel_budget(rows, directory):
+    from tests.hostile_images import huge_png
+
+    (directory / "images/0.png").write_bytes(huge_png())
+    return 1, "image", "64,000,000 pixels, over the budget of 16,777,216 pixels"
+
+
 @pytest.mark.parametrize("breaks", [
     _unknown_task, _unknown_model, _unknown_sample, _missing_image, _undecodable_image, _truncated_image,
+    _image_over_the_pixel_budget,
     _duplicate_in_file, _sample_not_an_integer, _seed_missing, _seed_a_float, _unknown_field, _absolute_image_path,
 ], ids=lambda f: f.__name__.strip("_"))
 def test_each_bad_record_names_file_line_and_field_and_nothing_is_written(catalogue, tmp_path, media_root, breaks):

@@ -99,11 +99,16 @@ def _image_of(name: str, item) -> tuple[bytes, str, int, int]:
     """(bytes, content type, width, height) of a visual item's image, or ImportFailed at its line."""
     from PIL import Image, UnidentifiedImageError
 
+    from engine.image_limits import ImageTooLarge, image_size_checked
+
     path = Path(item.image_path)
     try:
         data = path.read_bytes()
+        image_size_checked(data)  # the pixel budget, from the header: nothing decoded yet
         with Image.open(io.BytesIO(data)) as image:
             kind, (width, height) = image.format, image.size
+    except ImageTooLarge as exc:
+        raise ImportFailed([RecordError(name, item.line, "image", f"{path.name} is {exc}")]) from exc
     except (OSError, UnidentifiedImageError) as exc:
         raise ImportFailed([RecordError(name, item.line, "image", f"{path.name}: not a readable image ({exc})")]) from exc
     if kind not in IMAGE_TYPES:

@@ -193,3 +193,15 @@ def test_a_changed_image_of_a_frozen_set_is_an_error_and_the_stored_image_stays(
         run_import("creation_mmbench", record, images_dir=tmp_path)
     assert (caught.value.errors[0].line, caught.value.errors[0].field) == (1, "image") and "frozen" in caught.value.errors[0].message
     assert C2TaskImage.objects.get().sha256 == stored
+
+
+def test_a_task_image_over_the_pixel_budget_is_refused_naming_file_line_and_field(tmp_path):
+    from tests.hostile_images import huge_png
+
+    (tmp_path / "harbour.png").write_bytes(huge_png())
+    record = {"index": 7, "question": "Write the story of this harbour.", "image": "harbour.png", "task_name": "story"}
+    with pytest.raises(ImportFailed) as caught:
+        run_import("creation_mmbench", jsonl(record), images_dir=tmp_path)
+    error = caught.value.errors[0]
+    assert (error.line, error.field) == (1, "image") and "over the budget of 16,777,216 pixels" in error.message
+    assert not Task.objects.exists() and not C2TaskImage.objects.exists()

@@ -133,6 +133,17 @@ def test_an_unreadable_image_is_an_error_naming_the_file_and_writes_nothing(tmp_
     assert not TaskSet.objects.filter(name="broken").exists()
 
 
+def test_an_image_over_the_pixel_budget_is_an_error_naming_the_file_and_writes_nothing(tmp_path):
+    from tests.hostile_images import huge_png
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "huge.png").write_bytes(huge_png())
+    with pytest.raises(CommandError, match="huge.png is 64,000,000 pixels, over the budget"):
+        run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "huge", "--images", str(folder))
+    assert not TaskSet.objects.filter(name="huge").exists()
+
+
 def test_run_easel_queue_without_a_broker_runs_eagerly_and_follows_to_done(suite):
     out = run_command("run_easel", "--task-set", suite.name, "--agent", "blank_fill", "--queue")
     run = EaselRun.objects.get()

@@ -1,0 +1,257 @@
+"""Text as the identity check reads it: a folded skeleton of letters and digits with its word structure.
+
+A disguised model name must be found however it is written, and an ordinary word must not be taken
+for one. Both the shown text and every catalogue name go through the same :func:`skeleton`:
+
+1. Unicode compatibility decomposition (NFKD, i.e. NFKC's folding: fullwidth ``Ｇ`` → ``G``,
+   mathematical bold letters, ligatures, superscripts), then every mark (combining accents, Unicode
+   category M*), every format or control character (category C*: zero-width space and joiner, soft
+   hyphen, direction overrides, word joiner, byte-order mark; whitespace controls excepted) and the
+   invisible Hangul fillers are dropped, and the rest recomposed (NFC).
+2. Look-alike letters are folded to the ASCII letter they imitate with the Unicode confusables table
+   that ``confusable-homoglyphs`` ships (Cyrillic ``а``, Greek ``Τ`` …); ASCII itself is never folded
+   (``l``, ``1`` and ``I`` stay distinct, so "o1" is not "ol"). Other scripts' decimal digits become ASCII digits.
+3. Every other character (space, ``-``, ``_``, ``.``, ``/``, every dash, U+2011, apostrophes, …) is a
+   separator: words are the runs of letters and digits between separators. Inside a word a name may
+   start or end where the case turns from lower to upper (``useDemoAtlas``), where the script changes
+   (``我用GPT写``), and at every character of a script written without spaces (Han, kana, Thai, …).
+4. Case is folded (``str.casefold``).
+
+Matching (:meth:`Skeleton.contains`): a name is found where the text's skeleton holds the name's
+skeleton starting and ending on a word edge or one of the in-word points above, and every separator
+the match runs across falls where the name itself has a break (a separator, a case or script change,
+or a letter–digit change: ``demo atlas``, ``demo_atlas`` and ``GPT 4o`` match "demo-atlas" and "gpt-4o"),
+or lies between two one-character words (a name spelled out: ``d.e.m.o-a.t.l.a.s``). Joining across
+separators anywhere else would take "at las" for "Atlas"; matching inside a word would take "atlases"
+for "Atlas", "co3" and "o30" for "o3".
+
+Right-to-left override (U+202E) displays the characters after it reversed, so a name written backwards
+behind one reads correctly on screen: :func:`displayed_variants` gives the text as stored and, where it
+holds an override, as displayed; both are checked.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from confusable_homoglyphs.categories import alias as script_of
+from confusable_homoglyphs.confusables import confusables_data
+
+__all__ = ["Skeleton", "displayed_variants", "skeleton"]
+
+_ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
+#: Letters that draw nothing (Hangul fillers): dropped like format characters.
+_INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+#: Scripts written without spaces between words: each character may start or end a name.
+_UNSPACED_SCRIPTS = frozenset({"HAN", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN"})
+#: Bidirectional controls: the right-to-left override, every control that opens an embedding,
+#: override or isolate (nested inside an override), and their closers.
+_RLO = "\u202e"
+_OPENERS = frozenset("\u202a\u202b\u202d\u202e\u2066\u2067\u2068")
+_CLOSERS = frozenset("\u202c\u2069")
+
+
+@lru_cache(maxsize=1)
+def _look_alikes() -> dict[str, str]:
+    """Non-ASCII character -> the ASCII letter or digit it imitates (Unicode confusables.txt, as
+    ``confusable-homoglyphs`` ships it; every such character has exactly one ASCII alphanumeric look-alike)."""
+    table = {}
+    for char, homoglyphs in confusables_data.items():
+        if len(char) != 1 or char.isascii():
+            continue
+        targets = [h["c"] for h in homoglyphs if h["c"] in _ASCII_ALNUM]
+        if targets:
+            table[char] = targets[0]
+    return table
+
+
+@lru_cache(maxsize=4096)
+def _fold(char: str) -> str:
+    """One character folded to the ASCII letter or digit it imitates, keeping its case; else itself."""
+    if char.isascii():
+        return char
+    if unicodedata.category(char) == "Nd":
+        return str(unicodedata.digit(char))
+    table = _look_alikes()
+    lower = char.lower()
+    # A capital whose small form imitates a letter takes that letter (Cyrillic "І" is "I", not the
+    # "l" the table gives for the capital's glyph); a capital with no such small form (Cyrillic "Т")
+    # takes its own look-alike.
+    target = table.get(lower) if lower != char and len(lower) == 1 else None
+    target = target or table.get(char)
+    if target is None:
+        return char
+    return target.upper() if char.isupper() else target
+
+
+@lru_cache(maxsize=4096)
+def _script(char: str) -> str:
+    if char.isascii():
+        return "LATIN"  # ASCII digits go with Latin letters ("gpt4o" is one run)
+    return script_of(char)
+
+
+def _kept(char: str) -> bool:
+    category = unicodedata.category(char)
+    if category[0] == "M" or char in _INVISIBLE_LETTERS:
+        return False
+    return category[0] != "C" or char.isspace()
+
+
+def displayed_variants(text: str) -> list[str]:
+    """``text`` as stored and, if it holds a right-to-left override, as displayed: each overridden run
+    (to its closing U+202C, the paragraph's end or the end) reversed. Embeddings opened inside the run
+    are counted so their closers do not end it early; the controls themselves are dropped later."""
+    if _RLO not in text:
+        return [text]
+    lines = []
+    for line in text.split("\n"):
+        out: list[str] = []
+        run: list[str] = []
+        depth = 0  # open controls inside the current override; 0: not overridden
+        for char in line:
+            if depth == 0:
+                if char == _RLO:
+                    depth = 1
+                else:
+                    out.append(char)
+            elif char in _OPENERS:
+                depth += 1
+            elif char in _CLOSERS:
+                depth -= 1
+                if depth == 0:
+                    out.append("".join(reversed(run)))
+                    run = []
+            else:
+                run.append(char)
+        out.append("".join(reversed(run)))
+        lines.append("".join(out))
+    return [text, "\n".join(lines)]
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """A text's folded letters and digits, with where its words and in-word break points lie.
+
+    ``chars`` is the skeleton; ``starts``/``ends`` the offsets where a name may begin/end; ``gaps`` the
+    offsets where a separator stood (the end of one word, the start of the next); ``single_starts`` and
+    ``single_ends`` where one-character words start and end; ``breaks`` every offset where a name's own
+    parts meet (gaps, case, script and letter–digit changes), used for the name side of a match.
+    """
+
+    chars: str
+    starts: frozenset[int]
+    ends: frozenset[int]
+    gaps: tuple[int, ...]
+    single_starts: frozenset[int]
+    single_ends: frozenset[int]
+    breaks: frozenset[int]
+
+    def contains(self, name: Skeleton) -> bool:
+        """Whether ``name`` is written in this text (the rules of the module docstring)."""
+        if not name.chars:
+            return False
+        position = self.chars.find(name.chars)
+        while position != -1:
+            end = position + len(name.chars)
+            if position in self.starts and end in self.ends and self._gaps_allowed(position, end, name):
+                return True
+            position = self.chars.find(name.chars, position + 1)
+        return False
+
+    def _gaps_allowed(self, start: int, end: int, name: Skeleton) -> bool:
+        for gap in self.gaps:
+            if gap <= start:
+                continue
+            if gap >= end:
+                break
+            # spelled out letter by letter, or a separator where the name has a break of its own
+            if not (gap in self.single_ends and gap in self.single_starts) and (gap - start) not in name.breaks:
+                return False
+        return True
+
+
+#: In an ASCII word: lower→upper ("useDemo") and before the last capital of a run that a small letter
+#: follows ("GPTModel").
+_ASCII_CASE_BREAK = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_DIGIT_BREAK = re.compile(r"(?<=\d)(?=\D)|(?<=\D)(?=\d)")
+#: Words: runs of letters and digits (``\w`` less the underscore; marks are already gone).
+_WORD = re.compile(r"[^\W_]+")
+#: ASCII controls other than whitespace, dropped as format characters are (the ASCII fast path).
+_ASCII_CONTROLS = {c: None for c in range(32) if not chr(c).isspace()} | {127: None}
+
+
+def _in_word_breaks(word: str) -> list[int]:
+    """Offsets inside ``word`` (folded, case kept) where a name may start or end: lower→upper, before
+    the last capital of a run followed by a small letter (``GPTModel``), script changes, and around
+    each character of an unspaced script."""
+    if word.isascii():
+        return [m.start() for m in _ASCII_CASE_BREAK.finditer(word)] if not word.islower() else []
+    found = []
+    for i in range(1, len(word)):
+        before, after = word[i - 1], word[i]
+        scripts = _script(before), _script(after)
+        if ((before.islower() and after.isupper())
+                or (before.isupper() and after.isupper() and i + 1 < len(word) and word[i + 1].islower())
+                or scripts[0] != scripts[1] or scripts[0] in _UNSPACED_SCRIPTS):
+            found.append(i)
+    return found
+
+
+def _digit_breaks(word: str) -> list[int]:
+    if word.isalpha() or word.isdigit():
+        return []
+    return [m.start() for m in _DIGIT_BREAK.finditer(word)]
+
+
+def _folded(text: str) -> str:
+    """Steps 1–2 of the module docstring: decomposed, cleaned of marks and invisible characters, recomposed,
+    look-alikes folded (case kept). ASCII text only loses its control characters."""
+    if text.isascii():
+        return text.translate(_ASCII_CONTROLS)
+    decomposed = unicodedata.normalize("NFKD", text)
+    cleaned = unicodedata.normalize("NFC", "".join(c for c in decomposed if _kept(c)))
+    return "".join(_fold(c) for c in cleaned)
+
+
+def skeleton(text: str) -> Skeleton:
+    """The folded skeleton of ``text`` (one variant: see :func:`displayed_variants` for overrides)."""
+    words = _WORD.findall(_folded(text))
+    chars: list[str] = []
+    starts, ends, single_starts, single_ends, breaks = set(), set(), set(), set(), set()
+    gaps = []
+    offset = 0
+    for index, word in enumerate(words):
+        if index:
+            gaps.append(offset)
+            breaks.add(offset)
+        if word.isascii():
+            folded = word.lower()
+            positions = range(len(word) + 1)
+        else:
+            # casefold per character, so in-word offsets map onto the skeleton ("ß" becomes "ss")
+            pieces = [char.casefold() for char in word]
+            folded = "".join(pieces)
+            positions = [0]
+            for piece in pieces:
+                positions.append(positions[-1] + len(piece))
+        chars.append(folded)
+        length = len(folded)
+        inner = {offset + positions[i] for i in _in_word_breaks(word)}
+        starts.add(offset)
+        ends.add(offset + length)
+        if inner:
+            starts |= inner
+            ends |= inner
+            breaks |= inner
+        breaks.update(offset + positions[i] for i in _digit_breaks(word))
+        if length == 1:
+            single_starts.add(offset)
+            single_ends.add(offset + 1)
+        offset += length
+    return Skeleton("".join(chars), frozenset(starts), frozenset(ends), tuple(gaps), frozenset(single_starts),
+                    frozenset(single_ends), frozenset(breaks))

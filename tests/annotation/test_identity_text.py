@@ -1,0 +1,71 @@
+"""The folded skeleton the identity check reads (annotation/identity_text.py): what folds, what separates,
+where a name may start, end and run across a separator."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.identity_text import displayed_variants, skeleton
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("ＧＰＴ", "gpt"),                    # fullwidth (NFKC)
+    ("𝐆𝐏𝐓", "gpt"),                       # mathematical bold (NFKC)
+    ("GРТ", "gpt"),                        # Cyrillic capitals Er and Te: no small look-alike, own glyph
+    ("gеmіnі", "gemini"),                  # Cyrillic small ie and i
+    ("GEMІNI", "gemini"),                  # Cyrillic capital I is "I", not the "l" its glyph also resembles
+    ("Ζeus", "zeus"),                      # Greek capital zeta
+    ("cafe\u0301", "cafe"),                # combining acute accent
+    ("d\u200be\u200dm\u00ado\u2060", "demo"),  # zero-width space, joiner, soft hyphen, word joiner
+    ("o\u0663", "o3"),                     # Arabic-Indic digit three
+])
+def test_look_alikes_invisible_characters_and_marks_fold_away(text, expected):
+    assert skeleton(text).chars == expected
+
+
+def test_ascii_letters_and_digits_are_never_folded_into_each_other():
+    assert skeleton("o1 Il0").chars == "o1il0"
+
+
+@pytest.mark.parametrize("separator", [" ", "-", "_", ".", "/", "\u2011", "\u2013", "\u2014", "\u00a0", " - "])
+def test_every_separator_run_is_one_gap(separator):
+    folded = skeleton(f"demo{separator}atlas")
+    assert folded.chars == "demoatlas" and folded.gaps == (4,)
+
+
+def test_a_name_is_found_across_a_separator_only_where_the_name_has_a_break():
+    name = skeleton("demo-atlas")
+    assert skeleton("the demo atlas").contains(name)
+    assert skeleton("the demoatlas").contains(name)
+    assert not skeleton("we demo at las vegas").contains(skeleton("demo-atlas"))
+    assert not skeleton("at las vegas").contains(skeleton("Atlas"))
+
+
+def test_a_name_spelled_out_letter_by_letter_is_found():
+    assert skeleton("by a.t.l.a.s").contains(skeleton("Atlas"))
+    assert skeleton("d e m o atlas").contains(skeleton("demo-atlas"))
+
+
+@pytest.mark.parametrize("text", ["co3", "o30", "Al2O3", "atlases", "demonstrate at last", "prodemo-atlases"])
+def test_a_name_inside_a_longer_word_is_not_found(text):
+    assert not any(skeleton(text).contains(skeleton(name)) for name in ("o3", "Atlas", "demo-atlas"))
+
+
+def test_a_name_may_start_at_a_case_change_or_script_change_inside_a_word():
+    assert skeleton("useDemoAtlas").contains(skeleton("demo atlas"))
+    assert skeleton("我用GPT4o写").contains(skeleton("gpt-4o"))
+    assert skeleton("我用通义千问写").contains(skeleton("通义千问"))
+
+
+def test_the_name_s_letter_digit_changes_are_its_breaks():
+    assert skeleton("GPT 4 o").contains(skeleton("gpt4o"))
+
+
+def test_a_right_to_left_override_is_read_as_displayed_too():
+    stored = "x \u202esalta-omed\u202c y"
+    assert displayed_variants(stored) == [stored, "x demo-atlas y"]
+    assert displayed_variants("no override") == ["no override"]
+
+
+def test_embeddings_inside_an_override_do_not_end_it_early():
+    assert displayed_variants("\u202eab\u202bcd\u202cef")[1] == "fedcba"
