@@ -99,7 +99,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "evalsite.static_files.StaticFilesMiddleware",  # WhiteNoise; no warning for an uncollected dev folder
     # A NUL in a path, query, form field or cookie is a 400 before any view or session lookup;
     # an integer path parameter no id column can hold is a 404.
     "evalsite.request_checks.RefuseUnstorableInput",
