@@ -29,6 +29,7 @@ from django.utils import timezone
 from engine.c2 import prompts
 from engine.c2.rater import RUBRIC_VERSION, is_rerate_sample
 from engine.c2.tasks import C2TaskType
+from engine.providers.client import temperature_check
 from leaderboard.c2.models import (
     CONVERGENT_TYPES,
     DIVERGENT_TYPES,
@@ -55,8 +56,6 @@ MAX_ATTEMPTS = 3
 GROUP_WAVES = 20  # the prompts of one group ≈ 20 × the concurrency cap samples per model
 BATCH_WAVES = 10  # one provider batch ≈ 10 × a model's share of the cap: few batch barriers
 DEFAULT_SAMPLES = 5  # n per prompt (issue 12; the paper's n is not printed)
-#: The highest sampling temperature the OpenAI-compatible protocol accepts.
-MAX_TEMPERATURE = 2.0
 
 
 class RunConfigurationError(ValueError):
@@ -144,8 +143,10 @@ def c2_run_create(
         raise RunConfigurationError(f"surprise policy must be one of {', '.join(C2Run.SurprisePolicy.values)}")
     if not 0 < tau <= 1:
         raise RunConfigurationError("tau must lie in (0, 1]")
-    if not 0 <= temperature <= MAX_TEMPERATURE:
-        raise RunConfigurationError(f"temperature must lie in [0, {MAX_TEMPERATURE:g}]; got {temperature:g}")
+    try:
+        temperature_check(temperature)
+    except ValueError as exc:
+        raise RunConfigurationError(str(exc)) from exc
     tasks = list(task_set.tasks.order_by("position", "external_id"))
     if not tasks:
         raise RunConfigurationError(f"{task_set} has no tasks")

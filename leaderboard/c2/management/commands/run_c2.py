@@ -3,6 +3,7 @@
 from django.core.management.base import CommandError
 
 from engine.c2.uos import BOOTSTRAP_LEVEL
+from engine.providers.client import MAX_TEMPERATURE
 from leaderboard.c2.models import C2Run
 from leaderboard.c2.services import runs
 from leaderboard.management.progress_bar import progress_bar
@@ -36,7 +37,7 @@ class Command(RunCommand):
                             help="Surprise when no sample is correct: 'zero' (default) or 'formula' (S = 1 as printed)")
         parser.add_argument("--tau", type=float, default=0.9, help="Originality cosine threshold, in (0, 1]")
         parser.add_argument("--temperature", type=float, default=0.8,
-                            help=f"sampling temperature, in [0, {runs.MAX_TEMPERATURE:g}]")
+                            help=f"sampling temperature, in [0, {MAX_TEMPERATURE:g}]")
         parser.add_argument("--embedder", default="minilm", metavar="NAME", help="'minilm' or an embedder-role model")
 
     def create_run(self, *, task_set, opts):

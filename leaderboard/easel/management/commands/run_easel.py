@@ -60,8 +60,10 @@ class Command(RunCommand):
                 bar.close()
                 services.easel_run_fail(run_id=run.pk, error=repr(exc))
                 raise CommandError(f"run {run.pk} stopped: {exc!r}; resume it with --resume {run.pk}") from exc
-        bar.close()
         run.refresh_from_db()
+        if run.status == EaselRun.Status.DONE and not by_episode:
+            bar.total = max(bar.n, 1)  # the budget is an upper bound: agents may stop early, and the run is done
+        bar.close()
         if run.status == EaselRun.Status.FAILED:
             raise CommandError(f"run {run.pk} failed: {run.error}; resume it with --resume {run.pk}")
         self.stdout.write(f"run {run.pk} {run.status}: {run.episodes_done}/{run.episodes_total} episodes, "
