@@ -33,7 +33,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
-__all__ = ["AtelierCommand", "AtelierHelpFormatter", "RunCommand", "seed_value", "positive_int"]
+__all__ = ["AtelierCommand", "AtelierHelpFormatter", "RunCommand", "has_stated_default", "positive_int", "seed_value"]
 
 #: Seconds between two looks at a queued run's progress.
 QUEUE_POLL_SECONDS = 1.0
@@ -62,15 +62,23 @@ def positive_int(text: str) -> int:
 
 
 class AtelierHelpFormatter(DjangoHelpFormatter):
-    """Django's formatter, plus ``(default: X)`` after every option whose help does not state its default."""
+    """Django's formatter, plus ``(default: X)`` after every option whose help does not state its default;
+    ``--version`` (the task-set version) stays with the command's own options instead of Django's."""
+
+    show_last = DjangoHelpFormatter.show_last - {"--version"}
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if "default" in text.lower() or not action.option_strings:
-            return text
-        if action.default in (None, False, "", argparse.SUPPRESS) or isinstance(action, argparse._VersionAction):
+        if "default" in text.lower() or not action.option_strings or not has_stated_default(action):
             return text
         return f"{text} (default: %(default)s)"
+
+
+def has_stated_default(action: argparse.Action) -> bool:
+    """Whether an option's default is worth stating: not absent (None, SUPPRESS, ''), not a flag's False."""
+    default = action.default
+    return not (default is None or default is False or default is argparse.SUPPRESS or default == ""
+                or isinstance(action, argparse._VersionAction))
 
 
 class AtelierCommand(BaseCommand):
