@@ -49,7 +49,7 @@ def summary_lines(base: str, passwords: dict[str, str]) -> list[str]:
     lines += [f"  {name:<12} {roles[name]:<11} {password}" for name, password in passwords.items()]
     lines += ["", "Where to start:"]
     lines += [f"  {what:<{width}}  {url}" for what, url in entry_points(base)]
-    lines += ["", "Stop: press Ctrl-C here.  Start afresh: `make clean demo` (deletes var/ and the venv).", "=" * 72]
+    lines += ["", "Stop: press Ctrl-C here.  Start afresh: `rm -rf var && make demo` (the demo database is in var/).", "=" * 72]
     return lines
 
 
