@@ -39,26 +39,32 @@ __all__ = ["AtelierCommand", "AtelierHelpFormatter", "RunCommand", "has_stated_d
 QUEUE_POLL_SECONDS = 1.0
 
 
-def seed_value(text: str) -> int:
-    """``--seed``: an integer ≥ 0 (numpy's generators refuse negative seeds)."""
-    try:
-        value = int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from exc
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative; a seed is an integer ≥ 0")
-    return value
+def _int_at_least(minimum: int, refusal: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from exc
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} {refusal}")
+        return value
+
+    return parse
 
 
-def positive_int(text: str) -> int:
-    """A count that must be at least 1."""
-    try:
-        value = int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from exc
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1; give a count of at least 1")
-    return value
+#: ``--seed``: an integer ≥ 0 (numpy's generators refuse negative seeds).
+seed_value = _int_at_least(0, "is negative; a seed is an integer ≥ 0")
+seed_value.__name__ = "seed_value"
+#: A count that must be at least 1.
+positive_int = _int_at_least(1, "is below 1; give a count of at least 1")
+positive_int.__name__ = "positive_int"
+
+
+def protocol_name(kind: str) -> str:
+    """'EASEL', 'Ekphrasis', 'C²-Eval': a benchmark kind as its label says it, without the gloss."""
+    from leaderboard.models import Benchmark
+
+    return str(Benchmark.Kind(kind).label).split(" (")[0]
 
 
 class AtelierHelpFormatter(DjangoHelpFormatter):
@@ -165,8 +171,9 @@ class RunCommand(AtelierCommand):
                 raise CommandError("--task-set is required (or --resume RUN_ID)")
             task_set = self.task_set_from(opts)
             if task_set.benchmark.kind != self.benchmark_kind:
-                raise CommandError(f"{task_set} is a {task_set.benchmark.kind} task set; {self.noun} needs a "
-                                   f"{self.benchmark_kind} one ({self._task_sets_of_kind()})")
+                raise CommandError(f"{task_set} is a task set of {protocol_name(task_set.benchmark.kind)}; "
+                                   f"the {self.noun} needs one of {protocol_name(self.benchmark_kind)} "
+                                   f"({self._task_sets_of_kind()})")
             try:
                 run = self.create_run(task_set=task_set, opts=opts)
             except self.configuration_errors as exc:

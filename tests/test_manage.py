@@ -1,20 +1,6 @@
 """manage.py: a refused environment is one line naming both fixes; `help` lists the project's commands."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def run_manage(*args, **env):
-    dropped = {"DEBUG", "SECRET_KEY", "ATELIER_DEV", "DJANGO_ALLOW_ASYNC_UNSAFE"}
-    environment = {k: v for k, v in os.environ.items() if k not in dropped}
-    environment.update(env)
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
-    )
+from tests.manage_command import run_manage
 
 
 def test_run_easel_help_without_a_secret_key_is_one_line_naming_both_fixes():

@@ -1,21 +1,6 @@
 """Settings come from the environment; production settings pass `check --deploy`."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_manage(*args, **env):
-    # The browser tests set DJANGO_ALLOW_ASYNC_UNSAFE in this process; a deployment never has it.
-    dropped = {"DEBUG", "SECRET_KEY", "ATELIER_DEV", "DJANGO_ALLOW_ASYNC_UNSAFE"}
-    environment = {k: v for k, v in os.environ.items() if k not in dropped}
-    environment.update(env)
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
-    )
+from tests.manage_command import run_manage
 
 
 def test_production_settings_pass_check_deploy():

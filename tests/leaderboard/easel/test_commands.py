@@ -153,7 +153,7 @@ def test_a_negative_seed_is_refused_before_a_run_row(suite):
 
 def test_run_easel_refuses_a_task_set_of_another_protocol(suite):
     other = TaskSet.objects.create(benchmark=_benchmark("ekphrasis"), name="not-easel", version="1")
-    with pytest.raises(CommandError, match="not-easel v1 is a ekphrasis task set; EASEL run needs a easel one"):
+    with pytest.raises(CommandError, match="not-easel v1 is a task set of Ekphrasis; the EASEL run needs one of EASEL"):
         run_command("run_easel", "--task-set", other.name)
     assert not EaselRun.objects.exists()
 
