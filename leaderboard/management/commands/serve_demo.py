@@ -70,7 +70,8 @@ class Command(AtelierCommand):
         base = f"http://{host}:{port}/"
         passwords = demo_accounts_refresh()
         # The summary says this is the development server; Django's own warning would be a warning line.
-        env = {**os.environ, "DJANGO_RUNSERVER_HIDE_WARNING": "true"}
+        # Unbuffered, so that piped to a log the server's lines still come before the summary.
+        env = {**os.environ, "DJANGO_RUNSERVER_HIDE_WARNING": "true", "PYTHONUNBUFFERED": "1"}
         server = subprocess.Popen([sys.executable, str(settings.BASE_DIR / "manage.py"), "runserver", "--noreload",
                                    "--skip-checks", opts["addrport"]], env=env)
         try:
