@@ -52,9 +52,19 @@ def _int_at_least(minimum: int, refusal: str) -> Callable[[str], int]:
     return parse
 
 
-#: ``--seed``: an integer ≥ 0 (numpy's generators refuse negative seeds).
-seed_value = _int_at_least(0, "is negative; a seed is an integer ≥ 0")
-seed_value.__name__ = "seed_value"
+_non_negative = _int_at_least(0, "is negative; a seed is an integer ≥ 0")
+
+
+def seed_value(text: str) -> int:
+    """``--seed``: an integer ≥ 0 (numpy's generators refuse negative seeds) and at most the API's bound."""
+    from leaderboard.api import MAX_SEED
+
+    value = _non_negative(text)
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{value} is above {MAX_SEED}; a seed is an integer in 0..{MAX_SEED}")
+    return value
+
+
 #: A count that must be at least 1.
 positive_int = _int_at_least(1, "is below 1; give a count of at least 1")
 positive_int.__name__ = "positive_int"

@@ -99,3 +99,12 @@ def test_a_run_command_without_a_task_set_says_what_is_required():
 def test_an_unknown_resume_id_is_refused():
     with pytest.raises(CommandError, match="no C² run 999"):
         call_command("run_c2", "--resume", "999", stdout=io.StringIO())
+
+
+@pytest.mark.parametrize(("text", "message"), [("-1", "a seed is an integer ≥ 0"), ("x", "'x' is not an integer"),
+                                               (str(2**40), "a seed is an integer in 0..")])
+def test_a_seed_outside_what_the_api_takes_is_refused_by_the_parser(text, message):
+    from leaderboard.run_command import seed_value
+
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        seed_value(text)
