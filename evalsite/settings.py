@@ -66,8 +66,10 @@ ATELIER_BEHIND_PROXY = env_bool("ATELIER_BEHIND_PROXY", False)
 DEVELOPMENT_SECRET_KEY = "atelier-insecure-development-key-do-not-use-in-production-0123456789"
 SECRET_KEY = env_str("SECRET_KEY") or (DEVELOPMENT_SECRET_KEY if DEBUG or ATELIER_DEV else "")
 if not SECRET_KEY:
+    # One line that names both ways out: manage.py prints it as is (no traceback).
     raise ImproperlyConfigured(
-        "SECRET_KEY must be set (the development key is used only with DEBUG=true or ATELIER_DEV=true)"
+        "SECRET_KEY is not set: set SECRET_KEY to a long random string for a deployment, "
+        "or run `export ATELIER_DEV=true` on a development machine (uses the repository's development key)"
     )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -99,7 +101,7 @@ MIDDLEWARE = [
     # A body over ATELIER_MAX_UPLOAD_BYTES is a 413 before anything reads it (evalsite/upload_limits.py).
     "evalsite.upload_limits.RefuseOversizedUploads",
     "csp.middleware.CSPMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "evalsite.static_files.StaticFilesMiddleware",  # WhiteNoise; no warning for an uncollected dev folder
     # A NUL in a path, query, form field or cookie is a 400 before any view or session lookup;
     # an integer path parameter no id column can hold is a 404.
     "evalsite.request_checks.RefuseUnstorableInput",

@@ -70,6 +70,29 @@ def demo_catalogue_load() -> DemoCatalogue:
 
 
 @transaction.atomic
+def development_machine() -> bool:
+    """The one gate of everything that prints a demo password: a development machine says so explicitly
+    (``ATELIER_DEV=true`` or ``DEBUG=true``); anything else is production."""
+    from django.conf import settings
+
+    return bool(settings.DEBUG or settings.ATELIER_DEV)
+
+
+@transaction.atomic
+def demo_accounts_refresh() -> dict[str, str]:
+    """Create the demo accounts that are missing and give every demo account a new password; username ->
+    password. ``make demo`` calls this each time, so the summary it prints last always holds working ones."""
+    demo_accounts_create()
+    User = get_user_model()
+    passwords = {}
+    for username, _ in DEMO_ACCOUNTS:
+        user = User.objects.get(username=username)
+        passwords[username] = secrets.token_urlsafe(9)
+        user.set_password(passwords[username])
+        user.save(update_fields=["password"])
+    return passwords
+
+
 def demo_accounts_create() -> dict[str, str | None]:
     """Create the demo accounts; returns username -> new password (None if it already existed)."""
     role_groups_ensure()

@@ -257,6 +257,9 @@ def generate_suite(seed: int, *, per_category: Mapping[str, int] | None = None) 
     unknown = set(counts) - set(PAPER_SUITE_SIZES)
     if unknown:
         raise ValueError(f"unknown EASEL categories {sorted(unknown)}")
+    negative = sorted(name for name, n in counts.items() if int(n) < 0)
+    if negative:
+        raise ValueError(f"a reference count cannot be negative ({', '.join(negative)})")
     photos = ({name: load() for name, load in NATURAL_SOURCES.items()} if counts.get("natural") else {})
     tasks = []
     for category in ReconstructionCategory:

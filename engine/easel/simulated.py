@@ -31,7 +31,17 @@ from engine.easel.render import ACTION_BRUSH_STROKE, PATH_KEYS, Stroke
 from engine.easel.semantic import CIRCLE_OUTLINE, HORSE_OUTLINE, MAZE_TASKS, target_mask
 from engine.easel.task import KIND_RECONSTRUCTION
 
-__all__ = ["SIMULATED_PROFILES", "SimulatedAgent", "hello_paths", "simulated_agent"]
+__all__ = ["SIMULATED_PROFILES", "SKILL_RANGE", "SimulatedAgent", "hello_paths", "simulated_agent", "skill_check"]
+
+#: The simulated agent's skill scale: 0 paints noise, 1 paints as accurately as the agent can.
+SKILL_RANGE = (0.0, 1.0)
+
+
+def skill_check(skill: float) -> None:
+    """Refuse a skill outside :data:`SKILL_RANGE` (or not a number) with the allowed range in the message."""
+    low, high = SKILL_RANGE
+    if not isinstance(skill, (int, float)) or not low <= skill <= high:
+        raise ValueError(f"skill must lie in [{low:g}, {high:g}]; got {skill!r}")
 
 
 def hello_paths(left: float = 0.08, top: float = 0.3, bottom: float = 0.62, width: float = 0.13,
@@ -66,8 +76,7 @@ class SimulatedAgent:
 
     def __init__(self, skill: float, seed: int = 0, *, name: str | None = None, saturation: float = 0.08,
                  repeat: float = 0.6, drift: float = 0.0, invalid: float | None = None) -> None:
-        if not 0.0 <= skill <= 1.0:
-            raise ValueError("skill must lie in [0, 1]")
+        skill_check(skill)
         self.skill = skill
         self.seed = seed
         self.saturation = saturation

@@ -65,7 +65,8 @@ from engine.providers.cache import RequestCache, embedding_key, request_key
 from engine.providers.transport import Http11Transport, HttpResponse, TransportError, default_ssl_context
 from engine.providers.usage import UsageLedger, cost_usd
 
-__all__ = ["ChatRequest", "ChatResult", "OpenAICompatibleClient", "ProviderConfig", "ProviderError"]
+__all__ = ["MAX_TEMPERATURE", "ChatRequest", "ChatResult", "OpenAICompatibleClient", "ProviderConfig", "ProviderError",
+           "temperature_check"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +75,14 @@ RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
 RETRY_AFTER_CAP_S = 300.0
 _ERROR_SNIPPET = 200
 _T = TypeVar("_T")
+#: The highest sampling temperature the OpenAI chat-completions protocol accepts (its range is [0, 2]).
+MAX_TEMPERATURE = 2.0
+
+
+def temperature_check(temperature: float) -> None:
+    """Refuse a sampling temperature the protocol does not accept, naming the allowed range."""
+    if not 0.0 <= temperature <= MAX_TEMPERATURE:
+        raise ValueError(f"temperature must lie in [0, {MAX_TEMPERATURE:g}]; got {temperature:g}")
 ResultHook = Callable[[int, "ChatResult | ProviderError"], None]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.easel.simulated import skill_check
 from leaderboard.easel.models import EaselRun
 from leaderboard.models import SubjectModel
 
@@ -60,6 +61,10 @@ def agent_resolve(name: str, *, skill: float | None = None, label: str = "") -> 
     """The agent a name selects; ``skill``/``label`` apply to the simulated agent only."""
     if name == SIMULATED:
         value = DEFAULT_SIMULATED_SKILL if skill is None else skill
+        try:  # the engine's range, checked before any row is written (the page and the API share this)
+            skill_check(value)
+        except ValueError as exc:
+            raise UnknownAgent(str(exc)) from exc
         return AgentChoice(EaselRun.AgentKind.SIMULATED, label or f"simulated (skill {value:.2f})", None, True)
     if skill is not None:
         raise UnknownAgent("--skill applies to the simulated agent only")

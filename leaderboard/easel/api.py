@@ -13,6 +13,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
+from engine.easel.simulated import SKILL_RANGE
 from leaderboard.api import MAX_SEED
 from leaderboard.api_contract import ApiListView, ApiView, IdFilter, error_responses, not_modified_or
 from leaderboard.easel import selectors, services
@@ -91,7 +92,8 @@ class EaselRunCreateApi(ApiView):
         agent = serializers.CharField(max_length=100)
         budget_setting = serializers.ChoiceField(choices=EaselRun.Budget.choices, default=EaselRun.Budget.ALIGNED)
         seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=0)
-        skill = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True)
+        skill = serializers.FloatField(min_value=SKILL_RANGE[0], max_value=SKILL_RANGE[1], required=False,
+                                       allow_null=True)
 
     @extend_schema(operation_id="easel_runs_create", request=EaselRunInput,
                    responses={201: EaselRunDetailOutput, **error_responses(404)})

@@ -1,5 +1,6 @@
 from django import forms
 
+from engine.easel.simulated import SKILL_RANGE
 from leaderboard.easel.models import EaselRun
 from leaderboard.models import Benchmark, TaskSet
 
@@ -11,8 +12,8 @@ class EaselRunForm(forms.Form):
     agent = forms.ChoiceField()
     budget = forms.ChoiceField(choices=EaselRun.Budget.choices, initial=EaselRun.Budget.ALIGNED)
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**62)
-    skill = forms.FloatField(required=False, min_value=0.0, max_value=1.0,
-                             help_text="Simulated agent only: its skill in [0, 1].")
+    skill = forms.FloatField(required=False, min_value=SKILL_RANGE[0], max_value=SKILL_RANGE[1],
+                             help_text=f"Simulated agent only: its skill in [{SKILL_RANGE[0]:g}, {SKILL_RANGE[1]:g}].")
 
     def __init__(self, *args, agents=(), **kwargs):
         super().__init__(*args, **kwargs)

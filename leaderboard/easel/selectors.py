@@ -94,6 +94,23 @@ def run_summary(*, run: EaselRun) -> dict[str, float]:
     return out
 
 
+def run_summary_intervals(*, run: EaselRun) -> dict[str, tuple[float, float | None, float | None]]:
+    """The CLI's closing lines: mean Final S per reconstruction category with its bootstrap interval over
+    references (``INTERVAL_LEVEL``), and each semantic task's score (one episode: no interval)."""
+    rows = run.episodes.filter(status=EaselEpisode.Status.DONE).values_list("kind", "category", "final_s", "semantic_score")
+    out: dict[str, tuple[float, float | None, float | None]] = {}
+    by_category = defaultdict(list)
+    for kind, category, final_s, score in rows:
+        if kind == "reconstruction" and final_s is not None:
+            by_category[category].append(final_s)
+        elif score is not None:
+            out[f"{category} score"] = (score, None, None)
+    for name, _ in CATEGORIES:
+        if by_category.get(name):
+            out[f"{name} Final S"] = _bootstrap({name: by_category[name]}, seed=run.seed)
+    return out
+
+
 def run_episodes(*, run: EaselRun) -> QuerySet[EaselEpisode]:
     return run.episodes.select_related("task").order_by("position", "pk").defer("final_canvas_png")
 

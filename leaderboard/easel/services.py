@@ -52,10 +52,13 @@ PROGRESS_GRID_POINTS = 51
 #: Steps a cheap offline policy takes between writes (a kill loses at most these, and they are redone
 #: identically); a model's steps are written one by one, since each is a paid call.
 OFFLINE_FLUSH_STEPS = 32
+#: The reconstruction categories in Table 1's order (version strings and messages list them so).
+PAPER_SUITE_ORDER = ("programmatic", "spatial_geometry", "abstract_cartoon", "natural")
 
 
 class SuiteConflict(ValueError):
-    """A task set of that name and version exists with other references."""
+    """A suite that cannot be stored: a task set of that name and version exists with other references, or
+    the counts give no reference at all."""
 
 
 class RunConfigurationError(ValueError):
@@ -80,8 +83,7 @@ def suite_version(seed: int, per_category: dict[str, int] | None) -> str:
     programmatic, spatial geometry, abstract/cartoon, natural)."""
     if not per_category:
         return f"seed{seed}"
-    order = ("programmatic", "spatial_geometry", "abstract_cartoon", "natural")
-    return f"seed{seed}-" + "".join(f"{name[0]}{int(per_category.get(name, 0))}" for name in order)
+    return f"seed{seed}-" + "".join(f"{name[0]}{int(per_category.get(name, 0))}" for name in PAPER_SUITE_ORDER)
 
 
 class ImageImportError(ValueError):
@@ -151,8 +153,13 @@ def easel_suite_create(*, seed: int, per_category: dict[str, int] | None = None,
     if images and version == suite_version(seed, per_category):
         digest = hashlib.sha256(b"".join(hashlib.sha256(data).digest() for _, data in sorted(images))).hexdigest()
         version = f"{version}-import{digest[:8]}"
+    tasks = suite_tasks(seed=seed, per_category=per_category, images=images)
+    if not any(task.kind == "reconstruction" for task in tasks):
+        # Refused before any row: a suite of the five semantic tasks alone was stored silently before.
+        raise SuiteConflict("a suite needs at least one reference: per-category counts adding up to 1 or more "
+                            f"(categories: {', '.join(PAPER_SUITE_ORDER)}), or imported images")
     records = []
-    for task in suite_tasks(seed=seed, per_category=per_category, images=images):
+    for task in tasks:
         record, png = task_to_record(task)
         records.append((task, record, png))
     existing = TaskSet.objects.filter(name=name, version=version).first()

@@ -1,40 +1,22 @@
-"""Shared shapes of the catalogue commands."""
+"""Shared shapes of the catalogue commands (the vocabulary and checks they share: leaderboard/run_command.py)."""
 
 import sys
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
-
-from leaderboard.models import TaskSet
-from leaderboard.selectors import task_set_get
+from leaderboard.run_command import AtelierCommand
 
 
-class TaskSetCommand(BaseCommand):
-    """A command that takes ``--version`` for a task-set version.
-
-    Django reserves ``--version`` for its own version flag; the issue's CLI
-    names the task-set version that way, so ours replaces Django's.
-    """
-
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
-
-    def task_set_from(self, opts) -> TaskSet:
-        """The task set named by ``--task-set`` / ``--version``, or a CommandError saying it does not exist."""
-        try:
-            return task_set_get(name=opts["task_set"], version=opts["task_set_version"])
-        except TaskSet.DoesNotExist as exc:
-            raise CommandError(str(exc)) from exc
+class TaskSetCommand(AtelierCommand):
+    """A command about one task set: ``--task-set`` and ``--version`` (the task-set version)."""
 
 
 class ExportCommand(TaskSetCommand):
     export = None  # set by subclasses: a service taking task_set= and fmt=
 
     def add_arguments(self, parser):
-        parser.add_argument("--task-set", required=True, dest="task_set")
-        parser.add_argument("--version", dest="task_set_version", default=None, help="default: the latest version")
-        parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
-        parser.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
+        self.add_task_set_arguments(parser)
+        parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl", help="file format")
+        self.add_output_argument(parser)
 
     def handle(self, *args, **opts):
         task_set = self.task_set_from(opts)

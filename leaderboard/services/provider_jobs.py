@@ -29,10 +29,22 @@ class GenerationReport:
     usage: dict = field(default_factory=dict)
 
 
+def samples_check(samples: int) -> None:
+    """Answers per task: at least one (sample 1 is the primary)."""
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1; got {samples}")
+
+
 def responses_generate(*, task_set: TaskSet, model: SubjectModel, samples: int = 3,
                        temperature: float = 0.7) -> GenerationReport:
-    """Generate ``samples`` answers per task (sample 1 pre-registered as primary) and import them."""
+    """Generate ``samples`` answers per task (sample 1 pre-registered as primary) and import them.
+
+    ``samples`` below 1 or a temperature outside the protocol's range is a ValueError before any call."""
     from engine.generation import generate_samples
+    from engine.providers.client import temperature_check
+
+    samples_check(samples)
+    temperature_check(temperature)
 
     client = provider_client_for(model, temperature=temperature, cache_name="generation")
     tasks = [task_brief_of(t) for t in task_set.tasks.order_by("position", "external_id")]
@@ -59,6 +71,7 @@ def responses_simulate(*, task_set: TaskSet, model_name: str, samples: int = 3) 
     validating import as a provider's. The subject-model row is created on first use, flagged simulated."""
     from engine.simulated_subject import is_simulated_subject, simulated_answer
 
+    samples_check(samples)
     if not is_simulated_subject(model_name):
         raise ValueError(f"{model_name!r} is not a simulated subject name (simulated-…)")
     SubjectModel.objects.get_or_create(

@@ -123,20 +123,28 @@ def _screen_model(name: str) -> SubjectModel:
 
 
 @transaction.atomic
-def task_set_build_create(*, name: str, version: str, pools: Sequence[SourcePool], grid: SubtypeGrid = TABLE5_GRID,
-                          seed: int = 0, screen: str = OFFLINE_SCREEN, created_by=None) -> TaskSetBuild:
-    """A planned build; nothing is sampled until it is executed."""
+def task_set_build_check(*, name: str, version: str, grid: SubtypeGrid = TABLE5_GRID,
+                         screen: str = OFFLINE_SCREEN) -> tuple[str, str, str]:
+    """Every check of a build's configuration but its pools (the command checks these before it imports a
+    pool file); the cleaned ``(name, version, screen)``, or a BuildConfigurationError."""
     name, version, screen = name.strip(), version.strip(), (screen or OFFLINE_SCREEN).strip()
     if not name or not version:
         raise BuildConfigurationError("a task set needs a name and a version")
     if TaskSet.objects.filter(name=name, version=version).exists():
         raise BuildConfigurationError(f"task set {name} v{version} exists already: choose a new version")
-    if not pools:
-        raise BuildConfigurationError("choose at least one source pool")
     if grid.total < 1:
         raise BuildConfigurationError("the grid's quotas add up to no task")
     if screen != OFFLINE_SCREEN:
         _screen_model(screen)
+    return name, version, screen
+
+
+def task_set_build_create(*, name: str, version: str, pools: Sequence[SourcePool], grid: SubtypeGrid = TABLE5_GRID,
+                          seed: int = 0, screen: str = OFFLINE_SCREEN, created_by=None) -> TaskSetBuild:
+    """A planned build; nothing is sampled until it is executed."""
+    name, version, screen = task_set_build_check(name=name, version=version, grid=grid, screen=screen)
+    if not pools:
+        raise BuildConfigurationError("choose at least one source pool")
     build = TaskSetBuild.objects.create(name=name, version=version, grid=grid.to_dict(), seed=seed, screen=screen,
                                         tasks_total=grid.total, created_by=created_by)
     build.pools.set(pools)

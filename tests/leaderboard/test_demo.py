@@ -1,5 +1,7 @@
 """The demo loader: labelled demo data, accounts with roles, idempotent."""
 
+import io
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -43,3 +45,56 @@ def test_demo_accounts_get_their_roles_and_passwords_once():
     users = {u.username: user_roles(u) for u in get_user_model().objects.all()}
     assert "admin" in users["admin"] and "researcher" in users["researcher"]
     assert users["annotator1"] == frozenset({"annotator"})
+
+
+def test_load_demo_under_production_settings_refuses_and_writes_nothing(settings):
+    from django.core.management import CommandError, call_command
+
+    settings.ATELIER_DEV, settings.DEBUG = False, False
+    with pytest.raises(CommandError, match="refuses to run under production settings.*--allow-production"):
+        call_command("load_demo", "--no-judge", stdout=io.StringIO())
+    assert not get_user_model().objects.exists() and not SubjectModel.objects.exists()
+
+
+def test_load_demo_allowed_under_production_never_prints_a_password(settings, monkeypatch):
+    from django.core.management import call_command
+
+    settings.ATELIER_DEV, settings.DEBUG = False, False
+    monkeypatch.setattr("leaderboard.demo.secrets.token_urlsafe", lambda n: "PASSWORD-NOT-TO-PRINT")
+    out = io.StringIO()
+    call_command("load_demo", "--no-judge", "--allow-production", stdout=out)
+    assert get_user_model().objects.filter(username="admin", is_superuser=True).exists()
+    assert "PASSWORD-NOT-TO-PRINT" not in out.getvalue() and "changepassword" in out.getvalue()
+
+
+def test_load_demo_on_a_development_machine_prints_the_new_passwords(settings, monkeypatch):
+    from django.core.management import call_command
+
+    settings.ATELIER_DEV = True
+    monkeypatch.setattr("leaderboard.demo.secrets.token_urlsafe", lambda n: "shown-on-the-demo")
+    out = io.StringIO()
+    call_command("load_demo", "--no-judge", stdout=out)
+    assert out.getvalue().count("shown-on-the-demo") == 5
+
+
+def test_the_demo_summary_lists_every_account_with_its_password_and_where_to_start():
+    from leaderboard.demo import DEMO_ACCOUNTS, demo_accounts_refresh
+    from leaderboard.management.commands.serve_demo import summary_lines
+
+    passwords = demo_accounts_refresh()
+    text = "\n".join(summary_lines("http://127.0.0.1:8000/", passwords))
+    for username, _ in DEMO_ACCOUNTS:
+        assert f"{username} " in text and passwords[username] in text
+        assert get_user_model().objects.get(username=username).check_password(passwords[username])
+    for where in ("http://127.0.0.1:8000/annotate/", "http://127.0.0.1:8000/leaderboards/",
+                  "http://127.0.0.1:8000/easel/", "http://127.0.0.1:8000/c2/", "Ctrl-C"):
+        assert where in text
+
+
+def test_serve_demo_refuses_under_production_settings(settings):
+    from django.core.management import CommandError, call_command
+
+    settings.ATELIER_DEV, settings.DEBUG = False, False
+    with pytest.raises(CommandError, match="development machine only"):
+        call_command("serve_demo", stdout=io.StringIO())
+    assert not get_user_model().objects.exists()

@@ -109,3 +109,21 @@ def test_llm_splitter_splits_what_the_parser_could_not():
     assert (split, still) == (1, 0)
     assert pending.normalisation_method == "llm" and pending.core_idea == "I'd paint a kite of receipts"
     assert pending.normalisation_model == "fake/splitter" and pending.normalisation_attempts == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("option", "value", "message"), [("--samples", "0", "samples must be at least 1"),
+                                                          ("--temperature", "2.5", r"temperature must lie in \[0, 2\]")])
+def test_generate_responses_refuses_a_bad_value_before_any_response(option, value, message):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    task_set = TaskSetFactory()
+    TaskFactory(task_set=task_set)
+    model = option == "--temperature" and SubjectModel.objects.create(display_name="m", base_url="http://127.0.0.1:9/v1")
+    name = model.display_name if model else "simulated-x"
+    with pytest.raises(CommandError, match=message):
+        call_command("generate_responses", "--task-set", task_set.name, "--model", name, option, value,
+                     stdout=io.StringIO())
+    assert not Response.objects.exists()

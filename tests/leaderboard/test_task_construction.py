@@ -4,7 +4,7 @@ import io
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from engine.task_construction import TABLE5_GRID, grid_with_quotas
 from leaderboard.models import RejectedCandidate, SourcePool, SubjectModel, TaskSet, TaskSetBuild
@@ -168,3 +168,36 @@ def test_a_built_task_set_is_judged_offline_with_simulated_subjects():
     run = build.task_set.judge_runs.get()
     assert run.status == "done" and run.is_simulated
     assert run.snapshots.exists()
+
+
+def test_the_command_builds_the_version_named_by_version(tmp_path):
+    path = tmp_path / "qualia.jsonl"
+    path.write_bytes(POOL)
+    call_command("build_task_set", "--pools", str(path), "--version", "v2", stdout=io.StringIO(), stderr=io.StringIO())
+    assert TaskSetBuild.objects.get().task_set.version == "v2"
+
+
+def test_the_command_takes_task_set_version_as_an_alias(tmp_path):
+    path = tmp_path / "qualia.jsonl"
+    path.write_bytes(POOL)
+    call_command("build_task_set", "--pools", str(path), "--task-set-version", "v3", stdout=io.StringIO(),
+                 stderr=io.StringIO())
+    assert TaskSetBuild.objects.get().task_set.version == "v3"
+
+
+def test_a_refused_build_imports_no_pool_file_first(tmp_path):
+    path = tmp_path / "qualia.jsonl"
+    path.write_bytes(POOL)
+    with pytest.raises(CommandError, match="no judge-role model with an endpoint named 'nobody'"):
+        call_command("build_task_set", "--pools", str(path), "--screen", "nobody", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="no pool or file named 'missing'"):
+        call_command("build_task_set", "--pools", str(path), "missing", stdout=io.StringIO())
+    assert not SourcePool.objects.exists() and not TaskSetBuild.objects.exists()
+
+
+def test_build_progress_off_a_terminal_is_plain_lines(tmp_path, capsys):
+    path = tmp_path / "qualia.jsonl"
+    path.write_bytes(POOL)
+    call_command("build_task_set", "--pools", str(path), stdout=io.StringIO())
+    progress = capsys.readouterr().err
+    assert "\r" not in progress and "task construction" in progress

@@ -1,17 +1,18 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation import services
 from annotation.selectors import campaign_get
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = (
         "Return overdue active assignments to the pool (what the periodic Celery task "
         "annotation.expire_assignments does). Idempotent: a second run expires nothing."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--campaign", type=int, help="only this campaign (id); default: every campaign")
+        parser.add_argument("--campaign", type=int, metavar="ID", help="only this campaign (id); default: every campaign")
 
     def handle(self, *args, **opts):
         campaign = None

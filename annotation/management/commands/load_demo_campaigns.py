@@ -1,19 +1,20 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.demo import SIMULATED_USERNAMES, demo_campaigns_load
 from annotation.demo_validation import validation_demo_load
 from leaderboard.models import TaskSet
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = (
         "Create one DEMO campaign of each kind on the demo task set, pre-filled with labels from SIMULATED "
         "annotators, with items left open for annotator1..3 (idempotent; --reset recreates them)."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--task-set", default="ekphrasis-demo", help="name of the (demo) task set")
-        parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument("--task-set", default="ekphrasis-demo", metavar="NAME", help="name of the (demo) task set")
+        self.add_seed_argument(parser, default=7, help="seed of the simulated annotators, an integer ≥ 0")
         parser.add_argument("--reset", action="store_true", help="delete the demo campaigns and create them again")
         parser.add_argument(
             "--no-protocol-demo-data", action="store_true",

@@ -1,7 +1,7 @@
 """manage.py run_novelty_ablation: judge a text pairwise campaign's Novelty pairs with TIG anchors and
 with generic anchors (Ekphrasis §5.4, Table 4, App. D.1), with a progress bar, and print the result."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from annotation import selectors, services
@@ -9,10 +9,11 @@ from annotation.errors import AnnotationError
 from annotation.models import Campaign
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import JudgeRun
+from leaderboard.run_command import AtelierCommand
 from leaderboard.services import judge_runs
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = (
         "Start two fixed-pair Novelty judge runs on a text pairwise campaign's Novelty items — the same judge, "
         "seed and pairs, one with TIG anchors and one with generic anchors — judge them in this process and "
@@ -21,9 +22,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--campaign", type=int, required=True, metavar="ID")
+        parser.add_argument("--campaign", type=int, required=True, metavar="ID", help="a text pairwise campaign's id")
         parser.add_argument("--judge", required=True, metavar="NAME", help="'simulated' or a judge model's display name")
-        parser.add_argument("--seed", type=int, default=42)
+        self.add_seed_argument(parser, default=42, help="the judge runs' seed, an integer ≥ 0")
 
     def handle(self, *args, **opts):
         campaign = Campaign.objects.filter(pk=opts["campaign"]).select_related("task_set").first()
@@ -38,7 +39,7 @@ class Command(BaseCommand):
             f"campaign {campaign.pk} “{campaign.name}”: {runs[0].calls_planned} Novelty pairs; judge {runs[0].judge_name}{label}, "
             f"seed {runs[0].seed}: run {runs[0].pk} (TIG anchors), run {runs[1].pk} (generic anchors)"
         )
-        bar = progress_bar(total=sum(r.calls_planned for r in runs), unit="call", desc="Novelty ablation", dynamic_ncols=True)
+        bar = progress_bar(total=sum(r.calls_planned for r in runs), unit="call", desc="Novelty ablation")
         for run in runs:
             judge_runs.judge_run_execute_inline(run=run, progress=lambda k: _advance(bar, k))
         bar.close()

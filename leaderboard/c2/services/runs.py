@@ -29,6 +29,7 @@ from django.utils import timezone
 from engine.c2 import prompts
 from engine.c2.rater import RUBRIC_VERSION, is_rerate_sample
 from engine.c2.tasks import C2TaskType
+from engine.providers.client import temperature_check
 from leaderboard.c2.models import (
     CONVERGENT_TYPES,
     DIVERGENT_TYPES,
@@ -142,6 +143,10 @@ def c2_run_create(
         raise RunConfigurationError(f"surprise policy must be one of {', '.join(C2Run.SurprisePolicy.values)}")
     if not 0 < tau <= 1:
         raise RunConfigurationError("tau must lie in (0, 1]")
+    try:
+        temperature_check(temperature)
+    except ValueError as exc:
+        raise RunConfigurationError(str(exc)) from exc
     tasks = list(task_set.tasks.order_by("position", "external_id"))
     if not tasks:
         raise RunConfigurationError(f"{task_set} has no tasks")

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from leaderboard.import_contract import (
@@ -13,6 +13,7 @@ from leaderboard.import_contract import (
     record_check,
 )
 from leaderboard.models import ChecklistItem
+from leaderboard.run_command import AtelierCommand
 from leaderboard.services.tig import tig_audit_apply
 
 #: The audit-outcome record, checked by the import contract like every other import file.
@@ -24,14 +25,14 @@ AUDIT_RULES = {
 }
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = (
         "Apply TIG audit outcomes (JSONL: checklist_item_id, action accept|revise|exclude, optional revision, note): "
         "excluded items stop being used, revised wording replaces the original as a new version. All or nothing."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file")
+        parser.add_argument("file", help="the audit outcomes, JSONL")
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])

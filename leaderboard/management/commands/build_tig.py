@@ -24,13 +24,14 @@ class Command(TaskSetCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--task-set", dest="task_set")
-        parser.add_argument("--version", dest="task_set_version", default=None)
-        parser.add_argument("--extractor", default=OFFLINE_EXTRACTOR)
-        parser.add_argument("--embedder", default=OFFLINE_EMBEDDER)
+        self.add_task_set_arguments(parser, required=False)
+        parser.add_argument("--extractor", default=OFFLINE_EXTRACTOR, metavar="NAME",
+                            help=f"'{OFFLINE_EXTRACTOR}' (labelled rule-based fallback) or a judge-role model")
+        parser.add_argument("--embedder", default=OFFLINE_EMBEDDER, metavar="NAME",
+                            help=f"'{OFFLINE_EMBEDDER}' (all-MiniLM-L6-v2, offline) or an embedder-role model")
         parser.add_argument("--canonicaliser", default="embedding", choices=["embedding", "llm"],
                             help="synonym grouping: embedding similarity, or the extractor model ('llm')")
-        parser.add_argument("--resume", type=int, metavar="BUILD_ID", help="resume an interrupted build")
+        parser.add_argument("--resume", type=int, metavar="BUILD_ID", help="resume an interrupted build (the other options are then ignored)")
         parser.add_argument("--queue", action="store_true", help="send the build to a Celery worker and follow it")
 
     def handle(self, *args, **opts):

@@ -9,9 +9,8 @@ class Command(TaskSetCommand):
     help = "Export the materialised TIG Novelty items with cluster summaries (JSONL) for a TIG-audit campaign."
 
     def add_arguments(self, parser):
-        parser.add_argument("--task-set", required=True, dest="task_set")
-        parser.add_argument("--version", dest="task_set_version", default=None)
-        parser.add_argument("--output", "-o", default="-")
+        self.add_task_set_arguments(parser)
+        self.add_output_argument(parser)
 
     def handle(self, *args, **opts):
         task_set = self.task_set_from(opts)

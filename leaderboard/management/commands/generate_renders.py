@@ -16,10 +16,10 @@ class Command(TaskSetCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--task-set", required=True, dest="task_set")
-        parser.add_argument("--version", dest="task_set_version", default=None, help="default: the latest version")
-        parser.add_argument("--renderer", required=True, help="display name of a subject model with role renderer")
-        parser.add_argument("--seed", required=True, type=int)
+        self.add_task_set_arguments(parser)
+        parser.add_argument("--renderer", required=True, metavar="NAME",
+                            help="display name of a subject model with role renderer")
+        self.add_seed_argument(parser, default=None, help="seed sent to the images endpoint, an integer ≥ 0 (required)")
         parser.add_argument("--size", default=DEFAULT_SIZE, help=f"image size asked for (default {DEFAULT_SIZE})")
 
     def handle(self, *args, **opts):

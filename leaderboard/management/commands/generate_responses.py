@@ -1,5 +1,6 @@
 from django.core.management.base import CommandError
 
+from engine.providers.client import MAX_TEMPERATURE
 from engine.simulated_subject import is_simulated_subject
 from leaderboard.judges import UnknownJudge
 from leaderboard.management.base import TaskSetCommand
@@ -15,19 +16,19 @@ class Command(TaskSetCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--task-set", required=True, dest="task_set")
-        parser.add_argument("--version", dest="task_set_version", default=None)
-        parser.add_argument("--model", required=True, help="display name of a subject model with a base URL, or "
+        self.add_task_set_arguments(parser)
+        parser.add_argument("--model", required=True, metavar="NAME", help="display name of a subject model with a base URL, or "
                             "simulated-NAME for the labelled simulated subject (offline; created on first use)")
-        parser.add_argument("--samples", type=int, default=3)
-        parser.add_argument("--temperature", type=float, default=0.7)
+        parser.add_argument("--samples", type=int, default=3, help="answers per task, ≥ 1 (sample 1 is the primary)")
+        parser.add_argument("--temperature", type=float, default=0.7,
+                            help=f"sampling temperature, in [0, {MAX_TEMPERATURE:g}]")
 
     def handle(self, *args, **opts):
         task_set = self.task_set_from(opts)
         if is_simulated_subject(opts["model"]):
             try:
                 report = responses_simulate(task_set=task_set, model_name=opts["model"], samples=opts["samples"])
-            except ImportFailed as exc:
+            except (ImportFailed, ValueError) as exc:
                 raise CommandError(str(exc)) from exc
             self.stdout.write(f"SIMULATED subject {opts['model']}: responses {report.imported} (no provider called)")
             return
@@ -35,7 +36,11 @@ class Command(TaskSetCommand):
             model = SubjectModel.objects.get(display_name=opts["model"])
             report = responses_generate(task_set=task_set, model=model, samples=opts["samples"],
                                         temperature=opts["temperature"])
-        except (SubjectModel.DoesNotExist, UnknownJudge, ImportFailed) as exc:
+        except SubjectModel.DoesNotExist as exc:
+            known = SubjectModel.objects.exclude(base_url="").values_list("display_name", flat=True)
+            raise CommandError(f"no subject model named {opts['model']!r}; with an endpoint: "
+                               f"{', '.join(known) or 'none'} (or simulated-NAME)") from exc
+        except (UnknownJudge, ImportFailed, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{model}: responses {report.imported}")
         for failure in report.failures:

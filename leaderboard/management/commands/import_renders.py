@@ -14,10 +14,9 @@ class Command(TaskSetCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("manifest")
-        parser.add_argument("--task-set", required=True, dest="task_set")
-        parser.add_argument("--version", dest="task_set_version", default=None, help="default: the latest version")
-        parser.add_argument("--format", choices=["jsonl", "csv"], default=None)
+        parser.add_argument("manifest", help="the manifest file, JSONL or CSV")
+        self.add_task_set_arguments(parser)
+        parser.add_argument("--format", choices=["jsonl", "csv"], default=None, help="default: from the file extension")
 
     def handle(self, *args, **opts):
         path = Path(opts["manifest"])

@@ -11,10 +11,9 @@ class Command(TaskSetCommand):
     help = "Import response records (JSONL or CSV) into a task set; all or nothing, re-runnable."
 
     def add_arguments(self, parser):
-        parser.add_argument("file")
-        parser.add_argument("--task-set", required=True, dest="task_set")
-        parser.add_argument("--version", dest="task_set_version", default=None, help="default: the latest version")
-        parser.add_argument("--format", choices=["jsonl", "csv"], default=None)
+        parser.add_argument("file", help="the response records, JSONL or CSV")
+        self.add_task_set_arguments(parser)
+        parser.add_argument("--format", choices=["jsonl", "csv"], default=None, help="default: from the file extension")
         parser.add_argument("--create-models", action="store_true", help="create unknown subject models")
 
     def handle(self, *args, **opts):

@@ -12,12 +12,12 @@ class Command(TaskSetCommand):
     help = "Import task records (JSONL or CSV) into a task set version; all or nothing, re-runnable."
 
     def add_arguments(self, parser):
-        parser.add_argument("file")
-        parser.add_argument("--task-set", required=True, dest="task_set")
-        parser.add_argument("--version", required=True, dest="task_set_version")
-        parser.add_argument("--benchmark", default=Benchmark.Kind.EKPHRASIS, choices=Benchmark.Kind.values)
+        parser.add_argument("file", help="the task records, JSONL or CSV")
+        self.add_task_set_arguments(parser, version_required=True, version_help="the task-set version to create")
+        parser.add_argument("--benchmark", default=Benchmark.Kind.EKPHRASIS, choices=Benchmark.Kind.values,
+                            help="the protocol the task set belongs to")
         parser.add_argument("--format", choices=["jsonl", "csv"], default=None, help="default: from the file extension")
-        parser.add_argument("--description", default="")
+        parser.add_argument("--description", default="", help="a line describing the task set (default: none)")
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])

@@ -1,16 +1,32 @@
-from django.core.management.base import BaseCommand
+from django.core.management.base import CommandError
 
-from leaderboard.demo import DEMO_ACCOUNTS, demo_accounts_create, demo_catalogue_load, demo_judge_run
+from leaderboard.demo import (
+    DEMO_ACCOUNTS,
+    demo_accounts_create,
+    demo_catalogue_load,
+    demo_judge_run,
+    development_machine,
+)
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
-    help = "Load the DEMO Ekphrasis task set, demo subject models and demo accounts (idempotent)."
+class Command(AtelierCommand):
+    help = ("Load the DEMO Ekphrasis task set, demo subject models and demo accounts (idempotent). On a "
+            "development machine only, unless --allow-production; passwords are printed on a development machine only.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--no-accounts", action="store_true")
+        parser.add_argument("--no-accounts", action="store_true", help="do not create the demo accounts")
         parser.add_argument("--no-judge", action="store_true", help="skip the simulated judge run")
+        parser.add_argument("--allow-production", action="store_true",
+                            help="load the demo under production settings too (its accounts' passwords are then "
+                                 "not printed: set them with `manage.py changepassword NAME`)")
 
     def handle(self, *args, **opts):
+        production = not development_machine()
+        if production and not opts["allow_production"]:
+            raise CommandError("load_demo refuses to run under production settings (it creates the superuser "
+                               "'admin'): on a development machine `export ATELIER_DEV=true`; to load the demo "
+                               "here anyway, add --allow-production")
         catalogue = demo_catalogue_load()
         self.stdout.write(f"DEMO DATA {catalogue.task_set}: tasks {catalogue.tasks}; responses {catalogue.responses}")
         if not opts["no_judge"]:
@@ -40,6 +56,10 @@ class Command(BaseCommand):
             return
         passwords = demo_accounts_create()
         roles = dict(DEMO_ACCOUNTS)
+        if production:
+            self.stdout.write("Demo accounts: " + ", ".join(passwords) + " (production settings: no password is "
+                              "printed; set one with `manage.py changepassword NAME`)")
+            return
         self.stdout.write("Demo accounts (passwords are shown once, now):")
         for username, password in passwords.items():
             shown = password if password else "(already existed; password unchanged)"

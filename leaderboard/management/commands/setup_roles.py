@@ -1,9 +1,8 @@
-from django.core.management.base import BaseCommand
-
+from leaderboard.run_command import AtelierCommand
 from leaderboard.services import role_groups_ensure
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = "Create the annotator / researcher / admin groups with their permissions (idempotent)."
 
     def handle(self, *args, **opts):

@@ -10,9 +10,8 @@ class Command(TaskSetCommand):
     help = "Split the answers the deterministic parser could not split with the LLM splitter (App. C.3)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--task-set", required=True, dest="task_set")
-        parser.add_argument("--version", dest="task_set_version", default=None)
-        parser.add_argument("--splitter", required=True, help="display name of the model used as splitter")
+        self.add_task_set_arguments(parser)
+        parser.add_argument("--splitter", required=True, metavar="NAME", help="display name of the model used as splitter")
 
     def handle(self, *args, **opts):
         task_set = self.task_set_from(opts)

@@ -66,3 +66,8 @@ def test_an_imported_image_becomes_a_natural_task():
     assert task.size == 128 and task.budget == 128 and task.category == "natural"
     with pytest.raises(ValueError, match="imported-2"):
         reconstruction_task_from_image(np.zeros((10, 10)), task_id="imported-2")
+
+
+def test_a_negative_reference_count_is_refused():
+    with pytest.raises(ValueError, match="cannot be negative"):
+        generate_suite(0, per_category={"programmatic": -1})

@@ -50,3 +50,11 @@ def test_simulated_agent_finishes_every_semantic_task():
 def test_skill_outside_the_unit_interval_is_rejected():
     with pytest.raises(ValueError):
         SimulatedAgent(1.5)
+
+
+@pytest.mark.parametrize("skill", [-0.01, 1.01, 3])
+def test_skill_check_names_the_allowed_range(skill):
+    from engine.easel.simulated import skill_check
+
+    with pytest.raises(ValueError, match=r"skill must lie in \[0, 1\]"):
+        skill_check(skill)

@@ -315,3 +315,11 @@ def test_on_result_reports_each_outcome_once_as_it_arrives():
             requests, on_result=lambda index, outcome: seen.append((index, type(outcome).__name__))
         )
     assert sorted(seen) == [(0, "ChatResult"), (1, "ProviderError"), (2, "ChatResult"), (3, "ChatResult")]
+
+
+@pytest.mark.parametrize("temperature", [-0.1, 2.5])
+def test_a_temperature_outside_the_protocols_range_is_refused(temperature):
+    from engine.providers.client import temperature_check
+
+    with pytest.raises(ValueError, match=r"temperature must lie in \[0, 2\]"):
+        temperature_check(temperature)

@@ -77,3 +77,34 @@ def test_demo_import_is_idempotent(tmp_path):
     assert task_set.is_demo and set(task_set.tasks.values_list("family", flat=True)) == {
         "qa", "code", "vqa", "story", "idea", "visual_story"}
     assert all(len(t.constraints["answers"]) == 10 for t in task_set.tasks.filter(family="vqa"))
+
+
+def test_the_run_summary_gives_each_task_types_creativity_with_its_interval(task_set, capsys):
+    out = io.StringIO()
+    call_command("run_c2", "--task-set", "cmd", "--models", "simulated-a", "--samples", "2", stdout=out)
+    text = out.getvalue()
+    assert "95% bootstrap interval over prompts" in text
+    rows = [line.split() for line in text.splitlines() if line.strip().startswith(("qa ", "idea "))]
+    assert len(rows) == 2 and all(row[2].startswith("[") and row[3].endswith("]") for row in rows)
+    assert "\r" not in capsys.readouterr().err  # piped: plain lines
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--temperature", "3", r"temperature must lie in \[0, 2\]; got 3"),
+    ("--samples", "0", "samples must lie in 1..50"),
+    ("--tau", "0", r"tau must lie in \(0, 1\]"),
+])
+def test_a_refused_value_leaves_no_run_and_names_the_allowed_range(task_set, option, value, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("run_c2", "--task-set", "cmd", "--models", "simulated-a", option, value, stdout=io.StringIO())
+    assert not C2Run.objects.exists()
+
+
+def test_run_c2_refuses_a_task_set_of_another_protocol(task_set):
+    from leaderboard.models import Benchmark, TaskSet
+    from leaderboard.services.catalogue import benchmark_get_or_create
+
+    TaskSet.objects.create(benchmark=benchmark_get_or_create(kind=Benchmark.Kind.EASEL), name="paint", version="1")
+    with pytest.raises(CommandError, match="paint v1 is a task set of EASEL; the C² run needs one of C²-Eval"):
+        call_command("run_c2", "--task-set", "paint", "--models", "simulated-a", stdout=io.StringIO())
+    assert not C2Run.objects.exists()

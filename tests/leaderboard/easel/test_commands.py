@@ -148,3 +148,51 @@ def test_run_easel_queue_without_a_broker_runs_eagerly_and_follows_to_done(suite
     out = run_command("run_easel", "--task-set", suite.name, "--agent", "blank_fill", "--queue")
     run = EaselRun.objects.get()
     assert run.status == EaselRun.Status.DONE and f"run {run.pk} done" in out
+
+
+def test_a_refused_skill_leaves_no_run_row_and_names_the_allowed_range(suite):
+    with pytest.raises(CommandError, match=r"skill must lie in \[0, 1\]; got 3.0"):
+        run_command("run_easel", "--task-set", suite.name, "--agent", "simulated", "--skill", "3")
+    assert not EaselRun.objects.exists()
+
+
+def test_a_negative_seed_is_refused_before_a_run_row(suite):
+    with pytest.raises(CommandError, match="a seed is an integer ≥ 0"):
+        run_command("run_easel", "--task-set", suite.name, "--seed", "-1")
+    assert not EaselRun.objects.exists()
+
+
+def test_run_easel_refuses_a_task_set_of_another_protocol(suite):
+    other = TaskSet.objects.create(benchmark=_benchmark("ekphrasis"), name="not-easel", version="1")
+    with pytest.raises(CommandError, match="not-easel v1 is a task set of Ekphrasis; the EASEL run needs one of EASEL"):
+        run_command("run_easel", "--task-set", other.name)
+    assert not EaselRun.objects.exists()
+
+
+def _benchmark(kind):
+    from leaderboard.services.catalogue import benchmark_get_or_create
+
+    return benchmark_get_or_create(kind=kind)
+
+
+@pytest.mark.parametrize("counts", ["0", "programmatic=0,natural=0"])
+def test_a_suite_without_references_is_refused_and_nothing_is_stored(counts):
+    with pytest.raises(CommandError, match="a suite needs at least one reference"):
+        run_command("easel_suite", "--per-category", counts, "--name", "empty")
+    assert not TaskSet.objects.filter(name="empty").exists()
+
+
+def test_easel_suite_takes_the_task_set_version_as_version():
+    run_command("easel_suite", "--per-category", SMALL, "--name", "versioned", "--version", "v2")
+    assert TaskSet.objects.filter(name="versioned").get().version == "v2"
+
+
+def test_piped_progress_is_plain_lines_and_the_summary_has_intervals(suite, capsys):
+    out = run_command("run_easel", "--task-set", suite.name, "--agent", "simulated", "--skill", "0.6")
+    progress = capsys.readouterr().err
+    assert "\r" not in progress
+    lines = [line for line in progress.splitlines() if line.startswith("EASEL run")]
+    assert 2 <= len(lines) <= 22 and lines[-1].startswith("EASEL run") and "100%" in lines[-1]
+    final_s = [line for line in out.splitlines() if "Final S" in line]
+    assert final_s and all("[" in line and "]" in line for line in final_s)
+    assert "intervals: 90% bootstrap over references" in out

@@ -199,3 +199,18 @@ def test_a_native_episode_stores_every_fifth_canvas_and_the_final_one(reconstruc
     assert episode.steps.count() == NATIVE_BUDGET and episode.steps.filter(s__isnull=True).count() == 0
     assert stored == list(range(LONG_EPISODE_CANVAS_STRIDE, NATIVE_BUDGET + 1, LONG_EPISODE_CANVAS_STRIDE))
     assert bytes(episode.final_canvas_png).startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("skill", [3.0, -0.1])
+def test_a_skill_outside_the_engines_range_is_refused_before_the_run_row(suite, skill):
+    with pytest.raises(services.RunConfigurationError, match=r"skill must lie in \[0, 1\]"):
+        services.easel_run_create(task_set=suite, agent="simulated", skill=skill)
+    assert not EaselRun.objects.exists()
+
+
+def test_a_suite_with_no_reference_is_refused_and_nothing_is_stored():
+    from leaderboard.models import TaskSet
+
+    with pytest.raises(services.SuiteConflict, match="at least one reference"):
+        services.easel_suite_create(seed=0, per_category={"programmatic": 0}, name="nothing")
+    assert not TaskSet.objects.filter(name="nothing").exists()

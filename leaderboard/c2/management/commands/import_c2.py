@@ -17,13 +17,13 @@ class Command(TaskSetCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file")
-        parser.add_argument("--task-set", required=True, dest="task_set")
-        parser.add_argument("--version", required=True, dest="task_set_version")
-        parser.add_argument("--format", required=True, choices=list(FORMATS))
-        parser.add_argument("--annotations", default=None, help="okvqa: the annotations file (ten answers per question)")
-        parser.add_argument("--images", default=None, help="okvqa, creation_mmbench: the image folder")
-        parser.add_argument("--description", default="")
+        parser.add_argument("file", help="the dataset file in its published format")
+        self.add_task_set_arguments(parser, version_required=True, version_help="the task-set version to create")
+        parser.add_argument("--format", required=True, choices=list(FORMATS), help="the dataset's record format")
+        parser.add_argument("--annotations", default=None, metavar="FILE",
+                            help="okvqa: the annotations file (ten answers per question)")
+        parser.add_argument("--images", default=None, metavar="DIR", help="okvqa, creation_mmbench: the image folder")
+        parser.add_argument("--description", default="", help="a line describing the task set (default: none)")
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])

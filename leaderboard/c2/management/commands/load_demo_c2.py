@@ -2,12 +2,11 @@
 
 import time
 
-from django.core.management.base import BaseCommand
-
 from leaderboard.c2.demo import demo_c2_load
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = ("Load the C² demo: a few hand-written items of every task type (DEMO DATA) and runs of four "
             "SIMULATED subjects rated by the SIMULATED rater, standard and creative template. Re-runnable.")
 

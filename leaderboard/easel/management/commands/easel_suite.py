@@ -2,11 +2,12 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from leaderboard.easel import services
+from leaderboard.run_command import AtelierCommand
 
-CATEGORIES = ("programmatic", "spatial_geometry", "abstract_cartoon", "natural")
+CATEGORIES = services.PAPER_SUITE_ORDER
 
 
 def per_category_counts(text: str | None) -> dict[str, int] | None:
@@ -24,23 +25,21 @@ def per_category_counts(text: str | None) -> dict[str, int] | None:
     return counts
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = ("Generate the EASEL suite for a seed (paper size: 15/40/15/40 = 110 references, Table 1) plus the five "
             "semantic tasks, and store it as a frozen task set. The same seed gives byte-identical references.")
 
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        # --version names the task-set version here, as in the other catalogue commands
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
-
     def add_arguments(self, parser):
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--name", default=services.DEFAULT_SUITE_NAME, help="task-set name (default: easel)")
-        parser.add_argument("--version", dest="suite_version", default=None,
+        self.add_seed_argument(parser, default=0, help="seed of the generated references, an integer ≥ 0")
+        parser.add_argument("--name", default=services.DEFAULT_SUITE_NAME, help="task-set name")
+        parser.add_argument("--version", "--task-set-version", dest="task_set_version", default=None, metavar="VERSION",
                             help="task-set version (default: seed<N>, plus the counts of a small suite)")
-        parser.add_argument("--per-category", default=None,
-                            help="a small suite: N references per category, or programmatic=2,natural=3,...")
+        parser.add_argument("--per-category", default=None, metavar="COUNTS",
+                            help="a small suite: N ≥ 1 references per category, or programmatic=2,natural=3,... "
+                                 "(default: the paper's 15/40/15/40)")
         parser.add_argument("--images", default=None, metavar="DIR",
-                            help="also import every image file in DIR as a Natural Images reference (centre crop, 128×128)")
+                            help="also import every image file in DIR as a Natural Images reference (centre crop, "
+                                 "128×128; default: none)")
 
     def handle(self, *args, **opts):
         images = []
@@ -55,7 +54,7 @@ class Command(BaseCommand):
         try:
             task_set, created = services.easel_suite_create(
                 seed=opts["seed"], per_category=per_category_counts(opts["per_category"]), name=opts["name"],
-                version=opts["suite_version"], images=images,
+                version=opts["task_set_version"], images=images,
             )
         except (services.SuiteConflict, ValueError) as exc:
             raise CommandError(str(exc)) from exc

@@ -3,21 +3,22 @@
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
+from django.core.management.base import CommandError
 
 from leaderboard.easel import selectors
 from leaderboard.easel.models import EaselRun
+from leaderboard.management.progress_bar import progress_bar
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = ("Write next-action samples of a run's reconstruction trajectories (painter runs are the intended source): "
             "curricula C1 and C2, coordinates quantised to integers in [0, 1000]; DIR/c1.jsonl, DIR/c2.jsonl, "
             "DIR/references/<task>.png and DIR/canvases/<curriculum>/<task>-<step>.png.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--run", type=int, required=True, metavar="ID")
-        parser.add_argument("-o", "--output", required=True, metavar="DIR")
+        parser.add_argument("--run", type=int, required=True, metavar="ID", help="the EASEL run whose trajectories to export")
+        self.add_output_argument(parser, default=None, metavar="DIR", help="the folder to write (created if missing)")
         parser.add_argument("--curricula", default="C1,C2", help="comma-separated: C1, C2 (default both)")
 
     def handle(self, *args, **opts):
@@ -36,7 +37,7 @@ class Command(BaseCommand):
         counts = dict.fromkeys(curricula, 0)
         files = {c: (out / f"{c.lower()}.jsonl").open("w", encoding="utf-8") for c in curricula}
         try:
-            for trajectory in tqdm(episodes, unit="episode", desc=f"SFT samples of run {run.pk}"):
+            for trajectory in progress_bar(iterable=episodes, unit="episode", desc=f"SFT samples of run {run.pk}"):
                 (out / "references" / f"{trajectory.task.id}.png").write_bytes(trajectory.reference_png)
                 for curriculum in curricula:
                     folder = out / "canvases" / curriculum.lower()

@@ -2,13 +2,12 @@
 
 import time
 
-from django.core.management.base import BaseCommand
-from tqdm import tqdm
-
 from leaderboard.easel.demo import demo_runs_load, demo_suite_load
+from leaderboard.management.progress_bar import progress_bar
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = ("Load the DEMO EASEL suite (two references per category plus the five semantic tasks) and run the anchors, "
             "the search painter and three SIMULATED agents on it (idempotent: finished runs are kept).")
 
@@ -19,8 +18,8 @@ class Command(BaseCommand):
         bars = []
 
         def on_run(run):
-            bar = tqdm(total=run.steps_planned or run.episodes_total, initial=run.steps_done,
-                       unit="step" if run.steps_planned else "episode", desc=run.agent_name[:32], dynamic_ncols=True)
+            bar = progress_bar(total=run.steps_planned or run.episodes_total, initial=run.steps_done,
+                               unit="step" if run.steps_planned else "episode", desc=run.agent_name[:32])
             bars.append(bar)
             return bar.update if run.steps_planned else None
 

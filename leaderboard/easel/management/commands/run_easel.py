@@ -1,79 +1,73 @@
 """manage.py run_easel: run an agent on an EASEL suite (or resume a run) with a progress bar."""
 
-import time
-
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
-from leaderboard.easel import selectors, services
+from engine.easel.simulated import SKILL_RANGE
+from leaderboard.easel import agents, selectors, services
 from leaderboard.easel.models import EaselRun
-from leaderboard.management.base import TaskSetCommand
-from leaderboard.models import TaskSet
+from leaderboard.management.progress_bar import progress_bar
+from leaderboard.models import Benchmark
+from leaderboard.run_command import RunCommand
 
 
-class Command(TaskSetCommand):
+class Command(RunCommand):
     help = ("Run an agent on an EASEL suite: --agent simulated (the labelled simulated agent), painter (the search "
             "painter), an anchor (blank_fill, mean_colour_fill, dominant_colour_fill) or a subject model's display name.")
+    benchmark_kind = Benchmark.Kind.EASEL
+    run_model = EaselRun
+    noun = "EASEL run"
+    configuration_errors = (services.RunConfigurationError,)
+    queue_help = "send episodes to Celery workers and follow progress"
 
-    def add_arguments(self, parser):
-        parser.add_argument("--task-set", dest="task_set")
-        parser.add_argument("--version", dest="task_set_version", default=None)
-        parser.add_argument("--agent", default="simulated")
+    def add_run_arguments(self, parser):
+        parser.add_argument("--agent", default=agents.SIMULATED, metavar="NAME",
+                            help="simulated, painter, an anchor or a subject model's display name")
         parser.add_argument("--budget", choices=EaselRun.Budget.values, default=EaselRun.Budget.ALIGNED,
                             help="aligned: Table 1 budgets; native: 250 steps per reference")
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--skill", type=float, default=None, help="simulated agent only: skill in [0, 1]")
-        parser.add_argument("--label", default="", help="simulated agent only: the row label")
-        parser.add_argument("--resume", type=int, metavar="RUN_ID", help="resume an interrupted run")
-        parser.add_argument("--queue", action="store_true", help="send episodes to Celery workers and follow progress")
+        low, high = SKILL_RANGE
+        parser.add_argument("--skill", type=float, default=None,
+                            help=f"simulated agent only: skill in [{low:g}, {high:g}] "
+                                 f"(default: {agents.DEFAULT_SIMULATED_SKILL})")
+        parser.add_argument("--label", default="", help="simulated agent and painter: the row label "
+                                                        "(default: the agent's own name)")
 
-    def handle(self, *args, **opts):
-        if opts["resume"]:
-            try:
-                run = EaselRun.objects.select_related("task_set").get(pk=opts["resume"])
-            except EaselRun.DoesNotExist as exc:
-                raise CommandError(f"no EASEL run {opts['resume']}") from exc
-        else:
-            if not opts["task_set"]:
-                raise CommandError("--task-set is required (or --resume RUN_ID)")
-            try:
-                run = services.easel_run_create(
-                    task_set=self.task_set_from(opts), agent=opts["agent"], budget_setting=opts["budget"],
-                    seed=opts["seed"], skill=opts["skill"], label=opts["label"],
-                )
-            except (TaskSet.DoesNotExist, services.RunConfigurationError) as exc:
-                raise CommandError(str(exc)) from exc
+    def create_run(self, *, task_set, opts):
+        return services.easel_run_create(task_set=task_set, agent=opts["agent"], budget_setting=opts["budget"],
+                                         seed=opts["seed"], skill=opts["skill"], label=opts["label"])
+
+    def follow(self, run, opts):
         label = " (SIMULATED agent)" if run.is_simulated else ""
         self.stdout.write(f"EASEL run {run.pk}: {run.agent_name}{label} on {run.task_set}, "
                           f"budget {run.budget_setting}, seed {run.seed}, {run.episodes_total} episodes")
-        unit, total = ("episode", run.episodes_total) if run.agent_kind == EaselRun.AgentKind.ANCHOR else ("step", run.steps_planned)
-        bar = tqdm(total=total, initial=run.episodes_done if unit == "episode" else run.steps_done, unit=unit,
-                   desc=f"EASEL run {run.pk}", dynamic_ncols=True)
+        by_episode = run.agent_kind == EaselRun.AgentKind.ANCHOR
+        unit, total = ("episode", run.episodes_total) if by_episode else ("step", run.steps_planned)
+        bar = progress_bar(total=total, initial=run.episodes_done if by_episode else run.steps_done, unit=unit,
+                           desc=f"EASEL run {run.pk}")
         if opts["queue"]:
             from leaderboard.easel import tasks
 
             tasks.easel_run_dispatch.delay(run.pk)
-            while True:
-                run.refresh_from_db()
-                bar.n = min(run.episodes_done if unit == "episode" else run.steps_done, bar.total)
-                bar.refresh()
-                if run.status in (EaselRun.Status.DONE, EaselRun.Status.FAILED):
-                    break
-                time.sleep(1.0)
+            self.follow_queued(run, bar, done=lambda r: r.episodes_done if by_episode else r.steps_done,
+                               finished=(EaselRun.Status.DONE, EaselRun.Status.FAILED))
         else:
             try:
-                if unit == "episode":
+                if by_episode:
                     run = services.easel_run_execute_inline(run=run)
                     bar.update(run.episodes_done - bar.n)
                 else:
                     run = services.easel_run_execute_inline(run=run, progress=bar.update)
             except Exception as exc:
+                bar.close()
                 services.easel_run_fail(run_id=run.pk, error=repr(exc))
                 raise CommandError(f"run {run.pk} stopped: {exc!r}; resume it with --resume {run.pk}") from exc
-        bar.close()
         run.refresh_from_db()
+        if run.status == EaselRun.Status.DONE and not by_episode:
+            bar.total = max(bar.n, 1)  # the budget is an upper bound: agents may stop early, and the run is done
+        bar.close()
         if run.status == EaselRun.Status.FAILED:
             raise CommandError(f"run {run.pk} failed: {run.error}; resume it with --resume {run.pk}")
-        self.stdout.write(f"run {run.pk} {run.status}: {run.episodes_done}/{run.episodes_total} episodes, {run.steps_done} steps")
-        for name, value in selectors.run_summary(run=run).items():
-            self.stdout.write(f"  {name:<28} {value:.3f}")
+        self.stdout.write(f"run {run.pk} {run.status}: {run.episodes_done}/{run.episodes_total} episodes, "
+                          f"{run.steps_done} steps; intervals: {selectors.INTERVAL_LEVEL:.0%} bootstrap over references")
+        for name, (value, low, high) in selectors.run_summary_intervals(run=run).items():
+            interval = "" if low is None else f"  [{low:.3f}, {high:.3f}]"
+            self.stdout.write(f"  {name:<28} {value:.3f}{interval}")

@@ -1,0 +1,110 @@
+"""The project's commands share one vocabulary: every option has help, every default is stated,
+--version is the task-set version, and a bad seed or count is refused by the parser."""
+
+import argparse
+import io
+
+import pytest
+from django.core.management import CommandError, call_command, get_commands, load_command_class
+
+from leaderboard.run_command import AtelierCommand, AtelierHelpFormatter, RunCommand, has_stated_default
+
+PROJECT_PACKAGES = ("annotation", "leaderboard", "evalsite", "engine")
+#: Django's own options on every command (their help is Django's).
+DJANGO_BASE_OPTIONS = {"help", "verbosity", "settings", "pythonpath", "traceback", "no_color", "force_color",
+                       "skip_checks"}
+
+
+def project_commands():
+    return sorted((name, app) for name, app in get_commands().items() if app.partition(".")[0] in PROJECT_PACKAGES)
+
+
+def parser_of(name, app):
+    return load_command_class(app, name).create_parser("manage.py", name)
+
+
+def own_actions(parser):
+    return [a for a in parser._actions if a.dest not in DJANGO_BASE_OPTIONS]
+
+
+def test_there_are_project_commands_to_walk():
+    names = {name for name, _ in project_commands()}
+    assert {"run_judge", "run_easel", "run_c2", "build_task_set", "easel_suite", "load_demo", "serve_demo"} <= names
+
+
+@pytest.mark.parametrize(("name", "app"), project_commands())
+def test_every_project_command_is_an_atelier_command(name, app):
+    assert isinstance(load_command_class(app, name), AtelierCommand)
+
+
+@pytest.mark.parametrize(("name", "app"), project_commands())
+def test_every_option_has_help_and_states_its_default(name, app):
+    parser = parser_of(name, app)
+    formatter = AtelierHelpFormatter(prog=name)
+    for action in own_actions(parser):
+        assert action.help and action.help is not argparse.SUPPRESS, f"{name} {action.option_strings or action.dest}"
+        if action.option_strings and has_stated_default(action) and not action.required:
+            text = formatter._get_help_string(action) % {"default": action.default}
+            assert "default" in text.lower(), f"{name} {action.option_strings}: {text}"
+
+
+@pytest.mark.parametrize(("name", "app"), project_commands())
+def test_version_is_never_djangos_version_flag(name, app):
+    parser = parser_of(name, app)
+    version = [a for a in parser._actions if "--version" in a.option_strings]
+    assert not any(isinstance(a, argparse._VersionAction) for a in version), name
+    for action in version:
+        assert action.dest == "task_set_version" and "--task-set-version" in action.option_strings, name
+
+
+@pytest.mark.parametrize(("name", "app"), project_commands())
+def test_the_shared_options_mean_the_same_everywhere(name, app):
+    actions = {a.dest: a for a in own_actions(parser_of(name, app))}
+    if "task_set" in actions:
+        assert actions["task_set"].option_strings == ["--task-set"]
+    if "seed" in actions:
+        assert actions["seed"].option_strings == ["--seed"] and actions["seed"].type.__name__ == "seed_value"
+    if "output" in actions:
+        assert set(actions["output"].option_strings) == {"-o", "--output"}
+    if "resume" in actions:
+        assert actions["resume"].metavar in ("RUN_ID", "BUILD_ID")
+
+
+def test_the_run_family_shares_one_base():
+    for name in ("run_judge", "run_easel", "run_c2"):
+        assert isinstance(load_command_class(get_commands()[name], name), RunCommand)
+
+
+def test_the_help_text_shows_defaults():
+    out = io.StringIO()
+    parser = parser_of("run_judge", get_commands()["run_judge"])
+    parser.print_help(out)
+    text = " ".join(out.getvalue().split())
+    assert "(default: 42)" in text and "(default: simulated)" in text and "(default: 50)" in text
+
+
+def test_a_zero_default_is_stated_too():
+    out = io.StringIO()
+    parser_of("run_easel", get_commands()["run_easel"]).print_help(out)
+    assert "an integer ≥ 0 (default: 0)" in " ".join(out.getvalue().split())
+
+
+@pytest.mark.django_db
+def test_a_run_command_without_a_task_set_says_what_is_required():
+    with pytest.raises(CommandError, match=r"--task-set is required \(or --resume RUN_ID\)"):
+        call_command("run_judge", stdout=io.StringIO())
+
+
+@pytest.mark.django_db
+def test_an_unknown_resume_id_is_refused():
+    with pytest.raises(CommandError, match="no C² run 999"):
+        call_command("run_c2", "--resume", "999", stdout=io.StringIO())
+
+
+@pytest.mark.parametrize(("text", "message"), [("-1", "a seed is an integer ≥ 0"), ("x", "'x' is not an integer"),
+                                               (str(2**40), "a seed is an integer in 0..")])
+def test_a_seed_outside_what_the_api_takes_is_refused_by_the_parser(text, message):
+    from leaderboard.run_command import seed_value
+
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        seed_value(text)
