@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "csp",
+    "django_prometheus",
     "evalsite",
     "leaderboard",
     "leaderboard.easel",
@@ -95,6 +96,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First and last: request counts and latencies for /metrics (django-prometheus).
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -110,6 +113,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out login into its 429 answer.
     "axes.middleware.AxesMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "evalsite.urls"
@@ -146,6 +150,10 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 # Test databases are per process, so that two test runs on one machine never share one.
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or f"test_atelier_{os.getpid()}"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The same backends, wrapped by django-prometheus to count queries, errors and connections for /metrics.
+_COUNTED_BACKENDS = {"django.db.backends.postgresql": "django_prometheus.db.backends.postgresql",
+                     "django.db.backends.sqlite3": "django_prometheus.db.backends.sqlite3"}
+DATABASES["default"]["ENGINE"] = _COUNTED_BACKENDS.get(DATABASES["default"]["ENGINE"], DATABASES["default"]["ENGINE"])
 
 # Login throttling (django-axes): failed logins are counted per account and, separately, per client
 # address. After ATELIER_LOGIN_FAILURE_LIMIT failures that account or address is refused (HTTP 429,
@@ -303,9 +311,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # processes; unset, each process keeps its own in memory.
 ATELIER_CACHE_URL = env_str("ATELIER_CACHE_URL")
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": ATELIER_CACHE_URL,
+    # django-prometheus's subclasses of Django's backends: hits and misses counted for /metrics.
+    "default": {"BACKEND": "django_prometheus.cache.backends.redis.RedisCache", "LOCATION": ATELIER_CACHE_URL,
                 "KEY_PREFIX": env_str("ATELIER_CACHE_PREFIX", "atelier")}
-    if ATELIER_CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    if ATELIER_CACHE_URL else {"BACKEND": "django_prometheus.cache.backends.locmem.LocMemCache"}
 }
 
 # Provider access: API keys are read from the environment variable a model's
@@ -320,6 +329,10 @@ ATELIER_EMBED_CACHE_DIR = Path(env_str("ATELIER_EMBED_CACHE_DIR", str(VAR_DIR / 
 ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60)
 # How often Celery beat returns overdue assignments to the pool (annotation.expire_assignments).
 ATELIER_ASSIGNMENT_SWEEP_SECONDS = env_int("ATELIER_ASSIGNMENT_SWEEP_SECONDS", 60)
+
+# /metrics answers a request from this machine, or one carrying "Authorization: Bearer <this token>"
+# (evalsite/metrics.py); anyone else gets a 404.
+ATELIER_METRICS_TOKEN = env_str("ATELIER_METRICS_TOKEN")
 
 LOGGING = {
     "version": 1,

@@ -5,6 +5,7 @@ from django.urls import include, path
 from django.views.generic.base import RedirectView
 
 from evalsite.health import ReadinessView, healthz
+from evalsite.metrics import metrics_view
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -12,6 +13,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("readyz", ReadinessView.as_view(), name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     # Browsers ask for /favicon.ico whatever the page links: send them to the static file.
     path("favicon.ico", RedirectView.as_view(url=static("favicon.ico"), permanent=True), name="favicon"),
     path("easel/", include("leaderboard.easel.urls")),
