@@ -140,8 +140,16 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'atelier.sqlite3'}",
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # A kept connection is tested before a request reuses it: after a database restart the first
+        # request reconnects instead of failing on the dead socket.
+        conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # A database host that does not answer fails the request in seconds (a 503, evalsite/error_pages.py)
+    # instead of holding the worker for TCP's minutes.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1))
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # SQLite serialises writers; wait for the lock instead of failing at once.
