@@ -335,6 +335,8 @@ ATELIER_PROVIDER_BACKOFF_BASE_MS = env_int("ATELIER_PROVIDER_BACKOFF_BASE_MS", 1
 ATELIER_PROVIDER_CACHE_DIR = Path(env_str("ATELIER_PROVIDER_CACHE_DIR", str(VAR_DIR / "provider-cache")))
 ATELIER_EMBED_CACHE_DIR = Path(env_str("ATELIER_EMBED_CACHE_DIR", str(VAR_DIR / "embed-cache")))
 ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60)
+# How often Celery beat sends the runs started while the broker was away (leaderboard.task_queue).
+ATELIER_QUEUE_SWEEP_SECONDS = env_int("ATELIER_QUEUE_SWEEP_SECONDS", 30, minimum=1)
 # How often Celery beat returns overdue assignments to the pool (annotation.expire_assignments).
 ATELIER_ASSIGNMENT_SWEEP_SECONDS = env_int("ATELIER_ASSIGNMENT_SWEEP_SECONDS", 60)
 

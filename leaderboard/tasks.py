@@ -36,6 +36,14 @@ def judge_run_chunk(self, run_id: int, task_id: int) -> None:
         judge_run_finalise.delay(run_id)
 
 
+@shared_task(name="leaderboard.send_waiting_runs")
+def send_waiting_runs() -> int:
+    """Send the runs started while the broker was away (leaderboard.task_queue)."""
+    from leaderboard.task_queue import send_waiting_runs as send
+
+    return send()
+
+
 @shared_task(name="leaderboard.judge_run_finalise")
 def judge_run_finalise(run_id: int) -> int | None:
     """The run's snapshot id; None for a fixed-pair run, which stores none."""

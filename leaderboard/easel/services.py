@@ -239,7 +239,9 @@ def easel_run_start(*, run: EaselRun) -> None:
     """Queue the run's episodes once the transaction that created it has committed."""
     from leaderboard.easel import tasks
 
-    transaction.on_commit(lambda: tasks.easel_run_dispatch.delay(run.pk))
+    from leaderboard.task_queue import send_on_commit
+
+    send_on_commit(lambda: tasks.easel_run_dispatch.delay(run.pk), run=run)
 
 
 def easel_run_pending_episodes(*, run_id: int) -> list[int]:

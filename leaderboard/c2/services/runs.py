@@ -220,7 +220,9 @@ def c2_run_start(*, run: C2Run) -> None:
     """Queue the run's prompts once the transaction that created it has committed."""
     from leaderboard.c2 import tasks
 
-    transaction.on_commit(lambda: tasks.c2_run_dispatch.delay(run.pk))
+    from leaderboard.task_queue import send_on_commit
+
+    send_on_commit(lambda: tasks.c2_run_dispatch.delay(run.pk), run=run)
 
 
 def c2_run_pending_prompts(*, run_id: int) -> list[int]:
