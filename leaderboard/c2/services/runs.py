@@ -219,7 +219,6 @@ def _plan(run: C2Run, tasks: list[Task], models: list[SubjectModel]) -> None:
 def c2_run_start(*, run: C2Run) -> None:
     """Queue the run's prompts once the transaction that created it has committed."""
     from leaderboard.c2 import tasks
-
     from leaderboard.task_queue import send_on_commit
 
     send_on_commit(lambda: tasks.c2_run_dispatch.delay(run.pk), run=run)
