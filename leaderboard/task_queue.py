@@ -47,28 +47,28 @@ def send_on_commit(send: Callable[[], object], *, run: models.Model) -> None:
     transaction.on_commit(send_or_wait)
 
 
-def _dispatchers() -> list[tuple[type[models.Model], Callable[[int], object]]]:
-    from leaderboard import tasks as judge_tasks
-    from leaderboard.c2 import tasks as c2_tasks
-    from leaderboard.c2.models import C2Run
-    from leaderboard.easel import tasks as easel_tasks
-    from leaderboard.easel.models import EaselRun
-    from leaderboard.models import JudgeRun
-
-    return [(JudgeRun, judge_tasks.judge_run_dispatch.delay), (EaselRun, easel_tasks.easel_run_dispatch.delay),
-            (C2Run, c2_tasks.c2_run_dispatch.delay)]
+#: Each run model and the name of its dispatch task (sent by name: this module imports no task module,
+#: which would close an import circle through the services that call :func:`send_on_commit`).
+DISPATCH_TASKS = (("leaderboard.JudgeRun", "leaderboard.judge_run_dispatch"),
+                  ("easel.EaselRun", "easel.run_dispatch"),
+                  ("c2.C2Run", "c2.run_dispatch"))
 
 
 def send_waiting_runs() -> int:
     """Send every run left waiting for the queue; returns how many were sent. The note is cleared by a
     conditional update first, so two sweepers at once send a run once."""
+    from django.apps import apps
+
+    from evalsite.celery import app
+
     sent = 0
-    for model, dispatch in _dispatchers():
+    for model_name, task_name in DISPATCH_TASKS:
+        model = apps.get_model(model_name)
         for run_id in list(model.objects.filter(status="pending", error=WAITING_FOR_QUEUE).values_list("pk", flat=True)):
             if not model.objects.filter(pk=run_id, error=WAITING_FOR_QUEUE).update(error=""):
                 continue
             try:
-                dispatch(run_id)
+                app.send_task(task_name, args=[run_id])
             except BrokerUnreachable:
                 model.objects.filter(pk=run_id, status="pending").update(error=WAITING_FOR_QUEUE)
                 return sent  # still away: the next sweep tries again
