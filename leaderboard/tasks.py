@@ -25,8 +25,14 @@ def judge_run_dispatch(run_id: int) -> int:
 
 @shared_task(name="leaderboard.judge_run_chunk", bind=True, max_retries=5)
 def judge_run_chunk(self, run_id: int, task_id: int) -> None:
+    from leaderboard.services.judge_chunk import ProviderUnreachable
+
     try:
         finished_run = judge_runs.judge_run_task_execute(run_id=run_id, task_id=task_id)
+    except ProviderUnreachable as outage:
+        # The client already retried with backoff up to its bound: stop the run, resumable, saying why.
+        judge_runs.judge_run_fail(run_id=run_id, error=str(outage))
+        return
     except Exception as exc:
         if self.request.retries >= self.max_retries:
             judge_runs.judge_run_fail(run_id=run_id, error=f"task {task_id}: {exc!r}")
