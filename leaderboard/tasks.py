@@ -39,7 +39,14 @@ def judge_run_chunk(self, run_id: int, task_id: int) -> None:
             raise
         raise self.retry(exc=exc, countdown=2 ** self.request.retries)
     if finished_run:
-        judge_run_finalise.delay(run_id)
+        from kombu.exceptions import OperationalError as BrokerUnreachable
+
+        try:
+            judge_run_finalise.delay(run_id)
+        except BrokerUnreachable:
+            # This call won the run's last chunk, and a redelivered chunk finds it done: if the finalising
+            # message cannot be sent now, nobody would send it later. It is idempotent: do it here.
+            judge_runs.judge_run_finalise(run_id=run_id)
 
 
 @shared_task(name="leaderboard.send_waiting_runs")

@@ -4,7 +4,9 @@ finishes with the comparisons and leaderboard of an uninterrupted run, answered 
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 
 import pytest
 
@@ -18,6 +20,9 @@ from tests.leaderboard.test_judge_runs import comparison_fingerprint
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CONFIG = {"n_boot": 50, "swap_rate": 0, "duplicate_rate": 0}
+#: tests/benchmarks/bench_faults.py sets a real outage length (a minute) and real backoff; the suite's
+#: outage lasts until the run has given up (the retries 10 ms apart, tests/conftest.py).
+OUTAGE_S = float(os.environ.get("FAULT_PROVIDER_OUTAGE_S", "0"))
 
 
 class Outage:
@@ -27,12 +32,15 @@ class Outage:
         self.after, self.calls, self.down, self.refused = after, 0, False, 0
         self.lock = threading.Lock()
         self.resolved = False
+        self.down_since: float | None = None
 
     def __call__(self, request):
         with self.lock:
             self.calls += 1
-            if self.calls > self.after and not self.resolved:
-                self.down = True
+            if self.calls > self.after and not self.resolved and not self.down:
+                self.down, self.down_since = True, time.monotonic()
+            if self.down and OUTAGE_S and time.monotonic() - self.down_since > OUTAGE_S:
+                self.down, self.resolved = False, True
             if self.down:
                 self.refused += 1
                 return Fault.http(503)
@@ -66,6 +74,8 @@ def test_a_run_stopped_by_a_provider_outage_resumes_to_the_uninterrupted_result(
     assert reference.status == JudgeRun.Status.DONE
 
     settings.ATELIER_PROVIDER_CACHE_DIR = tmp_path / "outage-cache"  # nothing answered from the first run
+    if OUTAGE_S:
+        settings.ATELIER_PROVIDER_BACKOFF_BASE_MS = 1000  # the site's default backoff
     outage = Outage(after=7)
     with FakeOpenAIServer(handler=outage) as server:
         # the same judge, now behind the failing server: the same requests, so the same replies
@@ -81,6 +91,11 @@ def test_a_run_stopped_by_a_provider_outage_resumes_to_the_uninterrupted_result(
         answered_before = Comparison.objects.filter(run=interrupted, status=Comparison.Status.OK).count()
         assert 0 < answered_before
 
+        stopped_after = time.monotonic() - outage.down_since
+        print(f"provider outage: the run stopped {stopped_after:.1f} s into the outage after {outage.refused} "
+              f"refused requests: {interrupted.error}")
+        if OUTAGE_S:
+            time.sleep(max(0.0, OUTAGE_S - stopped_after))
         outage.resolve()
         sent_before = len(server.chat_requests)
         resume(interrupted)
