@@ -9,3 +9,6 @@ class EvalsiteConfig(AppConfig):
 
     def ready(self) -> None:
         from evalsite import checks  # noqa: F401  (registers the checks)
+        from evalsite.metrics import observe_provider_calls
+
+        observe_provider_calls()

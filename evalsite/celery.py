@@ -3,6 +3,7 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_ready
 from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
@@ -18,4 +19,15 @@ app.conf.beat_schedule = {
         "task": "annotation.expire_assignments",
         "schedule": float(settings.ATELIER_ASSIGNMENT_SWEEP_SECONDS),
     },
+    # Runs started while the broker was away wait for it (leaderboard.task_queue).
+    "leaderboard.send_waiting_runs": {
+        "task": "leaderboard.send_waiting_runs",
+        "schedule": float(settings.ATELIER_QUEUE_SWEEP_SECONDS),
+    },
 }
+
+
+@worker_ready.connect
+def _send_waiting_runs_at_start(sender=None, **kwargs) -> None:
+    """A worker that starts (the broker is back, or the first worker arrives) sends the waiting runs."""
+    sender.app.send_task("leaderboard.send_waiting_runs")

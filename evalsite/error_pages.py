@@ -4,18 +4,35 @@ the site's navigation otherwise (templates/403.html, 404.html, 500.html, all on 
 Django calls these for ``BadRequest``/``SuspiciousOperation`` and ``Http404`` raised anywhere
 (``handler400``/``handler404`` in ``evalsite.urls``); middleware that refuses a request early uses
 :func:`bad_request` too, so every refusal looks the same.
+
+The database away: Django hands an exception raised anywhere — a view, the session or authentication
+middleware, the session save after the view — to ``handler500`` while it is being handled, so
+:func:`server_error` sees a ``django.db`` ``OperationalError``/``InterfaceError`` there and answers
+503 with ``Retry-After`` in the same three shapes instead of a 500 (:func:`service_unavailable`); a
+full or read-only media folder (:class:`evalsite.storage.MediaUnwritable`) is a 507 (:func:`storage_full`).
 """
 
 from __future__ import annotations
 
+import sys
+
 from django.contrib.auth.models import AnonymousUser
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
-__all__ = ["bad_request", "error_response", "is_api_request", "page_not_found", "permission_denied", "server_error"]
+from evalsite.storage import MediaUnwritable
 
-TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 413: "Upload too large", 500: "Server error"}
-CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 413: "upload_too_large", 500: "server_error"}
+__all__ = ["bad_request", "error_response", "is_api_request", "page_not_found", "permission_denied", "server_error",
+           "service_unavailable", "storage_full"]
+
+TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 413: "Upload too large", 500: "Server error",
+          503: "Temporarily unavailable", 507: "Storage full"}
+CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 413: "upload_too_large", 500: "server_error",
+         503: "unavailable", 507: "insufficient_storage"}
+#: Seconds a client is asked to wait before trying again while the database is away.
+RETRY_AFTER_S = 5
+DATABASE_AWAY = "The database cannot be reached just now; nothing was changed. Try again in a few seconds."
 TEMPLATES = {403: "403.html", 404: "404.html", 500: "500.html"}
 
 
@@ -57,8 +74,35 @@ def permission_denied(request: HttpRequest, exception: BaseException | None = No
     return error_response(request, 403, _detail(exception, "Your account may not open this page."))
 
 
+def service_unavailable(request: HttpRequest, detail: str = DATABASE_AWAY) -> HttpResponse:
+    """503 with ``Retry-After``, rendered without the request context (no session, no user, no query)."""
+    if request.path.startswith("/api/v1/"):
+        response = JsonResponse({"error": CODES[503], "message": detail, "details": {}}, status=503)
+    elif is_api_request(request):
+        response = JsonResponse({"error": CODES[503], "detail": detail}, status=503)
+    else:
+        response = HttpResponse(render_to_string("503.html", {"detail": detail}), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_S)
+    return response
+
+
+def storage_full(request: HttpRequest, detail: str) -> HttpResponse:
+    """507: the upload or import was refused because the media folder cannot take it (nothing kept)."""
+    if request.path.startswith("/api/v1/"):
+        return JsonResponse({"error": CODES[507], "message": detail, "details": {}}, status=507)
+    if is_api_request(request):
+        return JsonResponse({"error": CODES[507], "detail": detail}, status=507)
+    return HttpResponse(render_to_string("503.html", {"detail": detail, "title": TITLES[507], "status": 507}), status=507)
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
-    """The 500 page: rendered without the request context (the database may be what failed)."""
+    """The 500 page: rendered without the request context (the database may be what failed). A
+    database that cannot be reached is a 503 (module docstring)."""
+    failure = sys.exc_info()[1]
+    if isinstance(failure, (OperationalError, InterfaceError)):
+        return service_unavailable(request)
+    if isinstance(failure, MediaUnwritable):
+        return storage_full(request, failure.strerror)
     detail = "Something went wrong on our side."
     if request.path.startswith("/api/v1/"):  # the public API's one error shape, as error_response
         return JsonResponse({"error": CODES[500], "message": detail, "details": {}}, status=500)

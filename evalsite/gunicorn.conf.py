@@ -17,3 +17,24 @@ bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("GUNICORN_WORKERS", "4"))
 # X-Forwarded-* headers are trusted by Django only with ATELIER_BEHIND_PROXY (evalsite/settings.py);
 # gunicorn's own forwarded-allow-ips default (127.0.0.1) is left as it is.
+
+
+# Prometheus multiprocess mode (evalsite/metrics.py): with PROMETHEUS_MULTIPROC_DIR set, every worker
+# writes its counters there and /metrics sums them. The folder starts empty (counters of a previous
+# server would be added in) and a dead worker's live gauges are dropped.
+def on_starting(server):
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if folder:
+        import pathlib
+
+        path = pathlib.Path(folder)
+        path.mkdir(parents=True, exist_ok=True)
+        for stale in path.glob("*.db"):
+            stale.unlink()
+
+
+def child_exit(server, worker):
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

@@ -3,7 +3,9 @@
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 
-PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/favicon.ico")
+# /metrics guards itself (loopback or token: evalsite/metrics.py); health and metrics never read the session,
+# so they answer while the database is away.
+PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/readyz", "/metrics", "/favicon.ico")
 
 
 class LoginRequiredEverywhere:
@@ -11,7 +13,8 @@ class LoginRequiredEverywhere:
         self.get_response = get_response
 
     def __call__(self, request):
-        if not request.user.is_authenticated and not request.path.startswith(PUBLIC_PREFIXES):
+        # The path first: reading request.user loads the session from the database.
+        if not request.path.startswith(PUBLIC_PREFIXES) and not request.user.is_authenticated:
             if request.path.startswith("/api/v1/") and "HTTP_AUTHORIZATION" in request.META:
                 return self.get_response(request)  # a token: DRF authenticates it (or refuses, 401)
             if request.path.startswith("/api/v1/"):

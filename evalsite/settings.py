@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "csp",
+    "django_prometheus",
     "evalsite",
     "leaderboard",
     "leaderboard.easel",
@@ -97,6 +98,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First and last: request counts and latencies for /metrics (django-prometheus).
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # A body over ATELIER_MAX_UPLOAD_BYTES is a 413 before anything reads it (evalsite/upload_limits.py).
     "evalsite.upload_limits.RefuseOversizedUploads",
@@ -114,6 +117,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out login into its 429 answer.
     "axes.middleware.AxesMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "evalsite.urls"
@@ -140,8 +144,16 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'atelier.sqlite3'}",
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # A kept connection is tested before a request reuses it: after a database restart the first
+        # request reconnects instead of failing on the dead socket.
+        conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # A database host that does not answer fails the request in seconds (a 503, evalsite/error_pages.py)
+    # instead of holding the worker for TCP's minutes.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1))
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # SQLite serialises writers; wait for the lock instead of failing at once.
@@ -150,6 +162,10 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 # Test databases are per process, so that two test runs on one machine never share one.
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or f"test_atelier_{os.getpid()}"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The same backends, wrapped by django-prometheus to count queries, errors and connections for /metrics.
+_COUNTED_BACKENDS = {"django.db.backends.postgresql": "django_prometheus.db.backends.postgresql",
+                     "django.db.backends.sqlite3": "django_prometheus.db.backends.sqlite3"}
+DATABASES["default"]["ENGINE"] = _COUNTED_BACKENDS.get(DATABASES["default"]["ENGINE"], DATABASES["default"]["ENGINE"])
 
 # Login throttling (django-axes): failed logins are counted per account and, separately, per client
 # address. After ATELIER_LOGIN_FAILURE_LIMIT failures that account or address is refused (HTTP 429,
@@ -188,7 +204,8 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Django's file system storage that removes a partial file when the disk fills (evalsite/storage.py).
+    "default": {"BACKEND": "evalsite.storage.MediaStorage"},
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"
@@ -209,6 +226,8 @@ SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG and not ATELIER_DEV)
+# Probes and the Prometheus scraper ask over plain HTTP from inside the deployment.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 # X-Forwarded-Proto is believed only when ATELIER_BEHIND_PROXY says a reverse proxy is in front.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if ATELIER_BEHIND_PROXY else None
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG and not ATELIER_DEV)
@@ -311,9 +330,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # processes; unset, each process keeps its own in memory.
 ATELIER_CACHE_URL = env_str("ATELIER_CACHE_URL")
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": ATELIER_CACHE_URL,
+    # django-prometheus's subclasses of Django's backends: hits and misses counted for /metrics.
+    "default": {"BACKEND": "django_prometheus.cache.backends.redis.RedisCache", "LOCATION": ATELIER_CACHE_URL,
                 "KEY_PREFIX": env_str("ATELIER_CACHE_PREFIX", "atelier")}
-    if ATELIER_CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    if ATELIER_CACHE_URL else {"BACKEND": "django_prometheus.cache.backends.locmem.LocMemCache"}
 }
 
 # Provider access: API keys are read from the environment variable a model's
@@ -336,8 +356,14 @@ FILE_UPLOAD_HANDLERS = [
 # Images as annotators receive them (pixels only, flattened), encoded once (annotation.media.served_image).
 ATELIER_MEDIA_CACHE_DIR = Path(env_str("ATELIER_MEDIA_CACHE_DIR", str(VAR_DIR / "media-cache")))
 ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60)
+# How often Celery beat sends the runs started while the broker was away (leaderboard.task_queue).
+ATELIER_QUEUE_SWEEP_SECONDS = env_int("ATELIER_QUEUE_SWEEP_SECONDS", 30, minimum=1)
 # How often Celery beat returns overdue assignments to the pool (annotation.expire_assignments).
 ATELIER_ASSIGNMENT_SWEEP_SECONDS = env_int("ATELIER_ASSIGNMENT_SWEEP_SECONDS", 60)
+
+# /metrics answers a request from this machine, or one carrying "Authorization: Bearer <this token>"
+# (evalsite/metrics.py); anyone else gets a 404.
+ATELIER_METRICS_TOKEN = env_str("ATELIER_METRICS_TOKEN")
 
 LOGGING = {
     "version": 1,

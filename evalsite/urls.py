@@ -1,20 +1,19 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.http import HttpResponse
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic.base import RedirectView
 
-
-def healthz(request):
-    return HttpResponse("ok", content_type="text/plain")
-
+from evalsite.health import ReadinessView, healthz
+from evalsite.metrics import metrics_view
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("readyz", ReadinessView.as_view(), name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     # Browsers ask for /favicon.ico whatever the page links: send them to the static file.
     path("favicon.ico", RedirectView.as_view(url=static("favicon.ico"), permanent=True), name="favicon"),
     path("easel/", include("leaderboard.easel.urls")),

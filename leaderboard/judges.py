@@ -160,6 +160,7 @@ class Verdict:
     repaired: bool = False
     error: str = ""
     checklist: list = field(default_factory=list)
+    provider_unreachable: bool = False  # an outage, not a verdict (engine.judge.comparison.PairJudgement)
 
 
 def replicate_key(run: JudgeRun) -> str:
@@ -301,7 +302,8 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
 
 def _verdict(judgement, shown) -> Verdict:
     if not judgement.ok:
-        return Verdict(ok=False, error=judgement.error or "judge failed", checklist=shown, repaired=judgement.repaired)
+        return Verdict(ok=False, error=judgement.error or "judge failed", checklist=shown, repaired=judgement.repaired,
+                       provider_unreachable=judgement.provider_unreachable)
     return Verdict(
         ok=True,
         winner=judgement.winner.value,

@@ -25,15 +25,36 @@ def judge_run_dispatch(run_id: int) -> int:
 
 @shared_task(name="leaderboard.judge_run_chunk", bind=True, max_retries=5)
 def judge_run_chunk(self, run_id: int, task_id: int) -> None:
+    from leaderboard.services.judge_chunk import ProviderUnreachable
+
     try:
         finished_run = judge_runs.judge_run_task_execute(run_id=run_id, task_id=task_id)
+    except ProviderUnreachable as outage:
+        # The client already retried with backoff up to its bound: stop the run, resumable, saying why.
+        judge_runs.judge_run_fail(run_id=run_id, error=str(outage))
+        return
     except Exception as exc:
         if self.request.retries >= self.max_retries:
             judge_runs.judge_run_fail(run_id=run_id, error=f"task {task_id}: {exc!r}")
             raise
         raise self.retry(exc=exc, countdown=2 ** self.request.retries)
     if finished_run:
-        judge_run_finalise.delay(run_id)
+        from kombu.exceptions import OperationalError as BrokerUnreachable
+
+        try:
+            judge_run_finalise.delay(run_id)
+        except BrokerUnreachable:
+            # This call won the run's last chunk, and a redelivered chunk finds it done: if the finalising
+            # message cannot be sent now, nobody would send it later. It is idempotent: do it here.
+            judge_runs.judge_run_finalise(run_id=run_id)
+
+
+@shared_task(name="leaderboard.send_waiting_runs")
+def send_waiting_runs() -> int:
+    """Send the runs started while the broker was away (leaderboard.task_queue)."""
+    from leaderboard.task_queue import send_waiting_runs as send
+
+    return send()
 
 
 @shared_task(name="leaderboard.judge_run_finalise")

@@ -177,6 +177,9 @@ class PairJudgement:
     raw_output: str | None = None
     repair_output: str | None = None
     error: str | None = None
+    # The provider did not answer after its retries (5xx, timeouts, refused connections): an outage,
+    # not a judgement of this pair; the run stops resumable rather than recording the call as failed.
+    provider_unreachable: bool = False
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0

@@ -71,6 +71,7 @@ def _failed(
     repair: ChatResult | None = None,
     *,
     calls: int,
+    provider_unreachable: bool = False,
 ) -> PairJudgement:
     answers = [answer for answer in (first, repair) if answer is not None]
     return PairJudgement(
@@ -82,6 +83,7 @@ def _failed(
         raw_output=None if first is None else first.text,
         repair_output=None if repair is None else repair.text,
         error=error,
+        provider_unreachable=provider_unreachable,
         prompt_tokens=sum(answer.prompt_tokens for answer in answers),
         completion_tokens=sum(answer.completion_tokens for answer in answers),
         cost_usd=sum(answer.cost_usd for answer in answers),
@@ -117,7 +119,8 @@ def judge_with_repair(
     for position, (index, reply) in enumerate(zip(to_ask, replies, strict=True)):
         request = requests[index]
         if isinstance(reply, ProviderError):
-            results[index] = _failed(request, judge_name, f"provider: {reply.message}", calls=1)
+            results[index] = _failed(request, judge_name, f"provider: {reply.message}", calls=1,
+                                     provider_unreachable=reply.retryable)
             continue
         if position not in checked:
             check(position, reply)
@@ -133,7 +136,8 @@ def judge_with_repair(
             request = requests[index]
             if isinstance(fixed, ProviderError):
                 error = f"invalid reply ({'; '.join(problems)}); repair call failed: {fixed.message}"
-                results[index] = _failed(request, judge_name, error, first, calls=2)
+                results[index] = _failed(request, judge_name, error, first, calls=2,
+                                         provider_unreachable=fixed.retryable)
                 continue
             try:
                 results[index] = _judged(request, judge_name, _validate(request, fixed.text), first, fixed)

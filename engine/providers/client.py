@@ -62,6 +62,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from engine.providers.cache import RequestCache, embedding_key, request_key
+from engine.providers.observers import CallOutcome, notify_call
 from engine.providers.transport import Http11Transport, HttpResponse, TransportError, default_ssl_context
 from engine.providers.usage import UsageLedger, cost_usd
 
@@ -539,6 +540,7 @@ class OpenAICompatibleClient:
     def _from_cache(self, entry: Mapping[str, Any], key: str) -> ChatResult:
         if self.usage is not None:
             self.usage.record_cache_hit(self.config.model)
+        notify_call(CallOutcome(model=self.config.model, ok=True, cached=True, attempts=0, latency_s=0.0))
         return ChatResult(
             text=str(entry.get("text", "")),
             prompt_tokens=int(entry.get("prompt_tokens", 0)),
@@ -564,6 +566,8 @@ class OpenAICompatibleClient:
         except ProviderError as error:
             if self.usage is not None:
                 self.usage.record_failure(self.config.model, attempts=error.attempts)
+            notify_call(CallOutcome(model=self.config.model, ok=False, cached=False, attempts=error.attempts,
+                                    latency_s=time.monotonic() - started, status=error.status))
             logger.warning("%s chat call failed: %s", self.config.model, error.message)
             return error
         cost = cost_usd(
@@ -591,6 +595,9 @@ class OpenAICompatibleClient:
                 cost_usd=cost,
                 attempts=attempts,
             )
+        latency_s = time.monotonic() - started
+        notify_call(CallOutcome(model=self.config.model, ok=True, cached=False, attempts=attempts,
+                                latency_s=latency_s, cost_usd=cost))
         return ChatResult(
             text=text,
             prompt_tokens=prompt_tokens,
@@ -601,7 +608,7 @@ class OpenAICompatibleClient:
             finish_reason=finish_reason,
             model=served_by,
             key=key,
-            latency_s=time.monotonic() - started,
+            latency_s=latency_s,
         )
 
     async def _embed_all(self, texts: list[str]) -> np.ndarray:

@@ -249,8 +249,9 @@ def easel_run_create(*, task_set: TaskSet, agent: str, budget_setting: str = Eas
 def easel_run_start(*, run: EaselRun) -> None:
     """Queue the run's episodes once the transaction that created it has committed."""
     from leaderboard.easel import tasks
+    from leaderboard.task_queue import send_on_commit
 
-    transaction.on_commit(lambda: tasks.easel_run_dispatch.delay(run.pk))
+    send_on_commit(lambda: tasks.easel_run_dispatch.delay(run.pk), run=run)
 
 
 def easel_run_pending_episodes(*, run_id: int) -> list[int]:

@@ -380,9 +380,31 @@ def _judge(run, task, dimension, pending: list[_Stored], pool: _Pool, judges, pr
         for r in pending
     ]
     verdicts = judges_module.judge_comparisons(judges, run=run, task=task, dimension=dimension, comparisons=calls)
+    unanswered = sum(verdict.provider_unreachable for verdict in verdicts)
+    if unanswered:
+        # A provider outage outlasted the client's retries: keep what was answered, leave the rest planned
+        # (same attempt number, so the same request and seed when resumed) and stop the run resumable.
+        answered = [(call, verdict) for call, verdict in zip(calls, verdicts) if not verdict.provider_unreachable]
+        if answered:
+            ledger.judged([call for call, _ in answered], [verdict for _, verdict in answered])
+        ledger.write()
+        raise ProviderUnreachable(run=run, unanswered=unanswered,
+                                  error=next(v.error for v in verdicts if v.provider_unreachable))
     ledger.judged(calls, verdicts)
     if progress:
         progress(len(calls))
+
+
+class ProviderUnreachable(Exception):
+    """The judge's provider did not answer past the retry bound; the run stops resumable (issue 28)."""
+
+    def __init__(self, *, run: JudgeRun, unanswered: int, error: str) -> None:
+        run.refresh_from_db(fields=["calls_planned", "calls_done"])
+        self.still_needed = max(run.calls_planned - run.calls_done, unanswered)
+        super().__init__(
+            f"The judge's provider did not answer after its retries ({error}). The run stopped with "
+            f"{self.still_needed} call(s) still needed; answered calls are kept (and cached). Resume it once "
+            "the provider answers again: it finishes as an uninterrupted run would.")
 
 
 def _inspected(response: Response, dimension: str) -> str:

@@ -210,12 +210,13 @@ def judge_run_start(*, run: JudgeRun, background: bool = False) -> None:
     must not wait for the whole run, e.g. the page's Start button) then runs the eager dispatch in a
     daemon thread, so the request returns at once and the run page follows the progress live."""
     from leaderboard import tasks
+    from leaderboard.task_queue import send_on_commit
 
     if background and settings.CELERY_TASK_ALWAYS_EAGER:
         transaction.on_commit(lambda: threading.Thread(
             target=_dispatch_in_thread, args=(run.pk,), name=f"judge-run-{run.pk}", daemon=True).start())
         return
-    transaction.on_commit(lambda: tasks.judge_run_dispatch.delay(run.pk))
+    send_on_commit(lambda: tasks.judge_run_dispatch.delay(run.pk), run=run)
 
 
 def _dispatch_in_thread(run_id: int) -> None:

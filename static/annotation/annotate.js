@@ -55,7 +55,9 @@
     if (response.type !== "opaqueredirect") {
       try { data = await response.json(); } catch (e) { data = null; }
     }
-    return { status: response.type === "opaqueredirect" ? 401 : response.status, data };
+    const retryAfter = parseInt(response.headers.get("Retry-After") || "", 10);
+    return { status: response.type === "opaqueredirect" ? 401 : response.status, data,
+             retryAfterMs: Number.isFinite(retryAfter) ? retryAfter * 1000 : null };
   }
 
   async function get(url) {
@@ -216,7 +218,7 @@
       mine.timer = setTimeout(() => { if (state === mine) loadNext(false); }, 350);
       return;
     }
-    if (r.status === 0 || r.status >= 500 || r.status === 429) return scheduleRetry(mine);
+    if (r.status === 0 || r.status >= 500 || r.status === 429) return scheduleRetry(mine, r);
     if (r.status === 401 || r.status === 403) {
       setStatus("error", "Not saved: your session ended. Log in again in another tab, then press R to retry.");
       return;
@@ -230,14 +232,22 @@
     setStatus("error", "Not saved: " + ((r.data && r.data.detail) || `the server refused the answer (${r.status})`));
   }
 
-  function scheduleRetry(mine) {
+  // The site unreachable (0), unavailable (503: its database is away) or busy (429) passes: the answer is
+  // re-sent with the same idempotency key until it is stored, however long that takes (the server stores
+  // it once). Any other 5xx is a fault that waiting does not mend: a few tries, then R by hand.
+  function scheduleRetry(mine, r) {
     mine.retries += 1;
-    if (mine.retries > MAX_AUTO_RETRIES) {
+    const passing = r.status === 0 || r.status === 503 || r.status === 429;
+    if (!passing && mine.retries > MAX_AUTO_RETRIES) {
       setStatus("retry", "Not saved — the server cannot be reached. Your answer is kept; press R to retry.");
       return;
     }
-    const delay = Math.min(8000, 1000 * 2 ** (mine.retries - 1));
-    setStatus("retry", `Not saved — retrying in ${Math.round(delay / 1000)} s (attempt ${mine.retries}). Press R to retry now.`);
+    const delay = r.retryAfterMs !== null && r.retryAfterMs !== undefined ? Math.min(30000, r.retryAfterMs)
+      : Math.min(passing ? 15000 : 8000, 1000 * 2 ** (mine.retries - 1));
+    const why = r.status === 503 ? "the site is temporarily unavailable" : r.status === 0 ? "the server cannot be reached"
+      : r.status === 429 ? "the server is busy" : `the server failed (${r.status})`;
+    setStatus("retry", `Not saved yet — ${why}. Your answer is kept and will be sent again in ${Math.round(delay / 1000)} s ` +
+      `(attempt ${mine.retries}). Press R to retry now.`);
     mine.timer = setTimeout(() => { if (state === mine && !mine.saved) submit(); }, delay);
   }
 

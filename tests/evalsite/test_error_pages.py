@@ -51,3 +51,32 @@ def test_a_server_error_under_the_public_api_has_the_api_error_shape():
     response = error_pages.server_error(RequestFactory().get("/api/v1/snapshots/"))
     assert response.status_code == 500 and response["Content-Type"] == "application/json"
     assert json.loads(response.content) == {"error": "server_error", "message": "Something went wrong on our side.", "details": {}}
+
+
+@pytest.mark.parametrize(("path", "shape"), [
+    ("/leaderboards/", "html"),
+    ("/annotate/api/campaigns/1/next", "page-api"),
+    ("/api/v1/snapshots/", "api-v1"),
+])
+def test_a_database_that_cannot_be_reached_is_a_503_with_retry_after_never_a_500(path, shape, client, monkeypatch):
+    from django.db import OperationalError
+
+    from evalsite.sessions import SessionStore
+
+    def database_away(self, *args, **kwargs):
+        raise OperationalError("connection to server at 127.0.0.1 failed: Connection refused")
+
+    user = UserFactory(username="rita", role="researcher")
+    client.login(username=user.username, password=PASSWORD)
+    client.raise_request_exception = False  # as a real server: the exception goes to the site's handler
+    # The session is the first thing a request reads from the database (before any view).
+    monkeypatch.setattr(SessionStore, "load", database_away)
+    response = client.get(path)
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    if shape == "html":
+        assert "503 · Temporarily unavailable" in response.content.decode()
+    elif shape == "page-api":
+        assert json.loads(response.content)["error"] == "unavailable"
+    else:
+        body = json.loads(response.content)
+        assert body["error"] == "unavailable" and body["details"] == {} and "database" in body["message"]

@@ -224,8 +224,9 @@ def _plan(run: C2Run, tasks: list[Task], models: list[SubjectModel]) -> None:
 def c2_run_start(*, run: C2Run) -> None:
     """Queue the run's prompts once the transaction that created it has committed."""
     from leaderboard.c2 import tasks
+    from leaderboard.task_queue import send_on_commit
 
-    transaction.on_commit(lambda: tasks.c2_run_dispatch.delay(run.pk))
+    send_on_commit(lambda: tasks.c2_run_dispatch.delay(run.pk), run=run)
 
 
 def c2_run_pending_prompts(*, run_id: int) -> list[int]:

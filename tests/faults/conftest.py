@@ -1,0 +1,30 @@
+"""Fault tests run each scenario in a process of its own (its Django is configured for its own throwaway
+servers, not the test database) and read the one JSON line it prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.faults.servers import ROOT, postgres_binaries
+
+
+@pytest.fixture
+def run_scenario():
+    if postgres_binaries() is None:
+        if os.environ.get("ATELIER_REQUIRE_SERVICES") == "1":
+            pytest.fail("PostgreSQL server binaries are not installed (ATELIER_REQUIRE_SERVICES=1)")
+        pytest.skip("PostgreSQL server binaries are not installed")
+
+    def run(module: str, *args: str, timeout: float = 300) -> dict:
+        env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+        done = subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=timeout)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    return run
