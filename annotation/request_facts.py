@@ -34,7 +34,6 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.access import AccessFacts
-from annotation.participant_state import participant_at_work_filter, participant_at_work_sql
 from annotation.models import (
     AnnotatorProgress,
     Assignment,
@@ -44,6 +43,7 @@ from annotation.models import (
     Item,
     Participant,
 )
+from annotation.participant_state import participant_at_work_filter, participant_at_work_sql
 from evalsite.precompiled import row_by_pk
 from leaderboard.roles import ANNOTATOR
 

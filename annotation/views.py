@@ -80,8 +80,13 @@ def media(request, token: str, slot: str):
         annotator_access_check(user=request.user)
     except NotAllowed as exc:
         raise PermissionDenied(exc.message) from exc
+    return media_response(user=request.user, token=token, slot=slot)
+
+
+def media_response(*, user, token: str, slot: str) -> HttpResponse:
+    """The image of ``user``'s own assignment (the gatekeeper runs on the assignment), pixels only."""
     try:
-        assignment = services.assignment_for_token(token=token, annotator=request.user)
+        assignment = services.assignment_for_token(token=token, annotator=user)
         data, expected = selectors.media_bytes_for_assignment(assignment=assignment, shown_slot=slot)
     except (AnnotationError, KeyError) as exc:
         raise Http404("No such image.") from exc

@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 import annotation.urls  # noqa: F401 - registers the assignment_token converter these routes use
 from annotation import api_v1 as annotation_api
+from annotation import panel_api
 from leaderboard import api as catalogue_api
 from leaderboard.c2 import api as c2_api
 from leaderboard.easel import api as easel_api
@@ -67,6 +68,14 @@ urlpatterns = [
     path("campaigns/<int:pk>/items/import", annotation_api.CampaignItemsImportApi.as_view(), name="campaign_items_import"),
     path("campaigns/<int:pk>/dashboard", annotation_api.CampaignDashboardApi.as_view(), name="campaign_dashboard"),
     path("campaigns/<int:pk>/labels/export", annotation_api.CampaignLabelsExportApi.as_view(), name="campaign_labels_export"),
+    # crowd campaigns (researchers; issue 25)
+    path("campaigns/<int:pk>/panel", panel_api.PanelStudyApi.as_view(), name="campaign_panel"),
+    path("campaigns/<int:pk>/panel/monitoring", panel_api.PanelMonitoringApi.as_view(), name="campaign_panel_monitoring"),
+    path("campaigns/<int:pk>/panel/pay-report", panel_api.PanelPayReportApi.as_view(), name="campaign_panel_pay_report"),
+    path("campaigns/<int:pk>/panel/participants/<str:panel_id>/return", panel_api.PanelReturnApi.as_view(),
+         name="campaign_panel_participant_return"),
+    path("campaigns/<int:pk>/panel/participants/<str:panel_id>/verdict", panel_api.PanelVerdictApi.as_view(),
+         name="campaign_panel_participant_verdict"),
     # the annotator's queue (blinded)
     path("annotate/campaigns/<int:pk>/next", annotation_api.NextItemApi.as_view(), name="annotate_next"),
     path("annotate/campaigns/<int:pk>/progress", annotation_api.ProgressApi.as_view(), name="annotate_progress"),
