@@ -165,15 +165,15 @@ class PanelMonitoringApi(ApiView):
 
 
 class PanelPayReportApi(ApiView):
-    """The pay report, one row per participant (``?format=csv`` for CSV)."""
+    """The pay report, one row per participant (``?fmt=csv`` for CSV)."""
 
     @extend_schema(operation_id="campaigns_panel_pay_report",
-                   parameters=[OpenApiParameter("format", str, enum=["json", "csv"], required=False)],
+                   parameters=[OpenApiParameter("fmt", str, enum=["json", "csv"], required=False)],
                    responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
     def get(self, request, pk: int):
         study = _study(pk)
         report = pay_report(study=study)
-        if request.query_params.get("format") == "csv":
+        if request.query_params.get("fmt") == "csv":
             response = HttpResponse(pay_report_csv(report), content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = f'attachment; filename="campaign-{study.campaign_id}-pay.csv"'
             return response

@@ -88,6 +88,8 @@ def panel_study_open(
     }
     given = {name: value for name, value in given.items() if value is not None}
     _settings_check(given)
+    if "bonus_per_item" in given:
+        given["bonus_per_item"] = Decimal(str(given["bonus_per_item"]))
     with transaction.atomic():
         study = PanelStudy.objects.select_for_update().filter(campaign=campaign).first()
         if study is None:
@@ -116,6 +118,11 @@ def _settings_check(given: Mapping[str, Any]) -> None:
     for name in ("training_max_attempts", "item_quota", "time_limit_minutes"):
         if name in given and int(given[name]) < 1:
             problems.append((0, name, "must be at least 1"))
+    try:
+        if "bonus_per_item" in given and not Decimal(str(given["bonus_per_item"])) >= 0:
+            problems.append((0, "bonus_per_item", "an amount of at least 0"))
+    except ArithmeticError:
+        problems.append((0, "bonus_per_item", "an amount such as 0.50"))
     accuracy = given.get("bonus_min_gold_accuracy")
     if accuracy is not None and not 0.0 <= float(accuracy) <= 1.0:
         problems.append((0, "bonus_min_gold_accuracy", "a share between 0 and 1"))

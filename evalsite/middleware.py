@@ -3,7 +3,9 @@
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 
-PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/favicon.ico")
+PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/favicon.ico",
+                   # crowd studies' entry links (issue 25): each of their pages admits only its own participant
+                   "/annotate/p/")
 
 
 class LoginRequiredEverywhere:
