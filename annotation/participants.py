@@ -289,7 +289,7 @@ class ParticipantSubmission:
 
 def participant_label_submit(
     *, participant: Participant, token: str, idempotency_key: Any, answer: Any, time_on_item_ms: Any = None,
-    active_ms: Any = None, now: datetime | None = None,
+    active_ms: Any = None, now: datetime | None = None, is_simulated: bool = False,
 ) -> ParticipantSubmission:
     """Store a participant's label (:func:`annotation.services.label_submit`) with the active time the
     page measured, clamped to the wall time the item was held (from its hand-out to now): a page cannot
@@ -298,7 +298,8 @@ def participant_label_submit(
     reported = _active_ms(active_ms)
     with transaction.atomic():
         submission = label_submit(token=token, annotator=participant.user, idempotency_key=idempotency_key,
-                                  answer=answer, time_on_item_ms=time_on_item_ms, now=now)
+                                  answer=answer, time_on_item_ms=time_on_item_ms, now=now,
+                                  is_simulated=is_simulated)
         assignment = submission.label.assignment
         active = ItemActiveTime.objects.filter(assignment=assignment).first()
         if active is None:
