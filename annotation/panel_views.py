@@ -10,6 +10,8 @@ cannot be skipped. Writes go to :mod:`annotation.participants` and :mod:`annotat
 
 from __future__ import annotations
 
+import functools
+
 from django.conf import settings
 from django.contrib.auth import login, logout
 from django.core.cache import cache
@@ -91,6 +93,23 @@ def _on_step(request, study: PanelStudy, step: str):
     return participant, None
 
 
+def _step_page(step: str):
+    """A view of one step of the path: called as ``view(request, study, participant)`` only for the
+    study's participant on that step (anyone else is refused, a participant elsewhere sent to their step)."""
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapped(request, entry: str):
+            study = _study_or_404(entry)
+            participant, elsewhere = _on_step(request, study, step)
+            return elsewhere or view(request, study, participant)
+        return wrapped
+    return decorate
+
+
+def _examples(campaign):
+    return [(e, selectors.markup_render(e.body)) for e in selectors.calibration_examples(campaign=campaign)]
+
+
 def _rate_limited(request) -> bool:
     """At most ATELIER_PANEL_ENTRIES_PER_MINUTE entries per client address per minute (Django's cache)."""
     key = f"panel-entry:{client_address(request) or 'unknown'}"
@@ -133,45 +152,34 @@ def entry(request, entry: str):
 
 
 @require_http_methods(["GET", "POST"])
-def consent(request, entry: str):
-    study = _study_or_404(entry)
-    participant, elsewhere = _on_step(request, study, "consent")
-    if elsewhere:
-        return elsewhere
+@_step_page("consent")
+def consent(request, study: PanelStudy, participant: Participant):
     if request.method == "POST":
         if request.POST.get("consent") != "yes":
             return _page(request, "consent.html", study, consent=selectors.markup_render(study.consent_text),
                          error="Tick the box to give your consent, or return the study on your panel.", status=400)
         participants.participant_consent(participant=participant)
-        return redirect("annotation:panel_instructions", entry=entry)
+        return redirect("annotation:panel_instructions", entry=study.entry_token)
     return _page(request, "consent.html", study, consent=selectors.markup_render(study.consent_text))
 
 
 @require_http_methods(["GET", "POST"])
-def instructions(request, entry: str):
-    study = _study_or_404(entry)
-    participant, elsewhere = _on_step(request, study, "instructions")
-    if elsewhere:
-        return elsewhere
+@_step_page("instructions")
+def instructions(request, study: PanelStudy, participant: Participant):
     if request.method == "POST":
         participant = participants.participant_instructions_read(participant=participant)
-        return redirect(STEP_PAGES[participant_step(participant)], entry=entry)
+        return redirect(STEP_PAGES[participant_step(participant)], entry=study.entry_token)
     return _page(request, "instructions.html", study, instructions=selectors.markup_render(study.campaign.instructions),
-                 examples=[(e, selectors.markup_render(e.body)) for e in selectors.calibration_examples(campaign=study.campaign)])
+                 examples=_examples(study.campaign))
 
 
 @require_http_methods(["GET", "POST"])
-def training(request, entry: str):
+@_step_page("training")
+def training(request, study: PanelStudy, participant: Participant):
     """One training item at a time; after an answer, whether it was right and the explanation."""
-    study = _study_or_404(entry)
-    participant, elsewhere = _on_step(request, study, "training")
-    if elsewhere:
-        return elsewhere
     if request.method == "POST":
-        try:
-            item_id = int(request.POST.get("item", ""))
-        except ValueError:
-            item_id = 0
+        raw = request.POST.get("item", "")
+        item_id = int(raw) if raw.isdigit() and len(raw) < 12 else 0  # a tampered id is "no such item", not a 500
         try:
             feedback = training_answer(participant=participant, item_id=item_id, answer=request.POST.get("answer"))
         except AnnotationError as exc:
@@ -185,18 +193,15 @@ def training(request, entry: str):
 
 
 @require_GET
-def work(request, entry: str):
+@_step_page("work")
+def work(request, study: PanelStudy, participant: Participant):
     """The labelling page (the site's own, keyboard first), talking to the study's API."""
-    study = _study_or_404(entry)
-    participant, elsewhere = _on_step(request, study, "work")
-    if elsewhere:
-        return elsewhere
-    campaign = study.campaign
+    campaign, entry = study.campaign, study.entry_token
     kind = kind_for(campaign.kind)
     return render(request, "annotation/work.html", {
         "campaign": campaign, "study": study, "kind": kind, "participant_page": True,
         "instructions": selectors.markup_render(campaign.instructions),
-        "examples": [(e, selectors.markup_render(e.body)) for e in selectors.calibration_examples(campaign=campaign)],
+        "examples": _examples(campaign),
         "progress": selectors.campaign_progress(campaign=campaign, annotator=request.user),
         "config": {
             "kind": kind.code,

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation import participants, selectors
 from annotation.counted_labels import counted_labels
+from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.models import Assignment, Item, PairwiseLabel, Participant
 from annotation.panels import PanelEntry
 from tests.annotation.factories import Catalogue, pairwise_campaign
@@ -230,14 +231,18 @@ def test_a_rejected_participants_labels_leave_the_dashboard_and_come_back_when_t
             _label(person)
     before = selectors.campaign_dashboard(campaign=campaign)
     assert before.rows[0].n_judgments == 4
+    assert campaign_dashboard_cached(campaign=campaign).rows[0].n_judgments == 4
     participants.participant_verdict_set(participant=people[0], verdict="rejected", researcher=researcher)
     during = selectors.campaign_dashboard(campaign=campaign)
     assert during.rows[0].n_judgments == 2
+    assert campaign_dashboard_cached(campaign=campaign).rows[0].n_judgments == 2  # the cache saw the verdict
+    assert [q.annotator for q in during.quality] == [people[1].user.username]  # per-annotator quality too
     assert counted_labels(PairwiseLabel, campaign_id=campaign.pk).count() == 2
     assert PairwiseLabel.objects.filter(campaign=campaign).count() == 4  # nothing deleted
     participants.participant_verdict_set(participant=people[0], verdict="", researcher=researcher)
     after = selectors.campaign_dashboard(campaign=campaign)
     assert after.rows[0].n_judgments == 4
+    assert campaign_dashboard_cached(campaign=campaign).rows[0].n_judgments == 4
 
 
 def test_a_rejected_participants_open_item_goes_back_to_the_queue():
