@@ -3,6 +3,7 @@ verdicts, through the pages and the services."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import timedelta
 
@@ -218,6 +219,9 @@ def test_a_returned_participants_labels_are_kept_and_they_cannot_go_on():
     _label(person)
     person = participants.participant_leave(participant=person)
     assert PairwiseLabel.objects.filter(annotator=person.user).count() == 1
+    rows = [json.loads(line) for line in selectors.labels_export(campaign=person.campaign, fmt="jsonl").splitlines()]
+    assert [(r["panel_id"], r["participant_state"], r["counted"], r["active_ms"]) for r in rows] == [
+        ("P1", "returned", True, 4000)]
     with pytest.raises(participants.ParticipantRefused):
         participants.participant_next(participant=person)
 
