@@ -25,7 +25,7 @@ from annotation.errors import NotAllowed, NotFound
 from annotation.models import Campaign
 from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panel_monitoring import panel_monitoring
-from annotation.panels import entry_query
+from annotation.panels import PANEL_ID_PATTERN, entry_query
 from annotation.pay_report import pay_report, pay_report_csv
 from leaderboard.api_contract import ApiView, error_responses
 
@@ -187,30 +187,38 @@ def _panel_participant(study: PanelStudy, panel_id: str) -> Participant:
     return participant
 
 
-class PanelReturnApi(ApiView):
-    """POST: the panel reports the participant returned the study: their held item goes back to the queue."""
+class PanelIdInput(serializers.Serializer):
+    panel_id = serializers.RegexField(PANEL_ID_PATTERN.pattern, max_length=64)
 
-    @extend_schema(operation_id="campaigns_panel_participant_return", request=None,
+
+class PanelReturnApi(ApiView):
+    """POST {panel_id}: the panel reports the participant returned the study: their held item goes back
+    to the queue, their labels are kept."""
+
+    @extend_schema(operation_id="campaigns_panel_participant_return", request=PanelIdInput,
                    responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
-    def post(self, request, pk: int, panel_id: str):
-        participant = participants.participant_leave(participant=_panel_participant(_study(pk), panel_id))
+    def post(self, request, pk: int):
+        data = PanelIdInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        participant = participants.participant_leave(
+            participant=_panel_participant(_study(pk), data.validated_data["panel_id"]))
         return Response({"panel_id": participant.panel_id, "state": participant.state})
 
 
 class PanelVerdictApi(ApiView):
-    """POST {verdict: rejected|blocked|"", note}: reject or block a participant, or take it back."""
+    """POST {panel_id, verdict: rejected|blocked|"", note}: reject or block a participant, or take it back."""
 
-    class Input(serializers.Serializer):
+    class Input(PanelIdInput):
         verdict = serializers.ChoiceField(choices=Participant.Verdict.choices, allow_blank=True)
         note = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
 
     @extend_schema(operation_id="campaigns_panel_participant_verdict", request=Input,
                    responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
-    def post(self, request, pk: int, panel_id: str):
+    def post(self, request, pk: int):
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         participant = participants.participant_verdict_set(
-            participant=_panel_participant(_study(pk), panel_id), verdict=data.validated_data["verdict"],
+            participant=_panel_participant(_study(pk), data.validated_data["panel_id"]), verdict=data.validated_data["verdict"],
             note=data.validated_data["note"], researcher=request.user)
         return Response({"panel_id": participant.panel_id, "state": participant.state, "verdict": participant.verdict})
 

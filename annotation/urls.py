@@ -40,6 +40,9 @@ urlpatterns = [
     path("campaigns/<int:pk>/panel/", panel_research_views.panel_study, name="panel_study"),
     path("campaigns/<int:pk>/panel/participants/<int:participant_pk>/action", panel_research_views.participant_action,
          name="panel_participant_action"),
-    re_path(r"^campaigns/(?P<pk>\d+)/panel/pay\.(?P<fmt>csv|json)$", panel_research_views.pay_report_download,
-            name="panel_pay_report"),
+    # (int path converters, so an id beyond 64 bits is a 404 before the view: evalsite/request_checks.py)
+    path("campaigns/<int:pk>/panel/pay.csv", panel_research_views.pay_report_download, {"fmt": "csv"},
+         name="panel_pay_report_csv"),
+    path("campaigns/<int:pk>/panel/pay.json", panel_research_views.pay_report_download, {"fmt": "json"},
+         name="panel_pay_report_json"),
 ]

@@ -72,10 +72,8 @@ urlpatterns = [
     path("campaigns/<int:pk>/panel", panel_api.PanelStudyApi.as_view(), name="campaign_panel"),
     path("campaigns/<int:pk>/panel/monitoring", panel_api.PanelMonitoringApi.as_view(), name="campaign_panel_monitoring"),
     path("campaigns/<int:pk>/panel/pay-report", panel_api.PanelPayReportApi.as_view(), name="campaign_panel_pay_report"),
-    path("campaigns/<int:pk>/panel/participants/<str:panel_id>/return", panel_api.PanelReturnApi.as_view(),
-         name="campaign_panel_participant_return"),
-    path("campaigns/<int:pk>/panel/participants/<str:panel_id>/verdict", panel_api.PanelVerdictApi.as_view(),
-         name="campaign_panel_participant_verdict"),
+    path("campaigns/<int:pk>/panel/return", panel_api.PanelReturnApi.as_view(), name="campaign_panel_participant_return"),
+    path("campaigns/<int:pk>/panel/verdict", panel_api.PanelVerdictApi.as_view(), name="campaign_panel_participant_verdict"),
     # the annotator's queue (blinded)
     path("annotate/campaigns/<int:pk>/next", annotation_api.NextItemApi.as_view(), name="annotate_next"),
     path("annotate/campaigns/<int:pk>/progress", annotation_api.ProgressApi.as_view(), name="annotate_progress"),

@@ -177,7 +177,7 @@ def test_a_participant_cannot_open_another_campaigns_pages_or_api():
     # nothing else either: the queue, the researchers' pages, the pay report
     assert client.get(reverse("annotation:queue")).status_code == 403
     assert client.get(reverse("annotation:campaign_dashboard", args=[campaign.pk])).status_code == 403
-    assert client.get(reverse("annotation:panel_pay_report", args=[campaign.pk, "json"])).status_code == 403
+    assert client.get(reverse("annotation:panel_pay_report_json", args=[campaign.pk])).status_code == 403
     assert not Assignment.objects.filter(campaign=other).exists()
     assert participant.state == Participant.State.WORKING
 
@@ -328,11 +328,18 @@ def test_researcher_api_returns_a_participant_and_reports_pay():
     client = Client()
     client.force_login(UserFactory(username="rita", role="researcher"))
     assert client.get(f"/api/v1/campaigns/{campaign.pk}/panel").json()["entry_link"].startswith("http")
-    assert client.post(f"/api/v1/campaigns/{campaign.pk}/panel/participants/P1/return").json()["state"] == "returned"
+    assert client.post(f"/api/v1/campaigns/{campaign.pk}/panel/return", {"panel_id": "nobody"},
+                       content_type="application/json").status_code == 404
+    assert client.post(f"/api/v1/campaigns/{campaign.pk}/panel/return", {"panel_id": "P1"},
+                       content_type="application/json").json()["state"] == "returned"
     assert not Assignment.objects.filter(status="active").exists()
     report = client.get(f"/api/v1/campaigns/{campaign.pk}/panel/pay-report").json()
     assert report["participants"][0]["state"] == "returned"
     csv = client.get(f"/api/v1/campaigns/{campaign.pk}/panel/pay-report?fmt=csv").content.decode()
     assert csv.splitlines()[0].startswith("participant_pk,panel_id")
     assert client.get(f"/api/v1/campaigns/{campaign.pk}/panel/monitoring").json()["by_state"]["returned"] == 1
+    verdict = client.post(f"/api/v1/campaigns/{campaign.pk}/panel/verdict", {"panel_id": "P1", "verdict": "rejected"},
+                          content_type="application/json")
+    assert verdict.json()["verdict"] == "rejected"
+    assert client.get(f"/api/v1/campaigns/{campaign.pk}/panel/monitoring").json()["by_state"]["rejected"] == 1
     assert client.get(reverse("annotation:panel_study", args=[campaign.pk])).status_code == 200
