@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -27,7 +26,7 @@ from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panel_monitoring import panel_monitoring
 from annotation.panels import PANEL_ID_PATTERN, entry_query
 from annotation.pay_report import pay_report, pay_report_csv
-from leaderboard.api_contract import ApiView, error_responses
+from leaderboard.api_contract import ApiView, error_responses, text_download
 
 # ---------------------------------------------------------------- the participant's page
 
@@ -127,7 +126,7 @@ class PanelStudyApi(ApiView):
     """GET: the campaign's panel settings and its entry link. POST: open the campaign to a panel (or
     change its settings; fields left out are kept)."""
 
-    class Input(serializers.Serializer):
+    class PanelStudyInput(serializers.Serializer):
         panel = serializers.ChoiceField(choices=Panel.choices)
         consent_text = serializers.CharField(required=False, allow_blank=True, max_length=20_000)
         training_min_correct = serializers.IntegerField(required=False, min_value=0, max_value=100)
@@ -148,11 +147,11 @@ class PanelStudyApi(ApiView):
     def get(self, request, pk: int):
         return Response(self._body(request, _study(pk)))
 
-    @extend_schema(operation_id="campaigns_panel_open", request=Input,
+    @extend_schema(operation_id="campaigns_panel_open", request=PanelStudyInput,
                    responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
     def post(self, request, pk: int):
         campaign = get_object_or_404(Campaign, pk=pk)
-        data = self.Input(data=request.data)
+        data = self.PanelStudyInput(data=request.data)
         data.is_valid(raise_exception=True)
         study = participants.panel_study_open(campaign=campaign, **data.validated_data)
         return Response(self._body(request, study))
@@ -167,16 +166,19 @@ class PanelMonitoringApi(ApiView):
 class PanelPayReportApi(ApiView):
     """The pay report, one row per participant (``?fmt=csv`` for CSV)."""
 
-    @extend_schema(operation_id="campaigns_panel_pay_report",
-                   parameters=[OpenApiParameter("fmt", str, enum=["json", "csv"], required=False)],
-                   responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
+    class PayReportQuery(serializers.Serializer):
+        fmt = serializers.ChoiceField(choices=["json", "csv"], default="json")
+
+    @extend_schema(operation_id="campaigns_panel_pay_report", parameters=[PayReportQuery],
+                   responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR,
+                              **error_responses(404)})
     def get(self, request, pk: int):
         study = _study(pk)
+        query = self.PayReportQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
         report = pay_report(study=study)
-        if request.query_params.get("fmt") == "csv":
-            response = HttpResponse(pay_report_csv(report), content_type="text/csv; charset=utf-8")
-            response["Content-Disposition"] = f'attachment; filename="campaign-{study.campaign_id}-pay.csv"'
-            return response
+        if query.validated_data["fmt"] == "csv":
+            return text_download(pay_report_csv(report), "csv", f"campaign-{study.campaign_id}-pay.csv")
         return Response(report.as_dict())
 
 
@@ -208,14 +210,14 @@ class PanelReturnApi(ApiView):
 class PanelVerdictApi(ApiView):
     """POST {panel_id, verdict: rejected|blocked|"", note}: reject or block a participant, or take it back."""
 
-    class Input(PanelIdInput):
+    class VerdictInput(PanelIdInput):
         verdict = serializers.ChoiceField(choices=Participant.Verdict.choices, allow_blank=True)
         note = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
 
-    @extend_schema(operation_id="campaigns_panel_participant_verdict", request=Input,
+    @extend_schema(operation_id="campaigns_panel_participant_verdict", request=VerdictInput,
                    responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
     def post(self, request, pk: int):
-        data = self.Input(data=request.data)
+        data = self.VerdictInput(data=request.data)
         data.is_valid(raise_exception=True)
         participant = participants.participant_verdict_set(
             participant=_panel_participant(_study(pk), data.validated_data["panel_id"]), verdict=data.validated_data["verdict"],

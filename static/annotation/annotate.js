@@ -166,6 +166,7 @@
       itemBox.replaceChildren(el("p", { class: "error", text: "Your session ended: log in again, then reload this page." }));
       return;
     }
+    if (r.status === 403 && cfg.finished) { location.assign(cfg.finished); return; } // a participant's time or study ended
     if (r.status !== 200 || !r.data) {
       itemBox.replaceChildren(el("p", { class: "error", text: (r.data && r.data.detail) || "Could not load an item. Press Enter to try again." }));
       state = { failedLoad: true };
@@ -239,6 +240,7 @@
       return;
     }
     if (r.status === 0 || r.status >= 500 || r.status === 429) return scheduleRetry(mine);
+    if (r.status === 403 && cfg.finished) { location.assign(cfg.finished); return; } // a participant's time or study ended
     if (r.status === 401 || r.status === 403) {
       setStatus("error", "Not saved: your session ended. Log in again in another tab, then press R to retry.");
       return;
