@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -18,6 +18,7 @@ from annotation.panel_api import entry_link
 from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panel_monitoring import panel_monitoring
 from annotation.pay_report import pay_report, pay_report_csv
+from leaderboard.api_contract import text_download
 from leaderboard.roles import require_researcher
 
 
@@ -102,12 +103,8 @@ def participant_action(request, pk: int, participant_pk: int):
 def pay_report_download(request, pk: int, fmt: str):
     require_researcher(request.user)
     report = pay_report(study=_study(pk))
-    if fmt == "csv":
-        response = HttpResponse(pay_report_csv(report), content_type="text/csv; charset=utf-8")
-    else:
-        response = HttpResponse(json.dumps(report.as_dict(), indent=1), content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="campaign-{pk}-pay.{fmt}"'
-    return response
+    body = pay_report_csv(report) if fmt == "csv" else json.dumps(report.as_dict(), indent=1)
+    return text_download(body, fmt, f"campaign-{pk}-pay.{fmt}")
 
 
 __all__ = ["panel_study", "participant_action", "pay_report_download"]

@@ -342,4 +342,7 @@ def test_researcher_api_returns_a_participant_and_reports_pay():
                           content_type="application/json")
     assert verdict.json()["verdict"] == "rejected"
     assert client.get(f"/api/v1/campaigns/{campaign.pk}/panel/monitoring").json()["by_state"]["rejected"] == 1
-    assert client.get(reverse("annotation:panel_study", args=[campaign.pk])).status_code == 200
+    page = client.get(reverse("annotation:panel_study", args=[campaign.pk])).content.decode()
+    assert study.entry_token in page and "{{%PROLIFIC_PID%}}" in page
+    download = client.get(reverse("annotation:panel_pay_report_csv", args=[campaign.pk]))
+    assert download["Content-Type"].startswith("text/csv") and b"P1,S,X,rejected" in download.content
