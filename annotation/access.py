@@ -18,19 +18,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.utils import timezone
 
 from annotation.errors import AssignmentClosed, CampaignNotOpen, NotAllowed, NotFound
-from annotation.models import Assignment, Campaign, CampaignAnnotator
+from annotation.models import Assignment, Campaign, CampaignAnnotator, Participant
+from annotation.participant_state import participant_at_work_filter
 from leaderboard.roles import is_annotator
 
 
 @dataclass(frozen=True)
 class AccessFacts:
-    """The two facts the gatekeeper would otherwise query, read by the caller in this request: whether
-    the user is in the annotator group, and whether they are listed on the campaign."""
+    """The facts the gatekeeper would otherwise query, read by the caller in this request: whether the
+    user is in the annotator group, whether they are listed on the campaign, and whether they are its
+    panel participant at work."""
 
     is_annotator: bool
     is_member: bool
+    #: The user is this campaign's panel participant, at work on it (issue 25: past the training, not
+    #: finished, left or refused, within their time limit). False for every other campaign.
+    is_participant: bool = False
 
 
 def annotator_access_check(
@@ -49,7 +55,9 @@ def annotator_access_check(
         campaign = assignment.campaign
     if not user.is_authenticated:
         raise NotAllowed("Log in first.")
-    if not (facts.is_annotator if facts is not None else is_annotator(user)):
+    if not (facts.is_annotator if facts is not None else is_annotator(user)) and not _participant_at_work(
+        user, campaign, facts
+    ):
         raise NotAllowed("Annotators only.")
     if assignment is not None and assignment.annotator_id != user.pk:
         raise NotFound("No such assignment.")
@@ -64,6 +72,16 @@ def annotator_access_check(
     if not (facts.is_member if facts is not None
             else CampaignAnnotator.objects.filter(campaign=campaign, annotator=user).exists()):
         raise NotAllowed("This campaign is not open to you.")
+
+
+def _participant_at_work(user, campaign: Campaign | None, facts: AccessFacts | None) -> bool:
+    """A panel participant acts as an annotator on their own campaign only, and only while at work
+    (:func:`annotation.participants.participant_at_work_filter`); never on the queue or elsewhere."""
+    if campaign is None:
+        return False
+    if facts is not None:
+        return facts.is_participant
+    return Participant.objects.filter(participant_at_work_filter(now=timezone.now()), user=user, campaign=campaign).exists()
 
 
 __all__ = ["AccessFacts", "annotator_access_check"]

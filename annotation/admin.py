@@ -232,3 +232,6 @@ class LabelRevisionAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+from annotation import panel_admin  # noqa: E402, F401 - registers the crowd campaigns' admin

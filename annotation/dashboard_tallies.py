@@ -36,6 +36,7 @@ from django.db.models.functions import Coalesce
 from annotation import selectors
 from annotation.annotator_quality import AnnotatorQuality
 from annotation.consensus import Stat
+from annotation.counted_labels import counted_labels
 from annotation.judge_join import HumanPair
 from annotation.kinds import kind_for
 from annotation.models import Adjudication, Assignment, Campaign, CampaignKind, Dimension, PairwiseLabel
@@ -158,7 +159,7 @@ class LabelTallies:
 
         category = Case(*(When(choice=c, then=Value(i << CATEGORY_SHIFT)) for i, c in enumerate(self.categories)),
                         output_field=IntegerField())
-        rows = PairwiseLabel.objects.filter(campaign=campaign).annotate(
+        rows = counted_labels(PairwiseLabel, campaign_id=campaign.pk, include_stale=True).annotate(
             t_code=category + bit(Q(shown_choice="A"), SHOWN_A_BIT) + bit(~Q(flag_reason=""), FLAGGED_BIT)
             + bit(Q(is_simulated=True), SIMULATED_BIT) + bit(Q(is_stale=True), STALE_BIT),
             t_time=Coalesce("time_on_item_ms", Value(-1)),

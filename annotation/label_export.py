@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.kinds import kind_for
-from annotation.models import Campaign, Item, LabelRevision
+from annotation.models import Campaign, Item, ItemActiveTime, LabelRevision, Participant
 from annotation.validation_dashboards import VALIDATION_KINDS
 from leaderboard.services.catalogue import rows_serialise
 
@@ -20,6 +20,8 @@ EXPORT_COLUMNS = [
     "time_on_item_ms", "content_hash", "task_set_version", "is_stale", "version", "revised_at", "revisions",
     "model_a", "model_b", "response_a_id",
     "response_b_id", "render_a_id", "render_b_id", "sampling_stratum", "c2_sample_id", "easel_step_a_id", "easel_step_b_id",
+    # crowd campaigns (issue 25): the participant's state, whether the label enters the statistics, active time
+    "panel_id", "participant_state", "counted", "active_ms",
 ]
 
 
@@ -45,6 +47,14 @@ def _label_revisions_export(campaign: Campaign, kind) -> dict[int, dict[str, dic
     return history
 
 
+def _participant_columns(participant: Participant | None, label, active_ms: int | None) -> dict[str, Any]:
+    """A panel participant's label is kept whatever becomes of them, marked with their state; it is
+    counted as :mod:`annotation.counted_labels` counts (not stale, no verdict on its annotator)."""
+    return {"panel_id": participant.panel_id if participant else None,
+            "participant_state": participant.monitoring_state if participant else None,
+            "counted": not label.is_stale and not (participant and participant.verdict), "active_ms": active_ms}
+
+
 def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
     """Every label of the campaign (stale and simulated ones included, and marked) with its
     assignment metadata. Researcher-only: it names models. ``answer`` is the current version;
@@ -57,6 +67,8 @@ def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
         "item__c2_sample__subject_model", "item__easel_step_a__episode__run", "item__easel_step_b__episode__run",
     ).order_by("item__position", "created_at", "pk")
     revisions = _label_revisions_export(campaign, kind)
+    people = {p.user_id: p for p in Participant.objects.filter(campaign=campaign)}
+    active = dict(ItemActiveTime.objects.filter(assignment__campaign=campaign).values_list("assignment_id", "active_ms"))
     out = []
     for label in labels:
         item, assignment = label.item, label.assignment
@@ -80,5 +92,6 @@ def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
             "response_a_id": side_a.pk if side_a else None, "response_b_id": side_b.pk if side_b else None,
             "render_a_id": item.render_a_id, "render_b_id": item.render_b_id, "sampling_stratum": item.sampling_stratum,
             "c2_sample_id": item.c2_sample_id, "easel_step_a_id": item.easel_step_a_id, "easel_step_b_id": item.easel_step_b_id,
+            **_participant_columns(people.get(label.annotator_id), label, active.get(label.assignment_id)),
         })
     return rows_serialise(out, EXPORT_COLUMNS, fmt)

@@ -718,3 +718,14 @@ LABEL_MODELS: dict[str, type[Label]] = {
     CampaignKind.CANVAS_SIMILARITY: PairwiseLabel,
     CampaignKind.HANDWRITING: HandwritingLabel,
 }
+
+
+# Crowd campaigns (issue 25) live in their own module; imported here so Django registers them.
+from annotation.panel_models import (  # noqa: E402, F401
+    ItemActiveTime,
+    Panel,
+    PanelStudy,
+    Participant,
+    TrainingAnswer,
+    TrainingItem,
+)

@@ -31,6 +31,7 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from annotation.access import AccessFacts
 from annotation.models import (
@@ -40,7 +41,9 @@ from annotation.models import (
     CampaignAnnotator,
     CampaignProgress,
     Item,
+    Participant,
 )
+from annotation.participant_state import participant_at_work_filter, participant_at_work_sql
 from evalsite.precompiled import row_by_pk
 from leaderboard.roles import ANNOTATOR
 
@@ -83,6 +86,11 @@ def _is_annotator_orm(user_id: int) -> Exists:
     return Exists(get_user_model().groups.through.objects.filter(user_id=user_id, group__name=ANNOTATOR))
 
 
+def _participant_at_work_orm(user_id: int, campaign: str = "pk") -> Exists:
+    return Exists(Participant.objects.filter(participant_at_work_filter(now=timezone.now()), user_id=user_id,
+                                             campaign_id=OuterRef(campaign)))
+
+
 # ---------------------------------------------------------------------------------------------------
 # Next item
 # ---------------------------------------------------------------------------------------------------
@@ -95,6 +103,7 @@ def _next_item_sql() -> str:
             f"AND s.status = ANY(%s)")
     return f"""
         SELECT {_columns(Campaign, "c")}, m.id, {_is_annotator_sql("m.annotator_id")},
+               {participant_at_work_sql(user_column="m.annotator_id", campaign_column="c.id")},
                cp.labels, cp.slots, ap.done,
                CASE WHEN c.gold_rate > 0 THEN ({seen}) ELSE 0 END,
                CASE WHEN c.gold_rate > 0 THEN ({seen} AND s.slot_id IS NULL) ELSE 0 END
@@ -119,8 +128,9 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
         if row is None:
             return None
         n = len(Campaign._meta.concrete_fields)
-        membership_id, is_annotator, labels, slots, done, seen_total, seen_gold = row[n:]
-        return NextItemFacts(_instance(Campaign, row[:n]), membership_id, AccessFacts(is_annotator, True),
+        membership_id, is_annotator, is_participant, labels, slots, done, seen_total, seen_gold = row[n:]
+        return NextItemFacts(_instance(Campaign, row[:n]), membership_id,
+                             AccessFacts(is_annotator, True, bool(is_participant)),
                              labels, slots, done, seen_total, seen_gold)
     mine = Assignment.objects.filter(campaign_id=OuterRef("pk"), annotator_id=annotator_id, status__in=Assignment.SEEN)
     counted = mine.order_by().values("campaign_id").annotate(n=Count("pk")).values("n")
@@ -130,6 +140,7 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
         Campaign.objects.filter(pk=campaign_id).annotate(
             membership_id=Subquery(membership.values("pk")[:1]),
             is_annotator=_is_annotator_orm(annotator_id),
+            is_participant=_participant_at_work_orm(annotator_id),
             done=Subquery(AnnotatorProgress.objects.filter(campaign_id=OuterRef("pk"), annotator_id=annotator_id)
                           .values("done")[:1]),
             seen=Coalesce(Subquery(counted, output_field=IntegerField()), Value(0)),
@@ -140,7 +151,8 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
         return None
     progress = getattr(campaign, "progress", None)
     return NextItemFacts(
-        campaign, campaign.membership_id, AccessFacts(campaign.is_annotator, campaign.membership_id is not None),
+        campaign, campaign.membership_id,
+        AccessFacts(campaign.is_annotator, campaign.membership_id is not None, campaign.is_participant),
         progress.labels if progress else None, progress.slots if progress else None, campaign.done,
         campaign.seen, campaign.seen_gold,
     )
@@ -158,10 +170,11 @@ def item_with_content(*, item_id: int, relations: tuple[str, ...]) -> Item:
 
 
 def _assignment_facts_columns() -> str:
-    """The assignment, its campaign, is-annotator (one %s: the group name) and is-member."""
+    """The assignment, its campaign, is-annotator (one %s: the group name), is-member and is-participant."""
     return f"""{_columns(Assignment, "a")}, {_columns(Campaign, "c")}, {_is_annotator_sql("a.annotator_id")},
         EXISTS (SELECT 1 FROM {CampaignAnnotator._meta.db_table} m
-                WHERE m.campaign_id = a.campaign_id AND m.annotator_id = a.annotator_id)"""
+                WHERE m.campaign_id = a.campaign_id AND m.annotator_id = a.annotator_id),
+        {participant_at_work_sql(user_column="a.annotator_id", campaign_column="a.campaign_id")}"""
 
 
 def _assignment_row(row) -> tuple[Assignment, AccessFacts]:
@@ -183,11 +196,12 @@ def assignment_facts(*, token: str, annotator_id: int) -> tuple[Assignment, Acce
     membership = CampaignAnnotator.objects.filter(campaign_id=OuterRef("campaign_id"), annotator_id=annotator_id)
     assignment = next(iter(
         Assignment.objects.filter(token=token, annotator_id=annotator_id).select_related("campaign")
-        .annotate(is_annotator=_is_annotator_orm(annotator_id), is_member=Exists(membership))[:1]
+        .annotate(is_annotator=_is_annotator_orm(annotator_id), is_member=Exists(membership),
+                  is_participant=_participant_at_work_orm(annotator_id, campaign="campaign_id"))[:1]
     ), None)
     if assignment is None:
         return None
-    return assignment, AccessFacts(assignment.is_annotator, assignment.is_member)
+    return assignment, AccessFacts(assignment.is_annotator, assignment.is_member, assignment.is_participant)
 
 
 def assignment_submit_if_active(*, token: str, annotator_id: int, now: datetime) -> tuple[Assignment, AccessFacts] | None:

@@ -37,6 +37,7 @@ from annotation.annotator_reads import markup_render as markup_render
 from annotation.annotator_reads import media_bytes_for_assignment as media_bytes_for_assignment
 from annotation.annotator_reads import media_for_assignment as media_for_assignment
 from annotation.consensus import Stat, majority
+from annotation.counted_labels import counted_labels
 from annotation.judge_join import (
     HUMAN_BT_FALLBACK_L2 as HUMAN_BT_FALLBACK_L2,  # the join's names stay reachable here
 )
@@ -172,9 +173,7 @@ def _item_rows(campaign: Campaign) -> dict[int, ItemRow]:
 
 def _label_rows(campaign: Campaign, *, include_stale: bool = False) -> list[LabelRow]:
     kind = kind_for(campaign.kind)
-    labels = kind.label_model.objects.filter(campaign=campaign)
-    if not include_stale:
-        labels = labels.filter(is_stale=False)
+    labels = counted_labels(kind.label_model, campaign_id=campaign.pk, include_stale=include_stale)
     base = ["item_id", "annotator__username", "is_simulated", "flag_reason", "time_on_item_ms"]
     if campaign.kind in (CampaignKind.TEXT_PAIRWISE, CampaignKind.IMAGE_PREFERENCE, CampaignKind.CANVAS_SIMILARITY):
         out = [LabelRow(item, who, choice, simulated, flag, ms, swapped=swapped, shown_choice=shown)
@@ -211,7 +210,7 @@ class ItemConsensus:
 def item_consensus(*, item: Item) -> ItemConsensus:
     """The current (non-stale) labels of one item and their strict majority."""
     kind = kind_for(item.campaign.kind)
-    labels = list(kind.label_model.objects.filter(item=item, is_stale=False))
+    labels = list(counted_labels(kind.label_model, campaign_id=item.campaign_id).filter(item=item))
     categories = tuple(kind.category(label) for label in labels)
     majority = agreement.majority_label(list(categories)) if categories else None
     return ItemConsensus(len(labels), len(labels) >= item.campaign.k, majority)
@@ -380,7 +379,7 @@ def campaign_dashboard(
     kind = kind_for(campaign.kind)
     items = item_rows(campaign=campaign) if items is None else items
     current = _label_rows(campaign)
-    n_stale = kind.label_model.objects.filter(campaign=campaign, is_stale=True).count()
+    n_stale = counted_labels(kind.label_model, campaign_id=campaign.pk, include_stale=True).filter(is_stale=True).count()
     labels = [r for r in current if not items[r.item_id].is_gold]
     gold_labels = [r for r in current if items[r.item_id].is_gold]
     by_item = _group(labels)

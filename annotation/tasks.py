@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from annotation import services
+from annotation import participants, services
 
 
 @shared_task(name="annotation.expire_assignments")
 def expire_assignments() -> int:
-    """Return every overdue active assignment to the pool; the number expired (0 when run again)."""
+    """Return every overdue active assignment to the pool, and time out the crowd participants past their
+    time limit (their held item goes back too); the number of assignments expired (0 when run again)."""
+    participants.participants_time_out()
     return services.assignments_expire()

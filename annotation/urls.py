@@ -1,6 +1,6 @@
 from django.urls import path, re_path, register_converter
 
-from annotation import api, live_views, views
+from annotation import api, live_views, panel_api, panel_research_views, panel_views, views
 from annotation.url_converters import AssignmentTokenConverter, ShownSlotConverter
 
 register_converter(AssignmentTokenConverter, "assignment_token")
@@ -25,4 +25,24 @@ urlpatterns = [
     path("campaigns/<int:pk>/novelty-ablation", views.novelty_ablation_start, name="novelty_ablation_start"),
     path("campaigns/<int:pk>/adjudication/request", views.adjudication_request, name="adjudication_request"),
     path("campaigns/<int:pk>/adjudication/resolve", views.adjudication_resolve, name="adjudication_resolve"),
+    # Crowd campaigns (issue 25): the participant's path under the study's entry link, and the researcher's page.
+    path("p/<str:entry>/", panel_views.entry, name="panel_entry"),
+    path("p/<str:entry>/consent", panel_views.consent, name="panel_consent"),
+    path("p/<str:entry>/instructions", panel_views.instructions, name="panel_instructions"),
+    path("p/<str:entry>/training", panel_views.training, name="panel_training"),
+    path("p/<str:entry>/work", panel_views.work, name="panel_work"),
+    path("p/<str:entry>/done", panel_views.done, name="panel_done"),
+    path("p/<str:entry>/media/<assignment_token:token>/<shown_slot:slot>", panel_views.media, name="panel_media"),
+    path("p/<str:entry>/api/next", panel_api.PanelNextApi.as_view(), name="panel_api_next"),
+    path("p/<str:entry>/api/assignments/<assignment_token:token>/submit", panel_api.PanelSubmitApi.as_view(),
+         name="panel_api_submit"),
+    path("p/<str:entry>/api/previous", panel_api.PanelPreviousApi.as_view(), name="panel_api_previous"),
+    path("campaigns/<int:pk>/panel/", panel_research_views.panel_study, name="panel_study"),
+    path("campaigns/<int:pk>/panel/participants/<int:participant_pk>/action", panel_research_views.participant_action,
+         name="panel_participant_action"),
+    # (int path converters, so an id beyond 64 bits is a 404 before the view: evalsite/request_checks.py)
+    path("campaigns/<int:pk>/panel/pay.csv", panel_research_views.pay_report_download, {"fmt": "csv"},
+         name="panel_pay_report_csv"),
+    path("campaigns/<int:pk>/panel/pay.json", panel_research_views.pay_report_download, {"fmt": "json"},
+         name="panel_pay_report_json"),
 ]

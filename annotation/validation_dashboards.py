@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from annotation.counted_labels import counted_labels
 from annotation.models import (
     UOS_COMPONENTS,
     Campaign,
@@ -81,7 +82,7 @@ def _alpha(rows_by_item: Mapping[int, list[dict]], field: str) -> tuple[float | 
 
 def uos_labels_by_item(campaign: Campaign) -> dict[int, list[dict]]:
     """Current labels of the campaign's regular items, per item, in the order they were given."""
-    rows = (UOSLabel.objects.filter(campaign=campaign, is_stale=False, item__is_gold=False)
+    rows = (counted_labels(UOSLabel, campaign_id=campaign.pk).filter(item__is_gold=False)
             .order_by("item_id", "created_at", "pk")
             .values("item_id", "annotator__username", *UOS_COMPONENTS))
     out: dict[int, list[dict]] = defaultdict(list)
@@ -169,7 +170,7 @@ def similarity_items(campaign: Campaign) -> dict[int, dict[str, Any]]:
 def similarity_choices(campaign: Campaign) -> dict[int, list[str]]:
     """Item id -> canonical choices (A, B, tie) of its current labels."""
     out: dict[int, list[str]] = defaultdict(list)
-    for item, choice in (PairwiseLabel.objects.filter(campaign=campaign, is_stale=False, item__is_gold=False)
+    for item, choice in (counted_labels(PairwiseLabel, campaign_id=campaign.pk).filter(item__is_gold=False)
                          .order_by("item_id", "created_at", "pk").values_list("item_id", "choice")):
         out[item].append(choice)
     return out
@@ -223,7 +224,7 @@ def handwriting_panel(*, campaign: Campaign) -> dict[str, Any]:
         "id", "key", "payload", "easel_step_a__episode__semantic_detail", "easel_step_a__episode__recogniser",
         "easel_step_a__episode__run__agent_name", "easel_step_a__index")}
     labels: dict[int, list[dict]] = defaultdict(list)
-    for r in (HandwritingLabel.objects.filter(campaign=campaign, is_stale=False, item__is_gold=False)
+    for r in (counted_labels(HandwritingLabel, campaign_id=campaign.pk).filter(item__is_gold=False)
               .order_by("item_id", "created_at", "pk").values("item_id", "text", "unreadable")):
         labels[r["item_id"]].append(r)
     rows = []

@@ -78,8 +78,13 @@ def media(request, token: str, slot: str):
         annotator_access_check(user=request.user)
     except NotAllowed as exc:
         raise PermissionDenied(exc.message) from exc
+    return media_response(user=request.user, token=token, slot=slot)
+
+
+def media_response(*, user, token: str, slot: str) -> HttpResponse:
+    """The image of ``user``'s own assignment (the gatekeeper runs on the assignment), pixels only."""
     try:
-        body, content_type = assignment_image(token=token, annotator=request.user, shown_slot=slot)
+        body, content_type = assignment_image(token=token, annotator=user, shown_slot=slot)
     except NotFound as exc:
         raise Http404("No such image.") from exc
     except ImageNotShown as exc:

@@ -8,6 +8,7 @@ from rest_framework.renderers import JSONRenderer
 
 import annotation.urls  # noqa: F401 - registers the assignment_token and shown_slot converters these routes use
 from annotation import api_v1 as annotation_api
+from annotation import panel_api
 from leaderboard import api as catalogue_api
 from leaderboard.api_contract import api_exception_handler
 from leaderboard.c2 import api as c2_api
@@ -95,6 +96,12 @@ urlpatterns = [
     path("campaigns/<int:pk>/items/import", annotation_api.CampaignItemsImportApi.as_view(), name="campaign_items_import"),
     path("campaigns/<int:pk>/dashboard", annotation_api.CampaignDashboardApi.as_view(), name="campaign_dashboard"),
     path("campaigns/<int:pk>/labels/export", annotation_api.CampaignLabelsExportApi.as_view(), name="campaign_labels_export"),
+    # crowd campaigns (researchers; issue 25)
+    path("campaigns/<int:pk>/panel", panel_api.PanelStudyApi.as_view(), name="campaign_panel"),
+    path("campaigns/<int:pk>/panel/monitoring", panel_api.PanelMonitoringApi.as_view(), name="campaign_panel_monitoring"),
+    path("campaigns/<int:pk>/panel/pay-report", panel_api.PanelPayReportApi.as_view(), name="campaign_panel_pay_report"),
+    path("campaigns/<int:pk>/panel/return", panel_api.PanelReturnApi.as_view(), name="campaign_panel_participant_return"),
+    path("campaigns/<int:pk>/panel/verdict", panel_api.PanelVerdictApi.as_view(), name="campaign_panel_participant_verdict"),
     # the annotator's queue (blinded)
     path("annotate/campaigns/<int:pk>/next", annotation_api.NextItemApi.as_view(), name="annotate_next"),
     path("annotate/campaigns/<int:pk>/progress", annotation_api.ProgressApi.as_view(), name="annotate_progress"),

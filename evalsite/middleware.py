@@ -4,8 +4,9 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 
 # /metrics guards itself (loopback or token: evalsite/metrics.py); health and metrics never read the session,
-# so they answer while the database is away.
-PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/readyz", "/metrics", "/favicon.ico")
+# so they answer while the database is away. Crowd studies' entry links (/annotate/p/): each of their pages
+# admits only its own participant.
+PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/readyz", "/metrics", "/favicon.ico", "/annotate/p/")
 
 
 class LoginRequiredEverywhere:

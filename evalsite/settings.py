@@ -355,6 +355,8 @@ FILE_UPLOAD_HANDLERS = [
 ]
 # Images as annotators receive them (pixels only, flattened), encoded once (annotation.media.served_image).
 ATELIER_MEDIA_CACHE_DIR = Path(env_str("ATELIER_MEDIA_CACHE_DIR", str(VAR_DIR / "media-cache")))
+# Crowd campaigns: entries through a study's link per client address per minute (the rest get HTTP 429).
+ATELIER_PANEL_ENTRIES_PER_MINUTE = env_int("ATELIER_PANEL_ENTRIES_PER_MINUTE", 30, minimum=1)
 ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60)
 # How often Celery beat sends the runs started while the broker was away (leaderboard.task_queue).
 ATELIER_QUEUE_SWEEP_SECONDS = env_int("ATELIER_QUEUE_SWEEP_SECONDS", 30, minimum=1)

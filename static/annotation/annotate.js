@@ -90,6 +90,26 @@
     }
   });
 
+  // Active time (issue 25, crowd campaigns' pay and too-fast flags): the item's time while the page is
+  // visible and focused and the person used the keyboard, mouse or touch within the last ACTIVE_IDLE_MS
+  // (reading counts while they keep interacting; a page left open in a corner does not). Sent with the
+  // label as active_ms; the server clamps it to the wall time the item was held.
+  const ACTIVE_IDLE_MS = 30000, ACTIVE_TICK_MS = 200;
+  let lastInput = performance.now(), lastTick = performance.now();
+  for (const type of ["keydown", "mousedown", "mousemove", "wheel", "touchstart", "input", "scroll"]) {
+    document.addEventListener(type, () => { lastInput = performance.now(); }, { passive: true, capture: true });
+  }
+  setInterval(() => {
+    const now = performance.now(), dt = Math.min(now - lastTick, 1000);
+    lastTick = now;
+    if (!state || !state.assignment || state.saved || state.saving) return;
+    if (document.visibilityState === "visible" && document.hasFocus() && now - lastInput < ACTIVE_IDLE_MS) {
+      state.activeMs = (state.activeMs || 0) + dt;
+    }
+    itemBox.dataset.activeMs = String(Math.round(state.activeMs || 0));
+  }, ACTIVE_TICK_MS);
+  const activeMs = () => Math.round((state && state.activeMs) || 0);
+
   function setStatus(kind, text) {
     statusBox.className = "save-status " + kind;
     statusBox.textContent = text;
@@ -148,6 +168,7 @@
       itemBox.replaceChildren(el("p", { class: "error", text: "Your session ended: log in again, then reload this page." }));
       return;
     }
+    if (r.status === 403 && cfg.finished) { location.assign(cfg.finished); return; } // a participant's time or study ended
     if (r.status !== 200 || !r.data) {
       itemBox.replaceChildren(el("p", { class: "error", text: (r.data && r.data.detail) || "Could not load an item. Press Enter to try again." }));
       state = { failedLoad: true };
@@ -156,6 +177,7 @@
     const a = r.data.assignment;
     if (r.data.progress) showProgress(r.data.progress);
     else if (lastProgress) showProgress(Object.assign(lastProgress, { assigned: a ? 1 : 0 }));
+    if (!a && cfg.finished) { location.assign(cfg.finished); return; } // a panel participant: on to their code
     if (!a) {
       itemBox.dataset.token = "";
       itemBox.replaceChildren(el("div", { class: "done" },
@@ -167,8 +189,9 @@
     const builder = KINDS[a.kind];
     state = {
       assignment: a, key: uuid4(), flag: null, saving: false, saved: false, closed: false, retries: 0, timer: null,
-      visibleMs: 0, visibleSince: document.visibilityState === "visible" ? performance.now() : null,
+      visibleMs: 0, visibleSince: document.visibilityState === "visible" ? performance.now() : null, activeMs: 0,
     };
+    lastInput = performance.now(); // the item appearing starts its active time
     itemBox.dataset.token = a.token;
     itemBox.replaceChildren();
     state.ctrl = builder(a.content, itemBox, choicesBox);
@@ -197,7 +220,7 @@
     if (mine.flag) answer.flag = mine.flag;
     let r;
     try {
-      r = await post(submitUrl(mine), { idempotency_key: mine.key, answer, time_on_item_ms: elapsedMs() });
+      r = await post(submitUrl(mine), { idempotency_key: mine.key, answer, time_on_item_ms: elapsedMs(), active_ms: activeMs() });
     } catch (e) {
       r = { status: 0, data: null };
     }
@@ -219,6 +242,7 @@
       return;
     }
     if (r.status === 0 || r.status >= 500 || r.status === 429) return scheduleRetry(mine, r);
+    if (r.status === 403 && cfg.finished) { location.assign(cfg.finished); return; } // a participant's time or study ended
     if (r.status === 401 || r.status === 403) {
       setStatus("error", "Not saved: your session ended. Log in again in another tab, then press R to retry.");
       return;

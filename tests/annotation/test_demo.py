@@ -36,6 +36,7 @@ def demo(django_db_setup, django_db_blocker):
         try:
             yield {"task_set": catalogue.task_set, "output": out.getvalue()}
         finally:
+            get_user_model().objects.filter(panel_participant__campaign__task_set=catalogue.task_set).delete()
             Campaign.objects.filter(task_set=catalogue.task_set).delete()
             Render.objects.filter(response__task__task_set=catalogue.task_set).delete()
             JudgeRun.objects.filter(task_set=catalogue.task_set).delete()  # the demo's Novelty ablation runs
@@ -51,7 +52,8 @@ pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("demo")]
 
 
 def demo_campaigns(task_set):
-    return {c.kind: c for c in Campaign.objects.filter(task_set=task_set, is_demo=True)}
+    """The demo campaign of each kind (the crowd study, labelled by its simulated participants, apart)."""
+    return {c.kind: c for c in Campaign.objects.filter(task_set=task_set, is_demo=True, panel_study__isnull=True)}
 
 
 def test_the_demo_has_one_open_demo_campaign_of_each_kind(demo):
@@ -129,3 +131,17 @@ def test_the_demo_runs_the_novelty_ablation_with_the_simulated_judge_and_says_it
     # the ablation runs are not leaderboards
     runs = JudgeRun.objects.filter(pk__in=[r.run_id for r in panel["ablation_runs"]])
     assert all(run.snapshots.count() == 0 for run in runs)
+
+
+def test_the_demo_crowd_study_has_simulated_participants_in_every_state(demo):
+    from annotation.demo_panel import DEMO_PANEL_CAMPAIGN
+    from annotation.panel_models import Participant
+    from annotation.panel_monitoring import MONITORING_STATES, panel_monitoring
+
+    campaign = Campaign.objects.get(name=DEMO_PANEL_CAMPAIGN, is_demo=True)
+    monitoring = panel_monitoring(study=campaign.panel_study)
+    assert all(monitoring.by_state[state] >= 1 for state in MONITORING_STATES), monitoring.by_state
+    assert all(p.panel_id.startswith("DEMOSIM") for p in Participant.objects.filter(campaign=campaign))
+    labels = kind_for(campaign.kind).label_model.objects.filter(campaign=campaign)
+    assert labels.exists() and not labels.filter(is_simulated=False).exists()
+    assert "DEMO crowd study" in demo["output"] and "SIMULATED participants" in demo["output"]

@@ -1,6 +1,6 @@
 from django.core.management.base import CommandError
 
-from annotation import services
+from annotation import participants, services
 from annotation.selectors import campaign_get
 from leaderboard.run_command import AtelierCommand
 
@@ -20,6 +20,9 @@ class Command(AtelierCommand):
             campaign = campaign_get(pk=opts["campaign"])
             if campaign is None:
                 raise CommandError(f"no campaign with id {opts['campaign']}")
+        timed_out = participants.participants_time_out(campaign=campaign)
+        if timed_out:
+            self.stdout.write(f"{timed_out} crowd participant(s) past their time limit timed out.")
         expired = services.assignments_expire(campaign=campaign)
         where = f"campaign {campaign.pk} ({campaign})" if campaign is not None else "all campaigns"
         self.stdout.write(f"{expired} overdue assignment(s) returned to the pool ({where}).")

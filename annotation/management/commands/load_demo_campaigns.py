@@ -1,6 +1,7 @@
 from django.core.management.base import CommandError
 
 from annotation.demo import SIMULATED_USERNAMES, demo_campaigns_load
+from annotation.demo_panel import panel_demo_load
 from annotation.demo_validation import validation_demo_load
 from leaderboard.models import TaskSet
 from leaderboard.run_command import AtelierCommand
@@ -31,6 +32,17 @@ class Command(AtelierCommand):
         else:
             self._ekphrasis_summary(task_set, summary)
         self._validation(opts)
+        self._panel(task_set, opts)
+
+    def _panel(self, task_set, opts):
+        """The DEMO crowd study (issue 25): a Prolific campaign with SIMULATED participants in every state."""
+        summary = panel_demo_load(task_set=task_set, seed=opts["seed"], reset=opts["reset"])
+        if summary.skipped:
+            self.stdout.write(f"DEMO crowd study already exists ({summary.campaign}).")
+        elif summary.campaign is not None:
+            states = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in sorted(summary.states.items()))
+            self.stdout.write(f"DEMO crowd study: {summary.campaign} with SIMULATED participants ({states}); "
+                              f"researcher page /annotate/campaigns/{summary.campaign.pk}/panel/")
 
     def _validation(self, opts):
         """The EASEL/C² validation campaigns (issue 13), on the EASEL and C² demo data."""

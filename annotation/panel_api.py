@@ -1,0 +1,238 @@
+"""The JSON API of a crowd campaign (issue 25).
+
+* The participant's labelling page (under the entry link): next item, submit with the page's measured
+  active time, previous label — the same services, blinded bodies and refusals as
+  :mod:`annotation.api`, plus the participant's own rules (quota, time limit, state).
+* Researchers (``/api/v1/``): the study's entry link and settings, the monitoring figures, the pay
+  report, and a participant's return (the panel said "returned") and verdict (reject, block, take back).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from annotation import participants, selectors
+from annotation.api import AnnotationAPIView, AnswerInput
+from annotation.errors import NotAllowed, NotFound
+from annotation.models import Campaign
+from annotation.panel_models import Panel, PanelStudy, Participant
+from annotation.panel_monitoring import panel_monitoring
+from annotation.panels import PANEL_ID_PATTERN, entry_query
+from annotation.pay_report import pay_report, pay_report_csv
+from leaderboard.api_contract import ApiView, error_responses, text_download
+
+# ---------------------------------------------------------------- the participant's page
+
+
+def _participant(request, entry: str) -> Participant:
+    study = PanelStudy.objects.filter(entry_token=entry).first()
+    participant = None
+    if study is not None and request.user.is_authenticated:
+        participant = Participant.objects.select_related("study", "user").filter(user=request.user, study=study).first()
+    if participant is None:
+        raise NotAllowed("Open the study from your panel's link.")
+    return participant
+
+
+def _media_url(entry: str, token: str):
+    return lambda shown_slot: reverse("annotation:panel_media", args=[entry, token, shown_slot])
+
+
+class PanelNextApi(AnnotationAPIView):
+    """POST: the participant's current or next item; ``assignment`` null and ``finished`` true when
+    they are done (quota reached or nothing left for them)."""
+
+    def post(self, request, entry: str):
+        participant = _participant(request, entry)
+        handed = participants.participant_next(participant=participant)
+        if handed is None:
+            return Response({"assignment": None, "finished": True,
+                             "progress": selectors.campaign_progress(campaign=participant.campaign,
+                                                                     annotator=request.user).as_dict()})
+        assignment = handed.assignment
+        body = selectors.assignment_present(assignment=assignment, media_url=_media_url(entry, assignment.token))
+        return Response({"assignment": body, "finished": False, "progress": handed.progress.as_dict()})
+
+
+class PanelSubmitApi(AnnotationAPIView):
+    """POST {idempotency_key, answer, time_on_item_ms, active_ms}: store the label with the active time
+    the page measured (clamped to the wall time the item was held)."""
+
+    class Input(AnswerInput):
+        active_ms = serializers.JSONField(required=False, allow_null=True)
+
+    def post(self, request, entry: str, token: str):
+        participant = _participant(request, entry)
+        data = self.Input(data=request.data)
+        if not data.is_valid():
+            return Response({"error": "invalid", "detail": "malformed submission", "fields": data.errors},
+                            status=status.HTTP_400_BAD_REQUEST)
+        done = participants.participant_label_submit(
+            participant=participant, token=token, idempotency_key=data.validated_data["idempotency_key"],
+            answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
+            active_ms=data.validated_data.get("active_ms"),
+        )
+        submission = done.submission
+        progress = submission.progress or selectors.campaign_progress(campaign=participant.campaign,
+                                                                       annotator=request.user)
+        return Response({"saved": True, "replayed": submission.replayed, "finished": done.finished,
+                         "active_ms": done.active.active_ms if done.active else None, "progress": progress.as_dict()},
+                        status=status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED)
+
+
+class PanelPreviousApi(AnnotationAPIView):
+    def get(self, request, entry: str):
+        participant = _participant(request, entry)
+        if participant.state != Participant.State.WORKING or participant.verdict:
+            raise NotAllowed("You are not labelling in this study.")
+        return Response({"previous": selectors.previous_label_present(
+            campaign=participant.campaign, annotator=request.user,
+            media_url_for=lambda token: _media_url(entry, token))})
+
+
+# ---------------------------------------------------------------- researchers (/api/v1/)
+
+
+def _study(pk: int) -> PanelStudy:
+    campaign = get_object_or_404(Campaign, pk=pk)
+    study = PanelStudy.objects.filter(campaign=campaign).select_related("campaign").first()
+    if study is None:
+        raise NotFound("This campaign is not open to a panel.")
+    return study
+
+
+def entry_link(request, study: PanelStudy) -> str:
+    """The study's entry link with the panel's placeholders, absolute."""
+    path = reverse("annotation:panel_entry", args=[study.entry_token])
+    return request.build_absolute_uri(path) + entry_query(panel=study.panel, id_param=study.id_param)
+
+
+class PanelStudyOutput(serializers.ModelSerializer):
+    class Meta:
+        model = PanelStudy
+        fields = ["panel", "id_param", "consent_text", "training_min_correct", "training_max_attempts", "item_quota",
+                  "time_limit_minutes", "completion_code", "screen_out_code", "too_fast_ms", "bonus_per_item",
+                  "bonus_min_gold_accuracy"]
+
+
+class PanelStudyApi(ApiView):
+    """GET: the campaign's panel settings and its entry link. POST: open the campaign to a panel (or
+    change its settings; fields left out are kept)."""
+
+    class PanelStudyInput(serializers.Serializer):
+        panel = serializers.ChoiceField(choices=Panel.choices)
+        consent_text = serializers.CharField(required=False, allow_blank=True, max_length=20_000)
+        training_min_correct = serializers.IntegerField(required=False, min_value=0, max_value=100)
+        training_max_attempts = serializers.IntegerField(required=False, min_value=1, max_value=10)
+        item_quota = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
+        time_limit_minutes = serializers.IntegerField(required=False, min_value=1, max_value=7 * 24 * 60)
+        completion_code = serializers.CharField(required=False, max_length=32)
+        screen_out_code = serializers.CharField(required=False, max_length=32)
+        id_param = serializers.CharField(required=False, max_length=32)
+        too_fast_ms = serializers.IntegerField(required=False, min_value=0, max_value=3_600_000)
+        bonus_per_item = serializers.DecimalField(required=False, max_digits=8, decimal_places=2, min_value=Decimal(0))
+        bonus_min_gold_accuracy = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+
+    def _body(self, request, study: PanelStudy) -> dict:
+        return {**PanelStudyOutput(study).data, "campaign": study.campaign_id, "entry_link": entry_link(request, study)}
+
+    @extend_schema(operation_id="campaigns_panel_retrieve", responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
+    def get(self, request, pk: int):
+        return Response(self._body(request, _study(pk)))
+
+    @extend_schema(operation_id="campaigns_panel_open", request=PanelStudyInput,
+                   responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
+    def post(self, request, pk: int):
+        campaign = get_object_or_404(Campaign, pk=pk)
+        data = self.PanelStudyInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        study = participants.panel_study_open(campaign=campaign, **data.validated_data)
+        return Response(self._body(request, study))
+
+
+class PanelMonitoringApi(ApiView):
+    @extend_schema(operation_id="campaigns_panel_monitoring", responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
+    def get(self, request, pk: int):
+        return Response(panel_monitoring(study=_study(pk)).as_dict())
+
+
+class PanelPayReportApi(ApiView):
+    """The pay report, one row per participant (``?fmt=csv`` for CSV)."""
+
+    class PayReportQuery(serializers.Serializer):
+        fmt = serializers.ChoiceField(choices=["json", "csv"], default="json")
+
+    @extend_schema(operation_id="campaigns_panel_pay_report", parameters=[PayReportQuery],
+                   responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR,
+                              **error_responses(404)})
+    def get(self, request, pk: int):
+        study = _study(pk)
+        query = self.PayReportQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        report = pay_report(study=study)
+        if query.validated_data["fmt"] == "csv":
+            return text_download(pay_report_csv(report), "csv", f"campaign-{study.campaign_id}-pay.csv")
+        return Response(report.as_dict())
+
+
+def _panel_participant(study: PanelStudy, panel_id: str) -> Participant:
+    participant = participants.participant_for_panel_id(campaign=study.campaign, panel_id=panel_id)
+    if participant is None:
+        raise NotFound("No participant with this panel id in this campaign.")
+    return participant
+
+
+class PanelIdInput(serializers.Serializer):
+    panel_id = serializers.RegexField(PANEL_ID_PATTERN.pattern, max_length=64)
+
+
+class PanelReturnApi(ApiView):
+    """POST {panel_id}: the panel reports the participant returned the study: their held item goes back
+    to the queue, their labels are kept."""
+
+    @extend_schema(operation_id="campaigns_panel_participant_return", request=PanelIdInput,
+                   responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
+    def post(self, request, pk: int):
+        data = PanelIdInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        participant = participants.participant_leave(
+            participant=_panel_participant(_study(pk), data.validated_data["panel_id"]))
+        return Response({"panel_id": participant.panel_id, "state": participant.state})
+
+
+class PanelVerdictApi(ApiView):
+    """POST {panel_id, verdict: rejected|blocked|"", note}: reject or block a participant, or take it back."""
+
+    class VerdictInput(PanelIdInput):
+        verdict = serializers.ChoiceField(choices=Participant.Verdict.choices, allow_blank=True)
+        note = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
+
+    @extend_schema(operation_id="campaigns_panel_participant_verdict", request=VerdictInput,
+                   responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
+    def post(self, request, pk: int):
+        data = self.VerdictInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        participant = participants.participant_verdict_set(
+            participant=_panel_participant(_study(pk), data.validated_data["panel_id"]), verdict=data.validated_data["verdict"],
+            note=data.validated_data["note"], researcher=request.user)
+        return Response({"panel_id": participant.panel_id, "state": participant.state, "verdict": participant.verdict})
+
+
+__all__ = [
+    "PanelMonitoringApi",
+    "PanelNextApi",
+    "PanelPayReportApi",
+    "PanelPreviousApi",
+    "PanelReturnApi",
+    "PanelStudyApi",
+    "PanelSubmitApi",
+    "PanelVerdictApi",
+    "entry_link",
+]

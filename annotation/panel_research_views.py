@@ -1,0 +1,110 @@
+"""The researcher's pages of a crowd campaign (issue 25): open it to a panel, its entry link, the
+monitoring figures, the participants with their pay-report rows and the actions on them (panel
+"returned", reject, block, take back), and the pay report as CSV or JSON."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import participants, selectors
+from annotation.errors import AnnotationError
+from annotation.panel_api import entry_link
+from annotation.panel_models import Panel, PanelStudy, Participant
+from annotation.panel_monitoring import panel_monitoring
+from annotation.pay_report import pay_report, pay_report_csv
+from leaderboard.api_contract import text_download
+from leaderboard.roles import require_researcher
+
+
+def _campaign(pk: int):
+    campaign = selectors.campaign_get(pk=pk)
+    if campaign is None:
+        raise Http404("No such campaign.")
+    return campaign
+
+
+def _int_or_none(value: str | None) -> int | None:
+    value = (value or "").strip()
+    return int(value) if value.isdigit() else None
+
+
+@require_http_methods(["GET", "POST"])
+def panel_study(request, pk: int):
+    require_researcher(request.user)
+    campaign = _campaign(pk)
+    study = PanelStudy.objects.filter(campaign=campaign).first()
+    if request.method == "POST":
+        post = request.POST
+        try:
+            participants.panel_study_open(
+                campaign=campaign, panel=post.get("panel", ""), consent_text=post.get("consent_text"),
+                training_min_correct=_int_or_none(post.get("training_min_correct")),
+                training_max_attempts=_int_or_none(post.get("training_max_attempts")),
+                item_quota=_int_or_none(post.get("item_quota")),
+                time_limit_minutes=_int_or_none(post.get("time_limit_minutes")),
+                completion_code=post.get("completion_code") or None, screen_out_code=post.get("screen_out_code") or None,
+            )
+            messages.success(request, "Panel settings saved.")
+        except AnnotationError as exc:
+            messages.error(request, f"Not saved: {exc.message}")
+        return redirect("annotation:panel_study", pk=campaign.pk)
+    context = {"campaign": campaign, "study": study, "panels": Panel.choices}
+    if study is not None:
+        context.update(link=entry_link(request, study), monitoring=panel_monitoring(study=study),
+                       report=pay_report(study=study),
+                       training_items=list(study.training_items.all()))
+    return render(request, "annotation/panel/study.html", context)
+
+
+def _participant(study: PanelStudy, participant_pk: int) -> Participant:
+    participant = Participant.objects.select_related("study").filter(study=study, pk=participant_pk).first()
+    if participant is None:
+        raise Http404("No such participant in this campaign.")
+    return participant
+
+
+def _study(pk: int) -> PanelStudy:
+    study = PanelStudy.objects.select_related("campaign").filter(campaign_id=pk).first()
+    if study is None:
+        raise Http404("This campaign is not open to a panel.")
+    return study
+
+
+@require_POST
+def participant_action(request, pk: int, participant_pk: int):
+    """``action``: returned (the panel says the participant returned the study), rejected, blocked, or
+    restore (take a verdict back)."""
+    require_researcher(request.user)
+    study = _study(pk)
+    participant = _participant(study, participant_pk)
+    action = request.POST.get("action", "")
+    try:
+        if action == "returned":
+            participants.participant_leave(participant=participant)
+        elif action in ("rejected", "blocked", "restore"):
+            participants.participant_verdict_set(participant=participant, verdict="" if action == "restore" else action,
+                                                 researcher=request.user, note=request.POST.get("note", ""))
+        else:
+            messages.error(request, f"Unknown action {action!r}.")
+            return redirect("annotation:panel_study", pk=pk)
+        messages.success(request, f"Participant {participant.panel_id}: {action}.")
+    except AnnotationError as exc:
+        messages.error(request, exc.message)
+    return redirect(reverse("annotation:panel_study", args=[pk]) + "#participants")
+
+
+@require_GET
+def pay_report_download(request, pk: int, fmt: str):
+    require_researcher(request.user)
+    report = pay_report(study=_study(pk))
+    body = pay_report_csv(report) if fmt == "csv" else json.dumps(report.as_dict(), indent=1)
+    return text_download(body, fmt, f"campaign-{pk}-pay.{fmt}")
+
+
+__all__ = ["panel_study", "participant_action", "pay_report_download"]

@@ -1,0 +1,256 @@
+"""The participant's pages of a crowd campaign (issue 25), all under the study's entry link
+``/annotate/p/<entry token>/``: entry, consent, instructions, training, labelling and the end page
+with the completion or screen-out code (and the hand-back to Prolific or MTurk).
+
+Every page finds the study by its unguessable entry token (an unknown token gets the same "not a
+valid link" page whatever it is, so tokens and participants cannot be enumerated) and admits only the
+logged-in participant of that study; each step redirects to the participant's current one, so the path
+cannot be skipped. Writes go to :mod:`annotation.participants` and :mod:`annotation.training`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from django.conf import settings
+from django.contrib.auth import login, logout
+from django.core.cache import cache
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation import participants, selectors
+from annotation.errors import AnnotationError
+from annotation.kinds import kind_for
+from annotation.models import FlagReason
+from annotation.panel_models import Panel, PanelStudy, Participant
+from annotation.panels import (
+    PanelParamsInvalid,
+    entry_params_parse,
+    mturk_submit_url,
+    prolific_completion_url,
+)
+from annotation.training import training_answer, training_step
+from annotation.views import media_response
+from evalsite.proxy import client_address
+
+#: The participant's steps, in order, and the page of each.
+STEP_PAGES = {"consent": "annotation:panel_consent", "instructions": "annotation:panel_instructions",
+              "training": "annotation:panel_training", "work": "annotation:panel_work", "done": "annotation:panel_done"}
+
+
+def participant_step(participant: Participant) -> str:
+    if participant.verdict or participant.state not in (Participant.State.TRAINING, Participant.State.WORKING):
+        return "done"
+    if participant.consented_at is None:
+        return "consent"
+    if participant.instructions_read_at is None:
+        return "instructions"
+    if participant.state == Participant.State.TRAINING:
+        return "training"
+    return "work"
+
+
+def _study_or_404(entry: str) -> PanelStudy:
+    study = PanelStudy.objects.select_related("campaign").filter(entry_token=entry).first()
+    if study is None:
+        raise Http404("This is not a valid study link.")
+    return study
+
+
+def _page(request, template: str, study: PanelStudy, status: int = 200, **context):
+    return render(request, f"annotation/panel/{template}", {"study": study, "campaign": study.campaign, **context},
+                  status=status)
+
+
+def _problem(request, study: PanelStudy | None, title: str, message: str, status: int):
+    return render(request, "annotation/panel/problem.html",
+                  {"study": study, "title": title, "message": message}, status=status)
+
+
+def _participant(request, study: PanelStudy) -> Participant | None:
+    """The logged-in participant of this study, their deadline checked; None for anyone else."""
+    if not request.user.is_authenticated:
+        return None
+    participant = Participant.objects.select_related("study", "user", "campaign").filter(
+        user=request.user, study=study).first()
+    if participant is None:
+        return None
+    return participants.participant_time_check(participant=participant)
+
+
+def _on_step(request, study: PanelStudy, step: str):
+    """(participant, None) when they are on ``step``; else (None, the response to send instead)."""
+    participant = _participant(request, study)
+    if participant is None:
+        return None, _problem(request, study, "Open the study from your panel",
+                              "This page belongs to a study participant. Open the study's link from your panel "
+                              "(Prolific, MTurk or the site that sent you) again.", 403)
+    current = participant_step(participant)
+    if current != step:
+        return None, redirect(STEP_PAGES[current], entry=study.entry_token)
+    return participant, None
+
+
+def _step_page(step: str):
+    """A view of one step of the path: called as ``view(request, study, participant)`` only for the
+    study's participant on that step (anyone else is refused, a participant elsewhere sent to their step)."""
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapped(request, entry: str):
+            study = _study_or_404(entry)
+            participant, elsewhere = _on_step(request, study, step)
+            return elsewhere or view(request, study, participant)
+        return wrapped
+    return decorate
+
+
+def _examples(campaign):
+    return [(e, selectors.markup_render(e.body)) for e in selectors.calibration_examples(campaign=campaign)]
+
+
+def _rate_limited(request) -> bool:
+    """At most ATELIER_PANEL_ENTRIES_PER_MINUTE entries per client address per minute (Django's cache)."""
+    key = f"panel-entry:{client_address(request) or 'unknown'}"
+    cache.add(key, 0, timeout=60)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=60)
+        count = 1
+    return count > settings.ATELIER_PANEL_ENTRIES_PER_MINUTE
+
+
+@require_GET
+def entry(request, entry: str):
+    """The entry link: validate the panel's parameters, create or resume the participant, log them in
+    (this campaign only), and send them to their step. Nothing is created on a refusal."""
+    if _rate_limited(request):
+        return _problem(request, None, "Too many attempts", "Too many entries from your address; wait a minute "
+                                                            "and open the link again.", 429)
+    study = _study_or_404(entry)
+    try:
+        given = entry_params_parse(panel=study.panel, params=request.GET, id_param=study.id_param)
+    except PanelParamsInvalid as exc:
+        return _page(request, "invalid_link.html", study, status=400, problems=exc.problems)
+    if given.preview:
+        return _page(request, "preview.html", study, consent=selectors.markup_render(study.consent_text))
+    if request.user.is_authenticated and not Participant.objects.filter(user=request.user).exists():
+        return _problem(request, study, "You are signed in to Atelier",
+                        f"You are signed in as {request.user.username}. Open the study link in a private window "
+                        "(a participant's session would replace yours).", 409)
+    try:
+        participant = participants.participant_enter(study=study, entry=given).participant
+    except AnnotationError as exc:
+        return _problem(request, study, "The study cannot start", exc.message, exc.status)
+    if request.user.is_authenticated and request.user.pk != participant.user_id:
+        logout(request)
+    if not request.user.is_authenticated:
+        login(request, participant.user, backend="evalsite.auth_backends.ModelBackend")
+    return redirect(STEP_PAGES[participant_step(participant)], entry=study.entry_token)
+
+
+@require_http_methods(["GET", "POST"])
+@_step_page("consent")
+def consent(request, study: PanelStudy, participant: Participant):
+    if request.method == "POST":
+        if request.POST.get("consent") != "yes":
+            return _page(request, "consent.html", study, consent=selectors.markup_render(study.consent_text),
+                         error="Tick the box to give your consent, or return the study on your panel.", status=400)
+        participants.participant_consent(participant=participant)
+        return redirect("annotation:panel_instructions", entry=study.entry_token)
+    return _page(request, "consent.html", study, consent=selectors.markup_render(study.consent_text))
+
+
+@require_http_methods(["GET", "POST"])
+@_step_page("instructions")
+def instructions(request, study: PanelStudy, participant: Participant):
+    if request.method == "POST":
+        participant = participants.participant_instructions_read(participant=participant)
+        return redirect(STEP_PAGES[participant_step(participant)], entry=study.entry_token)
+    return _page(request, "instructions.html", study, instructions=selectors.markup_render(study.campaign.instructions),
+                 examples=_examples(study.campaign))
+
+
+@require_http_methods(["GET", "POST"])
+@_step_page("training")
+def training(request, study: PanelStudy, participant: Participant):
+    """One training item at a time; after an answer, whether it was right and the explanation."""
+    if request.method == "POST":
+        raw = request.POST.get("item", "")
+        item_id = int(raw) if raw.isdigit() and len(raw) < 12 else 0  # a tampered id is "no such item", not a 500
+        try:
+            feedback = training_answer(participant=participant, item_id=item_id, answer=request.POST.get("answer"))
+        except AnnotationError as exc:
+            step = training_step(participant=participant)
+            return _page(request, "training.html", study, step=step, error=exc.message,
+                         question=selectors.markup_render(step.item.question) if step.item else "", status=400)
+        return _page(request, "training_feedback.html", study, feedback=feedback, item=feedback.answer.item)
+    step = training_step(participant=participant)
+    return _page(request, "training.html", study, step=step,
+                 question=selectors.markup_render(step.item.question) if step.item else "")
+
+
+@require_GET
+@_step_page("work")
+def work(request, study: PanelStudy, participant: Participant):
+    """The labelling page (the site's own, keyboard first), talking to the study's API."""
+    campaign, entry = study.campaign, study.entry_token
+    kind = kind_for(campaign.kind)
+    return render(request, "annotation/work.html", {
+        "campaign": campaign, "study": study, "kind": kind, "participant_page": True,
+        "instructions": selectors.markup_render(campaign.instructions),
+        "examples": _examples(campaign),
+        "progress": selectors.campaign_progress(campaign=campaign, annotator=request.user),
+        "config": {
+            "kind": kind.code,
+            "next": reverse("annotation:panel_api_next", args=[entry]),
+            "submit": reverse("annotation:panel_api_submit", args=[entry, "TOKEN"]),
+            "skip": reverse("annotation:api_skip", args=["TOKEN"]),
+            "previous": reverse("annotation:panel_api_previous", args=[entry]),
+            "revise": reverse("annotation:api_revise", args=["TOKEN"]),
+            "queue": reverse("annotation:panel_done", args=[entry]),
+            "finished": reverse("annotation:panel_done", args=[entry]),
+            "flag_reasons": [{"code": r.value, "label": r.label} for r in FlagReason],
+        },
+    })
+
+
+@require_GET
+def done(request, entry: str):
+    """The end of the path: the completion code (completed) or the screen-out code (screened out), the
+    hand-back to the panel; a participant who left or was refused is told so, without a code."""
+    study = _study_or_404(entry)
+    participant = _participant(request, study)
+    if participant is None:
+        return _problem(request, study, "Open the study from your panel",
+                        "Open the study's link from your panel again to see where you are.", 403)
+    step = participant_step(participant)
+    if step != "done":
+        return redirect(STEP_PAGES[step], entry=entry)
+    code = None
+    if not participant.verdict and participant.state == Participant.State.COMPLETED:
+        code = study.completion_code
+    elif not participant.verdict and participant.state == Participant.State.SCREENED_OUT:
+        code = study.screen_out_code
+    context = {"participant": participant, "code": code}
+    if code and study.panel == Panel.PROLIFIC:
+        context["prolific_url"] = prolific_completion_url(code)
+    if code and study.panel == Panel.MTURK and participant.turk_submit_to:
+        context["mturk_url"] = mturk_submit_url(participant.turk_submit_to)
+    return _page(request, "done.html", study, **context)
+
+
+
+
+@require_GET
+def media(request, entry: str, token: str, slot: str):
+    """An image of the participant's own assignment (the same re-encoded pixels as the annotators')."""
+    study = _study_or_404(entry)
+    if _participant(request, study) is None:
+        raise Http404("No such image.")
+    return media_response(user=request.user, token=token, slot=slot)
+
+
+__all__ = ["consent", "done", "entry", "instructions", "media", "participant_step", "training", "work"]

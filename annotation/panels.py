@@ -1,0 +1,142 @@
+"""What each recruitment panel sends with the entry link and expects back (issue 25): the parameter
+contract of Prolific, MTurk and a generic panel, their validation, the placeholders the researcher
+pastes into the panel, and where the participant goes when done.
+
+* Prolific appends ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID`` (the study URL carries the
+  placeholders ``{{%PROLIFIC_PID%}}`` …); a finished participant is sent to
+  ``https://app.prolific.com/submissions/complete?cc=CODE``.
+* MTurk (ExternalQuestion) appends ``workerId``, ``assignmentId``, ``hitId`` and ``turkSubmitTo``; while a
+  worker only previews the HIT, ``assignmentId`` is ``ASSIGNMENT_ID_NOT_AVAILABLE`` and there is no
+  ``workerId``. A finished worker's page posts ``assignmentId`` (and the code) to
+  ``<turkSubmitTo>/mturk/externalSubmit``.
+* A generic panel appends its own id under a parameter the researcher names (default ``pid``).
+
+Ids are refused unless they are 1–64 characters of ``[A-Za-z0-9_-]`` starting with a letter or digit:
+an unsubstituted placeholder, markup, a path or an over-long value never becomes a participant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit
+
+from annotation.panel_models import Panel
+
+#: A panel id, study id or session id: what every panel's ids look like (Prolific: 24 hex digits,
+#: MTurk: 12–14 upper-case letters and digits, ours: up to 64 of these).
+PANEL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+#: A generic panel's parameter name.
+PARAM_NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
+#: MTurk's assignmentId while the worker previews the HIT.
+MTURK_PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
+#: Where MTurk may tell us to post the finished assignment (production and sandbox); anything else is
+#: refused, so the entry link can never be turned into a redirect to someone else's site.
+MTURK_SUBMIT_HOSTS = ("www.mturk.com", "workersandbox.mturk.com")
+PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete"
+
+
+class PanelParamsInvalid(ValueError):
+    """The entry link was opened without the panel's parameters, or with malformed ones."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class PanelEntry:
+    """The ids one entry request carried, validated. ``preview``: an MTurk worker previewing the HIT
+    (no worker id, nothing may be created)."""
+
+    panel_id: str
+    study_id: str = ""
+    session_id: str = ""
+    turk_submit_to: str = ""
+    preview: bool = False
+
+
+def _id(params: Mapping[str, str], name: str, problems: list[str], *, required: bool = True) -> str:
+    value = params.get(name)
+    if value is None or value == "":
+        if required:
+            problems.append(f"{name} is missing")
+        return ""
+    if not isinstance(value, str) or not PANEL_ID_PATTERN.fullmatch(value):
+        problems.append(f"{name} is malformed (1–64 letters, digits, '_' or '-')")
+        return ""
+    return value
+
+
+def _turk_submit_to(value: str | None, problems: list[str]) -> str:
+    if not value:
+        problems.append("turkSubmitTo is missing")
+        return ""
+    parts = urlsplit(value)
+    if parts.scheme != "https" or parts.hostname not in MTURK_SUBMIT_HOSTS or parts.username or parts.port \
+            or parts.path not in ("", "/") or parts.query or parts.fragment:
+        problems.append("turkSubmitTo is not an MTurk address")
+        return ""
+    return f"https://{parts.hostname}"
+
+
+def entry_params_parse(*, panel: str, params: Mapping[str, str], id_param: str = "pid") -> PanelEntry:
+    """The validated ids of an entry request; :class:`PanelParamsInvalid` naming every problem."""
+    problems: list[str] = []
+    if panel == Panel.PROLIFIC:
+        entry = PanelEntry(_id(params, "PROLIFIC_PID", problems), _id(params, "STUDY_ID", problems),
+                           _id(params, "SESSION_ID", problems))
+    elif panel == Panel.MTURK:
+        if params.get("assignmentId") == MTURK_PREVIEW_ASSIGNMENT:
+            return PanelEntry(panel_id="", preview=True)
+        entry = PanelEntry(_id(params, "workerId", problems), _id(params, "hitId", problems),
+                           _id(params, "assignmentId", problems), _turk_submit_to(params.get("turkSubmitTo"), problems))
+    elif panel == Panel.GENERIC:
+        entry = PanelEntry(_id(params, id_param, problems))
+    else:
+        problems.append(f"unknown panel {panel!r}")
+        entry = None
+    if problems:
+        raise PanelParamsInvalid(problems)
+    return entry
+
+
+def entry_placeholders(*, panel: str, id_param: str = "pid") -> dict[str, str]:
+    """The query the researcher pastes into the panel: each parameter with the panel's placeholder.
+    MTurk appends its parameters itself (none to paste)."""
+    if panel == Panel.PROLIFIC:
+        return {"PROLIFIC_PID": "{{%PROLIFIC_PID%}}", "STUDY_ID": "{{%STUDY_ID%}}", "SESSION_ID": "{{%SESSION_ID%}}"}
+    if panel == Panel.GENERIC:
+        return {id_param: "{{PARTICIPANT_ID}}"}
+    return {}
+
+
+def entry_query(*, panel: str, id_param: str = "pid") -> str:
+    """``?PROLIFIC_PID={{%PROLIFIC_PID%}}&…`` (placeholders left readable, not percent-encoded), or ''."""
+    placeholders = entry_placeholders(panel=panel, id_param=id_param)
+    if not placeholders:
+        return ""
+    return "?" + urlencode(placeholders, safe="{}%")
+
+
+def prolific_completion_url(code: str) -> str:
+    return f"{PROLIFIC_COMPLETION_URL}?{urlencode({'cc': code})}"
+
+
+def mturk_submit_url(turk_submit_to: str) -> str:
+    """Where the finished worker's form posts (``turk_submit_to`` was validated at entry)."""
+    return f"{turk_submit_to.rstrip('/')}/mturk/externalSubmit"
+
+
+__all__ = [
+    "MTURK_PREVIEW_ASSIGNMENT",
+    "PANEL_ID_PATTERN",
+    "PanelEntry",
+    "PanelParamsInvalid",
+    "entry_params_parse",
+    "entry_placeholders",
+    "entry_query",
+    "mturk_submit_url",
+    "prolific_completion_url",
+]

@@ -1,0 +1,429 @@
+"""Writes of crowd campaigns (issue 25): opening a campaign to a panel, a participant's entry and path
+(consent → instructions → training → work → completion), their quota and time limit, leaving (panel
+"returned", time-out) and the researcher's verdicts (reject, block, take back).
+
+A participant is a user account scoped to one campaign: no usable password (the entry link, with the
+panel's id, is the only way in), listed on its campaign only, in no role group. The gatekeeper admits
+them on that campaign while they are at work (:mod:`annotation.participant_state`); the labelling
+itself goes through the same services as everyone's (:func:`annotation.services.item_next`,
+:func:`annotation.services.label_submit`), with the existing blinding, gold and k-overlap.
+
+Leaving or a verdict releases what the participant holds: their active assignment is ended (status
+*expired*, ``finished_at`` = when) and its slot freed for the next taker. Their submitted labels are
+kept; a verdict takes them out of the statistics (:mod:`annotation.counted_labels`) until taken back.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.blinding import texts_identity_problems
+from annotation.errors import AnnotationError, CampaignNotOpen, ItemsInvalid, NotAllowed
+from annotation.models import Assignment, Campaign, CampaignAnnotator
+from annotation.panel_models import ItemActiveTime, Panel, PanelStudy, Participant, TrainingItem
+from annotation.panels import PARAM_NAME_PATTERN, PanelEntry
+from annotation.progress import campaign_version_bump
+from annotation.services import NextItem, Submission, item_next, label_submit
+from annotation.slot_queue import slots_freed
+from annotation.training import training_required
+from leaderboard.roles import is_researcher
+
+#: Longest active time the page may report for one item (as the label's time on item).
+ACTIVE_MS_MAX = 24 * 3600 * 1000
+
+
+class ParticipantRefused(AnnotationError):
+    """The participant cannot go on (screened out, returned, timed out, rejected, blocked)."""
+
+    status = 403
+
+
+def _code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Researchers: opening a campaign to a panel
+# ---------------------------------------------------------------------------------------------------
+
+
+def panel_study_open(
+    *,
+    campaign: Campaign,
+    panel: str,
+    consent_text: str | None = None,
+    training_min_correct: int | None = None,
+    training_max_attempts: int | None = None,
+    item_quota: int | None = None,
+    time_limit_minutes: int | None = None,
+    completion_code: str | None = None,
+    screen_out_code: str | None = None,
+    id_param: str | None = None,
+    too_fast_ms: int | None = None,
+    bonus_per_item: Decimal | float | str | None = None,
+    bonus_min_gold_accuracy: float | None = None,
+) -> PanelStudy:
+    """Open ``campaign`` to ``panel`` (or change the settings given; those left None are kept). The
+    entry token is made once and never changes; the codes are generated when not given. Refused:
+    another panel once participants arrived from the first; a code or a parameter name of the wrong
+    shape."""
+    if panel not in Panel.values:
+        raise ItemsInvalid([(0, "panel", f"unknown panel {panel!r}; one of {', '.join(Panel.values)}")])
+    given = {
+        "consent_text": consent_text, "training_min_correct": training_min_correct,
+        "training_max_attempts": training_max_attempts, "item_quota": item_quota,
+        "time_limit_minutes": time_limit_minutes, "completion_code": completion_code,
+        "screen_out_code": screen_out_code, "id_param": id_param, "too_fast_ms": too_fast_ms,
+        "bonus_per_item": bonus_per_item, "bonus_min_gold_accuracy": bonus_min_gold_accuracy,
+    }
+    given = {name: value for name, value in given.items() if value is not None}
+    _settings_check(given)
+    if "bonus_per_item" in given:
+        given["bonus_per_item"] = Decimal(str(given["bonus_per_item"]))
+    with transaction.atomic():
+        study = PanelStudy.objects.select_for_update().filter(campaign=campaign).first()
+        if study is None:
+            study = PanelStudy(campaign=campaign, panel=panel, entry_token=secrets.token_urlsafe(32),
+                               completion_code=_code(), screen_out_code=_code())
+        elif study.panel != panel and study.participants.exists():
+            raise ItemsInvalid([(0, "panel", f"participants already arrived from {study.get_panel_display()}; "
+                                             "a campaign is opened to one panel")])
+        study.panel = panel
+        for name, value in given.items():
+            setattr(study, name, value)
+        if study.completion_code == study.screen_out_code:
+            raise ItemsInvalid([(0, "screen_out_code", "the screen-out code must differ from the completion code")])
+        study.save()
+    return study
+
+
+def _settings_check(given: Mapping[str, Any]) -> None:
+    problems = []
+    for name in ("completion_code", "screen_out_code"):
+        value = given.get(name)
+        if value is not None and not (isinstance(value, str) and value.isalnum() and 1 <= len(value) <= 32):
+            problems.append((0, name, "a code is 1–32 letters and digits"))
+    if "id_param" in given and not PARAM_NAME_PATTERN.fullmatch(str(given["id_param"])):
+        problems.append((0, "id_param", "a parameter name is a letter then up to 31 letters, digits or '_'"))
+    for name in ("training_max_attempts", "item_quota", "time_limit_minutes"):
+        if name in given and int(given[name]) < 1:
+            problems.append((0, name, "must be at least 1"))
+    try:
+        if "bonus_per_item" in given and not Decimal(str(given["bonus_per_item"])) >= 0:
+            problems.append((0, "bonus_per_item", "an amount of at least 0"))
+    except ArithmeticError:
+        problems.append((0, "bonus_per_item", "an amount such as 0.50"))
+    accuracy = given.get("bonus_min_gold_accuracy")
+    if accuracy is not None and not 0.0 <= float(accuracy) <= 1.0:
+        problems.append((0, "bonus_min_gold_accuracy", "a share between 0 and 1"))
+    if "consent_text" in given and (leaks := texts_identity_problems({"consent_text": given["consent_text"]})):
+        problems += [(0, field, message) for field, message in leaks.items()]
+    if problems:
+        raise ItemsInvalid(problems)
+
+
+def training_item_add(*, study: PanelStudy, question: str, choices: Iterable[str], answer: str,
+                      explanation: str = "", position: int | None = None) -> TrainingItem:
+    """A training question with its known answer (one of ``choices``) and the explanation shown after it."""
+    choices = [str(c) for c in choices]
+    problems = []
+    if len(choices) < 2 or len(set(choices)) != len(choices) or any(not c or len(c) > 200 for c in choices):
+        problems.append((0, "choices", "two or more different answers of 1–200 characters"))
+    if answer not in choices:
+        problems.append((0, "answer", f"{answer!r} is not one of the choices"))
+    if leaks := texts_identity_problems({"question": question, "explanation": explanation, "choices": " ".join(choices)}):
+        problems += [(0, field, message) for field, message in leaks.items()]
+    if problems:
+        raise ItemsInvalid(problems)
+    if position is None:
+        position = study.training_items.count()
+    return TrainingItem.objects.create(study=study, question=question, choices=choices, answer=answer,
+                                       explanation=explanation, position=position)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Entry
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entered:
+    participant: Participant
+    created: bool
+
+
+def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | None = None) -> Entered:
+    """The participant of this panel id in the study's campaign, created on first entry (an account
+    of this campaign only, no usable password, the ids the panel sent), else the same one resumed.
+    Refused, nothing created: an MTurk preview, a campaign that is not open."""
+    now = now or timezone.now()
+    if entry.preview:
+        raise NotAllowed("Previewing: accept the HIT to start.")
+    existing = Participant.objects.select_related("user", "study").filter(campaign_id=study.campaign_id,
+                                                                           panel_id=entry.panel_id).first()
+    if existing is not None:
+        Participant.objects.filter(pk=existing.pk).update(last_seen_at=now)
+        return Entered(existing, created=False)
+    campaign = study.campaign
+    if campaign.status != Campaign.Status.OPEN:
+        raise CampaignNotOpen("This study is not open at the moment.")
+    try:
+        with transaction.atomic():
+            user = get_user_model()(username=f"panel-{campaign.pk}-{secrets.token_hex(8)}", is_active=True)
+            user.set_unusable_password()
+            user.save()
+            CampaignAnnotator.objects.create(campaign=campaign, annotator=user)
+            deadline = now + timedelta(minutes=study.time_limit_minutes) if study.time_limit_minutes else None
+            participant = Participant.objects.create(
+                study=study, campaign=campaign, user=user, panel_id=entry.panel_id, panel_study_id=entry.study_id,
+                panel_session_id=entry.session_id, turk_submit_to=entry.turk_submit_to, entered_at=now,
+                last_seen_at=now, deadline=deadline,
+            )
+    except IntegrityError:
+        # Race prevented (the unique panel id per campaign): two first entries of one participant (a
+        # double click on the panel's link) making two accounts. The loser resumes the winner's.
+        participant = Participant.objects.select_related("user", "study").get(campaign_id=study.campaign_id,
+                                                                               panel_id=entry.panel_id)
+        return Entered(participant, created=False)
+    return Entered(participant, created=True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The path
+# ---------------------------------------------------------------------------------------------------
+
+
+def _locked(participant: Participant) -> Participant:
+    # Race prevented: two requests of one participant (or a researcher's action) moving their state at once.
+    return Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+
+
+def participant_time_check(*, participant: Participant, now: datetime | None = None) -> Participant:
+    """Time the participant out when their deadline has passed (their held item is released)."""
+    now = now or timezone.now()
+    if participant.deadline is not None and participant.deadline <= now and participant.state in (
+        Participant.State.TRAINING, Participant.State.WORKING
+    ):
+        return participant_leave(participant=participant, state=Participant.State.TIMED_OUT, now=now)
+    return participant
+
+
+def participant_consent(*, participant: Participant, now: datetime | None = None) -> Participant:
+    with transaction.atomic():
+        participant = _locked(participant)
+        if participant.consented_at is None:
+            participant.consented_at = now or timezone.now()
+            participant.save(update_fields=["consented_at"])
+    return participant
+
+
+def participant_instructions_read(*, participant: Participant, now: datetime | None = None) -> Participant:
+    """The instructions were read: on to the training, or straight to work when the study has none."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        participant = _locked(participant)
+        if participant.consented_at is None:
+            raise NotAllowed("Give your consent first.")
+        if participant.instructions_read_at is None:
+            participant.instructions_read_at = now
+            fields = ["instructions_read_at"]
+            if participant.state == Participant.State.TRAINING and not training_required(participant.study):
+                participant.state, participant.training_passed_at = Participant.State.WORKING, now
+                fields += ["state", "training_passed_at"]
+            participant.save(update_fields=fields)
+    return participant
+
+
+def _items_done(participant: Participant) -> int:
+    return Assignment.objects.filter(campaign_id=participant.campaign_id, annotator_id=participant.user_id,
+                                     status=Assignment.Status.SUBMITTED).count()
+
+
+def participant_next(*, participant: Participant, now: datetime | None = None) -> NextItem | None:
+    """The participant's current or next item; None when they are done (quota reached or nothing left
+    for them: then they are completed). ParticipantRefused when they may not go on."""
+    now = now or timezone.now()
+    participant = participant_time_check(participant=participant, now=now)
+    _at_work_check(participant)
+    quota = participant.study.item_quota
+    if quota is not None and _items_done(participant) >= quota:
+        participant_complete(participant=participant, now=now)
+        return None
+    handed = item_next(campaign_id=participant.campaign_id, annotator=participant.user, now=now)
+    if handed.assignment is None:
+        participant_complete(participant=participant, now=now)
+        return None
+    return handed
+
+
+def _at_work_check(participant: Participant) -> None:
+    if participant.verdict:
+        raise ParticipantRefused("Your participation in this study has ended.")
+    if participant.state != Participant.State.WORKING:
+        raise ParticipantRefused(f"You are not labelling in this study ({participant.get_state_display().lower()}).")
+
+
+def _active_ms(value: Any) -> int:
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise ItemsInvalid([(0, "active_ms", "the page's measured active time, in milliseconds")])
+    return max(0, min(int(value), ACTIVE_MS_MAX))
+
+
+@dataclass(frozen=True)
+class ParticipantSubmission:
+    submission: Submission
+    active: ItemActiveTime | None
+    #: The participant reached their quota with this label (they are completed now).
+    finished: bool
+
+
+def participant_label_submit(
+    *, participant: Participant, token: str, idempotency_key: Any, answer: Any, time_on_item_ms: Any = None,
+    active_ms: Any = None, now: datetime | None = None, is_simulated: bool = False,
+) -> ParticipantSubmission:
+    """Store a participant's label (:func:`annotation.services.label_submit`) with the active time the
+    page measured, clamped to the wall time the item was held (from its hand-out to now): a page cannot
+    claim more time than it had. A re-sent submission writes neither twice."""
+    now = now or timezone.now()
+    reported = _active_ms(active_ms)
+    with transaction.atomic():
+        submission = label_submit(token=token, annotator=participant.user, idempotency_key=idempotency_key,
+                                  answer=answer, time_on_item_ms=time_on_item_ms, now=now,
+                                  is_simulated=is_simulated)
+        assignment = submission.label.assignment
+        active = ItemActiveTime.objects.filter(assignment=assignment).first()
+        if active is None:
+            wall = max(0, int((now - assignment.created_at).total_seconds() * 1000))
+            active = ItemActiveTime.objects.create(assignment=assignment, participant=participant, reported_ms=reported,
+                                                   active_ms=min(reported, wall), wall_ms=wall, recorded_at=now)
+        Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+    quota = participant.study.item_quota
+    finished = quota is not None and _items_done(participant) >= quota
+    if finished:
+        participant_complete(participant=participant, now=now)
+    return ParticipantSubmission(submission, active, finished)
+
+
+def participant_complete(*, participant: Participant, now: datetime | None = None) -> Participant:
+    """Done: the completion code is theirs. Idempotent."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        participant = _locked(participant)
+        if participant.state == Participant.State.WORKING:
+            _held_release(participant, now)
+            participant.state, participant.finished_at = Participant.State.COMPLETED, now
+            participant.save(update_fields=["state", "finished_at"])
+    return participant
+
+
+# ---------------------------------------------------------------------------------------------------
+# Leaving and verdicts
+# ---------------------------------------------------------------------------------------------------
+
+
+def _held_release(participant: Participant, now: datetime) -> int:
+    """End the participant's active assignments and free their slots (inside the caller's transaction)."""
+    # Race prevented (the membership row lock, which next-item takes): a next-item of this participant
+    # handing them an item between the release and the state change.
+    CampaignAnnotator.objects.select_for_update().filter(campaign_id=participant.campaign_id,
+                                                         annotator_id=participant.user_id).first()
+    held = list(Assignment.objects.select_for_update().filter(
+        campaign_id=participant.campaign_id, annotator_id=participant.user_id, status=Assignment.Status.ACTIVE,
+    ).values_list("pk", "slot_id"))
+    if not held:
+        return 0
+    ended = Assignment.objects.filter(pk__in=[pk for pk, _ in held], status=Assignment.Status.ACTIVE).update(
+        status=Assignment.Status.EXPIRED, finished_at=now)
+    slots_freed(slot_ids=[slot for _, slot in held])
+    campaign_version_bump(campaign_id=participant.campaign_id)
+    return ended
+
+
+def participant_leave(*, participant: Participant, state: str = Participant.State.RETURNED,
+                      now: datetime | None = None) -> Participant:
+    """The participant left (``returned`` through the panel, or ``timed_out``): the item they hold goes
+    back to the queue; their labels are kept. Idempotent; a participant who completed or was screened
+    out keeps that state."""
+    if state not in Participant.LEFT:
+        raise ItemsInvalid([(0, "state", f"a participant leaves as one of {', '.join(Participant.LEFT)}")])
+    now = now or timezone.now()
+    with transaction.atomic():
+        participant = _locked(participant)
+        if participant.state in (Participant.State.TRAINING, Participant.State.WORKING):
+            _held_release(participant, now)
+            participant.state_before, participant.state, participant.finished_at = participant.state, state, now
+            participant.save(update_fields=["state_before", "state", "finished_at"])
+    return participant
+
+
+def participants_time_out(*, campaign: Campaign | None = None, now: datetime | None = None) -> int:
+    """Time out every participant past their deadline (the periodic sweep); the number timed out."""
+    now = now or timezone.now()
+    overdue = Participant.objects.filter(deadline__lte=now, state__in=[Participant.State.TRAINING,
+                                                                       Participant.State.WORKING])
+    if campaign is not None:
+        overdue = overdue.filter(campaign=campaign)
+    count = 0
+    for participant in overdue.select_related("study"):
+        if participant_leave(participant=participant, state=Participant.State.TIMED_OUT, now=now).state == "timed_out":
+            count += 1
+    return count
+
+
+def participant_verdict_set(*, participant: Participant, verdict: str, researcher: AbstractBaseUser,
+                            note: str = "", now: datetime | None = None) -> Participant:
+    """Reject or block a participant (their held item goes back to the queue, their labels leave the
+    statistics, nothing is deleted), or take the verdict back (``verdict=""``: labels counted again,
+    the participant may go on where they were)."""
+    if not is_researcher(researcher):
+        raise NotAllowed("Researchers only.")
+    if verdict not in Participant.Verdict.values:
+        raise ItemsInvalid([(0, "verdict", f"one of rejected, blocked or '' (take back), not {verdict!r}")])
+    now = now or timezone.now()
+    with transaction.atomic():
+        participant = _locked(participant)
+        if participant.verdict == verdict:
+            return participant
+        if verdict:
+            _held_release(participant, now)
+        participant.verdict, participant.verdict_note = verdict, note[:500] if verdict else ""
+        participant.verdict_at = now if verdict else None
+        participant.save(update_fields=["verdict", "verdict_note", "verdict_at"])
+        # The dashboards are cached by label_version: they recompute without (or with) these labels.
+        campaign_version_bump(campaign_id=participant.campaign_id)
+    return participant
+
+
+def participant_for_panel_id(*, campaign: Campaign, panel_id: str) -> Participant | None:
+    return Participant.objects.select_related("study", "user").filter(campaign=campaign, panel_id=panel_id).first()
+
+
+__all__ = [
+    "ACTIVE_MS_MAX",
+    "Entered",
+    "ParticipantRefused",
+    "ParticipantSubmission",
+    "panel_study_open",
+    "participant_complete",
+    "participant_consent",
+    "participant_enter",
+    "participant_for_panel_id",
+    "participant_instructions_read",
+    "participant_label_submit",
+    "participant_leave",
+    "participant_next",
+    "participant_time_check",
+    "participant_verdict_set",
+    "participants_time_out",
+    "training_item_add",
+]

@@ -1,0 +1,154 @@
+"""The pay report of a crowd campaign (issue 25): one row per participant, what a researcher checks
+before paying on the panel — items labelled, active minutes (the page's measured active time, clamped
+to wall time, :class:`~annotation.panel_models.ItemActiveTime`), state and verdict, the code they were
+given, gold accuracy (gold items are silent attention checks), agreement with the majority of the
+item's other labels, too-fast items, and the bonus the researcher's rule suggests
+(``bonus_per_item`` × items, when gold accuracy reaches ``bonus_min_gold_accuracy``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+
+from django.db.models import Count, Q, Sum
+
+from annotation.kinds import kind_for
+from annotation.models import Assignment, Item
+from annotation.panel_models import ItemActiveTime, PanelStudy, Participant
+
+
+@dataclass(frozen=True)
+class PayRow:
+    participant_pk: int
+    panel_id: str
+    study_id: str
+    session_id: str
+    state: str
+    verdict: str
+    items: int
+    gold_items: int
+    gold_correct: int
+    gold_accuracy: float | None
+    agreement_items: int
+    agreement_with_majority: float | None
+    active_ms: int
+    active_minutes: float
+    median_active_seconds: float | None
+    too_fast_items: int
+    code: str
+    suggested_bonus: str
+    entered_at: str
+    finished_at: str
+
+
+@dataclass(frozen=True)
+class PayReport:
+    campaign_id: int
+    panel: str
+    too_fast_ms: int
+    bonus_rule: str
+    rows: list[PayRow]
+
+    def as_dict(self) -> dict:
+        return {"campaign": self.campaign_id, "panel": self.panel, "too_fast_ms": self.too_fast_ms,
+                "bonus_rule": self.bonus_rule, "participants": [asdict(row) for row in self.rows]}
+
+
+def _code(study: PanelStudy, participant: Participant) -> str:
+    if participant.state == Participant.State.COMPLETED:
+        return study.completion_code
+    if participant.state == Participant.State.SCREENED_OUT:
+        return study.screen_out_code
+    return ""
+
+
+def _bonus(study: PanelStudy, items: int, gold_accuracy: float | None, participant: Participant) -> Decimal:
+    if participant.verdict or study.bonus_per_item <= 0:
+        return Decimal("0.00")
+    if study.bonus_min_gold_accuracy is not None and (gold_accuracy is None or gold_accuracy < study.bonus_min_gold_accuracy):
+        return Decimal("0.00")
+    return (study.bonus_per_item * items).quantize(Decimal("0.01"))
+
+
+def _label_quality(study: PanelStudy, user_ids: set[int]) -> dict[int, tuple[int, int, int, int]]:
+    """Per participant: (gold items, gold correct, regular items with others' majority, agreeing)."""
+    campaign = study.campaign
+    kind = kind_for(campaign.kind)
+    gold = dict(Item.objects.filter(campaign=campaign, is_gold=True).values_list("pk", "gold_answer"))
+    by_item: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    # Everyone's current labels (a rejected participant's too: their own figures are what is judged).
+    for label in kind.label_model.objects.filter(campaign=campaign, is_stale=False):
+        by_item[label.item_id].append((label.annotator_id, kind.category(label)))
+    out: dict[int, list[int]] = {uid: [0, 0, 0, 0] for uid in user_ids}
+    for item_id, labels in by_item.items():
+        for who, category in labels:
+            if who not in out:
+                continue
+            if item_id in gold:
+                out[who][0] += 1
+                out[who][1] += int(category == gold[item_id])
+                continue
+            others = Counter(c for w, c in labels if w != who)
+            total = sum(others.values())
+            top = others.most_common(1)
+            if top and top[0][1] * 2 > total:  # a strict majority of the item's other labels
+                out[who][2] += 1
+                out[who][3] += int(category == top[0][0])
+    return {uid: tuple(v) for uid, v in out.items()}
+
+
+def pay_report(*, study: PanelStudy) -> PayReport:
+    people = list(Participant.objects.filter(study=study).order_by("entered_at", "pk"))
+    ids = {p.user_id for p in people}
+    done = dict(Assignment.objects.filter(campaign_id=study.campaign_id, annotator_id__in=ids,
+                                          status=Assignment.Status.SUBMITTED)
+                .values("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n"))
+    times = {row["participant_id"]: row for row in ItemActiveTime.objects.filter(participant__study=study)
+             .values("participant_id").annotate(ms=Sum("active_ms"),
+                                                fast=Count("pk", filter=Q(active_ms__lt=study.too_fast_ms)))}
+    each: dict[int, list[int]] = defaultdict(list)
+    for pid, ms in ItemActiveTime.objects.filter(participant__study=study).values_list("participant_id", "active_ms"):
+        each[pid].append(ms)
+    quality = _label_quality(study, ids)
+    rows = []
+    for p in people:
+        gold_n, gold_ok, agree_n, agree_ok = quality.get(p.user_id, (0, 0, 0, 0))
+        accuracy = gold_ok / gold_n if gold_n else None
+        ms = int((times.get(p.pk) or {}).get("ms") or 0)
+        items = done.get(p.user_id, 0)
+        mine = sorted(each.get(p.pk, []))
+        median = None
+        if mine:
+            mid = len(mine) // 2
+            median = (mine[mid] if len(mine) % 2 else (mine[mid - 1] + mine[mid]) / 2) / 1000.0
+        rows.append(PayRow(
+            participant_pk=p.pk, panel_id=p.panel_id, study_id=p.panel_study_id, session_id=p.panel_session_id,
+            state=p.monitoring_state, verdict=p.verdict, items=items, gold_items=gold_n, gold_correct=gold_ok,
+            gold_accuracy=accuracy, agreement_items=agree_n,
+            agreement_with_majority=agree_ok / agree_n if agree_n else None, active_ms=ms,
+            active_minutes=round(ms / 60000.0, 4), median_active_seconds=median,
+            too_fast_items=int((times.get(p.pk) or {}).get("fast") or 0), code=_code(study, p),
+            suggested_bonus=str(_bonus(study, items, accuracy, p)), entered_at=p.entered_at.isoformat(),
+            finished_at=p.finished_at.isoformat() if p.finished_at else "",
+        ))
+    rule = f"{study.bonus_per_item} per item"
+    if study.bonus_min_gold_accuracy is not None:
+        rule += f" when gold accuracy ≥ {study.bonus_min_gold_accuracy:.0%}"
+    return PayReport(study.campaign_id, study.panel, study.too_fast_ms, rule, rows)
+
+
+def pay_report_csv(report: PayReport) -> str:
+    out = io.StringIO()
+    fields = list(PayRow.__dataclass_fields__)
+    writer = csv.DictWriter(out, fieldnames=fields)
+    writer.writeheader()
+    for row in report.rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in asdict(row).items()})
+    return out.getvalue()
+
+
+__all__ = ["PayReport", "PayRow", "pay_report", "pay_report_csv"]

@@ -1,0 +1,54 @@
+"""The monitoring figures of a crowd campaign (annotation/panel_monitoring.py)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation import participants
+from annotation.panel_monitoring import panel_monitoring
+from annotation.panels import PanelEntry
+from tests.annotation.factories import Catalogue, pairwise_campaign
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_monitoring_counts_states_throughput_median_active_time_and_projects_completion():
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=3)  # 6 slots
+    study = participants.panel_study_open(campaign=campaign, panel="prolific")
+    now = timezone.now()
+    people = []
+    for n, seconds in enumerate([4, 8, 6]):
+        person = participants.participant_enter(study=study, entry=PanelEntry(f"P{n}", "S", "X"),
+                                                now=now - timedelta(hours=2)).participant
+        participants.participant_consent(participant=person)
+        person = participants.participant_instructions_read(participant=person)
+        handed = participants.participant_next(participant=person, now=now - timedelta(minutes=30))
+        participants.participant_label_submit(participant=person, token=handed.assignment.token,
+                                              idempotency_key=uuid.uuid4(), answer={"choice": "A"},
+                                              active_ms=seconds * 1000, now=now - timedelta(minutes=29))
+        people.append(person)
+    participants.participant_enter(study=study, entry=PanelEntry("P9", "S", "X"), now=now)  # in training
+    participants.participant_leave(participant=people[1])
+    participants.participant_verdict_set(participant=people[2], verdict="rejected",
+                                         researcher=UserFactory(username="rita", role="researcher"))
+    figures = panel_monitoring(study=study, now=now)
+    assert figures.by_state == {"training": 1, "working": 1, "completed": 0, "screened_out": 0, "returned": 1,
+                                "timed_out": 0, "rejected": 1}
+    assert (figures.labels, figures.slots, figures.labels_last_hour) == (3, 6, 3)
+    assert figures.labels_per_hour == pytest.approx(3 / 2)
+    assert figures.median_active_seconds == 6.0
+    assert figures.hours_to_completion == pytest.approx(1.0)  # 3 open slots at 3 labels an hour
+    assert figures.projected_completion == now + timedelta(hours=1)
+
+
+def test_monitoring_projects_nothing_without_recent_labels():
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=1)
+    study = participants.panel_study_open(campaign=campaign, panel="prolific")
+    figures = panel_monitoring(study=study)
+    assert figures.projected_completion is None and figures.median_active_seconds is None
+    assert figures.participants == 0

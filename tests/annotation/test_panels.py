@@ -1,0 +1,62 @@
+"""Each panel's parameter contract (annotation/panels.py): what an entry request must carry."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.panels import (
+    PanelParamsInvalid,
+    entry_params_parse,
+    entry_query,
+    mturk_submit_url,
+    prolific_completion_url,
+)
+
+
+def test_prolific_needs_its_three_ids():
+    entry = entry_params_parse(panel="prolific", params={"PROLIFIC_PID": "5f1a", "STUDY_ID": "s1", "SESSION_ID": "x_1-2"})
+    assert (entry.panel_id, entry.study_id, entry.session_id, entry.preview) == ("5f1a", "s1", "x_1-2", False)
+    with pytest.raises(PanelParamsInvalid) as refused:
+        entry_params_parse(panel="prolific", params={"PROLIFIC_PID": "5f1a"})
+    assert refused.value.problems == ["STUDY_ID is missing", "SESSION_ID is missing"]
+
+
+@pytest.mark.parametrize("value", ["{{%PROLIFIC_PID%}}", "a" * 65, "-leading-dash", "é", "a b", "a/b", "a\nb"])
+def test_an_id_of_the_wrong_shape_is_refused(value):
+    with pytest.raises(PanelParamsInvalid, match="PROLIFIC_PID is malformed"):
+        entry_params_parse(panel="prolific", params={"PROLIFIC_PID": value, "STUDY_ID": "s", "SESSION_ID": "x"})
+
+
+def test_mturk_preview_needs_no_worker():
+    assert entry_params_parse(panel="mturk", params={"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"}).preview
+
+
+@pytest.mark.parametrize("where", ["http://www.mturk.com", "https://www.mturk.com.evil.org", "https://evil.org",
+                                   "https://www.mturk.com/other/path", "https://user@www.mturk.com", "javascript:alert(1)"])
+def test_mturk_submit_address_must_be_mturks(where):
+    params = {"workerId": "A1", "assignmentId": "AS1", "hitId": "H1", "turkSubmitTo": where}
+    with pytest.raises(PanelParamsInvalid, match="turkSubmitTo"):
+        entry_params_parse(panel="mturk", params=params)
+
+
+def test_mturk_worker_posts_back_to_the_address_they_came_from():
+    entry = entry_params_parse(panel="mturk", params={"workerId": "A1", "assignmentId": "AS1", "hitId": "H1",
+                                                      "turkSubmitTo": "https://workersandbox.mturk.com/"})
+    assert mturk_submit_url(entry.turk_submit_to) == "https://workersandbox.mturk.com/mturk/externalSubmit"
+
+
+def test_generic_panel_reads_its_own_parameter():
+    assert entry_params_parse(panel="generic", params={"sona": "S123"}, id_param="sona").panel_id == "S123"
+    with pytest.raises(PanelParamsInvalid):
+        entry_params_parse(panel="generic", params={"pid": "S123"}, id_param="sona")
+
+
+def test_entry_query_carries_the_panels_placeholders():
+    assert entry_query(panel="prolific") == ("?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
+                                             "&SESSION_ID={{%SESSION_ID%}}")
+    assert entry_query(panel="mturk") == ""
+    assert entry_query(panel="generic", id_param="sona") == "?sona={{PARTICIPANT_ID}}"
+
+
+def test_prolific_completion_url_carries_the_code():
+    assert prolific_completion_url("AB12") == "https://app.prolific.com/submissions/complete?cc=AB12"

@@ -1,0 +1,143 @@
+"""End to end in Chromium (issue 25): three Prolific participants arrive through the study's entry link
+and go through consent, instructions and the training — one passes, one fails twice and is screened
+out, one passes on the second attempt — then label by keyboard until nothing is left for them and are
+sent back to Prolific with their code. Re-opening the link resumes the same participant; the pay
+report's active minutes are what the pages measured."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.cache import cache
+
+from annotation import participants
+from annotation.models import Assignment, PairwiseLabel, Participant
+from annotation.pay_report import pay_report
+from tests.annotation.factories import Catalogue, pairwise_campaign
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+TIMEOUT_MS = 15_000
+PROLIFIC = "https://app.prolific.com/"
+#: Each participant's answers to the two training items, attempt by attempt (right answers: A, then B).
+PLANS = {
+    "5f0000000000000000000001": [["A", "B"]],                # passes at once
+    "5f0000000000000000000002": [["B", "B"], ["A", "A"]],    # fails twice: screened out
+    "5f0000000000000000000003": [["B", "A"], ["A", "B"]],    # passes on the second attempt
+}
+
+
+def _link(live_server, study, pid):
+    return (f"{live_server.url}/annotate/p/{study.entry_token}/?PROLIFIC_PID={pid}&STUDY_ID=60aa00000000000000000001"
+            f"&SESSION_ID=sess{pid[-1]}")
+
+
+def _train(page, attempts):
+    for n, answers in enumerate(attempts):
+        for answer in answers:
+            page.wait_for_selector("#training-form")
+            page.check(f"input[name=answer][value='{answer}']")
+            page.click("#training-submit")
+            page.wait_for_selector("#training-verdict")
+            # the explanation is shown after each answer
+            assert "Explained:" in page.inner_text("#training-explanation")
+            outcome = page.get_attribute("#training-outcome", "data-outcome")
+            page.click("#training-continue")
+        if outcome == "retry":
+            assert n + 1 < len(attempts)
+    return outcome
+
+
+def _label_until_done(page, measured):
+    """Label by keyboard until the page hands the participant on; ``measured`` collects what the page
+    sent as each item's active time."""
+    while True:
+        page.wait_for_function(
+            "() => (document.querySelector('#item') && document.querySelector('#item').dataset.token) "
+            "|| location.href.includes('/done') || location.href.startsWith('https://app.prolific.com')",
+            timeout=TIMEOUT_MS)
+        if "/work" not in page.url:
+            return
+        token = page.eval_on_selector("#item", "e => e.dataset.token")
+        page.mouse.move(200, 300)
+        page.wait_for_timeout(700)  # reading the item
+        page.mouse.move(220, 320)
+        with page.expect_request(lambda r: r.url.endswith("/submit")) as sent:
+            page.keyboard.press("a")
+            page.keyboard.press("Enter")
+        measured.append(json.loads(sent.value.post_data)["active_ms"])
+        page.wait_for_function(
+            "prev => !document.querySelector('#item') || document.querySelector('#item').dataset.token !== prev",
+            arg=token, timeout=TIMEOUT_MS)
+
+
+def test_three_prolific_participants_train_label_and_return_to_prolific_with_their_codes(live_server, browser):
+    cache.clear()
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=3, instructions="Judge **Novelty** only.")
+    study = participants.panel_study_open(campaign=campaign, panel="prolific", consent_text="I agree to **take part**.",
+                                          training_min_correct=2, completion_code="DONE1234", screen_out_code="SCRN5678")
+    participants.training_item_add(study=study, question="Which is **A**?", choices=["A", "B"], answer="A",
+                                   explanation="Explained: A is on the left.")
+    participants.training_item_add(study=study, question="Which is **B**?", choices=["A", "B"], answer="B",
+                                   explanation="Explained: B is on the right.")
+    measured: dict[str, list[int]] = {}
+    for pid, attempts in PLANS.items():
+        context = browser.new_context(viewport={"width": 1366, "height": 768})
+        returned_to = []
+        context.route(f"{PROLIFIC}**", lambda route: (returned_to.append(route.request.url),
+                                                     route.fulfill(status=200, body="Prolific", content_type="text/plain")))
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(_link(live_server, study, pid))
+        assert "take part" in page.inner_text("#consent-text")
+        page.click("#consent-submit")  # without the tick: asked again
+        page.wait_for_selector("text=Tick the box")
+        page.check("#consent-box")
+        page.click("#consent-submit")
+        assert "Novelty" in page.inner_text("#instructions-text")
+        page.click("#instructions-done")
+        outcome = _train(page, attempts)
+        if outcome == "screened_out":
+            page.wait_for_selector("#panel-done[data-state=screened_out]")
+            assert page.inner_text("#panel-code") == "SCRN5678"
+            page.wait_for_url(f"{PROLIFIC}**", timeout=TIMEOUT_MS)
+            assert returned_to[-1] == "https://app.prolific.com/submissions/complete?cc=SCRN5678"
+            context.close()
+            continue
+        assert outcome == "passed"
+        page.wait_for_selector("#item")
+        measured[pid] = []
+        _label_until_done(page, measured[pid])
+        page.wait_for_url(f"{PROLIFIC}**", timeout=TIMEOUT_MS)
+        assert returned_to[-1] == "https://app.prolific.com/submissions/complete?cc=DONE1234"
+        context.close()
+
+    by_pid = {p.panel_id: p for p in Participant.objects.all()}
+    assert {pid: p.state for pid, p in by_pid.items()} == {
+        "5f0000000000000000000001": "completed", "5f0000000000000000000002": "screened_out",
+        "5f0000000000000000000003": "completed"}
+    assert by_pid["5f0000000000000000000003"].training_attempts == 2
+    assert not PairwiseLabel.objects.filter(annotator=by_pid["5f0000000000000000000002"].user).exists()
+    # k = 2 and two participants labelled: every item has exactly its two labels, none more
+    for item in campaign.items.all():
+        assert PairwiseLabel.objects.filter(item=item).count() == 2
+    assert not Assignment.objects.filter(status="active").exists()
+
+    # re-opening the link resumes the same participant (their end page, their code), creating nobody
+    context = browser.new_context()
+    context.route(f"{PROLIFIC}**", lambda route: route.fulfill(status=200, body="Prolific"))
+    page = context.new_page()
+    page.goto(_link(live_server, study, "5f0000000000000000000001"))
+    page.wait_for_selector("#panel-done[data-state=completed]")
+    assert page.inner_text("#panel-code") == "DONE1234"
+    context.close()
+    assert Participant.objects.count() == 3
+
+    # the pay report's active minutes are the pages' measured times (within a second)
+    rows = {row.panel_id: row for row in pay_report(study=study).rows}
+    for pid, times in measured.items():
+        assert len(times) == rows[pid].items == 3
+        assert abs(rows[pid].active_minutes * 60_000 - sum(times)) < 1000
+        assert abs(rows[pid].active_ms - sum(times)) < 1000
+    assert max(t for times in measured.values() for t in times) > 300  # the page did measure time
+    assert rows["5f0000000000000000000002"].code == "SCRN5678"
