@@ -28,6 +28,8 @@ from leaderboard.roles import ANNOTATOR
 
 SIMULATED_USERNAMES = ("simulated-annotator-1", "simulated-annotator-2", "simulated-annotator-3")
 DEMO_ANNOTATORS = tuple(name for name, role in DEMO_ACCOUNTS if role == ANNOTATOR)
+#: Human pairs per task and dimension in the demo's text campaign (of the 4 demo models' 6 pairs).
+DEMO_TEXT_PAIRS_PER_TASK = 3
 #: Items per campaign left without any label for the demo annotators.
 OPEN_ITEMS = {
     CampaignKind.TEXT_PAIRWISE: 12,
@@ -307,7 +309,10 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
     text = _campaign("DEMO · Text pairwise validation", CampaignKind.TEXT_PAIRWISE, task_set, members, gold_rate=0.1)
     rankings, _ = selectors.judge_rankings(campaign=text, dimensions=[d.value for d in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY)])
     cues = _checklist_cues(task_set)
-    services.items_create_validation_pairs(campaign=text, rankings=rankings, checklists=cues, rng=rng)
+    # Three of the six pairs per task: the judge's verdicts on the other three are comparisons nobody
+    # labelled, which is what the calibrated board (annotation.calibration, issue 24) borrows from.
+    services.items_create_validation_pairs(campaign=text, rankings=rankings, checklists=cues, rng=rng,
+                                           pairs_per_task=DEMO_TEXT_PAIRS_PER_TASK)
     for item in Item.objects.filter(campaign=text).order_by("position")[:2]:
         a, b = item.response_a.subject_model.display_name, item.response_b.subject_model.display_name
         delta = _skill(a, item.dimension) - _skill(b, item.dimension)

@@ -25,4 +25,8 @@ urlpatterns = [
     path("campaigns/<int:pk>/novelty-ablation", views.novelty_ablation_start, name="novelty_ablation_start"),
     path("campaigns/<int:pk>/adjudication/request", views.adjudication_request, name="adjudication_request"),
     path("campaigns/<int:pk>/adjudication/resolve", views.adjudication_resolve, name="adjudication_resolve"),
+    path("calibration/judges/", views.judge_cards, name="judge_cards"),
+    path("calibration/snapshots/<int:pk>/", views.snapshot_calibration, name="snapshot_calibration"),
+    re_path(r"^calibration/snapshots/(?P<pk>\d+)/export\.(?P<fmt>csv|json)$", views.snapshot_calibration_export,
+            name="snapshot_calibration_export"),
 ]

@@ -67,6 +67,8 @@ __all__ = [
 #: Monte Carlo draws for the max-statistic critical value; seeded so a board is reproducible.
 MAX_STAT_DRAWS = 20_000
 MAX_STAT_SEED = 20240
+#: L-BFGS iterations per fit: a convergent BT fit of 20 models needs well under 100.
+OPTIMISER_MAX_ITER = 1000
 #: |θ| beyond this (odds of e^50) is a diverged fit, not a skill.
 MAX_ABS_SKILL = 50.0
 #: Power at which the budget planner plans (the usual 80 %).
@@ -235,7 +237,10 @@ def _point_estimate(X, Y, Yhat, w, Xu, Yu, wu, lam: float) -> np.ndarray:
     """ppi_py's PPI++ logistic point estimate at a fixed λ (its weights carry the row counts)."""
     from ppi_py import ppi_logistic_pointestimate
 
-    beta = np.atleast_1d(ppi_logistic_pointestimate(X, Y, Yhat, Xu, Yu, lam=lam, w=w, w_unlabeled=wu))
+    # ppi_py's own ftol; an iteration cap so that a diverging λ = 1 fit (see _Diverged) stops early
+    options = {"ftol": 1e-15, "maxiter": OPTIMISER_MAX_ITER}
+    beta = np.atleast_1d(ppi_logistic_pointestimate(X, Y, Yhat, Xu, Yu, lam=lam, w=w, w_unlabeled=wu,
+                                                    optimizer_options=options))
     if not np.all(np.isfinite(beta)) or np.max(np.abs(beta), initial=0) > MAX_ABS_SKILL:
         raise _Diverged(lam)
     return beta
@@ -369,6 +374,7 @@ def _ppi_bradley_terry(
     per0, judge0 = _covariance_parts(_stats(beta0, X1, hy, yhat, Xu, Yu, cu, False), 0.0)
     n = hy.size
     cov0 = per0 / n
+    baseline = cov0
     lam = 0.0
     beta, cov_per, cov_judge = beta0, per0, np.zeros_like(per0)
     if calibrated:
@@ -384,12 +390,16 @@ def _ppi_bradley_terry(
             lam = 0.0
         if lam > 0:
             beta = beta_at
-            cov_per, cov_judge = _covariance_parts(_stats(beta, X1, hy, yhat, Xu, Yu, cu, True), lam)
+            final = _stats(beta, X1, hy, yhat, Xu, Yu, cu, True)
+            cov_per, cov_judge = _covariance_parts(final, lam)
+            # the people's own variance with the same (pooled) Hessian: the baseline of the effective n,
+            # so that it measures what the judge's verdicts add and not the Hessian's estimate
+            baseline = _covariance_parts(final, 0.0)[0] / n
     cov_beta = cov_per / n + cov_judge
     if np.trace(A @ cov_beta @ A.T) > np.trace(A @ cov0 @ A.T):
         # λ is estimated (at the λ = 1 point); λ = 0 is a candidate too, and the people's own fit
         # wins when the estimated λ would widen the board: a useless judge never widens it
-        lam, beta, cov_per, cov_judge, cov_beta = 0.0, beta0, per0, np.zeros_like(per0), cov0
+        lam, beta, cov_per, cov_judge, cov_beta, baseline = 0.0, beta0, per0, np.zeros_like(per0), cov0, cov0
 
     theta = A @ beta
 
@@ -404,7 +414,7 @@ def _ppi_bradley_terry(
     sub = A @ cov_beta @ A.T
     n_human = int(hy.size)
     # effective human n (Boyeau et al. 2024): n × tr Cov_classical / tr Cov_PPI
-    ratio = float(np.trace(A @ cov0 @ A.T) / np.trace(sub)) if np.trace(sub) > 0 else 1.0
+    ratio = float(np.trace(A @ baseline @ A.T) / np.trace(sub)) if np.trace(sub) > 0 else 1.0
     c = simultaneous_critical_value(sub, alpha)
     return CalibratedBT(
         n_models=n_models, alpha=alpha, scores=scores, cov=cov, lam=lam, effective_human_n=n_human * ratio,
