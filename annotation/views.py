@@ -209,6 +209,8 @@ def snapshot_calibration(request, pk: int):
         raise Http404("No such leaderboard snapshot.")
     campaigns = calibration.text_campaigns_for(snapshot)
     campaign = calibration.campaign_choice(campaigns, request.GET.get("campaign"))
+    if campaign is None and request.GET.get("campaign"):
+        raise Http404("No text-pairwise campaign with that id on this snapshot's task set.")
     record = calibration.calibration_record_ensure(snapshot=snapshot, campaign=campaign) if campaign else None
     return render(request, "annotation/calibration.html", {
         "snapshot": snapshot, "campaigns": campaigns, "campaign": campaign, "record": record,
