@@ -20,7 +20,6 @@ pairs involving an unranked model, so every model is reached first.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -153,11 +152,13 @@ def disagreement_rates(human: tuple[np.ndarray, np.ndarray, np.ndarray], judge: 
     return {k: float(np.mean(v)) for k, v in rates.items()}, float(differ.mean())
 
 
-def campaign_calibration_priorities(*, campaign, dimensions: Sequence[str]) -> tuple[dict[str, dict[frozenset, float]], str]:
-    """For the admin's sampling form: per dimension, priorities over pairs of *subject model ids* from
-    the latest snapshot of the campaign's task set calibrated by this campaign's labels so far, and a
-    sentence saying where they came from. Without a snapshot or labels: {} (the caller falls back to
-    the classical rule)."""
+def campaign_calibration_plan(*, campaign, dimensions: Sequence[str], tasks: Sequence[Any],
+                              pairs_per_task: int) -> tuple[dict[str, dict[int, list[SampledPair]]], str]:
+    """For the admin's sampling form and the demo: per dimension, the pairs (of subject model ids) the
+    calibration rule hands out next, spread over ``tasks`` (task pk -> pairs), from the latest
+    snapshot of the campaign's task set calibrated by this campaign's labels so far; and a sentence
+    saying where they came from. A dimension that cannot be calibrated yet is left out (the caller
+    samples it by the classical rule)."""
     from annotation import calibration
     from engine.calibration import ppi_bradley_terry
     from leaderboard.models import LeaderboardSnapshot
@@ -167,8 +168,8 @@ def campaign_calibration_priorities(*, campaign, dimensions: Sequence[str]) -> t
     if snapshot is None:
         return {}, "no judge snapshot yet: the calibration rule needs one (classical rule used)"
     inputs = calibration.calibration_inputs(snapshot=snapshot, campaign=campaign)
-    out: dict[str, dict[frozenset, float]] = {}
     K = len(inputs.model_ids)
+    out: dict[str, dict[int, list[SampledPair]]] = {}
     for dimension in dimensions:
         data = inputs.per_dimension.get(dimension)
         if data is None:
@@ -183,11 +184,9 @@ def campaign_calibration_priorities(*, campaign, dimensions: Sequence[str]) -> t
         except ValueError:
             continue
         rates, overall = disagreement_rates(h, data.judge_paired[m])
-        by_index = pair_priorities(fit, rates, overall)
-        out[dimension] = {frozenset(inputs.model_ids[k] for k in pair): w for pair, w in by_index.items()}
+        batch = calibration_batch(fit, len(tasks) * pairs_per_task, rates, overall)
+        by_id = [(inputs.model_ids[a], inputs.model_ids[b]) for a, b in batch]
+        out[dimension] = {t.pk: pairs for t, pairs in calibration_pairs_for_tasks(by_id, list(tasks), pairs_per_task).items()}
     source = f"calibration rule from snapshot {snapshot.pk} and {inputs.n_labels} labels of this campaign"
-    return out, source if out else "no dimension could be calibrated (classical rule used)"
+    return out, source if out else "no dimension could be calibrated yet (classical rule used)"
 
-
-def priority_of(priorities: Mapping[frozenset, float], a: Any, b: Any) -> float:
-    return float(priorities.get(frozenset((a, b)), -math.inf))
