@@ -21,10 +21,11 @@ identical judge rows (a BT row depends only on the pair: 50,000 judge comparison
 at most 570 distinct rows, passed to ppi_py as weights). tests/engine/test_calibration.py checks the
 intervals against ``ppi_logistic_ci`` called directly on the unaggregated rows.
 
-Ties. ppi_py's logistic fit starts from scikit-learn's classifier, which refuses y = 0.5; a human tie
-therefore enters as two half-weighted rows (y = 1 and y = 0, weight ½ each). Its gradient sums to the
-y = 0.5 gradient, so the estimate is the y = 0.5 estimate; its variance is counted as ¼[(μ−1)² + μ²]
-instead of (μ − ½)², i.e. slightly conservative. Judge ties (ŷ = 0.5) enter as they are.
+Ties. ppi_py's logistic fit starts from scikit-learn's classifier, which refuses y = 0.5; for the
+point estimate a human tie (or any fractional y, e.g. the share of annotators preferring i) enters as
+two rows, y = 1 with weight y and y = 0 with weight 1 − y, whose loss and gradient are exactly those
+of the outcome y. The variance is computed per observation with the outcome y itself. Judge ties
+(ŷ = 0.5, or the mean of several verdicts) enter as they are.
 
 Rank-sets (Chatzi et al. 2024, "Prediction-Powered Ranking of LLMs", NeurIPS): model ``i`` is ranked
 above ``j`` when the *simultaneous* interval for θ_i − θ_j lies above 0. The simultaneous level uses
@@ -290,6 +291,9 @@ def _covariance_parts(s: _Stats, lam: float) -> tuple[np.ndarray, np.ndarray]:
     return per_label, judge
 
 
+# The matrices are small (≤ models²): BLAS threads only fight other processes for the cores
+# (measured: 2.2 s with the default pool on a loaded 2-core machine, 0.27 s with one thread).
+@threadpool_limits.wrap(limits=1)
 def ppi_bradley_terry(
     n_models: int,
     human: Pairs,
@@ -300,23 +304,11 @@ def ppi_bradley_terry(
     """Prediction-powered Bradley–Terry (Boyeau et al. 2024 "AutoEval Done Right"; PPI++ of
     Angelopoulos, Duchi & Zrnic 2023) with simultaneous rank-sets (Chatzi et al. 2024).
 
-    ``human`` = (i, j, y), y ∈ {1, 0, 0.5}; ``judge_paired`` = (i, j, ŷ) on exactly the same
-    comparisons in the same order; ``judge_unpaired`` = (i, j, ỹ) on comparisons no person labelled.
-    Without judge data (or without unpaired judge data: nothing to borrow strength from) this is the
-    classical human-only fit (λ = 0) with the same interface."""
-    # The matrices are small (≤ models²): BLAS threads only fight other processes for the cores
-    # (measured: 2.2 s with the default pool on a loaded 2-core machine, 0.27 s with one thread).
-    with threadpool_limits(limits=1):
-        return _ppi_bradley_terry(n_models, human, judge_paired, judge_unpaired, alpha)
-
-
-def _ppi_bradley_terry(
-    n_models: int,
-    human: Pairs,
-    judge_paired: Pairs | None = None,
-    judge_unpaired: Pairs | None = None,
-    alpha: float = 0.1,
-) -> CalibratedBT:
+    ``human`` = (i, j, y): y = 1 when i was preferred, 0 when j, 0.5 a tie (any y in [0, 1] is
+    accepted, e.g. the share of annotators preferring i); ``judge_paired`` = (i, j, ŷ) on exactly the
+    same comparisons in the same order; ``judge_unpaired`` = (i, j, ỹ) on comparisons no person
+    labelled. Without judge data (or without unpaired judge data: nothing to borrow strength from)
+    this is the classical human-only fit (λ = 0) with the same interface."""
     if not 0 < alpha < 1:
         raise ValueError("alpha must lie in (0, 1)")
     if n_models < 2:
@@ -348,12 +340,13 @@ def _ppi_bradley_terry(
         raise ValueError("the human labels need both outcomes (no plain BT estimate otherwise)")
     columns = identified_idx[1:]  # the first identified model is the reference (θ = 0 before centring)
     X1 = bt_design(hi, hj, columns)  # one row per human observation (a tie: outcome ½)
-    # for ppi_py's fit: ties as two half-weighted rows (see the module docstring)
+    # for ppi_py's fit: a tie (any 0 < y < 1) as two rows, y = 1 weighted y and y = 0 weighted 1 − y
+    # (see the module docstring): the same loss and gradient as the outcome y itself
     tie = (hy > 0) & (hy < 1)
     X = np.vstack([X1, X1[tie]])
     Y = np.concatenate([np.where(tie, 1.0, hy), np.zeros(int(tie.sum()))])
     Yhat = np.concatenate([yhat, yhat[tie]])
-    w = np.concatenate([np.where(tie, 0.5, 1.0), np.full(int(tie.sum()), 0.5)])
+    w = np.concatenate([np.where(tie, hy, 1.0), 1.0 - hy[tie]])
     if calibrated:
         ai, aj, ay, cu = _aggregate(ui, uj, uy)
         Xu, Yu = bt_design(ai, aj, columns), ay
@@ -447,6 +440,7 @@ class CalibratedMeans:
     n_judge_unpaired: np.ndarray
 
 
+@threadpool_limits.wrap(limits=1)
 def ppi_means(
     n_groups: int,
     human: tuple[Sequence[int], Sequence[float]],

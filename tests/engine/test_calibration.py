@@ -278,3 +278,16 @@ def test_a_judge_whose_correction_diverges_falls_back_to_the_people():
     people = ppi_bradley_terry(K, (hi, hj, hy))
     assert fit.lam == 0.0
     np.testing.assert_allclose(fit.scores, people.scores)
+
+
+def test_a_share_of_annotators_weighs_as_that_many_wins():
+    rng = np.random.default_rng(16)
+    hi, hj, hy = _comparisons(rng, 300)
+    share = np.where(rng.random(hy.size) < 0.3, 2 / 3, hy)  # some items: two of three annotators chose i
+    fit = ppi_bradley_terry(K, (hi, hj, share))
+    # the same likelihood: every item three times, the 2/3 items as two wins and one loss
+    part = (share > 0) & (share < 1)
+    i3 = np.concatenate([np.repeat(hi[~part], 3), np.repeat(hi[part], 3)])
+    j3 = np.concatenate([np.repeat(hj[~part], 3), np.repeat(hj[part], 3)])
+    y3 = np.concatenate([np.repeat(share[~part], 3), np.tile([1.0, 1.0, 0.0], int(part.sum()))])
+    np.testing.assert_allclose(fit.scores, ppi_bradley_terry(K, (i3, j3, y3)).scores, atol=1e-5)
