@@ -7,43 +7,21 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
-import tempfile
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.core.management import call_command
-from django.test import override_settings
 
 from annotation import calibration
 from annotation.models import CalibrationRecord, Campaign, CampaignKind, CampaignProgress, Item
-from leaderboard.models import JudgeRun, LeaderboardSnapshot, Render, SubjectModel, TaskSet
+from leaderboard.models import LeaderboardSnapshot
+from tests.annotation.demo_support import demo_loaded
 
 pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("demo")]
 
 
 @pytest.fixture(scope="module")
 def demo(django_db_setup, django_db_blocker):
-    media = tempfile.mkdtemp(prefix="atelier-calibration-media-")
-    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media):
-        from annotation.demo import DEMO_ANNOTATORS, SIMULATED_USERNAMES
-        from leaderboard.demo import demo_accounts_create, demo_catalogue_load, demo_judge_run
-
-        catalogue = demo_catalogue_load()
-        demo_accounts_create()
-        snapshot = demo_judge_run(task_set=catalogue.task_set)
-        call_command("load_demo_campaigns", "--no-protocol-demo-data", stdout=io.StringIO())
-        try:
-            yield {"task_set": catalogue.task_set, "snapshot": snapshot}
-        finally:
-            Campaign.objects.filter(task_set=catalogue.task_set).delete()
-            Render.objects.filter(response__task__task_set=catalogue.task_set).delete()
-            JudgeRun.objects.filter(task_set=catalogue.task_set).delete()
-            TaskSet.objects.filter(pk=catalogue.task_set.pk).delete()
-            SubjectModel.objects.filter(is_demo=True, responses__isnull=True).delete()
-            get_user_model().objects.filter(
-                username__in=[*SIMULATED_USERNAMES, *DEMO_ANNOTATORS, "admin", "researcher"]).delete()
-            shutil.rmtree(media, ignore_errors=True)
+    with django_db_blocker.unblock(), demo_loaded(judge_run=True) as loaded:
+        yield loaded
 
 
 def _text_campaign(task_set) -> Campaign:
