@@ -10,8 +10,8 @@ from ppi_py import ppi_mean_ci
 from annotation.models import Item, UOSLabel
 from annotation.validation_dashboards import uos_panel
 from leaderboard.c2.models import C2Rating
-from tests.annotation.test_validation_kinds import _score
 from tests.annotation.helpers import annotators, fill
+from tests.annotation.test_validation_kinds import _score
 from tests.annotation.validation_factories import C2World, uos_campaign
 
 pytestmark = pytest.mark.django_db
