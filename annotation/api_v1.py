@@ -412,7 +412,8 @@ class JudgeCardListApi(ApiView):
     P(prefers longer), tie rate, cost and time per 1,000 judgements, λ when calibrated)."""
 
     @extend_schema(operation_id="judges_cards_list",
-                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="Judge cards.")})
+                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="Judge cards."),
+                              **error_responses()})
     def get(self, request):
         from annotation.judge_card import judge_cards
 

@@ -50,6 +50,8 @@ ALPHA = 0.1
 #: Bootstrap resamples (over tasks) of the style-controlled fits: a page-time budget, stated on the page.
 STYLE_BOOTSTRAP = 50
 LABEL_VALUE = {"A": 1.0, "B": 0.0, "tie": 0.5}
+#: What a fit on the data at hand may raise: its message becomes the view's note (never a 500).
+FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 VIEWS = ("judge_only", "people_only", "calibrated")
 VIEW_NAMES = {"judge_only": "Judge only", "people_only": "People only", "calibrated": "Calibrated by people"}
 
@@ -270,12 +272,12 @@ def dimension_views(inputs: CalibrationInputs, dimension: str, *, style: bool = 
     try:
         judge = ppi_bradley_terry(K, data.judge_all, alpha=ALPHA)
         out["judge_only"] = _board(judge, names)
-    except ValueError as exc:
+    except FIT_ERRORS as exc:
         notes.append(f"judge only: {exc}")
     try:
         people = ppi_bradley_terry(K, data.human, alpha=ALPHA)
         out["people_only"] = _board(people, names)
-    except ValueError as exc:
+    except FIT_ERRORS as exc:
         notes.append(f"people only: {exc}")
     m = data.judged
     try:
@@ -285,7 +287,7 @@ def dimension_views(inputs: CalibrationInputs, dimension: str, *, style: bool = 
         out["budget"] = [{"better": names[b.i], "worse": names[b.j], "difference": _num(b.difference),
                           "labels_needed": b.labels_needed, "more_labels": b.more_labels, "note": b.note}
                          for b in board_budget(calibrated)]
-    except ValueError as exc:
+    except FIT_ERRORS as exc:
         notes.append(f"calibrated: {exc}")
     if judge is not None and calibrated is not None:
         out["rank_changes"] = _rank_changes(judge, calibrated, names)
@@ -296,7 +298,7 @@ def dimension_views(inputs: CalibrationInputs, dimension: str, *, style: bool = 
                                         field_name, names)
             out["style_people"] = _style(K, *data.human, data.human_responses, data.human_tasks, inputs.features,
                                          field_name, names)
-        except ValueError as exc:
+        except FIT_ERRORS as exc:
             notes.append(f"style control: {exc}")
     out["notes"] = notes
     return out
