@@ -120,10 +120,17 @@ class CampaignAdmin(admin.ModelAdmin):
                 if form.cleaned_data["max_tasks"]:
                     tasks = tasks[: form.cleaned_data["max_tasks"]]
                 rankings, source = judge_rankings(campaign=campaign, dimensions=form.cleaned_data["dimensions"])
+                plans = None
+                if form.cleaned_data["rule"] == "calibration":
+                    from annotation.calibration_sampling import campaign_calibration_plan
+
+                    plans, source = campaign_calibration_plan(
+                        campaign=campaign, dimensions=form.cleaned_data["dimensions"], tasks=tasks,
+                        pairs_per_task=form.cleaned_data["pairs_per_task"])
                 try:
                     created = services.items_create_validation_pairs(
                         campaign=campaign, dimensions=form.cleaned_data["dimensions"], rankings=rankings,
-                        pairs_per_task=form.cleaned_data["pairs_per_task"], tasks=tasks,
+                        pairs_per_task=form.cleaned_data["pairs_per_task"], tasks=tasks, plans=plans,
                     )
                     messages.success(request, f"{len(created)} pairs sampled ({source}).")
                     return redirect("admin:annotation_campaign_change", campaign.pk)

@@ -23,6 +23,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
@@ -397,3 +398,47 @@ class ReviseApi(_AnnotatorApi):
         )
         return Response(api.revision_body(revision),
                         status=status.HTTP_201_CREATED if revision.changed and not revision.replayed else status.HTTP_200_OK)
+
+
+# ---------------------------------------------------------------- calibrated boards and judge cards (issue 24)
+
+
+class SnapshotCalibratedApi(ApiView):
+    """The calibrated views of a leaderboard snapshot: judge only, people only and calibrated by people
+    per dimension (scores, 90 % intervals, simultaneous rank-sets, λ, effective human n, rank changes),
+    the style-controlled fits with their coefficients, the label budget, and which labels (campaign,
+    label version) they were computed from."""
+
+    class CalibratedQuery(serializers.Serializer):
+        campaign = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+
+    @extend_schema(operation_id="leaderboards_calibrated_retrieve", parameters=[CalibratedQuery],
+                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="The calibrated views."),
+                              **error_responses(404)})
+    def get(self, request, pk: int):
+        from annotation import calibration
+        from leaderboard.models import LeaderboardSnapshot
+
+        query = self.CalibratedQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run"), pk=pk)
+        wanted = query.validated_data.get("campaign")
+        campaign = calibration.campaign_choice(calibration.text_campaigns_for(snapshot), wanted)
+        if campaign is None:
+            raise NotFound("No text-pairwise campaign on this snapshot's task set" + (f" with id {wanted}." if wanted else "."))
+        record = calibration.calibration_record_ensure(snapshot=snapshot, campaign=campaign)
+        return Response({"record": record.pk, "created_at": record.created_at, "code_version": record.code_version,
+                         **record.payload})
+
+
+class JudgeCardListApi(ApiView):
+    """One card per judge (agreement with people, position-flip rate, duplicate consistency,
+    P(prefers longer), tie rate, cost and time per 1,000 judgements, λ when calibrated)."""
+
+    @extend_schema(operation_id="judges_cards_list",
+                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="Judge cards."),
+                              **error_responses()})
+    def get(self, request):
+        from annotation.judge_card import judge_cards
+
+        return Response({"results": [c.as_dict() for c in judge_cards()]})

@@ -28,6 +28,10 @@ from leaderboard.roles import ANNOTATOR
 
 SIMULATED_USERNAMES = ("simulated-annotator-1", "simulated-annotator-2", "simulated-annotator-3")
 DEMO_ANNOTATORS = tuple(name for name, role in DEMO_ACCOUNTS if role == ANNOTATOR)
+#: Human pairs per task and dimension in the demo's text campaign (of the 4 demo models' 6 pairs).
+DEMO_TEXT_PAIRS_PER_TASK = 3
+#: Tasks of the demo's calibration-rule batch (one pair per task and dimension).
+DEMO_CALIBRATION_TASKS = 4
 #: Items per campaign left without any label for the demo annotators.
 OPEN_ITEMS = {
     CampaignKind.TEXT_PAIRWISE: 12,
@@ -133,6 +137,7 @@ class DemoCampaignsSummary:
     open_items: dict[str, int] = field(default_factory=dict)
     skipped: bool = False
     ablation: dict = field(default_factory=dict)  # the text campaign's Novelty ablation panel
+    calibration_items: int = 0  # text items chosen by the calibration sampling rule (issue 24)
 
 
 def simulated_annotators_ensure() -> list:
@@ -307,7 +312,10 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
     text = _campaign("DEMO · Text pairwise validation", CampaignKind.TEXT_PAIRWISE, task_set, members, gold_rate=0.1)
     rankings, _ = selectors.judge_rankings(campaign=text, dimensions=[d.value for d in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY)])
     cues = _checklist_cues(task_set)
-    services.items_create_validation_pairs(campaign=text, rankings=rankings, checklists=cues, rng=rng)
+    # Three of the six pairs per task: the judge's verdicts on the other three are comparisons nobody
+    # labelled, which is what the calibrated board (annotation.calibration, issue 24) borrows from.
+    services.items_create_validation_pairs(campaign=text, rankings=rankings, checklists=cues, rng=rng,
+                                           pairs_per_task=DEMO_TEXT_PAIRS_PER_TASK)
     for item in Item.objects.filter(campaign=text).order_by("position")[:2]:
         a, b = item.response_a.subject_model.display_name, item.response_b.subject_model.display_name
         delta = _skill(a, item.dimension) - _skill(b, item.dimension)
@@ -374,12 +382,30 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
         summary.simulated_labels += _simulate(images, simulated, sim, leave_open=OPEN_ITEMS[CampaignKind.IMAGE_PREFERENCE])
 
     summary.ablation = _novelty_ablation_run(text)
+    summary.calibration_items = _calibration_rule_items(text)
 
     for campaign in (text, tig, faith, strategy, images):
         summary.campaigns.append(campaign)
         summary.open_items[campaign.name] = Item.objects.filter(campaign=campaign, is_gold=False).exclude(
             assignments__status="submitted").count()
     return summary
+
+
+def _calibration_rule_items(campaign: Campaign) -> int:
+    """Both sampling rules in the demo: the text campaign's first items came from the classical H.5
+    rule; a further batch (one pair per task and dimension on the first tasks, left for the demo
+    annotators) comes from the ``calibration`` rule, planned from the calibrated board of the
+    simulated labels so far. Their ``sampling_stratum`` says "calibration"."""
+    from annotation.calibration_sampling import campaign_calibration_plan
+
+    tasks = list(campaign.task_set.tasks.order_by("position", "external_id")[:DEMO_CALIBRATION_TASKS])
+    dimensions = [d.value for d in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY)]
+    plans, _ = campaign_calibration_plan(campaign=campaign, dimensions=dimensions, tasks=tasks, pairs_per_task=1)
+    if not plans:
+        return 0
+    created = services.items_create_validation_pairs(campaign=campaign, dimensions=list(plans), tasks=tasks,
+                                                      pairs_per_task=1, plans=plans, rng=random.Random(24))
+    return len(created)
 
 
 def _novelty_ablation_run(campaign: Campaign) -> dict:

@@ -62,6 +62,12 @@ class ValidationPairsForm(forms.Form):
     )
     pairs_per_task = forms.IntegerField(min_value=1, max_value=20, initial=6)
     max_tasks = forms.IntegerField(min_value=1, required=False, help_text="Empty: every task of the task set.")
+    rule = forms.ChoiceField(
+        choices=(("classical", "Classical (App. H.5 strata from the judge ranking)"),
+                 ("calibration", "Calibration (pairs that shrink the calibrated intervals most)")),
+        initial="classical", help_text="calibration: from the latest snapshot calibrated by this campaign's labels "
+        "so far (annotation.calibration_sampling); dimensions it cannot calibrate yet use the classical rule.",
+    )
 
 
 class NoveltyAblationForm(forms.Form):

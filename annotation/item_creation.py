@@ -174,12 +174,15 @@ def items_create_validation_pairs(
     tasks: Sequence[Task] | None = None,
     checklists: Mapping[tuple[str, str], list[str]] | None = None,
     rng: random.Random | None = None,
+    plans: Mapping[str, Mapping[int, Sequence[Any]]] | None = None,
 ) -> list[Item]:
     """Text pairwise items from the catalogue by the App. H.5 sampler: per task and dimension,
     ``pairs_per_task`` pairs of primary responses (top–bottom, top–middle, middle–middle and trade-off
     pairs from ``rankings[dimension]`` = subject model id -> θ of the current judge ranking; random
     order, labelled as such, when there is none). ``checklists[(task external id, dimension)]`` are
-    the reference cues shown with the pair."""
+    the reference cues shown with the pair. ``plans[dimension][task pk]``: the pairs the
+    ``calibration`` rule chose for that task (:mod:`annotation.calibration_sampling`), used instead
+    of the H.5 strata for the dimensions it covers."""
     from annotation.selectors import validation_pairs_sample
 
     if campaign.kind != CampaignKind.TEXT_PAIRWISE:
@@ -198,10 +201,14 @@ def items_create_validation_pairs(
         by_model = primaries.get(task.pk, {})
         for dimension in dimensions:
             others = [rankings[d] for d in rankings if d != dimension and rankings[d]]
-            sampled = validation_pairs_sample(
-                models=sorted(by_model), ranking=rankings.get(dimension), other_rankings=others,
-                n_pairs=pairs_per_task, rng=rng,
-            )
+            planned = (plans or {}).get(dimension)
+            if planned is not None:
+                sampled = [p for p in planned.get(task.pk, []) if p.model_a in by_model and p.model_b in by_model]
+            else:
+                sampled = validation_pairs_sample(
+                    models=sorted(by_model), ranking=rankings.get(dimension), other_rankings=others,
+                    n_pairs=pairs_per_task, rng=rng,
+                )
             for pair in sampled:
                 # The sampler lists the better-ranked model first; the canonical A/B order must not
                 # carry the judge's ranking, so it is randomised here (shown order is then

@@ -708,6 +708,30 @@ class BlindingRefusal(models.Model):
         return f"{self.campaign}: {self.item_key}"
 
 
+class CalibrationRecord(models.Model):
+    """The human-calibrated views of one leaderboard snapshot (issue 24) as computed from one campaign's
+    labels at one ``label_version``: which labels were used, so the calibrated board stays
+    reproducible after more labels arrive. Written once per (snapshot, campaign, label version) by
+    :func:`annotation.calibration.calibration_record_ensure`; the payload is the views' JSON."""
+
+    snapshot = models.ForeignKey("leaderboard.LeaderboardSnapshot", on_delete=models.CASCADE, related_name="calibrations")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="calibrations")
+    label_version = models.PositiveBigIntegerField(help_text="The campaign's label_version when computed.")
+    n_labels = models.PositiveIntegerField(help_text="Current labels of the campaign the views used.")
+    code_version = models.CharField(max_length=64, blank=True)
+    payload = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot", "campaign", "label_version"], name="calibration_one_per_label_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"snapshot {self.snapshot_id} calibrated by {self.campaign} (labels v{self.label_version})"
+
+
 LABEL_MODELS: dict[str, type[Label]] = {
     CampaignKind.TEXT_PAIRWISE: PairwiseLabel,
     CampaignKind.IMAGE_PREFERENCE: PairwiseLabel,

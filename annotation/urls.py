@@ -45,4 +45,8 @@ urlpatterns = [
          name="panel_pay_report_csv"),
     path("campaigns/<int:pk>/panel/pay.json", panel_research_views.pay_report_download, {"fmt": "json"},
          name="panel_pay_report_json"),
+    path("calibration/judges/", views.judge_cards, name="judge_cards"),
+    path("calibration/snapshots/<int:pk>/", views.snapshot_calibration, name="snapshot_calibration"),
+    re_path(r"^calibration/snapshots/(?P<pk>\d+)/export\.(?P<fmt>csv|json)$", views.snapshot_calibration_export,
+            name="snapshot_calibration_export"),
 ]

@@ -96,7 +96,8 @@ def uos_panel(*, campaign: Campaign) -> dict[str, Any]:
     by_item = uos_labels_by_item(campaign)
     complete = _complete(by_item, k)
     samples = {i["id"]: i for i in Item.objects.filter(campaign=campaign, is_gold=False).values(
-        "id", "c2_sample_id", "c2_sample__subject_model__display_name", "c2_sample__run__rater_name")}
+        "id", "c2_sample_id", "c2_sample__subject_model__display_name", "c2_sample__run__rater_name",
+        "c2_sample__run_id")}
     rater = {}
     for r in C2Rating.objects.filter(sample_id__in=[s["c2_sample_id"] for s in samples.values()], repeat=0,
                                      status=C2Rating.Status.OK).values("sample_id", "rater_name", "u", "o", "s"):
@@ -132,6 +133,12 @@ def uos_panel(*, campaign: Campaign) -> dict[str, Any]:
         models.append({"name": name, "n": len(items),
                        "human": [float(np.mean([np.mean([r[c] for r in complete[i]]) for i in items])) for c in UOS_COMPONENTS],
                        "rater": [float(np.mean([rated[i][c] for i in items])) for c in UOS_COMPONENTS]})
+    # issue 24: the people's means calibrated by the rater's scores of the samples nobody rated
+    from annotation.calibrated_uos import uos_calibrated_models
+
+    calibrated = uos_calibrated_models(samples=samples, complete=complete, rated=rated, components=UOS_COMPONENTS)
+    for m in models:
+        m["calibrated"] = calibrated.get(m["name"], [])
     taus = []
     for j, c in enumerate(UOS_COMPONENTS):
         taus.append({"label": COMPONENT_NAMES[c], **vars(ordering_agreement([m["human"][j] for m in models],

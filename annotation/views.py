@@ -190,3 +190,54 @@ def adjudication_resolve(request, pk: int):
         except AnnotationError as exc:
             messages.error(request, exc.message)
     return redirect(reverse("annotation:campaign_dashboard", args=[campaign.pk]) + "#adjudication")
+
+
+@require_GET
+def snapshot_calibration(request, pk: int):
+    """The calibrated board of a leaderboard snapshot (issue 24): judge only, people only and
+    calibrated by people side by side, per dimension, with the style-controlled toggle."""
+    from annotation import calibration
+    from leaderboard.models import LeaderboardSnapshot
+
+    require_researcher(request.user)
+    snapshot = LeaderboardSnapshot.objects.select_related("run__task_set").filter(pk=pk).first()
+    if snapshot is None:
+        raise Http404("No such leaderboard snapshot.")
+    campaigns = calibration.text_campaigns_for(snapshot)
+    campaign = calibration.campaign_choice(campaigns, request.GET.get("campaign"))
+    if campaign is None and request.GET.get("campaign"):
+        raise Http404("No text-pairwise campaign with that id on this snapshot's task set.")
+    record = calibration.calibration_record_ensure(snapshot=snapshot, campaign=campaign) if campaign else None
+    return render(request, "annotation/calibration.html", {
+        "snapshot": snapshot, "campaigns": campaigns, "campaign": campaign, "record": record,
+        "style": request.GET.get("style") == "1",
+        "dimensions": calibration.page_dimensions(record) if record else [],
+        "history": calibration.records_of(snapshot=snapshot, campaign=campaign) if campaign else [],
+    })
+
+
+@require_GET
+def snapshot_calibration_export(request, pk: int, fmt: str):
+    from annotation import calibration
+    from leaderboard.models import LeaderboardSnapshot
+
+    require_researcher(request.user)
+    snapshot = LeaderboardSnapshot.objects.select_related("run").filter(pk=pk).first()
+    campaign = calibration.campaign_choice(calibration.text_campaigns_for(snapshot), request.GET.get("campaign")) if snapshot else None
+    if campaign is None:
+        raise Http404("No calibrated board: the snapshot has no text-pairwise campaign on its task set.")
+    record = calibration.calibration_record_ensure(snapshot=snapshot, campaign=campaign)
+    body = calibration.calibration_export_csv(record) if fmt == "csv" else calibration.calibration_export_json(record)
+    response = HttpResponse(body, content_type=("text/csv" if fmt == "csv" else "application/json") + "; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="leaderboard-{snapshot.pk}-calibrated.{fmt}"'
+    return response
+
+
+@require_GET
+def judge_cards(request):
+    """One row per judge: agreement with people, position flips, duplicates, length preference, ties,
+    cost and time per 1,000 judgements, λ when calibrated (issue 24)."""
+    from annotation.judge_card import judge_cards as cards
+
+    require_researcher(request.user)
+    return render(request, "annotation/judge_cards.html", {"cards": cards()})

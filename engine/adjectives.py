@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ADJECTIVES", "ADJECTIVE_SUFFIXES", "adjective_density"]
+__all__ = ["ADJECTIVES", "ADJECTIVE_SUFFIXES", "adjective_count", "adjective_density"]
 
 ADJECTIVES = frozenset("""
 able absent abstract ancient angry anxious arched bare beautiful big bitter black bleak blue blurred bold
@@ -52,3 +52,8 @@ def adjective_density(text: str) -> float:
         return 0.0
     # density = adjective tokens / word tokens
     return sum(_is_adjective(w) for w in words) / len(words)
+
+
+def adjective_count(text: str) -> int:
+    """Number of adjective tokens of ``text`` by the word list (a style covariate of issue 24)."""
+    return sum(_is_adjective(w) for w in _TOKEN.findall(text.lower()))

@@ -71,6 +71,9 @@ urlpatterns = [
     path("leaderboards/compare", catalogue_api.SnapshotCompareApi.as_view(), name="snapshot_compare"),
     path("leaderboards/<int:pk>/", catalogue_api.SnapshotDetailApi.as_view(), name="snapshot_detail"),
     path("leaderboards/<int:pk>/export", catalogue_api.SnapshotExportApi.as_view(), name="snapshot_export"),
+    # human-calibrated boards and judge cards (issue 24; annotation joins labels to the judge's verdicts)
+    path("leaderboards/<int:pk>/calibrated", annotation_api.SnapshotCalibratedApi.as_view(), name="snapshot_calibrated"),
+    path("judges/cards", annotation_api.JudgeCardListApi.as_view(), name="judge_cards"),
     # EASEL
     path("easel/runs/", easel_api.EaselRunListApi.as_view(), name="easel_run_list"),
     path("easel/runs/create", easel_api.EaselRunCreateApi.as_view(), name="easel_run_create"),

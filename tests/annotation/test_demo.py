@@ -6,45 +6,24 @@ dashboards with numbers, items left open for annotator1..3. The demo is loaded o
 from __future__ import annotations
 
 import io
-import shutil
-import tempfile
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.test import override_settings
 
 from annotation import selectors, services
 from annotation.demo import DEMO_ANNOTATORS, SIMULATED_USERNAMES
 from annotation.kinds import kind_for
 from annotation.models import Campaign, CampaignKind, Item
 from annotation.validation_dashboards import VALIDATION_KINDS
-from leaderboard.models import JudgeRun, Render, Response, SubjectModel, TaskSet
+from leaderboard.models import JudgeRun, Render, Response
+from tests.annotation.demo_support import demo_loaded
 
 
 @pytest.fixture(scope="module")
 def demo(django_db_setup, django_db_blocker):
-    media = tempfile.mkdtemp(prefix="atelier-demo-media-")
-    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media):
-        from leaderboard.demo import demo_accounts_create, demo_catalogue_load
-
-        catalogue = demo_catalogue_load()
-        demo_accounts_create()
-        out = io.StringIO()
-        # the EASEL/C² validation campaigns have their own test (test_demo_validation.py)
-        call_command("load_demo_campaigns", "--no-protocol-demo-data", stdout=out)
-        try:
-            yield {"task_set": catalogue.task_set, "output": out.getvalue()}
-        finally:
-            get_user_model().objects.filter(panel_participant__campaign__task_set=catalogue.task_set).delete()
-            Campaign.objects.filter(task_set=catalogue.task_set).delete()
-            Render.objects.filter(response__task__task_set=catalogue.task_set).delete()
-            JudgeRun.objects.filter(task_set=catalogue.task_set).delete()  # the demo's Novelty ablation runs
-            TaskSet.objects.filter(pk=catalogue.task_set.pk).delete()
-            SubjectModel.objects.filter(is_demo=True, responses__isnull=True).delete()
-            get_user_model().objects.filter(
-                username__in=[*SIMULATED_USERNAMES, *DEMO_ANNOTATORS, "admin", "researcher"]).delete()
-            shutil.rmtree(media, ignore_errors=True)
+    with django_db_blocker.unblock(), demo_loaded() as loaded:
+        yield loaded
 
 
 # The demo is loaded once per module: a parallel run keeps these tests on one worker.

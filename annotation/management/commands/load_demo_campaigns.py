@@ -68,3 +68,6 @@ class Command(AtelierCommand):
             counts = ", ".join(f"{row['label']} {row['correct']}/{view.n}" for row in summary.ablation["ablation_rows"])
             self.stdout.write(f"Novelty ablation with the SIMULATED judge ({runs}): {counts}. "
                               "The simulated judge does not read the anchors, so both conditions agree by construction.")
+        if summary.calibration_items:
+            self.stdout.write(f"{summary.calibration_items} text pairs chosen by the calibration sampling rule "
+                              "(stratum 'calibration'), left open; the rest by the classical App. H.5 rule.")

@@ -1,0 +1,138 @@
+"""The calibrated board of the demo snapshot (annotation.calibration, its page, export and API) and the
+judge cards (annotation.judge_card), on the real demo: the catalogue, the simulated judge's run and
+the demo campaigns with their simulated labels. Loaded once per module; each test in its own
+rolled-back transaction."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from annotation import calibration
+from annotation.models import CalibrationRecord, Campaign, CampaignKind, CampaignProgress, Item
+from leaderboard.models import LeaderboardSnapshot
+from tests.annotation.demo_support import demo_loaded
+
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("demo")]
+
+
+@pytest.fixture(scope="module")
+def demo(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock(), demo_loaded(judge_run=True) as loaded:
+        yield loaded
+
+
+def _text_campaign(task_set) -> Campaign:
+    return Campaign.objects.get(task_set=task_set, kind=CampaignKind.TEXT_PAIRWISE, is_demo=True)
+
+
+def test_the_demo_board_shows_the_three_views_side_by_side(demo, client, rita):
+    client.force_login(rita)
+    page = client.get(f"/annotate/calibration/snapshots/{demo['snapshot'].pk}/").content.decode()
+    for name in ("Judge only", "People only", "Calibrated by people"):
+        assert name in page
+    for dimension in ("usefulness", "expressiveness", "novelty"):
+        assert f'id="views-{dimension}"' in page
+    assert "rank-set" in page and "λ =" in page and "effective human n" in page
+    assert "Labels used: campaign" in page  # which labels (campaign, label version) the board used
+
+
+def test_the_style_toggle_shows_the_coefficients(demo, client, rita):
+    client.force_login(rita)
+    url = f"/annotate/calibration/snapshots/{demo['snapshot'].pk}/"
+    assert 'class="style-coefficients"' not in client.get(url).content.decode()
+    page = client.get(url + "?style=1").content.decode()
+    assert 'class="style-coefficients"' in page
+    for feature in ("length", "list_items", "adjectives"):
+        assert f'data-feature="{feature}"' in page
+
+
+def test_the_calibrated_view_borrows_from_the_judge_on_pairs_nobody_labelled(demo):
+    campaign = _text_campaign(demo["task_set"])
+    record = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=campaign)
+    views = record.payload["dimensions"]
+    calibrated = [v["calibrated"] for v in views.values() if "calibrated" in v]
+    assert calibrated and any(c["n_judge_unpaired"] > 0 for c in calibrated)
+    assert any(c["lam"] > 0 for c in calibrated)
+    for c in calibrated:
+        assert 0 <= c["lam"] <= 1
+        for row in c["rows"]:
+            best, worst = row["rank_set"]
+            assert 1 <= best <= worst <= len(record.payload["models"])
+
+
+def test_a_record_is_kept_per_label_version(demo):
+    campaign = _text_campaign(demo["task_set"])
+    first = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=campaign)
+    again = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=campaign)
+    assert again.pk == first.pk
+    CampaignProgress.objects.filter(pk=campaign.pk).update(label_version=first.label_version + 1)
+    newer = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=campaign)
+    assert newer.pk != first.pk and newer.label_version == first.label_version + 1
+    assert CalibrationRecord.objects.filter(snapshot=demo["snapshot"], campaign=campaign).count() == 2
+
+
+def test_the_export_has_every_view(demo, client, rita):
+    client.force_login(rita)
+    response = client.get(f"/annotate/calibration/snapshots/{demo['snapshot'].pk}/export.csv")
+    assert response.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert {r["view"] for r in rows} >= {"judge_only", "people_only", "calibrated"}
+    assert {r["campaign"] for r in rows} == {_text_campaign(demo["task_set"]).name}
+
+
+def test_the_api_returns_the_calibrated_views(demo, client, rita):
+    client.force_login(rita)
+    body = client.get(f"/api/v1/leaderboards/{demo['snapshot'].pk}/calibrated").json()
+    assert body["campaign"] == _text_campaign(demo["task_set"]).pk and "label_version" in body
+    assert set(body["dimensions"]["usefulness"]) >= {"judge_only", "people_only", "calibrated", "rank_changes"}
+
+
+def test_an_unknown_campaign_or_snapshot_is_a_404(demo, client, rita):
+    client.force_login(rita)
+    pk = demo["snapshot"].pk
+    assert client.get(f"/annotate/calibration/snapshots/{pk}/?campaign=999999").status_code == 404
+    assert client.get(f"/annotate/calibration/snapshots/{pk}/?campaign=abc").status_code == 404
+    assert client.get("/annotate/calibration/snapshots/999999/").status_code == 404
+    assert client.get("/api/v1/leaderboards/999999/calibrated").status_code == 404
+
+
+def test_an_annotator_cannot_read_the_calibrated_board(demo, client, alice):
+    client.force_login(alice)
+    assert client.get(f"/annotate/calibration/snapshots/{demo['snapshot'].pk}/").status_code == 403
+    assert client.get("/annotate/calibration/judges/").status_code == 403
+
+
+def test_the_snapshot_page_links_to_the_calibrated_board(demo, client, rita):
+    client.force_login(rita)
+    page = client.get(f"/leaderboards/{demo['snapshot'].pk}/").content.decode()
+    assert f"/annotate/calibration/snapshots/{demo['snapshot'].pk}/" in page
+
+
+def test_the_judge_card_has_one_row_per_judge_with_every_column(demo, client, rita):
+    client.force_login(rita)
+    cards = client.get("/api/v1/judges/cards").json()["results"]
+    judges = [c["judge"] for c in cards]
+    assert len(judges) == len(set(judges)) and "simulated" in judges
+    card = next(c for c in cards if c["judge"] == "simulated")
+    for column in ("agreement_with_people", "position_flip_rate", "duplicate_consistency", "prefers_longer",
+                   "tie_rate", "cost_per_1000_usd", "seconds_per_1000", "lam"):
+        assert column in card
+    assert 0 <= card["agreement_with_people"] <= 1 and card["n_agreement_pairs"] > 0
+    page = client.get("/annotate/calibration/judges/").content.decode()
+    assert 'data-judge="simulated"' in page
+
+
+def test_the_demo_shows_both_sampling_rules(demo):
+    strata = set(Item.objects.filter(campaign=_text_campaign(demo["task_set"])).values_list("sampling_stratum", flat=True))
+    assert "calibration" in strata and strata - {"calibration"}
+
+
+def test_the_snapshot_without_a_campaign_says_so(demo, client, rita):
+    client.force_login(rita)
+    Campaign.objects.filter(task_set=demo["task_set"], kind=CampaignKind.TEXT_PAIRWISE).update(kind=CampaignKind.STRATEGY)
+    page = client.get(f"/annotate/calibration/snapshots/{demo['snapshot'].pk}/").content.decode()
+    assert 'id="no-campaign"' in page
+    assert LeaderboardSnapshot.objects.filter(pk=demo["snapshot"].pk).exists()
