@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "leaderboard",
     "leaderboard.easel",
     "leaderboard.c2",
+    "leaderboard.bundles",
     "annotation",
     "leaderboard.api_tokens",
 ]

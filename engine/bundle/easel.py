@@ -15,6 +15,7 @@ geometric task); a model recogniser's reading is taken as recorded (noted in the
 
 from __future__ import annotations
 
+import io
 import shutil
 from collections import defaultdict
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from engine.bundle.manifest import read_json, read_jsonl
 from engine.bundle.numbers import NumberCheck, compare
@@ -30,7 +32,7 @@ from engine.easel.episode import Environment
 from engine.easel.leaderboard import EPISODE_FIELDS, BoardRun, easel_board
 from engine.easel.metrics import similarity
 from engine.easel.semantic import HANDWRITING_HELLO, TesseractRecogniser, semantic_episode_summary
-from engine.easel.task import image_from_png, png_bytes, task_from_record
+from engine.easel.task import task_from_record
 from engine.easel.trajectory import progress_curve, trajectory_diagnostics
 
 __all__ = ["EPISODES", "RUNS", "STEPS", "TASKS", "recompute"]
@@ -51,24 +53,33 @@ def _media(root: Path, digest: str | None) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
 
 
+def _levels(canvas: np.ndarray) -> np.ndarray:
+    """The 8-bit levels a canvas is stored at (engine.easel.task.png_bytes rounds to the nearest level)."""
+    return np.round(np.clip(canvas, 0.0, 1.0) * 255.0).astype(np.uint8)
+
+
 def _canvas_check(root: Path, where: str, digest: str | None, canvas: np.ndarray) -> NumberCheck:
-    """The stored canvas against the recomputed one: identical PNG bytes, or how many pixels differ."""
-    replayed = png_bytes(canvas)
+    """The stored canvas against the replayed one, pixel by pixel at the stored 8-bit levels."""
+    expected = "identical to the replay"
     stored = _media(root, digest)
-    if stored == replayed:
-        return NumberCheck(f"{where}.canvas", "identical to the replay", "identical to the replay")
     if stored is None:
-        return NumberCheck(f"{where}.canvas", f"missing file media/{digest}.png", "identical to the replay")
+        return NumberCheck(f"{where}.canvas", f"missing file media/{digest}.png", expected)
     try:
-        pixels = int(np.count_nonzero(np.any(image_from_png(stored) != image_from_png(replayed), axis=2)))
-        found = f"{pixels} pixels differ from the replay"
+        with Image.open(io.BytesIO(stored)) as image:
+            pixels = np.asarray(image.convert("RGB"), dtype=np.uint8)
     except Exception as exc:  # a damaged PNG: say so rather than stop the whole check
-        found = f"does not decode ({type(exc).__name__}: {exc})"
-    return NumberCheck(f"{where}.canvas", found, "identical to the replay")
+        return NumberCheck(f"{where}.canvas", f"media/{digest}.png does not decode ({type(exc).__name__}: {exc})", expected)
+    replayed = _levels(canvas)
+    if pixels.shape != replayed.shape:
+        return NumberCheck(f"{where}.canvas", f"{pixels.shape[1]}×{pixels.shape[0]} pixels, not "
+                                              f"{replayed.shape[1]}×{replayed.shape[0]}", expected)
+    differing = int(np.count_nonzero(np.any(pixels != replayed, axis=2)))
+    return NumberCheck(f"{where}.canvas", expected if differing == 0 else f"{differing} pixels differ from the replay",
+                       expected)
 
 
 def _recogniser(name: str):
-    if name == "tesseract" and shutil.which("tesseract"):
+    if name.split()[0] == "tesseract" and shutil.which("tesseract"):
         return TesseractRecogniser()
     return None
 
@@ -160,7 +171,7 @@ def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None =
         checks.extend(compare({f: episode.get(f) for f in EPISODE_CHECKED}, {f: again.get(f) for f in EPISODE_CHECKED},
                               prefix=f"{where}."))
         if run.get("on_board"):
-            board_episodes[int(run["id"])].append({f: again.get(f) for f in EPISODE_FIELDS})
+            board_episodes[int(run["id"])].append({**{f: again.get(f) for f in EPISODE_FIELDS}, "task_id": episode["task"]})
     board_runs = [BoardRun(id=int(r["id"]), agent_kind=r["agent_kind"], agent_name=r["agent_name"],
                            budget_setting=r["budget_setting"], seed=int(r["seed"]), is_simulated=bool(r["is_simulated"]))
                   for r in sorted((r for r in runs.values() if r.get("on_board")), key=lambda r: r["board_position"])]
