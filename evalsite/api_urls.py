@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 import annotation.urls  # noqa: F401 - registers the assignment_token converter these routes use
 from annotation import api_v1 as annotation_api
 from leaderboard import api as catalogue_api
+from leaderboard.bundles import api as bundles_api
 from leaderboard.c2 import api as c2_api
 from leaderboard.easel import api as easel_api
 
@@ -51,6 +52,8 @@ urlpatterns = [
     path("easel/runs/<int:pk>/episodes/", easel_api.EaselRunEpisodeListApi.as_view(), name="easel_run_episodes"),
     path("easel/episodes/<int:pk>/steps/", easel_api.EaselEpisodeStepListApi.as_view(), name="easel_episode_steps"),
     path("easel/leaderboard", easel_api.EaselLeaderboardApi.as_view(), name="easel_leaderboard"),
+    # reproducibility bundles (all three protocols)
+    path("bundles/<str:kind>/<int:pk>", bundles_api.BundleDownloadApi.as_view(), name="bundle_download"),
     # C²
     path("c2/task-sets/import", c2_api.C2TaskImportApi.as_view(), name="c2_tasks_import"),
     path("c2/runs/", c2_api.C2RunListApi.as_view(), name="c2_run_list"),

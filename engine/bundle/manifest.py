@@ -98,6 +98,25 @@ class FileProblem:
     what: str
     detail: str = ""
     lines: tuple[int, ...] = ()
+    records: tuple[str, ...] = ()  # what each changed line now holds (its identifying fields)
+
+
+#: Changed lines of one file described in a report (all are counted).
+MAX_LINES_NAMED = 50
+#: Fields that identify a record, in the order a report names them.
+IDENTIFYING = ("id", "run", "episode", "index", "task", "dimension", "kind", "model_x", "model_y", "model", "sample",
+               "key", "rater", "repeat")
+
+
+def describe_record(line: bytes) -> str:
+    """A record's identifying fields (``id=54 task=t3 dimension=U``), or why the line is not a record."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return "not JSON"
+    if not isinstance(row, dict):
+        return "not a JSON object"
+    return " ".join(f"{k}={row[k]}" for k in IDENTIFYING if k in row) or "(no identifying fields)"
 
 
 def check_files(root: Path, manifest: Mapping[str, Any]) -> list[FileProblem]:
@@ -120,8 +139,11 @@ def check_files(root: Path, manifest: Mapping[str, Any]) -> list[FileProblem]:
                 was = entry["lines"]
                 lines = tuple(k + 1 for k in range(max(len(now), len(was)))
                               if k >= len(now) or k >= len(was) or now[k] != was[k])
+            split = data.splitlines()
+            records = tuple(f"line {k}: " + (describe_record(split[k - 1]) if k <= len(split) else "(removed)")
+                            for k in lines[:MAX_LINES_NAMED])
             problems.append(FileProblem(name, "changed", f"SHA-256 {digest[:12]}… (manifest {entry.get('sha256', '')[:12]}…)",
-                                        lines))
+                                        lines, records))
         if name.startswith("media/") and Path(name).stem != digest:
             problems.append(FileProblem(name, "misnamed", f"content hash {digest[:12]}… is not its name"))
     for path in sorted(root.rglob("*")):

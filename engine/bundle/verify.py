@@ -53,6 +53,7 @@ class VerifyReport:
         for problem in self.file_problems:
             where = f" (lines {', '.join(map(str, problem.lines))})" if problem.lines else ""
             out.append(f"FILE {problem.what.upper()}: {problem.path}{where}{': ' + problem.detail if problem.detail else ''}")
+            out += [f"  changed record {r}" for r in problem.records]
         if self.error:
             out.append(f"RECOMPUTATION FAILED: {self.error}")
         for check in self.checks:
