@@ -53,7 +53,9 @@ urlpatterns = [
     path("easel/episodes/<int:pk>/steps/", easel_api.EaselEpisodeStepListApi.as_view(), name="easel_episode_steps"),
     path("easel/leaderboard", easel_api.EaselLeaderboardApi.as_view(), name="easel_leaderboard"),
     # reproducibility bundles (all three protocols)
-    path("bundles/<str:kind>/<int:pk>", bundles_api.BundleDownloadApi.as_view(), name="bundle_download"),
+    path("bundles/ekphrasis/<int:pk>", bundles_api.EkphrasisBundleDownloadApi.as_view(), name="bundle_ekphrasis"),
+    path("bundles/easel/<int:pk>", bundles_api.EaselBundleDownloadApi.as_view(), name="bundle_easel"),
+    path("bundles/c2/<int:pk>", bundles_api.C2BundleDownloadApi.as_view(), name="bundle_c2"),
     # C²
     path("c2/task-sets/import", c2_api.C2TaskImportApi.as_view(), name="c2_tasks_import"),
     path("c2/runs/", c2_api.C2RunListApi.as_view(), name="c2_run_list"),

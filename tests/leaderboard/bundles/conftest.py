@@ -1,8 +1,8 @@
 import pytest
 
-from tests.leaderboard.bundles.demo_bundles import demo_bundles_built
+from tests.leaderboard.bundles.demo_bundles import demo_bundles_once
 
 
 @pytest.fixture(scope="session")
-def demo_bundles(tmp_path_factory):
-    return demo_bundles_built(tmp_path_factory.getbasetemp() / "demo-bundles")
+def demo_bundles():
+    return demo_bundles_once()

@@ -9,9 +9,12 @@ header) and in the text of one C² sample; the secret-scan test then searches ev
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -41,8 +44,11 @@ def child_env(database_url: str) -> dict[str, str]:
 
 
 def manage(*args: str, database_url: str, check: bool = True, timeout: float = 1800) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=child_env(database_url),
-                          capture_output=True, text=True, timeout=timeout, check=check)
+    result = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=child_env(database_url),
+                            capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise AssertionError(f"manage.py {' '.join(args)[:200]} exited {result.returncode}:\n{result.stderr[-3000:]}")
+    return result
 
 
 def demo_bundles_built(base: Path) -> dict[str, Path]:
@@ -57,10 +63,24 @@ def demo_bundles_built(base: Path) -> dict[str, Path]:
         manage(*command, database_url=database)
     ids = manage("shell", "-c", "from leaderboard.models import LeaderboardSnapshot, TaskSet\n"
                  "from leaderboard.c2.models import C2Run\n"
-                 "print(LeaderboardSnapshot.objects.order_by('pk').first().pk,"
+                 "print('IDS', LeaderboardSnapshot.objects.order_by('pk').first().pk,"
                  " TaskSet.objects.get(benchmark__kind='easel').pk, C2Run.objects.order_by('pk').first().pk)",
-                 database_url=database).stdout.split()
+                 database_url=database).stdout
+    ids = next(line for line in ids.splitlines() if line.startswith("IDS ")).split()[1:]
     for (kind, path), ident in zip(out.items(), ids, strict=True):
         manage("export_bundle", kind, ident, "-o", str(path), database_url=database)
     (base / "done").write_text("ok")
     return out
+
+
+_BUILT: dict[str, dict[str, Path]] = {}
+
+
+def demo_bundles_once() -> dict[str, Path]:
+    """:func:`demo_bundles_built` once per test process, in a directory of its own (not under pytest's
+    basetemp, which other pytest runs on the machine may rotate away while this one runs); removed at exit."""
+    if "bundles" not in _BUILT:
+        base = Path(tempfile.mkdtemp(prefix="atelier-demo-bundles-"))
+        atexit.register(shutil.rmtree, base, ignore_errors=True)
+        _BUILT["bundles"] = demo_bundles_built(base)
+    return _BUILT["bundles"]

@@ -118,7 +118,7 @@ def test_the_api_downloads_a_bundle_and_refuses_unknown_ones(client, rita, alice
     client.force_login(rita)
     assert verify_bundle(_downloaded(client.get(f"/api/v1/bundles/ekphrasis/{snapshot.pk}"), tmp_path)).ok
     assert client.get("/api/v1/bundles/ekphrasis/999999").status_code == 404
-    assert client.get(f"/api/v1/bundles/arena/{snapshot.pk}").status_code == 404
+    assert client.get(f"/api/v1/bundles/c2/{snapshot.pk + 1000}").status_code == 404
     assert client.get(f"/bundles/easel/{snapshot.pk}.tar.gz").status_code == 404
 
 
