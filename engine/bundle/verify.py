@@ -114,6 +114,6 @@ def verify_bundle(path: str | Path) -> VerifyReport:
                 report.checks = RECOMPUTE[kind](root, manifest, report.notes)
             else:
                 report.checks = RECOMPUTE[kind](root, manifest)
-        except (KeyError, ValueError, TypeError, OSError) as exc:
+        except Exception as exc:  # a damaged bundle can break any step (a PNG decoder raises SyntaxError): report it
             report.error = f"{type(exc).__name__}: {exc}"
         return report

@@ -22,8 +22,8 @@ SAMPLE_SHOWN = 300  # characters of a sample in the viewer's drill-down (the rec
 
 def _tasks(writer: BundleWriter, run: C2Run) -> str:
     rows = []
-    for t in run.task_set.tasks.order_by("position", "external_id"):
-        image = getattr(t, "c2_image", None) if hasattr(t, "c2_image") else None
+    for t in run.task_set.tasks.select_related("c2_image").order_by("position", "external_id"):
+        image = getattr(t, "c2_image", None)  # a text task has none (the reverse accessor raises AttributeError)
         rows.append({"id": t.external_id, "key": t.pk, "task_type": t.family, "subtype": t.subtype, "brief": t.brief,
                      "constraints": t.constraints, "source": scrubbed(t.source), "position": t.position,
                      "image": writer.media(bytes(image.data), ext=image.content_type.split("/")[-1]) if image else None})

@@ -135,3 +135,16 @@ def test_the_archive_holds_one_folder_with_the_manifest_and_viewer(snapshot, tmp
     assert {"snap/manifest.json", "snap/index.html", "snap/board/board.json", "snap/board/board.csv",
             "snap/board/board.tex", "snap/records/comparisons.jsonl"} <= set(names)
     assert data_js.startswith("window.BUNDLE = ") and "</script" not in data_js
+
+
+def test_verify_bundle_names_a_path_that_is_not_a_bundle(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="no such bundle"):
+        call_command("verify_bundle", str(tmp_path / "absent.tar.gz"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CommandError, match="no manifest.json"):
+        call_command("verify_bundle", str(tmp_path / "empty"))
+    (tmp_path / "bad.tar.gz").write_bytes(b"not an archive")
+    with pytest.raises(CommandError, match="not a readable .tar.gz"):
+        call_command("verify_bundle", str(tmp_path / "bad.tar.gz"))
