@@ -6,7 +6,8 @@ page reads it and draws the board table and, per instance (task, episode or prom
 table. Text is inserted as text nodes, never as HTML, so a model's output cannot script the page.
 
 The data's shape is protocol-neutral: ``{"title", "kind", "labels": [...], "board": Table,
-"instances": [{"id", "label", "table": Table}]}`` with ``Table = {"caption", "columns", "rows"}``.
+"instances": [{"id", "label", "table": Table}]}`` with ``Table = {"caption", "columns", "rows"}``; a cell
+``{"image": "media/<sha256>.png", "alt": …}`` is drawn as that image of the bundle.
 """
 
 from __future__ import annotations
@@ -60,6 +61,15 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
   function cell(value) {
     if (value === null || value === undefined) return el("td", "—");
     if (typeof value === "number") return el("td", Number.isInteger(value) ? value : value.toFixed(4), "num");
+    if (typeof value === "object" && typeof value.image === "string" && /^media\/[0-9a-f]{64}\.(png|jpeg|webp|gif)$/.test(value.image)) {
+      var td = el("td");
+      var img = el("img");
+      img.src = value.image;
+      img.alt = value.alt || value.image;
+      img.width = 128;
+      td.appendChild(img);
+      return td;
+    }
     if (typeof value === "object") return el("td", JSON.stringify(value));
     return el("td", value);
   }

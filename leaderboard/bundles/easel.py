@@ -20,14 +20,14 @@ PROTOCOL = "EASEL: stroke-painting agents, S = 0.5·SSIM + 0.3·(1 − L1) + 0.2
 EPISODE_EXTRA = ("initial_s", "final_ssim", "final_l1", "collision_count", "semantic_detail")
 
 
-def _tasks(writer: BundleWriter, task_set: TaskSet) -> str:
+def _tasks(writer: BundleWriter, task_set: TaskSet) -> tuple[str, dict[str, str]]:
     rows = []
     for t in task_set.tasks.select_related("easel_image").order_by("position", "external_id"):
         rows.append({"id": t.external_id, "key": t.pk, "family": t.family, "subtype": t.subtype, "brief": t.brief,
                      "constraints": t.constraints, "source": t.source, "position": t.position,
                      "image": writer.media(bytes(t.easel_image.png))})
     name = writer.jsonl("records/tasks.jsonl", rows)
-    return writer.files[name]["sha256"]
+    return writer.files[name]["sha256"], {r["id"]: r["image"] for r in rows}
 
 
 def _run_row(run, position: int) -> dict:
@@ -60,7 +60,11 @@ def _episodes_and_steps(writer: BundleWriter, runs) -> tuple[list[dict], list[di
     return episodes, steps
 
 
-def _viewer(payload: dict, episodes: list[dict], runs) -> dict:
+def _image(digest: str | None, alt: str):
+    return {"image": f"media/{digest}.png", "alt": alt} if digest else None
+
+
+def _viewer(payload: dict, episodes: list[dict], runs, references: dict[str, str]) -> dict:
     categories = payload["categories"]
     rows = []
     for group, items in (("agent", payload["agents"]), ("reference", payload["references"])):
@@ -76,8 +80,9 @@ def _viewer(payload: dict, episodes: list[dict], runs) -> dict:
         "table": {"caption": "Episode summary", "columns": ["field", "value"],
                   "rows": [[f, e.get(f)] for f in ("status", "category", "budget", "steps_done", "initial_s", "final_s",
                                                    "at_50", "auc", "best", "fb_gap", "repeat_rate", "invalid_rate",
-                                                   "undo_count", "submit_step", "semantic_score", "recogniser",
-                                                   "final_canvas")]},
+                                                   "undo_count", "submit_step", "semantic_score", "recogniser")]
+                  + [["final canvas", _image(e["final_canvas"], f"final canvas of {e['task']}")],
+                     ["task image", _image(references.get(e["task"]), f"image of task {e['task']}")]]},
     } for e in episodes]
     return {"board": board, "instances": instances}
 
@@ -85,7 +90,7 @@ def _viewer(payload: dict, episodes: list[dict], runs) -> dict:
 def bundle_contents(task_set: TaskSet, writer: BundleWriter) -> tuple[dict, dict]:
     runs = selectors.latest_done_runs(task_set)
     payload = selectors.easel_leaderboard(task_set=task_set)
-    tasks_sha = _tasks(writer, task_set)
+    tasks_sha, references = _tasks(writer, task_set)
     writer.jsonl("records/runs.jsonl", [_run_row(run, k) for k, run in enumerate(runs)])
     episodes, steps = _episodes_and_steps(writer, runs)
     writer.jsonl("records/episodes.jsonl", episodes)
@@ -117,4 +122,4 @@ def bundle_contents(task_set: TaskSet, writer: BundleWriter) -> tuple[dict, dict
                                "note": "each step's raw reply as received is records/steps.jsonl 'raw'"},
         "board_code_versions": sorted({run.code_version for run in runs}),
     }
-    return fields, _viewer(payload, episodes, runs)
+    return fields, _viewer(payload, episodes, runs, references)

@@ -35,3 +35,19 @@ def test_the_viewer_opened_from_disk_shows_the_board_and_a_task_drilldown(browse
     comparisons = [json.loads(line) for line in (ekphrasis_bundle / "records/comparisons.jsonl").read_text().splitlines()]
     assert drill.locator("tr").count() == 1 + sum(1 for c in comparisons if c["task"] == task)
     assert errors == []
+
+
+def test_an_episode_drilldown_shows_its_final_canvas_and_task_image_from_the_bundle(browser, tmp_path):
+    import tarfile
+
+    with tarfile.open(demo_bundles_once()["easel"]) as archive:
+        archive.extractall(tmp_path, filter="data")
+    (root,) = tmp_path.iterdir()
+    page = browser.new_page()
+    page.goto((root / "index.html").as_uri())
+    page.locator("#instances li").first.click()
+    images = page.locator("#drilldown img")
+    assert images.count() == 2
+    for k in range(2):
+        images.nth(k).evaluate("img => img.decode()")  # rejects when the file did not load
+        assert images.nth(k).evaluate("img => img.naturalWidth") > 0
