@@ -11,6 +11,7 @@ from annotation import api_v1 as annotation_api
 from annotation import panel_api
 from leaderboard import api as catalogue_api
 from leaderboard.api_contract import api_exception_handler
+from leaderboard.bundles import api as bundles_api
 from leaderboard.c2 import api as c2_api
 from leaderboard.easel import api as easel_api
 
@@ -83,6 +84,10 @@ urlpatterns = [
     path("easel/runs/<int:pk>/episodes/", easel_api.EaselRunEpisodeListApi.as_view(), name="easel_run_episodes"),
     path("easel/episodes/<int:pk>/steps/", easel_api.EaselEpisodeStepListApi.as_view(), name="easel_episode_steps"),
     path("easel/leaderboard", easel_api.EaselLeaderboardApi.as_view(), name="easel_leaderboard"),
+    # reproducibility bundles (all three protocols)
+    path("bundles/ekphrasis/<int:pk>", bundles_api.EkphrasisBundleDownloadApi.as_view(), name="bundle_ekphrasis"),
+    path("bundles/easel/<int:pk>", bundles_api.EaselBundleDownloadApi.as_view(), name="bundle_easel"),
+    path("bundles/c2/<int:pk>", bundles_api.C2BundleDownloadApi.as_view(), name="bundle_c2"),
     # C²
     path("c2/task-sets/import", c2_api.C2TaskImportApi.as_view(), name="c2_tasks_import"),
     path("c2/runs/", c2_api.C2RunListApi.as_view(), name="c2_run_list"),

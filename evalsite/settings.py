@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "leaderboard",
     "leaderboard.easel",
     "leaderboard.c2",
+    "leaderboard.bundles",
     "annotation",
     "leaderboard.api_tokens",
 ]

@@ -18,6 +18,7 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("favicon.ico"), permanent=True), name="favicon"),
     path("easel/", include("leaderboard.easel.urls")),
     path("c2/", include("leaderboard.c2.urls")),
+    path("bundles/", include("leaderboard.bundles.urls")),
     path("", include("leaderboard.urls")),
     path("annotate/", include("annotation.urls")),
     path("api/v1/", include("evalsite.api_urls")),

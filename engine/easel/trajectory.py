@@ -14,7 +14,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["TrajectoryDiagnostics", "trajectory_diagnostics"]
+import numpy as np
+
+__all__ = ["PROGRESS_GRID_POINTS", "TrajectoryDiagnostics", "progress_curve", "trajectory_diagnostics"]
+
+#: Points of the common step-fraction grid an episode's S_t is resampled onto (Figure 4), 0 to 1.
+PROGRESS_GRID_POINTS = 51
 
 
 @dataclass(frozen=True)
@@ -56,3 +61,13 @@ def trajectory_diagnostics(s_values: Sequence[float], actions: Sequence[Any],
         repeat_rate=repeats / (steps - 1) if steps > 1 else 0.0,
         invalid_rate=sum(1 for ok in valid if not ok) / steps,
     )
+
+
+def progress_curve(s_values: Sequence[float], initial_s: float, points: int = PROGRESS_GRID_POINTS) -> list[float]:
+    """S over painting progress on a fixed grid of step fractions (EASEL Figure 4): S_t at t/T, S_0 at 0,
+    linear in between, so that episodes of different budgets average point by point."""
+    if not s_values:
+        return []
+    fractions = np.arange(len(s_values) + 1) / len(s_values)  # step t at fraction t/T (Figure 4's x axis)
+    grid = np.linspace(0.0, 1.0, points)
+    return [float(v) for v in np.interp(grid, fractions, [initial_s, *s_values])]

@@ -10,38 +10,20 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count, Q, QuerySet
 
-from engine.seeding import derived_seed
+# The board is computed in the engine; its constants are named here for the pages (and _bootstrap by tests).
+from engine.easel.leaderboard import (
+    CATEGORIES,
+    EPISODE_FIELDS,
+    INTERVAL_NOTE,  # noqa: F401
+    N_BOOT,  # noqa: F401
+    SEMANTIC_TASKS,  # noqa: F401
+    TRAJECTORY_COLUMNS,  # noqa: F401
+    BoardRun,
+    _bootstrap,  # noqa: F401
+    easel_board,
+)
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.models import Benchmark, TaskSet
-
-#: Reconstruction categories in Table 1's order, with Table 3's column heads.
-CATEGORIES = (
-    ("programmatic", "Prog."),
-    ("spatial_geometry", "Spatial"),
-    ("abstract_cartoon", "Abs."),
-    ("natural", "Nat."),
-)
-#: Semantic tasks in Table 4's order (our Horse Outline stands where the paper's Apple Outline is).
-SEMANTIC_TASKS = (
-    ("circle_outline", "Circle"),
-    ("horse_outline", "Horse"),
-    ("handwriting_hello", "Hello"),
-    ("simple_maze", "S-Maze"),
-    ("maze", "Maze"),
-)
-#: Trajectory columns of Table 3, in order (Final is the primary ranking metric, easel.txt §3.3).
-HANDWRITING = "handwriting_hello"
-TRAJECTORY_COLUMNS = (
-    ("final_s", "Final"),
-    ("at_50", "@50%"),
-    ("auc", "AUC"),
-    ("best", "Best"),
-    ("fb_gap", "F-B Gap"),
-)
-N_BOOT = 1000
-INTERVAL_LEVEL = 0.90
-INTERVAL_NOTE = (f"{int(INTERVAL_LEVEL * 100)}% percentile bootstrap over references ({N_BOOT} resamples, "
-                 "stratified by category)")
 
 
 def easel_task_sets() -> QuerySet[TaskSet]:
@@ -190,25 +172,8 @@ def sft_samples(trajectory: Trajectory, *, curriculum: str, seed: int) -> list[t
 # ---------------------------------------------------------------- the leaderboard
 
 
-def _bootstrap(values_by_stratum: dict[str, list[float]], seed: int) -> tuple[float, float, float] | None:
-    """Mean over references with a percentile bootstrap interval: references are resampled with
-    replacement within each stratum (category), so that every resample keeps the suite's design."""
-    strata = [np.asarray(v, dtype=np.float64) for v in values_by_stratum.values() if len(v)]
-    if not strata:
-        return None
-    total = sum(len(v) for v in strata)
-    mean = float(sum(v.sum() for v in strata) / total)
-    rng = np.random.default_rng(seed)
-    sums = np.zeros(N_BOOT)
-    for v in strata:
-        draws = rng.integers(0, len(v), size=(N_BOOT, len(v)))
-        sums += v[draws].sum(axis=1)
-    low, high = np.percentile(sums / total, [50 * (1 - INTERVAL_LEVEL), 50 * (1 + INTERVAL_LEVEL)])
-    return mean, float(low), float(high)
-
-
-def _latest_done_runs(task_set: TaskSet) -> list[EaselRun]:
-    """One run per (agent, budget setting): the newest finished one."""
+def latest_done_runs(task_set: TaskSet) -> list[EaselRun]:
+    """One run per (agent, budget setting): the newest finished one (the runs a suite's board shows)."""
     seen, runs = set(), []
     for run in EaselRun.objects.filter(task_set=task_set, status=EaselRun.Status.DONE).order_by("-created_at", "-pk"):
         key = (run.agent_kind, run.agent_name, run.budget_setting)
@@ -218,112 +183,27 @@ def _latest_done_runs(task_set: TaskSet) -> list[EaselRun]:
     return runs
 
 
-def _run_label(run: EaselRun) -> str:
-    if run.agent_kind == EaselRun.AgentKind.PAINTER:
-        return f"{run.agent_name}, {'budget-aligned' if run.budget_setting == 'aligned' else 'native (250-step)'}"
-    return run.agent_name
+def board_run_of(run: EaselRun) -> BoardRun:
+    return BoardRun(id=run.pk, agent_kind=run.agent_kind, agent_name=run.agent_name,
+                    budget_setting=run.budget_setting, seed=run.seed, is_simulated=run.is_simulated)
 
 
-def _reconstruction_row(run: EaselRun, episodes: list[dict]) -> dict | None:
-    recon = [e for e in episodes if e["kind"] == "reconstruction" and e["final_s"] is not None]
-    if not recon:
-        return None
-    base_seed = derived_seed("easel-leaderboard", run.pk)
-
-    def interval(field: str, only: str | None = None):
-        by_category = defaultdict(list)
-        for e in recon:
-            if (only is None or e["category"] == only) and e[field] is not None:
-                by_category[e["category"]].append(e[field])
-        return _bootstrap(by_category, base_seed + len(field) + (0 if only is None else 7 * len(only)))
-
-    categories = {name: interval("final_s", name) for name, _ in CATEGORIES}
-    row = {
-        "run": run.pk, "agent": _run_label(run), "kind": run.agent_kind, "budget": run.budget_setting,
-        "seed": run.seed, "simulated": run.is_simulated, "n_references": len(recon),
-        "categories": categories,
-        "edge_iou": interval("final_edge_iou"),
-        "repeat_rate": _mean([e["repeat_rate"] for e in recon]),
-        "invalid_rate": _mean([e["invalid_rate"] for e in recon]),
-    }
-    for field, _ in TRAJECTORY_COLUMNS:
-        row[field] = interval(field)
-    return row
-
-
-def _mean(values: list) -> float | None:
-    values = [v for v in values if v is not None]
-    return float(np.mean(values)) if values else None
-
-
-def _semantic_row(run: EaselRun, episodes: list[dict]) -> dict | None:
-    """Table 4's row: the score per task, then the engine's semantic diagnostics (maze invalid rate,
-    undo counts on mazes vs the others, mean submit percentile; engine.easel.semantic)."""
-    from engine.easel.semantic import semantic_diagnostics
-
-    semantic = {e["task_id"]: e for e in episodes if e["kind"] == "semantic" and e["semantic_score"] is not None}
-    if not semantic:
-        return None
-    diagnostics = semantic_diagnostics([e["semantic_summary"] for e in semantic.values() if e["semantic_summary"]])
-    maze_invalid = diagnostics.get("maze_invalid_rate")
-    return {
-        "run": run.pk, "agent": _run_label(run), "kind": run.agent_kind, "simulated": run.is_simulated,
-        "scores": {tid: (semantic[tid]["semantic_score"] if tid in semantic else None) for tid, _ in SEMANTIC_TASKS},
-        # who read the handwriting (the other tasks are scored geometrically)
-        "recognisers": sorted({e["recogniser"] for tid, e in semantic.items() if tid == HANDWRITING and e["recogniser"]}),
-        "maze_invalid_rate": None if maze_invalid is None or np.isnan(maze_invalid) else float(maze_invalid),
-        "maze_undo": int(diagnostics.get("maze_undo", 0)),
-        "non_maze_undo": int(diagnostics.get("non_maze_undo", 0)),
-        "avg_submit_pct": float(diagnostics.get("avg_submit_percentile", float("nan"))),
-    }
-
-
-def _curve(run: EaselRun, episodes: list[dict]) -> dict | None:
-    curves = [e["progress_curve"] for e in episodes if e["kind"] == "reconstruction" and e["progress_curve"]]
-    if not curves:
-        return None
-    mean = np.mean(np.asarray(curves, dtype=np.float64), axis=0)
-    return {"run": run.pk, "agent": _run_label(run), "kind": run.agent_kind, "simulated": run.is_simulated,
-            "fractions": [float(x) for x in np.linspace(0.0, 1.0, len(mean))], "s": [float(v) for v in mean]}
+def board_episodes(runs: list[EaselRun]) -> dict[int, list[dict]]:
+    """Run id → its finished episodes as the board reads them (engine.easel.leaderboard.EPISODE_FIELDS)."""
+    fields = ["run_id", "task__external_id", *(f for f in EPISODE_FIELDS if f != "task_id")]
+    by_run: dict[int, list[dict]] = defaultdict(list)
+    for e in EaselEpisode.objects.filter(run__in=runs, status=EaselEpisode.Status.DONE).values(*fields):
+        e["task_id"] = e.pop("task__external_id")
+        by_run[e.pop("run_id")].append(e)
+    return by_run
 
 
 def easel_leaderboard(*, task_set: TaskSet) -> dict:
     """Table 3 (agents, with anchors and the painter as reference rows, Table 2), Table 4 and the
-    Figure 4 curves of a suite, from the newest finished run of each agent and budget setting."""
-    runs = _latest_done_runs(task_set)
-    fields = ("run_id", "task__external_id", "kind", "category", "budget", "steps_done", "final_s", "final_edge_iou",
-              "at_50", "auc", "best", "fb_gap", "repeat_rate", "invalid_rate", "undo_count", "submit_step",
-              "semantic_score", "semantic_summary", "recogniser", "progress_curve")
-    by_run: dict[int, list[dict]] = defaultdict(list)
-    for e in EaselEpisode.objects.filter(run__in=runs, status=EaselEpisode.Status.DONE).values(*fields):
-        e["task_id"] = e.pop("task__external_id")
-        by_run[e["run_id"]].append(e)
-    agents_rows, reference_rows, semantic_rows, curves = [], [], [], []
-    for run in runs:
-        episodes = by_run.get(run.pk, [])
-        row = _reconstruction_row(run, episodes)
-        if row is not None:
-            reference = run.agent_kind in (EaselRun.AgentKind.ANCHOR, EaselRun.AgentKind.PAINTER)
-            (reference_rows if reference else agents_rows).append(row)
-        semantic = _semantic_row(run, episodes)
-        if semantic is not None:
-            semantic_rows.append(semantic)
-        curve = _curve(run, episodes)
-        if curve is not None and run.agent_kind != EaselRun.AgentKind.ANCHOR:
-            curves.append(curve)
-    agents_rows.sort(key=lambda r: -r["final_s"][0])
-    reference_rows.sort(key=lambda r: r["final_s"][0])
-    semantic_rows.sort(key=lambda r: r["agent"])
-    present = {e["category"] for rows in by_run.values() for e in rows if e["kind"] == "reconstruction"}
-    return {
-        "task_set": {"id": task_set.pk, "name": task_set.name, "version": task_set.version},
-        "demo": task_set.is_demo,
-        "simulated": any(r.is_simulated for r in runs),
-        "interval": INTERVAL_NOTE,
-        "categories": [[name, head] for name, head in CATEGORIES if name in present],
-        "semantic_tasks": [[name, head] for name, head in SEMANTIC_TASKS],
-        "agents": agents_rows,
-        "references": reference_rows,
-        "semantic": semantic_rows,
-        "curves": curves,
-    }
+    Figure 4 curves of a suite, from the newest finished run of each agent and budget setting
+    (computed by :func:`engine.easel.leaderboard.easel_board`)."""
+    runs = latest_done_runs(task_set)
+    return easel_board(
+        task_set={"id": task_set.pk, "name": task_set.name, "version": task_set.version}, demo=task_set.is_demo,
+        runs=[board_run_of(r) for r in runs], episodes=board_episodes(runs),
+    )

@@ -31,6 +31,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from engine.easel.trajectory import PROGRESS_GRID_POINTS, progress_curve  # noqa: F401 (named by tests)
 from leaderboard.easel import agents
 from leaderboard.easel.models import (
     NATIVE_BUDGET,
@@ -47,8 +48,6 @@ from leaderboard.services.catalogue import benchmark_get_or_create
 logger = logging.getLogger(__name__)
 
 DEFAULT_SUITE_NAME = "easel"
-#: Points of the common step-fraction grid an episode's S_t is resampled onto (Figure 4), 0 to 1.
-PROGRESS_GRID_POINTS = 51
 #: Steps a cheap offline policy takes between writes (a kill loses at most these, and they are redone
 #: identically); a model's steps are written one by one, since each is a paid call.
 OFFLINE_FLUSH_STEPS = 32
@@ -389,16 +388,6 @@ def _write_steps(run: EaselRun, episode: EaselEpisode, rows: list[EaselStep], pr
         raise EpisodeTakenOver(f"episode {episode.pk}: steps {rows[0].index}..{rows[-1].index} already stored") from exc
     if progress:
         progress(len(rows))
-
-
-def progress_curve(s_values: list[float], initial_s: float, points: int = PROGRESS_GRID_POINTS) -> list[float]:
-    """S over painting progress on a fixed grid of step fractions (Figure 4): S_t at t/T, S_0 at 0,
-    linear in between, so that episodes of different budgets average point by point."""
-    if not s_values:
-        return []
-    fractions = np.arange(len(s_values) + 1) / len(s_values)
-    grid = np.linspace(0.0, 1.0, points)
-    return [float(v) for v in np.interp(grid, fractions, [initial_s, *s_values])]
 
 
 def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None) -> None:

@@ -1,0 +1,179 @@
+"""Recompute an EASEL leaderboard from a bundle's steps and canvases (easel.txt §3.3, §5).
+
+For each episode the stored raw actions are replayed through the engine's environment
+(:class:`engine.easel.episode.Environment`, the same path a resumed episode takes on the site): the
+replayed S_t and its components must equal the recorded ones, and each stored canvas (``media/``) must
+be the PNG of the replayed canvas — a changed canvas byte, action or S is named at its step. The
+episode's trajectory metrics (Final, @50%, AUC, Best, F-B gap, repeat and invalid rates, the Figure 4
+curve) are recomputed from the replayed S_t with the engine's functions; an anchor's canvas is
+recomputed from the reference (:mod:`engine.easel.painter`). The board is then recomputed from the
+recomputed episodes with :func:`engine.easel.leaderboard.easel_board` and compared with ``board/board.json``.
+
+A semantic episode's score is recomputed when its recogniser is offline (Tesseract installed, or a
+geometric task); a model recogniser's reading is taken as recorded (noted in the report).
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from engine.bundle.manifest import read_json, read_jsonl
+from engine.bundle.numbers import NumberCheck, compare
+from engine.easel import painter
+from engine.easel.episode import Environment
+from engine.easel.leaderboard import EPISODE_FIELDS, BoardRun, easel_board
+from engine.easel.metrics import similarity
+from engine.easel.semantic import HANDWRITING_HELLO, TesseractRecogniser, semantic_episode_summary
+from engine.easel.task import task_from_record
+from engine.easel.trajectory import progress_curve, trajectory_diagnostics
+
+__all__ = ["EPISODES", "RUNS", "STEPS", "TASKS", "recompute"]
+
+TASKS = "records/tasks.jsonl"
+RUNS = "records/runs.jsonl"
+EPISODES = "records/episodes.jsonl"
+STEPS = "records/steps.jsonl"
+STEP_FIELDS = ("s", "ssim", "l1", "edge_iou", "valid", "kind", "collision")
+ANCHOR_FUNCTIONS = {"blank_fill": painter.blank_fill, "mean_colour_fill": painter.mean_colour_fill,
+                    "dominant_colour_fill": painter.dominant_colour_fill}
+
+
+def _media(root: Path, digest: str | None) -> bytes | None:
+    if not digest:
+        return None
+    path = Path(root) / "media" / f"{digest}.png"
+    return path.read_bytes() if path.is_file() else None
+
+
+def _levels(canvas: np.ndarray) -> np.ndarray:
+    """The 8-bit levels a canvas is stored at (engine.easel.task.png_bytes rounds to the nearest level)."""
+    return np.round(np.clip(canvas, 0.0, 1.0) * 255.0).astype(np.uint8)
+
+
+def _canvas_check(root: Path, where: str, digest: str | None, canvas: np.ndarray) -> NumberCheck:
+    """The stored canvas against the replayed one, pixel by pixel at the stored 8-bit levels."""
+    expected = "identical to the replay"
+    stored = _media(root, digest)
+    if stored is None:
+        return NumberCheck(f"{where}.canvas", f"missing file media/{digest}.png", expected)
+    try:
+        with Image.open(io.BytesIO(stored)) as image:
+            pixels = np.asarray(image.convert("RGB"), dtype=np.uint8)
+    except Exception as exc:  # a damaged PNG: say so rather than stop the whole check
+        return NumberCheck(f"{where}.canvas", f"media/{digest}.png does not decode ({type(exc).__name__}: {exc})", expected)
+    replayed = _levels(canvas)
+    if pixels.shape != replayed.shape:
+        return NumberCheck(f"{where}.canvas", f"{pixels.shape[1]}×{pixels.shape[0]} pixels, not "
+                                              f"{replayed.shape[1]}×{replayed.shape[0]}", expected)
+    differing = int(np.count_nonzero(np.any(pixels != replayed, axis=2)))
+    return NumberCheck(f"{where}.canvas", expected if differing == 0 else f"{differing} pixels differ from the replay",
+                       expected)
+
+
+def _recogniser(name: str):
+    if name.split()[0] == "tesseract" and shutil.which("tesseract"):
+        return TesseractRecogniser()
+    return None
+
+
+def _episode(root: Path, episode: Mapping, steps: list[Mapping], task, run: Mapping,
+             checks: list[NumberCheck], notes: list[str]) -> dict:
+    """The recomputed fields of one episode (what the site's ``_episode_finish`` stores), checking each step."""
+    where = f"run {episode['run']} ({run['agent_name']}) / {episode['task']}"
+    out = dict(episode)
+    if run["agent_kind"] == "anchor":
+        canvas = ANCHOR_FUNCTIONS[run["config"]["anchor"]](task.reference)
+        score = similarity(canvas, task.reference)
+        out.update(final_s=score.s, final_ssim=score.ssim, final_l1=score.l1, final_edge_iou=score.edge_iou,
+                   best=score.s, at_50=score.s, auc=score.s, fb_gap=0.0)
+        checks.append(_canvas_check(root, f"episode {where}.final", episode.get("final_canvas"), canvas))
+        return out
+    handwriting = task.spec.get("task") == HANDWRITING_HELLO
+    recogniser = _recogniser(episode.get("recogniser") or "tesseract") if handwriting else None
+    env = Environment(task, budget=int(episode["budget"]), recogniser=recogniser)
+    initial_s = float(env.similarity.s) if env.similarity is not None else None
+    outcomes = []
+    for step in steps:
+        outcome = env.step(step["raw"])
+        outcomes.append(outcome)
+        sim = outcome.similarity
+        again = {"s": None if sim is None else float(sim.s), "ssim": None if sim is None else float(sim.ssim),
+                 "l1": None if sim is None else float(sim.l1), "edge_iou": None if sim is None else float(sim.edge_iou),
+                 "valid": bool(outcome.valid), "kind": outcome.kind, "collision": bool(outcome.collision)}
+        label = f"episode {where}.step {step['index']}"
+        checks.extend(NumberCheck(f"{label}.{f}", step.get(f), again[f]) for f in STEP_FIELDS)
+        if step.get("canvas"):
+            checks.append(_canvas_check(root, label, step["canvas"], env.canvas))
+    checks.append(_canvas_check(root, f"episode {where}.final", episode.get("final_canvas"), env.canvas))
+    kinds = [o.kind for o in outcomes]
+    valid = [bool(o.valid) for o in outcomes]
+    submit = next((i for i, o in enumerate(outcomes, start=1) if o.kind == "submit"), None)
+    out.update(steps_done=len(outcomes), undo_count=kinds.count("undo"),
+               collision_count=sum(bool(o.collision) for o in outcomes), submit_step=submit,
+               invalid_rate=(sum(not v for v in valid) / len(valid)) if valid else 0.0)
+    if task.kind == "reconstruction":
+        s_values = [float(o.similarity.s) for o in outcomes]
+        diagnostics = trajectory_diagnostics(s_values, [o.action for o in outcomes], valid)
+        last = outcomes[-1].similarity
+        out.update(initial_s=initial_s, final_s=diagnostics.final, final_ssim=float(last.ssim), final_l1=float(last.l1),
+                   final_edge_iou=float(last.edge_iou), at_50=diagnostics.at_50, auc=diagnostics.auc,
+                   best=diagnostics.best, fb_gap=diagnostics.fb_gap, repeat_rate=diagnostics.repeat_rate,
+                   invalid_rate=diagnostics.invalid_rate, progress_curve=progress_curve(s_values, initial_s))
+    else:
+        out["semantic_summary"] = semantic_episode_summary(task, kinds, valid, submit)
+        if handwriting and recogniser is None:
+            notes.append(f"episode {where}: the handwriting reading by {episode.get('recogniser') or 'tesseract'} "
+                         "is taken as recorded (recogniser not available offline here)")
+        else:
+            score = env.final_score()
+            out.update(semantic_score=float(score.value), semantic_detail=dict(score.detail), recogniser=score.recogniser)
+    return out
+
+
+#: Episode fields compared with the recomputation (the board reads a subset, EPISODE_FIELDS).
+EPISODE_CHECKED = ("steps_done", "initial_s", "final_s", "final_ssim", "final_l1", "final_edge_iou", "at_50", "auc",
+                   "best", "fb_gap", "repeat_rate", "invalid_rate", "undo_count", "collision_count", "submit_step",
+                   "semantic_score", "semantic_detail", "semantic_summary", "recogniser", "progress_curve")
+
+
+def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None = None) -> list[NumberCheck]:
+    """Every step, episode and board number beside its recomputation from the bundle's steps."""
+    notes = notes if notes is not None else []
+    config = manifest["configuration"]
+    stored_board = read_json(root, manifest["board"])
+    tasks = {}
+    for row in read_jsonl(root, TASKS):
+        png = _media(root, row["image"])
+        if png is None:
+            raise ValueError(f"{TASKS}: task {row['id']}'s image media/{row['image']}.png is missing")
+        tasks[row["id"]] = task_from_record(row["source"], png)
+    runs = {int(r["id"]): r for r in read_jsonl(root, RUNS)}
+    steps_of: dict[int, list[Mapping]] = defaultdict(list)
+    for step in read_jsonl(root, STEPS):
+        steps_of[int(step["episode"])].append(step)
+    checks: list[NumberCheck] = []
+    board_episodes: dict[int, list[dict]] = defaultdict(list)
+    for episode in read_jsonl(root, EPISODES):
+        if episode["status"] != "done":
+            continue
+        run = runs[int(episode["run"])]
+        steps = sorted(steps_of.get(int(episode["id"]), []), key=lambda s: int(s["index"]))
+        again = _episode(root, episode, steps, tasks[episode["task"]], run, checks, notes)
+        where = f"episode run {episode['run']} ({run['agent_name']}) / {episode['task']}"
+        checks.extend(compare({f: episode.get(f) for f in EPISODE_CHECKED}, {f: again.get(f) for f in EPISODE_CHECKED},
+                              prefix=f"{where}."))
+        if run.get("on_board"):
+            board_episodes[int(run["id"])].append({**{f: again.get(f) for f in EPISODE_FIELDS}, "task_id": episode["task"]})
+    board_runs = [BoardRun(id=int(r["id"]), agent_kind=r["agent_kind"], agent_name=r["agent_name"],
+                           budget_setting=r["budget_setting"], seed=int(r["seed"]), is_simulated=bool(r["is_simulated"]))
+                  for r in sorted((r for r in runs.values() if r.get("on_board")), key=lambda r: r["board_position"])]
+    board = easel_board(task_set=config["task_set"], demo=bool(config["demo"]), runs=board_runs, episodes=board_episodes)
+    return compare(stored_board, board, prefix="board.") + checks

@@ -1,0 +1,96 @@
+"""Recompute an Ekphrasis leaderboard snapshot from a bundle's judged comparisons (Ekphrasis §4.3, App. F).
+
+``records/comparisons.jsonl`` holds every comparison of the run — planned, failed and judged — with
+what the judge saw and said; a judged one carries ``fit``, the fields the leaderboard fit reads (the
+models' positions in the pool, the inspected fields' word counts, the pair key), exactly as the site
+built them when it stored the snapshot. The snapshot is then recomputed with
+:func:`engine.leaderboard.build_leaderboard` — the site's own function — on the recorded models,
+dimensions, bootstrap size and seed, and compared number by number with ``board/board.json``.
+
+The word counts are checked too, against the responses in ``records/responses.jsonl`` (the judge's
+inspected field of each dimension is recorded in the manifest), so an edited response text shows up
+even though no board number reads the text itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.bundle.manifest import read_json, read_jsonl
+from engine.bundle.numbers import NumberCheck, compare
+from engine.leaderboard import JudgedComparison, build_leaderboard
+from engine.reliability import ComparisonRecord
+
+__all__ = ["COMPARISONS", "RESPONSES", "judged_comparison", "recompute"]
+
+COMPARISONS = "records/comparisons.jsonl"
+RESPONSES = "records/responses.jsonl"
+#: Payload lists indexed by model (named by the model in a report).
+MODEL_KEYS = {"theta", "se", "winrate", "z", "diagnostic_winrate", "wins", "losses", "ties", "rank_probabilities",
+              "pairwise_winrate", "pairwise_n", "overall", "overall_rank_probabilities", "models", "model_ids",
+              "task_avg", "usefulness_pct", "novelty_pct"}
+#: Payload pairs [5th percentiles, 95th percentiles] of model lists.
+INTERVAL_KEYS = {"theta_ci90", "winrate_ci90", "overall_ci90"}
+
+
+def judged_comparison(row: Mapping[str, Any]) -> JudgedComparison:
+    """A judged comparison record of the bundle as the engine's leaderboard input."""
+    fit = row["fit"]
+    automatic = bool(fit["automatic"])
+    record = ComparisonRecord(
+        task=row["task"], dimension=row["dimension"], model_a=int(fit["model_a"]), model_b=int(fit["model_b"]),
+        winner=row["winner"], kind="primary" if automatic else row["kind"], repaired=bool(row["repaired"]),
+        len_a=int(fit["len_a"]), len_b=int(fit["len_b"]), pair_key=fit["pair_key"], repeat=int(row["repeat"]),
+        judge=row["judge"],
+    )
+    return JudgedComparison(record=record, confidence=row["confidence"] or 0.0, family=row["family"], automatic=automatic)
+
+
+def model_labeller(models: Sequence[str]):
+    def label(path: tuple[str, ...], i: int) -> str:
+        last = path[-1] if path else ""
+        if last in INTERVAL_KEYS:
+            return ("5th pct", "95th pct")[i] if i < 2 else str(i)
+        parent = path[-2] if len(path) > 1 else ""
+        by_model = last in MODEL_KEYS or parent == "z" or (last.startswith("[") and parent in MODEL_KEYS | INTERVAL_KEYS)
+        if last == "order":
+            return f"rank {i + 1}"
+        return models[i] if by_model and i < len(models) else str(i)
+
+    return label
+
+
+def _word_checks(comparisons: Sequence[Mapping], responses: Mapping[int, Mapping], inspected: Mapping[str, str]) -> list[NumberCheck]:
+    out = []
+    for row in comparisons:
+        fit = row.get("fit")
+        if not fit:
+            continue
+        field = inspected.get(row["dimension"])
+        for side, shown in (("len_a", row["shown_a"]), ("len_b", row["shown_b"])):
+            response = responses.get(shown)
+            words = None if response is None or field is None else len(str(response.get(field, "")).split())
+            out.append(NumberCheck(f"records.comparison {row['id']}.{side} (words of response {shown}'s {field})",
+                                   fit[side], words))
+    return out
+
+
+def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
+    """Every number of the stored snapshot beside its recomputation from the bundle's comparisons."""
+    config = manifest["configuration"]
+    stored = read_json(root, manifest["board"])
+    comparisons = read_jsonl(root, COMPARISONS)
+    models = list(config["models"])
+    judged = [judged_comparison(row) for row in comparisons if row["status"] == "ok"]
+    payload = build_leaderboard(judged, models, dimensions=tuple(config["dimensions"]), n_boot=int(config["n_boot"]),
+                                seed=int(config["seed"]))
+    # Recorded with the snapshot, not computed by the fit: the pool's ids and the run's usage are
+    # copied; the failed calls are counted from the comparisons.
+    payload["model_ids"] = stored.get("model_ids")
+    payload["usage"] = stored.get("usage")
+    payload["failed_calls"] = sum(1 for row in comparisons if row["status"] == "failed")
+    checks = compare(stored, payload, label=model_labeller(models))
+    responses = {int(r["id"]): r for r in read_jsonl(root, RESPONSES)}
+    return checks + _word_checks(comparisons, responses, config.get("inspected_field", {}))

@@ -1,0 +1,169 @@
+"""A bundle's files and their hashes: JSON and JSON-lines writers, the manifest, and its check.
+
+Every file of a bundle is listed in ``manifest.json`` with its size and SHA-256 (FIPS 180-4). A
+JSON-lines file also lists one digest per line (the first 16 hex digits of the line's SHA-256), so a
+check can say which record of the file changed, not only that the file did. Media are stored once under
+``media/<sha256>.<ext>``: the name is the content's hash, and the check compares the two as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BUNDLE_FORMAT", "MANIFEST", "FileProblem", "BundleWriter", "check_files", "read_json", "read_jsonl",
+           "sha256_bytes"]
+
+#: Version of the bundle layout (bumped when a file's meaning changes).
+BUNDLE_FORMAT = 1
+MANIFEST = "manifest.json"
+#: Hex digits kept of each line's SHA-256: 64 bits name a changed record without doubling the manifest.
+LINE_DIGEST_HEX = 16
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _line_digest(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest()[:LINE_DIGEST_HEX]
+
+
+def json_text(value: Any) -> str:
+    """Stable JSON: sorted keys, two-space indent, no NaN (a bundle is read by other languages too)."""
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def record_line(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+class BundleWriter:
+    """Writes a bundle's files under ``root`` and remembers each file's hash for the manifest.
+
+    ``redact(text) -> text`` is applied to every text file before it is hashed and written (the
+    exporter's last guard against a secret value in any record)."""
+
+    def __init__(self, root: Path, redact=None) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.files: dict[str, dict] = {}
+        self._redact = redact or (lambda text: text)
+
+    def _write(self, name: str, data: bytes, lines: list[str] | None = None) -> str:
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        entry: dict[str, Any] = {"sha256": sha256_bytes(data), "bytes": len(data)}
+        if lines is not None:
+            entry["lines"] = lines
+        self.files[name] = entry
+        return name
+
+    def text(self, name: str, text: str) -> str:
+        return self._write(name, self._redact(text).encode("utf-8"))
+
+    def json(self, name: str, value: Any) -> str:
+        return self.text(name, json_text(value))
+
+    def jsonl(self, name: str, records: Iterable[Any]) -> str:
+        lines = [self._redact(record_line(r)) for r in records]
+        data = "".join(line + "\n" for line in lines).encode("utf-8")
+        return self._write(name, data, [_line_digest(line.encode("utf-8")) for line in lines])
+
+    def media(self, data: bytes, ext: str = "png") -> str:
+        """Store ``data`` once under its hash; returns the hash (what records cite)."""
+        digest = sha256_bytes(data)
+        name = f"media/{digest}.{ext}"
+        if name not in self.files:
+            self._write(name, bytes(data))
+        return digest
+
+    def manifest(self, fields: Mapping[str, Any]) -> dict:
+        manifest = {**fields, "bundle_format": BUNDLE_FORMAT, "files": dict(sorted(self.files.items()))}
+        (self.root / MANIFEST).write_text(self._redact(json_text(manifest)), encoding="utf-8")
+        return manifest
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    """A file whose bytes do not match the manifest: ``what`` is missing, changed, unlisted or misnamed;
+    ``lines`` the 1-based lines of a JSON-lines file whose records changed (or were added or removed)."""
+
+    path: str
+    what: str
+    detail: str = ""
+    lines: tuple[int, ...] = ()
+    records: tuple[str, ...] = ()  # what each changed line now holds (its identifying fields)
+
+
+#: Changed lines of one file described in a report (all are counted).
+MAX_LINES_NAMED = 50
+#: Fields that identify a record, in the order a report names them.
+IDENTIFYING = ("id", "run", "episode", "index", "task", "dimension", "kind", "model_x", "model_y", "model", "sample",
+               "key", "rater", "repeat")
+
+
+def describe_record(line: bytes) -> str:
+    """A record's identifying fields (``id=54 task=t3 dimension=U``), or why the line is not a record."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return "not JSON"
+    if not isinstance(row, dict):
+        return "not a JSON object"
+    return " ".join(f"{k}={row[k]}" for k in IDENTIFYING if k in row) or "(no identifying fields)"
+
+
+def check_files(root: Path, manifest: Mapping[str, Any]) -> list[FileProblem]:
+    """Every listed file against its size and SHA-256; changed JSON-lines files line by line; media
+    names against their content; files present but not listed."""
+    root = Path(root)
+    problems: list[FileProblem] = []
+    listed = manifest.get("files", {})
+    for name, entry in listed.items():
+        path = root / name
+        if not path.is_file():
+            problems.append(FileProblem(name, "missing"))
+            continue
+        data = path.read_bytes()
+        digest = sha256_bytes(data)
+        if digest != entry.get("sha256"):
+            lines: tuple[int, ...] = ()
+            if "lines" in entry:
+                now = [_line_digest(line) for line in data.splitlines()]
+                was = entry["lines"]
+                lines = tuple(k + 1 for k in range(max(len(now), len(was)))
+                              if k >= len(now) or k >= len(was) or now[k] != was[k])
+            split = data.splitlines()
+            records = tuple(f"line {k}: " + (describe_record(split[k - 1]) if k <= len(split) else "(removed)")
+                            for k in lines[:MAX_LINES_NAMED])
+            problems.append(FileProblem(name, "changed", f"SHA-256 {digest[:12]}… (manifest {entry.get('sha256', '')[:12]}…)",
+                                        lines, records))
+        if name.startswith("media/") and Path(name).stem != digest:
+            problems.append(FileProblem(name, "misnamed", f"content hash {digest[:12]}… is not its name"))
+    for path in sorted(root.rglob("*")):
+        name = path.relative_to(root).as_posix()
+        if path.is_file() and name != MANIFEST and name not in listed:
+            problems.append(FileProblem(name, "unlisted"))
+    return problems
+
+
+def read_json(root: Path, name: str) -> Any:
+    return json.loads((Path(root) / name).read_text(encoding="utf-8"))
+
+
+def read_jsonl(root: Path, name: str) -> list[Any]:
+    path = Path(root) / name
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{name}, line {number}: not JSON ({exc.msg})") from exc
+    return out

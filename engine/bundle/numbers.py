@@ -1,0 +1,104 @@
+"""Number by number: a stored board against the board recomputed from a bundle's records.
+
+Both are JSON values. Every leaf (number, string, boolean, null) is compared at its path, e.g.
+``per_dimension.U.winrate[gpt-x]``; a list indexed by model is labelled by the model's name when the
+caller says which keys are indexed so. Numbers compare exactly (the recomputation runs the same code
+on the same inputs, so the same floats come out); a reviewer on another machine whose BLAS sums in
+another order sees last-digit differences named as such (``relative`` in each check).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["NumberCheck", "compare", "leaves"]
+
+
+@dataclass(frozen=True)
+class NumberCheck:
+    """One compared value: where it is, what the bundle stored, what the recomputation gave."""
+
+    path: str
+    stored: Any
+    recomputed: Any
+
+    @property
+    def identical(self) -> bool:
+        return _same(self.stored, self.recomputed)
+
+    @property
+    def relative(self) -> float | None:
+        """|stored − recomputed| / max(|stored|, |recomputed|) for two numbers, else None."""
+        a, b = self.stored, self.recomputed
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+            scale = max(abs(a), abs(b))
+            return 0.0 if scale == 0 else abs(a - b) / scale
+        return None
+
+    def describe(self) -> str:
+        return f"{self.path}: stored {_show(self.stored)}, recomputed {_show(self.recomputed)}"
+
+
+def _show(value: Any) -> str:
+    return "(absent)" if value is _ABSENT else json.dumps(value)
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_ABSENT = _Absent()
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is _ABSENT or b is _ABSENT or isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+Labeller = Callable[[tuple[str, ...], int], str]
+
+
+def leaves(value: Any, label: Labeller | None = None, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """(path, leaf) pairs of a JSON value; list items are named ``[i]`` or ``[label(path, i)]``."""
+    if isinstance(value, dict):
+        if not value:
+            yield path, {}
+        for key in sorted(value, key=str):
+            yield from leaves(value[key], label, (*path, str(key)))
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            yield path, []
+        for i, item in enumerate(value):
+            name = label(path, i) if label is not None else str(i)
+            yield from leaves(item, label, (*path, f"[{name}]"))
+    else:
+        yield path, value
+
+
+def _path_text(path: Sequence[str]) -> str:
+    text = ""
+    for part in path:
+        text += part if part.startswith("[") else (("." if text else "") + part)
+    return text or "(board)"
+
+
+def compare(stored: Any, recomputed: Any, *, label: Labeller | None = None, prefix: str = "") -> list[NumberCheck]:
+    """Every leaf of either value, stored beside recomputed (a leaf present on one side only is a difference).
+    Both sides are normalised through JSON first (tuples become lists, numpy scalars plain numbers)."""
+    stored = json.loads(json.dumps(stored, default=float))
+    recomputed = json.loads(json.dumps(recomputed, default=float))
+    left = dict(leaves(stored, label))
+    right = dict(leaves(recomputed, label))
+    out = []
+    for path in sorted(set(left) | set(right), key=lambda p: _path_text(p)):
+        name = _path_text(path)
+        out.append(NumberCheck(f"{prefix}{name}" if prefix else name, left.get(path, _ABSENT), right.get(path, _ABSENT)))
+    return out

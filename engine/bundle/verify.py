@@ -1,0 +1,119 @@
+"""Verify a bundle from its files alone: every file against the manifest, then every number of the board
+against its recomputation (offline; no database, no network).
+
+Both checks always run: a file whose hash does not match is named (with the changed lines of a
+JSON-lines file), and the recomputation still runs on the files as they are, so the report also names
+the numbers the change moved. A reviewer who edits a record *and* its hash in the manifest passes the
+first check and fails the second: the recomputed board differs from the stored one, number by number.
+The bundle passes only when no file problem and no differing number is found.
+"""
+
+from __future__ import annotations
+
+import tarfile
+import tempfile
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.bundle import c2, easel, ekphrasis
+from engine.bundle.manifest import MANIFEST, FileProblem, check_files, read_json, sha256_bytes
+from engine.bundle.numbers import NumberCheck
+
+__all__ = ["BundleError", "VerifyReport", "opened_bundle", "verify_bundle"]
+
+RECOMPUTE: dict[str, Callable] = {"ekphrasis": ekphrasis.recompute, "easel": easel.recompute, "c2": c2.recompute}
+
+
+class BundleError(ValueError):
+    """The path is not a bundle (no manifest, unknown kind, unreadable archive)."""
+
+
+@dataclass
+class VerifyReport:
+    kind: str
+    title: str
+    bundle_sha256: str
+    file_problems: list[FileProblem] = field(default_factory=list)
+    checks: list[NumberCheck] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def differing(self) -> list[NumberCheck]:
+        return [c for c in self.checks if not c.identical]
+
+    @property
+    def ok(self) -> bool:
+        return not self.file_problems and not self.differing and not self.error
+
+    def lines(self, *, show_identical: bool = False) -> list[str]:
+        out = [f"bundle {self.title} ({self.kind}), manifest SHA-256 {self.bundle_sha256}"]
+        for problem in self.file_problems:
+            where = f" (lines {', '.join(map(str, problem.lines))})" if problem.lines else ""
+            out.append(f"FILE {problem.what.upper()}: {problem.path}{where}{': ' + problem.detail if problem.detail else ''}")
+            out += [f"  changed record {r}" for r in problem.records]
+        if self.error:
+            out.append(f"RECOMPUTATION FAILED: {self.error}")
+        for check in self.checks:
+            if show_identical or not check.identical:
+                out.append(("identical " if check.identical else "DIFFERS   ") + check.describe())
+        out += [f"note: {n}" for n in self.notes]
+        identical = len(self.checks) - len(self.differing)
+        out.append(f"{identical} of {len(self.checks)} numbers identical, {len(self.differing)} differing; "
+                   f"{len(self.file_problems)} file problem(s) — " + ("VERIFIED" if self.ok else "NOT VERIFIED"))
+        return out
+
+
+def _safe_members(archive: tarfile.TarFile):
+    for member in archive.getmembers():
+        name = Path(member.name)
+        if name.is_absolute() or ".." in name.parts or not (member.isfile() or member.isdir()):
+            raise BundleError(f"archive member {member.name!r} is not a plain file inside the bundle")
+        yield member
+
+
+@contextmanager
+def opened_bundle(path: str | Path):
+    """The bundle's root directory: ``path`` itself, or a temporary extraction of a ``.tar.gz``."""
+    path = Path(path)
+    if path.is_dir():
+        yield path
+        return
+    if not path.is_file():
+        raise BundleError(f"{path}: no such bundle (a directory or a .tar.gz)")
+    try:
+        archive = tarfile.open(path, "r:*")
+    except (tarfile.TarError, OSError) as exc:
+        raise BundleError(f"{path}: not a readable .tar.gz ({exc})") from exc
+    with archive, tempfile.TemporaryDirectory(prefix="bundle-") as folder:
+        archive.extractall(folder, members=list(_safe_members(archive)), filter="data")
+        roots = [p for p in Path(folder).iterdir()]
+        yield roots[0] if len(roots) == 1 and roots[0].is_dir() else Path(folder)
+
+
+def verify_bundle(path: str | Path) -> VerifyReport:
+    """Check every file and recompute every number of the bundle at ``path``."""
+    with opened_bundle(path) as root:
+        manifest_path = root / MANIFEST
+        if not manifest_path.is_file():
+            raise BundleError(f"{path}: no {MANIFEST}")
+        try:
+            manifest = read_json(root, MANIFEST)
+        except ValueError as exc:
+            raise BundleError(f"{path}: {MANIFEST} is not JSON ({exc})") from exc
+        kind = manifest.get("kind")
+        if kind not in RECOMPUTE:
+            raise BundleError(f"{path}: {MANIFEST} names kind {kind!r}; expected one of {', '.join(RECOMPUTE)}")
+        report = VerifyReport(kind=kind, title=str(manifest.get("title", "")),
+                              bundle_sha256=sha256_bytes(manifest_path.read_bytes()))
+        report.file_problems = check_files(root, manifest)
+        try:
+            if kind == "easel":
+                report.checks = RECOMPUTE[kind](root, manifest, report.notes)
+            else:
+                report.checks = RECOMPUTE[kind](root, manifest)
+        except Exception as exc:  # a damaged bundle can break any step (a PNG decoder raises SyntaxError): report it
+            report.error = f"{type(exc).__name__}: {exc}"
+        return report

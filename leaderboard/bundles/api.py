@@ -1,0 +1,31 @@
+"""``/api/v1/bundles/<kind>/<id>``: a leaderboard's reproducibility bundle as a download (researchers).
+
+One operation per kind (``ekphrasis``: id of a snapshot, ``easel``: id of a task set, ``c2``: id of a
+finished run), each the archive ``manage.py export_bundle`` writes and ``manage.py verify_bundle`` checks."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+
+from leaderboard.api_contract import ApiView, error_responses
+from leaderboard.bundles.views import bundle_archive_response
+
+WHAT = {"ekphrasis": "an Ekphrasis leaderboard snapshot", "easel": "an EASEL task set's leaderboard",
+        "c2": "a finished C² run"}
+
+
+def _download_api(kind: str) -> type[ApiView]:
+    @extend_schema(operation_id=f"bundles_{kind}_download", summary=f"The reproducibility bundle of {WHAT[kind]}",
+                   description=f"A .tar.gz: manifest, records, media, the board (JSON, CSV, LaTeX) and a static "
+                               f"viewer; the id is that of {WHAT[kind]}.",
+                   responses={(200, "application/gzip"): OpenApiTypes.BINARY, **error_responses(404)})
+    def get(self, request, pk: int):
+        return bundle_archive_response(kind, pk)
+
+    return type(f"{kind.capitalize()}BundleDownloadApi", (ApiView,), {"get": get, "__doc__": f"Bundle of {WHAT[kind]}."})
+
+
+EkphrasisBundleDownloadApi = _download_api("ekphrasis")
+EaselBundleDownloadApi = _download_api("easel")
+C2BundleDownloadApi = _download_api("c2")

@@ -1,0 +1,118 @@
+"""A C² run as a bundle: its prompts (with images and grading references), every sample with the
+grader's verdict and the confidence reply, every rating with the rater's raw reply, the run's
+configuration and seed, and the stored results (Tables 1–2).
+
+The bundle's recomputation (:mod:`engine.bundle.c2`) scores the recorded grades and ratings with
+:func:`engine.c2.results.c2_results`, the function the site scored the run with.
+"""
+
+from __future__ import annotations
+
+from engine.bundle.manifest import BundleWriter
+from engine.bundle.secrets import scrubbed
+from engine.c2.sandbox import BWRAP, UNSANDBOXED_ENV
+from leaderboard.bundles.common import model_description, task_set_description
+from leaderboard.c2 import exports
+from leaderboard.c2.models import C2Rating, C2Run, C2Sample
+from leaderboard.c2.services.scoring import run_records
+
+PROTOCOL = "C²-Eval: Usefulness, Originality, Surprise of convergent and divergent tasks (§3.2)"
+SAMPLE_SHOWN = 300  # characters of a sample in the viewer's drill-down (the records keep all of it)
+
+
+def _tasks(writer: BundleWriter, run: C2Run) -> str:
+    rows = []
+    for t in run.task_set.tasks.select_related("c2_image").order_by("position", "external_id"):
+        image = getattr(t, "c2_image", None)  # a text task has none (the reverse accessor raises AttributeError)
+        rows.append({"id": t.external_id, "key": t.pk, "task_type": t.family, "subtype": t.subtype, "brief": t.brief,
+                     "constraints": t.constraints, "source": scrubbed(t.source), "position": t.position,
+                     "image": writer.media(bytes(image.data), ext=image.content_type.split("/")[-1]) if image else None})
+    name = writer.jsonl("records/tasks.jsonl", rows)
+    return writer.files[name]["sha256"]
+
+
+def _samples(run: C2Run) -> list[dict]:
+    settings, records, _ = run_records(run)
+    extra = {s["pk"]: s for s in C2Sample.objects.filter(run=run).values(
+        "pk", "sample_index", "text", "temperature", "confidence_raw", "verdict", "grade_detail", "attempts", "error")}
+    rows = []
+    for record in records:
+        more = extra[record.key]
+        rows.append({**record.__dict__, "sample_index": more["sample_index"], "text": more["text"],
+                     "temperature": more["temperature"], "confidence_raw": more["confidence_raw"],
+                     "verdict": more["verdict"], "grade_detail": more["grade_detail"], "attempts": more["attempts"],
+                     "error": more["error"]})
+    return rows
+
+
+def _ratings(run: C2Run) -> list[dict]:
+    _, _, records = run_records(run)
+    extra = {(r["sample_id"], r["rater_name"], r["repeat"]): r for r in C2Rating.objects.filter(sample__run=run).values(
+        "sample_id", "rater_name", "repeat", "raw", "repaired", "attempts", "error")}
+    return [{**r.__dict__, **{k: extra[(r.sample, r.rater, r.repeat)][k] for k in ("raw", "repaired", "attempts", "error")}}
+            for r in records]
+
+
+def _viewer(run: C2Run, samples: list[dict]) -> dict:
+    results = run.results
+    types = results["task_types"]
+    board = {"caption": "Creativity per task type (mean over prompts, 95% bootstrap over prompts)",
+             "columns": ["model"] + [f"{t} C" for t in types] + ["combined text", "combined vision"],
+             "rows": [[m] + [(results["scores"][m].get(t) or {}).get("creativity", {}).get("value") for t in types]
+                      + [results["combined"][m].get("text"), results["combined"][m].get("vision")]
+                      for m in results["models"]]}
+    by_task: dict[str, list[dict]] = {}
+    for s in samples:
+        by_task.setdefault(s["task"], []).append(s)
+    instances = [{
+        "id": task, "label": f"prompt {task} ({items[0]['task_type']}, {len(items)} samples)",
+        "table": {"caption": f"Every sample of prompt {task}",
+                  "columns": ["model", "sample", "status", "verdict", "correct", "confidence", "cluster", "text"],
+                  "rows": [[s["model"], s["sample_index"], s["status"], s["verdict"], s["correct"], s["confidence"],
+                            s["cluster"], s["text"][:SAMPLE_SHOWN]] for s in items]},
+    } for task, items in by_task.items()]
+    return {"board": board, "instances": instances}
+
+
+def bundle_contents(run: C2Run, writer: BundleWriter) -> tuple[dict, dict]:
+    settings, _, _ = run_records(run)
+    tasks_sha = _tasks(writer, run)
+    samples = _samples(run)
+    writer.jsonl("records/samples.jsonl", samples)
+    writer.jsonl("records/ratings.jsonl", _ratings(run))
+    writer.json("board/board.json", run.results)
+    writer.text("board/board.csv", exports.export_csv(run))
+    writer.text("board/board.tex", exports.export_latex(run))
+    writer.json("costs.json", {"run_usage": run.usage})
+    subjects = list(run.subjects.all())
+    raters = [m for m in (run.rater_model, run.second_rater_model) if m is not None]
+    simulated_subjects = set((run.config.get("simulated_subjects") or {}).keys()) if isinstance(
+        run.config.get("simulated_subjects"), dict) else set(run.config.get("simulated_subjects") or [])
+    fields = {
+        "protocol": PROTOCOL,
+        "title": f"C² run {run.pk} on {run.task_set} ({run.template} template)",
+        "source": {"run": run.pk},
+        "task_set": task_set_description(run.task_set, tasks_sha),
+        "models": [model_description(m) for m in subjects],
+        "rater": {"name": run.rater_name, "second": run.second_rater_name,
+                  "models": [model_description(m) for m in raters], "rerate_share": run.rerate_share},
+        "seeds": {"run": run.seed, "bootstrap": run.seed},
+        "engine_components": {"embedder": run.embedder, "tau": run.tau,
+                              "versions": {k: v for k, v in run.config.items() if k.endswith("_version")}},
+        "sandbox": {"code_grader": "bubblewrap (engine.c2.sandbox): every namespace unshared, no network, "
+                                   "prlimit resource limits", "bwrap": BWRAP, "unsandboxed_override_variable": UNSANDBOXED_ENV},
+        "configuration": {"models": list(settings.models), "seed": settings.seed, "surprise_policy": settings.surprise_policy,
+                          "rater": settings.rater, "second_rater": settings.second_rater,
+                          "simulated": settings.is_simulated, "demo": settings.is_demo, "settings": settings.settings},
+        "simulated": bool(run.is_simulated), "demo": bool(run.task_set.is_demo),
+        "components": [{"role": "subject", "name": name, "simulated": name in simulated_subjects or name.startswith("simulated")}
+                       for name in run.subject_names]
+        + [{"role": "rater", "name": run.rater_name, "simulated": run.rater_name == "simulated"}],
+        "human_labels": {"used": False, "note": "C² scores come from the official graders and the rubric rater; "
+                                                "no human label is used"},
+        "originality_embeddings": "cluster labels taken as recorded at grading (records/samples.jsonl 'cluster')",
+        "provider_exchanges": {"recorded": True, "note": "each sample's reply as received is records/samples.jsonl "
+                                                         "'text' and 'confidence_raw'; each rating's is records/ratings.jsonl 'raw'"},
+        "board_code_version": run.code_version,
+    }
+    return fields, _viewer(run, samples)

@@ -1,0 +1,117 @@
+"""Export a leaderboard as a reproducibility bundle: a directory, or a ``.tar.gz`` of one.
+
+The bundle is written into a temporary directory beside the target and moved into place only when
+complete, so a failed export leaves nothing half-written. Every text file passes the secret redactor
+(:func:`leaderboard.bundles.common.bundle_redactor`) before it is hashed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.bundle.manifest import BundleWriter
+from engine.bundle.viewer import viewer_files
+from leaderboard.bundles import c2, easel, ekphrasis
+from leaderboard.bundles.common import bundle_redactor, common_manifest
+
+KINDS = ("ekphrasis", "easel", "c2")
+WRITERS = {"ekphrasis": ekphrasis.bundle_contents, "easel": easel.bundle_contents, "c2": c2.bundle_contents}
+
+
+class BundleExportError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    path: Path
+    files: int
+    bytes: int
+    title: str
+
+
+def board_object(kind: str, ident: int | str):
+    """The object a bundle of ``kind`` is made from: a snapshot, an EASEL task set, a finished C² run."""
+    if kind not in KINDS:
+        raise BundleExportError(f"KIND must be one of {', '.join(KINDS)}; got {kind!r}")
+    if not str(ident).isdigit():
+        raise BundleExportError(f"ID must be a number; got {ident!r}")
+    pk = int(ident)
+    if kind == "ekphrasis":
+        from leaderboard.models import LeaderboardSnapshot
+
+        obj = LeaderboardSnapshot.objects.select_related("run__task_set__benchmark", "run__judge_model").filter(pk=pk).first()
+        if obj is None:
+            raise BundleExportError(f"no Ekphrasis leaderboard snapshot with id {pk}")
+        return obj
+    if kind == "easel":
+        from leaderboard.easel.selectors import easel_task_set_get, latest_done_runs
+
+        obj = easel_task_set_get(pk)
+        if obj is None:
+            raise BundleExportError(f"no EASEL task set with id {pk}")
+        if not latest_done_runs(obj):
+            raise BundleExportError(f"EASEL task set {pk} has no finished run: its leaderboard is empty")
+        return obj
+    from leaderboard.c2.models import C2Run
+
+    obj = C2Run.objects.select_related("task_set__benchmark").filter(pk=pk).first()
+    if obj is None:
+        raise BundleExportError(f"no C² run with id {pk}")
+    if obj.status != C2Run.Status.DONE or not obj.results:
+        raise BundleExportError(f"C² run {pk} is {obj.status}: only a finished run has a leaderboard")
+    return obj
+
+
+def _code_version_of(kind: str, obj) -> str:
+    if kind == "ekphrasis":
+        return obj.code_version
+    if kind == "c2":
+        return obj.code_version
+    return ""
+
+
+def bundle_write(kind: str, obj, root: Path) -> dict:
+    """Write the bundle of ``obj`` into the empty directory ``root``; returns the manifest."""
+    writer = BundleWriter(root, redact=bundle_redactor())
+    fields, viewer = WRITERS[kind](obj, writer)
+    manifest = {**common_manifest(kind=kind, protocol=fields["protocol"], title=fields["title"],
+                                  board_code_version=_code_version_of(kind, obj)), **fields}
+    labels = (["SIMULATED components"] if manifest.get("simulated") else []) + (["DEMO data"] if manifest.get("demo") else [])
+    summary = (f"{fields['protocol']}. Task set {manifest['task_set']['name']} v{manifest['task_set']['version']}. "
+               f"Recompute every number with: manage.py verify_bundle <this folder>.")
+    for name, text in viewer_files({"title": fields["title"], "kind": kind, "labels": labels, "summary": summary,
+                                    **viewer}).items():
+        writer.text(name, text)
+    return writer.manifest(manifest)
+
+
+def bundle_export(kind: str, ident: int | str, out: str | Path) -> ExportResult:
+    """Export the board ``kind``/``ident`` to ``out``: a new directory, or a file ending in ``.tar.gz``."""
+    obj = board_object(kind, ident)
+    out = Path(out)
+    archive = out.name.endswith(".tar.gz") or out.name.endswith(".tgz")
+    if out.exists() and not (out.is_dir() and not any(out.iterdir())):
+        raise BundleExportError(f"{out} already exists; give a new path (a directory or a .tar.gz)")
+    parent = out.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".bundle-", dir=parent) as scratch:
+        stem = out.name[: -len(".tar.gz")] if out.name.endswith(".tar.gz") else out.stem if archive else out.name
+        root = Path(scratch) / stem
+        manifest = bundle_write(kind, obj, root)
+        size = sum(entry["bytes"] for entry in manifest["files"].values()) + (root / "manifest.json").stat().st_size
+        if archive:
+            partial = Path(scratch) / "bundle.tar.gz"
+            with tarfile.open(partial, "w:gz") as tar:
+                tar.add(root, arcname=stem)
+            partial.replace(out)
+            size = out.stat().st_size
+        else:
+            if out.exists():
+                out.rmdir()
+            shutil.move(str(root), str(out))
+    return ExportResult(path=out, files=len(manifest["files"]) + 1, bytes=size, title=manifest["title"])

@@ -1,0 +1,64 @@
+"""Import a bundle as a read-only, labelled board of this site (:class:`ImportedBoard`).
+
+The bundle is verified first (:func:`engine.bundle.verify.verify_bundle`); a bundle with a changed file
+or a differing number is refused unless the caller allows it, and is then stored labelled NOT VERIFIED
+with the differences. Importing the same bundle twice (same manifest hash) returns the first import.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.db import transaction
+
+from engine.bundle.manifest import MANIFEST, read_json
+from engine.bundle.verify import opened_bundle, verify_bundle
+from engine.bundle.viewer import VIEWER_DATA
+from leaderboard.bundles.models import ImportedBoard
+
+#: Differences kept on an unverified import (the count is always kept).
+DIFFERENCES_KEPT = 200
+
+
+class BundleImportError(ValueError):
+    pass
+
+
+def _viewer_data(root: Path) -> dict:
+    path = root / VIEWER_DATA
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8").strip()
+    prefix = "window.BUNDLE = "
+    if not text.startswith(prefix) or not text.endswith(";"):
+        raise BundleImportError(f"{VIEWER_DATA}: not the viewer's data script")
+    return json.loads(text[len(prefix):-1])
+
+
+def bundle_import(path: str | Path, *, allow_unverified: bool = False) -> tuple[ImportedBoard, bool]:
+    report = verify_bundle(path)
+    if not report.ok and not allow_unverified:
+        first = report.lines()[1:6]
+        raise BundleImportError(f"{path}: the bundle does not verify, so it is not imported "
+                                f"(--allow-unverified imports it labelled NOT VERIFIED): " + "; ".join(first))
+    existing = ImportedBoard.objects.filter(bundle_sha256=report.bundle_sha256).first()
+    if existing is not None:
+        return existing, False
+    with opened_bundle(path) as root:
+        manifest = read_json(root, MANIFEST)
+        board = read_json(root, manifest["board"])
+        viewer = _viewer_data(root)
+    verification = {
+        "numbers": len(report.checks), "differing": len(report.differing), "file_problems": len(report.file_problems),
+        "differences": [c.describe() for c in report.differing[:DIFFERENCES_KEPT]]
+        + [f"{p.path}: {p.what}" for p in report.file_problems[:DIFFERENCES_KEPT]],
+        "notes": report.notes, "error": report.error,
+    }
+    with transaction.atomic():
+        imported = ImportedBoard.objects.create(
+            kind=report.kind, title=report.title[:300], bundle_sha256=report.bundle_sha256, manifest=manifest,
+            board=board, viewer=viewer, is_simulated=bool(manifest.get("simulated")), is_demo=bool(manifest.get("demo")),
+            verified=report.ok, verification=verification, source=str(path)[:500],
+        )
+    return imported, True

@@ -1,0 +1,50 @@
+"""Pages of the bundles: the download behind each result page's bundle button, and imported boards."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404, render
+
+from leaderboard.bundles.export import KINDS, BundleExportError, bundle_export
+from leaderboard.bundles.models import ImportedBoard
+from leaderboard.roles import require_researcher
+
+
+def bundle_archive_response(kind: str, pk: int) -> FileResponse:
+    """The board's bundle as a ``.tar.gz`` download (built in a temporary directory, removed once sent)."""
+    if kind not in KINDS:
+        raise Http404("No such kind of leaderboard.")
+    scratch = tempfile.TemporaryDirectory(prefix="bundle-download-")
+    name = f"atelier-{kind}-{pk}-bundle.tar.gz"
+    try:
+        result = bundle_export(kind, pk, Path(scratch.name) / name)
+    except BundleExportError as exc:
+        scratch.cleanup()
+        raise Http404(str(exc)) from exc
+    handle = result.path.open("rb")
+    response = FileResponse(handle, as_attachment=True, filename=name, content_type="application/gzip")
+    # the file is open, so the directory may go once the response has been read to the end
+    response._resource_closers.append(scratch.cleanup)
+    return response
+
+
+def bundle_download(request, kind: str, pk: int):
+    require_researcher(request.user)
+    return bundle_archive_response(kind, pk)
+
+
+def imported_board_list(request):
+    require_researcher(request.user)
+    return render(request, "leaderboard/bundles/imported_list.html", {"boards": ImportedBoard.objects.all()})
+
+
+def imported_board_detail(request, pk: int):
+    require_researcher(request.user)
+    board = get_object_or_404(ImportedBoard, pk=pk)
+    return render(request, "leaderboard/bundles/imported_detail.html", {
+        "board": board, "viewer": board.viewer, "manifest": board.manifest,
+        "task_set": board.manifest.get("task_set", {}),
+    })

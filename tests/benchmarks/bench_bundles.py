@@ -1,0 +1,95 @@
+"""Benchmark: reproducibility bundles of the demo's three boards — size, export time, verify time.
+
+The demo is loaded into a throwaway SQLite database through the command line and its boards exported
+once (:mod:`tests.leaderboard.bundles.demo_bundles`); then, in this process on that database, each
+board is exported again (directory and .tar.gz) and verified, timed. Baseline, measured in the same
+run: the site's own computation of the same board from its database — the Ekphrasis finaliser's fit
+(``_judged_comparisons`` + ``build_leaderboard``), the EASEL selector's board
+(``easel_leaderboard``), the C² scorer (``run_results``). The ratio printed is verify ÷ site recompute:
+verify does everything the site does plus the hash checks and, for EASEL, the replay of every step
+(which the site's board only reads as stored).
+
+Run: ``.venv/bin/python -m tests.benchmarks.bench_bundles [--work DIR]`` (keeps DIR's demo database
+between runs when given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from tests.leaderboard.bundles.demo_bundles import demo_bundles_built
+
+
+def _timed(fn, repeat: int = 1):
+    best = float("inf")
+    result = None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def _size(path: Path) -> tuple[int, int]:
+    if path.is_file():
+        return 1, path.stat().st_size
+    files = [p for p in path.rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=None)
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-bundles-"))
+    started = time.perf_counter()
+    demo_bundles_built(work)
+    print(f"demo loaded and exported through the CLI in {time.perf_counter() - started:.1f} s (load average "
+          f"{os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)")
+    os.environ.update(ATELIER_DEV="true", DATABASE_URL=f"sqlite:///{work / 'demo.sqlite3'}",
+                      DJANGO_SETTINGS_MODULE="evalsite.settings")
+    import django
+
+    django.setup()
+    from engine.bundle.verify import verify_bundle
+    from engine.leaderboard import build_leaderboard
+    from leaderboard.bundles.export import bundle_export
+    from leaderboard.c2.models import C2Run
+    from leaderboard.c2.services.scoring import run_results
+    from leaderboard.easel.selectors import easel_leaderboard
+    from leaderboard.models import LeaderboardSnapshot, SubjectModel, TaskSet
+    from leaderboard.services.judge_runs import _judged_comparisons
+
+    snapshot = LeaderboardSnapshot.objects.select_related("run").order_by("pk").first()
+    suite = TaskSet.objects.get(benchmark__kind="easel")
+    c2_run = C2Run.objects.order_by("pk").first()
+
+    def ekphrasis_site():
+        run = snapshot.run
+        ids = snapshot.payload["model_ids"]
+        names = dict(SubjectModel.objects.filter(pk__in=ids).values_list("pk", "display_name"))
+        comparisons = _judged_comparisons(run, {pk: i for i, pk in enumerate(ids)})
+        return build_leaderboard(comparisons, [names[pk] for pk in ids], dimensions=tuple(run.dimensions),
+                                 n_boot=int(run.config.get("n_boot", 1000)), seed=run.seed)
+
+    boards = {"ekphrasis": (snapshot.pk, ekphrasis_site), "easel": (suite.pk, lambda: easel_leaderboard(task_set=suite)),
+              "c2": (c2_run.pk, lambda: run_results(c2_run))}
+    print(f"{'board':<10} {'files':>6} {'dir MB':>8} {'tar.gz MB':>10} {'export s':>9} {'verify s':>9} "
+          f"{'site s':>8} {'verify/site':>12} numbers")
+    for kind, (ident, site) in boards.items():
+        export_s, result = _timed(lambda k=kind, i=ident: bundle_export(k, i, work / f"bench-{k}-{time.monotonic_ns()}"))
+        _, archive = _timed(lambda k=kind, i=ident: bundle_export(k, i, work / f"bench-{k}-{time.monotonic_ns()}.tar.gz"))
+        verify_s, report = _timed(lambda p=result.path: verify_bundle(p))
+        assert report.ok, report.lines()[:10]
+        site_s, _ = _timed(site, repeat=3)
+        files, size = _size(result.path)
+        print(f"{kind:<10} {files:>6} {size / 1e6:>8.2f} {archive.path.stat().st_size / 1e6:>10.2f} {export_s:>9.2f} "
+              f"{verify_s:>9.2f} {site_s:>8.3f} {verify_s / site_s:>12.1f} {len(report.checks)}")
+
+
+if __name__ == "__main__":
+    main()

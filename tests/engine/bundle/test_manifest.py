@@ -1,0 +1,53 @@
+from engine.bundle.manifest import BundleWriter, check_files, read_json, read_jsonl
+
+
+def _bundle(tmp_path):
+    writer = BundleWriter(tmp_path / "b")
+    writer.jsonl("records/r.jsonl", [{"id": 1, "task": "t1", "v": 0.5}, {"id": 2, "task": "t2", "v": 0.25}])
+    writer.json("board/board.json", {"x": [1.5, 2.5]})
+    digest = writer.media(b"\x89PNG fake")
+    return writer.root, writer.manifest({"kind": "c2"}), digest
+
+
+def test_an_untouched_bundle_has_no_file_problem(tmp_path):
+    root, manifest, _ = _bundle(tmp_path)
+    assert check_files(root, manifest) == []
+    assert read_json(root, "board/board.json") == {"x": [1.5, 2.5]}
+
+
+def test_a_changed_record_is_named_by_its_line_and_identifying_fields(tmp_path):
+    root, manifest, _ = _bundle(tmp_path)
+    path = root / "records/r.jsonl"
+    path.write_text(path.read_text().replace('"v":0.25', '"v":0.75'))
+    (problem,) = check_files(root, manifest)
+    assert (problem.path, problem.what, problem.lines) == ("records/r.jsonl", "changed", (2,))
+    assert problem.records == ("line 2: id=2 task=t2",)
+
+
+def test_a_removed_record_is_named_as_removed(tmp_path):
+    root, manifest, _ = _bundle(tmp_path)
+    path = root / "records/r.jsonl"
+    path.write_text(path.read_text().splitlines()[0] + "\n")
+    (problem,) = check_files(root, manifest)
+    assert problem.lines == (2,) and problem.records == ("line 2: (removed)",)
+
+
+def test_missing_unlisted_and_misnamed_files_are_each_reported(tmp_path):
+    root, manifest, digest = _bundle(tmp_path)
+    (root / "board/board.json").unlink()
+    (root / "extra.txt").write_text("hello")
+    (root / "media" / f"{digest}.png").write_bytes(b"other bytes")
+    found = {(p.path, p.what) for p in check_files(root, manifest)}
+    assert found == {("board/board.json", "missing"), ("extra.txt", "unlisted"),
+                     (f"media/{digest}.png", "changed"), (f"media/{digest}.png", "misnamed")}
+
+
+def test_a_line_that_is_not_json_is_refused_with_file_and_line(tmp_path):
+    root, _, _ = _bundle(tmp_path)
+    (root / "records/r.jsonl").write_text('{"id": 1}\n{oops\n')
+    try:
+        read_jsonl(root, "records/r.jsonl")
+    except ValueError as exc:
+        assert "records/r.jsonl, line 2" in str(exc)
+    else:
+        raise AssertionError("no error")

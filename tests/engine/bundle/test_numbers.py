@@ -1,0 +1,30 @@
+from engine.bundle.numbers import compare
+
+
+def test_equal_boards_compare_identical_leaf_by_leaf():
+    board = {"a": [0.1, 0.2], "b": {"c": None, "d": "x"}, "e": True}
+    checks = compare(board, {"e": True, "b": {"d": "x", "c": None}, "a": (0.1, 0.2)})
+    assert len(checks) == 5 and all(c.identical for c in checks)
+
+
+def test_a_last_digit_difference_is_a_difference_with_its_relative_size():
+    (check,) = [c for c in compare({"x": [0.1]}, {"x": [0.1 + 1e-16]}) if not c.identical]
+    assert check.path == "x[0]" and check.relative < 1e-15
+
+
+def test_a_leaf_on_one_side_only_differs_and_says_absent():
+    checks = {c.path: c for c in compare({"x": 1}, {"x": 1, "y": 2})}
+    assert not checks["y"].identical and "stored (absent)" in checks["y"].describe()
+
+
+def test_true_and_one_are_not_the_same_value():
+    (check,) = compare({"x": True}, {"x": 1})
+    assert not check.identical
+
+
+def test_lists_indexed_by_model_are_labelled_with_the_model():
+    def label(path, i):
+        return ["alpha", "beta"][i] if path[-1] == "winrate" else str(i)
+
+    paths = [c.path for c in compare({"U": {"winrate": [0.4, 0.6]}}, {"U": {"winrate": [0.4, 0.7]}}, label=label)]
+    assert paths == ["U.winrate[alpha]", "U.winrate[beta]"]

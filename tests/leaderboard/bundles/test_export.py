@@ -1,0 +1,150 @@
+"""Exports made in-process from small boards of each protocol (so that they run on every database the
+suite runs on), the bundle button on each result page, and the /api/v1/ download."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+
+import pytest
+
+from engine.bundle.verify import verify_bundle
+from leaderboard.bundles.export import BundleExportError, bundle_export
+from leaderboard.c2.models import C2Run
+from leaderboard.c2.services import runs as c2_runs
+from leaderboard.c2.services.imports import c2_tasks_import
+from leaderboard.easel import services as easel_services
+from leaderboard.services import judge_runs
+from tests.leaderboard.judging_factories import population, simulated_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _isolated_caches(settings, tmp_path):
+    settings.ATELIER_PROVIDER_CACHE_DIR = tmp_path / "provider-cache"
+
+
+@pytest.fixture
+def snapshot():
+    task_set, models = population(n_models=4, n_tasks=3, name="bundle-pop")
+    run = simulated_run(task_set, models, budget=8, dimensions="UE")
+    return judge_runs.judge_run_execute_inline(run=run)
+
+
+@pytest.fixture
+def easel_suite():
+    task_set, _ = easel_services.easel_suite_create(seed=0, per_category={"programmatic": 1, "spatial_geometry": 0, "abstract_cartoon": 0, "natural": 0}, name="easel-bundle")
+    for agent in ("mean_colour_fill", "simulated"):
+        run = easel_services.easel_run_create(task_set=task_set, agent=agent)
+        easel_services.easel_run_execute_inline(run=run)
+    return task_set
+
+
+@pytest.fixture
+def c2_run():
+    trivia = {"Data": [{"Question": f"Question {k}?", "QuestionId": f"q{k}",
+                        "Answer": {"Value": "yes", "NormalizedAliases": ["yes", "aye"]}} for k in range(3)]}
+    task_set, _ = c2_tasks_import(fmt="triviaqa", name="qa.json", raw=json.dumps(trivia).encode(),
+                                  task_set_name="c2-bundle", version="1")
+    c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] A door in the sea.\n[ WP ] The moon resigns.\n",
+                    task_set_name="c2-bundle", version="1")
+    run = c2_runs.c2_run_create(task_set=task_set, model_names=["simulated-one", "simulated-two"], n_samples=2,
+                                template="standard", rater_name="simulated", rerate_share=0.5)
+    return c2_runs.c2_run_execute_inline(run=run)
+
+
+def test_a_snapshot_exported_as_a_directory_verifies(snapshot, tmp_path):
+    result = bundle_export("ekphrasis", snapshot.pk, tmp_path / "b")
+    report = verify_bundle(result.path)
+    assert report.ok and len(report.checks) > 100, report.lines()[:20]
+    manifest = json.loads((result.path / "manifest.json").read_text())
+    assert manifest["simulated"] is True and manifest["configuration"]["seed"] == snapshot.seed
+    assert {c["role"] for c in manifest["components"]} == {"judge", "subject"}
+
+
+def test_an_easel_suite_exported_as_a_tar_gz_verifies(easel_suite, tmp_path):
+    result = bundle_export("easel", easel_suite.pk, tmp_path / "easel.tar.gz")
+    assert tarfile.is_tarfile(result.path)
+    report = verify_bundle(result.path)
+    assert report.ok, report.lines()[:20]
+    assert any(".step 1.canvas" in c.path for c in report.checks)  # the steps were replayed
+
+
+def test_a_c2_run_exported_verifies(c2_run, tmp_path):
+    report = verify_bundle(bundle_export("c2", c2_run.pk, tmp_path / "c2").path)
+    assert report.ok and any(c.path.startswith("scores.") for c in report.checks), report.lines()[:20]
+
+
+def test_export_refuses_unknown_boards_and_existing_paths_and_writes_nothing(snapshot, tmp_path):
+    with pytest.raises(BundleExportError, match="no Ekphrasis leaderboard snapshot with id 999999"):
+        bundle_export("ekphrasis", 999999, tmp_path / "x")
+    with pytest.raises(BundleExportError, match="KIND must be one of"):
+        bundle_export("arena", 1, tmp_path / "x")
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "file").write_text("mine")
+    with pytest.raises(BundleExportError, match="already exists"):
+        bundle_export("ekphrasis", snapshot.pk, tmp_path / "taken")
+    assert not (tmp_path / "x").exists() and not list(tmp_path.glob(".bundle-*"))
+
+
+def test_an_unfinished_c2_run_has_no_bundle(c2_run, tmp_path):
+    C2Run.objects.filter(pk=c2_run.pk).update(status=C2Run.Status.RUNNING)
+    with pytest.raises(BundleExportError, match="only a finished run"):
+        bundle_export("c2", c2_run.pk, tmp_path / "c2")
+
+
+def _downloaded(response, tmp_path):
+    assert response.status_code == 200 and response["Content-Type"] == "application/gzip"
+    path = tmp_path / "downloaded.tar.gz"
+    path.write_bytes(b"".join(response.streaming_content))
+    return path
+
+
+def test_each_result_page_has_a_bundle_button_that_downloads_a_verifiable_bundle(
+        client, rita, snapshot, easel_suite, c2_run, tmp_path):
+    client.force_login(rita)
+    for page, href in ((f"/leaderboards/{snapshot.pk}/", f"/bundles/ekphrasis/{snapshot.pk}.tar.gz"),
+                       (f"/easel/?task_set={easel_suite.pk}", f"/bundles/easel/{easel_suite.pk}.tar.gz"),
+                       (f"/c2/?run={c2_run.pk}", f"/bundles/c2/{c2_run.pk}.tar.gz")):
+        html = client.get(page).content.decode()
+        assert f'class="bundle-button" href="{href}"' in html, page
+    assert verify_bundle(_downloaded(client.get(f"/bundles/c2/{c2_run.pk}.tar.gz"), tmp_path)).ok
+
+
+def test_the_api_downloads_a_bundle_and_refuses_unknown_ones(client, rita, alice, snapshot, tmp_path):
+    client.force_login(alice)
+    assert client.get(f"/api/v1/bundles/ekphrasis/{snapshot.pk}").status_code == 403
+    client.force_login(rita)
+    assert verify_bundle(_downloaded(client.get(f"/api/v1/bundles/ekphrasis/{snapshot.pk}"), tmp_path)).ok
+    assert client.get("/api/v1/bundles/ekphrasis/999999").status_code == 404
+    assert client.get(f"/api/v1/bundles/c2/{snapshot.pk + 1000}").status_code == 404
+    assert client.get(f"/bundles/easel/{snapshot.pk}.tar.gz").status_code == 404
+
+
+def test_annotators_cannot_download_bundles(client, alice, snapshot):
+    client.force_login(alice)
+    assert client.get(f"/bundles/ekphrasis/{snapshot.pk}.tar.gz").status_code == 403
+
+
+def test_the_archive_holds_one_folder_with_the_manifest_and_viewer(snapshot, tmp_path):
+    result = bundle_export("ekphrasis", snapshot.pk, tmp_path / "snap.tar.gz")
+    with tarfile.open(result.path) as archive:
+        names = archive.getnames()
+        data_js = archive.extractfile("snap/data.js").read().decode()
+    assert {"snap/manifest.json", "snap/index.html", "snap/board/board.json", "snap/board/board.csv",
+            "snap/board/board.tex", "snap/records/comparisons.jsonl"} <= set(names)
+    assert data_js.startswith("window.BUNDLE = ") and "</script" not in data_js
+
+
+def test_verify_bundle_names_a_path_that_is_not_a_bundle(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="no such bundle"):
+        call_command("verify_bundle", str(tmp_path / "absent.tar.gz"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CommandError, match="no manifest.json"):
+        call_command("verify_bundle", str(tmp_path / "empty"))
+    (tmp_path / "bad.tar.gz").write_bytes(b"not an archive")
+    with pytest.raises(CommandError, match="not a readable .tar.gz"):
+        call_command("verify_bundle", str(tmp_path / "bad.tar.gz"))
