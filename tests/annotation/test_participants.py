@@ -346,3 +346,31 @@ def test_researcher_api_returns_a_participant_and_reports_pay():
     assert study.entry_token in page and "{{%PROLIFIC_PID%}}" in page
     download = client.get(reverse("annotation:panel_pay_report_csv", args=[campaign.pk]))
     assert download["Content-Type"].startswith("text/csv") and b"P1,S,X,rejected" in download.content
+
+
+def test_a_participant_at_their_quota_gets_no_item_from_the_annotators_api_and_is_completed():
+    campaign, study = _study(item_quota=1, n_items=3)
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    _to_work(Participant.objects.get())
+    next_url = reverse("annotation:api_next", args=[campaign.pk])
+    token = client.post(next_url, content_type="application/json").json()["assignment"]["token"]
+    saved = client.post(reverse("annotation:api_submit", args=[token]), {"idempotency_key": str(uuid.uuid4()),
+                        "answer": {"choice": "A"}}, content_type="application/json")
+    assert saved.status_code == 201
+    assert Participant.objects.get().state == Participant.State.WORKING  # the general API's submit: not yet
+    assert client.post(next_url, content_type="application/json").json()["assignment"] is None
+    assert Participant.objects.get().state == Participant.State.COMPLETED
+    assert Assignment.objects.filter(campaign=campaign).count() == 1
+    assert client.post(next_url, content_type="application/json").status_code == 403  # completed: no access
+
+
+def test_a_participant_past_their_time_limit_gets_no_item_from_the_annotators_api():
+    campaign, study = _study(time_limit_minutes=10)
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    _to_work(Participant.objects.get())
+    Participant.objects.update(deadline=timezone.now() - timedelta(seconds=1))
+    assert client.post(reverse("annotation:api_next", args=[campaign.pk]),
+                       content_type="application/json").status_code == 403
+    assert not Assignment.objects.exists()
