@@ -32,7 +32,11 @@ from annotation.errors import AnnotationError, CampaignNotOpen, ItemsInvalid, No
 from annotation.models import Assignment, Campaign, CampaignAnnotator
 from annotation.panel_models import ItemActiveTime, Panel, PanelStudy, Participant, TrainingItem
 from annotation.panels import PARAM_NAME_PATTERN, PanelEntry
-from annotation.participant_release import participant_complete_locked, participant_held_release, participant_locked
+from annotation.participant_release import (
+    participant_complete_locked,
+    participant_held_release,
+    participant_locked,
+)
 from annotation.progress import campaign_version_bump
 from annotation.services import NextItem, Submission, item_next, label_submit
 from annotation.training import training_required
@@ -377,6 +381,14 @@ def participant_verdict_set(*, participant: Participant, verdict: str, researche
     return participant
 
 
+def participant_accounts_delete(*, campaigns) -> int:
+    """Delete the participants' accounts of ``campaigns`` (a queryset or list): an account is scoped to its
+    one campaign, so it must go with it (deleting a campaign alone cascades to the Participant row, not
+    the user). Call before deleting the campaigns; the number of accounts deleted."""
+    users = get_user_model().objects.filter(panel_participant__campaign__in=campaigns)
+    return users.delete()[1].get(get_user_model()._meta.label, 0)
+
+
 def participant_for_panel_id(*, campaign: Campaign, panel_id: str) -> Participant | None:
     return Participant.objects.select_related("study", "user").filter(campaign=campaign, panel_id=panel_id).first()
 
@@ -387,6 +399,7 @@ __all__ = [
     "ParticipantRefused",
     "ParticipantSubmission",
     "panel_study_open",
+    "participant_accounts_delete",
     "participant_complete",
     "participant_consent",
     "participant_enter",
