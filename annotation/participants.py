@@ -30,7 +30,7 @@ from django.utils import timezone
 from annotation.blinding import texts_identity_problems
 from annotation.errors import AnnotationError, CampaignNotOpen, ItemsInvalid, NotAllowed
 from annotation.models import Assignment, Campaign, CampaignAnnotator
-from annotation.panel_models import ItemActiveTime, Panel, PanelStudy, Participant, TrainingItem
+from annotation.panel_models import BlockedPanelId, ItemActiveTime, Panel, PanelStudy, Participant, TrainingItem
 from annotation.panels import PARAM_NAME_PATTERN, PanelEntry
 from annotation.participant_release import (
     participant_complete_locked,
@@ -173,6 +173,11 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | N
     now = now or timezone.now()
     if entry.preview:
         raise NotAllowed("Previewing: accept the HIT to start.")
+    if BlockedPanelId.objects.filter(panel=study.panel, panel_id=entry.panel_id).exclude(
+            participant__campaign_id=study.campaign_id).exists():
+        # The campaign that blocked them shows their ended participation instead (its verdict).
+        raise NotAllowed("You cannot take part in this study: a researcher of this site ended your participation "
+                         "in another of its studies.")
     existing = Participant.objects.select_related("user", "study").filter(campaign_id=study.campaign_id,
                                                                            panel_id=entry.panel_id).first()
     if existing is not None:
@@ -360,7 +365,9 @@ def participants_time_out(*, campaign: Campaign | None = None, now: datetime | N
 def participant_verdict_set(*, participant: Participant, verdict: str, researcher: AbstractBaseUser,
                             note: str = "", now: datetime | None = None) -> Participant:
     """Reject or block a participant (their held item goes back to the queue, their labels leave the
-    statistics, nothing is deleted), or take the verdict back (``verdict=""``: labels counted again,
+    statistics, nothing is deleted; a block also bars their panel id from entering the site's other
+    campaigns of that panel, :class:`~annotation.panel_models.BlockedPanelId`), or take the verdict back
+    (``verdict=""``: labels counted again,
     the participant may go on where they were)."""
     if not is_researcher(researcher):
         raise NotAllowed("Researchers only.")
@@ -376,6 +383,13 @@ def participant_verdict_set(*, participant: Participant, verdict: str, researche
         participant.verdict, participant.verdict_note = verdict, note[:500] if verdict else ""
         participant.verdict_at = now if verdict else None
         participant.save(update_fields=["verdict", "verdict_note", "verdict_at"])
+        # A block also bars the panel id from the site's other campaigns (checked at entry); a rejection
+        # or taking the block back lifts that.
+        if verdict == Participant.Verdict.BLOCKED:
+            BlockedPanelId.objects.create(participant=participant, panel=participant.study.panel,
+                                          panel_id=participant.panel_id, blocked_at=now)
+        else:
+            BlockedPanelId.objects.filter(participant=participant).delete()
         # The dashboards are cached by label_version: they recompute without (or with) these labels.
         campaign_version_bump(campaign_id=participant.campaign_id)
     return participant
