@@ -30,7 +30,14 @@ from django.utils import timezone
 from annotation.blinding import texts_identity_problems
 from annotation.errors import AnnotationError, CampaignNotOpen, ItemsInvalid, NotAllowed
 from annotation.models import Assignment, Campaign, CampaignAnnotator
-from annotation.panel_models import BlockedPanelId, ItemActiveTime, Panel, PanelStudy, Participant, TrainingItem
+from annotation.panel_models import (
+    BlockedPanelId,
+    ItemActiveTime,
+    Panel,
+    PanelStudy,
+    Participant,
+    TrainingItem,
+)
 from annotation.panels import PARAM_NAME_PATTERN, PanelEntry
 from annotation.participant_release import (
     participant_complete_locked,
