@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from skimage.metrics import structural_similarity
 
-from engine.easel.metrics import IncrementalSimilarity, similarity
+from engine.easel.metrics import IncrementalSimilarity, edge_map, similarity
 from engine.easel.painter import mean_colour_fill
 from engine.easel.references import ReconstructionCategory, generate_reference
 from engine.easel.render import Stroke, blank_canvas, composite, stroke_coverage
@@ -94,3 +94,28 @@ def test_reset_scores_any_canvas_like_the_full_recompute():
     ref = reference()
     canvas = mean_colour_fill(ref)
     assert abs(IncrementalSimilarity(ref).reset(canvas).s - similarity(canvas, ref).s) < EQUAL_TOL
+
+
+@pytest.mark.parametrize("thin", [0.05, 0.3])
+def test_candidate_edge_maps_equal_canny_of_the_changed_canvas_with_long_edge_chains(thin):
+    # Natural references have edge chains across the canvas, so candidates exercise both the first
+    # window and its growth to the affected components' bounding boxes.
+    ref = generate_reference(ReconstructionCategory.NATURAL, seed=2, index=0)[0]
+    rng = np.random.default_rng(int(thin * 100))
+    scorer = IncrementalSimilarity(ref)
+    canvas = blank_canvas(ref.shape[0])
+    for step in range(40):
+        params = rng.random(13)
+        params[[6, 8]] *= thin
+        covered = stroke_coverage(params, 128, 128)
+        if covered is None:
+            continue
+        mask, box = covered
+        patch = composite(canvas[box.slices], mask, params[10:13])
+        trial = canvas.copy()
+        trial[box.slices] = patch
+        assert abs(scorer.gain(box, patch).s - similarity(trial, ref).s) < 1e-12
+        if step % 2 == 0:  # commit every other candidate, so later ones start from a painted canvas
+            canvas = trial
+            scorer.apply(box, patch)
+            np.testing.assert_array_equal(scorer._state.components.edges, edge_map(canvas))
