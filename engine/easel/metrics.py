@@ -12,8 +12,8 @@
 statistics, Canny bleed-over) and, when a stroke changes a box B of the canvas, recomputes only
 B + 3 px of the SSIM map (window half-width), B + 6 px of the Canny pre-hysteresis maps (Gaussian
 radius 4 + Sobel 1 + non-maximum suppression 1, from inputs on B + 12 px) and the hysteresis
-(non-local by nature) on the box covering B + 7 px and every edge component (of the low mask,
-labelled once per committed stroke) that reaches it. Its S equals :func:`similarity` to 1e-9 (tests/engine/easel/test_metrics.py): the Canny
+(non-local by nature) on a window around B, or on the whole canvas when an edge chain leaves that
+window. Its S equals :func:`similarity` to 1e-9 (tests/engine/easel/test_metrics.py): the Canny
 pieces are scikit-image's own steps (its Gaussian and Sobel passes through scipy's C kernels, its
 Cython non-maximum suppression), so the edge maps are identical, not just close.
 """
@@ -64,8 +64,9 @@ _GAUSS_RADIUS = int(4.0 * CANNY_SIGMA + 0.5)  # scipy gaussian_filter truncate=4
 _GAUSS_WEIGHTS = _gaussian_kernel1d(CANNY_SIGMA, 0, _GAUSS_RADIUS)[::-1].copy()
 _CANNY_REACH = _GAUSS_RADIUS + 2  # a grey pixel reaches low_masked this far (Gaussian + Sobel + NMS)
 _STREL = np.ones((3, 3), bool)  # 8-connectivity of skimage's hysteresis
+_HYSTERESIS_MARGIN = 16  # window around the changed Canny box in which hysteresis is redone
+_WINDOW_RETRY_AFTER = 8  # after a window failed, label the whole canvas for this many changes
 
-_HYSTERESIS_MARGIN = 16  # first window around the changed Canny box in which hysteresis is redone
 _LUMA = (0.2125, 0.7154, 0.0721)
 _MODE_CONSTANT = _extend_mode_to_code("constant")
 _MODE_REFLECT = _extend_mode_to_code("reflect")
@@ -81,11 +82,12 @@ def _correlate1d(x: np.ndarray, weights: np.ndarray, axis: int, mode: int) -> np
 
 
 def _uniform7(x: np.ndarray) -> np.ndarray:
-    """ndi.uniform_filter(x, size=(1, 7, 7)) (reflect mode) on channel-first planes, as its two C passes."""
+    """ndi.uniform_filter(x, size=(7, 7, 1)) (reflect mode) as its two C passes."""
     tmp = np.empty(x.shape)
-    _nd_image.uniform_filter1d(x, _SSIM_WIN, 1, tmp, _MODE_REFLECT, 0.0, 0)
-    _nd_image.uniform_filter1d(tmp, _SSIM_WIN, 2, x, _MODE_REFLECT, 0.0, 0)
-    return x
+    _nd_image.uniform_filter1d(x, _SSIM_WIN, 0, tmp, _MODE_REFLECT, 0.0, 0)
+    out = np.empty(x.shape)
+    _nd_image.uniform_filter1d(tmp, _SSIM_WIN, 1, out, _MODE_REFLECT, 0.0, 0)
+    return out  # skimage.color.rgb2gray (ITU-R BT.709)
 
 
 @dataclass(frozen=True)
@@ -151,24 +153,12 @@ def _ssim_from_means(ux: np.ndarray, uxx: np.ndarray, uxy: np.ndarray, uy: np.nd
 
 def _ssim_from_prepared(ux: np.ndarray, uxx: np.ndarray, uxy: np.ndarray, uy: np.ndarray, uy2_c1: np.ndarray,
                         vy_c2: np.ndarray) -> np.ndarray:
-    """The same map with the reference's terms uy² + C1 and vy + C2 computed once (equal to ~1e-16):
-    (2·ux·uy + C1)(2·cov·(uxy − ux·uy) + C2) / ((ux² + uy² + C1)(cov·(uxx − ux²) + vy + C2)), written
-    in place (the same operations in the same order, so the same bits, with a third of the temporaries)."""
-    uxuy = ux * uy
-    a2 = np.subtract(uxy, uxuy)
-    a2 *= 2 * _SSIM_COV_NORM
-    a2 += _SSIM_C2
-    uxuy *= 2
-    uxuy += _SSIM_C1  # a1
-    uxuy *= a2
+    """The same map with the reference's terms uy² + C1 and vy + C2 computed once (equal to ~1e-16)."""
     ux2 = ux * ux
-    b2 = np.subtract(uxx, ux2, out=a2)
-    b2 *= _SSIM_COV_NORM
-    b2 += vy_c2
-    ux2 += uy2_c1
-    ux2 *= b2
-    uxuy /= ux2
-    return uxuy
+    a1 = 2 * ux * uy + _SSIM_C1
+    a2 = 2 * _SSIM_COV_NORM * (uxy - ux * uy) + _SSIM_C2
+    b2 = _SSIM_COV_NORM * (uxx - ux2) + vy_c2
+    return (a1 * a2) / ((ux2 + uy2_c1) * b2)
 
 
 def _ssim_map(x: np.ndarray, y: np.ndarray, uy: np.ndarray, uyy: np.ndarray) -> np.ndarray:
@@ -178,23 +168,14 @@ def _ssim_map(x: np.ndarray, y: np.ndarray, uy: np.ndarray, uyy: np.ndarray) -> 
 
 
 @dataclass
-class _Components:
-    """The hysteresis of one low mask: component labels, each component's bounding box, the edge map."""
-
-    labels: np.ndarray  # int H×W, 0 off the low mask
-    bounds: np.ndarray  # (components + 1)×4: r0, r1, c0, c1
-    edges: np.ndarray  # bool H×W: pixels of components that hold a high pixel
-
-
-@dataclass
 class _State:
     canvas: np.ndarray  # float64 H×W×3
-    ssim_map: np.ndarray  # 3×H×W (channel-first)
+    ssim_map: np.ndarray  # H×W×3
     ssim_total: float  # sum of the SSIM map inside the 3-px border skimage crops
     abs_diff_sum: float
     grey: np.ndarray  # the canvas's grey image
     low_masked: np.ndarray  # non-maximum-suppressed gradient magnitude (0 below the low threshold)
-    components: _Components  # hysteresis of low_masked (its edge map is ``edges``)
+    edges: np.ndarray  # bool H×W
     edge_count: int  # |E|
     edge_overlap: int  # |E ∩ E_ref|
 
@@ -228,18 +209,17 @@ class IncrementalSimilarity:
     Hysteresis is redone on the changed neighbourhood: a component of the new low mask that does not
     come within one pixel of the changed Canny box consists of unchanged pixels with unchanged
     neighbours, so it is a whole old component with its old status; the components that do are
-    relabelled on a window holding every old component that reaches that ring (``_local_hysteresis``).
+    relabelled on the box + ``_HYSTERESIS_MARGIN`` px, or on the whole canvas if one of them reaches
+    that window's inner edge.
     """
 
     def __init__(self, reference: np.ndarray, canvas: np.ndarray | None = None) -> None:
         self.reference = reference.astype(np.float64)
         self.height, self.width = reference.shape[:2]
         ref = self.reference
-        size = (1, _SSIM_WIN, _SSIM_WIN)
-        # The SSIM terms live channel-first (3×H×W), so a box of one channel is contiguous rows.
-        self._ref_planes = np.ascontiguousarray(np.moveaxis(ref, 2, 0))
-        self._uy = ndi.uniform_filter(self._ref_planes, size=size)
-        self._uyy = ndi.uniform_filter(self._ref_planes * self._ref_planes, size=size)
+        size = (_SSIM_WIN, _SSIM_WIN, 1)
+        self._uy = ndi.uniform_filter(ref, size=size)
+        self._uyy = ndi.uniform_filter(ref * ref, size=size)
         self._uy2_c1 = self._uy * self._uy + _SSIM_C1
         self._vy_c2 = _SSIM_COV_NORM * (self._uyy - self._uy * self._uy) + _SSIM_C2
         self.reference_edges = edge_map(ref)
@@ -251,6 +231,7 @@ class IncrementalSimilarity:
         self._eroded = np.ones((self.height, self.width), bool)
         self._eroded[[0, -1], :] = False
         self._eroded[:, [0, -1]] = False
+        self._skip_windows = 0
         self._interior = Box(_SSIM_PAD, self.height - _SSIM_PAD, _SSIM_PAD, self.width - _SSIM_PAD)
         self._ssim_count = self._interior.area * 3
         self._l1_count = self.height * self.width * 3
@@ -263,18 +244,16 @@ class IncrementalSimilarity:
         full = Box(0, self.height, 0, self.width)
         grey_canvas = grey(x)
         low_masked = self._low_masked(grey_canvas, full, full)
-        ssim_map = np.ascontiguousarray(np.moveaxis(_ssim_map(x, self.reference, np.moveaxis(self._uy, 0, 2),
-                                                              np.moveaxis(self._uyy, 0, 2)), 2, 0))
-        components = self._hysteresis(low_masked)
-        edges = components.edges
+        ssim_map = _ssim_map(x, self.reference, self._uy, self._uyy)
+        edges = self._hysteresis(low_masked)
         self._state = _State(
             canvas=x,
             ssim_map=ssim_map,
-            ssim_total=float(np.sum(ssim_map[(slice(None), *self._interior.slices)])),
+            ssim_total=float(np.sum(ssim_map[self._interior.slices])),
             abs_diff_sum=float(np.sum(np.abs(x - self.reference))),
             grey=grey_canvas,
             low_masked=low_masked,
-            components=components,
+            edges=edges,
             edge_count=int(np.count_nonzero(edges)),
             edge_overlap=int(np.count_nonzero(edges & self.reference_edges)),
         )
@@ -322,77 +301,62 @@ class IncrementalSimilarity:
         return low[inner.r0 - crop.r0:inner.r1 - crop.r0, inner.c0 - crop.c0:inner.c1 - crop.c0]
 
     @staticmethod
-    def _hysteresis(low_masked: np.ndarray) -> _Components:
-        """skimage's hysteresis: 8-connected components of the low mask that hold a high pixel, with each
-        component's status and bounding box kept for :meth:`_local_hysteresis`."""
+    def _hysteresis(low_masked: np.ndarray) -> np.ndarray:
+        """skimage's hysteresis: 8-connected components of the low mask that hold a high pixel."""
         low_mask = low_masked > 0
         labels, count = ndi.label(low_mask, _STREL)
+        if count == 0:
+            return low_mask
+        high_mask = low_mask & (low_masked >= CANNY_HIGH_THRESHOLD)
         good = np.zeros(count + 1, bool)
-        good[labels[low_mask & (low_masked >= CANNY_HIGH_THRESHOLD)]] = True
+        good[labels[high_mask]] = True
         good[0] = False
-        bounds = np.zeros((count + 1, 4), np.intp)  # r0, r1, c0, c1 per component (row 0: background)
-        for k, found in enumerate(ndi.find_objects(labels), start=1):
-            rows, cols = found
-            bounds[k] = rows.start, rows.stop, cols.start, cols.stop
-        return _Components(labels, bounds, good[labels])
+        return good[labels]
 
     def _local_hysteresis(self, canny_box: Box, low_patch: np.ndarray) -> tuple[Box, np.ndarray]:
-        """(window, new edges on it): the hysteresis redone around ``canny_box`` (class docstring).
-
-        Pixels that a path from the changed box can reach belong to the box or to an old component
-        reaching the box + 1 px (a path leaving the box runs through unchanged pixels only): those
-        components are "affected", every other component is an old one with its old status. First
-        try the box + ``_HYSTERESIS_MARGIN`` px: a piece of an affected component that holds a high
-        pixel is an edge; one without that stays inside the window is a whole component without
-        one; only one without that reaches the window's inner edge is undecided, and then the
-        window grows to the bounding boxes of every affected component, which holds them whole."""
+        """(window, new edges on it): the hysteresis redone around ``canny_box`` (class docstring)."""
         st = self._state
         h, w = self.height, self.width
-        touch = canny_box.grow(1, h, w)
-        old = st.components
-        ids = old.labels[touch.slices]
-        ids = ids[ids > 0]
-        affected_old = np.zeros(len(old.bounds), bool)
-        affected_old[ids] = True
         window = canny_box.grow(_HYSTERESIS_MARGIN, h, w)
-        decided = self._window_hysteresis(window, touch, canny_box, low_patch, affected_old)
-        if decided is not None:
-            return window, decided
-        reach = old.bounds[ids]
-        window = Box(min(touch.r0, int(reach[:, 0].min())), max(touch.r1, int(reach[:, 1].max())),
-                     min(touch.c0, int(reach[:, 2].min())), max(touch.c1, int(reach[:, 3].max())))
-        return window, self._window_hysteresis(window, touch, canny_box, low_patch, affected_old, whole=True)
-
-    def _window_hysteresis(self, window: Box, touch: Box, canny_box: Box, low_patch: np.ndarray,
-                           affected_old: np.ndarray, whole: bool = False) -> np.ndarray | None:
-        """New edges on ``window``, or None when an affected component is undecided there (see
-        ``_local_hysteresis``); ``whole``: the window holds every affected component whole."""
-        st = self._state
+        # A window this large, or one soon after a window that did not hold its components (long edge
+        # chains, as in photographs), is not worth a second labelling: go to the whole canvas. The
+        # result is exact either way; this only decides which exact route is cheaper.
+        skip = self._skip_windows > 0
+        self._skip_windows = max(0, self._skip_windows - 1)
+        if window.area * 2 > h * w or skip:
+            full = st.low_masked.copy()
+            full[canny_box.slices] = low_patch
+            return Box(0, h, 0, w), self._hysteresis(full)
         low = st.low_masked[window.slices].copy()
         low[canny_box.r0 - window.r0:canny_box.r1 - window.r0,
             canny_box.c0 - window.c0:canny_box.c1 - window.c0] = low_patch
         low_mask = low > 0
         labels, count = ndi.label(low_mask, _STREL)
+        old = st.edges[window.slices]
         if count == 0:
-            return low_mask
-        affected_px = affected_old[st.components.labels[window.slices]]
-        affected_px[touch.r0 - window.r0:touch.r1 - window.r0, touch.c0 - window.c0:touch.c1 - window.c0] = True
-        affected = np.zeros(count + 1, bool)
-        affected[labels[affected_px]] = True
-        affected[0] = False
+            return window, low_mask
+        touch = canny_box.grow(1, h, w)
+        touching = np.zeros(count + 1, bool)
+        touching[labels[touch.r0 - window.r0:touch.r1 - window.r0, touch.c0 - window.c0:touch.c1 - window.c0]] = True
+        touching[0] = False
+        inner_edges = []
+        if window.r0 > 0:
+            inner_edges.append(labels[0, :])
+        if window.r1 < h:
+            inner_edges.append(labels[-1, :])
+        if window.c0 > 0:
+            inner_edges.append(labels[:, 0])
+        if window.c1 < w:
+            inner_edges.append(labels[:, -1])
+        if any(touching[line].any() for line in inner_edges):
+            self._skip_windows = _WINDOW_RETRY_AFTER
+            full = st.low_masked.copy()
+            full[canny_box.slices] = low_patch
+            return Box(0, h, 0, w), self._hysteresis(full)
         good = np.zeros(count + 1, bool)
         good[labels[low_mask & (low >= CANNY_HIGH_THRESHOLD)]] = True
-        if not whole:
-            h, w = self.height, self.width
-            lines = [labels[0, :] if window.r0 > 0 else None, labels[-1, :] if window.r1 < h else None,
-                     labels[:, 0] if window.c0 > 0 else None, labels[:, -1] if window.c1 < w else None]
-            reaching = np.zeros(count + 1, bool)
-            for line in lines:
-                if line is not None:
-                    reaching[line] = True
-            if np.any(affected & reaching & ~good):
-                return None
-        return low_mask & np.where(affected[labels], good[labels], st.components.edges[window.slices])
+        good[0] = False
+        return window, low_mask & np.where(touching[labels], good[labels], old)
 
     # -- incremental update
 
@@ -407,26 +371,20 @@ class IncrementalSimilarity:
         # SSIM: the map changes on box + 3; its inputs are needed on box + 6.
         ssim_box = box.grow(_SSIM_PAD, h, w)
         ssim_in = box.grow(2 * _SSIM_PAD, h, w)
-        ir, ic = ssim_in.slices
-        stack = np.empty((9, ssim_in.r1 - ssim_in.r0, ssim_in.c1 - ssim_in.c0))
-        x_in = stack[0:3]
-        x_in[...] = np.moveaxis(st.canvas[ir, ic], 2, 0)
-        x_in[:, box.r0 - ssim_in.r0:box.r1 - ssim_in.r0, box.c0 - ssim_in.c0:box.c1 - ssim_in.c0] = np.moveaxis(
-            new_patch, 2, 0)
-        np.multiply(x_in, x_in, out=stack[3:6])
-        np.multiply(x_in, self._ref_planes[:, ir, ic], out=stack[6:9])
-        means = _uniform7(stack)[:, ssim_box.r0 - ssim_in.r0:ssim_box.r1 - ssim_in.r0,
-                                 ssim_box.c0 - ssim_in.c0:ssim_box.c1 - ssim_in.c0]
+        x_in = st.canvas[ssim_in.slices].copy()
+        x_in[box.r0 - ssim_in.r0:box.r1 - ssim_in.r0, box.c0 - ssim_in.c0:box.c1 - ssim_in.c0] = new_patch
+        means = _uniform7(np.concatenate([x_in, x_in * x_in, x_in * self.reference[ssim_in.slices]], axis=2))
+        means = means[ssim_box.r0 - ssim_in.r0:ssim_box.r1 - ssim_in.r0, ssim_box.c0 - ssim_in.c0:ssim_box.c1 - ssim_in.c0]
         sr, sc = ssim_box.slices
-        ssim_patch = _ssim_from_prepared(means[0:3], means[3:6], means[6:9], self._uy[:, sr, sc],
-                                         self._uy2_c1[:, sr, sc], self._vy_c2[:, sr, sc])
+        ssim_patch = _ssim_from_prepared(means[..., 0:3], means[..., 3:6], means[..., 6:9], self._uy[sr, sc],
+                                         self._uy2_c1[sr, sc], self._vy_c2[sr, sc])
         counted = Box(max(ssim_box.r0, self._interior.r0), min(ssim_box.r1, self._interior.r1),
                       max(ssim_box.c0, self._interior.c0), min(ssim_box.c1, self._interior.c1))
         ssim_total = st.ssim_total
         if counted.area > 0:
-            ssim_total += float(np.sum(ssim_patch[:, counted.r0 - ssim_box.r0:counted.r1 - ssim_box.r0,
+            ssim_total += float(np.sum(ssim_patch[counted.r0 - ssim_box.r0:counted.r1 - ssim_box.r0,
                                                   counted.c0 - ssim_box.c0:counted.c1 - ssim_box.c0]))
-            ssim_total -= float(np.sum(st.ssim_map[(slice(None), *counted.slices)]))
+            ssim_total -= float(np.sum(st.ssim_map[counted.slices]))
         # Canny: low_masked changes on box + 6; its inputs are needed on box + 12.
         canny_box = box.grow(_CANNY_REACH, h, w)
         canny_in = box.grow(2 * _CANNY_REACH, h, w)
@@ -435,7 +393,7 @@ class IncrementalSimilarity:
         g_in[box.r0 - canny_in.r0:box.r1 - canny_in.r0, box.c0 - canny_in.c0:box.c1 - canny_in.c0] = grey_patch
         low_patch = self._low_masked(g_in, canny_box, canny_in)
         edge_box, edge_patch = self._local_hysteresis(canny_box, low_patch)
-        old_edges = st.components.edges[edge_box.slices]
+        old_edges = st.edges[edge_box.slices]
         ref_edges = self.reference_edges[edge_box.slices]
         edge_count = st.edge_count - int(np.count_nonzero(old_edges)) + int(np.count_nonzero(edge_patch))
         edge_overlap = (st.edge_overlap - int(np.count_nonzero(old_edges & ref_edges))
@@ -456,13 +414,12 @@ class IncrementalSimilarity:
         st = self._state
         st.canvas[box.slices] = change.patch
         st.grey[box.slices] = change.grey_patch
-        st.ssim_map[(slice(None), *change.ssim_box.slices)] = change.ssim_patch
+        st.ssim_map[change.ssim_box.slices] = change.ssim_patch
         # The running total is re-summed on commit, so rounding never accumulates across steps.
-        st.ssim_total = float(np.sum(st.ssim_map[(slice(None), *self._interior.slices)]))
+        st.ssim_total = float(np.sum(st.ssim_map[self._interior.slices]))
         st.abs_diff_sum = change.abs_diff_sum
         st.low_masked[change.canny_box.slices] = change.low_patch
-        # One labelling of the whole low mask per committed stroke keeps every candidate's window exact.
-        st.components = self._hysteresis(st.low_masked)
+        st.edges[change.edge_box.slices] = change.edge_patch
         st.edge_count = change.edge_count
         st.edge_overlap = change.edge_overlap
         return self.score
