@@ -8,7 +8,9 @@
    spatial references. Goal: ≥ 30×; the gains must agree to 1e-9.
 2. The painter's final S, Edge IoU and margin over the mean-colour fill per category on a small seeded
    suite, budget-aligned (Table 1 budgets) and optionally native (250 steps), against the paper's
-   data-policy margin (Table 2: 0.665 − 0.534 = +0.131 budget-aligned, Edge IoU 0.281), with wall time.
+   data-policy margin (Table 2: 0.665 − 0.534 = +0.131 budget-aligned, Edge IoU 0.281), with wall time
+   and the painter's CPU per reference; the aligned CPU per reference times Table 1's category sizes is
+   the whole suite's painter time on one core, against the 5-minute goal (extrapolated, labelled so).
 
 Run: ``.venv/bin/python -m tests.benchmarks.bench_easel_painter [--per-category 2] [--native]``.
 """
