@@ -233,9 +233,10 @@ def _dispatch_in_thread(run_id: int) -> None:
 
 
 def judge_run_pending_chunks(*, run_id: int) -> list[int]:
-    """Mark the run running and return the task ids of its unfinished chunks."""
-    JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.PENDING).update(
-        status=JudgeRun.Status.RUNNING, started_at=timezone.now()
+    """Mark the run running (again, if it had failed or was cancelled: the error is cleared) and return
+    the task ids of its unfinished chunks."""
+    JudgeRun.objects.filter(pk=run_id, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.FAILED]).update(
+        status=JudgeRun.Status.RUNNING, started_at=timezone.now(), error=""
     )
     return list(JudgeRunTask.objects.filter(run_id=run_id, done=False).order_by("pk").values_list("task_id", flat=True))
 
@@ -369,9 +370,9 @@ def judge_run_finalise(*, run_id: int):
             return existing
         if run.config.get("fixed_pairs"):
             if run.status != JudgeRun.Status.DONE:
-                run.status = JudgeRun.Status.DONE
+                run.status, run.error = JudgeRun.Status.DONE, ""
                 run.finished_at = timezone.now()
-                run.save(update_fields=["status", "finished_at"])
+                run.save(update_fields=["status", "error", "finished_at"])
             return None
         models = subject_models_of(run.task_set)
         index = {m.pk: i for i, m in enumerate(models)}
@@ -394,9 +395,9 @@ def judge_run_finalise(*, run_id: int):
             is_demo=run.task_set.is_demo,
             payload=payload,
         )
-        run.status = JudgeRun.Status.DONE
+        run.status, run.error = JudgeRun.Status.DONE, ""
         run.finished_at = timezone.now()
-        run.save(update_fields=["status", "finished_at"])
+        run.save(update_fields=["status", "error", "finished_at"])
     return snapshot
 
 

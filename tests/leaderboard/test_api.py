@@ -238,9 +238,21 @@ def test_cancel_marks_a_live_run_failed_and_resume_accepts_it(rita, django_captu
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.FAILED and run.error.startswith("cancelled")
     assert client.post(f"/api/v1/judge-runs/{run.pk}/cancel").status_code == 409
-    with django_capture_on_commit_callbacks(execute=False) as queued:
+    with django_capture_on_commit_callbacks(execute=True) as queued:
         assert client.post(f"/api/v1/judge-runs/{run.pk}/resume").status_code == 202
     assert len(queued) == 1
+
+
+def test_a_cancelled_run_resumed_through_the_api_ends_done_with_its_error_cleared(rita, django_capture_on_commit_callbacks):
+    task_set, models = population(n_models=3, n_tasks=2)
+    run = simulated_run(task_set, models, budget=3)
+    client = token_client(rita)
+    assert client.post(f"/api/v1/judge-runs/{run.pk}/cancel").status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):  # the queued dispatch runs (eagerly: no broker)
+        assert client.post(f"/api/v1/judge-runs/{run.pk}/resume").status_code == 202
+    progress = client.get(f"/api/v1/judge-runs/{run.pk}/").json()["progress"]
+    assert progress["status"] == "done" and progress["error"] == ""
+    assert progress["snapshot"] is not None
 
 
 def test_resume_of_a_pending_run_is_a_409(rita):
