@@ -37,7 +37,8 @@ def novelty_ablation_runs_create(
     one with TIG anchors, one with generic anchors (the no-TIG condition). Both or neither are created;
     nothing is judged until they are started. Returns (TIG run, generic run)."""
     from leaderboard.judges import UnknownJudge
-    from leaderboard.services.judge_runs import RunConfigurationError, judge_run_create
+    from leaderboard.runs.errors import RunConfigurationError
+    from leaderboard.services.judge_runs import judge_run_create
 
     if campaign.kind != CampaignKind.TEXT_PAIRWISE:
         raise AblationInvalid("the Novelty ablation runs on a text pairwise campaign's Novelty items")

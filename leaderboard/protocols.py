@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from leaderboard.runs.errors import RunConfigurationError
+
 __all__ = [
-    "Protocol", "ProtocolKindMismatch", "protocol_app_labels", "protocol_for_kind", "protocol_register",
+    "Protocol", "protocol_app_labels", "protocol_for_kind", "protocol_register",
     "protocols", "task_set_kind_check",
 ]
 
@@ -64,10 +66,6 @@ def protocol_app_labels() -> list[str]:
     return list(dict.fromkeys(p.app_label for p in _REGISTRY.values()))
 
 
-class ProtocolKindMismatch(ValueError):
-    """A run was given a task set of another benchmark kind."""
-
-
 def task_set_kind_check(task_set, *, kind: str) -> None:
     """Refuse a task set that is not of benchmark ``kind``, naming both kinds (every run creation calls this)."""
     actual = task_set.benchmark.kind
@@ -75,6 +73,6 @@ def task_set_kind_check(task_set, *, kind: str) -> None:
         return
     wanted = protocol_for_kind(kind).title if kind in _REGISTRY else kind
     theirs = protocol_for_kind(actual).title if actual in _REGISTRY else actual
-    raise ProtocolKindMismatch(
+    raise RunConfigurationError(
         f"{task_set} is of benchmark kind {theirs}, but {wanted} runs take only {wanted} task sets"
     )

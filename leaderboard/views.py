@@ -16,8 +16,9 @@ from django.views.decorators.http import require_POST
 from leaderboard import charts, results, selectors
 from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompareForm, TIGBuildForm
 from leaderboard.judges import judge_choices
-from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
+from leaderboard.models import Benchmark, JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
 from leaderboard.roles import is_admin, is_researcher, require_researcher
+from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.services import judge_runs, responses_export, tasks_export, tig
 
 
@@ -104,7 +105,9 @@ def leaderboard_list(request):
         "leaderboard/leaderboard_list.html",
         {"snapshots": selectors.snapshot_list(), "runs": selectors.judge_run_list()[:50],
          "arena": results.arena_rows(selectors.latest_snapshots_per_task_set()),
-         "task_sets": TaskSet.objects.order_by("name", "version"), "judges": judge_choices(),
+         # a judge run takes an Ekphrasis task set: the form offers (and preselects) no other kind's
+         "task_sets": TaskSet.objects.filter(benchmark__kind=Benchmark.Kind.EKPHRASIS).order_by("name", "version"),
+         "judges": judge_choices(),
          "tig_choices": selectors.tig_component_choices()},
     )
 
@@ -255,7 +258,7 @@ def judge_run_new(request):
         return redirect("leaderboard_list")
     try:
         run = judge_runs.judge_run_create(created_by=request.user, **form.run_arguments())
-    except judge_runs.RunConfigurationError as exc:
+    except RunConfigurationError as exc:
         messages.error(request, f"Run not started: {exc}")
         return redirect("leaderboard_list")
     # In the embedded default (no broker) the run would take the request hostage: run it in the background.

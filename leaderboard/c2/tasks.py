@@ -9,6 +9,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from leaderboard.c2.services import runs
+from leaderboard.runs.errors import RunConfigurationError
 
 
 @shared_task(name="c2.run_dispatch")
@@ -26,7 +27,7 @@ def c2_run_dispatch(run_id: int) -> int:
 def c2_run_prompt(self, run_id: int, task_id: int) -> None:
     try:
         finished_run = runs.c2_prompts_execute(run_id=run_id, task_ids=[task_id])
-    except runs.RunConfigurationError as exc:
+    except RunConfigurationError as exc:
         runs.c2_run_fail(run_id=run_id, error=f"task {task_id}: {exc}")
         raise
     except Exception as exc:

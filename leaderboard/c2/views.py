@@ -16,6 +16,7 @@ from leaderboard.c2.models import C2Run, C2TaskImage
 from leaderboard.c2.services import runs
 from leaderboard.models import Task
 from leaderboard.roles import require_researcher
+from leaderboard.runs.errors import RunConfigurationError
 
 
 def _run_id_param(request) -> tuple[int | None, bool]:
@@ -94,7 +95,7 @@ def run_new(request):
         return redirect("c2:leaderboard")
     try:
         run = runs.c2_run_create(created_by=request.user, **form.run_arguments())
-    except runs.RunConfigurationError as exc:
+    except RunConfigurationError as exc:
         messages.error(request, f"Run not started: {exc}")
         return redirect("c2:leaderboard")
     runs.c2_run_start(run=run)

@@ -41,7 +41,9 @@ from leaderboard.easel.models import (
     canvas_stored_at,
 )
 from leaderboard.models import Benchmark, Task, TaskSet
+from leaderboard.protocols import task_set_kind_check
 from leaderboard.run_usage import client_usage_take, run_usage_add
+from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.services.catalogue import benchmark_get_or_create
 
 logger = logging.getLogger(__name__)
@@ -56,10 +58,6 @@ OFFLINE_FLUSH_STEPS = 32
 
 class SuiteConflict(ValueError):
     """A task set of that name and version exists with other references."""
-
-
-class RunConfigurationError(ValueError):
-    pass
 
 
 # ---------------------------------------------------------------- images
@@ -200,8 +198,7 @@ def easel_run_create(*, task_set: TaskSet, agent: str, budget_setting: str = Eas
     model's display name (:func:`leaderboard.easel.agents.agent_resolve`)."""
     from leaderboard.services.judge_runs import code_version
 
-    if task_set.benchmark.kind != Benchmark.Kind.EASEL:
-        raise RunConfigurationError(f"{task_set} is not an EASEL task set")
+    task_set_kind_check(task_set, kind=Benchmark.Kind.EASEL)
     if budget_setting not in EaselRun.Budget.values:
         raise RunConfigurationError(f"budget must be one of {', '.join(EaselRun.Budget.values)}; got {budget_setting!r}")
     try:

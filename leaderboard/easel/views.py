@@ -14,6 +14,7 @@ from leaderboard.easel.agents import agent_choices
 from leaderboard.easel.forms import EaselRunForm
 from leaderboard.easel.models import EaselEpisode, EaselRun
 from leaderboard.roles import require_researcher
+from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.services.judge_runs import code_version
 
 EXPORT_TYPES = {"csv": "text/csv", "json": "application/json", "tex": "application/x-tex"}
@@ -80,7 +81,7 @@ def run_new(request):
         return redirect("easel:leaderboard")
     try:
         run = services.easel_run_create(created_by=request.user, **form.run_arguments())
-    except services.RunConfigurationError as exc:
+    except RunConfigurationError as exc:
         messages.error(request, f"Run not started: {exc}")
         return redirect(reverse("easel:leaderboard") + f"?task_set={form.cleaned_data['task_set'].pk}")
     _start(request, run)

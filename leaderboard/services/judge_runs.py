@@ -37,6 +37,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from leaderboard.models import (
+    Benchmark,
     Comparison,
     JudgeRun,
     JudgeRunTask,
@@ -44,6 +45,8 @@ from leaderboard.models import (
     SubjectModel,
     Task,
 )
+from leaderboard.protocols import task_set_kind_check
+from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.selectors import subject_models_of
 from leaderboard.services.judge_chunk import (  # MAX_CALL_ATTEMPTS: named here by callers and tests
     INSPECTED_FIELD,
@@ -87,10 +90,6 @@ def code_version() -> str:
 # ---------------------------------------------------------------- creating and starting
 
 
-class RunConfigurationError(ValueError):
-    pass
-
-
 @transaction.atomic
 def judge_run_create(
     *,
@@ -113,6 +112,7 @@ def judge_run_create(
     """
     from leaderboard.judges import judge_is_simulated, judge_model_for
 
+    task_set_kind_check(task_set, kind=Benchmark.Kind.EKPHRASIS)
     dims = "".join(d for d in "UEN" if d in dimensions.upper())
     if not dims or len(dims) != len(dimensions):
         raise RunConfigurationError(f"dimensions must be letters of U, E, N; got {dimensions!r}")

@@ -229,6 +229,17 @@ def test_a_run_configuration_error_is_a_400_with_the_services_message(rita):
     assert "fewer than two subject models" in body["message"]
 
 
+def test_a_judge_run_on_a_task_set_of_another_kind_is_a_400_naming_both_kinds(rita):
+    from tests.factories import BenchmarkFactory
+
+    other = TaskSetFactory(name="c2-set", benchmark=BenchmarkFactory(kind="c2", name="C²"))
+    response = token_client(rita).post("/api/v1/judge-runs/create", {"task_set": other.pk}, format="json")
+    assert response.status_code == 400
+    assert_error_shape(response.json(), "run_invalid")
+    assert "is of benchmark kind C², but Ekphrasis runs take only Ekphrasis task sets" in response.json()["message"]
+    assert not JudgeRun.objects.exists()
+
+
 def test_cancel_marks_a_live_run_failed_and_resume_accepts_it(rita, django_capture_on_commit_callbacks):
     task_set, models = population(n_models=3, n_tasks=1)
     run = simulated_run(task_set, models, budget=3)

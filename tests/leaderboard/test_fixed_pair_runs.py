@@ -7,6 +7,7 @@ import pytest
 
 from leaderboard import judges, selectors, tasks
 from leaderboard.models import Comparison, JudgeRun, LeaderboardSnapshot
+from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.services import judge_runs
 from tests.factories import PASSWORD
 from tests.leaderboard.judging_factories import planted_skills, population, simulated_run
@@ -131,7 +132,7 @@ def test_pairs_a_run_cannot_judge_are_refused_and_nothing_is_created(case):
         run = fixed_run(task_set, models, pairs)
         assert run.config["fixed_pairs"] == [[t0.pk, r[0, 0].pk, r[0, 1].pk], [t1.pk, r[1, 0].pk, r[1, 1].pk]]
         return
-    with pytest.raises(judge_runs.RunConfigurationError):
+    with pytest.raises(RunConfigurationError):
         fixed_run(task_set, models, pairs)
     assert not JudgeRun.objects.exists()
 
@@ -142,7 +143,7 @@ def test_another_sample_of_the_same_two_models_on_a_task_is_refused():
     task_set, models = population(n_models=3, n_tasks=1, name="samples")
     task = task_set.tasks.get()
     second = ResponseFactory(task=task, subject_model=models[0], sample=2, is_primary=False)
-    with pytest.raises(judge_runs.RunConfigurationError, match="same two models"):
+    with pytest.raises(RunConfigurationError, match="same two models"):
         fixed_run(task_set, models, [(task, primary(task_set, 0, models[0]), primary(task_set, 0, models[1])),
                                      (task, second, primary(task_set, 0, models[1]))])
 

@@ -8,12 +8,12 @@ from django.contrib.auth.models import Group
 
 from leaderboard.protocols import (
     Protocol,
-    ProtocolKindMismatch,
     protocol_app_labels,
     protocol_register,
     protocols,
     task_set_kind_check,
 )
+from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.services.catalogue import role_groups_ensure
 from tests.factories import BenchmarkFactory, TaskSetFactory
 
@@ -51,6 +51,6 @@ def test_a_researcher_may_view_c2_runs_and_only_an_admin_may_change_them():
 @pytest.mark.django_db
 def test_a_task_set_of_another_kind_is_refused_naming_both_kinds():
     task_set = TaskSetFactory(name="c2-set", benchmark=BenchmarkFactory(kind="c2", name="C²"))
-    with pytest.raises(ProtocolKindMismatch, match="c2-set.* is of benchmark kind C², but Ekphrasis runs take only Ekphrasis task sets"):
+    with pytest.raises(RunConfigurationError, match="c2-set.* is of benchmark kind C², but Ekphrasis runs take only Ekphrasis task sets"):
         task_set_kind_check(task_set, kind="ekphrasis")
     task_set_kind_check(task_set, kind="c2")  # its own kind passes

@@ -191,3 +191,27 @@ def test_run_page_shows_chunks_comparisons_and_that_a_simulated_run_has_no_token
         assert f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/" in body
     data = researcher_client.get(f"/runs/{snapshot.run_id}/status.json").json()
     assert data["comparisons_done"] == data["comparisons"].get("ok", 0) + data["comparisons"].get("failed", 0) > 0
+
+
+def c2_task_set(name: str = "c2-other"):
+    from tests.factories import BenchmarkFactory, TaskSetFactory
+
+    return TaskSetFactory(name=name, benchmark=BenchmarkFactory(kind="c2", name="C²"))
+
+
+def test_the_run_form_offers_only_ekphrasis_task_sets(researcher_client):
+    task_set, _ = population(n_models=3, n_tasks=1, name="ekph")
+    other = c2_task_set()
+    body = researcher_client.get("/leaderboards/").content.decode()
+    assert f'<option value="{task_set.pk}">' in body
+    assert f'<option value="{other.pk}">' not in body
+
+
+def test_the_run_form_refuses_a_task_set_of_another_kind_with_a_clear_message(researcher_client):
+    other = c2_task_set()
+    response = researcher_client.post("/runs/new/", {
+        "task_set": other.pk, "judge": "simulated", "dimensions": "U", "budget_per_task": 4, "seed": 1,
+        "novelty_anchor": "generic",
+    }, follow=True)
+    assert not JudgeRun.objects.exists()
+    assert "is of benchmark kind C², but Ekphrasis runs take only Ekphrasis task sets" in response.content.decode()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.models import ChecklistItem, Comparison
+from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.services import judge_runs
 from leaderboard.services.tig import novelty_context_items, task_population_index, tig_audit_apply
 from tests.factories import PASSWORD, ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
@@ -230,7 +231,7 @@ def test_a_run_can_ask_for_other_components_than_the_latest_build(planted, provi
         task_set=task_set, judge_name="simulated", config={"tig": {"extractor": "offline", "embedder": ""}}
     )
     assert run.config["tig"] == {"extractor": "offline", "embedder": "minilm", "canonicaliser": "embedding"}
-    with pytest.raises(judge_runs.RunConfigurationError, match="no embedder-role model named 'nope'"):
+    with pytest.raises(RunConfigurationError, match="no embedder-role model named 'nope'"):
         judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", config={"tig": {"embedder": "nope"}})
 
 

@@ -45,7 +45,9 @@ from leaderboard.c2.services.rating import RatingJob, rater_for
 from leaderboard.c2.services.scoring import run_results
 from leaderboard.judges import UnknownJudge, judge_model_for
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
+from leaderboard.protocols import task_set_kind_check
 from leaderboard.run_usage import run_usage_add
+from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.services.judge_runs import code_version
 from leaderboard.services.tig import TIGConfigurationError, text_embedder_named, tig_components_check
 
@@ -55,10 +57,6 @@ MAX_ATTEMPTS = 3
 GROUP_WAVES = 20  # the prompts of one group ≈ 20 × the concurrency cap samples per model
 BATCH_WAVES = 10  # one provider batch ≈ 10 × a model's share of the cap: few batch barriers
 DEFAULT_SAMPLES = 5  # n per prompt (issue 12; the paper's n is not printed)
-
-
-class RunConfigurationError(ValueError):
-    pass
 
 
 # ---------------------------------------------------------------- creating
@@ -129,8 +127,7 @@ def c2_run_create(
     created_by=None,
 ) -> C2Run:
     """Create a run and plan all its samples and ratings; nothing is called until it is started."""
-    if task_set.benchmark.kind != Benchmark.Kind.C2:
-        raise RunConfigurationError(f"{task_set} is not a C² task set")
+    task_set_kind_check(task_set, kind=Benchmark.Kind.C2)
     names = list(dict.fromkeys(n.strip() for n in model_names if n.strip()))
     if not names:
         raise RunConfigurationError("name at least one subject model")
@@ -526,7 +523,6 @@ def _unfinished_reason(run: C2Run) -> str:
 
 __all__ = [
     "C2TaskType",
-    "RunConfigurationError",
     "c2_prompts_execute",
     "c2_run_create",
     "c2_run_execute_inline",

@@ -9,6 +9,7 @@ from leaderboard.judges import UnknownJudge
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import JudgeRun, TaskSet
+from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.selectors import task_set_get
 from leaderboard.services import judge_runs
 
@@ -51,7 +52,7 @@ class Command(TaskSetCommand):
                     config={"tig": {"extractor": opts["tig_extractor"], "embedder": opts["tig_embedder"],
                                     "canonicaliser": opts["tig_canonicaliser"]}},
                 )
-            except (TaskSet.DoesNotExist, UnknownJudge, judge_runs.RunConfigurationError) as exc:
+            except (TaskSet.DoesNotExist, UnknownJudge, RunConfigurationError) as exc:
                 raise CommandError(str(exc)) from exc
         label = " (SIMULATED judge)" if run.is_simulated else ""
         self.stdout.write(f"run {run.pk}: {run.judge_name}{label} on {run.task_set}, budget {run.budget_per_task}, seed {run.seed}")

@@ -6,6 +6,7 @@ import pytest
 
 from leaderboard.easel import services
 from leaderboard.easel.models import NATIVE_BUDGET, EaselImage, EaselRun
+from leaderboard.runs.errors import RunConfigurationError
 from tests.leaderboard.easel.conftest import SMALL
 
 pytestmark = pytest.mark.django_db
@@ -55,13 +56,13 @@ def test_a_native_run_gives_reconstruction_episodes_the_long_budget(suite):
 
 
 def test_an_unknown_agent_is_a_configuration_error_naming_it(suite):
-    with pytest.raises(services.RunConfigurationError, match="no agent 'gpt-imaginary'"):
+    with pytest.raises(RunConfigurationError, match="no agent 'gpt-imaginary'"):
         services.easel_run_create(task_set=suite, agent="gpt-imaginary")
     assert not EaselRun.objects.exists()
 
 
 def test_skill_is_refused_for_an_agent_that_is_not_simulated(suite):
-    with pytest.raises(services.RunConfigurationError, match="simulated agent only"):
+    with pytest.raises(RunConfigurationError, match="simulated agent only"):
         services.easel_run_create(task_set=suite, agent="painter", skill=0.5)
 
 

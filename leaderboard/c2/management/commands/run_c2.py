@@ -9,6 +9,7 @@ from leaderboard.c2.models import C2Run
 from leaderboard.c2.services import runs
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import TaskSet
+from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.selectors import task_set_get
 
 
@@ -53,7 +54,7 @@ class Command(TaskSetCommand):
                     surprise_policy=opts["surprise_policy"], tau=opts["tau"], temperature=opts["temperature"],
                     embedder=opts["embedder"],
                 )
-            except (TaskSet.DoesNotExist, runs.RunConfigurationError) as exc:
+            except (TaskSet.DoesNotExist, RunConfigurationError) as exc:
                 raise CommandError(str(exc)) from exc
         label = " (SIMULATED components)" if run.is_simulated else ""
         self.stdout.write(f"C² run {run.pk}{label}: {', '.join(run.subject_names)} on {run.task_set}, "
@@ -73,7 +74,7 @@ class Command(TaskSetCommand):
                     time.sleep(1.0)
             else:
                 run = runs.c2_run_execute_inline(run=run, progress=bar.update)
-        except runs.RunConfigurationError as exc:
+        except RunConfigurationError as exc:
             runs.c2_run_fail(run_id=run.pk, error=str(exc))
             raise CommandError(str(exc)) from exc
         finally:

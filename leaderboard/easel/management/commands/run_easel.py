@@ -9,6 +9,7 @@ from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselRun
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import TaskSet
+from leaderboard.runs.errors import RunConfigurationError
 
 
 class Command(TaskSetCommand):
@@ -41,7 +42,7 @@ class Command(TaskSetCommand):
                     task_set=self.task_set_from(opts), agent=opts["agent"], budget_setting=opts["budget"],
                     seed=opts["seed"], skill=opts["skill"], label=opts["label"],
                 )
-            except (TaskSet.DoesNotExist, services.RunConfigurationError) as exc:
+            except (TaskSet.DoesNotExist, RunConfigurationError) as exc:
                 raise CommandError(str(exc)) from exc
         label = " (SIMULATED agent)" if run.is_simulated else ""
         self.stdout.write(f"EASEL run {run.pk}: {run.agent_name}{label} on {run.task_set}, "
