@@ -10,6 +10,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 app = Celery("evalsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# the one task pair of every resumable job (leaderboard/runs is a plain package, not an app)
+app.autodiscover_tasks(["leaderboard.runs"])
 
 # Periodic tasks (run by `celery -A evalsite beat`; with no broker nothing runs them, and
 # assignment_next still expires overdue assignments itself when it needs their slots).

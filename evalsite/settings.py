@@ -277,6 +277,10 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# Without a broker, a page's Start or Resume runs the job in a thread of the web process, so the request
+# returns at once and the run page follows it live (leaderboard/runs/lifecycle.py: the one start policy).
+# false: inside the request (the tests' database is one transaction no other thread can see).
+ATELIER_EAGER_JOBS_IN_BACKGROUND = env_bool("ATELIER_EAGER_JOBS_IN_BACKGROUND", True)
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or (CELERY_BROKER_URL or None)
 CELERY_TASK_ACKS_LATE = True  # a killed worker's task is redelivered, not lost
 # One queue name per deployment (or per test process, so that concurrent test runs sharing a Redis

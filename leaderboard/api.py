@@ -33,6 +33,7 @@ from leaderboard.api_contract import (
     text_download,
 )
 from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
+from leaderboard.runs.api import RunCancelApi, RunProgressOutput, RunResumeApi
 from leaderboard.services import (
     api_operations,
     judge_runs,
@@ -293,10 +294,9 @@ class JudgeRunOutput(serializers.ModelSerializer):
                   "calls_done", "error", "created_at", "started_at", "finished_at"]
 
 
-class JudgeRunProgressOutput(serializers.Serializer):
+class JudgeRunProgressOutput(RunProgressOutput):
     """The live status the run page polls."""
 
-    status = serializers.CharField()
     tasks_done = serializers.IntegerField()
     tasks_total = serializers.IntegerField()
     calls_done = serializers.IntegerField()
@@ -304,7 +304,6 @@ class JudgeRunProgressOutput(serializers.Serializer):
     comparisons = serializers.DictField(child=serializers.IntegerField())
     snapshot = serializers.IntegerField(allow_null=True)
     fixed_pairs = serializers.IntegerField()
-    error = serializers.CharField(allow_blank=True)
 
 
 class JudgeRunDetailOutput(serializers.Serializer):
@@ -372,28 +371,22 @@ class JudgeRunDetailApi(ApiView):
         return Response(_judge_run_detail(run))
 
 
-class JudgeRunResumeApi(ApiView):
-    """Queue a failed run again; it resumes from its stored comparisons (409 unless failed)."""
+@extend_schema(operation_id="judge_runs_resume", request=None,
+               responses={202: JudgeRunDetailOutput, **error_responses(404, 409)})
+class JudgeRunResumeApi(RunResumeApi):
+    """Queue a failed run again; it resumes from its stored comparisons (409 unless failed and resumable)."""
 
-    @extend_schema(operation_id="judge_runs_resume", request=None,
-                   responses={202: JudgeRunDetailOutput, **error_responses(404, 409)})
-    def post(self, request, pk: int):
-        run = get_object_or_404(JudgeRun, pk=pk)
-        if run.status != JudgeRun.Status.FAILED:
-            raise api_operations.ApiOperationRefused(f"run {run.pk} is {run.status}: only a failed run resumes")
-        judge_runs.judge_run_start(run=run)
-        return Response(_judge_run_detail(run), status=status.HTTP_202_ACCEPTED)
+    model = JudgeRun
+    detail = staticmethod(_judge_run_detail)
 
 
-class JudgeRunCancelApi(ApiView):
+@extend_schema(operation_id="judge_runs_cancel", request=None,
+               responses={200: JudgeRunDetailOutput, **error_responses(404, 409)})
+class JudgeRunCancelApi(RunCancelApi):
     """Stop a pending or running run (it becomes failed, 'cancelled', and can be resumed)."""
 
-    @extend_schema(operation_id="judge_runs_cancel", request=None,
-                   responses={200: JudgeRunDetailOutput, **error_responses(404, 409)})
-    def post(self, request, pk: int):
-        run = get_object_or_404(JudgeRun, pk=pk)
-        run = api_operations.judge_run_cancel(run=run, by=request.user.get_username())
-        return Response(_judge_run_detail(run))
+    model = JudgeRun
+    detail = staticmethod(_judge_run_detail)
 
 
 class ComparisonOutput(serializers.ModelSerializer):

@@ -7,6 +7,8 @@ class LeaderboardConfig(AppConfig):
 
     def ready(self) -> None:
         from leaderboard.protocols import Protocol, protocol_register
+        from leaderboard.runs.lifecycle import job_kind_register
+        from leaderboard.services import judge_runs, task_construction, tig
 
         # Ekphrasis's models live under the catalogue's own app label (leaderboard/ekphrasis is a plain package).
         protocol_register(Protocol(
@@ -14,3 +16,5 @@ class LeaderboardConfig(AppConfig):
             nav_url="leaderboard_list", run_url="judge_run_detail", exporters=("csv", "json", "tex"),
             summary="Scores with bootstrap intervals, tiers, reliability, drill-down to each judgment.",
         ))
+        for job in (judge_runs.JUDGE_RUN_JOB, tig.TIG_BUILD_JOB, task_construction.TASK_SET_BUILD_JOB):
+            job_kind_register(job)

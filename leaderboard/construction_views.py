@@ -38,7 +38,7 @@ def task_set_build_new(request):
         except construction.BuildConfigurationError as exc:
             messages.error(request, f"Build not started: {exc}")
         else:
-            construction.task_set_build_start(build=build)
+            construction.task_set_build_start(build=build, background=True)
             return redirect("task_set_build_detail", pk=build.pk)
     return render(request, "leaderboard/task_set_build_new.html", {
         "form": form, "pool_form": SourcePoolImportForm(), "pools": SourcePool.objects.order_by("name"),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.db.models import Count, QuerySet
 
 from leaderboard.models import Render, Response, TaskSet
+from leaderboard.runs.selectors import run_status
 
 
 def task_set_get(*, name: str, version: str | None = None) -> TaskSet:
@@ -114,7 +115,7 @@ def judge_run_progress(*, run) -> dict:
     duration = (end - run.started_at).total_seconds() if run.started_at and end else None
     usage = run.usage or {}
     return {
-        "status": run.status,
+        **run_status(run),
         "tasks_done": run.tasks_done,
         "tasks_total": run.tasks_total,
         "calls_done": run.calls_done,
@@ -128,7 +129,6 @@ def judge_run_progress(*, run) -> dict:
         "usage": {k: usage.get(k) for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "cached_hits",
                                             "failures") if k in usage},
         "duration_seconds": None if duration is None else round(duration, 1),
-        "error": run.error,
     }
 
 
@@ -375,10 +375,10 @@ def tig_build_progress(*, build) -> dict:
     else:
         share = build.tasks_done / build.tasks_total if build.tasks_total else 0.0
     return {
-        "id": build.pk, "status": build.status, "stage": build.stage, "extractor": build.extractor,
+        **run_status(build), "id": build.pk, "stage": build.stage, "extractor": build.extractor,
         "embedder": build.embedder, "canonicaliser": build.canonicaliser, "tasks_done": build.tasks_done, "tasks_total": build.tasks_total,
         "responses_extracted": build.responses_extracted, "responses_total": build.responses_total,
-        "share": share, "error": build.error,
+        "share": share,
     }
 
 
@@ -518,6 +518,6 @@ def task_set_builds() -> QuerySet:
 def task_set_build_progress(*, build) -> dict:
     """A build's live status for its page (polled as JSON)."""
     share = 1.0 if build.status == "done" else (build.tasks_kept / build.tasks_total if build.tasks_total else 0.0)
-    return {"id": build.pk, "status": build.status, "stage": build.stage, "tasks_kept": build.tasks_kept,
-            "tasks_total": build.tasks_total, "share": share, "error": build.error,
+    return {**run_status(build), "id": build.pk, "stage": build.stage, "tasks_kept": build.tasks_kept,
+            "tasks_total": build.tasks_total, "share": share,
             "task_set": build.task_set_id}

@@ -19,6 +19,7 @@ from leaderboard.judges import judge_choices
 from leaderboard.models import Benchmark, JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
 from leaderboard.roles import is_admin, is_researcher, require_researcher
 from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.runs.lifecycle import run_resume_from_page
 from leaderboard.services import judge_runs, responses_export, tasks_export, tig
 
 
@@ -309,7 +310,7 @@ def tig_build_new(request, pk: int):
     except tig.TIGConfigurationError as exc:
         messages.error(request, f"TIG build not started: {exc}")
         return redirect("task_set_detail", pk=pk)
-    tig.tig_build_start(build=build)
+    tig.tig_build_start(build=build, background=True)
     return redirect("tig_build_detail", pk=pk, build_pk=build.pk)
 
 
@@ -328,10 +329,8 @@ def tig_build_detail(request, pk: int, build_pk: int):
 def tig_build_resume(request, pk: int, build_pk: int):
     """Queue a failed build again; it resumes from the stored extractions and embeddings."""
     require_researcher(request.user)
-    build = get_object_or_404(TIGBuild, pk=build_pk, task_set_id=pk)
-    if build.status == TIGBuild.Status.FAILED:
-        tig.tig_build_start(build=build)
-    return redirect("tig_build_detail", pk=pk, build_pk=build.pk)
+    run_resume_from_page(request, get_object_or_404(TIGBuild, pk=build_pk, task_set_id=pk))
+    return redirect("tig_build_detail", pk=pk, build_pk=build_pk)
 
 
 def tig_build_status(request, pk: int, build_pk: int):

@@ -13,6 +13,7 @@ from django.db.models import Count, Q, QuerySet
 from engine.seeding import derived_seed
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.models import Benchmark, TaskSet
+from leaderboard.runs.selectors import run_status
 
 #: Reconstruction categories in Table 1's order, with Table 3's column heads.
 CATEGORIES = (
@@ -69,12 +70,11 @@ def run_list(*, task_set: TaskSet | None = None) -> QuerySet[EaselRun]:
 def run_progress(*, run: EaselRun) -> dict:
     """The live status a run page polls (``followStatus``)."""
     return {
-        "status": run.status,
+        **run_status(run),
         "episodes_done": run.episodes_done,
         "episodes_total": run.episodes_total,
         "steps_done": run.steps_done,
         "steps_planned": run.steps_planned,
-        "error": run.error,
     }
 
 

@@ -18,3 +18,7 @@ class RunStateConflict(Exception):
         super().__init__(message)
         self.message = message
         self.errors = None
+
+
+class UnitTakenOver(Exception):
+    """Another delivery of the same unit is ahead of this one (it will finish the unit): not an error."""

@@ -38,6 +38,7 @@ from engine.active_sampling import ActiveState, select_pairs
 from engine.bt import is_empty_response
 from engine.seeding import derived_seed, unit_interval
 from leaderboard.models import Comparison, JudgeRun, JudgeRunTask, Response, SubjectModel, Task
+from leaderboard.runs.lifecycle import run_claim_finalise
 from leaderboard.selectors import subject_models_of
 
 #: Field each dimension inspects (normalisation invariant, Ekphrasis App. C.3).
@@ -576,7 +577,4 @@ def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask) -> bool:
         JudgeRun.objects.filter(pk=run.pk).update(tasks_done=done)
         if done < run.tasks_total:
             return False
-        # Exactly one worker wins this conditional update, so finalising is enqueued once.
-        return bool(
-            JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(status=JudgeRun.Status.FINALISING)
-        )
+        return run_claim_finalise(JudgeRun, run.pk)

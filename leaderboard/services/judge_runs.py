@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -34,7 +33,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.utils import timezone
 
 from leaderboard.models import (
     Benchmark,
@@ -47,6 +45,7 @@ from leaderboard.models import (
 )
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish, run_pending_units, run_start
 from leaderboard.selectors import subject_models_of
 from leaderboard.services.judge_chunk import (  # MAX_CALL_ATTEMPTS: named here by callers and tests
     INSPECTED_FIELD,
@@ -204,41 +203,31 @@ def _run_config(task_set, dims: str, novelty_anchor: str, config: dict | None) -
 
 
 def judge_run_start(*, run: JudgeRun, background: bool = False) -> None:
-    """Queue the run's chunks once the transaction that created it has committed.
-
-    Without a broker Celery runs tasks eagerly, inside the caller. ``background=True`` (a request that
-    must not wait for the whole run, e.g. the page's Start button) then runs the eager dispatch in a
-    daemon thread, so the request returns at once and the run page follows the progress live."""
-    from leaderboard import tasks
-
-    if background and settings.CELERY_TASK_ALWAYS_EAGER:
-        transaction.on_commit(lambda: threading.Thread(
-            target=_dispatch_in_thread, args=(run.pk,), name=f"judge-run-{run.pk}", daemon=True).start())
-        return
-    transaction.on_commit(lambda: tasks.judge_run_dispatch.delay(run.pk))
-
-
-def _dispatch_in_thread(run_id: int) -> None:
-    from django.db import connection
-
-    from leaderboard import tasks
-
-    try:
-        tasks.judge_run_dispatch.delay(run_id)
-    except Exception as exc:  # the thread has no caller to raise to: the run page shows the error
-        if not JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.FAILED).exists():
-            judge_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
-    finally:
-        connection.close()  # this thread's own connection (Django connections are per thread)
+    """Queue the run's chunks once the transaction that created it has committed (the lifecycle's one
+    start policy: ``background=True`` for a request that must not wait, see :func:`leaderboard.runs.lifecycle.run_start`)."""
+    run_start(run, background=background)
 
 
 def judge_run_pending_chunks(*, run_id: int) -> list[int]:
     """Mark the run running (again, if it had failed or was cancelled: the error is cleared) and return
     the task ids of its unfinished chunks."""
-    JudgeRun.objects.filter(pk=run_id, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.FAILED]).update(
-        status=JudgeRun.Status.RUNNING, started_at=timezone.now(), error=""
-    )
+    return run_pending_units(JUDGE_RUN_JOB, run_id)
+
+
+def judge_run_unfinished_chunks(*, run_id: int) -> list[int]:
     return list(JudgeRunTask.objects.filter(run_id=run_id, done=False).order_by("pk").values_list("task_id", flat=True))
+
+
+def judge_run_unit_execute(*, run_id: int, unit_id: int) -> bool:
+    return judge_run_task_execute(run_id=run_id, task_id=unit_id)
+
+
+#: A judge run's units are its tasks' chunks (leaderboard.runs.lifecycle).
+JUDGE_RUN_JOB = JobKind(
+    name="judge_run", model="leaderboard.JudgeRun", unit_name="task",
+    pending_units=f"{__name__}.judge_run_unfinished_chunks", execute_unit=f"{__name__}.judge_run_unit_execute",
+    finalise=f"{__name__}.judge_run_finalise",
+)
 
 
 # ---------------------------------------------------------------- one chunk (leaderboard.services.judge_chunk)
@@ -302,7 +291,7 @@ def _commits_without_flush_wait():
 
 
 def judge_run_fail(*, run_id: int, error: str) -> None:
-    JudgeRun.objects.filter(pk=run_id).update(status=JudgeRun.Status.FAILED, error=error[:5000])
+    run_fail(JudgeRun, run_id, error)
 
 
 # ---------------------------------------------------------------- finalising
@@ -370,9 +359,7 @@ def judge_run_finalise(*, run_id: int):
             return existing
         if run.config.get("fixed_pairs"):
             if run.status != JudgeRun.Status.DONE:
-                run.status, run.error = JudgeRun.Status.DONE, ""
-                run.finished_at = timezone.now()
-                run.save(update_fields=["status", "error", "finished_at"])
+                run_finish(run)
             return None
         models = subject_models_of(run.task_set)
         index = {m.pk: i for i, m in enumerate(models)}
@@ -395,9 +382,7 @@ def judge_run_finalise(*, run_id: int):
             is_demo=run.task_set.is_demo,
             payload=payload,
         )
-        run.status, run.error = JudgeRun.Status.DONE, ""
-        run.finished_at = timezone.now()
-        run.save(update_fields=["status", "error", "finished_at"])
+        run_finish(run)
     return snapshot
 
 

@@ -35,14 +35,16 @@ from engine.task_construction.demo_pools import DEMO_POOL_NAME, demo_pool_rows
 from engine.task_construction.pools import PoolRecord
 from leaderboard.models import RejectedCandidate, SourcePool, SubjectModel, Task, TaskSet, TaskSetBuild
 from leaderboard.records import ImportFailed, RecordError, read_pool_rows
+from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish, run_start
 from leaderboard.services.catalogue import ImportSummary, tasks_import, taskset_freeze
 
 OFFLINE_SCREEN = "offline"
 GRIDS = {"table5": TABLE5_GRID}
 
 
-class BuildConfigurationError(ValueError):
-    pass
+class BuildConfigurationError(RunConfigurationError):
+    """A build the grid, the pools or the screen cannot make."""
 
 
 # ---------------------------------------------------------------- pools
@@ -143,11 +145,30 @@ def task_set_build_create(*, name: str, version: str, pools: Sequence[SourcePool
     return build
 
 
-def task_set_build_start(*, build: TaskSetBuild) -> None:
-    """Queue the build once the transaction that created it has committed."""
-    from leaderboard import tasks
+def task_set_build_start(*, build: TaskSetBuild, background: bool = False) -> None:
+    """Queue the build once the transaction that created it has committed (the lifecycle's start policy)."""
+    run_start(build, background=background)
 
-    transaction.on_commit(lambda: tasks.task_set_build.delay(build.pk))
+
+def task_set_build_units(*, run_id: int) -> list[int]:
+    """A build is one unit (itself): Algorithm 1 is deterministic for its seed, so it reruns from the start."""
+    return list(TaskSetBuild.objects.filter(pk=run_id).exclude(status=TaskSetBuild.Status.DONE).values_list("pk", flat=True))
+
+
+def task_set_build_unit_execute(*, run_id: int, unit_id: int) -> bool:
+    task_set_build_execute(build_id=unit_id)
+    return False  # the build stores its task set and marks itself done in one transaction
+
+
+def task_set_build_finalise(*, run_id: int) -> None:
+    """Nothing to do: a build is done in the transaction that stores its result."""
+
+
+TASK_SET_BUILD_JOB = JobKind(
+    name="task_set_build", model="leaderboard.TaskSetBuild", unit_name="build",
+    pending_units=f"{__name__}.task_set_build_units", execute_unit=f"{__name__}.task_set_build_unit_execute",
+    finalise=f"{__name__}.task_set_build_finalise",
+)
 
 
 def _engine_screen(name: str):
@@ -190,9 +211,7 @@ def task_set_build_execute(*, build_id: int, progress: Callable[[int, int], None
                                 screen=_engine_screen(build.screen), embedder=embedder, progress=_Progress(build, progress))
         _store_result(build, result)
     except Exception as exc:
-        TaskSetBuild.objects.filter(pk=build.pk).update(status=TaskSetBuild.Status.FAILED,
-                                                        error=f"{type(exc).__name__}: {exc}"[:5000],
-                                                        finished_at=timezone.now())
+        run_fail(TaskSetBuild, build.pk, f"{type(exc).__name__}: {exc}", resumable=not isinstance(exc, RunConfigurationError))
         raise
     build.refresh_from_db()
     return build
@@ -219,9 +238,9 @@ def _store_result(build: TaskSetBuild, result) -> None:
                           reason=r.reason)
         for k, r in enumerate(result.rejected)
     ])
-    build.task_set, build.record, build.status = task_set, result.record, TaskSetBuild.Status.DONE
-    build.tasks_kept, build.stage, build.finished_at = len(result.tasks), "", timezone.now()
-    build.save(update_fields=["task_set", "record", "status", "tasks_kept", "stage", "finished_at"])
+    build.task_set, build.record = task_set, result.record
+    build.tasks_kept, build.stage = len(result.tasks), ""
+    run_finish(build, fields=("task_set", "record", "tasks_kept", "stage"))
 
 
 @transaction.atomic

@@ -20,6 +20,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from leaderboard.models import AtomExtraction, ChecklistItem, Response, SubjectModel, Task, TaskSet, TIGBuild
+from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish, run_start
 from leaderboard.services.checklists import checklist_item_revise
 
 TIG_SLOT = 1  # the cliché-distance slot that a population-cliché item replaces (App. E.3)
@@ -122,8 +124,8 @@ EMBEDDING_CANONICALISER = "embedding"  # synonyms grouped by embedding similarit
 LLM_CANONICALISER = "llm"  # the extractor model groups synonyms, validated and repaired (App. G.2)
 
 
-class TIGConfigurationError(ValueError):
-    pass
+class TIGConfigurationError(RunConfigurationError):
+    """A TIG component that cannot be used (an unknown model, an LLM canonicaliser without an extractor)."""
 
 
 @dataclass(frozen=True)
@@ -330,11 +332,33 @@ def tig_build_create(
     )
 
 
-def tig_build_start(*, build: TIGBuild) -> None:
-    """Queue the build once the transaction that created it has committed."""
-    from leaderboard import tasks
+def tig_build_start(*, build: TIGBuild, background: bool = False) -> None:
+    """Queue the build once the transaction that created it has committed (the lifecycle's start policy)."""
+    run_start(build, background=background)
 
-    transaction.on_commit(lambda: tasks.tig_build.delay(build.pk))
+
+def tig_build_units(*, run_id: int) -> list[int]:
+    """A build is one unit (itself): its work is stored per response and per atom, so it resumes inside."""
+    return list(TIGBuild.objects.filter(pk=run_id).exclude(status=TIGBuild.Status.DONE).values_list("pk", flat=True))
+
+
+def tig_build_unit_execute(*, run_id: int, unit_id: int) -> bool:
+    tig_build_execute(build_id=unit_id)
+    return False  # the build marks itself done: nothing is left to finalise
+
+
+def tig_build_finalise(*, run_id: int) -> None:
+    """A build left running with no unit (its worker died after the last write) is done."""
+    build = TIGBuild.objects.get(pk=run_id)
+    if build.status != TIGBuild.Status.DONE and build.tasks_done >= build.tasks_total:
+        run_finish(build)
+
+
+TIG_BUILD_JOB = JobKind(
+    name="tig_build", model="leaderboard.TIGBuild", unit_name="build",
+    pending_units=f"{__name__}.tig_build_units", execute_unit=f"{__name__}.tig_build_unit_execute",
+    finalise=f"{__name__}.tig_build_finalise",
+)
 
 
 class _BuildProgress:
@@ -387,12 +411,11 @@ def tig_build_execute(*, build_id: int, progress: Callable[[int, int], None] | N
             if progress:
                 progress(done, len(tasks))
     except Exception as exc:
-        TIGBuild.objects.filter(pk=build.pk).update(
-            status=TIGBuild.Status.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
-        )
+        run_fail(TIGBuild, build.pk, f"{type(exc).__name__}: {exc}", resumable=not isinstance(exc, RunConfigurationError))
         raise
-    TIGBuild.objects.filter(pk=build.pk).update(status=TIGBuild.Status.DONE, stage="", finished_at=timezone.now())
     build.refresh_from_db()
+    build.stage = ""
+    run_finish(build, fields=("stage",))
     return build
 
 

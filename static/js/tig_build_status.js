@@ -13,6 +13,6 @@
     err.textContent = p.error; err.hidden = !p.error;
     const link = document.getElementById("viewer-link");
     if (link) link.hidden = p.status !== "done";
-    document.getElementById("resume").hidden = p.status !== "failed";
+    document.getElementById("resume").hidden = !p.may_resume;
   });
 })();

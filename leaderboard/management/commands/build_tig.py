@@ -56,9 +56,9 @@ class Command(TaskSetCommand):
         )
         with progress_bar(total=build.tasks_total, unit="task", desc="TIG populations") as bar:
             if opts["queue"]:
-                from leaderboard import tasks
+                from leaderboard.runs.tasks import run_dispatch
 
-                tasks.tig_build.delay(build.pk)
+                run_dispatch.delay("tig_build", build.pk)
                 while build.status not in (TIGBuild.Status.DONE, TIGBuild.Status.FAILED):
                     time.sleep(1.0)
                     build.refresh_from_db()

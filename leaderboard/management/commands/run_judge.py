@@ -58,9 +58,9 @@ class Command(TaskSetCommand):
         self.stdout.write(f"run {run.pk}: {run.judge_name}{label} on {run.task_set}, budget {run.budget_per_task}, seed {run.seed}")
         bar = progress_bar(total=run.calls_planned, initial=run.calls_done, unit="call", desc=f"run {run.pk}", dynamic_ncols=True)
         if opts["queue"]:
-            from leaderboard import tasks
+            from leaderboard.runs.tasks import run_dispatch
 
-            tasks.judge_run_dispatch.delay(run.pk)
+            run_dispatch.delay("judge_run", run.pk)
             while True:
                 run.refresh_from_db()
                 bar.n = min(run.calls_done, bar.total)

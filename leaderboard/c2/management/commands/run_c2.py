@@ -62,9 +62,9 @@ class Command(TaskSetCommand):
         bar = tqdm(total=run.calls_planned, initial=run.calls_done, unit="call", desc=f"C² run {run.pk}", dynamic_ncols=True)
         try:
             if opts["queue"]:
-                from leaderboard.c2 import tasks
+                from leaderboard.runs.tasks import run_dispatch
 
-                tasks.c2_run_dispatch.delay(run.pk)
+                run_dispatch.delay("c2_run", run.pk)
                 while True:
                     run.refresh_from_db()
                     bar.n = min(run.calls_done, bar.total)

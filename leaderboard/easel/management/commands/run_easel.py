@@ -51,9 +51,9 @@ class Command(TaskSetCommand):
         bar = tqdm(total=total, initial=run.episodes_done if unit == "episode" else run.steps_done, unit=unit,
                    desc=f"EASEL run {run.pk}", dynamic_ncols=True)
         if opts["queue"]:
-            from leaderboard.easel import tasks
+            from leaderboard.runs.tasks import run_dispatch
 
-            tasks.easel_run_dispatch.delay(run.pk)
+            run_dispatch.delay("easel_run", run.pk)
             while True:
                 run.refresh_from_db()
                 bar.n = min(run.episodes_done if unit == "episode" else run.steps_done, bar.total)

@@ -1,0 +1,216 @@
+"""The lifecycle of every resumable background job, written once: start, pending units, fail, cancel,
+resume, claim the finalising, finish. The rules — what may be cancelled, what may resume — live here,
+not in views, so that a page, the API and the command line cannot drift apart.
+
+A kind of job (:class:`JobKind`) names its model and its three units of work:
+
+- ``pending_units(*, run_id) -> list[int]``: the ids of its unfinished units, in plan order;
+- ``execute_unit(*, run_id, unit_id) -> bool``: bring one unit to completion (idempotent, resumable);
+  True when this call finished the job's last unit and won the claim to finalise (:func:`run_claim_finalise`);
+- ``finalise(*, run_id)``: store the results and mark the job done (idempotent).
+
+Each is a dotted path, resolved when first used, so that this module imports no protocol (the protocols
+import it). The one Celery task pair that drives every kind is :mod:`leaderboard.runs.tasks`.
+
+Start policy (one, for every kind): the job's dispatch is sent once the transaction that created or
+resumed it has committed. With a broker, a worker takes it. Without one (the embedded default, Celery
+eager), a request that must not wait — a page's Start or Resume button — runs the dispatch in a daemon
+thread, so the request returns at once and the run page follows it live (unless
+``ATELIER_EAGER_JOBS_IN_BACKGROUND`` is off, as in the tests); a command or the API runs the dispatch inline. In both eager cases an error is recorded on the job (its page shows
+it), never raised into the request as a 500.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from functools import cached_property
+
+from django.apps import apps
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from leaderboard.runs.errors import RunConfigurationError, RunStateConflict
+from leaderboard.runs.models import LIVE_STATUSES, RunJob, RunStatus
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "JobKind", "job_kind", "job_kind_of", "job_kind_register", "run_cancel", "run_claim_finalise", "run_fail",
+    "run_finish", "run_may_resume", "run_pending_units", "run_resume", "run_resume_refusal", "run_start",
+]
+
+#: Errors stored on a job are cut to this length (a traceback's repr can be long).
+ERROR_CHARS = 5000
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """One kind of resumable job and where its units live (dotted paths, resolved on first use)."""
+
+    name: str  #: the key the Celery tasks carry ("judge_run", "easel_run", ...)
+    model: str  #: ``"app_label.ModelName"`` of its :class:`~leaderboard.runs.models.RunJob`
+    pending_units: str
+    execute_unit: str
+    finalise: str
+    unit_name: str = "unit"  #: how an error names a unit ("task", "episode", "prompt")
+
+    @cached_property
+    def model_class(self) -> type[RunJob]:
+        return apps.get_model(self.model)
+
+    def call(self, step: str, **ids: int):
+        return import_string(getattr(self, step))(**ids)
+
+
+_KINDS: dict[str, JobKind] = {}
+
+
+def job_kind_register(kind: JobKind) -> JobKind:
+    existing = _KINDS.get(kind.name)
+    if existing is not None and existing != kind:
+        raise ValueError(f"job kind {kind.name!r} is registered already")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def job_kind(name: str) -> JobKind:
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise LookupError(f"no job kind {name!r} is registered") from None
+
+
+def job_kind_of(run: RunJob) -> JobKind:
+    label = run._meta.label
+    for kind in _KINDS.values():
+        if kind.model == label:
+            return kind
+    raise LookupError(f"no job kind is registered for {label}")
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def run_may_resume(run: RunJob) -> bool:
+    """Only a failed job resumes, and only one whose failure resuming can change."""
+    return run.status == RunStatus.FAILED and run.resumable
+
+
+def run_resume_refusal(run: RunJob) -> str:
+    """Why ``run`` may not resume ("" when it may): the words the API's 409 and the page's message use."""
+    if run.status != RunStatus.FAILED:
+        return f"{run._meta.verbose_name} {run.pk} is {run.status}: only a failed run resumes"
+    if not run.resumable:
+        return (f"{run._meta.verbose_name} {run.pk} failed for a reason resuming cannot change ({run.error}): "
+                "start a new run instead")
+    return ""
+
+
+# ---------------------------------------------------------------- the steps
+
+
+def run_pending_units(kind: JobKind | str, run_id: int) -> list[int]:
+    """Mark the job running — again, if it had failed or was cancelled: its error is cleared — and return
+    the ids of its unfinished units. A non-resumable failed job is left as it is (no units)."""
+    kind = job_kind(kind) if isinstance(kind, str) else kind
+    model = kind.model_class
+    model.objects.filter(pk=run_id, status=RunStatus.PENDING).update(status=RunStatus.RUNNING, started_at=timezone.now())
+    model.objects.filter(pk=run_id, status=RunStatus.FAILED, resumable=True).update(status=RunStatus.RUNNING, error="")
+    if not model.objects.filter(pk=run_id, status__in=[RunStatus.RUNNING, RunStatus.FINALISING]).exists():
+        return []
+    return list(kind.call("pending_units", run_id=run_id))
+
+
+def run_fail(model: type[RunJob], run_id: int, error: str, *, resumable: bool = True) -> None:
+    """Mark the job failed with ``error``; ``resumable=False`` when resuming could not change the outcome."""
+    model.objects.filter(pk=run_id).exclude(status=RunStatus.DONE).update(
+        status=RunStatus.FAILED, error=error[:ERROR_CHARS], resumable=resumable
+    )
+
+
+def run_cancel(run: RunJob, *, by: str = "") -> RunJob:
+    """Stop a pending or running job: it becomes failed with 'cancelled' as its error and can be resumed
+    like any failed job (its planned and finished units are kept). A unit already inside a worker
+    finishes first."""
+    if run.status not in LIVE_STATUSES:
+        raise RunStateConflict(
+            f"{run._meta.verbose_name} {run.pk} is {run.status}: only a pending or running run can be cancelled")
+    run_fail(type(run), run.pk, f"cancelled{' by ' + by if by else ''}")
+    run.refresh_from_db()
+    return run
+
+
+def run_claim_finalise(model: type[RunJob], run_id: int) -> bool:
+    """True for exactly one caller: the conditional update running → finalising is won once, so
+    finalising is enqueued once however many workers finish units at the same moment."""
+    return bool(model.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(status=RunStatus.FINALISING))
+
+
+def run_finish(run: RunJob, *, fields: tuple[str, ...] = ()) -> None:
+    """Mark ``run`` done (error cleared) and save it with the given result ``fields`` (inside the
+    finaliser's transaction, which holds the row lock)."""
+    run.status, run.error, run.finished_at = RunStatus.DONE, "", timezone.now()
+    run.save(update_fields=["status", "error", "finished_at", *fields])
+
+
+# ---------------------------------------------------------------- starting and resuming
+
+
+def run_start(run: RunJob, *, background: bool = False) -> None:
+    """Send the job's dispatch once the current transaction commits (see the start policy above)."""
+    kind = job_kind_of(run)
+    run_id = run.pk
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        if background and settings.ATELIER_EAGER_JOBS_IN_BACKGROUND:
+            transaction.on_commit(lambda: threading.Thread(
+                target=_dispatch_in_thread, args=(kind.name, run_id), name=f"{kind.name}-{run_id}", daemon=True).start())
+        else:
+            transaction.on_commit(lambda: _dispatch_eagerly(kind.name, run_id))
+        return
+    from leaderboard.runs.tasks import run_dispatch
+
+    transaction.on_commit(lambda: run_dispatch.delay(kind.name, run_id))
+
+
+def run_resume(run: RunJob, *, background: bool = False) -> RunJob:
+    """Queue a failed, resumable job again; it resumes from its stored units (:class:`RunStateConflict` otherwise)."""
+    refusal = run_resume_refusal(run)
+    if refusal:
+        raise RunStateConflict(refusal)
+    run_start(run, background=background)
+    return run
+
+
+def _dispatch_eagerly(kind_name: str, run_id: int) -> None:
+    """Run the dispatch in this process; an error is the job's (recorded on it), not the caller's."""
+    from leaderboard.runs.tasks import run_dispatch
+
+    kind = job_kind(kind_name)
+    try:
+        run_dispatch.delay(kind_name, run_id)
+    except Exception as exc:  # noqa: BLE001 - eager mode only: a worker would have recorded the same error
+        logger.warning("%s %s stopped: %r", kind_name, run_id, exc)
+        if not kind.model_class.objects.filter(pk=run_id, status=RunStatus.FAILED).exists():
+            run_fail(kind.model_class, run_id, f"{type(exc).__name__}: {exc}",
+                     resumable=not isinstance(exc, RunConfigurationError))
+
+
+def _dispatch_in_thread(kind_name: str, run_id: int) -> None:
+    try:
+        _dispatch_eagerly(kind_name, run_id)
+    finally:
+        connection.close()  # this thread's own connection (Django connections are per thread)
+
+
+def run_resume_from_page(request, run: RunJob) -> None:
+    """A page's Resume button: resume in the background, or say on the page why the run may not resume."""
+    from django.contrib import messages
+
+    try:
+        run_resume(run, background=True)
+    except RunStateConflict as exc:
+        messages.error(request, str(exc))
