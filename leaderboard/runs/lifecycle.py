@@ -118,8 +118,9 @@ def run_pending_units(kind: JobKind | str, run_id: int) -> list[int]:
     the ids of its unfinished units. A non-resumable failed job is left as it is (no units)."""
     kind = job_kind(kind) if isinstance(kind, str) else kind
     model = kind.model_class
-    model.objects.filter(pk=run_id, status=RunStatus.PENDING).update(status=RunStatus.RUNNING, started_at=timezone.now())
-    model.objects.filter(pk=run_id, status=RunStatus.FAILED, resumable=True).update(status=RunStatus.RUNNING, error="")
+    model.objects.filter(pk=run_id, status__in=[RunStatus.PENDING, RunStatus.FAILED], resumable=True).update(
+        status=RunStatus.RUNNING, error="")
+    model.objects.filter(pk=run_id, started_at=None).exclude(status=RunStatus.FAILED).update(started_at=timezone.now())
     if not model.objects.filter(pk=run_id, status__in=[RunStatus.RUNNING, RunStatus.FINALISING]).exists():
         return []
     return list(kind.call("pending_units", run_id=run_id))
