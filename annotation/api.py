@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from annotation import label_revision, selectors, services
 from annotation.access import annotator_access_check
 from annotation.errors import AnnotationError, NotFound
+from annotation.previous_label import previous_label_present
 
 
 class AnnotationAPIView(APIView):
@@ -127,12 +128,12 @@ class SkipApi(AnnotationAPIView):
 
 class PreviousLabelApi(AnnotationAPIView):
     """GET: the annotator's previous label in the campaign, to show and change (``previous`` is null
-    when they have labelled nothing here; see :func:`annotation.selectors.previous_label_present`)."""
+    when they have labelled nothing here; see :func:`annotation.previous_label.previous_label_present`)."""
 
     def get(self, request, pk: int):
         campaign = _campaign(pk)
         annotator_access_check(user=request.user, campaign=campaign)
-        return Response({"previous": selectors.previous_label_present(campaign=campaign, annotator=request.user,
+        return Response({"previous": previous_label_present(campaign=campaign, annotator=request.user,
                                                                       media_url_for=_media_url)})
 
 

@@ -36,7 +36,7 @@ def novelty_ablation_runs_create(
     """Two fixed-pair Novelty runs on the campaign's Novelty pairs with the same judge, seed and pairs:
     one with TIG anchors, one with generic anchors (the no-TIG condition). Both or neither are created;
     nothing is judged until they are started. Returns (TIG run, generic run)."""
-    from leaderboard.judges import UnknownJudge
+    from leaderboard.providers import UnknownJudge
     from leaderboard.runs.errors import RunConfigurationError
     from leaderboard.services.judge_runs import judge_run_create
 

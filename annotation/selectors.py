@@ -79,7 +79,6 @@ from annotation.pair_sampling import RANDOM_ORDER as RANDOM_ORDER
 from annotation.pair_sampling import STRATUM_QUOTAS as STRATUM_QUOTAS
 from annotation.pair_sampling import SampledPair as SampledPair
 from annotation.pair_sampling import validation_pairs_sample as validation_pairs_sample
-from annotation.previous_label import previous_label_present as previous_label_present
 from annotation.validation_dashboards import validation_panel
 from engine import agreement
 from leaderboard.selectors import (

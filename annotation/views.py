@@ -21,7 +21,7 @@ from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm, N
 from annotation.kinds import kind_for
 from annotation.media import ImageUnreadable, image_without_metadata
 from annotation.models import CampaignKind, FlagReason
-from leaderboard.judges import judge_choices
+from leaderboard.providers import judge_choices
 from leaderboard.roles import require_researcher
 
 

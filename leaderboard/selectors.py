@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.db.models import Count, QuerySet
 
 from leaderboard.models import Render, Response, TaskSet
+from leaderboard.providers import provider_model_names
 from leaderboard.runs.selectors import run_status
 
 
@@ -349,13 +350,6 @@ def tig_component_choices() -> tuple[list[str], list[str]]:
         [OFFLINE_EXTRACTOR, *provider_model_names(SubjectModel.Role.JUDGE)],
         [OFFLINE_EMBEDDER, *provider_model_names(SubjectModel.Role.EMBEDDER)],
     )
-
-
-def provider_model_names(role: str) -> list[str]:
-    """Display names of the models of ``role`` that have an endpoint to call."""
-    from leaderboard.models import SubjectModel
-
-    return list(SubjectModel.objects.filter(role=role).exclude(base_url="").values_list("display_name", flat=True))
 
 
 def tig_builds_of(*, task_set: TaskSet, done: bool = False) -> QuerySet:

@@ -15,11 +15,11 @@ from django.views.decorators.http import require_POST
 
 from leaderboard import charts, results, selectors
 from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompareForm, TIGBuildForm
-from leaderboard.judges import judge_choices
 from leaderboard.models import Benchmark, JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
+from leaderboard.providers import judge_choices
 from leaderboard.roles import is_admin, is_researcher, require_researcher
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.runs.lifecycle import run_resume_from_page
+from leaderboard.runs.starting import run_resume_from_page
 from leaderboard.services import judge_runs, responses_export, tasks_export, tig
 
 

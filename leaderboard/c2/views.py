@@ -17,7 +17,7 @@ from leaderboard.c2.services import runs
 from leaderboard.models import Task
 from leaderboard.roles import require_researcher
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.runs.lifecycle import run_resume_from_page
+from leaderboard.runs.starting import run_resume_from_page
 
 
 def _run_id_param(request) -> tuple[int | None, bool]:

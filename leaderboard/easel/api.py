@@ -17,8 +17,8 @@ from leaderboard.api import MAX_SEED
 from leaderboard.api_contract import ApiListView, ApiView, IdFilter, error_responses, not_modified_or
 from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
+from leaderboard.providers import code_version
 from leaderboard.runs.api import RunCancelApi, RunProgressOutput, RunResumeApi
-from leaderboard.services.judge_runs import code_version
 
 
 class EaselRunOutput(serializers.ModelSerializer):

@@ -44,14 +44,8 @@ from leaderboard.models import Benchmark, Task, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.run_usage import client_usage_take, run_usage_add
 from leaderboard.runs.errors import RunConfigurationError, UnitTakenOver
-from leaderboard.runs.lifecycle import (
-    JobKind,
-    run_claim_finalise,
-    run_fail,
-    run_finish,
-    run_pending_units,
-    run_start,
-)
+from leaderboard.runs.lifecycle import JobKind, run_claim_finalise, run_fail, run_finish, run_pending_units
+from leaderboard.runs.starting import run_start
 from leaderboard.services.catalogue import benchmark_get_or_create
 
 logger = logging.getLogger(__name__)
@@ -204,7 +198,7 @@ def easel_run_create(*, task_set: TaskSet, agent: str, budget_setting: str = Eas
 
     ``agent``: ``simulated`` (``skill`` and ``label`` apply), ``painter``, an anchor name or a subject
     model's display name (:func:`leaderboard.easel.agents.agent_resolve`)."""
-    from leaderboard.services.judge_runs import code_version
+    from leaderboard.providers import code_version
 
     task_set_kind_check(task_set, kind=Benchmark.Kind.EASEL)
     if budget_setting not in EaselRun.Budget.values:

@@ -13,10 +13,10 @@ from leaderboard.easel import results, selectors, services
 from leaderboard.easel.agents import agent_choices
 from leaderboard.easel.forms import EaselRunForm
 from leaderboard.easel.models import EaselEpisode, EaselRun
+from leaderboard.providers import code_version
 from leaderboard.roles import require_researcher
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.runs.lifecycle import run_resume_from_page
-from leaderboard.services.judge_runs import code_version
+from leaderboard.runs.starting import run_resume_from_page
 
 EXPORT_TYPES = {"csv": "text/csv", "json": "application/json", "tex": "application/x-tex"}
 

@@ -9,8 +9,9 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from leaderboard.api_contract import ApiView
-from leaderboard.runs.lifecycle import run_cancel, run_resume
+from leaderboard.runs.lifecycle import run_cancel
 from leaderboard.runs.models import RunJob
+from leaderboard.runs.starting import run_resume
 
 
 class RunProgressOutput(serializers.Serializer):

@@ -11,36 +11,27 @@ A kind of job (:class:`JobKind`) names its model and its three units of work:
 
 Each is a dotted path, resolved when first used, so that this module imports no protocol (the protocols
 import it). The one Celery task pair that drives every kind is :mod:`leaderboard.runs.tasks`.
-
-Start policy (one, for every kind): the job's dispatch is sent once the transaction that created or
-resumed it has committed. With a broker, a worker takes it. Without one (the embedded default, Celery
-eager), a request that must not wait — a page's Start or Resume button — runs the dispatch in a daemon
-thread, so the request returns at once and the run page follows it live (unless
-``ATELIER_EAGER_JOBS_IN_BACKGROUND`` is off, as in the tests); a command or the API runs the dispatch inline. In both eager cases an error is recorded on the job (its page shows
-it), never raised into the request as a 500.
+Starting and resuming (the one start policy) is :mod:`leaderboard.runs.starting`.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from functools import cached_property
 
 from django.apps import apps
-from django.conf import settings
-from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from leaderboard.runs.errors import RunConfigurationError, RunStateConflict
+from leaderboard.runs.errors import RunStateConflict
 from leaderboard.runs.models import LIVE_STATUSES, RunJob, RunStatus
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "JobKind", "job_kind", "job_kind_of", "job_kind_register", "run_cancel", "run_claim_finalise", "run_fail",
-    "run_finish", "run_may_resume", "run_pending_units", "run_resume", "run_resume_refusal", "run_start",
+    "run_finish", "run_may_resume", "run_pending_units", "run_resume_refusal",
 ]
 
 #: Errors stored on a job are cut to this length (a traceback's repr can be long).
@@ -156,62 +147,3 @@ def run_finish(run: RunJob, *, fields: tuple[str, ...] = ()) -> None:
     finaliser's transaction, which holds the row lock)."""
     run.status, run.error, run.finished_at = RunStatus.DONE, "", timezone.now()
     run.save(update_fields=["status", "error", "finished_at", *fields])
-
-
-# ---------------------------------------------------------------- starting and resuming
-
-
-def run_start(run: RunJob, *, background: bool = False) -> None:
-    """Send the job's dispatch once the current transaction commits (see the start policy above)."""
-    kind = job_kind_of(run)
-    run_id = run.pk
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        if background and settings.ATELIER_EAGER_JOBS_IN_BACKGROUND:
-            transaction.on_commit(lambda: threading.Thread(
-                target=_dispatch_in_thread, args=(kind.name, run_id), name=f"{kind.name}-{run_id}", daemon=True).start())
-        else:
-            transaction.on_commit(lambda: _dispatch_eagerly(kind.name, run_id))
-        return
-    from leaderboard.runs.tasks import run_dispatch
-
-    transaction.on_commit(lambda: run_dispatch.delay(kind.name, run_id))
-
-
-def run_resume(run: RunJob, *, background: bool = False) -> RunJob:
-    """Queue a failed, resumable job again; it resumes from its stored units (:class:`RunStateConflict` otherwise)."""
-    refusal = run_resume_refusal(run)
-    if refusal:
-        raise RunStateConflict(refusal)
-    run_start(run, background=background)
-    return run
-
-
-def _dispatch_eagerly(kind_name: str, run_id: int) -> None:
-    """Run the dispatch in this process; an error is the job's (recorded on it), not the caller's."""
-    from leaderboard.runs.tasks import run_dispatch
-
-    kind = job_kind(kind_name)
-    try:
-        run_dispatch.delay(kind_name, run_id)
-    except Exception as exc:  # noqa: BLE001 - eager mode only: a worker would have recorded the same error
-        logger.warning("%s %s stopped: %r", kind_name, run_id, exc)
-        if not kind.model_class.objects.filter(pk=run_id, status=RunStatus.FAILED).exists():
-            run_fail(kind.model_class, run_id, f"{type(exc).__name__}: {exc}",
-                     resumable=not isinstance(exc, RunConfigurationError))
-
-
-def _dispatch_in_thread(kind_name: str, run_id: int) -> None:
-    try:
-        _dispatch_eagerly(kind_name, run_id)
-    finally:
-        connection.close()  # this thread's own connection (Django connections are per thread)
-
-
-def run_resume_from_page(request, run: RunJob) -> None:
-    """A page's Resume button: resume in the background, or say on the page why the run may not resume."""
-    from django.contrib import messages
-
-    try:
-        run_resume(run, background=True)
-    except RunStateConflict as exc:
-        messages.error(request, str(exc))

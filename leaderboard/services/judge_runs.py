@@ -25,13 +25,10 @@ between its writes, is :mod:`leaderboard.services.judge_chunk`.
 from __future__ import annotations
 
 import logging
-import subprocess
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
-from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from leaderboard.models import (
@@ -44,8 +41,10 @@ from leaderboard.models import (
     Task,
 )
 from leaderboard.protocols import task_set_kind_check
+from leaderboard.providers import code_version
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish, run_pending_units, run_start
+from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish, run_pending_units
+from leaderboard.runs.starting import run_start
 from leaderboard.selectors import subject_models_of
 from leaderboard.services.judge_chunk import (  # MAX_CALL_ATTEMPTS: named here by callers and tests
     INSPECTED_FIELD,
@@ -67,23 +66,6 @@ DEFAULT_CONFIG = {
 #: A fixed-pair run judges each given pair once, in the given order, with no diagnostic layers: the
 #: Novelty ablation "preserves the original response order" and reruns the same rows (Ekphrasis App. D.1).
 FIXED_PAIR_DEFAULTS = {"swap_share": 0.0, "duplicate_share": 0.0, "auxiliary_judges": []}
-
-
-def code_version() -> str:
-    """The commit the code runs at (pinned into every snapshot), or the package version."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"], cwd=Path(settings.BASE_DIR),
-            capture_output=True, text=True, timeout=5, check=True,
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            return f"atelier-{version('atelier')}"
-        except PackageNotFoundError:
-            return "unknown"
 
 
 # ---------------------------------------------------------------- creating and starting
@@ -109,7 +91,7 @@ def judge_run_create(
     the given order (x as A), and stores no leaderboard snapshot (see :func:`judge_run_finalise`).
     The checked pairs are kept in ``config["fixed_pairs"]``. Chunks are made for the tasks that have pairs only.
     """
-    from leaderboard.judges import judge_is_simulated, judge_model_for
+    from leaderboard.providers import judge_is_simulated, judge_model_for
 
     task_set_kind_check(task_set, kind=Benchmark.Kind.EKPHRASIS)
     dims = "".join(d for d in "UEN" if d in dimensions.upper())

@@ -41,8 +41,8 @@ from engine.providers.images import (
 )
 from engine.providers.usage import UsageLedger
 from engine.render_prompt import rendering_prompt
-from leaderboard.judges import provider_config_for
 from leaderboard.models import Render, Response, SubjectModel, TaskSet
+from leaderboard.providers import provider_config_for
 from leaderboard.records import ImportFailed, RecordError, RenderRecord, read_render_records
 from leaderboard.services.catalogue import ImportSummary
 

@@ -36,7 +36,8 @@ from engine.task_construction.pools import PoolRecord
 from leaderboard.models import RejectedCandidate, SourcePool, SubjectModel, Task, TaskSet, TaskSetBuild
 from leaderboard.records import ImportFailed, RecordError, read_pool_rows
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish, run_start
+from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish
+from leaderboard.runs.starting import run_start
 from leaderboard.services.catalogue import ImportSummary, tasks_import, taskset_freeze
 
 OFFLINE_SCREEN = "offline"
@@ -111,7 +112,7 @@ def grid_for(spec) -> SubtypeGrid:
 
 def screen_choices() -> list[str]:
     """'offline', then the judge-role models with an endpoint (a screen is a judge-role model)."""
-    from leaderboard.selectors import provider_model_names
+    from leaderboard.providers import provider_model_names
 
     return [OFFLINE_SCREEN, *provider_model_names(SubjectModel.Role.JUDGE)]
 
@@ -174,7 +175,7 @@ TASK_SET_BUILD_JOB = JobKind(
 def _engine_screen(name: str):
     if name == OFFLINE_SCREEN:
         return OfflineScreen()
-    from leaderboard.judges import provider_client_for
+    from leaderboard.providers import provider_client_for
 
     model = _screen_model(name)
     return ModelScreen(provider_client_for(model, cache_name="task-screen"), name=model.display_name)

@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from leaderboard.models import AtomExtraction, ChecklistItem, Response, SubjectModel, Task, TaskSet, TIGBuild
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish, run_start
+from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish
+from leaderboard.runs.starting import run_start
 from leaderboard.services.checklists import checklist_item_revise
 
 TIG_SLOT = 1  # the cliché-distance slot that a population-cliché item replaces (App. E.3)
@@ -150,7 +151,7 @@ class TIGComponents:
 def _provider_model(name: str, role: str, what: str) -> SubjectModel:
     model = SubjectModel.objects.filter(display_name=name, role=role).first()
     if model is None:
-        from leaderboard.selectors import provider_model_names
+        from leaderboard.providers import provider_model_names
 
         known = provider_model_names(role)
         default = OFFLINE_EXTRACTOR if what == "extractor" else OFFLINE_EMBEDDER
@@ -189,7 +190,7 @@ def _engine_text_components(components: TIGComponents) -> tuple:
     if components.extractor == OFFLINE_EXTRACTOR:
         return None, None
     from engine.tig import LLMCanonicaliser, LLMExtractor
-    from leaderboard.judges import provider_client_for
+    from leaderboard.providers import provider_client_for
 
     model = _provider_model(components.extractor, SubjectModel.Role.JUDGE, "extractor")
     name = model.provider_id or model.display_name
@@ -205,7 +206,7 @@ def text_embedder_named(name: str):
 
     if name == OFFLINE_EMBEDDER:
         return text_embedder(OFFLINE_EMBEDDER, cache_dir=settings.ATELIER_EMBED_CACHE_DIR)
-    from leaderboard.judges import provider_client_for
+    from leaderboard.providers import provider_client_for
 
     model = _provider_model(name, SubjectModel.Role.EMBEDDER, "embedder")
     # the embedding cache (keyed by backend, model and text) is the one persistent store of vectors

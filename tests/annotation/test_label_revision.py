@@ -23,6 +23,7 @@ from annotation.models import (
     PairwiseLabel,
     StrategyLabel,
 )
+from annotation.previous_label import previous_label_present
 from tests.annotation.factories import (
     VALID_ANSWERS,
     Catalogue,
@@ -340,7 +341,7 @@ def test_the_page_answer_of_a_label_validates_back_to_the_label(catalogue, media
 
 def test_the_previous_label_is_shown_as_seen_with_the_annotators_own_answer(labelled):
     campaign, ann, assignment, _label = labelled
-    previous = selectors.previous_label_present(campaign=campaign, annotator=ann,
+    previous = previous_label_present(campaign=campaign, annotator=ann,
                                                 media_url_for=lambda token: lambda slot: f"/m/{token}/{slot}")
     presented = selectors.assignment_present(assignment=services.assignment_for_token(token=assignment.token, annotator=ann),
                                              media_url=lambda slot: slot)
@@ -355,7 +356,7 @@ def test_a_previous_label_that_may_not_change_says_why_and_shows_nothing(labelle
     response = assignment.item.response_a
     response.core_idea = "Rewritten"
     response.save()
-    previous = selectors.previous_label_present(campaign=campaign, annotator=ann, media_url_for=lambda t: str)
+    previous = previous_label_present(campaign=campaign, annotator=ann, media_url_for=lambda t: str)
     assert previous["revisable"] is False and "changed" in previous["refusal"]
     assert previous["content"] is None and previous["answer"] is None
 
@@ -363,7 +364,7 @@ def test_a_previous_label_that_may_not_change_says_why_and_shows_nothing(labelle
 def test_no_previous_label_before_the_first_answer(catalogue):
     (ann,) = annotators(1)
     campaign = pairwise_campaign(catalogue, annotators=[ann], n_items=1)
-    assert selectors.previous_label_present(campaign=campaign, annotator=ann, media_url_for=lambda t: str) is None
+    assert previous_label_present(campaign=campaign, annotator=ann, media_url_for=lambda t: str) is None
 
 
 def test_the_labels_export_carries_the_version_and_the_superseded_versions(labelled):

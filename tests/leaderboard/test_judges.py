@@ -7,7 +7,7 @@ from tests.factories import SubjectModelFactory
 
 @pytest.mark.django_db
 def test_a_stored_models_provider_configuration_takes_the_sites_retry_settings(settings):
-    from leaderboard.judges import provider_config_for
+    from leaderboard.providers import provider_config_for
 
     settings.ATELIER_PROVIDER_MAX_RETRIES, settings.ATELIER_PROVIDER_BACKOFF_BASE_MS = 2, 250
     model = SubjectModelFactory(display_name="retry-judge", role="judge", base_url="http://127.0.0.1:9/v1",

@@ -1,9 +1,9 @@
 from django.core.management.base import CommandError
 
 from engine.simulated_subject import is_simulated_subject
-from leaderboard.judges import UnknownJudge
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import SubjectModel
+from leaderboard.providers import UnknownJudge
 from leaderboard.records import ImportFailed
 from leaderboard.services.provider_jobs import responses_generate, responses_simulate
 

@@ -1,8 +1,8 @@
 from django.core.management.base import CommandError
 
-from leaderboard.judges import UnknownJudge
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import SubjectModel
+from leaderboard.providers import UnknownJudge
 from leaderboard.services.provider_jobs import responses_split_with_llm
 
 

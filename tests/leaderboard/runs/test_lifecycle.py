@@ -15,10 +15,9 @@ from leaderboard.runs.lifecycle import (
     run_claim_finalise,
     run_fail,
     run_pending_units,
-    run_resume,
-    run_start,
 )
 from leaderboard.runs.models import RunStatus
+from leaderboard.runs.starting import run_resume, run_start
 
 pytestmark = pytest.mark.django_db
 
