@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from leaderboard import charts
 from leaderboard.csv_cells import csv_text
+from leaderboard.exports import latex_row, latex_table, tex_escape
 from leaderboard.models import LeaderboardSnapshot
 
 DIMENSION_NAMES = {"U": "Usefulness", "E": "Expressiveness", "N": "Novelty"}
@@ -272,34 +273,22 @@ def export_json(snapshot: LeaderboardSnapshot) -> str:
     )
 
 
-def _tex(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
-        text = text.replace(a, b)
-    return text
-
-
 def export_latex(snapshot: LeaderboardSnapshot) -> str:
     payload = snapshot.payload
     dims = payload["dimensions"]
     head = " & ".join(["Model", "Overall" if z_available(payload) else "Mean win rate"] + [DIMENSION_NAMES[d] for d in dims])
-    lines = [
-        r"\begin{table}[t]", r"\centering", r"\small",
-        r"\begin{tabular}{l" + "c" * (len(dims) + 1) + "}", r"\toprule", head + r" \\", r"\midrule",
-    ]
+    body = []
     for r in model_rows(payload):
-        cells = [_tex(r.name), f"{r.overall:+.2f} [{r.overall_low:+.2f}, {r.overall_high:+.2f}]"]
+        cells = [tex_escape(r.name), f"{r.overall:+.2f} [{r.overall_low:+.2f}, {r.overall_high:+.2f}]"]
         cells += [f"{r.winrate[d]:.3f}" + ("" if r.z[d] is None else f" ({r.z[d]:+.2f})") for d in dims]
-        lines.append(" & ".join(cells) + r" \\")
+        body.append(latex_row(cells))
     flag = " Simulated judge (not a real evaluation)." if snapshot.is_simulated else ""
     flag += " Demo data." if snapshot.is_demo else ""
-    lines += [
-        r"\bottomrule", r"\end{tabular}",
-        r"\caption{" + ("Overall VCI" if z_available(payload) else "Mean expected win rate (z needs at least 3 models)")
-        + r" with 90\% task-bootstrap interval; per dimension BT expected win rate (z). "
-        + _tex(f"Judge {snapshot.judge_name}, budget {snapshot.budget_per_task}/task, seed {snapshot.seed}, "
-               f"task set v{snapshot.task_set_version}, code {snapshot.code_version}.{flag}") + "}",
-        r"\end{table}",
-    ]
+    caption = (("Overall VCI" if z_available(payload) else "Mean expected win rate (z needs at least 3 models)")
+               + r" with 90\% task-bootstrap interval; per dimension BT expected win rate (z). "
+               + tex_escape(f"Judge {snapshot.judge_name}, budget {snapshot.budget_per_task}/task, seed {snapshot.seed}, "
+                            f"task set v{snapshot.task_set_version}, code {snapshot.code_version}.{flag}"))
+    lines = latex_table(columns="l" + "c" * (len(dims) + 1), head=[head + r" \\"], body=body, caption=caption)
     return "\n".join(lines) + "\n"
 
 
