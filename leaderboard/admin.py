@@ -23,7 +23,7 @@ from leaderboard.models import (
 )
 from leaderboard.records import ImportFailed
 from leaderboard.roles import require_admin
-from leaderboard.services import responses_import, tasks_import
+from leaderboard.services.catalogue import responses_import, tasks_import
 from leaderboard.services.checklists import checklist_item_revise
 
 

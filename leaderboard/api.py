@@ -34,14 +34,8 @@ from leaderboard.api_contract import (
 )
 from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
 from leaderboard.runs.api import RunCancelApi, RunProgressOutput, RunResumeApi
-from leaderboard.services import (
-    api_operations,
-    judge_runs,
-    responses_export,
-    responses_import,
-    tasks_export,
-    tasks_import,
-)
+from leaderboard.services import api_operations, judge_runs
+from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
 
 #: Seeds and other integers the API takes are bounded so that every database column can hold them.
 MAX_SEED = 2**31 - 1

@@ -17,7 +17,7 @@ from django.db import transaction
 from leaderboard.judges import SIMULATED_JUDGE_SKILLS
 from leaderboard.models import TaskSet
 from leaderboard.roles import ADMIN, ANNOTATOR, RESEARCHER
-from leaderboard.services import ImportSummary, responses_import, role_groups_ensure, tasks_import
+from leaderboard.services.catalogue import ImportSummary, responses_import, role_groups_ensure, tasks_import
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo_data"
 DEMO_TASK_SET = "ekphrasis-demo"

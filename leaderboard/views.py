@@ -20,7 +20,8 @@ from leaderboard.providers import judge_choices
 from leaderboard.roles import is_admin, is_researcher, require_researcher
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.starting import run_resume_from_page
-from leaderboard.services import judge_runs, responses_export, tasks_export, tig
+from leaderboard.services import judge_runs, tig
+from leaderboard.services.catalogue import responses_export, tasks_export
 
 
 def home(request):

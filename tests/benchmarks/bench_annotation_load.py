@@ -182,7 +182,7 @@ def _seed(n_annotators: int, items_needed: dict[str, int], dashboard_labels: int
     from annotation import services
     from annotation.models import Assignment, Campaign, CampaignKind, Item, ItemSlot, PairwiseLabel
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-    from leaderboard.services import compose_two_field_text, role_groups_ensure, sha256_text
+    from leaderboard.services.catalogue import compose_two_field_text, role_groups_ensure, sha256_text
 
     call_command("migrate", verbosity=0, interactive=False)
     role_groups_ensure()
@@ -399,7 +399,7 @@ def _seed_growth(sizes: tuple[int, ...], cycles: int, seed: int) -> dict:
         Task,
         TaskSet,
     )
-    from leaderboard.services import compose_two_field_text, sha256_text
+    from leaderboard.services.catalogue import compose_two_field_text, sha256_text
 
     rng = random.Random(seed)
     User = get_user_model()

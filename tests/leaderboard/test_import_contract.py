@@ -19,7 +19,7 @@ from annotation.errors import ItemsInvalid
 from annotation.models import CampaignKind
 from leaderboard.import_contract import JSON_FIELD_MAX_CHARS
 from leaderboard.records import BRIEF_MAX_CHARS, ImportFailed
-from leaderboard.services import responses_import, tasks_import
+from leaderboard.services.catalogue import responses_import, tasks_import
 from leaderboard.services.renders import renders_import_manifest
 from leaderboard.strict_json import MAX_JSON_DEPTH
 from tests.annotation.factories import campaign_for

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from leaderboard.services import role_groups_ensure
+from leaderboard.services.catalogue import role_groups_ensure
 
 
 class Command(BaseCommand):
