@@ -387,7 +387,7 @@ def _novelty_ablation_run(campaign: Campaign) -> dict:
     under TIG and generic anchors, so the dashboard's ablation panel shows numbers. The simulated judge
     does not read the anchors: both conditions give the same verdicts, and the panel says so."""
     from leaderboard.demo import DEMO_SIMULATED_SKILLS
-    from leaderboard.services.judge_runs import judge_run_execute_inline
+    from leaderboard.ekphrasis.judge_runs import judge_run_execute_inline
 
     for run in services.novelty_ablation_runs_create(
         campaign=campaign, judge_name="simulated", seed=42, config={"simulated": {"skills": DEMO_SIMULATED_SKILLS}},

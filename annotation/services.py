@@ -165,7 +165,7 @@ def campaign_annotators_add(*, campaign: Campaign, annotators: Iterable[Abstract
 def campaign_launch_gates_check(*, task_set: TaskSet) -> None:
     """Human validation starts only after the pilot gates pass (Ekphrasis App. D.3): the task set's
     latest finished judge run must pass its seven launch gates, or carry an admin's recorded override."""
-    from leaderboard.services.launch_gates import LaunchGatesNotPassed, launch_gates_require
+    from leaderboard.ekphrasis.launch_gates import LaunchGatesNotPassed, launch_gates_require
 
     try:
         launch_gates_require(task_set=task_set)

@@ -22,7 +22,7 @@ from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from leaderboard import results, selectors
+from leaderboard import selectors
 from leaderboard.api_contract import (
     AdminOnly,
     ApiListView,
@@ -32,9 +32,10 @@ from leaderboard.api_contract import (
     not_modified_or,
     text_download,
 )
+from leaderboard.ekphrasis import judge_runs, results
 from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
 from leaderboard.runs.api import RunCancelApi, RunProgressOutput, RunResumeApi
-from leaderboard.services import api_operations, judge_runs
+from leaderboard.services import api_operations
 from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
 
 #: Seeds and other integers the API takes are bounded so that every database column can hold them.

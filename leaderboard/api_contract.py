@@ -78,9 +78,9 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
 def _leaderboard_domain_errors() -> tuple[type[Exception], ...]:
     """The leaderboard's configuration errors: a request the domain refuses (400 ``run_invalid``)."""
     from leaderboard.easel.services import ImageImportError, SuiteConflict
+    from leaderboard.ekphrasis.tig import TIGConfigurationError
     from leaderboard.providers import UnknownJudge
     from leaderboard.runs.errors import RunConfigurationError
-    from leaderboard.services.tig import TIGConfigurationError
 
     return (RunConfigurationError, TIGConfigurationError, SuiteConflict, ImageImportError, UnknownJudge)
 

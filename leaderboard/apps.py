@@ -6,9 +6,9 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Benchmarks and leaderboards"
 
     def ready(self) -> None:
+        from leaderboard.ekphrasis import judge_runs, task_construction, tig
         from leaderboard.protocols import Protocol, protocol_register
         from leaderboard.runs.lifecycle import job_kind_register
-        from leaderboard.services import judge_runs, task_construction, tig
 
         # Ekphrasis's models live under the catalogue's own app label (leaderboard/ekphrasis is a plain package).
         protocol_register(Protocol(

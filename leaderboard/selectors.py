@@ -343,8 +343,8 @@ def judge_model_scores(*, task_set: TaskSet, dimension: str) -> dict[int, float]
 def tig_component_choices() -> tuple[list[str], list[str]]:
     """Extractors (offline, then judge-role models with an endpoint) and embedders (MiniLM, then
     embedder-role models with an endpoint) a TIG build may use."""
+    from leaderboard.ekphrasis.tig import OFFLINE_EMBEDDER, OFFLINE_EXTRACTOR
     from leaderboard.models import SubjectModel
-    from leaderboard.services.tig import OFFLINE_EMBEDDER, OFFLINE_EXTRACTOR
 
     return (
         [OFFLINE_EXTRACTOR, *provider_model_names(SubjectModel.Role.JUDGE)],
@@ -390,8 +390,8 @@ def tig_viewer(*, task, pair: tuple[int, int] | None = None, build=None) -> dict
     """Graph, ranked clusters and items of a task's population (or of one pair's leave-two-out context),
     with model primary keys mapped back to display names for researchers. ``build`` (a finished
     :class:`TIGBuild`) selects the extractor and embedder; None means the offline pair."""
+    from leaderboard.ekphrasis.tig import TIGComponents, task_population_index
     from leaderboard.models import ChecklistItem, SubjectModel
-    from leaderboard.services.tig import TIGComponents, task_population_index
 
     components = TIGComponents.of(build) if build is not None else TIGComponents()
     index = task_population_index(task, components=components)

@@ -13,14 +13,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from leaderboard import charts, results, selectors
+from leaderboard import charts, selectors
+from leaderboard.ekphrasis import judge_runs, results, tig
 from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompareForm, TIGBuildForm
 from leaderboard.models import Benchmark, JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
 from leaderboard.providers import judge_choices
 from leaderboard.roles import is_admin, is_researcher, require_researcher
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.starting import run_resume_from_page
-from leaderboard.services import judge_runs, tig
 from leaderboard.services.catalogue import responses_export, tasks_export
 
 

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from annotation import dashboard_cache, selectors, services
 from annotation.dashboard_cache import campaign_dashboard_cached, campaign_dashboard_recomputed
 from annotation.selectors import item_consensus
-from leaderboard.services import judge_runs
+from leaderboard.ekphrasis import judge_runs
 from tests.annotation.factories import Catalogue, RenderFactory, image_campaign, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
 from tests.factories import UserFactory

@@ -16,7 +16,7 @@ from annotation import selectors, services
 from annotation.dashboard_tallies import campaign_dashboard_tallied, strict_majority
 from annotation.models import Campaign, CampaignKind
 from engine import agreement
-from leaderboard.services import judge_runs
+from leaderboard.ekphrasis import judge_runs
 from tests.annotation.factories import (
     Catalogue,
     RenderFactory,

@@ -15,8 +15,8 @@ from statsmodels.stats.contingency_tables import mcnemar as statsmodels_mcnemar
 from annotation import selectors, services
 from annotation.errors import AblationInvalid
 from annotation.models import CampaignKind, Dimension, PairwiseLabel
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import Comparison, JudgeRun
-from leaderboard.services import judge_runs
 from tests.annotation.factories import Catalogue, campaign_for, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
 from tests.factories import PASSWORD

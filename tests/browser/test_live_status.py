@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.services.tig import tig_build_create, tig_build_execute
+from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
 from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory, UserFactory
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from leaderboard import charts
-from leaderboard.services.tig import tig_build_create
+from leaderboard.ekphrasis.tig import tig_build_create
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory, UserFactory
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 
 from leaderboard.api_tokens.models import ApiToken
 from leaderboard.api_tokens.services import api_token_create, api_token_revoke, token_digest
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import JudgeRun, SubjectModel, TaskSet
-from leaderboard.services import judge_runs
 from tests.factories import SubjectModelFactory, TaskFactory, TaskSetFactory
 from tests.leaderboard.judging_factories import population, simulated_run
 
@@ -282,7 +282,7 @@ def snapshot(db):
 
 
 def test_snapshot_detail_has_the_pages_numbers(rita, snapshot):
-    from leaderboard import results
+    from leaderboard.ekphrasis import results
 
     body = token_client(rita).get(f"/api/v1/leaderboards/{snapshot.pk}/").json()
     expected = results.model_rows(snapshot.payload)

@@ -17,10 +17,10 @@ from django.apps import apps
 from annotation import services as annotation_services
 from annotation.errors import ItemsInvalid
 from annotation.models import CampaignKind
+from leaderboard.ekphrasis.renders import renders_import_manifest
 from leaderboard.import_contract import JSON_FIELD_MAX_CHARS
 from leaderboard.records import BRIEF_MAX_CHARS, ImportFailed
 from leaderboard.services.catalogue import responses_import, tasks_import
-from leaderboard.services.renders import renders_import_manifest
 from leaderboard.strict_json import MAX_JSON_DEPTH
 from tests.annotation.factories import campaign_for
 from tests.conftest import require_service

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import Comparison, JudgeRun
-from leaderboard.services import judge_runs
 from tests.conftest import require_service, subprocess_environment
+from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
 from tests.leaderboard.judging_factories import population, simulated_run
-from tests.leaderboard.test_judge_runs import comparison_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")

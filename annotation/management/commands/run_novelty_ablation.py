@@ -7,9 +7,9 @@ from tqdm import tqdm
 from annotation import selectors, services
 from annotation.errors import AnnotationError
 from annotation.models import Campaign
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import JudgeRun
-from leaderboard.services import judge_runs
 
 
 class Command(BaseCommand):

@@ -43,6 +43,7 @@ from leaderboard.c2.services.generation import SampleJob, image_data_url, subjec
 from leaderboard.c2.services.grading import samples_cluster, samples_grade
 from leaderboard.c2.services.rating import RatingJob, rater_for
 from leaderboard.c2.services.scoring import run_results
+from leaderboard.ekphrasis.tig import TIGConfigurationError, text_embedder_named, tig_components_check
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.providers import UnknownJudge, code_version, judge_model_for
@@ -50,7 +51,6 @@ from leaderboard.run_usage import run_usage_add
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_claim_finalise, run_fail, run_finish, run_pending_units
 from leaderboard.runs.starting import run_start
-from leaderboard.services.tig import TIGConfigurationError, text_embedder_named, tig_components_check
 
 logger = logging.getLogger(__name__)
 

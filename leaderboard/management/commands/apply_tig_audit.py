@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from leaderboard.ekphrasis.tig import tig_audit_apply
 from leaderboard.import_contract import (
     TEXT_MAX_CHARS,
     FieldRule,
@@ -13,7 +14,6 @@ from leaderboard.import_contract import (
     record_check,
 )
 from leaderboard.models import ChecklistItem
-from leaderboard.services.tig import tig_audit_apply
 
 #: The audit-outcome record, checked by the import contract like every other import file.
 AUDIT_RULES = {

@@ -6,9 +6,9 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from engine.task_construction.demo_pools import DEMO_POOL_NAME
+from leaderboard.ekphrasis import task_construction as construction
 from leaderboard.models import SourcePool
 from leaderboard.records import ImportFailed, read_file_bytes
-from leaderboard.services import task_construction as construction
 
 DEMO_ALIAS = "demo"
 

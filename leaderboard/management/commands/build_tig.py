@@ -4,16 +4,16 @@ import time
 
 from django.core.management.base import CommandError
 
-from leaderboard.management.base import TaskSetCommand
-from leaderboard.management.progress_bar import progress_bar
-from leaderboard.models import TIGBuild
-from leaderboard.services.tig import (
+from leaderboard.ekphrasis.tig import (
     OFFLINE_EMBEDDER,
     OFFLINE_EXTRACTOR,
     TIGConfigurationError,
     tig_build_create,
     tig_build_execute,
 )
+from leaderboard.management.base import TaskSetCommand
+from leaderboard.management.progress_bar import progress_bar
+from leaderboard.models import TIGBuild
 
 
 class Command(TaskSetCommand):

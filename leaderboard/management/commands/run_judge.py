@@ -5,13 +5,13 @@ import time
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import JudgeRun, TaskSet
 from leaderboard.providers import UnknownJudge
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.selectors import task_set_get
-from leaderboard.services import judge_runs
 
 
 class Command(TaskSetCommand):

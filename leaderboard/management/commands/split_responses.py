@@ -1,9 +1,9 @@
 from django.core.management.base import CommandError
 
+from leaderboard.ekphrasis.provider_jobs import responses_split_with_llm
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import SubjectModel
 from leaderboard.providers import UnknownJudge
-from leaderboard.services.provider_jobs import responses_split_with_llm
 
 
 class Command(TaskSetCommand):

@@ -3,7 +3,7 @@
 For each dimension the chunk spends the task's budget in rounds — warm start, then active selection
 (:func:`engine.active_sampling.select_pairs`) — and then adds the diagnostic layers (order swaps,
 duplicate repeats, auxiliary judges). The resumability rules are those of
-:mod:`leaderboard.services.judge_runs`: a call is written as a planned comparison before it is made, and
+:mod:`leaderboard.ekphrasis.judge_runs`: a call is written as a planned comparison before it is made, and
 a plan depends only on the task's stored comparisons and on seeds derived from identities.
 
 **What the chunk keeps in memory.** The comparisons of the task and dimension are read once (a resumed
@@ -372,7 +372,7 @@ def task_execute(run: JudgeRun, chunk: JudgeRunTask, task: Task, judges, progres
 
 
 def _judge(run, task, dimension, pending: list[_Stored], pool: _Pool, judges, progress, ledger: _Ledger) -> None:
-    from leaderboard import judges as judges_module
+    from leaderboard.ekphrasis import judges as judges_module
 
     responses = pool.shown({pk for r in pending for pk in (r.shown_a_id, r.shown_b_id)})
     calls = [

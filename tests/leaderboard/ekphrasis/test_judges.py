@@ -1,4 +1,4 @@
-"""leaderboard/judges.py: a stored model's provider configuration."""
+"""leaderboard/ekphrasis/judges.py: a stored model's provider configuration."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""One chunk of a judge run (leaderboard/services/judge_chunk.py): what it keeps in memory, when it
+"""One chunk of a judge run (leaderboard/ekphrasis/judge_chunk.py): what it keeps in memory, when it
 writes, and that a chunk stopped or raced at any of its writes still ends with exactly the comparisons
 of an uninterrupted run."""
 
@@ -8,11 +8,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard import judges
+from leaderboard.ekphrasis import judge_chunk, judge_runs, judges
 from leaderboard.models import Comparison
-from leaderboard.services import judge_chunk, judge_runs
+from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
 from tests.leaderboard.judging_factories import population, simulated_run
-from tests.leaderboard.test_judge_runs import comparison_fingerprint
 
 pytestmark = pytest.mark.django_db
 

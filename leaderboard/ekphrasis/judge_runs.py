@@ -19,7 +19,7 @@ a duplicate impossible.
 The active selector is fed the task's own comparisons only (not the other
 tasks'), so that chunks can run on any number of workers in any order and
 still give the same plan. How a chunk runs, and what it keeps in memory
-between its writes, is :mod:`leaderboard.services.judge_chunk`.
+between its writes, is :mod:`leaderboard.ekphrasis.judge_chunk`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,11 @@ from contextlib import contextmanager
 
 from django.db import DatabaseError, connection, transaction
 
+from leaderboard.ekphrasis.judge_chunk import (  # MAX_CALL_ATTEMPTS: named here by callers and tests
+    INSPECTED_FIELD,
+    MAX_CALL_ATTEMPTS,  # noqa: F401
+    task_execute,
+)
 from leaderboard.models import (
     Benchmark,
     Comparison,
@@ -46,11 +51,6 @@ from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish, run_pending_units
 from leaderboard.runs.starting import run_start
 from leaderboard.selectors import subject_models_of
-from leaderboard.services.judge_chunk import (  # MAX_CALL_ATTEMPTS: named here by callers and tests
-    INSPECTED_FIELD,
-    MAX_CALL_ATTEMPTS,  # noqa: F401
-    task_execute,
-)
 
 logger = logging.getLogger(__name__)
 DEFAULT_CONFIG = {
@@ -173,7 +173,7 @@ def _fixed_pairs_check(task_set, models: list[SubjectModel], pairs: Sequence) ->
 def _run_config(task_set, dims: str, novelty_anchor: str, config: dict | None) -> dict:
     """The run's configuration with its TIG components resolved once, so that a resumed run (or one
     whose task set gets a new TIG build meanwhile) keeps judging Novelty against the same populations."""
-    from leaderboard.services.tig import TIGConfigurationError, tig_components_for_new_run
+    from leaderboard.ekphrasis.tig import TIGConfigurationError, tig_components_for_new_run
 
     merged = {**DEFAULT_CONFIG, **(config or {})}
     if novelty_anchor == "tig" and "N" in dims:
@@ -212,7 +212,7 @@ JUDGE_RUN_JOB = JobKind(
 )
 
 
-# ---------------------------------------------------------------- one chunk (leaderboard.services.judge_chunk)
+# ---------------------------------------------------------------- one chunk (leaderboard.ekphrasis.judge_chunk)
 
 
 def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int], None] | None = None) -> bool:
@@ -220,7 +220,7 @@ def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int
 
     Returns True when this call finished the run's last chunk (the caller then finalises).
     """
-    from leaderboard.judges import judge_for_run
+    from leaderboard.ekphrasis.judges import judge_for_run
 
     run = JudgeRun.objects.select_related("task_set", "judge_model").get(pk=run_id)
     chunk = JudgeRunTask.objects.get(run=run, task_id=task_id)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from leaderboard.ekphrasis import judge_runs
+from leaderboard.ekphrasis.tig import novelty_context_items, task_population_index, tig_audit_apply
 from leaderboard.models import ChecklistItem, Comparison
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.services import judge_runs
-from leaderboard.services.tig import novelty_context_items, task_population_index, tig_audit_apply
 from tests.factories import PASSWORD, ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
 
 pytestmark = pytest.mark.django_db
@@ -137,7 +137,7 @@ def provider_components(settings, tmp_path):
 
 
 def test_a_build_names_the_known_components_when_one_is_unknown(planted):
-    from leaderboard.services.tig import TIGConfigurationError, tig_build_create
+    from leaderboard.ekphrasis.tig import TIGConfigurationError, tig_build_create
 
     task_set, _, _ = planted
     with pytest.raises(TIGConfigurationError, match="no judge-role model named 'gpt-x'.*'offline'"):
@@ -150,8 +150,8 @@ def test_a_build_names_the_known_components_when_one_is_unknown(planted):
 
 def test_an_offline_build_extracts_every_response_once_and_a_second_execution_is_a_no_op(planted):
     from engine.tig.offline import OFFLINE_EXTRACTOR_NAME
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
     from leaderboard.models import AtomExtraction, TIGBuild
-    from leaderboard.services.tig import tig_build_create, tig_build_execute
 
     task_set, _, _ = planted
     build = tig_build_execute(build_id=tig_build_create(task_set=task_set).pk)
@@ -163,8 +163,8 @@ def test_an_offline_build_extracts_every_response_once_and_a_second_execution_is
 
 
 def test_a_provider_build_extracts_through_the_model_and_embeds_through_the_endpoint(planted, provider_components):
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
     from leaderboard.models import AtomExtraction
-    from leaderboard.services.tig import tig_build_create, tig_build_execute
 
     task_set, _, _ = planted
     server = provider_components
@@ -180,8 +180,8 @@ def test_a_provider_build_extracts_through_the_model_and_embeds_through_the_endp
 
 
 def test_a_failed_build_resumes_without_extracting_again(planted, provider_components):
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
     from leaderboard.models import TIGBuild
-    from leaderboard.services.tig import tig_build_create, tig_build_execute
     from tests.fakes import Fault
 
     task_set, _, _ = planted
@@ -200,7 +200,7 @@ def test_a_failed_build_resumes_without_extracting_again(planted, provider_compo
 
 
 def test_a_new_run_judges_novelty_with_the_latest_build_components(planted, provider_components):
-    from leaderboard.services.tig import (
+    from leaderboard.ekphrasis.tig import (
         TIGComponents,
         task_population_index,
         tig_build_create,
@@ -223,7 +223,7 @@ def test_a_new_run_judges_novelty_with_the_latest_build_components(planted, prov
 
 
 def test_a_run_can_ask_for_other_components_than_the_latest_build(planted, provider_components):
-    from leaderboard.services.tig import tig_build_create, tig_build_execute
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
 
     task_set, _, _ = planted
     tig_build_execute(build_id=tig_build_create(task_set=task_set, extractor="fake-extractor").pk)
@@ -268,8 +268,8 @@ def test_the_task_set_page_lists_builds_and_offers_provider_components(client, r
 
 
 def test_a_failed_build_is_resumed_from_its_page(client, rita, planted, django_capture_on_commit_callbacks):
+    from leaderboard.ekphrasis.tig import tig_build_create
     from leaderboard.models import TIGBuild
-    from leaderboard.services.tig import tig_build_create
 
     task_set, _, _ = planted
     build = tig_build_create(task_set=task_set)
@@ -286,8 +286,8 @@ def test_build_tig_command_rejects_an_unknown_extractor_and_resumes_a_build(plan
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
+    from leaderboard.ekphrasis.tig import tig_build_create
     from leaderboard.models import TIGBuild
-    from leaderboard.services.tig import tig_build_create
 
     task_set, _, _ = planted
     with pytest.raises(CommandError, match="no judge-role model named 'nope'"):
@@ -301,7 +301,7 @@ def test_build_tig_command_rejects_an_unknown_extractor_and_resumes_a_build(plan
 def test_the_extractor_model_can_group_synonyms_and_runs_inherit_that_choice(planted, provider_components):
     import json
 
-    from leaderboard.services.tig import tig_build_create, tig_build_execute
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
 
     task_set, task, m = planted
     server = provider_components
@@ -327,8 +327,8 @@ def test_stored_extractions_are_upserted_by_key_and_read_back_as_the_engine_wrot
     from engine.tig.atoms import idea_record
     from engine.tig.offline import OfflineExtractor
     from engine.tig.population import extraction_key
+    from leaderboard.ekphrasis.tig import StoredExtractions, task_ideas
     from leaderboard.models import AtomExtraction
-    from leaderboard.services.tig import StoredExtractions, task_ideas
 
     _, task, _ = planted
     extractor = OfflineExtractor()

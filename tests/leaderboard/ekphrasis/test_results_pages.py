@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import JudgeRun
-from leaderboard.services import judge_runs
 from tests.factories import PASSWORD
 from tests.leaderboard.judging_factories import population, simulated_run
 

@@ -1,7 +1,7 @@
 """The construction diagnostics as labelled SVG (Ekphrasis App. B, Figures 6–8) and the charts they use."""
 
 from leaderboard import charts
-from leaderboard import construction_diagnostics as diagnostics
+from leaderboard.ekphrasis import construction_diagnostics as diagnostics
 
 RECORD = {
     "achieved": {"combination/AA-near/near": 8, "combination/AC-far/far": 5, "transformation/material/near": 10,

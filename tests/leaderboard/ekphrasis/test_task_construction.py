@@ -7,9 +7,9 @@ import pytest
 from django.core.management import call_command
 
 from engine.task_construction import TABLE5_GRID, grid_with_quotas
+from leaderboard.ekphrasis import task_construction as construction
 from leaderboard.models import RejectedCandidate, SourcePool, SubjectModel, TaskSet, TaskSetBuild
 from leaderboard.records import ImportFailed
-from leaderboard.services import task_construction as construction
 from tests.engine.task_construction.conftest import HashEmbedder
 from tests.fakes import FakeOpenAIServer
 from tests.fakes.task_screen import screen_handler

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import judges, selectors, tasks
+from leaderboard import selectors, tasks
+from leaderboard.ekphrasis import judge_runs, judges
 from leaderboard.models import Comparison, JudgeRun, LeaderboardSnapshot
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.services import judge_runs
 from tests.factories import PASSWORD
 from tests.leaderboard.judging_factories import planted_skills, population, simulated_run
 

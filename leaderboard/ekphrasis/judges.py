@@ -15,15 +15,15 @@ from typing import Protocol
 
 from engine.judge.comparison import Candidate, PairJudgeRequest
 from engine.judge.simulated import SIMULATED_JUDGE_NAME, SimulatedJudge
-from leaderboard.models import ChecklistItem, JudgeRun, Response, Task
-from leaderboard.providers import judge_is_simulated, judge_model_for, provider_client_for
-from leaderboard.run_usage import client_usage_take, run_usage_add
-from leaderboard.services.checklists import (
+from leaderboard.ekphrasis.checklists import (
     ENGINE_DIMENSION,
     checklist_for_judging,
     checklist_items_ensure,
     task_brief_of,
 )
+from leaderboard.models import ChecklistItem, JudgeRun, Response, Task
+from leaderboard.providers import judge_is_simulated, judge_model_for, provider_client_for
+from leaderboard.run_usage import client_usage_take, run_usage_add
 
 SIMULATED_KNOBS = ("position_bias", "length_bias", "tie_rate", "malformed_rate", "skill_spread", "skill_seed",
                    "item_agreement")
@@ -119,7 +119,7 @@ def _shown(rows) -> list[dict]:
 def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: Sequence[PlannedCall]) -> None:
     """Make sure every pair of these comparisons has its stored TIG items in ``judges.novelty_items``:
     the task's stored contexts are read once, the missing ones materialised in one insert."""
-    from leaderboard.services.tig import (
+    from leaderboard.ekphrasis.tig import (
         novelty_contexts_create,
         stored_novelty_contexts,
         task_population_index,
@@ -151,7 +151,7 @@ def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: Sequence[Plann
 def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: PlannedCall) -> list:
     """Novelty items of one judged pair: the base items with slot 1 replaced by the pair's
     leave-two-models-out population-cliché item when the TIG has one (App. E.3, G.5)."""
-    from leaderboard.services.tig import TIG_SLOT
+    from leaderboard.ekphrasis.tig import TIG_SLOT
 
     if judges.run.novelty_anchor != "tig":
         return base_rows  # generic anchors: the ablation condition (App. D.1)
@@ -177,7 +177,7 @@ def _judge_model_checklist(judges: RunJudges, task: Task, dimension: str):
 
 class PlannedCall(Protocol):
     """What judging reads of a planned comparison: a :class:`~leaderboard.models.Comparison` with its shown
-    responses, or the chunk's lighter record of one (:class:`leaderboard.services.judge_chunk._Call`)."""
+    responses, or the chunk's lighter record of one (:class:`leaderboard.ekphrasis.judge_chunk._Call`)."""
 
     model_x_id: int
     model_y_id: int

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from leaderboard.ekphrasis.checklists import task_brief_of
 from leaderboard.models import Response, SubjectModel, TaskSet
 from leaderboard.providers import provider_client_for
 from leaderboard.services.catalogue import ImportSummary, responses_import
-from leaderboard.services.checklists import task_brief_of
 
 
 @dataclass

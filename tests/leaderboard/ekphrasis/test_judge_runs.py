@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from scipy.stats import kendalltau
 
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import Comparison, JudgeRun
-from leaderboard.services import judge_runs
 from tests.conftest import subprocess_environment
 from tests.leaderboard.judging_factories import planted_skills, population, simulated_run
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def comparison_fingerprint(run: JudgeRun) -> list[tuple]:

@@ -3,8 +3,8 @@
 import pytest
 
 from engine.task_construction import TABLE5_GRID, grid_with_quotas
+from leaderboard.ekphrasis import task_construction as construction
 from leaderboard.models import TaskSetBuild
-from leaderboard.services import task_construction as construction
 from tests.engine.task_construction.conftest import HashEmbedder
 from tests.factories import PASSWORD
 

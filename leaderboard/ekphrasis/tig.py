@@ -19,11 +19,11 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from leaderboard.ekphrasis.checklists import checklist_item_revise
 from leaderboard.models import AtomExtraction, ChecklistItem, Response, SubjectModel, Task, TaskSet, TIGBuild
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish
 from leaderboard.runs.starting import run_start
-from leaderboard.services.checklists import checklist_item_revise
 
 TIG_SLOT = 1  # the cliché-distance slot that a population-cliché item replaces (App. E.3)
 

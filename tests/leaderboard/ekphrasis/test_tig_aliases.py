@@ -11,13 +11,13 @@ import pytest
 
 from engine.tig.canonical import CANONICAL_MERGE_THRESHOLD
 from leaderboard.demo import demo_catalogue_load
-from leaderboard.models import Task
-from leaderboard.services.tig import (
+from leaderboard.ekphrasis.tig import (
     OFFLINE_EMBEDDER,
     TIGComponents,
     task_population_index,
     text_embedder_named,
 )
+from leaderboard.models import Task
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import Comparison
-from leaderboard.services import judge_runs
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
 from tests.leaderboard.judging_factories import FAMILIES, simulated_run
 

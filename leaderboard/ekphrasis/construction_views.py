@@ -9,14 +9,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from engine.task_construction import TABLE5_GRID
-from leaderboard import construction_diagnostics as diagnostics
 from leaderboard import selectors
+from leaderboard.ekphrasis import construction_diagnostics as diagnostics
+from leaderboard.ekphrasis import launch_gates
+from leaderboard.ekphrasis import task_construction as construction
 from leaderboard.forms import ReasonForm, SourcePoolImportForm, TaskSetBuildForm
 from leaderboard.models import JudgeRun, RejectedCandidate, SourcePool, TaskSetBuild
 from leaderboard.records import ImportFailed
 from leaderboard.roles import is_admin, require_admin, require_researcher
-from leaderboard.services import launch_gates
-from leaderboard.services import task_construction as construction
 
 
 def _build_form(data=None):

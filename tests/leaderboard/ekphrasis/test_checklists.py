@@ -2,12 +2,12 @@
 
 import pytest
 
-from leaderboard.models import ChecklistItem
-from leaderboard.services.checklists import (
+from leaderboard.ekphrasis.checklists import (
     checklist_for_judging,
     checklist_item_revise,
     checklist_items_ensure,
 )
+from leaderboard.models import ChecklistItem
 from tests.factories import PASSWORD, TaskFactory
 
 pytestmark = pytest.mark.django_db
