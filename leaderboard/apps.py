@@ -13,7 +13,7 @@ class LeaderboardConfig(AppConfig):
         # Ekphrasis's models live under the catalogue's own app label (leaderboard/ekphrasis is a plain package).
         protocol_register(Protocol(
             kind="ekphrasis", app_label="leaderboard", title="Ekphrasis", run_model="leaderboard.JudgeRun",
-            nav_url="leaderboard_list", run_url="judge_run_detail", exporters=("csv", "json", "tex"),
+            nav_url="leaderboard_list", nav_label="Leaderboards", run_url="judge_run_detail", exporters=("csv", "json", "tex"),
             summary="Scores with bootstrap intervals, tiers, reliability, drill-down to each judgment.",
         ))
         for job in (judge_runs.JUDGE_RUN_JOB, tig.TIG_BUILD_JOB, task_construction.TASK_SET_BUILD_JOB):

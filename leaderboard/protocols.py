@@ -28,9 +28,14 @@ class Protocol:
     title: str  #: its name in the navigation and on the home page
     run_model: str  #: ``"app_label.ModelName"`` of its run (a :class:`leaderboard.runs.models.RunJob`)
     nav_url: str  #: URL name of its navigation entry (its leaderboard page)
+    nav_label: str = ""  #: the navigation entry's text (its title when empty)
     summary: str = ""  #: one sentence for its home-page tile
     run_url: str = ""  #: URL name of its run page (``pk`` argument)
     exporters: tuple[str, ...] = field(default=())  #: the formats its leaderboard exports in
+
+    @property
+    def nav_text(self) -> str:
+        return self.nav_label or self.title
 
     def run_model_class(self):
         from django.apps import apps

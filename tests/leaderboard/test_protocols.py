@@ -54,3 +54,14 @@ def test_a_task_set_of_another_kind_is_refused_naming_both_kinds():
     with pytest.raises(RunConfigurationError, match="c2-set.* is of benchmark kind C², but Ekphrasis runs take only Ekphrasis task sets"):
         task_set_kind_check(task_set, kind="ekphrasis")
     task_set_kind_check(task_set, kind="c2")  # its own kind passes
+
+
+@pytest.mark.django_db
+def test_the_navigation_and_home_page_link_every_registered_protocol(client, rita):
+    from django.urls import reverse
+
+    client.force_login(rita)
+    body = client.get("/").content.decode()
+    for protocol in protocols():
+        assert body.count(f'href="{reverse(protocol.nav_url)}"') >= 2  # the navigation entry and the home tile
+        assert protocol.summary in body
