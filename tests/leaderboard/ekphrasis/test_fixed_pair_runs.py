@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import selectors, tasks
+from leaderboard import selectors
 from leaderboard.ekphrasis import judge_runs, judges
 from leaderboard.models import Comparison, JudgeRun, LeaderboardSnapshot
 from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.runs.tasks import run_finalise
 from tests.factories import PASSWORD
 from tests.leaderboard.judging_factories import planted_skills, population, simulated_run
 
@@ -66,7 +67,8 @@ def test_a_fixed_pair_run_stores_no_snapshot_and_leaves_the_leaderboard_to_the_s
     run = fixed_run(task_set, models, some_pairs(task_set, models)[:2])
     judge_runs.judge_run_execute_inline(run=run)
     assert LeaderboardSnapshot.objects.filter(run=run).count() == 0
-    assert tasks.judge_run_finalise(run.pk) is None  # the Celery task, finalising again: still none
+    run_finalise("judge_run", run.pk)  # the Celery task, finalising again: still none
+    assert LeaderboardSnapshot.objects.filter(run=run).count() == 0
     assert selectors.latest_snapshot(task_set=task_set, dimension="U") == snapshot
     assert selectors.judge_pair_outcomes(task_set=task_set, dimension="U") == before
 
