@@ -34,7 +34,7 @@ from leaderboard.api_contract import (
 )
 from leaderboard.ekphrasis import judge_runs, results
 from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
-from leaderboard.runs.api import RunCancelApi, RunProgressOutput, RunResumeApi
+from leaderboard.runs.api import RunProgressOutput, run_operation_apis
 from leaderboard.services import api_operations
 from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
 
@@ -366,22 +366,8 @@ class JudgeRunDetailApi(ApiView):
         return Response(_judge_run_detail(run))
 
 
-@extend_schema(operation_id="judge_runs_resume", request=None,
-               responses={202: JudgeRunDetailOutput, **error_responses(404, 409)})
-class JudgeRunResumeApi(RunResumeApi):
-    """Queue a failed run again; it resumes from its stored comparisons (409 unless failed and resumable)."""
-
-    model = JudgeRun
-    detail = staticmethod(_judge_run_detail)
-
-
-@extend_schema(operation_id="judge_runs_cancel", request=None,
-               responses={200: JudgeRunDetailOutput, **error_responses(404, 409)})
-class JudgeRunCancelApi(RunCancelApi):
-    """Stop a pending or running run (it becomes failed, 'cancelled', and can be resumed)."""
-
-    model = JudgeRun
-    detail = staticmethod(_judge_run_detail)
+JudgeRunResumeApi, JudgeRunCancelApi = run_operation_apis(
+    model=JudgeRun, detail=_judge_run_detail, detail_output=JudgeRunDetailOutput, operation_prefix="judge_runs")
 
 
 class ComparisonOutput(serializers.ModelSerializer):

@@ -27,7 +27,7 @@ from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
 from leaderboard.c2.services.imports import FORMATS, c2_tasks_import
 from leaderboard.models import Benchmark, TaskSet
-from leaderboard.runs.api import RunCancelApi, RunProgressOutput, RunResumeApi
+from leaderboard.runs.api import RunProgressOutput, run_operation_apis
 
 
 class C2TaskImportApi(ApiView):
@@ -142,18 +142,8 @@ class C2RunDetailApi(ApiView):
         return Response(_detail(get_object_or_404(C2Run, pk=pk)))
 
 
-@extend_schema(operation_id="c2_runs_resume", request=None,
-               responses={202: C2RunDetailOutput, **error_responses(404, 409)})
-class C2RunResumeApi(RunResumeApi):
-    model = C2Run
-    detail = staticmethod(_detail)
-
-
-@extend_schema(operation_id="c2_runs_cancel", request=None,
-               responses={200: C2RunDetailOutput, **error_responses(404, 409)})
-class C2RunCancelApi(RunCancelApi):
-    model = C2Run
-    detail = staticmethod(_detail)
+C2RunResumeApi, C2RunCancelApi = run_operation_apis(
+    model=C2Run, detail=_detail, detail_output=C2RunDetailOutput, operation_prefix="c2_runs")
 
 
 class C2RatingOutput(serializers.ModelSerializer):

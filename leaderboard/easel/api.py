@@ -18,7 +18,7 @@ from leaderboard.api_contract import ApiListView, ApiView, IdFilter, error_respo
 from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.providers import code_version
-from leaderboard.runs.api import RunCancelApi, RunProgressOutput, RunResumeApi
+from leaderboard.runs.api import RunProgressOutput, run_operation_apis
 
 
 class EaselRunOutput(serializers.ModelSerializer):
@@ -104,18 +104,8 @@ class EaselRunDetailApi(ApiView):
         return Response(_detail(get_object_or_404(EaselRun, pk=pk)))
 
 
-@extend_schema(operation_id="easel_runs_resume", request=None,
-               responses={202: EaselRunDetailOutput, **error_responses(404, 409)})
-class EaselRunResumeApi(RunResumeApi):
-    model = EaselRun
-    detail = staticmethod(_detail)
-
-
-@extend_schema(operation_id="easel_runs_cancel", request=None,
-               responses={200: EaselRunDetailOutput, **error_responses(404, 409)})
-class EaselRunCancelApi(RunCancelApi):
-    model = EaselRun
-    detail = staticmethod(_detail)
+EaselRunResumeApi, EaselRunCancelApi = run_operation_apis(
+    model=EaselRun, detail=_detail, detail_output=EaselRunDetailOutput, operation_prefix="easel_runs")
 
 
 class EaselEpisodeOutput(serializers.ModelSerializer):

@@ -5,10 +5,11 @@ their refusals the API's one error shape (409 ``conflict``)."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from leaderboard.api_contract import ApiView
+from leaderboard.api_contract import ApiView, error_responses
 from leaderboard.runs.lifecycle import run_cancel
 from leaderboard.runs.models import RunJob
 from leaderboard.runs.starting import run_resume
@@ -43,3 +44,15 @@ class RunCancelApi(RunOperationApi):
     def post(self, request, pk: int):
         run = run_cancel(get_object_or_404(self.model, pk=pk), by=request.user.get_username())
         return Response(self.detail(run))
+
+
+def run_operation_apis(*, model: type[RunJob], detail, detail_output, operation_prefix: str):
+    """The resume and cancel views of one kind of run, with their schema: ``(ResumeApi, CancelApi)``."""
+    attrs = {"model": model, "detail": staticmethod(detail)}
+    resume = extend_schema(operation_id=f"{operation_prefix}_resume", request=None,
+                           responses={202: detail_output, **error_responses(404, 409)})(
+        type(f"{model.__name__}ResumeApi", (RunResumeApi,), {**attrs, "__doc__": RunResumeApi.__doc__}))
+    cancel = extend_schema(operation_id=f"{operation_prefix}_cancel", request=None,
+                           responses={200: detail_output, **error_responses(404, 409)})(
+        type(f"{model.__name__}CancelApi", (RunCancelApi,), {**attrs, "__doc__": RunCancelApi.__doc__}))
+    return resume, cancel
