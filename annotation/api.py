@@ -14,7 +14,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import label_revision, selectors, services
+from annotation import annotator_reads, label_revision, services
 from annotation.access import annotator_access_check
 from annotation.errors import AnnotationError, NotFound
 from annotation.previous_label import previous_label_present
@@ -30,7 +30,7 @@ class AnnotationAPIView(APIView):
 
 
 def _campaign(pk: int):
-    campaign = selectors.campaign_get(pk=pk)
+    campaign = annotator_reads.campaign_get(pk=pk)
     if campaign is None:
         raise NotFound("No such campaign.")
     return campaign
@@ -43,7 +43,7 @@ def _media_url(token: str):
 def _assignment_json(assignment) -> dict | None:
     if assignment is None:
         return None
-    return selectors.assignment_present(assignment=assignment, media_url=_media_url(assignment.token))
+    return annotator_reads.assignment_present(assignment=assignment, media_url=_media_url(assignment.token))
 
 
 class NextItemApi(AnnotationAPIView):
@@ -82,7 +82,7 @@ class ProgressApi(AnnotationAPIView):
     def get(self, request, pk: int):
         campaign = _campaign(pk)
         annotator_access_check(user=request.user, campaign=campaign)
-        return Response({"progress": selectors.campaign_progress(campaign=campaign, annotator=request.user).as_dict()})
+        return Response({"progress": annotator_reads.campaign_progress(campaign=campaign, annotator=request.user).as_dict()})
 
 
 class AnswerInput(serializers.Serializer):
@@ -108,7 +108,7 @@ class SubmitApi(AnnotationAPIView):
             token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
             answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
         )
-        progress = submission.progress or selectors.campaign_progress(campaign=submission.label.campaign,
+        progress = submission.progress or annotator_reads.campaign_progress(campaign=submission.label.campaign,
                                                                        annotator=request.user)
         return Response({"saved": True, "replayed": submission.replayed, "progress": progress.as_dict()},
                         status=status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED)
@@ -122,7 +122,7 @@ class SkipApi(AnnotationAPIView):
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         assignment = services.assignment_skip(token=token, annotator=request.user, reason=data.validated_data["reason"])
-        progress = selectors.campaign_progress(campaign=assignment.campaign, annotator=request.user)
+        progress = annotator_reads.campaign_progress(campaign=assignment.campaign, annotator=request.user)
         return Response({"skipped": True, "progress": progress.as_dict()})
 
 

@@ -180,7 +180,7 @@ def items_create_validation_pairs(
     pairs from ``rankings[dimension]`` = subject model id -> θ of the current judge ranking; random
     order, labelled as such, when there is none). ``checklists[(task external id, dimension)]`` are
     the reference cues shown with the pair."""
-    from annotation.selectors import validation_pairs_sample
+    from annotation.pair_sampling import validation_pairs_sample
 
     if campaign.kind != CampaignKind.TEXT_PAIRWISE:
         raise ItemsInvalid([(0, "campaign", "validation pairs are for text pairwise campaigns")])

@@ -12,7 +12,7 @@ import pytest
 from django.core.files.base import ContentFile
 from PIL import Image
 
-from annotation import services
+from annotation import item_creation
 from annotation.media import ImageUnreadable, image_pixels_only
 from annotation.models import CampaignKind
 from tests.annotation.factories import Catalogue, RenderFactory, campaign_for
@@ -175,7 +175,7 @@ def test_the_media_url_serves_a_hostile_render_without_its_identities(client, me
     render = RenderFactory(response=next(iter(catalogue.responses.values())))
     render.image.save(f"{uuid.uuid4().hex}.{fmt}", ContentFile(HOSTILE[fmt]()), save=True)
     campaign = campaign_for(CampaignKind.FAITHFULNESS, catalogue, annotators=[alice])
-    services.items_create(campaign=campaign, specs=[services.ItemSpec(task=render.response.task, render_a=render)])
+    item_creation.items_create(campaign=campaign, specs=[item_creation.ItemSpec(task=render.response.task, render_a=render)])
     assert client.login(username="alice", password=PASSWORD)
     content = client.post(f"/annotate/api/campaigns/{campaign.pk}/next", content_type="application/json").json()["assignment"]["content"]
     served = client.get(content["image"])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 
-from annotation import services as annotation_services
+from annotation import item_creation
 from annotation.errors import ItemsInvalid
 from annotation.models import CampaignKind
 from leaderboard.ekphrasis.renders import renders_import_manifest
@@ -165,7 +165,7 @@ class World:
             return responses_import(name=name, raw=raw, task_set=self.task_set)
         if importer == "renders":
             return renders_import_manifest(name=name, raw=raw, task_set=self.task_set, base_dir=self.base_dir)
-        return annotation_services.items_import_jsonl(campaign=self.campaign, name=name, raw=raw)
+        return item_creation.items_import_jsonl(campaign=self.campaign, name=name, raw=raw)
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import services
-from annotation.selectors import campaign_get
+from annotation.annotator_reads import campaign_get
 
 
 class Command(BaseCommand):

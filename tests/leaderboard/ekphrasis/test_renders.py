@@ -547,6 +547,7 @@ def test_image_campaign_dashboards_link_to_the_renders(client, rita, media_root,
 
 
 def test_imported_renders_reach_annotators_only_through_opaque_media_urls(client, alice, catalogue, tmp_path):
+    from annotation import item_creation
     from annotation import services as annotation_services
     from annotation.models import Campaign
 
@@ -556,8 +557,8 @@ def test_imported_renders_reach_annotators_only_through_opaque_media_urls(client
         status=Campaign.Status.OPEN, gold_rate=0.0,
     )
     renders = list(Render.objects.select_related("response__task"))
-    annotation_services.items_create(campaign=campaign, specs=[
-        annotation_services.ItemSpec(task=r.response.task, render_a=r) for r in renders
+    item_creation.items_create(campaign=campaign, specs=[
+        item_creation.ItemSpec(task=r.response.task, render_a=r) for r in renders
     ])
     login(client, alice)
     shown = []
