@@ -236,9 +236,9 @@ def constraint_lines(constraints) -> list[tuple[str, str]]:
 def judge_run_detail(request, pk: int):
     require_researcher(request.user)
     run = get_object_or_404(JudgeRun.objects.select_related("task_set"), pk=pk)
-    # Read by static/js/judge_run_status.js through json_script (no inline script: CSP).
-    page_data = {"status_url": reverse("judge_run_status", args=[run.pk]), "snapshot_url": reverse("snapshot_detail", args=[0]),
-                 "drilldown_url": reverse("task_drilldown", args=[0, 0])}
+    # link templates for static/js/run_status.js: {id} is the snapshot, {row} the task
+    page_data = {"snapshot_href": reverse("snapshot_detail", args=[0]).replace("/0/", "/{id}/"),
+                 "drilldown_href": reverse("task_drilldown", args=[0, 0]).replace("/0/tasks/0/", "/{id}/tasks/{row}/")}
     return render(request, "leaderboard/judge_run_detail.html",
                   {"run": run, "progress": selectors.judge_run_progress(run=run), "page_data": page_data,
                    "gates": selectors.judge_run_launch_gates(run=run), "can_override": is_admin(request.user)})
@@ -319,10 +319,8 @@ def tig_build_detail(request, pk: int, build_pk: int):
     require_researcher(request.user)
     build = get_object_or_404(TIGBuild.objects.select_related("task_set"), pk=build_pk, task_set_id=pk)
     progress = selectors.tig_build_progress(build=build)
-    # Read by static/js/tig_build_status.js through json_script (no inline script: CSP).
-    page_data = {"status_url": reverse("tig_build_status", args=[pk, build.pk]), "share": progress["share"]}
     return render(request, "leaderboard/tig_build_detail.html",
-                  {"build": build, "progress": progress, "page_data": page_data,
+                  {"build": build, "progress": progress,
                    "first_task": build.task_set.tasks.order_by("position", "external_id").first()})
 
 

@@ -1,5 +1,5 @@
 """Live status in Chromium: a TIG build page opened before the build runs follows it to the end
-through static/js/live_status.js, without a reload."""
+through static/js/run_status.js (on live_status.js's poller), without a reload."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Live progress in Chromium: a task-set build page opened before the build runs follows it through
-static/js/task_set_build.js and shows the diagnostics once it is done."""
+static/js/run_status.js and shows the diagnostics once it is done."""
 
 from __future__ import annotations
 
