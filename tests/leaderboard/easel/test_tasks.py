@@ -45,5 +45,5 @@ def test_a_real_worker_runs_an_easel_run_through_redis(broker, tmp_path, suite):
         wait_for(lambda: EaselRun.objects.get(pk=run.pk).status == EaselRun.Status.DONE, 120, "the run to finish")
     finally:
         stop(worker)
-    assert "easel.episode" in (tmp_path / "worker.log").read_text()
+    assert "runs.unit" in (tmp_path / "worker.log").read_text()
     assert EaselRun.objects.get(pk=run.pk).episodes_done == 2

@@ -187,6 +187,6 @@ def test_the_run_pages_mark_a_fixed_pair_run(client, rita):
     assert client.login(username=rita.username, password=PASSWORD)
     detail = client.get(f"/runs/{run.pk}/").content.decode()
     assert 'id="fixed-pairs"' in detail and "no leaderboard snapshot" in detail
-    assert '<p id="snapshot-link"></p>' in detail  # nothing to open
+    assert 'data-run-link-text="Open the leaderboard"></p>' in detail  # nothing to open
     assert client.get(f"/runs/{run.pk}/status.json").json()["fixed_pairs"] == 2
     assert "fixed pairs · TIG population clichés" in client.get("/leaderboards/").content.decode()

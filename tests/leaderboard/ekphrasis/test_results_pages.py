@@ -187,7 +187,8 @@ def test_run_page_shows_chunks_comparisons_and_that_a_simulated_run_has_no_token
     body = researcher_client.get(f"/runs/{snapshot.run_id}/").content.decode()
     assert "simulated — no tokens" in body
     for task in snapshot.run.task_set.tasks.all():
-        assert f'<tr data-task="{task.pk}"><td class="nowrap">{task.external_id}</td><td class="chunk-state">done</td>' in body
+        assert (f'<tr data-task="{task.pk}" data-run-row="{task.pk}"><td class="nowrap">{task.external_id}</td>'
+                f'<td class="chunk-state" data-run-cell="state">done</td>') in body
         assert f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/" in body
     data = researcher_client.get(f"/runs/{snapshot.run_id}/status.json").json()
     assert data["comparisons_done"] == data["comparisons"].get("ok", 0) + data["comparisons"].get("failed", 0) > 0
