@@ -65,7 +65,8 @@ class ValidationPairsForm(forms.Form):
     rule = forms.ChoiceField(
         choices=(("classical", "Classical (App. H.5 strata from the judge ranking)"),
                  ("calibration", "Calibration (pairs that shrink the calibrated intervals most)")),
-        initial="classical", help_text="calibration: from the latest snapshot calibrated by this campaign's labels "
+        initial="classical", required=False,  # a form posted without it keeps the classical rule
+        help_text="calibration: from the latest snapshot calibrated by this campaign's labels "
         "so far (annotation.calibration_sampling); dimensions it cannot calibrate yet use the classical rule.",
     )
 
