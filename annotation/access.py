@@ -37,6 +37,9 @@ class AccessFacts:
     #: The user is this campaign's panel participant, at work on it (issue 25: past the training, not
     #: finished, left or refused, within their time limit). False for every other campaign.
     is_participant: bool = False
+    #: That participant's submitted items reached their study's quota: they get no further item
+    #: (:func:`annotation.services.item_next` completes them), on every path. Read only by next-item.
+    participant_at_quota: bool = False
 
 
 def annotator_access_check(

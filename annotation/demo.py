@@ -22,6 +22,7 @@ from django.db import transaction
 
 from annotation import item_creation, novelty_ablation, selectors, services
 from annotation.models import STRATEGIES, TIG_CRITERIA, Campaign, CampaignKind, Dimension, Item
+from annotation.participants import participant_accounts_delete
 from leaderboard.demo import DEMO_ACCOUNTS, DEMO_SIMULATED_SKILLS
 from leaderboard.models import Render, Response, TaskSet
 from leaderboard.roles import ANNOTATOR
@@ -296,6 +297,8 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
             summary.campaigns = list(existing)
             summary.skipped = True
             return summary
+        # The demo crowd study's simulated participants' accounts go with their campaign.
+        participant_accounts_delete(campaigns=existing)
         for campaign in existing:
             campaign.delete()
     rng = random.Random(seed)

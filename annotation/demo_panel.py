@@ -119,7 +119,7 @@ def panel_demo_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False) ->
         summary.campaign, summary.skipped = existing, True
         return summary
     if existing is not None:
-        get_user_model().objects.filter(panel_participant__campaign=existing).delete()
+        participants.participant_accounts_delete(campaigns=[existing])
         existing.delete()
     specs = _specs(task_set)
     if not specs:

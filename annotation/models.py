@@ -746,6 +746,7 @@ LABEL_MODELS: dict[str, type[Label]] = {
 
 # Crowd campaigns (issue 25) live in their own module; imported here so Django registers them.
 from annotation.panel_models import (  # noqa: E402, F401
+    BlockedPanelId,
     ItemActiveTime,
     Panel,
     PanelStudy,

@@ -208,3 +208,20 @@ class ItemActiveTime(models.Model):
             models.CheckConstraint(condition=Q(active_ms__lte=F("wall_ms")), name="itemactivetime_within_wall_time"),
             models.CheckConstraint(condition=Q(active_ms__lte=F("reported_ms")), name="itemactivetime_at_most_reported"),
         ]
+
+
+class BlockedPanelId(models.Model):
+    """A panel id a researcher blocked (issue 25): unlike a rejection, which ends the participant's work
+    in one campaign, a block also bars that panel id from entering any other campaign of the site opened
+    to the same panel. One record per blocked participant; taking the block back deletes it."""
+
+    participant = models.OneToOneField(Participant, on_delete=models.CASCADE, related_name="block")
+    panel = models.CharField(max_length=16, choices=Panel.choices)
+    panel_id = models.CharField(max_length=64)
+    blocked_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["panel", "panel_id"], name="blockedpanelid_lookup")]
+
+    def __str__(self) -> str:
+        return f"{self.panel} {self.panel_id} blocked"

@@ -30,11 +30,22 @@ from django.utils import timezone
 from annotation.blinding import texts_identity_problems
 from annotation.errors import AnnotationError, CampaignNotOpen, ItemsInvalid, NotAllowed
 from annotation.models import Assignment, Campaign, CampaignAnnotator
-from annotation.panel_models import ItemActiveTime, Panel, PanelStudy, Participant, TrainingItem
+from annotation.panel_models import (
+    BlockedPanelId,
+    ItemActiveTime,
+    Panel,
+    PanelStudy,
+    Participant,
+    TrainingItem,
+)
 from annotation.panels import PARAM_NAME_PATTERN, PanelEntry
+from annotation.participant_release import (
+    participant_complete_locked,
+    participant_held_release,
+    participant_locked,
+)
 from annotation.progress import campaign_version_bump
 from annotation.services import NextItem, Submission, item_next, label_submit
-from annotation.slot_queue import slots_freed
 from annotation.training import training_required
 from leaderboard.roles import is_researcher
 
@@ -169,6 +180,11 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | N
     now = now or timezone.now()
     if entry.preview:
         raise NotAllowed("Previewing: accept the HIT to start.")
+    if BlockedPanelId.objects.filter(panel=study.panel, panel_id=entry.panel_id).exclude(
+            participant__campaign_id=study.campaign_id).exists():
+        # The campaign that blocked them shows their ended participation instead (its verdict).
+        raise NotAllowed("You cannot take part in this study: a researcher of this site ended your participation "
+                         "in another of its studies.")
     existing = Participant.objects.select_related("user", "study").filter(campaign_id=study.campaign_id,
                                                                            panel_id=entry.panel_id).first()
     if existing is not None:
@@ -204,8 +220,7 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | N
 
 
 def _locked(participant: Participant) -> Participant:
-    # Race prevented: two requests of one participant (or a researcher's action) moving their state at once.
-    return Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+    return participant_locked(participant.pk)
 
 
 def participant_time_check(*, participant: Participant, now: datetime | None = None) -> Participant:
@@ -255,10 +270,7 @@ def participant_next(*, participant: Participant, now: datetime | None = None) -
     now = now or timezone.now()
     participant = participant_time_check(participant=participant, now=now)
     _at_work_check(participant)
-    quota = participant.study.item_quota
-    if quota is not None and _items_done(participant) >= quota:
-        participant_complete(participant=participant, now=now)
-        return None
+    # The quota is the gatekeeper's (item_next completes a participant at their quota, on every path).
     handed = item_next(campaign_id=participant.campaign_id, annotator=participant.user, now=now)
     if handed.assignment is None:
         participant_complete(participant=participant, now=now)
@@ -306,7 +318,9 @@ def participant_label_submit(
             wall = max(0, int((now - assignment.created_at).total_seconds() * 1000))
             active = ItemActiveTime.objects.create(assignment=assignment, participant=participant, reported_ms=reported,
                                                    active_ms=min(reported, wall), wall_ms=wall, recorded_at=now)
-        Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+    # After the commit: this transaction holds the assignment's lock, a release takes the participant's
+    # then the assignments' (lock order: participant before assignment, never the other way round).
+    Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
     quota = participant.study.item_quota
     finished = quota is not None and _items_done(participant) >= quota
     if finished:
@@ -316,37 +330,12 @@ def participant_label_submit(
 
 def participant_complete(*, participant: Participant, now: datetime | None = None) -> Participant:
     """Done: the completion code is theirs. Idempotent."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        participant = _locked(participant)
-        if participant.state == Participant.State.WORKING:
-            _held_release(participant, now)
-            participant.state, participant.finished_at = Participant.State.COMPLETED, now
-            participant.save(update_fields=["state", "finished_at"])
-    return participant
+    return participant_complete_locked(participant_id=participant.pk, now=now or timezone.now())
 
 
 # ---------------------------------------------------------------------------------------------------
 # Leaving and verdicts
 # ---------------------------------------------------------------------------------------------------
-
-
-def _held_release(participant: Participant, now: datetime) -> int:
-    """End the participant's active assignments and free their slots (inside the caller's transaction)."""
-    # Race prevented (the membership row lock, which next-item takes): a next-item of this participant
-    # handing them an item between the release and the state change.
-    CampaignAnnotator.objects.select_for_update().filter(campaign_id=participant.campaign_id,
-                                                         annotator_id=participant.user_id).first()
-    held = list(Assignment.objects.select_for_update().filter(
-        campaign_id=participant.campaign_id, annotator_id=participant.user_id, status=Assignment.Status.ACTIVE,
-    ).values_list("pk", "slot_id"))
-    if not held:
-        return 0
-    ended = Assignment.objects.filter(pk__in=[pk for pk, _ in held], status=Assignment.Status.ACTIVE).update(
-        status=Assignment.Status.EXPIRED, finished_at=now)
-    slots_freed(slot_ids=[slot for _, slot in held])
-    campaign_version_bump(campaign_id=participant.campaign_id)
-    return ended
 
 
 def participant_leave(*, participant: Participant, state: str = Participant.State.RETURNED,
@@ -360,7 +349,7 @@ def participant_leave(*, participant: Participant, state: str = Participant.Stat
     with transaction.atomic():
         participant = _locked(participant)
         if participant.state in (Participant.State.TRAINING, Participant.State.WORKING):
-            _held_release(participant, now)
+            participant_held_release(participant, now)
             participant.state_before, participant.state, participant.finished_at = participant.state, state, now
             participant.save(update_fields=["state_before", "state", "finished_at"])
     return participant
@@ -383,7 +372,9 @@ def participants_time_out(*, campaign: Campaign | None = None, now: datetime | N
 def participant_verdict_set(*, participant: Participant, verdict: str, researcher: AbstractBaseUser,
                             note: str = "", now: datetime | None = None) -> Participant:
     """Reject or block a participant (their held item goes back to the queue, their labels leave the
-    statistics, nothing is deleted), or take the verdict back (``verdict=""``: labels counted again,
+    statistics, nothing is deleted; a block also bars their panel id from entering the site's other
+    campaigns of that panel, :class:`~annotation.panel_models.BlockedPanelId`), or take the verdict back
+    (``verdict=""``: labels counted again,
     the participant may go on where they were)."""
     if not is_researcher(researcher):
         raise NotAllowed("Researchers only.")
@@ -395,13 +386,28 @@ def participant_verdict_set(*, participant: Participant, verdict: str, researche
         if participant.verdict == verdict:
             return participant
         if verdict:
-            _held_release(participant, now)
+            participant_held_release(participant, now)
         participant.verdict, participant.verdict_note = verdict, note[:500] if verdict else ""
         participant.verdict_at = now if verdict else None
         participant.save(update_fields=["verdict", "verdict_note", "verdict_at"])
+        # A block also bars the panel id from the site's other campaigns (checked at entry); a rejection
+        # or taking the block back lifts that.
+        if verdict == Participant.Verdict.BLOCKED:
+            BlockedPanelId.objects.create(participant=participant, panel=participant.study.panel,
+                                          panel_id=participant.panel_id, blocked_at=now)
+        else:
+            BlockedPanelId.objects.filter(participant=participant).delete()
         # The dashboards are cached by label_version: they recompute without (or with) these labels.
         campaign_version_bump(campaign_id=participant.campaign_id)
     return participant
+
+
+def participant_accounts_delete(*, campaigns) -> int:
+    """Delete the participants' accounts of ``campaigns`` (a queryset or list): an account is scoped to its
+    one campaign, so it must go with it (deleting a campaign alone cascades to the Participant row, not
+    the user). Call before deleting the campaigns; the number of accounts deleted."""
+    users = get_user_model().objects.filter(panel_participant__campaign__in=campaigns)
+    return users.delete()[1].get(get_user_model()._meta.label, 0)
 
 
 def participant_for_panel_id(*, campaign: Campaign, panel_id: str) -> Participant | None:
@@ -414,6 +420,7 @@ __all__ = [
     "ParticipantRefused",
     "ParticipantSubmission",
     "panel_study_open",
+    "participant_accounts_delete",
     "participant_complete",
     "participant_consent",
     "participant_enter",

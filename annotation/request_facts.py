@@ -43,7 +43,13 @@ from annotation.models import (
     Item,
     Participant,
 )
-from annotation.participant_state import participant_at_work_filter, participant_at_work_sql
+from annotation.participant_state import (
+    participant_at_quota_filter,
+    participant_at_work_filter,
+    participant_at_work_sql,
+    participant_locked_cte_sql,
+    participant_locked_facts_sql,
+)
 from evalsite.precompiled import row_by_pk
 from leaderboard.roles import ANNOTATOR
 
@@ -91,6 +97,12 @@ def _participant_at_work_orm(user_id: int, campaign: str = "pk") -> Exists:
                                              campaign_id=OuterRef(campaign)))
 
 
+def _participant_at_quota_orm(user_id: int, done: Subquery) -> Exists:
+    return Exists(Participant.objects.filter(participant_at_work_filter(now=timezone.now()), user_id=user_id,
+                                             campaign_id=OuterRef("pk"))
+                  .filter(participant_at_quota_filter(done=Coalesce(done, Value(0)))))
+
+
 # ---------------------------------------------------------------------------------------------------
 # Next item
 # ---------------------------------------------------------------------------------------------------
@@ -101,9 +113,12 @@ def _next_item_sql() -> str:
     assignments = Assignment._meta.db_table
     seen = (f"SELECT count(*) FROM {assignments} s WHERE s.campaign_id = c.id AND s.annotator_id = m.annotator_id "
             f"AND s.status = ANY(%s)")
+    # The participant's row is locked (and so read as last committed) in the same statement: a return or
+    # a verdict that committed while this statement waited is seen (participants._held_release).
     return f"""
+        WITH {participant_locked_cte_sql()}
         SELECT {_columns(Campaign, "c")}, m.id, {_is_annotator_sql("m.annotator_id")},
-               {participant_at_work_sql(user_column="m.annotator_id", campaign_column="c.id")},
+               {participant_locked_facts_sql(done_column="ap.done")},
                cp.labels, cp.slots, ap.done,
                CASE WHEN c.gold_rate > 0 THEN ({seen}) ELSE 0 END,
                CASE WHEN c.gold_rate > 0 THEN ({seen} AND s.slot_id IS NULL) ELSE 0 END
@@ -123,24 +138,27 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
         # each taking a different item. The second waits here until the first has committed.
         seen = list(Assignment.SEEN)
         with connection.cursor() as cursor:
-            cursor.execute(_next_item_sql(), [ANNOTATOR, seen, seen, campaign_id, annotator_id])
+            cursor.execute(_next_item_sql(), [annotator_id, campaign_id, ANNOTATOR, seen, seen, campaign_id, annotator_id])
             row = cursor.fetchone()
         if row is None:
             return None
         n = len(Campaign._meta.concrete_fields)
-        membership_id, is_annotator, is_participant, labels, slots, done, seen_total, seen_gold = row[n:]
+        membership_id, is_annotator, is_participant, at_quota, labels, slots, done, seen_total, seen_gold = row[n:]
         return NextItemFacts(_instance(Campaign, row[:n]), membership_id,
-                             AccessFacts(is_annotator, True, bool(is_participant)),
+                             AccessFacts(is_annotator, True, bool(is_participant), bool(at_quota)),
                              labels, slots, done, seen_total, seen_gold)
     mine = Assignment.objects.filter(campaign_id=OuterRef("pk"), annotator_id=annotator_id, status__in=Assignment.SEEN)
     counted = mine.order_by().values("campaign_id").annotate(n=Count("pk")).values("n")
     counted_gold = mine.filter(slot__isnull=True).order_by().values("campaign_id").annotate(n=Count("pk")).values("n")
     membership = CampaignAnnotator.objects.filter(campaign_id=OuterRef("pk"), annotator_id=annotator_id)
+    done = Subquery(AnnotatorProgress.objects.filter(campaign_id=OuterRef("campaign_id"), annotator_id=annotator_id)
+                    .values("done")[:1])  # inside the Participant subquery: its campaign
     campaign = next(iter(
         Campaign.objects.filter(pk=campaign_id).annotate(
             membership_id=Subquery(membership.values("pk")[:1]),
             is_annotator=_is_annotator_orm(annotator_id),
             is_participant=_participant_at_work_orm(annotator_id),
+            at_quota=_participant_at_quota_orm(annotator_id, done),
             done=Subquery(AnnotatorProgress.objects.filter(campaign_id=OuterRef("pk"), annotator_id=annotator_id)
                           .values("done")[:1]),
             seen=Coalesce(Subquery(counted, output_field=IntegerField()), Value(0)),
@@ -152,7 +170,8 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
     progress = getattr(campaign, "progress", None)
     return NextItemFacts(
         campaign, campaign.membership_id,
-        AccessFacts(campaign.is_annotator, campaign.membership_id is not None, campaign.is_participant),
+        AccessFacts(campaign.is_annotator, campaign.membership_id is not None, campaign.is_participant,
+                    campaign.at_quota),
         progress.labels if progress else None, progress.slots if progress else None, campaign.done,
         campaign.seen, campaign.seen_gold,
     )

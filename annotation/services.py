@@ -78,6 +78,7 @@ from annotation.novelty_ablation import (
     novelty_ablation_runs_create,
     novelty_ablation_runs_start,
 )
+from annotation.participant_release import participant_complete_by_user
 from annotation.progress import campaign_version_bump, submission_counted
 from annotation.request_facts import (
     NextItemFacts,
@@ -428,6 +429,9 @@ def item_next(
                     continue
                 annotator_access_check(user=annotator, campaign=facts.campaign, membership_checked=True,
                                        facts=facts.access)
+                if facts.access.participant_at_quota:  # issue 25: no item past the quota, on any path
+                    participant_complete_by_user(campaign_id=campaign_id, user_id=annotator.pk, now=now)
+                    return NextItem(None, _progress_of(facts, annotator, None))
                 assignment = _hand_out(facts, annotator, now, rng, attempt)
                 return NextItem(assignment, _progress_of(facts, annotator, assignment))
         except IntegrityError:

@@ -1,12 +1,18 @@
-"""Login is required everywhere except the login page, static files and health."""
+"""Login is required everywhere except the login page, static files and health; a crowd study's
+participant reaches their study's pages only."""
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
+from django.http import JsonResponse
+from django.shortcuts import render
 
 # /metrics guards itself (loopback or token: evalsite/metrics.py); health and metrics never read the session,
 # so they answer while the database is away. Crowd studies' entry links (/annotate/p/): each of their pages
 # admits only its own participant.
 PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/readyz", "/metrics", "/favicon.ico", "/annotate/p/")
+#: Besides the public ones, the only pages a participant's account opens (issue 25).
+PARTICIPANT_PREFIXES = ("/accounts/logout/",)
 
 
 class LoginRequiredEverywhere:
@@ -15,17 +21,37 @@ class LoginRequiredEverywhere:
 
     def __call__(self, request):
         # The path first: reading request.user loads the session from the database.
-        if not request.path.startswith(PUBLIC_PREFIXES) and not request.user.is_authenticated:
+        if request.path.startswith(PUBLIC_PREFIXES):
+            return self.get_response(request)
+        if not request.user.is_authenticated:
             if request.path.startswith("/api/v1/") and "HTTP_AUTHORIZATION" in request.META:
                 return self.get_response(request)  # a token: DRF authenticates it (or refuses, 401)
             if request.path.startswith("/api/v1/"):
-                from django.http import JsonResponse
-
                 return JsonResponse({"error": "not_authenticated", "message": "Log in or send an API token.",
                                      "details": {}}, status=401, headers={"WWW-Authenticate": 'Bearer realm="api"'})
             if request.path.startswith("/api/"):
-                from django.http import JsonResponse
-
                 return JsonResponse({"detail": "Authentication required."}, status=401)
             return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+        if not request.path.startswith(PARTICIPANT_PREFIXES) and (study := _participant_study(request.user)):
+            return _participant_refused(request, study)
         return self.get_response(request)
+
+
+def _participant_study(user):
+    """The panel study of a participant's account, else None. A participant's account never has a usable
+    password (the entry link is its only way in), so everyone else's request asks nothing more here."""
+    if user.has_usable_password():
+        return None
+    participant = apps.get_model("annotation", "Participant").objects.select_related("study").filter(user=user).first()
+    return None if participant is None else participant.study
+
+
+def _participant_refused(request, study):
+    """Every page outside the study (the site's pages, the API, the API-token page): refused, and said so."""
+    message = "This account belongs to a study's participant: it opens that study's pages only."
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": "participant_only", "message": message, "details": {}}, status=403)
+    return render(request, "annotation/panel/problem.html", {
+        "study": study, "title": "Only your study's pages are open to you",
+        "message": message, "back_to_study": True,
+    }, status=403)

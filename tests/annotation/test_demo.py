@@ -124,3 +124,15 @@ def test_the_demo_crowd_study_has_simulated_participants_in_every_state(demo):
     labels = kind_for(campaign.kind).label_model.objects.filter(campaign=campaign)
     assert labels.exists() and not labels.filter(is_simulated=False).exists()
     assert "DEMO crowd study" in demo["output"] and "SIMULATED participants" in demo["output"]
+
+
+def test_reset_deletes_the_old_simulated_participants_accounts(demo):
+    # Last in the module: it recreates the demo campaigns the other tests read.
+    from annotation.panel_models import Participant
+
+    before = Participant.objects.filter(campaign__task_set=demo["task_set"]).count()
+    old_users = set(Participant.objects.values_list("user_id", flat=True))
+    call_command("load_demo_campaigns", "--reset", "--no-protocol-demo-data", stdout=io.StringIO())
+    assert Participant.objects.filter(campaign__task_set=demo["task_set"]).count() == before > 0
+    assert not get_user_model().objects.filter(pk__in=old_users).exists()
+    assert not get_user_model().objects.filter(username__startswith="panel-", panel_participant__isnull=True).exists()

@@ -346,3 +346,60 @@ def test_researcher_api_returns_a_participant_and_reports_pay():
     assert study.entry_token in page and "{{%PROLIFIC_PID%}}" in page
     download = client.get(reverse("annotation:panel_pay_report_csv", args=[campaign.pk]))
     assert download["Content-Type"].startswith("text/csv") and b"P1,S,X,rejected" in download.content
+
+
+def test_a_participant_at_their_quota_gets_no_item_from_the_annotators_services_and_is_completed():
+    # The annotators' services (what the general API and a token's /api/v1 call; a participant's session is
+    # refused those pages by the login middleware anyway): the quota holds there, not only on the study's pages.
+    from annotation.errors import NotAllowed
+    from annotation.services import item_next, label_submit
+
+    campaign, study = _study(item_quota=1, n_items=3)
+    person = _to_work(_enter(study, "P1"))
+    token = item_next(campaign_id=campaign.pk, annotator=person.user).assignment.token
+    label_submit(token=token, annotator=person.user, idempotency_key=uuid.uuid4(), answer={"choice": "A"})
+    assert Participant.objects.get().state == Participant.State.WORKING  # the general submit: not yet
+    assert item_next(campaign_id=campaign.pk, annotator=person.user).assignment is None
+    assert Participant.objects.get().state == Participant.State.COMPLETED
+    assert Assignment.objects.filter(campaign=campaign).count() == 1
+    with pytest.raises(NotAllowed):  # completed: no access at all
+        item_next(campaign_id=campaign.pk, annotator=person.user)
+
+
+def test_a_participant_past_their_time_limit_gets_no_item_from_the_annotators_services():
+    from annotation.errors import NotAllowed
+    from annotation.services import item_next
+
+    campaign, study = _study(time_limit_minutes=10)
+    person = _to_work(_enter(study, "P1"))
+    Participant.objects.update(deadline=timezone.now() - timedelta(seconds=1))
+    with pytest.raises(NotAllowed):
+        item_next(campaign_id=campaign.pk, annotator=person.user)
+    assert not Assignment.objects.exists()
+
+
+def test_a_block_bars_the_panel_id_from_other_campaigns_and_taking_it_back_lifts_it():
+    _, study = _study()
+    _, other_study = _study()
+    researcher = UserFactory(username="rita", role="researcher")
+    person = _to_work(_enter(study, "P1"))
+    participants.participant_verdict_set(participant=person, verdict="blocked", researcher=researcher)
+    client = Client()
+    refused = client.get(_entry_url(other_study), _prolific(pid="P1"))
+    assert refused.status_code == 403 and b"ended your participation" in refused.content
+    assert not Participant.objects.filter(study=other_study).exists()
+    assert get_user_model().objects.filter(panel_participant__isnull=False).count() == 1
+    assert Client().get(_entry_url(study), _prolific(pid="P1")).status_code == 302  # its own study: the end page
+    participants.participant_verdict_set(participant=person, verdict="", researcher=researcher)
+    assert Client().get(_entry_url(other_study), _prolific(pid="P1")).status_code == 302
+    assert Participant.objects.filter(study=other_study, panel_id="P1").exists()
+
+
+def test_a_rejection_does_not_bar_the_panel_id_from_other_campaigns():
+    _, study = _study()
+    _, other_study = _study()
+    researcher = UserFactory(username="rita", role="researcher")
+    person = _to_work(_enter(study, "P1"))
+    participants.participant_verdict_set(participant=person, verdict="blocked", researcher=researcher)
+    participants.participant_verdict_set(participant=person, verdict="rejected", researcher=researcher)
+    assert _enter(other_study, "P1").campaign_id == other_study.campaign_id
