@@ -911,7 +911,8 @@ def _bench_backends() -> list[int]:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [BENCH_DB])
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                       [connection.settings_dict["NAME"]])  # the benchmark's database (BENCH_DB, or another's)
         return [row[0] for row in cursor.fetchall()]
 
 
