@@ -1018,19 +1018,21 @@ def _fmt_cpu(cpu: dict, n_cpus: int) -> str:
     )
 
 
-def _wait_for(port: int, proc: subprocess.Popen, timeout: float) -> None:
+def _wait_for(port: int, proc: subprocess.Popen, timeout: float, path: str = "/healthz", server: str = "gunicorn") -> None:
+    """Wait until the server ``proc`` answers 200 on ``path``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {proc.returncode}")
+            raise RuntimeError(f"{server} exited with {proc.returncode}")
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            conn.request("GET", "/healthz")
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", path)
             if conn.getresponse().status == 200:
                 return
         except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("gunicorn did not answer /healthz in time")
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{server} did not answer {path} in time")
 
 
 def bench_env(admin_url: str, var_dir: str, db: str = BENCH_DB) -> dict[str, str]:

@@ -104,21 +104,6 @@ def potato_project(directory: Path, n_items: int, seed: int) -> Path:
     return config
 
 
-def _wait_http(port: int, proc: subprocess.Popen, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with {proc.returncode}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/")
-            conn.getresponse().read()
-            return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError("the server did not answer in time")
-
-
 class PotatoClient:
     """One annotator's browser on Potato: its Flask session cookie, a connection per request."""
 
@@ -222,7 +207,7 @@ def potato_run(potato: Path, args, work: Path) -> dict:
     figures = {}
     try:
         try:
-            _wait_http(port, proc, 180)
+            load._wait_for(port, proc, 180, path="/", server="Potato")
         except RuntimeError:
             log.flush()
             print("Potato did not start; the end of its log:\n" + (work / "potato.log").read_text()[-2000:])
