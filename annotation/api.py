@@ -97,7 +97,17 @@ class AnswerInput(serializers.Serializer):
 
 class SubmitApi(AnnotationAPIView):
     """POST {idempotency_key, answer, time_on_item_ms}: store the label once; a re-sent submission
-    returns the stored one (``replayed``)."""
+    returns the stored one (``replayed``).
+
+    ``?next=1`` (issue 30, what the labelling page sends): submit and give me the next, in one request.
+    The label is stored exactly as above (its own transaction, committed first), then the next item is
+    taken as :class:`NextItemApi` takes it (its own transaction, the gatekeeper run again); the answer
+    adds ``assignment`` (the next item, null when none is left) and its ``progress`` is the one after
+    the take. A re-sent request replays the label and hands back the same next item (next-item returns
+    the one the annotator holds). When the label was saved but the next take is refused (the
+    annotator's access ended, busy), the answer is still the submission's, without ``assignment``, and
+    carries ``next_error``: the page then asks for the next item on its own and shows why.
+    """
 
     Input = AnswerInput
 
@@ -110,10 +120,23 @@ class SubmitApi(AnnotationAPIView):
             token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
             answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
         )
-        progress = submission.progress or annotator_reads.campaign_progress(campaign=submission.label.campaign,
-                                                                       annotator=request.user)
-        return Response({"saved": True, "replayed": submission.replayed, "progress": progress.as_dict()},
-                        status=status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED)
+        answered = status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED
+        body = {"saved": True, "replayed": submission.replayed}
+        if request.query_params.get("next") == "1":
+            return Response(self._with_next(body, request, submission), status=answered)
+        progress = submission.progress or annotator_reads.campaign_progress(
+            campaign=submission.label.campaign, annotator=request.user)
+        return Response({**body, "progress": progress.as_dict()}, status=answered)
+
+    def _with_next(self, body: dict, request, submission) -> dict:
+        """The submission's answer with the next item (the label is committed whatever the take says)."""
+        try:
+            handed = services.item_next(campaign_id=submission.label.campaign_id, annotator=request.user)
+        except (AnnotationError, PermissionDenied) as exc:
+            refused = self.handle_exception(exc)
+            progress = annotator_reads.campaign_progress(campaign=submission.label.campaign, annotator=request.user)
+            return {**body, "progress": progress.as_dict(), "next_error": {**refused.data, "status": refused.status_code}}
+        return {**body, "assignment": self.assignment_json(handed.assignment), "progress": handed.progress.as_dict()}
 
 
 class SkipApi(AnnotationAPIView):

@@ -61,6 +61,8 @@ def work(request, pk: int):
             "kind": kind.code,
             "next": reverse("annotation:api_next", args=[campaign.pk]),
             "submit": reverse("annotation:api_submit", args=["TOKEN"]),
+            # Issue 30: the page saves and takes the next item in one request (SubmitApi, ?next=1).
+            "submit_next": reverse("annotation:api_submit", args=["TOKEN"]) + "?next=1",
             "skip": reverse("annotation:api_skip", args=["TOKEN"]),
             "previous": reverse("annotation:api_previous", args=[campaign.pk]),
             "revise": reverse("annotation:api_revise", args=["TOKEN"]),

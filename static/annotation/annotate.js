@@ -144,7 +144,8 @@
   }
 
   // ------------------------------------------------------------------ loading items
-  async function loadNext(withProgress = true) {
+  // ``handed``: the next item a submit-and-next answer already carried (no request then).
+  async function loadNext(withProgress = true, handed = null) {
     if (away) leaveRevision();
     clearTimeout(state && state.timer);
     state = null;
@@ -153,10 +154,10 @@
     showFlag();
     choicesBox.replaceChildren();
     itemBox.replaceChildren(el("p", { class: "muted", text: "Loading the next item…" }));
-    let r;
-    loading = true;
+    let r = handed;
+    loading = !r;
     try {
-      r = await post(cfg.next, withProgress ? {} : { progress: false });
+      if (!r) r = await post(cfg.next, withProgress ? {} : { progress: false });
     } catch (e) {
       loading = false;
       itemBox.replaceChildren(el("p", { class: "error", text: "Could not reach the server. Press Enter to try again." }));
@@ -199,15 +200,24 @@
   }
 
   // ------------------------------------------------------------------ saving
+  // A new label goes to submit-and-next when the page has it (one request per label, issue 30); a change
+  // of the previous label, and the panel's page, to their own submit.
   function submitUrl(mine) {
-    return (mine.revising ? cfg.revise : cfg.submit).replace("TOKEN", encodeURIComponent(mine.assignment.token));
+    const url = mine.revising ? cfg.revise : (cfg.submit_next || cfg.submit);
+    return url.replace("TOKEN", encodeURIComponent(mine.assignment.token));
+  }
+  // The next item a submit-and-next answer carried, as a next-item answer; null when it carried none
+  // (a plain submit, or the take was refused: then the page asks next-item itself and shows why).
+  function handedNext(data) {
+    return data && Object.prototype.hasOwnProperty.call(data, "assignment")
+      ? { status: 200, data: { assignment: data.assignment, progress: data.progress } } : null;
   }
 
   async function submit() {
     if (!state) return;
     if (state.failedLoad) return loadNext();
     if (state.revising && (state.saved || state.closed)) return returnToCurrent();
-    if (state.saved) return loadNext(false);
+    if (state.saved) return loadNext(false, state.handed);
     if (state.closed) return loadNext();
     if (state.saving) return;
     const missing = state.ctrl.missing();
@@ -236,9 +246,10 @@
     }
     if (r.status === 200 || r.status === 201) {
       mine.saved = true;
+      mine.handed = handedNext(r.data);
       setStatus("saved", r.data && r.data.replayed ? "Saved ✓ (already on the server)" : "Saved ✓");
-      showProgress(r.data && r.data.progress);
-      mine.timer = setTimeout(() => { if (state === mine) loadNext(false); }, 350);
+      if (!mine.handed) showProgress(r.data && r.data.progress);  // else shown with the next item
+      mine.timer = setTimeout(() => { if (state === mine) loadNext(false, mine.handed); }, 350);
       return;
     }
     if (r.status === 0 || r.status >= 500 || r.status === 429) return scheduleRetry(mine, r);

@@ -201,3 +201,124 @@ def test_a_refused_change_through_the_pages_route_is_a_409_with_the_reason(clien
     refused = client.post(f"/annotate/api/assignments/{first}/revise",
                           {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}, content_type="application/json")
     assert refused.status_code == 409 and refused.json()["error"] == "label_not_revisable"
+
+
+# --------------------------------------------------------------------------------------------------
+# Submit and give me the next (issue 30): POST …/submit?next=1, what the labelling page sends
+# --------------------------------------------------------------------------------------------------
+
+
+def submit_next(client, token, answer, key=None, **extra):
+    body = {"idempotency_key": str(key or uuid.uuid4()), "answer": answer, **extra}
+    return client.post(f"/annotate/api/assignments/{token}/submit?next=1", body, content_type="application/json")
+
+
+def test_submit_next_saves_the_label_and_hands_out_the_next_item_with_the_progress_after_it(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    token = next_item(client, campaign).json()["assignment"]["token"]
+    response = submit_next(client, token, {"choice": "A"})
+    body = response.json()
+    assert (response.status_code, body["saved"], body["replayed"]) == (201, True, False)
+    assert Assignment.objects.get(token=token).status == Assignment.Status.SUBMITTED
+    assert body["assignment"]["token"] != token
+    assert body["progress"] == {"done": 1, "assigned": 1, "campaign_labels": 1, "campaign_total": 6, "items_total": 2}
+    # The item handed out is the one the annotator now holds, blinded the way next-item blinds it.
+    assert next_item(client, campaign).json()["assignment"] == body["assignment"]
+
+
+def test_a_resent_submit_next_replays_the_label_and_hands_back_the_same_next_item(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    token = next_item(client, campaign).json()["assignment"]["token"]
+    key = uuid.uuid4()
+    first = submit_next(client, token, {"choice": "B"}, key=key, time_on_item_ms=1200)
+    again = submit_next(client, token, {"choice": "B"}, key=key, time_on_item_ms=1900)
+    assert (first.status_code, again.status_code, again.json()["replayed"]) == (201, 200, True)
+    assert again.json()["assignment"] == first.json()["assignment"]
+    # Stored once, as first sent (the choice is kept in the item's own order, the time as given).
+    assert list(PairwiseLabel.objects.filter(assignment__token=token).values_list("time_on_item_ms", flat=True)) == [1200]
+    assert Assignment.objects.filter(annotator=ann).count() == 2  # the replay took nothing more
+
+
+def test_submit_next_on_the_last_item_hands_out_none_and_a_resend_still_none(client, campaign_and_user):
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    token = next_item(client, campaign).json()["assignment"]["token"]
+    token = submit_next(client, token, {"choice": "tie"}).json()["assignment"]["token"]
+    key = uuid.uuid4()
+    last = submit_next(client, token, {"choice": "A"}, key=key).json()
+    assert last["assignment"] is None and last["progress"]["done"] == 2 and last["progress"]["assigned"] == 0
+    assert submit_next(client, token, {"choice": "A"}, key=key).json()["assignment"] is None
+
+
+@pytest.mark.parametrize("case", ["invalid_answer", "malformed", "conflict", "reused_key", "someone_elses", "skipped"])
+def test_submit_next_refuses_what_submit_refuses_and_takes_nothing(client, case):
+    owner, other = annotators(2)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[owner, other])
+    login(client, owner)
+    token = next_item(client, campaign).json()["assignment"]["token"]
+    key, answer = uuid.uuid4(), {"choice": "A"}
+    if case == "invalid_answer":
+        answer = {"choice": "maybe"}
+    elif case == "malformed":
+        key = "not-a-uuid"
+    elif case in ("conflict", "reused_key"):
+        submit(client, token, {"choice": "A"}, key=key)
+        if case == "conflict":
+            answer = {"choice": "B"}
+        else:  # the key of the saved label sent for another item
+            token = next_item(client, campaign).json()["assignment"]["token"]
+    elif case == "skipped":
+        client.post(f"/annotate/api/assignments/{token}/skip", {}, content_type="application/json")
+    elif case == "someone_elses":
+        client.logout()
+        login(client, other)
+    held = set(Assignment.objects.values_list("pk", "status"))
+    labels = PairwiseLabel.objects.count()
+    plain = submit(client, token, answer, key=key)
+    combined = submit_next(client, token, answer, key=key)
+    assert plain.status_code >= 400 and combined.status_code == plain.status_code
+    assert combined.json() == plain.json()
+    assert set(Assignment.objects.values_list("pk", "status")) == held and PairwiseLabel.objects.count() == labels
+
+
+def test_submit_next_keeps_every_item_at_exactly_k_labels(client):
+    users = annotators(5)
+    campaign = pairwise_campaign(Catalogue(n_tasks=2), annotators=users, k=3)
+    for user in users:
+        client.logout()
+        login(client, user)
+        handed = next_item(client, campaign).json()["assignment"]
+        while handed is not None:
+            handed = submit_next(client, handed["token"], {"choice": "A"}).json()["assignment"]
+    per_item = {}
+    for item_id, annotator_id in PairwiseLabel.objects.values_list("item_id", "annotator_id"):
+        per_item.setdefault(item_id, []).append(annotator_id)
+    assert len(per_item) == campaign.items.count() == 6
+    assert all(len(who) == 3 and len(set(who)) == 3 for who in per_item.values())
+    assert not Assignment.objects.filter(status=Assignment.Status.ACTIVE).exists()
+
+
+def test_when_the_take_after_a_submit_is_refused_the_label_stands_and_the_answer_says_why(client, campaign_and_user, monkeypatch):
+    from annotation import services
+    from annotation.errors import AnnotationError
+
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    token = next_item(client, campaign).json()["assignment"]["token"]
+
+    class Refused(AnnotationError):
+        status = 403
+        code = "not_allowed"
+
+    def refused(**kwargs):
+        raise Refused("Your time in this study is over.")
+
+    monkeypatch.setattr(services, "item_next", refused)
+    response = submit_next(client, token, {"choice": "A"})
+    body = response.json()
+    assert response.status_code == 201 and body["saved"] and "assignment" not in body
+    assert body["next_error"]["status"] == 403 and "time in this study" in body["next_error"]["detail"]
+    assert body["progress"]["done"] == 1
+    assert PairwiseLabel.objects.filter(assignment__token=token).exists()

@@ -131,3 +131,45 @@ def test_next_item_and_submit_statements_stay_pinned_on_sqlite(client):
     if connection.vendor != "sqlite":
         pytest.skip("the SQLite figures")
     _pinned_cycle(client, SQLITE_STATEMENTS)
+
+
+#: Issue 30: submit-and-next (…/submit?next=1) is a submit and a next-item in one request, so it reads the
+#: session and the user once: two fewer statements than the two requests, in two transactions (the
+#: submit's, committed first, then the take's), still no savepoint.
+COMBINED_POSTGRES_STATEMENTS = 2 * POSTGRES_STATEMENTS - 2
+COMBINED_SQLITE_STATEMENTS = 2 * SQLITE_STATEMENTS - 2
+
+
+def _pinned_combined(client, limit: int) -> None:
+    alice, bob = annotators(2)
+    campaign = pairwise_campaign(Catalogue(n_tasks=4), annotators=[alice, bob])
+    assert client.login(username=alice.username, password=PASSWORD)
+    _cycle(client, campaign, {"progress": False})  # the first label makes the annotator's counter row
+    token = client.post(f"/annotate/api/campaigns/{campaign.pk}/next", {"progress": False},
+                        content_type="application/json").json()["assignment"]["token"]
+    counts = []
+    for _ in range(3):  # the same count every label, however many the campaign holds
+        answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "time_on_item_ms": 900}
+        response, sent, control = _statements(client, f"/annotate/api/assignments/{token}/submit?next=1", answer)
+        assert response.status_code == 201
+        body = response.json()
+        assert body["progress"] == selectors.campaign_progress(campaign=campaign, annotator=alice).as_dict()
+        assert len(sent) <= limit, "\n".join(sent)
+        assert [c.split()[0].upper() for c in control] in ([], ["BEGIN", "BEGIN"], ["BEGIN", "COMMIT", "BEGIN", "COMMIT"]), control
+        counts.append(len(sent))
+        token = body["assignment"]["token"]
+    assert len(set(counts)) == 1, counts
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_submit_next_sends_two_statements_fewer_than_submit_and_next_on_postgresql(client):
+    require_service("postgres")
+    _pinned_combined(client, COMBINED_POSTGRES_STATEMENTS)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_submit_next_statements_stay_pinned_on_sqlite(client):
+    if connection.vendor != "sqlite":
+        pytest.skip("the SQLite figures")
+    _pinned_combined(client, COMBINED_SQLITE_STATEMENTS)

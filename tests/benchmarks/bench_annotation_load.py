@@ -757,21 +757,32 @@ def _annotator(
     rng: random.Random,
     start: threading.Barrier,
     ramp: float,
+    combined: bool = False,
+    until_deadline: bool = False,
 ) -> None:
+    """``combined``: submit with ``?next=1`` and take the next item from its answer, as annotate.js
+    does since issue 30 (one request per label; the submits' times are then those of submit + next).
+    ``until_deadline``: a closed loop for a bounded time, whose end is no error."""
     next_ms, submit_ms, saved, errors, replays = [], [], [], [], 0
     start.wait()
     time.sleep(rng.uniform(0.0, ramp))  # people do not all arrive in the same millisecond
     ask: dict = {}  # the page's first request asks for the progress bar; after a save it does not
+    handed: dict | None = None  # the next item a combined submit's answer carried
     for _ in range(n_items):
         if time.monotonic() > deadline:
-            errors.append("deadline")
+            if not until_deadline:
+                errors.append("deadline")
             break
         try:
-            status, body, ms = client.request("POST", f"/annotate/api/campaigns/{campaign}/next", ask)
-            next_ms.append(ms)
-            if status != 200 or body is None:
-                errors.append(f"next {status}")
-                continue
+            if handed is None:
+                status, body, ms = client.request("POST", f"/annotate/api/campaigns/{campaign}/next", ask)
+                next_ms.append(ms)
+                if status != 200 or body is None:
+                    errors.append(f"next {status}")
+                    continue
+            else:
+                body = handed
+            handed = None
             assignment = body["assignment"]
             if assignment is None:
                 break
@@ -783,26 +794,27 @@ def _annotator(
                 "answer": {"choice": rng.choice(["A", "B", "tie"])},
                 "time_on_item_ms": int(think[1] * 1000),
             }
+            submit_path = f"/annotate/api/assignments/{token}/submit" + ("?next=1" if combined else "")
             for attempt in range(4):
-                status, body, ms = client.request(
-                    "POST", f"/annotate/api/assignments/{token}/submit", submission
-                )
+                status, body, ms = client.request("POST", submit_path, submission)
                 submit_ms.append(ms)
                 if status in (200, 201):
                     saved.append(token)
                     ask = {"progress": False}  # annotate.js: loadNext(false) after a saved submission
+                    if combined and body is not None and "assignment" in body:
+                        handed = body
                     break
                 if status < 500:
                     errors.append(f"submit {status} {body}")
                     break
                 time.sleep(0.2 * (attempt + 1))  # the page's retry
             if rng.random() < resend_rate:  # the response was "lost": the page sends it again
-                status, body, ms = client.request(
-                    "POST", f"/annotate/api/assignments/{token}/submit", submission
-                )
+                status, body, ms = client.request("POST", submit_path, submission)
                 submit_ms.append(ms)
                 if status == 200 and body and body.get("replayed"):
                     replays += 1
+                    if combined and handed is not None and body.get("assignment") != handed["assignment"]:
+                        errors.append("resend handed another next item")
                 else:
                     errors.append(f"resend {status} {body}")
         except OSError as exc:
@@ -901,7 +913,8 @@ def _bench_backends() -> list[int]:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [BENCH_DB])
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                       [connection.settings_dict["NAME"]])  # the benchmark's database (BENCH_DB, or another's)
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -955,7 +968,8 @@ class CpuMeter:
 
 def _run_load(
     *, port: int, sessions: dict[str, str], campaign: int, n_items: int, think_s: tuple[float, float],
-    resend_rate: float, time_limit: float, ramp_s: float, seed: int,
+    resend_rate: float, time_limit: float, ramp_s: float, seed: int, combined: bool = False,
+    until_deadline: bool = False,
 ) -> tuple[dict, float]:
     """Every annotator in ``sessions`` works through ``n_items`` items of ``campaign``; the results
     and the wall time."""
@@ -978,6 +992,8 @@ def _run_load(
                 random.Random(seed * 1000 + i),
                 barrier,
                 ramp_s,
+                combined,
+                until_deadline,
             ),
             daemon=True,
         )
@@ -1004,19 +1020,78 @@ def _fmt_cpu(cpu: dict, n_cpus: int) -> str:
     )
 
 
-def _wait_for(port: int, proc: subprocess.Popen, timeout: float) -> None:
+def _wait_for(port: int, proc: subprocess.Popen, timeout: float, path: str = "/healthz", server: str = "gunicorn") -> None:
+    """Wait until the server ``proc`` answers 200 on ``path``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {proc.returncode}")
+            raise RuntimeError(f"{server} exited with {proc.returncode}")
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            conn.request("GET", "/healthz")
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", path)
             if conn.getresponse().status == 200:
                 return
         except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("gunicorn did not answer /healthz in time")
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{server} did not answer {path} in time")
+
+
+def bench_env(admin_url: str, var_dir: str, db: str = BENCH_DB) -> dict[str, str]:
+    """The environment of the benchmark's Django (this process and the gunicorn workers)."""
+    env = {
+        "DATABASE_URL": _with_db(admin_url, db),
+        "ATELIER_VAR_DIR": var_dir,
+        "DEBUG": "false",
+        "ATELIER_DEV": "true",
+        "SECRET_KEY": secrets.token_urlsafe(40),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DATABASE_CONN_MAX_AGE": "60",
+        "LOG_LEVEL": "ERROR",
+        "SECURE_HSTS_SECONDS": "0",
+        # the gunicorn workers share the dashboards' cache (a prefix of this run's own on a shared Redis)
+        "ATELIER_CACHE_URL": os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/0"),
+        "ATELIER_CACHE_PREFIX": f"atelier-bench-{secrets.token_hex(4)}",
+    }
+    return env
+
+
+def gunicorn_start(env: dict[str, str], port: int, workers: int, access_log: Path) -> subprocess.Popen:
+    """gunicorn on loopback with ``workers`` sync workers, in a process group of its own."""
+    return subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "evalsite.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--worker-class",
+            "sync",
+            "--timeout",
+            "60",
+            "--log-level",
+            "warning",
+            "--access-logfile",
+            str(access_log),
+            "--access-logformat",
+            "%(m)s %(U)s %(s)s %(D)s",
+        ],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def gunicorn_stop(gunicorn: subprocess.Popen | None) -> None:
+    if gunicorn is not None and gunicorn.poll() is None:
+        os.killpg(gunicorn.pid, signal.SIGTERM)  # the process group this script started
+        try:
+            gunicorn.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(gunicorn.pid, signal.SIGKILL)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1065,20 +1140,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     bench_database(admin_url, BENCH_DB)
     var_dir = tempfile.mkdtemp(prefix="atelier-bench-")
-    env = {
-        "DATABASE_URL": _with_db(admin_url, BENCH_DB),
-        "ATELIER_VAR_DIR": var_dir,
-        "DEBUG": "false",
-        "ATELIER_DEV": "true",
-        "SECRET_KEY": secrets.token_urlsafe(40),
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "DATABASE_CONN_MAX_AGE": "60",
-        "LOG_LEVEL": "ERROR",
-        "SECURE_HSTS_SECONDS": "0",
-        # the gunicorn workers share the dashboards' cache (a prefix of this run's own on a shared Redis)
-        "ATELIER_CACHE_URL": os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/0"),
-        "ATELIER_CACHE_PREFIX": f"atelier-bench-{secrets.token_hex(4)}",
-    }
+    env = bench_env(admin_url, var_dir)
     gunicorn = None
     try:
         t0 = time.perf_counter()
@@ -1113,31 +1175,7 @@ def main(argv: list[str] | None = None) -> int:
         connections.close_all()
         port = _free_port()
         access_log = Path(var_dir) / "access.log"
-        gunicorn = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "gunicorn"),
-                "evalsite.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                str(args.workers),
-                "--worker-class",
-                "sync",
-                "--timeout",
-                "60",
-                "--log-level",
-                "warning",
-                "--access-logfile",
-                str(access_log),
-                "--access-logformat",
-                "%(m)s %(U)s %(s)s %(D)s",
-            ],
-            cwd=ROOT,
-            env={**os.environ, **env},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        gunicorn = gunicorn_start(env, port, args.workers, access_log)
         _wait_for(port, gunicorn, 120)  # a loaded machine starts four workers slowly
         _warm_workers(port, args.workers)
 
@@ -1261,12 +1299,7 @@ def main(argv: list[str] | None = None) -> int:
         print("integrity: OK" if ok else "integrity: FAILED")
         return 0 if ok else 1
     finally:
-        if gunicorn is not None and gunicorn.poll() is None:
-            os.killpg(gunicorn.pid, signal.SIGTERM)  # the process group this script started
-            try:
-                gunicorn.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(gunicorn.pid, signal.SIGKILL)
+        gunicorn_stop(gunicorn)
         close_django_connections()
         if not args.keep_db:
             bench_database(admin_url, BENCH_DB, drop_only=True)
