@@ -153,7 +153,7 @@ def _pinned_combined(client, limit: int) -> None:
         response, sent, control = _statements(client, f"/annotate/api/assignments/{token}/submit?next=1", answer)
         assert response.status_code == 201
         body = response.json()
-        assert body["progress"] == selectors.campaign_progress(campaign=campaign, annotator=alice).as_dict()
+        assert body["progress"] == annotator_reads.campaign_progress(campaign=campaign, annotator=alice).as_dict()
         assert len(sent) <= limit, "\n".join(sent)
         assert [c.split()[0].upper() for c in control] in ([], ["BEGIN", "BEGIN"], ["BEGIN", "COMMIT", "BEGIN", "COMMIT"]), control
         counts.append(len(sent))
