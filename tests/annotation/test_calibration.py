@@ -25,7 +25,9 @@ def demo(django_db_setup, django_db_blocker):
 
 
 def _text_campaign(task_set) -> Campaign:
-    return Campaign.objects.get(task_set=task_set, kind=CampaignKind.TEXT_PAIRWISE, is_demo=True)
+    # the demo's crowd study (annotation.demo_panel) is a text pairwise campaign on the same task set too
+    return Campaign.objects.get(task_set=task_set, kind=CampaignKind.TEXT_PAIRWISE, is_demo=True,
+                                panel_study__isnull=True)
 
 
 def test_the_demo_board_shows_the_three_views_side_by_side(demo, client, rita):
