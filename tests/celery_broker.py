@@ -5,8 +5,10 @@ changes ``settings.CELERY_*`` through pytest-django's ``settings`` fixture chang
 change ends with the test. ``app.conf.update(...)`` instead writes into Celery's own ``changes`` layer,
 which sits above the settings and outlives the test. Restoring by writing the old values back (as two
 fixtures once did) pins them there for every later test of the process, and the app's connection pool
-and ``amqp`` (queues, routes) stay built for the last broker and queue. So the values are *removed* from
-``changes`` again and the pool and ``amqp`` dropped, and the next test sees the site's settings.
+and ``amqp`` (queues, routes) stay built for the last broker and queue; kombu's process-wide pools, which
+the app looks its pool up in by broker address, hand a pool closed meanwhile back to the next test. So the
+values are *removed* from ``changes`` again, kombu's pools reset and ``amqp`` dropped, and the next test
+starts from the site's settings and fresh connections.
 """
 
 from __future__ import annotations
@@ -14,16 +16,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from kombu import pools
+
 from evalsite.celery import app
 
 __all__ = ["celery_app_on"]
 
 
 def _drop_connections() -> None:
-    if app._pool is not None:
-        app._pool.force_close_all()
-    app._pool = None  # the connection and producer pools are made for one broker address
-    app.__dict__.pop("amqp", None)  # its queues and router are made for one default queue
+    # The app's connection and producer pools are kombu's process-wide pools, looked up by broker address:
+    # dropping the app's reference is not enough, a pool closed meanwhile would be handed back by the lookup
+    # ("Acquire on closed pool"). kombu.pools.reset() closes them and forgets them: the next send builds new.
+    pools.reset()
+    app._pool = None
+    app.__dict__.pop("amqp", None)  # its queues, router and producer pool are made for one default queue
 
 
 @contextmanager
