@@ -34,7 +34,13 @@ from leaderboard.api_contract import (
 )
 from leaderboard.ekphrasis import judge_runs, results
 from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
-from leaderboard.runs.api import RunCreateApi, RunProgressOutput, run_operation_apis, run_read_apis
+from leaderboard.runs.api import (
+    RunCreateApi,
+    RunProgressOutput,
+    RunUnitListApi,
+    run_operation_apis,
+    run_read_apis,
+)
 from leaderboard.services import api_operations
 from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
 
@@ -368,16 +374,14 @@ class ComparisonFilter(django_filters.FilterSet):
         fields = ["dimension", "status", "kind", "task"]
 
 
-class JudgeRunComparisonListApi(ApiListView):
+class JudgeRunComparisonListApi(RunUnitListApi):
     """The run's comparisons (pairwise judge calls), newest first."""
 
     serializer_class = ComparisonOutput
     filterset_class = ComparisonFilter
+    run_model, unit_model = JudgeRun, Comparison
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
-            return Comparison.objects.none()
-        run = get_object_or_404(JudgeRun, pk=self.kwargs["pk"])
+    def units(self, run):
         return Comparison.objects.filter(run=run).select_related("task", "model_x", "model_y")
 
     @extend_schema(operation_id="judge_runs_comparisons_list",

@@ -16,7 +16,6 @@ from rest_framework.response import Response
 from leaderboard.api import MAX_SEED, ImportSummaryOutput, import_summary
 from leaderboard.api_contract import (
     AdminOnly,
-    ApiListView,
     ApiView,
     error_responses,
     not_modified_or,
@@ -26,7 +25,13 @@ from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
 from leaderboard.c2.services.imports import FORMATS, c2_tasks_import
 from leaderboard.models import Benchmark, TaskSet
-from leaderboard.runs.api import RunCreateApi, RunProgressOutput, run_operation_apis, run_read_apis
+from leaderboard.runs.api import (
+    RunCreateApi,
+    RunProgressOutput,
+    RunUnitListApi,
+    run_operation_apis,
+    run_read_apis,
+)
 
 
 class C2TaskImportApi(ApiView):
@@ -149,16 +154,13 @@ class C2SampleFilter(django_filters.FilterSet):
         fields = ["status", "model", "task"]
 
 
-class C2RunSampleListApi(ApiListView):
+class C2RunSampleListApi(RunUnitListApi):
     serializer_class = C2SampleOutput
     filterset_class = C2SampleFilter
+    run_model, unit_model = C2Run, C2Sample
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
-            return C2Sample.objects.none()
-        run = get_object_or_404(C2Run.objects.only("pk"), pk=self.kwargs["pk"])
-        return (C2Sample.objects.filter(run=run).select_related("subject_model", "task")
-                .prefetch_related("ratings"))
+    def units(self, run):
+        return C2Sample.objects.filter(run=run).select_related("subject_model", "task").prefetch_related("ratings")
 
     @extend_schema(operation_id="c2_runs_samples_list", responses={200: C2SampleOutput(many=True), **error_responses(404)})
     def get(self, request, *args, **kwargs):

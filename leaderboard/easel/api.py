@@ -18,7 +18,13 @@ from leaderboard.api_contract import ApiListView, ApiView, error_responses, not_
 from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.providers import code_version
-from leaderboard.runs.api import RunCreateApi, RunProgressOutput, run_operation_apis, run_read_apis
+from leaderboard.runs.api import (
+    RunCreateApi,
+    RunProgressOutput,
+    RunUnitListApi,
+    run_operation_apis,
+    run_read_apis,
+)
 
 
 class EaselRunOutput(serializers.ModelSerializer):
@@ -95,14 +101,13 @@ class EaselEpisodeOutput(serializers.ModelSerializer):
                   "semantic_score", "recogniser", "finished_at"]
 
 
-class EaselRunEpisodeListApi(ApiListView):
+class EaselRunEpisodeListApi(RunUnitListApi):
     serializer_class = EaselEpisodeOutput
     filterset_class = None
+    run_model, unit_model = EaselRun, EaselEpisode
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
-            return EaselEpisode.objects.none()
-        return selectors.run_episodes(run=get_object_or_404(EaselRun, pk=self.kwargs["pk"]))
+    def units(self, run):
+        return selectors.run_episodes(run=run)
 
     @extend_schema(operation_id="easel_runs_episodes_list", responses={200: EaselEpisodeOutput(many=True), **error_responses(404)})
     def get(self, request, *args, **kwargs):

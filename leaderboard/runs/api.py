@@ -113,3 +113,20 @@ class RunCreateApi(ApiView):
         run = self.create(dict(data.validated_data), created_by=request.user)
         run_start(run)
         return Response(self.detail(run), status=status.HTTP_201_CREATED)
+
+
+class RunUnitListApi(ApiListView):
+    # The units of one run (its comparisons, episodes, samples), paginated: 404 for an unknown run. A
+    # protocol's view names run_model/unit_model and selects units(run). (No docstring: the API's schema
+    # shows a view's docstring, and these views keep the list description they had.)
+
+    run_model: type[RunJob]
+    unit_model: type
+
+    def units(self, run: RunJob) -> QuerySet:  # pragma: no cover - each protocol's view selects its units
+        raise NotImplementedError
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
+            return self.unit_model.objects.none()
+        return self.units(get_object_or_404(self.run_model.objects.only("pk"), pk=self.kwargs["pk"]))
