@@ -17,7 +17,7 @@ from django.db.models import Max
 from django.shortcuts import get_object_or_404
 from django.utils.http import quote_etag
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -34,7 +34,13 @@ from leaderboard.api_contract import (
 )
 from leaderboard.ekphrasis import judge_runs, results
 from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
-from leaderboard.runs.api import RunProgressOutput, run_operation_apis
+from leaderboard.runs.api import (
+    RunCreateApi,
+    RunProgressOutput,
+    RunUnitListApi,
+    run_operation_apis,
+    run_read_apis,
+)
 from leaderboard.services import api_operations
 from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
 
@@ -310,60 +316,35 @@ def _judge_run_detail(run: JudgeRun) -> dict:
     return {"run": JudgeRunOutput(run).data, "progress": selectors.judge_run_progress(run=run)}
 
 
-class JudgeRunFilter(django_filters.FilterSet):
-    status = django_filters.ChoiceFilter(choices=JudgeRun.Status.choices)
-    task_set = IdFilter(field_name="task_set_id")
-    judge_name = django_filters.CharFilter()
-
-    class Meta:
-        model = JudgeRun
-        fields = ["status", "task_set", "judge_name"]
+JudgeRunListApi, JudgeRunDetailApi = run_read_apis(
+    model=JudgeRun, output=JudgeRunOutput, detail=_judge_run_detail, detail_output=JudgeRunDetailOutput,
+    runs=selectors.judge_run_list, operation_prefix="judge_runs", filters={"judge_name": django_filters.CharFilter()},
+    detail_runs=JudgeRun.objects.select_related("task_set"))
 
 
-class JudgeRunListApi(ApiListView):
-    serializer_class = JudgeRunOutput
-    filterset_class = JudgeRunFilter
-
-    def get_queryset(self):
-        return selectors.judge_run_list()
-
-    @extend_schema(operation_id="judge_runs_list", responses={200: JudgeRunOutput(many=True), **error_responses()})
-    def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
+class JudgeRunInput(serializers.Serializer):
+    task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    judge = serializers.CharField(max_length=100, default="simulated")
+    dimensions = serializers.RegexField(r"^[UEN]{1,3}$", default="UEN")
+    budget_per_task = serializers.IntegerField(min_value=1, max_value=10_000, default=50)
+    seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=42)
+    novelty_anchor = serializers.ChoiceField(choices=["tig", "generic"], default="tig")
 
 
-class JudgeRunCreateApi(ApiView):
+@extend_schema_view(post=extend_schema(operation_id="judge_runs_create", request=JudgeRunInput,
+                                       responses={201: JudgeRunDetailOutput, **error_responses(404)}))
+class JudgeRunCreateApi(RunCreateApi):
     """Create and queue a judge run (researchers). The same checks as the page's form and the CLI."""
 
-    class JudgeRunInput(serializers.Serializer):
-        task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-        judge = serializers.CharField(max_length=100, default="simulated")
-        dimensions = serializers.RegexField(r"^[UEN]{1,3}$", default="UEN")
-        budget_per_task = serializers.IntegerField(min_value=1, max_value=10_000, default=50)
-        seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=42)
-        novelty_anchor = serializers.ChoiceField(choices=["tig", "generic"], default="tig")
+    Input = JudgeRunInput
+    detail = staticmethod(_judge_run_detail)
 
-    @extend_schema(operation_id="judge_runs_create", request=JudgeRunInput,
-                   responses={201: JudgeRunDetailOutput, **error_responses(404)})
-    def post(self, request):
-        data = self.JudgeRunInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
-        task_set = get_object_or_404(TaskSet, pk=values["task_set"])
-        run = judge_runs.judge_run_create(
-            task_set=task_set, judge_name=values["judge"], dimensions=values["dimensions"],
-            budget_per_task=values["budget_per_task"], seed=values["seed"], novelty_anchor=values["novelty_anchor"],
-            created_by=request.user,
+    def create(self, values: dict, *, created_by) -> JudgeRun:
+        return judge_runs.judge_run_create(
+            task_set=get_object_or_404(TaskSet, pk=values["task_set"]), judge_name=values["judge"],
+            dimensions=values["dimensions"], budget_per_task=values["budget_per_task"], seed=values["seed"],
+            novelty_anchor=values["novelty_anchor"], created_by=created_by,
         )
-        judge_runs.judge_run_start(run=run)
-        return Response(_judge_run_detail(run), status=status.HTTP_201_CREATED)
-
-
-class JudgeRunDetailApi(ApiView):
-    @extend_schema(operation_id="judge_runs_retrieve", responses={200: JudgeRunDetailOutput, **error_responses(404)})
-    def get(self, request, pk: int):
-        run = get_object_or_404(JudgeRun.objects.select_related("task_set"), pk=pk)
-        return Response(_judge_run_detail(run))
 
 
 JudgeRunResumeApi, JudgeRunCancelApi = run_operation_apis(
@@ -393,16 +374,14 @@ class ComparisonFilter(django_filters.FilterSet):
         fields = ["dimension", "status", "kind", "task"]
 
 
-class JudgeRunComparisonListApi(ApiListView):
+class JudgeRunComparisonListApi(RunUnitListApi):
     """The run's comparisons (pairwise judge calls), newest first."""
 
     serializer_class = ComparisonOutput
     filterset_class = ComparisonFilter
+    run_model, unit_model = JudgeRun, Comparison
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
-            return Comparison.objects.none()
-        run = get_object_or_404(JudgeRun, pk=self.kwargs["pk"])
+    def units(self, run):
         return Comparison.objects.filter(run=run).select_related("task", "model_x", "model_y")
 
     @extend_schema(operation_id="judge_runs_comparisons_list",

@@ -19,8 +19,8 @@ from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompare
 from leaderboard.models import Benchmark, JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
 from leaderboard.providers import judge_choices
 from leaderboard.roles import is_admin, is_researcher, require_researcher
-from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.starting import run_resume_from_page
+from leaderboard.runs.views import run_new_from_page, run_status_view
 from leaderboard.services.catalogue import responses_export, tasks_export
 
 
@@ -244,10 +244,7 @@ def judge_run_detail(request, pk: int):
                    "gates": selectors.judge_run_launch_gates(run=run), "can_override": is_admin(request.user)})
 
 
-def judge_run_status(request, pk: int):
-    require_researcher(request.user)
-    run = get_object_or_404(JudgeRun, pk=pk)
-    return JsonResponse(selectors.judge_run_progress(run=run))
+judge_run_status = run_status_view(JudgeRun, selectors.judge_run_progress)
 
 
 @require_POST
@@ -255,17 +252,8 @@ def judge_run_new(request):
     require_researcher(request.user)
     extractors, embedders = selectors.tig_component_choices()
     form = JudgeRunForm(request.POST, judges=judge_choices(), extractors=extractors, embedders=embedders)
-    if not form.is_valid():
-        messages.error(request, f"Run not started: {form.errors.as_text()}")
-        return redirect("leaderboard_list")
-    try:
-        run = judge_runs.judge_run_create(created_by=request.user, **form.run_arguments())
-    except RunConfigurationError as exc:
-        messages.error(request, f"Run not started: {exc}")
-        return redirect("leaderboard_list")
-    # In the embedded default (no broker) the run would take the request hostage: run it in the background.
-    judge_runs.judge_run_start(run=run, background=True)
-    return redirect("judge_run_detail", pk=run.pk)
+    return run_new_from_page(request, form, create=judge_runs.judge_run_create, back="leaderboard_list",
+                             detail="judge_run_detail")
 
 
 def tig_viewer(request, pk: int, task_pk: int):

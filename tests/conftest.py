@@ -116,3 +116,14 @@ def subprocess_environment(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}}
     env.update(DATABASE_URL=current_database_url(), DJANGO_SETTINGS_MODULE="evalsite.settings", **extra)
     return env
+
+
+def pytest_collection_modifyitems(items):
+    # Every broker test shares one Redis database (CELERY_TEST_BROKER_URL), and kombu keeps one hash of
+    # unacknowledged messages per database, for every queue: a worker restores any entry past *its*
+    # visibility timeout to its queue. The killed-worker test's workers use 3 s, so beside another
+    # process's worker they would redeliver that worker's units. Under `--dist loadgroup` (make test) the
+    # broker tests therefore run in one pytest process, one after another.
+    for item in items:
+        if item.get_closest_marker("broker"):
+            item.add_marker(pytest.mark.xdist_group("celery-broker"))

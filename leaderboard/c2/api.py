@@ -8,17 +8,15 @@ from __future__ import annotations
 import django_filters
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import serializers
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from leaderboard.api import MAX_SEED, ImportSummaryOutput, import_summary
 from leaderboard.api_contract import (
     AdminOnly,
-    ApiListView,
     ApiView,
-    IdFilter,
     error_responses,
     not_modified_or,
 )
@@ -27,7 +25,13 @@ from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
 from leaderboard.c2.services.imports import FORMATS, c2_tasks_import
 from leaderboard.models import Benchmark, TaskSet
-from leaderboard.runs.api import RunProgressOutput, run_operation_apis
+from leaderboard.runs.api import (
+    RunCreateApi,
+    RunProgressOutput,
+    RunUnitListApi,
+    run_operation_apis,
+    run_read_apis,
+)
 
 
 class C2TaskImportApi(ApiView):
@@ -86,60 +90,36 @@ def _detail(run: C2Run) -> dict:
     return {"run": C2RunOutput(run).data, "progress": selectors.c2_run_progress(run=run)}
 
 
-class C2RunFilter(django_filters.FilterSet):
-    status = django_filters.ChoiceFilter(choices=C2Run.Status.choices)
-    task_set = IdFilter(field_name="task_set_id")
-    template = django_filters.ChoiceFilter(choices=C2Run.Template.choices)
-
-    class Meta:
-        model = C2Run
-        fields = ["status", "task_set", "template"]
+C2RunListApi, C2RunDetailApi = run_read_apis(
+    model=C2Run, output=C2RunOutput, detail=_detail, detail_output=C2RunDetailOutput, runs=selectors.c2_run_list,
+    operation_prefix="c2_runs", filters={"template": django_filters.ChoiceFilter(choices=C2Run.Template.choices)})
 
 
-class C2RunListApi(ApiListView):
-    serializer_class = C2RunOutput
-    filterset_class = C2RunFilter
-
-    def get_queryset(self):
-        return selectors.c2_run_list()
-
-    @extend_schema(operation_id="c2_runs_list", responses={200: C2RunOutput(many=True), **error_responses()})
-    def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
+class C2RunInput(serializers.Serializer):
+    task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    models = serializers.ListField(child=serializers.CharField(max_length=100), min_length=1, max_length=50)
+    n_samples = serializers.IntegerField(min_value=1, max_value=50, default=runs.DEFAULT_SAMPLES)
+    template = serializers.ChoiceField(choices=C2Run.Template.choices, default=C2Run.Template.STANDARD)
+    rater = serializers.CharField(max_length=100, default="simulated")
+    seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=42)
+    surprise_policy = serializers.ChoiceField(choices=C2Run.SurprisePolicy.choices, default=C2Run.SurprisePolicy.ZERO)
 
 
-class C2RunCreateApi(ApiView):
+@extend_schema_view(post=extend_schema(operation_id="c2_runs_create", request=C2RunInput,
+                                       responses={201: C2RunDetailOutput, **error_responses(404)}))
+class C2RunCreateApi(RunCreateApi):
     """Create and queue a C² run over ``models`` (display names; ``simulated-…`` names are simulated)."""
 
-    class C2RunInput(serializers.Serializer):
-        task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-        models = serializers.ListField(child=serializers.CharField(max_length=100), min_length=1, max_length=50)
-        n_samples = serializers.IntegerField(min_value=1, max_value=50, default=runs.DEFAULT_SAMPLES)
-        template = serializers.ChoiceField(choices=C2Run.Template.choices, default=C2Run.Template.STANDARD)
-        rater = serializers.CharField(max_length=100, default="simulated")
-        seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=42)
-        surprise_policy = serializers.ChoiceField(choices=C2Run.SurprisePolicy.choices, default=C2Run.SurprisePolicy.ZERO)
+    Input = C2RunInput
+    detail = staticmethod(_detail)
 
-    @extend_schema(operation_id="c2_runs_create", request=C2RunInput,
-                   responses={201: C2RunDetailOutput, **error_responses(404)})
-    def post(self, request):
-        data = self.C2RunInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+    def create(self, values: dict, *, created_by) -> C2Run:
         task_set = get_object_or_404(TaskSet, pk=values["task_set"], benchmark__kind=Benchmark.Kind.C2)
-        run = runs.c2_run_create(
+        return runs.c2_run_create(
             task_set=task_set, model_names=values["models"], n_samples=values["n_samples"],
             template=values["template"], rater_name=values["rater"], seed=values["seed"],
-            surprise_policy=values["surprise_policy"], created_by=request.user,
+            surprise_policy=values["surprise_policy"], created_by=created_by,
         )
-        runs.c2_run_start(run=run)
-        return Response(_detail(run), status=status.HTTP_201_CREATED)
-
-
-class C2RunDetailApi(ApiView):
-    @extend_schema(operation_id="c2_runs_retrieve", responses={200: C2RunDetailOutput, **error_responses(404)})
-    def get(self, request, pk: int):
-        return Response(_detail(get_object_or_404(C2Run, pk=pk)))
 
 
 C2RunResumeApi, C2RunCancelApi = run_operation_apis(
@@ -174,16 +154,13 @@ class C2SampleFilter(django_filters.FilterSet):
         fields = ["status", "model", "task"]
 
 
-class C2RunSampleListApi(ApiListView):
+class C2RunSampleListApi(RunUnitListApi):
     serializer_class = C2SampleOutput
     filterset_class = C2SampleFilter
+    run_model, unit_model = C2Run, C2Sample
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
-            return C2Sample.objects.none()
-        run = get_object_or_404(C2Run.objects.only("pk"), pk=self.kwargs["pk"])
-        return (C2Sample.objects.filter(run=run).select_related("subject_model", "task")
-                .prefetch_related("ratings"))
+    def units(self, run):
+        return C2Sample.objects.filter(run=run).select_related("subject_model", "task").prefetch_related("ratings")
 
     @extend_schema(operation_id="c2_runs_samples_list", responses={200: C2SampleOutput(many=True), **error_responses(404)})
     def get(self, request, *args, **kwargs):

@@ -4,9 +4,8 @@ A bad id or query string is a 404 or 400, never a 500."""
 
 from __future__ import annotations
 
-from django.contrib import messages
-from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 
 from leaderboard import charts
@@ -16,8 +15,7 @@ from leaderboard.c2.models import C2Run, C2TaskImage
 from leaderboard.c2.services import runs
 from leaderboard.models import Task
 from leaderboard.roles import require_researcher
-from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.runs.starting import run_resume_from_page
+from leaderboard.runs.views import run_new_from_page, run_resume_view, run_status_view
 
 
 def _run_id_param(request) -> tuple[int | None, bool]:
@@ -81,34 +79,17 @@ def run_detail(request, pk: int):
                   {"run": run, "progress": selectors.c2_run_progress(run=run)})
 
 
-def run_status(request, pk: int):
-    require_researcher(request.user)
-    run = get_object_or_404(C2Run, pk=pk)
-    return JsonResponse(selectors.c2_run_progress(run=run))
+run_status = run_status_view(C2Run, selectors.c2_run_progress)
 
 
 @require_POST
 def run_new(request):
     require_researcher(request.user)
     form = C2RunForm(request.POST, raters=selectors.rater_choices())
-    if not form.is_valid():
-        messages.error(request, f"Run not started: {form.errors.as_text()}")
-        return redirect("c2:leaderboard")
-    try:
-        run = runs.c2_run_create(created_by=request.user, **form.run_arguments())
-    except RunConfigurationError as exc:
-        messages.error(request, f"Run not started: {exc}")
-        return redirect("c2:leaderboard")
-    runs.c2_run_start(run=run, background=True)
-    return redirect("c2:run_detail", pk=run.pk)
+    return run_new_from_page(request, form, create=runs.c2_run_create, back="c2:leaderboard", detail="c2:run_detail")
 
 
-@require_POST
-def run_resume(request, pk: int):
-    """Queue a failed run again; it resumes from its planned rows."""
-    require_researcher(request.user)
-    run_resume_from_page(request, get_object_or_404(C2Run, pk=pk))
-    return redirect("c2:run_detail", pk=pk)
+run_resume = run_resume_view(C2Run, "c2:run_detail", "Queue a failed run again; it resumes from its planned rows.")
 
 
 def prompt_detail(request, pk: int, task_pk: int):

@@ -9,17 +9,22 @@ import django_filters
 from django.db.models import Max
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers, status
-from rest_framework.response import Response
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import serializers
 
 from engine.easel.simulated import SKILL_RANGE
 from leaderboard.api import MAX_SEED
-from leaderboard.api_contract import ApiListView, ApiView, IdFilter, error_responses, not_modified_or
+from leaderboard.api_contract import ApiListView, ApiView, error_responses, not_modified_or
 from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.providers import code_version
-from leaderboard.runs.api import RunProgressOutput, run_operation_apis
+from leaderboard.runs.api import (
+    RunCreateApi,
+    RunProgressOutput,
+    RunUnitListApi,
+    run_operation_apis,
+    run_read_apis,
+)
 
 
 class EaselRunOutput(serializers.ModelSerializer):
@@ -52,58 +57,34 @@ def _detail(run: EaselRun) -> dict:
 
 
 
-class EaselRunFilter(django_filters.FilterSet):
-    status = django_filters.ChoiceFilter(choices=EaselRun.Status.choices)
-    task_set = IdFilter(field_name="task_set_id")
-    agent_kind = django_filters.ChoiceFilter(choices=EaselRun.AgentKind.choices)
-
-    class Meta:
-        model = EaselRun
-        fields = ["status", "task_set", "agent_kind"]
+EaselRunListApi, EaselRunDetailApi = run_read_apis(
+    model=EaselRun, output=EaselRunOutput, detail=_detail, detail_output=EaselRunDetailOutput, runs=selectors.run_list,
+    operation_prefix="easel_runs", filters={"agent_kind": django_filters.ChoiceFilter(choices=EaselRun.AgentKind.choices)})
 
 
-class EaselRunListApi(ApiListView):
-    serializer_class = EaselRunOutput
-    filterset_class = EaselRunFilter
-
-    def get_queryset(self):
-        return selectors.run_list()
-
-    @extend_schema(operation_id="easel_runs_list", responses={200: EaselRunOutput(many=True), **error_responses()})
-    def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
+class EaselRunInput(serializers.Serializer):
+    task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    agent = serializers.CharField(max_length=100)
+    budget_setting = serializers.ChoiceField(choices=EaselRun.Budget.choices, default=EaselRun.Budget.ALIGNED)
+    seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=0)
+    skill = serializers.FloatField(min_value=SKILL_RANGE[0], max_value=SKILL_RANGE[1], required=False,
+                                   allow_null=True)
 
 
-class EaselRunCreateApi(ApiView):
+@extend_schema_view(post=extend_schema(operation_id="easel_runs_create", request=EaselRunInput,
+                                       responses={201: EaselRunDetailOutput, **error_responses(404)}))
+class EaselRunCreateApi(RunCreateApi):
     """Create and queue an EASEL run: ``agent`` is ``simulated`` (with ``skill``), ``painter``, an anchor or a
     subject model's display name."""
 
-    class EaselRunInput(serializers.Serializer):
-        task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-        agent = serializers.CharField(max_length=100)
-        budget_setting = serializers.ChoiceField(choices=EaselRun.Budget.choices, default=EaselRun.Budget.ALIGNED)
-        seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=0)
-        skill = serializers.FloatField(min_value=SKILL_RANGE[0], max_value=SKILL_RANGE[1], required=False,
-                                       allow_null=True)
+    Input = EaselRunInput
+    detail = staticmethod(_detail)
 
-    @extend_schema(operation_id="easel_runs_create", request=EaselRunInput,
-                   responses={201: EaselRunDetailOutput, **error_responses(404)})
-    def post(self, request):
-        data = self.EaselRunInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
+    def create(self, values: dict, *, created_by) -> EaselRun:
         task_set = selectors.easel_task_set_get(values.pop("task_set"))
         if task_set is None:
             raise Http404("No such EASEL task set.")
-        run = services.easel_run_create(task_set=task_set, created_by=request.user, **values)
-        services.easel_run_start(run=run)
-        return Response(_detail(run), status=status.HTTP_201_CREATED)
-
-
-class EaselRunDetailApi(ApiView):
-    @extend_schema(operation_id="easel_runs_retrieve", responses={200: EaselRunDetailOutput, **error_responses(404)})
-    def get(self, request, pk: int):
-        return Response(_detail(get_object_or_404(EaselRun, pk=pk)))
+        return services.easel_run_create(task_set=task_set, created_by=created_by, **values)
 
 
 EaselRunResumeApi, EaselRunCancelApi = run_operation_apis(
@@ -120,14 +101,13 @@ class EaselEpisodeOutput(serializers.ModelSerializer):
                   "semantic_score", "recogniser", "finished_at"]
 
 
-class EaselRunEpisodeListApi(ApiListView):
+class EaselRunEpisodeListApi(RunUnitListApi):
     serializer_class = EaselEpisodeOutput
     filterset_class = None
+    run_model, unit_model = EaselRun, EaselEpisode
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
-            return EaselEpisode.objects.none()
-        return selectors.run_episodes(run=get_object_or_404(EaselRun, pk=self.kwargs["pk"]))
+    def units(self, run):
+        return selectors.run_episodes(run=run)
 
     @extend_schema(operation_id="easel_runs_episodes_list", responses={200: EaselEpisodeOutput(many=True), **error_responses(404)})
     def get(self, request, *args, **kwargs):

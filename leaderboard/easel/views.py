@@ -3,9 +3,8 @@ through ``services``, access through the one gatekeeper ``require_researcher``."
 
 from __future__ import annotations
 
-from django.contrib import messages
-from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -15,8 +14,7 @@ from leaderboard.easel.forms import EaselRunForm
 from leaderboard.easel.models import EaselEpisode, EaselRun
 from leaderboard.providers import code_version
 from leaderboard.roles import require_researcher
-from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.runs.starting import run_resume_from_page
+from leaderboard.runs.views import run_new_from_page, run_resume_view, run_status_view
 
 EXPORT_TYPES = {"csv": "text/csv", "json": "application/json", "tex": "application/x-tex"}
 
@@ -67,34 +65,22 @@ def run_detail(request, pk: int):
     })
 
 
-def run_status(request, pk: int):
-    require_researcher(request.user)
-    run = get_object_or_404(EaselRun, pk=pk)
-    return JsonResponse(selectors.run_progress(run=run))
+run_status = run_status_view(EaselRun, selectors.run_progress)
 
 
 @require_POST
 def run_new(request):
     require_researcher(request.user)
     form = EaselRunForm(request.POST, agents=agent_choices())
-    if not form.is_valid():
-        messages.error(request, f"Run not started: {form.errors.as_text()}")
-        return redirect("easel:leaderboard")
-    try:
-        run = services.easel_run_create(created_by=request.user, **form.run_arguments())
-    except RunConfigurationError as exc:
-        messages.error(request, f"Run not started: {exc}")
-        return redirect(reverse("easel:leaderboard") + f"?task_set={form.cleaned_data['task_set'].pk}")
-    services.easel_run_start(run=run, background=True)
-    return redirect("easel:run_detail", pk=run.pk)
+    refused = None
+    if form.is_valid():  # a refusal of the service goes back to the suite the form named
+        refused = reverse("easel:leaderboard") + f"?task_set={form.cleaned_data['task_set'].pk}"
+    return run_new_from_page(request, form, create=services.easel_run_create, back="easel:leaderboard",
+                             detail="easel:run_detail", refused=refused)
 
 
-@require_POST
-def run_resume(request, pk: int):
-    """Queue a failed run again; its episodes resume from their stored steps."""
-    require_researcher(request.user)
-    run_resume_from_page(request, get_object_or_404(EaselRun, pk=pk))
-    return redirect("easel:run_detail", pk=pk)
+run_resume = run_resume_view(EaselRun, "easel:run_detail",
+                             "Queue a failed run again; its episodes resume from their stored steps.")
 
 
 def _episode(pk: int) -> EaselEpisode:

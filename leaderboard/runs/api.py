@@ -1,18 +1,23 @@
-"""Base API views of every resumable job: resume and cancel, written once. A protocol's view names its
-model and how it shows a run (``detail``); the rules are the lifecycle's (:mod:`leaderboard.runs.lifecycle`),
-their refusals the API's one error shape (409 ``conflict``)."""
+"""Base API views of every resumable job, written once: list (filtered by status, task set and the kind's
+own fields), create, detail, resume and cancel. A protocol's views name its model, its serializers and how
+it shows a run (``detail``); the rules are the lifecycle's (:mod:`leaderboard.runs.lifecycle`), their
+refusals the API's one error shape (409 ``conflict``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import django_filters
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from leaderboard.api_contract import ApiView, error_responses
+from leaderboard.api_contract import ApiListView, ApiView, IdFilter, error_responses
 from leaderboard.runs.lifecycle import run_cancel
 from leaderboard.runs.models import RunJob
-from leaderboard.runs.starting import run_resume
+from leaderboard.runs.starting import run_resume, run_start
 
 
 class RunProgressOutput(serializers.Serializer):
@@ -56,3 +61,72 @@ def run_operation_apis(*, model: type[RunJob], detail, detail_output, operation_
                            responses={200: detail_output, **error_responses(404, 409)})(
         type(f"{model.__name__}CancelApi", (RunCancelApi,), {**attrs, "__doc__": RunCancelApi.__doc__}))
     return resume, cancel
+
+
+def run_filterset(model: type[RunJob], **filters: django_filters.Filter) -> type[django_filters.FilterSet]:
+    """The filters of a run list: ``status``, ``task_set`` and the kind's own ``filters``."""
+    fields = {"status": django_filters.ChoiceFilter(choices=model.Status.choices),
+              "task_set": IdFilter(field_name="task_set_id"), **filters}
+    meta = type("Meta", (), {"model": model, "fields": list(fields)})
+    return type(f"{model.__name__}Filter", (django_filters.FilterSet,), {**fields, "Meta": meta})
+
+
+def run_read_apis(*, model: type[RunJob], output, detail, detail_output, runs: Callable[[], QuerySet],
+                  operation_prefix: str, filters: dict | None = None, detail_runs: QuerySet | None = None):
+    """The list and detail views of one kind of run, with their schema: ``(ListApi, DetailApi)``.
+    ``runs()`` is the list's queryset (its selector), ``detail_runs`` the one a run is looked up in."""
+    lookup = model.objects.all() if detail_runs is None else detail_runs
+
+    def get_queryset(self):
+        return runs()
+
+    @extend_schema(operation_id=f"{operation_prefix}_list", responses={200: output(many=True), **error_responses()})
+    def get_list(self, request, *args, **kwargs):
+        return ApiListView.get(self, request, *args, **kwargs)
+
+    @extend_schema(operation_id=f"{operation_prefix}_retrieve", responses={200: detail_output, **error_responses(404)})
+    def get_detail(self, request, pk: int):
+        return Response(detail(get_object_or_404(lookup, pk=pk)))
+
+    list_api = type(f"{model.__name__}ListApi", (ApiListView,), {
+        "serializer_class": output, "filterset_class": run_filterset(model, **(filters or {})),
+        "get_queryset": get_queryset, "get": get_list})
+    detail_api = type(f"{model.__name__}DetailApi", (ApiView,), {"get": get_detail})
+    return list_api, detail_api
+
+
+class RunCreateApi(ApiView):
+    """Create and queue a run: validate ``Input``, create the run (:meth:`create`, the kind's service with
+    its checks), start it (the lifecycle's one start policy) and answer 201 with its ``detail``."""
+
+    Input: type[serializers.Serializer]
+
+    def create(self, values: dict, *, created_by) -> RunJob:  # pragma: no cover - each protocol's view creates
+        raise NotImplementedError
+
+    def detail(self, run: RunJob) -> dict:  # pragma: no cover - each protocol's view says how it shows a run
+        raise NotImplementedError
+
+    def post(self, request):
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = self.create(dict(data.validated_data), created_by=request.user)
+        run_start(run)
+        return Response(self.detail(run), status=status.HTTP_201_CREATED)
+
+
+class RunUnitListApi(ApiListView):
+    # The units of one run (its comparisons, episodes, samples), paginated: 404 for an unknown run. A
+    # protocol's view names run_model/unit_model and selects units(run). (No docstring: the API's schema
+    # shows a view's docstring, and these views keep the list description they had.)
+
+    run_model: type[RunJob]
+    unit_model: type
+
+    def units(self, run: RunJob) -> QuerySet:  # pragma: no cover - each protocol's view selects its units
+        raise NotImplementedError
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator has no pk
+            return self.unit_model.objects.none()
+        return self.units(get_object_or_404(self.run_model.objects.only("pk"), pk=self.kwargs["pk"]))

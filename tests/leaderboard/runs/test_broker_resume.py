@@ -8,19 +8,16 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.runs.models import RunStatus
+from tests.celery_broker import celery_app_on
 from tests.leaderboard.test_tasks import BROKER_URL, QUEUE, broker, start_worker, stop, wait_for  # noqa: F401
 
 
 @pytest.fixture
 def through_the_broker(broker, settings):  # noqa: F811
     """This process sends its jobs to the broker (as the web process does with CELERY_BROKER_URL set)."""
-    from evalsite.celery import app
-
-    saved = {k: app.conf[k] for k in ("task_always_eager", "broker_url", "task_default_queue")}
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    app.conf.update(task_always_eager=False, broker_url=BROKER_URL, task_default_queue=QUEUE)
-    yield
-    app.conf.update(**saved)  # the connection pool stays open for the next test of this process
+    with celery_app_on(BROKER_URL, QUEUE):
+        yield
 
 
 @pytest.mark.broker

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 
 import pytest
 
-from evalsite.celery import app
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import JudgeRun
 from leaderboard.runs.queue import WAITING_FOR_QUEUE, send_waiting_runs
+from tests.celery_broker import celery_app_on
 from tests.conftest import require_service
 from tests.leaderboard.judging_factories import population, simulated_run
 
@@ -21,22 +22,14 @@ QUEUE = f"atelier-test-queue-{os.getpid()}"
 
 @pytest.fixture
 def use_broker(settings):
-    """Point the Celery app at ``url`` for one test, then put every value back (not deleted: a deleted
-    key would fall back to Celery's defaults, not the site's settings)."""
-    keys = ("task_always_eager", "broker_url", "task_default_queue", "broker_connection_timeout")
-    before = {key: app.conf[key] for key in keys}
+    """Point the Celery app at ``url`` for one test; afterwards it reads the site's settings again."""
+    with ExitStack() as stack:
+        def use(url: str) -> None:
+            settings.CELERY_TASK_ALWAYS_EAGER = False
+            settings.CELERY_BROKER_URL = url
+            stack.enter_context(celery_app_on(url, QUEUE, broker_connection_timeout=1))
 
-    def use(url: str) -> None:
-        settings.CELERY_TASK_ALWAYS_EAGER = False
-        settings.CELERY_BROKER_URL = url
-        app.conf.update(task_always_eager=False, broker_url=url, task_default_queue=QUEUE, broker_connection_timeout=1)
-        app._pool = None  # the connection and producer pools are made for one broker address
-        app.__dict__.pop("amqp", None)
-
-    yield use
-    app.conf.update(before)
-    app._pool = None
-    app.__dict__.pop("amqp", None)
+        yield use
 
 
 def test_a_run_started_while_the_broker_is_away_waits_pending_with_a_clear_note(use_broker):
