@@ -58,8 +58,10 @@ def demo_bundles_built(base: Path) -> dict[str, Path]:
     if (base / "done").exists():
         return out
     database = f"sqlite:///{base / 'demo.sqlite3'}"
+    # load_demo_campaigns after the other demos: its text-pairwise campaign's simulated labels give the
+    # demo snapshot a human-calibrated view, which the Ekphrasis bundle then carries
     for command in (["migrate", "-v0"], ["load_demo", "--no-accounts"], ["load_demo_easel"], ["load_demo_c2"],
-                    ["shell", "-c", PLANT]):
+                    ["load_demo_campaigns"], ["shell", "-c", PLANT]):
         manage(*command, database_url=database)
     ids = manage("shell", "-c", "from leaderboard.models import LeaderboardSnapshot, TaskSet\n"
                  "from leaderboard.c2.models import C2Run\n"
