@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from annotation import services
+from annotation import item_creation, services
 from annotation.errors import AnnotationError
 from annotation.forms import (
     CalibrationExampleAdminForm,
@@ -90,7 +90,7 @@ class CampaignAdmin(admin.ModelAdmin):
             if form.is_valid():
                 upload = form.cleaned_data["file"]
                 try:
-                    created, updated = services.items_import_jsonl(
+                    created, updated = item_creation.items_import_jsonl(
                         campaign=campaign, name=upload.name, raw=upload.read(),
                         replace_changed=form.cleaned_data["replace_changed"],
                     )
@@ -128,7 +128,7 @@ class CampaignAdmin(admin.ModelAdmin):
                         campaign=campaign, dimensions=form.cleaned_data["dimensions"], tasks=tasks,
                         pairs_per_task=form.cleaned_data["pairs_per_task"])
                 try:
-                    created = services.items_create_validation_pairs(
+                    created = item_creation.items_create_validation_pairs(
                         campaign=campaign, dimensions=form.cleaned_data["dimensions"], rankings=rankings,
                         pairs_per_task=form.cleaned_data["pairs_per_task"], tasks=tasks, plans=plans,
                     )
@@ -157,7 +157,7 @@ class CampaignAdmin(admin.ModelAdmin):
     @admin.action(description="Re-check shown content (mark labels of changed items stale)")
     def refresh_content(self, request, queryset):
         for campaign in queryset:
-            changed = services.campaign_content_refresh(campaign=campaign)
+            changed = item_creation.campaign_content_refresh(campaign=campaign)
             self.message_user(request, f"{campaign}: {len(changed)} items changed; their earlier labels are stale.")
 
 
@@ -177,7 +177,7 @@ class ItemAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         try:
-            services.item_gold_set(item=obj, answer=form.cleaned_data["gold_answer"] if obj.is_gold else None)
+            item_creation.item_gold_set(item=obj, answer=form.cleaned_data["gold_answer"] if obj.is_gold else None)
         except AnnotationError as exc:
             self.message_user(request, exc.message, messages.ERROR)
 

@@ -2,7 +2,7 @@
 domain errors become HTTP responses in one place (``AnnotationAPIView.handle_exception``).
 
 Blinding: responses carry the opaque assignment token and the kind's shown content only
-(see :func:`annotation.selectors.assignment_present`).
+(see :func:`annotation.annotator_reads.assignment_present`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import label_revision, selectors, services
+from annotation import annotator_reads, label_revision, services
 from annotation.access import annotator_access_check
 from annotation.errors import AnnotationError, NotFound
+from annotation.previous_label import previous_label_present
 
 
 class AnnotationAPIView(APIView):
@@ -30,7 +31,7 @@ class AnnotationAPIView(APIView):
     def assignment_json(self, assignment) -> dict | None:
         if assignment is None:
             return None
-        return selectors.assignment_present(assignment=assignment, media_url=self.media_url_for(assignment.token))
+        return annotator_reads.assignment_present(assignment=assignment, media_url=self.media_url_for(assignment.token))
 
     def handle_exception(self, exc):
         if isinstance(exc, AnnotationError):
@@ -41,7 +42,7 @@ class AnnotationAPIView(APIView):
 
 
 def _campaign(pk: int):
-    campaign = selectors.campaign_get(pk=pk)
+    campaign = annotator_reads.campaign_get(pk=pk)
     if campaign is None:
         raise NotFound("No such campaign.")
     return campaign
@@ -83,7 +84,7 @@ class ProgressApi(AnnotationAPIView):
     def get(self, request, pk: int):
         campaign = _campaign(pk)
         annotator_access_check(user=request.user, campaign=campaign)
-        return Response({"progress": selectors.campaign_progress(campaign=campaign, annotator=request.user).as_dict()})
+        return Response({"progress": annotator_reads.campaign_progress(campaign=campaign, annotator=request.user).as_dict()})
 
 
 class AnswerInput(serializers.Serializer):
@@ -109,7 +110,7 @@ class SubmitApi(AnnotationAPIView):
             token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
             answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
         )
-        progress = submission.progress or selectors.campaign_progress(campaign=submission.label.campaign,
+        progress = submission.progress or annotator_reads.campaign_progress(campaign=submission.label.campaign,
                                                                        annotator=request.user)
         return Response({"saved": True, "replayed": submission.replayed, "progress": progress.as_dict()},
                         status=status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED)
@@ -123,19 +124,19 @@ class SkipApi(AnnotationAPIView):
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         assignment = services.assignment_skip(token=token, annotator=request.user, reason=data.validated_data["reason"])
-        progress = selectors.campaign_progress(campaign=assignment.campaign, annotator=request.user)
+        progress = annotator_reads.campaign_progress(campaign=assignment.campaign, annotator=request.user)
         return Response({"skipped": True, "progress": progress.as_dict()})
 
 
 class PreviousLabelApi(AnnotationAPIView):
     """GET: the annotator's previous label in the campaign, to show and change (``previous`` is null
-    when they have labelled nothing here; see :func:`annotation.selectors.previous_label_present`)."""
+    when they have labelled nothing here; see :func:`annotation.previous_label.previous_label_present`)."""
 
     def get(self, request, pk: int):
         campaign = _campaign(pk)
         annotator_access_check(user=request.user, campaign=campaign)
-        return Response({"previous": selectors.previous_label_present(campaign=campaign, annotator=request.user,
-                                                                      media_url_for=self.media_url_for)})
+        return Response({"previous": previous_label_present(campaign=campaign, annotator=request.user,
+                                                            media_url_for=self.media_url_for)})
 
 
 class ReviseApi(AnnotationAPIView):

@@ -29,7 +29,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import api, label_revision, selectors, services
+from annotation import annotator_reads, api, item_creation, label_export, label_revision, services
 from annotation.access import annotator_access_check
 from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import NotAllowed
@@ -148,7 +148,7 @@ class CampaignItemsImportApi(ApiView):
         data = self.ItemsImportInput(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        created, updated = services.items_import_jsonl(campaign=campaign, name=upload.name, raw=upload.read(),
+        created, updated = item_creation.items_import_jsonl(campaign=campaign, name=upload.name, raw=upload.read(),
                                                        replace_changed=data.validated_data["replace_changed"])
         return Response({"created": len(created), "updated": len(updated)})
 
@@ -208,7 +208,7 @@ class CampaignLabelsExportApi(ApiView):
         query = self.LabelsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         fmt = query.validated_data["fmt"]
-        return text_download(selectors.labels_export(campaign=campaign, fmt=fmt), fmt,
+        return text_download(label_export.labels_export(campaign=campaign, fmt=fmt), fmt,
                               f"campaign-{campaign.pk}-labels.{fmt}")
 
 
@@ -334,7 +334,7 @@ class SubmitApi(_AnnotatorApi):
             token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
             answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
         )
-        progress = submission.progress or selectors.campaign_progress(campaign=submission.label.campaign,
+        progress = submission.progress or annotator_reads.campaign_progress(campaign=submission.label.campaign,
                                                                        annotator=request.user)
         return Response({"saved": True, "replayed": submission.replayed, "progress": progress.as_dict()},
                         status=status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED)

@@ -164,7 +164,7 @@ def calibration_record_ensure(*, snapshot: LeaderboardSnapshot, campaign: Campai
     found = CalibrationRecord.objects.filter(snapshot=snapshot, campaign=campaign, label_version=version).first()
     if found is not None:
         return found
-    from leaderboard.services.judge_runs import code_version
+    from leaderboard.ekphrasis.judge_runs import code_version
 
     payload = calibration_payload(snapshot=snapshot, campaign=campaign)
     try:

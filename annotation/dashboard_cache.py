@@ -31,7 +31,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Count, F, Max, Q
 
-from annotation import dashboard_tallies, selectors
+from annotation import dashboard_tallies, judge_join, selectors
 from annotation.models import Campaign, CampaignProgress
 
 #: Seconds a cached dashboard is kept (bounds memory; correctness comes from the key).
@@ -90,16 +90,16 @@ def _judge_state(campaign: Campaign) -> str:
             f"{last_snapshot.timestamp() if last_snapshot else 0}")
 
 
-def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], selectors.IndexedOutcomes]:
+def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], judge_join.IndexedOutcomes]:
     """The latest snapshot's primary verdicts per dimension, normalised and indexed once per snapshot
     for every process sharing the cache (then kept in each one's memory): a snapshot never changes,
     a newer one has another key."""
     from leaderboard.selectors import latest_snapshot
 
-    def read(code: str) -> selectors.IndexedOutcomes:
-        return selectors.IndexedOutcomes(selectors.judge_pair_outcomes(task_set=campaign.task_set, dimension=code))
+    def read(code: str) -> judge_join.IndexedOutcomes:
+        return judge_join.IndexedOutcomes(selectors.judge_pair_outcomes(task_set=campaign.task_set, dimension=code))
 
-    def source(dimension: str) -> selectors.IndexedOutcomes:
+    def source(dimension: str) -> judge_join.IndexedOutcomes:
         code = selectors.LEADERBOARD_DIMENSION.get(dimension, dimension)
         snapshot = latest_snapshot(task_set=campaign.task_set, dimension=code)
         if snapshot is None:

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
-from annotation import selectors, services
+from annotation import item_creation, novelty_ablation, selectors, services
 from annotation.models import STRATEGIES, TIG_CRITERIA, Campaign, CampaignKind, Dimension, Item
 from leaderboard.demo import DEMO_ACCOUNTS, DEMO_SIMULATED_SKILLS
 from leaderboard.models import Render, Response, TaskSet
@@ -314,12 +314,12 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
     cues = _checklist_cues(task_set)
     # Three of the six pairs per task: the judge's verdicts on the other three are comparisons nobody
     # labelled, which is what the calibrated board (annotation.calibration, issue 24) borrows from.
-    services.items_create_validation_pairs(campaign=text, rankings=rankings, checklists=cues, rng=rng,
-                                           pairs_per_task=DEMO_TEXT_PAIRS_PER_TASK)
+    item_creation.items_create_validation_pairs(campaign=text, rankings=rankings, checklists=cues, rng=rng,
+                                                pairs_per_task=DEMO_TEXT_PAIRS_PER_TASK)
     for item in Item.objects.filter(campaign=text).order_by("position")[:2]:
         a, b = item.response_a.subject_model.display_name, item.response_b.subject_model.display_name
         delta = _skill(a, item.dimension) - _skill(b, item.dimension)
-        services.item_gold_set(item=item, answer="A" if delta > 0.3 else "B" if delta < -0.3 else "tie")
+        item_creation.item_gold_set(item=item, answer="A" if delta > 0.3 else "B" if delta < -0.3 else "tie")
 
     # 2. TIG audit: hand-written demo anchors
     tig = _campaign("DEMO · TIG checklist audit", CampaignKind.TIG_AUDIT, task_set, members)
@@ -332,13 +332,13 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
     for i, (task_id, text_, summary_, n_models, n_responses, action) in enumerate(DEMO_TIG_ITEMS):
         if task_id in tasks:
             a, b = pairs[i % len(pairs)] if pairs else ("", "")
-            specs.append(services.ItemSpec(task=tasks[task_id], key=f"demo-tig-{i:02d}", payload={
+            specs.append(item_creation.ItemSpec(task=tasks[task_id], key=f"demo-tig-{i:02d}", payload={
                 "checklist_text": text_, "cluster_summary": summary_,
                 "provenance": {"models_sharing": n_models, "models_in_population": 4,
                                "responses_sharing": n_responses, "responses_in_population": 12},
                 "meta": {"demo_latent_action": action, **({"comparison_key": f"{a}|{b}"} if pairs else {})},
             }))
-    created, _ = services.items_create(campaign=tig, specs=specs, rng=rng)
+    created, _ = item_creation.items_create(campaign=tig, specs=specs, rng=rng)
     sim.tig_truth = {item.pk: item.payload["meta"]["demo_latent_action"] for item in created}
 
     # 3. faithfulness: a labelled placeholder render of every primary response
@@ -348,14 +348,14 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
         renders.append(services.render_placeholder_create(response=response))
         summary.renders_created += not before
     faith = _campaign("DEMO · Faithfulness gate", CampaignKind.FAITHFULNESS, task_set, members)
-    render_specs = [services.ItemSpec(task=r.response.task, render_a=r) for r in renders]
+    render_specs = [item_creation.ItemSpec(task=r.response.task, render_a=r) for r in renders]
     rng.shuffle(render_specs)
-    services.items_create(campaign=faith, specs=render_specs, rng=rng)
+    item_creation.items_create(campaign=faith, specs=render_specs, rng=rng)
 
     # 4. strategy labels: the adaptation tasks' primary responses
     strategy = _campaign("DEMO · Adaptation strategy labels", CampaignKind.STRATEGY, task_set, members)
-    services.items_create(campaign=strategy, specs=[
-        services.ItemSpec(task=r.task, response_a=r) for r in primaries if r.task.family == "adaptation"
+    item_creation.items_create(campaign=strategy, specs=[
+        item_creation.ItemSpec(task=r.task, response_a=r) for r in primaries if r.task.family == "adaptation"
     ], rng=rng)
 
     _demo_launch_override(task_set)
@@ -377,7 +377,7 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
         rng.shuffle(candidates)
         pairs.extend(candidates[:4])  # App. I.3: four image pairs per task
     if pairs:
-        services.items_create_image_pairs(campaign=images, pairs=pairs, rng=rng)
+        item_creation.items_create_image_pairs(campaign=images, pairs=pairs, rng=rng)
         services.campaign_status_set(campaign=images, status=Campaign.Status.OPEN)
         summary.simulated_labels += _simulate(images, simulated, sim, leave_open=OPEN_ITEMS[CampaignKind.IMAGE_PREFERENCE])
 
@@ -403,7 +403,7 @@ def _calibration_rule_items(campaign: Campaign) -> int:
     plans, _ = campaign_calibration_plan(campaign=campaign, dimensions=dimensions, tasks=tasks, pairs_per_task=1)
     if not plans:
         return 0
-    created = services.items_create_validation_pairs(campaign=campaign, dimensions=list(plans), tasks=tasks,
+    created = item_creation.items_create_validation_pairs(campaign=campaign, dimensions=list(plans), tasks=tasks,
                                                       pairs_per_task=1, plans=plans, rng=random.Random(24))
     return len(created)
 
@@ -413,9 +413,9 @@ def _novelty_ablation_run(campaign: Campaign) -> dict:
     under TIG and generic anchors, so the dashboard's ablation panel shows numbers. The simulated judge
     does not read the anchors: both conditions give the same verdicts, and the panel says so."""
     from leaderboard.demo import DEMO_SIMULATED_SKILLS
-    from leaderboard.services.judge_runs import judge_run_execute_inline
+    from leaderboard.ekphrasis.judge_runs import judge_run_execute_inline
 
-    for run in services.novelty_ablation_runs_create(
+    for run in novelty_ablation.novelty_ablation_runs_create(
         campaign=campaign, judge_name="simulated", seed=42, config={"simulated": {"skills": DEMO_SIMULATED_SKILLS}},
     ):
         judge_run_execute_inline(run=run)

@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import participants, services
+from annotation import item_creation, participants, services
 from annotation.demo import _demo_launch_override
 from annotation.models import Campaign, CampaignKind, Dimension, Participant
 from annotation.panels import PanelEntry
@@ -59,7 +59,7 @@ class PanelDemoSummary:
     entry_path: str = ""
 
 
-def _specs(task_set: TaskSet) -> list[services.ItemSpec]:
+def _specs(task_set: TaskSet) -> list[item_creation.ItemSpec]:
     primaries = list(Response.objects.filter(task__task_set=task_set, is_primary=True)
                      .exclude(normalisation_method=Response.Normalisation.PENDING)
                      .select_related("task").order_by("task__position", "subject_model__display_name"))
@@ -69,7 +69,7 @@ def _specs(task_set: TaskSet) -> list[services.ItemSpec]:
     specs = []
     for group in by_task.values():
         for a, b in zip(group[::2], group[1::2]):
-            specs.append(services.ItemSpec(task=a.task, dimension=Dimension.NOVELTY, response_a=a, response_b=b,
+            specs.append(item_creation.ItemSpec(task=a.task, dimension=Dimension.NOVELTY, response_a=a, response_b=b,
                                            key=f"demo-panel-{a.pk}-{b.pk}"))
     return specs[:12]
 
@@ -126,7 +126,7 @@ def panel_demo_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False) ->
         return summary
     campaign = services.campaign_create(name=DEMO_PANEL_CAMPAIGN, kind=CampaignKind.TEXT_PAIRWISE, task_set=task_set,
                                         instructions=INSTRUCTIONS, k=2, gold_rate=0.0, is_demo=True)
-    services.items_create(campaign=campaign, specs=specs, rng=random.Random(seed))
+    item_creation.items_create(campaign=campaign, specs=specs, rng=random.Random(seed))
     _demo_launch_override(task_set)
     services.campaign_status_set(campaign=campaign, status=Campaign.Status.OPEN)
     study = participants.panel_study_open(

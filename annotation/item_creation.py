@@ -183,7 +183,7 @@ def items_create_validation_pairs(
     the reference cues shown with the pair. ``plans[dimension][task pk]``: the pairs the
     ``calibration`` rule chose for that task (:mod:`annotation.calibration_sampling`), used instead
     of the H.5 strata for the dimensions it covers."""
-    from annotation.selectors import validation_pairs_sample
+    from annotation.pair_sampling import validation_pairs_sample
 
     if campaign.kind != CampaignKind.TEXT_PAIRWISE:
         raise ItemsInvalid([(0, "campaign", "validation pairs are for text pairwise campaigns")])

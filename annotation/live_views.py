@@ -6,14 +6,14 @@ from __future__ import annotations
 from django.http import Http404, JsonResponse
 from django.views.decorators.http import require_GET
 
-from annotation import selectors
+from annotation import annotator_reads
 from leaderboard.roles import require_researcher
 
 
 @require_GET
 def campaign_live_status(request, pk: int):
     require_researcher(request.user)
-    campaign = selectors.campaign_get(pk=pk)
+    campaign = annotator_reads.campaign_get(pk=pk)
     if campaign is None:
         raise Http404("No such campaign.")
-    return JsonResponse({"status": campaign.status, "labels": selectors.campaign_label_count(campaign=campaign)})
+    return JsonResponse({"status": campaign.status, "labels": annotator_reads.campaign_label_count(campaign=campaign)})

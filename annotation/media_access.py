@@ -13,7 +13,7 @@ import hashlib
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotation import selectors, services
+from annotation import annotator_reads, services
 from annotation.errors import AnnotationError, ImageNotShown, NotFound
 from annotation.media import ImageUnreadable, served_image
 
@@ -25,7 +25,7 @@ def assignment_image(*, token: str, annotator: AbstractBaseUser, shown_slot: str
     when the stored file changed since hand-out or cannot be shown (undecodable, over the pixel budget)."""
     try:
         assignment = services.assignment_for_token(token=token, annotator=annotator)
-        data, expected = selectors.media_bytes_for_assignment(assignment=assignment, shown_slot=shown_slot)
+        data, expected = annotator_reads.media_bytes_for_assignment(assignment=assignment, shown_slot=shown_slot)
     except (AnnotationError, KeyError) as exc:
         raise NotFound("No such image.") from exc
     sha256 = hashlib.sha256(data).hexdigest()

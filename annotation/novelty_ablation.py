@@ -36,8 +36,9 @@ def novelty_ablation_runs_create(
     """Two fixed-pair Novelty runs on the campaign's Novelty pairs with the same judge, seed and pairs:
     one with TIG anchors, one with generic anchors (the no-TIG condition). Both or neither are created;
     nothing is judged until they are started. Returns (TIG run, generic run)."""
-    from leaderboard.judges import UnknownJudge
-    from leaderboard.services.judge_runs import RunConfigurationError, judge_run_create
+    from leaderboard.ekphrasis.judge_runs import judge_run_create
+    from leaderboard.providers import UnknownJudge
+    from leaderboard.runs.errors import RunConfigurationError
 
     if campaign.kind != CampaignKind.TEXT_PAIRWISE:
         raise AblationInvalid("the Novelty ablation runs on a text pairwise campaign's Novelty items")
@@ -63,7 +64,7 @@ def novelty_ablation_runs_start(
 ) -> tuple[JudgeRun, JudgeRun]:
     """Create the two ablation runs (:func:`novelty_ablation_runs_create`) and queue them once committed
     (with CELERY_BROKER_URL unset they run in this process, eagerly)."""
-    from leaderboard.services.judge_runs import judge_run_start
+    from leaderboard.ekphrasis.judge_runs import judge_run_start
 
     with transaction.atomic():
         tig, generic = novelty_ablation_runs_create(

@@ -18,7 +18,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from annotation import participants, selectors
+from annotation import annotator_reads, participants, previous_label
 from annotation.api import AnnotationAPIView, AnswerInput
 from annotation.errors import NotAllowed, NotFound
 from annotation.models import Campaign
@@ -54,10 +54,10 @@ class PanelNextApi(AnnotationAPIView):
         handed = participants.participant_next(participant=participant)
         if handed is None:
             return Response({"assignment": None, "finished": True,
-                             "progress": selectors.campaign_progress(campaign=participant.campaign,
+                             "progress": annotator_reads.campaign_progress(campaign=participant.campaign,
                                                                      annotator=request.user).as_dict()})
         assignment = handed.assignment
-        body = selectors.assignment_present(assignment=assignment, media_url=_media_url(entry, assignment.token))
+        body = annotator_reads.assignment_present(assignment=assignment, media_url=_media_url(entry, assignment.token))
         return Response({"assignment": body, "finished": False, "progress": handed.progress.as_dict()})
 
 
@@ -80,7 +80,7 @@ class PanelSubmitApi(AnnotationAPIView):
             active_ms=data.validated_data.get("active_ms"),
         )
         submission = done.submission
-        progress = submission.progress or selectors.campaign_progress(campaign=participant.campaign,
+        progress = submission.progress or annotator_reads.campaign_progress(campaign=participant.campaign,
                                                                        annotator=request.user)
         return Response({"saved": True, "replayed": submission.replayed, "finished": done.finished,
                          "active_ms": done.active.active_ms if done.active else None, "progress": progress.as_dict()},
@@ -92,7 +92,7 @@ class PanelPreviousApi(AnnotationAPIView):
         participant = _participant(request, entry)
         if participant.state != Participant.State.WORKING or participant.verdict:
             raise NotAllowed("You are not labelling in this study.")
-        return Response({"previous": selectors.previous_label_present(
+        return Response({"previous": previous_label.previous_label_present(
             campaign=participant.campaign, annotator=request.user,
             media_url_for=lambda token: _media_url(entry, token))})
 

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import participants, selectors
+from annotation import annotator_reads, participants
 from annotation.errors import AnnotationError
 from annotation.panel_api import entry_link
 from annotation.panel_models import Panel, PanelStudy, Participant
@@ -23,7 +23,7 @@ from leaderboard.roles import require_researcher
 
 
 def _campaign(pk: int):
-    campaign = selectors.campaign_get(pk=pk)
+    campaign = annotator_reads.campaign_get(pk=pk)
     if campaign is None:
         raise Http404("No such campaign.")
     return campaign

@@ -20,7 +20,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation import participants, selectors
+from annotation import annotator_reads, participants
 from annotation.errors import AnnotationError
 from annotation.kinds import kind_for
 from annotation.models import FlagReason
@@ -107,7 +107,7 @@ def _step_page(step: str):
 
 
 def _examples(campaign):
-    return [(e, selectors.markup_render(e.body)) for e in selectors.calibration_examples(campaign=campaign)]
+    return [(e, annotator_reads.markup_render(e.body)) for e in annotator_reads.calibration_examples(campaign=campaign)]
 
 
 def _rate_limited(request) -> bool:
@@ -135,7 +135,7 @@ def entry(request, entry: str):
     except PanelParamsInvalid as exc:
         return _page(request, "invalid_link.html", study, status=400, problems=exc.problems)
     if given.preview:
-        return _page(request, "preview.html", study, consent=selectors.markup_render(study.consent_text))
+        return _page(request, "preview.html", study, consent=annotator_reads.markup_render(study.consent_text))
     if request.user.is_authenticated and not Participant.objects.filter(user=request.user).exists():
         return _problem(request, study, "You are signed in to Atelier",
                         f"You are signed in as {request.user.username}. Open the study link in a private window "
@@ -156,11 +156,11 @@ def entry(request, entry: str):
 def consent(request, study: PanelStudy, participant: Participant):
     if request.method == "POST":
         if request.POST.get("consent") != "yes":
-            return _page(request, "consent.html", study, consent=selectors.markup_render(study.consent_text),
+            return _page(request, "consent.html", study, consent=annotator_reads.markup_render(study.consent_text),
                          error="Tick the box to give your consent, or return the study on your panel.", status=400)
         participants.participant_consent(participant=participant)
         return redirect("annotation:panel_instructions", entry=study.entry_token)
-    return _page(request, "consent.html", study, consent=selectors.markup_render(study.consent_text))
+    return _page(request, "consent.html", study, consent=annotator_reads.markup_render(study.consent_text))
 
 
 @require_http_methods(["GET", "POST"])
@@ -169,7 +169,7 @@ def instructions(request, study: PanelStudy, participant: Participant):
     if request.method == "POST":
         participant = participants.participant_instructions_read(participant=participant)
         return redirect(STEP_PAGES[participant_step(participant)], entry=study.entry_token)
-    return _page(request, "instructions.html", study, instructions=selectors.markup_render(study.campaign.instructions),
+    return _page(request, "instructions.html", study, instructions=annotator_reads.markup_render(study.campaign.instructions),
                  examples=_examples(study.campaign))
 
 
@@ -185,11 +185,11 @@ def training(request, study: PanelStudy, participant: Participant):
         except AnnotationError as exc:
             step = training_step(participant=participant)
             return _page(request, "training.html", study, step=step, error=exc.message,
-                         question=selectors.markup_render(step.item.question) if step.item else "", status=400)
+                         question=annotator_reads.markup_render(step.item.question) if step.item else "", status=400)
         return _page(request, "training_feedback.html", study, feedback=feedback, item=feedback.answer.item)
     step = training_step(participant=participant)
     return _page(request, "training.html", study, step=step,
-                 question=selectors.markup_render(step.item.question) if step.item else "")
+                 question=annotator_reads.markup_render(step.item.question) if step.item else "")
 
 
 @require_GET
@@ -200,9 +200,9 @@ def work(request, study: PanelStudy, participant: Participant):
     kind = kind_for(campaign.kind)
     return render(request, "annotation/work.html", {
         "campaign": campaign, "study": study, "kind": kind, "participant_page": True,
-        "instructions": selectors.markup_render(campaign.instructions),
+        "instructions": annotator_reads.markup_render(campaign.instructions),
         "examples": _examples(campaign),
-        "progress": selectors.campaign_progress(campaign=campaign, annotator=request.user),
+        "progress": annotator_reads.campaign_progress(campaign=campaign, annotator=request.user),
         "config": {
             "kind": kind.code,
             "next": reverse("annotation:panel_api_next", args=[entry]),

@@ -20,22 +20,7 @@ import numpy as np
 from django.db.models import Case, Count, IntegerField, Value, When
 from django.db.models.functions import Length
 
-from annotation.annotator_quality import AnnotatorQuality as AnnotatorQuality
-from annotation.annotator_quality import annotator_quality
-from annotation.annotator_reads import CampaignCard as CampaignCard
-from annotation.annotator_reads import Progress as Progress
-from annotation.annotator_reads import adjudication_get as adjudication_get
-from annotation.annotator_reads import assignment_present as assignment_present
-from annotation.annotator_reads import calibration_examples as calibration_examples
-from annotation.annotator_reads import campaign_get as campaign_get
-from annotation.annotator_reads import campaign_item_get as campaign_item_get
-from annotation.annotator_reads import campaign_item_view as campaign_item_view
-from annotation.annotator_reads import campaign_label_count as campaign_label_count
-from annotation.annotator_reads import campaign_progress as campaign_progress
-from annotation.annotator_reads import campaigns_for_annotator as campaigns_for_annotator
-from annotation.annotator_reads import markup_render as markup_render
-from annotation.annotator_reads import media_bytes_for_assignment as media_bytes_for_assignment
-from annotation.annotator_reads import media_for_assignment as media_for_assignment
+from annotation.annotator_quality import AnnotatorQuality, annotator_quality
 from annotation.consensus import Stat, majority
 from annotation.counted_labels import counted_labels
 from annotation.judge_join import (
@@ -44,25 +29,17 @@ from annotation.judge_join import (
 from annotation.judge_join import (
     LEADERBOARD_DIMENSION,
     HumanPair,
+    IndexedOutcomes,
     human_bt_fit,
     human_judge_join,
     image_text_sign_agreement,
     judge_outcome_from,
     novelty_ablation,
 )
-from annotation.judge_join import AblationView as AblationView
-from annotation.judge_join import BTComparison as BTComparison
-from annotation.judge_join import HumanJudgeJoin as HumanJudgeJoin
-from annotation.judge_join import IndexedOutcomes as IndexedOutcomes
-from annotation.judge_join import JudgeOutcome as JudgeOutcome
-from annotation.judge_join import SignAgreementView as SignAgreementView
-from annotation.judge_join import judge_label_for as judge_label_for
 from annotation.kinds import kind_for
 from annotation.kinds.faithfulness import PASS_SCORE
 from annotation.kinds.strategy import NONE as NO_STRATEGY
 from annotation.kinds.text_pairwise import PRIMARY_FIELD
-from annotation.label_export import EXPORT_COLUMNS as EXPORT_COLUMNS
-from annotation.label_export import labels_export as labels_export
 from annotation.models import (
     STRATEGIES,
     TIG_CRITERIA,
@@ -75,12 +52,6 @@ from annotation.models import (
     Item,
     StrategyRole,
 )
-from annotation.pair_sampling import PAIRS_PER_TASK as PAIRS_PER_TASK
-from annotation.pair_sampling import RANDOM_ORDER as RANDOM_ORDER
-from annotation.pair_sampling import STRATUM_QUOTAS as STRATUM_QUOTAS
-from annotation.pair_sampling import SampledPair as SampledPair
-from annotation.pair_sampling import validation_pairs_sample as validation_pairs_sample
-from annotation.previous_label import previous_label_present as previous_label_present
 from annotation.validation_dashboards import validation_panel
 from engine import agreement
 from leaderboard.selectors import (

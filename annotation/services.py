@@ -47,15 +47,16 @@ from annotation.errors import (
     NotFound,
     SubmissionConflict,
 )
-from annotation.item_creation import TIG_COUNT_FIELDS as TIG_COUNT_FIELDS
-from annotation.item_creation import ItemSpec as ItemSpec
-from annotation.item_creation import _item_content_changed
-from annotation.item_creation import campaign_content_refresh as campaign_content_refresh
-from annotation.item_creation import item_gold_set as item_gold_set
-from annotation.item_creation import items_create as items_create
-from annotation.item_creation import items_create_image_pairs as items_create_image_pairs
-from annotation.item_creation import items_create_validation_pairs as items_create_validation_pairs
-from annotation.item_creation import items_import_jsonl as items_import_jsonl
+from annotation.item_creation import (
+    ItemSpec,
+    _item_content_changed,
+    campaign_content_refresh,
+    item_gold_set,
+    items_create,
+    items_create_image_pairs,
+    items_create_validation_pairs,
+    items_import_jsonl,
+)
 from annotation.kinds import kind_for
 from annotation.kinds.base import validate_time_on_item
 from annotation.locking import row_locks_available as _has_row_locks
@@ -72,9 +73,11 @@ from annotation.models import (
     Label,
     LabelRevision,
 )
-from annotation.novelty_ablation import novelty_ablation_pairs as novelty_ablation_pairs
-from annotation.novelty_ablation import novelty_ablation_runs_create as novelty_ablation_runs_create
-from annotation.novelty_ablation import novelty_ablation_runs_start as novelty_ablation_runs_start
+from annotation.novelty_ablation import (
+    novelty_ablation_pairs,
+    novelty_ablation_runs_create,
+    novelty_ablation_runs_start,
+)
 from annotation.progress import campaign_version_bump, submission_counted
 from annotation.request_facts import (
     NextItemFacts,
@@ -165,7 +168,7 @@ def campaign_annotators_add(*, campaign: Campaign, annotators: Iterable[Abstract
 def campaign_launch_gates_check(*, task_set: TaskSet) -> None:
     """Human validation starts only after the pilot gates pass (Ekphrasis App. D.3): the task set's
     latest finished judge run must pass its seven launch gates, or carry an admin's recorded override."""
-    from leaderboard.services.launch_gates import LaunchGatesNotPassed, launch_gates_require
+    from leaderboard.ekphrasis.launch_gates import LaunchGatesNotPassed, launch_gates_require
 
     try:
         launch_gates_require(task_set=task_set)

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import selectors, services
+from annotation import annotator_reads, label_export, novelty_ablation, selectors, services
 from annotation.access import annotator_access_check
 from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import AnnotationError, CampaignNotOpen, ImageNotShown, NotAllowed, NotFound
@@ -19,12 +19,12 @@ from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm, N
 from annotation.kinds import kind_for
 from annotation.media_access import assignment_image
 from annotation.models import CampaignKind, FlagReason
-from leaderboard.judges import judge_choices
+from leaderboard.providers import judge_choices
 from leaderboard.roles import require_researcher
 
 
 def _campaign_or_404(pk: int):
-    campaign = selectors.campaign_get(pk=pk)
+    campaign = annotator_reads.campaign_get(pk=pk)
     if campaign is None:
         raise Http404("No such campaign.")
     return campaign
@@ -36,7 +36,7 @@ def queue(request):
         annotator_access_check(user=request.user)
     except NotAllowed as exc:
         raise PermissionDenied(exc.message) from exc
-    return render(request, "annotation/queue.html", {"cards": selectors.campaigns_for_annotator(annotator=request.user)})
+    return render(request, "annotation/queue.html", {"cards": annotator_reads.campaigns_for_annotator(annotator=request.user)})
 
 
 @require_GET
@@ -54,9 +54,9 @@ def work(request, pk: int):
     return render(request, "annotation/work.html", {
         "campaign": campaign,
         "kind": kind,
-        "instructions": selectors.markup_render(campaign.instructions),
-        "examples": [(e, selectors.markup_render(e.body)) for e in selectors.calibration_examples(campaign=campaign)],
-        "progress": selectors.campaign_progress(campaign=campaign, annotator=request.user),
+        "instructions": annotator_reads.markup_render(campaign.instructions),
+        "examples": [(e, annotator_reads.markup_render(e.body)) for e in annotator_reads.calibration_examples(campaign=campaign)],
+        "progress": annotator_reads.campaign_progress(campaign=campaign, annotator=request.user),
         "config": {
             "kind": kind.code,
             "next": reverse("annotation:api_next", args=[campaign.pk]),
@@ -121,10 +121,10 @@ def campaign_item(request, pk: int, item_pk: int):
     """One item as its annotators saw it, with their labels, flags and notes (blind adjudication)."""
     require_researcher(request.user)
     campaign = _campaign_or_404(pk)
-    item = selectors.campaign_item_get(campaign=campaign, pk=item_pk)
+    item = annotator_reads.campaign_item_get(campaign=campaign, pk=item_pk)
     return render(request, "annotation/item.html", {
         "campaign": campaign, "item": item, "kind": kind_for(campaign.kind),
-        "view": selectors.campaign_item_view(campaign=campaign, item=item),
+        "view": annotator_reads.campaign_item_view(campaign=campaign, item=item),
     })
 
 
@@ -132,7 +132,7 @@ def campaign_item(request, pk: int, item_pk: int):
 def campaign_export(request, pk: int, fmt: str):
     require_researcher(request.user)
     campaign = _campaign_or_404(pk)
-    body = selectors.labels_export(campaign=campaign, fmt=fmt)
+    body = label_export.labels_export(campaign=campaign, fmt=fmt)
     content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-labels.{fmt}"'
@@ -149,7 +149,7 @@ def novelty_ablation_start(request, pk: int):
         messages.error(request, f"Ablation not started: {form.errors.as_text()}")
     else:
         try:
-            tig, generic = services.novelty_ablation_runs_start(
+            tig, generic = novelty_ablation.novelty_ablation_runs_start(
                 campaign=campaign, judge_name=form.cleaned_data["judge"], seed=form.cleaned_data["seed"],
                 created_by=request.user,
             )
@@ -166,7 +166,7 @@ def adjudication_request(request, pk: int):
     campaign = _campaign_or_404(pk)
     form = AdjudicationRequestForm(request.POST)
     if form.is_valid():
-        item = selectors.campaign_item_get(campaign=campaign, pk=form.cleaned_data["item"])
+        item = annotator_reads.campaign_item_get(campaign=campaign, pk=form.cleaned_data["item"])
         try:
             services.adjudication_request(item=item, researcher=request.user, note=form.cleaned_data["note"])
             where = item.task.external_id + (f" · {item.get_dimension_display()}" if item.dimension else "")
@@ -182,7 +182,7 @@ def adjudication_resolve(request, pk: int):
     campaign = _campaign_or_404(pk)
     form = AdjudicationResolveForm(request.POST)
     if form.is_valid():
-        adjudication = selectors.adjudication_get(campaign=campaign, item_pk=form.cleaned_data["item"])
+        adjudication = annotator_reads.adjudication_get(campaign=campaign, item_pk=form.cleaned_data["item"])
         try:
             services.adjudication_resolve(adjudication=adjudication, researcher=request.user,
                                           outcome=form.cleaned_data["outcome"], note=form.cleaned_data["note"])

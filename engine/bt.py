@@ -20,8 +20,7 @@ The fit is Newton's method on the sum-zero subspace; the covariance is the inver
 likelihood estimate, which exists iff the directed "i beat j" graph is strongly connected
 (Ford 1957); otherwise a :class:`ValueError` says which condition fails.
 
-``select_pairs`` and ``ActiveState`` (active pair selection, App. F.1) live in
-:mod:`engine.active_sampling` and are re-exported here.
+Active pair selection (App. F.1: ``select_pairs``, ``ActiveState``) is :mod:`engine.active_sampling`.
 """
 
 from __future__ import annotations
@@ -53,8 +52,6 @@ __all__ = [
     "is_empty_response",
     "empty_response_outcome",
     "check_identifiable",
-    "ActiveState",
-    "select_pairs",
 ]
 
 #: Newton stops when the largest parameter step is below this (in logits).
@@ -633,11 +630,3 @@ def empty_response_outcome(response_a: str | None, response_b: str | None) -> Au
         return AutomaticOutcome(winner="A", confidence=EMPTY_RESPONSE_CONFIDENCE, reason="response B empty")
     return None
 
-
-def __getattr__(name: str) -> Any:
-    # Re-export of the active sampler without a circular import (engine.active_sampling imports this module).
-    if name in ("select_pairs", "ActiveState"):
-        from engine import active_sampling
-
-        return getattr(active_sampling, name)
-    raise AttributeError(f"module 'engine.bt' has no attribute {name!r}")

@@ -10,7 +10,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
 app = Celery("evalsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# The two modules that hold tasks, named rather than looked up per app: the campaigns' sweep and the one task
+# pair of every resumable job (leaderboard/runs is a plain package, not an app, and no other app has tasks).
+app.autodiscover_tasks(["annotation", "leaderboard.runs"])
 
 # Periodic tasks (run by `celery -A evalsite beat`; with no broker nothing runs them, and
 # assignment_next still expires overdue assignments itself when it needs their slots).
@@ -19,9 +21,9 @@ app.conf.beat_schedule = {
         "task": "annotation.expire_assignments",
         "schedule": float(settings.ATELIER_ASSIGNMENT_SWEEP_SECONDS),
     },
-    # Runs started while the broker was away wait for it (leaderboard.task_queue).
-    "leaderboard.send_waiting_runs": {
-        "task": "leaderboard.send_waiting_runs",
+    # Jobs started while the broker was away wait for it (leaderboard.runs.queue).
+    "runs.send_waiting": {
+        "task": "runs.send_waiting",
         "schedule": float(settings.ATELIER_QUEUE_SWEEP_SECONDS),
     },
 }
@@ -30,4 +32,4 @@ app.conf.beat_schedule = {
 @worker_ready.connect
 def _send_waiting_runs_at_start(sender=None, **kwargs) -> None:
     """A worker that starts (the broker is back, or the first worker arrives) sends the waiting runs."""
-    sender.app.send_task("leaderboard.send_waiting_runs")
+    sender.app.send_task("runs.send_waiting")

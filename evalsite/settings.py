@@ -307,6 +307,10 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# Without a broker, a page's Start or Resume runs the job in a thread of the web process, so the request
+# returns at once and the run page follows it live (leaderboard/runs/lifecycle.py: the one start policy).
+# false: inside the request (the tests' database is one transaction no other thread can see).
+ATELIER_EAGER_JOBS_IN_BACKGROUND = env_bool("ATELIER_EAGER_JOBS_IN_BACKGROUND", True)
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or (CELERY_BROKER_URL or None)
 CELERY_TASK_ACKS_LATE = True  # a killed worker's task is redelivered, not lost
 # One queue name per deployment (or per test process, so that concurrent test runs sharing a Redis
@@ -359,7 +363,7 @@ ATELIER_MEDIA_CACHE_DIR = Path(env_str("ATELIER_MEDIA_CACHE_DIR", str(VAR_DIR / 
 # Crowd campaigns: entries through a study's link per client address per minute (the rest get HTTP 429).
 ATELIER_PANEL_ENTRIES_PER_MINUTE = env_int("ATELIER_PANEL_ENTRIES_PER_MINUTE", 30, minimum=1)
 ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60)
-# How often Celery beat sends the runs started while the broker was away (leaderboard.task_queue).
+# How often Celery beat sends the runs started while the broker was away (leaderboard.runs.queue).
 ATELIER_QUEUE_SWEEP_SECONDS = env_int("ATELIER_QUEUE_SWEEP_SECONDS", 30, minimum=1)
 # How often Celery beat returns overdue assignments to the pool (annotation.expire_assignments).
 ATELIER_ASSIGNMENT_SWEEP_SECONDS = env_int("ATELIER_ASSIGNMENT_SWEEP_SECONDS", 60)

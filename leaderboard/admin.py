@@ -5,6 +5,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 
+from leaderboard.ekphrasis.checklists import checklist_item_revise
 from leaderboard.forms import ResponseImportForm, SubjectModelAdminForm, TaskImportForm
 from leaderboard.models import (
     Benchmark,
@@ -23,8 +24,7 @@ from leaderboard.models import (
 )
 from leaderboard.records import ImportFailed
 from leaderboard.roles import require_admin
-from leaderboard.services import responses_import, tasks_import
-from leaderboard.services.checklists import checklist_item_revise
+from leaderboard.services.catalogue import responses_import, tasks_import
 
 
 @admin.register(Benchmark)

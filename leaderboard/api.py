@@ -22,7 +22,7 @@ from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from leaderboard import results, selectors
+from leaderboard import selectors
 from leaderboard.api_contract import (
     AdminOnly,
     ApiListView,
@@ -32,15 +32,11 @@ from leaderboard.api_contract import (
     not_modified_or,
     text_download,
 )
+from leaderboard.ekphrasis import judge_runs, results
 from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
-from leaderboard.services import (
-    api_operations,
-    judge_runs,
-    responses_export,
-    responses_import,
-    tasks_export,
-    tasks_import,
-)
+from leaderboard.runs.api import RunProgressOutput, run_operation_apis
+from leaderboard.services import api_operations
+from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
 
 #: Seeds and other integers the API takes are bounded so that every database column can hold them.
 MAX_SEED = 2**31 - 1
@@ -293,10 +289,9 @@ class JudgeRunOutput(serializers.ModelSerializer):
                   "calls_done", "error", "created_at", "started_at", "finished_at"]
 
 
-class JudgeRunProgressOutput(serializers.Serializer):
+class JudgeRunProgressOutput(RunProgressOutput):
     """The live status the run page polls."""
 
-    status = serializers.CharField()
     tasks_done = serializers.IntegerField()
     tasks_total = serializers.IntegerField()
     calls_done = serializers.IntegerField()
@@ -304,7 +299,6 @@ class JudgeRunProgressOutput(serializers.Serializer):
     comparisons = serializers.DictField(child=serializers.IntegerField())
     snapshot = serializers.IntegerField(allow_null=True)
     fixed_pairs = serializers.IntegerField()
-    error = serializers.CharField(allow_blank=True)
 
 
 class JudgeRunDetailOutput(serializers.Serializer):
@@ -372,28 +366,8 @@ class JudgeRunDetailApi(ApiView):
         return Response(_judge_run_detail(run))
 
 
-class JudgeRunResumeApi(ApiView):
-    """Queue a failed run again; it resumes from its stored comparisons (409 unless failed)."""
-
-    @extend_schema(operation_id="judge_runs_resume", request=None,
-                   responses={202: JudgeRunDetailOutput, **error_responses(404, 409)})
-    def post(self, request, pk: int):
-        run = get_object_or_404(JudgeRun, pk=pk)
-        if run.status != JudgeRun.Status.FAILED:
-            raise api_operations.ApiOperationRefused(f"run {run.pk} is {run.status}: only a failed run resumes")
-        judge_runs.judge_run_start(run=run)
-        return Response(_judge_run_detail(run), status=status.HTTP_202_ACCEPTED)
-
-
-class JudgeRunCancelApi(ApiView):
-    """Stop a pending or running run (it becomes failed, 'cancelled', and can be resumed)."""
-
-    @extend_schema(operation_id="judge_runs_cancel", request=None,
-                   responses={200: JudgeRunDetailOutput, **error_responses(404, 409)})
-    def post(self, request, pk: int):
-        run = get_object_or_404(JudgeRun, pk=pk)
-        run = api_operations.judge_run_cancel(run=run, by=request.user.get_username())
-        return Response(_judge_run_detail(run))
+JudgeRunResumeApi, JudgeRunCancelApi = run_operation_apis(
+    model=JudgeRun, detail=_judge_run_detail, detail_output=JudgeRunDetailOutput, operation_prefix="judge_runs")
 
 
 class ComparisonOutput(serializers.ModelSerializer):

@@ -77,15 +77,12 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
 
 def _leaderboard_domain_errors() -> tuple[type[Exception], ...]:
     """The leaderboard's configuration errors: a request the domain refuses (400 ``run_invalid``)."""
-    from leaderboard.c2.services.runs import RunConfigurationError as C2RunConfigurationError
     from leaderboard.easel.services import ImageImportError, SuiteConflict
-    from leaderboard.easel.services import RunConfigurationError as EaselRunConfigurationError
-    from leaderboard.judges import UnknownJudge
-    from leaderboard.services.judge_runs import RunConfigurationError
-    from leaderboard.services.tig import TIGConfigurationError
+    from leaderboard.ekphrasis.tig import TIGConfigurationError
+    from leaderboard.providers import UnknownJudge
+    from leaderboard.runs.errors import RunConfigurationError
 
-    return (RunConfigurationError, EaselRunConfigurationError, C2RunConfigurationError, TIGConfigurationError,
-            SuiteConflict, ImageImportError, UnknownJudge)
+    return (RunConfigurationError, TIGConfigurationError, SuiteConflict, ImageImportError, UnknownJudge)
 
 
 _DRF_CODES = {

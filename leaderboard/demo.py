@@ -14,10 +14,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
-from leaderboard.judges import SIMULATED_JUDGE_SKILLS
+from leaderboard.ekphrasis.judges import SIMULATED_JUDGE_SKILLS
 from leaderboard.models import TaskSet
 from leaderboard.roles import ADMIN, ANNOTATOR, RESEARCHER
-from leaderboard.services import ImportSummary, responses_import, role_groups_ensure, tasks_import
+from leaderboard.services.catalogue import ImportSummary, responses_import, role_groups_ensure, tasks_import
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo_data"
 DEMO_TASK_SET = "ekphrasis-demo"
@@ -31,7 +31,7 @@ DEMO_ACCOUNTS = (
 )
 
 
-# The simulated judge's latent skills for the demo models live in its configuration (leaderboard/judges.py),
+# The simulated judge's latent skills for the demo models live in its configuration (leaderboard/ekphrasis/judges.py),
 # so a run started from the page with any seed judges the same "true" models.
 DEMO_SIMULATED_SKILLS = SIMULATED_JUDGE_SKILLS
 
@@ -115,8 +115,8 @@ def demo_accounts_create() -> dict[str, str | None]:
 
 def demo_judge_run(*, task_set: TaskSet, progress=None):
     """Judge the demo set with the labelled simulated judge through the real pipeline (idempotent)."""
+    from leaderboard.ekphrasis import judge_runs
     from leaderboard.models import JudgeRun
-    from leaderboard.services import judge_runs
 
     # fixed-pair runs (the demo's Novelty ablation) are not the leaderboard run
     runs = JudgeRun.objects.filter(task_set=task_set, judge_name="simulated").exclude(config__has_key="fixed_pairs")

@@ -1,6 +1,8 @@
 from django import forms
 
 from leaderboard.models import Benchmark, SubjectModel, TaskSet
+from leaderboard.protocols import task_set_kind_check
+from leaderboard.runs.errors import RunConfigurationError
 
 
 class TaskImportForm(forms.Form):
@@ -41,7 +43,9 @@ class DrilldownFilterForm(forms.Form):
 
 
 class JudgeRunForm(forms.Form):
-    task_set = forms.ModelChoiceField(queryset=TaskSet.objects.all())
+    #: Any task set is looked up, so that one of another kind is refused with the lifecycle's own message
+    #: (naming both kinds) rather than "not one of the available choices"; the page offers Ekphrasis ones only.
+    task_set = forms.ModelChoiceField(queryset=TaskSet.objects.select_related("benchmark"))
     judge = forms.ChoiceField()
     dimensions = forms.CharField(initial="UEN", max_length=3)
     budget_per_task = forms.IntegerField(initial=50, min_value=1, max_value=10000)
@@ -59,6 +63,14 @@ class JudgeRunForm(forms.Form):
         latest = [("", "as the latest TIG build")]
         self.fields["tig_extractor"].choices = latest + [(e, e) for e in extractors]
         self.fields["tig_embedder"].choices = latest + [(e, e) for e in embedders]
+
+    def clean_task_set(self):
+        task_set = self.cleaned_data["task_set"]
+        try:
+            task_set_kind_check(task_set, kind=Benchmark.Kind.EKPHRASIS)
+        except RunConfigurationError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        return task_set
 
     def run_arguments(self) -> dict:
         data = self.cleaned_data

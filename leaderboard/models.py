@@ -11,6 +11,8 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from leaderboard.runs.models import RunJob
+
 
 class Benchmark(models.Model):
     class Kind(models.TextChoices):
@@ -239,15 +241,8 @@ class ChecklistItem(models.Model):
         return f"{self.task.external_id} {self.dimension}{self.slot} v{self.version}"
 
 
-class JudgeRun(models.Model):
+class JudgeRun(RunJob):
     """task set × dimensions × judge × budget per task × seed (issue: automatic judging)."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        RUNNING = "running"
-        FINALISING = "finalising"
-        DONE = "done"
-        FAILED = "failed"
 
     task_set = models.ForeignKey(TaskSet, on_delete=models.PROTECT, related_name="judge_runs")
     judge_name = models.CharField(max_length=100, help_text="'simulated' or the display name of a judge model.")
@@ -261,19 +256,10 @@ class JudgeRun(models.Model):
     novelty_anchor = models.CharField(
         max_length=8, default="tig", choices=[("tig", "TIG population clichés"), ("generic", "Generic anchors")]
     )
-    config = models.JSONField(default=dict, blank=True)
-    code_version = models.CharField(max_length=64, blank=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     tasks_total = models.PositiveIntegerField(default=0)
     tasks_done = models.PositiveIntegerField(default=0)
     calls_planned = models.PositiveIntegerField(default=0)
     calls_done = models.PositiveIntegerField(default=0)
-    usage = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -401,17 +387,11 @@ class AtomExtraction(models.Model):
         return self.key
 
 
-class TIGBuild(models.Model):
+class TIGBuild(RunJob):
     """One build of a task set's Typed Idea Graph populations (Ekphrasis App. G): which extractor and
     embedder, and how far the build has come. The work itself is stored per response
     (:class:`AtomExtraction`) and per atom (the embedding cache), so a build that is started again,
     or whose worker died, resumes where it stopped."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
 
     task_set = models.ForeignKey(TaskSet, on_delete=models.CASCADE, related_name="tig_builds")
     extractor = models.CharField(
@@ -426,17 +406,11 @@ class TIGBuild(models.Model):
         max_length=16, default="embedding", choices=[("embedding", "Embedding grouping"), ("llm", "The extractor model")],
         help_text="Who groups synonymous atoms within a type (App. G.2): embedding similarity, or the extractor model.",
     )
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     stage = models.CharField(max_length=32, blank=True, help_text="What the current task is doing.")
     tasks_total = models.PositiveIntegerField(default=0)
     tasks_done = models.PositiveIntegerField(default=0)
     responses_total = models.PositiveIntegerField(default=0)
     responses_extracted = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -473,15 +447,9 @@ class SourcePool(models.Model):
         return self.name + (" (demo data)" if self.is_demo else "")
 
 
-class TaskSetBuild(models.Model):
+class TaskSetBuild(RunJob):
     """One run of Algorithm 1 and its construction record: pools (with hashes), grid, seed, screen, the
     sampling diagnostics (Figures 6–8) and achieved counts. The result is a new frozen task-set version."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
 
     name = models.CharField(max_length=100, help_text="Name of the task set to create.")
     version = models.CharField(max_length=40)
@@ -490,18 +458,12 @@ class TaskSetBuild(models.Model):
     seed = models.BigIntegerField(default=0)
     screen = models.CharField(max_length=100, default="offline",
                               help_text="'offline' (the labelled rules) or the display name of a judge-role model.")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     stage = models.CharField(max_length=100, blank=True)
     tasks_kept = models.PositiveIntegerField(default=0)
     tasks_total = models.PositiveIntegerField(default=0)
     record = models.JSONField(default=dict, blank=True)
     task_set = models.OneToOneField(TaskSet, on_delete=models.SET_NULL, null=True, blank=True,
                                     related_name="construction")
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from django.db.models import Count, QuerySet
 
 from leaderboard.models import Render, Response, TaskSet
+from leaderboard.providers import provider_model_names
+from leaderboard.runs.selectors import run_status
 
 
 def task_set_get(*, name: str, version: str | None = None) -> TaskSet:
@@ -114,7 +116,7 @@ def judge_run_progress(*, run) -> dict:
     duration = (end - run.started_at).total_seconds() if run.started_at and end else None
     usage = run.usage or {}
     return {
-        "status": run.status,
+        **run_status(run),
         "tasks_done": run.tasks_done,
         "tasks_total": run.tasks_total,
         "calls_done": run.calls_done,
@@ -128,7 +130,6 @@ def judge_run_progress(*, run) -> dict:
         "usage": {k: usage.get(k) for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "cached_hits",
                                             "failures") if k in usage},
         "duration_seconds": None if duration is None else round(duration, 1),
-        "error": run.error,
     }
 
 
@@ -342,20 +343,13 @@ def judge_model_scores(*, task_set: TaskSet, dimension: str) -> dict[int, float]
 def tig_component_choices() -> tuple[list[str], list[str]]:
     """Extractors (offline, then judge-role models with an endpoint) and embedders (MiniLM, then
     embedder-role models with an endpoint) a TIG build may use."""
+    from leaderboard.ekphrasis.tig import OFFLINE_EMBEDDER, OFFLINE_EXTRACTOR
     from leaderboard.models import SubjectModel
-    from leaderboard.services.tig import OFFLINE_EMBEDDER, OFFLINE_EXTRACTOR
 
     return (
         [OFFLINE_EXTRACTOR, *provider_model_names(SubjectModel.Role.JUDGE)],
         [OFFLINE_EMBEDDER, *provider_model_names(SubjectModel.Role.EMBEDDER)],
     )
-
-
-def provider_model_names(role: str) -> list[str]:
-    """Display names of the models of ``role`` that have an endpoint to call."""
-    from leaderboard.models import SubjectModel
-
-    return list(SubjectModel.objects.filter(role=role).exclude(base_url="").values_list("display_name", flat=True))
 
 
 def tig_builds_of(*, task_set: TaskSet, done: bool = False) -> QuerySet:
@@ -375,10 +369,10 @@ def tig_build_progress(*, build) -> dict:
     else:
         share = build.tasks_done / build.tasks_total if build.tasks_total else 0.0
     return {
-        "id": build.pk, "status": build.status, "stage": build.stage, "extractor": build.extractor,
+        **run_status(build), "id": build.pk, "stage": build.stage, "extractor": build.extractor,
         "embedder": build.embedder, "canonicaliser": build.canonicaliser, "tasks_done": build.tasks_done, "tasks_total": build.tasks_total,
         "responses_extracted": build.responses_extracted, "responses_total": build.responses_total,
-        "share": share, "error": build.error,
+        "share": share,
     }
 
 
@@ -396,8 +390,8 @@ def tig_viewer(*, task, pair: tuple[int, int] | None = None, build=None) -> dict
     """Graph, ranked clusters and items of a task's population (or of one pair's leave-two-out context),
     with model primary keys mapped back to display names for researchers. ``build`` (a finished
     :class:`TIGBuild`) selects the extractor and embedder; None means the offline pair."""
+    from leaderboard.ekphrasis.tig import TIGComponents, task_population_index
     from leaderboard.models import ChecklistItem, SubjectModel
-    from leaderboard.services.tig import TIGComponents, task_population_index
 
     components = TIGComponents.of(build) if build is not None else TIGComponents()
     index = task_population_index(task, components=components)
@@ -518,6 +512,6 @@ def task_set_builds() -> QuerySet:
 def task_set_build_progress(*, build) -> dict:
     """A build's live status for its page (polled as JSON)."""
     share = 1.0 if build.status == "done" else (build.tasks_kept / build.tasks_total if build.tasks_total else 0.0)
-    return {"id": build.pk, "status": build.status, "stage": build.stage, "tasks_kept": build.tasks_kept,
-            "tasks_total": build.tasks_total, "share": share, "error": build.error,
+    return {**run_status(build), "id": build.pk, "stage": build.stage, "tasks_kept": build.tasks_kept,
+            "tasks_total": build.tasks_total, "share": share,
             "task_set": build.task_set_id}

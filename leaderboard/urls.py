@@ -1,6 +1,7 @@
 from django.urls import path, re_path
 
-from leaderboard import construction_views, views
+from leaderboard import views
+from leaderboard.ekphrasis import construction_views
 
 urlpatterns = [
     path("", views.home, name="home"),

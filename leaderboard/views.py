@@ -13,12 +13,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from leaderboard import charts, results, selectors
+from leaderboard import charts, selectors
+from leaderboard.ekphrasis import judge_runs, results, tig
 from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompareForm, TIGBuildForm
-from leaderboard.judges import judge_choices
-from leaderboard.models import JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
+from leaderboard.models import Benchmark, JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
+from leaderboard.providers import judge_choices
 from leaderboard.roles import is_admin, is_researcher, require_researcher
-from leaderboard.services import judge_runs, responses_export, tasks_export, tig
+from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.runs.starting import run_resume_from_page
+from leaderboard.services.catalogue import responses_export, tasks_export
 
 
 def home(request):
@@ -104,7 +107,9 @@ def leaderboard_list(request):
         "leaderboard/leaderboard_list.html",
         {"snapshots": selectors.snapshot_list(), "runs": selectors.judge_run_list()[:50],
          "arena": results.arena_rows(selectors.latest_snapshots_per_task_set()),
-         "task_sets": TaskSet.objects.order_by("name", "version"), "judges": judge_choices(),
+         # a judge run takes an Ekphrasis task set: the form offers (and preselects) no other kind's
+         "task_sets": TaskSet.objects.filter(benchmark__kind=Benchmark.Kind.EKPHRASIS).order_by("name", "version"),
+         "judges": judge_choices(),
          "tig_choices": selectors.tig_component_choices()},
     )
 
@@ -231,9 +236,9 @@ def constraint_lines(constraints) -> list[tuple[str, str]]:
 def judge_run_detail(request, pk: int):
     require_researcher(request.user)
     run = get_object_or_404(JudgeRun.objects.select_related("task_set"), pk=pk)
-    # Read by static/js/judge_run_status.js through json_script (no inline script: CSP).
-    page_data = {"status_url": reverse("judge_run_status", args=[run.pk]), "snapshot_url": reverse("snapshot_detail", args=[0]),
-                 "drilldown_url": reverse("task_drilldown", args=[0, 0])}
+    # link templates for static/js/run_status.js: {id} is the snapshot, {row} the task
+    page_data = {"snapshot_href": reverse("snapshot_detail", args=[0]).replace("/0/", "/{id}/"),
+                 "drilldown_href": reverse("task_drilldown", args=[0, 0]).replace("/0/tasks/0/", "/{id}/tasks/{row}/")}
     return render(request, "leaderboard/judge_run_detail.html",
                   {"run": run, "progress": selectors.judge_run_progress(run=run), "page_data": page_data,
                    "gates": selectors.judge_run_launch_gates(run=run), "can_override": is_admin(request.user)})
@@ -255,7 +260,7 @@ def judge_run_new(request):
         return redirect("leaderboard_list")
     try:
         run = judge_runs.judge_run_create(created_by=request.user, **form.run_arguments())
-    except judge_runs.RunConfigurationError as exc:
+    except RunConfigurationError as exc:
         messages.error(request, f"Run not started: {exc}")
         return redirect("leaderboard_list")
     # In the embedded default (no broker) the run would take the request hostage: run it in the background.
@@ -306,7 +311,7 @@ def tig_build_new(request, pk: int):
     except tig.TIGConfigurationError as exc:
         messages.error(request, f"TIG build not started: {exc}")
         return redirect("task_set_detail", pk=pk)
-    tig.tig_build_start(build=build)
+    tig.tig_build_start(build=build, background=True)
     return redirect("tig_build_detail", pk=pk, build_pk=build.pk)
 
 
@@ -314,10 +319,8 @@ def tig_build_detail(request, pk: int, build_pk: int):
     require_researcher(request.user)
     build = get_object_or_404(TIGBuild.objects.select_related("task_set"), pk=build_pk, task_set_id=pk)
     progress = selectors.tig_build_progress(build=build)
-    # Read by static/js/tig_build_status.js through json_script (no inline script: CSP).
-    page_data = {"status_url": reverse("tig_build_status", args=[pk, build.pk]), "share": progress["share"]}
     return render(request, "leaderboard/tig_build_detail.html",
-                  {"build": build, "progress": progress, "page_data": page_data,
+                  {"build": build, "progress": progress,
                    "first_task": build.task_set.tasks.order_by("position", "external_id").first()})
 
 
@@ -325,10 +328,8 @@ def tig_build_detail(request, pk: int, build_pk: int):
 def tig_build_resume(request, pk: int, build_pk: int):
     """Queue a failed build again; it resumes from the stored extractions and embeddings."""
     require_researcher(request.user)
-    build = get_object_or_404(TIGBuild, pk=build_pk, task_set_id=pk)
-    if build.status == TIGBuild.Status.FAILED:
-        tig.tig_build_start(build=build)
-    return redirect("tig_build_detail", pk=pk, build_pk=build.pk)
+    run_resume_from_page(request, get_object_or_404(TIGBuild, pk=build_pk, task_set_id=pk))
+    return redirect("tig_build_detail", pk=pk, build_pk=build_pk)
 
 
 def tig_build_status(request, pk: int, build_pk: int):

@@ -61,6 +61,13 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def _eager_jobs_inside_the_request(settings):
+    # A test's database is one transaction that a background thread cannot see: a page's Start runs
+    # its job inside the request (tests/leaderboard/runs/test_lifecycle.py checks the thread path).
+    settings.ATELIER_EAGER_JOBS_IN_BACKGROUND = False
+
+
+@pytest.fixture(autouse=True)
 def _login_throttling_off(settings):
     # django-axes refuses an authenticate() without a request, which the test client's login()
     # makes; tests/evalsite/test_login_throttling.py switches it back on.

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-from leaderboard.services import compose_two_field_text, role_groups_ensure, sha256_text
+from leaderboard.services.catalogue import compose_two_field_text, role_groups_ensure, sha256_text
 
 PASSWORD = "correct-horse-battery"
 

@@ -14,8 +14,10 @@ a component above the size cap is split again by dropping its lightest edges unt
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
+from collections.abc import Collection
 from itertools import pairwise
 
 import numpy as np
@@ -57,6 +59,7 @@ LEIDEN_IMPLEMENTATION = "igraph"
 _RNG_LOCK = threading.Lock()
 
 
+@functools.cache
 def leiden_available(implementation: str = LEIDEN_IMPLEMENTATION) -> bool:
     """Whether the packages ``implementation`` needs are importable (igraph; plus leidenalg for it)."""
     try:
@@ -263,12 +266,15 @@ def same_type_labels(
     resolution: float = LEIDEN_RESOLUTION,
     size_cap: int = LEIDEN_SIZE_CAP,
     implementation: str = LEIDEN_IMPLEMENTATION,
+    only_types: Collection[int] | None = None,
 ) -> np.ndarray:
     """Cluster label per node (0..k-1) from clustering each same-type subgraph (App. G.4).
 
     ``method`` is ``"leiden"`` (falls back to components when the Leiden packages are not importable) or
     ``"components"``. Clusters never mix types; types come in ascending order, and within a type clusters
-    are numbered by their smallest node.
+    are numbered by their smallest node. ``only_types``: cluster just these type codes and leave every
+    node of another type a singleton -- each type is clustered on its own subgraph and numbered after
+    the types before it, so the clusters of these types are the same and in the same order.
     """
     if method not in ("leiden", "components"):
         raise ValueError(f"unknown clustering method {method!r}")
@@ -288,6 +294,10 @@ def same_type_labels(
     offset = 0
     for t in np.unique(types).tolist():
         nodes = np.flatnonzero(types == t)
+        if only_types is not None and t not in only_types:
+            labels[nodes] = offset + np.arange(len(nodes))
+            offset += len(nodes)
+            continue
         if use_leiden:
             position[nodes] = np.arange(len(nodes))
             mine = edge_type == t

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.tig.atoms import AtomTable, Extractor, IdeaRecord, ResponseAtoms, idea_record
+from engine.tig.atoms import ATOM_TYPES, AtomTable, Extractor, IdeaRecord, ResponseAtoms, idea_record
 from engine.tig.canonical import CANONICAL_MERGE_THRESHOLD, Canonicaliser, canonicalise
 from engine.tig.checklist import (
     MATERIALISED_TYPES,
@@ -118,7 +118,10 @@ class NoveltyContext:
     """The Novelty anchors of one judged pair on one task: ranked clusters and materialised items built on
     the leave-two-models-out reference population (``reference_models``, ``n_reference_ideas``).
 
-    ``clusters`` are built from ``scored`` on first access (most contexts only ever need their items)."""
+    ``clusters`` are built from ``scored`` on first access (most contexts only ever need their items);
+    ``scored`` itself -- every type's clusters -- is computed on first access: a context's items need only
+    the clusters of :data:`~engine.tig.checklist.MATERIALISED_TYPES`, which are the same whether or not
+    the other types are clustered (:func:`~engine.tig.clusters.same_type_labels`, ``only_types``)."""
 
     task: str
     pair: tuple[str, str]
@@ -127,9 +130,17 @@ class NoveltyContext:
     mode: str  # "tig" or "generic"
     reference_models: list[str]
     n_reference_ideas: int
-    scored: ScoredClusters | None = field(default=None, repr=False)
+    _scored: ScoredClusters | None = field(default=None, repr=False)
     items: list[ChecklistItem] = field(default_factory=list)
     graph: IdeaGraph | None = field(default=None, repr=False)
+    _build_scored: Callable[[], ScoredClusters] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def scored(self) -> ScoredClusters | None:
+        """Every cluster of the reference graph, scored (computed on first access)."""
+        if self._scored is None and self._build_scored is not None:
+            self._scored, self._build_scored = self._build_scored(), None
+        return self._scored
 
     @property
     def clusters(self) -> list[Cluster]:
@@ -244,10 +255,16 @@ class PopulationIndex:
         """The Typed Idea Graph of the population without ``exclude_models``."""
         return build_graph(canonicalise(self.reference_table(exclude_models), self.canonicaliser))
 
-    def scored_clusters(self, exclude_models: Iterable[str] = ()) -> tuple[ScoredClusters, IdeaGraph]:
-        """Every cluster of the population without ``exclude_models``, scored (compact), and the graph."""
-        graph = self.graph(exclude_models)
-        labels = same_type_labels(graph.weight, graph.canon.node_type, method=self.clustering, seed=self.seed)
+    def scored_clusters(
+        self, exclude_models: Iterable[str] = (), *, graph: IdeaGraph | None = None,
+        only_types: Sequence[str] | None = None,
+    ) -> tuple[ScoredClusters, IdeaGraph]:
+        """Every cluster of the population without ``exclude_models``, scored (compact), and the graph;
+        ``only_types``: cluster only those types (every other node a singleton: enough for items)."""
+        graph = graph if graph is not None else self.graph(exclude_models)
+        codes = None if only_types is None else {ATOM_TYPES.index(t) for t in only_types}
+        labels = same_type_labels(graph.weight, graph.canon.node_type, method=self.clustering, seed=self.seed,
+                                  only_types=codes)
         return score_partition(graph, labels), graph
 
     def clusters(self, exclude_models: Iterable[str] = ()) -> tuple[list[Cluster], IdeaGraph]:
@@ -264,7 +281,8 @@ class PopulationIndex:
         if hit is not None and (hit.graph is not None or not keep_graph):
             self._contexts.move_to_end(cache_key)
             return hit
-        scored, graph = self.scored_clusters((a, b))
+        # Items need only the materialised types' clusters; the rest is clustered if someone asks.
+        item_clusters, graph = self.scored_clusters((a, b), only_types=MATERIALISED_TYPES)
         context_key = pair_context_key((a, b))
         ctx = NoveltyContext(
             task=self.task,
@@ -274,15 +292,16 @@ class PopulationIndex:
             mode="tig",
             reference_models=list(graph.models),
             n_reference_ideas=graph.n_responses,
-            scored=scored,
             items=materialise_items(
-                scored.iter_ranked(types=MATERIALISED_TYPES, min_models=MIN_MODELS),
+                item_clusters.iter_ranked(types=MATERIALISED_TYPES, min_models=MIN_MODELS),
                 task=self.task,
                 context_key=context_key,
                 population_version=self.version,
                 top_k=top_k,
             ),
             graph=graph if keep_graph else None,
+            _build_scored=(lambda: self.scored_clusters((a, b), graph=graph)[0]) if keep_graph
+            else (lambda: self.scored_clusters((a, b))[0]),
         )
         if self.max_contexts is None or self.max_contexts > 0:
             self._contexts[cache_key] = ctx

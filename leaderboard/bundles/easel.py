@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
-from engine.easel.leaderboard import EPISODE_FIELDS
+from engine.easel.leaderboard import EPISODE_FIELDS, TRAJECTORY_COLUMNS
 from leaderboard.bundles.common import model_description, task_set_description
 from leaderboard.easel import results, selectors
 from leaderboard.easel.models import EaselEpisode, EaselStep
@@ -70,10 +70,10 @@ def _viewer(payload: dict, episodes: list[dict], runs, references: dict[str, str
     for group, items in (("agent", payload["agents"]), ("reference", payload["references"])):
         for r in items:
             rows.append([group, r["agent"], r["simulated"]] + [(r["categories"].get(name) or [None])[0] for name, _ in categories]
-                        + [(r[f] or [None])[0] for f, _ in selectors.TRAJECTORY_COLUMNS])
+                        + [(r[f] or [None])[0] for f, _ in TRAJECTORY_COLUMNS])
     board = {"caption": "Mean over references (" + payload["interval"] + ")",
              "columns": ["row", "agent", "simulated"] + [head for _, head in categories]
-             + [head for _, head in selectors.TRAJECTORY_COLUMNS], "rows": rows}
+             + [head for _, head in TRAJECTORY_COLUMNS], "rows": rows}
     label = {run.pk: run.agent_name for run in runs}
     instances = [{
         "id": str(e["id"]), "label": f"{label.get(e['run'], e['run'])} · {e['task']} ({e['kind']}, {e['steps_done']} steps)",

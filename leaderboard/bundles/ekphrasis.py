@@ -2,7 +2,7 @@
 of the run with what the judge saw and said, the judge's configuration and seeds, and the snapshot.
 
 The ``fit`` fields of each judged comparison are the records the site's finaliser fitted
-(:func:`leaderboard.services.judge_runs._judged_comparisons`, read here rather than rebuilt), so the
+(:func:`leaderboard.ekphrasis.judge_runs._judged_comparisons`, read here rather than rebuilt), so the
 bundle's recomputation (:mod:`engine.bundle.ekphrasis`) runs the site's fit on the site's inputs.
 """
 
@@ -12,11 +12,11 @@ from collections import Counter, defaultdict
 
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
-from leaderboard import results
 from leaderboard.bundles.common import model_description, task_set_description
+from leaderboard.ekphrasis import results
+from leaderboard.ekphrasis.judge_chunk import INSPECTED_FIELD
+from leaderboard.ekphrasis.judge_runs import _judged_comparisons
 from leaderboard.models import Comparison, LeaderboardSnapshot, Response, SubjectModel
-from leaderboard.services.judge_chunk import INSPECTED_FIELD
-from leaderboard.services.judge_runs import _judged_comparisons
 
 PROTOCOL = "Ekphrasis: pairwise judged visual creative ideation, Bradley–Terry with task-level bootstrap (§4.3, App. F)"
 RATIONALE_SHOWN = 300  # characters of a rationale in the viewer's drill-down (the records keep all of it)

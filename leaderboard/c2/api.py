@@ -27,7 +27,7 @@ from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
 from leaderboard.c2.services.imports import FORMATS, c2_tasks_import
 from leaderboard.models import Benchmark, TaskSet
-from leaderboard.services.api_operations import ApiOperationRefused
+from leaderboard.runs.api import RunProgressOutput, run_operation_apis
 
 
 class C2TaskImportApi(ApiView):
@@ -69,13 +69,11 @@ class C2RunOutput(serializers.ModelSerializer):
                   "started_at", "finished_at"]
 
 
-class C2ProgressOutput(serializers.Serializer):
-    status = serializers.CharField()
+class C2ProgressOutput(RunProgressOutput):
     prompts_done = serializers.IntegerField()
     prompts_total = serializers.IntegerField()
     calls_done = serializers.IntegerField()
     calls_planned = serializers.IntegerField()
-    error = serializers.CharField(allow_blank=True)
     has_results = serializers.BooleanField()
 
 
@@ -144,23 +142,8 @@ class C2RunDetailApi(ApiView):
         return Response(_detail(get_object_or_404(C2Run, pk=pk)))
 
 
-class C2RunResumeApi(ApiView):
-    @extend_schema(operation_id="c2_runs_resume", request=None,
-                   responses={202: C2RunDetailOutput, **error_responses(404, 409)})
-    def post(self, request, pk: int):
-        run = get_object_or_404(C2Run, pk=pk)
-        if run.status != C2Run.Status.FAILED:
-            raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a failed run resumes")
-        runs.c2_run_start(run=run)
-        return Response(_detail(run), status=status.HTTP_202_ACCEPTED)
-
-
-class C2RunCancelApi(ApiView):
-    @extend_schema(operation_id="c2_runs_cancel", request=None,
-                   responses={200: C2RunDetailOutput, **error_responses(404, 409)})
-    def post(self, request, pk: int):
-        run = runs.c2_run_cancel(run=get_object_or_404(C2Run, pk=pk), by=request.user.get_username())
-        return Response(_detail(run))
+C2RunResumeApi, C2RunCancelApi = run_operation_apis(
+    model=C2Run, detail=_detail, detail_output=C2RunDetailOutput, operation_prefix="c2_runs")
 
 
 class C2RatingOutput(serializers.ModelSerializer):

@@ -9,6 +9,7 @@ from leaderboard.c2.models import C2Run
 from leaderboard.c2.selectors import METRIC_SHORT, leaderboard_tables
 from leaderboard.c2.services.scoring import METRICS, TASK_TYPE_LABELS
 from leaderboard.csv_cells import csv_text
+from leaderboard.exports import latex_row, latex_table, tex_escape
 
 
 def _flags(run: C2Run) -> tuple[bool, bool]:
@@ -47,12 +48,6 @@ def export_json(run: C2Run) -> str:
     }, indent=2)
 
 
-def _tex(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
-        text = text.replace(a, b)
-    return text
-
-
 def _tex_cell(cell) -> str:
     if cell is None:
         return "--"
@@ -66,19 +61,17 @@ def export_latex(run: C2Run) -> str:
     out = []
     for table in leaderboard_tables(run.results):
         n = len(table.columns)
-        head_groups = " & ".join(rf"\multicolumn{{4}}{{c}}{{{_tex(label)}}}" for _, label, _ in table.groups)
+        head_groups = " & ".join(rf"\multicolumn{{4}}{{c}}{{{tex_escape(label)}}}" for _, label, _ in table.groups)
         head_metrics = " & ".join(METRIC_SHORT[m] for _, m in table.columns)
-        out += [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{lc" + "c" * n + "}", r"\toprule",
-                rf"Model & Combined & {head_groups} \\", rf" & & {head_metrics} \\", r"\midrule"]
-        for row in table.rows:
-            out.append(" & ".join([_tex(row.model), _tex_cell(row.combined)] + [_tex_cell(c) for c in row.cells]) + r" \\")
+        body = [latex_row([tex_escape(row.model), _tex_cell(row.combined)] + [_tex_cell(c) for c in row.cells])
+                for row in table.rows]
         flag = (" SIMULATED components." if simulated else "") + (" Demo data." if demo else "")
         types = ", ".join(TASK_TYPE_LABELS[t] for t, _, _ in table.groups)
-        out += [r"\bottomrule", r"\end{tabular}",
-                r"\caption{" + _tex(
-                    f"C²-Eval, {types}: usefulness, originality, surprise, creativity in [0, 100]; Combined is the mean "
-                    f"creativity of the task types. Bold best, underlined second best. Run {run.pk}, {run.template} "
-                    f"template, n = {run.n_samples}, rater {run.rater_name}, seed {run.seed}, Surprise policy "
-                    f"{run.surprise_policy}, tau {run.tau}, code {run.code_version}.{flag}") + "}",
-                r"\end{table}", ""]
+        caption = tex_escape(
+            f"C²-Eval, {types}: usefulness, originality, surprise, creativity in [0, 100]; Combined is the mean "
+            f"creativity of the task types. Bold best, underlined second best. Run {run.pk}, {run.template} "
+            f"template, n = {run.n_samples}, rater {run.rater_name}, seed {run.seed}, Surprise policy "
+            f"{run.surprise_policy}, tau {run.tau}, code {run.code_version}.{flag}")
+        out += latex_table(columns="lc" + "c" * n, head=[rf"Model & Combined & {head_groups} \\", rf" & & {head_metrics} \\"],
+                           body=body, caption=caption) + [""]
     return "\n".join(out)

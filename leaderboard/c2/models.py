@@ -17,6 +17,7 @@ from django.db import models
 from django.db.models import Q
 
 from leaderboard.models import SubjectModel, Task, TaskSet
+from leaderboard.runs.models import RunJob
 
 CONVERGENT_TYPES = ("qa", "code", "vqa")
 DIVERGENT_TYPES = ("story", "idea", "visual_story")
@@ -48,17 +49,10 @@ class C2TaskImage(models.Model):
         return f"image of {self.task_id}: {self.file_name}"
 
 
-class C2Run(models.Model):
+class C2Run(RunJob):
     """task set × models × n samples × template × rater × seed × Surprise policy (issue 12); an optional
     second rater rates every divergent sample once more for the inter-rater ICC (its scores never enter
     the leaderboard)."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        RUNNING = "running"
-        FINALISING = "finalising"
-        DONE = "done"
-        FAILED = "failed"
 
     class Template(models.TextChoices):
         STANDARD = "standard", "Standard instruction"
@@ -90,20 +84,11 @@ class C2Run(models.Model):
     embedder = models.CharField(max_length=100, default="minilm", help_text="'minilm' or an embedder-role model.")
     rerate_share = models.FloatField(default=0.10, help_text="Share of divergent samples rated twice (test–retest).")
     is_simulated = models.BooleanField(default=False, help_text="A simulated subject or rater took part.")
-    config = models.JSONField(default=dict, blank=True)
-    code_version = models.CharField(max_length=64, blank=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     prompts_total = models.PositiveIntegerField(default=0)
     prompts_done = models.PositiveIntegerField(default=0)
     calls_planned = models.PositiveIntegerField(default=0)
     calls_done = models.PositiveIntegerField(default=0)
-    usage = models.JSONField(default=dict, blank=True)
     results = models.JSONField(null=True, blank=True, help_text="Scores stored when the run finishes.")
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

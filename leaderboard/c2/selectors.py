@@ -12,8 +12,9 @@ from django.db.models import Prefetch, QuerySet
 from engine.c2.uos import paired_bootstrap_difference
 from leaderboard.c2.models import CONVERGENT_TYPES, DIVERGENT_TYPES, C2Rating, C2Run, C2RunPrompt, C2Sample
 from leaderboard.c2.services.scoring import METRICS, TASK_TYPE_LABELS
-from leaderboard.judges import judge_choices
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
+from leaderboard.providers import judge_choices
+from leaderboard.runs.selectors import run_status
 
 METRIC_SHORT = {"usefulness": "Use.", "originality": "Orig.", "surprise": "Surp.", "creativity": "Crea."}
 TABLE_TITLES = {"text": "Table 1 shape: text-based tasks", "vision": "Table 2 shape: multimodal tasks"}
@@ -177,8 +178,8 @@ def ablation_rows(run: C2Run, partner: C2Run) -> list[AblationRow]:
 
 def c2_run_progress(*, run: C2Run) -> dict:
     return {
-        "status": run.status, "prompts_done": run.prompts_done, "prompts_total": run.prompts_total,
-        "calls_done": run.calls_done, "calls_planned": run.calls_planned, "error": run.error[:500],
+        **run_status(run, error_chars=500), "prompts_done": run.prompts_done, "prompts_total": run.prompts_total,
+        "calls_done": run.calls_done, "calls_planned": run.calls_planned,
         "has_results": run.results is not None,
     }
 

@@ -16,6 +16,8 @@ from leaderboard.c2.models import C2Run, C2TaskImage
 from leaderboard.c2.services import runs
 from leaderboard.models import Task
 from leaderboard.roles import require_researcher
+from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.runs.starting import run_resume_from_page
 
 
 def _run_id_param(request) -> tuple[int | None, bool]:
@@ -94,10 +96,10 @@ def run_new(request):
         return redirect("c2:leaderboard")
     try:
         run = runs.c2_run_create(created_by=request.user, **form.run_arguments())
-    except runs.RunConfigurationError as exc:
+    except RunConfigurationError as exc:
         messages.error(request, f"Run not started: {exc}")
         return redirect("c2:leaderboard")
-    runs.c2_run_start(run=run)
+    runs.c2_run_start(run=run, background=True)
     return redirect("c2:run_detail", pk=run.pk)
 
 
@@ -105,10 +107,8 @@ def run_new(request):
 def run_resume(request, pk: int):
     """Queue a failed run again; it resumes from its planned rows."""
     require_researcher(request.user)
-    run = get_object_or_404(C2Run, pk=pk)
-    if run.status == C2Run.Status.FAILED:
-        runs.c2_run_start(run=run)
-    return redirect("c2:run_detail", pk=run.pk)
+    run_resume_from_page(request, get_object_or_404(C2Run, pk=pk))
+    return redirect("c2:run_detail", pk=pk)
 
 
 def prompt_detail(request, pk: int, task_pk: int):

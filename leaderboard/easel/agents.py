@@ -5,7 +5,7 @@
 the paper's Learning-to-Paint data policy, whose weights we do not have); the three anchors are named
 by their engine function; any other name must be a ``SubjectModel`` with role *subject*, reached
 through its OpenAI-compatible endpoint by the one provider client
-(:func:`leaderboard.judges.provider_client_for`), with the API key read from the environment variable
+(:func:`leaderboard.providers.provider_client_for`), with the API key read from the environment variable
 the model row names. Nothing else selects a simulated component.
 """
 
@@ -97,7 +97,7 @@ def model_chat(run: EaselRun) -> tuple[Callable[[list[dict]], str], object]:
     Requests go through the persistent request cache under a sample index naming the run's seed, so that
     a resumed episode asks exactly what the interrupted one asked and gets the stored answer back (the
     resumed episode is identical even for a sampling model), while another seed asks afresh."""
-    from leaderboard.judges import provider_client_for
+    from leaderboard.providers import provider_client_for
 
     client = provider_client_for(run.subject_model, temperature=0.0, cache_name="easel")
     sample_index = f"easel:seed={run.seed}"
@@ -138,7 +138,7 @@ def recogniser_for(run: EaselRun):
     name = run.config.get("recogniser") or "tesseract"
     if name == "tesseract":
         return TesseractRecogniser()
-    from leaderboard.judges import provider_client_for
+    from leaderboard.providers import provider_client_for
 
     try:
         model = SubjectModel.objects.get(display_name=name)

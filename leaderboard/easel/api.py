@@ -18,8 +18,8 @@ from leaderboard.api import MAX_SEED
 from leaderboard.api_contract import ApiListView, ApiView, IdFilter, error_responses, not_modified_or
 from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
-from leaderboard.services.api_operations import ApiOperationRefused
-from leaderboard.services.judge_runs import code_version
+from leaderboard.providers import code_version
+from leaderboard.runs.api import RunProgressOutput, run_operation_apis
 
 
 class EaselRunOutput(serializers.ModelSerializer):
@@ -32,13 +32,11 @@ class EaselRunOutput(serializers.ModelSerializer):
                   "error", "created_at", "started_at", "finished_at"]
 
 
-class EaselProgressOutput(serializers.Serializer):
-    status = serializers.CharField()
+class EaselProgressOutput(RunProgressOutput):
     episodes_done = serializers.IntegerField()
     episodes_total = serializers.IntegerField()
     steps_done = serializers.IntegerField()
     steps_planned = serializers.IntegerField()
-    error = serializers.CharField(allow_blank=True)
 
 
 class EaselRunDetailOutput(serializers.Serializer):
@@ -52,13 +50,6 @@ def _detail(run: EaselRun) -> dict:
             "summary": selectors.run_summary(run=run)}
 
 
-def _start(run: EaselRun) -> None:
-    """Queue the run. Without a broker (eager mode) its episodes run inside this request; a failure there is
-    recorded on the run (as the page does), and shows in its status, not as a 500."""
-    try:
-        services.easel_run_start(run=run)
-    except Exception as exc:  # noqa: BLE001 - eager mode only: a worker would have recorded the same error
-        services.easel_run_fail(run_id=run.pk, error=repr(exc))
 
 
 class EaselRunFilter(django_filters.FilterSet):
@@ -105,8 +96,7 @@ class EaselRunCreateApi(ApiView):
         if task_set is None:
             raise Http404("No such EASEL task set.")
         run = services.easel_run_create(task_set=task_set, created_by=request.user, **values)
-        _start(run)
-        run.refresh_from_db()
+        services.easel_run_start(run=run)
         return Response(_detail(run), status=status.HTTP_201_CREATED)
 
 
@@ -116,24 +106,8 @@ class EaselRunDetailApi(ApiView):
         return Response(_detail(get_object_or_404(EaselRun, pk=pk)))
 
 
-class EaselRunResumeApi(ApiView):
-    @extend_schema(operation_id="easel_runs_resume", request=None,
-                   responses={202: EaselRunDetailOutput, **error_responses(404, 409)})
-    def post(self, request, pk: int):
-        run = get_object_or_404(EaselRun, pk=pk)
-        if run.status != EaselRun.Status.FAILED:
-            raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a failed run resumes")
-        _start(run)
-        run.refresh_from_db()
-        return Response(_detail(run), status=status.HTTP_202_ACCEPTED)
-
-
-class EaselRunCancelApi(ApiView):
-    @extend_schema(operation_id="easel_runs_cancel", request=None,
-                   responses={200: EaselRunDetailOutput, **error_responses(404, 409)})
-    def post(self, request, pk: int):
-        run = services.easel_run_cancel(run=get_object_or_404(EaselRun, pk=pk), by=request.user.get_username())
-        return Response(_detail(run))
+EaselRunResumeApi, EaselRunCancelApi = run_operation_apis(
+    model=EaselRun, detail=_detail, detail_output=EaselRunDetailOutput, operation_prefix="easel_runs")
 
 
 class EaselEpisodeOutput(serializers.ModelSerializer):

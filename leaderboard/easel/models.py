@@ -19,11 +19,11 @@ budget) stores every :data:`LONG_EPISODE_CANVAS_STRIDE`-th canvas plus the final
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
 from leaderboard.models import SubjectModel, Task, TaskSet
+from leaderboard.runs.models import RunJob
 
 #: Episodes with at most this many steps store the canvas of every step (Table 1's largest budget).
 FULL_CANVAS_BUDGET = 128
@@ -58,7 +58,7 @@ class EaselImage(models.Model):
         return f"image of {self.task.external_id} ({self.width}×{self.height})"
 
 
-class EaselRun(models.Model):
+class EaselRun(RunJob):
     """task set × agent × budget setting × seed (easel.txt §5; anchors and the painter of Table 2)."""
 
     class AgentKind(models.TextChoices):
@@ -70,12 +70,6 @@ class EaselRun(models.Model):
     class Budget(models.TextChoices):
         ALIGNED = "aligned", "Budget-aligned (Table 1 budget)"
         NATIVE = "native", f"Native ({NATIVE_BUDGET} steps)"
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
 
     task_set = models.ForeignKey(TaskSet, on_delete=models.PROTECT, related_name="easel_runs")
     agent_kind = models.CharField(max_length=16, choices=AgentKind.choices)
@@ -89,18 +83,10 @@ class EaselRun(models.Model):
     seed = models.BigIntegerField(default=0)
     is_simulated = models.BooleanField(default=False)
     config = models.JSONField(default=dict, blank=True, help_text="Agent parameters (skill, painter candidates, ...).")
-    code_version = models.CharField(max_length=64, blank=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     episodes_total = models.PositiveIntegerField(default=0)
     episodes_done = models.PositiveIntegerField(default=0)
     steps_planned = models.PositiveIntegerField(default=0)
     steps_done = models.PositiveIntegerField(default=0)
-    usage = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
+from engine.easel.leaderboard import TRAJECTORY_COLUMNS
 from leaderboard import charts
 from leaderboard.csv_cells import csv_text
-from leaderboard.easel.selectors import TRAJECTORY_COLUMNS
-from leaderboard.results import _tex
+from leaderboard.exports import latex_row, latex_table, tex_escape
 
 
 def progress_chart(payload: dict) -> str:
@@ -149,39 +149,37 @@ def export_latex(payload: dict) -> str:
     rows below a rule; Table 4 as a second tabular when semantic episodes exist."""
     categories = payload["categories"]
     heads = ["Model"] + [head for _, head in categories] + [head for _, head in TRAJECTORY_COLUMNS]
-    lines = [r"\begin{table}[t]", r"\centering", r"\small",
-             r"\begin{tabular}{l" + "c" * (len(heads) - 1) + "}", r"\toprule", " & ".join(heads) + r" \\", r"\midrule"]
 
     def row_line(r) -> str:
         name = r["agent"] + (" (simulated)" if r["simulated"] else "")
-        cells = [_tex(name)] + [_cell(r["categories"].get(c)) for c, _ in categories]
+        cells = [tex_escape(name)] + [_cell(r["categories"].get(c)) for c, _ in categories]
         cells += [_cell(r[field]) for field, _ in TRAJECTORY_COLUMNS]
-        return " & ".join(cells) + r" \\"
+        return latex_row(cells)
 
-    lines += [row_line(r) for r in payload["agents"]]
+    body = [row_line(r) for r in payload["agents"]]
     if payload["references"]:
-        lines.append(r"\midrule")
-        lines += [row_line(r) for r in payload["references"]]
+        body.append(r"\midrule")
+        body += [row_line(r) for r in payload["references"]]
     flag = " Simulated agents are not models." if payload["simulated"] else ""
     flag += " Demo data." if payload["demo"] else ""
     suite = payload["task_set"]
-    lines += [r"\bottomrule", r"\end{tabular}",
-              r"\caption{EASEL reconstruction: mean S per category and trajectory diagnostics, "
-              + _tex(f"{payload['interval']}; reference rows (anchors, painter) below the rule. "
-                     f"Suite {suite['name']} v{suite['version']}.{flag}") + "}", r"\end{table}"]
+    lines = latex_table(columns="l" + "c" * (len(heads) - 1), head=[latex_row(heads)], body=body,
+                        caption="EASEL reconstruction: mean S per category and trajectory diagnostics, "
+                        + tex_escape(f"{payload['interval']}; reference rows (anchors, painter) below the rule. "
+                                     f"Suite {suite['name']} v{suite['version']}.{flag}"))
     if payload["semantic"]:
         tasks = payload["semantic_tasks"]
         heads = ["Model"] + [head for _, head in tasks] + ["Maze Inv.", "Maze Undo", "Non-Maze Undo", "Avg. Submit (\\%)"]
-        lines += ["", r"\begin{table}[t]", r"\centering", r"\small",
-                  r"\begin{tabular}{l" + "c" * (len(heads) - 1) + "}", r"\toprule", " & ".join(heads) + r" \\", r"\midrule"]
+        body = []
         for r in payload["semantic"]:
             name = r["agent"] + (" (simulated)" if r["simulated"] else "")
-            cells = [_tex(name)] + [_cell(r["scores"].get(t), interval=False) for t, _ in tasks]
+            cells = [tex_escape(name)] + [_cell(r["scores"].get(t), interval=False) for t, _ in tasks]
             cells += [_cell(r["maze_invalid_rate"], interval=False), str(r["maze_undo"]), str(r["non_maze_undo"]),
                       f"{r['avg_submit_pct']:.1f}"]
-            lines.append(" & ".join(cells) + r" \\")
+            body.append(latex_row(cells))
         recognisers = sorted({name for r in payload["semantic"] for name in r["recognisers"]})
-        lines += [r"\bottomrule", r"\end{tabular}",
-                  r"\caption{EASEL semantic tasks (Dice, letter match, route progress). "
-                  + _tex(f"Handwriting recogniser: {', '.join(recognisers) or 'n/a'}.{flag}") + "}", r"\end{table}"]
+        lines += [""] + latex_table(
+            columns="l" + "c" * (len(heads) - 1), head=[latex_row(heads)], body=body,
+            caption="EASEL semantic tasks (Dice, letter match, route progress). "
+            + tex_escape(f"Handwriting recogniser: {', '.join(recognisers) or 'n/a'}.{flag}"))
     return "\n".join(lines) + "\n"

@@ -10,20 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count, Q, QuerySet
 
-# The board is computed in the engine; its constants are named here for the pages (and _bootstrap by tests).
-from engine.easel.leaderboard import (
-    CATEGORIES,
-    EPISODE_FIELDS,
-    INTERVAL_NOTE,  # noqa: F401
-    N_BOOT,  # noqa: F401
-    SEMANTIC_TASKS,  # noqa: F401
-    TRAJECTORY_COLUMNS,  # noqa: F401
-    BoardRun,
-    _bootstrap,  # noqa: F401
-    easel_board,
-)
+# The board is computed in the engine (engine.easel.leaderboard); callers import its constants from there.
+from engine.easel.leaderboard import CATEGORIES, EPISODE_FIELDS, BoardRun, _bootstrap, easel_board
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.models import Benchmark, TaskSet
+from leaderboard.runs.selectors import run_status
 
 
 def easel_task_sets() -> QuerySet[TaskSet]:
@@ -51,12 +42,11 @@ def run_list(*, task_set: TaskSet | None = None) -> QuerySet[EaselRun]:
 def run_progress(*, run: EaselRun) -> dict:
     """The live status a run page polls (``followStatus``)."""
     return {
-        "status": run.status,
+        **run_status(run),
         "episodes_done": run.episodes_done,
         "episodes_total": run.episodes_total,
         "steps_done": run.steps_done,
         "steps_planned": run.steps_planned,
-        "error": run.error,
     }
 
 

@@ -31,7 +31,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from engine.easel.trajectory import PROGRESS_GRID_POINTS, progress_curve  # noqa: F401 (named by tests)
+from engine.easel.trajectory import progress_curve
 from leaderboard.easel import agents
 from leaderboard.easel.models import (
     NATIVE_BUDGET,
@@ -42,7 +42,11 @@ from leaderboard.easel.models import (
     canvas_stored_at,
 )
 from leaderboard.models import Benchmark, Task, TaskSet
+from leaderboard.protocols import task_set_kind_check
 from leaderboard.run_usage import client_usage_take, run_usage_add
+from leaderboard.runs.errors import RunConfigurationError, UnitTakenOver
+from leaderboard.runs.lifecycle import JobKind, run_claim_finalise, run_fail, run_finish, run_pending_units
+from leaderboard.runs.starting import run_start
 from leaderboard.services.catalogue import benchmark_get_or_create
 
 logger = logging.getLogger(__name__)
@@ -58,10 +62,6 @@ PAPER_SUITE_ORDER = ("programmatic", "spatial_geometry", "abstract_cartoon", "na
 class SuiteConflict(ValueError):
     """A suite that cannot be stored: a task set of that name and version exists with other references, or
     the counts give no reference at all."""
-
-
-class RunConfigurationError(ValueError):
-    pass
 
 
 # ---------------------------------------------------------------- images
@@ -208,10 +208,9 @@ def easel_run_create(*, task_set: TaskSet, agent: str, budget_setting: str = Eas
 
     ``agent``: ``simulated`` (``skill`` and ``label`` apply), ``painter``, an anchor name or a subject
     model's display name (:func:`leaderboard.easel.agents.agent_resolve`)."""
-    from leaderboard.services.judge_runs import code_version
+    from leaderboard.providers import code_version
 
-    if task_set.benchmark.kind != Benchmark.Kind.EASEL:
-        raise RunConfigurationError(f"{task_set} is not an EASEL task set")
+    task_set_kind_check(task_set, kind=Benchmark.Kind.EASEL)
     if budget_setting not in EaselRun.Budget.values:
         raise RunConfigurationError(f"budget must be one of {', '.join(EaselRun.Budget.values)}; got {budget_setting!r}")
     try:
@@ -245,19 +244,18 @@ def easel_run_create(*, task_set: TaskSet, agent: str, budget_setting: str = Eas
     return run
 
 
-def easel_run_start(*, run: EaselRun) -> None:
-    """Queue the run's episodes once the transaction that created it has committed."""
-    from leaderboard.easel import tasks
-    from leaderboard.task_queue import send_on_commit
-
-    send_on_commit(lambda: tasks.easel_run_dispatch.delay(run.pk), run=run)
+def easel_run_start(*, run: EaselRun, background: bool = False) -> None:
+    """Queue the run's episodes once the transaction that created it has committed (the lifecycle's start policy)."""
+    run_start(run, background=background)
 
 
 def easel_run_pending_episodes(*, run_id: int) -> list[int]:
-    """Mark the run running and return its unfinished episodes' ids, in plan order."""
-    EaselRun.objects.filter(pk=run_id, status__in=[EaselRun.Status.PENDING, EaselRun.Status.FAILED]).update(
-        status=EaselRun.Status.RUNNING, started_at=timezone.now(), error=""
-    )
+    """Mark the run running (again, clearing its error, if it had failed) and return its unfinished episodes' ids."""
+    return run_pending_units(EASEL_RUN_JOB, run_id)
+
+
+def easel_run_unfinished_episodes(*, run_id: int) -> list[int]:
+    """The run's unfinished episodes' ids, in plan order."""
     return list(
         EaselEpisode.objects.filter(run_id=run_id).exclude(status=EaselEpisode.Status.DONE)
         .order_by("position", "pk").values_list("pk", flat=True)
@@ -265,28 +263,53 @@ def easel_run_pending_episodes(*, run_id: int) -> list[int]:
 
 
 def easel_run_fail(*, run_id: int, error: str) -> None:
-    EaselRun.objects.filter(pk=run_id).update(status=EaselRun.Status.FAILED, error=error[:5000])
+    run_fail(EaselRun, run_id, error)
 
 
 def easel_run_finish_if_complete(*, run_id: int) -> bool:
-    """Mark the run done when all its episodes are; True for exactly one caller."""
+    """Count the run's finished episodes; True for exactly one caller once all are: the one that wins
+    the claim to finalise (:func:`leaderboard.runs.lifecycle.run_claim_finalise`)."""
     with transaction.atomic():
         done = EaselEpisode.objects.filter(run_id=run_id, status=EaselEpisode.Status.DONE).count()
         EaselRun.objects.filter(pk=run_id).update(episodes_done=done)
         run = EaselRun.objects.get(pk=run_id)
         if done < run.episodes_total:
             return False
-        return bool(
-            EaselRun.objects.filter(pk=run_id).exclude(status=EaselRun.Status.DONE)
-            .update(status=EaselRun.Status.DONE, finished_at=timezone.now())
-        )
+        return run_claim_finalise(EaselRun, run_id)
+
+
+def easel_run_finalise(*, run_id: int) -> EaselRun:
+    """Mark a run whose episodes are all done as done (idempotent; the episodes hold the results)."""
+    with transaction.atomic():
+        run = EaselRun.objects.select_for_update().get(pk=run_id)
+        if run.status == EaselRun.Status.DONE:
+            return run
+        run.episodes_done = EaselEpisode.objects.filter(run_id=run_id, status=EaselEpisode.Status.DONE).count()
+        if run.episodes_done < run.episodes_total:
+            return run
+        run_finish(run, fields=("episodes_done",))
+    return run
+
+
+def easel_run_unit_execute(*, run_id: int, unit_id: int) -> bool:
+    return easel_episode_execute(run_id=run_id, episode_id=unit_id)
+
+
+#: An EASEL run's units are its episodes (leaderboard.runs.lifecycle).
+EASEL_RUN_JOB = JobKind(
+    name="easel_run", model="easel.EaselRun", unit_name="episode",
+    pending_units=f"{__name__}.easel_run_unfinished_episodes", execute_unit=f"{__name__}.easel_run_unit_execute",
+    finalise=f"{__name__}.easel_run_finalise",
+)
 
 
 def easel_run_execute_inline(*, run: EaselRun, progress: Callable[[int], None] | None = None) -> EaselRun:
     """Work every unfinished episode in this process (the CLI and eager mode), then mark the run done."""
     for episode_id in easel_run_pending_episodes(run_id=run.pk):
         easel_episode_execute(run_id=run.pk, episode_id=episode_id, progress=progress)
-    easel_run_finish_if_complete(run_id=run.pk)
+    if easel_run_finish_if_complete(run_id=run.pk) or EaselRun.objects.filter(
+            pk=run.pk, status=EaselRun.Status.FINALISING).exists():
+        easel_run_finalise(run_id=run.pk)
     run.refresh_from_db()
     return run
 
@@ -372,7 +395,7 @@ def _step_row(episode: EaselEpisode, env, outcome) -> EaselStep:
     )
 
 
-class EpisodeTakenOver(RuntimeError):
+class EpisodeTakenOver(UnitTakenOver):
     """Another worker stored these steps first (a redelivered job running twice)."""
 
 
@@ -423,17 +446,3 @@ def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None) -
         )
     EaselEpisode.objects.filter(pk=episode.pk).update(**fields)
 
-
-# ---------------------------------------------------------------- cancelling (the API's cancel operation)
-
-
-def easel_run_cancel(*, run: EaselRun, by: str = "") -> EaselRun:
-    """Mark a pending or running run failed with 'cancelled': resumable like any failed run (its stored
-    steps are kept); an episode already inside a worker finishes first."""
-    from leaderboard.services.api_operations import LIVE_RUN_STATUSES, ApiOperationRefused
-
-    if run.status not in LIVE_RUN_STATUSES:
-        raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a pending or running run can be cancelled")
-    easel_run_fail(run_id=run.pk, error=f"cancelled{' by ' + by if by else ''}")
-    run.refresh_from_db()
-    return run

@@ -13,8 +13,10 @@ from leaderboard.easel import results, selectors, services
 from leaderboard.easel.agents import agent_choices
 from leaderboard.easel.forms import EaselRunForm
 from leaderboard.easel.models import EaselEpisode, EaselRun
+from leaderboard.providers import code_version
 from leaderboard.roles import require_researcher
-from leaderboard.services.judge_runs import code_version
+from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.runs.starting import run_resume_from_page
 
 EXPORT_TYPES = {"csv": "text/csv", "json": "application/json", "tex": "application/x-tex"}
 
@@ -80,31 +82,19 @@ def run_new(request):
         return redirect("easel:leaderboard")
     try:
         run = services.easel_run_create(created_by=request.user, **form.run_arguments())
-    except services.RunConfigurationError as exc:
+    except RunConfigurationError as exc:
         messages.error(request, f"Run not started: {exc}")
         return redirect(reverse("easel:leaderboard") + f"?task_set={form.cleaned_data['task_set'].pk}")
-    _start(request, run)
+    services.easel_run_start(run=run, background=True)
     return redirect("easel:run_detail", pk=run.pk)
-
-
-def _start(request, run: EaselRun) -> None:
-    """Queue the run. Without a broker (eager mode) its episodes run inside this request; a failure there
-    is recorded on the run by the job (``easel_run_fail``) and shown on the run page, not raised as a 500."""
-    try:
-        services.easel_run_start(run=run)
-    except Exception as exc:  # noqa: BLE001 - eager mode only: a worker would have recorded the same error
-        services.easel_run_fail(run_id=run.pk, error=repr(exc))
-        messages.error(request, f"Run {run.pk} stopped: {exc}. Resume it from its page.")
 
 
 @require_POST
 def run_resume(request, pk: int):
     """Queue a failed run again; its episodes resume from their stored steps."""
     require_researcher(request.user)
-    run = get_object_or_404(EaselRun, pk=pk)
-    if run.status == EaselRun.Status.FAILED:
-        _start(request, run)
-    return redirect("easel:run_detail", pk=run.pk)
+    run_resume_from_page(request, get_object_or_404(EaselRun, pk=pk))
+    return redirect("easel:run_detail", pk=pk)
 
 
 def _episode(pk: int) -> EaselEpisode:

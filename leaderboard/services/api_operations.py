@@ -1,5 +1,5 @@
 """Writes the API needs that no page did yet: a new version of a task set, subject models created and
-edited, a judge run cancelled. Each refusal is an :class:`ApiOperationRefused` (mapped to its status
+edited. Each refusal is an :class:`ApiOperationRefused` (mapped to its status
 in the API's one exception handler)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import Any
 
 from django.db import transaction
 
-from leaderboard.models import JudgeRun, SubjectModel, Task, TaskSet
+from leaderboard.models import SubjectModel, Task, TaskSet
 
 __all__ = [
-    "ApiOperationRefused", "SUBJECT_MODEL_FIELDS", "judge_run_cancel", "subject_model_create",
+    "ApiOperationRefused", "SUBJECT_MODEL_FIELDS", "subject_model_create",
     "subject_model_update", "task_set_version_create",
 ]
 
@@ -77,17 +77,3 @@ def subject_model_update(*, model: SubjectModel, **values: Any) -> SubjectModel:
         model.save(update_fields=changed)
     return model
 
-
-LIVE_RUN_STATUSES = ("pending", "running")
-
-
-def judge_run_cancel(*, run: JudgeRun, by: str = "") -> JudgeRun:
-    """Mark a pending or running run failed with 'cancelled' as its error: it stops counting as live and
-    can be resumed like any failed run. A chunk already inside a worker finishes its task first."""
-    from leaderboard.services.judge_runs import judge_run_fail
-
-    if run.status not in LIVE_RUN_STATUSES:
-        raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a pending or running run can be cancelled")
-    judge_run_fail(run_id=run.pk, error=f"cancelled{' by ' + by if by else ''}")
-    run.refresh_from_db()
-    return run

@@ -328,12 +328,15 @@ def role_groups_ensure() -> None:
     """
     from django.contrib.auth.models import Group, Permission
 
+    from leaderboard.protocols import protocol_app_labels
     from leaderboard.roles import ADMIN, ANNOTATOR, RESEARCHER
 
     Group.objects.get_or_create(name=ANNOTATOR)
     researcher, _ = Group.objects.get_or_create(name=RESEARCHER)
     admin, _ = Group.objects.get_or_create(name=ADMIN)
-    ours = Permission.objects.filter(content_type__app_label__in=["leaderboard", "easel", "annotation"])
+    # every registered protocol's app (read from the registry, so none can be left out), the catalogue, the campaigns
+    ours = Permission.objects.filter(
+        content_type__app_label__in=sorted({"leaderboard", "annotation", *protocol_app_labels()}))
     researcher.permissions.set(ours.filter(codename__startswith="view_"))
     # axes: admins see failed logins and lockouts, and can delete an attempt to lift a lockout.
     # api_tokens: admins create and revoke users' API tokens (researchers do not see others' tokens).

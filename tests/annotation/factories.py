@@ -12,7 +12,7 @@ import random
 import factory
 from django.core.files.base import ContentFile
 
-from annotation import services
+from annotation import item_creation, services
 from annotation.models import Campaign, CampaignKind, Dimension
 from engine.schematic_render import schematic_png
 from leaderboard.models import Render
@@ -71,26 +71,26 @@ def pairwise_campaign(catalogue: Catalogue, *, n_items: int | None = None, k: in
     specs = []
     for task in catalogue.tasks:
         for a, b in ((0, 1), (2, 3), (0, 3)):
-            specs.append(services.ItemSpec(
+            specs.append(item_creation.ItemSpec(
                 task=task, dimension=Dimension.NOVELTY, response_a=catalogue.response(task, a),
                 response_b=catalogue.response(task, b),
                 payload={"checklist": ["Which response avoids common lantern imagery unless it transforms it?"]},
             ))
-    services.items_create(campaign=campaign, specs=specs[:n_items] if n_items else specs, rng=random.Random(1))
+    item_creation.items_create(campaign=campaign, specs=specs[:n_items] if n_items else specs, rng=random.Random(1))
     return campaign
 
 
 def faithfulness_campaign(catalogue: Catalogue, *, k: int = 3, annotators=(), **extra) -> tuple[Campaign, list[Render]]:
     campaign = campaign_for(CampaignKind.FAITHFULNESS, catalogue, k=k, annotators=annotators, **extra)
     renders = [RenderFactory(response=r) for r in catalogue.responses.values()]
-    services.items_create(campaign=campaign, specs=[services.ItemSpec(task=r.response.task, render_a=r) for r in renders])
+    item_creation.items_create(campaign=campaign, specs=[item_creation.ItemSpec(task=r.response.task, render_a=r) for r in renders])
     return campaign, renders
 
 
 def tig_campaign(catalogue: Catalogue, *, k: int = 3, annotators=(), **extra) -> Campaign:
     campaign = campaign_for(CampaignKind.TIG_AUDIT, catalogue, k=k, annotators=annotators, **extra)
-    services.items_create(campaign=campaign, specs=[
-        services.ItemSpec(task=task, payload={
+    item_creation.items_create(campaign=campaign, specs=[
+        item_creation.ItemSpec(task=task, payload={
             "checklist_text": "Which response avoids relying on common plant-growth imagery?",
             "cluster_summary": "plants, leaves, soft green growth as a stand-in for calm",
             "provenance": {"models_sharing": 3, "models_in_population": 4, "responses_sharing": 7, "responses_in_population": 12},
@@ -101,8 +101,8 @@ def tig_campaign(catalogue: Catalogue, *, k: int = 3, annotators=(), **extra) ->
 
 def strategy_campaign(catalogue: Catalogue, *, k: int = 3, annotators=(), **extra) -> Campaign:
     campaign = campaign_for(CampaignKind.STRATEGY, catalogue, k=k, annotators=annotators, **extra)
-    services.items_create(campaign=campaign, specs=[
-        services.ItemSpec(task=r.task, response_a=r) for r in list(catalogue.responses.values())[:4]
+    item_creation.items_create(campaign=campaign, specs=[
+        item_creation.ItemSpec(task=r.task, response_a=r) for r in list(catalogue.responses.values())[:4]
     ])
     return campaign
 
@@ -113,9 +113,9 @@ def image_campaign(catalogue: Catalogue, renders, *, k: int = 3, annotators=(), 
     by_task = {}
     for render in renders:
         by_task.setdefault(render.response.task_id, []).append(render)
-    specs = [services.ItemSpec(task=group[0].response.task, dimension=Dimension.OVERALL, render_a=group[0], render_b=group[1])
+    specs = [item_creation.ItemSpec(task=group[0].response.task, dimension=Dimension.OVERALL, render_a=group[0], render_b=group[1])
              for group in by_task.values() if len(group) >= 2]
-    services.items_create(campaign=campaign, specs=specs)
+    item_creation.items_create(campaign=campaign, specs=specs)
     return campaign
 
 

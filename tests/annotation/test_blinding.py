@@ -14,7 +14,7 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
-from annotation import services
+from annotation import item_creation, services
 from annotation.blinding import IdentityMatcher, catalogue_identities
 from annotation.errors import ItemsInvalid
 from annotation.models import BlindingRefusal, CampaignKind, Item
@@ -56,7 +56,7 @@ def world(media_root):
         image_campaign(catalogue, renders, annotators=users, show_brief=True),
         strategy_campaign(catalogue, annotators=users),
     ]
-    services.item_gold_set(item=campaigns[0].items.order_by("position").first(), answer="B")
+    item_creation.item_gold_set(item=campaigns[0].items.order_by("position").first(), answer="B")
     # the other annotators label first, with notes alice must never see
     for campaign in campaigns:
         for other in others:
@@ -79,7 +79,7 @@ def planted(world):
     response = ResponseFactory(task=task, subject_model=catalogue.models[0], sample=2,
                                core_idea=f"{PLANTED}: a lantern drawn the way {MODEL_NAMES[1].upper()} would draw it.")
     with pytest.raises(ItemsInvalid) as refused:
-        services.items_create(campaign=strategy, specs=[services.ItemSpec(task=task, response_a=response, key="planted")])
+        item_creation.items_create(campaign=strategy, specs=[item_creation.ItemSpec(task=task, response_a=response, key="planted")])
     return response, refused.value
 
 
@@ -233,7 +233,7 @@ def small(media_root):
 
 def _refused(campaign, spec) -> ItemsInvalid:
     with pytest.raises(ItemsInvalid) as refused:
-        services.items_create(campaign=campaign, specs=[spec])
+        item_creation.items_create(campaign=campaign, specs=[spec])
     assert not campaign.items.exists()
     return refused.value
 
@@ -246,7 +246,7 @@ def test_a_pairwise_item_whose_shown_response_names_a_model_is_refused_naming_th
     leaky = small.response(task, 1)
     leaky.core_idea = f"What {small.models[2].provider_id.rsplit('/', 1)[-1]} would never dare."
     leaky.save()
-    error = _refused(campaign, services.ItemSpec(task=task, dimension="novelty", response_a=small.response(task, 0),
+    error = _refused(campaign, item_creation.ItemSpec(task=task, dimension="novelty", response_a=small.response(task, 0),
                                                  response_b=leaky, payload={"checklist": ["Avoids lanterns?"]}))
     assert f"response {leaky.pk}" in error.message and "core_idea" in error.message
     assert BlindingRefusal.objects.get(campaign=campaign).field == "response_b"
@@ -259,7 +259,7 @@ def test_a_checklist_cue_naming_a_model_family_is_refused(small):
     small.models[0].save()
     campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, small)
     task = small.tasks[0]
-    error = _refused(campaign, services.ItemSpec(task=task, dimension="novelty", response_a=small.response(task, 0),
+    error = _refused(campaign, item_creation.ItemSpec(task=task, dimension="novelty", response_a=small.response(task, 0),
                                                  response_b=small.response(task, 1),
                                                  payload={"checklist": ["Does it avoid the LANTERNFISH look?"]}))
     assert "payload" in error.message and "'Lanternfish'" in error.message
@@ -269,7 +269,7 @@ def test_a_tig_item_whose_cluster_summary_names_a_model_is_refused(small):
     from tests.annotation.factories import campaign_for
 
     campaign = campaign_for(CampaignKind.TIG_AUDIT, small)
-    error = _refused(campaign, services.ItemSpec(task=small.tasks[0], payload={
+    error = _refused(campaign, item_creation.ItemSpec(task=small.tasks[0], payload={
         "checklist_text": "Avoids glowing lanterns?", "cluster_summary": f"lanterns, as in {MODEL_NAMES[3]}",
         "provenance": {"models_sharing": 2}, "meta": {"source": MODEL_NAMES[0]}}))
     assert MODEL_NAMES[3] in error.message and MODEL_NAMES[0] not in error.message  # meta is never shown
@@ -282,7 +282,7 @@ def test_a_brief_naming_a_model_refuses_the_item_naming_the_task(small):
     task.brief = f"Draw a lantern for {MODEL_NAMES[0].lower()} users."
     task.save()
     campaign = campaign_for(CampaignKind.STRATEGY, small)
-    error = _refused(campaign, services.ItemSpec(task=task, response_a=small.response(task, 1)))
+    error = _refused(campaign, item_creation.ItemSpec(task=task, response_a=small.response(task, 1)))
     assert f"task {task.external_id}" in error.message
 
 
@@ -294,7 +294,7 @@ def test_an_item_whose_unshown_field_names_a_model_is_accepted(small):
     other = small.response(task, 1)
     other.visual_description = f"In the manner of {MODEL_NAMES[2]}."  # a novelty item shows the Core Idea only
     other.save()
-    created, _ = services.items_create(campaign=campaign, specs=[services.ItemSpec(
+    created, _ = item_creation.items_create(campaign=campaign, specs=[item_creation.ItemSpec(
         task=task, dimension="novelty", response_a=small.response(task, 0), response_b=other, payload={"checklist": []})])
     assert len(created) == 1 and not BlindingRefusal.objects.exists()
 
@@ -307,7 +307,7 @@ def test_admins_see_the_report_of_refused_items(client, small, adam):
     leaky = small.response(task, 0)
     leaky.core_idea = f"{MODEL_NAMES[1]} inside."
     leaky.save()
-    _refused(campaign, services.ItemSpec(task=task, response_a=leaky, key="leaky-item"))
+    _refused(campaign, item_creation.ItemSpec(task=task, response_a=leaky, key="leaky-item"))
     client.force_login(adam)
     page = client.get("/admin/annotation/blindingrefusal/")
     assert page.status_code == 200
@@ -458,7 +458,7 @@ def _offer(world, core_idea: str):
     small, campaign = world
     task = small.tasks[0]
     response = ResponseFactory(task=task, subject_model=small.models[0], sample=7, core_idea=core_idea)
-    return campaign, services.ItemSpec(task=task, response_a=response, key="offered")
+    return campaign, item_creation.ItemSpec(task=task, response_a=response, key="offered")
 
 
 @pytest.mark.parametrize("disguise", DISGUISED.values(), ids=DISGUISED.keys())
@@ -482,7 +482,7 @@ def test_a_short_model_name_is_refused_too(disguise_world, text):
 ])
 def test_ordinary_words_with_the_same_letters_raise_no_alarm(disguise_world, text):
     campaign, spec = _offer(disguise_world, text)
-    created, _ = services.items_create(campaign=campaign, specs=[spec])
+    created, _ = item_creation.items_create(campaign=campaign, specs=[spec])
     assert len(created) == 1 and not BlindingRefusal.objects.exists()
 
 

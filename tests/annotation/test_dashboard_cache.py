@@ -13,10 +13,10 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation import dashboard_cache, selectors, services
+from annotation import dashboard_cache, item_creation, selectors, services
 from annotation.dashboard_cache import campaign_dashboard_cached, campaign_dashboard_recomputed
 from annotation.selectors import item_consensus
-from leaderboard.services import judge_runs
+from leaderboard.ekphrasis import judge_runs
 from tests.annotation.factories import Catalogue, RenderFactory, image_campaign, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
 from tests.factories import UserFactory
@@ -50,12 +50,12 @@ def test_the_cached_dashboard_equals_a_full_recompute_after_every_change():
     assert_live(campaign)
     judge_run_finished(campaign, seed=1)
     assert_live(campaign)  # a finished run joins in
-    added, _ = services.items_create(campaign=campaign, specs=[
-        services.ItemSpec(task=t, dimension="novelty", response_a=catalogue.response(t, 1), response_b=catalogue.response(t, 2))
+    added, _ = item_creation.items_create(campaign=campaign, specs=[
+        item_creation.ItemSpec(task=t, dimension="novelty", response_a=catalogue.response(t, 1), response_b=catalogue.response(t, 2))
         for t in catalogue.tasks
     ])
     assert_live(campaign)  # new items
-    services.item_gold_set(item=added[0], answer="A")
+    item_creation.item_gold_set(item=added[0], answer="A")
     assert_live(campaign)  # a gold item leaves the agreement numbers
     fill(campaign, users[:3], lambda u, a: {"choice": ("A", "B", "tie")[(u.pk + a.item_id) % 3]})
     assert_live(campaign)
@@ -70,7 +70,7 @@ def test_the_cached_dashboard_equals_a_full_recompute_after_every_change():
         assert_live(campaign)  # an expiry returns the slot
     item.response_a.core_idea = "A rewritten idea"
     item.response_a.save()
-    services.campaign_content_refresh(campaign=campaign)
+    item_creation.campaign_content_refresh(campaign=campaign)
     assert_live(campaign)  # stale labels leave the numbers
     fill(campaign, users[:3], lambda u, a: {"choice": "A"})
     assert_live(campaign)
@@ -141,8 +141,8 @@ def test_labels_of_items_newer_than_the_kept_item_rows_are_read_with_fresh_rows(
     campaign_dashboard_cached(campaign=campaign)
     fill(campaign, users, lambda u, a: {"choice": "A"})
     kept = dict(dashboard_cache._memory)
-    services.items_create(campaign=campaign, specs=[
-        services.ItemSpec(task=t, dimension="novelty", response_a=catalogue.response(t, 1), response_b=catalogue.response(t, 2))
+    item_creation.items_create(campaign=campaign, specs=[
+        item_creation.ItemSpec(task=t, dimension="novelty", response_a=catalogue.response(t, 1), response_b=catalogue.response(t, 2))
         for t in catalogue.tasks
     ])
     fill(campaign, users, lambda u, a: {"choice": "B"})

@@ -12,11 +12,11 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from annotation import selectors, services
+from annotation import item_creation, selectors, services
 from annotation.dashboard_tallies import campaign_dashboard_tallied, strict_majority
 from annotation.models import Campaign, CampaignKind
 from engine import agreement
-from leaderboard.services import judge_runs
+from leaderboard.ekphrasis import judge_runs
 from tests.annotation.factories import (
     Catalogue,
     RenderFactory,
@@ -84,11 +84,11 @@ def test_the_text_pairwise_dashboard_from_tallies_equals_the_one_from_label_rows
     campaign = pairwise_campaign(catalogue, annotators=users, gold_rate=0.2)
     researcher = UserFactory(username="rita", role="researcher")
     assert_equal(campaign)  # nothing labelled yet
-    added, _ = services.items_create(campaign=campaign, specs=[
-        services.ItemSpec(task=t, dimension=d, response_a=catalogue.response(t, 1), response_b=catalogue.response(t, 2))
+    added, _ = item_creation.items_create(campaign=campaign, specs=[
+        item_creation.ItemSpec(task=t, dimension=d, response_a=catalogue.response(t, 1), response_b=catalogue.response(t, 2))
         for t in catalogue.tasks for d in ("usefulness", "expressiveness")
     ])
-    services.item_gold_set(item=added[0], answer="A")
+    item_creation.item_gold_set(item=added[0], answer="A")
     label_round(campaign, users[:3], varied, n=4, simulated=lambda u: u == users[2])
     assert_equal(campaign)  # partly labelled, three dimensions, gold answers
     label_round(campaign, users, varied)
@@ -105,7 +105,7 @@ def test_the_text_pairwise_dashboard_from_tallies_equals_the_one_from_label_rows
     item = campaign.items.filter(is_gold=False).order_by("position").first()
     item.response_a.core_idea = "A rewritten idea"
     item.response_a.save()
-    services.campaign_content_refresh(campaign=campaign)
+    item_creation.campaign_content_refresh(campaign=campaign)
     assert assert_equal(campaign).n_stale  # the stale labels leave every number
     newcomer = annotators(1, prefix="late")[0]
     services.campaign_annotators_add(campaign=campaign, annotators=[newcomer])

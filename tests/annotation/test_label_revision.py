@@ -8,7 +8,7 @@ import uuid
 import pytest
 from django.utils import timezone
 
-from annotation import selectors, services
+from annotation import annotator_reads, item_creation, label_export, selectors, services
 from annotation.errors import CampaignNotOpen, LabelInvalid, LabelNotRevisable, NotFound, SubmissionConflict
 from annotation.kinds import kind_for
 from annotation.kinds.base import pair_choice_to_canonical
@@ -23,6 +23,7 @@ from annotation.models import (
     PairwiseLabel,
     StrategyLabel,
 )
+from annotation.previous_label import previous_label_present
 from tests.annotation.factories import (
     VALID_ANSWERS,
     Catalogue,
@@ -263,7 +264,7 @@ def test_a_stale_label_is_refused(labelled):
     response = assignment.item.response_b
     response.core_idea = "Rewritten and refreshed"
     response.save()
-    services.campaign_content_refresh(campaign=campaign)
+    item_creation.campaign_content_refresh(campaign=campaign)
     before = _state(campaign)
     with pytest.raises(Exception, match="changed") as refused:
         _revise(assignment, ann, {"choice": "tie"})
@@ -288,7 +289,7 @@ def test_an_item_in_adjudication_refuses_a_change(labelled, resolved):
 def test_a_gold_items_label_changes_like_any_other(catalogue):
     (ann,) = annotators(1)
     campaign = pairwise_campaign(catalogue, annotators=[ann], n_items=2)
-    services.item_gold_set(item=campaign.items.order_by("position").first(), answer="A")
+    item_creation.item_gold_set(item=campaign.items.order_by("position").first(), answer="A")
     campaign.gold_rate = 0.5
     campaign.save(update_fields=["gold_rate"])
     for _ in range(3):  # the gold schedule hands it out second
@@ -340,9 +341,9 @@ def test_the_page_answer_of_a_label_validates_back_to_the_label(catalogue, media
 
 def test_the_previous_label_is_shown_as_seen_with_the_annotators_own_answer(labelled):
     campaign, ann, assignment, _label = labelled
-    previous = selectors.previous_label_present(campaign=campaign, annotator=ann,
+    previous = previous_label_present(campaign=campaign, annotator=ann,
                                                 media_url_for=lambda token: lambda slot: f"/m/{token}/{slot}")
-    presented = selectors.assignment_present(assignment=services.assignment_for_token(token=assignment.token, annotator=ann),
+    presented = annotator_reads.assignment_present(assignment=services.assignment_for_token(token=assignment.token, annotator=ann),
                                              media_url=lambda slot: slot)
     assert previous["token"] == assignment.token and previous["revisable"] and previous["version"] == 1
     assert previous["content"] == presented["content"]  # the same sides, in the same shown order
@@ -355,7 +356,7 @@ def test_a_previous_label_that_may_not_change_says_why_and_shows_nothing(labelle
     response = assignment.item.response_a
     response.core_idea = "Rewritten"
     response.save()
-    previous = selectors.previous_label_present(campaign=campaign, annotator=ann, media_url_for=lambda t: str)
+    previous = previous_label_present(campaign=campaign, annotator=ann, media_url_for=lambda t: str)
     assert previous["revisable"] is False and "changed" in previous["refusal"]
     assert previous["content"] is None and previous["answer"] is None
 
@@ -363,7 +364,7 @@ def test_a_previous_label_that_may_not_change_says_why_and_shows_nothing(labelle
 def test_no_previous_label_before_the_first_answer(catalogue):
     (ann,) = annotators(1)
     campaign = pairwise_campaign(catalogue, annotators=[ann], n_items=1)
-    assert selectors.previous_label_present(campaign=campaign, annotator=ann, media_url_for=lambda t: str) is None
+    assert previous_label_present(campaign=campaign, annotator=ann, media_url_for=lambda t: str) is None
 
 
 def test_the_labels_export_carries_the_version_and_the_superseded_versions(labelled):
@@ -373,11 +374,11 @@ def test_the_labels_export_carries_the_version_and_the_superseded_versions(label
 
     campaign, ann, assignment, _label = labelled
     _revise(assignment, ann, {"choice": "tie"})
-    (row,) = [json.loads(line) for line in selectors.labels_export(campaign=campaign, fmt="jsonl").splitlines()]
+    (row,) = [json.loads(line) for line in label_export.labels_export(campaign=campaign, fmt="jsonl").splitlines()]
     assert row["version"] == 2 and row["answer"]["shown_choice"] == "tie" and row["revised_at"]
     assert row["revisions"]["1"]["answer"]["shown_choice"] == "A"
     assert row["revisions"]["1"]["flag_note"] == "which audience?"
-    (cells,) = csv.DictReader(io.StringIO(selectors.labels_export(campaign=campaign, fmt="csv")))
+    (cells,) = csv.DictReader(io.StringIO(label_export.labels_export(campaign=campaign, fmt="csv")))
     assert cells["version"] == "2" and json.loads(cells["revisions"])["1"]["category"] in ("A", "B")
 
 

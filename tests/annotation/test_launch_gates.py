@@ -4,11 +4,11 @@ import random
 
 import pytest
 
-from annotation import services
+from annotation import item_creation, services
 from annotation.errors import LaunchGatesFailed
 from annotation.models import Campaign, CampaignKind, Dimension
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import LaunchGateOverride
-from leaderboard.services import judge_runs
 from tests.leaderboard.judging_factories import population, simulated_run
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +25,7 @@ def failing_run():
 def _draft_campaign(task_set):
     campaign = services.campaign_create(name="validation", kind=CampaignKind.TEXT_PAIRWISE, task_set=task_set)
     responses = list(task_set.tasks.first().responses.order_by("pk")[:2])
-    services.items_create(campaign=campaign, specs=[services.ItemSpec(
+    item_creation.items_create(campaign=campaign, specs=[item_creation.ItemSpec(
         task=responses[0].task, dimension=Dimension.USEFULNESS, response_a=responses[0], response_b=responses[1])],
         rng=random.Random(0))
     return campaign

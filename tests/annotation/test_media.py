@@ -14,7 +14,7 @@ import pytest
 from django.core.files.base import ContentFile
 from PIL import Image, ImageDraw
 
-from annotation import media, services
+from annotation import item_creation, media
 from annotation.media import PAGE_BACKGROUND, ImageUnreadable, image_pixels_only
 from annotation.models import CampaignKind
 from tests.annotation.factories import Catalogue, RenderFactory, campaign_for
@@ -263,7 +263,7 @@ def test_the_media_url_serves_a_hostile_render_without_its_identities(client, me
     render = RenderFactory(response=next(iter(catalogue.responses.values())))
     render.image.save(f"{uuid.uuid4().hex}.{fmt}", ContentFile(HOSTILE[fmt]()), save=True)
     campaign = campaign_for(CampaignKind.FAITHFULNESS, catalogue, annotators=[alice])
-    services.items_create(campaign=campaign, specs=[services.ItemSpec(task=render.response.task, render_a=render)])
+    item_creation.items_create(campaign=campaign, specs=[item_creation.ItemSpec(task=render.response.task, render_a=render)])
     assert client.login(username="alice", password=PASSWORD)
     content = client.post(f"/annotate/api/campaigns/{campaign.pk}/next", content_type="application/json").json()["assignment"]["content"]
     served = client.get(content["image"])
@@ -284,7 +284,7 @@ def served_render(client, media_root):
         render.image_sha256 = hashlib.sha256(data).hexdigest()
         render.save()
         campaign = campaign_for(CampaignKind.FAITHFULNESS, catalogue, annotators=[alice])
-        services.items_create(campaign=campaign, specs=[services.ItemSpec(task=render.response.task, render_a=render)])
+        item_creation.items_create(campaign=campaign, specs=[item_creation.ItemSpec(task=render.response.task, render_a=render)])
         assert client.login(username="alice", password=PASSWORD)
         content = client.post(f"/annotate/api/campaigns/{campaign.pk}/next",
                               content_type="application/json").json()["assignment"]["content"]

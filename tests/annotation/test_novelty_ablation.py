@@ -12,11 +12,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from statsmodels.stats.contingency_tables import mcnemar as statsmodels_mcnemar
 
-from annotation import selectors, services
+from annotation import novelty_ablation, selectors
 from annotation.errors import AblationInvalid
 from annotation.models import CampaignKind, Dimension, PairwiseLabel
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import Comparison, JudgeRun
-from leaderboard.services import judge_runs
 from tests.annotation.factories import Catalogue, campaign_for, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
 from tests.factories import PASSWORD
@@ -49,7 +49,7 @@ def labelled_campaign(n_tasks: int = 6):
 
 
 def run_both(campaign, **kwargs):
-    tig, generic = services.novelty_ablation_runs_create(campaign=campaign, judge_name="simulated", **kwargs)
+    tig, generic = novelty_ablation.novelty_ablation_runs_create(campaign=campaign, judge_name="simulated", **kwargs)
     for run in (tig, generic):
         judge_runs.judge_run_execute_inline(run=run)
     return tig, generic
@@ -83,7 +83,7 @@ def independent_counts(campaign, tig, generic) -> tuple[int, int, int, int, int]
 
 def test_the_service_starts_a_tig_and_a_generic_run_on_the_campaigns_novelty_pairs():
     campaign, _ = labelled_campaign(n_tasks=2)
-    tig, generic = services.novelty_ablation_runs_create(campaign=campaign, judge_name="simulated", seed=11)
+    tig, generic = novelty_ablation.novelty_ablation_runs_create(campaign=campaign, judge_name="simulated", seed=11)
     assert (tig.novelty_anchor, generic.novelty_anchor) == ("tig", "generic")
     items = campaign.items.filter(dimension=Dimension.NOVELTY, is_gold=False).order_by("position", "pk")
     expected = [[i.task_id, i.response_a_id, i.response_b_id] for i in items]
@@ -96,11 +96,11 @@ def test_the_service_starts_a_tig_and_a_generic_run_on_the_campaigns_novelty_pai
 def test_the_service_refuses_a_campaign_without_novelty_pairs_and_an_unknown_judge():
     catalogue = Catalogue(n_tasks=1)
     with pytest.raises(AblationInvalid, match="text pairwise"):
-        services.novelty_ablation_runs_create(campaign=campaign_for(CampaignKind.STRATEGY, catalogue), judge_name="simulated")
+        novelty_ablation.novelty_ablation_runs_create(campaign=campaign_for(CampaignKind.STRATEGY, catalogue), judge_name="simulated")
     with pytest.raises(AblationInvalid, match="no Novelty pairs"):
-        services.novelty_ablation_runs_create(campaign=campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue), judge_name="simulated")
+        novelty_ablation.novelty_ablation_runs_create(campaign=campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue), judge_name="simulated")
     with pytest.raises(AblationInvalid, match="no judge model named"):
-        services.novelty_ablation_runs_create(campaign=pairwise_campaign(catalogue), judge_name="nobody")
+        novelty_ablation.novelty_ablation_runs_create(campaign=pairwise_campaign(catalogue), judge_name="nobody")
     assert not JudgeRun.objects.exists()
 
 

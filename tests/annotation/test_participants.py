@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import participants, selectors
+from annotation import label_export, participants, selectors
 from annotation.counted_labels import counted_labels
 from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.models import Assignment, Item, PairwiseLabel, Participant
@@ -219,7 +219,7 @@ def test_a_returned_participants_labels_are_kept_and_they_cannot_go_on():
     _label(person)
     person = participants.participant_leave(participant=person)
     assert PairwiseLabel.objects.filter(annotator=person.user).count() == 1
-    rows = [json.loads(line) for line in selectors.labels_export(campaign=person.campaign, fmt="jsonl").splitlines()]
+    rows = [json.loads(line) for line in label_export.labels_export(campaign=person.campaign, fmt="jsonl").splitlines()]
     assert [(r["panel_id"], r["participant_state"], r["counted"], r["active_ms"]) for r in rows] == [
         ("P1", "returned", True, 4000)]
     with pytest.raises(participants.ParticipantRefused):

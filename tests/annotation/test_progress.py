@@ -13,7 +13,7 @@ from django.apps import apps as django_apps
 from django.db import connection
 from django.utils import timezone
 
-from annotation import selectors, services
+from annotation import annotator_reads, item_creation, services
 from annotation.annotator_reads import _progress_recounted
 from annotation.models import AnnotatorProgress, Campaign, CampaignProgress, ItemSlot
 from annotation.progress import campaign_progress_recount
@@ -30,14 +30,14 @@ def catalogue():
 
 def assert_counters_match_a_recount(campaign, users):
     for user in users:
-        assert selectors.campaign_progress(campaign=campaign, annotator=user) == _progress_recounted(campaign, user)
+        assert annotator_reads.campaign_progress(campaign=campaign, annotator=user) == _progress_recounted(campaign, user)
 
 
 def test_counters_equal_a_recount_after_every_kind_of_change(catalogue):
     users = annotators(3)
     campaign = pairwise_campaign(catalogue, annotators=users, assignment_ttl_seconds=60)
     gold = campaign.items.order_by("-position").first()
-    services.item_gold_set(item=gold, answer="A")  # gold items have no slots: the total shrinks
+    item_creation.item_gold_set(item=gold, answer="A")  # gold items have no slots: the total shrinks
     assert_counters_match_a_recount(campaign, users)
     now = timezone.now()
     first = services.assignment_next(campaign=campaign, annotator=users[0], now=now)
@@ -54,9 +54,9 @@ def test_counters_equal_a_recount_after_every_kind_of_change(catalogue):
     item = first.item
     item.response_a.core_idea = "A rewritten idea"
     item.response_a.save()
-    services.campaign_content_refresh(campaign=campaign)  # its labels go stale
+    item_creation.campaign_content_refresh(campaign=campaign)  # its labels go stale
     assert_counters_match_a_recount(campaign, users)
-    services.item_gold_set(item=gold, answer=None)  # a regular item again: its slots come back
+    item_creation.item_gold_set(item=gold, answer=None)  # a regular item again: its slots come back
     assert_counters_match_a_recount(campaign, users)
 
 
@@ -65,8 +65,8 @@ def test_a_campaign_made_around_the_services_gets_its_counters_from_a_recount(ca
     made = campaign_for("text_pairwise", catalogue, annotators=users)
     CampaignProgress.objects.filter(campaign=made).delete()  # as the admin's add form leaves it
     campaign = Campaign.objects.get(pk=made.pk)
-    services.items_create(campaign=campaign, specs=[
-        services.ItemSpec(task=t, dimension="novelty", response_a=catalogue.response(t, 0), response_b=catalogue.response(t, 1))
+    item_creation.items_create(campaign=campaign, specs=[
+        item_creation.ItemSpec(task=t, dimension="novelty", response_a=catalogue.response(t, 0), response_b=catalogue.response(t, 1))
         for t in catalogue.tasks
     ])
     fill(campaign, users, lambda u, a: {"choice": "A"})
@@ -90,7 +90,7 @@ def test_the_data_migration_fills_flags_positions_and_counters_from_existing_row
     fill(campaign, users[:1], lambda u, a: {"choice": "A"})
     services.assignment_next(campaign=campaign, annotator=users[1])
     expected_flags = dict(ItemSlot.objects.values_list("pk", "is_free"))
-    expected = {u.pk: selectors.campaign_progress(campaign=campaign, annotator=u) for u in users}
+    expected = {u.pk: annotator_reads.campaign_progress(campaign=campaign, annotator=u) for u in users}
     ItemSlot.objects.update(is_free=True, position=0)
     CampaignProgress.objects.all().delete()
     AnnotatorProgress.objects.all().delete()
@@ -98,4 +98,4 @@ def test_the_data_migration_fills_flags_positions_and_counters_from_existing_row
     migration.fill(django_apps, connection.schema_editor())
     assert dict(ItemSlot.objects.values_list("pk", "is_free")) == expected_flags
     assert all(s.position == s.item.position for s in ItemSlot.objects.select_related("item"))
-    assert {u.pk: selectors.campaign_progress(campaign=campaign, annotator=u) for u in users} == expected
+    assert {u.pk: annotator_reads.campaign_progress(campaign=campaign, annotator=u) for u in users} == expected

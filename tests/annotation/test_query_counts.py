@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation import selectors
+from annotation import annotator_reads, selectors
 from annotation.models import Assignment, ItemSlot
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
@@ -61,11 +61,11 @@ def test_an_annotators_campaign_cards_cost_the_same_queries_for_one_or_many_camp
     users = annotators(1)
     pairwise_campaign(Catalogue(n_tasks=2), annotators=users)
     with CaptureQueriesContext(connection) as one:
-        selectors.campaigns_for_annotator(annotator=users[0])
+        annotator_reads.campaigns_for_annotator(annotator=users[0])
     for _ in range(3):
         pairwise_campaign(Catalogue(n_tasks=2), annotators=users)
     with CaptureQueriesContext(connection) as four:
-        cards = selectors.campaigns_for_annotator(annotator=users[0])
+        cards = annotator_reads.campaigns_for_annotator(annotator=users[0])
     assert len(cards) == 4 and len(four) == len(one)
 
 
@@ -112,7 +112,7 @@ def _pinned_cycle(client, limit: int) -> None:
     answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}, "time_on_item_ms": 1500}
     response, submitted, submitted_control = _statements(client, f"/annotate/api/assignments/{token}/submit", answer)
     assert response.status_code == 201
-    assert response.json()["progress"] == selectors.campaign_progress(campaign=campaign, annotator=alice).as_dict()
+    assert response.json()["progress"] == annotator_reads.campaign_progress(campaign=campaign, annotator=alice).as_dict()
     assert len(fetched) <= limit, "\n".join(fetched)
     assert len(submitted) <= limit, "\n".join(submitted)
     for control in (fetched_control, submitted_control):  # one transaction each, no savepoint

@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.utils import timezone
 
-from annotation import request_facts, services
+from annotation import item_creation, request_facts, services
 from annotation.models import AnnotatorProgress, Assignment, CampaignAnnotator, CampaignProgress, Item
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
@@ -26,7 +26,7 @@ def setting():
     """(campaign with gold, alice a member who has labelled one item, bob a member who left the annotator group)."""
     alice, bob = annotators(2)
     campaign = pairwise_campaign(Catalogue(n_tasks=2), annotators=[alice, bob], gold_rate=0.2)
-    services.item_gold_set(item=campaign.items.order_by("position").last(), answer="A")
+    item_creation.item_gold_set(item=campaign.items.order_by("position").last(), answer="A")
     given = services.assignment_next(campaign=campaign, annotator=alice)
     services.label_submit(token=given.token, annotator=alice, idempotency_key=uuid.uuid4(), answer={"choice": "A"})
     bob.groups.remove(Group.objects.get(name="annotator"))

@@ -11,9 +11,10 @@ import random
 import numpy as np
 import pytest
 
-from annotation import selectors, services
+from annotation import annotator_reads, item_creation, label_export, pair_sampling, selectors
+from annotation.judge_join import JudgeOutcome
 from annotation.models import CampaignKind, PairwiseLabel
-from annotation.selectors import HumanPair, JudgeOutcome
+from annotation.selectors import HumanPair
 from engine import agreement
 from tests.annotation.factories import (
     Catalogue,
@@ -88,7 +89,7 @@ def test_stale_labels_are_left_out_and_counted(labelled):
     item = labelled.items.order_by("pk").first()
     item.response_a.core_idea = "changed"
     item.response_a.save()
-    changed = services.campaign_content_refresh(campaign=labelled)  # every item showing that response
+    changed = item_creation.campaign_content_refresh(campaign=labelled)  # every item showing that response
     dashboard = selectors.campaign_dashboard(campaign=labelled)
     assert len(changed) >= 1
     assert dashboard.n_stale == 3 * len(changed)
@@ -99,7 +100,7 @@ def test_gold_labels_measure_accuracy_and_stay_out_of_agreement():
     users = annotators(3)
     campaign = pairwise_campaign(Catalogue(n_tasks=2), annotators=users, gold_rate=0.5)
     gold = campaign.items.order_by("position").first()
-    services.item_gold_set(item=gold, answer="A")
+    item_creation.item_gold_set(item=gold, answer="A")
     fill(campaign, users, lambda u, a: {"choice": "A" if not a.swapped else "B"})
     dashboard = selectors.campaign_dashboard(campaign=campaign)
     assert dashboard.rows[0].n_items == 5
@@ -134,7 +135,7 @@ def test_longer_response_rate_counts_choices_of_the_longer_shown_field():
     item = campaign.items.get()
     item.dimension = "expressiveness"
     item.save()
-    services.campaign_content_refresh(campaign=campaign)
+    item_creation.campaign_content_refresh(campaign=campaign)
     fill(campaign, users, lambda u, a: {"choice": "A" if not a.swapped else "B"})  # canonical A = model 0 (shorter)
     dashboard = selectors.campaign_dashboard(campaign=campaign)
     assert all((q.longer, q.longer_n) == (0, 1) for q in dashboard.quality)
@@ -272,7 +273,7 @@ def test_validation_pairs_follow_the_h5_strata_from_a_ranking():
     models = list(range(9))
     ranking = {m: float(9 - m) for m in models}
     other = {m: float(m) for m in models}  # reversed: every pair is a trade-off
-    pairs = selectors.validation_pairs_sample(models=models, ranking=ranking, other_rankings=[other], rng=random.Random(1))
+    pairs = pair_sampling.validation_pairs_sample(models=models, ranking=ranking, other_rankings=[other], rng=random.Random(1))
     strata = [p.stratum for p in pairs]
     assert len(pairs) == 6 and len({frozenset((p.model_a, p.model_b)) for p in pairs}) == 6
     assert strata.count("top_bottom") == 2 and strata.count("top_middle") == 1
@@ -281,12 +282,12 @@ def test_validation_pairs_follow_the_h5_strata_from_a_ranking():
 
 
 def test_validation_pairs_without_a_ranking_are_random_and_labelled_so():
-    pairs = selectors.validation_pairs_sample(models=["m1", "m2", "m3", "m4"], ranking=None, rng=random.Random(2))
+    pairs = pair_sampling.validation_pairs_sample(models=["m1", "m2", "m3", "m4"], ranking=None, rng=random.Random(2))
     assert len(pairs) == 6 and {p.stratum for p in pairs} == {"random_order"}
 
 
 def test_validation_pairs_fill_from_other_strata_when_one_runs_short():
-    pairs = selectors.validation_pairs_sample(models=["a", "b", "c", "d"], ranking={"a": 4, "b": 3, "c": 2, "d": 1})
+    pairs = pair_sampling.validation_pairs_sample(models=["a", "b", "c", "d"], ranking={"a": 4, "b": 3, "c": 2, "d": 1})
     assert len(pairs) == 6
 
 
@@ -294,7 +295,7 @@ def test_validation_pairs_fill_from_other_strata_when_one_runs_short():
 
 
 def test_export_jsonl_has_every_label_with_its_assignment_metadata(labelled):
-    rows = [json.loads(line) for line in selectors.labels_export(campaign=labelled, fmt="jsonl").splitlines()]
+    rows = [json.loads(line) for line in label_export.labels_export(campaign=labelled, fmt="jsonl").splitlines()]
     assert len(rows) == 18
     row = rows[0]
     assert {"annotator", "swapped", "slot", "assigned_at", "submitted_at", "content_hash", "model_a", "answer"} <= set(row)
@@ -302,27 +303,27 @@ def test_export_jsonl_has_every_label_with_its_assignment_metadata(labelled):
 
 
 def test_export_csv_has_a_header_and_one_row_per_label(labelled):
-    reader = list(csv.DictReader(io.StringIO(selectors.labels_export(campaign=labelled, fmt="csv"))))
+    reader = list(csv.DictReader(io.StringIO(label_export.labels_export(campaign=labelled, fmt="csv"))))
     assert len(reader) == 18 and reader[0]["kind"] == CampaignKind.TEXT_PAIRWISE
 
 
 def test_export_csv_neutralises_a_flag_note_formula_and_jsonl_keeps_it_raw(labelled):
     note = '=HYPERLINK("http://evil","click")'
     PairwiseLabel.objects.filter(pk=PairwiseLabel.objects.order_by("pk").first().pk).update(flag_note=note)
-    csv_notes = [row["flag_note"] for row in csv.DictReader(io.StringIO(selectors.labels_export(campaign=labelled, fmt="csv")))]
-    jsonl_notes = [json.loads(line)["flag_note"] for line in selectors.labels_export(campaign=labelled, fmt="jsonl").splitlines()]
+    csv_notes = [row["flag_note"] for row in csv.DictReader(io.StringIO(label_export.labels_export(campaign=labelled, fmt="csv")))]
+    jsonl_notes = [json.loads(line)["flag_note"] for line in label_export.labels_export(campaign=labelled, fmt="jsonl").splitlines()]
     assert "'" + note in csv_notes and note not in csv_notes
     assert note in jsonl_notes
 
 
 def test_instructions_markup_escapes_html():
-    html = selectors.markup_render("**Bold** and <script>alert(1)</script>\n- one\n- two")
+    html = annotator_reads.markup_render("**Bold** and <script>alert(1)</script>\n- one\n- two")
     assert "<strong>Bold</strong>" in html and "<script>" not in html and "<li>one</li>" in html
 
 
 def test_progress_counts_the_annotators_done_and_open_items(labelled):
     user = PairwiseLabel.objects.first().annotator
-    progress = selectors.campaign_progress(campaign=labelled, annotator=user)
+    progress = annotator_reads.campaign_progress(campaign=labelled, annotator=user)
     assert (progress.done, progress.assigned, progress.campaign_labels, progress.campaign_total) == (6, 0, 18, 18)
 
 

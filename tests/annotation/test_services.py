@@ -11,7 +11,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation import services
+from annotation import item_creation, services
 from annotation.errors import (
     AssignmentClosed,
     CampaignNotOpen,
@@ -305,7 +305,7 @@ def test_changed_response_text_marks_earlier_labels_stale(catalogue):
     item = campaign.items.get()
     item.response_a.core_idea = "A rewritten idea"
     item.response_a.save()
-    changed = services.campaign_content_refresh(campaign=campaign)
+    changed = item_creation.campaign_content_refresh(campaign=campaign)
     assert [i.pk for i in changed] == [item.pk]
     assert set(PairwiseLabel.objects.values_list("is_stale", flat=True)) == {True}
 
@@ -317,7 +317,7 @@ def test_stale_labels_free_their_slots_for_the_new_content(catalogue):
     item = campaign.items.get()
     item.response_b.core_idea = "Another idea"
     item.response_b.save()
-    services.campaign_content_refresh(campaign=campaign)
+    item_creation.campaign_content_refresh(campaign=campaign)
     again = services.assignment_next(campaign=campaign, annotator=users[0])
     assert again.item_id == item.pk and again.content_hash != PairwiseLabel.objects.first().content_hash
 
@@ -344,9 +344,9 @@ def test_reimporting_an_item_with_new_checklist_cues_marks_its_labels_stale(cata
                            "a": {"model": catalogue.models[0].display_name}, "b": {"model": catalogue.models[1].display_name},
                            "checklist": [cue]}).encode()
 
-    services.items_import_jsonl(campaign=campaign, name="items.jsonl", raw=jsonl("Avoids plant imagery?"))
+    item_creation.items_import_jsonl(campaign=campaign, name="items.jsonl", raw=jsonl("Avoids plant imagery?"))
     fill(campaign, users, lambda u, a: {"choice": "B"})
-    services.items_import_jsonl(campaign=campaign, name="items.jsonl", raw=jsonl("Avoids clock imagery?"), replace_changed=True)
+    item_creation.items_import_jsonl(campaign=campaign, name="items.jsonl", raw=jsonl("Avoids clock imagery?"), replace_changed=True)
     assert PairwiseLabel.objects.filter(is_stale=True).count() == 3
 
 
@@ -357,7 +357,7 @@ def test_replaced_image_bytes_mark_faithfulness_labels_stale(catalogue, media_ro
     render = renders[0]
     with open(render.image.path, "ab") as handle:
         handle.write(b"\x00")
-    changed = services.campaign_content_refresh(campaign=campaign)
+    changed = item_creation.campaign_content_refresh(campaign=campaign)
     assert len(changed) == 1
     assert campaign.items.get(render_a=render).faithfulnesslabels.filter(is_stale=True).count() == 3
 
@@ -369,7 +369,7 @@ def test_gold_items_are_mixed_in_at_the_set_rate(catalogue):
     (ann,) = annotators(1)
     campaign = pairwise_campaign(Catalogue(n_tasks=4), annotators=[ann], gold_rate=0.25)
     for item in campaign.items.order_by("position")[:3]:
-        services.item_gold_set(item=item, answer="A")
+        item_creation.item_gold_set(item=item, answer="A")
     fill(campaign, [ann], lambda u, a: {"choice": "A"})
     served = list(Assignment.objects.filter(annotator=ann).order_by("created_at", "pk").values_list("item__is_gold", flat=True))
     # every fourth item is gold while unseen gold items remain
@@ -380,7 +380,7 @@ def test_a_gold_item_is_shown_to_every_annotator_not_only_k(catalogue):
     users = annotators(4)
     campaign = pairwise_campaign(catalogue, annotators=users, k=2, gold_rate=0.5)
     gold = campaign.items.order_by("position").first()
-    services.item_gold_set(item=gold, answer="B")
+    item_creation.item_gold_set(item=gold, answer="B")
     fill_round_robin(campaign, users, lambda u, a: {"choice": "B"})
     assert PairwiseLabel.objects.filter(item=gold).count() == 4
 
@@ -388,7 +388,7 @@ def test_a_gold_item_is_shown_to_every_annotator_not_only_k(catalogue):
 def test_a_gold_answer_must_be_a_valid_label(catalogue):
     campaign = pairwise_campaign(catalogue)
     with pytest.raises(ItemsInvalid, match="expected one of"):
-        services.item_gold_set(item=campaign.items.first(), answer="maybe")
+        item_creation.item_gold_set(item=campaign.items.first(), answer="maybe")
 
 
 # ---------------------------------------------------------------- adjudication
@@ -441,19 +441,19 @@ def test_an_annotator_cannot_adjudicate(catalogue):
 
 def test_an_item_payload_naming_a_model_is_refused(catalogue):
     campaign = campaign_for(CampaignKind.TIG_AUDIT, catalogue)
-    spec = services.ItemSpec(task=catalogue.tasks[0], payload={
+    spec = item_creation.ItemSpec(task=catalogue.tasks[0], payload={
         "checklist_text": "Avoid lanterns?", "cluster_summary": "lanterns, as Zephyr-Secret-Alpha put it",
         "provenance": {"models_sharing": 2}})
     with pytest.raises(ItemsInvalid, match="names a model"):
-        services.items_create(campaign=campaign, specs=[spec])
+        item_creation.items_create(campaign=campaign, specs=[spec])
 
 
 def test_tig_provenance_must_be_counts_not_identities(catalogue):
     campaign = campaign_for(CampaignKind.TIG_AUDIT, catalogue)
-    spec = services.ItemSpec(task=catalogue.tasks[0], payload={
+    spec = item_creation.ItemSpec(task=catalogue.tasks[0], payload={
         "checklist_text": "Avoid lanterns?", "cluster_summary": "lanterns", "provenance": {"models": ["m1", "m2"]}})
     with pytest.raises(ItemsInvalid, match="counts only"):
-        services.items_create(campaign=campaign, specs=[spec])
+        item_creation.items_create(campaign=campaign, specs=[spec])
 
 
 def test_a_pair_of_two_responses_of_one_model_is_refused(catalogue):
@@ -462,9 +462,9 @@ def test_a_pair_of_two_responses_of_one_model_is_refused(catalogue):
     from tests.factories import ResponseFactory
 
     other_sample = ResponseFactory(task=task, subject_model=catalogue.models[0], sample=2)
-    spec = services.ItemSpec(task=task, dimension="usefulness", response_a=catalogue.response(task, 0), response_b=other_sample)
+    spec = item_creation.ItemSpec(task=task, dimension="usefulness", response_a=catalogue.response(task, 0), response_b=other_sample)
     with pytest.raises(ItemsInvalid, match="same model"):
-        services.items_create(campaign=campaign, specs=[spec])
+        item_creation.items_create(campaign=campaign, specs=[spec])
 
 
 def test_jsonl_import_reports_every_bad_line_with_its_field_and_writes_nothing(catalogue):
@@ -473,7 +473,7 @@ def test_jsonl_import_reports_every_bad_line_with_its_field_and_writes_nothing(c
     good = {"task_id": task, "dimension": "usefulness", "a": {"model": "Zephyr-Secret-Alpha"}, "b": {"model": "Quasar-Hidden-Beta"}}
     lines = [good, {**good, "task_id": "nope"}, {**good, "b": {"model": "Unknown"}}, {**good, "dimension": "beauty"}]
     with pytest.raises(ItemsInvalid) as info:
-        services.items_import_jsonl(campaign=campaign, name="x.jsonl", raw="\n".join(json.dumps(x) for x in lines).encode())
+        item_creation.items_import_jsonl(campaign=campaign, name="x.jsonl", raw="\n".join(json.dumps(x) for x in lines).encode())
     fields = {(line, field) for line, field, _ in info.value.errors}
     assert {(2, "task_id"), (3, "b")} <= fields
     assert campaign.items.count() == 0
@@ -483,8 +483,8 @@ def test_jsonl_import_is_idempotent(catalogue):
     campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue)
     raw = json.dumps({"task_id": catalogue.tasks[0].external_id, "dimension": "expressiveness",
                       "a": {"model": "Zephyr-Secret-Alpha"}, "b": {"model": "Orion-Masked-Delta", "sample": 1}}).encode()
-    created, _ = services.items_import_jsonl(campaign=campaign, name="x.jsonl", raw=raw)
-    again, _ = services.items_import_jsonl(campaign=campaign, name="x.jsonl", raw=raw)
+    created, _ = item_creation.items_import_jsonl(campaign=campaign, name="x.jsonl", raw=raw)
+    again, _ = item_creation.items_import_jsonl(campaign=campaign, name="x.jsonl", raw=raw)
     assert (len(created), len(again), campaign.items.count()) == (1, 0, 1)
 
 
@@ -496,16 +496,16 @@ def test_image_pairs_need_renders_that_passed_the_faithfulness_gate(media_root):
     passing_ids = {renders[0].pk, renders[1].pk}
     fill(faith, users, lambda u, a: {"score": 5 if a.item.render_a_id in passing_ids else 2})
     images = campaign_for(CampaignKind.IMAGE_PREFERENCE, catalogue)
-    created = services.items_create_image_pairs(campaign=images, pairs=[(renders[0], renders[1])])
+    created = item_creation.items_create_image_pairs(campaign=images, pairs=[(renders[0], renders[1])])
     assert len(created) == 1
     with pytest.raises(ItemsInvalid, match="faithfulness gate"):
-        services.items_create_image_pairs(campaign=images, pairs=[(renders[0], renders[2])])
+        item_creation.items_create_image_pairs(campaign=images, pairs=[(renders[0], renders[2])])
 
 
 def test_validation_pairs_are_sampled_per_task_and_dimension(catalogue):
     campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue)
     ranking = {m.pk: float(4 - i) for i, m in enumerate(catalogue.models)}
-    created = services.items_create_validation_pairs(
+    created = item_creation.items_create_validation_pairs(
         campaign=campaign, dimensions=["usefulness", "novelty"], rankings={"usefulness": ranking}, pairs_per_task=3,
         rng=random.Random(0),
     )

@@ -11,7 +11,7 @@ import pytest
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from annotation import services
+from annotation import item_creation, services
 from annotation.models import Assignment, ItemSlot
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
@@ -94,7 +94,7 @@ def test_stale_labels_put_their_slots_back_in_the_queue(catalogue):
     item = campaign.items.get()
     item.response_a.core_idea = "A rewritten idea"
     item.response_a.save()
-    services.campaign_content_refresh(campaign=campaign)
+    item_creation.campaign_content_refresh(campaign=campaign)
     assert ItemSlot.objects.filter(item=item, is_free=True).count() == campaign.k
     assert flags_disagreeing(campaign) == []
 
@@ -123,9 +123,9 @@ def test_gold_items_leave_the_queue_and_come_back_when_unmarked(catalogue):
     (alice,) = annotators(1)
     campaign = pairwise_campaign(catalogue, annotators=[alice], n_items=2)
     item = campaign.items.order_by("position").first()
-    services.item_gold_set(item=item, answer="A")
+    item_creation.item_gold_set(item=item, answer="A")
     assert not ItemSlot.objects.filter(item=item).exists()
-    services.item_gold_set(item=item, answer=None)
+    item_creation.item_gold_set(item=item, answer=None)
     slots = ItemSlot.objects.filter(item=item)
     assert slots.count() == campaign.k and all(s.is_free and s.campaign_id == campaign.pk for s in slots)
 

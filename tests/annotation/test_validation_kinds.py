@@ -11,7 +11,7 @@ import uuid
 import numpy as np
 import pytest
 
-from annotation import selectors, services
+from annotation import annotator_reads, item_creation, label_export, services
 from annotation.errors import ItemsInvalid, LabelInvalid
 from annotation.kinds import kind_for
 from annotation.models import CampaignKind, HandwritingLabel, Item, PairwiseLabel, UOSLabel
@@ -115,7 +115,7 @@ def test_earlier_hello_canvases_come_with_tesseracts_reading_kept_off_the_page()
         assert item.payload["meta"]["recogniser"].lower().startswith("tesseract")
     services.campaign_status_set(campaign=campaign, status="open")
     assignment = services.assignment_next(campaign=campaign, annotator=campaign.annotators.first())
-    content = selectors.assignment_present(assignment=assignment, media_url=lambda s: f"/m/{s}")["content"]
+    content = annotator_reads.assignment_present(assignment=assignment, media_url=lambda s: f"/m/{s}")["content"]
     assert "recognised" not in json.dumps(content) and "tesseract" not in json.dumps(content).lower()
 
 
@@ -125,7 +125,7 @@ def test_a_canvas_from_another_reference_is_refused_with_its_field():
     a = EaselStep.objects.filter(episode__task=world.references[0]).first()
     b = EaselStep.objects.filter(episode__task=world.references[1]).first()
     with pytest.raises(ItemsInvalid) as exc:
-        services.items_create(campaign=campaign, specs=[services.ItemSpec(task=world.references[0], easel_step_a=a, easel_step_b=b)])
+        item_creation.items_create(campaign=campaign, specs=[item_creation.ItemSpec(task=world.references[0], easel_step_a=a, easel_step_b=b)])
     assert ("easel_step_b", "the canvas was painted towards another reference") in [(f, m) for _, f, m in exc.value.errors]
 
 
@@ -178,7 +178,7 @@ def test_the_uos_item_shows_the_raters_rubric_text_by_version():
     world = C2World()
     campaign = uos_campaign(world, annotators=annotators(1))
     assignment = services.assignment_next(campaign=campaign, annotator=campaign.annotators.first())
-    content = selectors.assignment_present(assignment=assignment, media_url=lambda s: f"/m/{s}")["content"]
+    content = annotator_reads.assignment_present(assignment=assignment, media_url=lambda s: f"/m/{s}")["content"]
     assert content["rubric_version"] == RUBRIC_VERSION
     for component in content["components"]:
         assert component["definition"] in RUBRIC
@@ -191,13 +191,13 @@ def test_media_of_a_canvas_item_is_the_pinned_bytes_per_shown_slot():
     campaign = canvas_campaign(world, annotators=annotators(1))
     assignment = services.assignment_next(campaign=campaign, annotator=campaign.annotators.first())
     item = assignment.item
-    data, expected = selectors.media_bytes_for_assignment(assignment=assignment, shown_slot="R")
+    data, expected = annotator_reads.media_bytes_for_assignment(assignment=assignment, shown_slot="R")
     assert data == bytes(item.task.easel_image.png) and hashlib.sha256(data).hexdigest() == expected
-    shown_a, _ = selectors.media_bytes_for_assignment(assignment=assignment, shown_slot="A")
+    shown_a, _ = annotator_reads.media_bytes_for_assignment(assignment=assignment, shown_slot="A")
     canonical_a = bytes((item.easel_step_b if assignment.swapped else item.easel_step_a).canvas_png)
     assert shown_a == canonical_a
     with pytest.raises(KeyError):
-        selectors.media_bytes_for_assignment(assignment=assignment, shown_slot="C")
+        annotator_reads.media_bytes_for_assignment(assignment=assignment, shown_slot="C")
 
 
 def test_a_label_is_refused_when_the_canvas_changed_after_hand_out():
@@ -333,10 +333,10 @@ def test_exports_name_the_sample_and_canvases_behind_each_label(client):
     easel = EaselWorld()
     campaign = canvas_campaign(easel, annotators=users, pairs_per_task=1)
     fill(campaign, users, lambda u, a: {"choice": "tie"})
-    lines = [json.loads(line) for line in selectors.labels_export(campaign=campaign, fmt="jsonl").splitlines()]
+    lines = [json.loads(line) for line in label_export.labels_export(campaign=campaign, fmt="jsonl").splitlines()]
     assert lines and all(r["easel_step_a_id"] and r["easel_step_b_id"] for r in lines)
     assert {r["model_a"] for r in lines} <= set(r.agent_name for r in easel.runs)
-    assert "easel_step_a_id" in selectors.labels_export(campaign=campaign, fmt="csv").splitlines()[0]
+    assert "easel_step_a_id" in label_export.labels_export(campaign=campaign, fmt="csv").splitlines()[0]
 
 
 def test_a_visual_story_item_serves_its_task_image_and_a_story_item_none():
@@ -348,16 +348,16 @@ def test_a_visual_story_item_serves_its_task_image_and_a_story_item_none():
         assignment = services.assignment_next(campaign=campaign, annotator=user)
         if assignment is None:
             break
-        content = selectors.assignment_present(assignment=assignment, media_url=lambda s: f"/m/{s}")["content"]
+        content = annotator_reads.assignment_present(assignment=assignment, media_url=lambda s: f"/m/{s}")["content"]
         family = assignment.item.task.family
         seen.add(family)
         if family == "visual_story":
-            data, expected = selectors.media_bytes_for_assignment(assignment=assignment, shown_slot="A")
+            data, expected = annotator_reads.media_bytes_for_assignment(assignment=assignment, shown_slot="A")
             assert data == bytes(world.visual.c2_image.data) and hashlib.sha256(data).hexdigest() == expected
         else:
             assert content["image"] is None
             with pytest.raises(KeyError):
-                selectors.media_bytes_for_assignment(assignment=assignment, shown_slot="A")
+                annotator_reads.media_bytes_for_assignment(assignment=assignment, shown_slot="A")
         services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(),
                               answer={"usefulness": 1, "originality": 1, "surprise": 1})
     assert seen == {"story", "visual_story"}

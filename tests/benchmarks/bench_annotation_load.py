@@ -62,6 +62,8 @@ from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
+from annotation import item_creation
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The benchmark's own database (created and dropped); BENCH_ANNOTATION_DB names another, so that two
 #: runs on one PostgreSQL do not drop each other's.
@@ -182,7 +184,7 @@ def _seed(n_annotators: int, items_needed: dict[str, int], dashboard_labels: int
     from annotation import services
     from annotation.models import Assignment, Campaign, CampaignKind, Item, ItemSlot, PairwiseLabel
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-    from leaderboard.services import compose_two_field_text, role_groups_ensure, sha256_text
+    from leaderboard.services.catalogue import compose_two_field_text, role_groups_ensure, sha256_text
 
     call_command("migrate", verbosity=0, interactive=False)
     role_groups_ensure()
@@ -255,7 +257,7 @@ def _seed(n_annotators: int, items_needed: dict[str, int], dashboard_labels: int
     for response in Response.objects.filter(task__task_set=task_set).order_by("task_id", "subject_model_id"):
         by_task.setdefault(response.task_id, []).append(response)
 
-    def specs(limit: int) -> list[services.ItemSpec]:
+    def specs(limit: int) -> list[item_creation.ItemSpec]:
         out = []
         for task in tasks:
             group = by_task[task.pk]
@@ -263,7 +265,7 @@ def _seed(n_annotators: int, items_needed: dict[str, int], dashboard_labels: int
                 for b in range(a + 1, len(group)):
                     if len(out) < limit:
                         out.append(
-                            services.ItemSpec(
+                            item_creation.ItemSpec(
                                 task=task,
                                 dimension="novelty",
                                 response_a=group[a],
@@ -284,7 +286,7 @@ def _seed(n_annotators: int, items_needed: dict[str, int], dashboard_labels: int
             gold_rate=0.0,
             status=Campaign.Status.DRAFT,
         )
-        services.items_create(campaign=load, specs=specs(n_items), rng=rng)
+        item_creation.items_create(campaign=load, specs=specs(n_items), rng=rng)
         services.campaign_status_set(campaign=load, status=Campaign.Status.OPEN)
         loads[scenario] = load
 
@@ -299,7 +301,7 @@ def _seed(n_annotators: int, items_needed: dict[str, int], dashboard_labels: int
         status=Campaign.Status.DRAFT,
     )
     n_items = -(-dashboard_labels // 3)
-    services.items_create(campaign=dash, specs=specs(n_items), rng=rng)
+    item_creation.items_create(campaign=dash, specs=specs(n_items), rng=rng)
     now = timezone.now()
     slots = list(
         ItemSlot.objects.filter(item__campaign=dash).select_related("item").order_by("item_id", "index")
@@ -399,7 +401,7 @@ def _seed_growth(sizes: tuple[int, ...], cycles: int, seed: int) -> dict:
         Task,
         TaskSet,
     )
-    from leaderboard.services import compose_two_field_text, sha256_text
+    from leaderboard.services.catalogue import compose_two_field_text, sha256_text
 
     rng = random.Random(seed)
     User = get_user_model()
@@ -440,8 +442,8 @@ def _seed_growth(sizes: tuple[int, ...], cycles: int, seed: int) -> dict:
             annotators=[*raters, measurer], gold_rate=0.0,
         )
         n_items = -(-size // 3) + cycles
-        services.items_create(campaign=campaign, rng=rng, specs=[
-            services.ItemSpec(task=t, dimension="novelty", response_a=a, response_b=b,
+        item_creation.items_create(campaign=campaign, rng=rng, specs=[
+            item_creation.ItemSpec(task=t, dimension="novelty", response_a=a, response_b=b,
                               payload={"checklist": ["Which response avoids common lantern imagery?"]})
             for t, a, b in pairs[:n_items]
         ])

@@ -21,6 +21,7 @@ Run: ``.venv/bin/python -m tests.benchmarks.bench_easel_render [--episodes 3] [-
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -95,7 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timing repeats per episode (best is kept)")
     args = parser.parse_args(argv)
     print(f"EASEL step (render + S) at {SIZE}x{SIZE}, {STEPS} steps x {args.episodes} episodes per workload, "
-          f"CPU ms per step (best of {args.repeats})")
+          f"CPU ms per step (best of {args.repeats}); 1-min load average {os.getloadavg()[0]:.2f} on "
+          f"{os.cpu_count()} CPUs")
     print(f"{'workload':<18s} {'incremental':>13s} {'full recompute':>15s} {'speed-up':>9s} {'max |dS|':>10s}")
     results = []
     for workload in ("painter episode", "painter schedule", "uniform"):
@@ -115,6 +117,7 @@ def main(argv: list[str] | None = None) -> None:
         results.append((workload, per_inc, per_full, worst))
         print(f"{workload:<18s} {per_inc:>10.3f} ms {per_full:>12.3f} ms {per_full / per_inc:>8.1f}x {worst:>10.1e}")
     workload, per_inc, per_full, worst = results[0]
+    print(f"1-min load average after: {os.getloadavg()[0]:.2f}")
     goals = [
         (">= 10x (painter episode)", per_full / per_inc >= 10),
         ("<= 1 ms per step (painter episode)", per_inc <= 1.0),

@@ -54,7 +54,7 @@ TIG_GOAL_RESPONSES = 4_200
 def seed_task_set(n_tasks: int, name: str):
     """A task set of ``n_tasks`` tasks, 14 subject models x 3 samples each (sample 1 primary)."""
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-    from leaderboard.services import compose_two_field_text, sha256_text
+    from leaderboard.services.catalogue import compose_two_field_text, sha256_text
 
     benchmark, _ = Benchmark.objects.get_or_create(kind="ekphrasis", defaults={"name": "Ekphrasis"})
     task_set = TaskSet.objects.create(benchmark=benchmark, name=name, version="1")
@@ -115,7 +115,7 @@ def install_clocks() -> dict[str, EngineClock]:
     import engine.leaderboard
     from engine.judge.simulated import SimulatedJudge
     from engine.tig.population import PopulationIndex
-    from leaderboard.services import judge_chunk
+    from leaderboard.ekphrasis import judge_chunk
 
     return {
         "judge": EngineClock(SimulatedJudge, "judge_pairs"),
@@ -128,9 +128,9 @@ def install_clocks() -> dict[str, EngineClock]:
 
 
 def measure(n_tasks: int, clocks: dict[str, EngineClock]) -> dict:
+    from leaderboard.ekphrasis import judge_runs
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
     from leaderboard.models import Comparison
-    from leaderboard.services import judge_runs
-    from leaderboard.services.tig import tig_build_create, tig_build_execute
 
     task_set, n_responses = seed_task_set(n_tasks, f"bench-{n_tasks}")
     build = tig_build_create(task_set=task_set)
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         if max(args.tasks) * len(MODELS) * len(SAMPLES) >= TIG_GOAL_RESPONSES:
             # The same synthetic ideas again: every response is extracted and stored anew (the database
             # side is cold), every atom's embedding is already in the embedding cache.
-            from leaderboard.services.tig import tig_build_create, tig_build_execute
+            from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
 
             n = -(-TIG_GOAL_RESPONSES // (len(MODELS) * len(SAMPLES)))
             task_set, n_responses = seed_task_set(n, "bench-tig")

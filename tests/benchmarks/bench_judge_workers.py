@@ -1,7 +1,7 @@
 """Judge runs on 1 and 2 Celery workers through Redis: the speed-up of a second worker (issue 16).
 
-A judge run is split into one Celery task per task of the task set (``leaderboard.judge_run_chunk``,
-queued by ``judge_run_dispatch``; the last chunk to finish queues ``judge_run_finalise``), so workers
+A judge run is split into one Celery task per task of the task set (``runs.unit``,
+queued by ``runs.dispatch``; the last chunk to finish queues ``runs.finalise``), so workers
 share a run chunk by chunk. For each worker count N (default 1 and 2) a task set of ``--tasks`` tasks
 (14 subject models x 3 samples, the synthetic ideas of ``bench_judge_bookkeeping``) is seeded and its
 TIGs built, and a simulated-judge run (U, E, N with TIG anchors, budget 50, the default diagnostic
@@ -77,9 +77,9 @@ def _stop(worker: subprocess.Popen) -> None:
 def measure(processes: int, n_tasks: int, queue: str, timeout: float) -> dict:
     from django.db import transaction
 
+    from leaderboard.ekphrasis import judge_runs
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
     from leaderboard.models import Comparison, JudgeRun
-    from leaderboard.services import judge_runs
-    from leaderboard.services.tig import tig_build_create, tig_build_execute
     from tests.benchmarks.bench_judge_bookkeeping import seed_task_set
 
     task_set, _ = seed_task_set(n_tasks, f"workers-{processes}")

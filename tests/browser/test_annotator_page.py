@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation import services
+from annotation import item_creation
 from annotation.models import CampaignKind
 from tests.annotation.factories import Catalogue, campaign_for, faithfulness_campaign, pairwise_campaign
 from tests.annotation.helpers import annotators
@@ -60,7 +60,7 @@ def test_the_tig_audit_shows_the_two_candidates(live_server, browser):
     a, b = catalogue.response(task, 0), catalogue.response(task, 1)
     campaign = campaign_for(CampaignKind.TIG_AUDIT, catalogue, annotators=[user])
     key = "|".join(sorted([a.subject_model.display_name, b.subject_model.display_name]))
-    services.items_create(campaign=campaign, specs=[services.ItemSpec(task=task, payload={
+    item_creation.items_create(campaign=campaign, specs=[item_creation.ItemSpec(task=task, payload={
         "checklist_text": "Which response avoids relying on common plant-growth imagery?",
         "cluster_summary": "plants as a stand-in for calm", "provenance": {"models_sharing": 3},
         "meta": {"comparison_key": key},
@@ -107,7 +107,7 @@ def test_enter_in_the_tig_revision_note_submits_like_everywhere_else(live_server
     (user,) = annotators(1, prefix="note")
     catalogue = Catalogue(n_tasks=1)
     campaign = campaign_for(CampaignKind.TIG_AUDIT, catalogue, annotators=[user])
-    services.items_create(campaign=campaign, specs=[services.ItemSpec(task=catalogue.tasks[0], payload={
+    item_creation.items_create(campaign=campaign, specs=[item_creation.ItemSpec(task=catalogue.tasks[0], payload={
         "checklist_text": "Which response avoids plant imagery?", "cluster_summary": "plants", "provenance": {}})])
     page = _open(browser, live_server, user, campaign)
     for _ in range(5):

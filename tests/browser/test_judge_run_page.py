@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import JudgeRun
-from leaderboard.services import judge_runs
 from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
 from tests.factories import UserFactory
 from tests.leaderboard.judging_factories import population
@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_starting_a_run_from_the_page_does_not_wait_for_the_run(live_server, browser, monkeypatch, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.ATELIER_EAGER_JOBS_IN_BACKGROUND = True  # the embedded default: the page's Start runs in a thread
     UserFactory(username="rita", role="researcher")
     task_set, _ = population(n_models=3, n_tasks=2, name="bg")
     release = threading.Event()

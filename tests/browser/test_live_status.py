@@ -1,11 +1,11 @@
 """Live status in Chromium: a TIG build page opened before the build runs follows it to the end
-through static/js/live_status.js, without a reload."""
+through static/js/run_status.js (on live_status.js's poller), without a reload."""
 
 from __future__ import annotations
 
 import pytest
 
-from leaderboard.services.tig import tig_build_create, tig_build_execute
+from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
 from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory, UserFactory
 

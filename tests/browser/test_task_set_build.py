@@ -1,12 +1,12 @@
 """Live progress in Chromium: a task-set build page opened before the build runs follows it through
-static/js/task_set_build.js and shows the diagnostics once it is done."""
+static/js/run_status.js and shows the diagnostics once it is done."""
 
 from __future__ import annotations
 
 import pytest
 
 from engine.task_construction import TABLE5_GRID, grid_with_quotas
-from leaderboard.services import task_construction as construction
+from leaderboard.ekphrasis import task_construction as construction
 from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
 from tests.engine.task_construction.conftest import HashEmbedder
 from tests.factories import UserFactory

@@ -360,9 +360,3 @@ def test_empty_response_gets_an_automatic_record_with_confidence_one(a, b, winne
 def test_two_non_empty_responses_get_no_automatic_record():
     assert empty_response_outcome("plan a", "plan b") is None
 
-
-def test_select_pairs_is_importable_from_engine_bt():
-    from engine.active_sampling import select_pairs as original
-    from engine.bt import select_pairs
-
-    assert select_pairs is original

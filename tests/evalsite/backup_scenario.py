@@ -21,7 +21,7 @@ def seed() -> None:
     from django.contrib.auth import get_user_model
 
     from annotation import services
-    from leaderboard.services import judge_runs
+    from leaderboard.ekphrasis import judge_runs
     from tests.faults.database_restart import seed_campaign
     from tests.leaderboard.judging_factories import population, simulated_run
 

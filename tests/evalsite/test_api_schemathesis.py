@@ -27,7 +27,7 @@ from leaderboard.api_tokens.services import api_token_create
 from leaderboard.c2.services import runs as c2_runs
 from leaderboard.c2.services.imports import c2_tasks_import
 from leaderboard.easel import services as easel_services
-from leaderboard.services import judge_runs
+from leaderboard.ekphrasis import judge_runs
 from tests.annotation.factories import MODEL_NAMES, Catalogue, pairwise_campaign
 from tests.factories import UserFactory
 from tests.leaderboard.judging_factories import simulated_run

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from leaderboard import charts
-from leaderboard.services.tig import tig_build_create
+from leaderboard.ekphrasis.tig import tig_build_create
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory, UserFactory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,11 +55,11 @@ def test_charts_carry_no_style_attribute():
 
 
 @pytest.mark.django_db
-def test_the_tig_build_page_passes_its_data_by_json_script_to_a_static_script(client):
+def test_the_tig_build_page_passes_its_data_by_data_attributes_to_a_static_script(client):
     task_set = TaskSetFactory()
     ResponseFactory(task=TaskFactory(task_set=task_set), subject_model=SubjectModelFactory(display_name="csp-a"))
     build = tig_build_create(task_set=task_set)
     client.force_login(UserFactory(username="rita", role="researcher"))
     page = client.get(f"/task-sets/{task_set.pk}/tig-builds/{build.pk}/").content.decode()
     assert INLINE_SCRIPT.search(page) is None and STYLE_ATTRIBUTE.search(page) is None
-    assert 'id="tig-build-page" type="application/json"' in page and "js/tig_build_status.js" in page
+    assert 'data-run-status="/task-sets/' in page and "js/run_status.js" in page

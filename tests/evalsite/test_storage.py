@@ -13,8 +13,8 @@ import pytest
 from PIL import Image
 
 from evalsite.storage import MediaUnwritable
+from leaderboard.ekphrasis.renders import renders_import_manifest
 from leaderboard.models import Render
-from leaderboard.services.renders import renders_import_manifest
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
 
 pytestmark = pytest.mark.django_db

@@ -26,8 +26,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RegexPattern, RoutePattern
 
 from annotation import services
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import TIGBuild
-from leaderboard.services import judge_runs
 from tests.annotation.factories import Catalogue, faithfulness_campaign, pairwise_campaign
 from tests.leaderboard.judging_factories import population, simulated_run
 

@@ -73,10 +73,10 @@ def run(n_tasks: int, budget: int, outage_s: float, timeout_s: float) -> dict:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0, interactive=False)
+        from leaderboard.ekphrasis import judge_runs
         from leaderboard.models import Comparison, JudgeRun, JudgeRunTask
-        from leaderboard.services import judge_runs
+        from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
         from tests.leaderboard.judging_factories import population, simulated_run
-        from tests.leaderboard.test_judge_runs import comparison_fingerprint
 
         task_set, models = population(n_models=6, n_tasks=n_tasks, name="broker")
         reference = simulated_run(task_set, models, budget=budget, dimensions="UE")

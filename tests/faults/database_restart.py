@@ -30,6 +30,7 @@ import time
 import uuid
 from collections import Counter
 
+from annotation import item_creation
 from tests.faults.servers import Gunicorn, ThrowawayPostgres
 
 K = 3
@@ -59,7 +60,7 @@ def seed_campaign(n_annotators: int, n_items: int, seed: int = 7) -> dict:
     from annotation import services
     from annotation.models import Campaign, CampaignKind
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-    from leaderboard.services import compose_two_field_text, role_groups_ensure, sha256_text
+    from leaderboard.services.catalogue import compose_two_field_text, role_groups_ensure, sha256_text
     from tests.benchmarks.bench_annotation_load import _session_for
 
     call_command("migrate", verbosity=0, interactive=False)
@@ -87,12 +88,12 @@ def seed_campaign(n_annotators: int, n_items: int, seed: int = 7) -> dict:
         for a in range(8):
             for b in range(a + 1, 8):
                 if len(specs) < n_items:
-                    specs.append(services.ItemSpec(task=task, dimension="novelty", response_a=responses[a],
+                    specs.append(item_creation.ItemSpec(task=task, dimension="novelty", response_a=responses[a],
                                                    response_b=responses[b], payload={"checklist": ["Which is newer?"]}))
     campaign = services.campaign_create(name="fault · database restart", kind=CampaignKind.TEXT_PAIRWISE,
                                         task_set=task_set, k=K, annotators=users, gold_rate=0.0,
                                         status=Campaign.Status.DRAFT)
-    services.items_create(campaign=campaign, specs=specs, rng=rng)
+    item_creation.items_create(campaign=campaign, specs=specs, rng=rng)
     services.campaign_status_set(campaign=campaign, status=Campaign.Status.OPEN)
     return {"campaign": campaign.pk, "sessions": [_session_for(u) for u in users]}
 

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import Comparison, JudgeRun, SubjectModel
-from leaderboard.services import judge_runs
 from tests.benchmarks.bench_judge_throughput import judge_reply
 from tests.fakes.openai_server import FakeOpenAIServer, Fault
+from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
 from tests.leaderboard.judging_factories import population
-from tests.leaderboard.test_judge_runs import comparison_fingerprint
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import SubjectModel, TaskSet
-from leaderboard.services import judge_runs
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
 
 FAMILIES = ["abstraction", "combination", "transformation", "adaptation"]

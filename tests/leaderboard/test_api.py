@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 
 from leaderboard.api_tokens.models import ApiToken
 from leaderboard.api_tokens.services import api_token_create, api_token_revoke, token_digest
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import JudgeRun, SubjectModel, TaskSet
-from leaderboard.services import judge_runs
 from tests.factories import SubjectModelFactory, TaskFactory, TaskSetFactory
 from tests.leaderboard.judging_factories import population, simulated_run
 
@@ -229,6 +229,17 @@ def test_a_run_configuration_error_is_a_400_with_the_services_message(rita):
     assert "fewer than two subject models" in body["message"]
 
 
+def test_a_judge_run_on_a_task_set_of_another_kind_is_a_400_naming_both_kinds(rita):
+    from tests.factories import BenchmarkFactory
+
+    other = TaskSetFactory(name="c2-set", benchmark=BenchmarkFactory(kind="c2", name="C²"))
+    response = token_client(rita).post("/api/v1/judge-runs/create", {"task_set": other.pk}, format="json")
+    assert response.status_code == 400
+    assert_error_shape(response.json(), "run_invalid")
+    assert "is of benchmark kind C², but Ekphrasis runs take only Ekphrasis task sets" in response.json()["message"]
+    assert not JudgeRun.objects.exists()
+
+
 def test_cancel_marks_a_live_run_failed_and_resume_accepts_it(rita, django_capture_on_commit_callbacks):
     task_set, models = population(n_models=3, n_tasks=1)
     run = simulated_run(task_set, models, budget=3)
@@ -238,9 +249,21 @@ def test_cancel_marks_a_live_run_failed_and_resume_accepts_it(rita, django_captu
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.FAILED and run.error.startswith("cancelled")
     assert client.post(f"/api/v1/judge-runs/{run.pk}/cancel").status_code == 409
-    with django_capture_on_commit_callbacks(execute=False) as queued:
+    with django_capture_on_commit_callbacks(execute=True) as queued:
         assert client.post(f"/api/v1/judge-runs/{run.pk}/resume").status_code == 202
     assert len(queued) == 1
+
+
+def test_a_cancelled_run_resumed_through_the_api_ends_done_with_its_error_cleared(rita, django_capture_on_commit_callbacks):
+    task_set, models = population(n_models=3, n_tasks=2)
+    run = simulated_run(task_set, models, budget=3)
+    client = token_client(rita)
+    assert client.post(f"/api/v1/judge-runs/{run.pk}/cancel").status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):  # the queued dispatch runs (eagerly: no broker)
+        assert client.post(f"/api/v1/judge-runs/{run.pk}/resume").status_code == 202
+    progress = client.get(f"/api/v1/judge-runs/{run.pk}/").json()["progress"]
+    assert progress["status"] == "done" and progress["error"] == ""
+    assert progress["snapshot"] is not None
 
 
 def test_resume_of_a_pending_run_is_a_409(rita):
@@ -259,7 +282,7 @@ def snapshot(db):
 
 
 def test_snapshot_detail_has_the_pages_numbers(rita, snapshot):
-    from leaderboard import results
+    from leaderboard.ekphrasis import results
 
     body = token_client(rita).get(f"/api/v1/leaderboards/{snapshot.pk}/").json()
     expected = results.model_rows(snapshot.payload)

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 
-from annotation import services as annotation_services
+from annotation import item_creation
 from annotation.errors import ItemsInvalid
 from annotation.models import CampaignKind
+from leaderboard.ekphrasis.renders import renders_import_manifest
 from leaderboard.import_contract import JSON_FIELD_MAX_CHARS
 from leaderboard.records import BRIEF_MAX_CHARS, ImportFailed
-from leaderboard.services import responses_import, tasks_import
-from leaderboard.services.renders import renders_import_manifest
+from leaderboard.services.catalogue import responses_import, tasks_import
 from leaderboard.strict_json import MAX_JSON_DEPTH
 from tests.annotation.factories import campaign_for
 from tests.conftest import require_service
@@ -165,7 +165,7 @@ class World:
             return responses_import(name=name, raw=raw, task_set=self.task_set)
         if importer == "renders":
             return renders_import_manifest(name=name, raw=raw, task_set=self.task_set, base_dir=self.base_dir)
-        return annotation_services.items_import_jsonl(campaign=self.campaign, name=name, raw=raw)
+        return item_creation.items_import_jsonl(campaign=self.campaign, name=name, raw=raw)
 
 
 @pytest.fixture

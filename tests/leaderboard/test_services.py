@@ -11,7 +11,7 @@ import pytest
 
 from leaderboard.models import Response, SubjectModel, Task, TaskSet
 from leaderboard.records import ImportFailed
-from leaderboard.services import responses_export, responses_import, tasks_export, tasks_import
+from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
 
 pytestmark = pytest.mark.django_db
 

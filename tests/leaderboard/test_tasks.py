@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.models import Comparison, JudgeRun
-from leaderboard.services import judge_runs
 from tests.conftest import require_service, subprocess_environment
+from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
 from tests.leaderboard.judging_factories import population, simulated_run
-from tests.leaderboard.test_judge_runs import comparison_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
@@ -61,8 +61,8 @@ def enqueue(run: JudgeRun) -> None:
     """Send the run's dispatch message through the broker, as the web process does."""
     subprocess.run(
         [sys.executable, "-c",
-         "import django; django.setup(); from leaderboard.tasks import judge_run_dispatch; "
-         f"judge_run_dispatch.delay({run.pk})"],
+         "import django; django.setup(); from leaderboard.runs.tasks import run_dispatch; "
+         f"run_dispatch.delay('judge_run', {run.pk})"],
         cwd=ROOT, env=subprocess_environment(CELERY_BROKER_URL=BROKER_URL, CELERY_QUEUE=QUEUE), check=True, timeout=60,
     )
 
@@ -89,7 +89,7 @@ def test_a_real_worker_runs_the_judge_run_through_redis(broker, tmp_path):
     finally:
         stop(worker)
     log = (tmp_path / "worker.log").read_text()
-    assert "leaderboard.judge_run_chunk" in log and "succeeded" in log
+    assert "runs.unit" in log and "succeeded" in log
     run.refresh_from_db()
     assert run.snapshots.count() == 1
     assert Comparison.objects.filter(run=run, kind="primary").count() == 3 * 8

@@ -6,10 +6,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
 from annotation import participants
+from annotation.annotator_reads import campaign_get
 from annotation.errors import AnnotationError
 from annotation.panel_models import Panel, PanelStudy
 from annotation.panels import entry_query
-from annotation.selectors import campaign_get
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
 from annotation import participants, services
-from annotation.selectors import campaign_get
+from annotation.annotator_reads import campaign_get
 from leaderboard.run_command import AtelierCommand
 
 

@@ -4,13 +4,13 @@ with generic anchors (Ekphrasis §5.4, Table 4, App. D.1), with a progress bar, 
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from annotation import selectors, services
+from annotation import novelty_ablation, selectors
 from annotation.errors import AnnotationError
 from annotation.models import Campaign
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import JudgeRun
 from leaderboard.run_command import AtelierCommand
-from leaderboard.services import judge_runs
 
 
 class Command(AtelierCommand):
@@ -31,7 +31,7 @@ class Command(AtelierCommand):
         if campaign is None:
             raise CommandError(f"no campaign {opts['campaign']}")
         try:
-            runs = services.novelty_ablation_runs_create(campaign=campaign, judge_name=opts["judge"], seed=opts["seed"])
+            runs = novelty_ablation.novelty_ablation_runs_create(campaign=campaign, judge_name=opts["judge"], seed=opts["seed"])
         except AnnotationError as exc:
             raise CommandError(exc.message) from exc
         label = " (SIMULATED judge)" if runs[0].is_simulated else ""

@@ -3,7 +3,7 @@ confidence in the same conversation (c2-eval.txt §3.2.1, Xiong et al. 2023).
 
 A subject is chosen by name. ``simulated`` or ``simulated-<anything>`` is the engine's labelled
 :class:`~engine.c2.simulated.SimulatedSubject` (and only those names are); any other name is a
-``SubjectModel`` reached through the one provider client (:func:`leaderboard.judges.provider_client_for`)
+``SubjectModel`` reached through the one provider client (:func:`leaderboard.providers.provider_client_for`)
 with the versioned templates of :mod:`engine.c2.prompts`. Visual tasks send the task's image as a
 ``data:`` URL; a model is multimodal when its ``SubjectModel.accepts_images`` is set.
 """
@@ -19,8 +19,8 @@ from engine.c2.tasks import C2TaskType
 from engine.providers.client import ChatRequest, ProviderError
 from leaderboard.c2.models import C2Run, C2Sample, C2TaskImage
 from leaderboard.c2.services.grading import engine_item_of
-from leaderboard.judges import provider_client_for
 from leaderboard.models import SubjectModel, Task
+from leaderboard.providers import provider_client_for
 from leaderboard.run_usage import client_usage_take
 
 SIMULATED_PREFIX = "simulated"

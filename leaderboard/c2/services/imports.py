@@ -1,7 +1,7 @@
 """Importing C² datasets into the catalogue (issue 12 "Tasks and imports").
 
 Each dataset's published record format is read by the engine's parser (:mod:`engine.c2.tasks`); the
-items become catalogue tasks through :func:`leaderboard.services.tasks_import`, the one writer of tasks,
+items become catalogue tasks through :func:`leaderboard.services.catalogue.tasks_import`, the one writer of tasks,
 so the catalogue's contract holds: every error names file, line and field; nothing is written on any
 error (one transaction, images included); re-importing the same file changes nothing.
 

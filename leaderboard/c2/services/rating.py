@@ -15,8 +15,8 @@ from engine.c2.rater import build_rater_messages, parse_rating, repair_messages
 from engine.c2.simulated import SimulatedRater
 from engine.providers.client import ChatRequest, ProviderError
 from leaderboard.c2.models import C2Rating, C2Run
-from leaderboard.judges import provider_client_for
 from leaderboard.models import SubjectModel, Task
+from leaderboard.providers import provider_client_for
 from leaderboard.run_usage import client_usage_take
 
 RATER_TEMPERATURE = 0.0

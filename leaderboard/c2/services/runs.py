@@ -44,11 +44,14 @@ from leaderboard.c2.services.generation import SampleJob, image_data_url, subjec
 from leaderboard.c2.services.grading import samples_cluster, samples_grade
 from leaderboard.c2.services.rating import RatingJob, rater_for
 from leaderboard.c2.services.scoring import run_results
-from leaderboard.judges import UnknownJudge, judge_model_for
+from leaderboard.ekphrasis.tig import TIGConfigurationError, text_embedder_named, tig_components_check
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
+from leaderboard.protocols import task_set_kind_check
+from leaderboard.providers import UnknownJudge, code_version, judge_model_for
 from leaderboard.run_usage import run_usage_add
-from leaderboard.services.judge_runs import code_version
-from leaderboard.services.tig import TIGConfigurationError, text_embedder_named, tig_components_check
+from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.runs.lifecycle import JobKind, run_claim_finalise, run_fail, run_finish, run_pending_units
+from leaderboard.runs.starting import run_start
 
 logger = logging.getLogger(__name__)
 
@@ -56,10 +59,6 @@ MAX_ATTEMPTS = 3
 GROUP_WAVES = 20  # the prompts of one group ≈ 20 × the concurrency cap samples per model
 BATCH_WAVES = 10  # one provider batch ≈ 10 × a model's share of the cap: few batch barriers
 DEFAULT_SAMPLES = 5  # n per prompt (issue 12; the paper's n is not printed)
-
-
-class RunConfigurationError(ValueError):
-    pass
 
 
 # ---------------------------------------------------------------- creating
@@ -130,8 +129,7 @@ def c2_run_create(
     created_by=None,
 ) -> C2Run:
     """Create a run and plan all its samples and ratings; nothing is called until it is started."""
-    if task_set.benchmark.kind != Benchmark.Kind.C2:
-        raise RunConfigurationError(f"{task_set} is not a C² task set")
+    task_set_kind_check(task_set, kind=Benchmark.Kind.C2)
     names = list(dict.fromkeys(n.strip() for n in model_names if n.strip()))
     if not names:
         raise RunConfigurationError("name at least one subject model")
@@ -221,24 +219,34 @@ def _plan(run: C2Run, tasks: list[Task], models: list[SubjectModel]) -> None:
 # ---------------------------------------------------------------- starting and dispatching
 
 
-def c2_run_start(*, run: C2Run) -> None:
-    """Queue the run's prompts once the transaction that created it has committed."""
-    from leaderboard.c2 import tasks
-    from leaderboard.task_queue import send_on_commit
-
-    send_on_commit(lambda: tasks.c2_run_dispatch.delay(run.pk), run=run)
+def c2_run_start(*, run: C2Run, background: bool = False) -> None:
+    """Queue the run's prompts once the transaction that created it has committed (the lifecycle's start policy)."""
+    run_start(run, background=background)
 
 
 def c2_run_pending_prompts(*, run_id: int) -> list[int]:
     """Mark the run running (again, if it had failed) and return the task ids of its unfinished prompts."""
-    C2Run.objects.filter(pk=run_id, status__in=[C2Run.Status.PENDING, C2Run.Status.FAILED]).update(
-        status=C2Run.Status.RUNNING, started_at=timezone.now(), error=""
-    )
+    return run_pending_units(C2_RUN_JOB, run_id)
+
+
+def c2_run_unfinished_prompts(*, run_id: int) -> list[int]:
     return list(C2RunPrompt.objects.filter(run_id=run_id, done=False).order_by("pk").values_list("task_id", flat=True))
 
 
-def c2_run_fail(*, run_id: int, error: str) -> None:
-    C2Run.objects.filter(pk=run_id).update(status=C2Run.Status.FAILED, error=error[:5000])
+def c2_run_unit_execute(*, run_id: int, unit_id: int) -> bool:
+    return c2_prompts_execute(run_id=run_id, task_ids=[unit_id])
+
+
+#: A C² run's units are its prompts (leaderboard.runs.lifecycle).
+C2_RUN_JOB = JobKind(
+    name="c2_run", model="c2.C2Run", unit_name="task",
+    pending_units=f"{__name__}.c2_run_unfinished_prompts", execute_unit=f"{__name__}.c2_run_unit_execute",
+    finalise=f"{__name__}.c2_run_finalise",
+)
+
+
+def c2_run_fail(*, run_id: int, error: str, resumable: bool = True) -> None:
+    run_fail(C2Run, run_id, error, resumable=resumable)
 
 
 # ---------------------------------------------------------------- executing prompts
@@ -481,8 +489,7 @@ def _prompts_finish(run: C2Run, task_ids: list[int]) -> bool:
         C2Run.objects.filter(pk=run.pk).update(prompts_done=done)
         if done < run.prompts_total:
             return False
-        # exactly one worker wins this conditional update, so finalising is enqueued once
-        return bool(C2Run.objects.filter(pk=run.pk, status=C2Run.Status.RUNNING).update(status=C2Run.Status.FINALISING))
+        return run_claim_finalise(C2Run, run.pk)
 
 
 # ---------------------------------------------------------------- finalising
@@ -495,9 +502,7 @@ def c2_run_finalise(*, run_id: int) -> C2Run:
         if run.status == C2Run.Status.DONE and run.results is not None:
             return run
         run.results = run_results(run)
-        run.status = C2Run.Status.DONE
-        run.finished_at = timezone.now()
-        run.save(update_fields=["results", "status", "finished_at"])
+        run_finish(run, fields=("results",))
     return run
 
 
@@ -532,7 +537,6 @@ def _unfinished_reason(run: C2Run) -> str:
 
 __all__ = [
     "C2TaskType",
-    "RunConfigurationError",
     "c2_prompts_execute",
     "c2_run_create",
     "c2_run_execute_inline",
@@ -544,17 +548,3 @@ __all__ = [
     "rerated",
 ]
 
-
-# ---------------------------------------------------------------- cancelling (the API's cancel operation)
-
-
-def c2_run_cancel(*, run: C2Run, by: str = "") -> C2Run:
-    """Mark a pending or running run failed with 'cancelled': resumable like any failed run (its planned
-    rows are kept); prompts already inside a worker finish first."""
-    from leaderboard.services.api_operations import LIVE_RUN_STATUSES, ApiOperationRefused
-
-    if run.status not in LIVE_RUN_STATUSES:
-        raise ApiOperationRefused(f"run {run.pk} is {run.status}: only a pending or running run can be cancelled")
-    c2_run_fail(run_id=run.pk, error=f"cancelled{' by ' + by if by else ''}")
-    run.refresh_from_db()
-    return run

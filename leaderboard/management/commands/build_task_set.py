@@ -5,11 +5,11 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from engine.task_construction.demo_pools import DEMO_POOL_NAME
+from leaderboard.ekphrasis import task_construction as construction
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import SourcePool
 from leaderboard.records import ImportFailed, read_file_bytes
 from leaderboard.run_command import AtelierCommand
-from leaderboard.services import task_construction as construction
 
 DEMO_ALIAS = "demo"
 

@@ -4,16 +4,16 @@ import time
 
 from django.core.management.base import CommandError
 
-from leaderboard.management.base import TaskSetCommand
-from leaderboard.management.progress_bar import progress_bar
-from leaderboard.models import TIGBuild
-from leaderboard.services.tig import (
+from leaderboard.ekphrasis.tig import (
     OFFLINE_EMBEDDER,
     OFFLINE_EXTRACTOR,
     TIGConfigurationError,
     tig_build_create,
     tig_build_execute,
 )
+from leaderboard.management.base import TaskSetCommand
+from leaderboard.management.progress_bar import progress_bar
+from leaderboard.models import TIGBuild
 
 
 class Command(TaskSetCommand):
@@ -57,9 +57,9 @@ class Command(TaskSetCommand):
         )
         with progress_bar(total=build.tasks_total, unit="task", desc="TIG populations") as bar:
             if opts["queue"]:
-                from leaderboard import tasks
+                from leaderboard.runs.tasks import run_dispatch
 
-                tasks.tig_build.delay(build.pk)
+                run_dispatch.delay("tig_build", build.pk)
                 while build.status not in (TIGBuild.Status.DONE, TIGBuild.Status.FAILED):
                     time.sleep(1.0)
                     build.refresh_from_db()

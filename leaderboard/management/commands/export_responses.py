@@ -1,5 +1,5 @@
 from leaderboard.management.base import ExportCommand
-from leaderboard.services import responses_export
+from leaderboard.services.catalogue import responses_export
 
 
 class Command(ExportCommand):

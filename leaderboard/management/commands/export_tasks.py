@@ -1,5 +1,5 @@
 from leaderboard.management.base import ExportCommand
-from leaderboard.services import tasks_export
+from leaderboard.services.catalogue import tasks_export
 
 
 class Command(ExportCommand):

@@ -1,8 +1,8 @@
 import sys
 from pathlib import Path
 
+from leaderboard.ekphrasis.tig import tig_items_export
 from leaderboard.management.base import TaskSetCommand
-from leaderboard.services.tig import tig_items_export
 
 
 class Command(TaskSetCommand):

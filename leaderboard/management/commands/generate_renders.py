@@ -2,10 +2,10 @@ from django.core.management.base import CommandError
 
 from engine.providers.client import ProviderError
 from engine.providers.images import DEFAULT_SIZE
+from leaderboard.ekphrasis.renders import RenderConfigurationError, renders_generate
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import SubjectModel
-from leaderboard.services.renders import RenderConfigurationError, renders_generate
 
 
 class Command(TaskSetCommand):

@@ -2,11 +2,11 @@ from django.core.management.base import CommandError
 
 from engine.providers.client import MAX_TEMPERATURE
 from engine.simulated_subject import is_simulated_subject
-from leaderboard.judges import UnknownJudge
+from leaderboard.ekphrasis.provider_jobs import responses_generate, responses_simulate
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import SubjectModel
+from leaderboard.providers import UnknownJudge
 from leaderboard.records import ImportFailed
-from leaderboard.services.provider_jobs import responses_generate, responses_simulate
 
 
 class Command(TaskSetCommand):

@@ -2,9 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from leaderboard.ekphrasis.renders import renders_import_manifest
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.records import ImportFailed
-from leaderboard.services.renders import renders_import_manifest
 
 
 class Command(TaskSetCommand):

@@ -4,7 +4,7 @@ from django.core.management.base import CommandError
 
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.records import ImportFailed
-from leaderboard.services import responses_import
+from leaderboard.services.catalogue import responses_import
 
 
 class Command(TaskSetCommand):

@@ -5,7 +5,7 @@ from django.core.management.base import CommandError
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import Benchmark
 from leaderboard.records import ImportFailed
-from leaderboard.services import tasks_import
+from leaderboard.services.catalogue import tasks_import
 
 
 class Command(TaskSetCommand):

@@ -30,9 +30,9 @@ class Command(AtelierCommand):
         catalogue = demo_catalogue_load()
         self.stdout.write(f"DEMO DATA {catalogue.task_set}: tasks {catalogue.tasks}; responses {catalogue.responses}")
         if not opts["no_judge"]:
+            from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
             from leaderboard.management.progress_bar import progress_bar
             from leaderboard.models import TIGBuild
-            from leaderboard.services.tig import tig_build_create, tig_build_execute
 
             # The graphs the demo's Novelty judgments use: offline extractor and MiniLM (labelled as such).
             build = TIGBuild.objects.filter(task_set=catalogue.task_set).first() or tig_build_create(
@@ -48,7 +48,7 @@ class Command(AtelierCommand):
             gates = judge_run_launch_gates(run=snapshot.run)
             self.stdout.write("Launch gates of the simulated demo run (App. D.3): " + "; ".join(
                 f"{g['label']} {'pass' if g['passed'] else 'FAIL'} ({g['detail']})" for g in gates["results"]))
-        from leaderboard.services.task_construction import demo_source_pool_ensure
+        from leaderboard.ekphrasis.task_construction import demo_source_pool_ensure
 
         pool = demo_source_pool_ensure()
         self.stdout.write(f"DEMO DATA source pool {pool.name}: {pool.n_records} records (for Task sets → Build a task set)")

@@ -3,11 +3,12 @@
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from leaderboard.judges import UnknownJudge
+from leaderboard.ekphrasis import judge_runs
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import Benchmark, JudgeRun
+from leaderboard.providers import UnknownJudge
 from leaderboard.run_command import RunCommand, positive_int
-from leaderboard.services import judge_runs
+from leaderboard.runs.errors import RunConfigurationError
 
 
 class Command(RunCommand):
@@ -18,7 +19,7 @@ class Command(RunCommand):
     benchmark_kind = Benchmark.Kind.EKPHRASIS
     run_model = JudgeRun
     noun = "judge run"
-    configuration_errors = (UnknownJudge, judge_runs.RunConfigurationError)
+    configuration_errors = (UnknownJudge, RunConfigurationError)
     seed_default = 42
     queue_help = "send chunks to Celery workers and follow progress"
 
@@ -49,9 +50,9 @@ class Command(RunCommand):
         self.stdout.write(f"run {run.pk}: {run.judge_name}{label} on {run.task_set}, budget {run.budget_per_task}, seed {run.seed}")
         bar = progress_bar(total=run.calls_planned, initial=run.calls_done, unit="call", desc=f"run {run.pk}")
         if opts["queue"]:
-            from leaderboard import tasks
+            from leaderboard.runs.tasks import run_dispatch
 
-            tasks.judge_run_dispatch.delay(run.pk)
+            run_dispatch.delay("judge_run", run.pk)
             self.follow_queued(run, bar, done=lambda r: r.calls_done,
                                finished=(JudgeRun.Status.DONE, JudgeRun.Status.FAILED))
             snapshot = run.snapshots.first()

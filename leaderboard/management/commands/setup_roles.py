@@ -1,5 +1,5 @@
 from leaderboard.run_command import AtelierCommand
-from leaderboard.services import role_groups_ensure
+from leaderboard.services.catalogue import role_groups_ensure
 
 
 class Command(AtelierCommand):

@@ -1,9 +1,9 @@
 from django.core.management.base import CommandError
 
-from leaderboard.judges import UnknownJudge
+from leaderboard.ekphrasis.provider_jobs import responses_split_with_llm
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import SubjectModel
-from leaderboard.services.provider_jobs import responses_split_with_llm
+from leaderboard.providers import UnknownJudge
 
 
 class Command(TaskSetCommand):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from skimage.metrics import structural_similarity
 
-from engine.easel.metrics import IncrementalSimilarity, similarity
-from engine.easel.painter import mean_colour_fill
+from engine.easel.metrics import IncrementalSimilarity, edge_iou, edge_map, similarity
+from engine.easel.painter import SearchPainter, mean_colour_fill
 from engine.easel.references import ReconstructionCategory, generate_reference
 from engine.easel.render import Stroke, blank_canvas, composite, stroke_coverage
 
@@ -94,3 +94,30 @@ def test_reset_scores_any_canvas_like_the_full_recompute():
     ref = reference()
     canvas = mean_colour_fill(ref)
     assert abs(IncrementalSimilarity(ref).reset(canvas).s - similarity(canvas, ref).s) < EQUAL_TOL
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_candidate_and_committed_s_equal_the_full_recompute_with_long_edge_chains(index):
+    # Natural references have edge chains across the canvas: a stroke can change the status of a chain
+    # far outside its box (it adds or removes the chain's only strong pixel).
+    ref = generate_reference(ReconstructionCategory.NATURAL, seed=0, index=index)[0]
+    rng = np.random.default_rng(index)
+    scorer = IncrementalSimilarity(ref)
+    canvas = blank_canvas(ref.shape[0])
+    for step in range(60):
+        error = np.abs(canvas.astype(np.float64) - ref).sum(axis=2).ravel() + 1e-6
+        params = SearchPainter.propose_stroke(rng, np.cumsum(error), 128, step / 60)
+        params[10:13] = rng.random(3)
+        covered = stroke_coverage(params, 128, 128)
+        if covered is None:
+            continue
+        mask, box = covered
+        patch = composite(canvas[box.slices], mask, params[10:13])
+        trial = canvas.copy()
+        trial[box.slices] = patch
+        full = similarity(trial, ref).s
+        assert abs(scorer.gain(box, patch).s - full) < 1e-12
+        canvas = trial
+        committed = scorer.apply(box, patch)
+        assert abs(committed.s - full) < 1e-12
+        assert committed.edge_iou == edge_iou(edge_map(canvas), edge_map(ref))  # the same edge maps

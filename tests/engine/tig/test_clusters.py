@@ -10,6 +10,7 @@ from engine.tig.clusters import (
     leiden_available,
     leiden_clusters,
     same_type_clusters,
+    same_type_labels,
 )
 
 implementations = pytest.mark.parametrize(
@@ -115,3 +116,20 @@ def test_unknown_clustering_method_or_implementation_is_refused():
         same_type_clusters(np.zeros((1, 1)), np.array([0]), method="louvain")
     with pytest.raises(ValueError):
         leiden_clusters(np.zeros((2, 2)), implementation="networkit")
+
+
+def test_clustering_only_some_types_keeps_their_labels_and_makes_the_others_singletons():
+    rng = np.random.default_rng(4)
+    w = rng.random((30, 30)) * (rng.random((30, 30)) < 0.3)
+    w = np.triu(w, 1) + np.triu(w, 1).T
+    types = rng.integers(0, 4, 30)
+    full = same_type_labels(w, types)
+    partial = same_type_labels(w, types, only_types={0, 2})
+    chosen = np.isin(types, [0, 2])
+    # the chosen types' partition and relative cluster order are unchanged
+    first = {}
+    for node in np.flatnonzero(chosen):
+        first.setdefault(int(full[node]), int(partial[node]))
+    assert all(first[int(full[v])] == partial[v] for v in np.flatnonzero(chosen))
+    assert sorted(first) == sorted(first, key=first.__getitem__)
+    assert len(set(partial[~chosen].tolist())) == int((~chosen).sum())

@@ -196,3 +196,20 @@ class CountingOffline:
     def extract(self, idea):
         self.calls += 1
         return self.inner.extract(idea)
+
+
+@pytest.mark.parametrize("pair", [(MODELS[0], MODELS[1]), (MODELS[3], MODELS[7]), (MODELS[12], MODELS[13])])
+def test_context_items_equal_the_items_of_every_type_clustered(pair):
+    # a context clusters only the materialised types for its items; the full clustering is done on demand
+    from engine.tig.checklist import MATERIALISED_TYPES, MIN_MODELS, materialise_items
+
+    index = PopulationIndex(planted_population(), embedder=TableEmbedder())
+    context = index.context(pair)
+    full, _ = index.scored_clusters(pair)
+    expected = materialise_items(full.iter_ranked(types=MATERIALISED_TYPES, min_models=MIN_MODELS),
+                                 task=context.task, context_key=context.context_key,
+                                 population_version=index.version)
+    assert [i.to_dict() for i in context.items] == [i.to_dict() for i in expected]
+    assert context.items
+    assert [c.to_dict() for c in context.clusters] == [c.to_dict() for c in full.ranked()]
+    assert {c.type for c in context.clusters} - set(MATERIALISED_TYPES)  # purpose/audience clustered too

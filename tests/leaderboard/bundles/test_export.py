@@ -14,7 +14,7 @@ from leaderboard.c2.models import C2Run
 from leaderboard.c2.services import runs as c2_runs
 from leaderboard.c2.services.imports import c2_tasks_import
 from leaderboard.easel import services as easel_services
-from leaderboard.services import judge_runs
+from leaderboard.ekphrasis import judge_runs
 from tests.leaderboard.judging_factories import population, simulated_run
 
 pytestmark = pytest.mark.django_db

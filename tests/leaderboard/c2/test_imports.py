@@ -181,7 +181,7 @@ def test_import_command_reports_errors_and_imports_good_files(tmp_path):
 
 
 def test_a_changed_image_of_a_frozen_set_is_an_error_and_the_stored_image_stays(tmp_path):
-    from leaderboard.services import taskset_freeze
+    from leaderboard.services.catalogue import taskset_freeze
 
     png(tmp_path / "harbour.png")
     record = jsonl({"index": 7, "question": "Write the story of this harbour.", "image": "harbour.png"})

@@ -13,6 +13,7 @@ from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
 from leaderboard.c2.services.imports import c2_tasks_import
 from leaderboard.models import SubjectModel
+from leaderboard.runs.errors import RunConfigurationError
 from tests.fakes.c2_model import C2FakeModel
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -142,7 +143,7 @@ def test_visual_tasks_send_the_image_as_a_data_url(server, tmp_path):
 
 def test_a_text_only_model_is_refused_for_visual_tasks(server, tmp_path):
     provider_model(server, "text-only", accepts_images=False)
-    with pytest.raises(runs.RunConfigurationError, match="text-only-?|text-only"):
+    with pytest.raises(RunConfigurationError, match="text-only-?|text-only"):
         create_run(server, c2_task_set(tmp_path), names=("text-only",))
     assert not C2Run.objects.exists() and not server.chat_requests
 
@@ -208,7 +209,7 @@ def test_a_second_rater_rates_every_divergent_sample_for_inter_rater_icc_but_is_
 
 
 def test_the_second_rater_must_differ_from_the_first(server, tmp_path):
-    with pytest.raises(runs.RunConfigurationError, match="must differ"):
+    with pytest.raises(RunConfigurationError, match="must differ"):
         create_run(server, c2_task_set(tmp_path, visual=False), second_rater_name="rater-model")
 
 

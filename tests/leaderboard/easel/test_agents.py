@@ -12,6 +12,7 @@ import pytest
 from leaderboard.easel import agents, services
 from leaderboard.easel.models import EaselRun, EaselStep
 from leaderboard.models import SubjectModel
+from leaderboard.runs.errors import RunConfigurationError
 from tests.fakes.easel_agent import EaselAgentHandler, image_parts
 from tests.fakes.openai_server import FakeOpenAIServer, Fault
 
@@ -104,7 +105,7 @@ def test_a_killed_model_run_resumes_at_the_next_unstored_step_to_the_identical_e
 
 def test_a_subject_model_without_an_endpoint_is_refused(suite):
     SubjectModel.objects.create(display_name="offline-model", role=SubjectModel.Role.SUBJECT)
-    with pytest.raises(services.RunConfigurationError, match="no base URL"):
+    with pytest.raises(RunConfigurationError, match="no base URL"):
         services.easel_run_create(task_set=suite, agent="offline-model")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.easel import leaderboard as easel_leaderboard
 from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselEpisode, EaselRun
 
@@ -70,7 +71,7 @@ def test_the_newest_finished_run_of_an_agent_is_the_one_shown(suite):
 
 
 def test_the_bootstrap_interval_of_equal_values_is_that_value():
-    assert selectors._bootstrap({"a": [0.5, 0.5, 0.5]}, seed=1) == (0.5, 0.5, 0.5)
+    assert easel_leaderboard._bootstrap({"a": [0.5, 0.5, 0.5]}, seed=1) == (0.5, 0.5, 0.5)
 
 
 def test_the_progress_curves_average_episodes_point_by_point(suite):
@@ -93,4 +94,4 @@ def test_a_semantic_row_carries_the_engine_diagnostics(suite):
     (row,) = selectors.easel_leaderboard(task_set=suite)["semantic"]
     assert row["maze_undo"] == 4 and row["non_maze_undo"] == 3
     assert row["maze_invalid_rate"] == pytest.approx(0.25) and row["avg_submit_pct"] == pytest.approx(50.0)
-    assert row["recognisers"] == ["tesseract"] and set(row["scores"]) == {n for n, _ in selectors.SEMANTIC_TASKS}
+    assert row["recognisers"] == ["tesseract"] and set(row["scores"]) == {n for n, _ in easel_leaderboard.SEMANTIC_TASKS}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from engine.easel import trajectory
 from leaderboard.easel import services
 from leaderboard.easel.models import NATIVE_BUDGET, EaselImage, EaselRun
+from leaderboard.runs.errors import RunConfigurationError
 from tests.leaderboard.easel.conftest import SMALL
 
 pytestmark = pytest.mark.django_db
@@ -55,18 +57,18 @@ def test_a_native_run_gives_reconstruction_episodes_the_long_budget(suite):
 
 
 def test_an_unknown_agent_is_a_configuration_error_naming_it(suite):
-    with pytest.raises(services.RunConfigurationError, match="no agent 'gpt-imaginary'"):
+    with pytest.raises(RunConfigurationError, match="no agent 'gpt-imaginary'"):
         services.easel_run_create(task_set=suite, agent="gpt-imaginary")
     assert not EaselRun.objects.exists()
 
 
 def test_skill_is_refused_for_an_agent_that_is_not_simulated(suite):
-    with pytest.raises(services.RunConfigurationError, match="simulated agent only"):
+    with pytest.raises(RunConfigurationError, match="simulated agent only"):
         services.easel_run_create(task_set=suite, agent="painter", skill=0.5)
 
 
 def test_a_progress_curve_starts_at_s0_and_ends_at_the_final_s():
-    curve = services.progress_curve([0.5, 0.6, 0.7, 0.65], 0.4, points=5)
+    curve = trajectory.progress_curve([0.5, 0.6, 0.7, 0.65], 0.4, points=5)
     assert curve[0] == 0.4 and curve[-1] == 0.65 and len(curve) == 5
     assert curve[2] == pytest.approx(0.6)  # fraction 0.5 = step 2 of 4
 
@@ -150,7 +152,7 @@ def test_a_run_stores_every_step_with_s_and_a_canvas_and_summarises_each_episode
         assert invalid and all(s.kind == "invalid" and s.action is None and s.raw for s in invalid)
         assert episode.final_s == steps[-1].s and episode.best == max(s.s for s in steps)
         assert episode.invalid_rate == pytest.approx(len(invalid) / len(steps))
-        assert len(episode.progress_curve) == services.PROGRESS_GRID_POINTS
+        assert len(episode.progress_curve) == trajectory.PROGRESS_GRID_POINTS
 
 
 def test_a_killed_run_resumes_at_the_next_unstored_step_to_the_identical_episode(reconstruction_only, seeded_policy):

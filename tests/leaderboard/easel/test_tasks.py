@@ -38,12 +38,12 @@ def test_a_real_worker_runs_an_easel_run_through_redis(broker, tmp_path, suite):
     worker = start_worker(tmp_path / "worker.log")
     try:
         subprocess.run(
-            [sys.executable, "-c", "import django; django.setup(); from leaderboard.easel.tasks import easel_run_dispatch; "
-             f"easel_run_dispatch.delay({run.pk})"],
+            [sys.executable, "-c", "import django; django.setup(); from leaderboard.runs.tasks import run_dispatch; "
+             f"run_dispatch.delay('easel_run', {run.pk})"],
             cwd=ROOT, env=subprocess_environment(CELERY_BROKER_URL=BROKER_URL, CELERY_QUEUE=QUEUE), check=True, timeout=60,
         )
         wait_for(lambda: EaselRun.objects.get(pk=run.pk).status == EaselRun.Status.DONE, 120, "the run to finish")
     finally:
         stop(worker)
-    assert "easel.episode" in (tmp_path / "worker.log").read_text()
+    assert "runs.unit" in (tmp_path / "worker.log").read_text()
     assert EaselRun.objects.get(pk=run.pk).episodes_done == 2

@@ -138,7 +138,7 @@ def test_a_filled_leaderboard_shows_tables_curves_badges_and_export_links(client
 def test_the_run_page_follows_status_with_the_shared_poller(client, rita, suite):
     run = services.easel_run_create(task_set=suite, agent="simulated")
     html = login(client, rita).get(reverse("easel:run_detail", args=[run.pk])).content.decode()
-    assert "js/live_status.js" in html and "js/easel_run.js" in html and "<script>" not in html
+    assert "js/live_status.js" in html and "js/run_status.js" in html and "<script>" not in html
     assert "simulated agent" in html
 
 

@@ -9,6 +9,7 @@ from leaderboard.c2.services import runs
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import Benchmark
 from leaderboard.run_command import RunCommand
+from leaderboard.runs.errors import RunConfigurationError
 
 
 class Command(RunCommand):
@@ -20,7 +21,7 @@ class Command(RunCommand):
     benchmark_kind = Benchmark.Kind.C2
     run_model = C2Run
     noun = "C² run"
-    configuration_errors = (runs.RunConfigurationError,)
+    configuration_errors = (RunConfigurationError,)
     seed_default = 42
     queue_help = "send prompts to Celery workers and follow progress"
 
@@ -55,21 +56,22 @@ class Command(RunCommand):
         bar = progress_bar(total=run.calls_planned, initial=run.calls_done, unit="call", desc=f"C² run {run.pk}")
         try:
             if opts["queue"]:
-                from leaderboard.c2 import tasks
+                from leaderboard.runs.tasks import run_dispatch
 
-                tasks.c2_run_dispatch.delay(run.pk)
+                run_dispatch.delay("c2_run", run.pk)
                 self.follow_queued(run, bar, done=lambda r: r.calls_done, finished=(C2Run.Status.DONE, C2Run.Status.FAILED))
             else:
                 run = runs.c2_run_execute_inline(run=run, progress=bar.update)
-        except runs.RunConfigurationError as exc:
+        except RunConfigurationError as exc:
             # A configuration the run cannot get past (resuming would fail the same way): no resume offered.
-            runs.c2_run_fail(run_id=run.pk, error=str(exc))
+            runs.c2_run_fail(run_id=run.pk, error=str(exc), resumable=False)
             raise CommandError(str(exc)) from exc
         finally:
             bar.close()
         run.refresh_from_db()
         if run.status == C2Run.Status.FAILED:
-            raise CommandError(f"C² run {run.pk} failed: {run.error} (resume with --resume {run.pk})")
+            hint = f" (resume with --resume {run.pk})" if run.resumable else " (resuming cannot change that)"
+            raise CommandError(f"C² run {run.pk} failed: {run.error}{hint}")
         results = run.results or {}
         self.stdout.write(f"C² run {run.pk} done: {run.calls_done} calls; creativity per task type with its "
                           f"{BOOTSTRAP_LEVEL:.0%} bootstrap interval over prompts")

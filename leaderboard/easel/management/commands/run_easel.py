@@ -2,12 +2,14 @@
 
 from django.core.management.base import CommandError
 
+from engine.easel.leaderboard import INTERVAL_LEVEL
 from engine.easel.simulated import SKILL_RANGE
 from leaderboard.easel import agents, selectors, services
 from leaderboard.easel.models import EaselRun
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import Benchmark
 from leaderboard.run_command import RunCommand
+from leaderboard.runs.errors import RunConfigurationError
 
 
 class Command(RunCommand):
@@ -16,7 +18,7 @@ class Command(RunCommand):
     benchmark_kind = Benchmark.Kind.EASEL
     run_model = EaselRun
     noun = "EASEL run"
-    configuration_errors = (services.RunConfigurationError,)
+    configuration_errors = (RunConfigurationError,)
     queue_help = "send episodes to Celery workers and follow progress"
 
     def add_run_arguments(self, parser):
@@ -44,9 +46,9 @@ class Command(RunCommand):
         bar = progress_bar(total=total, initial=run.episodes_done if by_episode else run.steps_done, unit=unit,
                            desc=f"EASEL run {run.pk}")
         if opts["queue"]:
-            from leaderboard.easel import tasks
+            from leaderboard.runs.tasks import run_dispatch
 
-            tasks.easel_run_dispatch.delay(run.pk)
+            run_dispatch.delay("easel_run", run.pk)
             self.follow_queued(run, bar, done=lambda r: r.episodes_done if by_episode else r.steps_done,
                                finished=(EaselRun.Status.DONE, EaselRun.Status.FAILED))
         else:
@@ -65,9 +67,10 @@ class Command(RunCommand):
             bar.total = max(bar.n, 1)  # the budget is an upper bound: agents may stop early, and the run is done
         bar.close()
         if run.status == EaselRun.Status.FAILED:
-            raise CommandError(f"run {run.pk} failed: {run.error}; resume it with --resume {run.pk}")
+            hint = f"; resume it with --resume {run.pk}" if run.resumable else "; resuming cannot change that"
+            raise CommandError(f"run {run.pk} failed: {run.error}{hint}")
         self.stdout.write(f"run {run.pk} {run.status}: {run.episodes_done}/{run.episodes_total} episodes, "
-                          f"{run.steps_done} steps; intervals: {selectors.INTERVAL_LEVEL:.0%} bootstrap over references")
+                          f"{run.steps_done} steps; intervals: {INTERVAL_LEVEL:.0%} bootstrap over references")
         for name, (value, low, high) in selectors.run_summary_intervals(run=run).items():
             interval = "" if low is None else f"  [{low:.3f}, {high:.3f}]"
             self.stdout.write(f"  {name:<28} {value:.3f}{interval}")

@@ -1,0 +1,350 @@
+"""From a stored leaderboard snapshot to what the results pages and exports show.
+
+The snapshot payload is computed once by :func:`engine.leaderboard.build_leaderboard`;
+this module only arranges it (rows, charts, CSV, JSON, LaTeX).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from leaderboard import charts
+from leaderboard.csv_cells import csv_text
+from leaderboard.exports import latex_row, latex_table, tex_escape
+from leaderboard.models import LeaderboardSnapshot
+
+DIMENSION_NAMES = {"U": "Usefulness", "E": "Expressiveness", "N": "Novelty"}
+RELIABILITY_ROWS = [
+    ("json_repair_rate", "JSON repair rate", "pct"),
+    ("tie_rate", "Tie rate", "pct"),
+    ("a_position_bias_pp", "A-position bias, decisive (pp)", "pp"),
+    ("swap_decisive_consistency", "Swap decisive consistency", "num"),
+    ("primary_swap_rank_corr", "Primary–swap BT rank corr.", "num"),
+    ("winner_longer_rate", "Winner-longer rate", "num"),
+    ("duplicate_consistency", "Duplicate consistency", "num"),
+]
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    rank: int
+    name: str
+    overall: float
+    overall_low: float
+    overall_high: float
+    z: dict
+    winrate: dict
+    winrate_low: dict
+    winrate_high: dict
+    tier: dict
+    comparisons: int = 0
+
+
+def z_available(payload: dict) -> bool:
+    """Snapshots before the small-pool rule carry no flag: z was printed from two models up."""
+    return payload.get("z_available", len(payload["models"]) >= 3)
+
+
+def overall_measure(payload: dict) -> str:
+    return payload.get("overall_measure") or "Overall VCI (mean z over dimensions)"
+
+
+def model_rows(payload: dict) -> list[ModelRow]:
+    dims = payload["dimensions"]
+    per = payload["per_dimension"]
+    tiers = {d: {m: t + 1 for t, members in enumerate(per[d]["tiers"]) for m in members} for d in dims}
+    rows = []
+    for rank, m in enumerate(payload["order"], start=1):
+        rows.append(
+            ModelRow(
+                rank=rank,
+                name=payload["models"][m],
+                overall=payload["overall"][m],
+                overall_low=payload["overall_ci90"][0][m],
+                overall_high=payload["overall_ci90"][1][m],
+                z={d: per[d]["z"][m] for d in dims},
+                winrate={d: per[d]["winrate"][m] for d in dims},
+                winrate_low={d: per[d]["winrate_ci90"][0][m] for d in dims},
+                winrate_high={d: per[d]["winrate_ci90"][1][m] for d in dims},
+                tier={d: tiers[d].get(m) for d in dims},
+                # Each comparison counts once per model in it: wins + losses + ties over dimensions.
+                comparisons=int(sum((per[d]["wins"][m] or 0) + (per[d]["losses"][m] or 0) + (per[d]["ties"][m] or 0)
+                                    for d in dims)),
+            )
+        )
+    return rows
+
+
+def table_rows(payload: dict) -> list[dict]:
+    """Model rows with the per-dimension cells as a list in the payload's dimension order (templates
+    cannot index a dict by a loop variable)."""
+    dims = payload["dimensions"]
+    return [
+        {"row": r, "cells": [{"dimension": d, "winrate": r.winrate[d], "low": r.winrate_low[d],
+                              "high": r.winrate_high[d], "z": r.z[d], "tier": r.tier[d]} for d in dims]}
+        for r in model_rows(payload)
+    ]
+
+
+def arena_rows(snapshots) -> list[dict]:
+    """One row per model of each given snapshot, for the sortable first-screen table: rank, model,
+    Overall (VCI, or mean win rate in a small pool) with interval, per-dimension win rates,
+    comparisons per model, judge and the simulated/demo flags."""
+    out = []
+    for snapshot in snapshots:
+        payload = snapshot.payload
+        with_z = z_available(payload)
+        for r in model_rows(payload):
+            out.append({
+                "snapshot": snapshot, "row": r, "z_available": with_z,
+                "dims": [r.winrate.get(d) for d in ("U", "E", "N")],
+            })
+    return out
+
+
+def overall_interval_chart(payload: dict) -> str:
+    rows = [
+        charts.Interval(r.name, r.overall, r.overall_low, r.overall_high)
+        for r in model_rows(payload)
+    ]
+    if z_available(payload):
+        return charts.interval_plot(rows, title="Overall VCI with 90% bootstrap intervals", reference=0.0,
+                                    axis_label="Overall VCI (mean z over dimensions), 90% task bootstrap")
+    return charts.interval_plot(rows, title="Mean expected win rate with 90% bootstrap intervals", reference=0.5,
+                                domain=(0.0, 1.0), axis_label="Mean BT expected win rate over dimensions, 90% task bootstrap")
+
+
+def dimension_interval_charts(payload: dict) -> list[tuple[str, str]]:
+    """One interval plot per dimension, titled with the dimension's name; colour = tier, with a legend."""
+    out = []
+    for d in payload["dimensions"]:
+        per = payload["per_dimension"][d]
+        tiers = {m: t for t, members in enumerate(per["tiers"]) for m in members}
+        order = sorted(range(len(payload["models"])), key=lambda m: -per["winrate"][m])
+        rows = [
+            charts.Interval(payload["models"][m], per["winrate"][m], per["winrate_ci90"][0][m],
+                            per["winrate_ci90"][1][m], tier=tiers.get(m))
+            for m in order
+        ]
+        out.append((DIMENSION_NAMES[d], charts.interval_plot(
+            rows, title=f"{DIMENSION_NAMES[d]}: BT expected win rate with 90% bootstrap intervals", reference=0.5,
+            domain=(0.0, 1.0), tier_legend=True, fmt="{:.3f}",
+            axis_label=f"{DIMENSION_NAMES[d]} — expected win rate vs the other models (0.5 = even)")))
+    return out
+
+
+def rank_heat_map(payload: dict) -> str:
+    order = payload["order"]
+    matrix = [payload["overall_rank_probabilities"][m] for m in order]
+    names = [payload["models"][m] for m in order]
+    return charts.heat_map(matrix, names, [f"#{k + 1}" for k in range(len(names))],
+                           title="P(model holds rank), Overall, from the task bootstrap",
+                           x_label="Rank (1 = best)", y_label="Model", value_label="P(rank)")
+
+
+def pairwise_matrices(payload: dict) -> list[tuple[str, str]]:
+    """Per dimension: observed win rate of the row model over the column model (ties as half a win).
+    Snapshots stored before the matrix was recorded show the BT-predicted σ(θ_row − θ_col) instead."""
+    order = payload["order"]
+    names = [payload["models"][m] for m in order]
+    out = []
+    for d in payload["dimensions"]:
+        per = payload["per_dimension"][d]
+        observed = per.get("pairwise_winrate")
+        if observed is not None:
+            matrix = [[observed[r][c] for c in order] for r in order]
+            what = "observed win rate, ties as ½"
+        else:
+            theta = per["theta"]
+            matrix = [[None if r == c else 1.0 / (1.0 + math.exp(-(theta[r] - theta[c]))) for c in order] for r in order]
+            what = "BT-predicted win probability"
+        out.append((DIMENSION_NAMES[d], charts.heat_map(
+            matrix, names, [f"#{k + 1}" for k in range(len(names))],
+            title=f"{DIMENSION_NAMES[d]}: P(row beats column), {what}",
+            x_label=f"{DIMENSION_NAMES[d]}: column = opponent, by Overall rank", y_label="Row model",
+            value_label="win rate")))
+    return out
+
+
+def tradeoff_chart(payload: dict) -> str:
+    trade = payload.get("tradeoff")
+    if not trade:
+        return ""
+    points = [
+        (name, trade["usefulness_pct"][m], trade["novelty_pct"][m], payload["overall"][m] or 0.0)
+        for m, name in enumerate(payload["models"])
+    ]
+    return charts.scatter_plot(points, title="Usefulness–Novelty trade-off", x_label="Usefulness rank percentile (median-centred)",
+                               y_label="Novelty rank percentile (median-centred)")
+
+
+def family_rows(payload: dict) -> list[dict]:
+    """Table 3 shape: one row per family × dimension (and task average), one column per model; row best marked."""
+    rows = []
+    order = payload["order"]
+    for family, table in sorted(payload.get("families", {}).items()):
+        for d in payload["dimensions"] + ["avg"]:
+            values = table["task_avg"] if d == "avg" else table["z"][d]
+            best = max(values[m] for m in order)
+            rows.append({
+                "family": family,
+                "dimension": "Task avg." if d == "avg" else DIMENSION_NAMES[d],
+                "cells": [{"value": values[m], "best": values[m] == best} for m in order],
+                "residual": None if d == "avg" else table["residual"][d],
+            })
+    return rows
+
+
+def reliability_rows(payload: dict) -> list[dict]:
+    rel = payload.get("reliability", {})
+    dims = [d for d in payload["dimensions"] if d in rel]
+    rows = []
+    for key, label, kind in RELIABILITY_ROWS:
+        cells = []
+        for d in dims:
+            v = rel[d].get(key)
+            if v is None:
+                cells.append("n/a")
+            elif kind == "pct":
+                cells.append(f"{100 * v:.2f}%")
+            elif kind == "pp":
+                cells.append(f"{v:+.1f} pp")
+            else:
+                cells.append(f"{v:.3f}")
+        rows.append({"label": label, "cells": cells})
+    aux = {judge for d in dims for judge in rel[d].get("aux_rank_corr", {})}
+    for judge in sorted(aux):
+        rows.append({"label": f"Aux rank corr. ({judge})", "cells": [
+            "n/a" if rel[d]["aux_rank_corr"].get(judge) is None else f"{rel[d]['aux_rank_corr'][judge]:.3f}" for d in dims
+        ]})
+    counts = [f"{rel[d].get('n_primary', 0)}" for d in dims]
+    rows.append({"label": "Primary calls (n)", "cells": counts})
+    return rows
+
+
+def budget_rows(payload: dict) -> list[dict]:
+    calls = payload.get("budget", {}).get("calls", {})
+    dims = payload["dimensions"]
+    rows = []
+    for layer in ["primary", "swap", "duplicate", "auxiliary", "automatic"]:
+        if layer in calls:
+            per = calls[layer]
+            rows.append({"layer": layer, "cells": [per.get(d, 0) for d in dims], "total": sum(per.values())})
+    return rows
+
+
+# ---------------------------------------------------------------- exports
+
+
+def export_csv(snapshot: LeaderboardSnapshot) -> str:
+    payload = snapshot.payload
+    dims = payload["dimensions"]
+    overall = "overall_vci" if z_available(payload) else "overall_mean_winrate"
+    # The simulated/demo marker rides on every row, so a copied row keeps it (README: every export).
+    header = (["rank", "model", overall, f"{overall}_ci90_low", f"{overall}_ci90_high"]
+              + [f"{d}_{k}" for d in dims for k in ("winrate", "winrate_ci90_low", "winrate_ci90_high", "z", "tier")]
+              + ["comparisons", "judge", "simulated_judge", "demo_data"])
+    return csv_text(header, (
+        [r.rank, r.name, r.overall, r.overall_low, r.overall_high]
+        + [v for d in dims for v in (r.winrate[d], r.winrate_low[d], r.winrate_high[d], r.z[d], r.tier[d])]
+        + [r.comparisons, snapshot.judge_name, str(snapshot.is_simulated).lower(), str(snapshot.is_demo).lower()]
+        for r in model_rows(payload)
+    ))
+
+
+def export_json(snapshot: LeaderboardSnapshot) -> str:
+    return json.dumps(
+        {
+            "snapshot": snapshot.pk,
+            "run": snapshot.run_id,
+            "task_set_version": snapshot.task_set_version,
+            "judge": snapshot.judge_name,
+            "simulated": snapshot.is_simulated,
+            "demo": snapshot.is_demo,
+            "budget_per_task": snapshot.budget_per_task,
+            "seed": snapshot.seed,
+            "code_version": snapshot.code_version,
+            "created_at": snapshot.created_at.isoformat(),
+            "leaderboard": snapshot.payload,
+        },
+        indent=2,
+    )
+
+
+def export_latex(snapshot: LeaderboardSnapshot) -> str:
+    payload = snapshot.payload
+    dims = payload["dimensions"]
+    head = " & ".join(["Model", "Overall" if z_available(payload) else "Mean win rate"] + [DIMENSION_NAMES[d] for d in dims])
+    body = []
+    for r in model_rows(payload):
+        cells = [tex_escape(r.name), f"{r.overall:+.2f} [{r.overall_low:+.2f}, {r.overall_high:+.2f}]"]
+        cells += [f"{r.winrate[d]:.3f}" + ("" if r.z[d] is None else f" ({r.z[d]:+.2f})") for d in dims]
+        body.append(latex_row(cells))
+    flag = " Simulated judge (not a real evaluation)." if snapshot.is_simulated else ""
+    flag += " Demo data." if snapshot.is_demo else ""
+    caption = (("Overall VCI" if z_available(payload) else "Mean expected win rate (z needs at least 3 models)")
+               + r" with 90\% task-bootstrap interval; per dimension BT expected win rate (z). "
+               + tex_escape(f"Judge {snapshot.judge_name}, budget {snapshot.budget_per_task}/task, seed {snapshot.seed}, "
+                            f"task set v{snapshot.task_set_version}, code {snapshot.code_version}.{flag}"))
+    lines = latex_table(columns="l" + "c" * (len(dims) + 1), head=[head + r" \\"], body=body, caption=caption)
+    return "\n".join(lines) + "\n"
+
+
+def comparison_rows(left: dict, right: dict) -> list[dict]:
+    """Two snapshots side by side: Overall (with its 90% interval) and rank per model, with the change."""
+    def by_name(payload):
+        ranks = {payload["models"][m]: k + 1 for k, m in enumerate(payload["order"])}
+        low, high = payload["overall_ci90"]
+        values = {name: (payload["overall"][m], low[m], high[m]) for m, name in enumerate(payload["models"])}
+        return ranks, values
+
+    left_rank, left_values = by_name(left)
+    right_rank, right_values = by_name(right)
+    names = sorted(set(left_rank) | set(right_rank), key=lambda n: (left_rank.get(n, 99), n))
+    rows = []
+    for n in names:
+        lv, rv = left_values.get(n), right_values.get(n)
+        rows.append({
+            "name": n,
+            "left_rank": left_rank.get(n), "right_rank": right_rank.get(n),
+            "left_overall": lv[0] if lv else None, "left_low": lv[1] if lv else None, "left_high": lv[2] if lv else None,
+            "right_overall": rv[0] if rv else None, "right_low": rv[1] if rv else None, "right_high": rv[2] if rv else None,
+            "rank_change": (left_rank[n] - right_rank[n]) if n in left_rank and n in right_rank else None,
+            # Intervals that overlap: the rank change may be noise.
+            "overlap": bool(lv and rv and lv[1] is not None and rv[1] is not None and lv[1] <= rv[2] and rv[1] <= lv[2]),
+        })
+    return rows
+
+
+def snapshot_differences(left: LeaderboardSnapshot, right: LeaderboardSnapshot) -> list[dict]:
+    """What differs between two snapshots' configurations (judge, seed, budget, task set and its
+    version, code version, dimensions, resamples, simulated/demo), each with both values."""
+    def describe(s: LeaderboardSnapshot) -> dict:
+        return {
+            "Task set": s.run.task_set.name, "Task-set version": s.task_set_version, "Judge": s.judge_name,
+            "Seed": s.seed, "Budget per task": s.budget_per_task, "Code version": s.code_version or "unknown",
+            "Dimensions": ", ".join(DIMENSION_NAMES.get(d, d) for d in s.payload["dimensions"]),
+            "Bootstrap resamples": s.payload.get("n_boot"), "Models": len(s.payload["models"]),
+            "Simulated judge": "yes" if s.is_simulated else "no", "Demo data": "yes" if s.is_demo else "no",
+        }
+    a, b = describe(left), describe(right)
+    return [{"what": k, "left": a[k], "right": b[k], "differs": a[k] != b[k]} for k in a]
+
+
+def comparison_chart(left: LeaderboardSnapshot, right: LeaderboardSnapshot) -> str:
+    """Both snapshots' Overall intervals, one pair of rows per model (A above B), when both measure the same thing."""
+    if z_available(left.payload) != z_available(right.payload):
+        return ""
+    rows = []
+    for r in comparison_rows(left.payload, right.payload):
+        for side, tier in (("left", 0), ("right", 1)):
+            if r[f"{side}_overall"] is not None:
+                rows.append(charts.Interval(f"{r['name']} ({'A' if side == 'left' else 'B'})", r[f"{side}_overall"],
+                                            r[f"{side}_low"], r[f"{side}_high"], tier=tier))
+    with_z = z_available(left.payload)
+    return charts.interval_plot(
+        rows, title=f"Overall with 90% intervals: #{left.pk} (A) and #{right.pk} (B)",
+        reference=0.0 if with_z else 0.5, domain=None if with_z else (0.0, 1.0),
+        axis_label=("Overall VCI" if with_z else "Mean expected win rate") + "; blue = A, orange = B")

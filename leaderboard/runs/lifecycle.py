@@ -1,0 +1,154 @@
+"""The lifecycle of every resumable background job, written once: start, pending units, fail, cancel,
+resume, claim the finalising, finish. The rules — what may be cancelled, what may resume — live here,
+not in views, so that a page, the API and the command line cannot drift apart.
+
+A kind of job (:class:`JobKind`) names its model and its three units of work:
+
+- ``pending_units(*, run_id) -> list[int]``: the ids of its unfinished units, in plan order;
+- ``execute_unit(*, run_id, unit_id) -> bool``: bring one unit to completion (idempotent, resumable);
+  True when this call finished the job's last unit and won the claim to finalise (:func:`run_claim_finalise`);
+- ``finalise(*, run_id)``: store the results and mark the job done (idempotent).
+
+Each is a dotted path, resolved when first used, so that this module imports no protocol (the protocols
+import it). The one Celery task pair that drives every kind is :mod:`leaderboard.runs.tasks`.
+Starting and resuming (the one start policy) is :mod:`leaderboard.runs.starting`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import cached_property
+
+from django.apps import apps
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from leaderboard.runs.errors import RunStateConflict
+from leaderboard.runs.models import LIVE_STATUSES, RunJob, RunStatus
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "JobKind", "job_kind", "job_kind_of", "job_kinds", "job_kind_register", "run_cancel", "run_claim_finalise", "run_fail",
+    "run_finish", "run_may_resume", "run_pending_units", "run_resume_refusal",
+]
+
+#: Errors stored on a job are cut to this length (a traceback's repr can be long).
+ERROR_CHARS = 5000
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """One kind of resumable job and where its units live (dotted paths, resolved on first use)."""
+
+    name: str  #: the key the Celery tasks carry ("judge_run", "easel_run", ...)
+    model: str  #: ``"app_label.ModelName"`` of its :class:`~leaderboard.runs.models.RunJob`
+    pending_units: str
+    execute_unit: str
+    finalise: str
+    unit_name: str = "unit"  #: how an error names a unit ("task", "episode", "prompt")
+
+    @cached_property
+    def model_class(self) -> type[RunJob]:
+        return apps.get_model(self.model)
+
+    def call(self, step: str, **ids: int):
+        return import_string(getattr(self, step))(**ids)
+
+
+_KINDS: dict[str, JobKind] = {}
+
+
+def job_kind_register(kind: JobKind) -> JobKind:
+    existing = _KINDS.get(kind.name)
+    if existing is not None and existing != kind:
+        raise ValueError(f"job kind {kind.name!r} is registered already")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def job_kinds() -> list[JobKind]:
+    """Every registered kind of job, in registration order."""
+    return list(_KINDS.values())
+
+
+def job_kind(name: str) -> JobKind:
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise LookupError(f"no job kind {name!r} is registered") from None
+
+
+def job_kind_of(run: RunJob) -> JobKind:
+    label = run._meta.label
+    for kind in _KINDS.values():
+        if kind.model == label:
+            return kind
+    raise LookupError(f"no job kind is registered for {label}")
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def run_may_resume(run: RunJob) -> bool:
+    """Only a failed job resumes, and only one whose failure resuming can change."""
+    return run.status == RunStatus.FAILED and run.resumable
+
+
+def run_resume_refusal(run: RunJob) -> str:
+    """Why ``run`` may not resume ("" when it may): the words the API's 409 and the page's message use."""
+    if run.status != RunStatus.FAILED:
+        return f"{run._meta.verbose_name} {run.pk} is {run.status}: only a failed run resumes"
+    if not run.resumable:
+        return (f"{run._meta.verbose_name} {run.pk} failed for a reason resuming cannot change ({run.error}): "
+                "start a new run instead")
+    return ""
+
+
+# ---------------------------------------------------------------- the steps
+
+
+def run_pending_units(kind: JobKind | str, run_id: int) -> list[int]:
+    """Mark the job running — again, if it had failed or was cancelled: its error is cleared — and return
+    the ids of its unfinished units. A non-resumable failed job is left as it is (no units)."""
+    kind = job_kind(kind) if isinstance(kind, str) else kind
+    model = kind.model_class
+    model.objects.filter(pk=run_id, status__in=[RunStatus.PENDING, RunStatus.FAILED], resumable=True).update(
+        status=RunStatus.RUNNING, error="")
+    model.objects.filter(pk=run_id, started_at=None).exclude(status=RunStatus.FAILED).update(started_at=timezone.now())
+    if not model.objects.filter(pk=run_id, status__in=[RunStatus.RUNNING, RunStatus.FINALISING]).exists():
+        return []
+    return list(kind.call("pending_units", run_id=run_id))
+
+
+def run_fail(model: type[RunJob], run_id: int, error: str, *, resumable: bool = True) -> None:
+    """Mark the job failed with ``error``; ``resumable=False`` when resuming could not change the outcome."""
+    model.objects.filter(pk=run_id).exclude(status=RunStatus.DONE).update(
+        status=RunStatus.FAILED, error=error[:ERROR_CHARS], resumable=resumable
+    )
+
+
+def run_cancel(run: RunJob, *, by: str = "") -> RunJob:
+    """Stop a pending or running job: it becomes failed with 'cancelled' as its error and can be resumed
+    like any failed job (its planned and finished units are kept). A unit already inside a worker
+    finishes first."""
+    if run.status not in LIVE_STATUSES:
+        raise RunStateConflict(
+            f"{run._meta.verbose_name} {run.pk} is {run.status}: only a pending or running run can be cancelled")
+    run_fail(type(run), run.pk, f"cancelled{' by ' + by if by else ''}")
+    run.refresh_from_db()
+    return run
+
+
+def run_claim_finalise(model: type[RunJob], run_id: int) -> bool:
+    """True for exactly one caller: the conditional update running → finalising is won once, so
+    finalising is enqueued once however many workers finish units at the same moment."""
+    return bool(model.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(status=RunStatus.FINALISING))
+
+
+def run_finish(run: RunJob, *, fields: tuple[str, ...] = ()) -> None:
+    """Mark ``run`` done (error cleared) and save it with the given result ``fields`` (inside the
+    finaliser's transaction, which holds the row lock)."""
+    run.status, run.error, run.finished_at = RunStatus.DONE, "", timezone.now()
+    run.save(update_fields=["status", "error", "finished_at", *fields])

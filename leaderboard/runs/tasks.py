@@ -1,0 +1,75 @@
+"""The one Celery task pair that drives every kind of resumable job: a dispatch that queues one job per
+unfinished unit, the unit job, and the finalise job. Thin and idempotent: each takes a job kind's name
+and ids and calls the kind's unit functions (:class:`leaderboard.runs.lifecycle.JobKind`). Jobs are
+acknowledged late (settings), so one whose worker is killed is delivered again and resumes from what
+the unit had stored.
+
+Expected errors are not retried: :data:`EXPECTED_ERRORS` lists them once. Any other error is retried
+with a growing delay, and after the last retry recorded on the job (which stays resumable)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from kombu.exceptions import OperationalError as BrokerUnreachable
+
+from leaderboard.runs.errors import ProviderOutage, RunConfigurationError, UnitTakenOver
+from leaderboard.runs.lifecycle import job_kind, run_fail, run_pending_units
+from leaderboard.runs.models import RunStatus
+from leaderboard.runs.queue import send_waiting_runs
+
+#: Errors a unit may raise that retrying would not change. A configuration error fails the job as not
+#: resumable; a provider outage past the client's retries fails it resumable; a unit taken over by another
+#: delivery is left to it.
+EXPECTED_ERRORS = (RunConfigurationError, ProviderOutage, UnitTakenOver)
+MAX_RETRIES = 5
+
+
+@shared_task(name="runs.dispatch")
+def run_dispatch(kind_name: str, run_id: int) -> int:
+    """Queue one job per unfinished unit (or finalise a job with none left)."""
+    kind = job_kind(kind_name)
+    units = run_pending_units(kind, run_id)
+    for unit_id in units:
+        run_unit.delay(kind_name, run_id, unit_id)
+    live = kind.model_class.objects.filter(pk=run_id, status__in=[RunStatus.RUNNING, RunStatus.FINALISING])
+    if not units and live.exists():
+        run_finalise.delay(kind_name, run_id)
+    return len(units)
+
+
+@shared_task(name="runs.unit", bind=True, max_retries=MAX_RETRIES)
+def run_unit(self, kind_name: str, run_id: int, unit_id: int) -> None:
+    kind = job_kind(kind_name)
+    try:
+        finished_job = kind.call("execute_unit", run_id=run_id, unit_id=unit_id)
+    except UnitTakenOver:
+        return
+    except RunConfigurationError as exc:
+        run_fail(kind.model_class, run_id, f"{kind.unit_name} {unit_id}: {exc}", resumable=False)
+        return
+    except ProviderOutage as outage:
+        run_fail(kind.model_class, run_id, str(outage))
+        return
+    except Exception as exc:
+        if self.request.retries >= self.max_retries:
+            run_fail(kind.model_class, run_id, f"{kind.unit_name} {unit_id}: {exc!r}")
+            raise
+        raise self.retry(exc=exc, countdown=2 ** self.request.retries) from exc
+    if finished_job:
+        try:
+            run_finalise.delay(kind_name, run_id)
+        except BrokerUnreachable:
+            # This call won the job's last unit, and a redelivered unit finds it finished: if the finalising
+            # message cannot be sent now nobody would send it later. Finalising is idempotent: do it here.
+            kind.call("finalise", run_id=run_id)
+
+
+@shared_task(name="runs.finalise")
+def run_finalise(kind_name: str, run_id: int) -> None:
+    job_kind(kind_name).call("finalise", run_id=run_id)
+
+
+@shared_task(name="runs.send_waiting")
+def runs_send_waiting() -> int:
+    """Send the jobs started while the broker was away (:mod:`leaderboard.runs.queue`)."""
+    return send_waiting_runs()

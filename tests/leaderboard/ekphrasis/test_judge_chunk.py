@@ -1,0 +1,122 @@
+"""One chunk of a judge run (leaderboard/ekphrasis/judge_chunk.py): what it keeps in memory, when it
+writes, and that a chunk stopped or raced at any of its writes still ends with exactly the comparisons
+of an uninterrupted run."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from leaderboard.ekphrasis import judge_chunk, judge_runs, judges
+from leaderboard.models import Comparison
+from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
+from tests.leaderboard.judging_factories import population, simulated_run
+
+pytestmark = pytest.mark.django_db
+
+
+class Killed(RuntimeError):
+    pass
+
+
+def _run(task_set, models):
+    return simulated_run(task_set, models, budget=14, dimensions="UE", malformed_rate=0.2)
+
+
+def test_a_chunk_reads_its_comparisons_once_per_dimension_however_many_rounds_it_plans():
+    task_set, models = population(n_models=6, n_tasks=1, name="reads")
+    run = _run(task_set, models)
+    judge_runs.judge_run_pending_chunks(run_id=run.pk)
+    task = task_set.tasks.get()
+    with CaptureQueriesContext(connection) as queries:
+        judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
+    table = f'"{Comparison._meta.db_table}"'
+    statements = [q["sql"].lstrip() for q in queries]
+    plans = [sql for sql in statements if sql.upper().startswith(f"INSERT INTO {table.upper()}")]
+    reads = [sql for sql in statements if sql.upper().startswith("SELECT") and f"FROM {table}" in sql
+             and "COUNT(" not in sql.upper()]
+    assert len(plans) > 2 * len(run.dimensions)  # several rounds per dimension were planned and judged
+    assert len(reads) == len(run.dimensions)
+
+
+def test_a_chunk_killed_after_judging_a_round_but_before_storing_it_resumes_to_the_same_comparisons(monkeypatch):
+    task_set, models = population(n_models=6, n_tasks=2, name="unsaved")
+    reference = _run(task_set, models)
+    judge_runs.judge_run_execute_inline(run=reference)
+
+    run = _run(task_set, models)
+    write = judge_chunk._Ledger.write
+    writes, lost = [], set()
+
+    def killed_on_the_fourth_write(self, planned=()):
+        writes.append(1)
+        if len(writes) == 4:
+            lost.update(self.unsaved)  # a round's verdicts were waiting for this write
+            raise Killed
+        return write(self, planned)
+
+    monkeypatch.setattr(judge_chunk._Ledger, "write", killed_on_the_fourth_write)
+    with pytest.raises(Killed):
+        judge_runs.judge_run_execute_inline(run=run)
+    # the round whose verdicts were lost is still planned: it was stored before its calls were made
+    assert lost and set(Comparison.objects.filter(run=run, status="planned").values_list("pk", flat=True)) == lost
+    monkeypatch.setattr(judge_chunk._Ledger, "write", write)
+
+    judge_runs.judge_run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.snapshots.count() == 1
+    assert comparison_fingerprint(run) == comparison_fingerprint(reference)
+
+
+def test_a_plan_another_worker_stored_first_is_kept_and_the_chunk_goes_on_from_it(monkeypatch):
+    task_set, models = population(n_models=6, n_tasks=1, name="race")
+    reference = _run(task_set, models)
+    judge_runs.judge_run_execute_inline(run=reference)
+
+    run = _run(task_set, models)
+    real = judges.judge_comparisons
+    calls = []
+
+    def killed_on_the_third_batch(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise Killed
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(judges, "judge_comparisons", killed_on_the_third_batch)
+    with pytest.raises(Killed):
+        judge_runs.judge_run_execute_inline(run=run)
+    monkeypatch.setattr(judges, "judge_comparisons", real)
+    stored_before = Comparison.objects.filter(run=run).count()
+
+    # The resumed chunk starts from a view that misses everything stored (as a worker that read just
+    # before another one wrote): it plans the same calls again, finds them stored, and reads them back.
+    stored = judge_chunk._stored
+    views = []
+
+    def stale_first_view(run_, task, dimension):
+        views.append(dimension)
+        return [] if len(views) == 1 else stored(run_, task, dimension)
+
+    monkeypatch.setattr(judge_chunk, "_stored", stale_first_view)
+    judge_runs.judge_run_execute_inline(run=run)
+    assert stored_before > 0 and views.count("U") >= 2  # the conflicting insert sent the chunk back to the store
+    assert comparison_fingerprint(run) == comparison_fingerprint(reference)
+
+
+def test_a_chunk_does_its_linear_algebra_on_one_blas_thread(monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    task_set, models = population(n_models=4, n_tasks=1, name="blas")
+    run = _run(task_set, models)
+    real = judges.judge_comparisons
+    seen = []
+
+    def recording(*args, **kwargs):
+        seen.extend(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(judges, "judge_comparisons", recording)
+    judge_runs.judge_run_execute_inline(run=run)
+    assert seen and set(seen) == {1}

@@ -1,0 +1,199 @@
+"""Judge runs: budgets, recovery of planted skills, measured biases, idempotence and resumption."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from scipy.stats import kendalltau
+
+from leaderboard.ekphrasis import judge_chunk, judge_runs
+from leaderboard.models import Comparison, JudgeRun
+from tests.conftest import subprocess_environment
+from tests.leaderboard.judging_factories import planted_skills, population, simulated_run
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def comparison_fingerprint(run: JudgeRun) -> list[tuple]:
+    return sorted(
+        Comparison.objects.filter(run=run).values_list(
+            "task__external_id", "dimension", "model_x__display_name", "model_y__display_name", "kind", "repeat",
+            "judge_name", "sequence", "shown_a__subject_model__display_name", "status", "winner", "confidence",
+        )
+    )
+
+
+@pytest.mark.django_db
+def test_run_spends_exactly_the_budget_per_task_and_dimension():
+    task_set, models = population(n_models=5, n_tasks=3)
+    run = simulated_run(task_set, models, budget=12, dimensions="UE")
+    judge_runs.judge_run_execute_inline(run=run)
+    for task in task_set.tasks.all():
+        for dimension in "UE":
+            primaries = Comparison.objects.filter(run=run, task=task, dimension=dimension, kind="primary")
+            assert primaries.count() == 12
+
+
+@pytest.mark.django_db
+def test_warm_start_covers_every_model_of_each_task():
+    task_set, models = population(n_models=7, n_tasks=2)
+    run = simulated_run(task_set, models, budget=4)
+    judge_runs.judge_run_execute_inline(run=run)
+    for task in task_set.tasks.all():
+        seen = set()
+        for x, y in Comparison.objects.filter(run=run, task=task, kind="primary").values_list("model_x", "model_y"):
+            seen |= {x, y}
+        assert seen == {m.pk for m in models}
+
+
+@pytest.mark.django_db
+def test_leaderboard_recovers_the_simulated_skill_order_at_the_default_budget():
+    task_set, models = population(n_models=8, n_tasks=12)
+    run = simulated_run(task_set, models, budget=50, dimensions="UEN", position_bias=0.3, length_bias=0.1)
+    snapshot = judge_runs.judge_run_execute_inline(run=run)
+    payload = snapshot.payload
+    true_skill = [planted_skills(models)[name]["usefulness"] for name in payload["models"]]
+    tau, _ = kendalltau(true_skill, payload["overall"])
+    assert tau >= 0.9
+
+
+@pytest.mark.django_db
+def test_reliability_panel_shows_the_injected_position_bias():
+    task_set, models = population(n_models=6, n_tasks=8, name="biased")
+    biased = simulated_run(task_set, models, budget=30, position_bias=1.2, skills=planted_skills(models, 0.2))
+    fair = simulated_run(task_set, models, budget=30, seed=8, position_bias=0.0, skills=planted_skills(models, 0.2))
+    bias = judge_runs.judge_run_execute_inline(run=biased).payload["reliability"]["U"]["a_position_bias_pp"]
+    no_bias = judge_runs.judge_run_execute_inline(run=fair).payload["reliability"]["U"]["a_position_bias_pp"]
+    # σ(1.2) − 0.5 = 0.27: about +27 points among decisive outcomes.
+    assert bias > 18 and abs(no_bias) < 10
+
+
+@pytest.mark.django_db
+def test_malformed_replies_are_repaired_or_recorded_as_failed_never_dropped():
+    task_set, models = population(n_models=4, n_tasks=3)
+    run = simulated_run(task_set, models, budget=20, malformed_rate=0.4)
+    judge_runs.judge_run_execute_inline(run=run)
+    rows = Comparison.objects.filter(run=run, kind="primary")
+    assert rows.count() == 3 * 20
+    assert rows.filter(repaired=True).exists()
+    assert not rows.filter(status="planned").exists()
+    for failed in rows.filter(status="failed"):
+        assert failed.attempts == judge_chunk.MAX_CALL_ATTEMPTS and failed.error
+
+
+@pytest.mark.django_db
+def test_rerunning_a_finished_chunk_adds_nothing():
+    task_set, models = population(n_models=4, n_tasks=2)
+    run = simulated_run(task_set, models, budget=10)
+    judge_runs.judge_run_execute_inline(run=run)
+    before = comparison_fingerprint(run)
+    task = task_set.tasks.first()
+    run.chunks.filter(task=task).update(done=False)
+    judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
+    assert comparison_fingerprint(run) == before
+
+
+@pytest.mark.django_db
+def test_two_runs_with_the_same_seed_are_replicates():
+    task_set, models = population(n_models=5, n_tasks=2)
+    first, second = simulated_run(task_set, models, budget=10), simulated_run(task_set, models, budget=10)
+    judge_runs.judge_run_execute_inline(run=first)
+    judge_runs.judge_run_execute_inline(run=second)
+    assert comparison_fingerprint(first) == comparison_fingerprint(second)
+
+
+@pytest.mark.django_db
+def test_empty_response_loses_automatically_without_a_judge_call():
+    task_set, models = population(n_models=4, n_tasks=1)
+    empty = models[0].responses.get()
+    empty.core_idea = ""
+    empty.save()
+    run = simulated_run(task_set, models, budget=8)
+    judge_runs.judge_run_execute_inline(run=run)
+    automatic = Comparison.objects.filter(run=run, kind="automatic")
+    assert automatic.count() == 3
+    assert all(c.winner_response_id != empty.pk and c.confidence == 1.0 for c in automatic)
+    primaries = Comparison.objects.filter(run=run, kind="primary")
+    assert not primaries.filter(shown_a=empty).exists() and not primaries.filter(shown_b=empty).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_run_resumes_to_exactly_the_comparisons_of_an_uninterrupted_run():
+    task_set, models = population(n_models=6, n_tasks=6, name="kill")
+    reference = simulated_run(task_set, models, budget=30, dimensions="UEN", malformed_rate=0.1)
+    judge_runs.judge_run_execute_inline(run=reference)
+
+    interrupted = simulated_run(task_set, models, budget=30, dimensions="UEN", malformed_rate=0.1)
+    command = [sys.executable, "manage.py", "run_judge", "--resume", str(interrupted.pk)]
+    process = subprocess.Popen(command, cwd=ROOT, env=subprocess_environment(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while Comparison.objects.filter(run=interrupted).count() < 150 and time.monotonic() < deadline:
+        assert process.poll() is None, "the run finished before it could be killed"
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)  # the worker process dies mid-run, no clean-up
+    process.wait(timeout=30)
+    interrupted.refresh_from_db()
+    assert interrupted.status == JudgeRun.Status.RUNNING and interrupted.snapshots.count() == 0
+
+    judge_runs.judge_run_execute_inline(run=interrupted)
+    interrupted.refresh_from_db()
+    assert interrupted.status == JudgeRun.Status.DONE
+    assert comparison_fingerprint(interrupted) == comparison_fingerprint(reference)
+
+
+@pytest.mark.django_db
+def test_a_new_seed_keeps_the_simulated_skills_and_the_order_within_the_intervals():
+    # No skills in the run: the simulated judge draws them from its own skill_seed, never the run seed.
+    task_set, models = population(n_models=5, n_tasks=8, name="reseed")
+    snapshots = [
+        judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=30, seed=seed,
+                                                              skills={}, skill_spread=1.5))
+        for seed in (11, 12)
+    ]
+    first, second = (s.payload for s in snapshots)
+    per_first, per_second = first["per_dimension"]["U"], second["per_dimension"]["U"]
+    rank = [{m: k for k, m in enumerate(p["order"])} for p in (first, second)]
+    for a in range(len(models)):
+        for b in range(len(models)):
+            if rank[0][a] < rank[0][b] and rank[1][a] > rank[1][b]:
+                # a swap is allowed only between models whose intervals overlap in both runs
+                for per in (per_first, per_second):
+                    low, high = per["winrate_ci90"]
+                    assert low[a] <= high[b] and low[b] <= high[a]
+    # and the order is not trivially one tier: some pair is apart in the first run
+    low, high = per_first["winrate_ci90"]
+    assert any(low[a] > high[b] for a in range(len(models)) for b in range(len(models)))
+
+
+@pytest.mark.django_db
+def test_an_llm_run_stores_its_provider_usage_and_a_simulated_run_says_it_has_none(client):
+    from leaderboard.models import SubjectModel
+    from leaderboard.selectors import judge_run_progress
+    from tests.benchmarks.bench_judge_throughput import judge_reply
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    task_set, models = population(n_models=3, n_tasks=2, name="usage")
+    with FakeOpenAIServer(handler=judge_reply) as server:
+        SubjectModel.objects.create(display_name="fake-judge", role=SubjectModel.Role.JUDGE, base_url=server.base_url,
+                                    provider_id="fake-model")
+        run = judge_runs.judge_run_create(task_set=task_set, judge_name="fake-judge", dimensions="E", budget_per_task=3,
+                                          seed=1, config={"n_boot": 50, "swap_rate": 0, "duplicate_rate": 0})
+        judge_runs.judge_run_execute_inline(run=run)
+        calls = len(server.chat_requests)
+    run.refresh_from_db()
+    assert calls > 0 and run.usage["calls"] == calls
+    assert run.usage["prompt_tokens"] > 0 and run.usage["completion_tokens"] > 0
+    progress = judge_run_progress(run=run)
+    assert progress["usage"]["calls"] == calls and progress["duration_seconds"] is not None
+    assert [c["state"] for c in progress["chunks"]] == ["done", "done"]
+
+    simulated = simulated_run(task_set, models, budget=3)
+    judge_runs.judge_run_execute_inline(run=simulated)
+    assert judge_run_progress(run=simulated)["usage"] == {}

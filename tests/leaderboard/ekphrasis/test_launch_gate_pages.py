@@ -1,0 +1,55 @@
+"""Launch gates of a finished judge run on its pages, and the admin's recorded override."""
+
+import pytest
+
+from leaderboard.ekphrasis import judge_runs
+from leaderboard.models import LaunchGateOverride
+from leaderboard.selectors import judge_run_launch_gates
+from tests.factories import PASSWORD
+from tests.leaderboard.judging_factories import population, simulated_run
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+@pytest.fixture
+def finished_run():
+    task_set, models = population(n_models=4, n_tasks=2, name="gates")
+    run = simulated_run(task_set, models, budget=8, dimensions="U")
+    judge_runs.judge_run_execute_inline(run=run)
+    run.refresh_from_db()
+    return run
+
+
+def test_the_selector_measures_the_runs_comparisons(finished_run):
+    gates = {g["key"]: g for g in judge_run_launch_gates(run=finished_run)["results"]}
+    assert gates["parsing"]["measured"] == 1.0 and gates["parsing"]["passed"]
+    assert gates["json_repair"]["measured"] == 0.0  # malformed_rate 0 in the factory run
+    assert gates["l2mo_profiles"]["measured"] is None  # no Novelty dimension: not measured, not passed
+    assert not gates["auxiliary_rank_corr"]["passed"]
+
+
+def test_the_run_page_shows_each_value_beside_its_threshold(client, rita, finished_run):
+    page = login(client, rita).get(f"/runs/{finished_run.pk}/").content.decode()
+    assert "Launch gates (App. D.3)" in page and "not launch-ready" in page
+    assert "&gt; 95%" in page and "&lt; 2% of primary calls" in page
+
+
+def test_the_snapshot_page_shows_the_panel(client, rita, finished_run):
+    snapshot = finished_run.snapshots.get()
+    assert "Launch gates (App. D.3)" in login(client, rita).get(f"/leaderboards/{snapshot.pk}/").content.decode()
+
+
+def test_only_an_admin_records_an_override_and_it_needs_a_reason(client, rita, adam, finished_run):
+    url = f"/runs/{finished_run.pk}/launch-override"
+    assert login(client, rita).post(url, {"reason": "x"}).status_code == 403
+    login(client, adam).post(url, {"reason": ""})
+    assert not LaunchGateOverride.objects.exists()
+    login(client, adam).post(url, {"reason": "pilot on purpose without auxiliary judges"})
+    override = LaunchGateOverride.objects.get()
+    assert override.created_by == adam and override.failed_gates
+    assert judge_run_launch_gates(run=finished_run)["cleared"]

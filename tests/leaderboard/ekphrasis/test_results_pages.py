@@ -1,0 +1,218 @@
+"""Results pages: the snapshot, its exports, comparison, drill-down and live run status."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from leaderboard.ekphrasis import judge_runs
+from leaderboard.models import JudgeRun
+from tests.factories import PASSWORD
+from tests.leaderboard.judging_factories import population, simulated_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def snapshot():
+    task_set, models = population(n_models=4, n_tasks=4)
+    run = simulated_run(task_set, models, budget=12, dimensions="UEN")
+    return judge_runs.judge_run_execute_inline(run=run)
+
+
+@pytest.fixture
+def researcher_client(client, rita):
+    client.login(username=rita.username, password=PASSWORD)
+    return client
+
+
+def test_snapshot_page_draws_intervals_heat_map_and_trade_off(researcher_client, snapshot):
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
+    assert "simulated judge" in body
+    assert body.count("<svg") >= 5  # overall, three dimensions, heat map, trade-off
+    for name in snapshot.payload["models"]:
+        assert name in body
+
+
+def test_snapshot_csv_export_has_one_row_per_model(researcher_client, snapshot):
+    response = researcher_client.get(f"/leaderboards/{snapshot.pk}/export.csv")
+    lines = response.content.decode().strip().splitlines()
+    assert lines[0].startswith("rank,model,overall_vci") and len(lines) == 1 + 4
+
+
+def test_snapshot_csv_export_neutralises_a_model_name_that_is_a_formula(researcher_client):
+    task_set, models = population(n_models=3, n_tasks=3)
+    models[0].display_name = "=HYPERLINK(\"http://evil\")"
+    models[0].save(update_fields=["display_name"])
+    snapshot = judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=6, dimensions="U"))
+    rows = list(csv.DictReader(io.StringIO(researcher_client.get(f"/leaderboards/{snapshot.pk}/export.csv").content.decode())))
+    assert "'=HYPERLINK(\"http://evil\")" in [row["model"] for row in rows]
+    assert not any(cell.startswith(tuple("=+@")) for row in rows for cell in row.values())
+
+
+def test_snapshot_json_export_is_pinned_to_its_configuration(researcher_client, snapshot):
+    data = json.loads(researcher_client.get(f"/leaderboards/{snapshot.pk}/export.json").content)
+    assert (data["judge"], data["seed"], data["budget_per_task"], data["simulated"]) == ("simulated", 7, 12, True)
+    assert data["code_version"]
+
+
+def test_snapshot_latex_export_is_a_table(researcher_client, snapshot):
+    tex = researcher_client.get(f"/leaderboards/{snapshot.pk}/export.tex").content.decode()
+    assert tex.startswith("\\begin{table}") and "Simulated judge" in tex and tex.count("\\\\") >= 5
+
+
+def test_two_snapshots_compare_side_by_side(researcher_client, snapshot):
+    second = judge_runs.judge_run_execute_inline(run=judge_runs.judge_run_create(
+        task_set=snapshot.run.task_set, judge_name="simulated", budget_per_task=6, seed=99, dimensions="UEN",
+        config={"n_boot": 100}))
+    body = researcher_client.get(f"/leaderboards/compare/?a={snapshot.pk}&b={second.pk}").content.decode()
+    assert f"#{snapshot.pk}" in body and f"#{second.pk}" in body
+
+
+def test_drilldown_shows_each_judgment_with_its_checklist_outcomes(researcher_client, snapshot):
+    task = snapshot.run.task_set.tasks.first()
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/").content.decode()
+    assert "Checklist item" in body and "Rationale" in body
+
+
+def test_run_status_json_reports_progress(researcher_client, snapshot):
+    data = researcher_client.get(f"/runs/{snapshot.run_id}/status.json").json()
+    assert data["status"] == "done" and data["tasks_done"] == data["tasks_total"] == 4
+    assert data["snapshot"] == snapshot.pk
+
+
+def test_researcher_starts_a_run_from_the_page(researcher_client):
+    task_set, _ = population(n_models=3, n_tasks=2, name="page")
+    response = researcher_client.post("/runs/new/", {
+        "task_set": task_set.pk, "judge": "simulated", "dimensions": "U", "budget_per_task": 4, "seed": 1,
+        "novelty_anchor": "tig",
+    })
+    run = JudgeRun.objects.get(task_set=task_set)
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
+
+
+def test_annotator_cannot_reach_results(client, alice, snapshot):
+    client.login(username=alice.username, password=PASSWORD)
+    for url in (f"/leaderboards/{snapshot.pk}/", f"/leaderboards/{snapshot.pk}/export.json",
+                f"/runs/{snapshot.run_id}/status.json"):
+        assert client.get(url).status_code == 403
+
+
+def test_every_snapshot_export_carries_the_simulated_and_demo_marker(researcher_client, snapshot):
+    snapshot.is_demo = True
+    snapshot.save(update_fields=["is_demo"])
+    rows = list(csv.DictReader(io.StringIO(researcher_client.get(f"/leaderboards/{snapshot.pk}/export.csv").content.decode())))
+    assert {(r["simulated_judge"], r["demo_data"]) for r in rows} == {("true", "true")}
+    data = json.loads(researcher_client.get(f"/leaderboards/{snapshot.pk}/export.json").content)
+    assert data["simulated"] is True and data["demo"] is True
+    tex = researcher_client.get(f"/leaderboards/{snapshot.pk}/export.tex").content.decode()
+    assert "Simulated judge" in tex and "Demo data" in tex
+
+
+def test_snapshot_page_names_each_dimension_plot_and_the_tier_legend(researcher_client, snapshot):
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
+    for name in ("Usefulness", "Expressiveness", "Novelty"):
+        assert f"<title>{name}: BT expected win rate" in body
+        assert f"<title>{name}: P(row beats column)" in body
+    assert ">Tier:</text>" in body
+    assert "Rank-probability heat map" in body
+
+
+def test_leaderboard_list_shows_the_latest_snapshot_as_a_sortable_table(researcher_client, snapshot):
+    body = researcher_client.get("/leaderboards/").content.decode()
+    assert 'class="sortable results"' in body and "js/sortable_table.js" in body
+    for name in snapshot.payload["models"]:
+        assert name in body
+    home = researcher_client.get("/").content.decode()
+    assert "Latest leaderboards" in home and snapshot.payload["models"][0] in home
+
+
+def test_compare_page_says_what_differs_and_shows_intervals(researcher_client, snapshot):
+    second = judge_runs.judge_run_execute_inline(run=judge_runs.judge_run_create(
+        task_set=snapshot.run.task_set, judge_name="simulated", budget_per_task=6, seed=99, dimensions="UEN",
+        config={"n_boot": 100}))
+    body = researcher_client.get(f"/leaderboards/compare/?a={snapshot.pk}&b={second.pk}").content.decode()
+    assert '<tr class="differs"><th>Seed</th>' in body
+    assert '<tr class="differs"><th>Budget per task</th>' in body
+    assert '<tr><th>Judge</th>' in body
+    low = second.payload["overall_ci90"][0][second.payload["order"][0]]
+    assert f"[{low:.2f}," in body
+
+
+def test_drilldown_summarises_the_task_and_shows_each_response_once(researcher_client, snapshot):
+    from leaderboard.models import Comparison
+
+    snapshot.run.task_set.tasks.update(constraints={"avoid": ["clocks", "watches"], "format": "square"})
+    task = snapshot.run.task_set.tasks.first()
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/").content.decode()
+    assert "Task BT win rate" in body
+    assert "<li><strong>Avoid:</strong> clocks, watches</li>" in body and "{'avoid'" not in body
+    shown = set(Comparison.objects.filter(run=snapshot.run, task=task).values_list("shown_a_id", flat=True))
+    for pk in shown:
+        assert body.count(f'id="response-{pk}"') == 1
+    primary = Comparison.objects.filter(run=snapshot.run, task=task, kind="primary", dimension="U", status="ok")
+    wins = sum(1 for c in primary if c.winner != "tie")
+    assert wins > 0 and f"({primary.count()} primary judgment" in body
+
+
+def test_drilldown_filters_and_paginates_comparisons(researcher_client, snapshot):
+    from leaderboard.models import Comparison
+
+    task = snapshot.run.task_set.tasks.first()
+    url = f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/"
+    every = Comparison.objects.filter(run=snapshot.run, task=task)
+    body = researcher_client.get(url).content.decode()
+    assert body.count('<article class="comparison">') == min(every.count(), 20)
+    swaps = every.filter(dimension="E", kind="primary").count()
+    body = researcher_client.get(url, {"dimension": "E", "kind": "primary"}).content.decode()
+    assert body.count('<article class="comparison">') == min(swaps, 20) and f"Comparisons <span class=\"muted\">({swaps})" in body
+    c = every.first()
+    pair = every.filter(model_x=c.model_x, model_y=c.model_y).count()
+    body = researcher_client.get(url, {"pair": f"{c.model_y_id}-{c.model_x_id}"}).content.decode()
+    assert f"({pair})" in body
+    if every.count() > 20:
+        second = researcher_client.get(url, {"page": 2}).content.decode()
+        assert "page 2 of" in second
+
+
+def test_drilldown_refuses_a_bad_filter_with_400(researcher_client, snapshot):
+    task = snapshot.run.task_set.tasks.first()
+    url = f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/"
+    for query in ({"dimension": "X"}, {"pair": "1-"}, {"page": "0"}, {"page": "abc"}, {"kind": "nope"}):
+        assert researcher_client.get(url, query).status_code == 400
+
+
+def test_run_page_shows_chunks_comparisons_and_that_a_simulated_run_has_no_tokens(researcher_client, snapshot):
+    body = researcher_client.get(f"/runs/{snapshot.run_id}/").content.decode()
+    assert "simulated — no tokens" in body
+    for task in snapshot.run.task_set.tasks.all():
+        assert (f'<tr data-task="{task.pk}" data-run-row="{task.pk}"><td class="nowrap">{task.external_id}</td>'
+                f'<td class="chunk-state" data-run-cell="state">done</td>') in body
+        assert f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/" in body
+    data = researcher_client.get(f"/runs/{snapshot.run_id}/status.json").json()
+    assert data["comparisons_done"] == data["comparisons"].get("ok", 0) + data["comparisons"].get("failed", 0) > 0
+
+
+def c2_task_set(name: str = "c2-other"):
+    from tests.factories import BenchmarkFactory, TaskSetFactory
+
+    return TaskSetFactory(name=name, benchmark=BenchmarkFactory(kind="c2", name="C²"))
+
+
+def test_the_run_form_offers_only_ekphrasis_task_sets(researcher_client):
+    task_set, _ = population(n_models=3, n_tasks=1, name="ekph")
+    other = c2_task_set()
+    body = researcher_client.get("/leaderboards/").content.decode()
+    assert f'<option value="{task_set.pk}">' in body
+    assert f'<option value="{other.pk}">' not in body
+
+
+def test_the_run_form_refuses_a_task_set_of_another_kind_with_a_clear_message(researcher_client):
+    other = c2_task_set()
+    response = researcher_client.post("/runs/new/", {
+        "task_set": other.pk, "judge": "simulated", "dimensions": "U", "budget_per_task": 4, "seed": 1,
+        "novelty_anchor": "generic",
+    }, follow=True)
+    assert not JudgeRun.objects.exists()
+    assert "is of benchmark kind C², but Ekphrasis runs take only Ekphrasis task sets" in response.content.decode()

@@ -1,0 +1,354 @@
+"""Typed Idea Graphs in the site: lazily materialised leave-two-models-out Novelty items, the generic
+ablation, audit outcomes flowing back, and the researcher-only viewer."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.ekphrasis import judge_runs
+from leaderboard.ekphrasis.tig import novelty_context_items, task_population_index, tig_audit_apply
+from leaderboard.models import ChecklistItem, Comparison
+from leaderboard.runs.errors import RunConfigurationError
+from tests.factories import PASSWORD, ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
+
+pytestmark = pytest.mark.django_db
+
+CLICHE = [
+    "An hourglass whose sand drains away as the day passes.",
+    "A giant hourglass with sand slipping through its narrow waist.",
+    "Sand pouring through an hourglass on a quiet table.",
+]
+UNIQUE = {
+    "a": ["A subway map whose stations collapse into missed deadlines.",
+          "A tailor's measuring tape unspooling into a river delta.",
+          "A library card stamped with the dates of every season."],
+    "b": ["A violin bow worn down into a pencil stub.",
+          "A staircase of stacked calendars sinking into moss.",
+          "Footprints in fresh snow that fade towards the horizon."],
+}
+
+
+@pytest.fixture
+def planted():
+    """Models c and d always use the hourglass cliché; a and b never do."""
+    task_set = TaskSetFactory()
+    task = TaskFactory(task_set=task_set)
+    models = {name: SubjectModelFactory(display_name=f"tig-{name}") for name in "abcd"}
+    for name, model in models.items():
+        ideas = CLICHE if name in "cd" else UNIQUE[name]
+        for sample, idea in enumerate(ideas, start=1):
+            ResponseFactory(task=task, subject_model=model, sample=sample, is_primary=sample == 1, core_idea=idea)
+    return task_set, task, models
+
+
+def context_text(task, x, y) -> str:
+    rows = novelty_context_items(task=task, model_x_id=x.pk, model_y_id=y.pk, index=task_population_index(task))
+    return rows[0].text if rows else ""
+
+
+def test_the_pair_that_avoids_the_cliche_is_judged_against_it(planted):
+    _, task, m = planted
+    assert "hourglass" in context_text(task, m["a"], m["b"]) or "sand" in context_text(task, m["a"], m["b"])
+
+
+def test_a_motif_used_only_by_the_two_candidates_never_reaches_their_context(planted):
+    _, task, m = planted
+    text = context_text(task, m["c"], m["d"])
+    assert "hourglass" not in text and "sand" not in text
+
+
+def test_context_items_are_stored_once_per_pair_and_population_version(planted):
+    _, task, m = planted
+    context_text(task, m["a"], m["b"])
+    context_text(task, m["a"], m["b"])
+    assert ChecklistItem.objects.filter(task=task, source="tig").count() == 1
+
+
+def test_novelty_judge_sees_the_tig_item_in_slot_one(planted):
+    task_set, _, m = planted
+    run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="N",
+                                      budget_per_task=20, config={"n_boot": 50})
+    judge_runs.judge_run_execute_inline(run=run)
+    ab = Comparison.objects.filter(run=run, model_x=min(m["a"].pk, m["b"].pk), model_y=max(m["a"].pk, m["b"].pk)).first()
+    assert ab is not None and ab.checklist[0]["source"] == "tig"
+    cd = Comparison.objects.filter(run=run, model_x=min(m["c"].pk, m["d"].pk), model_y=max(m["c"].pk, m["d"].pk))
+    assert cd.exists()  # the warm start covers every model, and the active rounds reach this pair too
+    for row in cd:  # the candidates' own cliché never anchors their comparison
+        assert "hourglass" not in row.checklist[0]["text"] and "sand" not in row.checklist[0]["text"]
+
+
+def test_generic_anchor_runs_use_no_population_items(planted):
+    task_set, _, _ = planted
+    run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="N",
+                                      budget_per_task=6, novelty_anchor="generic", config={"n_boot": 50})
+    judge_runs.judge_run_execute_inline(run=run)
+    sources = {c["source"] for row in Comparison.objects.filter(run=run, kind="primary") for c in row.checklist}
+    assert sources == {"template"}
+
+
+def test_an_excluded_item_is_not_used_again_and_a_revision_replaces_the_wording(planted):
+    _, task, m = planted
+    index = task_population_index(task)
+    item = novelty_context_items(task=task, model_x_id=m["a"].pk, model_y_id=m["b"].pk, index=index)[0]
+    revised = tig_audit_apply(item_id=item.pk, action="revise", revision="Which response avoids the hourglass?")
+    assert novelty_context_items(task=task, model_x_id=m["a"].pk, model_y_id=m["b"].pk, index=index)[0].pk == revised.pk
+    tig_audit_apply(item_id=revised.pk, action="exclude", note="leaks a candidate's motif")
+    assert novelty_context_items(task=task, model_x_id=m["a"].pk, model_y_id=m["b"].pk, index=index) == []
+
+
+def test_viewer_is_for_researchers_only(client, rita, alice, planted):
+    task_set, task, _ = planted
+    url = f"/task-sets/{task_set.pk}/tig/{task.pk}/"
+    client.login(username=alice.username, password=PASSWORD)
+    assert client.get(url).status_code == 403
+    client.login(username=rita.username, password=PASSWORD)
+    body = client.get(url).content.decode()
+    assert "<svg" in body and "ClicheScore" in body
+
+
+# -- builds: chosen extractor and embedder, live status, resumption ----------------------------------
+
+
+def offline_atoms_reply(request: dict) -> str:
+    """A provider extractor that answers like a model would: the typed atoms of the fenced Core Idea."""
+    import json
+
+    from engine.tig.atoms import IdeaRecord
+    from engine.tig.offline import OfflineExtractor
+
+    content = next(m["content"] for m in request["messages"] if "<<<IDEA" in m["content"])
+    idea = content.split("<<<IDEA\n", 1)[1].split("\nIDEA>>>", 1)[0]
+    extracted = OfflineExtractor().extract(IdeaRecord("m", 1, idea))
+    atoms = [{"id": k, "type": a.type, "text": a.label} for k, a in enumerate(extracted.atoms, start=1)]
+    return json.dumps({"atoms": atoms, "relations": []})
+
+
+@pytest.fixture
+def provider_components(settings, tmp_path):
+    """A judge-role extractor and an embedder-role model served by the fake OpenAI-compatible server."""
+    from tests.fakes import FakeOpenAIServer
+
+    settings.ATELIER_PROVIDER_CACHE_DIR = tmp_path / "provider-cache"
+    settings.ATELIER_EMBED_CACHE_DIR = tmp_path / "embed-cache"
+    with FakeOpenAIServer(handler=offline_atoms_reply) as server:
+        SubjectModelFactory(display_name="fake-extractor", role="judge", base_url=server.base_url, provider_id="fake/x")
+        SubjectModelFactory(display_name="fake-embed", role="embedder", base_url=server.base_url, provider_id="fake/e")
+        yield server
+
+
+def test_a_build_names_the_known_components_when_one_is_unknown(planted):
+    from leaderboard.ekphrasis.tig import TIGConfigurationError, tig_build_create
+
+    task_set, _, _ = planted
+    with pytest.raises(TIGConfigurationError, match="no judge-role model named 'gpt-x'.*'offline'"):
+        tig_build_create(task_set=task_set, extractor="gpt-x")
+    with pytest.raises(TIGConfigurationError, match="embedder-role"):
+        tig_build_create(task_set=task_set, embedder="tig-a")  # a subject model is not an embedder
+    with pytest.raises(TIGConfigurationError, match="choose a provider extractor"):
+        tig_build_create(task_set=task_set, canonicaliser="llm")
+
+
+def test_an_offline_build_extracts_every_response_once_and_a_second_execution_is_a_no_op(planted):
+    from engine.tig.offline import OFFLINE_EXTRACTOR_NAME
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
+    from leaderboard.models import AtomExtraction, TIGBuild
+
+    task_set, _, _ = planted
+    build = tig_build_execute(build_id=tig_build_create(task_set=task_set).pk)
+    assert (build.status, build.tasks_done, build.tasks_total) == (TIGBuild.Status.DONE, 1, 1)
+    assert build.responses_extracted == build.responses_total == 12
+    assert AtomExtraction.objects.filter(extractor=OFFLINE_EXTRACTOR_NAME).count() == 12
+    finished = build.finished_at
+    assert tig_build_execute(build_id=build.pk).finished_at == finished
+
+
+def test_a_provider_build_extracts_through_the_model_and_embeds_through_the_endpoint(planted, provider_components):
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
+    from leaderboard.models import AtomExtraction
+
+    task_set, _, _ = planted
+    server = provider_components
+    build = tig_build_execute(
+        build_id=tig_build_create(task_set=task_set, extractor="fake-extractor", embedder="fake-embed").pk
+    )
+    assert build.status == "done"
+    first_turns = [r for r in server.chat_requests if len(r.body["messages"]) == 2]  # repairs add turns
+    # c and d share their three Core Ideas word for word: the request cache asks about each text once
+    assert len(first_turns) == 9 and {r.body["model"] for r in server.chat_requests} == {"fake/x"}
+    assert server.embedding_requests and {r.body["model"] for r in server.embedding_requests} == {"fake/e"}
+    assert AtomExtraction.objects.filter(extractor="llm:fake/x").count() == 12
+
+
+def test_a_failed_build_resumes_without_extracting_again(planted, provider_components):
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
+    from leaderboard.models import TIGBuild
+    from tests.fakes import Fault
+
+    task_set, _, _ = planted
+    server = provider_components
+    server.embedding_handler = lambda request: Fault.http(500)
+    build = tig_build_create(task_set=task_set, extractor="fake-extractor", embedder="fake-embed")
+    with pytest.raises(Exception):
+        tig_build_execute(build_id=build.pk)
+    build.refresh_from_db()
+    assert build.status == TIGBuild.Status.FAILED and "500" in build.error
+    assert build.responses_extracted == 12  # extraction was stored before embedding failed
+    calls = len(server.chat_requests)
+    server.embedding_handler = None
+    assert tig_build_execute(build_id=build.pk).status == TIGBuild.Status.DONE
+    assert len(server.chat_requests) == calls
+
+
+def test_a_new_run_judges_novelty_with_the_latest_build_components(planted, provider_components):
+    from leaderboard.ekphrasis.tig import (
+        TIGComponents,
+        task_population_index,
+        tig_build_create,
+        tig_build_execute,
+        tig_context_key,
+    )
+
+    task_set, task, m = planted
+    tig_build_execute(build_id=tig_build_create(task_set=task_set, extractor="fake-extractor", embedder="fake-embed").pk)
+    run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="N", budget_per_task=12)
+    assert run.config["tig"] == {"extractor": "fake-extractor", "embedder": "fake-embed", "canonicaliser": "embedding"}
+    calls = len(provider_components.chat_requests)
+    judge_runs.judge_run_execute_inline(run=run)
+    assert len(provider_components.chat_requests) == calls  # every response's atoms came from the build
+    provider = task_population_index(task, components=TIGComponents("fake-extractor", "fake-embed")).version
+    offline = task_population_index(task).version
+    keys = set(ChecklistItem.objects.filter(task=task, source="tig").values_list("context_key", flat=True))
+    assert keys and all(k.endswith(f"@{provider}") for k in keys) and provider != offline
+    assert tig_context_key(m["a"].pk, m["b"].pk, provider) in keys
+
+
+def test_a_run_can_ask_for_other_components_than_the_latest_build(planted, provider_components):
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
+
+    task_set, _, _ = planted
+    tig_build_execute(build_id=tig_build_create(task_set=task_set, extractor="fake-extractor").pk)
+    run = judge_runs.judge_run_create(
+        task_set=task_set, judge_name="simulated", config={"tig": {"extractor": "offline", "embedder": ""}}
+    )
+    assert run.config["tig"] == {"extractor": "offline", "embedder": "minilm", "canonicaliser": "embedding"}
+    with pytest.raises(RunConfigurationError, match="no embedder-role model named 'nope'"):
+        judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", config={"tig": {"embedder": "nope"}})
+
+
+def test_the_build_page_starts_a_build_and_reports_its_status(
+    client, rita, alice, planted, django_capture_on_commit_callbacks
+):
+    from leaderboard.models import TIGBuild
+
+    task_set, _, _ = planted
+    client.login(username=alice.username, password=PASSWORD)
+    assert client.post(f"/task-sets/{task_set.pk}/tig-builds/new/", {"extractor": "offline", "embedder": "minilm"}).status_code == 403
+    assert not TIGBuild.objects.exists()
+    client.login(username=rita.username, password=PASSWORD)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post(f"/task-sets/{task_set.pk}/tig-builds/new/", {"extractor": "offline", "embedder": "minilm"})
+    build = TIGBuild.objects.get()
+    assert answer.status_code == 302 and answer["Location"] == f"/task-sets/{task_set.pk}/tig-builds/{build.pk}/"
+    page = client.get(answer["Location"]).content.decode()
+    assert "offline fallback extractor" in page and "status.json" in page
+    status = client.get(f"/task-sets/{task_set.pk}/tig-builds/{build.pk}/status.json").json()
+    # Without a broker Celery runs in-process, so the build has finished by the time the page loads.
+    assert status["status"] == "done" and status["tasks_done"] == status["tasks_total"] == 1
+    assert status["responses_extracted"] == 12 and status["share"] == 1.0
+    viewer = client.get(f"/task-sets/{task_set.pk}/tig/{planted[1].pk}/?build={build.pk}").content.decode()
+    assert f"from TIG build #{build.pk}" in viewer
+
+
+def test_the_task_set_page_lists_builds_and_offers_provider_components(client, rita, planted, provider_components):
+    task_set, _, _ = planted
+    client.login(username=rita.username, password=PASSWORD)
+    page = client.get(f"/task-sets/{task_set.pk}/").content.decode()
+    assert "<option>fake-extractor</option>" in page and "<option>fake-embed</option>" in page
+    assert "No build yet" in page
+
+
+def test_a_failed_build_is_resumed_from_its_page(client, rita, planted, django_capture_on_commit_callbacks):
+    from leaderboard.ekphrasis.tig import tig_build_create
+    from leaderboard.models import TIGBuild
+
+    task_set, _, _ = planted
+    build = tig_build_create(task_set=task_set)
+    TIGBuild.objects.filter(pk=build.pk).update(status=TIGBuild.Status.FAILED, error="worker lost")
+    client.login(username=rita.username, password=PASSWORD)
+    assert "Resume the build" in client.get(f"/task-sets/{task_set.pk}/tig-builds/{build.pk}/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/task-sets/{task_set.pk}/tig-builds/{build.pk}/resume")
+    build.refresh_from_db()
+    assert build.status == TIGBuild.Status.DONE and build.error == ""
+
+
+def test_build_tig_command_rejects_an_unknown_extractor_and_resumes_a_build(planted):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from leaderboard.ekphrasis.tig import tig_build_create
+    from leaderboard.models import TIGBuild
+
+    task_set, _, _ = planted
+    with pytest.raises(CommandError, match="no judge-role model named 'nope'"):
+        call_command("build_tig", "--task-set", task_set.name, "--extractor", "nope")
+    build = tig_build_create(task_set=task_set)
+    call_command("build_tig", "--resume", str(build.pk))
+    build.refresh_from_db()
+    assert build.status == TIGBuild.Status.DONE
+
+
+def test_the_extractor_model_can_group_synonyms_and_runs_inherit_that_choice(planted, provider_components):
+    import json
+
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
+
+    task_set, task, m = planted
+    server = provider_components
+
+    def reply(request):
+        if any("<<<IDEA" in message["content"] for message in request["messages"]):
+            return offline_atoms_reply(request)
+        return json.dumps({"groups": []})  # invalid (every atom must be placed): repaired, then the fallback
+
+    server.handler = reply
+    build = tig_build_execute(build_id=tig_build_create(
+        task_set=task_set, extractor="fake-extractor", embedder="fake-embed", canonicaliser="llm").pk)
+    run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="N", budget_per_task=6)
+    assert run.config["tig"]["canonicaliser"] == "llm"
+    before = len(server.chat_requests)
+    judge_runs.judge_run_execute_inline(run=run)
+    grouping_calls = [r for r in server.chat_requests[before:] if "<<<IDEA" not in json.dumps(r.body)]
+    assert grouping_calls, "Novelty contexts asked the extractor model to group synonyms"
+    assert build.canonicaliser == "llm"
+
+
+def test_stored_extractions_are_upserted_by_key_and_read_back_as_the_engine_wrote_them(planted):
+    from engine.tig.atoms import idea_record
+    from engine.tig.offline import OfflineExtractor
+    from engine.tig.population import extraction_key
+    from leaderboard.ekphrasis.tig import StoredExtractions, task_ideas
+    from leaderboard.models import AtomExtraction
+
+    _, task, _ = planted
+    extractor = OfflineExtractor()
+    ideas = sorted((idea_record(i, task=task.external_id) for i in task_ideas(task)), key=lambda i: int(i.response_id))
+    store = StoredExtractions(task)
+    for idea in ideas:
+        store[extraction_key(extractor.name, idea)] = extractor.extract(idea)
+    store.flush()
+    first = ideas[0]
+    key = extraction_key(extractor.name, first)
+    row = AtomExtraction.objects.get(key=key)
+    assert row.response_id == int(first.response_id) and row.extractor == extractor.name
+    assert row.payload == extractor.extract(first).to_dict() and row.created_at is not None
+    # the same key again replaces the payload and keeps the row (one upsert on the unique key)
+    again = StoredExtractions(task)
+    replaced = extractor.extract(ideas[1])
+    again[key] = replaced
+    again.flush()
+    assert AtomExtraction.objects.filter(key=key).count() == 1
+    assert AtomExtraction.objects.get(key=key).payload == replaced.to_dict()
+    assert AtomExtraction.objects.filter(response__task=task).count() == len(ideas)
+    assert StoredExtractions(task)[extraction_key(extractor.name, ideas[2])].to_dict() == \
+        extractor.extract(ideas[2]).to_dict()

@@ -1,0 +1,122 @@
+"""The run lifecycle's rules, each tested once per protocol (judge, EASEL, C² runs) through the public
+API, with the on-commit callbacks run for real (no broker: Celery runs them eagerly in this process)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from leaderboard.runs.errors import RunStateConflict
+from leaderboard.runs.lifecycle import (
+    job_kind_of,
+    run_cancel,
+    run_claim_finalise,
+    run_fail,
+    run_pending_units,
+)
+from leaderboard.runs.models import RunStatus
+from leaderboard.runs.starting import run_resume, run_start
+
+pytestmark = pytest.mark.django_db
+
+
+def test_cancel_then_resume_through_the_api_ends_done_with_the_error_cleared_and_results_present(
+        protocol, api, django_capture_on_commit_callbacks):
+    run = protocol.make_run()
+    cancelled = api.post(f"/api/v1/{protocol.api}/{run.pk}/cancel")
+    assert cancelled.status_code == 200 and cancelled.json()["progress"]["status"] == "failed"
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        assert api.post(f"/api/v1/{protocol.api}/{run.pk}/resume").status_code == 202
+    assert len(queued) == 1
+    progress = api.get(f"/api/v1/{protocol.api}/{run.pk}/").json()["progress"]
+    assert (progress["status"], progress["error"], progress["may_resume"]) == ("done", "", False)
+    run.refresh_from_db()
+    assert protocol.results_present(run)
+
+
+def test_only_a_pending_or_running_run_can_be_cancelled(protocol, api):
+    run = protocol.make_run()
+    type(run).objects.filter(pk=run.pk).update(status=RunStatus.DONE)
+    response = api.post(f"/api/v1/{protocol.api}/{run.pk}/cancel")
+    assert response.status_code == 409
+    assert "only a pending or running run can be cancelled" in response.json()["message"]
+
+
+def test_only_a_failed_run_resumes(protocol, api):
+    run = protocol.make_run()
+    response = api.post(f"/api/v1/{protocol.api}/{run.pk}/resume")
+    assert response.status_code == 409 and "only a failed run resumes" in response.json()["message"]
+
+
+def test_a_run_that_failed_for_a_reason_resuming_cannot_change_is_not_offered_a_resume(protocol, api):
+    run = protocol.make_run()
+    run_fail(type(run), run.pk, "task 1: a visual task without an image", resumable=False)
+    progress = api.get(f"/api/v1/{protocol.api}/{run.pk}/").json()["progress"]
+    assert progress["status"] == "failed" and progress["may_resume"] is False
+    response = api.post(f"/api/v1/{protocol.api}/{run.pk}/resume")
+    assert response.status_code == 409 and "resuming cannot change" in response.json()["message"]
+
+
+def test_a_cancelled_run_is_offered_a_resume(protocol, api):
+    run = protocol.make_run()
+    api.post(f"/api/v1/{protocol.api}/{run.pk}/cancel")
+    assert api.get(f"/api/v1/{protocol.api}/{run.pk}/").json()["progress"]["may_resume"] is True
+
+
+def test_pending_units_move_a_failed_run_to_running_and_clear_its_error(protocol):
+    run = protocol.make_run()
+    run_fail(type(run), run.pk, "cancelled by rita")
+    units = run_pending_units(job_kind_of(run), run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.error) == (RunStatus.RUNNING, "")
+    assert units and run.started_at is not None
+
+
+def test_pending_units_leave_a_non_resumable_run_failed(protocol):
+    run = protocol.make_run()
+    run_fail(type(run), run.pk, "bad configuration", resumable=False)
+    assert run_pending_units(job_kind_of(run), run.pk) == []
+    run.refresh_from_db()
+    assert (run.status, run.error) == (RunStatus.FAILED, "bad configuration")
+
+
+def test_exactly_one_caller_wins_the_claim_to_finalise(protocol):
+    run = protocol.make_run()
+    run_pending_units(job_kind_of(run), run.pk)
+    assert [run_claim_finalise(type(run), run.pk) for _ in range(3)] == [True, False, False]
+
+
+def test_a_failure_never_overwrites_a_done_run(protocol):
+    run = protocol.make_run()
+    type(run).objects.filter(pk=run.pk).update(status=RunStatus.DONE)
+    run_fail(type(run), run.pk, "late error")
+    run.refresh_from_db()
+    assert (run.status, run.error) == (RunStatus.DONE, "")
+
+
+def test_resume_refuses_in_the_service_not_only_in_the_view(protocol):
+    run = protocol.make_run()
+    with pytest.raises(RunStateConflict, match="only a failed run resumes"):
+        run_resume(run)
+    run_cancel(run)
+    with pytest.raises(RunStateConflict, match="only a pending or running run can be cancelled"):
+        run_cancel(run)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_a_background_start_returns_at_once_and_the_run_finishes_in_a_thread(protocol, settings):
+    settings.ATELIER_EAGER_JOBS_IN_BACKGROUND = True
+    run = protocol.make_run()
+    before = {t.ident for t in threading.enumerate()}
+    run_start(run, background=True)  # outside a transaction: on_commit fires at once, into a thread
+    started = [t for t in threading.enumerate() if t.ident not in before]
+    assert started and all(t.daemon for t in started)
+    for thread in started:
+        thread.join(timeout=120)
+    deadline = time.monotonic() + 10
+    while type(run).objects.get(pk=run.pk).status != RunStatus.DONE and time.monotonic() < deadline:
+        time.sleep(0.1)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE and protocol.results_present(run)
