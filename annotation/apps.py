@@ -9,6 +9,12 @@ class AnnotationConfig(AppConfig):
         from annotation.dashboard_cache import connect_invalidation_signals
 
         connect_invalidation_signals()
+        # A snapshot's reproducibility bundle carries the human labels of its calibrated views; the
+        # bundle exporter may not import this app, so the contents are registered with it from here.
+        from annotation.bundle_labels import ekphrasis_human_labels
+        from leaderboard.bundles.extensions import register_extension
+
+        register_extension("ekphrasis", ekphrasis_human_labels)
         # Pillow's own decompression-bomb guard (a warning over MAX_IMAGE_PIXELS, a refusal at open over
         # twice that) at the site's pixel budget, for any decoding that does not check the budget itself.
         from PIL import Image

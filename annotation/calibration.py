@@ -29,55 +29,37 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from django.db import IntegrityError, transaction
 
 from annotation.judge_join import LEADERBOARD_DIMENSION
 from annotation.kinds.text_pairwise import PRIMARY_FIELD
 from annotation.models import CalibrationRecord, Campaign, CampaignKind, CampaignProgress, Dimension
-from engine.calibration import CalibratedBT, board_budget, ppi_bradley_terry
-from engine.style_control import STYLE_FEATURES, style_controlled_bradley_terry, style_features
+from engine.calibration_views import (
+    ALPHA,
+    FIT_ERRORS,
+    LABEL_VALUE,
+    RANK_SETS,
+    STYLE_BOOTSTRAP,
+    VIEWS,
+    CalibrationInputs,
+    DimensionData,
+    HumanItem,
+    JudgeVerdict,
+    dimension_views,
+    joined_inputs,
+    views_by_dimension,
+)
 from leaderboard.models import Comparison, LeaderboardSnapshot, Response
 
-#: The level of every interval and rank-set on the page (90 %, as Ekphrasis App. F.3 reports).
-ALPHA = 0.1
-#: Bootstrap resamples (over tasks) of the style-controlled fits: a page-time budget, stated on the page.
-STYLE_BOOTSTRAP = 50
-LABEL_VALUE = {"A": 1.0, "B": 0.0, "tie": 0.5}
-#: What a fit on the data at hand may raise: its message becomes the view's note (never a 500).
-FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
-VIEWS = ("judge_only", "people_only", "calibrated")
+__all__ = ["ALPHA", "FIT_ERRORS", "LABEL_VALUE", "STYLE_BOOTSTRAP", "VIEWS", "CalibrationInputs", "DimensionData",
+           "calibration_inputs", "calibration_payload", "calibration_record_ensure", "dimension_views"]
+
 VIEW_NAMES = {"judge_only": "Judge only", "people_only": "People only", "calibrated": "Calibrated by people"}
-
-
-@dataclass
-class DimensionData:
-    """The three data sets of one dimension, as model indices into ``model_ids``."""
-
-    human: tuple[np.ndarray, np.ndarray, np.ndarray]
-    human_tasks: list[str]
-    human_responses: list[tuple[int, int]]
-    judged: np.ndarray  # bool per human item: the judge compared the same pair
-    judge_paired: np.ndarray  # ŷ per human item (NaN where not judged)
-    judge_unpaired: tuple[np.ndarray, np.ndarray, np.ndarray]
-    judge_all: tuple[np.ndarray, np.ndarray, np.ndarray]
-    judge_tasks: list[str]
-    judge_responses: list[tuple[int, int]]
-
-
-@dataclass
-class CalibrationInputs:
-    model_ids: list[int]
-    names: list[str]
-    per_dimension: dict[str, DimensionData] = field(default_factory=dict)
-    features: dict[int, dict[str, float]] = field(default_factory=dict)  # response id -> style features
-    n_labels: int = 0
+#: The response field whose style the style-controlled fit of each dimension reads.
+STYLE_FIELDS = {str(d): f for d, (f, _) in PRIMARY_FIELD.items()}
 
 
 def text_campaigns_for(snapshot: LeaderboardSnapshot) -> list[Campaign]:
@@ -121,8 +103,18 @@ def label_version_of(campaign: Campaign) -> int:
     return int(found or 0)
 
 
+def human_items(campaign: Campaign, index: dict[int, int]) -> list[HumanItem]:
+    """The campaign's items in the join's terms (models as indices of ``index``: model id -> position)."""
+    from annotation import selectors
+
+    return [HumanItem(item.id, item.task_external_id, str(item.dimension), bool(item.is_gold), item.response_a_id,
+                      item.response_b_id, index.get(item.model_a_id), index.get(item.model_b_id))
+            for item in selectors.item_rows(campaign=campaign).values()]
+
+
 def calibration_inputs(*, snapshot: LeaderboardSnapshot, campaign: Campaign) -> CalibrationInputs:
-    """Gather the human items, their labels and the snapshot run's judge verdicts, joined by pair."""
+    """Gather the human items, their labels and the snapshot run's judge verdicts, joined by pair
+    (:func:`engine.calibration_views.joined_inputs`)."""
     from annotation import selectors
 
     payload = snapshot.payload
@@ -130,189 +122,37 @@ def calibration_inputs(*, snapshot: LeaderboardSnapshot, campaign: Campaign) -> 
     names = [payload["models"][i] for i in range(len(model_ids))] if isinstance(payload.get("models"), list) else [
         str(m) for m in model_ids]
     index = {m: k for k, m in enumerate(model_ids)}
-    items = selectors.item_rows(campaign=campaign)
-    labels = defaultdict(list)
+    labels: dict[int, list[float]] = {}
     n_labels = 0
     for row in selectors._label_rows(campaign):
         n_labels += 1
         if row.category in LABEL_VALUE:
-            labels[row.item_id].append(LABEL_VALUE[row.category])
-    inputs = CalibrationInputs(model_ids, names, n_labels=n_labels)
-    responses: set[int] = set()
+            labels.setdefault(row.item_id, []).append(LABEL_VALUE[row.category])
+    verdicts: dict[str, list[JudgeVerdict]] = {}
     for dimension, code in LEADERBOARD_DIMENSION.items():
         if code not in payload.get("per_dimension", {}):
             continue
-        # the judge's primary verdicts, oriented (shown A, shown B) with y = 1 when A won
-        verdicts: dict[tuple[str, frozenset], list[tuple[int, float]]] = defaultdict(list)
-        j_rows = []
-        for task, a, b, ma, mb, winner in Comparison.objects.filter(
+        verdicts[str(dimension)] = [JudgeVerdict(task, a, b, index.get(ma), index.get(mb), winner)
+                                    for task, a, b, ma, mb, winner in Comparison.objects.filter(
             run_id=snapshot.run_id, dimension=code, kind=Comparison.Kind.PRIMARY, status=Comparison.Status.OK,
         ).values_list("task__external_id", "shown_a_id", "shown_b_id", "shown_a__subject_model_id",
-                      "shown_b__subject_model_id", "winner"):
-            if winner not in LABEL_VALUE or ma not in index or mb not in index:
-                continue
-            verdicts[(task, frozenset((a, b)))].append((a, LABEL_VALUE[winner]))
-            j_rows.append((task, a, b, index[ma], index[mb], LABEL_VALUE[winner]))
-        h_i, h_j, h_y, h_tasks, h_resp, judged, yhat = [], [], [], [], [], [], []
-        human_keys = set()
-        for item in items.values():
-            if (item.dimension != dimension or item.is_gold or item.response_a_id is None
-                    or len(labels.get(item.id, ())) != campaign.k
-                    or item.model_a_id not in index or item.model_b_id not in index):
-                continue
-            key = (item.task_external_id, frozenset((item.response_a_id, item.response_b_id)))
-            human_keys.add(key)
-            h_i.append(index[item.model_a_id])
-            h_j.append(index[item.model_b_id])
-            h_y.append(float(np.mean(labels[item.id])))
-            h_tasks.append(item.task_external_id)
-            h_resp.append((item.response_a_id, item.response_b_id))
-            found = verdicts.get(key)
-            judged.append(bool(found))
-            # the judge's verdicts in the item's orientation: y for "A won" flips when A was shown second
-            yhat.append(float(np.mean([y if shown_a == item.response_a_id else 1 - y for shown_a, y in found]))
-                        if found else math.nan)
-        # the judge's comparisons nobody labelled, one unit per (task, pair) as for the people: its
-        # verdicts' mean in the orientation of the first (repeats of one pair are not independent)
-        units: dict[tuple[str, frozenset], list[tuple]] = defaultdict(list)
-        for r in j_rows:
-            key = (r[0], frozenset((r[1], r[2])))
-            if key not in human_keys:
-                units[key].append(r)
-        unpaired = []
-        for rows in units.values():
-            first = rows[0]
-            y = float(np.mean([r[5] if r[1] == first[1] else 1 - r[5] for r in rows]))
-            unpaired.append((*first[:5], y))
-
-        def arrays(rows):
-            return (np.array([r[3] for r in rows], int), np.array([r[4] for r in rows], int),
-                    np.array([r[5] for r in rows], float))
-
-        inputs.per_dimension[dimension] = DimensionData(
-            human=(np.array(h_i, int), np.array(h_j, int), np.array(h_y, float)), human_tasks=h_tasks,
-            human_responses=h_resp, judged=np.array(judged, bool), judge_paired=np.array(yhat, float),
-            judge_unpaired=arrays(unpaired), judge_all=arrays(j_rows), judge_tasks=[r[0] for r in j_rows],
-            judge_responses=[(r[1], r[2]) for r in j_rows],
-        )
-        responses.update(x for pair in h_resp for x in pair)
-        responses.update(x for r in j_rows for x in (r[1], r[2]))
-    fields = {"core_idea", "visual_description"}
-    for pk, *texts in Response.objects.filter(pk__in=responses).values_list("pk", *sorted(fields)):
-        by_field = dict(zip(sorted(fields), texts))
-        inputs.features[pk] = {f: style_features(by_field[f] or "") for f in fields}
-    return inputs
-
-
-# --- the views ---------------------------------------------------------------------------------
-
-
-def _board(fit: CalibratedBT, names: Sequence[str], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    ranks = fit.rank()
-    rows = []
-    for m, name in enumerate(names):
-        lo, hi = fit.score_interval(m)
-        rows.append({
-            "model": name, "score": _num(fit.scores[m]), "lo": _num(lo), "hi": _num(hi),
-            "rank": ranks[m] if fit.identified[m] else None, "rank_set": list(fit.rank_sets[m]),
-            "ranked": bool(fit.identified[m]),
-        })
-    rows.sort(key=lambda r: (r["rank"] is None, r["rank"] or 0, r["model"]))
-    return {"rows": rows, "lam": fit.lam, "effective_human_n": round(fit.effective_human_n, 1), "n_human": fit.n_human,
-            "n_judge_unpaired": fit.n_judge_unpaired, "method": fit.method, "alpha": fit.alpha,
-            "critical_value": _num(fit.critical_value), **(extra or {})}
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or not math.isfinite(float(x)) else round(float(x), 4)
-
-
-def _style(n_models: int, i, j, y, responses, tasks, features, field_name: str, names) -> dict[str, Any] | None:
-    if len(y) < 10:
-        return None
-    fi = {k: [features.get(a, {}).get(field_name, {}).get(k, 0.0) for a, _ in responses] for k in STYLE_FEATURES}
-    fj = {k: [features.get(b, {}).get(field_name, {}).get(k, 0.0) for _, b in responses] for k in STYLE_FEATURES}
-    fit = style_controlled_bradley_terry(n_models, i, j, y, fi, fj, alpha=ALPHA, n_bootstrap=STYLE_BOOTSTRAP,
-                                         clusters=tasks)
-    order = np.argsort(-fit.scores)
-    return {
-        "rows": [{"model": names[m], "score": _num(fit.scores[m]), "lo": _num(fit.score_intervals[m][0]),
-                  "hi": _num(fit.score_intervals[m][1]), "unadjusted": _num(fit.unadjusted_scores[m]),
-                  "rank": r + 1} for r, m in enumerate(order)],
-        "coefficients": [{"feature": k, "gamma": _num(g), "lo": _num(lo), "hi": _num(hi),
-                          "scale": _num(fit.feature_scale[k])} for k, (g, lo, hi) in fit.coefficients.items()],
-        "n": fit.n, "n_bootstrap": fit.n_bootstrap,
-    }
-
-
-def _rank_changes(judge: CalibratedBT, calibrated: CalibratedBT, names) -> list[dict[str, Any]]:
-    """Where the judge's board and the calibrated board disagree: rank moves, and whether the two
-    rank-sets are disjoint (then the judge's rank is outside what people support)."""
-    jr, cr = judge.rank(), calibrated.rank()
-    out = []
-    for m, name in enumerate(names):
-        if not calibrated.identified[m] or jr[m] == cr[m]:
-            continue
-        (jb, jw), (cb, cw) = judge.rank_sets[m], calibrated.rank_sets[m]
-        out.append({"model": name, "judge_rank": jr[m], "calibrated_rank": cr[m],
-                    "judge_rank_set": [jb, jw], "calibrated_rank_set": [cb, cw],
-                    "judge_rank_outside_calibrated_set": not (cb <= jr[m] <= cw)})
-    return out
-
-
-def dimension_views(inputs: CalibrationInputs, dimension: str, *, style: bool = True) -> dict[str, Any]:
-    """The three boards (and style control, budget) of one dimension as JSON-ready dicts."""
-    data = inputs.per_dimension[dimension]
-    K = len(inputs.model_ids)
-    names = inputs.names
-    out: dict[str, Any] = {"dimension": dimension, "n_human_items": int(data.human[2].size),
-                           "n_human_judged": int(data.judged.sum()), "n_judge": int(data.judge_all[2].size)}
-    notes = []
-    judge = people = calibrated = None
-    try:
-        judge = ppi_bradley_terry(K, data.judge_all, alpha=ALPHA)
-        out["judge_only"] = _board(judge, names)
-    except FIT_ERRORS as exc:
-        notes.append(f"judge only: {exc}")
-    try:
-        people = ppi_bradley_terry(K, data.human, alpha=ALPHA)
-        out["people_only"] = _board(people, names)
-    except FIT_ERRORS as exc:
-        notes.append(f"people only: {exc}")
-    m = data.judged
-    try:
-        h = tuple(a[m] for a in data.human)
-        calibrated = ppi_bradley_terry(K, h, (h[0], h[1], data.judge_paired[m]), data.judge_unpaired, alpha=ALPHA)
-        out["calibrated"] = _board(calibrated, names, {"n_human_not_judged": int((~m).sum())})
-        out["budget"] = [{"better": names[b.i], "worse": names[b.j], "difference": _num(b.difference),
-                          "labels_needed": b.labels_needed, "more_labels": b.more_labels, "note": b.note}
-                         for b in board_budget(calibrated)]
-    except FIT_ERRORS as exc:
-        notes.append(f"calibrated: {exc}")
-    if judge is not None and calibrated is not None:
-        out["rank_changes"] = _rank_changes(judge, calibrated, names)
-    if style:
-        field_name = PRIMARY_FIELD[dimension][0]
-        try:
-            out["style_judge"] = _style(K, *data.judge_all, data.judge_responses, data.judge_tasks, inputs.features,
-                                        field_name, names)
-            out["style_people"] = _style(K, *data.human, data.human_responses, data.human_tasks, inputs.features,
-                                         field_name, names)
-        except FIT_ERRORS as exc:
-            notes.append(f"style control: {exc}")
-    out["notes"] = notes
-    return out
+                      "shown_b__subject_model_id", "winner")]
+    responses = {x for rows in verdicts.values() for v in rows for x in (v.shown_a, v.shown_b)}
+    items = human_items(campaign, index)
+    responses |= {x for i in items for x in (i.response_a, i.response_b) if x is not None}
+    texts = {pk: {"core_idea": core, "visual_description": visual} for pk, core, visual in
+             Response.objects.filter(pk__in=responses).values_list("pk", "core_idea", "visual_description")}
+    return joined_inputs(model_ids=model_ids, names=names, items=items, labels=labels, k=campaign.k,
+                         verdicts=verdicts, texts=texts, n_labels=n_labels, style_fields=STYLE_FIELDS)
 
 
 def calibration_payload(*, snapshot: LeaderboardSnapshot, campaign: Campaign, style: bool = True) -> dict[str, Any]:
     inputs = calibration_inputs(snapshot=snapshot, campaign=campaign)
-    dims = {}
-    for dimension in inputs.per_dimension:
-        dims[dimension] = dimension_views(inputs, dimension, style=style)
+    dims = views_by_dimension(inputs, style=style)
     return {"snapshot": snapshot.pk, "campaign": campaign.pk, "campaign_name": campaign.name,
             "label_version": label_version_of(campaign), "n_labels": inputs.n_labels, "alpha": ALPHA,
             "models": inputs.names, "dimensions": dims,
-            "rank_sets": "simultaneous at 1 − α: max-statistic over all pairs (Chatzi et al. 2024 construction)"}
+            "rank_sets": RANK_SETS}
 
 
 def calibration_record_ensure(*, snapshot: LeaderboardSnapshot, campaign: Campaign) -> CalibrationRecord:

@@ -9,7 +9,8 @@ dimensions, bootstrap size and seed, and compared number by number with ``board/
 
 The word counts are checked too, against the responses in ``records/responses.jsonl`` (the judge's
 inspected field of each dimension is recorded in the manifest), so an edited response text shows up
-even though no board number reads the text itself.
+even though no board number reads the text itself. When the bundle carries human labels, the
+snapshot's calibrated views are recomputed too (:mod:`engine.bundle.calibration`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from engine.bundle import calibration
 from engine.bundle.manifest import read_json, read_jsonl
 from engine.bundle.numbers import NumberCheck, compare
 from engine.leaderboard import JudgedComparison, build_leaderboard
@@ -93,4 +95,6 @@ def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
     payload["failed_calls"] = sum(1 for row in comparisons if row["status"] == "failed")
     checks = compare(stored, payload, label=model_labeller(models))
     responses = {int(r["id"]): r for r in read_jsonl(root, RESPONSES)}
-    return checks + _word_checks(comparisons, responses, config.get("inspected_field", {}))
+    checks += _word_checks(comparisons, responses, config.get("inspected_field", {}))
+    # the human-calibrated views, when the snapshot's bundle carries the labels they used
+    return checks + calibration.recompute(root, manifest)

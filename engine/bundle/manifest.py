@@ -104,8 +104,8 @@ class FileProblem:
 #: Changed lines of one file described in a report (all are counted).
 MAX_LINES_NAMED = 50
 #: Fields that identify a record, in the order a report names them.
-IDENTIFYING = ("id", "run", "episode", "index", "task", "dimension", "kind", "model_x", "model_y", "model", "sample",
-               "key", "rater", "repeat")
+IDENTIFYING = ("id", "run", "episode", "index", "campaign", "item", "task", "dimension", "kind", "model_x", "model_y",
+               "model", "sample", "key", "rater", "annotator", "repeat")
 
 
 def describe_record(line: bytes) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.bundle import c2, easel, ekphrasis
+from engine.bundle.exchanges import request_checks
 from engine.bundle.manifest import MANIFEST, FileProblem, check_files, read_json, sha256_bytes
 from engine.bundle.numbers import NumberCheck
 
@@ -114,6 +115,7 @@ def verify_bundle(path: str | Path) -> VerifyReport:
                 report.checks = RECOMPUTE[kind](root, manifest, report.notes)
             else:
                 report.checks = RECOMPUTE[kind](root, manifest)
+            report.checks += request_checks(root)
         except Exception as exc:  # a damaged bundle can break any step (a PNG decoder raises SyntaxError): report it
             report.error = f"{type(exc).__name__}: {exc}"
         return report

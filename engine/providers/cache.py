@@ -21,7 +21,10 @@ every cache closes all its connections just before any fork
 (``os.register_at_fork``) and reopens lazily afterwards, in parent and child.
 
 Only successful answers are stored; a failed call leaves no entry and is sent
-again on resume.
+again on resume. A chat answer also stores the request's JSON body as sent and its
+sample index (``request``; entries written before this was kept have none), so the
+request can be shown beside its reply and :func:`chat_request_key` proves it hashes to
+the entry's key. The body never holds the API key: that travels in a header only.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RequestCache", "canonical_json", "embedding_key", "request_key"]
+__all__ = ["RequestCache", "canonical_json", "chat_request_key", "embedding_key", "request_key"]
 
 # SQLite's default limit on host parameters is 999; stay well under it.
 _LOOKUP_CHUNK = 500
@@ -64,6 +67,13 @@ def request_key(
         "sample_index": sample_index,
     }
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+def chat_request_key(body: Mapping[str, Any], sample_index: int | str) -> str:
+    """The key of a chat call from its body as sent: the body is the model, the messages and the
+    sampling parameters (:func:`request_key` of those and the sample index)."""
+    parameters = {k: v for k, v in body.items() if k not in ("model", "messages")}
+    return request_key(str(body["model"]), body["messages"], parameters, sample_index)
 
 
 def embedding_key(model: str, text: str) -> str:
@@ -174,6 +184,20 @@ class RequestCache:
             "INSERT OR REPLACE INTO answers (key, value, stored_at) VALUES (?, ?, ?)",
             (key, canonical_json(dict(value)), time.time()),
         )
+
+    def chat_entries(self, models: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+        """(key, answer) of every stored chat answer whose request was sent for one of ``models``
+        (entries without a stored request cannot be attributed and are left out), in key order."""
+        wanted = list(dict.fromkeys(models))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        rows = self._connection().execute(
+            f"SELECT key, value FROM answers WHERE json_extract(value, '$.request.body.model') IN ({marks})"
+            " ORDER BY key",
+            wanted,
+        )
+        return [(key, json.loads(value)) for key, value in rows]
 
     def __len__(self) -> int:
         return int(self._connection().execute("SELECT COUNT(*) FROM answers").fetchone()[0])

@@ -585,6 +585,9 @@ class OpenAICompatibleClient:
                     "completion_tokens": completion_tokens,
                     "finish_reason": finish_reason,
                     "model": served_by,
+                    # The JSON body as sent (headers, and so the key, are never part of it) and the
+                    # sample index the key also hashes: a bundle shows the request and proves its key.
+                    "request": {"body": body, "sample_index": request.sample_index},
                 },
             )
         if self.usage is not None:

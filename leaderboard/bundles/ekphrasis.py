@@ -177,6 +177,6 @@ def _exchanges_note(run) -> dict:
     if run.is_simulated:
         return {"recorded": False, "note": "the simulated judge sends no provider requests; its verdicts, rationales "
                                            "and per-item outcomes are in records/comparisons.jsonl"}
-    return {"recorded": False, "note": "the judge's replies as parsed (verdict, rationale, per-item outcomes, "
-                                       "repairs) are in records/comparisons.jsonl; the site's request cache keys "
-                                       "requests by hash only, so the request bodies are not in this bundle"}
+    return {"recorded": True, "note": "the judge's replies as parsed (verdict, rationale, per-item outcomes, "
+                                      "repairs) are in records/comparisons.jsonl; the requests as sent and the "
+                                      "replies as received are in records/requests.jsonl"}

@@ -17,6 +17,8 @@ from engine.bundle.manifest import BundleWriter
 from engine.bundle.viewer import viewer_files
 from leaderboard.bundles import c2, easel, ekphrasis
 from leaderboard.bundles.common import bundle_redactor, common_manifest
+from leaderboard.bundles.exchanges import provider_exchanges
+from leaderboard.bundles.extensions import extension_fields
 
 KINDS = ("ekphrasis", "easel", "c2")
 WRITERS = {"ekphrasis": ekphrasis.bundle_contents, "easel": easel.bundle_contents, "c2": c2.bundle_contents}
@@ -79,6 +81,8 @@ def bundle_write(kind: str, obj, root: Path) -> dict:
     """Write the bundle of ``obj`` into the empty directory ``root``; returns the manifest."""
     writer = BundleWriter(root, redact=bundle_redactor())
     fields, viewer = WRITERS[kind](obj, writer)
+    fields = {**fields, **extension_fields(kind, obj, writer)}
+    fields["provider_exchanges"] = {**fields.get("provider_exchanges", {}), **provider_exchanges(writer, kind, fields)}
     manifest = {**common_manifest(kind=kind, protocol=fields["protocol"], title=fields["title"],
                                   board_code_version=_code_version_of(kind, obj)), **fields}
     labels = (["SIMULATED components"] if manifest.get("simulated") else []) + (["DEMO data"] if manifest.get("demo") else [])

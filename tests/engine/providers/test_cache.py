@@ -139,3 +139,23 @@ def test_a_cache_opened_before_fork_works_in_the_child(tmp_path):
     child.join(timeout=30)
     assert child.exitcode == 0
     assert cache.get("child") == {"text": "c"}
+
+
+def test_a_chat_answer_is_stored_with_its_request_body_as_sent_and_no_key(tmp_path, monkeypatch):
+    from engine.providers import OpenAICompatibleClient, ProviderConfig
+    from engine.providers.cache import chat_request_key
+    from tests.fakes import FakeOpenAIServer
+
+    monkeypatch.setenv("ATELIER_TEST_CACHE_KEY_VAR", "sk-cache-test-5e2f81")
+    cache = RequestCache(tmp_path / "c.sqlite3")
+    with FakeOpenAIServer() as server:
+        client = OpenAICompatibleClient(ProviderConfig(base_url=server.base_url, model="fake/judge",
+                                                       api_key_env="ATELIER_TEST_CACHE_KEY_VAR"), cache=cache)
+        result = client.chat([{"role": "user", "content": "Describe one static image."}], temperature=0.3,
+                             sample_index=4)
+        sent = server.chat_requests[0].body
+    ((key, entry),) = cache.chat_entries(["fake/judge"])
+    assert key == result.key and entry["request"] == {"body": sent, "sample_index": 4}
+    assert chat_request_key(entry["request"]["body"], 4) == key
+    assert all(b"sk-cache-test-5e2f81" not in p.read_bytes() for p in tmp_path.iterdir())  # with the WAL file
+    assert cache.chat_entries(["another/model"]) == []

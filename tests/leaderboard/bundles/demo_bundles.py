@@ -38,6 +38,12 @@ sample.text = sample.text + " (the key was {FAKE_KEY})"
 sample.save(update_fields=["text"])
 """
 
+CAMPAIGNS = """
+from annotation.demo import demo_campaigns_load
+from leaderboard.models import TaskSet
+demo_campaigns_load(task_set=TaskSet.objects.get(name="ekphrasis-demo"))
+"""
+
 
 def child_env(database_url: str) -> dict[str, str]:
     return {**os.environ, "ATELIER_DEV": "true", "DATABASE_URL": database_url, FAKE_KEY_ENV: FAKE_KEY}
@@ -58,8 +64,10 @@ def demo_bundles_built(base: Path) -> dict[str, Path]:
     if (base / "done").exists():
         return out
     database = f"sqlite:///{base / 'demo.sqlite3'}"
+    # the demo's Ekphrasis campaigns (as load_demo_campaigns makes them first): the text-pairwise one's
+    # simulated labels give the demo snapshot a human-calibrated view, which its bundle then carries
     for command in (["migrate", "-v0"], ["load_demo", "--no-accounts"], ["load_demo_easel"], ["load_demo_c2"],
-                    ["shell", "-c", PLANT]):
+                    ["shell", "-c", CAMPAIGNS], ["shell", "-c", PLANT]):
         manage(*command, database_url=database)
     ids = manage("shell", "-c", "from leaderboard.models import LeaderboardSnapshot, TaskSet\n"
                  "from leaderboard.c2.models import C2Run\n"

@@ -196,3 +196,49 @@ def test_a_tampered_bundle_is_refused_on_import_unless_allowed_and_then_labelled
         bundle_import(root)
     board, created = bundle_import(root, allow_unverified=True)
     assert created and not board.verified and board.verification["file_problems"] == 1
+
+
+def test_the_demo_snapshot_bundle_carries_its_calibrated_views_and_their_labels_blinded(demo_bundles):
+    root = demo_bundles["ekphrasis"]
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    spec = manifest["human_labels"]
+    assert spec["used"] is True and spec["campaigns"], spec
+    labels = [json.loads(line) for line in (root / spec["labels"]).read_text(encoding="utf-8").splitlines()]
+    assert len(labels) == sum(c["n_labels"] for c in spec["campaigns"])
+    for campaign in spec["campaigns"]:
+        assert campaign["label_version"] >= 1 and (root / campaign["board"]).is_file()
+    annotators = {row["annotator"] for row in labels}
+    assert 2 <= len(annotators) <= 10 and all(len(a) == 16 for a in annotators)
+    every_byte = b"".join(p.read_bytes() for p in root.rglob("*") if p.is_file())
+    assert b"simulated-annotator" not in every_byte  # the demo annotators' usernames
+    report = verify_bundle(root)
+    calibrated = [c for c in report.checks if c.path.startswith("calibration[")]
+    assert report.ok and len(calibrated) > 100, report.lines()[-5:]
+    assert any(".calibrated." in c.path and c.path.endswith(".score") for c in calibrated)
+
+
+def test_flipping_one_human_label_names_its_line_and_the_calibrated_numbers_it_moved(demo_bundles, tmp_path):
+    root = _copy(demo_bundles["ekphrasis"], tmp_path)
+    spec = json.loads((root / "manifest.json").read_text(encoding="utf-8"))["human_labels"]
+    name = spec["labels"]
+    k = {c["campaign"]: c["k"] for c in spec["campaigns"]}
+    rows = [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines()]
+    per_item = {}
+    for row in rows:
+        per_item[row["item"]] = per_item.get(row["item"], 0) + 1
+    # a label the views used: a non-gold item with all its k labels, both models in the pool
+    index = next(i for i, r in enumerate(rows) if r["label"] == "A" and not r["is_gold"] and r["model_a"]
+                 and r["model_b"] and per_item[r["item"]] == k[r["campaign"]])
+    row = _rewrite_line(root, name, index, lambda r: r.update(label="B"))
+    report = verify_bundle(root)
+    assert not report.ok
+    (problem,) = report.file_problems
+    assert problem.path == name and problem.lines == (index + 1,)
+    assert f"item={row['item']}" in problem.records[0] and f"annotator={row['annotator']}" in problem.records[0]
+    moved = report.differing
+    assert moved and all(c.path.startswith(f"calibration[campaign {row['campaign']}].") for c in moved)
+    assert any(".people_only." in c.path and c.path.endswith(".score") for c in moved), [c.path for c in moved][:10]
+    # other dimensions' boards do not move
+    assert all(f".dimensions.{row['dimension']}." in c.path for c in moved if ".dimensions." in c.path)
+    result = manage("verify_bundle", str(root), database_url=NOWHERE_DATABASE, check=False)
+    assert result.returncode != 0 and f"{name} (lines {index + 1})" in result.stdout

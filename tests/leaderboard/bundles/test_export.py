@@ -148,3 +148,50 @@ def test_verify_bundle_names_a_path_that_is_not_a_bundle(tmp_path):
     (tmp_path / "bad.tar.gz").write_bytes(b"not an archive")
     with pytest.raises(CommandError, match="not a readable .tar.gz"):
         call_command("verify_bundle", str(tmp_path / "bad.tar.gz"))
+
+
+PLAIN_KEY_VAR = "ATELIER_TEST_PLAIN_VAR"  # a name the redactor does not treat as a credential
+PLANTED_KEY = "sk-bundle-request-9d1c4e7a2b"
+
+
+def test_a_bundle_lists_every_cached_request_as_sent_with_its_reply_and_no_key(snapshot, settings, monkeypatch, tmp_path):
+    from engine.providers import OpenAICompatibleClient, ProviderConfig
+    from engine.providers.cache import RequestCache
+    from tests.fakes import FakeOpenAIServer, Reply
+
+    monkeypatch.setenv(PLAIN_KEY_VAR, PLANTED_KEY)
+    manifest_models = json.loads((bundle_export("ekphrasis", snapshot.pk, tmp_path / "before").path / "manifest.json")
+                                 .read_text())["models"]
+    model = manifest_models[0]["provider_id"] or manifest_models[0]["display_name"]
+    cache = RequestCache(settings.ATELIER_PROVIDER_CACHE_DIR / "generation.sqlite3")
+    with FakeOpenAIServer(handler=lambda request: Reply("Core Idea: a kite.")) as server:
+        client = OpenAICompatibleClient(ProviderConfig(base_url=server.base_url, model=model, api_key_env=PLAIN_KEY_VAR),
+                                        cache=cache)
+        client.chat([{"role": "user", "content": "Describe one static image."}], temperature=0.7)
+        client.chat([{"role": "user", "content": "Describe another."}], sample_index=2)
+        client.chat([{"role": "user", "content": "A third."}])
+        # a model the board does not name: its exchange stays out of the bundle
+        OpenAICompatibleClient(ProviderConfig(base_url=server.base_url, model="someone-else"), cache=cache).chat(
+            [{"role": "user", "content": "Elsewhere."}])
+        sent_headers = {k.lower(): v for k, v in server.chat_requests[0].headers.items()}
+        assert sent_headers["authorization"] == f"Bearer {PLANTED_KEY}"  # the key was sent, in a header
+    cache.close()
+    result = bundle_export("ekphrasis", snapshot.pk, tmp_path / "b")
+    lines = (result.path / "records/requests.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert len(rows) == 3 and {r["model"] for r in rows} == {model}
+    assert {r["reply"]["text"] for r in rows} == {"Core Idea: a kite."}
+    assert any(r["request"]["temperature"] == 0.7 for r in rows) and any(r["sample_index"] == 2 for r in rows)
+    every_byte = b"".join(p.read_bytes() for p in result.path.rglob("*") if p.is_file())
+    assert PLANTED_KEY.encode() not in every_byte
+    report = verify_bundle(result.path)
+    assert report.ok and sum("request hashes to its key" in c.path for c in report.checks) == 3
+    # an edited prompt no longer hashes to the key its reply was stored under
+    rows[1]["request"]["messages"][0]["content"] += " (edited)"
+    (result.path / "records/requests.jsonl").write_text(
+        "".join(json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n" for r in rows))
+    report = verify_bundle(result.path)
+    (problem,) = report.file_problems
+    assert problem.path == "records/requests.jsonl" and problem.lines == (2,)
+    assert [c.path for c in report.differing] == [
+        f"records/requests.jsonl line 2 (generation cache, model {model}): request hashes to its key"]
