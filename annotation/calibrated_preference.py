@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from annotation.canvas_candidates import canvas_candidates
 from engine.calibration import ppi_means
 
 ALPHA = 0.1
@@ -40,16 +41,16 @@ def s_sign(s_a: float, s_b: float) -> float:
 
 def _cross_agent_population(run_ids: Sequence[int]) -> list[tuple[int, int, str, str, float]]:
     """(step a, step b, agent a, agent b, Ŷ) for every cross-agent candidate pair of one reference."""
-    from annotation.validation_items import _canvas_candidates
-    from leaderboard.easel.models import EaselRun
+    from leaderboard.easel.models import EaselEpisode, EaselRun
 
     runs = list(EaselRun.objects.filter(pk__in=run_ids))
     agent = {r.pk: r.agent_name for r in runs}
+    run_of = dict(EaselEpisode.objects.filter(run__in=runs).values_list("pk", "run_id"))
     out = []
-    for _task, steps in sorted(_canvas_candidates(runs).items()):
+    for _task, steps in sorted(canvas_candidates(runs).items()):
         for n, a in enumerate(steps):
             for b in steps[n + 1:]:
-                ra, rb = a.episode.run_id, b.episode.run_id
+                ra, rb = run_of[a.episode_id], run_of[b.episode_id]
                 if agent[ra] == agent[rb]:
                     continue
                 out.append((a.pk, b.pk, agent[ra], agent[rb], s_sign(a.s, b.s)))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
+import subprocess
 
 import pytest
 
@@ -25,7 +27,9 @@ def demo(django_db_setup, django_db_blocker):
 
 
 def _text_campaign(task_set) -> Campaign:
-    return Campaign.objects.get(task_set=task_set, kind=CampaignKind.TEXT_PAIRWISE, is_demo=True)
+    # the demo's validation campaign (the crowd study's campaign is text-pairwise too, barely labelled)
+    return Campaign.objects.get(task_set=task_set, kind=CampaignKind.TEXT_PAIRWISE, is_demo=True,
+                                name="DEMO · Text pairwise validation")
 
 
 def test_the_demo_board_shows_the_three_views_side_by_side(demo, client, rita):
@@ -81,6 +85,25 @@ def test_the_export_has_every_view(demo, client, rita):
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert {r["view"] for r in rows} >= {"judge_only", "people_only", "calibrated"}
     assert {r["campaign"] for r in rows} == {_text_campaign(demo["task_set"]).name}
+
+
+def test_the_latex_export_sets_the_three_views_side_by_side_per_dimension(demo, client, rita, tmp_path):
+    client.force_login(rita)
+    response = client.get(f"/annotate/calibration/snapshots/{demo['snapshot'].pk}/export.tex")
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/x-tex")
+    tex = response.content.decode()
+    record = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=_text_campaign(demo["task_set"]))
+    assert tex.count(r"\begin{table}") == len(record.payload["dimensions"])
+    for name in ("Judge only", "People only", "Calibrated by people", "rank [set]", "label version"):
+        assert name in tex
+    for model in record.payload["models"]:
+        assert calibration._tex(model) in tex
+    if shutil.which("pdflatex"):  # the table compiles (booktabs, as the snapshot's own LaTeX export)
+        (tmp_path / "board.tex").write_text("\\documentclass{article}\\usepackage{booktabs}\\usepackage[utf8]{inputenc}"
+                                            "\\begin{document}\n" + tex + "\\end{document}\n")
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "board.tex"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout[-2000:]
 
 
 def test_the_api_returns_the_calibrated_views(demo, client, rita):
