@@ -137,3 +137,7 @@ def campaign_calibrated_csv(view: dict[str, Any]) -> str:
 
 def as_json(view: dict[str, Any]) -> str:
     return json.dumps(view, indent=1)
+
+
+#: A C² run's calibrated-columns export formats.
+C2_EXPORTS = {"csv": c2_calibrated_csv, "json": as_json, "tex": c2_calibrated_latex}

@@ -403,3 +403,7 @@ def calibration_export_json(record: CalibrationRecord) -> str:
 
 
 DIMENSION_LABELS = {d.value: d.label for d in Dimension}
+
+
+#: The calibrated board's export formats (the page's links, the export view).
+EXPORTS = {"csv": calibration_export_csv, "json": calibration_export_json, "tex": calibration_export_latex}

@@ -230,9 +230,7 @@ def snapshot_calibration_export(request, pk: int, fmt: str):
     if campaign is None:
         raise Http404("No calibrated board: the snapshot has no text-pairwise campaign on its task set.")
     record = calibration.calibration_record_ensure(snapshot=snapshot, campaign=campaign)
-    writer = {"csv": calibration.calibration_export_csv, "json": calibration.calibration_export_json,
-              "tex": calibration.calibration_export_latex}[fmt]
-    return text_download(writer(record), fmt, f"leaderboard-{snapshot.pk}-calibrated.{fmt}")
+    return text_download(calibration.EXPORTS[fmt](record), fmt, f"leaderboard-{snapshot.pk}-calibrated.{fmt}")
 
 
 @require_GET
@@ -264,9 +262,7 @@ def c2_run_calibration_export(request, pk: int, fmt: str):
     if campaign is None:
         raise Http404("No calibrated columns: no U-O-S campaign rates this run's samples.")
     view = calibrated_columns.c2_run_calibrated(run=run, campaign=campaign)
-    writer = {"csv": calibrated_columns.c2_calibrated_csv, "json": calibrated_columns.as_json,
-              "tex": calibrated_columns.c2_calibrated_latex}[fmt]
-    return text_download(writer(view), fmt, f"c2-run-{run.pk}-calibrated.{fmt}")
+    return text_download(calibrated_columns.C2_EXPORTS[fmt](view), fmt, f"c2-run-{run.pk}-calibrated.{fmt}")
 
 
 @require_GET

@@ -16,21 +16,22 @@ from tests.factories import UserFactory
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def _csp_watch(page) -> list[str]:
+def _researcher_page(browser, base: str):
+    """A logged-in researcher's wide page, and the list the CSP refusals it meets are collected in."""
+    UserFactory(username="rita", role="researcher")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
     refused: list[str] = []
     page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
-    return refused
+    log_in(page, base, "rita")
+    return page, refused
 
 
 def test_the_demo_ekphrasis_board_shows_three_views_the_style_toggle_and_the_judge_card(live_server, browser):
     from tests.annotation.demo_support import demo_loaded
 
     with demo_loaded(judge_run=True) as demo:
-        UserFactory(username="rita", role="researcher")
         snapshot = demo["snapshot"]
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        refused = _csp_watch(page)
-        log_in(page, live_server.url, "rita")
+        page, refused = _researcher_page(browser, live_server.url)
         page.goto(f"{live_server.url}/leaderboards/{snapshot.pk}/")
         page.click("#calibrated-link a")
         page.wait_for_selector("table.three-views", timeout=TIMEOUT_MS)
@@ -68,10 +69,7 @@ def test_the_demo_c2_and_easel_tables_show_their_calibrated_columns(live_server,
 
     with override_settings(MEDIA_ROOT=str(tmp_path)):
         validation_demo_load(seed=0)
-        UserFactory(username="rita", role="researcher")
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        refused = _csp_watch(page)
-        log_in(page, live_server.url, "rita")
+        page, refused = _researcher_page(browser, live_server.url)
         # C²: from the leaderboard to the run's calibrated divergent U/O/S
         page.goto(f"{live_server.url}/c2/")
         page.click("#calibrated-link a")
