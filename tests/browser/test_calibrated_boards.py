@@ -14,6 +14,7 @@ from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+FIRST_COMPUTATION_MS = 180_000
 
 
 def _researcher_page(browser, base: str):
@@ -33,8 +34,9 @@ def test_the_demo_ekphrasis_board_shows_three_views_the_style_toggle_and_the_jud
         snapshot = demo["snapshot"]
         page, refused = _researcher_page(browser, live_server.url)
         page.goto(f"{live_server.url}/leaderboards/{snapshot.pk}/")
-        page.click("#calibrated-link a")
-        page.wait_for_selector("table.three-views", timeout=TIMEOUT_MS)
+        # the board's first view computes and records it (fits, style bootstraps): seconds on a loaded machine
+        page.click("#calibrated-link a", no_wait_after=True)
+        page.wait_for_selector("table.three-views", timeout=FIRST_COMPUTATION_MS)
         assert f"/annotate/calibration/snapshots/{snapshot.pk}/" in page.url
         # the three views side by side, per dimension, each row with a rank and rank-set per view
         for dimension in ("usefulness", "expressiveness", "novelty"):
