@@ -56,12 +56,12 @@ def test_the_demo_ekphrasis_board_shows_three_views_the_style_toggle_and_the_jud
         # style control: no coefficients until the toggle is clicked; then they show, per feature
         assert page.locator("table.style-coefficients").count() == 0
         page.click("#style-toggle")
-        page.wait_for_selector("table.style-coefficients", timeout=TIMEOUT_MS)
+        page.wait_for_selector("table.style-coefficients", timeout=FIRST_COMPUTATION_MS)
         assert "style=1" in page.url and page.is_checked("#style-toggle")
         for feature in ("length", "list_items", "adjectives"):
             assert page.locator(f"table.style-coefficients [data-feature='{feature}']").count() >= 1
         page.click("#style-toggle")  # and off again
-        page.wait_for_function("() => !document.querySelector('table.style-coefficients')", timeout=TIMEOUT_MS)
+        page.wait_for_function("() => !document.querySelector('table.style-coefficients')", timeout=FIRST_COMPUTATION_MS)
         assert refused == []
 
 
