@@ -431,6 +431,44 @@ class SnapshotCalibratedApi(ApiView):
                          **record.payload})
 
 
+class C2RunCalibratedApi(ApiView):
+    """A C² run's divergent U/O/S per model on the board's 0–100 scale: the rater alone, the people's
+    mean, and calibrated by people (PPI++ mean, 90 % interval, λ, effective n), with the campaign and
+    label version the columns were computed from."""
+
+    @extend_schema(operation_id="c2_runs_calibrated_retrieve", parameters=[SnapshotCalibratedApi.CalibratedQuery],
+                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="The calibrated columns."),
+                              **error_responses(404)})
+    def get(self, request, pk: int):
+        from annotation import calibrated_columns, calibration
+        from leaderboard.c2.models import C2Run
+
+        query = SnapshotCalibratedApi.CalibratedQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        run = get_object_or_404(C2Run, pk=pk)
+        wanted = query.validated_data.get("campaign")
+        campaign = calibration.campaign_choice(calibrated_columns.uos_campaigns_for_run(run), wanted)
+        if campaign is None:
+            raise NotFound("No U-O-S rating campaign rates this run's samples" + (f" with id {wanted}." if wanted else "."))
+        return Response(calibrated_columns.c2_run_calibrated(run=run, campaign=campaign))
+
+
+class CampaignCalibratedApi(ApiView):
+    """The calibrated columns of a U-O-S rating (C²: per model and component) or canvas-similarity
+    (EASEL: per agent, the human preference rate calibrated by S's sign) campaign."""
+
+    @extend_schema(operation_id="campaigns_calibrated_retrieve",
+                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="The calibrated columns."),
+                              **error_responses(404)})
+    def get(self, request, pk: int):
+        from annotation import calibrated_columns
+
+        view = calibrated_columns.campaign_calibrated(_campaign(pk))
+        if view is None:
+            raise NotFound("Only U-O-S rating and canvas-similarity campaigns have calibrated columns.")
+        return Response(view)
+
+
 class JudgeCardListApi(ApiView):
     """One card per judge (agreement with people, position-flip rate, duplicate consistency,
     P(prefers longer), tie rate, cost and time per 1,000 judgements, λ when calibrated)."""

@@ -26,13 +26,12 @@ Each view is recorded once per (snapshot, campaign, label version) in
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 
 from annotation.judge_join import LEADERBOARD_DIMENSION
 from annotation.kinds.text_pairwise import PRIMARY_FIELD
@@ -52,6 +51,8 @@ from engine.calibration_views import (
     joined_inputs,
     views_by_dimension,
 )
+from leaderboard.csv_cells import csv_text
+from leaderboard.exports import tex_escape
 from leaderboard.models import Comparison, LeaderboardSnapshot, Response
 
 __all__ = ["ALPHA", "FIT_ERRORS", "LABEL_VALUE", "STYLE_BOOTSTRAP", "VIEWS", "CalibrationInputs", "DimensionData",
@@ -63,9 +64,11 @@ STYLE_FIELDS = {str(d): f for d, (f, _) in PRIMARY_FIELD.items()}
 
 
 def text_campaigns_for(snapshot: LeaderboardSnapshot) -> list[Campaign]:
-    """Text-pairwise campaigns on the snapshot's task set, most recently changed first."""
+    """Text-pairwise campaigns on the snapshot's task set, the one with the most live labels first
+    (the default board: e.g. the demo's validation campaign before its barely started crowd study),
+    then the most recently changed."""
     return list(Campaign.objects.filter(task_set_id=snapshot.run.task_set_id, kind=CampaignKind.TEXT_PAIRWISE)
-                .order_by("-progress__label_version", "-pk"))
+                .order_by(F("progress__labels").desc(nulls_last=True), "-progress__label_version", "-pk"))
 
 
 def campaign_choice(campaigns: Sequence[Campaign], wanted: str | None) -> Campaign | None:
@@ -184,10 +187,8 @@ EXPORT_COLUMNS = ["dimension", "view", "model", "score", "lo", "hi", "rank", "ra
 
 def calibration_export_csv(record: CalibrationRecord) -> str:
     """One row per (dimension, view, model): the three boards and the style-controlled ones."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(EXPORT_COLUMNS)
     p = record.payload
+    rows = []
     for dimension, views in p["dimensions"].items():
         for view in (*VIEWS, "style_judge", "style_people"):
             board = views.get(view)
@@ -195,10 +196,45 @@ def calibration_export_csv(record: CalibrationRecord) -> str:
                 continue
             for row in board["rows"]:
                 rank_set = row.get("rank_set") or [None, None]
-                writer.writerow([dimension, view, row["model"], row["score"], row["lo"], row["hi"], row["rank"],
-                                 rank_set[0], rank_set[1], board.get("lam", ""), board.get("effective_human_n", ""),
-                                 board.get("n_human", ""), p["campaign_name"], p["label_version"]])
-    return out.getvalue()
+                rows.append([dimension, view, row["model"], row["score"], row["lo"], row["hi"], row["rank"],
+                             rank_set[0], rank_set[1], board.get("lam", ""), board.get("effective_human_n", ""),
+                             board.get("n_human", ""), p["campaign_name"], p["label_version"]])
+    return csv_text(EXPORT_COLUMNS, rows)
+
+
+def _tex_board_cell(cell: Mapping[str, Any] | None) -> str:
+    if not cell or not cell.get("ranked"):
+        return "-- & --"  # unranked: no score, rank-set [1, K]
+    best, worst = cell["rank_set"]
+    lo, hi = ("--" if x is None else f"{x:+.2f}" for x in (cell["lo"], cell["hi"]))
+    return f"{cell['score']:+.2f} [{lo}, {hi}] & {cell['rank']} [{best}--{worst}]"
+
+
+def calibration_export_latex(record: CalibrationRecord) -> str:
+    """The three boards of each dimension side by side as LaTeX tables: θ with its 90 % interval and
+    rank with its simultaneous rank-set; λ and effective human n of the calibrated fit in the caption
+    (the project's escaping, :func:`leaderboard.exports.tex_escape`)."""
+    p = record.payload
+    out = []
+    for dim in page_dimensions(record):
+        views = dim["views"]
+        head = " & ".join(rf"\multicolumn{{2}}{{c}}{{{tex_escape(name)}}}" for name in dim["view_names"])
+        out += [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{l" + "cc" * len(VIEWS) + "}",
+                r"\toprule", rf"Model & {head} \\", " & " + " & ".join([r"$\theta$ [90\%] & rank [set]"] * len(VIEWS))
+                + r" \\", r"\midrule"]
+        for row in dim["rows"]:
+            cells = [_tex_board_cell(c) for c in row["cells"]]
+            out.append(" & ".join([tex_escape(row["model"])] + cells) + r" \\")
+        cal = views.get("calibrated") or {}
+        fit = (f" Calibrated: lambda = {cal['lam']:.2f}, effective human n = {cal['effective_human_n']:.1f} from "
+               f"{cal['n_human']} labelled pairs and {cal['n_judge_unpaired']} judge-only pairs." if cal else "")
+        out += [r"\bottomrule", r"\end{tabular}",
+                r"\caption{" + tex_escape(f"{dim['label']}: judge only, people only and calibrated by people (PPI++ "
+                                     f"Bradley-Terry); 90% intervals, simultaneous 90% rank-sets.{fit} Snapshot "
+                                     f"{p['snapshot']}, campaign {p['campaign_name']}, label version "
+                                     f"{p['label_version']}.") + "}",
+                r"\end{table}", ""]
+    return "\n".join(out)
 
 
 def calibration_export_json(record: CalibrationRecord) -> str:
@@ -207,3 +243,7 @@ def calibration_export_json(record: CalibrationRecord) -> str:
 
 
 DIMENSION_LABELS = {d.value: d.label for d in Dimension}
+
+
+#: The calibrated board's export formats (the page's links, the export view).
+EXPORTS = {"csv": calibration_export_csv, "json": calibration_export_json, "tex": calibration_export_latex}

@@ -81,31 +81,34 @@ def _agreement(snapshot: LeaderboardSnapshot) -> tuple[float | None, int, dict[s
     return (round(agree / total, 4) if total else None), total, lam, notes
 
 
+def judge_card_for(snapshot: LeaderboardSnapshot) -> JudgeCard:
+    """The card of ``snapshot``'s judge computed from that snapshot (module docstring): shown beside
+    the snapshot's calibrated board, and one row of :func:`judge_cards`."""
+    run = snapshot.run
+    reliability = snapshot.payload.get("reliability", {})
+    swap = _pooled(reliability, "swap_decisive_consistency", "n_swap_decisive_pairs")
+    n = int(run.calls_done or sum(r.get("n_primary", 0) for r in reliability.values()))
+    cost = (run.usage or {}).get("cost_usd")
+    seconds = (run.finished_at - run.started_at).total_seconds() if run.started_at and run.finished_at else None
+    agreement, n_pairs, lam, notes = _agreement(snapshot)
+    if cost is None:
+        notes.append("no cost recorded (simulated or unpriced judge)" if run.is_simulated else "no cost recorded")
+    return JudgeCard(
+        judge=snapshot.judge_name, is_simulated=run.is_simulated, snapshot=snapshot.pk, task_set=str(run.task_set),
+        n_judgements=n, agreement_with_people=agreement, n_agreement_pairs=n_pairs,
+        position_flip_rate=None if swap is None else round(1 - swap, 4),
+        duplicate_consistency=_pooled(reliability, "duplicate_consistency", "n_duplicate_pairs"),
+        prefers_longer=_pooled(reliability, "winner_longer_rate", "n_winner_longer"),
+        tie_rate=_pooled(reliability, "tie_rate", "n_primary"),
+        cost_per_1000_usd=None if cost is None or not n else round(1000 * float(cost) / n, 4),
+        seconds_per_1000=None if seconds is None or not n else round(1000 * seconds / n, 2),
+        lam={d: round(float(v), 3) for d, v in lam.items() if v is not None and np.isfinite(v)}, notes=notes,
+    )
+
+
 def judge_cards() -> list[JudgeCard]:
     """One card per judge name: its latest snapshot's diagnostics (module docstring)."""
     latest: dict[str, LeaderboardSnapshot] = {}
     for snapshot in LeaderboardSnapshot.objects.select_related("run__task_set").order_by("-created_at", "-pk"):
         latest.setdefault(snapshot.judge_name, snapshot)
-    cards = []
-    for name, snapshot in sorted(latest.items()):
-        run = snapshot.run
-        reliability = snapshot.payload.get("reliability", {})
-        swap = _pooled(reliability, "swap_decisive_consistency", "n_swap_decisive_pairs")
-        n = int(run.calls_done or sum(r.get("n_primary", 0) for r in reliability.values()))
-        cost = (run.usage or {}).get("cost_usd")
-        seconds = (run.finished_at - run.started_at).total_seconds() if run.started_at and run.finished_at else None
-        agreement, n_pairs, lam, notes = _agreement(snapshot)
-        if cost is None:
-            notes.append("no cost recorded (simulated or unpriced judge)" if run.is_simulated else "no cost recorded")
-        cards.append(JudgeCard(
-            judge=name, is_simulated=run.is_simulated, snapshot=snapshot.pk, task_set=str(run.task_set), n_judgements=n,
-            agreement_with_people=agreement, n_agreement_pairs=n_pairs,
-            position_flip_rate=None if swap is None else round(1 - swap, 4),
-            duplicate_consistency=_pooled(reliability, "duplicate_consistency", "n_duplicate_pairs"),
-            prefers_longer=_pooled(reliability, "winner_longer_rate", "n_winner_longer"),
-            tie_rate=_pooled(reliability, "tie_rate", "n_primary"),
-            cost_per_1000_usd=None if cost is None or not n else round(1000 * float(cost) / n, 4),
-            seconds_per_1000=None if seconds is None or not n else round(1000 * seconds / n, 2),
-            lam={d: round(float(v), 3) for d, v in lam.items() if v is not None and np.isfinite(v)}, notes=notes,
-        ))
-    return cards
+    return [judge_card_for(snapshot) for _, snapshot in sorted(latest.items())]

@@ -47,6 +47,11 @@ urlpatterns = [
          name="panel_pay_report_json"),
     path("calibration/judges/", views.judge_cards, name="judge_cards"),
     path("calibration/snapshots/<int:pk>/", views.snapshot_calibration, name="snapshot_calibration"),
-    re_path(r"^calibration/snapshots/(?P<pk>\d+)/export\.(?P<fmt>csv|json)$", views.snapshot_calibration_export,
+    re_path(r"^calibration/snapshots/(?P<pk>\d+)/export\.(?P<fmt>csv|json|tex)$", views.snapshot_calibration_export,
             name="snapshot_calibration_export"),
+    path("calibration/c2/runs/<int:pk>/", views.c2_run_calibration, name="c2_run_calibration"),
+    re_path(r"^calibration/c2/runs/(?P<pk>\d+)/export\.(?P<fmt>csv|json|tex)$", views.c2_run_calibration_export,
+            name="c2_run_calibration_export"),
+    re_path(r"^campaigns/(?P<pk>\d+)/calibrated\.(?P<fmt>csv|json)$", views.campaign_calibrated_export,
+            name="campaign_calibrated_export"),
 ]

@@ -165,12 +165,15 @@ def similarity_items(campaign: Campaign) -> dict[int, dict[str, Any]]:
     for r in Item.objects.filter(campaign=campaign, is_gold=False).values(
             "id", "key", *(f"easel_step_{side}__{f}" for side in "ab" for f in fields),
             "easel_step_a__episode__run__agent_name", "easel_step_b__episode__run__agent_name",
-            "easel_step_a__index", "easel_step_b__index", "sampling_stratum"):
+            "easel_step_a__index", "easel_step_b__index", "sampling_stratum", "easel_step_a_id", "easel_step_b_id",
+            "easel_step_a__episode__run_id", "easel_step_b__episode__run_id"):
         a = _terms({f: r[f"easel_step_a__{f}"] for f in fields})
         b = _terms({f: r[f"easel_step_b__{f}"] for f in fields})
         out[r["id"]] = {"key": r["key"], "a": a, "b": b, "stratum": r["sampling_stratum"],
                         "agents": (r["easel_step_a__episode__run__agent_name"], r["easel_step_b__episode__run__agent_name"]),
-                        "steps": (r["easel_step_a__index"], r["easel_step_b__index"])}
+                        "steps": (r["easel_step_a__index"], r["easel_step_b__index"]),
+                        "step_ids": (r["easel_step_a_id"], r["easel_step_b_id"]),
+                        "run_ids": (r["easel_step_a__episode__run_id"], r["easel_step_b__episode__run_id"])}
     return out
 
 
@@ -217,8 +220,11 @@ def similarity_panel(*, campaign: Campaign, seed: int | None = None) -> dict[str
             weights.append({"name": name, "paper": paper, "implied": fit.weights[j], "low": lo, "high": hi,
                             "coef": fit.fit.coef[j], "se": fit.fit.se[j],
                             "paper_inside": bool(np.isfinite(lo) and lo <= paper <= hi)})
+    # issue 24: the agents' human preference rate calibrated by S's sign on every cross-agent pair
+    from annotation.calibrated_preference import preference_calibrated_agents
+
     return {"rows": rows, "n_complete": len(complete), "n_items": len(items), "fit": fit, "fit_note": fit_note,
-            "weights": weights}
+            "weights": weights, "calibrated": preference_calibrated_agents(items=items, choices=choices, k=campaign.k)}
 
 
 # ---------------------------------------------------------------------------------------------------

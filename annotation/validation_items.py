@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections import defaultdict
 from collections.abc import Sequence
 
+from annotation.canvas_candidates import canvas_candidates
 from annotation.errors import ItemsInvalid
 from annotation.item_creation import ItemSpec, items_create
 from annotation.kinds.handwriting import is_handwriting_task
@@ -37,8 +37,6 @@ from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 
 UOS_RULES = ("random", "rater_spread")
 CANVAS_RULES = ("mixed", "across_agents", "across_steps")
-#: Where in an episode candidate canvases are taken (fractions of its stored steps; 1 = the last).
-CANVAS_FRACTIONS = (0.25, 0.5, 1.0)
 
 
 def _check_kind(campaign: Campaign, kind: str, what: str) -> None:
@@ -83,21 +81,6 @@ def items_create_uos_samples(*, campaign: Campaign, run: C2Run, rule: str = "rat
     return created
 
 
-def _canvas_candidates(runs: Sequence[EaselRun]) -> dict[int, list[EaselStep]]:
-    """Task id -> candidate steps (¼, ½ and last stored canvas of each reconstruction episode)."""
-    by_task: dict[int, list[EaselStep]] = defaultdict(list)
-    episodes = EaselEpisode.objects.filter(run__in=runs, kind="reconstruction", status=EaselEpisode.Status.DONE)
-    for episode in episodes.order_by("run_id", "position"):
-        stored = list(EaselStep.objects.filter(episode=episode, canvas_png__isnull=False, s__isnull=False)
-                      .order_by("index").defer("canvas_png", "raw"))
-        if not stored:
-            continue
-        picked = {stored[max(0, round(f * len(stored)) - 1)].pk: stored[max(0, round(f * len(stored)) - 1)]
-                  for f in CANVAS_FRACTIONS}
-        by_task[episode.task_id].extend(picked.values())
-    return by_task
-
-
 def _canvas_digest(step_id: int) -> str:
     png = EaselStep.objects.values_list("canvas_png", flat=True).get(pk=step_id)
     return hashlib.sha256(bytes(png)).hexdigest()
@@ -114,7 +97,7 @@ def items_create_canvas_pairs(*, campaign: Campaign, runs: Sequence[EaselRun], r
         raise ItemsInvalid([(0, "runs", f"run {other[0].pk} is on {other[0].task_set}, the campaign on {campaign.task_set}")])
     rng = random.Random(seed)
     specs = []
-    for task_id, steps in sorted(_canvas_candidates(runs).items()):
+    for task_id, steps in sorted(canvas_candidates(runs).items()):
         digests = {s.pk: _canvas_digest(s.pk) for s in steps}
         pairs = []
         for i, a in enumerate(steps):

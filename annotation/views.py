@@ -19,6 +19,7 @@ from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm, N
 from annotation.kinds import kind_for
 from annotation.media_access import assignment_image
 from annotation.models import CampaignKind, FlagReason
+from leaderboard.api_contract import text_download
 from leaderboard.providers import judge_choices
 from leaderboard.roles import require_researcher
 
@@ -199,6 +200,7 @@ def snapshot_calibration(request, pk: int):
     """The calibrated board of a leaderboard snapshot (issue 24): judge only, people only and
     calibrated by people side by side, per dimension, with the style-controlled toggle."""
     from annotation import calibration
+    from annotation.judge_card import judge_card_for
     from leaderboard.models import LeaderboardSnapshot
 
     require_researcher(request.user)
@@ -215,6 +217,7 @@ def snapshot_calibration(request, pk: int):
         "style": request.GET.get("style") == "1",
         "dimensions": calibration.page_dimensions(record) if record else [],
         "history": calibration.records_of(snapshot=snapshot, campaign=campaign) if campaign else [],
+        "judge_card": [judge_card_for(snapshot)],
     })
 
 
@@ -229,10 +232,62 @@ def snapshot_calibration_export(request, pk: int, fmt: str):
     if campaign is None:
         raise Http404("No calibrated board: the snapshot has no text-pairwise campaign on its task set.")
     record = calibration.calibration_record_ensure(snapshot=snapshot, campaign=campaign)
-    body = calibration.calibration_export_csv(record) if fmt == "csv" else calibration.calibration_export_json(record)
-    response = HttpResponse(body, content_type=("text/csv" if fmt == "csv" else "application/json") + "; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="leaderboard-{snapshot.pk}-calibrated.{fmt}"'
-    return response
+    return text_download(calibration.EXPORTS[fmt](record), fmt, f"leaderboard-{snapshot.pk}-calibrated.{fmt}")
+
+
+@require_GET
+def c2_run_calibration(request, pk: int):
+    """A C² run's divergent table with its calibrated U/O/S columns (issue 24): the rater alone, the
+    people's mean and the calibrated mean per model, from a U-O-S campaign on the run's samples."""
+    from annotation import calibrated_columns
+    from leaderboard.c2.models import C2Run
+
+    require_researcher(request.user)
+    run = C2Run.objects.select_related("task_set").filter(pk=pk).first()
+    if run is None:
+        raise Http404("No such C² run.")
+    campaigns = calibrated_columns.uos_campaigns_for_run(run)
+    campaign = _campaign_among(campaigns, request.GET.get("campaign"))
+    view = calibrated_columns.c2_run_calibrated(run=run, campaign=campaign) if campaign else None
+    return render(request, "annotation/c2_calibration.html",
+                  {"run": run, "campaigns": campaigns, "campaign": campaign, "view": view})
+
+
+@require_GET
+def c2_run_calibration_export(request, pk: int, fmt: str):
+    from annotation import calibrated_columns
+    from leaderboard.c2.models import C2Run
+
+    require_researcher(request.user)
+    run = C2Run.objects.filter(pk=pk).first()
+    campaign = _campaign_among(calibrated_columns.uos_campaigns_for_run(run), request.GET.get("campaign")) if run else None
+    if campaign is None:
+        raise Http404("No calibrated columns: no U-O-S campaign rates this run's samples.")
+    view = calibrated_columns.c2_run_calibrated(run=run, campaign=campaign)
+    return text_download(calibrated_columns.C2_EXPORTS[fmt](view), fmt, f"c2-run-{run.pk}-calibrated.{fmt}")
+
+
+@require_GET
+def campaign_calibrated_export(request, pk: int, fmt: str):
+    """The calibrated columns of a U-O-S (C²) or canvas-similarity (EASEL) campaign's panel."""
+    from annotation import calibrated_columns
+
+    require_researcher(request.user)
+    view = calibrated_columns.campaign_calibrated(_campaign_or_404(pk))
+    if view is None:
+        raise Http404("Only U-O-S rating and canvas-similarity campaigns have calibrated columns.")
+    body = calibrated_columns.campaign_calibrated_csv(view) if fmt == "csv" else calibrated_columns.as_json(view)
+    return text_download(body, fmt, f"campaign-{pk}-calibrated.{fmt}")
+
+
+def _campaign_among(campaigns, wanted: str | None):
+    """The campaign asked for by id among ``campaigns`` (404 when it is not one of them), else the first."""
+    from annotation.calibration import campaign_choice
+
+    campaign = campaign_choice(campaigns, wanted)
+    if campaign is None and wanted:
+        raise Http404("No campaign with that id for this run.")
+    return campaign
 
 
 @require_GET

@@ -97,12 +97,14 @@ urlpatterns = [
     path("c2/runs/<int:pk>/cancel", c2_api.C2RunCancelApi.as_view(), name="c2_run_cancel"),
     path("c2/runs/<int:pk>/samples/", c2_api.C2RunSampleListApi.as_view(), name="c2_run_samples"),
     path("c2/runs/<int:pk>/results", c2_api.C2RunResultsApi.as_view(), name="c2_run_results"),
+    path("c2/runs/<int:pk>/calibrated", annotation_api.C2RunCalibratedApi.as_view(), name="c2_run_calibrated"),
     # campaigns (researchers, admins)
     path("campaigns/", annotation_api.CampaignListApi.as_view(), name="campaign_list"),
     path("campaigns/create", annotation_api.CampaignCreateApi.as_view(), name="campaign_create"),
     path("campaigns/<int:pk>/", annotation_api.CampaignDetailApi.as_view(), name="campaign_detail"),
     path("campaigns/<int:pk>/items/import", annotation_api.CampaignItemsImportApi.as_view(), name="campaign_items_import"),
     path("campaigns/<int:pk>/dashboard", annotation_api.CampaignDashboardApi.as_view(), name="campaign_dashboard"),
+    path("campaigns/<int:pk>/calibrated", annotation_api.CampaignCalibratedApi.as_view(), name="campaign_calibrated"),
     path("campaigns/<int:pk>/labels/export", annotation_api.CampaignLabelsExportApi.as_view(), name="campaign_labels_export"),
     # crowd campaigns (researchers; issue 25)
     path("campaigns/<int:pk>/panel", panel_api.PanelStudyApi.as_view(), name="campaign_panel"),

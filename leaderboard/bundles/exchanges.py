@@ -1,7 +1,7 @@
 """Every request as sent and reply as received, from the provider caches, into a bundle.
 
 The site's provider caches (``<ATELIER_PROVIDER_CACHE_DIR>/<name>.sqlite3``, one per use:
-:func:`leaderboard.judges.provider_client_for`) store each chat answer under the hash of its request
+:func:`leaderboard.ekphrasis.judges.provider_client_for`) store each chat answer under the hash of its request
 and, since issue 29's follow-up, the request's JSON body as sent beside it. A bundle carries the
 exchanges of the caches its protocol uses, for the models its manifest names (the subjects, the
 judge, the rater), in ``records/requests.jsonl``: one line per exchange with the cache, the key, the

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
+import subprocess
 
 import pytest
 
 from annotation import calibration
 from annotation.models import CalibrationRecord, Campaign, CampaignKind, CampaignProgress, Item
+from leaderboard.exports import tex_escape
 from leaderboard.models import LeaderboardSnapshot
 from tests.annotation.demo_support import demo_loaded
 
@@ -83,6 +86,25 @@ def test_the_export_has_every_view(demo, client, rita):
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert {r["view"] for r in rows} >= {"judge_only", "people_only", "calibrated"}
     assert {r["campaign"] for r in rows} == {_text_campaign(demo["task_set"]).name}
+
+
+def test_the_latex_export_sets_the_three_views_side_by_side_per_dimension(demo, client, rita, tmp_path):
+    client.force_login(rita)
+    response = client.get(f"/annotate/calibration/snapshots/{demo['snapshot'].pk}/export.tex")
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/x-tex")
+    tex = response.content.decode()
+    record = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=_text_campaign(demo["task_set"]))
+    assert tex.count(r"\begin{table}") == len(record.payload["dimensions"])
+    for name in ("Judge only", "People only", "Calibrated by people", "rank [set]", "label version"):
+        assert name in tex
+    for model in record.payload["models"]:
+        assert tex_escape(model) in tex
+    if shutil.which("pdflatex"):  # the table compiles (booktabs, as the snapshot's own LaTeX export)
+        (tmp_path / "board.tex").write_text("\\documentclass{article}\\usepackage{booktabs}\\usepackage[utf8]{inputenc}"
+                                            "\\begin{document}\n" + tex + "\\end{document}\n")
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "board.tex"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout[-2000:]
 
 
 def test_the_api_returns_the_calibrated_views(demo, client, rita):

@@ -1,0 +1,143 @@
+"""The calibrated columns of the C² divergent table and the EASEL human-preference table (issue 24)
+as a C² run's calibrated view and as exports (CSV, JSON; LaTeX for the C² run's table).
+
+Why here, in ``annotation``: the columns need the campaigns' labels, and the dependency rule is
+annotation -> leaderboard -> engine; the C² leaderboard page only links to the run's calibrated view
+by URL name. The numbers are the validation panels' (:mod:`annotation.validation_dashboards`, whose
+C² part is :mod:`annotation.calibrated_uos`, EASEL part :mod:`annotation.calibrated_preference`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db.models import F
+
+from annotation.calibration import label_version_of
+from annotation.models import UOS_COMPONENTS, Campaign, CampaignKind
+from annotation.validation_dashboards import similarity_panel, uos_panel
+from leaderboard.c2.models import C2Rating, C2Run
+from leaderboard.csv_cells import csv_text
+from leaderboard.exports import tex_escape
+
+#: The C² board's divergent U/O/S are the rater's 0–5 scores × 20 (c2-eval §3.2.2): the page's scale.
+BOARD_SCALE = 20.0
+COMPONENT_SHORT = {"usefulness": "U", "originality": "O", "surprise": "S"}
+
+
+def uos_campaigns_for_run(run: C2Run) -> list[Campaign]:
+    """U-O-S rating campaigns whose items are samples of ``run``, the most labelled first (as
+    :func:`annotation.calibration.text_campaigns_for`)."""
+    return list(Campaign.objects.filter(kind=CampaignKind.UOS_RATING, items__c2_sample__run=run).distinct()
+                .order_by(F("progress__labels").desc(nulls_last=True), "-progress__label_version", "-pk"))
+
+
+def _scaled(x: float | None) -> float | None:
+    return None if x is None else round(x * BOARD_SCALE, 2)
+
+
+def c2_run_calibrated(*, run: C2Run, campaign: Campaign) -> dict[str, Any]:
+    """Per model and component (U, O, S, on the board's 0–100 scale): the rater alone over every
+    divergent sample of the run, the people's mean over the rated samples, and the calibrated mean
+    with its 90 % interval, λ and effective n (the campaign's validation panel, rescaled)."""
+    panel = uos_panel(campaign=campaign)
+    rater_all: dict[str, dict[str, list[float]]] = {}
+    for name, u, o, s in (C2Rating.objects.filter(sample__run=run, rater_name=run.rater_name, repeat=0,
+                                                  status=C2Rating.Status.OK)
+                          .values_list("sample__subject_model__display_name", "u", "o", "s")):
+        per = rater_all.setdefault(name, {c: [] for c in UOS_COMPONENTS})
+        for c, v in zip(UOS_COMPONENTS, (u, o, s)):
+            per[c].append(float(v))
+    models = []
+    for m in panel["models"]:
+        cells = []
+        for k, c in enumerate(UOS_COMPONENTS):
+            cal = m["calibrated"][k] if k < len(m["calibrated"]) else {}
+            scores = rater_all.get(m["name"], {}).get(c, [])
+            cells.append({
+                "component": c, "short": COMPONENT_SHORT[c],
+                "rater_only": _scaled(sum(scores) / len(scores)) if scores else None, "n_rater": len(scores),
+                "people": _scaled(m["human"][k]), "calibrated": _scaled(cal.get("estimate")),
+                "lo": _scaled(cal.get("lo")), "hi": _scaled(cal.get("hi")), "lam": cal.get("lam"),
+                "effective_n": cal.get("effective_n"), "n_human": cal.get("n_human"),
+                "n_rater_only": cal.get("n_rater_only"),
+            })
+        models.append({"model": m["name"], "n_rated": m["n"], "cells": cells})
+    return {"run": run.pk, "rater": run.rater_name, "campaign": campaign.pk, "campaign_name": campaign.name,
+            "label_version": label_version_of(campaign), "alpha": 0.1, "scale": "0–100 (rater 0–5 × 20)",
+            "n_rated": panel["n_rated"], "models": models}
+
+
+# --- exports ---------------------------------------------------------------------------------------
+
+C2_COLUMNS = ["run", "campaign", "label_version", "model", "component", "rater_only", "people", "calibrated", "lo",
+              "hi", "lam", "effective_n", "n_human", "n_rater_only"]
+
+
+def c2_calibrated_csv(view: dict[str, Any]) -> str:
+    rows = [[view["run"], view["campaign_name"], view["label_version"], m["model"], c["component"]]
+            + [c[k] for k in C2_COLUMNS[5:]] for m in view["models"] for c in m["cells"]]
+    return csv_text(C2_COLUMNS, rows)
+
+
+def c2_calibrated_latex(view: dict[str, Any]) -> str:
+    """The calibrated U/O/S columns as a LaTeX table (the project's escaping, leaderboard.ekphrasis.results)."""
+    def cell(c):
+        if c["calibrated"] is None:
+            return "--"
+        return f"{c['calibrated']:.1f} [{c['lo']:.1f}, {c['hi']:.1f}]" if c["lo"] is not None else f"{c['calibrated']:.1f}"
+
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{l" + "cc" * len(UOS_COMPONENTS) + "}",
+             r"\toprule",
+             "Model & " + " & ".join(rf"{COMPONENT_SHORT[c]} rater & {COMPONENT_SHORT[c]} calibrated"
+                                     for c in UOS_COMPONENTS) + r" \\", r"\midrule"]
+    for m in view["models"]:
+        lines.append(" & ".join([tex_escape(m["model"])] + [x for c in m["cells"] for x in (
+            "--" if c["rater_only"] is None else f"{c['rater_only']:.1f}", cell(c))]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}",
+              r"\caption{" + tex_escape(f"C²-Eval divergent U, O, S on 0–100: the rater alone ({view['rater']}) and calibrated "
+                                  f"by people (PPI++ mean, 90% interval) from campaign {view['campaign_name']}, label "
+                                  f"version {view['label_version']}, run {view['run']}.") + "}",
+              r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def campaign_calibrated(campaign: Campaign) -> dict[str, Any] | None:
+    """The calibrated columns of a U-O-S or canvas-similarity campaign's panel; None for other kinds."""
+    base = {"campaign": campaign.pk, "campaign_name": campaign.name, "kind": campaign.kind,
+            "label_version": label_version_of(campaign), "alpha": 0.1}
+    if campaign.kind == CampaignKind.UOS_RATING:
+        return {**base, "models": [{"model": m["name"], "human": m["human"], "rater": m["rater"],
+                                    "calibrated": dict(zip(UOS_COMPONENTS, m["calibrated"]))}
+                                   for m in uos_panel(campaign=campaign)["models"]]}
+    if campaign.kind == CampaignKind.CANVAS_SIMILARITY:
+        return {**base, **similarity_panel(campaign=campaign)["calibrated"]}
+    return None
+
+
+CAMPAIGN_COLUMNS = ["campaign", "label_version", "group", "component", "people", "automatic", "calibrated", "lo", "hi",
+                    "lam", "effective_n", "n_human", "n_automatic_only"]
+
+
+def campaign_calibrated_csv(view: dict[str, Any]) -> str:
+    """One row per (model, component) of a U-O-S campaign or per agent of a canvas-similarity one;
+    "automatic" is the rater's mean (C²) or S's sign (EASEL)."""
+    head = [view["campaign_name"], view["label_version"]]
+    rows = []
+    for m in view.get("models", []):
+        for k, (c, cal) in enumerate(m["calibrated"].items()):
+            rows.append(head + [m["model"], c, m["human"][k], m["rater"][k], cal["estimate"], cal["lo"], cal["hi"],
+                                cal["lam"], cal["effective_n"], cal["n_human"], cal["n_rater_only"]])
+    for a in view.get("agents", []):
+        rows.append(head + [a["agent"], "preference_rate", a["people"], a["s_sign"], a["calibrated"], a["lo"], a["hi"],
+                            a["lam"], a["effective_n"], a["n_human"], a["n_s_only"]])
+    return csv_text(CAMPAIGN_COLUMNS, rows)
+
+
+def as_json(view: dict[str, Any]) -> str:
+    return json.dumps(view, indent=1)
+
+
+#: A C² run's calibrated-columns export formats.
+C2_EXPORTS = {"csv": c2_calibrated_csv, "json": as_json, "tex": c2_calibrated_latex}

@@ -1,0 +1,106 @@
+"""annotation.calibrated_columns: a C² run's calibrated divergent U/O/S (page, CSV/JSON/LaTeX, API) and
+the campaign-level calibrated columns export of U-O-S and canvas-similarity campaigns."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from annotation.calibrated_columns import c2_run_calibrated
+from annotation.validation_dashboards import uos_panel
+from leaderboard.c2.models import C2Rating
+from tests.annotation.helpers import annotators, fill
+from tests.annotation.test_validation_kinds import _score
+from tests.annotation.validation_factories import C2World, EaselWorld, canvas_campaign, uos_campaign
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rated():
+    users = annotators(3)
+    world = C2World()
+    campaign = uos_campaign(world, annotators=users, n_items=6)
+    bias = {u.username: i - 1 for i, u in enumerate(users)}
+    fill(campaign, users, lambda u, a: _score(u, a, bias))
+    return world, campaign
+
+
+def test_the_run_view_is_the_panels_calibrated_means_on_the_boards_scale(rated):
+    world, campaign = rated
+    view = c2_run_calibrated(run=world.run, campaign=campaign)
+    panel = {m["name"]: m for m in uos_panel(campaign=campaign)["models"]}
+    assert view["models"] and view["campaign"] == campaign.pk
+    assert any(m["cells"][0]["calibrated"] is not None for m in view["models"])
+    for m in view["models"]:
+        u = m["cells"][0]
+        cal = panel[m["model"]]["calibrated"][0]
+        if cal["estimate"] is None:  # fewer than two rated samples of this model
+            assert u["calibrated"] is None
+        else:
+            assert u["calibrated"] == pytest.approx(round(cal["estimate"] * 20, 2))
+        assert u["lam"] == cal["lam"] and u["n_human"] == cal["n_human"]
+        scores = C2Rating.objects.filter(sample__run=world.run, sample__subject_model__display_name=m["model"],
+                                         repeat=0, status="ok").values_list("u", flat=True)
+        assert u["rater_only"] == pytest.approx(round(float(np.mean(list(scores))) * 20, 2))
+
+
+def test_the_run_page_shows_the_calibrated_columns_and_links_its_exports(rated, client, rita):
+    world, campaign = rated
+    client.force_login(rita)
+    page = client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/").content.decode()
+    assert 'id="c2-calibrated"' in page and "data-calibrated=" in page
+    for fmt in ("csv", "json", "tex"):
+        assert f"/annotate/calibration/c2/runs/{world.run.pk}/export.{fmt}?campaign={campaign.pk}" in page
+
+
+def test_the_run_exports_and_api_carry_every_model_and_component(rated, client, rita):
+    world, campaign = rated
+    client.force_login(rita)
+    base = f"/annotate/calibration/c2/runs/{world.run.pk}/export"
+    rows = list(csv.DictReader(io.StringIO(client.get(base + ".csv").content.decode())))
+    view = c2_run_calibrated(run=world.run, campaign=campaign)
+    assert len(rows) == 3 * len(view["models"])
+    assert {r["component"] for r in rows} == {"usefulness", "originality", "surprise"}
+    assert json.loads(client.get(base + ".json").content)["models"] == json.loads(json.dumps(view["models"]))
+    tex = client.get(base + ".tex").content.decode()
+    assert tex.startswith(r"\begin{table}") and "calibrated" in tex and view["models"][0]["model"] in tex
+    api = client.get(f"/api/v1/c2/runs/{world.run.pk}/calibrated").json()
+    assert api["models"] == json.loads(json.dumps(view["models"]))
+    assert client.get(f"/api/v1/c2/runs/{world.run.pk}/calibrated?campaign=999999").status_code == 404
+
+
+def test_a_run_nobody_rated_has_no_calibrated_columns(client, rita):
+    world = C2World()
+    client.force_login(rita)
+    assert 'id="no-campaign"' in client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/").content.decode()
+    assert client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/export.csv").status_code == 404
+    assert client.get(f"/api/v1/c2/runs/{world.run.pk}/calibrated").status_code == 404
+    assert client.get("/annotate/calibration/c2/runs/999999/").status_code == 404
+
+
+def test_the_campaign_export_has_the_uos_and_the_preference_columns(rated, client, rita):
+    _, uos = rated
+    users = annotators(3, prefix="canvas")
+    canvas = canvas_campaign(EaselWorld(), annotators=users, pairs_per_task=6)
+    fill(canvas, users, lambda u, a: {"choice": "A"})
+    client.force_login(rita)
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/annotate/campaigns/{uos.pk}/calibrated.csv").content.decode())))
+    assert rows and {r["component"] for r in rows} == {"usefulness", "originality", "surprise"}
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/annotate/campaigns/{canvas.pk}/calibrated.csv").content.decode())))
+    assert rows and {r["component"] for r in rows} == {"preference_rate"}
+    api = client.get(f"/api/v1/campaigns/{canvas.pk}/calibrated").json()
+    assert {a["agent"] for a in api["agents"]} == {r["group"] for r in rows}
+    assert json.loads(client.get(f"/annotate/campaigns/{uos.pk}/calibrated.json").content)["models"]
+
+
+def test_an_annotator_cannot_read_calibrated_columns(rated, client):
+    world, campaign = rated
+    client.force_login(annotators(1, prefix="other")[0])
+    assert client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/").status_code in (302, 403)
+    assert client.get(f"/annotate/campaigns/{campaign.pk}/calibrated.csv").status_code in (302, 403)
+    assert client.get(f"/api/v1/c2/runs/{world.run.pk}/calibrated").status_code == 403
