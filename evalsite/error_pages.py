@@ -14,6 +14,7 @@ full or read-only media folder (:class:`evalsite.storage.MediaUnwritable`) is a 
 
 from __future__ import annotations
 
+import errno
 import sys
 
 from django.contrib.auth.models import AnonymousUser
@@ -22,6 +23,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
 from evalsite.storage import MediaUnwritable
+
+#: Errors of a full disk (or quota) that any write may meet: answered 507 like a full media folder.
+DISK_FULL = {errno.ENOSPC, errno.EDQUOT}
 
 __all__ = ["bad_request", "error_response", "is_api_request", "page_not_found", "permission_denied", "server_error",
            "service_unavailable", "storage_full"]
@@ -102,6 +106,10 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if isinstance(failure, (OperationalError, InterfaceError)):
         return service_unavailable(request)
     if isinstance(failure, MediaUnwritable):
+        return storage_full(request, failure.strerror)
+    if isinstance(failure, OSError) and failure.errno in DISK_FULL:
+        # the disk filled under something other than the media storage: an upload spooled to
+        # FILE_UPLOAD_TEMP_DIR while the request was parsed (the temporary file is removed on close)
         return storage_full(request, failure.strerror)
     detail = "Something went wrong on our side."
     if request.path.startswith("/api/v1/"):  # the public API's one error shape, as error_response

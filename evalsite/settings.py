@@ -356,7 +356,7 @@ ATELIER_MAX_UPLOAD_BYTES = env_int("ATELIER_MAX_UPLOAD_BYTES", 20 * 2**20, minim
 FILE_UPLOAD_HANDLERS = [
     "evalsite.upload_limits.CappedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
-    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+    "evalsite.storage.SpooledUploadHandler",  # a disk that fills mid-upload keeps no partial file
 ]
 # Images as annotators receive them (pixels only, flattened), encoded once (annotation.media.served_image).
 ATELIER_MEDIA_CACHE_DIR = Path(env_str("ATELIER_MEDIA_CACHE_DIR", str(VAR_DIR / "media-cache")))

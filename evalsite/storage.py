@@ -13,6 +13,7 @@ import errno
 import os
 
 from django.core.files.storage import FileSystemStorage
+from django.core.files.uploadhandler import TemporaryFileUploadHandler
 
 __all__ = ["MediaStorage", "MediaUnwritable"]
 
@@ -37,3 +38,16 @@ class MediaStorage(FileSystemStorage):
                 pass
             raise MediaUnwritable(exc.errno, f"The media folder is full or not writable ({os.strerror(exc.errno)}); "
                                   "nothing was saved. Free space in MEDIA_ROOT and try again.") from exc
+
+
+class SpooledUploadHandler(TemporaryFileUploadHandler):
+    """Django's upload handler that spools a large upload to ``FILE_UPLOAD_TEMP_DIR``, except that a disk that
+    fills while the file streams in removes the partial temporary file at once (Django's leaves it open and on
+    the disk until the request is collected) before the error is answered (507, evalsite.error_pages)."""
+
+    def receive_data_chunk(self, raw_data, start):
+        try:
+            return super().receive_data_chunk(raw_data, start)
+        except OSError:
+            self.file.close()  # a NamedTemporaryFile: closing it deletes it
+            raise

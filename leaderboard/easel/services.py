@@ -28,10 +28,11 @@ from collections.abc import Callable
 
 import numpy as np
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Sum
 from django.utils import timezone
 
 from engine.easel.trajectory import progress_curve
+from engine.providers.client import ProviderError
 from leaderboard.easel import agents
 from leaderboard.easel.models import (
     NATIVE_BUDGET,
@@ -44,7 +45,7 @@ from leaderboard.easel.models import (
 from leaderboard.models import Benchmark, Task, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.run_usage import client_usage_take, run_usage_add
-from leaderboard.runs.errors import RunConfigurationError, UnitTakenOver
+from leaderboard.runs.errors import ProviderStopped, RunConfigurationError, UnitTakenOver, provider_outage_of
 from leaderboard.runs.lifecycle import JobKind, run_claim_finalise, run_fail, run_finish, run_pending_units
 from leaderboard.runs.starting import run_start
 from leaderboard.services.catalogue import benchmark_get_or_create
@@ -330,8 +331,23 @@ def easel_episode_execute(*, run_id: int, episode_id: int, progress: Callable[[i
     if run.agent_kind == EaselRun.AgentKind.ANCHOR:
         _anchor_episode(run, episode, task)
     else:
-        _stepped_episode(run, episode, task, progress)
+        try:
+            _stepped_episode(run, episode, task, progress)
+        except ProviderError as exc:
+            if not provider_outage_of([exc]):
+                raise
+            # The agent's (or recogniser's) provider stopped answering past the client's retries: every step
+            # answered is stored, so resuming replays them and asks the next one (issue 28).
+            raise ProviderStopped(who=f"agent {run.agent_name!r}", error=str(exc),
+                                  still_needed=easel_run_calls_still_needed(run_id=run.pk)) from exc
     return easel_run_finish_if_complete(run_id=run.pk)
+
+
+def easel_run_calls_still_needed(*, run_id: int) -> int:
+    """At most this many agent calls finish the run: one per unstored step of its unfinished episodes (an
+    episode that submits early needs fewer)."""
+    open_episodes = EaselEpisode.objects.filter(run_id=run_id).exclude(status=EaselEpisode.Status.DONE)
+    return int(open_episodes.aggregate(n=Sum(F("budget") - F("steps_done")))["n"] or 0)
 
 
 def _anchor_episode(run: EaselRun, episode: EaselEpisode, task) -> None:

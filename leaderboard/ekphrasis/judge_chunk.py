@@ -38,7 +38,7 @@ from engine.active_sampling import ActiveState, select_pairs
 from engine.bt import is_empty_response
 from engine.seeding import derived_seed, unit_interval
 from leaderboard.models import Comparison, JudgeRun, JudgeRunTask, Response, SubjectModel, Task
-from leaderboard.runs.errors import ProviderOutage
+from leaderboard.runs.errors import ProviderStopped
 from leaderboard.runs.lifecycle import run_claim_finalise
 from leaderboard.selectors import subject_models_of
 
@@ -397,16 +397,12 @@ def _judge(run, task, dimension, pending: list[_Stored], pool: _Pool, judges, pr
         progress(len(calls))
 
 
-class ProviderUnreachable(ProviderOutage):
+class ProviderUnreachable(ProviderStopped):
     """The judge's provider did not answer past the retry bound; the run stops resumable (issue 28)."""
 
     def __init__(self, *, run: JudgeRun, unanswered: int, error: str) -> None:
         run.refresh_from_db(fields=["calls_planned", "calls_done"])
-        self.still_needed = max(run.calls_planned - run.calls_done, unanswered)
-        super().__init__(
-            f"The judge's provider did not answer after its retries ({error}). The run stopped with "
-            f"{self.still_needed} call(s) still needed; answered calls are kept (and cached). Resume it once "
-            "the provider answers again: it finishes as an uninterrupted run would.")
+        super().__init__(who="judge", error=error, still_needed=max(run.calls_planned - run.calls_done, unanswered))
 
 
 def _inspected(response: Response, dimension: str) -> str:

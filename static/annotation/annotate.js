@@ -281,7 +281,7 @@
       : Math.min(passing ? 15000 : 8000, 1000 * 2 ** (mine.retries - 1));
     const why = r.status === 503 ? "the site is temporarily unavailable" : r.status === 0 ? "the server cannot be reached"
       : r.status === 429 ? "the server is busy" : `the server failed (${r.status})`;
-    setStatus("retry", `Not saved yet — ${why}. Your answer is kept and will be sent again in ${Math.round(delay / 1000)} s ` +
+    setStatus("retry", `Not saved yet — ${why}. Your answer is kept; retrying in ${Math.round(delay / 1000)} s ` +
       `(attempt ${mine.retries}). Press R to retry now.`);
     mine.timer = setTimeout(() => { if (state === mine && !mine.saved) submit(); }, delay);
   }

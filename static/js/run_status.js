@@ -4,7 +4,8 @@
 //   data-run-field="f"            text = p.f (left as it is when p.f is null); data-run-suffix appended
 //   data-run-ratio="a/b"          text = "p.a/p.b" (data-run-separator between, "/" by default)
 //   data-run-bar="a/b" | "share"  width = 100·p.a/p.b, or 100·p.share; 100 % once done
-//   data-run-error                text = p.error, hidden when there is none
+//   data-run-error                text = p.error, hidden when there is none; marked "waiting" (a notice, not
+//                                 an error) while the job is pending, e.g. queued until workers can be reached
 //   data-run-show="key"           hidden unless p.key (or "status=done": unless p.status is done)
 //   data-run-link="key"           once p.key is set: a link to data-run-href with {id} = p.key and {row} = the
 //                                 enclosing [data-run-row]'s value, text data-run-link-text
@@ -29,7 +30,11 @@
       const share = b === undefined ? 100 * (p[a] || 0) : (p[b] ? Math.min(100, 100 * p[a] / p[b]) : 0);
       el.style.width = (p.status === "done" ? 100 : share) + "%";
     });
-    each("[data-run-error]", null, (el) => { el.textContent = p.error || ""; el.hidden = !p.error; });
+    each("[data-run-error]", null, (el) => {
+      el.textContent = p.error || "";
+      el.hidden = !p.error;
+      el.classList.toggle("waiting", p.status === "pending");
+    });
     each("[data-run-show]", null, (el) => {
       const key = el.dataset.runShow;
       el.hidden = key.startsWith("status=") ? p.status !== key.slice("status=".length) : !p[key];

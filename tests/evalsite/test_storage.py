@@ -76,3 +76,25 @@ def test_a_full_media_disk_is_answered_507_in_the_sites_error_shapes_not_500():
     assert api.status_code == 507 and json.loads(api.content)["error"] == "insufficient_storage"
     assert page_api.status_code == 507 and "No space left" in json.loads(page_api.content)["detail"]
     assert page.status_code == 507 and "No space left on device" in page.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_http_upload_onto_a_full_disk_is_answered_507_and_leaves_no_file_or_row(full_disk, live_server, settings):
+    """Through the socket: a multipart import whose upload is spooled to a full 64 KiB tmpfs."""
+    import requests
+
+    from leaderboard.api_tokens.services import api_token_create
+    from leaderboard.models import Task, TaskSet
+    from tests.factories import UserFactory
+
+    settings.FILE_UPLOAD_TEMP_DIR = str(full_disk)
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 1024  # spooled to disk, as a large upload is
+    _, secret = api_token_create(user=UserFactory(username="adam", role="admin"), name="disk-full")
+    rows = "".join(json.dumps({"task_id": f"t{k}", "brief": "x" * 400}) + "\n" for k in range(300))  # ~130 KB
+    answer = requests.post(f"{live_server.url}/api/v1/task-sets/import", headers={"Authorization": f"Bearer {secret}"},
+                           files={"file": ("tasks.jsonl", rows.encode())},
+                           data={"task_set": "full-disk", "version": "1"}, timeout=60)
+    assert answer.status_code == 507, answer.text[:500]
+    assert answer.json()["error"] == "insufficient_storage" and "No space left" in answer.text
+    assert not TaskSet.objects.filter(name="full-disk").exists() and Task.objects.count() == 0
+    assert [p for p in full_disk.rglob("*") if p.is_file()] == []

@@ -22,6 +22,7 @@ from leaderboard.c2.services.grading import engine_item_of
 from leaderboard.models import SubjectModel, Task
 from leaderboard.providers import provider_client_for
 from leaderboard.run_usage import client_usage_take
+from leaderboard.runs.errors import ProviderCallsUnanswered, provider_outage_of
 
 SIMULATED_PREFIX = "simulated"
 #: The confidence question is asked deterministically: it reads the model's belief, not a new sample.
@@ -77,7 +78,7 @@ class ProviderSubject:
     is_simulated = False
 
     def __init__(self, model: SubjectModel, run: C2Run) -> None:
-        self.run = run
+        self.run, self.name = run, model.display_name
         self.client = provider_client_for(model, temperature=run.temperature, cache_name="c2")
         # the model's own temperature, when its row sets one, else the run's (recorded per sample)
         self.temperature = self.client.config.temperature
@@ -88,7 +89,7 @@ class ProviderSubject:
                         sample_index=_sample_key(self.run, job, "answer"))
             for job in jobs
         ]
-        return [_reply(outcome) for outcome in self.client.chat_many(requests)]
+        return self._replies(requests)
 
     def confidences(self, jobs: list[SampleJob]) -> list[Reply]:
         """The confidence question in the same conversation as each job's stored answer."""
@@ -99,7 +100,16 @@ class ProviderSubject:
             )
             for job in jobs
         ]
-        return [_reply(outcome) for outcome in self.client.chat_many(requests)]
+        return self._replies(requests)
+
+    def _replies(self, requests: list[ChatRequest]) -> list[Reply]:
+        """The batch's replies; an outage (no answer past the client's retries) stops the batch unstored
+        rather than recording its samples as failed: resumed, it asks again (answered calls come from the cache)."""
+        outcomes = self.client.chat_many(requests)
+        outage = provider_outage_of(outcomes)
+        if outage is not None:
+            raise ProviderCallsUnanswered(outage, who=f"subject model {self.name!r}")
+        return [_reply(outcome) for outcome in outcomes]
 
     def usage(self) -> dict:
         return client_usage_take(self.client)

@@ -18,6 +18,7 @@ from leaderboard.c2.models import C2Rating, C2Run
 from leaderboard.models import SubjectModel, Task
 from leaderboard.providers import provider_client_for
 from leaderboard.run_usage import client_usage_take
+from leaderboard.runs.errors import ProviderCallsUnanswered, provider_outage_of
 
 RATER_TEMPERATURE = 0.0
 
@@ -55,11 +56,21 @@ class ProviderRater:
     is_simulated = False
 
     def __init__(self, model: SubjectModel) -> None:
+        self.name = model.display_name
         self.client = provider_client_for(model, temperature=RATER_TEMPERATURE, cache_name="c2-rater")
+
+    def _chat_many(self, requests: list[ChatRequest]) -> list:
+        """The batch's replies; an outage stops the batch unstored (resumed, it asks again, answered calls
+        from the cache) rather than recording its ratings as failed."""
+        replies = self.client.chat_many(requests)
+        outage = provider_outage_of(replies)
+        if outage is not None:
+            raise ProviderCallsUnanswered(outage, who=f"rater {self.name!r}")
+        return replies
 
     def rate(self, jobs: list[RatingJob]) -> list[RatingOutcome]:
         messages = [build_rater_messages(job.task.brief, job.text, image=job.image_url) for job in jobs]
-        first = self.client.chat_many([
+        first = self._chat_many([
             ChatRequest(messages=m, temperature=RATER_TEMPERATURE, sample_index=f"c2-rate:{job.rating.repeat}")
             for m, job in zip(messages, jobs, strict=True)
         ])
@@ -74,7 +85,7 @@ class ProviderRater:
             else:
                 repairs.append((k, repair_messages(messages[k], reply.text, problem)))
         if repairs:
-            second = self.client.chat_many([
+            second = self._chat_many([
                 ChatRequest(messages=m, temperature=RATER_TEMPERATURE, sample_index=f"c2-rate-repair:{jobs[k].rating.repeat}")
                 for k, m in repairs
             ])

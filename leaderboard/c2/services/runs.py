@@ -49,7 +49,7 @@ from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.providers import UnknownJudge, code_version, judge_model_for
 from leaderboard.run_usage import run_usage_add
-from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.runs.errors import ProviderCallsUnanswered, ProviderStopped, RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_claim_finalise, run_fail, run_finish, run_pending_units
 from leaderboard.runs.starting import run_start
 
@@ -279,9 +279,14 @@ def c2_prompts_execute(*, run_id: int, task_ids: Sequence[int], progress: Callab
     missing = [tasks[pk].external_id for pk in tasks if tasks[pk].family in VISUAL_TYPES and pk not in images]
     if missing:
         raise RunConfigurationError(f"visual tasks without an image: {', '.join(missing)}")
-    _generate_all(run, tasks, images, progress)
-    _grade_and_cluster(run, tasks)
-    _rate(run, tasks, images, progress)
+    try:
+        _generate_all(run, tasks, images, progress)
+        _grade_and_cluster(run, tasks)
+        _rate(run, tasks, images, progress)
+    except ProviderCallsUnanswered as outage:
+        run.refresh_from_db(fields=["calls_planned", "calls_done"])
+        raise ProviderStopped(who=outage.who, error=outage.error,
+                              still_needed=max(1, run.calls_planned - run.calls_done)) from outage
     return _prompts_finish(run, open_ids)
 
 
@@ -350,8 +355,8 @@ def _generate_all(run: C2Run, tasks: dict[int, Task], images: dict[int, str], pr
     finally:
         for sender in senders.values():
             sender.shutdown(wait=True, cancel_futures=True)
-    for subject in subjects.values():
-        run_usage_add(run, subject.usage())
+        for subject in subjects.values():  # also when an outage stopped the batch: its answered calls were paid
+            run_usage_add(run, subject.usage())
 
 
 def _answers_store(run, samples: list[C2Sample], replies, tasks, progress, *, temperature: float) -> list[C2Sample]:

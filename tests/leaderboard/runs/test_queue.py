@@ -1,23 +1,34 @@
-"""leaderboard/runs/queue.py: a run started while the broker is away waits, then is sent once."""
+"""leaderboard/runs/queue.py: a run of each job kind (judge, EASEL, C²) started while the broker is away
+waits pending with the note, then is sent once when the broker answers again."""
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import ExitStack
 
 import pytest
 
-from leaderboard.ekphrasis import judge_runs
-from leaderboard.models import JudgeRun
-from leaderboard.runs.queue import WAITING_FOR_QUEUE, send_waiting_runs
+from leaderboard.runs.lifecycle import job_kind_of
+from leaderboard.runs.models import RunStatus
+from leaderboard.runs.queue import DISPATCH_TASK, WAITING_FOR_QUEUE, send_waiting_runs
 from tests.celery_broker import celery_app_on
 from tests.conftest import require_service
-from tests.leaderboard.judging_factories import population, simulated_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BROKER_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 QUEUE = f"atelier-test-queue-{os.getpid()}"
+
+
+def _start(run) -> None:
+    """Start ``run`` through its own protocol's start service (the one its page and API call)."""
+    from leaderboard.c2.services.runs import c2_run_start
+    from leaderboard.easel.services import easel_run_start
+    from leaderboard.ekphrasis.judge_runs import judge_run_start
+
+    starts = {"JudgeRun": judge_run_start, "EaselRun": easel_run_start, "C2Run": c2_run_start}
+    starts[type(run).__name__](run=run)
 
 
 @pytest.fixture
@@ -32,33 +43,37 @@ def use_broker(settings):
         yield use
 
 
-def test_a_run_started_while_the_broker_is_away_waits_pending_with_a_clear_note(use_broker):
-    task_set, models = population(n_models=3, n_tasks=1)
-    run = simulated_run(task_set, models, budget=3)
+def test_a_run_started_while_the_broker_is_away_waits_pending_with_a_clear_note(protocol, use_broker):
+    run = protocol.make_run()
     use_broker("redis://127.0.0.1:1/0")  # nothing listens there
-    judge_runs.judge_run_start(run=run)  # outside a transaction: on_commit sends at once, and must not raise
+    _start(run)  # outside a transaction: on_commit sends at once, and must not raise
     run.refresh_from_db()
-    assert run.status == JudgeRun.Status.PENDING and run.error == WAITING_FOR_QUEUE
+    assert run.status == RunStatus.PENDING and run.error == WAITING_FOR_QUEUE
     assert send_waiting_runs() == 0  # still away: it keeps waiting
     run.refresh_from_db()
     assert run.error == WAITING_FOR_QUEUE
 
 
-def test_a_waiting_run_is_sent_once_when_the_broker_answers_again(use_broker):
+def test_a_run_started_while_the_broker_is_away_is_sent_once_when_it_answers_again(protocol, use_broker):
     require_service("redis")
     import redis
 
-    task_set, models = population(n_models=3, n_tasks=1)
-    run = simulated_run(task_set, models, budget=3)
-    JudgeRun.objects.filter(pk=run.pk).update(error=WAITING_FOR_QUEUE)
-    use_broker(BROKER_URL)
+    run = protocol.make_run()
+    use_broker("redis://127.0.0.1:1/0")
+    _start(run)
+    run.refresh_from_db()
+    assert run.error == WAITING_FOR_QUEUE
+    use_broker(BROKER_URL)  # the broker is back
     queue = redis.Redis.from_url(BROKER_URL)
     queue.delete(QUEUE)
     try:
         assert send_waiting_runs() == 1
         assert send_waiting_runs() == 0  # sent once, not again
         assert queue.llen(QUEUE) == 1
+        message = json.loads(queue.lindex(QUEUE, 0))
+        assert message["headers"]["task"] == DISPATCH_TASK
+        assert json.loads(message["headers"]["argsrepr"].replace("'", '"')) == [job_kind_of(run).name, run.pk]
     finally:
         queue.delete(QUEUE)
     run.refresh_from_db()
-    assert run.status == JudgeRun.Status.PENDING and run.error == ""
+    assert run.status == RunStatus.PENDING and run.error == ""
