@@ -97,7 +97,7 @@ def test_three_annotators_label_by_keyboard_and_the_dashboard_shows_the_engines_
             page.route("**/submit*", flaky)  # the page submits to …/submit?next=1
             page.keyboard.press(keys[2])
             page.keyboard.press("Enter")
-            page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('will be sent again')")
+            page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('retrying')")
             page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
             page.unroute("**/submit*")
             assert failed["n"] == 1
