@@ -68,14 +68,14 @@ def test_the_annotation_page_retries_a_503_with_the_same_key_and_the_label_is_st
     log_in(page, live_server.url, users[0].username)
     page.goto(f"{live_server.url}/annotate/c/{campaign.pk}/")
     wait_for_item(page)
-    page.route("**/submit", database_away)
+    page.route("**/submit*", database_away)  # the page submits to …/submit?next=1
     page.keyboard.press("a")
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('retrying')")
     status = page.inner_text("#save-status")
     assert "temporarily unavailable" in status
     page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
-    page.unroute("**/submit")
+    page.unroute("**/submit*")
     context.close()
     assert refused["n"] == 2 and len(sent) == 3
     assert len({(s["key"], s["answer"]) for s in sent}) == 1  # the same answer with the same key each time
