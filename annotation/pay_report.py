@@ -8,8 +8,6 @@ item's other labels, too-fast items, and the bonus the researcher's rule suggest
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from decimal import Decimal
@@ -19,6 +17,7 @@ from django.db.models import Count, Q, Sum
 from annotation.kinds import kind_for
 from annotation.models import Assignment, Item
 from annotation.panel_models import ItemActiveTime, PanelStudy, Participant
+from leaderboard.csv_cells import csv_text
 
 
 @dataclass(frozen=True)
@@ -142,13 +141,9 @@ def pay_report(*, study: PanelStudy) -> PayReport:
 
 
 def pay_report_csv(report: PayReport) -> str:
-    out = io.StringIO()
+    """The report as CSV, through the site's one formula-safe writer (leaderboard.csv_cells)."""
     fields = list(PayRow.__dataclass_fields__)
-    writer = csv.DictWriter(out, fieldnames=fields)
-    writer.writeheader()
-    for row in report.rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in asdict(row).items()})
-    return out.getvalue()
+    return csv_text(fields, ([asdict(row)[k] for k in fields] for row in report.rows))
 
 
 __all__ = ["PayReport", "PayRow", "pay_report", "pay_report_csv"]

@@ -289,8 +289,7 @@ SPECTACULAR_SETTINGS = {
     "PREPROCESSING_HOOKS": ["leaderboard.api_contract.schema_endpoints_v1"],
     # One name per distinct choice set (several models share a set, e.g. judge and C² run statuses).
     "ENUM_NAME_OVERRIDES": {
-        "RunStatusEnum": "leaderboard.models.JudgeRun.Status",
-        "EaselRunStatusEnum": "leaderboard.easel.models.EaselRun.Status",
+        "RunStatusEnum": "leaderboard.runs.models.RunStatus",  # one Status for every kind of run
         "CallStatusEnum": "leaderboard.models.Comparison.Status",
         "ComparisonKindEnum": "leaderboard.models.Comparison.Kind",
         "EaselEpisodeStatusEnum": "leaderboard.easel.models.EaselEpisode.Status",

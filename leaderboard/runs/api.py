@@ -52,15 +52,20 @@ class RunCancelApi(RunOperationApi):
 
 
 def run_operation_apis(*, model: type[RunJob], detail, detail_output, operation_prefix: str):
-    """The resume and cancel views of one kind of run, with their schema: ``(ResumeApi, CancelApi)``."""
+    """The resume and cancel views of one kind of run, with their schema: ``(ResumeApi, CancelApi)``. The schema
+    decorates each view's ``post`` (on the class, drf-spectacular warns that an operation_id breaks the schema)."""
     attrs = {"model": model, "detail": staticmethod(detail)}
-    resume = extend_schema(operation_id=f"{operation_prefix}_resume", request=None,
-                           responses={202: detail_output, **error_responses(404, 409)})(
-        type(f"{model.__name__}ResumeApi", (RunResumeApi,), {**attrs, "__doc__": RunResumeApi.__doc__}))
-    cancel = extend_schema(operation_id=f"{operation_prefix}_cancel", request=None,
-                           responses={200: detail_output, **error_responses(404, 409)})(
-        type(f"{model.__name__}CancelApi", (RunCancelApi,), {**attrs, "__doc__": RunCancelApi.__doc__}))
-    return resume, cancel
+
+    def view(base: type[RunOperationApi], operation: str, answered: int) -> type[RunOperationApi]:
+        @extend_schema(operation_id=f"{operation_prefix}_{operation}", request=None,
+                       responses={answered: detail_output, **error_responses(404, 409)})
+        def post(self, request, pk: int):
+            return base.post(self, request, pk)
+
+        return type(f"{model.__name__}{base.__name__.removeprefix('Run')}", (base,),
+                    {**attrs, "post": post, "__doc__": base.__doc__})
+
+    return view(RunResumeApi, "resume", 202), view(RunCancelApi, "cancel", 200)
 
 
 def run_filterset(model: type[RunJob], **filters: django_filters.Filter) -> type[django_filters.FilterSet]:

@@ -62,8 +62,6 @@ from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
-from annotation import item_creation
-
 ROOT = Path(__file__).resolve().parents[2]
 #: The benchmark's own database (created and dropped); BENCH_ANNOTATION_DB names another, so that two
 #: runs on one PostgreSQL do not drop each other's.
@@ -181,7 +179,7 @@ def _seed(n_annotators: int, items_needed: dict[str, int], dashboard_labels: int
     from django.db import transaction
     from django.utils import timezone
 
-    from annotation import services
+    from annotation import item_creation, services
     from annotation.models import Assignment, Campaign, CampaignKind, Item, ItemSlot, PairwiseLabel
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
     from leaderboard.services.catalogue import compose_two_field_text, role_groups_ensure, sha256_text
@@ -389,7 +387,7 @@ def _seed_growth(sizes: tuple[int, ...], cycles: int, seed: int) -> dict:
     from django.db import transaction
     from django.utils import timezone
 
-    from annotation import services
+    from annotation import item_creation, services
     from annotation.models import Assignment, Campaign, CampaignKind, ItemSlot, PairwiseLabel
     from leaderboard.models import (
         Benchmark,

@@ -30,7 +30,6 @@ import time
 import uuid
 from collections import Counter
 
-from annotation import item_creation
 from tests.faults.servers import Gunicorn, ThrowawayPostgres
 
 K = 3
@@ -57,7 +56,7 @@ def seed_campaign(n_annotators: int, n_items: int, seed: int = 7) -> dict:
     from django.contrib.auth.models import Group
     from django.core.management import call_command
 
-    from annotation import services
+    from annotation import item_creation, services
     from annotation.models import Campaign, CampaignKind
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
     from leaderboard.services.catalogue import compose_two_field_text, role_groups_ensure, sha256_text

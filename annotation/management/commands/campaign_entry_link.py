@@ -2,7 +2,7 @@
 entry link with the panel's placeholders (opening the campaign to that panel first if it is not yet)."""
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation import participants
@@ -10,9 +10,10 @@ from annotation.annotator_reads import campaign_get
 from annotation.errors import AnnotationError
 from annotation.panel_models import Panel, PanelStudy
 from annotation.panels import entry_query
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = ("Print a campaign's entry link for a recruitment panel, with the panel's placeholders "
             "(e.g. {{%PROLIFIC_PID%}}). Opens the campaign to the panel first when it is not yet.")
 

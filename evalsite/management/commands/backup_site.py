@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evalsite.backups import BackupError, backup_site
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = ("Back the site up into a new or empty folder: the database (pg_dump --format=custom on PostgreSQL, "
             "SQLite's online backup otherwise; safe while the site runs), MEDIA_ROOT and VAR_DIR, with a "
             "manifest of checksums. Restore with restore_site.")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evalsite.backups import BackupError, restore_site
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = ("Restore a backup made by backup_site into the configured database (pg_restore, or SQLite's "
             "online backup), MEDIA_ROOT and VAR_DIR. The checksums are verified first; a database with tables "
             "or existing files are refused unless --force (which replaces them).")

@@ -1,11 +1,12 @@
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from leaderboard.bundles.export import KINDS, BundleExportError, bundle_export
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = ("Export one leaderboard as a reproducibility bundle (manifest, records, media, board in JSON/CSV/LaTeX, "
             "static viewer): KIND ekphrasis (ID: a snapshot), easel (ID: a task set) or c2 (ID: a finished run).")
 

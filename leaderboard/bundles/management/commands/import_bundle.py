@@ -1,10 +1,11 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from engine.bundle.verify import BundleError
 from leaderboard.bundles.imports import BundleImportError, bundle_import
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = ("Load a bundle into this site as a read-only imported board (labelled imported, and simulated/demo "
             "as the bundle says); the bundle is verified first and refused if any file or number differs.")
 

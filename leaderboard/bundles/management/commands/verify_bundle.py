@@ -4,12 +4,13 @@ connection (no system checks either, since some touch the database)."""
 import sys
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from engine.bundle.verify import BundleError, verify_bundle
+from leaderboard.run_command import AtelierCommand
 
 
-class Command(BaseCommand):
+class Command(AtelierCommand):
     help = ("Check every file of a bundle against its manifest and recompute every number of its board, offline "
             "and without the database; exit 1 on any difference or hash mismatch.")
     requires_system_checks: list = []
