@@ -19,7 +19,9 @@
   verdict. The grader compares (:mod:`engine.c2.lcb_compare`, ``testing_util``'s rules) and keeps the
   time: a test's limit runs from the runner's "compiled" line to its answer on the grader's clock, so
   an answer after the limit is a time limit whatever the code did to its signals, and a runner still
-  silent one second past it is killed. Tests run in order and stop at the first failure; a sample
+  silent one second past it is killed. Compiling (upstream's ``compile_code`` under the same alarm,
+  where module-level code runs) has the same limit from the runner's "compiling" line: past it, the
+  test is upstream's compile timeout, -4 "Error during testing". Tests run in order and stop at the first failure; a sample
   passes only if every test passes (``pass_k_utils``: all results ``> 0``). Result codes: -2 wrong
   answer (``False`` for call-based), -3 time limit, -4 runtime error. A test that leaves no answer
   (killed from outside, ``sys.exit`` in a call-based solution, a crash) is recorded as upstream's
@@ -314,8 +316,10 @@ def _event(line: str) -> dict[str, Any] | None:
 
 
 def _run_test(code: str, func_name: str | None, given: str, timeout: int) -> _TestRun:
-    """One test in a fresh sandbox: send the code, wait for "compiled", send the input, start the
-    clock, wait for the answer until the limit (+ the alarm-report grace), kill what remains."""
+    """One test in a fresh sandbox: send the code; the runner says "compiling" just before the code
+    first runs, and from there compiling has the test's limit on the grader's clock (module-level code
+    that ignores the runner's alarm gains nothing); once "compiled", send the input, start the clock,
+    wait for the answer until the limit (+ the alarm-report grace), kill what remains."""
     budget = timeout + ALARM_REPORT_GRACE_S
     limits = SandboxLimits(
         cpu_s=2 * timeout + 2, wall_s=STARTUP_ALLOWANCE_S + 2 * budget + 1, memory_mb=CODE_MEMORY_MB,
@@ -323,19 +327,29 @@ def _run_test(code: str, func_name: str | None, given: str, timeout: int) -> _Te
     )
     with start_sandboxed(_RUNNER_SOURCE, limits=limits) as session:
         session.send(json.dumps({"code": code, "fn_name": func_name, "timeout": timeout}) + "\n")
-        compile_budget = STARTUP_ALLOWANCE_S + budget
-        if not session.wait_for_lines(1, compile_budget):  # silent, or ended without a word
-            return _TestRun(None, 0.0, "compile", session.finish(wait_s=compile_budget - (time.monotonic() - session.started)))
+        if not session.wait_for_lines(1, STARTUP_ALLOWANCE_S):  # the runner never started the code
+            return _TestRun(None, 0.0, "compile", session.finish(wait_s=STARTUP_ALLOWANCE_S - (time.monotonic() - session.started)))
         first = _event(session.stdout_lines()[0])
-        if first is None or first["event"] != "compiled":
+        if first is None or first["event"] != "compiling":
             return _TestRun(first, 0.0, "compile", session.stop())
-        clock = session.line_times()[0]
+        compiling = session.line_times()[0]
+        if not session.wait_for_lines(2, budget - (time.monotonic() - compiling)):  # silent, or ended without a word
+            return _TestRun(None, time.monotonic() - compiling, "compile",
+                            session.finish(wait_s=budget - (time.monotonic() - compiling)))
+        second = _event(session.stdout_lines()[1])
+        compile_s = session.line_times()[1] - compiling
+        if second is not None and second["event"] == "compiled" and compile_s > timeout:
+            second = {"event": "error", "error_message": f"Error during testing: compiling took {compile_s:.2f} s, "
+                                                         f"past the {timeout} s limit"}
+        if second is None or second["event"] != "compiled":
+            return _TestRun(second, compile_s, "compile", session.stop())
+        clock = session.line_times()[1]
         session.send(json.dumps({"input": given}) + "\n", close=True)
-        answered = session.wait_for_lines(2, budget - (time.monotonic() - clock))
+        answered = session.wait_for_lines(3, budget - (time.monotonic() - clock))
         if answered:
-            elapsed = session.line_times()[1] - clock
+            elapsed = session.line_times()[2] - clock
             # the answer is in: stop the sandbox now rather than wait for the interpreter to wind down
-            return _TestRun(_event(session.stdout_lines()[1]), elapsed, "test", session.stop())
+            return _TestRun(_event(session.stdout_lines()[2]), elapsed, "test", session.stop())
         # no answer: the runner ended (or closed its channel) — give it the rest of the budget to exit
         run = session.finish(wait_s=budget - (time.monotonic() - clock))
         return _TestRun(None, time.monotonic() - clock, "test", run)
@@ -354,7 +368,7 @@ def _no_answer(index: int, test_run: _TestRun, outcomes: list[TestOutcome], time
     elif test_run.event is not None and test_run.phase == "compile":
         why = f"the runner answered {test_run.event['event']!r} instead of compiling"
     else:
-        why = f"the process ended without an answer (exit {run.returncode}): {run.stderr.strip()[-300:]}"
+        why = f"the process ended without an answer (exit {run.returncode}): {truncate(run.stderr.strip()[-300:])}"
         if run.truncated:
             why = f"test {index + 1}'s output exceeded {RUNNER_OUTPUT_BYTES} bytes"
     outcomes.append(TestOutcome(index, -3 if ran_out else -4, verdict))
@@ -380,9 +394,10 @@ def _test_result(
     if kind == "returned" and isinstance(event.get("json"), str):
         try:
             arguments = [load_json(line) for line in given.split("\n")]
+        except ValueError:  # an input upstream cannot parse either: the runner's own answer is an error
+            arguments = None
+        if arguments is not None:
             return call_result(event["json"], arguments, expected_value)
-        except ValueError:
-            pass  # not JSON after all: a forged answer, failed below
     if kind == "unserialisable":
         return False, {
             "output": f"<a {truncate(event.get('type'), 80)}>", "inputs": truncate(given),

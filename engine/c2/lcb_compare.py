@@ -17,10 +17,11 @@ mismatch) and upstream's metadata for a failure.
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-__all__ = ["truncate", "stdio_result", "call_result", "load_json"]
+__all__ = ["truncate", "storable", "stdio_result", "call_result", "load_json"]
 
 #: Digits an integer in a call-based value may have: upstream raises CPython's limit to this
 #: (``sys.set_int_max_str_digits(50000)`` in compute_code_generation_metrics); the grader's own
@@ -44,16 +45,28 @@ def _parse_int(text: str) -> int:
 
 
 def load_json(text: str) -> Any:
-    """``json.loads`` with integers up to upstream's 50,000 digits, whatever the process's own limit."""
-    return json.loads(text, parse_int=_parse_int)
+    """``json.loads`` with integers up to upstream's 50,000 digits, whatever the process's own limit.
+    A value nested deeper than the grader's recursion limit raises ``ValueError`` like any other
+    unreadable text (never ``RecursionError``, which would end the whole grading batch)."""
+    try:
+        return json.loads(text, parse_int=_parse_int)
+    except RecursionError as exc:
+        raise ValueError(f"JSON nested deeper than the grader reads: {exc}") from exc
+
+
+def storable(text: str) -> str:
+    """``text`` with what a database text or JSON column refuses made visible: NUL and lone surrogates
+    (which the code can print or return) become backslash escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
 
 def truncate(value: Any, length: int = 300) -> str:
-    """upstream ``truncatefn``: ``str(value)``, its middle cut beyond ``length`` characters."""
+    """upstream ``truncatefn``: ``str(value)``, its middle cut beyond ``length`` characters; made
+    :func:`storable`, since the code chose these characters."""
     text = value if isinstance(value, str) else str(value)
-    if len(text) <= length:
-        return text
-    return text[: length // 2] + "...(truncated) ..." + text[-length // 2 :]
+    if len(text) > length:
+        text = text[: length // 2] + "...(truncated) ..." + text[-length // 2 :]
+    return storable(text)
 
 
 def _stripped_lines(value: str) -> list[str]:
@@ -69,21 +82,40 @@ def _decimal_tokens(line: str) -> list[Decimal] | None:
         return None
 
 
+def _token_count_at_most(line: str, limit: int) -> int:
+    """How many whitespace-separated tokens ``line`` has, counting no further than ``limit + 1``: the
+    printed line is the code's, and a line of millions of tokens must not become millions of Decimals
+    in the grader before it can differ from a short expected line."""
+    count = 0
+    for _ in _TOKEN.finditer(line):
+        count += 1
+        if count > limit:
+            break
+    return count
+
+
+_TOKEN = re.compile(r"\S+")
+
+
 def stdio_result(prediction: str, given: str, expected: str) -> tuple[bool | int, dict[str, Any]]:
     """One stdio test: ``(True, {})`` or ``(-2, metadata)`` with upstream's error messages."""
-    got, want = _stripped_lines(prediction), _stripped_lines(expected)
+    want = _stripped_lines(expected)
     wrong: dict[str, Any] = {
         "output": truncate(prediction), "inputs": truncate(given), "expected": truncate(expected), "error_code": -2,
     }
-    if len(got) != len(want):
+    # the line count first, without splitting what may be millions of printed lines
+    if prediction.strip().count("\n") + 1 != len(want):
         wrong["error_message"] = "Wrong answer: mismatched output length"
         return -2, wrong
+    got = _stripped_lines(prediction)
     for index, (got_line, want_line) in enumerate(zip(got, want)):
         if got_line == want_line:
             continue
-        got_decimals, want_decimals = _decimal_tokens(got_line), _decimal_tokens(want_line)
-        if got_decimals is not None and want_decimals is not None and got_decimals == want_decimals:
-            continue
+        want_decimals = _decimal_tokens(want_line)
+        if want_decimals is not None and _token_count_at_most(got_line, len(want_decimals)) == len(want_decimals):
+            got_decimals = _decimal_tokens(got_line)
+            if got_decimals is not None and got_decimals == want_decimals:
+                continue
         wrong["error_message"] = (
             f"Wrong answer at output_line_idx={index}: {truncate(got_line)} != {truncate(want_line)}"
         )
@@ -94,7 +126,12 @@ def stdio_result(prediction: str, given: str, expected: str) -> tuple[bool | int
 def call_result(returned_json: str, arguments: list[Any], expected: Any) -> tuple[bool, dict[str, Any]]:
     """One call-based test: ``prediction == expected`` on the decoded return value (``expected`` is
     the ``json.loads``-ed expected output); ``(False, metadata)`` on a mismatch, as upstream."""
-    prediction = load_json(returned_json)
+    try:
+        prediction = load_json(returned_json)
+    except ValueError as exc:  # nested past the grader's reading depth, or an integer past 50,000 digits:
+        # not the expected value, which the same reader decoded (upstream's runner could not serialise it)
+        return False, {"output": truncate(returned_json), "inputs": truncate(arguments), "expected": truncate(expected),
+                       "error_code": -2, "error_message": f"Wrong Answer: the return value cannot be read ({truncate(exc, 200)})"}
     if prediction == expected:
         return True, {}
     return False, {

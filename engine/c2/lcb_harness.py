@@ -8,9 +8,10 @@ code printed (stdio) or returned (call-based), and the grader, in its own proces
 The conversation, one JSON object per line (stdin from the grader, a private duplicate of stdout
 taken before the code runs as the channel back; the code's own fd 1 goes to /dev/null):
 
-1. grader → ``{"code", "fn_name", "timeout"}``; the runner prepares and compiles the code and answers
-   ``{"event": "compiled"}`` — or ``{"event": "error", "error_message"}`` (upstream's ``[-4]``
-   "Error during testing") and exits;
+1. grader → ``{"code", "fn_name", "timeout"}``; the runner loads what it needs, says
+   ``{"event": "compiling"}`` just before the code first runs (the grader's clock for compiling starts
+   there, so the code cannot stretch it), compiles the code and answers ``{"event": "compiled"}`` — or
+   ``{"event": "error", "error_message"}`` (upstream's ``[-4]`` "Error during testing") and exits;
 2. only then grader → ``{"input": "<the test's input>"}`` (so no code runs while the input is known
    before the grader's clock starts), and the runner answers one of ``{"event": "output", "text"}``
    (stdio: the captured stdout), ``{"event": "returned", "json"}`` (call-based: the return value,
@@ -167,20 +168,23 @@ def compile_solution(code, timeout):
     return solution
 
 
-def prepare(request):
+def prepare(request, emit):
     """The callable to test, compiled as upstream's grade_call_based / grade_stdio do; None when the
-    function is missing (upstream then fails to unpack None: "Error during testing")."""
+    function is missing (upstream then fails to unpack None: "Error during testing"). ``emit`` says
+    "compiling" the moment before the code first runs."""
     timeout = int(request["timeout"])
     if request.get("fn_name"):
-        solution = compile_solution(IMPORT_STRING + "\n\n" + request["code"], timeout)
+        source = IMPORT_STRING + "\n\n" + request["code"]
         name = request["fn_name"]
     else:
         # unittest.mock pulls in asyncio (a third of a fresh runner's start): only stdio problems
         # patch stdin, and they load it here, before the grader's clock starts
         import unittest.mock  # noqa: F401
 
-        solution = compile_solution(wrap_in_function(unwrap_main_guard(request["code"])), timeout)
+        source = wrap_in_function(unwrap_main_guard(request["code"]))
         name = "wrapped_function"
+    emit({"event": "compiling"})
+    solution = compile_solution(source, timeout)
     return getattr(solution, name) if hasattr(solution, name) else None
 
 
@@ -296,7 +300,7 @@ def main():
     reliability_guard()
     timeout = int(request["timeout"])
     try:
-        method = prepare(request)
+        method = prepare(request, emit)
         if method is None:
             raise TypeError("cannot unpack non-iterable NoneType object")  # upstream's message
     except Exception as exc:  # upstream run_test: any error during testing is [-4]

@@ -152,6 +152,54 @@ HOSTILE: dict[str, tuple[str, str]] = {
     "guesses_on_every_fd_call": ("call", "import os\ndef append(xs, y):\n    for fd in range(0, 64):\n"
                                  "        try:\n            os.write(fd, b'[1, 2, 3]\\n')\n        except OSError:\n"
                                  "            pass\n    return None"),
+    # 9. module-level work that ignores the alarm while compiling (upstream's compile_code has the same
+    # alarm), then answers at once from what it precomputed
+    "ignores_alarm_precomputes_past_the_limit_call": ("call", f"import signal, time\n"
+                                                      f"signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                                                      f"time.sleep({LATE_S + TIMEOUT_S})\n"
+                                                      f"def append(xs, y):\n    return xs + [y]"),
+    # 10. answers the grader has to read carefully: nested past its JSON reader's depth (forged or
+    # returned), NUL and lone surrogates (which a database column refuses), floods of output, tokens
+    # and lines
+    "nested_past_the_readers_depth_call": ("call", "def append(xs, y):\n    value = xs + [y]\n"
+                                           "    for _ in range(5000):\n        value = [value]\n    return value"),
+    "forged_answer_nested_past_the_readers_depth_call": ("call", _FORGE + "def append(xs, y):\n"
+                                                         "    forge(json.dumps({'event': 'returned', "
+                                                         "'json': '[' * 100000 + ']' * 100000}))\n    os._exit(0)"),
+    "prints_nul_and_lone_surrogates_stdio": ("stdio", "print('\\x00\\ud800')"),
+    "returns_nul_and_lone_surrogates_call": ("call", "def append(xs, y):\n    return '\\x00\\ud800'"),
+    "floods_past_the_output_cap_stdio": ("stdio", "import sys\nchunk = '3' * (1 << 20)\n"
+                                         "for _ in range(40):\n    sys.stdout.write(chunk)"),
+    "floods_millions_of_tokens_stdio": ("stdio", "import sys\nsys.stdout.write('3 ' * 4_000_000)"),
+    "floods_millions_of_lines_stdio": ("stdio", "import sys\nsys.stdout.write('3\\n' * 4_000_000)"),
+    "floods_a_huge_list_call": ("call", "def append(xs, y):\n    return [0] * 4_000_000"),
+    # 11. looking for the expected output where it is not: the parent's /proc entries, every readable
+    # file of the sandbox, other processes' command lines and environments
+    "reads_the_parents_proc_entries_stdio": ("stdio", "import os\nfound = []\n"
+                                             "for name in ('cmdline', 'environ', 'maps'):\n    try:\n"
+                                             "        found.append(open(f'/proc/{os.getppid()}/{name}', 'rb').read())\n"
+                                             "    except OSError:\n        pass\n"
+                                             "print(b''.join(found).decode(errors='replace').strip() or 'nothing')"),
+    "searches_the_sandbox_for_expected_outputs_stdio": (
+        "stdio", "import os, sys\ngiven = sys.stdin.read()\nanswer = None\n"
+                 "for root in ('/tmp', '/sandbox', '/dev/shm', '/etc', '/proc'):\n"
+                 "    for folder, _, files in os.walk(root):\n"
+                 "        for name in files:\n            try:\n"
+                 "                text = open(os.path.join(folder, name), errors='replace').read(1 << 16)\n"
+                 "            except OSError:\n                continue\n"
+                 "            if given.strip() in text and 'outputs' in text:\n                answer = text\n"
+                 "print(answer or 'nothing')"),
+    # 12. closing or reusing the runner's descriptors, lying on stderr, exit codes
+    "closes_every_descriptor_then_answers_stdio": ("stdio", "import os\nos.closerange(0, 1024)\n"
+                                                   "fd = os.open('/dev/null', os.O_WRONLY)\nprint(3)"),
+    "closes_every_descriptor_call": ("call", "import os\ndef append(xs, y):\n    os.closerange(0, 1024)\n"
+                                     "    return xs + [y]"),
+    "claims_success_on_stderr_and_exits_0_stdio": ("stdio", "import os, sys\n"
+                                                   "sys.stderr.write('{\"results\": [true, true]}\\npassed\\n')\n"
+                                                   "sys.stderr.flush()\nos._exit(0)"),
+    "exits_with_status_0_before_answering_call": ("call", "import os\ndef append(xs, y):\n    os._exit(0)"),
+    "busy_loop_ignoring_alarm_call": ("call", "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                                      "def append(xs, y):\n    while True:\n        pass"),
 }
 
 #: Honest programs graded alongside (they keep LiveCodeBench's verdict, see test_lcb_agreement.py).
@@ -292,3 +340,34 @@ def test_a_child_left_running_dies_with_the_sandbox() -> None:
     assert grade_code(program, STDIO, timeout_s=TIMEOUT_S).passed  # it did answer right, in time
     time.sleep(0.5)
     assert _processes_with_argument(marker) == []
+
+
+@needs_sandbox
+def test_compiling_past_the_limit_is_upstreams_compile_timeout_whatever_the_alarm() -> None:
+    program = ("import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+               f"time.sleep({TIMEOUT_S + 0.4})\ndef append(xs, y):\n    return xs + [y]")  # done inside the grace
+    verdict = grade_code(program, CALL, timeout_s=TIMEOUT_S)
+    assert verdict.result == "runtime_error" and verdict.lcb_results == (-4,)
+    assert "compiling took" in verdict.message
+
+
+@needs_sandbox
+def test_compiling_past_the_grace_is_stopped_from_outside_as_a_time_limit() -> None:
+    verdict = grade_code(HOSTILE["ignores_alarm_precomputes_past_the_limit_call"][1], CALL, timeout_s=TIMEOUT_S)
+    assert verdict.result == "time_limit" and "stopped from outside" in verdict.message
+
+
+@needs_sandbox
+def test_a_value_nested_past_the_graders_reader_is_a_wrong_answer_not_a_crash() -> None:
+    verdict = grade_code(HOSTILE["nested_past_the_readers_depth_call"][1], CALL, timeout_s=TIMEOUT_S)
+    assert verdict.result == "wrong_answer" and verdict.lcb_results == (False,)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("name", ["prints_nul_and_lone_surrogates_stdio", "returns_nul_and_lone_surrogates_call"])
+def test_nul_and_lone_surrogates_reach_the_verdict_only_as_escapes(name: str) -> None:
+    problem, program = HOSTILE[name]
+    verdict = grade_code(program, PROBLEMS[problem], timeout_s=TIMEOUT_S)
+    stored = verdict.message + "".join(str(value) for value in verdict.metadata.values())
+    assert "\\x00" in stored and "\x00" not in stored
+    stored.encode("utf-8")  # a lone surrogate would raise here (and in the database)
