@@ -9,8 +9,11 @@ for one. Both the shown text and every catalogue name go through the same :func:
    hyphen, direction overrides, word joiner, byte-order mark; whitespace controls excepted) and the
    invisible Hangul fillers are dropped, and the rest recomposed (NFC).
 2. Look-alike letters are folded to the ASCII letter they imitate with the Unicode confusables table
-   that ``confusable-homoglyphs`` ships (Cyrillic ``а``, Greek ``Τ`` …); ASCII itself is never folded
-   (``l``, ``1`` and ``I`` stay distinct, so "o1" is not "ol"). Other scripts' decimal digits become ASCII digits.
+   that ``confusable-homoglyphs`` ships (Cyrillic ``а``, Greek ``Τ`` …); a Latin letter the table
+   leaves out is folded by its Unicode name when that name is a plain letter in another dress: small
+   capitals (``ᴅᴇᴍᴏ``), a letter "with" a hook, stroke or other attachment (``ɗ``), squared and
+   negative-squared or circled letters (``🅳``); ASCII itself is never folded (``l``, ``1`` and ``I``
+   stay distinct, so "o1" is not "ol"). Other scripts' decimal digits become ASCII digits.
 3. Every other character (space, ``-``, ``_``, ``.``, ``/``, every dash, U+2011, apostrophes, …) is a
    separator: words are the runs of letters and digits between separators. Inside a word a name may
    start or end where the case turns from lower to upper (``useDemoAtlas``), where the script changes
@@ -27,11 +30,15 @@ for "Atlas", "co3" and "o30" for "o3".
 
 Right-to-left override (U+202E) displays the characters after it reversed, so a name written backwards
 behind one reads correctly on screen: :func:`displayed_variants` gives the text as stored and, where it
-holds an override, as displayed; both are checked.
+holds an override, as displayed; both are checked. Our pages show text escaped, never as HTML, but the
+same text may end up in an HTML export or a rendered note: where it holds ``&`` or ``<``, the text with
+its character references decoded and its tags and comments removed (``&#100;emo``, ``de<b></b>mo``) is
+checked as well.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import string
 import unicodedata
@@ -69,6 +76,19 @@ def _look_alikes() -> dict[str, str]:
     return table
 
 
+#: A Latin letter in another dress, by its Unicode name: small capital, with an attachment, squared,
+#: negative squared, circled or parenthesized ("LATIN SMALL LETTER D WITH HOOK", "NEGATIVE SQUARED LATIN
+#: CAPITAL LETTER D"). Turned, reversed or open letters ("TURNED A", "OPEN E") are other letters.
+_DRESSED_LATIN = re.compile(r"LATIN (?:(?:CAPITAL|SMALL) )?LETTER (?:SMALL CAPITAL )?([A-Z])(?: WITH .+)?$")
+
+
+def _dressed_latin(char: str) -> str | None:
+    found = _DRESSED_LATIN.search(unicodedata.name(char, ""))
+    if found is None:
+        return None
+    return found.group(1) if char.isupper() or "CAPITAL LETTER" in unicodedata.name(char) else found.group(1).lower()
+
+
 @lru_cache(maxsize=4096)
 def _fold(char: str) -> str:
     """One character folded to the ASCII letter or digit it imitates, keeping its case; else itself."""
@@ -84,7 +104,7 @@ def _fold(char: str) -> str:
     target = table.get(lower) if lower != char and len(lower) == 1 else None
     target = target or table.get(char)
     if target is None:
-        return char
+        return _dressed_latin(char) or char
     return target.upper() if char.isupper() else target
 
 
@@ -102,7 +122,21 @@ def _kept(char: str) -> bool:
     return category[0] != "C" or char.isspace()
 
 
+_MARKUP = re.compile(r"<!--.*?(?:-->|$)|<[^<>]*>", re.DOTALL)
+
+
 def displayed_variants(text: str) -> list[str]:
+    """``text`` as stored, then as rendered as HTML where it holds markup (character references decoded,
+    tags and comments removed), then each of those as displayed where it holds a right-to-left override."""
+    variants = [text]
+    if "&" in text or "<" in text:
+        rendered = html.unescape(_MARKUP.sub("", text))
+        if rendered != text:
+            variants.append(rendered)
+    return [shown for variant in variants for shown in _overrides_displayed(variant)]
+
+
+def _overrides_displayed(text: str) -> list[str]:
     """``text`` as stored and, if it holds a right-to-left override, as displayed: each overridden run
     (to its closing U+202C, the paragraph's end or the end) reversed. Embeddings opened inside the run
     are counted so their closers do not end it early; the controls themselves are dropped later."""

@@ -440,6 +440,27 @@ DISGUISED = {
     "en dash": "demo\u2013atlas",
     "em dash": "demo\u2014atlas",
     "camel case": "DemoAtlas",
+    # disguises beyond the probe's list
+    "mathematical bold": "𝐝𝐞𝐦𝐨-𝐚𝐭𝐥𝐚𝐬",
+    "mathematical italic": "𝑑𝑒𝑚𝑜𝑎𝑡𝑙𝑎𝑠",
+    "Greek look-alikes": "dеmο-αtlαs",
+    "circled letters": "ⓓⓔⓜⓞ-ⓐⓣⓛⓐⓢ",
+    "parenthesized letters": "⒟⒠⒨⒪ ⒜⒯⒧⒜⒮",
+    "negative squared letters": "🅳🅴🅼🅾 🅰🆃🅻🅰🆂",
+    "small capitals": "ᴅᴇᴍᴏ ᴀᴛʟᴀs",
+    "letters with hooks and strokes": "ɗemø atlas",
+    "newline between the parts": "demo\natlas",
+    "mixed case": "DeMo AtLaS",
+    "inside a URL": "https://demo-atlas.example.com/page",
+    "markdown emphasis": "**Demo** _Atlas_",
+    "markdown link": "[Demo Atlas](https://example.com)",
+    "HTML character references": "&#100;emo-&#x61;tlas",
+    "HTML tags between letters": "de<b></b>mo-at<!-- -->las",
+    "variation selector": "d\ufe0femo-atlas",
+    "tag characters": "demo\U000e0020atlas",
+    "Hangul filler": "demo\u3164atlas",
+    "combining grapheme joiner": "demo\u034fatlas",
+    "override with an isolate inside": "\u202es\u2066alta\u2069-omed",
 }
 
 
@@ -479,6 +500,8 @@ def test_a_short_model_name_is_refused_too(disguise_world, text):
 @pytest.mark.parametrize("text", [
     "Cobalt carbonate, co3, stains the glaze.", "An o30 drill bit.", "Two atlases of maps.", "To demonstrate at last",
     "An Al2O3 crystal.", "A demo of the atlas room.", "We look at las vegas lights.", "Zero-width-free prose.",
+    "Smørrebrød in Łódź, a đemonstration.", "Salt &amp; pepper, a <b>demo</b> of the atlas room.",
+    "An ɐtlas turned upside down.", "Democracy and atlases.",
 ])
 def test_ordinary_words_with_the_same_letters_raise_no_alarm(disguise_world, text):
     campaign, spec = _offer(disguise_world, text)

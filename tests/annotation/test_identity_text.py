@@ -18,6 +18,10 @@ from annotation.identity_text import displayed_variants, skeleton
     ("cafe\u0301", "cafe"),                # combining acute accent
     ("d\u200be\u200dm\u00ado\u2060", "demo"),  # zero-width space, joiner, soft hyphen, word joiner
     ("o\u0663", "o3"),                     # Arabic-Indic digit three
+    ("ᴅᴇᴍᴏ", "demo"),                      # small capitals (by their Unicode names)
+    ("ɗøł", "dol"),                        # letters with a hook, a stroke (by their Unicode names)
+    ("🅳🅴🅼🅾", "demo"),                      # negative squared capitals (by their Unicode names)
+    ("ɐǝ", "ɐǝ"),                          # turned letters are other letters
 ])
 def test_look_alikes_invisible_characters_and_marks_fold_away(text, expected):
     assert skeleton(text).chars == expected
@@ -69,3 +73,9 @@ def test_a_right_to_left_override_is_read_as_displayed_too():
 
 def test_embeddings_inside_an_override_do_not_end_it_early():
     assert displayed_variants("\u202eab\u202bcd\u202cef")[1] == "fedcba"
+
+
+def test_markup_is_read_as_rendered_too():
+    assert displayed_variants("&#100;emo <b>at</b>las") == ["&#100;emo <b>at</b>las", "demo atlas"]
+    assert displayed_variants("&#x202e;salta omed") == ["&#x202e;salta omed", "\u202esalta omed", "demo atlas"]
+    assert displayed_variants("plain text") == ["plain text"]
