@@ -17,7 +17,9 @@ from __future__ import annotations
 import errno
 import sys
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -67,6 +69,11 @@ def _detail(exception: BaseException | None, default: str) -> str:
 def bad_request(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
     if getattr(exception, "status", None) == 413:  # evalsite.upload_limits.UploadTooLarge, a SuspiciousOperation
         return error_response(request, 413, _detail(exception, "The upload is too large."))
+    if isinstance(exception, RequestDataTooBig):  # form fields (not files) over DATA_UPLOAD_MAX_MEMORY_SIZE
+        return error_response(request, 413, (
+            f"The request's form fields are over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes "
+            "(DATA_UPLOAD_MAX_MEMORY_SIZE); send a large import as a file, which may be up to "
+            f"{settings.ATELIER_MAX_UPLOAD_BYTES:,} bytes (ATELIER_MAX_UPLOAD_BYTES)."))
     return error_response(request, 400, _detail(exception, "The request is malformed."))
 
 

@@ -88,3 +88,24 @@ def django_client():
     from django.test import Client
 
     return Client()
+
+
+def _concrete(route: str) -> str:
+    """An address of ``route`` with a plausible value in each converter (an id, a token, a slot)."""
+    import re
+
+    values = {"int": "1", "assignment_token": "abcdefghijklmnop", "shown_slot": "A"}
+    return "/api/v1/" + re.sub(r"<(\w+):\w+>", lambda m: values.get(m.group(1), "x"), route)
+
+
+@pytest.mark.parametrize("header", ["Bearer x", "Bearer atl_not-a-real-token", "Basic Zm9vOmJhcg==", "nonsense"])
+def test_no_api_address_answers_a_request_whose_only_credential_is_a_bogus_header(client, header):
+    # the login middleware lets /api/v1/ requests that carry an Authorization header through for DRF to
+    # authenticate: every view behind it must refuse them (before it looks anything up)
+    answered = {}
+    for route in sorted(_api_routes()):
+        for method in ("get", "post"):
+            response = getattr(client, method)(_concrete(route), HTTP_AUTHORIZATION=header)
+            if response.status_code not in (401, 403):
+                answered[f"{method.upper()} {route}"] = response.status_code
+    assert answered == {}

@@ -132,3 +132,15 @@ def test_the_upload_handler_counts_chunks_across_files():
     assert handler.receive_data_chunk(b"x" * 3000, 0) == b"x" * 3000
     with pytest.raises(UploadTooLarge):
         handler.receive_data_chunk(b"y" * 2000, 0)  # a second file: 5000 bytes in all
+
+
+def test_form_fields_over_djangos_field_limit_are_a_413_not_a_400(settings, client, adam):
+    # under the upload limit, over DATA_UPLOAD_MAX_MEMORY_SIZE: the import sent as a form field instead of a file
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    response = token_client(adam).post("/api/v1/task-sets/import", {"task_set": "x" * 2000, "version": "1"},
+                                       format="multipart")
+    assert response.status_code == 413 and response.json()["error"] == "upload_too_large"
+    assert "send a large import as a file" in response.json()["message"]
+    client.force_login(adam)
+    page = client.post("/admin/leaderboard/taskset/import/", {"kind": "tasks", "tasks-task_set": "x" * 2000})
+    assert page.status_code == 413 and b"DATA_UPLOAD_MAX_MEMORY_SIZE" in page.content
