@@ -24,8 +24,9 @@ Matching (:meth:`Skeleton.contains`): a name is found where the text's skeleton 
 skeleton starting and ending on a word edge or one of the in-word points above, and every separator
 the match runs across falls where the name itself has a break (a separator, a case or script change,
 or a letter–digit change: ``demo atlas``, ``demo_atlas`` and ``GPT 4o`` match "demo-atlas" and "gpt-4o"),
-or lies between two one-character words (a name spelled out: ``d.e.m.o-a.t.l.a.s``). Joining across
-separators anywhere else would take "at las" for "Atlas"; matching inside a word would take "atlases"
+or lies between two one-character words (a name spelled out: ``d.e.m.o-a.t.l.a.s``), or holds no
+whitespace (punctuation splitting a name anywhere: ``At-las``, ``Ge.mi_ni``, ``Clau·de``). Joining across
+whitespace anywhere else would take "at las" for "Atlas"; matching inside a word would take "atlases"
 for "Atlas", "co3" and "o30" for "o3".
 
 Right-to-left override (U+202E) displays the characters after it reversed, so a name written backwards
@@ -174,7 +175,8 @@ class Skeleton:
     ``chars`` is the skeleton; ``starts``/``ends`` the offsets where a name may begin/end; ``gaps`` the
     offsets where a separator stood (the end of one word, the start of the next); ``single_starts`` and
     ``single_ends`` where one-character words start and end; ``breaks`` every offset where a name's own
-    parts meet (gaps, case, script and letter–digit changes), used for the name side of a match.
+    parts meet (gaps, case, script and letter–digit changes), used for the name side of a match;
+    ``tight_gaps`` the gaps whose separators hold no whitespace (``At-las``, ``Ge.mini``).
     """
 
     chars: str
@@ -184,6 +186,7 @@ class Skeleton:
     single_starts: frozenset[int]
     single_ends: frozenset[int]
     breaks: frozenset[int]
+    tight_gaps: frozenset[int] = frozenset()
 
     def contains(self, name: Skeleton) -> bool:
         """Whether ``name`` is written in this text (the rules of the module docstring)."""
@@ -203,8 +206,10 @@ class Skeleton:
                 continue
             if gap >= end:
                 break
-            # spelled out letter by letter, or a separator where the name has a break of its own
-            if not (gap in self.single_ends and gap in self.single_starts) and (gap - start) not in name.breaks:
+            # spelled out letter by letter, punctuation without a space, or a separator where the name
+            # has a break of its own
+            if (not (gap in self.single_ends and gap in self.single_starts) and gap not in self.tight_gaps
+                    and (gap - start) not in name.breaks):
                 return False
         return True
 
@@ -254,15 +259,19 @@ def _folded(text: str) -> str:
 
 def skeleton(text: str) -> Skeleton:
     """The folded skeleton of ``text`` (one variant: see :func:`displayed_variants` for overrides)."""
-    words = _WORD.findall(_folded(text))
+    folded_text = _folded(text)
+    matches = list(_WORD.finditer(folded_text))
     chars: list[str] = []
-    starts, ends, single_starts, single_ends, breaks = set(), set(), set(), set(), set()
+    starts, ends, single_starts, single_ends, breaks, tight = set(), set(), set(), set(), set(), set()
     gaps = []
     offset = 0
-    for index, word in enumerate(words):
+    for index, match in enumerate(matches):
+        word = match.group()
         if index:
             gaps.append(offset)
             breaks.add(offset)
+            if not any(char.isspace() for char in folded_text[matches[index - 1].end():match.start()]):
+                tight.add(offset)
         if word.isascii():
             folded = word.lower()
             positions = range(len(word) + 1)
@@ -288,4 +297,4 @@ def skeleton(text: str) -> Skeleton:
             single_ends.add(offset + 1)
         offset += length
     return Skeleton("".join(chars), frozenset(starts), frozenset(ends), tuple(gaps), frozenset(single_starts),
-                    frozenset(single_ends), frozenset(breaks))
+                    frozenset(single_ends), frozenset(breaks), frozenset(tight))

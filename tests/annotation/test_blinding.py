@@ -461,6 +461,7 @@ DISGUISED = {
     "Hangul filler": "demo\u3164atlas",
     "combining grapheme joiner": "demo\u034fatlas",
     "override with an isolate inside": "\u202es\u2066alta\u2069-omed",
+    "punctuation splitting the parts anywhere": "dem-o_atl.as",
 }
 
 

@@ -45,6 +45,13 @@ def test_a_name_is_found_across_a_separator_only_where_the_name_has_a_break():
     assert not skeleton("at las vegas").contains(skeleton("Atlas"))
 
 
+def test_punctuation_without_whitespace_may_split_a_name_anywhere():
+    assert skeleton("At-las and Ge.mi_ni").contains(skeleton("Atlas"))
+    assert skeleton("At-las and Ge.mi_ni").contains(skeleton("Gemini"))
+    assert not skeleton("at las vegas").contains(skeleton("Atlas"))  # whitespace only where the name breaks
+    assert not skeleton("at-lasting").contains(skeleton("Atlas"))  # still whole words
+
+
 def test_a_name_spelled_out_letter_by_letter_is_found():
     assert skeleton("by a.t.l.a.s").contains(skeleton("Atlas"))
     assert skeleton("d e m o atlas").contains(skeleton("demo-atlas"))
