@@ -220,6 +220,7 @@ _ASCII_CASE_BREAK = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _DIGIT_BREAK = re.compile(r"(?<=\d)(?=\D)|(?<=\D)(?=\d)")
 #: Words: runs of letters and digits (``\w`` less the underscore; marks are already gone).
 _WORD = re.compile(r"[^\W_]+")
+_WHITESPACE = re.compile(r"\s")
 #: ASCII controls other than whitespace, dropped as format characters are (the ASCII fast path).
 _ASCII_CONTROLS = {c: None for c in range(32) if not chr(c).isspace()} | {127: None}
 
@@ -260,17 +261,17 @@ def _folded(text: str) -> str:
 def skeleton(text: str) -> Skeleton:
     """The folded skeleton of ``text`` (one variant: see :func:`displayed_variants` for overrides)."""
     folded_text = _folded(text)
-    matches = list(_WORD.finditer(folded_text))
+    words = _WORD.findall(folded_text)
+    separators = _WORD.split(folded_text)  # separators[i]: what stands before words[i]
     chars: list[str] = []
     starts, ends, single_starts, single_ends, breaks, tight = set(), set(), set(), set(), set(), set()
     gaps = []
     offset = 0
-    for index, match in enumerate(matches):
-        word = match.group()
+    for index, word in enumerate(words):
         if index:
             gaps.append(offset)
             breaks.add(offset)
-            if not any(char.isspace() for char in folded_text[matches[index - 1].end():match.start()]):
+            if separators[index] != " " and _WHITESPACE.search(separators[index]) is None:
                 tight.add(offset)
         if word.isascii():
             folded = word.lower()
