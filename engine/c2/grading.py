@@ -323,7 +323,7 @@ def _run_test(code: str, func_name: str | None, given: str, timeout: int) -> _Te
     budget = timeout + ALARM_REPORT_GRACE_S
     limits = SandboxLimits(
         cpu_s=2 * timeout + 2, wall_s=STARTUP_ALLOWANCE_S + 2 * budget + 1, memory_mb=CODE_MEMORY_MB,
-        output_bytes=RUNNER_OUTPUT_BYTES,
+        output_bytes=RUNNER_OUTPUT_BYTES, new_processes=False,  # CODE_MEMORY_MB is then the whole sandbox's
     )
     with start_sandboxed(_RUNNER_SOURCE, limits=limits) as session:
         session.send(json.dumps({"code": code, "fn_name": func_name, "timeout": timeout}) + "\n")

@@ -15,7 +15,9 @@ mount API, io_uring, perf_event_open, keyctl/add_key/request_key, bpf, and any s
 at pid 1 — bwrap's init in the sandbox's pid namespace (it is not pid 1 of the code: ``--as-pid-1``
 is off), whose ``/proc/1`` is hidden under an empty read-only tmpfs (its ``mem`` would otherwise be
 writable by a process of the same uid), so the code can neither trace, write nor signal the process
-that holds the namespace.
+that holds the namespace. With ``SandboxLimits(new_processes=False)`` (the grader's runs) the filter
+also refuses fork, vfork and any clone without ``CLONE_THREAD``: threads run, processes do not start, so
+``RLIMIT_AS`` bounds the memory of the whole sandbox rather than of each of its processes.
 Resource limits are set by ``prlimit`` (util-linux) which then execs ``bwrap`` (they are inherited
 through the namespaces): CPU seconds, address space, file size, open files and processes (and an
 optional ``nice``). ``RLIMIT_NPROC`` needs care: the kernel exempts the
@@ -90,7 +92,11 @@ class SandboxLimits:
     RLIMIT_NOFILE; ``output_bytes``: stdout/stderr kept (the rest is dropped, ``truncated`` set);
     ``tmpfs_mb``: size of each writable tmpfs (the work dir, /tmp, /dev/shm), which live in host RAM;
     ``nice``: added niceness (0 by default: measured on a loaded 2-core machine, nice 10 added about
-    50 ms per graded sample, and the process limit already keeps a fork bomb from starving the grader)."""
+    50 ms per graded sample, and the process limit already keeps a fork bomb from starving the grader);
+    ``new_processes``: whether the code may start processes (threads it may always start). RLIMIT_AS
+    bounds one process, so ``processes`` children could each take ``memory_mb``; without new processes
+    the sandbox's memory is one address space (the grader's runs: upstream's ``reliability_guard``
+    removes fork and subprocess too, so no honest program needs one)."""
 
     cpu_s: int = 6
     wall_s: float = 10.0
@@ -101,6 +107,7 @@ class SandboxLimits:
     output_bytes: int = 8 * 1024 * 1024
     nice: int = 0
     tmpfs_mb: int = 64
+    new_processes: bool = True
 
 
 @dataclass(frozen=True)
@@ -166,10 +173,15 @@ CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000
 SANDBOX_INIT_PID = 1
 
 
-@functools.lru_cache(maxsize=1)
-def seccomp_filter() -> bytes:
+#: clone(2)'s flag of a thread: a clone without it (fork, vfork, posix_spawn) starts a process.
+CLONE_THREAD = 0x00010000
+
+
+@functools.lru_cache(maxsize=2)
+def seccomp_filter(*, new_processes: bool = True) -> bytes:
     """The sandbox's seccomp filter as a BPF program (libseccomp's ``seccomp_export_bpf``), for
-    ``bwrap --seccomp FD``. Default action allow; the calls above answer EPERM. Raises
+    ``bwrap --seccomp FD``. Default action allow; the calls above answer EPERM, and without
+    ``new_processes`` so do fork, vfork and a clone without ``CLONE_THREAD``. Raises
     :class:`SandboxUnavailable` when libseccomp (``pyseccomp`` over ``libseccomp.so.2``) is missing."""
     try:
         import pyseccomp as seccomp  # ctypes binding over the system's libseccomp.so.2
@@ -184,6 +196,10 @@ def seccomp_filter() -> bytes:
     for flag in CLONE_NAMESPACE_FLAGS:
         rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # its flags sit behind a pointer: fall back to clone
+    if not new_processes:
+        rules.add_rule(refuse, "fork")
+        rules.add_rule(refuse, "vfork")
+        rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
     for name in ("kill", "tkill", "tgkill", "pidfd_open", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
         rules.add_rule(refuse, name, seccomp.Arg(0, seccomp.EQ, SANDBOX_INIT_PID))
     read, write = os.pipe()
@@ -315,7 +331,7 @@ def start_sandboxed(program: Sequence[str] | str, *, limits: SandboxLimits = San
     inner = [python_executable(), "-I", "-c", program] if isinstance(program, str) else list(program)
     seccomp_fd: int | None = None
     if sandbox_available():
-        bpf = seccomp_filter()
+        bpf = seccomp_filter(new_processes=limits.new_processes)
         seccomp_fd, seccomp_write = os.pipe()  # bwrap reads the program from this descriptor
         with os.fdopen(seccomp_write, "wb") as sink:
             sink.write(bpf)  # a few hundred bytes: well inside a pipe's buffer

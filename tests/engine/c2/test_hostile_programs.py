@@ -198,6 +198,13 @@ HOSTILE: dict[str, tuple[str, str]] = {
                                                    "sys.stderr.write('{\"results\": [true, true]}\\npassed\\n')\n"
                                                    "sys.stderr.flush()\nos._exit(0)"),
     "exits_with_status_0_before_answering_call": ("call", "import os\ndef append(xs, y):\n    os._exit(0)"),
+    # 13. children: answers from a process the grader never hears of, memory multiplied by the process count
+    # (each answers right: only the refused process makes it fail; the hoards are small, should that regress)
+    "forks_children_that_hold_memory_stdio": ("stdio", "import posix\nfor _ in range(4):\n"
+                                              "    if posix.fork() == 0:\n        hoard = bytearray(1 << 26)\n"
+                                              "        posix._exit(0)\na, b = map(int, input().split())\nprint(a + b)"),
+    "spawns_a_helper_call": ("call", "import os\ndef append(xs, y):\n"
+                             "    os.posix_spawn('/bin/sh', ['sh', '-c', 'sleep 100'], {})\n    return xs + [y]"),
     "busy_loop_ignoring_alarm_call": ("call", "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
                                       "def append(xs, y):\n    while True:\n        pass"),
 }
@@ -330,16 +337,49 @@ def _processes_with_argument(argument: str) -> list[int]:
     return found
 
 
-@needs_sandbox
+@pytest.mark.skipif(not sandbox_available(), reason="needs /usr/bin/bwrap (Debian bubblewrap)")
 def test_a_child_left_running_dies_with_the_sandbox() -> None:
+    # (a sandbox that allows processes; the grader's allows none, below)
     marker = "1000.0424242"  # a unique sleep length to find the child by
     program = ("import posix, signal\nfor s in (signal.SIGTERM, signal.SIGALRM, signal.SIGHUP):\n"
                "    signal.signal(s, signal.SIG_IGN)\n"
-               f"if posix.fork() == 0:\n    posix.execv('/bin/sleep', ['sleep', '{marker}'])\n"
-               "a, b = map(int, input().split())\nprint(a + b)")
-    assert grade_code(program, STDIO, timeout_s=TIMEOUT_S).passed  # it did answer right, in time
+               f"if posix.fork() == 0:\n    posix.execv('/bin/sleep', ['sleep', '{marker}'])\nprint('answered')")
+    assert run_sandboxed(program, limits=ESCAPE_LIMITS).stdout.strip() == "answered"
     time.sleep(0.5)
     assert _processes_with_argument(marker) == []
+
+
+#: name → a program that tries to start a process some way; prints HELD when refused.
+NEW_PROCESSES: dict[str, str] = {
+    "fork": "import posix\ntry:\n    print('ESCAPED' if posix.fork() else '')\nexcept OSError:\n    print('HELD')",
+    "subprocess": "import subprocess\ntry:\n    subprocess.run(['true'])\n    print('ESCAPED')\nexcept OSError:\n"
+                  "    print('HELD')",
+    "posix_spawn": "import os\ntry:\n    os.posix_spawn('/bin/true', ['true'], {})\n    print('ESCAPED')\n"
+                   "except OSError:\n    print('HELD')",
+    "multiprocessing": "import multiprocessing\ntry:\n    multiprocessing.Process(target=print).start()\n"
+                       "    print('ESCAPED')\nexcept OSError:\n    print('HELD')",
+    "vfork_syscall": _LIBC + _REFUSED + "print('HELD' if refused(libc.syscall(58)) else 'ESCAPED')",
+    "clone_syscall_without_clone_thread": _LIBC + _REFUSED + "import signal\n"
+                                          "pid = libc.syscall(56, signal.SIGCHLD, 0, 0, 0, 0)\n"
+                                          "if pid == 0:\n    os._exit(0)\nprint('HELD' if refused(pid) else 'ESCAPED')",
+}
+GRADER_LIMITS = SandboxLimits(cpu_s=4, wall_s=10, new_processes=False)
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="needs /usr/bin/bwrap (Debian bubblewrap)")
+@pytest.mark.parametrize("name", sorted(NEW_PROCESSES))
+def test_the_graders_sandbox_starts_no_process(name: str) -> None:
+    # RLIMIT_AS bounds one process: 16 children could each take the memory limit of the host
+    result = run_sandboxed(NEW_PROCESSES[name], limits=GRADER_LIMITS)
+    assert result.stdout.strip() == "HELD", (result.stdout, result.stderr[-500:])
+
+
+@needs_sandbox
+def test_threads_still_run_in_the_graders_sandbox() -> None:
+    program = ("import threading\nfrom concurrent.futures import ThreadPoolExecutor\nthreading.stack_size(1 << 26)\n"
+               "a, b = map(int, input().split())\nwith ThreadPoolExecutor(4) as pool:\n"
+               "    print(sum(pool.map(int, [a, b])))")
+    assert grade_code(program, STDIO, timeout_s=TIMEOUT_S).passed
 
 
 @needs_sandbox
