@@ -403,3 +403,76 @@ def test_a_rejection_does_not_bar_the_panel_id_from_other_campaigns():
     participants.participant_verdict_set(participant=person, verdict="blocked", researcher=researcher)
     participants.participant_verdict_set(participant=person, verdict="rejected", researcher=researcher)
     assert _enter(other_study, "P1").campaign_id == other_study.campaign_id
+
+
+def _mturk_client(study, **extra):
+    client = Client()
+    client.get(_entry_url(study), {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1",
+                                   "turkSubmitTo": "https://www.mturk.com", **extra})
+    return client
+
+
+def test_an_mturk_studys_pages_may_be_framed_by_mturk_only():
+    _, study = _study(panel="mturk")
+    client = _mturk_client(study)
+    page = client.get(reverse("annotation:panel_consent", args=[study.entry_token]))
+    assert page.status_code == 200 and "X-Frame-Options" not in page.headers
+    assert "frame-ancestors https://worker.mturk.com https://www.mturk.com https://workersandbox.mturk.com;" in (
+        page.headers["Content-Security-Policy"])
+
+
+def test_a_prolific_studys_pages_may_not_be_framed():
+    _, study = _study()
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    page = client.get(reverse("annotation:panel_consent", args=[study.entry_token]))
+    assert page.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+
+
+def test_an_mturk_end_page_may_post_to_the_workers_turk_submit_address_only():
+    _, study = _study(panel="mturk", item_quota=1)
+    client = _mturk_client(study)
+    _label(_to_work(Participant.objects.get()))
+    page = client.get(reverse("annotation:panel_done", args=[study.entry_token]))
+    assert "form-action 'self' https://www.mturk.com;" in page.headers["Content-Security-Policy"]
+
+
+def test_a_participant_skips_and_changes_their_label_through_their_studys_api():
+    _, study = _study(n_items=3)
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    _to_work(Participant.objects.get())
+    entry = study.entry_token
+    first = client.post(reverse("annotation:panel_api_next", args=[entry]), content_type="application/json").json()
+    token = first["assignment"]["token"]
+    # the annotators' routes are not the participant's (the login middleware refuses them)
+    assert client.post(reverse("annotation:api_skip", args=[token]), content_type="application/json").status_code == 403
+    skipped = client.post(reverse("annotation:panel_api_skip", args=[entry, token]), content_type="application/json")
+    assert skipped.status_code == 200 and Assignment.objects.get(token=token).status == Assignment.Status.SKIPPED
+    token = client.post(reverse("annotation:panel_api_next", args=[entry]),
+                        content_type="application/json").json()["assignment"]["token"]
+    body = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "active_ms": 1000}
+    assert client.post(reverse("annotation:panel_api_submit", args=[entry, token]), body,
+                       content_type="application/json").status_code == 201
+    change = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}
+    revised = client.post(reverse("annotation:panel_api_revise", args=[entry, token]), change,
+                          content_type="application/json")
+    assert revised.status_code == 201 and revised.json()["version"] == 2
+
+
+def test_another_studys_participant_cannot_skip_through_this_studys_api():
+    _, study = _study()
+    _, other_study = _study()
+    mine = Client()
+    mine.get(_entry_url(study), _prolific(pid="P1"))
+    _to_work(Participant.objects.get(panel_id="P1"))
+    token = mine.post(reverse("annotation:panel_api_next", args=[study.entry_token]),
+                      content_type="application/json").json()["assignment"]["token"]
+    theirs = Client()
+    theirs.get(_entry_url(other_study), _prolific(pid="P2"))
+    _to_work(Participant.objects.get(panel_id="P2"))
+    for entry in (study.entry_token, other_study.entry_token):
+        response = theirs.post(reverse("annotation:panel_api_skip", args=[entry, token]), content_type="application/json")
+        assert response.status_code in (403, 404)
+    assert Assignment.objects.get(token=token).status == Assignment.Status.ACTIVE
