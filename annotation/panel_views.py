@@ -201,7 +201,8 @@ def training(request, study: PanelStudy, participant: Participant):
     """One training item at a time; after an answer, whether it was right and the explanation."""
     if request.method == "POST":
         raw = request.POST.get("item", "")
-        item_id = int(raw) if raw.isdigit() and len(raw) < 12 else 0  # a tampered id is "no such item", not a 500
+        # A tampered id ("²", "١", 30 digits) is "no such item", not a 500.
+        item_id = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 12 else 0
         try:
             feedback = training_answer(participant=participant, item_id=item_id, answer=request.POST.get("answer"))
         except AnnotationError as exc:

@@ -122,8 +122,9 @@ def _settings_check(given: Mapping[str, Any]) -> None:
     problems = []
     for name in ("completion_code", "screen_out_code"):
         value = given.get(name)
-        if value is not None and not (isinstance(value, str) and value.isalnum() and 1 <= len(value) <= 32):
-            problems.append((0, name, "a code is 1–32 letters and digits"))
+        if value is not None and not (isinstance(value, str) and value.isascii() and value.isalnum()
+                                      and 1 <= len(value) <= 32):
+            problems.append((0, name, "a code is 1–32 letters and digits (A–Z, a–z, 0–9)"))
     if "id_param" in given and not PARAM_NAME_PATTERN.fullmatch(str(given["id_param"])):
         problems.append((0, "id_param", "a parameter name is a letter then up to 31 letters, digits or '_'"))
     for name in ("training_max_attempts", "item_quota", "time_limit_minutes"):

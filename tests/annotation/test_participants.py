@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotation import label_export, participants, selectors
 from annotation.counted_labels import counted_labels
 from annotation.dashboard_cache import campaign_dashboard_cached
+from annotation.errors import ItemsInvalid
 from annotation.models import Assignment, Item, PairwiseLabel, Participant
 from annotation.panels import PanelEntry
 from tests.annotation.factories import Catalogue, pairwise_campaign
@@ -476,3 +477,43 @@ def test_another_studys_participant_cannot_skip_through_this_studys_api():
         response = theirs.post(reverse("annotation:panel_api_skip", args=[entry, token]), content_type="application/json")
         assert response.status_code in (403, 404)
     assert Assignment.objects.get(token=token).status == Assignment.Status.ACTIVE
+
+
+@pytest.mark.parametrize("item", ["²", "١", "9" * 30, "-1", "abc", ""])
+def test_a_tampered_training_item_id_is_no_such_item(item):
+    _, study = _study(training_min_correct=1)
+    participants.training_item_add(study=study, question="Which is A?", choices=["A", "B"], answer="A")
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    _to_work(Participant.objects.get())
+    response = client.post(reverse("annotation:panel_training", args=[study.entry_token]), {"item": item, "answer": "A"})
+    assert response.status_code == 400 and b"no such training item" in response.content
+    assert Participant.objects.get().state == Participant.State.TRAINING
+
+
+@pytest.mark.parametrize("value", ["²", "9" * 20, "0"])
+def test_the_study_page_refuses_a_number_out_of_bounds_and_saves_nothing(value):
+    campaign, study = _study(item_quota=3)
+    client = Client()
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    response = client.post(reverse("annotation:panel_study", args=[campaign.pk]),
+                           {"panel": "prolific", "item_quota": value}, follow=True)
+    assert response.status_code == 200 and b"Not saved: item_quota" in response.content
+    study.refresh_from_db()
+    assert study.item_quota == 3
+
+
+def test_the_study_page_sets_the_bonus_rule_and_the_too_fast_mark():
+    campaign, study = _study()
+    client = Client()
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    client.post(reverse("annotation:panel_study", args=[campaign.pk]),
+                {"panel": "prolific", "bonus_per_item": "0.25", "bonus_min_gold_accuracy": "0.8", "too_fast_ms": "1500"})
+    study.refresh_from_db()
+    assert (str(study.bonus_per_item), study.bonus_min_gold_accuracy, study.too_fast_ms) == ("0.25", 0.8, 1500)
+
+
+def test_a_completion_code_of_non_ascii_letters_is_refused():
+    campaign, _ = _study()
+    with pytest.raises(ItemsInvalid):
+        participants.panel_study_open(campaign=campaign, panel="prolific", completion_code="ÜBER1")
