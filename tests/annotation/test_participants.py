@@ -517,3 +517,28 @@ def test_a_completion_code_of_non_ascii_letters_is_refused():
     campaign, _ = _study()
     with pytest.raises(ItemsInvalid):
         participants.panel_study_open(campaign=campaign, panel="prolific", completion_code="ÜBER1")
+
+
+def test_the_pay_report_scores_gold_items_and_agreement_with_the_majority():
+    from annotation import item_creation
+    from annotation.pay_report import pay_report
+
+    campaign, study = _study(k=4, n_items=3, bonus_per_item="0.10", bonus_min_gold_accuracy=1.0)
+    campaign.gold_rate = 0.5
+    campaign.save(update_fields=["gold_rate"])
+    item_creation.item_gold_set(item=campaign.items.order_by("position").first(), answer="A")
+    # The answer each participant means (A, A, A, B), pressed on the side the page shows it.
+    means = {"P1": "A", "P2": "A", "P3": "A", "P4": "B"}
+    for pid, meant in means.items():
+        person = _to_work(_enter(study, pid))
+        while (handed := participants.participant_next(participant=person)) is not None:
+            shown = {"A": "B", "B": "A"}[meant] if handed.assignment.swapped else meant
+            participants.participant_label_submit(participant=person, token=handed.assignment.token,
+                                                  idempotency_key=uuid.uuid4(), answer={"choice": shown}, active_ms=3000)
+    rows = {row.panel_id: row for row in pay_report(study=study).rows}
+    assert [(rows[p].gold_items, rows[p].gold_correct, rows[p].gold_accuracy) for p in means] == [
+        (1, 1, 1.0), (1, 1, 1.0), (1, 1, 1.0), (1, 0, 0.0)]
+    # two regular items: the others' strict majority is A for everyone (P4's dissent is one of three)
+    assert [(rows[p].agreement_items, rows[p].agreement_with_majority) for p in means] == [
+        (2, 1.0), (2, 1.0), (2, 1.0), (2, 0.0)]
+    assert [rows[p].suggested_bonus for p in means] == ["0.30", "0.30", "0.30", "0.00"]
