@@ -543,3 +543,15 @@ def test_the_pay_report_scores_gold_items_and_agreement_with_the_majority():
     assert [(rows[p].agreement_items, rows[p].agreement_with_majority) for p in means] == [
         (2, 1.0), (2, 1.0), (2, 1.0), (2, 0.0)]
     assert [rows[p].suggested_bonus for p in means] == ["0.30", "0.30", "0.30", "0.00"]
+
+
+def test_an_mturk_worker_who_accepts_the_hit_again_submits_the_assignment_they_hold_now():
+    _, study = _study(panel="mturk", item_quota=1)
+    _mturk_client(study)
+    client = _mturk_client(study, assignmentId="ASG2", turkSubmitTo="https://workersandbox.mturk.com")
+    participant = Participant.objects.get()
+    assert (participant.panel_id, participant.panel_session_id) == ("A1B2C3", "ASG2")
+    _label(_to_work(participant))
+    page = client.get(reverse("annotation:panel_done", args=[study.entry_token])).content.decode()
+    assert 'name="assignmentId" value="ASG2"' in page
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in page
