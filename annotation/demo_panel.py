@@ -26,7 +26,7 @@ from annotation.panels import PanelEntry
 from annotation.training import training_answer
 from leaderboard.models import Response, TaskSet
 
-DEMO_PANEL_CAMPAIGN = "DEMO · Prolific study (simulated participants)"
+DEMO_PANEL_CAMPAIGN = "DEMO · Prolific study (made-up participants)"
 CONSENT = ("You are invited to judge pairs of short creative texts. It takes about ten minutes. Your answers are "
            "stored with your Prolific id only and used for research on how people judge originality.\n\n"
            "You may stop at any time by returning the study on Prolific.")
@@ -75,7 +75,7 @@ def _specs(task_set: TaskSet) -> list[item_creation.ItemSpec]:
 
 
 def _simulate(study, rng: random.Random, researcher) -> None:
-    clock = timezone.now() - timedelta(hours=2)
+    clock = timezone.now() - timedelta(minutes=75)  # the last labels fall in the last hour: a projected completion
     for suffix, attempts, items, ending in PLAN:
         clock += timedelta(minutes=rng.randint(3, 9))
         person = participants.participant_enter(study=study, entry=PanelEntry(f"DEMOSIM{suffix}", "DEMOSTUDY",
@@ -146,11 +146,21 @@ def panel_demo_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False) ->
 
 
 def _demo_researcher():
+    """A researcher to record the DEMO rejection: the site's first, else an inactive account that cannot
+    log in, named as simulated (like the simulated annotators; ``load_demo --no-accounts`` makes none)."""
+    from django.contrib.auth.models import Group
+
     from leaderboard.roles import RESEARCHER
 
     user = get_user_model().objects.filter(groups__name=RESEARCHER).first()
     if user is None:
-        raise RuntimeError("the DEMO crowd study needs a researcher or admin account (run `manage.py load_demo` first)")
+        user, created = get_user_model().objects.get_or_create(
+            username="simulated-researcher", defaults={"first_name": "SIMULATED", "last_name": "researcher (demo)",
+                                                       "is_active": False})
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+        user.groups.add(Group.objects.get_or_create(name=RESEARCHER)[0])
     return user
 
 

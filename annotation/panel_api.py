@@ -19,7 +19,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from annotation import annotator_reads, participants, previous_label
-from annotation.api import AnnotationAPIView, AnswerInput
+from annotation.api import AnnotationAPIView, AnswerInput, ReviseApi, SkipApi
 from annotation.errors import NotAllowed, NotFound
 from annotation.models import Campaign
 from annotation.panel_models import Panel, PanelStudy, Participant
@@ -95,6 +95,24 @@ class PanelPreviousApi(AnnotationAPIView):
         return Response({"previous": previous_label.previous_label_present(
             campaign=participant.campaign, annotator=request.user,
             media_url_for=lambda token: _media_url(entry, token))})
+
+
+class PanelSkipApi(SkipApi):
+    """POST {reason}: skip the participant's item (the annotators' skip, under the study's link: a
+    participant's session reaches no other route)."""
+
+    def post(self, request, entry: str, token: str):
+        _participant(request, entry)
+        return super().post(request, token)
+
+
+class PanelReviseApi(ReviseApi):
+    """POST {idempotency_key, answer, time_on_item_ms}: change the participant's previous label (the
+    annotators' change, under the study's link)."""
+
+    def post(self, request, entry: str, token: str):
+        _participant(request, entry)
+        return super().post(request, token)
 
 
 # ---------------------------------------------------------------- researchers (/api/v1/)
@@ -231,6 +249,8 @@ __all__ = [
     "PanelPayReportApi",
     "PanelPreviousApi",
     "PanelReturnApi",
+    "PanelReviseApi",
+    "PanelSkipApi",
     "PanelStudyApi",
     "PanelSubmitApi",
     "PanelVerdictApi",

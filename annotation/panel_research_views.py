@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import annotator_reads, participants
 from annotation.errors import AnnotationError
-from annotation.panel_api import entry_link
+from annotation.panel_api import PanelStudyApi, entry_link
 from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panel_monitoring import panel_monitoring
 from annotation.pay_report import pay_report, pay_report_csv
@@ -29,9 +29,27 @@ def _campaign(pk: int):
     return campaign
 
 
-def _int_or_none(value: str | None) -> int | None:
-    value = (value or "").strip()
-    return int(value) if value.isdigit() else None
+#: The settings the page's form sets (those of the API's input; a field left empty keeps its value).
+FORM_FIELDS = ("panel", "consent_text", "training_min_correct", "training_max_attempts", "item_quota",
+               "time_limit_minutes", "completion_code", "screen_out_code", "id_param", "too_fast_ms",
+               "bonus_per_item", "bonus_min_gold_accuracy")
+
+
+def _settings_saved(request, campaign) -> None:
+    """Validate the form as the API validates its body (the same bounds: no number a column cannot hold),
+    then open or change the study; the outcome as a message."""
+    given = {name: request.POST[name] for name in FORM_FIELDS
+             if name in request.POST and (name == "consent_text" or request.POST[name].strip())}
+    data = PanelStudyApi.PanelStudyInput(data=given)
+    if not data.is_valid():
+        problems = "; ".join(f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in data.errors.items())
+        messages.error(request, f"Not saved: {problems}")
+        return
+    try:
+        participants.panel_study_open(campaign=campaign, **data.validated_data)
+        messages.success(request, "Panel settings saved.")
+    except AnnotationError as exc:
+        messages.error(request, f"Not saved: {exc.message}")
 
 
 @require_http_methods(["GET", "POST"])
@@ -40,19 +58,7 @@ def panel_study(request, pk: int):
     campaign = _campaign(pk)
     study = PanelStudy.objects.filter(campaign=campaign).first()
     if request.method == "POST":
-        post = request.POST
-        try:
-            participants.panel_study_open(
-                campaign=campaign, panel=post.get("panel", ""), consent_text=post.get("consent_text"),
-                training_min_correct=_int_or_none(post.get("training_min_correct")),
-                training_max_attempts=_int_or_none(post.get("training_max_attempts")),
-                item_quota=_int_or_none(post.get("item_quota")),
-                time_limit_minutes=_int_or_none(post.get("time_limit_minutes")),
-                completion_code=post.get("completion_code") or None, screen_out_code=post.get("screen_out_code") or None,
-            )
-            messages.success(request, "Panel settings saved.")
-        except AnnotationError as exc:
-            messages.error(request, f"Not saved: {exc.message}")
+        _settings_saved(request, campaign)
         return redirect("annotation:panel_study", pk=campaign.pk)
     context = {"campaign": campaign, "study": study, "panels": Panel.choices}
     if study is not None:

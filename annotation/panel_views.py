@@ -26,6 +26,7 @@ from annotation.kinds import kind_for
 from annotation.models import FlagReason
 from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panels import (
+    MTURK_FRAME_ANCESTORS,
     PanelParamsInvalid,
     entry_params_parse,
     mturk_submit_url,
@@ -50,6 +51,23 @@ def participant_step(participant: Participant) -> str:
     if participant.state == Participant.State.TRAINING:
         return "training"
     return "work"
+
+
+def _framed_by_mturk(study: PanelStudy | None, response, *, form_action: str = ""):
+    """An MTurk study's pages run inside MTurk's frame (an ExternalQuestion): they may be framed by MTurk's
+    sites (and no one else), and their session and CSRF cookies must reach a frame of another site
+    (``SameSite=None; Secure``: :class:`evalsite.middleware.FramedStudyCookies`). ``form_action``: the
+    MTurk address the end page's form posts the assignment to. Every other study keeps the site's
+    policy (no framing at all, ``SameSite=Lax``)."""
+    if study is None or study.panel != Panel.MTURK:
+        return response
+    response.xframe_options_exempt = True
+    replace = {"frame-ancestors": list(MTURK_FRAME_ANCESTORS)}
+    if form_action:
+        replace["form-action"] = ["'self'", form_action]
+    response._csp_replace = replace
+    response.framed_study_cookies = True
+    return response
 
 
 def _study_or_404(entry: str) -> PanelStudy:
@@ -101,7 +119,7 @@ def _step_page(step: str):
         def wrapped(request, entry: str):
             study = _study_or_404(entry)
             participant, elsewhere = _on_step(request, study, step)
-            return elsewhere or view(request, study, participant)
+            return _framed_by_mturk(study, elsewhere or view(request, study, participant))
         return wrapped
     return decorate
 
@@ -130,6 +148,10 @@ def entry(request, entry: str):
         return _problem(request, None, "Too many attempts", "Too many entries from your address; wait a minute "
                                                             "and open the link again.", 429)
     study = _study_or_404(entry)
+    return _framed_by_mturk(study, _entry(request, study))
+
+
+def _entry(request, study: PanelStudy):
     try:
         given = entry_params_parse(panel=study.panel, params=request.GET, id_param=study.id_param)
     except PanelParamsInvalid as exc:
@@ -179,7 +201,8 @@ def training(request, study: PanelStudy, participant: Participant):
     """One training item at a time; after an answer, whether it was right and the explanation."""
     if request.method == "POST":
         raw = request.POST.get("item", "")
-        item_id = int(raw) if raw.isdigit() and len(raw) < 12 else 0  # a tampered id is "no such item", not a 500
+        # A tampered id ("²", "١", 30 digits) is "no such item", not a 500.
+        item_id = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 12 else 0
         try:
             feedback = training_answer(participant=participant, item_id=item_id, answer=request.POST.get("answer"))
         except AnnotationError as exc:
@@ -207,9 +230,9 @@ def work(request, study: PanelStudy, participant: Participant):
             "kind": kind.code,
             "next": reverse("annotation:panel_api_next", args=[entry]),
             "submit": reverse("annotation:panel_api_submit", args=[entry, "TOKEN"]),
-            "skip": reverse("annotation:api_skip", args=["TOKEN"]),
+            "skip": reverse("annotation:panel_api_skip", args=[entry, "TOKEN"]),
             "previous": reverse("annotation:panel_api_previous", args=[entry]),
-            "revise": reverse("annotation:api_revise", args=["TOKEN"]),
+            "revise": reverse("annotation:panel_api_revise", args=[entry, "TOKEN"]),
             "queue": reverse("annotation:panel_done", args=[entry]),
             "finished": reverse("annotation:panel_done", args=[entry]),
             "flag_reasons": [{"code": r.value, "label": r.label} for r in FlagReason],
@@ -224,11 +247,11 @@ def done(request, entry: str):
     study = _study_or_404(entry)
     participant = _participant(request, study)
     if participant is None:
-        return _problem(request, study, "Open the study from your panel",
-                        "Open the study's link from your panel again to see where you are.", 403)
+        return _framed_by_mturk(study, _problem(request, study, "Open the study from your panel",
+                                                "Open the study's link from your panel again to see where you are.", 403))
     step = participant_step(participant)
     if step != "done":
-        return redirect(STEP_PAGES[step], entry=entry)
+        return _framed_by_mturk(study, redirect(STEP_PAGES[step], entry=entry))
     code = None
     if not participant.verdict and participant.state == Participant.State.COMPLETED:
         code = study.completion_code
@@ -239,7 +262,8 @@ def done(request, entry: str):
         context["prolific_url"] = prolific_completion_url(code)
     if code and study.panel == Panel.MTURK and participant.turk_submit_to:
         context["mturk_url"] = mturk_submit_url(participant.turk_submit_to)
-    return _page(request, "done.html", study, **context)
+    return _framed_by_mturk(study, _page(request, "done.html", study, **context),
+                            form_action=participant.turk_submit_to if "mturk_url" in context else "")
 
 
 

@@ -35,6 +35,9 @@ MTURK_PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 #: refused, so the entry link can never be turned into a redirect to someone else's site.
 MTURK_SUBMIT_HOSTS = ("www.mturk.com", "workersandbox.mturk.com")
 PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete"
+#: The MTurk sites that show an ExternalQuestion's page in their frame (worker site, its sandbox, and the
+#: legacy site): an MTurk study's pages may be framed by these and nothing else.
+MTURK_FRAME_ANCESTORS = ("https://worker.mturk.com", "https://www.mturk.com", "https://workersandbox.mturk.com")
 
 
 class PanelParamsInvalid(ValueError):
@@ -130,6 +133,7 @@ def mturk_submit_url(turk_submit_to: str) -> str:
 
 
 __all__ = [
+    "MTURK_FRAME_ANCESTORS",
     "MTURK_PREVIEW_ASSIGNMENT",
     "PANEL_ID_PATTERN",
     "PanelEntry",

@@ -122,8 +122,9 @@ def _settings_check(given: Mapping[str, Any]) -> None:
     problems = []
     for name in ("completion_code", "screen_out_code"):
         value = given.get(name)
-        if value is not None and not (isinstance(value, str) and value.isalnum() and 1 <= len(value) <= 32):
-            problems.append((0, name, "a code is 1–32 letters and digits"))
+        if value is not None and not (isinstance(value, str) and value.isascii() and value.isalnum()
+                                      and 1 <= len(value) <= 32):
+            problems.append((0, name, "a code is 1–32 letters and digits (A–Z, a–z, 0–9)"))
     if "id_param" in given and not PARAM_NAME_PATTERN.fullmatch(str(given["id_param"])):
         problems.append((0, "id_param", "a parameter name is a letter then up to 31 letters, digits or '_'"))
     for name in ("training_max_attempts", "item_quota", "time_limit_minutes"):
@@ -188,7 +189,15 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | N
     existing = Participant.objects.select_related("user", "study").filter(campaign_id=study.campaign_id,
                                                                            panel_id=entry.panel_id).first()
     if existing is not None:
-        Participant.objects.filter(pk=existing.pk).update(last_seen_at=now)
+        changes = {"last_seen_at": now}
+        if study.panel == Panel.MTURK:
+            # MTurk: a worker who returned the HIT and accepted it again holds a new assignment; the end page
+            # must post the one they hold now (their progress stays theirs, by workerId).
+            changes.update(panel_study_id=entry.study_id, panel_session_id=entry.session_id,
+                           turk_submit_to=entry.turk_submit_to)
+        Participant.objects.filter(pk=existing.pk).update(**changes)
+        for name, value in changes.items():
+            setattr(existing, name, value)
         return Entered(existing, created=False)
     campaign = study.campaign
     if campaign.status != Campaign.Status.OPEN:

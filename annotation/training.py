@@ -59,6 +59,8 @@ class TrainingFeedback:
     outcome: str
     n_correct: int
     n_items: int
+    #: Attempts still open after this one (on "retry").
+    attempts_left: int = 0
 
 
 def training_answer(*, participant: Participant, item_id: int, answer: str, now: datetime | None = None) -> TrainingFeedback:
@@ -100,7 +102,7 @@ def training_answer(*, participant: Participant, item_id: int, answer: str, now:
             participant.save(update_fields=["training_attempts", "state", "finished_at"])
             return TrainingFeedback(given, "screened_out", step.n_correct, step.n_items)
         participant.save(update_fields=["training_attempts"])
-        return TrainingFeedback(given, "retry", step.n_correct, step.n_items)
+        return TrainingFeedback(given, "retry", step.n_correct, step.n_items, study.training_max_attempts - attempt)
 
 
 __all__ = ["TrainingFeedback", "TrainingStep", "training_answer", "training_required", "training_step"]

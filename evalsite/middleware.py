@@ -1,5 +1,5 @@
 """Login is required everywhere except the login page, static files and health; a crowd study's
-participant reaches their study's pages only."""
+participant reaches their study's pages only; an MTurk study's cookies reach MTurk's frame."""
 
 from django.apps import apps
 from django.conf import settings
@@ -55,3 +55,27 @@ def _participant_refused(request, study):
         "study": study, "title": "Only your study's pages are open to you",
         "message": message, "back_to_study": True,
     }, status=403)
+
+
+class FramedStudyCookies:
+    """The session and CSRF cookies a framed study's page sets (a response marked
+    ``framed_study_cookies``: an MTurk study's pages, shown in MTurk's frame) are ``SameSite=None;
+    Secure; Partitioned``, so the browser sends them back from inside a frame of another site (kept in
+    that site's partition); every other response keeps the site's ``SameSite=Lax``. Placed above the session and CSRF middleware: it sees their cookies."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if getattr(response, "framed_study_cookies", False):
+            for name in (settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME):
+                if name in response.cookies:
+                    cookie = response.cookies[name]
+                    cookie["samesite"], cookie["secure"] = "None", True
+                    # Partitioned (CHIPS): kept in MTurk's partition only, and accepted where the browser
+                    # refuses other third-party cookies. Python's Morsel has no such attribute before 3.14:
+                    # it rides on the path (written out as "Path=/; Partitioned").
+                    if "partitioned" not in cookie["path"].lower():
+                        cookie["path"] = f"{cookie['path'] or '/'}; Partitioned"
+        return response

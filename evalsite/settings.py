@@ -109,6 +109,9 @@ MIDDLEWARE = [
     # A NUL in a path, query, form field or cookie is a 400 before any view or session lookup;
     # an integer path parameter no id column can hold is a 404.
     "evalsite.request_checks.RefuseUnstorableInput",
+    # An MTurk study's pages run in MTurk's frame: their session and CSRF cookies are SameSite=None (above
+    # the session and CSRF middleware, to see the cookies they set).
+    "evalsite.middleware.FramedStudyCookies",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotation import label_export, participants, selectors
 from annotation.counted_labels import counted_labels
 from annotation.dashboard_cache import campaign_dashboard_cached
+from annotation.errors import ItemsInvalid
 from annotation.models import Assignment, Item, PairwiseLabel, Participant
 from annotation.panels import PanelEntry
 from tests.annotation.factories import Catalogue, pairwise_campaign
@@ -288,7 +289,8 @@ def test_training_passes_fails_and_screens_out_after_the_attempts():
 
     person = _to_work(_enter(study, "P1"))
     assert training_answer(participant=person, item_id=a.pk, answer="B").outcome == "next"
-    assert training_answer(participant=person, item_id=b.pk, answer="B").outcome == "retry"
+    retry = training_answer(participant=person, item_id=b.pk, answer="B")
+    assert (retry.outcome, retry.attempts_left) == ("retry", 1)
     training_answer(participant=person, item_id=a.pk, answer="B")
     assert training_answer(participant=person, item_id=b.pk, answer="A").outcome == "screened_out"
     assert Participant.objects.get().state == Participant.State.SCREENED_OUT
@@ -403,3 +405,153 @@ def test_a_rejection_does_not_bar_the_panel_id_from_other_campaigns():
     participants.participant_verdict_set(participant=person, verdict="blocked", researcher=researcher)
     participants.participant_verdict_set(participant=person, verdict="rejected", researcher=researcher)
     assert _enter(other_study, "P1").campaign_id == other_study.campaign_id
+
+
+def _mturk_client(study, **extra):
+    client = Client()
+    client.get(_entry_url(study), {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1",
+                                   "turkSubmitTo": "https://www.mturk.com", **extra})
+    return client
+
+
+def test_an_mturk_studys_pages_may_be_framed_by_mturk_only():
+    _, study = _study(panel="mturk")
+    client = _mturk_client(study)
+    page = client.get(reverse("annotation:panel_consent", args=[study.entry_token]))
+    assert page.status_code == 200 and "X-Frame-Options" not in page.headers
+    assert "frame-ancestors https://worker.mturk.com https://www.mturk.com https://workersandbox.mturk.com;" in (
+        page.headers["Content-Security-Policy"])
+
+
+def test_a_prolific_studys_pages_may_not_be_framed():
+    _, study = _study()
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    page = client.get(reverse("annotation:panel_consent", args=[study.entry_token]))
+    assert page.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+
+
+def test_an_mturk_end_page_may_post_to_the_workers_turk_submit_address_only():
+    _, study = _study(panel="mturk", item_quota=1)
+    client = _mturk_client(study)
+    _label(_to_work(Participant.objects.get()))
+    page = client.get(reverse("annotation:panel_done", args=[study.entry_token]))
+    assert "form-action 'self' https://www.mturk.com;" in page.headers["Content-Security-Policy"]
+
+
+def test_a_participant_skips_and_changes_their_label_through_their_studys_api():
+    _, study = _study(n_items=3)
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    _to_work(Participant.objects.get())
+    entry = study.entry_token
+    first = client.post(reverse("annotation:panel_api_next", args=[entry]), content_type="application/json").json()
+    token = first["assignment"]["token"]
+    # the annotators' routes are not the participant's (the login middleware refuses them)
+    assert client.post(reverse("annotation:api_skip", args=[token]), content_type="application/json").status_code == 403
+    skipped = client.post(reverse("annotation:panel_api_skip", args=[entry, token]), content_type="application/json")
+    assert skipped.status_code == 200 and Assignment.objects.get(token=token).status == Assignment.Status.SKIPPED
+    token = client.post(reverse("annotation:panel_api_next", args=[entry]),
+                        content_type="application/json").json()["assignment"]["token"]
+    body = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "active_ms": 1000}
+    assert client.post(reverse("annotation:panel_api_submit", args=[entry, token]), body,
+                       content_type="application/json").status_code == 201
+    change = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}
+    revised = client.post(reverse("annotation:panel_api_revise", args=[entry, token]), change,
+                          content_type="application/json")
+    assert revised.status_code == 201 and revised.json()["version"] == 2
+
+
+def test_another_studys_participant_cannot_skip_through_this_studys_api():
+    _, study = _study()
+    _, other_study = _study()
+    mine = Client()
+    mine.get(_entry_url(study), _prolific(pid="P1"))
+    _to_work(Participant.objects.get(panel_id="P1"))
+    token = mine.post(reverse("annotation:panel_api_next", args=[study.entry_token]),
+                      content_type="application/json").json()["assignment"]["token"]
+    theirs = Client()
+    theirs.get(_entry_url(other_study), _prolific(pid="P2"))
+    _to_work(Participant.objects.get(panel_id="P2"))
+    for entry in (study.entry_token, other_study.entry_token):
+        response = theirs.post(reverse("annotation:panel_api_skip", args=[entry, token]), content_type="application/json")
+        assert response.status_code in (403, 404)
+    assert Assignment.objects.get(token=token).status == Assignment.Status.ACTIVE
+
+
+@pytest.mark.parametrize("item", ["²", "١", "9" * 30, "-1", "abc", ""])
+def test_a_tampered_training_item_id_is_no_such_item(item):
+    _, study = _study(training_min_correct=1)
+    participants.training_item_add(study=study, question="Which is A?", choices=["A", "B"], answer="A")
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    _to_work(Participant.objects.get())
+    response = client.post(reverse("annotation:panel_training", args=[study.entry_token]), {"item": item, "answer": "A"})
+    assert response.status_code == 400 and b"no such training item" in response.content
+    assert Participant.objects.get().state == Participant.State.TRAINING
+
+
+@pytest.mark.parametrize("value", ["²", "9" * 20, "0"])
+def test_the_study_page_refuses_a_number_out_of_bounds_and_saves_nothing(value):
+    campaign, study = _study(item_quota=3)
+    client = Client()
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    response = client.post(reverse("annotation:panel_study", args=[campaign.pk]),
+                           {"panel": "prolific", "item_quota": value}, follow=True)
+    assert response.status_code == 200 and b"Not saved: item_quota" in response.content
+    study.refresh_from_db()
+    assert study.item_quota == 3
+
+
+def test_the_study_page_sets_the_bonus_rule_and_the_too_fast_mark():
+    campaign, study = _study()
+    client = Client()
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    client.post(reverse("annotation:panel_study", args=[campaign.pk]),
+                {"panel": "prolific", "bonus_per_item": "0.25", "bonus_min_gold_accuracy": "0.8", "too_fast_ms": "1500"})
+    study.refresh_from_db()
+    assert (str(study.bonus_per_item), study.bonus_min_gold_accuracy, study.too_fast_ms) == ("0.25", 0.8, 1500)
+
+
+def test_a_completion_code_of_non_ascii_letters_is_refused():
+    campaign, _ = _study()
+    with pytest.raises(ItemsInvalid):
+        participants.panel_study_open(campaign=campaign, panel="prolific", completion_code="ÜBER1")
+
+
+def test_the_pay_report_scores_gold_items_and_agreement_with_the_majority():
+    from annotation import item_creation
+    from annotation.pay_report import pay_report
+
+    campaign, study = _study(k=4, n_items=3, bonus_per_item="0.10", bonus_min_gold_accuracy=1.0)
+    campaign.gold_rate = 0.5
+    campaign.save(update_fields=["gold_rate"])
+    item_creation.item_gold_set(item=campaign.items.order_by("position").first(), answer="A")
+    # The answer each participant means (A, A, A, B), pressed on the side the page shows it.
+    means = {"P1": "A", "P2": "A", "P3": "A", "P4": "B"}
+    for pid, meant in means.items():
+        person = _to_work(_enter(study, pid))
+        while (handed := participants.participant_next(participant=person)) is not None:
+            shown = {"A": "B", "B": "A"}[meant] if handed.assignment.swapped else meant
+            participants.participant_label_submit(participant=person, token=handed.assignment.token,
+                                                  idempotency_key=uuid.uuid4(), answer={"choice": shown}, active_ms=3000)
+    rows = {row.panel_id: row for row in pay_report(study=study).rows}
+    assert [(rows[p].gold_items, rows[p].gold_correct, rows[p].gold_accuracy) for p in means] == [
+        (1, 1, 1.0), (1, 1, 1.0), (1, 1, 1.0), (1, 0, 0.0)]
+    # two regular items: the others' strict majority is A for everyone (P4's dissent is one of three)
+    assert [(rows[p].agreement_items, rows[p].agreement_with_majority) for p in means] == [
+        (2, 1.0), (2, 1.0), (2, 1.0), (2, 0.0)]
+    assert [rows[p].suggested_bonus for p in means] == ["0.30", "0.30", "0.30", "0.00"]
+
+
+def test_an_mturk_worker_who_accepts_the_hit_again_submits_the_assignment_they_hold_now():
+    _, study = _study(panel="mturk", item_quota=1)
+    _mturk_client(study)
+    client = _mturk_client(study, assignmentId="ASG2", turkSubmitTo="https://workersandbox.mturk.com")
+    participant = Participant.objects.get()
+    assert (participant.panel_id, participant.panel_session_id) == ("A1B2C3", "ASG2")
+    _label(_to_work(participant))
+    page = client.get(reverse("annotation:panel_done", args=[study.entry_token])).content.decode()
+    assert 'name="assignmentId" value="ASG2"' in page
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in page

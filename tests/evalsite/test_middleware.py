@@ -54,3 +54,24 @@ def test_an_annotator_with_a_password_is_not_refused():
     client = Client()
     client.force_login(UserFactory(username="alice", role="annotator"))
     assert client.get(reverse("annotation:queue")).status_code == 200
+
+
+def _entered(panel: str, params: dict):
+    cache.clear()
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=2)
+    study = participants.panel_study_open(campaign=campaign, panel=panel)
+    return study, Client().get(reverse("annotation:panel_entry", args=[study.entry_token]), params)
+
+
+def test_an_mturk_participants_cookies_reach_mturks_frame():
+    _, response = _entered("mturk", {"workerId": "W1", "assignmentId": "A1", "hitId": "H1",
+                                     "turkSubmitTo": "https://www.mturk.com"})
+    for name in ("sessionid", "csrftoken"):
+        cookie = response.cookies[name].output()
+        assert "SameSite=None" in cookie and "Secure" in cookie and "Partitioned" in cookie
+
+
+def test_a_prolific_participants_cookies_stay_same_site():
+    _, response = _entered("prolific", {"PROLIFIC_PID": "P1", "STUDY_ID": "S", "SESSION_ID": "X"})
+    cookie = response.cookies["sessionid"].output()
+    assert "SameSite=Lax" in cookie and "Partitioned" not in cookie
