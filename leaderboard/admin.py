@@ -7,6 +7,7 @@ from django.urls import path
 
 from leaderboard.ekphrasis.checklists import checklist_item_revise
 from leaderboard.forms import ResponseImportForm, SubjectModelAdminForm, TaskImportForm
+from leaderboard.import_contract import ImportFailed
 from leaderboard.models import (
     Benchmark,
     ChecklistItem,
@@ -22,7 +23,6 @@ from leaderboard.models import (
     TaskSet,
     TaskSetBuild,
 )
-from leaderboard.records import ImportFailed
 from leaderboard.roles import require_admin
 from leaderboard.services.catalogue import responses_import, tasks_import
 

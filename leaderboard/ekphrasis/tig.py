@@ -189,7 +189,7 @@ def _engine_text_components(components: TIGComponents) -> tuple:
     (OfflineExtractor, EmbeddingCanonicaliser). An LLM canonicaliser is the extractor's model."""
     if components.extractor == OFFLINE_EXTRACTOR:
         return None, None
-    from engine.tig import LLMCanonicaliser, LLMExtractor
+    from engine.tig.llm import LLMCanonicaliser, LLMExtractor
     from leaderboard.providers import provider_client_for
 
     model = _provider_model(components.extractor, SubjectModel.Role.JUDGE, "extractor")
@@ -222,7 +222,7 @@ def task_population_index(
     """The task's population, extracted and embedded once, with the chosen extractor, embedder and
     canonicaliser (offline rules, MiniLM and embedding grouping by default). The population version hashes
     all three names, so contexts built with different components never mix."""
-    from engine.tig import PopulationIndex
+    from engine.tig.population import PopulationIndex
 
     components = components or TIGComponents()
     extractor, canonicaliser = _engine_text_components(components)
@@ -258,7 +258,7 @@ def tig_components_for_new_run(*, task_set: TaskSet, requested: Mapping[str, str
 
 
 def tig_context_key(model_x_id: int, model_y_id: int, version: str) -> str:
-    from engine.tig import pair_context_key
+    from engine.tig.population import pair_context_key
 
     return f"tig:{pair_context_key((str(model_x_id), str(model_y_id)))}@{version}"
 

@@ -28,7 +28,6 @@ from django.utils import timezone
 
 from engine.c2 import prompts
 from engine.c2.rater import RUBRIC_VERSION, is_rerate_sample
-from engine.c2.tasks import C2TaskType
 from engine.providers.client import temperature_check
 from leaderboard.c2.models import (
     CONVERGENT_TYPES,
@@ -541,7 +540,6 @@ def _unfinished_reason(run: C2Run) -> str:
 
 
 __all__ = [
-    "C2TaskType",
     "c2_prompts_execute",
     "c2_run_create",
     "c2_run_execute_inline",

@@ -6,10 +6,10 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from engine.task_construction import TABLE5_GRID, grid_with_quotas
+from engine.task_construction.grid import TABLE5_GRID, grid_with_quotas
 from leaderboard.ekphrasis import task_construction as construction
+from leaderboard.import_contract import ImportFailed
 from leaderboard.models import RejectedCandidate, SourcePool, SubjectModel, TaskSet, TaskSetBuild
-from leaderboard.records import ImportFailed
 from tests.engine.task_construction.conftest import HashEmbedder
 from tests.fakes import FakeOpenAIServer
 from tests.fakes.task_screen import screen_handler
