@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from leaderboard.runs.models import RunJob
+from leaderboard.runs.models import RunJob, TaskUnit
 
 
 class Benchmark(models.Model):
@@ -272,16 +272,11 @@ class JudgeRun(RunJob):
         return f"run {self.pk}: {self.judge_name} on {self.task_set} (budget {self.budget_per_task}, seed {self.seed})"
 
 
-class JudgeRunTask(models.Model):
-    """One task's chunk of a run: the unit a worker takes, finishes, or resumes."""
+class JudgeRunTask(TaskUnit):
+    """One task's chunk of a judge run, with the judge calls it has made."""
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="chunks")
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="+")
-    done = models.BooleanField(default=False)
     calls_done = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "task"], name="judgeruntask_unique")]
 
 
 class Comparison(models.Model):

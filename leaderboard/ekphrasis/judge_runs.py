@@ -196,14 +196,10 @@ def judge_run_unfinished_chunks(*, run_id: int) -> list[int]:
     return list(JudgeRunTask.objects.filter(run_id=run_id, done=False).order_by("pk").values_list("task_id", flat=True))
 
 
-def judge_run_unit_execute(*, run_id: int, unit_id: int) -> bool:
-    return judge_run_task_execute(run_id=run_id, task_id=unit_id)
-
-
 #: A judge run's units are its tasks' chunks (leaderboard.runs.lifecycle).
 JUDGE_RUN_JOB = JobKind(
-    name="judge_run", model="leaderboard.JudgeRun", unit_name="task",
-    pending_units=f"{__name__}.judge_run_unfinished_chunks", execute_unit=f"{__name__}.judge_run_unit_execute",
+    name="judge_run", model="leaderboard.JudgeRun", unit_name="task", unit_arg="task_id",
+    pending_units=f"{__name__}.judge_run_unfinished_chunks", execute_unit=f"{__name__}.judge_run_task_execute",
     finalise=f"{__name__}.judge_run_finalise",
 )
 
