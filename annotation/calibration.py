@@ -48,8 +48,9 @@ from engine.calibration_views import (
     views_by_dimension,
 )
 from leaderboard.csv_cells import csv_text
+from leaderboard.ekphrasis.models import Comparison, LeaderboardSnapshot
 from leaderboard.exports import tex_escape
-from leaderboard.models import Comparison, LeaderboardSnapshot, Response
+from leaderboard.models import Response
 
 __all__ = ["calibration_inputs", "calibration_payload", "calibration_record_ensure"]
 

@@ -78,7 +78,7 @@ def _campaign_state(campaign: Campaign) -> tuple[str, str]:
 
 
 def _judge_state(campaign: Campaign) -> str:
-    from leaderboard.models import JudgeRun
+    from leaderboard.ekphrasis.models import JudgeRun
 
     state = JudgeRun.objects.filter(task_set_id=campaign.task_set_id).aggregate(
         done=Count("pk", filter=Q(status=JudgeRun.Status.DONE), distinct=True),

@@ -24,23 +24,26 @@ from rest_framework.response import Response
 
 from leaderboard import selectors
 from leaderboard.api_contract import (
+    MAX_SEED,
     AdminOnly,
     ApiListView,
     ApiView,
     IdFilter,
+    ImportSummaryOutput,
     error_responses,
+    import_summary,
     not_modified_or,
     text_download,
 )
 from leaderboard.ekphrasis import judge_runs, results
-from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
+from leaderboard.ekphrasis.models import Comparison, JudgeRun, LeaderboardSnapshot
+from leaderboard.models import Benchmark, SubjectModel, TaskSet
 from leaderboard.runs.api import RunCreateApi, RunUnitListApi, run_operation_apis, run_read_apis
 from leaderboard.runs.serializers import run_detail_output, run_output, run_progress_output
 from leaderboard.services import api_operations
 from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
 
 #: Seeds and other integers the API takes are bounded so that every database column can hold them.
-MAX_SEED = 2**31 - 1
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -119,21 +122,6 @@ class TaskSetVersionCreateApi(ApiView):
         data.is_valid(raise_exception=True)
         new = api_operations.task_set_version_create(task_set=task_set, **data.validated_data)
         return Response(TaskSetOutput(new).data, status=status.HTTP_201_CREATED)
-
-
-class ImportSummaryOutput(serializers.Serializer):
-    task_set = serializers.IntegerField()
-    created = serializers.IntegerField()
-    updated = serializers.IntegerField()
-    unchanged = serializers.IntegerField()
-    flagged_for_llm_split = serializers.IntegerField()
-    summary = serializers.CharField()
-
-
-def import_summary(task_set: TaskSet, summary) -> dict:
-    return {"task_set": task_set.pk, "created": summary.created, "updated": summary.updated,
-            "unchanged": summary.unchanged, "flagged_for_llm_split": summary.flagged_for_llm_split,
-            "summary": str(summary)}
 
 
 class TaskImportApi(ApiView):

@@ -13,11 +13,13 @@ from rest_framework import serializers
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from leaderboard.api import MAX_SEED, ImportSummaryOutput, import_summary
 from leaderboard.api_contract import (
+    MAX_SEED,
     AdminOnly,
     ApiView,
+    ImportSummaryOutput,
     error_responses,
+    import_summary,
     not_modified_or,
 )
 from leaderboard.c2 import selectors

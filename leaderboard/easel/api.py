@@ -13,8 +13,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 
 from engine.easel.simulated import SKILL_RANGE
-from leaderboard.api import MAX_SEED
-from leaderboard.api_contract import ApiListView, ApiView, error_responses, not_modified_or
+from leaderboard.api_contract import MAX_SEED, ApiListView, ApiView, error_responses, not_modified_or
 from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.providers import code_version

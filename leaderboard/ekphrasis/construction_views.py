@@ -13,9 +13,9 @@ from leaderboard import selectors
 from leaderboard.ekphrasis import construction_diagnostics as diagnostics
 from leaderboard.ekphrasis import launch_gates
 from leaderboard.ekphrasis import task_construction as construction
+from leaderboard.ekphrasis.models import JudgeRun, RejectedCandidate, SourcePool, TaskSetBuild
 from leaderboard.forms import ReasonForm, SourcePoolImportForm, TaskSetBuildForm
 from leaderboard.import_contract import ImportFailed
-from leaderboard.models import JudgeRun, RejectedCandidate, SourcePool, TaskSetBuild
 from leaderboard.roles import is_admin, require_admin, require_researcher
 
 

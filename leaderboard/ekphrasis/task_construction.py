@@ -24,8 +24,9 @@ from engine.task_construction.grid import TABLE5_GRID, GridError, SubtypeGrid
 from engine.task_construction.keep import ModelScreen, OfflineScreen
 from engine.task_construction.pools import PoolInvalid, PoolRecord, pool_from_rows
 from engine.task_construction.pools import SourcePool as EnginePool
+from leaderboard.ekphrasis.models import RejectedCandidate, SourcePool, TaskSetBuild
 from leaderboard.import_contract import ImportFailed, RecordError
-from leaderboard.models import RejectedCandidate, SourcePool, SubjectModel, Task, TaskSet, TaskSetBuild
+from leaderboard.models import SubjectModel, Task, TaskSet
 from leaderboard.records import read_pool_rows
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish

@@ -20,7 +20,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from leaderboard.ekphrasis.checklists import checklist_item_revise
-from leaderboard.models import AtomExtraction, ChecklistItem, Response, SubjectModel, Task, TaskSet, TIGBuild
+from leaderboard.ekphrasis.models import AtomExtraction, ChecklistItem, TIGBuild
+from leaderboard.models import Response, SubjectModel, Task, TaskSet
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish
 from leaderboard.runs.starting import run_start

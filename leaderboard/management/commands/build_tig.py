@@ -4,6 +4,7 @@ import time
 
 from django.core.management.base import CommandError
 
+from leaderboard.ekphrasis.models import TIGBuild
 from leaderboard.ekphrasis.tig import (
     OFFLINE_EMBEDDER,
     OFFLINE_EXTRACTOR,
@@ -13,7 +14,6 @@ from leaderboard.ekphrasis.tig import (
 )
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.management.progress_bar import progress_bar
-from leaderboard.models import TIGBuild
 
 
 class Command(TaskSetCommand):
