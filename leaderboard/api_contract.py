@@ -80,11 +80,11 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
 def _leaderboard_domain_errors() -> tuple[type[Exception], ...]:
     """The leaderboard's configuration errors: a request the domain refuses (400 ``run_invalid``)."""
     from leaderboard.easel.services import ImageImportError, SuiteConflict
-    from leaderboard.ekphrasis.tig import TIGConfigurationError
     from leaderboard.providers import UnknownJudge
     from leaderboard.runs.errors import RunConfigurationError
 
-    return (RunConfigurationError, TIGConfigurationError, SuiteConflict, ImageImportError, UnknownJudge)
+    # a TIG configuration error is a RunConfigurationError
+    return (RunConfigurationError, SuiteConflict, ImageImportError, UnknownJudge)
 
 
 _DRF_CODES = {

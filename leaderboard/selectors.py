@@ -344,8 +344,9 @@ def judge_model_scores(*, task_set: TaskSet, dimension: str) -> dict[int, float]
 def tig_component_choices() -> tuple[list[str], list[str]]:
     """Extractors (offline, then judge-role models with an endpoint) and embedders (MiniLM, then
     embedder-role models with an endpoint) a TIG build may use."""
-    from leaderboard.ekphrasis.tig import OFFLINE_EMBEDDER, OFFLINE_EXTRACTOR
+    from leaderboard.ekphrasis.tig import OFFLINE_EXTRACTOR
     from leaderboard.models import SubjectModel
+    from leaderboard.providers import OFFLINE_EMBEDDER
 
     return (
         [OFFLINE_EXTRACTOR, *provider_model_names(SubjectModel.Role.JUDGE)],

@@ -15,13 +15,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from leaderboard.ekphrasis.checklists import checklist_item_revise
 from leaderboard.ekphrasis.models import AtomExtraction, ChecklistItem, TIGBuild
 from leaderboard.models import Response, SubjectModel, Task, TaskSet
+from leaderboard.providers import OFFLINE_EMBEDDER, provider_client_for, text_embedder_named
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish
 from leaderboard.runs.starting import run_start
@@ -121,7 +121,6 @@ def task_ideas(task: Task) -> list[dict]:
 
 
 OFFLINE_EXTRACTOR = "offline"  # the rule-based extractor: the labelled fallback (App. G.2 without a provider)
-OFFLINE_EMBEDDER = "minilm"  # all-MiniLM-L6-v2 run in numpy (engine.embed)
 EMBEDDING_CANONICALISER = "embedding"  # synonyms grouped by embedding similarity (the offline path, App. G.2)
 LLM_CANONICALISER = "llm"  # the extractor model groups synonyms, validated and repaired (App. G.2)
 
@@ -191,7 +190,6 @@ def _engine_text_components(components: TIGComponents) -> tuple:
     if components.extractor == OFFLINE_EXTRACTOR:
         return None, None
     from engine.tig.llm import LLMCanonicaliser, LLMExtractor
-    from leaderboard.providers import provider_client_for
 
     model = _provider_model(components.extractor, SubjectModel.Role.JUDGE, "extractor")
     name = model.provider_id or model.display_name
@@ -199,22 +197,6 @@ def _engine_text_components(components: TIGComponents) -> tuple:
     if components.canonicaliser == EMBEDDING_CANONICALISER:
         return extractor, None
     return extractor, LLMCanonicaliser(provider_client_for(model, cache_name="tig-canonical"), model=name)
-
-
-def text_embedder_named(name: str):
-    """The engine embedder a name selects: ``"minilm"`` (offline) or an embedder-role model (also used by C² Originality)."""
-    from engine.embed import text_embedder
-
-    if name == OFFLINE_EMBEDDER:
-        return text_embedder(OFFLINE_EMBEDDER, cache_dir=settings.ATELIER_EMBED_CACHE_DIR)
-    from leaderboard.providers import provider_client_for
-
-    model = _provider_model(name, SubjectModel.Role.EMBEDDER, "embedder")
-    # the embedding cache (keyed by backend, model and text) is the one persistent store of vectors
-    return text_embedder(
-        "openai", cache_dir=settings.ATELIER_EMBED_CACHE_DIR, client=provider_client_for(model, cache_name=None),
-        model=model.provider_id or model.display_name,
-    )
 
 
 def task_population_index(

@@ -6,7 +6,6 @@ from django.core.management.base import CommandError
 
 from leaderboard.ekphrasis.models import TIGBuild
 from leaderboard.ekphrasis.tig import (
-    OFFLINE_EMBEDDER,
     OFFLINE_EXTRACTOR,
     TIGConfigurationError,
     tig_build_create,
@@ -14,6 +13,7 @@ from leaderboard.ekphrasis.tig import (
 )
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.management.progress_bar import progress_bar
+from leaderboard.providers import OFFLINE_EMBEDDER
 
 
 class Command(TaskSetCommand):
