@@ -21,7 +21,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.utils import timezone
 
 from annotation.errors import AssignmentClosed, CampaignNotOpen, NotAllowed, NotFound
-from annotation.models import Assignment, Campaign, CampaignAnnotator, Participant
+from annotation.models import Assignment, Campaign, CampaignAnnotator
+from annotation.panel_models import Participant
 from annotation.participant_state import participant_at_work_filter
 from leaderboard.roles import is_annotator
 

@@ -417,7 +417,7 @@ class SnapshotCalibratedApi(ApiView):
                               **error_responses(404)})
     def get(self, request, pk: int):
         from annotation import calibration
-        from leaderboard.models import LeaderboardSnapshot
+        from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
         query = self.CalibratedQuery(data=request.query_params)
         query.is_valid(raise_exception=True)

@@ -27,7 +27,7 @@ from annotation import calibration, selectors
 from annotation.judge_join import LEADERBOARD_DIMENSION
 from engine.bundle.manifest import BundleWriter
 from engine.calibration_views import ALPHA, STYLE_BOOTSTRAP
-from leaderboard.models import LeaderboardSnapshot
+from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
 LABELS = "records/human_labels.jsonl"
 #: Hex digits of an annotator's keyed hash: 64 bits, no collision among any campaign's annotators.

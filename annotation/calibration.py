@@ -38,25 +38,21 @@ from annotation.kinds.text_pairwise import PRIMARY_FIELD
 from annotation.models import CalibrationRecord, Campaign, CampaignKind, CampaignProgress, Dimension
 from engine.calibration_views import (
     ALPHA,
-    FIT_ERRORS,
     LABEL_VALUE,
     RANK_SETS,
-    STYLE_BOOTSTRAP,
     VIEWS,
     CalibrationInputs,
-    DimensionData,
     HumanItem,
     JudgeVerdict,
-    dimension_views,
     joined_inputs,
     views_by_dimension,
 )
 from leaderboard.csv_cells import csv_text
+from leaderboard.ekphrasis.models import Comparison, LeaderboardSnapshot
 from leaderboard.exports import tex_escape
-from leaderboard.models import Comparison, LeaderboardSnapshot, Response
+from leaderboard.models import Response
 
-__all__ = ["ALPHA", "FIT_ERRORS", "LABEL_VALUE", "STYLE_BOOTSTRAP", "VIEWS", "CalibrationInputs", "DimensionData",
-           "calibration_inputs", "calibration_payload", "calibration_record_ensure", "dimension_views"]
+__all__ = ["calibration_inputs", "calibration_payload", "calibration_record_ensure"]
 
 VIEW_NAMES = {"judge_only": "Judge only", "people_only": "People only", "calibrated": "Calibrated by people"}
 #: The response field whose style the style-controlled fit of each dimension reads.
@@ -167,7 +163,7 @@ def calibration_record_ensure(*, snapshot: LeaderboardSnapshot, campaign: Campai
     found = CalibrationRecord.objects.filter(snapshot=snapshot, campaign=campaign, label_version=version).first()
     if found is not None:
         return found
-    from leaderboard.ekphrasis.judge_runs import code_version
+    from leaderboard.providers import code_version
 
     payload = calibration_payload(snapshot=snapshot, campaign=campaign)
     try:

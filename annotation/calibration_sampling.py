@@ -161,7 +161,7 @@ def campaign_calibration_plan(*, campaign, dimensions: Sequence[str], tasks: Seq
     samples it by the classical rule)."""
     from annotation import calibration
     from engine.calibration import ppi_bradley_terry
-    from leaderboard.models import LeaderboardSnapshot
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
     snapshot = (LeaderboardSnapshot.objects.filter(run__task_set_id=campaign.task_set_id)
                 .select_related("run").order_by("-created_at", "-pk").first())

@@ -33,6 +33,7 @@ from django.db.models import Count, F, Max, Q
 
 from annotation import dashboard_tallies, judge_join, selectors
 from annotation.models import Campaign, CampaignProgress
+from leaderboard.selectors import judge_pair_outcomes
 
 #: Seconds a cached dashboard is kept (bounds memory; correctness comes from the key).
 DASHBOARD_TTL_S = 600
@@ -77,7 +78,7 @@ def _campaign_state(campaign: Campaign) -> tuple[str, str]:
 
 
 def _judge_state(campaign: Campaign) -> str:
-    from leaderboard.models import JudgeRun
+    from leaderboard.ekphrasis.models import JudgeRun
 
     state = JudgeRun.objects.filter(task_set_id=campaign.task_set_id).aggregate(
         done=Count("pk", filter=Q(status=JudgeRun.Status.DONE), distinct=True),
@@ -97,10 +98,10 @@ def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], judge_join.Ind
     from leaderboard.selectors import latest_snapshot
 
     def read(code: str) -> judge_join.IndexedOutcomes:
-        return judge_join.IndexedOutcomes(selectors.judge_pair_outcomes(task_set=campaign.task_set, dimension=code))
+        return judge_join.IndexedOutcomes(judge_pair_outcomes(task_set=campaign.task_set, dimension=code))
 
     def source(dimension: str) -> judge_join.IndexedOutcomes:
-        code = selectors.LEADERBOARD_DIMENSION.get(dimension, dimension)
+        code = judge_join.LEADERBOARD_DIMENSION.get(dimension, dimension)
         snapshot = latest_snapshot(task_set=campaign.task_set, dimension=code)
         if snapshot is None:
             return read(code)  # no run: nothing to keep

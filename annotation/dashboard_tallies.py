@@ -40,6 +40,7 @@ from annotation.counted_labels import counted_labels
 from annotation.judge_join import HumanPair
 from annotation.kinds import kind_for
 from annotation.models import Adjudication, Assignment, Campaign, CampaignKind, Dimension, PairwiseLabel
+from annotation.validation_dashboards import validation_panel
 from engine import agreement
 
 #: The kinds whose dashboard is computed here (the others keep :func:`selectors.campaign_dashboard`).
@@ -322,7 +323,7 @@ def campaign_dashboard_tallied(
             rows.append(row("All dimensions", everything, list(tallies.annotators)))
     else:
         rows.append(row(kind.title, everything, list(tallies.annotators)))
-    extras: dict[str, Any] = {"validation": selectors.validation_panel(campaign=campaign)}
+    extras: dict[str, Any] = {"validation": validation_panel(campaign=campaign)}
     pairs = human_pairs(tallies=tallies, k=k)
     extras["judge"] = selectors.judge_extras(campaign, items, pairs, judge_outcomes, judge_scores, judge_conditions)
 

@@ -265,7 +265,7 @@ DEMO_LAUNCH_OVERRIDE = ("DEMO DATA: the demo's simulated judge run is validated 
 
 def _demo_launch_override(task_set: TaskSet) -> None:
     """Record the demo's labelled override when the demo run's gates fail (a real launch would stop here)."""
-    from leaderboard.models import LaunchGateOverride
+    from leaderboard.ekphrasis.models import LaunchGateOverride
     from leaderboard.selectors import judge_run_launch_gates, launch_gate_run_for
 
     run = launch_gate_run_for(task_set=task_set)
@@ -427,7 +427,7 @@ def _novelty_ablation_run(campaign: Campaign) -> dict:
 
 def _checklist_cues(task_set: TaskSet) -> dict[tuple[str, str], list[str]]:
     """The task's active checklist items per dimension, as reference cues for the pairwise items."""
-    from leaderboard.models import ChecklistItem
+    from leaderboard.ekphrasis.models import ChecklistItem
 
     names = {"U": Dimension.USEFULNESS.value, "E": Dimension.EXPRESSIVENESS.value, "N": Dimension.NOVELTY.value}
     cues: dict[tuple[str, str], list[str]] = {}

@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from annotation import item_creation, participants, services
 from annotation.demo import _demo_launch_override
-from annotation.models import Campaign, CampaignKind, Dimension, Participant
+from annotation.models import Campaign, CampaignKind, Dimension
+from annotation.panel_models import Participant
 from annotation.panels import PanelEntry
 from annotation.training import training_answer
 from leaderboard.models import Response, TaskSet

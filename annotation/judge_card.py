@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from annotation.models import CalibrationRecord
-from leaderboard.models import LeaderboardSnapshot
+from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
 
 @dataclass

@@ -12,7 +12,8 @@ from django.db import transaction
 
 from annotation.errors import AblationInvalid
 from annotation.models import Campaign, CampaignKind, Dimension, Item
-from leaderboard.models import JudgeRun, Response, Task
+from leaderboard.ekphrasis.models import JudgeRun
+from leaderboard.models import Response, Task
 
 __all__ = ["novelty_ablation_pairs", "novelty_ablation_runs_create", "novelty_ablation_runs_start"]
 

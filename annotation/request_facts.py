@@ -41,8 +41,8 @@ from annotation.models import (
     CampaignAnnotator,
     CampaignProgress,
     Item,
-    Participant,
 )
+from annotation.panel_models import Participant
 from annotation.participant_state import (
     participant_at_quota_filter,
     participant_at_work_filter,

@@ -24,9 +24,6 @@ from annotation.annotator_quality import AnnotatorQuality, annotator_quality
 from annotation.consensus import Stat, majority
 from annotation.counted_labels import counted_labels
 from annotation.judge_join import (
-    HUMAN_BT_FALLBACK_L2 as HUMAN_BT_FALLBACK_L2,  # the join's names stay reachable here
-)
-from annotation.judge_join import (
     LEADERBOARD_DIMENSION,
     HumanPair,
     IndexedOutcomes,

@@ -47,16 +47,7 @@ from annotation.errors import (
     NotFound,
     SubmissionConflict,
 )
-from annotation.item_creation import (
-    ItemSpec,
-    _item_content_changed,
-    campaign_content_refresh,
-    item_gold_set,
-    items_create,
-    items_create_image_pairs,
-    items_create_validation_pairs,
-    items_import_jsonl,
-)
+from annotation.item_creation import _item_content_changed
 from annotation.kinds import kind_for
 from annotation.kinds.base import validate_time_on_item
 from annotation.locking import row_locks_available as _has_row_locks
@@ -72,11 +63,6 @@ from annotation.models import (
     ItemSlot,
     Label,
     LabelRevision,
-)
-from annotation.novelty_ablation import (
-    novelty_ablation_pairs,
-    novelty_ablation_runs_create,
-    novelty_ablation_runs_start,
 )
 from annotation.participant_release import participant_complete_by_user
 from annotation.progress import campaign_version_bump, submission_counted
@@ -721,7 +707,6 @@ def render_placeholder_create(*, response: Response, seed: int = 0) -> Render:
 
 
 __all__ = [
-    "ItemSpec",
     "Submission",
     "adjudication_request",
     "adjudication_resolve",
@@ -732,18 +717,9 @@ __all__ = [
     "calibration_example_add",
     "campaign_annotators_add",
     "campaign_assignment_ttl",
-    "campaign_content_refresh",
     "campaign_create",
     "campaign_launch_gates_check",
     "campaign_status_set",
-    "item_gold_set",
-    "items_create",
-    "items_create_image_pairs",
-    "items_create_validation_pairs",
-    "items_import_jsonl",
     "label_submit",
-    "novelty_ablation_pairs",
-    "novelty_ablation_runs_create",
-    "novelty_ablation_runs_start",
     "render_placeholder_create",
 ]

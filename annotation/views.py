@@ -201,7 +201,7 @@ def snapshot_calibration(request, pk: int):
     calibrated by people side by side, per dimension, with the style-controlled toggle."""
     from annotation import calibration
     from annotation.judge_card import judge_card_for
-    from leaderboard.models import LeaderboardSnapshot
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
     require_researcher(request.user)
     snapshot = LeaderboardSnapshot.objects.select_related("run__task_set").filter(pk=pk).first()
@@ -224,7 +224,7 @@ def snapshot_calibration(request, pk: int):
 @require_GET
 def snapshot_calibration_export(request, pk: int, fmt: str):
     from annotation import calibration
-    from leaderboard.models import LeaderboardSnapshot
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
     require_researcher(request.user)
     snapshot = LeaderboardSnapshot.objects.select_related("run").filter(pk=pk).first()

@@ -80,7 +80,7 @@ class SiteCollector:
         from annotation.models import Assignment
         from leaderboard.c2.models import C2Run, C2Sample
         from leaderboard.easel.models import EaselRun
-        from leaderboard.models import JudgeRun
+        from leaderboard.ekphrasis.models import JudgeRun
 
         now = timezone.now()
         labels = GaugeMetricFamily("atelier_campaign_labels_last_minute",

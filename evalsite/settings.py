@@ -293,8 +293,8 @@ SPECTACULAR_SETTINGS = {
     # One name per distinct choice set (several models share a set, e.g. judge and C² run statuses).
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "leaderboard.runs.models.RunStatus",  # one Status for every kind of run
-        "CallStatusEnum": "leaderboard.models.Comparison.Status",
-        "ComparisonKindEnum": "leaderboard.models.Comparison.Kind",
+        "CallStatusEnum": "leaderboard.ekphrasis.models.Comparison.Status",
+        "ComparisonKindEnum": "leaderboard.ekphrasis.models.Comparison.Kind",
         "EaselEpisodeStatusEnum": "leaderboard.easel.models.EaselEpisode.Status",
         "EaselEpisodeKindEnum": ["reconstruction", "semantic"],
         "EaselStepKindEnum": "leaderboard.easel.models.EaselStep.Kind",

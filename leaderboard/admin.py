@@ -6,23 +6,18 @@ from django.template.response import TemplateResponse
 from django.urls import path
 
 from leaderboard.ekphrasis.checklists import checklist_item_revise
-from leaderboard.forms import ResponseImportForm, SubjectModelAdminForm, TaskImportForm
-from leaderboard.models import (
-    Benchmark,
+from leaderboard.ekphrasis.models import (
     ChecklistItem,
     Comparison,
     JudgeRun,
     LaunchGateOverride,
     RejectedCandidate,
-    Render,
-    Response,
     SourcePool,
-    SubjectModel,
-    Task,
-    TaskSet,
     TaskSetBuild,
 )
-from leaderboard.records import ImportFailed
+from leaderboard.forms import ResponseImportForm, SubjectModelAdminForm, TaskImportForm
+from leaderboard.import_contract import ImportFailed
+from leaderboard.models import Benchmark, Render, Response, SubjectModel, Task, TaskSet
 from leaderboard.roles import require_admin
 from leaderboard.services.catalogue import responses_import, tasks_import
 

@@ -17,35 +17,33 @@ from django.db.models import Max
 from django.shortcuts import get_object_or_404
 from django.utils.http import quote_etag
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from leaderboard import selectors
 from leaderboard.api_contract import (
+    MAX_SEED,
     AdminOnly,
     ApiListView,
     ApiView,
     IdFilter,
+    ImportSummaryOutput,
     error_responses,
+    import_summary,
     not_modified_or,
     text_download,
 )
 from leaderboard.ekphrasis import judge_runs, results
-from leaderboard.models import Benchmark, Comparison, JudgeRun, LeaderboardSnapshot, SubjectModel, TaskSet
-from leaderboard.runs.api import (
-    RunCreateApi,
-    RunProgressOutput,
-    RunUnitListApi,
-    run_operation_apis,
-    run_read_apis,
-)
+from leaderboard.ekphrasis.models import Comparison, JudgeRun, LeaderboardSnapshot
+from leaderboard.models import Benchmark, SubjectModel, TaskSet
+from leaderboard.runs.api import RunCreateApi, RunUnitListApi, run_operation_apis, run_read_apis
+from leaderboard.runs.serializers import run_detail_output, run_output, run_progress_output
 from leaderboard.services import api_operations
 from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
 
 #: Seeds and other integers the API takes are bounded so that every database column can hold them.
-MAX_SEED = 2**31 - 1
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -124,21 +122,6 @@ class TaskSetVersionCreateApi(ApiView):
         data.is_valid(raise_exception=True)
         new = api_operations.task_set_version_create(task_set=task_set, **data.validated_data)
         return Response(TaskSetOutput(new).data, status=status.HTTP_201_CREATED)
-
-
-class ImportSummaryOutput(serializers.Serializer):
-    task_set = serializers.IntegerField()
-    created = serializers.IntegerField()
-    updated = serializers.IntegerField()
-    unchanged = serializers.IntegerField()
-    flagged_for_llm_split = serializers.IntegerField()
-    summary = serializers.CharField()
-
-
-def import_summary(task_set: TaskSet, summary) -> dict:
-    return {"task_set": task_set.pk, "created": summary.created, "updated": summary.updated,
-            "unchanged": summary.unchanged, "flagged_for_llm_split": summary.flagged_for_llm_split,
-            "summary": str(summary)}
 
 
 class TaskImportApi(ApiView):
@@ -285,31 +268,15 @@ class SubjectModelUpdateApi(ApiView):
 # ---------------------------------------------------------------- judge runs
 
 
-class JudgeRunOutput(serializers.ModelSerializer):
-    task_set = serializers.IntegerField(source="task_set_id")
-
-    class Meta:
-        model = JudgeRun
-        fields = ["id", "task_set", "judge_name", "is_simulated", "dimensions", "budget_per_task", "seed",
-                  "novelty_anchor", "code_version", "status", "tasks_total", "tasks_done", "calls_planned",
-                  "calls_done", "error", "created_at", "started_at", "finished_at"]
-
-
-class JudgeRunProgressOutput(RunProgressOutput):
-    """The live status the run page polls."""
-
-    tasks_done = serializers.IntegerField()
-    tasks_total = serializers.IntegerField()
-    calls_done = serializers.IntegerField()
-    calls_planned = serializers.IntegerField()
-    comparisons = serializers.DictField(child=serializers.IntegerField())
-    snapshot = serializers.IntegerField(allow_null=True)
-    fixed_pairs = serializers.IntegerField()
-
-
-class JudgeRunDetailOutput(serializers.Serializer):
-    run = JudgeRunOutput()
-    progress = JudgeRunProgressOutput()
+JudgeRunOutput = run_output(JudgeRun, fields=[
+    "id", "task_set", "judge_name", "is_simulated", "dimensions", "budget_per_task", "seed", "novelty_anchor",
+    "code_version", "status", "tasks_total", "tasks_done", "calls_planned", "calls_done", "error", "created_at",
+    "started_at", "finished_at"])
+JudgeRunProgressOutput = run_progress_output(
+    "JudgeRunProgressOutput", counters=("tasks_done", "tasks_total", "calls_done", "calls_planned"),
+    doc="The live status the run page polls.", comparisons=serializers.DictField(child=serializers.IntegerField()),
+    snapshot=serializers.IntegerField(allow_null=True), fixed_pairs=serializers.IntegerField())
+JudgeRunDetailOutput = run_detail_output("JudgeRunDetailOutput", run=JudgeRunOutput, progress=JudgeRunProgressOutput)
 
 
 def _judge_run_detail(run: JudgeRun) -> dict:
@@ -331,12 +298,10 @@ class JudgeRunInput(serializers.Serializer):
     novelty_anchor = serializers.ChoiceField(choices=["tig", "generic"], default="tig")
 
 
-@extend_schema_view(post=extend_schema(operation_id="judge_runs_create", request=JudgeRunInput,
-                                       responses={201: JudgeRunDetailOutput, **error_responses(404)}))
 class JudgeRunCreateApi(RunCreateApi):
     """Create and queue a judge run (researchers). The same checks as the page's form and the CLI."""
 
-    Input = JudgeRunInput
+    Input, detail_output, operation_id = JudgeRunInput, JudgeRunDetailOutput, "judge_runs_create"
     detail = staticmethod(_judge_run_detail)
 
     def create(self, values: dict, *, created_by) -> JudgeRun:
@@ -363,31 +328,18 @@ class ComparisonOutput(serializers.ModelSerializer):
                   "judged_at"]
 
 
-class ComparisonFilter(django_filters.FilterSet):
-    dimension = django_filters.ChoiceFilter(choices=[("U", "U"), ("E", "E"), ("N", "N")])
-    status = django_filters.ChoiceFilter(choices=Comparison.Status.choices)
-    kind = django_filters.ChoiceFilter(choices=Comparison.Kind.choices)
-    task = django_filters.CharFilter(field_name="task__external_id")
-
-    class Meta:
-        model = Comparison
-        fields = ["dimension", "status", "kind", "task"]
-
-
 class JudgeRunComparisonListApi(RunUnitListApi):
     """The run's comparisons (pairwise judge calls), newest first."""
 
     serializer_class = ComparisonOutput
-    filterset_class = ComparisonFilter
-    run_model, unit_model = JudgeRun, Comparison
+    run_model, unit_model, operation_id = JudgeRun, Comparison, "judge_runs_comparisons_list"
+    filters = {"dimension": django_filters.ChoiceFilter(choices=[("U", "U"), ("E", "E"), ("N", "N")]),
+               "status": django_filters.ChoiceFilter(choices=Comparison.Status.choices),
+               "kind": django_filters.ChoiceFilter(choices=Comparison.Kind.choices),
+               "task": django_filters.CharFilter(field_name="task__external_id")}
 
     def units(self, run):
         return Comparison.objects.filter(run=run).select_related("task", "model_x", "model_y")
-
-    @extend_schema(operation_id="judge_runs_comparisons_list",
-                   responses={200: ComparisonOutput(many=True), **error_responses(404)})
-    def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
 
 
 # ---------------------------------------------------------------- leaderboard snapshots

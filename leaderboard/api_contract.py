@@ -42,6 +42,8 @@ EXPORT_MEDIA = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "app
 
 #: Default rate of writes authenticated by an API token, per user (override: ATELIER_API_TOKEN_WRITE_RATE).
 DEFAULT_TOKEN_WRITE_RATE = "60/minute"
+#: The largest seed a run takes (every protocol's create input and command).
+MAX_SEED = 2**31 - 1
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -78,11 +80,11 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
 def _leaderboard_domain_errors() -> tuple[type[Exception], ...]:
     """The leaderboard's configuration errors: a request the domain refuses (400 ``run_invalid``)."""
     from leaderboard.easel.services import ImageImportError, SuiteConflict
-    from leaderboard.ekphrasis.tig import TIGConfigurationError
     from leaderboard.providers import UnknownJudge
     from leaderboard.runs.errors import RunConfigurationError
 
-    return (RunConfigurationError, TIGConfigurationError, SuiteConflict, ImageImportError, UnknownJudge)
+    # a TIG configuration error is a RunConfigurationError
+    return (RunConfigurationError, SuiteConflict, ImageImportError, UnknownJudge)
 
 
 _DRF_CODES = {
@@ -261,3 +263,18 @@ def not_modified_or(request, etag: str, body: dict) -> Response:
     if quoted in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
         return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": quoted})
     return Response(body, headers={"ETag": quoted})
+
+
+class ImportSummaryOutput(serializers.Serializer):
+    task_set = serializers.IntegerField()
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    flagged_for_llm_split = serializers.IntegerField()
+    summary = serializers.CharField()
+
+
+def import_summary(task_set, summary) -> dict:
+    return {"task_set": task_set.pk, "created": summary.created, "updated": summary.updated,
+            "unchanged": summary.unchanged, "flagged_for_llm_split": summary.flagged_for_llm_split,
+            "summary": str(summary)}

@@ -1,9 +1,17 @@
+from importlib import import_module
+
 from django.apps import AppConfig
 
 
 class LeaderboardConfig(AppConfig):
     name = "leaderboard"
     verbose_name = "Benchmarks and leaderboards"
+
+    def import_models(self) -> None:
+        """The catalogue's models (``leaderboard.models``), then Ekphrasis's (``leaderboard.ekphrasis.models``,
+        a plain package under this app label: its models keep their tables and migrations here)."""
+        super().import_models()
+        import_module("leaderboard.ekphrasis.models")
 
     def ready(self) -> None:
         from leaderboard.ekphrasis import judge_runs, task_construction, tig

@@ -116,7 +116,7 @@ def demo_accounts_create() -> dict[str, str | None]:
 def demo_judge_run(*, task_set: TaskSet, progress=None):
     """Judge the demo set with the labelled simulated judge through the real pipeline (idempotent)."""
     from leaderboard.ekphrasis import judge_runs
-    from leaderboard.models import JudgeRun
+    from leaderboard.ekphrasis.models import JudgeRun
 
     # fixed-pair runs (the demo's Novelty ablation) are not the leaderboard run
     runs = JudgeRun.objects.filter(task_set=task_set, judge_name="simulated").exclude(config__has_key="fixed_pairs")

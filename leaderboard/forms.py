@@ -136,7 +136,7 @@ class TaskSetBuildForm(forms.Form):
         return [(cell, self[name]) for cell, name in self.quota_fields]
 
     def chosen_grid(self):
-        from engine.task_construction import grid_with_quotas
+        from engine.task_construction.grid import grid_with_quotas
 
         quotas = {cell.cell_id: self.cleaned_data[name] for cell, name in self.quota_fields}
         changed = any(quotas[c.cell_id] != c.quota for c in self.grid.cells)

@@ -13,6 +13,7 @@ from django.conf import settings
 
 from engine.judge.simulated import SIMULATED_JUDGE_NAME
 from leaderboard.models import SubjectModel
+from leaderboard.runs.errors import RunConfigurationError
 
 __all__ = [
     "UnknownJudge", "code_version", "judge_choices", "judge_is_simulated", "judge_model_for", "provider_client_for",
@@ -101,3 +102,31 @@ def provider_client_for(model: SubjectModel, *, temperature: float = 0.0, cache_
 def provider_model_names(role: str) -> list[str]:
     """Display names of the models of ``role`` that have an endpoint to call."""
     return list(SubjectModel.objects.filter(role=role).exclude(base_url="").values_list("display_name", flat=True))
+
+
+#: The offline text embedder: all-MiniLM-L6-v2 run in numpy (engine.embed). Any other name is an embedder-role model.
+OFFLINE_EMBEDDER = "minilm"
+
+
+def embedder_model_for(name: str) -> SubjectModel:
+    """The embedder-role model of that display name; a :class:`RunConfigurationError` naming the choices otherwise."""
+    model = SubjectModel.objects.filter(display_name=name, role=SubjectModel.Role.EMBEDDER).first()
+    if model is None:
+        known = provider_model_names(SubjectModel.Role.EMBEDDER)
+        raise RunConfigurationError(f"no embedder-role model named {name!r}; choose {OFFLINE_EMBEDDER!r} or one of: "
+                                    f"{', '.join(known) or '(none configured)'}")
+    return model
+
+
+def text_embedder_named(name: str):
+    """The engine embedder a name selects: ``"minilm"`` (offline) or an embedder-role model (TIG builds, C² Originality)."""
+    from engine.embed import text_embedder
+
+    if name == OFFLINE_EMBEDDER:
+        return text_embedder(OFFLINE_EMBEDDER, cache_dir=settings.ATELIER_EMBED_CACHE_DIR)
+    model = embedder_model_for(name)
+    # the embedding cache (keyed by backend, model and text) is the one persistent store of vectors
+    return text_embedder(
+        "openai", cache_dir=settings.ATELIER_EMBED_CACHE_DIR, client=provider_client_for(model, cache_name=None),
+        model=model.provider_id or model.display_name,
+    )

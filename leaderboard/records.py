@@ -19,7 +19,6 @@ from leaderboard.import_contract import (
     TEXT_MAX_CHARS,
     FieldRule,
     ImportFailed,
-    Record,
     RecordError,
     field_rule,
     file_records,
@@ -28,7 +27,7 @@ from leaderboard.import_contract import (
 from leaderboard.models import Render, Response, SubjectModel, Task
 
 __all__ = [
-    "ImportFailed", "Record", "RecordError", "RenderRecord", "ResponseRecord", "TaskRecord",
+    "RenderRecord", "ResponseRecord", "TaskRecord",
     "read_render_records", "read_response_records", "read_task_records",
 ]
 

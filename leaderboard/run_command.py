@@ -57,7 +57,7 @@ _non_negative = _int_at_least(0, "is negative; a seed is an integer ≥ 0")
 
 def seed_value(text: str) -> int:
     """``--seed``: an integer ≥ 0 (numpy's generators refuse negative seeds) and at most the API's bound."""
-    from leaderboard.api import MAX_SEED
+    from leaderboard.api_contract import MAX_SEED
 
     value = _non_negative(text)
     if value > MAX_SEED:

@@ -83,7 +83,7 @@ def task_set_render_get(*, task_set: TaskSet, pk: int) -> Render | None:
 
 
 def judge_run_list():
-    from leaderboard.models import JudgeRun
+    from leaderboard.ekphrasis.models import JudgeRun
 
     return JudgeRun.objects.select_related("task_set").prefetch_related("snapshots").order_by("-created_at")
 
@@ -93,7 +93,7 @@ def judge_run_progress(*, run) -> dict:
     counts, per-task chunk status, provider usage and duration."""
     from django.utils import timezone
 
-    from leaderboard.models import Comparison, JudgeRunTask
+    from leaderboard.ekphrasis.models import Comparison, JudgeRunTask
 
     counts = dict(
         Comparison.objects.filter(run=run).values_list("status").annotate(n=Count("id")).order_by()
@@ -134,7 +134,7 @@ def judge_run_progress(*, run) -> dict:
 
 
 def snapshot_list():
-    from leaderboard.models import LeaderboardSnapshot
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
     return LeaderboardSnapshot.objects.select_related("run", "run__task_set").order_by("-created_at")
 
@@ -155,7 +155,8 @@ def task_drilldown_summary(*, run, task) -> dict:
 
     from engine.bt import expected_winrate, fit_win_matrix, win_matrix
     from engine.leaderboard import LEADERBOARD_L2
-    from leaderboard.models import Comparison, SubjectModel
+    from leaderboard.ekphrasis.models import Comparison
+    from leaderboard.models import SubjectModel
 
     rows = (Comparison.objects.filter(run=run, task=task, status=Comparison.Status.OK, kind__in=["primary", "automatic"])
             .values_list("dimension", "shown_a__subject_model_id", "shown_b__subject_model_id", "winner", "confidence"))
@@ -200,7 +201,7 @@ def task_drilldown_summary(*, run, task) -> dict:
 
 def task_comparisons(*, run, task):
     """Every judgment of one task in a run, for the drill-down page."""
-    from leaderboard.models import Comparison
+    from leaderboard.ekphrasis.models import Comparison
 
     return (
         Comparison.objects.filter(run=run, task=task)
@@ -228,7 +229,7 @@ def length_diagnostics(*, task_set: TaskSet) -> dict[str, list[tuple[str, list[i
 
 
 def latest_snapshot(*, task_set: TaskSet, dimension: str | None = None):
-    from leaderboard.models import LeaderboardSnapshot
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
     snapshots = LeaderboardSnapshot.objects.filter(run__task_set=task_set).order_by("-created_at")
     if dimension:
@@ -249,7 +250,7 @@ class JudgePairOutcome:
 
 def judge_pair_outcomes(*, task_set: TaskSet, dimension: str) -> list[JudgePairOutcome]:
     """Primary judge verdicts of the latest finished run on ``task_set`` (first repeat of each pair)."""
-    from leaderboard.models import Comparison
+    from leaderboard.ekphrasis.models import Comparison
 
     snapshot = latest_snapshot(task_set=task_set, dimension=dimension)
     if snapshot is None:
@@ -297,7 +298,7 @@ class JudgeConditionOutcome:
 def judge_condition_runs(*, task_set: TaskSet, dimension: str) -> list[ConditionRun]:
     """Per condition (TIG anchors, generic anchors), the latest finished fixed-pair run on ``task_set``
     that judged ``dimension``; conditions without one are left out."""
-    from leaderboard.models import JudgeRun
+    from leaderboard.ekphrasis.models import JudgeRun
 
     runs = (
         JudgeRun.objects.filter(task_set=task_set, status=JudgeRun.Status.DONE, dimensions__contains=dimension,
@@ -317,7 +318,7 @@ def judge_condition_outcomes(*, task_set: TaskSet, dimension: str) -> list[Judge
     """Verdicts of :func:`judge_condition_runs` on their fixed pairs, each labelled with ``condition`` =
     the run's novelty anchor: the primary call (first repeat) or the automatic record of an empty
     response (App. F.2); failed calls are left out."""
-    from leaderboard.models import Comparison
+    from leaderboard.ekphrasis.models import Comparison
 
     runs = {r.run_id: r.condition for r in judge_condition_runs(task_set=task_set, dimension=dimension)}
     rows = Comparison.objects.filter(
@@ -343,8 +344,9 @@ def judge_model_scores(*, task_set: TaskSet, dimension: str) -> dict[int, float]
 def tig_component_choices() -> tuple[list[str], list[str]]:
     """Extractors (offline, then judge-role models with an endpoint) and embedders (MiniLM, then
     embedder-role models with an endpoint) a TIG build may use."""
-    from leaderboard.ekphrasis.tig import OFFLINE_EMBEDDER, OFFLINE_EXTRACTOR
+    from leaderboard.ekphrasis.tig import OFFLINE_EXTRACTOR
     from leaderboard.models import SubjectModel
+    from leaderboard.providers import OFFLINE_EMBEDDER
 
     return (
         [OFFLINE_EXTRACTOR, *provider_model_names(SubjectModel.Role.JUDGE)],
@@ -354,7 +356,7 @@ def tig_component_choices() -> tuple[list[str], list[str]]:
 
 def tig_builds_of(*, task_set: TaskSet, done: bool = False) -> QuerySet:
     """The task set's TIG builds (only finished ones with ``done``), newest first."""
-    from leaderboard.models import TIGBuild
+    from leaderboard.ekphrasis.models import TIGBuild
 
     builds = TIGBuild.objects.filter(task_set=task_set)
     if done:
@@ -390,8 +392,9 @@ def tig_viewer(*, task, pair: tuple[int, int] | None = None, build=None) -> dict
     """Graph, ranked clusters and items of a task's population (or of one pair's leave-two-out context),
     with model primary keys mapped back to display names for researchers. ``build`` (a finished
     :class:`TIGBuild`) selects the extractor and embedder; None means the offline pair."""
+    from leaderboard.ekphrasis.models import ChecklistItem
     from leaderboard.ekphrasis.tig import TIGComponents, task_population_index
-    from leaderboard.models import ChecklistItem, SubjectModel
+    from leaderboard.models import SubjectModel
 
     components = TIGComponents.of(build) if build is not None else TIGComponents()
     index = task_population_index(task, components=components)
@@ -461,7 +464,8 @@ def judge_run_launch_gates(*, run) -> dict:
     responses: ``results`` (measured value beside threshold, in order (i)–(vii)), ``ready`` (all pass),
     ``overrides`` (admins' recorded reasons) and ``cleared`` (ready, or overridden)."""
     from engine.launch_gates import GateComparison, ParsedResponse, launch_gates, launch_ready
-    from leaderboard.models import Comparison, LaunchGateOverride, SubjectModel
+    from leaderboard.ekphrasis.models import Comparison, LaunchGateOverride
+    from leaderboard.models import SubjectModel
 
     responses = Response.objects.filter(task__task_set_id=run.task_set_id, subject_model__role=SubjectModel.Role.SUBJECT)
     parsed = [
@@ -497,14 +501,14 @@ def judge_run_launch_gates(*, run) -> dict:
 def launch_gate_run_for(*, task_set: TaskSet):
     """The run human validation of ``task_set`` launches from: its latest finished leaderboard run (the
     one whose snapshot supplies the judge rankings; fixed-pair runs rank nothing). None if there is none."""
-    from leaderboard.models import JudgeRun
+    from leaderboard.ekphrasis.models import JudgeRun
 
     return (JudgeRun.objects.filter(task_set=task_set, status=JudgeRun.Status.DONE)
             .exclude(config__has_key="fixed_pairs").order_by("-finished_at", "-pk").first())
 
 
 def task_set_builds() -> QuerySet:
-    from leaderboard.models import TaskSetBuild
+    from leaderboard.ekphrasis.models import TaskSetBuild
 
     return TaskSetBuild.objects.select_related("task_set", "created_by").order_by("-created_at", "-pk")
 

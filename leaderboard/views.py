@@ -15,8 +15,9 @@ from django.views.decorators.http import require_POST
 
 from leaderboard import charts, selectors
 from leaderboard.ekphrasis import judge_runs, results, tig
+from leaderboard.ekphrasis.models import JudgeRun, LeaderboardSnapshot, TIGBuild
 from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompareForm, TIGBuildForm
-from leaderboard.models import Benchmark, JudgeRun, LeaderboardSnapshot, Task, TaskSet, TIGBuild
+from leaderboard.models import Benchmark, Task, TaskSet
 from leaderboard.providers import judge_choices
 from leaderboard.roles import is_admin, is_researcher, require_researcher
 from leaderboard.runs.starting import run_resume_from_page

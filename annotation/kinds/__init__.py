@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from annotation.kinds.base import Kind, ShownContent
+from annotation.kinds.base import Kind
 from annotation.kinds.canvas_similarity import CanvasSimilarity
 from annotation.kinds.faithfulness import Faithfulness
 from annotation.kinds.handwriting import Handwriting
@@ -23,4 +23,4 @@ def kind_for(code: str) -> Kind:
     return KINDS[code]
 
 
-__all__ = ["KINDS", "Kind", "ShownContent", "kind_for"]
+__all__ = ["KINDS", "kind_for"]

@@ -30,7 +30,6 @@ from engine.providers.json_reply import MalformedReply, parse_json_object, repai
 __all__ = [
     "RUBRIC_VERSION",
     "RUBRIC",
-    "RATING_SCALE",
     "RERATE_FRACTION",
     "RETEST_ICC_FORM",
     "Rating",
@@ -40,7 +39,6 @@ __all__ = [
     "repair_messages",
     "is_rerate_sample",
     "rater_icc",
-    "MalformedReply",
 ]
 
 RUBRIC_VERSION = "c2-rubric-v1"

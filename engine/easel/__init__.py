@@ -2,9 +2,8 @@
 
 Contract with the site (brief/easel-contract.md), with these refinements:
 
-- ``EaselTask`` lives in ``engine/easel/task.py`` and is re-exported by ``episode.py`` (with
-  ``task_to_record`` / ``task_from_record``), so ``semantic.py`` can build tasks without importing the
-  environment. ``size`` is the side of a square canvas; ``task.initial_canvas()`` gives C_0.
+- ``EaselTask`` lives in ``engine/easel/task.py`` (with ``task_to_record`` / ``task_from_record``), so
+  ``semantic.py`` can build tasks without importing the environment. ``size`` is the side of a square canvas; ``task.initial_canvas()`` gives C_0.
 - Actions are JSON objects with an ``"action"`` key: reconstruction
   ``{"action": "brush_stroke", "xs", "ys", "xc", "yc", "xe", "ye", "rs", "alpha_s", "re", "alpha_e",
   "cr", "cg", "cb"}``; semantic ``{"action": "brush_stroke", "xs", "ys", "xc", "yc", "xe", "ye"}``,

@@ -30,9 +30,9 @@ from engine.easel.render import (
     stroke_coverage,
 )
 from engine.easel.semantic import Recogniser, SemanticScore, score_semantic, stroke_collides, wall_mask
-from engine.easel.task import KIND_RECONSTRUCTION, EaselTask, task_from_record, task_to_record
+from engine.easel.task import KIND_RECONSTRUCTION, EaselTask
 
-__all__ = ["EaselTask", "Environment", "StepOutcome", "extract_json_object", "parse_raw_action", "task_from_record", "task_to_record"]
+__all__ = ["Environment", "StepOutcome", "extract_json_object", "parse_raw_action"]
 
 KIND_STROKE, KIND_UNDO, KIND_SUBMIT, KIND_INVALID = "stroke", "undo", "submit", "invalid"
 COLLISION_FEEDBACK = "Collision: that stroke crosses a maze wall and was rejected (no-op, one step used)."

@@ -8,48 +8,6 @@
 * :mod:`~engine.judge.llm` — :class:`LLMJudge`, through an OpenAI-compatible provider;
 * :mod:`~engine.judge.simulated` — :class:`SimulatedJudge`, labelled ``"simulated"``;
 * :mod:`~engine.judge.sampling` — A/B order, swap share, fixed samples for duplicates and auxiliaries.
+
+The package re-exports nothing: import each name from the module it lives in.
 """
-
-from engine.judge.comparison import (
-    Candidate,
-    ComparisonKind,
-    ItemOutcome,
-    Judge,
-    PairJudgement,
-    PairJudgeRequest,
-    Winner,
-    automatic_judgement,
-    comparison_key,
-    pair_key,
-)
-from engine.judge.llm import LLMJudge
-from engine.judge.prompt import judge_messages, repair_messages
-from engine.judge.sampling import ReliabilityPlan, ab_order, fixed_pair_sample, is_swap_sampled, swap_order
-from engine.judge.schema import JudgeReply, JudgeSchemaError, validate_judge_reply
-from engine.judge.simulated import SIMULATED_JUDGE_NAME, SimulatedJudge
-
-__all__ = [
-    "SIMULATED_JUDGE_NAME",
-    "Candidate",
-    "ComparisonKind",
-    "ItemOutcome",
-    "Judge",
-    "JudgeReply",
-    "JudgeSchemaError",
-    "LLMJudge",
-    "PairJudgeRequest",
-    "PairJudgement",
-    "ReliabilityPlan",
-    "SimulatedJudge",
-    "Winner",
-    "ab_order",
-    "automatic_judgement",
-    "comparison_key",
-    "fixed_pair_sample",
-    "is_swap_sampled",
-    "judge_messages",
-    "pair_key",
-    "repair_messages",
-    "swap_order",
-    "validate_judge_reply",
-]

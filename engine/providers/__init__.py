@@ -7,30 +7,6 @@
 * :mod:`engine.providers.json_reply` — :func:`parse_json_object`, reading a "strict JSON" reply.
 * :mod:`engine.providers.images` — :class:`~engine.providers.images.ImageGenerationClient`, the same client
   for ``images/generations`` (the App. I.1 renders), and :func:`~engine.providers.images.read_image`.
+
+The package re-exports nothing: import each name from the module it lives in.
 """
-
-from engine.providers.cache import RequestCache, embedding_key, request_key
-from engine.providers.client import (
-    ChatRequest,
-    ChatResult,
-    OpenAICompatibleClient,
-    ProviderConfig,
-    ProviderError,
-)
-from engine.providers.json_reply import MalformedReply, parse_json_object
-from engine.providers.usage import UsageLedger, UsageTotals
-
-__all__ = [
-    "ChatRequest",
-    "ChatResult",
-    "MalformedReply",
-    "OpenAICompatibleClient",
-    "ProviderConfig",
-    "ProviderError",
-    "RequestCache",
-    "UsageLedger",
-    "UsageTotals",
-    "embedding_key",
-    "parse_json_object",
-    "request_key",
-]

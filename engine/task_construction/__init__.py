@@ -7,27 +7,6 @@
 - ``keep``: the keep rule (duplicate check, offline or model screen);
 - ``build``: the Algorithm 1 driver;
 - ``demo_pools``: the labelled demo pools.
+
+The package re-exports nothing: import each name from the module it lives in.
 """
-
-from engine.task_construction.build import ConstructionResult, RejectedCandidate, build_task_set
-from engine.task_construction.grid import TABLE5_GRID, GridCell, GridError, SubtypeGrid, grid_with_quotas
-from engine.task_construction.keep import ModelScreen, OfflineScreen
-from engine.task_construction.pools import PoolError, PoolInvalid, PoolRecord, SourcePool, pool_from_rows
-
-__all__ = [
-    "TABLE5_GRID",
-    "ConstructionResult",
-    "GridCell",
-    "GridError",
-    "ModelScreen",
-    "OfflineScreen",
-    "PoolError",
-    "PoolInvalid",
-    "PoolRecord",
-    "RejectedCandidate",
-    "SourcePool",
-    "SubtypeGrid",
-    "build_task_set",
-    "grid_with_quotas",
-    "pool_from_rows",
-]

@@ -15,8 +15,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from engine.bundle.secrets import looks_secret, redactor
-from leaderboard.ekphrasis.judge_runs import code_version
 from leaderboard.models import SubjectModel, TaskSet
+from leaderboard.providers import code_version
 
 #: Libraries whose versions decide the numbers (fits, bootstrap draws, image metrics, PNG bytes).
 LIBRARIES = ("numpy", "scipy", "scikit-image", "pillow", "sentence-transformers", "django")

@@ -16,7 +16,8 @@ from leaderboard.bundles.common import model_description, task_set_description
 from leaderboard.ekphrasis import results
 from leaderboard.ekphrasis.judge_chunk import INSPECTED_FIELD
 from leaderboard.ekphrasis.judge_runs import _judged_comparisons
-from leaderboard.models import Comparison, LeaderboardSnapshot, Response, SubjectModel
+from leaderboard.ekphrasis.models import Comparison, LeaderboardSnapshot
+from leaderboard.models import Response, SubjectModel
 
 PROTOCOL = "Ekphrasis: pairwise judged visual creative ideation, Bradley–Terry with task-level bootstrap (§4.3, App. F)"
 RATIONALE_SHOWN = 300  # characters of a rationale in the viewer's drill-down (the records keep all of it)

@@ -44,7 +44,7 @@ def board_object(kind: str, ident: int | str):
         raise BundleExportError(f"ID must be a number; got {ident!r}")
     pk = int(ident)
     if kind == "ekphrasis":
-        from leaderboard.models import LeaderboardSnapshot
+        from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
         obj = LeaderboardSnapshot.objects.select_related("run__task_set__benchmark", "run__judge_model").filter(pk=pk).first()
         if obj is None:

@@ -8,16 +8,18 @@ from __future__ import annotations
 import django_filters
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from leaderboard.api import MAX_SEED, ImportSummaryOutput, import_summary
 from leaderboard.api_contract import (
+    MAX_SEED,
     AdminOnly,
     ApiView,
+    ImportSummaryOutput,
     error_responses,
+    import_summary,
     not_modified_or,
 )
 from leaderboard.c2 import selectors
@@ -25,13 +27,8 @@ from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
 from leaderboard.c2.services.imports import FORMATS, c2_tasks_import
 from leaderboard.models import Benchmark, TaskSet
-from leaderboard.runs.api import (
-    RunCreateApi,
-    RunProgressOutput,
-    RunUnitListApi,
-    run_operation_apis,
-    run_read_apis,
-)
+from leaderboard.runs.api import RunCreateApi, RunUnitListApi, run_operation_apis, run_read_apis
+from leaderboard.runs.serializers import run_detail_output, run_output, run_progress_output
 
 
 class C2TaskImportApi(ApiView):
@@ -62,28 +59,14 @@ class C2TaskImportApi(ApiView):
         return Response(import_summary(task_set, summary))
 
 
-class C2RunOutput(serializers.ModelSerializer):
-    task_set = serializers.IntegerField(source="task_set_id")
-
-    class Meta:
-        model = C2Run
-        fields = ["id", "task_set", "subject_names", "n_samples", "template", "rater_name", "seed", "surprise_policy",
-                  "tau", "temperature", "embedder", "rerate_share", "is_simulated", "code_version", "status",
-                  "prompts_total", "prompts_done", "calls_planned", "calls_done", "error", "created_at",
-                  "started_at", "finished_at"]
-
-
-class C2ProgressOutput(RunProgressOutput):
-    prompts_done = serializers.IntegerField()
-    prompts_total = serializers.IntegerField()
-    calls_done = serializers.IntegerField()
-    calls_planned = serializers.IntegerField()
-    has_results = serializers.BooleanField()
-
-
-class C2RunDetailOutput(serializers.Serializer):
-    run = C2RunOutput()
-    progress = C2ProgressOutput()
+C2RunOutput = run_output(C2Run, fields=[
+    "id", "task_set", "subject_names", "n_samples", "template", "rater_name", "seed", "surprise_policy", "tau",
+    "temperature", "embedder", "rerate_share", "is_simulated", "code_version", "status", "prompts_total",
+    "prompts_done", "calls_planned", "calls_done", "error", "created_at", "started_at", "finished_at"])
+C2ProgressOutput = run_progress_output(
+    "C2ProgressOutput", counters=("prompts_done", "prompts_total", "calls_done", "calls_planned"),
+    has_results=serializers.BooleanField())
+C2RunDetailOutput = run_detail_output("C2RunDetailOutput", run=C2RunOutput, progress=C2ProgressOutput)
 
 
 def _detail(run: C2Run) -> dict:
@@ -105,12 +88,10 @@ class C2RunInput(serializers.Serializer):
     surprise_policy = serializers.ChoiceField(choices=C2Run.SurprisePolicy.choices, default=C2Run.SurprisePolicy.ZERO)
 
 
-@extend_schema_view(post=extend_schema(operation_id="c2_runs_create", request=C2RunInput,
-                                       responses={201: C2RunDetailOutput, **error_responses(404)}))
 class C2RunCreateApi(RunCreateApi):
     """Create and queue a C² run over ``models`` (display names; ``simulated-…`` names are simulated)."""
 
-    Input = C2RunInput
+    Input, detail_output, operation_id = C2RunInput, C2RunDetailOutput, "c2_runs_create"
     detail = staticmethod(_detail)
 
     def create(self, values: dict, *, created_by) -> C2Run:
@@ -144,27 +125,15 @@ class C2SampleOutput(serializers.ModelSerializer):
                   "generated_at", "ratings"]
 
 
-class C2SampleFilter(django_filters.FilterSet):
-    status = django_filters.ChoiceFilter(choices=C2Sample.Status.choices)
-    model = django_filters.CharFilter(field_name="subject_model__display_name")
-    task = django_filters.CharFilter(field_name="task__external_id")
-
-    class Meta:
-        model = C2Sample
-        fields = ["status", "model", "task"]
-
-
 class C2RunSampleListApi(RunUnitListApi):
     serializer_class = C2SampleOutput
-    filterset_class = C2SampleFilter
-    run_model, unit_model = C2Run, C2Sample
+    run_model, unit_model, operation_id = C2Run, C2Sample, "c2_runs_samples_list"
+    filters = {"status": django_filters.ChoiceFilter(choices=C2Sample.Status.choices),
+               "model": django_filters.CharFilter(field_name="subject_model__display_name"),
+               "task": django_filters.CharFilter(field_name="task__external_id")}
 
     def units(self, run):
         return C2Sample.objects.filter(run=run).select_related("subject_model", "task").prefetch_related("ratings")
-
-    @extend_schema(operation_id="c2_runs_samples_list", responses={200: C2SampleOutput(many=True), **error_responses(404)})
-    def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
 
 
 class C2RunResultsApi(ApiView):

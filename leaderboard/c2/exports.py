@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
+from engine.c2.results import METRICS
 from leaderboard.c2.models import C2Run
 from leaderboard.c2.selectors import METRIC_SHORT, leaderboard_tables
-from leaderboard.c2.services.scoring import METRICS, TASK_TYPE_LABELS
+from leaderboard.c2.services.scoring import TASK_TYPE_LABELS
 from leaderboard.csv_cells import csv_text
 from leaderboard.exports import latex_row, latex_table, tex_escape
 

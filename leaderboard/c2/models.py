@@ -17,7 +17,7 @@ from django.db import models
 from django.db.models import Q
 
 from leaderboard.models import SubjectModel, Task, TaskSet
-from leaderboard.runs.models import RunJob
+from leaderboard.runs.models import RunJob, TaskUnit
 
 CONVERGENT_TYPES = ("qa", "code", "vqa")
 DIVERGENT_TYPES = ("story", "idea", "visual_story")
@@ -106,15 +106,12 @@ class C2Run(RunJob):
         return f"C² run {self.pk} on {self.task_set} ({self.template}, n={self.n_samples}, seed {self.seed})"
 
 
-class C2RunPrompt(models.Model):
-    """One prompt's chunk of a run: the unit a Celery job takes, finishes or resumes."""
+class C2RunPrompt(TaskUnit):
+    """One prompt's chunk of a C² run."""
 
     run = models.ForeignKey(C2Run, on_delete=models.CASCADE, related_name="prompts")
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="+")
-    done = models.BooleanField(default=False)
 
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "task"], name="c2runprompt_unique")]
+    class Meta(TaskUnit.Meta):
         ordering = ["run", "task__position", "task__external_id"]
 
 

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 
 from django.db.models import Prefetch, QuerySet
 
+from engine.c2.results import METRICS
 from engine.c2.uos import paired_bootstrap_difference
 from leaderboard.c2.models import CONVERGENT_TYPES, DIVERGENT_TYPES, C2Rating, C2Run, C2RunPrompt, C2Sample
-from leaderboard.c2.services.scoring import METRICS, TASK_TYPE_LABELS
+from leaderboard.c2.services.scoring import TASK_TYPE_LABELS
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
 from leaderboard.providers import judge_choices
 from leaderboard.runs.selectors import run_status

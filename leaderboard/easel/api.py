@@ -9,45 +9,26 @@ import django_filters
 from django.db.models import Max
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
 from engine.easel.simulated import SKILL_RANGE
-from leaderboard.api import MAX_SEED
-from leaderboard.api_contract import ApiListView, ApiView, error_responses, not_modified_or
+from leaderboard.api_contract import MAX_SEED, ApiListView, ApiView, error_responses, not_modified_or
 from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.providers import code_version
-from leaderboard.runs.api import (
-    RunCreateApi,
-    RunProgressOutput,
-    RunUnitListApi,
-    run_operation_apis,
-    run_read_apis,
-)
+from leaderboard.runs.api import RunCreateApi, RunUnitListApi, run_operation_apis, run_read_apis
+from leaderboard.runs.serializers import run_detail_output, run_output, run_progress_output
 
-
-class EaselRunOutput(serializers.ModelSerializer):
-    task_set = serializers.IntegerField(source="task_set_id")
-
-    class Meta:
-        model = EaselRun
-        fields = ["id", "task_set", "agent_kind", "agent_name", "budget_setting", "seed", "is_simulated",
-                  "code_version", "status", "episodes_total", "episodes_done", "steps_planned", "steps_done",
-                  "error", "created_at", "started_at", "finished_at"]
-
-
-class EaselProgressOutput(RunProgressOutput):
-    episodes_done = serializers.IntegerField()
-    episodes_total = serializers.IntegerField()
-    steps_done = serializers.IntegerField()
-    steps_planned = serializers.IntegerField()
-
-
-class EaselRunDetailOutput(serializers.Serializer):
-    run = EaselRunOutput()
-    progress = EaselProgressOutput()
-    summary = serializers.DictField(child=serializers.FloatField(), help_text="Mean Final S per category; semantic scores.")
+EaselRunOutput = run_output(EaselRun, fields=[
+    "id", "task_set", "agent_kind", "agent_name", "budget_setting", "seed", "is_simulated", "code_version", "status",
+    "episodes_total", "episodes_done", "steps_planned", "steps_done", "error", "created_at", "started_at",
+    "finished_at"])
+EaselProgressOutput = run_progress_output(
+    "EaselProgressOutput", counters=("episodes_done", "episodes_total", "steps_done", "steps_planned"))
+EaselRunDetailOutput = run_detail_output(
+    "EaselRunDetailOutput", run=EaselRunOutput, progress=EaselProgressOutput,
+    summary=serializers.DictField(child=serializers.FloatField(), help_text="Mean Final S per category; semantic scores."))
 
 
 def _detail(run: EaselRun) -> dict:
@@ -71,13 +52,11 @@ class EaselRunInput(serializers.Serializer):
                                    allow_null=True)
 
 
-@extend_schema_view(post=extend_schema(operation_id="easel_runs_create", request=EaselRunInput,
-                                       responses={201: EaselRunDetailOutput, **error_responses(404)}))
 class EaselRunCreateApi(RunCreateApi):
     """Create and queue an EASEL run: ``agent`` is ``simulated`` (with ``skill``), ``painter``, an anchor or a
     subject model's display name."""
 
-    Input = EaselRunInput
+    Input, detail_output, operation_id = EaselRunInput, EaselRunDetailOutput, "easel_runs_create"
     detail = staticmethod(_detail)
 
     def create(self, values: dict, *, created_by) -> EaselRun:
@@ -103,15 +82,10 @@ class EaselEpisodeOutput(serializers.ModelSerializer):
 
 class EaselRunEpisodeListApi(RunUnitListApi):
     serializer_class = EaselEpisodeOutput
-    filterset_class = None
-    run_model, unit_model = EaselRun, EaselEpisode
+    run_model, unit_model, operation_id = EaselRun, EaselEpisode, "easel_runs_episodes_list"
 
     def units(self, run):
         return selectors.run_episodes(run=run)
-
-    @extend_schema(operation_id="easel_runs_episodes_list", responses={200: EaselEpisodeOutput(many=True), **error_responses(404)})
-    def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
 
 
 class EaselStepOutput(serializers.ModelSerializer):

@@ -147,7 +147,7 @@ def easel_suite_create(*, seed: int, per_category: dict[str, int] | None = None,
     An existing set of the same name and version is returned unchanged when its images are byte-identical
     to the generated ones, and refused with :class:`SuiteConflict` otherwise. An unreadable image is an
     :class:`ImageImportError` naming the file, and nothing is written."""
-    from engine.easel.episode import task_to_record
+    from engine.easel.task import task_to_record
 
     version = version or suite_version(seed, per_category)
     if images and version == suite_version(seed, per_category):
@@ -186,7 +186,7 @@ def easel_suite_create(*, seed: int, per_category: dict[str, int] | None = None,
 
 def engine_task_of(task: Task):
     """The engine task a catalogue row stores, rebuilt exactly from its record and PNG."""
-    from engine.easel.episode import task_from_record
+    from engine.easel.task import task_from_record
 
     return task_from_record(task.source, bytes(task.easel_image.png))
 
@@ -292,14 +292,10 @@ def easel_run_finalise(*, run_id: int) -> EaselRun:
     return run
 
 
-def easel_run_unit_execute(*, run_id: int, unit_id: int) -> bool:
-    return easel_episode_execute(run_id=run_id, episode_id=unit_id)
-
-
 #: An EASEL run's units are its episodes (leaderboard.runs.lifecycle).
 EASEL_RUN_JOB = JobKind(
-    name="easel_run", model="easel.EaselRun", unit_name="episode",
-    pending_units=f"{__name__}.easel_run_unfinished_episodes", execute_unit=f"{__name__}.easel_run_unit_execute",
+    name="easel_run", model="easel.EaselRun", unit_name="episode", unit_arg="episode_id",
+    pending_units=f"{__name__}.easel_run_unfinished_episodes", execute_unit=f"{__name__}.easel_episode_execute",
     finalise=f"{__name__}.easel_run_finalise",
 )
 

@@ -16,7 +16,8 @@ from engine.checklists import Checklist, InspectedField, template_checklist
 from engine.checklists import ChecklistItem as EngineItem
 from engine.checklists import Dimension as EngineDimension
 from engine.generation import TaskBrief
-from leaderboard.models import ChecklistItem, Task
+from leaderboard.ekphrasis.models import ChecklistItem
+from leaderboard.models import Task
 
 ENGINE_DIMENSION = {"U": EngineDimension.USEFULNESS, "E": EngineDimension.EXPRESSIVENESS, "N": EngineDimension.NOVELTY}
 SOURCE_FROM_ENGINE = {"template": "template", "judge_model": "judge", "tig": "tig", "admin": "edited", "generic": "generic"}

@@ -37,7 +37,8 @@ from django.utils import timezone
 from engine.active_sampling import ActiveState, select_pairs
 from engine.bt import is_empty_response
 from engine.seeding import derived_seed, unit_interval
-from leaderboard.models import Comparison, JudgeRun, JudgeRunTask, Response, SubjectModel, Task
+from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
+from leaderboard.models import Response, SubjectModel, Task
 from leaderboard.runs.errors import ProviderStopped
 from leaderboard.runs.lifecycle import run_claim_finalise
 from leaderboard.selectors import subject_models_of

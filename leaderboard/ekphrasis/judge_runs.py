@@ -32,15 +32,8 @@ from contextlib import contextmanager
 from django.db import DatabaseError, connection, transaction
 
 from leaderboard.ekphrasis.judge_chunk import INSPECTED_FIELD, task_execute
-from leaderboard.models import (
-    Benchmark,
-    Comparison,
-    JudgeRun,
-    JudgeRunTask,
-    Response,
-    SubjectModel,
-    Task,
-)
+from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
+from leaderboard.models import Benchmark, Response, SubjectModel, Task
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.providers import code_version
 from leaderboard.runs.errors import RunConfigurationError
@@ -196,14 +189,10 @@ def judge_run_unfinished_chunks(*, run_id: int) -> list[int]:
     return list(JudgeRunTask.objects.filter(run_id=run_id, done=False).order_by("pk").values_list("task_id", flat=True))
 
 
-def judge_run_unit_execute(*, run_id: int, unit_id: int) -> bool:
-    return judge_run_task_execute(run_id=run_id, task_id=unit_id)
-
-
 #: A judge run's units are its tasks' chunks (leaderboard.runs.lifecycle).
 JUDGE_RUN_JOB = JobKind(
-    name="judge_run", model="leaderboard.JudgeRun", unit_name="task",
-    pending_units=f"{__name__}.judge_run_unfinished_chunks", execute_unit=f"{__name__}.judge_run_unit_execute",
+    name="judge_run", model="leaderboard.JudgeRun", unit_name="task", unit_arg="task_id",
+    pending_units=f"{__name__}.judge_run_unfinished_chunks", execute_unit=f"{__name__}.judge_run_task_execute",
     finalise=f"{__name__}.judge_run_finalise",
 )
 
@@ -328,7 +317,7 @@ def judge_run_finalise(*, run_id: int):
     A fixed-pair run is only marked done and stores no snapshot (returns None): its pairs were
     chosen, not sampled to rank the models, so a leaderboard of them would mislead."""
     from engine.leaderboard import build_leaderboard
-    from leaderboard.models import LeaderboardSnapshot
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().select_related("task_set").get(pk=run_id)

@@ -21,7 +21,8 @@ from leaderboard.ekphrasis.checklists import (
     checklist_items_ensure,
     task_brief_of,
 )
-from leaderboard.models import ChecklistItem, JudgeRun, Response, Task
+from leaderboard.ekphrasis.models import ChecklistItem, JudgeRun
+from leaderboard.models import Response, Task
 from leaderboard.providers import judge_is_simulated, judge_model_for, provider_client_for
 from leaderboard.run_usage import client_usage_take, run_usage_add
 
@@ -177,7 +178,7 @@ def _judge_model_checklist(judges: RunJudges, task: Task, dimension: str):
 
 
 class PlannedCall(Protocol):
-    """What judging reads of a planned comparison: a :class:`~leaderboard.models.Comparison` with its shown
+    """What judging reads of a planned comparison: a :class:`~leaderboard.ekphrasis.models.Comparison` with its shown
     responses, or the chunk's lighter record of one (:class:`leaderboard.ekphrasis.judge_chunk._Call`)."""
 
     model_x_id: int

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from leaderboard.models import JudgeRun, LaunchGateOverride, TaskSet
+from leaderboard.ekphrasis.models import JudgeRun, LaunchGateOverride
+from leaderboard.models import TaskSet
 from leaderboard.roles import require_admin
 from leaderboard.selectors import judge_run_launch_gates, launch_gate_run_for
 

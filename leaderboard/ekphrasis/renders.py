@@ -41,9 +41,10 @@ from engine.providers.images import (
 )
 from engine.providers.usage import UsageLedger
 from engine.render_prompt import rendering_prompt
+from leaderboard.import_contract import ImportFailed, RecordError
 from leaderboard.models import Render, Response, SubjectModel, TaskSet
 from leaderboard.providers import provider_config_for
-from leaderboard.records import ImportFailed, RecordError, RenderRecord, read_render_records
+from leaderboard.records import RenderRecord, read_render_records
 from leaderboard.services.catalogue import ImportSummary
 
 #: Renders stored per provider batch when generating (and the most lost if a run is killed mid-batch).

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from leaderboard import charts
 from leaderboard.csv_cells import csv_text
+from leaderboard.ekphrasis.models import LeaderboardSnapshot
 from leaderboard.exports import latex_row, latex_table, tex_escape
-from leaderboard.models import LeaderboardSnapshot
 
 DIMENSION_NAMES = {"U": "Usefulness", "E": "Expressiveness", "N": "Novelty"}
 RELIABILITY_ROWS = [

@@ -18,23 +18,16 @@ from collections.abc import Callable, Sequence
 from django.db import transaction
 from django.utils import timezone
 
-from engine.task_construction import (
-    TABLE5_GRID,
-    GridError,
-    ModelScreen,
-    OfflineScreen,
-    PoolInvalid,
-    SubtypeGrid,
-    build_task_set,
-    pool_from_rows,
-)
-from engine.task_construction import (
-    SourcePool as EnginePool,
-)
+from engine.task_construction.build import build_task_set
 from engine.task_construction.demo_pools import DEMO_POOL_NAME, demo_pool_rows
-from engine.task_construction.pools import PoolRecord
-from leaderboard.models import RejectedCandidate, SourcePool, SubjectModel, Task, TaskSet, TaskSetBuild
-from leaderboard.records import ImportFailed, RecordError, read_pool_rows
+from engine.task_construction.grid import TABLE5_GRID, GridError, SubtypeGrid
+from engine.task_construction.keep import ModelScreen, OfflineScreen
+from engine.task_construction.pools import PoolInvalid, PoolRecord, pool_from_rows
+from engine.task_construction.pools import SourcePool as EnginePool
+from leaderboard.ekphrasis.models import RejectedCandidate, SourcePool, TaskSetBuild
+from leaderboard.import_contract import ImportFailed, RecordError
+from leaderboard.models import SubjectModel, Task, TaskSet
+from leaderboard.records import read_pool_rows
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish
 from leaderboard.runs.starting import run_start

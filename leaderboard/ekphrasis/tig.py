@@ -15,12 +15,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from leaderboard.ekphrasis.checklists import checklist_item_revise
-from leaderboard.models import AtomExtraction, ChecklistItem, Response, SubjectModel, Task, TaskSet, TIGBuild
+from leaderboard.ekphrasis.models import AtomExtraction, ChecklistItem, TIGBuild
+from leaderboard.models import Response, SubjectModel, Task, TaskSet
+from leaderboard.providers import OFFLINE_EMBEDDER, provider_client_for, text_embedder_named
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish
 from leaderboard.runs.starting import run_start
@@ -120,7 +121,6 @@ def task_ideas(task: Task) -> list[dict]:
 
 
 OFFLINE_EXTRACTOR = "offline"  # the rule-based extractor: the labelled fallback (App. G.2 without a provider)
-OFFLINE_EMBEDDER = "minilm"  # all-MiniLM-L6-v2 run in numpy (engine.embed)
 EMBEDDING_CANONICALISER = "embedding"  # synonyms grouped by embedding similarity (the offline path, App. G.2)
 LLM_CANONICALISER = "llm"  # the extractor model groups synonyms, validated and repaired (App. G.2)
 
@@ -189,8 +189,7 @@ def _engine_text_components(components: TIGComponents) -> tuple:
     (OfflineExtractor, EmbeddingCanonicaliser). An LLM canonicaliser is the extractor's model."""
     if components.extractor == OFFLINE_EXTRACTOR:
         return None, None
-    from engine.tig import LLMCanonicaliser, LLMExtractor
-    from leaderboard.providers import provider_client_for
+    from engine.tig.llm import LLMCanonicaliser, LLMExtractor
 
     model = _provider_model(components.extractor, SubjectModel.Role.JUDGE, "extractor")
     name = model.provider_id or model.display_name
@@ -200,29 +199,13 @@ def _engine_text_components(components: TIGComponents) -> tuple:
     return extractor, LLMCanonicaliser(provider_client_for(model, cache_name="tig-canonical"), model=name)
 
 
-def text_embedder_named(name: str):
-    """The engine embedder a name selects: ``"minilm"`` (offline) or an embedder-role model (also used by C² Originality)."""
-    from engine.embed import text_embedder
-
-    if name == OFFLINE_EMBEDDER:
-        return text_embedder(OFFLINE_EMBEDDER, cache_dir=settings.ATELIER_EMBED_CACHE_DIR)
-    from leaderboard.providers import provider_client_for
-
-    model = _provider_model(name, SubjectModel.Role.EMBEDDER, "embedder")
-    # the embedding cache (keyed by backend, model and text) is the one persistent store of vectors
-    return text_embedder(
-        "openai", cache_dir=settings.ATELIER_EMBED_CACHE_DIR, client=provider_client_for(model, cache_name=None),
-        model=model.provider_id or model.display_name,
-    )
-
-
 def task_population_index(
     task: Task, *, components: TIGComponents | None = None, progress: Callable[[str, int, int], None] | None = None
 ):
     """The task's population, extracted and embedded once, with the chosen extractor, embedder and
     canonicaliser (offline rules, MiniLM and embedding grouping by default). The population version hashes
     all three names, so contexts built with different components never mix."""
-    from engine.tig import PopulationIndex
+    from engine.tig.population import PopulationIndex
 
     components = components or TIGComponents()
     extractor, canonicaliser = _engine_text_components(components)
@@ -258,7 +241,7 @@ def tig_components_for_new_run(*, task_set: TaskSet, requested: Mapping[str, str
 
 
 def tig_context_key(model_x_id: int, model_y_id: int, version: str) -> str:
-    from engine.tig import pair_context_key
+    from engine.tig.population import pair_context_key
 
     return f"tig:{pair_context_key((str(model_x_id), str(model_y_id)))}@{version}"
 

@@ -20,14 +20,6 @@ from leaderboard.runs.models import RunJob
 from leaderboard.runs.starting import run_resume, run_start
 
 
-class RunProgressOutput(serializers.Serializer):
-    """The fields of a job's live status that every kind shares (a protocol's progress adds its counters)."""
-
-    status = serializers.CharField()
-    error = serializers.CharField(allow_blank=True)
-    may_resume = serializers.BooleanField(help_text="A failed run whose failure resuming can change: POST …/resume.")
-
-
 class RunOperationApi(ApiView):
     model: type[RunJob]
 
@@ -68,12 +60,16 @@ def run_operation_apis(*, model: type[RunJob], detail, detail_output, operation_
     return view(RunResumeApi, "resume", 202), view(RunCancelApi, "cancel", 200)
 
 
+def filterset(model: type, /, **filters: django_filters.Filter) -> type[django_filters.FilterSet]:
+    """``<Model>Filter``: a list's ``filters`` on ``model``, in this order."""
+    meta = type("Meta", (), {"model": model, "fields": list(filters)})
+    return type(f"{model.__name__}Filter", (django_filters.FilterSet,), {**filters, "Meta": meta})
+
+
 def run_filterset(model: type[RunJob], **filters: django_filters.Filter) -> type[django_filters.FilterSet]:
     """The filters of a run list: ``status``, ``task_set`` and the kind's own ``filters``."""
-    fields = {"status": django_filters.ChoiceFilter(choices=model.Status.choices),
-              "task_set": IdFilter(field_name="task_set_id"), **filters}
-    meta = type("Meta", (), {"model": model, "fields": list(fields)})
-    return type(f"{model.__name__}Filter", (django_filters.FilterSet,), {**fields, "Meta": meta})
+    return filterset(model, status=django_filters.ChoiceFilter(choices=model.Status.choices),
+                     task_set=IdFilter(field_name="task_set_id"), **filters)
 
 
 def run_read_apis(*, model: type[RunJob], output, detail, detail_output, runs: Callable[[], QuerySet],
@@ -105,6 +101,18 @@ class RunCreateApi(ApiView):
     its checks), start it (the lifecycle's one start policy) and answer 201 with its ``detail``."""
 
     Input: type[serializers.Serializer]
+    operation_id: str
+    detail_output: type[serializers.Serializer]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+
+        @extend_schema(operation_id=cls.operation_id, request=cls.Input,
+                       responses={201: cls.detail_output, **error_responses(404)})
+        def post(self, request):
+            return RunCreateApi.post(self, request)
+
+        cls.post = post
 
     def create(self, values: dict, *, created_by) -> RunJob:  # pragma: no cover - each protocol's view creates
         raise NotImplementedError
@@ -127,6 +135,19 @@ class RunUnitListApi(ApiListView):
 
     run_model: type[RunJob]
     unit_model: type
+    operation_id: str
+    filters: dict[str, django_filters.Filter] = {}  #: the list's query filters on the unit model
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.filterset_class = filterset(cls.unit_model, **cls.filters) if cls.filters else None
+
+        @extend_schema(operation_id=cls.operation_id,
+                       responses={200: cls.serializer_class(many=True), **error_responses(404)})
+        def get(self, request, *args, **kwargs):
+            return ApiListView.get(self, request, *args, **kwargs)
+
+        cls.get = get
 
     def units(self, run: RunJob) -> QuerySet:  # pragma: no cover - each protocol's view selects its units
         raise NotImplementedError

@@ -5,7 +5,8 @@ not in views, so that a page, the API and the command line cannot drift apart.
 A kind of job (:class:`JobKind`) names its model and its three units of work:
 
 - ``pending_units(*, run_id) -> list[int]``: the ids of its unfinished units, in plan order;
-- ``execute_unit(*, run_id, unit_id) -> bool``: bring one unit to completion (idempotent, resumable);
+- ``execute_unit(*, run_id, <unit_arg>) -> bool``: bring one unit to completion (idempotent, resumable; the
+  unit's id comes by the keyword ``unit_arg`` names, ``unit_id`` unless the kind says otherwise);
   True when this call finished the job's last unit and won the claim to finalise (:func:`run_claim_finalise`);
 - ``finalise(*, run_id)``: store the results and mark the job done (idempotent).
 
@@ -48,12 +49,15 @@ class JobKind:
     execute_unit: str
     finalise: str
     unit_name: str = "unit"  #: how an error names a unit ("task", "episode", "prompt")
+    unit_arg: str = "unit_id"  #: the keyword ``execute_unit`` takes the unit's id by ("task_id", "episode_id", ...)
 
     @cached_property
     def model_class(self) -> type[RunJob]:
         return apps.get_model(self.model)
 
     def call(self, step: str, **ids: int):
+        if "unit_id" in ids:
+            ids[self.unit_arg] = ids.pop("unit_id")
         return import_string(getattr(self, step))(**ids)
 
 

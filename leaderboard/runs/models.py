@@ -44,3 +44,15 @@ class RunJob(models.Model):
 
     class Meta:
         abstract = True
+
+
+class TaskUnit(models.Model):
+    """One task's share of a run: the unit a worker takes, finishes or resumes (a judge run's chunk, a C²
+    run's prompt). The concrete model adds ``run``, the foreign key to its own run model."""
+
+    task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE, related_name="+")
+    done = models.BooleanField(default=False)
+
+    class Meta:
+        abstract = True
+        constraints = [models.UniqueConstraint(fields=["run", "task"], name="%(class)s_unique")]

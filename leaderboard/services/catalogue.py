@@ -18,13 +18,9 @@ from django.utils import timezone
 
 from engine.visual_plan import split_visual_plan
 from leaderboard.csv_cells import csv_text
+from leaderboard.import_contract import ImportFailed, RecordError
 from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-from leaderboard.records import (
-    ImportFailed,
-    RecordError,
-    read_response_records,
-    read_task_records,
-)
+from leaderboard.records import read_response_records, read_task_records
 
 BENCHMARK_NAMES = {
     Benchmark.Kind.EKPHRASIS: "Ekphrasis",

@@ -14,7 +14,8 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from annotation.models import Campaign
-from leaderboard.models import JudgeRun, Render, SubjectModel, TaskSet
+from leaderboard.ekphrasis.models import JudgeRun
+from leaderboard.models import Render, SubjectModel, TaskSet
 
 
 @contextmanager

@@ -16,7 +16,8 @@ from annotation.demo import DEMO_ANNOTATORS, SIMULATED_USERNAMES
 from annotation.kinds import kind_for
 from annotation.models import Campaign, CampaignKind, Item
 from annotation.validation_dashboards import VALIDATION_KINDS
-from leaderboard.models import JudgeRun, Render, Response
+from leaderboard.ekphrasis.models import JudgeRun
+from leaderboard.models import Render, Response
 from tests.annotation.demo_support import demo_loaded
 
 

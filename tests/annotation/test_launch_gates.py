@@ -8,7 +8,7 @@ from annotation import item_creation, services
 from annotation.errors import LaunchGatesFailed
 from annotation.models import Campaign, CampaignKind, Dimension
 from leaderboard.ekphrasis import judge_runs
-from leaderboard.models import LaunchGateOverride
+from leaderboard.ekphrasis.models import LaunchGateOverride
 from tests.leaderboard.judging_factories import population, simulated_run
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from annotation import novelty_ablation, selectors
 from annotation.errors import AblationInvalid
 from annotation.models import CampaignKind, Dimension, PairwiseLabel
 from leaderboard.ekphrasis import judge_runs
-from leaderboard.models import Comparison, JudgeRun
+from leaderboard.ekphrasis.models import Comparison, JudgeRun
 from tests.annotation.factories import Catalogue, campaign_for, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
 from tests.factories import PASSWORD

@@ -10,7 +10,8 @@ from django.db import close_old_connections, transaction
 
 from annotation import participants, services
 from annotation.errors import NotAllowed
-from annotation.models import Assignment, Participant
+from annotation.models import Assignment
+from annotation.panel_models import Participant
 from annotation.panels import PanelEntry
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.conftest import require_service

@@ -19,7 +19,8 @@ from annotation import label_export, participants, selectors
 from annotation.counted_labels import counted_labels
 from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import ItemsInvalid
-from annotation.models import Assignment, Item, PairwiseLabel, Participant
+from annotation.models import Assignment, Item, PairwiseLabel
+from annotation.panel_models import Participant
 from annotation.panels import PanelEntry
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.factories import UserFactory

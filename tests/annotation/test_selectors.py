@@ -12,9 +12,15 @@ import numpy as np
 import pytest
 
 from annotation import annotator_reads, item_creation, label_export, pair_sampling, selectors
-from annotation.judge_join import JudgeOutcome
+from annotation.judge_join import (
+    HumanPair,
+    JudgeOutcome,
+    human_bt_fit,
+    human_judge_join,
+    image_text_sign_agreement,
+    novelty_ablation,
+)
 from annotation.models import CampaignKind, PairwiseLabel
-from annotation.selectors import HumanPair
 from engine import agreement
 from tests.annotation.factories import (
     Catalogue,
@@ -215,7 +221,7 @@ def test_judge_join_counts_a_tie_as_agreement_only_with_a_tie():
     pairs = [pair(1, "tie", 1, 2), pair(2, "A", 3, 4), pair(3, "tie", 5, 6)]
     outcomes = [JudgeOutcome("t1", "novelty", 1, 2, None), JudgeOutcome("t1", "novelty", 3, 4, 3),
                 JudgeOutcome("t1", "novelty", 5, 6, 5)]
-    join = selectors.human_judge_join(pairs=pairs, judge_outcomes=outcomes, judge_scores=None)
+    join = human_judge_join(pairs=pairs, judge_outcomes=outcomes, judge_scores=None)
     assert (join.n_agree, join.n_pairs) == (2, 3)
     assert join.agreement.value == pytest.approx(agreement.pairwise_agreement(["tie", "A", "tie"], ["tie", "A", "A"]))
 
@@ -223,13 +229,13 @@ def test_judge_join_counts_a_tie_as_agreement_only_with_a_tie():
 def test_judge_join_reads_the_winner_by_response_whatever_order_the_judge_saw():
     pairs = [pair(1, "B", ra=1, rb=2)]
     outcomes = [{"task_external_id": "t1", "dimension": "novelty", "response_a_id": 2, "response_b_id": 1, "winner_response_id": 2}]
-    join = selectors.human_judge_join(pairs=pairs, judge_outcomes=outcomes, judge_scores=None)
+    join = human_judge_join(pairs=pairs, judge_outcomes=outcomes, judge_scores=None)
     assert (join.n_agree, join.n_pairs) == (1, 1)
 
 
 def test_judge_join_counts_pairs_without_a_human_majority_or_a_judge_outcome():
     pairs = [pair(1, None, 1, 2), pair(2, "A", 3, 4)]
-    join = selectors.human_judge_join(pairs=pairs, judge_outcomes=[], judge_scores=None)
+    join = human_judge_join(pairs=pairs, judge_outcomes=[], judge_scores=None)
     assert (join.n_pairs, join.n_human_no_majority, join.n_unjudged) == (0, 1, 1)
 
 
@@ -238,7 +244,7 @@ def test_judge_join_compares_the_human_bt_ranking_with_the_judges():
     wins = [(10, 20), (10, 30), (10, 40), (20, 30), (20, 40), (30, 40), (10, 20), (20, 30), (30, 40), (40, 10)]
     pairs = [HumanPair(i, f"t{i}", "novelty", 2 * i, 2 * i + 1, a, b, "A") for i, (a, b) in enumerate(wins)]
     judge = {10: 1.5, 20: 0.5, 30: -0.5, 40: -1.5}
-    join = selectors.human_judge_join(pairs=pairs, judge_outcomes=[], judge_scores=judge)
+    join = human_judge_join(pairs=pairs, judge_outcomes=[], judge_scores=judge)
     theta = join.bt.human_theta
     expected = agreement.rank_correlation([theta[m] for m in (10, 20, 30, 40)], [judge[m] for m in (10, 20, 30, 40)])
     assert join.bt.spearman.value == pytest.approx(expected["spearman"][0])
@@ -247,7 +253,7 @@ def test_judge_join_compares_the_human_bt_ranking_with_the_judges():
 
 def test_image_text_sign_agreement_counts_decisive_pairs_and_ties_as_neutral():
     pairs = [pair(1, "A", ma=1, mb=2), pair(2, "B", ma=1, mb=2), pair(3, "tie", ma=2, mb=1), pair(4, None, ma=1, mb=2)]
-    view = selectors.image_text_sign_agreement(pairs=pairs, text_scores={1: 1.0, 2: 0.0}, source="test")
+    view = image_text_sign_agreement(pairs=pairs, text_scores={1: 1.0, 2: 0.0}, source="test")
     expected = agreement.pair_sign_agreement([1.0, 1.0, -1.0], [1.0, 0.0, 0.5])
     assert view.result == expected
     assert (view.result.decisive_agree, view.result.decisive_pairs, view.result.all_pairs) == (1, 2, 3)
@@ -259,7 +265,7 @@ def test_novelty_ablation_compares_two_judge_conditions_on_the_same_pairs():
     for i in range(30):
         outcomes.append(JudgeOutcome("t1", "novelty", 2 * i, 2 * i + 1, 2 * i if i < 24 else 2 * i + 1, "tig"))
         outcomes.append(JudgeOutcome("t1", "novelty", 2 * i, 2 * i + 1, 2 * i if i < 15 else None, "no_tig"))
-    view = selectors.novelty_ablation(pairs=pairs, judge_outcomes=outcomes, conditions=("tig", "no_tig"))
+    view = novelty_ablation(pairs=pairs, judge_outcomes=outcomes, conditions=("tig", "no_tig"))
     assert (view.n, view.correct, view.discordant) == (30, (24, 15), (9, 0))
     assert view.mcnemar.p == pytest.approx(agreement.mcnemar(9, 0).p)
     expected = agreement.paired_difference_interval(9, 0, 30, a=15)
@@ -335,6 +341,6 @@ def test_the_human_bt_fallback_note_is_a_sentence_naming_the_model_that_never_lo
     best, mid, low = (SubjectModelFactory(display_name=n) for n in ("never-loses", "middling", "lowly"))
     wins = [(best, mid), (best, low), (mid, low), (low, mid)]
     pairs = [HumanPair(i, f"t{i}", "novelty", 2 * i, 2 * i + 1, a.pk, b.pk, "A") for i, (a, b) in enumerate(wins)]
-    _, _, note = selectors.human_bt_fit(pairs)
+    _, _, note = human_bt_fit(pairs)
     assert "never-loses never lost a decisive human majority" in note
     assert "[" not in note and "l2" not in note and "MLE" not in note

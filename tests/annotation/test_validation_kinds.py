@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from annotation import annotator_reads, item_creation, label_export, services
-from annotation.errors import ItemsInvalid, LabelInvalid
+from annotation.errors import AssignmentClosed, ItemsInvalid, LabelInvalid
 from annotation.kinds import kind_for
 from annotation.models import CampaignKind, HandwritingLabel, Item, PairwiseLabel, UOSLabel
 from annotation.validation_dashboards import handwriting_panel, similarity_panel, uos_panel
@@ -206,7 +206,7 @@ def test_a_label_is_refused_when_the_canvas_changed_after_hand_out():
     user = campaign.annotators.first()
     assignment = services.assignment_next(campaign=campaign, annotator=user)
     EaselStep.objects.filter(pk=assignment.item.easel_step_a_id).update(canvas_png=b"\x89PNG changed")
-    with pytest.raises(services.AssignmentClosed):
+    with pytest.raises(AssignmentClosed):
         services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(), answer={"text": "hello"})
 
 

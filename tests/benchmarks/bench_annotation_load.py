@@ -389,16 +389,8 @@ def _seed_growth(sizes: tuple[int, ...], cycles: int, seed: int) -> dict:
 
     from annotation import item_creation, services
     from annotation.models import Assignment, Campaign, CampaignKind, ItemSlot, PairwiseLabel
-    from leaderboard.models import (
-        Benchmark,
-        Comparison,
-        JudgeRun,
-        LeaderboardSnapshot,
-        Response,
-        SubjectModel,
-        Task,
-        TaskSet,
-    )
+    from leaderboard.ekphrasis.models import Comparison, JudgeRun, LeaderboardSnapshot
+    from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
     from leaderboard.services.catalogue import compose_two_field_text, sha256_text
 
     rng = random.Random(seed)

@@ -62,7 +62,8 @@ def main() -> None:
     from leaderboard.c2.services.scoring import run_results
     from leaderboard.easel.selectors import easel_leaderboard
     from leaderboard.ekphrasis.judge_runs import _judged_comparisons
-    from leaderboard.models import LeaderboardSnapshot, SubjectModel, TaskSet
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
+    from leaderboard.models import SubjectModel, TaskSet
 
     snapshot = LeaderboardSnapshot.objects.select_related("run").order_by("pk").first()
     suite = TaskSet.objects.get(benchmark__kind="easel")

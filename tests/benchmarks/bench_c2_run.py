@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def _measure(args, base_url: str, control, ideal: float) -> dict:
-    from engine.providers import ChatRequest, OpenAICompatibleClient, ProviderConfig, ProviderError
+    from engine.providers.client import ChatRequest, OpenAICompatibleClient, ProviderConfig, ProviderError
     from leaderboard.c2.models import C2Sample
     from leaderboard.c2.services import runs
     from leaderboard.c2.services.imports import c2_tasks_import

@@ -129,8 +129,8 @@ def install_clocks() -> dict[str, EngineClock]:
 
 def measure(n_tasks: int, clocks: dict[str, EngineClock]) -> dict:
     from leaderboard.ekphrasis import judge_runs
+    from leaderboard.ekphrasis.models import Comparison
     from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
-    from leaderboard.models import Comparison
 
     task_set, n_responses = seed_task_set(n_tasks, f"bench-{n_tasks}")
     build = tig_build_create(task_set=task_set)

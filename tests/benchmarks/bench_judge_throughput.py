@@ -30,8 +30,9 @@ from typing import Any
 
 from engine.checklists import Dimension, template_checklist
 from engine.generation import Family, TaskBrief
-from engine.judge import Candidate, LLMJudge, PairJudgeRequest
-from engine.providers import ChatRequest, OpenAICompatibleClient, ProviderConfig, ProviderError
+from engine.judge.comparison import Candidate, PairJudgeRequest
+from engine.judge.llm import LLMJudge
+from engine.providers.client import ChatRequest, OpenAICompatibleClient, ProviderConfig, ProviderError
 
 DEFAULT_CALLS = 2_000
 DEFAULT_CONCURRENCY = 100

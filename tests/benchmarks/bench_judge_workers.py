@@ -78,8 +78,8 @@ def measure(processes: int, n_tasks: int, queue: str, timeout: float) -> dict:
     from django.db import transaction
 
     from leaderboard.ekphrasis import judge_runs
+    from leaderboard.ekphrasis.models import Comparison, JudgeRun
     from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
-    from leaderboard.models import Comparison, JudgeRun
     from tests.benchmarks.bench_judge_bookkeeping import seed_task_set
 
     task_set, _ = seed_task_set(n_tasks, f"workers-{processes}")

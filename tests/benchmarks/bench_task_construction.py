@@ -14,8 +14,9 @@ import argparse
 import time
 
 from engine.embed import text_embedder
-from engine.task_construction import TABLE5_GRID, build_task_set
+from engine.task_construction.build import build_task_set
 from engine.task_construction.demo_pools import demo_pool
+from engine.task_construction.grid import TABLE5_GRID
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from leaderboard.ekphrasis import judge_runs
-from leaderboard.models import JudgeRun
+from leaderboard.ekphrasis.models import JudgeRun
 from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
 from tests.factories import UserFactory
 from tests.leaderboard.judging_factories import population

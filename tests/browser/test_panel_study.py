@@ -12,7 +12,8 @@ import pytest
 from django.core.cache import cache
 
 from annotation import participants
-from annotation.models import Assignment, PairwiseLabel, Participant
+from annotation.models import Assignment, PairwiseLabel
+from annotation.panel_models import Participant
 from annotation.pay_report import pay_report
 from tests.annotation.factories import Catalogue, pairwise_campaign
 

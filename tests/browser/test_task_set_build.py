@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.task_construction import TABLE5_GRID, grid_with_quotas
+from engine.task_construction.grid import TABLE5_GRID, grid_with_quotas
 from leaderboard.ekphrasis import task_construction as construction
 from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
 from tests.engine.task_construction.conftest import HashEmbedder

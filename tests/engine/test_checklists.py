@@ -19,7 +19,7 @@ from engine.checklists import (
     with_population_cliche,
 )
 from engine.generation import Family, TaskBrief
-from engine.providers import OpenAICompatibleClient, ProviderConfig
+from engine.providers.client import OpenAICompatibleClient, ProviderConfig
 from tests.fakes import FakeOpenAIServer, Script
 
 TASK = TaskBrief(

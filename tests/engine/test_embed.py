@@ -176,7 +176,7 @@ def test_openai_backend_needs_a_client():
 
 
 def test_openai_backend_through_the_fake_server_is_cached_per_text(tmp_path):
-    from engine.providers import OpenAICompatibleClient, ProviderConfig
+    from engine.providers.client import OpenAICompatibleClient, ProviderConfig
     from tests.fakes import FakeOpenAIServer
 
     with FakeOpenAIServer(embedding_dim=12) as server:

@@ -16,7 +16,8 @@ from engine.generation import (
     generation_prompt,
     generation_requests,
 )
-from engine.providers import OpenAICompatibleClient, ProviderConfig, RequestCache
+from engine.providers.cache import RequestCache
+from engine.providers.client import OpenAICompatibleClient, ProviderConfig
 from tests.fakes import FakeOpenAIServer, Fault
 
 TIME_PASSING = TaskBrief(

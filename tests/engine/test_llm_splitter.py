@@ -6,7 +6,7 @@ import hashlib
 import json
 
 from engine.llm_splitter import SPLITTER_INSTRUCTIONS, split_many, split_with_llm, splitter_messages
-from engine.providers import OpenAICompatibleClient, ProviderConfig
+from engine.providers.client import OpenAICompatibleClient, ProviderConfig
 from tests.fakes import FakeOpenAIServer, Script
 
 RAW = (

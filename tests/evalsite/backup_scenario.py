@@ -49,7 +49,7 @@ def digests() -> dict:
 
     from annotation.label_export import labels_export
     from annotation.models import Campaign, PairwiseLabel
-    from leaderboard.models import LeaderboardSnapshot
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
     def sha(text: str | bytes) -> str:
         return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()

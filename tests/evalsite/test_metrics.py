@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_metrics_answer_loopback_with_the_sites_own_metrics(client):
-    from leaderboard.models import JudgeRun
+    from leaderboard.ekphrasis.models import JudgeRun
 
     JudgeRun.objects.create(task_set=TaskSetFactory(), judge_name="simulated", status=JudgeRun.Status.FAILED)
     client.get("/healthz")  # one request for django-prometheus to count

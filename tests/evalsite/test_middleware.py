@@ -8,7 +8,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation import participants
-from annotation.models import Participant
+from annotation.panel_models import Participant
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.factories import UserFactory
 

@@ -27,7 +27,7 @@ from django.urls.resolvers import RegexPattern, RoutePattern
 
 from annotation import services
 from leaderboard.ekphrasis import judge_runs
-from leaderboard.models import TIGBuild
+from leaderboard.ekphrasis.models import TIGBuild
 from tests.annotation.factories import Catalogue, faithfulness_campaign, pairwise_campaign
 from tests.leaderboard.judging_factories import population, simulated_run
 

@@ -74,7 +74,7 @@ def run(n_tasks: int, budget: int, outage_s: float, timeout_s: float) -> dict:
 
         call_command("migrate", verbosity=0, interactive=False)
         from leaderboard.ekphrasis import judge_runs
-        from leaderboard.models import Comparison, JudgeRun, JudgeRunTask
+        from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
         from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
         from tests.leaderboard.judging_factories import population, simulated_run
 

@@ -12,7 +12,8 @@ import time
 import pytest
 
 from leaderboard.ekphrasis import judge_runs
-from leaderboard.models import Comparison, JudgeRun, SubjectModel
+from leaderboard.ekphrasis.models import Comparison, JudgeRun
+from leaderboard.models import SubjectModel
 from tests.benchmarks.bench_judge_throughput import judge_reply
 from tests.fakes.openai_server import FakeOpenAIServer, Fault
 from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint

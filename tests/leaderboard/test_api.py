@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 from leaderboard.api_tokens.models import ApiToken
 from leaderboard.api_tokens.services import api_token_create, api_token_revoke, token_digest
 from leaderboard.ekphrasis import judge_runs
-from leaderboard.models import JudgeRun, SubjectModel, TaskSet
+from leaderboard.ekphrasis.models import JudgeRun
+from leaderboard.models import SubjectModel, TaskSet
 from tests.factories import SubjectModelFactory, TaskFactory, TaskSetFactory
 from tests.leaderboard.judging_factories import population, simulated_run
 
@@ -318,6 +319,14 @@ def test_compare_and_export(rita, snapshot):
 def test_comparisons_of_a_run_are_paginated(rita, snapshot):
     body = token_client(rita).get(f"/api/v1/judge-runs/{snapshot.run_id}/comparisons/?page_size=5").json()
     assert len(body["results"]) == 5 and body["next"]
+
+
+def test_comparisons_of_a_run_filter_by_kind_and_refuse_an_unknown_kind(rita, snapshot):
+    client = token_client(rita)
+    url = f"/api/v1/judge-runs/{snapshot.run_id}/comparisons/"
+    primary = client.get(url, {"kind": "primary", "page_size": 500}).json()["results"]
+    assert primary and {c["kind"] for c in primary} == {"primary"}
+    assert client.get(url, {"kind": "nope"}).status_code == 400
 
 
 # ---------------------------------------------------------------- throttling

@@ -51,7 +51,7 @@ def test_cli_import_responses_names_an_unknown_task_set(tmp_path):
 
 
 def _checklist_item():
-    from leaderboard.models import ChecklistItem
+    from leaderboard.ekphrasis.models import ChecklistItem
     from tests.factories import TaskFactory
 
     return ChecklistItem.objects.create(task=TaskFactory(), dimension="N", slot=1, text="Avoids clocks?",

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
+from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Response, SubjectModel, Task, TaskSet
-from leaderboard.records import ImportFailed
 from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
 
 pytestmark = pytest.mark.django_db

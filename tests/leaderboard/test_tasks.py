@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from leaderboard.ekphrasis import judge_runs
-from leaderboard.models import Comparison, JudgeRun
+from leaderboard.ekphrasis.models import Comparison, JudgeRun
 from tests.conftest import require_service, subprocess_environment
 from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
 from tests.leaderboard.judging_factories import population, simulated_run

@@ -8,8 +8,8 @@ from annotation import novelty_ablation, selectors
 from annotation.errors import AnnotationError
 from annotation.models import Campaign
 from leaderboard.ekphrasis import judge_runs
+from leaderboard.ekphrasis.models import JudgeRun
 from leaderboard.management.progress_bar import progress_bar
-from leaderboard.models import JudgeRun
 from leaderboard.run_command import AtelierCommand
 
 

@@ -22,8 +22,8 @@ from django.db import transaction
 
 from engine.c2 import tasks as c2_tasks
 from leaderboard.c2.models import C2TaskImage
+from leaderboard.import_contract import ImportFailed, RecordError
 from leaderboard.models import Benchmark, Task, TaskSet
-from leaderboard.records import ImportFailed, RecordError
 from leaderboard.services.catalogue import ImportSummary, tasks_import
 
 #: --format → (task type, parser needs an image folder, parser needs an annotations file)

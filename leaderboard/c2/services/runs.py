@@ -28,7 +28,6 @@ from django.utils import timezone
 
 from engine.c2 import prompts
 from engine.c2.rater import RUBRIC_VERSION, is_rerate_sample
-from engine.c2.tasks import C2TaskType
 from engine.providers.client import temperature_check
 from leaderboard.c2.models import (
     CONVERGENT_TYPES,
@@ -44,10 +43,16 @@ from leaderboard.c2.services.generation import SampleJob, image_data_url, subjec
 from leaderboard.c2.services.grading import samples_cluster, samples_grade
 from leaderboard.c2.services.rating import RatingJob, rater_for
 from leaderboard.c2.services.scoring import run_results
-from leaderboard.ekphrasis.tig import TIGConfigurationError, text_embedder_named, tig_components_check
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
 from leaderboard.protocols import task_set_kind_check
-from leaderboard.providers import UnknownJudge, code_version, judge_model_for
+from leaderboard.providers import (
+    OFFLINE_EMBEDDER,
+    UnknownJudge,
+    code_version,
+    embedder_model_for,
+    judge_model_for,
+    text_embedder_named,
+)
 from leaderboard.run_usage import run_usage_add
 from leaderboard.runs.errors import ProviderCallsUnanswered, ProviderStopped, RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_claim_finalise, run_fail, run_finish, run_pending_units
@@ -161,11 +166,8 @@ def c2_run_create(
     _refuse_text_only(models, rater, types)
     if second_rater is not None:
         _refuse_text_only([], second_rater, types)
-    if embedder != "minilm":
-        try:
-            tig_components_check(embedder=embedder)
-        except TIGConfigurationError as exc:
-            raise RunConfigurationError(str(exc)) from exc
+    if embedder != OFFLINE_EMBEDDER:
+        embedder_model_for(embedder)
     divergent = bool(types & set(DIVERGENT_TYPES))
     is_simulated = divergent and (rater is None or second_rater_name == "simulated") or any(m.is_simulated for m in models)
     run = C2Run.objects.create(
@@ -541,7 +543,6 @@ def _unfinished_reason(run: C2Run) -> str:
 
 
 __all__ = [
-    "C2TaskType",
     "c2_prompts_execute",
     "c2_run_create",
     "c2_run_execute_inline",

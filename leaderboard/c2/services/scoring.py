@@ -4,10 +4,10 @@ page and export. The formulas are described there."""
 
 from __future__ import annotations
 
-from engine.c2.results import METRICS, TABLES, RatingRecord, RunSettings, SampleRecord, c2_results
+from engine.c2.results import RatingRecord, RunSettings, SampleRecord, c2_results
 from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 
-__all__ = ["METRICS", "TABLES", "TASK_TYPE_LABELS", "run_records", "run_results"]
+__all__ = ["TASK_TYPE_LABELS", "run_records", "run_results"]
 
 TASK_TYPE_LABELS = {
     "qa": "Question Answering", "code": "Code Generation", "vqa": "Vision Question Answering",

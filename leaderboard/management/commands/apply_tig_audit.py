@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from django.db import transaction
 
+from leaderboard.ekphrasis.models import ChecklistItem
 from leaderboard.ekphrasis.tig import tig_audit_apply
 from leaderboard.import_contract import (
     TEXT_MAX_CHARS,
@@ -13,7 +14,6 @@ from leaderboard.import_contract import (
     file_records,
     record_check,
 )
-from leaderboard.models import ChecklistItem
 from leaderboard.run_command import AtelierCommand
 
 #: The audit-outcome record, checked by the import contract like every other import file.

@@ -6,9 +6,10 @@ from django.core.management.base import CommandError
 
 from engine.task_construction.demo_pools import DEMO_POOL_NAME
 from leaderboard.ekphrasis import task_construction as construction
+from leaderboard.ekphrasis.models import SourcePool
+from leaderboard.import_contract import ImportFailed
 from leaderboard.management.progress_bar import progress_bar
-from leaderboard.models import SourcePool
-from leaderboard.records import ImportFailed, read_file_bytes
+from leaderboard.records import read_file_bytes
 from leaderboard.run_command import AtelierCommand
 
 DEMO_ALIAS = "demo"

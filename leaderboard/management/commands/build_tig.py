@@ -4,8 +4,8 @@ import time
 
 from django.core.management.base import CommandError
 
+from leaderboard.ekphrasis.models import TIGBuild
 from leaderboard.ekphrasis.tig import (
-    OFFLINE_EMBEDDER,
     OFFLINE_EXTRACTOR,
     TIGConfigurationError,
     tig_build_create,
@@ -13,7 +13,7 @@ from leaderboard.ekphrasis.tig import (
 )
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.management.progress_bar import progress_bar
-from leaderboard.models import TIGBuild
+from leaderboard.providers import OFFLINE_EMBEDDER
 
 
 class Command(TaskSetCommand):

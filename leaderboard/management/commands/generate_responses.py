@@ -3,10 +3,10 @@ from django.core.management.base import CommandError
 from engine.providers.client import MAX_TEMPERATURE
 from engine.simulated_subject import is_simulated_subject
 from leaderboard.ekphrasis.provider_jobs import responses_generate, responses_simulate
+from leaderboard.import_contract import ImportFailed
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import SubjectModel
 from leaderboard.providers import UnknownJudge
-from leaderboard.records import ImportFailed
 
 
 class Command(TaskSetCommand):

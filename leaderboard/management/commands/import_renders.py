@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from leaderboard.ekphrasis.renders import renders_import_manifest
+from leaderboard.import_contract import ImportFailed
 from leaderboard.management.base import TaskSetCommand
-from leaderboard.records import ImportFailed
 
 
 class Command(TaskSetCommand):

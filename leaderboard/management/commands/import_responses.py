@@ -2,8 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from leaderboard.import_contract import ImportFailed
 from leaderboard.management.base import TaskSetCommand
-from leaderboard.records import ImportFailed
 from leaderboard.services.catalogue import responses_import
 
 

@@ -2,9 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from leaderboard.import_contract import ImportFailed
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.models import Benchmark
-from leaderboard.records import ImportFailed
 from leaderboard.services.catalogue import tasks_import
 
 

@@ -30,9 +30,9 @@ class Command(AtelierCommand):
         catalogue = demo_catalogue_load()
         self.stdout.write(f"DEMO DATA {catalogue.task_set}: tasks {catalogue.tasks}; responses {catalogue.responses}")
         if not opts["no_judge"]:
+            from leaderboard.ekphrasis.models import TIGBuild
             from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
             from leaderboard.management.progress_bar import progress_bar
-            from leaderboard.models import TIGBuild
 
             # The graphs the demo's Novelty judgments use: offline extractor and MiniLM (labelled as such).
             build = TIGBuild.objects.filter(task_set=catalogue.task_set).first() or tig_build_create(

@@ -4,8 +4,9 @@ from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from leaderboard.ekphrasis import judge_runs
+from leaderboard.ekphrasis.models import JudgeRun
 from leaderboard.management.progress_bar import progress_bar
-from leaderboard.models import Benchmark, JudgeRun
+from leaderboard.models import Benchmark
 from leaderboard.providers import UnknownJudge
 from leaderboard.run_command import RunCommand, positive_int
 from leaderboard.runs.errors import RunConfigurationError

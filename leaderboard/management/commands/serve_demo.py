@@ -27,7 +27,8 @@ def entry_points(base: str) -> list[tuple[str, str]]:
     """(what, URL) of the pages to start from: the annotator page and a leaderboard of each protocol."""
     from leaderboard.c2.models import C2Run
     from leaderboard.easel.demo import DEMO_SUITE_NAME
-    from leaderboard.models import LeaderboardSnapshot, TaskSet
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
+    from leaderboard.models import TaskSet
 
     snapshot = LeaderboardSnapshot.objects.filter(run__task_set__is_demo=True).order_by("-pk").first()
     suite = TaskSet.objects.filter(name=DEMO_SUITE_NAME).order_by("-pk").first()

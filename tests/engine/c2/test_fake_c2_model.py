@@ -8,8 +8,9 @@ import pytest
 
 from engine.c2.grading import CodeTests, grade_code_sample, triviaqa_exact_match
 from engine.c2.prompts import confidence_messages, generation_messages, parse_confidence
-from engine.c2.rater import MalformedReply, build_rater_messages, parse_rating, repair_messages
+from engine.c2.rater import build_rater_messages, parse_rating, repair_messages
 from engine.providers.client import OpenAICompatibleClient, ProviderConfig
+from engine.providers.json_reply import MalformedReply
 from tests.fakes import FakeOpenAIServer
 from tests.fakes.c2_model import C2FakeModel
 

@@ -8,7 +8,6 @@ import pytest
 
 from engine.c2.rater import (
     RUBRIC,
-    MalformedReply,
     Rating,
     build_rater_messages,
     is_rerate_sample,
@@ -16,6 +15,7 @@ from engine.c2.rater import (
     rater_icc,
     repair_messages,
 )
+from engine.providers.json_reply import MalformedReply
 
 VALID = {
     "usefulness": 4, "usefulness_rationale": "Coherent.",

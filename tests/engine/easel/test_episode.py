@@ -5,12 +5,13 @@ import json
 import numpy as np
 import pytest
 
-from engine.easel.episode import Environment, extract_json_object, task_from_record, task_to_record
+from engine.easel.episode import Environment, extract_json_object
 from engine.easel.metrics import similarity
 from engine.easel.painter import SearchPainter
 from engine.easel.references import generate_suite
 from engine.easel.semantic import semantic_tasks
 from engine.easel.simulated import SimulatedAgent
+from engine.easel.task import task_from_record, task_to_record
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 
 from engine.checklists import Dimension, template_checklist
 from engine.generation import Family, TaskBrief
-from engine.judge import Candidate, ComparisonKind, PairJudgeRequest
+from engine.judge.comparison import Candidate, ComparisonKind, PairJudgeRequest
 
 TASK = TaskBrief(
     task_id="cmb-007",

@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 
 from engine.checklists import Dimension, template_checklist
-from engine.judge import (
+from engine.judge.comparison import (
     ComparisonKind,
     Judge,
-    LLMJudge,
     PairJudgeRequest,
-    SimulatedJudge,
     Winner,
     automatic_judgement,
     comparison_key,
 )
-from engine.providers import OpenAICompatibleClient, ProviderConfig
+from engine.judge.llm import LLMJudge
+from engine.judge.simulated import SimulatedJudge
+from engine.providers.client import OpenAICompatibleClient, ProviderConfig
 from tests.engine.judge.conftest import ALICE, BOB, CHARLIE, TASK
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 from engine.checklists import Dimension
-from engine.judge import ComparisonKind, LLMJudge, Winner
-from engine.providers import OpenAICompatibleClient, ProviderConfig, RequestCache, UsageLedger
+from engine.judge.comparison import ComparisonKind, Winner
+from engine.judge.llm import LLMJudge
+from engine.providers.cache import RequestCache
+from engine.providers.client import OpenAICompatibleClient, ProviderConfig
+from engine.providers.usage import UsageLedger
 from tests.engine.judge.conftest import ALICE, BOB, CHARLIE
 from tests.fakes import FakeOpenAIServer, Fault, Script
 

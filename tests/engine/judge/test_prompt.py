@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.checklists import Dimension
-from engine.judge import judge_messages, repair_messages
+from engine.judge.prompt import judge_messages, repair_messages
 from tests.engine.judge.conftest import ALICE, BOB
 
 

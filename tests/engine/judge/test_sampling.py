@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.judge import ReliabilityPlan, ab_order, fixed_pair_sample, is_swap_sampled, swap_order
+from engine.judge.sampling import ReliabilityPlan, ab_order, fixed_pair_sample, is_swap_sampled, swap_order
 
 MODELS = [f"model-{n}" for n in range(14)]
 PAIRS = [(a, b) for i, a in enumerate(MODELS) for b in MODELS[i + 1 :]]

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from engine.checklists import Dimension
-from engine.judge import JudgeSchemaError, Winner, validate_judge_reply
+from engine.judge.comparison import Winner
+from engine.judge.schema import JudgeSchemaError, validate_judge_reply
 
 VALID = {
     "dimension": "novelty",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from engine.checklists import Dimension
 from engine.generation import Family, TaskBrief
-from engine.judge import Candidate, ComparisonKind, SimulatedJudge, Winner
+from engine.judge.comparison import Candidate, ComparisonKind, Winner
+from engine.judge.simulated import SimulatedJudge
 from tests.engine.judge.conftest import ALICE, BOB
 
 # Sample sizes for the rate checks; tolerances are about four binomial standard errors.

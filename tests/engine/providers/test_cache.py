@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import multiprocessing
 
-from engine.providers import (
-    ChatRequest,
-    OpenAICompatibleClient,
-    ProviderConfig,
-    RequestCache,
-    UsageLedger,
-    request_key,
-)
+from engine.providers.cache import RequestCache, request_key
+from engine.providers.client import ChatRequest, OpenAICompatibleClient, ProviderConfig
+from engine.providers.usage import UsageLedger
 from tests.fakes import FakeOpenAIServer, Fault, Script
 
 USER = [{"role": "user", "content": "Fuse a lighthouse and a violin."}]
@@ -142,8 +137,8 @@ def test_a_cache_opened_before_fork_works_in_the_child(tmp_path):
 
 
 def test_a_chat_answer_is_stored_with_its_request_body_as_sent_and_no_key(tmp_path, monkeypatch):
-    from engine.providers import OpenAICompatibleClient, ProviderConfig
     from engine.providers.cache import chat_request_key
+    from engine.providers.client import OpenAICompatibleClient, ProviderConfig
     from tests.fakes import FakeOpenAIServer
 
     monkeypatch.setenv("ATELIER_TEST_CACHE_KEY_VAR", "sk-cache-test-5e2f81")

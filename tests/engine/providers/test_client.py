@@ -10,14 +10,14 @@ import time
 import numpy as np
 import pytest
 
-from engine.providers import (
+from engine.providers.client import (
     ChatRequest,
     ChatResult,
     OpenAICompatibleClient,
     ProviderConfig,
     ProviderError,
-    UsageLedger,
 )
+from engine.providers.usage import UsageLedger
 from tests.fakes import FakeOpenAIServer, Fault, Reply, Script, faults_then
 
 USER = [{"role": "user", "content": "Describe one static image."}]

@@ -8,7 +8,7 @@ import io
 import pytest
 from PIL import Image
 
-from engine.providers import ProviderConfig, ProviderError, UsageLedger
+from engine.providers.client import ProviderConfig, ProviderError
 from engine.providers.images import (
     DEFAULT_SIZE,
     ImageGenerationClient,
@@ -16,6 +16,7 @@ from engine.providers.images import (
     InvalidImage,
     read_image,
 )
+from engine.providers.usage import UsageLedger
 from tests.fakes import FakeOpenAIServer, Fault, ImageReply, deterministic_png, faults_then
 
 FAST_RETRIES = {"backoff_base_s": 0.01, "backoff_max_s": 0.05}

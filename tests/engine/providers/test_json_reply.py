@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.providers import MalformedReply, parse_json_object
+from engine.providers.json_reply import MalformedReply, parse_json_object
 
 
 def test_a_bare_object_is_read():

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from engine.providers import ChatRequest, OpenAICompatibleClient, ProviderConfig
+from engine.providers.client import ChatRequest, OpenAICompatibleClient, ProviderConfig
 from engine.providers.transport import Http11Transport
 from tests.fakes import FakeOpenAIServer, Reply, Script, deterministic_png
 

@@ -6,8 +6,7 @@ import threading
 
 import pytest
 
-from engine.providers import UsageLedger
-from engine.providers.usage import cost_usd
+from engine.providers.usage import UsageLedger, cost_usd
 
 
 def test_cost_is_priced_per_million_tokens():

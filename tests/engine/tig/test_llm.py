@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from engine.providers import OpenAICompatibleClient, ProviderConfig
+from engine.providers.client import OpenAICompatibleClient, ProviderConfig
 from engine.tig.atoms import IdeaRecord, atom_label
 from engine.tig.llm import (
     CANONICALISATION_SCHEMA,

@@ -2,8 +2,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from engine.tig import cliche_clusters
-from engine.tig.population import PopulationIndex, TIGWorkspace, pair_context_key
+from engine.tig.population import PopulationIndex, TIGWorkspace, cliche_clusters, pair_context_key
 from tests.engine.tig.planted import MODELS, ScriptedExtractor, TableEmbedder, planted_population
 
 WHALE = ("an origami whale", "origami whales", "a folded paper whale")

@@ -25,7 +25,8 @@ NOWHERE_DATABASE = "postgres://nobody@127.0.0.1:9/no_database"
 
 PLANT = f"""
 from leaderboard.c2.models import C2Run, C2Sample
-from leaderboard.models import JudgeRun, SubjectModel
+from leaderboard.ekphrasis.models import JudgeRun
+from leaderboard.models import SubjectModel
 SubjectModel.objects.filter(is_demo=True, role="subject").update(api_key_env="{FAKE_KEY_ENV}")
 for run in JudgeRun.objects.all():
     run.config = {{**run.config, "api_key": "{FAKE_KEY}"}}
@@ -69,7 +70,7 @@ def demo_bundles_built(base: Path) -> dict[str, Path]:
     for command in (["migrate", "-v0"], ["load_demo", "--no-accounts"], ["load_demo_easel"], ["load_demo_c2"],
                     ["shell", "-c", CAMPAIGNS], ["shell", "-c", PLANT]):
         manage(*command, database_url=database)
-    ids = manage("shell", "-c", "from leaderboard.models import LeaderboardSnapshot, TaskSet\n"
+    ids = manage("shell", "-c", "from leaderboard.ekphrasis.models import LeaderboardSnapshot\nfrom leaderboard.models import TaskSet\n"
                  "from leaderboard.c2.models import C2Run\n"
                  "print('IDS', LeaderboardSnapshot.objects.order_by('pk').first().pk,"
                  " TaskSet.objects.get(benchmark__kind='easel').pk, C2Run.objects.order_by('pk').first().pk)",

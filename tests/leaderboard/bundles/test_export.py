@@ -155,8 +155,8 @@ PLANTED_KEY = "sk-bundle-request-9d1c4e7a2b"
 
 
 def test_a_bundle_lists_every_cached_request_as_sent_with_its_reply_and_no_key(snapshot, settings, monkeypatch, tmp_path):
-    from engine.providers import OpenAICompatibleClient, ProviderConfig
     from engine.providers.cache import RequestCache
+    from engine.providers.client import OpenAICompatibleClient, ProviderConfig
     from tests.fakes import FakeOpenAIServer, Reply
 
     monkeypatch.setenv(PLAIN_KEY_VAR, PLANTED_KEY)

@@ -51,6 +51,13 @@ def test_an_unknown_model_is_a_400_with_the_services_message(rita, task_set):
     assert "no-such-model" in response.json()["message"]
 
 
+def test_samples_filter_by_model(rita, task_set):
+    run = runs.c2_run_create(task_set=task_set, model_names=["simulated-a", "simulated-b"], n_samples=2,
+                             rater_name="simulated")
+    samples = token_client(rita).get(f"/api/v1/c2/runs/{run.pk}/samples/", {"model": "simulated-b"}).json()["results"]
+    assert samples and {s["model"] for s in samples} == {"simulated-b"}
+
+
 def test_samples_are_paginated_and_results_wait_for_the_run(rita, task_set):
     run = runs.c2_run_create(task_set=task_set, model_names=["simulated-a"], n_samples=3, rater_name="simulated")
     client = token_client(rita)

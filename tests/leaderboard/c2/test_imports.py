@@ -15,8 +15,8 @@ from PIL import Image
 
 from leaderboard.c2.models import C2TaskImage
 from leaderboard.c2.services.imports import c2_tasks_import
+from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Task, TaskSet
-from leaderboard.records import ImportFailed
 
 pytestmark = pytest.mark.django_db
 

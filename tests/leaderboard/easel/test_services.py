@@ -205,7 +205,7 @@ def test_a_native_episode_stores_every_fifth_canvas_and_the_final_one(reconstruc
 
 @pytest.mark.parametrize("skill", [3.0, -0.1])
 def test_a_skill_outside_the_engines_range_is_refused_before_the_run_row(suite, skill):
-    with pytest.raises(services.RunConfigurationError, match=r"skill must lie in \[0, 1\]"):
+    with pytest.raises(RunConfigurationError, match=r"skill must lie in \[0, 1\]"):
         services.easel_run_create(task_set=suite, agent="simulated", skill=skill)
     assert not EaselRun.objects.exists()
 

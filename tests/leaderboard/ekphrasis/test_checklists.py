@@ -7,7 +7,7 @@ from leaderboard.ekphrasis.checklists import (
     checklist_item_revise,
     checklist_items_ensure,
 )
-from leaderboard.models import ChecklistItem
+from leaderboard.ekphrasis.models import ChecklistItem
 from tests.factories import PASSWORD, TaskFactory
 
 pytestmark = pytest.mark.django_db

@@ -2,9 +2,9 @@
 
 import pytest
 
-from engine.task_construction import TABLE5_GRID, grid_with_quotas
+from engine.task_construction.grid import TABLE5_GRID, grid_with_quotas
 from leaderboard.ekphrasis import task_construction as construction
-from leaderboard.models import TaskSetBuild
+from leaderboard.ekphrasis.models import TaskSetBuild
 from tests.engine.task_construction.conftest import HashEmbedder
 from tests.factories import PASSWORD
 

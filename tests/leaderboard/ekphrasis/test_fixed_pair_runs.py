@@ -7,7 +7,7 @@ import pytest
 
 from leaderboard import selectors
 from leaderboard.ekphrasis import judge_runs, judges
-from leaderboard.models import Comparison, JudgeRun, LeaderboardSnapshot
+from leaderboard.ekphrasis.models import Comparison, JudgeRun, LeaderboardSnapshot
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.tasks import run_finalise
 from tests.factories import PASSWORD

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from leaderboard.ekphrasis import judge_chunk, judge_runs, judges
-from leaderboard.models import Comparison
+from leaderboard.ekphrasis.models import Comparison
 from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
 from tests.leaderboard.judging_factories import population, simulated_run
 

@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from leaderboard.ekphrasis import judge_chunk, judge_runs
-from leaderboard.models import Comparison, JudgeRun
+from leaderboard.ekphrasis.models import Comparison, JudgeRun
 from tests.conftest import subprocess_environment
 from tests.leaderboard.judging_factories import planted_skills, population, simulated_run
 

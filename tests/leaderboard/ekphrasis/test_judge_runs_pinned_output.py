@@ -11,7 +11,7 @@ import json
 import pytest
 
 from leaderboard.ekphrasis import judge_runs
-from leaderboard.models import Comparison
+from leaderboard.ekphrasis.models import Comparison
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
 from tests.leaderboard.judging_factories import FAMILIES, simulated_run
 

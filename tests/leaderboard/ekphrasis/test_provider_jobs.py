@@ -9,8 +9,9 @@ import re
 import pytest
 
 from leaderboard.ekphrasis import judge_runs
+from leaderboard.ekphrasis.models import ChecklistItem, Comparison
 from leaderboard.ekphrasis.provider_jobs import responses_generate, responses_split_with_llm
-from leaderboard.models import ChecklistItem, Comparison, Response, SubjectModel
+from leaderboard.models import Response, SubjectModel
 from tests.factories import TaskFactory, TaskSetFactory
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.leaderboard.judging_factories import population

@@ -18,8 +18,8 @@ from django.core.management.base import CommandError
 from annotation.models import CampaignKind
 from engine.render_prompt import rendering_prompt
 from leaderboard.ekphrasis.renders import RenderConfigurationError, renders_generate, renders_import_manifest
+from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Render, Response, SubjectModel
-from leaderboard.records import ImportFailed
 from tests.annotation.factories import Catalogue, RenderFactory, campaign_for
 from tests.factories import PASSWORD, ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
 from tests.fakes import FakeOpenAIServer, Fault, deterministic_png

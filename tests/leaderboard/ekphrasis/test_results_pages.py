@@ -7,7 +7,7 @@ import json
 import pytest
 
 from leaderboard.ekphrasis import judge_runs
-from leaderboard.models import JudgeRun
+from leaderboard.ekphrasis.models import JudgeRun
 from tests.factories import PASSWORD
 from tests.leaderboard.judging_factories import population, simulated_run
 
@@ -141,7 +141,7 @@ def test_compare_page_says_what_differs_and_shows_intervals(researcher_client, s
 
 
 def test_drilldown_summarises_the_task_and_shows_each_response_once(researcher_client, snapshot):
-    from leaderboard.models import Comparison
+    from leaderboard.ekphrasis.models import Comparison
 
     snapshot.run.task_set.tasks.update(constraints={"avoid": ["clocks", "watches"], "format": "square"})
     task = snapshot.run.task_set.tasks.first()
@@ -157,7 +157,7 @@ def test_drilldown_summarises_the_task_and_shows_each_response_once(researcher_c
 
 
 def test_drilldown_filters_and_paginates_comparisons(researcher_client, snapshot):
-    from leaderboard.models import Comparison
+    from leaderboard.ekphrasis.models import Comparison
 
     task = snapshot.run.task_set.tasks.first()
     url = f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/"

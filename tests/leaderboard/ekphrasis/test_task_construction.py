@@ -6,10 +6,11 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from engine.task_construction import TABLE5_GRID, grid_with_quotas
+from engine.task_construction.grid import TABLE5_GRID, grid_with_quotas
 from leaderboard.ekphrasis import task_construction as construction
-from leaderboard.models import RejectedCandidate, SourcePool, SubjectModel, TaskSet, TaskSetBuild
-from leaderboard.records import ImportFailed
+from leaderboard.ekphrasis.models import RejectedCandidate, SourcePool, TaskSetBuild
+from leaderboard.import_contract import ImportFailed
+from leaderboard.models import SubjectModel, TaskSet
 from tests.engine.task_construction.conftest import HashEmbedder
 from tests.fakes import FakeOpenAIServer
 from tests.fakes.task_screen import screen_handler

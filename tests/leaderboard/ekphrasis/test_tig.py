@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.ekphrasis import judge_runs
+from leaderboard.ekphrasis.models import ChecklistItem, Comparison
 from leaderboard.ekphrasis.tig import novelty_context_items, task_population_index, tig_audit_apply
-from leaderboard.models import ChecklistItem, Comparison
 from leaderboard.runs.errors import RunConfigurationError
 from tests.factories import PASSWORD, ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
 
@@ -150,8 +150,8 @@ def test_a_build_names_the_known_components_when_one_is_unknown(planted):
 
 def test_an_offline_build_extracts_every_response_once_and_a_second_execution_is_a_no_op(planted):
     from engine.tig.offline import OFFLINE_EXTRACTOR_NAME
+    from leaderboard.ekphrasis.models import AtomExtraction, TIGBuild
     from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
-    from leaderboard.models import AtomExtraction, TIGBuild
 
     task_set, _, _ = planted
     build = tig_build_execute(build_id=tig_build_create(task_set=task_set).pk)
@@ -163,8 +163,8 @@ def test_an_offline_build_extracts_every_response_once_and_a_second_execution_is
 
 
 def test_a_provider_build_extracts_through_the_model_and_embeds_through_the_endpoint(planted, provider_components):
+    from leaderboard.ekphrasis.models import AtomExtraction
     from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
-    from leaderboard.models import AtomExtraction
 
     task_set, _, _ = planted
     server = provider_components
@@ -180,8 +180,8 @@ def test_a_provider_build_extracts_through_the_model_and_embeds_through_the_endp
 
 
 def test_a_failed_build_resumes_without_extracting_again(planted, provider_components):
+    from leaderboard.ekphrasis.models import TIGBuild
     from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
-    from leaderboard.models import TIGBuild
     from tests.fakes import Fault
 
     task_set, _, _ = planted
@@ -238,7 +238,7 @@ def test_a_run_can_ask_for_other_components_than_the_latest_build(planted, provi
 def test_the_build_page_starts_a_build_and_reports_its_status(
     client, rita, alice, planted, django_capture_on_commit_callbacks
 ):
-    from leaderboard.models import TIGBuild
+    from leaderboard.ekphrasis.models import TIGBuild
 
     task_set, _, _ = planted
     client.login(username=alice.username, password=PASSWORD)
@@ -268,8 +268,8 @@ def test_the_task_set_page_lists_builds_and_offers_provider_components(client, r
 
 
 def test_a_failed_build_is_resumed_from_its_page(client, rita, planted, django_capture_on_commit_callbacks):
+    from leaderboard.ekphrasis.models import TIGBuild
     from leaderboard.ekphrasis.tig import tig_build_create
-    from leaderboard.models import TIGBuild
 
     task_set, _, _ = planted
     build = tig_build_create(task_set=task_set)
@@ -286,8 +286,8 @@ def test_build_tig_command_rejects_an_unknown_extractor_and_resumes_a_build(plan
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
+    from leaderboard.ekphrasis.models import TIGBuild
     from leaderboard.ekphrasis.tig import tig_build_create
-    from leaderboard.models import TIGBuild
 
     task_set, _, _ = planted
     with pytest.raises(CommandError, match="no judge-role model named 'nope'"):
@@ -327,8 +327,8 @@ def test_stored_extractions_are_upserted_by_key_and_read_back_as_the_engine_wrot
     from engine.tig.atoms import idea_record
     from engine.tig.offline import OfflineExtractor
     from engine.tig.population import extraction_key
+    from leaderboard.ekphrasis.models import AtomExtraction
     from leaderboard.ekphrasis.tig import StoredExtractions, task_ideas
-    from leaderboard.models import AtomExtraction
 
     _, task, _ = planted
     extractor = OfflineExtractor()

@@ -11,13 +11,9 @@ import pytest
 
 from engine.tig.canonical import CANONICAL_MERGE_THRESHOLD
 from leaderboard.demo import demo_catalogue_load
-from leaderboard.ekphrasis.tig import (
-    OFFLINE_EMBEDDER,
-    TIGComponents,
-    task_population_index,
-    text_embedder_named,
-)
+from leaderboard.ekphrasis.tig import TIGComponents, task_population_index
 from leaderboard.models import Task
+from leaderboard.providers import OFFLINE_EMBEDDER, text_embedder_named
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -50,7 +50,11 @@ def _c2_run() -> RunJob:
 
 
 def _judge_results(run) -> bool:
-    return run.snapshots.count() == 1
+    # one snapshot, with a leaderboard row for each of the run's three models
+    from leaderboard.ekphrasis.results import model_rows
+
+    (snapshot,) = run.snapshots.all()
+    return len(model_rows(snapshot.payload)) == 3
 
 
 def _easel_results(run) -> bool:
@@ -60,7 +64,8 @@ def _easel_results(run) -> bool:
 
 
 def _c2_results(run) -> bool:
-    return run.results is not None and bool(run.results)
+    # stored results with a score row for each of the run's two models
+    return run.results is not None and sorted(run.results["scores"]) == ["simulated-a", "simulated-b"]
 
 
 CASES = {

@@ -5,8 +5,8 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from leaderboard.c2.services.imports import FORMATS, c2_tasks_import
+from leaderboard.import_contract import ImportFailed
 from leaderboard.management.base import TaskSetCommand
-from leaderboard.records import ImportFailed
 
 
 class Command(TaskSetCommand):
