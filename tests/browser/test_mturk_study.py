@@ -12,7 +12,7 @@ import pytest
 from django.core.cache import cache
 
 from annotation import participants
-from annotation.models import Participant
+from annotation.panel_models import Participant
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.conftest import require_service
