@@ -297,7 +297,7 @@ def test_one_grader_verdict_flipped_names_the_sample_and_the_scores_it_moved(dem
     result = manage("verify_bundle", str(root), database_url=NOWHERE_DATABASE, check=False)
     assert result.returncode == 1
     assert f"FILE CHANGED: {name} (lines {index + 1})" in result.stdout
-    assert f"changed record line {index + 1}: model={row['model']} key={row['key']}" in result.stdout
+    assert f"changed record line {index + 1}: task={row['task']} model={row['model']} key={row['key']}" in result.stdout
     assert f"DIFFERS   records.sample {row['key']} ({row['model']}, {row['task']} #{row['sample_index']}).correct: " \
            "stored false, recomputed true" in result.stdout
 
