@@ -3,8 +3,12 @@
 ``records/samples.jsonl`` holds every sample with its text, the grader's verdict and grade, the
 confidence reply, and the Originality cluster recorded when the prompt was graded (embeddings are not
 recomputed: the cluster labels are taken as recorded); ``records/ratings.jsonl`` every rating with its
-raw reply. The results are recomputed with :func:`engine.c2.results.c2_results` — the site's own
-function — and compared number by number with ``board/board.json``.
+raw reply. Each graded QA and VQA answer is first regraded from its text against the task's answers in
+``records/tasks.jsonl`` (:func:`engine.c2.grading.grade_answer`, the grader the site ran), so a verdict
+edited together with its grade is named at its sample; a code sample's verdict is taken as recorded
+(regrading runs the program in the sandbox; said in the report). The results are then recomputed with
+:func:`engine.c2.results.c2_results` — the site's own function — and compared number by number with
+``board/board.json``.
 """
 
 from __future__ import annotations
@@ -14,11 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from engine.bundle.manifest import read_json, read_jsonl
-from engine.bundle.numbers import NumberCheck, compare
+from engine.bundle.numbers import NumberCheck, compare, compare_rows
+from engine.c2.grading import grade_answer
 from engine.c2.results import RatingRecord, RunSettings, SampleRecord, c2_results
 
-__all__ = ["RATINGS", "SAMPLES", "recompute"]
+__all__ = ["PER_INSTANCE", "RATINGS", "SAMPLES", "TASKS", "per_instance", "recompute", "regrade_checks"]
 
+TASKS = "records/tasks.jsonl"
+PER_INSTANCE = "records/per_instance.jsonl"
+PER_INSTANCE_KEY = ("model", "task")
 SAMPLES = "records/samples.jsonl"
 RATINGS = "records/ratings.jsonl"
 SAMPLE_FIELDS = ("key", "model", "task", "task_type", "status", "correct", "usefulness", "confidence",
@@ -26,13 +34,50 @@ SAMPLE_FIELDS = ("key", "model", "task", "task_type", "status", "correct", "usef
 RATING_FIELDS = ("sample", "rater", "repeat", "status", "u", "o", "s", "rationale_u", "rationale_o", "rationale_s")
 
 
-def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
+def per_instance(results: Mapping[str, Any]) -> list[dict]:
+    """Per model × prompt: U, O, S, C, the Originality clusters and missing confidences (the results' ``prompts``)."""
+    return [{"model": model, "task": task, **scores}
+            for model, by_task in sorted(results.get("prompts", {}).items())
+            for task, scores in sorted(by_task.items())]
+
+
+#: Task types whose answers are regraded one by one from the bundle (engine.c2.grading.grade_answer).
+REGRADED = ("qa", "vqa")
+GRADE_FIELDS = ("verdict", "usefulness", "correct")
+
+
+def regrade_checks(tasks: list[Mapping], samples: list[Mapping], notes: list[str]) -> list[NumberCheck]:
+    """Every graded QA/VQA sample's verdict, usefulness and correctness beside its regrade from the text."""
+    answers = {t["id"]: list((t.get("constraints") or {}).get("answers") or []) for t in tasks}
+    checks, code = [], 0
+    for row in samples:
+        if not row.get("verdict"):
+            continue
+        if row["task_type"] not in REGRADED:
+            code += row["task_type"] == "code"
+            continue
+        again = grade_answer(row["task_type"], row.get("text") or "", answers.get(row["task"], []))
+        where = f"records.sample {row['key']} ({row['model']}, {row['task']} #{row.get('sample_index')})"
+        checks.extend(NumberCheck(f"{where}.{f}", row.get(f), again[f]) for f in GRADE_FIELDS)
+    if code:
+        notes.append(f"{code} code sample verdict(s) taken as recorded (regrading runs each program in the sandbox)")
+    return checks
+
+
+def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None = None) -> list[NumberCheck]:
+    notes = notes if notes is not None else []
     config = manifest["configuration"]
     stored = read_json(root, manifest["board"])
-    samples = [SampleRecord(**{f: row.get(f) for f in SAMPLE_FIELDS}) for row in read_jsonl(root, SAMPLES)]
+    rows = read_jsonl(root, SAMPLES)
+    samples = [SampleRecord(**{f: row.get(f) for f in SAMPLE_FIELDS}) for row in rows]
     ratings = [RatingRecord(**{f: row.get(f) for f in RATING_FIELDS}) for row in read_jsonl(root, RATINGS)]
     settings = RunSettings(models=config["models"], seed=int(config["seed"]), surprise_policy=config["surprise_policy"],
                            rater=config["rater"], second_rater=config.get("second_rater", ""),
                            is_simulated=bool(config["simulated"]), is_demo=bool(config["demo"]),
                            settings=config["settings"])
-    return compare(stored, c2_results(settings, samples, ratings))
+    checks = regrade_checks(read_jsonl(root, TASKS), rows, notes)
+    results = c2_results(settings, samples, ratings)
+    if (Path(root) / PER_INSTANCE).is_file():
+        checks += compare_rows(read_jsonl(root, PER_INSTANCE), per_instance(results), PER_INSTANCE_KEY,
+                               prefix="records.per_instance")
+    return compare(stored, results) + checks

@@ -26,7 +26,7 @@ import numpy as np
 from PIL import Image
 
 from engine.bundle.manifest import read_json, read_jsonl
-from engine.bundle.numbers import NumberCheck, compare
+from engine.bundle.numbers import NumberCheck, compare, compare_rows
 from engine.easel import painter
 from engine.easel.episode import Environment
 from engine.easel.leaderboard import EPISODE_FIELDS, BoardRun, easel_board
@@ -35,12 +35,17 @@ from engine.easel.semantic import HANDWRITING_HELLO, TesseractRecogniser, semant
 from engine.easel.task import task_from_record
 from engine.easel.trajectory import progress_curve, trajectory_diagnostics
 
-__all__ = ["EPISODES", "RUNS", "STEPS", "TASKS", "recompute"]
+__all__ = ["EPISODES", "PER_INSTANCE", "RUNS", "STEPS", "TASKS", "per_instance", "recompute"]
 
 TASKS = "records/tasks.jsonl"
 RUNS = "records/runs.jsonl"
 EPISODES = "records/episodes.jsonl"
 STEPS = "records/steps.jsonl"
+PER_INSTANCE = "records/per_instance.jsonl"
+PER_INSTANCE_KEY = ("run", "task")
+#: An episode's numbers per instance (run × task) as a reviewer reads them beside the board.
+PER_INSTANCE_FIELDS = ("category", "steps_done", "final_s", "at_50", "auc", "best", "fb_gap", "repeat_rate",
+                       "invalid_rate", "submit_step", "semantic_score")
 STEP_FIELDS = ("s", "ssim", "l1", "edge_iou", "valid", "kind", "collision")
 ANCHOR_FUNCTIONS = {"blank_fill": painter.blank_fill, "mean_colour_fill": painter.mean_colour_fill,
                     "dominant_colour_fill": painter.dominant_colour_fill}
@@ -138,6 +143,14 @@ def _episode(root: Path, episode: Mapping, steps: list[Mapping], task, run: Mapp
     return out
 
 
+def per_instance(episodes: list[Mapping], agent_of_run: Mapping[int, str]) -> list[dict]:
+    """Per run × task of every finished episode: its agent and trajectory numbers."""
+    return [{"run": int(e["run"]), "agent": agent_of_run.get(int(e["run"])), "task": e["task"],
+             **{f: e.get(f) for f in PER_INSTANCE_FIELDS}}
+            for e in sorted(episodes, key=lambda e: (int(e["run"]), e.get("position", 0), str(e["task"])))
+            if e.get("status") == "done"]
+
+
 #: Episode fields compared with the recomputation (the board reads a subset, EPISODE_FIELDS).
 EPISODE_CHECKED = ("steps_done", "initial_s", "final_s", "final_ssim", "final_l1", "final_edge_iou", "at_50", "auc",
                    "best", "fb_gap", "repeat_rate", "invalid_rate", "undo_count", "collision_count", "submit_step",
@@ -161,12 +174,14 @@ def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None =
         steps_of[int(step["episode"])].append(step)
     checks: list[NumberCheck] = []
     board_episodes: dict[int, list[dict]] = defaultdict(list)
+    recomputed: list[dict] = []
     for episode in read_jsonl(root, EPISODES):
         if episode["status"] != "done":
             continue
         run = runs[int(episode["run"])]
         steps = sorted(steps_of.get(int(episode["id"]), []), key=lambda s: int(s["index"]))
         again = _episode(root, episode, steps, tasks[episode["task"]], run, checks, notes)
+        recomputed.append(again)
         where = f"episode run {episode['run']} ({run['agent_name']}) / {episode['task']}"
         checks.extend(compare({f: episode.get(f) for f in EPISODE_CHECKED}, {f: again.get(f) for f in EPISODE_CHECKED},
                               prefix=f"{where}."))
@@ -176,4 +191,8 @@ def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None =
                            budget_setting=r["budget_setting"], seed=int(r["seed"]), is_simulated=bool(r["is_simulated"]))
                   for r in sorted((r for r in runs.values() if r.get("on_board")), key=lambda r: r["board_position"])]
     board = easel_board(task_set=config["task_set"], demo=bool(config["demo"]), runs=board_runs, episodes=board_episodes)
+    if (Path(root) / PER_INSTANCE).is_file():
+        agents = {int(r["id"]): r["agent_name"] for r in runs.values()}
+        checks += compare_rows(read_jsonl(root, PER_INSTANCE), per_instance(recomputed, agents), PER_INSTANCE_KEY,
+                               prefix="records.per_instance")
     return compare(stored_board, board, prefix="board.") + checks

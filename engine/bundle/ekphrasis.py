@@ -15,20 +15,23 @@ snapshot's calibrated views are recomputed too (:mod:`engine.bundle.calibration`
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from engine.bundle import calibration
 from engine.bundle.manifest import read_json, read_jsonl
-from engine.bundle.numbers import NumberCheck, compare
+from engine.bundle.numbers import NumberCheck, compare, compare_rows
 from engine.leaderboard import JudgedComparison, build_leaderboard
 from engine.reliability import ComparisonRecord
 
-__all__ = ["COMPARISONS", "RESPONSES", "judged_comparison", "recompute"]
+__all__ = ["COMPARISONS", "PER_INSTANCE", "RESPONSES", "judged_comparison", "per_instance", "recompute"]
 
 COMPARISONS = "records/comparisons.jsonl"
 RESPONSES = "records/responses.jsonl"
+PER_INSTANCE = "records/per_instance.jsonl"
+PER_INSTANCE_KEY = ("task", "dimension", "model")
 #: Payload lists indexed by model (named by the model in a report).
 MODEL_KEYS = {"theta", "se", "winrate", "z", "diagnostic_winrate", "wins", "losses", "ties", "rank_probabilities",
               "pairwise_winrate", "pairwise_n", "overall", "overall_rank_probabilities", "models", "model_ids",
@@ -48,6 +51,26 @@ def judged_comparison(row: Mapping[str, Any]) -> JudgedComparison:
         judge=row["judge"],
     )
     return JudgedComparison(record=record, confidence=row["confidence"] or 0.0, family=row["family"], automatic=automatic)
+
+
+def per_instance(rows: Sequence[Mapping[str, Any]], models: Sequence[str]) -> list[dict]:
+    """Per task × dimension × model: wins, losses, ties of the comparisons the fit used (the primary
+    and automatic judged ones), from the comparison records."""
+    tally: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    for row in rows:
+        fit = row.get("fit")
+        if not fit or row.get("status") != "ok" or not (row["kind"] == "primary" or fit["automatic"]):
+            continue
+        a, b = models[fit["model_a"]], models[fit["model_b"]]
+        if row["winner"] == "tie":
+            tally[(row["task"], row["dimension"], a)]["ties"] += 1
+            tally[(row["task"], row["dimension"], b)]["ties"] += 1
+        else:
+            winner, loser = (a, b) if row["winner"] == "A" else (b, a)
+            tally[(row["task"], row["dimension"], winner)]["wins"] += 1
+            tally[(row["task"], row["dimension"], loser)]["losses"] += 1
+    return [{"task": t, "dimension": d, "model": m, "wins": c["wins"], "losses": c["losses"], "ties": c["ties"]}
+            for (t, d, m), c in sorted(tally.items())]
 
 
 def model_labeller(models: Sequence[str]):
@@ -96,5 +119,8 @@ def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
     checks = compare(stored, payload, label=model_labeller(models))
     responses = {int(r["id"]): r for r in read_jsonl(root, RESPONSES)}
     checks += _word_checks(comparisons, responses, config.get("inspected_field", {}))
+    if (Path(root) / PER_INSTANCE).is_file():
+        checks += compare_rows(read_jsonl(root, PER_INSTANCE), per_instance(comparisons, models), PER_INSTANCE_KEY,
+                               prefix="records.per_instance")
     # the human-calibrated views, when the snapshot's bundle carries the labels they used
     return checks + calibration.recompute(root, manifest)

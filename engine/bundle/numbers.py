@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["NumberCheck", "compare", "leaves"]
+__all__ = ["NumberCheck", "compare", "compare_rows", "leaves"]
 
 
 @dataclass(frozen=True)
@@ -102,3 +102,13 @@ def compare(stored: Any, recomputed: Any, *, label: Labeller | None = None, pref
         name = _path_text(path)
         out.append(NumberCheck(f"{prefix}{name}" if prefix else name, left.get(path, _ABSENT), right.get(path, _ABSENT)))
     return out
+
+
+def compare_rows(stored: Sequence[dict], recomputed: Sequence[dict], key: Sequence[str], *, prefix: str) -> list[NumberCheck]:
+    """Two lists of records compared record by record, each named by its ``key`` fields
+    (``records.per_instance[t3 U gpt-x].wins``): a record on one side only is a difference."""
+    def keyed(rows: Sequence[dict]) -> dict[str, dict]:
+        return {"[" + " ".join(str(row.get(k)) for k in key) + "]": {f: v for f, v in row.items() if f not in key}
+                for row in rows}
+
+    return compare(keyed(stored), keyed(recomputed), label=None, prefix=prefix)

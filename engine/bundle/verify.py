@@ -111,10 +111,10 @@ def verify_bundle(path: str | Path) -> VerifyReport:
                               bundle_sha256=sha256_bytes(manifest_path.read_bytes()))
         report.file_problems = check_files(root, manifest)
         try:
-            if kind == "easel":
-                report.checks = RECOMPUTE[kind](root, manifest, report.notes)
-            else:
+            if kind == "ekphrasis":
                 report.checks = RECOMPUTE[kind](root, manifest)
+            else:
+                report.checks = RECOMPUTE[kind](root, manifest, report.notes)
             report.checks += request_checks(root)
         except Exception as exc:  # a damaged bundle can break any step (a PNG decoder raises SyntaxError): report it
             report.error = f"{type(exc).__name__}: {exc}"

@@ -20,7 +20,7 @@ __all__ = ["VIEWER_DATA", "VIEWER_PAGE", "viewer_files"]
 VIEWER_PAGE = "index.html"
 VIEWER_DATA = "data.js"
 
-_PAGE = """<!DOCTYPE html>
+_PAGE = r"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

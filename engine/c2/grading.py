@@ -67,6 +67,7 @@ __all__ = [
     "vqa_process_digit_article",
     "vqa_accuracy",
     "vqa_correct",
+    "grade_answer",
     "extract_code_block",
     "grade_code",
     "grade_code_many",
@@ -199,6 +200,22 @@ def vqa_correct(prediction: str, answers: Sequence[str]) -> bool:
     this choice keeps less common but human-attested answers among the correct ones, which is where
     Originality looks for diversity. Usefulness uses the soft accuracy itself."""
     return vqa_accuracy(prediction, answers) > 0.0
+
+
+def grade_answer(task_type: str, text: str, answers: Sequence[str]) -> dict[str, Any]:
+    """The grade of one QA or VQA answer: ``verdict``, ``usefulness`` in [0, 1], ``correct`` (z_i) and
+    ``detail`` — what the site stores on a sample and what a bundle's verifier regrades from its text.
+    QA: TriviaQA exact match; VQA: the soft VQA accuracy (verdict ``partial`` when 0 < accuracy < 1)."""
+    if task_type == "qa":
+        correct = triviaqa_exact_match(text, answers)
+        return {"verdict": "correct" if correct else "incorrect", "usefulness": float(correct), "correct": correct,
+                "detail": {"normalized": triviaqa_normalize(text)}}
+    if task_type == "vqa":
+        accuracy = float(vqa_accuracy(text, answers))
+        correct = vqa_correct(text, answers)
+        verdict = "correct" if accuracy >= 1.0 else ("partial" if correct else "incorrect")
+        return {"verdict": verdict, "usefulness": accuracy, "correct": correct, "detail": {"vqa_accuracy": accuracy}}
+    raise ValueError(f"{task_type} answers are not graded one by one (code runs in batches; divergent types are rated)")
 
 
 # --------------------------------------------------------------------------------------------------

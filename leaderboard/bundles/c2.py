@@ -8,6 +8,7 @@ The bundle's recomputation (:mod:`engine.bundle.c2`) scores the recorded grades 
 
 from __future__ import annotations
 
+from engine.bundle.c2 import PER_INSTANCE, per_instance
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
 from engine.c2.sandbox import BWRAP, UNSANDBOXED_ENV
@@ -80,6 +81,7 @@ def bundle_contents(run: C2Run, writer: BundleWriter) -> tuple[dict, dict]:
     samples = _samples(run)
     writer.jsonl("records/samples.jsonl", samples)
     writer.jsonl("records/ratings.jsonl", _ratings(run))
+    writer.jsonl(PER_INSTANCE, per_instance(run.results))
     writer.json("board/board.json", run.results)
     writer.text("board/board.csv", exports.export_csv(run))
     writer.text("board/board.tex", exports.export_latex(run))

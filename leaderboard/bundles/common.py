@@ -37,6 +37,12 @@ def engine_sources() -> dict:
     return {"engine": whole.hexdigest(), "packages": {k: v.hexdigest() for k, v in sorted(packages.items())}}
 
 
+def engine_file_sha256(*names: str) -> dict[str, str]:
+    """SHA-256 of named engine source files (``easel/render.py`` …): the version of a component that has
+    no version constant is its source."""
+    return {name: hashlib.sha256((ENGINE_DIR / name).read_bytes()).hexdigest() for name in names}
+
+
 def environment() -> dict:
     libraries = {}
     for name in LIBRARIES:

@@ -8,15 +8,18 @@ engine's environment and recomputes S, the trajectory metrics and the board.
 
 from __future__ import annotations
 
+from engine.bundle.easel import PER_INSTANCE, per_instance
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
 from engine.easel.leaderboard import EPISODE_FIELDS, TRAJECTORY_COLUMNS
-from leaderboard.bundles.common import model_description, task_set_description
+from leaderboard.bundles.common import engine_file_sha256, model_description, task_set_description
 from leaderboard.easel import results, selectors
 from leaderboard.easel.models import EaselEpisode, EaselStep
 from leaderboard.models import TaskSet
 
 PROTOCOL = "EASEL: stroke-painting agents, S = 0.5·SSIM + 0.3·(1 − L1) + 0.2·EdgeIoU with trajectory metrics (§3.3)"
+SANDBOX = ("none needed: an agent's reply is parsed into the action grammar (§3.1) and only parsed actions reach "
+           "the in-process renderer; no agent code is executed")
 EPISODE_EXTRA = ("initial_s", "final_ssim", "final_l1", "collision_count", "semantic_detail")
 
 
@@ -95,6 +98,7 @@ def bundle_contents(task_set: TaskSet, writer: BundleWriter) -> tuple[dict, dict
     episodes, steps = _episodes_and_steps(writer, runs)
     writer.jsonl("records/episodes.jsonl", episodes)
     writer.jsonl("records/steps.jsonl", steps)
+    writer.jsonl(PER_INSTANCE, per_instance(episodes, {run.pk: run.agent_name for run in runs}))
     writer.json("board/board.json", payload)
     writer.text("board/board.csv", results.export_csv(payload))
     writer.text("board/board.tex", results.export_latex(payload))
@@ -112,7 +116,10 @@ def bundle_contents(task_set: TaskSet, writer: BundleWriter) -> tuple[dict, dict
                   "bootstrap": "derived_seed('easel-leaderboard', run id) per row (engine.easel.leaderboard)"},
         "engine_components": {"renderer": "engine.easel.render (Learning-to-Paint style quadratic Bézier strokes)",
                               "similarity": "engine.easel.metrics (scikit-image SSIM and Canny)",
+                              "source_sha256": engine_file_sha256("easel/render.py", "easel/metrics.py",
+                                                                  "easel/episode.py", "easel/trajectory.py"),
                               "recognisers": sorted({e["recogniser"] for e in episodes if e["recogniser"]})},
+        "sandbox": SANDBOX,
         "configuration": {"task_set": payload["task_set"], "demo": payload["demo"]},
         "simulated": bool(payload["simulated"]), "demo": bool(payload["demo"]),
         "components": [{"role": "agent", "name": run.agent_name, "kind": run.agent_kind, "simulated": run.is_simulated}

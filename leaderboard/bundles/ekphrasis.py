@@ -8,11 +8,14 @@ bundle's recomputation (:mod:`engine.bundle.ekphrasis`) runs the site's fit on t
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 
+from engine.bundle.ekphrasis import PER_INSTANCE, per_instance
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
-from leaderboard.bundles.common import model_description, task_set_description
+from engine.checklists import TEMPLATE_VERSION as CHECKLIST_TEMPLATE_VERSION
+from engine.tig.population import ENGINE_VERSION as TIG_ENGINE_VERSION
+from leaderboard.bundles.common import engine_file_sha256, model_description, task_set_description
 from leaderboard.ekphrasis import results
 from leaderboard.ekphrasis.judge_chunk import INSPECTED_FIELD
 from leaderboard.ekphrasis.judge_runs import _judged_comparisons
@@ -20,6 +23,8 @@ from leaderboard.ekphrasis.models import Comparison, LeaderboardSnapshot
 from leaderboard.models import Response, SubjectModel
 
 PROTOCOL = "Ekphrasis: pairwise judged visual creative ideation, Bradley–Terry with task-level bootstrap (§4.3, App. F)"
+SANDBOX = ("none needed: no model output is executed — subjects' texts are parsed, rendered (the demo's offline "
+           "schematic renderer or a text-to-image provider) and judged by an LLM judge or the labelled simulated judge")
 RATIONALE_SHOWN = 300  # characters of a rationale in the viewer's drill-down (the records keep all of it)
 
 
@@ -79,25 +84,6 @@ def _comparisons(run, model_ids: list[int]) -> list[dict]:
     return rows
 
 
-def _per_instance(rows: list[dict], models: list[str]) -> list[dict]:
-    """Per task × dimension × model: wins, losses, ties of the comparisons the fit used (display data)."""
-    tally: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
-    for row in rows:
-        fit = row["fit"]
-        if not fit or not (row["kind"] == "primary" or fit["automatic"]):
-            continue
-        a, b = models[fit["model_a"]], models[fit["model_b"]]
-        if row["winner"] == "tie":
-            tally[(row["task"], row["dimension"], a)]["ties"] += 1
-            tally[(row["task"], row["dimension"], b)]["ties"] += 1
-        else:
-            winner, loser = (a, b) if row["winner"] == "A" else (b, a)
-            tally[(row["task"], row["dimension"], winner)]["wins"] += 1
-            tally[(row["task"], row["dimension"], loser)]["losses"] += 1
-    return [{"task": t, "dimension": d, "model": m, "wins": c["wins"], "losses": c["losses"], "ties": c["ties"]}
-            for (t, d, m), c in sorted(tally.items())]
-
-
 def _viewer(snapshot: LeaderboardSnapshot, rows: list[dict], names: dict[int, str]) -> dict:
     payload = snapshot.payload
     dims = payload["dimensions"]
@@ -130,7 +116,7 @@ def bundle_contents(snapshot: LeaderboardSnapshot, writer: BundleWriter) -> tupl
     _responses(writer, run, model_ids, notes)
     rows = _comparisons(run, model_ids)
     writer.jsonl("records/comparisons.jsonl", rows)
-    writer.jsonl("records/per_instance.jsonl", _per_instance(rows, names))
+    writer.jsonl(PER_INSTANCE, per_instance(rows, names))
     response_model = dict(Response.objects.filter(pk__in={r for c in rows for r in (c["shown_a"], c["shown_b"])})
                           .values_list("pk", "subject_model__display_name"))
     writer.json("board/board.json", payload)
@@ -150,8 +136,11 @@ def bundle_contents(snapshot: LeaderboardSnapshot, writer: BundleWriter) -> tupl
                   "models": [model_description(m) for m in judge_models], "novelty_anchor": run.novelty_anchor,
                   "budget_per_task": run.budget_per_task, "config": scrubbed(run.config)},
         "seeds": {"run": run.seed, "bootstrap": run.seed, "rank_draws": run.seed},
-        "engine_components": {"tig": scrubbed(run.config.get("tig")),
-                              "renderers": sorted({r["renderer"] for r in _renderers(writer)})},
+        "engine_components": {"tig": scrubbed(run.config.get("tig")), "tig_engine_version": TIG_ENGINE_VERSION,
+                              "checklist_template_version": CHECKLIST_TEMPLATE_VERSION,
+                              "renderers": sorted({r["renderer"] for r in _renderers(writer)}),
+                              "source_sha256": engine_file_sha256("tig/population.py", "schematic_render.py", "leaderboard.py", "bt.py")},
+        "sandbox": SANDBOX,
         "configuration": {"models": names, "dimensions": run.dimensions, "n_boot": int(run.config.get("n_boot", 1000)),
                           "seed": run.seed, "inspected_field": INSPECTED_FIELD},
         "simulated": bool(snapshot.is_simulated), "demo": bool(snapshot.is_demo),

@@ -11,6 +11,12 @@ verify does everything the site does plus the hash checks and, for EASEL, the re
 
 Run: ``.venv/bin/python -m tests.benchmarks.bench_bundles [--work DIR]`` (keeps DIR's demo database
 between runs when given).
+
+``--paper-scale [TASKS]`` measures instead issue 30's goal "a bundle of the paper-scale run exported and
+verified in ≤ 2 min": the paper-scale Ekphrasis run of ``bench_judge_bookkeeping`` (14 subject models × 3
+samples per task, TIG built with the offline components, simulated judge on U, E and N with TIG anchors,
+budget 50 per task and dimension, seed 42, ``n_boot`` 200; 400 tasks by default) is made on a throwaway
+SQLite database, and its snapshot is exported (a ``.tar.gz``) and verified, each timed, against the goal.
 """
 
 from __future__ import annotations
@@ -41,11 +47,62 @@ def _size(path: Path) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
+#: Issue 30: the paper-scale run's bundle exported and verified within this many seconds.
+PAPER_SCALE_GOAL_S = 120.0
+
+
+def paper_scale(work: Path, n_tasks: int, n_boot: int) -> None:
+    """Make the paper-scale run on a throwaway SQLite database; time its bundle's export and verify."""
+    os.environ.update(ATELIER_DEV="true", DATABASE_URL=f"sqlite:///{work / 'paper.sqlite3'}",
+                      ATELIER_VAR_DIR=str(work / "var"), DJANGO_SETTINGS_MODULE="evalsite.settings", LOG_LEVEL="ERROR",
+                      CELERY_BROKER_URL="")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from engine.bundle.verify import verify_bundle
+    from leaderboard.bundles.export import bundle_export
+    from leaderboard.ekphrasis import judge_runs
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
+    from leaderboard.models import Comparison
+    from tests.benchmarks.bench_judge_bookkeeping import seed_task_set
+
+    call_command("migrate", verbosity=0, interactive=False)
+    started = time.perf_counter()
+    task_set, n_responses = seed_task_set(n_tasks, f"paper-{n_tasks}")
+    tig_build_execute(build_id=tig_build_create(task_set=task_set).pk)
+    run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="UEN", budget_per_task=50,
+                                      seed=42, config={"n_boot": n_boot})
+    snapshot = judge_runs.judge_run_execute_inline(run=run)
+    calls = Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC).count()
+    print(f"paper-scale run made in {time.perf_counter() - started:.1f} s: {n_tasks} tasks, {n_responses} responses, "
+          f"{calls} judge calls, n_boot {n_boot} (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)")
+    cpu0 = time.process_time()
+    export_s, result = _timed(lambda: bundle_export("ekphrasis", snapshot.pk, work / "paper-bundle.tar.gz"))
+    cpu1 = time.process_time()
+    verify_s, report = _timed(lambda: verify_bundle(result.path))
+    cpu2 = time.process_time()
+    total = export_s + verify_s
+    print(f"bundle {result.path.stat().st_size / 1e6:.1f} MB (.tar.gz, {result.files} files): export {export_s:.1f} s "
+          f"({cpu1 - cpu0:.1f} s CPU), verify {verify_s:.1f} s ({cpu2 - cpu1:.1f} s CPU; {len(report.checks)} numbers, "
+          f"{'VERIFIED' if report.ok else 'NOT VERIFIED'}); "
+          f"export + verify {total:.1f} s, goal <= {PAPER_SCALE_GOAL_S:.0f} s: ratio {total / PAPER_SCALE_GOAL_S:.2f} "
+          f"({'met' if total <= PAPER_SCALE_GOAL_S else 'NOT met'}); load average {os.getloadavg()[0]:.1f} at end")
+    assert report.ok, report.lines()[:10]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--paper-scale", type=int, nargs="?", const=400, default=None, metavar="TASKS",
+                        help="time the bundle of the paper-scale Ekphrasis run instead (default 400 tasks)")
+    parser.add_argument("--n-boot", type=int, default=200, help="bootstrap draws of the paper-scale run (default 200)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-bundles-"))
+    if args.paper_scale:
+        paper_scale(work, args.paper_scale, args.n_boot)
+        return
     started = time.perf_counter()
     demo_bundles_built(work)
     print(f"demo loaded and exported through the CLI in {time.perf_counter() - started:.1f} s (load average "

@@ -40,17 +40,9 @@ def engine_item_of(task: Task) -> C2Item:
 def _grade_one(task: Task, text: str) -> dict:
     """verdict, usefulness in [0, 1], correct and detail of one convergent answer."""
     task_type = C2TaskType(task.family)
-    answers = list(task.constraints.get("answers") or [])
-    if task_type is C2TaskType.QA:
-        correct = grading.triviaqa_exact_match(text, answers)
-        return {"verdict": "correct" if correct else "incorrect", "usefulness": float(correct), "correct": correct,
-                "detail": {"normalized": grading.triviaqa_normalize(text)}}
-    if task_type is C2TaskType.VQA:
-        accuracy = float(grading.vqa_accuracy(text, answers))
-        correct = grading.vqa_correct(text, answers)
-        verdict = "correct" if accuracy >= 1.0 else ("partial" if correct else "incorrect")
-        return {"verdict": verdict, "usefulness": accuracy, "correct": correct, "detail": {"vqa_accuracy": accuracy}}
-    raise ValueError(f"{task_type} is graded in batches (code) or not convergent")
+    if task_type not in (C2TaskType.QA, C2TaskType.VQA):
+        raise ValueError(f"{task_type} is graded in batches (code) or not convergent")
+    return grading.grade_answer(task_type.value, text, list(task.constraints.get("answers") or []))
 
 
 def _code_grade(verdict) -> dict:

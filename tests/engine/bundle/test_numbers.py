@@ -28,3 +28,21 @@ def test_lists_indexed_by_model_are_labelled_with_the_model():
 
     paths = [c.path for c in compare({"U": {"winrate": [0.4, 0.6]}}, {"U": {"winrate": [0.4, 0.7]}}, label=label)]
     assert paths == ["U.winrate[alpha]", "U.winrate[beta]"]
+
+
+def test_records_compared_row_by_row_are_named_by_their_key_fields():
+    from engine.bundle.numbers import compare_rows
+
+    stored = [{"task": "t1", "model": "a", "wins": 2}, {"task": "t2", "model": "a", "wins": 1}]
+    recomputed = [{"task": "t2", "model": "a", "wins": 1}, {"task": "t1", "model": "a", "wins": 3}]
+    differing = [c for c in compare_rows(stored, recomputed, ("task", "model"), prefix="records.x") if not c.identical]
+    assert [c.describe() for c in differing] == ["records.x[t1 a].wins: stored 2, recomputed 3"]
+
+
+def test_a_record_missing_from_the_recomputation_is_a_difference():
+    from engine.bundle.numbers import compare_rows
+
+    checks = {c.path: c for c in compare_rows([{"k": "x", "v": 1}, {"k": "y", "v": 2}], [{"k": "y", "v": 2}], ("k",),
+                                              prefix="r")}
+    assert not checks["r[x].v"].identical and "recomputed (absent)" in checks["r[x].v"].describe()
+    assert checks["r[y].v"].identical

@@ -297,3 +297,18 @@ def test_reply_without_code_block_is_no_code() -> None:
 def test_vqa_correct_means_some_annotator_gave_the_answer() -> None:
     assert vqa_correct("cat", ["cat"] + ["dog"] * 9)
     assert not vqa_correct("fox", ["cat"] + ["dog"] * 9)
+
+
+def test_grade_answer_of_a_qa_reply_is_exact_match_with_its_normalised_text() -> None:
+    from engine.c2.grading import grade_answer
+
+    assert grade_answer("qa", "The Eiffel Tower!", ["eiffel tower"]) == {
+        "verdict": "correct", "usefulness": 1.0, "correct": True, "detail": {"normalized": "eiffel tower"}}
+    assert grade_answer("qa", "Big Ben", ["eiffel tower"])["verdict"] == "incorrect"
+
+
+def test_grade_answer_refuses_a_type_that_is_not_graded_one_answer_at_a_time() -> None:
+    from engine.c2.grading import grade_answer
+
+    with pytest.raises(ValueError, match="not graded one by one"):
+        grade_answer("code", "print(1)", [])

@@ -4,7 +4,8 @@ importing a bundle into it is importing into a fresh site.
 
 A fake API key is planted first where an exporter could leak it: as the value of a model's key
 variable, in the Ekphrasis and C² run configurations (an ``api_key`` field and an ``Authorization``
-header) and in the text of one C² sample; the secret-scan test then searches every bundle byte.
+header) and in the text of one C² sample; the site's ``SECRET_KEY`` is a fake one too; the secret-scan
+test then searches every bundle byte for both.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 FAKE_KEY_ENV = "ATELIER_TEST_FAKE_PROVIDER_KEY"
 FAKE_KEY = "sk-fake-bundle-3f9a7c1e5d2b8a604c1f"
+#: The site's own secret in the exporting process (never the development default, so a leak is visible).
+FAKE_SECRET_KEY = "atelier-bundle-test-secret-key-5b0e9d47c2a18f36"
 #: A database no process can reach: verify_bundle must not need one.
 NOWHERE_DATABASE = "postgres://nobody@127.0.0.1:9/no_database"
 
@@ -34,7 +37,9 @@ for run in JudgeRun.objects.all():
 for run in C2Run.objects.all():
     run.config = {{**run.config, "headers": {{"Authorization": "Bearer {FAKE_KEY}"}}}}
     run.save(update_fields=["config"])
-sample = C2Sample.objects.filter(run=C2Run.objects.order_by("pk").first()).order_by("pk").first()
+# a divergent sample (rated, not regraded from its text: the exporter's redaction leaves its numbers alone)
+sample = C2Sample.objects.filter(run=C2Run.objects.order_by("pk").first(),
+                                 task__family__in=["story", "idea", "visual_story"]).order_by("pk").first()
 sample.text = sample.text + " (the key was {FAKE_KEY})"
 sample.save(update_fields=["text"])
 """
@@ -47,7 +52,8 @@ demo_campaigns_load(task_set=TaskSet.objects.get(name="ekphrasis-demo"))
 
 
 def child_env(database_url: str) -> dict[str, str]:
-    return {**os.environ, "ATELIER_DEV": "true", "DATABASE_URL": database_url, FAKE_KEY_ENV: FAKE_KEY}
+    return {**os.environ, "ATELIER_DEV": "true", "DATABASE_URL": database_url, FAKE_KEY_ENV: FAKE_KEY,
+            "SECRET_KEY": FAKE_SECRET_KEY}
 
 
 def manage(*args: str, database_url: str, check: bool = True, timeout: float = 1800) -> subprocess.CompletedProcess:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import subprocess
+import sys
 import tarfile
 
 import pytest
@@ -14,7 +16,7 @@ from engine.bundle.manifest import json_text, record_line, sha256_bytes
 from engine.bundle.verify import verify_bundle
 from leaderboard.bundles.imports import BundleImportError, bundle_import
 from leaderboard.bundles.models import ImportedBoard
-from tests.leaderboard.bundles.demo_bundles import FAKE_KEY, NOWHERE_DATABASE, manage
+from tests.leaderboard.bundles.demo_bundles import FAKE_KEY, FAKE_SECRET_KEY, NOWHERE_DATABASE, ROOT, manage
 
 
 def _copy(bundle, tmp_path):
@@ -64,6 +66,25 @@ def test_verify_bundle_without_a_database_reports_every_number_identical(demo_bu
     last = result.stdout.strip().splitlines()[-1]
     assert "0 differing; 0 file problem(s) — VERIFIED" in last
     assert int(last.split(" of ")[1].split()[0]) > 100  # every number of the board, not a handful
+
+
+VERIFY_WITHOUT_DJANGO = """
+import sys
+from engine.bundle.verify import verify_bundle
+report = verify_bundle(sys.argv[1])
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("django", "leaderboard", "annotation", "evalsite"))
+print("LOADED", loaded, "OK", report.ok, "NUMBERS", len(report.checks))
+"""
+
+
+@pytest.mark.parametrize("kind", ["ekphrasis", "easel", "c2"])
+def test_the_verifier_runs_from_the_engine_alone_with_django_never_imported(demo_bundles, kind):
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+    result = subprocess.run([sys.executable, "-c", VERIFY_WITHOUT_DJANGO, str(demo_bundles[kind])], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = next(line for line in result.stdout.splitlines() if line.startswith("LOADED"))
+    assert line.startswith("LOADED [] OK True NUMBERS "), line
 
 
 def test_flipping_one_verdict_names_the_comparison_and_the_numbers_it_moved(demo_bundles, tmp_path):
@@ -153,7 +174,7 @@ def _all_bytes(path):
 
 
 def test_no_api_key_or_secret_appears_in_any_bundle_byte(demo_bundles):
-    needles = [FAKE_KEY.encode(), b"Bearer "]
+    needles = [FAKE_KEY.encode(), FAKE_SECRET_KEY.encode(), b"Bearer "]
     for bundle in demo_bundles.values():
         for name, data in _all_bytes(bundle):
             for needle in needles:
@@ -242,3 +263,81 @@ def test_flipping_one_human_label_names_its_line_and_the_calibrated_numbers_it_m
     assert all(f".dimensions.{row['dimension']}." in c.path for c in moved if ".dimensions." in c.path)
     result = manage("verify_bundle", str(root), database_url=NOWHERE_DATABASE, check=False)
     assert result.returncode != 0 and f"{name} (lines {index + 1})" in result.stdout
+
+
+def test_a_human_label_flipped_with_its_hash_updated_is_named_by_the_calibrated_numbers(demo_bundles, tmp_path):
+    root = _copy(demo_bundles["ekphrasis"], tmp_path)
+    spec = json.loads((root / "manifest.json").read_text(encoding="utf-8"))["human_labels"]
+    name = spec["labels"]
+    k = {c["campaign"]: c["k"] for c in spec["campaigns"]}
+    rows = [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines()]
+    per_item = {}
+    for row in rows:
+        per_item[row["item"]] = per_item.get(row["item"], 0) + 1
+    index = next(i for i, r in enumerate(rows) if r["label"] == "B" and not r["is_gold"] and r["model_a"]
+                 and r["model_b"] and per_item[r["item"]] == k[r["campaign"]])
+    row = _rewrite_line(root, name, index, lambda r: r.update(label="A"))
+    _update_manifest_hash(root, name)
+    result = manage("verify_bundle", str(root), database_url=NOWHERE_DATABASE, check=False)
+    assert result.returncode == 1 and "FILE " not in result.stdout
+    differing = [line for line in result.stdout.splitlines() if line.startswith("DIFFERS")]
+    assert differing and all(f"calibration[campaign {row['campaign']}]." in line for line in differing), differing[:5]
+    assert any(".people_only." in line for line in differing), differing[:10]
+
+
+def _sample_rows(root):
+    return [json.loads(line) for line in (root / "records/samples.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_one_grader_verdict_flipped_names_the_sample_and_the_scores_it_moved(demo_bundles, tmp_path):
+    root = _copy(demo_bundles["c2"], tmp_path)
+    name = "records/samples.jsonl"
+    index = _first(root, name, lambda s: s["task_type"] == "qa" and s["status"] == "done" and s["correct"] is True)
+    row = _rewrite_line(root, name, index, lambda s: s.update(correct=False))
+    result = manage("verify_bundle", str(root), database_url=NOWHERE_DATABASE, check=False)
+    assert result.returncode == 1
+    assert f"FILE CHANGED: {name} (lines {index + 1})" in result.stdout
+    assert f"changed record line {index + 1}: task={row['task']} model={row['model']} key={row['key']}" in result.stdout
+    assert f"DIFFERS   records.sample {row['key']} ({row['model']}, {row['task']} #{row['sample_index']}).correct: " \
+           "stored false, recomputed true" in result.stdout
+
+
+def test_a_grade_rewritten_consistently_with_its_hash_is_caught_by_the_regrade_and_the_board(demo_bundles, tmp_path):
+    root = _copy(demo_bundles["c2"], tmp_path)
+    name = "records/samples.jsonl"
+    index = _first(root, name, lambda s: s["task_type"] == "qa" and s["status"] == "done" and s["correct"] is True)
+    row = _rewrite_line(root, name, index, lambda s: s.update(correct=False, verdict="incorrect", usefulness=0.0))
+    _update_manifest_hash(root, name)
+    report = verify_bundle(root)
+    assert report.file_problems == [] and not report.ok
+    where = f"records.sample {row['key']} ({row['model']}, {row['task']} #{row['sample_index']})"
+    regraded = {c.path for c in report.differing if c.path.startswith("records.sample")}
+    assert regraded == {f"{where}.correct", f"{where}.verdict", f"{where}.usefulness"}
+    # the prompt's per-instance scores and the board recomputed from the edited grade are not the stored ones
+    assert any(c.path.startswith(f"records.per_instance[{row['model']} {row['task']}].u") for c in report.differing)
+    assert any(c.path.startswith(f"scores.{row['model']}.qa.usefulness.") for c in report.differing), \
+        [c.path for c in report.differing][:10]
+
+
+def test_a_rating_changed_with_its_hash_updated_is_named_by_the_scores_it_moved(demo_bundles, tmp_path):
+    root = _copy(demo_bundles["c2"], tmp_path)
+    name = "records/ratings.jsonl"
+    index = _first(root, name, lambda r: r["status"] == "ok" and r["repeat"] == 0 and r["o"] < 5)
+    _rewrite_line(root, name, index, lambda r: r.update(o=r["o"] + 1))
+    _update_manifest_hash(root, name)
+    report = verify_bundle(root)
+    assert report.file_problems == [] and not report.ok
+    assert any(c.path.startswith("scores.") and ".originality." in c.path for c in report.differing), \
+        [c.path for c in report.differing][:10]
+
+
+def test_a_step_score_changed_with_its_hash_updated_is_named_at_its_step_by_the_replay(demo_bundles, tmp_path):
+    root = _copy(demo_bundles["easel"], tmp_path)
+    name = "records/steps.jsonl"
+    index = _first(root, name, lambda s: s["s"] is not None and s["index"] > 1)
+    row = _rewrite_line(root, name, index, lambda s: s.update(s=s["s"] + 0.01))
+    _update_manifest_hash(root, name)
+    report = verify_bundle(root)
+    assert report.file_problems == [] and not report.ok
+    (check,) = report.differing
+    assert check.path.endswith(f"step {row['index']}.s") and check.stored == row["s"]

@@ -1,0 +1,38 @@
+from engine.bundle.c2 import per_instance, regrade_checks
+
+TASKS = [{"id": "q1", "task_type": "qa", "constraints": {"answers": ["Paris", "paris france"]}},
+         {"id": "v1", "task_type": "vqa", "constraints": {"answers": ["red"] * 2 + ["blue"] * 8}}]
+
+
+def _sample(key, task, task_type, text, verdict, usefulness, correct):
+    return {"key": key, "model": "m", "task": task, "task_type": task_type, "sample_index": 0, "text": text,
+            "verdict": verdict, "usefulness": usefulness, "correct": correct}
+
+
+def test_a_qa_answer_graded_as_the_site_graded_it_regrades_identical():
+    checks = regrade_checks(TASKS, [_sample(1, "q1", "qa", "Paris.", "correct", 1.0, True)], [])
+    assert len(checks) == 3 and all(c.identical for c in checks)
+
+
+def test_a_flipped_qa_verdict_is_named_at_its_sample():
+    checks = regrade_checks(TASKS, [_sample(7, "q1", "qa", "Lyon", "correct", 1.0, True)], [])
+    assert {c.path for c in checks if not c.identical} == {
+        "records.sample 7 (m, q1 #0).verdict", "records.sample 7 (m, q1 #0).usefulness", "records.sample 7 (m, q1 #0).correct"}
+
+
+def test_a_vqa_answer_two_annotators_gave_is_partial_with_its_soft_accuracy():
+    (verdict, usefulness, correct) = regrade_checks(TASKS, [_sample(2, "v1", "vqa", "red", "partial", 0.6, True)], [])
+    assert verdict.identical and correct.identical and usefulness.recomputed == 0.6
+
+
+def test_code_verdicts_and_ungraded_samples_are_not_regraded_and_code_is_noted():
+    notes = []
+    samples = [_sample(3, "c1", "code", "print(1)", "passed", 1.0, True), _sample(4, "s1", "story", "Once.", "", None, None)]
+    assert regrade_checks(TASKS, samples, notes) == []
+    assert notes == ["1 code sample verdict(s) taken as recorded (regrading runs each program in the sandbox)"]
+
+
+def test_per_instance_rows_are_the_results_prompts_by_model_and_task():
+    results = {"prompts": {"b": {"t2": {"u": 1.0}}, "a": {"t9": {"u": 0.5}, "t1": {"u": 0.0}}}}
+    assert [(r["model"], r["task"], r["u"]) for r in per_instance(results)] == [("a", "t1", 0.0), ("a", "t9", 0.5),
+                                                                                ("b", "t2", 1.0)]
