@@ -65,7 +65,7 @@ def paper_scale(work: Path, n_tasks: int, n_boot: int) -> None:
     from leaderboard.bundles.export import bundle_export
     from leaderboard.ekphrasis import judge_runs
     from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
-    from leaderboard.models import Comparison
+    from leaderboard.ekphrasis.models import Comparison
     from tests.benchmarks.bench_judge_bookkeeping import seed_task_set
 
     call_command("migrate", verbosity=0, interactive=False)
