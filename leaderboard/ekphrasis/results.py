@@ -249,7 +249,7 @@ def export_csv(snapshot: LeaderboardSnapshot) -> str:
     return csv_text(header, (
         [r.rank, r.name, r.overall, r.overall_low, r.overall_high]
         + [v for d in dims for v in (r.winrate[d], r.winrate_low[d], r.winrate_high[d], r.z[d], r.tier[d])]
-        + [r.comparisons, snapshot.judge_name, str(snapshot.is_simulated).lower(), str(snapshot.is_demo).lower()]
+        + [r.comparisons, snapshot.judge_name, snapshot.is_simulated, snapshot.is_demo]
         for r in model_rows(payload)
     ))
 
@@ -276,16 +276,18 @@ def export_json(snapshot: LeaderboardSnapshot) -> str:
 def export_latex(snapshot: LeaderboardSnapshot) -> str:
     payload = snapshot.payload
     dims = payload["dimensions"]
-    head = " & ".join(["Model", "Overall" if z_available(payload) else "Mean win rate"] + [DIMENSION_NAMES[d] for d in dims])
+    head = " & ".join(tex_escape(h) for h in ["Model", "Overall" if z_available(payload) else "Mean win rate"]
+                      + [DIMENSION_NAMES[d] for d in dims])
     body = []
     for r in model_rows(payload):
         cells = [tex_escape(r.name), f"{r.overall:+.2f} [{r.overall_low:+.2f}, {r.overall_high:+.2f}]"]
-        cells += [f"{r.winrate[d]:.3f}" + ("" if r.z[d] is None else f" ({r.z[d]:+.2f})") for d in dims]
+        cells += [f"{r.winrate[d]:.3f} [{r.winrate_low[d]:.3f}, {r.winrate_high[d]:.3f}]"
+                  + ("" if r.z[d] is None else f" ({r.z[d]:+.2f})") for d in dims]
         body.append(latex_row(cells))
     flag = " Simulated judge (not a real evaluation)." if snapshot.is_simulated else ""
     flag += " Demo data." if snapshot.is_demo else ""
     caption = (("Overall VCI" if z_available(payload) else "Mean expected win rate (z needs at least 3 models)")
-               + r" with 90\% task-bootstrap interval; per dimension BT expected win rate (z). "
+               + r" with 90\% task-bootstrap interval; per dimension BT expected win rate [90\% interval] (z). "
                + tex_escape(f"Judge {snapshot.judge_name}, budget {snapshot.budget_per_task}/task, seed {snapshot.seed}, "
                             f"task set v{snapshot.task_set_version}, code {snapshot.code_version}.{flag}"))
     lines = latex_table(columns="l" + "c" * (len(dims) + 1), head=[head + r" \\"], body=body, caption=caption)
