@@ -38,7 +38,7 @@ def episode_chart(viewer: dict) -> str:
         marks.append(("Final", viewer["final_index"], by_index[viewer["final_index"]]))
     return charts.line_plot(
         [charts.Series("S_t", [p[0] for p in points], [p[1] for p in points], marks=marks)],
-        title="Similarity S_t over the episode", x_label="Step t", y_label="Similarity S", x_fmt="{:.0f}",
+        title="Similarity S_t over the episode", x_label="Step t", y_label="Similarity S",
     )
 
 

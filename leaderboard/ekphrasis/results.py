@@ -117,8 +117,12 @@ def overall_interval_chart(payload: dict) -> str:
 
 
 def dimension_interval_charts(payload: dict) -> list[tuple[str, str]]:
-    """One interval plot per dimension, titled with the dimension's name; colour = tier, with a legend."""
+    """One interval plot per dimension, titled with the dimension's name; colour = tier, with a legend. The
+    plots share one x range (the union of their intervals), so the 0.5 line stands in one place in all."""
     out = []
+    lows = [v for d in payload["dimensions"] for v in payload["per_dimension"][d]["winrate_ci90"][0]]
+    highs = [v for d in payload["dimensions"] for v in payload["per_dimension"][d]["winrate_ci90"][1]]
+    span = (min(lows), max(highs)) if lows else None
     for d in payload["dimensions"]:
         per = payload["per_dimension"][d]
         tiers = {m: t for t, members in enumerate(per["tiers"]) for m in members}
@@ -130,7 +134,7 @@ def dimension_interval_charts(payload: dict) -> list[tuple[str, str]]:
         ]
         out.append((DIMENSION_NAMES[d], charts.interval_plot(
             rows, title=f"{DIMENSION_NAMES[d]}: BT expected win rate with 90% bootstrap intervals", reference=0.5,
-            domain=(0.0, 1.0), tier_legend=True, fmt="{:.3f}",
+            domain=(0.0, 1.0), tier_legend=True, fmt="{:.3f}", span=span,
             axis_label=f"{DIMENSION_NAMES[d]} — expected win rate vs the other models (0.5 = even)")))
     return out
 
@@ -161,7 +165,7 @@ def pairwise_matrices(payload: dict) -> list[tuple[str, str]]:
             matrix = [[None if r == c else 1.0 / (1.0 + math.exp(-(theta[r] - theta[c]))) for c in order] for r in order]
             what = "BT-predicted win probability"
         out.append((DIMENSION_NAMES[d], charts.heat_map(
-            matrix, names, [f"#{k + 1}" for k in range(len(names))],
+            matrix, names, names,
             title=f"{DIMENSION_NAMES[d]}: P(row beats column), {what}",
             x_label=f"{DIMENSION_NAMES[d]}: column = opponent, by Overall rank", y_label="Row model",
             value_label="win rate")))
