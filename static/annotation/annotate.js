@@ -821,7 +821,11 @@
     const overlay = openOverlayName();
     if (key === "escape") {
       skipArmed = false;
-      if (overlay || typing) closeOverlays(); else if (away) returnToCurrent(); else answerChanged();
+      // Changing the previous label, Esc returns at once, as the banner says, even from a text box (the
+      // handwriting reading box has the focus); otherwise it leaves the box or closes the panel.
+      if (overlay) closeOverlays();
+      else if (away) { if (typing) event.target.blur(); returnToCurrent(); }
+      else if (typing) closeOverlays(); else answerChanged();
       event.preventDefault();
       return;
     }

@@ -137,7 +137,14 @@
         save(new Blob([csv], { type: "text/csv" }), name + "-data.csv");
       }));
     }
+    // a frame that lets the chart keep its natural size and scroll sideways on a phone (atelier.css)
+    if (!svg.parentElement.classList.contains("chart-frame")) {
+      const frame = document.createElement("div");
+      frame.className = "chart-frame";
+      svg.before(frame);
+      frame.appendChild(svg);
+    }
     const figure = svg.closest("figure");
-    (figure || svg).after(bar);
+    (figure || svg.parentElement).after(bar);
   });
 })();
