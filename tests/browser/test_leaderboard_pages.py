@@ -79,3 +79,13 @@ def test_every_chart_downloads_as_svg_and_png_with_its_caption_and_as_the_data_i
     rows = list(csv.reader(io.StringIO(Path(data_file.value.path()).read_text())))
     assert rows[0] == ["label", "estimate", "low", "high", "tier"] and len(rows) == 1 + 4  # one row per model
     assert refused == []
+
+
+def test_at_desktop_width_no_table_of_the_snapshot_page_is_cut(live_server, browser, snapshot):
+    UserFactory(username="rita", role="researcher")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    log_in(page, live_server.url, "rita")
+    page.goto(f"{live_server.url}/leaderboards/{snapshot.pk}/")
+    cut = page.evaluate("""() => [...document.querySelectorAll('main .table-scroll')]
+        .filter((box) => box.scrollWidth > box.clientWidth + 1).map((box) => box.closest('div, section').innerText.slice(0, 60))""")
+    assert cut == []
