@@ -144,7 +144,8 @@
       svg.before(frame);
       frame.appendChild(svg);
     }
+    // inside the chart's figure (a grid of figures keeps its cells), else right after the chart's frame
     const figure = svg.closest("figure");
-    (figure || svg.parentElement).after(bar);
+    if (figure) figure.appendChild(bar); else svg.parentElement.after(bar);
   });
 })();
