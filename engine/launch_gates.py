@@ -123,18 +123,29 @@ class GateResult:
     passed: bool
     detail: str  # per-dimension values, sample sizes, or why it is not measured
     n: int
+    #: what ``measured`` is, so that it is shown in the threshold's own terms: "share" (a fraction, shown as
+    #: a percentage), "pp" (percentage points), "r" (Pearson's |r|) or "rho" (Spearman's ρ)
+    unit: str = "share"
+
+    @property
+    def measured_text(self) -> str:
+        """``measured`` in the threshold's units ("96.0%", "+3.2 pp", "|r| = 0.12", "ρ = 0.81")."""
+        if self.measured is None:
+            return "not measured"
+        return {"share": "{:.1%}", "pp": "{:+.1f} pp", "r": "|r| = {:.2f}", "rho": "ρ = {:.2f}"}[self.unit].format(
+            self.measured)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "measured_text": self.measured_text}
 
 
 def _words(text: str) -> int:
     return len(text.split())
 
 
-def _result(key, label, measured, threshold, passed, detail, n) -> GateResult:
+def _result(key, label, measured, threshold, passed, detail, n, unit: str = "share") -> GateResult:
     return GateResult(key, label, None if measured is None else float(measured), threshold,
-                      bool(passed) and measured is not None, detail, n)
+                      bool(passed) and measured is not None, detail, n, unit)
 
 
 def _parsing(responses: Sequence[ParsedResponse]) -> GateResult:
@@ -213,7 +224,7 @@ def _position(primary: Sequence[GateComparison], swaps: Sequence[GateComparison]
                    f"|A share − 50%| ≤ {POSITION_EFFECT_MAX_PP:g} points for every dimension",
                    bool(effects) and all(abs(v) <= POSITION_EFFECT_MAX_PP for v in effects.values()),
                    (_detail(effects, "{:+.1f} pp") + f" (decisive calls on swapped pairs: {sum(counts.values())})")
-                   if effects else "no order-swap calls (not measured)", sum(counts.values()))
+                   if effects else "no order-swap calls (not measured)", sum(counts.values()), unit="pp")
 
 
 def _outcome_corr(rows: Sequence[GateComparison], feature) -> float | None:
@@ -238,7 +249,8 @@ def _length_adjectives(by_dim: dict[str, list[GateComparison]]) -> GateResult:
     return _result("length_adjectives", "(vi) length and adjective-density correlations", max(values) if values else None,
                    f"|r| ≤ {LENGTH_CORR_MAX:g} (length) and ≤ {ADJECTIVE_CORR_MAX:g} (adjective density) for every dimension",
                    passed, f"length r {_detail(length, '{:+.2f}')}; adjective density r {_detail(adjectives, '{:+.2f}')}"
-                   if values else "fewer than three decisive primary calls (not measured)", sum(map(len, by_dim.values())))
+                   if values else "fewer than three decisive primary calls (not measured)", sum(map(len, by_dim.values())),
+                   unit="r")
 
 
 def _auxiliary(comparisons: Sequence[GateComparison]) -> GateResult:
@@ -247,7 +259,7 @@ def _auxiliary(comparisons: Sequence[GateComparison]) -> GateResult:
     if not aux:
         return _result("auxiliary_rank_corr", "(vii) auxiliary judges' rank correlations", None,
                        f"Spearman ρ defined and ≥ {AUX_RANK_CORR_MIN:g} for every auxiliary judge and dimension", False,
-                       "no auxiliary judge calls (not measured)", 0)
+                       "no auxiliary judge calls (not measured)", 0, unit="rho")
     models = sorted({m for c in relevant for m in (c.model_a, c.model_b)})
     report = judge_reliability([c.record() for c in relevant], models)
     values: dict[str, float | None] = {}
@@ -259,7 +271,7 @@ def _auxiliary(comparisons: Sequence[GateComparison]) -> GateResult:
     return _result("auxiliary_rank_corr", "(vii) auxiliary judges' rank correlations", worst,
                    f"Spearman ρ defined and ≥ {AUX_RANK_CORR_MIN:g} for every auxiliary judge and dimension",
                    bool(values) and all(v is not None and v >= AUX_RANK_CORR_MIN for v in values.values()),
-                   _detail(values, "ρ = {:.2f}"), len(aux))
+                   _detail(values, "ρ = {:.2f}"), len(aux), unit="rho")
 
 
 def launch_gates(responses: Sequence[ParsedResponse], comparisons: Sequence[GateComparison]) -> list[GateResult]:

@@ -251,7 +251,8 @@ CONTENT_SECURITY_POLICY = {
         "default-src": [SELF],
         "script-src": [SELF],
         "style-src": [SELF],
-        "img-src": [SELF],
+        # blob: only for the figure downloads' PNG: the chart's own SVG drawn onto a canvas (figure_downloads.js)
+        "img-src": [SELF, "blob:"],
         "object-src": [NONE],
         "base-uri": [SELF],
         "form-action": [SELF],

@@ -3,7 +3,8 @@
 from django.contrib import admin, messages
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import path, reverse
+from django.utils.html import format_html
 
 from leaderboard.ekphrasis.checklists import checklist_item_revise
 from leaderboard.ekphrasis.models import (
@@ -111,7 +112,22 @@ class ResponseAdmin(admin.ModelAdmin):
 
 @admin.register(Render)
 class RenderAdmin(admin.ModelAdmin):
+    """The stored image is shown through the researchers' render view: media files are not served under
+    /media/ (the file field's own link would be a 404), and a render is a record, not edited by hand."""
+
     list_display = ("response", "renderer", "seed", "is_placeholder")
+    fields = ("response", "image_link", "image_sha256", "renderer", "seed", "prompt", "is_placeholder", "created_at")
+    readonly_fields = ("response", "image_link", "image_sha256", "created_at")
+
+    @admin.display(description="image")
+    def image_link(self, obj):
+        if obj.pk is None:
+            return "–"
+        url = reverse("render_image", args=[obj.response.task.task_set_id, obj.pk])
+        return format_html('<a href="{}">{}</a>', url, obj.image.name)
+
+    def has_add_permission(self, request):
+        return False  # renders are made by the renderer (manage.py generate_renders or import_renders), not typed in
 
 
 @admin.register(ChecklistItem)

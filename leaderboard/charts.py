@@ -5,6 +5,7 @@ shows the same numbers the tables do.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
@@ -24,11 +25,30 @@ class Interval:
     tier: int | None = None
 
 
-def _svg(width: int, height: int, body: list[str], title: str) -> str:
+#: Columns and rows of the numbers a chart was drawn from (a figure's data download).
+ChartData = tuple[Sequence[str], Sequence[Sequence[object]]]
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def _svg(width: int, height: int, body: list[str], title: str, data: ChartData | None = None) -> str:
+    """The chart's SVG; ``data`` rides along in a ``<metadata class="chart-data">`` element as JSON
+    (``{"columns": [...], "rows": [[...], ...]}``), which figure_downloads.js offers as the figure's CSV."""
+    block = ""
+    if data is not None:
+        columns, rows = data
+        payload = {"columns": list(columns), "rows": [[_plain(v) for v in row] for row in rows]}
+        block = f'<metadata class="chart-data">{escape(json.dumps(payload), quote=False)}</metadata>'
     return (
         # Natural width, scaled down by the .chart rule in atelier.css (no style attribute: CSP).
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" class="chart" '
-        f'role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>'
+        f'role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>{block}'
         + "".join(body) + "</svg>"
     )
 
@@ -73,23 +93,40 @@ def _tier_colour(tier: int | None) -> str:
     return PALETTE[tier % len(PALETTE)] if tier is not None else PALETTE[0]
 
 
+def _label_lines(text: str, width: float, size: int = 12) -> list[str]:
+    """``text`` in lines that fit ``width`` px (0.55 em per character, a sans-serif average): a long axis
+    label or title wraps instead of running off the frame."""
+    chars = max(int(width / (0.55 * size)), 10)
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= chars:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
 def interval_plot(rows: Sequence[Interval], *, title: str, reference: float | None = None,
                   axis_label: str = "", fmt: str = "{:.2f}", domain: tuple[float, float] | None = None,
-                  tier_legend: bool = False) -> str:
+                  tier_legend: bool = False, span: tuple[float, float] | None = None) -> str:
     """Point estimates with horizontal interval bars, one row per model (best first).
 
     The axis runs over round ticks (:func:`nice_ticks`) clipped to ``domain`` (e.g. (0, 1) for win
-    rates); with ``tier_legend`` the colours are tiers and a legend names them.
+    rates) and covering ``span`` — one span for a group of plots gives them one x range, so a reference
+    line stays in place from plot to plot; with ``tier_legend`` the colours are tiers and a legend names them.
     """
     if not rows:
         return ""
     left, right, row_h = 170, 560, 24
     tiers = sorted({r.tier for r in rows if r.tier is not None})
     legend_h = 18 if tier_legend and tiers else 0
-    top = 24 + legend_h
+    label_lines = _label_lines(axis_label, right + 56)
+    top = 24 + legend_h + 15 * (len(label_lines) - 1)
     height = top + row_h * len(rows) + 34
     lo = min(r.low for r in rows)
     hi = max(r.high for r in rows)
+    if span is not None:
+        lo, hi = min(lo, span[0]), max(hi, span[1])
     if reference is not None:
         lo, hi = min(lo, reference), max(hi, reference)
     ticks = nice_ticks(lo, hi)
@@ -100,14 +137,15 @@ def interval_plot(rows: Sequence[Interval], *, title: str, reference: float | No
             ticks = [min(max(t, domain[0]), domain[1]) for t in ticks]
             ticks = sorted(set(ticks))
     x = _scale(ticks[0], ticks[-1], left, right)
-    body = [f'<text x="{left}" y="14" font-size="12" fill="#5f6670">{escape(axis_label)}</text>']
+    body = [f'<text x="4" y="{14 + 15 * k}" font-size="12" fill="#5f6670">{escape(line)}</text>'
+            for k, line in enumerate(label_lines)]
     if legend_h:
-        lx = left
-        body.append(f'<text x="{lx}" y="{14 + legend_h}" font-size="11" fill="#5f6670">Tier:</text>')
+        lx, ly = left, top - 10
+        body.append(f'<text x="{lx}" y="{ly}" font-size="11" fill="#5f6670">Tier:</text>')
         lx += 32
         for t in tiers:
-            body.append(f'<circle cx="{lx + 5}" cy="{10 + legend_h}" r="4.5" fill="{_tier_colour(t)}"/>')
-            body.append(f'<text x="{lx + 13}" y="{14 + legend_h}" font-size="11">{t + 1}</text>')
+            body.append(f'<circle cx="{lx + 5}" cy="{ly - 4}" r="4.5" fill="{_tier_colour(t)}"/>')
+            body.append(f'<text x="{lx + 13}" y="{ly}" font-size="11">{t + 1}</text>')
             lx += 34
     for tick in ticks:
         body.append(f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{top - 4}" y2="{height - 24}" stroke="#eceef2"/>')
@@ -129,7 +167,8 @@ def interval_plot(rows: Sequence[Interval], *, title: str, reference: float | No
     for tick in ticks:
         body.append(f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{base}" y2="{base + 4}" stroke="#99a"/>')
         body.append(f'<text x="{x(tick):.1f}" y="{base + 15}" font-size="10" text-anchor="middle" fill="#5f6670">{tick_fmt.format(tick)}</text>')
-    return _svg(right + 60, height, body, title)
+    return _svg(right + 60, height, body, title, data=(
+        ["label", "estimate", "low", "high", "tier"], [[r.label, r.estimate, r.low, r.high, r.tier] for r in rows]))
 
 
 def _heat_fill(v: float) -> str:
@@ -144,14 +183,22 @@ def heat_map(matrix: Sequence[Sequence[float | None]], rows: Sequence[str], colu
     are left blank."""
     if not rows:
         return ""
-    left, cell, top = 170, 38, 48
-    width = max(left + cell * len(columns) + 10, left + 230, 7 * len(x_label) + 10)
+    left, cell = 170, 38
+    # column names longer than a cell (model names) stand at 45°, so they never run into each other
+    slanted = max((len(name) for name in columns), default=0) > 5
+    top = 48 + (int(0.45 * 11 * max(len(name) for name in columns)) if slanted else 0)
+    width = max(left + cell * len(columns) + (90 if slanted else 10), left + 230, 7 * len(x_label) + 10)
     height = top + cell * len(rows) + 56
     body = []
     if x_label:
         body.append(f'<text x="4" y="14" font-size="12" fill="#5f6670">{escape(x_label)}</text>')
     for c, name in enumerate(columns):
-        body.append(f'<text x="{left + cell * c + cell / 2}" y="{top - 8}" font-size="11" text-anchor="middle">{escape(name)}</text>')
+        cx = left + cell * c + cell / 2
+        if slanted:
+            body.append(f'<text x="{cx}" y="{top - 8}" font-size="11" transform="rotate(-45 {cx} {top - 8})">'
+                        f'{escape(name)}</text>')
+        else:
+            body.append(f'<text x="{cx}" y="{top - 8}" font-size="11" text-anchor="middle">{escape(name)}</text>')
     for r, name in enumerate(rows):
         y = top + cell * r
         body.append(f'<text x="{left - 8}" y="{y + cell / 2 + 4}" font-size="12" text-anchor="end">{escape(name)}</text>')
@@ -173,7 +220,8 @@ def heat_map(matrix: Sequence[Sequence[float | None]], rows: Sequence[str], colu
     for k, v in enumerate((0.0, 0.25, 0.5, 0.75, 1.0)):
         body.append(f'<rect x="{left + 42 * k}" y="{key_y}" width="40" height="14" fill="{_heat_fill(v)}" stroke="#dde1e6"/>')
         body.append(f'<text x="{left + 42 * k + 20}" y="{key_y + 28}" font-size="10" text-anchor="middle" fill="#5f6670">{v:g}</text>')
-    return _svg(width, height, body, title)
+    return _svg(width, height, body, title, data=(
+        ["row", *columns], [[name, *(None if v is None else float(v) for v in matrix[r])] for r, name in enumerate(rows)]))
 
 
 def scatter_plot(points: Sequence[tuple[str, float, float, float]], *, title: str, x_label: str, y_label: str) -> str:
@@ -207,7 +255,7 @@ def scatter_plot(points: Sequence[tuple[str, float, float, float]], *, title: st
         # Labels right of centre are drawn to the left of their point so they stay inside the frame.
         anchor, dx = ("end", -9) if px > 0 else ("start", 9)
         body.append(f'<text x="{x(px) + dx:.1f}" y="{y(py) - 7:.1f}" font-size="11" text-anchor="{anchor}">{escape(label)}</text>')
-    return _svg(size_px, size_px, body, title)
+    return _svg(size_px, size_px, body, title, data=(["label", x_label, y_label, "size"], [list(p) for p in points]))
 
 
 def box_plot(groups: Sequence[tuple[str, Sequence[float]]], *, title: str, axis_label: str) -> str:
@@ -236,7 +284,8 @@ def box_plot(groups: Sequence[tuple[str, Sequence[float]]], *, title: str, axis_
     tick_fmt = tick_format(ticks)
     for tick in ticks:
         body.append(f'<text x="{x(tick):.1f}" y="{base + 13}" font-size="10" text-anchor="middle" fill="#5f6670">{tick_fmt.format(tick)}</text>')
-    return _svg(right + 20, height, body, title)
+    return _svg(right + 20, height, body, title,
+                data=(["group", "value"], [[label, float(value)] for label, v in groups for value in v]))
 
 
 def _label_box(x: float, y: float, text: str, anchor: str, size: int = 10) -> tuple[float, float, float, float]:
@@ -275,8 +324,8 @@ def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size
     for e in edges:
         (x1, y1), (x2, y2) = where[e["source"]], where[e["target"]]
         share = e["weight"] / heaviest
-        body.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#6b7280" '
-                    f'stroke-opacity="{0.3 + 0.5 * share:.2f}" stroke-width="{0.8 + 2.2 * share:.1f}"/>')
+        body.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#4b5563" '
+                    f'stroke-opacity="{0.45 + 0.45 * share:.2f}" stroke-width="{1.2 + 2.3 * share:.1f}"/>')
     radius = {n["id"]: 3 + 9 * (n["weighted_degree"] / top) ** 0.5 for n in nodes}
     for n in sorted(nodes, key=lambda n: n["weighted_degree"]):
         cx, cy = where[n["id"]]
@@ -294,7 +343,7 @@ def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size
     order = firsts + [n for n in by_weight if n not in firsts]
     placed: list[tuple[float, float, float, float]] = [
         (where[n["id"]][0] - radius[n["id"]], where[n["id"]][1] - radius[n["id"]],
-         where[n["id"]][0] + radius[n["id"]], where[n["id"]][1] + radius[n["id"]]) for n in by_weight[:max_labels]
+         where[n["id"]][0] + radius[n["id"]], where[n["id"]][1] + radius[n["id"]]) for n in by_weight
     ]
     labelled = 0
     for n in order:
@@ -313,7 +362,10 @@ def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size
                             f'paint-order="stroke" stroke="#fff" stroke-width="3">{escape(text)}</text>')
                 labelled += 1
                 break
-    return _svg(size, size, body, title)
+    return _svg(size, size, body, title, data=(
+        ["kind", "id", "label", "cluster", "weighted_degree", "source", "target", "weight"],
+        [["node", n["id"], n["label"], n.get("cluster_id"), n["weighted_degree"], None, None, None] for n in nodes]
+        + [["edge", None, None, None, None, e["source"], e["target"], e["weight"]] for e in edges]))
 
 
 @dataclass(frozen=True)
@@ -326,8 +378,9 @@ class Series:
 
 
 def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: str,
-              x_range: tuple[float, float] | None = None, fmt: str = "{:.2f}", x_fmt: str = "{:.1f}") -> str:
-    """Lines on labelled axes with a legend (one colour per series), e.g. similarity over painting progress."""
+              x_range: tuple[float, float] | None = None, fmt: str = "{:.2f}") -> str:
+    """Lines on labelled axes with a legend (one colour per series), e.g. similarity over painting progress;
+    both axes run over round ticks (:func:`nice_ticks`); ``fmt`` formats the marks' values."""
     series = [s for s in series if len(s.xs)]
     if not series:
         return ""
@@ -336,11 +389,11 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
     height = bottom + 44 + legend_h
     all_x = [float(v) for s in series for v in s.xs]
     all_y = [float(v) for s in series for v in s.ys]
-    x_lo, x_hi = x_range or (min(all_x), max(all_x))
-    y_lo, y_hi = min(all_y), max(all_y)
-    pad = (y_hi - y_lo) * 0.08 or 0.05
-    y_lo, y_hi = y_lo - pad, y_hi + pad
-    x = _scale(x_lo, x_hi if x_hi > x_lo else x_lo + 1, left, right)
+    x_ticks = nice_ticks(*(x_range or (min(all_x), max(all_x))), target=6)
+    y_ticks = nice_ticks(min(all_y), max(all_y))
+    x_lo, x_hi = x_ticks[0], x_ticks[-1]
+    y_lo, y_hi = y_ticks[0], y_ticks[-1]
+    x = _scale(x_lo, x_hi, left, right)
     y = _scale(y_lo, y_hi, bottom, top)
     body = [
         f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" stroke="#99a"/>',
@@ -349,11 +402,12 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         f'<text x="14" y="{(top + bottom) / 2}" font-size="12" text-anchor="middle" '
         f'transform="rotate(-90 14 {(top + bottom) / 2})">{escape(y_label)}</text>',
     ]
-    for tick in np.linspace(x_lo, x_hi, 6):
+    x_fmt, y_fmt = tick_format(x_ticks), tick_format(y_ticks)
+    for tick in x_ticks:
         body.append(f'<text x="{x(tick):.1f}" y="{bottom + 14}" font-size="10" text-anchor="middle" fill="#5f6670">{x_fmt.format(tick)}</text>')
-    for tick in np.linspace(y_lo, y_hi, 5):
+    for tick in y_ticks:
         body.append(f'<line x1="{left}" x2="{right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#eef0f3"/>')
-        body.append(f'<text x="{left - 6}" y="{y(tick) + 3:.1f}" font-size="10" text-anchor="end" fill="#5f6670">{fmt.format(tick)}</text>')
+        body.append(f'<text x="{left - 6}" y="{y(tick) + 3:.1f}" font-size="10" text-anchor="end" fill="#5f6670">{y_fmt.format(tick)}</text>')
     for k, s in enumerate(series):
         colour = PALETTE[k % len(PALETTE)]
         points = " ".join(f"{x(float(a)):.1f},{y(float(b)):.1f}" for a, b in zip(s.xs, s.ys, strict=True))
@@ -368,7 +422,8 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         ly = bottom + 50 + 16 * k
         body.append(f'<line x1="{left}" x2="{left + 18}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2.5"/>')
         body.append(f'<text x="{left + 24}" y="{ly}" font-size="11">{escape(s.label)}</text>')
-    return _svg(right + 20, height, body, title)
+    return _svg(right + 20, height, body, title, data=(
+        ["series", x_label, y_label], [[s.label, float(a), float(b)] for s in series for a, b in zip(s.xs, s.ys, strict=True)]))
 
 
 def histogram(values: Sequence[float], *, title: str, x_label: str, y_label: str = "count", bins: int = 12,
@@ -399,8 +454,9 @@ def histogram(values: Sequence[float], *, title: str, x_label: str, y_label: str
         body.append(f'<line x1="{x(m):.1f}" x2="{x(m):.1f}" y1="{bottom}" y2="{bottom + 6}" stroke="{PALETTE[1]}" stroke-width="1.5"/>')
     body.append(f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" stroke="#99a"/>')
     body.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{bottom}" stroke="#99a"/>')
-    for tick in np.linspace(lo, hi, 5):
-        body.append(f'<text x="{x(tick):.1f}" y="{bottom + 18}" font-size="10" text-anchor="middle" fill="#5f6670">{tick:.1f}</text>')
+    ticks = [t for t in nice_ticks(lo, hi) if lo - 1e-9 <= t <= hi + 1e-9]
+    for tick in ticks:
+        body.append(f'<text x="{x(tick):.1f}" y="{bottom + 18}" font-size="10" text-anchor="middle" fill="#5f6670">{tick_format(ticks).format(tick)}</text>')
     body.append(f'<text x="{left - 6}" y="{top + 4}" font-size="10" text-anchor="end" fill="#5f6670">{int(counts.max())}</text>')
     body.append(f'<text x="{(left + right) / 2}" y="{bottom + 32}" font-size="11" text-anchor="middle">{escape(x_label)}</text>')
     body.append(f'<text x="14" y="{(top + bottom) / 2}" font-size="11" text-anchor="middle" '
@@ -415,7 +471,8 @@ def histogram(values: Sequence[float], *, title: str, x_label: str, y_label: str
         ly = top + 4 + 14 * k
         body.append(f'<rect x="{right + 10}" y="{ly - 8}" width="10" height="10" fill="{colour}"/>'
                     f'<text x="{right + 24}" y="{ly + 1}" font-size="10">{escape(label)}</text>')
-    return _svg(right + 130, bottom + 40, body, title)
+    return _svg(right + 130, bottom + 40, body, title,
+                data=([x_label, "selected"], [[float(v), bool(np.any(np.isclose(v, list(marks))))] for v in values]))
 
 
 def grouped_bars(groups: Sequence[str], series: Sequence[str], values: Sequence[Sequence[float]], *, title: str,
@@ -447,7 +504,8 @@ def grouped_bars(groups: Sequence[str], series: Sequence[str], values: Sequence[
         ly = top + 14 * s
         body.append(f'<rect x="{right + 10}" y="{ly - 8}" width="10" height="10" fill="{PALETTE[s % len(PALETTE)]}"/>'
                     f'<text x="{right + 24}" y="{ly + 1}" font-size="10">{escape(name)}</text>')
-    return _svg(right + 110, bottom + 40, body, title)
+    return _svg(right + 110, bottom + 40, body, title,
+                data=([x_label, *series], [[name, *(float(v) for v in values[g])] for g, name in enumerate(groups)]))
 
 
 def quota_bars(rows: Sequence[tuple[str, float, float]], *, title: str, axis_label: str) -> str:
@@ -472,10 +530,11 @@ def quota_bars(rows: Sequence[tuple[str, float, float]], *, title: str, axis_lab
         body.append(f'<text x="{right + 6}" y="{yc + 4:.1f}" font-size="10" fill="#5f6670">{achieved:g}/{target:g}</text>')
     base = height - 24
     body.append(f'<line x1="{left}" x2="{right}" y1="{base}" y2="{base}" stroke="#99a"/>')
-    for tick in np.linspace(0, hi, 5):
-        body.append(f'<text x="{x(tick):.1f}" y="{base + 13}" font-size="10" text-anchor="middle" fill="#5f6670">{tick:.0f}</text>')
+    for tick in (t for t in nice_ticks(0, hi) if t <= hi + 1e-9):
+        body.append(f'<text x="{x(tick):.1f}" y="{base + 13}" font-size="10" text-anchor="middle" fill="#5f6670">{tick:g}</text>')
     body.append(f'<text x="{(left + right) / 2}" y="{base + 26}" font-size="11" text-anchor="middle">{escape(axis_label)}</text>')
-    return _svg(right + 50, height + 6, body, title)
+    return _svg(right + 50, height + 6, body, title,
+                data=(["label", "achieved", "target"], [[label, a, t] for label, a, t in rows]))
 
 
 def radar_chart(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]], *, title: str,
@@ -495,11 +554,14 @@ def radar_chart(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float 
         return cx + r * np.cos(angle[k]), cy + r * np.sin(angle[k])
 
     body = [f'<text x="{cx}" y="16" font-size="12" text-anchor="middle" fill="#5f6670">{escape(axis_note)}</text>']
+    ring_labels = []
     for ring in (0.25, 0.5, 0.75, 1.0):
         ring_points = " ".join(f"{x:.1f},{y:.1f}" for x, y in (point(k, ring * max_value) for k in range(n)))
         body.append(f'<polygon points="{ring_points}" fill="none" stroke="#dde1e6"/>')
         x, y = point(0, ring * max_value)
-        body.append(f'<text x="{x + 4:.1f}" y="{y + 3:.1f}" font-size="9" fill="#8a919a">{ring * max_value:g}</text>')
+        # drawn after the polygons (below), on a white halo, so no series hides them
+        ring_labels.append(f'<text x="{x + 4:.1f}" y="{y + 3:.1f}" font-size="10" fill="#5f6670" paint-order="stroke" '
+                           f'stroke="#fff" stroke-width="3">{ring * max_value:g}</text>')
     for k, label in enumerate(axes):
         x, y = point(k, max_value)
         body.append(f'<line x1="{cx}" y1="{cy}" x2="{x:.1f}" y2="{y:.1f}" stroke="#c8ced6"/>')
@@ -514,7 +576,9 @@ def radar_chart(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float 
         ly = 40 + 18 * s
         body.append(f'<rect x="{size + 10}" y="{ly - 9}" width="12" height="12" fill="{colour}"/>')
         body.append(f'<text x="{size + 28}" y="{ly + 1}" font-size="11">{escape(name)}{" (n/a axes at 0)" if missing else ""}</text>')
-    return _svg(size + legend_w, size + 20, body, title)
+    body += ring_labels
+    return _svg(size + legend_w, size + 20, body, title,
+                data=(["series", *axes], [[name, *values] for name, values in series]))
 
 
 def bland_altman_plot(means: Sequence[float], differences: Sequence[float], *, bias: float, lower: float, upper: float,
@@ -525,12 +589,9 @@ def bland_altman_plot(means: Sequence[float], differences: Sequence[float], *, b
         return ""
     left, right, top, bottom = 58, 470, 16, 232
     height = bottom + 44 + 16 * 3 + 8
-    x_lo, x_hi = min(means), max(means)
-    x_pad = (x_hi - x_lo) * 0.05 or 0.5
-    x_lo, x_hi = x_lo - x_pad, x_hi + x_pad
-    y_lo, y_hi = min(min(differences), lower), max(max(differences), upper)
-    y_pad = (y_hi - y_lo) * 0.08 or 0.5
-    y_lo, y_hi = y_lo - y_pad, y_hi + y_pad
+    x_ticks = nice_ticks(min(means), max(means), target=6)
+    y_ticks = nice_ticks(min(min(differences), lower), max(max(differences), upper))
+    x_lo, x_hi, y_lo, y_hi = x_ticks[0], x_ticks[-1], y_ticks[0], y_ticks[-1]
     x = _scale(x_lo, x_hi, left, right)
     y = _scale(y_lo, y_hi, bottom, top)
     body = [
@@ -540,10 +601,11 @@ def bland_altman_plot(means: Sequence[float], differences: Sequence[float], *, b
         f'<text x="14" y="{(top + bottom) / 2}" font-size="12" text-anchor="middle" '
         f'transform="rotate(-90 14 {(top + bottom) / 2})">{escape(y_label)}</text>',
     ]
-    for tick in np.linspace(x_lo, x_hi, 6):
-        body.append(f'<text x="{x(tick):.1f}" y="{bottom + 14}" font-size="10" text-anchor="middle" fill="#5f6670">{tick:.1f}</text>')
-    for tick in np.linspace(y_lo, y_hi, 5):
-        body.append(f'<text x="{left - 6}" y="{y(tick) + 3:.1f}" font-size="10" text-anchor="end" fill="#5f6670">{tick:.1f}</text>')
+    x_fmt, y_fmt = tick_format(x_ticks), tick_format(y_ticks)
+    for tick in x_ticks:
+        body.append(f'<text x="{x(tick):.1f}" y="{bottom + 14}" font-size="10" text-anchor="middle" fill="#5f6670">{x_fmt.format(tick)}</text>')
+    for tick in y_ticks:
+        body.append(f'<text x="{left - 6}" y="{y(tick) + 3:.1f}" font-size="10" text-anchor="end" fill="#5f6670">{y_fmt.format(tick)}</text>')
     lines = ((f"bias {bias:+.2f}", bias, PALETTE[1], ""), (f"−1.96 SD {lower:+.2f}", lower, PALETTE[4], ' stroke-dasharray="5 3"'),
              (f"+1.96 SD {upper:+.2f}", upper, PALETTE[4], ' stroke-dasharray="5 3"'))
     for _, value, colour, dash in lines:
@@ -558,4 +620,6 @@ def bland_altman_plot(means: Sequence[float], differences: Sequence[float], *, b
         else:
             body.append(f'<line x1="{left}" x2="{left + 18}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2"{dash}/>')
         body.append(f'<text x="{left + 24}" y="{ly}" font-size="11">{escape(name)}</text>')
-    return _svg(right + 20, height + 16, body, title)
+    return _svg(right + 20, height + 16, body, title, data=(
+        [x_label, y_label, "bias", "lower_limit", "upper_limit"],
+        [[float(m), float(d), bias, lower, upper] for m, d in zip(means, differences, strict=True)]))

@@ -15,6 +15,9 @@ A value that really begins with quotes and a trigger (``'=x``) is therefore writ
 as ``'=x``. Numbers (Python ``int``/``float``, never strings) are written unquoted: a number such as
 ``-0.42`` is not a formula, and quoting it would make every negative z-score text in a spreadsheet.
 JSONL exports keep the raw text (they are not opened by spreadsheets).
+
+Booleans have one spelling in every CSV of the site, JSON's ``true``/``false`` (Python's ``True`` would
+otherwise leak from one exporter and not another).
 """
 
 from __future__ import annotations
@@ -34,7 +37,10 @@ _QUOTED = re.compile(r"'+[=+\-@\t\r]")
 
 
 def cell_neutralised(value: Any) -> Any:
-    """The value as it is written to a CSV cell: strings that a spreadsheet would run get a leading quote."""
+    """The value as it is written to a CSV cell: strings that a spreadsheet would run get a leading quote;
+    a boolean is ``true`` or ``false``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, str) and _NEEDS_QUOTE.match(value):
         return "'" + value
     return value

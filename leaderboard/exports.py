@@ -4,18 +4,22 @@ CSV cells are :mod:`leaderboard.csv_cells`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 __all__ = ["latex_row", "latex_table", "tex_escape"]
 
-#: LaTeX's special characters in running text (backslash first, so later escapes are not doubled).
-_TEX_ESCAPES = (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"))
+#: LaTeX's ten special characters in running text and what prints each (LaTeX manual, "Reserved
+#: characters"); replaced in one pass, so the braces of ``\textbackslash{}`` are not escaped again.
+_TEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_TEX_SPECIAL = re.compile("|".join(re.escape(c) for c in _TEX_ESCAPES))
 
 
 def tex_escape(text: str) -> str:
-    for a, b in _TEX_ESCAPES:
-        text = text.replace(a, b)
-    return text
+    """``text`` as LaTeX that prints it: every reserved character escaped (a ``%`` would comment out the
+    rest of its line, an ``&`` would start a new table cell)."""
+    return _TEX_SPECIAL.sub(lambda m: _TEX_ESCAPES[m.group(0)], text)
 
 
 def latex_row(cells: Sequence[str]) -> str:

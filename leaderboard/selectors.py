@@ -88,6 +88,15 @@ def judge_run_list():
     return JudgeRun.objects.select_related("task_set").prefetch_related("snapshots").order_by("-created_at")
 
 
+def judge_run_primary_done(*, run) -> int:
+    """The primary comparisons answered (ok or failed): the unit of the run's planned total, calls_planned,
+    which is fixed when the run is created (the diagnostic layers come on top of it)."""
+    from leaderboard.models import Comparison
+
+    return Comparison.objects.filter(run=run, kind=Comparison.Kind.PRIMARY,
+                                     status__in=(Comparison.Status.OK, Comparison.Status.FAILED)).count()
+
+
 def judge_run_progress(*, run) -> dict:
     """The live status a run page polls (no model identities: researchers only, but kept small):
     counts, per-task chunk status, provider usage and duration."""
@@ -98,6 +107,10 @@ def judge_run_progress(*, run) -> dict:
     counts = dict(
         Comparison.objects.filter(run=run).values_list("status").annotate(n=Count("id")).order_by()
     )
+    # The planned total is the primary budget, fixed when the run is created; the diagnostic layers
+    # (swaps, duplicates, auxiliary) and automatic verdicts are counted beside it, never against it.
+    answered = dict(Comparison.objects.filter(run=run, status__in=("ok", "failed")).values_list("kind")
+                    .annotate(n=Count("id")).order_by())
     per_task: dict[int, dict[str, int]] = {}
     for task_id, status, n in (Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC)
                                .values_list("task_id", "status").annotate(n=Count("id")).order_by()):
@@ -123,6 +136,10 @@ def judge_run_progress(*, run) -> dict:
         "calls_planned": run.calls_planned,
         "comparisons": counts,
         "comparisons_done": counts.get("ok", 0) + counts.get("failed", 0),
+        "primary_done": answered.get(Comparison.Kind.PRIMARY, 0),
+        "diagnostic_done": sum(answered.get(k, 0) for k in (Comparison.Kind.SWAP, Comparison.Kind.DUPLICATE,
+                                                             Comparison.Kind.AUXILIARY)),
+        "automatic_done": answered.get(Comparison.Kind.AUTOMATIC, 0),
         "chunks": chunks,
         "snapshot": snapshot.pk if snapshot else None,
         "fixed_pairs": len(fixed_pairs),  # 0: an active-sampling run

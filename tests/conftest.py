@@ -30,6 +30,7 @@ def require_service(name: str) -> None:
         "redis": lambda: _port_open("127.0.0.1", 6379),
         "chromium": lambda: shutil.which("chromium") is not None or os.path.exists("/usr/bin/chromium"),
         "postgres": lambda: os.environ.get("DATABASE_URL", "").startswith("postgres"),
+        "pdflatex": lambda: shutil.which("pdflatex") is not None,
     }[name]()
     if available:
         return
@@ -118,12 +119,20 @@ def subprocess_environment(**extra: str) -> dict[str, str]:
     return env
 
 
+#: The names a test module or test uses to reach the built demo (tests.leaderboard.bundles.demo_bundles).
+DEMO_BUILDERS = {"demo_bundles_once", "demo_site_database_once", "demo_bundles"}
+
+
 def pytest_collection_modifyitems(items):
     # Every broker test shares one Redis database (CELERY_TEST_BROKER_URL), and kombu keeps one hash of
     # unacknowledged messages per database, for every queue: a worker restores any entry past *its*
     # visibility timeout to its queue. The killed-worker test's workers use 3 s, so beside another
     # process's worker they would redeliver that worker's units. Under `--dist loadgroup` (make test) the
     # broker tests therefore run in one pytest process, one after another.
+    # The demo that the bundle, LaTeX and accessibility tests read is built once per pytest process
+    # (tests.leaderboard.bundles.demo_bundles, minutes on 2 cores): those tests run in one process.
     for item in items:
         if item.get_closest_marker("broker"):
             item.add_marker(pytest.mark.xdist_group("celery-broker"))
+        elif DEMO_BUILDERS & (set(vars(item.module)) | set(getattr(item, "fixturenames", ()))):
+            item.add_marker(pytest.mark.xdist_group("demo-bundles"))

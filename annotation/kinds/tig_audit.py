@@ -77,7 +77,7 @@ class TigAudit(Kind):
     content_relations = ("task",)
     categories = tuple(AuditAction.values)
     keys = (("↑ ↓", "move between criteria"), ("1", "pass"), ("2", "partial"), ("3", "fail"), ("4", "not enough evidence"),
-            ("(action row) 1 2 3", "accept / revise / exclude"), ("N", "revision note"), ("F", "flag with a note"),
+            ("1 2 3", "in the action row: accept / revise / exclude"), ("N", "revision note"), ("F", "flag with a note"),
             ("Enter", "submit"), ("S", "skip"), ("I", "instructions"), ("C", "calibration examples"), ("?", "help"))
 
     def check_item(self, item: Item) -> list[tuple[str, str]]:

@@ -29,7 +29,7 @@ def export_csv(run: C2Run) -> str:
         combined = results["combined"].get(model, {})
         for task_type, scores in results["scores"].get(model, {}).items():
             rows.append(
-                [run.pk, run.template, run.surprise_policy, str(simulated).lower(), str(demo).lower(), model, task_type,
+                [run.pk, run.template, run.surprise_policy, simulated, demo, model, task_type,
                  scores["n_prompts"]]
                 + [scores[m][k] for m in METRICS for k in ("value", "low", "high")]
                 + [combined.get("text"), combined.get("vision")]
@@ -53,11 +53,15 @@ def _tex_cell(cell) -> str:
     if cell is None:
         return "--"
     text = f"{cell.value:.1f}"
-    return {"best": rf"\textbf{{{text}}}", "second": rf"\underline{{{text}}}"}.get(cell.mark, text)
+    text = {"best": rf"\textbf{{{text}}}", "second": rf"\underline{{{text}}}"}.get(cell.mark, text)
+    if cell.low == cell.high == cell.value:  # a value without an interval (Combined, until it has one)
+        return text
+    # the interval the page prints under the value, stacked in the cell (plain LaTeX, no package)
+    return rf"\begin{{tabular}}[t]{{@{{}}c@{{}}}}{text}\\ \scriptsize[{cell.low:.1f}, {cell.high:.1f}]\end{{tabular}}"
 
 
 def export_latex(run: C2Run) -> str:
-    """Tables 1 and 2 as LaTeX: best bold, second best underlined; intervals in the caption's terms."""
+    """Tables 1 and 2 as LaTeX: best bold, second best underlined, each value over its interval as on the page."""
     simulated, demo = _flags(run)
     out = []
     for table in leaderboard_tables(run.results):
@@ -70,7 +74,7 @@ def export_latex(run: C2Run) -> str:
         types = ", ".join(TASK_TYPE_LABELS[t] for t, _, _ in table.groups)
         caption = tex_escape(
             f"C²-Eval, {types}: usefulness, originality, surprise, creativity in [0, 100]; Combined is the mean "
-            f"creativity of the task types. Bold best, underlined second best. Run {run.pk}, {run.template} "
+            f"creativity of the task types; each value over its 95% bootstrap interval over prompts. Bold best, underlined second best. Run {run.pk}, {run.template} "
             f"template, n = {run.n_samples}, rater {run.rater_name}, seed {run.seed}, Surprise policy "
             f"{run.surprise_policy}, tau {run.tau}, code {run.code_version}.{flag}")
         out += latex_table(columns="lc" + "c" * n, head=[rf"Model & Combined & {head_groups} \\", rf" & & {head_metrics} \\"],

@@ -38,7 +38,7 @@ def episode_chart(viewer: dict) -> str:
         marks.append(("Final", viewer["final_index"], by_index[viewer["final_index"]]))
     return charts.line_plot(
         [charts.Series("S_t", [p[0] for p in points], [p[1] for p in points], marks=marks)],
-        title="Similarity S_t over the episode", x_label="Step t", y_label="Similarity S", x_fmt="{:.0f}",
+        title="Similarity S_t over the episode", x_label="Step t", y_label="Similarity S",
     )
 
 
@@ -148,12 +148,13 @@ def export_latex(payload: dict) -> str:
     """Table 3's shape (category breakdown, Final, trajectory diagnostics) with intervals; the reference
     rows below a rule; Table 4 as a second tabular when semantic episodes exist."""
     categories = payload["categories"]
-    heads = ["Model"] + [head for _, head in categories] + [head for _, head in TRAJECTORY_COLUMNS]
+    heads = [tex_escape(head) for head in ["Model"] + [head for _, head in categories]
+             + [head for _, head in TRAJECTORY_COLUMNS] + ["Edge IoU"]]
 
     def row_line(r) -> str:
         name = r["agent"] + (" (simulated)" if r["simulated"] else "")
         cells = [tex_escape(name)] + [_cell(r["categories"].get(c)) for c, _ in categories]
-        cells += [_cell(r[field]) for field, _ in TRAJECTORY_COLUMNS]
+        cells += [_cell(r[field]) for field, _ in TRAJECTORY_COLUMNS] + [_cell(r["edge_iou"])]
         return latex_row(cells)
 
     body = [row_line(r) for r in payload["agents"]]
@@ -164,12 +165,13 @@ def export_latex(payload: dict) -> str:
     flag += " Demo data." if payload["demo"] else ""
     suite = payload["task_set"]
     lines = latex_table(columns="l" + "c" * (len(heads) - 1), head=[latex_row(heads)], body=body,
-                        caption="EASEL reconstruction: mean S per category and trajectory diagnostics, "
+                        caption="EASEL reconstruction: mean S per category, trajectory diagnostics and Edge IoU, "
                         + tex_escape(f"{payload['interval']}; reference rows (anchors, painter) below the rule. "
                                      f"Suite {suite['name']} v{suite['version']}.{flag}"))
     if payload["semantic"]:
         tasks = payload["semantic_tasks"]
-        heads = ["Model"] + [head for _, head in tasks] + ["Maze Inv.", "Maze Undo", "Non-Maze Undo", "Avg. Submit (\\%)"]
+        heads = [tex_escape(head) for head in ["Model"] + [head for _, head in tasks]
+                 + ["Maze Inv.", "Maze Undo", "Non-Maze Undo", "Avg. Submit (%)"]]
         body = []
         for r in payload["semantic"]:
             name = r["agent"] + (" (simulated)" if r["simulated"] else "")

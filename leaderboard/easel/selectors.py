@@ -47,7 +47,16 @@ def run_progress(*, run: EaselRun) -> dict:
         "episodes_total": run.episodes_total,
         "steps_done": run.steps_done,
         "steps_planned": run.steps_planned,
+        "steps_text": run_steps_text(run),
     }
+
+
+def run_steps_text(run: EaselRun) -> str:
+    """Steps against the budget while a run works; once it is done, the steps it took (the budget is an
+    upper bound: an agent may submit early), so a finished run never reads as 71 % done."""
+    if run.status == EaselRun.Status.DONE:
+        return f"{run.steps_done} (done; budget {run.steps_planned}, agents may submit early)"
+    return f"{run.steps_done}/{run.steps_planned}"
 
 
 def run_summary(*, run: EaselRun) -> dict[str, float]:

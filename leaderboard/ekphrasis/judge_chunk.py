@@ -394,8 +394,8 @@ def _judge(run, task, dimension, pending: list[_Stored], pool: _Pool, judges, pr
         raise ProviderUnreachable(run=run, unanswered=unanswered,
                                   error=next(v.error for v in verdicts if v.provider_unreachable))
     ledger.judged(calls, verdicts)
-    if progress:
-        progress(len(calls))
+    if progress:  # in the unit of the run's planned total (calls_planned): primary comparisons
+        progress(sum(call.kind == Comparison.Kind.PRIMARY for call in calls))
 
 
 class ProviderUnreachable(ProviderStopped):

@@ -117,8 +117,12 @@ def overall_interval_chart(payload: dict) -> str:
 
 
 def dimension_interval_charts(payload: dict) -> list[tuple[str, str]]:
-    """One interval plot per dimension, titled with the dimension's name; colour = tier, with a legend."""
+    """One interval plot per dimension, titled with the dimension's name; colour = tier, with a legend. The
+    plots share one x range (the union of their intervals), so the 0.5 line stands in one place in all."""
     out = []
+    lows = [v for d in payload["dimensions"] for v in payload["per_dimension"][d]["winrate_ci90"][0]]
+    highs = [v for d in payload["dimensions"] for v in payload["per_dimension"][d]["winrate_ci90"][1]]
+    span = (min(lows), max(highs)) if lows else None
     for d in payload["dimensions"]:
         per = payload["per_dimension"][d]
         tiers = {m: t for t, members in enumerate(per["tiers"]) for m in members}
@@ -130,7 +134,7 @@ def dimension_interval_charts(payload: dict) -> list[tuple[str, str]]:
         ]
         out.append((DIMENSION_NAMES[d], charts.interval_plot(
             rows, title=f"{DIMENSION_NAMES[d]}: BT expected win rate with 90% bootstrap intervals", reference=0.5,
-            domain=(0.0, 1.0), tier_legend=True, fmt="{:.3f}",
+            domain=(0.0, 1.0), tier_legend=True, fmt="{:.3f}", span=span,
             axis_label=f"{DIMENSION_NAMES[d]} — expected win rate vs the other models (0.5 = even)")))
     return out
 
@@ -161,7 +165,7 @@ def pairwise_matrices(payload: dict) -> list[tuple[str, str]]:
             matrix = [[None if r == c else 1.0 / (1.0 + math.exp(-(theta[r] - theta[c]))) for c in order] for r in order]
             what = "BT-predicted win probability"
         out.append((DIMENSION_NAMES[d], charts.heat_map(
-            matrix, names, [f"#{k + 1}" for k in range(len(names))],
+            matrix, names, names,
             title=f"{DIMENSION_NAMES[d]}: P(row beats column), {what}",
             x_label=f"{DIMENSION_NAMES[d]}: column = opponent, by Overall rank", y_label="Row model",
             value_label="win rate")))
@@ -249,7 +253,7 @@ def export_csv(snapshot: LeaderboardSnapshot) -> str:
     return csv_text(header, (
         [r.rank, r.name, r.overall, r.overall_low, r.overall_high]
         + [v for d in dims for v in (r.winrate[d], r.winrate_low[d], r.winrate_high[d], r.z[d], r.tier[d])]
-        + [r.comparisons, snapshot.judge_name, str(snapshot.is_simulated).lower(), str(snapshot.is_demo).lower()]
+        + [r.comparisons, snapshot.judge_name, snapshot.is_simulated, snapshot.is_demo]
         for r in model_rows(payload)
     ))
 
@@ -276,16 +280,18 @@ def export_json(snapshot: LeaderboardSnapshot) -> str:
 def export_latex(snapshot: LeaderboardSnapshot) -> str:
     payload = snapshot.payload
     dims = payload["dimensions"]
-    head = " & ".join(["Model", "Overall" if z_available(payload) else "Mean win rate"] + [DIMENSION_NAMES[d] for d in dims])
+    head = " & ".join(tex_escape(h) for h in ["Model", "Overall" if z_available(payload) else "Mean win rate"]
+                      + [DIMENSION_NAMES[d] for d in dims])
     body = []
     for r in model_rows(payload):
         cells = [tex_escape(r.name), f"{r.overall:+.2f} [{r.overall_low:+.2f}, {r.overall_high:+.2f}]"]
-        cells += [f"{r.winrate[d]:.3f}" + ("" if r.z[d] is None else f" ({r.z[d]:+.2f})") for d in dims]
+        cells += [f"{r.winrate[d]:.3f} [{r.winrate_low[d]:.3f}, {r.winrate_high[d]:.3f}]"
+                  + ("" if r.z[d] is None else f" ({r.z[d]:+.2f})") for d in dims]
         body.append(latex_row(cells))
     flag = " Simulated judge (not a real evaluation)." if snapshot.is_simulated else ""
     flag += " Demo data." if snapshot.is_demo else ""
     caption = (("Overall VCI" if z_available(payload) else "Mean expected win rate (z needs at least 3 models)")
-               + r" with 90\% task-bootstrap interval; per dimension BT expected win rate (z). "
+               + r" with 90\% task-bootstrap interval; per dimension BT expected win rate [90\% interval] (z). "
                + tex_escape(f"Judge {snapshot.judge_name}, budget {snapshot.budget_per_task}/task, seed {snapshot.seed}, "
                             f"task set v{snapshot.task_set_version}, code {snapshot.code_version}.{flag}"))
     lines = latex_table(columns="l" + "c" * (len(dims) + 1), head=[head + r" \\"], body=body, caption=caption)

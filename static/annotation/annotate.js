@@ -131,6 +131,19 @@
     $("#progress-campaign").textContent = `Campaign, all annotators: ${p.campaign_labels} / ${p.campaign_total} labels`;
   }
 
+  // The end of the queue: the bar full and the count honest — what this annotator labelled, and that
+  // no item is left for them (the rest have their labels from others); the action buttons are hidden
+  // by the .finished class (annotate.css) until Z brings back the previous label.
+  function showFinished() {
+    const p = lastProgress || { done: 0 };
+    const bar = $("#progress-bar");
+    bar.querySelector("span").style.width = "100%";
+    bar.setAttribute("aria-valuenow", String(p.done));
+    bar.setAttribute("aria-valuemax", String(p.done));
+    bar.dataset.done = String(p.done);
+    $("#progress-text").textContent = `You: ${p.done} labelled · done: no item is left for you`;
+  }
+
   function showFlag() {
     const box = $("#flag-indicator");
     if (state && state.flag) {
@@ -179,7 +192,9 @@
     if (r.data.progress) showProgress(r.data.progress);
     else if (lastProgress) showProgress(Object.assign(lastProgress, { assigned: a ? 1 : 0 }));
     if (!a && cfg.finished) { location.assign(cfg.finished); return; } // a panel participant: on to their code
+    work.classList.toggle("finished", !a);
     if (!a) {
+      showFinished();
       itemBox.dataset.token = "";
       itemBox.replaceChildren(el("div", { class: "done" },
         el("h2", { text: "Nothing left for you in this campaign." }),
@@ -806,7 +821,11 @@
     const overlay = openOverlayName();
     if (key === "escape") {
       skipArmed = false;
-      if (overlay || typing) closeOverlays(); else if (away) returnToCurrent(); else answerChanged();
+      // Changing the previous label, Esc returns at once, as the banner says, even from a text box (the
+      // handwriting reading box has the focus); otherwise it leaves the box or closes the panel.
+      if (overlay) closeOverlays();
+      else if (away) { if (typing) event.target.blur(); returnToCurrent(); }
+      else if (typing) closeOverlays(); else answerChanged();
       event.preventDefault();
       return;
     }

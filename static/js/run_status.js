@@ -3,7 +3,8 @@
 // in the [data-run-status] element's attribute with followStatus (live_status.js) and, on each answer p:
 //   data-run-field="f"            text = p.f (left as it is when p.f is null); data-run-suffix appended
 //   data-run-ratio="a/b"          text = "p.a/p.b" (data-run-separator between, "/" by default)
-//   data-run-bar="a/b" | "share"  width = 100·p.a/p.b, or 100·p.share; 100 % once done
+//   data-run-bar="a/b" | "share"  width = 100·p.a/p.b, or 100·p.share; 100 % once done (and aria-valuenow of
+//                                 the enclosing [data-run-meter] progressbar)
 //   data-run-error                text = p.error, hidden when there is none; marked "waiting" (a notice, not
 //                                 an error) while the job is pending, e.g. queued until workers can be reached
 //   data-run-show="key"           hidden unless p.key (or "status=done": unless p.status is done)
@@ -28,7 +29,10 @@
     each("[data-run-bar]", null, (el) => {
       const [a, b] = el.dataset.runBar.split("/");
       const share = b === undefined ? 100 * (p[a] || 0) : (p[b] ? Math.min(100, 100 * p[a] / p[b]) : 0);
-      el.style.width = (p.status === "done" ? 100 : share) + "%";
+      const width = p.status === "done" ? 100 : share;
+      el.style.width = width + "%";
+      const meter = el.closest("[data-run-meter]");  // the role=progressbar box around the bar
+      if (meter) meter.setAttribute("aria-valuenow", String(Math.round(width)));
     });
     each("[data-run-error]", null, (el) => {
       el.textContent = p.error || "";

@@ -46,6 +46,13 @@ def test_the_labelling_page_carries_the_api_addresses_and_the_keys(client):
     assert "<strong>one</strong>" in body and "<kbd>T</kbd>" in body and "annotate.js" in body
 
 
+def test_the_keys_overlay_gives_each_key_its_own_cap(client):
+    (ann,) = annotators(1)
+    campaign = tig_campaign(Catalogue(n_tasks=1), annotators=[ann])
+    body = login(client, ann).get(f"/annotate/c/{campaign.pk}/").content.decode()
+    assert "<kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd>" in body and "<kbd>(action" not in body
+
+
 def test_the_labelling_page_of_a_campaign_not_open_to_me_is_forbidden(client):
     (ann,) = annotators(1)
     campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)

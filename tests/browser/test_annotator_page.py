@@ -10,7 +10,7 @@ from annotation import item_creation
 from annotation.models import CampaignKind
 from tests.annotation.factories import Catalogue, campaign_for, faithfulness_campaign, pairwise_campaign
 from tests.annotation.helpers import annotators
-from tests.browser.test_annotation_flow import log_in, wait_for_item
+from tests.browser.test_annotation_flow import label_by_keyboard, log_in, wait_for_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -120,3 +120,20 @@ def test_enter_in_the_tig_revision_note_submits_like_everywhere_else(live_server
     from annotation.models import TigAuditLabel
 
     assert TigAuditLabel.objects.get(annotator=user).revision_note == "tighten the wording"
+
+
+def test_the_end_of_the_queue_hides_the_actions_and_the_bar_says_done(live_server, browser):
+    (user,) = annotators(1, prefix="end")
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[user], n_items=1)
+    page = _open(browser, live_server, user, campaign)
+    assert page.is_visible("#submit-button")
+    label_by_keyboard(page, "a")
+    page.wait_for_function("() => document.querySelector('#item').textContent.includes('Nothing left')")
+    for button in ("#submit-button", "#skip-button", "#flag-button"):
+        assert not page.is_visible(button), button
+    bar = page.locator("#progress-bar")
+    assert bar.get_attribute("aria-valuenow") == bar.get_attribute("aria-valuemax") == "1"
+    assert "done" in page.inner_text("#progress-text")
+    # Z brings the previous label back with its Save button
+    page.keyboard.press("z")
+    page.wait_for_selector("#submit-button", state="visible")

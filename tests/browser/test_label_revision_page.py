@@ -188,3 +188,26 @@ def test_a_tig_audit_label_comes_back_with_its_codes_action_and_note(live_server
     label = TigAuditLabel.objects.get(assignment__token=first_token)
     assert (label.faithfulness, label.non_leakage, label.overall_action, label.version) == ("fail", "fail", "exclude", 2)
     assert label.revision_note == "tighten the wording"
+
+
+def test_one_esc_returns_from_a_previous_handwriting_label_even_from_its_text_box(live_server, browser):
+    from annotation.models import HandwritingLabel
+    from tests.annotation.validation_factories import EaselWorld, handwriting_campaign
+
+    (user,) = annotators(1, prefix="hwesc")
+    campaign = handwriting_campaign(EaselWorld(n_references=1), annotators=[user])
+    page = _open(browser, live_server, user, campaign)
+    first_token = page.eval_on_selector("#item", "e => e.dataset.token")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'handwriting-text'")
+    page.keyboard.type("abc")
+    page.keyboard.press("Enter")
+    second_token = wait_for_item(page, first_token)
+    page.keyboard.press("Escape")  # leave the reading box, so that Z opens the previous label
+    page.keyboard.press("z")
+    wait_for_item(page, second_token)
+    page.click("#handwriting-text")
+    page.keyboard.type("x")
+    page.keyboard.press("Escape")  # one Esc, from inside the text box
+    wait_for_item(page, first_token)
+    assert page.eval_on_selector("#item", "e => e.dataset.token") == second_token
+    assert HandwritingLabel.objects.get(assignment__token=first_token).version == 1

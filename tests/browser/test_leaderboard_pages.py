@@ -48,3 +48,44 @@ def test_the_snapshot_page_fits_a_phone_screen(live_server, browser, snapshot):
     log_in(page, live_server.url, "rita")
     page.goto(f"{live_server.url}/leaderboards/{snapshot.pk}/")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+
+
+def test_every_chart_downloads_as_svg_and_png_with_its_caption_and_as_the_data_it_was_drawn_from(
+        live_server, browser, snapshot):
+    import csv
+    import io
+    from pathlib import Path
+
+    UserFactory(username="rita", role="researcher")
+    page = browser.new_page(accept_downloads=True)
+    refused = []
+    page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+    log_in(page, live_server.url, "rita")
+    page.goto(f"{live_server.url}/leaderboards/{snapshot.pk}/")
+    charts = page.locator("svg.chart").count()
+    assert charts >= 2 and page.locator(".chart-downloads").count() == charts
+    figure = page.locator("figure:has(svg.chart)").first
+    caption = " ".join(figure.locator("figcaption").inner_text().split())
+    downloads = page.locator(".chart-downloads").first
+    with page.expect_download() as svg_file:
+        downloads.locator("button", has_text="SVG").click()
+    svg = Path(svg_file.value.path()).read_text()
+    assert svg.startswith("<svg") and caption in " ".join(svg.split()) and svg_file.value.suggested_filename.endswith(".svg")
+    with page.expect_download() as png_file:
+        downloads.locator("button", has_text="PNG").click()
+    assert Path(png_file.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with page.expect_download() as data_file:
+        downloads.locator("button", has_text="data (CSV)").click()
+    rows = list(csv.reader(io.StringIO(Path(data_file.value.path()).read_text())))
+    assert rows[0] == ["label", "estimate", "low", "high", "tier"] and len(rows) == 1 + 4  # one row per model
+    assert refused == []
+
+
+def test_at_desktop_width_no_table_of_the_snapshot_page_is_cut(live_server, browser, snapshot):
+    UserFactory(username="rita", role="researcher")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    log_in(page, live_server.url, "rita")
+    page.goto(f"{live_server.url}/leaderboards/{snapshot.pk}/")
+    cut = page.evaluate("""() => [...document.querySelectorAll('main .table-scroll')]
+        .filter((box) => box.scrollWidth > box.clientWidth + 1).map((box) => box.closest('div, section').innerText.slice(0, 60))""")
+    assert cut == []

@@ -130,3 +130,13 @@ def test_the_placeholder_of_an_empty_context_is_not_a_readable_profile():
     responses, calls = healthy_pilot()
     calls = [dataclasses.replace(c, novelty_profile="(no population cliché)") if c.dimension == "N" else c for c in calls]
     assert _by_key(launch_gates(responses, calls))["l2mo_profiles"].measured == 0.0
+
+
+def test_every_gate_shows_its_measured_value_in_the_units_of_its_threshold():
+    from engine.launch_gates import GateResult
+
+    def shown(unit, value):
+        return GateResult("k", "l", value, "t", True, "d", 1, unit).to_dict()["measured_text"]
+
+    assert shown("share", 0.96) == "96.0%" and shown("pp", 3.24) == "+3.2 pp"
+    assert shown("r", 0.123) == "|r| = 0.12" and shown("rho", 0.81) == "ρ = 0.81" and shown("pp", None) == "not measured"

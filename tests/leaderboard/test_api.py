@@ -381,5 +381,5 @@ def test_only_the_docs_pages_allow_data_images(client, rita):
     docs = client.get("/api/v1/docs/")["Content-Security-Policy"]
     tokens = client.get("/account/api-tokens/")["Content-Security-Policy"]
     directives = dict(d.strip().split(" ", 1) for d in docs.split(";"))
-    assert directives["img-src"] == "'self' data:" and directives["script-src"] == "'self'"
+    assert directives["img-src"] == "'self' blob: data:" and directives["script-src"] == "'self'"
     assert "data:" not in tokens

@@ -72,8 +72,8 @@ def test_graph_labels_never_overlap_and_stay_inside_the_frame():
 def test_graph_draws_every_edge_visibly_and_names_every_node_on_hover():
     nodes, edges = _graph()
     svg = charts.graph_plot(nodes, edges, title="g")
-    opacities = [float(v) for v in re.findall(r'stroke="#6b7280" stroke-opacity="([0-9.]+)"', svg)]
-    assert len(opacities) == len(edges) and min(opacities) >= 0.3
+    opacities = [float(v) for v in re.findall(r'stroke="#4b5563" stroke-opacity="([0-9.]+)"', svg)]
+    assert len(opacities) == len(edges) and min(opacities) >= 0.45
     assert svg.count("<title>atom number") == len(nodes)
 
 
@@ -109,3 +109,38 @@ def test_the_bland_altman_plot_names_its_axes_lines_and_points():
 
 def test_no_points_draw_no_chart():
     assert bland_altman_plot([], [], bias=0.0, lower=0.0, upper=0.0, title="t", x_label="x", y_label="y") == ""
+
+
+def test_interval_plots_given_one_span_share_one_x_range():
+    wide = [charts.Interval("a", 0.5, 0.1, 0.9)]
+    narrow = [charts.Interval("b", 0.6, 0.5, 0.7)]
+    ticks = [re.findall(r'text-anchor="middle" fill="#5f6670">([0-9.]+)</text>', charts.interval_plot(
+        rows, title="t", reference=0.5, domain=(0.0, 1.0), span=(0.1, 0.9))) for rows in (wide, narrow)]
+    assert ticks[0] == ticks[1] and ticks[0][0] == "0.0" and ticks[0][-1] == "1.0"
+
+
+def test_line_plot_ticks_are_round():
+    svg = charts.line_plot([charts.Series("s", list(range(20)), [0.33 + 0.01 * k for k in range(20)])],
+                           title="t", x_label="Step t", y_label="S")
+    labels = re.findall(r'fill="#5f6670">([0-9.]+)</text>', svg)
+    assert labels and all(abs(float(v) * 20 - round(float(v) * 20)) < 1e-9 for v in labels)  # steps of 0.05 or more
+    assert "6" not in labels and "13" not in labels and "0.43" not in labels  # the old linspace ticks
+
+
+def test_a_long_axis_label_wraps_inside_the_frame_instead_of_being_cut():
+    label = "divergent creativity, creative − standard (95% paired bootstrap over prompts) " * 2
+    svg = charts.interval_plot([charts.Interval("m", 1.0, 0.0, 2.0)], title="t", axis_label=label)
+    width = int(re.search(r'viewBox="0 0 (\d+)', svg).group(1))
+    lines = re.findall(r'<text x="4" y="\d+" font-size="12" fill="#5f6670">([^<]+)</text>', svg)
+    assert " ".join(lines) == " ".join(label.split()) and all(4 + 0.55 * 12 * len(line) <= width for line in lines)
+
+
+def test_radar_ring_labels_are_drawn_above_the_series_polygons():
+    svg = radar_chart(AXES, [("model-a", [0.9, 0.9, 0.9, 0.9])], title="t")
+    assert svg.rindex('fill-opacity=".12"') < svg.index(">0.25</text>")
+
+
+def test_a_heat_map_with_model_names_as_columns_slants_them():
+    svg = charts.heat_map([[None, 0.4], [0.6, None]], ["model-alpha", "model-beta"], ["model-alpha", "model-beta"],
+                          title="t")
+    assert svg.count('transform="rotate(-45') == 2 and ">#1<" not in svg

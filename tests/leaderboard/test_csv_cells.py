@@ -50,3 +50,8 @@ def test_no_module_of_the_site_writes_csv_but_the_one_writer():
         if writers.search(path.read_text(encoding="utf-8"))
     ]
     assert found == ["leaderboard/csv_cells.py"]
+
+
+def test_a_boolean_is_written_true_or_false_in_every_csv():
+    rows = list(csv.reader(io.StringIO(csv_text(["simulated", "demo"], [[True, False]]))))
+    assert rows[1] == ["true", "false"]

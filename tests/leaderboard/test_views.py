@@ -132,3 +132,20 @@ def test_admin_import_reports_every_error_of_a_line_and_names_the_checkbox(clien
 def test_the_campaign_annotator_inline_has_a_real_heading(client, adam):
     body = login(client, adam).get("/admin/annotation/campaign/add/").content.decode()
     assert "Annotators this campaign is open to" in body and "open tos" not in body.lower()
+
+
+def test_the_admin_render_page_links_its_image_through_the_render_view_not_media(client, adam, settings, tmp_path):
+    from django.core.files.base import ContentFile
+
+    from leaderboard.models import Render
+    from tests.factories import ResponseFactory
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    response = ResponseFactory()
+    render = Render.objects.create(response=response, image=ContentFile(b"\x89PNG\r\n\x1a\n", name="r.png"),
+                                   image_sha256="0" * 64, renderer="demo", seed=1)
+    login(client, adam)
+    body = client.get(f"/admin/leaderboard/render/{render.pk}/change/").content.decode()
+    link = f"/task-sets/{response.task.task_set_id}/renders/{render.pk}/image"
+    assert link in body and 'href="/media/' not in body
+    assert client.get(link).status_code == 200

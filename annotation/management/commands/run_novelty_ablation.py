@@ -2,7 +2,6 @@
 with generic anchors (Ekphrasis §5.4, Table 4, App. D.1), with a progress bar, and print the result."""
 
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from annotation import novelty_ablation, selectors
 from annotation.errors import AnnotationError
@@ -41,7 +40,7 @@ class Command(AtelierCommand):
         )
         bar = progress_bar(total=sum(r.calls_planned for r in runs), unit="call", desc="Novelty ablation")
         for run in runs:
-            judge_runs.judge_run_execute_inline(run=run, progress=lambda k: _advance(bar, k))
+            judge_runs.judge_run_execute_inline(run=run, progress=bar.update)
         bar.close()
         for run in runs:
             run.refresh_from_db()
@@ -62,8 +61,3 @@ class Command(AtelierCommand):
         self.stdout.write(f"  {detail}" + (f" — {view.note}" if view.note else ""))
         for note in panel["ablation_notes"]:
             self.stdout.write(f"  note: {note}")
-
-
-def _advance(bar: tqdm, calls: int) -> None:
-    bar.total = max(bar.total, bar.n + calls)
-    bar.update(calls)

@@ -1,7 +1,6 @@
 """manage.py run_judge: start (or resume) a judge run with a progress bar."""
 
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.ekphrasis.models import JudgeRun
@@ -10,6 +9,7 @@ from leaderboard.models import Benchmark
 from leaderboard.providers import UnknownJudge
 from leaderboard.run_command import RunCommand, positive_int
 from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.selectors import judge_run_primary_done
 
 
 class Command(RunCommand):
@@ -49,16 +49,19 @@ class Command(RunCommand):
     def follow(self, run, opts):
         label = " (SIMULATED judge)" if run.is_simulated else ""
         self.stdout.write(f"run {run.pk}: {run.judge_name}{label} on {run.task_set}, budget {run.budget_per_task}, seed {run.seed}")
-        bar = progress_bar(total=run.calls_planned, initial=run.calls_done, unit="call", desc=f"run {run.pk}")
+        # The bar counts primary comparisons against the budget fixed at creation (calls_planned), so its total
+        # never changes; the diagnostic calls (swaps, duplicates, auxiliary) are reported when the run is done.
+        bar = progress_bar(total=run.calls_planned, initial=judge_run_primary_done(run=run), unit="call",
+                           desc=f"run {run.pk}")
         if opts["queue"]:
             from leaderboard.runs.tasks import run_dispatch
 
             run_dispatch.delay("judge_run", run.pk)
-            self.follow_queued(run, bar, done=lambda r: r.calls_done,
+            self.follow_queued(run, bar, done=lambda r: judge_run_primary_done(run=r),
                                finished=(JudgeRun.Status.DONE, JudgeRun.Status.FAILED))
             snapshot = run.snapshots.first()
         else:
-            snapshot = judge_runs.judge_run_execute_inline(run=run, progress=lambda k: _advance(bar, k))
+            snapshot = judge_runs.judge_run_execute_inline(run=run, progress=bar.update)
         bar.close()
         run.refresh_from_db()
         if run.status == JudgeRun.Status.FAILED:
@@ -67,15 +70,10 @@ class Command(RunCommand):
             self.stdout.write(f"run {run.pk} done: {run.calls_done} judge calls on fixed pairs; no leaderboard snapshot")
             return
         payload = snapshot.payload
-        self.stdout.write(f"run {run.pk} done: {run.calls_done} judge calls; leaderboard snapshot {snapshot.pk}; "
+        self.stdout.write(f"run {run.pk} done: {run.calls_done} judge calls ({judge_run_primary_done(run=run)} primary of "
+                          f"{run.calls_planned} planned, the rest diagnostic); leaderboard snapshot {snapshot.pk}; "
                           f"{payload.get('overall_measure', 'Overall VCI')}, {payload.get('interval', 'interval')}")
         low, high = payload.get("overall_ci90", [None, None])
         for rank, m in enumerate(payload["order"], start=1):
             interval = f"  [{low[m]:+.2f}, {high[m]:+.2f}]" if low and low[m] is not None else ""
             self.stdout.write(f"  {rank:>2}. {payload['models'][m]:<28} Overall {payload['overall'][m]:+.2f}{interval}")
-
-
-def _advance(bar: tqdm, calls: int) -> None:
-    # Diagnostic layers (swaps, duplicates, auxiliary) come on top of the primary budget.
-    bar.total = max(bar.total, bar.n + calls)
-    bar.update(calls)

@@ -99,3 +99,35 @@ def demo_bundles_once() -> dict[str, Path]:
         atexit.register(shutil.rmtree, base, ignore_errors=True)
         _BUILT["bundles"] = demo_bundles_built(base)
     return _BUILT["bundles"]
+
+
+SITE = """
+from django.contrib.auth import get_user_model
+from annotation.demo import DEMO_ANNOTATORS
+from annotation.demo_validation import validation_demo_load
+from annotation.models import Campaign
+from leaderboard.demo import DEMO_ACCOUNTS, demo_accounts_create
+demo_accounts_create()
+validation_demo_load()
+users = get_user_model().objects.filter(username__in=[name for name, _ in DEMO_ACCOUNTS])
+for user in users:
+    user.set_password(PASSWORD)
+    user.save()
+for campaign in Campaign.objects.filter(is_demo=True):  # the bundles' demo made them before the accounts
+    campaign.annotators.add(*users.filter(username__in=DEMO_ANNOTATORS))
+"""
+
+
+def demo_site_database_once() -> str:
+    """The database URL of the whole demo as ``make demo`` leaves it — the bundles' demo database copied,
+    with the EASEL/C² validation campaigns and the demo accounts (password ``tests.factories.PASSWORD``)
+    added — once per test process. The bundles' own database is left as it was."""
+    if "site" not in _BUILT:
+        from tests.factories import PASSWORD
+
+        base = demo_bundles_once()["ekphrasis"].parent
+        shutil.copy(base / "demo.sqlite3", base / "site.sqlite3")
+        url = f"sqlite:///{base / 'site.sqlite3'}"
+        manage("shell", "-c", f"PASSWORD = {PASSWORD!r}\n" + SITE, database_url=url)
+        _BUILT["site"] = {"url": url}
+    return _BUILT["site"]["url"]

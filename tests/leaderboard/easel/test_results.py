@@ -26,7 +26,7 @@ def payload(suite):
 
 def test_the_csv_marks_simulated_and_demo_rows_and_separates_reference_rows(payload):
     rows = list(csv.DictReader(io.StringIO(results.export_csv(payload))))
-    assert [(r["group"], r["simulated"], r["demo"]) for r in rows] == [("agent", "True", "True"), ("reference", "False", "True")]
+    assert [(r["group"], r["simulated"], r["demo"]) for r in rows] == [("agent", "true", "true"), ("reference", "false", "true")]
     assert float(rows[0]["final_s"]) == pytest.approx(0.5)
 
 

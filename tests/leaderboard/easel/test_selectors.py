@@ -95,3 +95,10 @@ def test_a_semantic_row_carries_the_engine_diagnostics(suite):
     assert row["maze_undo"] == 4 and row["non_maze_undo"] == 3
     assert row["maze_invalid_rate"] == pytest.approx(0.25) and row["avg_submit_pct"] == pytest.approx(50.0)
     assert row["recognisers"] == ["tesseract"] and set(row["scores"]) == {n for n, _ in easel_leaderboard.SEMANTIC_TASKS}
+
+
+def test_a_finished_run_that_submitted_early_reads_done_not_a_share_of_its_budget():
+    run = EaselRun(status=EaselRun.Status.DONE, steps_done=797, steps_planned=1120)
+    assert selectors.run_steps_text(run) == "797 (done; budget 1120, agents may submit early)"
+    run.status = EaselRun.Status.RUNNING
+    assert selectors.run_steps_text(run) == "797/1120"

@@ -41,6 +41,23 @@ def test_run_spends_exactly_the_budget_per_task_and_dimension():
 
 
 @pytest.mark.django_db
+def test_progress_reaches_exactly_the_total_planned_before_the_run_with_the_diagnostic_calls_beside_it():
+    from leaderboard.selectors import judge_run_progress
+
+    task_set, models = population(n_models=5, n_tasks=3)
+    run = simulated_run(task_set, models, budget=12, dimensions="UE")
+    planned = run.calls_planned
+    reported = []
+    judge_runs.judge_run_execute_inline(run=run, progress=reported.append)
+    run.refresh_from_db()
+    assert run.calls_planned == planned and sum(reported) == planned
+    progress = judge_run_progress(run=run)
+    assert progress["primary_done"] == planned
+    assert (progress["primary_done"] + progress["diagnostic_done"] + progress["automatic_done"]
+            == progress["comparisons_done"])
+
+
+@pytest.mark.django_db
 def test_warm_start_covers_every_model_of_each_task():
     task_set, models = population(n_models=7, n_tasks=2)
     run = simulated_run(task_set, models, budget=4)

@@ -15,16 +15,23 @@ class Command(AtelierCommand):
         started = time.monotonic()
         task_set = demo_suite_load()
         self.stdout.write(f"DEMO DATA {task_set}: {task_set.tasks.count()} tasks")
-        bars = []
+        bars = {}
 
         def on_run(run):
             bar = progress_bar(total=run.steps_planned or run.episodes_total, initial=run.steps_done,
                                unit="step" if run.steps_planned else "episode", desc=run.agent_name[:32])
-            bars.append(bar)
+            bars[run.pk] = (bar, bool(run.steps_planned))
             return bar.update if run.steps_planned else None
 
         runs = demo_runs_load(task_set=task_set, on_run=on_run)
-        for bar in bars:
+        for run in runs:
+            bar, by_step = bars.get(run.pk, (None, False))
+            if bar is None:
+                continue
+            if run.status == run.Status.DONE:
+                # the step budget is an upper bound (agents submit early): a finished run's bar ends at 100 %
+                bar.total = max(bar.n, 1) if by_step else run.episodes_total
+                bar.n = bar.total
             bar.close()
         for run in runs:
             label = " [SIMULATED]" if run.is_simulated else ""
