@@ -91,7 +91,7 @@ def judge_run_list():
 def judge_run_primary_done(*, run) -> int:
     """The primary comparisons answered (ok or failed): the unit of the run's planned total, calls_planned,
     which is fixed when the run is created (the diagnostic layers come on top of it)."""
-    from leaderboard.models import Comparison
+    from leaderboard.ekphrasis.models import Comparison
 
     return Comparison.objects.filter(run=run, kind=Comparison.Kind.PRIMARY,
                                      status__in=(Comparison.Status.OK, Comparison.Status.FAILED)).count()
