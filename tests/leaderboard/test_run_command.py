@@ -108,3 +108,23 @@ def test_a_seed_outside_what_the_api_takes_is_refused_by_the_parser(text, messag
 
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         seed_value(text)
+
+
+@pytest.mark.django_db
+def test_a_run_stopped_inline_by_a_provider_outage_is_failed_resumable_and_says_so_in_one_line(monkeypatch):
+    from leaderboard.ekphrasis import judge_runs
+    from leaderboard.models import JudgeRun
+    from leaderboard.runs.errors import ProviderStopped
+    from tests.leaderboard.judging_factories import population
+
+    task_set, _ = population(n_models=3, n_tasks=2, name="stopped")
+
+    def outage(**_):
+        raise ProviderStopped(who="judge 'j'", error="HTTP 503", still_needed=7)
+
+    monkeypatch.setattr(judge_runs, "judge_run_task_execute", outage)
+    with pytest.raises(CommandError) as stopped:
+        call_command("run_judge", "--task-set", task_set.name, "--budget", "2", stdout=io.StringIO(), stderr=io.StringIO())
+    run = JudgeRun.objects.get()
+    assert (run.status, run.resumable) == (JudgeRun.Status.FAILED, True)
+    assert "7 call(s) still needed" in str(stopped.value) and f"resume it with --resume {run.pk}" in str(stopped.value)
