@@ -26,7 +26,8 @@ from annotation.panels import PanelEntry
 from annotation.training import training_answer
 from leaderboard.models import Response, TaskSet
 
-DEMO_PANEL_CAMPAIGN = "DEMO · Prolific study (simulated participants)"
+# Annotators read a campaign's name, so it may not name a model: "simulated" is the C² demo models' family.
+DEMO_PANEL_CAMPAIGN = "DEMO · Prolific study"
 CONSENT = ("You are invited to judge pairs of short creative texts. It takes about ten minutes. Your answers are "
            "stored with your Prolific id only and used for research on how people judge originality.\n\n"
            "You may stop at any time by returning the study on Prolific.")

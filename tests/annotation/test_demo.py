@@ -136,3 +136,12 @@ def test_reset_deletes_the_old_simulated_participants_accounts(demo):
     assert Participant.objects.filter(campaign__task_set=demo["task_set"]).count() == before > 0
     assert not get_user_model().objects.filter(pk__in=old_users).exists()
     assert not get_user_model().objects.filter(username__startswith="panel-", panel_participant__isnull=True).exists()
+
+
+def test_the_crowd_study_name_names_no_model_even_beside_the_c2_demos_simulated_family():
+    from annotation.blinding import texts_identity_problems
+    from annotation.demo_panel import DEMO_PANEL_CAMPAIGN
+    from leaderboard.models import SubjectModel
+
+    SubjectModel.objects.create(display_name="simulated-aurora", family="simulated")
+    assert texts_identity_problems({"name": DEMO_PANEL_CAMPAIGN}) == {}
