@@ -147,11 +147,22 @@ def panel_demo_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False) ->
 
 
 def _demo_researcher():
+    """A researcher account to record the demo's verdicts: an existing one, or the demo account
+    ``researcher`` without a usable password (``make demo`` loads with ``--no-accounts``; serve_demo then
+    gives every demo account a new password in the summary it prints last)."""
+    from django.contrib.auth.models import Group
+
     from leaderboard.roles import RESEARCHER
+    from leaderboard.services.catalogue import role_groups_ensure
 
     user = get_user_model().objects.filter(groups__name=RESEARCHER).first()
     if user is None:
-        raise RuntimeError("the DEMO crowd study needs a researcher or admin account (run `manage.py load_demo` first)")
+        role_groups_ensure()
+        user, created = get_user_model().objects.get_or_create(username="researcher")
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+        user.groups.add(Group.objects.get(name=RESEARCHER))
     return user
 
 

@@ -173,7 +173,14 @@ class AtelierCommand(BaseCommand):
         try:
             return task_set_get(name=opts["task_set"], version=opts["task_set_version"])
         except TaskSet.DoesNotExist as exc:
-            raise CommandError(str(exc)) from exc
+            versions = list(TaskSet.objects.filter(name=opts["task_set"]).order_by("created_at", "pk")
+                            .values_list("version", flat=True))
+            if versions:
+                allowed = f"versions of {opts['task_set']!r}: {', '.join(versions)}"
+            else:
+                names = sorted(set(TaskSet.objects.values_list("name", flat=True)))
+                allowed = "task sets: " + (", ".join(names[:20]) + (" …" if len(names) > 20 else "") if names else "none yet")
+            raise CommandError(f"{exc}; {allowed}") from exc
 
 
 class RunCommand(AtelierCommand):

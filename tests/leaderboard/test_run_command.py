@@ -128,3 +128,14 @@ def test_a_run_stopped_inline_by_a_provider_outage_is_failed_resumable_and_says_
     run = JudgeRun.objects.get()
     assert (run.status, run.resumable) == (JudgeRun.Status.FAILED, True)
     assert "7 call(s) still needed" in str(stopped.value) and f"resume it with --resume {run.pk}" in str(stopped.value)
+
+
+@pytest.mark.django_db
+def test_an_unknown_task_set_or_version_is_refused_naming_what_exists():
+    from tests.factories import TaskSetFactory
+
+    TaskSetFactory(name="known", version="v1")
+    with pytest.raises(CommandError, match="no task set named 'nope'; task sets: .*known"):
+        call_command("run_judge", "--task-set", "nope", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="no task set named 'known' at version 'v9'; versions of 'known': v1"):
+        call_command("run_judge", "--task-set", "known", "--version", "v9", stdout=io.StringIO())
