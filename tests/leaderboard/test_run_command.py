@@ -139,3 +139,32 @@ def test_an_unknown_task_set_or_version_is_refused_naming_what_exists():
         call_command("run_judge", "--task-set", "nope", stdout=io.StringIO())
     with pytest.raises(CommandError, match="no task set named 'known' at version 'v9'; versions of 'known': v1"):
         call_command("run_judge", "--task-set", "known", "--version", "v9", stdout=io.StringIO())
+
+
+@pytest.mark.django_db
+def test_build_tig_refuses_a_task_set_of_another_protocol_and_writes_nothing():
+    from leaderboard.models import TIGBuild
+    from tests.factories import BenchmarkFactory, TaskSetFactory
+
+    TaskSetFactory(name="paintings", benchmark=BenchmarkFactory(kind="easel"))
+    with pytest.raises(CommandError, match="Ekphrasis runs take only Ekphrasis task sets"):
+        call_command("build_tig", "--task-set", "paintings", stdout=io.StringIO(), stderr=io.StringIO())
+    assert not TIGBuild.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_export_into_a_missing_folder_is_refused_in_one_line(tmp_path):
+    from tests.factories import TaskSetFactory
+
+    TaskSetFactory(name="exported")
+    with pytest.raises(CommandError, match="is not a folder"):
+        call_command("export_tasks", "--task-set", "exported", "-o", str(tmp_path / "missing" / "x.jsonl"),
+                     stdout=io.StringIO(), stderr=io.StringIO())
+
+
+@pytest.mark.parametrize("text", ["huge", "10x", "0x0"])
+def test_generate_renders_refuses_a_size_that_is_not_width_by_height(text):
+    from leaderboard.management.commands.generate_renders import image_size
+
+    with pytest.raises(argparse.ArgumentTypeError, match="is not WIDTHxHEIGHT"):
+        image_size(text)
