@@ -27,7 +27,8 @@ from annotation.panels import PanelEntry
 from annotation.training import training_answer
 from leaderboard.models import Response, TaskSet
 
-DEMO_PANEL_CAMPAIGN = "DEMO · Prolific study (made-up participants)"
+# Annotators read a campaign's name, so it may not name a model: "simulated" is the C² demo models' family.
+DEMO_PANEL_CAMPAIGN = "DEMO · Prolific study"
 CONSENT = ("You are invited to judge pairs of short creative texts. It takes about ten minutes. Your answers are "
            "stored with your Prolific id only and used for research on how people judge originality.\n\n"
            "You may stop at any time by returning the study on Prolific.")
@@ -147,21 +148,22 @@ def panel_demo_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False) ->
 
 
 def _demo_researcher():
-    """A researcher to record the DEMO rejection: the site's first, else an inactive account that cannot
-    log in, named as simulated (like the simulated annotators; ``load_demo --no-accounts`` makes none)."""
+    """A researcher account to record the demo's verdicts: an existing one, or the demo account
+    ``researcher`` without a usable password (``make demo`` loads with ``--no-accounts``; serve_demo then
+    gives every demo account a new password in the summary it prints last)."""
     from django.contrib.auth.models import Group
 
     from leaderboard.roles import RESEARCHER
+    from leaderboard.services.catalogue import role_groups_ensure
 
     user = get_user_model().objects.filter(groups__name=RESEARCHER).first()
     if user is None:
-        user, created = get_user_model().objects.get_or_create(
-            username="simulated-researcher", defaults={"first_name": "SIMULATED", "last_name": "researcher (demo)",
-                                                       "is_active": False})
+        role_groups_ensure()
+        user, created = get_user_model().objects.get_or_create(username="researcher")
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
-        user.groups.add(Group.objects.get_or_create(name=RESEARCHER)[0])
+        user.groups.add(Group.objects.get(name=RESEARCHER))
     return user
 
 

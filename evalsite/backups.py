@@ -108,9 +108,14 @@ def _var_skip(path: Path) -> bool:
 def backup_site(out: Path, *, progress: Callable[[str], None] = lambda message: None) -> dict:
     """Write a backup of the site into the new or empty folder ``out``; returns the manifest."""
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BackupError(f"{out} is a file: give a new or empty folder")
     if out.exists() and any(out.iterdir()):
         raise BackupError(f"{out} is not empty: give a new or empty folder")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BackupError(f"{out} cannot be created ({exc.strerror}): give a new or empty folder") from exc
     if _is_postgres():
         _check_pg_dump_version()
         args, env = _pg_args("pg_dump")

@@ -128,6 +128,43 @@ class AtelierCommand(BaseCommand):
                             metavar: str = "FILE"):
         parser.add_argument("-o", "--output", default=default, required=default is None, metavar=metavar, help=help)
 
+    # ------------------------------------------------------------ a run executed in this process
+
+    def execute_inline(self, run, execute: Callable[[], Any], *, opts) -> Any:
+        """``execute()`` the run in this process; None if it stopped. An error stops the run as a worker would
+        record it — not resumable for a configuration resuming cannot change, resumable otherwise — and is
+        then reported by :meth:`refuse_if_failed` in one line (``--traceback`` re-raises it)."""
+        from leaderboard.runs.errors import ProviderOutage, RunConfigurationError
+        from leaderboard.runs.lifecycle import run_fail
+
+        try:
+            return execute()
+        except RunConfigurationError as exc:
+            run_fail(type(run), run.pk, str(exc), resumable=False)
+            failure = exc
+        except ProviderOutage as exc:
+            run_fail(type(run), run.pk, str(exc))
+            failure = exc
+        except Exception as exc:  # noqa: BLE001 - recorded on the run (resumable), as a worker's last retry does
+            run_fail(type(run), run.pk, f"{type(exc).__name__}: {exc}")
+            failure = exc
+        if opts.get("traceback"):
+            raise failure
+        return None
+
+    def refuse_if_failed(self, run, *, resume_with: str = "--resume") -> None:
+        """A failed run ends the command in one line: its error, and ``resume_with RUN_ID`` offered only when
+        resuming can change the outcome."""
+        from leaderboard.runs.lifecycle import run_may_resume
+        from leaderboard.runs.models import RunStatus
+
+        run.refresh_from_db()
+        if run.status != RunStatus.FAILED:
+            return
+        hint = (f"; resume it with {resume_with} {run.pk}" if run_may_resume(run)
+                else "; resuming cannot change that: start a new run")
+        raise CommandError(f"{getattr(self, 'noun', '') or run._meta.verbose_name} {run.pk} failed: {run.error}{hint}")
+
     def task_set_from(self, opts):
         """The task set named by ``--task-set`` / ``--version``, or a CommandError saying which exist."""
         from leaderboard.models import TaskSet
@@ -136,7 +173,14 @@ class AtelierCommand(BaseCommand):
         try:
             return task_set_get(name=opts["task_set"], version=opts["task_set_version"])
         except TaskSet.DoesNotExist as exc:
-            raise CommandError(str(exc)) from exc
+            versions = list(TaskSet.objects.filter(name=opts["task_set"]).order_by("created_at", "pk")
+                            .values_list("version", flat=True))
+            if versions:
+                allowed = f"versions of {opts['task_set']!r}: {', '.join(versions)}"
+            else:
+                names = sorted(set(TaskSet.objects.values_list("name", flat=True)))
+                allowed = "task sets: " + (", ".join(names[:20]) + (" …" if len(names) > 20 else "") if names else "none yet")
+            raise CommandError(f"{exc}; {allowed}") from exc
 
 
 class RunCommand(AtelierCommand):

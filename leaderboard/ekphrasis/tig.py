@@ -306,6 +306,13 @@ def tig_build_create(
     canonicaliser: str = EMBEDDING_CANONICALISER, created_by=None,
 ) -> TIGBuild:
     """A planned build of the task set's TIG populations; nothing is extracted until it is executed."""
+    from leaderboard.models import Benchmark
+    from leaderboard.protocols import task_set_kind_check
+
+    try:  # TIGs anchor Ekphrasis Novelty judgments: another protocol's task set has no responses to extract
+        task_set_kind_check(task_set, kind=Benchmark.Kind.EKPHRASIS)
+    except RunConfigurationError as exc:
+        raise TIGConfigurationError(str(exc)) from exc
     components = tig_components_check(extractor=extractor, embedder=embedder, canonicaliser=canonicaliser)
     tasks = task_set.tasks.all()
     return TIGBuild.objects.create(

@@ -3,6 +3,8 @@
 import sys
 from pathlib import Path
 
+from django.core.management.base import CommandError
+
 from leaderboard.run_command import AtelierCommand
 
 
@@ -20,6 +22,9 @@ class ExportCommand(TaskSetCommand):
 
     def handle(self, *args, **opts):
         task_set = self.task_set_from(opts)
+        if opts["output"] != "-" and not Path(opts["output"]).parent.is_dir():
+            raise CommandError(f"-o/--output: {Path(opts['output']).parent} is not a folder (give a file in an "
+                               "existing folder, or '-' for standard output)")
         text = self.export(task_set=task_set, fmt=opts["format"])
         if opts["output"] == "-":
             sys.stdout.write(text)

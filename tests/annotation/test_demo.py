@@ -139,12 +139,10 @@ def test_reset_deletes_the_old_simulated_participants_accounts(demo):
     assert not get_user_model().objects.filter(username__startswith="panel-", panel_participant__isnull=True).exists()
 
 
-def test_the_demo_crowd_studys_name_names_none_of_the_protocol_demos_models():
-    # The EASEL/C² demo data (loaded by load_demo_campaigns unless --no-protocol-demo-data) has models of
-    # the family "simulated"; the campaign's name is refused if it names one.
+def test_the_crowd_study_name_names_no_model_even_beside_the_c2_demos_simulated_family():
     from annotation.blinding import texts_identity_problems
     from annotation.demo_panel import DEMO_PANEL_CAMPAIGN
-    from tests.factories import SubjectModelFactory
+    from leaderboard.models import SubjectModel
 
-    SubjectModelFactory(display_name="simulated-aurora", provider_id="", family="simulated")
+    SubjectModel.objects.create(display_name="simulated-aurora", family="simulated")
     assert texts_identity_problems({"name": DEMO_PANEL_CAMPAIGN}) == {}

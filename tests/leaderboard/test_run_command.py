@@ -108,3 +108,63 @@ def test_a_seed_outside_what_the_api_takes_is_refused_by_the_parser(text, messag
 
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         seed_value(text)
+
+
+@pytest.mark.django_db
+def test_a_run_stopped_inline_by_a_provider_outage_is_failed_resumable_and_says_so_in_one_line(monkeypatch):
+    from leaderboard.ekphrasis import judge_runs
+    from leaderboard.models import JudgeRun
+    from leaderboard.runs.errors import ProviderStopped
+    from tests.leaderboard.judging_factories import population
+
+    task_set, _ = population(n_models=3, n_tasks=2, name="stopped")
+
+    def outage(**_):
+        raise ProviderStopped(who="judge 'j'", error="HTTP 503", still_needed=7)
+
+    monkeypatch.setattr(judge_runs, "judge_run_task_execute", outage)
+    with pytest.raises(CommandError) as stopped:
+        call_command("run_judge", "--task-set", task_set.name, "--budget", "2", stdout=io.StringIO(), stderr=io.StringIO())
+    run = JudgeRun.objects.get()
+    assert (run.status, run.resumable) == (JudgeRun.Status.FAILED, True)
+    assert "7 call(s) still needed" in str(stopped.value) and f"resume it with --resume {run.pk}" in str(stopped.value)
+
+
+@pytest.mark.django_db
+def test_an_unknown_task_set_or_version_is_refused_naming_what_exists():
+    from tests.factories import TaskSetFactory
+
+    TaskSetFactory(name="known", version="v1")
+    with pytest.raises(CommandError, match="no task set named 'nope'; task sets: .*known"):
+        call_command("run_judge", "--task-set", "nope", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="no task set named 'known' at version 'v9'; versions of 'known': v1"):
+        call_command("run_judge", "--task-set", "known", "--version", "v9", stdout=io.StringIO())
+
+
+@pytest.mark.django_db
+def test_build_tig_refuses_a_task_set_of_another_protocol_and_writes_nothing():
+    from leaderboard.models import TIGBuild
+    from tests.factories import BenchmarkFactory, TaskSetFactory
+
+    TaskSetFactory(name="paintings", benchmark=BenchmarkFactory(kind="easel"))
+    with pytest.raises(CommandError, match="Ekphrasis runs take only Ekphrasis task sets"):
+        call_command("build_tig", "--task-set", "paintings", stdout=io.StringIO(), stderr=io.StringIO())
+    assert not TIGBuild.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_export_into_a_missing_folder_is_refused_in_one_line(tmp_path):
+    from tests.factories import TaskSetFactory
+
+    TaskSetFactory(name="exported")
+    with pytest.raises(CommandError, match="is not a folder"):
+        call_command("export_tasks", "--task-set", "exported", "-o", str(tmp_path / "missing" / "x.jsonl"),
+                     stdout=io.StringIO(), stderr=io.StringIO())
+
+
+@pytest.mark.parametrize("text", ["huge", "10x", "0x0"])
+def test_generate_renders_refuses_a_size_that_is_not_width_by_height(text):
+    from leaderboard.management.commands.generate_renders import image_size
+
+    with pytest.raises(argparse.ArgumentTypeError, match="is not WIDTHxHEIGHT"):
+        image_size(text)

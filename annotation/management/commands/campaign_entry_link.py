@@ -1,6 +1,8 @@
 """``manage.py campaign_entry_link CAMPAIGN_ID --panel prolific|mturk|generic``: print the campaign's
 entry link with the panel's placeholders (opening the campaign to that panel first if it is not yet)."""
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.core.management.base import CommandError
 from django.urls import reverse
@@ -25,6 +27,11 @@ class Command(AtelierCommand):
                                  "or http://localhost:8000)")
 
     def handle(self, *args, **opts):
+        base = (opts["base_url"] or getattr(settings, "ATELIER_SITE_URL", "") or "http://localhost:8000").rstrip("/")
+        address = urlsplit(base)
+        if address.scheme not in ("http", "https") or not address.netloc:
+            raise CommandError(f"--base-url: {base!r} is not an http:// or https:// address "
+                               "(e.g. https://atelier.example.org)")
         campaign = campaign_get(pk=opts["campaign_id"])
         if campaign is None:
             raise CommandError(f"no campaign with id {opts['campaign_id']}")
@@ -34,7 +41,6 @@ class Command(AtelierCommand):
                 study = participants.panel_study_open(campaign=campaign, panel=opts["panel"])
             except AnnotationError as exc:
                 raise CommandError(f"campaign {campaign.pk}: {exc.message}") from exc
-        base = (opts["base_url"] or getattr(settings, "ATELIER_SITE_URL", "") or "http://localhost:8000").rstrip("/")
         path = reverse("annotation:panel_entry", args=[study.entry_token])
         self.stdout.write(base + path + entry_query(panel=study.panel, id_param=study.id_param))
         if study.panel == Panel.MTURK:

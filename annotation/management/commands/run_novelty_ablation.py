@@ -40,10 +40,14 @@ class Command(AtelierCommand):
         )
         bar = progress_bar(total=sum(r.calls_planned for r in runs), unit="call", desc="Novelty ablation")
         for run in runs:
-            judge_runs.judge_run_execute_inline(run=run, progress=bar.update)
+            self.execute_inline(run, lambda run=run: judge_runs.judge_run_execute_inline(
+                run=run, progress=bar.update), opts=opts)
+            run.refresh_from_db()
+            if run.status == JudgeRun.Status.FAILED:
+                break
         bar.close()
         for run in runs:
-            run.refresh_from_db()
+            self.refuse_if_failed(run, resume_with="manage.py run_judge --resume")
             if run.status != JudgeRun.Status.DONE:
                 raise CommandError(f"run {run.pk} ended {run.status}: {run.error}")
         panel = selectors.novelty_ablation_panel(campaign=campaign)

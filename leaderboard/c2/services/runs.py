@@ -85,7 +85,10 @@ def _subjects(names: Sequence[str]) -> list[SubjectModel]:
         else:
             out.append(model)
     if unknown:
-        raise RunConfigurationError(f"no subject model named {', '.join(map(repr, unknown))} (add it in Admin → Subject models)")
+        known = SubjectModel.objects.filter(role=SubjectModel.Role.SUBJECT).order_by("display_name").values_list(
+            "display_name", flat=True)
+        raise RunConfigurationError(f"no subject model named {', '.join(map(repr, unknown))}; known: "
+                                    f"{', '.join(known) or 'none'}, or simulated-NAME (add one in Admin → Subject models)")
     return out
 
 

@@ -65,12 +65,9 @@ class Command(TaskSetCommand):
                     build.refresh_from_db()
                     bar.update(build.tasks_done - bar.n)
             else:
-                try:
-                    build = tig_build_execute(build_id=build.pk, progress=lambda done, total: bar.update(done - bar.n))
-                except Exception as exc:
-                    raise CommandError(f"TIG build {build.pk} failed: {exc}; resume with --resume {build.pk}") from exc
-        if build.status == TIGBuild.Status.FAILED:
-            raise CommandError(f"TIG build {build.pk} failed: {build.error}; resume with --resume {build.pk}")
+                self.execute_inline(build, lambda: tig_build_execute(
+                    build_id=build.pk, progress=lambda done, total: bar.update(done - bar.n)), opts=opts)
+        self.refuse_if_failed(build)
         self.stdout.write(
             f"{build.tasks_done} task population(s) extracted and embedded "
             f"({build.responses_extracted} responses)"

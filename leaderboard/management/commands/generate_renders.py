@@ -1,3 +1,6 @@
+import argparse
+import re
+
 from django.core.management.base import CommandError
 
 from engine.providers.client import ProviderError
@@ -6,6 +9,13 @@ from leaderboard.ekphrasis.renders import RenderConfigurationError, renders_gene
 from leaderboard.management.base import TaskSetCommand
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import SubjectModel
+
+
+def image_size(text: str) -> str:
+    """``--size``: WIDTHxHEIGHT in pixels (as the images API takes it) or ``auto``."""
+    if text == "auto" or re.fullmatch(r"[1-9][0-9]{1,4}x[1-9][0-9]{1,4}", text):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is not WIDTHxHEIGHT (e.g. {DEFAULT_SIZE}) or 'auto'")
 
 
 class Command(TaskSetCommand):
@@ -20,7 +30,8 @@ class Command(TaskSetCommand):
         parser.add_argument("--renderer", required=True, metavar="NAME",
                             help="display name of a subject model with role renderer")
         self.add_seed_argument(parser, default=None, help="seed sent to the images endpoint, an integer ≥ 0 (required)")
-        parser.add_argument("--size", default=DEFAULT_SIZE, help=f"image size asked for (default {DEFAULT_SIZE})")
+        parser.add_argument("--size", default=DEFAULT_SIZE, type=image_size,
+                            help=f"image size asked for, WIDTHxHEIGHT or 'auto' (default {DEFAULT_SIZE})")
 
     def handle(self, *args, **opts):
         task_set = self.task_set_from(opts)

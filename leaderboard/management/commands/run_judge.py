@@ -1,7 +1,5 @@
 """manage.py run_judge: start (or resume) a judge run with a progress bar."""
 
-from django.core.management.base import CommandError
-
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.ekphrasis.models import JudgeRun
 from leaderboard.management.progress_bar import progress_bar
@@ -61,11 +59,10 @@ class Command(RunCommand):
                                finished=(JudgeRun.Status.DONE, JudgeRun.Status.FAILED))
             snapshot = run.snapshots.first()
         else:
-            snapshot = judge_runs.judge_run_execute_inline(run=run, progress=bar.update)
+            snapshot = self.execute_inline(
+                run, lambda: judge_runs.judge_run_execute_inline(run=run, progress=bar.update), opts=opts)
         bar.close()
-        run.refresh_from_db()
-        if run.status == JudgeRun.Status.FAILED:
-            raise CommandError(f"run {run.pk} failed: {run.error}")
+        self.refuse_if_failed(run)
         if snapshot is None:  # a fixed-pair run (e.g. the Novelty ablation) stores no leaderboard
             self.stdout.write(f"run {run.pk} done: {run.calls_done} judge calls on fixed pairs; no leaderboard snapshot")
             return

@@ -15,9 +15,12 @@ class Command(TaskSetCommand):
 
     def handle(self, *args, **opts):
         task_set = self.task_set_from(opts)
+        splitter = SubjectModel.objects.filter(display_name=opts["splitter"]).exclude(base_url="").first()
+        if splitter is None:
+            known = SubjectModel.objects.exclude(base_url="").order_by("display_name").values_list("display_name", flat=True)
+            raise CommandError(f"no model with an endpoint named {opts['splitter']!r}; known: {', '.join(known) or 'none'}")
         try:
-            splitter = SubjectModel.objects.get(display_name=opts["splitter"])
             split, pending = responses_split_with_llm(task_set=task_set, splitter=splitter)
-        except (SubjectModel.DoesNotExist, UnknownJudge) as exc:
+        except UnknownJudge as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{split} response(s) split by {splitter}; {pending} still pending")

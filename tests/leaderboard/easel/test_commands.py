@@ -196,3 +196,33 @@ def test_piped_progress_is_plain_lines_and_the_summary_has_intervals(suite, caps
     final_s = [line for line in out.splitlines() if "Final S" in line]
     assert final_s and all("[" in line and "]" in line for line in final_s)
     assert "intervals: 90% bootstrap over references" in out
+
+
+def test_a_run_stopped_by_a_configuration_error_is_not_resumable_and_no_resume_is_offered(suite, monkeypatch):
+    from leaderboard.easel import services
+    from leaderboard.runs.errors import RunConfigurationError
+
+    def refuse(**_):
+        raise RunConfigurationError("reference programmatic-000 has no image")
+
+    monkeypatch.setattr(services, "easel_episode_execute", refuse)
+    with pytest.raises(CommandError) as refused:
+        run_command("run_easel", "--task-set", suite.name, "--agent", "simulated")
+    run = EaselRun.objects.get()
+    assert (run.status, run.resumable) == (EaselRun.Status.FAILED, False)
+    assert "resuming cannot change that" in str(refused.value) and "--resume" not in str(refused.value)
+
+
+def test_a_run_stopped_by_a_provider_outage_offers_its_resume(suite, monkeypatch):
+    from leaderboard.easel import services
+    from leaderboard.runs.errors import ProviderStopped
+
+    def outage(**_):
+        raise ProviderStopped(who="agent 'vision'", error="HTTP 503", still_needed=12)
+
+    monkeypatch.setattr(services, "easel_episode_execute", outage)
+    with pytest.raises(CommandError) as stopped:
+        run_command("run_easel", "--task-set", suite.name, "--agent", "simulated")
+    run = EaselRun.objects.get()
+    assert (run.status, run.resumable) == (EaselRun.Status.FAILED, True)
+    assert "12 call(s) still needed" in str(stopped.value) and f"resume it with --resume {run.pk}" in str(stopped.value)

@@ -175,3 +175,25 @@ def test_the_leaderboard_page_asks_the_same_number_of_queries_for_more_runs(clie
         return len(captured)
 
     assert queries_with(2) == queries_with(6)
+
+
+def test_a_run_failed_for_good_offers_no_resume_and_its_stopped_episode_does_not_say_running(client, rita, suite):
+    from leaderboard.easel.models import EaselEpisode
+    from leaderboard.runs.lifecycle import run_fail
+
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    run.episodes.filter(position=0).update(status=EaselEpisode.Status.RUNNING)
+    run_fail(EaselRun, run.pk, "reference programmatic-000 has no image", resumable=False)
+    html = login(client, rita).get(reverse("easel:run_detail", args=[run.pk])).content.decode()
+    assert "reference programmatic-000 has no image" in html
+    assert reverse("easel:run_resume", args=[run.pk]) not in html and "Resume" not in html
+    assert "<td>running</td>" not in html and "<td>stopped</td>" in html
+
+
+def test_a_run_failed_resumably_offers_its_resume(client, rita, suite):
+    from leaderboard.runs.lifecycle import run_fail
+
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    run_fail(EaselRun, run.pk, "The provider of the agent did not answer after its retries")
+    html = login(client, rita).get(reverse("easel:run_detail", args=[run.pk])).content.decode()
+    assert reverse("easel:run_resume", args=[run.pk]) in html

@@ -1,7 +1,5 @@
 """manage.py run_c2: start (or resume) a C² run with a progress bar."""
 
-from django.core.management.base import CommandError
-
 from engine.c2.uos import BOOTSTRAP_LEVEL
 from engine.providers.client import MAX_TEMPERATURE
 from leaderboard.c2.models import C2Run
@@ -54,24 +52,15 @@ class Command(RunCommand):
         self.stdout.write(f"C² run {run.pk}{label}: {', '.join(run.subject_names)} on {run.task_set}, "
                           f"{run.template} template, n={run.n_samples}, rater {run.rater_name}, seed {run.seed}")
         bar = progress_bar(total=run.calls_planned, initial=run.calls_done, unit="call", desc=f"C² run {run.pk}")
-        try:
-            if opts["queue"]:
-                from leaderboard.runs.tasks import run_dispatch
+        if opts["queue"]:
+            from leaderboard.runs.tasks import run_dispatch
 
-                run_dispatch.delay("c2_run", run.pk)
-                self.follow_queued(run, bar, done=lambda r: r.calls_done, finished=(C2Run.Status.DONE, C2Run.Status.FAILED))
-            else:
-                run = runs.c2_run_execute_inline(run=run, progress=bar.update)
-        except RunConfigurationError as exc:
-            # A configuration the run cannot get past (resuming would fail the same way): no resume offered.
-            runs.c2_run_fail(run_id=run.pk, error=str(exc), resumable=False)
-            raise CommandError(str(exc)) from exc
-        finally:
-            bar.close()
-        run.refresh_from_db()
-        if run.status == C2Run.Status.FAILED:
-            hint = f" (resume with --resume {run.pk})" if run.resumable else " (resuming cannot change that)"
-            raise CommandError(f"C² run {run.pk} failed: {run.error}{hint}")
+            run_dispatch.delay("c2_run", run.pk)
+            self.follow_queued(run, bar, done=lambda r: r.calls_done, finished=(C2Run.Status.DONE, C2Run.Status.FAILED))
+        else:
+            self.execute_inline(run, lambda: runs.c2_run_execute_inline(run=run, progress=bar.update), opts=opts)
+        bar.close()
+        self.refuse_if_failed(run)
         results = run.results or {}
         self.stdout.write(f"C² run {run.pk} done: {run.calls_done} calls; creativity per task type with its "
                           f"{BOOTSTRAP_LEVEL:.0%} bootstrap interval over prompts")

@@ -33,7 +33,12 @@ class Command(AtelierCommand):
         if not episodes:
             raise CommandError(f"run {run.pk} has no finished reconstruction episode with stored steps")
         out = Path(opts["output"])
-        (out / "references").mkdir(parents=True, exist_ok=True)
+        if out.exists() and not out.is_dir():
+            raise CommandError(f"-o/--output: {out} is a file; give a folder (created if missing)")
+        try:
+            (out / "references").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CommandError(f"-o/--output: {out} cannot be created ({exc.strerror})") from exc
         counts = dict.fromkeys(curricula, 0)
         files = {c: (out / f"{c.lower()}.jsonl").open("w", encoding="utf-8") for c in curricula}
         try:

@@ -1,7 +1,5 @@
 """manage.py run_easel: run an agent on an EASEL suite (or resume a run) with a progress bar."""
 
-from django.core.management.base import CommandError
-
 from engine.easel.leaderboard import INTERVAL_LEVEL
 from engine.easel.simulated import SKILL_RANGE
 from leaderboard.easel import agents, selectors, services
@@ -51,24 +49,17 @@ class Command(RunCommand):
             run_dispatch.delay("easel_run", run.pk)
             self.follow_queued(run, bar, done=lambda r: r.episodes_done if by_episode else r.steps_done,
                                finished=(EaselRun.Status.DONE, EaselRun.Status.FAILED))
+        elif by_episode:
+            if self.execute_inline(run, lambda: services.easel_run_execute_inline(run=run), opts=opts):
+                run.refresh_from_db()
+                bar.update(run.episodes_done - bar.n)
         else:
-            try:
-                if by_episode:
-                    run = services.easel_run_execute_inline(run=run)
-                    bar.update(run.episodes_done - bar.n)
-                else:
-                    run = services.easel_run_execute_inline(run=run, progress=bar.update)
-            except Exception as exc:
-                bar.close()
-                services.easel_run_fail(run_id=run.pk, error=repr(exc))
-                raise CommandError(f"run {run.pk} stopped: {exc!r}; resume it with --resume {run.pk}") from exc
+            self.execute_inline(run, lambda: services.easel_run_execute_inline(run=run, progress=bar.update), opts=opts)
         run.refresh_from_db()
         if run.status == EaselRun.Status.DONE and not by_episode:
             bar.total = max(bar.n, 1)  # the budget is an upper bound: agents may stop early, and the run is done
         bar.close()
-        if run.status == EaselRun.Status.FAILED:
-            hint = f"; resume it with --resume {run.pk}" if run.resumable else "; resuming cannot change that"
-            raise CommandError(f"run {run.pk} failed: {run.error}{hint}")
+        self.refuse_if_failed(run)
         self.stdout.write(f"run {run.pk} {run.status}: {run.episodes_done}/{run.episodes_total} episodes, "
                           f"{run.steps_done} steps; intervals: {INTERVAL_LEVEL:.0%} bootstrap over references")
         for name, (value, low, high) in selectors.run_summary_intervals(run=run).items():
