@@ -113,7 +113,7 @@ def test_a_seed_outside_what_the_api_takes_is_refused_by_the_parser(text, messag
 @pytest.mark.django_db
 def test_a_run_stopped_inline_by_a_provider_outage_is_failed_resumable_and_says_so_in_one_line(monkeypatch):
     from leaderboard.ekphrasis import judge_runs
-    from leaderboard.models import JudgeRun
+    from leaderboard.ekphrasis.models import JudgeRun
     from leaderboard.runs.errors import ProviderStopped
     from tests.leaderboard.judging_factories import population
 
@@ -143,7 +143,7 @@ def test_an_unknown_task_set_or_version_is_refused_naming_what_exists():
 
 @pytest.mark.django_db
 def test_build_tig_refuses_a_task_set_of_another_protocol_and_writes_nothing():
-    from leaderboard.models import TIGBuild
+    from leaderboard.ekphrasis.models import TIGBuild
     from tests.factories import BenchmarkFactory, TaskSetFactory
 
     TaskSetFactory(name="paintings", benchmark=BenchmarkFactory(kind="easel"))
