@@ -375,6 +375,12 @@ def ppi_bradley_terry(
         # tuning), λ at the λ₁ estimate (ppi_logistic_ci's own), each clipped to [0, 1]; then refit
         try:
             beta_at = _point_estimate(X, Y, Yhat, w, Xu, Yu, cu, 1.0)
+        except _Diverged:
+            # the λ = 1 loss has no finite minimum on a small labelled set (its full correction pushes
+            # a win rate outside (0, 1)); λ's formula needs only a consistent estimate of β, and the
+            # people's own fit is one: tune there, then refit at the (smaller) tuned λ
+            beta_at = beta0
+        try:
             for _ in range(2):
                 s = _stats(beta_at, X1, hy, yhat, Xu, Yu, cu, True)
                 lam = float(_calc_lam_glm(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, clip=True))
