@@ -5,8 +5,8 @@ from __future__ import annotations
 from engine.checklists import Dimension
 from engine.generation import Family, TaskBrief
 from engine.judge import Candidate, ComparisonKind, SimulatedJudge, Winner
-from engine.judge.simulated import answer_quality
 from tests.engine.judge.conftest import ALICE, BOB
+from engine.judge.simulated import answer_quality  # noqa: I001 (kept apart: main rewrites the line above)
 
 # Sample sizes for the rate checks; tolerances are about four binomial standard errors.
 MANY = 400
