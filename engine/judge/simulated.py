@@ -134,6 +134,11 @@ class SimulatedJudge:
             return configured
         return _draws(self.skill_seed, "skill", model, dimension.value).gauss(0.0, self.skill_spread)
 
+    def answer_quality(self, task_id: str, model: str, dimension: Dimension | str) -> float:
+        """q of ``model``'s answer to ``task_id`` on ``dimension`` (:func:`answer_quality` at this
+        judge's ``answer_spread`` and ``skill_seed``)."""
+        return answer_quality(task_id, model, dimension, spread=self.answer_spread, skill_seed=self.skill_seed)
+
     def preference_for_a(self, request: PairJudgeRequest) -> float:
         """P(Response A preferred | decisive) for this presentation."""
         inspected = request.inspected_field
@@ -143,10 +148,8 @@ class SimulatedJudge:
         logit = (
             self.skill(request.a.model, request.dimension)
             - self.skill(request.b.model, request.dimension)
-            + answer_quality(task, request.a.model, request.dimension, spread=self.answer_spread,
-                             skill_seed=self.skill_seed)
-            - answer_quality(task, request.b.model, request.dimension, spread=self.answer_spread,
-                             skill_seed=self.skill_seed)
+            + self.answer_quality(task, request.a.model, request.dimension)
+            - self.answer_quality(task, request.b.model, request.dimension)
             + self.position_bias
             + self.length_bias * (words_a - words_b) / 10.0
         )

@@ -6,7 +6,6 @@ from engine.checklists import Dimension
 from engine.generation import Family, TaskBrief
 from engine.judge import Candidate, ComparisonKind, SimulatedJudge, Winner
 from tests.engine.judge.conftest import ALICE, BOB
-from engine.judge.simulated import answer_quality  # noqa: I001 (kept apart: main rewrites the line above)
 
 # Sample sizes for the rate checks; tolerances are about four binomial standard errors.
 MANY = 400
@@ -118,8 +117,8 @@ def test_an_answer_better_than_its_model_wins_more_often_on_its_task(comparison)
     # equal skills: with answer_spread, who wins a task follows the two answers' own qualities q
     judge = SimulatedJudge(position_bias=0.0, length_bias=0.0, tie_rate=0.0, skill_spread=0.0, answer_spread=2.0)
     requests = many_requests(comparison, a=equal("m1"), b=equal("m2"))
-    q_gap = [answer_quality(r.task.task_id, "m1", r.dimension, spread=2.0)
-             - answer_quality(r.task.task_id, "m2", r.dimension, spread=2.0) for r in requests]
+    q_gap = [judge.answer_quality(r.task.task_id, "m1", r.dimension)
+             - judge.answer_quality(r.task.task_id, "m2", r.dimension) for r in requests]
     a_won = [j.winner is Winner.A for j in judge.judge_pairs(requests)]
     better = [won for won, gap in zip(a_won, q_gap) if gap > 1]
     worse = [won for won, gap in zip(a_won, q_gap) if gap < -1]
@@ -128,7 +127,7 @@ def test_an_answer_better_than_its_model_wins_more_often_on_its_task(comparison)
 
 
 def test_answer_quality_depends_on_the_answer_not_on_the_run_seed_and_is_off_by_default():
-    assert answer_quality("t1", "m1", "novelty", spread=1.0) == answer_quality("t1", "m1", "novelty", spread=1.0)
-    assert answer_quality("t1", "m1", "novelty", spread=1.0) != answer_quality("t2", "m1", "novelty", spread=1.0)
-    assert answer_quality("t1", "m1", "novelty", spread=0.0) == 0.0
-    assert SimulatedJudge().answer_spread == 0.0
+    one, other = SimulatedJudge(seed=1, answer_spread=1.0), SimulatedJudge(seed=2, answer_spread=1.0)
+    assert one.answer_quality("t1", "m1", "novelty") == other.answer_quality("t1", "m1", "novelty")
+    assert one.answer_quality("t1", "m1", "novelty") != one.answer_quality("t2", "m1", "novelty")
+    assert SimulatedJudge().answer_quality("t1", "m1", "novelty") == 0.0
