@@ -6,8 +6,12 @@ simulated annotators are inactive accounts named ``simulated-annotator-N`` whose
 ``is_simulated``, renders are placeholders drawn by :mod:`engine.schematic_render`, and the TIG
 checklist items were written by hand for the demo (not materialised by the TIG engine).
 
-The simulated annotators answer from latent qualities plus per-annotator noise (seeded, so the
-demo is reproducible); labels go through the same services and validation as a person's.
+The simulated annotators answer from latent qualities plus per-annotator noise; labels go through
+the same services and validation as a person's. Reproducible: a pairwise answer's noise is seeded
+by the demo seed, the annotator and the comparison itself (task, dimension, the two models, the
+shown order), never by the order in which the queue happened to hand items out, and the queue's own
+random choices (gold orientation) draw from the seeded simulator. The pairwise answers see the same
+per-answer qualities as the demo's simulated judge (:data:`leaderboard.demo.DEMO_ANSWER_SPREAD`).
 """
 
 from __future__ import annotations
@@ -23,15 +27,21 @@ from django.db import transaction
 from annotation import item_creation, novelty_ablation, selectors, services
 from annotation.models import STRATEGIES, TIG_CRITERIA, Campaign, CampaignKind, Dimension, Item
 from annotation.participants import participant_accounts_delete
-from leaderboard.demo import DEMO_ACCOUNTS, DEMO_SIMULATED_SKILLS
+from engine.judge.simulated import answer_quality
+from leaderboard.demo import DEMO_ACCOUNTS, DEMO_ANSWER_SPREAD, DEMO_SIMULATED_SKILLS
 from leaderboard.models import Render, Response, TaskSet
 from leaderboard.roles import ANNOTATOR
 
 SIMULATED_USERNAMES = ("simulated-annotator-1", "simulated-annotator-2", "simulated-annotator-3")
 DEMO_ANNOTATORS = tuple(name for name, role in DEMO_ACCOUNTS if role == ANNOTATOR)
-#: Human pairs per task and dimension in the demo's text campaign (of the 4 demo models' 6 pairs).
-DEMO_TEXT_PAIRS_PER_TASK = 3
-#: Tasks of the demo's calibration-rule batch (one pair per task and dimension).
+#: The demo's text campaign labels every pair (the 4 demo models' 6) of every other task, in task
+#: order; the judge's verdicts on the other tasks are comparisons nobody labelled, which the
+#: calibrated board borrows from. Splitting by task (not by pair) keeps the labelled comparisons a
+#: sample of the same kinds of comparison as the unlabelled ones, as PPI assumes (issue 24).
+DEMO_TEXT_PAIRS_PER_TASK = 6
+DEMO_TEXT_TASK_STEP = 2
+#: Tasks of the demo's calibration-rule batch (one pair per task and dimension), among those the
+#: simulated annotators left unlabelled.
 DEMO_CALIBRATION_TASKS = 4
 #: Items per campaign left without any label for the demo annotators.
 OPEN_ITEMS = {
@@ -171,6 +181,7 @@ class _Simulator:
     """Answers of the simulated annotators, from latent qualities plus noise."""
 
     def __init__(self, seed: int):
+        self.seed = seed
         self.rng = random.Random(seed)
         self.tig_truth: dict[int, str] = {}
         self.strategy_truth: dict[int, dict[str, str]] = {}
@@ -178,8 +189,12 @@ class _Simulator:
     def pairwise(self, username: str, item: Item, swapped: bool, key: str) -> dict:
         profile = SIMULATED_PROFILES[username]
         a, b = (item.response_a, item.response_b) if item.response_a_id else (item.render_a.response, item.render_b.response)
-        delta = _skill(a.subject_model.display_name, key) - _skill(b.subject_model.display_name, key)
-        delta += self.rng.gauss(0.0, profile["noise"])
+        model_a, model_b, task = a.subject_model.display_name, b.subject_model.display_name, item.task.external_id
+        delta = (_skill(model_a, key) + answer_quality(task, model_a, key, spread=DEMO_ANSWER_SPREAD)
+                 - _skill(model_b, key) - answer_quality(task, model_b, key, spread=DEMO_ANSWER_SPREAD))
+        # noise seeded by the comparison, not by the queue's order (see the module docstring)
+        noise = random.Random(f"{self.seed}|{username}|{task}|{key}|{model_a}|{model_b}|{swapped}")
+        delta += noise.gauss(0.0, profile["noise"])
         shown_delta = (-delta if swapped else delta) + profile["a_bias"]
         if abs(shown_delta) < 0.3:
             return {"choice": "tie"}
@@ -235,7 +250,7 @@ def _simulate(campaign: Campaign, simulated: list, sim: _Simulator, *, leave_ope
     for user in simulated:
         done_regular = 0
         while done_regular < to_fill:
-            assignment = services.assignment_next(campaign=campaign, annotator=user)
+            assignment = services.assignment_next(campaign=campaign, annotator=user, rng=sim.rng)
             if assignment is None:
                 break
             item = assignment.item
@@ -315,10 +330,11 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
     text = _campaign("DEMO · Text pairwise validation", CampaignKind.TEXT_PAIRWISE, task_set, members, gold_rate=0.1)
     rankings, _ = selectors.judge_rankings(campaign=text, dimensions=[d.value for d in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY)])
     cues = _checklist_cues(task_set)
-    # Three of the six pairs per task: the judge's verdicts on the other three are comparisons nobody
+    # Every pair of every other task: the judge's verdicts on the other tasks are comparisons nobody
     # labelled, which is what the calibrated board (annotation.calibration, issue 24) borrows from.
+    labelled_tasks = list(task_set.tasks.order_by("position", "external_id"))[::DEMO_TEXT_TASK_STEP]
     item_creation.items_create_validation_pairs(campaign=text, rankings=rankings, checklists=cues, rng=rng,
-                                                pairs_per_task=DEMO_TEXT_PAIRS_PER_TASK)
+                                                tasks=labelled_tasks, pairs_per_task=DEMO_TEXT_PAIRS_PER_TASK)
     for item in Item.objects.filter(campaign=text).order_by("position")[:2]:
         a, b = item.response_a.subject_model.display_name, item.response_b.subject_model.display_name
         delta = _skill(a, item.dimension) - _skill(b, item.dimension)
@@ -396,12 +412,14 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
 
 def _calibration_rule_items(campaign: Campaign) -> int:
     """Both sampling rules in the demo: the text campaign's first items came from the classical H.5
-    rule; a further batch (one pair per task and dimension on the first tasks, left for the demo
-    annotators) comes from the ``calibration`` rule, planned from the calibrated board of the
-    simulated labels so far. Their ``sampling_stratum`` says "calibration"."""
+    rule; a further batch (one pair per task and dimension on the first tasks nobody labelled, left
+    for the demo annotators) comes from the ``calibration`` rule, planned from the calibrated board of
+    the simulated labels so far. Their ``sampling_stratum`` says "calibration"."""
     from annotation.calibration_sampling import campaign_calibration_plan
 
-    tasks = list(campaign.task_set.tasks.order_by("position", "external_id")[:DEMO_CALIBRATION_TASKS])
+    labelled = set(Item.objects.filter(campaign=campaign).values_list("task_id", flat=True))
+    tasks = [t for t in campaign.task_set.tasks.order_by("position", "external_id")
+             if t.pk not in labelled][:DEMO_CALIBRATION_TASKS]
     dimensions = [d.value for d in (Dimension.USEFULNESS, Dimension.EXPRESSIVENESS, Dimension.NOVELTY)]
     plans, _ = campaign_calibration_plan(campaign=campaign, dimensions=dimensions, tasks=tasks, pairs_per_task=1)
     if not plans:
@@ -415,11 +433,11 @@ def _novelty_ablation_run(campaign: Campaign) -> dict:
     """Judge the text campaign's Novelty pairs with the SIMULATED judge (the demo leaderboard's skills)
     under TIG and generic anchors, so the dashboard's ablation panel shows numbers. The simulated judge
     does not read the anchors: both conditions give the same verdicts, and the panel says so."""
-    from leaderboard.demo import DEMO_SIMULATED_SKILLS
     from leaderboard.ekphrasis.judge_runs import judge_run_execute_inline
 
     for run in novelty_ablation.novelty_ablation_runs_create(
-        campaign=campaign, judge_name="simulated", seed=42, config={"simulated": {"skills": DEMO_SIMULATED_SKILLS}},
+        campaign=campaign, judge_name="simulated", seed=42,
+        config={"simulated": {"skills": DEMO_SIMULATED_SKILLS, "answer_spread": DEMO_ANSWER_SPREAD}},
     ):
         judge_run_execute_inline(run=run)
     return selectors.novelty_ablation_panel(campaign=campaign)

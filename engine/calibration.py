@@ -68,6 +68,8 @@ __all__ = [
 #: Monte Carlo draws for the max-statistic critical value; seeded so a board is reproducible.
 MAX_STAT_DRAWS = 20_000
 MAX_STAT_SEED = 20240
+#: Draws per block of the max-statistic (the same draws and result as one block, less memory traffic).
+MAX_STAT_CHUNK = 2_000
 #: L-BFGS iterations per fit: a convergent BT fit of 20 models needs well under 100.
 OPTIMISER_MAX_ITER = 1000
 #: |θ| beyond this (odds of e^50) is a diverged fit, not a skill.
@@ -145,7 +147,14 @@ def simultaneous_critical_value(cov: np.ndarray, alpha: float, *, draws: int = M
     w, v = np.linalg.eigh(cov)
     root = v * np.sqrt(np.clip(w, 0, None))
     z = rng.standard_normal((draws, k)) @ root.T
-    stat = np.max(np.abs(z[:, a] - z[:, b]) / sd, axis=1)
+    stat = np.empty(draws)
+    inv_sd = 1.0 / sd
+    for start in range(0, draws, MAX_STAT_CHUNK):  # in chunks that stay in cache, in place
+        part = z[start:start + MAX_STAT_CHUNK]
+        diff = np.subtract(part[:, a], part[:, b])
+        np.abs(diff, out=diff)
+        diff *= inv_sd
+        stat[start:start + MAX_STAT_CHUNK] = diff.max(axis=1)
     return float(np.quantile(stat, 1 - alpha))
 
 
@@ -229,9 +238,15 @@ def _aggregate(i: np.ndarray, j: np.ndarray, y: np.ndarray, w: np.ndarray | None
     """Identical (i, j, outcome) rows collapsed to one row with a count: a BT design row depends only
     on the pair, so 50,000 judge comparisons of 20 models are at most 190 × 3 distinct rows."""
     w = np.ones(i.size) if w is None else w
-    keys, inverse = np.unique(np.column_stack([i, j, y]), axis=0, return_inverse=True)
+    # one integer key per (i, j, outcome): a 1-d unique (a row-wise unique of 50,000 × 3 floats sorts
+    # lexicographically and took most of the board's time)
+    outcomes, y_code = np.unique(y, return_inverse=True)
+    width = int(max(i.max(initial=0), j.max(initial=0))) + 1
+    key = (i.astype(np.int64) * width + j) * outcomes.size + y_code.ravel()
+    keys, inverse = np.unique(key, return_inverse=True)
     counts = np.bincount(inverse.ravel(), weights=w)
-    return keys[:, 0].astype(int), keys[:, 1].astype(int), keys[:, 2], counts
+    pair, code = np.divmod(keys, outcomes.size)
+    return (pair // width).astype(int), (pair % width).astype(int), outcomes[code], counts
 
 
 def _point_estimate(X, Y, Yhat, w, Xu, Yu, wu, lam: float) -> np.ndarray:
@@ -375,6 +390,12 @@ def ppi_bradley_terry(
         # tuning), λ at the λ₁ estimate (ppi_logistic_ci's own), each clipped to [0, 1]; then refit
         try:
             beta_at = _point_estimate(X, Y, Yhat, w, Xu, Yu, cu, 1.0)
+        except _Diverged:
+            # the λ = 1 loss has no finite minimum on a small labelled set (its full correction pushes
+            # a win rate outside (0, 1)); λ's formula needs only a consistent estimate of β, and the
+            # people's own fit is one: tune there, then refit at the (smaller) tuned λ
+            beta_at = beta0
+        try:
             for _ in range(2):
                 s = _stats(beta_at, X1, hy, yhat, Xu, Yu, cu, True)
                 lam = float(_calc_lam_glm(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, clip=True))

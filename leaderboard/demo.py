@@ -34,6 +34,11 @@ DEMO_ACCOUNTS = (
 # The simulated judge's latent skills for the demo models live in its configuration (leaderboard/ekphrasis/judges.py),
 # so a run started from the page with any seed judges the same "true" models.
 DEMO_SIMULATED_SKILLS = SIMULATED_JUDGE_SKILLS
+#: How far one demo answer's quality strays from its model's skill (the simulated judge's
+#: ``answer_spread``, :func:`engine.judge.simulated.answer_quality`): the demo's simulated annotators
+#: see the same per-answer qualities, so the judge's verdict on a comparison predicts theirs beyond
+#: the two models' skills, which is what the calibrated board borrows (issue 24).
+DEMO_ANSWER_SPREAD = 1.0
 
 
 @dataclass
@@ -127,7 +132,8 @@ def demo_judge_run(*, task_set: TaskSet, progress=None):
     if run is None:
         run = judge_runs.judge_run_create(
             task_set=task_set, judge_name="simulated", budget_per_task=50, seed=42,
-            config={"simulated": {"skills": DEMO_SIMULATED_SKILLS}, "auxiliary_judges": ["simulated-aux"],
+            config={"simulated": {"skills": DEMO_SIMULATED_SKILLS, "answer_spread": DEMO_ANSWER_SPREAD},
+                    "auxiliary_judges": ["simulated-aux"],
                     "auxiliary_share": 0.2, "duplicate_share": 0.1},
         )
     return judge_runs.judge_run_execute_inline(run=run, progress=progress)

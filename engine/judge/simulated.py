@@ -5,11 +5,14 @@ provider. For each comparison it draws a verdict from a Bradley–Terry-style
 model of the things App. D.2 diagnoses in real judges:
 
     logit P(A preferred | decisive) = θ[model_A, d] − θ[model_B, d]
+                                      + q[task, model_A, d] − q[task, model_B, d]
                                       + position_bias
                                       + length_bias · (words_A − words_B) / 10
 
 where θ is a latent skill per model and dimension (given in ``skills`` or drawn
-once from N(0, ``skill_spread``²) by hashing ``skill_seed``, model and dimension), words
+once from N(0, ``skill_spread``²) by hashing ``skill_seed``, model and dimension), q is how much
+better or worse this particular answer is than its model's skill (:func:`answer_quality`: drawn
+from N(0, ``answer_spread``²) by hashing ``skill_seed``, task, model and dimension; 0 by default), words
 are counted in the inspected field, and a tie is returned with probability
 ``tie_rate``. With probability ``malformed_rate`` the raw reply is broken JSON,
 and so is a repair with the same probability: replies go through the same
@@ -19,7 +22,10 @@ so ``repaired`` and failed judgements occur as they would for real.
 The latent skills are the judge's configuration (``skills``, ``skill_seed``,
 ``skill_spread``), not the run's: ``seed`` drives only the noise (verdicts,
 ties, confidences, malformed replies), so two runs that differ only in seed
-judge the same "true" models and should order them alike within their intervals.
+judge the same "true" models and should order them alike within their intervals. The answers'
+own qualities q are a property of the answers, not of the judge, so anyone who reads them (the
+demo's simulated annotators, :mod:`annotation.demo`) can see the same q: that shared per-answer
+signal is what lets a judge's verdict on one comparison predict a person's (PPI's λ > 0).
 
 Determinism: every random draw is seeded by SHA-256 of (seed, comparison
 identity — run, task, dimension, pair, kind, repeat — and the draw's purpose),
@@ -41,7 +47,7 @@ from engine.judge.comparison import PairJudgement, PairJudgeRequest, Winner
 from engine.judge.repair import Reply, ReplyHook, judge_with_repair
 from engine.providers.client import ChatResult
 
-__all__ = ["SIMULATED_JUDGE_NAME", "DEFAULT_SKILL_SEED", "SimulatedJudge"]
+__all__ = ["SIMULATED_JUDGE_NAME", "DEFAULT_SKILL_SEED", "SimulatedJudge", "answer_quality"]
 
 SIMULATED_JUDGE_NAME = "simulated"
 #: Seed of the latent skills of models the configuration does not list: part of the judge's
@@ -53,6 +59,16 @@ _EVIDENCE_WORDS = 12
 def _draws(*parts: object) -> random.Random:
     digest = hashlib.sha256("\x1f".join(str(part) for part in parts).encode("utf-8")).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def answer_quality(task_id: str, model: str, dimension: Dimension | str, *, spread: float,
+                   skill_seed: int = DEFAULT_SKILL_SEED) -> float:
+    """q: how much better (> 0) or worse this model's answer to this task is on ``dimension`` than
+    the model's skill, an N(0, ``spread``²) draw seeded by ``skill_seed``, task, model and dimension
+    (never by a run seed or call order: the same answer has the same q for every reader)."""
+    if spread == 0:
+        return 0.0
+    return _draws(skill_seed, "answer", task_id, model, Dimension(dimension).value).gauss(0.0, spread)
 
 
 def _sigmoid(x: float) -> float:
@@ -76,6 +92,7 @@ class SimulatedJudge:
         tie_rate: float = 0.1,
         malformed_rate: float = 0.01,
         item_agreement: float = 0.8,
+        answer_spread: float = 0.0,
     ) -> None:
         for label, rate in (
             ("tie_rate", tie_rate),
@@ -96,6 +113,9 @@ class SimulatedJudge:
         self.tie_rate = tie_rate
         self.malformed_rate = malformed_rate
         self.item_agreement = item_agreement
+        if answer_spread < 0:
+            raise ValueError("answer_spread must be at least 0")
+        self.answer_spread = float(answer_spread)
 
     def __repr__(self) -> str:
         return (
@@ -114,14 +134,22 @@ class SimulatedJudge:
             return configured
         return _draws(self.skill_seed, "skill", model, dimension.value).gauss(0.0, self.skill_spread)
 
+    def answer_quality(self, task_id: str, model: str, dimension: Dimension | str) -> float:
+        """q of ``model``'s answer to ``task_id`` on ``dimension`` (:func:`answer_quality` at this
+        judge's ``answer_spread`` and ``skill_seed``)."""
+        return answer_quality(task_id, model, dimension, spread=self.answer_spread, skill_seed=self.skill_seed)
+
     def preference_for_a(self, request: PairJudgeRequest) -> float:
         """P(Response A preferred | decisive) for this presentation."""
         inspected = request.inspected_field
         words_a = len(request.a.field_text(inspected).split())
         words_b = len(request.b.field_text(inspected).split())
+        task = request.task.task_id
         logit = (
             self.skill(request.a.model, request.dimension)
             - self.skill(request.b.model, request.dimension)
+            + self.answer_quality(task, request.a.model, request.dimension)
+            - self.answer_quality(task, request.b.model, request.dimension)
             + self.position_bias
             + self.length_bias * (words_a - words_b) / 10.0
         )

@@ -27,7 +27,7 @@ from leaderboard.providers import judge_is_simulated, judge_model_for, provider_
 from leaderboard.run_usage import client_usage_take, run_usage_add
 
 SIMULATED_KNOBS = ("position_bias", "length_bias", "tie_rate", "malformed_rate", "skill_spread", "skill_seed",
-                   "item_agreement")
+                   "item_agreement", "answer_spread")
 
 # The simulated judge's own latent skills for the demo models (its configuration, not a run's): chosen to
 # match the personalities the demo answers were written with — atlas inventive, brook competent but

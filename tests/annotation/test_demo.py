@@ -6,13 +6,14 @@ dashboards with numbers, items left open for annotator1..3. The demo is loaded o
 from __future__ import annotations
 
 import io
+from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from annotation import selectors, services
-from annotation.demo import DEMO_ANNOTATORS, SIMULATED_USERNAMES
+from annotation.demo import DEMO_ANNOTATORS, SIMULATED_USERNAMES, _Simulator
 from annotation.kinds import kind_for
 from annotation.models import Campaign, CampaignKind, Item
 from annotation.validation_dashboards import VALIDATION_KINDS
@@ -34,6 +35,23 @@ pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("demo")]
 def demo_campaigns(task_set):
     """The demo campaign of each kind (the crowd study, labelled by its simulated participants, apart)."""
     return {c.kind: c for c in Campaign.objects.filter(task_set=task_set, is_demo=True, panel_study__isnull=True)}
+
+
+def _pairwise_item(task: str, dimension: str, model_a: str, model_b: str):
+    def response(model):
+        return SimpleNamespace(subject_model=SimpleNamespace(display_name=model))
+
+    return SimpleNamespace(response_a_id=1, response_a=response(model_a), response_b=response(model_b),
+                           task=SimpleNamespace(external_id=task), dimension=dimension)
+
+
+def test_a_simulated_pairwise_answer_does_not_depend_on_the_order_items_are_handed_out():
+    items = [_pairwise_item(f"t{n}", "novelty", "demo-atlas", "demo-dune") for n in range(30)]
+    forward = [_Simulator(7).pairwise("simulated-annotator-3", item, False, "novelty") for item in items]
+    one_simulator = _Simulator(7)
+    backward = [one_simulator.pairwise("simulated-annotator-3", item, False, "novelty") for item in reversed(items)]
+    assert forward == backward[::-1]
+    assert len({a["choice"] for a in forward}) > 1  # noisy answers, not a constant
 
 
 def test_the_demo_has_one_open_demo_campaign_of_each_kind(demo):

@@ -251,6 +251,22 @@ def test_calibrated_means_cover_and_are_narrower():
     assert np.mean(ratio) < 0.9
 
 
+def test_a_useless_judge_never_widens_the_means():
+    rng = np.random.default_rng(31)
+    hits = []
+    for _ in range(25):
+        g, y, yhat = _mean_data(rng, 60, useful=False)
+        ug, _, uhat = _mean_data(rng, 1500, useful=False)
+        fit = ppi_means(GROUPS, (g, y), (g, yhat), (ug, uhat), alpha=0.1)
+        people = ppi_means(GROUPS, (g, y), alpha=0.1)
+        for k in range(GROUPS):
+            (lo, hi), (plo, phi) = fit.intervals[k], people.intervals[k]
+            assert hi - lo <= (phi - plo) * (1 + 1e-9)
+            assert fit.effective_human_n[k] >= people.n_human[k] * (1 - 1e-9)
+            hits.append(lo <= TRUE_MEANS[k] <= hi)
+    assert np.mean(hits) >= COVERAGE_FLOOR
+
+
 def test_means_match_ppi_mean_ci_called_directly():
     rng = np.random.default_rng(22)
     g, y, yhat = _mean_data(rng, 80)

@@ -113,3 +113,22 @@ def test_unknown_models_get_a_skill_from_the_skill_seed_not_the_run_seed():
     assert SimulatedJudge(skill_seed=3).skill("new-model", "novelty") != SimulatedJudge(skill_seed=4).skill(
         "new-model", "novelty"
     )
+
+def test_an_answer_better_than_its_model_wins_more_often_on_its_task(comparison):
+    # equal skills: with answer_spread, who wins a task follows the two answers' own qualities q
+    judge = SimulatedJudge(position_bias=0.0, length_bias=0.0, tie_rate=0.0, skill_spread=0.0, answer_spread=2.0)
+    requests = many_requests(comparison, a=equal("m1"), b=equal("m2"))
+    q_gap = [judge.answer_quality(r.task.task_id, "m1", r.dimension)
+             - judge.answer_quality(r.task.task_id, "m2", r.dimension) for r in requests]
+    a_won = [j.winner is Winner.A for j in judge.judge_pairs(requests)]
+    better = [won for won, gap in zip(a_won, q_gap) if gap > 1]
+    worse = [won for won, gap in zip(a_won, q_gap) if gap < -1]
+    assert better and worse
+    assert sum(better) / len(better) > 0.7 and sum(worse) / len(worse) < 0.3
+
+
+def test_answer_quality_depends_on_the_answer_not_on_the_run_seed_and_is_off_by_default():
+    one, other = SimulatedJudge(seed=1, answer_spread=1.0), SimulatedJudge(seed=2, answer_spread=1.0)
+    assert one.answer_quality("t1", "m1", "novelty") == other.answer_quality("t1", "m1", "novelty")
+    assert one.answer_quality("t1", "m1", "novelty") != one.answer_quality("t2", "m1", "novelty")
+    assert SimulatedJudge().answer_quality("t1", "m1", "novelty") == 0.0
