@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PairedBootstrap", "WEIGHTINGS", "stratified_paired_bootstrap"]
+__all__ = ["PairedBootstrap", "WEIGHTINGS", "bootstrap_payload", "stratified_paired_bootstrap"]
 
 WEIGHTINGS = ("items", "strata")
 
@@ -146,3 +146,31 @@ def _column_percentiles(draws: np.ndarray, tail: float) -> tuple[np.ndarray, np.
         if len(column):
             low[c], high[c] = np.percentile(column, [tail, 100.0 - tail])
     return low, high
+
+
+def _number(value, digits: int = 6):
+    value = float(value)
+    return None if not np.isfinite(value) else round(value, digits)
+
+
+def bootstrap_payload(result: PairedBootstrap, names: Sequence[str], *, method: str) -> dict:
+    """A result as JSON-ready rows for pages and the API: per agent its score, interval, rank set and rank
+    probabilities (agents best first), and every ordered pair (A above B on the board) with the interval
+    of A − B and P(A > B). ``method`` is the sentence that says how the intervals were made."""
+    order = sorted(range(len(names)), key=lambda a: -(result.point[a] if np.isfinite(result.point[a]) else -np.inf))
+    agents = [
+        {"name": names[a], "index": a, "rank": r + 1, "value": _number(result.point[a]), "low": _number(result.low[a]),
+         "high": _number(result.high[a]),
+         "rank_set": [None if not np.isfinite(result.rank_low[a]) else int(result.rank_low[a]),
+                      None if not np.isfinite(result.rank_high[a]) else int(result.rank_high[a])],
+         "rank_probabilities": [_number(p, 4) for p in result.rank_probabilities[a]]}
+        for r, a in enumerate(order)
+    ]
+    pairs = [
+        {"a": names[a], "b": names[b], "difference": _number(result.point[a] - result.point[b]),
+         "low": _number(result.diff_low[a, b]), "high": _number(result.diff_high[a, b]),
+         "p_a_better": _number(result.p_greater[a, b], 4)}
+        for i, a in enumerate(order) for b in order[i + 1:]
+    ]
+    return {"method": method, "level": result.level, "n_boot": result.n_boot, "n_items": result.n_items,
+            "agents": agents, "pairs": pairs}
