@@ -513,3 +513,87 @@ class SnapshotExportApi(ApiView):
         snapshot = get_object_or_404(LeaderboardSnapshot, pk=pk)
         body = {"csv": results.export_csv, "json": results.export_json, "tex": results.export_latex}[fmt](snapshot)
         return text_download(body, fmt, f"leaderboard-{snapshot.pk}.{fmt}")
+
+
+# ---------------------------------------------------------------- the researcher's view: model profiles
+
+
+def _result_data(result) -> dict:
+    from dataclasses import asdict
+
+    data = asdict(result)
+    data["date"] = result.date.isoformat() if result.date else None
+    data["rank_set"] = list(result.rank_set) if result.rank_set else None
+    return data
+
+
+class ModelResultOutput(serializers.Serializer):
+    protocol = serializers.CharField()
+    task_set = serializers.CharField()
+    board_url = serializers.CharField()
+    measure = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    rank = serializers.IntegerField(allow_null=True)
+    of = serializers.IntegerField()
+    rank_set = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
+    n = serializers.CharField()
+    date = serializers.CharField(allow_null=True)
+    simulated = serializers.BooleanField()
+    demo = serializers.BooleanField()
+    interval = serializers.CharField()
+    breakdown = serializers.ListField(child=serializers.DictField())
+    runs = serializers.ListField(child=serializers.DictField())
+    digits = serializers.IntegerField()
+    key = serializers.CharField()
+
+
+class ModelProfileOutput(serializers.Serializer):
+    model = SubjectModelOutput()
+    results = ModelResultOutput(many=True)
+    validation = serializers.ListField(child=serializers.DictField())
+
+
+class ModelProfileApi(ApiView):
+    """One subject model on every protocol and task set it was evaluated on (the profile page's numbers):
+    score with interval, rank and rank set, breakdown, runs with usage, and human-validation figures."""
+
+    @extend_schema(operation_id="models_profile_retrieve", responses={200: ModelProfileOutput, **error_responses(404)})
+    def get(self, request, pk: int):
+        from dataclasses import asdict
+
+        from leaderboard import overview
+
+        model = get_object_or_404(SubjectModel, pk=pk, role=SubjectModel.Role.SUBJECT)
+        profile = overview.model_profile(model)
+        return Response({"model": SubjectModelOutput(model).data,
+                         "results": [_result_data(r) for r in profile["results"]],
+                         "validation": [asdict(v) for v in profile["validation"]]})
+
+
+class ModelCompareOutput(serializers.Serializer):
+    a = SubjectModelOutput()
+    b = SubjectModelOutput()
+    shared = serializers.ListField(child=serializers.DictField(), help_text="Boards ranking both: a, b, difference, apart.")
+    a_only = ModelResultOutput(many=True)
+    b_only = ModelResultOutput(many=True)
+
+
+class ModelCompareApi(ApiView):
+    """Two subject models side by side on every board that ranks both (and the boards only one of them has)."""
+
+    @extend_schema(operation_id="models_compare_retrieve", responses={200: ModelCompareOutput, **error_responses(404)})
+    def get(self, request, pk: int, other: int):
+        from leaderboard import overview
+
+        left = get_object_or_404(SubjectModel, pk=pk, role=SubjectModel.Role.SUBJECT)
+        right = get_object_or_404(SubjectModel, pk=other, role=SubjectModel.Role.SUBJECT)
+        pair = overview.model_pair(left, right)
+        return Response({
+            "a": SubjectModelOutput(left).data, "b": SubjectModelOutput(right).data,
+            "shared": [{"a": _result_data(p.left), "b": _result_data(p.right), "difference": p.difference,
+                        "apart": p.apart} for p in pair["shared"]],
+            "a_only": [_result_data(r) for r in pair["left_only"]],
+            "b_only": [_result_data(r) for r in pair["right_only"]],
+        })

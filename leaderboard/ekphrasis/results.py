@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from leaderboard import charts
+from leaderboard.comparisons import configuration_differences, side_by_side
 from leaderboard.csv_cells import csv_text
 from leaderboard.exports import latex_row, latex_table, tex_escape
 from leaderboard.models import LeaderboardSnapshot
@@ -293,29 +294,14 @@ def export_latex(snapshot: LeaderboardSnapshot) -> str:
 
 
 def comparison_rows(left: dict, right: dict) -> list[dict]:
-    """Two snapshots side by side: Overall (with its 90% interval) and rank per model, with the change."""
+    """Two snapshots side by side: Overall (with its 90% interval) and rank per model, with the change
+    (:func:`leaderboard.comparisons.side_by_side`, the shape every protocol's compare page shares)."""
     def by_name(payload):
         ranks = {payload["models"][m]: k + 1 for k, m in enumerate(payload["order"])}
         low, high = payload["overall_ci90"]
-        values = {name: (payload["overall"][m], low[m], high[m]) for m, name in enumerate(payload["models"])}
-        return ranks, values
+        return {name: (payload["overall"][m], low[m], high[m], ranks[name]) for m, name in enumerate(payload["models"])}
 
-    left_rank, left_values = by_name(left)
-    right_rank, right_values = by_name(right)
-    names = sorted(set(left_rank) | set(right_rank), key=lambda n: (left_rank.get(n, 99), n))
-    rows = []
-    for n in names:
-        lv, rv = left_values.get(n), right_values.get(n)
-        rows.append({
-            "name": n,
-            "left_rank": left_rank.get(n), "right_rank": right_rank.get(n),
-            "left_overall": lv[0] if lv else None, "left_low": lv[1] if lv else None, "left_high": lv[2] if lv else None,
-            "right_overall": rv[0] if rv else None, "right_low": rv[1] if rv else None, "right_high": rv[2] if rv else None,
-            "rank_change": (left_rank[n] - right_rank[n]) if n in left_rank and n in right_rank else None,
-            # Intervals that overlap: the rank change may be noise.
-            "overlap": bool(lv and rv and lv[1] is not None and rv[1] is not None and lv[1] <= rv[2] and rv[1] <= lv[2]),
-        })
-    return rows
+    return side_by_side(by_name(left), by_name(right))
 
 
 def snapshot_differences(left: LeaderboardSnapshot, right: LeaderboardSnapshot) -> list[dict]:
@@ -329,8 +315,7 @@ def snapshot_differences(left: LeaderboardSnapshot, right: LeaderboardSnapshot) 
             "Bootstrap resamples": s.payload.get("n_boot"), "Models": len(s.payload["models"]),
             "Simulated judge": "yes" if s.is_simulated else "no", "Demo data": "yes" if s.is_demo else "no",
         }
-    a, b = describe(left), describe(right)
-    return [{"what": k, "left": a[k], "right": b[k], "differs": a[k] != b[k]} for k in a]
+    return configuration_differences(describe(left), describe(right))
 
 
 def comparison_chart(left: LeaderboardSnapshot, right: LeaderboardSnapshot) -> str:
