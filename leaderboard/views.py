@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from leaderboard import charts, overview, selectors
-from leaderboard.ekphrasis import judge_runs, results, tig
+from leaderboard.ekphrasis import judge_runs, results, tig, uncertainty
 from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompareForm, TIGBuildForm
 from leaderboard.models import Benchmark, JudgeRun, LeaderboardSnapshot, SubjectModel, Task, TaskSet, TIGBuild
 from leaderboard.providers import judge_choices
@@ -156,20 +156,27 @@ def snapshot_detail(request, pk: int):
     require_researcher(request.user)
     snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=pk)
     payload = snapshot.payload
+    slice_kind, slice_value = _slice_param(request)
+    choices = uncertainty.slice_choices(snapshot)
+    if slice_kind is not None and slice_value not in choices[slice_kind]:
+        raise Http404(f"This task set has no {slice_kind} {slice_value!r}.")
+    chosen = uncertainty.slice_board(snapshot, slice_kind, slice_value) if slice_kind else None
     context = {
         "snapshot": snapshot,
         "run": snapshot.run,
         "payload": payload,
         "dimensions": [(d, results.DIMENSION_NAMES[d]) for d in payload["dimensions"]],
         "rows": results.model_rows(payload),
-        "table": results.table_rows(payload),
+        "table": results.table_rows(payload, uncertainty.overall_tiers(snapshot)),
+        "slice_choices": choices, "slice_kind": slice_kind, "slice_value": slice_value, "slice": chosen,
+        "slice_rows": results.slice_rows(chosen) if chosen else [],
         "z_available": results.z_available(payload),
         "pairwise_charts": results.pairwise_matrices(payload),
         "overall_chart": results.overall_interval_chart(payload),
         "dimension_charts": results.dimension_interval_charts(payload),
         "rank_heat_map": results.rank_heat_map(payload),
         "tradeoff_chart": results.tradeoff_chart(payload),
-        "family_rows": results.family_rows(payload),
+        "family_rows": results.family_rows(payload, uncertainty.family_intervals(snapshot)),
         "ordered_models": [payload["models"][m] for m in payload["order"]],
         "reliability_rows": results.reliability_rows(payload),
         "budget_rows": results.budget_rows(payload),
@@ -179,6 +186,17 @@ def snapshot_detail(request, pk: int):
         "can_override": False,  # overrides are recorded on the run's page
     }
     return render(request, "leaderboard/snapshot_detail.html", context)
+
+
+def _slice_param(request) -> tuple[str | None, str | None]:
+    """``?slice=family:<name>`` or ``?slice=subtype:<name>`` → (kind, value); (None, None) without one."""
+    raw = request.GET.get("slice") or ""
+    if not raw:
+        return None, None
+    kind, _, value = raw.partition(":")
+    if kind not in uncertainty.SLICE_KINDS or not value:
+        raise BadRequest("slice must be family:<name> or subtype:<name>")
+    return kind, value
 
 
 def snapshot_export(request, pk: int, fmt: str):
