@@ -75,6 +75,7 @@ urlpatterns = [
     path("leaderboards/compare", catalogue_api.SnapshotCompareApi.as_view(), name="snapshot_compare"),
     path("leaderboards/<int:pk>/", catalogue_api.SnapshotDetailApi.as_view(), name="snapshot_detail"),
     path("leaderboards/<int:pk>/export", catalogue_api.SnapshotExportApi.as_view(), name="snapshot_export"),
+    path("leaderboards/<int:pk>/slices", catalogue_api.SnapshotSlicesApi.as_view(), name="snapshot_slices"),
     # human-calibrated boards and judge cards (issue 24; annotation joins labels to the judge's verdicts)
     path("leaderboards/<int:pk>/calibrated", annotation_api.SnapshotCalibratedApi.as_view(), name="snapshot_calibrated"),
     path("judges/cards", annotation_api.JudgeCardListApi.as_view(), name="judge_cards"),

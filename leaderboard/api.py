@@ -499,6 +499,38 @@ class SnapshotCompareApi(ApiView):
         return Response({"a": left.pk, "b": right.pk, "rows": self.CompareRowOutput(rows, many=True).data})
 
 
+class SnapshotSlicesApi(ApiView):
+    """The snapshot's board sliced by task family or subtype (``?by=family|subtype``): per slice the board
+    refitted on its tasks alone with the snapshot's bootstrap — Overall with 90% interval and tiers, per
+    dimension expected win rates with intervals, z intervals — and the full board's Overall tiers."""
+
+    class SlicesQuery(serializers.Serializer):
+        by = serializers.ChoiceField(choices=["family", "subtype"], default="family")
+
+    class SlicesOutput(serializers.Serializer):
+        snapshot = serializers.IntegerField()
+        by = serializers.CharField()
+        overall_tiers = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+        slices = serializers.DictField(child=serializers.DictField(allow_null=True))
+
+    @extend_schema(operation_id="leaderboards_slices_retrieve", parameters=[SlicesQuery],
+                   responses={200: SlicesOutput, **error_responses(404)})
+    def get(self, request, pk: int):
+        from leaderboard.ekphrasis import uncertainty
+
+        query = self.SlicesQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run"), pk=pk)
+        by = query.validated_data["by"]
+        if by == "family":
+            slices = uncertainty.family_intervals(snapshot)
+        else:
+            slices = {value: uncertainty.slice_board(snapshot, by, value)
+                      for value in uncertainty.slice_choices(snapshot)[by]}
+        return Response({"snapshot": snapshot.pk, "by": by, "overall_tiers": uncertainty.overall_tiers(snapshot),
+                         "slices": slices})
+
+
 class SnapshotExportApi(ApiView):
     """The snapshot as CSV, JSON or LaTeX — the files the page exports."""
 
