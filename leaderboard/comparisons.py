@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["Side", "configuration_differences", "side_by_side"]
+__all__ = ["Side", "board_headline", "configuration_differences", "side_by_side"]
 
 #: name → (value, low, high, rank); any of them may be None
 Side = Mapping[str, tuple[float | None, float | None, float | None, int | None]]
@@ -39,3 +39,18 @@ def configuration_differences(left: Mapping[str, object], right: Mapping[str, ob
     keys = list(left) + [k for k in right if k not in left]
     return [{"what": k, "left": left.get(k, "–"), "right": right.get(k, "–"), "differs": left.get(k) != right.get(k)}
             for k in keys]
+
+
+def board_headline(comparison: Mapping | None) -> dict | None:
+    """Who is best, by how much and how sure, from a paired bootstrap (engine.paired_bootstrap.bootstrap_payload):
+    the best agent with its interval, the runner-up, the margin with the interval of the paired difference,
+    and P(best > runner-up). None with fewer than two agents."""
+    if not comparison or len(comparison["agents"]) < 2:
+        return None
+    best, second = comparison["agents"][0], comparison["agents"][1]
+    pair = next((p for p in comparison["pairs"] if p["a"] == best["name"] and p["b"] == second["name"]), None)
+    if pair is None:
+        return None
+    return {"best": best["name"], "value": best["value"], "low": best["low"], "high": best["high"],
+            "second": second["name"], "margin": pair["difference"], "margin_low": pair["low"],
+            "margin_high": pair["high"], "p": pair["p_a_better"], "level": comparison["level"]}

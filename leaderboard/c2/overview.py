@@ -36,10 +36,10 @@ def latest_board() -> BoardSummary | None:
     rows = [BoardRow(a["rank"], a["name"], a["value"], a["low"], a["high"], model_id=ids.get(a["name"]))
             for a in comparison["agents"][:OVERVIEW_TOP]]
     return BoardSummary(
-        protocol="C²", measure=f"Combined creativity ({TABLE_NAMES[table]}, {run.get_template_display().lower()})",
+        protocol="C²", measure="Combined creativity",
         interval=comparison["method"], url=reverse("c2:leaderboard") + f"?run={run.pk}",
         task_set=str(run.task_set.name) + f" v{run.task_set.version}", date=run.finished_at,
-        n=_n_text(run, comparison), simulated=run.is_simulated, demo=run.task_set.is_demo, rows=rows, digits=1,
+        n=f"{TABLE_NAMES[table]}, {run.get_template_display().lower()}; {_n_text(run, comparison)}", simulated=run.is_simulated, demo=run.task_set.is_demo, rows=rows, digits=1,
         compare_url=reverse("c2:compare"),
     )
 

@@ -15,11 +15,14 @@ from leaderboard.c2.forms import C2RunForm
 from leaderboard.c2.models import C2Run, C2TaskImage
 from leaderboard.c2.services import runs
 from leaderboard.c2.services.scoring import TASK_TYPE_LABELS
-from leaderboard.comparisons import side_by_side
+from leaderboard.comparisons import board_headline, side_by_side
 from leaderboard.forms import SnapshotCompareForm
 from leaderboard.models import Task
 from leaderboard.roles import require_researcher
 from leaderboard.runs.views import run_new_from_page, run_resume_view, run_status_view
+
+
+TABLE_TITLES_SHORT = {"text": "text tasks", "vision": "multimodal tasks"}
 
 
 def _run_id_param(request) -> tuple[int | None, bool]:
@@ -59,6 +62,8 @@ def leaderboard(request):
             results=results,
             tables=tables,
             uncertainty=[(t, uncertainty[t.key]) for t in tables if uncertainty[t.key]],
+            headline=board_headline(next((u for u in uncertainty.values() if u), None)),
+            headline_note=next((f"Combined creativity, {TABLE_TITLES_SHORT[k]}" for k, u in uncertainty.items() if u), ""),
             task_type=task_type, task_types=[(t, TASK_TYPE_LABELS.get(t, t)) for t in results["task_types"]],
             type_slice=selectors.combined_uncertainty(run, slice_table, task_type=task_type) if slice_table else None,
             radars=[

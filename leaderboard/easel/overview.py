@@ -12,7 +12,7 @@ from leaderboard.easel import selectors
 from leaderboard.easel.models import EaselRun
 from leaderboard.overview import OVERVIEW_TOP, BoardRow, BoardSummary, Breakdown, ModelResult, RunLink
 
-MEASURE = "Final S (mean over references)"
+MEASURE = "Final S"
 
 
 def _board_url(task_set) -> str:

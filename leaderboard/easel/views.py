@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from engine.easel.leaderboard import CATEGORIES
+from leaderboard.comparisons import board_headline
 from leaderboard.easel import results, selectors, services
 from leaderboard.easel.agents import agent_choices
 from leaderboard.easel.forms import EaselRunForm
@@ -51,6 +52,8 @@ def leaderboard(request):
         "task_set": task_set, "task_sets": selectors.easel_task_sets(), "payload": payload,
         "uncertainty": uncertainty, "categories": CATEGORIES, "category": category,
         "pairwise": results.pairwise_rows(uncertainty["comparison"]) if uncertainty else [],
+        "headline": board_headline(uncertainty["comparison"]) if uncertainty else None,
+        "headline_note": f"Final S{', ' + category if category else ''}, 90% paired bootstrap over references",
         "progress_chart": results.progress_chart(payload) if payload else "",
         "table": results.reconstruction_table(payload) if payload else None,
         "semantic": results.semantic_table(payload, uncertainty["semantic"]) if payload else [],
