@@ -62,7 +62,7 @@ urlpatterns = [
     path("subject-models/<int:pk>/", catalogue_api.SubjectModelUpdateApi.as_view(), name="subject_model_update"),
     # the researcher's view: a model on every protocol, two models side by side (issue 26)
     path("models/<int:pk>/profile", catalogue_api.ModelProfileApi.as_view(), name="model_profile"),
-    path("models/<int:pk>/compare/<int:other>", catalogue_api.ModelCompareApi.as_view(), name="model_compare"),
+    path("models/<int:pk>/compare", catalogue_api.ModelCompareApi.as_view(), name="model_compare"),
     # judge runs and leaderboard snapshots (Ekphrasis)
     path("judge-runs/", catalogue_api.JudgeRunListApi.as_view(), name="judge_run_list"),
     path("judge-runs/create", catalogue_api.JudgeRunCreateApi.as_view(), name="judge_run_create"),

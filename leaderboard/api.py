@@ -613,14 +613,21 @@ class ModelCompareOutput(serializers.Serializer):
 
 
 class ModelCompareApi(ApiView):
-    """Two subject models side by side on every board that ranks both (and the boards only one of them has)."""
+    """Two subject models side by side on every board that ranks both (and the boards only one of them has):
+    the model ``id`` against ``?other=``."""
 
-    @extend_schema(operation_id="models_compare_retrieve", responses={200: ModelCompareOutput, **error_responses(404)})
-    def get(self, request, pk: int, other: int):
+    class CompareQuery(serializers.Serializer):
+        other = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+
+    @extend_schema(operation_id="models_compare_retrieve", parameters=[CompareQuery],
+                   responses={200: ModelCompareOutput, **error_responses(404)})
+    def get(self, request, pk: int):
         from leaderboard import overview
 
+        query = self.CompareQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
         left = get_object_or_404(SubjectModel, pk=pk, role=SubjectModel.Role.SUBJECT)
-        right = get_object_or_404(SubjectModel, pk=other, role=SubjectModel.Role.SUBJECT)
+        right = get_object_or_404(SubjectModel, pk=query.validated_data["other"], role=SubjectModel.Role.SUBJECT)
         pair = overview.model_pair(left, right)
         return Response({
             "a": SubjectModelOutput(left).data, "b": SubjectModelOutput(right).data,

@@ -104,18 +104,19 @@ def test_the_profile_api_gives_the_pages_numbers(researcher, world):
     data = researcher.get(f"/api/v1/models/{world.models[0].pk}/profile").json()
     assert {r["protocol"] for r in data["results"]} == {"Ekphrasis", "EASEL", "C²"}
     assert all(r["low"] <= r["value"] <= r["high"] for r in data["results"])
-    pair = researcher.get(f"/api/v1/models/{world.models[0].pk}/compare/{world.models[1].pk}").json()
+    pair = researcher.get(f"/api/v1/models/{world.models[0].pk}/compare?other={world.models[1].pk}").json()
     assert len(pair["shared"]) >= 3 and {"a", "b", "difference", "apart"} <= set(pair["shared"][0])
 
 
 @pytest.mark.parametrize("url", ["/models/999999/", "/models/999999/compare/1/", "/api/v1/models/999999/profile",
-                                 "/api/v1/models/1/compare/999999"])
+                                 "/api/v1/models/1/compare?other=999999"])
 def test_an_unknown_model_is_a_404(researcher, world, url):
     assert researcher.get(url).status_code == 404
 
 
 def test_a_non_numeric_compare_choice_is_a_400(researcher, world):
     assert researcher.get(f"/models/{world.models[0].pk}/compare/?other=x").status_code == 400
+    assert researcher.get(f"/api/v1/models/{world.models[0].pk}/compare?other=x").status_code == 400
 
 
 @pytest.mark.parametrize("url", ["/search/?q=simulated", "/models/{pk}/", "/models/{pk}/compare/{other}/",
