@@ -63,4 +63,15 @@ def test_the_overview_a_profile_and_the_easel_and_c2_compare_pages_fit_the_scree
     assert page.locator("#compare-ranks tbody tr").count() == 3
     _fits(page, width)
     _shot(page, f"c2-compare-{width}")
+
+    # the EASEL and C² boards answer who is best, by how much and how sure on their first screen
+    for name, url in (("easel", f"/easel/?task_set={world.easel_suite.pk}"), ("c2", f"/c2/?run={world.c2_standard.pk}")):
+        page.goto(f"{live_server.url}{url}")
+        headline = page.locator("#board-headline")
+        text = headline.inner_text()
+        assert "Best:" in text and "margin over" in text and "P(best > runner-up)" in text
+        if width == 1400:
+            box = headline.bounding_box()
+            assert box["y"] + box["height"] <= WIDTHS[width] and box["x"] + box["width"] <= width
+        _shot(page, f"{name}-board-{width}")
     assert refused == []
