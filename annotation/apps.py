@@ -15,6 +15,11 @@ class AnnotationConfig(AppConfig):
         from leaderboard.bundles.extensions import register_extension
 
         register_extension("ekphrasis", ekphrasis_human_labels)
+        # A model's profile shows its human-validation figures; the profile may not import this app either.
+        from annotation.model_validation import model_validation_figures
+        from leaderboard.overview import validation_source_register
+
+        validation_source_register(model_validation_figures)
         # Pillow's own decompression-bomb guard (a warning over MAX_IMAGE_PIXELS, a refusal at open over
         # twice that) at the site's pixel budget, for any decoding that does not check the budget itself.
         from PIL import Image

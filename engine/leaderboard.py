@@ -36,7 +36,7 @@ from engine.bt import (
 from engine.reliability import ComparisonRecord, judge_reliability
 from engine.scoring import family_table, tradeoff_percentiles, vci_scores
 
-__all__ = ["LEADERBOARD_L2", "MIN_MODELS_FOR_Z", "JudgedComparison", "build_leaderboard"]
+__all__ = ["LEADERBOARD_L2", "MIN_MODELS_FOR_Z", "JudgedComparison", "board_uncertainty", "build_leaderboard"]
 
 #: Ridge λ of the leaderboard fits: keeps θ finite when a model never loses in a small run.
 LEADERBOARD_L2 = 0.01
@@ -110,6 +110,53 @@ def build_leaderboard(
     seed: int = 42,
 ) -> dict:
     """The full leaderboard payload for ``models`` (indices in the records are positions in ``models``)."""
+    return _build(comparisons, models, dimensions=dimensions, n_boot=n_boot, seed=seed)[0]
+
+
+def board_uncertainty(
+    comparisons: Sequence[JudgedComparison],
+    models: Sequence[str],
+    *,
+    dimensions: Sequence[str] = ("U", "E", "N"),
+    n_boot: int = 1000,
+    seed: int = 42,
+) -> dict:
+    """What the stored payload leaves out, from the very replicates :func:`build_leaderboard` draws (same
+    records, ``n_boot`` and ``seed``: the same resampled tasks):
+
+    * ``overall_tiers``: tiers of Overall (VCI, or the mean win rate in a small pool) by the rule of the
+      per-dimension tiers (:func:`engine.bt.bootstrap_tiers`, 90%: neighbours share a tier when the
+      interval of their paired bootstrap difference contains 0 and their own intervals overlap);
+    * ``z_ci90``: per dimension the 5th/95th percentiles of z(m, d) = (s*(m, d) − μ*_d)/σ*_d recomputed in
+      every replicate (Ekphrasis §4.3), the interval of the z a family table (Table 3) prints;
+    * ``payload``: the board itself.
+
+    Run on a family's (or subtype's) comparisons only, this is that slice's board with its intervals."""
+    payload, boot_overall, boot_winrates = _build(comparisons, models, dimensions=dimensions, n_boot=n_boot, seed=seed)
+    point = np.asarray([np.nan if v is None else v for v in payload["overall"]], dtype=float)
+    finite = boot_overall[np.all(np.isfinite(boot_overall), axis=1)]
+    tiers = bootstrap_tiers(finite, point, level=0.90) if len(finite) >= 2 and np.isfinite(point).all() else []
+    z_ci90 = {}
+    if payload["z_available"]:
+        for d, w in boot_winrates.items():
+            with np.errstate(invalid="ignore", divide="ignore"):
+                z = (w - w.mean(axis=1, keepdims=True)) / w.std(axis=1, keepdims=True)
+            z = z[np.all(np.isfinite(z), axis=1)]
+            z_ci90[d] = [_rounded(np.percentile(z, 5, axis=0)), _rounded(np.percentile(z, 95, axis=0))] if len(z) else None
+    return {"payload": payload, "overall_tiers": tiers, "z_ci90": z_ci90,
+            "tier_rule": "neighbours share a tier when the 90% bootstrap interval of their paired Overall difference "
+                         "contains 0 and their 90% intervals overlap (as the per-dimension tiers, App. F.4)"}
+
+
+def _build(
+    comparisons: Sequence[JudgedComparison],
+    models: Sequence[str],
+    *,
+    dimensions: Sequence[str],
+    n_boot: int,
+    seed: int,
+) -> tuple[dict, np.ndarray, dict[str, np.ndarray]]:
+    """The payload, Overall's bootstrap replicates (n_boot, n) and each dimension's replicated win rates."""
     n = len(models)
     if n < 2:
         raise ValueError("a leaderboard needs at least two models")
@@ -198,6 +245,7 @@ def build_leaderboard(
             "n_comparisons": len(by_dim[d]),
         }
 
+    boot_overall_all = boot_overall
     overall_lo, overall_hi = np.nanpercentile(boot_overall, [5, 95], axis=0)
     point = scores.overall if scores is not None else np.mean([winrates[d] for d in dims], axis=0)
     # Overall ranks per replicate → rank probabilities of Overall VCI from the bootstrap.
@@ -231,7 +279,7 @@ def build_leaderboard(
     judged = [c.record for c in comparisons if not c.automatic]
     payload["reliability"] = _json_safe(judge_reliability(judged, n)) if judged else {}
     payload["budget"] = _budget(comparisons)
-    return payload
+    return payload, boot_overall_all, boot_winrates
 
 
 def _families(by_dim, dims, n: int, winrates) -> dict:

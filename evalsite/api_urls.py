@@ -60,6 +60,9 @@ urlpatterns = [
     path("subject-models/", catalogue_api.SubjectModelListApi.as_view(), name="subject_model_list"),
     path("subject-models/create", catalogue_api.SubjectModelCreateApi.as_view(), name="subject_model_create"),
     path("subject-models/<int:pk>/", catalogue_api.SubjectModelUpdateApi.as_view(), name="subject_model_update"),
+    # the researcher's view: a model on every protocol, two models side by side (issue 26)
+    path("models/<int:pk>/profile", catalogue_api.ModelProfileApi.as_view(), name="model_profile"),
+    path("models/<int:pk>/compare", catalogue_api.ModelCompareApi.as_view(), name="model_compare"),
     # judge runs and leaderboard snapshots (Ekphrasis)
     path("judge-runs/", catalogue_api.JudgeRunListApi.as_view(), name="judge_run_list"),
     path("judge-runs/create", catalogue_api.JudgeRunCreateApi.as_view(), name="judge_run_create"),
@@ -72,6 +75,7 @@ urlpatterns = [
     path("leaderboards/compare", catalogue_api.SnapshotCompareApi.as_view(), name="snapshot_compare"),
     path("leaderboards/<int:pk>/", catalogue_api.SnapshotDetailApi.as_view(), name="snapshot_detail"),
     path("leaderboards/<int:pk>/export", catalogue_api.SnapshotExportApi.as_view(), name="snapshot_export"),
+    path("leaderboards/<int:pk>/slices", catalogue_api.SnapshotSlicesApi.as_view(), name="snapshot_slices"),
     # human-calibrated boards and judge cards (issue 24; annotation joins labels to the judge's verdicts)
     path("leaderboards/<int:pk>/calibrated", annotation_api.SnapshotCalibratedApi.as_view(), name="snapshot_calibrated"),
     path("judges/cards", annotation_api.JudgeCardListApi.as_view(), name="judge_cards"),

@@ -451,6 +451,38 @@ class SnapshotCompareApi(ApiView):
         return Response({"a": left.pk, "b": right.pk, "rows": self.CompareRowOutput(rows, many=True).data})
 
 
+class SnapshotSlicesApi(ApiView):
+    """The snapshot's board sliced by task family or subtype (``?by=family|subtype``): per slice the board
+    refitted on its tasks alone with the snapshot's bootstrap — Overall with 90% interval and tiers, per
+    dimension expected win rates with intervals, z intervals — and the full board's Overall tiers."""
+
+    class SlicesQuery(serializers.Serializer):
+        by = serializers.ChoiceField(choices=["family", "subtype"], default="family")
+
+    class SlicesOutput(serializers.Serializer):
+        snapshot = serializers.IntegerField()
+        by = serializers.CharField()
+        overall_tiers = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+        slices = serializers.DictField(child=serializers.DictField(allow_null=True))
+
+    @extend_schema(operation_id="leaderboards_slices_retrieve", parameters=[SlicesQuery],
+                   responses={200: SlicesOutput, **error_responses(404)})
+    def get(self, request, pk: int):
+        from leaderboard.ekphrasis import uncertainty
+
+        query = self.SlicesQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run"), pk=pk)
+        by = query.validated_data["by"]
+        if by == "family":
+            slices = uncertainty.family_intervals(snapshot)
+        else:
+            slices = {value: uncertainty.slice_board(snapshot, by, value)
+                      for value in uncertainty.slice_choices(snapshot)[by]}
+        return Response({"snapshot": snapshot.pk, "by": by, "overall_tiers": uncertainty.overall_tiers(snapshot),
+                         "slices": slices})
+
+
 class SnapshotExportApi(ApiView):
     """The snapshot as CSV, JSON or LaTeX — the files the page exports."""
 
@@ -465,3 +497,94 @@ class SnapshotExportApi(ApiView):
         snapshot = get_object_or_404(LeaderboardSnapshot, pk=pk)
         body = {"csv": results.export_csv, "json": results.export_json, "tex": results.export_latex}[fmt](snapshot)
         return text_download(body, fmt, f"leaderboard-{snapshot.pk}.{fmt}")
+
+
+# ---------------------------------------------------------------- the researcher's view: model profiles
+
+
+def _result_data(result) -> dict:
+    from dataclasses import asdict
+
+    data = asdict(result)
+    data["date"] = result.date.isoformat() if result.date else None
+    data["rank_set"] = list(result.rank_set) if result.rank_set else None
+    return data
+
+
+class ModelResultOutput(serializers.Serializer):
+    protocol = serializers.CharField()
+    task_set = serializers.CharField()
+    board_url = serializers.CharField()
+    measure = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    rank = serializers.IntegerField(allow_null=True)
+    of = serializers.IntegerField()
+    rank_set = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
+    n = serializers.CharField()
+    date = serializers.CharField(allow_null=True)
+    simulated = serializers.BooleanField()
+    demo = serializers.BooleanField()
+    interval = serializers.CharField()
+    breakdown = serializers.ListField(child=serializers.DictField())
+    runs = serializers.ListField(child=serializers.DictField())
+    digits = serializers.IntegerField()
+    key = serializers.CharField()
+
+
+class ModelProfileOutput(serializers.Serializer):
+    model = SubjectModelOutput()
+    results = ModelResultOutput(many=True)
+    validation = serializers.ListField(child=serializers.DictField())
+
+
+class ModelProfileApi(ApiView):
+    """One subject model on every protocol and task set it was evaluated on (the profile page's numbers):
+    score with interval, rank and rank set, breakdown, runs with usage, and human-validation figures."""
+
+    @extend_schema(operation_id="models_profile_retrieve", responses={200: ModelProfileOutput, **error_responses(404)})
+    def get(self, request, pk: int):
+        from dataclasses import asdict
+
+        from leaderboard import overview
+
+        model = get_object_or_404(SubjectModel, pk=pk, role=SubjectModel.Role.SUBJECT)
+        profile = overview.model_profile(model)
+        return Response({"model": SubjectModelOutput(model).data,
+                         "results": [_result_data(r) for r in profile["results"]],
+                         "validation": [asdict(v) for v in profile["validation"]]})
+
+
+class ModelCompareOutput(serializers.Serializer):
+    a = SubjectModelOutput()
+    b = SubjectModelOutput()
+    shared = serializers.ListField(child=serializers.DictField(), help_text="Boards ranking both: a, b, difference, apart.")
+    a_only = ModelResultOutput(many=True)
+    b_only = ModelResultOutput(many=True)
+
+
+class ModelCompareApi(ApiView):
+    """Two subject models side by side on every board that ranks both (and the boards only one of them has):
+    the model ``id`` against ``?other=``."""
+
+    class CompareQuery(serializers.Serializer):
+        other = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+
+    @extend_schema(operation_id="models_compare_retrieve", parameters=[CompareQuery],
+                   responses={200: ModelCompareOutput, **error_responses(404)})
+    def get(self, request, pk: int):
+        from leaderboard import overview
+
+        query = self.CompareQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        left = get_object_or_404(SubjectModel, pk=pk, role=SubjectModel.Role.SUBJECT)
+        right = get_object_or_404(SubjectModel, pk=query.validated_data["other"], role=SubjectModel.Role.SUBJECT)
+        pair = overview.model_pair(left, right)
+        return Response({
+            "a": SubjectModelOutput(left).data, "b": SubjectModelOutput(right).data,
+            "shared": [{"a": _result_data(p.left), "b": _result_data(p.right), "difference": p.difference,
+                        "apart": p.apart} for p in pair["shared"]],
+            "a_only": [_result_data(r) for r in pair["left_only"]],
+            "b_only": [_result_data(r) for r in pair["right_only"]],
+        })

@@ -14,7 +14,7 @@ class LeaderboardConfig(AppConfig):
         import_module("leaderboard.ekphrasis.models")
 
     def ready(self) -> None:
-        from leaderboard.ekphrasis import judge_runs, task_construction, tig
+        from leaderboard.ekphrasis import judge_runs, overview, task_construction, tig
         from leaderboard.protocols import Protocol, protocol_register
         from leaderboard.runs.lifecycle import job_kind_register
 
@@ -22,6 +22,7 @@ class LeaderboardConfig(AppConfig):
         protocol_register(Protocol(
             kind="ekphrasis", app_label="leaderboard", title="Ekphrasis", run_model="leaderboard.JudgeRun",
             nav_url="leaderboard_list", nav_label="Leaderboards", run_url="judge_run_detail", exporters=("csv", "json", "tex"),
+            board=overview.latest_board, model_results=overview.model_results, compare_url="snapshot_compare",
             summary="Scores with bootstrap intervals, tiers, reliability, drill-down to each judgment.",
         ))
         for job in (judge_runs.JUDGE_RUN_JOB, tig.TIG_BUILD_JOB, task_construction.TASK_SET_BUILD_JOB):

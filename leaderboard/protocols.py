@@ -9,7 +9,9 @@ A fourth protocol writes one :class:`Protocol` and calls :func:`protocol_registe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from leaderboard.runs.errors import RunConfigurationError
 
@@ -32,6 +34,11 @@ class Protocol:
     summary: str = ""  #: one sentence for its home-page tile
     run_url: str = ""  #: URL name of its run page (``pk`` argument)
     exporters: tuple[str, ...] = field(default=())  #: the formats its leaderboard exports in
+    #: its latest board for the home page: ``() -> leaderboard.overview.BoardSummary | None``
+    board: Callable[[], Any] | None = None
+    #: a model's results on its boards: ``(SubjectModel) -> list[leaderboard.overview.ModelResult]``
+    model_results: Callable[[Any], list] | None = None
+    compare_url: str = ""  #: URL name of its compare page (two runs or boards side by side)
 
     @property
     def nav_text(self) -> str:

@@ -5,6 +5,10 @@ from leaderboard.ekphrasis import construction_views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("search/", views.search, name="search"),
+    path("models/<int:pk>/", views.model_profile, name="model_profile"),
+    path("models/<int:pk>/compare/", views.model_compare_pick, name="model_compare_pick"),
+    path("models/<int:pk>/compare/<int:other>/", views.model_compare, name="model_compare"),
     path("task-sets/", views.task_set_list, name="task_set_list"),
     path("task-sets/<int:pk>/", views.task_set_detail, name="task_set_detail"),
     path("task-sets/build/", construction_views.task_set_build_new, name="task_set_build_new"),

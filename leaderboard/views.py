@@ -13,11 +13,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from leaderboard import charts, selectors
-from leaderboard.ekphrasis import judge_runs, results, tig
+from leaderboard import charts, overview, selectors
+from leaderboard.ekphrasis import judge_runs, results, tig, uncertainty
 from leaderboard.ekphrasis.models import JudgeRun, LeaderboardSnapshot, TIGBuild
 from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompareForm, TIGBuildForm
-from leaderboard.models import Benchmark, Task, TaskSet
+from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
 from leaderboard.providers import judge_choices
 from leaderboard.roles import is_admin, is_researcher, require_researcher
 from leaderboard.runs.starting import run_resume_from_page
@@ -26,10 +26,48 @@ from leaderboard.services.catalogue import responses_export, tasks_export
 
 
 def home(request):
-    arena = []
-    if is_researcher(request.user):
-        arena = results.arena_rows(selectors.latest_snapshots_per_task_set())
-    return render(request, "home.html", {"has_demo": selectors.demo_data_present(), "arena": arena})
+    """The researcher's overview: one block per registered protocol with its latest board, and the search
+    box (annotators and people without a role see their tiles only: no model identities)."""
+    boards = overview.overview_boards() if is_researcher(request.user) else []
+    return render(request, "home.html", {"has_demo": selectors.demo_data_present(), "boards": boards})
+
+
+def search(request):
+    """Models and task sets whose names contain ``?q=`` (researchers)."""
+    require_researcher(request.user)
+    query = (request.GET.get("q") or "")[:100]
+    return render(request, "leaderboard/search.html", {"results": overview.catalogue_search(query)})
+
+
+def _subject_model_or_404(pk: int) -> SubjectModel:
+    return get_object_or_404(SubjectModel, pk=pk, role=SubjectModel.Role.SUBJECT)
+
+
+def model_profile(request, pk: int):
+    """One model on every protocol and task set it was evaluated on (researchers)."""
+    require_researcher(request.user)
+    model = _subject_model_or_404(pk)
+    return render(request, "leaderboard/model_profile.html", {
+        **overview.model_profile(model),
+        "others": SubjectModel.objects.filter(role=SubjectModel.Role.SUBJECT).exclude(pk=model.pk).order_by("display_name"),
+    })
+
+
+def model_compare_pick(request, pk: int):
+    """The profile's compare form (``?other=``) → the two-model comparison."""
+    require_researcher(request.user)
+    model = _subject_model_or_404(pk)
+    other = request.GET.get("other", "")
+    if not other.isdigit() or len(other) > 18:
+        raise BadRequest("other must be a model id")
+    return redirect("model_compare", pk=model.pk, other=int(other))
+
+
+def model_compare(request, pk: int, other: int):
+    """Two models side by side on every board both were ranked on (researchers)."""
+    require_researcher(request.user)
+    return render(request, "leaderboard/model_compare.html",
+                  overview.model_pair(_subject_model_or_404(pk), _subject_model_or_404(other)))
 
 
 def task_set_list(request):
@@ -119,20 +157,27 @@ def snapshot_detail(request, pk: int):
     require_researcher(request.user)
     snapshot = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=pk)
     payload = snapshot.payload
+    slice_kind, slice_value = _slice_param(request)
+    choices = uncertainty.slice_choices(snapshot)
+    if slice_kind is not None and slice_value not in choices[slice_kind]:
+        raise Http404(f"This task set has no {slice_kind} {slice_value!r}.")
+    chosen = uncertainty.slice_board(snapshot, slice_kind, slice_value) if slice_kind else None
     context = {
         "snapshot": snapshot,
         "run": snapshot.run,
         "payload": payload,
         "dimensions": [(d, results.DIMENSION_NAMES[d]) for d in payload["dimensions"]],
         "rows": results.model_rows(payload),
-        "table": results.table_rows(payload),
+        "table": results.table_rows(payload, uncertainty.overall_tiers(snapshot)),
+        "slice_choices": choices, "slice_kind": slice_kind, "slice_value": slice_value, "slice": chosen,
+        "slice_rows": results.slice_rows(chosen) if chosen else [],
         "z_available": results.z_available(payload),
         "pairwise_charts": results.pairwise_matrices(payload),
         "overall_chart": results.overall_interval_chart(payload),
         "dimension_charts": results.dimension_interval_charts(payload),
         "rank_heat_map": results.rank_heat_map(payload),
         "tradeoff_chart": results.tradeoff_chart(payload),
-        "family_rows": results.family_rows(payload),
+        "family_rows": results.family_rows(payload, uncertainty.family_intervals(snapshot)),
         "ordered_models": [payload["models"][m] for m in payload["order"]],
         "reliability_rows": results.reliability_rows(payload),
         "budget_rows": results.budget_rows(payload),
@@ -142,6 +187,17 @@ def snapshot_detail(request, pk: int):
         "can_override": False,  # overrides are recorded on the run's page
     }
     return render(request, "leaderboard/snapshot_detail.html", context)
+
+
+def _slice_param(request) -> tuple[str | None, str | None]:
+    """``?slice=family:<name>`` or ``?slice=subtype:<name>`` → (kind, value); (None, None) without one."""
+    raw = request.GET.get("slice") or ""
+    if not raw:
+        return None, None
+    kind, _, value = raw.partition(":")
+    if kind not in uncertainty.SLICE_KINDS or not value:
+        raise BadRequest("slice must be family:<name> or subtype:<name>")
+    return kind, value
 
 
 def snapshot_export(request, pk: int, fmt: str):
@@ -167,6 +223,8 @@ def snapshot_compare(request):
     differences = results.snapshot_differences(left, right)
     return render(request, "leaderboard/snapshot_compare.html", {
         "left": left, "right": right, "pair": (left, right),
+        "left_label": f"#{left.pk}", "right_label": f"#{right.pk}",
+        "left_url": reverse("snapshot_detail", args=[left.pk]), "right_url": reverse("snapshot_detail", args=[right.pk]),
         "rows": results.comparison_rows(left.payload, right.payload),
         "differences": differences, "n_differences": sum(d["differs"] for d in differences),
         "chart": results.comparison_chart(left, right),

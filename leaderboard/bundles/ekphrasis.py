@@ -2,7 +2,7 @@
 of the run with what the judge saw and said, the judge's configuration and seeds, and the snapshot.
 
 The ``fit`` fields of each judged comparison are the records the site's finaliser fitted
-(:func:`leaderboard.ekphrasis.judge_runs._judged_comparisons`, read here rather than rebuilt), so the
+(:func:`leaderboard.ekphrasis.judge_runs.judged_comparisons`, read here rather than rebuilt), so the
 bundle's recomputation (:mod:`engine.bundle.ekphrasis`) runs the site's fit on the site's inputs.
 """
 
@@ -18,7 +18,7 @@ from engine.tig.population import ENGINE_VERSION as TIG_ENGINE_VERSION
 from leaderboard.bundles.common import engine_file_sha256, model_description, task_set_description
 from leaderboard.ekphrasis import results
 from leaderboard.ekphrasis.judge_chunk import INSPECTED_FIELD
-from leaderboard.ekphrasis.judge_runs import _judged_comparisons
+from leaderboard.ekphrasis.judge_runs import judged_comparisons
 from leaderboard.ekphrasis.models import Comparison, LeaderboardSnapshot
 from leaderboard.models import Response, SubjectModel
 
@@ -63,7 +63,7 @@ def _responses(writer: BundleWriter, run, model_ids: list[int], notes: list[str]
 def _comparisons(run, model_ids: list[int]) -> list[dict]:
     index = {pk: i for i, pk in enumerate(model_ids)}
     names = dict(SubjectModel.objects.filter(pk__in=model_ids).values_list("pk", "display_name"))
-    fitted = _judged_comparisons(run, index)
+    fitted = judged_comparisons(run, index)
     ok_ids = list(Comparison.objects.filter(run=run, status=Comparison.Status.OK)
                   .order_by("task_id", "dimension", "sequence").values_list("pk", flat=True))
     fit_of = {pk: c for pk, c in zip(ok_ids, fitted, strict=True)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import django_filters
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -140,12 +140,23 @@ class C2RunResultsApi(ApiView):
     """A finished run's stored results (the numbers of the C² leaderboard page); immutable, with an ETag."""
 
     @extend_schema(operation_id="c2_runs_results_retrieve",
-                   responses={200: OpenApiResponse(description="The stored results (free-form object)."),
+                   parameters=[OpenApiParameter("task_type", str, required=False,
+                                                description="Slice the uncertainty to one task type (qa, code, vqa, story, idea, visual_story).")],
+                   responses={200: OpenApiResponse(description="The stored results and, per table, Combined creativity's "
+                                                               "paired bootstrap (free-form object)."),
                               304: OpenApiResponse(description="Not modified."), **error_responses(404)})
     def get(self, request, pk: int):
         run = get_object_or_404(C2Run, pk=pk)
         if run.status != C2Run.Status.DONE or run.results is None:
             raise Http404(f"C² run {run.pk} has no results yet ({run.status}).")
         updated = run.finished_at.isoformat() if run.finished_at else None
-        return not_modified_or(request, f"c2-{run.pk}-{updated}", {"run": run.pk, "updated": updated,
-                                                                    "results": run.results})
+        task_type = request.query_params.get("task_type") or None
+        if task_type is not None and task_type not in run.results.get("task_types", []):
+            raise serializers.ValidationError({"task_type": ["not a task type of this run"]})
+        uncertainty = {"tables": {table: selectors.combined_uncertainty(run, table) for table in run.results["tables"]},
+                       "task_type": None}
+        if task_type is not None:
+            table = next(t for t, types in run.results["tables"].items() if task_type in types)
+            uncertainty["task_type"] = selectors.combined_uncertainty(run, table, task_type=task_type)
+        return not_modified_or(request, f"c2-{run.pk}-{updated}-{task_type}", {
+            "run": run.pk, "updated": updated, "results": run.results, "uncertainty": uncertainty})

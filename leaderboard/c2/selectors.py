@@ -13,6 +13,7 @@ from engine.c2.results import METRICS
 from engine.c2.uos import paired_bootstrap_difference
 from leaderboard.c2.models import CONVERGENT_TYPES, DIVERGENT_TYPES, C2Rating, C2Run, C2RunPrompt, C2Sample
 from leaderboard.c2.services.scoring import TASK_TYPE_LABELS
+from leaderboard.comparisons import configuration_differences
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
 from leaderboard.providers import judge_choices
 from leaderboard.runs.selectors import run_status
@@ -68,6 +69,7 @@ class TableRow:
     model: str
     combined: Cell | None
     cells: list[Cell | None] = field(default_factory=list)
+    rank_set: list[int] | None = None  # the central 95% of the model's bootstrap ranks on Combined
 
 
 @dataclass
@@ -113,6 +115,19 @@ def leaderboard_tables(results: dict) -> list[Table]:
         tables.append(Table(key=key, title=TABLE_TITLES[key],
                             groups=[(t, TASK_TYPE_LABELS[t], len(METRICS)) for t in types], columns=columns, rows=rows))
     return tables
+
+
+def combined_intervals_apply(table: Table, uncertainty: dict | None) -> None:
+    """Give each row's Combined cell the interval of the paired bootstrap (:func:`combined_uncertainty`) and
+    its rank set."""
+    if not uncertainty:
+        return
+    by_name = {a["name"]: a for a in uncertainty["agents"]}
+    for row in table.rows:
+        agent = by_name.get(row.model)
+        if row.combined is not None and agent is not None and agent["low"] is not None:
+            row.combined.low, row.combined.high = agent["low"], agent["high"]
+            row.rank_set = agent["rank_set"]
 
 
 def radar_series(results: dict, table: str) -> list[tuple[str, list[float | None]]]:
@@ -212,3 +227,44 @@ def prompt_drilldown(run: C2Run, task: Task) -> list[ModelSamples]:
     prompt_scores = (run.results or {}).get("prompts", {})
     order = [m for m in run.subject_names if m in by_model]
     return [ModelSamples(m, by_model[m], prompt_scores.get(m, {}).get(task.external_id)) for m in order]
+
+
+# ---------------------------------------------------------------- uncertainty (Combined intervals, rank probabilities)
+
+
+def combined_uncertainty(run: C2Run, table: str, *, task_type: str | None = None) -> dict | None:
+    """A finished run's Combined creativity of ``table`` (or one task type's creativity) per model with its
+    interval, rank probabilities and rank sets, and every pair's difference and P(A > B)
+    (:func:`engine.c2.uncertainty.combined_comparison`, seeded by the run's seed). A run's stored results
+    never change, so the answer is cached per run, table and slice."""
+    from django.core.cache import cache
+
+    from engine.c2.uncertainty import combined_comparison
+
+    if not run.results:
+        return None
+    key = f"c2-uncertainty:{run.pk}:{run.finished_at and run.finished_at.timestamp()}:{table}:{task_type or ''}"
+    cached = cache.get(key)
+    if cached is None:
+        cached = {"value": combined_comparison(run.results, table, task_type=task_type, seed=run.seed)}
+        cache.set(key, cached, timeout=24 * 3600)
+    return cached["value"]
+
+
+def run_differences(left: C2Run, right: C2Run) -> list[dict]:
+    """What differs between two runs' configurations, each setting with both values."""
+    def describe(run: C2Run) -> dict:
+        return {
+            "Task set": str(run.task_set), "Template": run.get_template_display(), "Models": ", ".join(run.subject_names),
+            "Samples per prompt (n)": run.n_samples, "Rater": run.rater_name, "Second rater": run.second_rater_name or "–",
+            "Seed": run.seed, "Surprise policy": run.get_surprise_policy_display(), "τ": run.tau,
+            "Temperature": run.temperature, "Embedder": run.embedder, "Code version": run.code_version or "unknown",
+            "Simulated": "yes" if run.is_simulated else "no", "Demo data": "yes" if run.task_set.is_demo else "no",
+        }
+    return configuration_differences(describe(left), describe(right))
+
+
+def compare_choices() -> QuerySet[C2Run]:
+    """Finished runs with results, newest first (the compare form's choices)."""
+    return C2Run.objects.select_related("task_set").filter(status=C2Run.Status.DONE, results__isnull=False).order_by(
+        "-finished_at", "-pk")

@@ -6,6 +6,7 @@ app_name = "c2"
 
 urlpatterns = [
     path("", views.leaderboard, name="leaderboard"),
+    path("compare/", views.compare, name="compare"),
     path("runs/new/", views.run_new, name="run_new"),
     path("runs/<int:pk>/", views.run_detail, name="run_detail"),
     path("runs/<int:pk>/status.json", views.run_status, name="run_status"),

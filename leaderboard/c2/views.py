@@ -4,6 +4,7 @@ A bad id or query string is a 404 or 400, never a 500."""
 
 from __future__ import annotations
 
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
@@ -13,9 +14,14 @@ from leaderboard.c2 import exports, selectors
 from leaderboard.c2.forms import C2RunForm
 from leaderboard.c2.models import C2Run, C2TaskImage
 from leaderboard.c2.services import runs
+from leaderboard.c2.services.scoring import TASK_TYPE_LABELS
+from leaderboard.comparisons import board_headline, side_by_side
+from leaderboard.forms import SnapshotCompareForm
 from leaderboard.models import Task
 from leaderboard.roles import require_researcher
 from leaderboard.runs.views import run_new_from_page, run_resume_view, run_status_view
+
+TABLE_TITLES_SHORT = {"text": "text tasks", "vision": "multimodal tasks"}
 
 
 def _run_id_param(request) -> tuple[int | None, bool]:
@@ -43,9 +49,22 @@ def leaderboard(request):
         results = run.results
         partner = selectors.ablation_partner(run)
         ablation = selectors.ablation_rows(run, partner) if partner is not None else []
+        task_type = request.GET.get("task_type") or None
+        if task_type is not None and task_type not in results["task_types"]:
+            raise Http404("This run has no such task type.")
+        tables = selectors.leaderboard_tables(results)
+        uncertainty = {t.key: selectors.combined_uncertainty(run, t.key) for t in tables}
+        for table in tables:
+            selectors.combined_intervals_apply(table, uncertainty[table.key])
+        slice_table = next((k for k, types in results["tables"].items() if task_type in types), None)
         context.update(
             results=results,
-            tables=selectors.leaderboard_tables(results),
+            tables=tables,
+            uncertainty=[(t, uncertainty[t.key]) for t in tables if uncertainty[t.key]],
+            headline=board_headline(next((u for u in uncertainty.values() if u), None)),
+            headline_note=next((f"Combined creativity, {TABLE_TITLES_SHORT[k]}" for k, u in uncertainty.items() if u), ""),
+            task_type=task_type, task_types=[(t, TASK_TYPE_LABELS.get(t, t)) for t in results["task_types"]],
+            type_slice=selectors.combined_uncertainty(run, slice_table, task_type=task_type) if slice_table else None,
             radars=[
                 (f"{'Text' if table == 'text' else 'Vision'} tasks", charts.radar_chart(
                     selectors.radar_axis_labels(), selectors.radar_series(results, table),
@@ -125,3 +144,29 @@ def run_export(request, pk: int, fmt: str):
     response = HttpResponse(body(run), content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="c2-run-{run.pk}{marker}.{fmt}"'
     return response
+
+
+def compare(request):
+    """Two finished C² runs side by side (``?a=&b=`` run ids; without them, the choice of runs): per table,
+    each model's Combined creativity with its 95% paired bootstrap interval and rank, the rank change, and
+    what differs in the runs' configuration."""
+    require_researcher(request.user)
+    context = {"choices": selectors.compare_choices()[:100]}
+    if "a" in request.GET or "b" in request.GET:
+        form = SnapshotCompareForm(request.GET)
+        if not form.is_valid():
+            raise BadRequest(f"Compare needs two run ids: {form.errors.as_text()}")
+        left = get_object_or_404(selectors.compare_choices(), pk=form.cleaned_data["a"])
+        right = get_object_or_404(selectors.compare_choices(), pk=form.cleaned_data["b"])
+
+        def side(run, table):
+            c = selectors.combined_uncertainty(run, table)
+            return {a["name"]: (a["value"], a["low"], a["high"], a["rank"]) for a in c["agents"]} if c else {}
+
+        tables = [(key, selectors.TABLE_TITLES[key], side_by_side(side(left, key), side(right, key)))
+                  for key in ("text", "vision") if left.results["tables"].get(key) or right.results["tables"].get(key)]
+        differences = selectors.run_differences(left, right)
+        context.update(left=left, right=right, tables=tables, differences=differences,
+                       left_label=f"#{left.pk} ({left.template})", right_label=f"#{right.pk} ({right.template})",
+                       n_differences=sum(d["differs"] for d in differences))
+    return render(request, "leaderboard/c2/compare.html", context)

@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
+from engine.easel.leaderboard import CATEGORIES
 from engine.easel.simulated import SKILL_RANGE
 from leaderboard.api_contract import MAX_SEED, ApiListView, ApiView, error_responses, not_modified_or
 from leaderboard.easel import selectors, services
@@ -125,7 +126,9 @@ class EaselLeaderboardApi(ApiView):
     page. ETag and ``updated`` follow the suite's newest finished run."""
 
     @extend_schema(operation_id="easel_leaderboard_retrieve",
-                   parameters=[OpenApiParameter("task_set", int, required=False)],
+                   parameters=[OpenApiParameter("task_set", int, required=False),
+                               OpenApiParameter("category", str, required=False, enum=[name for name, _ in CATEGORIES],
+                                                description="Slice the paired bootstrap (``uncertainty``) to one category.")],
                    responses={200: OpenApiResponse(description="The leaderboard payload (free-form object)."),
                               304: OpenApiResponse(description="Not modified."), **error_responses(404)})
     def get(self, request):
@@ -135,6 +138,13 @@ class EaselLeaderboardApi(ApiView):
             raise Http404("No such EASEL task set.")
         runs = EaselRun.objects.filter(task_set=task_set, status=EaselRun.Status.DONE)
         updated = runs.aggregate(updated=Max("finished_at"))["updated"]
+        category = request.query_params.get("category") or None
+        if category is not None and category not in dict(CATEGORIES):
+            raise serializers.ValidationError({"category": [f"one of {', '.join(name for name, _ in CATEGORIES)}"]})
+        board, board_runs, episodes = selectors.easel_boards([task_set])[task_set.pk]
         body = {"task_set": task_set.pk, "updated": updated.isoformat() if updated else None,
-                "code_version": code_version(), "leaderboard": selectors.easel_leaderboard(task_set=task_set)}
-        return not_modified_or(request, f"easel-{task_set.pk}-{runs.count()}-{updated}", body)
+                "code_version": code_version(), "leaderboard": board,
+                # the paired bootstrap over references (differences, P(A > B), rank probabilities) and the
+                # semantic means with n and interval (keys are run ids)
+                "uncertainty": selectors.easel_uncertainty(runs=board_runs, episodes=episodes, category=category)}
+        return not_modified_or(request, f"easel-{task_set.pk}-{runs.count()}-{updated}-{category}", body)

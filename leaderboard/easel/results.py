@@ -79,14 +79,29 @@ def reconstruction_table(payload: dict) -> dict:
     }
 
 
-def semantic_table(payload: dict) -> list[dict]:
+def semantic_table(payload: dict, means: dict[int, dict] | None = None) -> list[dict]:
+    """Table 4's rows; with ``means`` (run id → engine.easel.uncertainty.semantic_means) each row also has
+    its mean over the scored tasks with n and interval."""
     rows = []
     for r in payload["semantic"]:
         scores = [("–" if r["scores"].get(name) is None else f"{r['scores'][name]:.3f}") for name, _ in payload["semantic_tasks"]]
-        rows.append({"row": r, "scores": scores,
+        mean = (means or {}).get(r["run"])
+        rows.append({"row": r, "scores": scores, "mean": mean,
+                     "mean_text": "–" if mean is None else f"{mean['mean']:.3f}",
+                     "mean_interval": "" if mean is None or mean["low"] is None else f"[{mean['low']:.3f}, {mean['high']:.3f}]",
                      "maze_invalid": "–" if r["maze_invalid_rate"] is None else f"{r['maze_invalid_rate']:.2f}",
                      "submit": f"{r['avg_submit_pct']:.1f}"})
     return rows
+
+
+def pairwise_rows(comparison: dict | None) -> list[dict]:
+    """The paired bootstrap's pairs as table rows (A above B on the board): Final S(A) − Final S(B) with its
+    interval, P(A > B), and whether the interval excludes 0."""
+    if not comparison:
+        return []
+    return [{**p, "text": f"{p['difference']:+.3f}", "interval": f"[{p['low']:+.3f}, {p['high']:+.3f}]",
+             "p_text": f"{p['p_a_better']:.2f}", "separated": p["low"] > 0 or p["high"] < 0}
+            for p in comparison["pairs"]]
 
 
 # ---------------------------------------------------------------- exports

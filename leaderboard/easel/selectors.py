@@ -173,13 +173,19 @@ def sft_samples(trajectory: Trajectory, *, curriculum: str, seed: int) -> list[t
 
 def latest_done_runs(task_set: TaskSet) -> list[EaselRun]:
     """One run per (agent, budget setting): the newest finished one (the runs a suite's board shows)."""
-    seen, runs = set(), []
-    for run in EaselRun.objects.filter(task_set=task_set, status=EaselRun.Status.DONE).order_by("-created_at", "-pk"):
-        key = (run.agent_kind, run.agent_name, run.budget_setting)
+    return latest_done_runs_of([task_set]).get(task_set.pk, [])
+
+
+def latest_done_runs_of(task_sets) -> dict[int, list[EaselRun]]:
+    """:func:`latest_done_runs` of several suites in one query: task set id → its board's runs."""
+    seen, runs = set(), defaultdict(list)
+    for run in (EaselRun.objects.filter(task_set__in=task_sets, status=EaselRun.Status.DONE)
+                .select_related("subject_model").order_by("-created_at", "-pk")):
+        key = (run.task_set_id, run.agent_kind, run.agent_name, run.budget_setting)
         if key not in seen:
             seen.add(key)
-            runs.append(run)
-    return runs
+            runs[run.task_set_id].append(run)
+    return dict(runs)
 
 
 def board_run_of(run: EaselRun) -> BoardRun:
@@ -197,6 +203,40 @@ def board_episodes(runs: list[EaselRun]) -> dict[int, list[dict]]:
     return by_run
 
 
+def done_runs_fingerprint(task_set: TaskSet) -> str:
+    """Changes whenever a run of the suite finishes or a finished run goes away (one query): the key under
+    which a board computed from its finished runs may be cached."""
+    from django.db.models import Max
+
+    agg = EaselRun.objects.filter(task_set=task_set, status=EaselRun.Status.DONE).aggregate(
+        n=Count("pk"), last=Max("pk"), finished=Max("finished_at"))
+    return f"{agg['n']}-{agg['last']}-{agg['finished'] and agg['finished'].timestamp()}"
+
+
+def easel_boards(task_sets) -> dict[int, tuple[dict, list[EaselRun], dict[int, list[dict]]]]:
+    """Task set id → (its board, the board's runs, their episodes) for several suites in three queries."""
+    runs_of = latest_done_runs_of(task_sets)
+    episodes = board_episodes([r for runs in runs_of.values() for r in runs]) if runs_of else {}
+    out = {}
+    for task_set in task_sets:
+        runs = runs_of.get(task_set.pk, [])
+        mine = {r.pk: episodes.get(r.pk, []) for r in runs}
+        board = easel_board(task_set={"id": task_set.pk, "name": task_set.name, "version": task_set.version},
+                            demo=task_set.is_demo, runs=[board_run_of(r) for r in runs], episodes=mine)
+        out[task_set.pk] = (board, runs, mine)
+    return out
+
+
+def easel_uncertainty(*, runs: list[EaselRun], episodes: dict[int, list[dict]], category: str | None = None) -> dict:
+    """The paired bootstrap over references of the board's agents (engine.easel.uncertainty), optionally
+    sliced to one category, and each run's semantic mean with n and interval."""
+    from engine.easel.uncertainty import agent_comparison, semantic_means
+
+    board_runs = [board_run_of(r) for r in runs]
+    return {"comparison": agent_comparison(board_runs, episodes, category=category),
+            "semantic": semantic_means(board_runs, episodes), "category": category}
+
+
 def easel_leaderboard(*, task_set: TaskSet) -> dict:
     """Table 3 (agents, with anchors and the painter as reference rows, Table 2), Table 4 and the
     Figure 4 curves of a suite, from the newest finished run of each agent and budget setting
@@ -206,3 +246,79 @@ def easel_leaderboard(*, task_set: TaskSet) -> dict:
         task_set={"id": task_set.pk, "name": task_set.name, "version": task_set.version}, demo=task_set.is_demo,
         runs=[board_run_of(r) for r in runs], episodes=board_episodes(runs),
     )
+
+
+# ---------------------------------------------------------------- two runs side by side
+
+
+def compare_choices() -> QuerySet[EaselRun]:
+    """Finished runs, newest first (the compare form's choices)."""
+    return EaselRun.objects.select_related("task_set").filter(status=EaselRun.Status.DONE).order_by("-created_at", "-pk")
+
+
+def _metric_cells(board: dict, run_id: int) -> dict[str, tuple]:
+    """Metric label → (value, low, high, rank among the board's agents; None for a reference row)."""
+    from engine.easel.leaderboard import TRAJECTORY_COLUMNS
+
+    rows = {r["run"]: r for r in board["agents"] + board["references"]}
+    row = rows.get(run_id)
+    if row is None:
+        return {}
+    metrics = [("Final S", lambda r: r["final_s"], False)]
+    metrics += [(f"Final S, {head}", (lambda name: lambda r: r["categories"].get(name))(name), False)
+                for name, head in board["categories"]]
+    metrics += [(head, (lambda f: lambda r: r[f])(f), f == "fb_gap") for f, head in TRAJECTORY_COLUMNS if f != "final_s"]
+    metrics.append(("Edge IoU", lambda r: r["edge_iou"], False))
+    out = {}
+    for label, get, smaller_is_better in metrics:
+        value = get(row)
+        if value is None:
+            continue
+        rank = None
+        if row in board["agents"]:
+            others = sorted((get(a)[0] for a in board["agents"] if get(a) is not None), reverse=not smaller_is_better)
+            rank = others.index(value[0]) + 1
+        out[label] = (value[0], value[1], value[2], rank)
+    return out
+
+
+def run_comparison(left: EaselRun, right: EaselRun) -> dict:
+    """Two runs side by side: every Table 3 metric with its 90% interval and the run's rank among its suite
+    board's agents, the configuration differences, and — when both painted the same references — the paired
+    bootstrap of Final S(A) − Final S(B) with P(A > B)."""
+    from engine.easel.uncertainty import agent_comparison
+    from leaderboard.comparisons import configuration_differences, side_by_side
+
+    boards = easel_boards(list({left.task_set_id: left.task_set, right.task_set_id: right.task_set}.values()))
+
+    def describe(run: EaselRun) -> dict:
+        return {"Suite": str(run.task_set), "Agent": run.agent_name, "Agent kind": run.get_agent_kind_display(),
+                "Budget setting": run.get_budget_setting_display(), "Seed": run.seed,
+                "Episodes": f"{run.episodes_done}/{run.episodes_total}", "Code version": run.code_version or "unknown",
+                "Simulated": "yes" if run.is_simulated else "no", "Demo data": "yes" if run.task_set.is_demo else "no",
+                "On the suite's board": "yes" if any(r.pk == run.pk for r in boards[run.task_set_id][1]) else
+                "no (a newer run of this agent and budget is shown)"}
+
+    paired = None
+    if left.pk != right.pk and left.task_set_id == right.task_set_id:
+        episodes = board_episodes([left, right])
+        paired = agent_comparison([board_run_of(left), board_run_of(right)], episodes) if (
+            left.agent_kind not in ("anchor", "painter") and right.agent_kind not in ("anchor", "painter")) else None
+        if paired is not None and left.agent_name == right.agent_name:
+            for agent, run in zip(paired["agents"], (left, right)):
+                agent["name"] = f"{agent['name']} (#{run.pk})"
+    left_cells = _metric_cells(boards[left.task_set_id][0], left.pk) if left.status == EaselRun.Status.DONE else {}
+    right_cells = _metric_cells(boards[right.task_set_id][0], right.pk) if right.status == EaselRun.Status.DONE else {}
+    if not left_cells and left.status == EaselRun.Status.DONE:
+        left_cells = _metric_cells(_single_board(left), left.pk)
+    if not right_cells and right.status == EaselRun.Status.DONE:
+        right_cells = _metric_cells(_single_board(right), right.pk)
+    differences = configuration_differences(describe(left), describe(right))
+    return {"rows": side_by_side(left_cells, right_cells, keep_order=True), "differences": differences,
+            "n_differences": sum(d["differs"] for d in differences), "paired": paired}
+
+
+def _single_board(run: EaselRun) -> dict:
+    """A board of one finished run that a newer run of its agent has replaced on the suite's board."""
+    return easel_board(task_set={"id": run.task_set_id, "name": run.task_set.name, "version": run.task_set.version},
+                       demo=run.task_set.is_demo, runs=[board_run_of(run)], episodes=board_episodes([run]))

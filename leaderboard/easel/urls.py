@@ -7,6 +7,7 @@ app_name = "easel"
 urlpatterns = [
     path("", views.leaderboard, name="leaderboard"),
     re_path(r"^export\.(?P<fmt>csv|json|tex)$", views.leaderboard_export, name="leaderboard_export"),
+    path("compare/", views.compare, name="compare"),
     path("runs/new/", views.run_new, name="run_new"),
     path("runs/<int:pk>/", views.run_detail, name="run_detail"),
     path("runs/<int:pk>/status.json", views.run_status, name="run_status"),

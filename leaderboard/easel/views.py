@@ -3,15 +3,19 @@ through ``services``, access through the one gatekeeper ``require_researcher``."
 
 from __future__ import annotations
 
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from engine.easel.leaderboard import CATEGORIES
+from leaderboard.comparisons import board_headline
 from leaderboard.easel import results, selectors, services
 from leaderboard.easel.agents import agent_choices
 from leaderboard.easel.forms import EaselRunForm
 from leaderboard.easel.models import EaselEpisode, EaselRun
+from leaderboard.forms import SnapshotCompareForm
 from leaderboard.providers import code_version
 from leaderboard.roles import require_researcher
 from leaderboard.runs.views import run_new_from_page, run_resume_view, run_status_view
@@ -28,15 +32,31 @@ def _task_set_or_404(request):
     return task_set
 
 
+def _category_or_404(request) -> str | None:
+    """The ``?category=`` slice (None: all references); 404 for a category EASEL does not have."""
+    category = request.GET.get("category") or None
+    if category is not None and category not in dict(CATEGORIES):
+        raise Http404("No such EASEL category.")
+    return category
+
+
 def leaderboard(request):
     require_researcher(request.user)
     task_set = _task_set_or_404(request)
-    payload = selectors.easel_leaderboard(task_set=task_set) if task_set is not None else None
+    category = _category_or_404(request)
+    payload, uncertainty = None, None
+    if task_set is not None:
+        payload, runs, episodes = selectors.easel_boards([task_set])[task_set.pk]
+        uncertainty = selectors.easel_uncertainty(runs=runs, episodes=episodes, category=category)
     return render(request, "leaderboard/easel/leaderboard.html", {
         "task_set": task_set, "task_sets": selectors.easel_task_sets(), "payload": payload,
+        "uncertainty": uncertainty, "categories": CATEGORIES, "category": category,
+        "pairwise": results.pairwise_rows(uncertainty["comparison"]) if uncertainty else [],
+        "headline": board_headline(uncertainty["comparison"]) if uncertainty else None,
+        "headline_note": f"Final S{', ' + category if category else ''}, 90% paired bootstrap over references",
         "progress_chart": results.progress_chart(payload) if payload else "",
         "table": results.reconstruction_table(payload) if payload else None,
-        "semantic": results.semantic_table(payload) if payload else [],
+        "semantic": results.semantic_table(payload, uncertainty["semantic"]) if payload else [],
         "runs": selectors.run_list(task_set=task_set)[:30] if task_set is not None else [],
         "form": EaselRunForm(agents=agent_choices(), initial={"task_set": task_set.pk if task_set else None}),
     })
@@ -133,3 +153,19 @@ def final_canvas(request, pk: int):
     require_researcher(request.user)
     episode = get_object_or_404(EaselEpisode.objects.only("pk", "final_canvas_png"), pk=pk)
     return _png(episode.final_canvas_png)
+
+
+def compare(request):
+    """Two EASEL runs side by side (``?a=&b=`` run ids; without them, the choice of runs)."""
+    require_researcher(request.user)
+    context = {"choices": selectors.compare_choices()[:100]}
+    if "a" in request.GET or "b" in request.GET:
+        form = SnapshotCompareForm(request.GET)
+        if not form.is_valid():
+            raise BadRequest(f"Compare needs two run ids: {form.errors.as_text()}")
+        runs = EaselRun.objects.select_related("task_set", "subject_model")
+        left = get_object_or_404(runs, pk=form.cleaned_data["a"])
+        right = get_object_or_404(runs, pk=form.cleaned_data["b"])
+        comparison = selectors.run_comparison(left, right)
+        context.update(comparison, left=left, right=right, pairwise=results.pairwise_rows(comparison["paired"]))
+    return render(request, "leaderboard/easel/compare.html", context)

@@ -264,7 +264,7 @@ def judge_run_fail(*, run_id: int, error: str) -> None:
 # ---------------------------------------------------------------- finalising
 
 
-def _judged_comparisons(run: JudgeRun, pool_index: dict[int, int]):
+def judged_comparisons(run: JudgeRun, pool_index: dict[int, int]):
     """The run's successful comparisons as the engine's records, in (task, dimension, sequence) order.
     Read as plain rows; each shown response's inspected-field word counts are computed once, not once
     per comparison that showed it."""
@@ -330,7 +330,7 @@ def judge_run_finalise(*, run_id: int):
             return None
         models = subject_models_of(run.task_set)
         index = {m.pk: i for i, m in enumerate(models)}
-        comparisons = _judged_comparisons(run, index)
+        comparisons = judged_comparisons(run, index)
         payload = build_leaderboard(
             comparisons, [m.display_name for m in models], dimensions=tuple(run.dimensions),
             n_boot=int(run.config.get("n_boot", 1000)), seed=run.seed,

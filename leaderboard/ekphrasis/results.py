@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from leaderboard import charts
+from leaderboard.comparisons import configuration_differences, side_by_side
 from leaderboard.csv_cells import csv_text
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
 from leaderboard.exports import latex_row, latex_table, tex_escape
@@ -77,15 +78,34 @@ def model_rows(payload: dict) -> list[ModelRow]:
     return rows
 
 
-def table_rows(payload: dict) -> list[dict]:
+def table_rows(payload: dict, overall_tiers: list[list[int]] | None = None) -> list[dict]:
     """Model rows with the per-dimension cells as a list in the payload's dimension order (templates
-    cannot index a dict by a loop variable)."""
+    cannot index a dict by a loop variable); with ``overall_tiers`` (model indices per tier, best first)
+    each row also has its Overall tier."""
     dims = payload["dimensions"]
+    tier_of = {m: t + 1 for t, members in enumerate(overall_tiers or []) for m in members}
     return [
-        {"row": r, "cells": [{"dimension": d, "winrate": r.winrate[d], "low": r.winrate_low[d],
-                              "high": r.winrate_high[d], "z": r.z[d], "tier": r.tier[d]} for d in dims]}
+        {"row": r, "overall_tier": tier_of.get(payload["order"][r.rank - 1]),
+         "cells": [{"dimension": d, "winrate": r.winrate[d], "low": r.winrate_low[d],
+                    "high": r.winrate_high[d], "z": r.z[d], "tier": r.tier[d]} for d in dims]}
         for r in model_rows(payload)
     ]
+
+
+def slice_rows(summary: dict) -> list[dict]:
+    """A slice's board (:func:`leaderboard.ekphrasis.uncertainty.slice_board`) as ranked rows: Overall with its
+    interval and tier, and per dimension the expected win rate with its interval."""
+    tier_of = {m: t + 1 for t, members in enumerate(summary["overall_tiers"]) for m in members}
+    low, high = summary["overall_ci90"]
+    rows = []
+    for rank, m in enumerate(summary["order"], start=1):
+        per = summary["per_dimension"]
+        rows.append({"rank": rank, "name": summary["models"][m], "overall": summary["overall"][m], "low": low[m],
+                     "high": high[m], "tier": tier_of.get(m),
+                     "cells": [{"dimension": DIMENSION_NAMES[d], "winrate": per[d]["winrate"][m],
+                                "low": per[d]["winrate_ci90"][0][m], "high": per[d]["winrate_ci90"][1][m]}
+                               for d in summary["dimensions"]]})
+    return rows
 
 
 def arena_rows(snapshots) -> list[dict]:
@@ -184,18 +204,23 @@ def tradeoff_chart(payload: dict) -> str:
                                y_label="Novelty rank percentile (median-centred)")
 
 
-def family_rows(payload: dict) -> list[dict]:
-    """Table 3 shape: one row per family × dimension (and task average), one column per model; row best marked."""
+def family_rows(payload: dict, intervals: dict[str, dict] | None = None) -> list[dict]:
+    """Table 3 shape: one row per family × dimension (and task average), one column per model; row best marked.
+    With ``intervals`` (:func:`leaderboard.ekphrasis.uncertainty.family_intervals`) each cell carries the 90%
+    interval of its z (or of the task average) from the family's own task bootstrap."""
     rows = []
     order = payload["order"]
     for family, table in sorted(payload.get("families", {}).items()):
+        bounds = (intervals or {}).get(family) or {}
         for d in payload["dimensions"] + ["avg"]:
             values = table["task_avg"] if d == "avg" else table["z"][d]
+            ci = bounds.get("overall_ci90") if d == "avg" else (bounds.get("z_ci90") or {}).get(d)
             best = max(values[m] for m in order)
             rows.append({
                 "family": family,
                 "dimension": "Task avg." if d == "avg" else DIMENSION_NAMES[d],
-                "cells": [{"value": values[m], "best": values[m] == best} for m in order],
+                "cells": [{"value": values[m], "best": values[m] == best,
+                           "low": ci[0][m] if ci else None, "high": ci[1][m] if ci else None} for m in order],
                 "residual": None if d == "avg" else table["residual"][d],
             })
     return rows
@@ -299,29 +324,14 @@ def export_latex(snapshot: LeaderboardSnapshot) -> str:
 
 
 def comparison_rows(left: dict, right: dict) -> list[dict]:
-    """Two snapshots side by side: Overall (with its 90% interval) and rank per model, with the change."""
+    """Two snapshots side by side: Overall (with its 90% interval) and rank per model, with the change
+    (:func:`leaderboard.comparisons.side_by_side`, the shape every protocol's compare page shares)."""
     def by_name(payload):
         ranks = {payload["models"][m]: k + 1 for k, m in enumerate(payload["order"])}
         low, high = payload["overall_ci90"]
-        values = {name: (payload["overall"][m], low[m], high[m]) for m, name in enumerate(payload["models"])}
-        return ranks, values
+        return {name: (payload["overall"][m], low[m], high[m], ranks[name]) for m, name in enumerate(payload["models"])}
 
-    left_rank, left_values = by_name(left)
-    right_rank, right_values = by_name(right)
-    names = sorted(set(left_rank) | set(right_rank), key=lambda n: (left_rank.get(n, 99), n))
-    rows = []
-    for n in names:
-        lv, rv = left_values.get(n), right_values.get(n)
-        rows.append({
-            "name": n,
-            "left_rank": left_rank.get(n), "right_rank": right_rank.get(n),
-            "left_overall": lv[0] if lv else None, "left_low": lv[1] if lv else None, "left_high": lv[2] if lv else None,
-            "right_overall": rv[0] if rv else None, "right_low": rv[1] if rv else None, "right_high": rv[2] if rv else None,
-            "rank_change": (left_rank[n] - right_rank[n]) if n in left_rank and n in right_rank else None,
-            # Intervals that overlap: the rank change may be noise.
-            "overlap": bool(lv and rv and lv[1] is not None and rv[1] is not None and lv[1] <= rv[2] and rv[1] <= lv[2]),
-        })
-    return rows
+    return side_by_side(by_name(left), by_name(right))
 
 
 def snapshot_differences(left: LeaderboardSnapshot, right: LeaderboardSnapshot) -> list[dict]:
@@ -335,8 +345,7 @@ def snapshot_differences(left: LeaderboardSnapshot, right: LeaderboardSnapshot) 
             "Bootstrap resamples": s.payload.get("n_boot"), "Models": len(s.payload["models"]),
             "Simulated judge": "yes" if s.is_simulated else "no", "Demo data": "yes" if s.is_demo else "no",
         }
-    a, b = describe(left), describe(right)
-    return [{"what": k, "left": a[k], "right": b[k], "differs": a[k] != b[k]} for k in a]
+    return configuration_differences(describe(left), describe(right))
 
 
 def comparison_chart(left: LeaderboardSnapshot, right: LeaderboardSnapshot) -> str:

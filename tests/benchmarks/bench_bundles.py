@@ -4,7 +4,7 @@ The demo is loaded into a throwaway SQLite database through the command line and
 once (:mod:`tests.leaderboard.bundles.demo_bundles`); then, in this process on that database, each
 board is exported again (directory and .tar.gz) and verified, timed. Baseline, measured in the same
 run: the site's own computation of the same board from its database — the Ekphrasis finaliser's fit
-(``_judged_comparisons`` + ``build_leaderboard``), the EASEL selector's board
+(``judged_comparisons`` + ``build_leaderboard``), the EASEL selector's board
 (``easel_leaderboard``), the C² scorer (``run_results``). The ratio printed is verify ÷ site recompute:
 verify does everything the site does plus the hash checks and, for EASEL, the replay of every step
 (which the site's board only reads as stored).
@@ -64,8 +64,8 @@ def paper_scale(work: Path, n_tasks: int, n_boot: int) -> None:
     from engine.bundle.verify import verify_bundle
     from leaderboard.bundles.export import bundle_export
     from leaderboard.ekphrasis import judge_runs
-    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
     from leaderboard.ekphrasis.models import Comparison
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
     from tests.benchmarks.bench_judge_bookkeeping import seed_task_set
 
     call_command("migrate", verbosity=0, interactive=False)
@@ -118,7 +118,7 @@ def main() -> None:
     from leaderboard.c2.models import C2Run
     from leaderboard.c2.services.scoring import run_results
     from leaderboard.easel.selectors import easel_leaderboard
-    from leaderboard.ekphrasis.judge_runs import _judged_comparisons
+    from leaderboard.ekphrasis.judge_runs import judged_comparisons
     from leaderboard.ekphrasis.models import LeaderboardSnapshot
     from leaderboard.models import SubjectModel, TaskSet
 
@@ -130,7 +130,7 @@ def main() -> None:
         run = snapshot.run
         ids = snapshot.payload["model_ids"]
         names = dict(SubjectModel.objects.filter(pk__in=ids).values_list("pk", "display_name"))
-        comparisons = _judged_comparisons(run, {pk: i for i, pk in enumerate(ids)})
+        comparisons = judged_comparisons(run, {pk: i for i, pk in enumerate(ids)})
         return build_leaderboard(comparisons, [names[pk] for pk in ids], dimensions=tuple(run.dimensions),
                                  n_boot=int(run.config.get("n_boot", 1000)), seed=run.seed)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.leaderboard import MIN_MODELS_FOR_Z, JudgedComparison, build_leaderboard
+from engine.leaderboard import MIN_MODELS_FOR_Z, JudgedComparison, board_uncertainty, build_leaderboard
 from engine.reliability import ComparisonRecord
 
 
@@ -84,3 +84,40 @@ def test_pairwise_winrate_counts_ties_as_half_and_is_complementary():
     assert matrix[0][2] is None  # never compared
     assert matrix[0][0] is None
     assert payload["per_dimension"]["U"]["pairwise_n"][0][1] == 4
+
+
+def _with_families(comparisons: list[JudgedComparison]) -> list[JudgedComparison]:
+    """The same calls, tasks t0–t5 in family "p" and the rest in "q"."""
+    return [JudgedComparison(record=c.record, confidence=c.confidence,
+                             family="p" if int(c.record.task[1:]) < 6 else "q") for c in comparisons]
+
+
+def test_board_uncertainty_is_computed_from_the_same_board():
+    comparisons = _comparisons([1.0, 0.0, -1.0], n_tasks=8)
+    uncertainty = board_uncertainty(comparisons, ["a", "b", "c"], n_boot=200, seed=3)
+    assert uncertainty["payload"] == build_leaderboard(comparisons, ["a", "b", "c"], n_boot=200, seed=3)
+
+
+def test_overall_tiers_separate_models_whose_overall_intervals_are_apart_and_join_equal_ones():
+    payload_models = list("abcd")
+    uncertainty = board_uncertainty(_comparisons([2.0, 0.01, 0.0, -2.0], n_tasks=10), payload_models, n_boot=300)
+    payload = uncertainty["payload"]
+    low, high = payload["overall_ci90"]
+    tiers = uncertainty["overall_tiers"]
+    assert sorted(m for tier in tiers for m in tier) == [0, 1, 2, 3]
+    assert tiers[0] == [0] and tiers[-1] == [3]
+    assert [1, 2] in tiers or [2, 1] in tiers
+    for tier in tiers:
+        for m, k in zip(tier[:-1], tier[1:]):
+            assert low[m] <= high[k] and low[k] <= high[m]
+
+
+def test_a_family_slice_reproduces_the_family_tables_z_and_gives_it_an_interval():
+    comparisons = _with_families(_comparisons([1.0, 0.2, -1.0], n_tasks=12))
+    full = build_leaderboard(comparisons, ["a", "b", "c"], n_boot=200)
+    family = board_uncertainty([c for c in comparisons if c.family == "p"], ["a", "b", "c"], n_boot=200)
+    for d in full["dimensions"]:
+        assert family["payload"]["per_dimension"][d]["z"] == full["families"]["p"]["z"][d]
+        low, high = family["z_ci90"][d]
+        assert all(lo <= hi for lo, hi in zip(low, high))
+    assert family["payload"]["overall"] == full["families"]["p"]["task_avg"]

@@ -145,3 +145,52 @@ def test_the_form_refuses_a_text_only_model_for_a_visual_task_set_with_a_message
         "task_set": visual.pk, "models": "plain-text", "samples": 2, "template": "standard", "rater": "simulated",
         "seed": 1, "surprise_policy": "zero"}, follow=True)
     assert "text-only" in response.content.decode() and not C2Run.objects.exists()
+
+
+def test_the_combined_column_has_an_interval_and_a_rank_set_and_each_table_its_rank_probabilities(client, rita, standard_and_creative):
+    standard, _ = standard_and_creative
+    html = login(client, rita).get(f"/c2/?run={standard.pk}").content.decode()
+    assert "Combined creativity <span class=\"ci\">[95% CI]</span>" in html and "Rank set" in html
+    assert 'id="rank-probabilities"' in html and 'class="c2-ranks" data-table="text"' in html
+    assert "P(A &gt; B)" in html and "P(rank 2)" in html
+
+
+def test_a_task_type_slice_ranks_by_that_types_creativity(client, rita, standard_and_creative):
+    standard, _ = standard_and_creative
+    login(client, rita)
+    html = client.get(f"/c2/?run={standard.pk}&task_type=story").content.decode()
+    assert 'id="c2-type-slice"' in html and "story creativity" in html
+    assert client.get(f"/c2/?run={standard.pk}&task_type=nonesuch").status_code == 404
+
+
+def test_two_runs_compare_side_by_side_with_intervals_ranks_and_what_differs(client, rita, standard_and_creative):
+    standard, creative = standard_and_creative
+    html = login(client, rita).get(f"/c2/compare/?a={standard.pk}&b={creative.pk}").content.decode()
+    assert 'id="compare-differences"' in html and 'id="compare-ranks"' in html
+    assert 'class="differs"><th>Template</th>' in html
+    for name in SIMULATED:
+        assert f'<tr data-name="{name}">' in html
+    assert "95% CI" in html
+
+
+def test_the_compare_page_offers_finished_runs_and_refuses_bad_ids(client, rita, standard_and_creative):
+    standard, _ = standard_and_creative
+    login(client, rita)
+    assert f'value="{standard.pk}"' in client.get("/c2/compare/").content.decode()
+    assert client.get("/c2/compare/?a=1.5&b=2").status_code == 400
+    assert client.get(f"/c2/compare/?a={standard.pk}&b=999999").status_code == 404
+    assert login(client, rita).get("/c2/compare/?b=1").status_code == 400
+
+
+def test_the_compare_page_is_forbidden_to_an_annotator(client, alice):
+    assert login(client, alice).get("/c2/compare/").status_code == 403
+
+
+def test_the_results_api_carries_combined_uncertainty_and_a_task_type_slice(client, rita, standard_and_creative):
+    standard, _ = standard_and_creative
+    login(client, rita)
+    data = client.get(f"/api/v1/c2/runs/{standard.pk}/results?task_type=story").json()
+    text = data["uncertainty"]["tables"]["text"]
+    assert {a["name"] for a in text["agents"]} == set(SIMULATED) and text["pairs"][0]["p_a_better"] is not None
+    assert data["uncertainty"]["task_type"]["task_type"] == "story"
+    assert client.get(f"/api/v1/c2/runs/{standard.pk}/results?task_type=zz").status_code == 400

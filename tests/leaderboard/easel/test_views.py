@@ -197,3 +197,73 @@ def test_a_run_failed_resumably_offers_its_resume(client, rita, suite):
     run_fail(EaselRun, run.pk, "The provider of the agent did not answer after its retries")
     html = login(client, rita).get(reverse("easel:run_detail", args=[run.pk])).content.decode()
     assert reverse("easel:run_resume", args=[run.pk]) in html
+
+
+def _two_agents(suite):
+    from tests.leaderboard.easel.test_selectors import finished, reference_ids
+
+    ids = reference_ids(suite)
+    keen = finished(services.easel_run_create(task_set=suite, agent="simulated", label="simulated · keen"),
+                    {t: 0.60 + 0.01 * k for k, t in enumerate(ids)})
+    idle = finished(services.easel_run_create(task_set=suite, agent="simulated", label="simulated · idle"),
+                    {t: 0.50 + 0.01 * k for k, t in enumerate(ids)})
+    return keen, idle
+
+
+def test_the_leaderboard_shows_each_pairs_difference_p_a_better_and_rank_probabilities(client, rita, suite):
+    _two_agents(suite)
+    html = login(client, rita).get(reverse("easel:leaderboard") + f"?task_set={suite.pk}").content.decode()
+    assert 'id="easel-pairwise"' in html and 'id="easel-rank-probabilities"' in html
+    assert "+0.100" in html and "P(A &gt; B)" in html and "<strong>differ</strong>" in html
+    assert "P(rank 2)" in html
+
+
+def test_a_category_slice_of_the_leaderboard_answers_and_an_unknown_category_is_a_404(client, rita, suite):
+    _two_agents(suite)
+    login(client, rita)
+    url = reverse("easel:leaderboard") + f"?task_set={suite.pk}"
+    assert "programmatic only" in client.get(url + "&category=programmatic").content.decode()
+    assert client.get(url + "&category=nonesuch").status_code == 404
+
+
+def test_the_semantic_table_shows_n_and_the_mean_with_its_interval(client, rita, suite):
+    from leaderboard.easel.models import EaselEpisode
+
+    keen, _ = _two_agents(suite)
+    semantic = [t for t in suite.tasks.exclude(subtype="reconstruction")][:3]
+    for k, task in enumerate(semantic):
+        EaselEpisode.objects.create(run=keen, task=task, kind="semantic", category=task.subtype, budget=10,
+                                    status="done", semantic_score=0.2 + 0.3 * k)
+    html = login(client, rita).get(reverse("easel:leaderboard") + f"?task_set={suite.pk}").content.decode()
+    table4 = html[html.index('id="table4"'):]
+    assert "Mean <span" in table4 and '<td class="num">3</td>' in table4 and "0.500" in table4
+
+
+def test_two_runs_compare_side_by_side_with_intervals_ranks_and_what_differs(client, rita, suite):
+    keen, idle = _two_agents(suite)
+    html = login(client, rita).get(reverse("easel:compare") + f"?a={keen.pk}&b={idle.pk}").content.decode()
+    assert 'id="compare-differences"' in html and 'id="compare-ranks"' in html and 'id="compare-paired"' in html
+    assert 'class="differs"><th>Agent</th>' in html
+    assert '<tr data-name="Final S">' in html and "▼1" in html  # keen is 1st on Final S, idle 2nd
+    assert "P(A &gt; B)" in html
+
+
+def test_the_compare_page_offers_the_runs_without_a_choice_and_refuses_bad_ids(client, rita, suite):
+    keen, _ = _two_agents(suite)
+    login(client, rita)
+    assert f'value="{keen.pk}"' in client.get(reverse("easel:compare")).content.decode()
+    assert client.get(reverse("easel:compare") + "?a=x&b=1").status_code == 400
+    assert client.get(reverse("easel:compare") + f"?a={keen.pk}&b=999999").status_code == 404
+
+
+def test_the_compare_page_is_forbidden_to_an_annotator(client, alice, suite):
+    assert login(client, alice).get(reverse("easel:compare")).status_code == 403
+
+
+def test_the_api_leaderboard_carries_the_paired_bootstrap_and_a_category_slice(client, rita, suite):
+    _two_agents(suite)
+    login(client, rita)
+    data = client.get(f"/api/v1/easel/leaderboard?task_set={suite.pk}&category=programmatic").json()
+    pair = data["uncertainty"]["comparison"]["pairs"][0]
+    assert pair["a"] == "simulated · keen" and pair["difference"] == pytest.approx(0.1) and pair["p_a_better"] == 1.0
+    assert client.get(f"/api/v1/easel/leaderboard?task_set={suite.pk}&category=x").status_code == 400

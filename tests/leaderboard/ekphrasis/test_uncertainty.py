@@ -1,0 +1,84 @@
+"""Overall tiers, family-table intervals and family/subtype slices of a stored snapshot
+(leaderboard/ekphrasis/uncertainty.py), on the snapshot page and in the API."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.ekphrasis import judge_runs, uncertainty
+from leaderboard.models import Task
+from tests.leaderboard.judging_factories import population, simulated_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def snapshot():
+    task_set, models = population(n_models=4, n_tasks=8)
+    for k, task in enumerate(Task.objects.filter(task_set=task_set).order_by("external_id")):
+        task.subtype = "AC-easy" if k % 2 else "AC-hard"
+        task.save(update_fields=["subtype"])
+    return judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=12, dimensions="UEN"))
+
+
+@pytest.fixture
+def researcher(client, rita):
+    client.force_login(rita)
+    return client
+
+
+def test_overall_tiers_cover_every_model_and_never_join_models_whose_intervals_are_apart(snapshot):
+    tiers = uncertainty.overall_tiers(snapshot)
+    payload = snapshot.payload
+    assert sorted(m for tier in tiers for m in tier) == list(range(len(payload["models"])))
+    assert [m for tier in tiers for m in tier] == payload["order"]
+    low, high = payload["overall_ci90"]
+    for tier in tiers:
+        for m, k in zip(tier[:-1], tier[1:]):
+            assert low[m] <= high[k] and low[k] <= high[m]
+
+
+def test_the_family_intervals_surround_the_family_tables_own_z(snapshot):
+    families = uncertainty.family_intervals(snapshot)
+    stored = snapshot.payload["families"]
+    assert set(families) == set(stored)
+    for family, summary in families.items():
+        for d in snapshot.payload["dimensions"]:
+            assert summary["per_dimension"][d]["z"] == stored[family]["z"][d]
+            low, high = summary["z_ci90"][d]
+            assert len(low) == len(high) == len(snapshot.payload["models"])
+        assert summary["overall"] == stored[family]["task_avg"]
+
+
+def test_a_subtype_slice_refits_the_board_on_that_subtypes_tasks(snapshot):
+    board = uncertainty.slice_board(snapshot, "subtype", "AC-easy")
+    assert board["n_tasks"] == 4 and board["kind"] == "subtype"
+    low, high = board["overall_ci90"]
+    assert all(lo <= v <= hi for lo, v, hi in zip(low, board["overall"], high))
+    assert uncertainty.slice_board(snapshot, "subtype", "no-such") is None
+    with pytest.raises(ValueError):
+        uncertainty.slice_board(snapshot, "colour", "x")
+
+
+def test_the_snapshot_page_shows_overall_tiers_family_intervals_and_a_slice(researcher, snapshot):
+    body = researcher.get(f"/leaderboards/{snapshot.pk}/").content.decode()
+    assert "Overall tier" in body and body.count('class="num overall-tier"') == len(snapshot.payload["models"])
+    assert "bootstrap\nover the family's own tasks" in body or "over the family's own tasks" in body
+    family = sorted(snapshot.payload["families"])[0]
+    sliced = researcher.get(f"/leaderboards/{snapshot.pk}/?slice=family:{family}").content.decode()
+    assert 'id="slice-table"' in sliced and sliced.count("<tr><td class=\"num\">") >= len(snapshot.payload["models"])
+
+
+@pytest.mark.parametrize(("query", "status"), [("slice=colour:x", 400), ("slice=family:", 400),
+                                               ("slice=family:nonesuch", 404), ("slice=subtype:%00", 400)])
+def test_a_bad_slice_is_a_400_or_404_not_a_500(researcher, snapshot, query, status):
+    assert researcher.get(f"/leaderboards/{snapshot.pk}/?{query}").status_code == status
+
+
+def test_the_api_gives_every_slice_with_its_intervals(researcher, snapshot):
+    data = researcher.get(f"/api/v1/leaderboards/{snapshot.pk}/slices?by=subtype").json()
+    assert set(data["slices"]) == {"AC-easy", "AC-hard"} and data["overall_tiers"]
+    families = researcher.get(f"/api/v1/leaderboards/{snapshot.pk}/slices").json()
+    assert set(families["slices"]) == set(snapshot.payload["families"])
+    assert researcher.get(f"/api/v1/leaderboards/{snapshot.pk}/slices?by=colour").status_code == 400
+    assert researcher.get("/api/v1/leaderboards/999999/slices").status_code == 404
