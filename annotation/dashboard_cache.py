@@ -33,7 +33,7 @@ from django.db.models import Count, F, Max, Q
 
 from annotation import dashboard_tallies, judge_join, selectors
 from annotation.models import Campaign, CampaignProgress
-from leaderboard.selectors import judge_pair_outcomes
+from leaderboard.ekphrasis.selectors import judge_pair_outcomes
 
 #: Seconds a cached dashboard is kept (bounds memory; correctness comes from the key).
 DASHBOARD_TTL_S = 600
@@ -95,7 +95,7 @@ def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], judge_join.Ind
     """The latest snapshot's primary verdicts per dimension, normalised and indexed once per snapshot
     for every process sharing the cache (then kept in each one's memory): a snapshot never changes,
     a newer one has another key."""
-    from leaderboard.selectors import latest_snapshot
+    from leaderboard.ekphrasis.selectors import latest_snapshot
 
     def read(code: str) -> judge_join.IndexedOutcomes:
         return judge_join.IndexedOutcomes(judge_pair_outcomes(task_set=campaign.task_set, dimension=code))

@@ -281,7 +281,7 @@ DEMO_LAUNCH_OVERRIDE = ("DEMO DATA: the demo's simulated judge run is validated 
 def _demo_launch_override(task_set: TaskSet) -> None:
     """Record the demo's labelled override when the demo run's gates fail (a real launch would stop here)."""
     from leaderboard.ekphrasis.models import LaunchGateOverride
-    from leaderboard.selectors import judge_run_launch_gates, launch_gate_run_for
+    from leaderboard.ekphrasis.selectors import judge_run_launch_gates, launch_gate_run_for
 
     run = launch_gate_run_for(task_set=task_set)
     if run is None or LaunchGateOverride.objects.filter(run=run).exists():

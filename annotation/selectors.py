@@ -51,7 +51,7 @@ from annotation.models import (
 )
 from annotation.validation_dashboards import validation_panel
 from engine import agreement
-from leaderboard.selectors import (
+from leaderboard.ekphrasis.selectors import (
     judge_condition_outcomes,
     judge_condition_runs,
     judge_model_scores,

@@ -14,6 +14,7 @@ from leaderboard.api_contract import api_exception_handler
 from leaderboard.bundles import api as bundles_api
 from leaderboard.c2 import api as c2_api
 from leaderboard.easel import api as easel_api
+from leaderboard.ekphrasis import api as ekphrasis_api
 
 app_name = "api"
 
@@ -64,18 +65,18 @@ urlpatterns = [
     path("models/<int:pk>/profile", catalogue_api.ModelProfileApi.as_view(), name="model_profile"),
     path("models/<int:pk>/compare", catalogue_api.ModelCompareApi.as_view(), name="model_compare"),
     # judge runs and leaderboard snapshots (Ekphrasis)
-    path("judge-runs/", catalogue_api.JudgeRunListApi.as_view(), name="judge_run_list"),
-    path("judge-runs/create", catalogue_api.JudgeRunCreateApi.as_view(), name="judge_run_create"),
-    path("judge-runs/<int:pk>/", catalogue_api.JudgeRunDetailApi.as_view(), name="judge_run_detail"),
-    path("judge-runs/<int:pk>/resume", catalogue_api.JudgeRunResumeApi.as_view(), name="judge_run_resume"),
-    path("judge-runs/<int:pk>/cancel", catalogue_api.JudgeRunCancelApi.as_view(), name="judge_run_cancel"),
-    path("judge-runs/<int:pk>/comparisons/", catalogue_api.JudgeRunComparisonListApi.as_view(),
+    path("judge-runs/", ekphrasis_api.JudgeRunListApi.as_view(), name="judge_run_list"),
+    path("judge-runs/create", ekphrasis_api.JudgeRunCreateApi.as_view(), name="judge_run_create"),
+    path("judge-runs/<int:pk>/", ekphrasis_api.JudgeRunDetailApi.as_view(), name="judge_run_detail"),
+    path("judge-runs/<int:pk>/resume", ekphrasis_api.JudgeRunResumeApi.as_view(), name="judge_run_resume"),
+    path("judge-runs/<int:pk>/cancel", ekphrasis_api.JudgeRunCancelApi.as_view(), name="judge_run_cancel"),
+    path("judge-runs/<int:pk>/comparisons/", ekphrasis_api.JudgeRunComparisonListApi.as_view(),
          name="judge_run_comparisons"),
-    path("leaderboards/", catalogue_api.SnapshotListApi.as_view(), name="snapshot_list"),
-    path("leaderboards/compare", catalogue_api.SnapshotCompareApi.as_view(), name="snapshot_compare"),
-    path("leaderboards/<int:pk>/", catalogue_api.SnapshotDetailApi.as_view(), name="snapshot_detail"),
-    path("leaderboards/<int:pk>/export", catalogue_api.SnapshotExportApi.as_view(), name="snapshot_export"),
-    path("leaderboards/<int:pk>/slices", catalogue_api.SnapshotSlicesApi.as_view(), name="snapshot_slices"),
+    path("leaderboards/", ekphrasis_api.SnapshotListApi.as_view(), name="snapshot_list"),
+    path("leaderboards/compare", ekphrasis_api.SnapshotCompareApi.as_view(), name="snapshot_compare"),
+    path("leaderboards/<int:pk>/", ekphrasis_api.SnapshotDetailApi.as_view(), name="snapshot_detail"),
+    path("leaderboards/<int:pk>/export", ekphrasis_api.SnapshotExportApi.as_view(), name="snapshot_export"),
+    path("leaderboards/<int:pk>/slices", ekphrasis_api.SnapshotSlicesApi.as_view(), name="snapshot_slices"),
     # human-calibrated boards and judge cards (issue 24; annotation joins labels to the judge's verdicts)
     path("leaderboards/<int:pk>/calibrated", annotation_api.SnapshotCalibratedApi.as_view(), name="snapshot_calibrated"),
     path("judges/cards", annotation_api.JudgeCardListApi.as_view(), name="judge_cards"),

@@ -2,6 +2,7 @@ from django.urls import path, re_path
 
 from leaderboard import views
 from leaderboard.ekphrasis import construction_views
+from leaderboard.ekphrasis import views as ekphrasis_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -22,20 +23,20 @@ urlpatterns = [
         views.task_set_export,
         name="task_set_export",
     ),
-    path("task-sets/<int:pk>/tig/<int:task_pk>/", views.tig_viewer, name="tig_viewer"),
+    path("task-sets/<int:pk>/tig/<int:task_pk>/", ekphrasis_views.tig_viewer, name="tig_viewer"),
     path("task-sets/<int:pk>/renders/", views.task_set_renders, name="task_set_renders"),
     path("task-sets/<int:pk>/renders/<int:render_pk>/image", views.render_image, name="render_image"),
-    path("task-sets/<int:pk>/tig-builds/new/", views.tig_build_new, name="tig_build_new"),
-    path("task-sets/<int:pk>/tig-builds/<int:build_pk>/", views.tig_build_detail, name="tig_build_detail"),
-    path("task-sets/<int:pk>/tig-builds/<int:build_pk>/status.json", views.tig_build_status, name="tig_build_status"),
-    path("task-sets/<int:pk>/tig-builds/<int:build_pk>/resume", views.tig_build_resume, name="tig_build_resume"),
-    path("leaderboards/", views.leaderboard_list, name="leaderboard_list"),
-    path("leaderboards/compare/", views.snapshot_compare, name="snapshot_compare"),
-    path("leaderboards/<int:pk>/", views.snapshot_detail, name="snapshot_detail"),
-    re_path(r"^leaderboards/(?P<pk>\d+)/export\.(?P<fmt>csv|json|tex)$", views.snapshot_export, name="snapshot_export"),
-    path("leaderboards/<int:pk>/tasks/<int:task_pk>/", views.task_drilldown, name="task_drilldown"),
-    path("runs/new/", views.judge_run_new, name="judge_run_new"),
-    path("runs/<int:pk>/", views.judge_run_detail, name="judge_run_detail"),
-    path("runs/<int:pk>/status.json", views.judge_run_status, name="judge_run_status"),
+    path("task-sets/<int:pk>/tig-builds/new/", ekphrasis_views.tig_build_new, name="tig_build_new"),
+    path("task-sets/<int:pk>/tig-builds/<int:build_pk>/", ekphrasis_views.tig_build_detail, name="tig_build_detail"),
+    path("task-sets/<int:pk>/tig-builds/<int:build_pk>/status.json", ekphrasis_views.tig_build_status, name="tig_build_status"),
+    path("task-sets/<int:pk>/tig-builds/<int:build_pk>/resume", ekphrasis_views.tig_build_resume, name="tig_build_resume"),
+    path("leaderboards/", ekphrasis_views.leaderboard_list, name="leaderboard_list"),
+    path("leaderboards/compare/", ekphrasis_views.snapshot_compare, name="snapshot_compare"),
+    path("leaderboards/<int:pk>/", ekphrasis_views.snapshot_detail, name="snapshot_detail"),
+    re_path(r"^leaderboards/(?P<pk>\d+)/export\.(?P<fmt>csv|json|tex)$", ekphrasis_views.snapshot_export, name="snapshot_export"),
+    path("leaderboards/<int:pk>/tasks/<int:task_pk>/", ekphrasis_views.task_drilldown, name="task_drilldown"),
+    path("runs/new/", ekphrasis_views.judge_run_new, name="judge_run_new"),
+    path("runs/<int:pk>/", ekphrasis_views.judge_run_detail, name="judge_run_detail"),
+    path("runs/<int:pk>/status.json", ekphrasis_views.judge_run_status, name="judge_run_status"),
     path("runs/<int:pk>/launch-override", construction_views.launch_gates_override, name="launch_gates_override"),
 ]

@@ -9,9 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from engine.task_construction.grid import TABLE5_GRID
-from leaderboard import selectors
 from leaderboard.ekphrasis import construction_diagnostics as diagnostics
-from leaderboard.ekphrasis import launch_gates
+from leaderboard.ekphrasis import launch_gates, selectors
 from leaderboard.ekphrasis import task_construction as construction
 from leaderboard.ekphrasis.models import JudgeRun, RejectedCandidate, SourcePool, TaskSetBuild
 from leaderboard.forms import ReasonForm, SourcePoolImportForm, TaskSetBuildForm

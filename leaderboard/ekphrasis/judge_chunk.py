@@ -38,10 +38,10 @@ from engine.active_sampling import ActiveState, select_pairs
 from engine.bt import is_empty_response
 from engine.seeding import derived_seed, unit_interval
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
+from leaderboard.ekphrasis.selectors import subject_models_of
 from leaderboard.models import Response, SubjectModel, Task
 from leaderboard.runs.errors import ProviderStopped
 from leaderboard.runs.lifecycle import run_claim_finalise
-from leaderboard.selectors import subject_models_of
 
 #: Field each dimension inspects (normalisation invariant, Ekphrasis App. C.3).
 INSPECTED_FIELD = {"U": "core_idea", "E": "visual_description", "N": "core_idea"}

@@ -33,13 +33,13 @@ from django.db import DatabaseError, connection, transaction
 
 from leaderboard.ekphrasis.judge_chunk import INSPECTED_FIELD, task_execute
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
+from leaderboard.ekphrasis.selectors import subject_models_of
 from leaderboard.models import Benchmark, Response, SubjectModel, Task
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.providers import code_version
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish, run_pending_units
 from leaderboard.runs.starting import run_start
-from leaderboard.selectors import subject_models_of
 
 logger = logging.getLogger(__name__)
 DEFAULT_CONFIG = {

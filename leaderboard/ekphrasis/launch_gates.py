@@ -7,9 +7,9 @@ from __future__ import annotations
 from django.db import transaction
 
 from leaderboard.ekphrasis.models import JudgeRun, LaunchGateOverride
+from leaderboard.ekphrasis.selectors import judge_run_launch_gates, launch_gate_run_for
 from leaderboard.models import TaskSet
 from leaderboard.roles import require_admin
-from leaderboard.selectors import judge_run_launch_gates, launch_gate_run_for
 
 
 class LaunchGatesNotPassed(Exception):

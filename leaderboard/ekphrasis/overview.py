@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from leaderboard import selectors
+from leaderboard.ekphrasis import selectors
 from leaderboard.ekphrasis.results import DIMENSION_NAMES, model_rows, overall_measure, z_available
 from leaderboard.overview import (
     OVERVIEW_TOP,

@@ -134,7 +134,7 @@ def test_the_dashboard_says_there_is_no_judge_run_when_the_leaderboard_has_none(
 
 
 def test_the_dashboard_joins_judge_outcomes_supplied_by_the_leaderboard(client, rita, monkeypatch):
-    from leaderboard.selectors import JudgePairOutcome
+    from leaderboard.ekphrasis.selectors import JudgePairOutcome
 
     users = annotators(3)
     catalogue = Catalogue(n_tasks=1)

@@ -43,7 +43,7 @@ class Command(AtelierCommand):
             with progress_bar(unit="call", desc="simulated judge (demo)", dynamic_ncols=True) as bar:
                 snapshot = demo_judge_run(task_set=catalogue.task_set, progress=bar.update)
             self.stdout.write(f"SIMULATED judge leaderboard for the demo: snapshot {snapshot.pk}")
-            from leaderboard.selectors import judge_run_launch_gates
+            from leaderboard.ekphrasis.selectors import judge_run_launch_gates
 
             gates = judge_run_launch_gates(run=snapshot.run)
             self.stdout.write("Launch gates of the simulated demo run (App. D.3): " + "; ".join(

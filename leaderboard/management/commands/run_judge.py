@@ -2,12 +2,12 @@
 
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.ekphrasis.models import JudgeRun
+from leaderboard.ekphrasis.selectors import judge_run_primary_done
 from leaderboard.management.progress_bar import progress_bar
 from leaderboard.models import Benchmark
 from leaderboard.providers import UnknownJudge
 from leaderboard.run_command import RunCommand, positive_int
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.selectors import judge_run_primary_done
 
 
 class Command(RunCommand):

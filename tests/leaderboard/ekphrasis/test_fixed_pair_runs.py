@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import selectors
-from leaderboard.ekphrasis import judge_runs, judges
+from leaderboard.ekphrasis import judge_runs, judges, selectors
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, LeaderboardSnapshot
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.tasks import run_finalise

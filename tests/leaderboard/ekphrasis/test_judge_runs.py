@@ -42,7 +42,7 @@ def test_run_spends_exactly_the_budget_per_task_and_dimension():
 
 @pytest.mark.django_db
 def test_progress_reaches_exactly_the_total_planned_before_the_run_with_the_diagnostic_calls_beside_it():
-    from leaderboard.selectors import judge_run_progress
+    from leaderboard.ekphrasis.selectors import judge_run_progress
 
     task_set, models = population(n_models=5, n_tasks=3)
     run = simulated_run(task_set, models, budget=12, dimensions="UE")
@@ -191,8 +191,8 @@ def test_a_new_seed_keeps_the_simulated_skills_and_the_order_within_the_interval
 
 @pytest.mark.django_db
 def test_an_llm_run_stores_its_provider_usage_and_a_simulated_run_says_it_has_none(client):
+    from leaderboard.ekphrasis.selectors import judge_run_progress
     from leaderboard.models import SubjectModel
-    from leaderboard.selectors import judge_run_progress
     from tests.benchmarks.bench_judge_throughput import judge_reply
     from tests.fakes.openai_server import FakeOpenAIServer
 

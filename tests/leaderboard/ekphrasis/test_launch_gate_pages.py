@@ -4,7 +4,7 @@ import pytest
 
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.ekphrasis.models import LaunchGateOverride
-from leaderboard.selectors import judge_run_launch_gates
+from leaderboard.ekphrasis.selectors import judge_run_launch_gates
 from tests.factories import PASSWORD
 from tests.leaderboard.judging_factories import population, simulated_run
 
