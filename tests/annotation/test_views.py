@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation import selectors, services
+from annotation import dashboard_cache, selectors, services
 from annotation.models import Adjudication, Campaign
 from tests.annotation.factories import (
     Catalogue,
@@ -145,7 +145,9 @@ def test_the_dashboard_joins_judge_outcomes_supplied_by_the_leaderboard(client, 
                                  min(i.response_a_id, i.response_b_id), i.response_a_id)
                 for i in campaign.items.all()]
     scores = {m.pk: float(-i) for i, m in enumerate(catalogue.models)}
+    # the leaderboard's reads as each annotation module holds them (the dashboard's cache reads outcomes itself)
     monkeypatch.setattr(selectors, "judge_pair_outcomes", lambda task_set, dimension: outcomes)
+    monkeypatch.setattr(dashboard_cache, "judge_pair_outcomes", lambda task_set, dimension: outcomes)
     monkeypatch.setattr(selectors, "judge_model_scores", lambda task_set, dimension: scores)
     body = login(client, rita).get(f"/annotate/campaigns/{campaign.pk}/").content.decode()
     assert "No judge run yet" not in body
