@@ -1,4 +1,7 @@
 from django import forms
+from django.core.exceptions import BadRequest
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
 
 from leaderboard.models import Benchmark, SubjectModel, TaskSet
 from leaderboard.protocols import task_set_kind_check
@@ -26,6 +29,17 @@ class SnapshotCompareForm(forms.Form):
 
     a = forms.IntegerField(min_value=1, max_value=2**63 - 1)
     b = forms.IntegerField(min_value=1, max_value=2**63 - 1)
+
+
+def compare_pair_from_query(query, rows: QuerySet, *, what: str = "run") -> tuple | None:
+    """The two rows a compare page's ``?a=&b=`` name, or None when the query names neither (the page then
+    offers the choice): a malformed id is a 400 saying so, an id not among ``rows`` a 404."""
+    if "a" not in query and "b" not in query:
+        return None
+    form = SnapshotCompareForm(query)
+    if not form.is_valid():
+        raise BadRequest(f"Compare needs two {what} ids: {form.errors.as_text()}")
+    return get_object_or_404(rows, pk=form.cleaned_data["a"]), get_object_or_404(rows, pk=form.cleaned_data["b"])
 
 
 class DrilldownFilterForm(forms.Form):

@@ -4,7 +4,6 @@ A bad id or query string is a 404 or 400, never a 500."""
 
 from __future__ import annotations
 
-from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
@@ -16,7 +15,7 @@ from leaderboard.c2.models import C2Run, C2TaskImage
 from leaderboard.c2.services import runs
 from leaderboard.c2.services.scoring import TASK_TYPE_LABELS
 from leaderboard.comparisons import board_headline, side_by_side
-from leaderboard.forms import SnapshotCompareForm
+from leaderboard.forms import compare_pair_from_query
 from leaderboard.models import Task
 from leaderboard.roles import require_researcher
 from leaderboard.runs.views import run_new_from_page, run_resume_view, run_status_view
@@ -152,12 +151,9 @@ def compare(request):
     what differs in the runs' configuration."""
     require_researcher(request.user)
     context = {"choices": selectors.compare_choices()[:100]}
-    if "a" in request.GET or "b" in request.GET:
-        form = SnapshotCompareForm(request.GET)
-        if not form.is_valid():
-            raise BadRequest(f"Compare needs two run ids: {form.errors.as_text()}")
-        left = get_object_or_404(selectors.compare_choices(), pk=form.cleaned_data["a"])
-        right = get_object_or_404(selectors.compare_choices(), pk=form.cleaned_data["b"])
+    pair = compare_pair_from_query(request.GET, selectors.compare_choices())
+    if pair is not None:
+        left, right = pair
 
         def side(run, table):
             c = selectors.combined_uncertainty(run, table)

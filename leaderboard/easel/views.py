@@ -3,7 +3,6 @@ through ``services``, access through the one gatekeeper ``require_researcher``."
 
 from __future__ import annotations
 
-from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -15,7 +14,7 @@ from leaderboard.easel import results, selectors, services
 from leaderboard.easel.agents import agent_choices
 from leaderboard.easel.forms import EaselRunForm
 from leaderboard.easel.models import EaselEpisode, EaselRun
-from leaderboard.forms import SnapshotCompareForm
+from leaderboard.forms import compare_pair_from_query
 from leaderboard.providers import code_version
 from leaderboard.roles import require_researcher
 from leaderboard.runs.views import run_new_from_page, run_resume_view, run_status_view
@@ -159,13 +158,9 @@ def compare(request):
     """Two EASEL runs side by side (``?a=&b=`` run ids; without them, the choice of runs)."""
     require_researcher(request.user)
     context = {"choices": selectors.compare_choices()[:100]}
-    if "a" in request.GET or "b" in request.GET:
-        form = SnapshotCompareForm(request.GET)
-        if not form.is_valid():
-            raise BadRequest(f"Compare needs two run ids: {form.errors.as_text()}")
-        runs = EaselRun.objects.select_related("task_set", "subject_model")
-        left = get_object_or_404(runs, pk=form.cleaned_data["a"])
-        right = get_object_or_404(runs, pk=form.cleaned_data["b"])
+    pair = compare_pair_from_query(request.GET, EaselRun.objects.select_related("task_set", "subject_model"))
+    if pair is not None:
+        left, right = pair
         comparison = selectors.run_comparison(left, right)
         context.update(comparison, left=left, right=right, pairwise=results.pairwise_rows(comparison["paired"]))
     return render(request, "leaderboard/easel/compare.html", context)

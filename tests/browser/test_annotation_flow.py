@@ -106,7 +106,7 @@ def test_three_annotators_label_by_keyboard_and_the_dashboard_shows_the_engines_
             label_by_keyboard(page, keys[2])
         page.wait_for_selector("text=Nothing left for you in this campaign.")
         assert campaign_labels(page) == before + 3
-        assert "You: 3 of up to" in page.inner_text("#progress-text")
+        assert "You: 3 labelled · done" in page.inner_text("#progress-text")
         assert page.get_attribute("#progress-bar", "aria-valuenow") == "3"  # the bar is the annotator's own
         context.close()
 

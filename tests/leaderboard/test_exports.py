@@ -21,7 +21,8 @@ from leaderboard.c2 import exports as c2_exports
 from leaderboard.c2.models import C2Run
 from leaderboard.easel import results as easel_results, selectors as easel_selectors
 from leaderboard.ekphrasis import results as ekphrasis_results
-from leaderboard.models import LeaderboardSnapshot, TaskSet
+from leaderboard.ekphrasis.models import LeaderboardSnapshot
+from leaderboard.models import TaskSet
 out = pathlib.Path(OUT)
 for snapshot in LeaderboardSnapshot.objects.all():
     (out / f"ekphrasis-{snapshot.pk}.tex").write_text(ekphrasis_results.export_latex(snapshot))

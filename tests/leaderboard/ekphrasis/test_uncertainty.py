@@ -62,7 +62,7 @@ def test_a_subtype_slice_refits_the_board_on_that_subtypes_tasks(snapshot):
 
 def test_the_snapshot_page_shows_overall_tiers_family_intervals_and_a_slice(researcher, snapshot):
     body = researcher.get(f"/leaderboards/{snapshot.pk}/").content.decode()
-    assert "Overall tier" in body and body.count('class="num overall-tier"') == len(snapshot.payload["models"])
+    assert "Overall tier" in body and body.count('class="overall-tier"') == len(snapshot.payload["models"])
     assert "bootstrap\nover the family's own tasks" in body or "over the family's own tasks" in body
     family = sorted(snapshot.payload["families"])[0]
     sliced = researcher.get(f"/leaderboards/{snapshot.pk}/?slice=family:{family}").content.decode()
