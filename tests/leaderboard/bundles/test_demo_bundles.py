@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from collections import Counter
 
 import pytest
 
@@ -238,18 +239,22 @@ def test_the_demo_snapshot_bundle_carries_its_calibrated_views_and_their_labels_
     assert any(".calibrated." in c.path and c.path.endswith(".score") for c in calibrated)
 
 
-def test_flipping_one_human_label_names_its_line_and_the_calibrated_numbers_it_moved(demo_bundles, tmp_path):
-    root = _copy(demo_bundles["ekphrasis"], tmp_path)
+def _used_human_label(root, label: str) -> tuple[str, int]:
+    """The labels file and the index of a label ``label`` the calibrated views used: a non-gold item with all
+    its k labels, both models in the pool."""
     spec = json.loads((root / "manifest.json").read_text(encoding="utf-8"))["human_labels"]
     name = spec["labels"]
     k = {c["campaign"]: c["k"] for c in spec["campaigns"]}
     rows = [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines()]
-    per_item = {}
-    for row in rows:
-        per_item[row["item"]] = per_item.get(row["item"], 0) + 1
-    # a label the views used: a non-gold item with all its k labels, both models in the pool
-    index = next(i for i, r in enumerate(rows) if r["label"] == "A" and not r["is_gold"] and r["model_a"]
+    per_item = Counter(r["item"] for r in rows)
+    index = next(i for i, r in enumerate(rows) if r["label"] == label and not r["is_gold"] and r["model_a"]
                  and r["model_b"] and per_item[r["item"]] == k[r["campaign"]])
+    return name, index
+
+
+def test_flipping_one_human_label_names_its_line_and_the_calibrated_numbers_it_moved(demo_bundles, tmp_path):
+    root = _copy(demo_bundles["ekphrasis"], tmp_path)
+    name, index = _used_human_label(root, "A")
     row = _rewrite_line(root, name, index, lambda r: r.update(label="B"))
     report = verify_bundle(root)
     assert not report.ok
@@ -267,15 +272,7 @@ def test_flipping_one_human_label_names_its_line_and_the_calibrated_numbers_it_m
 
 def test_a_human_label_flipped_with_its_hash_updated_is_named_by_the_calibrated_numbers(demo_bundles, tmp_path):
     root = _copy(demo_bundles["ekphrasis"], tmp_path)
-    spec = json.loads((root / "manifest.json").read_text(encoding="utf-8"))["human_labels"]
-    name = spec["labels"]
-    k = {c["campaign"]: c["k"] for c in spec["campaigns"]}
-    rows = [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines()]
-    per_item = {}
-    for row in rows:
-        per_item[row["item"]] = per_item.get(row["item"], 0) + 1
-    index = next(i for i, r in enumerate(rows) if r["label"] == "B" and not r["is_gold"] and r["model_a"]
-                 and r["model_b"] and per_item[r["item"]] == k[r["campaign"]])
+    name, index = _used_human_label(root, "B")
     row = _rewrite_line(root, name, index, lambda r: r.update(label="A"))
     _update_manifest_hash(root, name)
     result = manage("verify_bundle", str(root), database_url=NOWHERE_DATABASE, check=False)
