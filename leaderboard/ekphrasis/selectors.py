@@ -396,39 +396,79 @@ def judge_run_launch_gates(*, run) -> dict:
     """The seven App. D.3 launch criteria of a run, from its judged comparisons and its task set's
     responses: ``results`` (measured value beside threshold, in order (i)–(vii)), ``ready`` (all pass),
     ``overrides`` (admins' recorded reasons) and ``cleared`` (ready, or overridden)."""
-    from engine.launch_gates import GateComparison, ParsedResponse, launch_gates, launch_ready
-    from leaderboard.ekphrasis.models import Comparison, LaunchGateOverride
+    from engine.launch_gates import launch_ready
+    from leaderboard.ekphrasis.models import LaunchGateOverride
+
+    measured = _launch_gate_results_cached(run)
+    results = [result.to_dict() for result in measured]
+    overrides = list(LaunchGateOverride.objects.filter(run=run).select_related("created_by"))
+    ready = launch_ready(measured)
+    return {"results": results, "ready": ready, "overrides": overrides,
+            "cleared": ready or bool(overrides), "failed": [r.label for r in measured if not r.passed],
+            "finished": run.status == "done"}
+
+
+#: A finished run's measured criteria are kept this long (they change only when its task set's responses do).
+_GATES_CACHE_SECONDS = 24 * 3600
+
+
+def _launch_gate_results_cached(run) -> list:
+    """A finished run's criteria are read back from the cache: its comparisons no longer change, and its
+    task set's responses are immutable but for their parsing (the LLM splitter) and new imports, which the
+    key names (count, newest id, newest parse). A run still going is measured anew each time."""
+    from django.core.cache import cache
+    from django.db.models import Max
+
+    if run.status != "done" or run.finished_at is None:
+        return _launch_gate_results(run)
+    state = _gate_responses(run).aggregate(n=Count("pk"), newest=Max("pk"), parsed=Max("normalised_at"))
+    parsed = state["parsed"].timestamp() if state["parsed"] else 0
+    key = (f"ekphrasis-launch-gates:{run.pk}:{run.finished_at.timestamp()}:{state['n']}:{state['newest']}:{parsed}")
+    found = cache.get(key)
+    if found is None:
+        found = _launch_gate_results(run)
+        cache.set(key, found, timeout=_GATES_CACHE_SECONDS)
+    return found
+
+
+def _gate_responses(run) -> QuerySet:
     from leaderboard.models import SubjectModel
 
-    responses = Response.objects.filter(task__task_set_id=run.task_set_id, subject_model__role=SubjectModel.Role.SUBJECT)
+    return Response.objects.filter(task__task_set_id=run.task_set_id, subject_model__role=SubjectModel.Role.SUBJECT)
+
+
+def _launch_gate_results(run) -> list:
+    """The criteria measured from the database: one read of the responses' parse state and one of the
+    judged comparisons (plain rows: a paper-scale run has ~70,000 of them)."""
+    from engine.launch_gates import GateComparison, ParsedResponse, launch_gates
+    from leaderboard.ekphrasis.models import Comparison
+
     parsed = [
         ParsedResponse(str(pk), method != Response.Normalisation.PENDING and bool(core.strip()) and bool(visual.strip()))
-        for pk, method, core, visual in responses.values_list("pk", "normalisation_method", "core_idea", "visual_description")
+        for pk, method, core, visual in _gate_responses(run).values_list(
+            "pk", "normalisation_method", "core_idea", "visual_description")
     ]
     fixed = bool(run.config.get("fixed_pairs"))
     rows = (
         Comparison.objects.filter(run=run, status=Comparison.Status.OK)
         .exclude(kind=Comparison.Kind.AUTOMATIC)  # empty responses decided without a judge call (App. F.2)
-        .select_related("task", "shown_a", "shown_b")
         .order_by("task_id", "dimension", "sequence")
+        .values_list("task__external_id", "dimension", "shown_a__subject_model_id", "shown_b__subject_model_id",
+                     "winner", "kind", "repaired", "judge_name", "shown_a__core_idea", "shown_a__visual_description",
+                     "shown_b__core_idea", "shown_b__visual_description", "task_id", "model_x_id", "model_y_id",
+                     "checklist")
     )
     calls = []
-    for c in rows:
-        field = _GATE_FIELD[c.dimension]
+    for (task, dimension, model_a, model_b, winner, kind, repaired, judge, core_a, visual_a, core_b, visual_b,
+         task_id, model_x, model_y, checklist) in rows:
+        text_a, text_b = (visual_a, visual_b) if _GATE_FIELD[dimension] == "visual_description" else (core_a, core_b)
         calls.append(GateComparison(
-            task=c.task.external_id, dimension=c.dimension, model_a=str(c.shown_a.subject_model_id),
-            model_b=str(c.shown_b.subject_model_id), winner=c.winner, kind=c.kind, repaired=c.repaired,
-            judge=c.judge_name, text_a=getattr(c.shown_a, field), text_b=getattr(c.shown_b, field),
-            pair_key=f"{c.task_id}:{c.model_x_id}:{c.model_y_id}",
-            novelty_profile=_novelty_profile(c.checklist) if c.dimension == "N" else None,
-            active_selected=c.kind == Comparison.Kind.PRIMARY and not fixed,
+            task=task, dimension=dimension, model_a=str(model_a), model_b=str(model_b), winner=winner, kind=kind,
+            repaired=repaired, judge=judge, text_a=text_a, text_b=text_b, pair_key=f"{task_id}:{model_x}:{model_y}",
+            novelty_profile=_novelty_profile(checklist) if dimension == "N" else None,
+            active_selected=kind == Comparison.Kind.PRIMARY and not fixed,
         ))
-    results = launch_gates(parsed, calls)
-    overrides = list(LaunchGateOverride.objects.filter(run=run).select_related("created_by"))
-    ready = launch_ready(results)
-    return {"results": [r.to_dict() for r in results], "ready": ready, "overrides": overrides,
-            "cleared": ready or bool(overrides), "failed": [r.label for r in results if not r.passed],
-            "finished": run.status == "done"}
+    return launch_gates(parsed, calls)
 
 
 def launch_gate_run_for(*, task_set: TaskSet):

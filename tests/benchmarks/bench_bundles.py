@@ -12,7 +12,7 @@ verify does everything the site does plus the hash checks and, for EASEL, the re
 Run: ``.venv/bin/python -m tests.benchmarks.bench_bundles [--work DIR]`` (keeps DIR's demo database
 between runs when given).
 
-``--paper-scale [TASKS]`` measures instead issue 30's goal "a bundle of the paper-scale run exported and
+``--paper-scale [TASKS]`` (with ``--work DIR`` the run is kept there and read back next time) measures instead issue 30's goal "a bundle of the paper-scale run exported and
 verified in ≤ 2 min": the paper-scale Ekphrasis run of ``bench_judge_bookkeeping`` (14 subject models × 3
 samples per task, TIG built with the offline components, simulated judge on U, E and N with TIG anchors,
 budget 50 per task and dimension, seed 42, ``n_boot`` 200; 400 tasks by default) is made on a throwaway
@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.benchmarks.paper_scale_world import paper_scale_setup, paper_scale_world
 from tests.leaderboard.bundles.demo_bundles import demo_bundles_built
 
 
@@ -52,34 +53,14 @@ PAPER_SCALE_GOAL_S = 120.0
 
 
 def paper_scale(work: Path, n_tasks: int, n_boot: int) -> None:
-    """Make the paper-scale run on a throwaway SQLite database; time its bundle's export and verify."""
-    os.environ.update(ATELIER_DEV="true", DATABASE_URL=f"sqlite:///{work / 'paper.sqlite3'}",
-                      ATELIER_VAR_DIR=str(work / "var"), DJANGO_SETTINGS_MODULE="evalsite.settings", LOG_LEVEL="ERROR",
-                      CELERY_BROKER_URL="")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    """Make (or read back) the paper-scale run; time its bundle's export and verify."""
+    paper_scale_setup(work, n_tasks, with_demo=False)
     from engine.bundle.verify import verify_bundle
     from leaderboard.bundles.export import bundle_export
-    from leaderboard.ekphrasis import judge_runs
-    from leaderboard.ekphrasis.models import Comparison
-    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
-    from tests.benchmarks.bench_judge_bookkeeping import seed_task_set
 
-    call_command("migrate", verbosity=0, interactive=False)
-    started = time.perf_counter()
-    task_set, n_responses = seed_task_set(n_tasks, f"paper-{n_tasks}")
-    tig_build_execute(build_id=tig_build_create(task_set=task_set).pk)
-    run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="UEN", budget_per_task=50,
-                                      seed=42, config={"n_boot": n_boot})
-    snapshot = judge_runs.judge_run_execute_inline(run=run)
-    calls = Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC).count()
-    print(f"paper-scale run made in {time.perf_counter() - started:.1f} s: {n_tasks} tasks, {n_responses} responses, "
-          f"{calls} judge calls, n_boot {n_boot} (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)")
+    snapshot = paper_scale_world(work, n_tasks, n_boot)
     cpu0 = time.process_time()
-    export_s, result = _timed(lambda: bundle_export("ekphrasis", snapshot.pk, work / "paper-bundle.tar.gz"))
+    export_s, result = _timed(lambda: bundle_export("ekphrasis", snapshot.pk, work / f"paper-bundle-{time.monotonic_ns()}.tar.gz"))
     cpu1 = time.process_time()
     verify_s, report = _timed(lambda: verify_bundle(result.path))
     cpu2 = time.process_time()

@@ -53,3 +53,23 @@ def test_only_an_admin_records_an_override_and_it_needs_a_reason(client, rita, a
     override = LaunchGateOverride.objects.get()
     assert override.created_by == adam and override.failed_gates
     assert judge_run_launch_gates(run=finished_run)["cleared"]
+
+
+def test_a_finished_runs_gates_are_read_back_without_reading_its_comparisons(finished_run, django_assert_max_num_queries):
+    first = judge_run_launch_gates(run=finished_run)["results"]
+    with django_assert_max_num_queries(2):  # the responses' state for the key, and the overrides
+        again = judge_run_launch_gates(run=finished_run)["results"]
+    assert again == first
+
+
+def test_a_response_parsed_anew_after_the_run_changes_the_gates(finished_run):
+    from django.utils import timezone
+
+    from leaderboard.models import Response
+
+    before = {g["key"]: g for g in judge_run_launch_gates(run=finished_run)["results"]}
+    response = Response.objects.filter(task__task_set=finished_run.task_set).order_by("pk").first()
+    Response.objects.filter(pk=response.pk).update(normalisation_method=Response.Normalisation.PENDING,
+                                                   normalised_at=timezone.now())
+    after = {g["key"]: g for g in judge_run_launch_gates(run=finished_run)["results"]}
+    assert after["parsing"]["measured"] < before["parsing"]["measured"] == 1.0
