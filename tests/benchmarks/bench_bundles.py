@@ -54,11 +54,12 @@ PAPER_SCALE_GOAL_S = 120.0
 
 def paper_scale(work: Path, n_tasks: int, n_boot: int) -> None:
     """Make (or read back) the paper-scale run; time its bundle's export and verify."""
-    paper_scale_setup(work, n_tasks, with_demo=False)
+    # The demo's protocols beside it, so that ``bench_overview --work DIR`` reads back the same world.
+    paper_scale_setup(work, n_tasks, with_demo=True)
     from engine.bundle.verify import verify_bundle
     from leaderboard.bundles.export import bundle_export
 
-    snapshot = paper_scale_world(work, n_tasks, n_boot)
+    snapshot = paper_scale_world(work, n_tasks, n_boot, with_demo=True)
     cpu0 = time.process_time()
     export_s, result = _timed(lambda: bundle_export("ekphrasis", snapshot.pk, work / f"paper-bundle-{time.monotonic_ns()}.tar.gz"))
     cpu1 = time.process_time()
