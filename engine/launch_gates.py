@@ -17,6 +17,8 @@ launch needs evidence, not its absence.
 
 from __future__ import annotations
 
+import functools
+
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -240,8 +242,10 @@ def _outcome_corr(rows: Sequence[GateComparison], feature) -> float | None:
 
 
 def _length_adjectives(by_dim: dict[str, list[GateComparison]]) -> GateResult:
-    length = {d: _outcome_corr(rows, _words) for d, rows in by_dim.items()}
-    adjectives = {d: _outcome_corr(rows, adjective_density) for d, rows in by_dim.items()}
+    # A response is shown in many calls (~10 at the paper's scale): each text is measured once.
+    words, density = functools.cache(_words), functools.cache(adjective_density)
+    length = {d: _outcome_corr(rows, words) for d, rows in by_dim.items()}
+    adjectives = {d: _outcome_corr(rows, density) for d, rows in by_dim.items()}
     values = [abs(v) for v in (*length.values(), *adjectives.values()) if v is not None]
     passed = bool(values) and all(
         v is not None and abs(v) <= LENGTH_CORR_MAX for v in length.values()

@@ -4,10 +4,12 @@ launch gates and task-set builds."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, QuerySet, TextField
+from django.db.models.functions import Cast
 
 from leaderboard.models import Response, TaskSet
 from leaderboard.providers import provider_model_names
@@ -456,7 +458,8 @@ def _launch_gate_results(run) -> list:
         .values_list("task__external_id", "dimension", "shown_a__subject_model_id", "shown_b__subject_model_id",
                      "winner", "kind", "repaired", "judge_name", "shown_a__core_idea", "shown_a__visual_description",
                      "shown_b__core_idea", "shown_b__visual_description", "task_id", "model_x_id", "model_y_id",
-                     "checklist")
+                     # as stored text: only a Novelty call's checklist is read (a third of the rows)
+                     Cast("checklist", TextField()))
     )
     calls = []
     for (task, dimension, model_a, model_b, winner, kind, repaired, judge, core_a, visual_a, core_b, visual_b,
@@ -465,7 +468,7 @@ def _launch_gate_results(run) -> list:
         calls.append(GateComparison(
             task=task, dimension=dimension, model_a=str(model_a), model_b=str(model_b), winner=winner, kind=kind,
             repaired=repaired, judge=judge, text_a=text_a, text_b=text_b, pair_key=f"{task_id}:{model_x}:{model_y}",
-            novelty_profile=_novelty_profile(checklist) if dimension == "N" else None,
+            novelty_profile=_novelty_profile(json.loads(checklist) if checklist else None) if dimension == "N" else None,
             active_selected=kind == Comparison.Kind.PRIMARY and not fixed,
         ))
     return launch_gates(parsed, calls)
