@@ -622,15 +622,58 @@ def _per_request(campaign: int, session: str, cycles: int) -> dict:
         parts[part] = sum(ct for (path, _, fn), (_, _, _, ct, _) in stats.items()
                           if any(path.endswith(suffix) and fn == name for suffix, name in functions))
     parts = {part: 1000 * seconds / (2 * profiled) for part, seconds in parts.items()}
+    cpu["combined"] = _combined_cpu(client, csrf, campaign, measured)
+    cpu["floor"] = _floor_cpu(client, csrf, measured)
     return {"queries": queries, "cpu_ms": {k: 1000 * statistics.median(v) for k, v in cpu.items()},
             "cpu_mean_ms": {k: 1000 * statistics.fmean(v) for k, v in cpu.items()}, "parts": parts,
             "cycles": measured, "load": (load_before, os.getloadavg()[0])}
+
+
+def _combined_cpu(client, csrf: str, campaign: int, cycles: int) -> list[float]:
+    """CPU of one label the way the labelling page sends it: ``submit?next=1`` (save, and hand the next)."""
+    response = client.post(f"/annotate/api/campaigns/{campaign}/next", {"progress": False},
+                           content_type="application/json", HTTP_X_CSRFTOKEN=csrf)
+    token = response.json()["assignment"]["token"]
+    times = []
+    for _ in range(cycles):
+        answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "time_on_item_ms": 1000}
+        started = time.process_time()
+        response = client.post(f"/annotate/api/assignments/{token}/submit?next=1", answer,
+                               content_type="application/json", HTTP_X_CSRFTOKEN=csrf)
+        times.append(time.process_time() - started)
+        if response.status_code != 201 or not response.json().get("assignment"):
+            raise RuntimeError(f"combined submit answered {response.status_code}: {response.content[:200]!r}")
+        token = response.json()["assignment"]["token"]
+    return times
+
+
+def _floor_cpu(client, csrf: str, cycles: int) -> list[float]:
+    """CPU of a request to a view shaped like the annotator endpoints that does nothing
+    (:mod:`tests.benchmarks.framework_floor`): the framework's own share, the same session and user."""
+    from django.test import override_settings
+
+    times = []
+    with override_settings(ROOT_URLCONF="tests.benchmarks.framework_floor"):
+        for _ in range(cycles + 10):
+            started = time.process_time()
+            response = client.post("/annotate/api/nothing", {"answer": {"choice": "A"}}, content_type="application/json",
+                                   HTTP_X_CSRFTOKEN=csrf)
+            times.append(time.process_time() - started)
+            if response.status_code != 200:
+                raise RuntimeError(f"the empty view answered {response.status_code}: {response.content[:200]!r}")
+    return times[10:]
 
 
 def _print_per_request(figures: dict) -> None:
     load = figures["load"]
     print(f"\n[per request] one annotator's next-item + submit through Django's test client in this process "
           f"({figures['cycles']} cycles; 1-min load average {load[0]:.2f} before / {load[1]:.2f} after)")
+    combined, floor = figures["cpu_ms"]["combined"], figures["cpu_ms"]["floor"]
+    two = figures["cpu_ms"]["next"] + figures["cpu_ms"]["submit"]
+    print(f"  one label, this process's CPU p50: combined submit?next=1 {combined:.2f} ms, next-item + submit {two:.2f} ms "
+          f"(ratio {combined / two:.2f}); the framework's floor (an empty view behind the same middleware, session, "
+          f"user and DRF: tests/benchmarks/framework_floor.py) {floor:.2f} ms a request = {floor / combined:.0%} of a "
+          f"combined label")
     for kind, label in (("next", "next-item"), ("submit", "submit   ")):
         n = len(figures["queries"][kind])
         cpu = figures["cpu_ms"][kind]
@@ -1138,7 +1181,7 @@ def main(argv: list[str] | None = None) -> int:
         shared = -(-args.annotators * args.items // 3) + 20
         small = -(-min(args.annotators, STRESS_SMALL_CLIENTS) * args.items // 3) + 20
         items_needed = {"serial": args.items + 5, "stress20": small, "stress": shared, "paced": shared,
-                        "per_request": args.per_request + 20}  # one annotator, each item once
+                        "per_request": 2 * args.per_request + 40}  # one annotator, each item once (two requests, then combined)
         seeded = _seed(args.annotators, items_needed, DASHBOARD_LABELS, args.seed)
         print(
             f"seeded in {time.perf_counter() - t0:.1f} s: items (k = 3) per scenario {seeded['items']} for "
