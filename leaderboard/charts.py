@@ -117,7 +117,8 @@ def interval_plot(rows: Sequence[Interval], *, title: str, reference: float | No
     """
     if not rows:
         return ""
-    left, right, row_h = 170, 560, 24
+    # 556 px wide: two plots side by side in a 1400 px card (558 px each) keep their text at its drawn size
+    left, right, row_h = 170, 496, 24
     tiers = sorted({r.tier for r in rows if r.tier is not None})
     legend_h = 18 if tier_legend and tiers else 0
     label_lines = _label_lines(axis_label, right + 56)
