@@ -135,12 +135,13 @@ def snapshot_uncertainty_warm_on_commit(snapshot_id: int) -> None:
     (:func:`snapshot_uncertainty_warm`). Without a broker only where eager jobs run in the background (the
     finishing step is then off the request already; the tests turn that off, so finishing a run stays quick
     there); a broker that cannot be reached leaves the work to the first reader, as before."""
+    if settings.CELERY_TASK_ALWAYS_EAGER and not settings.ATELIER_EAGER_JOBS_IN_BACKGROUND:
+        return  # nothing registered: the first reader computes it
+
     def send() -> None:
         from leaderboard.ekphrasis.tasks import snapshot_uncertainty_warm_task
 
         if settings.CELERY_TASK_ALWAYS_EAGER:
-            if not settings.ATELIER_EAGER_JOBS_IN_BACKGROUND:
-                return
             try:
                 snapshot_uncertainty_warm_task.delay(snapshot_id)
             except Exception as exc:  # noqa: BLE001 - eager only: a cache warm-up must not fail the finished run
