@@ -4,9 +4,11 @@ launch gates and task-set builds."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.db.models import Count, QuerySet
 
 from leaderboard.models import Response, TaskSet
@@ -392,19 +394,48 @@ def _novelty_profile(checklist: list) -> str | None:
     return None
 
 
+#: How long a finished run's measured gates stay cached (they never change; the bound frees the cache).
+_GATES_TIMEOUT = 7 * 24 * 3600
+
+
 def judge_run_launch_gates(*, run) -> dict:
     """The seven App. D.3 launch criteria of a run, from its judged comparisons and its task set's
     responses: ``results`` (measured value beside threshold, in order (i)–(vii)), ``ready`` (all pass),
     ``overrides`` (admins' recorded reasons) and ``cleared`` (ready, or overridden)."""
-    from engine.launch_gates import GateComparison, ParsedResponse, launch_gates, launch_ready
-    from leaderboard.ekphrasis.models import Comparison, LaunchGateOverride
+    from engine.launch_gates import ParsedResponse, launch_gates, launch_ready
+    from leaderboard.ekphrasis.models import LaunchGateOverride
     from leaderboard.models import SubjectModel
 
     responses = Response.objects.filter(task__task_set_id=run.task_set_id, subject_model__role=SubjectModel.Role.SUBJECT)
+    rows = list(responses.values_list("pk", "normalisation_method", "core_idea", "visual_description").order_by("pk"))
     parsed = [
         ParsedResponse(str(pk), method != Response.Normalisation.PENDING and bool(core.strip()) and bool(visual.strip()))
-        for pk, method, core, visual in responses.values_list("pk", "normalisation_method", "core_idea", "visual_description")
+        for pk, method, core, visual in rows
     ]
+    # A finished run's comparisons never change, so its measured gates are cached, keyed by the run's end and
+    # by the task set's responses with their texts (an edited response changes the key; ~1 s per view of the
+    # snapshot page otherwise); the admins' overrides are read fresh below.
+    fingerprint = hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+    key = f"launch-gates:{run.pk}:{run.finished_at.timestamp() if run.finished_at else ''}:{fingerprint}"
+    done = run.status == "done"
+    found = cache.get(key) if done else None
+    if found is None:
+        results = launch_gates(parsed, _gate_calls(run))
+        found = {"results": [r.to_dict() for r in results], "ready": launch_ready(results),
+                 "failed": [r.label for r in results if not r.passed]}
+        if done:
+            cache.set(key, found, timeout=_GATES_TIMEOUT)
+    overrides = list(LaunchGateOverride.objects.filter(run=run).select_related("created_by"))
+    ready = found["ready"]
+    return {"results": found["results"], "ready": ready, "overrides": overrides,
+            "cleared": ready or bool(overrides), "failed": found["failed"], "finished": done}
+
+
+def _gate_calls(run) -> list:
+    """The run's judged calls as the launch gates read them (automatic decisions left out)."""
+    from engine.launch_gates import GateComparison
+    from leaderboard.ekphrasis.models import Comparison
+
     fixed = bool(run.config.get("fixed_pairs"))
     rows = (
         Comparison.objects.filter(run=run, status=Comparison.Status.OK)
@@ -423,12 +454,7 @@ def judge_run_launch_gates(*, run) -> dict:
             novelty_profile=_novelty_profile(c.checklist) if c.dimension == "N" else None,
             active_selected=c.kind == Comparison.Kind.PRIMARY and not fixed,
         ))
-    results = launch_gates(parsed, calls)
-    overrides = list(LaunchGateOverride.objects.filter(run=run).select_related("created_by"))
-    ready = launch_ready(results)
-    return {"results": [r.to_dict() for r in results], "ready": ready, "overrides": overrides,
-            "cleared": ready or bool(overrides), "failed": [r.label for r in results if not r.passed],
-            "finished": run.status == "done"}
+    return calls
 
 
 def launch_gate_run_for(*, task_set: TaskSet):

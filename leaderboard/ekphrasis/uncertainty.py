@@ -123,11 +123,15 @@ def slice_board(snapshot: LeaderboardSnapshot, kind: str, value: str) -> dict | 
 
 
 def snapshot_uncertainty_warm(*, snapshot_id: int) -> None:
-    """Compute the snapshot page's Overall tiers and family intervals into the cache (no-op for a gone snapshot)."""
+    """Compute the snapshot page's Overall tiers, family intervals and its run's launch gates into the cache
+    (no-op for a gone snapshot)."""
+    from leaderboard.ekphrasis.selectors import judge_run_launch_gates
+
     snapshot = LeaderboardSnapshot.objects.select_related("run").filter(pk=snapshot_id).first()
     if snapshot is not None:
         overall_tiers(snapshot)
         family_intervals(snapshot)
+        judge_run_launch_gates(run=snapshot.run)
 
 
 def snapshot_uncertainty_warm_on_commit(snapshot_id: int) -> None:

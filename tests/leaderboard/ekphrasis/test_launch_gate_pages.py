@@ -53,3 +53,29 @@ def test_only_an_admin_records_an_override_and_it_needs_a_reason(client, rita, a
     override = LaunchGateOverride.objects.get()
     assert override.created_by == adam and override.failed_gates
     assert judge_run_launch_gates(run=finished_run)["cleared"]
+
+
+def test_a_finished_runs_gates_are_measured_once_and_its_overrides_read_fresh(finished_run, rita, monkeypatch):
+    from engine import launch_gates
+
+    first = judge_run_launch_gates(run=finished_run)
+    monkeypatch.setattr(launch_gates, "launch_gates", lambda *a, **k: pytest.fail("measured again"))
+    LaunchGateOverride.objects.create(run=finished_run, reason="pilot reviewed by hand", created_by=rita)
+    again = judge_run_launch_gates(run=finished_run)
+    assert again["results"] == first["results"] and not first["overrides"]
+    assert [o.reason for o in again["overrides"]] == ["pilot reviewed by hand"] and again["cleared"]
+
+
+def test_an_edited_response_measures_the_gates_again(finished_run, monkeypatch):
+    from engine import launch_gates
+    from leaderboard.models import Response
+
+    judge_run_launch_gates(run=finished_run)
+    measured = []
+    real = launch_gates.launch_gates
+    monkeypatch.setattr(launch_gates, "launch_gates", lambda *a, **k: measured.append(1) or real(*a, **k))
+    response = Response.objects.filter(task__task_set=finished_run.task_set).first()
+    response.core_idea = ""
+    response.save(update_fields=["core_idea"])
+    gates = {g["key"]: g for g in judge_run_launch_gates(run=finished_run)["results"]}
+    assert measured == [1] and gates["parsing"]["measured"] < 1.0
