@@ -10,9 +10,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
 app = Celery("evalsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# The two modules that hold tasks, named rather than looked up per app: the campaigns' sweep and the one task
-# pair of every resumable job (leaderboard/runs is a plain package, not an app, and no other app has tasks).
-app.autodiscover_tasks(["annotation", "leaderboard.runs"])
+# The modules that hold tasks, named rather than looked up per app: the campaigns' sweep, the one task pair of
+# every resumable job (leaderboard/runs is a plain package, not an app) and the warm-up of a new Ekphrasis snapshot.
+app.autodiscover_tasks(["annotation", "leaderboard.runs", "leaderboard.ekphrasis"])
 
 # Periodic tasks (run by `celery -A evalsite beat`; with no broker nothing runs them, and
 # assignment_next still expires overdue assignments itself when it needs their slots).

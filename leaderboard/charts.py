@@ -117,7 +117,8 @@ def interval_plot(rows: Sequence[Interval], *, title: str, reference: float | No
     """
     if not rows:
         return ""
-    left, right, row_h = 170, 560, 24
+    # 556 px wide: two plots side by side in a 1400 px card (558 px each) keep their text at its drawn size
+    left, right, row_h = 170, 496, 24
     tiers = sorted({r.tier for r in rows if r.tier is not None})
     legend_h = 18 if tier_legend and tiers else 0
     label_lines = _label_lines(axis_label, right + 56)
@@ -291,12 +292,46 @@ def box_plot(groups: Sequence[tuple[str, Sequence[float]]], *, title: str, axis_
 def _label_box(x: float, y: float, text: str, anchor: str, size: int = 10) -> tuple[float, float, float, float]:
     """Approximate box of an SVG text (0.6 em per character, the usual sans-serif average)."""
     width = 0.6 * size * len(text)
-    x0 = x - width if anchor == "end" else x
+    x0 = x - width if anchor == "end" else (x - width / 2 if anchor == "middle" else x)
     return x0, y - size, x0 + width, y + 2
 
 
 def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+#: Least visible length of an edge between two drawn nodes (px): the gap kept between their circles.
+EDGE_GAP = 14
+
+
+def _spread(centres: np.ndarray, radii: np.ndarray, *, lo: float, hi_x: float, lo_y: float, hi: float,
+            gap: float = EDGE_GAP, rounds: int = 200) -> np.ndarray:
+    """Centres moved apart until no two circles come closer than ``gap`` (kept inside the frame).
+
+    A spring layout of a graph with several components pushes the components apart and packs each into
+    one spot, so its nodes cover each other and the edges between them. Each round moves every pair that is
+    too close apart along the line joining them, half the shortfall each (summed over its pairs); coincident centres part along
+    a fixed angle per node, so the drawing is the same on every load."""
+    pts = centres.astype(float).copy()
+    n = len(pts)
+    if n < 2:
+        return pts
+    need = radii[:, None] + radii[None, :] + gap
+    np.fill_diagonal(need, 0.0)
+    fallback = np.stack([np.cos(2.399963 * np.arange(n)), np.sin(2.399963 * np.arange(n))], axis=1)  # golden angle
+    for _ in range(rounds):
+        delta = pts[:, None, :] - pts[None, :, :]
+        dist = np.hypot(delta[..., 0], delta[..., 1])
+        short = np.clip(need - dist, 0.0, None)
+        np.fill_diagonal(short, 0.0)
+        if short.max() < 0.5:
+            break
+        unit = np.where(dist[..., None] > 1e-6, delta / np.maximum(dist, 1e-6)[..., None],
+                        fallback[:, None, :] - fallback[None, :, :])
+        pts += 0.5 * (short[..., None] * unit).sum(axis=1)
+        pts[:, 0] = np.clip(pts[:, 0], lo + radii, hi_x - radii)
+        pts[:, 1] = np.clip(pts[:, 1], lo_y + radii, hi - radii)
+    return pts
 
 
 def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size: int = 620,
@@ -314,10 +349,14 @@ def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size
     pad = 26
     x = _scale(min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1, pad, size - pad)
     y = _scale(min(ys), max(ys) if max(ys) > min(ys) else min(ys) + 1, size - pad, pad + 14)
-    where = {n["id"]: (x(n["x"]), y(n["y"])) for n in nodes}
+    top = max((n["weighted_degree"] for n in nodes), default=1.0) or 1.0
+    radius = {n["id"]: 3 + 9 * (n["weighted_degree"] / top) ** 0.5 for n in nodes}
+    # nodes parted so that every edge shows at least EDGE_GAP px between its two circles
+    spread = _spread(np.array([(x(n["x"]), y(n["y"])) for n in nodes]), np.array([radius[n["id"]] for n in nodes]),
+                     lo=4, hi_x=size - 4, lo_y=22, hi=size - 4)
+    where = {n["id"]: (float(px), float(py)) for n, (px, py) in zip(nodes, spread, strict=True)}
     clusters = sorted({n["cluster_id"] for n in nodes if n.get("cluster_id")})
     colour = {c: PALETTE[k % len(PALETTE)] for k, c in enumerate(clusters)}
-    top = max((n["weighted_degree"] for n in nodes), default=1.0) or 1.0
     heaviest = max((e["weight"] for e in edges), default=1.0) or 1.0
     body = [f'<text x="4" y="14" font-size="11" fill="#5f6670">{len(nodes)} atoms, {len(edges)} co-occurrence edges; '
             'colour = cluster, size = weighted degree; hover a node for its name</text>']
@@ -326,7 +365,6 @@ def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size
         share = e["weight"] / heaviest
         body.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#4b5563" '
                     f'stroke-opacity="{0.45 + 0.45 * share:.2f}" stroke-width="{1.2 + 2.3 * share:.1f}"/>')
-    radius = {n["id"]: 3 + 9 * (n["weighted_degree"] / top) ** 0.5 for n in nodes}
     for n in sorted(nodes, key=lambda n: n["weighted_degree"]):
         cx, cy = where[n["id"]]
         fill = colour.get(n.get("cluster_id"), "#c8ced6")
@@ -352,7 +390,9 @@ def graph_plot(nodes: Sequence[dict], edges: Sequence[dict], *, title: str, size
         cx, cy = where[n["id"]]
         r = radius[n["id"]]
         text = n["label"] if len(n["label"]) <= 24 else n["label"][:23] + "…"
-        for anchor, dx, dy in (("start", r + 3, 4), ("end", -r - 3, 4), ("start", r + 3, -r - 2), ("end", -r - 3, r + 10)):
+        # right, left, the four corners, then centred above and below the node
+        for anchor, dx, dy in (("start", r + 3, 4), ("end", -r - 3, 4), ("start", r + 3, -r - 2), ("end", -r - 3, r + 10),
+                               ("end", -r - 3, -r - 2), ("start", r + 3, r + 10), ("middle", 0, -r - 4), ("middle", 0, r + 12)):
             box = _label_box(cx + dx, cy + dy, text, anchor)
             inside = box[0] >= 2 and box[2] <= size - 2 and box[1] >= 18 and box[3] <= size - 2
             own = (cx - r, cy - r, cx + r, cy + r)
@@ -403,6 +443,7 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         f'transform="rotate(-90 14 {(top + bottom) / 2})">{escape(y_label)}</text>',
     ]
     x_fmt, y_fmt = tick_format(x_ticks), tick_format(y_ticks)
+    mark_boxes: list[tuple[float, float, float, float]] = []
     for tick in x_ticks:
         body.append(f'<text x="{x(tick):.1f}" y="{bottom + 14}" font-size="10" text-anchor="middle" fill="#5f6670">{x_fmt.format(tick)}</text>')
     for tick in y_ticks:
@@ -412,12 +453,22 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         colour = PALETTE[k % len(PALETTE)]
         points = " ".join(f"{x(float(a)):.1f},{y(float(b)):.1f}" for a, b in zip(s.xs, s.ys, strict=True))
         body.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.8"/>')
+        # marks on one point share one label ("Best = Final": drawn apart, the two words overprinted each other)
+        merged: dict[tuple[float, float], list[str]] = {}
         for name, mx, my in s.marks:
+            merged.setdefault((float(mx), float(my)), []).append(name)
+        for (mx, my), names in merged.items():
+            name = " = ".join(names)
             body.append(f'<circle cx="{x(mx):.1f}" cy="{y(my):.1f}" r="4" fill="#fff" stroke="{colour}" stroke-width="2">'
                         f'<title>{escape(name)}: {fmt.format(my)}</title></circle>')
-            # a mark near the right edge is labelled to its left, so the label stays inside the frame
+            # a mark near the right edge is labelled to its left, so the label stays inside the frame; a label
+            # that would cover one already placed goes under its point instead
             anchor, dx = ("end", -6) if x(mx) > right - 40 else ("start", 6)
-            body.append(f'<text x="{x(mx) + dx:.1f}" y="{y(my) - 6:.1f}" font-size="10" fill="{colour}" '
+            ty = y(my) - 6
+            if any(_overlaps(_label_box(x(mx) + dx, ty, name, anchor), box) for box in mark_boxes):
+                ty = y(my) + 16
+            mark_boxes.append(_label_box(x(mx) + dx, ty, name, anchor))
+            body.append(f'<text x="{x(mx) + dx:.1f}" y="{ty:.1f}" font-size="10" fill="{colour}" '
                         f'text-anchor="{anchor}">{escape(name)}</text>')
         ly = bottom + 50 + 16 * k
         body.append(f'<line x1="{left}" x2="{left + 18}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2.5"/>')
@@ -544,14 +595,21 @@ def radar_chart(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float 
     listed in the legend as n/a."""
     if not axes or not series:
         return ""
-    size, legend_w = 420, 190
-    cx, cy, radius = size / 2, size / 2 + 10, size / 2 - 70
+    # side margins wide enough for an axis label beside the rim ("Surp. (Conv.)", ~80 px at 11 px); the legend
+    # goes under the chart, so the figure stays under 500 px wide and its text is not scaled down in a grid cell
+    size, side = 420, 36
+    cx, cy, radius = size / 2 + side, size / 2 + 10, size / 2 - 70
+    legend_x = side
     n = len(axes)
     angle = [-np.pi / 2 + 2 * np.pi * k / n for k in range(n)]
 
     def point(k: int, value: float) -> tuple[float, float]:
         r = radius * max(0.0, min(value / max_value, 1.0))
         return cx + r * np.cos(angle[k]), cy + r * np.sin(angle[k])
+
+    def outside(k: int, share: float) -> tuple[float, float]:
+        """A point on spoke k at ``share`` of the rim's radius, not clamped to the rim (the axis labels)."""
+        return cx + radius * share * np.cos(angle[k]), cy + radius * share * np.sin(angle[k])
 
     body = [f'<text x="{cx}" y="16" font-size="12" text-anchor="middle" fill="#5f6670">{escape(axis_note)}</text>']
     ring_labels = []
@@ -565,7 +623,8 @@ def radar_chart(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float 
     for k, label in enumerate(axes):
         x, y = point(k, max_value)
         body.append(f'<line x1="{cx}" y1="{cy}" x2="{x:.1f}" y2="{y:.1f}" stroke="#c8ced6"/>')
-        lx, ly = point(k, max_value * 1.16)
+        # outside the rim: clamped to it (as point() clamps values) the labels sat on the ring-1 label and the polygons
+        lx, ly = outside(k, 1.14)
         anchor = "middle" if abs(lx - cx) < 8 else ("start" if lx > cx else "end")
         body.append(f'<text x="{lx:.1f}" y="{ly + 4:.1f}" font-size="11" text-anchor="{anchor}">{escape(label)}</text>')
     for s, (name, values) in enumerate(series):
@@ -573,11 +632,11 @@ def radar_chart(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float 
         shape = " ".join(f"{x:.1f},{y:.1f}" for x, y in (point(k, v or 0.0) for k, v in enumerate(values)))
         body.append(f'<polygon points="{shape}" fill="{colour}" fill-opacity=".12" stroke="{colour}" stroke-width="2"/>')
         missing = any(v is None for v in values)
-        ly = 40 + 18 * s
-        body.append(f'<rect x="{size + 10}" y="{ly - 9}" width="12" height="12" fill="{colour}"/>')
-        body.append(f'<text x="{size + 28}" y="{ly + 1}" font-size="11">{escape(name)}{" (n/a axes at 0)" if missing else ""}</text>')
+        ly = size + 16 + 18 * s
+        body.append(f'<rect x="{legend_x}" y="{ly - 9}" width="12" height="12" fill="{colour}"/>')
+        body.append(f'<text x="{legend_x + 18}" y="{ly + 1}" font-size="11">{escape(name)}{" (n/a axes at 0)" if missing else ""}</text>')
     body += ring_labels
-    return _svg(size + legend_w, size + 20, body, title,
+    return _svg(size + 2 * side, size + 16 + 18 * len(series), body, title,
                 data=(["series", *axes], [[name, *values] for name, values in series]))
 
 

@@ -416,16 +416,20 @@ _GATES_CACHE_SECONDS = 24 * 3600
 
 def _launch_gate_results_cached(run) -> list:
     """A finished run's criteria are read back from the cache: its comparisons no longer change, and its
-    task set's responses are immutable but for their parsing (the LLM splitter) and new imports, which the
-    key names (count, newest id, newest parse). A run still going is measured anew each time."""
+    task set's responses change only by new imports, their parsing (the LLM splitter) or an admin's edit,
+    which the key names: count, newest id, newest parse and the fields' total length, one aggregate
+    (reading every text to hash it costs a paper-scale page ~0.3 s). A run still going is measured anew."""
     from django.core.cache import cache
-    from django.db.models import Max
+    from django.db.models import Max, Sum
+    from django.db.models.functions import Length
 
     if run.status != "done" or run.finished_at is None:
         return _launch_gate_results(run)
-    state = _gate_responses(run).aggregate(n=Count("pk"), newest=Max("pk"), parsed=Max("normalised_at"))
+    state = _gate_responses(run).aggregate(n=Count("pk"), newest=Max("pk"), parsed=Max("normalised_at"),
+                                           core=Sum(Length("core_idea")), visual=Sum(Length("visual_description")))
     parsed = state["parsed"].timestamp() if state["parsed"] else 0
-    key = (f"ekphrasis-launch-gates:{run.pk}:{run.finished_at.timestamp()}:{state['n']}:{state['newest']}:{parsed}")
+    key = (f"ekphrasis-launch-gates:{run.pk}:{run.finished_at.timestamp()}:{state['n']}:{state['newest']}:{parsed}:"
+           f"{state['core']}:{state['visual']}")
     found = cache.get(key)
     if found is None:
         found = _launch_gate_results(run)

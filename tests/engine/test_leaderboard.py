@@ -121,3 +121,16 @@ def test_a_family_slice_reproduces_the_family_tables_z_and_gives_it_an_interval(
         low, high = family["z_ci90"][d]
         assert all(lo <= hi for lo, hi in zip(low, high))
     assert family["payload"]["overall"] == full["families"]["p"]["task_avg"]
+
+
+def test_a_summary_only_board_uncertainty_keeps_every_number_of_the_full_one_it_keeps():
+    comparisons = _with_families(_comparisons([1.0, 0.3, 0.0, -1.0], n_tasks=12))
+    full = board_uncertainty(comparisons, list("abcd"), n_boot=200, seed=5)
+    summary = board_uncertainty(comparisons, list("abcd"), n_boot=200, seed=5, summary_only=True)
+    assert summary["overall_tiers"] == full["overall_tiers"] and summary["z_ci90"] == full["z_ci90"]
+    for key in ("overall", "overall_ci90", "overall_rank_probabilities", "order", "z_available", "overall_measure"):
+        assert summary["payload"][key] == full["payload"][key]
+    for d in full["payload"]["dimensions"]:
+        kept = {k: v for k, v in full["payload"]["per_dimension"][d].items() if k != "rank_probabilities"}
+        assert {k: v for k, v in summary["payload"]["per_dimension"][d].items() if k != "rank_probabilities"} == kept
+    assert "reliability" not in summary["payload"] and "families" not in summary["payload"]

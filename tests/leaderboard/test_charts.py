@@ -144,3 +144,60 @@ def test_a_heat_map_with_model_names_as_columns_slants_them():
     svg = charts.heat_map([[None, 0.4], [0.6, None]], ["model-alpha", "model-beta"], ["model-alpha", "model-beta"],
                           title="t")
     assert svg.count('transform="rotate(-45') == 2 and ">#1<" not in svg
+
+
+def _circles(svg: str) -> dict[tuple[str, str], float]:
+    return {(cx, cy): float(r) for cx, cy, r in re.findall(r'<circle cx="([-0-9.]+)" cy="([-0-9.]+)" r="([0-9.]+)"', svg)}
+
+
+def test_graph_parts_a_component_the_layout_packed_into_one_spot_so_its_edges_show():
+    # a spring layout of several components packs each one into a spot: here 12 nodes within 0.01 of each other
+    nodes = [{"id": k, "x": 0.001 * k, "y": -0.001 * k, "cluster_id": "c", "label": f"atom {k}", "type": "motif",
+              "n_models": 2, "weighted_degree": 5.0} for k in range(12)]
+    nodes += [{"id": 100, "x": 1.0, "y": 1.0, "cluster_id": "d", "label": "far", "type": "motif", "n_models": 1,
+               "weighted_degree": 1.0}, {"id": 101, "x": -1.0, "y": 1.0, "cluster_id": "d", "label": "away",
+                                         "type": "motif", "n_models": 1, "weighted_degree": 1.0}]
+    edges = [{"source": a, "target": b, "weight": 1.0} for a in range(12) for b in range(a + 1, 12)]
+    svg = charts.graph_plot(nodes, edges, title="g")
+    circles = _circles(svg)
+    assert len(circles) == len(nodes)
+    lines = re.findall(r'<line x1="([-0-9.]+)" y1="([-0-9.]+)" x2="([-0-9.]+)" y2="([-0-9.]+)" stroke="#4b5563"', svg)
+    assert len(lines) == len(edges)
+    for x1, y1, x2, y2 in lines:  # the visible stretch of each edge, between its two circles
+        length = ((float(x1) - float(x2)) ** 2 + (float(y1) - float(y2)) ** 2) ** 0.5
+        assert length - circles[(x1, y1)] - circles[(x2, y2)] >= charts.EDGE_GAP - 1
+    for (a, ra), (b, rb) in __import__("itertools").combinations(
+            [((float(cx), float(cy)), r) for (cx, cy), r in circles.items()], 2):
+        assert ((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5 >= ra + rb
+        assert 0 <= a[0] - ra and a[0] + ra <= 620 and 0 <= a[1] - ra and a[1] + ra <= 620
+
+
+def test_radar_axis_labels_stand_outside_the_rim_and_inside_the_frame():
+    axes = [f"{m} ({r})" for r in ("Conv.", "Div.") for m in ("Use.", "Orig.", "Surp.", "Crea.")]
+    svg = radar_chart(axes, [("model-a", [1.0] * 8)], title="t")
+    width = float(re.search(r'viewBox="0 0 ([0-9.]+)', svg).group(1))
+    rim = [tuple(map(float, p.split(","))) for p in re.search(r'<polygon points="([^"]+)" fill="none"', re.sub(
+        r'<polygon points="[^"]+" fill="none" stroke="#dde1e6"/>', "", svg, count=3)).group(1).split()]
+    cx, cy = sum(p[0] for p in rim) / len(rim), sum(p[1] for p in rim) / len(rim)
+    radius = ((rim[0][0] - cx) ** 2 + (rim[0][1] - cy) ** 2) ** 0.5
+    labels = re.findall(r'<text x="([-0-9.]+)" y="([-0-9.]+)" font-size="11" text-anchor="(\w+)">([^<]+)</text>', svg)
+    assert [text for *_, text in labels] == axes
+    for x, y, anchor, text in labels:
+        x, y = float(x), float(y) - 4  # the label's baseline sits 4 px under its point
+        assert ((x - cx) ** 2 + (y - cy) ** 2) ** 0.5 > radius + 10  # beyond the rim and the ring-1 label
+        box = charts._label_box(x, y, text, anchor, size=11)
+        assert box[0] >= 0 and box[2] <= width
+
+
+def test_marks_on_one_point_of_a_line_share_one_label():
+    series = charts.Series("S_t", [0, 1, 2], [0.1, 0.2, 0.3], marks=[("Best", 2, 0.3), ("Final", 2, 0.3)])
+    svg = charts.line_plot([series], title="t", x_label="Step t", y_label="S")
+    assert ">Best = Final</text>" in svg and ">Best</text>" not in svg and ">Final</text>" not in svg
+
+
+def test_labels_of_marks_close_on_a_line_do_not_cover_each_other():
+    series = charts.Series("S_t", list(range(40)), [0.5] * 40, marks=[("Best", 20, 0.5), ("Final", 21, 0.5)])
+    svg = charts.line_plot([series], title="t", x_label="Step t", y_label="S")
+    found = re.findall(r'<text x="([-0-9.]+)" y="([-0-9.]+)" font-size="10" fill="#3451b2" text-anchor="(\w+)">(Best|Final)</text>', svg)
+    boxes = [charts._label_box(float(x), float(y), text, anchor) for x, y, anchor, text in found]
+    assert len(boxes) == 2 and not charts._overlaps(*boxes)

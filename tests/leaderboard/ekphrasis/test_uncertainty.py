@@ -82,3 +82,53 @@ def test_the_api_gives_every_slice_with_its_intervals(researcher, snapshot):
     assert set(families["slices"]) == set(snapshot.payload["families"])
     assert researcher.get(f"/api/v1/leaderboards/{snapshot.pk}/slices?by=colour").status_code == 400
     assert researcher.get("/api/v1/leaderboards/999999/slices").status_code == 404
+
+
+def test_a_warmed_snapshot_answers_tiers_and_family_intervals_from_the_cache(snapshot, monkeypatch):
+    from django.core.cache import cache
+
+    cache.clear()
+    uncertainty.snapshot_uncertainty_warm(snapshot_id=snapshot.pk)
+    tiers, families = uncertainty.overall_tiers(snapshot), uncertainty.family_intervals(snapshot)
+
+    def refit(*args, **kwargs):
+        raise AssertionError("recomputed after the warm-up")
+
+    monkeypatch.setattr(uncertainty, "board_uncertainty", refit)
+    assert uncertainty.overall_tiers(snapshot) == tiers and tiers
+    assert uncertainty.family_intervals(snapshot) == families and families
+
+
+def test_finishing_a_run_queues_the_warm_up_of_its_snapshot_after_the_commit(settings, monkeypatch,
+                                                                             django_capture_on_commit_callbacks):
+    from leaderboard.ekphrasis import tasks
+
+    sent = []
+    monkeypatch.setattr(tasks.snapshot_uncertainty_warm_task, "delay", sent.append)
+    task_set, models = population(n_models=3, n_tasks=4)
+    run = simulated_run(task_set, models, budget=6, dimensions="U")
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # a broker: the finishing step only queues the warm-up
+    with django_capture_on_commit_callbacks(execute=True):
+        snapshot = judge_runs.judge_run_finalise(run_id=_executed(run).pk)
+    assert sent == [snapshot.pk]
+
+
+def test_without_a_broker_or_background_jobs_finishing_a_run_warms_nothing(settings, monkeypatch,
+                                                                          django_capture_on_commit_callbacks):
+    from leaderboard.ekphrasis import tasks
+
+    sent = []
+    monkeypatch.setattr(tasks.snapshot_uncertainty_warm_task, "delay", sent.append)
+    settings.CELERY_TASK_ALWAYS_EAGER, settings.ATELIER_EAGER_JOBS_IN_BACKGROUND = True, False
+    task_set, models = population(n_models=3, n_tasks=4)
+    with django_capture_on_commit_callbacks(execute=True):
+        judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=6, dimensions="U"))
+    assert sent == []
+
+
+def _executed(run):
+    """The run with every chunk judged, not yet finalised."""
+    for task_id in judge_runs.judge_run_pending_chunks(run_id=run.pk):
+        judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task_id)
+    run.refresh_from_db()
+    return run

@@ -1,0 +1,33 @@
+"""leaderboard/ekphrasis/tasks.py: the worker knows the snapshot warm-up task, and running it fills the cache
+the snapshot page's first view reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.ekphrasis import judge_runs, uncertainty
+from tests.leaderboard.judging_factories import population, simulated_run
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_worker_app_registers_the_snapshot_warm_up_task():
+    from evalsite.celery import app
+    from leaderboard.ekphrasis.tasks import snapshot_uncertainty_warm_task
+
+    app.loader.import_default_modules()
+    assert "ekphrasis.snapshot_uncertainty_warm" in app.tasks
+    assert snapshot_uncertainty_warm_task.name == "ekphrasis.snapshot_uncertainty_warm"
+
+
+def test_the_warm_up_task_leaves_the_tiers_in_the_cache(monkeypatch):
+    from django.core.cache import cache
+
+    from leaderboard.ekphrasis.tasks import snapshot_uncertainty_warm_task
+
+    task_set, models = population(n_models=3, n_tasks=4)
+    snapshot = judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=6, dimensions="U"))
+    cache.clear()
+    snapshot_uncertainty_warm_task.delay(snapshot.pk).get()  # eager without a broker
+    monkeypatch.setattr(uncertainty, "board_uncertainty", lambda *a, **k: pytest.fail("recomputed after the warm-up"))
+    assert uncertainty.overall_tiers(snapshot)
