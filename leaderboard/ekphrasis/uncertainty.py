@@ -32,9 +32,15 @@ _TIMEOUT = 7 * 24 * 3600
 
 
 def _records(snapshot: LeaderboardSnapshot) -> tuple[list, list[str]]:
-    payload = snapshot.payload
-    ids = payload.get("model_ids") or []
-    return judged_comparisons(snapshot.run, {pk: k for k, pk in enumerate(ids)}), list(payload["models"])
+    """The run's judged comparisons, read once per snapshot object (a page's first view computes the tiers
+    and the family intervals from the same records: ~3 s a read at the paper's scale)."""
+    found = getattr(snapshot, "_judged_records", None)
+    if found is None:
+        payload = snapshot.payload
+        ids = payload.get("model_ids") or []
+        found = judged_comparisons(snapshot.run, {pk: k for k, pk in enumerate(ids)}), list(payload["models"])
+        snapshot._judged_records = found
+    return found
 
 
 def _uncertainty(snapshot: LeaderboardSnapshot, comparisons, models) -> dict | None:
