@@ -18,7 +18,6 @@ launch needs evidence, not its absence.
 from __future__ import annotations
 
 import functools
-
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass

@@ -9,8 +9,10 @@ test client as a researcher: the first request (cold: nothing of it cached) and 
 ``--repeat`` (warm). Printed: each page's times at both scales, the ratio paper ÷ demo, and the overview
 against its goal.
 
-Run: ``.venv/bin/python -m tests.benchmarks.bench_overview [--tasks 400] [--work DIR]`` (with ``--work`` the
-world is kept and read back next time; only the paper-scale figures are printed then).
+Run: ``.venv/bin/python -m tests.benchmarks.bench_overview [--tasks 400] [--work DIR]``. The world is kept in
+DIR (default ``var/bench-paper-scale``, shared with ``bench_bundles --paper-scale --work DIR``) and read back
+next time (making it takes ~10 minutes on two cores); the demo-scale baseline is printed only when the world
+is made, so ``--work`` a new folder to see both.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 from tests.benchmarks.paper_scale_world import paper_scale_setup, paper_scale_world
+
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Issue 30: the cross-protocol overview page at paper scale within this many milliseconds.
 OVERVIEW_GOAL_MS = 100.0
@@ -76,9 +79,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=400)
     parser.add_argument("--n-boot", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--work", type=Path, default=ROOT / "var" / "bench-paper-scale")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="bench-overview-"))
+    work = args.work
     work.mkdir(parents=True, exist_ok=True)
     paper_scale_setup(work, args.tasks, with_demo=True)
     demo: dict[str, tuple[float, float]] = {}
