@@ -271,7 +271,7 @@ def leader_groups(similarity: np.ndarray, order: Sequence[int], threshold: float
     close_idx = np.flatnonzero(close)
     position = np.full(n, -1, dtype=np.int64)
     position[close_idx] = np.arange(len(close_idx))
-    sub = similarity[np.ix_(close_idx, close_idx)]
+    sub = similarity[close_idx[:, None], close_idx]
     is_leader = np.zeros(len(close_idx), dtype=bool)
     for i in order:
         p = position[i]
@@ -445,7 +445,7 @@ def _first_per_group(group: np.ndarray, label: np.ndarray, count: np.ndarray, n_
     """Per group, the label with the largest count (ties: smaller label id)."""
     order = np.lexsort((label, -count, group))
     g = group[order]
-    firsts = order[np.r_[True, g[1:] != g[:-1]]]
+    firsts = order[np.concatenate(([True], g[1:] != g[:-1]))]
     out = np.zeros(n_groups, dtype=np.int64)
     out[group[firsts]] = label[firsts]
     return out
@@ -491,7 +491,7 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
     node_of_pair = np.empty(len(codes), dtype=np.int64)
     blocks: list[tuple[int, np.ndarray]] = []
     n_nodes = 0
-    type_starts = np.flatnonzero(np.r_[True, key_type[1:] != key_type[:-1], True])
+    type_starts = np.flatnonzero(np.concatenate(([True], key_type[1:] != key_type[:-1], [True])))
     pair_starts = np.searchsorted(pair_key, type_starts)
     for (k0, k1), (p0, p1) in zip(pairwise(type_starts), pairwise(pair_starts)):
         n_keys = k1 - k0
@@ -499,13 +499,13 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
         if p1 - p0 == n_keys:
             # every key has one surface form: its centroid is that label's embedding
             labels_t = pair_label[p0:p1]
-            sim_t = sim[np.ix_(labels_t, labels_t)]
+            sim_t = sim[labels_t[:, None], labels_t]
             key_cos = sim_t
         else:
             labels_t, local = np.unique(pair_label[p0:p1], return_inverse=True)
             counts_t = np.zeros((n_keys, len(labels_t)))
             counts_t[pair_key[p0:p1] - k0, local] = pair_count[p0:p1]
-            sim_t = sim[np.ix_(labels_t, labels_t)]
+            sim_t = sim[labels_t[:, None], labels_t]
             # key centroid cosines: Gram of per-key embedding sums, P S P^T
             key_cos = _cosine(counts_t @ sim_t @ counts_t.T)
         groups = canonicaliser.group(

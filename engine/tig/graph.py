@@ -120,9 +120,12 @@ def typed_relation_counts(
     if not len(source):
         return np.zeros((0, 4), dtype=np.int64)
     edge = (relation * n_nodes + source) * n_nodes + target
-    n_edge_codes = len(RELATION_TYPES) * n_nodes * n_nodes
-    per_response = np.unique(response * n_edge_codes + edge) % n_edge_codes  # one count per response
-    codes, counts = np.unique(per_response, return_counts=True)
+    n_units = int(response.max()) + 1
+    # distinct (edge, response) pairs sorted by edge: each edge's run is its number of responses
+    per_response = np.unique(edge * n_units + response) // n_units
+    starts = np.flatnonzero(np.concatenate(([True], per_response[1:] != per_response[:-1])))
+    codes = per_response[starts]
+    counts = np.diff(np.concatenate((starts, [len(per_response)])))
     r, rest = np.divmod(codes, n_nodes * n_nodes)
     u, v = np.divmod(rest, n_nodes)
     return np.column_stack([u, v, r, counts])

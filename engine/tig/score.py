@@ -248,10 +248,11 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
         pair_sum = np.bincount(mc[i], weights=pos, minlength=k)
         conv = np.divide(pair_sum, pairs, out=np.zeros(k), where=pairs > 0)
     score = cliche_score(coverage, cent, conv)
+    # n_samples(C): the responses with an atom in C
     resp_idx, resp_node = np.nonzero(graph.incidence)
-    n_responses = max(graph.n_responses, 1)
-    sample_codes = np.unique(cluster_of_node[resp_node] * n_responses + resp_idx)
-    n_samples = np.bincount(sample_codes // n_responses, minlength=k)
+    in_cluster = np.zeros((k, graph.n_responses), dtype=bool)
+    in_cluster[cluster_of_node[resp_node], resp_idx] = True
+    n_samples = in_cluster.sum(axis=1)
     # members: most input atoms first, then weighted degree, then label
     mentions_per_node = np.bincount(canon.mention_node, minlength=n_nodes)
     # each node's position when nodes are sorted by label (stable: equal labels keep node order)
