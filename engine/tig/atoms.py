@@ -32,6 +32,7 @@ __all__ = [
     "AtomTable",
     "Extractor",
     "IdeaRecord",
+    "KeyOrder",
     "Relation",
     "ResponseAtoms",
     "atom_key",
@@ -201,6 +202,18 @@ TYPE_CODES: dict[str, int] = {t: i for i, t in enumerate(ATOM_TYPES)}
 RELATION_CODES: dict[str, int] = {r: i for i, r in enumerate(RELATION_TYPES)}
 
 
+@dataclass(frozen=True)
+class KeyOrder:
+    """The content order of a table's ``(type, key)`` pairs: ``rank[k]`` is key id k's position when the
+    pairs are sorted, ``by_rank`` the inverse; ``type_code[k]`` and ``qualified[k]`` (``"type:key"``) per
+    key id."""
+
+    rank: np.ndarray
+    by_rank: np.ndarray
+    type_code: np.ndarray
+    qualified: list[str]
+
+
 @dataclass
 class AtomTable:
     """Every atom mention of a population of responses, in arrays (one row per mention).
@@ -229,6 +242,7 @@ class AtomTable:
     label_embeddings: np.ndarray
     relations: np.ndarray
     _similarity: list[np.ndarray] = field(default_factory=list, repr=False)
+    _key_order: list[KeyOrder] = field(default_factory=list, repr=False)
 
     @property
     def n_mentions(self) -> int:
@@ -251,6 +265,22 @@ class AtomTable:
             e = self.label_embeddings.astype(np.float64)
             self._similarity.append(e @ e.T)
         return self._similarity[0]
+
+    @property
+    def key_order(self) -> KeyOrder:
+        """Every key of :attr:`key_names` in content order, with its type and type-qualified name;
+        computed on first use and shared with subsets (a subset's keys keep this relative order)."""
+        if not self._key_order:
+            by_content = sorted(range(len(self.key_names)), key=self.key_names.__getitem__)
+            rank = np.empty(len(by_content), dtype=np.int64)
+            rank[by_content] = np.arange(len(by_content))
+            self._key_order.append(KeyOrder(
+                rank=rank,
+                by_rank=np.asarray(by_content, dtype=np.int64),
+                type_code=np.asarray([TYPE_CODES[t] for t, _ in self.key_names], dtype=np.int64),
+                qualified=[f"{t}:{key}" for t, key in self.key_names],
+            ))
+        return self._key_order[0]
 
     @property
     def labels(self) -> list[str]:
@@ -335,4 +365,5 @@ class AtomTable:
             label_embeddings=self.label_embeddings,
             relations=rel.reshape(-1, 3),
             _similarity=self._similarity,
+            _key_order=self._key_order,
         )

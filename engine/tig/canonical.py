@@ -271,7 +271,7 @@ def leader_groups(similarity: np.ndarray, order: Sequence[int], threshold: float
     close_idx = np.flatnonzero(close)
     position = np.full(n, -1, dtype=np.int64)
     position[close_idx] = np.arange(len(close_idx))
-    sub = similarity[np.ix_(close_idx, close_idx)]
+    sub = similarity[close_idx[:, None], close_idx]
     is_leader = np.zeros(len(close_idx), dtype=bool)
     for i in order:
         p = position[i]
@@ -310,9 +310,13 @@ class EmbeddingCanonicaliser:
         self, atom_type: str, texts: Sequence[str], counts: Sequence[int], similarity: np.ndarray
     ) -> np.ndarray:
         n = len(texts)
-        if n < 2 or not (similarity >= self.threshold).sum() > n:  # nothing but the diagonal is close
+        close = similarity >= self.threshold
+        if n < 2 or not close.sum() > n:  # nothing but the diagonal is close
             return np.arange(n)
-        order = sorted(range(n), key=lambda i: (-counts[i], texts[i]))
+        # leader_groups visits only items with a close neighbour (the others stay alone), so only those
+        # need the most-frequent-first order
+        candidates = np.flatnonzero(close.sum(axis=1) > 1).tolist()
+        order = sorted(candidates, key=lambda i: (-counts[i], texts[i]))
         return leader_groups(similarity, order, self.threshold)
 
 
@@ -441,7 +445,7 @@ def _first_per_group(group: np.ndarray, label: np.ndarray, count: np.ndarray, n_
     """Per group, the label with the largest count (ties: smaller label id)."""
     order = np.lexsort((label, -count, group))
     g = group[order]
-    firsts = order[np.r_[True, g[1:] != g[:-1]]]
+    firsts = order[np.concatenate(([True], g[1:] != g[:-1]))]
     out = np.zeros(n_groups, dtype=np.int64)
     out[group[firsts]] = label[firsts]
     return out
@@ -462,21 +466,19 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
         return Canonicalisation(table, np.zeros(0, np.int64), np.zeros(0, np.int64), [], [], np.zeros((0, 0)))
     names = table.label_names
     width = len(names)
-    keys, key_of_mention = np.unique(table.key_ids, return_inverse=True)
     # order keys by (type, key text) so node order -- and with it Leiden's input -- depends only on the
     # population's content, never on where else (e.g. in a candidate's response) a key was first seen;
-    # it also makes each type's keys one contiguous run
-    key_names = [table.key_names[k] for k in keys.tolist()]
-    by_content = sorted(range(len(keys)), key=key_names.__getitem__)
-    rank = np.empty(len(keys), dtype=np.int64)
-    rank[by_content] = np.arange(len(keys))
-    keys = keys[by_content]
-    key_names = [key_names[k] for k in by_content]
-    key_of_mention = rank[key_of_mention]
+    # it also makes each type's keys one contiguous run. The order of all the task's keys is sorted once
+    # (shared by every leave-out subset); a population keeps the keys its mentions use.
+    order = table.key_order
+    mention_rank = order.rank[table.key_ids]
+    rank_count = np.bincount(mention_rank, minlength=len(order.by_rank))
+    present = rank_count > 0
+    key_of_mention = (np.cumsum(present) - 1)[mention_rank]
+    keys = order.by_rank[present]
     n_k = len(keys)
-    key_count = np.bincount(key_of_mention, minlength=n_k)
-    key_type = np.zeros(n_k, dtype=np.int64)
-    key_type[key_of_mention] = table.types
+    key_count = rank_count[present]
+    key_type = order.type_code[keys]
     # distinct (key, label) pairs with their mention counts, sorted by key
     codes, pair_of_mention, pair_count = np.unique(
         key_of_mention * width + table.label_ids, return_inverse=True, return_counts=True
@@ -489,7 +491,7 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
     node_of_pair = np.empty(len(codes), dtype=np.int64)
     blocks: list[tuple[int, np.ndarray]] = []
     n_nodes = 0
-    type_starts = np.flatnonzero(np.r_[True, key_type[1:] != key_type[:-1], True])
+    type_starts = np.flatnonzero(np.concatenate(([True], key_type[1:] != key_type[:-1], [True])))
     pair_starts = np.searchsorted(pair_key, type_starts)
     for (k0, k1), (p0, p1) in zip(pairwise(type_starts), pairwise(pair_starts)):
         n_keys = k1 - k0
@@ -497,13 +499,13 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
         if p1 - p0 == n_keys:
             # every key has one surface form: its centroid is that label's embedding
             labels_t = pair_label[p0:p1]
-            sim_t = sim[np.ix_(labels_t, labels_t)]
+            sim_t = sim[labels_t[:, None], labels_t]
             key_cos = sim_t
         else:
             labels_t, local = np.unique(pair_label[p0:p1], return_inverse=True)
             counts_t = np.zeros((n_keys, len(labels_t)))
             counts_t[pair_key[p0:p1] - k0, local] = pair_count[p0:p1]
-            sim_t = sim[np.ix_(labels_t, labels_t)]
+            sim_t = sim[labels_t[:, None], labels_t]
             # key centroid cosines: Gram of per-key embedding sums, P S P^T
             key_cos = _cosine(counts_t @ sim_t @ counts_t.T)
         groups = canonicaliser.group(
@@ -552,15 +554,14 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
     node_key_count = np.bincount(key_inverse, weights=pair_count)
     node_key_node, node_key_key = np.divmod(key_codes, n_k)
     node_key_id = _first_per_group(node_key_node, node_key_key, node_key_count, n_nodes)
-    node_key = [""] * n_nodes
-    taken: set[str] = set()
-    for v, k in enumerate(node_key_id.tolist()):
-        t_name, key = key_names[k]
-        qualified = f"{t_name}:{key}"
-        if qualified in taken:
-            qualified = f"{qualified}|{node_labels[v]}"
-        taken.add(qualified)
-        node_key[v] = qualified
+    node_key = [order.qualified[k] for k in keys[node_key_id].tolist()]
+    if len(set(node_key)) < n_nodes:
+        taken: set[str] = set()
+        for v, qualified in enumerate(node_key):
+            if qualified in taken:
+                qualified = f"{qualified}|{node_labels[v]}"
+            taken.add(qualified)
+            node_key[v] = qualified
     return Canonicalisation(
         table=table,
         mention_node=mention_node,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from engine.tig.score import Cluster
@@ -63,6 +63,8 @@ GENERIC_NOVELTY_ITEMS: tuple[str, ...] = (
     ),
 )
 _INSPECTS = "core_idea"
+# ChecklistItem fields the Django row keeps in columns of its own, not in its provenance JSON
+_NOT_PROVENANCE = frozenset({"text", "slot", "source", "inspects", "task", "context_key"})
 
 
 @dataclass
@@ -92,9 +94,10 @@ class ChecklistItem:
     @property
     def provenance(self) -> dict[str, Any]:
         """What the Django ``ChecklistItem.provenance`` JSON keeps: cluster and counts, no identities."""
-        data = asdict(self)
-        for k in ("text", "slot", "source", "inspects", "task", "context_key"):
-            data.pop(k)
+        # what asdict gives less those keys, in field order; built directly (asdict's recursive deep
+        # copy cost more than the rest of storing a context's item)
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_PROVENANCE}
+        data["aliases"] = list(self.aliases)
         return data
 
     def to_dict(self) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import functools
 import random
+import sys
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, MutableMapping
 from itertools import pairwise
 
 import numpy as np
@@ -59,11 +60,36 @@ LEIDEN_IMPLEMENTATION = "igraph"
 _RNG_LOCK = threading.Lock()
 
 
+_IMPORT_LOCK = threading.Lock()
+
+
+def _import_igraph():
+    """igraph, imported without its matplotlib drawing backend when matplotlib is not loaded yet.
+
+    igraph's package import pulls in ``matplotlib.pyplot`` whenever matplotlib is installed (its drawing
+    modules probe for it), which costs ~0.5 s of CPU in every process that clusters -- each Celery worker
+    process pays it on its first Novelty context -- while only igraph's graphs and Leiden are used here.
+    Hiding matplotlib for the duration of that one import leaves igraph's matplotlib plotting unavailable
+    in this process (it is never used); matplotlib itself stays importable afterwards."""
+    if "igraph" in sys.modules:
+        return sys.modules["igraph"]
+    with _IMPORT_LOCK:
+        hide = "matplotlib" not in sys.modules
+        if hide:
+            sys.modules["matplotlib"] = None  # type: ignore[assignment]  # import fails: igraph uses stubs
+        try:
+            import igraph
+        finally:
+            if hide and sys.modules.get("matplotlib", 0) is None:
+                del sys.modules["matplotlib"]
+    return igraph
+
+
 @functools.cache
 def leiden_available(implementation: str = LEIDEN_IMPLEMENTATION) -> bool:
     """Whether the packages ``implementation`` needs are importable (igraph; plus leidenalg for it)."""
     try:
-        import igraph  # noqa: F401
+        _import_igraph()
 
         if implementation == "leidenalg":
             import leidenalg  # noqa: F401
@@ -74,7 +100,7 @@ def leiden_available(implementation: str = LEIDEN_IMPLEMENTATION) -> bool:
 
 def _leiden_membership(g, resolution: float, seed: int, implementation: str) -> np.ndarray:
     """One Leiden run on a weighted igraph graph (edge attribute ``weight``)."""
-    import igraph as ig
+    ig = _import_igraph()
 
     if implementation == "leidenalg":
         import leidenalg as la
@@ -115,7 +141,7 @@ def _leiden_once(
     call, on their subgraph of total weight m' with resolution ``gamma m' / m`` -- which reproduces the
     whole graph's terms, so the objective is unchanged while Leiden runs on fewer nodes.
     """
-    import igraph as ig
+    ig = _import_igraph()
 
     labels = np.arange(n, dtype=np.int64)
     if not len(iu):
@@ -147,10 +173,10 @@ def _groups(labels: np.ndarray) -> list[np.ndarray]:
 
 def _dense(labels: np.ndarray) -> np.ndarray:
     """Relabel to 0..k-1 in order of each group's smallest node."""
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    return rank[inverse]
+    # one pass in node order: a label's new number is the count of labels seen before its first node
+    # (a same-type subgraph has tens of nodes, where this beats a sort)
+    seen: dict[int, int] = {}
+    return np.asarray([seen.setdefault(label, len(seen)) for label in labels.tolist()], dtype=np.int64)
 
 
 def _leiden_hierarchy(
@@ -173,6 +199,7 @@ def _leiden_hierarchy(
     if len(sizes) == 1 or depth + 1 >= _MAX_DEPTH:  # Leiden keeps it whole, or the depth limit is reached
         return labels
     next_label = len(sizes)
+    split = False
     for c in np.flatnonzero(sizes > size_cap).tolist():
         # the community's own subgraph, renumbered 0..size-1, partitioned again
         members = np.flatnonzero(labels == c)
@@ -193,7 +220,8 @@ def _leiden_hierarchy(
         if inner.max() > 0:
             labels[members] = np.where(inner == 0, c, next_label + inner - 1)
             next_label += int(inner.max())
-    return _dense(labels)
+            split = True
+    return _dense(labels) if split else labels  # unsplit labels are dense already
 
 
 def leiden_clusters(
@@ -267,6 +295,7 @@ def same_type_labels(
     size_cap: int = LEIDEN_SIZE_CAP,
     implementation: str = LEIDEN_IMPLEMENTATION,
     only_types: Collection[int] | None = None,
+    memo: MutableMapping[tuple, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Cluster label per node (0..k-1) from clustering each same-type subgraph (App. G.4).
 
@@ -275,6 +304,11 @@ def same_type_labels(
     are numbered by their smallest node. ``only_types``: cluster just these type codes and leave every
     node of another type a singleton -- each type is clustered on its own subgraph and numbered after
     the types before it, so the clusters of these types are the same and in the same order.
+
+    ``memo``: a mapping (kept by the caller, e.g. one per task) from a type subgraph's exact Leiden input
+    -- node count, edge list, weights and parameters -- to its labels. Every Leiden call reseeds its own
+    generator, so the labels are a function of that input alone, and a subgraph met again (a third of a
+    task's leave-two-models-out populations share some type's subgraph bit for bit) is read back.
     """
     if method not in ("leiden", "components"):
         raise ValueError(f"unknown clustering method {method!r}")
@@ -283,14 +317,6 @@ def same_type_labels(
     use_leiden = method == "leiden" and leiden_available(implementation)
     types = np.asarray(types)
     labels = np.zeros(len(types), dtype=np.int64)
-    if use_leiden:
-        # the same-type edges once, then one edge list per type (no dense sub-matrices)
-        iu, iv = upper_pairs(weights)
-        same = types[iu] == types[iv]
-        iu, iv = iu[same], iv[same]
-        w = weights[iu, iv]
-        edge_type = types[iu]
-        position = np.empty(len(types), dtype=np.int64)
     offset = 0
     for t in np.unique(types).tolist():
         nodes = np.flatnonzero(types == t)
@@ -299,18 +325,33 @@ def same_type_labels(
             offset += len(nodes)
             continue
         if use_leiden:
-            position[nodes] = np.arange(len(nodes))
-            mine = edge_type == t
-            local = _leiden_hierarchy(
-                len(nodes),
-                position[iu[mine]],
-                position[iv[mine]],
-                w[mine],
-                resolution=resolution,
-                seed=seed,
-                size_cap=size_cap,
-                implementation=implementation,
-            )
+            # the type's edge list in row-major order of its own sub-matrix (a slice when the type's nodes
+            # are contiguous, as canonicalisation numbers them)
+            if nodes[-1] - nodes[0] + 1 == len(nodes):
+                block = weights[nodes[0] : nodes[-1] + 1, nodes[0] : nodes[-1] + 1]
+            else:
+                block = weights[np.ix_(nodes, nodes)]
+            sub_u, sub_v = upper_pairs(block)
+            sub_w = block[sub_u, sub_v]
+            key = None
+            if memo is not None:
+                key = (len(nodes), sub_u.tobytes(), sub_v.tobytes(), sub_w.tobytes(), float(resolution), int(seed),
+                       int(size_cap), implementation)
+                local = memo.get(key)
+            if key is None or local is None:
+                local = _leiden_hierarchy(
+                    len(nodes),
+                    sub_u,
+                    sub_v,
+                    sub_w,
+                    resolution=resolution,
+                    seed=seed,
+                    size_cap=size_cap,
+                    implementation=implementation,
+                )
+                if key is not None:
+                    local.setflags(write=False)
+                    memo[key] = local
         else:
             local = np.empty(len(nodes), dtype=np.int64)
             for c, part in enumerate(component_clusters(weights[np.ix_(nodes, nodes)], size_cap=size_cap)):

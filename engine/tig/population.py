@@ -61,6 +61,23 @@ Progress = Callable[[str, int, int], None]
 """Progress hook ``progress(stage, done, total)``; stages ``"extract"``, ``"embed"``, ``"context"``."""
 
 
+# Leiden results kept per task: a task has 91 pairs x 5 types of subgraphs at most, plus re-partitions
+_LEIDEN_MEMO_MAX = 2048
+
+
+class _BoundedMemo(OrderedDict):
+    """A dict that drops its oldest entry beyond ``limit`` entries."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        if len(self) > self.limit:
+            self.popitem(last=False)
+
+
 def _embedder_name(embedder: Any) -> str:
     return f"{getattr(embedder, 'backend', type(embedder).__name__)}:{getattr(embedder, 'model', '')}"
 
@@ -216,6 +233,9 @@ class PopulationIndex:
         self.extractions: MutableMapping[str, ResponseAtoms] = extractions if extractions is not None else {}
         self._contexts: OrderedDict[tuple[str, str, str, int], NoveltyContext] = OrderedDict()
         self.max_contexts = max_contexts
+        # Leiden labels by exact same-type subgraph input, shared by this task's leave-out populations
+        # (engine.tig.clusters.same_type_labels, memo); bounded like the contexts
+        self._leiden_memo: _BoundedMemo = _BoundedMemo(_LEIDEN_MEMO_MAX)
         extracted = self._extract_all(progress)
         if progress:
             progress("embed", 0, 1)
@@ -264,7 +284,7 @@ class PopulationIndex:
         graph = graph if graph is not None else self.graph(exclude_models)
         codes = None if only_types is None else {ATOM_TYPES.index(t) for t in only_types}
         labels = same_type_labels(graph.weight, graph.canon.node_type, method=self.clustering, seed=self.seed,
-                                  only_types=codes)
+                                  only_types=codes, memo=self._leiden_memo)
         return score_partition(graph, labels), graph
 
     def clusters(self, exclude_models: Iterable[str] = ()) -> tuple[list[Cluster], IdeaGraph]:

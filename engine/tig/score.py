@@ -20,6 +20,7 @@ keeps them compact (:class:`ScoredClusters`); :class:`Cluster` records are built
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -169,9 +170,8 @@ class ScoredClusters:
         nodes = self.members(c)
         type_name = ATOM_TYPES[int(self.node_type[nodes[0]])]
         # the head's surface forms: most frequent first (the first is its label); ties shorter, alphabetical
-        mentions = np.flatnonzero(self.mention_node == nodes[0])
-        labels, counts = np.unique(self.mention_label[mentions], return_counts=True)
-        aliases = labels[np.lexsort((labels, -counts))].tolist()
+        counts = Counter(self.mention_label[self.mention_node == nodes[0]].tolist())
+        aliases = sorted(counts, key=lambda label: (-counts[label], label))
         cosines = self.label_similarity[aliases[0], aliases]
         built = Cluster(
             id=_cluster_id(type_name, tuple(self.node_key[v] for v in nodes)),
@@ -205,9 +205,9 @@ class ScoredClusters:
         at least ``min_models`` models (filtered on the arrays, before anything is built)."""
         keep = self.n_models[self.order] >= min_models
         if types is not None:
-            codes = [ATOM_TYPES.index(t) for t in types]
-            head_type = self.node_type[self.head[self.order]]
-            keep &= np.isin(head_type, codes)
+            wanted = np.zeros(len(ATOM_TYPES), dtype=bool)
+            wanted[[ATOM_TYPES.index(t) for t in types]] = True
+            keep &= wanted[self.node_type[self.head[self.order]]]
         for c in self.order[keep].tolist():
             yield self.cluster(c)
 
@@ -248,15 +248,16 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
         pair_sum = np.bincount(mc[i], weights=pos, minlength=k)
         conv = np.divide(pair_sum, pairs, out=np.zeros(k), where=pairs > 0)
     score = cliche_score(coverage, cent, conv)
+    # n_samples(C): the responses with an atom in C
     resp_idx, resp_node = np.nonzero(graph.incidence)
-    n_responses = max(graph.n_responses, 1)
-    sample_codes = np.unique(cluster_of_node[resp_node] * n_responses + resp_idx)
-    n_samples = np.bincount(sample_codes // n_responses, minlength=k)
+    in_cluster = np.zeros((k, graph.n_responses), dtype=bool)
+    in_cluster[cluster_of_node[resp_node], resp_idx] = True
+    n_samples = in_cluster.sum(axis=1)
     # members: most input atoms first, then weighted degree, then label
     mentions_per_node = np.bincount(canon.mention_node, minlength=n_nodes)
-    label_rank = np.argsort(
-        np.argsort(np.asarray(canon.node_label, dtype=object), kind="stable"), kind="stable"
-    )
+    # each node's position when nodes are sorted by label (stable: equal labels keep node order)
+    label_rank = np.empty(n_nodes, dtype=np.int64)
+    label_rank[sorted(range(n_nodes), key=canon.node_label.__getitem__)] = np.arange(n_nodes)
     node_order = np.lexsort((label_rank, -graph.degree, -mentions_per_node))
     node_rank = np.empty(n_nodes, dtype=np.int64)
     node_rank[node_order] = np.arange(n_nodes)

@@ -114,3 +114,12 @@ def test_subset_drops_excluded_responses_and_remaps_relations():
 
 def test_idea_record_defaults_response_id_from_task_model_sample():
     assert IdeaRecord("m", 3, "x", task="t").response_id == "t:m:3"
+
+
+def test_key_order_sorts_every_key_by_content_and_is_shared_with_subsets():
+    table = _table()
+    order = table.key_order
+    assert [table.key_names[k] for k in order.by_rank.tolist()] == sorted(table.key_names)
+    assert order.rank[order.by_rank].tolist() == list(range(len(table.key_names)))
+    assert order.qualified == [f"{t}:{key}" for t, key in table.key_names]
+    assert table.subset(np.array([False, True, True])).key_order is order

@@ -1,8 +1,10 @@
 import json
+from dataclasses import asdict
 
 from engine.tig.checklist import (
     GENERIC_NOVELTY_ITEMS,
     ITEM_TEMPLATE,
+    ChecklistItem,
     generic_novelty_items,
     items_from_jsonl,
     items_to_jsonl,
@@ -115,3 +117,12 @@ def test_generic_anchor_mode_gives_three_slots_without_a_cluster():
 
 def test_nothing_qualifies_when_no_pattern_recurs_across_models():
     assert materialise_items([cluster("kite", 0.9, n_models=1)]) == []
+
+
+def test_provenance_is_every_field_but_the_row_columns_in_field_order():
+    item = ChecklistItem("ni-1", "text", 1, 1, "tig", "t1", "a|b", "v1", cluster_id="motif-1", score=0.5,
+                         aliases=["kite", "kites"])
+    expected = {k: v for k, v in asdict(item).items()
+                if k not in ("text", "slot", "source", "inspects", "task", "context_key")}
+    assert list(item.provenance.items()) == list(expected.items())
+    assert item.provenance["aliases"] is not item.aliases  # a copy: the stored JSON never aliases the item

@@ -1,4 +1,6 @@
 import random
+import subprocess
+import sys
 from itertools import pairwise
 
 import numpy as np
@@ -133,3 +135,39 @@ def test_clustering_only_some_types_keeps_their_labels_and_makes_the_others_sing
     assert all(first[int(full[v])] == partial[v] for v in np.flatnonzero(chosen))
     assert sorted(first) == sorted(first, key=first.__getitem__)
     assert len(set(partial[~chosen].tolist())) == int((~chosen).sum())
+
+
+def test_a_memo_gives_the_labels_of_a_fresh_run_and_reads_a_repeated_subgraph_back():
+    rng = np.random.default_rng(7)
+    w = rng.random((30, 30)) * (rng.random((30, 30)) < 0.3)
+    w = np.triu(w, 1) + np.triu(w, 1).T
+    types = rng.integers(0, 3, 30)
+    memo = {}
+    first = same_type_labels(w, types, memo=memo)
+    assert np.array_equal(first, same_type_labels(w, types))
+    assert len(memo) == 3  # one entry per type subgraph
+    # the same subgraphs again: every type is read back, none is recomputed
+    for key in memo:
+        memo[key] = np.zeros_like(memo[key])
+    assert same_type_labels(w, types, memo=memo).tolist() == types.tolist()  # one cluster per type
+
+
+def test_a_type_whose_nodes_are_not_contiguous_is_clustered_as_if_they_were():
+    w = cliques([3, 3])
+    types = np.array([0, 0, 0, 1, 1, 1])
+    shuffle = np.array([0, 3, 1, 4, 2, 5])  # the two types interleaved
+    contiguous = same_type_labels(w, types)
+    interleaved = same_type_labels(w[np.ix_(shuffle, shuffle)], types[shuffle])
+    assert interleaved.tolist() == contiguous[shuffle].tolist()
+
+
+def test_clustering_loads_igraph_without_loading_matplotlib():
+    code = (
+        "import sys, numpy as np\n"
+        "from engine.tig.clusters import same_type_labels\n"
+        "same_type_labels(np.ones((3, 3)) - np.eye(3), np.zeros(3, dtype=int))\n"
+        "assert 'igraph' in sys.modules and 'matplotlib' not in sys.modules\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
