@@ -66,6 +66,7 @@ _GAUSS_RADIUS = int(4.0 * CANNY_SIGMA + 0.5)  # scipy gaussian_filter truncate=4
 _GAUSS_WEIGHTS = _gaussian_kernel1d(CANNY_SIGMA, 0, _GAUSS_RADIUS)[::-1].copy()
 _CANNY_REACH = _GAUSS_RADIUS + 2  # a grey pixel reaches low_masked this far (Gaussian + Sobel + NMS)
 _STREL = np.ones((3, 3), bool)  # 8-connectivity of skimage's hysteresis
+_GENERATION_LIMIT = np.iinfo(np.int32).max  # the flood fill's visited stamps are int32
 
 _LUMA = (0.2125, 0.7154, 0.0721)
 _MODE_CONSTANT = _extend_mode_to_code("constant")
@@ -313,34 +314,37 @@ class IncrementalSimilarity:
         good[0] = False
         return good[labels]
 
-    def _change(self, box: Box, patch: np.ndarray, commit: bool = False) -> _Change:
-        """The stroke's effect on every term, from the compiled kernel (engine/easel/score_kernels.py).
-
-        With ``commit`` the kernel writes the new edge statuses into the state's edge map; the caller
-        writes the rest.
-        """
+    def _kernel(self, box: Box, patch: np.ndarray, commit: bool) -> tuple:
+        """box_change (engine/easel/score_kernels.py) on this scorer's state; with ``commit`` the kernel
+        writes the new edge statuses into the state's edge map, the caller writes the rest."""
         st = self._state
-        h, w = self.height, self.width
-        new_patch = np.ascontiguousarray(patch, dtype=np.float64)
         self._generation += 1
-        if self._generation >= np.iinfo(np.int32).max:  # the flood fill's visited stamps wrap: clear them
+        if self._generation >= _GENERATION_LIMIT:  # the flood fill's visited stamps wrap: clear them
             self._stamp[:] = 0
             self._generation = 1
         inner = self._interior
-        ssim_patch, ssim_delta, abs_delta, grey_patch, low_patch, d_count, d_overlap = box_change(
-            st.canvas, st.grey, self.reference, new_patch, box.r0, box.r1, box.c0, box.c1, self._uy, self._uy2_c1,
-            self._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1, _SSIM_COV_NORM, _SSIM_C1, _SSIM_C2,
-            _GAUSS_WEIGHTS, self._bleed, st.low_masked, st.edges, self.reference_edges, self._stamp, self._queue,
-            self._generation, CANNY_HIGH_THRESHOLD, CANNY_LOW_THRESHOLD_F32, commit)
-        canny_box = box.grow(_CANNY_REACH, h, w)
-        return _Change(box, new_patch, grey_patch, box.grow(_SSIM_PAD, h, w), ssim_patch,
-                       st.ssim_total + ssim_delta, st.abs_diff_sum + abs_delta, canny_box, low_patch,
-                       st.edge_count + d_count, st.edge_overlap + d_overlap)
+        return box_change(
+            st.canvas, st.grey, self.reference, np.ascontiguousarray(patch, dtype=np.float64), box.r0, box.r1,
+            box.c0, box.c1, self._uy, self._uy2_c1, self._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1,
+            _SSIM_COV_NORM, _SSIM_C1, _SSIM_C2, _GAUSS_WEIGHTS, self._bleed, st.low_masked, st.edges,
+            self.reference_edges, self._stamp, self._queue, self._generation, CANNY_HIGH_THRESHOLD,
+            CANNY_LOW_THRESHOLD_F32, commit)
+
+    def _change(self, box: Box, patch: np.ndarray, commit: bool = False) -> _Change:
+        """The stroke's effect on every term, from the compiled kernel (see ``_kernel``)."""
+        st = self._state
+        h, w = self.height, self.width
+        ssim_patch, ssim_delta, abs_delta, grey_patch, low_patch, d_count, d_overlap = self._kernel(box, patch, commit)
+        return _Change(box, np.asarray(patch, dtype=np.float64), grey_patch, box.grow(_SSIM_PAD, h, w), ssim_patch,
+                       st.ssim_total + ssim_delta, st.abs_diff_sum + abs_delta, box.grow(_CANNY_REACH, h, w),
+                       low_patch, st.edge_count + d_count, st.edge_overlap + d_overlap)
 
     def gain(self, box: Box, patch: np.ndarray) -> Similarity:
         """The Similarity the canvas would have with ``canvas[box] = patch`` (nothing committed)."""
-        change = self._change(box, patch)
-        return self._similarity(change.ssim_total, change.abs_diff_sum, change.edge_count, change.edge_overlap)
+        st = self._state
+        _, ssim_delta, abs_delta, _, _, d_count, d_overlap = self._kernel(box, patch, False)
+        return self._similarity(st.ssim_total + ssim_delta, st.abs_diff_sum + abs_delta, st.edge_count + d_count,
+                                st.edge_overlap + d_overlap)
 
     def apply(self, box: Box | None, patch: np.ndarray | None) -> Similarity:
         """Commit ``canvas[box] = patch`` and return the new Similarity."""

@@ -67,68 +67,81 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
     sr0, sr1 = max(0, r0 - _SSIM_RADIUS), min(h, r1 + _SSIM_RADIUS)
     sc0, sc1 = max(0, c0 - _SSIM_RADIUS), min(w, c1 + _SSIM_RADIUS)
     nr, nc = sr1 - sr0, sc1 - sc0
-    br, bc = nr + 2 * _SSIM_RADIUS, nc + 2 * _SSIM_RADIUS
-    # x, x², x·y (9 values a pixel, one row a line) on the window rows/columns of box + 3, reflected at
-    # the canvas edges.
-    q = np.empty((br, bc * 9))
-    cols = np.empty(bc, np.int64)
-    for b in range(bc):
+    span = 2 * _SSIM_RADIUS + 1
+    br, bl = nr + span - 1, 3 * (nc + span - 1)  # window rows; window columns × channels
+    # x, x², x·y on the window rows/columns of box + 3, reflected at the canvas edges, each a
+    # (rows, columns·channels) plane so that every pass below is a contiguous loop the compiler vectorises.
+    qx = np.empty((br, bl))
+    qxx = np.empty((br, bl))
+    qxy = np.empty((br, bl))
+    cols = np.empty(nc + span - 1, np.int64)
+    for b in range(nc + span - 1):
         cols[b] = _reflect(sc0 - _SSIM_RADIUS + b, w)
     for a in range(br):
         i = _reflect(sr0 - _SSIM_RADIUS + a, h)
         inside_r = r0 <= i < r1
-        for b in range(bc):
+        for b in range(nc + span - 1):
             j = cols[b]
-            if inside_r and c0 <= j < c1:
-                x0, x1, x2 = patch[i - r0, j - c0, 0], patch[i - r0, j - c0, 1], patch[i - r0, j - c0, 2]
-            else:
-                x0, x1, x2 = canvas[i, j, 0], canvas[i, j, 1], canvas[i, j, 2]
-            t = 9 * b
-            q[a, t], q[a, t + 1], q[a, t + 2] = x0, x1, x2
-            q[a, t + 3], q[a, t + 4], q[a, t + 5] = x0 * x0, x1 * x1, x2 * x2
-            q[a, t + 6] = x0 * reference[i, j, 0]
-            q[a, t + 7] = x1 * reference[i, j, 1]
-            q[a, t + 8] = x2 * reference[i, j, 2]
-    # 7-row sums, then 7-column sums, as running sums (add the entering line, subtract the leaving one,
-    # as scipy's uniform_filter1d does); the inner loops are contiguous and vectorise.
-    span = 2 * _SSIM_RADIUS + 1
-    vert = np.zeros((nr, bc * 9))
+            from_patch = inside_r and c0 <= j < c1
+            for c in range(3):
+                x = patch[i - r0, j - c0, c] if from_patch else canvas[i, j, c]
+                qx[a, 3 * b + c] = x
+                qxx[a, 3 * b + c] = x * x
+                qxy[a, 3 * b + c] = x * reference[i, j, c]
+    # Window sums: 7 rows as running sums down the columns (add the entering row, subtract the leaving
+    # one, as scipy's uniform_filter1d does), then 7 columns as direct sums.
+    vx = np.zeros((nr, bl))
+    vxx = np.zeros((nr, bl))
+    vxy = np.zeros((nr, bl))
     for d in range(span):
-        for t in range(bc * 9):
-            vert[0, t] += q[d, t]
+        for t in range(bl):
+            vx[0, t] += qx[d, t]
+            vxx[0, t] += qxx[d, t]
+            vxy[0, t] += qxy[d, t]
     for a in range(1, nr):
-        for t in range(bc * 9):
-            vert[a, t] = vert[a - 1, t] + (q[a + span - 1, t] - q[a - 1, t])
-    sums = np.empty(nc * 9)
+        for t in range(bl):
+            vx[a, t] = vx[a - 1, t] + (qx[a + span - 1, t] - qx[a - 1, t])
+            vxx[a, t] = vxx[a - 1, t] + (qxx[a + span - 1, t] - qxx[a - 1, t])
+            vxy[a, t] = vxy[a - 1, t] + (qxy[a + span - 1, t] - qxy[a - 1, t])
+    n3 = 3 * nc
+    sx = np.empty(n3)
+    sxx = np.empty(n3)
+    sxy = np.empty(n3)
     out = np.empty((nr, nc, 3))
+    flat = out.reshape(nr, n3)
+    t0 = 3 * (max(sc0, ic0) - sc0)  # the columns inside the 3-px border scikit-image crops
+    t1 = 3 * (min(sc1, ic1) - sc0)
     delta = 0.0
     for a in range(nr):
-        for t in range(9):
-            total = 0.0
-            for d in range(span):
-                total += vert[a, 9 * d + t]
-            sums[t] = total
-        for t in range(9, nc * 9):
-            sums[t] = sums[t - 9] + (vert[a, t + 9 * (span - 1)] - vert[a, t - 9])
+        for t in range(n3):
+            sx[t] = vx[a, t]
+            sxx[t] = vxx[a, t]
+            sxy[t] = vxy[a, t]
+        for d in range(1, span):
+            for t in range(n3):
+                sx[t] += vx[a, t + 3 * d]
+                sxx[t] += vxx[a, t + 3 * d]
+                sxy[t] += vxy[a, t + 3 * d]
         i = sr0 + a
-        counted_r = ir0 <= i < ir1
-        for b in range(nc):
-            j = sc0 + b
-            counted = counted_r and ic0 <= j < ic1
-            for c in range(3):
-                ux = sums[9 * b + c] * _INV_SSIM_AREA
-                uxx = sums[9 * b + 3 + c] * _INV_SSIM_AREA
-                uxy = sums[9 * b + 6 + c] * _INV_SSIM_AREA
-                my = uy[i, j, c]
-                ux2 = ux * ux
-                # Wang et al. 2004 Eq. 13 with the reference's uy² + C1 and vy + C2 precomputed.
-                a1 = 2 * ux * my + c1_const
-                a2 = 2 * cov_norm * (uxy - ux * my) + c2_const
-                b2 = cov_norm * (uxx - ux2) + vy_c2[i, j, c]
-                value = (a1 * a2) / ((ux2 + uy2_c1[i, j, c]) * b2)
-                out[a, b, c] = value
-                if counted:
-                    delta += value - ssim_map[i, j, c]
+        my_row = uy[i].reshape(3 * w)
+        my2_row = uy2_c1[i].reshape(3 * w)
+        vy_row = vy_c2[i].reshape(3 * w)
+        base = 3 * sc0
+        for t in range(n3):
+            ux = sx[t] * _INV_SSIM_AREA
+            uxx = sxx[t] * _INV_SSIM_AREA
+            uxy = sxy[t] * _INV_SSIM_AREA
+            my = my_row[base + t]
+            ux2 = ux * ux
+            # Wang et al. 2004 Eq. 13 with the reference's uy² + C1 and vy + C2 precomputed.
+            a1 = 2 * ux * my + c1_const
+            a2 = 2 * cov_norm * (uxy - ux * my) + c2_const
+            b2 = cov_norm * (uxx - ux2) + vy_row[base + t]
+            flat[a, t] = (a1 * a2) / ((ux2 + my2_row[base + t]) * b2)
+        if ir0 <= i < ir1:
+            old_row = ssim_map[i].reshape(3 * w)
+            for t in range(t0, t1):
+                delta += flat[a, t] - old_row[base + t]
     return out, delta, abs_delta
 
 
