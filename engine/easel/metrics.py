@@ -82,15 +82,6 @@ def _correlate1d(x: np.ndarray, weights: np.ndarray, axis: int, mode: int) -> np
     return out
 
 
-def _uniform7(x: np.ndarray) -> np.ndarray:
-    """ndi.uniform_filter(x, size=(7, 7, 1)) (reflect mode) as its two C passes."""
-    tmp = np.empty(x.shape)
-    _nd_image.uniform_filter1d(x, _SSIM_WIN, 0, tmp, _MODE_REFLECT, 0.0, 0)
-    out = np.empty(x.shape)
-    _nd_image.uniform_filter1d(tmp, _SSIM_WIN, 1, out, _MODE_REFLECT, 0.0, 0)
-    return out  # skimage.color.rgb2gray (ITU-R BT.709)
-
-
 @dataclass(frozen=True)
 class Similarity:
     """S and its three terms for one canvas against one reference (EASEL Eq. 1)."""
@@ -150,16 +141,6 @@ def _ssim_from_means(ux: np.ndarray, uxx: np.ndarray, uxy: np.ndarray, uy: np.nd
     a1, a2 = 2 * ux * uy + _SSIM_C1, 2 * vxy + _SSIM_C2
     b1, b2 = ux**2 + uy**2 + _SSIM_C1, vx + vy + _SSIM_C2
     return (a1 * a2) / (b1 * b2)
-
-
-def _ssim_from_prepared(ux: np.ndarray, uxx: np.ndarray, uxy: np.ndarray, uy: np.ndarray, uy2_c1: np.ndarray,
-                        vy_c2: np.ndarray) -> np.ndarray:
-    """The same map with the reference's terms uy² + C1 and vy + C2 computed once (equal to ~1e-16)."""
-    ux2 = ux * ux
-    a1 = 2 * ux * uy + _SSIM_C1
-    a2 = 2 * _SSIM_COV_NORM * (uxy - ux * uy) + _SSIM_C2
-    b2 = _SSIM_COV_NORM * (uxx - ux2) + vy_c2
-    return (a1 * a2) / ((ux2 + uy2_c1) * b2)
 
 
 def _ssim_map(x: np.ndarray, y: np.ndarray, uy: np.ndarray, uyy: np.ndarray) -> np.ndarray:
