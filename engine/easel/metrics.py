@@ -195,6 +195,9 @@ class IncrementalSimilarity:
     def __init__(self, reference: np.ndarray, canvas: np.ndarray | None = None) -> None:
         self.reference = reference.astype(np.float64)
         self.height, self.width = reference.shape[:2]
+        if min(self.height, self.width) < _SSIM_WIN:
+            # As structural_similarity itself; the kernel's reflected indices also assume this.
+            raise ValueError(f"a canvas must be at least {_SSIM_WIN}x{_SSIM_WIN} pixels (the SSIM window)")
         ref = self.reference
         size = (_SSIM_WIN, _SSIM_WIN, 1)
         self._uy = ndi.uniform_filter(ref, size=size)
