@@ -6,8 +6,9 @@
 * L1: the change of Σ|C − R| on the box.
 * SSIM: the SSIM map (7×7 uniform window, reflect mode, sample covariance, scikit-image's defaults;
   Wang et al. 2004, Eq. 13) on the box + 3 px from the canvas on the box + 6 px, and the change of its
-  sum inside the 3-px border scikit-image crops. The window sums are direct 7-term sums, not scipy's
-  running sums, so a value can differ from scipy's in the last bits (S agrees to ~1e-15).
+  sum inside the 3-px border scikit-image crops; only windows that hold a changed pixel are recomputed.
+  The window sums are running sums in another order than scipy's, so a value can differ from scipy's
+  in the last bits (S agrees to ~1e-14).
 * Canny (``skimage.feature.canny``, σ = 1, constant mode, float thresholds): the grey image (BT.709
   luma), the Gaussian (scipy's ``correlate1d`` loop, operation for operation: centre tap first, then the
   symmetric pairs from the outermost in), the bleed-over division, the two Sobel passes (reflect mode)
@@ -52,18 +53,43 @@ def _reflect(i: int, n: int) -> int:
     return i
 
 
+@njit(cache=True, inline="always")
+def _ssim_value(sx, sxx, sxy, my, my2_c1, vy_c2, cov_norm, c1_const, c2_const):
+    """One SSIM map value from the canvas's window sums and the reference's prepared terms
+    (Wang et al. 2004, Eq. 13, sample covariance; uy² + C1 and vy + C2 precomputed)."""
+    ux = sx * _INV_SSIM_AREA
+    uxx = sxx * _INV_SSIM_AREA
+    uxy = sxy * _INV_SSIM_AREA
+    ux2 = ux * ux
+    a1 = 2 * ux * my + c1_const
+    a2 = 2 * cov_norm * (uxy - ux * my) + c2_const
+    b2 = cov_norm * (uxx - ux2) + vy_c2
+    return (a1 * a2) / ((ux2 + my2_c1) * b2)
+
+
 @njit(cache=True)
 def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
                  cov_norm, c1_const, c2_const):
     """(ssim patch on box + 3, change of the counted SSIM sum, change of Σ|C − R|)."""
     h, w = canvas.shape[0], canvas.shape[1]
     # L1 on the box.
+    # L1 on the box, and each box row's span of changed pixels (a stroke's box is partly untouched: an
+    # unchanged pixel of the patch equals the canvas exactly, composite's m = 0).
     abs_delta = 0.0
+    first = np.empty(r1 - r0, np.int64)
+    last = np.empty(r1 - r0, np.int64)
     for i in range(r1 - r0):
+        first[i], last[i] = c1, c0
         for j in range(c1 - c0):
+            moved = False
             for c in range(3):
                 ref = reference[r0 + i, c0 + j, c]
-                abs_delta += abs(patch[i, j, c] - ref) - abs(canvas[r0 + i, c0 + j, c] - ref)
+                new, old = patch[i, j, c], canvas[r0 + i, c0 + j, c]
+                abs_delta += abs(new - ref) - abs(old - ref)
+                moved = moved or new != old
+            if moved:
+                first[i] = min(first[i], c0 + j)
+                last[i] = c0 + j + 1
     sr0, sr1 = max(0, r0 - _SSIM_RADIUS), min(h, r1 + _SSIM_RADIUS)
     sc0, sc1 = max(0, c0 - _SSIM_RADIUS), min(w, c1 + _SSIM_RADIUS)
     nr, nc = sr1 - sr0, sc1 - sc0
@@ -89,7 +115,7 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
                 qxx[a, 3 * b + c] = x * x
                 qxy[a, 3 * b + c] = x * reference[i, j, c]
     # Window sums: 7 rows as running sums down the columns (add the entering row, subtract the leaving
-    # one, as scipy's uniform_filter1d does), then 7 columns as direct sums.
+    # one, as scipy's uniform_filter1d does), vectorised across the columns; the 7 columns below.
     vx = np.zeros((nr, bl))
     vxx = np.zeros((nr, bl))
     vxy = np.zeros((nr, bl))
@@ -104,44 +130,67 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
             vxx[a, t] = vxx[a - 1, t] + (qxx[a + span - 1, t] - qxx[a - 1, t])
             vxy[a, t] = vxy[a - 1, t] + (qxy[a + span - 1, t] - qxy[a - 1, t])
     n3 = 3 * nc
-    sx = np.empty(n3)
-    sxx = np.empty(n3)
-    sxy = np.empty(n3)
     out = np.empty((nr, nc, 3))
     flat = out.reshape(nr, n3)
-    t0 = 3 * (max(sc0, ic0) - sc0)  # the columns inside the 3-px border scikit-image crops
-    t1 = 3 * (min(sc1, ic1) - sc0)
+    counted0 = max(sc0, ic0)  # the columns inside the 3-px border scikit-image crops
+    counted1 = min(sc1, ic1)
     delta = 0.0
+    base = 3 * sc0
     for a in range(nr):
-        for t in range(n3):
-            sx[t] = vx[a, t]
-            sxx[t] = vxx[a, t]
-            sxy[t] = vxy[a, t]
-        for d in range(1, span):
-            for t in range(n3):
-                sx[t] += vx[a, t + 3 * d]
-                sxx[t] += vxx[a, t + 3 * d]
-                sxy[t] += vxy[a, t + 3 * d]
         i = sr0 + a
+        # A window value changes only if its 7×7 window holds a changed pixel (reflected window rows and
+        # columns near the canvas edge stay within 3 px too): elsewhere the old map value stands.
+        lo, hi = sc1, sc0
+        for rr in range(max(r0, i - _SSIM_RADIUS), min(r1, i + _SSIM_RADIUS + 1)):
+            if last[rr - r0] > first[rr - r0]:
+                lo = min(lo, first[rr - r0] - _SSIM_RADIUS)
+                hi = max(hi, last[rr - r0] + _SSIM_RADIUS)
+        lo, hi = max(lo, sc0) - sc0, min(hi, sc1) - sc0  # output columns, relative to sc0
+        old_row = ssim_map[i].reshape(3 * w)
+        for t in range(n3):
+            flat[a, t] = old_row[base + t]
+        if hi <= lo:
+            continue
         my_row = uy[i].reshape(3 * w)
         my2_row = uy2_c1[i].reshape(3 * w)
         vy_row = vy_c2[i].reshape(3 * w)
-        base = 3 * sc0
-        for t in range(n3):
-            ux = sx[t] * _INV_SSIM_AREA
-            uxx = sxx[t] * _INV_SSIM_AREA
-            uxy = sxy[t] * _INV_SSIM_AREA
-            my = my_row[base + t]
-            ux2 = ux * ux
-            # Wang et al. 2004 Eq. 13 with the reference's uy² + C1 and vy + C2 precomputed.
-            a1 = 2 * ux * my + c1_const
-            a2 = 2 * cov_norm * (uxy - ux * my) + c2_const
-            b2 = cov_norm * (uxx - ux2) + vy_row[base + t]
-            flat[a, t] = (a1 * a2) / ((ux2 + my2_row[base + t]) * b2)
-        if ir0 <= i < ir1:
-            old_row = ssim_map[i].reshape(3 * w)
-            for t in range(t0, t1):
-                delta += flat[a, t] - old_row[base + t]
+        counted_row = ir0 <= i < ir1
+        # Column sums of the 7 window columns, as running sums held in registers (one per quantity and
+        # channel): add the entering column, subtract the leaving one.
+        x0 = x1 = x2 = xx0 = xx1 = xx2 = xy0 = xy1 = xy2 = 0.0
+        for d in range(span):
+            t = 3 * (lo + d)
+            x0 += vx[a, t]
+            x1 += vx[a, t + 1]
+            x2 += vx[a, t + 2]
+            xx0 += vxx[a, t]
+            xx1 += vxx[a, t + 1]
+            xx2 += vxx[a, t + 2]
+            xy0 += vxy[a, t]
+            xy1 += vxy[a, t + 1]
+            xy2 += vxy[a, t + 2]
+        for b in range(lo, hi):
+            if b > lo:
+                t_in, t_out = 3 * (b + span - 1), 3 * (b - 1)
+                x0 += vx[a, t_in] - vx[a, t_out]
+                x1 += vx[a, t_in + 1] - vx[a, t_out + 1]
+                x2 += vx[a, t_in + 2] - vx[a, t_out + 2]
+                xx0 += vxx[a, t_in] - vxx[a, t_out]
+                xx1 += vxx[a, t_in + 1] - vxx[a, t_out + 1]
+                xx2 += vxx[a, t_in + 2] - vxx[a, t_out + 2]
+                xy0 += vxy[a, t_in] - vxy[a, t_out]
+                xy1 += vxy[a, t_in + 1] - vxy[a, t_out + 1]
+                xy2 += vxy[a, t_in + 2] - vxy[a, t_out + 2]
+            t = 3 * b
+            g = base + t
+            v0 = _ssim_value(x0, xx0, xy0, my_row[g], my2_row[g], vy_row[g], cov_norm, c1_const, c2_const)
+            v1 = _ssim_value(x1, xx1, xy1, my_row[g + 1], my2_row[g + 1], vy_row[g + 1], cov_norm, c1_const,
+                             c2_const)
+            v2 = _ssim_value(x2, xx2, xy2, my_row[g + 2], my2_row[g + 2], vy_row[g + 2], cov_norm, c1_const,
+                             c2_const)
+            if counted_row and counted0 <= sc0 + b < counted1:
+                delta += (v0 - old_row[g]) + (v1 - old_row[g + 1]) + (v2 - old_row[g + 2])
+            flat[a, t], flat[a, t + 1], flat[a, t + 2] = v0, v1, v2
     return out, delta, abs_delta
 
 
