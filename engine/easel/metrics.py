@@ -12,10 +12,11 @@
 statistics, Canny bleed-over) and, when a stroke changes a box B of the canvas, recomputes only
 B + 3 px of the SSIM map (window half-width), B + 6 px of the Canny pre-hysteresis maps (Gaussian
 radius 4 + Sobel 1 + non-maximum suppression 1, from inputs on B + 12 px) and the hysteresis
-(non-local by nature) on a window around B, or on the whole canvas when an edge chain leaves that
-window. Its S equals :func:`similarity` to 1e-9 (tests/engine/easel/test_metrics.py): the Canny
-pieces are scikit-image's own steps (its Gaussian and Sobel passes through scipy's C kernels, its
-Cython non-maximum suppression), so the edge maps are identical, not just close.
+(non-local by nature) on the edge chains that reach B, as far as they go. The box work is one
+compiled kernel (engine/easel/score_kernels.py: a numba pass instead of some sixty numpy and scipy
+calls on small boxes). Its S equals :func:`similarity` to 1e-12 (tests/engine/easel/test_metrics.py):
+the kernel's Canny steps are scikit-image's and scipy's operations in their order, so the edge maps
+are identical, not just close.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from skimage.feature._canny_cy import _nonmaximum_suppression_bilinear
 from skimage.metrics import structural_similarity
 
 from engine.easel.render import Box
+from engine.easel.score_kernels import CANNY_LOW_THRESHOLD_F32, box_change
 
 __all__ = [
     "CANNY_HIGH_THRESHOLD",
@@ -64,8 +66,7 @@ _GAUSS_RADIUS = int(4.0 * CANNY_SIGMA + 0.5)  # scipy gaussian_filter truncate=4
 _GAUSS_WEIGHTS = _gaussian_kernel1d(CANNY_SIGMA, 0, _GAUSS_RADIUS)[::-1].copy()
 _CANNY_REACH = _GAUSS_RADIUS + 2  # a grey pixel reaches low_masked this far (Gaussian + Sobel + NMS)
 _STREL = np.ones((3, 3), bool)  # 8-connectivity of skimage's hysteresis
-_HYSTERESIS_MARGIN = 16  # window around the changed Canny box in which hysteresis is redone
-_WINDOW_RETRY_AFTER = 8  # after a window failed, label the whole canvas for this many changes
+_GENERATION_LIMIT = np.iinfo(np.int32).max  # the flood fill's visited stamps are int32
 
 _LUMA = (0.2125, 0.7154, 0.0721)
 _MODE_CONSTANT = _extend_mode_to_code("constant")
@@ -79,15 +80,6 @@ def _correlate1d(x: np.ndarray, weights: np.ndarray, axis: int, mode: int) -> np
     out = np.empty(x.shape)
     _nd_image.correlate1d(x, weights, axis, out, mode, 0.0, 0)
     return out
-
-
-def _uniform7(x: np.ndarray) -> np.ndarray:
-    """ndi.uniform_filter(x, size=(7, 7, 1)) (reflect mode) as its two C passes."""
-    tmp = np.empty(x.shape)
-    _nd_image.uniform_filter1d(x, _SSIM_WIN, 0, tmp, _MODE_REFLECT, 0.0, 0)
-    out = np.empty(x.shape)
-    _nd_image.uniform_filter1d(tmp, _SSIM_WIN, 1, out, _MODE_REFLECT, 0.0, 0)
-    return out  # skimage.color.rgb2gray (ITU-R BT.709)
 
 
 @dataclass(frozen=True)
@@ -151,16 +143,6 @@ def _ssim_from_means(ux: np.ndarray, uxx: np.ndarray, uxy: np.ndarray, uy: np.nd
     return (a1 * a2) / (b1 * b2)
 
 
-def _ssim_from_prepared(ux: np.ndarray, uxx: np.ndarray, uxy: np.ndarray, uy: np.ndarray, uy2_c1: np.ndarray,
-                        vy_c2: np.ndarray) -> np.ndarray:
-    """The same map with the reference's terms uy² + C1 and vy + C2 computed once (equal to ~1e-16)."""
-    ux2 = ux * ux
-    a1 = 2 * ux * uy + _SSIM_C1
-    a2 = 2 * _SSIM_COV_NORM * (uxy - ux * uy) + _SSIM_C2
-    b2 = _SSIM_COV_NORM * (uxx - ux2) + vy_c2
-    return (a1 * a2) / ((ux2 + uy2_c1) * b2)
-
-
 def _ssim_map(x: np.ndarray, y: np.ndarray, uy: np.ndarray, uyy: np.ndarray) -> np.ndarray:
     """skimage's SSIM map (uniform 7×7 window, per channel), given the reference's window means."""
     means = ndi.uniform_filter(np.concatenate([x, x * x, x * y], axis=2), size=(_SSIM_WIN, _SSIM_WIN, 1))
@@ -193,8 +175,6 @@ class _Change:
     abs_diff_sum: float
     canny_box: Box
     low_patch: np.ndarray
-    edge_box: Box
-    edge_patch: np.ndarray
     edge_count: int
     edge_overlap: int
 
@@ -209,13 +189,15 @@ class IncrementalSimilarity:
     Hysteresis is redone on the changed neighbourhood: a component of the new low mask that does not
     come within one pixel of the changed Canny box consists of unchanged pixels with unchanged
     neighbours, so it is a whole old component with its old status; the components that do are
-    relabelled on the box + ``_HYSTERESIS_MARGIN`` px, or on the whole canvas if one of them reaches
-    that window's inner edge.
+    flood-filled as far as they reach (engine/easel/score_kernels.py) and take their new status.
     """
 
     def __init__(self, reference: np.ndarray, canvas: np.ndarray | None = None) -> None:
         self.reference = reference.astype(np.float64)
         self.height, self.width = reference.shape[:2]
+        if min(self.height, self.width) < _SSIM_WIN:
+            # As structural_similarity itself; the kernel's reflected indices also assume this.
+            raise ValueError(f"a canvas must be at least {_SSIM_WIN}x{_SSIM_WIN} pixels (the SSIM window)")
         ref = self.reference
         size = (_SSIM_WIN, _SSIM_WIN, 1)
         self._uy = ndi.uniform_filter(ref, size=size)
@@ -231,7 +213,10 @@ class IncrementalSimilarity:
         self._eroded = np.ones((self.height, self.width), bool)
         self._eroded[[0, -1], :] = False
         self._eroded[:, [0, -1]] = False
-        self._skip_windows = 0
+        # The hysteresis flood fill's visited stamps (one generation per change) and its queue.
+        self._stamp = np.zeros((self.height, self.width), np.int32)
+        self._queue = np.empty((self.height * self.width, 2), np.int64)  # (row, column) of visited pixels
+        self._generation = 0
         self._interior = Box(_SSIM_PAD, self.height - _SSIM_PAD, _SSIM_PAD, self.width - _SSIM_PAD)
         self._ssim_count = self._interior.area * 3
         self._l1_count = self.height * self.width * 3
@@ -313,104 +298,43 @@ class IncrementalSimilarity:
         good[0] = False
         return good[labels]
 
-    def _local_hysteresis(self, canny_box: Box, low_patch: np.ndarray) -> tuple[Box, np.ndarray]:
-        """(window, new edges on it): the hysteresis redone around ``canny_box`` (class docstring)."""
+    def _kernel(self, box: Box, patch: np.ndarray, commit: bool) -> tuple:
+        """box_change (engine/easel/score_kernels.py) on this scorer's state; with ``commit`` the kernel
+        writes the new edge statuses into the state's edge map, the caller writes the rest."""
+        st = self._state
+        self._generation += 1
+        if self._generation >= _GENERATION_LIMIT:  # the flood fill's visited stamps wrap: clear them
+            self._stamp[:] = 0
+            self._generation = 1
+        inner = self._interior
+        return box_change(
+            st.canvas, st.grey, self.reference, np.ascontiguousarray(patch, dtype=np.float64), box.r0, box.r1,
+            box.c0, box.c1, self._uy, self._uy2_c1, self._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1,
+            _SSIM_COV_NORM, _SSIM_C1, _SSIM_C2, _GAUSS_WEIGHTS, self._bleed, st.low_masked, st.edges,
+            self.reference_edges, self._stamp, self._queue, self._generation, CANNY_HIGH_THRESHOLD,
+            CANNY_LOW_THRESHOLD_F32, commit)
+
+    def _change(self, box: Box, patch: np.ndarray, commit: bool = False) -> _Change:
+        """The stroke's effect on every term, from the compiled kernel (see ``_kernel``)."""
         st = self._state
         h, w = self.height, self.width
-        window = canny_box.grow(_HYSTERESIS_MARGIN, h, w)
-        # A window this large, or one soon after a window that did not hold its components (long edge
-        # chains, as in photographs), is not worth a second labelling: go to the whole canvas. The
-        # result is exact either way; this only decides which exact route is cheaper.
-        skip = self._skip_windows > 0
-        self._skip_windows = max(0, self._skip_windows - 1)
-        if window.area * 2 > h * w or skip:
-            full = st.low_masked.copy()
-            full[canny_box.slices] = low_patch
-            return Box(0, h, 0, w), self._hysteresis(full)
-        low = st.low_masked[window.slices].copy()
-        low[canny_box.r0 - window.r0:canny_box.r1 - window.r0,
-            canny_box.c0 - window.c0:canny_box.c1 - window.c0] = low_patch
-        low_mask = low > 0
-        labels, count = ndi.label(low_mask, _STREL)
-        old = st.edges[window.slices]
-        if count == 0:
-            return window, low_mask
-        touch = canny_box.grow(1, h, w)
-        touching = np.zeros(count + 1, bool)
-        touching[labels[touch.r0 - window.r0:touch.r1 - window.r0, touch.c0 - window.c0:touch.c1 - window.c0]] = True
-        touching[0] = False
-        inner_edges = []
-        if window.r0 > 0:
-            inner_edges.append(labels[0, :])
-        if window.r1 < h:
-            inner_edges.append(labels[-1, :])
-        if window.c0 > 0:
-            inner_edges.append(labels[:, 0])
-        if window.c1 < w:
-            inner_edges.append(labels[:, -1])
-        if any(touching[line].any() for line in inner_edges):
-            self._skip_windows = _WINDOW_RETRY_AFTER
-            full = st.low_masked.copy()
-            full[canny_box.slices] = low_patch
-            return Box(0, h, 0, w), self._hysteresis(full)
-        good = np.zeros(count + 1, bool)
-        good[labels[low_mask & (low >= CANNY_HIGH_THRESHOLD)]] = True
-        good[0] = False
-        return window, low_mask & np.where(touching[labels], good[labels], old)
-
-    # -- incremental update
-
-    def _change(self, box: Box, patch: np.ndarray) -> _Change:
-        st = self._state
-        h, w = self.height, self.width
-        new_patch = patch.astype(np.float64)
-        rows, cols = box.slices
-        ref_box = self.reference[rows, cols]
-        abs_diff_sum = st.abs_diff_sum - float(np.sum(np.abs(st.canvas[rows, cols] - ref_box))) + float(
-            np.sum(np.abs(new_patch - ref_box)))
-        # SSIM: the map changes on box + 3; its inputs are needed on box + 6.
-        ssim_box = box.grow(_SSIM_PAD, h, w)
-        ssim_in = box.grow(2 * _SSIM_PAD, h, w)
-        x_in = st.canvas[ssim_in.slices].copy()
-        x_in[box.r0 - ssim_in.r0:box.r1 - ssim_in.r0, box.c0 - ssim_in.c0:box.c1 - ssim_in.c0] = new_patch
-        means = _uniform7(np.concatenate([x_in, x_in * x_in, x_in * self.reference[ssim_in.slices]], axis=2))
-        means = means[ssim_box.r0 - ssim_in.r0:ssim_box.r1 - ssim_in.r0, ssim_box.c0 - ssim_in.c0:ssim_box.c1 - ssim_in.c0]
-        sr, sc = ssim_box.slices
-        ssim_patch = _ssim_from_prepared(means[..., 0:3], means[..., 3:6], means[..., 6:9], self._uy[sr, sc],
-                                         self._uy2_c1[sr, sc], self._vy_c2[sr, sc])
-        counted = Box(max(ssim_box.r0, self._interior.r0), min(ssim_box.r1, self._interior.r1),
-                      max(ssim_box.c0, self._interior.c0), min(ssim_box.c1, self._interior.c1))
-        ssim_total = st.ssim_total
-        if counted.area > 0:
-            ssim_total += float(np.sum(ssim_patch[counted.r0 - ssim_box.r0:counted.r1 - ssim_box.r0,
-                                                  counted.c0 - ssim_box.c0:counted.c1 - ssim_box.c0]))
-            ssim_total -= float(np.sum(st.ssim_map[counted.slices]))
-        # Canny: low_masked changes on box + 6; its inputs are needed on box + 12.
-        canny_box = box.grow(_CANNY_REACH, h, w)
-        canny_in = box.grow(2 * _CANNY_REACH, h, w)
-        g_in = st.grey[canny_in.slices].copy()
-        grey_patch = grey(new_patch)
-        g_in[box.r0 - canny_in.r0:box.r1 - canny_in.r0, box.c0 - canny_in.c0:box.c1 - canny_in.c0] = grey_patch
-        low_patch = self._low_masked(g_in, canny_box, canny_in)
-        edge_box, edge_patch = self._local_hysteresis(canny_box, low_patch)
-        old_edges = st.edges[edge_box.slices]
-        ref_edges = self.reference_edges[edge_box.slices]
-        edge_count = st.edge_count - int(np.count_nonzero(old_edges)) + int(np.count_nonzero(edge_patch))
-        edge_overlap = (st.edge_overlap - int(np.count_nonzero(old_edges & ref_edges))
-                        + int(np.count_nonzero(edge_patch & ref_edges)))
-        return _Change(box, new_patch, grey_patch, ssim_box, ssim_patch, ssim_total, abs_diff_sum, canny_box,
-                       low_patch, edge_box, edge_patch, edge_count, edge_overlap)
+        ssim_patch, ssim_delta, abs_delta, grey_patch, low_patch, d_count, d_overlap = self._kernel(box, patch, commit)
+        return _Change(box, np.asarray(patch, dtype=np.float64), grey_patch, box.grow(_SSIM_PAD, h, w), ssim_patch,
+                       st.ssim_total + ssim_delta, st.abs_diff_sum + abs_delta, box.grow(_CANNY_REACH, h, w),
+                       low_patch, st.edge_count + d_count, st.edge_overlap + d_overlap)
 
     def gain(self, box: Box, patch: np.ndarray) -> Similarity:
         """The Similarity the canvas would have with ``canvas[box] = patch`` (nothing committed)."""
-        change = self._change(box, patch)
-        return self._similarity(change.ssim_total, change.abs_diff_sum, change.edge_count, change.edge_overlap)
+        st = self._state
+        _, ssim_delta, abs_delta, _, _, d_count, d_overlap = self._kernel(box, patch, False)
+        return self._similarity(st.ssim_total + ssim_delta, st.abs_diff_sum + abs_delta, st.edge_count + d_count,
+                                st.edge_overlap + d_overlap)
 
     def apply(self, box: Box | None, patch: np.ndarray | None) -> Similarity:
         """Commit ``canvas[box] = patch`` and return the new Similarity."""
         if box is None or patch is None:
             return self.score
-        change = self._change(box, patch)
+        change = self._change(box, patch, commit=True)  # the kernel writes the new edge statuses
         st = self._state
         st.canvas[box.slices] = change.patch
         st.grey[box.slices] = change.grey_patch
@@ -419,7 +343,6 @@ class IncrementalSimilarity:
         st.ssim_total = float(np.sum(st.ssim_map[self._interior.slices]))
         st.abs_diff_sum = change.abs_diff_sum
         st.low_masked[change.canny_box.slices] = change.low_patch
-        st.edges[change.edge_box.slices] = change.edge_patch
         st.edge_count = change.edge_count
         st.edge_overlap = change.edge_overlap
         return self.score

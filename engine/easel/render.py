@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 __all__ = [
     "ACTION_BRUSH_STROKE",
@@ -222,45 +223,112 @@ def stroke_coverage(params: Sequence[float] | Stroke, height: int, width: int) -
     stroke = Stroke.from_params(params)
     if stroke.alpha_s == 0.0 and stroke.alpha_e == 0.0:
         return None
-    x, y, radius, alpha = _polyline(stroke, height, width)
-    box = _box_of(x, y, radius + 0.5, height, width)
-    if box.area <= 0:
+    p0 = (stroke.xs * width, stroke.ys * height)
+    p1 = (stroke.xc * width, stroke.yc * height)
+    p2 = (stroke.xe * width, stroke.ye * height)
+    scale = MAX_RADIUS_FRACTION * width
+    n = segment_count(p0, p1, p2, max(stroke.rs, stroke.re) * scale)
+    mask, r0, r1, c0, c1, touched = _stroke_mask(p0[0], p0[1], p1[0], p1[1], p2[0], p2[1], n, stroke.rs, stroke.re,
+                                                 stroke.alpha_s, stroke.alpha_e, scale, height, width)
+    if not touched:
         return None
-    ax, ay, bx, by = x[:-1], y[:-1], x[1:], y[1:]
-    reach = np.maximum(radius[:-1], radius[1:]) + 0.5
-    r0 = np.maximum(box.r0, np.floor(np.minimum(ay, by) - reach - 0.5).astype(int))
-    c0 = np.maximum(box.c0, np.floor(np.minimum(ax, bx) - reach - 0.5).astype(int))
-    bh = int(np.max(np.ceil(np.maximum(ay, by) + reach + 0.5).astype(int) + 1 - r0))
-    bw = int(np.max(np.ceil(np.maximum(ax, bx) + reach + 0.5).astype(int) + 1 - c0))
-    # Every segment on its own bh×bw window, all segments in one array operation.
-    py = (r0[:, None] + np.arange(bh) + 0.5)[:, :, None] - ay[:, None, None]  # (n, bh, 1)
-    px = (c0[:, None] + np.arange(bw) + 0.5)[:, None, :] - ax[:, None, None]  # (n, 1, bw)
-    ex, ey = (bx - ax)[:, None, None], (by - ay)[:, None, None]
-    length2 = ex * ex + ey * ey
-    inverse = np.divide(1.0, length2, out=np.zeros_like(length2), where=length2 > 0)  # a point segment: u = 0
-    u = np.clip((px * ex + py * ey) * inverse, 0.0, 1.0)
-    dx, dy = px - u * ex, py - u * ey
-    dist = np.sqrt(dx * dx + dy * dy)
-    rho = radius[:-1, None, None] + u * (radius[1:] - radius[:-1])[:, None, None]
-    opacity = alpha[:-1, None, None] + u * (alpha[1:] - alpha[:-1])[:, None, None]
-    local = np.clip(rho + 0.5 - dist, 0.0, 1.0) * opacity  # analytic AA ramp × α(t)
-    h, w = box.r1 - box.r0, box.c1 - box.c0
-    padded = np.zeros((h + bh, w + bw))
-    for k in range(len(ax)):
-        a, b = r0[k] - box.r0, c0[k] - box.c0
-        view = padded[a:a + bh, b:b + bw]
-        np.maximum(view, local[k], out=view)
-    mask = padded[:h, :w]
-    if not mask.any():
-        return None
-    return np.ascontiguousarray(mask), box
+    return mask, Box(r0, r1, c0, c1)
+
+
+@njit(cache=True)
+def _stroke_mask(p0x: float, p0y: float, p1x: float, p1y: float, p2x: float, p2y: float, n: int, rs: float,
+                 re: float, alpha_s: float, alpha_e: float, scale: float, height: int,
+                 width: int) -> tuple[np.ndarray, int, int, int, int, bool]:
+    """(mask, box r0, r1, c0, c1, touches anything): ``_polyline``, ``_box_of`` and ``_coverage_mask`` in one
+    compiled call, with ``_polyline``'s and ``_box_of``'s operations in their order (bit-identical)."""
+    t = np.arange(n + 1) / n
+    x = np.empty(n + 1)
+    y = np.empty(n + 1)
+    radius = np.empty(n + 1)
+    alpha = np.empty(n + 1)
+    top, bottom, left, right = np.inf, -np.inf, np.inf, -np.inf
+    for k in range(n + 1):
+        u = 1.0 - t[k]
+        # Quadratic Bézier B(t) = (1−t)²P0 + 2(1−t)t P1 + t² P2.
+        a, b, c = u * u, 2 * u * t[k], t[k] * t[k]
+        x[k] = a * p0x + b * p1x + c * p2x
+        y[k] = a * p0y + b * p1y + c * p2y
+        radius[k] = (rs + (re - rs) * t[k]) * scale  # linear along the curve (§3.4)
+        alpha[k] = alpha_s + (alpha_e - alpha_s) * t[k]
+        reach = radius[k] + 0.5
+        top = min(top, y[k] - reach)
+        bottom = max(bottom, y[k] + reach)
+        left = min(left, x[k] - reach)
+        right = max(right, x[k] + reach)
+    r0 = max(0, int(np.floor(top - 0.5)))
+    r1 = min(height, int(np.ceil(bottom + 0.5)) + 1)
+    c0 = max(0, int(np.floor(left - 0.5)))
+    c1 = min(width, int(np.ceil(right + 0.5)) + 1)
+    if r1 <= r0 or c1 <= c0:
+        return np.zeros((0, 0)), r0, r1, c0, c1, False
+    mask = _coverage_mask(x, y, radius, alpha, r0, r1, c0, c1)
+    return mask, r0, r1, c0, c1, bool(np.any(mask > 0))
+
+
+@njit(cache=True)
+def _coverage_mask(x: np.ndarray, y: np.ndarray, radius: np.ndarray, alpha: np.ndarray, box_r0: int, box_r1: int,
+                   box_c0: int, box_c1: int) -> np.ndarray:
+    """m on the box: max over segments of α(t)·clip(ρ(t) + ½ − d, 0, 1) (module docstring), compiled.
+
+    Each segment is evaluated on its own reach box (its end points' extent plus the larger radius and
+    the ramp): outside it a pixel centre is farther than ρ + ½ from the segment, so its coverage is 0
+    there. The values are the same operations in the same order as the array formulation this replaced
+    (which evaluated every segment on a window as large as the largest reach box), so the mask is
+    bit-identical to it (tests/engine/easel/test_render.py).
+    """
+    n = x.shape[0] - 1
+    mask = np.zeros((box_r1 - box_r0, box_c1 - box_c0))
+    for k in range(n):
+        reach = max(radius[k], radius[k + 1]) + 0.5
+        row0 = max(box_r0, int(np.floor(min(y[k], y[k + 1]) - reach - 0.5)))
+        col0 = max(box_c0, int(np.floor(min(x[k], x[k + 1]) - reach - 0.5)))
+        row1 = min(box_r1, int(np.ceil(max(y[k], y[k + 1]) + reach + 0.5)) + 1)
+        col1 = min(box_c1, int(np.ceil(max(x[k], x[k + 1]) + reach + 0.5)) + 1)
+        ax, ay = x[k], y[k]
+        ex, ey = x[k + 1] - ax, y[k + 1] - ay
+        length2 = ex * ex + ey * ey
+        inverse = 1.0 / length2 if length2 > 0 else 0.0  # a point segment: u = 0
+        d_radius = radius[k + 1] - radius[k]
+        d_alpha = alpha[k + 1] - alpha[k]
+        for row in range(row0, row1):
+            py = (row + 0.5) - ay
+            for col in range(col0, col1):
+                px = (col + 0.5) - ax
+                u = min(max((px * ex + py * ey) * inverse, 0.0), 1.0)
+                dx, dy = px - u * ex, py - u * ey
+                dist = np.sqrt(dx * dx + dy * dy)
+                rho = radius[k] + u * d_radius
+                opacity = alpha[k] + u * d_alpha
+                local = min(max(rho + 0.5 - dist, 0.0), 1.0) * opacity  # analytic AA ramp × α(t)
+                if local > mask[row - box_r0, col - box_c0]:
+                    mask[row - box_r0, col - box_c0] = local
+    return mask
 
 
 def composite(region: np.ndarray, mask: np.ndarray, colour: Sequence[float]) -> np.ndarray:
     """out = m·colour + (1 − m)·canvas over one region (alpha blending, EASEL §3.4), as float32."""
-    m = mask[..., None]
     colour_arr = np.asarray(colour, dtype=np.float64)
+    if region.ndim == 3 and region.shape[2] == 3 and colour_arr.shape == (3,) and mask.shape == region.shape[:2]:
+        return _composite(region, mask, colour_arr)
+    m = mask[..., None]
     return (m * colour_arr + (1.0 - m) * region.astype(np.float64)).astype(np.float32)
+
+
+@njit(cache=True)
+def _composite(region: np.ndarray, mask: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """composite's formula elementwise, compiled: the same float64 operations, then the float32 rounding."""
+    out = np.empty(region.shape, np.float32)
+    for i in range(region.shape[0]):
+        for j in range(region.shape[1]):
+            m = mask[i, j]
+            for c in range(3):
+                out[i, j, c] = np.float32(m * colour[c] + (1.0 - m) * np.float64(region[i, j, c]))
+    return out
 
 
 def render_stroke(canvas: np.ndarray, params: Sequence[float] | Stroke) -> np.ndarray:

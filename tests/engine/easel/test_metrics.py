@@ -121,3 +121,11 @@ def test_candidate_and_committed_s_equal_the_full_recompute_with_long_edge_chain
         committed = scorer.apply(box, patch)
         assert abs(committed.s - full) < 1e-12
         assert committed.edge_iou == edge_iou(edge_map(canvas), edge_map(ref))  # the same edge maps
+
+
+def test_a_canvas_smaller_than_the_ssim_window_is_refused_like_scikit_image_refuses_it():
+    tiny = np.full((6, 6, 3), 0.5, np.float32)
+    with pytest.raises(ValueError):
+        similarity(tiny, tiny)
+    with pytest.raises(ValueError):
+        IncrementalSimilarity(tiny)

@@ -1,6 +1,7 @@
 """The EASEL brush renderer and strict action parsing (engine/easel/render.py, EASEL §3.4)."""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -12,10 +13,12 @@ from engine.easel.render import (
     InvalidAction,
     Stroke,
     blank_canvas,
+    composite,
     parse_reconstruction_action,
     parse_semantic_action,
     render_stroke,
     stroke_box,
+    stroke_coverage,
 )
 from engine.easel.task import KIND_RECONSTRUCTION, EaselTask
 
@@ -140,3 +143,68 @@ def test_out_of_range_actions_are_counted_invalid_and_change_nothing():
 
 def test_stroke_keys_are_the_papers_order():
     assert PARAM_KEYS == ("xs", "ys", "xc", "yc", "xe", "ye", "rs", "alpha_s", "re", "alpha_e", "cr", "cg", "cb")
+
+
+def array_coverage(params, height, width):
+    """The array formulation stroke_coverage had before it was compiled (kept here as the reference)."""
+    from engine.easel.render import Box, _polyline
+
+    stroke = Stroke.from_params(params)
+    if stroke.alpha_s == 0.0 and stroke.alpha_e == 0.0:
+        return None
+    x, y, radius, alpha = _polyline(stroke, height, width)
+    reach_all = radius + 0.5
+    box = Box(max(0, math.floor((y - reach_all).min() - 0.5)), min(height, math.ceil((y + reach_all).max() + 0.5) + 1),
+              max(0, math.floor((x - reach_all).min() - 0.5)), min(width, math.ceil((x + reach_all).max() + 0.5) + 1))
+    if box.area <= 0:
+        return None
+    ax, ay, bx, by = x[:-1], y[:-1], x[1:], y[1:]
+    reach = np.maximum(radius[:-1], radius[1:]) + 0.5
+    r0 = np.maximum(box.r0, np.floor(np.minimum(ay, by) - reach - 0.5).astype(int))
+    c0 = np.maximum(box.c0, np.floor(np.minimum(ax, bx) - reach - 0.5).astype(int))
+    bh = int(np.max(np.ceil(np.maximum(ay, by) + reach + 0.5).astype(int) + 1 - r0))
+    bw = int(np.max(np.ceil(np.maximum(ax, bx) + reach + 0.5).astype(int) + 1 - c0))
+    py = (r0[:, None] + np.arange(bh) + 0.5)[:, :, None] - ay[:, None, None]
+    px = (c0[:, None] + np.arange(bw) + 0.5)[:, None, :] - ax[:, None, None]
+    ex, ey = (bx - ax)[:, None, None], (by - ay)[:, None, None]
+    length2 = ex * ex + ey * ey
+    inverse = np.divide(1.0, length2, out=np.zeros_like(length2), where=length2 > 0)
+    u = np.clip((px * ex + py * ey) * inverse, 0.0, 1.0)
+    dx, dy = px - u * ex, py - u * ey
+    dist = np.sqrt(dx * dx + dy * dy)
+    rho = radius[:-1, None, None] + u * (radius[1:] - radius[:-1])[:, None, None]
+    opacity = alpha[:-1, None, None] + u * (alpha[1:] - alpha[:-1])[:, None, None]
+    local = np.clip(rho + 0.5 - dist, 0.0, 1.0) * opacity
+    h, w = box.r1 - box.r0, box.c1 - box.c0
+    padded = np.zeros((h + bh, w + bw))
+    for k in range(len(ax)):
+        a, b = r0[k] - box.r0, c0[k] - box.c0
+        view = padded[a:a + bh, b:b + bw]
+        np.maximum(view, local[k], out=view)
+    mask = padded[:h, :w]
+    return (np.ascontiguousarray(mask), box) if mask.any() else None
+
+
+def test_compiled_coverage_is_bit_identical_to_the_array_formulation():
+    rng = np.random.default_rng(7)
+    for trial in range(400):
+        params = rng.random(13)
+        params[[6, 8]] *= rng.choice([0.05, 0.3, 1.0])  # thin to wide
+        size = (128, 64, 97)[trial % 3]
+        expected, got = array_coverage(params, size, size), stroke_coverage(params, size, size)
+        assert (expected is None) == (got is None)
+        if expected is not None:
+            assert got[1] == expected[1]
+            assert got[0].tobytes() == expected[0].tobytes()
+
+
+def test_compiled_composite_is_bit_identical_to_the_blend_formula():
+    rng = np.random.default_rng(8)
+    canvas = rng.random((64, 64, 3)).astype(np.float32)
+    region = canvas[5:40, 9:50]  # a view, as the painter passes it
+    mask = rng.random((35, 41)) * (rng.random((35, 41)) > 0.3)
+    colour = rng.random(3)
+    m = mask[..., None]
+    expected = (m * colour + (1.0 - m) * region.astype(np.float64)).astype(np.float32)
+    got = composite(region, mask, colour)
+    assert got.dtype == np.float32 and got.tobytes() == expected.tobytes()

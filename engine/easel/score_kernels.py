@@ -1,0 +1,429 @@
+"""Compiled (numba) kernel of one stroke's change to S = 0.5·SSIM + 0.3·(1 − L1) + 0.2·EdgeIoU (EASEL Eq. 1).
+
+:func:`box_change` computes, in one pass over a stroke's neighbourhood, everything
+:class:`engine.easel.metrics.IncrementalSimilarity` needs to score or commit the stroke:
+
+* L1: the change of Σ|C − R| on the box.
+* SSIM: the SSIM map (7×7 uniform window, reflect mode, sample covariance, scikit-image's defaults;
+  Wang et al. 2004, Eq. 13) on the box + 3 px from the canvas on the box + 6 px, and the change of its
+  sum inside the 3-px border scikit-image crops; only windows that hold a changed pixel are recomputed.
+  The window sums are running sums in another order than scipy's, so a value can differ from scipy's
+  in the last bits (S agrees to ~1e-14).
+* Canny (``skimage.feature.canny``, σ = 1, constant mode, float thresholds): the grey image (BT.709
+  luma), the Gaussian (scipy's ``correlate1d`` loop, operation for operation: centre tap first, then the
+  symmetric pairs from the outermost in), the bleed-over division, the two Sobel passes (reflect mode)
+  and scikit-image's bilinear non-maximum suppression, on the box + 6 px from the grey image on the
+  box + 12 px. Every operation is the same IEEE operation in the same order as in scipy's C and
+  scikit-image's Cython (neither is built with fused multiply-add on x86-64 and numba does not
+  contract without fastmath), so the pre-hysteresis map is bit-identical, not just close —
+  tests/engine/easel/test_score_kernels.py checks that against ``canny``'s own steps.
+* Hysteresis: the 8-connected components of the new low mask that come within one pixel of the
+  changed Canny box are found by a flood fill over the whole canvas (as far as the component goes)
+  and take the status "holds a pixel ≥ the high threshold"; every other component is an old one with
+  its old status (see ``IncrementalSimilarity``). The changes of |E| and |E ∩ E_ref| are counted on
+  the visited pixels only.
+
+With ``commit`` the new edge statuses are written into ``edges``; nothing else is written.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["CANNY_LOW_THRESHOLD_F32", "box_change"]
+
+# scikit-image's _nonmaximum_suppression_bilinear takes the low threshold as a C float: 0.1 becomes
+# float32(0.1) before the comparison with the float64 magnitude.
+CANNY_LOW_THRESHOLD_F32 = float(np.float32(0.1))
+
+_SSIM_RADIUS = 3  # 7×7 window
+_INV_SSIM_AREA = 1.0 / 49.0  # window mean = window sum / 49
+_GAUSS_RADIUS = 4  # scipy gaussian_filter truncate=4.0 at σ = 1
+_CANNY_REACH = 6  # Gaussian 4 + Sobel 1 + non-maximum suppression 1
+
+
+@njit(cache=True, inline="always")
+def _reflect(i: int, n: int) -> int:
+    """scipy's 'reflect' (half-sample symmetric) index for an overshoot smaller than n."""
+    if i < 0:
+        return -i - 1
+    if i >= n:
+        return 2 * n - 1 - i
+    return i
+
+
+@njit(cache=True, inline="always")
+def _ssim_value(sx, sxx, sxy, my, my2_c1, vy_c2, cov_norm, c1_const, c2_const):
+    """One SSIM map value from the canvas's window sums and the reference's prepared terms
+    (Wang et al. 2004, Eq. 13, sample covariance; uy² + C1 and vy + C2 precomputed)."""
+    ux = sx * _INV_SSIM_AREA
+    uxx = sxx * _INV_SSIM_AREA
+    uxy = sxy * _INV_SSIM_AREA
+    ux2 = ux * ux
+    a1 = 2 * ux * my + c1_const
+    a2 = 2 * cov_norm * (uxy - ux * my) + c2_const
+    b2 = cov_norm * (uxx - ux2) + vy_c2
+    return (a1 * a2) / ((ux2 + my2_c1) * b2)
+
+
+@njit(cache=True)
+def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
+                 cov_norm, c1_const, c2_const):
+    """(ssim patch on box + 3, change of the counted SSIM sum, change of Σ|C − R|)."""
+    h, w = canvas.shape[0], canvas.shape[1]
+    # L1 on the box.
+    # L1 on the box, and each box row's span of changed pixels (a stroke's box is partly untouched: an
+    # unchanged pixel of the patch equals the canvas exactly, composite's m = 0).
+    abs_delta = 0.0
+    first = np.empty(r1 - r0, np.int64)
+    last = np.empty(r1 - r0, np.int64)
+    for i in range(r1 - r0):
+        first[i], last[i] = c1, c0
+        for j in range(c1 - c0):
+            moved = False
+            for c in range(3):
+                ref = reference[r0 + i, c0 + j, c]
+                new, old = patch[i, j, c], canvas[r0 + i, c0 + j, c]
+                abs_delta += abs(new - ref) - abs(old - ref)
+                moved = moved or new != old
+            if moved:
+                first[i] = min(first[i], c0 + j)
+                last[i] = c0 + j + 1
+    sr0, sr1 = max(0, r0 - _SSIM_RADIUS), min(h, r1 + _SSIM_RADIUS)
+    sc0, sc1 = max(0, c0 - _SSIM_RADIUS), min(w, c1 + _SSIM_RADIUS)
+    nr, nc = sr1 - sr0, sc1 - sc0
+    span = 2 * _SSIM_RADIUS + 1
+    br, bl = nr + span - 1, 3 * (nc + span - 1)  # window rows; window columns × channels
+    # x, x², x·y on the window rows/columns of box + 3, reflected at the canvas edges, each a
+    # (rows, columns·channels) plane so that every pass below is a contiguous loop the compiler vectorises.
+    qx = np.empty((br, bl))
+    qxx = np.empty((br, bl))
+    qxy = np.empty((br, bl))
+    cols = np.empty(nc + span - 1, np.int64)
+    for b in range(nc + span - 1):
+        cols[b] = _reflect(sc0 - _SSIM_RADIUS + b, w)
+    for a in range(br):
+        i = _reflect(sr0 - _SSIM_RADIUS + a, h)
+        inside_r = r0 <= i < r1
+        for b in range(nc + span - 1):
+            j = cols[b]
+            from_patch = inside_r and c0 <= j < c1
+            for c in range(3):
+                x = patch[i - r0, j - c0, c] if from_patch else canvas[i, j, c]
+                qx[a, 3 * b + c] = x
+                qxx[a, 3 * b + c] = x * x
+                qxy[a, 3 * b + c] = x * reference[i, j, c]
+    # Window sums: 7 rows as running sums down the columns (add the entering row, subtract the leaving
+    # one, as scipy's uniform_filter1d does), vectorised across the columns; the 7 columns below.
+    vx = np.zeros((nr, bl))
+    vxx = np.zeros((nr, bl))
+    vxy = np.zeros((nr, bl))
+    for d in range(span):
+        for t in range(bl):
+            vx[0, t] += qx[d, t]
+            vxx[0, t] += qxx[d, t]
+            vxy[0, t] += qxy[d, t]
+    for a in range(1, nr):
+        for t in range(bl):
+            vx[a, t] = vx[a - 1, t] + (qx[a + span - 1, t] - qx[a - 1, t])
+            vxx[a, t] = vxx[a - 1, t] + (qxx[a + span - 1, t] - qxx[a - 1, t])
+            vxy[a, t] = vxy[a - 1, t] + (qxy[a + span - 1, t] - qxy[a - 1, t])
+    n3 = 3 * nc
+    out = np.empty((nr, nc, 3))
+    flat = out.reshape(nr, n3)
+    counted0 = max(sc0, ic0)  # the columns inside the 3-px border scikit-image crops
+    counted1 = min(sc1, ic1)
+    delta = 0.0
+    base = 3 * sc0
+    for a in range(nr):
+        i = sr0 + a
+        # A window value changes only if its 7×7 window holds a changed pixel (reflected window rows and
+        # columns near the canvas edge stay within 3 px too): elsewhere the old map value stands.
+        lo, hi = sc1, sc0
+        for rr in range(max(r0, i - _SSIM_RADIUS), min(r1, i + _SSIM_RADIUS + 1)):
+            if last[rr - r0] > first[rr - r0]:
+                lo = min(lo, first[rr - r0] - _SSIM_RADIUS)
+                hi = max(hi, last[rr - r0] + _SSIM_RADIUS)
+        lo, hi = max(lo, sc0) - sc0, min(hi, sc1) - sc0  # output columns, relative to sc0
+        old_row = ssim_map[i].reshape(3 * w)
+        for t in range(n3):
+            flat[a, t] = old_row[base + t]
+        if hi <= lo:
+            continue
+        my_row = uy[i].reshape(3 * w)
+        my2_row = uy2_c1[i].reshape(3 * w)
+        vy_row = vy_c2[i].reshape(3 * w)
+        counted_row = ir0 <= i < ir1
+        # Column sums of the 7 window columns, as running sums held in registers (one per quantity and
+        # channel): add the entering column, subtract the leaving one.
+        x0 = x1 = x2 = xx0 = xx1 = xx2 = xy0 = xy1 = xy2 = 0.0
+        for d in range(span):
+            t = 3 * (lo + d)
+            x0 += vx[a, t]
+            x1 += vx[a, t + 1]
+            x2 += vx[a, t + 2]
+            xx0 += vxx[a, t]
+            xx1 += vxx[a, t + 1]
+            xx2 += vxx[a, t + 2]
+            xy0 += vxy[a, t]
+            xy1 += vxy[a, t + 1]
+            xy2 += vxy[a, t + 2]
+        for b in range(lo, hi):
+            if b > lo:
+                t_in, t_out = 3 * (b + span - 1), 3 * (b - 1)
+                x0 += vx[a, t_in] - vx[a, t_out]
+                x1 += vx[a, t_in + 1] - vx[a, t_out + 1]
+                x2 += vx[a, t_in + 2] - vx[a, t_out + 2]
+                xx0 += vxx[a, t_in] - vxx[a, t_out]
+                xx1 += vxx[a, t_in + 1] - vxx[a, t_out + 1]
+                xx2 += vxx[a, t_in + 2] - vxx[a, t_out + 2]
+                xy0 += vxy[a, t_in] - vxy[a, t_out]
+                xy1 += vxy[a, t_in + 1] - vxy[a, t_out + 1]
+                xy2 += vxy[a, t_in + 2] - vxy[a, t_out + 2]
+            t = 3 * b
+            g = base + t
+            v0 = _ssim_value(x0, xx0, xy0, my_row[g], my2_row[g], vy_row[g], cov_norm, c1_const, c2_const)
+            v1 = _ssim_value(x1, xx1, xy1, my_row[g + 1], my2_row[g + 1], vy_row[g + 1], cov_norm, c1_const,
+                             c2_const)
+            v2 = _ssim_value(x2, xx2, xy2, my_row[g + 2], my2_row[g + 2], vy_row[g + 2], cov_norm, c1_const,
+                             c2_const)
+            if counted_row and counted0 <= sc0 + b < counted1:
+                delta += (v0 - old_row[g]) + (v1 - old_row[g + 1]) + (v2 - old_row[g + 2])
+            flat[a, t], flat[a, t + 1], flat[a, t + 2] = v0, v1, v2
+    return out, delta, abs_delta
+
+
+@njit(cache=True)
+def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
+    """(grey patch on the box, low_masked on box + 6): canny's steps before hysteresis (module docstring)."""
+    h, w = grey.shape
+    grey_patch = np.empty((r1 - r0, c1 - c0))
+    for i in range(r1 - r0):
+        for j in range(c1 - c0):
+            # rgb2gray's BT.709 weights, in grey()'s order: (0.2125 R + 0.7154 G) + 0.0721 B.
+            grey_patch[i, j] = 0.2125 * patch[i, j, 0] + 0.7154 * patch[i, j, 1] + 0.0721 * patch[i, j, 2]
+    # The Gaussian's output is needed on box + 8 (R8 × C8); its input, zero outside the canvas
+    # (constant mode), on R8 × C8 widened by the radius: a padded buffer, so the passes have no branches.
+    ar0, ar1 = max(0, r0 - 8), min(h, r1 + 8)
+    ac0, ac1 = max(0, c0 - 8), min(w, c1 + 8)
+    pad = _GAUSS_RADIUS
+    nr8, nc8 = ar1 - ar0, ac1 - ac0
+    g = np.zeros((nr8 + 2 * pad, nc8 + 2 * pad))
+    for a in range(nr8 + 2 * pad):
+        i = ar0 - pad + a
+        if i < 0 or i >= h:
+            continue
+        for b in range(nc8 + 2 * pad):
+            j = ac0 - pad + b
+            if j < 0 or j >= w:
+                continue
+            if r0 <= i < r1 and c0 <= j < c1:
+                g[a, b] = grey_patch[i - r0, j - c0]
+            else:
+                g[a, b] = grey[i, j]
+    w_centre = weights[_GAUSS_RADIUS]
+    # scipy's symmetric correlate1d: centre tap, then the pairs from the outermost in.
+    along0 = np.empty((nr8, nc8 + 2 * pad))  # along rows (axis 0)
+    for a in range(nr8):
+        for t in range(nc8 + 2 * pad):
+            along0[a, t] = g[a + pad, t] * w_centre
+        for k in range(_GAUSS_RADIUS, 0, -1):
+            wk = weights[_GAUSS_RADIUS - k]
+            for t in range(nc8 + 2 * pad):
+                along0[a, t] += (g[a + pad - k, t] + g[a + pad + k, t]) * wk
+    smooth = np.empty((nr8, nc8))  # along columns (axis 1), then the bleed-over division
+    for a in range(nr8):
+        for t in range(nc8):
+            smooth[a, t] = along0[a, t + pad] * w_centre
+        for k in range(_GAUSS_RADIUS, 0, -1):
+            wk = weights[_GAUSS_RADIUS - k]
+            for t in range(nc8):
+                smooth[a, t] += (along0[a, t + pad - k] + along0[a, t + pad + k]) * wk
+        for t in range(nc8):
+            smooth[a, t] /= bleed[ar0 + a, ac0 + t]
+    # Sobel (scipy.ndimage.sobel: the [-1, 0, 1] pass along its axis, then [1, 2, 1] across; reflect
+    # mode at the canvas edges) on box + 7.
+    mr0, mr1 = max(0, r0 - 7), min(h, r1 + 7)
+    mc0, mc1 = max(0, c0 - 7), min(w, c1 + 7)
+    nr7, nc7 = mr1 - mr0, mc1 - mc0
+    diff0 = np.empty((nr7, nc8))  # d/d row on rows box + 7, columns box + 8
+    for a in range(nr7):
+        i = mr0 + a
+        up, down = _reflect(i - 1, h) - ar0, _reflect(i + 1, h) - ar0
+        for t in range(nc8):
+            diff0[a, t] = smooth[i - ar0, t] * 0.0
+            diff0[a, t] += (smooth[up, t] - smooth[down, t]) * -1.0
+    diff1 = np.empty((nr8, nc7))  # d/d column on rows box + 8, columns box + 7
+    for a in range(nr8):
+        for t in range(nc7):
+            j = mc0 + t
+            left, right = _reflect(j - 1, w) - ac0, _reflect(j + 1, w) - ac0
+            diff1[a, t] = smooth[a, j - ac0] * 0.0
+            diff1[a, t] += (smooth[a, left] - smooth[a, right]) * -1.0
+    isobel = np.empty((nr7, nc7))
+    jsobel = np.empty((nr7, nc7))
+    magnitude = np.empty((nr7, nc7))
+    for a in range(nr7):
+        i = mr0 + a
+        up, down = _reflect(i - 1, h) - ar0, _reflect(i + 1, h) - ar0
+        for t in range(nc7):
+            j = mc0 + t
+            left, right = _reflect(j - 1, w) - ac0, _reflect(j + 1, w) - ac0
+            si = diff0[a, j - ac0] * 2.0
+            si += (diff0[a, left] + diff0[a, right]) * 1.0
+            sj = diff1[i - ar0, t] * 2.0
+            sj += (diff1[up, t] + diff1[down, t]) * 1.0
+            isobel[a, t] = si
+            jsobel[a, t] = sj
+            m = si * si
+            m += sj * sj
+            magnitude[a, t] = np.sqrt(m)
+    # scikit-image's _nonmaximum_suppression_bilinear on box + 6 (eroded mask: not the canvas's outer ring).
+    cr0, cr1 = max(0, r0 - _CANNY_REACH), min(h, r1 + _CANNY_REACH)
+    cc0, cc1 = max(0, c0 - _CANNY_REACH), min(w, c1 + _CANNY_REACH)
+    low = np.zeros((cr1 - cr0, cc1 - cc0))
+    for gx in range(cr0, cr1):
+        if gx == 0 or gx == h - 1:
+            continue
+        x = gx - mr0
+        for gy in range(cc0, cc1):
+            if gy == 0 or gy == w - 1:
+                continue
+            y = gy - mc0
+            m = magnitude[x, y]
+            if not m >= low_threshold:
+                continue
+            is_down = isobel[x, y] <= 0
+            is_up = not is_down
+            is_left = jsobel[x, y] <= 0
+            is_right = not is_left
+            cond1 = (is_up and is_right) or (is_down and is_left)
+            abs_i = abs(isobel[x, y])
+            abs_j = abs(jsobel[x, y])
+            if cond1:
+                if abs_i > abs_j:
+                    wt = abs_j / abs_i
+                    n11, n12 = magnitude[x + 1, y], magnitude[x + 1, y + 1]
+                    n21, n22 = magnitude[x - 1, y], magnitude[x - 1, y - 1]
+                else:
+                    wt = abs_i / abs_j
+                    n11, n12 = magnitude[x, y + 1], magnitude[x + 1, y + 1]
+                    n21, n22 = magnitude[x, y - 1], magnitude[x - 1, y - 1]
+            else:
+                if abs_i < abs_j:
+                    wt = abs_i / abs_j
+                    n11, n12 = magnitude[x, y + 1], magnitude[x - 1, y + 1]
+                    n21, n22 = magnitude[x, y - 1], magnitude[x + 1, y - 1]
+                else:
+                    wt = abs_j / abs_i
+                    n11, n12 = magnitude[x - 1, y], magnitude[x - 1, y + 1]
+                    n21, n22 = magnitude[x + 1, y], magnitude[x + 1, y - 1]
+            if (n12 * wt + n11 * (1.0 - wt)) <= m:
+                if (n22 * wt + n21 * (1.0 - wt)) <= m:
+                    low[gx - cr0, gy - cc0] = m
+    return grey_patch, low
+
+
+@njit(cache=True)
+def _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, stamp, queue, generation,
+                       high_threshold, commit):
+    """(change of |E|, change of |E ∩ E_ref|) with ``low`` replacing ``low_masked`` on the Canny box."""
+    h, w = low_masked.shape
+    d_count = 0
+    d_overlap = 0
+    # Hysteresis sees a pixel only through its class: not low, low, or high. Pixels whose class did not
+    # change, with no changed pixel among their neighbours, keep their component and its status.
+    nr, nc = cr1 - cr0, cc1 - cc0
+    changed = np.zeros((nr + 2, nc + 2), np.bool_)  # one pixel of margin: the 3×3 test needs no branch
+    any_changed = False
+    for a in range(nr):
+        for b in range(nc):
+            old, new = low_masked[cr0 + a, cc0 + b], low[a, b]
+            if (old > 0) != (new > 0) or (old >= high_threshold) != (new >= high_threshold):
+                changed[a + 1, b + 1] = True
+                any_changed = True
+    if not any_changed:
+        return 0, 0
+    tr0, tr1 = max(0, cr0 - 1), min(h, cr1 + 1)
+    tc0, tc1 = max(0, cc0 - 1), min(w, cc1 + 1)
+    for si in range(tr0, tr1):
+        for sj in range(tc0, tc1):
+            if stamp[si, sj] == generation:
+                continue
+            inside = cr0 <= si < cr1 and cc0 <= sj < cc1
+            value = low[si - cr0, sj - cc0] if inside else low_masked[si, sj]
+            if not value > 0:
+                continue
+            near = False  # a changed pixel in the 3×3 neighbourhood (changed has a 1-px margin)
+            for a in range(si - cr0, si - cr0 + 3):
+                for b in range(sj - cc0, sj - cc0 + 3):
+                    if 0 <= a < nr + 2 and 0 <= b < nc + 2 and changed[a, b]:
+                        near = True
+            if not near:
+                continue
+            # Flood fill this component of the new low mask (8-connected, skimage's strel).
+            stamp[si, sj] = generation
+            queue[0, 0] = si
+            queue[0, 1] = sj
+            head, tail = 0, 1
+            good = False
+            while head < tail:
+                pi, pj = queue[head, 0], queue[head, 1]
+                head += 1
+                inside = cr0 <= pi < cr1 and cc0 <= pj < cc1
+                value = low[pi - cr0, pj - cc0] if inside else low_masked[pi, pj]
+                if value >= high_threshold:
+                    good = True
+                for ni in range(max(0, pi - 1), min(h, pi + 2)):
+                    for nj in range(max(0, pj - 1), min(w, pj + 2)):
+                        if stamp[ni, nj] == generation:
+                            continue
+                        inside = cr0 <= ni < cr1 and cc0 <= nj < cc1
+                        nv = low[ni - cr0, nj - cc0] if inside else low_masked[ni, nj]
+                        if nv > 0:
+                            stamp[ni, nj] = generation
+                            queue[tail, 0] = ni
+                            queue[tail, 1] = nj
+                            tail += 1
+            for t in range(tail):
+                pi, pj = queue[t, 0], queue[t, 1]
+                if edges[pi, pj] != good:
+                    step = 1 if good else -1
+                    d_count += step
+                    if ref_edges[pi, pj]:
+                        d_overlap += step
+                    if commit:
+                        edges[pi, pj] = good
+    # Pixels of the Canny box that left the low mask are no edge any more (unchanged non-low pixels are
+    # no edge already).
+    for i in range(cr0, cr1):
+        for j in range(cc0, cc1):
+            if not low[i - cr0, j - cc0] > 0 and edges[i, j]:
+                d_count -= 1
+                if ref_edges[i, j]:
+                    d_overlap -= 1
+                if commit:
+                    edges[i, j] = False
+    return d_count, d_overlap
+
+
+@njit(cache=True)
+def box_change(canvas, grey, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
+               cov_norm, c1_const, c2_const, weights, bleed, low_masked, edges, ref_edges, stamp, queue,
+               generation, high_threshold, low_threshold, commit):
+    """One stroke's change on the box [r0, r1) × [c0, c1) (module docstring).
+
+    Returns (ssim patch on box + 3, Δ counted SSIM sum, Δ Σ|C − R|, grey patch on the box,
+    low_masked on box + 6, Δ|E|, Δ|E ∩ E_ref|).
+    """
+    ssim_patch, ssim_delta, abs_delta = _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1,
+                                                     vy_c2, ssim_map, ir0, ir1, ic0, ic1, cov_norm, c1_const,
+                                                     c2_const)
+    grey_patch, low = _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold)
+    h, w = grey.shape
+    cr0, cr1 = max(0, r0 - _CANNY_REACH), min(h, r1 + _CANNY_REACH)
+    cc0, cc1 = max(0, c0 - _CANNY_REACH), min(w, c1 + _CANNY_REACH)
+    d_count, d_overlap = _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, stamp, queue,
+                                            generation, high_threshold, commit)
+    return ssim_patch, ssim_delta, abs_delta, grey_patch, low, d_count, d_overlap
