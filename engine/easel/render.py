@@ -32,7 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+
+from engine.compiled import compiled_kernel
 
 __all__ = [
     "ACTION_BRUSH_STROKE",
@@ -235,7 +236,7 @@ def stroke_coverage(params: Sequence[float] | Stroke, height: int, width: int) -
     return mask, Box(r0, r1, c0, c1)
 
 
-@njit(cache=True)
+@compiled_kernel()
 def _stroke_mask(p0x: float, p0y: float, p1x: float, p1y: float, p2x: float, p2y: float, n: int, rs: float,
                  re: float, alpha_s: float, alpha_e: float, scale: float, height: int,
                  width: int) -> tuple[np.ndarray, int, int, int, int, bool]:
@@ -270,7 +271,7 @@ def _stroke_mask(p0x: float, p0y: float, p1x: float, p1y: float, p2x: float, p2y
     return mask, r0, r1, c0, c1, bool(np.any(mask > 0))
 
 
-@njit(cache=True)
+@compiled_kernel()
 def _coverage_mask(x: np.ndarray, y: np.ndarray, radius: np.ndarray, alpha: np.ndarray, box_r0: int, box_r1: int,
                    box_c0: int, box_c1: int) -> np.ndarray:
     """m on the box: max over segments of α(t)·clip(ρ(t) + ½ − d, 0, 1) (module docstring), compiled.
@@ -319,7 +320,7 @@ def composite(region: np.ndarray, mask: np.ndarray, colour: Sequence[float]) -> 
     return (m * colour_arr + (1.0 - m) * region.astype(np.float64)).astype(np.float32)
 
 
-@njit(cache=True)
+@compiled_kernel()
 def _composite(region: np.ndarray, mask: np.ndarray, colour: np.ndarray) -> np.ndarray:
     """composite's formula elementwise, compiled: the same float64 operations, then the float32 rounding."""
     out = np.empty(region.shape, np.float32)

@@ -29,7 +29,8 @@ With ``commit`` the new edge statuses are written into ``edges``; nothing else i
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from engine.compiled import compiled_kernel
 
 __all__ = ["CANNY_LOW_THRESHOLD_F32", "box_change"]
 
@@ -43,7 +44,7 @@ _GAUSS_RADIUS = 4  # scipy gaussian_filter truncate=4.0 at σ = 1
 _CANNY_REACH = 6  # Gaussian 4 + Sobel 1 + non-maximum suppression 1
 
 
-@njit(cache=True, inline="always")
+@compiled_kernel(inline="always")
 def _reflect(i: int, n: int) -> int:
     """scipy's 'reflect' (half-sample symmetric) index for an overshoot smaller than n."""
     if i < 0:
@@ -53,7 +54,7 @@ def _reflect(i: int, n: int) -> int:
     return i
 
 
-@njit(cache=True, inline="always")
+@compiled_kernel(inline="always")
 def _ssim_value(sx, sxx, sxy, my, my2_c1, vy_c2, cov_norm, c1_const, c2_const):
     """One SSIM map value from the canvas's window sums and the reference's prepared terms
     (Wang et al. 2004, Eq. 13, sample covariance; uy² + C1 and vy + C2 precomputed)."""
@@ -67,7 +68,7 @@ def _ssim_value(sx, sxx, sxy, my, my2_c1, vy_c2, cov_norm, c1_const, c2_const):
     return (a1 * a2) / ((ux2 + my2_c1) * b2)
 
 
-@njit(cache=True)
+@compiled_kernel()
 def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
                  cov_norm, c1_const, c2_const):
     """(ssim patch on box + 3, change of the counted SSIM sum, change of Σ|C − R|)."""
@@ -194,7 +195,7 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
     return out, delta, abs_delta
 
 
-@njit(cache=True)
+@compiled_kernel()
 def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     """(grey patch on the box, low_masked on box + 6): canny's steps before hysteresis (module docstring)."""
     h, w = grey.shape
@@ -325,7 +326,7 @@ def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     return grey_patch, low
 
 
-@njit(cache=True)
+@compiled_kernel()
 def _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, stamp, queue, generation,
                        high_threshold, commit):
     """(change of |E|, change of |E ∩ E_ref|) with ``low`` replacing ``low_masked`` on the Canny box."""
@@ -408,7 +409,7 @@ def _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, st
     return d_count, d_overlap
 
 
-@njit(cache=True)
+@compiled_kernel()
 def box_change(canvas, grey, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
                cov_norm, c1_const, c2_const, weights, bleed, low_masked, edges, ref_edges, stamp, queue,
                generation, high_threshold, low_threshold, commit):
