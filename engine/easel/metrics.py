@@ -67,6 +67,8 @@ _GAUSS_WEIGHTS = _gaussian_kernel1d(CANNY_SIGMA, 0, _GAUSS_RADIUS)[::-1].copy()
 _CANNY_REACH = _GAUSS_RADIUS + 2  # a grey pixel reaches low_masked this far (Gaussian + Sobel + NMS)
 _STREL = np.ones((3, 3), bool)  # 8-connectivity of skimage's hysteresis
 _GENERATION_LIMIT = np.iinfo(np.int32).max  # the flood fill's visited stamps are int32
+# Patches the kernel reads as they are (composite gives float32: no float64 copy per candidate).
+_KERNEL_PATCH_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 _LUMA = (0.2125, 0.7154, 0.0721)
 _MODE_CONSTANT = _extend_mode_to_code("constant")
@@ -307,8 +309,10 @@ class IncrementalSimilarity:
             self._stamp[:] = 0
             self._generation = 1
         inner = self._interior
+        if not (isinstance(patch, np.ndarray) and patch.dtype in _KERNEL_PATCH_DTYPES and patch.flags.c_contiguous):
+            patch = np.ascontiguousarray(patch, dtype=np.float64)
         return box_change(
-            st.canvas, st.grey, self.reference, np.ascontiguousarray(patch, dtype=np.float64), box.r0, box.r1,
+            st.canvas, st.grey, self.reference, patch, box.r0, box.r1,
             box.c0, box.c1, self._uy, self._uy2_c1, self._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1,
             _SSIM_COV_NORM, _SSIM_C1, _SSIM_C2, _GAUSS_WEIGHTS, self._bleed, st.low_masked, st.edges,
             self.reference_edges, self._stamp, self._queue, self._generation, CANNY_HIGH_THRESHOLD,

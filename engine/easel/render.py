@@ -215,22 +215,36 @@ def stroke_box(params: Sequence[float] | Stroke, height: int, width: int) -> Box
     return box if box.area > 0 else None
 
 
+def _path_and_brush(params: Sequence[float] | Stroke) -> tuple[float, ...]:
+    """The first ten parameters (path, radii, opacities) as ``Stroke.from_params`` would check and convert
+    them, without building the Stroke: the painter scores thousands of candidates per episode."""
+    if isinstance(params, Stroke):
+        return params.as_tuple()[:10]
+    values = [float(v) for v in params]
+    if len(values) != len(PARAM_KEYS):
+        raise ValueError(f"a stroke has {len(PARAM_KEYS)} parameters, got {len(values)}")
+    for name, value in zip(PARAM_KEYS, values, strict=True):
+        if not 0.0 <= value <= 1.0:  # Stroke's own check (NaN fails the range test)
+            raise ValueError(f"stroke parameter {name}={value!r} is not a number in [0, 1]")
+    return tuple(values[:10])
+
+
 def stroke_coverage(params: Sequence[float] | Stroke, height: int, width: int) -> tuple[np.ndarray, Box] | None:
     """The stroke's mask m over its box (float64, in [0, 1]) and the box, or None if it touches nothing.
 
     m(p) = max over the polyline's segments of α(t)·clip(ρ(t) + ½ − d, 0, 1) at the pixel's projection
     (module docstring).
     """
-    stroke = Stroke.from_params(params)
-    if stroke.alpha_s == 0.0 and stroke.alpha_e == 0.0:
+    xs, ys, xc, yc, xe, ye, rs, alpha_s, re, alpha_e = _path_and_brush(params)
+    if alpha_s == 0.0 and alpha_e == 0.0:
         return None
-    p0 = (stroke.xs * width, stroke.ys * height)
-    p1 = (stroke.xc * width, stroke.yc * height)
-    p2 = (stroke.xe * width, stroke.ye * height)
+    p0 = (xs * width, ys * height)
+    p1 = (xc * width, yc * height)
+    p2 = (xe * width, ye * height)
     scale = MAX_RADIUS_FRACTION * width
-    n = segment_count(p0, p1, p2, max(stroke.rs, stroke.re) * scale)
-    mask, r0, r1, c0, c1, touched = _stroke_mask(p0[0], p0[1], p1[0], p1[1], p2[0], p2[1], n, stroke.rs, stroke.re,
-                                                 stroke.alpha_s, stroke.alpha_e, scale, height, width)
+    n = segment_count(p0, p1, p2, max(rs, re) * scale)
+    mask, r0, r1, c0, c1, touched = _stroke_mask(p0[0], p0[1], p1[0], p1[1], p2[0], p2[1], n, rs, re, alpha_s,
+                                                 alpha_e, scale, height, width)
     if not touched:
         return None
     return mask, Box(r0, r1, c0, c1)
@@ -296,9 +310,27 @@ def _coverage_mask(x: np.ndarray, y: np.ndarray, radius: np.ndarray, alpha: np.n
         inverse = 1.0 / length2 if length2 > 0 else 0.0  # a point segment: u = 0
         d_radius = radius[k + 1] - radius[k]
         d_alpha = alpha[k + 1] - alpha[k]
+        # Row by row, only the columns where the segment can reach: a pixel centre within reach of the
+        # segment lies within reach of a point A + tE whose row is within reach too, so the columns of the
+        # segment points with |py − t·ey| ≤ reach + 1, widened by reach + 1, hold every such pixel; the
+        # rest are farther than reach + 1 (a margin over any rounding) and their coverage is exactly 0.
+        wide = reach + 1.0
         for row in range(row0, row1):
             py = (row + 0.5) - ay
-            for col in range(col0, col1):
+            if ey == 0.0:
+                if abs(py) > wide:
+                    continue
+                t_lo, t_hi = 0.0, 1.0
+            else:
+                t_a, t_b = (py - wide) / ey, (py + wide) / ey
+                t_lo, t_hi = max(0.0, min(t_a, t_b)), min(1.0, max(t_a, t_b))
+                if t_lo > t_hi:
+                    continue
+            x_lo = ax + min(t_lo * ex, t_hi * ex) - wide
+            x_hi = ax + max(t_lo * ex, t_hi * ex) + wide
+            span0 = max(col0, int(np.floor(x_lo - 0.5)))
+            span1 = min(col1, int(np.ceil(x_hi - 0.5)) + 1)
+            for col in range(span0, span1):
                 px = (col + 0.5) - ax
                 u = min(max((px * ex + py * ey) * inverse, 0.0), 1.0)
                 dx, dy = px - u * ex, py - u * ey

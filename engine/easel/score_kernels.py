@@ -23,7 +23,8 @@
   its old status (see ``IncrementalSimilarity``). The changes of |E| and |E ∩ E_ref| are counted on
   the visited pixels only.
 
-With ``commit`` the new edge statuses are written into ``edges``; nothing else is written.
+With ``commit`` the new edge statuses are written into ``edges``; nothing else is written. The patch may be
+float32 (composite's output, read as float64 value by value: no converted copy per candidate) or float64.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
             moved = False
             for c in range(3):
                 ref = reference[r0 + i, c0 + j, c]
-                new, old = patch[i, j, c], canvas[r0 + i, c0 + j, c]
+                new, old = np.float64(patch[i, j, c]), canvas[r0 + i, c0 + j, c]
                 abs_delta += abs(new - ref) - abs(old - ref)
                 moved = moved or new != old
             if moved:
@@ -111,7 +112,7 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
             j = cols[b]
             from_patch = inside_r and c0 <= j < c1
             for c in range(3):
-                x = patch[i - r0, j - c0, c] if from_patch else canvas[i, j, c]
+                x = np.float64(patch[i - r0, j - c0, c]) if from_patch else canvas[i, j, c]
                 qx[a, 3 * b + c] = x
                 qxx[a, 3 * b + c] = x * x
                 qxy[a, 3 * b + c] = x * reference[i, j, c]
@@ -203,7 +204,8 @@ def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     for i in range(r1 - r0):
         for j in range(c1 - c0):
             # rgb2gray's BT.709 weights, in grey()'s order: (0.2125 R + 0.7154 G) + 0.0721 B.
-            grey_patch[i, j] = 0.2125 * patch[i, j, 0] + 0.7154 * patch[i, j, 1] + 0.0721 * patch[i, j, 2]
+            red, green, blue = np.float64(patch[i, j, 0]), np.float64(patch[i, j, 1]), np.float64(patch[i, j, 2])
+            grey_patch[i, j] = 0.2125 * red + 0.7154 * green + 0.0721 * blue
     # The Gaussian's output is needed on box + 8 (R8 × C8); its input, zero outside the canvas
     # (constant mode), on R8 × C8 widened by the radius: a padded buffer, so the passes have no branches.
     ar0, ar1 = max(0, r0 - 8), min(h, r1 + 8)
@@ -334,78 +336,75 @@ def _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, st
     d_count = 0
     d_overlap = 0
     # Hysteresis sees a pixel only through its class: not low, low, or high. Pixels whose class did not
-    # change, with no changed pixel among their neighbours, keep their component and its status.
+    # change, with no changed pixel among their neighbours, keep their component and its status; so the
+    # work after this one pass over the box is proportional to the changed pixels and their components,
+    # not to the box.
     nr, nc = cr1 - cr0, cc1 - cc0
-    changed = np.zeros((nr + 2, nc + 2), np.bool_)  # one pixel of margin: the 3×3 test needs no branch
-    any_changed = False
+    changed = np.empty(nr * nc, np.int64)  # flat canvas indices i·w + j of the pixels whose class changed
+    n_changed = 0
     for a in range(nr):
         for b in range(nc):
             old, new = low_masked[cr0 + a, cc0 + b], low[a, b]
             if (old > 0) != (new > 0) or (old >= high_threshold) != (new >= high_threshold):
-                changed[a + 1, b + 1] = True
-                any_changed = True
-    if not any_changed:
+                changed[n_changed] = (cr0 + a) * w + cc0 + b
+                n_changed += 1
+    if n_changed == 0:
         return 0, 0
-    tr0, tr1 = max(0, cr0 - 1), min(h, cr1 + 1)
-    tc0, tc1 = max(0, cc0 - 1), min(w, cc1 + 1)
-    for si in range(tr0, tr1):
-        for sj in range(tc0, tc1):
-            if stamp[si, sj] == generation:
-                continue
-            inside = cr0 <= si < cr1 and cc0 <= sj < cc1
-            value = low[si - cr0, sj - cc0] if inside else low_masked[si, sj]
-            if not value > 0:
-                continue
-            near = False  # a changed pixel in the 3×3 neighbourhood (changed has a 1-px margin)
-            for a in range(si - cr0, si - cr0 + 3):
-                for b in range(sj - cc0, sj - cc0 + 3):
-                    if 0 <= a < nr + 2 and 0 <= b < nc + 2 and changed[a, b]:
-                        near = True
-            if not near:
-                continue
-            # Flood fill this component of the new low mask (8-connected, skimage's strel).
-            stamp[si, sj] = generation
-            queue[0, 0] = si
-            queue[0, 1] = sj
-            head, tail = 0, 1
-            good = False
-            while head < tail:
-                pi, pj = queue[head, 0], queue[head, 1]
-                head += 1
-                inside = cr0 <= pi < cr1 and cc0 <= pj < cc1
-                value = low[pi - cr0, pj - cc0] if inside else low_masked[pi, pj]
-                if value >= high_threshold:
-                    good = True
-                for ni in range(max(0, pi - 1), min(h, pi + 2)):
-                    for nj in range(max(0, pj - 1), min(w, pj + 2)):
-                        if stamp[ni, nj] == generation:
-                            continue
-                        inside = cr0 <= ni < cr1 and cc0 <= nj < cc1
-                        nv = low[ni - cr0, nj - cc0] if inside else low_masked[ni, nj]
-                        if nv > 0:
-                            stamp[ni, nj] = generation
-                            queue[tail, 0] = ni
-                            queue[tail, 1] = nj
-                            tail += 1
-            for t in range(tail):
-                pi, pj = queue[t, 0], queue[t, 1]
-                if edges[pi, pj] != good:
-                    step = 1 if good else -1
-                    d_count += step
-                    if ref_edges[pi, pj]:
-                        d_overlap += step
-                    if commit:
-                        edges[pi, pj] = good
-    # Pixels of the Canny box that left the low mask are no edge any more (unchanged non-low pixels are
-    # no edge already).
-    for i in range(cr0, cr1):
-        for j in range(cc0, cc1):
-            if not low[i - cr0, j - cc0] > 0 and edges[i, j]:
-                d_count -= 1
-                if ref_edges[i, j]:
-                    d_overlap -= 1
-                if commit:
-                    edges[i, j] = False
+    # Every component of the new low mask with a pixel within one pixel of a changed pixel is flood-filled
+    # once (the stamps), whichever changed pixel reaches it first: the same components, the same statuses.
+    for k in range(n_changed):
+        ci, cj = changed[k] // w, changed[k] % w
+        for si in range(max(0, ci - 1), min(h, ci + 2)):
+            for sj in range(max(0, cj - 1), min(w, cj + 2)):
+                if stamp[si, sj] == generation:
+                    continue
+                inside = cr0 <= si < cr1 and cc0 <= sj < cc1
+                value = low[si - cr0, sj - cc0] if inside else low_masked[si, sj]
+                if not value > 0:
+                    continue
+                # Flood fill this component of the new low mask (8-connected, skimage's strel).
+                stamp[si, sj] = generation
+                queue[0, 0] = si
+                queue[0, 1] = sj
+                head, tail = 0, 1
+                good = False
+                while head < tail:
+                    pi, pj = queue[head, 0], queue[head, 1]
+                    head += 1
+                    inside = cr0 <= pi < cr1 and cc0 <= pj < cc1
+                    value = low[pi - cr0, pj - cc0] if inside else low_masked[pi, pj]
+                    if value >= high_threshold:
+                        good = True
+                    for ni in range(max(0, pi - 1), min(h, pi + 2)):
+                        for nj in range(max(0, pj - 1), min(w, pj + 2)):
+                            if stamp[ni, nj] == generation:
+                                continue
+                            inside = cr0 <= ni < cr1 and cc0 <= nj < cc1
+                            nv = low[ni - cr0, nj - cc0] if inside else low_masked[ni, nj]
+                            if nv > 0:
+                                stamp[ni, nj] = generation
+                                queue[tail, 0] = ni
+                                queue[tail, 1] = nj
+                                tail += 1
+                for t in range(tail):
+                    pi, pj = queue[t, 0], queue[t, 1]
+                    if edges[pi, pj] != good:
+                        step = 1 if good else -1
+                        d_count += step
+                        if ref_edges[pi, pj]:
+                            d_overlap += step
+                        if commit:
+                            edges[pi, pj] = good
+    # Pixels that left the low mask are no edge any more. An edge pixel was low, so one that is not low
+    # now changed class: the changed pixels hold them all (and the fills above wrote only low pixels).
+    for k in range(n_changed):
+        i, j = changed[k] // w, changed[k] % w
+        if not low[i - cr0, j - cc0] > 0 and edges[i, j]:
+            d_count -= 1
+            if ref_edges[i, j]:
+                d_overlap -= 1
+            if commit:
+                edges[i, j] = False
     return d_count, d_overlap
 
 

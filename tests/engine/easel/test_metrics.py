@@ -129,3 +129,21 @@ def test_a_canvas_smaller_than_the_ssim_window_is_refused_like_scikit_image_refu
         similarity(tiny, tiny)
     with pytest.raises(ValueError):
         IncrementalSimilarity(tiny)
+
+
+def test_a_float32_patch_scores_exactly_as_its_float64_copy():
+    # The kernel reads composite's float32 patch value by value instead of a converted copy.
+    reference = generate_reference(ReconstructionCategory.NATURAL, seed=0, index=0)[0]
+    rng = np.random.default_rng(4)
+    canvas = np.clip(reference + rng.normal(0.0, 0.1, reference.shape), 0.0, 1.0).astype(np.float32)
+    scorer = IncrementalSimilarity(reference, canvas)
+    for _ in range(20):
+        params = rng.random(13)
+        params[[6, 8]] *= 0.4
+        covered = stroke_coverage(params, 128, 128)
+        if covered is None:
+            continue
+        mask, box = covered
+        patch = composite(canvas[box.slices], mask, params[10:13])
+        assert patch.dtype == np.float32
+        assert scorer.gain(box, patch) == scorer.gain(box, patch.astype(np.float64))

@@ -208,3 +208,31 @@ def test_compiled_composite_is_bit_identical_to_the_blend_formula():
     expected = (m * colour + (1.0 - m) * region.astype(np.float64)).astype(np.float32)
     got = composite(region, mask, colour)
     assert got.dtype == np.float32 and got.tobytes() == expected.tobytes()
+
+
+def test_compiled_coverage_of_horizontal_vertical_and_point_strokes_is_bit_identical_to_the_array_formulation():
+    # Row spans: a horizontal segment (ey = 0) takes its own branch; vertical and point strokes are edge cases.
+    rng = np.random.default_rng(9)
+    for trial in range(300):
+        params = rng.random(13)
+        params[[6, 8]] *= rng.choice([0.05, 0.3, 1.0])
+        kind = trial % 3
+        if kind == 0:
+            params[[3, 5]] = params[1]  # horizontal
+        elif kind == 1:
+            params[[2, 4]] = params[0]  # vertical
+        else:
+            params[2:6] = np.tile(params[0:2], 2)  # a point
+        expected, got = array_coverage(params, 96, 96), stroke_coverage(params, 96, 96)
+        assert (expected is None) == (got is None)
+        if expected is not None:
+            assert got[1] == expected[1]
+            assert got[0].tobytes() == expected[0].tobytes()
+
+
+@pytest.mark.parametrize("bad", [[0.5] * 12, [0.5] * 12 + [1.5], [0.5] * 6 + [float("nan")] + [0.5] * 6])
+def test_stroke_coverage_refuses_parameters_a_stroke_refuses(bad):
+    with pytest.raises(ValueError):
+        Stroke.from_params(bad)
+    with pytest.raises(ValueError):
+        stroke_coverage(bad, 64, 64)
