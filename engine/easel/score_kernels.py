@@ -250,33 +250,33 @@ def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     mr0, mr1 = max(0, r0 - 7), min(h, r1 + 7)
     mc0, mc1 = max(0, c0 - 7), min(w, c1 + 7)
     nr7, nc7 = mr1 - mr0, mc1 - mc0
-    diff0 = np.empty((nr7, nc8))  # d/d row on rows box + 7, columns box + 8
+    # The smoothed image on rows and columns box + 7 ± 1, each index reflected at the canvas edges as
+    # the Sobel passes read it: every pass below is then a plain shifted loop (it vectorises), with the
+    # same operations in the same order.
+    padded = np.empty((nr7 + 2, nc7 + 2))
+    for x in range(nr7 + 2):
+        si_row = _reflect(mr0 - 1 + x, h) - ar0
+        for y in range(nc7 + 2):
+            padded[x, y] = smooth[si_row, _reflect(mc0 - 1 + y, w) - ac0]
+    diff0 = np.empty((nr7, nc7 + 2))  # d/d row on rows box + 7, columns box + 7 ± 1
     for a in range(nr7):
-        i = mr0 + a
-        up, down = _reflect(i - 1, h) - ar0, _reflect(i + 1, h) - ar0
-        for t in range(nc8):
-            diff0[a, t] = smooth[i - ar0, t] * 0.0
-            diff0[a, t] += (smooth[up, t] - smooth[down, t]) * -1.0
-    diff1 = np.empty((nr8, nc7))  # d/d column on rows box + 8, columns box + 7
-    for a in range(nr8):
+        for y in range(nc7 + 2):
+            diff0[a, y] = padded[a + 1, y] * 0.0
+            diff0[a, y] += (padded[a, y] - padded[a + 2, y]) * -1.0
+    diff1 = np.empty((nr7 + 2, nc7))  # d/d column on rows box + 7 ± 1, columns box + 7
+    for x in range(nr7 + 2):
         for t in range(nc7):
-            j = mc0 + t
-            left, right = _reflect(j - 1, w) - ac0, _reflect(j + 1, w) - ac0
-            diff1[a, t] = smooth[a, j - ac0] * 0.0
-            diff1[a, t] += (smooth[a, left] - smooth[a, right]) * -1.0
+            diff1[x, t] = padded[x, t + 1] * 0.0
+            diff1[x, t] += (padded[x, t] - padded[x, t + 2]) * -1.0
     isobel = np.empty((nr7, nc7))
     jsobel = np.empty((nr7, nc7))
     magnitude = np.empty((nr7, nc7))
     for a in range(nr7):
-        i = mr0 + a
-        up, down = _reflect(i - 1, h) - ar0, _reflect(i + 1, h) - ar0
         for t in range(nc7):
-            j = mc0 + t
-            left, right = _reflect(j - 1, w) - ac0, _reflect(j + 1, w) - ac0
-            si = diff0[a, j - ac0] * 2.0
-            si += (diff0[a, left] + diff0[a, right]) * 1.0
-            sj = diff1[i - ar0, t] * 2.0
-            sj += (diff1[up, t] + diff1[down, t]) * 1.0
+            si = diff0[a, t + 1] * 2.0
+            si += (diff0[a, t] + diff0[a, t + 2]) * 1.0
+            sj = diff1[a + 1, t] * 2.0
+            sj += (diff1[a, t] + diff1[a + 2, t]) * 1.0
             isobel[a, t] = si
             jsobel[a, t] = sj
             m = si * si
