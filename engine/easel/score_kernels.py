@@ -17,8 +17,9 @@
   scikit-image's Cython (neither is built with fused multiply-add on x86-64 and numba does not
   contract without fastmath), so the pre-hysteresis map is bit-identical, not just close —
   tests/engine/easel/test_score_kernels.py checks that against ``canny``'s own steps.
-* Hysteresis: the 8-connected components of the new low mask that come within one pixel of the
-  changed Canny box are found by a flood fill over the whole canvas (as far as the component goes)
+* Hysteresis: the 8-connected components of the new low mask that come within one pixel of a pixel
+  of the Canny box whose class (not low / low / high) changed are found by a flood fill seeded from
+  those pixels' neighbours, over the whole canvas (as far as the component goes),
   and take the status "holds a pixel ≥ the high threshold"; every other component is an old one with
   its old status (see ``IncrementalSimilarity``). The changes of |E| and |E ∩ E_ref| are counted on
   the visited pixels only.
