@@ -59,18 +59,25 @@ def test_the_calibrated_view_borrows_from_the_judge_on_pairs_nobody_labelled(dem
     record = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=campaign)
     views = record.payload["dimensions"]
     assert set(views) == {"usefulness", "expressiveness", "novelty"}
+    borrowing = []
     for dimension, view in views.items():
         c = view["calibrated"]
         # people label every pair of half the demo tasks; the judge's verdicts on the other half are
         # the comparisons nobody labelled
         assert c["n_human"] >= 15 and c["n_judge_unpaired"] >= 20, dimension
-        # the demo's simulated judge and annotators see the same per-answer qualities, so the judge's
-        # verdict predicts the people's beyond the two models' skills: the fit borrows from it
-        assert 0 < c["lam"] <= 1, dimension
-        assert c["effective_human_n"] > c["n_human"], dimension
+        # λ is estimated from a few dozen paired labels per dimension, so on one dimension it can come out 0
+        # (the tuned λ clipped at 0, or the people's own fit narrower): the demo judge's comparisons
+        # depend on the database's ids through active sampling. Where it borrows, it narrows.
+        assert 0 <= c["lam"] <= 1, dimension
+        if c["lam"] > 0:
+            borrowing.append(dimension)
+            assert c["effective_human_n"] > c["n_human"], dimension
         for row in c["rows"]:
             best, worst = row["rank_set"]
             assert 1 <= best <= worst <= len(record.payload["models"])
+    # the demo's simulated judge and annotators see the same per-answer qualities, so the judge's verdict
+    # predicts the people's beyond the two models' skills: the fit borrows from it
+    assert borrowing, "the calibrated fit borrowed from the judge on no dimension"
 
 
 def test_a_record_is_kept_per_label_version(demo):
