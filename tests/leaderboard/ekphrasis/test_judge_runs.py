@@ -87,8 +87,10 @@ def test_reliability_panel_shows_the_injected_position_bias():
     fair = simulated_run(task_set, models, budget=30, seed=8, position_bias=0.0, skills=planted_skills(models, 0.2))
     bias = judge_runs.judge_run_execute_inline(run=biased).payload["reliability"]["U"]["a_position_bias_pp"]
     no_bias = judge_runs.judge_run_execute_inline(run=fair).payload["reliability"]["U"]["a_position_bias_pp"]
-    # σ(1.2) − 0.5 = 0.27: about +27 points among decisive outcomes.
-    assert bias > 18 and abs(no_bias) < 10
+    # σ(1.2) − 0.5 = 0.27: about +27 points among decisive outcomes; with ~200 decisive calls one standard
+    # error is ~3.5 points and the calls drawn depend on the database's ids (active sampling), so the
+    # bound sits 4 standard errors above no bias, not 2.5 below the expected value (16.7 was seen once).
+    assert bias > 14 and abs(no_bias) < 10
 
 
 @pytest.mark.django_db
