@@ -14,7 +14,11 @@ class LeaderboardConfig(AppConfig):
         import_module("leaderboard.ekphrasis.models")
 
     def ready(self) -> None:
+        from django.db.models.signals import post_save
+
         from leaderboard.ekphrasis import judge_runs, overview, task_construction, tig
+        from leaderboard.ekphrasis.models import LeaderboardSnapshot
+        from leaderboard.ekphrasis.tasks import snapshot_written
         from leaderboard.protocols import Protocol, protocol_register
         from leaderboard.runs.lifecycle import job_kind_register
 
@@ -27,3 +31,5 @@ class LeaderboardConfig(AppConfig):
         ))
         for job in (judge_runs.JUDGE_RUN_JOB, tig.TIG_BUILD_JOB, task_construction.TASK_SET_BUILD_JOB):
             job_kind_register(job)
+        # a new snapshot's page data is computed into the cache once it commits
+        post_save.connect(snapshot_written, sender=LeaderboardSnapshot, dispatch_uid="ekphrasis-snapshot-warm")

@@ -317,7 +317,6 @@ def judge_run_finalise(*, run_id: int):
     A fixed-pair run is only marked done and stores no snapshot (returns None): its pairs were
     chosen, not sampled to rank the models, so a leaderboard of them would mislead."""
     from engine.leaderboard import build_leaderboard
-    from leaderboard.ekphrasis import uncertainty  # it reads this module's judged_comparisons
     from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
     with transaction.atomic():
@@ -351,8 +350,8 @@ def judge_run_finalise(*, run_id: int):
             payload=payload,
         )
         run_finish(run)
-        # the page's first view needs Overall tiers and family intervals: computed once this commits, not by its first reader
-        uncertainty.snapshot_uncertainty_warm_on_commit(snapshot.pk)
+        # the page's first view needs Overall tiers and family intervals: a new snapshot is warmed once this
+        # commits (leaderboard.ekphrasis.tasks.snapshot_written), not by its first reader
     return snapshot
 
 

@@ -1,13 +1,49 @@
-"""Ekphrasis's one Celery task: warm a new snapshot's cache (leaderboard.ekphrasis.uncertainty). Thin: it
-takes the snapshot's id and calls the service."""
+"""Ekphrasis's one Celery task: warm a new snapshot's cache (leaderboard.ekphrasis.uncertainty), sent once
+the transaction that wrote the snapshot commits. Thin: it takes the snapshot's id and calls the service."""
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
+from django.conf import settings
+from django.db import transaction
+from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from leaderboard.ekphrasis.uncertainty import snapshot_uncertainty_warm
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name="ekphrasis.snapshot_uncertainty_warm")
 def snapshot_uncertainty_warm_task(snapshot_id: int) -> None:
     snapshot_uncertainty_warm(snapshot_id=snapshot_id)
+
+
+def snapshot_written(sender, instance, created: bool, raw: bool = False, **kwargs) -> None:
+    """post_save of a LeaderboardSnapshot (connected in LeaderboardConfig.ready): a new one is warmed."""
+    if created and not raw:
+        snapshot_uncertainty_warm_on_commit(instance.pk)
+
+
+def snapshot_uncertainty_warm_on_commit(snapshot_id: int) -> None:
+    """Once the transaction that wrote the snapshot commits, a worker warms its cache
+    (:func:`snapshot_uncertainty_warm`). Without a broker only where eager jobs run in the background (the
+    finishing step is then off the request already; the tests turn that off, so finishing a run stays quick
+    there); a broker that cannot be reached leaves the work to the first reader, as before."""
+    if settings.CELERY_TASK_ALWAYS_EAGER and not settings.ATELIER_EAGER_JOBS_IN_BACKGROUND:
+        return  # nothing registered: the first reader computes it
+
+    def send() -> None:
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            try:
+                snapshot_uncertainty_warm_task.delay(snapshot_id)
+            except Exception as exc:  # noqa: BLE001 - eager only: a cache warm-up must not fail the finished run
+                logger.warning("snapshot %s: cache warm-up failed: %r", snapshot_id, exc)
+            return
+        try:
+            snapshot_uncertainty_warm_task.delay(snapshot_id)
+        except BrokerUnreachable as exc:
+            logger.warning("snapshot %s: cache warm-up not queued (%s); its first reader computes it", snapshot_id, exc)
+
+    transaction.on_commit(send)

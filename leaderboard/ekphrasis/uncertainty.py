@@ -5,17 +5,15 @@ family or subtype, each with its intervals and tiers.
 
 A snapshot never changes, so every answer is cached per snapshot and slice; what the snapshot page's first view
 reads (Overall tiers, family intervals) is computed into the cache once the snapshot is written
-(:func:`snapshot_uncertainty_warm_on_commit`), so its first reader does not wait for it."""
+(:func:`leaderboard.ekphrasis.tasks.snapshot_uncertainty_warm_on_commit`, on every new snapshot), so its
+first reader does not wait for it."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 
-from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
-from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from engine.leaderboard import board_uncertainty
 from leaderboard.ekphrasis.judge_runs import judged_comparisons
@@ -23,7 +21,7 @@ from leaderboard.ekphrasis.models import LeaderboardSnapshot
 from leaderboard.models import Task
 
 __all__ = ["SLICE_KINDS", "family_intervals", "overall_tiers", "slice_board", "slice_choices",
-           "snapshot_uncertainty_warm", "snapshot_uncertainty_warm_on_commit"]
+           "snapshot_uncertainty_warm"]
 
 logger = logging.getLogger(__name__)
 
@@ -138,28 +136,3 @@ def snapshot_uncertainty_warm(*, snapshot_id: int) -> None:
         overall_tiers(snapshot)
         family_intervals(snapshot)
         judge_run_launch_gates(run=snapshot.run)
-
-
-def snapshot_uncertainty_warm_on_commit(snapshot_id: int) -> None:
-    """Once the transaction that wrote the snapshot commits, a worker warms its cache
-    (:func:`snapshot_uncertainty_warm`). Without a broker only where eager jobs run in the background (the
-    finishing step is then off the request already; the tests turn that off, so finishing a run stays quick
-    there); a broker that cannot be reached leaves the work to the first reader, as before."""
-    if settings.CELERY_TASK_ALWAYS_EAGER and not settings.ATELIER_EAGER_JOBS_IN_BACKGROUND:
-        return  # nothing registered: the first reader computes it
-
-    def send() -> None:
-        from leaderboard.ekphrasis.tasks import snapshot_uncertainty_warm_task
-
-        if settings.CELERY_TASK_ALWAYS_EAGER:
-            try:
-                snapshot_uncertainty_warm_task.delay(snapshot_id)
-            except Exception as exc:  # noqa: BLE001 - eager only: a cache warm-up must not fail the finished run
-                logger.warning("snapshot %s: cache warm-up failed: %r", snapshot_id, exc)
-            return
-        try:
-            snapshot_uncertainty_warm_task.delay(snapshot_id)
-        except BrokerUnreachable as exc:
-            logger.warning("snapshot %s: cache warm-up not queued (%s); its first reader computes it", snapshot_id, exc)
-
-    transaction.on_commit(send)
