@@ -329,14 +329,6 @@ def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     return grey_patch, low
 
 
-@compiled_kernel(inline="always")
-def _new_low(low, low_masked, cr0: int, cr1: int, cc0: int, cc1: int, i: int, j: int) -> float:
-    """The candidate's low-masked magnitude at (i, j): its Canny box patch inside the box, the state outside."""
-    if cr0 <= i < cr1 and cc0 <= j < cc1:
-        return low[i - cr0, j - cc0]
-    return low_masked[i, j]
-
-
 @compiled_kernel()
 def _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, stamp, queue, generation,
                        high_threshold, commit):
@@ -367,7 +359,9 @@ def _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, st
             for sj in range(max(0, cj - 1), min(w, cj + 2)):
                 if stamp[si, sj] == generation:
                     continue
-                if not _new_low(low, low_masked, cr0, cr1, cc0, cc1, si, sj) > 0:
+                inside = cr0 <= si < cr1 and cc0 <= sj < cc1
+                value = low[si - cr0, sj - cc0] if inside else low_masked[si, sj]
+                if not value > 0:
                     continue
                 # Flood fill this component of the new low mask (8-connected, skimage's strel).
                 stamp[si, sj] = generation
@@ -378,13 +372,17 @@ def _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, st
                 while head < tail:
                     pi, pj = queue[head, 0], queue[head, 1]
                     head += 1
-                    if _new_low(low, low_masked, cr0, cr1, cc0, cc1, pi, pj) >= high_threshold:
+                    inside = cr0 <= pi < cr1 and cc0 <= pj < cc1
+                    value = low[pi - cr0, pj - cc0] if inside else low_masked[pi, pj]
+                    if value >= high_threshold:
                         good = True
                     for ni in range(max(0, pi - 1), min(h, pi + 2)):
                         for nj in range(max(0, pj - 1), min(w, pj + 2)):
                             if stamp[ni, nj] == generation:
                                 continue
-                            if _new_low(low, low_masked, cr0, cr1, cc0, cc1, ni, nj) > 0:
+                            inside = cr0 <= ni < cr1 and cc0 <= nj < cc1
+                            nv = low[ni - cr0, nj - cc0] if inside else low_masked[ni, nj]
+                            if nv > 0:
                                 stamp[ni, nj] = generation
                                 queue[tail, 0] = ni
                                 queue[tail, 1] = nj
