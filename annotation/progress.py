@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from annotation.models import AnnotatorProgress, Assignment, CampaignProgress, ItemSlot
+from evalsite.prepared_statements import statement_cursor
 
 
 def _campaign_recount(campaign_id: int) -> dict[str, int]:
@@ -86,7 +87,7 @@ def submission_counted(*, campaign_id: int, annotator_id: int, labels: int) -> S
     campaign_sql = (f"UPDATE {campaigns} SET labels = labels + %s, label_version = label_version + 1 "
                     f"WHERE campaign_id = %s RETURNING labels, slots")
     annotator_sql = f"UPDATE {annotators} SET done = done + 1 WHERE campaign_id = %s AND annotator_id = %s RETURNING done"
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(f"""WITH campaign AS ({campaign_sql}), annotator AS ({annotator_sql})
                                SELECT (SELECT labels FROM campaign), (SELECT slots FROM campaign),

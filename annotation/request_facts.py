@@ -51,6 +51,7 @@ from annotation.participant_state import (
     participant_locked_facts_sql,
 )
 from evalsite.precompiled import row_by_pk
+from evalsite.prepared_statements import statement_cursor
 from leaderboard.roles import ANNOTATOR
 
 
@@ -137,7 +138,7 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
         # Race prevented (the lock): two requests of the same annotator (double click, retried request)
         # each taking a different item. The second waits here until the first has committed.
         seen = list(Assignment.SEEN)
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(_next_item_sql(), [annotator_id, campaign_id, ANNOTATOR, seen, seen, campaign_id, annotator_id])
             row = cursor.fetchone()
         if row is None:
@@ -208,7 +209,7 @@ def assignment_facts(*, token: str, annotator_id: int) -> tuple[Assignment, Acce
     """The annotator's assignment with this token (its campaign attached), locked, and the AccessFacts;
     None when the annotator has no assignment with this token."""
     if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(_assignment_select_sql(), [ANNOTATOR, token, annotator_id])
             row = cursor.fetchone()
         return None if row is None else _assignment_row(row)
@@ -230,7 +231,7 @@ def assignment_submit_if_active(*, token: str, annotator_id: int, now: datetime)
     back if anything then refuses the submission."""
     if connection.vendor != "postgresql":
         return None
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:
         cursor.execute(_submit_if_active_sql(), [Assignment.Status.SUBMITTED, now, token, annotator_id,
                                                Assignment.Status.ACTIVE, now, ANNOTATOR])
         row = cursor.fetchone()

@@ -31,6 +31,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Assignment, ItemSlot
+from evalsite.prepared_statements import statement_cursor
 
 
 def next_free_slot(*, campaign_id: int, seen_items) -> ItemSlot | None:
@@ -63,7 +64,7 @@ def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
         if slot is not None:
             slot_taken(slot_id=slot.pk)
         return slot
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:
         cursor.execute(
             f"""UPDATE {ItemSlot._meta.db_table} SET is_free = false WHERE id = ({_FIRST_FREE_SLOT_SQL})
                 RETURNING id, item_id, index""",
@@ -110,7 +111,7 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int) -> tuple[He
             return HeldAssignment(*held), None
         return None, free_slot_take(campaign_id=campaign_id, annotator_id=annotator_id)
     slots, assignments = ItemSlot._meta.db_table, Assignment._meta.db_table
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:
         cursor.execute(
             f"""WITH held AS (
                     SELECT id, expires_at, slot_id FROM {assignments}

@@ -18,6 +18,8 @@ from django.db import connections, router
 from django.db.models import Model
 from django.db.models.query import get_related_populators
 
+from evalsite.prepared_statements import statement_cursor
+
 
 @functools.cache
 def _compiled(model: type[Model], relations: tuple[str, ...], alias: str, vendor: str):
@@ -40,7 +42,7 @@ def row_by_pk(model: type[Model], pk, *, relations: tuple[str, ...] = ()) -> Mod
     connection = connections[router.db_for_read(model)]
     sql, converted, (start, end), init_list, populators = _compiled(model, relations, connection.alias,
                                                                     connection.vendor)
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:
         cursor.execute(sql, [pk])
         row = cursor.fetchone()
     if row is None:
@@ -73,7 +75,7 @@ def row_create(model: type[Model], **values) -> Model:
     sql, fields = _insert_sql(model, connection.alias, connection.vendor)
     instance = model(**values)
     params = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:
         cursor.execute(sql, params)
         instance.pk = cursor.fetchone()[0]
     instance._state.adding, instance._state.db = False, connection.alias

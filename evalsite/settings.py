@@ -158,6 +158,9 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # instead of holding the worker for TCP's minutes.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1))
+# The annotator endpoints' few hot statements are prepared on PostgreSQL (evalsite/prepared_statements.py):
+# off behind a transaction-mode pooler that cannot keep a connection's prepared statements.
+ATELIER_DB_PREPARED_STATEMENTS = env_bool("ATELIER_DB_PREPARED_STATEMENTS", True)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # SQLite serialises writers; wait for the lock instead of failing at once.

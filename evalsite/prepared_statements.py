@@ -1,0 +1,100 @@
+"""Statements PostgreSQL plans once per connection (issue 30), for the few an annotator's every request
+sends: the request's facts, the slot take, the submit, the progress counters, the item and the inserts.
+
+Measured on this project's own labelling path (one combined ``submit?next=1``, PostgreSQL 15):
+``EXPLAIN ANALYZE`` gives 0.5–2.5 ms of *planning* per statement against 0.03–0.3 ms of execution
+(the request-facts statement joins eight tables); PostgreSQL's backend spent 9.7–12.8 ms of CPU per
+label before, 4.7–5.6 ms with these statements prepared (README, "Benchmarks"). Django's psycopg 3 cursors bind parameters on the client, which cannot prepare; so
+:func:`statement_cursor` is Django's own cursor (its execute wrappers, the query log that tests count,
+django-prometheus's counters, its error translation) around a server-binding psycopg cursor whose every
+``execute`` is a named prepared statement (``prepare=True``): PostgreSQL parses it once per connection
+and, after five custom plans, keeps a generic plan when that costs no more (``plan_cache_mode=auto``).
+
+Only statements written for it go through it: their parameters are typed by psycopg (server-side
+binding), so each was checked to need no client-side literal. Anywhere else, and on SQLite, a cursor is
+Django's plain one. ``ATELIER_DB_PREPARED_STATEMENTS=0`` turns preparing off (a transaction-mode
+connection pooler such as PgBouncer before 1.21 cannot keep a connection's prepared statements).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
+
+
+#: psycopg's count after which it prepares a statement on its own: never, for this site (only
+#: :func:`statement_cursor` asks, explicitly).
+_NEVER_BY_COUNT = 2**62
+
+
+@functools.cache
+def _preparing_class(factory: type, alias: str, vendor: str) -> type:
+    """A server-binding psycopg cursor class that prepares every statement, counted as the connection's
+    own cursor class ``factory`` counts (django-prometheus wraps it; the same wrapper is put on ours)."""
+    import psycopg
+
+    class PreparingCursor(psycopg.Cursor):
+        def execute(self, query, params=None, *, prepare=None, binary=None):
+            return super().execute(query, params, prepare=True, binary=binary)
+
+        def _convert_query(self, query, vars=None):
+            # psycopg records the statement only when it sends its text, not when it runs a prepared one;
+            # Django's query log (CaptureQueriesContext, DEBUG) reads that record, so it is kept for each.
+            converted = super()._convert_query(query, vars)
+            self._query = converted
+            return converted
+
+    if factory.__module__.startswith("django_prometheus"):
+        from django_prometheus.db.common import ExportingCursorWrapper
+
+        return ExportingCursorWrapper(PreparingCursor, alias, vendor)
+    return PreparingCursor
+
+
+def preparing_enabled(connection: BaseDatabaseWrapper) -> bool:
+    """Whether :func:`statement_cursor` prepares on this connection: PostgreSQL through psycopg 3,
+    unless ATELIER_DB_PREPARED_STATEMENTS is off."""
+    if connection.vendor != "postgresql" or not getattr(settings, "ATELIER_DB_PREPARED_STATEMENTS", True):
+        return False
+    from django.db.backends.postgresql.psycopg_any import is_psycopg3
+
+    return is_psycopg3
+
+
+@contextlib.contextmanager
+def statement_cursor(connection: BaseDatabaseWrapper) -> Iterator[CursorWrapper]:
+    """``connection.cursor()``, whose statements are prepared on PostgreSQL (see the module docstring)."""
+    with connection.cursor() as wrapper:
+        if not preparing_enabled(connection):
+            yield wrapper
+            return
+        from django.db.backends.postgresql.base import TIMESTAMPTZ_OID
+        from django.db.backends.postgresql.psycopg_any import register_tzloader
+        from psycopg.pq import Format
+
+        raw = connection.connection
+        if raw.prepare_threshold is None:
+            # Django turns psycopg's preparing off per connection (None) for poolers' sake; a number lets an
+            # explicit ``prepare=True`` through. Django's own cursors bind on the client and never prepare,
+            # so no other statement is prepared by it.
+            raw.prepare_threshold = _NEVER_BY_COUNT
+        plain = wrapper.cursor
+        prepared = _preparing_class(type(plain), connection.alias, connection.vendor)(raw)
+        # The same time zone for timestamptz results as Django's own cursor (it registers one only when
+        # the connection's differs, see DatabaseWrapper.create_cursor).
+        if connection.timezone != raw.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT).timezone:
+            register_tzloader(connection.timezone, prepared)
+        wrapper.cursor = prepared
+        try:
+            yield wrapper
+        finally:
+            wrapper.cursor = plain
+            prepared.close()
+
+
+__all__ = ["preparing_enabled", "statement_cursor"]
