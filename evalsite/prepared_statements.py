@@ -26,7 +26,6 @@ from django.conf import settings
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 
-
 #: psycopg's count after which it prepares a statement on its own: never, for this site (only
 #: :func:`statement_cursor` asks, explicitly).
 _NEVER_BY_COUNT = 2**62
@@ -59,42 +58,72 @@ def _preparing_class(factory: type, alias: str, vendor: str) -> type:
 def preparing_enabled(connection: BaseDatabaseWrapper) -> bool:
     """Whether :func:`statement_cursor` prepares on this connection: PostgreSQL through psycopg 3,
     unless ATELIER_DB_PREPARED_STATEMENTS is off."""
-    if connection.vendor != "postgresql" or not getattr(settings, "ATELIER_DB_PREPARED_STATEMENTS", True):
-        return False
+    return (connection.vendor == "postgresql" and settings.ATELIER_DB_PREPARED_STATEMENTS
+            and _psycopg3())
+
+
+@functools.cache
+def _psycopg3() -> bool:
     from django.db.backends.postgresql.psycopg_any import is_psycopg3
 
     return is_psycopg3
 
 
+def _new_prepared_cursor(connection: BaseDatabaseWrapper):
+    """A preparing psycopg cursor on the connection, with Django's time zone for its timestamps."""
+    from django.db.backends.postgresql.base import TIMESTAMPTZ_OID
+    from django.db.backends.postgresql.psycopg_any import register_tzloader
+    from psycopg.pq import Format
+
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Django turns psycopg's preparing off per connection (None) for poolers' sake; a number lets an
+        # explicit ``prepare=True`` through. Django's own cursors bind on the client and never prepare,
+        # so no other statement is prepared by it.
+        raw.prepare_threshold = _NEVER_BY_COUNT
+    cursor = _preparing_class(raw.cursor_factory, connection.alias, connection.vendor)(raw)
+    # The same time zone for timestamptz results as Django's own cursors (it registers one only when the
+    # connection's differs, see DatabaseWrapper.create_cursor).
+    if connection.timezone != raw.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT).timezone:
+        register_tzloader(connection.timezone, cursor)
+    return cursor
+
+
+def _kept_cursor(connection: BaseDatabaseWrapper):
+    """The connection's kept preparing cursor, made on its first use and kept with the psycopg connection
+    it was made on (a reconnect makes a new one): a cursor a statement, as Django makes, costs more to
+    set up than the statement to run."""
+    kept = getattr(connection, "_atelier_prepared_cursor", None)
+    if kept is not None and kept[0] is connection.connection and not kept[1].closed:
+        return kept[1]
+    cursor = _new_prepared_cursor(connection)
+    connection._atelier_prepared_cursor = (connection.connection, cursor)
+    return cursor
+
+
 @contextlib.contextmanager
 def statement_cursor(connection: BaseDatabaseWrapper) -> Iterator[CursorWrapper]:
-    """``connection.cursor()``, whose statements are prepared on PostgreSQL (see the module docstring)."""
-    with connection.cursor() as wrapper:
-        if not preparing_enabled(connection):
-            yield wrapper
-            return
-        from django.db.backends.postgresql.base import TIMESTAMPTZ_OID
-        from django.db.backends.postgresql.psycopg_any import register_tzloader
-        from psycopg.pq import Format
-
-        raw = connection.connection
-        if raw.prepare_threshold is None:
-            # Django turns psycopg's preparing off per connection (None) for poolers' sake; a number lets an
-            # explicit ``prepare=True`` through. Django's own cursors bind on the client and never prepare,
-            # so no other statement is prepared by it.
-            raw.prepare_threshold = _NEVER_BY_COUNT
-        plain = wrapper.cursor
-        prepared = _preparing_class(type(plain), connection.alias, connection.vendor)(raw)
-        # The same time zone for timestamptz results as Django's own cursor (it registers one only when
-        # the connection's differs, see DatabaseWrapper.create_cursor).
-        if connection.timezone != raw.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT).timezone:
-            register_tzloader(connection.timezone, prepared)
-        wrapper.cursor = prepared
-        try:
-            yield wrapper
-        finally:
-            wrapper.cursor = plain
+    """``connection.cursor()``, whose statements are prepared on PostgreSQL (see the module docstring):
+    Django's wrapper (its query log, error translation and execute wrappers) around the connection's
+    kept preparing cursor. One opened inside another gets a cursor of its own (the kept one may still
+    hold the outer statement's rows), closed on leaving as Django closes its cursors."""
+    if not preparing_enabled(connection):
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    # What connection.cursor() does before it makes a cursor: the health check, the connection.
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    nested = getattr(connection, "_atelier_prepared_in_use", False)
+    prepared = _new_prepared_cursor(connection) if nested else _kept_cursor(connection)
+    connection._atelier_prepared_in_use = True
+    try:
+        yield connection.make_debug_cursor(prepared) if connection.queries_logged else connection.make_cursor(prepared)
+    finally:
+        if nested:
             prepared.close()
+        else:
+            connection._atelier_prepared_in_use = False
 
 
 __all__ = ["preparing_enabled", "statement_cursor"]

@@ -114,3 +114,24 @@ def test_next_item_and_submit_prepare_their_statements_on_postgresql(client):
     for table in ("annotation_itemslot", "annotation_campaignprogress", "annotation_pairwiselabel",
                   "annotation_assignment", "annotation_item"):
         assert table in texts, table
+
+
+def test_one_opened_inside_another_leaves_the_outer_statements_rows_alone():
+    with statement_cursor(connection) as outer:
+        outer.execute("SELECT 7 AS outer_probe UNION ALL SELECT 8")
+        first = outer.fetchone()
+        with statement_cursor(connection) as inner:
+            inner.execute("SELECT %s + 100 AS inner_probe", [1])
+            assert inner.fetchone() == (101,)
+        assert (first, outer.fetchone()) == ((7,), (8,))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_works_again_after_the_connection_is_closed_and_reopened():
+    with statement_cursor(connection) as cursor:
+        cursor.execute("SELECT %s + 1 AS reopened_probe", [1])
+        assert cursor.fetchone() == (2,)
+    connection.close()
+    with statement_cursor(connection) as cursor:
+        cursor.execute("SELECT %s + 1 AS reopened_probe", [2])
+        assert cursor.fetchone() == (3,)
