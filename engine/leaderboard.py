@@ -189,8 +189,12 @@ def _build(
     boot = _bootstrap_thetas(per_task_by_dim, fits, all_tasks, n_boot, seed)
 
     boot_winrates = {d: np.apply_along_axis(expected_winrate, 1, boot[d]) for d in dims}
-    # z needs ≥ 3 models: with two, z = ±1 in every replicate and Overall's interval collapses to [1, 1].
-    z_available = n >= MIN_MODELS_FOR_Z
+    # z needs ≥ 3 models: with two, z = ±1 in every replicate and Overall's interval collapses to [1, 1]. It also
+    # needs a spread on every dimension: where every model has the same expected win rate (σ_d = 0, as when a small
+    # run's verdicts form a cycle) z = (s − μ)/σ is undefined (Ekphrasis §4.3). Either way the board ranks as a
+    # small pool does, by the mean expected win rate.
+    alike = [d for d in dims if float(winrates[d].std(ddof=0)) == 0.0]  # vci_scores' test of σ_d
+    z_available = n >= MIN_MODELS_FOR_Z and not alike
     if z_available:
         # Overall VCI per bootstrap replicate: z of each dimension's expected win rate, averaged (§4.3).
         # A replicate where every model scores alike has no z (σ = 0): it is left out (NaN) of the percentiles.
@@ -269,8 +273,7 @@ def _build(
         "models": list(models),
         "dimensions": dims,
         "z_available": z_available,
-        "overall_measure": "Overall VCI (mean z over dimensions)" if z_available
-        else f"mean expected win rate over dimensions (z needs at least {MIN_MODELS_FOR_Z} models)",
+        "overall_measure": _overall_measure(n, alike),
         "overall": _rounded(point),
         "overall_ci90": [_rounded(overall_lo), _rounded(overall_hi)],
         "overall_rank_probabilities": [_rounded(row, 4) for row in overall_rank_p],
@@ -291,6 +294,16 @@ def _build(
     payload["reliability"] = _json_safe(judge_reliability(judged, n)) if judged else {}
     payload["budget"] = _budget(comparisons)
     return payload, boot_overall_all, boot_winrates
+
+
+def _overall_measure(n: int, alike: list[str]) -> str:
+    """What Overall is on this board, and why z is missing when it is."""
+    if n < MIN_MODELS_FOR_Z:
+        return f"mean expected win rate over dimensions (z needs at least {MIN_MODELS_FOR_Z} models)"
+    if alike:
+        return (f"mean expected win rate over dimensions (z is undefined: every model has the same expected win "
+                f"rate on {', '.join(alike)})")
+    return "Overall VCI (mean z over dimensions)"
 
 
 def _families(by_dim, dims, n: int, winrates) -> dict:

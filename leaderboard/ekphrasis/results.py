@@ -315,7 +315,8 @@ def export_latex(snapshot: LeaderboardSnapshot) -> str:
         body.append(latex_row(cells))
     flag = " Simulated judge (not a real evaluation)." if snapshot.is_simulated else ""
     flag += " Demo data." if snapshot.is_demo else ""
-    caption = (("Overall VCI" if z_available(payload) else "Mean expected win rate (z needs at least 3 models)")
+    without_z = payload.get("overall_measure") or "mean expected win rate (z needs at least 3 models)"
+    caption = (("Overall VCI" if z_available(payload) else tex_escape(without_z[0].upper() + without_z[1:]))
                + r" with 90\% task-bootstrap interval; per dimension BT expected win rate [90\% interval] (z). "
                + tex_escape(f"Judge {snapshot.judge_name}, budget {snapshot.budget_per_task}/task, seed {snapshot.seed}, "
                             f"task set v{snapshot.task_set_version}, code {snapshot.code_version}.{flag}"))

@@ -134,3 +134,16 @@ def test_a_summary_only_board_uncertainty_keeps_every_number_of_the_full_one_it_
         kept = {k: v for k, v in full["payload"]["per_dimension"][d].items() if k != "rank_probabilities"}
         assert {k: v for k, v in summary["payload"]["per_dimension"][d].items() if k != "rank_probabilities"} == kept
     assert "reliability" not in summary["payload"] and "families" not in summary["payload"]
+
+
+def test_a_dimension_where_every_model_scores_alike_ranks_by_the_mean_win_rate_without_z():
+    # a cycle (a beats b, b beats c, c beats a) leaves the three models the same expected win rate: σ = 0,
+    # z = (s − μ)/σ undefined (Ekphrasis §4.3); a small simulated run's verdicts can fall this way
+    cycle = [JudgedComparison(record=ComparisonRecord(task=f"t{t}", dimension="U", model_a=a, model_b=b, winner="A"),
+                              confidence=0.8, family="f")
+             for t in range(2) for a, b in ((0, 1), (1, 2), (2, 0))]
+    payload = build_leaderboard(cycle, ["a", "b", "c"], dimensions=("U",), n_boot=200)
+    assert payload["z_available"] is False
+    assert payload["per_dimension"]["U"]["z"] == [None, None, None]
+    assert "every model has the same expected win rate on U" in payload["overall_measure"]
+    assert sorted(payload["order"]) == [0, 1, 2] and payload["families"] == {}

@@ -39,3 +39,26 @@ def simulated_run(task_set, models, *, budget=20, seed=7, dimensions="U", **simu
         task_set=task_set, judge_name="simulated", dimensions=dimensions, budget_per_task=budget, seed=seed,
         config={"simulated": knobs, "n_boot": 200},
     )
+
+
+def cyclic_run(name: str = "cycle"):
+    """A simulated run of three models on two tasks whose stored verdicts form a cycle on U (m0 beats m1, m1
+    beats m2, m2 beats m0 on each task), every chunk done: its models come out with the same expected win rate."""
+    from django.utils import timezone
+
+    from leaderboard.ekphrasis.models import Comparison, JudgeRunTask
+    from leaderboard.models import Response
+
+    task_set, models = population(n_models=3, n_tasks=2, name=name)
+    run = simulated_run(task_set, models, budget=3, dimensions="U")
+    for task in task_set.tasks.all():
+        shown = {r.subject_model_id: r for r in Response.objects.filter(task=task, is_primary=True)}
+        for sequence, (winner, loser) in enumerate(((0, 1), (1, 2), (2, 0)), start=1):
+            a, b = shown[models[winner].pk], shown[models[loser].pk]
+            x, y = sorted((a.subject_model_id, b.subject_model_id))
+            Comparison.objects.create(
+                run=run, task=task, dimension="U", model_x_id=x, model_y_id=y, kind=Comparison.Kind.PRIMARY,
+                judge_name="simulated", sequence=sequence, shown_a=a, shown_b=b, status=Comparison.Status.OK,
+                winner="A", confidence=0.8, attempts=1, judged_at=timezone.now())
+    JudgeRunTask.objects.filter(run=run).update(done=True)
+    return run

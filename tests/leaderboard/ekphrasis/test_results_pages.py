@@ -216,3 +216,12 @@ def test_the_run_form_refuses_a_task_set_of_another_kind_with_a_clear_message(re
     }, follow=True)
     assert not JudgeRun.objects.exists()
     assert "is of benchmark kind C², but Ekphrasis runs take only Ekphrasis task sets" in response.content.decode()
+
+
+def test_a_board_where_every_model_scores_alike_says_why_it_shows_no_z(researcher_client):
+    from tests.leaderboard.judging_factories import cyclic_run
+
+    snapshot = judge_runs.judge_run_finalise(run_id=cyclic_run().pk)
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
+    assert "Every model has the same expected win rate on a dimension" in body
+    assert "need at least 3 models" not in body
