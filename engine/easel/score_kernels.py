@@ -104,11 +104,12 @@ def _window_row(canvas, reference, patch, r0, r1, c0, c1, i, wc0, cols, plain, x
                 xy[3 * b + c] = value * reference[i, j, c]
 
 
-@compiled_kernel(error_model="numpy")  # no zero-division branch (every denominator holds C1 or C2 > 0): vectorised
+# No zero-division branch (every denominator holds C1 or C2 > 0): the value loop vectorises.
+@compiled_kernel(error_model="numpy")
 def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
                  cov_norm, c1_const, c2_const, want_patch):
     """(ssim patch on box + 3, or an empty one without ``want_patch``; change of the counted SSIM sum;
-    change of Σ|C − R|)."""
+    change of Σ|C − R|; the box of the changed pixels, empty if none changed)."""
     h, w = canvas.shape[0], canvas.shape[1]
     # L1 on the box, and each box row's span of changed pixels (a stroke's box is partly untouched: an
     # unchanged pixel of the patch equals the canvas exactly, composite's m = 0). Sums are kept per
@@ -152,7 +153,7 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
     else:
         out = np.empty((0, 0, 3))
     if fr1 <= fr0:
-        return out, 0.0, abs_delta
+        return out, 0.0, abs_delta, fr0, fr1, fc0, fc1
     # Only windows that hold a changed pixel change: the SSIM map on the changed pixels' box + 3, from the
     # window rows and columns of that box + 6 (reflected at the canvas edges).
     or0, or1 = max(0, fr0 - _SSIM_RADIUS), min(h, fr1 + _SSIM_RADIUS)
@@ -240,10 +241,11 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
     delta = 0.0
     for t in range(3 * nc):
         delta += column_delta[t]
-    return out, delta, abs_delta
+    return out, delta, abs_delta, fr0, fr1, fc0, fc1
 
 
-@compiled_kernel()
+# No zero-division branch (bleed > 0; the suppression divides by a non-zero |gradient| component): vectorised.
+@compiled_kernel(error_model="numpy")
 def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     """(grey patch on the box, low_masked on box + 6): canny's steps before hysteresis (module docstring)."""
     h, w = grey.shape
@@ -464,9 +466,9 @@ def box_change(canvas, grey, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2
     Returns (ssim patch on box + 3, Δ counted SSIM sum, Δ Σ|C − R|, grey patch on the box,
     low_masked on box + 6, Δ|E|, Δ|E ∩ E_ref|).
     """
-    ssim_patch, ssim_delta, abs_delta = _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1,
-                                                     vy_c2, ssim_map, ir0, ir1, ic0, ic1, cov_norm, c1_const,
-                                                     c2_const, True)
+    ssim_patch, ssim_delta, abs_delta, _, _, _, _ = _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy,
+                                                                 uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
+                                                                 cov_norm, c1_const, c2_const, True)
     grey_patch, low = _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold)
     h, w = grey.shape
     cr0, cr1 = max(0, r0 - _CANNY_REACH), min(h, r1 + _CANNY_REACH)
@@ -481,13 +483,21 @@ def box_gain(canvas, grey, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, 
              cov_norm, c1_const, c2_const, weights, bleed, low_masked, edges, ref_edges, stamp, queue,
              generation, high_threshold, low_threshold):
     """box_change's (Δ counted SSIM sum, Δ Σ|C − R|, Δ|E|, Δ|E ∩ E_ref|) without committing anything and
-    without building the SSIM patch a commit writes (a candidate's score needs only the changes)."""
-    _, ssim_delta, abs_delta = _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ssim_map,
-                                            ir0, ir1, ic0, ic1, cov_norm, c1_const, c2_const, False)
-    _, low = _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold)
+    without building the patches a commit writes (a candidate's score needs only the changes).
+
+    The Canny steps run on the box of the pixels that changed, not the whole stroke box: the grey image
+    is the old one elsewhere, so low_masked can change only within 6 px of that box.
+    """
+    _, ssim_delta, abs_delta, fr0, fr1, fc0, fc1 = _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy,
+                                                                uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
+                                                                cov_norm, c1_const, c2_const, False)
+    if fr1 <= fr0:
+        return ssim_delta, abs_delta, 0, 0
+    _, low = _low_masked(grey, patch[fr0 - r0:fr1 - r0, fc0 - c0:fc1 - c0], fr0, fr1, fc0, fc1, weights, bleed,
+                         low_threshold)
     h, w = grey.shape
-    cr0, cr1 = max(0, r0 - _CANNY_REACH), min(h, r1 + _CANNY_REACH)
-    cc0, cc1 = max(0, c0 - _CANNY_REACH), min(w, c1 + _CANNY_REACH)
+    cr0, cr1 = max(0, fr0 - _CANNY_REACH), min(h, fr1 + _CANNY_REACH)
+    cc0, cc1 = max(0, fc0 - _CANNY_REACH), min(w, fc1 + _CANNY_REACH)
     d_count, d_overlap = _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, stamp, queue,
                                             generation, high_threshold, False)
     return ssim_delta, abs_delta, d_count, d_overlap
