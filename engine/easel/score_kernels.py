@@ -262,18 +262,22 @@ def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     pad = _GAUSS_RADIUS
     nr8, nc8 = ar1 - ar0, ac1 - ac0
     g = np.zeros((nr8 + 2 * pad, nc8 + 2 * pad))
+    # Each row: the canvas's grey image on its columns inside the canvas, then the box's new grey values
+    # over it (contiguous copies, which vectorise).
+    j0, j1 = max(0, ac0 - pad), min(w, ac1 + pad)
     for a in range(nr8 + 2 * pad):
         i = ar0 - pad + a
         if i < 0 or i >= h:
             continue
-        for b in range(nc8 + 2 * pad):
-            j = ac0 - pad + b
-            if j < 0 or j >= w:
-                continue
-            if r0 <= i < r1 and c0 <= j < c1:
-                g[a, b] = grey_patch[i - r0, j - c0]
-            else:
-                g[a, b] = grey[i, j]
+        g_row = g[a, j0 - (ac0 - pad):j1 - (ac0 - pad)]
+        grey_row = grey[i, j0:j1]
+        for t in range(j1 - j0):
+            g_row[t] = grey_row[t]
+        if r0 <= i < r1:
+            g_box = g[a, c0 - (ac0 - pad):c1 - (ac0 - pad)]
+            patch_row = grey_patch[i - r0]
+            for t in range(c1 - c0):
+                g_box[t] = patch_row[t]
     w_centre = weights[_GAUSS_RADIUS]
     # scipy's symmetric correlate1d: centre tap, then the pairs from the outermost in.
     along0 = np.empty((nr8, nc8 + 2 * pad))  # along rows (axis 0)
@@ -303,9 +307,16 @@ def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     # the Sobel passes read it: every pass below is then a plain shifted loop (it vectorises), with the
     # same operations in the same order.
     padded = np.empty((nr7 + 2, nc7 + 2))
+    y0, y1 = max(0, 1 - mc0), min(nc7 + 2, w + 1 - mc0)  # the columns that need no reflection
     for x in range(nr7 + 2):
         si_row = _reflect(mr0 - 1 + x, h) - ar0
-        for y in range(nc7 + 2):
+        for y in range(y0):
+            padded[x, y] = smooth[si_row, _reflect(mc0 - 1 + y, w) - ac0]
+        padded_row = padded[x, y0:y1]
+        smooth_row = smooth[si_row, mc0 - 1 + y0 - ac0:mc0 - 1 + y1 - ac0]
+        for t in range(y1 - y0):
+            padded_row[t] = smooth_row[t]
+        for y in range(y1, nc7 + 2):
             padded[x, y] = smooth[si_row, _reflect(mc0 - 1 + y, w) - ac0]
     diff0 = np.empty((nr7, nc7 + 2))  # d/d row on rows box + 7, columns box + 7 ± 1
     for a in range(nr7):
