@@ -402,12 +402,21 @@ def _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, st
     nr, nc = cr1 - cr0, cc1 - cc0
     changed = np.empty(nr * nc, np.int64)  # flat canvas indices i·w + j of the pixels whose class changed
     n_changed = 0
+    moved = np.empty(nc, np.bool_)
     for a in range(nr):
+        # The row's class changes as a branch-free loop (it vectorises), then the few changed pixels.
+        old_row, new_row = low_masked[cr0 + a, cc0:cc1], low[a]
+        any_moved = False
         for b in range(nc):
-            old, new = low_masked[cr0 + a, cc0 + b], low[a, b]
-            if (old > 0) != (new > 0) or (old >= high_threshold) != (new >= high_threshold):
-                changed[n_changed] = (cr0 + a) * w + cc0 + b
-                n_changed += 1
+            old, new = old_row[b], new_row[b]
+            m = ((old > 0) != (new > 0)) | ((old >= high_threshold) != (new >= high_threshold))
+            moved[b] = m
+            any_moved |= m
+        if any_moved:
+            for b in range(nc):
+                if moved[b]:
+                    changed[n_changed] = (cr0 + a) * w + cc0 + b
+                    n_changed += 1
     if n_changed == 0:
         return 0, 0
     # Every component of the new low mask with a pixel within one pixel of a changed pixel is flood-filled
