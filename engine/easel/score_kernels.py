@@ -74,23 +74,24 @@ def _ssim_value(sx, sxx, sxy, my, my2_c1, vy_c2, cov_norm, c1_const, c2_const):
 
 
 @compiled_kernel(inline="always")
-def _window_row(canvas, reference, patch, r0, r1, c0, c1, i, wc0, cols, plain, x, xy):
+def _window_row(canvas, reference, patch, canvas_flat, reference_flat, patch_flat, r0, r1, c0, c1, i, wc0, cols,
+                plain, x, xy):
     """x and x·y (x from the patch on the box, else the canvas) on canvas row ``i`` at the window columns
-    wc0, wc0 + 1, … (``cols``: their reflected indices; ``plain``: none is reflected), channels inner."""
+    wc0, wc0 + 1, … (``cols``: their reflected indices; ``plain``: none is reflected), channels inner.
+    The ``_flat`` arrays are the same images as (rows, columns·channels)."""
     n = x.shape[0]
-    w = canvas.shape[1]
     if plain:
-        canvas_row = canvas[i].reshape(3 * w)[3 * wc0:3 * wc0 + n]
+        canvas_row = canvas_flat[i, 3 * wc0:3 * wc0 + n]
         for t in range(n):
             x[t] = canvas_row[t]
         if r0 <= i < r1:
             j0, j1 = max(c0, wc0), min(c1, wc0 + n // 3)
             if j1 > j0:
-                patch_row = patch[i - r0].reshape(3 * (c1 - c0))[3 * (j0 - c0):3 * (j1 - c0)]
+                patch_row = patch_flat[i - r0, 3 * (j0 - c0):3 * (j1 - c0)]
                 u = 3 * (j0 - wc0)
                 for t in range(3 * (j1 - j0)):
                     x[u + t] = np.float64(patch_row[t])
-        reference_row = reference[i].reshape(3 * w)[3 * wc0:3 * wc0 + n]
+        reference_row = reference_flat[i, 3 * wc0:3 * wc0 + n]
         for t in range(n):
             xy[t] = x[t] * reference_row[t]
     else:
@@ -111,6 +112,11 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
     """(ssim patch on box + 3, or an empty one without ``want_patch``; change of the counted SSIM sum;
     change of Σ|C − R|; the box of the changed pixels, empty if none changed)."""
     h, w = canvas.shape[0], canvas.shape[1]
+    # Every image as (rows, columns·channels), reshaped once (a reshape per row costs a call).
+    canvas_flat, reference_flat = canvas.reshape(h, 3 * w), reference.reshape(h, 3 * w)
+    patch_flat = patch.reshape(r1 - r0, 3 * (c1 - c0))
+    uy_flat, uy2_flat, vy_flat = uy.reshape(h, 3 * w), uy2_c1.reshape(h, 3 * w), vy_c2.reshape(h, 3 * w)
+    ssim_flat = ssim_map.reshape(h, 3 * w)
     # L1 on the box, and each box row's span of changed pixels (a stroke's box is partly untouched: an
     # unchanged pixel of the patch equals the canvas exactly, composite's m = 0). Sums are kept per
     # column and added up at the end, so that the loops carry no dependency and vectorise.
@@ -120,9 +126,9 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
     last = np.empty(r1 - r0, np.int64)
     fr0, fr1, fc0, fc1 = r1, r0, c1, c0  # the box of the changed pixels
     for i in range(r1 - r0):
-        new_row = patch[i].reshape(nb)
-        old_row = canvas[r0 + i].reshape(3 * w)[3 * c0:3 * c1]
-        reference_row = reference[r0 + i].reshape(3 * w)[3 * c0:3 * c1]
+        new_row = patch_flat[i]
+        old_row = canvas_flat[r0 + i, 3 * c0:3 * c1]
+        reference_row = reference_flat[r0 + i, 3 * c0:3 * c1]
         for t in range(nb):
             ref = reference_row[t]
             column_abs[t] += abs(np.float64(new_row[t]) - ref) - abs(old_row[t] - ref)
@@ -145,13 +151,15 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
     sc0, sc1 = max(0, c0 - _SSIM_RADIUS), min(w, c1 + _SSIM_RADIUS)
     if want_patch:
         out = np.empty((sr1 - sr0, sc1 - sc0, 3))
+        out_flat = out.reshape(sr1 - sr0, 3 * (sc1 - sc0))
         for i in range(sr0, sr1):
-            old = ssim_map[i].reshape(3 * w)[3 * sc0:3 * sc1]
-            target = out[i - sr0].reshape(3 * (sc1 - sc0))
+            old = ssim_flat[i, 3 * sc0:3 * sc1]
+            target = out_flat[i - sr0]
             for t in range(3 * (sc1 - sc0)):
                 target[t] = old[t]
     else:
         out = np.empty((0, 0, 3))
+        out_flat = out.reshape(0, 0)
     if fr1 <= fr0:
         return out, 0.0, abs_delta, fr0, fr1, fc0, fc1
     # Only windows that hold a changed pixel change: the SSIM map on the changed pixels' box + 3, from the
@@ -175,8 +183,8 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
     vxx = np.zeros(bl)
     vxy = np.zeros(bl)
     for d in range(span):
-        _window_row(canvas, reference, patch, r0, r1, c0, c1, _reflect(or0 - _SSIM_RADIUS + d, h), wc0, cols, plain,
-                    ring_x[d], ring_xy[d])
+        _window_row(canvas, reference, patch, canvas_flat, reference_flat, patch_flat, r0, r1, c0, c1,
+                    _reflect(or0 - _SSIM_RADIUS + d, h), wc0, cols, plain, ring_x[d], ring_xy[d])
         x_d, xy_d = ring_x[d], ring_xy[d]
         for t in range(bl):
             x = x_d[t]
@@ -190,8 +198,8 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
     for a in range(nr):
         i = or0 + a
         if a > 0:
-            _window_row(canvas, reference, patch, r0, r1, c0, c1, _reflect(i + _SSIM_RADIUS, h), wc0, cols, plain,
-                        entering_x, entering_xy)
+            _window_row(canvas, reference, patch, canvas_flat, reference_flat, patch_flat, r0, r1, c0, c1,
+                        _reflect(i + _SSIM_RADIUS, h), wc0, cols, plain, entering_x, entering_xy)
             slot = (a - 1) % span
             leaving_x, leaving_xy = ring_x[slot], ring_xy[slot]
             for t in range(bl):
@@ -213,9 +221,9 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
             continue
         n = 3 * (hi - lo)
         g = 3 * (oc0 + lo)
-        my = uy[i].reshape(3 * w)[g:g + n]
-        my2 = uy2_c1[i].reshape(3 * w)[g:g + n]
-        vy = vy_c2[i].reshape(3 * w)[g:g + n]
+        my = uy_flat[i, g:g + n]
+        my2 = uy2_flat[i, g:g + n]
+        vy = vy_flat[i, g:g + n]
         # The 7 window columns' sums (columns are 3 entries apart), then the SSIM value.
         row_x, row_xx, row_xy = vx[3 * lo:3 * hi + 18], vxx[3 * lo:3 * hi + 18], vxy[3 * lo:3 * hi + 18]
         for t in range(n):
@@ -226,7 +234,7 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
             sxy = (((((row_xy[t] + row_xy[t + 3]) + row_xy[t + 6]) + row_xy[t + 9]) + row_xy[t + 12])
                    + row_xy[t + 15]) + row_xy[t + 18]
             values[t] = _ssim_value(sx, sxx, sxy, my[t], my2[t], vy[t], cov_norm, c1_const, c2_const)
-        old = ssim_map[i].reshape(3 * w)[g:g + n]
+        old = ssim_flat[i, g:g + n]
         if ir0 <= i < ir1:  # the columns inside the 3-px border scikit-image crops
             t0 = 3 * (max(oc0 + lo, ic0) - (oc0 + lo))
             t1 = 3 * (min(oc0 + hi, ic1) - (oc0 + lo))
@@ -234,7 +242,7 @@ def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ss
             for t in range(t0, t1):
                 counted[t] += values[t] - old[t]
         if want_patch:
-            target = out[i - sr0].reshape(3 * (sc1 - sc0))
+            target = out_flat[i - sr0]
             u = 3 * (oc0 + lo - sc0)
             for t in range(n):
                 target[u + t] = values[t]
