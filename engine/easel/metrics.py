@@ -12,9 +12,10 @@
 statistics, Canny bleed-over) and, when a stroke changes a box B of the canvas, recomputes only
 B + 3 px of the SSIM map (window half-width), B + 6 px of the Canny pre-hysteresis maps (Gaussian
 radius 4 + Sobel 1 + non-maximum suppression 1, from inputs on B + 12 px) and the hysteresis
-(non-local by nature) on the edge chains that reach B, as far as they go. The box work is one
-compiled kernel (engine/easel/score_kernels.py: a numba pass instead of some sixty numpy and scipy
-calls on small boxes). Its S equals :func:`similarity` to 1e-12 (tests/engine/easel/test_metrics.py):
+(non-local by nature) on the edge chains that reach B, as far as they go; a candidate's score
+(``gain``) narrows B to the box of the pixels the stroke actually changed and builds none of the
+patches a commit writes. The box work is one compiled kernel (engine/easel/score_kernels.py: a
+numba pass instead of some sixty numpy and scipy calls on small boxes). Its S equals :func:`similarity` to 1e-12 (tests/engine/easel/test_metrics.py):
 the kernel's Canny steps are scikit-image's and scipy's operations in their order, so the edge maps
 are identical, not just close.
 """
