@@ -12,9 +12,10 @@
 statistics, Canny bleed-over) and, when a stroke changes a box B of the canvas, recomputes only
 B + 3 px of the SSIM map (window half-width), B + 6 px of the Canny pre-hysteresis maps (Gaussian
 radius 4 + Sobel 1 + non-maximum suppression 1, from inputs on B + 12 px) and the hysteresis
-(non-local by nature) on the edge chains that reach B, as far as they go. The box work is one
-compiled kernel (engine/easel/score_kernels.py: a numba pass instead of some sixty numpy and scipy
-calls on small boxes). Its S equals :func:`similarity` to 1e-12 (tests/engine/easel/test_metrics.py):
+(non-local by nature) on the edge chains that reach B, as far as they go; a candidate's score
+(``gain``) narrows B to the box of the pixels the stroke actually changed and builds none of the
+patches a commit writes. The box work is one compiled kernel (engine/easel/score_kernels.py: a
+numba pass instead of some sixty numpy and scipy calls on small boxes). Its S equals :func:`similarity` to 1e-12 (tests/engine/easel/test_metrics.py):
 the kernel's Canny steps are scikit-image's and scipy's operations in their order, so the edge maps
 are identical, not just close.
 """
@@ -33,7 +34,7 @@ from skimage.feature._canny_cy import _nonmaximum_suppression_bilinear
 from skimage.metrics import structural_similarity
 
 from engine.easel.render import Box
-from engine.easel.score_kernels import CANNY_LOW_THRESHOLD_F32, box_change
+from engine.easel.score_kernels import CANNY_LOW_THRESHOLD_F32, box_change, box_gain
 
 __all__ = [
     "CANNY_HIGH_THRESHOLD",
@@ -300,17 +301,22 @@ class IncrementalSimilarity:
         good[0] = False
         return good[labels]
 
-    def _kernel(self, box: Box, patch: np.ndarray, commit: bool) -> tuple:
-        """box_change (engine/easel/score_kernels.py) on this scorer's state; with ``commit`` the kernel
-        writes the new edge statuses into the state's edge map, the caller writes the rest."""
-        st = self._state
+    def _begin_change(self, patch: np.ndarray) -> np.ndarray:
+        """The next flood-fill generation; the patch as the kernels read it (float32 or float64, C order)."""
         self._generation += 1
         if self._generation >= _GENERATION_LIMIT:  # the flood fill's visited stamps wrap: clear them
             self._stamp[:] = 0
             self._generation = 1
-        inner = self._interior
         if not (isinstance(patch, np.ndarray) and patch.dtype in _KERNEL_PATCH_DTYPES and patch.flags.c_contiguous):
             patch = np.ascontiguousarray(patch, dtype=np.float64)
+        return patch
+
+    def _kernel(self, box: Box, patch: np.ndarray, commit: bool) -> tuple:
+        """box_change (engine/easel/score_kernels.py) on this scorer's state; with ``commit`` the kernel
+        writes the new edge statuses into the state's edge map, the caller writes the rest."""
+        st = self._state
+        patch = self._begin_change(patch)
+        inner = self._interior
         return box_change(
             st.canvas, st.grey, self.reference, patch, box.r0, box.r1,
             box.c0, box.c1, self._uy, self._uy2_c1, self._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1,
@@ -328,9 +334,16 @@ class IncrementalSimilarity:
                        low_patch, st.edge_count + d_count, st.edge_overlap + d_overlap)
 
     def gain(self, box: Box, patch: np.ndarray) -> Similarity:
-        """The Similarity the canvas would have with ``canvas[box] = patch`` (nothing committed)."""
+        """The Similarity the canvas would have with ``canvas[box] = patch`` (nothing committed): box_gain,
+        box_change's changes without the patches a commit writes (engine/easel/score_kernels.py)."""
         st = self._state
-        _, ssim_delta, abs_delta, _, _, d_count, d_overlap = self._kernel(box, patch, False)
+        patch = self._begin_change(patch)
+        inner = self._interior
+        ssim_delta, abs_delta, d_count, d_overlap = box_gain(
+            st.canvas, st.grey, self.reference, patch, box.r0, box.r1, box.c0, box.c1, self._uy, self._uy2_c1,
+            self._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1, _SSIM_COV_NORM, _SSIM_C1, _SSIM_C2,
+            _GAUSS_WEIGHTS, self._bleed, st.low_masked, st.edges, self.reference_edges, self._stamp, self._queue,
+            self._generation, CANNY_HIGH_THRESHOLD, CANNY_LOW_THRESHOLD_F32)
         return self._similarity(st.ssim_total + ssim_delta, st.abs_diff_sum + abs_delta, st.edge_count + d_count,
                                 st.edge_overlap + d_overlap)
 

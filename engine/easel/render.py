@@ -330,16 +330,18 @@ def _coverage_mask(x: np.ndarray, y: np.ndarray, radius: np.ndarray, alpha: np.n
             x_hi = ax + max(t_lo * ex, t_hi * ex) + wide
             span0 = max(col0, int(np.floor(x_lo - 0.5)))
             span1 = min(col1, int(np.ceil(x_hi - 0.5)) + 1)
-            for col in range(span0, span1):
-                px = (col + 0.5) - ax
+            # The row's span as a view indexed from 0 and the maximum as a select: the loop vectorises.
+            mask_span = mask[row - box_r0, span0 - box_c0:span1 - box_c0]
+            for t in range(span1 - span0):
+                px = (span0 + t + 0.5) - ax
                 u = min(max((px * ex + py * ey) * inverse, 0.0), 1.0)
                 dx, dy = px - u * ex, py - u * ey
                 dist = np.sqrt(dx * dx + dy * dy)
                 rho = radius[k] + u * d_radius
                 opacity = alpha[k] + u * d_alpha
                 local = min(max(rho + 0.5 - dist, 0.0), 1.0) * opacity  # analytic AA ramp × α(t)
-                if local > mask[row - box_r0, col - box_c0]:
-                    mask[row - box_r0, col - box_c0] = local
+                kept = mask_span[t]
+                mask_span[t] = local if local > kept else kept
     return mask
 
 

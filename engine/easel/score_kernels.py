@@ -6,9 +6,11 @@
 * L1: the change of Σ|C − R| on the box.
 * SSIM: the SSIM map (7×7 uniform window, reflect mode, sample covariance, scikit-image's defaults;
   Wang et al. 2004, Eq. 13) on the box + 3 px from the canvas on the box + 6 px, and the change of its
-  sum inside the 3-px border scikit-image crops; only windows that hold a changed pixel are recomputed.
-  The window sums are running sums in another order than scipy's, so a value can differ from scipy's
-  in the last bits (S agrees to ~1e-14).
+  sum inside the 3-px border scikit-image crops; only windows that hold a changed pixel are recomputed
+  (the rest of the patch is the old map). The window sums are running sums down the columns and direct
+  7-column sums across, in another order than scipy's, so a value can differ from scipy's in the last
+  bits (S agrees to ~1e-14); sums are kept per column and added up once, so no loop carries a
+  dependency and each vectorises.
 * Canny (``skimage.feature.canny``, σ = 1, constant mode, float thresholds): the grey image (BT.709
   luma), the Gaussian (scipy's ``correlate1d`` loop, operation for operation: centre tap first, then the
   symmetric pairs from the outermost in), the bleed-over division, the two Sobel passes (reflect mode)
@@ -24,7 +26,8 @@
   its old status (see ``IncrementalSimilarity``). The changes of |E| and |E ∩ E_ref| are counted on
   the visited pixels only.
 
-With ``commit`` the new edge statuses are written into ``edges``; nothing else is written. The patch may be
+With ``commit`` the new edge statuses are written into ``edges``; nothing else is written.
+:func:`box_gain` is the same computation without the patches a commit needs (a candidate's score). The patch may be
 float32 (composite's output, read as float64 value by value: no converted copy per candidate) or float64.
 """
 
@@ -34,7 +37,7 @@ import numpy as np
 
 from engine.compiled import compiled_kernel
 
-__all__ = ["CANNY_LOW_THRESHOLD_F32", "box_change"]
+__all__ = ["CANNY_LOW_THRESHOLD_F32", "box_change", "box_gain"]
 
 # scikit-image's _nonmaximum_suppression_bilinear takes the low threshold as a C float: 0.1 becomes
 # float32(0.1) before the comparison with the float64 magnitude.
@@ -70,134 +73,187 @@ def _ssim_value(sx, sxx, sxy, my, my2_c1, vy_c2, cov_norm, c1_const, c2_const):
     return (a1 * a2) / ((ux2 + my2_c1) * b2)
 
 
-@compiled_kernel()
-def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
-                 cov_norm, c1_const, c2_const):
-    """(ssim patch on box + 3, change of the counted SSIM sum, change of Σ|C − R|)."""
-    h, w = canvas.shape[0], canvas.shape[1]
-    # L1 on the box.
-    # L1 on the box, and each box row's span of changed pixels (a stroke's box is partly untouched: an
-    # unchanged pixel of the patch equals the canvas exactly, composite's m = 0).
-    abs_delta = 0.0
-    first = np.empty(r1 - r0, np.int64)
-    last = np.empty(r1 - r0, np.int64)
-    for i in range(r1 - r0):
-        first[i], last[i] = c1, c0
-        for j in range(c1 - c0):
-            moved = False
-            for c in range(3):
-                ref = reference[r0 + i, c0 + j, c]
-                new, old = np.float64(patch[i, j, c]), canvas[r0 + i, c0 + j, c]
-                abs_delta += abs(new - ref) - abs(old - ref)
-                moved = moved or new != old
-            if moved:
-                first[i] = min(first[i], c0 + j)
-                last[i] = c0 + j + 1
-    sr0, sr1 = max(0, r0 - _SSIM_RADIUS), min(h, r1 + _SSIM_RADIUS)
-    sc0, sc1 = max(0, c0 - _SSIM_RADIUS), min(w, c1 + _SSIM_RADIUS)
-    nr, nc = sr1 - sr0, sc1 - sc0
-    span = 2 * _SSIM_RADIUS + 1
-    br, bl = nr + span - 1, 3 * (nc + span - 1)  # window rows; window columns × channels
-    # x, x², x·y on the window rows/columns of box + 3, reflected at the canvas edges, each a
-    # (rows, columns·channels) plane so that every pass below is a contiguous loop the compiler vectorises.
-    qx = np.empty((br, bl))
-    qxx = np.empty((br, bl))
-    qxy = np.empty((br, bl))
-    cols = np.empty(nc + span - 1, np.int64)
-    for b in range(nc + span - 1):
-        cols[b] = _reflect(sc0 - _SSIM_RADIUS + b, w)
-    for a in range(br):
-        i = _reflect(sr0 - _SSIM_RADIUS + a, h)
+@compiled_kernel(inline="always")
+def _window_row(canvas, reference, patch, canvas_flat, reference_flat, patch_flat, r0, r1, c0, c1, i, wc0, cols,
+                plain, x, xy):
+    """x and x·y (x from the patch on the box, else the canvas) on canvas row ``i`` at the window columns
+    wc0, wc0 + 1, … (``cols``: their reflected indices; ``plain``: none is reflected), channels inner.
+    The ``_flat`` arrays are the same images as (rows, columns·channels)."""
+    n = x.shape[0]
+    if plain:
+        canvas_row = canvas_flat[i, 3 * wc0:3 * wc0 + n]
+        for t in range(n):
+            x[t] = canvas_row[t]
+        if r0 <= i < r1:
+            j0, j1 = max(c0, wc0), min(c1, wc0 + n // 3)
+            if j1 > j0:
+                patch_row = patch_flat[i - r0, 3 * (j0 - c0):3 * (j1 - c0)]
+                u = 3 * (j0 - wc0)
+                for t in range(3 * (j1 - j0)):
+                    x[u + t] = np.float64(patch_row[t])
+        reference_row = reference_flat[i, 3 * wc0:3 * wc0 + n]
+        for t in range(n):
+            xy[t] = x[t] * reference_row[t]
+    else:
         inside_r = r0 <= i < r1
-        for b in range(nc + span - 1):
+        for b in range(n // 3):
             j = cols[b]
             from_patch = inside_r and c0 <= j < c1
             for c in range(3):
-                x = np.float64(patch[i - r0, j - c0, c]) if from_patch else canvas[i, j, c]
-                qx[a, 3 * b + c] = x
-                qxx[a, 3 * b + c] = x * x
-                qxy[a, 3 * b + c] = x * reference[i, j, c]
-    # Window sums: 7 rows as running sums down the columns (add the entering row, subtract the leaving
-    # one, as scipy's uniform_filter1d does), vectorised across the columns; the 7 columns below.
-    vx = np.zeros((nr, bl))
-    vxx = np.zeros((nr, bl))
-    vxy = np.zeros((nr, bl))
+                value = np.float64(patch[i - r0, j - c0, c]) if from_patch else canvas[i, j, c]
+                x[3 * b + c] = value
+                xy[3 * b + c] = value * reference[i, j, c]
+
+
+# No zero-division branch (every denominator holds C1 or C2 > 0): the value loop vectorises.
+@compiled_kernel(error_model="numpy")
+def _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
+                 cov_norm, c1_const, c2_const, want_patch):
+    """(ssim patch on box + 3, or an empty one without ``want_patch``; change of the counted SSIM sum;
+    change of Σ|C − R|; the box of the changed pixels, empty if none changed)."""
+    h, w = canvas.shape[0], canvas.shape[1]
+    # Every image as (rows, columns·channels), reshaped once (a reshape per row costs a call).
+    canvas_flat, reference_flat = canvas.reshape(h, 3 * w), reference.reshape(h, 3 * w)
+    patch_flat = patch.reshape(r1 - r0, 3 * (c1 - c0))
+    uy_flat, uy2_flat, vy_flat = uy.reshape(h, 3 * w), uy2_c1.reshape(h, 3 * w), vy_c2.reshape(h, 3 * w)
+    ssim_flat = ssim_map.reshape(h, 3 * w)
+    # L1 on the box, and each box row's span of changed pixels (a stroke's box is partly untouched: an
+    # unchanged pixel of the patch equals the canvas exactly, composite's m = 0). Sums are kept per
+    # column and added up at the end, so that the loops carry no dependency and vectorise.
+    nb = 3 * (c1 - c0)
+    column_abs = np.zeros(nb)
+    first = np.empty(r1 - r0, np.int64)
+    last = np.empty(r1 - r0, np.int64)
+    fr0, fr1, fc0, fc1 = r1, r0, c1, c0  # the box of the changed pixels
+    for i in range(r1 - r0):
+        new_row = patch_flat[i]
+        old_row = canvas_flat[r0 + i, 3 * c0:3 * c1]
+        reference_row = reference_flat[r0 + i, 3 * c0:3 * c1]
+        for t in range(nb):
+            ref = reference_row[t]
+            column_abs[t] += abs(np.float64(new_row[t]) - ref) - abs(old_row[t] - ref)
+        lo = 0
+        while lo < nb and np.float64(new_row[lo]) == old_row[lo]:
+            lo += 1
+        if lo == nb:
+            first[i], last[i] = c1, c0
+            continue
+        hi = nb
+        while np.float64(new_row[hi - 1]) == old_row[hi - 1]:
+            hi -= 1
+        first[i], last[i] = c0 + lo // 3, c0 + (hi - 1) // 3 + 1
+        fr0, fr1 = min(fr0, r0 + i), r0 + i + 1
+        fc0, fc1 = min(fc0, first[i]), max(fc1, last[i])
+    abs_delta = 0.0
+    for t in range(nb):
+        abs_delta += column_abs[t]
+    sr0, sr1 = max(0, r0 - _SSIM_RADIUS), min(h, r1 + _SSIM_RADIUS)
+    sc0, sc1 = max(0, c0 - _SSIM_RADIUS), min(w, c1 + _SSIM_RADIUS)
+    if want_patch:
+        out = np.empty((sr1 - sr0, sc1 - sc0, 3))
+        out_flat = out.reshape(sr1 - sr0, 3 * (sc1 - sc0))
+        for i in range(sr0, sr1):
+            old = ssim_flat[i, 3 * sc0:3 * sc1]
+            target = out_flat[i - sr0]
+            for t in range(3 * (sc1 - sc0)):
+                target[t] = old[t]
+    else:
+        out = np.empty((0, 0, 3))
+        out_flat = out.reshape(0, 0)
+    if fr1 <= fr0:
+        return out, 0.0, abs_delta, fr0, fr1, fc0, fc1
+    # Only windows that hold a changed pixel change: the SSIM map on the changed pixels' box + 3, from the
+    # window rows and columns of that box + 6 (reflected at the canvas edges).
+    or0, or1 = max(0, fr0 - _SSIM_RADIUS), min(h, fr1 + _SSIM_RADIUS)
+    oc0, oc1 = max(0, fc0 - _SSIM_RADIUS), min(w, fc1 + _SSIM_RADIUS)
+    nr, nc = or1 - or0, oc1 - oc0
+    span = 2 * _SSIM_RADIUS + 1
+    wc0 = oc0 - _SSIM_RADIUS
+    bl = 3 * (nc + span - 1)  # window columns × channels
+    cols = np.empty(nc + span - 1, np.int64)
+    for b in range(nc + span - 1):
+        cols[b] = _reflect(wc0 + b, w)
+    plain = wc0 >= 0 and oc1 + _SSIM_RADIUS <= w
+    # The last 7 window rows of x and x·y (a ring: window row a in slot a mod 7), and their sums down the
+    # columns, kept as running sums (add the entering row, subtract the leaving one, as scipy's
+    # uniform_filter1d does); x² is formed where it is summed.
+    ring_x = np.empty((span, bl))
+    ring_xy = np.empty((span, bl))
+    vx = np.zeros(bl)
+    vxx = np.zeros(bl)
+    vxy = np.zeros(bl)
     for d in range(span):
+        _window_row(canvas, reference, patch, canvas_flat, reference_flat, patch_flat, r0, r1, c0, c1,
+                    _reflect(or0 - _SSIM_RADIUS + d, h), wc0, cols, plain, ring_x[d], ring_xy[d])
+        x_d, xy_d = ring_x[d], ring_xy[d]
         for t in range(bl):
-            vx[0, t] += qx[d, t]
-            vxx[0, t] += qxx[d, t]
-            vxy[0, t] += qxy[d, t]
-    for a in range(1, nr):
-        for t in range(bl):
-            vx[a, t] = vx[a - 1, t] + (qx[a + span - 1, t] - qx[a - 1, t])
-            vxx[a, t] = vxx[a - 1, t] + (qxx[a + span - 1, t] - qxx[a - 1, t])
-            vxy[a, t] = vxy[a - 1, t] + (qxy[a + span - 1, t] - qxy[a - 1, t])
-    n3 = 3 * nc
-    out = np.empty((nr, nc, 3))
-    flat = out.reshape(nr, n3)
-    counted0 = max(sc0, ic0)  # the columns inside the 3-px border scikit-image crops
-    counted1 = min(sc1, ic1)
-    delta = 0.0
-    base = 3 * sc0
+            x = x_d[t]
+            vx[t] += x
+            vxx[t] += x * x
+            vxy[t] += xy_d[t]
+    entering_x = np.empty(bl)
+    entering_xy = np.empty(bl)
+    values = np.empty(3 * nc)
+    column_delta = np.zeros(3 * nc)
     for a in range(nr):
-        i = sr0 + a
+        i = or0 + a
+        if a > 0:
+            _window_row(canvas, reference, patch, canvas_flat, reference_flat, patch_flat, r0, r1, c0, c1,
+                        _reflect(i + _SSIM_RADIUS, h), wc0, cols, plain, entering_x, entering_xy)
+            slot = (a - 1) % span
+            leaving_x, leaving_xy = ring_x[slot], ring_xy[slot]
+            for t in range(bl):
+                x_in, x_out = entering_x[t], leaving_x[t]
+                vx[t] = vx[t] + (x_in - x_out)
+                vxx[t] = vxx[t] + (x_in * x_in - x_out * x_out)
+                vxy[t] = vxy[t] + (entering_xy[t] - leaving_xy[t])
+                leaving_x[t] = x_in
+                leaving_xy[t] = entering_xy[t]
         # A window value changes only if its 7×7 window holds a changed pixel (reflected window rows and
         # columns near the canvas edge stay within 3 px too): elsewhere the old map value stands.
-        lo, hi = sc1, sc0
+        lo, hi = oc1, oc0
         for rr in range(max(r0, i - _SSIM_RADIUS), min(r1, i + _SSIM_RADIUS + 1)):
             if last[rr - r0] > first[rr - r0]:
                 lo = min(lo, first[rr - r0] - _SSIM_RADIUS)
                 hi = max(hi, last[rr - r0] + _SSIM_RADIUS)
-        lo, hi = max(lo, sc0) - sc0, min(hi, sc1) - sc0  # output columns, relative to sc0
-        old_row = ssim_map[i].reshape(3 * w)
-        for t in range(n3):
-            flat[a, t] = old_row[base + t]
+        lo, hi = max(lo, oc0) - oc0, min(hi, oc1) - oc0  # output columns, relative to oc0
         if hi <= lo:
             continue
-        my_row = uy[i].reshape(3 * w)
-        my2_row = uy2_c1[i].reshape(3 * w)
-        vy_row = vy_c2[i].reshape(3 * w)
-        counted_row = ir0 <= i < ir1
-        # Column sums of the 7 window columns, as running sums held in registers (one per quantity and
-        # channel): add the entering column, subtract the leaving one.
-        x0 = x1 = x2 = xx0 = xx1 = xx2 = xy0 = xy1 = xy2 = 0.0
-        for d in range(span):
-            t = 3 * (lo + d)
-            x0 += vx[a, t]
-            x1 += vx[a, t + 1]
-            x2 += vx[a, t + 2]
-            xx0 += vxx[a, t]
-            xx1 += vxx[a, t + 1]
-            xx2 += vxx[a, t + 2]
-            xy0 += vxy[a, t]
-            xy1 += vxy[a, t + 1]
-            xy2 += vxy[a, t + 2]
-        for b in range(lo, hi):
-            if b > lo:
-                t_in, t_out = 3 * (b + span - 1), 3 * (b - 1)
-                x0 += vx[a, t_in] - vx[a, t_out]
-                x1 += vx[a, t_in + 1] - vx[a, t_out + 1]
-                x2 += vx[a, t_in + 2] - vx[a, t_out + 2]
-                xx0 += vxx[a, t_in] - vxx[a, t_out]
-                xx1 += vxx[a, t_in + 1] - vxx[a, t_out + 1]
-                xx2 += vxx[a, t_in + 2] - vxx[a, t_out + 2]
-                xy0 += vxy[a, t_in] - vxy[a, t_out]
-                xy1 += vxy[a, t_in + 1] - vxy[a, t_out + 1]
-                xy2 += vxy[a, t_in + 2] - vxy[a, t_out + 2]
-            t = 3 * b
-            g = base + t
-            v0 = _ssim_value(x0, xx0, xy0, my_row[g], my2_row[g], vy_row[g], cov_norm, c1_const, c2_const)
-            v1 = _ssim_value(x1, xx1, xy1, my_row[g + 1], my2_row[g + 1], vy_row[g + 1], cov_norm, c1_const,
-                             c2_const)
-            v2 = _ssim_value(x2, xx2, xy2, my_row[g + 2], my2_row[g + 2], vy_row[g + 2], cov_norm, c1_const,
-                             c2_const)
-            if counted_row and counted0 <= sc0 + b < counted1:
-                delta += (v0 - old_row[g]) + (v1 - old_row[g + 1]) + (v2 - old_row[g + 2])
-            flat[a, t], flat[a, t + 1], flat[a, t + 2] = v0, v1, v2
-    return out, delta, abs_delta
+        n = 3 * (hi - lo)
+        g = 3 * (oc0 + lo)
+        my = uy_flat[i, g:g + n]
+        my2 = uy2_flat[i, g:g + n]
+        vy = vy_flat[i, g:g + n]
+        # The 7 window columns' sums (columns are 3 entries apart), then the SSIM value.
+        row_x, row_xx, row_xy = vx[3 * lo:3 * hi + 18], vxx[3 * lo:3 * hi + 18], vxy[3 * lo:3 * hi + 18]
+        for t in range(n):
+            sx = (((((row_x[t] + row_x[t + 3]) + row_x[t + 6]) + row_x[t + 9]) + row_x[t + 12])
+                  + row_x[t + 15]) + row_x[t + 18]
+            sxx = (((((row_xx[t] + row_xx[t + 3]) + row_xx[t + 6]) + row_xx[t + 9]) + row_xx[t + 12])
+                   + row_xx[t + 15]) + row_xx[t + 18]
+            sxy = (((((row_xy[t] + row_xy[t + 3]) + row_xy[t + 6]) + row_xy[t + 9]) + row_xy[t + 12])
+                   + row_xy[t + 15]) + row_xy[t + 18]
+            values[t] = _ssim_value(sx, sxx, sxy, my[t], my2[t], vy[t], cov_norm, c1_const, c2_const)
+        old = ssim_flat[i, g:g + n]
+        if ir0 <= i < ir1:  # the columns inside the 3-px border scikit-image crops
+            t0 = 3 * (max(oc0 + lo, ic0) - (oc0 + lo))
+            t1 = 3 * (min(oc0 + hi, ic1) - (oc0 + lo))
+            counted = column_delta[3 * lo:3 * hi]
+            for t in range(t0, t1):
+                counted[t] += values[t] - old[t]
+        if want_patch:
+            target = out_flat[i - sr0]
+            u = 3 * (oc0 + lo - sc0)
+            for t in range(n):
+                target[u + t] = values[t]
+    delta = 0.0
+    for t in range(3 * nc):
+        delta += column_delta[t]
+    return out, delta, abs_delta, fr0, fr1, fc0, fc1
 
 
-@compiled_kernel()
+# No zero-division branch (bleed > 0; the suppression divides by a non-zero |gradient| component): vectorised.
+@compiled_kernel(error_model="numpy")
 def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     """(grey patch on the box, low_masked on box + 6): canny's steps before hysteresis (module docstring)."""
     h, w = grey.shape
@@ -214,18 +270,22 @@ def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     pad = _GAUSS_RADIUS
     nr8, nc8 = ar1 - ar0, ac1 - ac0
     g = np.zeros((nr8 + 2 * pad, nc8 + 2 * pad))
+    # Each row: the canvas's grey image on its columns inside the canvas, then the box's new grey values
+    # over it (contiguous copies, which vectorise).
+    j0, j1 = max(0, ac0 - pad), min(w, ac1 + pad)
     for a in range(nr8 + 2 * pad):
         i = ar0 - pad + a
         if i < 0 or i >= h:
             continue
-        for b in range(nc8 + 2 * pad):
-            j = ac0 - pad + b
-            if j < 0 or j >= w:
-                continue
-            if r0 <= i < r1 and c0 <= j < c1:
-                g[a, b] = grey_patch[i - r0, j - c0]
-            else:
-                g[a, b] = grey[i, j]
+        g_row = g[a, j0 - (ac0 - pad):j1 - (ac0 - pad)]
+        grey_row = grey[i, j0:j1]
+        for t in range(j1 - j0):
+            g_row[t] = grey_row[t]
+        if r0 <= i < r1:
+            g_box = g[a, c0 - (ac0 - pad):c1 - (ac0 - pad)]
+            patch_row = grey_patch[i - r0]
+            for t in range(c1 - c0):
+                g_box[t] = patch_row[t]
     w_centre = weights[_GAUSS_RADIUS]
     # scipy's symmetric correlate1d: centre tap, then the pairs from the outermost in.
     along0 = np.empty((nr8, nc8 + 2 * pad))  # along rows (axis 0)
@@ -255,9 +315,16 @@ def _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold):
     # the Sobel passes read it: every pass below is then a plain shifted loop (it vectorises), with the
     # same operations in the same order.
     padded = np.empty((nr7 + 2, nc7 + 2))
+    y0, y1 = max(0, 1 - mc0), min(nc7 + 2, w + 1 - mc0)  # the columns that need no reflection
     for x in range(nr7 + 2):
         si_row = _reflect(mr0 - 1 + x, h) - ar0
-        for y in range(nc7 + 2):
+        for y in range(y0):
+            padded[x, y] = smooth[si_row, _reflect(mc0 - 1 + y, w) - ac0]
+        padded_row = padded[x, y0:y1]
+        smooth_row = smooth[si_row, mc0 - 1 + y0 - ac0:mc0 - 1 + y1 - ac0]
+        for t in range(y1 - y0):
+            padded_row[t] = smooth_row[t]
+        for y in range(y1, nc7 + 2):
             padded[x, y] = smooth[si_row, _reflect(mc0 - 1 + y, w) - ac0]
     diff0 = np.empty((nr7, nc7 + 2))  # d/d row on rows box + 7, columns box + 7 ± 1
     for a in range(nr7):
@@ -343,12 +410,21 @@ def _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, st
     nr, nc = cr1 - cr0, cc1 - cc0
     changed = np.empty(nr * nc, np.int64)  # flat canvas indices i·w + j of the pixels whose class changed
     n_changed = 0
+    moved = np.empty(nc, np.bool_)
     for a in range(nr):
+        # The row's class changes as a branch-free loop (it vectorises), then the few changed pixels.
+        old_row, new_row = low_masked[cr0 + a, cc0:cc1], low[a]
+        any_moved = False
         for b in range(nc):
-            old, new = low_masked[cr0 + a, cc0 + b], low[a, b]
-            if (old > 0) != (new > 0) or (old >= high_threshold) != (new >= high_threshold):
-                changed[n_changed] = (cr0 + a) * w + cc0 + b
-                n_changed += 1
+            old, new = old_row[b], new_row[b]
+            m = ((old > 0) != (new > 0)) | ((old >= high_threshold) != (new >= high_threshold))
+            moved[b] = m
+            any_moved |= m
+        if any_moved:
+            for b in range(nc):
+                if moved[b]:
+                    changed[n_changed] = (cr0 + a) * w + cc0 + b
+                    n_changed += 1
     if n_changed == 0:
         return 0, 0
     # Every component of the new low mask with a pixel within one pixel of a changed pixel is flood-filled
@@ -418,9 +494,9 @@ def box_change(canvas, grey, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2
     Returns (ssim patch on box + 3, Δ counted SSIM sum, Δ Σ|C − R|, grey patch on the box,
     low_masked on box + 6, Δ|E|, Δ|E ∩ E_ref|).
     """
-    ssim_patch, ssim_delta, abs_delta = _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy, uy2_c1,
-                                                     vy_c2, ssim_map, ir0, ir1, ic0, ic1, cov_norm, c1_const,
-                                                     c2_const)
+    ssim_patch, ssim_delta, abs_delta, _, _, _, _ = _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy,
+                                                                 uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
+                                                                 cov_norm, c1_const, c2_const, True)
     grey_patch, low = _low_masked(grey, patch, r0, r1, c0, c1, weights, bleed, low_threshold)
     h, w = grey.shape
     cr0, cr1 = max(0, r0 - _CANNY_REACH), min(h, r1 + _CANNY_REACH)
@@ -428,3 +504,28 @@ def box_change(canvas, grey, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2
     d_count, d_overlap = _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, stamp, queue,
                                             generation, high_threshold, commit)
     return ssim_patch, ssim_delta, abs_delta, grey_patch, low, d_count, d_overlap
+
+
+@compiled_kernel()
+def box_gain(canvas, grey, reference, patch, r0, r1, c0, c1, uy, uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
+             cov_norm, c1_const, c2_const, weights, bleed, low_masked, edges, ref_edges, stamp, queue,
+             generation, high_threshold, low_threshold):
+    """box_change's (Δ counted SSIM sum, Δ Σ|C − R|, Δ|E|, Δ|E ∩ E_ref|) without committing anything and
+    without building the patches a commit writes (a candidate's score needs only the changes).
+
+    The Canny steps run on the box of the pixels that changed, not the whole stroke box: the grey image
+    is the old one elsewhere, so low_masked can change only within 6 px of that box.
+    """
+    _, ssim_delta, abs_delta, fr0, fr1, fc0, fc1 = _ssim_change(canvas, reference, patch, r0, r1, c0, c1, uy,
+                                                                uy2_c1, vy_c2, ssim_map, ir0, ir1, ic0, ic1,
+                                                                cov_norm, c1_const, c2_const, False)
+    if fr1 <= fr0:
+        return ssim_delta, abs_delta, 0, 0
+    _, low = _low_masked(grey, patch[fr0 - r0:fr1 - r0, fc0 - c0:fc1 - c0], fr0, fr1, fc0, fc1, weights, bleed,
+                         low_threshold)
+    h, w = grey.shape
+    cr0, cr1 = max(0, fr0 - _CANNY_REACH), min(h, fr1 + _CANNY_REACH)
+    cc0, cc1 = max(0, fc0 - _CANNY_REACH), min(w, fc1 + _CANNY_REACH)
+    d_count, d_overlap = _hysteresis_change(low_masked, low, cr0, cr1, cc0, cc1, edges, ref_edges, stamp, queue,
+                                            generation, high_threshold, False)
+    return ssim_delta, abs_delta, d_count, d_overlap

@@ -8,7 +8,7 @@ from engine.easel import metrics
 from engine.easel.metrics import IncrementalSimilarity, edge_map, grey
 from engine.easel.references import ReconstructionCategory, generate_reference
 from engine.easel.render import Box, blank_canvas, composite, stroke_coverage
-from engine.easel.score_kernels import CANNY_LOW_THRESHOLD_F32, box_change
+from engine.easel.score_kernels import CANNY_LOW_THRESHOLD_F32, box_change, box_gain
 
 SSIM_TOL = 1e-12  # direct window sums vs scipy's running sums: last-bit differences only
 
@@ -119,3 +119,20 @@ def test_blank_canvas_has_no_edges_to_change():
     box = Box(50, 52, 50, 52)
     *_, d_count, d_overlap = run_kernel(scorer, box, np.ones((2, 2, 3)))
     assert (d_count, d_overlap) == (0, 0)
+
+
+@pytest.mark.parametrize("box", BOXES)
+def test_box_gain_gives_box_changes_changes(box):
+    ref, canvas = natural_pair(1)
+    scorer = IncrementalSimilarity(ref, canvas)
+    patch = np.random.default_rng(box.c1).random((box.r1 - box.r0, box.c1 - box.c0, 3))
+    _, ssim_delta, abs_delta, _, _, d_count, d_overlap = run_kernel(scorer, box, patch)
+    st = scorer._state
+    scorer._generation += 1
+    inner = scorer._interior
+    gain = box_gain(st.canvas, st.grey, scorer.reference, patch, box.r0, box.r1, box.c0, box.c1, scorer._uy,
+                    scorer._uy2_c1, scorer._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1,
+                    metrics._SSIM_COV_NORM, metrics._SSIM_C1, metrics._SSIM_C2, metrics._GAUSS_WEIGHTS, scorer._bleed,
+                    st.low_masked, st.edges, scorer.reference_edges, scorer._stamp, scorer._queue, scorer._generation,
+                    metrics.CANNY_HIGH_THRESHOLD, CANNY_LOW_THRESHOLD_F32)
+    assert gain == (ssim_delta, abs_delta, d_count, d_overlap)
