@@ -3,16 +3,17 @@ sends: the request's facts, the slot take, the submit, the progress counters, th
 
 Measured on this project's own labelling path (one combined ``submit?next=1``, PostgreSQL 15):
 ``EXPLAIN ANALYZE`` gives 0.5–2.5 ms of *planning* per statement against 0.03–0.3 ms of execution
-(the request-facts statement joins eight tables); PostgreSQL's backend spent 9.7–12.8 ms of CPU per
-label before, 4.7–5.6 ms with these statements prepared (README, "Benchmarks"). Django's psycopg 3 cursors bind parameters on the client, which cannot prepare; so
-:func:`statement_cursor` is Django's own cursor (its execute wrappers, the query log that tests count,
-django-prometheus's counters, its error translation) around a server-binding psycopg cursor whose every
-``execute`` is a named prepared statement (``prepare=True``): PostgreSQL parses it once per connection
+(the request-facts statement is the costliest to plan, 2.5 ms); PostgreSQL's backend spent 9.6–13.2 ms
+of CPU per label before, 4.2–6.1 ms with these statements prepared (README, "Benchmarks"). Django's
+psycopg 3 cursors bind parameters on the client, which cannot prepare; so :func:`statement_cursor` is
+Django's own cursor wrapper (its execute wrappers, the query log that tests count, django-prometheus's
+counters, its error translation) around a server-binding psycopg cursor whose every ``execute`` is a
+named prepared statement (``prepare=True``): PostgreSQL parses it once per connection
 and, after five custom plans, keeps a generic plan when that costs no more (``plan_cache_mode=auto``).
 
 Only statements written for it go through it: their parameters are typed by psycopg (server-side
-binding), so each was checked to need no client-side literal. Anywhere else, and on SQLite, a cursor is
-Django's plain one. ``ATELIER_DB_PREPARED_STATEMENTS=0`` turns preparing off (a transaction-mode
+binding) instead of inlined as literals, and the annotation tests on PostgreSQL run every one of them.
+Anywhere else, and on SQLite, a cursor is Django's plain one. ``ATELIER_DB_PREPARED_STATEMENTS=0`` turns preparing off (a transaction-mode
 connection pooler such as PgBouncer before 1.21 cannot keep a connection's prepared statements).
 """
 
