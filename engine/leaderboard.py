@@ -34,7 +34,7 @@ from engine.bt import (
     task_win_matrices,
 )
 from engine.reliability import ComparisonRecord, judge_reliability
-from engine.scoring import family_table, tradeoff_percentiles, vci_scores
+from engine.scoring import dimensions_without_spread, family_table, tradeoff_percentiles, vci_scores
 
 __all__ = ["LEADERBOARD_L2", "MIN_MODELS_FOR_Z", "JudgedComparison", "board_uncertainty", "build_leaderboard"]
 
@@ -193,7 +193,7 @@ def _build(
     # needs a spread on every dimension: where every model has the same expected win rate (σ_d = 0, as when a small
     # run's verdicts form a cycle) z = (s − μ)/σ is undefined (Ekphrasis §4.3). Either way the board ranks as a
     # small pool does, by the mean expected win rate.
-    alike = [d for d in dims if float(winrates[d].std(ddof=0)) == 0.0]  # vci_scores' test of σ_d
+    alike = dimensions_without_spread({d: winrates[d] for d in dims})
     z_available = n >= MIN_MODELS_FOR_Z and not alike
     if z_available:
         # Overall VCI per bootstrap replicate: z of each dimension's expected win rate, averaged (§4.3).

@@ -87,6 +87,18 @@ def _subject_mask(subjects: Sequence[bool] | np.ndarray | None, n: int) -> np.nd
     return mask
 
 
+def dimensions_without_spread(
+    winrates: Mapping[str, Sequence[float] | np.ndarray],
+    subjects: Sequence[bool] | np.ndarray | None = None,
+) -> list[str]:
+    """The dimensions where every subject model has the same expected win rate: σ_d = 0, so
+    z = (s − μ_d)/σ_d is undefined there (Ekphrasis §4.3); :func:`vci_scores` refuses them."""
+    scores = _as_scores(winrates, "dimensions_without_spread")
+    mask = _subject_mask(subjects, next(iter(scores.values())).size)
+    # σ_d = population standard deviation over the subject models (Ekphrasis §4.3)
+    return [d for d, s in scores.items() if float(s[mask].std(ddof=0)) == 0.0]
+
+
 def vci_scores(
     winrates: Mapping[str, Sequence[float] | np.ndarray],
     subjects: Sequence[bool] | np.ndarray | None = None,
@@ -105,10 +117,11 @@ def vci_scores(
     z: dict[str, np.ndarray] = {}
     mean: dict[str, float] = {}
     sd: dict[str, float] = {}
+    flat = dimensions_without_spread(scores, subjects)
+    if flat:
+        raise ValueError(f"dimension {flat[0]!r} has zero spread over subject models; z is undefined")
     for d, s in scores.items():
         mu, sigma = float(s[mask].mean()), float(s[mask].std(ddof=0))
-        if sigma == 0.0:
-            raise ValueError(f"dimension {d!r} has zero spread over subject models; z is undefined")
         # z(m,d) = (s(m,d) − μ_d)/σ_d  (Ekphrasis §4.3)
         z[d] = (s - mu) / sigma
         mean[d], sd[d] = mu, sigma

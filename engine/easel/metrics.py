@@ -301,28 +301,26 @@ class IncrementalSimilarity:
         good[0] = False
         return good[labels]
 
-    def _begin_change(self, patch: np.ndarray) -> np.ndarray:
-        """The next flood-fill generation; the patch as the kernels read it (float32 or float64, C order)."""
+    def _kernel_inputs(self, box: Box, patch: np.ndarray) -> tuple:
+        """What box_change and box_gain (engine/easel/score_kernels.py) read, in their argument order
+        (box_change's without ``commit``), for the next flood-fill generation; the patch as they read it
+        (float32 or float64, C order)."""
         self._generation += 1
         if self._generation >= _GENERATION_LIMIT:  # the flood fill's visited stamps wrap: clear them
             self._stamp[:] = 0
             self._generation = 1
         if not (isinstance(patch, np.ndarray) and patch.dtype in _KERNEL_PATCH_DTYPES and patch.flags.c_contiguous):
             patch = np.ascontiguousarray(patch, dtype=np.float64)
-        return patch
+        st, inner = self._state, self._interior
+        return (st.canvas, st.grey, self.reference, patch, box.r0, box.r1, box.c0, box.c1, self._uy, self._uy2_c1,
+                self._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1, _SSIM_COV_NORM, _SSIM_C1, _SSIM_C2,
+                _GAUSS_WEIGHTS, self._bleed, st.low_masked, st.edges, self.reference_edges, self._stamp, self._queue,
+                self._generation, CANNY_HIGH_THRESHOLD, CANNY_LOW_THRESHOLD_F32)
 
     def _kernel(self, box: Box, patch: np.ndarray, commit: bool) -> tuple:
-        """box_change (engine/easel/score_kernels.py) on this scorer's state; with ``commit`` the kernel
-        writes the new edge statuses into the state's edge map, the caller writes the rest."""
-        st = self._state
-        patch = self._begin_change(patch)
-        inner = self._interior
-        return box_change(
-            st.canvas, st.grey, self.reference, patch, box.r0, box.r1,
-            box.c0, box.c1, self._uy, self._uy2_c1, self._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1,
-            _SSIM_COV_NORM, _SSIM_C1, _SSIM_C2, _GAUSS_WEIGHTS, self._bleed, st.low_masked, st.edges,
-            self.reference_edges, self._stamp, self._queue, self._generation, CANNY_HIGH_THRESHOLD,
-            CANNY_LOW_THRESHOLD_F32, commit)
+        """box_change on this scorer's state; with ``commit`` the kernel writes the new edge statuses into
+        the state's edge map, the caller writes the rest."""
+        return box_change(*self._kernel_inputs(box, patch), commit)
 
     def _change(self, box: Box, patch: np.ndarray, commit: bool = False) -> _Change:
         """The stroke's effect on every term, from the compiled kernel (see ``_kernel``)."""
@@ -337,13 +335,7 @@ class IncrementalSimilarity:
         """The Similarity the canvas would have with ``canvas[box] = patch`` (nothing committed): box_gain,
         box_change's changes without the patches a commit writes (engine/easel/score_kernels.py)."""
         st = self._state
-        patch = self._begin_change(patch)
-        inner = self._interior
-        ssim_delta, abs_delta, d_count, d_overlap = box_gain(
-            st.canvas, st.grey, self.reference, patch, box.r0, box.r1, box.c0, box.c1, self._uy, self._uy2_c1,
-            self._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1, _SSIM_COV_NORM, _SSIM_C1, _SSIM_C2,
-            _GAUSS_WEIGHTS, self._bleed, st.low_masked, st.edges, self.reference_edges, self._stamp, self._queue,
-            self._generation, CANNY_HIGH_THRESHOLD, CANNY_LOW_THRESHOLD_F32)
+        ssim_delta, abs_delta, d_count, d_overlap = box_gain(*self._kernel_inputs(box, patch))
         return self._similarity(st.ssim_total + ssim_delta, st.abs_diff_sum + abs_delta, st.edge_count + d_count,
                                 st.edge_overlap + d_overlap)
 

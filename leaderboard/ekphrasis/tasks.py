@@ -35,15 +35,13 @@ def snapshot_uncertainty_warm_on_commit(snapshot_id: int) -> None:
         return  # nothing registered: the first reader computes it
 
     def send() -> None:
-        if settings.CELERY_TASK_ALWAYS_EAGER:
-            try:
-                snapshot_uncertainty_warm_task.delay(snapshot_id)
-            except Exception as exc:  # noqa: BLE001 - eager only: a cache warm-up must not fail the finished run
-                logger.warning("snapshot %s: cache warm-up failed: %r", snapshot_id, exc)
-            return
         try:
             snapshot_uncertainty_warm_task.delay(snapshot_id)
         except BrokerUnreachable as exc:
             logger.warning("snapshot %s: cache warm-up not queued (%s); its first reader computes it", snapshot_id, exc)
+        except Exception as exc:  # noqa: BLE001 - eager, it ran here: a cache warm-up must not fail the finished run
+            if not settings.CELERY_TASK_ALWAYS_EAGER:
+                raise
+            logger.warning("snapshot %s: cache warm-up failed: %r", snapshot_id, exc)
 
     transaction.on_commit(send)

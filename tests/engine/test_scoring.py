@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.bt import expected_winrate
-from engine.scoring import family_table, tradeoff_percentiles, vci_scores
+from engine.scoring import dimensions_without_spread, family_table, tradeoff_percentiles, vci_scores
 
 # Ekphrasis Table 19 (App. K.1), one row per model (Gemini-3.1 Pro … Llama-4-Mav):
 # Overall, U z, E z, N z, U win, E win, N win.
@@ -119,3 +119,12 @@ def test_tradeoff_percentiles_put_the_median_model_at_zero():
 def test_tradeoff_percentiles_give_tied_scores_the_same_coordinate():
     u, _ = tradeoff_percentiles([0.2, 0.2, 0.8, 0.9], [1, 2, 3, 4])
     assert u[0] == u[1]
+
+
+def test_dimensions_without_spread_names_the_flat_ones_among_the_subject_models():
+    winrates = {"U": [0.5, 0.5, 0.5, 0.9], "E": [0.2, 0.5, 0.8, 0.5]}
+    assert dimensions_without_spread(winrates) == []
+    # the fourth model is a reference, not a subject: among the subjects U has no spread
+    assert dimensions_without_spread(winrates, subjects=[True, True, True, False]) == ["U"]
+    with pytest.raises(ValueError, match="'U' has zero spread"):
+        vci_scores(winrates, subjects=[True, True, True, False])
