@@ -113,13 +113,15 @@ def run_resume_refusal(run: RunJob) -> str:
 # ---------------------------------------------------------------- the steps
 
 
-def run_pending_units(kind: JobKind | str, run_id: int) -> list[int]:
+def run_pending_units(kind: JobKind | str, run_id: int, *, queued: bool = False) -> list[int]:
     """Mark the job running — again, if it had failed or was cancelled: its error is cleared — and return
-    the ids of its unfinished units. A non-resumable failed job is left as it is (no units)."""
+    the ids of its unfinished units. A non-resumable failed job is left as it is (no units).
+    ``queued``: its units go to Celery workers (the dispatch task), not through this process (inline)."""
     kind = job_kind(kind) if isinstance(kind, str) else kind
     model = kind.model_class
     model.objects.filter(pk=run_id, status__in=[RunStatus.PENDING, RunStatus.FAILED], resumable=True).update(
         status=RunStatus.RUNNING, error="")
+    model.objects.filter(pk=run_id).exclude(queued=queued).update(queued=queued)
     model.objects.filter(pk=run_id, started_at=None).exclude(status=RunStatus.FAILED).update(started_at=timezone.now())
     if not model.objects.filter(pk=run_id, status__in=[RunStatus.RUNNING, RunStatus.FINALISING]).exists():
         return []

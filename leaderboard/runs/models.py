@@ -40,6 +40,10 @@ class RunJob(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    #: Driven by Celery workers since it last started (not inline in a command's process): only such a
+    #: job can lose a message, so only such a job is re-sent when the broker holds none of its messages
+    #: (:mod:`leaderboard.runs.lost_messages`).
+    queued = models.BooleanField(default=False, editable=False)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

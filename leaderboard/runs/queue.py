@@ -9,7 +9,8 @@ the queue is never dispatched twice.
 
 Runs already running when the broker goes away keep working on the database; their next messages wait
 in the worker's reconnect loop and the late acknowledgement redelivers an unacknowledged unit, which
-the units' resumability turns into a no-op.
+the units' resumability turns into a no-op. A message the broker loses outright is the business of
+:mod:`leaderboard.runs.lost_messages`, run by the same sweep.
 """
 
 from __future__ import annotations

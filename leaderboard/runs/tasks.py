@@ -15,6 +15,7 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 from leaderboard.runs.errors import ProviderOutage, RunConfigurationError, UnitTakenOver
 from leaderboard.runs.lifecycle import job_kind, run_fail, run_pending_units
 from leaderboard.runs.models import RunStatus
+from leaderboard.runs.lost_messages import send_lost_runs
 from leaderboard.runs.queue import send_waiting_runs
 
 #: Errors a unit may raise that retrying would not change. A configuration error fails the job as not
@@ -24,11 +25,11 @@ EXPECTED_ERRORS = (RunConfigurationError, ProviderOutage, UnitTakenOver)
 MAX_RETRIES = 5
 
 
-@shared_task(name="runs.dispatch")
-def run_dispatch(kind_name: str, run_id: int) -> int:
+@shared_task(name="runs.dispatch", bind=True)
+def run_dispatch(self, kind_name: str, run_id: int) -> int:
     """Queue one job per unfinished unit (or finalise a job with none left)."""
     kind = job_kind(kind_name)
-    units = run_pending_units(kind, run_id)
+    units = run_pending_units(kind, run_id, queued=not self.request.is_eager)
     for unit_id in units:
         run_unit.delay(kind_name, run_id, unit_id)
     live = kind.model_class.objects.filter(pk=run_id, status__in=[RunStatus.RUNNING, RunStatus.FINALISING])
@@ -66,10 +67,18 @@ def run_unit(self, kind_name: str, run_id: int, unit_id: int) -> None:
 
 @shared_task(name="runs.finalise")
 def run_finalise(kind_name: str, run_id: int) -> None:
-    job_kind(kind_name).call("finalise", run_id=run_id)
+    """Finalise the job; an error fails it (resumable: resuming finalises again) rather than leaving it
+    finalising with no message left to move it."""
+    kind = job_kind(kind_name)
+    try:
+        kind.call("finalise", run_id=run_id)
+    except Exception as exc:
+        run_fail(kind.model_class, run_id, f"finalising: {exc!r}")
+        raise
 
 
 @shared_task(name="runs.send_waiting")
 def runs_send_waiting() -> int:
-    """Send the jobs started while the broker was away (:mod:`leaderboard.runs.queue`)."""
-    return send_waiting_runs()
+    """Send the jobs started while the broker was away (:mod:`leaderboard.runs.queue`) and re-send the
+    running jobs whose every message the broker lost (:mod:`leaderboard.runs.lost_messages`)."""
+    return send_waiting_runs() + send_lost_runs()

@@ -14,7 +14,22 @@ from leaderboard.ekphrasis.tig import tig_build_create
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory, UserFactory
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATES = sorted(p for p in ROOT.glob("**/templates/**/*.html") if ".venv" not in p.parts)
+
+
+def _project_templates() -> list[Path]:
+    """The templates Django renders from that belong to this project: the TEMPLATES dirs and the template
+    folders of the project's own apps (not a virtualenv's, nor a benchmark's peer tool under var/)."""
+    from django.apps import apps
+    from django.conf import settings
+
+    folders = [Path(d) for config in settings.TEMPLATES for d in config.get("DIRS", [])]
+    folders += [Path(app.path) / "templates" for app in apps.get_app_configs()]
+    own = [f for f in folders if f.is_dir() and f.resolve().is_relative_to(ROOT)
+           and not {".venv", "var", "site-packages"} & set(f.resolve().relative_to(ROOT).parts)]
+    return sorted({p for folder in own for p in folder.glob("**/*.html")})
+
+
+TEMPLATES = _project_templates()
 #: <script> without a src: inline code (json_script output is written by Django, not in templates).
 INLINE_SCRIPT = re.compile(r"<script\b(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>", re.IGNORECASE)
 EVENT_HANDLER = re.compile(r"<[^>]*\son[a-z]+\s*=", re.IGNORECASE)

@@ -1,0 +1,33 @@
+"""leaderboard/runs/tasks.py: a finalising that raises fails the job, resumable, instead of leaving it
+finalising with no message left to move it."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from leaderboard.runs.lifecycle import job_kind_of, run_claim_finalise, run_may_resume
+from leaderboard.runs.models import RunStatus
+from leaderboard.runs.tasks import run_finalise
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_finalising_that_raises_fails_the_job_resumable_and_names_the_error(protocol, monkeypatch):
+    run = protocol.make_run()
+    kind = job_kind_of(run)
+    type(run).objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    assert run_claim_finalise(type(run), run.pk)
+
+    def broken(**ids):
+        raise ValueError("the results could not be computed")
+
+    module, name = kind.finalise.rsplit(".", 1)
+    monkeypatch.setattr(importlib.import_module(module), name, broken)
+    with pytest.raises(ValueError):
+        run_finalise(kind.name, run.pk)  # the worker logs it as failed
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert run.error == "finalising: ValueError('the results could not be computed')"
+    assert run_may_resume(run)
