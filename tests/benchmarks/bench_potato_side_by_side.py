@@ -19,7 +19,10 @@ Printed per system and mode: labels/s, p50/p95 of next and submit (combined: one
 CPU per label (Atelier: gunicorn workers + the benchmark database's PostgreSQL backends; Potato: its
 server process), the serial save p50, the ratios to Potato and combined / two requests, the load
 average, and the integrity check: no label acknowledged and lost, no item labelled more than k times
-(Atelier from its tables, Potato from its users' saved state).
+(Atelier from its tables, Potato from its users' saved state). Then, as a diagnostic of the serial save
+(not how the site runs), Atelier's serial saves again with PostgreSQL's ``synchronous_commit=off``: how
+much of a save is the COMMIT waiting for its WAL flush, the durability Potato's unsynchronised file write
+does not give.
 
 Run: ``.venv/bin/python -m tests.benchmarks.bench_potato_side_by_side`` (``--help`` for the knobs).
 Needs PostgreSQL as ``bench_annotation_load`` does (skips with a message when it is not there).
@@ -50,6 +53,8 @@ POTATO_VERSION = "2.12.1"
 POTATO_VENV = ROOT / "var" / "bench-potato" / "venv"
 BENCH_DB = os.environ.get("BENCH_SIDE_BY_SIDE_DB") or "atelier_bench_side_by_side"
 K = 3
+#: Suffix of the diagnostic scenarios run with ``synchronous_commit=off`` (COMMIT not waiting for the WAL flush)
+NO_WAL_WAIT = ", no WAL wait"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -259,6 +264,7 @@ def atelier_run(args, admin_url: str, var_dir: str) -> dict:
     for mode in modes:
         needed[f"serial {mode}"] = args.items // 4
         needed[f"loop {mode}"] = args.items
+        needed[f"serial {mode}{NO_WAL_WAIT}"] = args.items // 4
     # ``serial`` is the name bench_annotation_load opens to its first annotator only; these are open to all.
     seeded = load._seed(args.annotators, needed, 0, args.seed)
     from django.db import connection, connections
@@ -274,22 +280,36 @@ def atelier_run(args, admin_url: str, var_dir: str) -> dict:
         load._warm_workers(port, args.workers)
         meter = load.CpuMeter(gunicorn.pid, float(env["DATABASE_CONN_MAX_AGE"]))
         names = sorted(seeded["sessions"])
+        def scenario(key: str, clients: int, seconds: float, combined: bool) -> None:
+            sessions = {n: seeded["sessions"][n] for n in names[:clients]}
+            load_before = os.getloadavg()[0]
+            meter.start()
+            results, wall = load._run_load(
+                port=port, sessions=sessions, campaign=seeded["load"][key], n_items=args.max_labels,
+                think_s=(0.0, 0.0), resend_rate=0.0, time_limit=seconds, ramp_s=0.0, seed=args.seed,
+                combined=combined, until_deadline=True,
+            )
+            cpu = meter.stop()
+            check = load._verify(seeded["load"][key], set(results["saved"]), K)
+            figures[key] = {**results, "wall": wall, "cpu": cpu["workers"] + cpu["postgres"], "cpu_parts": cpu,
+                            "load": (load_before, os.getloadavg()[0]), "check": check}
+
         # Serial first in both modes, then the loops, modes alternating within each.
-        for scenario, clients, seconds in (("serial", 1, args.serial_seconds), ("loop", args.annotators, args.seconds)):
+        for name, clients, seconds in (("serial", 1, args.serial_seconds), ("loop", args.annotators, args.seconds)):
             for mode, combined in modes.items():
-                key = f"{scenario} {mode}"
-                sessions = {n: seeded["sessions"][n] for n in names[:clients]}
-                load_before = os.getloadavg()[0]
-                meter.start()
-                results, wall = load._run_load(
-                    port=port, sessions=sessions, campaign=seeded["load"][key], n_items=args.max_labels,
-                    think_s=(0.0, 0.0), resend_rate=0.0, time_limit=seconds, ramp_s=0.0, seed=args.seed,
-                    combined=combined, until_deadline=True,
-                )
-                cpu = meter.stop()
-                check = load._verify(seeded["load"][key], set(results["saved"]), K)
-                figures[key] = {**results, "wall": wall, "cpu": cpu["workers"] + cpu["postgres"], "cpu_parts": cpu,
-                                "load": (load_before, os.getloadavg()[0]), "check": check}
+                scenario(f"{name} {mode}", clients, seconds, combined)
+        # Diagnostic, not how the site runs: the serial saves again with PostgreSQL answering COMMIT before
+        # its WAL is flushed, to measure what the durable commit costs a save (Potato's save is a file write
+        # without fsync).
+        load.gunicorn_stop(gunicorn)
+        load.close_django_connections()
+        gunicorn = load.gunicorn_start({**env, "PGOPTIONS": "-c synchronous_commit=off"}, port, args.workers,
+                                       Path(var_dir) / "access-no-wal-wait.log")
+        load._wait_for(port, gunicorn, 120)
+        load._warm_workers(port, args.workers)
+        meter = load.CpuMeter(gunicorn.pid, float(env["DATABASE_CONN_MAX_AGE"]))
+        for mode, combined in modes.items():
+            scenario(f"serial {mode}{NO_WAL_WAIT}", 1, args.serial_seconds, combined)
     finally:
         load.gunicorn_stop(gunicorn)
         load.close_django_connections()
@@ -373,8 +393,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  Atelier {mode} / Potato: labels/s x{r['labels_s'] / pot['labels_s']:.2f}, CPU per label "
                   f"x{r['cpu_ms'] / pot['cpu_ms']:.2f}, serial save p50 x{r['save_p50'] / pot['save_p50']:.2f} "
                   f"(< 1: Atelier's is faster)")
+    saves = {mode: _p(atelier[f"serial {mode}{NO_WAL_WAIT}"]["submit"], 50) for mode in ("two requests", "combined")}
+    print(f"  serial save p50 with COMMIT not waiting for the WAL flush (synchronous_commit=off: a diagnostic, the "
+          f"site waits, so a label it acknowledged survives a crash of PostgreSQL or the machine): two requests "
+          f"{saves['two requests']:.1f} ms (the wait: {two['save_p50'] - saves['two requests']:.1f} ms of "
+          f"{two['save_p50']:.1f}), combined {saves['combined']:.1f} ms (of {one['save_p50']:.1f})"
+          + (f"; / Potato x{saves['two requests'] / rows['potato']['save_p50']:.2f} and "
+             f"x{saves['combined'] / rows['potato']['save_p50']:.2f}" if "potato" in rows else ""))
     print("\nintegrity (lost / over-assigned must be 0 / 0):")
-    for key in ("loop two requests", "loop combined", "serial two requests", "serial combined"):
+    for key in ("loop two requests", "loop combined", "serial two requests", "serial combined",
+                f"serial two requests{NO_WAL_WAIT}", f"serial combined{NO_WAL_WAIT}"):
         check, errors = atelier[key]["check"], atelier[key]["errors"]
         bad = check["lost"] or check["over_assigned"] or check["duplicated"] or check["unexpected"] or errors
         ok = ok and not bad
