@@ -28,7 +28,12 @@ from annotation import item_creation, novelty_ablation, selectors, services
 from annotation.models import STRATEGIES, TIG_CRITERIA, Campaign, CampaignKind, Dimension, Item
 from annotation.participants import participant_accounts_delete
 from engine.judge.simulated import answer_quality
-from leaderboard.demo import DEMO_ACCOUNTS, DEMO_ANSWER_SPREAD, DEMO_SIMULATED_SKILLS
+from leaderboard.demo import (
+    DEMO_ACCOUNTS,
+    DEMO_ANSWER_SPREAD,
+    DEMO_SIMULATED_SKILLS,
+    demo_annotator_accounts_ensure,
+)
 from leaderboard.models import Render, Response, TaskSet
 from leaderboard.roles import ANNOTATOR
 
@@ -169,8 +174,16 @@ def simulated_annotators_ensure() -> list:
 
 
 def _demo_annotators() -> list:
-    User = get_user_model()
-    return list(User.objects.filter(username__in=DEMO_ANNOTATORS))
+    """annotator1..3, created if missing (``make demo`` loads the campaigns before it gives them passwords)."""
+    return demo_annotator_accounts_ensure()
+
+
+def demo_annotators_join(campaigns) -> None:
+    """annotator1..3 become members of ``campaigns`` (idempotent): demo campaigns loaded before their
+    accounts existed are mended when the loader runs again."""
+    annotators = _demo_annotators()
+    for campaign in campaigns:
+        services.campaign_annotators_add(campaign=campaign, annotators=annotators)
 
 
 def _skill(model_name: str, key: str) -> float:
@@ -311,6 +324,8 @@ def demo_campaigns_load(*, task_set: TaskSet, seed: int = 7, reset: bool = False
         if not reset:
             summary.campaigns = list(existing)
             summary.skipped = True
+            # the crowd study has participants, not members
+            demo_annotators_join(existing.filter(panel_study__isnull=True))
             return summary
         # The demo crowd study's simulated participants' accounts go with their campaign.
         participant_accounts_delete(campaigns=existing)

@@ -34,7 +34,12 @@ import numpy as np
 from django.db import transaction
 
 from annotation import services
-from annotation.demo import SIMULATED_PROFILES, _demo_annotators, simulated_annotators_ensure
+from annotation.demo import (
+    SIMULATED_PROFILES,
+    _demo_annotators,
+    demo_annotators_join,
+    simulated_annotators_ensure,
+)
 from annotation.models import Assignment, Campaign, CampaignKind, Item
 from annotation.validation_items import (
     items_create_canvas_pairs,
@@ -204,6 +209,7 @@ def validation_demo_load(*, seed: int = 7, reset: bool = False, load_missing: bo
     elif existing.count() == len(wanted):
         summary.campaigns = list(existing)
         summary.notes.append("DEMO validation campaigns already exist; use --reset to recreate.")
+        demo_annotators_join(existing)
         return summary
     present = set(Campaign.objects.filter(name__in=wanted).values_list("name", flat=True))
     sim = ValidationSimulator(seed)

@@ -99,13 +99,14 @@ def demo_accounts_refresh() -> dict[str, str]:
 
 
 def demo_accounts_create() -> dict[str, str | None]:
-    """Create the demo accounts; returns username -> new password (None if it already existed)."""
+    """Create the demo accounts; returns username -> new password (None if it already existed with one).
+    An account made by :func:`demo_annotator_accounts_ensure` has no usable password yet: it gets one here."""
     role_groups_ensure()
     User = get_user_model()
     passwords: dict[str, str | None] = {}
     for username, role in DEMO_ACCOUNTS:
         user, created = User.objects.get_or_create(username=username)
-        if created:
+        if created or not user.has_usable_password():
             password = secrets.token_urlsafe(9)
             user.set_password(password)
             user.is_staff = role == ADMIN
@@ -116,6 +117,26 @@ def demo_accounts_create() -> dict[str, str | None]:
             passwords[username] = None
         user.groups.add(Group.objects.get(name=role))
     return passwords
+
+
+def demo_annotator_accounts_ensure() -> list:
+    """The demo's annotator accounts (annotator1..3), created when missing with the annotator role and no
+    usable password. The demo campaigns make them members when they are created, which in ``make demo``
+    is before its last step (serve_demo) gives every demo account its password; an account made here
+    before ``load_demo`` gets its printed password there (:func:`demo_accounts_create`)."""
+    role_groups_ensure()
+    User = get_user_model()
+    users = []
+    for username, role in DEMO_ACCOUNTS:
+        if role != ANNOTATOR:
+            continue
+        user, created = User.objects.get_or_create(username=username)
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+        user.groups.add(Group.objects.get(name=role))
+        users.append(user)
+    return users
 
 
 def demo_judge_run(*, task_set: TaskSet, progress=None):

@@ -11,11 +11,12 @@ from types import SimpleNamespace
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.urls import reverse
 
 from annotation import selectors, services
 from annotation.demo import DEMO_ANNOTATORS, SIMULATED_USERNAMES, _Simulator
 from annotation.kinds import kind_for
-from annotation.models import Campaign, CampaignKind, Item
+from annotation.models import Campaign, CampaignAnnotator, CampaignKind, Item
 from annotation.validation_dashboards import VALIDATION_KINDS
 from leaderboard.ekphrasis.models import JudgeRun
 from leaderboard.models import Render, Response
@@ -111,6 +112,36 @@ def test_running_the_demo_command_again_changes_nothing(demo):
     call_command("load_demo_campaigns", "--no-protocol-demo-data", stdout=out)
     assert "already exist" in out.getvalue()
     assert {c.pk: c.items.count() for c in Campaign.objects.filter(is_demo=True)} == before
+
+
+def test_in_make_demos_order_annotator1_to_3_get_every_campaign_and_then_a_password_that_works(demo, client):
+    # make demo: load_demo --no-accounts, load_demo_campaigns, and only then serve_demo's passwords
+    from leaderboard.demo import demo_accounts_refresh
+
+    User = get_user_model()
+    User.objects.filter(username__in=DEMO_ANNOTATORS).delete()
+    call_command("load_demo_campaigns", "--reset", "--no-protocol-demo-data", stdout=io.StringIO())
+    passwords = demo_accounts_refresh()
+    campaigns = demo_campaigns(demo["task_set"]).values()
+    for username in DEMO_ANNOTATORS:
+        user = User.objects.get(username=username)
+        assert user.check_password(passwords[username])
+        client.force_login(user)
+        page = client.get(reverse("annotation:queue")).content.decode()
+        assert all(campaign.name in page for campaign in campaigns), username
+        for campaign in campaigns:
+            assert services.assignment_next(campaign=campaign, annotator=user) is not None, (campaign.kind, username)
+
+
+def test_loading_the_demo_campaigns_again_makes_annotator1_to_3_members_of_those_made_without_them(demo):
+    User = get_user_model()
+    campaigns = list(demo_campaigns(demo["task_set"]).values())
+    CampaignAnnotator.objects.filter(campaign__in=campaigns, annotator__username__in=DEMO_ANNOTATORS).delete()
+    call_command("load_demo_campaigns", "--no-protocol-demo-data", stdout=io.StringIO())
+    for campaign in campaigns:
+        members = set(campaign.memberships.values_list("annotator__username", flat=True))
+        assert set(DEMO_ANNOTATORS) <= members, campaign.kind
+    assert User.objects.filter(username__in=DEMO_ANNOTATORS).count() == len(DEMO_ANNOTATORS)
 
 
 def test_the_command_says_what_is_simulated(demo):

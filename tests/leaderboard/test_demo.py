@@ -77,6 +77,19 @@ def test_load_demo_on_a_development_machine_prints_the_new_passwords(settings, m
     assert out.getvalue().count("shown-on-the-demo") == 5
 
 
+def test_an_annotator_account_made_for_the_demo_campaigns_gets_its_password_from_load_demo():
+    from leaderboard.demo import demo_annotator_accounts_ensure
+
+    made = demo_annotator_accounts_ensure()
+    assert [u.username for u in made] == ["annotator1", "annotator2", "annotator3"]
+    assert not any(u.has_usable_password() for u in made)
+    assert all(user_roles(u) == {"annotator"} for u in made)
+    passwords = demo_accounts_create()
+    for user in made:
+        user.refresh_from_db()
+        assert passwords[user.username] and user.check_password(passwords[user.username])
+
+
 def test_the_demo_summary_lists_every_account_with_its_password_and_where_to_start():
     from leaderboard.demo import DEMO_ACCOUNTS, demo_accounts_refresh
     from leaderboard.management.commands.serve_demo import summary_lines
