@@ -14,8 +14,8 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from leaderboard.runs.errors import ProviderOutage, RunConfigurationError, UnitTakenOver
 from leaderboard.runs.lifecycle import job_kind, run_fail, run_pending_units
-from leaderboard.runs.models import RunStatus
 from leaderboard.runs.lost_messages import send_lost_runs
+from leaderboard.runs.models import RunStatus
 from leaderboard.runs.queue import send_waiting_runs
 
 #: Errors a unit may raise that retrying would not change. A configuration error fails the job as not

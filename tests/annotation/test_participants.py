@@ -23,8 +23,8 @@ from annotation.models import Assignment, Item, PairwiseLabel
 from annotation.panel_models import Participant
 from annotation.panels import PanelEntry
 from tests.annotation.factories import Catalogue, pairwise_campaign
-from tests.factories import UserFactory
 from tests.evalsite.test_content_security_policy import policy
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
