@@ -206,11 +206,12 @@ def validation_demo_load(*, seed: int = 7, reset: bool = False, load_missing: bo
     existing = Campaign.objects.filter(name__in=wanted, is_demo=True)
     if reset:
         existing.delete()
-    elif existing.count() == len(wanted):
-        summary.campaigns = list(existing)
-        summary.notes.append("DEMO validation campaigns already exist; use --reset to recreate.")
-        demo_annotators_join(existing)
-        return summary
+    else:
+        demo_annotators_join(existing)  # those made before annotator1..3 existed
+        if existing.count() == len(wanted):
+            summary.campaigns = list(existing)
+            summary.notes.append("DEMO validation campaigns already exist; use --reset to recreate.")
+            return summary
     present = set(Campaign.objects.filter(name__in=wanted).values_list("name", flat=True))
     sim = ValidationSimulator(seed)
     simulated = simulated_annotators_ensure()

@@ -55,6 +55,20 @@ def test_loading_twice_keeps_the_campaigns():
     assert Campaign.objects.filter(name=UOS_NAME).count() == 1
 
 
+def test_the_demo_annotators_are_members_from_the_start_and_again_after_losing_it():
+    from annotation.demo import DEMO_ANNOTATORS
+    from annotation.models import CampaignAnnotator
+
+    _demo_worlds()
+    campaigns = validation_demo_load().campaigns
+    for campaign in campaigns:  # made before any demo account existed, as in make demo
+        assert set(DEMO_ANNOTATORS) <= set(campaign.memberships.values_list("annotator__username", flat=True))
+    CampaignAnnotator.objects.filter(campaign__in=campaigns, annotator__username__in=DEMO_ANNOTATORS).delete()
+    validation_demo_load()
+    for campaign in campaigns:
+        assert set(DEMO_ANNOTATORS) <= set(campaign.memberships.values_list("annotator__username", flat=True))
+
+
 def test_the_command_prints_the_skip_note(capsys):
     # an Ekphrasis demo already loaded: the command goes straight to the validation campaigns
     Campaign.objects.create(name="DEMO · existing", kind="text_pairwise", task_set=TaskSetFactory(name="ekphrasis-demo"),
