@@ -163,8 +163,11 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
 ATELIER_DB_PREPARED_STATEMENTS = env_bool("ATELIER_DB_PREPARED_STATEMENTS", True)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     VAR_DIR.mkdir(parents=True, exist_ok=True)
-    # SQLite serialises writers; wait for the lock instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # SQLite serialises writers; wait for the lock instead of failing at once. A transaction takes the
+    # write lock when it begins (IMMEDIATE): one that read first and then asked for it while another
+    # wrote would fail at once with "database is locked" (SQLite does not wait where waiting could
+    # deadlock), e.g. a page starting a run while a run started in this process stores its work.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 # Test databases are per process, so that two test runs on one machine never share one.
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or f"test_atelier_{os.getpid()}"}
