@@ -20,7 +20,10 @@ from kombu import pools
 
 from evalsite.celery import app
 
-__all__ = ["celery_app_on"]
+__all__ = ["broker_emptied", "celery_app_on"]
+
+#: kombu's Redis transport keeps every unacknowledged message of a database (all queues) under these keys.
+UNACKED_KEYS = ("unacked", "unacked_index", "unacked_mutex")
 
 
 def _drop_connections() -> None:
@@ -45,3 +48,14 @@ def celery_app_on(broker_url: str, queue: str, **conf) -> Iterator[None]:
         for key in values:
             app.conf.changes.pop(key, None)
         _drop_connections()
+
+
+def broker_emptied(client, queue: str) -> None:
+    """Empty the test broker of ``queue`` (and its priority lists) and of kombu's unacknowledged hash.
+
+    The hash is one per Redis database, shared by every queue: a worker killed in one test (or stopped
+    while holding a prefetched message) leaves its entry there, and a later test reading the broker, as
+    :func:`leaderboard.runs.lost_messages.runs_held_by_broker` does, would see another test's run. The
+    broker tests run one after another in one pytest process (tests/conftest.py), so no other test's
+    worker is using the hash meanwhile."""
+    client.delete(*client.scan_iter(match=f"{queue}*"), *UNACKED_KEYS)

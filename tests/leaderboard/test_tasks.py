@@ -14,6 +14,7 @@ import pytest
 
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.ekphrasis.models import Comparison, JudgeRun
+from tests.celery_broker import broker_emptied
 from tests.conftest import require_service, subprocess_environment
 from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
 from tests.leaderboard.judging_factories import population, simulated_run
@@ -29,9 +30,9 @@ def broker():
     import redis
 
     client = redis.Redis.from_url(BROKER_URL)
-    client.delete(QUEUE)
+    broker_emptied(client, QUEUE)
     yield BROKER_URL
-    client.delete(QUEUE)
+    broker_emptied(client, QUEUE)
 
 
 def start_worker(log: Path, *, beat: bool = False, **env: str) -> subprocess.Popen:

@@ -12,7 +12,7 @@ from leaderboard.runs.lifecycle import job_kind_of
 from leaderboard.runs.lost_messages import runs_held_by_broker, send_lost_runs
 from leaderboard.runs.models import RunStatus
 from leaderboard.runs.queue import DISPATCH_TASK
-from tests.celery_broker import celery_app_on
+from tests.celery_broker import broker_emptied, celery_app_on
 from tests.conftest import require_service
 from tests.leaderboard.runs.test_queue import BROKER_URL, QUEUE
 
@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.broker]
 
 @pytest.fixture
 def broker(settings):
-    """This process sends to the test Redis on a queue of its own, emptied before and after."""
+    """This process sends to the test Redis on a queue of its own; the queue and the unacknowledged hash
+    are emptied before and after."""
     require_service("redis")
     import redis
 
@@ -29,9 +30,9 @@ def broker(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = False
     settings.CELERY_BROKER_URL = BROKER_URL
     with celery_app_on(BROKER_URL, QUEUE):
-        client.delete(QUEUE)
+        broker_emptied(client, QUEUE)
         yield client
-        client.delete(QUEUE)
+        broker_emptied(client, QUEUE)
 
 
 def _running(run, *, queued: bool = True):
