@@ -1089,12 +1089,13 @@ def bench_env(admin_url: str, var_dir: str, db: str = BENCH_DB) -> dict[str, str
     return env
 
 
-def gunicorn_start(env: dict[str, str], port: int, workers: int, access_log: Path) -> subprocess.Popen:
-    """gunicorn on loopback with ``workers`` sync workers, in a process group of its own."""
+def gunicorn_start(env: dict[str, str], port: int, workers: int, access_log: Path,
+                   app: str = "evalsite.wsgi") -> subprocess.Popen:
+    """gunicorn on loopback with ``workers`` sync workers serving ``app``, in a process group of its own."""
     return subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
-            "evalsite.wsgi",
+            app,
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",

@@ -17,7 +17,8 @@ everything on loopback. Every client's loop is bounded in count (``--max-labels`
 
 Printed per system and mode: labels/s, p50/p95 of next and submit (combined: one request for both),
 CPU per label (Atelier: gunicorn workers + the benchmark database's PostgreSQL backends; Potato: its
-server process), the serial save p50, the ratios to Potato and combined / two requests, the load
+server process), gunicorn's own cycle (the same workers and clients on a WSGI app without Django:
+:mod:`tests.benchmarks.wsgi_floor`) as worker CPU per request, the serial save p50, the ratios to Potato and combined / two requests, the load
 average, and the integrity check: no label acknowledged and lost, no item labelled more than k times
 (Atelier from its tables, Potato from its users' saved state). Then, as a diagnostic of the serial save
 (not how the site runs), Atelier's serial saves again with PostgreSQL's ``synchronous_commit=off``: how
@@ -316,6 +317,27 @@ def atelier_run(args, admin_url: str, var_dir: str) -> dict:
     return figures
 
 
+def server_floor(args, var_dir: str) -> dict:
+    """gunicorn's own cycle: the same workers and clients on a WSGI app without Django
+    (:mod:`tests.benchmarks.wsgi_floor`), for ``--seconds`` / 2; worker CPU per request."""
+    from tests.benchmarks import wsgi_floor
+
+    port = load._free_port()
+    gunicorn = load.gunicorn_start({}, port, args.workers, Path(var_dir) / "access-floor.log",
+                                   app="tests.benchmarks.wsgi_floor:application")
+    try:
+        load._wait_for(port, gunicorn, 60)
+        workers = load._children(gunicorn.pid)
+        before, load_before = sum(map(load._proc_cpu_seconds, workers)), os.getloadavg()[0]
+        requests, wall, errors = wsgi_floor.closed_loop(
+            lambda k: load.Client(port, f"floor-{k}", timeout=30), args.annotators, args.seconds / 2)
+        cpu = sum(map(load._proc_cpu_seconds, workers)) - before
+    finally:
+        load.gunicorn_stop(gunicorn)
+    return {"requests": requests, "wall": wall, "errors": errors, "cpu_ms": 1000 * cpu / max(1, requests),
+            "load": (load_before, os.getloadavg()[0])}
+
+
 # ---------------------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------------------
@@ -364,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     load.bench_database(admin_url, BENCH_DB)
     try:
         atelier = atelier_run(args, admin_url, var_dir)
+        floor = server_floor(args, var_dir)
         potato_figures = potato_run(potato, args, Path(var_dir) / "potato") if potato else None
     finally:
         load.close_django_connections()
@@ -380,6 +403,11 @@ def main(argv: list[str] | None = None) -> int:
         labels = max(1, len(f["saved"]))
         print(f"{'':24s} CPU per label: gunicorn workers {1000 * parts['workers'] / labels:.2f} ms, PostgreSQL "
               f"{'>= ' if parts['postgres_floor'] else ''}{1000 * parts['postgres'] / labels:.2f} ms")
+    combined_workers_ms = 1000 * atelier["loop combined"]["cpu_parts"]["workers"] / max(1, len(atelier["loop combined"]["saved"]))
+    print(f"{'':24s} gunicorn's own cycle (the same workers and {args.annotators} clients on a WSGI app answering {{}} "
+          f"without Django: tests/benchmarks/wsgi_floor.py): {floor['cpu_ms']:.3f} ms of worker CPU a request "
+          f"({floor['requests'] / floor['wall']:.0f} requests/s, {floor['errors']} errors, load {floor['load'][0]:.2f} -> "
+          f"{floor['load'][1]:.2f}) = {floor['cpu_ms'] / combined_workers_ms:.1%} of a combined label's worker CPU")
     if potato_figures:
         rows["potato"] = _row("Potato", potato_figures["loop"], potato_figures["serial"])
     print("\nratios (same run):")
