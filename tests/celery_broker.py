@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from kombu import pools
+from kombu.transport.redis import Channel
 
 from evalsite.celery import app
 
@@ -57,5 +58,8 @@ def broker_emptied(client, queue: str) -> None:
     while holding a prefetched message) leaves its entry there, and a later test reading the broker, as
     :func:`leaderboard.runs.lost_messages.runs_held_by_broker` does, would see another test's run. The
     broker tests run one after another in one pytest process (tests/conftest.py), so no other test's
-    worker is using the hash meanwhile."""
-    client.delete(*client.scan_iter(match=f"{queue}*"), *UNACKED_KEYS)
+    worker is using the hash meanwhile. Only this queue's own lists go: a prefix match would also take
+    the queue of a test process whose pid begins with this one's (tests/leaderboard/runs/test_queue.py
+    runs outside the broker group)."""
+    lists = [queue, *(f"{queue}{Channel.sep}{step}" for step in Channel.priority_steps if step)]
+    client.delete(*lists, *UNACKED_KEYS)

@@ -174,7 +174,7 @@ def test_a_new_seed_keeps_the_simulated_skills_and_the_order_within_the_interval
     # No skills in the run: the simulated judge draws them from its own skill_seed, never the run seed, so
     # two seeds judge the same latent skills θ, and neither run orders two models against θ with its 90 %
     # intervals apart. (Asking that every pair the two runs order differently overlaps in *both* runs was
-    # wrong: the run that has the pair right may separate it; it failed for 2 of 150 seed pairs.)
+    # wrong: the run that has the pair right may separate it; it failed for 3 of 450 seed pairs.)
     task_set, models = population(n_models=5, n_tasks=8, name="reseed")
     theta = SimulatedJudge(seed=0, skill_spread=1.5)  # any run seed: θ is the judge's configuration
     payloads = [
