@@ -401,13 +401,13 @@ def main(argv: list[str] | None = None) -> int:
         rows[mode] = _row(f"Atelier, {mode}", f, atelier[f"serial {mode}"])
         parts = f["cpu_parts"]
         labels = max(1, len(f["saved"]))
-        print(f"{'':24s} CPU per label: gunicorn workers {1000 * parts['workers'] / labels:.2f} ms, PostgreSQL "
+        rows[mode]["workers_ms"] = 1000 * parts["workers"] / labels
+        print(f"{'':24s} CPU per label: gunicorn workers {rows[mode]['workers_ms']:.2f} ms, PostgreSQL "
               f"{'>= ' if parts['postgres_floor'] else ''}{1000 * parts['postgres'] / labels:.2f} ms")
-    combined_workers_ms = 1000 * atelier["loop combined"]["cpu_parts"]["workers"] / max(1, len(atelier["loop combined"]["saved"]))
     print(f"{'':24s} gunicorn's own cycle (the same workers and {args.annotators} clients on a WSGI app answering {{}} "
           f"without Django: tests/benchmarks/wsgi_floor.py): {floor['cpu_ms']:.3f} ms of worker CPU a request "
           f"({floor['requests'] / floor['wall']:.0f} requests/s, {floor['errors']} errors, load {floor['load'][0]:.2f} -> "
-          f"{floor['load'][1]:.2f}) = {floor['cpu_ms'] / combined_workers_ms:.1%} of a combined label's worker CPU")
+          f"{floor['load'][1]:.2f}) = {floor['cpu_ms'] / rows['combined']['workers_ms']:.1%} of a combined label's worker CPU")
     if potato_figures:
         rows["potato"] = _row("Potato", potato_figures["loop"], potato_figures["serial"])
     print("\nratios (same run):")
