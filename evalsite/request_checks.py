@@ -3,17 +3,57 @@
 * a NUL character in the path, the query string, a urlencoded form field or a cookie is a 400: PostgreSQL
   cannot store or compare text holding NUL (a query with one raises instead of matching nothing);
 * an integer path parameter outside the 64-bit range of every id column is a 404: no row has that
-  id, and SQLite raises OverflowError on the lookup instead of matching nothing.
+  id, and SQLite raises OverflowError on the lookup instead of matching nothing;
+* an admin change list, which filters by any field named in its query string (``?run=7``,
+  ``?id__in=1,2``), given such an integer as a lookup's value answers as the admin answers any lookup
+  it cannot apply: a redirect to ``?e=1`` ("incorrect lookup parameters"). Django 5.2 guards only plain
+  integer fields against SQLite's OverflowError, not a foreign key or an ``__in`` list.
 """
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+import re
+
+from django.contrib.admin.views.main import (
+    ALL_VAR,
+    ERROR_FLAG,
+    IS_FACETS_VAR,
+    IS_POPUP_VAR,
+    ORDER_VAR,
+    PAGE_VAR,
+    SEARCH_VAR,
+    TO_FIELD_VAR,
+)
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 
 from evalsite.error_pages import bad_request, page_not_found
 
 #: The range of a 64-bit signed id column (BigAutoField), the widest the site has.
 ID_RANGE = (-(2**63), 2**63 - 1)
+_INTEGER = re.compile(r"\s*([+-]?)(\d+)\s*")
+#: The change list's own parameters (search, page, order, …), which the admin validates itself.
+_CHANGELIST_CONTROLS = {ALL_VAR, ORDER_VAR, SEARCH_VAR, IS_POPUP_VAR, TO_FIELD_VAR, IS_FACETS_VAR, PAGE_VAR, ERROR_FLAG}
+
+
+def _out_of_id_range(text: str) -> bool:
+    """``text``, or an item of it as a comma-separated ``__in`` list, is an integer no id column holds."""
+    for part in text.split(","):
+        integer = _INTEGER.fullmatch(part)
+        if integer is None:
+            continue
+        digits = integer[2].lstrip("0") or "0"
+        # 20 digits are past 2**63 already (and int() of thousands would refuse: Python's digit limit)
+        if len(digits) > 19 or not ID_RANGE[0] <= int(integer[1] + digits) <= ID_RANGE[1]:
+            return True
+    return False
+
+
+def _admin_changelist_lookup_out_of_range(request: HttpRequest) -> bool:
+    match = request.resolver_match
+    if match is None or "admin" not in match.namespaces or not (match.url_name or "").endswith("_changelist"):
+        return False
+    return any(_out_of_id_range(value) for name, values in request.GET.lists() if name not in _CHANGELIST_CONTROLS
+               for value in values)
 
 
 def _nul_in(request: HttpRequest) -> str | None:
@@ -49,4 +89,6 @@ class RefuseUnstorableInput:
         for value in [*view_args, *view_kwargs.values()]:
             if isinstance(value, int) and not ID_RANGE[0] <= value <= ID_RANGE[1]:
                 return page_not_found(request, ValueError("No object has this id."))
+        if _admin_changelist_lookup_out_of_range(request):
+            return HttpResponseRedirect(f"{request.path}?{ERROR_FLAG}=1")
         return None

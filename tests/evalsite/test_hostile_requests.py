@@ -122,6 +122,20 @@ def test_a_nul_in_a_query_string_is_a_400_before_any_view(client, adam):
     assert response.status_code == 400
 
 
+@pytest.mark.parametrize("query", ["?run=99999999999999999999", "?id__in=1,99999999999999999999",
+                                   "?run=-9223372036854775809", f"?run={'9' * 5000}", "?e=1&run=99999999999999999999"])
+def test_an_admin_change_list_lookup_past_every_id_is_the_admins_incorrect_lookup_redirect(client, adam, query):
+    # SQLite raised OverflowError (a 500) on a foreign key's or an __in list's out-of-range integer.
+    response = login(client, adam).get(f"/admin/c2/c2sample/{query}")
+    assert response.status_code == 302 and response["Location"] == "/admin/c2/c2sample/?e=1"
+    assert client.get(response["Location"]).status_code == 200
+
+
+@pytest.mark.parametrize("query", ["?run=7", "?id__in=1,9223372036854775807", "?q=99999999999999999999"])
+def test_an_admin_change_list_lookup_within_the_id_range_is_applied(client, adam, query):
+    assert login(client, adam).get(f"/admin/c2/c2sample/{query}").status_code == 200
+
+
 def test_a_missing_page_is_an_html_404_and_a_missing_api_object_a_json_404(client, rita):
     login(client, rita)
     page = client.get("/no/such/page/")
