@@ -165,7 +165,6 @@ class Tally:
     server_errors: int = 0
 
 
-# One test per role, so that a parallel run (make test: pytest -n) spreads the roles over its workers.
 def admin_lookup_queries(route: Route) -> list[str]:
     """An admin change list filters by any field of its model named in the query string: each foreign key,
     and the primary key's ``__in`` list, given an integer past every id column (SQLite raised
@@ -178,6 +177,7 @@ def admin_lookup_queries(route: Route) -> list[str]:
     return [f"?{key}=1,{PAST_EVERY_ID}" if key.endswith("__in") else f"?{key}={PAST_EVERY_ID}" for key in keys]
 
 
+# One test per role, so that a parallel run (make test: pytest -n) spreads the roles over its workers.
 @pytest.mark.parametrize("walker", ["anonymous", "annotator", "researcher", "admin"])
 def test_no_url_answers_a_hostile_request_with_a_server_error_or_a_write(alice, rita, adam, settings_media, settings,
                                                                         record_property, walker):
