@@ -35,6 +35,10 @@ _INTEGER = re.compile(r"\s*([+-]?)(\d+)\s*")
 _CHANGELIST_CONTROLS = {ALL_VAR, ORDER_VAR, SEARCH_VAR, IS_POPUP_VAR, TO_FIELD_VAR, IS_FACETS_VAR, PAGE_VAR, ERROR_FLAG}
 
 
+def _is_id(value: int) -> bool:
+    return ID_RANGE[0] <= value <= ID_RANGE[1]
+
+
 def _out_of_id_range(text: str) -> bool:
     """``text``, or an item of it as a comma-separated ``__in`` list, is an integer no id column holds."""
     for part in text.split(","):
@@ -43,7 +47,7 @@ def _out_of_id_range(text: str) -> bool:
             continue
         digits = integer[2].lstrip("0") or "0"
         # 20 digits are past 2**63 already (and int() of thousands would refuse: Python's digit limit)
-        if len(digits) > 19 or not ID_RANGE[0] <= int(integer[1] + digits) <= ID_RANGE[1]:
+        if len(digits) > 19 or not _is_id(int(integer[1] + digits)):
             return True
     return False
 
@@ -87,7 +91,7 @@ class RefuseUnstorableInput:
 
     def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs) -> HttpResponse | None:
         for value in [*view_args, *view_kwargs.values()]:
-            if isinstance(value, int) and not ID_RANGE[0] <= value <= ID_RANGE[1]:
+            if isinstance(value, int) and not _is_id(value):
                 return page_not_found(request, ValueError("No object has this id."))
         if _admin_changelist_lookup_out_of_range(request):
             return HttpResponseRedirect(f"{request.path}?{ERROR_FLAG}=1")
