@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from leaderboard.runs.lifecycle import job_kind_of
+from leaderboard.runs.lifecycle import job_kind, job_kind_of
 from leaderboard.runs.lost_messages import runs_held_by_broker, send_lost_runs
 from leaderboard.runs.models import RunStatus
 from leaderboard.runs.queue import DISPATCH_TASK
@@ -40,6 +40,15 @@ def _running(run, *, queued: bool = True):
     return run
 
 
+def _held_runs_of_this_test() -> set[tuple[str, int]]:
+    """:func:`runs_held_by_broker` among the runs in this test's database. kombu keeps one hash of
+    unacknowledged messages per Redis database, for every queue, so it can show a message of a run an
+    earlier test made (once, in `make test`: a judge run this test's database no longer held). The
+    sweep only ever asks about live runs of its own database, so such an entry is none of its concern."""
+    return {(name, pk) for name, pk in runs_held_by_broker()
+            if job_kind(name).model_class.objects.filter(pk=pk).exists()}
+
+
 def _queued_tasks(client) -> list[tuple[str, list]]:
     out = []
     for raw in client.lrange(QUEUE, 0, -1):
@@ -60,7 +69,7 @@ def test_a_job_whose_unit_waits_in_the_queue_is_not_sent_again(protocol, broker)
 
     run = _running(protocol.make_run())
     app.send_task("runs.unit", args=[job_kind_of(run).name, run.pk, 1])
-    assert runs_held_by_broker() == {(job_kind_of(run).name, run.pk)}
+    assert _held_runs_of_this_test() == {(job_kind_of(run).name, run.pk)}
     assert send_lost_runs(recheck_seconds=0) == 0
     assert [task for task, _ in _queued_tasks(broker)] == ["runs.unit"]
 
@@ -76,7 +85,7 @@ def test_a_job_whose_unit_a_worker_holds_unacknowledged_is_not_sent_until_it_is_
         taken = channel.basic_get(QUEUE, no_ack=False)  # as a worker takes it: off the queue, unacknowledged
         try:
             assert broker.llen(QUEUE) == 0
-            assert runs_held_by_broker() == {key}
+            assert _held_runs_of_this_test() == {key}
             assert send_lost_runs(recheck_seconds=0) == 0
         finally:
             channel.basic_ack(taken.delivery_tag)
