@@ -14,7 +14,14 @@ from leaderboard.runs.models import RunStatus
 from leaderboard.runs.queue import DISPATCH_TASK
 from tests.celery_broker import broker_emptied, celery_app_on
 from tests.conftest import require_service
-from tests.leaderboard.runs.test_queue import BROKER_URL, QUEUE
+from tests.leaderboard.runs.test_queue import BROKER_URL as WORKERS_BROKER_URL
+from tests.leaderboard.runs.test_queue import QUEUE
+
+#: A Redis database of these tests' own, next to the one the real workers of the other broker tests use:
+#: kombu keeps one hash of unacknowledged messages per database, and in `make test` these tests twice saw
+#: it change under them (a message of an earlier test's run appearing, one of their own disappearing).
+_SERVER, _DATABASE = WORKERS_BROKER_URL.rsplit("/", 1)
+BROKER_URL = f"{_SERVER}/{(int(_DATABASE or 0) - 2) % 16}"  # 13 beside 15: 14 is the shared-cache test's
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.broker]
 
