@@ -51,28 +51,39 @@ def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen:
         cwd=ROOT, env={**os.environ, **env}, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def wait_until(predicate, timeout: float) -> float | None:
+def wait_until(predicate, deadline: float) -> float | None:
+    """Seconds until ``predicate()`` held, or None if it did not by ``deadline`` (time.monotonic)."""
     started = time.monotonic()
-    while time.monotonic() - started < timeout:
+    while time.monotonic() < deadline:
         if predicate():
             return time.monotonic() - started
         time.sleep(0.1)
     return None
 
 
+def phase(what: str, since: float) -> None:
+    """One line on stderr per step: the test shows them when the scenario fails or runs out of time."""
+    print(f"[{time.monotonic() - since:7.1f} s] {what}", file=sys.stderr, flush=True)
+
+
 def run(n_tasks: int, budget: int, outage_s: float, timeout_s: float) -> dict:
+    """``timeout_s`` bounds all the waiting on the worker together (from its start), not each wait."""
+    began = time.monotonic()
     postgres, redis_server = ThrowawayPostgres(), PersistentRedis()
     var_dir = tempfile.mkdtemp(prefix="atelier-fault-var-")
     env = site_env(postgres.url, var_dir, CELERY_BROKER_URL=redis_server.url, CELERY_QUEUE="fault",
                    # an unacknowledged chunk comes back within seconds, not the default hour
                    CELERY_VISIBILITY_TIMEOUT="10", CELERY_UNACKED_RESTORE_INTERVAL="1",
                    CELERY_UNACKED_RESTORE_THROTTLE="1", ATELIER_QUEUE_SWEEP_SECONDS="2")
-    worker = None
+    worker, log = None, Path(var_dir) / "worker.log"
+    finished = None
     try:
         setup_django(env)
         from django.core.management import call_command
 
+        phase("servers up", began)
         call_command("migrate", verbosity=0, interactive=False)
+        phase("migrated", began)
         from leaderboard.ekphrasis import judge_runs
         from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
         from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
@@ -81,14 +92,17 @@ def run(n_tasks: int, budget: int, outage_s: float, timeout_s: float) -> dict:
         task_set, models = population(n_models=6, n_tasks=n_tasks, name="broker")
         reference = simulated_run(task_set, models, budget=budget, dimensions="UE")
         judge_runs.judge_run_execute_inline(run=reference)  # in this process, no broker involved
+        phase("reference run judged inline", began)
         run_ = simulated_run(task_set, models, budget=budget, dimensions="UE")
-        worker = start_worker(env, Path(var_dir) / "worker.log")
+        worker = start_worker(env, log)
+        deadline = time.monotonic() + timeout_s
         judge_runs.judge_run_start(run=run_)
 
         def chunks_done() -> int:
             return JudgeRunTask.objects.filter(run=run_, done=True).count()
 
-        started = wait_until(lambda: chunks_done() >= 2, timeout_s)
+        started = wait_until(lambda: chunks_done() >= 2, deadline)
+        phase(f"{chunks_done()} chunks done: Redis stops", began)
         redis_server.stop()
         stopped_at = time.monotonic()
         done_at_stop = chunks_done()
@@ -105,12 +119,15 @@ def run(n_tasks: int, budget: int, outage_s: float, timeout_s: float) -> dict:
         progressed_during = chunks_done() - done_at_stop
         redis_server.start()
         back_at = time.monotonic()
+        phase("Redis is back", began)
         recovery = wait_until(lambda: chunks_done() > done_at_stop + progressed_during
-                              or JudgeRun.objects.get(pk=run_.pk).status == JudgeRun.Status.DONE, timeout_s)
+                              or JudgeRun.objects.get(pk=run_.pk).status == JudgeRun.Status.DONE, deadline)
         finished = wait_until(lambda: JudgeRun.objects.get(pk=run_.pk).status in (JudgeRun.Status.DONE,
-                                                                                  JudgeRun.Status.FAILED), timeout_s)
+                                                                                  JudgeRun.Status.FAILED), deadline)
+        phase(f"the run is {JudgeRun.objects.get(pk=run_.pk).status}", began)
         waited_run_done = wait_until(lambda: JudgeRun.objects.get(pk=waiting.pk).status == JudgeRun.Status.DONE,
-                                     timeout_s)
+                                     deadline)
+        phase(f"the run started during the outage is {JudgeRun.objects.get(pk=waiting.pk).status}", began)
         run_.refresh_from_db()
         ours, theirs = comparison_fingerprint(run_), comparison_fingerprint(reference)
         return {
@@ -130,6 +147,8 @@ def run(n_tasks: int, budget: int, outage_s: float, timeout_s: float) -> dict:
         if worker is not None and worker.poll() is None:
             os.killpg(worker.pid, 15)
             worker.wait(30)
+        if worker is not None and finished is None and log.exists():  # what the worker did, for the failure
+            print("".join(log.read_text(errors="replace").splitlines(keepends=True)[-60:]), file=sys.stderr)
         redis_server.remove()
         postgres.remove()
 
@@ -139,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=12)
     parser.add_argument("--budget", type=int, default=30)
     parser.add_argument("--outage-s", type=float, default=30.0)
-    parser.add_argument("--timeout-s", type=float, default=240.0)
+    parser.add_argument("--timeout-s", type=float, default=240.0,
+                        help="the longest all waiting on the worker may take together (from its start)")
     args = parser.parse_args(argv)
     print(json.dumps(run(args.tasks, args.budget, args.outage_s, args.timeout_s)))
     return 0

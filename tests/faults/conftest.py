@@ -22,9 +22,14 @@ def run_scenario():
 
     def run(module: str, *args: str, timeout: float = 300) -> dict:
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
-        done = subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=timeout)
+        try:
+            done = subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, env=env, capture_output=True,
+                                  text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:  # say how far it got: its steps are on stderr
+            stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+            pytest.fail(f"{module} did not finish in {timeout:.0f} s; its stderr ends:\n{stderr[-3000:]}")
         assert done.returncode == 0, done.stderr[-3000:]
+        sys.stderr.write(done.stderr[-3000:])  # its steps: pytest shows them if the test's assertions fail
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     return run
