@@ -123,7 +123,11 @@ def subprocess_environment(**extra: str) -> dict[str, str]:
 DEMO_BUILDERS = {"demo_bundles_once", "demo_site_database_once", "demo_bundles"}
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
+    # tryfirst: xdist reads the groups in its own hook of this name (it suffixes each grouped test's node
+    # id with "@group"), and a plugin registered after this conftest is called before it; without
+    # tryfirst these groups were never seen and the broker tests ran in two processes at once.
     # Every broker test shares one Redis database (CELERY_TEST_BROKER_URL), and kombu keeps one hash of
     # unacknowledged messages per database, for every queue: a worker restores any entry past *its*
     # visibility timeout to its queue. The killed-worker test's workers use 3 s, so beside another
