@@ -18,8 +18,10 @@ from tests.leaderboard.runs.test_queue import BROKER_URL as WORKERS_BROKER_URL
 from tests.leaderboard.runs.test_queue import QUEUE
 
 #: A Redis database of these tests' own, next to the one the real workers of the other broker tests use:
-#: kombu keeps one hash of unacknowledged messages per database, and in `make test` these tests twice saw
-#: it change under them (a message of an earlier test's run appearing, one of their own disappearing).
+#: kombu keeps one hash of unacknowledged messages per database. In `make test` these tests twice saw it
+#: change under them (another run's message appearing, one of their own disappearing): the broker group
+#: of tests/conftest.py was never applied, so other broker tests emptied and filled it from the second
+#: pytest process meanwhile (tests/test_conftest.py now fails if that happens again).
 _SERVER, _DATABASE = WORKERS_BROKER_URL.rsplit("/", 1)
 BROKER_URL = f"{_SERVER}/{(int(_DATABASE or 0) - 2) % 16}"  # 13 beside 15: 14 is the shared-cache test's
 
@@ -49,8 +51,8 @@ def _running(run, *, queued: bool = True):
 
 def _held_runs_of_this_test() -> set[tuple[str, int]]:
     """:func:`runs_held_by_broker` among the runs in this test's database. kombu keeps one hash of
-    unacknowledged messages per Redis database, for every queue, so it can show a message of a run an
-    earlier test made (once, in `make test`: a judge run this test's database no longer held). The
+    unacknowledged messages per Redis database, for every queue, so it could show a message of a run
+    another test made (once, in `make test`, while another pytest process used the same database). The
     sweep only ever asks about live runs of its own database, so such an entry is none of its concern."""
     return {(name, pk) for name, pk in runs_held_by_broker()
             if job_kind(name).model_class.objects.filter(pk=pk).exists()}
