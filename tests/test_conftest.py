@@ -12,13 +12,9 @@ from __future__ import annotations
 import pytest
 
 
-def _distributed_by_group(config: pytest.Config) -> bool:
-    return bool(getattr(config.option, "loadgroup", False))
-
-
 @pytest.mark.broker
 def test_a_broker_test_is_scheduled_in_the_broker_group(request, pytestconfig):
-    if not _distributed_by_group(pytestconfig):
+    if not getattr(pytestconfig.option, "loadgroup", False):
         pytest.skip("not distributed by group: make test runs with --dist loadgroup")
     assert request.node.nodeid.endswith("@celery-broker"), request.node.nodeid
 

@@ -8,22 +8,13 @@ import json
 
 import pytest
 
-from leaderboard.runs.lifecycle import job_kind, job_kind_of
+from leaderboard.runs.lifecycle import job_kind_of
 from leaderboard.runs.lost_messages import runs_held_by_broker, send_lost_runs
 from leaderboard.runs.models import RunStatus
 from leaderboard.runs.queue import DISPATCH_TASK
 from tests.celery_broker import broker_emptied, celery_app_on
 from tests.conftest import require_service
-from tests.leaderboard.runs.test_queue import BROKER_URL as WORKERS_BROKER_URL
-from tests.leaderboard.runs.test_queue import QUEUE
-
-#: A Redis database of these tests' own, next to the one the real workers of the other broker tests use:
-#: kombu keeps one hash of unacknowledged messages per database. In `make test` these tests twice saw it
-#: change under them (another run's message appearing, one of their own disappearing): the broker group
-#: of tests/conftest.py was never applied, so other broker tests emptied and filled it from the second
-#: pytest process meanwhile (tests/test_conftest.py now fails if that happens again).
-_SERVER, _DATABASE = WORKERS_BROKER_URL.rsplit("/", 1)
-BROKER_URL = f"{_SERVER}/{(int(_DATABASE or 0) - 2) % 16}"  # 13 beside 15: 14 is the shared-cache test's
+from tests.leaderboard.runs.test_queue import BROKER_URL, QUEUE
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.broker]
 
@@ -49,15 +40,6 @@ def _running(run, *, queued: bool = True):
     return run
 
 
-def _held_runs_of_this_test() -> set[tuple[str, int]]:
-    """:func:`runs_held_by_broker` among the runs in this test's database. kombu keeps one hash of
-    unacknowledged messages per Redis database, for every queue, so it could show a message of a run
-    another test made (once, in `make test`, while another pytest process used the same database). The
-    sweep only ever asks about live runs of its own database, so such an entry is none of its concern."""
-    return {(name, pk) for name, pk in runs_held_by_broker()
-            if job_kind(name).model_class.objects.filter(pk=pk).exists()}
-
-
 def _queued_tasks(client) -> list[tuple[str, list]]:
     out = []
     for raw in client.lrange(QUEUE, 0, -1):
@@ -78,7 +60,7 @@ def test_a_job_whose_unit_waits_in_the_queue_is_not_sent_again(protocol, broker)
 
     run = _running(protocol.make_run())
     app.send_task("runs.unit", args=[job_kind_of(run).name, run.pk, 1])
-    assert _held_runs_of_this_test() == {(job_kind_of(run).name, run.pk)}
+    assert runs_held_by_broker() == {(job_kind_of(run).name, run.pk)}
     assert send_lost_runs(recheck_seconds=0) == 0
     assert [task for task, _ in _queued_tasks(broker)] == ["runs.unit"]
 
@@ -94,7 +76,7 @@ def test_a_job_whose_unit_a_worker_holds_unacknowledged_is_not_sent_until_it_is_
         taken = channel.basic_get(QUEUE, no_ack=False)  # as a worker takes it: off the queue, unacknowledged
         try:
             assert broker.llen(QUEUE) == 0
-            assert _held_runs_of_this_test() == {key}
+            assert runs_held_by_broker() == {key}
             assert send_lost_runs(recheck_seconds=0) == 0
         finally:
             channel.basic_ack(taken.delivery_tag)
