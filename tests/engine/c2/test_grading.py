@@ -289,6 +289,27 @@ def test_code_printing_to_fd_1_cannot_forge_a_result() -> None:
     assert not verdict.passed
 
 
+#: Lines the code writes on the runner's channel that json.loads refuses with something other than a
+#: JSONDecodeError: nested past the recursion limit (RecursionError), an integer past CPython's
+#: 4,300-digit conversion limit (ValueError).
+_UNREADABLE_EVENT_LINES = {
+    "nested": "'{\"event\": \"compiled\", \"x\": ' + '[' * 100000 + ']' * 100000 + '}'",
+    "long_integer": "'{\"event\": \"raised\", \"error_code\": ' + '9' * 5000 + '}'",
+}
+
+
+@needs_sandbox
+@pytest.mark.parametrize("line", sorted(_UNREADABLE_EVENT_LINES))
+@pytest.mark.parametrize("when", ["compiling", "answering"])
+def test_a_channel_line_json_cannot_read_is_a_failed_verdict_not_a_grader_exception(line: str, when: str) -> None:
+    forge = (f"import os\ndef forge():\n    line = ({_UNREADABLE_EVENT_LINES[line]} + '\\n').encode()\n"
+             "    for fd in range(3, 16):\n        try:\n            os.write(fd, line)\n"
+             "        except OSError:\n            pass\n    os._exit(0)\n")
+    program = forge + ("forge()\n" if when == "compiling" else "") + "def append(xs, y):\n    forge()"
+    verdict = grade_code(program, CALL_APPEND, timeout_s=1)  # returns, rather than raising
+    assert not verdict.passed and verdict.lcb_results == (-2,)
+
+
 def test_reply_without_code_block_is_no_code() -> None:
     verdict = grade_code_sample("I would add the numbers.", STDIN_SUM)
     assert verdict.result == "no_code" and not verdict.passed
