@@ -32,6 +32,13 @@ def test_stdio_text_that_is_not_decimal_must_match_exactly() -> None:
     assert stdio_result("Yes", "", "YES")[0] == -2
 
 
+@pytest.mark.parametrize(("printed", "expected"), [("sNaN", "3"), ("1 sNaN", "1 2"), ("-sNaN", "0"), ("sNaN", "NaN")])
+def test_stdio_a_printed_signalling_nan_is_a_wrong_answer_not_a_grader_exception(printed: str, expected: str) -> None:
+    # Decimal("sNaN") parses, and == on it raises InvalidOperation under the default context
+    result, metadata = stdio_result(printed, "", expected + "\n")
+    assert result == -2 and metadata["error_message"].startswith("Wrong answer at output_line_idx=0")
+
+
 def test_call_compares_the_decoded_value_with_python_equality() -> None:
     assert call_result("1", [4], True) == (True, {})  # 1 == True, as upstream's ==
     assert call_result("2", [4], 2.0)[0] is True
