@@ -11,7 +11,9 @@ capabilities there, and with them new mount and network namespaces), and a secco
 program on a file descriptor) refuses with ``EPERM``: ptrace and process_vm_readv/writev, namespace
 creation (unshare, setns, clone with any ``CLONE_NEW*`` flag; clone3, whose flags a filter cannot
 read, answers ``ENOSYS`` so the C library falls back to clone), mount/umount/pivot_root and the new
-mount API, io_uring, perf_event_open, keyctl/add_key/request_key, bpf, and any signal or pidfd aimed
+mount API, io_uring, perf_event_open, keyctl/add_key/request_key, bpf, System V shared memory and
+message queues and memfd_create (memory ``RLIMIT_AS`` does not count), sockets of any family but unix,
+inet, inet6 and netlink (AF_VSOCK is not confined by the network namespace), and any signal or pidfd aimed
 at pid 1 — bwrap's init in the sandbox's pid namespace (it is not pid 1 of the code: ``--as-pid-1``
 is off), whose ``/proc/1`` is hidden under an empty read-only tmpfs (its ``mem`` would otherwise be
 writable by a process of the same uid), so the code can neither trace, write nor signal the process
@@ -46,6 +48,7 @@ import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -164,7 +167,20 @@ SECCOMP_REFUSED = (
     "perf_event_open",
     "keyctl", "add_key", "request_key",
     "bpf",
+    # memory RLIMIT_AS never sees: a System V segment or message queue outlives its mapping (or has none)
+    # until the IPC namespace ends, and a memfd is file memory held by a descriptor — measured, each took
+    # the host's memory past the sandbox's memory limit (shm without any bound at all)
+    "shmget", "msgget", "memfd_create",
 )
+#: The only socket families the code may create: those the network namespace confines (where it has
+#: nothing but its own loopback). Others reach past it — AF_VSOCK, on a VM, reaches the hypervisor.
+SOCKET_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK)
+#: One past the highest family the kernel knows (AF_MAX in linux/socket.h); every one from here on is
+#: refused too.
+AF_MAX = 46
+#: The kernel reads a pid or a socket family as a 32-bit int: a rule must compare only those bits, or the
+#: same call with anything set above them (ignored by the kernel) passes the filter.
+INT_MASK = 0xFFFFFFFF
 #: clone(2) flags that create a namespace (CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID,
 #: NEWNET, NEWTIME): a clone carrying any of them is refused, a plain fork or thread is not.
 CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
@@ -181,7 +197,8 @@ CLONE_THREAD = 0x00010000
 def seccomp_filter(*, new_processes: bool = True) -> bytes:
     """The sandbox's seccomp filter as a BPF program (libseccomp's ``seccomp_export_bpf``), for
     ``bwrap --seccomp FD``. Default action allow; the calls above answer EPERM, and without
-    ``new_processes`` so do fork, vfork and a clone without ``CLONE_THREAD``. Raises
+    ``new_processes`` so do fork, vfork and a clone without ``CLONE_THREAD``; so does a socket outside
+    :data:`SOCKET_FAMILIES`. Raises
     :class:`SandboxUnavailable` when libseccomp (``pyseccomp`` over ``libseccomp.so.2``) is missing."""
     try:
         import pyseccomp as seccomp  # ctypes binding over the system's libseccomp.so.2
@@ -201,7 +218,11 @@ def seccomp_filter(*, new_processes: bool = True) -> bytes:
         rules.add_rule(refuse, "vfork")
         rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
     for name in ("kill", "tkill", "tgkill", "pidfd_open", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
-        rules.add_rule(refuse, name, seccomp.Arg(0, seccomp.EQ, SANDBOX_INIT_PID))
+        rules.add_rule(refuse, name, seccomp.Arg(0, seccomp.MASKED_EQ, INT_MASK, SANDBOX_INIT_PID))
+    for family in range(AF_MAX):
+        if family not in SOCKET_FAMILIES:
+            rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.MASKED_EQ, INT_MASK, family))
+    rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.GE, AF_MAX))
     read, write = os.pipe()
     try:
         with os.fdopen(write, "wb") as sink:

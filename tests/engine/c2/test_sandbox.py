@@ -3,6 +3,7 @@ process survives each case (the test process itself is the grader here)."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -144,3 +145,64 @@ def test_the_seccomp_filter_is_a_bpf_program() -> None:
 def test_the_root_and_etc_are_read_only() -> None:
     result = run_sandboxed("open('/etc/passwd-x', 'w')", limits=SHORT)
     assert result.returncode != 0 and "Read-only file system" in result.stderr
+
+
+_LIBC = "import ctypes, errno, os\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+#: name → a program that holds memory RLIMIT_AS does not count (kernel objects that outlive their mapping, or
+#: are never mapped) and prints how many MB it held; each stops at 256 MB, twice the limit below.
+_UNMAPPED_MEMORY: dict[str, str] = {
+    "sysv_shared_memory": _LIBC + (
+        "libc.shmat.restype = ctypes.c_void_p\nlibc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]\n"
+        "libc.shmdt.argtypes = [ctypes.c_void_p]\nheld = 0\nfor _ in range(4):\n"
+        "    segment = libc.shmget(0, 64 << 20, 0o1600)\n    if segment < 0:\n        break\n"
+        "    address = libc.shmat(segment, None, 0)\n    ctypes.memset(address, 1, 64 << 20)\n"
+        "    libc.shmdt(address)  # unmapped, so out of RLIMIT_AS; the segment lives on\n    held += 64\n"
+        "print(held)"),
+    "sysv_message_queues": _LIBC + (
+        "message = ctypes.create_string_buffer(8 + 8192)\nmessage[0] = 1\nheld = 0\nfor _ in range(16384):\n"
+        "    queue = libc.msgget(0, 0o1600)\n    if queue < 0:\n        break\n"
+        "    held += 16 * sum(libc.msgsnd(queue, message, 8192, 0o4000) == 0 for _ in range(2))\n"
+        "print(held // 1024)"),
+    "memfd": "import os\nheld = 0\ntry:\n    for i in range(16):\n        fd = os.memfd_create(f'm{i}')\n"
+             "        for _ in range(16):\n            os.write(fd, b'x' * (1 << 20))\n        held += 16\n"
+             "except OSError:\n    pass\nprint(held)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_UNMAPPED_MEMORY))
+def test_memory_outside_the_address_space_cannot_pass_the_memory_limit(name: str) -> None:
+    # the grader's sandbox runs one process, so RLIMIT_AS is meant to bound all the host memory it takes
+    limits = SandboxLimits(cpu_s=6, wall_s=15, memory_mb=128, new_processes=False)
+    result = run_sandboxed(_UNMAPPED_MEMORY[name], limits=limits)
+    assert result.ok, result.stderr[-500:]
+    assert int(result.stdout) < limits.memory_mb
+
+
+#: name → a call aimed at bwrap's init (pid 1) with bits set above the 32-bit pid the kernel reads: a filter
+#: comparing the whole 64-bit register with 1 lets it through. Prints the errno it got.
+_PID_1_HIGH_BITS: dict[str, str] = {
+    "kill": _LIBC + "print(0 if libc.syscall(62, ctypes.c_long(1 | 1 << 32), 0) == 0 else ctypes.get_errno())",
+    "pidfd_open": _LIBC + "print(0 if libc.syscall(434, ctypes.c_long(1 | 1 << 32), 0) >= 0 else ctypes.get_errno())",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PID_1_HIGH_BITS))
+def test_signals_and_pidfds_aimed_at_pid_1_are_refused_whatever_the_upper_bits(name: str) -> None:
+    result = run_sandboxed(_PID_1_HIGH_BITS[name], limits=SHORT)
+    assert result.stdout.strip() == str(errno.EPERM), (result.stdout, result.stderr[-500:])
+
+
+@pytest.mark.parametrize("family", ["socket.AF_VSOCK", "socket.AF_PACKET", "socket.AF_VSOCK | 1 << 32"])
+def test_sockets_the_network_namespace_does_not_confine_are_refused(family: str) -> None:
+    # AF_VSOCK is not confined by the network namespace: on a VM it reaches the hypervisor's services
+    program = _LIBC + f"import socket\nfd = libc.syscall(41, ctypes.c_long({family}), socket.SOCK_STREAM, 0)\n" \
+                      "print(ctypes.get_errno() if fd < 0 else 'created')"
+    result = run_sandboxed(program, limits=SHORT)
+    assert result.stdout.strip() == str(errno.EPERM), (result.stdout, result.stderr[-500:])
+
+
+def test_the_sockets_honest_code_uses_are_still_allowed() -> None:
+    program = ("import socket\na, b = socket.socketpair()\na.sendall(b'ok')\nprint(b.recv(2).decode())\n"
+               "for family in (socket.AF_INET, socket.AF_INET6):\n    socket.socket(family).close()")
+    result = run_sandboxed(program, limits=SHORT)
+    assert result.ok and result.stdout.strip() == "ok", result.stderr[-500:]
