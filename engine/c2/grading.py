@@ -386,6 +386,8 @@ def _no_answer(index: int, test_run: _TestRun, outcomes: list[TestOutcome], time
         why = f"test {index + 1} gave no answer within its {timeout} s limit and was stopped from outside"
     elif test_run.event is not None and test_run.phase == "compile":
         why = f"the runner answered {test_run.event['event']!r} instead of compiling"
+    elif run.stopped:  # a line on the runner's channel that is none of its messages: the code wrote it
+        why = f"test {index + 1}: the runner's channel carried a line that is not one of its messages"
     else:
         why = f"the process ended without an answer (exit {run.returncode}): {truncate(run.stderr.strip()[-300:])}"
         if run.truncated:

@@ -117,7 +117,8 @@ class SandboxLimits:
 class SandboxResult:
     """What happened: exit ``returncode`` (negative = killed by that signal), output, wall time, whether
     the wall clock ran out (``timed_out``), whether the kernel's CPU limit fired (``cpu_limited``,
-    SIGXCPU/SIGKILL after RLIMIT_CPU), and whether it ran inside bubblewrap."""
+    SIGXCPU/SIGKILL after RLIMIT_CPU), whether it ran inside bubblewrap, and whether the caller stopped
+    it (``stopped``: :meth:`SandboxSession.stop`, whose SIGKILL is then not the CPU limit's)."""
 
     returncode: int
     stdout: str
@@ -126,6 +127,7 @@ class SandboxResult:
     timed_out: bool
     sandboxed: bool
     truncated: bool = False
+    stopped: bool = False
 
     @property
     def exit_signal(self) -> int | None:
@@ -139,7 +141,7 @@ class SandboxResult:
     @property
     def cpu_limited(self) -> bool:
         """The kernel's CPU limit fired (SIGXCPU at the soft limit, SIGKILL at the hard one)."""
-        return not self.timed_out and self.exit_signal in (signal.SIGXCPU, signal.SIGKILL)
+        return not self.timed_out and not self.stopped and self.exit_signal in (signal.SIGXCPU, signal.SIGKILL)
 
     @property
     def ok(self) -> bool:
@@ -409,6 +411,7 @@ class SandboxSession:
         self._err = _BoundedReader(process.stderr, limits.output_bytes)
         self._feeder: threading.Thread | None = None
         self._timed_out = False
+        self._stopped = False
 
     def __enter__(self) -> SandboxSession:
         return self
@@ -453,6 +456,7 @@ class SandboxSession:
 
     def stop(self) -> SandboxResult:
         """Kill the sandbox now — the caller has what it needs — and collect the result (not a timeout)."""
+        self._stopped = self._process.returncode is None and self._process.poll() is None
         self.kill()
         return self.finish(wait_s=self._limits.wall_s)
 
@@ -485,6 +489,7 @@ class SandboxSession:
             timed_out=self._timed_out,
             sandboxed=self.sandboxed,
             truncated=self._out.dropped or self._err.dropped,
+            stopped=self._stopped,
         )
 
 

@@ -308,6 +308,8 @@ def test_a_channel_line_json_cannot_read_is_a_failed_verdict_not_a_grader_except
     program = forge + ("forge()\n" if when == "compiling" else "") + "def append(xs, y):\n    forge()"
     verdict = grade_code(program, CALL_APPEND, timeout_s=1)  # returns, rather than raising
     assert not verdict.passed and verdict.lcb_results == (-2,)
+    # the grader stopped that sandbox itself: not a time limit the code ran into
+    assert verdict.result != "time_limit", verdict.message
 
 
 def test_reply_without_code_block_is_no_code() -> None:
