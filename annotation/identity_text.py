@@ -25,7 +25,8 @@ skeleton starting and ending on a word edge or one of the in-word points above, 
 the match runs across falls where the name itself has a break (a separator, a case or script change,
 or a letter–digit change: ``demo atlas``, ``demo_atlas`` and ``GPT 4o`` match "demo-atlas" and "gpt-4o"),
 or lies between two one-character words (a name spelled out: ``d.e.m.o-a.t.l.a.s``), or holds no
-whitespace (punctuation splitting a name anywhere: ``At-las``, ``Ge.mi_ni``, ``Clau·de``). Joining across
+whitespace (punctuation splitting a name anywhere: ``At-las``, ``Ge.mi_ni``, ``Clau·de``), or is one line
+break, alone or after a hyphen (a name carried over to the next line: ``Clau\nde``, ``Clau-\nde``). Joining across
 whitespace anywhere else would take "at las" for "Atlas"; matching inside a word would take "atlases"
 for "Atlas", "co3" and "o30" for "o3".
 
@@ -176,7 +177,8 @@ class Skeleton:
     offsets where a separator stood (the end of one word, the start of the next); ``single_starts`` and
     ``single_ends`` where one-character words start and end; ``breaks`` every offset where a name's own
     parts meet (gaps, case, script and letter–digit changes), used for the name side of a match;
-    ``tight_gaps`` the gaps whose separators hold no whitespace (``At-las``, ``Ge.mini``).
+    ``tight_gaps`` the gaps whose separators hold no whitespace (``At-las``, ``Ge.mini``) or are one line break
+    inside a word (``At-\nlas``).
     """
 
     chars: str
@@ -221,6 +223,9 @@ _DIGIT_BREAK = re.compile(r"(?<=\d)(?=\D)|(?<=\D)(?=\d)")
 #: Words: runs of letters and digits (``\w`` less the underscore; marks are already gone).
 _WORD = re.compile(r"[^\W_]+")
 _WHITESPACE = re.compile(r"\s")
+#: A word carried over to the next line: one line break, right after the word's letters or after the
+#: hyphen that marks the break ("Clau\nde", "Clau-\nde"); it reads as the one word on screen.
+_LINE_BREAK_IN_WORD = re.compile(r"[-\u2010]?(?:\r\n|[\n\r\u2028])")
 #: ASCII controls other than whitespace, dropped as format characters are (the ASCII fast path).
 _ASCII_CONTROLS = {c: None for c in range(32) if not chr(c).isspace()} | {127: None}
 
@@ -271,7 +276,8 @@ def skeleton(text: str) -> Skeleton:
         if index:
             gaps.append(offset)
             breaks.add(offset)
-            if separators[index] != " " and _WHITESPACE.search(separators[index]) is None:
+            if ((separators[index] != " " and _WHITESPACE.search(separators[index]) is None)
+                    or _LINE_BREAK_IN_WORD.fullmatch(separators[index])):
                 tight.add(offset)
         if word.isascii():
             folded = word.lower()

@@ -462,6 +462,8 @@ DISGUISED = {
     "combining grapheme joiner": "demo\u034fatlas",
     "override with an isolate inside": "\u202es\u2066alta\u2069-omed",
     "punctuation splitting the parts anywhere": "dem-o_atl.as",
+    "line break inside a part": "demo-at\nlas",
+    "hyphenated line break inside a part": "de-\nmo atlas",
 }
 
 

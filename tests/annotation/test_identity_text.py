@@ -86,3 +86,15 @@ def test_markup_is_read_as_rendered_too():
     assert displayed_variants("&#100;emo <b>at</b>las") == ["&#100;emo <b>at</b>las", "demo atlas"]
     assert displayed_variants("&#x202e;salta omed") == ["&#x202e;salta omed", "\u202esalta omed", "demo atlas"]
     assert displayed_variants("plain text") == ["plain text"]
+
+
+@pytest.mark.parametrize("text", ["Clau\nde", "Clau-\nde", "Gem\r\nini", "At\u2010\nlas"])
+def test_a_name_split_across_a_line_break_is_found(text):
+    # a line break inside a word (with or without the hyphen that marks a word carried to the next line)
+    # reads as the one word on screen
+    assert any(skeleton(f"As {text}, I propose").contains(skeleton(name)) for name in ("Claude", "Gemini", "Atlas"))
+
+
+def test_a_line_break_between_whole_words_still_needs_the_name_s_break_or_a_spelling_out():
+    assert not skeleton("a pale at\n las vegas").contains(skeleton("Atlas"))  # the next line is indented: two words
+    assert not skeleton("at -\nlas").contains(skeleton("Atlas"))
