@@ -30,6 +30,11 @@ break, alone or after a hyphen (a name carried over to the next line: ``Clau\nde
 whitespace anywhere else would take "at las" for "Atlas"; matching inside a word would take "atlases"
 for "Atlas", "co3" and "o30" for "o3".
 
+A name is also found where digits or a capital ``I`` stand in for its letters as they do on screen
+(:data:`STAND_INS`: ``Cl4ude``, ``G3m1n1``, ``CIaude``, and Cyrillic ``СІаudе``, which folds to ``CIaude``),
+for a name of three letters or more and at most half of its letters; the name's own digits are never stood
+in for, so "01" is not "o1" and "GPT-41" is not "gpt-4o".
+
 Right-to-left override (U+202E) displays the characters after it reversed, so a name written backwards
 behind one reads correctly on screen: :func:`displayed_variants` gives the text as stored and, where it
 holds an override, as displayed; both are checked. Our pages show text escaped, never as HTML, but the
@@ -124,6 +129,24 @@ def _kept(char: str) -> bool:
     return category[0] != "C" or char.isspace()
 
 
+#: Name letter -> what stands in for it on screen (leetspeak digits; a capital I for a small l): read in the
+#: text's folded letters before case folding, so a small ``i`` never stands in for an ``l``.
+STAND_INS = {"a": "4", "b": "8", "e": "3", "g": "69", "i": "1", "l": "1I", "o": "0", "s": "5", "t": "7", "z": "2"}
+
+
+@lru_cache(maxsize=4096)
+def _stand_in_pattern(name: str) -> re.Pattern[str] | None:
+    """A pattern for ``name`` (a skeleton's ``chars``) with each letter's stand-ins allowed, searched in a
+    text's ``cased``; None for a name of fewer than three letters."""
+    if sum(c.isalpha() for c in name) < 3:
+        return None
+    parts = []
+    for char in name:
+        upper = char.upper() if len(char.upper()) == 1 else ""
+        parts.append("[" + re.escape(char + upper + STAND_INS.get(char, "")) + "]" if char.isalpha() else re.escape(char))
+    return re.compile("".join(parts))
+
+
 _MARKUP = re.compile(r"<!--.*?(?:-->|$)|<[^<>]*>", re.DOTALL)
 
 
@@ -177,6 +200,7 @@ class Skeleton:
     offsets where a separator stood (the end of one word, the start of the next); ``single_starts`` and
     ``single_ends`` where one-character words start and end; ``breaks`` every offset where a name's own
     parts meet (gaps, case, script and letter–digit changes), used for the name side of a match;
+    ``cased`` is ``chars`` before case folding (same offsets), where stand-ins are read;
     ``tight_gaps`` the gaps whose separators hold no whitespace (``At-las``, ``Ge.mini``) or are one line break
     inside a word (``At-\nlas``).
     """
@@ -189,6 +213,7 @@ class Skeleton:
     single_ends: frozenset[int]
     breaks: frozenset[int]
     tight_gaps: frozenset[int] = frozenset()
+    cased: str = ""
 
     def contains(self, name: Skeleton) -> bool:
         """Whether ``name`` is written in this text (the rules of the module docstring)."""
@@ -196,10 +221,28 @@ class Skeleton:
             return False
         position = self.chars.find(name.chars)
         while position != -1:
-            end = position + len(name.chars)
-            if position in self.starts and end in self.ends and self._gaps_allowed(position, end, name):
+            if self._found_at(position, name):
                 return True
             position = self.chars.find(name.chars, position + 1)
+        return self._contains_with_stand_ins(name)
+
+    def _found_at(self, position: int, name: Skeleton) -> bool:
+        end = position + len(name.chars)
+        return position in self.starts and end in self.ends and self._gaps_allowed(position, end, name)
+
+    def _contains_with_stand_ins(self, name: Skeleton) -> bool:
+        pattern = _stand_in_pattern(name.chars)
+        if pattern is None:
+            return False
+        allowed = sum(c.isalpha() for c in name.chars) // 2
+        match = pattern.search(self.cased)
+        while match is not None:
+            position = match.start()
+            match = pattern.search(self.cased, position + 1)  # matches may overlap
+            shown = self.chars[position:position + len(name.chars)]
+            stood_in = sum(a != b for a, b in zip(shown, name.chars))
+            if stood_in <= allowed and self._found_at(position, name):
+                return True
         return False
 
     def _gaps_allowed(self, start: int, end: int, name: Skeleton) -> bool:
@@ -269,6 +312,7 @@ def skeleton(text: str) -> Skeleton:
     words = _WORD.findall(folded_text)
     separators = _WORD.split(folded_text)  # separators[i]: what stands before words[i]
     chars: list[str] = []
+    cased: list[str] = []
     starts, ends, single_starts, single_ends, breaks, tight = set(), set(), set(), set(), set(), set()
     gaps = []
     offset = 0
@@ -281,10 +325,12 @@ def skeleton(text: str) -> Skeleton:
                 tight.add(offset)
         if word.isascii():
             folded = word.lower()
+            cased.append(word)
             positions = range(len(word) + 1)
         else:
             # casefold per character, so in-word offsets map onto the skeleton ("ß" becomes "ss")
             pieces = [char.casefold() for char in word]
+            cased.extend(char if len(piece) == 1 else piece for char, piece in zip(word, pieces))
             folded = "".join(pieces)
             positions = [0]
             for piece in pieces:
@@ -304,4 +350,4 @@ def skeleton(text: str) -> Skeleton:
             single_ends.add(offset + 1)
         offset += length
     return Skeleton("".join(chars), frozenset(starts), frozenset(ends), tuple(gaps), frozenset(single_starts),
-                    frozenset(single_ends), frozenset(breaks), frozenset(tight))
+                    frozenset(single_ends), frozenset(breaks), frozenset(tight), "".join(cased))

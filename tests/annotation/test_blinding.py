@@ -464,6 +464,9 @@ DISGUISED = {
     "punctuation splitting the parts anywhere": "dem-o_atl.as",
     "line break inside a part": "demo-at\nlas",
     "hyphenated line break inside a part": "de-\nmo atlas",
+    "leetspeak digits": "d3mo-at1as",
+    "capital I for l": "Demo AtIas",
+    "Cyrillic capital I for l": "DEMO-АТІАS",
 }
 
 

@@ -98,3 +98,25 @@ def test_a_name_split_across_a_line_break_is_found(text):
 def test_a_line_break_between_whole_words_still_needs_the_name_s_break_or_a_spelling_out():
     assert not skeleton("a pale at\n las vegas").contains(skeleton("Atlas"))  # the next line is indented: two words
     assert not skeleton("at -\nlas").contains(skeleton("Atlas"))
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Cl4ude", "Claude"), ("C1aude", "Claude"), ("CIaude", "Claude"),  # digit or capital I for a letter
+    ("СІаudе", "Claude"),                                              # Cyrillic: С І а е fold to "CIaude"
+    ("G3m1n1", "Gemini"), ("L1ama 3", "Llama 3"), ("GPT-40", "GPT-4o"), ("6PT-4o", "GPT-4o"),
+    ("dem0-at1as", "demo-atlas"), ("M1STR4L", "Mistral"),
+])
+def test_a_name_in_leetspeak_or_with_capital_i_for_l_is_found(text, name):
+    # what reads as the name on screen: digits and a capital I standing in for letters, at most half of them
+    assert skeleton(f"As {text}, I propose").contains(skeleton(name))
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("01", "o1"), ("03", "o3"), ("Al2O3", "o3"),          # short names: no stand-ins at all
+    ("4tl45", "Atlas"),                                   # more than half the letters stood in for
+    ("Ciaude", "Claude"),                                 # a small i does not look like an l
+    ("GPT-41", "GPT-4o"), ("GPT-A0", "GPT-4o"),           # the name's own digits are never stood in for
+    ("Cl4udes", "Claude"),                                # still whole words only
+])
+def test_stand_ins_stay_within_bounds(text, name):
+    assert not skeleton(f"As {text}, I propose").contains(skeleton(name))
