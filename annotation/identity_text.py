@@ -50,7 +50,7 @@ import re
 import string
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from confusable_homoglyphs.categories import alias as script_of
 from confusable_homoglyphs.confusables import confusables_data
@@ -132,6 +132,11 @@ def _kept(char: str) -> bool:
 #: Name letter -> what stands in for it on screen (leetspeak digits; a capital I for a small l): read in the
 #: text's folded letters before case folding, so a small ``i`` never stands in for an ``l``.
 STAND_INS = {"a": "4", "b": "8", "e": "3", "g": "69", "i": "1", "l": "1I", "o": "0", "s": "5", "t": "7", "z": "2"}
+#: Each letter and its stand-ins made one character, in case-folded text (where a capital I is an ``i``, so
+#: ``i`` and ``l`` share one): a name written with stand-ins is then a plain substring, found in C; only
+#: there is the exact pattern tried (a text names no model, the usual case, at the cost of one search).
+_LOOSE = str.maketrans({"i": "l", "1": "l", "4": "a", "8": "b", "3": "e", "6": "g", "9": "g", "0": "o", "5": "s",
+                        "7": "t", "2": "z"})
 
 
 @lru_cache(maxsize=4096)
@@ -235,15 +240,21 @@ class Skeleton:
         if pattern is None:
             return False
         allowed = sum(c.isalpha() for c in name.chars) // 2
-        match = pattern.search(self.cased)
-        while match is not None:
-            position = match.start()
-            match = pattern.search(self.cased, position + 1)  # matches may overlap
-            shown = self.chars[position:position + len(name.chars)]
-            stood_in = sum(a != b for a, b in zip(shown, name.chars))
-            if stood_in <= allowed and self._found_at(position, name):
-                return True
+        loose_name = name.chars.translate(_LOOSE)
+        position = self.loose.find(loose_name)
+        while position != -1:  # every place the exact pattern can match (and a few where it cannot)
+            if pattern.match(self.cased, position) is not None:
+                shown = self.chars[position:position + len(name.chars)]
+                stood_in = sum(a != b for a, b in zip(shown, name.chars))
+                if stood_in <= allowed and self._found_at(position, name):
+                    return True
+            position = self.loose.find(loose_name, position + 1)  # matches may overlap
         return False
+
+    @cached_property
+    def loose(self) -> str:
+        """``chars`` with each letter's stand-ins made one character (:data:`_LOOSE`)."""
+        return self.chars.translate(_LOOSE)
 
     def _gaps_allowed(self, start: int, end: int, name: Skeleton) -> bool:
         for gap in self.gaps:

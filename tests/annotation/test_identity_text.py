@@ -120,3 +120,25 @@ def test_a_name_in_leetspeak_or_with_capital_i_for_l_is_found(text, name):
 ])
 def test_stand_ins_stay_within_bounds(text, name):
     assert not skeleton(f"As {text}, I propose").contains(skeleton(name))
+
+
+def test_the_stand_in_search_finds_exactly_where_the_stand_in_pattern_matches():
+    # the one-character-per-letter prefilter (str.find) must not miss a place the exact pattern matches
+    import random
+    import re
+
+    from annotation.identity_text import _LOOSE, STAND_INS, _stand_in_pattern
+
+    rng = random.Random(7)
+    for name in ("Claude", "Gemini", "Atlas", "gpt-4o", "Llama", "Sonnet"):
+        folded = skeleton(name)
+        pattern = _stand_in_pattern(folded.chars)
+        for _ in range(300):
+            letters = [rng.choice(STAND_INS.get(c.lower(), "") + c + c.upper()) if c.isalpha() else c
+                       for c in folded.chars]
+            text = skeleton(f"x{rng.choice(['', 'i', '1', 'I'])}{''.join(letters)} word")
+            want = [m.start() for m in re.finditer(f"(?=({pattern.pattern}))", text.cased)]
+            loose_name = folded.chars.translate(_LOOSE)
+            got = [p for p in range(len(text.loose))
+                   if text.loose.startswith(loose_name, p) and pattern.match(text.cased, p)]
+            assert got == want, (name, text.cased)
