@@ -28,7 +28,8 @@ def _run_id_param(request) -> tuple[int | None, bool]:
     raw = request.GET.get("run")
     if raw in (None, ""):
         return None, True
-    return (int(raw), True) if raw.isdigit() else (None, False)
+    # isascii: str.isdigit() also accepts digits int() refuses ("²")
+    return (int(raw), True) if raw.isascii() and raw.isdigit() else (None, False)
 
 
 def leaderboard(request):

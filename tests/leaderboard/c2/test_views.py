@@ -111,6 +111,11 @@ def test_a_bad_run_query_is_a_400(client, rita, query):
     assert login(client, rita).get(f"/c2/{query}").status_code == 400
 
 
+def test_a_run_query_of_non_ascii_digits_is_a_400_not_a_500(client, rita):
+    # "²" passes str.isdigit() but int() refuses it
+    assert login(client, rita).get("/c2/?run=%C2%B2").status_code == 400
+
+
 def test_unknown_ids_are_404s(client, rita, standard_and_creative, task_set):
     run = standard_and_creative[0]
     other, _ = c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] Elsewhere.\n", task_set_name="other", version="1")
