@@ -27,7 +27,7 @@ def easel_task_set_get(pk: int | str | None) -> TaskSet | None:
     sets = easel_task_sets()
     if pk is None:
         return sets.first()
-    if not str(pk).isdigit():
+    if not (str(pk).isascii() and str(pk).isdigit()):  # isdigit() alone accepts "²", which int() refuses
         return None
     return sets.filter(pk=int(pk)).first()
 

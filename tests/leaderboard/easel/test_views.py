@@ -36,6 +36,13 @@ def test_a_bad_task_set_query_is_a_404_not_a_500(client, rita, suite, query):
     assert login(client, rita).get(reverse("easel:leaderboard") + query).status_code == 404
 
 
+def test_a_task_set_query_of_non_ascii_digits_is_a_404_not_a_500(client, rita, suite):
+    # "²" passes str.isdigit() but int() refuses it; the API reads ?task_set= through the same selector
+    login(client, rita)
+    assert client.get(reverse("easel:leaderboard") + "?task_set=%C2%B2").status_code == 404
+    assert client.get("/api/v1/easel/leaderboard?task_set=%C2%B2").status_code == 404
+
+
 @pytest.mark.parametrize("name", ["easel:run_detail", "easel:episode", "easel:task_image", "easel:final_canvas"])
 def test_a_missing_object_is_a_404(client, rita, name):
     assert login(client, rita).get(reverse(name, args=[424242])).status_code == 404
