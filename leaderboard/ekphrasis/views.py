@@ -211,7 +211,8 @@ def tig_viewer(request, pk: int, task_pk: int):
         except ValueError:
             messages.error(request, "pair must be two model ids separated by a comma")
     build_id = request.GET.get("build")
-    build = selectors.tig_viewer_build(task_set=task.task_set, build_id=int(build_id) if (build_id or "").isdigit() else None)
+    wanted = int(build_id) if build_id and build_id.isascii() and build_id.isdigit() else None  # isdigit() alone accepts "²"
+    build = selectors.tig_viewer_build(task_set=task.task_set, build_id=wanted)
     if build_id and build is None:
         messages.error(request, f"no finished TIG build {build_id} of this task set; showing the offline components")
     data = selectors.tig_viewer(task=task, pair=pair, build=build)

@@ -106,6 +106,14 @@ def test_viewer_is_for_researchers_only(client, rita, alice, planted):
     assert "<svg" in body and "ClicheScore" in body
 
 
+def test_viewer_takes_a_build_query_of_non_ascii_digits_for_no_build_not_a_500(client, rita, planted):
+    # "²" passes str.isdigit() but int() refuses it
+    task_set, task, _ = planted
+    client.login(username=rita.username, password=PASSWORD)
+    response = client.get(f"/task-sets/{task_set.pk}/tig/{task.pk}/?build=%C2%B2")
+    assert response.status_code == 200 and "no finished TIG build" in response.content.decode()
+
+
 # -- builds: chosen extractor and embedder, live status, resumption ----------------------------------
 
 
