@@ -51,7 +51,7 @@ def model_compare_pick(request, pk: int):
     require_researcher(request.user)
     model = _subject_model_or_404(pk)
     other = request.GET.get("other", "")
-    if not other.isdigit() or len(other) > 18:
+    if not (other.isascii() and other.isdigit()) or len(other) > 18:  # isdigit() alone accepts "²", which int() refuses
         raise BadRequest("other must be a model id")
     return redirect("model_compare", pk=model.pk, other=int(other))
 

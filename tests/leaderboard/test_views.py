@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, SubjectModelFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -149,3 +149,9 @@ def test_the_admin_render_page_links_its_image_through_the_render_view_not_media
     link = f"/task-sets/{response.task.task_set_id}/renders/{render.pk}/image"
     assert link in body and 'href="/media/' not in body
     assert client.get(link).status_code == 200
+
+
+def test_a_compare_choice_of_non_ascii_digits_is_a_400_not_a_500(client, rita):
+    # "²" passes str.isdigit() but int() refuses it
+    model = SubjectModelFactory()
+    assert login(client, rita).get(f"/models/{model.pk}/compare/?other=%C2%B2").status_code == 400
