@@ -1,5 +1,5 @@
 from django import forms
-from django.core.exceptions import BadRequest
+from django.core.exceptions import BadRequest, ValidationError
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
@@ -126,12 +126,29 @@ class SourcePoolImportForm(forms.Form):
                                      "subtype, category, concreteness, norms, audience, medium, deliverable")
 
 
+class IdsMultipleChoiceField(forms.ModelMultipleChoiceField):
+    """A ModelMultipleChoiceField whose ids past every id column are refused as any unknown choice:
+    Django looks the chosen ids up with ``pk__in``, which SQLite answers with OverflowError (a 500)."""
+
+    def _check_values(self, value):
+        from evalsite.request_checks import ID_RANGE
+
+        for pk in value:
+            text = str(pk).strip()
+            sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text.removeprefix("+"))
+            significant = digits.lstrip("0") or "0"
+            if digits.isascii() and digits.isdigit() and (
+                    len(significant) > 19 or not ID_RANGE[0] <= int(sign + significant) <= ID_RANGE[1]):
+                raise ValidationError(self.error_messages["invalid_choice"], code="invalid_choice", params={"value": pk})
+        return super()._check_values(value)
+
+
 class TaskSetBuildForm(forms.Form):
     """Build a task set (Algorithm 1): pools, the grid's quotas (Table 5 prefilled), seed, screen."""
 
     name = forms.CharField(max_length=100)
     version = forms.CharField(max_length=40)
-    pools = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple)
+    pools = IdsMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple)
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
     screen = forms.ChoiceField(help_text="'offline': the labelled offline rules; or a judge-role model")
 

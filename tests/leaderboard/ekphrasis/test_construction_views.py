@@ -43,6 +43,15 @@ def test_a_form_with_no_pool_is_refused_without_a_build(client, adam):
     assert response.status_code == 200 and not TaskSetBuild.objects.exists()
 
 
+@pytest.mark.parametrize("pool_id", [str(2**63), str(10**30)])
+def test_a_pool_id_past_every_id_column_is_a_form_error_not_a_500(client, adam, pool_id):
+    data = {"name": "x", "version": "1", "pools": [pool_id], "seed": "0", "screen": "offline"}
+    data |= {f"quota_{k}": "1" for k in range(len(TABLE5_GRID.cells))}
+    response = login(client, adam).post("/task-sets/build/", data)
+    assert response.status_code == 200 and not TaskSetBuild.objects.exists()
+    assert f"{pool_id} is not one of the available choices" in response.content.decode()
+
+
 def _finished_build():
     grid = grid_with_quotas({c.cell_id: 1 for c in TABLE5_GRID.cells}, name="small")
     build = construction.task_set_build_create(name="b", version="1", pools=[construction.demo_source_pool_ensure()],
