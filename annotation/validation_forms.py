@@ -9,6 +9,7 @@ from annotation.models import Campaign, CampaignKind
 from annotation.validation_items import CANVAS_RULES, UOS_RULES
 from leaderboard.c2.models import C2Run
 from leaderboard.easel.models import EaselRun
+from leaderboard.forms import IdsMultipleChoiceField
 
 RULE_LABELS = {
     "rater_spread": "Spread over the rater's scale (evenly spaced ranks of the rater's mean U-O-S)",
@@ -31,7 +32,7 @@ class ValidationItemsForm(forms.Form):
             self.fields["rule"] = forms.ChoiceField(choices=[(r, RULE_LABELS[r]) for r in UOS_RULES])
             self.fields["k"] = forms.IntegerField(min_value=1, max_value=2000, initial=30, label="k (samples to draw)")
         else:
-            self.fields["runs"] = forms.ModelMultipleChoiceField(
+            self.fields["runs"] = IdsMultipleChoiceField(
                 queryset=EaselRun.objects.filter(task_set=campaign.task_set, status=EaselRun.Status.DONE),
                 help_text="Finished EASEL runs on the campaign's suite (anchors store no steps and give no canvases).")
             if campaign.kind == CampaignKind.CANVAS_SIMILARITY:

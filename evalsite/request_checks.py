@@ -39,7 +39,7 @@ def _is_id(value: int) -> bool:
     return ID_RANGE[0] <= value <= ID_RANGE[1]
 
 
-def _out_of_id_range(text: str) -> bool:
+def out_of_id_range(text: str) -> bool:
     """``text``, or an item of it as a comma-separated ``__in`` list, is an integer no id column holds."""
     for part in text.split(","):
         integer = _INTEGER.fullmatch(part)
@@ -56,7 +56,7 @@ def _admin_changelist_lookup_out_of_range(request: HttpRequest) -> bool:
     match = request.resolver_match
     if match is None or "admin" not in match.namespaces or not (match.url_name or "").endswith("_changelist"):
         return False
-    return any(_out_of_id_range(value) for name, values in request.GET.lists() if name not in _CHANGELIST_CONTROLS
+    return any(out_of_id_range(value) for name, values in request.GET.lists() if name not in _CHANGELIST_CONTROLS
                for value in values)
 
 

@@ -3,6 +3,7 @@ from django.core.exceptions import BadRequest, ValidationError
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
+from evalsite.request_checks import out_of_id_range
 from leaderboard.models import Benchmark, SubjectModel, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.runs.errors import RunConfigurationError
@@ -131,14 +132,8 @@ class IdsMultipleChoiceField(forms.ModelMultipleChoiceField):
     Django looks the chosen ids up with ``pk__in``, which SQLite answers with OverflowError (a 500)."""
 
     def _check_values(self, value):
-        from evalsite.request_checks import ID_RANGE
-
         for pk in value:
-            text = str(pk).strip()
-            sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text.removeprefix("+"))
-            significant = digits.lstrip("0") or "0"
-            if digits.isascii() and digits.isdigit() and (
-                    len(significant) > 19 or not ID_RANGE[0] <= int(sign + significant) <= ID_RANGE[1]):
+            if out_of_id_range(str(pk)):
                 raise ValidationError(self.error_messages["invalid_choice"], code="invalid_choice", params={"value": pk})
         return super()._check_values(value)
 

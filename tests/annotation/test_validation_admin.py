@@ -52,3 +52,15 @@ def test_handwriting_from_runs_without_hello_canvases_shows_the_reason(client, a
     response = client.post(f"/admin/annotation/campaign/{campaign.pk}/items-from-runs/",
                            {"runs": [world.runs[0].pk], "k": 5, "seed": 0})
     assert response.status_code == 200 and "no finished handwriting episode" in response.content.decode()
+
+
+@pytest.mark.parametrize("run_id", [2**63, 10**30])
+def test_a_run_id_past_every_id_column_is_a_form_error_not_a_500(client, adam, run_id):
+    # the chosen runs are looked up with pk__in, where SQLite cannot even bind such an integer
+    world = EaselWorld()
+    campaign = services.campaign_create(name="canvas", kind=CampaignKind.CANVAS_SIMILARITY, task_set=world.task_set)
+    assert client.login(username=adam.username, password=PASSWORD)
+    response = client.post(f"/admin/annotation/campaign/{campaign.pk}/items-from-runs/",
+                           {"runs": [world.runs[0].pk, run_id], "rule": "across_agents", "k": 2, "seed": 0})
+    assert response.status_code == 200 and "not one of the available choices" in response.content.decode()
+    assert campaign.items.count() == 0
