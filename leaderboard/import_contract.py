@@ -209,8 +209,11 @@ def _jsonl_records(name: str, raw: bytes, errors: list[RecordError]) -> list[Rec
         if not text.strip():
             continue
         value, problems = json_decode(text, undecodable=undecodable)
-        if value is not None and not isinstance(value, dict):
-            problems = [*problems, JSONProblem("", f"a record must be a JSON object, got {type(value).__name__}")]
+        # json_decode gives None for a line that is not JSON (with its problems) and for a literal null
+        # (with none): the null is a record that is not an object, never a line to skip
+        if not isinstance(value, dict) and not (value is None and problems):
+            got = "null" if value is None else type(value).__name__
+            problems = [*problems, JSONProblem("", f"a record must be a JSON object, got {got}")]
         errors.extend(_problems_as_errors(name, number, problems))
         if isinstance(value, dict):
             records.append(Record(number, value, frozenset(_top_level(p.field) for p in problems)))

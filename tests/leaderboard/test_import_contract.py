@@ -135,6 +135,10 @@ CORPUS = [
     Case("invalid-json-item", "items", "items.jsonl", jl(ITEM, b"{task_id: t1}"), 2, "", "not valid JSON"),
     Case("array-not-object", "tasks", "tasks.jsonl", jl([TASK]), 1, "", "must be a JSON object"),
     Case("array-not-object-item", "items", "items.jsonl", jl([ITEM]), 1, "", "must be a JSON object"),
+    # json_decode gives None both for "null" and for text that is not JSON: a null line was skipped
+    Case("null-not-object", "tasks", "tasks.jsonl", jl(TASK, b"null"), 2, "", "must be a JSON object, got null"),
+    Case("null-not-object-responses", "responses", "responses.jsonl", jl(RESPONSE, b" null\r"), 2, "",
+         "must be a JSON object, got null"),
     Case("csv-json-cell-invalid", "tasks", "tasks.csv", b'id,family,brief,constraints\nt1,abstraction,b,"{nope"\n',
          2, "constraints", "not valid JSON"),
     # empty files
