@@ -198,6 +198,20 @@ def _string_list(value: Any, line: int, name: str) -> list[str]:
     return value
 
 
+def _json_loads(text: str) -> Any:
+    """``json.loads`` whose every failure is a :class:`json.JSONDecodeError`: deep nesting raises
+    RecursionError and an integer past CPython's 4,300 digits a plain ValueError, which would pass the
+    parsers' handlers and end the import with a traceback instead of an error at the record's line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError as exc:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from exc
+    except ValueError as exc:
+        raise json.JSONDecodeError(str(exc), text, 0) from exc
+
+
 def _jsonl_records(text: str) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) of every non-blank line; a line that is not one JSON object is an error."""
     records = []
@@ -205,7 +219,7 @@ def _jsonl_records(text: str) -> list[tuple[int, dict[str, Any]]]:
         if not raw.strip():
             continue
         try:
-            value = json.loads(raw)
+            value = _json_loads(raw)
         except json.JSONDecodeError as exc:
             raise RecordError(number, "(record)", f"not valid JSON: {exc.msg} at column {exc.colno}") from exc
         if not isinstance(value, dict):
@@ -218,7 +232,7 @@ def _jsonl_records(text: str) -> list[tuple[int, dict[str, Any]]]:
 
 def _json_document(text: str) -> Any:
     try:
-        return json.loads(text)
+        return _json_loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(exc.lineno, "(file)", f"not valid JSON: {exc.msg} at column {exc.colno}") from exc
 
@@ -296,7 +310,7 @@ def _test_cases(raw: Any, line: int, name: str, *, private: bool) -> list[dict[s
     if not isinstance(raw, str):
         raise RecordError(line, name, f"expected a string, got {type(raw).__name__}")
     try:
-        cases = json.loads(raw)
+        cases = _json_loads(raw)
     except json.JSONDecodeError:
         if not private:
             raise RecordError(line, name, "not valid JSON") from None
@@ -335,7 +349,7 @@ def parse_livecodebench(text: str) -> list[C2Item]:
             private = _test_cases(record.get("private_test_cases", "[]"), line, "private_test_cases", private=True)
             metadata_raw = record.get("metadata", "{}")
             try:
-                metadata = json.loads(metadata_raw) if isinstance(metadata_raw, str) else metadata_raw
+                metadata = _json_loads(metadata_raw) if isinstance(metadata_raw, str) else metadata_raw
             except json.JSONDecodeError:
                 raise RecordError(line, "metadata", "not valid JSON") from None
             if not isinstance(metadata, dict):

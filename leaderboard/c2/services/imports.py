@@ -40,7 +40,8 @@ IMAGE_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "
 
 def _text(name: str, raw: bytes) -> str:
     try:
-        return raw.decode("utf-8")
+        # the import contract drops a leading byte-order mark (json.loads refuses one)
+        return raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ImportFailed([RecordError(name, line, "", f"not valid UTF-8 (byte {exc.start})")]) from exc
@@ -159,7 +160,9 @@ def c2_tasks_import(
     records = [_task_record(fmt, item) for item in items]
     images = {item.external_id: _image_of(name, item) for item in items if item.image_path}
     _check_task_types(name, TaskSet.objects.filter(name=task_set_name, version=version).first(), records, items)
-    jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    # ASCII escapes: a lone surrogate the dataset wrote as \ud800 stays an escape for the catalogue's
+    # decoder to name (as raw text it cannot be encoded as UTF-8 at all)
+    jsonl = "".join(json.dumps(r) + "\n" for r in records).encode()
     try:
         task_set, summary = tasks_import(
             name=name, raw=jsonl, task_set_name=task_set_name, version=version, benchmark_kind=Benchmark.Kind.C2,

@@ -205,3 +205,43 @@ def test_a_task_image_over_the_pixel_budget_is_refused_naming_file_line_and_fiel
     error = caught.value.errors[0]
     assert (error.line, error.field) == (1, "image") and "over the budget of 16,777,216 pixels" in error.message
     assert not Task.objects.exists() and not C2TaskImage.objects.exists()
+
+
+def c2_errors(fmt: str, raw: bytes) -> list[tuple[str, int, str, str]]:
+    with pytest.raises(ImportFailed) as caught:
+        run_import(fmt, raw)
+    return [(e.file, e.line, e.field, e.message) for e in caught.value.errors]
+
+
+NESTED = "[" * 100_000 + "]" * 100_000
+DIGITS = "1" * 5_000  # past CPython's 4,300-digit int() limit: json.loads raises a plain ValueError
+
+
+@pytest.mark.parametrize(("fmt", "raw", "line", "field", "fragment"), [
+    # json.loads raised RecursionError / ValueError for these, past the parsers' JSONDecodeError handlers
+    ("triviaqa", b'{"Data":[' + NESTED.encode() + b"]}", 1, "(file)", "not valid JSON"),
+    ("macgyver", jsonl({"Problem": "p"}) + b'{"Problem":"p","x":' + NESTED.encode() + b"}\n", 2, "(record)", "not valid JSON"),
+    ("macgyver", jsonl({"Problem": "p"}) + b'{"Problem":"p","id":' + DIGITS.encode() + b"}\n", 2, "(record)", "digits"),
+    ("livecodebench", jsonl({**lcb("q1"), "public_test_cases": NESTED}), 1, "public_test_cases", "not valid JSON"),
+    ("livecodebench", jsonl({**lcb("q1"), "public_test_cases": f"[{DIGITS}]"}), 1, "public_test_cases", "not valid JSON"),
+    ("livecodebench", jsonl(lcb("q1", private=NESTED)), 1, "private_test_cases", "neither JSON nor"),
+    ("livecodebench", jsonl(lcb("q1", metadata=NESTED)), 1, "metadata", "not valid JSON"),
+    ("livecodebench", jsonl(lcb("q1", metadata=DIGITS)), 1, "metadata", "not valid JSON"),
+    # a lone surrogate made the catalogue's re-encoding of the items raise UnicodeEncodeError
+    ("macgyver", jsonl({"Problem": "p"}) + b'{"Problem":"q\\udc00"}\n', 2, "brief", "lone surrogate"),
+    ("triviaqa", b'{"Data":[{"Question":"q\\ud800?","QuestionId":"q1","Answer":{"NormalizedAliases":["a"]}}]}',
+     1, "brief", "lone surrogate"),
+], ids=["triviaqa-deep", "macgyver-deep", "macgyver-digits", "lcb-public-deep", "lcb-public-digits", "lcb-private-deep",
+        "lcb-metadata-deep", "lcb-metadata-digits", "macgyver-surrogate", "triviaqa-surrogate"])
+def test_undecodable_json_is_an_error_at_its_line_and_field_never_an_exception(fmt, raw, line, field, fragment):
+    errors = c2_errors(fmt, raw)
+    assert [(e[1], e[2]) for e in errors] == [(line, field)], errors
+    assert fragment in errors[0][3]
+    assert not TaskSet.objects.exists() and not Task.objects.exists()
+
+
+@pytest.mark.parametrize("fmt", ["triviaqa", "macgyver"])
+def test_a_utf8_byte_order_mark_is_dropped(fmt):
+    raw = triviaqa(tqa("tc_1", "Which planet is red?", ["mars"])) if fmt == "triviaqa" else jsonl({"Problem": "p"})
+    task_set, summary = run_import(fmt, b"\xef\xbb\xbf" + raw)
+    assert summary.created == 1 and task_set.tasks.count() == 1
