@@ -11,6 +11,17 @@ from leaderboard.run_command import AtelierCommand
 class TaskSetCommand(AtelierCommand):
     """A command about one task set: ``--task-set`` and ``--version`` (the task-set version)."""
 
+    @staticmethod
+    def import_file_bytes(path: Path) -> bytes:
+        """The bytes of an import file; a missing path, a folder or an unreadable file is a CommandError
+        naming it (read_bytes raises IsADirectoryError or PermissionError, a traceback otherwise)."""
+        if not path.exists():
+            raise CommandError(f"{path}: no such file")
+        try:
+            return path.read_bytes()
+        except OSError as exc:
+            raise CommandError(f"{path}: not a readable file ({exc.strerror})") from exc
+
 
 class ExportCommand(TaskSetCommand):
     export = None  # set by subclasses: a service taking task_set= and fmt=

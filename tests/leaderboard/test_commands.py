@@ -8,6 +8,7 @@ from django.core.management.base import CommandError
 
 from leaderboard.demo import DEMO_DIR
 from leaderboard.models import Response, SubjectModel, Task, TaskSet
+from tests.factories import TaskSetFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -82,3 +83,11 @@ def test_apply_tig_audit_applies_a_well_formed_file(tmp_path):
     call_command("apply_tig_audit", str(path))
     item.refresh_from_db()
     assert not item.active
+
+
+@pytest.mark.parametrize("command", ["import_tasks", "import_responses"])
+def test_cli_import_of_a_folder_is_a_command_error_not_a_traceback(tmp_path, command):
+    TaskSetFactory(name="demo", version="1")
+    with pytest.raises(CommandError, match=rf"{tmp_path}: not a readable file"):
+        call_command(command, str(tmp_path), "--task-set", "demo", "--version", "1")
+    assert not Task.objects.exists() and not Response.objects.exists()

@@ -18,12 +18,11 @@ class Command(TaskSetCommand):
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])
-        if not path.exists():
-            raise CommandError(f"{path}: no such file")
+        raw = self.import_file_bytes(path)
         task_set = self.task_set_from(opts)
         try:
             summary = responses_import(
-                name=str(path), raw=path.read_bytes(), task_set=task_set, fmt=opts["format"],
+                name=str(path), raw=raw, task_set=task_set, fmt=opts["format"],
                 create_models=opts["create_models"],
             )
         except ImportFailed as exc:

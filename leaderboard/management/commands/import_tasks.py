@@ -21,12 +21,11 @@ class Command(TaskSetCommand):
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])
-        if not path.exists():
-            raise CommandError(f"{path}: no such file")
+        raw = self.import_file_bytes(path)
         try:
             task_set, summary = tasks_import(
                 name=str(path),
-                raw=path.read_bytes(),
+                raw=raw,
                 task_set_name=opts["task_set"],
                 version=opts["task_set_version"],
                 benchmark_kind=opts["benchmark"],
