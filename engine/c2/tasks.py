@@ -215,7 +215,9 @@ def _json_loads(text: str) -> Any:
 def _jsonl_records(text: str) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) of every non-blank line; a line that is not one JSON object is an error."""
     records = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # lines end at "\n" only: str.splitlines also splits at U+2028, U+0085 and the like, which JSON allows
+    # raw inside a string, so a valid record was refused and the later lines numbered wrongly
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:
@@ -491,7 +493,7 @@ def parse_okvqa(questions_text: str, annotations_text: str, image_dir: str | Pat
 def parse_writingprompts(text: str) -> list[C2Item]:
     """WritingPrompts ``*.wp_source``: one prompt per line (Fan et al. 2018); ids are line numbers."""
     errors = RecordCollector()
-    lines = text.splitlines()
+    lines = [line.removesuffix("\r") for line in text.split("\n")]  # "\n" ends a line, as in the JSONL readers
     while lines and not lines[-1].strip():
         lines.pop()  # a trailing newline is not a record
     if not lines:

@@ -129,6 +129,16 @@ def test_livecodebench_bad_json_line_is_named() -> None:
     assert error.value.line == 2
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_a_line_separator_inside_a_json_string_is_text_not_a_line_break(separator: str) -> None:
+    # JSON allows these raw inside a string; only "\n" ends a JSONL line, so the next line is still line 2
+    record = _lcb()
+    record["question_content"] = f"Add{separator}two numbers."
+    with pytest.raises(RecordError) as error:
+        parse_livecodebench(json.dumps(record, ensure_ascii=False) + "\n{not json")
+    assert error.value.line == 2
+
+
 # ---------------------------------------------------------------- OK-VQA
 
 
@@ -171,6 +181,11 @@ def test_writingprompts_one_prompt_per_line() -> None:
     items = parse_writingprompts("[ WP ] A dragon opens a bakery . <newline> It fails .\n[ WP ] The moon files a complaint .\n")
     assert [item.external_id for item in items] == ["wp-1", "wp-2"]
     assert "\n" in items[0].prompt
+
+
+def test_writingprompts_a_line_separator_inside_a_prompt_does_not_split_it() -> None:
+    items = parse_writingprompts("[ WP ] A dragon\u2028opens a bakery .\r\n[ WP ] The moon files a complaint .\r\n")
+    assert [item.external_id for item in items] == ["wp-1", "wp-2"]
 
 
 def test_writingprompts_empty_line_is_an_error() -> None:
