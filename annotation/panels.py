@@ -76,9 +76,15 @@ def _turk_submit_to(value: str | None, problems: list[str]) -> str:
     if not value:
         problems.append("turkSubmitTo is missing")
         return ""
-    parts = urlsplit(value)
-    if parts.scheme != "https" or parts.hostname not in MTURK_SUBMIT_HOSTS or parts.username or parts.port \
-            or parts.path not in ("", "/") or parts.query or parts.fragment:
+    try:
+        # urlsplit raises ValueError on an unclosed "[" (an IPv6 host), .port on a port that is not
+        # 0-65535 in ASCII digits (":abc", ":99999", ":²"): not an MTurk address either.
+        parts = urlsplit(value)
+        refused = parts.scheme != "https" or parts.hostname not in MTURK_SUBMIT_HOSTS or parts.username \
+            or parts.port or parts.path not in ("", "/") or parts.query or parts.fragment
+    except ValueError:
+        refused = True
+    if refused:
         problems.append("turkSubmitTo is not an MTurk address")
         return ""
     return f"https://{parts.hostname}"

@@ -39,6 +39,17 @@ def test_mturk_submit_address_must_be_mturks(where):
         entry_params_parse(panel="mturk", params=params)
 
 
+@pytest.mark.parametrize("where", ["https://www.mturk.com:abc", "https://www.mturk.com:99999", "https://www.mturk.com:-1",
+                                   "https://www.mturk.com:²", "https://[www.mturk.com", "https://["])
+def test_mturk_submit_address_that_urlsplit_cannot_read_is_refused(where):
+    # urlsplit raises ValueError on an unclosed "[" and .port on a port that is not 0-65535 in ASCII digits:
+    # the entry page gave a 500 instead of its "incomplete link" page.
+    params = {"workerId": "A1", "assignmentId": "AS1", "hitId": "H1", "turkSubmitTo": where}
+    with pytest.raises(PanelParamsInvalid) as refused:
+        entry_params_parse(panel="mturk", params=params)
+    assert refused.value.problems == ["turkSubmitTo is not an MTurk address"]
+
+
 def test_mturk_worker_posts_back_to_the_address_they_came_from():
     entry = entry_params_parse(panel="mturk", params={"workerId": "A1", "assignmentId": "AS1", "hitId": "H1",
                                                       "turkSubmitTo": "https://workersandbox.mturk.com/"})

@@ -96,6 +96,10 @@ def test_missing_or_malformed_prolific_params_show_a_clear_page_and_create_nothi
     {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1", "turkSubmitTo": "https://evil.example.org"},
     {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1"},
     {"assignmentId": "ASG1", "hitId": "HIT1", "turkSubmitTo": "https://www.mturk.com"},
+    # urlsplit cannot read these (a 500 before): a bad port, an unclosed IPv6 bracket
+    {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1", "turkSubmitTo": "https://www.mturk.com:abc"},
+    {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1", "turkSubmitTo": "https://www.mturk.com:99999"},
+    {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1", "turkSubmitTo": "https://[www.mturk.com"},
 ])
 def test_malformed_mturk_params_create_nothing(params):
     _, study = _study(panel="mturk")
