@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import tarfile
 import tempfile
+import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -89,7 +90,12 @@ def opened_bundle(path: str | Path):
     except (tarfile.TarError, OSError) as exc:
         raise BundleError(f"{path}: not a readable .tar.gz ({exc})") from exc
     with archive, tempfile.TemporaryDirectory(prefix="bundle-") as folder:
-        archive.extractall(folder, members=list(_safe_members(archive)), filter="data")
+        # members are read lazily: a truncated or corrupt stream fails here, past tarfile.open (gzip
+        # raises EOFError or zlib.error, not a TarError), so it is named as an unreadable archive too
+        try:
+            archive.extractall(folder, members=list(_safe_members(archive)), filter="data")
+        except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+            raise BundleError(f"{path}: not a readable .tar.gz ({type(exc).__name__}: {exc})") from exc
         roots = [p for p in Path(folder).iterdir()]
         yield roots[0] if len(roots) == 1 and roots[0].is_dir() else Path(folder)
 
