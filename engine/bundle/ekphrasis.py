@@ -26,7 +26,7 @@ from engine.bundle.numbers import NumberCheck, compare, compare_rows
 from engine.leaderboard import JudgedComparison, build_leaderboard
 from engine.reliability import ComparisonRecord
 
-__all__ = ["COMPARISONS", "PER_INSTANCE", "RESPONSES", "judged_comparison", "per_instance", "recompute"]
+__all__ = ["COMPARISONS", "PER_INSTANCE", "RESPONSES", "judged_comparison", "model_checks", "per_instance", "recompute"]
 
 COMPARISONS = "records/comparisons.jsonl"
 RESPONSES = "records/responses.jsonl"
@@ -102,6 +102,27 @@ def _word_checks(comparisons: Sequence[Mapping], responses: Mapping[int, Mapping
     return out
 
 
+def model_checks(comparisons: Sequence[Mapping], responses: Mapping[int, Mapping], models: Sequence[str]) -> list[NumberCheck]:
+    """Each judged comparison's fitted positions against the models of the responses it showed.
+
+    The fit reads models by position (``fit.model_a`` indexes ``configuration.models``), so names
+    swapped in the configuration and the board alone would recompute to the same swapped board;
+    ``records/responses.jsonl`` says which model wrote each response, and that must be the name at
+    the position."""
+    out = []
+    for row in comparisons:
+        fit = row.get("fit")
+        if not fit:
+            continue
+        for side, shown in (("model_a", row["shown_a"]), ("model_b", row["shown_b"])):
+            position = fit[side]
+            named = models[position] if isinstance(position, int) and 0 <= position < len(models) else None
+            response = responses.get(shown)
+            out.append(NumberCheck(f"records.comparison {row['id']}.{side} (model of response {shown})",
+                                   named, None if response is None else response.get("model")))
+    return out
+
+
 def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
     """Every number of the stored snapshot beside its recomputation from the bundle's comparisons."""
     config = manifest["configuration"]
@@ -119,6 +140,7 @@ def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
     checks = compare(stored, payload, label=model_labeller(models))
     responses = {int(r["id"]): r for r in read_jsonl(root, RESPONSES)}
     checks += _word_checks(comparisons, responses, config.get("inspected_field", {}))
+    checks += model_checks(comparisons, responses, models)
     if (Path(root) / PER_INSTANCE).is_file():
         checks += compare_rows(read_jsonl(root, PER_INSTANCE), per_instance(comparisons, models), PER_INSTANCE_KEY,
                                prefix="records.per_instance")
