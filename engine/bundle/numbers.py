@@ -107,8 +107,21 @@ def compare(stored: Any, recomputed: Any, *, label: Labeller | None = None, pref
 def compare_rows(stored: Sequence[dict], recomputed: Sequence[dict], key: Sequence[str], *, prefix: str) -> list[NumberCheck]:
     """Two lists of records compared record by record, each named by its ``key`` fields
     (``records.per_instance[t3 U gpt-x].wins``): a record on one side only is a difference."""
-    def keyed(rows: Sequence[dict]) -> dict[str, dict]:
-        return {"[" + " ".join(str(row.get(k)) for k in key) + "]": {f: v for f, v in row.items() if f not in key}
-                for row in rows}
+    def keyed(rows: Sequence[dict]) -> tuple[dict[str, dict], dict[str, int]]:
+        out: dict[str, dict] = {}
+        copies: dict[str, int] = {}
+        for row in rows:
+            name = "[" + " ".join(str(row.get(k)) for k in key) + "]"
+            copies[name] = copies.get(name, 0) + 1
+            out.setdefault(name, {f: v for f, v in row.items() if f not in key})
+        return out, copies
 
-    return compare(keyed(stored), keyed(recomputed), label=None, prefix=prefix)
+    left, left_copies = keyed(stored)
+    right, right_copies = keyed(recomputed)
+    # a key held twice would otherwise collapse to one record (the first kept), so a forged copy beside
+    # the true one passed: where either side holds a key more than once, the count is compared too
+    for name in {n for n, c in (*left_copies.items(), *right_copies.items()) if c > 1}:
+        for side, copies in ((left, left_copies), (right, right_copies)):
+            if name in side:
+                side[name] = {**side[name], "copies": copies[name]}
+    return compare(left, right, label=None, prefix=prefix)

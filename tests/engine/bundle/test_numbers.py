@@ -46,3 +46,12 @@ def test_a_record_missing_from_the_recomputation_is_a_difference():
                                               prefix="r")}
     assert not checks["r[x].v"].identical and "recomputed (absent)" in checks["r[x].v"].describe()
     assert checks["r[y].v"].identical
+
+
+def test_a_record_stored_twice_is_a_difference_even_when_one_copy_matches():
+    # keyed by their key fields, two stored copies collapsed into one: a forged copy beside the true one passed
+    from engine.bundle.numbers import compare_rows
+
+    stored = [{"k": "x", "v": 9}, {"k": "x", "v": 1}]
+    differing = [c.describe() for c in compare_rows(stored, [{"k": "x", "v": 1}], ("k",), prefix="r") if not c.identical]
+    assert differing == ["r[x].copies: stored 2, recomputed 1", "r[x].v: stored 9, recomputed 1"]
