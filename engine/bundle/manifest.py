@@ -153,8 +153,29 @@ def check_files(root: Path, manifest: Mapping[str, Any]) -> list[FileProblem]:
     return problems
 
 
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """An object whose keys are each given once (RFC 8259 §4: names SHOULD be unique). Python keeps the
+    last of two equal keys and other readers the first, so a forged value beside the true one would
+    verify while another reader showed the forged one."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+
+
 def read_json(root: Path, name: str) -> Any:
-    return json.loads((Path(root) / name).read_text(encoding="utf-8"))
+    try:
+        return _loads((Path(root) / name).read_text(encoding="utf-8"))
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            raise
+        raise ValueError(f"{name}: {exc}") from exc
 
 
 def read_jsonl(root: Path, name: str) -> list[Any]:
@@ -163,7 +184,9 @@ def read_jsonl(root: Path, name: str) -> list[Any]:
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if line.strip():
             try:
-                out.append(json.loads(line))
+                out.append(_loads(line))
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{name}, line {number}: not JSON ({exc.msg})") from exc
+            except ValueError as exc:
+                raise ValueError(f"{name}, line {number}: {exc}") from exc
     return out

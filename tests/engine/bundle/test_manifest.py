@@ -51,3 +51,19 @@ def test_a_line_that_is_not_json_is_refused_with_file_and_line(tmp_path):
         assert "records/r.jsonl, line 2" in str(exc)
     else:
         raise AssertionError("no error")
+
+
+def test_a_duplicate_key_is_refused_with_file_and_line(tmp_path):
+    # Python keeps the last of two equal keys, other readers the first: a forged value first and the true
+    # one last verified while another reader showed the forged one
+    root, _, _ = _bundle(tmp_path)
+    (root / "board/board.json").write_text('{"x": [9.9], "x": [1.5, 2.5]}')
+    (root / "records/r.jsonl").write_text('{"id": 1}\n{"id": 2, "v": 9, "v": 1}\n')
+    for read, name, where in ((read_json, "board/board.json", "board/board.json"),
+                              (read_jsonl, "records/r.jsonl", "records/r.jsonl, line 2")):
+        try:
+            read(root, name)
+        except ValueError as exc:
+            assert where in str(exc) and "duplicate key" in str(exc)
+        else:
+            raise AssertionError(f"{name}: no error")
