@@ -505,10 +505,14 @@ def ppi_means(
             intervals.append((Y.mean() - z * classical_sd, Y.mean() + z * classical_sd))  # CLT interval
             eff[g] = n
             continue
-        # λ as ppi_mean_ci computes it (its own λ = 1 estimate, clipped to [0, 1])
-        p1 = ppi_mean_pointestimate(Y, Yh, Yu, lam=1)
-        lam = float(np.atleast_1d(_calc_lam_glm((Y - p1).reshape(-1, 1), (Yh - p1).reshape(-1, 1),
-                                                 (Yu - p1).reshape(-1, 1), np.eye(1), clip=True))[0])
+        # λ as ppi_mean_ci computes it (its own λ = 1 estimate, clipped to [0, 1]); a judge whose value
+        # never varies carries no information and makes ppi_py's λ 0/0: λ = 0, the people's mean
+        if np.ptp(np.concatenate([Yh, Yu])) == 0:
+            lam = 0.0
+        else:
+            p1 = ppi_mean_pointestimate(Y, Yh, Yu, lam=1)
+            lam = float(np.atleast_1d(_calc_lam_glm((Y - p1).reshape(-1, 1), (Yh - p1).reshape(-1, 1),
+                                                     (Yu - p1).reshape(-1, 1), np.eye(1), clip=True))[0])
         lo, hi = ppi_mean_ci(Y, Yh, Yu, alpha=alpha, lam=lam)
         lo, hi = float(np.atleast_1d(lo)[0]), float(np.atleast_1d(hi)[0])
         est[g] = float(np.atleast_1d(ppi_mean_pointestimate(Y, Yh, Yu, lam=lam))[0])

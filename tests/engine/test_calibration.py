@@ -285,6 +285,21 @@ def test_a_group_without_human_labels_has_no_mean():
     assert math.isnan(fit.estimates[2]) and fit.intervals[2] == (-math.inf, math.inf)
 
 
+def test_a_judge_that_never_varies_gives_lambda_zero_not_nan():
+    # the EASEL canvas-similarity demo: one agent whose canvas S ranks first on every pair, so S's sign
+    # is 1 on every labelled and unlabelled pair; ppi_py's power-tuned λ is then 0/0. A constant
+    # prediction carries no information: λ = 0 (the people's mean), never NaN (the page showed "nan",
+    # the API answered 500 on the non-finite float)
+    y = np.array([1.0, 1.0, 0.5, 1.0, 0.0, 1.0])
+    g = np.zeros(y.size, int)
+    fit = ppi_means(1, (g, y), (g, np.ones(y.size)), (np.zeros(40, int), np.ones(40)), alpha=0.1)
+    people = ppi_means(1, (g, y), alpha=0.1)
+    assert fit.lam[0] == 0.0
+    assert fit.estimates[0] == pytest.approx(y.mean())
+    assert fit.intervals[0] == pytest.approx(people.intervals[0])
+    assert math.isfinite(fit.effective_human_n[0])
+
+
 def test_a_judge_whose_correction_diverges_falls_back_to_the_people():
     # judge labels of the unlabelled set unlike those of the labelled set: the λ = 1 loss has no minimum
     rng = np.random.default_rng(15)
