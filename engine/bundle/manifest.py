@@ -181,7 +181,9 @@ def read_json(root: Path, name: str) -> Any:
 def read_jsonl(root: Path, name: str) -> list[Any]:
     path = Path(root) / name
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    # only "\n" ends a record (as the writer and the per-line hashes have it): str.splitlines also splits
+    # at U+2028 and the like, which a record's text carries raw (ensure_ascii=False)
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
         if line.strip():
             try:
                 out.append(_loads(line))

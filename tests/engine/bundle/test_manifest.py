@@ -67,3 +67,12 @@ def test_a_duplicate_key_is_refused_with_file_and_line(tmp_path):
             assert where in str(exc) and "duplicate key" in str(exc)
         else:
             raise AssertionError(f"{name}: no error")
+
+
+def test_a_record_whose_text_holds_a_line_separator_is_read_back_whole(tmp_path):
+    writer = BundleWriter(tmp_path / "b")
+    records = [{"id": 1, "text": "one\u2028two\x85three"}, {"id": 2, "text": "four"}]
+    writer.jsonl("records/r.jsonl", records)
+    manifest = writer.manifest({"kind": "c2"})
+    assert check_files(writer.root, manifest) == []
+    assert read_jsonl(writer.root, "records/r.jsonl") == records
