@@ -52,6 +52,14 @@ def out_of_id_range(text: str) -> bool:
     return False
 
 
+def id_of(text: str | None) -> int | None:
+    """The id a query parameter names: ASCII digits (``str.isdigit`` alone accepts "²", which ``int``
+    refuses) of a value an id column can hold; None for anything else."""
+    if not text or not (text.isascii() and text.isdigit()) or out_of_id_range(text):
+        return None
+    return int(text)
+
+
 def _admin_changelist_lookup_out_of_range(request: HttpRequest) -> bool:
     match = request.resolver_match
     if match is None or "admin" not in match.namespaces or not (match.url_name or "").endswith("_changelist"):

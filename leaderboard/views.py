@@ -11,6 +11,7 @@ from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from evalsite.request_checks import id_of
 from leaderboard import charts, overview, selectors
 from leaderboard.ekphrasis.selectors import tig_builds_of, tig_component_choices
 from leaderboard.models import SubjectModel, TaskSet
@@ -51,9 +52,10 @@ def model_compare_pick(request, pk: int):
     require_researcher(request.user)
     model = _subject_model_or_404(pk)
     other = request.GET.get("other", "")
-    if not (other.isascii() and other.isdigit()) or len(other) > 18:  # isdigit() alone accepts "²", which int() refuses
+    other_id = id_of(other)
+    if other_id is None:
         raise BadRequest("other must be a model id")
-    return redirect("model_compare", pk=model.pk, other=int(other))
+    return redirect("model_compare", pk=model.pk, other=other_id)
 
 
 def model_compare(request, pk: int, other: int):

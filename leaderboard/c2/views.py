@@ -8,6 +8,7 @@ from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 
+from evalsite.request_checks import id_of
 from leaderboard import charts
 from leaderboard.c2 import exports, selectors
 from leaderboard.c2.forms import C2RunForm
@@ -28,8 +29,8 @@ def _run_id_param(request) -> tuple[int | None, bool]:
     raw = request.GET.get("run")
     if raw in (None, ""):
         return None, True
-    # isascii: str.isdigit() also accepts digits int() refuses ("²")
-    return (int(raw), True) if raw.isascii() and raw.isdigit() else (None, False)
+    run_id = id_of(raw)
+    return run_id, run_id is not None
 
 
 def leaderboard(request):

@@ -12,6 +12,7 @@ from django.db.models import Count, Q, QuerySet
 
 # The board is computed in the engine (engine.easel.leaderboard); callers import its constants from there.
 from engine.easel.leaderboard import CATEGORIES, EPISODE_FIELDS, BoardRun, _bootstrap, easel_board
+from evalsite.request_checks import id_of
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.models import Benchmark, TaskSet
 from leaderboard.runs.selectors import run_status
@@ -27,9 +28,8 @@ def easel_task_set_get(pk: int | str | None) -> TaskSet | None:
     sets = easel_task_sets()
     if pk is None:
         return sets.first()
-    if not (str(pk).isascii() and str(pk).isdigit()):  # isdigit() alone accepts "²", which int() refuses
-        return None
-    return sets.filter(pk=int(pk)).first()
+    wanted = id_of(str(pk))
+    return None if wanted is None else sets.filter(pk=wanted).first()
 
 
 def run_list(*, task_set: TaskSet | None = None) -> QuerySet[EaselRun]:

@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from evalsite.request_checks import id_of
 from leaderboard import charts
 from leaderboard.ekphrasis import judge_runs, results, selectors, tig, uncertainty
 from leaderboard.ekphrasis.models import JudgeRun, LeaderboardSnapshot, TIGBuild
@@ -211,8 +212,7 @@ def tig_viewer(request, pk: int, task_pk: int):
         except ValueError:
             messages.error(request, "pair must be two model ids separated by a comma")
     build_id = request.GET.get("build")
-    wanted = int(build_id) if build_id and build_id.isascii() and build_id.isdigit() else None  # isdigit() alone accepts "²"
-    build = selectors.tig_viewer_build(task_set=task.task_set, build_id=wanted)
+    build = selectors.tig_viewer_build(task_set=task.task_set, build_id=id_of(build_id))
     if build_id and build is None:
         messages.error(request, f"no finished TIG build {build_id} of this task set; showing the offline components")
     data = selectors.tig_viewer(task=task, pair=pair, build=build)
