@@ -35,6 +35,7 @@ from annotation.panels import (
 from annotation.training import training_answer, training_step
 from annotation.views import media_response
 from evalsite.proxy import client_address
+from evalsite.request_checks import id_of
 
 #: The participant's steps, in order, and the page of each.
 STEP_PAGES = {"consent": "annotation:panel_consent", "instructions": "annotation:panel_instructions",
@@ -202,7 +203,7 @@ def training(request, study: PanelStudy, participant: Participant):
     if request.method == "POST":
         raw = request.POST.get("item", "")
         # A tampered id ("²", "١", 30 digits) is "no such item", not a 500.
-        item_id = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 12 else 0
+        item_id = id_of(raw) or 0
         try:
             feedback = training_answer(participant=participant, item_id=item_id, answer=request.POST.get("answer"))
         except AnnotationError as exc:

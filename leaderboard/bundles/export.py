@@ -15,6 +15,7 @@ from pathlib import Path
 
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.viewer import viewer_files
+from evalsite.request_checks import id_of
 from leaderboard.bundles import c2, easel, ekphrasis
 from leaderboard.bundles.common import bundle_redactor, common_manifest
 from leaderboard.bundles.exchanges import provider_exchanges
@@ -40,9 +41,9 @@ def board_object(kind: str, ident: int | str):
     """The object a bundle of ``kind`` is made from: a snapshot, an EASEL task set, a finished C² run."""
     if kind not in KINDS:
         raise BundleExportError(f"KIND must be one of {', '.join(KINDS)}; got {kind!r}")
-    if not str(ident).isdigit():
+    pk = id_of(str(ident))
+    if pk is None:
         raise BundleExportError(f"ID must be a number; got {ident!r}")
-    pk = int(ident)
     if kind == "ekphrasis":
         from leaderboard.ekphrasis.models import LeaderboardSnapshot
 

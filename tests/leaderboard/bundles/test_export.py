@@ -81,6 +81,9 @@ def test_export_refuses_unknown_boards_and_existing_paths_and_writes_nothing(sna
         bundle_export("ekphrasis", 999999, tmp_path / "x")
     with pytest.raises(BundleExportError, match="KIND must be one of"):
         bundle_export("arena", 1, tmp_path / "x")
+    for ident in ("²", "9" * 30):  # isdigit() alone took "²", which int() refuses
+        with pytest.raises(BundleExportError, match="ID must be a number"):
+            bundle_export("ekphrasis", ident, tmp_path / "x")
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "file").write_text("mine")
     with pytest.raises(BundleExportError, match="already exists"):
