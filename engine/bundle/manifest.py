@@ -172,9 +172,9 @@ def _loads(text: str) -> Any:
 def read_json(root: Path, name: str) -> Any:
     try:
         return _loads((Path(root) / name).read_text(encoding="utf-8"))
-    except ValueError as exc:
-        if isinstance(exc, json.JSONDecodeError):
-            raise
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # a duplicate key: named with its file
         raise ValueError(f"{name}: {exc}") from exc
 
 

@@ -456,7 +456,7 @@ class SandboxSession:
 
     def stop(self) -> SandboxResult:
         """Kill the sandbox now — the caller has what it needs — and collect the result (not a timeout)."""
-        self._stopped = self._process.returncode is None and self._process.poll() is None
+        self._stopped = self._process.poll() is None  # still running: this kill is the caller's
         self.kill()
         return self.finish(wait_s=self._limits.wall_s)
 
