@@ -4,6 +4,8 @@ bad ids and bounded queries."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -44,6 +46,20 @@ def test_the_home_page_shows_one_block_per_registered_protocol_with_its_best_mod
     assert "margin" in body and 'class="ci">[' in body
     assert f'href="/models/{world.models[0].pk}/"' in body
     assert "simulated" in body and "Latest leaderboards" in body
+
+
+def test_each_blocks_compare_link_lands_on_a_compare_page_or_its_section(researcher, world):
+    # Ekphrasis's compare starts from the picker on the leaderboard list (/leaderboards/#compare): the link's
+    # fragment must name an element of that page, or it opens at the top of the list
+    body = researcher.get("/").content.decode()
+    links = {href for href in re.findall(r'href="([^"]+)"', body) if "compare" in href}
+    assert len(links) == len(protocols())
+    for href in links:
+        path, _, fragment = href.partition("#")
+        page = researcher.get(path)
+        assert page.status_code == 200, href
+        if fragment:
+            assert f'id="{fragment}"' in page.content.decode(), href
 
 
 def test_the_home_page_makes_a_bounded_number_of_queries(researcher, world):
