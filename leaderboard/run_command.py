@@ -78,14 +78,16 @@ def protocol_name(kind: str) -> str:
 
 
 class AtelierHelpFormatter(DjangoHelpFormatter):
-    """Django's formatter, plus ``(default: X)`` after every option whose help does not state its default;
-    ``--version`` (the task-set version) stays with the command's own options instead of Django's."""
+    """Django's formatter, plus ``(default: X)`` after every option — and every positional that may be left
+    out (``nargs="?"``, e.g. serve_demo's HOST:PORT) — whose help does not state its default; ``--version`` (the
+    task-set version) stays with the command's own options instead of Django's."""
 
     show_last = DjangoHelpFormatter.show_last - {"--version"}
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if "default" in text.lower() or not action.option_strings or not has_stated_default(action):
+        if "default" in text.lower() or not (action.option_strings or action.nargs == "?") \
+                or not has_stated_default(action):
             return text
         return f"{text} (default: %(default)s)"
 

@@ -43,7 +43,7 @@ def test_every_option_has_help_and_states_its_default(name, app):
     formatter = AtelierHelpFormatter(prog=name)
     for action in own_actions(parser):
         assert action.help and action.help is not argparse.SUPPRESS, f"{name} {action.option_strings or action.dest}"
-        if action.option_strings and has_stated_default(action) and not action.required:
+        if (action.option_strings or action.nargs == "?") and has_stated_default(action) and not action.required:
             text = formatter._get_help_string(action) % {"default": action.default}
             assert "default" in text.lower(), f"{name} {action.option_strings}: {text}"
 
