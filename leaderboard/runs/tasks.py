@@ -41,6 +41,11 @@ def run_dispatch(self, kind_name: str, run_id: int) -> int:
 @shared_task(name="runs.unit", bind=True, max_retries=MAX_RETRIES)
 def run_unit(self, kind_name: str, run_id: int, unit_id: int) -> None:
     kind = job_kind(kind_name)
+    if not kind.model_class.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
+        # Cancelled or failed since its dispatch (or finished): a unit already inside a worker finishes, the
+        # others stay unfinished for a resume, whose dispatch sends them again. Without this check a cancelled
+        # run's every queued unit ran anyway (and without a broker its background thread judged all of them).
+        return
     try:
         finished_job = kind.call("execute_unit", run_id=run_id, unit_id=unit_id)
     except UnitTakenOver:

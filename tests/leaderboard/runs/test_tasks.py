@@ -1,5 +1,5 @@
 """leaderboard/runs/tasks.py: a finalising that raises fails the job, resumable, instead of leaving it
-finalising with no message left to move it."""
+finalising with no message left to move it; a unit of a cancelled job is not executed."""
 
 from __future__ import annotations
 
@@ -7,9 +7,15 @@ import importlib
 
 import pytest
 
-from leaderboard.runs.lifecycle import job_kind_of, run_claim_finalise, run_may_resume
+from leaderboard.runs.lifecycle import (
+    job_kind_of,
+    run_cancel,
+    run_claim_finalise,
+    run_may_resume,
+    run_pending_units,
+)
 from leaderboard.runs.models import RunStatus
-from leaderboard.runs.tasks import run_finalise
+from leaderboard.runs.tasks import run_finalise, run_unit
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,3 +37,20 @@ def test_a_finalising_that_raises_fails_the_job_resumable_and_names_the_error(pr
     assert run.status == RunStatus.FAILED
     assert run.error == "finalising: ValueError('the results could not be computed')"
     assert run_may_resume(run)
+
+
+def test_a_unit_of_a_cancelled_job_is_not_executed_and_waits_for_the_resume(protocol, monkeypatch):
+    run = protocol.make_run()
+    kind = job_kind_of(run)
+    units = run_pending_units(kind, run.pk)  # what the dispatch does before it sends one message per unit
+    assert units
+    run_cancel(type(run).objects.get(pk=run.pk), by="rita")
+    executed = []
+    module, name = kind.execute_unit.rsplit(".", 1)
+    monkeypatch.setattr(importlib.import_module(module), name, lambda **ids: executed.append(ids))
+    for unit_id in units:
+        run_unit(kind.name, run.pk, unit_id)  # the messages sent before the cancel arrive after it
+    assert executed == []
+    run.refresh_from_db()
+    assert (run.status, run.error) == (RunStatus.FAILED, "cancelled by rita")
+    assert run_pending_units(kind, run.pk) == units  # all still there for the resume
