@@ -77,7 +77,9 @@ def test_the_run_exports_and_api_carry_every_model_and_component(rated, client, 
 def test_a_run_nobody_rated_has_no_calibrated_columns(client, rita):
     world = C2World()
     client.force_login(rita)
-    assert 'id="no-campaign"' in client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/").content.decode()
+    page = client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/").content.decode()
+    # the admin button it points to is "Items from runs" (templates/admin/annotation/campaign/change_form.html)
+    assert 'id="no-campaign"' in page and '"Items from runs"' in page
     assert client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/export.csv").status_code == 404
     assert client.get(f"/api/v1/c2/runs/{world.run.pk}/calibrated").status_code == 404
     assert client.get("/annotate/calibration/c2/runs/999999/").status_code == 404
