@@ -1,7 +1,8 @@
 """Running untrusted model code under bubblewrap (c2-eval.txt §4.1 LiveCodeBench correctness checks).
 
 Every run gets its own ``bwrap`` with all namespaces unshared (user, pid, ipc, uts, cgroup, and net —
-no network, not even loopback), the system directories bound read-only, a **read-only root** (bwrap's
+no network, not even loopback), the system directories bound read-only (``/usr/local`` hidden under an
+empty read-only tmpfs unless the program lives there: :data:`HIDDEN_LOCAL`), a **read-only root** (bwrap's
 root tmpfs is remounted read-only once the mounts are in place), capped tmpfs mounts as the only
 writable places (the working directory :data:`SANDBOX_WORKDIR`, ``/tmp``, ``/dev/shm``; each
 ``SandboxLimits.tmpfs_mb``), a cleared environment, ``--die-with-parent`` and ``--new-session``.
@@ -80,6 +81,10 @@ HOST_UID_SPAN = 1_000_000
 SANDBOX_WORKDIR = "/sandbox"
 #: Read-only system paths bound into the sandbox when they exist on the host.
 _RO_BINDS = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc/alternatives", "/etc/ld.so.cache")
+#: Hidden inside the sandbox under an empty read-only tmpfs, although it lies under the bound /usr: a site's
+#: own installs (tools, Python packages, configuration) are no business of model code. Kept visible only
+#: when the program the sandbox runs lives there itself (:func:`_hides_usr_local`).
+HIDDEN_LOCAL = "/usr/local"
 #: Exit status bwrap itself returns when it cannot set the sandbox up.
 _BWRAP_SETUP_FAILURE = 1
 
@@ -235,6 +240,16 @@ def seccomp_filter(*, new_processes: bool = True) -> bytes:
         raise SandboxUnavailable(f"could not build the sandbox's seccomp filter: {exc}") from exc
 
 
+def _hides_usr_local(program: str) -> bool:
+    """Whether :data:`HIDDEN_LOCAL` can be hidden from ``program`` (an argv[0]): it exists as a real folder
+    and the program, symbolic links followed (``/usr/bin/python3`` may point into it), does not live there."""
+    if os.path.islink(HIDDEN_LOCAL) or not os.path.isdir(HIDDEN_LOCAL):
+        return False
+    found = program if os.path.isabs(program) else shutil.which(program, path="/usr/bin:/bin")
+    real = os.path.realpath(found or program)
+    return not (real == HIDDEN_LOCAL or real.startswith(HIDDEN_LOCAL + "/"))
+
+
 def _bwrap_argv(inner: Sequence[str], *, tmpfs_mb: int = 64, seccomp_fd: int | None = None) -> list[str]:
     size = str(tmpfs_mb * 1024 * 1024)
     argv = [
@@ -257,6 +272,8 @@ def _bwrap_argv(inner: Sequence[str], *, tmpfs_mb: int = 64, seccomp_fd: int | N
     for path in _RO_BINDS:
         if os.path.lexists(path):
             argv += ["--ro-bind", path, path]
+    if _hides_usr_local(inner[0]):
+        argv += ["--size", "4096", "--tmpfs", HIDDEN_LOCAL, "--remount-ro", HIDDEN_LOCAL]
     argv += [
         "--proc", "/proc",
         # bwrap's init is pid 1 here and runs as the same uid: hide its /proc entry (mem, fd, environ),

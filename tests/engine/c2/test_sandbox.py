@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -210,3 +212,51 @@ def test_the_sockets_honest_code_uses_are_still_allowed() -> None:
                "for family in (socket.AF_INET, socket.AF_INET6):\n    socket.socket(family).close()")
     result = run_sandboxed(program, limits=SHORT)
     assert result.ok and result.stdout.strip() == "ok", result.stderr[-500:]
+
+
+@pytest.fixture
+def file_under_usr_local():
+    """A file the host places under /usr/local (as a site's local install would), removed afterwards."""
+    if not os.access(sandbox.HIDDEN_LOCAL, os.W_OK):
+        pytest.skip(f"needs to write under {sandbox.HIDDEN_LOCAL} (the suite runs as root in CI)")
+    folder = Path(tempfile.mkdtemp(prefix="atelier-sandbox-test-", dir=sandbox.HIDDEN_LOCAL))
+    secret = folder / "site-secret.txt"
+    secret.write_text("a site's local secret")
+    secret.chmod(0o644)
+    folder.chmod(0o755)
+    try:
+        yield secret
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_usr_local_is_hidden_from_the_code_and_ordinary_programs_still_run(file_under_usr_local: Path) -> None:
+    assert sandbox._hides_usr_local(sandbox.python_executable())  # the system python3 lives under /usr/bin
+    program = (
+        "import os, sys\n"
+        f"print(sorted(os.listdir({sandbox.HIDDEN_LOCAL!r})))\n"
+        f"print(os.path.exists({str(file_under_usr_local.parent)!r}))\n"
+        "try:\n"
+        f"    print(open({str(file_under_usr_local)!r}).read())\n"
+        "except OSError as exc:\n"
+        "    print(type(exc).__name__)\n"
+        "import json, math\n"
+        "print(json.dumps({'sum': sum(range(10)), 'pi': round(math.pi, 2)}))\n"
+    )
+    result = run_sandboxed(program, limits=SHORT)
+    assert result.ok, result.stderr[-500:]
+    assert result.stdout.splitlines() == ["[]", "False", "FileNotFoundError", '{"sum": 45, "pi": 3.14}']
+    written = run_sandboxed(f"open({sandbox.HIDDEN_LOCAL + '/planted'!r}, 'w').write('x')", limits=SHORT)
+    assert written.returncode != 0 and "Read-only file system" in written.stderr
+    assert file_under_usr_local.read_text() == "a site's local secret"  # the host still sees its own file
+
+
+@pytest.mark.skipif(os.path.islink(sandbox.HIDDEN_LOCAL) or not os.path.isdir(sandbox.HIDDEN_LOCAL),
+                    reason="no /usr/local folder to hide")
+def test_usr_local_stays_visible_to_a_program_that_lives_there() -> None:
+    # an interpreter installed under /usr/local (a python:3.x image's) needs its own folder to start
+    hidden = ["--tmpfs", sandbox.HIDDEN_LOCAL]
+    system = sandbox._bwrap_argv([sandbox.python_executable(), "-c", "pass"])
+    local = sandbox._bwrap_argv([sandbox.HIDDEN_LOCAL + "/bin/python3", "-c", "pass"])
+    assert any(system[i:i + 2] == hidden for i in range(len(system)))
+    assert not any(local[i:i + 2] == hidden for i in range(len(local)))
