@@ -1,8 +1,8 @@
 """The one JSON body parser of every API endpoint (DRF ``DEFAULT_PARSER_CLASSES``).
 
 A body is refused with 400 before the view runs any code that writes, when it is larger than
-:data:`MAX_BODY_BYTES`, not UTF-8, not strict JSON (:func:`leaderboard.strict_json.json_decode`:
-nesting deeper than :data:`~leaderboard.strict_json.MAX_JSON_DEPTH`, duplicate keys, NaN/Infinity,
+:data:`MAX_BODY_BYTES`, not UTF-8, not strict JSON (:func:`engine.strict_json.json_decode`:
+nesting deeper than :data:`~engine.strict_json.MAX_JSON_DEPTH`, duplicate keys, NaN/Infinity,
 NUL characters, lone surrogates), or not a JSON object (every endpoint takes an object).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 
-from leaderboard.strict_json import json_decode
+from engine.strict_json import json_decode
 
 __all__ = ["MAX_BODY_BYTES", "StrictJSONParser"]
 

@@ -11,9 +11,9 @@ What a file must be, whatever the importer:
 
 * UTF-8; a leading byte-order mark is dropped. A bad byte is reported at its line (and field, when it
   falls inside a value);
-* JSONL: one JSON object per line, decoded by :func:`leaderboard.strict_json.json_decode` (no
+* JSONL: one JSON object per line, decoded by :func:`engine.strict_json.json_decode` (no
   duplicate key, no NaN/Infinity/1e400, no NUL, no lone surrogate, nesting at most
-  :data:`~leaderboard.strict_json.MAX_JSON_DEPTH` levels);
+  :data:`~engine.strict_json.MAX_JSON_DEPTH` levels);
 * CSV: a header of known field names, then records with no more cells than header columns; a quoted
   field left open is an error (the csv module would otherwise swallow the rest of the file); an
   error in a multi-line record names the line where the record starts;
@@ -35,8 +35,8 @@ from typing import Any
 from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
 
+from engine.strict_json import JSONProblem, json_decode, text_problems
 from leaderboard.csv_cells import cell_restored
-from leaderboard.strict_json import JSONProblem, json_decode, text_problems
 
 __all__ = [
     "TEXT_MAX_CHARS",

@@ -17,11 +17,11 @@ from django.apps import apps
 from annotation import item_creation
 from annotation.errors import ItemsInvalid
 from annotation.models import CampaignKind
+from engine.strict_json import MAX_JSON_DEPTH
 from leaderboard.ekphrasis.renders import renders_import_manifest
 from leaderboard.import_contract import JSON_FIELD_MAX_CHARS, ImportFailed
 from leaderboard.records import BRIEF_MAX_CHARS
 from leaderboard.services.catalogue import responses_import, tasks_import
-from leaderboard.strict_json import MAX_JSON_DEPTH
 from tests.annotation.factories import campaign_for
 from tests.conftest import require_service
 from tests.factories import PASSWORD, ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory

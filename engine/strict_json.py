@@ -1,4 +1,5 @@
-"""Strict JSON decoding for everything the site reads from outside: import files and API bodies.
+"""Strict JSON decoding for everything the site reads from outside: import files, API bodies and the
+C² dataset files (whose parsers are in the engine, so the reader lives here, below all of them).
 
 Python's ``json`` accepts what neither database can store or what is ambiguous: ``NaN``, ``Infinity``
 and ``1e400`` (which becomes ``inf``), duplicate keys (the last silently wins), ``\\u0000`` (PostgreSQL

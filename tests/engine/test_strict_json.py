@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.strict_json import MAX_JSON_DEPTH, json_decode
+from engine.strict_json import MAX_JSON_DEPTH, json_decode
 
 
 def problems(text: str, **kwargs) -> list[tuple[str, str]]:
