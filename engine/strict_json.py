@@ -38,6 +38,9 @@ _UNDECODABLE_BYTE = re.compile("[\udc80-\udcff]")  # what errors="surrogateescap
 class JSONProblem:
     field: str  # dotted path from the top level; "" for the document as a whole
     message: str
+    #: For a text that could not be decoded at all: the line (1-based) of the text where decoding
+    #: stopped, so that a reader of a multi-line document can name it; 0 when not known.
+    line: int = 0
 
 
 class _NonFinite:
@@ -64,9 +67,10 @@ def _float(text: str) -> float | _NonFinite:
     return number if math.isfinite(number) else _NonFinite(text)
 
 
-def _too_deep(text: str, limit: int) -> str | None:
+def _too_deep(text: str, limit: int) -> tuple[str, int] | None:
     """None when no array or object nests deeper than ``limit``; else the top-level key it is under
-    ("" when not known). A linear scan that skips strings, so no input can exhaust the recursion."""
+    ("" when not known) and the offset where the limit is passed. A linear scan that skips strings, so
+    no input can exhaust the recursion."""
     if text.count("[") + text.count("{") <= limit:
         return None
     depth, top_key = 0, ""
@@ -75,7 +79,7 @@ def _too_deep(text: str, limit: int) -> str | None:
         if token in "[{":
             depth += 1
             if depth > limit:
-                return top_key
+                return top_key, match.start()
         elif token in "]}":
             depth -= 1
         elif depth == 1:  # a string directly in the top-level object: the latest is the key of what follows
@@ -131,9 +135,10 @@ def json_decode(text: str, *, max_depth: int = MAX_JSON_DEPTH, undecodable: bool
     UTF-8 error, so that a string holding such a byte is reported as not UTF-8 (naming its field).
     A raw NUL inside a string is read as ``\\u0000`` so that its field, too, can be named.
     """
-    deep_under = _too_deep(text, max_depth)
-    if deep_under is not None:
-        return None, [JSONProblem(deep_under, f"nested deeper than {max_depth} levels")]
+    too_deep = _too_deep(text, max_depth)
+    if too_deep is not None:
+        key, offset = too_deep
+        return None, [JSONProblem(key, f"nested deeper than {max_depth} levels", text.count("\n", 0, offset) + 1)]
     try:
         value = json.loads(
             text.replace("\x00", "\\u0000"),
@@ -143,8 +148,8 @@ def json_decode(text: str, *, max_depth: int = MAX_JSON_DEPTH, undecodable: bool
         )
     except json.JSONDecodeError as exc:
         if undecodable:
-            return None, [JSONProblem("", "not valid UTF-8")]
-        return None, [JSONProblem("", f"not valid JSON ({exc.msg} at column {exc.colno})")]
+            return None, [JSONProblem("", "not valid UTF-8", exc.lineno)]
+        return None, [JSONProblem("", f"not valid JSON ({exc.msg} at column {exc.colno})", exc.lineno)]
     except RecursionError:  # unreachable after the depth scan; kept so no input can raise it
         return None, [JSONProblem("", f"nested deeper than {max_depth} levels")]
     except ValueError as exc:  # an integer with more digits than int() converts

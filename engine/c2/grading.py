@@ -53,12 +53,14 @@ from typing import Any, Literal
 
 from engine.c2.lcb_compare import call_result, load_json, stdio_result, truncate
 from engine.c2.sandbox import SandboxLimits, SandboxResult, start_sandboxed
+from engine.strict_json import JSONProblem, json_decode
 
 __all__ = [
     "CodeTests",
     "CodeVerdict",
     "TestOutcome",
     "UnsafePickleError",
+    "PickledJSONError",
     "VERDICTS",
     "LCB_RESULT_CODES",
     "triviaqa_normalize",
@@ -518,6 +520,15 @@ class UnsafePickleError(ValueError):
     """The pickle asks for a global (a class or function) — refused; only plain data is admitted."""
 
 
+class PickledJSONError(ValueError):
+    """The pickled text is JSON that the strict reader refuses (:func:`engine.strict_json.json_decode`:
+    a duplicate key, NaN/Infinity, …); ``problems`` name each field by its path in that JSON."""
+
+    def __init__(self, problems: Sequence[JSONProblem]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in self.problems))
+
+
 class _PlainDataUnpickler(pickle.Unpickler):
     """An unpickler that resolves no global at all: a pickle of str/bytes/numbers/bool/None and
     list/tuple/dict/set/frozenset needs none, anything else (os.system, builtins.eval, a class) does."""
@@ -554,7 +565,8 @@ def decode_private_tests(text: str) -> list[Any]:
 
     The pickle is read by an unpickler whose ``find_class`` refuses every global, so nothing but plain
     containers, strings and numbers can come out (never ``pickle.loads``). Raises
-    :class:`UnsafePickleError` for any global, ``ValueError`` for anything that is not this encoding.
+    :class:`UnsafePickleError` for any global, :class:`PickledJSONError` when the pickled text is JSON
+    the strict reader refuses, ``ValueError`` for anything that is not this encoding.
     """
     try:
         raw = zlib.decompress(base64.b64decode(text.encode("utf-8"), validate=False))
@@ -568,10 +580,16 @@ def decode_private_tests(text: str) -> list[Any]:
         raise ValueError(f"not a readable pickle: {exc}") from exc
     _check_plain(value)
     if isinstance(value, (str, bytes)):
+        # upstream: json.loads(pickle.loads(...)); read strictly, as every JSON the site imports
         try:
-            value = json.loads(value)  # upstream: json.loads(pickle.loads(...))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the pickled text is not JSON: {exc.msg}") from exc
+            text = value.decode("utf-8") if isinstance(value, bytes) else value
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"the pickled text is not UTF-8: {exc}") from exc
+        value, problems = json_decode(text)
+        if value is None and problems:
+            raise ValueError(f"the pickled text is not JSON: {problems[0].message}")
+        if problems:
+            raise PickledJSONError(problems)
     if not isinstance(value, list):
         raise ValueError(f"expected a list of test cases, got {type(value).__name__}")
     return value

@@ -7,7 +7,10 @@ Every parser takes the file's text (and for OK-VQA two files and the image folde
 :class:`C2Item` records, or raises :class:`RecordError` naming the line and field of the first bad record.
 ``line`` is the physical line for line-oriented files (JSONL, WritingPrompts) and, for one-document JSON
 files (TriviaQA, OK-VQA), the line on which the offending record starts. The caller prefixes the file
-name and writes nothing on any error.
+name and writes nothing on any error. Every JSON text — a JSONL line, a one-document file, a JSON string
+inside a record (LiveCodeBench's test cases and metadata, the pickled tests' text) — is read by the
+project's strict reader (:func:`engine.strict_json.json_decode`): a duplicate key, ``NaN``/``Infinity``/
+``1e400``, a NUL or a lone surrogate is an error naming its field, never a value silently chosen.
 
 Record formats read (field names as in the official releases):
 
@@ -34,7 +37,6 @@ Record formats read (field names as in the official releases):
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -43,7 +45,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from engine.c2.grading import CodeTests, UnsafePickleError, decode_private_tests
+from engine.c2.grading import CodeTests, PickledJSONError, UnsafePickleError, decode_private_tests
+from engine.strict_json import JSONProblem, json_decode
 
 __all__ = [
     "C2TaskType",
@@ -198,45 +201,75 @@ def _string_list(value: Any, line: int, name: str) -> list[str]:
     return value
 
 
-def _json_loads(text: str) -> Any:
-    """``json.loads`` whose every failure is a :class:`json.JSONDecodeError`: deep nesting raises
-    RecursionError and an integer past CPython's 4,300 digits a plain ValueError, which would pass the
-    parsers' handlers and end the import with a traceback instead of an error at the record's line."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        raise
-    except RecursionError as exc:
-        raise json.JSONDecodeError("nested too deeply", text, 0) from exc
-    except ValueError as exc:
-        raise json.JSONDecodeError(str(exc), text, 0) from exc
+def _joined(name: str, path: str) -> str:
+    """``name`` followed by a path inside its value (``public_test_cases`` + ``[0].input``)."""
+    if not path:
+        return name
+    if not name:
+        return path
+    return f"{name}{path}" if path.startswith("[") else f"{name}.{path}"
+
+
+def _strict(text: str, line: int, name: str) -> Any:
+    """The JSON value of ``text`` (a JSON string held in field ``name`` of the record at ``line``), or
+    :class:`RecordErrors` naming the field of every problem."""
+    value, problems = json_decode(text)
+    if problems:
+        raise RecordErrors([RecordError(line, _joined(name, p.field), p.message) for p in problems])
+    return value
 
 
 def _jsonl_records(text: str) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) of every non-blank line; a line that is not one JSON object is an error."""
+    """(line number, object) of every non-blank line; a line that is not one strict JSON object is an
+    error at its line and field (every such line is reported)."""
     records = []
+    errors = RecordCollector()
     # lines end at "\n" only: str.splitlines also splits at U+2028, U+0085 and the like, which JSON allows
     # raw inside a string, so a valid record was refused and the later lines numbered wrongly
     for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            value = _json_loads(raw)
-        except json.JSONDecodeError as exc:
-            raise RecordError(number, "(record)", f"not valid JSON: {exc.msg} at column {exc.colno}") from exc
-        if not isinstance(value, dict):
-            raise RecordError(number, "(record)", f"expected a JSON object, got {type(value).__name__}")
-        records.append((number, value))
+        with errors.per_record():
+            value, problems = json_decode(raw)
+            if problems:
+                raise RecordErrors([RecordError(number, p.field or "(record)", p.message) for p in problems])
+            if not isinstance(value, dict):
+                got = "null" if value is None else type(value).__name__
+                raise RecordError(number, "(record)", f"expected a JSON object, got {got}")
+            records.append((number, value))
+    errors.raise_any()
     if not records:
         raise RecordError(1, "(file)", "no records")
     return records
 
 
-def _json_document(text: str) -> Any:
-    try:
-        return _json_loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(exc.lineno, "(file)", f"not valid JSON: {exc.msg} at column {exc.colno}") from exc
+def _json_document(text: str) -> tuple[Any, list[JSONProblem]]:
+    """A one-document JSON file's value and the problems of its fields (the caller names their lines); a
+    text that is not JSON at all is a :class:`RecordError` at the line where decoding stopped."""
+    value, problems = json_decode(text)
+    if value is None and problems:
+        first = problems[0]
+        raise RecordError(first.line or 1, first.field or "(file)", first.message)
+    return value, problems
+
+
+def _document_errors(problems: Sequence[JSONProblem], list_key: str, lines: Sequence[int], *,
+                     prefix: str = "") -> None:
+    """Raise the problems of a one-document file, if any: one inside ``document[list_key][i]`` at that
+    record's line with the field named from the record (as the record checks name theirs), any other at
+    line 1 with its whole path. ``prefix`` marks another file's fields (``annotations.``)."""
+    errors = []
+    head = re.compile(re.escape(list_key) + r"\[(\d+)\]\.?")
+    for problem in problems:
+        match = head.match(problem.field)
+        index = int(match.group(1)) if match else -1
+        if 0 <= index < len(lines):
+            inside = problem.field[match.end():] or f"{list_key}[{index}]"
+            errors.append(RecordError(lines[index], prefix + inside, problem.message))
+        else:
+            errors.append(RecordError(1, prefix + problem.field, problem.message))
+    if errors:
+        raise RecordErrors(errors)
 
 
 def _record_lines(text: str, key: str, count: int) -> list[int]:
@@ -261,13 +294,14 @@ def _unique(seen: set[str], value: str, line: int, name: str) -> None:
 def parse_triviaqa(text: str) -> list[C2Item]:
     """TriviaQA's ``{"Data": [...]}`` JSON (``qa/verified-wikipedia-dev.json`` etc.)."""
     errors = RecordCollector()
-    document = _json_document(text)
+    document, problems = _json_document(text)
     if not isinstance(document, dict) or "Data" not in document:
         raise RecordError(1, "Data", "missing: expected TriviaQA's {\"Data\": [...]} document")
     data = document["Data"]
     if not isinstance(data, list) or not data:
         raise RecordError(1, "Data", "expected a non-empty list of questions")
     lines = _record_lines(text, "Question", len(data))
+    _document_errors(problems, "Data", lines)
     items: list[C2Item] = []
     seen: set[str] = set()
     for index, record in enumerate(data):
@@ -311,15 +345,18 @@ def parse_triviaqa(text: str) -> list[C2Item]:
 def _test_cases(raw: Any, line: int, name: str, *, private: bool) -> list[dict[str, Any]]:
     if not isinstance(raw, str):
         raise RecordError(line, name, f"expected a string, got {type(raw).__name__}")
-    try:
-        cases = _json_loads(raw)
-    except json.JSONDecodeError:
-        if not private:
-            raise RecordError(line, name, "not valid JSON") from None
+    # private tests are a JSON list or LiveCodeBench's base64 (whose alphabet has no bracket)
+    if not private or raw.lstrip().startswith(("[", "{")):
+        cases = _strict(raw, line, name)
+    else:
         try:
             cases = decode_private_tests(raw)
         except UnsafePickleError as exc:
             raise RecordError(line, name, f"refused: {exc}") from exc
+        except PickledJSONError as exc:
+            raise RecordErrors([
+                RecordError(line, _joined(name, p.field), f"{p.message} (in the pickled JSON)") for p in exc.problems
+            ]) from exc
         except ValueError as exc:
             raise RecordError(line, name, f"neither JSON nor base64-zlib-pickle: {exc}") from exc
     if not isinstance(cases, list):
@@ -350,10 +387,7 @@ def parse_livecodebench(text: str) -> list[C2Item]:
             public = _test_cases(record.get("public_test_cases"), line, "public_test_cases", private=False)
             private = _test_cases(record.get("private_test_cases", "[]"), line, "private_test_cases", private=True)
             metadata_raw = record.get("metadata", "{}")
-            try:
-                metadata = _json_loads(metadata_raw) if isinstance(metadata_raw, str) else metadata_raw
-            except json.JSONDecodeError:
-                raise RecordError(line, "metadata", "not valid JSON") from None
+            metadata = _strict(metadata_raw, line, "metadata") if isinstance(metadata_raw, str) else metadata_raw
             if not isinstance(metadata, dict):
                 raise RecordError(line, "metadata", "expected a JSON object")
             cases = public + private
@@ -415,17 +449,24 @@ def parse_okvqa(questions_text: str, annotations_text: str, image_dir: str | Pat
     """
     errors = RecordCollector()
     image_dir = Path(image_dir)
-    questions_doc = _json_document(questions_text)
+    questions_doc, question_problems = _json_document(questions_text)
     if not isinstance(questions_doc, dict) or not isinstance(questions_doc.get("questions"), list):
         raise RecordError(1, "questions", "missing: expected {\"questions\": [...]}")
     try:
-        annotations_doc = _json_document(annotations_text)
+        annotations_doc, annotation_problems = _json_document(annotations_text)
     except RecordError as exc:
-        raise RecordError(exc.line, "annotations.(file)", exc.message) from exc
+        raise RecordError(exc.line, f"annotations.{exc.field}", exc.message) from exc
     if not isinstance(annotations_doc, dict) or not isinstance(annotations_doc.get("annotations"), list):
         raise RecordError(1, "annotations.annotations", "missing: expected {\"annotations\": [...]}")
     annotations = annotations_doc["annotations"]
     ann_lines = _record_lines(annotations_text, "question_id", len(annotations))
+    questions = questions_doc["questions"]
+    lines = _record_lines(questions_text, "question_id", len(questions))
+    with errors.per_record():
+        _document_errors(annotation_problems, "annotations", ann_lines, prefix="annotations.")
+    with errors.per_record():
+        _document_errors(question_problems, "questions", lines)
+    errors.raise_any()
     answers_by_question: dict[int, tuple[str, ...]] = {}
     for index, annotation in enumerate(annotations):
         with errors.per_record():
@@ -446,8 +487,6 @@ def parse_okvqa(questions_text: str, annotations_text: str, image_dir: str | Pat
             if qid in answers_by_question:
                 raise RecordError(line, "annotations.question_id", f"duplicate question_id {qid}")
             answers_by_question[qid] = tuple(texts)
-    questions = questions_doc["questions"]
-    lines = _record_lines(questions_text, "question_id", len(questions))
     items: list[C2Item] = []
     seen: set[str] = set()
     for index, record in enumerate(questions):

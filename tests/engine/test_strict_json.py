@@ -63,3 +63,12 @@ def test_an_undecodable_byte_is_named_by_its_field_when_it_is_inside_a_value():
 def test_text_that_is_not_json_is_one_problem_of_the_whole_document(text):
     value, found = json_decode(text)
     assert value is None and len(found) == 1 and found[0].field == "" and "not valid JSON" in found[0].message
+
+
+def test_a_text_that_cannot_be_decoded_says_on_which_line_it_stops():
+    # a one-document file (a C² dataset) is many lines: its reader names the line
+    assert json_decode('{\n  "a": 1,\n  "b": \n}')[1][0].line == 4
+    deep = '{\n "a": 1,\n "b": ' + "[" * (MAX_JSON_DEPTH + 5) + "]" * (MAX_JSON_DEPTH + 5) + "\n}"
+    (problem,) = json_decode(deep)[1]
+    assert (problem.field, problem.line) == ("b", 3)
+    assert json_decode('{"a": {"k": 1, "k": 2}}')[1][0].line == 0  # decoded: the field names it

@@ -218,3 +218,74 @@ def test_every_bad_record_of_a_file_is_reported_not_only_the_first() -> None:
     with pytest.raises(RecordError) as error:
         parse_macgyver(text)
     assert [(e.line, e.field) for e in error.value.errors] == [(2, "Problem"), (4, "id")]
+
+
+# ---------------------------------------------------------------- strict JSON (one reader for every import)
+
+
+def _pickled(text: str) -> str:
+    return base64.b64encode(zlib.compress(pickle.dumps(text))).decode()
+
+
+def _errors(parse, *args) -> list[tuple[int, str, str]]:
+    with pytest.raises(RecordError) as error:
+        parse(*args)
+    return [(e.line, e.field, e.message) for e in getattr(error.value, "errors", [error.value])]
+
+
+_CASE = '{"input": "1 2\\n", "output": "3\\n", "output": "4\\n", "testtype": "stdin"}'
+STRICT_JSONL = [
+    # (parser, second line, field, message fragment): Python's json kept the last of two keys and read NaN
+    (parse_macgyver, '{"Problem": "Open a jar.", "Problem": "Open a door."}', "Problem", "duplicate key"),
+    (parse_macgyver, '{"Problem": "Open a jar.", "score": NaN}', "score", "finite number, got NaN"),
+    (parse_macgyver, '{"Problem": "Open a jar.", "id": -Infinity}', "id", "finite number, got -Infinity"),
+    (parse_macgyver, '{"Problem": "Open a jar.", "weight": 1e400}', "weight", "finite number"),
+    (parse_livecodebench, json.dumps(_lcb(question_id="q2", public_test_cases=f"[{_CASE}]")),
+     "public_test_cases[0].output", "duplicate key"),
+    (parse_livecodebench, json.dumps(_lcb(question_id="q2", private_test_cases='[{"input": "1", "output": NaN}]')),
+     "private_test_cases[0].output", "finite"),
+    (parse_livecodebench, json.dumps(_lcb(question_id="q2", metadata='{"func_name": "f", "func_name": "g"}')),
+     "metadata.func_name", "duplicate key"),
+    (parse_livecodebench, json.dumps(_lcb(question_id="q2", private_test_cases=_pickled(f"[{_CASE}]"))),
+     "private_test_cases[0].output", "duplicate key in one object (in the pickled JSON)"),
+    (parse_livecodebench, json.dumps(_lcb(question_id="q2", private_test_cases=_pickled('[{"input": Infinity}]'))),
+     "private_test_cases[0].input", "finite number, got Infinity (in the pickled JSON)"),
+]
+
+
+@pytest.mark.parametrize(("parse", "second", "field", "fragment"), STRICT_JSONL,
+                         ids=[f"{p.__name__}-{f}-{m.split()[0]}" for p, _, f, m in STRICT_JSONL])
+def test_duplicate_keys_and_non_finite_numbers_are_refused_at_their_line_and_field(parse, second, field, fragment):
+    first = json.dumps(_lcb()) if parse is parse_livecodebench else json.dumps({"Problem": "Boil water."})
+    errors = _errors(parse, first + "\n" + second + "\n")
+    assert [(line, name) for line, name, _ in errors] == [(2, field)], errors
+    assert fragment in errors[0][2]
+
+
+def test_a_triviaqa_duplicate_key_is_named_at_its_records_line() -> None:
+    text = json.dumps(TRIVIA, indent=2).replace('"Value": "Paris"', '"Value": "Paris", "Value": "Lyon"')
+    text = text.replace('"Version": 1.0', '"Version": Infinity')
+    errors = _errors(parse_triviaqa, text)
+    assert [(name, message) for _, name, message in errors] == [
+        ("Answer.Value", "duplicate key in one object"), ("Version", "must be a finite number, got Infinity"),
+    ]
+    assert text.splitlines()[errors[0][0] - 1].strip().startswith('"Question": "Capital')
+    assert errors[1][0] == 1
+
+
+def test_an_okvqa_duplicate_key_names_the_annotation_record(tmp_path: Path) -> None:
+    questions, annotations = _okvqa(tmp_path)
+    annotations = annotations.replace('"image_id": 42', '"image_id": 42, "image_id": 43')
+    questions = questions.replace('"question": "What animal is this?"', '"question": NaN')
+    errors = _errors(parse_okvqa, questions, annotations, tmp_path)
+    assert [(name, message) for _, name, message in errors] == [
+        ("annotations.image_id", "duplicate key in one object"), ("question", "must be a finite number, got NaN"),
+    ]
+    assert all(line > 1 for line, _, _ in errors)  # each record's own line in its file (indented JSON)
+
+
+def test_a_one_document_file_that_is_not_json_names_the_line_where_it_breaks() -> None:
+    text = json.dumps(TRIVIA, indent=2).replace('"QuestionId": "tc_2",', '"QuestionId": "tc_2"')
+    (error,) = _errors(parse_triviaqa, text)
+    assert error[1] == "(file)" and "not valid JSON" in error[2]
+    assert '"Answer"' in text.splitlines()[error[0] - 1]

@@ -218,19 +218,21 @@ DIGITS = "1" * 5_000  # past CPython's 4,300-digit int() limit: json.loads raise
 
 
 @pytest.mark.parametrize(("fmt", "raw", "line", "field", "fragment"), [
-    # json.loads raised RecursionError / ValueError for these, past the parsers' JSONDecodeError handlers
-    ("triviaqa", b'{"Data":[' + NESTED.encode() + b"]}", 1, "(file)", "not valid JSON"),
-    ("macgyver", jsonl({"Problem": "p"}) + b'{"Problem":"p","x":' + NESTED.encode() + b"}\n", 2, "(record)", "not valid JSON"),
+    # json.loads raised RecursionError / ValueError for these, past the parsers' JSONDecodeError handlers;
+    # the strict reader names the field the nesting is under
+    ("triviaqa", b'{"Data":[' + NESTED.encode() + b"]}", 1, "Data", "nested deeper than 20 levels"),
+    ("macgyver", jsonl({"Problem": "p"}) + b'{"Problem":"p","x":' + NESTED.encode() + b"}\n", 2, "x", "deeper than"),
     ("macgyver", jsonl({"Problem": "p"}) + b'{"Problem":"p","id":' + DIGITS.encode() + b"}\n", 2, "(record)", "digits"),
-    ("livecodebench", jsonl({**lcb("q1"), "public_test_cases": NESTED}), 1, "public_test_cases", "not valid JSON"),
+    ("livecodebench", jsonl({**lcb("q1"), "public_test_cases": NESTED}), 1, "public_test_cases", "deeper than"),
     ("livecodebench", jsonl({**lcb("q1"), "public_test_cases": f"[{DIGITS}]"}), 1, "public_test_cases", "not valid JSON"),
-    ("livecodebench", jsonl(lcb("q1", private=NESTED)), 1, "private_test_cases", "neither JSON nor"),
-    ("livecodebench", jsonl(lcb("q1", metadata=NESTED)), 1, "metadata", "not valid JSON"),
+    ("livecodebench", jsonl(lcb("q1", private=NESTED)), 1, "private_test_cases", "deeper than"),
+    ("livecodebench", jsonl(lcb("q1", metadata=NESTED)), 1, "metadata", "deeper than"),
     ("livecodebench", jsonl(lcb("q1", metadata=DIGITS)), 1, "metadata", "not valid JSON"),
-    # a lone surrogate made the catalogue's re-encoding of the items raise UnicodeEncodeError
-    ("macgyver", jsonl({"Problem": "p"}) + b'{"Problem":"q\\udc00"}\n', 2, "brief", "lone surrogate"),
+    # a lone surrogate made the catalogue's re-encoding of the items raise UnicodeEncodeError; the dataset's
+    # own reader now names the dataset's field
+    ("macgyver", jsonl({"Problem": "p"}) + b'{"Problem":"q\\udc00"}\n', 2, "Problem", "lone surrogate"),
     ("triviaqa", b'{"Data":[{"Question":"q\\ud800?","QuestionId":"q1","Answer":{"NormalizedAliases":["a"]}}]}',
-     1, "brief", "lone surrogate"),
+     1, "Question", "lone surrogate"),
 ], ids=["triviaqa-deep", "macgyver-deep", "macgyver-digits", "lcb-public-deep", "lcb-public-digits", "lcb-private-deep",
         "lcb-metadata-deep", "lcb-metadata-digits", "macgyver-surrogate", "triviaqa-surrogate"])
 def test_undecodable_json_is_an_error_at_its_line_and_field_never_an_exception(fmt, raw, line, field, fragment):
@@ -245,3 +247,26 @@ def test_a_utf8_byte_order_mark_is_dropped(fmt):
     raw = triviaqa(tqa("tc_1", "Which planet is red?", ["mars"])) if fmt == "triviaqa" else jsonl({"Problem": "p"})
     task_set, summary = run_import(fmt, b"\xef\xbb\xbf" + raw)
     assert summary.created == 1 and task_set.tasks.count() == 1
+
+
+@pytest.mark.parametrize(("fmt", "raw", "line", "field", "fragment"), [
+    # Python's json kept the later of two keys (the task silently got "Open a door.") and read NaN/Infinity
+    ("macgyver", jsonl({"Problem": "p"}) + b'{"Problem": "Open a jar.", "Problem": "Open a door."}\n',
+     2, "Problem", "duplicate key"),
+    ("macgyver", jsonl({"Problem": "p"}) + b'{"Problem": "Open a jar.", "Solution": "x", "rank": NaN}\n',
+     2, "rank", "finite number, got NaN"),
+    ("livecodebench", jsonl(lcb("q1", metadata='{"func_name": "f", "difficulty": Infinity}')),
+     1, "metadata.difficulty", "finite number, got Infinity"),
+    ("livecodebench", jsonl(lcb("q1", private=pickled_private('[{"input": "1", "output": "2", "output": "3"}]'))),
+     1, "private_test_cases[0].output", "duplicate key in one object (in the pickled JSON)"),
+    ("triviaqa", triviaqa(tqa("tc_1", "Fine?", ["yes"])).replace(b'"Version": 1.0', b'"Version": NaN'),
+     1, "Version", "finite number, got NaN"),
+], ids=["macgyver-duplicate", "macgyver-nan", "lcb-metadata-infinity", "lcb-pickled-duplicate", "triviaqa-nan"])
+def test_duplicate_keys_and_nan_are_refused_naming_file_line_and_field(fmt, raw, line, field, fragment):
+    with pytest.raises(ImportFailed) as caught:
+        run_import(fmt, raw)
+    errors = [(e.file, e.line, e.field, e.message) for e in caught.value.errors]
+    assert [e[:3] for e in errors] == [(f"data.{fmt}", line, field)], errors
+    assert fragment in errors[0][3]
+    assert f"data.{fmt}:{line}: field '{field}'" in str(caught.value)
+    assert not TaskSet.objects.exists() and not Task.objects.exists()
