@@ -10,7 +10,8 @@ stated size limit below, a ``JSONField`` the size and nesting limits. No input i
 What a file must be, whatever the importer:
 
 * UTF-8; a leading byte-order mark is dropped. A bad byte is reported at its line (and field, when it
-  falls inside a value);
+  falls inside a value). A UTF-16 or UTF-32 file (by its byte-order mark, or without one by the NUL
+  byte beside each ASCII character) is one error saying so, naming the file;
 * JSONL: one JSON object per line, decoded by :func:`engine.strict_json.json_decode` (no
   duplicate key, no NaN/Infinity/1e400, no NUL, no lone surrogate, nesting at most
   :data:`~engine.strict_json.MAX_JSON_DEPTH` levels);
@@ -47,6 +48,7 @@ __all__ = [
     "RecordError",
     "field_rule",
     "file_records",
+    "other_encoding",
     "record_check",
     "value_check",
 ]
@@ -56,6 +58,16 @@ TEXT_MAX_CHARS = 20_000
 #: Size limit of a JSON column (``constraints``, ``source``), as compact JSON text.
 JSON_FIELD_MAX_CHARS = 20_000
 _BOM = b"\xef\xbb\xbf"
+#: Byte-order marks of the encodings a spreadsheet or Windows editor saves "Unicode text" in; UTF-32's
+#: come first, as UTF-32 LE's begins with UTF-16 LE's.
+_OTHER_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"),
+)
+#: Bytes of the file read to recognise UTF-16 without a byte-order mark.
+_ENCODING_SAMPLE_BYTES = 4096
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
@@ -175,6 +187,24 @@ def record_check(
 
 
 # ---------------------------------------------------------------- reading files
+
+
+def other_encoding(raw: bytes) -> str | None:
+    """The encoding ``raw`` is in when it is plainly not UTF-8 but UTF-16 or UTF-32: named by its
+    byte-order mark, or, without one, UTF-16 by its pattern of NUL bytes (ASCII text in UTF-16 has a
+    NUL beside every character, on odd offsets little-endian and even ones big-endian; UTF-8 text has
+    none). None otherwise: a UTF-8 file's own bad bytes are reported at their lines."""
+    for bom, encoding in _OTHER_BOMS:
+        if raw.startswith(bom):
+            return f"{encoding}, with a byte-order mark"
+    sample = raw[: _ENCODING_SAMPLE_BYTES - _ENCODING_SAMPLE_BYTES % 2]
+    pairs = len(sample) // 2
+    even_nuls, odd_nuls = sample[0::2].count(0), sample[1::2].count(0)
+    if pairs and odd_nuls * 2 >= pairs and even_nuls * 4 <= odd_nuls:
+        return "UTF-16 (little-endian), without a byte-order mark"
+    if pairs and even_nuls * 2 >= pairs and odd_nuls * 4 <= even_nuls:
+        return "UTF-16 (big-endian), without a byte-order mark"
+    return None
 
 
 def _format_of(name: str, fmt: str | None) -> str:
@@ -311,7 +341,15 @@ def file_records(name: str, raw: bytes, *, rules: Mapping[str, FieldRule], fmt: 
     if not raw.removeprefix(_BOM).strip():
         errors.append(RecordError(name, 0, "", "the file is empty (it holds no records)"))
         return []
-    if _format_of(name, fmt) == "csv":
+    csv_file = _format_of(name, fmt) == "csv"
+    encoding = other_encoding(raw)
+    if encoding is not None:
+        # one error for the file: read as UTF-8 every line would be NULs and bad bytes, none saying why
+        save_as = "UTF-8 (a spreadsheet's \"CSV UTF-8\")" if csv_file else "UTF-8"
+        errors.append(RecordError(name, 0, "", f"the file is not UTF-8: it is {encoding}; save it as {save_as} "
+                                               "and import it again"))
+        return []
+    if csv_file:
         return _csv_records(name, raw, errors, rules)
     records = _jsonl_records(name, raw, errors)
     if not records and not errors:

@@ -141,6 +141,18 @@ CORPUS = [
          "must be a JSON object, got null"),
     Case("csv-json-cell-invalid", "tasks", "tasks.csv", b'id,family,brief,constraints\nt1,abstraction,b,"{nope"\n',
          2, "constraints", "not valid JSON"),
+    # UTF-16 (a spreadsheet's "Unicode text"), with or without a byte-order mark: read as UTF-8 it gave
+    # NUL and CSV errors that never said the file was not UTF-8
+    Case("csv-utf16-bom", "tasks", "tasks.csv", (TASKS_CSV_HEADER + b"t1,abstraction,b\n").decode().encode("utf-16"),
+         0, "", "not UTF-8: it is UTF-16 (little-endian), with a byte-order mark"),
+    Case("csv-utf16le-no-bom", "responses", "responses.csv", "task_id,model,sample,text\nt1,m1,2,x\n".encode("utf-16-le"),
+         0, "", "not UTF-8: it is UTF-16 (little-endian), without a byte-order mark"),
+    Case("csv-utf16be-no-bom", "tasks", "tasks.csv", (TASKS_CSV_HEADER + b"t1,abstraction,b\r\n").decode().encode("utf-16-be"),
+         0, "", "not UTF-8: it is UTF-16 (big-endian)"),
+    Case("csv-utf16be-bom", "renders", "manifest.csv",
+         "\ufefftask_id,model,sample,image,renderer,seed\nt1,m1,1,img.png,flux,7\n".encode("utf-16-be"),
+         0, "", "UTF-16 (big-endian), with a byte-order mark"),
+    Case("jsonl-utf16-bom", "items", "items.jsonl", jl(ITEM).decode().encode("utf-16"), 0, "", "not UTF-8: it is UTF-16"),
     # empty files
     Case("empty", "tasks", "tasks.jsonl", b"", 0, "", "empty"),
     Case("only-blank-lines", "responses", "responses.jsonl", b"\n  \n\r\n", 0, "", "empty"),

@@ -22,7 +22,7 @@ from django.db import transaction
 
 from engine.c2 import tasks as c2_tasks
 from leaderboard.c2.models import C2TaskImage
-from leaderboard.import_contract import ImportFailed, RecordError
+from leaderboard.import_contract import ImportFailed, RecordError, other_encoding
 from leaderboard.models import Benchmark, Task, TaskSet
 from leaderboard.services.catalogue import ImportSummary, tasks_import
 
@@ -39,6 +39,9 @@ IMAGE_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "
 
 
 def _text(name: str, raw: bytes) -> str:
+    encoding = other_encoding(raw)
+    if encoding is not None:
+        raise ImportFailed([RecordError(name, 0, "", f"the file is not UTF-8: it is {encoding}; save it as UTF-8")])
     try:
         # the import contract drops a leading byte-order mark (json.loads refuses one)
         return raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")

@@ -270,3 +270,13 @@ def test_duplicate_keys_and_nan_are_refused_naming_file_line_and_field(fmt, raw,
     assert fragment in errors[0][3]
     assert f"data.{fmt}:{line}: field '{field}'" in str(caught.value)
     assert not TaskSet.objects.exists() and not Task.objects.exists()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_dataset_file_is_named_as_not_utf8(encoding):
+    raw = jsonl({"Problem": "Open a jar without tools."}).decode().encode(encoding)
+    with pytest.raises(ImportFailed) as caught:
+        run_import("macgyver", raw)
+    (error,) = caught.value.errors
+    assert (error.file, error.line) == ("data.macgyver", 0) and "not UTF-8: it is UTF-16" in error.message
+    assert not TaskSet.objects.exists()
