@@ -27,7 +27,7 @@ from annotation.blinding import (
 from annotation.errors import (
     ItemsInvalid,
 )
-from annotation.item_records import item_records
+from annotation.item_records import META_FIELDS, item_records
 from annotation.kinds import kind_for
 from annotation.locking import row_locks_available
 from annotation.models import (
@@ -240,7 +240,7 @@ def _tig_payload(record: Mapping[str, Any]) -> dict[str, Any]:
         "checklist_text": record.get("checklist_text", ""),
         "cluster_summary": record.get("cluster_summary") or record.get("cluster_label") or "",
         "provenance": provenance,
-        "meta": {k: record[k] for k in ("checklist_item_id", "comparison_key", "cluster_id", "source", "rank") if k in record},
+        "meta": {k: record[k] for k in META_FIELDS if k in record},
     }
 
 

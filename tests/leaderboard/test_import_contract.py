@@ -16,6 +16,7 @@ from django.apps import apps
 
 from annotation import item_creation
 from annotation.errors import ItemsInvalid
+from annotation.item_records import CHECKLIST_ENTRY_MAX_CHARS, CHECKLIST_MAX_ENTRIES, META_MAX_CHARS
 from annotation.models import CampaignKind
 from engine.strict_json import MAX_JSON_DEPTH
 from leaderboard.ekphrasis.renders import renders_import_manifest
@@ -123,6 +124,26 @@ CORPUS = [
     Case("brief-10-mb", "tasks", "tasks.jsonl", jl({**TASK, "brief": "b" * 10_000_000}), 1, "brief", "over the limit"),
     Case("constraints-over-limit", "tasks", "tasks.jsonl",
          jl({**TASK, "constraints": {"avoid": ["x" * JSON_FIELD_MAX_CHARS]}}), 1, "constraints", "over the limit"),
+    # a campaign item's payload fields without a column: checklist cues and TIG identifiers were uncapped
+    Case("checklist-entry-over-limit", "items", "items.jsonl",
+         jl(ITEM, {**ITEM, "checklist": ["Avoids clocks?", "c" * (CHECKLIST_ENTRY_MAX_CHARS + 1)]}),
+         2, "checklist[1]", f"limit of {CHECKLIST_ENTRY_MAX_CHARS:,}"),
+    Case("checklist-entry-5-mb", "items", "items.jsonl", jl({**ITEM, "checklist": ["c" * 5_000_000]}),
+         1, "checklist[0]", "5,000,000 characters long, over the limit"),
+    Case("checklist-too-many-entries", "items", "items.jsonl",
+         jl({**ITEM, "checklist": [f"cue {i}" for i in range(CHECKLIST_MAX_ENTRIES + 1)]}),
+         1, "checklist", f"{CHECKLIST_MAX_ENTRIES + 1} entries, over the limit of {CHECKLIST_MAX_ENTRIES}"),
+    Case("checklist-not-a-list", "items", "items.jsonl", jl({**ITEM, "checklist": "Avoids clocks?"}),
+         1, "checklist", "must be a list of strings"),
+    Case("checklist-entry-not-a-string", "items", "items.jsonl", jl({**ITEM, "checklist": ["ok", {"cue": 1}]}),
+         1, "checklist[1]", "must be a string"),
+    Case("tig-id-over-limit", "items", "items.jsonl", jl({**ITEM, "comparison_key": "k" * (META_MAX_CHARS + 1)}),
+         1, "comparison_key", f"limit of {META_MAX_CHARS}"),
+    Case("tig-id-megabytes", "items", "items.jsonl", jl({**ITEM, "cluster_id": "c" * 2_000_000}),
+         1, "cluster_id", "over the limit"),
+    Case("tig-id-an-object", "items", "items.jsonl", jl({**ITEM, "source": {"blob": "x" * 1000}}),
+         1, "source", "must be a string or an integer"),
+    Case("tig-rank-2**70", "items", "items.jsonl", jl({**ITEM, "rank": 2**70}), 1, "rank", "between"),
     # decoding errors name the line, and the field when the bad byte is inside a value
     Case("bad-utf8-in-value", "tasks", "tasks.jsonl", jl(TASK, b'{"id":"t2","family":"abstraction","brief":"caf\xe9"}'),
          2, "brief", "not valid UTF-8"),
@@ -287,3 +308,10 @@ def test_the_admin_upload_shows_the_same_messages_and_writes_nothing(client, ada
     assert response.status_code == 200
     assert database_rows() == before
     assert where(case) in html.unescape(response.content.decode())
+
+
+def test_a_checklist_and_tig_identifiers_at_their_limits_are_accepted(world):
+    checklist = ["c" * CHECKLIST_ENTRY_MAX_CHARS] + [f"cue {i}" for i in range(CHECKLIST_MAX_ENTRIES - 1)]
+    raw = jl({**ITEM, "checklist": checklist, "comparison_key": "k" * META_MAX_CHARS, "rank": 3, "checklist_item_id": 42})
+    (item,), _ = world.run("items", "items.jsonl", raw)
+    assert item.payload["checklist"] == checklist
