@@ -24,7 +24,8 @@ from django.utils import timezone
 from annotation.identity_text import Skeleton, displayed_variants, skeleton
 from annotation.kinds.base import Kind
 from annotation.models import Assignment, BlindingRefusal, Campaign, Item
-from leaderboard.models import Response, SubjectModel
+from leaderboard.models import Response
+from leaderboard.selectors import catalogue_identity_strings
 
 #: Campaign texts annotators read (queue card, labelling page, calibration overlay), checked the same way.
 CAMPAIGN_SHOWN_FIELDS = ("name", "instructions")
@@ -90,11 +91,8 @@ class IdentityMatcher:
 
 def catalogue_identities() -> IdentityMatcher:
     """The identity strings of every model (any role): display name, provider id, the provider id's
-    last path segment ("org/name" → "name") and family."""
-    strings = []
-    for display_name, provider_id, family in SubjectModel.objects.values_list("display_name", "provider_id", "family"):
-        strings += [display_name, provider_id, provider_id.rsplit("/", 1)[-1], family]
-    return IdentityMatcher(strings)
+    last path segment ("org/name" → "name") and family (:func:`leaderboard.selectors.catalogue_identity_strings`)."""
+    return IdentityMatcher(catalogue_identity_strings())
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -20,7 +20,12 @@ from leaderboard.forms import ResponseImportForm, SubjectModelAdminForm, TaskImp
 from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Benchmark, Render, Response, SubjectModel, Task, TaskSet
 from leaderboard.roles import require_admin
-from leaderboard.services.catalogue import responses_import, tasks_import
+from leaderboard.services.catalogue import (
+    responses_import,
+    subject_model_save,
+    subject_models_delete,
+    tasks_import,
+)
 
 
 @admin.register(Benchmark)
@@ -101,6 +106,17 @@ class SubjectModelAdmin(admin.ModelAdmin):
     form = SubjectModelAdminForm
     list_display = ("display_name", "role", "provider_id", "family", "base_url", "api_key_env", "accepts_images", "is_demo")
     list_filter = ("role", "accepts_images", "is_demo")
+
+    # Through the catalogue's one write of models: a name added or changed moves the catalogue revision,
+    # and everything annotators are shown is checked against the new names (annotation.blinding_recheck).
+    def save_model(self, request, obj, form, change):
+        subject_model_save(model=obj)
+
+    def delete_model(self, request, obj):
+        subject_models_delete(models=SubjectModel.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset):
+        subject_models_delete(models=queryset)
 
 
 @admin.register(Response)

@@ -118,6 +118,24 @@ class SubjectModel(models.Model):
         return self.display_name
 
 
+class CatalogueRevision(models.Model):
+    """The catalogue's revision: one row (``pk`` 1) whose ``number`` grows whenever the identity strings
+    of the subject models change — a model added or renamed, its provider id or family changed, a model
+    deleted. ``identities_sha256`` is the digest of those strings at that number. Written only by
+    :func:`leaderboard.services.catalogue.catalogue_revision_sync`; read by blinding, which re-checks
+    anything checked against an older revision (``annotation.blinding_recheck``). No row reads as 0."""
+
+    number = models.PositiveBigIntegerField(default=0)
+    identities_sha256 = models.CharField(max_length=64, blank=True)
+    changed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(id=1), name="cataloguerevision_one_row")]
+
+    def __str__(self) -> str:
+        return f"catalogue revision {self.number}"
+
+
 class Response(models.Model):
     class Normalisation(models.TextChoices):
         FIELDS = "fields", "Given as two fields"

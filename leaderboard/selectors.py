@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Count, QuerySet
 
-from leaderboard.models import Render, Response, TaskSet
+from leaderboard.models import CatalogueRevision, Render, Response, SubjectModel, TaskSet
 
 
 def task_set_get(*, name: str, version: str | None = None) -> TaskSet:
@@ -44,6 +44,24 @@ def normalisation_counts(*, task_set: TaskSet) -> dict[str, int]:
         .annotate(n=Count("id"))
     )
     return {method: n for method, n in rows}
+
+
+# ---------------------------------------------------------------- the catalogue's names
+
+
+def catalogue_identity_strings() -> list[str]:
+    """Every model's identity strings (any role): display name, provider id, the provider id's last path
+    segment ("org/name" -> "name") and family. What blinding checks shown text against
+    (:func:`annotation.blinding.catalogue_identities`) and what the catalogue revision is a digest of."""
+    strings = []
+    for display_name, provider_id, family in SubjectModel.objects.values_list("display_name", "provider_id", "family"):
+        strings += [display_name, provider_id, provider_id.rsplit("/", 1)[-1], family]
+    return strings
+
+
+def catalogue_revision() -> int:
+    """The catalogue's revision number (:class:`~leaderboard.models.CatalogueRevision`; 0 when it has no row)."""
+    return CatalogueRevision.objects.filter(pk=1).values_list("number", flat=True).first() or 0
 
 
 # ---------------------------------------------------------------- renders (App. I.1)

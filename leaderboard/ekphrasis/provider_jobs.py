@@ -19,7 +19,7 @@ from django.utils import timezone
 from leaderboard.ekphrasis.checklists import task_brief_of
 from leaderboard.models import Response, SubjectModel, TaskSet
 from leaderboard.providers import provider_client_for
-from leaderboard.services.catalogue import ImportSummary, responses_import
+from leaderboard.services.catalogue import ImportSummary, responses_import, subject_model_ensure
 
 
 @dataclass
@@ -74,7 +74,7 @@ def responses_simulate(*, task_set: TaskSet, model_name: str, samples: int = 3) 
     samples_check(samples)
     if not is_simulated_subject(model_name):
         raise ValueError(f"{model_name!r} is not a simulated subject name (simulated-…)")
-    SubjectModel.objects.get_or_create(
+    subject_model_ensure(
         display_name=model_name, defaults={"role": SubjectModel.Role.SUBJECT, "is_simulated": True, "family": ""}
     )
     lines = []

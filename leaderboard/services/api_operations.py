@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from leaderboard.models import SubjectModel, Task, TaskSet
+from leaderboard.services.catalogue import subject_model_save
 
 __all__ = [
     "ApiOperationRefused", "SUBJECT_MODEL_FIELDS", "subject_model_create",
@@ -60,7 +61,7 @@ def _display_name_free(name: str, *, except_pk: int | None = None) -> None:
 @transaction.atomic
 def subject_model_create(**values: Any) -> SubjectModel:
     _display_name_free(values["display_name"])
-    return SubjectModel.objects.create(**{k: v for k, v in values.items() if k in SUBJECT_MODEL_FIELDS})
+    return subject_model_save(model=SubjectModel(**{k: v for k, v in values.items() if k in SUBJECT_MODEL_FIELDS}))
 
 
 @transaction.atomic
@@ -74,6 +75,6 @@ def subject_model_update(*, model: SubjectModel, **values: Any) -> SubjectModel:
     for key in changed:
         setattr(model, key, values[key])
     if changed:
-        model.save(update_fields=changed)
+        subject_model_save(model=model, update_fields=changed)
     return model
 

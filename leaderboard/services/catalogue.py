@@ -1,4 +1,7 @@
-"""Writes to the catalogue: imports, exports, freezing.
+"""Writes to the catalogue: imports, exports, freezing, and the subject models with the catalogue's
+revision (every write of a model goes through :func:`subject_model_save`, :func:`subject_model_ensure`,
+:func:`subject_models_delete` or :func:`responses_import`, each of which calls
+:func:`catalogue_revision_sync`).
 
 Every import is one transaction: either every record of the file is written,
 or nothing is, and the caller gets every error with file, line and field.
@@ -10,17 +13,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
+from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from engine.visual_plan import split_visual_plan
 from leaderboard.csv_cells import csv_text
 from leaderboard.import_contract import ImportFailed, RecordError
-from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
+from leaderboard.models import Benchmark, CatalogueRevision, Response, SubjectModel, Task, TaskSet
 from leaderboard.records import read_response_records, read_task_records
+from leaderboard.selectors import catalogue_identity_strings
+
+logger = logging.getLogger(__name__)
 
 BENCHMARK_NAMES = {
     Benchmark.Kind.EKPHRASIS: "Ekphrasis",
@@ -161,9 +173,11 @@ def responses_import(
                 )
     if errors:
         raise ImportFailed(errors)
-    for model in models.values():
-        if model.pk is None:
-            model.save()
+    new_models = [model for model in models.values() if model.pk is None]
+    for model in new_models:
+        model.save()
+    if new_models:
+        catalogue_revision_sync()  # new names: what annotators are shown is checked against them
 
     existing: dict[tuple[int, int, int], Response] = {
         (r.task_id, r.subject_model_id, r.sample): r
@@ -253,6 +267,89 @@ def _assign_primaries(task_set: TaskSet, wanted_primary: dict[tuple[int, int], t
         sample = wanted_primary.get(key, (min(r.sample for r in responses), 0))[0]
         to_mark.extend(r.pk for r in responses if r.sample == sample)
     Response.objects.filter(pk__in=to_mark).update(is_primary=True)
+
+
+# ---------------------------------------------------------------- subject models and the catalogue revision
+
+#: Called with the new revision number once a transaction that moved it has committed. Registered from an
+#: app's ``ready()`` (:func:`catalogue_revision_listener_register`): annotation re-checks the items it
+#: checked against the old names, and the catalogue may not import annotation.
+_REVISION_LISTENERS: list[Callable[[int], None]] = []
+
+
+def catalogue_revision_listener_register(listener: Callable[[int], None]) -> None:
+    """Call ``listener(number)`` after every commit that moves the catalogue revision (idempotent)."""
+    if listener not in _REVISION_LISTENERS:
+        _REVISION_LISTENERS.append(listener)
+
+
+def _identities_sha256(strings: Iterable[str]) -> str:
+    names = sorted({name.strip() for name in strings if name and name.strip()})
+    return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
+
+
+def _revision_moved(number: int) -> None:
+    for listener in list(_REVISION_LISTENERS):
+        listener(number)
+
+
+def catalogue_revision_sync(*, now: datetime | None = None) -> int:
+    """Move the catalogue revision if the models' identity strings
+    (:func:`leaderboard.selectors.catalogue_identity_strings`) are not those it was taken at; the revision
+    number now. Every write of subject models calls it in its own transaction; the periodic blinding sweep
+    calls it too, for writes made around the services (a shell, fixtures, raw SQL). Changing a model's
+    price or endpoint moves nothing. After the commit, the registered listeners hear the new number."""
+    with transaction.atomic():
+        current = CatalogueRevision.objects.filter(pk=1).values_list("number", "identities_sha256").first()
+        if current is not None and current[1] == _identities_sha256(catalogue_identity_strings()):
+            return current[0]  # the usual case, and the sweep's: nothing to lock
+        CatalogueRevision.objects.get_or_create(pk=1)  # made by the migration; again after a flush
+        # Race prevented: two writers of models each moving the revision from the same old names, the
+        # second recording a digest without the first's model. The row lock orders them; the second then
+        # reads the names in a new statement, which sees the first's commit (READ COMMITTED).
+        row = CatalogueRevision.objects.select_for_update().get(pk=1)
+        digest = _identities_sha256(catalogue_identity_strings())
+        if digest == row.identities_sha256:
+            return row.number
+        row.number += 1
+        row.identities_sha256, row.changed_at = digest, now or timezone.now()
+        row.save(update_fields=["number", "identities_sha256", "changed_at"])
+        transaction.on_commit(partial(_revision_moved, row.number), robust=True)
+        return row.number
+
+
+def subject_model_save(*, model: SubjectModel, update_fields: Sequence[str] | None = None) -> SubjectModel:
+    """Save a subject model, new or changed (``update_fields`` as ``Model.save`` takes them), and move the
+    catalogue revision when its names changed: the one write of a model (API, admin, imports)."""
+    with transaction.atomic():
+        model.save(update_fields=update_fields)
+        catalogue_revision_sync()
+    return model
+
+
+def subject_model_ensure(*, display_name: str, defaults: Mapping[str, Any]) -> SubjectModel:
+    """The model named ``display_name``, created with ``defaults`` on first use (simulated subjects)."""
+    return subject_models_ensure(defaults_by_name={display_name: defaults})[display_name]
+
+
+def subject_models_ensure(*, defaults_by_name: Mapping[str, Mapping[str, Any]]) -> dict[str, SubjectModel]:
+    """Display name -> the model of that name, each created with its defaults on first use; the catalogue
+    revision moves once for all the new ones."""
+    with transaction.atomic():
+        models, created = {}, False
+        for name, defaults in defaults_by_name.items():
+            models[name], new = SubjectModel.objects.get_or_create(display_name=name, defaults=dict(defaults))
+            created = created or new
+        if created:
+            catalogue_revision_sync()
+    return models
+
+
+def subject_models_delete(*, models: QuerySet[SubjectModel]) -> None:
+    """Delete subject models (the admin's delete); a model with responses or runs is protected."""
+    with transaction.atomic():
+        models.delete()
+        catalogue_revision_sync()
 
 
 # ---------------------------------------------------------------- exports

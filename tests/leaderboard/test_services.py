@@ -1,5 +1,6 @@
 """Imports and exports of the catalogue: every error class names file, line and
-field, and leaves the database exactly as it was."""
+field, and leaves the database exactly as it was. The catalogue revision moves exactly when the
+models' names change."""
 
 from __future__ import annotations
 
@@ -11,7 +12,19 @@ import pytest
 
 from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Response, SubjectModel, Task, TaskSet
-from leaderboard.services.catalogue import responses_export, responses_import, tasks_export, tasks_import
+from leaderboard.selectors import catalogue_revision
+from leaderboard.services import catalogue
+from leaderboard.services.catalogue import (
+    catalogue_revision_sync,
+    responses_export,
+    responses_import,
+    subject_model_ensure,
+    subject_model_save,
+    subject_models_delete,
+    tasks_export,
+    tasks_import,
+)
+from tests.factories import SubjectModelFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -294,3 +307,47 @@ def test_csv_exports_neutralise_formula_cells_and_import_them_back_unchanged(tas
     responses_import(name="x.csv", raw=csv_text.encode(), task_set=task_set)
     assert list(Response.objects.order_by("sample").values_list("raw_text", flat=True)) == FORMULA_CELLS
     assert responses_export(task_set=task_set, fmt="csv") == csv_text
+
+
+# ---------------------------------------------------------------- the catalogue revision
+
+
+def test_the_catalogue_revision_moves_when_a_models_names_change_and_only_then(db):
+    start = catalogue_revision_sync()
+    model = subject_model_save(model=SubjectModel(display_name="Demo Atlas"))
+    assert catalogue_revision() == start + 1
+    model.price_input_per_mtok, model.base_url = 2.5, "https://example.org/v1"
+    subject_model_save(model=model, update_fields=["price_input_per_mtok", "base_url"])
+    subject_model_ensure(display_name="Demo Atlas", defaults={"family": "ignored"})
+    assert catalogue_revision() == start + 1  # no name changed
+    for field, value in (("display_name", "Demo Orion"), ("provider_id", "acme/orion-2"), ("family", "Orion")):
+        setattr(model, field, value)
+        subject_model_save(model=model, update_fields=[field])
+    assert catalogue_revision() == start + 4
+    subject_model_ensure(display_name="simulated-x", defaults={"is_simulated": True})
+    subject_models_delete(models=SubjectModel.objects.filter(display_name="simulated-x"))
+    assert catalogue_revision() == start + 6
+
+
+def test_a_model_written_around_the_services_moves_the_revision_at_the_next_sync(db):
+    start = catalogue_revision_sync()
+    SubjectModelFactory(display_name="Made In A Shell")
+    assert catalogue_revision() == start
+    assert catalogue_revision_sync() == start + 1 == catalogue_revision()
+    assert catalogue_revision_sync() == start + 1
+
+
+def test_responses_import_creating_models_moves_the_revision(task_set):
+    start = catalogue_revision_sync()
+    rows = [{"task_id": "a1", "model": "brand-new", "sample": 1, **plan()}]
+    responses_import(name="r.jsonl", raw=jsonl(*rows), task_set=task_set, create_models=True)
+    assert catalogue_revision() == start + 1
+
+
+def test_the_listeners_hear_the_new_revision_once_it_commits(db, monkeypatch, django_capture_on_commit_callbacks):
+    heard = []
+    monkeypatch.setattr(catalogue, "_REVISION_LISTENERS", [heard.append])
+    with django_capture_on_commit_callbacks(execute=True):
+        subject_model_save(model=SubjectModel(display_name="Demo Atlas"))
+        assert heard == []  # not before the commit: a worker must see the new model
+    assert heard == [catalogue_revision()]

@@ -57,6 +57,7 @@ from leaderboard.run_usage import run_usage_add
 from leaderboard.runs.errors import ProviderCallsUnanswered, ProviderStopped, RunConfigurationError
 from leaderboard.runs.lifecycle import JobKind, run_claim_finalise, run_fail, run_finish, run_pending_units
 from leaderboard.runs.starting import run_start
+from leaderboard.services.catalogue import subject_models_ensure
 
 logger = logging.getLogger(__name__)
 
@@ -71,13 +72,14 @@ DEFAULT_SAMPLES = 5  # n per prompt (issue 12; the paper's n is not printed)
 
 def _subjects(names: Sequence[str]) -> list[SubjectModel]:
     """The named subject models; a ``simulated-*`` name makes its labelled simulated model on first use."""
+    simulated = subject_models_ensure(defaults_by_name={  # new ones move the catalogue revision once
+        name: {"is_simulated": True, "accepts_images": True, "family": "simulated"}
+        for name in names if subject_is_simulated(name)
+    })
     out, unknown = [], []
     for name in names:
-        if subject_is_simulated(name):
-            model, _ = SubjectModel.objects.get_or_create(
-                display_name=name, defaults={"is_simulated": True, "accepts_images": True, "family": "simulated"}
-            )
-            out.append(model)
+        if name in simulated:
+            out.append(simulated[name])
             continue
         model = SubjectModel.objects.filter(display_name=name, role=SubjectModel.Role.SUBJECT).first()
         if model is None:

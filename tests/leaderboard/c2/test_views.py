@@ -135,7 +135,8 @@ def test_starting_a_run_from_the_form_plans_it_and_queues_it_on_commit(client, r
     run = C2Run.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/c2/runs/{run.pk}/"
     assert (run.template, run.surprise_policy, run.status, run.samples.count()) == ("creative", "formula", "pending", 5 * 2 * 2)
-    assert len(callbacks) == 1
+    # the run's dispatch, and the catalogue's news: its simulated models are new (one revision move)
+    assert len(callbacks) == 2
 
 
 def test_the_form_refuses_a_text_only_model_for_a_visual_task_set_with_a_message(client, rita, tmp_path):
