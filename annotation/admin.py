@@ -194,15 +194,16 @@ class AdjudicationAdmin(admin.ModelAdmin):
 
 @admin.register(BlindingRefusal)
 class BlindingRefusalAdmin(admin.ModelAdmin):
-    """The report of items refused because what they would show names a model (annotation.blinding)."""
+    """The report of items refused because what they would show names a model (annotation.blinding): at
+    creation, or withheld after a model was added or renamed (``item`` set; annotation.blinding_recheck)."""
 
-    list_display = ("created_at", "campaign", "item_key", "line", "field", "identity", "response", "message")
+    list_display = ("created_at", "campaign", "item_key", "item", "line", "field", "identity", "response", "message")
     list_filter = ("campaign",)
     search_fields = ("item_key", "identity", "message")
-    readonly_fields = ("campaign", "item_key", "line", "field", "identity", "response", "message", "created_at")
+    readonly_fields = ("campaign", "item", "item_key", "line", "field", "identity", "response", "message", "created_at")
 
     def has_add_permission(self, request):
-        return False  # written by item creation only
+        return False  # written by item creation and by withholding only
 
     def has_change_permission(self, request, obj=None):
         return False

@@ -124,9 +124,11 @@ def _progress_recounted(campaign: Campaign, annotator: AbstractBaseUser) -> Prog
     counts = Assignment.objects.filter(campaign=campaign).aggregate(
         done=Count("pk", filter=Q(annotator=annotator, status=Assignment.Status.SUBMITTED)),
         assigned=Count("pk", filter=Q(annotator=annotator, status=Assignment.Status.ACTIVE)),
-        labels=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, slot__isnull=False)),
+        labels=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, slot__isnull=False,
+                                    item__withheld_at__isnull=True)),
     )
-    total = ItemSlot.objects.filter(item__campaign=campaign).count()  # regular items x k (gold has no slots)
+    # regular items x k (gold has no slots; a withheld item is no longer work)
+    total = ItemSlot.objects.filter(item__campaign=campaign, item__withheld_at__isnull=True).count()
     return Progress(counts["done"], counts["assigned"], counts["labels"], total, _items_of_slots(total, campaign))
 
 

@@ -83,11 +83,12 @@ class CampaignDetailApi(ApiView):
         class Meta(CampaignOutput.Meta):
             fields = [*CampaignOutput.Meta.fields, "instructions", "n_items", "labels"]
 
+        # As the progress counters count them: an item withheld for blinding is no longer work.
         def get_n_items(self, obj) -> int:
-            return obj.items.filter(is_gold=False).count()
+            return obj.items.filter(is_gold=False, withheld_at__isnull=True).count()
 
         def get_labels(self, obj) -> int:
-            return obj.assignments.filter(status="submitted", slot__isnull=False).count()
+            return obj.assignments.filter(status="submitted", slot__isnull=False, item__withheld_at__isnull=True).count()
 
     @extend_schema(operation_id="campaigns_retrieve", responses={200: CampaignDetailOutput, **error_responses(404)})
     def get(self, request, pk: int):

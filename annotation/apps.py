@@ -20,6 +20,12 @@ class AnnotationConfig(AppConfig):
         from leaderboard.overview import validation_source_register
 
         validation_source_register(model_validation_figures)
+        # After a model is added or renamed, the items checked against the old names are checked again;
+        # the catalogue may not import this app, so it is told whom to call from here.
+        from annotation.tasks import recheck_blinding_send
+        from leaderboard.services.catalogue import catalogue_revision_listener_register
+
+        catalogue_revision_listener_register(recheck_blinding_send)
         # Pillow's own decompression-bomb guard (a warning over MAX_IMAGE_PIXELS, a refusal at open over
         # twice that) at the site's pixel budget, for any decoding that does not check the budget itself.
         from PIL import Image

@@ -8,7 +8,9 @@ the catalogue (display name, provider id and its last path segment, family) thro
 :func:`identity_mentions`, which sees through disguises (look-alike letters, invisible characters,
 changed separators: :mod:`annotation.identity_text`) and matches whole words only. Items that
 fail are refused at creation with an error naming the response (or the field) that carries the name, and a :class:`~annotation.models.BlindingRefusal` row is kept
-for the admin's report (admin → "Items refused for blinding"). The campaign texts annotators read
+for the admin's report (admin → "Items refused for blinding"). Each item records the catalogue revision
+it was checked against; after a model is added or renamed, :mod:`annotation.blinding_recheck` checks it
+again before it is shown, and withholds it when the new names reach it. The campaign texts annotators read
 (name, instructions, calibration examples) are checked by :func:`texts_identity_problems`.
 """
 
@@ -25,7 +27,7 @@ from annotation.identity_text import Skeleton, displayed_variants, skeleton
 from annotation.kinds.base import Kind
 from annotation.models import Assignment, BlindingRefusal, Campaign, Item
 from leaderboard.models import Response
-from leaderboard.selectors import catalogue_identity_strings
+from leaderboard.selectors import catalogue_identity_strings, catalogue_revision
 
 #: Campaign texts annotators read (queue card, labelling page, calibration overlay), checked the same way.
 CAMPAIGN_SHOWN_FIELDS = ("name", "instructions")
@@ -74,9 +76,11 @@ def identity_mentions(text: str, names: Iterable[str]) -> list[str]:
 
 
 class IdentityMatcher:
-    """The catalogue's identity strings, checked with :func:`identity_mentions`."""
+    """The catalogue's identity strings, checked with :func:`identity_mentions`; ``revision`` is the
+    catalogue revision they are at least as new as (read before them)."""
 
-    def __init__(self, identities: Iterable[str]):
+    def __init__(self, identities: Iterable[str], *, revision: int = 0):
+        self.revision = revision
         # One spelling per name, the first given (a display name before the provider id's segment);
         # longest first, so the name reported for a text is the most specific one it contains.
         given = list(dict.fromkeys(n.strip() for n in identities if n and n.strip()))
@@ -91,8 +95,11 @@ class IdentityMatcher:
 
 def catalogue_identities() -> IdentityMatcher:
     """The identity strings of every model (any role): display name, provider id, the provider id's
-    last path segment ("org/name" → "name") and family (:func:`leaderboard.selectors.catalogue_identity_strings`)."""
-    return IdentityMatcher(catalogue_identity_strings())
+    last path segment ("org/name" → "name") and family (:func:`leaderboard.selectors.catalogue_identity_strings`),
+    with the catalogue revision. The revision is read first: the names read after it hold at least its
+    names, so an item checked with them may be recorded as checked at that revision."""
+    revision = catalogue_revision()
+    return IdentityMatcher(catalogue_identity_strings(), revision=revision)
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -161,12 +168,15 @@ def texts_identity_problems(texts: Mapping[str, str], *, matcher: IdentityMatche
     return problems
 
 
-def blinding_refusals_record(*, campaign: Campaign, refused: Sequence[tuple[str, int, IdentityLeak]]) -> None:
-    """Keep refused items for the admin's report: (item key, line, leak) each."""
+def blinding_refusals_record(*, campaign: Campaign, refused: Sequence[tuple[str, int, IdentityLeak]],
+                             item: Item | None = None, prefix: str = "") -> None:
+    """Keep refused items for the admin's report: (item key, line, leak) each; ``item`` when an existing
+    item was withheld (its messages start with ``prefix``)."""
     now = timezone.now()
     BlindingRefusal.objects.bulk_create([
-        BlindingRefusal(campaign=campaign, item_key=key[:200], line=line, field=leak.field[:40],
-                        identity=leak.identity[:200], response=leak.response, message=leak.message, created_at=now)
+        BlindingRefusal(campaign=campaign, item=item, item_key=key[:200], line=line, field=leak.field[:40],
+                        identity=leak.identity[:200], response=leak.response, message=prefix + leak.message,
+                        created_at=now)
         for key, line, leak in refused
     ])
 

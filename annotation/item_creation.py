@@ -136,6 +136,7 @@ def items_create(
             errors.extend((spec.line, f, m) for f, m in problems)
             if problems:
                 continue
+            item.blinding_revision = max(item.blinding_revision, identities.revision)  # checked just now
             if item.pk is None:
                 item.content_hash = content_hash
                 item.save()
@@ -375,6 +376,8 @@ def item_gold_set(*, item: Item, answer: Any) -> Item:
     statistics; it measures each annotator's accuracy.
     """
     kind = kind_for(item.campaign.kind)
+    if item.withheld_at is not None:
+        raise ItemsInvalid([(0, "gold", "this item is withheld (it shows a model's name); it is not shown again")])
     with transaction.atomic():
         if answer is None:
             if item.is_gold and Assignment.objects.filter(item=item).exists():
@@ -404,6 +407,12 @@ def item_gold_set(*, item: Item, answer: Any) -> Item:
 
 def _item_content_changed(*, item: Item, new_hash: str, now: datetime) -> None:
     """The item now shows something else: earlier labels become stale and free their slots."""
+    # The item's row first, as withholding takes it (annotation.blinding_recheck): the two never wait
+    # on each other's assignment rows in opposite orders, and a withheld item is seen as withheld.
+    row = Item.objects.filter(pk=item.pk)
+    if row_locks_available():
+        row = row.select_for_update()
+    withheld = next(iter(row.values_list("withheld_at", flat=True)), None) is not None
     label_model = kind_for(item.campaign.kind).label_model
     label_model.objects.filter(item=item, is_stale=False).exclude(content_hash=new_hash).update(is_stale=True)
     ending = Assignment.objects.filter(item=item, status__in=Assignment.LIVE).exclude(content_hash=new_hash)
@@ -411,13 +420,15 @@ def _item_content_changed(*, item: Item, new_hash: str, now: datetime) -> None:
         ending = ending.select_for_update()
     ended = list(ending.values_list("pk", "slot_id", "status", "annotator_id"))
     Assignment.objects.filter(pk__in=[pk for pk, *_ in ended]).update(status=Assignment.Status.STALE, finished_at=now)
-    # The ended live assignments free their slots; their labels stop counting as progress.
-    slots_freed(slot_ids=[slot for _, slot, _, _ in ended])
+    # The ended live assignments free their slots; their labels stop counting as progress. A withheld
+    # item's slots stay out of the queue, and its labels were taken out of the campaign's count already.
+    if not withheld:
+        slots_freed(slot_ids=[slot for _, slot, _, _ in ended])
     submitted = [(slot, annotator) for _, slot, status, annotator in ended if status == Assignment.Status.SUBMITTED]
     for annotator_id, n in Counter(annotator for _, annotator in submitted).items():
         annotator_progress_add(campaign_id=item.campaign_id, annotator_id=annotator_id, done=-n)
-    campaign_progress_add(campaign_id=item.campaign_id, labels=-sum(slot is not None for slot, _ in submitted),
-                          items_changed=True)
+    counted = 0 if withheld else sum(slot is not None for slot, _ in submitted)
+    campaign_progress_add(campaign_id=item.campaign_id, labels=-counted, items_changed=True)
     Item.objects.filter(pk=item.pk).update(content_hash=new_hash)
     item.content_hash = new_hash
 

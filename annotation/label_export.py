@@ -23,6 +23,8 @@ EXPORT_COLUMNS = [
     "response_b_id", "render_a_id", "render_b_id", "sampling_stratum", "c2_sample_id", "easel_step_a_id", "easel_step_b_id",
     # crowd campaigns (issue 25): the participant's state, whether the label enters the statistics, active time
     "panel_id", "participant_state", "counted", "active_ms",
+    # blinding (annotation.blinding_recheck): the item was withheld later, its text found to name a model
+    "item_withheld",
 ]
 
 
@@ -57,10 +59,10 @@ def _participant_columns(participant: Participant | None, label, active_ms: int 
 
 
 def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
-    """Every label of the campaign (stale and simulated ones included, and marked) with its
-    assignment metadata. Researcher-only: it names models. ``answer`` is the current version;
-    ``version`` counts the annotator's changes (1 = as first given) and ``revisions`` keeps every
-    superseded version, so that no history is lost."""
+    """Every label of the campaign (stale and simulated ones, and those of items withheld for blinding,
+    included and marked) with its assignment metadata. Researcher-only: it names models. ``answer`` is
+    the current version; ``version`` counts the annotator's changes (1 = as first given) and
+    ``revisions`` keeps every superseded version, so that no history is lost."""
     kind = kind_for(campaign.kind)
     labels = kind.label_model.objects.filter(campaign=campaign).select_related(
         "annotator", "assignment__slot", "item__task", "item__response_a__subject_model", "item__response_b__subject_model",
@@ -94,5 +96,6 @@ def labels_export(*, campaign: Campaign, fmt: str = "jsonl") -> str:
             "render_a_id": item.render_a_id, "render_b_id": item.render_b_id, "sampling_stratum": item.sampling_stratum,
             "c2_sample_id": item.c2_sample_id, "easel_step_a_id": item.easel_step_a_id, "easel_step_b_id": item.easel_step_b_id,
             **_participant_columns(people.get(label.annotator_id), label, active.get(label.assignment_id)),
+            "item_withheld": item.withheld_at is not None,
         })
     return rows_serialise(out, EXPORT_COLUMNS, fmt)

@@ -9,7 +9,9 @@ which refuses a closed campaign, a lost membership or a withdrawn assignment):
   item they answered last: "the previous item"; an older one is no longer theirs to change);
 * the item still shows what it showed when they labelled it (the label is not stale, and the
   item's content hash — recomputed now — is the one the label was given under);
-* the item is not in adjudication (requested or resolved): a researcher is reading its labels.
+* the item is not in adjudication (requested or resolved): a researcher is reading its labels;
+* the item is not withheld (its text was found to name a model after a catalogue change:
+  :mod:`annotation.blinding_recheck`), so that it is never shown again.
 
 A changed item and an item in adjudication are refused with the same message, which names both: the
 annotator must not learn that their item went to adjudication (that tells them the others disagreed).
@@ -86,6 +88,8 @@ def revision_refusal(*, label: Label, assignment: Assignment, item: Item, kind: 
     docstring). Writes nothing: an item found changed is marked stale by the next submission or
     content refresh, not by a refused change."""
     if label.is_stale or assignment.status != Assignment.Status.SUBMITTED:
+        return REFUSED_LOCKED
+    if item.withheld_at is not None:
         return REFUSED_LOCKED
     latest = _latest(type(label).objects.filter(campaign_id=label.campaign_id, annotator_id=label.annotator_id))
     if latest is None or latest.pk != label.pk:

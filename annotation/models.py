@@ -237,6 +237,14 @@ class Item(models.Model):
     )
     is_gold = models.BooleanField(default=False)
     gold_answer = models.JSONField(null=True, blank=True)
+    blinding_revision = models.PositiveBigIntegerField(
+        default=0, help_text="The catalogue revision whose model names the item's shown text was last checked against."
+    )
+    withheld_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="Set when the item was found to show a model's name after a catalogue change: never handed out "
+        "again, out of the progress figures; its labels are kept.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -258,7 +266,11 @@ class Item(models.Model):
             ),
             models.CheckConstraint(condition=~Q(content_hash=""), name="item_content_hash_set"),
         ]
-        indexes = [models.Index(fields=["campaign", "is_gold", "position"], name="item_campaign_gold_pos")]
+        indexes = [
+            models.Index(fields=["campaign", "is_gold", "position"], name="item_campaign_gold_pos"),
+            # The blinding sweep's items checked against an older catalogue: a range at the index's start.
+            models.Index(fields=["blinding_revision"], name="item_blinding_revision"),
+        ]
         ordering = ["campaign", "position", "pk"]
 
     def __str__(self) -> str:
@@ -270,7 +282,8 @@ class ItemSlot(models.Model):
     unique index on Assignment), so an item can never be given to more than ``k`` annotators at once
     or keep more than ``k`` current labels. Slot parity fixes the A/B orientation (counterbalancing).
 
-    The queue: ``is_free`` says that no live assignment holds the slot. It is written by the services
+    The queue: ``is_free`` says that no live assignment holds the slot (and its item is not withheld for
+    blinding: :mod:`annotation.blinding_recheck`). It is written by the services
     in the transaction that takes or frees the slot (never derived on read), and ``campaign`` and
     ``position`` copy the item's, so that the next free slot of a campaign is the first row of a small
     partial index (``itemslot_free_queue``) whatever the size of the campaign or of the others."""
@@ -687,10 +700,16 @@ class Adjudication(models.Model):
 
 
 class BlindingRefusal(models.Model):
-    """An item refused at creation because something it would show names a model (the admin's
-    report of refused items; see :mod:`annotation.blinding`). The item itself was never created."""
+    """An item refused because something it would show names a model (the admin's report of refused
+    items; see :mod:`annotation.blinding`): at creation (``item`` empty: the item was never created), or
+    withheld later, when a model added to the catalogue or renamed made its text name one (``item`` is the
+    withheld item; :mod:`annotation.blinding_recheck`)."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="blinding_refusals")
+    item = models.ForeignKey(
+        Item, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The item withheld after a catalogue change; empty when the item was refused at creation.",
+    )
     item_key = models.CharField(max_length=200)
     line = models.PositiveIntegerField(default=0, help_text="Line of the import file; 0 when not from a file.")
     field = models.CharField(max_length=40, help_text="Where the name was found: response_a/b, render_a/b, task, payload.")

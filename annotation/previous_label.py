@@ -8,9 +8,11 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from annotation.blinding_recheck import item_blinding_current
 from annotation.kinds import kind_for
 from annotation.label_revision import previous_label, revision_refusal
 from annotation.models import Assignment, Campaign, Item
+from leaderboard.selectors import catalogue_revision
 
 __all__ = ["previous_label_present"]
 
@@ -33,6 +35,9 @@ def previous_label_present(*, campaign: Campaign, annotator: AbstractBaseUser,
     assignment.campaign = campaign
     assignment.item = Item.objects.select_related(*kind.content_relations).get(pk=assignment.item_id)
     assignment.item.campaign = campaign
+    # Blinding's gatekeeper before the item is shown again: checked against the catalogue's current names
+    # (withheld when they reach it; a withheld item is refused below and its content not sent).
+    item_blinding_current(item=assignment.item, kind=kind, revision=catalogue_revision())
     refusal = revision_refusal(label=label, assignment=assignment, item=assignment.item, kind=kind)
     body: dict[str, Any] = {"token": assignment.token, "kind": kind.code, "version": label.version,
                             "revisable": refusal is None, "refusal": refusal or "", "content": None, "answer": None}

@@ -3,6 +3,7 @@ what they count, so that reading progress is one row and never an aggregate over
 
 * :class:`~annotation.models.CampaignProgress` ``labels`` (live submitted assignments of regular
   items), ``slots`` (regular items × k) and ``label_version`` (grows on every change a dashboard shows);
+  an item withheld for blinding (:mod:`annotation.blinding_recheck`) is in neither;
 * :class:`~annotation.models.AnnotatorProgress` ``done`` (an annotator's live submitted assignments).
 
 A counter row that does not exist yet (a campaign made in the admin, an annotator's first label) is
@@ -23,9 +24,10 @@ from evalsite.prepared_statements import statement_cursor
 
 def _campaign_recount(campaign_id: int) -> dict[str, int]:
     return {
-        "slots": ItemSlot.objects.filter(campaign_id=campaign_id).count(),
+        "slots": ItemSlot.objects.filter(campaign_id=campaign_id, item__withheld_at__isnull=True).count(),
         "labels": Assignment.objects.filter(
-            campaign_id=campaign_id, status=Assignment.Status.SUBMITTED, slot__isnull=False
+            campaign_id=campaign_id, status=Assignment.Status.SUBMITTED, slot__isnull=False,
+            item__withheld_at__isnull=True,
         ).count(),
     }
 

@@ -3,7 +3,9 @@ statement that locks their row (issue 16: one round trip where there were five).
 
 * :func:`next_item_facts` — the campaign, the annotator's membership row (locked: it serialises one
   annotator's requests in one campaign), the gatekeeper's :class:`~annotation.access.AccessFacts`, the
-  progress counters, and the counts the gold schedule needs when the campaign hands out gold;
+  progress counters, the counts the gold schedule needs when the campaign hands out gold, and the
+  catalogue's revision (an item checked against an older one is checked again before it is shown:
+  :mod:`annotation.blinding_recheck`);
 * :func:`assignment_facts` — the annotator's assignment with a token (locked: a submission, a skip and
   the expiry sweep of one assignment never interleave), its campaign and the AccessFacts;
 * :func:`assignment_submit_if_active` — submit's usual case on PostgreSQL: an active, unexpired
@@ -52,6 +54,7 @@ from annotation.participant_state import (
 )
 from evalsite.precompiled import row_by_pk
 from evalsite.prepared_statements import statement_cursor
+from leaderboard.models import CatalogueRevision
 from leaderboard.roles import ANNOTATOR
 
 
@@ -59,7 +62,8 @@ from leaderboard.roles import ANNOTATOR
 class NextItemFacts:
     """``membership_id`` is None when the annotator is not listed on the campaign; ``labels``, ``slots``
     and ``done`` are None when the counter row does not exist yet; ``seen`` and ``seen_gold`` (the
-    annotator's shown assignments, and how many of them were gold) are 0 when the campaign has no gold."""
+    annotator's shown assignments, and how many of them were gold) are 0 when the campaign has no gold;
+    ``catalogue_revision`` is the catalogue's (:class:`leaderboard.models.CatalogueRevision`, 0 without a row)."""
 
     campaign: Campaign
     membership_id: int | None
@@ -69,6 +73,7 @@ class NextItemFacts:
     done: int | None
     seen: int
     seen_gold: int
+    catalogue_revision: int = 0
 
 
 def _columns(model, alias: str) -> str:
@@ -122,7 +127,8 @@ def _next_item_sql() -> str:
                {participant_locked_facts_sql(done_column="ap.done")},
                cp.labels, cp.slots, ap.done,
                CASE WHEN c.gold_rate > 0 THEN ({seen}) ELSE 0 END,
-               CASE WHEN c.gold_rate > 0 THEN ({seen} AND s.slot_id IS NULL) ELSE 0 END
+               CASE WHEN c.gold_rate > 0 THEN ({seen} AND s.slot_id IS NULL) ELSE 0 END,
+               (SELECT r.number FROM {CatalogueRevision._meta.db_table} r WHERE r.id = 1)
         FROM {CampaignAnnotator._meta.db_table} m
         JOIN {Campaign._meta.db_table} c ON c.id = m.campaign_id
         LEFT JOIN {CampaignProgress._meta.db_table} cp ON cp.campaign_id = c.id
@@ -144,10 +150,11 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
         if row is None:
             return None
         n = len(Campaign._meta.concrete_fields)
-        membership_id, is_annotator, is_participant, at_quota, labels, slots, done, seen_total, seen_gold = row[n:]
+        (membership_id, is_annotator, is_participant, at_quota, labels, slots, done, seen_total, seen_gold,
+         revision) = row[n:]
         return NextItemFacts(_instance(Campaign, row[:n]), membership_id,
                              AccessFacts(is_annotator, True, bool(is_participant), bool(at_quota)),
-                             labels, slots, done, seen_total, seen_gold)
+                             labels, slots, done, seen_total, seen_gold, revision or 0)
     mine = Assignment.objects.filter(campaign_id=OuterRef("pk"), annotator_id=annotator_id, status__in=Assignment.SEEN)
     counted = mine.order_by().values("campaign_id").annotate(n=Count("pk")).values("n")
     counted_gold = mine.filter(slot__isnull=True).order_by().values("campaign_id").annotate(n=Count("pk")).values("n")
@@ -164,6 +171,7 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
                           .values("done")[:1]),
             seen=Coalesce(Subquery(counted, output_field=IntegerField()), Value(0)),
             seen_gold=Coalesce(Subquery(counted_gold, output_field=IntegerField()), Value(0)),
+            catalogue_revision=Subquery(CatalogueRevision.objects.filter(pk=1).values("number")[:1]),
         ).select_related("progress")
     ), None)
     if campaign is None:
@@ -174,7 +182,7 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
         AccessFacts(campaign.is_annotator, campaign.membership_id is not None, campaign.is_participant,
                     campaign.at_quota),
         progress.labels if progress else None, progress.slots if progress else None, campaign.done,
-        campaign.seen, campaign.seen_gold,
+        campaign.seen, campaign.seen_gold, campaign.catalogue_revision or 0,
     )
 
 

@@ -36,6 +36,7 @@ from annotation.annotator_reads import Progress, _items_of_slots, campaign_progr
 from annotation.blinding import (
     texts_identity_problems,
 )
+from annotation.blinding_recheck import item_blinding_current
 from annotation.errors import (
     AssignmentClosed,
     Busy,
@@ -308,9 +309,23 @@ def _assignment_open(
     )
 
 
-def _take_gold(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, rng: random.Random) -> Assignment | None:
+class _ItemWithheld(Exception):
+    """The item next-item was about to show is withheld (found now to show a model's name, or before):
+    :func:`item_next` commits what was written (the withholding, the slot taken out of the queue) and
+    looks again."""
+
+
+def _shown_item_check(item: Item, revision: int, now: datetime) -> None:
+    """The one blinding gatekeeper before an item is handed out (:func:`item_blinding_current`): one
+    integer comparison when the catalogue has not changed since the item was checked."""
+    if not item_blinding_current(item=item, kind=kind_for(item.campaign.kind), revision=revision, now=now):
+        raise _ItemWithheld
+
+
+def _take_gold(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, rng: random.Random,
+               revision: int) -> Assignment | None:
     item_id = _one(
-        Item.objects.filter(campaign=campaign, is_gold=True)
+        Item.objects.filter(campaign=campaign, is_gold=True, withheld_at__isnull=True)
         .exclude(pk__in=_seen_items(campaign, annotator))
         .order_by("position", "pk")
         .values_list("pk", flat=True)
@@ -318,17 +333,20 @@ def _take_gold(campaign: Campaign, annotator: AbstractBaseUser, now: datetime, r
     if item_id is None:
         return None
     item = _item_load(campaign, item_id)
+    _shown_item_check(item, revision, now)
     # Gold items have no slots (everyone sees them once); orientation is randomised.
     return _assignment_open(campaign=campaign, item=item, slot=None, annotator=annotator, swapped=rng.random() < 0.5, now=now)
 
 
 def _assignment_on_slot(campaign: Campaign, annotator: AbstractBaseUser, slot: ItemSlot, now: datetime,
-                        attempt: dict) -> Assignment:
-    """Open an assignment on a slot this transaction has just taken (its row locked, its flag cleared)."""
+                        attempt: dict, revision: int) -> Assignment:
+    """Open an assignment on a slot this transaction has just taken (its row locked, its flag cleared).
+    A withheld item's slot stays taken: out of the queue."""
     # Should the flag be wrong, the one-live-assignment-per-slot unique index refuses our INSERT;
     # assignment_next repairs the flag and retries with a new transaction.
     attempt["slot_id"] = slot.pk
     item = _item_load(campaign, slot.item_id)
+    _shown_item_check(item, revision, now)
     # Counterbalancing: slot parity fixes the shown order, so an item's k annotators see it in
     # both orders (k = 3: two one way, one the other); the item's random bit decides which.
     swapped = item.orientation != (slot.index % 2 == 1)
@@ -355,6 +373,14 @@ def _hand_out(facts: NextItemFacts, annotator: AbstractBaseUser, now: datetime, 
             current = Assignment.objects.get(pk=pk)
             current.campaign = campaign
             _attach_item(current)
+            try:
+                _shown_item_check(current.item, facts.catalogue_revision, now)
+            except _ItemWithheld:
+                # Withholding ended the item's active assignments; this one too, should it have been
+                # handed out in the instant the item was withheld. Its slot stays out of the queue.
+                Assignment.objects.filter(pk=pk, status=Assignment.Status.ACTIVE).update(
+                    status=Assignment.Status.STALE, finished_at=now)
+                raise
             return current
         if Assignment.objects.filter(pk=pk, status=Assignment.Status.ACTIVE).update(
             status=Assignment.Status.EXPIRED, finished_at=now
@@ -362,7 +388,7 @@ def _hand_out(facts: NextItemFacts, annotator: AbstractBaseUser, now: datetime, 
             slots_freed(slot_ids=[slot_id])  # only if it was still ours to end (not swept)
         gold_due = _gold_due(campaign, annotator)  # the expired one no longer counts as shown
     if gold_due:
-        assignment = _take_gold(campaign, annotator, now, rng)
+        assignment = _take_gold(campaign, annotator, now, rng, facts.catalogue_revision)
         if assignment is not None:
             return assignment
     if slot is None and not looked:
@@ -374,7 +400,8 @@ def _hand_out(facts: NextItemFacts, annotator: AbstractBaseUser, now: datetime, 
         # Overdue assignments go back to the pool when they are needed: when no free slot is left
         # for this annotator (the owner's own overdue one is handled above).
         slot = free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk)
-    return None if slot is None else _assignment_on_slot(campaign, annotator, slot, now, attempt)
+    return None if slot is None else _assignment_on_slot(campaign, annotator, slot, now, attempt,
+                                                         facts.catalogue_revision)
 
 
 @dataclass(frozen=True)
@@ -391,8 +418,9 @@ def assignment_next(
     """The annotator's current item, or a new one they have not seen; None when nothing is left.
 
     Never hands out an item that already has ``k`` labels or ``k`` active assignments (one live
-    assignment per slot, ``k`` slots per item — a database invariant), and asking twice returns the
-    same open assignment (double clicks, retried requests).
+    assignment per slot, ``k`` slots per item — a database invariant), nor one whose shown text names a
+    model of the catalogue as it is now (:mod:`annotation.blinding_recheck`), and asking twice returns
+    the same open assignment (double clicks, retried requests).
     """
     return item_next(campaign_id=campaign.pk, annotator=annotator, now=now, rng=rng).assignment
 
@@ -405,27 +433,35 @@ def item_next(
     (:func:`annotation.request_facts.next_item_facts`). NotFound when there is no such campaign."""
     now = _now(now)
     rng = rng or random.SystemRandom()
-    for _ in range(RACE_RETRIES):
+    races = 0
+    while races < RACE_RETRIES:
         attempt: dict = {}
         try:
             with transaction.atomic():
                 facts = next_item_facts(campaign_id=campaign_id, annotator_id=annotator.pk)
                 if facts is None or facts.membership_id is None:
                     _membership_missing(campaign_id, annotator)  # refused, or added: look again
+                    races += 1
                     continue
                 annotator_access_check(user=annotator, campaign=facts.campaign, membership_checked=True,
                                        facts=facts.access)
                 if facts.access.participant_at_quota:  # issue 25: no item past the quota, on any path
                     participant_complete_by_user(campaign_id=campaign_id, user_id=annotator.pk, now=now)
                     return NextItem(None, _progress_of(facts, annotator, None))
-                assignment = _hand_out(facts, annotator, now, rng, attempt)
+                try:
+                    assignment = _hand_out(facts, annotator, now, rng, attempt)
+                except _ItemWithheld:
+                    # Committed here, one withheld item per transaction (its lock, the counters' row and
+                    # the next item's locks are never held together); then look again. Each pass takes
+                    # an item or a slot out of the queue for good, so the passes end.
+                    continue
                 return NextItem(assignment, _progress_of(facts, annotator, assignment))
         except IntegrityError:
             # Lost a race to a unique constraint (SQLite, or a slot whose free flag was wrong):
             # nothing was written; set the flag from the assignments and look again.
             if attempt.get("slot_id") is not None:
                 slot_flag_repair(slot_id=attempt["slot_id"])
-            continue
+            races += 1
     raise Busy("Too many people are asking for items at this instant; try again.")
 
 
@@ -563,6 +599,10 @@ def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated, *, 
         if replayed is not None:
             return replayed
         _submission_open_check(assignment, now)
+    if assignment.item.withheld_at is not None:
+        # Handed out in the instant its item was withheld (withholding ends the others' assignments):
+        # a new label is not taken; a re-sent one was replayed above.
+        raise AssignmentClosed("This item was withdrawn; your answer was not saved.")
     _content_unchanged_check(assignment, kind, now)
     was_active = submitted is not None or assignment.status == Assignment.Status.ACTIVE
     if submitted is None:

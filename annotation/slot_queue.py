@@ -14,7 +14,11 @@ Who may flip the flag, and why it stays true to the assignments:
   (active → expired / skipped / stale, submitted → stale) with an update conditioned on the live
   status: a slot holds at most one live assignment (the partial unique index on Assignment), so once
   ours has ended no other can be live on it, and none can be inserted before we commit (the unique
-  check waits for us).
+  check waits for us);
+* withholding (:mod:`annotation.blinding_recheck`): an item whose text names a model is taken out of the
+  queue for good. Its free slots are cleared although no live assignment holds them, skipping any a
+  concurrent taker holds (that taker finds the item withheld and keeps the slot taken); a withheld item's
+  slot that is ever freed again is kept by the next taker the same way.
 
 The partial unique index ``assignment_one_live_per_slot`` stays the backstop: should a flag ever be
 wrong (a row written around the services), the taker's INSERT fails, :func:`slot_flag_repair` sets the

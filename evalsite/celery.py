@@ -37,6 +37,12 @@ app.conf.beat_schedule = {
         "task": "annotation.expire_assignments",
         "schedule": float(settings.ATELIER_ASSIGNMENT_SWEEP_SECONDS),
     },
+    # Models written around the services move the catalogue revision here; items checked against older
+    # names are checked again (every write through the services sends the same task at once).
+    "annotation.recheck_blinding": {
+        "task": "annotation.recheck_blinding",
+        "schedule": float(settings.ATELIER_BLINDING_SWEEP_SECONDS),
+    },
     # Jobs started while the broker was away wait for it (leaderboard.runs.queue).
     "runs.send_waiting": {
         "task": "runs.send_waiting",

@@ -376,6 +376,9 @@ ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 
 ATELIER_QUEUE_SWEEP_SECONDS = env_int("ATELIER_QUEUE_SWEEP_SECONDS", 30, minimum=1)
 # How often Celery beat returns overdue assignments to the pool (annotation.expire_assignments).
 ATELIER_ASSIGNMENT_SWEEP_SECONDS = env_int("ATELIER_ASSIGNMENT_SWEEP_SECONDS", 60)
+# How often Celery beat checks the catalogue's names for models written around the services (a shell,
+# fixtures) and checks again the items checked against older names (annotation.recheck_blinding).
+ATELIER_BLINDING_SWEEP_SECONDS = env_int("ATELIER_BLINDING_SWEEP_SECONDS", 300, minimum=1)
 
 # /metrics answers a request from this machine, or one carrying "Authorization: Bearer <this token>"
 # (evalsite/metrics.py); anyone else gets a 404.

@@ -55,6 +55,22 @@ def adam(db):
     return UserFactory(username="adam", role="admin")
 
 
+@pytest.fixture
+def token_client(db):
+    """``token_client(user)``: a DRF client carrying a new API token of ``user``."""
+    from rest_framework.test import APIClient
+
+    from leaderboard.api_tokens.services import api_token_create
+
+    def make(user) -> APIClient:
+        _, secret = api_token_create(user=user, name="test")
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+        return client
+
+    return make
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness buys nothing in tests.

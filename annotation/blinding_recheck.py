@@ -1,0 +1,206 @@
+"""Items checked again after the catalogue changes (issue 23's known gap, closed): a model added to the
+catalogue, or renamed, after items were made must not reach an annotator through an item whose text
+already shows its name.
+
+Every item records the catalogue revision it was last checked against (``Item.blinding_revision``); the
+catalogue's own (:class:`leaderboard.models.CatalogueRevision`) moves whenever the models' names change
+(:func:`leaderboard.services.catalogue.catalogue_revision_sync`, called by every write of a model). One
+gatekeeper, :func:`item_blinding_current`, stands before everything an annotator is shown of an item:
+next-item's held item, gold item and free slot (the page, the API, crowd participants) and the previous
+label. When the item's revision is the catalogue's it costs one integer comparison (next-item reads the
+catalogue's revision in its facts statement, :mod:`annotation.request_facts`); when it is behind, the item
+is checked again with :func:`annotation.blinding.item_identity_problems` and either recorded as checked
+or withheld.
+
+Withholding (:func:`item_withhold`), in one transaction:
+
+* ``Item.withheld_at`` is set: the item is never handed out again (a withheld item stays withheld, even if
+  the name later leaves the catalogue: its text showed a model's name);
+* the admin's report (:class:`~annotation.models.BlindingRefusal`, "Items refused for blinding") gets a
+  row per name found, naming the item, the name and the response that carries it;
+* its active assignments end as stale, so the gatekeeper refuses their page, media, submission and skip;
+  its free slots leave the queue;
+* its slots, and the labels they hold, leave the campaign's progress counters (``slots``, ``labels``):
+  the item is no longer outstanding work, and items = slots / k stays exact.
+
+Labels already given stay stored as they were (statistics count them as before; the labels export marks
+them ``item_withheld``); an annotator's own count of labels done keeps them.
+
+The sweep (:func:`items_recheck`; the Celery task ``annotation.recheck_blinding``, sent after every commit
+that moves the revision and run by Celery beat) checks the items of campaigns that are not closed ahead of
+the next annotator, so that most are settled before anyone asks, and the admin's report fills at once.
+The hand-out's check does not depend on it: without a worker, each item is checked when it is next shown.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from annotation.blinding import (
+    IdentityLeak,
+    blinding_refusals_record,
+    catalogue_identities,
+    item_identity_problems,
+)
+from annotation.kinds import kind_for
+from annotation.kinds.base import Kind
+from annotation.locking import row_locks_available
+from annotation.models import Assignment, Campaign, Item, ItemSlot
+from annotation.progress import campaign_progress_add
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "RECHECK_BATCH",
+    "WITHHELD_NOTE",
+    "Recheck",
+    "item_blinding_current",
+    "item_withhold",
+    "items_recheck",
+]
+
+#: Items the sweep loads and checks at a time.
+RECHECK_BATCH = 200
+#: How the report's message of a withheld item begins (an item refused at creation has none).
+WITHHELD_NOTE = "Withheld from annotators after a catalogue change: "
+
+
+def item_blinding_current(*, item: Item, kind: Kind, revision: int, now: datetime | None = None) -> bool:
+    """Whether ``item`` (its kind's content relations loaded, its campaign attached) may be shown now, the
+    catalogue being at ``revision``: not withheld, and checked against the catalogue's current names —
+    checked again here when it was checked against an older revision, and withheld when they reach it."""
+    if item.withheld_at is not None:
+        return False
+    if item.blinding_revision >= revision:
+        return True
+    matcher = catalogue_identities()
+    leaks = item_identity_problems(item=item, kind=kind, matcher=matcher)
+    if leaks:
+        item_withhold(item=item, leaks=leaks, now=now)
+        return False
+    _items_checked(item_ids=[item.pk], revision=matcher.revision)
+    item.blinding_revision = max(item.blinding_revision, matcher.revision)
+    return True
+
+
+def _items_checked(*, item_ids: Iterable[int], revision: int) -> None:
+    """These items were found clean with the names of ``revision`` (never moved back)."""
+    Item.objects.filter(
+        pk__in=list(item_ids), withheld_at__isnull=True, blinding_revision__lt=revision
+    ).update(blinding_revision=revision)
+
+
+def item_withhold(*, item: Item, leaks: Sequence[IdentityLeak], now: datetime | None = None) -> bool:
+    """Withhold ``item``, whose shown text names a model (``leaks``; see the module docstring); False when
+    it was withheld already (by a concurrent request or the sweep), and then nothing is written."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        # Race prevented: two takers of the item's slots (or a taker and the sweep) both withholding it and
+        # both taking it out of the counters. The second UPDATE waits for the first's row lock, then finds
+        # the item withheld (PostgreSQL re-reads the committed row) and changes nothing.
+        if not Item.objects.filter(pk=item.pk, withheld_at__isnull=True).update(withheld_at=now):
+            item.withheld_at = item.withheld_at or now
+            return False
+        item.withheld_at = now
+        blinding_refusals_record(
+            campaign=item.campaign,
+            refused=[(item.key, 0, leak) for leak in leaks],
+            item=item,
+            prefix=WITHHELD_NOTE,
+        )
+        _active_assignments_end(Assignment.objects.filter(item_id=item.pk), now=now)
+        _free_slots_close(item.pk)
+        slots = ItemSlot.objects.filter(item_id=item.pk).count()
+        labels = Assignment.objects.filter(
+            item_id=item.pk, status=Assignment.Status.SUBMITTED, slot__isnull=False
+        ).count()
+        campaign_progress_add(campaign_id=item.campaign_id, labels=-labels, slots=-slots, items_changed=True)
+    logger.warning(
+        "item %s (%s) withheld: it shows %s",
+        item.pk,
+        item.key,
+        ", ".join(sorted({repr(leak.identity) for leak in leaks})),
+    )
+    return True
+
+
+def _active_assignments_end(assignments, *, now: datetime) -> int:
+    """End the active ones of ``assignments`` as stale; their slots stay taken (out of the queue)."""
+    ending = assignments.filter(status=Assignment.Status.ACTIVE)
+    if row_locks_available():
+        # Race prevented: a submission of one of them saving a label as it ends. Either it commits first
+        # (the assignment is then submitted, not ended, and its label counted before it is taken out), or
+        # it waits for us and finds the assignment stale (the gatekeeper refuses it).
+        ending = ending.select_for_update(of=("self",))
+    ids = list(ending.values_list("pk", flat=True))
+    return Assignment.objects.filter(pk__in=ids, status=Assignment.Status.ACTIVE).update(
+        status=Assignment.Status.STALE, finished_at=now
+    )
+
+
+def _free_slots_close(item_id: int) -> None:
+    """Take the withheld item's free slots out of the queue."""
+    free = ItemSlot.objects.filter(item_id=item_id, is_free=True)
+    if connection.features.has_select_for_update_skip_locked:
+        # A slot a concurrent next-item is taking now is skipped, not waited for (waiting could deadlock:
+        # that request may be waiting for this item's row): it finds the item withheld and keeps the slot.
+        free = free.select_for_update(skip_locked=True)
+    ItemSlot.objects.filter(pk__in=list(free.values_list("pk", flat=True))).update(is_free=False)
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """What one sweep did: items found clean, items withheld, active assignments of withheld items ended."""
+
+    checked: int
+    withheld: int
+    ended: int
+
+
+def items_recheck(*, now: datetime | None = None) -> Recheck:
+    """Check again every item of a campaign that is not closed whose check is older than the catalogue's
+    revision; withhold those the new names reach. Idempotent: run again, it finds nothing to do. An item
+    that cannot be read now (an image file missing) stays behind, and is checked when it is next shown."""
+    now = now or timezone.now()
+    matcher = catalogue_identities()
+    with transaction.atomic():
+        # An item handed out in the instant it was withheld (the taker read the catalogue's revision
+        # before the change and the item before the withholding committed) is withdrawn here.
+        ended = _active_assignments_end(Assignment.objects.filter(item__withheld_at__isnull=False), now=now)
+    checked = withheld = 0
+    behind = Item.objects.filter(withheld_at__isnull=True, blinding_revision__lt=matcher.revision)
+    campaigns = (
+        Campaign.objects.exclude(status=Campaign.Status.CLOSED)
+        .filter(Exists(behind.filter(campaign_id=OuterRef("pk"))))
+        .order_by("pk")
+    )
+    for campaign in campaigns:
+        kind = kind_for(campaign.kind)
+        items = behind.filter(campaign=campaign).select_related(*kind.content_relations).order_by("pk")
+        last = 0
+        while batch := list(items.filter(pk__gt=last)[:RECHECK_BATCH]):
+            last = batch[-1].pk
+            clean = []
+            for item in batch:
+                item.campaign = campaign
+                try:
+                    leaks = item_identity_problems(item=item, kind=kind, matcher=matcher)
+                except (OSError, ValueError) as exc:
+                    logger.warning(
+                        "item %s not checked again now (%s); it is checked when next shown", item.pk, exc
+                    )
+                    continue
+                if leaks:
+                    withheld += item_withhold(item=item, leaks=leaks, now=now)
+                else:
+                    clean.append(item.pk)
+            _items_checked(item_ids=clean, revision=matcher.revision)
+            checked += len(clean)
+    return Recheck(checked, withheld, ended)

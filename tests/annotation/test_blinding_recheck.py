@@ -1,0 +1,333 @@
+"""Items checked again after the catalogue changes (annotation.blinding_recheck): a model added or renamed
+after an item was made, whose name the item's text already shows, never reaches an annotator through that
+item — on any hand-out path — and the admin's report of refused items names the item and the name."""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation import blinding_recheck, item_creation, label_export, participants, services
+from annotation.annotator_reads import campaign_progress
+from annotation.blinding import catalogue_identities, item_identity_problems
+from annotation.kinds import kind_for
+from annotation.models import (
+    Assignment,
+    BlindingRefusal,
+    CampaignKind,
+    CampaignProgress,
+    Dimension,
+    Item,
+    ItemSlot,
+)
+from annotation.panel_models import Participant
+from annotation.progress import campaign_progress_recount
+from annotation.tasks import recheck_blinding
+from leaderboard.models import SubjectModel
+from leaderboard.selectors import catalogue_revision
+from tests.annotation.factories import Catalogue, campaign_for
+from tests.factories import PASSWORD, ResponseFactory, SubjectModelFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+#: The name a response already shows before any model of that name is in the catalogue.
+LATER_NAME = "Demo Atlas"
+
+
+class World:
+    """A text pairwise campaign (k = 1) open to alice: the first item in the queue shows LATER_NAME in a
+    response's Core Idea (accepted: no model has that name yet), two more show nothing of the kind."""
+
+    def __init__(self, *, k: int = 1, gold_rate: float = 0.0):
+        self.alice = UserFactory(username="alice", role="annotator")
+        self.bob = UserFactory(username="bob", role="annotator")
+        self.catalogue = Catalogue(n_tasks=2)
+        first, second = self.catalogue.tasks
+        self.leaky_response = ResponseFactory(
+            task=first,
+            subject_model=self.catalogue.models[0],
+            sample=2,
+            core_idea=f"A lantern folded the way {LATER_NAME} would fold it.",
+        )
+        self.campaign = campaign_for(
+            CampaignKind.TEXT_PAIRWISE,
+            self.catalogue,
+            k=k,
+            annotators=[self.alice, self.bob],
+            gold_rate=gold_rate,
+        )
+        pair = self.catalogue.response
+
+        def spec(key, task, a, b):
+            return item_creation.ItemSpec(
+                task=task, dimension=Dimension.NOVELTY, response_a=a, response_b=b, key=key
+            )
+
+        item_creation.items_create(
+            campaign=self.campaign,
+            rng=random.Random(3),
+            specs=[
+                spec("leaky", first, self.leaky_response, pair(first, 1)),
+                spec("clean-1", first, pair(first, 2), pair(first, 3)),
+                spec("clean-2", second, pair(second, 0), pair(second, 1)),
+            ],
+        )
+        self.leaky = Item.objects.get(campaign=self.campaign, key="leaky")
+
+    def client(self, user) -> Client:
+        client = Client()
+        assert client.login(username=user.username, password=PASSWORD)
+        return client
+
+    def next_item(self, client) -> dict | None:
+        """The annotation API's next item, as the labelling page asks for it."""
+        response = client.post(
+            reverse("annotation:api_next", args=[self.campaign.pk]), {}, content_type="application/json"
+        )
+        assert response.status_code == 200, response.content
+        return response.json()["assignment"]
+
+    def shown_items(self, client) -> list[str]:
+        """The items the annotator is handed, one after the other, each labelled, until none is left."""
+        shown = []
+        while (assignment := self.next_item(client)) is not None:
+            shown.append(Assignment.objects.get(token=assignment["token"]).item.key)
+            answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}}
+            url = reverse("annotation:api_submit", args=[assignment["token"]])
+            assert client.post(url, answer, content_type="application/json").status_code == 201
+        return shown
+
+
+@pytest.fixture
+def world(db):
+    return World()
+
+
+def _add_model(token_client, **fields):
+    response = token_client(_admin()).post("/api/v1/subject-models/create", fields, format="json")
+    assert response.status_code == 201, response.content
+
+
+def _edit_model(token_client, model, **fields):
+    response = token_client(_admin()).patch(f"/api/v1/subject-models/{model.pk}/", fields, format="json")
+    assert response.status_code == 200, response.content
+
+
+def _admin():
+    return UserFactory(username="adam", role="admin")
+
+
+#: Catalogue changes that make the leaky item's text name a model: (change, the identity string found).
+CHANGES = {
+    "a model added": (lambda tc, world: _add_model(tc, display_name=LATER_NAME), LATER_NAME),
+    "a model renamed": (
+        lambda tc, world: _edit_model(tc, world.catalogue.models[3], display_name=LATER_NAME),
+        LATER_NAME,
+    ),
+    "a provider id changed": (
+        lambda tc, world: _edit_model(tc, world.catalogue.models[3], provider_id="acme/demo-atlas"),
+        "demo-atlas",
+    ),
+    "a family set": (lambda tc, world: _edit_model(tc, world.catalogue.models[3], family="Atlas"), "Atlas"),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_an_item_showing_a_name_the_catalogue_gained_later_is_not_handed_out_and_is_reported(
+    world, token_client, change
+):
+    make_change, found = CHANGES[change]
+    make_change(token_client, world)
+    alice = world.client(world.alice)
+    assert world.shown_items(alice) == ["clean-1", "clean-2"]
+    refusal = BlindingRefusal.objects.get(campaign=world.campaign, item_key="leaky")
+    assert (refusal.identity, refusal.field, refusal.response) == (found, "response_a", world.leaky_response)
+    # the admin's report names the item and the name found
+    report = world.client(_admin()).get("/admin/annotation/blindingrefusal/").content.decode()
+    assert "leaky" in report and found in report
+
+
+def test_items_that_do_not_show_the_new_name_are_still_handed_out(world, token_client):
+    _add_model(token_client, display_name="Quiet Harbour")  # a name no item shows
+    assert world.shown_items(world.client(world.alice)) == ["leaky", "clean-1", "clean-2"]
+    assert not BlindingRefusal.objects.exists()
+
+
+def test_an_annotator_holding_the_item_when_the_name_arrives_gets_another_and_cannot_save_it(
+    world, token_client
+):
+    bob = world.client(world.bob)
+    held = world.next_item(bob)
+    assert Assignment.objects.get(token=held["token"]).item.key == "leaky"
+    _add_model(token_client, display_name=LATER_NAME)
+    again = world.next_item(bob)
+    assert Assignment.objects.get(token=again["token"]).item.key == "clean-1"
+    answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}}
+    refused = bob.post(
+        reverse("annotation:api_submit", args=[held["token"]]), answer, content_type="application/json"
+    )
+    assert refused.status_code == 409
+    assert Assignment.objects.get(token=held["token"]).status == Assignment.Status.STALE
+
+
+def test_a_crowd_participant_is_not_handed_the_item_either(world, token_client):
+    study = participants.panel_study_open(
+        campaign=world.campaign, panel="prolific", consent_text="You agree."
+    )
+    client = Client()
+    client.get(
+        reverse("annotation:panel_entry", args=[study.entry_token]),
+        {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S", "SESSION_ID": "X"},
+    )
+    participant = Participant.objects.get()
+    participants.participant_consent(participant=participant)
+    participants.participant_instructions_read(participant=participant)
+    _add_model(token_client, display_name=LATER_NAME)
+    response = client.post(
+        reverse("annotation:panel_api_next", args=[study.entry_token]), content_type="application/json"
+    )
+    assert response.status_code == 200
+    assert Assignment.objects.get(token=response.json()["assignment"]["token"]).item.key == "clean-1"
+    assert LATER_NAME not in response.content.decode()
+
+
+def test_a_gold_item_showing_the_name_is_not_handed_out_as_gold(token_client):
+    world = World(gold_rate=0.5)
+    item_creation.item_gold_set(item=world.leaky, answer="A")
+    _add_model(token_client, display_name=LATER_NAME)
+    assert "leaky" not in world.shown_items(world.client(world.alice))
+    assert BlindingRefusal.objects.filter(item_key="leaky", identity=LATER_NAME).exists()
+
+
+def test_the_previous_label_of_a_withheld_item_is_not_shown_again(world, token_client):
+    alice = world.client(world.alice)
+    assignment = world.next_item(alice)
+    answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}
+    assert (
+        alice.post(
+            reverse("annotation:api_submit", args=[assignment["token"]]),
+            answer,
+            content_type="application/json",
+        ).status_code
+        == 201
+    )
+    _add_model(token_client, display_name=LATER_NAME)
+    response = alice.get(reverse("annotation:api_previous", args=[world.campaign.pk]))
+    previous = response.json()["previous"]
+    assert (previous["revisable"], previous["content"], previous["answer"]) == (False, None, None)
+    assert LATER_NAME not in response.content.decode()
+
+
+def test_next_item_costs_no_query_more_unless_the_catalogue_changed(world, token_client):
+    """When nothing changed, the blinding check is one integer comparison (issue 30: the labelling path's
+    cost); the first hand-out of an item after a change checks it again; once checked, it costs as before."""
+
+    def next_item_queries(user) -> int:
+        client = world.client(user)
+        with CaptureQueriesContext(connection) as queries:
+            token = world.next_item(client)["token"]
+        services.assignment_skip(token=token, annotator=user)  # the next ask hands out another item
+        return len(queries)
+
+    world.leaky.delete()  # withholding costs a pass of its own: not what this measures
+    before = next_item_queries(world.alice)  # clean-1, checked against the current catalogue
+    _add_model(token_client, display_name="Quiet Harbour")  # a name no item shows
+    assert next_item_queries(world.alice) > before  # clean-2, checked against the old names: checked again
+    blinding_recheck.items_recheck()  # what the sweep does once the change commits: clean-1 checked too
+    assert next_item_queries(world.bob) == before  # clean-1, checked at the current revision
+
+
+def test_the_sweep_withholds_the_item_before_anyone_asks(
+    world, token_client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        _add_model(token_client, display_name=LATER_NAME)  # the sweep is sent once the change commits
+    world.leaky.refresh_from_db()
+    assert world.leaky.withheld_at is not None
+    assert not ItemSlot.objects.filter(item=world.leaky, is_free=True).exists()
+    assert BlindingRefusal.objects.filter(item=world.leaky, identity=LATER_NAME).count() == 1
+    others = Item.objects.filter(campaign=world.campaign, withheld_at__isnull=True)
+    assert others.count() == 2 and not others.exclude(blinding_revision=catalogue_revision()).exists()
+    assert recheck_blinding() == 0  # run again: nothing more to withhold, nothing reported twice
+    assert BlindingRefusal.objects.count() == 1
+
+
+def test_an_item_handed_out_as_it_was_withheld_takes_no_label_and_the_sweep_withdraws_it(world):
+    """The taker read the catalogue's revision before the change, and the item before the withholding
+    committed: the hand-out went through. Its label is refused, and the sweep ends the assignment."""
+    alice = world.client(world.alice)
+    held = world.next_item(alice)
+    Item.objects.filter(pk=world.leaky.pk).update(withheld_at=timezone.now())  # withheld meanwhile
+    answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}}
+    refused = alice.post(
+        reverse("annotation:api_submit", args=[held["token"]]), answer, content_type="application/json"
+    )
+    assert refused.status_code == 409 and not world.leaky.pairwiselabels.exists()
+    assert blinding_recheck.items_recheck().ended == 1
+    assert Assignment.objects.get(token=held["token"]).status == Assignment.Status.STALE
+
+
+def test_a_model_written_around_the_services_is_caught_by_the_periodic_sweep(world):
+    SubjectModelFactory(display_name=LATER_NAME)  # a shell or fixture: no service moved the revision
+    assert recheck_blinding() == 1
+    assert world.shown_items(world.client(world.alice)) == ["clean-1", "clean-2"]
+
+
+def test_labels_already_given_stay_stored_and_the_item_leaves_the_progress_figures(token_client):
+    world = World(k=2)
+    alice = world.client(world.alice)
+    first = world.next_item(alice)  # the leaky item, one of its two labels
+    answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}}
+    assert (
+        alice.post(
+            reverse("annotation:api_submit", args=[first["token"]]), answer, content_type="application/json"
+        ).status_code
+        == 201
+    )
+    bob = world.client(world.bob)
+    held = world.next_item(bob)  # bob holds the leaky item's other slot
+    assert Assignment.objects.get(token=held["token"]).item_id == world.leaky.pk
+    _add_model(token_client, display_name=LATER_NAME)
+    assert blinding_recheck.items_recheck().withheld == 1
+    label = world.leaky.pairwiselabels.get()
+    assert (label.annotator, label.is_stale) == (world.alice, False)
+    assert Assignment.objects.get(token=held["token"]).status == Assignment.Status.STALE
+    progress = CampaignProgress.objects.get(pk=world.campaign.pk)
+    assert (progress.labels, progress.slots) == (0, 4)  # two items left, k = 2: the withheld one is no work
+    assert campaign_progress(campaign=world.campaign, annotator=world.alice).items_total == 2
+    recounted = campaign_progress_recount(campaign_id=world.campaign.pk)
+    assert (recounted.labels, recounted.slots) == (0, 4)
+    rows = [json.loads(line) for line in label_export.labels_export(campaign=world.campaign).splitlines()]
+    assert [(row["item_key"], row["item_withheld"]) for row in rows] == [("leaky", True)]
+    # bob and alice label the two other items, each with k = 2, and the campaign is complete
+    assert sorted(world.shown_items(bob)) == ["clean-1", "clean-2"]
+    assert world.shown_items(alice) == ["clean-1", "clean-2"]
+    progress.refresh_from_db()
+    assert (progress.labels, progress.slots) == (4, 4)
+
+
+def test_a_withheld_item_stays_withheld_when_the_name_leaves_the_catalogue(world, token_client):
+    _add_model(token_client, display_name=LATER_NAME)
+    assert blinding_recheck.items_recheck().withheld == 1
+    _edit_model(token_client, SubjectModel.objects.get(display_name=LATER_NAME), display_name="Renamed Again")
+    assert blinding_recheck.items_recheck().withheld == 0
+    assert world.shown_items(world.client(world.alice)) == ["clean-1", "clean-2"]
+
+
+def test_two_requests_finding_the_same_item_withhold_it_once(world, token_client):
+    _add_model(token_client, display_name=LATER_NAME)
+    leaks = item_identity_problems(
+        item=world.leaky, kind=kind_for(world.campaign.kind), matcher=catalogue_identities()
+    )
+    assert blinding_recheck.item_withhold(item=world.leaky, leaks=leaks) is True
+    assert blinding_recheck.item_withhold(item=Item.objects.get(pk=world.leaky.pk), leaks=leaks) is False
+    assert BlindingRefusal.objects.count() == 1
+    assert CampaignProgress.objects.get(pk=world.campaign.pk).slots == 2
