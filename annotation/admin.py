@@ -28,6 +28,7 @@ from annotation.models import (
     Item,
     LabelRevision,
 )
+from leaderboard.forms import JSON_FIELDS_STRICT
 from leaderboard.roles import require_admin
 
 
@@ -163,6 +164,7 @@ class CampaignAdmin(admin.ModelAdmin):
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
+    formfield_overrides = JSON_FIELDS_STRICT
     list_display = ("key", "campaign", "task", "dimension", "sampling_stratum", "is_gold")
     list_filter = ("campaign", "is_gold", "dimension")
     search_fields = ("key",)

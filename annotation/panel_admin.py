@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 from annotation import participants
 from annotation.errors import AnnotationError
 from annotation.panel_models import PanelStudy, Participant, TrainingItem
+from leaderboard.forms import JSON_FIELDS_STRICT
 
 
 class TrainingItemForm(forms.ModelForm):
@@ -27,6 +28,7 @@ class TrainingItemForm(forms.ModelForm):
 
 
 class TrainingItemInline(admin.StackedInline):
+    formfield_overrides = JSON_FIELDS_STRICT
     model = TrainingItem
     form = TrainingItemForm
     extra = 0

@@ -16,7 +16,7 @@ from leaderboard.ekphrasis.models import (
     SourcePool,
     TaskSetBuild,
 )
-from leaderboard.forms import ResponseImportForm, SubjectModelAdminForm, TaskImportForm
+from leaderboard.forms import JSON_FIELDS_STRICT, ResponseImportForm, SubjectModelAdminForm, TaskImportForm
 from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Benchmark, Render, Response, SubjectModel, Task, TaskSet
 from leaderboard.roles import require_admin
@@ -96,6 +96,7 @@ class TaskSetAdmin(admin.ModelAdmin):
 
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
+    formfield_overrides = JSON_FIELDS_STRICT
     list_display = ("external_id", "task_set", "family", "subtype")
     list_filter = ("task_set", "family")
     search_fields = ("external_id", "brief")
@@ -197,6 +198,8 @@ class ComparisonAdmin(admin.ModelAdmin):
 class _RecordAdmin(admin.ModelAdmin):
     """Construction records and launch overrides are written by their services only (imports, builds,
     the override forms); the admin shows them."""
+
+    formfield_overrides = JSON_FIELDS_STRICT
 
     def has_add_permission(self, request):
         return False

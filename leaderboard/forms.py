@@ -1,12 +1,15 @@
 from django import forms
 from django.core.exceptions import BadRequest, ValidationError
+from django.db import models
 from django.db.models import QuerySet
+from django.forms.fields import InvalidJSONInput, JSONString
 from django.shortcuts import get_object_or_404
 
 from evalsite.request_checks import out_of_id_range
 from leaderboard.models import Benchmark, SubjectModel, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.strict_json import json_decode
 
 
 class TaskImportForm(forms.Form):
@@ -171,3 +174,31 @@ class TaskSetBuildForm(forms.Form):
 
 class ReasonForm(forms.Form):
     reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class StrictJSONField(forms.JSONField):
+    """A JSON box read as an API body or an import file is read (:func:`leaderboard.strict_json.json_decode`):
+    a NUL, a lone surrogate, a non-finite number, a duplicate key or nesting past the limit is a form
+    error naming where it is. Django's JSONField took them all; PostgreSQL's jsonb then refused the first
+    three on save (a 500), and deep nesting raised RecursionError while decoding."""
+
+    def to_python(self, value):
+        if self.disabled or not isinstance(value, str) or isinstance(value, JSONString) or value in self.empty_values:
+            return super().to_python(value)
+        decoded, problems = json_decode(value)
+        if problems:
+            raise ValidationError(
+                "Enter a valid JSON: %(problems)s.", code="invalid",
+                params={"problems": "; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in problems[:10])},
+            )
+        return JSONString(decoded) if isinstance(decoded, str) else decoded
+
+    def bound_data(self, data, initial):
+        if self.disabled or not isinstance(data, str):
+            return super().bound_data(data, initial)
+        decoded, problems = json_decode(data)
+        return InvalidJSONInput(data) if problems else decoded  # shown again as typed
+
+
+#: ``formfield_overrides`` of every admin with a JSON column: its box is a :class:`StrictJSONField`.
+JSON_FIELDS_STRICT = {models.JSONField: {"form_class": StrictJSONField}}

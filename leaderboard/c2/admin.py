@@ -3,10 +3,12 @@
 from django.contrib import admin
 
 from leaderboard.c2.models import C2Rating, C2Run, C2Sample, C2TaskImage
+from leaderboard.forms import JSON_FIELDS_STRICT
 
 
 @admin.register(C2Run)
 class C2RunAdmin(admin.ModelAdmin):
+    formfield_overrides = JSON_FIELDS_STRICT
     list_display = ("pk", "task_set", "template", "n_samples", "rater_name", "seed", "surprise_policy", "status",
                     "is_simulated", "created_at")
     list_filter = ("status", "template", "is_simulated")
@@ -15,6 +17,7 @@ class C2RunAdmin(admin.ModelAdmin):
 
 @admin.register(C2Sample)
 class C2SampleAdmin(admin.ModelAdmin):
+    formfield_overrides = JSON_FIELDS_STRICT
     list_display = ("run", "subject_model", "task", "sample_index", "status", "verdict", "confidence_status", "cluster")
     list_filter = ("status", "confidence_status", "verdict")
     raw_id_fields = ("run", "task", "subject_model")
