@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from annotation.blinding import CALIBRATION_SHOWN_FIELDS, CAMPAIGN_SHOWN_FIELDS, texts_identity_problems
-from annotation.models import CalibrationExample, Campaign
+from annotation.models import Adjudication, CalibrationExample, Campaign
 
 
 class _ShownTextsForm(forms.ModelForm):
@@ -44,7 +44,7 @@ class AdjudicationRequestForm(forms.Form):
 
 class AdjudicationResolveForm(forms.Form):
     item = forms.IntegerField(widget=forms.HiddenInput)
-    outcome = forms.CharField(max_length=200)
+    outcome = forms.CharField(max_length=Adjudication._meta.get_field("outcome").max_length)
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
 

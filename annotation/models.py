@@ -675,7 +675,8 @@ class Adjudication(models.Model):
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     requested_at = models.DateTimeField()
     request_note = models.CharField(max_length=500, blank=True)
-    outcome = models.CharField(max_length=40, blank=True, help_text="The resolved category; empty while open.")
+    # The longest outcome is a strategy item's: all seven codes joined by "+" (140 characters).
+    outcome = models.CharField(max_length=200, blank=True, help_text="The resolved category; empty while open.")
     resolved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation import dashboard_cache, selectors, services
-from annotation.models import Adjudication, Campaign
+from annotation.models import STRATEGIES, Adjudication, Campaign
 from tests.annotation.factories import (
     Catalogue,
     faithfulness_campaign,
@@ -193,6 +193,25 @@ def test_a_researcher_sends_an_item_to_adjudication_and_resolves_it(client, rita
     client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/request", {"item": item.pk, "note": "split"})
     client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/resolve", {"item": item.pk, "outcome": "tie", "note": "both weak"})
     assert Adjudication.objects.get(item=item).outcome == "tie"
+
+
+def test_a_strategy_item_is_resolved_with_every_strategy_it_shows(client, rita):
+    """A strategy outcome is its codes joined by "+" (all seven: 140 characters), typed in the dashboard's
+    box. The column held 40: PostgreSQL refused a longer outcome (a DataError, the resolve form a 500);
+    SQLite stored it."""
+    users = annotators(3)
+    campaign = strategy_campaign(Catalogue(n_tasks=1), annotators=users)
+    answers = dict(zip(users, [{}, {"style_transfer": "central"}, {"medium_adaptation": "incidental"}], strict=True))
+    fill(campaign, users, lambda user, assignment: {"strategies": answers[user]})  # three outcomes: no majority
+    item = campaign.items.first()
+    login(client, rita)
+    client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/request", {"item": item.pk})
+    response = client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/resolve",
+                           {"item": item.pk, "outcome": "+".join(STRATEGIES), "note": ""})
+    assert response.status_code == 302
+    outcome = Adjudication.objects.get(item=item).outcome
+    assert outcome == "+".join(sorted(STRATEGIES))
+    assert len(outcome) <= Adjudication._meta.get_field("outcome").max_length
 
 
 def _split_pairwise_item(users, flag_note=""):
