@@ -25,6 +25,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
 
 from annotation.blinding import texts_identity_problems
@@ -51,6 +52,9 @@ from leaderboard.roles import is_researcher
 
 #: Longest active time the page may report for one item (as the label's time on item).
 ACTIVE_MS_MAX = 24 * 3600 * 1000
+#: Longest wall time an item's active-time row records: its 32-bit column's, 24.8 days (PostgreSQL refuses
+#: more). An item held longer (a late label in a study without a time limit) is recorded as held this long.
+WALL_MS_MAX = BaseDatabaseOperations.integer_field_ranges["PositiveIntegerField"][1]
 
 
 class ParticipantRefused(AnnotationError):
@@ -324,7 +328,7 @@ def participant_label_submit(
         assignment = submission.label.assignment
         active = ItemActiveTime.objects.filter(assignment=assignment).first()
         if active is None:
-            wall = max(0, int((now - assignment.created_at).total_seconds() * 1000))
+            wall = max(0, min(int((now - assignment.created_at).total_seconds() * 1000), WALL_MS_MAX))
             active = ItemActiveTime.objects.create(assignment=assignment, participant=participant, reported_ms=reported,
                                                    active_ms=min(reported, wall), wall_ms=wall, recorded_at=now)
     # After the commit: this transaction holds the assignment's lock, a release takes the participant's

@@ -278,6 +278,22 @@ def test_active_time_is_clamped_to_the_wall_time_the_item_was_held():
     assert done.active.active_ms == done.active.wall_ms == 5000
 
 
+def test_an_item_held_past_the_wall_time_column_is_stored_with_the_wall_time_clamped():
+    """A study without a time limit keeps a participant's late label while the slot is free; an item held
+    25 days is 2_160_000_000 ms of wall time, past the 32-bit column: PostgreSQL refused the row (a 500
+    on the panel's submit, /annotate/p/<entry>/api/assignments/<token>/submit), SQLite stored it."""
+    _, study = _study()
+    person = _to_work(_enter(study, "P1"))
+    handed = participants.participant_next(participant=person)
+    later = handed.assignment.created_at + timedelta(days=25)
+    done = participants.participant_label_submit(participant=person, token=handed.assignment.token,
+                                                 idempotency_key=uuid.uuid4(), answer={"choice": "A"},
+                                                 active_ms=3_600_000, now=later)
+    assert done.submission.replayed is False
+    assert done.active.active_ms == done.active.reported_ms == 3_600_000
+    assert done.active.wall_ms == participants.WALL_MS_MAX == 2**31 - 1
+
+
 def test_a_participant_past_the_time_limit_times_out_and_their_item_is_released():
     _, study = _study(time_limit_minutes=10)
     person = _to_work(_enter(study, "P1"))
