@@ -5,6 +5,7 @@ Every write goes through ``annotation.services``."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path
@@ -28,6 +29,7 @@ from annotation.models import (
     Item,
     LabelRevision,
 )
+from evalsite.request_checks import id_of
 from leaderboard.forms import JSON_FIELDS_STRICT
 from leaderboard.roles import require_admin
 
@@ -38,10 +40,24 @@ class CalibrationExampleInline(admin.StackedInline):
     extra = 0
 
 
+class _IdAutocompleteSelect(AutocompleteSelect):
+    """Django's autocomplete shows the posted choice again by looking its id up; a hand-made POST whose
+    choice is no id ("abc", "²", 2**64) raised ValueError or OverflowError there (a 500). Such a value
+    shows as no choice; the form's field already refuses it."""
+
+    def optgroups(self, name, value, attr=None):
+        return super().optgroups(name, [v for v in value if id_of(str(v)) is not None], attr)
+
+
 class CampaignAnnotatorInline(admin.TabularInline):
     model = CampaignAnnotator
     extra = 1
     autocomplete_fields = ["annotator"]
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name in self.autocomplete_fields:
+            kwargs["widget"] = _IdAutocompleteSelect(db_field, self.admin_site, using=kwargs.get("using"))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
     # The admin heads an inline with the plural, upper-cased: name both in full.
     verbose_name = "annotator"
     verbose_name_plural = "Annotators this campaign is open to"

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from annotation.models import CampaignKind, Item, ItemSlot
+from annotation.models import Campaign, CampaignKind, Item, ItemSlot
 from tests.annotation.factories import Catalogue, campaign_for, pairwise_campaign
 from tests.factories import PASSWORD
 
@@ -94,3 +94,20 @@ def test_admin_reads_label_revisions_and_cannot_edit_them(client, adam, alice):
     assert client.post(f"/admin/annotation/labelrevision/{revision.pk}/change/", {"version": "7"}).status_code == 403
     assert client.get("/admin/annotation/labelrevision/add/").status_code == 403
     assert LabelRevision.objects.get().version == 1
+
+
+@pytest.mark.parametrize("annotator", ["abc", "1\x00", "99999999999999999999", "²"])
+def test_an_annotator_choice_that_is_no_id_is_a_form_error_not_a_server_error(client, adam, annotator):
+    """The campaign's annotator box (an autocomplete) shows the posted choice again by looking its id up:
+    a hand-made POST whose choice is no id raised ValueError there (a 500 on /admin/annotation/campaign/add/)."""
+    catalogue = Catalogue(n_tasks=1)
+    client.force_login(adam)
+    response = client.post("/admin/annotation/campaign/add/", {
+        "name": "hand-made", "kind": CampaignKind.TEXT_PAIRWISE, "task_set": catalogue.task_set.pk, "k": 3,
+        "status": "draft", "gold_rate": 0.1, "instructions": "Pick one.",
+        "memberships-TOTAL_FORMS": 1, "memberships-INITIAL_FORMS": 0, "memberships-0-annotator": annotator,
+        "calibration_examples-TOTAL_FORMS": 0, "calibration_examples-INITIAL_FORMS": 0,
+    })
+    assert response.status_code == 200
+    assert response.context["inline_admin_formsets"][0].formset.errors[0]["annotator"]
+    assert not Campaign.objects.filter(name="hand-made").exists()
