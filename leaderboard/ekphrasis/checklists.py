@@ -95,20 +95,22 @@ def checklist_for_judging(rows: list[ChecklistItem], *, task: Task, dimension: s
 @transaction.atomic
 def checklist_item_revise(*, item: ChecklistItem, text: str, source: str = ChecklistItem.Source.EDITED,
                           note: str = "") -> ChecklistItem:
-    """Store a new version of ``item`` with ``text`` and deactivate the old one (admin edits, audit revisions)."""
-    current = ChecklistItem.objects.select_for_update().get(pk=item.pk)
-    if current.text == text.strip():
-        return current
-    latest = (
-        ChecklistItem.objects.filter(
-            task_id=current.task_id, dimension=current.dimension, slot=current.slot, context_key=current.context_key
-        ).order_by("-version").values_list("version", flat=True).first()
-    )
-    ChecklistItem.objects.filter(pk=current.pk).update(active=False)
+    """Store a new version of ``item`` with ``text``, the slot's active one from now on (admin edits, audit
+    revisions). ``item`` may be a superseded version (an old version's page, an admin form sent twice): the
+    new version supersedes whichever is active; a slot whose active version already reads ``text`` is kept."""
+    slot = ChecklistItem.objects.filter(pk=item.pk).values("task_id", "dimension", "slot", "context_key").get()
+    # Race prevented: two revisions of one slot (a form sent twice, an edit and an audit) each making an
+    # active version; every version of the slot is locked, the newest first.
+    versions = list(ChecklistItem.objects.select_for_update().filter(**slot).order_by("-version"))
+    current = next(v for v in versions if v.pk == item.pk)
+    active = [v for v in versions if v.active]
+    for kept in [*active, current]:
+        if kept.text == text.strip():
+            return kept
+    ChecklistItem.objects.filter(pk__in=[v.pk for v in active]).update(active=False)
     return ChecklistItem.objects.create(
-        task_id=current.task_id, dimension=current.dimension, slot=current.slot, context_key=current.context_key,
-        text=text.strip(), inspects=current.inspects, source=source, version=latest + 1, active=True,
-        provenance={**current.provenance, "revised_from": current.pk, "note": note},
+        **slot, text=text.strip(), inspects=current.inspects, source=source, version=versions[0].version + 1,
+        active=True, provenance={**current.provenance, "revised_from": current.pk, "note": note},
     )
 
 

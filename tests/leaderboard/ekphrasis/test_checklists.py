@@ -52,3 +52,25 @@ def test_admin_edit_creates_a_new_version(client, adam):
     assert response.status_code == 302
     assert ChecklistItem.objects.filter(task=task, dimension="U", slot=1).count() == 2
     assert ChecklistItem.objects.get(task=task, dimension="U", slot=1, active=True).text == "Edited wording?"
+
+
+def test_an_admin_form_sent_twice_stores_one_new_version(client, adam):
+    """The second POST names the version the first one superseded: it made a second active version of
+    the slot (IntegrityError on checklist_item_one_active_per_slot, a 500 on the change page)."""
+    task = TaskFactory()
+    item = checklist_items_ensure(task=task, dimension="U")[0]
+    client.force_login(adam)
+    for _ in range(2):
+        response = client.post(f"/admin/leaderboard/checklistitem/{item.pk}/change/", {"text": "Edited wording?"})
+        assert response.status_code == 302
+    assert ChecklistItem.objects.filter(task=task, dimension="U", slot=1).count() == 2
+
+
+def test_revising_a_superseded_version_supersedes_the_active_one():
+    task = TaskFactory()
+    first = checklist_items_ensure(task=task, dimension="U")[0]
+    second = checklist_item_revise(item=first, text="Second wording?")
+    third = checklist_item_revise(item=first, text="Third wording?")
+    second.refresh_from_db()
+    assert (third.version, third.active, second.active) == (3, True, False)
+    assert list(ChecklistItem.objects.filter(task=task, dimension="U", slot=1, active=True)) == [third]
