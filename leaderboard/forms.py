@@ -5,11 +5,11 @@ from django.db.models import QuerySet
 from django.forms.fields import InvalidJSONInput, JSONString
 from django.shortcuts import get_object_or_404
 
+from engine.strict_json import json_decode
 from evalsite.request_checks import out_of_id_range
 from leaderboard.models import Benchmark, SubjectModel, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.strict_json import json_decode
 
 
 class TaskImportForm(forms.Form):
@@ -177,7 +177,7 @@ class ReasonForm(forms.Form):
 
 
 class StrictJSONField(forms.JSONField):
-    """A JSON box read as an API body or an import file is read (:func:`leaderboard.strict_json.json_decode`):
+    """A JSON box read as an API body or an import file is read (:func:`engine.strict_json.json_decode`):
     a NUL, a lone surrogate, a non-finite number, a duplicate key or nesting past the limit is a form
     error naming where it is. Django's JSONField took them all; PostgreSQL's jsonb then refused the first
     three on save (a 500), and deep nesting raised RecursionError while decoding."""

@@ -1,5 +1,5 @@
 """Every JSON box of the admin reads its text as an API body or an import file is read
-(leaderboard.strict_json): a NUL, a lone surrogate, a non-finite number or nesting past the limit is a
+(engine.strict_json): a NUL, a lone surrogate, a non-finite number or nesting past the limit is a
 form error. Django's own JSONField form field took all four, and PostgreSQL's jsonb refused the first
 three on save (a 500 on /admin/leaderboard/task/<id>/change/); the fourth raised RecursionError."""
 

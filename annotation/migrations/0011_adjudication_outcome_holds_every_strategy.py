@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0009_blocked_panel_ids'),
+        ('annotation', '0010_items_withheld_after_catalogue_change'),
     ]
 
     operations = [
