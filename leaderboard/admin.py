@@ -195,9 +195,10 @@ class ComparisonAdmin(admin.ModelAdmin):
         return False
 
 
-class _RecordAdmin(admin.ModelAdmin):
-    """Construction records and launch overrides are written by their services only (imports, builds,
-    the override forms); the admin shows them."""
+class RecordAdmin(admin.ModelAdmin):
+    """Records written by their services only (construction records and launch overrides: imports, builds,
+    the override forms; C² and EASEL runs and their rows: the runs): the admin shows them. An edited run
+    record would be a number nobody can recompute, and a field of the wrong shape breaks its pages."""
 
     formfield_overrides = JSON_FIELDS_STRICT
 
@@ -209,22 +210,22 @@ class _RecordAdmin(admin.ModelAdmin):
 
 
 @admin.register(SourcePool)
-class SourcePoolAdmin(_RecordAdmin):
+class SourcePoolAdmin(RecordAdmin):
     list_display = ("name", "n_records", "sha256", "is_demo", "created_at")
 
 
 @admin.register(TaskSetBuild)
-class TaskSetBuildAdmin(_RecordAdmin):
+class TaskSetBuildAdmin(RecordAdmin):
     list_display = ("pk", "name", "version", "status", "tasks_kept", "tasks_total", "seed", "screen", "created_at")
     list_filter = ("status", "screen")
 
 
 @admin.register(RejectedCandidate)
-class RejectedCandidateAdmin(_RecordAdmin):
+class RejectedCandidateAdmin(RecordAdmin):
     list_display = ("external_id", "build", "cell_id", "rule", "reason", "overridden_at")
     list_filter = ("rule",)
 
 
 @admin.register(LaunchGateOverride)
-class LaunchGateOverrideAdmin(_RecordAdmin):
+class LaunchGateOverrideAdmin(RecordAdmin):
     list_display = ("run", "reason", "created_by", "created_at")

@@ -1,14 +1,13 @@
-"""Admin for C² runs and their rows (read-mostly: runs are created and resumed through the services)."""
+"""Admin for C² runs and their rows (read-only: runs are created and resumed through the services)."""
 
 from django.contrib import admin
 
+from leaderboard.admin import RecordAdmin
 from leaderboard.c2.models import C2Rating, C2Run, C2Sample, C2TaskImage
-from leaderboard.forms import JSON_FIELDS_STRICT
 
 
 @admin.register(C2Run)
-class C2RunAdmin(admin.ModelAdmin):
-    formfield_overrides = JSON_FIELDS_STRICT
+class C2RunAdmin(RecordAdmin):
     list_display = ("pk", "task_set", "template", "n_samples", "rater_name", "seed", "surprise_policy", "status",
                     "is_simulated", "created_at")
     list_filter = ("status", "template", "is_simulated")
@@ -16,15 +15,14 @@ class C2RunAdmin(admin.ModelAdmin):
 
 
 @admin.register(C2Sample)
-class C2SampleAdmin(admin.ModelAdmin):
-    formfield_overrides = JSON_FIELDS_STRICT
+class C2SampleAdmin(RecordAdmin):
     list_display = ("run", "subject_model", "task", "sample_index", "status", "verdict", "confidence_status", "cluster")
     list_filter = ("status", "confidence_status", "verdict")
     raw_id_fields = ("run", "task", "subject_model")
 
 
 @admin.register(C2Rating)
-class C2RatingAdmin(admin.ModelAdmin):
+class C2RatingAdmin(RecordAdmin):
     list_display = ("sample", "rater_name", "repeat", "status", "u", "o", "s", "repaired")
     list_filter = ("status", "repeat", "repaired")
     raw_id_fields = ("sample",)

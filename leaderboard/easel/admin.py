@@ -1,14 +1,13 @@
-"""Admin: EASEL runs and episodes, read-mostly (runs are created and stepped by the services)."""
+"""Admin: EASEL runs and episodes, read-only (runs are created and stepped by the services)."""
 
 from django.contrib import admin
 
+from leaderboard.admin import RecordAdmin
 from leaderboard.easel.models import EaselEpisode, EaselImage, EaselRun, EaselStep
-from leaderboard.forms import JSON_FIELDS_STRICT
 
 
 @admin.register(EaselRun)
-class EaselRunAdmin(admin.ModelAdmin):
-    formfield_overrides = JSON_FIELDS_STRICT
+class EaselRunAdmin(RecordAdmin):
     list_display = ("pk", "agent_name", "agent_kind", "task_set", "budget_setting", "seed", "is_simulated", "status",
                     "episodes_done", "episodes_total", "created_at")
     list_filter = ("agent_kind", "budget_setting", "status", "is_simulated")
@@ -17,8 +16,7 @@ class EaselRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(EaselEpisode)
-class EaselEpisodeAdmin(admin.ModelAdmin):
-    formfield_overrides = JSON_FIELDS_STRICT
+class EaselEpisodeAdmin(RecordAdmin):
     list_display = ("pk", "run", "task", "category", "status", "steps_done", "budget", "final_s", "semantic_score")
     list_filter = ("kind", "category", "status")
     exclude = ("final_canvas_png",)
@@ -26,8 +24,7 @@ class EaselEpisodeAdmin(admin.ModelAdmin):
 
 
 @admin.register(EaselStep)
-class EaselStepAdmin(admin.ModelAdmin):
-    formfield_overrides = JSON_FIELDS_STRICT
+class EaselStepAdmin(RecordAdmin):
     list_display = ("pk", "episode", "index", "kind", "valid", "collision", "s")
     list_filter = ("kind", "valid", "collision")
     exclude = ("canvas_png",)

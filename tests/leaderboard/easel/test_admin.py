@@ -21,3 +21,13 @@ def test_an_episode_change_page_renders_without_its_canvas(client, adam, suite):
     assert client.login(username=adam.username, password=PASSWORD)
     response = client.get(reverse("admin:easel_easelepisode_change", args=[episode.pk]))
     assert response.status_code == 200 and b"final_canvas_png" not in response.content
+
+
+@pytest.mark.parametrize("model", ["easelrun", "easelepisode", "easelstep"])
+def test_an_admin_cannot_add_or_edit_an_easel_run_record(client, adam, suite, model):
+    run = services.easel_run_create(task_set=suite, agent="simulated")
+    record = {"easelrun": run, "easelepisode": run.episodes.first()}.get(model)
+    assert client.login(username=adam.username, password=PASSWORD)
+    assert client.get(reverse(f"admin:easel_{model}_add")).status_code == 403
+    if record is not None:
+        assert client.post(reverse(f"admin:easel_{model}_change", args=[record.pk]), {"seed": "9"}).status_code == 403
