@@ -17,9 +17,9 @@ from django.db.models import F
 from annotation.calibration import label_version_of
 from annotation.models import UOS_COMPONENTS, Campaign, CampaignKind
 from annotation.validation_dashboards import similarity_panel, uos_panel
+from engine.csv_cells import csv_text
+from engine.latex import tex_escape
 from leaderboard.c2.models import C2Rating, C2Run
-from leaderboard.csv_cells import csv_text
-from leaderboard.exports import tex_escape
 
 #: The C² board's divergent U/O/S are the rater's 0–5 scores × 20 (c2-eval §3.2.2): the page's scale.
 BOARD_SCALE = 20.0

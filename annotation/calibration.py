@@ -47,9 +47,9 @@ from engine.calibration_views import (
     joined_inputs,
     views_by_dimension,
 )
-from leaderboard.csv_cells import csv_text
+from engine.csv_cells import csv_text
+from engine.latex import tex_escape
 from leaderboard.ekphrasis.models import Comparison, LeaderboardSnapshot
-from leaderboard.exports import tex_escape
 from leaderboard.models import Response
 
 __all__ = ["calibration_inputs", "calibration_payload", "calibration_record_ensure"]
@@ -209,7 +209,7 @@ def _tex_board_cell(cell: Mapping[str, Any] | None) -> str:
 def calibration_export_latex(record: CalibrationRecord) -> str:
     """The three boards of each dimension side by side as LaTeX tables: θ with its 90 % interval and
     rank with its simultaneous rank-set; λ and effective human n of the calibrated fit in the caption
-    (the project's escaping, :func:`leaderboard.exports.tex_escape`)."""
+    (the project's escaping, :func:`engine.latex.tex_escape`)."""
     p = record.payload
     out = []
     for dim in page_dimensions(record):

@@ -17,7 +17,7 @@ from django.db.models import Count, Q, Sum
 from annotation.kinds import kind_for
 from annotation.models import Assignment, Item
 from annotation.panel_models import ItemActiveTime, PanelStudy, Participant
-from leaderboard.csv_cells import csv_text
+from engine.csv_cells import csv_text
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ def pay_report(*, study: PanelStudy) -> PayReport:
 
 
 def pay_report_csv(report: PayReport) -> str:
-    """The report as CSV, through the site's one formula-safe writer (leaderboard.csv_cells)."""
+    """The report as CSV, through the site's one formula-safe writer (engine.csv_cells)."""
     fields = list(PayRow.__dataclass_fields__)
     return csv_text(fields, ([asdict(row)[k] for k in fields] for row in report.rows))
 

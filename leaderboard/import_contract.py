@@ -36,8 +36,8 @@ from typing import Any
 from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
 
+from engine.csv_cells import cell_restored
 from engine.strict_json import JSONProblem, json_decode, text_problems
-from leaderboard.csv_cells import cell_restored
 
 __all__ = [
     "TEXT_MAX_CHARS",

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 from engine.c2.results import METRICS
+from engine.csv_cells import csv_text
+from engine.latex import latex_row, latex_table, tex_escape
 from leaderboard.c2.models import C2Run
 from leaderboard.c2.selectors import METRIC_SHORT, leaderboard_tables
 from leaderboard.c2.services.scoring import TASK_TYPE_LABELS
-from leaderboard.csv_cells import csv_text
-from leaderboard.exports import latex_row, latex_table, tex_escape
 
 
 def _flags(run: C2Run) -> tuple[bool, bool]:

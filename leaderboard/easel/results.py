@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
+from engine.csv_cells import csv_text
 from engine.easel.leaderboard import TRAJECTORY_COLUMNS
+from engine.latex import latex_row, latex_table, tex_escape
 from leaderboard import charts
-from leaderboard.csv_cells import csv_text
-from leaderboard.exports import latex_row, latex_table, tex_escape
 
 
 def progress_chart(payload: dict) -> str:

@@ -10,11 +10,11 @@ import json
 import math
 from dataclasses import dataclass
 
+from engine.csv_cells import csv_text
+from engine.latex import latex_row, latex_table, tex_escape
 from leaderboard import charts
 from leaderboard.comparisons import configuration_differences, side_by_side
-from leaderboard.csv_cells import csv_text
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
-from leaderboard.exports import latex_row, latex_table, tex_escape
 
 DIMENSION_NAMES = {"U": "Usefulness", "E": "Expressiveness", "N": "Novelty"}
 RELIABILITY_ROWS = [

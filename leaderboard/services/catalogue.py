@@ -25,8 +25,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from engine.csv_cells import csv_text
 from engine.visual_plan import split_visual_plan
-from leaderboard.csv_cells import csv_text
 from leaderboard.import_contract import ImportFailed, RecordError
 from leaderboard.models import Benchmark, CatalogueRevision, Response, SubjectModel, Task, TaskSet
 from leaderboard.records import read_response_records, read_task_records
@@ -357,7 +357,7 @@ def subject_models_delete(*, models: QuerySet[SubjectModel]) -> None:
 
 def rows_serialise(rows: list[dict], columns: list[str], fmt: str) -> str:
     """Rows as JSONL (raw values) or CSV (objects as JSON text, booleans as true/false, and every cell
-    neutralised against spreadsheet formulas by :func:`leaderboard.csv_cells.csv_text`)."""
+    neutralised against spreadsheet formulas by :func:`engine.csv_cells.csv_text`)."""
     if fmt == "csv":
         return csv_text(columns, ([_csv_value(row.get(k)) for k in columns] for row in rows))
     return "".join(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n" for row in rows)

@@ -80,7 +80,7 @@
     if (v === null || v === undefined) return "";
     if (typeof v === "boolean") return v ? "true" : "false";
     let s = String(v);
-    if (typeof v === "string" && /^'*[=+\-@\t\r]/.test(s)) s = "'" + s;  // as leaderboard/csv_cells.py
+    if (typeof v === "string" && /^'*[=+\-@\t\r]/.test(s)) s = "'" + s;  // as engine/csv_cells.py
     return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
   }
 

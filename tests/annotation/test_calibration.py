@@ -14,8 +14,8 @@ import pytest
 
 from annotation import calibration
 from annotation.models import CalibrationRecord, Campaign, CampaignKind, CampaignProgress, Item
+from engine.latex import tex_escape
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
-from leaderboard.exports import tex_escape
 from tests.annotation.demo_support import demo_loaded
 
 pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("demo")]

@@ -1,4 +1,4 @@
-"""The one LaTeX writer (leaderboard.exports): escaping, and every LaTeX export of the demo compiled by
+"""The one LaTeX writer (engine.latex): escaping, and every LaTeX export of the demo compiled by
 pdflatex — Ekphrasis snapshots, EASEL boards, C² runs and the calibrated boards (annotation) — as a
 paper would include it (article class, booktabs)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.exports import tex_escape
+from engine.latex import tex_escape
 from tests.conftest import require_service
 from tests.leaderboard.bundles.demo_bundles import demo_site_database_once, manage
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.csv_cells import FORMULA_TRIGGERS, cell_neutralised, cell_restored, csv_text
+from engine.csv_cells import FORMULA_TRIGGERS, cell_neutralised, cell_restored, csv_text
 
 
 @pytest.mark.parametrize("trigger", list(FORMULA_TRIGGERS))
@@ -49,7 +49,7 @@ def test_no_module_of_the_site_writes_csv_but_the_one_writer():
         for path in (root / package).rglob("*.py")
         if writers.search(path.read_text(encoding="utf-8"))
     ]
-    assert found == ["leaderboard/csv_cells.py"]
+    assert found == ["engine/csv_cells.py"]
 
 
 def test_a_boolean_is_written_true_or_false_in_every_csv():

@@ -1,6 +1,6 @@
 """The one LaTeX writer of every protocol's leaderboard export (Ekphrasis snapshots, EASEL boards, C² runs):
 escaping and the booktabs table shape, so that the three exporters differ only in their columns and rows.
-CSV cells are :mod:`leaderboard.csv_cells`."""
+CSV cells are :mod:`engine.csv_cells`."""
 
 from __future__ import annotations
 
