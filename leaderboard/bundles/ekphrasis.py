@@ -14,6 +14,7 @@ from engine.bundle.ekphrasis import PER_INSTANCE, per_instance
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
 from engine.checklists import TEMPLATE_VERSION as CHECKLIST_TEMPLATE_VERSION
+from engine.leaderboard_exports import model_rows, overall_measure
 from engine.tig.population import ENGINE_VERSION as TIG_ENGINE_VERSION
 from leaderboard.bundles.common import engine_file_sha256, model_description, task_set_description
 from leaderboard.ekphrasis import results
@@ -87,10 +88,10 @@ def _comparisons(run, model_ids: list[int]) -> list[dict]:
 def _viewer(snapshot: LeaderboardSnapshot, rows: list[dict], names: dict[int, str]) -> dict:
     payload = snapshot.payload
     dims = payload["dimensions"]
-    board = {"caption": results.overall_measure(payload) + "; " + payload["interval"],
+    board = {"caption": overall_measure(payload) + "; " + payload["interval"],
              "columns": ["rank", "model", "overall", "90% low", "90% high"] + [f"{d} win rate" for d in dims],
              "rows": [[r.rank, r.name, r.overall, r.overall_low, r.overall_high] + [r.winrate[d] for d in dims]
-                      for r in results.model_rows(payload)]}
+                      for r in model_rows(payload)]}
     by_task: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_task[row["task"]].append(row)

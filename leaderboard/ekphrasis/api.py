@@ -17,6 +17,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
+from engine.leaderboard_exports import model_rows
 from leaderboard.api_contract import (
     MAX_SEED,
     ApiListView,
@@ -178,7 +179,7 @@ class SnapshotDetailApi(ApiView):
         payload = snapshot.payload
         body = {
             "snapshot": SnapshotOutput(snapshot).data,
-            "rows": [vars(row) for row in results.model_rows(payload)],
+            "rows": [vars(row) for row in model_rows(payload)],
             "family_rows": results.family_rows(payload),
             "reliability_rows": results.reliability_rows(payload),
             "budget_rows": results.budget_rows(payload),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from engine.leaderboard_exports import DIMENSION_NAMES, model_rows, overall_measure, z_available
 from leaderboard.ekphrasis import selectors
-from leaderboard.ekphrasis.results import DIMENSION_NAMES, model_rows, overall_measure, z_available
 from leaderboard.overview import (
     OVERVIEW_TOP,
     BoardRow,

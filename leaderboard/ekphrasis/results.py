@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 
-from engine.csv_cells import csv_text
-from engine.latex import latex_row, latex_table, tex_escape
+from engine import leaderboard_exports
+from engine.leaderboard_exports import DIMENSION_NAMES, model_rows, z_available
 from leaderboard import charts
 from leaderboard.comparisons import configuration_differences, side_by_side
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
-DIMENSION_NAMES = {"U": "Usefulness", "E": "Expressiveness", "N": "Novelty"}
 RELIABILITY_ROWS = [
     ("json_repair_rate", "JSON repair rate", "pct"),
     ("tie_rate", "Tie rate", "pct"),
@@ -26,56 +24,6 @@ RELIABILITY_ROWS = [
     ("winner_longer_rate", "Winner-longer rate", "num"),
     ("duplicate_consistency", "Duplicate consistency", "num"),
 ]
-
-
-@dataclass(frozen=True)
-class ModelRow:
-    rank: int
-    name: str
-    overall: float
-    overall_low: float
-    overall_high: float
-    z: dict
-    winrate: dict
-    winrate_low: dict
-    winrate_high: dict
-    tier: dict
-    comparisons: int = 0
-
-
-def z_available(payload: dict) -> bool:
-    """Snapshots before the small-pool rule carry no flag: z was printed from two models up."""
-    return payload.get("z_available", len(payload["models"]) >= 3)
-
-
-def overall_measure(payload: dict) -> str:
-    return payload.get("overall_measure") or "Overall VCI (mean z over dimensions)"
-
-
-def model_rows(payload: dict) -> list[ModelRow]:
-    dims = payload["dimensions"]
-    per = payload["per_dimension"]
-    tiers = {d: {m: t + 1 for t, members in enumerate(per[d]["tiers"]) for m in members} for d in dims}
-    rows = []
-    for rank, m in enumerate(payload["order"], start=1):
-        rows.append(
-            ModelRow(
-                rank=rank,
-                name=payload["models"][m],
-                overall=payload["overall"][m],
-                overall_low=payload["overall_ci90"][0][m],
-                overall_high=payload["overall_ci90"][1][m],
-                z={d: per[d]["z"][m] for d in dims},
-                winrate={d: per[d]["winrate"][m] for d in dims},
-                winrate_low={d: per[d]["winrate_ci90"][0][m] for d in dims},
-                winrate_high={d: per[d]["winrate_ci90"][1][m] for d in dims},
-                tier={d: tiers[d].get(m) for d in dims},
-                # Each comparison counts once per model in it: wins + losses + ties over dimensions.
-                comparisons=int(sum((per[d]["wins"][m] or 0) + (per[d]["losses"][m] or 0) + (per[d]["ties"][m] or 0)
-                                    for d in dims)),
-            )
-        )
-    return rows
 
 
 def table_rows(payload: dict, overall_tiers: list[list[int]] | None = None) -> list[dict]:
@@ -267,20 +215,15 @@ def budget_rows(payload: dict) -> list[dict]:
 # ---------------------------------------------------------------- exports
 
 
+def snapshot_facts(snapshot: LeaderboardSnapshot) -> dict:
+    """What the snapshot's CSV and LaTeX print beside its payload (:data:`engine.leaderboard_exports.SNAPSHOT_FACTS`)."""
+    return {"judge": snapshot.judge_name, "simulated": snapshot.is_simulated, "demo": snapshot.is_demo,
+            "budget_per_task": snapshot.budget_per_task, "seed": snapshot.seed,
+            "task_set_version": snapshot.task_set_version, "code_version": snapshot.code_version}
+
+
 def export_csv(snapshot: LeaderboardSnapshot) -> str:
-    payload = snapshot.payload
-    dims = payload["dimensions"]
-    overall = "overall_vci" if z_available(payload) else "overall_mean_winrate"
-    # The simulated/demo marker rides on every row, so a copied row keeps it (README: every export).
-    header = (["rank", "model", overall, f"{overall}_ci90_low", f"{overall}_ci90_high"]
-              + [f"{d}_{k}" for d in dims for k in ("winrate", "winrate_ci90_low", "winrate_ci90_high", "z", "tier")]
-              + ["comparisons", "judge", "simulated_judge", "demo_data"])
-    return csv_text(header, (
-        [r.rank, r.name, r.overall, r.overall_low, r.overall_high]
-        + [v for d in dims for v in (r.winrate[d], r.winrate_low[d], r.winrate_high[d], r.z[d], r.tier[d])]
-        + [r.comparisons, snapshot.judge_name, snapshot.is_simulated, snapshot.is_demo]
-        for r in model_rows(payload)
-    ))
+    return leaderboard_exports.export_csv(snapshot.payload, snapshot_facts(snapshot))
 
 
 def export_json(snapshot: LeaderboardSnapshot) -> str:
@@ -303,25 +246,7 @@ def export_json(snapshot: LeaderboardSnapshot) -> str:
 
 
 def export_latex(snapshot: LeaderboardSnapshot) -> str:
-    payload = snapshot.payload
-    dims = payload["dimensions"]
-    head = " & ".join(tex_escape(h) for h in ["Model", "Overall" if z_available(payload) else "Mean win rate"]
-                      + [DIMENSION_NAMES[d] for d in dims])
-    body = []
-    for r in model_rows(payload):
-        cells = [tex_escape(r.name), f"{r.overall:+.2f} [{r.overall_low:+.2f}, {r.overall_high:+.2f}]"]
-        cells += [f"{r.winrate[d]:.3f} [{r.winrate_low[d]:.3f}, {r.winrate_high[d]:.3f}]"
-                  + ("" if r.z[d] is None else f" ({r.z[d]:+.2f})") for d in dims]
-        body.append(latex_row(cells))
-    flag = " Simulated judge (not a real evaluation)." if snapshot.is_simulated else ""
-    flag += " Demo data." if snapshot.is_demo else ""
-    without_z = payload.get("overall_measure") or "mean expected win rate (z needs at least 3 models)"
-    caption = (("Overall VCI" if z_available(payload) else tex_escape(without_z[0].upper() + without_z[1:]))
-               + r" with 90\% task-bootstrap interval; per dimension BT expected win rate [90\% interval] (z). "
-               + tex_escape(f"Judge {snapshot.judge_name}, budget {snapshot.budget_per_task}/task, seed {snapshot.seed}, "
-                            f"task set v{snapshot.task_set_version}, code {snapshot.code_version}.{flag}"))
-    lines = latex_table(columns="l" + "c" * (len(dims) + 1), head=[head + r" \\"], body=body, caption=caption)
-    return "\n".join(lines) + "\n"
+    return leaderboard_exports.export_latex(snapshot.payload, snapshot_facts(snapshot))
 
 
 def comparison_rows(left: dict, right: dict) -> list[dict]:

@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from engine.leaderboard_exports import DIMENSION_NAMES, model_rows, z_available
 from evalsite.request_checks import id_of
 from leaderboard import charts
 from leaderboard.ekphrasis import judge_runs, results, selectors, tig, uncertainty
@@ -51,12 +52,12 @@ def snapshot_detail(request, pk: int):
         "snapshot": snapshot,
         "run": snapshot.run,
         "payload": payload,
-        "dimensions": [(d, results.DIMENSION_NAMES[d]) for d in payload["dimensions"]],
-        "rows": results.model_rows(payload),
+        "dimensions": [(d, DIMENSION_NAMES[d]) for d in payload["dimensions"]],
+        "rows": model_rows(payload),
         "table": results.table_rows(payload, uncertainty.overall_tiers(snapshot)),
         "slice_choices": choices, "slice_kind": slice_kind, "slice_value": slice_value, "slice": chosen,
         "slice_rows": results.slice_rows(chosen) if chosen else [],
-        "z_available": results.z_available(payload),
+        "z_available": z_available(payload),
         "pairwise_charts": results.pairwise_matrices(payload),
         "overall_chart": results.overall_interval_chart(payload),
         "dimension_charts": results.dimension_interval_charts(payload),
@@ -152,7 +153,7 @@ def task_drilldown(request, pk: int, task_pk: int):
     query.pop("page", None)
     return render(request, "leaderboard/task_drilldown.html", {
         "snapshot": snapshot, "task": task, "form": form, "page": page, "query": query.urlencode(),
-        "summary": [(results.DIMENSION_NAMES[d], s) for d, s in selectors.task_drilldown_summary(run=snapshot.run, task=task).items()],
+        "summary": [(DIMENSION_NAMES[d], s) for d, s in selectors.task_drilldown_summary(run=snapshot.run, task=task).items()],
         "responses": sorted(responses.values(), key=lambda r: r.subject_model.display_name),
         "pairs": sorted(pairs.items(), key=lambda kv: kv[1]), "judges": judges,
         "constraints": constraint_lines(task.constraints),

@@ -51,7 +51,7 @@ def _c2_run() -> RunJob:
 
 def _judge_results(run) -> bool:
     # one snapshot, with a leaderboard row for each of the run's three models
-    from leaderboard.ekphrasis.results import model_rows
+    from engine.leaderboard_exports import model_rows
 
     (snapshot,) = run.snapshots.all()
     return len(model_rows(snapshot.payload)) == 3
