@@ -11,9 +11,10 @@ from __future__ import annotations
 from engine.bundle.easel import PER_INSTANCE, per_instance
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
+from engine.easel import exports
 from engine.easel.leaderboard import EPISODE_FIELDS, TRAJECTORY_COLUMNS
 from leaderboard.bundles.common import engine_file_sha256, model_description, task_set_description
-from leaderboard.easel import results, selectors
+from leaderboard.easel import selectors
 from leaderboard.easel.models import EaselEpisode, EaselStep
 from leaderboard.models import TaskSet
 
@@ -100,8 +101,8 @@ def bundle_contents(task_set: TaskSet, writer: BundleWriter) -> tuple[dict, dict
     writer.jsonl("records/steps.jsonl", steps)
     writer.jsonl(PER_INSTANCE, per_instance(episodes, {run.pk: run.agent_name for run in runs}))
     writer.json("board/board.json", payload)
-    writer.text("board/board.csv", results.export_csv(payload))
-    writer.text("board/board.tex", results.export_latex(payload))
+    writer.text("board/board.csv", exports.export_csv(payload))
+    writer.text("board/board.tex", exports.export_latex(payload))
     writer.json("costs.json", {"runs": {str(run.pk): run.usage for run in runs}})
     models = [run.subject_model for run in runs if run.subject_model_id]
     fields = {

@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from engine.easel import exports
 from engine.easel.leaderboard import CATEGORIES
 from leaderboard.comparisons import board_headline
 from leaderboard.easel import results, selectors, services
@@ -67,7 +68,7 @@ def leaderboard_export(request, fmt: str):
     if task_set is None:
         raise Http404("No EASEL task set yet.")
     payload = selectors.easel_leaderboard(task_set=task_set)
-    body = {"csv": results.export_csv, "tex": results.export_latex}.get(fmt)
+    body = {"csv": exports.export_csv, "tex": exports.export_latex}.get(fmt)
     text = body(payload) if body else results.export_json(payload, code_version=code_version())
     response = HttpResponse(text, content_type=f"{EXPORT_TYPES[fmt]}; charset=utf-8")
     marker = "-demo" if payload["demo"] else ""

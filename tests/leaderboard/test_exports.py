@@ -19,7 +19,8 @@ import pathlib, sys
 from annotation import calibrated_columns, calibration
 from leaderboard.c2 import exports as c2_exports
 from leaderboard.c2.models import C2Run
-from leaderboard.easel import results as easel_results, selectors as easel_selectors
+from engine.easel import exports as easel_exports
+from leaderboard.easel import selectors as easel_selectors
 from leaderboard.ekphrasis import results as ekphrasis_results
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
 from leaderboard.models import TaskSet
@@ -31,7 +32,7 @@ for snapshot in LeaderboardSnapshot.objects.all():
         (out / f"ekphrasis_calibrated-{snapshot.pk}-{campaign.pk}.tex").write_text(calibration.calibration_export_latex(record))
 for task_set in TaskSet.objects.filter(benchmark__kind="easel"):
     payload = easel_selectors.easel_leaderboard(task_set=task_set)
-    (out / f"easel-{task_set.pk}.tex").write_text(easel_results.export_latex(payload))
+    (out / f"easel-{task_set.pk}.tex").write_text(easel_exports.export_latex(payload))
 for run in C2Run.objects.filter(status=C2Run.Status.DONE, results__isnull=False):
     (out / f"c2-{run.pk}.tex").write_text(c2_exports.export_latex(run))
     for campaign in calibrated_columns.uos_campaigns_for_run(run):

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from engine.easel import exports
 from leaderboard.easel import results, selectors, services
 from tests.leaderboard.easel.test_selectors import finished, reference_ids
 
@@ -25,7 +26,7 @@ def payload(suite):
 
 
 def test_the_csv_marks_simulated_and_demo_rows_and_separates_reference_rows(payload):
-    rows = list(csv.DictReader(io.StringIO(results.export_csv(payload))))
+    rows = list(csv.DictReader(io.StringIO(exports.export_csv(payload))))
     assert [(r["group"], r["simulated"], r["demo"]) for r in rows] == [("agent", "true", "true"), ("reference", "false", "true")]
     assert float(rows[0]["final_s"]) == pytest.approx(0.5)
 
@@ -36,7 +37,7 @@ def test_the_json_export_carries_the_markers(payload):
 
 
 def test_the_latex_caption_says_simulated_and_demo(payload):
-    tex = results.export_latex(payload)
+    tex = exports.export_latex(payload)
     assert "simulated" in tex and "Demo data." in tex and r"\midrule" in tex
 
 
