@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from engine.c2.exports import TASK_TYPE_LABELS
 from leaderboard.c2 import selectors
 from leaderboard.c2.models import C2Run
-from leaderboard.c2.services.scoring import TASK_TYPE_LABELS
 from leaderboard.models import SubjectModel
 from leaderboard.overview import OVERVIEW_TOP, BoardRow, BoardSummary, Breakdown, ModelResult, RunLink
 

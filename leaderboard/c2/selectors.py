@@ -1,25 +1,24 @@
-"""Reads of the C² sub-app: runs, the Table 1 / Table 2 leaderboards, Figure 4's radar values, Figure 5's
+"""Reads of the C² sub-app: runs, the Table 1 / Table 2 leaderboards' Combined intervals (the tables
+themselves are :func:`engine.c2.exports.leaderboard_tables`), Figure 4's radar values, Figure 5's
 creative-instruction ablation and the per-prompt drill-down. Scores come from the results a finished run
 stored (:mod:`leaderboard.c2.services.scoring`); nothing here writes."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db.models import Prefetch, QuerySet
 
+from engine.c2.exports import METRIC_SHORT, Table
 from engine.c2.results import METRICS
 from engine.c2.uos import paired_bootstrap_difference
 from leaderboard.c2.models import CONVERGENT_TYPES, DIVERGENT_TYPES, C2Rating, C2Run, C2RunPrompt, C2Sample
-from leaderboard.c2.services.scoring import TASK_TYPE_LABELS
 from leaderboard.comparisons import configuration_differences
 from leaderboard.models import Benchmark, SubjectModel, Task, TaskSet
 from leaderboard.providers import judge_choices
 from leaderboard.runs.selectors import run_status
 
-METRIC_SHORT = {"usefulness": "Use.", "originality": "Orig.", "surprise": "Surp.", "creativity": "Crea."}
-TABLE_TITLES = {"text": "Table 1 shape: text-based tasks", "vision": "Table 2 shape: multimodal tasks"}
 RADAR_AXES = [(regime, metric) for regime in ("convergent", "divergent") for metric in METRICS]
 
 
@@ -54,67 +53,6 @@ def rater_choices() -> list[str]:
 
 
 # ---------------------------------------------------------------- tables
-
-
-@dataclass
-class Cell:
-    value: float
-    low: float
-    high: float
-    mark: str = ""  # "best" | "second" | ""
-
-
-@dataclass
-class TableRow:
-    model: str
-    combined: Cell | None
-    cells: list[Cell | None] = field(default_factory=list)
-    rank_set: list[int] | None = None  # the central 95% of the model's bootstrap ranks on Combined
-
-
-@dataclass
-class Table:
-    key: str
-    title: str
-    groups: list[tuple[str, str, int]]  # (task type, label, column count)
-    columns: list[tuple[str, str]]  # (task type, metric)
-    rows: list[TableRow]
-
-
-def _mark(cells: list[Cell | None]) -> None:
-    """Bold the best and underline the second best value of a column (Tables 1 and 2)."""
-    values = sorted({round(c.value, 6) for c in cells if c is not None}, reverse=True)
-    for c in cells:
-        if c is None or not values:
-            continue
-        if round(c.value, 6) == values[0]:
-            c.mark = "best"
-        elif len(values) > 1 and round(c.value, 6) == values[1]:
-            c.mark = "second"
-
-
-def leaderboard_tables(results: dict) -> list[Table]:
-    tables = []
-    for key, types in results["tables"].items():
-        if not types:
-            continue
-        columns = [(t, m) for t in types for m in METRICS]
-        rows = []
-        for model in results["models"]:
-            scores = results["scores"].get(model, {})
-            combined = results["combined"].get(model, {}).get(key)
-            rows.append(TableRow(
-                model=model,
-                combined=Cell(combined, combined, combined) if combined is not None else None,
-                cells=[Cell(**scores[t][m]) if t in scores else None for t, m in columns],
-            ))
-        _mark([r.combined for r in rows])
-        for k in range(len(columns)):
-            _mark([r.cells[k] for r in rows])
-        rows.sort(key=lambda r: -(r.combined.value if r.combined else -1))
-        tables.append(Table(key=key, title=TABLE_TITLES[key],
-                            groups=[(t, TASK_TYPE_LABELS[t], len(METRICS)) for t in types], columns=columns, rows=rows))
-    return tables
 
 
 def combined_intervals_apply(table: Table, uncertainty: dict | None) -> None:

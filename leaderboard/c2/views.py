@@ -8,13 +8,13 @@ from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 
+from engine.c2.exports import TABLE_TITLES, TASK_TYPE_LABELS, leaderboard_tables
 from evalsite.request_checks import id_of
 from leaderboard import charts
 from leaderboard.c2 import exports, selectors
 from leaderboard.c2.forms import C2RunForm
 from leaderboard.c2.models import C2Run, C2TaskImage
 from leaderboard.c2.services import runs
-from leaderboard.c2.services.scoring import TASK_TYPE_LABELS
 from leaderboard.comparisons import board_headline, side_by_side
 from leaderboard.forms import compare_pair_from_query
 from leaderboard.models import Task
@@ -53,7 +53,7 @@ def leaderboard(request):
         task_type = request.GET.get("task_type") or None
         if task_type is not None and task_type not in results["task_types"]:
             raise Http404("This run has no such task type.")
-        tables = selectors.leaderboard_tables(results)
+        tables = leaderboard_tables(results)
         uncertainty = {t.key: selectors.combined_uncertainty(run, t.key) for t in tables}
         for table in tables:
             selectors.combined_intervals_apply(table, uncertainty[table.key])
@@ -161,7 +161,7 @@ def compare(request):
             c = selectors.combined_uncertainty(run, table)
             return {a["name"]: (a["value"], a["low"], a["high"], a["rank"]) for a in c["agents"]} if c else {}
 
-        tables = [(key, selectors.TABLE_TITLES[key], side_by_side(side(left, key), side(right, key)))
+        tables = [(key, TABLE_TITLES[key], side_by_side(side(left, key), side(right, key)))
                   for key in ("text", "vision") if left.results["tables"].get(key) or right.results["tables"].get(key)]
         differences = selectors.run_differences(left, right)
         context.update(left=left, right=right, tables=tables, differences=differences,

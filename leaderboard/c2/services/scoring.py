@@ -7,13 +7,7 @@ from __future__ import annotations
 from engine.c2.results import RatingRecord, RunSettings, SampleRecord, c2_results
 from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 
-__all__ = ["TASK_TYPE_LABELS", "run_records", "run_results"]
-
-TASK_TYPE_LABELS = {
-    "qa": "Question Answering", "code": "Code Generation", "vqa": "Vision Question Answering",
-    "story": "Story Telling", "idea": "Idea Generation", "visual_story": "Visual Story Telling",
-}
-
+__all__ = ["run_records", "run_results"]
 
 def run_records(run: C2Run) -> tuple[RunSettings, list[SampleRecord], list[RatingRecord]]:
     """The run's settings, samples and ratings as the engine's records, in the order scoring reads them."""
