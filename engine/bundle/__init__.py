@@ -8,7 +8,10 @@ plain records the board was computed from (``records/*.jsonl``; media under ``me
 * :mod:`engine.bundle.numbers` — a number-by-number comparison of a stored and a recomputed board;
 * :mod:`engine.bundle.ekphrasis`, :mod:`engine.bundle.easel`, :mod:`engine.bundle.c2` — each protocol's
   recomputation, calling the same engine functions the site calls;
-* :mod:`engine.bundle.verify` — the whole check (hashes, then every number), offline, no database;
+* :mod:`engine.bundle.board_files` — the board's CSV, LaTeX and viewer written from the board and the
+  records, and rebuilt and compared byte for byte by the verifier;
+* :mod:`engine.bundle.verify` — the whole check (hashes, the rebuilt files, then every number), offline,
+  no database;
 * :mod:`engine.bundle.secrets` — keys and secrets kept out of every file;
 * :mod:`engine.bundle.viewer` — the static ``index.html`` a reviewer opens from disk.
 """

@@ -9,6 +9,11 @@ edited together with its grade is named at its sample; a code sample's verdict i
 (regrading runs the program in the sandbox; said in the report). The results are then recomputed with
 :func:`engine.c2.results.c2_results` — the site's own function — and compared number by number with
 ``board/board.json``.
+
+The board's other files are written from ``board/board.json`` (:func:`board_files`): the CSV and the
+LaTeX with :mod:`engine.c2.exports` and the run's facts recorded in the manifest (``board_facts``, each
+checked against the configuration the results were scored with, but the run's id and code version),
+the viewer's ``data.js`` with the samples; the exporter writes them so and the verifier rebuilds them so.
 """
 
 from __future__ import annotations
@@ -17,12 +22,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.bundle.manifest import read_json, read_jsonl
+from engine.bundle.manifest import BOARD_CSV, BOARD_TEX, read_json, read_jsonl
 from engine.bundle.numbers import NumberCheck, compare, compare_rows
+from engine.bundle.viewer import viewer_files, viewer_header
+from engine.c2.exports import export_csv, export_latex
 from engine.c2.grading import grade_answer
 from engine.c2.results import RatingRecord, RunSettings, SampleRecord, c2_results
 
-__all__ = ["PER_INSTANCE", "RATINGS", "SAMPLES", "TASKS", "per_instance", "recompute", "regrade_checks"]
+__all__ = ["PER_INSTANCE", "RATINGS", "SAMPLES", "TASKS", "board_files", "per_instance", "recompute", "regrade_checks",
+           "viewer_data"]
 
 TASKS = "records/tasks.jsonl"
 PER_INSTANCE = "records/per_instance.jsonl"
@@ -32,6 +40,9 @@ RATINGS = "records/ratings.jsonl"
 SAMPLE_FIELDS = ("key", "model", "task", "task_type", "status", "correct", "usefulness", "confidence",
                  "confidence_status", "cluster")
 RATING_FIELDS = ("sample", "rater", "repeat", "status", "u", "o", "s", "rationale_u", "rationale_o", "rationale_s")
+SAMPLE_SHOWN = 300  # characters of a sample in the viewer's drill-down (the records keep all of it)
+#: The run's facts the CSV and LaTeX print, and the setting of the scored configuration each must equal.
+FACT_SETTINGS = ("template", "n_samples", "rater", "seed", "surprise_policy", "tau")
 
 
 def per_instance(results: Mapping[str, Any]) -> list[dict]:
@@ -64,6 +75,44 @@ def regrade_checks(tasks: list[Mapping], samples: list[Mapping], notes: list[str
     return checks
 
 
+def viewer_data(results: Mapping[str, Any], samples: list[Mapping]) -> dict:
+    """The viewer's board (creativity per task type, Combined) and, per prompt, every sample with its
+    verdict, confidence, cluster and the start of its text."""
+    types = results["task_types"]
+    board = {"caption": "Creativity per task type (mean over prompts, 95% bootstrap over prompts)",
+             "columns": ["model"] + [f"{t} C" for t in types] + ["combined text", "combined vision"],
+             "rows": [[m] + [(results["scores"][m].get(t) or {}).get("creativity", {}).get("value") for t in types]
+                      + [results["combined"][m].get("text"), results["combined"][m].get("vision")]
+                      for m in results["models"]]}
+    by_task: dict[str, list[Mapping]] = {}
+    for s in samples:
+        by_task.setdefault(s["task"], []).append(s)
+    instances = [{
+        "id": task, "label": f"prompt {task} ({items[0]['task_type']}, {len(items)} samples)",
+        "table": {"caption": f"Every sample of prompt {task}",
+                  "columns": ["model", "sample", "status", "verdict", "correct", "confidence", "cluster", "text"],
+                  "rows": [[s["model"], s["sample_index"], s["status"], s["verdict"], s["correct"], s["confidence"],
+                            s["cluster"], s["text"][:SAMPLE_SHOWN]] for s in items]},
+    } for task, items in by_task.items()]
+    return {"board": board, "instances": instances}
+
+
+def board_files(root: Path, manifest: Mapping[str, Any]) -> dict[str, str]:
+    """``board/board.csv``, ``board/board.tex`` and the viewer (name → text), from ``board/board.json``, the
+    run's facts in the manifest and the sample records."""
+    results = read_json(root, manifest["board"])
+    facts = manifest["board_facts"]
+    viewer = viewer_data(results, read_jsonl(root, SAMPLES))
+    return {BOARD_CSV: export_csv(results, facts), BOARD_TEX: export_latex(results, facts),
+            **viewer_files({**viewer_header(manifest), **viewer})}
+
+
+def fact_checks(facts: Mapping[str, Any], settings: Mapping[str, Any]) -> list[NumberCheck]:
+    """Each fact the CSV and LaTeX print beside the configuration the results were scored with."""
+    return [NumberCheck(f"board_facts.{name} (printed by board/board.csv or board.tex)", facts.get(name),
+                        settings.get(name)) for name in FACT_SETTINGS]
+
+
 def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None = None) -> list[NumberCheck]:
     notes = notes if notes is not None else []
     config = manifest["configuration"]
@@ -80,4 +129,5 @@ def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None =
     if (Path(root) / PER_INSTANCE).is_file():
         checks += compare_rows(read_jsonl(root, PER_INSTANCE), per_instance(results), PER_INSTANCE_KEY,
                                prefix="records.per_instance")
+    checks += fact_checks(manifest.get("board_facts", {}), config["settings"])
     return compare(stored, results) + checks

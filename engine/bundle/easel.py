@@ -11,6 +11,10 @@ recomputed episodes with :func:`engine.easel.leaderboard.easel_board` and compar
 
 A semantic episode's score is recomputed when its recogniser is offline (Tesseract installed, or a
 geometric task); a model recogniser's reading is taken as recorded (noted in the report).
+
+The board's other files are written from ``board/board.json`` (:func:`board_files`): the CSV and the
+LaTeX with :mod:`engine.easel.exports` (the payload carries all they print), the viewer's ``data.js``
+with the episodes, runs and task images; the exporter writes them so and the verifier rebuilds them so.
 """
 
 from __future__ import annotations
@@ -25,17 +29,20 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from engine.bundle.manifest import read_json, read_jsonl
+from engine.bundle.manifest import BOARD_CSV, BOARD_TEX, read_json, read_jsonl
 from engine.bundle.numbers import NumberCheck, compare, compare_rows
+from engine.bundle.viewer import viewer_files, viewer_header
 from engine.easel import painter
 from engine.easel.episode import Environment
-from engine.easel.leaderboard import EPISODE_FIELDS, BoardRun, easel_board
+from engine.easel.exports import export_csv, export_latex
+from engine.easel.leaderboard import EPISODE_FIELDS, TRAJECTORY_COLUMNS, BoardRun, easel_board
 from engine.easel.metrics import similarity
 from engine.easel.semantic import HANDWRITING_HELLO, TesseractRecogniser, semantic_episode_summary
 from engine.easel.task import task_from_record
 from engine.easel.trajectory import progress_curve, trajectory_diagnostics
 
-__all__ = ["EPISODES", "PER_INSTANCE", "RUNS", "STEPS", "TASKS", "per_instance", "recompute"]
+__all__ = ["EPISODES", "PER_INSTANCE", "RUNS", "STEPS", "TASKS", "board_files", "per_instance", "recompute",
+           "viewer_data"]
 
 TASKS = "records/tasks.jsonl"
 RUNS = "records/runs.jsonl"
@@ -149,6 +156,50 @@ def per_instance(episodes: list[Mapping], agent_of_run: Mapping[int, str]) -> li
              **{f: e.get(f) for f in PER_INSTANCE_FIELDS}}
             for e in sorted(episodes, key=lambda e: (int(e["run"]), e.get("position", 0), str(e["task"])))
             if e.get("status") == "done"]
+
+
+#: An episode's fields in the viewer's drill-down, in order.
+VIEWER_EPISODE_FIELDS = ("status", "category", "budget", "steps_done", "initial_s", "final_s", "at_50", "auc", "best",
+                         "fb_gap", "repeat_rate", "invalid_rate", "undo_count", "submit_step", "semantic_score", "recogniser")
+
+
+def _image(digest: str | None, alt: str):
+    return {"image": f"media/{digest}.png", "alt": alt} if digest else None
+
+
+def viewer_data(payload: Mapping[str, Any], episodes: list[Mapping], agent_of_run: Mapping[int, str],
+                image_of_task: Mapping[str, str]) -> dict:
+    """The viewer's board (Table 3's agent and reference rows: categories and trajectory columns) and, per
+    episode, its summary with its final canvas and the task's image."""
+    categories = payload["categories"]
+    rows = []
+    for group, items in (("agent", payload["agents"]), ("reference", payload["references"])):
+        for r in items:
+            rows.append([group, r["agent"], r["simulated"]] + [(r["categories"].get(name) or [None])[0] for name, _ in categories]
+                        + [(r[f] or [None])[0] for f, _ in TRAJECTORY_COLUMNS])
+    board = {"caption": "Mean over references (" + payload["interval"] + ")",
+             "columns": ["row", "agent", "simulated"] + [head for _, head in categories]
+             + [head for _, head in TRAJECTORY_COLUMNS], "rows": rows}
+    instances = [{
+        "id": str(e["id"]),
+        "label": f"{agent_of_run.get(e['run'], e['run'])} · {e['task']} ({e['kind']}, {e['steps_done']} steps)",
+        "table": {"caption": "Episode summary", "columns": ["field", "value"],
+                  "rows": [[f, e.get(f)] for f in VIEWER_EPISODE_FIELDS]
+                  + [["final canvas", _image(e["final_canvas"], f"final canvas of {e['task']}")],
+                     ["task image", _image(image_of_task.get(e["task"]), f"image of task {e['task']}")]]},
+    } for e in episodes]
+    return {"board": board, "instances": instances}
+
+
+def board_files(root: Path, manifest: Mapping[str, Any]) -> dict[str, str]:
+    """``board/board.csv``, ``board/board.tex`` and the viewer (name → text), from ``board/board.json`` and
+    the episode, run and task records."""
+    payload = read_json(root, manifest["board"])
+    agents = {int(r["id"]): r["agent_name"] for r in read_jsonl(root, RUNS)}
+    images = {r["id"]: r["image"] for r in read_jsonl(root, TASKS)}
+    viewer = viewer_data(payload, read_jsonl(root, EPISODES), agents, images)
+    return {BOARD_CSV: export_csv(payload), BOARD_TEX: export_latex(payload),
+            **viewer_files({**viewer_header(manifest), **viewer})}
 
 
 #: Episode fields compared with the recomputation (the board reads a subset, EPISODE_FIELDS).

@@ -11,6 +11,11 @@ The word counts are checked too, against the responses in ``records/responses.js
 inspected field of each dimension is recorded in the manifest), so an edited response text shows up
 even though no board number reads the text itself. When the bundle carries human labels, the
 snapshot's calibrated views are recomputed too (:mod:`engine.bundle.calibration`).
+
+The board's other files are written from ``board/board.json`` (:func:`board_files`): the CSV and the
+LaTeX with :mod:`engine.leaderboard_exports` and the snapshot's facts recorded in the manifest
+(``board_facts``), the viewer's ``data.js`` with the comparisons and responses; the exporter writes them
+so and the verifier rebuilds them so.
 """
 
 from __future__ import annotations
@@ -21,12 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from engine.bundle import calibration
-from engine.bundle.manifest import read_json, read_jsonl
+from engine.bundle.manifest import BOARD_CSV, BOARD_TEX, read_json, read_jsonl
 from engine.bundle.numbers import NumberCheck, compare, compare_rows
+from engine.bundle.viewer import viewer_files, viewer_header
 from engine.leaderboard import JudgedComparison, build_leaderboard
+from engine.leaderboard_exports import export_csv, export_latex, model_rows, overall_measure
 from engine.reliability import ComparisonRecord
 
-__all__ = ["COMPARISONS", "PER_INSTANCE", "RESPONSES", "judged_comparison", "model_checks", "per_instance", "recompute"]
+__all__ = ["COMPARISONS", "PER_INSTANCE", "RESPONSES", "board_files", "judged_comparison", "model_checks",
+           "per_instance", "recompute", "viewer_data"]
 
 COMPARISONS = "records/comparisons.jsonl"
 RESPONSES = "records/responses.jsonl"
@@ -38,6 +46,7 @@ MODEL_KEYS = {"theta", "se", "winrate", "z", "diagnostic_winrate", "wins", "loss
               "task_avg", "usefulness_pct", "novelty_pct"}
 #: Payload pairs [5th percentiles, 95th percentiles] of model lists.
 INTERVAL_KEYS = {"theta_ci90", "winrate_ci90", "overall_ci90"}
+RATIONALE_SHOWN = 300  # characters of a rationale in the viewer's drill-down (the records keep all of it)
 
 
 def judged_comparison(row: Mapping[str, Any]) -> JudgedComparison:
@@ -123,6 +132,38 @@ def model_checks(comparisons: Sequence[Mapping], responses: Mapping[int, Mapping
     return out
 
 
+def viewer_data(payload: Mapping[str, Any], comparisons: Sequence[Mapping], model_of_response: Mapping[int, str]) -> dict:
+    """The viewer's board (rank, model, Overall with its interval, win rate per dimension) and, per task,
+    every comparison with the models of the two responses shown."""
+    dims = payload["dimensions"]
+    board = {"caption": overall_measure(payload) + "; " + payload["interval"],
+             "columns": ["rank", "model", "overall", "90% low", "90% high"] + [f"{d} win rate" for d in dims],
+             "rows": [[r.rank, r.name, r.overall, r.overall_low, r.overall_high] + [r.winrate[d] for d in dims]
+                      for r in model_rows(payload)]}
+    by_task: dict[str, list[Mapping]] = defaultdict(list)
+    for row in comparisons:
+        by_task[row["task"]].append(row)
+    instances = [{
+        "id": task, "label": f"task {task} ({len(items)} comparisons)",
+        "table": {"caption": f"Every comparison of task {task}", "columns": [
+            "dimension", "kind", "A", "B", "status", "winner", "confidence", "rationale"],
+            "rows": [[c["dimension"], c["kind"], model_of_response.get(c["shown_a"]), model_of_response.get(c["shown_b"]),
+                      c["status"], c["winner"], c["confidence"], c["rationale"][:RATIONALE_SHOWN]] for c in items]},
+    } for task, items in by_task.items()]
+    return {"board": board, "instances": instances}
+
+
+def board_files(root: Path, manifest: Mapping[str, Any]) -> dict[str, str]:
+    """``board/board.csv``, ``board/board.tex`` and the viewer (name → text), from ``board/board.json``, the
+    snapshot's facts in the manifest and the comparison and response records."""
+    payload = read_json(root, manifest["board"])
+    facts = manifest["board_facts"]
+    model_of_response = {int(r["id"]): r["model"] for r in read_jsonl(root, RESPONSES)}
+    viewer = viewer_data(payload, read_jsonl(root, COMPARISONS), model_of_response)
+    return {BOARD_CSV: export_csv(payload, facts), BOARD_TEX: export_latex(payload, facts),
+            **viewer_files({**viewer_header(manifest), **viewer})}
+
+
 def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
     """Every number of the stored snapshot beside its recomputation from the bundle's comparisons."""
     config = manifest["configuration"]
@@ -138,6 +179,9 @@ def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
     payload["usage"] = stored.get("usage")
     payload["failed_calls"] = sum(1 for row in comparisons if row["status"] == "failed")
     checks = compare(stored, payload, label=model_labeller(models))
+    # the seed board.tex prints is the seed the board was fitted with
+    checks.append(NumberCheck("board_facts.seed (printed in board/board.tex)", manifest.get("board_facts", {}).get("seed"),
+                              config["seed"]))
     responses = {int(r["id"]): r for r in read_jsonl(root, RESPONSES)}
     checks += _word_checks(comparisons, responses, config.get("inspected_field", {}))
     checks += model_checks(comparisons, responses, models)

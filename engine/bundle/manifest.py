@@ -15,12 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BUNDLE_FORMAT", "MANIFEST", "FileProblem", "BundleWriter", "check_files", "read_json", "read_jsonl",
-           "sha256_bytes"]
+__all__ = ["BOARD_CSV", "BOARD_TEX", "BUNDLE_FORMAT", "MANIFEST", "FileProblem", "BundleWriter", "check_files",
+           "read_json", "read_jsonl", "sha256_bytes"]
 
 #: Version of the bundle layout (bumped when a file's meaning changes).
 BUNDLE_FORMAT = 1
 MANIFEST = "manifest.json"
+#: The board as a spreadsheet and as a paper's table, written from ``board/board.json`` (engine.bundle.board_files).
+BOARD_CSV = "board/board.csv"
+BOARD_TEX = "board/board.tex"
 #: Hex digits kept of each line's SHA-256: 64 bits name a changed record without doubling the manifest.
 LINE_DIGEST_HEX = 16
 
@@ -83,6 +86,10 @@ class BundleWriter:
             self._write(name, bytes(data))
         return digest
 
+    def as_read(self, value: Any) -> Any:
+        """``value`` as a reader of the bundle will find it once written: through the redactor and JSON."""
+        return json.loads(self._redact(json_text(value)))
+
     def manifest(self, fields: Mapping[str, Any]) -> dict:
         manifest = {**fields, "bundle_format": BUNDLE_FORMAT, "files": dict(sorted(self.files.items()))}
         (self.root / MANIFEST).write_text(self._redact(json_text(manifest)), encoding="utf-8")
@@ -92,7 +99,9 @@ class BundleWriter:
 @dataclass(frozen=True)
 class FileProblem:
     """A file whose bytes do not match the manifest: ``what`` is missing, changed, unlisted or misnamed;
-    ``lines`` the 1-based lines of a JSON-lines file whose records changed (or were added or removed)."""
+    ``lines`` the 1-based lines of a JSON-lines file whose records changed (or were added or removed).
+    The verifier adds its own: a derived file "not as rebuilt" (or "not rebuilt") from the board
+    (:mod:`engine.bundle.board_files`), with its first differing line."""
 
     path: str
     what: str

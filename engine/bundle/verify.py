@@ -1,11 +1,14 @@
-"""Verify a bundle from its files alone: every file against the manifest, then every number of the board
-against its recomputation (offline; no database, no network).
+"""Verify a bundle from its files alone: every file against the manifest, the board's CSV, LaTeX and
+viewer against their rebuild from the board, then every number of the board against its recomputation
+(offline; no database, no network).
 
-Both checks always run: a file whose hash does not match is named (with the changed lines of a
-JSON-lines file), and the recomputation still runs on the files as they are, so the report also names
-the numbers the change moved. A reviewer who edits a record *and* its hash in the manifest passes the
-first check and fails the second: the recomputed board differs from the stored one, number by number.
-The bundle passes only when no file problem and no differing number is found.
+All checks always run: a file whose hash does not match is named (with the changed lines of a
+JSON-lines file), a derived file that is not its rebuild is named with its first differing line
+(:mod:`engine.bundle.board_files`), and the recomputation still runs on the files as they are, so the
+report also names the numbers the change moved. A reviewer who edits a record *and* its hash in the
+manifest passes the first check and fails the last: the recomputed board differs from the stored one,
+number by number; one who edits a number of ``board.csv``, ``board.tex`` or ``data.js`` and its hash
+fails the rebuild. The bundle passes only when no file problem and no differing number is found.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.bundle import c2, easel, ekphrasis
+from engine.bundle.board_files import rebuild_problems
 from engine.bundle.exchanges import request_checks
 from engine.bundle.manifest import MANIFEST, FileProblem, check_files, read_json, sha256_bytes
 from engine.bundle.numbers import NumberCheck
@@ -101,7 +105,7 @@ def opened_bundle(path: str | Path):
 
 
 def verify_bundle(path: str | Path) -> VerifyReport:
-    """Check every file and recompute every number of the bundle at ``path``."""
+    """Check every file, rebuild the board's derived files and recompute every number of the bundle at ``path``."""
     with opened_bundle(path) as root:
         manifest_path = root / MANIFEST
         if not manifest_path.is_file():
@@ -115,7 +119,7 @@ def verify_bundle(path: str | Path) -> VerifyReport:
             raise BundleError(f"{path}: {MANIFEST} names kind {kind!r}; expected one of {', '.join(RECOMPUTE)}")
         report = VerifyReport(kind=kind, title=str(manifest.get("title", "")),
                               bundle_sha256=sha256_bytes(manifest_path.read_bytes()))
-        report.file_problems = check_files(root, manifest)
+        report.file_problems = check_files(root, manifest) + rebuild_problems(root, manifest)
         try:
             if kind == "ekphrasis":
                 report.checks = RECOMPUTE[kind](root, manifest)

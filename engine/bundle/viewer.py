@@ -8,14 +8,20 @@ table. Text is inserted as text nodes, never as HTML, so a model's output cannot
 The data's shape is protocol-neutral: ``{"title", "kind", "labels": [...], "board": Table,
 "instances": [{"id", "label", "table": Table}]}`` with ``Table = {"caption", "columns", "rows"}``; a cell
 ``{"image": "media/<sha256>.png", "alt": …}`` is drawn as that image of the bundle.
+
+Both files are functions of the bundle's own files: the header (title, labels, summary) of the manifest
+(:func:`viewer_header`), the board and instance tables of ``board/board.json`` and the records (each
+protocol's ``viewer_data``). So the verifier rebuilds them and compares the bytes: ``data.js`` is also
+the board an imported site shows.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["VIEWER_DATA", "VIEWER_PAGE", "viewer_files"]
+__all__ = ["VIEWER_DATA", "VIEWER_PAGE", "viewer_files", "viewer_header"]
 
 VIEWER_PAGE = "index.html"
 VIEWER_DATA = "data.js"
@@ -113,6 +119,14 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 </body>
 </html>
 """
+
+
+def viewer_header(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The viewer's title, kind, labels (simulated, demo) and summary line, from the manifest."""
+    labels = (["SIMULATED components"] if manifest.get("simulated") else []) + (["DEMO data"] if manifest.get("demo") else [])
+    summary = (f"{manifest['protocol']}. Task set {manifest['task_set']['name']} v{manifest['task_set']['version']}. "
+               f"Recompute every number with: manage.py verify_bundle <this folder>.")
+    return {"title": manifest["title"], "kind": manifest["kind"], "labels": labels, "summary": summary}
 
 
 def viewer_files(data: dict[str, Any]) -> dict[str, str]:

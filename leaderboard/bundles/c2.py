@@ -18,7 +18,6 @@ from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services.scoring import run_records
 
 PROTOCOL = "C²-Eval: Usefulness, Originality, Surprise of convergent and divergent tasks (§3.2)"
-SAMPLE_SHOWN = 300  # characters of a sample in the viewer's drill-down (the records keep all of it)
 
 
 def _tasks(writer: BundleWriter, run: C2Run) -> str:
@@ -54,28 +53,9 @@ def _ratings(run: C2Run) -> list[dict]:
             for r in records]
 
 
-def _viewer(run: C2Run, samples: list[dict]) -> dict:
-    results = run.results
-    types = results["task_types"]
-    board = {"caption": "Creativity per task type (mean over prompts, 95% bootstrap over prompts)",
-             "columns": ["model"] + [f"{t} C" for t in types] + ["combined text", "combined vision"],
-             "rows": [[m] + [(results["scores"][m].get(t) or {}).get("creativity", {}).get("value") for t in types]
-                      + [results["combined"][m].get("text"), results["combined"][m].get("vision")]
-                      for m in results["models"]]}
-    by_task: dict[str, list[dict]] = {}
-    for s in samples:
-        by_task.setdefault(s["task"], []).append(s)
-    instances = [{
-        "id": task, "label": f"prompt {task} ({items[0]['task_type']}, {len(items)} samples)",
-        "table": {"caption": f"Every sample of prompt {task}",
-                  "columns": ["model", "sample", "status", "verdict", "correct", "confidence", "cluster", "text"],
-                  "rows": [[s["model"], s["sample_index"], s["status"], s["verdict"], s["correct"], s["confidence"],
-                            s["cluster"], s["text"][:SAMPLE_SHOWN]] for s in items]},
-    } for task, items in by_task.items()]
-    return {"board": board, "instances": instances}
-
-
-def bundle_contents(run: C2Run, writer: BundleWriter) -> tuple[dict, dict]:
+def bundle_contents(run: C2Run, writer: BundleWriter) -> dict:
+    """Write the run's records and board; return the manifest fields (the board's CSV, LaTeX and viewer
+    are written from these files by :func:`engine.bundle.c2.board_files`)."""
     settings, _, _ = run_records(run)
     tasks_sha = _tasks(writer, run)
     samples = _samples(run)
@@ -83,8 +63,6 @@ def bundle_contents(run: C2Run, writer: BundleWriter) -> tuple[dict, dict]:
     writer.jsonl("records/ratings.jsonl", _ratings(run))
     writer.jsonl(PER_INSTANCE, per_instance(run.results))
     writer.json("board/board.json", run.results)
-    writer.text("board/board.csv", exports.export_csv(run))
-    writer.text("board/board.tex", exports.export_latex(run))
     writer.json("costs.json", {"run_usage": run.usage})
     subjects = list(run.subjects.all())
     raters = [m for m in (run.rater_model, run.second_rater_model) if m is not None]
@@ -116,5 +94,6 @@ def bundle_contents(run: C2Run, writer: BundleWriter) -> tuple[dict, dict]:
         "provider_exchanges": {"recorded": True, "note": "each sample's reply as received is records/samples.jsonl "
                                                          "'text' and 'confidence_raw'; each rating's is records/ratings.jsonl 'raw'"},
         "board_code_version": run.code_version,
+        "board_facts": exports.run_facts(run),
     }
-    return fields, _viewer(run, samples)
+    return fields

@@ -11,8 +11,7 @@ from __future__ import annotations
 from engine.bundle.easel import PER_INSTANCE, per_instance
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
-from engine.easel import exports
-from engine.easel.leaderboard import EPISODE_FIELDS, TRAJECTORY_COLUMNS
+from engine.easel.leaderboard import EPISODE_FIELDS
 from leaderboard.bundles.common import engine_file_sha256, model_description, task_set_description
 from leaderboard.easel import selectors
 from leaderboard.easel.models import EaselEpisode, EaselStep
@@ -24,14 +23,14 @@ SANDBOX = ("none needed: an agent's reply is parsed into the action grammar (§3
 EPISODE_EXTRA = ("initial_s", "final_ssim", "final_l1", "collision_count", "semantic_detail")
 
 
-def _tasks(writer: BundleWriter, task_set: TaskSet) -> tuple[str, dict[str, str]]:
+def _tasks(writer: BundleWriter, task_set: TaskSet) -> str:
     rows = []
     for t in task_set.tasks.select_related("easel_image").order_by("position", "external_id"):
         rows.append({"id": t.external_id, "key": t.pk, "family": t.family, "subtype": t.subtype, "brief": t.brief,
                      "constraints": t.constraints, "source": t.source, "position": t.position,
                      "image": writer.media(bytes(t.easel_image.png))})
     name = writer.jsonl("records/tasks.jsonl", rows)
-    return writer.files[name]["sha256"], {r["id"]: r["image"] for r in rows}
+    return writer.files[name]["sha256"]
 
 
 def _run_row(run, position: int) -> dict:
@@ -64,45 +63,18 @@ def _episodes_and_steps(writer: BundleWriter, runs) -> tuple[list[dict], list[di
     return episodes, steps
 
 
-def _image(digest: str | None, alt: str):
-    return {"image": f"media/{digest}.png", "alt": alt} if digest else None
-
-
-def _viewer(payload: dict, episodes: list[dict], runs, references: dict[str, str]) -> dict:
-    categories = payload["categories"]
-    rows = []
-    for group, items in (("agent", payload["agents"]), ("reference", payload["references"])):
-        for r in items:
-            rows.append([group, r["agent"], r["simulated"]] + [(r["categories"].get(name) or [None])[0] for name, _ in categories]
-                        + [(r[f] or [None])[0] for f, _ in TRAJECTORY_COLUMNS])
-    board = {"caption": "Mean over references (" + payload["interval"] + ")",
-             "columns": ["row", "agent", "simulated"] + [head for _, head in categories]
-             + [head for _, head in TRAJECTORY_COLUMNS], "rows": rows}
-    label = {run.pk: run.agent_name for run in runs}
-    instances = [{
-        "id": str(e["id"]), "label": f"{label.get(e['run'], e['run'])} · {e['task']} ({e['kind']}, {e['steps_done']} steps)",
-        "table": {"caption": "Episode summary", "columns": ["field", "value"],
-                  "rows": [[f, e.get(f)] for f in ("status", "category", "budget", "steps_done", "initial_s", "final_s",
-                                                   "at_50", "auc", "best", "fb_gap", "repeat_rate", "invalid_rate",
-                                                   "undo_count", "submit_step", "semantic_score", "recogniser")]
-                  + [["final canvas", _image(e["final_canvas"], f"final canvas of {e['task']}")],
-                     ["task image", _image(references.get(e["task"]), f"image of task {e['task']}")]]},
-    } for e in episodes]
-    return {"board": board, "instances": instances}
-
-
-def bundle_contents(task_set: TaskSet, writer: BundleWriter) -> tuple[dict, dict]:
+def bundle_contents(task_set: TaskSet, writer: BundleWriter) -> dict:
+    """Write the suite's records and board; return the manifest fields (the board's CSV, LaTeX and viewer
+    are written from these files by :func:`engine.bundle.easel.board_files`)."""
     runs = selectors.latest_done_runs(task_set)
     payload = selectors.easel_leaderboard(task_set=task_set)
-    tasks_sha, references = _tasks(writer, task_set)
+    tasks_sha = _tasks(writer, task_set)
     writer.jsonl("records/runs.jsonl", [_run_row(run, k) for k, run in enumerate(runs)])
     episodes, steps = _episodes_and_steps(writer, runs)
     writer.jsonl("records/episodes.jsonl", episodes)
     writer.jsonl("records/steps.jsonl", steps)
     writer.jsonl(PER_INSTANCE, per_instance(episodes, {run.pk: run.agent_name for run in runs}))
     writer.json("board/board.json", payload)
-    writer.text("board/board.csv", exports.export_csv(payload))
-    writer.text("board/board.tex", exports.export_latex(payload))
     writer.json("costs.json", {"runs": {str(run.pk): run.usage for run in runs}})
     models = [run.subject_model for run in runs if run.subject_model_id]
     fields = {
@@ -129,5 +101,6 @@ def bundle_contents(task_set: TaskSet, writer: BundleWriter) -> tuple[dict, dict
         "provider_exchanges": {"recorded": any(run.agent_kind == "model" for run in runs),
                                "note": "each step's raw reply as received is records/steps.jsonl 'raw'"},
         "board_code_versions": sorted({run.code_version for run in runs}),
+        "board_facts": {},  # the payload carries all its CSV and LaTeX print
     }
-    return fields, _viewer(payload, episodes, runs, references)
+    return fields

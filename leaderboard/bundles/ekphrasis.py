@@ -8,13 +8,10 @@ bundle's recomputation (:mod:`engine.bundle.ekphrasis`) runs the site's fit on t
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from engine.bundle.ekphrasis import PER_INSTANCE, per_instance
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
 from engine.checklists import TEMPLATE_VERSION as CHECKLIST_TEMPLATE_VERSION
-from engine.leaderboard_exports import model_rows, overall_measure
 from engine.tig.population import ENGINE_VERSION as TIG_ENGINE_VERSION
 from leaderboard.bundles.common import engine_file_sha256, model_description, task_set_description
 from leaderboard.ekphrasis import results
@@ -26,7 +23,6 @@ from leaderboard.models import Response, SubjectModel
 PROTOCOL = "Ekphrasis: pairwise judged visual creative ideation, Bradley–Terry with task-level bootstrap (§4.3, App. F)"
 SANDBOX = ("none needed: no model output is executed — subjects' texts are parsed, rendered (the demo's offline "
            "schematic renderer or a text-to-image provider) and judged by an LLM judge or the labelled simulated judge")
-RATIONALE_SHOWN = 300  # characters of a rationale in the viewer's drill-down (the records keep all of it)
 
 
 def _tasks(writer: BundleWriter, run) -> tuple[str, dict[int, str]]:
@@ -85,28 +81,9 @@ def _comparisons(run, model_ids: list[int]) -> list[dict]:
     return rows
 
 
-def _viewer(snapshot: LeaderboardSnapshot, rows: list[dict], names: dict[int, str]) -> dict:
-    payload = snapshot.payload
-    dims = payload["dimensions"]
-    board = {"caption": overall_measure(payload) + "; " + payload["interval"],
-             "columns": ["rank", "model", "overall", "90% low", "90% high"] + [f"{d} win rate" for d in dims],
-             "rows": [[r.rank, r.name, r.overall, r.overall_low, r.overall_high] + [r.winrate[d] for d in dims]
-                      for r in model_rows(payload)]}
-    by_task: dict[str, list[dict]] = defaultdict(list)
-    for row in rows:
-        by_task[row["task"]].append(row)
-    instances = [{
-        "id": task, "label": f"task {task} ({len(items)} comparisons)",
-        "table": {"caption": f"Every comparison of task {task}", "columns": [
-            "dimension", "kind", "A", "B", "status", "winner", "confidence", "rationale"],
-            "rows": [[c["dimension"], c["kind"], names.get(c["shown_a"]), names.get(c["shown_b"]), c["status"],
-                      c["winner"], c["confidence"], c["rationale"][:RATIONALE_SHOWN]] for c in items]},
-    } for task, items in by_task.items()]
-    return {"board": board, "instances": instances}
-
-
-def bundle_contents(snapshot: LeaderboardSnapshot, writer: BundleWriter) -> tuple[dict, dict]:
-    """Write the snapshot's records and board; return (manifest fields, viewer data)."""
+def bundle_contents(snapshot: LeaderboardSnapshot, writer: BundleWriter) -> dict:
+    """Write the snapshot's records and board; return the manifest fields (the board's CSV, LaTeX and
+    viewer are written from these files by :func:`engine.bundle.ekphrasis.board_files`)."""
     run = snapshot.run
     payload = snapshot.payload
     model_ids = list(payload["model_ids"])
@@ -118,11 +95,7 @@ def bundle_contents(snapshot: LeaderboardSnapshot, writer: BundleWriter) -> tupl
     rows = _comparisons(run, model_ids)
     writer.jsonl("records/comparisons.jsonl", rows)
     writer.jsonl(PER_INSTANCE, per_instance(rows, names))
-    response_model = dict(Response.objects.filter(pk__in={r for c in rows for r in (c["shown_a"], c["shown_b"])})
-                          .values_list("pk", "subject_model__display_name"))
     writer.json("board/board.json", payload)
-    writer.text("board/board.csv", results.export_csv(snapshot))
-    writer.text("board/board.tex", results.export_latex(snapshot))
     writer.json("costs.json", {"judge_run_usage": run.usage, "note": "token counts and USD cost as the run's "
                                "provider ledger recorded them; a simulated judge makes no paid calls"})
     judge_models = [run.judge_model] if run.judge_model is not None else []
@@ -152,10 +125,10 @@ def bundle_contents(snapshot: LeaderboardSnapshot, writer: BundleWriter) -> tupl
         "human_labels": {"used": False, "note": "an Ekphrasis snapshot is fitted on judge comparisons only; "
                                                 "no human label enters its numbers"},
         "provider_exchanges": _exchanges_note(run),
+        "board_facts": results.snapshot_facts(snapshot),
         "notes": notes,
     }
-    viewer = _viewer(snapshot, rows, response_model)
-    return fields, viewer
+    return fields
 
 
 def _renderers(writer: BundleWriter) -> list[dict]:

@@ -13,8 +13,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.bundle.board_files import board_files
 from engine.bundle.manifest import BundleWriter
-from engine.bundle.viewer import viewer_files
 from evalsite.request_checks import id_of
 from leaderboard.bundles import c2, easel, ekphrasis
 from leaderboard.bundles.common import bundle_redactor, common_manifest
@@ -81,16 +81,13 @@ def _code_version_of(kind: str, obj) -> str:
 def bundle_write(kind: str, obj, root: Path) -> dict:
     """Write the bundle of ``obj`` into the empty directory ``root``; returns the manifest."""
     writer = BundleWriter(root, redact=bundle_redactor())
-    fields, viewer = WRITERS[kind](obj, writer)
+    fields = WRITERS[kind](obj, writer)
     fields = {**fields, **extension_fields(kind, obj, writer)}
     fields["provider_exchanges"] = {**fields.get("provider_exchanges", {}), **provider_exchanges(writer, kind, fields)}
     manifest = {**common_manifest(kind=kind, protocol=fields["protocol"], title=fields["title"],
                                   board_code_version=_code_version_of(kind, obj)), **fields}
-    labels = (["SIMULATED components"] if manifest.get("simulated") else []) + (["DEMO data"] if manifest.get("demo") else [])
-    summary = (f"{fields['protocol']}. Task set {manifest['task_set']['name']} v{manifest['task_set']['version']}. "
-               f"Recompute every number with: manage.py verify_bundle <this folder>.")
-    for name, text in viewer_files({"title": fields["title"], "kind": kind, "labels": labels, "summary": summary,
-                                    **viewer}).items():
+    # the CSV, LaTeX and viewer from the files just written, as the verifier will rebuild them
+    for name, text in board_files(writer.root, writer.as_read(manifest)).items():
         writer.text(name, text)
     return writer.manifest(manifest)
 

@@ -1,4 +1,4 @@
-from engine.bundle.c2 import per_instance, regrade_checks
+from engine.bundle.c2 import fact_checks, per_instance, regrade_checks
 
 TASKS = [{"id": "q1", "task_type": "qa", "constraints": {"answers": ["Paris", "paris france"]}},
          {"id": "v1", "task_type": "vqa", "constraints": {"answers": ["red"] * 2 + ["blue"] * 8}}]
@@ -36,3 +36,11 @@ def test_per_instance_rows_are_the_results_prompts_by_model_and_task():
     results = {"prompts": {"b": {"t2": {"u": 1.0}}, "a": {"t9": {"u": 0.5}, "t1": {"u": 0.0}}}}
     assert [(r["model"], r["task"], r["u"]) for r in per_instance(results)] == [("a", "t1", 0.0), ("a", "t9", 0.5),
                                                                                 ("b", "t2", 1.0)]
+
+
+def test_each_printed_fact_is_checked_against_the_scored_configuration():
+    settings = {"template": "standard", "n_samples": 3, "rater": "r", "seed": 1, "surprise_policy": "zero", "tau": 0.9,
+                "temperature": 1.0}
+    assert all(c.identical for c in fact_checks({**settings, "run": 4, "code_version": "abc"}, settings))
+    differing = [c.path for c in fact_checks({**settings, "tau": 0.5}, settings) if not c.identical]
+    assert differing == ["board_facts.tau (printed by board/board.csv or board.tex)"]

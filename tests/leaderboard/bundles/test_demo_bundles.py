@@ -17,6 +17,7 @@ from engine.bundle.manifest import json_text, record_line, sha256_bytes
 from engine.bundle.verify import verify_bundle
 from leaderboard.bundles.imports import BundleImportError, bundle_import
 from leaderboard.bundles.models import ImportedBoard
+from tests.engine.bundle.tampering import derived_files_rebuilt, forge_a_number, manifest_hash_updated
 from tests.leaderboard.bundles.demo_bundles import FAKE_KEY, FAKE_SECRET_KEY, NOWHERE_DATABASE, ROOT, manage
 
 
@@ -40,17 +41,6 @@ def _rewrite_line(root, name, index, change):
     lines[index] = record_line(row)
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return row
-
-
-def _update_manifest_hash(root, name):
-    """A consistent tamperer: the manifest's hash (and line digests) brought in line with the edited file."""
-    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    data = (root / name).read_bytes()
-    entry = manifest["files"][name]
-    entry["sha256"], entry["bytes"] = sha256_bytes(data), len(data)
-    if "lines" in entry:
-        entry["lines"] = [sha256_bytes(line)[:16] for line in data.splitlines()]
-    (root / "manifest.json").write_text(json_text(manifest), encoding="utf-8")
 
 
 def _first(root, name, wanted):
@@ -88,6 +78,16 @@ def test_the_verifier_runs_from_the_engine_alone_with_django_never_imported(demo
     assert line.startswith("LOADED [] OK True NUMBERS "), line
 
 
+@pytest.mark.django_db
+def test_a_number_forged_in_the_viewer_data_with_its_hash_is_not_imported(demo_bundles, tmp_path):
+    # data.js is the board an imported site shows
+    root = _copy(demo_bundles["c2"], tmp_path)
+    forge_a_number(root / "data.js")
+    manifest_hash_updated(root, "data.js")
+    with pytest.raises(BundleImportError, match="does not verify.*FILE NOT AS REBUILT: data.js"):
+        bundle_import(root)
+
+
 def test_flipping_one_verdict_names_the_comparison_and_the_numbers_it_moved(demo_bundles, tmp_path):
     root = _copy(demo_bundles["ekphrasis"], tmp_path)
     name = "records/comparisons.jsonl"
@@ -108,7 +108,8 @@ def test_a_verdict_flipped_with_its_hash_updated_is_named_by_the_board_numbers(d
     name = "records/comparisons.jsonl"
     index = _first(root, name, lambda r: r["status"] == "ok" and r["kind"] == "primary" and r["winner"] == "B")
     _rewrite_line(root, name, index, lambda r: r.update(winner="A"))
-    _update_manifest_hash(root, name)
+    manifest_hash_updated(root, name)
+    derived_files_rebuilt(root)  # data.js shows the verdict too
     report = verify_bundle(root)
     assert report.file_problems == []
     assert not report.ok and report.differing
@@ -146,7 +147,7 @@ def test_a_canvas_replaced_consistently_is_caught_by_the_replay(demo_bundles, tm
     manifest = json.loads((root / "manifest.json").read_text())
     manifest["files"][f"media/{new}.png"] = {"sha256": new, "bytes": (root / "media" / f"{new}.png").stat().st_size}
     (root / "manifest.json").write_text(json_text(manifest))
-    _update_manifest_hash(root, "records/steps.jsonl")
+    manifest_hash_updated(root, "records/steps.jsonl")
     report = verify_bundle(root)
     assert report.file_problems == []
     (check,) = report.differing
@@ -217,7 +218,8 @@ def test_a_tampered_bundle_is_refused_on_import_unless_allowed_and_then_labelled
     with pytest.raises(BundleImportError, match="does not verify"):
         bundle_import(root)
     board, created = bundle_import(root, allow_unverified=True)
-    assert created and not board.verified and board.verification["file_problems"] == 1
+    # the changed samples file, and the viewer whose drill-down still shows the recorded cluster
+    assert created and not board.verified and board.verification["file_problems"] == 2
 
 
 def test_the_demo_snapshot_bundle_carries_its_calibrated_views_and_their_labels_blinded(demo_bundles):
@@ -274,7 +276,7 @@ def test_a_human_label_flipped_with_its_hash_updated_is_named_by_the_calibrated_
     root = _copy(demo_bundles["ekphrasis"], tmp_path)
     name, index = _used_human_label(root, "B")
     row = _rewrite_line(root, name, index, lambda r: r.update(label="A"))
-    _update_manifest_hash(root, name)
+    manifest_hash_updated(root, name)
     result = manage("verify_bundle", str(root), database_url=NOWHERE_DATABASE, check=False)
     assert result.returncode == 1 and "FILE " not in result.stdout
     differing = [line for line in result.stdout.splitlines() if line.startswith("DIFFERS")]
@@ -304,7 +306,8 @@ def test_a_grade_rewritten_consistently_with_its_hash_is_caught_by_the_regrade_a
     name = "records/samples.jsonl"
     index = _first(root, name, lambda s: s["task_type"] == "qa" and s["status"] == "done" and s["correct"] is True)
     row = _rewrite_line(root, name, index, lambda s: s.update(correct=False, verdict="incorrect", usefulness=0.0))
-    _update_manifest_hash(root, name)
+    manifest_hash_updated(root, name)
+    derived_files_rebuilt(root)  # data.js shows the verdict too
     report = verify_bundle(root)
     assert report.file_problems == [] and not report.ok
     where = f"records.sample {row['key']} ({row['model']}, {row['task']} #{row['sample_index']})"
@@ -321,7 +324,7 @@ def test_a_rating_changed_with_its_hash_updated_is_named_by_the_scores_it_moved(
     name = "records/ratings.jsonl"
     index = _first(root, name, lambda r: r["status"] == "ok" and r["repeat"] == 0 and r["o"] < 5)
     _rewrite_line(root, name, index, lambda r: r.update(o=r["o"] + 1))
-    _update_manifest_hash(root, name)
+    manifest_hash_updated(root, name)
     report = verify_bundle(root)
     assert report.file_problems == [] and not report.ok
     assert any(c.path.startswith("scores.") and ".originality." in c.path for c in report.differing), \
@@ -333,7 +336,7 @@ def test_a_step_score_changed_with_its_hash_updated_is_named_at_its_step_by_the_
     name = "records/steps.jsonl"
     index = _first(root, name, lambda s: s["s"] is not None and s["index"] > 1)
     row = _rewrite_line(root, name, index, lambda s: s.update(s=s["s"] + 0.01))
-    _update_manifest_hash(root, name)
+    manifest_hash_updated(root, name)
     report = verify_bundle(root)
     assert report.file_problems == [] and not report.ok
     (check,) = report.differing

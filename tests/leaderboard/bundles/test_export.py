@@ -8,13 +8,17 @@ import tarfile
 
 import pytest
 
+from engine.bundle.board_files import board_files
+from engine.bundle.manifest import BOARD_CSV, BOARD_TEX, json_text
 from engine.bundle.verify import verify_bundle
+from engine.bundle.viewer import VIEWER_DATA
 from leaderboard.bundles.export import BundleExportError, bundle_export
 from leaderboard.c2.models import C2Run
 from leaderboard.c2.services import runs as c2_runs
 from leaderboard.c2.services.imports import c2_tasks_import
 from leaderboard.easel import services as easel_services
 from leaderboard.ekphrasis import judge_runs
+from tests.engine.bundle.tampering import forge_a_number, manifest_hash_updated
 from tests.leaderboard.judging_factories import population, simulated_run
 
 pytestmark = pytest.mark.django_db
@@ -74,6 +78,39 @@ def test_an_easel_suite_exported_as_a_tar_gz_verifies(easel_suite, tmp_path):
 def test_a_c2_run_exported_verifies(c2_run, tmp_path):
     report = verify_bundle(bundle_export("c2", c2_run.pk, tmp_path / "c2").path)
     assert report.ok and any(c.path.startswith("scores.") for c in report.checks), report.lines()[:20]
+
+
+BOARDS = {"ekphrasis": "snapshot", "easel": "easel_suite", "c2": "c2_run"}
+
+
+@pytest.mark.parametrize("name", [BOARD_CSV, BOARD_TEX, VIEWER_DATA])
+@pytest.mark.parametrize("kind", list(BOARDS))
+def test_a_number_forged_in_a_derived_file_with_its_hash_updated_is_named_with_its_line(request, tmp_path, kind, name):
+    board = request.getfixturevalue(BOARDS[kind])
+    root = bundle_export(kind, board.pk, tmp_path / "b").path
+    line = forge_a_number(root / name)
+    manifest_hash_updated(root, name)
+    report = verify_bundle(root)
+    assert not report.ok and not report.differing and not report.error  # board.json and the records are untouched
+    (problem,) = report.file_problems
+    assert (problem.path, problem.what, problem.lines) == (name, "not as rebuilt", (line,))
+    assert report.lines()[1].startswith(f"FILE NOT AS REBUILT: {name} (lines {line}): line {line} is `")
+
+
+@pytest.mark.parametrize("kind", ["ekphrasis", "c2"])
+def test_a_seed_forged_in_the_board_facts_and_every_file_that_prints_it_is_named(request, tmp_path, kind):
+    # a consistent forger: the manifest's fact changed, and the CSV, LaTeX and viewer rewritten from it
+    root = bundle_export(kind, request.getfixturevalue(BOARDS[kind]).pk, tmp_path / "b").path
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    manifest["board_facts"]["seed"] += 1
+    (root / "manifest.json").write_text(json_text(manifest), encoding="utf-8")
+    for name, text in board_files(root, manifest).items():
+        (root / name).write_text(text, encoding="utf-8", newline="")
+        manifest_hash_updated(root, name)
+    report = verify_bundle(root)
+    assert not report.file_problems and [c.path for c in report.differing] == [
+        "board_facts.seed (printed in board/board.tex)" if kind == "ekphrasis"
+        else "board_facts.seed (printed by board/board.csv or board.tex)"]
 
 
 def test_export_refuses_unknown_boards_and_existing_paths_and_writes_nothing(snapshot, tmp_path):
