@@ -10,6 +10,7 @@ plain records the board was computed from (``records/*.jsonl``; media under ``me
   recomputation, calling the same engine functions the site calls;
 * :mod:`engine.bundle.board_files` — the board's CSV, LaTeX and viewer written from the board and the
   records, and rebuilt and compared byte for byte by the verifier;
+* :mod:`engine.bundle.layout` — the files each protocol's bundle holds, so that a missing or unread one is named;
 * :mod:`engine.bundle.verify` — the whole check (hashes, the rebuilt files, then every number), offline,
   no database;
 * :mod:`engine.bundle.secrets` — keys and secrets kept out of every file;

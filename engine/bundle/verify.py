@@ -3,7 +3,9 @@ viewer against their rebuild from the board, then every number of the board agai
 (offline; no database, no network).
 
 All checks always run: a file whose hash does not match is named (with the changed lines of a
-JSON-lines file), a derived file that is not its rebuild is named with its first differing line
+JSON-lines file), a file the protocol requires is named as missing even when its manifest entry went
+with it, a file under ``board/`` that no check reads is named as not accounted for
+(:mod:`engine.bundle.layout`), a derived file that is not its rebuild is named with its first differing line
 (:mod:`engine.bundle.board_files`), and the recomputation still runs on the files as they are, so the
 report also names the numbers the change moved. A reviewer who edits a record *and* its hash in the
 manifest passes the first check and fails the last: the recomputed board differs from the stored one,
@@ -24,6 +26,7 @@ from pathlib import Path
 from engine.bundle import c2, easel, ekphrasis
 from engine.bundle.board_files import rebuild_problems
 from engine.bundle.exchanges import request_checks
+from engine.bundle.layout import layout_problems
 from engine.bundle.manifest import MANIFEST, FileProblem, check_files, read_json, sha256_bytes
 from engine.bundle.numbers import NumberCheck
 
@@ -119,7 +122,8 @@ def verify_bundle(path: str | Path) -> VerifyReport:
             raise BundleError(f"{path}: {MANIFEST} names kind {kind!r}; expected one of {', '.join(RECOMPUTE)}")
         report = VerifyReport(kind=kind, title=str(manifest.get("title", "")),
                               bundle_sha256=sha256_bytes(manifest_path.read_bytes()))
-        report.file_problems = check_files(root, manifest) + rebuild_problems(root, manifest)
+        report.file_problems = (check_files(root, manifest) + layout_problems(root, manifest)
+                                + rebuild_problems(root, manifest))
         try:
             if kind == "ekphrasis":
                 report.checks = RECOMPUTE[kind](root, manifest)

@@ -241,6 +241,16 @@ def test_the_demo_snapshot_bundle_carries_its_calibrated_views_and_their_labels_
     assert any(".calibrated." in c.path and c.path.endswith(".score") for c in calibrated)
 
 
+def test_a_calibrated_board_dropped_from_human_labels_is_named_not_skipped(demo_bundles, tmp_path):
+    # a forger who takes a campaign out of human_labels would have its board's numbers go unchecked
+    root = _copy(demo_bundles["ekphrasis"], tmp_path)
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    dropped = manifest["human_labels"]["campaigns"].pop()
+    (root / "manifest.json").write_text(json_text(manifest), encoding="utf-8")
+    report = verify_bundle(root)
+    assert not report.ok and (dropped["board"], "not accounted for") in [(p.path, p.what) for p in report.file_problems]
+
+
 def _used_human_label(root, label: str) -> tuple[str, int]:
     """The labels file and the index of a label ``label`` the calibrated views used: a non-gold item with all
     its k labels, both models in the pool."""

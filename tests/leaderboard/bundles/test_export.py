@@ -9,7 +9,8 @@ import tarfile
 import pytest
 
 from engine.bundle.board_files import board_files
-from engine.bundle.manifest import BOARD_CSV, BOARD_TEX, json_text
+from engine.bundle.exchanges import REQUESTS
+from engine.bundle.manifest import BOARD_CSV, BOARD_TEX, json_text, sha256_bytes
 from engine.bundle.verify import verify_bundle
 from engine.bundle.viewer import VIEWER_DATA
 from leaderboard.bundles.export import BundleExportError, bundle_export
@@ -111,6 +112,35 @@ def test_a_seed_forged_in_the_board_facts_and_every_file_that_prints_it_is_named
     assert not report.file_problems and [c.path for c in report.differing] == [
         "board_facts.seed (printed in board/board.tex)" if kind == "ekphrasis"
         else "board_facts.seed (printed by board/board.csv or board.tex)"]
+
+
+def _manifest_written(root, manifest) -> None:
+    (root / "manifest.json").write_text(json_text(manifest), encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["records/per_instance.jsonl", REQUESTS])
+@pytest.mark.parametrize("kind", list(BOARDS))
+def test_a_required_record_removed_with_its_manifest_entry_is_named_as_missing(request, tmp_path, kind, name):
+    root = bundle_export(kind, request.getfixturevalue(BOARDS[kind]).pk, tmp_path / "b").path
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    (root / name).unlink()
+    del manifest["files"][name]
+    _manifest_written(root, manifest)
+    report = verify_bundle(root)
+    assert not report.ok and [(p.path, p.what) for p in report.file_problems] == [(name, "missing")]
+    assert f"FILE MISSING: {name}: every {kind} bundle holds it" in "\n".join(report.lines())
+
+
+def test_a_calibrated_board_the_manifest_does_not_name_is_not_accounted_for(snapshot, tmp_path):
+    root = bundle_export("ekphrasis", snapshot.pk, tmp_path / "b").path
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    data = (root / "board/board.json").read_bytes()  # any numbers: verify reads none of them
+    (root / "board/calibration-77.json").write_bytes(data)
+    manifest["files"]["board/calibration-77.json"] = {"sha256": sha256_bytes(data), "bytes": len(data)}
+    _manifest_written(root, manifest)
+    report = verify_bundle(root)
+    assert not report.ok and [(p.path, p.what) for p in report.file_problems] == [
+        ("board/calibration-77.json", "not accounted for")]
 
 
 def test_export_refuses_unknown_boards_and_existing_paths_and_writes_nothing(snapshot, tmp_path):
