@@ -19,7 +19,8 @@ __all__ = ["BOARD_CSV", "BOARD_TEX", "BUNDLE_FORMAT", "MANIFEST", "FileProblem",
            "read_json", "read_jsonl", "sha256_bytes"]
 
 #: Version of the bundle layout (bumped when a file's meaning changes).
-BUNDLE_FORMAT = 1
+# 2: the manifest records board_facts, so board.csv, board.tex and the viewer can be rebuilt (2026-12-04)
+BUNDLE_FORMAT = 2
 MANIFEST = "manifest.json"
 #: The board as a spreadsheet and as a paper's table, written from ``board/board.json`` (engine.bundle.board_files).
 BOARD_CSV = "board/board.csv"

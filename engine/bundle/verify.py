@@ -27,7 +27,7 @@ from engine.bundle import c2, easel, ekphrasis
 from engine.bundle.board_files import rebuild_problems
 from engine.bundle.exchanges import request_checks
 from engine.bundle.layout import layout_problems
-from engine.bundle.manifest import MANIFEST, FileProblem, check_files, read_json, sha256_bytes
+from engine.bundle.manifest import BUNDLE_FORMAT, MANIFEST, FileProblem, check_files, read_json, sha256_bytes
 from engine.bundle.numbers import NumberCheck
 
 __all__ = ["BundleError", "VerifyReport", "opened_bundle", "verify_bundle"]
@@ -118,6 +118,12 @@ def verify_bundle(path: str | Path) -> VerifyReport:
         except ValueError as exc:
             raise BundleError(f"{path}: {MANIFEST} is not JSON ({exc})") from exc
         kind = manifest.get("kind")
+        if manifest.get("bundle_format") != BUNDLE_FORMAT:
+            # a format-1 bundle has no board_facts: its CSV, LaTeX and viewer cannot be rebuilt, and every one
+            # would be named as forged; say what it is instead
+            raise BundleError(f"{path}: {MANIFEST} says bundle_format {manifest.get('bundle_format')!r}; this "
+                              f"verifier reads format {BUNDLE_FORMAT} (format 2 records board_facts, so board.csv, "
+                              f"board.tex and the viewer are rebuilt and checked): export the bundle again")
         if kind not in RECOMPUTE:
             raise BundleError(f"{path}: {MANIFEST} names kind {kind!r}; expected one of {', '.join(RECOMPUTE)}")
         report = VerifyReport(kind=kind, title=str(manifest.get("title", "")),
