@@ -170,6 +170,20 @@ _UNMAPPED_MEMORY: dict[str, str] = {
     "memfd": "import os\nheld = 0\ntry:\n    for i in range(16):\n        fd = os.memfd_create(f'm{i}')\n"
              "        for _ in range(16):\n            os.write(fd, b'x' * (1 << 20))\n        held += 16\n"
              "except OSError:\n    pass\nprint(held)",
+    # extended attributes: kernel memory beside the tmpfs's size cap, set by name or (kernel 6.13+, newer
+    # than the libseccomp building the filter) by setxattrat, system call 463
+    "tmpfs_xattrs": "import os\nheld = 0\ntry:\n    for i in range(1024):\n"
+                    "        open(f'/tmp/x{i}', 'w').close()\n        for k in range(4):\n"
+                    "            os.setxattr(f'/tmp/x{i}', f'user.k{k}', b'x' * 64000)\n            held += 64000\n"
+                    "            if held >= 256 << 20:\n                raise StopIteration\n"
+                    "except (OSError, StopIteration):\n    pass\nprint(held >> 20)",
+    "tmpfs_xattrs_through_setxattrat": _LIBC + (
+        "value = ctypes.create_string_buffer(64000)\n"
+        "arguments = (ctypes.c_uint64 * 2)(ctypes.addressof(value), 64000)  # struct xattr_args: value, size, flags\n"
+        "held = 0\nfor i in range(1024):\n    open(f'/tmp/x{i}', 'w').close()\n    for k in range(4):\n"
+        "        if libc.syscall(463, -100, f'/tmp/x{i}'.encode(), 0, f'user.k{k}'.encode(), arguments, ctypes.c_size_t(16)) != 0:\n"
+        "            break\n        held += 64000\n    if held >= 256 << 20 or k < 3:\n        break\n"
+        "print(held >> 20)"),
 }
 
 
