@@ -433,7 +433,8 @@ class SandboxSession:
         self.started = time.monotonic()
         self._deadline = self.started + limits.wall_s
         self._out = _BoundedReader(process.stdout, limits.output_bytes)
-        self._err = _BoundedReader(process.stderr, limits.output_bytes)
+        # stderr's lines are never waited for: counting them would keep a time per newline the code writes
+        self._err = _BoundedReader(process.stderr, limits.output_bytes, line_times=False)
         self._feeder: threading.Thread | None = None
         self._timed_out = False
         self._stopped = False
@@ -536,13 +537,16 @@ def _feed(pipe: IO[bytes] | None, data: bytes, *, close: bool = True) -> None:
 
 class _BoundedReader:
     """Drains a pipe on a thread, keeping the first ``cap`` bytes and counting the rest as dropped;
-    records when each complete line arrived, and lets a caller wait for a number of them."""
+    records when each complete line arrived (unless ``line_times`` is off: a time per line is 8 bytes
+    of the grader's memory for each byte of newlines the code writes), and lets a caller wait for a
+    number of them."""
 
     _CHUNK = 65536
 
-    def __init__(self, pipe: IO[bytes] | None, cap: int) -> None:  # a BufferedReader from Popen
+    def __init__(self, pipe: IO[bytes] | None, cap: int, *, line_times: bool = True) -> None:  # a BufferedReader
         self._pipe = pipe
         self._cap = cap
+        self._line_times = line_times
         self._kept = bytearray()
         self._times: list[float] = []
         self._closed = False
@@ -563,7 +567,8 @@ class _BoundedReader:
                         if room > 0:
                             kept = chunk[:room]
                             self._kept += kept
-                            self._times += [now] * kept.count(b"\n")
+                            if self._line_times:
+                                self._times += [now] * kept.count(b"\n")
                         if len(chunk) > max(room, 0):
                             self.dropped = True
                         self._changed.notify_all()

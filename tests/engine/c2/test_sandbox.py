@@ -7,6 +7,7 @@ import errno
 import os
 import shutil
 import tempfile
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,20 @@ def test_output_flood_is_cut_at_the_cap_and_the_grader_keeps_its_memory() -> Non
     result = run_sandboxed(flood, limits=SandboxLimits(cpu_s=2, wall_s=2, output_bytes=1 << 20))
     assert result.truncated and len(result.stderr) == 1 << 20
     assert _grader_alive()
+
+
+def test_a_flood_of_newlines_on_stderr_costs_the_grader_no_more_than_its_bytes() -> None:
+    # the grader waits for stdout's lines only; a time kept per stderr newline was 8 bytes of its memory for
+    # each byte the code wrote (32 MB of newlines under the grader's output cap: 256 MB, per sample)
+    cap = 16 << 20
+    tracemalloc.start()
+    try:
+        result = run_sandboxed(f"import os\nos.write(2, b'\\n' * {cap})", limits=SandboxLimits(output_bytes=cap))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.ok and result.stderr.count("\n") == cap
+    assert peak < 6 * cap, f"{peak >> 20} MB"  # the kept bytes and their text; not a time per line
 
 
 @pytest.mark.parametrize("folder", [".", "/tmp", "/dev/shm"])
