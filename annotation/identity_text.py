@@ -105,11 +105,14 @@ def _fold(char: str) -> str:
         return str(unicodedata.digit(char))
     table = _look_alikes()
     lower = char.lower()
-    # A capital whose small form imitates a letter takes that letter (Cyrillic "І" is "I", not the
-    # "l" the table gives for the capital's glyph); a capital with no such small form (Cyrillic "Т")
-    # takes its own look-alike.
-    target = table.get(lower) if lower != char and len(lower) == 1 else None
-    target = target or table.get(char)
+    # A character takes its own look-alike (Greek capital "Ν" is "N" though its small "ν" looks like
+    # "v"); a capital the table gives "l" draws a capital I (Cyrillic "І"); a capital the table leaves
+    # out takes its small form's look-alike.
+    target = table.get(char)
+    if target == "l" and char.isupper():
+        return "I"
+    if target is None and lower != char and len(lower) == 1:
+        target = table.get(lower)
     if target is None:
         return _dressed_latin(char) or char
     return target.upper() if char.isupper() else target

@@ -14,6 +14,8 @@ from annotation.identity_text import displayed_variants, skeleton
     ("GРТ", "gpt"),                        # Cyrillic capitals Er and Te: no small look-alike, own glyph
     ("gеmіnі", "gemini"),                  # Cyrillic small ie and i
     ("GEMІNI", "gemini"),                  # Cyrillic capital I is "I", not the "l" its glyph also resembles
+    ("GΕΜΙΝΙ", "gemini"),                  # Greek capital Nu is "N" though its small form looks like "v"
+    ("ΥΙ", "yi"),                          # Greek capital Upsilon is "Y" though its small form looks like "u"
     ("Ζeus", "zeus"),                      # Greek capital zeta
     ("cafe\u0301", "cafe"),                # combining acute accent
     ("d\u200be\u200dm\u00ado\u2060", "demo"),  # zero-width space, joiner, soft hyphen, word joiner
