@@ -12,7 +12,8 @@ for one. Both the shown text and every catalogue name go through the same :func:
    that ``confusable-homoglyphs`` ships (Cyrillic ``а``, Greek ``Τ`` …); a Latin letter the table
    leaves out is folded by its Unicode name when that name is a plain letter in another dress: small
    capitals (``ᴅᴇᴍᴏ``), a letter "with" a hook, stroke or other attachment (``ɗ``), squared and
-   negative-squared or circled letters (``🅳``); ASCII itself is never folded (``l``, ``1`` and ``I``
+   negative-squared or circled letters (``🅳``); a look-alike that step 1 would decompose into a letter
+   imitating nothing (Greek lunate sigma ``ϲ`` → final sigma ``ς``) is folded before it; ASCII itself is never folded (``l``, ``1`` and ``I``
    stay distinct, so "o1" is not "ol"). Other scripts' decimal digits become ASCII digits.
 3. Every other character (space, ``-``, ``_``, ``.``, ``/``, every dash, U+2011, apostrophes, …) is a
    separator: words are the runs of letters and digits between separators. Inside a word a name may
@@ -310,12 +311,26 @@ def _digit_breaks(word: str) -> list[int]:
     return [m.start() for m in _DIGIT_BREAK.finditer(word)]
 
 
+@lru_cache(maxsize=1)
+def _hidden_by_decomposition() -> dict[int, str]:
+    """Look-alike letters whose compatibility decomposition is a letter that imitates nothing (Greek lunate
+    sigma ``ϲ`` decomposes to final sigma ``ς``, its capital ``Ϲ`` to ``Σ``): folded before NFKD, else lost."""
+    hidden = {}
+    for char in _look_alikes():
+        if unicodedata.category(char)[0] != "L":
+            continue
+        base = "".join(c for c in unicodedata.normalize("NFKD", char) if _kept(c))
+        if base != char and not base.isascii() and "".join(map(_fold, base)).lower() != _fold(char).lower():
+            hidden[ord(char)] = _fold(char)
+    return hidden
+
+
 def _folded(text: str) -> str:
     """Steps 1–2 of the module docstring: decomposed, cleaned of marks and invisible characters, recomposed,
     look-alikes folded (case kept). ASCII text only loses its control characters."""
     if text.isascii():
         return text.translate(_ASCII_CONTROLS)
-    decomposed = unicodedata.normalize("NFKD", text)
+    decomposed = unicodedata.normalize("NFKD", text.translate(_hidden_by_decomposition()))
     cleaned = unicodedata.normalize("NFC", "".join(c for c in decomposed if _kept(c)))
     return "".join(_fold(c) for c in cleaned)
 

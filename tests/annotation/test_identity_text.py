@@ -16,6 +16,8 @@ from annotation.identity_text import displayed_variants, skeleton
     ("GEMІNI", "gemini"),                  # Cyrillic capital I is "I", not the "l" its glyph also resembles
     ("GΕΜΙΝΙ", "gemini"),                  # Greek capital Nu is "N" though its small form looks like "v"
     ("ΥΙ", "yi"),                          # Greek capital Upsilon is "Y" though its small form looks like "u"
+    ("ϲlaude", "claude"),                  # Greek lunate sigma: folded before NFKD makes it a final sigma
+    ("ϹLAUDE", "claude"),                  # its capital, which NFKD makes a capital sigma
     ("Ζeus", "zeus"),                      # Greek capital zeta
     ("cafe\u0301", "cafe"),                # combining acute accent
     ("d\u200be\u200dm\u00ado\u2060", "demo"),  # zero-width space, joiner, soft hyphen, word joiner
