@@ -18,7 +18,9 @@ for one. Both the shown text and every catalogue name go through the same :func:
 3. Every other character (space, ``-``, ``_``, ``.``, ``/``, every dash, U+2011, apostrophes, …) is a
    separator: words are the runs of letters and digits between separators. Inside a word a name may
    start or end where the case turns from lower to upper (``useDemoAtlas``), where the script changes
-   (``我用GPT写``), and at every character of a script written without spaces (Han, kana, Thai, …).
+   (``我用GPT写``), and at every character of a script written without spaces (Han, kana, Thai, …); it may
+   end where letters turn to digits, a version written onto a family's name (``GPT4``, ``llama3``,
+   ``Claude3``), but not start where digits turn to letters (``Al2O3`` does not name "o3").
 4. Case is folded (``str.casefold``).
 
 Matching (:meth:`Skeleton.contains`): a name is found where the text's skeleton holds the name's
@@ -278,6 +280,8 @@ class Skeleton:
 #: follows ("GPTModel").
 _ASCII_CASE_BREAK = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _DIGIT_BREAK = re.compile(r"(?<=\d)(?=\D)|(?<=\D)(?=\d)")
+#: Where a word's letters turn to digits: a name ending in a letter may end there ("GPT4", "llama3").
+_VERSION_END = re.compile(r"(?<=[^\W\d_])(?=\d)")
 #: Words: runs of letters and digits (``\w`` less the underscore; marks are already gone).
 _WORD = re.compile(r"[^\W_]+")
 _WHITESPACE = re.compile(r"\s")
@@ -374,6 +378,8 @@ def skeleton(text: str) -> Skeleton:
             ends |= inner
             breaks |= inner
         breaks.update(offset + positions[i] for i in _digit_breaks(word))
+        if not word.isalpha():
+            ends.update(offset + positions[m.start()] for m in _VERSION_END.finditer(word))
         if length == 1:
             single_starts.add(offset)
             single_ends.add(offset + 1)

@@ -72,6 +72,18 @@ def test_a_name_may_start_at_a_case_change_or_script_change_inside_a_word():
     assert skeleton("我用通义千问写").contains(skeleton("通义千问"))
 
 
+@pytest.mark.parametrize(("text", "name"), [("I am GPT4", "GPT"), ("llama3 wrote this", "Llama"), ("Claude3Opus", "Claude"),
+                                            ("ChatGPT4o", "GPT"), ("Сlaude2", "Claude")])
+def test_a_name_may_end_where_the_text_s_letters_turn_to_digits(text, name):
+    # a version number written onto a family's name
+    assert skeleton(text).contains(skeleton(name))
+
+
+def test_a_name_does_not_start_where_digits_turn_to_letters():
+    assert not skeleton("Al2O3 and 3llama").contains(skeleton("o3"))
+    assert not skeleton("3llama").contains(skeleton("llama"))
+
+
 def test_the_name_s_letter_digit_changes_are_its_breaks():
     assert skeleton("GPT 4 o").contains(skeleton("gpt4o"))
 
