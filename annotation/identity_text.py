@@ -43,7 +43,7 @@ behind one reads correctly on screen: :func:`displayed_variants` gives the text 
 holds an override, as displayed; both are checked. Our pages show text escaped, never as HTML, but the
 same text may end up in an HTML export or a rendered note: where it holds ``&`` or ``<``, the text with
 its character references decoded and its tags and comments removed (``&#100;emo``, ``de<b></b>mo``) is
-checked as well.
+checked as well, and so is text holding URL escapes (``%47PT``) with them decoded, as a browser shows a link.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ import html
 import re
 import string
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -159,16 +160,19 @@ def _stand_in_pattern(name: str) -> re.Pattern[str] | None:
 
 
 _MARKUP = re.compile(r"<!--.*?(?:-->|$)|<[^<>]*>", re.DOTALL)
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
 def displayed_variants(text: str) -> list[str]:
     """``text`` as stored, then as rendered as HTML where it holds markup (character references decoded,
-    tags and comments removed), then each of those as displayed where it holds a right-to-left override."""
+    tags and comments removed), then each of those with its URL escapes decoded where it holds any
+    (``%47%50%54``, ``gpt%2D4o``), then each as displayed where it holds a right-to-left override."""
     variants = [text]
     if "&" in text or "<" in text:
         rendered = html.unescape(_MARKUP.sub("", text))
         if rendered != text:
             variants.append(rendered)
+    variants += [urllib.parse.unquote(variant) for variant in variants if _PERCENT_ESCAPE.search(variant)]
     return [shown for variant in variants for shown in _overrides_displayed(variant)]
 
 

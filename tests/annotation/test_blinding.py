@@ -456,6 +456,7 @@ DISGUISED = {
     "markdown link": "[Demo Atlas](https://example.com)",
     "HTML character references": "&#100;emo-&#x61;tlas",
     "HTML tags between letters": "de<b></b>mo-at<!-- -->las",
+    "URL escapes": "https://example.com/?m=%64emo%2D%61tlas",
     "variation selector": "d\ufe0femo-atlas",
     "tag characters": "demo\U000e0020atlas",
     "Hangul filler": "demo\u3164atlas",

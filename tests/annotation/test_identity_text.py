@@ -104,6 +104,13 @@ def test_markup_is_read_as_rendered_too():
     assert displayed_variants("plain text") == ["plain text"]
 
 
+def test_url_escapes_are_read_decoded_too():
+    assert displayed_variants("see https://x.org/?m=%64emo%2Datlas") == ["see https://x.org/?m=%64emo%2Datlas",
+                                                                     "see https://x.org/?m=demo-atlas"]
+    assert displayed_variants("&#37;64emo") == ["&#37;64emo", "%64emo", "demo"]
+    assert displayed_variants("100% sure, 50%off") == ["100% sure, 50%off"]
+
+
 @pytest.mark.parametrize("text", ["Clau\nde", "Clau-\nde", "Gem\r\nini", "At\u2010\nlas"])
 def test_a_name_split_across_a_line_break_is_found(text):
     # a line break inside a word (with or without the hyphen that marks a word carried to the next line)
