@@ -4,7 +4,7 @@ One check, :func:`item_identity_problems`, looks at everything an item will show
 shown content (brief, constraints, response texts, checklist cues, TIG checklist text and cluster
 summary), the rendered JSON the labelling page receives (:meth:`Kind.present`) and the payload
 (except its ``meta``, which is never shown) — against every identity string of every model in
-the catalogue (display name, provider id and its last path segment, family) through the one matcher,
+the catalogue (display name, provider id, its last path segment and its maker's "org", family) through the one matcher,
 :func:`identity_mentions`, which sees through disguises (look-alike letters, invisible characters,
 changed separators: :mod:`annotation.identity_text`) and matches whole words only. Items that
 fail are refused at creation with an error naming the response (or the field) that carries the name, and a :class:`~annotation.models.BlindingRefusal` row is kept
@@ -95,7 +95,7 @@ class IdentityMatcher:
 
 def catalogue_identities() -> IdentityMatcher:
     """The identity strings of every model (any role): display name, provider id, the provider id's
-    last path segment ("org/name" → "name") and family (:func:`leaderboard.selectors.catalogue_identity_strings`),
+    last path segment ("org/name" → "name"), its maker ("org") and family (:func:`leaderboard.selectors.catalogue_identity_strings`),
     with the catalogue revision. The revision is read first: the names read after it hold at least its
     names, so an item checked with them may be recorded as checked at that revision."""
     revision = catalogue_revision()

@@ -49,13 +49,22 @@ def normalisation_counts(*, task_set: TaskSet) -> dict[str, int]:
 # ---------------------------------------------------------------- the catalogue's names
 
 
+#: First segments of a two-segment provider id that are API path words, not a model's maker ("models/x").
+_NOT_MAKERS = frozenset({"model", "models"})
+
+
 def catalogue_identity_strings() -> list[str]:
     """Every model's identity strings (any role): display name, provider id, the provider id's last path
-    segment ("org/name" -> "name") and family. What blinding checks shown text against
-    (:func:`annotation.blinding.catalogue_identities`) and what the catalogue revision is a digest of."""
+    segment ("org/name" -> "name"), its maker (the "org" of an "org/name" id, as OpenRouter, Hugging Face
+    and Together write them: "openai/gpt-4o" -> "openai", so "As an AI developed by OpenAI" names it) and
+    family. What blinding checks shown text against (:func:`annotation.blinding.catalogue_identities`) and
+    what the catalogue revision is a digest of."""
     strings = []
     for display_name, provider_id, family in SubjectModel.objects.values_list("display_name", "provider_id", "family"):
         strings += [display_name, provider_id, provider_id.rsplit("/", 1)[-1], family]
+        maker, slash, rest = provider_id.partition("/")
+        if slash and "/" not in rest and maker.strip().lower() not in _NOT_MAKERS:
+            strings.append(maker)
     return strings
 
 

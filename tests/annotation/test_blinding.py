@@ -504,6 +504,26 @@ def test_a_short_model_name_is_refused_too(disguise_world, text):
     assert "names a model" in _refused(campaign, spec).message
 
 
+@pytest.mark.parametrize("text", ["As an AI developed by OpenAI, I propose a lantern.", "Made by Open\u00adAI: a lantern.",
+                                  "An ACME-built lantern."])
+def test_a_model_s_maker_named_by_its_provider_id_is_refused(disguise_world, text):
+    # the "org" of an "org/name" provider id ("openai/o3", "acme/demo-atlas") names who made the model
+    campaign, spec = _offer(disguise_world, text)
+    assert "names a model" in _refused(campaign, spec).message
+    assert BlindingRefusal.objects.get(campaign=campaign, item_key="offered").identity in {"openai", "acme"}
+
+
+def test_only_the_org_of_an_org_name_provider_id_is_a_maker():
+    from leaderboard.selectors import catalogue_identity_strings
+    from tests.factories import SubjectModelFactory
+
+    SubjectModelFactory(display_name="Flash", provider_id="models/gemini-flash", family="")
+    SubjectModelFactory(display_name="Fire", provider_id="accounts/fireworks/models/fire-v1", family="")
+    SubjectModelFactory(display_name="Solo", provider_id="plain-model", family="")
+    strings = catalogue_identity_strings()
+    assert not {"models", "accounts", "fireworks", "plain"} & {s.lower() for s in strings}
+
+
 @pytest.mark.parametrize("text", [
     "Cobalt carbonate, co3, stains the glaze.", "An o30 drill bit.", "Two atlases of maps.", "To demonstrate at last",
     "An Al2O3 crystal.", "A demo of the atlas room.", "We look at las vegas lights.", "Zero-width-free prose.",
