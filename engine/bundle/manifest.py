@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.strict_json import MAX_JSON_DEPTH, json_decode
+
 __all__ = ["BOARD_CSV", "BOARD_TEX", "BUNDLE_FORMAT", "MANIFEST", "FileProblem", "BundleWriter", "check_files",
            "read_json", "read_jsonl", "sha256_bytes"]
 
@@ -27,6 +29,9 @@ BOARD_CSV = "board/board.csv"
 BOARD_TEX = "board/board.tex"
 #: Hex digits kept of each line's SHA-256: 64 bits name a changed record without doubling the manifest.
 LINE_DIGEST_HEX = 16
+#: Deepest nesting read from a bundle's JSON: a record wraps values that were themselves read under the
+#: import limit (a request's messages and schema, a task's data), so the bundle allows that much again.
+BUNDLE_JSON_DEPTH = 2 * MAX_JSON_DEPTH
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -163,29 +168,35 @@ def check_files(root: Path, manifest: Mapping[str, Any]) -> list[FileProblem]:
     return problems
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
-    """An object whose keys are each given once (RFC 8259 §4: names SHOULD be unique). Python keeps the
-    last of two equal keys and other readers the first, so a forged value beside the true one would
-    verify while another reader showed the forged one."""
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
+def _text(data: bytes) -> tuple[str, bool]:
+    """``data`` as text, and whether it was not UTF-8 (then decoded with ``surrogateescape``, so that the
+    strict reader names the field holding the bad byte instead of the whole file failing unnamed)."""
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="surrogateescape"), True
 
 
-def _loads(text: str) -> Any:
-    return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+def _decoded(data: bytes, name: str, record: int = 0) -> Any:
+    """The value of one JSON text of the bundle, read by the project's strict reader
+    (:func:`engine.strict_json.json_decode`), or ValueError naming the file ``name``, the line (the
+    ``record`` line of a JSON-lines file, else the line where decoding stopped) and the field. Python's
+    ``json`` keeps the last of two equal keys and other readers the first, and reads ``NaN`` and ``1e400``,
+    which no other language's reader agrees on: a forged value beside the true one would verify while
+    another reader showed it."""
+    text, undecodable = _text(data)
+    value, problems = json_decode(text, max_depth=BUNDLE_JSON_DEPTH, undecodable=undecodable)
+    if not problems:
+        return value
+    first = problems[0]
+    line = record or first.line
+    place = name + (f", line {line}" if line else "") + (f", field {first.field}" if first.field else "")
+    more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
+    raise ValueError(f"{place}: {first.message}{more}")
 
 
 def read_json(root: Path, name: str) -> Any:
-    try:
-        return _loads((Path(root) / name).read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        raise
-    except ValueError as exc:  # a duplicate key: named with its file
-        raise ValueError(f"{name}: {exc}") from exc
+    return _decoded((Path(root) / name).read_bytes(), name)
 
 
 def read_jsonl(root: Path, name: str) -> list[Any]:
@@ -193,12 +204,7 @@ def read_jsonl(root: Path, name: str) -> list[Any]:
     out = []
     # only "\n" ends a record (as the writer and the per-line hashes have it): str.splitlines also splits
     # at U+2028 and the like, which a record's text carries raw (ensure_ascii=False)
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+    for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
         if line.strip():
-            try:
-                out.append(_loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{name}, line {number}: not JSON ({exc.msg})") from exc
-            except ValueError as exc:
-                raise ValueError(f"{name}, line {number}: {exc}") from exc
+            out.append(_decoded(line, name, number))
     return out

@@ -116,7 +116,7 @@ def verify_bundle(path: str | Path) -> VerifyReport:
         try:
             manifest = read_json(root, MANIFEST)
         except ValueError as exc:
-            raise BundleError(f"{path}: {MANIFEST} is not JSON ({exc})") from exc
+            raise BundleError(f"{path}: {exc}") from exc
         kind = manifest.get("kind")
         if manifest.get("bundle_format") != BUNDLE_FORMAT:
             # a format-1 bundle has no board_facts: its CSV, LaTeX and viewer cannot be rebuilt, and every one

@@ -1,3 +1,7 @@
+import re
+
+import pytest
+
 from engine.bundle.manifest import BundleWriter, check_files, read_json, read_jsonl
 
 
@@ -76,3 +80,60 @@ def test_a_record_whose_text_holds_a_line_separator_is_read_back_whole(tmp_path)
     manifest = writer.manifest({"kind": "c2"})
     assert check_files(writer.root, manifest) == []
     assert read_jsonl(writer.root, "records/r.jsonl") == records
+
+
+@pytest.mark.parametrize(("text", "field", "message"), [
+    ('{"x": [NaN]}', "field x[0]", "must be a finite number, got NaN"),
+    ('{"x": [1e400]}', "field x[0]", "must be a finite number, got 1e400"),
+    ('{"x": [1.5], "x": [9.9]}', "field x", "duplicate key in one object"),
+    ('{"x": "a\\u0000b"}', "field x", "contains a NUL character"),
+    ('{"x": "\\ud800"}', "field x", "contains a lone surrogate (U+D800)"),
+])
+def test_a_json_file_holding_what_readers_disagree_on_is_refused_naming_file_and_field(tmp_path, text, field, message):
+    # Python reads NaN and 1e400 (as inf) and keeps the last of two equal keys; other languages' readers
+    # refuse them or keep the first, and neither database stores NUL or a lone surrogate
+    root, _, _ = _bundle(tmp_path)
+    (root / "board/board.json").write_text(text)
+    with pytest.raises(ValueError) as refused:
+        read_json(root, "board/board.json")
+    assert str(refused.value) == f"board/board.json, {field}: {message}"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ('{"id": 2, "v": NaN}', "records/r.jsonl, line 2, field v: must be a finite number, got NaN"),
+    ('{"id": 2, "v": "\\u0000"}', "records/r.jsonl, line 2, field v: contains a NUL character"),
+])
+def test_a_record_holding_what_readers_disagree_on_is_refused_naming_file_line_and_field(tmp_path, line, message):
+    root, _, _ = _bundle(tmp_path)
+    (root / "records/r.jsonl").write_text('{"id": 1}\n' + line + "\n")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        read_jsonl(root, "records/r.jsonl")
+
+
+def test_a_json_file_that_is_not_json_is_refused_naming_file_and_line(tmp_path):
+    root, _, _ = _bundle(tmp_path)
+    (root / "board/board.json").write_text('{\n  "x": [1.5,\n  ]\n}\n')
+    with pytest.raises(ValueError, match=r"^board/board\.json, line 3: not valid JSON \("):
+        read_json(root, "board/board.json")
+
+
+def test_a_json_file_that_is_not_utf8_is_refused_naming_file_and_field(tmp_path):
+    root, _, _ = _bundle(tmp_path)
+    (root / "board/board.json").write_bytes(b'{"x": "caf\xe9"}')
+    with pytest.raises(ValueError, match=r"^board/board\.json, field x: is not valid UTF-8$"):
+        read_json(root, "board/board.json")
+
+
+def test_a_json_file_nested_past_the_limit_is_refused_not_a_recursion_error(tmp_path):
+    root, _, _ = _bundle(tmp_path)
+    (root / "board/board.json").write_text('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ValueError, match=r"^board/board\.json, line 1, field x: nested deeper than 40 levels$"):
+        read_json(root, "board/board.json")
+
+
+def test_a_file_with_several_problems_names_the_first_and_counts_the_rest(tmp_path):
+    root, _, _ = _bundle(tmp_path)
+    (root / "board/board.json").write_text('{"x": [NaN, Infinity, -Infinity]}')
+    with pytest.raises(ValueError, match=re.escape("board/board.json, field x[0]: must be a finite number, got NaN "
+                                                   "(and 2 more problems)")):
+        read_json(root, "board/board.json")
