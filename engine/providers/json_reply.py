@@ -6,13 +6,20 @@ commonly add: surrounding whitespace and a single Markdown code fence
 (```` ```json ... ``` ````). Anything else — prose before or after the object, two
 objects, a list, trailing commas, NaN — is a :class:`MalformedReply`, which the
 caller answers with its repair step.
+
+The object itself is read by the project's strict reader (:func:`engine.strict_json.json_decode`), so
+a reply is refused for what an import file is refused for — ``NaN``/``Infinity`` and ``1e400``, a
+duplicate key (which value did the model mean?), a NUL or a lone surrogate (which no database column
+stores), nesting past :data:`~engine.strict_json.MAX_JSON_DEPTH` (``json`` raised ``RecursionError``
+on a few thousand levels) — each naming its field for the repair turn.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from engine.strict_json import json_decode
 
 __all__ = ["MalformedReply", "parse_json_object"]
 
@@ -23,8 +30,8 @@ class MalformedReply(ValueError):
     """The reply is not exactly one JSON object."""
 
 
-def _reject_constant(name: str) -> Any:
-    raise MalformedReply(f"non-standard JSON constant {name}")
+#: Problems of one reply named in its MalformedReply (the rest are counted): the repair turn stays short.
+PROBLEMS_NAMED = 5
 
 
 def parse_json_object(text: str | None) -> dict[str, Any]:
@@ -35,10 +42,12 @@ def parse_json_object(text: str | None) -> dict[str, Any]:
     fenced = _FENCE.match(body)
     if fenced:
         body = fenced.group("body").strip()
-    try:
-        value = json.loads(body, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise MalformedReply(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    value, problems = json_decode(body)
+    if problems:
+        named = [(f"{p.field}: " if p.field else "") + p.message + (f" on line {p.line}" if p.line else "")
+                 for p in problems[:PROBLEMS_NAMED]]
+        more = len(problems) - len(named)
+        raise MalformedReply("; ".join(named) + (f" (and {more} more)" if more else ""))
     if not isinstance(value, dict):
         raise MalformedReply(f"expected a JSON object, got {type(value).__name__}")
     return value
