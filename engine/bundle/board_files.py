@@ -21,6 +21,7 @@ from typing import Any
 
 from engine.bundle import c2, easel, ekphrasis
 from engine.bundle.manifest import BOARD_CSV, BOARD_TEX, FileProblem
+from engine.bundle.numbers import compare
 from engine.bundle.viewer import VIEWER_DATA, VIEWER_PAGE
 
 __all__ = ["BOARD_FILES", "REBUILT", "board_files", "rebuild_problems"]
@@ -31,6 +32,8 @@ BOARD_FILES: dict[str, Callable[[Path, Mapping[str, Any]], dict[str, str]]] = {
 REBUILT = (BOARD_CSV, BOARD_TEX, VIEWER_PAGE, VIEWER_DATA)
 #: Characters of a differing line shown before and after its first differing character.
 CONTEXT_BEFORE, CONTEXT_AFTER = 30, 50
+#: Characters of JSON shown of each side of the viewer data's first differing value.
+VALUE_SHOWN = 80
 
 
 def board_files(root: Path, manifest: Mapping[str, Any]) -> dict[str, str]:
@@ -44,30 +47,6 @@ def _excerpt(line: str | None, column: int) -> str:
     start = max(0, column - CONTEXT_BEFORE)
     text = "".join(repr(c)[1:-1] if not c.isprintable() else c for c in line[start:column + CONTEXT_AFTER])
     return "`" + ("…" if start else "") + text + ("…" if column + CONTEXT_AFTER < len(line) else "") + "`"
-
-
-def _json_difference(stored: Any, rebuilt: Any, path: str = "") -> str | None:
-    """The first place two JSON values differ, as ``path: stored X, rebuilt Y`` (None when equal)."""
-    if isinstance(stored, dict) and isinstance(rebuilt, dict):
-        for key in sorted(set(stored) | set(rebuilt)):
-            if key not in stored or key not in rebuilt:
-                return f"{path}.{key}: {'missing' if key not in stored else 'extra'} in the file"
-            found = _json_difference(stored[key], rebuilt[key], f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(stored, list) and isinstance(rebuilt, list):
-        for k, (a, b) in enumerate(zip(stored, rebuilt)):
-            found = _json_difference(a, b, f"{path}[{k}]")
-            if found:
-                return found
-        if len(stored) != len(rebuilt):
-            return f"{path}: {len(stored)} items in the file, {len(rebuilt)} rebuilt"
-        return None
-    if stored != rebuilt or type(stored) is not type(rebuilt):
-        return (f"{path}: stored {json.dumps(stored, ensure_ascii=False)[:80]}, "
-                f"rebuilt {json.dumps(rebuilt, ensure_ascii=False)[:80]}")
-    return None
 
 
 def _data_script(text: str) -> Any:
@@ -90,12 +69,14 @@ def first_difference(name: str, stored: bytes, rebuilt: str, source: str) -> Fil
     detail = (f"line {number} is {_excerpt(mine, column)} where the rebuild from {source} has {_excerpt(theirs, column)}"
               + (f" (column {column + 1})" if mine is not None and theirs is not None else ""))
     if name == VIEWER_DATA:
+        # the data's leaves walked as the board's numbers are (engine.bundle.numbers), in path order
         try:
-            where = _json_difference(_data_script(text), _data_script(rebuilt), "BUNDLE")
+            checks = compare(_data_script(text), _data_script(rebuilt), prefix="BUNDLE.")
         except ValueError:
-            where = None
-        if where:
-            detail += f"; first differing value {where}"
+            checks = []
+        differing = next((c for c in checks if not c.identical), None)
+        if differing is not None:
+            detail += f"; first differing value {differing.describe(recomputed_as='rebuilt', max_chars=VALUE_SHOWN)}"
     return FileProblem(name, "not as rebuilt", detail, (number,))
 
 

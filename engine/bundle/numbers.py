@@ -39,12 +39,16 @@ class NumberCheck:
             return 0.0 if scale == 0 else abs(a - b) / scale
         return None
 
-    def describe(self) -> str:
-        return f"{self.path}: stored {_show(self.stored)}, recomputed {_show(self.recomputed)}"
+    def describe(self, *, recomputed_as: str = "recomputed", max_chars: int | None = None) -> str:
+        """``path: stored X, recomputed Y``; ``recomputed_as`` names the other side (the viewer's check says
+        "rebuilt"), and ``max_chars`` cuts each value's JSON, so that a long text cannot fill a report."""
+        return (f"{self.path}: stored {_show(self.stored, max_chars)}, "
+                f"{recomputed_as} {_show(self.recomputed, max_chars)}")
 
 
-def _show(value: Any) -> str:
-    return "(absent)" if value is _ABSENT else json.dumps(value)
+def _show(value: Any, max_chars: int | None = None) -> str:
+    text = "(absent)" if value is _ABSENT else json.dumps(value)
+    return text if max_chars is None or len(text) <= max_chars else text[:max_chars] + "…"
 
 
 class _Absent:

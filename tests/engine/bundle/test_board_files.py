@@ -119,6 +119,16 @@ def test_a_forged_viewer_number_is_named_by_its_place_in_the_data(tmp_path):
     assert problem.detail.endswith("first differing value BUNDLE.board.rows[0][1]: stored 99.0, rebuilt 40.0")
 
 
+def test_a_value_added_to_the_viewer_data_is_named_absent_from_the_rebuild_and_cut_short(tmp_path):
+    root, manifest = _bundle(tmp_path, "c2")
+    path = root / VIEWER_DATA
+    data = json.loads(path.read_text(encoding="utf-8").removeprefix("window.BUNDLE = ").removesuffix(";\n"))
+    data["forged"] = "x" * 5000
+    path.write_text(f"window.BUNDLE = {json.dumps(data, sort_keys=True)};\n", encoding="utf-8")
+    (problem,) = rebuild_problems(root, manifest)
+    assert problem.detail.endswith('first differing value BUNDLE.forged: stored "' + "x" * 79 + "…, rebuilt (absent)")
+
+
 def test_the_index_page_is_rebuilt_too(tmp_path):
     root, manifest = _bundle(tmp_path, "easel")
     page = root / VIEWER_PAGE

@@ -17,6 +17,12 @@ def test_a_leaf_on_one_side_only_differs_and_says_absent():
     assert not checks["y"].identical and "stored (absent)" in checks["y"].describe()
 
 
+def test_a_description_can_name_the_other_side_and_cut_long_values():
+    (check,) = compare({"x": "a" * 500}, {"x": "b"})
+    assert check.describe(recomputed_as="rebuilt", max_chars=10) == 'x: stored "aaaaaaaaa…, rebuilt "b"'
+    assert check.describe() == f'x: stored "{"a" * 500}", recomputed "b"'
+
+
 def test_true_and_one_are_not_the_same_value():
     (check,) = compare({"x": True}, {"x": 1})
     assert not check.identical
