@@ -266,14 +266,19 @@ def test_a_rejected_participants_open_item_goes_back_to_the_queue():
     assert held.slot.__class__.objects.get(pk=held.slot_id).is_free
 
 
-def test_active_time_is_clamped_to_the_wall_time_the_item_was_held():
+def _first_label_held(held: timedelta, active_ms: int = 3_600_000):
+    """A new participant's first item labelled ``held`` after it was handed out, the page reporting
+    ``active_ms`` (an hour by default, more than either test holds the item): what the wall-time clamps see."""
     _, study = _study()
     person = _to_work(_enter(study, "P1"))
     handed = participants.participant_next(participant=person)
-    later = handed.assignment.created_at + timedelta(seconds=5)
-    done = participants.participant_label_submit(participant=person, token=handed.assignment.token,
+    return participants.participant_label_submit(participant=person, token=handed.assignment.token,
                                                  idempotency_key=uuid.uuid4(), answer={"choice": "A"},
-                                                 active_ms=3_600_000, now=later)
+                                                 active_ms=active_ms, now=handed.assignment.created_at + held)
+
+
+def test_active_time_is_clamped_to_the_wall_time_the_item_was_held():
+    done = _first_label_held(timedelta(seconds=5))
     assert done.active.reported_ms == 3_600_000
     assert done.active.active_ms == done.active.wall_ms == 5000
 
@@ -282,13 +287,7 @@ def test_an_item_held_past_the_wall_time_column_is_stored_with_the_wall_time_cla
     """A study without a time limit keeps a participant's late label while the slot is free; an item held
     25 days is 2_160_000_000 ms of wall time, past the 32-bit column: PostgreSQL refused the row (a 500
     on the panel's submit, /annotate/p/<entry>/api/assignments/<token>/submit), SQLite stored it."""
-    _, study = _study()
-    person = _to_work(_enter(study, "P1"))
-    handed = participants.participant_next(participant=person)
-    later = handed.assignment.created_at + timedelta(days=25)
-    done = participants.participant_label_submit(participant=person, token=handed.assignment.token,
-                                                 idempotency_key=uuid.uuid4(), answer={"choice": "A"},
-                                                 active_ms=3_600_000, now=later)
+    done = _first_label_held(timedelta(days=25))
     assert done.submission.replayed is False
     assert done.active.active_ms == done.active.reported_ms == 3_600_000
     assert done.active.wall_ms == participants.WALL_MS_MAX == 2**31 - 1
