@@ -83,6 +83,31 @@ def test_the_help_text_shows_defaults():
     assert "(default: 42)" in text and "(default: simulated)" in text and "(default: 50)" in text
 
 
+@pytest.mark.parametrize(("name", "app"), project_commands())
+def test_no_option_shows_an_empty_choice_in_the_help(name, app):
+    # argparse prints a choice of '' as nothing: run_judge's --tig-canonicaliser read {,embedding,llm}
+    text = parser_of(name, app).format_help()
+    assert "{," not in text and ",}" not in text and ",," not in text, name
+
+
+def test_the_tig_canonicaliser_help_names_its_values_and_its_default():
+    text = " ".join(parser_of("run_judge", get_commands()["run_judge"]).format_help().split())
+    assert "--tig-canonicaliser {embedding,llm} synonym grouping: 'embedding' or 'llm' (the extractor model); " \
+           "default (left out, or ''): the latest TIG build's" in text
+
+
+@pytest.mark.parametrize("value", ["", "embedding", "llm"])
+def test_the_tig_canonicaliser_accepts_what_it_accepted(value):
+    parser = parser_of("run_judge", get_commands()["run_judge"])
+    assert parser.parse_args(["--tig-canonicaliser", value]).tig_canonicaliser == value
+
+
+def test_the_tig_canonicaliser_refuses_any_other_value():
+    parser = parser_of("run_judge", get_commands()["run_judge"])
+    with pytest.raises(CommandError, match="invalid choice: 'bogus'"):
+        parser.parse_args(["--tig-canonicaliser", "bogus"])
+
+
 def test_a_zero_default_is_stated_too():
     out = io.StringIO()
     parser_of("run_easel", get_commands()["run_easel"]).print_help(out)

@@ -33,8 +33,11 @@ class Command(RunCommand):
                             help="'offline' or a judge-role model (default: the latest TIG build's)")
         parser.add_argument("--tig-embedder", default="",
                             help="'minilm' or an embedder-role model (default: the latest TIG build's)")
-        parser.add_argument("--tig-canonicaliser", default="", choices=["", "embedding", "llm"],
-                            help="synonym grouping: 'embedding' or 'llm' (the extractor model); default: the latest TIG build's")
+        # '' stays a choice (the default, and what a script may pass explicitly), but argparse printed it as
+        # an empty choice, {,embedding,llm}: the metavar names the two values and the help the default
+        parser.add_argument("--tig-canonicaliser", default="", choices=["", "embedding", "llm"], metavar="{embedding,llm}",
+                            help="synonym grouping: 'embedding' or 'llm' (the extractor model); default (left out, "
+                                 "or ''): the latest TIG build's")
 
     def create_run(self, *, task_set, opts):
         return judge_runs.judge_run_create(
