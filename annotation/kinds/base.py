@@ -36,6 +36,16 @@ from annotation.models import Assignment, FlagReason, Item, Label, PairChoice, P
 FLAG_NOTE_MAX = 500
 #: Longest time on item accepted, in milliseconds (a day; longer means a clock problem).
 TIME_ON_ITEM_MAX_MS = 24 * 3600 * 1000
+#: Characters of a refused gold answer or outcome repeated in its error. The value comes from an import
+#: file or an API body, unbounded: repeated whole, a 5 MB value filled the message and every page and
+#: log that shows it.
+REFUSED_SHOWN = 80
+
+
+def _refused(value: Any) -> str:
+    """``repr(value)``, cut to :data:`REFUSED_SHOWN` characters with its whole length said."""
+    text = repr(value)
+    return text if len(text) <= REFUSED_SHOWN else f"{text[:REFUSED_SHOWN]}… ({len(text):,} characters)"
 
 
 @dataclass(frozen=True)
@@ -146,7 +156,7 @@ class Kind:
     def parse_answer(self, answer: Any) -> Any:
         """A gold answer or adjudication outcome in canonical form, or ValueError."""
         if answer not in self.categories:
-            raise ValueError(f"expected one of {', '.join(self.categories)}, got {answer!r}")
+            raise ValueError(f"expected one of {', '.join(self.categories)}, got {_refused(answer)}")
         return answer
 
     def summary(self, label: Label) -> dict[str, Any]:

@@ -479,6 +479,18 @@ def test_jsonl_import_reports_every_bad_line_with_its_field_and_writes_nothing(c
     assert campaign.items.count() == 0
 
 
+def test_jsonl_import_shows_only_an_excerpt_of_a_refused_gold_answer(catalogue):
+    campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue)
+    huge = "x" * 5_000_000
+    record = {"task_id": catalogue.tasks[0].external_id, "dimension": "usefulness", "a": {"model": "Zephyr-Secret-Alpha"},
+              "b": {"model": "Quasar-Hidden-Beta"}, "gold": huge}
+    with pytest.raises(ItemsInvalid) as info:
+        item_creation.items_import_jsonl(campaign=campaign, name="x.jsonl", raw=json.dumps(record).encode())
+    ((line, field, message),) = info.value.errors
+    assert (line, field) == (1, "gold")
+    assert message == f"expected one of A, B, tie, got '{'x' * 79}… (5,000,002 characters)"
+
+
 def test_jsonl_import_is_idempotent(catalogue):
     campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue)
     raw = json.dumps({"task_id": catalogue.tasks[0].external_id, "dimension": "expressiveness",
