@@ -65,7 +65,7 @@ class ItemTable(dict):
     """The campaign's item rows by id (:func:`annotation.selectors.item_rows`) with what the tallies
     derive from them alone, built once per state of the items (the dashboard cache keeps one per
     ``item_version``): the regular items in the dashboard's order, the sorted ids with each one's
-    place among them, the dimensions and shown lengths as arrays, and each item's human pair per
+    place among them, the dimensions, shown lengths and withheld marks as arrays, and each item's human pair per
     majority, made on first use (a pair is immutable, so every dashboard of this state shares it)."""
 
     def __init__(self, rows: Mapping[int, selectors.ItemRow]):
@@ -82,6 +82,7 @@ class ItemTable(dict):
         self.length_b = np.array([-1 if i.length_b is None else i.length_b for i in self.regular], dtype=np.int64)
         self.pairable = np.array([i.response_a_id is not None and i.response_b_id is not None for i in self.regular],
                                  dtype=bool)
+        self.withheld = np.array([i.withheld for i in self.regular], dtype=bool)
         self.n_gold = len(self) - len(self.regular)
         self.model_names = selectors.model_names(self)
         self._pairs: list[HumanPair | None] = []
@@ -242,6 +243,8 @@ def consensus_row(
     categories = tallies.categories
     counts, total, majorities = tallies.scope(mask)
     complete = total == k
+    # a withheld item that is not complete will never be: not an item of the row (its labels still count)
+    n_items = int((mask & ~(tallies.items.withheld & (tallies.total != k))).sum())
     kappa, kappa_p = Stat(None, "no complete items yet"), None
     unanimous = majority = None
     outcome: list[tuple[str, int]] = [(c, 0) for c in categories]
@@ -261,7 +264,7 @@ def consensus_row(
                 kappa = Stat(None, str(exc))
         else:
             kappa = Stat(None, "needs at least two annotators per item and two categories")
-    return selectors.ConsensusRow(scope, int(mask.sum()), int(complete.sum()), int(total.sum()), len(annotators),
+    return selectors.ConsensusRow(scope, n_items, int(complete.sum()), int(total.sum()), len(annotators),
                                   kappa, kappa_p, unanimous, majority, outcome, no_majority)
 
 

@@ -12,7 +12,7 @@ on each call (no cache): stale labels and gold items never enter agreement numbe
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +82,9 @@ class ItemRow:
     response_b_id: int | None = None
     length_a: int | None = None
     length_b: int | None = None
+    #: withheld for blinding after a catalogue change (:mod:`annotation.blinding_recheck`): never handed
+    #: out again, so it is complete only if it was before (see :func:`consensus_row`)
+    withheld: bool = False
 
 
 @dataclass(slots=True)
@@ -107,7 +110,7 @@ def item_rows(*, campaign: Campaign) -> dict[int, ItemRow]:
 
 
 def _item_rows(campaign: Campaign) -> dict[int, ItemRow]:
-    fields = ["id", "key", "task__external_id", "task__family", "dimension", "is_gold", "gold_answer"]
+    fields = ["id", "key", "task__external_id", "task__family", "dimension", "is_gold", "gold_answer", "withheld_at"]
     # the path to side a's response among the kind's relations, as a pattern for either side
     side = next((r.replace("_a", "_{s}", 1) for r in kind_for(campaign.kind).content_relations
                  if r.startswith(("response_a", "render_a"))), None)
@@ -125,7 +128,8 @@ def _item_rows(campaign: Campaign) -> dict[int, ItemRow]:
                 )
     rows = {}
     for r in Item.objects.filter(campaign=campaign).annotate(**lengths).values(*fields, *extra, *lengths):
-        row = ItemRow(r["id"], r["key"], r["task__external_id"], r["task__family"], r["dimension"], r["is_gold"], r["gold_answer"])
+        row = ItemRow(r["id"], r["key"], r["task__external_id"], r["task__family"], r["dimension"], r["is_gold"], r["gold_answer"],
+                      withheld=r["withheld_at"] is not None)
         if side:
             for s in ("a", "b"):
                 p = side.format(s=s)
@@ -217,11 +221,19 @@ def _fleiss_counts(label_lists: Sequence[Sequence[str]], categories: Sequence[st
 def consensus_row(
     *, scope: str, items: Sequence[int], labels_by_item: Mapping[int, list[LabelRow]], k: int,
     categories: Sequence[str] | None = None, category: Callable[[LabelRow], str] = lambda r: r.category,
+    withheld: Collection[int] = frozenset(),
 ) -> ConsensusRow:
     """Table 17 columns for a set of (non-gold) items; κ and consensus use items with exactly k
-    current labels (Fleiss' κ needs the same number of raters per item)."""
+    current labels (Fleiss' κ needs the same number of raters per item).
+
+    ``withheld``: the ids of withheld items (blinding after a catalogue change) among ``items``. One that
+    holds k current labels finished before it was withheld and counts like any complete item; one with
+    fewer will never finish, so it is not an item of the row (nor of its completion), while the labels it
+    holds still count among the judgments and annotators (as the progress counters, which take withheld
+    items out of the outstanding work, and the statistics, which keep the labels given)."""
     per_item = [[category(r) for r in labels_by_item.get(i, [])] for i in items]
     complete = [labels for labels in per_item if len(labels) == k]
+    n_items = sum(1 for i, labels in zip(items, per_item) if i not in withheld or len(labels) == k)
     judgments = sum(len(labels) for labels in per_item)
     annotators = {r.annotator for i in items for r in labels_by_item.get(i, [])}
     derived = categories is None
@@ -247,7 +259,7 @@ def consensus_row(
                 kappa = Stat(None, str(exc))
         else:
             kappa = Stat(None, "needs at least two annotators per item and two categories")
-    return ConsensusRow(scope, len(items), len(complete), judgments, len(annotators), kappa, kappa_p,
+    return ConsensusRow(scope, n_items, len(complete), judgments, len(annotators), kappa, kappa_p,
                         unanimous, majority, outcome, no_majority)
 
 
@@ -352,6 +364,7 @@ def campaign_dashboard(
     gold_labels = [r for r in current if items[r.item_id].is_gold]
     by_item = _group(labels)
     regular = [i for i in items.values() if not i.is_gold]
+    withheld = {i.id for i in regular if i.withheld}
     k = campaign.k
 
     rows: list[ConsensusRow] = []
@@ -361,26 +374,27 @@ def campaign_dashboard(
             ids = [i.id for i in regular if i.dimension == dimension]
             if ids:
                 rows.append(consensus_row(scope=Dimension(dimension).label, items=ids, labels_by_item=by_item, k=k,
-                                          categories=kind.categories))
+                                          categories=kind.categories, withheld=withheld))
         if len(rows) > 1:
             rows.append(consensus_row(scope="All dimensions", items=[i.id for i in regular], labels_by_item=by_item, k=k,
-                                      categories=kind.categories))
+                                      categories=kind.categories, withheld=withheld))
     elif campaign.kind == CampaignKind.STRATEGY:
-        rows.append(consensus_row(scope="Exact strategy set", items=[i.id for i in regular], labels_by_item=by_item, k=k))
+        rows.append(consensus_row(scope="Exact strategy set", items=[i.id for i in regular], labels_by_item=by_item, k=k,
+                                  withheld=withheld))
     else:
         rows.append(consensus_row(scope=kind.title, items=[i.id for i in regular], labels_by_item=by_item, k=k,
-                                  categories=kind.categories or None))
+                                  categories=kind.categories or None, withheld=withheld))
 
     if campaign.kind == CampaignKind.FAITHFULNESS:
         extras["faithfulness"] = _faithfulness_extras(campaign, regular, by_item)
     elif campaign.kind == CampaignKind.TIG_AUDIT:
         extras["criteria"] = [
             consensus_row(scope=c.replace("_", " ").capitalize(), items=[i.id for i in regular], labels_by_item=by_item,
-                          k=k, categories=AuditCode.values, category=lambda r, c=c: r.criteria[c])
+                          k=k, categories=AuditCode.values, category=lambda r, c=c: r.criteria[c], withheld=withheld)
             for c in TIG_CRITERIA
         ]
     elif campaign.kind == CampaignKind.STRATEGY:
-        extras["strategies"] = _strategy_extras(regular, by_item, k)
+        extras["strategies"] = _strategy_extras(regular, by_item, k, withheld)
     extras["validation"] = validation_panel(campaign=campaign)
     if campaign.kind in (CampaignKind.TEXT_PAIRWISE, CampaignKind.IMAGE_PREFERENCE):
         extras["judge"] = _judge_extras(campaign, items, by_item, judge_outcomes, judge_scores, judge_conditions)
@@ -448,7 +462,8 @@ def _score_icc(complete: Sequence[ItemRow], by_item: Mapping[int, list[LabelRow]
     return ICCView(form, agreement.ICC_FORM_LABELS[form], result, len(complete), why)
 
 
-def _strategy_extras(regular: Sequence[ItemRow], by_item: Mapping[int, list[LabelRow]], k: int) -> list[dict[str, Any]]:
+def _strategy_extras(regular: Sequence[ItemRow], by_item: Mapping[int, list[LabelRow]], k: int,
+                     withheld: Collection[int]) -> list[dict[str, Any]]:
     from annotation.kinds.strategy import STRATEGY_DEFINITIONS
 
     out = []
@@ -457,7 +472,8 @@ def _strategy_extras(regular: Sequence[ItemRow], by_item: Mapping[int, list[Labe
     for code in STRATEGIES:
         row = consensus_row(scope=STRATEGY_DEFINITIONS[code][0], items=ids, labels_by_item=by_item, k=k,
                             categories=("present", "absent"),
-                            category=lambda r, code=code: "present" if code in r.strategies else "absent")
+                            category=lambda r, code=code: "present" if code in r.strategies else "absent",
+                            withheld=withheld)
         marked = [r for r in all_rows if code in r.strategies]
         out.append({
             "code": code, "row": row, "n_marked": len(marked), "n_labels": len(all_rows),

@@ -15,9 +15,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import blinding_recheck, item_creation, label_export, participants, services
+from annotation import blinding_recheck, item_creation, label_export, participants, selectors, services
 from annotation.annotator_reads import campaign_progress
 from annotation.blinding import catalogue_identities, item_identity_problems
+from annotation.dashboard_tallies import campaign_dashboard_tallied
 from annotation.kinds import kind_for
 from annotation.models import (
     Assignment,
@@ -331,3 +332,38 @@ def test_two_requests_finding_the_same_item_withhold_it_once(world, token_client
     assert blinding_recheck.item_withhold(item=Item.objects.get(pk=world.leaky.pk), leaks=leaks) is False
     assert BlindingRefusal.objects.count() == 1
     assert CampaignProgress.objects.get(pk=world.campaign.pk).slots == 2
+
+
+#: Both ways the dashboard is computed: from tallies (the pairwise kinds' page) and from label rows.
+DASHBOARDS = {"from tallies": campaign_dashboard_tallied, "from label rows": selectors.campaign_dashboard}
+
+
+def _label(world, client, expected_key):
+    assignment = world.next_item(client)
+    assert Assignment.objects.get(token=assignment["token"]).item.key == expected_key
+    answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}}
+    url = reverse("annotation:api_submit", args=[assignment["token"]])
+    assert client.post(url, answer, content_type="application/json").status_code == 201
+
+
+@pytest.mark.parametrize("dashboard", sorted(DASHBOARDS))
+def test_an_unfinished_withheld_item_is_no_item_of_table_17_and_its_labels_still_count(token_client, dashboard):
+    world = World(k=2)
+    _label(world, world.client(world.alice), "leaky")  # one of its two labels: it will never finish
+    _add_model(token_client, display_name=LATER_NAME)
+    assert blinding_recheck.items_recheck().withheld == 1
+    (row,) = DASHBOARDS[dashboard](campaign=world.campaign).rows
+    assert (row.n_items, row.n_complete, row.n_judgments, row.n_annotators) == (2, 0, 1, 1)
+    for user in (world.alice, world.bob):
+        world.shown_items(world.client(user))
+    (row,) = DASHBOARDS[dashboard](campaign=world.campaign).rows
+    assert (row.n_items, row.n_complete, row.n_judgments, row.completion) == (2, 2, 5, 1.0)
+
+
+@pytest.mark.parametrize("dashboard", sorted(DASHBOARDS))
+def test_a_withheld_item_finished_before_is_a_complete_item_of_table_17(world, token_client, dashboard):
+    _label(world, world.client(world.alice), "leaky")  # k = 1: finished
+    _add_model(token_client, display_name=LATER_NAME)
+    assert blinding_recheck.items_recheck().withheld == 1
+    (row,) = DASHBOARDS[dashboard](campaign=world.campaign).rows
+    assert (row.n_items, row.n_complete, row.n_judgments, row.completion) == (3, 1, 1, 1 / 3)
