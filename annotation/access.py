@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.utils import timezone
 
-from annotation.errors import AssignmentClosed, CampaignNotOpen, NotAllowed, NotFound
+from annotation.errors import (
+    CAMPAIGN_PAUSED_MESSAGE,
+    AssignmentClosed,
+    CampaignNotOpen,
+    CampaignPaused,
+    NotAllowed,
+    NotFound,
+)
 from annotation.models import Assignment, Campaign, CampaignAnnotator
 from annotation.panel_models import Participant
 from annotation.participant_state import participant_at_work_filter
@@ -71,6 +78,8 @@ def annotator_access_check(
         return
     if campaign.status != Campaign.Status.OPEN:
         raise CampaignNotOpen("This campaign is not open.")
+    if campaign.texts_paused_at is not None:  # its texts name a model (annotation.blinding_recheck)
+        raise CampaignPaused(CAMPAIGN_PAUSED_MESSAGE)
     if campaign.open_to_all_annotators or membership_checked:
         return
     if not (facts.is_member if facts is not None

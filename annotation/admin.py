@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from annotation import item_creation, services
+from annotation import blinding_recheck, item_creation, services
 from annotation.errors import AnnotationError
 from annotation.forms import (
     CalibrationExampleAdminForm,
@@ -69,14 +69,16 @@ class CampaignAdmin(admin.ModelAdmin):
     list_display = ("name", "kind", "task_set", "status", "k", "open_to_all_annotators", "is_demo", "created_at")
     list_filter = ("kind", "status", "is_demo")
     inlines = [CampaignAnnotatorInline, CalibrationExampleInline]
-    actions = ["open_campaigns", "close_campaigns", "refresh_content"]
+    actions = ["open_campaigns", "close_campaigns", "refresh_content", "resume_texts"]
     change_form_template = "admin/annotation/campaign/change_form.html"
+    #: Why annotators see only "paused for review" (annotation.blinding_recheck); set by the re-check only.
+    PAUSE_FIELDS = ("texts_paused_at", "texts_paused_reason", "texts_blinding_revision")
 
     def get_readonly_fields(self, request, obj=None):
         # Each item has k slots: k is fixed once items exist; the kind and task set too.
         if obj is not None and obj.items.exists():
-            return ("kind", "task_set", "k")
-        return ()
+            return ("kind", "task_set", "k", *self.PAUSE_FIELDS)
+        return self.PAUSE_FIELDS
 
     def save_model(self, request, obj, form, change):
         if not change:
@@ -170,6 +172,16 @@ class CampaignAdmin(admin.ModelAdmin):
     def close_campaigns(self, request, queryset):
         for campaign in queryset:
             services.campaign_status_set(campaign=campaign, status=Campaign.Status.CLOSED)
+
+    @admin.action(description="Resume after review (check the shown texts again with the catalogue's names)")
+    def resume_texts(self, request, queryset):
+        for campaign in queryset.filter(texts_paused_at__isnull=False):
+            try:
+                blinding_recheck.campaign_texts_resume(campaign=campaign)
+            except AnnotationError as exc:
+                self.message_user(request, f"{campaign}: still paused: {exc.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"{campaign}: resumed; its texts name no model.")
 
     @admin.action(description="Re-check shown content (mark labels of changed items stale)")
     def refresh_content(self, request, queryset):

@@ -13,6 +13,7 @@ from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from annotation.blinding_recheck import campaign_texts_current
 from annotation.kinds import kind_for
 from annotation.kinds.base import shown_pair
 from annotation.models import (
@@ -25,6 +26,7 @@ from annotation.models import (
     Item,
     ItemSlot,
 )
+from leaderboard.models import CatalogueRevision
 
 
 @dataclass(frozen=True)
@@ -141,14 +143,18 @@ class CampaignCard:
 
 
 def campaigns_for_annotator(*, annotator: AbstractBaseUser) -> list[CampaignCard]:
-    """Open campaigns this annotator may work on, with their progress."""
+    """Open campaigns this annotator may work on, with their progress; a campaign paused for review (its
+    texts name a model: :func:`annotation.blinding_recheck.campaign_texts_current`, asked with the
+    catalogue's revision read in the same statement) is not listed."""
     campaigns = (
-        Campaign.objects.filter(status=Campaign.Status.OPEN)
+        Campaign.objects.filter(status=Campaign.Status.OPEN, texts_paused_at__isnull=True)
         .filter(Q(open_to_all_annotators=True) | Q(memberships__annotator=annotator))
         .distinct()
         .order_by("name")
+        .annotate(catalogue_revision=Subquery(CatalogueRevision.objects.filter(pk=1).values("number")[:1]))
     )
-    campaigns = list(campaigns.select_related("progress"))
+    campaigns = [campaign for campaign in campaigns.select_related("progress")
+                 if campaign_texts_current(campaign=campaign, revision=campaign.catalogue_revision or 0)]
     done = dict(AnnotatorProgress.objects.filter(campaign__in=campaigns, annotator=annotator).values_list("campaign_id", "done"))
     active = set(Assignment.objects.filter(campaign__in=campaigns, annotator=annotator, status=Assignment.Status.ACTIVE)
                  .values_list("campaign_id", flat=True))

@@ -11,7 +11,9 @@ fail are refused at creation with an error naming the response (or the field) th
 for the admin's report (admin → "Items refused for blinding"). Each item records the catalogue revision
 it was checked against; after a model is added or renamed, :mod:`annotation.blinding_recheck` checks it
 again before it is shown, and withholds it when the new names reach it. The campaign texts annotators read
-(name, instructions, calibration examples) are checked by :func:`texts_identity_problems`.
+(name, instructions, calibration examples, a crowd study's consent text and training questions:
+:func:`campaign_shown_texts`) are checked by :func:`texts_identity_problems` when written, and again after
+the catalogue changes (:func:`annotation.blinding_recheck.campaign_texts_current`, which pauses the campaign).
 """
 
 from __future__ import annotations
@@ -26,12 +28,16 @@ from django.utils import timezone
 from annotation.identity_text import Skeleton, displayed_variants, skeleton
 from annotation.kinds.base import Kind
 from annotation.models import Assignment, BlindingRefusal, Campaign, Item
+from annotation.panel_models import PanelStudy
 from leaderboard.models import Response
 from leaderboard.selectors import catalogue_identity_strings, catalogue_revision
 
 #: Campaign texts annotators read (queue card, labelling page, calibration overlay), checked the same way.
 CAMPAIGN_SHOWN_FIELDS = ("name", "instructions")
 CALIBRATION_SHOWN_FIELDS = ("title", "body", "expected", "explanation")
+#: A crowd study's texts its participants read: the consent page, and each training question.
+STUDY_SHOWN_FIELDS = ("consent_text",)
+TRAINING_SHOWN_FIELDS = ("question", "explanation", "choices")
 
 
 @dataclass(frozen=True)
@@ -168,6 +174,25 @@ def texts_identity_problems(texts: Mapping[str, str], *, matcher: IdentityMatche
     return problems
 
 
+def campaign_shown_texts(*, campaign: Campaign) -> dict[str, str]:
+    """Every text of ``campaign`` that its annotators or crowd participants read, by where it is shown: the
+    fields checked when each is written (:data:`CAMPAIGN_SHOWN_FIELDS`, its calibration examples'
+    :data:`CALIBRATION_SHOWN_FIELDS`, its crowd study's :data:`STUDY_SHOWN_FIELDS` and training questions'
+    :data:`TRAINING_SHOWN_FIELDS`)."""
+    texts = {field: getattr(campaign, field) or "" for field in CAMPAIGN_SHOWN_FIELDS}
+    for n, example in enumerate(campaign.calibration_examples.order_by("position", "pk"), 1):
+        texts.update({f"calibration example {n} {field}": getattr(example, field) or ""
+                      for field in CALIBRATION_SHOWN_FIELDS})
+    study = PanelStudy.objects.filter(campaign_id=campaign.pk).first()
+    if study is not None:
+        texts.update({f"crowd study {field}": getattr(study, field) or "" for field in STUDY_SHOWN_FIELDS})
+        for n, training in enumerate(study.training_items.order_by("position", "pk"), 1):
+            for field in TRAINING_SHOWN_FIELDS:
+                value = getattr(training, field)
+                texts[f"training question {n} {field}"] = " ".join(map(str, value)) if isinstance(value, list) else value or ""
+    return texts
+
+
 def blinding_refusals_record(*, campaign: Campaign, refused: Sequence[tuple[str, int, IdentityLeak]],
                              item: Item | None = None, prefix: str = "") -> None:
     """Keep refused items for the admin's report: (item key, line, leak) each; ``item`` when an existing
@@ -181,5 +206,6 @@ def blinding_refusals_record(*, campaign: Campaign, refused: Sequence[tuple[str,
     ])
 
 
-__all__ = ["CALIBRATION_SHOWN_FIELDS", "CAMPAIGN_SHOWN_FIELDS", "IdentityLeak", "IdentityMatcher", "blinding_refusals_record",
-           "catalogue_identities", "identity_mentions", "item_identity_problems", "texts_identity_problems"]
+__all__ = ["CALIBRATION_SHOWN_FIELDS", "CAMPAIGN_SHOWN_FIELDS", "STUDY_SHOWN_FIELDS", "TRAINING_SHOWN_FIELDS", "IdentityLeak",
+           "IdentityMatcher", "blinding_refusals_record", "campaign_shown_texts", "catalogue_identities",
+           "identity_mentions", "item_identity_problems", "texts_identity_problems"]

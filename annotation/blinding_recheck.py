@@ -26,10 +26,26 @@ Withholding (:func:`item_withhold`), in one transaction:
 Labels already given stay stored as they were (statistics count them as before; the labels export marks
 them ``item_withheld``); an annotator's own count of labels done keeps them.
 
+The campaign's own texts (name, instructions, calibration examples, its crowd study's consent text and
+training questions: :func:`annotation.blinding.campaign_shown_texts`) are checked when written, and again
+the same way after the catalogue changes: the campaign records the revision they were last checked against
+(``Campaign.texts_blinding_revision``), and one gatekeeper, :func:`campaign_texts_current`, stands before
+everything that shows them or hands out the campaign's items — next-item (the page, the API, crowd
+participants: the catalogue's revision is in its facts statement, so it is one integer comparison when
+nothing changed), the labelling page, the annotator's queue and the crowd study's pages. When a text now
+names a model the campaign is **paused** (:func:`campaign_texts_pause`): ``texts_paused_at`` and the reason
+(which text, which name) are set, annotators and participants get no item and see only a neutral "paused
+for review" message (:data:`annotation.errors.CAMPAIGN_PAUSED_MESSAGE`; the access gatekeeper refuses a
+paused campaign on every annotator request), and the researcher's dashboard and the admin show why. It
+stays paused, even if the name leaves the catalogue, until someone with the admin edits the texts and
+resumes it (:func:`campaign_texts_resume`, which checks every text again and refuses while one still names
+a model).
+
 The sweep (:func:`items_recheck`; the Celery task ``annotation.recheck_blinding``, sent after every commit
-that moves the revision and run by Celery beat) checks the items of campaigns that are not closed ahead of
-the next annotator, so that most are settled before anyone asks, and the admin's report fills at once.
-The hand-out's check does not depend on it: without a worker, each item is checked when it is next shown.
+that moves the revision and run by Celery beat) checks the texts and items of campaigns that are not closed
+ahead of the next annotator, so that most are settled before anyone asks, and the admin's report fills at
+once. The hand-out's check does not depend on it: without a worker, each item and campaign is checked when
+it is next shown.
 """
 
 from __future__ import annotations
@@ -45,15 +61,20 @@ from django.utils import timezone
 
 from annotation.blinding import (
     IdentityLeak,
+    IdentityMatcher,
     blinding_refusals_record,
+    campaign_shown_texts,
     catalogue_identities,
     item_identity_problems,
+    texts_identity_problems,
 )
+from annotation.errors import ItemsInvalid
 from annotation.kinds import kind_for
 from annotation.kinds.base import Kind
 from annotation.locking import row_locks_available
 from annotation.models import Assignment, Campaign, Item, ItemSlot
 from annotation.progress import campaign_progress_add
+from leaderboard.selectors import catalogue_revision
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +82,9 @@ __all__ = [
     "RECHECK_BATCH",
     "WITHHELD_NOTE",
     "Recheck",
+    "campaign_texts_current",
+    "campaign_texts_pause",
+    "campaign_texts_resume",
     "item_blinding_current",
     "item_withhold",
     "items_recheck",
@@ -88,6 +112,74 @@ def item_blinding_current(*, item: Item, kind: Kind, revision: int, now: datetim
     _items_checked(item_ids=[item.pk], revision=matcher.revision)
     item.blinding_revision = max(item.blinding_revision, matcher.revision)
     return True
+
+
+def campaign_texts_current(*, campaign: Campaign, revision: int | None = None, now: datetime | None = None) -> bool:
+    """Whether ``campaign``'s shown texts may be shown, and its items handed out, now, the catalogue being
+    at ``revision`` (read here when not given; next-item reads it in its facts statement): not paused,
+    and its texts checked against the catalogue's current names — checked again here when they were
+    checked against an older revision, and the campaign paused when the names reach them. The one
+    gatekeeper of the campaign's texts (see the module docstring). Callers inside a transaction let it
+    commit before refusing, so that the pause is kept."""
+    if campaign.texts_paused_at is not None:
+        return False
+    if revision is None:
+        revision = catalogue_revision()
+    if campaign.texts_blinding_revision >= revision:
+        return True
+    matcher = catalogue_identities()
+    problems = _campaign_texts_problems(campaign, matcher)
+    if problems:
+        campaign_texts_pause(campaign=campaign, problems=problems, now=now)
+        return False
+    _campaign_texts_checked(campaign, matcher.revision)
+    return True
+
+
+def _campaign_texts_problems(campaign: Campaign, matcher: IdentityMatcher) -> dict[str, str]:
+    return texts_identity_problems(campaign_shown_texts(campaign=campaign), matcher=matcher)
+
+
+def _campaign_texts_checked(campaign: Campaign, revision: int) -> None:
+    """The campaign's texts were found clean with the names of ``revision`` (never moved back)."""
+    Campaign.objects.filter(
+        pk=campaign.pk, texts_paused_at__isnull=True, texts_blinding_revision__lt=revision
+    ).update(texts_blinding_revision=revision)
+    campaign.texts_blinding_revision = max(campaign.texts_blinding_revision, revision)
+
+
+def campaign_texts_pause(*, campaign: Campaign, problems: dict[str, str], now: datetime | None = None) -> bool:
+    """Pause ``campaign``, whose shown texts name a model (``problems``: where -> message, as
+    :func:`annotation.blinding.texts_identity_problems` gives them); False when it was paused already
+    (by a concurrent request or the sweep), and then nothing is written."""
+    now = now or timezone.now()
+    reason = "; ".join(f"{where} {message}" for where, message in problems.items())
+    # One statement: of two requests (or a request and the sweep) pausing it, the second's UPDATE waits
+    # for the first's row lock, then finds it paused (PostgreSQL re-reads the committed row).
+    paused = Campaign.objects.filter(pk=campaign.pk, texts_paused_at__isnull=True).update(
+        texts_paused_at=now, texts_paused_reason=reason
+    )
+    if not paused:
+        campaign.texts_paused_at = campaign.texts_paused_at or now
+        return False
+    campaign.texts_paused_at, campaign.texts_paused_reason = now, reason
+    logger.warning("campaign %s paused for review: %s", campaign.pk, reason)
+    return True
+
+
+def campaign_texts_resume(*, campaign: Campaign) -> Campaign:
+    """Lift ``campaign``'s pause after its texts were reviewed: every shown text is checked again with the
+    catalogue's current names; ItemsInvalid (naming each text and the name) while one still names a model,
+    and the campaign stays paused."""
+    matcher = catalogue_identities()
+    if problems := _campaign_texts_problems(campaign, matcher):
+        raise ItemsInvalid([(0, where, message) for where, message in problems.items()])
+    Campaign.objects.filter(pk=campaign.pk).update(
+        texts_paused_at=None, texts_paused_reason="", texts_blinding_revision=matcher.revision
+    )
+    campaign.texts_paused_at, campaign.texts_paused_reason = None, ""
+    campaign.texts_blinding_revision = matcher.revision
+    return campaign
 
 
 def _items_checked(*, item_ids: Iterable[int], revision: int) -> None:
@@ -157,19 +249,30 @@ def _free_slots_close(item_id: int) -> None:
 
 @dataclass(frozen=True)
 class Recheck:
-    """What one sweep did: items found clean, items withheld, active assignments of withheld items ended."""
+    """What one sweep did: items found clean, items withheld, active assignments of withheld items ended,
+    campaigns paused for their texts."""
 
     checked: int
     withheld: int
     ended: int
+    paused: int = 0
 
 
 def items_recheck(*, now: datetime | None = None) -> Recheck:
-    """Check again every item of a campaign that is not closed whose check is older than the catalogue's
-    revision; withhold those the new names reach. Idempotent: run again, it finds nothing to do. An item
-    that cannot be read now (an image file missing) stays behind, and is checked when it is next shown."""
+    """Check again the texts of every campaign that is not closed, and every item of one, whose check is
+    older than the catalogue's revision; pause the campaigns and withhold the items the new names reach.
+    Idempotent: run again, it finds nothing to do. An item that cannot be read now (an image file missing)
+    stays behind, and is checked when it is next shown."""
     now = now or timezone.now()
     matcher = catalogue_identities()
+    paused = 0
+    for campaign in Campaign.objects.exclude(status=Campaign.Status.CLOSED).filter(
+        texts_paused_at__isnull=True, texts_blinding_revision__lt=matcher.revision
+    ).order_by("pk"):
+        if problems := _campaign_texts_problems(campaign, matcher):
+            paused += campaign_texts_pause(campaign=campaign, problems=problems, now=now)
+        else:
+            _campaign_texts_checked(campaign, matcher.revision)
     with transaction.atomic():
         # An item handed out in the instant it was withheld (the taker read the catalogue's revision
         # before the change and the item before the withholding committed) is withdrawn here.
@@ -203,4 +306,4 @@ def items_recheck(*, now: datetime | None = None) -> Recheck:
                     clean.append(item.pk)
             _items_checked(item_ids=clean, revision=matcher.revision)
             checked += len(clean)
-    return Recheck(checked, withheld, ended)
+    return Recheck(checked, withheld, ended, paused)

@@ -46,6 +46,18 @@ class CampaignNotOpen(AnnotationError):
     code = "campaign_not_open"
 
 
+class CampaignPaused(CampaignNotOpen):
+    """The campaign is paused for review: a text annotators read names a model the catalogue gained (or
+    renamed) after it was written (:func:`annotation.blinding_recheck.campaign_texts_current`). The
+    message is neutral: it names neither the campaign nor the model."""
+
+    code = "campaign_paused"
+
+
+#: What annotators and participants are told about a paused campaign (nothing more).
+CAMPAIGN_PAUSED_MESSAGE = "This campaign is paused for review. Please come back later."
+
+
 class AssignmentClosed(AnnotationError):
     """The assignment can no longer take a label (skipped, reassigned after expiry, content changed)."""
 

@@ -138,6 +138,20 @@ class Campaign(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Blinding of the texts annotators and participants read (name, instructions, calibration examples,
+    # the crowd study's consent text and training questions), checked when written and again after the
+    # catalogue changes (annotation.blinding_recheck.campaign_texts_current): the catalogue revision they
+    # were last checked against, and the pause when the catalogue's names reach them.
+    texts_blinding_revision = models.PositiveBigIntegerField(
+        default=0, editable=False,
+        help_text="The catalogue revision the campaign's shown texts were last checked against.",
+    )
+    texts_paused_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="Paused for review: a shown text names a model added to the catalogue (or renamed) after it "
+                  "was written. Annotators get no item and see no text of the campaign until it is resumed.",
+    )
+    texts_paused_reason = models.TextField(blank=True, editable=False)
 
     class Meta:
         constraints = [

@@ -21,7 +21,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import annotator_reads, participants
-from annotation.errors import AnnotationError
+from annotation.blinding_recheck import campaign_texts_current
+from annotation.errors import CAMPAIGN_PAUSED_MESSAGE, AnnotationError
 from annotation.kinds import kind_for
 from annotation.models import FlagReason
 from annotation.panel_models import Panel, PanelStudy, Participant
@@ -88,6 +89,15 @@ def _problem(request, study: PanelStudy | None, title: str, message: str, status
                   {"study": study, "title": title, "message": message}, status=status)
 
 
+def _paused(request, study: PanelStudy):
+    """None while the study's campaign may be shown (:func:`annotation.blinding_recheck.campaign_texts_current`);
+    else the neutral page of a campaign paused for review, which shows nothing of it (no study: not even
+    its name as the page's title)."""
+    if campaign_texts_current(campaign=study.campaign):
+        return None
+    return _problem(request, None, "This study is paused", CAMPAIGN_PAUSED_MESSAGE, 409)
+
+
 def _participant(request, study: PanelStudy) -> Participant | None:
     """The logged-in participant of this study, their deadline checked; None for anyone else."""
     if not request.user.is_authenticated:
@@ -119,6 +129,8 @@ def _step_page(step: str):
         @functools.wraps(view)
         def wrapped(request, entry: str):
             study = _study_or_404(entry)
+            if (paused := _paused(request, study)) is not None:
+                return _framed_by_mturk(study, paused)
             participant, elsewhere = _on_step(request, study, step)
             return _framed_by_mturk(study, elsewhere or view(request, study, participant))
         return wrapped
@@ -149,7 +161,8 @@ def entry(request, entry: str):
         return _problem(request, None, "Too many attempts", "Too many entries from your address; wait a minute "
                                                             "and open the link again.", 429)
     study = _study_or_404(entry)
-    return _framed_by_mturk(study, _entry(request, study))
+    paused = _paused(request, study)
+    return _framed_by_mturk(study, _entry(request, study) if paused is None else paused)
 
 
 def _entry(request, study: PanelStudy):
@@ -258,7 +271,8 @@ def done(request, entry: str):
         code = study.completion_code
     elif not participant.verdict and participant.state == Participant.State.SCREENED_OUT:
         code = study.screen_out_code
-    context = {"participant": participant, "code": code}
+    # the code is still given when the campaign is paused for review, but not the campaign's name
+    context = {"participant": participant, "code": code, "paused": not campaign_texts_current(campaign=study.campaign)}
     if code and study.panel == Panel.PROLIFIC:
         context["prolific_url"] = prolific_completion_url(code)
     if code and study.panel == Panel.MTURK and participant.turk_submit_to:

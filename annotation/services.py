@@ -34,13 +34,16 @@ from django.utils import timezone
 from annotation.access import AccessFacts, annotator_access_check
 from annotation.annotator_reads import Progress, _items_of_slots, campaign_progress
 from annotation.blinding import (
+    catalogue_identities,
     texts_identity_problems,
 )
-from annotation.blinding_recheck import item_blinding_current
+from annotation.blinding_recheck import campaign_texts_current, item_blinding_current
 from annotation.errors import (
+    CAMPAIGN_PAUSED_MESSAGE,
     AssignmentClosed,
     Busy,
     CampaignNotOpen,
+    CampaignPaused,
     ItemsInvalid,
     LabelInvalid,
     LaunchGatesFailed,
@@ -131,7 +134,8 @@ def campaign_create(
     """Create a campaign (admins do this). ``k`` annotators per item, default 3 (App. H)."""
     if kind not in CampaignKind.values:
         raise ItemsInvalid([(0, "kind", f"unknown campaign kind {kind!r}")])
-    if leaks := texts_identity_problems({"name": name, "instructions": instructions}):
+    matcher = catalogue_identities()
+    if leaks := texts_identity_problems({"name": name, "instructions": instructions}, matcher=matcher):
         raise ItemsInvalid([(0, field, message) for field, message in leaks.items()])
     if status == Campaign.Status.OPEN:
         campaign_launch_gates_check(task_set=task_set)
@@ -140,6 +144,7 @@ def campaign_create(
             name=name, kind=kind, task_set=task_set, instructions=instructions, k=k,
             open_to_all_annotators=open_to_all_annotators, gold_rate=gold_rate, show_brief=show_brief,
             assignment_ttl_seconds=assignment_ttl_seconds, is_demo=is_demo, created_by=created_by, status=status,
+            texts_blinding_revision=matcher.revision,  # its only texts yet, checked against these names
         )
         CampaignProgress.objects.create(campaign=campaign)
         campaign_annotators_add(campaign=campaign, annotators=annotators)
@@ -445,6 +450,8 @@ def item_next(
                     continue
                 annotator_access_check(user=annotator, campaign=facts.campaign, membership_checked=True,
                                        facts=facts.access)
+                if not campaign_texts_current(campaign=facts.campaign, revision=facts.catalogue_revision, now=now):
+                    break  # its texts name a model now: the pause commits with this block, then refused below
                 if facts.access.participant_at_quota:  # issue 25: no item past the quota, on any path
                     participant_complete_by_user(campaign_id=campaign_id, user_id=annotator.pk, now=now)
                     return NextItem(None, _progress_of(facts, annotator, None))
@@ -462,7 +469,9 @@ def item_next(
             if attempt.get("slot_id") is not None:
                 slot_flag_repair(slot_id=attempt["slot_id"])
             races += 1
-    raise Busy("Too many people are asking for items at this instant; try again.")
+    else:  # the retries ran out (the loop ends by `break` only when the campaign was paused)
+        raise Busy("Too many people are asking for items at this instant; try again.")
+    raise CampaignPaused(CAMPAIGN_PAUSED_MESSAGE)
 
 
 def _progress_of(facts: NextItemFacts, annotator: AbstractBaseUser, assignment: Assignment | None) -> Progress:

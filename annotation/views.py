@@ -13,8 +13,16 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import annotator_reads, label_export, novelty_ablation, selectors, services
 from annotation.access import annotator_access_check
+from annotation.blinding_recheck import campaign_texts_current
 from annotation.dashboard_cache import campaign_dashboard_cached
-from annotation.errors import AnnotationError, CampaignNotOpen, ImageNotShown, NotAllowed, NotFound
+from annotation.errors import (
+    CAMPAIGN_PAUSED_MESSAGE,
+    AnnotationError,
+    CampaignNotOpen,
+    ImageNotShown,
+    NotAllowed,
+    NotFound,
+)
 from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm, NoveltyAblationForm
 from annotation.kinds import kind_for
 from annotation.media_access import assignment_image
@@ -50,6 +58,9 @@ def work(request, pk: int):
         raise PermissionDenied(exc.message) from exc
     except CampaignNotOpen as exc:
         messages.error(request, exc.message)
+        return redirect("annotation:queue")
+    if not campaign_texts_current(campaign=campaign):  # its texts name a model now: nothing of it is shown
+        messages.error(request, CAMPAIGN_PAUSED_MESSAGE)
         return redirect("annotation:queue")
     kind = kind_for(campaign.kind)
     return render(request, "annotation/work.html", {

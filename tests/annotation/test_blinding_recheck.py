@@ -19,10 +19,12 @@ from annotation import blinding_recheck, item_creation, label_export, participan
 from annotation.annotator_reads import campaign_progress
 from annotation.blinding import catalogue_identities, item_identity_problems
 from annotation.dashboard_tallies import campaign_dashboard_tallied
+from annotation.errors import CAMPAIGN_PAUSED_MESSAGE, ItemsInvalid
 from annotation.kinds import kind_for
 from annotation.models import (
     Assignment,
     BlindingRefusal,
+    Campaign,
     CampaignKind,
     CampaignProgress,
     Dimension,
@@ -47,7 +49,7 @@ class World:
     """A text pairwise campaign (k = 1) open to alice: the first item in the queue shows LATER_NAME in a
     response's Core Idea (accepted: no model has that name yet), two more show nothing of the kind."""
 
-    def __init__(self, *, k: int = 1, gold_rate: float = 0.0):
+    def __init__(self, *, k: int = 1, gold_rate: float = 0.0, instructions: str = ""):
         self.alice = UserFactory(username="alice", role="annotator")
         self.bob = UserFactory(username="bob", role="annotator")
         self.catalogue = Catalogue(n_tasks=2)
@@ -64,6 +66,7 @@ class World:
             k=k,
             annotators=[self.alice, self.bob],
             gold_rate=gold_rate,
+            instructions=instructions,
         )
         pair = self.catalogue.response
 
@@ -367,3 +370,172 @@ def test_a_withheld_item_finished_before_is_a_complete_item_of_table_17(world, t
     assert blinding_recheck.items_recheck().withheld == 1
     (row,) = DASHBOARDS[dashboard](campaign=world.campaign).rows
     assert (row.n_items, row.n_complete, row.n_judgments, row.completion) == (3, 1, 1, 1 / 3)
+
+
+# ---------------------------------------------------------------- the campaign's own texts
+
+
+def _study(world, **settings):
+    return participants.panel_study_open(campaign=world.campaign, panel="prolific", **settings)
+
+
+def _participant_client(study) -> Client:
+    """A crowd participant who entered the study, consented and read the instructions (the labelling step
+    once there is no training)."""
+    client = Client()
+    client.get(
+        reverse("annotation:panel_entry", args=[study.entry_token]),
+        {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S", "SESSION_ID": "X"},
+    )
+    participant = Participant.objects.get(study=study)
+    participants.participant_consent(participant=participant)
+    participants.participant_instructions_read(participant=participant)
+    return client
+
+
+#: Where a campaign's text shows LATER_NAME before the catalogue has it: written (and checked) then.
+SHOWN_TEXTS = {
+    "the instructions": lambda world: Campaign.objects.filter(pk=world.campaign.pk).update(
+        instructions=f"Judge as {LATER_NAME} would."
+    ),
+    "the name": lambda world: Campaign.objects.filter(pk=world.campaign.pk).update(name=f"{LATER_NAME} ideas"),
+    "a calibration example": lambda world: services.calibration_example_add(
+        campaign=world.campaign, title="A close call", body=f"{LATER_NAME} wrote B.", expected="B"
+    ),
+    "the crowd study's consent text": lambda world: _study(world, consent_text=f"Run with {LATER_NAME}."),
+    "a training question": lambda world: participants.training_item_add(
+        study=_study(world), question=f"Is {LATER_NAME} a lantern?", choices=["yes", "no"], answer="no"
+    ),
+}
+
+
+def _paused_world(token_client, where: str) -> World:
+    world = World()
+    SHOWN_TEXTS[where](world)
+    _add_model(token_client, display_name=LATER_NAME)
+    return world
+
+
+@pytest.mark.parametrize("where", sorted(SHOWN_TEXTS))
+def test_a_campaign_whose_text_shows_a_name_the_catalogue_gained_later_hands_out_no_item(token_client, where):
+    world = _paused_world(token_client, where)
+    response = world.client(world.alice).post(
+        reverse("annotation:api_next", args=[world.campaign.pk]), {}, content_type="application/json"
+    )
+    assert response.status_code == 409
+    assert response.json() == {"error": "campaign_paused", "detail": CAMPAIGN_PAUSED_MESSAGE}
+    assert not Assignment.objects.exists()
+    world.campaign.refresh_from_db()
+    assert world.campaign.texts_paused_at is not None and LATER_NAME in world.campaign.texts_paused_reason
+
+
+def test_the_labelling_page_of_a_paused_campaign_shows_a_neutral_message_and_no_text_of_it(token_client):
+    world = World(instructions=f"Judge as {LATER_NAME} would.")
+    _add_model(token_client, display_name=LATER_NAME)
+    response = world.client(world.alice).get(reverse("annotation:work", args=[world.campaign.pk]), follow=True)
+    page = response.content.decode()
+    assert response.status_code == 200 and response.redirect_chain[-1][0] == reverse("annotation:queue")
+    assert CAMPAIGN_PAUSED_MESSAGE in page
+    assert LATER_NAME not in page and world.campaign.name not in page  # nor the campaign in the queue
+
+
+def test_an_annotator_holding_an_item_of_a_paused_campaign_cannot_save_it(world, token_client):
+    world.leaky.delete()  # the item held is one that stays clean
+    alice = world.client(world.alice)
+    held = world.next_item(alice)
+    Campaign.objects.filter(pk=world.campaign.pk).update(instructions=f"Judge as {LATER_NAME} would.")
+    _add_model(token_client, display_name=LATER_NAME)
+    assert blinding_recheck.items_recheck().paused == 1
+    answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}}
+    refused = alice.post(reverse("annotation:api_submit", args=[held["token"]]), answer, content_type="application/json")
+    assert refused.status_code == 409 and refused.json()["error"] == "campaign_paused"
+
+
+@pytest.mark.parametrize("page", ["panel_entry", "panel_work"])
+def test_a_crowd_participant_sees_only_a_neutral_message_once_the_consent_text_shows_the_name(token_client, page):
+    world = World()
+    study = _study(world, consent_text=f"Run with {LATER_NAME}.")
+    client = _participant_client(study)
+    _add_model(token_client, display_name=LATER_NAME)
+    response = client.get(reverse(f"annotation:{page}", args=[study.entry_token]))
+    body = response.content.decode()
+    assert response.status_code == 409 and CAMPAIGN_PAUSED_MESSAGE in body
+    assert LATER_NAME not in body and world.campaign.name not in body
+    refused = client.post(reverse("annotation:panel_api_next", args=[study.entry_token]), content_type="application/json")
+    assert refused.status_code == 409 and LATER_NAME not in refused.content.decode()
+
+
+def test_the_sweep_pauses_the_campaign_before_anyone_asks(token_client, django_capture_on_commit_callbacks):
+    world = World(instructions=f"Judge as {LATER_NAME} would.")
+    with django_capture_on_commit_callbacks(execute=True):
+        _add_model(token_client, display_name=LATER_NAME)  # the sweep is sent once the change commits
+    world.campaign.refresh_from_db()
+    assert world.campaign.texts_paused_at is not None
+    assert "instructions" in world.campaign.texts_paused_reason
+    assert blinding_recheck.items_recheck().paused == 0  # run again: paused once
+
+
+def test_a_campaign_whose_texts_do_not_show_the_new_name_is_not_paused(world, token_client):
+    _add_model(token_client, display_name="Quiet Harbour")
+    assert world.shown_items(world.client(world.alice)) == ["leaky", "clean-1", "clean-2"]
+    world.campaign.refresh_from_db()
+    assert world.campaign.texts_paused_at is None
+    assert world.campaign.texts_blinding_revision == catalogue_revision()
+
+
+def test_the_researcher_dashboard_says_why_the_campaign_is_paused(token_client):
+    world = World(instructions=f"Judge as {LATER_NAME} would.")
+    _add_model(token_client, display_name=LATER_NAME)
+    blinding_recheck.items_recheck()
+    researcher = UserFactory(username="rita", role="researcher")
+    page = world.client(researcher).get(reverse("annotation:campaign_dashboard", args=[world.campaign.pk]))
+    assert page.status_code == 200
+    assert 'id="texts-paused"' in page.content.decode() and LATER_NAME in page.content.decode()
+
+
+def test_a_paused_campaign_stays_paused_until_its_texts_are_edited_and_it_is_resumed(token_client):
+    world = World(instructions=f"Judge as {LATER_NAME} would.")
+    _add_model(token_client, display_name=LATER_NAME)
+    blinding_recheck.items_recheck()
+    campaign = Campaign.objects.get(pk=world.campaign.pk)
+    with pytest.raises(ItemsInvalid, match="instructions"):
+        blinding_recheck.campaign_texts_resume(campaign=campaign)  # still names it: refused
+    _edit_model(token_client, SubjectModel.objects.get(display_name=LATER_NAME), display_name="Renamed Again")
+    blinding_recheck.items_recheck()
+    assert Campaign.objects.get(pk=campaign.pk).texts_paused_at is not None  # the name left: still paused
+    Campaign.objects.filter(pk=campaign.pk).update(instructions="Judge the idea, not its author.")
+    campaign.refresh_from_db()
+    blinding_recheck.campaign_texts_resume(campaign=campaign)
+    assert world.shown_items(world.client(world.alice)) == ["clean-1", "clean-2"]  # its leaky item stays withheld
+
+
+def test_next_item_costs_no_query_more_for_the_campaign_texts_unless_the_catalogue_changed(world, token_client):
+    """The campaign's texts, like its items, are checked with one integer comparison when nothing
+    changed; after a change the first hand-out checks them again, then costs as before."""
+
+    def next_item_queries(user) -> int:
+        client = world.client(user)
+        with CaptureQueriesContext(connection) as queries:
+            token = world.next_item(client)["token"]
+        services.assignment_skip(token=token, annotator=user)
+        return len(queries)
+
+    world.leaky.delete()
+    Item.objects.filter(campaign=world.campaign).update(blinding_revision=10**6)  # items: never checked again
+    before = next_item_queries(world.alice)
+    _add_model(token_client, display_name="Quiet Harbour")
+    assert next_item_queries(world.alice) > before  # the texts, checked against the old names: checked again
+    assert next_item_queries(world.bob) == before
+
+
+def test_the_admin_shows_why_a_campaign_is_paused_and_resumes_it_once_its_texts_are_edited(token_client):
+    world = World(instructions=f"Judge as {LATER_NAME} would.")
+    _add_model(token_client, display_name=LATER_NAME)
+    blinding_recheck.items_recheck()
+    admin = world.client(_admin())
+    change = admin.get(reverse("admin:annotation_campaign_change", args=[world.campaign.pk])).content.decode()
+    assert "instructions names a model" in change and LATER_NAME in change
+    Campaign.objects.filter(pk=world.campaign.pk).update(instructions="Judge the idea, not its author.")
+    admin.post(reverse("admin:annotation_campaign_changelist"),
+               {"action": "resume_texts", "_selected_action": [world.campaign.pk]})
+    assert Campaign.objects.get(pk=world.campaign.pk).texts_paused_at is None
