@@ -21,6 +21,10 @@ from leaderboard.models import Task
 
 ENGINE_DIMENSION = {"U": EngineDimension.USEFULNESS, "E": EngineDimension.EXPRESSIVENESS, "N": EngineDimension.NOVELTY}
 SOURCE_FROM_ENGINE = {"template": "template", "judge_model": "judge", "tig": "tig", "admin": "edited", "generic": "generic"}
+#: The one order in which checklist rows are locked (every lock of this module and of the TIG audit takes
+#: them in it): two transactions locking rows of one slot then wait on the same first row, never on each
+#: other's (a deadlock on PostgreSQL).
+LOCK_ORDER = ("task_id", "dimension", "context_key", "slot", "version")
 
 
 def task_brief_of(task: Task) -> TaskBrief:
@@ -49,6 +53,7 @@ def checklist_items_ensure(
     from ``generated`` or the templates, as the next version of that slot."""
     existing = list(
         ChecklistItem.objects.select_for_update().filter(task=task, dimension=dimension, context_key=context_key)
+        .order_by(*LOCK_ORDER)
     )
     active = {row.slot for row in existing if row.active}
     if len(active) >= 3:  # nothing to add: the rows just read are the answer
@@ -92,16 +97,29 @@ def checklist_for_judging(rows: list[ChecklistItem], *, task: Task, dimension: s
     )
 
 
+def checklist_slot_lock(*, item_id: int) -> dict:
+    """Lock the slot of checklist item ``item_id`` (every version of it) before anything else of it is
+    locked, and return the slot's key (task, dimension, slot, context). The slot's lowest version — which
+    every slot keeps: versions are added, never removed — is the slot's lock: every writer of a slot's
+    versions (:func:`checklist_item_revise`, the TIG audit) takes it first, so writers of one slot queue on
+    it in one order, whichever version each was given. Inside a transaction."""
+    slot = ChecklistItem.objects.filter(pk=item_id).values("task_id", "dimension", "slot", "context_key").get()
+    list(ChecklistItem.objects.select_for_update().filter(**slot).order_by(*LOCK_ORDER).values_list("pk")[:1])
+    return slot
+
+
 @transaction.atomic
 def checklist_item_revise(*, item: ChecklistItem, text: str, source: str = ChecklistItem.Source.EDITED,
                           note: str = "") -> ChecklistItem:
     """Store a new version of ``item`` with ``text``, the slot's active one from now on (admin edits, audit
     revisions). ``item`` may be a superseded version (an old version's page, an admin form sent twice): the
     new version supersedes whichever is active; a slot whose active version already reads ``text`` is kept."""
-    slot = ChecklistItem.objects.filter(pk=item.pk).values("task_id", "dimension", "slot", "context_key").get()
-    # Race prevented: two revisions of one slot (a form sent twice, an edit and an audit) each making an
-    # active version; every version of the slot is locked, the newest first.
-    versions = list(ChecklistItem.objects.select_for_update().filter(**slot).order_by("-version"))
+    # Race prevented: two revisions of one slot (a form sent twice, an edit and an audit, two audits of
+    # different versions) each making an active version, or deadlocking: the slot is locked first
+    # (checklist_slot_lock), then its versions are read — in a new statement, which sees a version another
+    # reviser committed while we waited (READ COMMITTED) — and locked in LOCK_ORDER.
+    slot = checklist_slot_lock(item_id=item.pk)
+    versions = list(ChecklistItem.objects.select_for_update().filter(**slot).order_by(*LOCK_ORDER))[::-1]
     current = next(v for v in versions if v.pk == item.pk)
     active = [v for v in versions if v.active]
     for kept in [*active, current]:

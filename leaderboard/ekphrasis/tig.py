@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.utils import timezone
 
-from leaderboard.ekphrasis.checklists import checklist_item_revise
+from leaderboard.ekphrasis.checklists import checklist_item_revise, checklist_slot_lock
 from leaderboard.ekphrasis.models import AtomExtraction, ChecklistItem, TIGBuild
 from leaderboard.models import Response, SubjectModel, Task, TaskSet
 from leaderboard.providers import OFFLINE_EMBEDDER, provider_client_for, text_embedder_named
@@ -438,6 +438,9 @@ def tig_audit_apply(*, item_id: int, action: str, revision: str = "", note: str 
     """An audit outcome flows back: exclude → later runs stop using the item; revise → new wording, versioned."""
     if action not in AUDIT_ACTIONS:
         raise ValueError(f"unknown audit action {action!r}; one of {', '.join(AUDIT_ACTIONS)}")
+    # The slot first, then the item (checklist_slot_lock): two audits of different versions of one slot
+    # each locking its own item first, then the slot's other versions, deadlocked on PostgreSQL.
+    checklist_slot_lock(item_id=item_id)
     item = ChecklistItem.objects.select_for_update().get(pk=item_id)
     if action == "accept":
         item.provenance = {**item.provenance, "audit": "accepted"}

@@ -1,13 +1,19 @@
 """Stored checklist items: created from templates, versioned on edit, shown to the judge as stored."""
 
-import pytest
+import threading
+from unittest import mock
 
+import pytest
+from django.db import connection
+
+from leaderboard.ekphrasis import tig
 from leaderboard.ekphrasis.checklists import (
     checklist_for_judging,
     checklist_item_revise,
     checklist_items_ensure,
 )
 from leaderboard.ekphrasis.models import ChecklistItem
+from tests.conftest import require_service
 from tests.factories import PASSWORD, TaskFactory
 
 pytestmark = pytest.mark.django_db
@@ -74,3 +80,52 @@ def test_revising_a_superseded_version_supersedes_the_active_one():
     second.refresh_from_db()
     assert (third.version, third.active, second.active) == (3, True, False)
     assert list(ChecklistItem.objects.filter(task=task, dimension="U", slot=1, active=True)) == [third]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # each thread its own connection and transaction, as two requests
+def test_two_audits_revising_different_versions_of_one_slot_at_once_do_not_deadlock():
+    """Each audit locked its own version first, then the slot's other versions: A held version 1 and waited
+    for version 2, which B held while waiting for version 1 (PostgreSQL: "deadlock detected", one audit lost).
+    Both audits now lock the slot first; the second waits, then supersedes the first's new version."""
+    require_service("postgres")
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks (its writers are serialised): there is no lock order to test")
+    task = TaskFactory()
+    first = checklist_items_ensure(task=task, dimension="N")[0]
+    second = checklist_item_revise(item=first, text="Second wording?")
+    # Both audits hold what they lock before the revision, then revise together (a barrier; the second
+    # audit now waits for the slot before it, so the first goes on alone once the barrier times out).
+    barrier = threading.Barrier(2)
+    revise = tig.checklist_item_revise
+
+    def revise_together(**kwargs):
+        try:
+            barrier.wait(timeout=2)
+        except threading.BrokenBarrierError:
+            pass
+        return revise(**kwargs)
+
+    errors: list[BaseException] = []
+
+    def audit(item_id: int, wording: str):
+        try:
+            tig.tig_audit_apply(item_id=item_id, action="revise", revision=wording)
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    with mock.patch.object(tig, "checklist_item_revise", revise_together):
+        threads = [threading.Thread(target=audit, args=(item.pk, f"Audit {n} wording?"))
+                   for n, item in enumerate((first, second), 1)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert not any(thread.is_alive() for thread in threads), "an audit hung"
+    assert not errors, errors
+    versions = ChecklistItem.objects.filter(task=task, dimension="N", slot=1)
+    assert sorted(versions.values_list("version", flat=True)) == [1, 2, 3, 4]
+    assert versions.filter(active=True).count() == 1
+    assert versions.get(active=True).version == 4
