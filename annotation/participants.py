@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from annotation.blinding import texts_identity_problems
 from annotation.errors import AnnotationError, CampaignNotOpen, ItemsInvalid, NotAllowed
+from annotation.kinds.base import refused_excerpt
 from annotation.models import Assignment, Campaign, CampaignAnnotator
 from annotation.panel_models import (
     BlockedPanelId,
@@ -156,7 +157,7 @@ def training_item_add(*, study: PanelStudy, question: str, choices: Iterable[str
     if len(choices) < 2 or len(set(choices)) != len(choices) or any(not c or len(c) > 200 for c in choices):
         problems.append((0, "choices", "two or more different answers of 1–200 characters"))
     if answer not in choices:
-        problems.append((0, "answer", f"{answer!r} is not one of the choices"))
+        problems.append((0, "answer", f"{refused_excerpt(answer)} is not one of the choices"))
     if leaks := texts_identity_problems({"question": question, "explanation": explanation, "choices": " ".join(choices)}):
         problems += [(0, field, message) for field, message in leaks.items()]
     if problems:

@@ -42,7 +42,7 @@ TIME_ON_ITEM_MAX_MS = 24 * 3600 * 1000
 REFUSED_SHOWN = 80
 
 
-def _refused(value: Any) -> str:
+def refused_excerpt(value: Any) -> str:
     """``repr(value)``, cut to :data:`REFUSED_SHOWN` characters with its whole length said."""
     text = repr(value)
     return text if len(text) <= REFUSED_SHOWN else f"{text[:REFUSED_SHOWN]}… ({len(text):,} characters)"
@@ -156,7 +156,7 @@ class Kind:
     def parse_answer(self, answer: Any) -> Any:
         """A gold answer or adjudication outcome in canonical form, or ValueError."""
         if answer not in self.categories:
-            raise ValueError(f"expected one of {', '.join(self.categories)}, got {_refused(answer)}")
+            raise ValueError(f"expected one of {', '.join(self.categories)}, got {refused_excerpt(answer)}")
         return answer
 
     def summary(self, label: Label) -> dict[str, Any]:

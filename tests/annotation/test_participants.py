@@ -577,3 +577,13 @@ def test_an_mturk_worker_who_accepts_the_hit_again_submits_the_assignment_they_h
     page = client.get(reverse("annotation:panel_done", args=[study.entry_token])).content.decode()
     assert 'name="assignmentId" value="ASG2"' in page
     assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in page
+
+
+def test_a_refused_training_answer_is_shown_as_an_excerpt_not_in_full():
+    _, study = _study()
+    huge = "x" * 5_000_000
+    with pytest.raises(ItemsInvalid) as refused:
+        participants.training_item_add(study=study, question="Which is A?", choices=["A", "B"], answer=huge)
+    message = str(refused.value)
+    assert "is not one of the choices" in message and "5,000,002 characters" in message
+    assert len(message) < 300
