@@ -31,17 +31,19 @@ from leaderboard.models import CatalogueRevision
 
 @dataclass(frozen=True)
 class Progress:
-    """The progress bar: the annotator's done and open items, and the campaign's labels so far."""
+    """The progress bar: the annotator's own figures only. ``done`` counts every item they submitted,
+    gold included, so it grows by one whatever the item was; ``items_total`` moves only when items are
+    added, changed or withheld. No campaign-wide label count: the campaign's counter counts regular items
+    only (gold has no slots), so any figure drawn from it would stand still after a gold item and move
+    after a regular one, telling an annotator which of their items were gold. Researchers read the
+    exact counters on their dashboards."""
 
     done: int
     assigned: int
-    campaign_labels: int
-    campaign_total: int
-    items_total: int = 0  # the most this annotator can label: each item once
+    items_total: int = 0  # the most regular items this annotator can label: each item once
 
     def as_dict(self) -> dict[str, int]:
-        return {"done": self.done, "assigned": self.assigned, "campaign_labels": self.campaign_labels,
-                "campaign_total": self.campaign_total, "items_total": self.items_total}
+        return {"done": self.done, "assigned": self.assigned, "items_total": self.items_total}
 
 
 def campaign_get(*, pk: int) -> Campaign | None:
@@ -107,13 +109,13 @@ def campaign_progress(*, campaign: Campaign, annotator: AbstractBaseUser) -> Pro
             assigned=Exists(Assignment.objects.filter(campaign_id=OuterRef("pk"), annotator=annotator,
                                                       status=Assignment.Status.ACTIVE)),
         )
-        .values_list("done", "assigned", "labels", "slots")
+        .values_list("done", "assigned", "slots")
     )
     found = next(iter(row), None)
     if found is None:  # a campaign made around the services with nothing counted yet
         return _progress_recounted(campaign, annotator)
-    done, assigned, labels, slots = found
-    return Progress(done or 0, int(assigned), labels, slots, _items_of_slots(slots, campaign))
+    done, assigned, slots = found
+    return Progress(done or 0, int(assigned), _items_of_slots(slots, campaign))
 
 
 def _items_of_slots(slots: int, campaign: Campaign) -> int:
@@ -126,19 +128,20 @@ def _progress_recounted(campaign: Campaign, annotator: AbstractBaseUser) -> Prog
     counts = Assignment.objects.filter(campaign=campaign).aggregate(
         done=Count("pk", filter=Q(annotator=annotator, status=Assignment.Status.SUBMITTED)),
         assigned=Count("pk", filter=Q(annotator=annotator, status=Assignment.Status.ACTIVE)),
-        labels=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, slot__isnull=False,
-                                    item__withheld_at__isnull=True)),
     )
     # regular items x k (gold has no slots; a withheld item is no longer work)
     total = ItemSlot.objects.filter(item__campaign=campaign, item__withheld_at__isnull=True).count()
-    return Progress(counts["done"], counts["assigned"], counts["labels"], total, _items_of_slots(total, campaign))
+    return Progress(counts["done"], counts["assigned"], _items_of_slots(total, campaign))
 
 
 @dataclass(frozen=True)
 class CampaignCard:
+    """A campaign on the annotator's queue with their own progress. No "items left" of the campaign:
+    it is the campaign's regular labels against its slots, and it would run out after a regular item,
+    never after a gold one (the labelling page says when nothing is left for this annotator)."""
+
     campaign: Campaign
     progress: Progress
-    items_left: int
     kind_title: str = ""  # the kind's plain name (no paper reference: annotators read it)
 
 
@@ -164,10 +167,9 @@ def campaigns_for_annotator(*, annotator: AbstractBaseUser) -> list[CampaignCard
         if counters is None:
             progress = _progress_recounted(campaign, annotator)
         else:
-            progress = Progress(done.get(campaign.pk, 0), int(campaign.pk in active), counters.labels, counters.slots,
+            progress = Progress(done.get(campaign.pk, 0), int(campaign.pk in active),
                                 _items_of_slots(counters.slots, campaign))
-        cards.append(CampaignCard(campaign, progress, max(progress.campaign_total - progress.campaign_labels, 0),
-                                  kind_for(campaign.kind).title))
+        cards.append(CampaignCard(campaign, progress, kind_for(campaign.kind).title))
     return cards
 
 

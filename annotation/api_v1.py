@@ -262,10 +262,11 @@ class AssignmentMediaApi(_AnnotatorApi):
 
 
 class ProgressOutput(serializers.Serializer):
-    done = serializers.IntegerField()
+    """The annotator's own figures; no campaign-wide label count (gold items do not move it, so it would
+    tell which items were gold)."""
+
+    done = serializers.IntegerField(help_text="Items this annotator submitted, every kind of item included.")
     assigned = serializers.IntegerField()
-    campaign_labels = serializers.IntegerField()
-    campaign_total = serializers.IntegerField()
     items_total = serializers.IntegerField(help_text="The most items this annotator can label (each item once).")
 
 

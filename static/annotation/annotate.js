@@ -119,7 +119,8 @@
   function showProgress(p) {
     if (!p) return;
     lastProgress = Object.assign({}, p);
-    // The bar is the annotator's own progress (each item at most once); the campaign's is the second line.
+    // The bar is the annotator's own progress (each item at most once). No campaign-wide count: the
+    // server sends none (gold items do not move the campaign's counter, so it would tell them apart).
     const bar = $("#progress-bar");
     const mine = p.items_total || 0;
     const pct = mine ? Math.min(100, (100 * p.done) / mine) : 0;
@@ -128,7 +129,6 @@
     bar.setAttribute("aria-valuemax", String(mine));
     bar.dataset.done = String(p.done);
     $("#progress-text").textContent = `You: ${p.done} of up to ${mine} items` + (p.assigned ? ` · ${p.assigned} open` : "");
-    $("#progress-campaign").textContent = `Campaign, all annotators: ${p.campaign_labels} / ${p.campaign_total} labels`;
   }
 
   // The end of the queue: the bar full and the count honest — what this annotator labelled, and that
