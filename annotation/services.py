@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import math
 import random
 import secrets
 import uuid
@@ -51,6 +50,7 @@ from annotation.errors import (
     NotFound,
     SubmissionConflict,
 )
+from annotation.gold_schedule import gold_due
 from annotation.item_creation import _item_content_changed
 from annotation.kinds import kind_for
 from annotation.kinds.base import validate_time_on_item
@@ -256,8 +256,9 @@ def _membership_missing(campaign_id: int, annotator: AbstractBaseUser) -> None:
 
 
 def _gold_due(campaign: Campaign, annotator: AbstractBaseUser, counts: tuple[int, int] | None = None) -> bool:
-    """Deterministic schedule: gold makes up ``gold_rate`` of the items an annotator has been given.
-    ``counts``: (shown, shown gold) as the caller read them; else counted here."""
+    """Gold makes up ``gold_rate`` of the items an annotator has been given, at positions drawn for each
+    annotator (:mod:`annotation.gold_schedule`). ``counts``: (shown, shown gold) as the caller read them;
+    else counted here."""
     if campaign.gold_rate <= 0:
         return False
     if counts is None:
@@ -267,7 +268,8 @@ def _gold_due(campaign: Campaign, annotator: AbstractBaseUser, counts: tuple[int
         ).aggregate(total=Count("pk"), gold=Count("pk", filter=Q(slot__isnull=True)))
         counts = (found["total"], found["gold"])
     total, gold = counts
-    return gold < math.floor((total + 1) * campaign.gold_rate + 1e-9)
+    return gold_due(campaign_id=campaign.pk, annotator_id=annotator.pk, rate=campaign.gold_rate, shown=total,
+                    shown_gold=gold)
 
 
 def _seen_items(campaign: Campaign, annotator: AbstractBaseUser):

@@ -14,7 +14,7 @@ import pytest
 
 from annotation import item_creation, selectors, services
 from annotation.dashboard_tallies import campaign_dashboard_tallied, strict_majority
-from annotation.models import Campaign, CampaignKind
+from annotation.models import Campaign, CampaignKind, PairwiseLabel
 from engine import agreement
 from leaderboard.ekphrasis import judge_runs
 from tests.annotation.factories import (
@@ -89,9 +89,20 @@ def test_the_text_pairwise_dashboard_from_tallies_equals_the_one_from_label_rows
         for t in catalogue.tasks for d in ("usefulness", "expressiveness")
     ])
     item_creation.item_gold_set(item=added[0], answer="A")
-    label_round(campaign, users[:3], varied, n=4, simulated=lambda u: u == users[2])
+    split_item = campaign.items.filter(is_gold=False).order_by("position").first().pk
+
+    def answer(user, assignment):
+        # One item is split three ways whoever labels it (gold falls at drawn positions, so who labels
+        # which item is not fixed): its labels are A, B, tie in the order given, pressed on the side
+        # shown; the others vary.
+        if assignment.item_id == split_item:
+            meant = CHOICES[PairwiseLabel.objects.filter(item_id=split_item).count()]
+            return {"choice": {"A": "B", "B": "A"}.get(meant, meant) if assignment.swapped else meant}
+        return varied(user, assignment)
+
+    label_round(campaign, users[:3], answer, n=4, simulated=lambda u: u == users[2])
     assert_equal(campaign)  # partly labelled, three dimensions, gold answers
-    label_round(campaign, users, varied)
+    label_round(campaign, users, answer)
     dashboard = assert_equal(campaign)  # complete
     assert any(q.gold_n for q in dashboard.quality) and any(q.flags for q in dashboard.quality)
     assert dashboard.n_simulated and len(dashboard.rows) == 4

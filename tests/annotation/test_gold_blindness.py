@@ -2,7 +2,8 @@
 step depends on whether the item of that step was gold. The walks below take an annotator (and a
 participant) through a campaign with gold mixed in and compare, field by field, every figure of every
 response and page between consecutive steps: the change after a gold item must be the change after a
-regular one."""
+regular one. And where gold falls is drawn for each annotator, so comparing notes tells nothing, while
+the share of gold stays within one item of the campaign's rate."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation import item_creation, participants
+from annotation import item_creation, participants, services
+from annotation.gold_schedule import gold_due
 from annotation.models import Assignment, Participant
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
@@ -173,3 +175,45 @@ def test_nothing_a_crowd_participant_loads_tells_a_gold_step_from_a_regular_one(
         _page("work", client.get(reverse("annotation:panel_work", args=[entry])), out)
         snapshots.append(out)
     _gold_and_regular_steps_look_alike(snapshots, gold[1:])
+
+
+def _gold_shares_within_one_item(served: list[bool], rate: float) -> None:
+    for n in range(1, len(served) + 1):
+        assert abs(sum(served[:n]) - n * rate) < 1, (n, sum(served[:n]), served)
+
+
+def test_two_annotators_get_gold_at_different_positions_and_the_share_stays_within_one_item_of_the_rate():
+    users = annotators(2)
+    campaign = pairwise_campaign(Catalogue(n_tasks=10), annotators=users, k=2, gold_rate=0.3)
+    for item in campaign.items.order_by("position")[:10]:
+        item_creation.item_gold_set(item=item, answer="A")
+    served = {}
+    for user in users:
+        while (assignment := services.assignment_next(campaign=campaign, annotator=user)) is not None:
+            services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(),
+                                  answer={"choice": "A"})
+        served[user.pk] = list(Assignment.objects.filter(annotator=user).order_by("created_at", "pk")
+                               .values_list("item__is_gold", flat=True))
+    first, second = served.values()
+    assert sum(first[:20]) >= 5 and sum(second[:20]) >= 5  # gold was mixed in for both
+    assert first[:20] != second[:20]  # ...at positions of their own
+    for sequence in (first, second):
+        _gold_shares_within_one_item(sequence, 0.3)
+
+
+@pytest.mark.parametrize("rate", [0.05, 0.1, 0.25, 0.3, 0.5])
+def test_the_drawn_schedule_keeps_the_rate_is_reproducible_and_is_not_a_fixed_pattern(rate):
+    sequences = []
+    for annotator_id in range(1, 21):
+        served = []
+        for _ in range(200):
+            served.append(gold_due(campaign_id=7, annotator_id=annotator_id, rate=rate, shown=len(served),
+                                   shown_gold=sum(served)))
+        _gold_shares_within_one_item(served, rate)
+        again = [gold_due(campaign_id=7, annotator_id=annotator_id, rate=rate, shown=n, shown_gold=sum(served[:n]))
+                 for n in range(200)]
+        assert again == served  # the same draw for the same position (a re-handed item does not re-roll)
+        sequences.append(tuple(served))
+    assert len(set(sequences)) == len(sequences)  # every annotator's positions are their own
+    first_gold = {seq.index(True) for seq in sequences}
+    assert len(first_gold) > 1  # the first gold item is not at the same position for everyone

@@ -372,8 +372,12 @@ def test_gold_items_are_mixed_in_at_the_set_rate(catalogue):
         item_creation.item_gold_set(item=item, answer="A")
     fill(campaign, [ann], lambda u, a: {"choice": "A"})
     served = list(Assignment.objects.filter(annotator=ann).order_by("created_at", "pk").values_list("item__is_gold", flat=True))
-    # every fourth item is gold while unseen gold items remain
-    assert served[:8] == [False, False, False, True, False, False, False, True]
+    # a quarter of the items are gold, within one item at every point, at positions drawn for this
+    # annotator (tests/annotation/test_gold_blindness.py), while unseen gold items remain
+    assert sum(served) == 3 and len(served) == 12
+    for n in range(1, len(served) + 1):
+        if sum(served[:n - 1]) < 3:
+            assert abs(sum(served[:n]) - n * 0.25) < 1, (n, served)
 
 
 def test_a_gold_item_is_shown_to_every_annotator_not_only_k(catalogue):
