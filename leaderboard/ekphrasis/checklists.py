@@ -51,10 +51,14 @@ def checklist_items_ensure(
 ) -> list[ChecklistItem]:
     """The active items for (task, dimension, context); a slot without an active item is filled
     from ``generated`` or the templates, as the next version of that slot."""
-    existing = list(
-        ChecklistItem.objects.select_for_update().filter(task=task, dimension=dimension, context_key=context_key)
-        .order_by(*LOCK_ORDER)
-    )
+    # Race prevented: a slot revised while we wait (checklist_item_revise holds its versions) looking empty.
+    # The statement that waits for a lock is handed the locked rows as committed, but not the version the
+    # reviser made (not in its snapshot): it read the old version inactive and made the same version again
+    # (the uniqueness constraint refused it). The rows are locked first, in LOCK_ORDER, then read in a new
+    # statement, which sees every version committed while we waited (READ COMMITTED), as the reviser does.
+    rows = ChecklistItem.objects.filter(task=task, dimension=dimension, context_key=context_key)
+    list(rows.select_for_update().order_by(*LOCK_ORDER).values_list("pk"))
+    existing = list(rows.order_by(*LOCK_ORDER))
     active = {row.slot for row in existing if row.active}
     if len(active) >= 3:  # nothing to add: the rows just read are the answer
         return sorted((row for row in existing if row.active), key=lambda row: row.slot)

@@ -1,10 +1,11 @@
 """Stored checklist items: created from templates, versioned on edit, shown to the judge as stored."""
 
 import threading
+import time
 from unittest import mock
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from leaderboard.ekphrasis import tig
 from leaderboard.ekphrasis.checklists import (
@@ -129,3 +130,65 @@ def test_two_audits_revising_different_versions_of_one_slot_at_once_do_not_deadl
     assert sorted(versions.values_list("version", flat=True)) == [1, 2, 3, 4]
     assert versions.filter(active=True).count() == 1
     assert versions.get(active=True).version == 4
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # each thread its own connection and transaction, as two requests
+def test_ensuring_a_slot_while_it_is_revised_sees_the_new_version():
+    """checklist_items_ensure read the slot's versions in the statement that waited for the reviser's lock:
+    PostgreSQL hands such a statement the locked rows as committed (the old version, now inactive) but not
+    the version the reviser made, so the slot looked empty and ensure made the same version again
+    (IntegrityError). It now locks, then reads the versions in a new statement, and returns the new one."""
+    require_service("postgres")
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks (its writers are serialised): no statement waits for a reviser")
+    task = TaskFactory()
+    first = checklist_items_ensure(task=task, dimension="U")[0]
+    revised = threading.Event()  # the reviser holds the slot and its new version, not yet committed
+    ensuring: dict[str, int] = {}
+    errors: list[BaseException] = []
+    result: list[list[ChecklistItem]] = []
+
+    def reviser():
+        try:
+            with transaction.atomic():
+                checklist_item_revise(item=first, text="A revised wording?")
+                revised.set()
+                # Commit only once the other request's statement is waiting for this transaction's locks.
+                deadline = time.monotonic() + 30  # not a wait: the bound of a loop that polls the server
+                with connection.cursor() as cursor:
+                    while time.monotonic() < deadline:
+                        cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid = %s",
+                                       [ensuring["pid"]])
+                        if cursor.fetchone()[0]:
+                            break
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    def ensurer():
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                ensuring["pid"] = cursor.fetchone()[0]
+            assert revised.wait(timeout=30)
+            result.append(checklist_items_ensure(task=task, dimension="U"))
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ensurer), threading.Thread(target=reviser)]
+    threads[0].start()
+    while "pid" not in ensuring and threads[0].is_alive():  # the reviser polls this request's backend
+        threads[0].join(timeout=0.01)
+    threads[1].start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not any(thread.is_alive() for thread in threads), "a request hung"
+    assert not errors, errors
+    slot_one = next(row for row in result[0] if row.slot == 1)
+    assert (slot_one.version, slot_one.text) == (2, "A revised wording?")
+    versions = ChecklistItem.objects.filter(task=task, dimension="U", slot=1)
+    assert sorted(versions.values_list("version", flat=True)) == [1, 2]
