@@ -43,11 +43,25 @@ from leaderboard.models import TaskSet
 
 class CampaignOutput(serializers.ModelSerializer):
     task_set = serializers.IntegerField(source="task_set_id")
+    # Paused for review (annotation.blinding_recheck): researchers only. The reason names the model, so no
+    # annotator-facing body carries it (they get only annotation.errors.CAMPAIGN_PAUSED_MESSAGE).
+    texts_paused = serializers.SerializerMethodField(
+        help_text="Paused for review: a shown text (name, instructions, calibration example, crowd study's consent "
+                  "text or training question) names a model the catalogue gained or renamed after it was written. "
+                  "Annotators get no item until an admin edits the text and resumes the campaign.")
+    texts_paused_at = serializers.DateTimeField(read_only=True, allow_null=True, help_text="When it was paused; null when not paused.")
+    texts_paused_reason = serializers.CharField(
+        read_only=True, help_text="Which text names which model; empty when not paused.")
 
     class Meta:
         model = Campaign
         fields = ["id", "name", "kind", "task_set", "status", "k", "open_to_all_annotators", "gold_rate",
-                  "show_brief", "assignment_ttl_seconds", "is_demo", "created_at"]
+                  "show_brief", "assignment_ttl_seconds", "is_demo", "created_at",
+                  "texts_paused", "texts_paused_at", "texts_paused_reason"]
+        read_only_fields = ["texts_paused", "texts_paused_at", "texts_paused_reason"]
+
+    def get_texts_paused(self, obj) -> bool:
+        return obj.texts_paused_at is not None
 
 
 class CampaignFilter(django_filters.FilterSet):

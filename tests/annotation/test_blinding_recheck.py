@@ -539,3 +539,61 @@ def test_the_admin_shows_why_a_campaign_is_paused_and_resumes_it_once_its_texts_
     admin.post(reverse("admin:annotation_campaign_changelist"),
                {"action": "resume_texts", "_selected_action": [world.campaign.pk]})
     assert Campaign.objects.get(pk=world.campaign.pk).texts_paused_at is None
+
+
+def _api_client(user):
+    from rest_framework.test import APIClient
+
+    from leaderboard.api_tokens.services import api_token_create
+
+    _, secret = api_token_create(user=user, name="script")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    return client
+
+
+def test_the_researcher_api_says_that_and_why_a_campaign_is_paused(token_client):
+    world = World(instructions=f"Judge as {LATER_NAME} would.")
+    researcher = _api_client(UserFactory(username="rita", role="researcher"))
+    (listed,) = researcher.get("/api/v1/campaigns/").json()["results"]
+    assert (listed["texts_paused"], listed["texts_paused_at"], listed["texts_paused_reason"]) == (False, None, "")
+    _add_model(token_client, display_name=LATER_NAME)
+    blinding_recheck.items_recheck()
+    (listed,) = researcher.get("/api/v1/campaigns/").json()["results"]
+    detail = researcher.get(f"/api/v1/campaigns/{world.campaign.pk}/").json()
+    for body in (listed, detail):
+        assert body["texts_paused"] is True and body["texts_paused_at"]
+        assert "instructions" in body["texts_paused_reason"] and LATER_NAME in body["texts_paused_reason"]
+        assert body["name"] == world.campaign.name and body["status"] == world.campaign.status  # the rest as before
+    # read-only: a script cannot lift the pause through the API
+    assert researcher.patch(f"/api/v1/campaigns/{world.campaign.pk}/", {"texts_paused_reason": ""},
+                            format="json").status_code == 405
+
+
+def test_the_annotator_api_never_says_why_a_campaign_is_paused(token_client):
+    world = World(instructions=f"Judge as {LATER_NAME} would.")
+    _add_model(token_client, display_name=LATER_NAME)
+    blinding_recheck.items_recheck()
+    annotator = _api_client(world.alice)
+    answers = [
+        annotator.post(f"/api/v1/annotate/campaigns/{world.campaign.pk}/next", {}, format="json"),
+        annotator.get(f"/api/v1/annotate/campaigns/{world.campaign.pk}/progress"),
+        annotator.get(f"/api/v1/annotate/campaigns/{world.campaign.pk}/previous"),
+        annotator.get("/api/v1/campaigns/"),
+        annotator.get(f"/api/v1/campaigns/{world.campaign.pk}/"),
+    ]
+    assert answers[0].status_code == 409 and answers[0].json()["message"] == CAMPAIGN_PAUSED_MESSAGE
+    assert [a.status_code for a in answers[3:]] == [403, 403]  # the campaigns' routes are the researchers'
+    for answer in answers:
+        body = answer.content.decode()
+        assert LATER_NAME not in body and "texts_paused" not in body and "names a model" not in body, body
+
+
+def test_the_api_schema_documents_the_pause_as_read_only():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    fields = schema["components"]["schemas"]["CampaignOutput"]["properties"]
+    for name in ("texts_paused", "texts_paused_at", "texts_paused_reason"):
+        assert fields[name].get("readOnly") is True, name
+    assert {"id", "name", "kind", "task_set", "status", "k", "created_at"} <= set(fields)
