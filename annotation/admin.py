@@ -17,6 +17,7 @@ from annotation.forms import (
     CampaignAdminForm,
     ItemImportForm,
     ValidationPairsForm,
+    shown_texts_revision,
 )
 from annotation.kinds import kind_for
 from annotation.models import (
@@ -83,7 +84,17 @@ class CampaignAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if not change:
             obj.created_by = request.user
-        super().save_model(request, obj, form, change)
+            super().save_model(request, obj, form, change)
+            return
+        # Not the pause fields read when the request began: a pause (or a check) committed since is kept.
+        obj.save(update_fields=[f.name for f in obj._meta.concrete_fields
+                                if not f.primary_key and f.name not in self.PAUSE_FIELDS])
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        # The texts just saved were checked against the names of this revision (annotation.blinding_recheck).
+        if (revision := shown_texts_revision(form, formsets)) is not None:
+            blinding_recheck.campaign_texts_written(campaign_id=form.instance.pk, revision=revision)
 
     def get_urls(self):
         wrap = self.admin_site.admin_view

@@ -41,6 +41,15 @@ stays paused, even if the name leaves the catalogue, until someone with the admi
 resumes it (:func:`campaign_texts_resume`, which checks every text again and refuses while one still names
 a model).
 
+A text written while a model is being added is checked against the older names. Every write of one
+(:func:`campaign_texts_writing`: calibration examples, the crowd study's consent text and training
+questions, the admin's forms) therefore records, in its transaction, the revision it was checked against
+(read before the check): the campaign's revision goes down to it (:func:`campaign_texts_written`), so a
+text checked at an older revision is checked again by the gatekeeper or the sweep, as an item made at an
+older revision is. Whoever records the texts as checked (the gatekeeper, the sweep, the resume) locks the
+campaign's row before reading them: a write that lowered the revision first is committed (and read) before
+they read, and one that lowers it after they recorded their check lowers it again.
+
 The sweep (:func:`items_recheck`; the Celery task ``annotation.recheck_blinding``, sent after every commit
 that moves the revision and run by Celery beat) checks the texts and items of campaigns that are not closed
 ahead of the next annotator, so that most are settled before anyone asks, and the admin's report fills at
@@ -51,12 +60,14 @@ it is next shown.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef, Value
+from django.db.models.functions import Least
 from django.utils import timezone
 
 from annotation.blinding import (
@@ -85,6 +96,8 @@ __all__ = [
     "campaign_texts_current",
     "campaign_texts_pause",
     "campaign_texts_resume",
+    "campaign_texts_writing",
+    "campaign_texts_written",
     "item_blinding_current",
     "item_withhold",
     "items_recheck",
@@ -127,13 +140,46 @@ def campaign_texts_current(*, campaign: Campaign, revision: int | None = None, n
         revision = catalogue_revision()
     if campaign.texts_blinding_revision >= revision:
         return True
-    matcher = catalogue_identities()
-    problems = _campaign_texts_problems(campaign, matcher)
-    if problems:
-        campaign_texts_pause(campaign=campaign, problems=problems, now=now)
-        return False
-    _campaign_texts_checked(campaign, matcher.revision)
+    with transaction.atomic():
+        _campaign_lock(campaign.pk)
+        matcher = catalogue_identities()
+        problems = _campaign_texts_problems(campaign, matcher)
+        if problems:
+            campaign_texts_pause(campaign=campaign, problems=problems, now=now)
+            return False
+        _campaign_texts_checked(campaign, matcher.revision)
     return True
+
+
+def _campaign_lock(campaign_id: int) -> None:
+    """Lock the campaign's row before its texts are read and recorded as checked (see the module docstring):
+    a write of a text that lowered its revision (:func:`campaign_texts_written`) commits first, and its
+    text is then read; SQLite serialises writers. Inside a transaction."""
+    if row_locks_available():
+        list(Campaign.objects.select_for_update().filter(pk=campaign_id).values_list("pk"))
+
+
+@contextmanager
+def campaign_texts_writing(*, campaign_id: int) -> Iterator[IdentityMatcher]:
+    """Write a shown text of campaign ``campaign_id``: one transaction, in which the catalogue's names to
+    check it with come first (their revision read before them, so before the check), and, once the body
+    has written the text, the campaign records that revision (:func:`campaign_texts_written`). A refusal
+    raised in the body writes nothing."""
+    with transaction.atomic():
+        matcher = catalogue_identities()
+        yield matcher
+        campaign_texts_written(campaign_id=campaign_id, revision=matcher.revision)
+
+
+def campaign_texts_written(*, campaign_id: int, revision: int) -> None:
+    """A shown text of campaign ``campaign_id`` was written, checked against the names of ``revision``: the
+    campaign's texts are recorded as checked at no later revision, so they are checked again once the
+    catalogue is past it. In the write's transaction. Race prevented: a sweep or request that read the
+    texts before this one committed recording them as checked at a newer revision; one UPDATE of the row
+    in any case (it takes the row's lock, which they take before reading the texts)."""
+    Campaign.objects.filter(pk=campaign_id).update(
+        texts_blinding_revision=Least(F("texts_blinding_revision"), Value(revision))
+    )
 
 
 def _campaign_texts_problems(campaign: Campaign, matcher: IdentityMatcher) -> dict[str, str]:
@@ -171,12 +217,14 @@ def campaign_texts_resume(*, campaign: Campaign) -> Campaign:
     """Lift ``campaign``'s pause after its texts were reviewed: every shown text is checked again with the
     catalogue's current names; ItemsInvalid (naming each text and the name) while one still names a model,
     and the campaign stays paused."""
-    matcher = catalogue_identities()
-    if problems := _campaign_texts_problems(campaign, matcher):
-        raise ItemsInvalid([(0, where, message) for where, message in problems.items()])
-    Campaign.objects.filter(pk=campaign.pk).update(
-        texts_paused_at=None, texts_paused_reason="", texts_blinding_revision=matcher.revision
-    )
+    with transaction.atomic():
+        _campaign_lock(campaign.pk)
+        matcher = catalogue_identities()
+        if problems := _campaign_texts_problems(campaign, matcher):
+            raise ItemsInvalid([(0, where, message) for where, message in problems.items()])
+        Campaign.objects.filter(pk=campaign.pk).update(
+            texts_paused_at=None, texts_paused_reason="", texts_blinding_revision=matcher.revision
+        )
     campaign.texts_paused_at, campaign.texts_paused_reason = None, ""
     campaign.texts_blinding_revision = matcher.revision
     return campaign
@@ -269,10 +317,12 @@ def items_recheck(*, now: datetime | None = None) -> Recheck:
     for campaign in Campaign.objects.exclude(status=Campaign.Status.CLOSED).filter(
         texts_paused_at__isnull=True, texts_blinding_revision__lt=matcher.revision
     ).order_by("pk"):
-        if problems := _campaign_texts_problems(campaign, matcher):
-            paused += campaign_texts_pause(campaign=campaign, problems=problems, now=now)
-        else:
-            _campaign_texts_checked(campaign, matcher.revision)
+        with transaction.atomic():
+            _campaign_lock(campaign.pk)
+            if problems := _campaign_texts_problems(campaign, matcher):
+                paused += campaign_texts_pause(campaign=campaign, problems=problems, now=now)
+            else:
+                _campaign_texts_checked(campaign, matcher.revision)
     with transaction.atomic():
         # An item handed out in the instant it was withheld (the taker read the catalogue's revision
         # before the change and the item before the withholding committed) is withdrawn here.

@@ -4,21 +4,46 @@ from __future__ import annotations
 
 from django import forms
 
-from annotation.blinding import CALIBRATION_SHOWN_FIELDS, CAMPAIGN_SHOWN_FIELDS, texts_identity_problems
+from annotation.blinding import (
+    CALIBRATION_SHOWN_FIELDS,
+    CAMPAIGN_SHOWN_FIELDS,
+    STUDY_SHOWN_FIELDS,
+    TRAINING_SHOWN_FIELDS,
+    catalogue_identities,
+    texts_identity_problems,
+)
 from annotation.models import Adjudication, CalibrationExample, Campaign
+from annotation.panel_models import PanelStudy, TrainingItem
 
 
 class _ShownTextsForm(forms.ModelForm):
-    """An admin form whose ``shown_fields`` annotators read: none may name a model (annotation.blinding)."""
+    """An admin form whose ``shown_fields`` annotators read: none may name a model (annotation.blinding).
+    ``blinding_revision``: the catalogue revision they were checked against (read before the check), which
+    the admin records on the campaign when it saves (annotation.blinding_recheck.campaign_texts_written; the
+    admin's change view is one transaction)."""
 
     shown_fields: tuple[str, ...] = ()
+    blinding_revision: int | None = None
 
     def clean(self):
         cleaned = super().clean()
-        texts = {f: cleaned.get(f) or "" for f in self.shown_fields if f in cleaned}
-        for field, message in texts_identity_problems(texts).items():
+        texts = {f: _shown(cleaned.get(f)) for f in self.shown_fields if f in cleaned}
+        matcher = catalogue_identities()
+        self.blinding_revision = matcher.revision
+        for field, message in texts_identity_problems(texts, matcher=matcher).items():
             self.add_error(field, message)
         return cleaned
+
+
+def _shown(value) -> str:
+    return " ".join(map(str, value)) if isinstance(value, list) else value or ""
+
+
+def shown_texts_revision(form, formsets=()) -> int | None:
+    """The oldest revision the texts of an admin form and its inline forms were checked against."""
+    forms_ = [form, *(f for formset in formsets for f in getattr(formset, "forms", ()))]
+    revisions = [f.blinding_revision for f in forms_ if getattr(f, "blinding_revision", None) is not None]
+    return min(revisions, default=None)
 
 
 class CampaignAdminForm(_ShownTextsForm):
@@ -35,6 +60,22 @@ class CalibrationExampleAdminForm(_ShownTextsForm):
     class Meta:
         model = CalibrationExample
         fields = "__all__"
+
+
+class PanelStudyAdminForm(_ShownTextsForm):
+    shown_fields = STUDY_SHOWN_FIELDS
+
+    class Meta:
+        model = PanelStudy
+        fields = "__all__"
+
+
+class TrainingItemShownForm(_ShownTextsForm):
+    shown_fields = TRAINING_SHOWN_FIELDS
+
+    class Meta:
+        model = TrainingItem
+        fields = ["position", "question", "choices", "answer", "explanation"]
 
 
 class AdjudicationRequestForm(forms.Form):

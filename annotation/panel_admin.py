@@ -3,20 +3,16 @@ participants (read-only: their path is theirs; the researcher's actions go throu
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import admin, messages
 
-from annotation import participants
+from annotation import blinding_recheck, participants
 from annotation.errors import AnnotationError
+from annotation.forms import PanelStudyAdminForm, TrainingItemShownForm, shown_texts_revision
 from annotation.panel_models import PanelStudy, Participant, TrainingItem
 from leaderboard.forms import JSON_FIELDS_STRICT
 
 
-class TrainingItemForm(forms.ModelForm):
-    class Meta:
-        model = TrainingItem
-        fields = ["position", "question", "choices", "answer", "explanation"]
-
+class TrainingItemForm(TrainingItemShownForm):
     def clean(self):
         data = super().clean()
         choices = data.get("choices")
@@ -37,8 +33,15 @@ class TrainingItemInline(admin.StackedInline):
 @admin.register(PanelStudy)
 class PanelStudyAdmin(admin.ModelAdmin):
     list_display = ("campaign", "panel", "training_min_correct", "training_max_attempts", "item_quota", "time_limit_minutes")
+    form = PanelStudyAdminForm
     readonly_fields = ("entry_token",)
     inlines = [TrainingItemInline]
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        # Its consent text and training questions are the campaign's shown texts (annotation.blinding_recheck).
+        if (revision := shown_texts_revision(form, formsets)) is not None:
+            blinding_recheck.campaign_texts_written(campaign_id=form.instance.campaign_id, revision=revision)
 
 
 def _action(verdict: str | None, label: str):

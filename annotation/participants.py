@@ -28,7 +28,8 @@ from django.db import IntegrityError, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
 
-from annotation.blinding import texts_identity_problems
+from annotation.blinding import IdentityMatcher, texts_identity_problems
+from annotation.blinding_recheck import campaign_texts_writing
 from annotation.errors import AnnotationError, CampaignNotOpen, ItemsInvalid, NotAllowed
 from annotation.kinds.base import refused_excerpt
 from annotation.models import Assignment, Campaign, CampaignAnnotator
@@ -103,7 +104,13 @@ def panel_study_open(
         "bonus_per_item": bonus_per_item, "bonus_min_gold_accuracy": bonus_min_gold_accuracy,
     }
     given = {name: value for name, value in given.items() if value is not None}
-    _settings_check(given)
+    # The consent text is a shown text of the campaign: checked with the names of the revision it records.
+    with campaign_texts_writing(campaign_id=campaign.pk) as matcher:
+        _settings_check(given, matcher=matcher)
+        return _panel_study_save(campaign, panel, given)
+
+
+def _panel_study_save(campaign: Campaign, panel: str, given: dict[str, Any]) -> PanelStudy:
     if "bonus_per_item" in given:
         given["bonus_per_item"] = Decimal(str(given["bonus_per_item"]))
     with transaction.atomic():
@@ -123,7 +130,7 @@ def panel_study_open(
     return study
 
 
-def _settings_check(given: Mapping[str, Any]) -> None:
+def _settings_check(given: Mapping[str, Any], *, matcher: IdentityMatcher | None = None) -> None:
     problems = []
     for name in ("completion_code", "screen_out_code"):
         value = given.get(name)
@@ -143,7 +150,8 @@ def _settings_check(given: Mapping[str, Any]) -> None:
     accuracy = given.get("bonus_min_gold_accuracy")
     if accuracy is not None and not 0.0 <= float(accuracy) <= 1.0:
         problems.append((0, "bonus_min_gold_accuracy", "a share between 0 and 1"))
-    if "consent_text" in given and (leaks := texts_identity_problems({"consent_text": given["consent_text"]})):
+    if "consent_text" in given and (leaks := texts_identity_problems({"consent_text": given["consent_text"]},
+                                                                          matcher=matcher)):
         problems += [(0, field, message) for field, message in leaks.items()]
     if problems:
         raise ItemsInvalid(problems)
@@ -158,14 +166,16 @@ def training_item_add(*, study: PanelStudy, question: str, choices: Iterable[str
         problems.append((0, "choices", "two or more different answers of 1–200 characters"))
     if answer not in choices:
         problems.append((0, "answer", f"{refused_excerpt(answer)} is not one of the choices"))
-    if leaks := texts_identity_problems({"question": question, "explanation": explanation, "choices": " ".join(choices)}):
-        problems += [(0, field, message) for field, message in leaks.items()]
-    if problems:
-        raise ItemsInvalid(problems)
-    if position is None:
-        position = study.training_items.count()
-    return TrainingItem.objects.create(study=study, question=question, choices=choices, answer=answer,
-                                       explanation=explanation, position=position)
+    with campaign_texts_writing(campaign_id=study.campaign_id) as matcher:  # records the revision it is checked at
+        texts = {"question": question, "explanation": explanation, "choices": " ".join(choices)}
+        if leaks := texts_identity_problems(texts, matcher=matcher):
+            problems += [(0, field, message) for field, message in leaks.items()]
+        if problems:
+            raise ItemsInvalid(problems)
+        if position is None:
+            position = study.training_items.count()
+        return TrainingItem.objects.create(study=study, question=question, choices=choices, answer=answer,
+                                           explanation=explanation, position=position)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from annotation.blinding import (
     catalogue_identities,
     texts_identity_problems,
 )
-from annotation.blinding_recheck import campaign_texts_current, item_blinding_current
+from annotation.blinding_recheck import campaign_texts_current, campaign_texts_writing, item_blinding_current
 from annotation.errors import (
     CAMPAIGN_PAUSED_MESSAGE,
     AssignmentClosed,
@@ -188,13 +188,14 @@ def calibration_example_add(
 ) -> CalibrationExample:
     """A borderline case shown one key away from the labelling page (App. H.4)."""
     texts = {"title": title, "body": body, "expected": expected, "explanation": explanation}
-    if leaks := texts_identity_problems(texts):
-        raise ItemsInvalid([(0, field, message) for field, message in leaks.items()])
-    if position is None:
-        position = campaign.calibration_examples.count()
-    return CalibrationExample.objects.create(
-        campaign=campaign, title=title, body=body, expected=expected, explanation=explanation, position=position
-    )
+    with campaign_texts_writing(campaign_id=campaign.pk) as matcher:  # records the revision it is checked at
+        if leaks := texts_identity_problems(texts, matcher=matcher):
+            raise ItemsInvalid([(0, field, message) for field, message in leaks.items()])
+        if position is None:
+            position = campaign.calibration_examples.count()
+        return CalibrationExample.objects.create(
+            campaign=campaign, title=title, body=body, expected=expected, explanation=explanation, position=position
+        )
 
 
 def campaign_assignment_ttl(campaign: Campaign) -> timedelta:

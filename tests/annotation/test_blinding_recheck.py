@@ -597,3 +597,70 @@ def test_the_api_schema_documents_the_pause_as_read_only():
     for name in ("texts_paused", "texts_paused_at", "texts_paused_reason"):
         assert fields[name].get("readOnly") is True, name
     assert {"id", "name", "kind", "task_set", "status", "k", "created_at"} <= set(fields)
+
+
+#: A campaign text written (and checked) while the catalogue gains the name it shows: (module whose check is
+#: interrupted, the write).
+WRITES_DURING_A_CHANGE = {
+    "a calibration example": (services, lambda world: services.calibration_example_add(
+        campaign=world.campaign, title="A close call", body=f"{LATER_NAME} wrote B.", expected="B")),
+    "the crowd study's consent text": (participants, lambda world: _study(world, consent_text=f"Run with {LATER_NAME}.")),
+    "a training question": (participants, lambda world: participants.training_item_add(
+        study=world.study, question=f"Is {LATER_NAME} a lantern?", choices=["yes", "no"], answer="no")),
+}
+
+
+@pytest.mark.parametrize("where", sorted(WRITES_DURING_A_CHANGE))
+def test_a_text_checked_against_the_names_before_a_change_is_checked_again_after_it(token_client, where, monkeypatch):
+    """The interleaving, made deterministic: the text is checked against the catalogue's names (clean), the
+    model whose name it shows is added and the sweep checks the campaign's texts (without the text, not yet
+    written: the campaign is recorded as checked at the new revision), then the text is saved. The write
+    records the revision its text was checked against, so the campaign is checked again, and paused."""
+    module, write = WRITES_DURING_A_CHANGE[where]
+    world = World()
+    world.study = _study(world)
+    checked = module.texts_identity_problems
+
+    def check_then_change(texts, **kwargs):
+        problems = checked(texts, **kwargs)
+        if any(LATER_NAME in text for text in texts.values()):
+            _add_model(token_client, display_name=LATER_NAME)
+            assert blinding_recheck.items_recheck().paused == 0  # the text is not written yet
+            assert Campaign.objects.get(pk=world.campaign.pk).texts_blinding_revision == catalogue_revision()
+        return problems
+
+    monkeypatch.setattr(module, "texts_identity_problems", check_then_change)
+    write(world)
+    campaign = Campaign.objects.get(pk=world.campaign.pk)
+    assert campaign.texts_blinding_revision < catalogue_revision()  # checked against the older names
+    assert blinding_recheck.items_recheck().paused == 1
+    campaign.refresh_from_db()
+    assert campaign.texts_paused_at is not None and LATER_NAME in campaign.texts_paused_reason
+
+
+def test_an_admin_edit_checked_against_the_names_before_a_change_is_checked_again_after_it(token_client, monkeypatch):
+    """The same interleaving for the admin's campaign form: its instructions are checked in the form, the
+    model is added and the sweep runs, then the admin saves the campaign."""
+    from annotation import forms
+
+    world = World()
+    checked = forms.texts_identity_problems
+
+    def check_then_change(texts, **kwargs):
+        problems = checked(texts, **kwargs)
+        _add_model(token_client, display_name=LATER_NAME)
+        assert blinding_recheck.items_recheck().paused == 0
+        return problems
+
+    monkeypatch.setattr(forms, "texts_identity_problems", check_then_change)
+    campaign = world.campaign
+    response = world.client(_admin()).post(reverse("admin:annotation_campaign_change", args=[campaign.pk]), {
+        "name": campaign.name, "kind": campaign.kind, "task_set": campaign.task_set_id, "status": campaign.status,
+        "instructions": f"Judge as {LATER_NAME} would.", "k": campaign.k, "gold_rate": campaign.gold_rate,
+        "open_to_all_annotators": "on", "memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0",
+        "calibration_examples-TOTAL_FORMS": "0", "calibration_examples-INITIAL_FORMS": "0",
+    })
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert blinding_recheck.items_recheck().paused == 1
+    campaign.refresh_from_db()
+    assert campaign.texts_paused_at is not None and LATER_NAME in campaign.texts_paused_reason
