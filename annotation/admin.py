@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import path
 
 from annotation import blinding_recheck, item_creation, services
-from annotation.errors import AnnotationError
+from annotation.errors import AnnotationError, ItemsInvalid
 from annotation.forms import (
     CalibrationExampleAdminForm,
     CampaignAdminForm,
@@ -186,13 +186,18 @@ class CampaignAdmin(admin.ModelAdmin):
 
     @admin.action(description="Resume after review (check the shown texts again with the catalogue's names)")
     def resume_texts(self, request, queryset):
-        for campaign in queryset.filter(texts_paused_at__isnull=False):
+        for campaign in queryset.order_by("name"):
+            if campaign.texts_paused_at is None:
+                self.message_user(request, f"{campaign}: not paused for review; nothing to resume.", messages.WARNING)
+                continue
             try:
                 blinding_recheck.campaign_texts_resume(campaign=campaign)
-            except AnnotationError as exc:
-                self.message_user(request, f"{campaign}: still paused: {exc.message}", messages.ERROR)
+            except ItemsInvalid as exc:
+                named = "; ".join(f"{where} {message}" for _, where, message in exc.errors)
+                self.message_user(request, f"{campaign}: still paused: {named}. Edit that text so it names no "
+                                           "model, save, then choose this action again.", messages.ERROR)
             else:
-                self.message_user(request, f"{campaign}: resumed; its texts name no model.")
+                self.message_user(request, f"{campaign}: resumed; its texts name no model.", messages.SUCCESS)
 
     @admin.action(description="Re-check shown content (mark labels of changed items stale)")
     def refresh_content(self, request, queryset):

@@ -664,3 +664,26 @@ def test_an_admin_edit_checked_against_the_names_before_a_change_is_checked_agai
     assert blinding_recheck.items_recheck().paused == 1
     campaign.refresh_from_db()
     assert campaign.texts_paused_at is not None and LATER_NAME in campaign.texts_paused_reason
+
+
+def _admin_action_messages(admin: Client, ids) -> list[str]:
+    response = admin.post(reverse("admin:annotation_campaign_changelist"),
+                          {"action": "resume_texts", "_selected_action": list(ids)}, follow=True)
+    assert response.status_code == 200
+    return [str(message) for message in response.context["messages"]]
+
+
+def test_the_admins_resume_says_what_to_do_when_it_refuses_and_when_a_campaign_is_not_paused(token_client):
+    world = World(instructions=f"Judge as {LATER_NAME} would.")
+    running = campaign_for(CampaignKind.TEXT_PAIRWISE, world.catalogue, k=1, annotators=[world.alice])
+    _add_model(token_client, display_name=LATER_NAME)
+    blinding_recheck.items_recheck()
+    admin = world.client(_admin())
+    refused, not_paused = _admin_action_messages(admin, [world.campaign.pk, running.pk])
+    assert "still paused: instructions names a model ('Demo Atlas')" in refused
+    assert "line 0" not in refused and "Edit that text" in refused  # no import jargon; what to do next
+    assert not_paused == f"{running}: not paused for review; nothing to resume."
+    Campaign.objects.filter(pk=world.campaign.pk).update(instructions="Judge the idea, not its author.")
+    assert _admin_action_messages(admin, [world.campaign.pk]) == [f"{world.campaign}: resumed; its texts name no model."]
+    assert _admin_action_messages(admin, [world.campaign.pk]) == [
+        f"{world.campaign}: not paused for review; nothing to resume."]  # resumed twice: said so, no error
