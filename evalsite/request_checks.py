@@ -7,13 +7,17 @@
 * an admin change list, which filters by any field named in its query string (``?run=7``,
   ``?id__in=1,2``), given such an integer as a lookup's value answers as the admin answers any lookup
   it cannot apply: a redirect to ``?e=1`` ("incorrect lookup parameters"). Django 5.2 guards only plain
-  integer fields against SQLite's OverflowError, not a foreign key or an ``__in`` list.
+  integer fields against SQLite's OverflowError, not a foreign key or an ``__in`` list;
+* an admin action posted to a change list whose model has integer ids, with a selected row that is not
+  such an id (``_selected_action=abc``, or past 64 bits), is a 400: Django filters ``pk__in`` with it and
+  raises (ValueError, or SQLite's OverflowError) instead of matching nothing.
 """
 
 from __future__ import annotations
 
 import re
 
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.views.main import (
     ALL_VAR,
     ERROR_FLAG,
@@ -68,6 +72,23 @@ def _admin_changelist_lookup_out_of_range(request: HttpRequest) -> bool:
                for value in values)
 
 
+def _admin_action_selection_invalid(request: HttpRequest) -> bool:
+    """An admin action's selected rows that no integer id column can hold (only for models with integer
+    ids; another model's ids are its own text)."""
+    match = request.resolver_match
+    if (request.method != "POST" or match is None or "admin" not in match.namespaces
+            or not (match.url_name or "").endswith("_changelist")):
+        return False
+    model_admin = getattr(match.func, "model_admin", None)
+    if model_admin is None or model_admin.model._meta.pk.get_internal_type() not in _INTEGER_PKS:
+        return False
+    return any(id_of(value) is None for value in request.POST.getlist(ACTION_CHECKBOX_NAME))
+
+
+_INTEGER_PKS = {"AutoField", "BigAutoField", "SmallAutoField", "IntegerField", "BigIntegerField",
+                "PositiveIntegerField", "PositiveBigIntegerField", "SmallIntegerField"}
+
+
 def _nul_in(request: HttpRequest) -> str | None:
     if "\x00" in request.path:
         return "the path"
@@ -103,4 +124,7 @@ class RefuseUnstorableInput:
                 return page_not_found(request, ValueError("No object has this id."))
         if _admin_changelist_lookup_out_of_range(request):
             return HttpResponseRedirect(f"{request.path}?{ERROR_FLAG}=1")
+        if _admin_action_selection_invalid(request):
+            return bad_request(request, ValueError("The selected rows are not ids of this list; reload the list "
+                                                   "and select them again."))
         return None

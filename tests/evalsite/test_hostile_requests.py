@@ -143,3 +143,26 @@ def test_a_missing_page_is_an_html_404_and_a_missing_api_object_a_json_404(clien
     api = client.get("/annotate/api/campaigns/999999/progress")
     assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
     assert api.status_code in (403, 404) and api["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize("selected", ["abc", "99999999999999999999999", "1.5", "²"])
+def test_an_admin_action_on_a_selected_row_that_is_no_id_is_a_400_and_changes_nothing(client, adam, selected):
+    # Django filtered pk__in with it: ValueError ("abc") or SQLite's OverflowError, a 500.
+    from annotation.models import Campaign
+
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
+    response = login(client, adam).post("/admin/annotation/campaign/", {
+        "action": "close_campaigns", "_selected_action": [str(campaign.pk), selected]})
+    assert response.status_code == 400 and "Bad request" in response.content.decode()
+    assert Campaign.objects.get(pk=campaign.pk).status == Campaign.Status.OPEN
+
+
+def test_an_admin_action_on_selected_ids_still_runs(client, adam):
+    from annotation.models import Campaign
+
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
+    response = login(client, adam).post("/admin/annotation/campaign/", {
+        "action": "resume_texts", "_selected_action": [str(campaign.pk), "999999"]}, follow=True)
+    assert response.status_code == 200
+    assert [str(m) for m in response.context["messages"]] == [f"{campaign}: not paused for review; nothing to resume."]
+    assert Campaign.objects.get(pk=campaign.pk).status == Campaign.Status.OPEN
