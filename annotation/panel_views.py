@@ -92,9 +92,13 @@ def _problem(request, study: PanelStudy | None, title: str, message: str, status
 def _paused(request, study: PanelStudy):
     """None while the study's campaign may be shown (:func:`annotation.blinding_recheck.campaign_texts_current`);
     else the neutral page of a campaign paused for review, which shows nothing of it (no study: not even
-    its name as the page's title)."""
+    its name as the page's title); a participant who already finished is sent to their end page (code)."""
     if campaign_texts_current(campaign=study.campaign):
         return None
+    participant = _participant(request, study)
+    if participant is not None and participant_step(participant) == "done":
+        # finished (or ended) before the pause: their end page, with their code, shows nothing of the campaign
+        return redirect("annotation:panel_done", entry=study.entry_token)
     return _problem(request, None, "This study is paused", CAMPAIGN_PAUSED_MESSAGE, 409)
 
 

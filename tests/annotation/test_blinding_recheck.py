@@ -687,3 +687,17 @@ def test_the_admins_resume_says_what_to_do_when_it_refuses_and_when_a_campaign_i
     assert _admin_action_messages(admin, [world.campaign.pk]) == [f"{world.campaign}: resumed; its texts name no model."]
     assert _admin_action_messages(admin, [world.campaign.pk]) == [
         f"{world.campaign}: not paused for review; nothing to resume."]  # resumed twice: said so, no error
+
+
+@pytest.mark.parametrize("page", ["panel_entry", "panel_consent", "panel_work"])
+def test_a_participant_who_finished_before_the_pause_is_sent_to_their_code_not_the_paused_page(token_client, page):
+    world = World()
+    study = _study(world, consent_text=f"Run with {LATER_NAME}.", completion_code="DONE1234")
+    client = _participant_client(study)
+    Participant.objects.filter(study=study).update(state=Participant.State.COMPLETED)
+    _add_model(token_client, display_name=LATER_NAME)
+    response = client.get(reverse(f"annotation:{page}", args=[study.entry_token]), follow=True)
+    body = response.content.decode()
+    assert response.status_code == 200 and response.redirect_chain[-1][0] == reverse(
+        "annotation:panel_done", args=[study.entry_token])
+    assert "DONE1234" in body and LATER_NAME not in body and world.campaign.name not in body
