@@ -43,6 +43,13 @@
     return m ? decodeURIComponent(m[1]) : "";
   }
 
+  // A campaign paused for review (its texts name a model now): nothing of it stays on the page (the
+  // instructions and calibration overlays hold its texts); the reloaded page shows only the neutral
+  // message — the annotator's queue says it, a participant's study page says it.
+  function leaveIfPaused(status, data) {
+    if (status === 409 && data && data.error === "campaign_paused") location.reload();
+  }
+
   async function post(url, body) {
     const response = await fetch(url, {
       method: "POST",
@@ -55,6 +62,7 @@
     if (response.type !== "opaqueredirect") {
       try { data = await response.json(); } catch (e) { data = null; }
     }
+    leaveIfPaused(response.status, data);
     const retryAfter = parseInt(response.headers.get("Retry-After") || "", 10);
     return { status: response.type === "opaqueredirect" ? 401 : response.status, data,
              retryAfterMs: Number.isFinite(retryAfter) ? retryAfter * 1000 : null };
@@ -66,6 +74,7 @@
     if (response.type !== "opaqueredirect") {
       try { data = await response.json(); } catch (e) { data = null; }
     }
+    leaveIfPaused(response.status, data);
     return { status: response.type === "opaqueredirect" ? 401 : response.status, data };
   }
 

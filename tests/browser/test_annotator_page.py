@@ -137,3 +137,30 @@ def test_the_end_of_the_queue_hides_the_actions_and_the_bar_says_done(live_serve
     # Z brings the previous label back with its Save button
     page.keyboard.press("z")
     page.wait_for_selector("#submit-button", state="visible")
+
+
+def test_a_campaign_paused_for_review_while_its_page_is_open_leaves_the_page_with_the_neutral_message(
+        live_server, browser):
+    """The open page keeps the campaign's texts (the instructions overlay); once the campaign is paused
+    (a text now names a model), the first refused request takes the annotator off the page to the queue,
+    which says only that it is paused — not a 'press Enter for the next item' that is refused again."""
+    from annotation.errors import CAMPAIGN_PAUSED_MESSAGE
+    from annotation.models import Campaign
+    from leaderboard.services.catalogue import catalogue_revision_sync
+    from tests.factories import SubjectModelFactory
+
+    (user,) = annotators(1, prefix="pz")
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[user], k=1, n_items=3,
+                                 instructions="Judge as Demo Atlas would.")
+    page = browser.new_page()
+    log_in(page, live_server.url, user.username)
+    page.goto(f"{live_server.url}/annotate/c/{campaign.pk}/")
+    wait_for_item(page)
+    SubjectModelFactory(display_name="Demo Atlas")
+    catalogue_revision_sync()
+    page.keyboard.press("a")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{live_server.url}/annotate/", timeout=15_000)
+    assert CAMPAIGN_PAUSED_MESSAGE in page.inner_text("body")
+    assert "Demo Atlas" not in page.content()
+    assert Campaign.objects.get(pk=campaign.pk).texts_paused_at is not None
