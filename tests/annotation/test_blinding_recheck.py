@@ -679,7 +679,9 @@ def test_the_admins_resume_says_what_to_do_when_it_refuses_and_when_a_campaign_i
     _add_model(token_client, display_name=LATER_NAME)
     blinding_recheck.items_recheck()
     admin = world.client(_admin())
-    refused, not_paused = _admin_action_messages(admin, [world.campaign.pk, running.pk])
+    said = _admin_action_messages(admin, [world.campaign.pk, running.pk])
+    (refused,) = [m for m in said if m.startswith(f"{world.campaign}:")]
+    (not_paused,) = [m for m in said if m.startswith(f"{running}:")]
     assert "still paused: instructions names a model ('Demo Atlas')" in refused
     assert "line 0" not in refused and "Edit that text" in refused  # no import jargon; what to do next
     assert not_paused == f"{running}: not paused for review; nothing to resume."
