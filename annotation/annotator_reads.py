@@ -4,6 +4,7 @@ item view adjudicators and researchers see. Reachable from :mod:`annotation.sele
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +41,7 @@ class Progress:
 
     done: int
     assigned: int
-    items_total: int = 0  # the most regular items this annotator can label: each item once
+    items_total: int = 0  # the most items this annotator can be given, gold included (_items_up_to)
 
     def as_dict(self) -> dict[str, int]:
         return {"done": self.done, "assigned": self.assigned, "items_total": self.items_total}
@@ -115,13 +116,21 @@ def campaign_progress(*, campaign: Campaign, annotator: AbstractBaseUser) -> Pro
     if found is None:  # a campaign made around the services with nothing counted yet
         return _progress_recounted(campaign, annotator)
     done, assigned, slots = found
-    return Progress(done or 0, int(assigned), _items_of_slots(slots, campaign))
+    return Progress(done or 0, int(assigned), _items_up_to(slots, campaign))
 
 
-def _items_of_slots(slots: int, campaign: Campaign) -> int:
-    """The regular items an annotator can label (each once): the campaign's slots are items × k, so
-    this needs no count over the campaign."""
-    return slots // max(campaign.k, 1)
+def _items_up_to(slots: int, campaign: Campaign) -> int:
+    """The most items an annotator can be given, gold included: ``done`` counts gold too, so a total of
+    regular items alone was passed ("7 of up to 6") on a campaign with gold. The regular items are
+    ``R = slots // k`` (each labelled once; slots are items × k, so no count over the campaign). The gold
+    schedule keeps an annotator's gold ``g`` after ``n`` items below ``n * rate + 1``
+    (:mod:`annotation.gold_schedule`), so ``n - R <= g < n * rate + 1``, i.e. ``n < (R + 1) / (1 - rate)``:
+    ``n <= ceil((R + 1) / (1 - rate)) - 1``. It depends on the campaign alone, never on which items were gold."""
+    regular = slots // max(campaign.k, 1)
+    rate = campaign.gold_rate
+    if regular == 0 or not 0 < rate < 1:
+        return regular
+    return max(regular, math.ceil((regular + 1) / (1 - rate)) - 1)
 
 
 def _progress_recounted(campaign: Campaign, annotator: AbstractBaseUser) -> Progress:
@@ -131,7 +140,7 @@ def _progress_recounted(campaign: Campaign, annotator: AbstractBaseUser) -> Prog
     )
     # regular items x k (gold has no slots; a withheld item is no longer work)
     total = ItemSlot.objects.filter(item__campaign=campaign, item__withheld_at__isnull=True).count()
-    return Progress(counts["done"], counts["assigned"], _items_of_slots(total, campaign))
+    return Progress(counts["done"], counts["assigned"], _items_up_to(total, campaign))
 
 
 @dataclass(frozen=True)
@@ -168,7 +177,7 @@ def campaigns_for_annotator(*, annotator: AbstractBaseUser) -> list[CampaignCard
             progress = _progress_recounted(campaign, annotator)
         else:
             progress = Progress(done.get(campaign.pk, 0), int(campaign.pk in active),
-                                _items_of_slots(counters.slots, campaign))
+                                _items_up_to(counters.slots, campaign))
         cards.append(CampaignCard(campaign, progress, kind_for(campaign.kind).title))
     return cards
 

@@ -31,7 +31,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.access import AccessFacts, annotator_access_check
-from annotation.annotator_reads import Progress, _items_of_slots, campaign_progress
+from annotation.annotator_reads import Progress, _items_up_to, campaign_progress
 from annotation.blinding import (
     catalogue_identities,
     texts_identity_problems,
@@ -482,7 +482,7 @@ def _progress_of(facts: NextItemFacts, annotator: AbstractBaseUser, assignment: 
     now exactly when one was handed back: at most one active assignment each)."""
     if facts.labels is None:  # a campaign made around the services, nothing counted yet
         return campaign_progress(campaign=facts.campaign, annotator=annotator)
-    return Progress(facts.done or 0, int(assignment is not None), _items_of_slots(facts.slots, facts.campaign))
+    return Progress(facts.done or 0, int(assignment is not None), _items_up_to(facts.slots, facts.campaign))
 
 
 def assignment_for_token(*, token: str, annotator: AbstractBaseUser) -> Assignment:
@@ -629,7 +629,7 @@ def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated, *, 
     )
     # Submitting their one active assignment leaves the annotator none; a late one may be saved while
     # they hold another (then the selector says).
-    progress = Progress(counts.done, 0, _items_of_slots(counts.slots, assignment.campaign)) if was_active else None
+    progress = Progress(counts.done, 0, _items_up_to(counts.slots, assignment.campaign)) if was_active else None
     return Submission(label, replayed=False, progress=progress)
 
 

@@ -99,3 +99,26 @@ def test_the_data_migration_fills_flags_positions_and_counters_from_existing_row
     assert dict(ItemSlot.objects.values_list("pk", "is_free")) == expected_flags
     assert all(s.position == s.item.position for s in ItemSlot.objects.select_related("item"))
     assert {u.pk: annotator_reads.campaign_progress(campaign=campaign, annotator=u) for u in users} == expected
+
+
+@pytest.mark.parametrize("rate", [0.3, 0.5])
+def test_an_annotators_done_never_passes_their_total_on_a_campaign_with_gold(rate):
+    """``done`` counts gold items too, so the total shown beside it must make room for them: before, an
+    annotator who labelled every item of a campaign with gold read "7 of up to 6"."""
+    (alice,) = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=4), annotators=[alice], k=1, gold_rate=rate)
+    for item in campaign.items.order_by("position")[:4]:
+        item_creation.item_gold_set(item=item, answer="A")
+    regular = campaign.items.filter(is_gold=False).count()
+    shown = []
+    while (nxt := services.item_next(campaign_id=campaign.pk, annotator=alice)).assignment is not None:
+        shown.append(nxt.progress)
+        done = services.label_submit(token=nxt.assignment.token, annotator=alice, idempotency_key=uuid.uuid4(),
+                                     answer={"choice": "A"})
+        shown.append(done.progress)
+    shown.append(nxt.progress)
+    assert shown[-1].done > regular  # gold was served on the way, so done passed the regular items
+    totals = {p.items_total for p in shown}
+    assert len(totals) == 1  # the total does not move as gold or regular items are served
+    assert all(p.done + p.assigned <= p.items_total for p in shown), [(p.done, p.items_total) for p in shown]
+    assert annotator_reads.campaign_progress(campaign=campaign, annotator=alice).items_total == totals.pop()
