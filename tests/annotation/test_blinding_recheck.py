@@ -493,6 +493,20 @@ def test_the_researcher_dashboard_says_why_the_campaign_is_paused(token_client):
     assert 'id="texts-paused"' in page.content.decode() and LATER_NAME in page.content.decode()
 
 
+def test_the_crowd_study_page_warns_that_its_entry_link_leads_to_the_paused_page(token_client):
+    world = World()
+    study = _study(world, consent_text=f"Run with {LATER_NAME}.")
+    researcher = world.client(UserFactory(username="rita", role="researcher"))
+    url = reverse("annotation:panel_study", args=[world.campaign.pk])
+    assert 'id="texts-paused"' not in researcher.get(url).content.decode()
+    _add_model(token_client, display_name=LATER_NAME)
+    blinding_recheck.items_recheck()
+    page = researcher.get(url).content.decode()
+    assert 'id="texts-paused"' in page and LATER_NAME in page and "consent" in page
+    assert page.index('id="texts-paused"') < page.index('id="panel-link"')  # read before the link is copied
+    assert "entry link below" in page and "Resume after review" in page and study.entry_token in page
+
+
 def test_a_paused_campaign_stays_paused_until_its_texts_are_edited_and_it_is_resumed(token_client):
     world = World(instructions=f"Judge as {LATER_NAME} would.")
     _add_model(token_client, display_name=LATER_NAME)
