@@ -164,3 +164,28 @@ def test_a_campaign_paused_for_review_while_its_page_is_open_leaves_the_page_wit
     assert CAMPAIGN_PAUSED_MESSAGE in page.inner_text("body")
     assert "Demo Atlas" not in page.content()
     assert Campaign.objects.get(pk=campaign.pk).texts_paused_at is not None
+
+
+def test_the_paused_campaigns_message_on_the_queue_is_announced_and_has_focus(live_server, browser):
+    """Sent from a paused campaign's labelling page to the queue, the annotator's screen reader reads the
+    neutral message first: its box is an alert and takes the focus (not the body, behind the navigation);
+    the page still passes axe-core's WCAG rules (tests.browser.test_accessibility)."""
+    from annotation.errors import CAMPAIGN_PAUSED_MESSAGE
+    from leaderboard.services.catalogue import catalogue_revision_sync
+    from tests.browser.test_accessibility import _violations
+    from tests.factories import SubjectModelFactory
+
+    (user,) = annotators(1, prefix="pf")
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[user], k=1, n_items=2,
+                                 instructions="Judge as Demo Atlas would.")
+    SubjectModelFactory(display_name="Demo Atlas")
+    catalogue_revision_sync()
+    page = browser.new_page()
+    log_in(page, live_server.url, user.username)
+    page.goto(f"{live_server.url}/annotate/c/{campaign.pk}/")
+    page.wait_for_url(f"{live_server.url}/annotate/")
+    box = page.locator("#messages")
+    assert box.get_attribute("role") == "alert" and CAMPAIGN_PAUSED_MESSAGE in box.inner_text()
+    page.wait_for_load_state("load")  # static/js/messages_focus.js has run (on DOMContentLoaded)
+    assert page.evaluate("() => document.activeElement && document.activeElement.id") == "messages"
+    assert _violations(page) == []
