@@ -166,7 +166,37 @@ def entry(request, entry: str):
                                                             "and open the link again.", 429)
     study = _study_or_404(entry)
     paused = _paused(request, study)
+    if paused is not None and paused.status_code == 409:
+        paused = _finished_entry(request, study) or paused
     return _framed_by_mturk(study, _entry(request, study) if paused is None else paused)
+
+
+def _finished_entry(request, study: PanelStudy):
+    """While the campaign is paused for review: a participant who finished (or ended) before the pause and
+    opens the entry link in a browser without their session is sent to their end page (their code), as the
+    same browser is (:func:`_paused`). Only for the entry the panel gave them: the same panel id, study id
+    and session id (Prolific's SESSION_ID, MTurk's assignmentId) as stored, so an id that has not finished, or
+    a guessed id without its session, still gets the paused page and no code. None: the paused page."""
+    try:
+        given = entry_params_parse(panel=study.panel, params=request.GET, id_param=study.id_param)
+    except PanelParamsInvalid:
+        return None
+    if given.preview:
+        return None
+    participant = Participant.objects.select_related("study", "user", "campaign").filter(
+        study=study, panel_id=given.panel_id).first()
+    if participant is None or (participant.panel_study_id, participant.panel_session_id) != (
+            given.study_id, given.session_id):
+        return None
+    if participant_step(participants.participant_time_check(participant=participant)) != "done":
+        return None
+    if request.user.is_authenticated and request.user.pk != participant.user_id:
+        if not Participant.objects.filter(user=request.user).exists():
+            return None  # a site account's session is not replaced (the entry says so once resumed)
+        logout(request)
+    if not request.user.is_authenticated:
+        login(request, participant.user, backend="evalsite.auth_backends.ModelBackend")
+    return redirect("annotation:panel_done", entry=study.entry_token)
 
 
 def _entry(request, study: PanelStudy):

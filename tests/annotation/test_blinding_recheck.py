@@ -717,3 +717,34 @@ def test_a_participant_who_finished_before_the_pause_is_sent_to_their_code_not_t
     assert response.status_code == 200 and response.redirect_chain[-1][0] == reverse(
         "annotation:panel_done", args=[study.entry_token])
     assert "DONE1234" in body and LATER_NAME not in body and world.campaign.name not in body
+
+
+def test_a_participant_who_finished_before_the_pause_gets_their_code_from_the_entry_link_in_a_fresh_browser(
+        token_client):
+    """Only for the entry the panel gave them (the same PROLIFIC_PID, STUDY_ID and SESSION_ID as stored):
+    another session id, or an id that has not finished, gets the paused page and no code."""
+    world = World()
+    study = _study(world, consent_text=f"Run with {LATER_NAME}.", completion_code="DONE1234")
+    _participant_client(study)  # PROLIFIC_PID 5f1a…, STUDY_ID S, SESSION_ID X
+    Participant.objects.filter(study=study).update(state=Participant.State.COMPLETED)
+    working = Client()
+    working.get(reverse("annotation:panel_entry", args=[study.entry_token]),
+                {"PROLIFIC_PID": "6a1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S", "SESSION_ID": "Y"})
+    _add_model(token_client, display_name=LATER_NAME)
+    url = reverse("annotation:panel_entry", args=[study.entry_token])
+    response = Client().get(url, {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S", "SESSION_ID": "X"},
+                            follow=True)
+    body = response.content.decode()
+    assert response.status_code == 200 and response.redirect_chain[-1][0] == reverse(
+        "annotation:panel_done", args=[study.entry_token])
+    assert "DONE1234" in body and LATER_NAME not in body and world.campaign.name not in body
+    for params in ({"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S", "SESSION_ID": "other"},
+                   {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "T", "SESSION_ID": "X"},
+                   {"PROLIFIC_PID": "6a1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S", "SESSION_ID": "Y"},
+                   {"PROLIFIC_PID": "7b1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S", "SESSION_ID": "Z"}):
+        fresh = Client()
+        refused = fresh.get(url, params)
+        assert refused.status_code == 409 and CAMPAIGN_PAUSED_MESSAGE in refused.content.decode(), params
+        assert "DONE1234" not in refused.content.decode()
+        assert fresh.get(reverse("annotation:panel_done", args=[study.entry_token])).status_code == 403  # not signed in
+    assert Participant.objects.filter(study=study).count() == 2  # nobody created while paused
