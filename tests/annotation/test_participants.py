@@ -522,6 +522,7 @@ def test_the_study_page_refuses_a_number_out_of_bounds_and_saves_nothing(value):
     response = client.post(reverse("annotation:panel_study", args=[campaign.pk]),
                            {"panel": "prolific", "item_quota": value}, follow=True)
     assert response.status_code == 200 and b"Not saved: item_quota" in response.content
+    assert response.content.count(b"Not saved: item_quota") == 1  # once, in the site's message box
     study.refresh_from_db()
     assert study.item_quota == 3
 
