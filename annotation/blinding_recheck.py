@@ -71,6 +71,7 @@ from django.db.models.functions import Least
 from django.utils import timezone
 
 from annotation.blinding import (
+    CAMPAIGN_SHOWN_FIELDS,
     IdentityLeak,
     IdentityMatcher,
     blinding_refusals_record,
@@ -141,7 +142,9 @@ def campaign_texts_current(*, campaign: Campaign, revision: int | None = None, n
     if campaign.texts_blinding_revision >= revision:
         return True
     with transaction.atomic():
-        _campaign_lock(campaign.pk)
+        _campaign_lock(campaign)
+        if campaign.texts_paused_at is not None:  # paused meanwhile (the sweep, another request)
+            return False
         matcher = catalogue_identities()
         problems = _campaign_texts_problems(campaign, matcher)
         if problems:
@@ -151,12 +154,16 @@ def campaign_texts_current(*, campaign: Campaign, revision: int | None = None, n
     return True
 
 
-def _campaign_lock(campaign_id: int) -> None:
+def _campaign_lock(campaign: Campaign) -> None:
     """Lock the campaign's row before its texts are read and recorded as checked (see the module docstring):
     a write of a text that lowered its revision (:func:`campaign_texts_written`) commits first, and its
-    text is then read; SQLite serialises writers. Inside a transaction."""
+    text is then read; SQLite serialises writers. Inside a transaction. The campaign's own texts and pause
+    are read again after the lock: the instance was read before it (the sweep's list, next-item's facts),
+    so it may hold a name or instructions older than a write that committed meanwhile."""
     if row_locks_available():
-        list(Campaign.objects.select_for_update().filter(pk=campaign_id).values_list("pk"))
+        list(Campaign.objects.select_for_update().filter(pk=campaign.pk).values_list("pk"))
+    campaign.refresh_from_db(fields=[*CAMPAIGN_SHOWN_FIELDS, "texts_paused_at", "texts_paused_reason",
+                                     "texts_blinding_revision"])
 
 
 @contextmanager
@@ -218,7 +225,7 @@ def campaign_texts_resume(*, campaign: Campaign) -> Campaign:
     catalogue's current names; ItemsInvalid (naming each text and the name) while one still names a model,
     and the campaign stays paused."""
     with transaction.atomic():
-        _campaign_lock(campaign.pk)
+        _campaign_lock(campaign)
         matcher = catalogue_identities()
         if problems := _campaign_texts_problems(campaign, matcher):
             raise ItemsInvalid([(0, where, message) for where, message in problems.items()])
@@ -318,7 +325,9 @@ def items_recheck(*, now: datetime | None = None) -> Recheck:
         texts_paused_at__isnull=True, texts_blinding_revision__lt=matcher.revision
     ).order_by("pk"):
         with transaction.atomic():
-            _campaign_lock(campaign.pk)
+            _campaign_lock(campaign)
+            if campaign.texts_paused_at is not None:  # paused meanwhile by a request
+                continue
             if problems := _campaign_texts_problems(campaign, matcher):
                 paused += campaign_texts_pause(campaign=campaign, problems=problems, now=now)
             else:

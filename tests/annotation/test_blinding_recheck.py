@@ -748,3 +748,36 @@ def test_a_participant_who_finished_before_the_pause_gets_their_code_from_the_en
         assert "DONE1234" not in refused.content.decode()
         assert fresh.get(reverse("annotation:panel_done", args=[study.entry_token])).status_code == 403  # not signed in
     assert Participant.objects.filter(study=study).count() == 2  # nobody created while paused
+
+
+@pytest.mark.parametrize("check", ["the gatekeeper", "the sweep"])
+def test_instructions_written_after_the_campaign_was_read_are_the_ones_checked(world, token_client, check):
+    """The gatekeeper's campaign comes from next-item's facts and the sweep's from its list, both read
+    before the row's lock: instructions naming the new model that an admin saved in between (its write
+    lowered the campaign's revision) must be the ones checked, not the clean ones read earlier."""
+    _add_model(token_client, display_name=LATER_NAME)
+    stale = Campaign.objects.get(pk=world.campaign.pk)
+    Campaign.objects.filter(pk=stale.pk).update(instructions=f"Compare what {LATER_NAME} wrote.",
+                                                texts_blinding_revision=0)
+    if check == "the gatekeeper":
+        assert blinding_recheck.campaign_texts_current(campaign=stale) is False
+    else:
+        real_list = Campaign.objects.exclude
+        with pytest.MonkeyPatch.context() as patch:  # the sweep's list was read before the admin's write
+            patch.setattr(Campaign.objects, "exclude", lambda *a, **k: _Listed(real_list(*a, **k), stale))
+            assert blinding_recheck.items_recheck().paused == 1
+    world.campaign.refresh_from_db()
+    assert world.campaign.texts_paused_at is not None and LATER_NAME in world.campaign.texts_paused_reason
+
+
+class _Listed:
+    """A queryset whose rows are the instances given (read before a concurrent write), whatever is filtered."""
+
+    def __init__(self, queryset, *instances):
+        self.queryset, self.instances = queryset, instances
+
+    def filter(self, *args, **kwargs):
+        return self
+
+    def order_by(self, *args):
+        return list(self.instances)
