@@ -281,7 +281,7 @@ class ProgressOutput(serializers.Serializer):
 
     done = serializers.IntegerField(help_text="Items this annotator submitted, every kind of item included.")
     assigned = serializers.IntegerField()
-    items_total = serializers.IntegerField(help_text="The most items this annotator can label (each item once).")
+    items_total = serializers.IntegerField(help_text="The most items this annotator can be given, gold items included (each regular item once).")
 
 
 class AssignmentOutput(serializers.Serializer):
