@@ -38,6 +38,17 @@ def test_queue_lists_the_open_campaigns_of_the_annotator(client):
     assert mine.name in body and body.count("/annotate/c/") == 1
 
 
+def test_the_queue_offers_to_continue_a_campaign_the_annotator_has_labelled_in(client):
+    (ann,) = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=2), annotators=[ann], n_items=3)
+    login(client, ann)
+    assert ">Start</a>" in client.get("/annotate/").content.decode()
+    assignment = services.assignment_next(campaign=campaign, annotator=ann)
+    services.label_submit(token=assignment.token, annotator=ann, idempotency_key=uuid.uuid4(), answer={"choice": "A"})
+    body = client.get("/annotate/").content.decode()  # one label given, none held
+    assert ">Continue</a>" in body and ">Start</a>" not in body
+
+
 def test_the_labelling_page_carries_the_api_addresses_and_the_keys(client):
     (ann,) = annotators(1)
     campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[ann], n_items=1, instructions="Judge **one** dimension.")
