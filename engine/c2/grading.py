@@ -26,7 +26,9 @@
   answer (``False`` for call-based), -3 time limit, -4 runtime error. A test that leaves no answer
   (killed from outside, ``sys.exit`` in a call-based solution, a crash) is recorded as upstream's
   ``evaluate_generations_by_problem`` records a run that left no result, ``[-2]`` with error code -5,
-  and our verdict is ``time_limit`` or ``runtime_error``.
+  and our verdict is ``time_limit`` or ``runtime_error``; so is a test whose sandbox had more than
+  :data:`CODE_MAX_FILES` files on one of its tmpfs mounts (``runtime_error``, "too many files", even
+  if it answered: it is killed when the count passes, and the count is taken once more at its end).
 * ``decode_private_tests`` — LiveCodeBench's base64 → zlib → pickle (of a JSON string), with a restricted
   unpickler instead of ``pickle.loads``.
 """
@@ -243,6 +245,9 @@ STARTUP_ALLOWANCE_S = 10.0
 ALARM_REPORT_GRACE_S = 1.0
 #: Output a runner may send back per test (the code's printed text or return value as JSON).
 RUNNER_OUTPUT_BYTES = 32 * 1024 * 1024
+#: Files (directories, links) the code may have on one of its sandbox's tmpfs mounts: past it the sandbox is
+#: killed and the test is a runtime error, "too many files" (no solution writes files; each takes host memory).
+CODE_MAX_FILES = 4096
 
 
 @dataclass(frozen=True)
@@ -345,6 +350,7 @@ def _run_test(code: str, func_name: str | None, given: str, timeout: int) -> _Te
     limits = SandboxLimits(
         cpu_s=2 * timeout + 2, wall_s=STARTUP_ALLOWANCE_S + 2 * budget + 1, memory_mb=CODE_MEMORY_MB,
         output_bytes=RUNNER_OUTPUT_BYTES, new_processes=False,  # CODE_MEMORY_MB is then the whole sandbox's
+        max_files=CODE_MAX_FILES,
     )
     with start_sandboxed(_RUNNER_SOURCE, limits=limits) as session:
         session.send(json.dumps({"code": code, "fn_name": func_name, "timeout": timeout}) + "\n")
@@ -380,11 +386,15 @@ def _no_answer(index: int, test_run: _TestRun, outcomes: list[TestOutcome], time
     """A test left no answer. Upstream, a run without result (killed at the global timeout, sys.exit
     in a call-based solution, a crash) makes check_correctness fail on its empty metadata list, and
     evaluate_generations_by_problem keeps its initial [-2] with error_code -5 "TestRunnerError"; the
-    sample fails either way and our verdict says why."""
+    sample fails either way and our verdict says why. A run stopped for too many files is a runtime
+    error whatever it answered (the count is taken every few milliseconds and once more at its end)."""
     run = test_run.run
-    ran_out = run.timed_out or run.cpu_limited
+    ran_out = (run.timed_out or run.cpu_limited) and not run.files_limited
     verdict: Verdict = "time_limit" if ran_out else "runtime_error"
-    if ran_out:
+    if run.files_limited:
+        why = (f"test {index + 1}: too many files — the code made {run.files} files, directories or links on "
+               f"one of its sandbox's tmpfs mounts (at most {CODE_MAX_FILES}) and was stopped")
+    elif ran_out:
         why = f"test {index + 1} gave no answer within its {timeout} s limit and was stopped from outside"
     elif test_run.event is not None and test_run.phase == "compile":
         why = f"the runner answered {test_run.event['event']!r} instead of compiling"
@@ -463,6 +473,8 @@ def grade_code(code: str | None, tests: CodeTests, *, timeout_s: float = 6.0) ->
     for index, (given, expected) in enumerate(zip(tests.inputs, tests.outputs)):
         test_run = _run_test(code, tests.func_name, given, timeout)
         wall_s += test_run.run.wall_s
+        if test_run.run.files_limited:  # stopped for it (or over it at its end), whatever it answered
+            return dataclasses.replace(_no_answer(index, test_run, outcomes, timeout), wall_s=wall_s)
         event = test_run.event or {}
         if test_run.phase == "compile" and event.get("event") == "error":
             message = truncate(event.get("error_message", "Error during testing"), 1000)

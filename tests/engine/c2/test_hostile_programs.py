@@ -15,11 +15,12 @@ was refused (and the host is unaffected), anything else is a failure.
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
 
-from engine.c2.grading import CodeTests, grade_code
+from engine.c2.grading import CODE_MAX_FILES, CodeTests, grade_code
 from engine.c2.sandbox import SandboxLimits, run_sandboxed, sandbox_available
 from tests.engine.c2.test_grading import needs_sandbox
 
@@ -207,12 +208,27 @@ HOSTILE: dict[str, tuple[str, str]] = {
                              "    os.posix_spawn('/bin/sh', ['sh', '-c', 'sleep 100'], {})\n    return xs + [y]"),
     "busy_loop_ignoring_alarm_call": ("call", "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
                                       "def append(xs, y):\n    while True:\n        pass"),
+    # 14. host memory no limit counts: empty files, directories or links on the sandbox's tmpfs mounts (each
+    # costs the host kernel about 1 KB that neither the tmpfs's size cap nor the address-space limit sees)
+    "makes_empty_files_stdio": ("stdio", "i = 0\nwhile True:\n    open(f'f{i}', 'w').close()\n    i += 1"),
+    "makes_empty_directories_call": ("call", "import os\ndef append(xs, y):\n    i = 0\n    while True:\n"
+                                     "        os.mkdir(f'/tmp/d{i}')\n        i += 1"),
+    "makes_symlinks_then_answers_stdio": ("stdio", "import os\nfor i in range(20000):\n"
+                                          "    os.symlink('x', f'/dev/shm/l{i}')\n"
+                                          "a, b = map(int, input().split())\nprint(a + b)"),
 }
 
 #: Honest programs graded alongside (they keep LiveCodeBench's verdict, see test_lcb_agreement.py).
 HONEST: dict[str, tuple[str, str]] = {
     "honest_stdio": ("stdio", "a, b = map(int, input().split())\nprint(a + b)"),
     "honest_call": ("call", "class Solution:\n    def append(self, xs, y):\n        return xs + [y]"),
+    # scratch files well under the sandbox's file limit (pathlib: stdio runs see upstream's mocked open, and
+    # its reliability_guard leaves no os.getcwd for tempfile nor os.unlink to clean up with)
+    "honest_with_scratch_files_stdio": ("stdio", "from pathlib import Path\nfor i in range(50):\n"
+                                        "    Path(f'scratch{i}').write_text(str(i))\n"
+                                        "Path('/tmp/work').mkdir()\nPath('/tmp/work/line').write_text(input())\n"
+                                        "a, b = map(int, Path('/tmp/work/line').read_text().split())\n"
+                                        "print(a + b)"),
 }
 
 
@@ -239,6 +255,18 @@ def test_answering_after_the_limit_is_a_time_limit(name: str) -> None:
 def test_honest_program_beside_them_passes(name: str) -> None:
     problem, program = HONEST[name]
     assert grade_code(program, PROBLEMS[problem], timeout_s=TIMEOUT_S).passed
+
+
+@needs_sandbox
+@pytest.mark.parametrize("name", [n for n in sorted(HOSTILE) if n.startswith("makes_")])
+def test_empty_files_directories_or_links_are_too_many_files(name: str) -> None:
+    # stopped from outside once one tmpfs holds more than CODE_MAX_FILES (the last one answers, too late)
+    problem, program = HOSTILE[name]
+    verdict = grade_code(program, PROBLEMS[problem], timeout_s=TIMEOUT_S)
+    assert verdict.result == "runtime_error" and verdict.tests[0].verdict == "runtime_error"
+    assert "too many files" in verdict.message, verdict.message
+    made = int(re.search(r"made (\d+) files", verdict.message).group(1))
+    assert CODE_MAX_FILES < made < 50_000  # counted from outside; unbounded, the CPU limit let 737,000 through
 
 
 @needs_sandbox
