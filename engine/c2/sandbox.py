@@ -40,8 +40,8 @@ The tmpfs mounts cap bytes, not files: an empty file, directory or link takes ho
 the sandbox's host pid, ``statvfs`` through ``/proc/<pid>/root`` gives the inodes in use on each writable
 tmpfs every :data:`FILES_POLL_S` (10 ms), and past ``SandboxLimits.max_files`` (4096 per mount) bwrap is
 killed, as by the wall-clock timeout, and the result says ``files_limited`` (the grader's verdict: "too
-many files"). What a program can still take is what it makes between two counts: measured, 4,600–6,800
-files (4–7 MB of kernel memory) for one thread, up to 12 MB for threads filling all three mounts at once.
+many files"). What a program can still take is what it makes between two counts: measured, 4,500–6,800
+files (3–7 MB of kernel memory) for one thread, up to 12 MB for threads filling all three mounts at once.
 A root grader needs ``CAP_SYS_PTRACE`` for ``/proc/<pid>/root`` (a non-root grader owns the sandbox's
 namespaces and needs nothing); without it the files are not counted and a warning is logged. The
 unsandboxed fallback has no tmpfs of its own and counts nothing.
@@ -108,7 +108,7 @@ _BWRAP_SETUP_FAILURE = 1
 WRITABLE_TMPFS = (SANDBOX_WORKDIR, "/tmp", "/dev/shm")
 #: Seconds between two counts of the files on the sandbox's tmpfs mounts (:class:`_FileWatch`). A program
 #: makes over 180,000 empty files a CPU second (1 KB of kernel memory each): at 10 ms it was killed with
-#: 4,600–6,800 (4–7 MB); at 50 ms, with up to 11,400. Each count costs the grader a few microseconds
+#: 4,500–6,800 (3–7 MB); at 50 ms, with up to 11,400. Each count costs the grader a few microseconds
 #: (4.4 ms of CPU a second per running sandbox, measured).
 FILES_POLL_S = 0.01
 
@@ -475,21 +475,22 @@ def start_sandboxed(program: Sequence[str] | str, *, limits: SandboxLimits = San
             # kills through it from its own thread while the caller's thread may be reaping bwrap
             pidfd = os.pidfd_open(process.pid)
         except OSError as exc:  # Linux before 5.3, or out of descriptors: no run without its file count
+            _abandon(process)  # first: bwrap writing to a closed info pipe would die of SIGPIPE alone
             os.close(info_read)
-            _abandon(process)
             raise SandboxUnavailable(f"the sandbox's file count needs a pidfd (Linux 5.3+): {exc}") from exc
         try:
             watch = _FileWatch(pidfd, info_read, bwrap_pid=process.pid, limits=limits)
         except BaseException:  # its thread did not start: the descriptors are still the caller's
+            _abandon(process)
             os.close(pidfd)
             os.close(info_read)
-            _abandon(process)
             raise
     return SandboxSession(process, limits=limits, sandboxed=sandboxed, watch=watch)
 
 
 def _abandon(process: subprocess.Popen[bytes]) -> None:
-    """Kill a sandbox no session will own, reap it and close its pipes."""
+    """Kill a sandbox no session will own, reap it and close its pipes. The group kill also takes bwrap's
+    child while it still waits for bwrap's go-ahead (it leaves the group only later, ``--new-session``)."""
     _kill_group(process)
     process.wait()
     for pipe in (process.stdin, process.stdout, process.stderr):
@@ -698,10 +699,11 @@ class _FileWatch:
     own — not the host's path of that name (same device: bwrap's child starts in a copy of the host's
     mounts, and then bwrap's setup tmpfs) and of exactly ``tmpfs_mb`` — and then held open (``O_PATH``),
     so the later counts walk no path and the last one, once the sandbox has ended, sees what it left.
-    Past the limit: SIGKILL to bwrap through its pidfd (never another process once bwrap is reaped, even
-    while the caller's thread reaps it), and ``--die-with-parent`` takes the sandbox's pid namespace with
-    it, as after the wall-clock timeout's kill. The code cannot move the counted places: the root and
-    ``/dev`` are read-only and mounting is refused.
+    Past the limit: SIGKILL through the pidfds to the sandbox's init, which takes its pid namespace with
+    it, and to bwrap — the processes of bwrap's group, which the wall-clock timeout kills with ``killpg``;
+    a pidfd never reaches another process once its own is reaped, even while the caller's thread reaps
+    bwrap. The code cannot move the counted places: the root and ``/dev`` are read-only and mounting is
+    refused.
 
     Access: ``/proc/<pid>/root`` needs ptrace read access to the sandbox's init. A root grader has it
     through ``CAP_SYS_PTRACE`` (bwrap runs as a fresh host uid, so neither the uid nor the namespaces
@@ -753,10 +755,13 @@ class _FileWatch:
                             mounts[path] = found
                 if self._count(mounts.values()) > self._limit:
                     self.limited = True
-                    try:
-                        signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass  # ended on its own meanwhile; the last count below still says how far it got
+                    # the sandbox's init (its pid namespace dies with it) and bwrap: all there is in bwrap's
+                    # process group, which the wall-clock timeout kills, and never another process
+                    for fd in (child_fd, self._pidfd):
+                        try:
+                            signal.pidfd_send_signal(fd, signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass  # ended on its own meanwhile; the last count below still says how far it got
                     break
                 if poller.poll(FILES_POLL_S * 1000):  # bwrap or its init ended
                     break
@@ -781,8 +786,10 @@ class _FileWatch:
         """bwrap's init's host pid from ``--info-fd`` (written just after bwrap clones it, then closed);
         ``None`` when bwrap ended before."""
         data = b""
-        while chunk := os.read(self._info_fd, self._MAX_INFO):  # to the end: closed early, bwrap's write
-            data = (data + chunk)[: self._MAX_INFO]           # would end it with SIGPIPE
+        # read to the end: closed before bwrap's write, the pipe would kill bwrap with SIGPIPE before it lets
+        # its child go on, and the child would wait for that, outside bwrap's group, for ever (seen)
+        while chunk := os.read(self._info_fd, self._MAX_INFO):
+            data = (data + chunk)[: self._MAX_INFO]
         try:
             pid = json.loads(data)["child-pid"]
         except (ValueError, KeyError, TypeError):
