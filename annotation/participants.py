@@ -65,6 +65,13 @@ class ParticipantRefused(AnnotationError):
     status = 403
 
 
+class AlreadyTookPart(AnnotationError):
+    """A panel id that finished the study with a code entered under another submission of the panel."""
+
+    status = 409
+    code = "already_took_part"
+
+
 def _code() -> str:
     return secrets.token_hex(4).upper()
 
@@ -183,6 +190,12 @@ def training_item_add(*, study: PanelStudy, question: str, choices: Iterable[str
 # ---------------------------------------------------------------------------------------------------
 
 
+def _code_given(participant: Participant) -> bool:
+    """The participant finished with a code (completion or screen-out) and no verdict took it away."""
+    return not participant.verdict and participant.state in (Participant.State.COMPLETED,
+                                                              Participant.State.SCREENED_OUT)
+
+
 @dataclass(frozen=True)
 class Entered:
     participant: Participant
@@ -192,7 +205,10 @@ class Entered:
 def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | None = None) -> Entered:
     """The participant of this panel id in the study's campaign, created on first entry (an account
     of this campaign only, no usable password, the ids the panel sent), else the same one resumed.
-    Refused, nothing created: an MTurk preview, a campaign that is not open."""
+    Refused, nothing created: an MTurk preview, a campaign that is not open. Refused, nothing changed: a
+    participant who finished with a code, entering under another submission (:class:`AlreadyTookPart`).
+    MTurk: a worker still on their path who accepted the HIT again holds a new assignment, recorded; a
+    finished one keeps the assignment they finished under."""
     now = now or timezone.now()
     if entry.preview:
         raise NotAllowed("Previewing: accept the HIT to start.")
@@ -204,8 +220,16 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | N
     existing = Participant.objects.select_related("user", "study").filter(campaign_id=study.campaign_id,
                                                                            panel_id=entry.panel_id).first()
     if existing is not None:
+        if _code_given(existing) and study.panel != Panel.GENERIC and entry.session_id != existing.panel_session_id:
+            # Their code is for the submission they finished in (Prolific's SESSION_ID, MTurk's assignmentId):
+            # another one (a worker accepting a second HIT of the study) would be paid again for the same work.
+            raise AlreadyTookPart(
+                "You have already taken part in this study and have its code, under another "
+                f"{'assignment' if study.panel == Panel.MTURK else 'submission'}. A panel id takes part once: "
+                f"return this {'HIT' if study.panel == Panel.MTURK else 'submission'} on your panel.")
         changes = {"last_seen_at": now}
-        if study.panel == Panel.MTURK:
+        if study.panel == Panel.MTURK and not existing.verdict and existing.state in (
+                Participant.State.TRAINING, Participant.State.WORKING):
             # MTurk: a worker who returned the HIT and accepted it again holds a new assignment; the end page
             # must post the one they hold now (their progress stays theirs, by workerId).
             changes.update(panel_study_id=entry.study_id, panel_session_id=entry.session_id,
@@ -440,6 +464,7 @@ def participant_for_panel_id(*, campaign: Campaign, panel_id: str) -> Participan
 
 __all__ = [
     "ACTIVE_MS_MAX",
+    "AlreadyTookPart",
     "Entered",
     "ParticipantRefused",
     "ParticipantSubmission",

@@ -588,3 +588,49 @@ def test_a_refused_training_answer_is_shown_as_an_excerpt_not_in_full():
     message = str(refused.value)
     assert "is not one of the choices" in message and "5,000,002 characters" in message
     assert len(message) < 300
+
+
+def test_an_mturk_worker_who_completed_gets_no_second_submission_from_another_assignment():
+    """MTurk gives a worker a new assignmentId for every HIT of a batch they accept. A worker who completed
+    (and submitted assignment ASG1 with the code) and then accepts another HIT of the study entered it
+    with ASG2 and was given the end page again, with a form posting ASG2 and the completion code: a
+    second paid assignment for the same work. They are told they took part already; nothing changes."""
+    _, study = _study(panel="mturk", item_quota=1)
+    first = _mturk_client(study)
+    _label(_to_work(Participant.objects.get()))
+    again = Client()
+    response = again.get(_entry_url(study), {"workerId": "A1B2C3", "assignmentId": "ASG2", "hitId": "HIT2",
+                                             "turkSubmitTo": "https://www.mturk.com"}, follow=True)
+    page = response.content.decode()
+    assert response.status_code == 409 and "already taken part" in page
+    assert study.completion_code not in page and "externalSubmit" not in page
+    assert "_auth_user_id" not in again.session
+    participant = Participant.objects.get()
+    assert (participant.panel_study_id, participant.panel_session_id) == ("HIT1", "ASG1")
+    # the assignment they completed under still gets its form, in the browser they used or another
+    done = first.get(reverse("annotation:panel_done", args=[study.entry_token])).content.decode()
+    assert 'name="assignmentId" value="ASG1"' in done and study.completion_code in done
+    assert _mturk_client(study).get(reverse("annotation:panel_done", args=[study.entry_token])).status_code == 200
+
+
+@pytest.mark.parametrize("ending", ["completed", "screened_out"])
+def test_a_prolific_participant_who_finished_gets_no_code_from_another_session(ending):
+    """A finished participant's code goes to the Prolific submission (SESSION_ID) they finished in; another
+    session of the same PROLIFIC_PID (a second submission) is told they took part already, with no code."""
+    _, study = _study(item_quota=1, training_min_correct=1, training_max_attempts=1)
+    item = participants.training_item_add(study=study, question="Which is A?", choices=["A", "B"], answer="A")
+    from annotation.training import training_answer
+
+    Client().get(_entry_url(study), _prolific())
+    person = _to_work(Participant.objects.get())
+    training_answer(participant=person, item_id=item.pk, answer="A" if ending == "completed" else "B")
+    if ending == "completed":
+        _label(Participant.objects.get())
+    code = study.completion_code if ending == "completed" else study.screen_out_code
+    assert Participant.objects.get().state == ending
+    other = Client().get(_entry_url(study), _prolific(session="SESSION2"), follow=True)
+    assert other.status_code == 409 and code.encode() not in other.content
+    assert b"already taken part" in other.content
+    same = Client().get(_entry_url(study), _prolific(), follow=True)
+    assert same.status_code == 200 and code.encode() in same.content
+    assert Participant.objects.get().panel_session_id == "SESSION1"
