@@ -251,8 +251,11 @@ def training(request, study: PanelStudy, participant: Participant):
         raw = request.POST.get("item", "")
         # A tampered id ("²", "١", 30 digits) is "no such item", not a 500.
         item_id = id_of(raw) or 0
+        # The attempt the form was shown for (a form sent twice must not answer the next attempt).
+        attempt = None if "attempt" not in request.POST else id_of(request.POST["attempt"]) or 0
         try:
-            feedback = training_answer(participant=participant, item_id=item_id, answer=request.POST.get("answer"))
+            feedback = training_answer(participant=participant, item_id=item_id, answer=request.POST.get("answer"),
+                                       attempt=attempt)
         except AnnotationError as exc:
             step = training_step(participant=participant)
             return _page(request, "training.html", study, step=step, error=exc.message,

@@ -63,10 +63,13 @@ class TrainingFeedback:
     attempts_left: int = 0
 
 
-def training_answer(*, participant: Participant, item_id: int, answer: str, now: datetime | None = None) -> TrainingFeedback:
+def training_answer(*, participant: Participant, item_id: int, answer: str, attempt: int | None = None,
+                    now: datetime | None = None) -> TrainingFeedback:
     """Grade one answer of the participant's current attempt; when it completes the attempt, pass the
     participant on to work, give them another attempt, or screen them out. Answering an item twice in
-    one attempt keeps the first answer (a re-sent form)."""
+    one attempt keeps the first answer (a re-sent form). ``attempt``: the attempt the page's form was
+    for (None: the current one); a form of an attempt that has closed since (the last answer sent twice)
+    is that attempt's answer again, never an answer of the next attempt; any other attempt is refused."""
     now = now or timezone.now()
     with transaction.atomic():
         # Race prevented: two answers of one participant grading the same attempt twice.
@@ -80,7 +83,10 @@ def training_answer(*, participant: Participant, item_id: int, answer: str, now:
             raise ItemsInvalid([(0, "item", "no such training item")])
         if not isinstance(answer, str) or answer not in item.choices:
             raise ItemsInvalid([(0, "answer", "choose one of the answers offered")])
-        attempt = participant.training_attempts + 1
+        current = participant.training_attempts + 1
+        if attempt is not None and attempt != current:
+            return _closed_attempt_feedback(participant, item, attempt, current)
+        attempt = current
         try:
             with transaction.atomic():
                 given = TrainingAnswer.objects.create(participant=participant, item=item, attempt=attempt, answer=answer,
@@ -103,6 +109,20 @@ def training_answer(*, participant: Participant, item_id: int, answer: str, now:
             return TrainingFeedback(given, "screened_out", step.n_correct, step.n_items)
         participant.save(update_fields=["training_attempts"])
         return TrainingFeedback(given, "retry", step.n_correct, step.n_items, study.training_max_attempts - attempt)
+
+
+def _closed_attempt_feedback(participant: Participant, item: TrainingItem, attempt: int, current: int) -> TrainingFeedback:
+    """An answer sent again for an attempt that has closed: the feedback it had (the participant is still
+    in training, so that attempt failed and they were given another)."""
+    given = (TrainingAnswer.objects.filter(participant=participant, item=item, attempt=attempt).first()
+             if 1 <= attempt < current else None)
+    if given is None:
+        raise ItemsInvalid([(0, "attempt", f"this answer is for attempt {attempt}, and attempt {current} is open: "
+                                           "answer the question shown now")])
+    n_correct = participant.training_answers.filter(attempt=attempt, correct=True).count()
+    study = participant.study
+    return TrainingFeedback(given, "retry", n_correct, study.training_items.count(),
+                            study.training_max_attempts - attempt)
 
 
 __all__ = ["TrainingFeedback", "TrainingStep", "training_answer", "training_required", "training_step"]
