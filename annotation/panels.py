@@ -12,7 +12,8 @@ pastes into the panel, and where the participant goes when done.
 * A generic panel appends its own id under a parameter the researcher names (default ``pid``).
 
 Ids are refused unless they are 1–64 characters of ``[A-Za-z0-9_-]`` starting with a letter or digit:
-an unsubstituted placeholder, markup, a path or an over-long value never becomes a participant.
+an unsubstituted placeholder, markup, a path or an over-long value never becomes a participant. A
+parameter given twice with two different well-formed values is refused too (neither is taken).
 """
 
 from __future__ import annotations
@@ -60,9 +61,37 @@ class PanelEntry:
     preview: bool = False
 
 
+#: What :func:`_given` answers for a parameter given twice with different well-formed values.
+_CONFLICT = object()
+
+
+def _given(params: Mapping[str, str], name: str, problems: list[str], well_formed) -> str | None | object:
+    """The one value the request gives ``name``: None when absent or empty. A parameter may come more than
+    once (a link pasted with the panel's placeholders, to which a panel appends its own): the same value
+    twice is that value; a well-formed value beside malformed ones (an unsubstituted placeholder) is the
+    well-formed one; two different well-formed values name two participants, and neither is taken
+    (``_CONFLICT``, the problem said). All malformed: the last, whose problem the caller reports."""
+    getlist = getattr(params, "getlist", None)
+    values = list(getlist(name)) if getlist is not None else [params.get(name)]
+    distinct = list(dict.fromkeys(v for v in values if v is not None and v != ""))
+    if len(distinct) <= 1:
+        return distinct[0] if distinct else None
+    good = [v for v in distinct if isinstance(v, str) and well_formed(v)]
+    if len(good) > 1:
+        problems.append(f"{name} is given more than once, with different values")
+        return _CONFLICT
+    return good[0] if good else distinct[-1]
+
+
+def _id_well_formed(value: str) -> bool:
+    return bool(PANEL_ID_PATTERN.fullmatch(value))
+
+
 def _id(params: Mapping[str, str], name: str, problems: list[str], *, required: bool = True) -> str:
-    value = params.get(name)
-    if value is None or value == "":
+    value = _given(params, name, problems, _id_well_formed)
+    if value is _CONFLICT:
+        return ""
+    if value is None:
         if required:
             problems.append(f"{name} is missing")
         return ""
@@ -72,10 +101,8 @@ def _id(params: Mapping[str, str], name: str, problems: list[str], *, required: 
     return value
 
 
-def _turk_submit_to(value: str | None, problems: list[str]) -> str:
-    if not value:
-        problems.append("turkSubmitTo is missing")
-        return ""
+def _turk_submit_host(value: str) -> str | None:
+    """``https://<MTurk's host>`` when ``value`` is an MTurk submit address, else None."""
     try:
         # urlsplit raises ValueError on an unclosed "[" (an IPv6 host), .port on a port that is not
         # 0-65535 in ASCII digits (":abc", ":99999", ":²"): not an MTurk address either.
@@ -84,10 +111,21 @@ def _turk_submit_to(value: str | None, problems: list[str]) -> str:
             or parts.port or parts.path not in ("", "/") or parts.query or parts.fragment
     except ValueError:
         refused = True
-    if refused:
+    return None if refused else f"https://{parts.hostname}"
+
+
+def _turk_submit_to(params: Mapping[str, str], problems: list[str]) -> str:
+    value = _given(params, "turkSubmitTo", problems, _turk_submit_host)
+    if value is _CONFLICT:
+        return ""
+    if not value:
+        problems.append("turkSubmitTo is missing")
+        return ""
+    host = _turk_submit_host(value) if isinstance(value, str) else None
+    if host is None:
         problems.append("turkSubmitTo is not an MTurk address")
         return ""
-    return f"https://{parts.hostname}"
+    return host
 
 
 def entry_params_parse(*, panel: str, params: Mapping[str, str], id_param: str = "pid") -> PanelEntry:
@@ -97,10 +135,13 @@ def entry_params_parse(*, panel: str, params: Mapping[str, str], id_param: str =
         entry = PanelEntry(_id(params, "PROLIFIC_PID", problems), _id(params, "STUDY_ID", problems),
                            _id(params, "SESSION_ID", problems))
     elif panel == Panel.MTURK:
-        if params.get("assignmentId") == MTURK_PREVIEW_ASSIGNMENT:
+        assignment_problems: list[str] = []
+        assignment = _id(params, "assignmentId", assignment_problems)
+        if assignment == MTURK_PREVIEW_ASSIGNMENT:
             return PanelEntry(panel_id="", preview=True)
-        entry = PanelEntry(_id(params, "workerId", problems), _id(params, "hitId", problems),
-                           _id(params, "assignmentId", problems), _turk_submit_to(params.get("turkSubmitTo"), problems))
+        worker, hit = _id(params, "workerId", problems), _id(params, "hitId", problems)
+        problems += assignment_problems
+        entry = PanelEntry(worker, hit, assignment, _turk_submit_to(params, problems))
     elif panel == Panel.GENERIC:
         entry = PanelEntry(_id(params, id_param, problems))
     else:

@@ -71,3 +71,41 @@ def test_entry_query_carries_the_panels_placeholders():
 
 def test_prolific_completion_url_carries_the_code():
     assert prolific_completion_url("AB12") == "https://app.prolific.com/submissions/complete?cc=AB12"
+
+
+def _query(text: str):
+    from django.http import QueryDict
+
+    return QueryDict(text)
+
+
+@pytest.mark.parametrize("panel, query, name", [
+    ("prolific", "PROLIFIC_PID=5f1a&PROLIFIC_PID=6b2c&STUDY_ID=s&SESSION_ID=x", "PROLIFIC_PID"),
+    ("prolific", "PROLIFIC_PID=5f1a&STUDY_ID=s&SESSION_ID=x&SESSION_ID=y", "SESSION_ID"),
+    ("mturk", "workerId=A1&workerId=A2&assignmentId=AS1&hitId=H1&turkSubmitTo=https://www.mturk.com", "workerId"),
+    ("mturk", "workerId=A1&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&assignmentId=AS1&hitId=H1"
+              "&turkSubmitTo=https://www.mturk.com", "assignmentId"),
+    ("mturk", "workerId=A1&assignmentId=AS1&hitId=H1&turkSubmitTo=https://www.mturk.com"
+              "&turkSubmitTo=https://workersandbox.mturk.com", "turkSubmitTo"),
+    ("generic", "pid=S1&pid=S2", "pid"),
+])
+def test_a_parameter_given_twice_with_different_ids_is_refused(panel, query, name):
+    """Django's QueryDict answers a repeated parameter with its last value: one participant could be
+    entered as another by appending the other's id, and which of two ids a link meant was silently
+    decided by their order. Two different well-formed values are refused; neither is taken."""
+    with pytest.raises(PanelParamsInvalid) as refused:
+        entry_params_parse(panel=panel, params=_query(query))
+    assert f"{name} is given more than once, with different values" in refused.value.problems
+
+
+def test_a_parameter_repeated_with_the_same_id_or_beside_its_placeholder_is_that_id():
+    entry = entry_params_parse(panel="prolific", params=_query(
+        "PROLIFIC_PID=5f1a&PROLIFIC_PID=5f1a&STUDY_ID=s&SESSION_ID=x"))
+    assert entry.panel_id == "5f1a"
+    # a panel that appends its id to a link that still carries the placeholder
+    entry = entry_params_parse(panel="generic", params=_query("pid={{PARTICIPANT_ID}}&pid=S123"))
+    assert entry.panel_id == "S123"
+    assert entry_params_parse(panel="mturk", params=_query(
+        "assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H1")).preview
+    with pytest.raises(PanelParamsInvalid, match="PROLIFIC_PID is malformed"):
+        entry_params_parse(panel="prolific", params=_query("PROLIFIC_PID=a b&PROLIFIC_PID=<x>&STUDY_ID=s&SESSION_ID=x"))

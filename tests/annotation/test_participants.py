@@ -80,6 +80,7 @@ def _label(participant, choice="A", active_ms=4000, held_seconds=10):
     _prolific(pid="../../admin"),
     _prolific(session=""),
     _prolific(study="a b"),
+    {**_prolific(), "PROLIFIC_PID": [PID, "6b2c3d4e5f6a7b8c9d0e1f2a"]},  # two ids: neither is taken
 ])
 def test_missing_or_malformed_prolific_params_show_a_clear_page_and_create_nothing(params):
     _, study = _study()
