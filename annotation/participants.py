@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from annotation.blinding import IdentityMatcher, texts_identity_problems
 from annotation.blinding_recheck import campaign_texts_writing
-from annotation.errors import AnnotationError, CampaignNotOpen, ItemsInvalid, NotAllowed
+from annotation.errors import AnnotationError, CampaignNotOpen, CampaignPaused, ItemsInvalid, NotAllowed
 from annotation.kinds.base import refused_excerpt
 from annotation.models import Assignment, Campaign, CampaignAnnotator
 from annotation.panel_models import (
@@ -313,13 +313,22 @@ def _items_done(participant: Participant) -> int:
 
 
 def participant_next(*, participant: Participant, now: datetime | None = None) -> NextItem | None:
-    """The participant's current or next item; None when they are done (quota reached or nothing left
-    for them: then they are completed). ParticipantRefused when they may not go on."""
+    """The participant's current or next item; None when they are done (quota reached, nothing left
+    for them, or the campaign closed: then they are completed). ParticipantRefused when they may not go on;
+    CampaignPaused while the campaign is paused for review."""
     now = now or timezone.now()
     participant = participant_time_check(participant=participant, now=now)
     _at_work_check(participant)
     # The quota is the gatekeeper's (item_next completes a participant at their quota, on every path).
-    handed = item_next(campaign_id=participant.campaign_id, annotator=participant.user, now=now)
+    try:
+        handed = item_next(campaign_id=participant.campaign_id, annotator=participant.user, now=now)
+    except CampaignNotOpen as exc:
+        if isinstance(exc, CampaignPaused):
+            raise  # paused for review: for a while, ending nobody's work
+        # Closed by the researcher while they were at work: nothing is left for anyone, so they are done
+        # (their code, their labels kept) rather than stranded without a code to take back to the panel.
+        participant_complete(participant=participant, now=now)
+        return None
     if handed.assignment is None:
         participant_complete(participant=participant, now=now)
         return None

@@ -635,3 +635,44 @@ def test_a_prolific_participant_who_finished_gets_no_code_from_another_session(e
     same = Client().get(_entry_url(study), _prolific(), follow=True)
     assert same.status_code == 200 and code.encode() in same.content
     assert Participant.objects.get().panel_session_id == "SESSION1"
+
+
+def test_a_participant_at_work_when_the_campaign_closes_is_completed_with_their_code():
+    """A researcher closing the campaign mid-study left the participants at work stranded: next-item said
+    "This campaign is not open." for ever, with no code to take back to the panel. A closed campaign has
+    nothing left for anyone: they are completed, as when nothing is left for them, their labels kept."""
+    from annotation import services
+
+    campaign, study = _study(k=1, n_items=3)
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    person = _to_work(Participant.objects.get())
+    _label(person)
+    held = participants.participant_next(participant=person).assignment
+    services.campaign_status_set(campaign=campaign, status="closed")
+    entry = study.entry_token
+    body = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "active_ms": 1000}
+    late = client.post(reverse("annotation:panel_api_submit", args=[entry, held.token]), body,
+                       content_type="application/json")
+    assert late.status_code == 409  # the closed campaign takes no label
+    following = client.post(reverse("annotation:panel_api_next", args=[entry]), content_type="application/json")
+    assert following.status_code == 200 and following.json()["finished"] is True
+    person = Participant.objects.get()
+    assert person.state == Participant.State.COMPLETED
+    assert Assignment.objects.get(pk=held.pk).status == Assignment.Status.EXPIRED
+    assert PairwiseLabel.objects.filter(annotator=person.user).count() == 1
+    done = client.get(reverse("annotation:panel_done", args=[entry]))
+    assert study.completion_code.encode() in done.content
+
+
+def test_a_participant_at_work_when_the_campaign_is_paused_for_review_is_not_completed(monkeypatch):
+    """A pause for review (a text now names a model) is not a closing: it ends nobody's work."""
+    from annotation import services
+    from annotation.errors import CampaignPaused
+
+    _, study = _study(k=1, n_items=3)
+    person = _to_work(_enter(study, "P1"))
+    monkeypatch.setattr(services, "campaign_texts_current", lambda **kwargs: False)
+    with pytest.raises(CampaignPaused):
+        participants.participant_next(participant=person)
+    assert Participant.objects.get().state == Participant.State.WORKING
