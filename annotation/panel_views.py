@@ -205,7 +205,8 @@ def _entry(request, study: PanelStudy):
     except PanelParamsInvalid as exc:
         return _page(request, "invalid_link.html", study, status=400, problems=exc.problems)
     if given.preview:
-        return _page(request, "preview.html", study, consent=annotator_reads.markup_render(study.consent_text))
+        return _page(request, "preview.html", study, consent=annotator_reads.markup_render(study.consent_text),
+                     accepting=participants.study_accepting(study=study))
     if request.user.is_authenticated and not Participant.objects.filter(user=request.user).exists():
         return _problem(request, study, "You are signed in to Atelier",
                         f"You are signed in as {request.user.username}. Open the study link in a private window "

@@ -32,7 +32,7 @@ from annotation.blinding import IdentityMatcher, texts_identity_problems
 from annotation.blinding_recheck import campaign_texts_writing
 from annotation.errors import AnnotationError, CampaignNotOpen, CampaignPaused, ItemsInvalid, NotAllowed
 from annotation.kinds.base import refused_excerpt
-from annotation.models import Assignment, Campaign, CampaignAnnotator
+from annotation.models import Assignment, Campaign, CampaignAnnotator, ItemSlot
 from annotation.panel_models import (
     BlockedPanelId,
     ItemActiveTime,
@@ -63,6 +63,12 @@ class ParticipantRefused(AnnotationError):
     """The participant cannot go on (screened out, returned, timed out, rejected, blocked)."""
 
     status = 403
+
+
+class StudyFull(CampaignNotOpen):
+    """Nothing is left to hand out: every item has its labels (none is held by someone who may give it back)."""
+
+    code = "study_full"
 
 
 class AlreadyTookPart(AnnotationError):
@@ -190,6 +196,18 @@ def training_item_add(*, study: PanelStudy, question: str, choices: Iterable[str
 # ---------------------------------------------------------------------------------------------------
 
 
+def study_work_left(*, study: PanelStudy) -> bool:
+    """Something is left to hand out: a free slot, or one held now (it comes back if its holder leaves)."""
+    return (ItemSlot.objects.filter(campaign_id=study.campaign_id, is_free=True).exists()
+            or Assignment.objects.filter(campaign_id=study.campaign_id, status=Assignment.Status.ACTIVE,
+                                         slot__isnull=False).exists())
+
+
+def study_accepting(*, study: PanelStudy) -> bool:
+    """A newcomer may start: the campaign is open and something is left to hand out."""
+    return study.campaign.status == Campaign.Status.OPEN and study_work_left(study=study)
+
+
 def _code_given(participant: Participant) -> bool:
     """The participant finished with a code (completion or screen-out) and no verdict took it away."""
     return not participant.verdict and participant.state in (Participant.State.COMPLETED,
@@ -205,7 +223,8 @@ class Entered:
 def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | None = None) -> Entered:
     """The participant of this panel id in the study's campaign, created on first entry (an account
     of this campaign only, no usable password, the ids the panel sent), else the same one resumed.
-    Refused, nothing created: an MTurk preview, a campaign that is not open. Refused, nothing changed: a
+    Refused, nothing created: an MTurk preview, a campaign that is not open or is full
+    (:class:`StudyFull`). Refused, nothing changed: a
     participant who finished with a code, entering under another submission (:class:`AlreadyTookPart`).
     MTurk: a worker still on their path who accepted the HIT again holds a new assignment, recorded; a
     finished one keeps the assignment they finished under."""
@@ -241,6 +260,10 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | N
     campaign = study.campaign
     if campaign.status != Campaign.Status.OPEN:
         raise CampaignNotOpen("This study is not open at the moment.")
+    if not study_work_left(study=study):
+        # A newcomer would go through consent and training to be completed with no item (and paid for it).
+        raise StudyFull("This study is full: every item has all the answers it needs. Return the study on your "
+                        "panel; nothing was recorded.")
     try:
         with transaction.atomic():
             user = get_user_model()(username=f"panel-{campaign.pk}-{secrets.token_hex(8)}", is_active=True)
@@ -477,6 +500,7 @@ __all__ = [
     "Entered",
     "ParticipantRefused",
     "ParticipantSubmission",
+    "StudyFull",
     "panel_study_open",
     "participant_accounts_delete",
     "participant_complete",
@@ -490,5 +514,7 @@ __all__ = [
     "participant_time_check",
     "participant_verdict_set",
     "participants_time_out",
+    "study_accepting",
+    "study_work_left",
     "training_item_add",
 ]

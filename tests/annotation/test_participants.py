@@ -676,3 +676,38 @@ def test_a_participant_at_work_when_the_campaign_is_paused_for_review_is_not_com
     with pytest.raises(CampaignPaused):
         participants.participant_next(participant=person)
     assert Participant.objects.get().state == Participant.State.WORKING
+
+
+def test_a_newcomer_to_a_full_study_is_told_so_and_nothing_is_created():
+    """Once every item had its k labels, a new participant (Prolific reopens the place of everyone who
+    returns or times out) still went through consent, instructions and training, got no item and was
+    completed: the completion code, paid, for no work. A study with nothing left to hand out now says it is
+    full at the entry and creates nothing; a slot someone still holds may come back, so it is not full."""
+    _, study = _study(k=1, n_items=1)
+    first = Client()
+    first.get(_entry_url(study), _prolific(pid="P1"))
+    person = _to_work(Participant.objects.get())
+    held = participants.participant_next(participant=person)
+    assert Client().get(_entry_url(study), _prolific(pid="P2", session="S2")).status_code == 302  # P1 may give it back
+    participants.participant_label_submit(participant=person, token=held.assignment.token,
+                                          idempotency_key=uuid.uuid4(), answer={"choice": "A"}, active_ms=2000)
+    users = get_user_model().objects.count()
+    late = Client().get(_entry_url(study), _prolific(pid="P3", session="S3"))
+    assert late.status_code == 409 and b"This study is full" in late.content
+    assert not Participant.objects.filter(panel_id="P3").exists() and get_user_model().objects.count() == users
+    # those already in come back to where they are (P1: their code)
+    assert Client().get(_entry_url(study), _prolific(pid="P1"), follow=True).status_code == 200
+    assert Client().get(_entry_url(study), _prolific(pid="P2", session="S2")).status_code == 302
+
+
+def test_an_mturk_preview_of_a_full_or_closed_study_says_not_to_accept_the_hit():
+    from annotation import services
+
+    campaign, study = _study(panel="mturk", k=1, n_items=1)
+    preview = {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "HIT1"}
+    assert b"Accept the HIT" in Client().get(_entry_url(study), preview).content
+    services.campaign_status_set(campaign=campaign, status="closed")
+    closed = Client().get(_entry_url(study), preview)
+    assert closed.status_code == 200 and b"do not accept this HIT" in closed.content
+    assert b"Accept the HIT</strong> on MTurk to start" not in closed.content
+    assert Participant.objects.count() == 0
