@@ -1,5 +1,6 @@
 """The pay report of a crowd campaign (issue 25): one row per participant, what a researcher checks
-before paying on the panel — items labelled, active minutes (the page's measured active time, clamped
+before paying on the panel — items labelled (every label they gave, one an edit of its item made stale
+included), active minutes (the page's measured active time, clamped
 to wall time, :class:`~annotation.panel_models.ItemActiveTime`), state and verdict, the code they were
 given, gold accuracy (gold items are silent attention checks), agreement with the majority of the
 item's other labels, too-fast items, and the bonus the researcher's rule suggests
@@ -15,7 +16,7 @@ from decimal import Decimal
 from django.db.models import Count, Q, Sum
 
 from annotation.kinds import kind_for
-from annotation.models import Assignment, Item
+from annotation.models import Item
 from annotation.panel_models import ItemActiveTime, PanelStudy, Participant
 from engine.csv_cells import csv_text
 
@@ -103,8 +104,10 @@ def _label_quality(study: PanelStudy, user_ids: set[int]) -> dict[int, tuple[int
 def pay_report(*, study: PanelStudy) -> PayReport:
     people = list(Participant.objects.filter(study=study).order_by("entered_at", "pk"))
     ids = {p.user_id for p in people}
-    done = dict(Assignment.objects.filter(campaign_id=study.campaign_id, annotator_id__in=ids,
-                                          status=Assignment.Status.SUBMITTED)
+    # The labels each gave, stale ones included: a label the researcher's later edit of its item made stale
+    # (its assignment *stale*, no longer *submitted*) was work done, and its active time is counted too.
+    label_model = kind_for(study.campaign.kind).label_model
+    done = dict(label_model.objects.filter(campaign_id=study.campaign_id, annotator_id__in=ids)
                 .values("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n"))
     times = {row["participant_id"]: row for row in ItemActiveTime.objects.filter(participant__study=study)
              .values("participant_id").annotate(ms=Sum("active_ms"),

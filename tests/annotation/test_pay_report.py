@@ -1,0 +1,50 @@
+"""The pay report of a crowd campaign (issue 25): what a researcher checks before paying."""
+
+from __future__ import annotations
+
+import csv
+import io
+import uuid
+
+import pytest
+from django.core.cache import cache
+
+from annotation import item_creation, participants
+from annotation.models import Assignment
+from annotation.panels import PanelEntry
+from annotation.pay_report import pay_report, pay_report_csv
+from tests.annotation.factories import Catalogue, pairwise_campaign
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limit():
+    cache.clear()
+
+
+def test_a_label_made_stale_by_an_edited_item_is_still_paid_for():
+    """An item whose shown text changed after a participant labelled it (the researcher edited a response)
+    turns their label stale and its assignment *stale*. The report counted submitted assignments only, so
+    the participant's items and suggested bonus dropped after they were done (2 items, 1.00 → 1 item,
+    0.50) while their active minutes still counted both. They gave two labels: two items are paid."""
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=1, n_items=3)
+    study = participants.panel_study_open(campaign=campaign, panel="prolific", item_quota=2, bonus_per_item="0.50")
+    person = participants.participant_enter(study=study, entry=PanelEntry("P1", "S", "X")).participant
+    participants.participant_consent(participant=person)
+    person = participants.participant_instructions_read(participant=person)
+    for _ in range(2):
+        handed = participants.participant_next(participant=person)
+        participants.participant_label_submit(participant=person, token=handed.assignment.token,
+                                              idempotency_key=uuid.uuid4(), answer={"choice": "A"}, active_ms=3000)
+    before = pay_report(study=study).rows[0]
+    assert (before.state, before.items, before.suggested_bonus) == ("completed", 2, "1.00")
+    edited = Assignment.objects.filter(campaign=campaign, annotator=person.user).first().item
+    edited.response_a.core_idea = "A lantern, rewritten by the researcher."
+    edited.response_a.save()
+    assert item_creation.campaign_content_refresh(campaign=campaign)
+    assert Assignment.objects.filter(annotator=person.user, status=Assignment.Status.STALE).count() == 1
+    after = pay_report(study=study).rows[0]
+    assert (after.items, after.suggested_bonus, after.active_ms) == (2, "1.00", before.active_ms)
+    rows = list(csv.DictReader(io.StringIO(pay_report_csv(pay_report(study=study)))))
+    assert (rows[0]["items"], rows[0]["suggested_bonus"]) == ("2", "1.00")
