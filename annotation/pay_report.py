@@ -1,6 +1,6 @@
 """The pay report of a crowd campaign (issue 25): one row per participant, what a researcher checks
 before paying on the panel — items labelled (every label they gave, one an edit of its item made stale
-included), active minutes (the page's measured active time, clamped
+included), items skipped, active minutes (the page's measured active time, clamped
 to wall time, :class:`~annotation.panel_models.ItemActiveTime`), state and verdict, the code they were
 given, gold accuracy (gold items are silent attention checks), agreement with the majority of the
 item's other labels, too-fast items, and the bonus the researcher's rule suggests
@@ -16,7 +16,7 @@ from decimal import Decimal
 from django.db.models import Count, Q, Sum
 
 from annotation.kinds import kind_for
-from annotation.models import Item
+from annotation.models import Assignment, Item
 from annotation.panel_models import ItemActiveTime, PanelStudy, Participant
 from engine.csv_cells import csv_text
 
@@ -30,6 +30,7 @@ class PayRow:
     state: str
     verdict: str
     items: int
+    skipped_items: int
     gold_items: int
     gold_correct: int
     gold_accuracy: float | None
@@ -109,6 +110,10 @@ def pay_report(*, study: PanelStudy) -> PayReport:
     label_model = kind_for(study.campaign.kind).label_model
     done = dict(label_model.objects.filter(campaign_id=study.campaign_id, annotator_id__in=ids)
                 .values("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n"))
+    # Skipped items: a participant who skipped everything is completed (nothing is left for them), 0 items.
+    skipped = dict(Assignment.objects.filter(campaign_id=study.campaign_id, annotator_id__in=ids,
+                                             status=Assignment.Status.SKIPPED)
+                   .values("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n"))
     times = {row["participant_id"]: row for row in ItemActiveTime.objects.filter(participant__study=study)
              .values("participant_id").annotate(ms=Sum("active_ms"),
                                                 fast=Count("pk", filter=Q(active_ms__lt=study.too_fast_ms)))}
@@ -129,7 +134,8 @@ def pay_report(*, study: PanelStudy) -> PayReport:
             median = (mine[mid] if len(mine) % 2 else (mine[mid - 1] + mine[mid]) / 2) / 1000.0
         rows.append(PayRow(
             participant_pk=p.pk, panel_id=p.panel_id, study_id=p.panel_study_id, session_id=p.panel_session_id,
-            state=p.monitoring_state, verdict=p.verdict, items=items, gold_items=gold_n, gold_correct=gold_ok,
+            state=p.monitoring_state, verdict=p.verdict, items=items, skipped_items=skipped.get(p.user_id, 0),
+            gold_items=gold_n, gold_correct=gold_ok,
             gold_accuracy=accuracy, agreement_items=agree_n,
             agreement_with_majority=agree_ok / agree_n if agree_n else None, active_ms=ms,
             active_minutes=round(ms / 60000.0, 4), median_active_seconds=median,

@@ -48,3 +48,30 @@ def test_a_label_made_stale_by_an_edited_item_is_still_paid_for():
     assert (after.items, after.suggested_bonus, after.active_ms) == (2, "1.00", before.active_ms)
     rows = list(csv.DictReader(io.StringIO(pay_report_csv(pay_report(study=study)))))
     assert (rows[0]["items"], rows[0]["suggested_bonus"]) == ("2", "1.00")
+
+
+def test_a_participant_who_skipped_every_item_is_seen_as_such_in_the_report():
+    """Skipping every item leaves nothing for a participant, who is then completed with the code (a skip
+    is an honest "I cannot judge this"). The report showed them as any participant the study ran out
+    for: completed, 0 items, the code, with nothing saying they skipped everything. Their skips are counted."""
+    from django.test import Client
+    from django.urls import reverse
+
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=3)
+    study = participants.panel_study_open(campaign=campaign, panel="prolific", item_quota=2)
+    client = Client()
+    entry = study.entry_token
+    client.get(reverse("annotation:panel_entry", args=[entry]), {"PROLIFIC_PID": "P1", "STUDY_ID": "S", "SESSION_ID": "X"})
+    client.post(reverse("annotation:panel_consent", args=[entry]), {"consent": "yes"})
+    client.post(reverse("annotation:panel_instructions", args=[entry]))
+    skipped = 0
+    while not (handed := client.post(reverse("annotation:panel_api_next", args=[entry]),
+                                     content_type="application/json").json())["finished"]:
+        client.post(reverse("annotation:panel_api_skip", args=[entry, handed["assignment"]["token"]]),
+                    {"reason": "cannot tell"}, content_type="application/json")
+        skipped += 1
+    row = pay_report(study=study).rows[0]
+    assert (row.state, row.items, row.code) == ("completed", 0, study.completion_code)
+    assert row.skipped_items == skipped == 3
+    rows = list(csv.DictReader(io.StringIO(pay_report_csv(pay_report(study=study)))))
+    assert rows[0]["skipped_items"] == "3"
