@@ -146,8 +146,11 @@ def _examples(campaign):
 
 
 def _rate_limited(request) -> bool:
-    """At most ATELIER_PANEL_ENTRIES_PER_MINUTE entries per client address per minute (Django's cache)."""
-    key = f"panel-entry:{client_address(request) or 'unknown'}"
+    """At most ATELIER_PANEL_ENTRIES_PER_MINUTE entries per client address per minute (Django's cache). The
+    address: the one our proxy appended to X-Forwarded-For when ATELIER_BEHIND_PROXY says one is in front;
+    else the connection's (without a proxy the client writes that header itself, a new value each time)."""
+    address = client_address(request) if settings.ATELIER_BEHIND_PROXY else request.META.get("REMOTE_ADDR")
+    key = f"panel-entry:{address or 'unknown'}"
     cache.add(key, 0, timeout=60)
     try:
         count = cache.incr(key)

@@ -156,6 +156,22 @@ def test_entry_is_rate_limited_per_address(settings):
     assert Participant.objects.count() == 3
 
 
+def test_the_entry_rate_limit_is_not_escaped_by_a_forged_forwarded_for_header(settings):
+    """The limit was keyed by the right-most X-Forwarded-For entry whether or not a proxy is in front: with
+    no proxy (ATELIER_BEHIND_PROXY off) the client writes that header itself, and a new value on each request
+    made a new participant (and account) each time, without limit. Without a proxy, the connection's address."""
+    settings.ATELIER_PANEL_ENTRIES_PER_MINUTE = 3
+    settings.ATELIER_BEHIND_PROXY = False
+    _, study = _study()
+    codes = [Client().get(_entry_url(study), _prolific(pid=f"P{i}"), HTTP_X_FORWARDED_FOR=f"198.51.100.{i}").status_code
+             for i in range(5)]
+    assert codes == [302, 302, 302, 429, 429]
+    assert Participant.objects.count() == 3
+    # behind the proxy, the address it appended is the client's
+    settings.ATELIER_BEHIND_PROXY = True
+    assert Client().get(_entry_url(study), _prolific(pid="P9"), HTTP_X_FORWARDED_FOR="203.0.113.9").status_code == 302
+
+
 def test_a_signed_in_researcher_opening_the_link_keeps_their_session_and_creates_nothing():
     _, study = _study()
     client = Client()
