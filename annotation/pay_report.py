@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from django.db.models import Count, Q, Sum
 
+from annotation.counted_labels import excluded_annotators
 from annotation.kinds import kind_for
 from annotation.models import Assignment, Item
 from annotation.panel_models import ItemActiveTime, PanelStudy, Participant
@@ -76,12 +77,15 @@ def _bonus(study: PanelStudy, items: int, gold_accuracy: float | None, participa
 
 
 def _label_quality(study: PanelStudy, user_ids: set[int]) -> dict[int, tuple[int, int, int, int]]:
-    """Per participant: (gold items, gold correct, regular items with others' majority, agreeing)."""
+    """Per participant: (gold items, gold correct, regular items with others' majority, agreeing). The others'
+    majority is of the labels the statistics count (:mod:`annotation.counted_labels`: no one's under a verdict)."""
     campaign = study.campaign
     kind = kind_for(campaign.kind)
+    excluded = set(excluded_annotators(campaign_id=campaign.pk).values_list("user_id", flat=True))
     gold = dict(Item.objects.filter(campaign=campaign, is_gold=True).values_list("pk", "gold_answer"))
     by_item: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    # Everyone's current labels (a rejected participant's too: their own figures are what is judged).
+    # Everyone's current labels (a rejected participant's too: their own figures are what is judged; they
+    # do not enter anyone else's majority).
     for label in kind.label_model.objects.filter(campaign=campaign, is_stale=False):
         by_item[label.item_id].append((label.annotator_id, kind.category(label)))
     out: dict[int, list[int]] = {uid: [0, 0, 0, 0] for uid in user_ids}
@@ -93,7 +97,7 @@ def _label_quality(study: PanelStudy, user_ids: set[int]) -> dict[int, tuple[int
                 out[who][0] += 1
                 out[who][1] += int(category == gold[item_id])
                 continue
-            others = Counter(c for w, c in labels if w != who)
+            others = Counter(c for w, c in labels if w != who and w not in excluded)
             total = sum(others.values())
             top = others.most_common(1)
             if top and top[0][1] * 2 > total:  # a strict majority of the item's other labels

@@ -75,3 +75,39 @@ def test_a_participant_who_skipped_every_item_is_seen_as_such_in_the_report():
     assert row.skipped_items == skipped == 3
     rows = list(csv.DictReader(io.StringIO(pay_report_csv(pay_report(study=study)))))
     assert rows[0]["skipped_items"] == "3"
+
+
+def _label_meaning(study, pid, meant):
+    """``pid`` enters and labels every item they are given with the answer ``meant`` (canonical A/B,
+    pressed on the side the page shows it)."""
+    person = participants.participant_enter(study=study, entry=PanelEntry(pid, "S", "X")).participant
+    participants.participant_consent(participant=person)
+    person = participants.participant_instructions_read(participant=person)
+    while (handed := participants.participant_next(participant=person)) is not None:
+        shown = {"A": "B", "B": "A"}[meant] if handed.assignment.swapped else meant
+        participants.participant_label_submit(participant=person, token=handed.assignment.token,
+                                              idempotency_key=uuid.uuid4(), answer={"choice": shown}, active_ms=3000)
+    return person
+
+
+def test_a_rejected_participants_labels_leave_the_others_majority_and_come_back_when_taken_back():
+    """A verdict takes a participant's labels out of every statistic (annotation/counted_labels.py), but the
+    report's agreement with the majority still counted them in the other participants' majorities: P1 and
+    P2 (A) against the rejected spammer P3 (B) had no strict majority to agree with. The rejected
+    participant's own figures are still computed, against the counted labels."""
+    from tests.factories import UserFactory
+
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=3, n_items=1)
+    study = participants.panel_study_open(campaign=campaign, panel="prolific")
+    people = {pid: _label_meaning(study, pid, meant) for pid, meant in (("P1", "A"), ("P2", "A"), ("P3", "B"))}
+
+    def agreement():
+        rows = {row.panel_id: row for row in pay_report(study=study).rows}
+        return {pid: (rows[pid].agreement_items, rows[pid].agreement_with_majority) for pid in people}
+
+    assert agreement() == {"P1": (0, None), "P2": (0, None), "P3": (1, 0.0)}
+    researcher = UserFactory(username="rita", role="researcher")
+    participants.participant_verdict_set(participant=people["P3"], verdict="rejected", researcher=researcher)
+    assert agreement() == {"P1": (1, 1.0), "P2": (1, 1.0), "P3": (1, 0.0)}
+    participants.participant_verdict_set(participant=people["P3"], verdict="", researcher=researcher)
+    assert agreement() == {"P1": (0, None), "P2": (0, None), "P3": (1, 0.0)}
