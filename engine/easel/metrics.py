@@ -8,6 +8,10 @@
   grey = BT.709 luma 0.2125 R + 0.7154 G + 0.0721 B, the ``rgb2gray`` weights, computed elementwise).
   Both edge maps empty → 1.0 (the two images agree that there is no edge); one empty → 0.0.
 
+Both images are float H×W×3 arrays in [0, 1] of one size, at least 7×7 (the SSIM window): the domain
+those constants assume. An integer image, an alpha or a missing colour channel, NaN or a value outside
+[0, 1] is a ValueError naming it, not a number.
+
 :class:`IncrementalSimilarity` prepares a reference once (its grey image, edge map, window
 statistics, Canny bleed-over) and, when a stroke changes a box B of the canvas, recomputes only
 B + 3 px of the SSIM map (window half-width), B + 6 px of the Canny pre-hysteresis maps (Gaussian
@@ -124,8 +128,44 @@ def edge_iou(edges_a: np.ndarray, edges_b: np.ndarray) -> float:
     return int(np.count_nonzero(edges_a & edges_b)) / union
 
 
+def _checked_image(image: np.ndarray, what: str) -> np.ndarray:
+    """``image`` as S reads it: a float H×W×3 array in [0, 1], at least the SSIM window on each side; else a
+    ValueError saying what it is instead.
+
+    S has one domain: SSIM's constants assume ``data_range = 1``, L1 is "in [0, 1]" and Canny's thresholds
+    are fractions of a [0, 1] gradient. An 8- or 16-bit image (S = −24.6 and −6427 for two random images:
+    L1 in grey levels), an alpha channel (scored as a fourth colour by SSIM and L1 but not by the edges),
+    NaN or values outside [0, 1] were scored without a word; they are refused, not converted by a guess.
+    """
+    array = np.asarray(image)
+    if array.ndim != 3 or array.shape[2] != 3:
+        raise ValueError(f"{what} must be an H×W×3 RGB image, got shape {array.shape}")
+    height, width = array.shape[:2]
+    if min(height, width) < _SSIM_WIN:
+        # As structural_similarity itself; the kernel's reflected indices also assume this.
+        raise ValueError(f"a canvas must be at least {_SSIM_WIN}x{_SSIM_WIN} pixels (the SSIM window); "
+                         f"{what} is {height}x{width}")
+    if array.dtype.kind != "f":
+        raise ValueError(f"{what} must be a float image in [0, 1], got dtype {array.dtype} "
+                         "(an 8-bit image is divided by 255, a 16-bit one by 65535, before it is scored)")
+    low, high = float(array.min()), float(array.max())
+    if not (0.0 <= low and high <= 1.0):  # NaN fails both tests
+        raise ValueError(f"{what} must hold finite values in [0, 1], got values from {low} to {high}")
+    return array
+
+
+def _same_size(canvas: np.ndarray, reference: np.ndarray) -> None:
+    if canvas.shape != reference.shape:
+        raise ValueError(f"the canvas and the reference must be the same size, got {canvas.shape[1]}x"
+                         f"{canvas.shape[0]} and {reference.shape[1]}x{reference.shape[0]}")
+
+
 def similarity(canvas: np.ndarray, reference: np.ndarray) -> Similarity:
-    """S of ``canvas`` against ``reference`` by the straightforward full recompute (EASEL Eq. 1)."""
+    """S of ``canvas`` against ``reference`` by the straightforward full recompute (EASEL Eq. 1).
+
+    Both are float H×W×3 images in [0, 1] of one size (anything else is a ValueError, :func:`_checked_image`)."""
+    canvas, reference = _checked_image(canvas, "the canvas"), _checked_image(reference, "the reference")
+    _same_size(canvas, reference)
     a = canvas.astype(np.float64)
     b = reference.astype(np.float64)
     ssim = structural_similarity(a, b, channel_axis=2, data_range=1.0)
@@ -196,11 +236,8 @@ class IncrementalSimilarity:
     """
 
     def __init__(self, reference: np.ndarray, canvas: np.ndarray | None = None) -> None:
-        self.reference = reference.astype(np.float64)
+        self.reference = _checked_image(reference, "the reference").astype(np.float64)
         self.height, self.width = reference.shape[:2]
-        if min(self.height, self.width) < _SSIM_WIN:
-            # As structural_similarity itself; the kernel's reflected indices also assume this.
-            raise ValueError(f"a canvas must be at least {_SSIM_WIN}x{_SSIM_WIN} pixels (the SSIM window)")
         ref = self.reference
         size = (_SSIM_WIN, _SSIM_WIN, 1)
         self._uy = ndi.uniform_filter(ref, size=size)
@@ -228,6 +265,8 @@ class IncrementalSimilarity:
     # -- full preparation
 
     def reset(self, canvas: np.ndarray) -> Similarity:
+        canvas = _checked_image(canvas, "the canvas")
+        _same_size(canvas, self.reference)
         x = canvas.astype(np.float64)
         full = Box(0, self.height, 0, self.width)
         grey_canvas = grey(x)

@@ -147,3 +147,59 @@ def test_a_float32_patch_scores_exactly_as_its_float64_copy():
         patch = composite(canvas[box.slices], mask, params[10:13])
         assert patch.dtype == np.float32
         assert scorer.gain(box, patch) == scorer.gain(box, patch.astype(np.float64))
+
+
+# --- images outside the metric's domain (float RGB in [0, 1]) are refused, never scored --------------
+
+def _disguised_images():
+    rng = np.random.default_rng(11)
+    a, b = rng.random((32, 32, 3)), rng.random((32, 32, 3))
+    nan = a.copy()
+    nan[3, 4, 1] = np.nan
+    inf = a.copy()
+    inf[0, 0, 0] = np.inf
+    return {
+        # 8- and 16-bit images scored with data_range = 1 gave S = -24.6 and S = -6427 (L1 in grey levels)
+        "8-bit": ((a * 255).astype(np.uint8), (b * 255).astype(np.uint8), "dtype uint8"),
+        "16-bit": ((a * 65535).astype(np.uint16), (b * 65535).astype(np.uint16), "dtype uint16"),
+        "bool": (a > 0.5, b > 0.5, "dtype bool"),
+        # RGBA: the alpha channel entered SSIM and L1 as a fourth colour, but not the edges
+        "RGBA": (np.dstack([a, np.ones((32, 32))]), np.dstack([b, np.zeros((32, 32))]), r"shape \(32, 32, 4\)"),
+        "grey": (a[..., 0], b[..., 0], r"shape \(32, 32\)"),
+        "NaN": (nan, b, "nan"),
+        "inf": (inf, b, "inf"),
+        "above 1": (a * 2, b, r"in \[0, 1\], got values from 0\.\d+ to 1\.9"),
+        "below 0": (a - 0.5, b, r"in \[0, 1\], got values from -0\.4"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_disguised_images()))
+def test_an_image_outside_the_metrics_domain_is_refused_naming_the_problem(name):
+    canvas, ref, fragment = _disguised_images()[name]
+    with pytest.raises(ValueError, match=fragment):
+        similarity(canvas, ref)
+    with pytest.raises(ValueError, match=fragment):
+        similarity(ref, canvas)
+    with pytest.raises(ValueError, match=fragment):
+        IncrementalSimilarity(ref, canvas)
+    with pytest.raises(ValueError, match=fragment):
+        IncrementalSimilarity(canvas)
+
+
+def test_images_of_different_sizes_are_refused():
+    a = np.ones((32, 32, 3))
+    with pytest.raises(ValueError, match="same size"):
+        similarity(a, np.ones((32, 31, 3)))
+    with pytest.raises(ValueError, match="same size"):
+        IncrementalSimilarity(a, np.ones((31, 32, 3)))
+    with pytest.raises(ValueError, match="same size"):
+        IncrementalSimilarity(a).reset(np.ones((32, 33, 3)))
+
+
+def test_an_empty_image_is_refused_like_one_smaller_than_the_ssim_window():
+    empty = np.ones((0, 0, 3))
+    with pytest.raises(ValueError, match="at least 7x7"):
+        similarity(empty, empty)
+    with pytest.raises(ValueError, match="at least 7x7"):
+        IncrementalSimilarity(empty)
+
