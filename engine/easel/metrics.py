@@ -343,13 +343,30 @@ class IncrementalSimilarity:
     def _kernel_inputs(self, box: Box, patch: np.ndarray) -> tuple:
         """What box_change and box_gain (engine/easel/score_kernels.py) read, in their argument order
         (box_change's without ``commit``), for the next flood-fill generation; the patch as they read it
-        (float32 or float64, C order)."""
+        (float32 or float64, C order).
+
+        The compiled kernel indexes without bounds checks, so what it would read wrongly is refused here,
+        before it reads or writes anything: a box not inside the canvas (it read past the canvas's arrays:
+        S = nan from stray memory; apply then failed on a numpy broadcast after the kernel had written edge
+        statuses), a patch not of the box's size × 3, or values not in [0, 1] (NaN made S nan)."""
+        height, width = self.height, self.width
+        if not (0 <= box.r0 <= box.r1 <= height and 0 <= box.c0 <= box.c1 <= width):
+            raise ValueError(f"box rows [{box.r0}, {box.r1}) × columns [{box.c0}, {box.c1}) is not inside the "
+                             f"{width}x{height} canvas")
+        shape = np.shape(patch)
+        if shape != (box.r1 - box.r0, box.c1 - box.c0, 3):
+            raise ValueError(f"a patch of shape {shape} does not fit box rows [{box.r0}, {box.r1}) × columns "
+                             f"[{box.c0}, {box.c1}) (expected {(box.r1 - box.r0, box.c1 - box.c0, 3)})")
+        if not (isinstance(patch, np.ndarray) and patch.dtype in _KERNEL_PATCH_DTYPES and patch.flags.c_contiguous):
+            patch = np.ascontiguousarray(patch, dtype=np.float64)
+        if patch.size:
+            low, high = float(patch.min()), float(patch.max())
+            if not (0.0 <= low and high <= 1.0):  # NaN fails both tests
+                raise ValueError(f"a patch must hold finite values in [0, 1], got values from {low} to {high}")
         self._generation += 1
         if self._generation >= _GENERATION_LIMIT:  # the flood fill's visited stamps wrap: clear them
             self._stamp[:] = 0
             self._generation = 1
-        if not (isinstance(patch, np.ndarray) and patch.dtype in _KERNEL_PATCH_DTYPES and patch.flags.c_contiguous):
-            patch = np.ascontiguousarray(patch, dtype=np.float64)
         st, inner = self._state, self._interior
         return (st.canvas, st.grey, self.reference, patch, box.r0, box.r1, box.c0, box.c1, self._uy, self._uy2_c1,
                 self._vy_c2, st.ssim_map, inner.r0, inner.r1, inner.c0, inner.c1, _SSIM_COV_NORM, _SSIM_C1, _SSIM_C2,

@@ -203,3 +203,60 @@ def test_an_empty_image_is_refused_like_one_smaller_than_the_ssim_window():
     with pytest.raises(ValueError, match="at least 7x7"):
         IncrementalSimilarity(empty)
 
+
+# --- a change the scorer cannot apply is refused before the compiled kernel reads or writes anything -------
+
+def _scorer_state(scorer):
+    st = scorer._state
+    return (scorer.score, st.canvas.copy(), st.grey.copy(), st.ssim_map.copy(), st.low_masked.copy(), st.edges.copy())
+
+
+def _assert_same_state(before, after):
+    assert before[0] == after[0]
+    for old, new in zip(before[1:], after[1:], strict=True):
+        np.testing.assert_array_equal(old, new)
+
+
+def _bad_changes():
+    from engine.easel.render import Box
+
+    zeros = np.zeros((10, 10, 3))
+    nan = zeros.copy()
+    nan[3, 3, 1] = np.nan
+    return {
+        # the kernel indexes without bounds checks: gain read past the canvas (S = nan from stray memory),
+        # apply wrote edge statuses, then failed on a numpy broadcast
+        "past the bottom right": (Box(60, 70, 60, 70), zeros, "not inside the 64x64 canvas"),
+        "before the top left": (Box(-5, 5, -5, 5), zeros, "not inside the 64x64 canvas"),
+        "inverted": (Box(20, 10, 10, 20), np.zeros((0, 10, 3)), "not inside the 64x64 canvas"),
+        "patch of another shape": (Box(10, 20, 10, 20), np.zeros((5, 5, 3)), r"patch of shape \(5, 5, 3\)"),
+        "RGBA patch": (Box(10, 20, 10, 20), np.zeros((10, 10, 4)), r"patch of shape \(10, 10, 4\)"),
+        "NaN in the patch": (Box(10, 20, 10, 20), nan, r"in \[0, 1\]"),
+        "inf in the patch": (Box(10, 20, 10, 20), np.full((10, 10, 3), np.inf), r"in \[0, 1\]"),
+        "patch above 1": (Box(10, 20, 10, 20), np.full((10, 10, 3), 5.0), r"in \[0, 1\]"),
+        "8-bit patch": (Box(10, 20, 10, 20), np.full((10, 10, 3), 200, np.uint8), r"in \[0, 1\]"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_bad_changes()))
+def test_a_change_outside_the_canvas_or_its_domain_is_refused_and_changes_nothing(name):
+    box, patch, fragment = _bad_changes()[name]
+    ref = reference(ReconstructionCategory.PROGRAMMATIC)
+    scorer = IncrementalSimilarity(ref, mean_colour_fill(ref))
+    before = _scorer_state(scorer)
+    with pytest.raises(ValueError, match=fragment):
+        scorer.gain(box, patch)
+    with pytest.raises(ValueError, match=fragment):
+        scorer.apply(box, patch)
+    _assert_same_state(before, _scorer_state(scorer))
+    assert abs(scorer.score.s - similarity(scorer.canvas, ref).s) < 1e-12
+
+
+def test_an_empty_change_scores_the_canvas_as_it_is():
+    from engine.easel.render import Box
+
+    ref = reference(ReconstructionCategory.PROGRAMMATIC)
+    scorer = IncrementalSimilarity(ref)
+    before = scorer.score
+    assert scorer.gain(Box(10, 10, 10, 20), np.zeros((0, 10, 3))) == before
+    assert scorer.apply(Box(10, 10, 10, 20), np.zeros((0, 10, 3))) == before
