@@ -11,6 +11,7 @@ Invalid actions cost a step and change nothing.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -60,40 +61,106 @@ class StepOutcome:
         return None
 
 
+_OUTSIDE, _IN_STRING, _ESCAPED = 0, 1, 2  # where a scan stands: outside strings, inside one, after its backslash
+_SCAN_EVENTS = re.compile(r'[{}"\\]')
+
+
+def _scan_state(state: int, ch: str) -> int:
+    """The brace scan's string state after ``ch`` (a backslash escapes the next character of a string)."""
+    if state == _OUTSIDE:
+        return _IN_STRING if ch == '"' else _OUTSIDE
+    if state == _IN_STRING:
+        return _ESCAPED if ch == "\\" else _OUTSIDE if ch == '"' else _IN_STRING
+    return _IN_STRING
+
+
+def _merged(a: list[list[int]], b: list[list[int]]) -> list[list[int]]:
+    """Two stacks of pending openings that see the same characters from now on, as one: the openings at
+    the same height from the top close together (the shorter stack into the longer, buckets likewise)."""
+    if len(a) < len(b):
+        a, b = b, a
+    for height in range(1, len(b) + 1):
+        mine, theirs = a[-height], b[-height]
+        if len(mine) < len(theirs):
+            mine, theirs = theirs, mine
+            a[-height] = mine
+        mine.extend(theirs)
+    return a
+
+
+def _object_ends(text: str) -> dict[int, int]:
+    """For each ``{`` of ``text`` that a brace scan starting on it (outside a string, following strings
+    and escapes) closes: the index of its closing ``}``.
+
+    One pass for all openings at once, instead of one scan per opening (quadratic: 16,000 ``{`` took
+    5.6 s). The scans started on different openings differ only by where they stand in strings; scans
+    standing in the same string state see the same characters alike from there on, so they are followed
+    together: one stack of pending openings per string state (at most three), merged when their states
+    meet. An opening is pushed on the stack of the scans standing outside strings and closes when that
+    stack pops it: the same index the scan from it alone finds.
+    """
+    stacks: dict[int, list[list[int]]] = {}
+    ends: dict[int, int] = {}
+    n = len(text)
+    position = 0
+    for match in _SCAN_EVENTS.finditer(text):
+        p = match.start()
+        if p > position and _ESCAPED in stacks:  # the character after a backslash ends the escape
+            stacks = _advanced(stacks, text[position])
+        ch = text[p]
+        if ch == "{":
+            stacks.setdefault(_OUTSIDE, []).append([p])
+        elif ch == "}" and stacks.get(_OUTSIDE):
+            for opening in stacks[_OUTSIDE].pop():
+                ends[opening] = p
+        stacks = _advanced(stacks, ch)
+        position = p + 1
+        if position >= n:
+            break
+    return ends
+
+
+def _advanced(stacks: dict[int, list[list[int]]], ch: str) -> dict[int, list[list[int]]]:
+    moved: dict[int, list[list[int]]] = {}
+    for state, stack in stacks.items():
+        after = _scan_state(state, ch)
+        moved[after] = _merged(moved[after], stack) if after in moved else stack
+    return moved
+
+
+def _json_value(text: str, start: int = 0) -> tuple[object, int]:
+    """(value, end) of the JSON value at ``start`` (json's own decoder: what ``json.loads`` accepts). Nesting
+    too deep for it raises ``RecursionError``, not a ``ValueError``: here a ``ValueError`` like any other
+    text that is not JSON."""
+    try:
+        return json.JSONDecoder().raw_decode(text, start)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 def extract_json_object(text: str) -> object:
     """The JSON value of ``text``, or of the first balanced ``{...}`` in it (models wrap JSON in prose/fences).
 
-    Raises ``ValueError`` when there is none.
+    The first balanced ``{...}``: for each ``{`` in turn, the text from it to the ``}`` that closes it (braces
+    in strings do not count), if that text is JSON. The closing braces are found in one pass
+    (:func:`_object_ends`), each candidate is read in place, and deep nesting is no JSON here, never a
+    ``RecursionError``. Raises ``ValueError`` when there is none.
     """
     stripped = text.strip()
     try:
-        return json.loads(stripped)
+        value, end = _json_value(stripped, 0)
+        if end == len(stripped):
+            return value
     except ValueError:
         pass
-    start = stripped.find("{")
-    while start != -1:
-        depth, in_string, escaped = 0, False, False
-        for end in range(start, len(stripped)):
-            ch = stripped[end]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    try:
-                        return json.loads(stripped[start:end + 1])
-                    except ValueError:
-                        break
-        start = stripped.find("{", start + 1)
+    ends = _object_ends(stripped)
+    for start in sorted(ends):
+        try:
+            value, end = _json_value(stripped, start)
+        except ValueError:
+            continue
+        if end == ends[start] + 1:  # exactly the balanced text, as json.loads of it would read it
+            return value
     raise ValueError("no JSON object found")
 
 

@@ -92,3 +92,92 @@ def test_reconstruction_observations_carry_no_history(task):
     env.step("nonsense")
     observation = env.observation()
     assert observation.history == () and observation.feedback is None
+
+
+# --- hostile replies: a reply is parsed in time linear in its length and never crashes the step ----------
+
+def _reference_extract(text):
+    """extract_json_object as first written (one scan per '{', each to its closing brace or the end)."""
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        pass
+    start = stripped.find("{")
+    while start != -1:
+        depth, in_string, escaped = 0, False, False
+        for end in range(start, len(stripped)):
+            ch = stripped[end]
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    try:
+                        return json.loads(stripped[start:end + 1])
+                    except (ValueError, RecursionError):
+                        break
+        start = stripped.find("{", start + 1)
+    raise ValueError("no JSON object found")
+
+
+def _outcome(function, text):
+    try:
+        return ("value", function(text))
+    except ValueError:
+        return ("refused",)
+
+
+def test_the_json_found_in_a_reply_is_the_one_the_first_scan_found():
+    # Every stored reply must replay to the same action: the scan's result is unchanged on any text.
+    rng = np.random.default_rng(0)
+    alphabet = list('{}{}""\\\\[]:,a1 ') + ['{"a":', '"x"', '{"action": "undo"}', '"\\"', 'NaN', '\n']
+    texts = ['{"a": 1} {"b": 2}', 'say {"a": "}"} then {"b": 1}', '{"a": "\\"{"} {"c": 3}', '{"a": {"b": }} {"d": 4}',
+             '"{" {"e": 5}', '\\" {"f": 6}', '{ {"g": 7}', '{"h": 1}}', '{}', '{{}}', '"{"a": 1}"']
+    texts += ["".join(rng.choice(alphabet, size=int(rng.integers(1, 40)))) for _ in range(20000)]
+    for text in texts:
+        assert _outcome(extract_json_object, text) == _outcome(_reference_extract, text), text
+
+
+@pytest.mark.parametrize("reply", ['{"a": ' * 3000, "[" * 3000, '{"a": ' * 3000 + "1" + "}" * 3000],
+                         ids=["open objects", "open arrays", "closed objects"])
+def test_deeply_nested_json_is_read_as_far_as_json_can_not_a_crash(reply):
+    # json raised RecursionError (not a ValueError), which escaped parse_raw_action and failed the episode;
+    # a model's cached reply then failed it again on every resume. Too deep is no JSON: the first balanced
+    # {...} that json can read is the answer, as for any other text (how deep json reads depends on the
+    # caller's stack, so the closed case is some inner object, never a brush stroke).
+    if reply.endswith("}"):
+        assert isinstance(extract_json_object(reply), dict)
+    else:
+        with pytest.raises(ValueError, match="no JSON object"):
+            extract_json_object(reply)
+
+
+def test_a_deeply_nested_reply_is_an_invalid_step(task):
+    env = Environment(task, budget=3)
+    outcome = env.step('{"action": ' * 5000)
+    assert not outcome.valid and outcome.kind == "invalid" and "not JSON" in outcome.error
+    outcome = env.step('{"action": ' * 5000 + '"submit"' + "}" * 5000)
+    assert not outcome.valid and outcome.kind == "invalid"
+
+
+@pytest.mark.parametrize("unit", ["{", "{[", '{"a": [1, "\\\\", {"b": "}", ', '{"\\"": '],
+                         ids=["braces", "braces and brackets", "nested objects", "escaped quotes"])
+def test_a_long_reply_of_unclosed_braces_is_parsed_in_linear_time(unit):
+    # Each '{' was scanned to the end of the text: 16,000 '{' took 5.6 s, '{[' * 16,000 12.6 s; a reply
+    # (or a bundle's stored raw action) of 10^5 of them took minutes.
+    import time
+
+    reply = "I will paint now. " + unit * (200_000 // len(unit)) + ' {"action": "submit"}'
+    started = time.perf_counter()
+    assert extract_json_object(reply) == {"action": "submit"}
+    assert time.perf_counter() - started < 5.0
