@@ -394,10 +394,14 @@ def _stepped_episode(run: EaselRun, episode: EaselEpisode, task, progress) -> No
 
 
 def _step_row(episode: EaselEpisode, env, outcome) -> EaselStep:
+    """The step as stored. The action column holds the accepted action only ("empty for an invalid one"): a
+    refused one may hold what no JSON column stores (NaN, Infinity, 1e400 — json reads them — which failed
+    the row's JSON check and so the run, on every resume). Its raw text is kept as it came back."""
     similarity = outcome.similarity
     index = int(env.step_index)
+    action = None if outcome.kind == EaselStep.Kind.INVALID else outcome.action
     return EaselStep(
-        episode=episode, index=index, action=outcome.action, raw=outcome.raw or "", valid=bool(outcome.valid),
+        episode=episode, index=index, action=action, raw=outcome.raw or "", valid=bool(outcome.valid),
         kind=outcome.kind, collision=bool(outcome.collision), error=outcome.error or "",
         s=None if similarity is None else float(similarity.s),
         ssim=None if similarity is None else float(similarity.ssim),

@@ -216,3 +216,42 @@ def test_a_suite_with_no_reference_is_refused_and_nothing_is_stored():
     with pytest.raises(services.SuiteConflict, match="at least one reference"):
         services.easel_suite_create(seed=0, per_category={"programmatic": 0}, name="nothing")
     assert not TaskSet.objects.filter(name="nothing").exists()
+
+
+class UnstorableNumbers:
+    """A model that answers with numbers JSON has no place for: NaN, Infinity, 1e400 (json reads inf)."""
+
+    name = "unstorable-numbers"
+    is_simulated = True
+    REPLIES = (
+        '{"action": "brush_stroke", "xs": NaN, "ys": 0.5, "xc": 0.5, "yc": 0.5, "xe": 0.5, "ye": 0.5, "rs": 0.5, '
+        '"alpha_s": 1, "re": 0.5, "alpha_e": 1, "cr": 0, "cg": 0, "cb": 0}',
+        '{"action": "brush_stroke", "xs": 0.1, "ys": 0.1, "xc": 0.5, "yc": 0.5, "xe": 0.9, "ye": 0.9, "rs": 0.2, '
+        '"alpha_s": 1, "re": 0.2, "alpha_e": 1, "cr": 0, "cg": 0, "cb": Infinity}',
+        '{"action": "brush_stroke", "xs": 1e400, "ys": 0.5, "xc": 0.5, "yc": 0.5, "xe": 0.5, "ye": 0.5}',
+        '{"action": "undo", "why": -Infinity}',
+    )
+
+    def act(self, observation) -> str:
+        return self.REPLIES[observation.step % len(self.REPLIES)]
+
+
+def test_a_reply_with_nan_or_infinity_is_stored_as_an_invalid_step_and_the_run_finishes(suite, monkeypatch, rita):
+    # The parsed action, NaN and all, went into the step's JSON column: SQLite's JSON_VALID check refused the
+    # row, the IntegrityError was reported as "steps already stored" (another worker), and the run failed;
+    # its cached replies failed every resume the same way.
+    from leaderboard.easel import agents
+    from leaderboard.easel.models import EaselStep
+    from tests.leaderboard.easel.test_api import token_client
+
+    monkeypatch.setattr(agents, "policy_for", lambda run: (UnstorableNumbers(), None))
+    run = services.easel_run_execute_inline(run=services.easel_run_create(task_set=suite, agent="simulated"))
+    assert run.status == EaselRun.Status.DONE, run.error
+    steps = EaselStep.objects.filter(episode__run=run)
+    assert steps.count() == run.steps_planned
+    assert set(steps.values_list("kind", flat=True)) == {"invalid"} and not steps.filter(valid=True).exists()
+    assert not steps.exclude(action=None).exists()  # "empty for an invalid one" (the column's help text)
+    assert all(raw in UnstorableNumbers.REPLIES for raw in steps.values_list("raw", flat=True))
+    episode = run.episodes.filter(kind="reconstruction").first()
+    response = token_client(rita).get(f"/api/v1/easel/episodes/{episode.pk}/steps/")
+    assert response.status_code == 200 and all(s["action"] is None for s in response.json()["results"])
