@@ -201,6 +201,26 @@ def _episode_budget(task: Task, budget_setting: str) -> int:
     return aligned
 
 
+def _runnable_check(task: Task, task_set: TaskSet) -> None:
+    """A RunConfigurationError unless the engine can rebuild ``task`` (its image and record, as
+    :func:`easel_suite_create` stores them): a task set holding one made otherwise gave a 500 on the run form
+    (KeyError 'budget') or a run failing on that episode."""
+    from engine.easel.task import task_from_record
+
+    problem = None
+    if not hasattr(task, "easel_image"):
+        problem = "no reference image"
+    else:
+        try:
+            task_from_record(task.source, bytes(task.easel_image.png))
+            int(task.constraints["budget"])
+        except (KeyError, TypeError, ValueError, OSError) as exc:
+            problem = f"a record the engine cannot read ({exc})"
+    if problem:
+        raise RunConfigurationError(f"task {task.external_id} of {task_set} has {problem}: EASEL tasks are made by "
+                                    "manage.py easel_suite")
+
+
 @transaction.atomic
 def easel_run_create(*, task_set: TaskSet, agent: str, budget_setting: str = EaselRun.Budget.ALIGNED, seed: int = 0,
                      skill: float | None = None, label: str = "", config: dict | None = None,
@@ -223,11 +243,13 @@ def easel_run_create(*, task_set: TaskSet, agent: str, budget_setting: str = Eas
         run_config["skill"] = agents.DEFAULT_SIMULATED_SKILL if skill is None else float(skill)
     if choice.kind == EaselRun.AgentKind.ANCHOR:
         run_config["anchor"] = agent
-    tasks = list(task_set.tasks.order_by("position", "external_id"))
+    tasks = list(task_set.tasks.select_related("easel_image").order_by("position", "external_id"))
     if choice.kind in (EaselRun.AgentKind.PAINTER, EaselRun.AgentKind.ANCHOR):
         tasks = [t for t in tasks if t.subtype == "reconstruction"]
     if not tasks:
         raise RunConfigurationError(f"{task_set} has no task this agent can run")
+    for task in tasks:
+        _runnable_check(task, task_set)
     run = EaselRun.objects.create(
         task_set=task_set, agent_kind=choice.kind, agent_name=choice.name, subject_model=choice.subject_model,
         budget_setting=budget_setting, seed=seed, is_simulated=choice.is_simulated, config=run_config,

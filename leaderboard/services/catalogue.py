@@ -85,7 +85,15 @@ def tasks_import(
     fmt: str | None = None,
     is_demo: bool = False,
 ) -> tuple[TaskSet, ImportSummary]:
-    """Import task records into the task set ``task_set_name`` at ``version``."""
+    """Import task records into the task set ``task_set_name`` at ``version``.
+
+    Not for EASEL: an EASEL task is a reference image with the engine's record of it, which a JSONL or CSV
+    line cannot carry (stored anyway, such tasks made the EASEL run form answer 500); its suites are made
+    by ``manage.py easel_suite``, own images included."""
+    if benchmark_kind == Benchmark.Kind.EASEL:
+        raise ImportFailed([RecordError(name, 0, "", (
+            "EASEL tasks are reference images, which a task file cannot carry: make an EASEL suite with "
+            "manage.py easel_suite (--images DIR imports your own pictures)"))])
     records = read_task_records(
         name, raw, fmt=fmt, ekphrasis_families=benchmark_kind == Benchmark.Kind.EKPHRASIS
     )

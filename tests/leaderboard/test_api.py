@@ -126,6 +126,15 @@ def test_a_bad_import_names_file_line_and_field_and_writes_nothing(adam):
     assert not TaskSet.objects.filter(name="broken").exists()
 
 
+def test_an_easel_task_file_is_a_400_naming_the_suite_command_and_writes_nothing(adam):
+    upload = SimpleUploadedFile("tasks.jsonl", b'{"id": "t1", "family": "natural", "brief": "Paint it."}\n')
+    response = token_client(adam).post("/api/v1/task-sets/import", {"file": upload, "task_set": "easel-file",
+                                       "version": "1", "benchmark": "easel"}, format="multipart")
+    assert response.status_code == 400
+    assert_error_shape(response.json(), "import_invalid")
+    assert "manage.py easel_suite" in response.json()["message"]
+    assert not TaskSet.objects.filter(name="easel-file").exists()
+
 def test_a_new_version_copies_the_tasks_unfrozen(adam):
     task_set = TaskSetFactory(name="base", frozen=True)
     TaskFactory(task_set=task_set, external_id="a")

@@ -150,6 +150,23 @@ def test_tasks_import_csv_error_names_the_csv_line():
     assert (info.value.errors[0].line, info.value.errors[0].field) == (3, "family")
 
 
+
+@pytest.mark.parametrize("name,raw", [
+    ("t.jsonl", b'{"id": "t1", "family": "natural", "subtype": "reconstruction", "brief": "Paint it.", '
+                b'"constraints": {"budget": 5, "size": 64}}\n'),
+    ("t.csv", b"id,family,brief\nt1,natural,Paint it.\n"),
+])
+def test_tasks_import_refuses_an_easel_task_set_which_needs_an_image_per_task(name, raw):
+    # The records were stored as EASEL tasks without a reference image or engine record: the EASEL page's
+    # "start run" then answered 500 (KeyError 'budget'), and with a budget given the run failed on the missing
+    # image and the episode's first canvas was a 500.
+    before = snapshot()
+    with pytest.raises(ImportFailed) as info:
+        tasks_import(name=name, raw=raw, task_set_name="easel-by-file", version="1", benchmark_kind="easel")
+    assert snapshot() == before
+    assert info.value.errors[0].file == name and "manage.py easel_suite" in str(info.value)
+
+
 # ---------------------------------------------------------------- responses
 
 

@@ -255,3 +255,19 @@ def test_a_reply_with_nan_or_infinity_is_stored_as_an_invalid_step_and_the_run_f
     episode = run.episodes.filter(kind="reconstruction").first()
     response = token_client(rita).get(f"/api/v1/easel/episodes/{episode.pk}/steps/")
     assert response.status_code == 200 and all(s["action"] is None for s in response.json()["results"])
+
+
+def test_a_run_on_easel_tasks_without_a_reference_image_is_refused_naming_the_task(suite):
+    # An EASEL task set holding a task the engine cannot rebuild (no image, no record: made by another path)
+    # gave a 500 on "start run" (KeyError 'budget') or a run failing on its first episode.
+    from leaderboard.models import Task
+
+    broken = Task.objects.create(task_set=suite, external_id="by-hand", family="natural", subtype="reconstruction",
+                                 brief="Paint it.", position=99)
+    with pytest.raises(RunConfigurationError, match="by-hand.*no reference image"):
+        services.easel_run_create(task_set=suite, agent="simulated")
+    broken.constraints = {"budget": 5, "size": 64}
+    broken.save()
+    with pytest.raises(RunConfigurationError, match="by-hand.*no reference image"):
+        services.easel_run_create(task_set=suite, agent="simulated")
+    assert not EaselRun.objects.exists()
