@@ -275,13 +275,33 @@ def generate_suite(seed: int, *, per_category: Mapping[str, int] | None = None) 
 def reconstruction_task_from_image(image: np.ndarray, *, task_id: str,
                                    category: ReconstructionCategory = ReconstructionCategory.NATURAL,
                                    source: str = "imported") -> EaselTask:
-    """A user-imported image (uint8 or float RGB[A]) as a task: centre square crop resized to the category size."""
+    """A user-imported image as a task: centre square crop resized to the category size.
+
+    The image is RGB or RGBA, 8-bit (``uint8``, /255), 16-bit (``uint16``, /65535) or float in [0, 1].
+    Transparency is composited over white, the blank canvas's colour (what a viewer shows; the hidden
+    colour of a transparent pixel is no part of the picture). Anything else — another shape or integer
+    type, an empty image, NaN or floats outside [0, 1] (0..255 as floats) — is a ValueError naming the task.
+    """
     data = np.asarray(image)
     if data.ndim != 3 or data.shape[2] not in (3, 4):
         raise ValueError(f"{task_id}: an EASEL reference must be an RGB image, got shape {data.shape}")
-    rgb = data[..., :3].astype(np.float64)
+    if data.size == 0:
+        raise ValueError(f"{task_id}: the image is empty ({data.shape[1]}x{data.shape[0]} pixels)")
     if data.dtype == np.uint8:
-        rgb = rgb / 255.0
+        values = data.astype(np.float64) / 255.0
+    elif data.dtype == np.uint16:
+        values = data.astype(np.float64) / 65535.0
+    elif data.dtype.kind == "f":
+        values = data.astype(np.float64)
+        low, high = float(values.min()), float(values.max())
+        if not (0.0 <= low and high <= 1.0):  # NaN fails both tests
+            raise ValueError(f"{task_id}: a float image must hold values in [0, 1], got values from {low} to {high}")
+    else:
+        raise ValueError(f"{task_id}: an EASEL reference is 8-bit, 16-bit or float in [0, 1], got dtype {data.dtype}")
+    rgb = values[..., :3]
+    if values.shape[2] == 4:
+        alpha = values[..., 3:]
+        rgb = rgb * alpha + (1.0 - alpha)  # over the white canvas
     h, w = rgb.shape[:2]
     side = min(h, w)
     crop = rgb[(h - side) // 2:(h - side) // 2 + side, (w - side) // 2:(w - side) // 2 + side]

@@ -71,3 +71,40 @@ def test_an_imported_image_becomes_a_natural_task():
 def test_a_negative_reference_count_is_refused():
     with pytest.raises(ValueError, match="cannot be negative"):
         generate_suite(0, per_category={"programmatic": -1})
+
+
+def _imported(image):
+    return reconstruction_task_from_image(image, task_id="imported-x").reference
+
+
+def test_a_16_bit_image_is_read_on_its_own_scale():
+    # uint16 was taken for 0..255 and clipped: mid-grey 32768 became white
+    mid = np.full((64, 64, 3), 32768, np.uint16)
+    assert np.allclose(_imported(mid), 128 / 255, atol=0.5 / 255)
+    np.testing.assert_array_equal(_imported(np.full((64, 64, 3), 65535, np.uint16)), 1.0)
+
+
+def test_transparent_pixels_are_the_white_canvas_not_their_hidden_colour():
+    # RGBA: the alpha channel was dropped, so a transparent background came out as whatever colour it hid
+    # (black for most editors); composited over white it is what a viewer shows and what the canvas starts as.
+    image = np.zeros((64, 64, 4), np.uint8)
+    image[16:48, 16:48] = (200, 40, 10, 255)  # an opaque red square on a transparent black ground
+    reference = _imported(image)
+    np.testing.assert_array_equal(reference[0, 0], 1.0)
+    np.testing.assert_allclose(reference[64, 64], np.array([200, 40, 10]) / 255, atol=1e-6)
+    half = image.copy()
+    half[..., 3] = 128
+    np.testing.assert_allclose(_imported(half)[64, 64], (np.array([200, 40, 10]) * 128 / 255 + (255 - 128)) / 255,
+                               atol=0.5 / 255 + 1e-6)
+
+
+@pytest.mark.parametrize("image,fragment", [
+    (np.full((32, 32, 3), 200.0), r"values from 200\.0 to 200\.0"),  # 0..255 as floats was clipped to white
+    (np.where(np.eye(32)[..., None] > 0, np.nan, 0.5) * np.ones((1, 1, 3)), "nan"),
+    (np.full((32, 32, 3), 7, np.int32), "dtype int32"),
+    (np.ones((32, 32, 3), bool), "dtype bool"),
+    (np.zeros((0, 0, 3), np.uint8), "empty"),
+], ids=["float 0..255", "NaN", "int32", "bool", "empty"])
+def test_an_image_whose_values_are_not_colours_is_refused_naming_the_task(image, fragment):
+    with pytest.raises(ValueError, match=f"imported-x.*{fragment}"):
+        _imported(image)
