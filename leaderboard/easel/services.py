@@ -90,9 +90,33 @@ class ImageImportError(ValueError):
     """A user image that cannot become a reference (the message names the file)."""
 
 
+def _decoded_pixels(name: str, image) -> np.ndarray:
+    """The pixels of an opened image, the way up it is shown, as ``reconstruction_task_from_image`` reads them:
+    RGB or RGBA, 8- or 16-bit.
+
+    Pillow applies neither the EXIF orientation (a portrait photo came in on its side) nor a scale when it
+    converts: ``convert("RGB")`` clips a 16-bit grey PNG (mode I;16) at 255, so mid-grey came in white, and
+    drops transparency, so a transparent background came in as the colour it hid. 16-bit grey is kept as
+    uint16, transparency as alpha (composited over white by the engine). 32-bit samples (modes I and F) have
+    no colour scale to read and are refused."""
+    from PIL import ImageOps
+
+    image = ImageOps.exif_transpose(image)
+    mode = image.mode
+    if mode.startswith("I;16"):
+        grey = np.asarray(image).astype(np.uint16)
+        return np.repeat(grey[..., None], 3, axis=2)
+    if mode in ("I", "F") or mode.startswith(("I;", "F;")):
+        raise ImageImportError(f"{name}: a {mode} image (32-bit {'float' if mode.startswith('F') else 'integer'} "
+                               "samples) has no colour scale to read; save it as an 8- or 16-bit PNG")
+    transparent = mode in ("RGBA", "RGBa", "LA", "La", "PA") or "transparency" in image.info
+    return np.asarray(image.convert("RGBA" if transparent else "RGB"))
+
+
 def imported_tasks(images: list[tuple[str, bytes]]) -> list:
     """User images as Natural Images references (centre square crop resized to 128×128, engine.easel.references),
-    in name order; task ids ``imported-<file stem>``."""
+    in name order; task ids ``imported-<file stem>``. The image is read the way up it is shown (EXIF
+    orientation), 16-bit images on their own scale and transparency over white (:func:`_decoded_pixels`)."""
     import io
     import re
     from pathlib import PurePath
@@ -112,12 +136,19 @@ def imported_tasks(images: list[tuple[str, bytes]]) -> list:
         try:
             image_size_checked(data)  # the pixel budget, from the header: nothing decoded yet
             with Image.open(io.BytesIO(data)) as image:
-                pixels = np.asarray(image.convert("RGB"))
+                pixels = _decoded_pixels(name, image)
+        except ImageImportError:
+            raise
         except ImageTooLarge as exc:
             raise ImageImportError(f"{name} is {exc}") from exc
-        except (UnidentifiedImageError, OSError) as exc:
+        except (UnidentifiedImageError, OSError, ValueError) as exc:
+            # ValueError: a mode Pillow cannot convert to RGB, or EXIF it cannot apply
             raise ImageImportError(f"{name}: not a readable image ({exc})") from exc
-        tasks.append(reconstruction_task_from_image(pixels, task_id=task_id, source=f"imported:{PurePath(name).name}"))
+        try:
+            tasks.append(reconstruction_task_from_image(pixels, task_id=task_id,
+                                                        source=f"imported:{PurePath(name).name}"))
+        except ValueError as exc:
+            raise ImageImportError(f"{name}: {exc}") from exc
     return tasks
 
 

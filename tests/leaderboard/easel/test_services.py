@@ -271,3 +271,70 @@ def test_a_run_on_easel_tasks_without_a_reference_image_is_refused_naming_the_ta
     with pytest.raises(RunConfigurationError, match="by-hand.*no reference image"):
         services.easel_run_create(task_set=suite, agent="simulated")
     assert not EaselRun.objects.exists()
+
+
+# ---------------------------------------------------------------- imported images, as Pillow decodes them
+
+
+def _encoded(image, fmt="PNG", **options) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    image.save(buffer, fmt, **options)
+    return buffer.getvalue()
+
+
+def _imported_reference(name, data):
+    (task,) = services.imported_tasks([(name, data)])
+    return task.reference
+
+
+def test_a_16_bit_grey_png_keeps_its_greys():
+    # Pillow opens it as I;16, and convert("RGB") clips at 255: mid-grey 32768 was imported as white
+    import numpy as np
+    from PIL import Image
+
+    data = _encoded(Image.fromarray(np.full((64, 64), 32768, np.uint16)))
+    assert Image.open(__import__("io").BytesIO(data)).mode.startswith("I;16")
+    assert np.allclose(_imported_reference("grey16.png", data), 128 / 255, atol=0.5 / 255)
+
+
+def test_a_transparent_png_background_is_white():
+    import numpy as np
+    from PIL import Image
+
+    image = Image.new("RGBA", (64, 64), (0, 0, 0, 0))
+    image.paste((200, 40, 10, 255), (16, 16, 48, 48))
+    reference = _imported_reference("logo.png", _encoded(image))
+    assert np.all(reference[0, 0] == 1.0) and np.allclose(reference[64, 64], np.array([200, 40, 10]) / 255)
+    palette = Image.new("P", (64, 64), 0)  # index 0 (black) transparent, index 1 red
+    palette.putpalette([0, 0, 0, 200, 40, 10] + [0] * 762)
+    palette.paste(1, (16, 16, 48, 48))
+    reference = _imported_reference("logo.gif", _encoded(palette, "GIF", transparency=0))
+    assert np.all(reference[0, 0] == 1.0) and np.allclose(reference[64, 64], np.array([200, 40, 10]) / 255)
+
+
+def test_an_exif_rotated_photo_is_imported_the_way_up_it_is_shown():
+    # A camera stores the sensor's pixels and an EXIF orientation; Pillow does not apply it, so a portrait
+    # photo was imported lying on its side.
+    from PIL import Image
+
+    stored = Image.new("RGB", (80, 40), (220, 20, 20))
+    stored.paste((20, 20, 220), (40, 0, 80, 40))  # red left half, blue right half, as stored
+    exif = stored.getexif()
+    exif[0x0112] = 6  # shown rotated 90° clockwise: red on top, blue at the bottom
+    reference = _imported_reference("portrait.jpg", _encoded(stored, "JPEG", exif=exif.tobytes(), quality=95))
+    top, bottom = reference[8, 64], reference[120, 64]
+    assert top[0] > 0.7 > top[2] and bottom[2] > 0.7 > bottom[0]
+
+
+@pytest.mark.parametrize("mode,values", [("F", 0.5), ("I", 70000)], ids=["32-bit float", "32-bit integer"])
+def test_an_image_without_a_known_colour_scale_is_refused_naming_the_file(mode, values):
+    # convert("RGB") clipped them: a float image in [0, 1] became black, 32-bit integers white
+    import numpy as np
+    from PIL import Image
+
+    dtype = np.float32 if mode == "F" else np.int32
+    data = _encoded(Image.fromarray(np.full((32, 32), values, dtype)), "TIFF")
+    with pytest.raises(services.ImageImportError, match=f"scan.tif.*{mode}"):
+        services.imported_tasks([("scan.tif", data)])
