@@ -144,6 +144,8 @@ def imported_tasks(images: list[tuple[str, bytes]]) -> list:
         except (UnidentifiedImageError, OSError, ValueError) as exc:
             # ValueError: a mode Pillow cannot convert to RGB, or EXIF it cannot apply
             raise ImageImportError(f"{name}: not a readable image ({exc})") from exc
+        except Exception as exc:  # noqa: BLE001 - Pillow's decoders on hostile bytes raise SyntaxError, EOFError, ...
+            raise ImageImportError(f"{name}: not a readable image ({type(exc).__name__}: {exc})") from exc
         try:
             tasks.append(reconstruction_task_from_image(pixels, task_id=task_id,
                                                         source=f"imported:{PurePath(name).name}"))

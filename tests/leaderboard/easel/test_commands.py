@@ -144,6 +144,51 @@ def test_an_image_over_the_pixel_budget_is_an_error_naming_the_file_and_writes_n
     assert not TaskSet.objects.filter(name="huge").exists()
 
 
+
+def _png_with_a_wrong_chunk_length() -> bytes:
+    import struct
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGBA", (30, 30), (1, 2, 3, 0)).save(buffer, "PNG")
+    data = buffer.getvalue()
+    at = data.find(b"IDAT") - 4
+    return data[:at] + struct.pack(">I", 5) + data[at + 4:]  # the next chunk header is read from inside IDAT
+
+
+def test_a_corrupt_png_is_an_error_naming_the_file_and_writes_nothing(tmp_path):
+    # Pillow opens it, then raises SyntaxError ("broken PNG file") while decoding: no ValueError or OSError,
+    # so the command ended in a traceback
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "broken.png").write_bytes(_png_with_a_wrong_chunk_length())
+    with pytest.raises(CommandError, match="broken.png: not a readable image"):
+        run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "corrupt",
+                    "--images", str(folder))
+    assert not TaskSet.objects.filter(name="corrupt").exists()
+
+
+def test_an_unreadable_file_is_an_error_naming_it_and_writes_nothing(tmp_path, monkeypatch):
+    # read_bytes' PermissionError (or any OSError) is no ValueError: the command ended in a traceback
+    from pathlib import Path
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "locked.png").write_bytes(b"\x89PNG")
+    real = Path.read_bytes
+
+    def read_bytes(path):
+        if path.name == "locked.png":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with pytest.raises(CommandError, match="locked.png: not a readable file .Permission denied."):
+        run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "locked",
+                    "--images", str(folder))
+    assert not TaskSet.objects.filter(name="locked").exists()
+
 def test_run_easel_queue_without_a_broker_runs_eagerly_and_follows_to_done(suite):
     out = run_command("run_easel", "--task-set", suite.name, "--agent", "blank_fill", "--queue")
     run = EaselRun.objects.get()

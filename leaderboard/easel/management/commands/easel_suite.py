@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from leaderboard.easel import services
+from leaderboard.management.base import TaskSetCommand
 from leaderboard.run_command import AtelierCommand
 
 CATEGORIES = services.PAPER_SUITE_ORDER
@@ -47,7 +48,8 @@ class Command(AtelierCommand):
             folder = Path(opts["images"])
             if not folder.is_dir():
                 raise CommandError(f"--images: {folder} is not a directory")
-            images = [(str(path), path.read_bytes()) for path in sorted(folder.iterdir())
+            # an unreadable file is a CommandError naming it, not a traceback
+            images = [(str(path), TaskSetCommand.import_file_bytes(path)) for path in sorted(folder.iterdir())
                       if path.is_file() and not path.name.startswith(".")]
             if not images:
                 raise CommandError(f"--images: no files in {folder}")
