@@ -50,6 +50,7 @@ import json
 import logging
 import os
 import random
+import re
 import ssl
 import threading
 import time
@@ -75,6 +76,9 @@ DEFAULT_CONCURRENCY = 100
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
 RETRY_AFTER_CAP_S = 300.0
 _ERROR_SNIPPET = 200
+# A NUL or a lone surrogate (JSON's "\u0000", an unpaired "\ud800") can be sent by a provider but stored by
+# nothing downstream: the request cache's UTF-8 refuses the surrogate, PostgreSQL's text refuses the NUL.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _T = TypeVar("_T")
 #: The highest sampling temperature the OpenAI chat-completions protocol accepts (its range is [0, 2]).
 MAX_TEMPERATURE = 2.0
@@ -245,8 +249,16 @@ def _snippet(response: HttpResponse) -> str:
     return text[:_ERROR_SNIPPET]
 
 
+def _storable(text: str) -> str:
+    """``text`` with each NUL and lone surrogate replaced by U+FFFD, the replacement character: a reply
+    keeps its length and everything else it said, and can be cached, stored and shown (a model that sends
+    them otherwise failed its run on every resume, at the cache or at the database)."""
+    return _UNSTORABLE.sub("\ufffd", text)
+
+
 def _chat_payload(payload: Any) -> tuple[str, int, int, str | None, str]:
-    """(text, prompt_tokens, completion_tokens, finish_reason, model) from a chat-completions body."""
+    """(text, prompt_tokens, completion_tokens, finish_reason, model) from a chat-completions body; the
+    strings made storable (:func:`_storable`)."""
     if not isinstance(payload, dict):
         raise _RetryableFailure("response body is not a JSON object")
     if payload.get("error") and not payload.get("choices"):
@@ -261,12 +273,13 @@ def _chat_payload(payload: Any) -> tuple[str, int, int, str | None, str]:
     if content is not None and not isinstance(content, str):
         raise _RetryableFailure("message content is not a string")
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    finish_reason = choices[0].get("finish_reason")
     return (
-        content or "",
+        _storable(content or ""),
         int(usage.get("prompt_tokens") or 0),
         int(usage.get("completion_tokens") or 0),
-        choices[0].get("finish_reason"),
-        str(payload.get("model") or ""),
+        _storable(finish_reason) if isinstance(finish_reason, str) else finish_reason,
+        _storable(str(payload.get("model") or "")),
     )
 
 

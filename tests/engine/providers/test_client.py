@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+from engine.providers.cache import RequestCache
 from engine.providers.client import (
     ChatRequest,
     ChatResult,
@@ -207,6 +208,22 @@ def test_identical_requests_in_one_batch_are_sent_once():
         assert len(server.chat_requests) == 1
     assert first.text == second.text
     assert second.cached is True
+
+
+@pytest.mark.parametrize("unstorable", ["\x00", "\ud800", "\udfff"], ids=["nul", "lone-high-surrogate", "lone-low-surrogate"])
+def test_a_reply_with_a_nul_or_lone_surrogate_comes_back_storable_and_is_cached(tmp_path, unstorable):
+    # a provider may send "\u0000" or an unpaired "\ud800" in JSON; neither the request cache (UTF-8) nor
+    # PostgreSQL's text can hold them, and the run failed at the same reply on every resume
+    reply = f"Core Idea: a kite{unstorable}, high.\n😀"
+    with FakeOpenAIServer(handler=lambda request: Reply(reply)) as server:
+        cache = RequestCache(tmp_path / "cache.sqlite3")
+        settings = {"base_url": server.base_url, "model": "fake/judge", **FAST_RETRIES}
+        first = OpenAICompatibleClient(ProviderConfig(**settings), cache=cache).chat(USER)
+        again = OpenAICompatibleClient(ProviderConfig(**settings), cache=RequestCache(tmp_path / "cache.sqlite3")).chat(USER)
+        assert len(server.chat_requests) == 1
+    assert first.text == "Core Idea: a kite\ufffd, high.\n😀"
+    assert again.cached is True and again.text == first.text
+    first.text.encode("utf-8")  # storable: no lone surrogate left
 
 
 def test_chat_works_when_called_from_inside_a_running_event_loop():
