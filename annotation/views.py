@@ -212,6 +212,7 @@ def snapshot_calibration(request, pk: int):
     calibrated by people side by side, per dimension, with the style-controlled toggle."""
     from annotation import calibration
     from annotation.judge_card import judge_card_for
+    from engine.calibration_views import STYLE_MIN_COMPARISONS
     from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
     require_researcher(request.user)
@@ -229,6 +230,7 @@ def snapshot_calibration(request, pk: int):
         "dimensions": calibration.page_dimensions(record) if record else [],
         "history": calibration.records_of(snapshot=snapshot, campaign=campaign) if campaign else [],
         "judge_card": [judge_card_for(snapshot)],
+        "style_min": STYLE_MIN_COMPARISONS,
     })
 
 

@@ -30,8 +30,8 @@ import numpy as np
 from engine.calibration import CalibratedBT, board_budget, ppi_bradley_terry
 from engine.style_control import STYLE_FEATURES, style_controlled_bradley_terry, style_features
 
-__all__ = ["ALPHA", "FIT_ERRORS", "LABEL_VALUE", "RANK_SETS", "STYLE_BOOTSTRAP", "VIEWS", "CalibrationInputs",
-           "DimensionData", "HumanItem", "JudgeVerdict", "dimension_views", "joined_inputs", "response_features",
+__all__ = ["ALPHA", "FIT_ERRORS", "LABEL_VALUE", "RANK_SETS", "STYLE_BOOTSTRAP", "STYLE_MIN_COMPARISONS", "VIEWS",
+           "CalibrationInputs", "DimensionData", "HumanItem", "JudgeVerdict", "dimension_views", "joined_inputs", "response_features",
            "views_by_dimension"]
 
 #: The level of every interval and rank-set on the page (90 %, as Ekphrasis App. F.3 reports).
@@ -43,6 +43,8 @@ LABEL_VALUE = {"A": 1.0, "B": 0.0, "tie": 0.5}
 FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 VIEWS = ("judge_only", "people_only", "calibrated")
 RANK_SETS = "simultaneous at 1 − α: max-statistic over all pairs (Chatzi et al. 2024 construction)"
+#: The fewest comparisons a style-controlled fit is made from (fewer: no fit, and the page says so).
+STYLE_MIN_COMPARISONS = 10
 #: The response fields whose style features the style-controlled fits read.
 STYLE_TEXT_FIELDS = ("core_idea", "visual_description")
 
@@ -198,7 +200,7 @@ def _board(fit: CalibratedBT, names: Sequence[str], extra: Mapping[str, Any] | N
 
 
 def _style(n_models: int, i, j, y, responses, tasks, features, field_name: str, names) -> dict[str, Any] | None:
-    if len(y) < 10:
+    if len(y) < STYLE_MIN_COMPARISONS:
         return None
     fi = {k: [features.get(a, {}).get(field_name, {}).get(k, 0.0) for a, _ in responses] for k in STYLE_FEATURES}
     fj = {k: [features.get(b, {}).get(field_name, {}).get(k, 0.0) for _, b in responses] for k in STYLE_FEATURES}

@@ -172,3 +172,64 @@ def test_the_snapshot_without_a_campaign_says_so(demo, client, rita):
     page = client.get(f"/annotate/calibration/snapshots/{demo['snapshot'].pk}/").content.decode()
     assert 'id="no-campaign"' in page
     assert LeaderboardSnapshot.objects.filter(pk=demo["snapshot"].pk).exists()
+
+
+# --- degenerate labels on a small world (no demo): four models on six tasks, one simulated judge run ------------
+
+
+def _small_board(answer, *, k: int = 1, labelled_models: int = 4):
+    """A snapshot of a simulated judge run on four models × six tasks (usefulness only) and a text-pairwise
+    campaign on its task set whose items pair the first ``labelled_models`` models, labelled by one
+    annotator with ``answer(user, assignment)`` (None: nobody labels)."""
+    import random
+
+    from annotation import item_creation
+    from annotation.models import Dimension
+    from leaderboard.ekphrasis import judge_runs
+    from leaderboard.ekphrasis.launch_gates import launch_gates_override
+    from leaderboard.models import Response
+    from tests.annotation.factories import campaign_for
+    from tests.annotation.helpers import annotators, fill
+    from tests.factories import UserFactory
+    from tests.leaderboard.judging_factories import population, simulated_run
+
+    task_set, models = population(n_models=4, n_tasks=6, name="small")
+    snapshot = judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=12, dimensions="U"))
+    launch_gates_override(run=snapshot.run, reason="a test board", by=UserFactory(role="admin"))
+    users = annotators(1, prefix="small")
+
+    class _Catalogue:
+        pass
+
+    catalogue = _Catalogue()
+    catalogue.task_set = task_set
+    campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue, k=k, annotators=users)
+    pairs = [(a, b) for a in range(labelled_models) for b in range(a + 1, labelled_models)]
+    specs = []
+    for task in task_set.tasks.all():
+        shown = {r.subject_model_id: r for r in Response.objects.filter(task=task, is_primary=True)}
+        specs += [item_creation.ItemSpec(task=task, dimension=Dimension.USEFULNESS, response_a=shown[models[a].pk],
+                                         response_b=shown[models[b].pk], payload={"checklist": ["Does it fit?"]})
+                  for a, b in pairs]
+    item_creation.items_create(campaign=campaign, specs=specs, rng=random.Random(1))
+    if answer is not None:
+        fill(campaign, users, answer)
+    return snapshot, campaign, models
+
+
+def _page_text(client, url: str) -> str:
+    import re
+
+    response = client.get(url)
+    assert response.status_code == 200
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode()))
+
+
+def test_the_style_toggle_without_enough_comparisons_says_so_and_is_no_500(client, rita):
+    # nobody labelled yet: no people's style-controlled fit (it needs 10 comparisons). The page's resample
+    # count read the people's fit as a filter argument, which Django raises on when it is None: a 500
+    snapshot, campaign, _ = _small_board(None)
+    client.force_login(rita)
+    text = _page_text(client, f"/annotate/calibration/snapshots/{snapshot.pk}/?style=1")
+    assert "too few comparisons for a style-controlled fit" in text
+    assert "50 resamples" in text  # the judge's fit has its resamples
