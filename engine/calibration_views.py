@@ -206,11 +206,11 @@ def _style(n_models: int, i, j, y, responses, tasks, features, field_name: str, 
     fj = {k: [features.get(b, {}).get(field_name, {}).get(k, 0.0) for _, b in responses] for k in STYLE_FEATURES}
     fit = style_controlled_bradley_terry(n_models, i, j, y, fi, fj, alpha=ALPHA, n_bootstrap=STYLE_BOOTSTRAP,
                                          clusters=tasks)
-    order = np.argsort(-fit.scores)
+    order = np.argsort(-np.nan_to_num(fit.scores, nan=-np.inf), kind="stable")  # unranked models (NaN) last
     return {
         "rows": [{"model": names[m], "score": _num(fit.scores[m]), "lo": _num(fit.score_intervals[m][0]),
                   "hi": _num(fit.score_intervals[m][1]), "unadjusted": _num(fit.unadjusted_scores[m]),
-                  "rank": r + 1} for r, m in enumerate(order)],
+                  "rank": r + 1 if math.isfinite(fit.scores[m]) else None} for r, m in enumerate(order)],
         "coefficients": [{"feature": k, "gamma": _num(g), "lo": _num(lo), "hi": _num(hi),
                           "scale": _num(fit.feature_scale[k])} for k, (g, lo, hi) in fit.coefficients.items()],
         "n": fit.n, "n_bootstrap": fit.n_bootstrap,
@@ -265,13 +265,18 @@ def dimension_views(inputs: CalibrationInputs, dimension: str, *, style: bool = 
         out["rank_changes"] = _rank_changes(judge, calibrated, names)
     field_name = inputs.style_fields.get(dimension)
     if style and field_name:
-        try:
-            out["style_judge"] = _style(K, *data.judge_all, data.judge_responses, data.judge_tasks, inputs.features,
-                                        field_name, names)
-            out["style_people"] = _style(K, *data.human, data.human_responses, data.human_tasks, inputs.features,
-                                         field_name, names)
-        except FIT_ERRORS as exc:
-            notes.append(f"style control: {exc}")
+        # each side on its own: the people's fit failing leaves the judge's, and each says why it is missing
+        for key, (i, j, y), responses, tasks in (
+                ("style_judge", data.judge_all, data.judge_responses, data.judge_tasks),
+                ("style_people", data.human, data.human_responses, data.human_tasks)):
+            try:
+                out[key] = _style(K, i, j, y, responses, tasks, inputs.features, field_name, names)
+                if out[key] is None:
+                    out[f"{key}_note"] = (f"too few comparisons for a style-controlled fit ({len(y)}; it needs at "
+                                          f"least {STYLE_MIN_COMPARISONS})")
+            except FIT_ERRORS as exc:
+                out[key] = None
+                out[f"{key}_note"] = f"no style-controlled fit: {exc}"
     out["notes"] = notes
     return out
 

@@ -17,6 +17,12 @@ log-odds a one-standard-deviation style difference adds. Ties enter with outcome
 
 Intervals: percentile bootstrap (Efron 1979) over comparisons, or over clusters (tasks, as Ekphrasis
 App. F.3 resamples tasks) when ``clusters`` is given.
+
+What cannot be estimated is not reported: as in :mod:`engine.calibration`, only the models of the largest
+strongly connected component of the comparisons are ranked (a model nobody compared, or one that won
+every comparison, has no finite skill: NaN score and interval), and a feature that never differs between
+the two answers has no coefficient (NaN). Comparisons that are all ties are refused: every resample
+would fit 0, an interval of width 0 that no data gave.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from engine.adjectives import adjective_count
+from engine.calibration import _identified_models
 
 __all__ = ["STYLE_FEATURES", "StyleControlledBT", "style_features", "style_controlled_bradley_terry"]
 
@@ -103,26 +110,38 @@ def style_controlled_bradley_terry(
         raise ValueError("no style feature is given for both sides")
     if i.size < 2:
         raise ValueError("style control needs at least two comparisons")
-    Z = np.column_stack([_normalised_differences(np.asarray(features_i[k], float), np.asarray(features_j[k], float))
-                         for k in names])
+    if np.all(y == 0.5):
+        raise ValueError(f"every comparison is a tie ({i.size}): no preference for style control to explain")
+    # the models whose skill the comparisons identify (engine.calibration's rule); the others get no score
+    ranked = _identified_models(n_models, i, j, y)
+    if ranked.size < 2:
+        raise ValueError("no two models are compared with both outcomes: nothing to rank")
+    keep = np.isin(i, ranked) & np.isin(j, ranked)
+    i, j, y = i[keep], j[keep], y[keep]
+    Z = np.column_stack([_normalised_differences(np.asarray(features_i[k], float)[keep],
+                                                 np.asarray(features_j[k], float)[keep]) for k in names])
     scale = Z.std(axis=0)
-    scale[scale == 0] = 1.0  # a feature that never differs: γ = 0, nothing to standardise
+    constant = scale == 0  # a feature that never differs: γ is not estimable (reported NaN), its column stays 0
+    scale[constant] = 1.0
     Z = Z / scale
-    M = np.zeros((i.size, n_models - 1))  # model 0 the reference
+    column = np.full(n_models, -1)
+    column[ranked[1:]] = np.arange(ranked.size - 1)  # the first ranked model the reference
+    M = np.zeros((i.size, ranked.size - 1))
     rows = np.arange(i.size)
-    M[rows[i > 0], i[i > 0] - 1] += 1.0
-    M[rows[j > 0], j[j > 0] - 1] -= 1.0
+    M[rows[column[i] >= 0], column[i][column[i] >= 0]] += 1.0
+    M[rows[column[j] >= 0], column[j][column[j] >= 0]] -= 1.0
     X = np.hstack([M, Z])
-    k = n_models - 1
+    k = ranked.size - 1
 
     def centred(b):
-        theta = np.concatenate([[0.0], b[:k]])
-        return theta - theta.mean()
+        theta = np.full(n_models, np.nan)
+        theta[ranked] = np.concatenate([[0.0], b[:k]])
+        return theta - np.nanmean(theta)
 
     full = _fit(X, y, np.ones(i.size), np.zeros(X.shape[1]), k)
     plain = _fit(M, y, np.ones(i.size), np.zeros(k), k)
     rng = np.random.default_rng(seed)
-    groups = np.unique(np.asarray(clusters), return_inverse=True)[1].ravel() if clusters is not None else rows
+    groups = np.unique(np.asarray(clusters)[keep], return_inverse=True)[1].ravel() if clusters is not None else rows
     n_groups = int(groups.max()) + 1
     draws_theta, draws_gamma = [], []
     for _ in range(n_bootstrap):
@@ -135,9 +154,11 @@ def style_controlled_bradley_terry(
     T, G = np.array(draws_theta), np.array(draws_gamma)
     t_lo, t_hi = np.percentile(T, [lo_q, hi_q], axis=0) if n_bootstrap else (np.full(n_models, np.nan),) * 2
     g_lo, g_hi = np.percentile(G, [lo_q, hi_q], axis=0) if n_bootstrap else (np.full(len(names), np.nan),) * 2
+    nan = float("nan")
     return StyleControlledBT(
         scores=centred(full), score_intervals=[(float(a), float(b)) for a, b in zip(t_lo, t_hi)],
-        coefficients={name: (float(full[k + c]), float(g_lo[c]), float(g_hi[c])) for c, name in enumerate(names)},
+        coefficients={name: (nan, nan, nan) if constant[c] else (float(full[k + c]), float(g_lo[c]), float(g_hi[c]))
+                      for c, name in enumerate(names)},
         unadjusted_scores=centred(plain), feature_scale={name: float(scale[c]) for c, name in enumerate(names)},
         n=int(i.size), alpha=alpha, n_bootstrap=n_bootstrap,
     )

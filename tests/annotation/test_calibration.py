@@ -233,3 +233,24 @@ def test_the_style_toggle_without_enough_comparisons_says_so_and_is_no_500(clien
     text = _page_text(client, f"/annotate/calibration/snapshots/{snapshot.pk}/?style=1")
     assert "too few comparisons for a style-controlled fit" in text
     assert "50 resamples" in text  # the judge's fit has its resamples
+
+
+def test_a_model_added_after_the_labels_is_unranked_in_every_people_view(client, rita):
+    # people labelled pairs of three models; the fourth was never shown to anyone. The style-controlled
+    # people's fit gave it the reference model's score with a bootstrap interval, ranked among the others
+    import itertools
+
+    choices = itertools.cycle("AABAB")
+    snapshot, campaign, models = _small_board(lambda user, assignment: {"choice": next(choices)}, labelled_models=3)
+    client.force_login(rita)
+    body = client.get(f"/api/v1/leaderboards/{snapshot.pk}/calibrated").json()["dimensions"]["usefulness"]
+    new = models[3].display_name
+    for view in ("people_only", "calibrated", "style_people"):
+        row = next(r for r in body[view]["rows"] if r["model"] == new)
+        assert row["score"] is None and row["rank"] is None, view
+    assert all(r["rank"] is not None for r in body["style_people"]["rows"] if r["model"] != new)
+    # the small world's answers are alike in style (same length, no list, no adjective): no coefficient is estimable
+    assert all(c["gamma"] is None for c in body["style_people"]["coefficients"])
+    text = _page_text(client, f"/annotate/calibration/snapshots/{snapshot.pk}/?style=1")
+    assert f"{new} unranked: its comparisons do not place it among the others" in text
+    assert "not estimable: the two answers never differ in it" in text
