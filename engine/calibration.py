@@ -353,6 +353,11 @@ def ppi_bradley_terry(
     ui, uj, uy, _ = _oriented(ui, uj, uy)
     if np.all(hy == 1) or np.all(hy == 0):
         raise ValueError("the human labels need both outcomes (no plain BT estimate otherwise)")
+    if np.all(hy == 0.5):
+        # θ = 0 fits every label exactly, so every gradient and the sandwich variance are 0: intervals of
+        # width 0 and ranks by index, a certainty the labels do not give
+        raise ValueError(f"every comparison is a tie ({hy.size}): the models look alike, but ties alone give no "
+                         "spread to estimate an interval or a rank from")
     columns = identified_idx[1:]  # the first identified model is the reference (θ = 0 before centring)
     X1 = bt_design(hi, hj, columns)  # one row per human observation (a tie: outcome ½)
     # for ppi_py's fit: a tie (any 0 < y < 1) as two rows, y = 1 weighted y and y = 0 weighted 1 − y

@@ -254,3 +254,17 @@ def test_a_model_added_after_the_labels_is_unranked_in_every_people_view(client,
     text = _page_text(client, f"/annotate/calibration/snapshots/{snapshot.pk}/?style=1")
     assert f"{new} unranked: its comparisons do not place it among the others" in text
     assert "not estimable: the two answers never differ in it" in text
+
+
+def test_every_label_a_tie_says_so_instead_of_zero_width_intervals(client, rita):
+    snapshot, campaign, _ = _small_board(lambda user, assignment: {"choice": "tie"})
+    client.force_login(rita)
+    body = client.get(f"/api/v1/leaderboards/{snapshot.pk}/calibrated").json()["dimensions"]["usefulness"]
+    assert "people_only" not in body and "calibrated" not in body and "rank_changes" not in body
+    assert any(n.startswith("people only: every comparison is a tie") for n in body["notes"])
+    assert any(n.startswith("calibrated: every comparison is a tie") for n in body["notes"])
+    text = _page_text(client, f"/annotate/calibration/snapshots/{snapshot.pk}/?style=1")
+    assert "people only: every comparison is a tie (36)" in text
+    assert "[0.00, 0.00]" not in text
+    for fmt in ("csv", "json", "tex"):
+        assert client.get(f"/annotate/calibration/snapshots/{snapshot.pk}/export.{fmt}").status_code == 200

@@ -322,3 +322,20 @@ def test_a_share_of_annotators_weighs_as_that_many_wins():
     j3 = np.concatenate([np.repeat(hj[~part], 3), np.repeat(hj[part], 3)])
     y3 = np.concatenate([np.repeat(share[~part], 3), np.tile([1.0, 1.0, 0.0], int(part.sum()))])
     np.testing.assert_allclose(fit.scores, ppi_bradley_terry(K, (i3, j3, y3)).scores, atol=1e-5)
+
+
+def test_all_tie_labels_are_refused_not_reported_as_certain():
+    # every person answered "tie": the fit is θ = 0 and the sandwich variance is 0 (every gradient is 0), so the
+    # board showed 0.00 [0.00, 0.00] for every model and ranked them 1..K by index
+    rng = np.random.default_rng(17)
+    hi, hj, _ = _comparisons(rng, 200)
+    ties = np.full(hi.size, 0.5)
+    ui, uj, uy = _comparisons(rng, 2000)
+    with pytest.raises(ValueError, match="every comparison is a tie"):
+        ppi_bradley_terry(K, (hi, hj, ties))
+    with pytest.raises(ValueError, match="every comparison is a tie"):
+        ppi_bradley_terry(K, (hi, hj, ties), (hi, hj, _biased_judge(rng, hi, hj, ties)), (ui, uj, uy))
+    # one decisive label among the ties is data: a fit with intervals of positive width
+    ties[0] = 1.0 - float(hi[0] > hj[0])
+    fit = ppi_bradley_terry(K, (hi, hj, ties))
+    assert fit.difference_interval(hi[0], hj[0])[1] > fit.difference_interval(hi[0], hj[0])[0]
