@@ -476,7 +476,8 @@ def ppi_means(
 ) -> CalibratedMeans:
     """Per group g (a model, an agent): the mean of the human outcome, corrected by the judge's
     (a rater's score, a sign of S) on the same items (``judge_paired``, same order) and on items no
-    person rated (``judge_unpaired``), by ``ppi_py.ppi_mean_ci`` with power-tuned λ ∈ [0, 1]."""
+    person rated (``judge_unpaired``), by ``ppi_py.ppi_mean_ci`` with power-tuned λ ∈ [0, 1]; where
+    that interval would be wider than the people's own (CLT) interval, λ = 0 and the people's."""
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
     from ppi_py.ppi import _calc_lam_glm
 
@@ -520,6 +521,11 @@ def ppi_means(
                                                      (Yu - p1).reshape(-1, 1), np.eye(1), clip=True))[0])
         lo, hi = ppi_mean_ci(Y, Yh, Yu, alpha=alpha, lam=lam)
         lo, hi = float(np.atleast_1d(lo)[0]), float(np.atleast_1d(hi)[0])
+        if hi - lo > 2 * z * classical_sd:
+            # λ is estimated (from the pooled variance of the judge's values): when the judge's values on the
+            # labelled items are unlike those on the rest, the tuned λ widens the interval. λ = 0 is a
+            # candidate too, as in ppi_bradley_terry: the people's own interval wins, a judge never widens it
+            lam, lo, hi = 0.0, Y.mean() - z * classical_sd, Y.mean() + z * classical_sd
         est[g] = float(np.atleast_1d(ppi_mean_pointestimate(Y, Yh, Yu, lam=lam))[0])
         lams[g] = lam
         intervals.append((lo, hi))

@@ -339,3 +339,21 @@ def test_all_tie_labels_are_refused_not_reported_as_certain():
     ties[0] = 1.0 - float(hi[0] > hj[0])
     fit = ppi_bradley_terry(K, (hi, hj, ties))
     assert fit.difference_interval(hi[0], hj[0])[1] > fit.difference_interval(hi[0], hj[0])[0]
+
+
+def test_a_judge_unlike_on_the_unlabelled_items_never_widens_a_mean():
+    # the rater's scores vary on the rated items but are nearly constant on the rest: ppi_py's tuned λ (from the
+    # pooled variance of the rater's scores) comes out 1 and its interval is [-5.8, 22.8] for ratings of 1..5,
+    # twenty times the people's own [2.3, 3.7]. As for Bradley–Terry, λ = 0 is a candidate and wins then
+    y = np.array([1.0, 2, 3, 4, 5, 1, 2, 3, 4, 5])
+    rater = np.array([10.0, 50, 40, 90, 80, 30, 20, 70, 60, 100])
+    unrated = np.array([60.0, 61] * 200)
+    g = np.zeros(y.size, int)
+    fit = ppi_means(1, (g, y), (g, rater), (np.zeros(unrated.size, int), unrated), alpha=0.1)
+    people = ppi_means(1, (g, y), alpha=0.1)
+    lo, hi = ppi_mean_ci(y, rater, unrated, alpha=0.1)
+    assert hi[0] - lo[0] > 10 * (people.intervals[0][1] - people.intervals[0][0])  # what ppi_py gives
+    assert fit.intervals[0] == pytest.approx(people.intervals[0])
+    assert fit.lam[0] == 0.0 and fit.estimates[0] == pytest.approx(y.mean())
+    assert fit.effective_human_n[0] == pytest.approx(y.size)
+
