@@ -455,7 +455,8 @@ def _unidentified(n_models: int, alpha: float, n_human: int, n_unpaired: int) ->
 @dataclass
 class CalibratedMeans:
     """Per-group prediction-powered means (PPI++ for a mean, ADZ 2023 §3): estimate, 1 − α interval,
-    λ and effective human n per group (NaN / infinite where a group has fewer than two human labels)."""
+    λ and effective human n per group (NaN / infinite where a group has fewer than two human labels;
+    an infinite interval, no width-0 one, where its human values are all equal)."""
 
     alpha: float
     estimates: np.ndarray
@@ -504,6 +505,14 @@ def ppi_means(
         n = Y.size
         if n < 2:
             intervals.append((-math.inf, math.inf))
+            continue
+        if np.ptp(Y) == 0:
+            # every person gave the same value (all preferred it, all rated it 4): the CLT interval has width
+            # 0, a certainty n labels do not give, and λ's formula has no covariance to work with. The
+            # people's mean stands; its interval is not defined (infinite, None on the pages)
+            est[g] = Y.mean()
+            intervals.append((-math.inf, math.inf))
+            eff[g] = n
             continue
         classical_sd = Y.std() / math.sqrt(n)
         if judge_paired is None or Yu.size < 2:

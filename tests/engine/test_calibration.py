@@ -357,3 +357,15 @@ def test_a_judge_unlike_on_the_unlabelled_items_never_widens_a_mean():
     assert fit.lam[0] == 0.0 and fit.estimates[0] == pytest.approx(y.mean())
     assert fit.effective_human_n[0] == pytest.approx(y.size)
 
+
+def test_a_group_whose_people_all_agree_has_no_interval_of_width_zero():
+    # five people's preference all 1 (or every rating the same): the CLT interval has width 0, [1.00, 1.00],
+    # a certainty five labels do not give. The mean is kept; the interval is not defined (infinite: None on pages)
+    g = np.array([0] * 5 + [1] * 6)
+    y = np.array([1.0] * 5 + [0, 1, 0, 1, 1, 0])
+    judge = np.array([1.0, 1, 0, 1, 1] + [0, 1, 1, 1, 0, 0])
+    ug = np.array([0] * 50 + [1] * 50)
+    uy = np.tile([1.0, 0.0], 50)
+    for fit in (ppi_means(2, (g, y), alpha=0.1), ppi_means(2, (g, y), (g, judge), (ug, uy), alpha=0.1)):
+        assert fit.estimates[0] == 1.0 and fit.intervals[0] == (-math.inf, math.inf) and fit.lam[0] == 0.0
+        assert math.isfinite(fit.intervals[1][0]) and fit.intervals[1][1] > fit.intervals[1][0]
