@@ -90,8 +90,15 @@ def page_dimensions(record: CalibrationRecord) -> list[dict[str, Any]]:
         order = [r["model"] for r in views.get("calibrated", views.get("people_only", views.get("judge_only", {"rows": []})))["rows"]]
         moved = {c["model"]: c for c in views.get("rank_changes", [])}
         rows = [{"model": m, "cells": [by_view.get(v, {}).get(m) for v in VIEWS], "moved": moved.get(m)} for m in order]
+        changes = views.get("rank_changes", [])
+        calibrated = views.get("calibrated") or {}
         out.append({"name": dimension, "label": DIMENSION_LABELS.get(dimension, dimension), "views": views, "rows": rows,
-                    "view_names": [VIEW_NAMES[v] for v in VIEWS]})
+                    "view_names": [VIEW_NAMES[v] for v in VIEWS],
+                    # a rank move is evidence of the judge's bias only where the judge's rank lies outside the
+                    # calibrated rank-set; inside it, the labels cannot tell the move from chance
+                    "bias_outside": [c for c in changes if c["judge_rank_outside_calibrated_set"]],
+                    "moves_inside": [c for c in changes if not c["judge_rank_outside_calibrated_set"]],
+                    "n_calibrated_ranked": sum(1 for r in calibrated.get("rows", []) if r.get("ranked"))})
     return out
 
 

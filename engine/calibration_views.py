@@ -263,6 +263,12 @@ def dimension_views(inputs: CalibrationInputs, dimension: str, *, style: bool = 
         notes.append(f"calibrated: {exc}")
     if judge is not None and calibrated is not None:
         out["rank_changes"] = _rank_changes(judge, calibrated, names)
+    # a board that ranks nobody says why (no complete item yet, or none linking two models both ways)
+    for name, fit, n in (("people only", people, out["n_human_items"]), ("calibrated", calibrated, out["n_human_judged"])):
+        if fit is not None and fit.identified.sum() < 2:
+            what = "complete human items" if name == "people only" else "complete human items the judge also compared"
+            notes.append(f"{name}: nothing to rank yet — {n} {what}, and no two models compared by people with both "
+                         "outcomes (an item counts once it has all its labels)")
     field_name = inputs.style_fields.get(dimension)
     if style and field_name:
         # each side on its own: the people's fit failing leaves the judge's, and each says why it is missing

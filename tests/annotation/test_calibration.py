@@ -268,3 +268,34 @@ def test_every_label_a_tie_says_so_instead_of_zero_width_intervals(client, rita)
     assert "[0.00, 0.00]" not in text
     for fmt in ("csv", "json", "tex"):
         assert client.get(f"/annotate/calibration/snapshots/{snapshot.pk}/export.{fmt}").status_code == 200
+
+
+def test_a_board_nobody_labelled_says_there_is_nothing_to_rank(client, rita):
+    snapshot, _, _ = _small_board(None)
+    client.force_login(rita)
+    text = _page_text(client, f"/annotate/calibration/snapshots/{snapshot.pk}/")
+    assert "people only: nothing to rank yet — 0 complete human items" in text
+    assert "calibrated: nothing to rank yet — 0 complete human items the judge also compared" in text
+    # it said the calibrated and judge-only ranks agree for every model, of a calibrated board that ranked none
+    assert "agree for every model" not in text and "No calibrated ranks to compare the judge's with" in text
+
+
+def test_a_rank_move_inside_the_calibrated_rank_set_is_not_called_the_judges_bias(client, rita):
+    # one annotator answering A, B, B, A, B, B, …: the people's board is noise, its rank-sets wide; the judge's
+    # board follows the planted skills. The page called every difference of rank "the judge's bias, made visible"
+    import itertools
+
+    choices = itertools.cycle("ABB")
+    snapshot, _, _ = _small_board(lambda user, assignment: {"choice": next(choices)})
+    client.force_login(rita)
+    body = client.get(f"/api/v1/leaderboards/{snapshot.pk}/calibrated").json()["dimensions"]["usefulness"]
+    inside = [c for c in body["rank_changes"] if not c["judge_rank_outside_calibrated_set"]]
+    outside = [c for c in body["rank_changes"] if c["judge_rank_outside_calibrated_set"]]
+    assert inside, body["rank_changes"]
+    text = _page_text(client, f"/annotate/calibration/snapshots/{snapshot.pk}/")
+    assert "made visible" not in text
+    assert ("The judge's bias, beyond what the labels can explain" in text) == bool(outside)
+    assert "not distinguishable from chance" in text
+    for c in inside:
+        best, worst = c["calibrated_rank_set"]
+        assert f"{c['model']} {c['judge_rank']} by the judge, {c['calibrated_rank']} [{best}–{worst}] calibrated" in text
