@@ -299,3 +299,15 @@ def test_a_rank_move_inside_the_calibrated_rank_set_is_not_called_the_judges_bia
     for c in inside:
         best, worst = c["calibrated_rank_set"]
         assert f"{c['model']} {c['judge_rank']} by the judge, {c['calibrated_rank']} [{best}–{worst}] calibrated" in text
+
+
+def test_the_page_says_what_theta_and_its_intervals_are(client, rita):
+    # it said "All intervals are 90 %" and nothing of the scale, of marginal against simultaneous, of the normal
+    # approximation, or of what each board estimates
+    snapshot, _, _ = _small_board(None)
+    client.force_login(rita)
+    text = _page_text(client, f"/annotate/calibration/snapshots/{snapshot.pk}/")
+    for phrase in ("log-odds scale, centred", "a 90 % interval for that model alone (not for all models at once)",
+                   "normal approximation", "hold simultaneously at 90 %", "estimate what people prefer",
+                   "estimates what the judge prefers"):
+        assert phrase in text, phrase
