@@ -492,7 +492,11 @@ def ppi_means(
     py = np.asarray(py, float)
     ug, uy = (np.asarray(a) for a in judge_unpaired) if judge_unpaired is not None else (np.zeros(0, int), np.zeros(0))
     ug, uy = np.asarray(ug, int), np.asarray(uy, float)
-    for name, g in (("human", hg), ("judge_unpaired", ug)):
+    for name, g, v in (("human", hg, hy), ("judge_paired", hg, py), ("judge_unpaired", ug, uy)):
+        if g.shape != v.shape or g.ndim != 1:
+            raise ValueError(f"{name}: groups and values must be 1-d arrays of one length")
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"{name}: every value must be finite (a missing rating is left out, not NaN)")
         if g.size and (g.min() < 0 or g.max() >= n_groups):
             raise ValueError(f"{name}: a group index is outside 0..{n_groups - 1}")
     est = np.full(n_groups, np.nan)

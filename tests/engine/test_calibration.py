@@ -369,3 +369,21 @@ def test_a_group_whose_people_all_agree_has_no_interval_of_width_zero():
     for fit in (ppi_means(2, (g, y), alpha=0.1), ppi_means(2, (g, y), (g, judge), (ug, uy), alpha=0.1)):
         assert fit.estimates[0] == 1.0 and fit.intervals[0] == (-math.inf, math.inf) and fit.lam[0] == 0.0
         assert math.isfinite(fit.intervals[1][0]) and fit.intervals[1][1] > fit.intervals[1][0]
+
+
+def test_means_refuse_values_that_are_not_finite_or_do_not_line_up():
+    # a NaN or an infinite value gave NaN estimates, intervals and λ without a word (a NaN λ is a 500 in the
+    # JSON API); groups and values of different lengths an IndexError
+    g = np.zeros(5, int)
+    y = np.array([1.0, 0, 1, 1, 0])
+    u = np.zeros(9, int)
+    with pytest.raises(ValueError, match="finite"):
+        ppi_means(1, (g, np.array([1.0, 0, np.nan, 1, 0])))
+    with pytest.raises(ValueError, match="finite"):
+        ppi_means(1, (g, y), (g, np.array([1.0, np.nan, 1, 0, 0])), (u, np.full(9, 0.5)))
+    with pytest.raises(ValueError, match="finite"):
+        ppi_means(1, (g, y), (g, y), (u, np.r_[np.ones(8), np.inf]))
+    with pytest.raises(ValueError, match="one length"):
+        ppi_means(1, (g, y[:3]))
+    with pytest.raises(ValueError, match="one length"):
+        ppi_means(1, (g, y), (g, y), (u, np.ones(4)))
