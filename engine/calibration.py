@@ -86,7 +86,7 @@ def _as_pairs(data: Pairs | None, n_models: int, what: str) -> tuple[np.ndarray,
     i, j, y = (np.asarray(a) for a in data)
     if not (i.shape == j.shape == y.shape) or i.ndim != 1:
         raise ValueError(f"{what}: i, j and the outcomes must be 1-d arrays of one length")
-    i, j, y = i.astype(int), j.astype(int), y.astype(float)
+    i, j, y = _indices(i, what), _indices(j, what), y.astype(float)
     if i.size and (min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= n_models):
         raise ValueError(f"{what}: a model index is outside 0..{n_models - 1}")
     if np.any(i == j):
@@ -94,6 +94,13 @@ def _as_pairs(data: Pairs | None, n_models: int, what: str) -> tuple[np.ndarray,
     if np.any((y < 0) | (y > 1)) or np.any(np.isnan(y)):
         raise ValueError(f"{what}: outcomes must lie in [0, 1] (1: i preferred, 0: j, 0.5: a tie)")
     return i, j, y
+
+
+def _indices(a: np.ndarray, what: str) -> np.ndarray:
+    """``a`` as integer indices; a value that is no whole number (1.7, NaN) is refused, never truncated."""
+    if a.dtype.kind in "fc" and a.size and not np.all(np.isfinite(a) & (a == np.round(a))):
+        raise ValueError(f"{what}: a model or group index is no whole number")
+    return a.astype(int)
 
 
 def bt_design(i: np.ndarray, j: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -485,13 +492,13 @@ def ppi_means(
     if not 0 < alpha < 1:
         raise ValueError("alpha must lie in (0, 1)")
     hg, hy = (np.asarray(a) for a in human)
-    hg, hy = hg.astype(int), hy.astype(float)
+    hg, hy = _indices(hg, "human"), hy.astype(float)
     pg, py = (np.asarray(a) for a in judge_paired) if judge_paired is not None else (hg, np.zeros(hy.size))
-    if judge_paired is not None and not np.array_equal(np.asarray(pg, int), hg):
+    if judge_paired is not None and not np.array_equal(np.asarray(pg), hg):
         raise ValueError("judge_paired must hold the judge's value on the human items, same order")
     py = np.asarray(py, float)
     ug, uy = (np.asarray(a) for a in judge_unpaired) if judge_unpaired is not None else (np.zeros(0, int), np.zeros(0))
-    ug, uy = np.asarray(ug, int), np.asarray(uy, float)
+    ug, uy = _indices(np.asarray(ug), "judge_unpaired"), np.asarray(uy, float)
     for name, g, v in (("human", hg, hy), ("judge_paired", hg, py), ("judge_unpaired", ug, uy)):
         if g.shape != v.shape or g.ndim != 1:
             raise ValueError(f"{name}: groups and values must be 1-d arrays of one length")

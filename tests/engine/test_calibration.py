@@ -387,3 +387,12 @@ def test_means_refuse_values_that_are_not_finite_or_do_not_line_up():
         ppi_means(1, (g, y[:3]))
     with pytest.raises(ValueError, match="one length"):
         ppi_means(1, (g, y), (g, y), (u, np.ones(4)))
+
+
+def test_a_model_or_group_index_that_is_no_whole_number_is_refused():
+    # 1.7 was truncated to model 1 without a word
+    i, j, y = np.array([0, 1.7, 2]), np.array([1, 2, 0]), np.array([1.0, 0, 1])
+    with pytest.raises(ValueError, match="whole number"):
+        ppi_bradley_terry(3, (i, j, y))
+    with pytest.raises(ValueError, match="whole number"):
+        ppi_means(3, (np.array([0, 0.5, 1]), y))
