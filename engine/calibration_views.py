@@ -219,11 +219,12 @@ def _style(n_models: int, i, j, y, responses, tasks, features, field_name: str, 
 
 def _rank_changes(judge: CalibratedBT, calibrated: CalibratedBT, names) -> list[dict[str, Any]]:
     """Where the judge's board and the calibrated board disagree: rank moves, and whether the two
-    rank-sets are disjoint (then the judge's rank is outside what people support)."""
+    rank-sets are disjoint (then the judge's rank is outside what people support). Only models both
+    boards rank: an unranked model's rank() is a placeholder (last), not the board's opinion."""
     jr, cr = judge.rank(), calibrated.rank()
     out = []
     for m, name in enumerate(names):
-        if not calibrated.identified[m] or jr[m] == cr[m]:
+        if not (calibrated.identified[m] and judge.identified[m]) or jr[m] == cr[m]:
             continue
         (jb, jw), (cb, cw) = judge.rank_sets[m], calibrated.rank_sets[m]
         out.append({"model": name, "judge_rank": jr[m], "calibrated_rank": cr[m],

@@ -25,3 +25,27 @@ def test_a_judged_item_gets_the_judges_verdict_in_the_items_orientation():
 def test_an_item_without_all_k_labels_stays_out_of_the_people_data():
     data = _inputs({1: [1.0], 2: [1.0, 0.0]}).per_dimension["usefulness"]
     assert data.human_responses == [(11, 21)]
+
+
+def test_a_model_the_judge_cannot_rank_is_no_rank_change():
+    # the judge preferred model 0 in every comparison: its skill has no finite estimate on the judge's board
+    # (unranked there, rank() puts it last). The rank changes read that as "0 is 3 by the judge", outside the
+    # people's rank-set: the judge's bias, the page said, of a model the judge liked best
+    import numpy as np
+
+    from engine.calibration_views import dimension_views
+
+    rng = np.random.default_rng(0)
+    items, verdicts, labels = [], [], {}
+    for t in range(40):
+        for a, b in ((0, 1), (1, 2), (0, 2)):
+            verdicts.append(JudgeVerdict(f"t{t}", 10 * t + a, 10 * t + b, a, b, "A" if a == 0 else rng.choice(["A", "B"])))
+        a, b = [(0, 1), (1, 2), (0, 2)][t % 3]
+        items.append(HumanItem(t, f"t{t}", "usefulness", False, 10 * t + a, 10 * t + b, a, b))
+        labels[t] = [float(rng.random() < (0.85 if a == 0 else 0.5))]  # people like model 0 best too
+    inputs = joined_inputs(model_ids=[0, 1, 2], names=["m0", "m1", "m2"], items=items, labels=labels, k=1,
+                           verdicts={"usefulness": verdicts}, texts={}, n_labels=40, style_fields={})
+    views = dimension_views(inputs, "usefulness", style=False)
+    judge_row = next(r for r in views["judge_only"]["rows"] if r["model"] == "m0")
+    assert judge_row["rank"] is None  # unranked by the judge
+    assert all(c["model"] != "m0" for c in views["rank_changes"])
