@@ -64,6 +64,16 @@ def c2_run_calibrated(*, run: C2Run, campaign: Campaign) -> dict[str, Any]:
                 "n_rater_only": cal.get("n_rater_only"),
             })
         models.append({"model": m["name"], "n_rated": m["n"], "cells": cells})
+    # models of the run nobody rated (e.g. added after the labels): the rater's column, nothing calibrated
+    for name in sorted(set(rater_all) - {m["name"] for m in panel["models"]}):
+        cells = []
+        for c in UOS_COMPONENTS:
+            scores = rater_all[name][c]
+            cells.append({"component": c, "short": COMPONENT_SHORT[c],
+                          "rater_only": _scaled(sum(scores) / len(scores)) if scores else None, "n_rater": len(scores),
+                          "people": None, "calibrated": None, "lo": None, "hi": None, "lam": None, "effective_n": None,
+                          "n_human": 0, "n_rater_only": len(scores)})
+        models.append({"model": name, "n_rated": 0, "cells": cells})
     return {"run": run.pk, "rater": run.rater_name, "campaign": campaign.pk, "campaign_name": campaign.name,
             "label_version": label_version_of(campaign), "alpha": 0.1, "scale": "0–100 (rater 0–5 × 20)",
             "n_rated": panel["n_rated"], "models": models}

@@ -106,3 +106,28 @@ def test_an_annotator_cannot_read_calibrated_columns(rated, client):
     assert client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/").status_code in (302, 403)
     assert client.get(f"/annotate/campaigns/{campaign.pk}/calibrated.csv").status_code in (302, 403)
     assert client.get(f"/api/v1/c2/runs/{world.run.pk}/calibrated").status_code == 403
+
+
+def test_a_model_the_people_never_rated_keeps_its_rater_column(rated, client, rita):
+    # a model added to the run after the labels: the rater scored its samples, nobody rated them. The run's
+    # calibrated table listed only the models people rated, so it vanished, rater column and all
+    from leaderboard.c2.models import C2Sample
+    from tests.factories import SubjectModelFactory
+
+    world, campaign = rated
+    late = SubjectModelFactory(display_name="Late-Model", provider_id="provider/late")
+    world.run.subjects.add(late)
+    for task in world.stories:
+        sample = C2Sample.objects.create(run=world.run, subject_model=late, task=task, sample_index=1, status="done",
+                                         text="A late story.")
+        C2Rating.objects.create(sample=sample, rater_name="simulated", repeat=0, status="ok", u=4, o=2, s=3)
+    view = c2_run_calibrated(run=world.run, campaign=campaign)
+    row = next(m for m in view["models"] if m["model"] == "Late-Model")
+    u = row["cells"][0]
+    assert u["rater_only"] == 80.0 and u["n_rater"] == 2
+    assert u["people"] is None and u["calibrated"] is None and u["n_human"] == 0 and row["n_rated"] == 0
+    client.force_login(rita)
+    page = client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/").content.decode()
+    assert 'data-model="Late-Model"' in page
+    for fmt in ("csv", "json", "tex"):
+        assert client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/export.{fmt}").status_code == 200
