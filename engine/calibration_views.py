@@ -279,11 +279,11 @@ def dimension_views(inputs: CalibrationInputs, dimension: str, *, style: bool = 
             try:
                 out[key] = _style(K, i, j, y, responses, tasks, inputs.features, field_name, names)
                 if out[key] is None:
-                    out[f"{key}_note"] = (f"too few comparisons for a style-controlled fit ({len(y)}; it needs at "
+                    out[f"{key}_note"] = (f"Too few comparisons for a style-controlled fit ({len(y)}; it needs at "
                                           f"least {STYLE_MIN_COMPARISONS})")
             except FIT_ERRORS as exc:
                 out[key] = None
-                out[f"{key}_note"] = f"no style-controlled fit: {exc}"
+                out[f"{key}_note"] = f"No style-controlled fit: {exc}"
     out["notes"] = notes
     return out
 

@@ -231,7 +231,7 @@ def test_the_style_toggle_without_enough_comparisons_says_so_and_is_no_500(clien
     snapshot, campaign, _ = _small_board(None)
     client.force_login(rita)
     text = _page_text(client, f"/annotate/calibration/snapshots/{snapshot.pk}/?style=1")
-    assert "too few comparisons for a style-controlled fit" in text
+    assert "People Too few comparisons for a style-controlled fit (0; it needs at least 10)" in text
     assert "50 resamples" in text  # the judge's fit has its resamples
 
 
