@@ -10,11 +10,13 @@ from django.contrib import messages
 from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
 from evalsite.request_checks import id_of
 from leaderboard import charts, overview, selectors
 from leaderboard.ekphrasis.selectors import tig_builds_of, tig_component_choices
-from leaderboard.models import SubjectModel, TaskSet
+from leaderboard.models import Benchmark, SubjectModel, TaskSet
+from leaderboard.protocols import protocol_for_kind
 from leaderboard.roles import is_admin, is_researcher, require_researcher
 from leaderboard.services.catalogue import responses_export, tasks_export
 
@@ -74,19 +76,24 @@ def task_set_list(request):
 def task_set_detail(request, pk: int):
     require_researcher(request.user)
     task_set = get_object_or_404(TaskSet.objects.select_related("benchmark"), pk=pk)
+    context = {"task_set": task_set, "tasks": selectors.task_rows(task_set=task_set),
+               "normalisation": selectors.normalisation_counts(task_set=task_set)}
+    if task_set.benchmark.kind != Benchmark.Kind.EKPHRASIS:
+        # Idea graphs, renders and Core Idea / Visual Description lengths are Ekphrasis's: an EASEL or C² set
+        # has no responses for them (the page offered them empty, and a Build that was refused); its results
+        # are on its protocol's page.
+        protocol = protocol_for_kind(task_set.benchmark.kind)
+        return render(request, "leaderboard/task_set_detail.html",
+                      context | {"protocol": protocol, "protocol_url": reverse(protocol.nav_url)})
     lengths = selectors.length_diagnostics(task_set=task_set)
     extractors, embedders = tig_component_choices()
-    return render(
-        request,
-        "leaderboard/task_set_detail.html",
-        {"task_set": task_set, "tasks": selectors.task_rows(task_set=task_set),
-         "tig_builds": tig_builds_of(task_set=task_set)[:10], "extractors": extractors, "embedders": embedders,
-         "normalisation": selectors.normalisation_counts(task_set=task_set),
-         "core_idea_lengths": charts.box_plot(lengths["core_idea"], title="Core Idea words",
-                                              axis_label="Core Idea length (words) per model × family"),
-         "visual_lengths": charts.box_plot(lengths["visual_description"], title="Visual Description words",
-                                           axis_label="Visual Description length (words) per model × family")},
-    )
+    return render(request, "leaderboard/task_set_detail.html", context | {
+        "tig_builds": tig_builds_of(task_set=task_set)[:10], "extractors": extractors, "embedders": embedders,
+        "core_idea_lengths": charts.box_plot(lengths["core_idea"], title="Core Idea words",
+                                             axis_label="Core Idea length (words) per model × family"),
+        "visual_lengths": charts.box_plot(lengths["visual_description"], title="Visual Description words",
+                                          axis_label="Visual Description length (words) per model × family"),
+    })
 
 
 def task_set_export(request, pk: int, what: str, fmt: str):

@@ -204,7 +204,10 @@ def judge_run_new(request):
 def tig_viewer(request, pk: int, task_pk: int):
     """The TIG of one task: researchers only (model names appear here; annotators never reach it)."""
     require_researcher(request.user)
-    task = get_object_or_404(Task.objects.select_related("task_set"), pk=task_pk, task_set_id=pk)
+    task = get_object_or_404(Task.objects.select_related("task_set__benchmark"), pk=task_pk, task_set_id=pk)
+    if task.task_set.benchmark.kind != Benchmark.Kind.EKPHRASIS:  # an EASEL or C² task has no responses to graph
+        raise Http404(f"Idea graphs are built for Ekphrasis task sets only; {task.task_set} is a "
+                      f"{task.task_set.benchmark.name} task set.")
     pair = None
     if request.GET.get("pair"):
         try:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.factories import PASSWORD, SubjectModelFactory
+from tests.factories import PASSWORD, BenchmarkFactory, SubjectModelFactory, TaskFactory, TaskSetFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -155,3 +155,25 @@ def test_a_compare_choice_of_non_ascii_digits_is_a_400_not_a_500(client, rita):
     # "²" passes str.isdigit() but int() refuses it
     model = SubjectModelFactory()
     assert login(client, rita).get(f"/models/{model.pk}/compare/?other=%C2%B2").status_code == 400
+
+
+@pytest.mark.parametrize(("kind", "name", "page"), [("c2", "C²-Eval", "/c2/"), ("easel", "EASEL", "/easel/")])
+def test_an_easel_or_c2_task_set_page_links_its_protocol_page_and_offers_no_ekphrasis_only_tools(
+        client, rita, kind, name, page):
+    # The page offered a TIG build (refused on submit), an empty length-diagnostics card, renders and an
+    # "Idea graph" per task whose page read "every sample of 0 model(s) ()".
+    task_set = TaskSetFactory(benchmark=BenchmarkFactory(kind=kind, name=name))
+    task = TaskFactory(task_set=task_set, family="qa")
+    body = login(client, rita).get(f"/task-sets/{task_set.pk}/").content.decode()
+    assert f'href="{page}"' in body and task.external_id in body
+    for ekphrasis_only in ("Typed Idea Graphs", ">Idea graph<", "Length diagnostics (", "/renders/", "tig-builds/new"):
+        assert ekphrasis_only not in body
+    viewer = client.get(f"/task-sets/{task_set.pk}/tig/{task.pk}/")
+    assert viewer.status_code == 404 and "Ekphrasis task sets only" in viewer.content.decode()
+
+
+def test_an_ekphrasis_task_set_page_keeps_its_idea_graphs_and_length_diagnostics(client, rita):
+    task = TaskFactory()
+    body = login(client, rita).get(f"/task-sets/{task.task_set.pk}/").content.decode()
+    assert "Typed Idea Graphs" in body and "Length diagnostics" in body
+    assert f"/task-sets/{task.task_set.pk}/tig/{task.pk}/" in body and f"/task-sets/{task.task_set.pk}/renders/" in body
