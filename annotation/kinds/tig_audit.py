@@ -76,7 +76,8 @@ class TigAudit(Kind):
     label_model = TigAuditLabel
     content_relations = ("task",)
     categories = tuple(AuditAction.values)
-    keys = (("↑ ↓", "move between criteria"), ("1", "pass"), ("2", "partial"), ("3", "fail"), ("4", "not enough evidence"),
+    keys = (("↑ ↓", "move between criteria (marking one, 1–4, moves on to the next by itself)"), ("1", "pass"),
+            ("2", "partial"), ("3", "fail"), ("4", "not enough evidence"),
             ("1 2 3", "in the action row: accept / revise / exclude"), ("N", "revision note"), ("F", "flag with a note"),
             ("Enter", "submit"), ("S", "skip"), ("I", "instructions"), ("C", "calibration examples"), ("?", "help"))
 

@@ -10,7 +10,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation import dashboard_cache, selectors, services
-from annotation.models import STRATEGIES, Adjudication, Campaign
+from annotation.kinds import kind_for
+from annotation.models import STRATEGIES, Adjudication, Campaign, CampaignKind
 from tests.annotation.factories import (
     Catalogue,
     faithfulness_campaign,
@@ -62,6 +63,17 @@ def test_the_keys_overlay_gives_each_key_its_own_cap(client):
     campaign = tig_campaign(Catalogue(n_tasks=1), annotators=[ann])
     body = login(client, ann).get(f"/annotate/c/{campaign.pk}/").content.decode()
     assert "<kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd>" in body and "<kbd>(action" not in body
+
+
+def test_the_keys_overlay_says_that_a_mark_moves_on_to_the_next_row(client):
+    # annotate.js moves the focus to the next criterion (TIG audit) or component (U-O-S) after a mark; the
+    # overlay did not say so, and following it literally (U-O-S: 3, Tab, 2, Tab, 1) left Originality unscored
+    # and overwrote Surprise.
+    (ann,) = annotators(1)
+    campaign = tig_campaign(Catalogue(n_tasks=1), annotators=[ann])
+    body = login(client, ann).get(f"/annotate/c/{campaign.pk}/").content.decode()
+    assert "marking one, 1–4, moves on to the next by itself" in body
+    assert dict(kind_for(CampaignKind.UOS_RATING).keys)["0–5"].endswith("the focus then moves on to the next")
 
 
 def test_the_labelling_page_of_a_campaign_not_open_to_me_is_forbidden(client):
