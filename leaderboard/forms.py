@@ -35,6 +35,15 @@ class SnapshotCompareForm(forms.Form):
     b = forms.IntegerField(min_value=1, max_value=2**63 - 1)
 
 
+def compare_query_error(form: SnapshotCompareForm, *, what: str, where: str) -> BadRequest:
+    """The 400 of a compare page's malformed ``?a=&b=``, in words: which id is missing or not an id, and where
+    to pick two (the form's own errors read "* a * This field is required." on the page)."""
+    problems = [f"{name} is missing" if not form.data.get(name) else f"{name} is not a {what} id (a whole number from 1)"
+                for name in ("a", "b") if name in form.errors]
+    return BadRequest(f"Compare needs two {what} ids in the address, ?a=…&b=…: {'; '.join(problems)}. "
+                      f"Pick two {what}s {where}.")
+
+
 def compare_pair_from_query(query, rows: QuerySet, *, what: str = "run") -> tuple | None:
     """The two rows a compare page's ``?a=&b=`` name, or None when the query names neither (the page then
     offers the choice): a malformed id is a 400 saying so, an id not among ``rows`` a 404."""
@@ -42,7 +51,7 @@ def compare_pair_from_query(query, rows: QuerySet, *, what: str = "run") -> tupl
         return None
     form = SnapshotCompareForm(query)
     if not form.is_valid():
-        raise BadRequest(f"Compare needs two {what} ids: {form.errors.as_text()}")
+        raise compare_query_error(form, what=what, where="on this page without the query (?a=…&b=…)")
     return get_object_or_404(rows, pk=form.cleaned_data["a"]), get_object_or_404(rows, pk=form.cleaned_data["b"])
 
 

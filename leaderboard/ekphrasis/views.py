@@ -17,7 +17,13 @@ from evalsite.request_checks import id_of
 from leaderboard import charts
 from leaderboard.ekphrasis import judge_runs, results, selectors, tig, uncertainty
 from leaderboard.ekphrasis.models import JudgeRun, LeaderboardSnapshot, TIGBuild
-from leaderboard.forms import DrilldownFilterForm, JudgeRunForm, SnapshotCompareForm, TIGBuildForm
+from leaderboard.forms import (
+    DrilldownFilterForm,
+    JudgeRunForm,
+    SnapshotCompareForm,
+    TIGBuildForm,
+    compare_query_error,
+)
 from leaderboard.models import Benchmark, Task, TaskSet
 from leaderboard.providers import judge_choices
 from leaderboard.roles import is_admin, require_researcher
@@ -103,7 +109,7 @@ def snapshot_compare(request):
     require_researcher(request.user)
     form = SnapshotCompareForm(request.GET)
     if not form.is_valid():
-        raise BadRequest(f"Compare needs two snapshot ids: {form.errors.as_text()}")
+        raise compare_query_error(form, what="snapshot", where="under All snapshots on the Leaderboards page")
     left = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=form.cleaned_data["a"])
     right = get_object_or_404(LeaderboardSnapshot.objects.select_related("run__task_set"), pk=form.cleaned_data["b"])
     differences = results.snapshot_differences(left, right)

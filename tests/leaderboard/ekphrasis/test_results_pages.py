@@ -225,3 +225,18 @@ def test_a_board_where_every_model_scores_alike_says_why_it_shows_no_z(researche
     body = researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
     assert "Every model has the same expected win rate on a dimension" in body
     assert "need at least 3 models" not in body
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("/leaderboards/compare/", "a is missing; b is missing"),
+    ("/leaderboards/compare/?a=1", "b is missing"),
+    ("/leaderboards/compare/?a=x&b=1", "a is not a snapshot id"),
+    ("/c2/compare/?a=1.5&b=2", "a is not a run id"),
+    ("/easel/compare/?b=1", "a is missing"),
+])
+def test_compare_without_two_ids_says_which_is_wrong_and_where_to_pick_two(researcher_client, url, says):
+    # The 400 page printed the form's errors as text: "Compare needs two snapshot ids: * a * This field is required."
+    response = researcher_client.get(url)
+    body = response.content.decode()
+    assert response.status_code == 400 and says in body and "This field is required" not in body and "* a" not in body
+    assert ("under All snapshots on the Leaderboards page" if "/leaderboards/" in url else "on this page without the query") in body
