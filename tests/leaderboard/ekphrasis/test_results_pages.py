@@ -240,3 +240,19 @@ def test_compare_without_two_ids_says_which_is_wrong_and_where_to_pick_two(resea
     body = response.content.decode()
     assert response.status_code == 400 and says in body and "This field is required" not in body and "* a" not in body
     assert ("under All snapshots on the Leaderboards page" if "/leaderboards/" in url else "on this page without the query") in body
+
+
+def test_with_one_snapshot_the_list_says_how_to_get_a_second_to_compare_instead_of_offering_radios(researcher_client, snapshot):
+    # The home page's "Compare" leads here; with one snapshot the section offered two radio buttons, "Pick two",
+    # and no button to press.
+    body = researcher_client.get("/leaderboards/").content.decode()
+    assert "There is only one so far" in body and 'href="#start-run"' in body and 'id="start-run"' in body
+    assert 'name="a"' not in body and "Pick two" not in body
+
+
+def test_with_two_snapshots_the_list_offers_the_compare_choice(researcher_client, snapshot):
+    judge_runs.judge_run_execute_inline(run=judge_runs.judge_run_create(
+        task_set=snapshot.run.task_set, judge_name="simulated", budget_per_task=6, seed=99, dimensions="UEN",
+        config={"n_boot": 100}))
+    body = researcher_client.get("/leaderboards/").content.decode()
+    assert body.count('name="a"') == 2 and "Pick two" in body and "Compare selected" in body
