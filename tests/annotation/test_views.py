@@ -58,6 +58,15 @@ def test_the_labelling_page_carries_the_api_addresses_and_the_keys(client):
     assert "<strong>one</strong>" in body and "<kbd>T</kbd>" in body and "annotate.js" in body
 
 
+def test_the_labelling_page_has_one_heading_naming_the_campaign(client):
+    # The page had no <h1> (its headings were the hidden overlays' <h2>s): a screen reader listing headings
+    # found none for the page itself.
+    (ann,) = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[ann], n_items=1)
+    body = login(client, ann).get(f"/annotate/c/{campaign.pk}/").content.decode()
+    assert body.count("<h1") == 1 and f'<h1 class="work-title"><strong>{campaign.name}</strong>' in body
+
+
 def test_the_keys_overlay_gives_each_key_its_own_cap(client):
     (ann,) = annotators(1)
     campaign = tig_campaign(Catalogue(n_tasks=1), annotators=[ann])
