@@ -78,13 +78,17 @@ class TrainingItemShownForm(_ShownTextsForm):
         fields = ["position", "question", "choices", "answer", "explanation"]
 
 
+#: An item id a lookup can take: past 64 bits SQLite raised OverflowError (a 500) instead of matching nothing.
+ITEM_ID = {"min_value": 1, "max_value": 2**63 - 1}
+
+
 class AdjudicationRequestForm(forms.Form):
-    item = forms.IntegerField(widget=forms.HiddenInput)
+    item = forms.IntegerField(widget=forms.HiddenInput, **ITEM_ID)
     note = forms.CharField(max_length=500, required=False)
 
 
 class AdjudicationResolveForm(forms.Form):
-    item = forms.IntegerField(widget=forms.HiddenInput)
+    item = forms.IntegerField(widget=forms.HiddenInput, **ITEM_ID)
     outcome = forms.CharField(max_length=Adjudication._meta.get_field("outcome").max_length)
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 

@@ -187,7 +187,13 @@ def adjudication_request(request, pk: int):
             messages.success(request, f"Item {where} sent to adjudication.")
         except AnnotationError as exc:
             messages.error(request, exc.message)
+    else:
+        messages.error(request, f"Not sent to adjudication: {_problems(form)}")
     return redirect(reverse("annotation:campaign_dashboard", args=[campaign.pk]) + "#adjudication")
+
+
+def _problems(form) -> str:
+    return "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
 
 
 @require_POST
@@ -203,6 +209,8 @@ def adjudication_resolve(request, pk: int):
             messages.success(request, "Adjudication saved.")
         except AnnotationError as exc:
             messages.error(request, exc.message)
+    else:
+        messages.error(request, f"Not resolved: {_problems(form)}")
     return redirect(reverse("annotation:campaign_dashboard", args=[campaign.pk]) + "#adjudication")
 
 

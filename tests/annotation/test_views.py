@@ -246,6 +246,19 @@ def test_a_strategy_item_is_resolved_with_every_strategy_it_shows(client, rita):
     assert len(outcome) <= Adjudication._meta.get_field("outcome").max_length
 
 
+@pytest.mark.parametrize("action", ["request", "resolve"])
+@pytest.mark.parametrize("item", ["9" * 30, "-1", "abc", ""])
+def test_an_adjudication_form_naming_no_possible_item_says_so_and_is_never_a_500(client, rita, action, item):
+    # An id past 64 bits reached the lookup: SQLite's OverflowError was a 500. An invalid form said nothing.
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
+    login(client, rita)
+    response = client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/{action}", {"item": item, "outcome": "tie"})
+    assert response.status_code == 302
+    page = client.get(response["Location"]).content.decode()
+    assert ("Not sent to adjudication: item:" if action == "request" else "Not resolved: item:") in page
+    assert not Adjudication.objects.exists()
+
+
 def _split_pairwise_item(users, flag_note=""):
     campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users, n_items=1)
     wanted = iter(["A", "B", "tie"])
