@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404
 
 from engine.strict_json import json_decode
 from evalsite.request_checks import out_of_id_range
+from leaderboard.api_contract import MAX_SEED
 from leaderboard.models import Benchmark, SubjectModel, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.runs.errors import RunConfigurationError
@@ -76,7 +77,7 @@ class JudgeRunForm(forms.Form):
     judge = forms.ChoiceField()
     dimensions = forms.CharField(initial="UEN", max_length=3)
     budget_per_task = forms.IntegerField(initial=50, min_value=1, max_value=10000)
-    seed = forms.IntegerField(initial=42)
+    seed = forms.IntegerField(initial=42, min_value=0, max_value=MAX_SEED)  # the API's bounds: past 64 bits was a 500
     novelty_anchor = forms.ChoiceField(choices=[("tig", "TIG population clichés"), ("generic", "Generic anchors")])
     tig_extractor = forms.ChoiceField(required=False, help_text="Empty: the task set's latest finished TIG build.")
     tig_embedder = forms.ChoiceField(required=False)

@@ -5,6 +5,7 @@ non-integer ids in the comparison page's query string."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import pytest
@@ -166,3 +167,34 @@ def test_an_admin_action_on_selected_ids_still_runs(client, adam):
     assert response.status_code == 200
     assert [str(m) for m in response.context["messages"]] == [f"{campaign}: not paused for review; nothing to resume."]
     assert Campaign.objects.get(pk=campaign.pk).status == Campaign.Status.OPEN
+
+
+def _seeded_form(kind: str) -> tuple[str, dict, type]:
+    """A start form of the pages, valid but for its seed: its URL, its fields, and the model it creates."""
+    from leaderboard.c2.models import C2Run
+    from leaderboard.c2.services.imports import c2_tasks_import
+    from leaderboard.ekphrasis.models import JudgeRun
+    from tests.leaderboard.judging_factories import population
+
+    if kind == "judge run":
+        task_set, _ = population(n_models=2, n_tasks=1)
+        return "/runs/new/", {"task_set": task_set.pk, "judge": "simulated", "dimensions": "U",
+                              "budget_per_task": 1, "novelty_anchor": "tig"}, JudgeRun
+    if kind == "C² run":
+        task_set, _ = c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] A door in the sea.\n",
+                                      task_set_name="c2-seeds", version="1")
+        return "/c2/runs/new/", {"task_set": task_set.pk, "models": "simulated-one", "samples": 1, "template": "standard",
+                                 "rater": "simulated", "surprise_policy": "zero"}, C2Run
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
+    return f"/annotate/campaigns/{campaign.pk}/novelty-ablation", {"judge": "simulated"}, JudgeRun
+
+
+@pytest.mark.parametrize("kind", ["judge run", "C² run", "Novelty ablation"])
+@pytest.mark.parametrize("seed", ["9" * 30, "-1"])
+def test_a_start_form_with_a_seed_out_of_range_says_so_and_starts_nothing(client, rita, kind, seed):
+    # The pages' seed fields had no bounds (the API's are 0..2**31-1): 30 nines was a 500 (SQLite's
+    # OverflowError on the insert).
+    url, fields, model = _seeded_form(kind)
+    response = login(client, rita).post(url, {**fields, "seed": seed})
+    assert response.status_code == 302 and not model.objects.exists()
+    assert re.search(r"(Run|Ablation) not started: [^<]*seed", client.get(response["Location"]).content.decode())
