@@ -28,6 +28,7 @@ from annotation.kinds import kind_for
 from annotation.media_access import assignment_image
 from annotation.models import CampaignKind, FlagReason
 from leaderboard.api_contract import text_download
+from leaderboard.forms import form_problems
 from leaderboard.providers import judge_choices
 from leaderboard.roles import require_researcher
 
@@ -160,7 +161,7 @@ def novelty_ablation_start(request, pk: int):
     campaign = _campaign_or_404(pk)
     form = NoveltyAblationForm(request.POST, judges=judge_choices())
     if not form.is_valid():
-        messages.error(request, f"Ablation not started: {form.errors.as_text()}")
+        messages.error(request, f"Ablation not started: {form_problems(form)}")
     else:
         try:
             tig, generic = novelty_ablation.novelty_ablation_runs_start(
@@ -188,12 +189,8 @@ def adjudication_request(request, pk: int):
         except AnnotationError as exc:
             messages.error(request, exc.message)
     else:
-        messages.error(request, f"Not sent to adjudication: {_problems(form)}")
+        messages.error(request, f"Not sent to adjudication: {form_problems(form)}")
     return redirect(reverse("annotation:campaign_dashboard", args=[campaign.pk]) + "#adjudication")
-
-
-def _problems(form) -> str:
-    return "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
 
 
 @require_POST
@@ -210,7 +207,7 @@ def adjudication_resolve(request, pk: int):
         except AnnotationError as exc:
             messages.error(request, exc.message)
     else:
-        messages.error(request, f"Not resolved: {_problems(form)}")
+        messages.error(request, f"Not resolved: {form_problems(form)}")
     return redirect(reverse("annotation:campaign_dashboard", args=[campaign.pk]) + "#adjudication")
 
 

@@ -13,6 +13,17 @@ from leaderboard.protocols import task_set_kind_check
 from leaderboard.runs.errors import RunConfigurationError
 
 
+def form_problems(form: forms.Form) -> str:
+    """A refused form's errors in one line for a message or an error page, each after its field's label:
+    "Seed — Ensure this value is less than or equal to 2147483647. Judge — This field is required."
+    (``form.errors.as_text()`` printed "* seed * Ensure …" on the page, the field's raw name among bullets)."""
+    parts = []
+    for name, errors in form.errors.items():
+        text = " ".join(str(e) for e in errors)
+        parts.append(text if name == forms.forms.NON_FIELD_ERRORS or name not in form.fields else f"{form[name].label} — {text}")
+    return " ".join(parts)
+
+
 class TaskImportForm(forms.Form):
     # An empty file reaches the importer, which says so in the words every import uses.
     file = forms.FileField(allow_empty_file=True, help_text="JSONL (one record per line) or CSV")

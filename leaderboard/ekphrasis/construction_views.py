@@ -13,7 +13,7 @@ from leaderboard.ekphrasis import construction_diagnostics as diagnostics
 from leaderboard.ekphrasis import launch_gates, selectors
 from leaderboard.ekphrasis import task_construction as construction
 from leaderboard.ekphrasis.models import JudgeRun, RejectedCandidate, SourcePool, TaskSetBuild
-from leaderboard.forms import ReasonForm, SourcePoolImportForm, TaskSetBuildForm
+from leaderboard.forms import ReasonForm, SourcePoolImportForm, TaskSetBuildForm, form_problems
 from leaderboard.import_contract import ImportFailed
 from leaderboard.roles import is_admin, require_admin, require_researcher
 
@@ -50,7 +50,7 @@ def source_pool_import(request):
     require_admin(request.user)
     form = SourcePoolImportForm(request.POST, request.FILES)
     if not form.is_valid():
-        messages.error(request, f"Pool not imported: {form.errors.as_text()}")
+        messages.error(request, f"Pool not imported: {form_problems(form)}")
         return redirect("task_set_build_new")
     upload = form.cleaned_data["file"]
     try:

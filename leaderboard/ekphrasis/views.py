@@ -23,6 +23,7 @@ from leaderboard.forms import (
     SnapshotCompareForm,
     TIGBuildForm,
     compare_query_error,
+    form_problems,
 )
 from leaderboard.models import Benchmark, Task, TaskSet
 from leaderboard.providers import judge_choices
@@ -134,7 +135,7 @@ def task_drilldown(request, pk: int, task_pk: int):
     task = get_object_or_404(Task, pk=task_pk, task_set=snapshot.run.task_set)
     form = DrilldownFilterForm(request.GET)
     if not form.is_valid():
-        raise BadRequest(f"Bad drill-down filter: {form.errors.as_text()}")
+        raise BadRequest(f"Bad drill-down filter: {form_problems(form)}")
     filters = form.cleaned_data
     comparisons = selectors.task_comparisons(run=snapshot.run, task=task)
     responses = {}
@@ -246,7 +247,7 @@ def tig_build_new(request, pk: int):
     extractors, embedders = selectors.tig_component_choices()
     form = TIGBuildForm(request.POST, extractors=extractors, embedders=embedders)
     if not form.is_valid():
-        messages.error(request, f"TIG build not started: {form.errors.as_text()}")
+        messages.error(request, f"TIG build not started: {form_problems(form)}")
         return redirect("task_set_detail", pk=pk)
     try:
         build = tig.tig_build_create(task_set=task_set, created_by=request.user, **form.cleaned_data)

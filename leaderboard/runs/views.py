@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
+from leaderboard.forms import form_problems
 from leaderboard.roles import require_researcher
 from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.models import RunJob
@@ -27,7 +28,7 @@ def run_new_from_page(request: HttpRequest, form: forms.Form, *, create: Callabl
     the service's refusal, when it differs) saying why; a created run starts in the background — in the
     embedded default (no broker) it would take the request hostage — and its page ``detail`` follows it."""
     if not form.is_valid():
-        messages.error(request, f"Run not started: {form.errors.as_text()}")
+        messages.error(request, f"Run not started: {form_problems(form)}")
         return redirect(back)
     try:
         run = create(created_by=request.user, **form.run_arguments())

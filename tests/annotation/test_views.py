@@ -255,7 +255,7 @@ def test_an_adjudication_form_naming_no_possible_item_says_so_and_is_never_a_500
     response = client.post(f"/annotate/campaigns/{campaign.pk}/adjudication/{action}", {"item": item, "outcome": "tie"})
     assert response.status_code == 302
     page = client.get(response["Location"]).content.decode()
-    assert ("Not sent to adjudication: item:" if action == "request" else "Not resolved: item:") in page
+    assert ("Not sent to adjudication: Item — " if action == "request" else "Not resolved: Item — ") in page
     assert not Adjudication.objects.exists()
 
 

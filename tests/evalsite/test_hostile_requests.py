@@ -197,4 +197,26 @@ def test_a_start_form_with_a_seed_out_of_range_says_so_and_starts_nothing(client
     url, fields, model = _seeded_form(kind)
     response = login(client, rita).post(url, {**fields, "seed": seed})
     assert response.status_code == 302 and not model.objects.exists()
-    assert re.search(r"(Run|Ablation) not started: [^<]*seed", client.get(response["Location"]).content.decode())
+    assert re.search(r"(Run|Ablation) not started: [^<]*Seed — Ensure this value is", client.get(response["Location"]).content.decode())
+
+
+@pytest.mark.parametrize("kind", ["judge run", "C² run", "Novelty ablation"])
+def test_a_refused_start_form_names_each_field_by_its_label_not_in_raw_bullets(client, rita, kind):
+    # The message was form.errors.as_text(): "Run not started: * task_set * This field is required. * judge …".
+    url, fields, _ = _seeded_form(kind)
+    response = login(client, rita).post(url, {"seed": "x"})
+    page = client.get(response["Location"]).content.decode()
+    assert re.search(r"(Run|Ablation) not started: [^<]*Seed — Enter a whole number\.", page)
+    required = "Rater" if kind == "C² run" else "Judge"
+    assert "* seed" not in page and f"* {required.lower()}" not in page and f"{required} — This field is required." in page
+
+
+def test_a_bad_drill_down_filter_is_a_400_naming_the_filter_by_its_label(client, rita):
+    from leaderboard.ekphrasis import judge_runs
+    from tests.leaderboard.judging_factories import population, simulated_run
+
+    task_set, models = population(n_models=2, n_tasks=1)
+    snapshot = judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=2))
+    response = login(client, rita).get(f"/leaderboards/{snapshot.pk}/tasks/{task_set.tasks.get().pk}/?page=0")
+    body = response.content.decode()
+    assert response.status_code == 400 and "Bad drill-down filter: Page — Ensure this value is greater than or equal to 1." in body
