@@ -4,7 +4,8 @@ A bad id or query string is a 404 or 400, never a 500."""
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.core.exceptions import BadRequest
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 
@@ -37,7 +38,7 @@ def leaderboard(request):
     require_researcher(request.user)
     run_id, valid = _run_id_param(request)
     if not valid:
-        return HttpResponseBadRequest("run must be a run id")
+        raise BadRequest("run must be a C² run id, a whole number as in ?run=2")  # the site's 400 page, not bare text
     run = selectors.leaderboard_run(run_id=run_id)
     if run_id is not None and run is None:
         raise Http404("No finished C² run with that id.")

@@ -108,7 +108,10 @@ def test_exports_carry_the_simulated_marker(client, rita, standard_and_creative)
 
 @pytest.mark.parametrize("query", ["?run=abc", "?run=-1", "?run=1.5"])
 def test_a_bad_run_query_is_a_400(client, rita, query):
-    assert login(client, rita).get(f"/c2/{query}").status_code == 400
+    response = login(client, rita).get(f"/c2/{query}")
+    # the site's 400 page with its navigation (it was the bare text "run must be a run id")
+    assert response.status_code == 400 and "400 · Bad request" in response.content.decode()
+    assert "run must be a C² run id" in response.content.decode()
 
 
 def test_a_run_query_of_non_ascii_digits_is_a_400_not_a_500(client, rita):
