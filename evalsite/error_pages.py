@@ -15,6 +15,7 @@ full or read-only media folder (:class:`evalsite.storage.MediaUnwritable`) is a 
 from __future__ import annotations
 
 import errno
+import re
 import sys
 
 from django.conf import settings
@@ -77,8 +78,25 @@ def bad_request(request: HttpRequest, exception: BaseException | None = None) ->
     return error_response(request, 400, _detail(exception, "The request is malformed."))
 
 
+#: get_object_or_404's own message, which names the model's class ("No LeaderboardSnapshot matches the
+#: given query."): a reader is told the model's verbose name instead ("No leaderboard snapshot has that id.").
+_LOOKUP_MISSED = re.compile(r"No (\w+) matches the given query\.")
+
+
+def _not_found_detail(exception: BaseException | None) -> str:
+    detail = _detail(exception, "There is nothing at this address.")
+    missed = _LOOKUP_MISSED.fullmatch(detail)
+    if missed is None:
+        return detail
+    from django.apps import apps
+
+    names = {model.__name__: str(model._meta.verbose_name) for model in apps.get_models()}
+    name = names.get(missed.group(1))
+    return f"No {name} has that id." if name else "There is nothing at this address."
+
+
 def page_not_found(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
-    return error_response(request, 404, _detail(exception, "There is nothing at this address."))
+    return error_response(request, 404, _not_found_detail(exception))
 
 
 def permission_denied(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:

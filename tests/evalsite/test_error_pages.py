@@ -23,6 +23,17 @@ def test_a_missing_page_is_the_styled_404_with_a_way_back(client):
     assert 'href="/leaderboards/"' in body  # the researcher's way back
 
 
+@pytest.mark.parametrize(("url", "says"), [("/leaderboards/999/", "No leaderboard snapshot has that id."),
+                                           ("/task-sets/999/", "No task set has that id."),
+                                           ("/easel/episodes/999/", "No easel episode has that id.")])
+def test_a_missing_object_is_named_in_words_not_by_its_class(client, url, says):
+    # get_object_or_404's message named the class: "No LeaderboardSnapshot matches the given query."
+    user = UserFactory(username="rita", role="researcher")
+    client.login(username=user.username, password=PASSWORD)
+    body = client.get(url).content.decode()
+    assert says in body and "matches the given query" not in body
+
+
 def test_a_refused_page_is_the_styled_403_naming_the_account(client):
     user = UserFactory(username="ann", role="annotator")
     client.login(username=user.username, password=PASSWORD)
