@@ -14,10 +14,18 @@ class C2RunAdmin(RecordAdmin):
     readonly_fields = ("results", "usage", "code_version", "calls_done", "prompts_done")
 
 
+class VerdictFilter(admin.AllValuesFieldListFilter):
+    """The verdicts found, the empty one (divergent samples are not graded) named: it was a link with no text."""
+
+    def choices(self, changelist):
+        for choice in super().choices(changelist):
+            yield choice | {"display": "none (not graded)"} if choice["display"] == "" else choice
+
+
 @admin.register(C2Sample)
 class C2SampleAdmin(RecordAdmin):
     list_display = ("run", "subject_model", "task", "sample_index", "status", "verdict", "confidence_status", "cluster")
-    list_filter = ("status", "confidence_status", "verdict")
+    list_filter = ("status", "confidence_status", ("verdict", VerdictFilter))
     raw_id_fields = ("run", "task", "subject_model")
 
 

@@ -48,3 +48,11 @@ def test_a_run_record_posted_through_the_admin_is_refused_and_the_c2_page_still_
     finished_run.refresh_from_db()
     assert finished_run.subject_names == ["simulated-one", "simulated-two"]
     assert client.get("/c2/").status_code == 200
+
+
+def test_the_sample_list_names_the_empty_verdict_of_ungraded_samples(client, adam, finished_run):
+    # A divergent sample has no verdict: its filter entry was a link with no text (<a href="?verdict="></a>).
+    finished_run.samples.filter(pk=finished_run.samples.first().pk).update(verdict="")
+    assert client.login(username=adam.username, password=PASSWORD)
+    body = client.get(reverse("admin:c2_c2sample_changelist")).content.decode()
+    assert '<a href="?verdict=">none (not graded)</a>' in body and '<a href="?verdict="></a>' not in body
