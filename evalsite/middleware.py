@@ -1,5 +1,6 @@
 """Login is required everywhere except the login page, static files and health; a crowd study's
-participant reaches their study's pages only; an MTurk study's cookies reach MTurk's frame."""
+participant reaches their study's pages only; an MTurk study's cookies reach MTurk's frame; a visit to
+an address that takes only a form's submission gets the site's 405 page."""
 
 from django.apps import apps
 from django.conf import settings
@@ -79,3 +80,26 @@ class FramedStudyCookies:
                     if "partitioned" not in cookie["path"].lower():
                         cookie["path"] = f"{cookie['path'] or '/'}; Partitioned"
         return response
+
+
+class MethodNotAllowedPage:
+    """A view that takes only a form's POST (Start a run, resume, import …) answers a visit with Django's
+    empty 405, which a browser shows as its own blank error ("HTTP ERROR 405"). A researcher meets it by
+    logging in again after the session ran out mid-form: the login's ``next`` is the form's address. The
+    405 keeps its status and ``Allow`` header and becomes the site's page (JSON on API paths), saying so."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if response.status_code != 405 or getattr(response, "streaming", False) or response.content:
+            return response
+        from evalsite.error_pages import error_response
+
+        allowed = response.get("Allow", "")
+        page = error_response(request, 405, (
+            f"This address takes a form's submission ({allowed}), not a visit, so nothing was done. Go back to "
+            "the page with the form and submit it again."))
+        page["Allow"] = allowed
+        return page

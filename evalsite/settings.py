@@ -118,6 +118,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "evalsite.middleware.LoginRequiredEverywhere",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A visit to a POST-only address: the site's 405 page, not the browser's blank one (evalsite/middleware.py).
+    "evalsite.middleware.MethodNotAllowedPage",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out login into its 429 answer.
     "axes.middleware.AxesMiddleware",

@@ -34,6 +34,29 @@ def test_a_missing_object_is_named_in_words_not_by_its_class(client, url, says):
     assert says in body and "matches the given query" not in body
 
 
+@pytest.mark.parametrize("url", ["/runs/new/", "/c2/runs/new/", "/easel/runs/new/", "/annotate/campaigns/1/novelty-ablation"])
+def test_a_visit_to_a_form_only_address_is_the_styled_405_saying_what_to_do(client, url):
+    # Django's 405 has no body: the browser showed its own blank "HTTP ERROR 405". A researcher lands there by
+    # logging in again after the session ran out mid-form (login's next= is the form's address).
+    user = UserFactory(username="rita", role="researcher")
+    client.login(username=user.username, password=PASSWORD)
+    response = client.get(url)
+    body = response.content.decode()
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert "405 · Not a page to visit" in body and "submit it again" in body and 'href="/leaderboards/"' in body
+
+
+def test_a_405_on_an_api_path_is_json():
+    from django.http import HttpResponseNotAllowed
+
+    from evalsite.middleware import MethodNotAllowedPage
+
+    request = RequestFactory().get("/annotate/api/assignments/x/submit")
+    response = MethodNotAllowedPage(lambda r: HttpResponseNotAllowed(["POST"]))(request)
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert json.loads(response.content)["error"] == "method_not_allowed"
+
+
 def test_a_refused_page_is_the_styled_403_naming_the_account(client):
     user = UserFactory(username="ann", role="annotator")
     client.login(username=user.username, password=PASSWORD)
