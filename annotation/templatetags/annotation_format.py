@@ -49,3 +49,9 @@ def outcome_label(value) -> str:
     if all(p in STRATEGY_DEFINITIONS for p in parts):
         return " + ".join(STRATEGY_DEFINITIONS[p][0] for p in parts)
     return text.replace("_", " ")
+
+
+@register.filter
+def spaced(value) -> str:
+    """A stored code as words: its underscores as spaces ("screened_out" → "screened out")."""
+    return str(value).replace("_", " ")

@@ -52,3 +52,20 @@ def test_monitoring_projects_nothing_without_recent_labels():
     figures = panel_monitoring(study=study)
     assert figures.projected_completion is None and figures.median_active_seconds is None
     assert figures.participants == 0
+
+
+def test_the_study_page_writes_states_as_words(client):
+    # The monitoring headers read "screenedout" and "timedout" (underscores cut), the participants' states
+    # "timed_out".
+    from annotation.models import Participant
+    from tests.factories import PASSWORD
+
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=1)
+    study = participants.panel_study_open(campaign=campaign, panel="prolific")
+    person = participants.participant_enter(study=study, entry=PanelEntry("P1", "S", "X")).participant
+    Participant.objects.filter(pk=person.pk).update(state=Participant.State.TIMED_OUT)
+    rita = UserFactory(username="rita", role="researcher")
+    client.login(username=rita.username, password=PASSWORD)
+    body = client.get(f"/annotate/campaigns/{campaign.pk}/panel/").content.decode()
+    assert '<th scope="col">screened out</th>' in body and '<th scope="col">timed out</th>' in body
+    assert "<td>timed out</td>" in body and "timedout" not in body and "timed_out</td>" not in body
