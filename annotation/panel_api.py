@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 
 from django.shortcuts import get_object_or_404
@@ -41,6 +42,22 @@ def _participant(request, entry: str) -> Participant:
     return participant
 
 
+def participant_progress(progress: annotator_reads.Progress, study: PanelStudy) -> annotator_reads.Progress:
+    """The progress a participant reads: at most their quota (``done`` counts every item, as the quota
+    does). The campaign's bound alone told a participant with a quota of 3 "1 of up to 12 items", and the
+    study ended after the third."""
+    if study.item_quota is None or progress.items_total <= study.item_quota:
+        return progress
+    return dataclasses.replace(progress, items_total=study.item_quota)
+
+
+def _capped(body: dict, study: PanelStudy) -> dict:
+    """An annotator route's answer (skip, revise) with its ``progress`` capped as :func:`participant_progress`."""
+    if isinstance(body.get("progress"), dict) and study.item_quota is not None:
+        body["progress"] = {**body["progress"], "items_total": min(body["progress"]["items_total"], study.item_quota)}
+    return body
+
+
 def _media_url(entry: str, token: str):
     return lambda shown_slot: reverse("annotation:panel_media", args=[entry, token, shown_slot])
 
@@ -53,12 +70,13 @@ class PanelNextApi(AnnotationAPIView):
         participant = _participant(request, entry)
         handed = participants.participant_next(participant=participant)
         if handed is None:
+            progress = annotator_reads.campaign_progress(campaign=participant.campaign, annotator=request.user)
             return Response({"assignment": None, "finished": True,
-                             "progress": annotator_reads.campaign_progress(campaign=participant.campaign,
-                                                                     annotator=request.user).as_dict()})
+                             "progress": participant_progress(progress, participant.study).as_dict()})
         assignment = handed.assignment
         body = annotator_reads.assignment_present(assignment=assignment, media_url=_media_url(entry, assignment.token))
-        return Response({"assignment": body, "finished": False, "progress": handed.progress.as_dict()})
+        return Response({"assignment": body, "finished": False,
+                         "progress": participant_progress(handed.progress, participant.study).as_dict()})
 
 
 class PanelSubmitApi(AnnotationAPIView):
@@ -83,7 +101,8 @@ class PanelSubmitApi(AnnotationAPIView):
         progress = submission.progress or annotator_reads.campaign_progress(campaign=participant.campaign,
                                                                        annotator=request.user)
         return Response({"saved": True, "replayed": submission.replayed, "finished": done.finished,
-                         "active_ms": done.active.active_ms if done.active else None, "progress": progress.as_dict()},
+                         "active_ms": done.active.active_ms if done.active else None,
+                         "progress": participant_progress(progress, participant.study).as_dict()},
                         status=status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED)
 
 
@@ -102,8 +121,10 @@ class PanelSkipApi(SkipApi):
     participant's session reaches no other route)."""
 
     def post(self, request, entry: str, token: str):
-        _participant(request, entry)
-        return super().post(request, token)
+        participant = _participant(request, entry)
+        response = super().post(request, token)
+        _capped(response.data, participant.study)
+        return response
 
 
 class PanelReviseApi(ReviseApi):
@@ -111,8 +132,10 @@ class PanelReviseApi(ReviseApi):
     annotators' change, under the study's link)."""
 
     def post(self, request, entry: str, token: str):
-        _participant(request, entry)
-        return super().post(request, token)
+        participant = _participant(request, entry)
+        response = super().post(request, token)
+        _capped(response.data, participant.study)
+        return response
 
 
 # ---------------------------------------------------------------- researchers (/api/v1/)

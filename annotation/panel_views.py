@@ -25,6 +25,7 @@ from annotation.blinding_recheck import campaign_texts_current
 from annotation.errors import CAMPAIGN_PAUSED_MESSAGE, AnnotationError
 from annotation.kinds import kind_for
 from annotation.models import FlagReason
+from annotation.panel_api import participant_progress
 from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panels import (
     MTURK_FRAME_ANCESTORS,
@@ -280,7 +281,7 @@ def work(request, study: PanelStudy, participant: Participant):
         "campaign": campaign, "study": study, "kind": kind, "participant_page": True,
         "instructions": annotator_reads.markup_render(campaign.instructions),
         "examples": _examples(campaign),
-        "progress": annotator_reads.campaign_progress(campaign=campaign, annotator=request.user),
+        "progress": participant_progress(annotator_reads.campaign_progress(campaign=campaign, annotator=request.user), study),
         "config": {
             "kind": kind.code,
             "next": reverse("annotation:panel_api_next", args=[entry]),

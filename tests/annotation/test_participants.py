@@ -727,3 +727,27 @@ def test_an_mturk_preview_of_a_full_or_closed_study_says_not_to_accept_the_hit()
     assert closed.status_code == 200 and b"do not accept this HIT" in closed.content
     assert b"Accept the HIT</strong> on MTurk to start" not in closed.content
     assert Participant.objects.count() == 0
+
+
+def test_a_participant_with_a_quota_reads_it_as_their_items_up_to_on_every_answer():
+    # The page read "1 of up to 6 items" (the campaign's bound) for a quota of 2, and the study ended after
+    # the second item.
+    _, study = _study(item_quota=2, n_items=3)  # k=2: 3 regular items, up to 3 for anyone
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    _to_work(Participant.objects.get())
+    entry = study.entry_token
+
+    def post(url, body=None):
+        return client.post(url, body or {}, content_type="application/json").json()
+
+    page = client.get(reverse("annotation:panel_work", args=[entry])).content.decode()
+    assert 'aria-valuemax="2"' in page and "of up to 2 items" in page
+    handed = post(reverse("annotation:panel_api_next", args=[entry]))
+    assert handed["progress"]["items_total"] == 2
+    skipped = post(reverse("annotation:panel_api_skip", args=[entry, handed["assignment"]["token"]]), {"reason": "unsure"})
+    assert skipped["progress"]["items_total"] == 2
+    handed = post(reverse("annotation:panel_api_next", args=[entry]))
+    submitted = post(reverse("annotation:panel_api_submit", args=[entry, handed["assignment"]["token"]]),
+                     {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "active_ms": 3000})
+    assert submitted["progress"] == {"done": 1, "assigned": 0, "items_total": 2}
