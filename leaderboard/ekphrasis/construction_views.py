@@ -93,7 +93,7 @@ def rejected_candidate_override(request, pk: int, candidate_pk: int):
     candidate = get_object_or_404(RejectedCandidate, pk=candidate_pk, build_id=pk)
     form = ReasonForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "An override needs a reason.")
+        messages.error(request, f"Not overridden: {form_problems(form)}")
         return redirect("task_set_build_detail", pk=pk)
     try:
         task_set = construction.rejected_candidate_override(candidate=candidate, reason=form.cleaned_data["reason"],
@@ -112,7 +112,7 @@ def launch_gates_override(request, pk: int):
     run = get_object_or_404(JudgeRun, pk=pk)
     form = ReasonForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "An override needs a reason.")
+        messages.error(request, f"Not overridden: {form_problems(form)}")
     else:
         launch_gates.launch_gates_override(run=run, reason=form.cleaned_data["reason"], by=request.user)
         messages.success(request, "Override recorded: human validation may start from this run.")

@@ -55,6 +55,15 @@ def test_only_an_admin_records_an_override_and_it_needs_a_reason(client, rita, a
     assert judge_run_launch_gates(run=finished_run)["cleared"]
 
 
+def test_an_override_reason_over_the_limit_is_refused_saying_so_not_that_it_is_missing(client, adam, finished_run):
+    # A reason of 2001 characters was refused with "An override needs a reason.", and the box had no limit.
+    url = f"/runs/{finished_run.pk}/launch-override"
+    page = login(client, adam).post(url, {"reason": "x" * 2001}, follow=True).content.decode()
+    assert not LaunchGateOverride.objects.exists()
+    assert "Not overridden: Reason — Ensure this value has at most 2000 characters (it has 2001)." in page
+    assert "needs a reason" not in page and 'maxlength="2000"' in page
+
+
 def test_a_response_parsed_anew_after_the_run_changes_the_gates(finished_run):
     from django.utils import timezone
 
