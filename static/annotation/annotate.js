@@ -800,6 +800,10 @@
       $("#flag-note").value = state && state.flag ? state.flag.note : "";
       flagList.querySelectorAll("li").forEach((li) => li.classList.toggle("on", li.dataset.reason === flagReason));
     }
+    // The focus goes into the panel, so a screen reader announces the dialog (it stayed on the page behind,
+    // and the panel opened unannounced); the keys work as before (the card is not a text box).
+    const card = document.querySelector(`#overlay-${name} .overlay-card`);
+    if (card) { card.tabIndex = -1; card.focus(); }
   }
   function closeOverlays() {
     document.querySelectorAll(".overlay").forEach((o) => { o.hidden = true; });

@@ -189,3 +189,26 @@ def test_the_paused_campaigns_message_on_the_queue_is_announced_and_has_focus(li
     page.wait_for_load_state("load")  # static/js/messages_focus.js has run (on DOMContentLoaded)
     assert page.evaluate("() => document.activeElement && document.activeElement.id") == "messages"
     assert _violations(page) == []
+
+
+def test_a_panel_opened_by_its_key_takes_the_focus_and_the_keys_still_work(live_server, browser):
+    # The panels (role=dialog) opened with the focus left on the page behind them, so a screen reader did
+    # not announce them.
+    (user,) = annotators(1, prefix="dialog")
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[user], n_items=1)
+    page = _open(browser, live_server, user, campaign)
+    focused_in = "() => { const o = document.activeElement.closest('.overlay'); return o ? o.id : null; }"
+    for key, overlay in (("?", "overlay-help"), ("i", "overlay-instructions"), ("c", "overlay-calibration")):
+        page.keyboard.press(key)
+        assert page.is_visible(f"#{overlay}") and page.evaluate(focused_in) == overlay
+        page.keyboard.press("Escape")
+        assert not page.is_visible(f"#{overlay}") and page.evaluate(focused_in) is None
+    page.keyboard.press("f")
+    assert page.evaluate(focused_in) == "overlay-flag"
+    page.keyboard.press("1")
+    page.keyboard.type("the visual field is cut off")
+    page.keyboard.press("Enter")  # saves the flag
+    assert not page.is_visible("#overlay-flag") and "cut off" in page.inner_text("#flag-indicator")
+    page.keyboard.press("a")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => /saved|done/i.test(document.getElementById('save-status').textContent + document.getElementById('progress-text').textContent)")
