@@ -374,6 +374,13 @@ def test_the_docs_page_loads_its_assets_from_static_files(client, rita):
     assert "<script>" not in body and "<style>" not in body
 
 
+@pytest.mark.parametrize("url", ["/api/v1/docs/", "/api/v1/redoc/"])
+def test_the_docs_pages_name_their_language(client, rita, url):
+    # <html> had no lang (WCAG 3.1.1, axe's html-has-lang): a screen reader guessed the language.
+    client.force_login(rita)
+    assert '<html lang="en">' in client.get(url).content.decode()
+
+
 def test_list_queries_do_not_grow_with_the_rows(rita, django_assert_max_num_queries):
     client = token_client(rita)
     TaskSetFactory(name="first")
