@@ -62,6 +62,7 @@ __all__ = [
     "bt_design",
     "labels_to_separate",
     "board_budget",
+    "identified_models",
     "simultaneous_critical_value",
 ]
 
@@ -116,7 +117,7 @@ def bt_design(i: np.ndarray, j: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return X
 
 
-def _identified_models(n_models: int, i: np.ndarray, j: np.ndarray, y: np.ndarray) -> np.ndarray:
+def identified_models(n_models: int, i: np.ndarray, j: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Largest strongly connected component of the human win graph (a tie is a win both ways):
     where the plain BT estimate exists (Ford 1957)."""
     src = np.concatenate([j[y > 0], i[y < 1]])  # edge loser -> winner (direction does not matter for SCC)
@@ -342,7 +343,7 @@ def ppi_bradley_terry(
         raise ValueError("judge_paired must hold the judge's outcome on the human comparisons, same order and sides")
     if judge_unpaired is not None and judge_paired is None and ui.size:
         raise ValueError("judge_unpaired needs judge_paired: the judge's bias is measured on the human comparisons")
-    identified_idx = _identified_models(n_models, hi, hj, hy)
+    identified_idx = identified_models(n_models, hi, hj, hy)
     identified = np.zeros(n_models, bool)
     identified[identified_idx] = True
     if identified_idx.size < 2:

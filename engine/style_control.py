@@ -36,7 +36,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from engine.adjectives import adjective_count
-from engine.calibration import _identified_models
+from engine.calibration import identified_models
 
 __all__ = ["STYLE_FEATURES", "StyleControlledBT", "style_features", "style_controlled_bradley_terry"]
 
@@ -113,7 +113,7 @@ def style_controlled_bradley_terry(
     if np.all(y == 0.5):
         raise ValueError(f"every comparison is a tie ({i.size}): no preference for style control to explain")
     # the models whose skill the comparisons identify (engine.calibration's rule); the others get no score
-    ranked = _identified_models(n_models, i, j, y)
+    ranked = identified_models(n_models, i, j, y)
     if ranked.size < 2:
         raise ValueError("no two models are compared with both outcomes: nothing to rank")
     keep = np.isin(i, ranked) & np.isin(j, ranked)
