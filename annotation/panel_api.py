@@ -42,19 +42,23 @@ def _participant(request, entry: str) -> Participant:
     return participant
 
 
+def _items_total_for(study: PanelStudy, items_total: int) -> int:
+    """The "of up to" a participant reads: the campaign's bound, at most their quota (``done`` counts every
+    item, as the quota does). The campaign's bound alone told a participant with a quota of 3 "1 of up to 12
+    items", and the study ended after the third."""
+    return items_total if study.item_quota is None else min(items_total, study.item_quota)
+
+
 def participant_progress(progress: annotator_reads.Progress, study: PanelStudy) -> annotator_reads.Progress:
-    """The progress a participant reads: at most their quota (``done`` counts every item, as the quota
-    does). The campaign's bound alone told a participant with a quota of 3 "1 of up to 12 items", and the
-    study ended after the third."""
-    if study.item_quota is None or progress.items_total <= study.item_quota:
-        return progress
-    return dataclasses.replace(progress, items_total=study.item_quota)
+    """The progress a participant reads (:func:`_items_total_for`)."""
+    return dataclasses.replace(progress, items_total=_items_total_for(study, progress.items_total))
 
 
 def _capped(body: dict, study: PanelStudy) -> dict:
-    """An annotator route's answer (skip, revise) with its ``progress`` capped as :func:`participant_progress`."""
-    if isinstance(body.get("progress"), dict) and study.item_quota is not None:
-        body["progress"] = {**body["progress"], "items_total": min(body["progress"]["items_total"], study.item_quota)}
+    """An annotator route's answer (skip, revise) with its ``progress`` as :func:`participant_progress`."""
+    if isinstance(body.get("progress"), dict):
+        body["progress"] = {**body["progress"],
+                            "items_total": _items_total_for(study, body["progress"]["items_total"])}
     return body
 
 
