@@ -67,6 +67,29 @@ def _float(text: str) -> float | _NonFinite:
     return number if math.isfinite(number) else _NonFinite(text)
 
 
+class _GiveUp(Exception):
+    """Raised by the fast path's hooks on what only the full path can report (not a ValueError, so that
+    it is never mistaken for a decoding error)."""
+
+
+def _plain_pairs(pairs: list[tuple[str, Any]]) -> dict:
+    value = dict(pairs)
+    if len(value) != len(pairs):  # a duplicate key
+        raise _GiveUp
+    return value
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _GiveUp
+    return number
+
+
+def _give_up(text: str) -> None:
+    raise _GiveUp
+
+
 def _too_deep(text: str, limit: int) -> tuple[str, int] | None:
     """None when no array or object nests deeper than ``limit``; else the top-level key it is under
     ("" when not known) and the offset where the limit is passed. A linear scan that skips strings, so
@@ -139,6 +162,20 @@ def json_decode(text: str, *, max_depth: int = MAX_JSON_DEPTH, undecodable: bool
     if too_deep is not None:
         key, offset = too_deep
         return None, [JSONProblem(key, f"nested deeper than {max_depth} levels", text.count("\n", 0, offset) + 1)]
+    if "\\u" not in text and "\x00" not in text and not _SURROGATE.search(text):
+        # No escape, NUL or surrogate in the text, so no decoded string can hold one: the walk below
+        # would only report duplicate keys and non-finite numbers, and these hooks give up on both.
+        # Any give-up or error falls through to the full path, which names every problem.
+        try:
+            return json.loads(text, object_pairs_hook=_plain_pairs, parse_float=_finite_float,
+                              parse_constant=_give_up), []
+        except (_GiveUp, ValueError, RecursionError):
+            pass
+    return _decode_and_walk(text, max_depth, undecodable)
+
+
+def _decode_and_walk(text: str, max_depth: int, undecodable: bool) -> tuple[Any, list[JSONProblem]]:
+    """The full path: decode with stand-ins for every problem, then walk the value to name them."""
     try:
         value = json.loads(
             text.replace("\x00", "\\u0000"),

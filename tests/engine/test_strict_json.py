@@ -72,3 +72,56 @@ def test_a_text_that_cannot_be_decoded_says_on_which_line_it_stops():
     (problem,) = json_decode(deep)[1]
     assert (problem.field, problem.line) == ("b", 3)
     assert json_decode('{"a": {"k": 1, "k": 2}}')[1][0].line == 0  # decoded: the field names it
+
+
+_PIECES = ['"a"', '"b"', '"é"', '"\\u0000"', '"\\ud800"', '"\\ud83d\\ude00"', '"x\\"y"', '"\x00"', '"\ud800"',
+           '"\\u00e9"', "1", "-2.5", "1e400", "NaN", "-Infinity", "true", "null", "12345678901234567890"]
+
+
+def _random_json(rng, depth=0):
+    """A JSON-like text from pieces that are clean, or hostile in one of the ways the walk reports."""
+    roll = rng.random()
+    if depth > 3 or roll < 0.4:
+        return rng.choice(_PIECES)
+    if roll < 0.7:
+        return "[" + ", ".join(_random_json(rng, depth + 1) for _ in range(rng.randrange(4))) + "]"
+    keys = [rng.choice(['"k"', '"l"', '"m"', '"\\u0000"', '"\ud800"', '"n"']) for _ in range(rng.randrange(4))]
+    return "{" + ", ".join(f"{k}: {_random_json(rng, depth + 1)}" for k in keys) + "}"
+
+
+def _mutated(rng, text):
+    """Now and then a text that is not JSON at all (cut short, or with a stray character)."""
+    roll = rng.random()
+    if roll < 0.1 and len(text) > 1:
+        return text[: rng.randrange(1, len(text))]
+    if roll < 0.15:
+        return text + rng.choice(["}", ",", " x"])
+    return text
+
+
+def _types(value):
+    if isinstance(value, dict):
+        return (type(value), [(k, _types(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return (list, [_types(v) for v in value])
+    return type(value)
+
+
+def test_the_fast_path_decodes_every_text_exactly_as_the_full_walk_does():
+    # json_decode skips the walk when the text can hold nothing it reports; 4,000 random texts, clean
+    # and hostile, must give the same value (plain dicts included) and the same problems either way
+    import random
+
+    from engine.strict_json import _decode_and_walk
+
+    rng = random.Random(20261205)
+    clean = 0
+    for _ in range(4000):
+        text = _mutated(rng, _random_json(rng))
+        for undecodable in (False, True):
+            fast = json_decode(text, undecodable=undecodable)
+            full = _decode_and_walk(text, 20, undecodable)
+            assert fast == full, text
+            assert _types(fast[0]) == _types(full[0]), text  # plain dicts and lists all the way down
+        clean += not full[1]
+    assert 500 < clean < 3500  # both paths were exercised
