@@ -15,8 +15,8 @@ Modules (the contract in brief/c2-contract.md, refined here):
   ``grade_code_sample(reply, tests)`` (extract + grade), ``grade_code_many(jobs, *, workers=None)``
   (concurrent, input order), ``CodeTests(inputs, outputs, func_name)`` (``as_json``/``from_json``),
   ``decode_private_tests(text) -> list`` raising ``UnsafePickleError``.
-  Each test runs in a fresh sandbox under :mod:`engine.c2.lcb_harness` (the runner: one input in, the raw
-  output out); :mod:`engine.c2.lcb_compare` — LiveCodeBench's comparison, in the grader
+  Each sample runs in a fresh sandbox under :mod:`engine.c2.lcb_harness` (the runner: compiled once, then
+  one input in, the raw output out, test after test); :mod:`engine.c2.lcb_compare` — LiveCodeBench's comparison, in the grader
   (``stdio_result``, ``call_result``, ``load_json``, ``truncate``).
 * :mod:`engine.c2.sandbox` — ``run_sandboxed(argv | source, *, stdin="", limits=SandboxLimits())
   -> SandboxResult``, ``start_sandboxed(...) -> SandboxSession`` (send, wait_for_lines, line_times,

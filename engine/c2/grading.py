@@ -13,10 +13,11 @@
   ``sub``'s *count* (at most 32 periods removed), a mark is deleted or spaced depending on the *original*
   text, so ``processPunctuation`` can leave a trailing space that ``processDigitArticle`` then removes.
 * LiveCodeBench — ``lcb_runner``: the code is the last fenced block (``extract_code``: lines containing
-  three backticks, the text between the last two); each test runs in a *fresh* sandbox under
-  :mod:`engine.c2.lcb_harness`, which receives that one test's input and answers the raw output
-  (printed text, or the return value as plain JSON) — never an expected output, a comparison or a
-  verdict. The grader compares (:mod:`engine.c2.lcb_compare`, ``testing_util``'s rules) and keeps the
+  three backticks, the text between the last two); each sample runs in a *fresh* sandbox under
+  :mod:`engine.c2.lcb_harness`, which compiles it once (as upstream's ``run_test``: one compile, one
+  ``Solution()``, so state carries from test to test there and here), then receives one test's input at
+  a time and answers the raw output (printed text, or the return value as plain JSON) — never an
+  expected output, a comparison or a verdict; the next input comes only after a passed test. The grader compares (:mod:`engine.c2.lcb_compare`, ``testing_util``'s rules) and keeps the
   time: a test's limit runs from the runner's "compiled" line to its answer on the grader's clock, so
   an answer after the limit is a time limit whatever the code did to its signals, and a runner still
   silent one second past it is killed. Compiling (upstream's ``compile_code`` under the same alarm,
@@ -37,7 +38,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import io
 import json
 import math
@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engine.c2.lcb_compare import call_result, load_json, stdio_result, truncate
-from engine.c2.sandbox import SandboxLimits, SandboxResult, start_sandboxed
+from engine.c2.sandbox import SandboxLimits, SandboxResult, SandboxSession, start_sandboxed
 from engine.strict_json import JSONProblem, json_decode
 
 __all__ = [
@@ -243,7 +243,8 @@ STARTUP_ALLOWANCE_S = 10.0
 #: How long past a test's limit the grader waits for the runner to report upstream's own alarm
 #: (result -3) before it kills the sandbox; an answer in that window is still a time limit.
 ALARM_REPORT_GRACE_S = 1.0
-#: Output a runner may send back per test (the code's printed text or return value as JSON).
+#: Output a runner may send back beyond the expected outputs' own size (the code's printed text or return
+#: values as JSON, all of a sample's tests together).
 RUNNER_OUTPUT_BYTES = 32 * 1024 * 1024
 #: Files (directories, links) the code may have on one of its sandbox's tmpfs mounts: past it the sandbox is
 #: killed and the test is a runtime error, "too many files" (no solution writes files; each takes host memory).
@@ -322,13 +323,14 @@ def _verdict_of(results: Sequence[bool | int]) -> Verdict:
 
 @dataclass(frozen=True)
 class _TestRun:
-    """What one test's sandbox said: ``event`` (the runner's answer, or ``None``), ``elapsed_s`` on
-    the grader's clock, ``phase`` (``"compile"`` or ``"test"``) it ended in and the sandbox's result."""
+    """What the sample's sandbox said for one phase: ``event`` (the runner's answer, or ``None``),
+    ``elapsed_s`` on the grader's clock, ``phase`` (``"compile"`` or ``"test"``) and, once the sandbox
+    has ended, its result (``None`` while it still runs to answer the next test)."""
 
     event: dict[str, Any] | None
     elapsed_s: float
     phase: str
-    run: SandboxResult
+    run: SandboxResult | None
 
 
 def _event(line: str) -> dict[str, Any] | None:
@@ -341,45 +343,61 @@ def _event(line: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) and isinstance(value.get("event"), str) else None
 
 
-def _run_test(code: str, func_name: str | None, given: str, timeout: int) -> _TestRun:
-    """One test in a fresh sandbox: send the code; the runner says "compiling" just before the code
-    first runs, and from there compiling has the test's limit on the grader's clock (module-level code
-    that ignores the runner's alarm gains nothing); once "compiled", send the input, start the clock,
-    wait for the answer until the limit (+ the alarm-report grace), kill what remains."""
+def _sample_limits(tests: CodeTests, timeout: int) -> SandboxLimits:
+    """One sandbox runs all of a sample's tests: a compile phase and each test get the per-test
+    budget (upstream's global timeout is likewise (timeout + 1) per test); the output kept covers the
+    answers to every test (JSON may write a character of the expected output as six bytes)."""
+    phases = len(tests.inputs) + 1
     budget = timeout + ALARM_REPORT_GRACE_S
-    limits = SandboxLimits(
-        cpu_s=2 * timeout + 2, wall_s=STARTUP_ALLOWANCE_S + 2 * budget + 1, memory_mb=CODE_MEMORY_MB,
-        output_bytes=RUNNER_OUTPUT_BYTES, new_processes=False,  # CODE_MEMORY_MB is then the whole sandbox's
+    expected_chars = sum(len(output) for output in tests.outputs)
+    return SandboxLimits(
+        cpu_s=phases * timeout + 2, wall_s=STARTUP_ALLOWANCE_S + phases * budget + 1, memory_mb=CODE_MEMORY_MB,
+        output_bytes=RUNNER_OUTPUT_BYTES + 6 * expected_chars,
+        new_processes=False,  # CODE_MEMORY_MB is then the whole sandbox's
         max_files=CODE_MAX_FILES,
     )
-    with start_sandboxed(_RUNNER_SOURCE, limits=limits) as session:
-        session.send(json.dumps({"code": code, "fn_name": func_name, "timeout": timeout}) + "\n")
-        if not session.wait_for_lines(1, STARTUP_ALLOWANCE_S):  # the runner never started the code
-            return _TestRun(None, 0.0, "compile", session.finish(wait_s=STARTUP_ALLOWANCE_S - (time.monotonic() - session.started)))
-        first = _event(session.stdout_lines()[0])
-        if first is None or first["event"] != "compiling":
-            return _TestRun(first, 0.0, "compile", session.stop())
-        compiling = session.line_times()[0]
-        if not session.wait_for_lines(2, budget - (time.monotonic() - compiling)):  # silent, or ended without a word
-            return _TestRun(None, time.monotonic() - compiling, "compile",
-                            session.finish(wait_s=budget - (time.monotonic() - compiling)))
-        second = _event(session.stdout_lines()[1])
-        compile_s = session.line_times()[1] - compiling
-        if second is not None and second["event"] == "compiled" and compile_s > timeout:
-            second = {"event": "error", "error_message": f"Error during testing: compiling took {compile_s:.2f} s, "
-                                                         f"past the {timeout} s limit"}
-        if second is None or second["event"] != "compiled":
-            return _TestRun(second, compile_s, "compile", session.stop())
-        clock = session.line_times()[1]
-        session.send(json.dumps({"input": given}) + "\n", close=True)
-        answered = session.wait_for_lines(3, budget - (time.monotonic() - clock))
-        if answered:
-            elapsed = session.line_times()[2] - clock
-            # the answer is in: stop the sandbox now rather than wait for the interpreter to wind down
-            return _TestRun(_event(session.stdout_lines()[2]), elapsed, "test", session.stop())
-        # no answer: the runner ended (or closed its channel) — give it the rest of the budget to exit
-        run = session.finish(wait_s=budget - (time.monotonic() - clock))
-        return _TestRun(None, time.monotonic() - clock, "test", run)
+
+
+def _compile(session: SandboxSession, code: str, func_name: str | None, timeout: int) -> _TestRun | None:
+    """Send the code; the runner says "compiling" just before the code first runs, and from there
+    compiling has the test's limit on the grader's clock (module-level code that ignores the runner's
+    alarm gains nothing). ``None`` once "compiled", else why not (the sandbox then ended)."""
+    budget = timeout + ALARM_REPORT_GRACE_S
+    session.send(json.dumps({"code": code, "fn_name": func_name, "timeout": timeout}) + "\n")
+    if not session.wait_for_lines(1, STARTUP_ALLOWANCE_S):  # the runner never started the code
+        return _TestRun(None, 0.0, "compile", session.finish(wait_s=STARTUP_ALLOWANCE_S - (time.monotonic() - session.started)))
+    first = _event(session.stdout_lines()[0])
+    if first is None or first["event"] != "compiling":
+        return _TestRun(first, 0.0, "compile", session.stop())
+    compiling = session.line_times()[0]
+    if not session.wait_for_lines(2, budget - (time.monotonic() - compiling)):  # silent, or ended without a word
+        return _TestRun(None, time.monotonic() - compiling, "compile",
+                        session.finish(wait_s=budget - (time.monotonic() - compiling)))
+    second = _event(session.stdout_lines()[1])
+    compile_s = session.line_times()[1] - compiling
+    if second is not None and second["event"] == "compiled" and compile_s > timeout:
+        second = {"event": "error", "error_message": f"Error during testing: compiling took {compile_s:.2f} s, "
+                                                     f"past the {timeout} s limit"}
+    if second is None or second["event"] != "compiled":
+        return _TestRun(second, compile_s, "compile", session.stop())
+    return None
+
+
+def _answer(session: SandboxSession, index: int, given: str, timeout: int) -> _TestRun:
+    """Test ``index`` in the running sandbox: send its input, start the clock (for the first test, at
+    the "compiled" line), wait for the answer until the limit (+ the alarm-report grace). Without an
+    answer the sandbox is given the rest of the budget to end, and ``run`` holds how it ended."""
+    budget = timeout + ALARM_REPORT_GRACE_S
+    clock = session.line_times()[1] if index == 0 else time.monotonic()
+    session.send(json.dumps({"input": given}) + "\n")
+    line = 2 + index  # "compiling", "compiled", then one answer per test
+    if session.wait_for_lines(line + 1, budget - (time.monotonic() - clock)):
+        event, elapsed = _event(session.stdout_lines()[line]), session.line_times()[line] - clock
+        # a line that is none of the runner's messages: the code wrote it on the channel, and it ends here
+        return _TestRun(event, elapsed, "test", None if event is not None else session.stop())
+    # no answer: the runner ended (or closed its channel) — give it the rest of the budget to exit
+    run = session.finish(wait_s=budget - (time.monotonic() - clock))
+    return _TestRun(None, time.monotonic() - clock, "test", run)
 
 
 def _no_answer(index: int, test_run: _TestRun, outcomes: list[TestOutcome], timeout: int) -> CodeVerdict:
@@ -403,7 +421,7 @@ def _no_answer(index: int, test_run: _TestRun, outcomes: list[TestOutcome], time
     else:
         why = f"the process ended without an answer (exit {run.returncode}): {truncate(run.stderr.strip()[-300:])}"
         if run.truncated:
-            why = f"test {index + 1}'s output exceeded {RUNNER_OUTPUT_BYTES} bytes"
+            why = f"by test {index + 1}, the output exceeded the runner's cap ({RUNNER_OUTPUT_BYTES} bytes beyond the expected)"
     outcomes.append(TestOutcome(index, -3 if ran_out else -4, verdict))
     return CodeVerdict(
         passed=False, result=verdict, tests=tuple(outcomes), lcb_results=(-2,), message=why,
@@ -451,8 +469,8 @@ def _test_result(
 
 def grade_code(code: str | None, tests: CodeTests, *, timeout_s: float = 6.0) -> CodeVerdict:
     """Run ``code`` against ``tests`` with LiveCodeBench semantics (``run_test``, ``check_correctness``),
-    each test in a fresh sandbox that sees only that test's input; the comparison and the clock are the
-    grader's. ``timeout_s`` is upstream's per-test limit (rounded up to whole seconds, as ``signal.alarm``
+    in a fresh sandbox that compiles it once and sees one test's input at a time; the comparison and the
+    clock are the grader's. ``timeout_s`` is upstream's per-test limit (rounded up to whole seconds, as ``signal.alarm``
     takes). Execution stops at the first failure; passes only if every test passes."""
     if code is None or not code.strip():
         return CodeVerdict(passed=False, result="no_code", message="no fenced code block in the reply")
@@ -468,29 +486,26 @@ def grade_code(code: str | None, tests: CodeTests, *, timeout_s: float = 6.0) ->
             )
     results: list[bool | int] = []
     outcomes: list[TestOutcome] = []
-    total_s, wall_s = 0.0, 0.0
+    total_s = 0.0
     metadata: dict[str, Any] = {}
-    for index, (given, expected) in enumerate(zip(tests.inputs, tests.outputs)):
-        test_run = _run_test(code, tests.func_name, given, timeout)
-        wall_s += test_run.run.wall_s
-        if test_run.run.files_limited:  # stopped for it (or over it at its end), whatever it answered
-            return dataclasses.replace(_no_answer(index, test_run, outcomes, timeout), wall_s=wall_s)
-        event = test_run.event or {}
-        if test_run.phase == "compile" and event.get("event") == "error":
-            message = truncate(event.get("error_message", "Error during testing"), 1000)
-            return CodeVerdict(
-                passed=False, result="runtime_error", tests=(TestOutcome(index, -4, "runtime_error"),),
-                lcb_results=(-4,), message=message, metadata={"error_code": -4, "error_message": message},
-                wall_s=wall_s,
-            )
-        if test_run.event is None or test_run.phase == "compile":
-            return dataclasses.replace(_no_answer(index, test_run, outcomes, timeout), wall_s=wall_s)
-        result, metadata = _test_result(test_run, given, expected, expected_values[index], timeout)
-        results.append(result)
-        outcomes.append(TestOutcome(index, result, "passed" if result is True else _verdict_of([result])))
-        if result is not True:
-            break
-        total_s += test_run.elapsed_s
+    with start_sandboxed(_RUNNER_SOURCE, limits=_sample_limits(tests, timeout)) as session:
+        failed = _compile(session, code, tests.func_name, timeout)
+        if failed is not None:
+            return _compile_failure(failed, timeout)
+        for index, (given, expected) in enumerate(zip(tests.inputs, tests.outputs)):
+            test_run = _answer(session, index, given, timeout)
+            if test_run.run is not None:  # the sandbox ended without answering
+                return _no_answer(index, test_run, outcomes, timeout)
+            result, metadata = _test_result(test_run, given, expected, expected_values[index], timeout)
+            results.append(result)
+            outcomes.append(TestOutcome(index, result, "passed" if result is True else _verdict_of([result])))
+            if result is not True:
+                break
+            total_s += test_run.elapsed_s
+        # every answer is in: stop the sandbox now rather than wait for the interpreter to wind down
+        run = session.stop()
+    if run.files_limited:  # stopped for it, or over it at its end, whatever it answered
+        return _no_answer(outcomes[-1].index, _TestRun(None, 0.0, "test", run), outcomes[:-1], timeout)
     # pass_k_utils: a sample is correct only when all results are > 0 (True) — and every test ran
     passed = len(results) == len(tests.inputs) and all(value is True for value in results)
     return CodeVerdict(
@@ -500,8 +515,23 @@ def grade_code(code: str | None, tests: CodeTests, *, timeout_s: float = 6.0) ->
         lcb_results=tuple(results),
         message="" if passed else str(metadata.get("error_message", "")),
         metadata=metadata if not passed else {"execution time": total_s},
-        wall_s=wall_s,
+        wall_s=run.wall_s,
     )
+
+
+def _compile_failure(test_run: _TestRun, timeout: int) -> CodeVerdict:
+    """The code never reached "compiled": upstream's "Error during testing" (-4) when the runner said
+    so, otherwise a run that left no result."""
+    assert test_run.run is not None
+    event = test_run.event or {}
+    if event.get("event") == "error":
+        message = truncate(event.get("error_message", "Error during testing"), 1000)
+        return CodeVerdict(
+            passed=False, result="runtime_error", tests=(TestOutcome(0, -4, "runtime_error"),),
+            lcb_results=(-4,), message=message, metadata={"error_code": -4, "error_message": message},
+            wall_s=test_run.run.wall_s,
+        )
+    return _no_answer(0, test_run, [], timeout)
 
 
 def grade_code_many(

@@ -1,9 +1,10 @@
-"""The runner that executes *one* LiveCodeBench test inside the sandbox, and nothing else.
+"""The runner that executes one LiveCodeBench sample's tests inside the sandbox, one input at a time, and nothing else.
 
 This file is never imported by the engine; :mod:`engine.c2.grading` reads its source and runs it as
-``python3 -I -c <source>`` under :func:`engine.c2.sandbox.start_sandboxed`, once per test, in a fresh
-sandbox. The process never holds an expected output, a comparison or a verdict: it answers what the
-code printed (stdio) or returned (call-based), and the grader, in its own process, decides.
+``python3 -I -c <source>`` under :func:`engine.c2.sandbox.start_sandboxed`, once per graded sample, in a
+fresh sandbox. The process never holds an expected output, a comparison or a verdict: it answers what
+the code printed (stdio) or returned (call-based) for one test input at a time, and the grader, in its
+own process, decides — and sends the next input only when that answer passed.
 
 The conversation, one JSON object per line (stdin from the grader, a private duplicate of stdout
 taken before the code runs as the channel back; the code's own fd 1 goes to /dev/null):
@@ -16,7 +17,10 @@ taken before the code runs as the channel back; the code's own fd 1 goes to /dev
    before the grader's clock starts), and the runner answers one of ``{"event": "output", "text"}``
    (stdio: the captured stdout), ``{"event": "returned", "json"}`` (call-based: the return value,
    serialised by :func:`plain_json`), ``{"event": "unserialisable", "type"}``, or
-   ``{"event": "raised", "error_code": -3|-4, "error"}``.
+   ``{"event": "raised", "error_code": -3|-4, "error"}``;
+3. step 2 again for the next test, with the same compiled code (upstream's ``run_test`` compiles once
+   and calls the same function, or the same ``Solution()`` instance, for every test, so state the code
+   keeps carries over), until the grader stops sending.
 
 Anything the code writes on the channel itself is at most a claim of what it printed or returned —
 the same as answering — never a verdict: comparing with the expected output, the time limit (from the
@@ -307,14 +311,18 @@ def main():
         emit({"event": "error", "error_message": f"Error during testing: {exc}"})
         return
     emit({"event": "compiled"})
-    given = json.loads(requests.readline())["input"]
-    if request.get("fn_name"):
-        try:
-            emit(run_call(method, given, timeout))
-        except json.JSONDecodeError as exc:  # a malformed input line: upstream fails while parsing
-            emit({"event": "error", "error_message": f"Error during testing: {exc}"})
-    else:
-        emit(run_stdio(method, given, timeout))
+    # the same compiled code (and, for LeetCode, the same Solution()) answers every test, as upstream's
+    # run_test calls one method for all of them; the next input comes only once the grader has judged
+    # this answer, and no more after a failure
+    while line := requests.readline():
+        given = json.loads(line)["input"]
+        if request.get("fn_name"):
+            try:
+                emit(run_call(method, given, timeout))
+            except json.JSONDecodeError as exc:  # a malformed input line: upstream fails while parsing
+                emit({"event": "error", "error_message": f"Error during testing: {exc}"})
+        else:
+            emit(run_stdio(method, given, timeout))
 
 
 if __name__ == "__main__":

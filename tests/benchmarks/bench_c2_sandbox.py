@@ -1,10 +1,10 @@
-"""Benchmark: what grading one code sample costs now that each test runs in its own sandbox (issue 23),
-against the single-process harness it replaced, and grading throughput over all cores (C², issue 12).
+"""Benchmark: what grading one code sample costs now that its runner sees one input at a time and the
+grader compares outside (issue 23), against the single-process harness it replaced, and grading throughput over all cores (C², issue 12).
 
 1. Per-sample cost. One LiveCodeBench-style stdin problem with ``--tests`` tests and a correct solution
    is graded ``--repeats`` times by ``engine.c2.grading.grade_code`` — a fresh bubblewrap sandbox per
-   test (seccomp filter, read-only root, capped tmpfs), whose runner sees one input and answers the raw
-   output, compared in the grader — and, as the baseline in the same run, by the harness before issue 23
+   sample (seccomp filter, read-only root, capped tmpfs), whose runner compiles once and is sent one
+   input at a time, answering the raw output, compared in the grader — and, as the baseline in the same run, by the harness before issue 23
    (read from git at commit ``BASELINE_COMMIT``): ONE sandbox per sample running every test in the
    process that held the expected outputs (which model code could reach). The two alternate (pairs),
    so both see the same load on a shared machine. Reported: median ms per sample for both, the median
@@ -87,7 +87,7 @@ def report_per_sample(label: str, harness: str, code: str, tests: CodeTests, rep
     n = len(tests.inputs)
     print(f"{label} ({n} tests, {repeats} alternating pairs):")
     print(f"  baseline: one sandbox, all tests in the harness's process:  median {old_ms:7.1f} ms/sample")
-    print(f"  grade_code: a fresh sandbox per test, compared outside:      median {new_ms:7.1f} ms/sample")
+    print(f"  grade_code: one input at a time, compared outside:          median {new_ms:7.1f} ms/sample")
     print(f"  ratio {ratio:.2f}x the baseline; {(new_ms - old_ms) / n:+.1f} ms per test; "
           f"{new_ms / n:.1f} ms per test in all")
 

@@ -223,10 +223,11 @@ HONEST: dict[str, tuple[str, str]] = {
     "honest_stdio": ("stdio", "a, b = map(int, input().split())\nprint(a + b)"),
     "honest_call": ("call", "class Solution:\n    def append(self, xs, y):\n        return xs + [y]"),
     # scratch files well under the sandbox's file limit (pathlib: stdio runs see upstream's mocked open, and
-    # its reliability_guard leaves no os.getcwd for tempfile nor os.unlink to clean up with)
+    # its reliability_guard leaves no os.getcwd for tempfile nor os.unlink to clean up with); exist_ok, since
+    # all tests run in one process as upstream's, where a bare mkdir() fails the second test ([True, -4])
     "honest_with_scratch_files_stdio": ("stdio", "from pathlib import Path\nfor i in range(50):\n"
                                         "    Path(f'scratch{i}').write_text(str(i))\n"
-                                        "Path('/tmp/work').mkdir()\nPath('/tmp/work/line').write_text(input())\n"
+                                        "Path('/tmp/work').mkdir(exist_ok=True)\nPath('/tmp/work/line').write_text(input())\n"
                                         "a, b = map(int, Path('/tmp/work/line').read_text().split())\n"
                                         "print(a + b)"),
 }

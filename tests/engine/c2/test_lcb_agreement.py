@@ -12,6 +12,11 @@ MIT licence; not vendored) returned for it, recorded on 2026-12-01 with::
         sample = {"input_output": json.dumps(tests.as_json())}
         print(name, evaluate_generations_by_problem(([code], sample, False, timeout))[0][0])
 
+The ``stateful_*`` programs (recorded on 2026-12-05 with the same call) carry state from one test to
+the next: upstream's ``run_test`` compiles the code once and calls the same function — for LeetCode, the
+same ``Solution()`` instance — for every test, so a class attribute or a global that accumulates makes a
+later test pass or fail there; the grader must run a sample's tests in one runner to give the same list.
+
 Upstream runs the code in its own process (no sandbox, no memory limit): only honest programs are
 here — the ones that try to fool the grader are in ``test_hostile_programs.py``, where we
 deliberately differ.
@@ -37,6 +42,9 @@ PROBLEMS = {
     "half": CodeTests(inputs=("4", "3"), outputs=("2.0", "1.5"), func_name="half"),
     "pairs": CodeTests(inputs=("[1, 2]",), outputs=("[[1, 2]]",), func_name="pairs"),
     "count": CodeTests(inputs=('"abca"',), outputs=('{"a": 2, "b": 1, "c": 1}',), func_name="count"),
+    "calls": CodeTests(inputs=("1", "2", "3"), outputs=("1", "2", "3"), func_name="f"),
+    "extend": CodeTests(inputs=("[1, 2]", "[3]"), outputs=("2", "1"), func_name="f"),
+    "scale": CodeTests(inputs=("1", "2"), outputs=("1", "4"), func_name="f"),
 }
 
 SUM = "a, b = map(int, input().split())\nprint(a + b)"
@@ -82,6 +90,23 @@ PROGRAMS: dict[str, tuple[str, str, int]] = {
     "call_dict": ("count", "from collections import Counter\ndef count(s):\n    return dict(Counter(s))", 6),
     "call_counter": ("count", "from collections import Counter\ndef count(s):\n    return Counter(s)", 6),
     "call_module_level_print": ("append", "print('loading')\ndef append(xs, y):\n    print('hi')\n    return xs + [y]", 6),
+    # state that carries from one test to the next (one compile, one Solution() for all tests upstream)
+    "stateful_solution_instance": (
+        "calls",
+        "class Solution:\n    def __init__(self):\n        self.seen = []\n    def f(self, x):\n"
+        "        self.seen.append(x)\n        return len(self.seen)",
+        6,
+    ),
+    "stateful_module_global": ("calls", "count = 0\ndef f(x):\n    global count\n    count += 1\n    return count", 6),
+    "stateful_class_attribute": (  # the classic mutable class attribute: wrong from the second test on
+        "extend", "class Solution:\n    acc = []\n    def f(self, nums):\n        self.acc.extend(nums)\n        return len(self.acc)", 6,
+    ),
+    "stateful_memo_of_the_first_call": (
+        "scale",
+        "class Solution:\n    memo = {}\n    def f(self, x):\n        if 'k' not in self.memo:\n"
+        "            self.memo['k'] = x\n        return self.memo['k'] * x",
+        6,
+    ),
 }
 
 #: evaluate_generations_by_problem's result list for each program (recorded as the docstring says).
@@ -119,6 +144,10 @@ UPSTREAM: dict[str, list[bool | int]] = {
     "call_dict": [True],
     "call_counter": [True],
     "call_module_level_print": [True, True],
+    "stateful_solution_instance": [True, True, True],
+    "stateful_module_global": [True, True, True],
+    "stateful_class_attribute": [True, False],
+    "stateful_memo_of_the_first_call": [True, False],
 }
 
 @needs_sandbox
