@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.c2.lcb_compare import call_result, load_json, stdio_result, truncate
+from engine.c2.lcb_compare import ERROR_DURING_TESTING, call_result, load_json, stdio_result, truncate
 from engine.c2.sandbox import SandboxLimits, SandboxResult, SandboxSession, start_sandboxed
 from engine.strict_json import JSONProblem, json_decode
 
@@ -478,11 +478,15 @@ def grade_code(code: str | None, tests: CodeTests, *, timeout_s: float = 6.0) ->
     expected_values: list[Any] = list(tests.outputs)
     if tests.call_based:
         try:
+            for given in tests.inputs:
+                for line in given.split("\n"):
+                    load_json(line)
             expected_values = [load_json(output) for output in tests.outputs]
-        except ValueError as exc:  # upstream parses every output before running: "Error during testing"
+        except ValueError as exc:  # upstream parses every input and output before the first test runs, so
+            # one it cannot read fails the sample with [-4] "Error during testing" whatever the code does
             return CodeVerdict(
-                passed=False, result="runtime_error", lcb_results=(-4,), message=f"Error during testing: {exc}",
-                metadata={"error_code": -4, "error_message": f"Error during testing: {exc}"},
+                passed=False, result="runtime_error", lcb_results=(-4,), message=f"{ERROR_DURING_TESTING}: {exc}",
+                metadata={"error_code": -4, "error_message": f"{ERROR_DURING_TESTING}: {exc}"},
             )
     results: list[bool | int] = []
     outcomes: list[TestOutcome] = []
@@ -497,6 +501,8 @@ def grade_code(code: str | None, tests: CodeTests, *, timeout_s: float = 6.0) ->
             if test_run.run is not None:  # the sandbox ended without answering
                 return _no_answer(index, test_run, outcomes, timeout)
             result, metadata = _test_result(test_run, given, expected, expected_values[index], timeout)
+            if str(metadata.get("error_message", "")).startswith(ERROR_DURING_TESTING):
+                results = []  # upstream's run_test answers [-4] alone: the passed tests before it are dropped
             results.append(result)
             outcomes.append(TestOutcome(index, result, "passed" if result is True else _verdict_of([result])))
             if result is not True:

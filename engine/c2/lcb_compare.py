@@ -5,7 +5,8 @@ code's own process; here they run in the grader's, on plain data read from the s
 
 * stdio (``grade_stdio``): both sides ``strip()``-ed and split on newlines, each line ``strip()``-ed;
   different line counts → wrong answer; then per line, equal text, or both lines parse as lists of
-  ``Decimal`` tokens that are equal;
+  ``Decimal`` tokens that are equal (a signalling NaN reached by ``==`` raises there, and upstream's
+  ``run_test`` answers -4 "Error during testing" for the whole sample);
 * call-based (``grade_call_based``): the expected output ``json.loads``-ed, the prediction (a tuple
   already turned into a list inside the sandbox) compared with ``==`` — here on the *decoded JSON* of
   the returned value, so the code cannot bring its own ``__eq__``.
@@ -21,7 +22,11 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-__all__ = ["truncate", "storable", "stdio_result", "call_result", "load_json"]
+__all__ = ["ERROR_DURING_TESTING", "truncate", "storable", "stdio_result", "call_result", "load_json"]
+
+#: How upstream's ``run_test`` begins the message of an exception that escaped the per-test handling; it
+#: then answers ``[-4]`` for the whole sample, whatever the tests before it gave.
+ERROR_DURING_TESTING = "Error during testing"
 
 #: Digits an integer in a call-based value may have: upstream raises CPython's limit to this
 #: (``sys.set_int_max_str_digits(50000)`` in compute_code_generation_metrics); the grader's own
@@ -97,14 +102,14 @@ def _token_count_at_most(line: str, limit: int) -> int:
 _TOKEN = re.compile(r"\S+")
 
 
-def _equal_decimals(got: list[Decimal], want: list[Decimal]) -> bool:
-    # the code may print "sNaN": it parses as a signalling NaN, and == on one raises InvalidOperation
-    # under the default context — in the grader, where it would end the batch; upstream's runner died
-    # on it (a failed test), and a NaN equals no number either way
+def _equal_decimals(got: list[Decimal], want: list[Decimal]) -> bool | None:
+    """``got == want``, or ``None`` where upstream's comparison raises: the code may print "sNaN", a
+    signalling NaN, and ``==`` reaching one raises InvalidOperation under the default context — in
+    the grader, where it must not end the batch."""
     try:
         return got == want
     except InvalidOperation:
-        return False
+        return None
 
 
 def stdio_result(prediction: str, given: str, expected: str) -> tuple[bool | int, dict[str, Any]]:
@@ -124,7 +129,13 @@ def stdio_result(prediction: str, given: str, expected: str) -> tuple[bool | int
         want_decimals = _decimal_tokens(want_line)
         if want_decimals is not None and _token_count_at_most(got_line, len(want_decimals)) == len(want_decimals):
             got_decimals = _decimal_tokens(got_line)
-            if got_decimals is not None and _equal_decimals(got_decimals, want_decimals):
+            equal = None if got_decimals is None else _equal_decimals(got_decimals, want_decimals)
+            if got_decimals is not None and equal is None:
+                # upstream compares outside grade_stdio's try: the exception reaches run_test, which
+                # answers [-4] "Error during testing: [<class 'decimal.InvalidOperation'>]"
+                return -4, {"error_code": -4,
+                            "error_message": f"{ERROR_DURING_TESTING}: [<class 'decimal.InvalidOperation'>]"}
+            if equal:
                 continue
         wrong["error_message"] = (
             f"Wrong answer at output_line_idx={index}: {truncate(got_line)} != {truncate(want_line)}"

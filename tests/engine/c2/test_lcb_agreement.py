@@ -12,7 +12,9 @@ MIT licence; not vendored) returned for it, recorded on 2026-12-01 with::
         sample = {"input_output": json.dumps(tests.as_json())}
         print(name, evaluate_generations_by_problem(([code], sample, False, timeout))[0][0])
 
-The ``stateful_*`` programs (recorded on 2026-12-05 with the same call) carry state from one test to
+The ``stateful_*``, ``stdio_signalling_nan_after_a_pass`` and ``call_wrong_before_an_unreadable_input``
+programs (recorded on 2026-12-05 with the same call; the last two: upstream's ``run_test`` answers [-4]
+"Error during testing" for the whole sample). The ``stateful_*`` ones carry state from one test to
 the next: upstream's ``run_test`` compiles the code once and calls the same function — for LeetCode, the
 same ``Solution()`` instance — for every test, so a class attribute or a global that accumulates makes a
 later test pass or fail there; the grader must run a sample's tests in one runner to give the same list.
@@ -45,6 +47,7 @@ PROBLEMS = {
     "calls": CodeTests(inputs=("1", "2", "3"), outputs=("1", "2", "3"), func_name="f"),
     "extend": CodeTests(inputs=("[1, 2]", "[3]"), outputs=("2", "1"), func_name="f"),
     "scale": CodeTests(inputs=("1", "2"), outputs=("1", "4"), func_name="f"),
+    "unreadable_second_input": CodeTests(inputs=("1", "[1,"), outputs=("2", "3"), func_name="f"),
 }
 
 SUM = "a, b = map(int, input().split())\nprint(a + b)"
@@ -67,6 +70,9 @@ PROGRAMS: dict[str, tuple[str, str, int]] = {
     "stdio_extra_line": ("sum", SUM + "\nprint(0)", 6),
     "stdio_decimal_tokens_equal": ("float", "print('0.5 2.0')\nprint('ok   ')", 6),
     "stdio_decimal_tokens_differ": ("float", "print('0.5 2.1')\nprint('ok')", 6),
+    # a signalling NaN makes upstream's list == of Decimals raise InvalidOperation outside the per-test try:
+    # run_test answers [-4] "Error during testing" for the whole sample, dropping the passed tests before it
+    "stdio_signalling_nan_after_a_pass": ("sum", "a, b = map(int, input().split())\nprint(a + b if a == 1 else 'sNaN')", 6),
     "stdio_long_integer": ("power", "print(2 ** int(input()))", 6),
     "stdio_runtime_error": ("sum", "raise ValueError('boom')", 6),
     "stdio_syntax_error": ("sum", "def f(:\n    pass", 6),
@@ -90,6 +96,8 @@ PROGRAMS: dict[str, tuple[str, str, int]] = {
     "call_dict": ("count", "from collections import Counter\ndef count(s):\n    return dict(Counter(s))", 6),
     "call_counter": ("count", "from collections import Counter\ndef count(s):\n    return Counter(s)", 6),
     "call_module_level_print": ("append", "print('loading')\ndef append(xs, y):\n    print('hi')\n    return xs + [y]", 6),
+    # upstream json.loads every input before the first test: one it cannot read is [-4] for the sample
+    "call_wrong_before_an_unreadable_input": ("unreadable_second_input", "def f(x):\n    return 0", 6),
     # state that carries from one test to the next (one compile, one Solution() for all tests upstream)
     "stateful_solution_instance": (
         "calls",
@@ -123,6 +131,7 @@ UPSTREAM: dict[str, list[bool | int]] = {
     "stdio_extra_line": [-2],
     "stdio_decimal_tokens_equal": [True],
     "stdio_decimal_tokens_differ": [-2],
+    "stdio_signalling_nan_after_a_pass": [-4],
     "stdio_long_integer": [True],
     "stdio_runtime_error": [-4],
     "stdio_syntax_error": [-4],
@@ -144,6 +153,7 @@ UPSTREAM: dict[str, list[bool | int]] = {
     "call_dict": [True],
     "call_counter": [True],
     "call_module_level_print": [True, True],
+    "call_wrong_before_an_unreadable_input": [-4],
     "stateful_solution_instance": [True, True, True],
     "stateful_module_global": [True, True, True],
     "stateful_class_attribute": [True, False],

@@ -33,9 +33,20 @@ def test_stdio_text_that_is_not_decimal_must_match_exactly() -> None:
 
 
 @pytest.mark.parametrize(("printed", "expected"), [("sNaN", "3"), ("1 sNaN", "1 2"), ("-sNaN", "0"), ("sNaN", "NaN")])
-def test_stdio_a_printed_signalling_nan_is_a_wrong_answer_not_a_grader_exception(printed: str, expected: str) -> None:
-    # Decimal("sNaN") parses, and == on it raises InvalidOperation under the default context
+def test_stdio_a_printed_signalling_nan_is_upstreams_error_during_testing_not_a_grader_exception(
+    printed: str, expected: str
+) -> None:
+    """Decimal("sNaN") parses, and == reaching it raises InvalidOperation under the default context.
+    Upstream's grade_stdio compares outside its per-test try, so run_test answers [-4] "Error during
+    testing: [<class 'decimal.InvalidOperation'>]" (LiveCodeBench testing_util.py, HEAD 28fef95)."""
     result, metadata = stdio_result(printed, "", expected + "\n")
+    assert result == -4
+    assert metadata["error_message"] == "Error during testing: [<class 'decimal.InvalidOperation'>]"
+
+
+def test_stdio_a_signalling_nan_after_a_differing_token_is_a_wrong_answer() -> None:
+    # list == stops at the first unequal pair (1 != 2) before it reaches the sNaN: no exception upstream
+    result, metadata = stdio_result("1 sNaN", "", "2 2\n")
     assert result == -2 and metadata["error_message"].startswith("Wrong answer at output_line_idx=0")
 
 
