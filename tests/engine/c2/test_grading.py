@@ -270,6 +270,36 @@ def test_infinite_loop_is_a_time_limit() -> None:
 
 
 @needs_sandbox
+def test_each_test_has_its_own_limit_in_the_samples_one_runner() -> None:
+    """Upstream sets ``signal.alarm(timeout)`` afresh for every test (testing_util.grade_stdio): three
+    tests of 0.6 s each pass a 1 s limit, though they run in one process one after the other."""
+    tests = CodeTests(inputs=("1 2\n", "10 20\n", "5 5\n"), outputs=("3\n", "30\n", "10\n"))
+    verdict = grade_code("import time\ntime.sleep(0.6)\na, b = map(int, input().split())\nprint(a + b)", tests, timeout_s=1)
+    assert verdict.passed, verdict.message
+
+
+@needs_sandbox
+def test_sleeping_past_the_limit_in_a_later_test_is_that_tests_time_limit() -> None:
+    code = "import time\na, b = map(int, input().split())\nif a == 10:\n    time.sleep(5)\nprint(a + b)"
+    verdict = grade_code(code, STDIN_SUM, timeout_s=1)
+    assert verdict.result == "time_limit"
+    assert [t.verdict for t in verdict.tests] == ["passed", "time_limit"]
+
+
+@needs_sandbox
+def test_an_answer_written_ahead_on_the_channel_is_only_a_claim_for_the_next_test() -> None:
+    """One runner answers every test of the sample, and the grader reads the channel's lines in order:
+    the claim the code writes there during the first test answers the first, the runner's own answer
+    to the first is then read as the second's (whose input is sent only after the first passed) — a
+    claim made without that input, wrong here, and never a verdict."""
+    forge = ("import json, os\nclaim = (json.dumps({'event': 'output', 'text': '3\\n'}) + '\\n').encode()\n"
+             "for fd in range(3, 16):\n    try:\n        os.write(fd, claim)\n    except OSError:\n        pass\n")
+    verdict = grade_code("a, b = map(int, input().split())\nprint(a + b)\n" + forge, STDIN_SUM, timeout_s=1)
+    assert not verdict.passed
+    assert verdict.lcb_results[0] is True and verdict.result == "wrong_answer"
+
+
+@needs_sandbox
 def test_memory_hog_is_a_runtime_error() -> None:
     verdict = grade_code("x = bytearray(8 * 1024 ** 3)", STDIN_SUM)
     assert verdict.result == "runtime_error"
