@@ -120,6 +120,14 @@ def test_vqa_number_words_match_digits_once_answers_differ() -> None:
     assert vqa_accuracy("two", ["two"] * 9 + ["2"]) == 1.0
 
 
+def test_vqa_non_ascii_text_is_processed_as_under_python_3() -> None:
+    """The choice where vqaEval.py (Python 2) and its Python 3 ports differ; on ASCII they agree. Run
+    under Python 2.7.18 the official ``evaluate`` scores both of these 100.0: there ``İ``.lower() is
+    ``i`` and ``\\d`` matches ASCII digits only, so the Arabic-Indic "٣.٥" loses its period."""
+    assert vqa_accuracy("İstanbul", ["istanbul"] * 5 + ["x"] * 5) == 0.0
+    assert vqa_accuracy("٣.٥", ["٣.٥"] * 3 + ["٣٥"] * 7) == pytest.approx(0.9)
+
+
 def test_vqa_skips_all_processing_when_the_answers_agree() -> None:
     # quirk: ten identical answers are compared raw, so case and punctuation then matter
     assert vqa_accuracy("t-shirt", ["t-shirt"] * 10) == 1.0
