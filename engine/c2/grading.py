@@ -20,8 +20,10 @@
   :mod:`engine.c2.lcb_harness`, which compiles it once (as upstream's ``run_test``: one compile, one
   ``Solution()``, so state carries from test to test there and here), then receives one test's input at
   a time and answers the raw output (printed text, or the return value as plain JSON) — never an
-  expected output, a comparison or a verdict; the next input comes only after a passed test. The grader compares (:mod:`engine.c2.lcb_compare`, ``testing_util``'s rules) and keeps the
-  time: a test's limit runs from the runner's "compiled" line to its answer on the grader's clock, so
+  expected output, a comparison or a verdict; the next input comes only after a passed test. The
+  grader compares (:mod:`engine.c2.lcb_compare`, ``testing_util``'s rules) and keeps the time: a test's
+  limit runs from the runner's "compiled" line (the first test) or from sending its input (the next
+  ones) to its answer on the grader's clock, so
   an answer after the limit is a time limit whatever the code did to its signals, and a runner still
   silent one second past it is killed. Compiling (upstream's ``compile_code`` under the same alarm,
   where module-level code runs) has the same limit from the runner's "compiling" line: past it, the
