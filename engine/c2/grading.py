@@ -475,8 +475,8 @@ def _test_result(
 def grade_code(code: str | None, tests: CodeTests, *, timeout_s: float = 6.0) -> CodeVerdict:
     """Run ``code`` against ``tests`` with LiveCodeBench semantics (``run_test``, ``check_correctness``),
     in a fresh sandbox that compiles it once and sees one test's input at a time; the comparison and the
-    clock are the grader's. ``timeout_s`` is upstream's per-test limit (rounded up to whole seconds, as ``signal.alarm``
-    takes). Execution stops at the first failure; passes only if every test passes."""
+    clock are the grader's. ``timeout_s`` is upstream's per-test limit (rounded up to whole seconds, as
+    ``signal.alarm`` takes). Execution stops at the first failure; passes only if every test passes."""
     if code is None or not code.strip():
         return CodeVerdict(passed=False, result="no_code", message="no fenced code block in the reply")
     timeout = max(1, math.ceil(timeout_s))
