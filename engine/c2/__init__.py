@@ -13,11 +13,12 @@ Modules (the contract in brief/c2-contract.md, refined here):
   ``extract_code_block`` (``None`` without two fence lines), ``grade_code(code, tests, *, timeout_s=6.0)
   -> CodeVerdict`` (passed, result, tests: tuple[TestOutcome], lcb_results, message, metadata, wall_s),
   ``grade_code_sample(reply, tests)`` (extract + grade), ``grade_code_many(jobs, *, workers=None)``
-  (concurrent, input order), ``CodeTests(inputs, outputs, func_name)`` (``as_json``/``from_json``),
-  ``decode_private_tests(text) -> list`` raising ``UnsafePickleError``.
+  (concurrent, input order), ``CodeTests(inputs, outputs, func_name)`` (``as_json``/``from_json``).
   Each sample runs in a fresh sandbox under :mod:`engine.c2.lcb_harness` (the runner: compiled once, then
-  one input in, the raw output out, test after test); :mod:`engine.c2.lcb_compare` — LiveCodeBench's comparison, in the grader
-  (``stdio_result``, ``call_result``, ``load_json``, ``truncate``).
+  one input in, the raw output out, test after test); :mod:`engine.c2.lcb_compare` — LiveCodeBench's
+  comparison, in the grader (``stdio_result``, ``call_result``, ``load_json``, ``truncate``).
+* :mod:`engine.c2.lcb_private_tests` — ``decode_private_tests(text) -> list`` (base64 → zlib → pickle read
+  with no global resolved) raising ``UnsafePickleError`` or ``PickledJSONError``.
 * :mod:`engine.c2.sandbox` — ``run_sandboxed(argv | source, *, stdin="", limits=SandboxLimits())
   -> SandboxResult``, ``start_sandboxed(...) -> SandboxSession`` (send, wait_for_lines, line_times,
   stop, finish), ``seccomp_filter()``, ``SandboxUnavailable``, ``sandbox_available()``;

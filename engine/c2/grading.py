@@ -35,23 +35,16 @@
   and our verdict is ``time_limit`` or ``runtime_error``; so is a test whose sandbox had more than
   :data:`CODE_MAX_FILES` files on one of its tmpfs mounts (``runtime_error``, "too many files", even
   if it answered: it is killed when the count passes, and the count is taken once more at its end).
-* ``decode_private_tests`` — LiveCodeBench's base64 → zlib → pickle (of a JSON string), with a restricted
-  unpickler instead of ``pickle.loads``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import io
 import json
 import math
 import os
-import pickle
 import re
 import string
 import time
-import zlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -60,14 +53,11 @@ from typing import Any, Literal
 
 from engine.c2.lcb_compare import ERROR_DURING_TESTING, call_result, load_json, stdio_result, truncate
 from engine.c2.sandbox import SandboxLimits, SandboxResult, SandboxSession, start_sandboxed
-from engine.strict_json import JSONProblem, json_decode
 
 __all__ = [
     "CodeTests",
     "CodeVerdict",
     "TestOutcome",
-    "UnsafePickleError",
-    "PickledJSONError",
     "VERDICTS",
     "LCB_RESULT_CODES",
     "triviaqa_normalize",
@@ -81,7 +71,6 @@ __all__ = [
     "grade_code",
     "grade_code_many",
     "grade_code_sample",
-    "decode_private_tests",
 ]
 
 # --------------------------------------------------------------------------------------------------
@@ -562,87 +551,3 @@ def grade_code_many(
 def grade_code_sample(reply: str, tests: CodeTests, *, timeout_s: float = 6.0) -> CodeVerdict:
     """Extract the last fenced block of a model's reply and grade it (``no_code`` without one)."""
     return grade_code(extract_code_block(reply), tests, timeout_s=timeout_s)
-
-
-# --------------------------------------------------------------------------------------------------
-# LiveCodeBench private tests
-# --------------------------------------------------------------------------------------------------
-
-
-class UnsafePickleError(ValueError):
-    """The pickle asks for a global (a class or function) — refused; only plain data is admitted."""
-
-
-class PickledJSONError(ValueError):
-    """The pickled text is JSON that the strict reader refuses (:func:`engine.strict_json.json_decode`:
-    a duplicate key, NaN/Infinity, …); ``problems`` name each field by its path in that JSON."""
-
-    def __init__(self, problems: Sequence[JSONProblem]) -> None:
-        self.problems = list(problems)
-        super().__init__("; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in self.problems))
-
-
-class _PlainDataUnpickler(pickle.Unpickler):
-    """An unpickler that resolves no global at all: a pickle of str/bytes/numbers/bool/None and
-    list/tuple/dict/set/frozenset needs none, anything else (os.system, builtins.eval, a class) does."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise UnsafePickleError(f"pickle refers to the global {module}.{name}; only plain data is allowed")
-
-    def persistent_load(self, pid: Any) -> Any:
-        raise UnsafePickleError("pickle uses a persistent id; only plain data is allowed")
-
-
-_PLAIN = (str, bytes, int, float, bool, type(None))
-
-
-def _check_plain(value: Any, depth: int = 0) -> None:
-    if depth > 100:
-        raise UnsafePickleError("pickle nests deeper than 100 levels")
-    if isinstance(value, _PLAIN):
-        return
-    if isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            _check_plain(item, depth + 1)
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_plain(key, depth + 1)
-            _check_plain(item, depth + 1)
-        return
-    raise UnsafePickleError(f"pickle holds a {type(value).__name__}; only plain data is allowed")
-
-
-def decode_private_tests(text: str) -> list[Any]:
-    """LiveCodeBench ``private_test_cases``: base64 → zlib → pickle → (a JSON string) → list.
-
-    The pickle is read by an unpickler whose ``find_class`` refuses every global, so nothing but plain
-    containers, strings and numbers can come out (never ``pickle.loads``). Raises
-    :class:`UnsafePickleError` for any global, :class:`PickledJSONError` when the pickled text is JSON
-    the strict reader refuses, ``ValueError`` for anything that is not this encoding.
-    """
-    try:
-        raw = zlib.decompress(base64.b64decode(text.encode("utf-8"), validate=False))
-    except (binascii.Error, zlib.error, ValueError) as exc:
-        raise ValueError(f"not base64 of zlib data: {exc}") from exc
-    try:
-        value = _PlainDataUnpickler(io.BytesIO(raw)).load()
-    except UnsafePickleError:
-        raise
-    except Exception as exc:  # a malformed pickle raises many types (UnpicklingError, EOFError, ...)
-        raise ValueError(f"not a readable pickle: {exc}") from exc
-    _check_plain(value)
-    if isinstance(value, (str, bytes)):
-        # upstream: json.loads(pickle.loads(...)); read strictly, as every JSON the site imports
-        try:
-            text = value.decode("utf-8") if isinstance(value, bytes) else value
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"the pickled text is not UTF-8: {exc}") from exc
-        value, problems = json_decode(text)
-        if value is None and problems:
-            raise ValueError(f"the pickled text is not JSON: {problems[0].message}")
-        if problems:
-            raise PickledJSONError(problems)
-    if not isinstance(value, list):
-        raise ValueError(f"expected a list of test cases, got {type(value).__name__}")
-    return value

@@ -22,7 +22,7 @@ Record formats read (field names as in the official releases):
 * LiveCodeBench (``test.jsonl`` of code_generation_lite): ``question_id``, ``question_title``,
   ``question_content``, ``starter_code``, ``public_test_cases`` (JSON string: list of {input, output,
   testtype}), ``private_test_cases`` (JSON string, or base64 → zlib → pickle of a JSON string — decoded by
-  :func:`engine.c2.grading.decode_private_tests`, never ``pickle.loads``), ``metadata`` (JSON string with
+  :func:`engine.c2.lcb_private_tests.decode_private_tests`, never ``pickle.loads``), ``metadata`` (JSON string with
   ``func_name`` for functional problems), ``platform``, ``difficulty``, ``contest_date``.
 * OK-VQA (VQA v2 format): questions ``{"questions": [{"image_id", "question", "question_id"}]}`` and
   annotations ``{"annotations": [{"question_id", "image_id", "answers": [ten {"answer", ...}], ...}]}``;
@@ -45,7 +45,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from engine.c2.grading import CodeTests, PickledJSONError, UnsafePickleError, decode_private_tests
+from engine.c2.grading import CodeTests
+from engine.c2.lcb_private_tests import PickledJSONError, UnsafePickleError, decode_private_tests
 from engine.strict_json import JSONProblem, json_decode
 
 __all__ = [
