@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Lower
 
 
 class Panel(models.TextChoices):
@@ -124,7 +125,14 @@ class Participant(models.Model):
     study = models.ForeignKey(PanelStudy, on_delete=models.CASCADE, related_name="participants")
     campaign = models.ForeignKey("annotation.Campaign", on_delete=models.CASCADE, related_name="participants")
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="panel_participant")
-    panel_id = models.CharField(max_length=64, help_text="PROLIFIC_PID, MTurk workerId or the generic panel's id.")
+    panel_id = models.CharField(max_length=64, help_text="PROLIFIC_PID, MTurk workerId or the generic panel's id, "
+                                                         "as the panel first sent it (the one to pay).")
+    #: What identifies the person (annotation.panels.panel_id_key: trimmed, lower case): the same id in
+    #: another case is the same participant, so uniqueness and look-ups go by this, never by ``panel_id``.
+    #: A participant made before ids were matched this way, whose id differs only in case from an earlier
+    #: participant's of the same campaign, holds ``<key>~<pk>`` (migration 0013): kept and paid as before,
+    #: but no entry resolves to it ('~' is never in an id).
+    panel_key = models.CharField(max_length=80)
     panel_study_id = models.CharField(max_length=64, blank=True, help_text="Prolific STUDY_ID; MTurk hitId.")
     panel_session_id = models.CharField(max_length=64, blank=True, help_text="Prolific SESSION_ID; MTurk assignmentId.")
     turk_submit_to = models.CharField(max_length=200, blank=True)
@@ -145,7 +153,9 @@ class Participant(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "panel_id"], name="participant_one_per_panel_id"),
+            models.UniqueConstraint(fields=["campaign", "panel_key"], name="participant_one_per_panel_key"),
+            models.CheckConstraint(condition=Q(panel_key=Lower("panel_id")) | Q(panel_key__contains="~"),
+                                   name="participant_panel_key_is_lowered_id"),
             models.CheckConstraint(
                 condition=Q(state__in=["training", "working", "completed", "screened_out", "returned", "timed_out"]),
                 name="participant_state_known",
@@ -218,10 +228,13 @@ class BlockedPanelId(models.Model):
     participant = models.OneToOneField(Participant, on_delete=models.CASCADE, related_name="block")
     panel = models.CharField(max_length=16, choices=Panel.choices)
     panel_id = models.CharField(max_length=64)
+    #: The blocked id's :func:`annotation.panels.panel_id_key`: entry checks this, so a change of case
+    #: does not lift a block.
+    panel_key = models.CharField(max_length=80)
     blocked_at = models.DateTimeField()
 
     class Meta:
-        indexes = [models.Index(fields=["panel", "panel_id"], name="blockedpanelid_lookup")]
+        indexes = [models.Index(fields=["panel", "panel_key"], name="blockedpanelid_key_lookup")]
 
     def __str__(self) -> str:
         return f"{self.panel} {self.panel_id} blocked"

@@ -32,6 +32,7 @@ from annotation.panels import (
     PanelParamsInvalid,
     entry_params_parse,
     mturk_submit_url,
+    panel_id_key,
     prolific_completion_url,
 )
 from annotation.training import training_answer, training_step
@@ -188,7 +189,7 @@ def _finished_entry(request, study: PanelStudy):
     if given.preview:
         return None
     participant = Participant.objects.select_related("study", "user", "campaign").filter(
-        study=study, panel_id=given.panel_id).first()
+        study=study, panel_key=panel_id_key(given.panel_id)).first()
     if participant is None or (participant.panel_study_id, participant.panel_session_id) != (
             given.study_id, given.session_id):
         return None

@@ -11,9 +11,15 @@ pastes into the panel, and where the participant goes when done.
   ``<turkSubmitTo>/mturk/externalSubmit``.
 * A generic panel appends its own id under a parameter the researcher names (default ``pid``).
 
-Ids are refused unless they are 1–64 characters of ``[A-Za-z0-9_-]`` starting with a letter or digit:
-an unsubstituted placeholder, markup, a path or an over-long value never becomes a participant. A
-parameter given twice with two different well-formed values is refused too (neither is taken).
+Ids are refused unless they are 1–64 characters of ``[A-Za-z0-9_-]`` starting with a letter or digit
+(surrounding whitespace, which a link pasted by hand may carry, is trimmed first): an unsubstituted
+placeholder, markup, a path or an over-long value never becomes a participant. A parameter given twice
+with two different well-formed values is refused too (neither is taken).
+
+A panel id names a person whatever its letter case: Prolific PIDs are lower-case hex, MTurk worker ids
+upper-case, and no panel issues two ids that differ only in case. So a participant is found, made unique,
+blocked and refused a second code by :func:`panel_id_key` of their id, never by the id as typed: a
+worker blocked as ``A1B2C3`` cannot come back as ``a1b2c3``.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ def _given(params: Mapping[str, str], name: str, problems: list[str], well_forme
     (``_CONFLICT``, the problem said). All malformed: the last, whose problem the caller reports."""
     getlist = getattr(params, "getlist", None)
     values = list(getlist(name)) if getlist is not None else [params.get(name)]
+    values = [v.strip() if isinstance(v, str) else v for v in values]
     distinct = list(dict.fromkeys(v for v in values if v is not None and v != ""))
     if len(distinct) <= 1:
         return distinct[0] if distinct else None
@@ -152,6 +159,12 @@ def entry_params_parse(*, panel: str, params: Mapping[str, str], id_param: str =
     return entry
 
 
+def panel_id_key(panel_id: str) -> str:
+    """What identifies a panel id: trimmed and in lower case (module docstring). Ids are ASCII
+    (:data:`PANEL_ID_PATTERN`), so this is the database's ``LOWER()`` too."""
+    return panel_id.strip().lower()
+
+
 def entry_placeholders(*, panel: str, id_param: str = "pid") -> dict[str, str]:
     """The query the researcher pastes into the panel: each parameter with the panel's placeholder.
     MTurk appends its parameters itself (none to paste)."""
@@ -189,5 +202,6 @@ __all__ = [
     "entry_placeholders",
     "entry_query",
     "mturk_submit_url",
+    "panel_id_key",
     "prolific_completion_url",
 ]

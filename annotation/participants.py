@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from annotation.blinding import IdentityMatcher, texts_identity_problems
 from annotation.blinding_recheck import campaign_texts_writing
-from annotation.errors import AnnotationError, CampaignNotOpen, CampaignPaused, ItemsInvalid, NotAllowed
+from annotation.errors import AnnotationError, Busy, CampaignNotOpen, CampaignPaused, ItemsInvalid, NotAllowed
 from annotation.kinds.base import refused_excerpt
 from annotation.models import Assignment, Campaign, CampaignAnnotator, ItemSlot
 from annotation.panel_models import (
@@ -41,7 +41,7 @@ from annotation.panel_models import (
     Participant,
     TrainingItem,
 )
-from annotation.panels import PARAM_NAME_PATTERN, PanelEntry
+from annotation.panels import PARAM_NAME_PATTERN, PanelEntry, panel_id_key
 from annotation.participant_release import (
     participant_complete_locked,
     participant_held_release,
@@ -228,16 +228,20 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | N
     participant who finished with a code, entering under another submission (:class:`AlreadyTookPart`).
     MTurk: a worker still on their path who accepted the HIT again holds a new assignment, recorded; a
     finished one keeps the assignment they finished under."""
-    now = now or timezone.now()
+    return _participant_enter(study=study, entry=entry, now=now or timezone.now(), race_lost=False)
+
+
+def _participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime, race_lost: bool) -> Entered:
     if entry.preview:
         raise NotAllowed("Previewing: accept the HIT to start.")
-    if BlockedPanelId.objects.filter(panel=study.panel, panel_id=entry.panel_id).exclude(
+    key = panel_id_key(entry.panel_id)
+    if BlockedPanelId.objects.filter(panel=study.panel, panel_key=key).exclude(
             participant__campaign_id=study.campaign_id).exists():
         # The campaign that blocked them shows their ended participation instead (its verdict).
         raise NotAllowed("You cannot take part in this study: a researcher of this site ended your participation "
                          "in another of its studies.")
     existing = Participant.objects.select_related("user", "study").filter(campaign_id=study.campaign_id,
-                                                                           panel_id=entry.panel_id).first()
+                                                                           panel_key=key).first()
     if existing is not None:
         if _code_given(existing) and study.panel != Panel.GENERIC and entry.session_id != existing.panel_session_id:
             # Their code is for the submission they finished in (Prolific's SESSION_ID, MTurk's assignmentId):
@@ -272,16 +276,18 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | N
             CampaignAnnotator.objects.create(campaign=campaign, annotator=user)
             deadline = now + timedelta(minutes=study.time_limit_minutes) if study.time_limit_minutes else None
             participant = Participant.objects.create(
-                study=study, campaign=campaign, user=user, panel_id=entry.panel_id, panel_study_id=entry.study_id,
+                study=study, campaign=campaign, user=user, panel_id=entry.panel_id, panel_key=key,
+                panel_study_id=entry.study_id,
                 panel_session_id=entry.session_id, turk_submit_to=entry.turk_submit_to, entered_at=now,
                 last_seen_at=now, deadline=deadline,
             )
     except IntegrityError:
-        # Race prevented (the unique panel id per campaign): two first entries of one participant (a
-        # double click on the panel's link) making two accounts. The loser resumes the winner's.
-        participant = Participant.objects.select_related("user", "study").get(campaign_id=study.campaign_id,
-                                                                               panel_id=entry.panel_id)
-        return Entered(participant, created=False)
+        # Race prevented (the unique panel key per campaign): two first entries of one participant (a
+        # double click on the panel's link, or two tabs with the id in two cases) making two accounts. The
+        # loser enters once more, now as the winner's participant, with every check of a resumed entry.
+        if race_lost:
+            raise Busy("The study could not start just now; open the link again in a moment.") from None
+        return _participant_enter(study=study, entry=entry, now=now, race_lost=True)
     return Entered(participant, created=True)
 
 
@@ -474,7 +480,8 @@ def participant_verdict_set(*, participant: Participant, verdict: str, researche
         # or taking the block back lifts that.
         if verdict == Participant.Verdict.BLOCKED:
             BlockedPanelId.objects.create(participant=participant, panel=participant.study.panel,
-                                          panel_id=participant.panel_id, blocked_at=now)
+                                          panel_id=participant.panel_id, panel_key=panel_id_key(participant.panel_id),
+                                          blocked_at=now)
         else:
             BlockedPanelId.objects.filter(participant=participant).delete()
         # The dashboards are cached by label_version: they recompute without (or with) these labels.
@@ -491,7 +498,9 @@ def participant_accounts_delete(*, campaigns) -> int:
 
 
 def participant_for_panel_id(*, campaign: Campaign, panel_id: str) -> Participant | None:
-    return Participant.objects.select_related("study", "user").filter(campaign=campaign, panel_id=panel_id).first()
+    """The campaign's participant of ``panel_id``, in whatever case it is given."""
+    return Participant.objects.select_related("study", "user").filter(campaign=campaign,
+                                                                      panel_key=panel_id_key(panel_id)).first()
 
 
 __all__ = [

@@ -9,6 +9,7 @@ from annotation.panels import (
     entry_params_parse,
     entry_query,
     mturk_submit_url,
+    panel_id_key,
     prolific_completion_url,
 )
 
@@ -109,3 +110,13 @@ def test_a_parameter_repeated_with_the_same_id_or_beside_its_placeholder_is_that
         "assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H1")).preview
     with pytest.raises(PanelParamsInvalid, match="PROLIFIC_PID is malformed"):
         entry_params_parse(panel="prolific", params=_query("PROLIFIC_PID=a b&PROLIFIC_PID=<x>&STUDY_ID=s&SESSION_ID=x"))
+
+
+def test_surrounding_whitespace_of_an_id_is_trimmed():
+    entry = entry_params_parse(panel="mturk", params={"workerId": " A1B2C3\t", "assignmentId": "ASG1 ",
+                                                      "hitId": "HIT1", "turkSubmitTo": " https://www.mturk.com"})
+    assert (entry.panel_id, entry.session_id, entry.turk_submit_to) == ("A1B2C3", "ASG1", "https://www.mturk.com")
+
+
+def test_a_panel_ids_key_is_the_same_in_every_case():
+    assert panel_id_key("A1B2C3") == panel_id_key("a1b2c3") == panel_id_key(" a1B2c3 ") == "a1b2c3"

@@ -751,3 +751,79 @@ def test_a_participant_with_a_quota_reads_it_as_their_items_up_to_on_every_answe
     submitted = post(reverse("annotation:panel_api_submit", args=[entry, handed["assignment"]["token"]]),
                      {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "active_ms": 3000})
     assert submitted["progress"] == {"done": 1, "assigned": 0, "items_total": 2}
+
+
+# ---------------------------------------------------------------- a panel id in another case is the same person
+
+
+def test_a_panel_id_in_another_case_resumes_the_same_participant():
+    """Ids were compared as typed: ``a1b2c3`` made a second participant beside ``A1B2C3``, with a fresh
+    quota and another code to claim."""
+    _, study = _study(panel="mturk")
+    first = _mturk_client(study)
+    again = Client().get(_entry_url(study), {"workerId": "a1b2c3", "assignmentId": "ASG1", "hitId": "HIT1",
+                                             "turkSubmitTo": "https://www.mturk.com"})
+    assert again.status_code == 302
+    person = Participant.objects.get()
+    assert person.panel_id == "A1B2C3"  # the id as the panel first sent it: the one a researcher pays
+    assert first.session["_auth_user_id"] == str(person.user_id)
+
+
+def test_a_blocked_panel_id_in_another_case_is_still_barred_from_other_campaigns():
+    _, study = _study()
+    _, other_study = _study()
+    researcher = UserFactory(username="rita", role="researcher")
+    participants.participant_verdict_set(participant=_to_work(_enter(study, PID)), verdict="blocked",
+                                         researcher=researcher)
+    refused = Client().get(_entry_url(other_study), _prolific(pid=PID.upper()))
+    assert refused.status_code == 403 and b"ended your participation" in refused.content
+    assert not Participant.objects.filter(study=other_study).exists()
+
+
+def test_a_finished_panel_id_in_another_case_and_session_gets_no_second_code():
+    _, study = _study(item_quota=1)
+    Client().get(_entry_url(study), _prolific())
+    _label(_to_work(Participant.objects.get()))
+    other = Client().get(_entry_url(study), _prolific(pid=PID.upper(), session="SESSION2"), follow=True)
+    assert other.status_code == 409 and b"already taken part" in other.content
+    assert study.completion_code.encode() not in other.content
+    assert Participant.objects.count() == 1
+
+
+def test_the_researchers_api_finds_a_participant_by_their_id_in_any_case():
+    _, study = _study()
+    _enter(study, PID)
+    assert participants.participant_for_panel_id(campaign=study.campaign, panel_id=f" {PID.upper()}").panel_id == PID
+
+
+def test_two_participants_whose_ids_differ_only_in_case_cannot_be_stored_in_one_campaign():
+    from django.db import IntegrityError, transaction
+
+    _, study = _study()
+    person = _enter(study, PID)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Participant.objects.create(study=study, campaign=study.campaign, user=UserFactory(), panel_id=PID.upper(),
+                                   panel_key=PID, entered_at=person.entered_at, last_seen_at=person.entered_at)
+
+
+def test_the_migration_gives_an_earlier_case_twin_the_key_and_keeps_the_later_one_apart():
+    """Rows made before ids were matched in any case: two participants of one campaign whose ids differ only
+    in case both stay (nothing merged or deleted); the first to enter holds the key, the id resumes them."""
+    import importlib
+
+    from django.apps import apps
+
+    from annotation.panel_models import BlockedPanelId
+
+    migration = importlib.import_module("annotation.migrations.0013_participant_panel_key_matches_any_case")
+    _, study = _study()
+    first = _enter(study, "ABC")
+    later = _enter(study, "XYZ")
+    Participant.objects.filter(pk=later.pk).update(panel_id="abc", panel_key="stale~1")
+    BlockedPanelId.objects.create(participant=first, panel="prolific", panel_id="ABC", panel_key="",
+                                  blocked_at=first.entered_at)
+    migration._keys_fill(apps, None)
+    assert Participant.objects.get(pk=first.pk).panel_key == "abc"
+    assert Participant.objects.get(pk=later.pk).panel_key == f"abc~{later.pk}"
+    assert BlockedPanelId.objects.get().panel_key == "abc"
+    assert participants.participant_for_panel_id(campaign=study.campaign, panel_id="Abc").pk == first.pk
