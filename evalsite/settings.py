@@ -140,6 +140,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "leaderboard.context_processors.roles",
+                "annotation.viewer.viewer",
             ],
         },
     },
