@@ -113,6 +113,10 @@ class Participant(models.Model):
         SCREENED_OUT = "screened_out", "Screened out (failed the training)"
         RETURNED = "returned", "Returned (left through the panel)"
         TIMED_OUT = "timed_out", "Timed out"
+        #: The campaign closed while they were still in consent, instructions or training (or at work with
+        #: nothing done): no code, since a code would be full pay for no work; they are told to return the
+        #: submission / HIT, and the pay report lists their time for a bonus.
+        CLOSED_BEFORE_WORK = "closed_before_work", "Closed before their work began"
 
     class Verdict(models.TextChoices):
         NONE = "", "None"
@@ -136,12 +140,12 @@ class Participant(models.Model):
     panel_study_id = models.CharField(max_length=64, blank=True, help_text="Prolific STUDY_ID; MTurk hitId.")
     panel_session_id = models.CharField(max_length=64, blank=True, help_text="Prolific SESSION_ID; MTurk assignmentId.")
     turk_submit_to = models.CharField(max_length=200, blank=True)
-    state = models.CharField(max_length=16, choices=State.choices, default=State.TRAINING)
+    state = models.CharField(max_length=24, choices=State.choices, default=State.TRAINING)
     verdict = models.CharField(max_length=16, choices=Verdict.choices, default=Verdict.NONE, blank=True)
     verdict_note = models.CharField(max_length=500, blank=True)
     verdict_at = models.DateTimeField(null=True, blank=True)
     #: The state before a verdict or a return, restored when the researcher takes the verdict back.
-    state_before = models.CharField(max_length=16, blank=True)
+    state_before = models.CharField(max_length=24, blank=True)
     entered_at = models.DateTimeField()
     last_seen_at = models.DateTimeField()
     consented_at = models.DateTimeField(null=True, blank=True)
@@ -157,7 +161,8 @@ class Participant(models.Model):
             models.CheckConstraint(condition=Q(panel_key=Lower("panel_id")) | Q(panel_key__contains="~"),
                                    name="participant_panel_key_is_lowered_id"),
             models.CheckConstraint(
-                condition=Q(state__in=["training", "working", "completed", "screened_out", "returned", "timed_out"]),
+                condition=Q(state__in=["training", "working", "completed", "screened_out", "returned", "timed_out",
+                                       "closed_before_work"]),
                 name="participant_state_known",
             ),
             models.CheckConstraint(condition=Q(verdict__in=["", "rejected", "blocked"]), name="participant_verdict_known"),

@@ -20,7 +20,8 @@ from annotation.models import Assignment, CampaignProgress
 from annotation.panel_models import ItemActiveTime, PanelStudy, Participant
 
 #: The states the page lists, in the participant's order.
-MONITORING_STATES = ("training", "working", "completed", "screened_out", "returned", "timed_out", "rejected")
+MONITORING_STATES = ("training", "working", "completed", "screened_out", "returned", "timed_out", "closed_before_work",
+                     "rejected")
 
 
 @dataclass(frozen=True)

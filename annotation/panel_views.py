@@ -33,6 +33,7 @@ from annotation.panels import (
     entry_params_parse,
     mturk_submit_url,
     panel_id_key,
+    panel_return_step,
     prolific_completion_url,
 )
 from annotation.training import training_answer, training_step
@@ -86,9 +87,10 @@ def _page(request, template: str, study: PanelStudy, status: int = 200, **contex
                   status=status)
 
 
-def _problem(request, study: PanelStudy | None, title: str, message: str, status: int):
+def _problem(request, study: PanelStudy | None, title: str, message: str, status: int, return_step: str = ""):
+    """``return_step``: what to do on the panel (a refused entry: the panel holds a place for them)."""
     return render(request, "annotation/panel/problem.html",
-                  {"study": study, "title": title, "message": message}, status=status)
+                  {"study": study, "title": title, "message": message, "return_step": return_step}, status=status)
 
 
 def _paused(request, study: PanelStudy):
@@ -112,7 +114,7 @@ def _participant(request, study: PanelStudy) -> Participant | None:
         user=request.user, study=study).first()
     if participant is None:
         return None
-    return participants.participant_time_check(participant=participant)
+    return participants.participant_open_check(participant=participants.participant_time_check(participant=participant))
 
 
 def _on_step(request, study: PanelStudy, step: str):
@@ -193,7 +195,8 @@ def _finished_entry(request, study: PanelStudy):
     if participant is None or (participant.panel_study_id, participant.panel_session_id) != (
             given.study_id, given.session_id):
         return None
-    if participant_step(participants.participant_time_check(participant=participant)) != "done":
+    participant = participants.participant_open_check(participant=participants.participant_time_check(participant=participant))
+    if participant_step(participant) != "done":
         return None
     if request.user.is_authenticated and request.user.pk != participant.user_id:
         if not Participant.objects.filter(user=request.user).exists():
@@ -219,7 +222,8 @@ def _entry(request, study: PanelStudy):
     try:
         participant = participants.participant_enter(study=study, entry=given).participant
     except AnnotationError as exc:
-        return _problem(request, study, "The study cannot start", exc.message, exc.status)
+        return _problem(request, study, "The study cannot start", exc.message, exc.status,
+                        return_step=panel_return_step(study.panel))
     if request.user.is_authenticated and request.user.pk != participant.user_id:
         logout(request)
     if not request.user.is_authenticated:
@@ -315,7 +319,8 @@ def done(request, entry: str):
     elif not participant.verdict and participant.state == Participant.State.SCREENED_OUT:
         code = study.screen_out_code
     # the code is still given when the campaign is paused for review, but not the campaign's name
-    context = {"participant": participant, "code": code, "paused": not campaign_texts_current(campaign=study.campaign)}
+    context = {"participant": participant, "code": code, "paused": not campaign_texts_current(campaign=study.campaign),
+               "return_step": panel_return_step(study.panel)}
     if code and study.panel == Panel.PROLIFIC:
         context["prolific_url"] = prolific_completion_url(code)
     if code and study.panel == Panel.MTURK and participant.turk_submit_to:

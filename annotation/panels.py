@@ -165,6 +165,21 @@ def panel_id_key(panel_id: str) -> str:
     return panel_id.strip().lower()
 
 
+#: What a participant who ends without a code does on their panel, so the panel does not wait for a
+#: code that will not come (Prolific times the submission out; MTurk holds the HIT until it expires).
+RETURN_STEPS = {
+    Panel.PROLIFIC: "return your submission on Prolific (open the study there and choose “Return submission”); "
+                    "do not enter a completion code",
+    Panel.MTURK: "return the HIT on MTurk (choose “Return” on the HIT); do not submit it",
+    Panel.GENERIC: "return or withdraw from the study on the panel that sent you",
+}
+
+
+def panel_return_step(panel: str) -> str:
+    """What to do on ``panel`` to give a submission back (:data:`RETURN_STEPS`), in lower case."""
+    return RETURN_STEPS.get(panel, RETURN_STEPS[Panel.GENERIC])
+
+
 def entry_placeholders(*, panel: str, id_param: str = "pid") -> dict[str, str]:
     """The query the researcher pastes into the panel: each parameter with the panel's placeholder.
     MTurk appends its parameters itself (none to paste)."""
@@ -196,6 +211,7 @@ __all__ = [
     "MTURK_FRAME_ANCESTORS",
     "MTURK_PREVIEW_ASSIGNMENT",
     "PANEL_ID_PATTERN",
+    "RETURN_STEPS",
     "PanelEntry",
     "PanelParamsInvalid",
     "entry_params_parse",
@@ -203,5 +219,6 @@ __all__ = [
     "entry_query",
     "mturk_submit_url",
     "panel_id_key",
+    "panel_return_step",
     "prolific_completion_url",
 ]

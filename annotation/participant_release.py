@@ -1,5 +1,5 @@
-"""What ends a panel participant's work on every path (issue 25): their held items released, and
-completion at their quota. Below :mod:`annotation.services` (which completes a participant at their quota
+"""What ends a panel participant's work on every path (issue 25): their held items released, completion
+at their quota, and the end of the path when the campaign closes under them. Below :mod:`annotation.services` (which completes a participant at their quota
 on the general annotator API) and :mod:`annotation.participants` (the study's own pages, returns, verdicts).
 """
 
@@ -9,7 +9,8 @@ from datetime import datetime
 
 from django.db import transaction
 
-from annotation.models import Assignment, CampaignAnnotator
+from annotation.kinds import kind_for
+from annotation.models import Assignment, Campaign, CampaignAnnotator
 from annotation.panel_models import Participant
 from annotation.progress import campaign_version_bump
 from annotation.slot_queue import slots_freed
@@ -61,5 +62,34 @@ def participant_complete_locked(*, participant_id: int, now: datetime) -> Partic
     return participant
 
 
-__all__ = ["participant_complete_by_user", "participant_complete_locked", "participant_held_release",
-           "participant_locked"]
+def participant_work_began(participant: Participant) -> bool:
+    """They labelled an item (a label an edit of its item made stale included) or skipped one."""
+    label_model = kind_for(Campaign.objects.values_list("kind", flat=True).get(pk=participant.campaign_id)).label_model
+    return (label_model.objects.filter(campaign_id=participant.campaign_id, annotator_id=participant.user_id).exists()
+            or Assignment.objects.filter(campaign_id=participant.campaign_id, annotator_id=participant.user_id,
+                                         status=Assignment.Status.SKIPPED).exists())
+
+
+def participant_campaign_closed(*, participant_id: int, now: datetime) -> Participant:
+    """The campaign closed (or went back to draft) while the participant was on their path. Someone who
+    did some work is completed (their code, as when the items run out). Someone still in consent,
+    instructions or training, or at work with nothing done, is *closed before work*, with no code: on
+    Prolific and MTurk a code is full pay, so they are told to return the submission / HIT, and the pay
+    report shows their time for the researcher to pay as a bonus. Idempotent; a verdict or an ending
+    already reached is kept."""
+    with transaction.atomic():
+        participant = participant_locked(participant_id)
+        if participant.verdict or participant.state not in (Participant.State.TRAINING, Participant.State.WORKING):
+            return participant
+        participant_held_release(participant, now)
+        if participant.state == Participant.State.WORKING and participant_work_began(participant):
+            participant.state = Participant.State.COMPLETED
+        else:
+            participant.state_before, participant.state = participant.state, Participant.State.CLOSED_BEFORE_WORK
+        participant.finished_at = now
+        participant.save(update_fields=["state_before", "state", "finished_at"])
+    return participant
+
+
+__all__ = ["participant_campaign_closed", "participant_complete_by_user", "participant_complete_locked",
+           "participant_held_release", "participant_locked", "participant_work_began"]

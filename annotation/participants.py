@@ -43,6 +43,7 @@ from annotation.panel_models import (
 )
 from annotation.panels import PARAM_NAME_PATTERN, PanelEntry, panel_id_key
 from annotation.participant_release import (
+    participant_campaign_closed,
     participant_complete_locked,
     participant_held_release,
     participant_locked,
@@ -310,6 +311,17 @@ def participant_time_check(*, participant: Participant, now: datetime | None = N
     return participant
 
 
+def participant_open_check(*, participant: Participant, now: datetime | None = None) -> Participant:
+    """End the participant's path when their campaign is no longer open (closed, or back to draft) while
+    they are on it (:func:`annotation.participant_release.participant_campaign_closed`). A pause for
+    review leaves the campaign open: it ends nobody's work."""
+    if participant.verdict or participant.state not in (Participant.State.TRAINING, Participant.State.WORKING):
+        return participant
+    if participant.campaign.status == Campaign.Status.OPEN:  # the pages read it with the participant
+        return participant
+    return participant_campaign_closed(participant_id=participant.pk, now=now or timezone.now())
+
+
 def participant_consent(*, participant: Participant, now: datetime | None = None) -> Participant:
     with transaction.atomic():
         participant = _locked(participant)
@@ -355,8 +367,9 @@ def participant_next(*, participant: Participant, now: datetime | None = None) -
         if isinstance(exc, CampaignPaused):
             raise  # paused for review: for a while, ending nobody's work
         # Closed by the researcher while they were at work: nothing is left for anyone, so they are done
-        # (their code, their labels kept) rather than stranded without a code to take back to the panel.
-        participant_complete(participant=participant, now=now)
+        # (their code, their labels kept) rather than stranded without a code to take back to the panel;
+        # unless they had done nothing yet: then no code (a code is full pay), closed before work.
+        participant_campaign_closed(participant_id=participant.pk, now=now)
         return None
     if handed.assignment is None:
         participant_complete(participant=participant, now=now)
@@ -520,6 +533,7 @@ __all__ = [
     "participant_label_submit",
     "participant_leave",
     "participant_next",
+    "participant_open_check",
     "participant_time_check",
     "participant_verdict_set",
     "participants_time_out",

@@ -3,8 +3,10 @@ before paying on the panel — items labelled (every label they gave, one an edi
 included), items skipped, active minutes (the page's measured active time, clamped
 to wall time, :class:`~annotation.panel_models.ItemActiveTime`), state and verdict, the code they were
 given, gold accuracy (gold items are silent attention checks), agreement with the majority of the
-item's other labels, too-fast items, and the bonus the researcher's rule suggests
-(``bonus_per_item`` × items, when gold accuracy reaches ``bonus_min_gold_accuracy``).
+item's other labels, too-fast items, the bonus the researcher's rule suggests
+(``bonus_per_item`` × items, when gold accuracy reaches ``bonus_min_gold_accuracy``), and the wall minutes
+they spent in the study — what a researcher pays by hand to someone the study ended without a code
+(state ``closed_before_work``: the campaign closed before their work began).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ class PayRow:
     suggested_bonus: str
     entered_at: str
     finished_at: str
+    #: Wall minutes from entry to the end of their path (or their last request, while on it): the time a
+    #: participant with no code (closed before work, timed out, returned) gave, for a bonus by hand.
+    study_minutes: float
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,7 @@ def pay_report(*, study: PanelStudy) -> PayReport:
             too_fast_items=int((times.get(p.pk) or {}).get("fast") or 0), code=_code(study, p),
             suggested_bonus=str(_bonus(study, items, accuracy, p)), entered_at=p.entered_at.isoformat(),
             finished_at=p.finished_at.isoformat() if p.finished_at else "",
+            study_minutes=round(max(((p.finished_at or p.last_seen_at) - p.entered_at).total_seconds(), 0) / 60.0, 2),
         ))
     rule = f"{study.bonus_per_item} per item"
     if study.bonus_min_gold_accuracy is not None:

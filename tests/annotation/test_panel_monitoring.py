@@ -38,7 +38,7 @@ def test_monitoring_counts_states_throughput_median_active_time_and_projects_com
                                          researcher=UserFactory(username="rita", role="researcher"))
     figures = panel_monitoring(study=study, now=now)
     assert figures.by_state == {"training": 1, "working": 1, "completed": 0, "screened_out": 0, "returned": 1,
-                                "timed_out": 0, "rejected": 1}
+                                "timed_out": 0, "closed_before_work": 0, "rejected": 1}
     assert (figures.labels, figures.slots, figures.labels_last_hour) == (3, 6, 3)
     assert figures.labels_per_hour == pytest.approx(3 / 2)
     assert figures.median_active_seconds == 6.0

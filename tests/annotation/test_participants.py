@@ -827,3 +827,97 @@ def test_the_migration_gives_an_earlier_case_twin_the_key_and_keeps_the_later_on
     assert Participant.objects.get(pk=later.pk).panel_key == f"abc~{later.pk}"
     assert BlockedPanelId.objects.get().panel_key == "abc"
     assert participants.participant_for_panel_id(campaign=study.campaign, panel_id="Abc").pk == first.pk
+
+
+# ---------------------------------------------------------------- the campaign closes before a participant's work
+
+
+def _training_study(**settings):
+    campaign, study = _study(training_min_correct=1, **settings)
+    participants.training_item_add(study=study, question="Which is A?", choices=["A", "B"], answer="A")
+    return campaign, study
+
+
+@pytest.mark.parametrize("panel, params, told", [
+    ("prolific", _prolific(), "return your submission on Prolific"),
+    ("mturk", {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1", "turkSubmitTo": "https://www.mturk.com"},
+     "return the HIT on MTurk"),
+])
+def test_a_participant_in_training_when_the_campaign_closes_gets_no_code_and_is_told_to_return(panel, params, told):
+    """They were completed with the completion code and 0 items: on Prolific and MTurk, full pay for no work."""
+    from annotation import services
+    from annotation.pay_report import pay_report
+
+    campaign, study = _training_study(panel=panel)
+    client = Client()
+    client.get(_entry_url(study), params)
+    entry = study.entry_token
+    client.post(reverse("annotation:panel_consent", args=[entry]), {"consent": "yes"})
+    client.post(reverse("annotation:panel_instructions", args=[entry]))
+    Participant.objects.update(entered_at=timezone.now() - timedelta(minutes=7))
+    services.campaign_status_set(campaign=campaign, status="closed")
+    page = client.get(reverse("annotation:panel_training", args=[entry]), follow=True)
+    text = page.content.decode()
+    assert page.status_code == 200 and "The study closed before your work began" in text and told in text
+    assert study.completion_code not in text and study.screen_out_code not in text
+    assert "externalSubmit" not in text and "submissions/complete" not in text
+    assert Participant.objects.get().state == Participant.State.CLOSED_BEFORE_WORK
+    row = pay_report(study=study).rows[0]
+    assert (row.state, row.code, row.items) == ("closed_before_work", "", 0)
+    assert row.study_minutes == pytest.approx(7, abs=0.1)
+
+
+def test_a_participant_at_work_with_nothing_labelled_when_the_campaign_closes_gets_no_code():
+    from annotation import services
+
+    campaign, study = _study()
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    held = participants.participant_next(participant=_to_work(Participant.objects.get())).assignment
+    services.campaign_status_set(campaign=campaign, status="closed")
+    following = client.post(reverse("annotation:panel_api_next", args=[study.entry_token]),
+                            content_type="application/json")
+    assert following.status_code == 200 and following.json()["finished"] is True
+    assert Participant.objects.get().state == Participant.State.CLOSED_BEFORE_WORK
+    assert Assignment.objects.get(pk=held.pk).status == Assignment.Status.EXPIRED
+    done = client.get(reverse("annotation:panel_done", args=[study.entry_token])).content.decode()
+    assert study.completion_code not in done and "closed before your work began" in done
+
+
+def test_a_pause_for_review_does_not_close_a_participants_path_in_training(monkeypatch):
+    from annotation import panel_views
+
+    _, study = _training_study()
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    monkeypatch.setattr(panel_views, "campaign_texts_current", lambda **kwargs: False)
+    assert client.get(reverse("annotation:panel_consent", args=[study.entry_token])).status_code == 409
+    assert Participant.objects.get().state == Participant.State.TRAINING
+
+
+@pytest.mark.parametrize("panel, params, told", [
+    ("prolific", _prolific(), "return your submission on Prolific"),
+    ("mturk", {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1", "turkSubmitTo": "https://www.mturk.com"},
+     "return the HIT on MTurk"),
+    ("generic", {"pid": "P1"}, "on the panel that sent you"),
+])
+@pytest.mark.parametrize("ending", ["timed_out", "returned"])
+def test_a_participant_who_timed_out_or_returned_is_told_what_to_do_on_their_panel(panel, params, told, ending):
+    _, study = _study(panel=panel)
+    client = Client()
+    client.get(_entry_url(study), params)
+    participants.participant_leave(participant=Participant.objects.get(), state=ending)
+    text = client.get(reverse("annotation:panel_done", args=[study.entry_token])).content.decode()
+    assert told in text
+    assert study.completion_code not in text and "externalSubmit" not in text
+
+
+def test_a_newcomer_refused_at_a_closed_mturk_study_is_told_to_return_the_hit():
+    from annotation import services
+
+    campaign, study = _study(panel="mturk")
+    services.campaign_status_set(campaign=campaign, status="closed")
+    refused = Client().get(_entry_url(study), {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1",
+                                               "turkSubmitTo": "https://www.mturk.com"})
+    assert refused.status_code == 409 and b"return the HIT on MTurk" in refused.content
+    assert Participant.objects.count() == 0
