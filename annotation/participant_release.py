@@ -70,13 +70,13 @@ def participant_work_began(participant: Participant) -> bool:
                                          status=Assignment.Status.SKIPPED).exists())
 
 
-def participant_campaign_closed(*, participant_id: int, now: datetime) -> Participant:
-    """The campaign closed (or went back to draft) while the participant was on their path. Someone who
-    did some work is completed (their code, as when the items run out). Someone still in consent,
-    instructions or training, or at work with nothing done, is *closed before work*, with no code: on
-    Prolific and MTurk a code is full pay, so they are told to return the submission / HIT, and the pay
-    report shows their time for the researcher to pay as a bonus. Idempotent; a verdict or an ending
-    already reached is kept."""
+def participant_study_ended(*, participant_id: int, now: datetime) -> Participant:
+    """The study ended under a participant on their path: the campaign closed (or went back to draft), or
+    nothing is left to hand them. Someone who did some work is completed (their code, as when the items
+    run out). Someone still in consent, instructions or training, or at work with nothing done, is
+    *closed before work*, with no code: on Prolific and MTurk a code is full pay, so they are told to
+    return the submission / HIT, and the pay report shows their time for the researcher to pay as a
+    bonus. Idempotent; a verdict or an ending already reached is kept."""
     with transaction.atomic():
         participant = participant_locked(participant_id)
         if participant.verdict or participant.state not in (Participant.State.TRAINING, Participant.State.WORKING):
@@ -91,5 +91,5 @@ def participant_campaign_closed(*, participant_id: int, now: datetime) -> Partic
     return participant
 
 
-__all__ = ["participant_campaign_closed", "participant_complete_by_user", "participant_complete_locked",
-           "participant_held_release", "participant_locked", "participant_work_began"]
+__all__ = ["participant_complete_by_user", "participant_complete_locked", "participant_held_release",
+           "participant_locked", "participant_study_ended", "participant_work_began"]

@@ -43,7 +43,7 @@ from annotation.panel_models import (
 )
 from annotation.panels import PARAM_NAME_PATTERN, PanelEntry, panel_id_key
 from annotation.participant_release import (
-    participant_campaign_closed,
+    participant_study_ended,
     participant_complete_locked,
     participant_held_release,
     participant_locked,
@@ -312,14 +312,17 @@ def participant_time_check(*, participant: Participant, now: datetime | None = N
 
 
 def participant_open_check(*, participant: Participant, now: datetime | None = None) -> Participant:
-    """End the participant's path when their campaign is no longer open (closed, or back to draft) while
-    they are on it (:func:`annotation.participant_release.participant_campaign_closed`). A pause for
-    review leaves the campaign open: it ends nobody's work."""
+    """End the participant's path when the study ended while they are on it
+    (:func:`annotation.participant_release.participant_study_ended`): their campaign is no longer open
+    (closed, or back to draft), or nothing is left to hand out (every item has its labels and no held one
+    can come back), so a participant in training is told now, not after passing it. A pause for review
+    leaves the campaign open: it ends nobody's work."""
     if participant.verdict or participant.state not in (Participant.State.TRAINING, Participant.State.WORKING):
         return participant
-    if participant.campaign.status == Campaign.Status.OPEN:  # the pages read it with the participant
+    # the campaign: the pages read it with the participant
+    if participant.campaign.status == Campaign.Status.OPEN and study_work_left(study=participant.study):
         return participant
-    return participant_campaign_closed(participant_id=participant.pk, now=now or timezone.now())
+    return participant_study_ended(participant_id=participant.pk, now=now or timezone.now())
 
 
 def participant_consent(*, participant: Participant, now: datetime | None = None) -> Participant:
@@ -369,10 +372,12 @@ def participant_next(*, participant: Participant, now: datetime | None = None) -
         # Closed by the researcher while they were at work: nothing is left for anyone, so they are done
         # (their code, their labels kept) rather than stranded without a code to take back to the panel;
         # unless they had done nothing yet: then no code (a code is full pay), closed before work.
-        participant_campaign_closed(participant_id=participant.pk, now=now)
+        participant_study_ended(participant_id=participant.pk, now=now)
         return None
     if handed.assignment is None:
-        participant_complete(participant=participant, now=now)
+        # Nothing left for them (their quota is the gatekeeper's, above): done, with their code when they
+        # did some work; a study that filled up before their work began gives no code (closed before work).
+        participant_study_ended(participant_id=participant.pk, now=now)
         return None
     return handed
 

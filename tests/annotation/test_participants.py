@@ -921,3 +921,22 @@ def test_a_newcomer_refused_at_a_closed_mturk_study_is_told_to_return_the_hit():
                                                "turkSubmitTo": "https://www.mturk.com"})
     assert refused.status_code == 409 and b"return the HIT on MTurk" in refused.content
     assert Participant.objects.count() == 0
+
+
+def test_a_participant_in_training_when_the_study_fills_up_gets_no_code_and_is_told_at_their_next_page():
+    """The study filled (every item got its k labels) while they trained: they passed, got no item and were
+    completed with the completion code, paid for no work."""
+    _, study = _training_study(k=1, n_items=1)
+    worker = _to_work(_enter(study, "P1"))
+    client = Client()
+    client.get(_entry_url(study), _prolific(pid="P2", session="S2"))
+    entry = study.entry_token
+    client.post(reverse("annotation:panel_consent", args=[entry]), {"consent": "yes"})
+    client.post(reverse("annotation:panel_instructions", args=[entry]))
+    from annotation.training import training_answer
+
+    training_answer(participant=worker, item_id=study.training_items.get().pk, answer="A")
+    _label(Participant.objects.get(panel_id="P1"))
+    page = client.get(reverse("annotation:panel_training", args=[entry]), follow=True).content.decode()
+    assert "closed before your work began" in page and study.completion_code not in page
+    assert Participant.objects.get(panel_id="P2").state == Participant.State.CLOSED_BEFORE_WORK
