@@ -43,10 +43,10 @@ from annotation.panel_models import (
 )
 from annotation.panels import PARAM_NAME_PATTERN, PanelEntry, panel_id_key
 from annotation.participant_release import (
-    participant_study_ended,
     participant_complete_locked,
     participant_held_release,
     participant_locked,
+    participant_study_ended,
 )
 from annotation.progress import campaign_version_bump
 from annotation.services import NextItem, Submission, item_next, label_submit
