@@ -211,6 +211,10 @@ def _entry(request, study: PanelStudy):
     try:
         given = entry_params_parse(panel=study.panel, params=request.GET, id_param=study.id_param)
     except PanelParamsInvalid as exc:
+        if not request.GET and (participant := _participant(request, study)) is not None:
+            # The bare link (a bookmark, the browser's history) opened by this study's participant in their
+            # own session: their step, as the panel's link would; it names no one, so it resumes no one else.
+            return redirect(STEP_PAGES[participant_step(participant)], entry=study.entry_token)
         return _page(request, "invalid_link.html", study, status=400, problems=exc.problems)
     if given.preview:
         return _page(request, "preview.html", study, consent=annotator_reads.markup_render(study.consent_text),

@@ -940,3 +940,15 @@ def test_a_participant_in_training_when_the_study_fills_up_gets_no_code_and_is_t
     page = client.get(reverse("annotation:panel_training", args=[entry]), follow=True).content.decode()
     assert "closed before your work began" in page and study.completion_code not in page
     assert Participant.objects.get(panel_id="P2").state == Participant.State.CLOSED_BEFORE_WORK
+
+
+def test_the_bare_link_opened_in_a_participants_own_session_takes_them_to_their_step():
+    """It said the link was incomplete (their panel's parameters missing) to someone already in the study."""
+    _, study = _study()
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    bare = client.get(_entry_url(study))
+    assert bare.status_code == 302 and bare.url == reverse("annotation:panel_consent", args=[study.entry_token])
+    stranger = Client().get(_entry_url(study))
+    assert stranger.status_code == 400 and b"This study link is incomplete" in stranger.content
+    assert client.get(_entry_url(study), {"PROLIFIC_PID": PID}).status_code == 400  # parameters, but not all
