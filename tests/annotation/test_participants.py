@@ -952,3 +952,23 @@ def test_the_bare_link_opened_in_a_participants_own_session_takes_them_to_their_
     stranger = Client().get(_entry_url(study))
     assert stranger.status_code == 400 and b"This study link is incomplete" in stranger.content
     assert client.get(_entry_url(study), {"PROLIFIC_PID": PID}).status_code == 400  # parameters, but not all
+
+
+def test_two_first_entries_of_one_id_in_two_cases_at_once_make_one_participant(monkeypatch):
+    """The race of two first entries (a double click, two tabs): the other entry's insert lands between this
+    one's look-up and its own insert; this one then resumes that participant, with a resumed entry's checks."""
+    _, study = _study(panel="mturk")
+    entry = PanelEntry("a1b2c3", "HIT1", "ASG2", "https://www.mturk.com")
+    work_left = participants.study_work_left
+
+    def the_other_entry_lands_first(*, study):
+        monkeypatch.setattr(participants, "study_work_left", work_left)
+        participants.participant_enter(study=study, entry=PanelEntry("A1B2C3", "HIT1", "ASG1", "https://www.mturk.com"))
+        return work_left(study=study)
+
+    monkeypatch.setattr(participants, "study_work_left", the_other_entry_lands_first)
+    entered = participants.participant_enter(study=study, entry=entry)
+    assert not entered.created and Participant.objects.count() == 1
+    person = Participant.objects.get()
+    assert (entered.participant.pk, person.panel_id) == (person.pk, "A1B2C3")
+    assert person.panel_session_id == "ASG2"  # the assignment this entry holds, as on any resumed MTurk entry
