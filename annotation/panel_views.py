@@ -114,7 +114,8 @@ def _participant(request, study: PanelStudy) -> Participant | None:
         user=request.user, study=study).first()
     if participant is None:
         return None
-    return participants.participant_open_check(participant=participants.participant_time_check(participant=participant))
+    participant = participants.participant_time_check(participant=participant)
+    return participants.participant_open_check(participant=participant)
 
 
 def _on_step(request, study: PanelStudy, step: str):
@@ -195,8 +196,8 @@ def _finished_entry(request, study: PanelStudy):
     if participant is None or (participant.panel_study_id, participant.panel_session_id) != (
             given.study_id, given.session_id):
         return None
-    participant = participants.participant_open_check(participant=participants.participant_time_check(participant=participant))
-    if participant_step(participant) != "done":
+    participant = participants.participant_time_check(participant=participant)
+    if participant_step(participants.participant_open_check(participant=participant)) != "done":
         return None
     if request.user.is_authenticated and request.user.pk != participant.user_id:
         if not Participant.objects.filter(user=request.user).exists():

@@ -1,6 +1,7 @@
 """What ends a panel participant's work on every path (issue 25): their held items released, completion
-at their quota, and the end of the path when the campaign closes under them. Below :mod:`annotation.services` (which completes a participant at their quota
-on the general annotator API) and :mod:`annotation.participants` (the study's own pages, returns, verdicts).
+at their quota, and the end of their path when the study ends under them (closed, or full). Below
+:mod:`annotation.services` (which completes a participant at their quota on the general annotator API) and
+:mod:`annotation.participants` (the study's own pages, returns, verdicts).
 """
 
 from __future__ import annotations
