@@ -473,6 +473,20 @@ def participants_time_out(*, campaign: Campaign | None = None, now: datetime | N
     return count
 
 
+def participants_study_closed(*, campaign: Campaign | None = None, now: datetime | None = None) -> int:
+    """End the path of every participant still on it in a campaign that is no longer open (the periodic
+    sweep; :func:`annotation.participant_release.participant_study_ended`), so the pay report lists them
+    as closed before work (or completed) without waiting for them to load a page; the number ended."""
+    now = now or timezone.now()
+    on_path = Participant.objects.filter(state__in=[Participant.State.TRAINING, Participant.State.WORKING],
+                                         verdict=Participant.Verdict.NONE).exclude(campaign__status=Campaign.Status.OPEN)
+    if campaign is not None:
+        on_path = on_path.filter(campaign=campaign)
+    return sum(1 for pk in on_path.values_list("pk", flat=True)
+               if participant_study_ended(participant_id=pk, now=now).state not in (Participant.State.TRAINING,
+                                                                                    Participant.State.WORKING))
+
+
 def participant_verdict_set(*, participant: Participant, verdict: str, researcher: AbstractBaseUser,
                             note: str = "", now: datetime | None = None) -> Participant:
     """Reject or block a participant (their held item goes back to the queue, their labels leave the
@@ -541,6 +555,7 @@ __all__ = [
     "participant_open_check",
     "participant_time_check",
     "participant_verdict_set",
+    "participants_study_closed",
     "participants_time_out",
     "study_accepting",
     "study_work_left",

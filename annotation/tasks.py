@@ -27,9 +27,11 @@ logger = logging.getLogger(__name__)
 
 @shared_task(name="annotation.expire_assignments")
 def expire_assignments() -> int:
-    """Return every overdue active assignment to the pool, and time out the crowd participants past their
-    time limit (their held item goes back too); the number of assignments expired (0 when run again)."""
+    """Return every overdue active assignment to the pool, time out the crowd participants past their
+    time limit (their held item goes back too) and end the path of those whose campaign closed; the number
+    of assignments expired (0 when run again)."""
     participants.participants_time_out()
+    participants.participants_study_closed()
     return services.assignments_expire()
 
 

@@ -972,3 +972,25 @@ def test_two_first_entries_of_one_id_in_two_cases_at_once_make_one_participant(m
     person = Participant.objects.get()
     assert (entered.participant.pk, person.panel_id) == (person.pk, "A1B2C3")
     assert person.panel_session_id == "ASG2"  # the assignment this entry holds, as on any resumed MTurk entry
+
+
+def test_the_sweep_ends_the_path_of_participants_of_a_closed_campaign_who_never_come_back():
+    """The pay report listed them as in training for ever when they closed the tab: a researcher paying after
+    closing could not see who to compensate."""
+    from annotation import services
+    from annotation.pay_report import pay_report
+    from annotation.tasks import expire_assignments
+
+    campaign, study = _study(k=1, n_items=3)
+    trainee = _enter(study, "P1")
+    worker = _to_work(_enter(study, "P2"))
+    _label(worker)
+    _, other_study = _study()
+    elsewhere = _enter(other_study, "P3")
+    services.campaign_status_set(campaign=campaign, status="closed")
+    expire_assignments()
+    states = {row.panel_id: (row.state, row.code) for row in pay_report(study=study).rows}
+    assert states == {"P1": ("closed_before_work", ""), "P2": ("completed", study.completion_code)}
+    assert Participant.objects.get(pk=trainee.pk).finished_at is not None
+    assert Participant.objects.get(pk=elsewhere.pk).state == Participant.State.TRAINING  # an open campaign's
+    assert participants.participants_study_closed() == 0

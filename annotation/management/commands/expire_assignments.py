@@ -23,6 +23,9 @@ class Command(AtelierCommand):
         timed_out = participants.participants_time_out(campaign=campaign)
         if timed_out:
             self.stdout.write(f"{timed_out} crowd participant(s) past their time limit timed out.")
+        ended = participants.participants_study_closed(campaign=campaign)
+        if ended:
+            self.stdout.write(f"{ended} crowd participant(s) of a closed campaign ended (closed before work or completed).")
         expired = services.assignments_expire(campaign=campaign)
         where = f"campaign {campaign.pk} ({campaign})" if campaign is not None else "all campaigns"
         self.stdout.write(f"{expired} overdue assignment(s) returned to the pool ({where}).")
