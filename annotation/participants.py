@@ -313,14 +313,15 @@ def participant_time_check(*, participant: Participant, now: datetime | None = N
 
 def participant_open_check(*, participant: Participant, now: datetime | None = None) -> Participant:
     """End the participant's path when the study ended while they are on it
-    (:func:`annotation.participant_release.participant_study_ended`): their campaign is no longer open
-    (closed, or back to draft), or nothing is left to hand out (every item has its labels and no held one
-    can come back), so a participant in training is told now, not after passing it. A pause for review
-    leaves the campaign open: it ends nobody's work."""
+    (:func:`annotation.participant_release.participant_study_ended`): their campaign was closed, or nothing
+    is left to hand out (every item has its labels and no held one can come back), so a participant in
+    training is told now, not after passing it. A campaign back in draft (a researcher's edit) or paused
+    for review ends nobody's path here (next-item ends a worker's in draft, as before)."""
     if participant.verdict or participant.state not in (Participant.State.TRAINING, Participant.State.WORKING):
         return participant
     # the campaign: the pages read it with the participant
-    if participant.campaign.status == Campaign.Status.OPEN and study_work_left(study=participant.study):
+    status = participant.campaign.status
+    if status == Campaign.Status.DRAFT or (status == Campaign.Status.OPEN and study_work_left(study=participant.study)):
         return participant
     return participant_study_ended(participant_id=participant.pk, now=now or timezone.now())
 
@@ -474,12 +475,13 @@ def participants_time_out(*, campaign: Campaign | None = None, now: datetime | N
 
 
 def participants_study_closed(*, campaign: Campaign | None = None, now: datetime | None = None) -> int:
-    """End the path of every participant still on it in a campaign that is no longer open (the periodic
-    sweep; :func:`annotation.participant_release.participant_study_ended`), so the pay report lists them
-    as closed before work (or completed) without waiting for them to load a page; the number ended."""
+    """End the path of every participant still on it in a closed campaign (the periodic sweep;
+    :func:`annotation.participant_release.participant_study_ended`), so the pay report lists them as closed
+    before work (or completed) without waiting for them to load a page; the number ended. A campaign back
+    in draft is a researcher's edit: nobody is ended for it here."""
     now = now or timezone.now()
     on_path = Participant.objects.filter(state__in=[Participant.State.TRAINING, Participant.State.WORKING],
-                                         verdict=Participant.Verdict.NONE).exclude(campaign__status=Campaign.Status.OPEN)
+                                         verdict=Participant.Verdict.NONE, campaign__status=Campaign.Status.CLOSED)
     if campaign is not None:
         on_path = on_path.filter(campaign=campaign)
     return sum(1 for pk in on_path.values_list("pk", flat=True)

@@ -994,3 +994,15 @@ def test_the_sweep_ends_the_path_of_participants_of_a_closed_campaign_who_never_
     assert Participant.objects.get(pk=trainee.pk).finished_at is not None
     assert Participant.objects.get(pk=elsewhere.pk).state == Participant.State.TRAINING  # an open campaign's
     assert participants.participants_study_closed() == 0
+
+
+def test_a_campaign_back_in_draft_ends_no_participants_path_in_training():
+    from annotation import services
+
+    campaign, study = _training_study()
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    services.campaign_status_set(campaign=campaign, status="draft")
+    assert participants.participants_study_closed() == 0
+    assert client.get(reverse("annotation:panel_consent", args=[study.entry_token])).status_code == 200
+    assert Participant.objects.get().state == Participant.State.TRAINING
