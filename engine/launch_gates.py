@@ -38,6 +38,7 @@ __all__ = [
     "POSITION_EFFECT_MAX_PP",
     "PROFILE_MIN_WORDS",
     "PROFILE_READABLE_MIN",
+    "THRESHOLD_TOLERANCE",
     "TIE_RATE_RANGE",
     "GateComparison",
     "GateResult",
@@ -69,6 +70,11 @@ ADJECTIVE_CORR_MAX = 0.5
 #: (vii) Every auxiliary judge × dimension has a defined Spearman ρ with the primary BT skills of at least 0.2.
 #: Table 12 reports 0.52–0.79.
 AUX_RANK_CORR_MIN = 0.2
+
+#: A value within this of its threshold *is* at the threshold: a measured value reached by float arithmetic
+#: (an exact 15-point effect computes as 15.000000000000002, an exact ρ = 0.2 as 0.19999999999999998) must
+#: fall on the side of the bound the paper's wording puts it ("at most", "at least", "exceeds", "below").
+THRESHOLD_TOLERANCE = 1e-9
 
 GATE_KEYS = ("parsing", "l2mo_profiles", "json_repair", "tie_rate", "position_effect", "length_adjectives",
              "auxiliary_rank_corr")
@@ -142,6 +148,16 @@ class GateResult:
 
 def _words(text: str) -> int:
     return len(text.split())
+
+
+def _at_least(value: float, bound: float) -> bool:
+    """value ≥ bound, a float-rounding hair below the bound counting as on it."""
+    return value >= bound - THRESHOLD_TOLERANCE
+
+
+def _at_most(value: float, bound: float) -> bool:
+    """value ≤ bound, a float-rounding hair above the bound counting as on it."""
+    return value <= bound + THRESHOLD_TOLERANCE
 
 
 def _result(key, label, measured, threshold, passed, detail, n, unit: str = "share") -> GateResult:
@@ -219,11 +235,11 @@ def _position(primary: Sequence[GateComparison], swaps: Sequence[GateComparison]
                 a_wins[s.dimension] += call.winner == "A"
     for d in sorted(counts):
         # position effect = (share of decisive calls on swapped pairs won by A − 0.5) × 100 points
-        effects[d] = 100.0 * (a_wins[d] / counts[d] - 0.5)
+        effects[d] = 100.0 * (a_wins[d] - counts[d] / 2) / counts[d]
     worst = max(effects.values(), key=abs) if effects else None
     return _result("position_effect", "(v) order-swap position effect", worst,
                    f"|A share − 50%| ≤ {POSITION_EFFECT_MAX_PP:g} points for every dimension",
-                   bool(effects) and all(abs(v) <= POSITION_EFFECT_MAX_PP for v in effects.values()),
+                   bool(effects) and all(_at_most(abs(v), POSITION_EFFECT_MAX_PP) for v in effects.values()),
                    (_detail(effects, "{:+.1f} pp") + f" (decisive calls on swapped pairs: {sum(counts.values())})")
                    if effects else "no order-swap calls (not measured)", sum(counts.values()), unit="pp")
 
@@ -247,8 +263,8 @@ def _length_adjectives(by_dim: dict[str, list[GateComparison]]) -> GateResult:
     adjectives = {d: _outcome_corr(rows, density) for d, rows in by_dim.items()}
     values = [abs(v) for v in (*length.values(), *adjectives.values()) if v is not None]
     passed = bool(values) and all(
-        v is not None and abs(v) <= LENGTH_CORR_MAX for v in length.values()
-    ) and all(v is not None and abs(v) <= ADJECTIVE_CORR_MAX for v in adjectives.values())
+        v is not None and _at_most(abs(v), LENGTH_CORR_MAX) for v in length.values()
+    ) and all(v is not None and _at_most(abs(v), ADJECTIVE_CORR_MAX) for v in adjectives.values())
     return _result("length_adjectives", "(vi) length and adjective-density correlations", max(values) if values else None,
                    f"|r| ≤ {LENGTH_CORR_MAX:g} (length) and ≤ {ADJECTIVE_CORR_MAX:g} (adjective density) for every dimension",
                    passed, f"length r {_detail(length, '{:+.2f}')}; adjective density r {_detail(adjectives, '{:+.2f}')}"
@@ -273,7 +289,7 @@ def _auxiliary(comparisons: Sequence[GateComparison]) -> GateResult:
     worst = min(defined) if defined else None
     return _result("auxiliary_rank_corr", "(vii) auxiliary judges' rank correlations", worst,
                    f"Spearman ρ defined and ≥ {AUX_RANK_CORR_MIN:g} for every auxiliary judge and dimension",
-                   bool(values) and all(v is not None and v >= AUX_RANK_CORR_MIN for v in values.values()),
+                   bool(values) and all(v is not None and _at_least(v, AUX_RANK_CORR_MIN) for v in values.values()),
                    _detail(values, "ρ = {:.2f}"), len(aux), unit="rho")
 
 

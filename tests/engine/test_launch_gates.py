@@ -140,3 +140,46 @@ def test_every_gate_shows_its_measured_value_in_the_units_of_its_threshold():
 
     assert shown("share", 0.96) == "96.0%" and shown("pp", 3.24) == "+3.2 pp"
     assert shown("r", 0.123) == "|r| = 0.12" and shown("rho", 0.81) == "ρ = 0.81" and shown("pp", None) == "not measured"
+
+
+def _swapped_pilot(a_wins_on_swaps: int):
+    """Ten U pairs judged in both orders: the primary call always goes to A, the swap to A in
+    ``a_wins_on_swaps`` of ten. 10 + k A wins of 20 decisive calls is a (k/2)-point position effect."""
+    calls = []
+    for k in range(10):
+        primary = GateComparison(task=f"t{k}", dimension="U", model_a="m0", model_b="m1", winner="A")
+        calls += [primary, dataclasses.replace(primary, kind="swap", model_a="m1", model_b="m0",
+                                               winner="A" if k < a_wins_on_swaps else "B")]
+    return calls
+
+
+def test_an_order_swap_position_effect_of_exactly_fifteen_points_passes_gate_v():
+    """App. D.3 (v) "order-swap position effects are small": the bound is |A share − 50%| at most 15
+    points, so 13 A wins of 20 decisive swapped-pair calls (exactly +15 pp) is on the passing side; the
+    old float arithmetic made it 15.000000000000002 and failed it."""
+    gate = _by_key(launch_gates([], _swapped_pilot(3)))["position_effect"]
+    assert gate.measured == 15.0
+    assert gate.passed
+    assert not _by_key(launch_gates([], _swapped_pilot(4)))["position_effect"].passed  # 14 of 20: +20 pp
+
+
+def _ranked_round_robin(order, *, kind, judge="primary"):
+    """A complete round robin over five models on U in which the model listed earlier in ``order`` wins."""
+    calls = []
+    for i, better in enumerate(order):
+        for worse in order[i + 1:]:
+            calls.append(GateComparison(task=f"t{better}{worse}", dimension="U", model_a=f"m{better}",
+                                        model_b=f"m{worse}", winner="A", kind=kind, judge=judge))
+    return calls
+
+
+def test_an_auxiliary_rank_correlation_of_exactly_the_minimum_passes_gate_vii():
+    """App. D.3 (vii) "auxiliary judges produce non-degenerate rank correlations", read as Spearman ρ at
+    least AUX_RANK_CORR_MIN = 0.2. Primary ranks m0 > … > m4; the auxiliary judge ranks them with Σd² = 16,
+    so ρ = 1 − 6·16/(5·24) = 0.2 exactly — scipy computes 0.19999999999999998, which used to fail."""
+    primary = _ranked_round_robin([0, 1, 2, 3, 4], kind="primary")
+    # auxiliary rank of model k (0 best) is (0, 3, 4, 1, 2)[k]: Σ (k − rank)² = 0 + 4 + 4 + 4 + 4 = 16
+    aux = _ranked_round_robin([0, 3, 4, 1, 2], kind="auxiliary", judge="aux-1")
+    gate = _by_key(launch_gates([], primary + aux))["auxiliary_rank_corr"]
+    assert gate.measured == pytest.approx(0.2, abs=1e-12)
+    assert gate.passed
