@@ -167,6 +167,7 @@ def _result(key, label, measured, threshold, passed, detail, n, unit: str = "sha
 
 def _parsing(responses: Sequence[ParsedResponse]) -> GateResult:
     n = len(responses)
+    # parsing rate = responses split into Core Idea and Visual Description / responses (App. D.3 (i))
     share = sum(r.parsed for r in responses) / n if n else None
     return _result("parsing", "(i) Core Idea / Visual Description parsing", share, f"> {PARSING_MIN:.0%}",
                    share is not None and share > PARSING_MIN,
@@ -181,6 +182,7 @@ def profile_readable(text: str | None) -> bool:
 def _profiles(novelty: Sequence[GateComparison]) -> GateResult:
     n = len(novelty)
     ok = sum(profile_readable(c.novelty_profile) for c in novelty)
+    # readable share = Novelty comparisons with a readable L2MO profile / active-selected ones (App. D.3 (ii))
     share = ok / n if n else None
     return _result("l2mo_profiles", "(ii) L2MO cliché profiles available and readable", share,
                    f"≥ {PROFILE_READABLE_MIN:.0%} of active-selected Novelty comparisons",
@@ -202,6 +204,7 @@ def _detail(values: dict[str, float | None], fmt: str) -> str:
 
 def _repair(primary: Sequence[GateComparison]) -> GateResult:
     n = len(primary)
+    # JSON repair rate = repaired primary calls / primary calls (Ekphrasis Table 11 "Primary JSON repair rate")
     rate = sum(c.repaired for c in primary) / n if n else None
     return _result("json_repair", "(iii) judge JSON repair", rate, f"< {JSON_REPAIR_MAX:.0%} of primary calls",
                    rate is not None and rate < JSON_REPAIR_MAX,
@@ -209,6 +212,7 @@ def _repair(primary: Sequence[GateComparison]) -> GateResult:
 
 
 def _ties(by_dim: dict[str, list[GateComparison]]) -> GateResult:
+    # tie rate = tie verdicts / primary calls, per dimension (Ekphrasis Table 11 "Primary tie rate")
     rates = {d: sum(c.winner == "tie" for c in rows) / len(rows) for d, rows in by_dim.items()}
     lo, hi = TIE_RATE_RANGE
     # the reported value is the dimension farthest outside (or closest to the edge of) the range

@@ -92,6 +92,7 @@ def _bootstrap_thetas(per_task_by_dim, fits, all_tasks, n_boot: int, seed: int) 
     for dim, (task_ids, per_task) in per_task_by_dim.items():
         columns = counts[:, [index[t] for t in task_ids]]
         n = per_task.shape[1]
+        # replicate win matrix Σ_t count_bt W_t: tasks resampled with replacement (App. F.3 task-level bootstrap)
         boot_wins = (columns @ per_task.reshape(len(task_ids), -1)).reshape(n_boot, n, n)
         out[dim] = fit_win_matrices(boot_wins, l2=LEADERBOARD_L2, theta0=fits[dim].theta)
     return out
@@ -146,6 +147,7 @@ def board_uncertainty(
     if payload["z_available"]:
         for d, w in boot_winrates.items():
             with np.errstate(invalid="ignore", divide="ignore"):
+                # z(m,d) = (s(m,d) − μ_d)/σ_d in every replicate, σ the population SD (Ekphrasis §4.3)
                 z = (w - w.mean(axis=1, keepdims=True)) / w.std(axis=1, keepdims=True)
             z = z[np.all(np.isfinite(z), axis=1)]
             z_ci90[d] = [_rounded(np.percentile(z, 5, axis=0)), _rounded(np.percentile(z, 95, axis=0))] if len(z) else None
@@ -232,6 +234,7 @@ def _build(
             else:
                 winner = c.record.winning_model
                 pair_wins[winner, b if winner == a else a] += 1
+        # 5th and 95th percentiles of the task-bootstrap replicates (Ekphrasis App. F.3)
         lo, hi = np.percentile(boot_winrates[d], [5, 95], axis=0)
         theta_lo, theta_hi = np.percentile(boot[d], [5, 95], axis=0)
         dim_payload[d] = {
