@@ -47,19 +47,25 @@ def judge_run_progress(*, run) -> dict:
     # (swaps, duplicates, auxiliary) and automatic verdicts are counted beside it, never against it.
     answered = dict(Comparison.objects.filter(run=run, status__in=("ok", "failed")).values_list("kind")
                     .annotate(n=Count("id")).order_by())
-    per_task: dict[int, dict[str, int]] = {}
-    for task_id, status, n in (Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC)
-                               .values_list("task_id", "status").annotate(n=Count("id")).order_by()):
-        per_task.setdefault(task_id, {})[status] = n
+    # Per task, answered primary comparisons (the unit of the task's planned budget) apart from the diagnostic
+    # layers on top of it, as the run's own line counts them: one sum would read "166 / 150" on a finished task.
+    started: set[int] = set()
+    primary: Counter = Counter()
+    diagnostic: Counter = Counter()
+    for task_id, kind, status, n in (Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC)
+                                     .values_list("task_id", "kind", "status").annotate(n=Count("id")).order_by()):
+        started.add(task_id)
+        if status in (Comparison.Status.OK, Comparison.Status.FAILED):
+            (primary if kind == Comparison.Kind.PRIMARY else diagnostic)[task_id] += n
     fixed_pairs = run.config.get("fixed_pairs") or []
     fixed_per_task = Counter(task_id for task_id, _, _ in fixed_pairs)
     chunks = []
     for chunk in JudgeRunTask.objects.filter(run=run).select_related("task").order_by("task__position", "task__external_id"):
-        done_calls = per_task.get(chunk.task_id, {}).get("ok", 0) + per_task.get(chunk.task_id, {}).get("failed", 0)
         planned = len(run.dimensions) * (fixed_per_task[chunk.task_id] if fixed_pairs else run.budget_per_task)
-        state = "done" if chunk.done else ("running" if per_task.get(chunk.task_id) else "waiting")
+        state = "done" if chunk.done else ("running" if chunk.task_id in started else "waiting")
         chunks.append({"task_id": chunk.task_id, "task": chunk.task.external_id, "state": state,
-                       "calls_done": done_calls, "calls_planned": planned})
+                       "calls_done": primary[chunk.task_id], "calls_planned": planned,
+                       "diagnostic_done": diagnostic[chunk.task_id]})
     snapshot = run.snapshots.first()
     end = run.finished_at or (timezone.now() if run.started_at and run.status in ("running", "finalising") else None)
     duration = (end - run.started_at).total_seconds() if run.started_at and end else None

@@ -60,6 +60,22 @@ def test_progress_reaches_exactly_the_total_planned_before_the_run_with_the_diag
 
 
 @pytest.mark.django_db
+def test_a_finished_task_reports_its_primary_comparisons_against_its_budget_and_its_diagnostic_calls_apart():
+    """A task's row on the run page counts what its budget counts (Ekphrasis App. F.1 / Table 9: 50 primary calls per
+    task and dimension); swaps, duplicates and auxiliary calls are on top of it. Summed together they read
+    "166 / 150" on the demo run's finished tasks."""
+    from leaderboard.ekphrasis.selectors import judge_run_progress
+
+    task_set, models = population(n_models=5, n_tasks=3)
+    run = simulated_run(task_set, models, budget=12, dimensions="UE")
+    judge_runs.judge_run_execute_inline(run=run)
+    progress = judge_run_progress(run=run)
+    assert progress["diagnostic_done"] > 0
+    assert [(c["calls_done"], c["calls_planned"]) for c in progress["chunks"]] == [(24, 24)] * 3
+    assert sum(c["diagnostic_done"] for c in progress["chunks"]) == progress["diagnostic_done"]
+
+
+@pytest.mark.django_db
 def test_warm_start_covers_every_model_of_each_task():
     task_set, models = population(n_models=7, n_tasks=2)
     run = simulated_run(task_set, models, budget=4)
