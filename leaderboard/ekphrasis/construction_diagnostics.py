@@ -50,6 +50,14 @@ def quota_chart(record: dict) -> str:
     return charts.quota_bars(rows, title="Achieved counts against the grid's quotas", axis_label="tasks per grid cell")
 
 
+def short_cells(record: dict) -> list[dict]:
+    """The grid cells whose kept tasks fell short of their quota (the pool or the screen ran out before Algorithm 1's
+    "until the quota is met"), in grid order: what makes the set unbalanced, named on the build page."""
+    achieved, quotas = record.get("achieved", {}), record.get("quotas", {})
+    return [{"cell": cell, "achieved": achieved.get(cell, 0), "quota": quota}
+            for cell, quota in quotas.items() if achieved.get(cell, 0) < quota]
+
+
 def band_edges(record: dict) -> list[dict]:
     """The distance values at the band / bucket percentiles, per pair type and Transformation subtype."""
     diagnostics = record.get("diagnostics", {})

@@ -75,6 +75,7 @@ def task_set_build_detail(request, pk: int):
         "combination_chart": diagnostics.combination_chart(record) if record else "",
         "transformation_chart": diagnostics.transformation_chart(record) if record else "",
         "quota_chart": diagnostics.quota_chart(record) if record else "",
+        "short_cells": diagnostics.short_cells(record) if record else [],
         "band_edges": diagnostics.band_edges(record) if record else [],
         "rejected": build.rejected.select_related("override_task_set", "overridden_by"),
         "can_override": is_admin(request.user), "reason_form": ReasonForm(),

@@ -49,3 +49,11 @@ def test_figure_6_has_one_panel_per_subtype_with_its_belt():
 def test_band_edges_list_each_stratum_set():
     assert diagnostics.band_edges(RECORD) == [
         {"family": "combination", "name": "AA", "edges": [0.4, 0.7], "candidates": {"near": 3, "medium": 5, "far": 2}}]
+
+
+def test_the_cells_short_of_their_quota_are_named_with_their_counts():
+    """Algorithm 1 (App. A) adds validated instances until each quota is met; a pool too small to fill Table 5's
+    cells leaves those cells short, and the build page names each one rather than only saying "done"."""
+    assert diagnostics.short_cells(RECORD) == [{"cell": "combination/AC-far/far", "achieved": 5, "quota": 7}]
+    assert diagnostics.short_cells({**RECORD, "achieved": {}}) == [
+        {"cell": cell, "achieved": 0, "quota": quota} for cell, quota in RECORD["quotas"].items()]

@@ -68,6 +68,21 @@ def test_the_detail_page_shows_figures_6_to_8_and_the_quotas(client, rita):
     assert "frequency belt" in page and "<script>" not in page.replace('<script src=', '')
 
 
+def test_the_detail_page_names_a_cell_the_pool_could_not_fill(client, rita):
+    """Algorithm 1 (App. A) adds instances until each cell's quota is met; the demo pool holds far fewer than 500
+    metaphysical nouns, so that cell stops short and the page says so in words, not only as a bar."""
+    grid = grid_with_quotas({c.cell_id: 0 for c in TABLE5_GRID.cells} | {"abstraction/metaphysical": 500}, name="big")
+    build = construction.task_set_build_create(name="short", version="1", pools=[construction.demo_source_pool_ensure()],
+                                               grid=grid)
+    build = construction.task_set_build_execute(build_id=build.pk, embedder=HashEmbedder())
+    kept = build.task_set.tasks.count()
+    assert 0 < kept < 500
+    page = login(client, rita).get(f"/task-sets/builds/{build.pk}/").content.decode()
+    assert 'id="short-cells"' in page and f"abstraction/metaphysical {kept}/500" in page
+    full = login(client, rita).get(f"/task-sets/builds/{_finished_build().pk}/").content.decode()
+    assert 'id="short-cells"' not in full
+
+
 def test_the_status_json_reports_progress(client, rita):
     build = _finished_build()
     status = login(client, rita).get(f"/task-sets/builds/{build.pk}/status.json").json()
