@@ -18,9 +18,9 @@ recomputes every ``T_a``. From ``B`` replicates ``T*_{a,b}``:
   Bootstrap*, §13.3; the paired difference as in their §7.2 / Davison & Hinkley 1997, §3.2 for strata);
 * ``P(A > B) = (1/B) Σ_b [T*_{A,b} > T*_{B,b}] + ½ [T*_{A,b} = T*_{B,b}]``: the bootstrap probability that A
   scores above B (ties count half);
-* rank probabilities ``P[a, r]``: the share of replicates in which agent ``a`` holds rank ``r`` (0 = best),
-  as Ekphrasis App. F.3 does for its task bootstrap; the *rank set* of ``a`` is the central ``level``
-  range of its bootstrap rank.
+* rank probabilities ``P[a, r]``: the share of replicates in which agent ``a`` holds rank ``r`` (0 = best)
+  (Ekphrasis App. F.3 draws its rank probabilities from N(θ̂, Σ̂) instead; a mean score has no Σ̂, so the
+  replicates are counted); the *rank set* of ``a`` is the central ``level`` range of its bootstrap rank.
 
 Missing scores are NaN: a stratum mean is over the agent's drawn items that have a score; a replicate in
 which an agent has no score at all is left out of that agent's quantiles and of the rank counts.

@@ -256,3 +256,15 @@ def test_with_two_snapshots_the_list_offers_the_compare_choice(researcher_client
         config={"n_boot": 100}))
     body = researcher_client.get("/leaderboards/").content.decode()
     assert body.count('name="a"') == 2 and "Pick two" in body and "Compare selected" in body
+
+
+def test_a_board_of_one_task_says_its_intervals_show_no_uncertainty(researcher_client, snapshot):
+    """App. F.3 resamples tasks with replacement: with one task every resample is that task, so every 90% interval
+    is the point estimate. The page says so rather than letting a zero-width interval read as certainty."""
+    task_set, models = population(n_models=3, n_tasks=1, name="one")
+    one = judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=6, dimensions="U"))
+    low, high = one.payload["per_dimension"]["U"]["winrate_ci90"]
+    assert low == high == one.payload["per_dimension"]["U"]["winrate"]
+    body = researcher_client.get(f"/leaderboards/{one.pk}/").content.decode()
+    assert 'id="one-task"' in body and "resamples of the run's 1 task " in body
+    assert 'id="one-task"' not in researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
