@@ -53,7 +53,8 @@ __all__ = [
 
 # Bump when extraction rules, canonicalisation or scoring change: it is part of every population version.
 # tig-2: every alias within the canonicalisation threshold of its label (canonical.alias_split).
-ENGINE_VERSION = "tig-2"
+# tig-3: Conv(C) over a cluster's canonical atoms, as App. G.3 writes it (input atoms only for a single atom).
+ENGINE_VERSION = "tig-3"
 # Django's ChecklistItem.context_key is a CharField(max_length=100)
 _CONTEXT_KEY_MAX = 100
 

@@ -6,11 +6,13 @@
   with an atom in C;
 * ``Cent(C) = sum_{u in C} deg_w(u) / (|C| max_u' deg_w(u'))`` -- mean weighted degree of C's atoms over the
   largest weighted degree in the graph;
-* ``Conv(C) = 2 / (|C|(|C|-1)) sum_{u<v in C} max(0, cos(e_u, e_v))`` -- mean positive pairwise cosine.
-  Here the pairs run over C's *input atoms* (every extracted atom canonicalised into C, with its own
-  embedding), which is the paper's formula when each canonical atom has one alias, and stays defined for a
-  single canonical atom that many responses phrased alike; fewer than two input atoms give ``Conv = 0``
-  (no convergence observed).
+* ``Conv(C) = 2 / (|C|(|C|-1)) sum_{u<v in C} max(0, cos(e_u, e_v))`` -- mean positive pairwise cosine of
+  C's canonical atoms, ``e_u`` being the canonical atom's embedding (App. G.2: the normalised mean of its input
+  atoms' embeddings, ``Canonicalisation.node_similarity``). For a single canonical atom (|C| = 1) the paper's
+  formula is 0/0; there the pairs run over the atom's *input atoms* (every extracted atom canonicalised into
+  it, with its own embedding), so a cliché that many responses phrased alike still counts as convergent, and
+  fewer than two input atoms give ``Conv = 0`` (no convergence observed). This convention is ours, not the
+  paper's.
 
 High-scoring clusters are common across models, central in the task's graph and internally convergent
 (App. G.4). :func:`score_partition` scores every cluster of a graph at once with array operations and
@@ -234,19 +236,27 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
         if top > 0
         else np.zeros(k)
     )
-    # Conv(C) = mean over pairs of C's input atoms of max(0, cos) (App. G.3, over input atoms: see above)
+    # Conv(C) = 2/(|C|(|C|-1)) sum_{u<v in C} max(0, cos(e_u, e_v)) over C's canonical atoms (App. G.3)
+    node_pairs = size * (size - 1) / 2.0
+    conv = np.zeros(k)
+    if (node_pairs > 0).any():
+        u, v = upper_pairs(cluster_of_node[:, None] == cluster_of_node[None, :])
+        pos = np.maximum(0.0, canon.node_similarity[u, v])
+        conv = np.divide(np.bincount(cluster_of_node[u], weights=pos, minlength=k), node_pairs,
+                         out=np.zeros(k), where=node_pairs > 0)
+    # |C| = 1 (0/0 in the paper): the same mean over the canonical atom's input atoms (see the module docstring)
     mention_cluster = cluster_of_node[canon.mention_node]
     m_count = np.bincount(mention_cluster, minlength=k).astype(np.float64)
     pairs = m_count * (m_count - 1) / 2.0
-    conv = np.zeros(k)
-    multi = np.flatnonzero(m_count[mention_cluster] >= 2)  # only clusters with two or more input atoms
+    single = size == 1
+    multi = np.flatnonzero(single[mention_cluster] & (m_count[mention_cluster] >= 2))
     if len(multi):
         labels = table.label_ids[multi]
         mc = mention_cluster[multi]
         i, j = upper_pairs(mc[:, None] == mc[None, :])
         pos = np.maximum(0.0, table.label_similarity[labels[i], labels[j]])
         pair_sum = np.bincount(mc[i], weights=pos, minlength=k)
-        conv = np.divide(pair_sum, pairs, out=np.zeros(k), where=pairs > 0)
+        conv = np.where(single, np.divide(pair_sum, pairs, out=np.zeros(k), where=pairs > 0), conv)
     score = cliche_score(coverage, cent, conv)
     # n_samples(C): the responses with an atom in C
     resp_idx, resp_node = np.nonzero(graph.incidence)

@@ -21,17 +21,20 @@ def _scored():
 
 
 def test_scores_on_the_hand_graph_match_hand_values():
+    """App. G.3 by hand. Conv(C) = 2/(|C|(|C|-1)) Σ_{u<v∈C} max(0, cos(e_u, e_v)) runs over C's canonical atoms:
+    C = {aa, bb} is one pair at cos 0.9, so Conv = 0.9 however many responses used each atom (counting the
+    input atoms aa, bb, aa, bb instead gave (2·1 + 4·0.9)/6 ≈ 0.933)."""
     by_label, _ = _scored()
     ab = by_label["aa"]
     assert ab.model_coverage == pytest.approx(2 / 3)
     assert ab.centrality == pytest.approx(1.0)
-    # mentions aa, bb, aa, bb: two identical pairs (cos 1) and four at cos 0.9
-    assert ab.convergence == pytest.approx((2 * 1.0 + 4 * 0.9) / 6, abs=1e-6)
-    assert ab.score == pytest.approx(0.45 * 2 / 3 + 0.35 * 1.0 + 0.20 * (5.6 / 6), abs=1e-6)
+    assert ab.convergence == pytest.approx(0.9, abs=1e-6)
+    assert ab.score == pytest.approx(0.45 * 2 / 3 + 0.35 * 1.0 + 0.20 * 0.9, abs=1e-6)
     cc = by_label["cc"]
     assert (cc.model_coverage, cc.convergence) == (pytest.approx(1 / 3), pytest.approx(1.0))
     assert cc.centrality == pytest.approx(1.5 / 1.9)
-    assert by_label["pp"].convergence == 0.0  # one input atom: no convergence observed
+    # |C| = 1 is 0/0 in the paper: cc's two identical input atoms converge (1.0), pp's single one does not (0.0)
+    assert by_label["pp"].convergence == 0.0
 
 
 def test_clusters_come_sorted_by_score_highest_first():
