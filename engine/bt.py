@@ -62,6 +62,9 @@ NEWTON_MAX_ITER = 200
 BOOTSTRAP_PERCENTILES = (5.0, 50.0, 95.0)
 #: Confidence of the automatic record for a non-empty vs empty response (Ekphrasis App. F.2).
 EMPTY_RESPONSE_CONFIDENCE = 1.0
+#: A bootstrap difference this close to 0 is 0: two models the data cannot tell apart (the same record against
+#: the same opponents) come out of the float arithmetic a few ulps apart, e.g. 7e-15, in every replicate.
+TIER_ZERO_TOL = 1e-9
 
 
 # --------------------------------------------------------------------------------------------------
@@ -560,8 +563,8 @@ def bootstrap_tiers(
     for prev, cur in zip(order[:-1], order[1:]):
         # percentile interval of the paired bootstrap difference (Efron & Tibshirani 1993, §13.3)
         d_low, d_high = np.nanpercentile(draws[:, prev] - draws[:, cur], [tail, 100.0 - tail])
-        overlap = low[prev] <= high[cur] and low[cur] <= high[prev]
-        if d_low <= 0.0 <= d_high and overlap:
+        overlap = low[prev] <= high[cur] + TIER_ZERO_TOL and low[cur] <= high[prev] + TIER_ZERO_TOL
+        if d_low <= TIER_ZERO_TOL and d_high >= -TIER_ZERO_TOL and overlap:
             tiers[-1].append(int(cur))
         else:
             tiers.append([int(cur)])

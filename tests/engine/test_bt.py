@@ -360,3 +360,29 @@ def test_empty_response_gets_an_automatic_record_with_confidence_one(a, b, winne
 def test_two_non_empty_responses_get_no_automatic_record():
     assert empty_response_outcome("plan a", "plan b") is None
 
+
+
+def test_bootstrap_tiers_keep_two_models_the_data_cannot_tell_apart_in_one_tier():
+    """App. F.4: neighbours are indistinguishable when their difference is inside its interval. Models 0 and 2 have
+    the same record (2–1 against their only opponent in every task), so every replicate gives them the same
+    expected win rate up to float noise (~7e-15); that noise made the paired interval [7e-15, 7e-15] miss 0 and
+    split them into two tiers."""
+    tasks, winners, losers = [], [], []
+    for t in range(4):
+        for w, l in ((0, 1), (0, 1), (1, 0), (2, 3), (2, 3), (3, 2)):  # noqa: E741
+            tasks.append(t)
+            winners.append(w)
+            losers.append(l)
+    boot = bootstrap_bradley_terry(tasks, winners, losers, 4, l2=0.01, n_boot=200)
+    rates = expected_winrate(boot.replicates)
+    tiers = bt.bootstrap_tiers(rates, expected_winrate(boot.fit.theta), level=0.90)
+    assert sorted(map(sorted, tiers)) == [[0, 2], [1, 3]]
+
+
+def test_bootstrap_tiers_split_neighbours_whose_paired_interval_excludes_zero():
+    """App. F.4 by hand: model 0 beats model 1 by 0.2 in every replicate (paired interval [0.2, 0.2]) and model 1
+    overlaps model 2 with a paired difference spread over ±0.1, so the tiers are [[0], [1, 2]]."""
+    rng = np.random.default_rng(0)
+    base = rng.normal(0.5, 0.05, size=500)
+    samples = np.column_stack([base + 0.2, base, base + rng.uniform(-0.1, 0.1, size=500)])
+    assert bt.bootstrap_tiers(samples, [0.7, 0.5, 0.5], level=0.90) == [[0], [1, 2]]
