@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from engine.active_sampling import DEFAULT_RULE
 from engine.leaderboard_exports import DIMENSION_NAMES, model_rows, z_available
 from evalsite.request_checks import id_of
 from leaderboard import charts
@@ -193,7 +194,9 @@ def judge_run_detail(request, pk: int):
                  "drilldown_href": reverse("task_drilldown", args=[0, 0]).replace("/0/tasks/0/", "/{id}/tasks/{row}/")}
     return render(request, "leaderboard/judge_run_detail.html",
                   {"run": run, "progress": selectors.judge_run_progress(run=run), "page_data": page_data,
-                   "gates": selectors.judge_run_launch_gates(run=run), "can_override": is_admin(request.user)})
+                   "gates": selectors.judge_run_launch_gates(run=run), "can_override": is_admin(request.user),
+                   # the active pair-selection rule the run used: its own, else the engine's default
+                   "pair_rule": run.config.get("rule") or DEFAULT_RULE})
 
 
 judge_run_status = run_status_view(JudgeRun, selectors.judge_run_progress)

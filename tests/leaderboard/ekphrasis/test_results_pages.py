@@ -268,3 +268,15 @@ def test_a_board_of_one_task_says_its_intervals_show_no_uncertainty(researcher_c
     body = researcher_client.get(f"/leaderboards/{one.pk}/").content.decode()
     assert 'id="one-task"' in body and "resamples of the run's 1 task " in body
     assert 'id="one-task"' not in researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
+
+
+def test_run_page_names_the_active_pair_selection_rule_it_used(researcher_client, snapshot):
+    """Algorithm 2 / App. F.1 selects active pairs by s(i,j); a run spends its budget under the engine's default rule
+    (``ranking_info``) unless it asked for ``paper``, and the page says which, so a reader does not assume App. F.1."""
+    body = researcher_client.get(f"/runs/{snapshot.run_id}/").content.decode()
+    assert "active pair selection <code>ranking_info</code> (App. F.1's s(i,j) rule is <code>paper</code>)" in body
+    run = snapshot.run
+    run.config["rule"] = "paper"
+    run.save(update_fields=["config"])
+    body = researcher_client.get(f"/runs/{run.pk}/").content.decode()
+    assert "active pair selection <code>paper</code> ·" in body
