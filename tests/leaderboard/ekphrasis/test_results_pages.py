@@ -280,3 +280,13 @@ def test_run_page_names_the_active_pair_selection_rule_it_used(researcher_client
     run.save(update_fields=["config"])
     body = researcher_client.get(f"/runs/{run.pk}/").content.decode()
     assert "active pair selection <code>paper</code> ·" in body
+
+
+def test_snapshot_page_states_the_budget_per_task_and_dimension_and_the_papers_tier_rule(researcher_client, snapshot):
+    """Table 9 budgets 50 judge calls per task *and dimension*, and App. F.4's tiers use the Wald interval of the BT
+    difference: the page said "12/task" and cited App. F.4 for its own bootstrap tier rule."""
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
+    assert "budget 12 calls per task and dimension" in body and "/task ·" not in body
+    assert "App. F.4 states the rule with the Wald interval of the BT difference instead" in body
+    listing = researcher_client.get("/leaderboards/").content.decode()
+    assert "Budget per task and dimension" in listing and "Budget/task" not in listing
