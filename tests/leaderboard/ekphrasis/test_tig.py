@@ -106,6 +106,15 @@ def test_viewer_is_for_researchers_only(client, rita, alice, planted):
     assert "<svg" in body and "ClicheScore" in body
 
 
+def test_viewer_cites_app_g3_for_the_cliche_score_formula(client, rita, planted):
+    """The ClicheScore formula (0.45 ModelCov + 0.35 Cent + 0.20 Conv) is stated in Ekphrasis App. G.3; G.4 is the
+    clustering. The viewer's caption cited G.4."""
+    task_set, task, _ = planted
+    client.login(username=rita.username, password=PASSWORD)
+    body = client.get(f"/task-sets/{task_set.pk}/tig/{task.pk}/").content.decode()
+    assert "ClicheScore = 0.45·ModelCov + 0.35·Cent + 0.20·Conv (App. G.3)." in body
+
+
 def test_viewer_takes_a_build_query_of_non_ascii_digits_for_no_build_not_a_500(client, rita, planted):
     # "²" passes str.isdigit() but int() refuses it
     task_set, task, _ = planted
