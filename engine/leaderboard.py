@@ -93,7 +93,7 @@ def _bootstrap_thetas(per_task_by_dim, fits, all_tasks, n_boot: int, seed: int) 
         columns = counts[:, [index[t] for t in task_ids]]
         n = per_task.shape[1]
         # replicate win matrix Σ_t count_bt W_t: tasks resampled with replacement (App. F.3 task-level bootstrap)
-        boot_wins = (columns @ per_task.reshape(len(task_ids), -1)).reshape(n_boot, n, n)
+        boot_wins = (columns @ per_task.reshape(len(task_ids), n * n)).reshape(n_boot, n, n)
         out[dim] = fit_win_matrices(boot_wins, l2=LEADERBOARD_L2, theta0=fits[dim].theta)
     return out
 
@@ -182,12 +182,16 @@ def _build(
     for d in dims:
         fitted = _fit_dimension(by_dim[d], n)
         if fitted is None:
-            continue
+            # Every verdict a tie: nothing enters the likelihood (App. F.2), so the ridge fit is θ = 0 and every
+            # model's expected win rate 0.5 — the dimension stays on the board (z is then undefined, §4.3)
+            # rather than being dropped and leaving "Overall" to the other dimensions.
+            fitted = (fit_win_matrix(np.zeros((n, n)), l2=LEADERBOARD_L2), np.array([], dtype=object),
+                      np.zeros((0, n, n)))
         fit, task_ids, per_task = fitted
         fits[d], per_task_by_dim[d] = fit, (task_ids, per_task)
         winrates[d] = expected_winrate(fit.theta)
-    dims = [d for d in dims if d in fits]
-    all_tasks = sorted({t for task_ids, _ in per_task_by_dim.values() for t in task_ids}, key=str)
+    # The bootstrap resamples every task with a primary or automatic record (App. F.3), ties-only tasks included.
+    all_tasks = sorted({c.record.task for d in dims for c in by_dim[d]}, key=str)
     boot = _bootstrap_thetas(per_task_by_dim, fits, all_tasks, n_boot, seed)
 
     boot_winrates = {d: np.apply_along_axis(expected_winrate, 1, boot[d]) for d in dims}

@@ -147,3 +147,29 @@ def test_a_dimension_where_every_model_scores_alike_ranks_by_the_mean_win_rate_w
     assert payload["per_dimension"]["U"]["z"] == [None, None, None]
     assert "every model has the same expected win rate on U" in payload["overall_measure"]
     assert sorted(payload["order"]) == [0, 1, 2] and payload["families"] == {}
+
+
+def _ties(dimension: str, tasks=("t0", "t1")) -> list[JudgedComparison]:
+    return [JudgedComparison(record=ComparisonRecord(task=t, dimension=dimension, model_a=a, model_b=b, winner="tie"),
+                             confidence=0.8, family="f")
+            for t in tasks for a, b in ((0, 1), (1, 2), (0, 2))]
+
+
+def test_a_board_whose_every_verdict_is_a_tie_scores_every_model_even_instead_of_crashing():
+    """App. F.2: ties enter no likelihood; with none decisive the ridge fit is θ = 0 and every expected win rate 0.5,
+    so z is undefined (§4.3) and the board says so. It raised ZeroDivisionError (no task to resample)."""
+    payload = build_leaderboard(_ties("U"), ["a", "b", "c"], dimensions=("U",), n_boot=50)
+    assert payload["per_dimension"]["U"]["winrate"] == [0.5, 0.5, 0.5]
+    assert payload["overall_ci90"] == [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]]
+    assert payload["per_dimension"]["U"]["tiers"] == [[0, 1, 2]]
+    assert "every model has the same expected win rate on U" in payload["overall_measure"]
+
+
+def test_a_dimension_of_only_ties_stays_on_the_board_so_overall_is_not_one_dimensions_z():
+    """§4.3: Overall VCI is the mean of the three dimensions' z. A dimension whose verdicts are all ties has every
+    model at 0.5 (σ = 0, z undefined); it was dropped, and "Overall VCI (mean z over dimensions)" was E's z alone."""
+    decisive = [c for c in _comparisons([1.0, 0.0, -1.0], n_tasks=2) if c.record.dimension == "E"]
+    payload = build_leaderboard(_ties("U") + decisive, ["a", "b", "c"], dimensions=("U", "E"), n_boot=50)
+    assert payload["dimensions"] == ["U", "E"] and payload["z_available"] is False
+    e_rates = payload["per_dimension"]["E"]["winrate"]
+    assert np.allclose(payload["overall"], [(0.5 + r) / 2 for r in e_rates], atol=2e-6)  # both rounded to 6 places
