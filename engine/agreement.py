@@ -279,11 +279,14 @@ def krippendorff_alpha(
     x = np.asarray(data, dtype=float)
     if x.ndim != 2:
         raise ValueError(f"data must be a 2-D array [rater, unit], got shape {x.shape}")
-    pairable = (np.sum(~np.isnan(x), axis=0) >= 2).sum()
-    if pairable == 0:
+    pairable = np.sum(~np.isnan(x), axis=0) >= 2
+    if not pairable.any():
         raise ValueError("no unit has two or more values; Krippendorff's alpha is undefined")
-    if np.unique(x[~np.isnan(x)]).size < 2:
-        raise ValueError("all values are identical; Krippendorff's alpha is undefined (no variation)")
+    # Only values in units with two or more of them enter D_e: a lone value elsewhere cannot make the
+    # expected disagreement non-zero, and the package then returns NaN instead of saying why.
+    paired = x[:, pairable]
+    if np.unique(paired[~np.isnan(paired)]).size < 2:
+        raise ValueError("all paired values are identical; Krippendorff's alpha is undefined (no variation)")
     return float(krippendorff.alpha(reliability_data=x, level_of_measurement=level))
 
 

@@ -318,3 +318,11 @@ def test_pair_sign_agreement_reports_decisive_and_tie_neutral_rates():
     assert result.decisive_rate == pytest.approx(0.5)
     assert (result.neutral_agree, result.all_pairs, result.image_ties) == (2, 5, 1)
     assert result.neutral_rate == pytest.approx(0.4)
+
+
+def test_krippendorff_alpha_refuses_when_only_unpaired_values_vary():
+    # One unit has two values, both 0; the 1 and 2 stand alone in their units, so D_e = 0 and the
+    # krippendorff package returns NaN. The dashboard needs a reason, not NaN.
+    data = [[0, 1, np.nan], [0, np.nan, 2]]
+    with pytest.raises(ValueError, match="identical"):
+        krippendorff_alpha(data, "ordinal")
