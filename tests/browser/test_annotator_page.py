@@ -1,4 +1,4 @@
-"""The annotator page in Chromium: the chosen faithfulness score is highlighted with a readable key
+"""The annotator page in Chromium: the chosen faithfulness score, U-O-S score and unreadable mark are highlighted with a readable key
 badge, the brief's constraints are shown whole, the TIG audit shows its A/B candidates, the
 progress bar is the annotator's own, and the page fits a 390 px screen."""
 
@@ -10,6 +10,7 @@ from annotation import item_creation
 from annotation.models import CampaignKind
 from tests.annotation.factories import Catalogue, campaign_for, faithfulness_campaign, pairwise_campaign
 from tests.annotation.helpers import annotators
+from tests.annotation.validation_factories import C2World, EaselWorld, handwriting_campaign, uos_campaign
 from tests.browser.test_annotation_flow import label_by_keyboard, log_in, wait_for_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -35,6 +36,34 @@ def test_the_chosen_faithfulness_score_is_highlighted_with_a_readable_key(live_s
     colours = chosen.evaluate("""(b) => { const k = b.querySelector('kbd');
         return [getComputedStyle(k).color, getComputedStyle(b).backgroundColor]; }""")
     assert colours[0] == "rgb(255, 255, 255)" and colours[1] != "rgb(255, 255, 255)"
+
+
+def _key_badge_colours(button) -> list[str]:
+    return button.evaluate("""(b) => { const k = b.querySelector('kbd');
+        return [getComputedStyle(k).color, getComputedStyle(k).backgroundColor, getComputedStyle(b).backgroundColor]; }""")
+
+
+def test_the_chosen_uos_score_keeps_its_number_readable(live_server, browser):
+    # The chosen button turns accent blue with white text; its key badge kept its light grey fill, so the
+    # chosen score's number was white on light grey: the one number the annotator needs to see vanished.
+    (user,) = annotators(1, prefix="uosbadge")
+    page = _open(browser, live_server, user, uos_campaign(C2World(), annotators=[user], n_items=1))
+    page.keyboard.press("3")
+    chosen = page.locator('.uos-row[data-component="usefulness"] button.on')
+    assert chosen.count() == 1 and chosen.get_attribute("data-score") == "3"
+    text, badge, _ = _key_badge_colours(chosen)
+    assert text == "rgb(255, 255, 255)" and badge == "rgba(0, 0, 0, 0)"
+
+
+def test_the_marked_unreadable_button_keeps_its_key_readable(live_server, browser):
+    (user,) = annotators(1, prefix="hwbadge")
+    page = _open(browser, live_server, user, handwriting_campaign(EaselWorld(n_references=1), annotators=[user]))
+    page.keyboard.press("Escape")
+    page.keyboard.press("u")
+    chosen = page.locator("#unreadable-button.on")
+    assert chosen.count() == 1
+    text, badge, _ = _key_badge_colours(chosen)
+    assert text == "rgb(255, 255, 255)" and badge == "rgba(0, 0, 0, 0)"
 
 
 def test_the_brief_shows_every_constraint_and_the_bar_is_the_annotators_own(live_server, browser):
