@@ -1,6 +1,6 @@
-"""The annotator page in Chromium: the chosen faithfulness score, U-O-S score and unreadable mark are highlighted with a readable key
-badge, the brief's constraints are shown whole, the TIG audit shows its A/B candidates, the
-progress bar is the annotator's own, and the page fits a 390 px screen."""
+"""The annotator page in Chromium: the chosen faithfulness score, U-O-S score and unreadable mark are
+highlighted with a readable key badge, the brief's constraints are shown whole, the TIG audit shows its
+A/B candidates, the progress bar is the annotator's own, and the page fits a 390 px screen."""
 
 from __future__ import annotations
 
