@@ -405,9 +405,7 @@ def campaign_dashboard(
     )
     quality = annotator_quality(campaign=campaign, items=items, labels=labels, labels_by_item=by_item,
                                 gold_labels=gold_labels, skips=skips)
-    # U-O-S and handwriting have no nominal outcome to adjudicate: their disagreement is the statistic
-    no_outcome = campaign.kind in (CampaignKind.UOS_RATING, CampaignKind.HANDWRITING)
-    adjudication = [] if no_outcome else _adjudication_rows(campaign, items, by_item)
+    adjudication = _adjudication_rows(campaign, items, by_item) if kind.adjudicated else []
     return Dashboard(
         campaign, kind.title, kind.paper_section, rows, n_stale, sum(r.is_simulated for r in current),
         sum(i.is_gold for i in items.values()), quality, adjudication, extras,

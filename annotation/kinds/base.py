@@ -92,6 +92,9 @@ class Kind:
     two_sided: bool = False
     #: Whether items show rendered images.
     uses_images: bool = False
+    #: Whether a complete item without a majority goes to adjudication. Ratings and free-text readings
+    #: have no nominal outcome to adjudicate: their disagreement is the statistic the dashboard shows.
+    adjudicated: bool = True
     #: Keys of the labelling page, for the help overlay: (key, what it does).
     keys: tuple[tuple[str, str], ...] = ()
 

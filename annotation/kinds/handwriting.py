@@ -29,6 +29,7 @@ class Handwriting(Kind):
     label_model = HandwritingLabel
     content_relations = ("task", "easel_step_a__episode")
     uses_images = True
+    adjudicated = False
     keys = (("letters", "type what you read (the box has the focus)"), ("Enter", "submit"),
             ("Esc", "leave the text box"), ("U", "unreadable (outside the box)"), ("W", "back to the text box"),
             ("F", "flag with a note"), ("S", "skip"), ("I", "instructions"), ("?", "help"))

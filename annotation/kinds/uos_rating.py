@@ -50,6 +50,7 @@ class UOSRating(Kind):
     label_model = UOSLabel
     content_relations = ("task", "c2_sample", "task__c2_image")
     uses_images = True
+    adjudicated = False
     keys = (("0–5", "score the focused component; the focus then moves on to the next"), ("Tab / → / ↓", "next component"),
             ("Shift+Tab / ← / ↑", "previous component"), ("F", "flag with a note"), ("Enter", "submit"),
             ("S", "skip"), ("I", "instructions"), ("C", "calibration examples"), ("?", "help"))

@@ -328,6 +328,22 @@ def test_the_dashboard_page_shows_each_validation_panel(client):
         assert f'id="{marker}"' in page.content.decode()
 
 
+def test_the_uos_dashboard_does_not_claim_every_item_has_a_majority(client):
+    # U-O-S items are not adjudicated; the section said "Every complete item has a majority." beside a
+    # consensus table counting items with no majority.
+    from tests.factories import PASSWORD, UserFactory
+
+    UserFactory(username="rita", role="researcher")
+    users = annotators(3)
+    campaign = uos_campaign(C2World(), annotators=users, n_items=2)
+    fill(campaign, users, lambda u, a: {"usefulness": users.index(u), "originality": 2, "surprise": 3})
+    assert client.login(username="rita", password=PASSWORD)
+    page = client.get(f"/annotate/campaigns/{campaign.pk}/").content.decode()
+    assert "no majority: 2" in page
+    assert "Every complete item has a majority" not in page
+    assert "items are not adjudicated" in page
+
+
 def test_exports_name_the_sample_and_canvases_behind_each_label(client):
     users = annotators(3)
     easel = EaselWorld()
