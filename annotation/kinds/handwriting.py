@@ -31,8 +31,9 @@ class Handwriting(Kind):
     uses_images = True
     adjudicated = False
     keys = (("letters", "type what you read (the box has the focus)"), ("Enter", "submit"),
-            ("Esc", "leave the text box"), ("U", "unreadable (outside the box)"), ("W", "back to the text box"),
-            ("F", "flag with a note"), ("S", "skip"), ("I", "instructions"), ("?", "help"))
+            ("Esc", "leave the text box: the letter keys below work only outside it"), ("U", "unreadable"),
+            ("W", "back to the text box"), ("F", "flag with a note"), ("S", "skip"), ("I", "instructions"),
+            ("C", "calibration examples"), ("?", "help"))
 
     def check_item(self, item: Item) -> list[tuple[str, str]]:
         step = item.easel_step_a

@@ -174,6 +174,14 @@ def test_a_handwriting_answer_is_a_reading_or_unreadable_not_both_nor_neither():
 # --- what is shown --------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("code", [k.value for k in CampaignKind])
+def test_every_kinds_keys_help_names_the_keys_the_page_offers_it(code):
+    # The page header offers instructions, calibration examples and help to every kind, and the page
+    # handles F, S and Enter for every kind; the handwriting help left out C.
+    offered = {k for key, _ in kind_for(code).keys for k in key.split()}
+    assert {"I", "C", "?", "F", "S", "Enter"} <= offered
+
+
 def test_the_uos_item_shows_the_raters_rubric_text_by_version():
     world = C2World()
     campaign = uos_campaign(world, annotators=annotators(1))
