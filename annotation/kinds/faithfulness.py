@@ -113,8 +113,14 @@ class Faithfulness(Kind):
             errors["hard_fail_reasons"] = (
                 f"unknown hard-fail reason {unknown[0]!r}; use one of: {', '.join(HARD_FAIL_REASONS)}"
             )
-        if data.get("hard_fail") is True and not reasons:
+        hard_fail = data.get("hard_fail")
+        if hard_fail is not None and not isinstance(hard_fail, bool):
+            errors["hard_fail"] = "must be true or false"
+        elif hard_fail is True and not reasons:
             errors["hard_fail_reasons"] = "a hard fail needs at least one reason"
+        elif hard_fail is False and reasons:
+            # The reasons alone decide the gate; a "no hard fail" beside them would be stored as a fail.
+            errors["hard_fail"] = "false, yet hard-fail reasons were given: mark the hard fail or drop the reasons"
         if errors:
             return {}, errors
         values = {reason: reason in reasons for reason in HARD_FAIL_REASONS}
