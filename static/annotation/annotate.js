@@ -78,6 +78,33 @@
     return { status: response.type === "opaqueredirect" ? 401 : response.status, data };
   }
 
+  // ------------------------------------------------------------------ an answer sent but not yet confirmed
+  // It outlives the page: kept in this tab's sessionStorage with its idempotency key until the server
+  // answers it, and sent again with the same key when the page comes back (a reload, Back, a restart
+  // of the browser tab), so an answer given while the server was unreachable is not lost with the page.
+  // The server stores a key once, so sending it again never makes a second label.
+  const PENDING = "atelier-pending-answer:" + cfg.next;
+  function pendingRead() {
+    try { return JSON.parse(sessionStorage.getItem(PENDING) || "null"); } catch (e) { return null; }
+  }
+  function pendingKeep(token, body) {
+    try { sessionStorage.setItem(PENDING, JSON.stringify({ token, body })); } catch (e) { /* storage off: as before */ }
+  }
+  function pendingDone(token) {
+    const p = pendingRead();
+    if (p && p.token === token) try { sessionStorage.removeItem(PENDING); } catch (e) { /* nothing kept */ }
+  }
+  // the server decided (a lapsed session, 401, is not a decision: the answer waits for the next login)
+  const answered = (status) => status !== 0 && status !== 401 && status < 500 && status !== 429;
+  // A kept answer for another item than the one handed now (its assignment ran out meanwhile, or it
+  // was stored and only the confirmation was lost): sent on its own; the server stores it late while
+  // its slot is free, replays it if it was stored, or refuses it.
+  async function pendingSendAlone(p) {
+    let r;
+    try { r = await post(cfg.submit.replace("TOKEN", encodeURIComponent(p.token)), p.body); } catch (e) { return; }
+    if (answered(r.status)) pendingDone(p.token);
+  }
+
   // ------------------------------------------------------------------ state
   let state = null; // {assignment, key, ctrl, flag, saving, saved, closed, retries, timer, visibleMs, visibleSince}
   let skipArmed = false;
@@ -221,6 +248,18 @@
     itemBox.replaceChildren();
     state.ctrl = builder(a.content, itemBox, choicesBox);
     setStatus("", "Not saved yet");
+    const pending = pendingRead();
+    if (pending && pending.token === a.token) {
+      // This item's answer was sent before the page went away, unconfirmed: shown again and re-sent.
+      const { flag, ...shown } = pending.body.answer || {};
+      state.ctrl.restore(shown);
+      state.flag = flag || null;
+      state.key = pending.body.idempotency_key;
+      showFlag();
+      submit();
+    } else if (pending) {
+      pendingSendAlone(pending);
+    }
   }
 
   // ------------------------------------------------------------------ saving
@@ -254,10 +293,13 @@
     if (mine.flag) answer.flag = mine.flag;
     let r;
     try {
-      r = await post(submitUrl(mine), { idempotency_key: mine.key, answer, time_on_item_ms: elapsedMs(), active_ms: activeMs() });
+      const body = { idempotency_key: mine.key, answer, time_on_item_ms: elapsedMs(), active_ms: activeMs() };
+      if (!mine.revising) pendingKeep(mine.assignment.token, body);
+      r = await post(submitUrl(mine), body);
     } catch (e) {
       r = { status: 0, data: null };
     }
+    if (answered(r.status)) pendingDone(mine.assignment.token);
     if (state !== mine) return;
     mine.saving = false;
     if ((r.status === 200 || r.status === 201) && mine.revising) {

@@ -185,3 +185,28 @@ def test_every_other_kind_is_labelled_by_keyboard_alone(live_server, browser, se
     image_label = PairwiseLabel.objects.get(annotator=ann, campaign=campaigns["image_preference"])
     assert image_label.shown_choice == "B"
     context.close()
+
+
+def test_an_answer_sent_while_the_server_is_unreachable_is_saved_after_a_reload(live_server, browser):
+    # The annotator answers, the server cannot be reached ("retrying"), and they reload the page: the
+    # answer lived only in the page, so the held item came back blank and the answer was gone.
+    users = annotators(1, prefix="reload")
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users, n_items=2)
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    log_in(page, live_server.url, users[0].username)
+    page.goto(f"{live_server.url}/annotate/c/{campaign.pk}/")
+    token = wait_for_item(page)
+    page.route("**/submit*", lambda route: route.abort())
+    page.keyboard.press("t")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('retrying')")
+    page.reload()  # still unreachable: no retry of the old page can get through first
+    wait_for_item(page)
+    page.unroute("**/submit*")
+    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    wait_for_item(page, token)
+    context.close()
+    labels = PairwiseLabel.objects.filter(item__campaign=campaign, annotator=users[0])
+    assert [(label.assignment.token, label.choice) for label in labels] == [(token, "tie")]
