@@ -95,7 +95,10 @@ def instrument_agreement(human: Sequence[float], instrument: Sequence[float]) ->
 
 
 def ordering_agreement(first: Sequence[float], second: Sequence[float]) -> OrderingAgreement:
-    """Kendall τ-b between two scorings of the same n models (scipy.stats.kendalltau); None below n = 2."""
+    """Kendall τ-b between two scorings of the same n models (scipy.stats.kendalltau); None below n = 2,
+    n = 0 included (a dashboard asks before any model has a complete item)."""
+    if len(first) == 0 and len(second) == 0:
+        return OrderingAgreement(None, None, 0)
     x, y = _pair(first, second)
     if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return OrderingAgreement(None, None, int(x.size))

@@ -336,6 +336,21 @@ def test_the_dashboard_page_shows_each_validation_panel(client):
         assert f'id="{marker}"' in page.content.decode()
 
 
+def test_the_uos_dashboard_opens_before_any_sample_has_all_its_ratings(client):
+    # No complete item means no model in the per-model table: its Kendall τ raised on two empty series
+    # and the dashboard of every new U-O-S campaign was a 500 until its first sample had k ratings.
+    from tests.factories import PASSWORD, UserFactory
+
+    UserFactory(username="rita", role="researcher")
+    users = annotators(3)
+    campaign = uos_campaign(C2World(), annotators=users, n_items=2)
+    assert client.login(username="rita", password=PASSWORD)
+    assert client.get(f"/annotate/campaigns/{campaign.pk}/").status_code == 200
+    fill(campaign, users[:2], lambda u, a: {"usefulness": 3, "originality": 2, "surprise": 3})
+    page = client.get(f"/annotate/campaigns/{campaign.pk}/")
+    assert page.status_code == 200 and 'id="uos-panel"' in page.content.decode()
+
+
 def test_the_uos_dashboard_does_not_claim_every_item_has_a_majority(client):
     # U-O-S items are not adjudicated; the section said "Every complete item has a majority." beside a
     # consensus table counting items with no majority.

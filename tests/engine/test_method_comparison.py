@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from engine.agreement import intraclass_correlation
-from engine.method_comparison import bland_altman, instrument_agreement, ordering_agreement
+from engine.method_comparison import OrderingAgreement, bland_altman, instrument_agreement, ordering_agreement
 
 
 def test_bland_altman_limits_are_bias_plus_minus_1_96_sd():
@@ -37,3 +37,7 @@ def test_ordering_agreement_is_kendall_tau_b_with_its_n():
     assert result.tau == pytest.approx(stats.kendalltau([1, 2, 3, 4], [1, 3, 2, 4]).statistic)
     assert result.n == 4
     assert ordering_agreement([1.0], [2.0]).tau is None
+
+
+def test_ordering_agreement_of_no_models_is_undefined_not_an_error():
+    assert ordering_agreement([], []) == OrderingAgreement(None, None, 0)
