@@ -109,7 +109,12 @@ def uos_panel(*, campaign: Campaign) -> dict[str, Any]:
     dimensions = []
     for c in UOS_COMPONENTS:
         table = [[r[c] for r in complete[i]] for i in sorted(complete)]
-        single, average, icc_note = _icc(table) if k >= 2 else (None, None, "needs k ≥ 2 annotators per item")
+        if k < 2:
+            single, average, icc_note = None, None, "needs k ≥ 2 annotators per item"
+        elif len(table) < 2:  # said in the researcher's words, not as the engine's array-shape error
+            single, average, icc_note = None, None, f"needs two samples with all k = {k} ratings; {len(table)} so far"
+        else:
+            single, average, icc_note = _icc(table)
         alpha, alpha_note = _alpha(by_item, c)
         human = [float(np.mean([r[c] for r in complete[i]])) for i in sorted(rated)]
         machine = [float(rated[i][c]) for i in sorted(rated)]

@@ -349,6 +349,7 @@ def test_the_uos_dashboard_opens_before_any_sample_has_all_its_ratings(client):
     fill(campaign, users[:2], lambda u, a: {"usefulness": 3, "originality": 2, "surprise": 3})
     page = client.get(f"/annotate/campaigns/{campaign.pk}/")
     assert page.status_code == 200 and 'id="uos-panel"' in page.content.decode()
+    assert "needs two samples with all k = 3 ratings; 0 so far" in page.content.decode()
 
 
 def test_the_uos_dashboard_does_not_claim_every_item_has_a_majority(client):
