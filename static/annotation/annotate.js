@@ -321,6 +321,7 @@
     if (r.status === 0 || r.status >= 500 || r.status === 429) return scheduleRetry(mine, r);
     if (r.status === 403 && cfg.finished) { location.assign(cfg.finished); return; } // a participant's time or study ended
     if (r.status === 401 || r.status === 403) {
+      mine.failed = true;
       setStatus("error", "Not saved: your session ended. Log in again in another tab, then press R to retry.");
       return;
     }
@@ -338,6 +339,7 @@
   // it once). Any other 5xx is a fault that waiting does not mend: a few tries, then R by hand.
   function scheduleRetry(mine, r) {
     mine.retries += 1;
+    mine.failed = true;
     const passing = r.status === 0 || r.status === 503 || r.status === 429;
     if (!passing && mine.retries > MAX_AUTO_RETRIES) {
       setStatus("retry", "Not saved — the server cannot be reached. Your answer is kept; press R to retry.");
@@ -908,7 +910,9 @@
     if (key === "i") { openOverlay("instructions"); event.preventDefault(); return; }
     if (key === "c") { openOverlay("calibration"); event.preventDefault(); return; }
     if (key === "enter") { event.preventDefault(); submit(); return; }
-    if (key === "r") { if (state && !state.saved && !state.saving && state.assignment) { state.retries = 0; submit(); } return; }
+    // R retries a failed save only (as the keys help says): it is no second Enter, which a slip from T or E
+    // would press on an item not yet answered as meant.
+    if (key === "r") { if (state && state.failed && !state.saved && !state.saving && state.assignment) { state.retries = 0; submit(); } return; }
     if (key === "s") { skip(); event.preventDefault(); return; }
     if (key === "z") { event.preventDefault(); openPrevious(); return; }
     skipArmed = false;

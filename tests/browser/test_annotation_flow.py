@@ -210,3 +210,30 @@ def test_an_answer_sent_while_the_server_is_unreachable_is_saved_after_a_reload(
     context.close()
     labels = PairwiseLabel.objects.filter(item__campaign=campaign, annotator=users[0])
     assert [(label.assignment.token, label.choice) for label in labels] == [(token, "tie")]
+
+
+def test_r_retries_a_failed_save_only_and_does_not_submit_a_fresh_answer(live_server, browser):
+    # The keys help says R retries a failed save; it submitted any answer at any time, so a slip from T
+    # (tie) onto R saved the item with the answer chosen before.
+    users = annotators(1, prefix="rkey")
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users, n_items=2)
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    log_in(page, live_server.url, users[0].username)
+    page.goto(f"{live_server.url}/annotate/c/{campaign.pk}/")
+    token = wait_for_item(page)
+    page.keyboard.press("a")
+    page.keyboard.press("r")
+    page.wait_for_timeout(1000)
+    assert page.inner_text("#save-status") == "Not saved yet"
+    assert page.eval_on_selector("#item", "e => e.dataset.token") == token
+    assert not PairwiseLabel.objects.filter(item__campaign=campaign).exists()
+    page.route("**/submit*", lambda route: route.abort())
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('Press R')")
+    page.unroute("**/submit*")
+    page.keyboard.press("r")  # after a failed save, R sends it now
+    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    context.close()
+    assert PairwiseLabel.objects.filter(item__campaign=campaign).count() == 1
