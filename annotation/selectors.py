@@ -245,7 +245,8 @@ def consensus_row(
     no_majority = 0
     if complete:
         summary = agreement.consensus_summary(complete)
-        unanimous, majority = summary["unanimous_rate"], summary["majority_rate"]
+        if k >= 2:  # one label per item is trivially unanimous: 100% would read as perfect agreement
+            unanimous, majority = summary["unanimous_rate"], summary["majority_rate"]
         no_majority = summary["no_majority"]
         outcome = [(c, summary["majority_counts"].get(c, 0)) for c in categories]
         if derived:  # open-ended categories (strategy sets): list only the outcomes that occur

@@ -91,6 +91,18 @@ def test_incomplete_items_stay_out_of_kappa_but_count_as_judgments():
     assert row.kappa.value is None and "no complete items" in row.kappa.note
 
 
+def test_a_single_rater_campaign_shows_no_unanimity_or_majority_rate():
+    # With k = 1 every item is "unanimous": the row said 100.0% unanimous, 100.0% majority.
+    users = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users, k=1)
+    fill(campaign, users, lambda u, a: {"choice": "A"})
+    (row,) = selectors.campaign_dashboard(campaign=campaign).rows
+    assert row.n_complete == row.n_items > 0
+    assert (row.unanimous, row.majority) == (None, None)
+    assert row.kappa.value is None and "two annotators" in row.kappa.note
+    assert sum(n for _, n in row.outcome_counts) == row.n_complete  # each item's one label is its outcome
+
+
 def test_stale_labels_are_left_out_and_counted(labelled):
     item = labelled.items.order_by("pk").first()
     item.response_a.core_idea = "changed"
