@@ -255,6 +255,8 @@
       state.ctrl.restore(shown);
       state.flag = flag || null;
       state.key = pending.body.idempotency_key;
+      state.visibleMs = Number(pending.body.time_on_item_ms) || 0;  // the time it took before the page went
+      state.activeMs = Number(pending.body.active_ms) || 0;
       showFlag();
       submit();
     } else if (pending) {
