@@ -196,9 +196,21 @@ def intraclass_correlation(
     msc = ss_cols / (k - 1)  # between judges (JMS)
     mse = ss_err / ((n - 1) * (k - 1))  # residual (EMS)
     msw = (ss_cols + ss_err) / (n * (k - 1))  # within targets (WMS)
-    if msw == 0 or mse == 0:
-        raise ValueError("ICC is undefined when raters agree perfectly (zero within-target variance)")
+    if (msw == 0 or mse == 0) and msr == 0:
+        raise ValueError("ICC is undefined when the targets do not differ and the raters leave no residual")
+    # Raters in perfect agreement (msw = 0), or differing by constant offsets only (mse = 0), leave F
+    # infinite: the forms that measure that agreement are exactly 1 (pingouin.intraclass_corr gives 1.0
+    # too) and their intervals, whose arithmetic gives inf/inf, are the point (1, 1). See _exact_one.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _icc_forms(n, k, msr, msc, mse, msw)
 
+
+def _exact_one(value: float, ci: tuple[float, float]) -> tuple[float, float]:
+    """The interval of an ICC of exactly 1 reached with an infinite F (zero residual): (1, 1)."""
+    return (1.0, 1.0) if value == 1.0 and not all(np.isfinite(ci)) else ci
+
+
+def _icc_forms(n: int, k: int, msr: float, msc: float, mse: float, msw: float) -> dict[str, ICCResult]:
     alpha = 0.05
     df_b, df_w, df_e = n - 1, n * (k - 1), (n - 1) * (k - 1)
     out: dict[str, ICCResult] = {}
@@ -212,11 +224,12 @@ def intraclass_correlation(
     p1 = float(stats.f.sf(f1, df_b, df_w))
     out["ICC1"] = ICCResult(
         "ICC1", ICC_FORM_LABELS["ICC1"], float(icc1),
-        (float((f1_lo - 1) / (f1_lo + k - 1)), float((f1_hi - 1) / (f1_hi + k - 1))), float(f1), df_b, df_w, p1,
+        _exact_one(icc1, (float((f1_lo - 1) / (f1_lo + k - 1)), float((f1_hi - 1) / (f1_hi + k - 1)))),
+        float(f1), df_b, df_w, p1,
     )
     out["ICC1k"] = ICCResult(
         "ICC1k", ICC_FORM_LABELS["ICC1k"], float(icc1k),
-        (float(1 - 1 / f1_lo), float(1 - 1 / f1_hi)), float(f1), df_b, df_w, p1,
+        _exact_one(icc1k, (float(1 - 1 / f1_lo), float(1 - 1 / f1_hi))), float(f1), df_b, df_w, p1,
     )
 
     # ICC(2,1), ICC(2,k): two-way random, absolute agreement (Shrout & Fleiss 1979, eqs. 3 and 6)
@@ -232,12 +245,13 @@ def intraclass_correlation(
     hi2 = n * (fd * msr - mse) / (k * msc + (k * n - k - n) * mse + n * fd * msr)
     f3 = msr / mse
     p3 = float(stats.f.sf(f3, df_b, df_e))
-    out["ICC2"] = ICCResult("ICC2", ICC_FORM_LABELS["ICC2"], float(icc2), (float(lo2), float(hi2)),
+    out["ICC2"] = ICCResult("ICC2", ICC_FORM_LABELS["ICC2"], float(icc2), _exact_one(icc2, (float(lo2), float(hi2))),
                             float(f3), df_b, df_e, p3)
     # Spearman–Brown step-up of the ICC(A,1) limits (McGraw & Wong 1996, Table 7)
     out["ICC2k"] = ICCResult(
         "ICC2k", ICC_FORM_LABELS["ICC2k"], float(icc2k),
-        (float(lo2 * k / (1 + lo2 * (k - 1))), float(hi2 * k / (1 + hi2 * (k - 1)))), float(f3), df_b, df_e, p3,
+        _exact_one(icc2k, (float(lo2 * k / (1 + lo2 * (k - 1))), float(hi2 * k / (1 + hi2 * (k - 1))))),
+        float(f3), df_b, df_e, p3,
     )
 
     # ICC(3,1), ICC(3,k): two-way mixed, consistency (Shrout & Fleiss 1979, eqs. 4 and 7)
@@ -247,11 +261,12 @@ def intraclass_correlation(
     f3_hi = f3 * stats.f.ppf(1 - alpha / 2, df_e, df_b)
     out["ICC3"] = ICCResult(
         "ICC3", ICC_FORM_LABELS["ICC3"], float(icc3),
-        (float((f3_lo - 1) / (f3_lo + k - 1)), float((f3_hi - 1) / (f3_hi + k - 1))), float(f3), df_b, df_e, p3,
+        _exact_one(icc3, (float((f3_lo - 1) / (f3_lo + k - 1)), float((f3_hi - 1) / (f3_hi + k - 1)))),
+        float(f3), df_b, df_e, p3,
     )
     out["ICC3k"] = ICCResult(
         "ICC3k", ICC_FORM_LABELS["ICC3k"], float(icc3k),
-        (float(1 - 1 / f3_lo), float(1 - 1 / f3_hi)), float(f3), df_b, df_e, p3,
+        _exact_one(icc3k, (float(1 - 1 / f3_lo), float(1 - 1 / f3_hi))), float(f3), df_b, df_e, p3,
     )
     return {form: out[form] for form in ICC_FORMS}
 

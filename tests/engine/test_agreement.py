@@ -164,6 +164,30 @@ def test_icc_missing_ratings_raise_unless_dropping_targets():
     assert dropped["ICC2"].value == complete["ICC2"].value
 
 
+def test_icc_of_raters_in_perfect_agreement_is_one_not_an_error():
+    # Every target rated the same by every rater, targets differ: F is infinite and every form is exactly
+    # 1 (pingouin.intraclass_corr 0.7.0 on this table: ICC 1.0 for all six); it raised "undefined".
+    result = intraclass_correlation([[1, 1], [2, 2], [4, 4]])
+    for form in ICC_FORMS:
+        assert (result[form].value, result[form].ci95, result[form].p) == (1.0, (1.0, 1.0), 0.0), form
+
+
+def test_icc_of_raters_offset_by_a_constant_is_one_for_consistency_only():
+    # Rater 2 = rater 1 + 1: zero residual, so consistency is perfect; absolute agreement is not.
+    # By hand (Shrout & Fleiss 1979, Table 1): BMS = 14/3, JMS = 3/2, EMS = 0, WMS = 1/2, n = 3, k = 2.
+    result = intraclass_correlation([[1, 2], [2, 3], [4, 5]])
+    assert (result["ICC3"].value, result["ICC3"].ci95) == (1.0, (1.0, 1.0))
+    assert result["ICC3k"].value == 1.0
+    assert result["ICC2"].value == pytest.approx((14 / 3) / (14 / 3 + 2 * 1.5 / 3))
+    assert result["ICC1"].value == pytest.approx((14 / 3 - 0.5) / (14 / 3 + 0.5))
+    assert all(np.isfinite(result["ICC2"].ci95)) and all(np.isfinite(result["ICC1"].ci95))
+
+
+def test_icc_without_any_variance_is_refused():
+    with pytest.raises(ValueError, match="undefined"):
+        intraclass_correlation([[3, 3], [3, 3]])
+
+
 def test_icc_labels_name_both_conventions():
     labels = {form: r.label for form, r in intraclass_correlation(SHROUT_FLEISS).items()}
     assert "ICC(A,1)" in labels["ICC2"] and "ICC(C,1)" in labels["ICC3"]
