@@ -444,7 +444,7 @@ class SnapshotCalibratedApi(ApiView):
             raise NotFound("No text-pairwise campaign on this snapshot's task set" + (f" with id {wanted}." if wanted else "."))
         record = calibration.calibration_record_ensure(snapshot=snapshot, campaign=campaign)
         return Response({"record": record.pk, "created_at": record.created_at, "code_version": record.code_version,
-                         **record.payload})
+                         "method_version": record.method_version, **record.payload})
 
 
 class C2RunCalibratedApi(ApiView):

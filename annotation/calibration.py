@@ -20,8 +20,10 @@ comparison when they show the same two responses of the same task for the same d
 * "judge only" is every primary verdict of the run in the same estimator (one row per call), so the
   three boards are comparable; the snapshot's own page keeps the official bootstrap board.
 
-Each view is recorded once per (snapshot, campaign, label version) in
-:class:`annotation.models.CalibrationRecord`, so a board names the labels it was computed from.
+Each view is recorded once per (snapshot, campaign, label version, method version) in
+:class:`annotation.models.CalibrationRecord`, so a board names the labels it was computed from; the
+method version (:data:`engine.calibration_views.CALIBRATION_METHOD_VERSION`) makes a board computed by
+older formulas be computed again, not shown until the next label arrives.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from annotation.kinds.text_pairwise import PRIMARY_FIELD
 from annotation.models import CalibrationRecord, Campaign, CampaignKind, CampaignProgress, Dimension
 from engine.calibration_views import (
     ALPHA,
+    CALIBRATION_METHOD_VERSION,
     LABEL_VALUE,
     RANK_SETS,
     VIEWS,
@@ -162,12 +165,15 @@ def calibration_payload(*, snapshot: LeaderboardSnapshot, campaign: Campaign, st
 
 
 def calibration_record_ensure(*, snapshot: LeaderboardSnapshot, campaign: Campaign) -> CalibrationRecord:
-    """The record of the calibrated views for the campaign's current label version: computed and
-    stored on first use, read back afterwards (idempotent; a concurrent first use keeps one row)."""
+    """The record of the calibrated views for the campaign's current label version and the engine's
+    current :data:`~engine.calibration_views.CALIBRATION_METHOD_VERSION`: computed and stored on first
+    use, read back afterwards (idempotent; a concurrent first use keeps one row). A record of the same
+    labels by older formulas is not read back: it stays in the history, the board is computed again."""
     if campaign.kind != CampaignKind.TEXT_PAIRWISE or campaign.task_set_id != snapshot.run.task_set_id:
         raise ValueError("a calibrated board needs a text-pairwise campaign on the snapshot's task set")
-    version = label_version_of(campaign)
-    found = CalibrationRecord.objects.filter(snapshot=snapshot, campaign=campaign, label_version=version).first()
+    current = CalibrationRecord.objects.filter(snapshot=snapshot, campaign=campaign,
+                                               method_version=CALIBRATION_METHOD_VERSION)
+    found = current.filter(label_version=label_version_of(campaign)).first()
     if found is not None:
         return found
     from leaderboard.providers import code_version
@@ -177,9 +183,10 @@ def calibration_record_ensure(*, snapshot: LeaderboardSnapshot, campaign: Campai
         with transaction.atomic():
             return CalibrationRecord.objects.create(
                 snapshot=snapshot, campaign=campaign, label_version=payload["label_version"],
-                n_labels=payload["n_labels"], code_version=code_version(), payload=payload)
-    except IntegrityError:  # another request recorded the same label version first
-        return CalibrationRecord.objects.get(snapshot=snapshot, campaign=campaign, label_version=payload["label_version"])
+                method_version=CALIBRATION_METHOD_VERSION, n_labels=payload["n_labels"], code_version=code_version(),
+                payload=payload)
+    except IntegrityError:  # another request recorded the same label and method version first
+        return current.get(label_version=payload["label_version"])
 
 
 # --- exports -------------------------------------------------------------------------------------
@@ -242,7 +249,8 @@ def calibration_export_latex(record: CalibrationRecord) -> str:
 
 def calibration_export_json(record: CalibrationRecord) -> str:
     return json.dumps({"record": record.pk, "created_at": record.created_at.isoformat(),
-                       "code_version": record.code_version, **record.payload}, indent=1)
+                       "code_version": record.code_version,
+                       "method_version": record.method_version, **record.payload}, indent=1)
 
 
 DIMENSION_LABELS = {d.value: d.label for d in Dimension}

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from annotation.models import CalibrationRecord
+from engine.calibration_views import CALIBRATION_METHOD_VERSION
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
 
@@ -73,7 +74,8 @@ def _agreement(snapshot: LeaderboardSnapshot) -> tuple[float | None, int, dict[s
             judge = data.judge_paired[m]
             agree += int(sum(_side(h) == _side(j) for h, j in zip(human, judge)))
             total += int(m.sum())
-        record = CalibrationRecord.objects.filter(snapshot=snapshot, campaign=campaign).first()
+        record = CalibrationRecord.objects.filter(snapshot=snapshot, campaign=campaign,
+                                                  method_version=CALIBRATION_METHOD_VERSION).first()
         if record is not None and not lam:
             lam = {d: v["calibrated"]["lam"] for d, v in record.payload["dimensions"].items() if "calibrated" in v}
     if not total:

@@ -1,6 +1,6 @@
 """A subject model's human-validation figures for its profile page (:mod:`leaderboard.overview`): from the
 stored calibrated boards (:class:`~annotation.models.CalibrationRecord`, issue 24), per snapshot and campaign
-the newest record's people-only and calibrated score, interval, rank and rank set of the model per dimension,
+the newest record (of the current calibration method version)'s people-only and calibrated score, interval, rank and rank set of the model per dimension,
 with the number of human labels. Registered with the leaderboard app from ``AnnotationConfig.ready()`` (the
 leaderboard app may not import this one). One query."""
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotation.models import CalibrationRecord
+from engine.calibration_views import CALIBRATION_METHOD_VERSION
 from leaderboard.overview import ValidationFigure
 
 #: Newest calibrated boards read per profile (each is one snapshot × campaign × label version).
@@ -27,7 +28,9 @@ def _cell(row: dict) -> str:
 def model_validation_figures(model) -> list[ValidationFigure]:
     """Figures of ``model`` from the newest calibrated board of each (snapshot, campaign) that ranks it."""
     seen, out = set(), []
-    records = CalibrationRecord.objects.select_related("campaign").order_by("-created_at", "-pk")[:RECENT_RECORDS]
+    # a board of older formulas (another method version) is not shown: its page computes it again when opened
+    records = (CalibrationRecord.objects.filter(method_version=CALIBRATION_METHOD_VERSION).select_related("campaign")
+               .order_by("-created_at", "-pk")[:RECENT_RECORDS])
     for record in records:
         if (record.snapshot_id, record.campaign_id) in seen:
             continue

@@ -745,21 +745,26 @@ class BlindingRefusal(models.Model):
 class CalibrationRecord(models.Model):
     """The human-calibrated views of one leaderboard snapshot (issue 24) as computed from one campaign's
     labels at one ``label_version``: which labels were used, so the calibrated board stays
-    reproducible after more labels arrive. Written once per (snapshot, campaign, label version) by
-    :func:`annotation.calibration.calibration_record_ensure`; the payload is the views' JSON."""
+    reproducible after more labels arrive. Written once per (snapshot, campaign, label version, method
+    version) by :func:`annotation.calibration.calibration_record_ensure`; the payload is the views' JSON.
+    ``method_version`` is the engine's :data:`~engine.calibration_views.CALIBRATION_METHOD_VERSION` it was
+    computed with: a board from older formulas is not read back, it is computed again."""
 
     snapshot = models.ForeignKey("leaderboard.LeaderboardSnapshot", on_delete=models.CASCADE, related_name="calibrations")
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="calibrations")
     label_version = models.PositiveBigIntegerField(help_text="The campaign's label_version when computed.")
     n_labels = models.PositiveIntegerField(help_text="Current labels of the campaign the views used.")
     code_version = models.CharField(max_length=64, blank=True)
+    method_version = models.PositiveIntegerField(
+        default=0, help_text="The engine's CALIBRATION_METHOD_VERSION when computed (0: stored before it was recorded).")
     payload = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
         constraints = [
-            models.UniqueConstraint(fields=["snapshot", "campaign", "label_version"], name="calibration_one_per_label_version"),
+            models.UniqueConstraint(fields=["snapshot", "campaign", "label_version", "method_version"],
+                                    name="calibration_one_per_label_and_method_version"),
         ]
 
     def __str__(self) -> str:

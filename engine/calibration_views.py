@@ -30,10 +30,17 @@ import numpy as np
 from engine.calibration import CalibratedBT, board_budget, ppi_bradley_terry
 from engine.style_control import STYLE_FEATURES, style_controlled_bradley_terry, style_features
 
-__all__ = ["ALPHA", "FIT_ERRORS", "LABEL_VALUE", "RANK_SETS", "STYLE_BOOTSTRAP", "STYLE_MIN_COMPARISONS", "VIEWS",
+__all__ = ["ALPHA", "CALIBRATION_METHOD_VERSION", "FIT_ERRORS", "LABEL_VALUE", "RANK_SETS", "STYLE_BOOTSTRAP", "STYLE_MIN_COMPARISONS", "VIEWS",
            "CalibrationInputs", "DimensionData", "HumanItem", "JudgeVerdict", "dimension_views", "joined_inputs", "response_features",
            "views_by_dimension"]
 
+#: The version of the formulas behind a calibrated board: this module's join and views, the PPI++ fit
+#: and rank-sets of :mod:`engine.calibration` and the style-controlled fit of :mod:`engine.style_control`.
+#: Bump it with any change to them that can move a number on the board: a stored board
+#: (``annotation.models.CalibrationRecord``) records the version it was computed with and is computed
+#: again when that differs, or an old board would be shown until the next label arrived.
+#: 1: the first numbered version (boards stored before carry 0).
+CALIBRATION_METHOD_VERSION = 1
 #: The level of every interval and rank-set on the page (90 %, as Ekphrasis App. F.3 reports).
 ALPHA = 0.1
 #: Bootstrap resamples (over tasks) of the style-controlled fits: a page-time budget, stated on the page.

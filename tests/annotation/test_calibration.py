@@ -14,6 +14,7 @@ import pytest
 
 from annotation import calibration
 from annotation.models import CalibrationRecord, Campaign, CampaignKind, CampaignProgress, Item
+from engine.calibration_views import CALIBRATION_METHOD_VERSION
 from engine.latex import tex_escape
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
 from tests.annotation.demo_support import demo_loaded
@@ -89,6 +90,22 @@ def test_a_record_is_kept_per_label_version(demo):
     newer = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=campaign)
     assert newer.pk != first.pk and newer.label_version == first.label_version + 1
     assert CalibrationRecord.objects.filter(snapshot=demo["snapshot"], campaign=campaign).count() == 2
+
+
+def test_a_board_stored_by_older_calibration_formulas_is_computed_again(demo):
+    # a record is reused until new labels arrive; a board computed by older engine code (before a fix in
+    # engine/calibration.py or engine/style_control.py) must not be shown forever for the same labels
+    campaign = _text_campaign(demo["task_set"])
+    first = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=campaign)
+    assert first.method_version == CALIBRATION_METHOD_VERSION
+    CalibrationRecord.objects.filter(pk=first.pk).update(method_version=CALIBRATION_METHOD_VERSION - 1,
+                                                         payload={**first.payload, "dimensions": {}})
+    again = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=campaign)
+    assert again.pk != first.pk and again.method_version == CALIBRATION_METHOD_VERSION
+    assert again.label_version == first.label_version and again.payload["dimensions"] == first.payload["dimensions"]
+    # the older record stays readable in the history; the current one is read back from now on
+    assert CalibrationRecord.objects.filter(snapshot=demo["snapshot"], campaign=campaign).count() == 2
+    assert calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=campaign).pk == again.pk
 
 
 def test_the_export_has_every_view(demo, client, rita):
