@@ -7,7 +7,6 @@ from __future__ import annotations
 import mimetypes
 
 from django.contrib import messages
-from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -50,14 +49,22 @@ def model_profile(request, pk: int):
 
 
 def model_compare_pick(request, pk: int):
-    """The profile's compare form (``?other=``) → the two-model comparison."""
+    """The profile's compare form (``?other=``) → the two-model comparison. Without a choice (the bare
+    URL, typed or bookmarked) it is the page to pick the other model; a choice that is not another
+    subject model is that page again, saying why (400)."""
     require_researcher(request.user)
     model = _subject_model_or_404(pk)
-    other = request.GET.get("other", "")
+    others = SubjectModel.objects.filter(role=SubjectModel.Role.SUBJECT).exclude(pk=model.pk).order_by("display_name")
+    other = request.GET.get("other")
+    if other is None:
+        return render(request, "leaderboard/model_compare_pick.html", {"model": model, "others": others})
     other_id = id_of(other)
-    if other_id is None:
-        raise BadRequest("other must be a model id")
-    return redirect("model_compare", pk=model.pk, other=other_id)
+    if other_id is not None and others.filter(pk=other_id).exists():
+        return redirect("model_compare", pk=model.pk, other=other_id)
+    problem = (f"{model.display_name} is compared with another model: pick a different one." if other_id == model.pk
+               else f"“{other[:40]}” names no other model: pick one from the list.")
+    return render(request, "leaderboard/model_compare_pick.html",
+                  {"model": model, "others": others, "problem": problem}, status=400)
 
 
 def model_compare(request, pk: int, other: int):

@@ -130,6 +130,22 @@ def test_an_unknown_model_is_a_404(researcher, world, url):
     assert researcher.get(url).status_code == 404
 
 
+def test_the_bare_compare_url_is_a_page_to_pick_the_other_model(researcher, world):
+    a, b = world.models[0], world.models[1]
+    response = researcher.get(f"/models/{a.pk}/compare/")
+    body = response.content.decode()
+    assert response.status_code == 200 and 'id="compare-other"' in body
+    assert f'<option value="{b.pk}">' in body and f'<option value="{a.pk}">' not in body
+
+
+@pytest.mark.parametrize("other", ["x", "999999", "self"])
+def test_a_compare_choice_that_is_no_other_model_is_the_pick_page_saying_why(researcher, world, other):
+    a = world.models[0]
+    response = researcher.get(f"/models/{a.pk}/compare/?other={a.pk if other == 'self' else other}")
+    assert response.status_code == 400
+    assert 'id="compare-problem"' in response.content.decode() and 'id="compare-other"' in response.content.decode()
+
+
 def test_a_non_numeric_compare_choice_is_a_400(researcher, world):
     assert researcher.get(f"/models/{world.models[0].pk}/compare/?other=x").status_code == 400
     assert researcher.get(f"/api/v1/models/{world.models[0].pk}/compare?other=x").status_code == 400
