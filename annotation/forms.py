@@ -14,7 +14,7 @@ from annotation.blinding import (
 )
 from annotation.models import Adjudication, CalibrationExample, Campaign
 from annotation.panel_models import PanelStudy, TrainingItem
-from leaderboard.api_contract import MAX_SEED
+from leaderboard.forms import SeedField
 
 
 class _ShownTextsForm(forms.ModelForm):
@@ -121,7 +121,7 @@ class NoveltyAblationForm(forms.Form):
     """Judge and seed of the two Novelty ablation runs (Ekphrasis §5.4, App. D.1)."""
 
     judge = forms.ChoiceField(help_text="'simulated' or a judge model; both conditions use the same judge.")
-    seed = forms.IntegerField(initial=42, min_value=0, max_value=MAX_SEED)  # the API's bounds: past 64 bits was a 500
+    seed = SeedField(initial=42)
 
     def __init__(self, *args, judges: list[str], **kwargs):
         super().__init__(*args, **kwargs)

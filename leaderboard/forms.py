@@ -15,13 +15,24 @@ from leaderboard.runs.errors import RunConfigurationError
 
 def form_problems(form: forms.Form) -> str:
     """A refused form's errors in one line for a message or an error page, each after its field's label:
-    "Seed — Ensure this value is less than or equal to 2147483647. Judge — This field is required."
+    "Seed — A seed is a whole number from 0 to 2,147,483,647. Judge — This field is required."
     (``form.errors.as_text()`` printed "* seed * Ensure …" on the page, the field's raw name among bullets)."""
     parts = []
     for name, errors in form.errors.items():
         text = " ".join(str(e) for e in errors)
         parts.append(text if name == forms.forms.NON_FIELD_ERRORS or name not in form.fields else f"{form[name].label} — {text}")
     return " ".join(parts)
+
+
+class SeedField(forms.IntegerField):
+    """A run's or a build's seed: an integer in 0..:data:`~leaderboard.api_contract.MAX_SEED`, the API's
+    bounds, so a page takes exactly the seeds the API and the commands take (past 64 bits was a 500;
+    EASEL's form took up to 2^62, which its API refused)."""
+
+    def __init__(self, *, initial: int = 0, **kwargs) -> None:
+        message = f"A seed is a whole number from 0 to {MAX_SEED:,}."
+        super().__init__(initial=initial, min_value=0, max_value=MAX_SEED,
+                         error_messages={"min_value": message, "max_value": message}, **kwargs)
 
 
 class TaskImportForm(forms.Form):
@@ -88,7 +99,7 @@ class JudgeRunForm(forms.Form):
     judge = forms.ChoiceField()
     dimensions = forms.CharField(initial="UEN", max_length=3)
     budget_per_task = forms.IntegerField(initial=50, min_value=1, max_value=10000)
-    seed = forms.IntegerField(initial=42, min_value=0, max_value=MAX_SEED)  # the API's bounds: past 64 bits was a 500
+    seed = SeedField(initial=42)
     novelty_anchor = forms.ChoiceField(choices=[("tig", "TIG population clichés"), ("generic", "Generic anchors")])
     tig_extractor = forms.ChoiceField(required=False, help_text="Empty: the task set's latest finished TIG build.")
     tig_embedder = forms.ChoiceField(required=False)
@@ -168,7 +179,7 @@ class TaskSetBuildForm(forms.Form):
     name = forms.CharField(max_length=100)
     version = forms.CharField(max_length=40)
     pools = IdsMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple)
-    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
+    seed = SeedField(initial=0)
     screen = forms.ChoiceField(help_text="'offline': the labelled offline rules; or a judge-role model")
 
     def __init__(self, *args, pools=None, screens=(), grid=None, **kwargs):

@@ -2,9 +2,9 @@
 
 from django import forms
 
-from leaderboard.api_contract import MAX_SEED
 from leaderboard.c2.models import C2Run
 from leaderboard.c2.services.runs import DEFAULT_SAMPLES
+from leaderboard.forms import SeedField
 from leaderboard.models import Benchmark, TaskSet
 
 
@@ -15,7 +15,7 @@ class C2RunForm(forms.Form):
     template = forms.ChoiceField(choices=C2Run.Template.choices)
     rater = forms.ChoiceField()
     second_rater = forms.ChoiceField(required=False, help_text="Optional: rates every divergent sample again (inter-rater ICC).")
-    seed = forms.IntegerField(initial=42, min_value=0, max_value=MAX_SEED)  # the API's bounds: past 64 bits was a 500
+    seed = SeedField(initial=42)
     surprise_policy = forms.ChoiceField(choices=C2Run.SurprisePolicy.choices)
 
     def __init__(self, *args, raters=(), **kwargs):

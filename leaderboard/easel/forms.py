@@ -2,6 +2,7 @@ from django import forms
 
 from engine.easel.simulated import SKILL_RANGE
 from leaderboard.easel.models import EaselRun
+from leaderboard.forms import SeedField
 from leaderboard.models import Benchmark, TaskSet
 
 
@@ -11,7 +12,7 @@ class EaselRunForm(forms.Form):
     task_set = forms.ModelChoiceField(queryset=TaskSet.objects.filter(benchmark__kind=Benchmark.Kind.EASEL))
     agent = forms.ChoiceField()
     budget = forms.ChoiceField(choices=EaselRun.Budget.choices, initial=EaselRun.Budget.ALIGNED)
-    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**62)
+    seed = SeedField(initial=0)
     skill = forms.FloatField(required=False, min_value=SKILL_RANGE[0], max_value=SKILL_RANGE[1],
                              help_text=f"Simulated agent only: its skill in [{SKILL_RANGE[0]:g}, {SKILL_RANGE[1]:g}].")
 

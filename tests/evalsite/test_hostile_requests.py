@@ -12,6 +12,7 @@ import pytest
 
 from annotation.models import Assignment, Label
 from evalsite.json_body import MAX_BODY_BYTES
+from leaderboard.api_contract import MAX_SEED
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
 from tests.factories import PASSWORD
@@ -185,29 +186,36 @@ def _seeded_form(kind: str) -> tuple[str, dict, type]:
                                       task_set_name="c2-seeds", version="1")
         return "/c2/runs/new/", {"task_set": task_set.pk, "models": "simulated-one", "samples": 1, "template": "standard",
                                  "rater": "simulated", "surprise_policy": "zero"}, C2Run
+    if kind == "EASEL run":
+        from leaderboard.easel import services as easel_services
+        from leaderboard.easel.models import EaselRun
+
+        suite, _ = easel_services.easel_suite_create(seed=0, per_category={"programmatic": 1}, name="easel-seeds")
+        return "/easel/runs/new/", {"task_set": suite.pk, "agent": "blank_fill", "budget": "aligned"}, EaselRun
     campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
     return f"/annotate/campaigns/{campaign.pk}/novelty-ablation", {"judge": "simulated"}, JudgeRun
 
 
-@pytest.mark.parametrize("kind", ["judge run", "C² run", "Novelty ablation"])
-@pytest.mark.parametrize("seed", ["9" * 30, "-1"])
+@pytest.mark.parametrize("kind", ["judge run", "C² run", "EASEL run", "Novelty ablation"])
+@pytest.mark.parametrize("seed", ["9" * 30, "-1", str(MAX_SEED + 1)])
 def test_a_start_form_with_a_seed_out_of_range_says_so_and_starts_nothing(client, rita, kind, seed):
     # The pages' seed fields had no bounds (the API's are 0..2**31-1): 30 nines was a 500 (SQLite's
-    # OverflowError on the insert).
+    # OverflowError on the insert). EASEL's form then took seeds up to 2**62, which its API refuses.
     url, fields, model = _seeded_form(kind)
     response = login(client, rita).post(url, {**fields, "seed": seed})
     assert response.status_code == 302 and not model.objects.exists()
-    assert re.search(r"(Run|Ablation) not started: [^<]*Seed — Ensure this value is", client.get(response["Location"]).content.decode())
+    assert re.search(rf"(Run|Ablation) not started: [^<]*Seed — A seed is a whole number from 0 to {MAX_SEED:,}\.",
+                     client.get(response["Location"]).content.decode())
 
 
-@pytest.mark.parametrize("kind", ["judge run", "C² run", "Novelty ablation"])
+@pytest.mark.parametrize("kind", ["judge run", "C² run", "EASEL run", "Novelty ablation"])
 def test_a_refused_start_form_names_each_field_by_its_label_not_in_raw_bullets(client, rita, kind):
     # The message was form.errors.as_text(): "Run not started: * task_set * This field is required. * judge …".
     url, fields, _ = _seeded_form(kind)
     response = login(client, rita).post(url, {"seed": "x"})
     page = client.get(response["Location"]).content.decode()
     assert re.search(r"(Run|Ablation) not started: [^<]*Seed — Enter a whole number\.", page)
-    required = "Rater" if kind == "C² run" else "Judge"
+    required = {"C² run": "Rater", "EASEL run": "Agent"}.get(kind, "Judge")
     assert "* seed" not in page and f"* {required.lower()}" not in page and f"{required} — This field is required." in page
 
 
