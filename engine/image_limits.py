@@ -17,13 +17,19 @@ from __future__ import annotations
 import io
 import re
 import warnings
+from typing import BinaryIO
 
 from PIL import Image
 
-__all__ = ["PIXEL_BUDGET", "ImageTooLarge", "image_size_checked"]
+__all__ = ["IMAGE_FILE_BYTES", "PIXEL_BUDGET", "ImageTooLarge", "image_size_checked"]
 
 #: Most pixels (width × height) of an image the site imports, stores or shows: 4096 × 4096.
 PIXEL_BUDGET = 4096 * 4096
+#: Most bytes of an image file read whole (EASEL's ``easel_suite --images``), checked from the file's size
+#: before reading: an image within :data:`PIXEL_BUDGET` stored uncompressed at 16 bits per channel with
+#: alpha (8 bytes a pixel: 128 MiB), plus 1 MiB of headers and metadata. No encoding of an image within
+#: the pixel budget needs more, so a larger file is refused without being read.
+IMAGE_FILE_BYTES = 8 * PIXEL_BUDGET + 2**20
 
 
 class ImageTooLarge(ValueError):
@@ -31,15 +37,17 @@ class ImageTooLarge(ValueError):
     "the image is" ("8000×8000 = 64,000,000 pixels, over the budget of …")."""
 
 
-def image_size_checked(data: bytes, *, budget: int = PIXEL_BUDGET) -> tuple[int, int]:
-    """(width, height) from the header of the image ``data``, decoding no pixel; :class:`ImageTooLarge`
-    above ``budget`` pixels. Bytes that are not an image raise Pillow's ``UnidentifiedImageError``."""
+def image_size_checked(data: bytes | BinaryIO, *, budget: int = PIXEL_BUDGET) -> tuple[int, int]:
+    """(width, height) from the header of the image ``data`` (its bytes, or a binary file open at its
+    start, of which only the header is read), decoding no pixel; :class:`ImageTooLarge` above ``budget``
+    pixels. Bytes that are not an image raise Pillow's ``UnidentifiedImageError``."""
     try:
         with warnings.catch_warnings():
             # Pillow warns (over its MAX_IMAGE_PIXELS) or refuses (over twice that) at open; both are
             # this check's business, answered below with the image's size.
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as image:
+            # a file Pillow is given is not closed by it: the caller's ``with`` keeps it
+            with Image.open(io.BytesIO(data) if isinstance(data, bytes | bytearray) else data) as image:
                 width, height = image.size
     except Image.DecompressionBombError as exc:
         # Raised by Image.open itself when MAX_IMAGE_PIXELS is set to the budget (annotation.apps) and the

@@ -145,6 +145,49 @@ def test_an_image_over_the_pixel_budget_is_an_error_naming_the_file_and_writes_n
 
 
 
+def test_an_image_file_over_the_byte_limit_is_refused_by_its_size_naming_it(tmp_path):
+    # the file was read whole before any check: a sparse file of 129 MiB costs no disk but was 129 MiB of memory
+    from PIL import Image
+
+    from engine.image_limits import IMAGE_FILE_BYTES
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    Image.new("RGB", (8, 8), (200, 40, 10)).save(folder / "big.png")
+    with open(folder / "big.png", "r+b") as file:
+        file.truncate(IMAGE_FILE_BYTES + 1)  # a valid PNG, then zeros Pillow ignores
+    with pytest.raises(CommandError, match=f"big.png is {IMAGE_FILE_BYTES + 1:,} bytes, over the limit"):
+        run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "big", "--images", str(folder))
+    assert not TaskSet.objects.filter(name="big").exists()
+
+
+#: Most Python memory (bytes, tracemalloc's peak) the command may take to refuse an image by its header:
+#: the parsing of the command and the header, far below the file's 64 MiB.
+HEADER_REFUSAL_PEAK = 8 * 2**20
+
+
+def test_an_image_over_the_pixel_budget_is_refused_from_its_header_without_reading_the_file(tmp_path):
+    # the pixel budget was checked on the file's bytes, so all of a large file was read first
+    import tracemalloc
+
+    from tests.hostile_images import huge_png
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "huge.png").write_bytes(huge_png())
+    with open(folder / "huge.png", "r+b") as file:
+        file.truncate(64 * 2**20)  # under the byte limit: only the header can refuse it before the read
+    tracemalloc.start()
+    try:
+        with pytest.raises(CommandError, match="huge.png is 64,000,000 pixels, over the budget"):
+            run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "huge", "--images",
+                        str(folder))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < HEADER_REFUSAL_PEAK
+
+
 def _png_with_a_wrong_chunk_length() -> bytes:
     import struct
 
@@ -170,20 +213,20 @@ def test_a_corrupt_png_is_an_error_naming_the_file_and_writes_nothing(tmp_path):
 
 
 def test_an_unreadable_file_is_an_error_naming_it_and_writes_nothing(tmp_path, monkeypatch):
-    # read_bytes' PermissionError (or any OSError) is no ValueError: the command ended in a traceback
+    # opening's PermissionError (or any OSError) is no ValueError: the command ended in a traceback
     from pathlib import Path
 
     folder = tmp_path / "photos"
     folder.mkdir()
     (folder / "locked.png").write_bytes(b"\x89PNG")
-    real = Path.read_bytes
+    real = Path.open
 
-    def read_bytes(path):
+    def path_open(path, *args, **kwargs):
         if path.name == "locked.png":
             raise PermissionError(13, "Permission denied", str(path))
-        return real(path)
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(Path, "open", path_open)
     with pytest.raises(CommandError, match="locked.png: not a readable file .Permission denied."):
         run_command("easel_suite", "--seed", "1", "--per-category", "programmatic=1", "--name", "locked",
                     "--images", str(folder))

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from engine.image_limits import IMAGE_FILE_BYTES, ImageTooLarge, image_size_checked
 from leaderboard.easel import services
-from leaderboard.management.base import TaskSetCommand
 from leaderboard.run_command import AtelierCommand
 
 CATEGORIES = services.PAPER_SUITE_ORDER
@@ -24,6 +24,31 @@ def per_category_counts(text: str | None) -> dict[str, int] | None:
             raise CommandError(f"--per-category: {part!r} is not CATEGORY=COUNT with CATEGORY one of {', '.join(CATEGORIES)}")
         counts[name.strip()] = int(value)
     return counts
+
+
+def image_file_bytes(path: Path) -> bytes:
+    """The bytes of one ``--images`` file, read whole only once its size on disk (at most
+    :data:`~engine.image_limits.IMAGE_FILE_BYTES`) and the pixel size its header declares (within the
+    pixel budget) allow it; each refusal is a CommandError naming the file, never a traceback."""
+    try:
+        size = path.stat().st_size
+        if size > IMAGE_FILE_BYTES:
+            raise CommandError(f"{path} is {size:,} bytes, over the limit of {IMAGE_FILE_BYTES:,} bytes for an image "
+                               "file: nothing was imported")
+        with path.open("rb") as file:
+            try:
+                image_size_checked(file)  # reads the header only
+            except ImageTooLarge as exc:
+                raise CommandError(f"{path} is {exc}: nothing was imported") from exc
+            except (OSError, SyntaxError, ValueError) as exc:  # Pillow's UnidentifiedImageError is an OSError
+                raise CommandError(f"{path}: not a readable image ({exc})") from exc
+            file.seek(0)
+            data = file.read(IMAGE_FILE_BYTES + 1)  # bounded even if the file grew since its size was read
+    except OSError as exc:
+        raise CommandError(f"{path}: not a readable file ({exc.strerror})") from exc
+    if len(data) > IMAGE_FILE_BYTES:
+        raise CommandError(f"{path} grew past {IMAGE_FILE_BYTES:,} bytes while it was read: nothing was imported")
+    return data
 
 
 class Command(AtelierCommand):
@@ -48,8 +73,8 @@ class Command(AtelierCommand):
             folder = Path(opts["images"])
             if not folder.is_dir():
                 raise CommandError(f"--images: {folder} is not a directory")
-            # an unreadable file is a CommandError naming it, not a traceback
-            images = [(str(path), TaskSetCommand.import_file_bytes(path)) for path in sorted(folder.iterdir())
+            # a file too large or unreadable is a CommandError naming it, found before the file is read whole
+            images = [(str(path), image_file_bytes(path)) for path in sorted(folder.iterdir())
                       if path.is_file() and not path.name.startswith(".")]
             if not images:
                 raise CommandError(f"--images: no files in {folder}")
