@@ -147,7 +147,8 @@ def _semantic_row(run: BoardRun, episodes: Sequence[Mapping]) -> dict | None:
     semantic = {e["task_id"]: e for e in episodes if e["kind"] == "semantic" and e["semantic_score"] is not None}
     if not semantic:
         return None
-    diagnostics = semantic_diagnostics([e["semantic_summary"] for e in semantic.values() if e["semantic_summary"]])
+    diagnostics = semantic_diagnostics([{**e["semantic_summary"], "steps": e["steps_done"]} for e in semantic.values()
+                                        if e["semantic_summary"]])
     maze_invalid = diagnostics.get("maze_invalid_rate")
     return {
         "run": run.id, "agent": run_label(run), "kind": run.agent_kind, "simulated": run.is_simulated,

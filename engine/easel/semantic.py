@@ -19,7 +19,7 @@ import base64
 import math
 import shutil
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -370,12 +370,22 @@ def semantic_episode_summary(task: EaselTask, kinds: Sequence[str], valid: Seque
     }
 
 
-def semantic_diagnostics(summaries: Sequence[dict[str, float]]) -> dict[str, float]:
-    """Table 4's trajectory columns over one agent's semantic episodes."""
+def semantic_diagnostics(summaries: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """Table 4's trajectory columns over one agent's semantic episodes: each summary is
+    :func:`semantic_episode_summary`'s plus the episode's number of actions under ``"steps"``.
+
+    The maze invalid rate is pooled over actions, not averaged over episodes: EASEL §5.2, Table 4's
+    caption, "Maze Inv.: fraction of invalid actions on maze tasks" (the same caption says "mean of
+    per-episode" where it means one, for Avg. Submit%). So a maze episode weighs by its actions: 1
+    invalid of 4 actions and 0 of 12 is 1/16, not the mean of 1/4 and 0. NaN without a maze action.
+    """
     maze = [s for s in summaries if s["is_maze"]]
     other = [s for s in summaries if not s["is_maze"]]
+    maze_actions = sum(int(s["steps"]) for s in maze)
+    # the summary stores each episode's rate; its count of invalid actions is rate × actions (an integer)
+    maze_invalid = sum(round(s["invalid_rate"] * int(s["steps"])) for s in maze)
     return {
-        "maze_invalid_rate": float(np.mean([s["invalid_rate"] for s in maze])) if maze else math.nan,
+        "maze_invalid_rate": maze_invalid / maze_actions if maze_actions else math.nan,
         "maze_undo": float(sum(s["undo_count"] for s in maze)),
         "non_maze_undo": float(sum(s["undo_count"] for s in other)),
         "avg_submit_percentile": float(np.mean([s["submit_percentile"] for s in summaries])) if summaries else math.nan,

@@ -192,7 +192,7 @@ def test_semantic_diagnostics_count_undos_and_submit_percentile():
     maze = semantic_episode_summary(tasks[SIMPLE_MAZE], ["stroke", "undo", "invalid", "submit"],
                                     [True, True, False, True], submitted_at=4)
     circle = semantic_episode_summary(tasks[CIRCLE_OUTLINE], ["stroke", "undo"], [True, True], submitted_at=None)
-    table = semantic_diagnostics([maze, circle])
+    table = semantic_diagnostics([{**maze, "steps": 4}, {**circle, "steps": 2}])
     assert table["maze_undo"] == 1 and table["non_maze_undo"] == 1
     assert table["maze_invalid_rate"] == 0.25
     assert table["avg_submit_percentile"] == pytest.approx((100 * 4 / tasks[SIMPLE_MAZE].budget + 100) / 2)
@@ -213,3 +213,15 @@ def test_hello_written_with_brush_strokes_scores_one_with_tesseract():
     env.replay([stroke(*path) for path in hello_paths()])
     score = env.final_score()
     assert score.value == 1.0 and score.recogniser.startswith("tesseract")
+
+
+def test_the_maze_invalid_rate_is_pooled_over_all_maze_actions_not_averaged_per_episode():
+    # EASEL §5.2, Table 4: "Maze Inv.: fraction of invalid actions on maze tasks"; it was the mean of the
+    # episodes' rates, (1/4 + 0/12) / 2 = 0.125
+    tasks = tasks_by_name()
+    short = semantic_episode_summary(tasks[SIMPLE_MAZE], ["stroke", "invalid", "stroke", "submit"],
+                                     [True, False, True, True], submitted_at=4)
+    long = semantic_episode_summary(tasks[MAZE], ["stroke"] * 12, [True] * 12, submitted_at=None)
+    circle = semantic_episode_summary(tasks[CIRCLE_OUTLINE], ["invalid", "stroke"], [False, True], submitted_at=None)
+    table = semantic_diagnostics([{**short, "steps": 4}, {**long, "steps": 12}, {**circle, "steps": 2}])
+    assert table["maze_invalid_rate"] == pytest.approx(1 / 16)

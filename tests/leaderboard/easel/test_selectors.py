@@ -88,7 +88,7 @@ def test_a_semantic_row_carries_the_engine_diagnostics(suite):
         maze = episode.task.external_id in ("simple_maze", "maze")
         EaselEpisode.objects.filter(pk=episode.pk).update(
             status="done", semantic_score=0.5, recogniser="tesseract" if episode.task.external_id == "handwriting_hello" else "",
-            undo_count=2 if maze else 1, semantic_summary={"invalid_rate": 0.25 if maze else 0.0, "undo_count": 2.0 if maze else 1.0,
+            undo_count=2 if maze else 1, steps_done=4, semantic_summary={"invalid_rate": 0.25 if maze else 0.0, "undo_count": 2.0 if maze else 1.0,
                                                            "submit_percentile": 50.0, "is_maze": float(maze)})
     EaselRun.objects.filter(pk=run.pk).update(status="done")
     (row,) = selectors.easel_leaderboard(task_set=suite)["semantic"]
