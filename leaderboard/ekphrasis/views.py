@@ -108,7 +108,12 @@ def snapshot_export(request, pk: int, fmt: str):
 
 
 def snapshot_compare(request):
+    """Two snapshots side by side (``?a=&b=``). The bare address, typed or bookmarked, goes to the picker on
+    the leaderboard list, as EASEL's and C²'s bare compare addresses are their pickers; one id missing or
+    malformed is a 400 saying which."""
     require_researcher(request.user)
+    if "a" not in request.GET and "b" not in request.GET:
+        return redirect(reverse("leaderboard_list") + "#compare")
     form = SnapshotCompareForm(request.GET)
     if not form.is_valid():
         raise compare_query_error(form, what="snapshot", where="under All snapshots on the Leaderboards page")

@@ -227,8 +227,15 @@ def test_a_board_where_every_model_scores_alike_says_why_it_shows_no_z(researche
     assert "need at least 3 models" not in body
 
 
+def test_the_bare_snapshot_compare_address_goes_to_the_picker_on_the_leaderboard_list(researcher_client):
+    # it was a 400 ("a is missing; b is missing") where EASEL's and C²'s bare compare addresses are their pickers
+    response = researcher_client.get("/leaderboards/compare/")
+    assert response.status_code == 302 and response["Location"] == "/leaderboards/#compare"
+    assert 'id="compare"' in researcher_client.get("/leaderboards/").content.decode()
+
+
 @pytest.mark.parametrize(("url", "says"), [
-    ("/leaderboards/compare/", "a is missing; b is missing"),
+    ("/leaderboards/compare/?b=1", "a is missing"),
     ("/leaderboards/compare/?a=1", "b is missing"),
     ("/leaderboards/compare/?a=x&b=1", "a is not a snapshot id"),
     ("/c2/compare/?a=1.5&b=2", "a is not a run id"),
