@@ -119,6 +119,11 @@ def task_set_renders(request, pk: int):
     only through the opaque per-assignment URLs of the annotation app)."""
     require_researcher(request.user)
     task_set = get_object_or_404(TaskSet.objects.select_related("benchmark"), pk=pk)
+    if task_set.benchmark.kind != Benchmark.Kind.EKPHRASIS:
+        # an EASEL or C² set has no responses to render: the page offered generate_renders for it, which
+        # renders nothing (as the idea graphs, tig_viewer)
+        raise Http404(f"Renders are made for Ekphrasis task sets only; {task_set} is a {task_set.benchmark.name} "
+                      "task set (its results are on its protocol's page).")
     renderers = selectors.task_set_renderers(task_set=task_set)
     renderer = request.GET.get("renderer") or None
     if renderer is not None and renderer not in dict(renderers):

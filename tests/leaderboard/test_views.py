@@ -172,6 +172,15 @@ def test_an_easel_or_c2_task_set_page_links_its_protocol_page_and_offers_no_ekph
     assert viewer.status_code == 404 and "Ekphrasis task sets only" in viewer.content.decode()
 
 
+@pytest.mark.parametrize(("kind", "name"), [("c2", "C²-Eval"), ("easel", "EASEL")])
+def test_the_renders_page_of_an_easel_or_c2_task_set_says_renders_are_ekphrasis_only(client, rita, kind, name):
+    # it showed an empty renders page inviting `generate_renders --task-set …`, which has no responses to render
+    task_set = TaskSetFactory(benchmark=BenchmarkFactory(kind=kind, name=name))
+    response = login(client, rita).get(f"/task-sets/{task_set.pk}/renders/")
+    assert response.status_code == 404 and "Ekphrasis task sets only" in response.content.decode()
+    assert "generate_renders" not in response.content.decode()
+
+
 def test_an_ekphrasis_task_set_page_keeps_its_idea_graphs_and_length_diagnostics(client, rita):
     task = TaskFactory()
     body = login(client, rita).get(f"/task-sets/{task.task_set.pk}/").content.decode()
