@@ -170,6 +170,10 @@ def _run_config(task_set, dims: str, novelty_anchor: str, config: dict | None) -
             merged["tig"] = tig_components_for_new_run(task_set=task_set, requested=merged.get("tig")).as_config()
         except TIGConfigurationError as exc:
             raise RunConfigurationError(str(exc)) from exc
+    else:
+        # a run that judges no Novelty against TIG clichés uses no TIG components: the page's form sends its
+        # empty TIG fields all the same, which the run's page showed as "TIG extractor , embedder ,"
+        merged.pop("tig", None)
     return merged
 
 

@@ -246,3 +246,17 @@ def test_a_run_whose_verdicts_leave_every_model_alike_finishes_with_a_board_rank
     run.refresh_from_db()
     assert (run.status, run.error) == (JudgeRun.Status.DONE, "")
     assert snapshot.payload["z_available"] is False and "same expected win rate on U" in snapshot.payload["overall_measure"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("dimensions", "anchor"), [("UEN", "generic"), ("U", "tig")])
+def test_a_run_that_uses_no_tig_records_no_tig_components_and_its_page_names_none(client, rita, dimensions, anchor):
+    # the page's form sends its TIG fields empty; the run kept them and its page read "TIG extractor , embedder ,"
+    task_set, _ = population(n_models=2, n_tasks=1)
+    client.force_login(rita)
+    client.post("/runs/new/", {"task_set": task_set.pk, "judge": "simulated", "dimensions": dimensions,
+                               "budget_per_task": 1, "seed": 1, "novelty_anchor": anchor, "tig_extractor": "",
+                               "tig_embedder": "", "tig_canonicaliser": ""})
+    run = JudgeRun.objects.get(task_set=task_set)
+    assert "tig" not in run.config
+    assert "TIG extractor" not in client.get(f"/runs/{run.pk}/").content.decode()
