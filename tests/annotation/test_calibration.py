@@ -108,6 +108,17 @@ def test_a_board_stored_by_older_calibration_formulas_is_computed_again(demo):
     assert calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=campaign).pk == again.pk
 
 
+def test_a_model_profile_takes_no_figures_from_a_board_of_older_calibration_formulas(demo):
+    from annotation.model_validation import model_validation_figures
+    from leaderboard.models import SubjectModel
+
+    record = calibration.calibration_record_ensure(snapshot=demo["snapshot"], campaign=_text_campaign(demo["task_set"]))
+    model = SubjectModel.objects.get(display_name=record.payload["models"][0])
+    assert model_validation_figures(model)
+    CalibrationRecord.objects.update(method_version=CALIBRATION_METHOD_VERSION - 1)
+    assert model_validation_figures(model) == []
+
+
 def test_the_export_has_every_view(demo, client, rita):
     client.force_login(rita)
     response = client.get(f"/annotate/calibration/snapshots/{demo['snapshot'].pk}/export.csv")
