@@ -8,7 +8,9 @@ Celery tasks run in-process (eagerly).
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -53,6 +55,55 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw == "":
         return default
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def env_database_url(name: str, default: str) -> str:
+    """A database URL dj-database-url can parse; its own errors are a traceback naming neither the variable
+    nor the form it wants."""
+    raw = os.environ.get(name) or default
+    try:
+        dj_database_url.parse(raw)
+    except (ValueError, dj_database_url.UnknownSchemeError) as exc:  # ParseError is a ValueError
+        # The value is not repeated: it may hold the database's password.
+        raise ImproperlyConfigured(
+            f"{name} is not a database URL (e.g. postgres://user:password@host:5432/name "
+            f"or sqlite:////absolute/path.sqlite3): {exc}") from exc
+    return raw
+
+
+def env_broker_url(name: str) -> str:
+    """Empty (tasks run in-process) or URLs of transports kombu knows, ``;``-separated for failover.
+    kombu reads a value without a scheme as an AMQP host name, so a typo would queue runs that no
+    worker ever receives instead of refusing to start."""
+    from kombu.transport import TRANSPORT_ALIASES
+
+    raw = os.environ.get(name, "")
+    for url in filter(None, (part.strip() for part in raw.split(";"))):
+        scheme = url.partition("://")[0].partition("+")[0] if "://" in url else ""
+        if scheme not in TRANSPORT_ALIASES:
+            # Only the scheme is repeated: the rest may hold the broker's password.
+            raise ImproperlyConfigured(
+                f"{name} does not name a broker transport (scheme {scheme!r}; e.g. redis://127.0.0.1:6379/0); "
+                f"unset it to run tasks in-process")
+    return raw
+
+
+def env_rate(name: str, default: str) -> str:
+    """A request rate as DRF's throttles read it, ``<count>/<second|minute|hour|day>``; anything else
+    would be a 500 on the first throttled request instead of a refusal at start."""
+    raw = os.environ.get(name) or default
+    if not re.fullmatch(r"\d+/[smhd][a-z]*", raw.strip()):
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a rate (use <count>/<second|minute|hour|day>, "
+                                   f"e.g. 60/minute)")
+    return raw.strip()
+
+
+def env_log_level(name: str, default: str) -> str:
+    """A logging level name; logging's own refusal comes later, as a traceback without the variable's name."""
+    raw = os.environ.get(name) or default
+    if not isinstance(logging.getLevelName(raw.strip().upper()), int):
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a logging level (DEBUG, INFO, WARNING, ERROR, CRITICAL)")
+    return raw.strip().upper()
 
 
 DEBUG = env_bool("DEBUG", False)
@@ -149,8 +200,8 @@ TEMPLATES = [
 VAR_DIR = Path(env_str("ATELIER_VAR_DIR", str(BASE_DIR / "var")))
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'atelier.sqlite3'}",
-        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        env_database_url("DATABASE_URL", f"sqlite:///{VAR_DIR / 'atelier.sqlite3'}"),
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
         # A kept connection is tested before a request reuses it: after a database restart the first
         # request reconnects instead of failing on the dead socket.
         conn_health_checks=True,
@@ -191,8 +242,8 @@ AUTHENTICATION_BACKENDS = [
     # Sessions are tied to the backend that logged them in: one made under Django's own path logs in again.
     "evalsite.auth_backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = env_int("ATELIER_LOGIN_FAILURE_LIMIT", 5)
-AXES_COOLOFF_TIME = timedelta(minutes=env_int("ATELIER_LOGIN_COOLOFF_MINUTES", 15))
+AXES_FAILURE_LIMIT = env_int("ATELIER_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("ATELIER_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 # The attempted username, cut to axes' column (a longer one was a 500 on PostgreSQL): evalsite/login_attempts.py.
@@ -235,7 +286,7 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 # Security: on by default outside DEBUG so `manage.py check --deploy` passes.
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG and not ATELIER_DEV)
@@ -248,7 +299,7 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
 # Django's database sessions, read with one precompiled statement (evalsite/sessions.py).
 SESSION_ENGINE = "evalsite.sessions"
-SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 60 * 60 * 12)
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 60 * 60 * 12, minimum=60)
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
@@ -280,7 +331,7 @@ REST_FRAMEWORK = {
 
 # /api/v1/ (issue 14): writes authenticated by an API token are throttled per user (reads and the pages'
 # session requests are not); the schema and its docs are served from static files (no CDN under the CSP).
-ATELIER_API_TOKEN_WRITE_RATE = env_str("ATELIER_API_TOKEN_WRITE_RATE", "60/minute")
+ATELIER_API_TOKEN_WRITE_RATE = env_rate("ATELIER_API_TOKEN_WRITE_RATE", "60/minute")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Atelier API",
     "DESCRIPTION": "Task sets, imports, runs (Ekphrasis judge runs, EASEL, C²), leaderboards, campaigns and "
@@ -316,7 +367,7 @@ SPECTACULAR_SETTINGS = {
 
 # Celery: no broker configured -> tasks run in-process, eagerly, so the demo
 # needs no Redis. Set CELERY_BROKER_URL=redis://... to use real workers.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+CELERY_BROKER_URL = env_broker_url("CELERY_BROKER_URL")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 # Without a broker, a page's Start or Resume runs the job in a thread of the web process, so the request
@@ -334,7 +385,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # kombu looks for such tasks every unacked_restore_interval seconds but scans Redis only on every
 # unacked_restore_throttle-th look (defaults 10 and 10: a sweep every ~100 s, on top of the timeout).
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1),
     "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10, minimum=1),
     "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10, minimum=1),
 }
@@ -355,7 +406,7 @@ CACHES = {
 
 # Provider access: API keys are read from the environment variable a model's
 # configuration names, never stored in the database.
-ATELIER_PROVIDER_CONCURRENCY = env_int("ATELIER_PROVIDER_CONCURRENCY", 100)
+ATELIER_PROVIDER_CONCURRENCY = env_int("ATELIER_PROVIDER_CONCURRENCY", 100, minimum=1)
 # A failed call is tried again up to this many times, waiting about base x 2^(attempt-1) between tries
 # (engine.providers.client; a provider's Retry-After wins).
 ATELIER_PROVIDER_MAX_RETRIES = env_int("ATELIER_PROVIDER_MAX_RETRIES", 5, minimum=0)
@@ -374,11 +425,11 @@ FILE_UPLOAD_HANDLERS = [
 ATELIER_MEDIA_CACHE_DIR = Path(env_str("ATELIER_MEDIA_CACHE_DIR", str(VAR_DIR / "media-cache")))
 # Crowd campaigns: entries through a study's link per client address per minute (the rest get HTTP 429).
 ATELIER_PANEL_ENTRIES_PER_MINUTE = env_int("ATELIER_PANEL_ENTRIES_PER_MINUTE", 30, minimum=1)
-ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60)
+ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60, minimum=1)
 # How often Celery beat sends the runs started while the broker was away (leaderboard.runs.queue).
 ATELIER_QUEUE_SWEEP_SECONDS = env_int("ATELIER_QUEUE_SWEEP_SECONDS", 30, minimum=1)
 # How often Celery beat returns overdue assignments to the pool (annotation.expire_assignments).
-ATELIER_ASSIGNMENT_SWEEP_SECONDS = env_int("ATELIER_ASSIGNMENT_SWEEP_SECONDS", 60)
+ATELIER_ASSIGNMENT_SWEEP_SECONDS = env_int("ATELIER_ASSIGNMENT_SWEEP_SECONDS", 60, minimum=1)
 # How often Celery beat checks the catalogue's names for models written around the services (a shell,
 # fixtures) and checks again the items checked against older names (annotation.recheck_blinding).
 ATELIER_BLINDING_SWEEP_SECONDS = env_int("ATELIER_BLINDING_SWEEP_SECONDS", 300, minimum=1)
@@ -391,7 +442,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": env_log_level("LOG_LEVEL", "WARNING")},
 }
 
 WHITENOISE_USE_FINDERS = DEBUG or ATELIER_DEV  # the demo (ATELIER_DEV, no DEBUG) serves static files from the finders
