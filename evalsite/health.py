@@ -12,22 +12,30 @@ The checks are cheap by construction, because a load balancer asks every few sec
   one-second statement timeout (PostgreSQL), so the page turns 503 within about a second of the
   database going away instead of waiting for TCP; and the migration plan is empty (the applied set is
   one query; the graph on disk is read once per process);
-* cache: set and get a key, only when a shared cache (``ATELIER_CACHE_URL``) is configured;
+* cache: Redis answers ``PING``, only when a shared cache (``ATELIER_CACHE_URL``) is configured;
 * broker: open and close a connection, only when ``CELERY_BROKER_URL`` is set;
 * workers: at least one Celery worker answers ``ping`` within half a second; a success is remembered
   for :data:`WORKER_ANSWER_TTL_S` seconds, so a page asked often does not broadcast every time;
 * media and var: a file can be created and removed in ``MEDIA_ROOT`` and ``VAR_DIR``.
+
+A service that accepts connections and then says nothing (a stopped process behind a live port, a
+network partition) is the case that must stay fast: the cache, broker and worker probes use clients
+with one-second socket timeouts of their own, and the view does not wait for a check's thread once
+the library has given up on it, so the answer comes within the library's bound (timeout + 1 s).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime
 import os
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from django.conf import settings
@@ -35,7 +43,6 @@ from django.db import DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpResponse, JsonResponse
 from health_check.base import HealthCheck
-from health_check.checks import Cache
 from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
 
@@ -43,6 +50,8 @@ __all__ = ["ReadinessView", "healthz", "readiness_checks"]
 
 #: How long one check may take before it counts as failed (seconds).
 CHECK_TIMEOUT = datetime.timedelta(seconds=1)
+#: The socket timeouts of the cache, broker and worker probes' own clients (seconds).
+PROBE_SOCKET_TIMEOUT_S = 1.0
 #: How long a worker's answer to ``ping`` is believed (seconds).
 WORKER_ANSWER_TTL_S = 5.0
 
@@ -101,16 +110,44 @@ def _leaf_nodes() -> list:
 
 
 @dataclasses.dataclass
+class CacheReady(HealthCheck):
+    """The shared cache's Redis answers ``PING``, asked by a client of the probe's own with socket timeouts
+    (Django's cache client has none: against a Redis that accepts and never answers it waits forever)."""
+
+    timeout: datetime.timedelta = dataclasses.field(default=CHECK_TIMEOUT, repr=False)
+
+    def run(self) -> None:
+        import redis
+
+        try:
+            client = redis.Redis.from_url(settings.ATELIER_CACHE_URL, socket_timeout=PROBE_SOCKET_TIMEOUT_S,
+                                          socket_connect_timeout=PROBE_SOCKET_TIMEOUT_S)
+            try:
+                client.ping()
+            finally:
+                client.close()
+        except redis.RedisError as exc:
+            raise ServiceUnavailable(f"cache unreachable ({type(exc).__name__})") from exc
+
+
+def _probe_connection():
+    """A broker connection with socket timeouts (the site's own has none, so that a worker's blocking read
+    is not cut short)."""
+    from evalsite.celery import app
+
+    return app.connection_for_write(transport_options={"socket_timeout": PROBE_SOCKET_TIMEOUT_S,
+                                                       "socket_connect_timeout": PROBE_SOCKET_TIMEOUT_S})
+
+
+@dataclasses.dataclass
 class BrokerReady(HealthCheck):
     """A connection to the Celery broker opens."""
 
     timeout: datetime.timedelta = dataclasses.field(default=CHECK_TIMEOUT, repr=False)
 
     def run(self) -> None:
-        from evalsite.celery import app
-
         try:
-            with app.connection_for_write() as conn:
+            with _probe_connection() as conn:
                 conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=1)
         except Exception as exc:  # kombu raises the transport's own errors (redis, socket, OperationalError)
             raise ServiceUnavailable(f"broker unreachable ({type(exc).__name__})") from exc
@@ -131,9 +168,9 @@ class WorkersAnswer(HealthCheck):
             return
         from evalsite.celery import app
 
-        with _worker_lock:
+        with _worker_lock, _probe_connection() as conn:
             try:
-                answers = app.control.ping(timeout=0.5)
+                answers = app.control.ping(timeout=0.5, connection=conn)
             except Exception as exc:  # the broker's own errors; BrokerReady names the cause
                 raise ServiceUnavailable(f"workers not reachable ({type(exc).__name__})") from exc
             if not answers:
@@ -164,7 +201,7 @@ def readiness_checks() -> list[tuple[str, HealthCheck]]:
     """The checks of /readyz for this deployment's configuration, each with the name it is shown under."""
     checks: list[tuple[str, HealthCheck]] = [("database", DatabaseReady())]
     if settings.ATELIER_CACHE_URL:
-        checks.append(("cache", Cache(timeout=CHECK_TIMEOUT)))
+        checks.append(("cache", CacheReady()))
     if settings.CELERY_BROKER_URL:
         checks.append(("broker", BrokerReady()))
         checks.append(("workers", WorkersAnswer()))
@@ -179,6 +216,17 @@ class ReadinessView(HealthCheckView):
     def get_checks(self):
         self._names = readiness_checks()
         return [check for _, check in self._names]
+
+    @contextlib.contextmanager
+    def get_executor(self) -> Iterator[ThreadPoolExecutor]:
+        # The library's default is the event loop's executor, whose shutdown at the end of the request
+        # joins every thread: one check hung on a silent service held the answer as long as it hung.
+        # A timed-out check's thread cannot be stopped; it is left to end on its own socket timeout.
+        executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="readyz")
+        try:
+            yield executor
+        finally:
+            executor.shutdown(wait=False, cancel_futures=True)
 
     async def get(self, request, *args, **kwargs):
         with self.get_executor() as executor:
