@@ -256,6 +256,27 @@ def _storable(text: str) -> str:
     return _UNSTORABLE.sub("\ufffd", text)
 
 
+#: No single call reports more tokens than this; a larger count is garbage, not usage.
+_MAX_REPORTED_TOKENS = 2**31 - 1
+
+
+def _token_count(usage: dict, field: str) -> int:
+    """A usage field as a count of tokens. A provider's garbage here (a negative or fractional number,
+    ``1e999``, a string) would become a negative cost, a count no column holds, or an OverflowError that
+    escaped the retry policy: it makes the body unreadable, retried like any other."""
+    value = usage.get(field)
+    if value is None:
+        return 0
+    # Some OpenAI-compatible servers write a count as 12.0 or "12": those are still counts.
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_REPORTED_TOKENS:
+        raise _RetryableFailure(f"usage {field} is not a token count: {str(value)[:40]}")
+    return value
+
+
 def _chat_payload(payload: Any) -> tuple[str, int, int, str | None, str]:
     """(text, prompt_tokens, completion_tokens, finish_reason, model) from a chat-completions body; the
     strings made storable (:func:`_storable`)."""
@@ -276,8 +297,8 @@ def _chat_payload(payload: Any) -> tuple[str, int, int, str | None, str]:
     finish_reason = choices[0].get("finish_reason")
     return (
         _storable(content or ""),
-        int(usage.get("prompt_tokens") or 0),
-        int(usage.get("completion_tokens") or 0),
+        _token_count(usage, "prompt_tokens"),
+        _token_count(usage, "completion_tokens"),
         _storable(finish_reason) if isinstance(finish_reason, str) else finish_reason,
         _storable(str(payload.get("model") or "")),
     )
@@ -295,7 +316,7 @@ def _embedding_payload(payload: Any, expected: int) -> tuple[list[list[float]], 
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise _RetryableFailure(f"malformed embedding rows: {exc}") from exc
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-    return vectors, int(usage.get("prompt_tokens") or 0)
+    return vectors, _token_count(usage, "prompt_tokens")
 
 
 class OpenAICompatibleClient:

@@ -135,6 +135,29 @@ def test_it_retries_on_a_body_that_is_not_json():
     assert result.attempts == 2
 
 
+GARBAGE_USAGE_REPLY = ('{"choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}], '
+                       '"usage": %s}')
+
+
+@pytest.mark.parametrize("usage", [
+    '{"prompt_tokens": 1e999}',  # before: OverflowError out of the client, past its retry policy
+    '{"prompt_tokens": -7, "completion_tokens": 3}',  # before: accepted, a negative cost
+    '{"prompt_tokens": 1e30}',  # before: accepted, a count no column holds
+    '{"completion_tokens": true}',
+])
+def test_it_retries_on_a_usage_count_that_is_not_a_token_count(usage):
+    with FakeOpenAIServer(handler=Script(Fault.raw(200, GARBAGE_USAGE_REPLY % usage), "fine")) as server:
+        result = make_client(server).chat(USER)
+    assert (result.text, result.attempts) == ("fine", 2)
+
+
+def test_a_usage_count_written_as_a_whole_float_or_a_digit_string_is_read():
+    usage = '{"prompt_tokens": 12.0, "completion_tokens": "5"}'
+    with FakeOpenAIServer(handler=Script(Fault.raw(200, GARBAGE_USAGE_REPLY % usage))) as server:
+        result = make_client(server).chat(USER)
+    assert (result.text, result.attempts, result.prompt_tokens, result.completion_tokens) == ("hi", 1, 12, 5)
+
+
 def test_it_retries_after_a_timeout():
     with FakeOpenAIServer(handler=Script(Fault.hang(2.0), "fine")) as server:
         started = time.monotonic()
