@@ -60,12 +60,12 @@ def wait_for(predicate, timeout: float, what: str) -> None:
         time.sleep(0.2)
 
 
-def enqueue(run: JudgeRun) -> None:
+def enqueue(run, kind: str = "judge_run") -> None:
     """Send the run's dispatch message through the broker, as the web process does."""
     subprocess.run(
         [sys.executable, "-c",
          "import django; django.setup(); from leaderboard.runs.tasks import run_dispatch; "
-         f"run_dispatch.delay('judge_run', {run.pk})"],
+         f"run_dispatch.delay({kind!r}, {run.pk})"],
         cwd=ROOT, env=subprocess_environment(CELERY_BROKER_URL=BROKER_URL, CELERY_QUEUE=QUEUE), check=True, timeout=60,
     )
 
@@ -203,3 +203,44 @@ def _queue_length(broker_url: str) -> int:
     import redis
 
     return redis.Redis.from_url(broker_url).llen(QUEUE)
+
+
+def _easel_steps(run) -> list[tuple]:
+    from leaderboard.easel.models import EaselStep
+
+    return list(EaselStep.objects.filter(episode__run=run).order_by("episode__task_id", "index").values_list(
+        "episode__task_id", "index", "valid", "kind", "action", "s"))
+
+
+@pytest.mark.broker
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_during_an_easel_run_loses_no_step_and_repeats_none(broker, tmp_path):
+    from leaderboard.easel import services
+    from leaderboard.easel.models import EaselRun
+
+    suite, _ = services.easel_suite_create(
+        seed=0, per_category={"programmatic": 8, "spatial_geometry": 0, "abstract_cartoon": 0, "natural": 0},
+        name="easel-kill")
+    reference = services.easel_run_execute_inline(
+        run=services.easel_run_create(task_set=suite, agent="simulated", skill=0.5))
+    total = len(_easel_steps(reference))
+
+    run = services.easel_run_create(task_set=suite, agent="simulated", skill=0.5)
+    fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3", "CELERY_UNACKED_RESTORE_INTERVAL": "1",
+                       "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
+    first = start_worker(tmp_path / "first.log", **fast_redelivery)
+    try:
+        enqueue(run, "easel_run")
+        wait_for(lambda: len(_easel_steps(run)) >= total // 4, 120, "some steps")
+    finally:
+        stop(first, signal.SIGKILL)  # the episode in hand is never acknowledged
+    assert EaselRun.objects.get(pk=run.pk).status != EaselRun.Status.DONE
+
+    second = start_worker(tmp_path / "second.log", **fast_redelivery)
+    try:
+        wait_for(lambda: EaselRun.objects.get(pk=run.pk).status == EaselRun.Status.DONE, 180, "the resumed run")
+    finally:
+        stop(second)
+    assert _easel_steps(run) == _easel_steps(reference)
+    run.refresh_from_db()
+    assert (run.episodes_done, run.steps_done) == (reference.episodes_done, reference.steps_done)
