@@ -244,3 +244,48 @@ def test_a_worker_killed_during_an_easel_run_loses_no_step_and_repeats_none(brok
     assert _easel_steps(run) == _easel_steps(reference)
     run.refresh_from_db()
     assert (run.episodes_done, run.steps_done) == (reference.episodes_done, reference.steps_done)
+
+
+def _c2_samples(run) -> list[tuple]:
+    from leaderboard.c2.models import C2Sample
+
+    return list(C2Sample.objects.filter(run=run).order_by("subject_model__display_name", "task_id", "sample_index").values_list(
+        "subject_model__display_name", "task_id", "sample_index", "status", "text", "confidence", "verdict", "correct"))
+
+
+@pytest.mark.broker
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_during_a_c2_run_loses_no_sample_and_repeats_none(broker, tmp_path):
+    import json
+
+    from leaderboard.c2.models import C2Rating, C2Run
+    from leaderboard.c2.services import runs
+    from leaderboard.c2.services.imports import c2_tasks_import
+
+    trivia = {"Data": [{"Question": f"Which number comes after {n}?", "QuestionId": f"q{n}",
+                        "Answer": {"Value": str(n + 1), "NormalizedAliases": [str(n + 1)]}} for n in range(24)]}
+    task_set, _ = c2_tasks_import(fmt="triviaqa", name="qa.json", raw=json.dumps(trivia).encode(),
+                                  task_set_name="c2-kill", version="1")
+    make = lambda: runs.c2_run_create(task_set=task_set, model_names=["simulated-a", "simulated-b"],  # noqa: E731
+                                      n_samples=3)
+    reference = runs.c2_run_execute_inline(run=make())
+    total = len(_c2_samples(reference))
+
+    run = make()
+    fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3", "CELERY_UNACKED_RESTORE_INTERVAL": "1",
+                       "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
+    first = start_worker(tmp_path / "first.log", **fast_redelivery)
+    try:
+        enqueue(run, "c2_run")
+        wait_for(lambda: run.samples.exclude(text="").count() >= total // 4, 120, "some samples")
+    finally:
+        stop(first, signal.SIGKILL)  # the prompt in hand is never acknowledged
+    assert C2Run.objects.get(pk=run.pk).status != C2Run.Status.DONE
+
+    second = start_worker(tmp_path / "second.log", **fast_redelivery)
+    try:
+        wait_for(lambda: C2Run.objects.get(pk=run.pk).status == C2Run.Status.DONE, 180, "the resumed run")
+    finally:
+        stop(second)
+    assert _c2_samples(run) == _c2_samples(reference)
+    assert C2Rating.objects.filter(sample__run=run).count() == C2Rating.objects.filter(sample__run=reference).count()
