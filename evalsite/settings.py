@@ -375,6 +375,9 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # false: inside the request (the tests' database is one transaction no other thread can see).
 ATELIER_EAGER_JOBS_IN_BACKGROUND = env_bool("ATELIER_EAGER_JOBS_IN_BACKGROUND", True)
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or (CELERY_BROKER_URL or None)
+# No task's result is read (a run's state is its rows). Kept, every send also subscribed to the result's
+# channel on the Redis result backend, which against a silent Redis retried 20 times before failing.
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a killed worker's task is redelivered, not lost
 # One queue name per deployment (or per test process, so that concurrent test runs sharing a Redis
 # never take each other's messages).
@@ -384,7 +387,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # How long Redis waits before redelivering a task whose worker died without acknowledging it.
 # kombu looks for such tasks every unacked_restore_interval seconds but scans Redis only on every
 # unacked_restore_throttle-th look (defaults 10 and 10: a sweep every ~100 s, on top of the timeout).
+# A broker that stops answering without closing the connection (a failover, a partition, a stopped process
+# behind a live port) held every publish for ever — a page's Start with it (kombu's docs say as much): past
+# CELERY_BROKER_SOCKET_TIMEOUT seconds a send fails as unreachable and the run waits queued
+# (leaderboard/runs/queue.py). Workers are unaffected: their BRPOP answers within a second.
+CELERY_BROKER_SOCKET_TIMEOUT = env_int("CELERY_BROKER_SOCKET_TIMEOUT", 2, minimum=1)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "socket_timeout": CELERY_BROKER_SOCKET_TIMEOUT,
+    "socket_connect_timeout": CELERY_BROKER_SOCKET_TIMEOUT,
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1),
     "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10, minimum=1),
     "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10, minimum=1),

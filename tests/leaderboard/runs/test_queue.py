@@ -77,3 +77,28 @@ def test_a_run_started_while_the_broker_is_away_is_sent_once_when_it_answers_aga
         queue.delete(QUEUE)
     run.refresh_from_db()
     assert run.status == RunStatus.PENDING and run.error == ""
+
+
+#: How long starting a run may take when the broker accepts connections and never answers: a send is
+#: tried a few times, each bounded by CELERY_BROKER_SOCKET_TIMEOUT (2 s); the rest is margin.
+SILENT_BROKER_START_S = 15
+
+
+def test_a_run_started_while_the_broker_accepts_and_never_answers_waits_pending_instead_of_hanging(
+        protocol, use_broker):
+    # before: the send waited on the silent socket for ever, and so did the request that started the run
+    import socket
+    import threading
+
+    run = protocol.make_run()
+    silent = socket.create_server(("127.0.0.1", 0), backlog=64)  # the kernel accepts; nobody ever answers
+    use_broker(f"redis://127.0.0.1:{silent.getsockname()[1]}/0")
+    started = threading.Thread(target=_start, args=(run,), daemon=True)
+    try:
+        started.start()
+        started.join(SILENT_BROKER_START_S)
+        assert not started.is_alive(), f"starting the run still waits after {SILENT_BROKER_START_S} s"
+    finally:
+        silent.close()
+    run.refresh_from_db()
+    assert run.status == RunStatus.PENDING and run.error == WAITING_FOR_QUEUE
