@@ -409,8 +409,12 @@ CELERY_ACCEPT_CONTENT = ["json"]
 ATELIER_CACHE_URL = env_str("ATELIER_CACHE_URL")
 CACHES = {
     # django-prometheus's subclasses of Django's backends: hits and misses counted for /metrics.
+    # A Redis that is away or silent is a cache miss after at most a second, not a 500 or a request held for
+    # ever (django-redis's client has no timeout of its own): the dashboards are computed again, and the
+    # counters kept in the cache (API write and study entry rates) let requests through meanwhile.
     "default": {"BACKEND": "django_prometheus.cache.backends.redis.RedisCache", "LOCATION": ATELIER_CACHE_URL,
-                "KEY_PREFIX": env_str("ATELIER_CACHE_PREFIX", "atelier")}
+                "KEY_PREFIX": env_str("ATELIER_CACHE_PREFIX", "atelier"),
+                "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1, "IGNORE_EXCEPTIONS": True}}
     if ATELIER_CACHE_URL else {"BACKEND": "django_prometheus.cache.backends.locmem.LocMemCache"}
 }
 

@@ -30,3 +30,33 @@ def test_the_shared_cache_on_redis_keeps_what_is_set_and_counts_the_hit(redis_ca
     assert done.returncode == 0, done.stderr[-2000:]
     assert "read back {'labels': 3}" in done.stdout
     assert "hits 1.0" in done.stdout
+
+
+AWAY = """
+import time
+from django.core.cache import cache
+started = time.monotonic()
+cache.set("atelier-shared-cache-test", {"labels": 3}, timeout=30)
+print("read back", cache.get("atelier-shared-cache-test", "a miss"))
+print("seconds", round(time.monotonic() - started, 1))
+"""
+
+
+def _answers_as_a_miss_within_seconds(cache_url: str) -> None:
+    done = run_manage("shell", "-c", AWAY, ATELIER_DEV="true", ATELIER_CACHE_URL=cache_url)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "read back a miss" in done.stdout
+    assert float(done.stdout.split("seconds")[1]) < 5
+
+
+def test_a_shared_cache_that_is_away_is_a_miss_not_an_error():
+    # before: ConnectionInterrupted out of every page that reads the cache (a 500)
+    _answers_as_a_miss_within_seconds("redis://127.0.0.1:1/0")  # nothing listens there
+
+
+def test_a_shared_cache_that_accepts_and_never_answers_is_a_miss_within_seconds():
+    # before: the request waited for as long as Redis stayed silent
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0), backlog=64) as silent:  # the kernel accepts; nobody answers
+        _answers_as_a_miss_within_seconds(f"redis://127.0.0.1:{silent.getsockname()[1]}/0")
