@@ -10,7 +10,8 @@ The checks are cheap by construction, because a load balancer asks every few sec
 
 * database: ``SELECT 1`` on a connection of its own opened with a one-second connect timeout and a
   one-second statement timeout (PostgreSQL), so the page turns 503 within about a second of the
-  database going away instead of waiting for TCP; and the migration plan is empty (the applied set is
+  database going away (refused connections) or about two of it falling silent (libpq waits at least
+  2 s to connect), instead of waiting for TCP; and the migration plan is empty (the applied set is
   one query; the graph on disk is read once per process);
 * cache: Redis answers ``PING``, only when a shared cache (``ATELIER_CACHE_URL``) is configured;
 * broker: open and close a connection, only when ``CELERY_BROKER_URL`` is set;
