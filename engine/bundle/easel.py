@@ -20,6 +20,7 @@ with the episodes, runs and task images; the exporter writes them so and the ver
 from __future__ import annotations
 
 import io
+import re
 import shutil
 from collections import defaultdict
 from collections.abc import Mapping
@@ -58,9 +59,16 @@ ANCHOR_FUNCTIONS = {"blank_fill": painter.blank_fill, "mean_colour_fill": painte
                     "dominant_colour_fill": painter.dominant_colour_fill}
 
 
+#: What a record may cite as media: a SHA-256 in hex (the file is ``media/<digest>.png``). Anything else
+#: — ``../../x`` — would name a file outside the bundle.
+MEDIA_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
 def _media(root: Path, digest: str | None) -> bytes | None:
     if not digest:
         return None
+    if not isinstance(digest, str) or not MEDIA_DIGEST.fullmatch(digest):
+        raise ValueError(f"a record cites media {digest!r}, which is not a SHA-256 in hex")
     path = Path(root) / "media" / f"{digest}.png"
     return path.read_bytes() if path.is_file() else None
 
@@ -73,6 +81,8 @@ def _levels(canvas: np.ndarray) -> np.ndarray:
 def _canvas_check(root: Path, where: str, digest: str | None, canvas: np.ndarray) -> NumberCheck:
     """The stored canvas against the replayed one, pixel by pixel at the stored 8-bit levels."""
     expected = "identical to the replay"
+    if digest and not (isinstance(digest, str) and MEDIA_DIGEST.fullmatch(digest)):
+        return NumberCheck(f"{where}.canvas", f"media {digest!r}, which is not a SHA-256 in hex", expected)
     stored = _media(root, digest)
     if stored is None:
         return NumberCheck(f"{where}.canvas", f"missing file media/{digest}.png", expected)

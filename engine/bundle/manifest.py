@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 from engine.strict_json import MAX_JSON_DEPTH, json_decode
 
 __all__ = ["BOARD_CSV", "BOARD_TEX", "BUNDLE_FORMAT", "MANIFEST", "FileProblem", "BundleWriter", "check_files",
-           "read_json", "read_jsonl", "sha256_bytes"]
+           "manifest_names", "name_problem", "read_json", "read_jsonl", "sha256_bytes", "symlinks"]
 
 #: Version of the bundle layout (bumped when a file's meaning changes).
 # 2: the manifest records board_facts, so board.csv, board.tex and the viewer can be rebuilt (2026-12-04)
@@ -166,6 +167,49 @@ def check_files(root: Path, manifest: Mapping[str, Any]) -> list[FileProblem]:
         if path.is_file() and name != MANIFEST and name not in listed:
             problems.append(FileProblem(name, "unlisted"))
     return problems
+
+
+def name_problem(name: Any) -> str:
+    """Why ``name`` cannot name a file of a bundle ("" when it can): it must be a relative POSIX path
+    below the bundle's root. ``root / "/etc/passwd"`` is ``/etc/passwd`` and ``root / "../x"`` leaves
+    the root, so a manifest naming such a file would have verify (and import, which stores the board it
+    reads) read a file of the reviewer's machine instead of the bundle's."""
+    if not isinstance(name, str) or not name:
+        return "is not a file name"
+    if "\0" in name or "\\" in name:
+        return "holds a NUL or a backslash"
+    parts = name.split("/")
+    if name.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        return "is not a relative path inside the bundle (absolute, '..', '.' or an empty part)"
+    return ""
+
+
+def manifest_names(manifest: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(field, name) of every file name the manifest gives: its file list, the board, and the human labels
+    and calibrated boards of ``human_labels``."""
+    files = manifest.get("files")
+    out: list[tuple[str, Any]] = [(f"files[{name!r}]", name) for name in (files if isinstance(files, Mapping) else ())]
+    out.append(("board", manifest.get("board", "board/board.json")))
+    spec = manifest.get("human_labels")
+    if isinstance(spec, Mapping) and spec.get("used"):
+        out.append(("human_labels.labels", spec.get("labels")))
+        for k, campaign in enumerate(spec.get("campaigns") or []):
+            if isinstance(campaign, Mapping) and "board" in campaign:
+                out.append((f"human_labels.campaigns[{k}].board", campaign["board"]))
+    return out
+
+
+def symlinks(root: Path) -> list[str]:
+    """Symbolic links under ``root`` (relative names): a bundle holds plain files only, and a link would
+    have the checks read a file outside the bundle as if it were in it."""
+    root = Path(root)
+    out = []
+    for folder, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            path = Path(folder) / name
+            if path.is_symlink():
+                out.append(path.relative_to(root).as_posix())
+    return sorted(out)
 
 
 def _text(data: bytes) -> tuple[str, bool]:

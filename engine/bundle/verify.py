@@ -15,6 +15,7 @@ fails the rebuild. The bundle passes only when no file problem and no differing 
 
 from __future__ import annotations
 
+import shutil
 import tarfile
 import tempfile
 import zlib
@@ -27,7 +28,17 @@ from engine.bundle import c2, easel, ekphrasis
 from engine.bundle.board_files import rebuild_problems
 from engine.bundle.exchanges import request_checks
 from engine.bundle.layout import layout_problems
-from engine.bundle.manifest import BUNDLE_FORMAT, MANIFEST, FileProblem, check_files, read_json, sha256_bytes
+from engine.bundle.manifest import (
+    BUNDLE_FORMAT,
+    MANIFEST,
+    FileProblem,
+    check_files,
+    manifest_names,
+    name_problem,
+    read_json,
+    sha256_bytes,
+    symlinks,
+)
 from engine.bundle.numbers import NumberCheck
 
 __all__ = ["BundleError", "VerifyReport", "opened_bundle", "verify_bundle"]
@@ -75,12 +86,38 @@ class VerifyReport:
         return out
 
 
-def _safe_members(archive: tarfile.TarFile):
-    for member in archive.getmembers():
+#: Most bytes and members an archive may unpack to. A bundle is unpacked into a temporary folder before
+#: any check, and a small .tar.gz of zeros (a "tar bomb") would otherwise fill that folder's disk; the
+#: paper-scale EASEL bundle is far below both.
+MAX_EXTRACTED_BYTES = 16 * 2**30
+MAX_MEMBERS = 1_000_000
+
+
+def _safe_members(archive: tarfile.TarFile, path: Path, folder: str) -> list[tarfile.TarInfo]:
+    """The archive's members, refused (BundleError naming the member) when one is not a plain file or
+    folder inside the bundle, when two have the same name (extraction keeps the last, another tool may
+    show the first, so the verified bytes need not be the ones a reviewer reads), or when together they
+    unpack to more than the limits or the temporary folder's free space."""
+    members: list[tarfile.TarInfo] = []
+    seen: set[str] = set()
+    total = 0
+    for member in archive:  # lazily: a bomb is refused at the limit, not after reading all of it
         name = Path(member.name)
         if name.is_absolute() or ".." in name.parts or not (member.isfile() or member.isdir()):
-            raise BundleError(f"archive member {member.name!r} is not a plain file inside the bundle")
-        yield member
+            raise BundleError(f"{path}: archive member {member.name!r} is not a plain file inside the bundle")
+        key = name.as_posix()
+        if key in seen and not member.isdir():
+            raise BundleError(f"{path}: archive member {member.name!r} appears twice (which copy is the bundle's?)")
+        seen.add(key)
+        total += member.size
+        members.append(member)
+        if total > MAX_EXTRACTED_BYTES or len(members) > MAX_MEMBERS:
+            raise BundleError(f"{path}: the archive unpacks to more than {MAX_EXTRACTED_BYTES} bytes or "
+                              f"{MAX_MEMBERS} members (at member {member.name!r}); no bundle is that large")
+    free = shutil.disk_usage(folder).free
+    if total > free:
+        raise BundleError(f"{path}: the archive unpacks to {total} bytes; the temporary folder has {free} free")
+    return members
 
 
 @contextmanager
@@ -100,11 +137,25 @@ def opened_bundle(path: str | Path):
         # members are read lazily: a truncated or corrupt stream fails here, past tarfile.open (gzip
         # raises EOFError or zlib.error, not a TarError), so it is named as an unreadable archive too
         try:
-            archive.extractall(folder, members=list(_safe_members(archive)), filter="data")
+            archive.extractall(folder, members=_safe_members(archive, path, folder), filter="data")
         except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
             raise BundleError(f"{path}: not a readable .tar.gz ({type(exc).__name__}: {exc})") from exc
         roots = [p for p in Path(folder).iterdir()]
         yield roots[0] if len(roots) == 1 and roots[0].is_dir() else Path(folder)
+
+
+def _refuse_unsafe_names(path: str | Path, root: Path, manifest) -> None:
+    """BundleError when a name of the manifest leaves the bundle or a file of it is a symbolic link:
+    every later check reads ``root / name``, which must be a file of the bundle and nothing else."""
+    if not isinstance(manifest, dict):
+        raise BundleError(f"{path}: {MANIFEST} is not a JSON object")
+    for where, name in manifest_names(manifest):
+        problem = name_problem(name)
+        if problem:
+            raise BundleError(f"{path}: {MANIFEST}, field {where}: {name!r} {problem}")
+    links = symlinks(root)
+    if links:
+        raise BundleError(f"{path}: {links[0]} is a symbolic link ({len(links)} in all); a bundle holds plain files only")
 
 
 def verify_bundle(path: str | Path) -> VerifyReport:
@@ -117,6 +168,7 @@ def verify_bundle(path: str | Path) -> VerifyReport:
             manifest = read_json(root, MANIFEST)
         except ValueError as exc:
             raise BundleError(f"{path}: {exc}") from exc
+        _refuse_unsafe_names(path, root, manifest)
         kind = manifest.get("kind")
         if manifest.get("bundle_format") != BUNDLE_FORMAT:
             # a format-1 bundle has no board_facts: its CSV, LaTeX and viewer cannot be rebuilt, and every one

@@ -1,8 +1,10 @@
+import io
 import json
 import tarfile
 
 import pytest
 
+from engine.bundle import verify
 from engine.bundle.manifest import MANIFEST, BundleWriter
 from engine.bundle.verify import BundleError, verify_bundle
 
@@ -34,3 +36,78 @@ def test_a_bundle_of_another_format_is_refused_naming_its_format_not_reported_as
     (writer.root / MANIFEST).write_text(json.dumps({**manifest, "bundle_format": 1}))
     with pytest.raises(BundleError, match="bundle_format 1; this verifier reads format 2"):
         verify_bundle(writer.root)
+
+
+def _small_bundle(tmp_path, name="b"):
+    writer = BundleWriter(tmp_path / name)
+    writer.jsonl("records/r.jsonl", [{"id": 1}])
+    writer.manifest({"kind": "c2"})
+    return writer.root
+
+
+def _manifest_with(root, **fields):
+    manifest = json.loads((root / MANIFEST).read_text())
+    (root / MANIFEST).write_text(json.dumps({**manifest, **fields}))
+
+
+@pytest.mark.parametrize("board", ["/etc/hostname", "../outside/board.json", "board/../../outside.json"])
+def test_a_manifest_naming_a_board_outside_the_bundle_is_refused_naming_the_field(tmp_path, board):
+    root = _small_bundle(tmp_path)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "board.json").write_text("{}")
+    _manifest_with(root, board=board)
+    with pytest.raises(BundleError, match=r"manifest.json, field board: .* not a relative path inside the bundle"):
+        verify_bundle(root)
+
+
+def test_a_listed_file_name_outside_the_bundle_is_refused_naming_it(tmp_path):
+    root = _small_bundle(tmp_path)
+    manifest = json.loads((root / MANIFEST).read_text())
+    manifest["files"]["../secret.txt"] = {"sha256": "0" * 64, "bytes": 1}
+    (root / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match=r"field files\['../secret.txt'\]"):
+        verify_bundle(root)
+
+
+def test_a_symbolic_link_in_a_bundle_folder_is_refused(tmp_path):
+    root = _small_bundle(tmp_path)
+    (tmp_path / "elsewhere.jsonl").write_text('{"id": 1}\n')
+    (root / "records" / "r.jsonl").unlink()
+    (root / "records" / "r.jsonl").symlink_to(tmp_path / "elsewhere.jsonl")
+    with pytest.raises(BundleError, match="records/r.jsonl is a symbolic link"):
+        verify_bundle(root)
+
+
+def _tar_of(tmp_path, members: list[tuple[str, bytes]]):
+    path = tmp_path / "odd.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_an_archive_holding_one_name_twice_is_refused_naming_it(tmp_path):
+    root = _small_bundle(tmp_path)
+    manifest = (root / MANIFEST).read_bytes()
+    record = (root / "records" / "r.jsonl").read_bytes()
+    path = _tar_of(tmp_path, [("b/manifest.json", manifest), ("b/records/r.jsonl", record),
+                              ("b/records/r.jsonl", b'{"id": 2}\n')])
+    with pytest.raises(BundleError, match="'b/records/r.jsonl' appears twice"):
+        verify_bundle(path)
+
+
+def test_an_archive_unpacking_past_the_limit_is_refused_before_it_is_unpacked(tmp_path, monkeypatch):
+    # a real bomb is gigabytes of zeros; the limit is lowered so that a small archive stands for one
+    path = _tar_of(tmp_path, [("b/manifest.json", b"{}"), ("b/zeros.bin", bytes(5000))])
+    monkeypatch.setattr(verify, "MAX_EXTRACTED_BYTES", 4096)
+    with pytest.raises(BundleError, match="unpacks to more than 4096 bytes"):
+        verify_bundle(path)
+
+
+@pytest.mark.parametrize("name", ["../evil.json", "/tmp/evil.json"])
+def test_an_archive_member_outside_the_bundle_is_refused(tmp_path, name):
+    path = _tar_of(tmp_path, [("b/manifest.json", b"{}"), (name, b"{}")])
+    with pytest.raises(BundleError, match="is not a plain file inside the bundle"):
+        verify_bundle(path)
