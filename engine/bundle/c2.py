@@ -29,8 +29,11 @@ from engine.c2.exports import export_csv, export_latex
 from engine.c2.grading import grade_answer
 from engine.c2.results import RatingRecord, RunSettings, SampleRecord, c2_results
 
-__all__ = ["PER_INSTANCE", "RATINGS", "SAMPLES", "TASKS", "board_files", "per_instance", "recompute", "regrade_checks",
+__all__ = ["PROTOCOL", "PER_INSTANCE", "RATINGS", "SAMPLES", "TASKS", "board_files", "per_instance", "recompute", "regrade_checks",
            "viewer_data"]
+
+#: What the manifest's ``protocol`` says a bundle of this kind is (checked by engine.bundle.labels).
+PROTOCOL = "C²-Eval: Usefulness, Originality, Surprise of convergent and divergent tasks (§3.2)"
 
 TASKS = "records/tasks.jsonl"
 PER_INSTANCE = "records/per_instance.jsonl"

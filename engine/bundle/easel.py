@@ -42,8 +42,11 @@ from engine.easel.semantic import HANDWRITING_HELLO, TesseractRecogniser, semant
 from engine.easel.task import task_from_record
 from engine.easel.trajectory import progress_curve, trajectory_diagnostics
 
-__all__ = ["EPISODES", "PER_INSTANCE", "RUNS", "STEPS", "TASKS", "board_files", "per_instance", "recompute",
+__all__ = ["PROTOCOL", "EPISODES", "PER_INSTANCE", "RUNS", "STEPS", "TASKS", "board_files", "per_instance", "recompute",
            "viewer_data"]
+
+#: What the manifest's ``protocol`` says a bundle of this kind is (checked by engine.bundle.labels).
+PROTOCOL = "EASEL: stroke-painting agents, S = 0.5·SSIM + 0.3·(1 − L1) + 0.2·EdgeIoU with trajectory metrics (§3.3)"
 
 TASKS = "records/tasks.jsonl"
 RUNS = "records/runs.jsonl"

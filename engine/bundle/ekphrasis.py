@@ -33,8 +33,11 @@ from engine.leaderboard import JudgedComparison, build_leaderboard
 from engine.leaderboard_exports import export_csv, export_latex, model_rows, overall_measure
 from engine.reliability import ComparisonRecord
 
-__all__ = ["COMPARISONS", "PER_INSTANCE", "RESPONSES", "board_files", "judged_comparison", "model_checks",
+__all__ = ["PROTOCOL", "COMPARISONS", "PER_INSTANCE", "RESPONSES", "board_files", "judged_comparison", "model_checks",
            "per_instance", "recompute", "viewer_data"]
+
+#: What the manifest's ``protocol`` says a bundle of this kind is (checked by engine.bundle.labels).
+PROTOCOL = "Ekphrasis: pairwise judged visual creative ideation, Bradley–Terry with task-level bootstrap (§4.3, App. F)"
 
 COMPARISONS = "records/comparisons.jsonl"
 RESPONSES = "records/responses.jsonl"

@@ -27,6 +27,7 @@ from pathlib import Path
 from engine.bundle import c2, easel, ekphrasis
 from engine.bundle.board_files import rebuild_problems
 from engine.bundle.exchanges import request_checks
+from engine.bundle.labels import label_checks
 from engine.bundle.layout import layout_problems
 from engine.bundle.manifest import (
     BUNDLE_FORMAT,
@@ -187,7 +188,7 @@ def verify_bundle(path: str | Path) -> VerifyReport:
                 report.checks = RECOMPUTE[kind](root, manifest)
             else:
                 report.checks = RECOMPUTE[kind](root, manifest, report.notes)
-            report.checks += request_checks(root)
+            report.checks += request_checks(root) + label_checks(root, manifest)
         except Exception as exc:  # a damaged bundle can break any step (a PNG decoder raises SyntaxError): report it
             report.error = f"{type(exc).__name__}: {exc}"
         return report

@@ -8,7 +8,7 @@ The bundle's recomputation (:mod:`engine.bundle.c2`) scores the recorded grades 
 
 from __future__ import annotations
 
-from engine.bundle.c2 import PER_INSTANCE, per_instance
+from engine.bundle.c2 import PER_INSTANCE, PROTOCOL, per_instance
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
 from engine.c2.sandbox import BWRAP, UNSANDBOXED_ENV
@@ -17,7 +17,6 @@ from leaderboard.c2 import exports
 from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services.scoring import run_records
 
-PROTOCOL = "C²-Eval: Usefulness, Originality, Surprise of convergent and divergent tasks (§3.2)"
 
 
 def _tasks(writer: BundleWriter, run: C2Run) -> str:

@@ -8,7 +8,7 @@ engine's environment and recomputes S, the trajectory metrics and the board.
 
 from __future__ import annotations
 
-from engine.bundle.easel import PER_INSTANCE, per_instance
+from engine.bundle.easel import PER_INSTANCE, PROTOCOL, per_instance
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
 from engine.easel.leaderboard import EPISODE_FIELDS
@@ -17,7 +17,6 @@ from leaderboard.easel import selectors
 from leaderboard.easel.models import EaselEpisode, EaselStep
 from leaderboard.models import TaskSet
 
-PROTOCOL = "EASEL: stroke-painting agents, S = 0.5·SSIM + 0.3·(1 − L1) + 0.2·EdgeIoU with trajectory metrics (§3.3)"
 SANDBOX = ("none needed: an agent's reply is parsed into the action grammar (§3.1) and only parsed actions reach "
            "the in-process renderer; no agent code is executed")
 EPISODE_EXTRA = ("initial_s", "final_ssim", "final_l1", "collision_count", "semantic_detail")

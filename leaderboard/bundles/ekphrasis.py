@@ -8,7 +8,7 @@ bundle's recomputation (:mod:`engine.bundle.ekphrasis`) runs the site's fit on t
 
 from __future__ import annotations
 
-from engine.bundle.ekphrasis import PER_INSTANCE, per_instance
+from engine.bundle.ekphrasis import PER_INSTANCE, PROTOCOL, per_instance
 from engine.bundle.manifest import BundleWriter
 from engine.bundle.secrets import scrubbed
 from engine.checklists import TEMPLATE_VERSION as CHECKLIST_TEMPLATE_VERSION
@@ -20,7 +20,6 @@ from leaderboard.ekphrasis.judge_runs import judged_comparisons
 from leaderboard.ekphrasis.models import Comparison, LeaderboardSnapshot
 from leaderboard.models import Response, SubjectModel
 
-PROTOCOL = "Ekphrasis: pairwise judged visual creative ideation, Bradley–Terry with task-level bootstrap (§4.3, App. F)"
 SANDBOX = ("none needed: no model output is executed — subjects' texts are parsed, rendered (the demo's offline "
            "schematic renderer or a text-to-image provider) and judged by an LLM judge or the labelled simulated judge")
 

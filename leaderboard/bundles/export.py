@@ -84,6 +84,9 @@ def bundle_write(kind: str, obj, root: Path) -> dict:
     fields = WRITERS[kind](obj, writer)
     fields = {**fields, **extension_fields(kind, obj, writer)}
     fields["provider_exchanges"] = {**fields.get("provider_exchanges", {}), **provider_exchanges(writer, kind, fields)}
+    # the SIMULATED label covers every component (a snapshot's own flag is its judge's alone), as the
+    # verifier derives it (engine.bundle.labels)
+    fields["simulated"] = bool(fields.get("simulated")) or any(bool(c.get("simulated")) for c in fields.get("components", []))
     manifest = {**common_manifest(kind=kind, protocol=fields["protocol"], title=fields["title"],
                                   board_code_version=_code_version_of(kind, obj)), **fields}
     # the CSV, LaTeX and viewer from the files just written, as the verifier will rebuild them

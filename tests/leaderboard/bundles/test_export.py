@@ -265,3 +265,34 @@ def test_a_bundle_lists_every_cached_request_as_sent_with_its_reply_and_no_key(s
     assert problem.path == "records/requests.jsonl" and problem.lines == (2,)
     assert [c.path for c in report.differing] == [
         f"records/requests.jsonl line 2 (generation cache, model {model}): request hashes to its key"]
+
+
+@pytest.mark.parametrize("kind", list(BOARDS))
+def test_a_simulated_board_relabelled_real_in_its_manifest_and_viewer_is_named_by_its_label(request, tmp_path, kind):
+    # the forger clears the SIMULATED label and every component's flag, and rebuilds data.js to match
+    root = bundle_export(kind, request.getfixturevalue(BOARDS[kind]).pk, tmp_path / "b").path
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["simulated"] is True
+    manifest["simulated"] = False
+    for component in manifest["components"]:
+        component["simulated"] = False
+    _manifest_written(root, manifest)
+    for name, text in board_files(root, manifest).items():
+        (root / name).write_text(text, encoding="utf-8", newline="")
+        manifest_hash_updated(root, name)
+    report = verify_bundle(root)
+    assert not report.file_problems and [c.path for c in report.differing] == [
+        "manifest.simulated (the SIMULATED label of the viewer and an imported board; from the components, "
+        "configuration and records)"]
+
+
+def test_a_manifest_claiming_another_protocol_is_named(snapshot, tmp_path):
+    root = bundle_export("ekphrasis", snapshot.pk, tmp_path / "b").path
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    manifest["protocol"] = "C²-Eval: Usefulness, Originality, Surprise of convergent and divergent tasks (§3.2)"
+    _manifest_written(root, manifest)
+    for name, text in board_files(root, manifest).items():
+        (root / name).write_text(text, encoding="utf-8", newline="")
+        manifest_hash_updated(root, name)
+    report = verify_bundle(root)
+    assert [c.path for c in report.differing] == ["manifest.protocol (the protocol of kind ekphrasis)"]
