@@ -18,7 +18,6 @@ from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services.scoring import run_records
 
 
-
 def _tasks(writer: BundleWriter, run: C2Run) -> str:
     rows = []
     for t in run.task_set.tasks.select_related("c2_image").order_by("position", "external_id"):
