@@ -239,8 +239,38 @@ def _decoded(data: bytes, name: str, record: int = 0) -> Any:
     raise ValueError(f"{place}: {first.message}{more}")
 
 
+class MissingField(KeyError):
+    """A field a check reads is absent from a bundle's record: the message names the file, its line (of a
+    JSON-lines file) and the field's path, as a JSON error does."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class Record(dict):
+    """A JSON object read from a bundle that knows where it was read from, so that a field the checks need
+    and the record lacks is named (``records/comparisons.jsonl, line 12, field fit.len_a: absent``)
+    instead of a bare ``KeyError: 'len_a'`` with no file or line."""
+
+    __slots__ = ("_where", "_path")
+
+    def __missing__(self, key: Any) -> Any:
+        field = f"{self._path}.{key}" if self._path else str(key)
+        raise MissingField(f"{self._where}, field {field}: absent")
+
+
+def _located(value: Any, where: str, path: str = "") -> Any:
+    if isinstance(value, dict):
+        record = Record((k, _located(v, where, f"{path}.{k}" if path else str(k))) for k, v in value.items())
+        record._where, record._path = where, path
+        return record
+    if isinstance(value, list):
+        return [_located(v, where, f"{path}[{k}]") for k, v in enumerate(value)]
+    return value
+
+
 def read_json(root: Path, name: str) -> Any:
-    return _decoded((Path(root) / name).read_bytes(), name)
+    return _located(_decoded((Path(root) / name).read_bytes(), name), name)
 
 
 def read_jsonl(root: Path, name: str) -> list[Any]:
@@ -250,5 +280,5 @@ def read_jsonl(root: Path, name: str) -> list[Any]:
     # at U+2028 and the like, which a record's text carries raw (ensure_ascii=False)
     for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
         if line.strip():
-            out.append(_decoded(line, name, number))
+            out.append(_located(_decoded(line, name, number), f"{name}, line {number}"))
     return out

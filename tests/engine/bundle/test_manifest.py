@@ -137,3 +137,21 @@ def test_a_file_with_several_problems_names_the_first_and_counts_the_rest(tmp_pa
     with pytest.raises(ValueError, match=re.escape("board/board.json, field x[0]: must be a finite number, got NaN "
                                                    "(and 2 more problems)")):
         read_json(root, "board/board.json")
+
+
+def test_a_field_a_check_needs_and_a_record_lacks_is_named_with_file_line_and_field(tmp_path):
+    writer = BundleWriter(tmp_path)
+    writer.jsonl("records/c.jsonl", [{"id": 1, "fit": {"len_a": 3}}, {"id": 2, "fit": {}}])
+    rows = read_jsonl(tmp_path, "records/c.jsonl")
+    assert rows[0]["fit"]["len_a"] == 3
+    with pytest.raises(KeyError) as caught:
+        rows[1]["fit"]["len_a"]
+    assert str(caught.value) == "records/c.jsonl, line 2, field fit.len_a: absent"
+
+
+def test_a_field_the_manifest_lacks_is_named_with_the_file(tmp_path):
+    writer = BundleWriter(tmp_path)
+    writer.manifest({"kind": "c2"})
+    with pytest.raises(KeyError) as caught:
+        read_json(tmp_path, "manifest.json")["configuration"]
+    assert str(caught.value) == "manifest.json, field configuration: absent"
