@@ -29,7 +29,7 @@ from engine.calibration_views import (
     views_by_dimension,
 )
 
-__all__ = ["by_name", "recompute"]
+__all__ = ["by_name", "label_link_checks", "recompute"]
 
 COMPARISONS = "records/comparisons.jsonl"
 RESPONSES = "records/responses.jsonl"
@@ -93,6 +93,29 @@ def _campaign_payload(campaign: Mapping[str, Any], spec: Mapping[str, Any], labe
             "dimensions": views_by_dimension(inputs), "rank_sets": RANK_SETS}
 
 
+def label_link_checks(labels: list[Mapping[str, Any]], responses: Mapping[int, Mapping[str, Any]],
+                      name: str) -> list[NumberCheck]:
+    """Each labelled item's two responses beside the bundle's responses: the model and task a label line
+    says each shown response has against the response of that id in ``records/responses.jsonl``.
+
+    The calibrated fits read a label by its models' names and its response ids; labels of another run
+    (same models, other responses) would be fitted without complaint, and a forger who also recomputed
+    the calibrated board would verify. One check per item and side (its first label line)."""
+    out, seen = [], set()
+    for line, row in enumerate(labels, start=1):
+        if row.get("item") in seen:
+            continue
+        seen.add(row.get("item"))
+        for side in ("a", "b"):
+            pk = row.get(f"response_{side}")
+            response = responses.get(pk) if isinstance(pk, int) else None
+            actual = ("(no such response in records/responses.jsonl)" if response is None
+                      else f"{response.get('model')} on task {response.get('task')}")
+            out.append(NumberCheck(f"{name} line {line} (item {row.get('item')}).response_{side} {pk}: model and task",
+                                   f"{row.get(f'model_{side}')} on task {row.get('task')}", actual))
+    return out
+
+
 def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
     """Every number of every campaign's calibrated board beside its recomputation (none when the
     snapshot's bundle carries no human labels)."""
@@ -105,7 +128,7 @@ def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
     comparisons = read_jsonl(root, COMPARISONS)
     responses = {int(r["id"]): r for r in read_jsonl(root, RESPONSES)}
     all_labels = read_jsonl(root, spec["labels"])
-    checks: list[NumberCheck] = []
+    checks: list[NumberCheck] = label_link_checks(all_labels, responses, spec["labels"])
     for campaign in spec["campaigns"]:
         labels = [row for row in all_labels if row["campaign"] == campaign["campaign"]]
         stored = read_json(root, campaign["board"])

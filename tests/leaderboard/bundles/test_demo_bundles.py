@@ -351,3 +351,19 @@ def test_a_step_score_changed_with_its_hash_updated_is_named_at_its_step_by_the_
     assert report.file_problems == [] and not report.ok
     (check,) = report.differing
     assert check.path.endswith(f"step {row['index']}.s") and check.stored == row["s"]
+
+
+def test_human_labels_pointing_at_another_runs_responses_are_named_at_their_line(demo_bundles, tmp_path):
+    # one item's labels moved to responses this run does not hold (as another run's labels would be)
+    root = _copy(demo_bundles["ekphrasis"], tmp_path)
+    name = "records/human_labels.jsonl"
+    rows = [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines()]
+    item = rows[0]["item"]
+    for index, row in enumerate(rows):
+        if row["item"] == item:
+            _rewrite_line(root, name, index, lambda r: r.update(response_a=r["response_a"] + 100_000))
+    manifest_hash_updated(root, name)
+    report = verify_bundle(root)
+    assert not report.file_problems
+    assert f"{name} line 1 (item {item}).response_a {rows[0]['response_a'] + 100_000}: model and task" in [
+        c.path for c in report.differing]
