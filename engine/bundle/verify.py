@@ -42,7 +42,7 @@ from engine.bundle.manifest import (
 )
 from engine.bundle.numbers import NumberCheck
 
-__all__ = ["BundleError", "VerifyReport", "opened_bundle", "verify_bundle"]
+__all__ = ["BundleError", "Progress", "VerifyReport", "opened_bundle", "verify_bundle"]
 
 RECOMPUTE: dict[str, Callable] = {"ekphrasis": ekphrasis.recompute, "easel": easel.recompute, "c2": c2.recompute}
 
@@ -121,8 +121,15 @@ def _safe_members(archive: tarfile.TarFile, path: Path, folder: str) -> list[tar
     return members
 
 
+Progress = Callable[[str], None]
+
+
+def _no_progress(message: str) -> None:
+    return None
+
+
 @contextmanager
-def opened_bundle(path: str | Path):
+def opened_bundle(path: str | Path, progress: Progress = _no_progress):
     """The bundle's root directory: ``path`` itself, or a temporary extraction of a ``.tar.gz``."""
     path = Path(path)
     if path.is_dir():
@@ -130,6 +137,7 @@ def opened_bundle(path: str | Path):
         return
     if not path.is_file():
         raise BundleError(f"{path}: no such bundle (a directory or a .tar.gz)")
+    progress(f"unpacking {path.name} ({path.stat().st_size} bytes)")
     try:
         archive = tarfile.open(path, "r:*")
     except (tarfile.TarError, OSError) as exc:
@@ -159,9 +167,10 @@ def _refuse_unsafe_names(path: str | Path, root: Path, manifest) -> None:
         raise BundleError(f"{path}: {links[0]} is a symbolic link ({len(links)} in all); a bundle holds plain files only")
 
 
-def verify_bundle(path: str | Path) -> VerifyReport:
-    """Check every file, rebuild the board's derived files and recompute every number of the bundle at ``path``."""
-    with opened_bundle(path) as root:
+def verify_bundle(path: str | Path, progress: Progress = _no_progress) -> VerifyReport:
+    """Check every file, rebuild the board's derived files and recompute every number of the bundle at ``path``;
+    ``progress(message)`` is told each stage as it starts (the recomputation is most of the time)."""
+    with opened_bundle(path, progress) as root:
         manifest_path = root / MANIFEST
         if not manifest_path.is_file():
             raise BundleError(f"{path}: no {MANIFEST}")
@@ -181,13 +190,17 @@ def verify_bundle(path: str | Path) -> VerifyReport:
             raise BundleError(f"{path}: {MANIFEST} names kind {kind!r}; expected one of {', '.join(RECOMPUTE)}")
         report = VerifyReport(kind=kind, title=str(manifest.get("title", "")),
                               bundle_sha256=sha256_bytes(manifest_path.read_bytes()))
-        report.file_problems = (check_files(root, manifest) + layout_problems(root, manifest)
-                                + rebuild_problems(root, manifest))
+        progress(f"checking {len(manifest.get('files') or {})} files against the manifest's SHA-256")
+        report.file_problems = check_files(root, manifest) + layout_problems(root, manifest)
+        progress("rebuilding board.csv, board.tex and the viewer from the board and the records")
+        report.file_problems += rebuild_problems(root, manifest)
+        progress(f"recomputing every number of the {kind} board from the records")
         try:
             if kind == "ekphrasis":
                 report.checks = RECOMPUTE[kind](root, manifest)
             else:
                 report.checks = RECOMPUTE[kind](root, manifest, report.notes)
+            progress("checking the provider requests and the manifest's labels")
             report.checks += request_checks(root) + label_checks(root, manifest)
         except Exception as exc:  # a damaged bundle can break any step (a PNG decoder raises SyntaxError): report it
             report.error = f"{type(exc).__name__}: {exc}"

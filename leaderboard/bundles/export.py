@@ -15,6 +15,7 @@ from pathlib import Path
 
 from engine.bundle.board_files import board_files
 from engine.bundle.manifest import BundleWriter
+from engine.bundle.verify import Progress
 from evalsite.request_checks import id_of
 from leaderboard.bundles import c2, easel, ekphrasis
 from leaderboard.bundles.common import bundle_redactor, common_manifest
@@ -78,11 +79,19 @@ def _code_version_of(kind: str, obj) -> str:
     return ""
 
 
-def bundle_write(kind: str, obj, root: Path) -> dict:
-    """Write the bundle of ``obj`` into the empty directory ``root``; returns the manifest."""
+def _no_progress(message: str) -> None:
+    return None
+
+
+def bundle_write(kind: str, obj, root: Path, progress: Progress = _no_progress) -> dict:
+    """Write the bundle of ``obj`` into the empty directory ``root``; returns the manifest. ``progress(message)``
+    is told each stage as it starts."""
     writer = BundleWriter(root, redact=bundle_redactor())
+    progress(f"writing the {kind} records, media and board")
     fields = WRITERS[kind](obj, writer)
+    progress(f"{len(writer.files)} files written; adding what other apps record (human labels)")
     fields = {**fields, **extension_fields(kind, obj, writer)}
+    progress("copying the provider requests as sent from the caches")
     fields["provider_exchanges"] = {**fields.get("provider_exchanges", {}), **provider_exchanges(writer, kind, fields)}
     # the SIMULATED label covers every component (a snapshot's own flag is its judge's alone), as the
     # verifier derives it (engine.bundle.labels)
@@ -90,12 +99,13 @@ def bundle_write(kind: str, obj, root: Path) -> dict:
     manifest = {**common_manifest(kind=kind, protocol=fields["protocol"], title=fields["title"],
                                   board_code_version=_code_version_of(kind, obj)), **fields}
     # the CSV, LaTeX and viewer from the files just written, as the verifier will rebuild them
+    progress("writing board.csv, board.tex and the viewer from the files written")
     for name, text in board_files(writer.root, writer.as_read(manifest)).items():
         writer.text(name, text)
     return writer.manifest(manifest)
 
 
-def bundle_export(kind: str, ident: int | str, out: str | Path) -> ExportResult:
+def bundle_export(kind: str, ident: int | str, out: str | Path, progress: Progress = _no_progress) -> ExportResult:
     """Export the board ``kind``/``ident`` to ``out``: a new directory, or a file ending in ``.tar.gz``."""
     obj = board_object(kind, ident)
     out = Path(out)
@@ -107,9 +117,10 @@ def bundle_export(kind: str, ident: int | str, out: str | Path) -> ExportResult:
     with tempfile.TemporaryDirectory(prefix=".bundle-", dir=parent) as scratch:
         stem = out.name[: -len(".tar.gz")] if out.name.endswith(".tar.gz") else out.stem if archive else out.name
         root = Path(scratch) / stem
-        manifest = bundle_write(kind, obj, root)
+        manifest = bundle_write(kind, obj, root, progress)
         size = sum(entry["bytes"] for entry in manifest["files"].values()) + (root / "manifest.json").stat().st_size
         if archive:
+            progress(f"packing {len(manifest['files']) + 1} files into {out.name}")
             partial = Path(scratch) / "bundle.tar.gz"
             with tarfile.open(partial, "w:gz") as tar:
                 tar.add(root, arcname=stem)

@@ -3,10 +3,12 @@ suite runs on), the bundle button on each result page, and the /api/v1/ download
 
 from __future__ import annotations
 
+import io
 import json
 import tarfile
 
 import pytest
+from django.core.management import call_command
 
 from engine.bundle.board_files import board_files
 from engine.bundle.exchanges import REQUESTS
@@ -296,3 +298,15 @@ def test_a_manifest_claiming_another_protocol_is_named(snapshot, tmp_path):
         manifest_hash_updated(root, name)
     report = verify_bundle(root)
     assert [c.path for c in report.differing] == ["manifest.protocol (the protocol of kind ekphrasis)"]
+
+
+def test_export_and_verify_commands_report_each_stage_on_stderr_as_it_starts(c2_run, tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("export_bundle", "c2", str(c2_run.pk), "-o", str(tmp_path / "c2.tar.gz"), stdout=out, stderr=err)
+    stages = [line.split("] ", 1)[1] for line in err.getvalue().splitlines() if line.startswith("[")]
+    assert [s.split()[0] for s in stages] == ["writing", "6", "copying", "writing", "packing"], stages  # 6 files written
+    out, err = io.StringIO(), io.StringIO()
+    call_command("verify_bundle", str(tmp_path / "c2.tar.gz"), stdout=out, stderr=err)
+    stages = [line.split("] ", 1)[1] for line in err.getvalue().splitlines() if line.startswith("[")]
+    assert [s.split()[0] for s in stages] == ["unpacking", "checking", "rebuilding", "recomputing", "checking"], stages
+    assert "\r" not in err.getvalue()  # one line per stage, readable when piped

@@ -20,7 +20,8 @@ class Command(AtelierCommand):
         started = time.monotonic()
         self.stderr.write(f"exporting {opts['kind']} {opts['id']} …")
         try:
-            result = bundle_export(opts["kind"], opts["id"], opts["output"])
+            result = bundle_export(opts["kind"], opts["id"], opts["output"], progress=lambda message: self.stderr.write(
+                f"[{time.monotonic() - started:6.1f} s] {message} …"))
         except BundleExportError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{result.title}: {result.files} files, {result.bytes} bytes → {result.path} "

@@ -24,7 +24,8 @@ class Command(AtelierCommand):
         started = time.monotonic()
         self.stderr.write(f"verifying {opts['path']} (hashes, then every number) …")
         try:
-            report = verify_bundle(opts["path"])
+            report = verify_bundle(opts["path"], progress=lambda message: self.stderr.write(
+                f"[{time.monotonic() - started:6.1f} s] {message} …"))
         except BundleError as exc:
             raise CommandError(str(exc)) from exc
         for line in report.lines(show_identical=opts["show_identical"]):
