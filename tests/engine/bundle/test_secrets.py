@@ -16,3 +16,16 @@ def test_token_counts_are_not_credentials():
 def test_the_redactor_replaces_every_secret_value_longest_first():
     redact = redactor(["sk-abcdefgh", "sk-abcdefgh-long", "short"])
     assert redact("a sk-abcdefgh-long b sk-abcdefgh c short") == f"a {REDACTED} b {REDACTED} c short"
+
+
+def test_a_key_in_a_url_is_redacted_though_no_variable_holds_it():
+    redact = redactor([])
+    text = ('endpoint https://bob:hunter2-secret@api.example.com/v1/chat?key=AIzaSyFAKE123456&alt=json, '
+            'image "https://bucket.s3.amazonaws.com/a.png?X-Amz-Signature=abcdef0123&X-Amz-Expires=60"')
+    assert redact(text) == (f'endpoint https://bob:{REDACTED}@api.example.com/v1/chat?key={REDACTED}&alt=json, '
+                            f'image "https://bucket.s3.amazonaws.com/a.png?X-Amz-Signature={REDACTED}&X-Amz-Expires=60"')
+
+
+def test_ordinary_urls_and_prose_are_left_alone():
+    text = "see https://example.com/paper?id=42&page=3 and the key idea: tokens=5"
+    assert redactor(["sk-abcdefgh"])(text) == text
