@@ -7,14 +7,14 @@ with the differences. Importing the same bundle twice (same manifest hash) retur
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from django.db import transaction
 
-from engine.bundle.manifest import MANIFEST, read_json
+from engine.bundle.manifest import BUNDLE_JSON_DEPTH, MANIFEST, read_json
 from engine.bundle.verify import opened_bundle, verify_bundle
 from engine.bundle.viewer import VIEWER_DATA
+from engine.strict_json import json_decode
 from leaderboard.bundles.models import ImportedBoard
 
 #: Differences kept on an unverified import (the count is always kept).
@@ -33,7 +33,10 @@ def _viewer_data(root: Path) -> dict:
     prefix = "window.BUNDLE = "
     if not text.startswith(prefix) or not text.endswith(";"):
         raise BundleImportError(f"{VIEWER_DATA}: not the viewer's data script")
-    return json.loads(text[len(prefix):-1])
+    value, problems = json_decode(text[len(prefix):-1], max_depth=BUNDLE_JSON_DEPTH)
+    if problems:
+        raise BundleImportError(f"{VIEWER_DATA}, field {problems[0].field or '(data)'}: {problems[0].message}")
+    return value
 
 
 def bundle_import(path: str | Path, *, allow_unverified: bool = False) -> tuple[ImportedBoard, bool]:
@@ -46,9 +49,14 @@ def bundle_import(path: str | Path, *, allow_unverified: bool = False) -> tuple[
     if existing is not None:
         return existing, False
     with opened_bundle(path) as root:
-        manifest = read_json(root, MANIFEST)
-        board = read_json(root, manifest["board"])
-        viewer = _viewer_data(root)
+        # an unverified bundle may hold a board or viewer no reader accepts (NaN, a duplicated key, bad
+        # UTF-8): refused naming the file and field, as verify named it, not a traceback
+        try:
+            manifest = read_json(root, MANIFEST)
+            board = read_json(root, manifest["board"])
+            viewer = _viewer_data(root)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BundleImportError(f"{path}: cannot be shown: {exc}") from exc
     verification = {
         "numbers": len(report.checks), "differing": len(report.differing), "file_problems": len(report.file_problems),
         "differences": [c.describe() for c in report.differing[:DIFFERENCES_KEPT]]

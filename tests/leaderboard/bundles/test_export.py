@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tarfile
 
 import pytest
@@ -16,6 +17,8 @@ from engine.bundle.manifest import BOARD_CSV, BOARD_TEX, json_text, sha256_bytes
 from engine.bundle.verify import verify_bundle
 from engine.bundle.viewer import VIEWER_DATA
 from leaderboard.bundles.export import BundleExportError, bundle_export
+from leaderboard.bundles.imports import BundleImportError, bundle_import
+from leaderboard.bundles.models import ImportedBoard
 from leaderboard.c2.models import C2Run
 from leaderboard.c2.services import runs as c2_runs
 from leaderboard.c2.services.imports import c2_tasks_import
@@ -310,3 +313,15 @@ def test_export_and_verify_commands_report_each_stage_on_stderr_as_it_starts(c2_
     stages = [line.split("] ", 1)[1] for line in err.getvalue().splitlines() if line.startswith("[")]
     assert [s.split()[0] for s in stages] == ["unpacking", "checking", "rebuilding", "recomputing", "checking"], stages
     assert "\r" not in err.getvalue()  # one line per stage, readable when piped
+
+
+def test_an_unverified_import_of_a_board_no_reader_accepts_is_refused_naming_the_field(c2_run, tmp_path):
+    root = bundle_export("c2", c2_run.pk, tmp_path / "b").path
+    board = root / "board/board.json"
+    text = board.read_text(encoding="utf-8")
+    number = next(m for m in re.finditer(r"(?<=: )\d+\.\d+", text))
+    board.write_text(text[:number.start()] + "Infinity" + text[number.end():], encoding="utf-8")
+    manifest_hash_updated(root, "board/board.json")
+    with pytest.raises(BundleImportError, match=r"board/board.json, field .*: must be a finite number, got Infinity"):
+        bundle_import(root, allow_unverified=True)
+    assert not ImportedBoard.objects.exists()
