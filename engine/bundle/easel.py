@@ -42,7 +42,7 @@ from engine.easel.semantic import HANDWRITING_HELLO, TesseractRecogniser, semant
 from engine.easel.task import task_from_record
 from engine.easel.trajectory import progress_curve, trajectory_diagnostics
 
-__all__ = ["PROTOCOL", "EPISODES", "PER_INSTANCE", "RUNS", "STEPS", "TASKS", "board_files", "per_instance", "recompute",
+__all__ = ["PROTOCOL", "anchor_name_checks", "EPISODES", "PER_INSTANCE", "RUNS", "STEPS", "TASKS", "board_files", "per_instance", "recompute",
            "viewer_data"]
 
 #: What the manifest's ``protocol`` says a bundle of this kind is (checked by engine.bundle.labels).
@@ -221,6 +221,15 @@ EPISODE_CHECKED = ("steps_done", "initial_s", "final_s", "final_ssim", "final_l1
                    "semantic_score", "semantic_detail", "semantic_summary", "recogniser", "progress_curve")
 
 
+def anchor_name_checks(runs: list[Mapping]) -> list[NumberCheck]:
+    """Each anchor run's name beside the name of the anchor its configuration paints: the replay repaints
+    by ``config.anchor``, so two anchors' names swapped in the runs and the board would recompute to the
+    same swapped board."""
+    return [NumberCheck(f"{RUNS} run {r['id']}.agent_name (the anchor {r['config']['anchor']} paints)", r["agent_name"],
+                        painter.ANCHOR_LABELS.get(r["config"]["anchor"], "(no such anchor)"))
+            for r in runs if r["agent_kind"] == "anchor"]
+
+
 def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None = None) -> list[NumberCheck]:
     """Every step, episode and board number beside its recomputation from the bundle's steps."""
     notes = notes if notes is not None else []
@@ -233,10 +242,10 @@ def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None =
             raise ValueError(f"{TASKS}: task {row['id']}'s image media/{row['image']}.png is missing")
         tasks[row["id"]] = task_from_record(row["source"], png)
     runs = {int(r["id"]): r for r in read_jsonl(root, RUNS)}
+    checks: list[NumberCheck] = anchor_name_checks(list(runs.values()))
     steps_of: dict[int, list[Mapping]] = defaultdict(list)
     for step in read_jsonl(root, STEPS):
         steps_of[int(step["episode"])].append(step)
-    checks: list[NumberCheck] = []
     board_episodes: dict[int, list[dict]] = defaultdict(list)
     recomputed: list[dict] = []
     for episode in read_jsonl(root, EPISODES):

@@ -34,6 +34,7 @@ from engine.easel.render import ACTION_BRUSH_STROKE, Stroke, composite, stroke_c
 
 __all__ = [
     "ANCHORS",
+    "ANCHOR_LABELS",
     "DOMINANT_LEVELS",
     "SearchPainter",
     "blank_fill",
@@ -73,6 +74,13 @@ def dominant_colour_fill(reference: np.ndarray) -> np.ndarray:
 
 
 ANCHORS = {"blank": blank_fill, "mean_colour": mean_colour_fill, "dominant_colour": dominant_colour_fill}
+#: The name a board shows for an anchor run, by the function that paints it (the site names every anchor
+#: run so, and a bundle's verifier checks that a run's name is its anchor's).
+ANCHOR_LABELS = {
+    "blank_fill": "Blank-white canvas",
+    "mean_colour_fill": "Reference mean-colour fill",
+    "dominant_colour_fill": "Reference dominant-colour fill",
+}
 
 
 def stroke_action(stroke: Stroke) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.easel.painter import ANCHOR_LABELS
 from engine.easel.simulated import skill_check
 from leaderboard.easel.models import EaselRun
 from leaderboard.models import SubjectModel
@@ -21,11 +22,6 @@ from leaderboard.models import SubjectModel
 SIMULATED = "simulated"
 PAINTER = "painter"
 ANCHORS = ("blank_fill", "mean_colour_fill", "dominant_colour_fill")
-ANCHOR_LABELS = {
-    "blank_fill": "Blank-white canvas",
-    "mean_colour_fill": "Reference mean-colour fill",
-    "dominant_colour_fill": "Reference dominant-colour fill",
-}
 PAINTER_LABEL = "Search painter (stand-in for Learning-to-Paint)"
 #: The simulated agent's skill when none is given (its range is the engine's).
 DEFAULT_SIMULATED_SKILL = 0.5
