@@ -15,6 +15,7 @@ fails the rebuild. The bundle passes only when no file problem and no differing 
 
 from __future__ import annotations
 
+import re
 import shutil
 import tarfile
 import tempfile
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from engine.bundle import c2, easel, ekphrasis
 from engine.bundle.board_files import rebuild_problems
@@ -153,11 +155,41 @@ def opened_bundle(path: str | Path, progress: Progress = _no_progress):
         yield roots[0] if len(roots) == 1 and roots[0].is_dir() else Path(folder)
 
 
-def _refuse_unsafe_names(path: str | Path, root: Path, manifest) -> None:
-    """BundleError when a name of the manifest leaves the bundle or a file of it is a symbolic link:
-    every later check reads ``root / name``, which must be a file of the bundle and nothing else."""
+#: The type of each manifest field the checks read (a field of another type broke them with a bare
+#: AttributeError or TypeError naming no field).
+MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
+    "kind": str, "title": str, "protocol": str, "board": str, "files": dict, "configuration": dict,
+    "board_facts": dict, "task_set": dict, "components": list, "human_labels": dict, "source": dict,
+}
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _manifest_problem(manifest: Any) -> str:
+    """The first field of the manifest whose shape the checks cannot read ("" when none)."""
     if not isinstance(manifest, dict):
-        raise BundleError(f"{path}: {MANIFEST} is not a JSON object")
+        return "is not a JSON object"
+    for name, kind in MANIFEST_TYPES.items():
+        if name in manifest and not isinstance(manifest[name], kind):
+            return f"field {name}: expected a JSON {_JSON_TYPE[kind]}, got {type(manifest[name]).__name__}"
+    for name, entry in (manifest.get("files") or {}).items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str) \
+                or not _SHA256.fullmatch(entry["sha256"]) or not isinstance(entry.get("bytes"), int):
+            return f"field files[{name!r}]: expected {{\"sha256\": 64 hex digits, \"bytes\": an integer}}"
+        if "lines" in entry and not (isinstance(entry["lines"], list) and all(isinstance(x, str) for x in entry["lines"])):
+            return f"field files[{name!r}].lines: expected a list of line digests"
+    return ""
+
+
+_JSON_TYPE = {str: "string", dict: "object", list: "array"}
+
+
+def _refuse_unsafe_names(path: str | Path, root: Path, manifest) -> None:
+    """BundleError when the manifest's shape cannot be read, a name of it leaves the bundle or a file of
+    it is a symbolic link: every later check reads ``root / name``, which must be a file of the bundle
+    and nothing else."""
+    problem = _manifest_problem(manifest)
+    if problem:
+        raise BundleError(f"{path}: {MANIFEST}, {problem}" if problem.startswith("field") else f"{path}: {MANIFEST} {problem}")
     for where, name in manifest_names(manifest):
         problem = name_problem(name)
         if problem:

@@ -111,3 +111,15 @@ def test_an_archive_member_outside_the_bundle_is_refused(tmp_path, name):
     path = _tar_of(tmp_path, [("b/manifest.json", b"{}"), (name, b"{}")])
     with pytest.raises(BundleError, match="is not a plain file inside the bundle"):
         verify_bundle(path)
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("files", [], "manifest.json, field files: expected a JSON object, got list"),
+    ("files", {"records/r.jsonl": "abc"}, "manifest.json, field files\\['records/r.jsonl'\\]: expected"),
+    ("configuration", [], "manifest.json, field configuration: expected a JSON object, got list"),
+])
+def test_a_manifest_field_of_the_wrong_shape_is_refused_naming_it_not_a_traceback(tmp_path, field, value, message):
+    root = _small_bundle(tmp_path)
+    _manifest_with(root, **{field: value})
+    with pytest.raises(BundleError, match=message):
+        verify_bundle(root)
