@@ -11,7 +11,8 @@ showed a simulated board unlabelled. So each label is compared with what the res
   when a record names the simulated judge or rater (Ekphrasis comparisons' ``judge``, C² ratings'
   ``rater``: ``simulated`` or ``simulated-…``, the site's rule in ``leaderboard.providers``);
 * ``demo`` is true when the task set is a demo one or the configuration says ``demo``;
-* ``protocol`` is the protocol of the manifest's ``kind``.
+* ``protocol`` is the protocol of the manifest's ``kind``;
+* ``human_labels.used`` is false but for Ekphrasis (whose calibrated views verify recomputes).
 
 Nothing in a bundle is signed: one who rewrites every record, the configuration and the components
 consistently still passes. These checks make the label a consequence of the evidence instead of a free field.
@@ -60,4 +61,8 @@ def label_checks(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
         NumberCheck("manifest.demo (the DEMO label; from the task set and configuration)", manifest.get("demo"), demo),
         NumberCheck(f"manifest.protocol (the protocol of kind {manifest['kind']})", manifest.get("protocol"),
                     PROTOCOLS[manifest["kind"]]),
-    ]
+    ] + ([] if manifest["kind"] == "ekphrasis" else [
+        # only a snapshot's calibrated views read human labels (and verify recomputes them); elsewhere a
+        # "used" claim would show on the imported board with nothing behind it
+        NumberCheck(f"manifest.human_labels.used (no human label enters a {manifest['kind']} board)",
+                    bool((manifest.get("human_labels") or {}).get("used")), False)])
