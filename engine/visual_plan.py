@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["SplitPlan", "split_visual_plan", "word_count"]
+__all__ = ["SplitPlan", "compose_two_field_text", "split_visual_plan", "word_count"]
 
 # One label line: optional heading hashes / numbering / bullet, optional
 # emphasis, the label, optional emphasis, then a separator (":", "-", "—")
@@ -70,3 +70,8 @@ def split_visual_plan(text: str) -> SplitPlan:
 def word_count(text: str) -> int:
     """Whitespace-delimited words, the length unit of App. C.4."""
     return len(text.split())
+
+
+def compose_two_field_text(core_idea: str, visual_description: str) -> str:
+    """The canonical raw text of an answer given as two fields (App. A output format)."""
+    return f"Core Idea: {core_idea}\nVisual Description: {visual_description}"

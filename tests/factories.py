@@ -6,8 +6,9 @@ import factory
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
+from engine.visual_plan import compose_two_field_text
 from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-from leaderboard.services.catalogue import compose_two_field_text, role_groups_ensure, sha256_text
+from leaderboard.services.catalogue import role_groups_ensure, sha256_text
 
 PASSWORD = "correct-horse-battery"
 

@@ -20,6 +20,7 @@ so and the verifier rebuilds them so.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,9 +33,10 @@ from engine.bundle.viewer import viewer_files, viewer_header
 from engine.leaderboard import JudgedComparison, build_leaderboard
 from engine.leaderboard_exports import export_csv, export_latex, model_rows, overall_measure
 from engine.reliability import ComparisonRecord
+from engine.visual_plan import compose_two_field_text, split_visual_plan
 
 __all__ = ["PROTOCOL", "COMPARISONS", "PER_INSTANCE", "RESPONSES", "board_files", "judged_comparison", "model_checks",
-           "per_instance", "recompute", "viewer_data"]
+           "per_instance", "recompute", "response_text_checks", "viewer_data"]
 
 #: What the manifest's ``protocol`` says a bundle of this kind is (checked by engine.bundle.labels).
 PROTOCOL = "Ekphrasis: pairwise judged visual creative ideation, Bradley–Terry with task-level bootstrap (§4.3, App. F)"
@@ -114,6 +116,30 @@ def _word_checks(comparisons: Sequence[Mapping], responses: Mapping[int, Mapping
     return out
 
 
+def response_text_checks(responses: Mapping[int, Mapping]) -> list[NumberCheck]:
+    """Each response's texts against each other: ``raw_sha256`` is the SHA-256 of ``raw_text`` (as the site
+    stored it), and the two fields the judge read are what the normalisation makes of the raw text — the
+    parser's split (:func:`engine.visual_plan.split_visual_plan`) or, for an answer given as two fields, the
+    raw text they compose. The word-count checks see only counts: a field rewritten with as many words
+    would verify. (An LLM split, and one still pending, are taken as recorded.)"""
+    out = []
+    for pk, r in responses.items():
+        raw = str(r.get("raw_text") or "")
+        where = f"records.response {pk} ({r.get('model')}, {r.get('task')})"
+        out.append(NumberCheck(f"{where}.raw_sha256 (of its raw_text)", r.get("raw_sha256"),
+                               hashlib.sha256(raw.encode("utf-8")).hexdigest()))
+        method = r.get("normalisation_method")
+        if method == "parser":
+            plan = split_visual_plan(raw)
+            out += [NumberCheck(f"{where}.core_idea (parsed from raw_text)", r.get("core_idea"), plan.core_idea),
+                    NumberCheck(f"{where}.visual_description (parsed from raw_text)", r.get("visual_description"),
+                                plan.visual_description)]
+        elif method == "fields":
+            out.append(NumberCheck(f"{where}.raw_text (composed of core_idea and visual_description)", raw,
+                                   compose_two_field_text(str(r.get("core_idea")), str(r.get("visual_description")))))
+    return out
+
+
 def model_checks(comparisons: Sequence[Mapping], responses: Mapping[int, Mapping], models: Sequence[str]) -> list[NumberCheck]:
     """Each judged comparison's fitted positions against the models of the responses it showed.
 
@@ -188,6 +214,7 @@ def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
     responses = {int(r["id"]): r for r in read_jsonl(root, RESPONSES)}
     checks += _word_checks(comparisons, responses, config.get("inspected_field", {}))
     checks += model_checks(comparisons, responses, models)
+    checks += response_text_checks(responses)
     if (Path(root) / PER_INSTANCE).is_file():
         checks += compare_rows(read_jsonl(root, PER_INSTANCE), per_instance(comparisons, models), PER_INSTANCE_KEY,
                                prefix="records.per_instance")

@@ -26,7 +26,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from engine.csv_cells import csv_text
-from engine.visual_plan import split_visual_plan
+from engine.visual_plan import compose_two_field_text, split_visual_plan
 from leaderboard.import_contract import ImportFailed, RecordError
 from leaderboard.models import Benchmark, CatalogueRevision, Response, SubjectModel, Task, TaskSet
 from leaderboard.records import read_response_records, read_task_records
@@ -63,11 +63,6 @@ def benchmark_get_or_create(*, kind: str) -> Benchmark:
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def compose_two_field_text(core_idea: str, visual_description: str) -> str:
-    """The canonical raw text of an answer given as two fields (App. A output format)."""
-    return f"Core Idea: {core_idea}\nVisual Description: {visual_description}"
 
 
 # ---------------------------------------------------------------- tasks

@@ -181,8 +181,9 @@ def _seed(n_annotators: int, items_needed: dict[str, int], dashboard_labels: int
 
     from annotation import item_creation, services
     from annotation.models import Assignment, Campaign, CampaignKind, Item, ItemSlot, PairwiseLabel
+    from engine.visual_plan import compose_two_field_text
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-    from leaderboard.services.catalogue import compose_two_field_text, role_groups_ensure, sha256_text
+    from leaderboard.services.catalogue import role_groups_ensure, sha256_text
 
     call_command("migrate", verbosity=0, interactive=False)
     role_groups_ensure()
@@ -389,9 +390,10 @@ def _seed_growth(sizes: tuple[int, ...], cycles: int, seed: int) -> dict:
 
     from annotation import item_creation, services
     from annotation.models import Assignment, Campaign, CampaignKind, ItemSlot, PairwiseLabel
+    from engine.visual_plan import compose_two_field_text
     from leaderboard.ekphrasis.models import Comparison, JudgeRun, LeaderboardSnapshot
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-    from leaderboard.services.catalogue import compose_two_field_text, sha256_text
+    from leaderboard.services.catalogue import sha256_text
 
     rng = random.Random(seed)
     User = get_user_model()

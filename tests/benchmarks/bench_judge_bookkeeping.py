@@ -57,8 +57,9 @@ TIG_GOAL_RESPONSES = 4_200
 
 def seed_task_set(n_tasks: int, name: str):
     """A task set of ``n_tasks`` tasks, 14 subject models x 3 samples each (sample 1 primary)."""
+    from engine.visual_plan import compose_two_field_text
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-    from leaderboard.services.catalogue import compose_two_field_text, sha256_text
+    from leaderboard.services.catalogue import sha256_text
 
     benchmark, _ = Benchmark.objects.get_or_create(kind="ekphrasis", defaults={"name": "Ekphrasis"})
     task_set = TaskSet.objects.create(benchmark=benchmark, name=name, version="1")

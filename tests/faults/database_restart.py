@@ -58,8 +58,9 @@ def seed_campaign(n_annotators: int, n_items: int, seed: int = 7) -> dict:
 
     from annotation import item_creation, services
     from annotation.models import Campaign, CampaignKind
+    from engine.visual_plan import compose_two_field_text
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
-    from leaderboard.services.catalogue import compose_two_field_text, role_groups_ensure, sha256_text
+    from leaderboard.services.catalogue import role_groups_ensure, sha256_text
     from tests.benchmarks.bench_annotation_load import _session_for
 
     call_command("migrate", verbosity=0, interactive=False)

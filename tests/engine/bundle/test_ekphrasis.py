@@ -1,4 +1,6 @@
-from engine.bundle.ekphrasis import model_checks
+import hashlib
+
+from engine.bundle.ekphrasis import model_checks, response_text_checks
 
 
 def _records():
@@ -21,3 +23,27 @@ def test_two_model_names_swapped_in_the_configuration_are_named_at_each_comparis
     differing = [c.describe() for c in model_checks(comparisons, responses, ["beta", "alpha"]) if not c.identical]
     assert differing == ['records.comparison 7.model_a (model of response 1): stored "beta", recomputed "alpha"',
                          'records.comparison 7.model_b (model of response 2): stored "alpha", recomputed "beta"']
+
+
+def _response(raw, core, visual, method):
+    return {"model": "m", "task": "t1", "raw_text": raw, "core_idea": core, "visual_description": visual,
+            "raw_sha256": hashlib.sha256(raw.encode("utf-8")).hexdigest(), "normalisation_method": method}
+
+
+def test_a_field_rewritten_with_as_many_words_is_named_against_its_raw_text():
+    # the word-count checks see only counts: "red" for "blue" keeps them, and the judge read the edited field
+    fields = _response("Core Idea: a blue door\nVisual Description: a door in the sea", "a blue door",
+                       "a door in the sea", "fields")
+    parsed = _response("Core Idea: a blue door\nVisual Description: a door in the sea", "a blue door",
+                       "a door in the sea", "parser")
+    assert all(c.identical for c in response_text_checks({1: fields, 2: parsed}))
+    forged = {1: {**fields, "core_idea": "a red door"}, 2: {**parsed, "visual_description": "a door on the sea"}}
+    assert [c.path for c in response_text_checks(forged) if not c.identical] == [
+        "records.response 1 (m, t1).raw_text (composed of core_idea and visual_description)",
+        "records.response 2 (m, t1).visual_description (parsed from raw_text)"]
+
+
+def test_a_raw_text_edited_without_its_digest_is_named():
+    response = _response("Core Idea: x\nVisual Description: y", "x", "y", "llm")
+    checks = response_text_checks({3: {**response, "raw_text": "Core Idea: z\nVisual Description: y"}})
+    assert [c.path for c in checks if not c.identical] == ["records.response 3 (m, t1).raw_sha256 (of its raw_text)"]
