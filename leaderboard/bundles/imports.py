@@ -55,7 +55,7 @@ def bundle_import(path: str | Path, *, allow_unverified: bool = False) -> tuple[
             manifest = read_json(root, MANIFEST)
             board = read_json(root, manifest["board"])
             viewer = _viewer_data(root)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, KeyError) as exc:  # KeyError: engine.bundle.manifest.MissingField names the field
             raise BundleImportError(f"{path}: cannot be shown: {exc}") from exc
     verification = {
         "numbers": len(report.checks), "differing": len(report.differing), "file_problems": len(report.file_problems),

@@ -325,3 +325,13 @@ def test_an_unverified_import_of_a_board_no_reader_accepts_is_refused_naming_the
     with pytest.raises(BundleImportError, match=r"board/board.json, field .*: must be a finite number, got Infinity"):
         bundle_import(root, allow_unverified=True)
     assert not ImportedBoard.objects.exists()
+
+
+def test_an_unverified_import_of_a_manifest_without_its_board_field_is_refused_naming_it(c2_run, tmp_path):
+    root = bundle_export("c2", c2_run.pk, tmp_path / "b").path
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["board"]
+    _manifest_written(root, manifest)
+    with pytest.raises(BundleImportError, match="manifest.json, field board: absent"):
+        bundle_import(root, allow_unverified=True)
+    assert not ImportedBoard.objects.exists()
