@@ -85,7 +85,9 @@ def bundle_contents(run: C2Run, writer: BundleWriter) -> dict:
         "simulated": bool(run.is_simulated), "demo": bool(run.task_set.is_demo),
         "components": [{"role": "subject", "name": name, "simulated": name in simulated_subjects or name.startswith("simulated")}
                        for name in run.subject_names]
-        + [{"role": "rater", "name": run.rater_name, "simulated": run.rater_name == "simulated"}],
+        + [{"role": "rater", "name": run.rater_name, "simulated": run.rater_name == "simulated"}]
+        + ([{"role": "second rater", "name": run.second_rater_name, "simulated": run.second_rater_name == "simulated"}]
+           if run.second_rater_name else []),
         "human_labels": {"used": False, "note": "C² scores come from the official graders and the rubric rater; "
                                                 "no human label is used"},
         "originality_embeddings": "cluster labels taken as recorded at grading (records/samples.jsonl 'cluster')",
