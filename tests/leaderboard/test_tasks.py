@@ -70,6 +70,27 @@ def enqueue(run, kind: str = "judge_run") -> None:
     )
 
 
+def kill_mid_run_and_resume(run, kind: str, tmp_path: Path, *, started, done) -> None:
+    """Start ``run`` on a real worker and SIGKILL it once ``started()`` holds (no warm shutdown: the unit
+    in hand is never acknowledged); the run is then not done, and a second worker finishes it (``done()``).
+    The unacknowledged unit is redelivered 3 s after the kill, looked for every second (kombu's own sweep
+    is ~100 s)."""
+    fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3", "CELERY_UNACKED_RESTORE_INTERVAL": "1",
+                       "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
+    first = start_worker(tmp_path / "first.log", **fast_redelivery)
+    try:
+        enqueue(run, kind)
+        wait_for(started, 120, "some work before the kill")
+    finally:
+        stop(first, signal.SIGKILL)
+    assert not done()
+    second = start_worker(tmp_path / "second.log", **fast_redelivery)
+    try:
+        wait_for(done, 180, "the resumed run")
+    finally:
+        stop(second)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_without_a_broker_a_started_run_runs_eagerly_in_process(settings):
     assert settings.CELERY_TASK_ALWAYS_EAGER
@@ -108,22 +129,9 @@ def test_a_killed_worker_loses_nothing_and_duplicates_nothing(broker, tmp_path):
     judge_runs.judge_run_execute_inline(run=reference)
 
     run = simulated_run(task_set, models, budget=25, dimensions="UEN")
-    # redelivered 3 s after the kill, looked for every second (kombu's own sweep is ~100 s)
-    fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3", "CELERY_UNACKED_RESTORE_INTERVAL": "1",
-                       "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
-    first = start_worker(tmp_path / "first.log", **fast_redelivery)
-    try:
-        enqueue(run)
-        wait_for(lambda: Comparison.objects.filter(run=run, status="ok").count() >= 60, 120, "some judgments")
-    finally:
-        stop(first, signal.SIGKILL)  # no warm shutdown: the chunk in hand is never acknowledged
-    assert JudgeRun.objects.get(pk=run.pk).status != JudgeRun.Status.DONE
-
-    second = start_worker(tmp_path / "second.log", **fast_redelivery)
-    try:
-        wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 180, "the resumed run")
-    finally:
-        stop(second)
+    kill_mid_run_and_resume(run, "judge_run", tmp_path,
+                            started=lambda: Comparison.objects.filter(run=run, status="ok").count() >= 60,
+                            done=lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE)
     assert comparison_fingerprint(run) == comparison_fingerprint(reference)
 
 
@@ -226,21 +234,8 @@ def test_a_worker_killed_during_an_easel_run_loses_no_step_and_repeats_none(brok
     total = len(_easel_steps(reference))
 
     run = services.easel_run_create(task_set=suite, agent="simulated", skill=0.5)
-    fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3", "CELERY_UNACKED_RESTORE_INTERVAL": "1",
-                       "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
-    first = start_worker(tmp_path / "first.log", **fast_redelivery)
-    try:
-        enqueue(run, "easel_run")
-        wait_for(lambda: len(_easel_steps(run)) >= total // 4, 120, "some steps")
-    finally:
-        stop(first, signal.SIGKILL)  # the episode in hand is never acknowledged
-    assert EaselRun.objects.get(pk=run.pk).status != EaselRun.Status.DONE
-
-    second = start_worker(tmp_path / "second.log", **fast_redelivery)
-    try:
-        wait_for(lambda: EaselRun.objects.get(pk=run.pk).status == EaselRun.Status.DONE, 180, "the resumed run")
-    finally:
-        stop(second)
+    kill_mid_run_and_resume(run, "easel_run", tmp_path, started=lambda: len(_easel_steps(run)) >= total // 4,
+                            done=lambda: EaselRun.objects.get(pk=run.pk).status == EaselRun.Status.DONE)
     assert _easel_steps(run) == _easel_steps(reference)
     run.refresh_from_db()
     assert (run.episodes_done, run.steps_done) == (reference.episodes_done, reference.steps_done)
@@ -272,20 +267,7 @@ def test_a_worker_killed_during_a_c2_run_loses_no_sample_and_repeats_none(broker
     total = len(_c2_samples(reference))
 
     run = make()
-    fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3", "CELERY_UNACKED_RESTORE_INTERVAL": "1",
-                       "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
-    first = start_worker(tmp_path / "first.log", **fast_redelivery)
-    try:
-        enqueue(run, "c2_run")
-        wait_for(lambda: run.samples.exclude(text="").count() >= total // 4, 120, "some samples")
-    finally:
-        stop(first, signal.SIGKILL)  # the prompt in hand is never acknowledged
-    assert C2Run.objects.get(pk=run.pk).status != C2Run.Status.DONE
-
-    second = start_worker(tmp_path / "second.log", **fast_redelivery)
-    try:
-        wait_for(lambda: C2Run.objects.get(pk=run.pk).status == C2Run.Status.DONE, 180, "the resumed run")
-    finally:
-        stop(second)
+    kill_mid_run_and_resume(run, "c2_run", tmp_path, started=lambda: run.samples.exclude(text="").count() >= total // 4,
+                            done=lambda: C2Run.objects.get(pk=run.pk).status == C2Run.Status.DONE)
     assert _c2_samples(run) == _c2_samples(reference)
     assert C2Rating.objects.filter(sample__run=run).count() == C2Rating.objects.filter(sample__run=reference).count()
