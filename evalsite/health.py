@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime
+import logging
 import os
 import tempfile
 import threading
@@ -48,6 +49,8 @@ from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
 
 __all__ = ["ReadinessView", "healthz", "readiness_checks"]
+
+logger = logging.getLogger(__name__)
 
 #: How long one check may take before it counts as failed (seconds).
 CHECK_TIMEOUT = datetime.timedelta(seconds=1)
@@ -195,7 +198,9 @@ class FolderWritable(HealthCheck):
                 probe.flush()
                 os.fsync(probe.fileno())
         except OSError as exc:
-            raise ServiceUnavailable(f"{folder} is not writable ({exc.strerror or exc})") from exc
+            # /readyz is public: the answer names the check (media, var), the log names the folder
+            logger.warning("readiness: %s is not writable: %s", folder, exc)
+            raise ServiceUnavailable(f"not writable ({exc.strerror or type(exc).__name__})") from exc
 
 
 def readiness_checks() -> list[tuple[str, HealthCheck]]:

@@ -49,6 +49,17 @@ def test_readyz_is_503_when_media_is_not_writable(client, settings, tmp_path):
     assert body["checks"]["media"]["ok"] is False and "not writable" in body["checks"]["media"]["error"]
 
 
+def test_readyz_names_an_unwritable_folder_by_its_check_never_by_its_path(client, settings, tmp_path, caplog):
+    # /readyz answers anyone: the server's folder layout belongs in its log, not in the public answer
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    settings.MEDIA_ROOT = blocker / "media"
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert str(tmp_path) not in response.content.decode()
+    assert any(str(blocker) in record.getMessage() for record in caplog.records)
+
+
 def test_readyz_checks_broker_and_workers_only_when_a_broker_is_configured(client, settings):
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nothing listens there
     response = client.get("/readyz")
