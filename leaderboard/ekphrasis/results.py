@@ -266,7 +266,7 @@ def snapshot_differences(left: LeaderboardSnapshot, right: LeaderboardSnapshot) 
     def describe(s: LeaderboardSnapshot) -> dict:
         return {
             "Task set": s.run.task_set.name, "Task-set version": s.task_set_version, "Judge": s.judge_name,
-            "Seed": s.seed, "Budget per task": s.budget_per_task, "Code version": s.code_version or "unknown",
+            "Seed": s.seed, "Budget per task and dimension": s.budget_per_task, "Code version": s.code_version or "unknown",
             "Dimensions": ", ".join(DIMENSION_NAMES.get(d, d) for d in s.payload["dimensions"]),
             "Bootstrap resamples": s.payload.get("n_boot"), "Models": len(s.payload["models"]),
             "Simulated judge": "yes" if s.is_simulated else "no", "Demo data": "yes" if s.is_demo else "no",

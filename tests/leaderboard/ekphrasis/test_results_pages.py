@@ -134,7 +134,7 @@ def test_compare_page_says_what_differs_and_shows_intervals(researcher_client, s
         config={"n_boot": 100}))
     body = researcher_client.get(f"/leaderboards/compare/?a={snapshot.pk}&b={second.pk}").content.decode()
     assert '<tr class="differs"><th>Seed</th>' in body
-    assert '<tr class="differs"><th>Budget per task</th>' in body
+    assert '<tr class="differs"><th>Budget per task and dimension</th>' in body  # calls per task and dimension
     assert '<tr><th>Judge</th>' in body
     low = second.payload["overall_ci90"][0][second.payload["order"][0]]
     assert f"[{low:.2f}," in body
