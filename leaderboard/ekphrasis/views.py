@@ -224,12 +224,18 @@ def tig_viewer(request, pk: int, task_pk: int):
         raise Http404(f"Idea graphs are built for Ekphrasis task sets only; {task.task_set} is a "
                       f"{task.task_set.benchmark.name} task set.")
     pair = None
+    models = selectors.subject_models_of(task.task_set)
     if request.GET.get("pair"):
         try:
             x, y = (int(v) for v in request.GET["pair"].split(","))
             pair = (x, y)
         except ValueError:
             messages.error(request, "pair must be two model ids separated by a comma")
+        # a pair of unknown models would leave nobody out: the whole population shown as that pair's context
+        if pair is not None and (x == y or not {x, y} <= {m.pk for m in models}):
+            messages.error(request, f"pair {x},{y} is not two different subject models of this task set; "
+                                    f"showing the whole population")
+            pair = None
     build_id = request.GET.get("build")
     build = selectors.tig_viewer_build(task_set=task.task_set, build_id=id_of(build_id))
     if build_id and build is None:
@@ -242,7 +248,7 @@ def tig_viewer(request, pk: int, task_pk: int):
         "build": build,
         "builds": selectors.tig_builds_of(task_set=task.task_set, done=True),
         "graph": charts.graph_plot(data["nodes"], data["edges"], title=f"Typed Idea Graph of {task.external_id}"),
-        "models": selectors.subject_models_of(task.task_set),
+        "models": models,
         "tasks": task.task_set.tasks.order_by("position", "external_id"),
     }
     return render(request, "leaderboard/tig_viewer.html", context)

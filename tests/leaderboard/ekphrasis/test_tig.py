@@ -123,6 +123,22 @@ def test_viewer_takes_a_build_query_of_non_ascii_digits_for_no_build_not_a_500(c
     assert response.status_code == 200 and "no finished TIG build" in response.content.decode()
 
 
+@pytest.mark.parametrize("pair", ["999998,999999", "same"])
+def test_viewer_refuses_a_pair_that_is_not_two_models_of_the_task_set_instead_of_showing_everyone(
+        client, rita, planted, pair):
+    # a pair of unknown models left nobody out, so the whole population was shown as "that pair's" context
+    task_set, task, _ = planted
+    if pair == "same":
+        model = task_set.tasks.first().responses.first().subject_model_id
+        pair = f"{model},{model}"
+    client.login(username=rita.username, password=PASSWORD)
+    response = client.get(f"/task-sets/{task_set.pk}/tig/{task.pk}/?pair={pair}")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert f"pair {pair} is not two different subject models of this task set" in body
+    assert response.context["pair"] is None
+
+
 # -- builds: chosen extractor and embedder, live status, resumption ----------------------------------
 
 
