@@ -349,7 +349,7 @@ def easel_run_finalise(*, run_id: int) -> EaselRun:
 
 #: An EASEL run's units are its episodes (leaderboard.runs.lifecycle).
 EASEL_RUN_JOB = JobKind(
-    name="easel_run", model="easel.EaselRun", unit_name="episode", unit_arg="episode_id",
+    name="easel_run", model="easel.EaselRun", unit_name="episode", unit_arg="episode_id", display_name="EASEL run",
     pending_units=f"{__name__}.easel_run_unfinished_episodes", execute_unit=f"{__name__}.easel_episode_execute",
     finalise=f"{__name__}.easel_run_finalise",
 )

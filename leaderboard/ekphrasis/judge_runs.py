@@ -195,7 +195,7 @@ def judge_run_unfinished_chunks(*, run_id: int) -> list[int]:
 
 #: A judge run's units are its tasks' chunks (leaderboard.runs.lifecycle).
 JUDGE_RUN_JOB = JobKind(
-    name="judge_run", model="leaderboard.JudgeRun", unit_name="task", unit_arg="task_id",
+    name="judge_run", model="leaderboard.JudgeRun", unit_name="task", unit_arg="task_id", display_name="Judge run",
     pending_units=f"{__name__}.judge_run_unfinished_chunks", execute_unit=f"{__name__}.judge_run_task_execute",
     finalise=f"{__name__}.judge_run_finalise",
 )

@@ -167,7 +167,7 @@ def task_set_build_finalise(*, run_id: int) -> None:
 
 
 TASK_SET_BUILD_JOB = JobKind(
-    name="task_set_build", model="leaderboard.TaskSetBuild", unit_name="build",
+    name="task_set_build", model="leaderboard.TaskSetBuild", unit_name="build", display_name="Task-set build",
     pending_units=f"{__name__}.task_set_build_units", execute_unit=f"{__name__}.task_set_build_unit_execute",
     finalise=f"{__name__}.task_set_build_finalise",
 )

@@ -346,7 +346,7 @@ def tig_build_finalise(*, run_id: int) -> None:
 
 
 TIG_BUILD_JOB = JobKind(
-    name="tig_build", model="leaderboard.TIGBuild", unit_name="build",
+    name="tig_build", model="leaderboard.TIGBuild", unit_name="build", display_name="TIG build",
     pending_units=f"{__name__}.tig_build_units", execute_unit=f"{__name__}.tig_build_unit_execute",
     finalise=f"{__name__}.tig_build_finalise",
 )

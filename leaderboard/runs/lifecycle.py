@@ -32,7 +32,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "JobKind", "job_kind", "job_kind_of", "job_kinds", "job_kind_register", "run_cancel", "run_claim_finalise", "run_fail",
-    "run_finish", "run_may_resume", "run_pending_units", "run_resume_refusal",
+    "run_finish", "run_may_resume", "run_display_name", "run_pending_units",
+    "run_resume_refusal",
 ]
 
 #: Errors stored on a job are cut to this length (a traceback's repr can be long).
@@ -50,6 +51,9 @@ class JobKind:
     finalise: str
     unit_name: str = "unit"  #: how an error names a unit ("task", "episode", "prompt")
     unit_arg: str = "unit_id"  #: the keyword ``execute_unit`` takes the unit's id by ("task_id", "episode_id", ...)
+    #: how a message names one job, in the researcher's words ("EASEL run", "C² run"): the model's
+    #: verbose_name is Django's lower-cased class name, and renaming it would cost every protocol a migration
+    display_name: str = ""
 
     @cached_property
     def model_class(self) -> type[RunJob]:
@@ -94,6 +98,27 @@ def job_kind_of(run: RunJob) -> JobKind:
 
 # ---------------------------------------------------------------- the rules
 
+#: A status as the middle of a refusal reads ("EASEL run 5 is already done").
+_STATUS_PHRASES = {
+    RunStatus.PENDING: "still pending", RunStatus.RUNNING: "still running",
+    RunStatus.FINALISING: "finalising", RunStatus.DONE: "already done", RunStatus.FAILED: "failed",
+}
+
+
+def run_display_name(run: RunJob) -> str:
+    """How a message names ``run``: its kind's display name and id ("EASEL run 5")."""
+    try:
+        name = job_kind_of(run).display_name
+    except LookupError:
+        name = ""
+    name = name or str(run._meta.verbose_name).capitalize()
+    return f"{name} {run.pk}"
+
+
+def _run_state(run: RunJob) -> str:
+    return f"{run_display_name(run)} is {_STATUS_PHRASES.get(run.status, run.status)}"
+
+
 
 def run_may_resume(run: RunJob) -> bool:
     """Only a failed job resumes, and only one whose failure resuming can change."""
@@ -103,9 +128,9 @@ def run_may_resume(run: RunJob) -> bool:
 def run_resume_refusal(run: RunJob) -> str:
     """Why ``run`` may not resume ("" when it may): the words the API's 409 and the page's message use."""
     if run.status != RunStatus.FAILED:
-        return f"{run._meta.verbose_name} {run.pk} is {run.status}: only a failed run resumes"
+        return f"{_run_state(run)}: only a failed run resumes"
     if not run.resumable:
-        return (f"{run._meta.verbose_name} {run.pk} failed for a reason resuming cannot change ({run.error}): "
+        return (f"{run_display_name(run)} failed for a reason resuming cannot change ({run.error}): "
                 "start a new run instead")
     return ""
 
@@ -141,7 +166,7 @@ def run_cancel(run: RunJob, *, by: str = "") -> RunJob:
     finishes first."""
     if run.status not in LIVE_STATUSES:
         raise RunStateConflict(
-            f"{run._meta.verbose_name} {run.pk} is {run.status}: only a pending or running run can be cancelled")
+            f"{_run_state(run)}: only a pending or running run can be cancelled")
     run_fail(type(run), run.pk, f"cancelled{' by ' + by if by else ''}")
     run.refresh_from_db()
     return run

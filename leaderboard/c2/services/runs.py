@@ -246,7 +246,7 @@ def c2_run_unit_execute(*, run_id: int, unit_id: int) -> bool:
 
 #: A C² run's units are its prompts (leaderboard.runs.lifecycle).
 C2_RUN_JOB = JobKind(
-    name="c2_run", model="c2.C2Run", unit_name="task",
+    name="c2_run", model="c2.C2Run", unit_name="task", display_name="C² run",
     pending_units=f"{__name__}.c2_run_unfinished_prompts", execute_unit=f"{__name__}.c2_run_unit_execute",
     finalise=f"{__name__}.c2_run_finalise",
 )

@@ -50,6 +50,20 @@ def test_only_a_failed_run_resumes(protocol, api):
     assert response.status_code == 409 and "only a failed run resumes" in response.json()["message"]
 
 
+#: how a researcher names each protocol's run (not Django's lower-cased model names "easel run", "c2 run")
+_DISPLAY_NAMES = {"judge": "Judge run", "easel": "EASEL run", "c2": "C² run"}
+
+
+def test_a_refusal_names_the_run_as_a_researcher_does_and_says_it_is_already_done(protocol, api):
+    run = protocol.make_run()
+    type(run).objects.filter(pk=run.pk).update(status=RunStatus.DONE)
+    name = f"{_DISPLAY_NAMES[protocol.name]} {run.pk}"
+    resumed = api.post(f"/api/v1/{protocol.api}/{run.pk}/resume").json()["message"]
+    cancelled = api.post(f"/api/v1/{protocol.api}/{run.pk}/cancel").json()["message"]
+    assert resumed == f"{name} is already done: only a failed run resumes"
+    assert cancelled == f"{name} is already done: only a pending or running run can be cancelled"
+
+
 def test_a_run_that_failed_for_a_reason_resuming_cannot_change_is_not_offered_a_resume(protocol, api):
     run = protocol.make_run()
     run_fail(type(run), run.pk, "task 1: a visual task without an image", resumable=False)
