@@ -49,7 +49,8 @@ def is_api_request(request: HttpRequest) -> bool:
     return "/api/" in path or path.endswith(".json") or request.headers.get("Accept", "").startswith("application/json")
 
 
-def error_response(request: HttpRequest, status: int, detail: str) -> HttpResponse:
+def error_response(request: HttpRequest, status: int, detail: str, *, links: dict[str, str] | None = None) -> HttpResponse:
+    """The error in the request's shape; ``links`` (``form``, ``came_from``) are the page's ways forward."""
     if request.path.startswith("/api/v1/"):  # the public API's one error shape (leaderboard/api_contract.py)
         return JsonResponse({"error": CODES[status], "message": detail, "details": {}}, status=status)
     if is_api_request(request):
@@ -57,7 +58,8 @@ def error_response(request: HttpRequest, status: int, detail: str) -> HttpRespon
     if not hasattr(request, "user"):  # refused before the authentication middleware ran
         request.user = AnonymousUser()
     template = TEMPLATES.get(status, "error.html")
-    body = render_to_string(template, {"status": status, "title": TITLES[status], "detail": detail}, request=request)
+    body = render_to_string(template, {"status": status, "title": TITLES[status], "detail": detail,
+                                          "links": links or {}}, request=request)
     return HttpResponse(body, status=status)
 
 

@@ -86,10 +86,14 @@ class MethodNotAllowedPage:
     """A view that takes only a form's POST (Start a run, resume, import …) answers a visit with Django's
     empty 405, which a browser shows as its own blank error ("HTTP ERROR 405"). A researcher meets it by
     logging in again after the session ran out mid-form: the login's ``next`` is the form's address. The
-    405 keeps its status and ``Allow`` header and becomes the site's page (JSON on API paths), saying so."""
+    405 keeps its status and ``Allow`` header and becomes the site's page (JSON on API paths), saying so,
+    with a link to the page holding the form (:func:`form_page_url`) and to the page the visitor came from."""
 
     def __init__(self, get_response):
         self.get_response = get_response
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        request.form_page_of_view = (view_func, view_kwargs)
 
     def __call__(self, request):
         response = self.get_response(request)
@@ -100,6 +104,66 @@ class MethodNotAllowedPage:
         allowed = response.get("Allow", "")
         page = error_response(request, 405, (
             f"This address takes a form's submission ({allowed}), not a visit, so nothing was done. Go back to "
-            "the page with the form and submit it again."))
+            "the page with the form and submit it again."),
+            links={"form": form_page_url(request), "came_from": _came_from(request)})
         page["Allow"] = allowed
         return page
+
+
+def form_page(url_name: str):
+    """Declare the page (a URL name, reversed with the view's own URL arguments where it takes them) whose
+    form posts to this POST-only view, when it is not the address one level up (``/runs/new/``'s form sits
+    on the leaderboards page, not at ``/runs/``)."""
+
+    def declare(view):
+        view.form_page = url_name
+        return view
+
+    return declare
+
+
+def form_page_url(request) -> str:
+    """The page whose form posts to ``request.path``: the view's declared :func:`form_page`, else the nearest
+    address above it that is a page (``/easel/runs/new/`` → ``/easel/``, ``/runs/5/resume`` → ``/runs/5/``)."""
+    from django.urls import NoReverseMatch, Resolver404, resolve, reverse
+
+    view, kwargs = getattr(request, "form_page_of_view", (None, {}))
+    declared = getattr(view, "form_page", "")
+    if declared:
+        for arguments in (kwargs, {}):
+            try:
+                return reverse(declared, kwargs=arguments)
+            except NoReverseMatch:
+                continue
+    parts = request.path.rstrip("/").split("/")
+    while len(parts) > 1:
+        parts.pop()
+        candidate = "/".join(parts) + "/"
+        try:
+            match = resolve(candidate)
+        except Resolver404:
+            continue
+        if not _takes_only_posts(match.func):
+            return candidate
+    return ""
+
+
+def _takes_only_posts(view) -> bool:
+    # require_POST / require_http_methods keep the allowed methods in their wrapper's closure
+    while view is not None:
+        code = getattr(view, "__code__", None)
+        if code is not None and "request_method_list" in code.co_freevars:
+            methods = view.__closure__[code.co_freevars.index("request_method_list")].cell_contents
+            return "GET" not in methods
+        view = getattr(view, "__wrapped__", None)
+    return False
+
+
+def _came_from(request) -> str:
+    """The Referer when it is a page of this site other than this address (never another site's)."""
+    from urllib.parse import urlsplit
+
+    referer = urlsplit(request.headers.get("Referer", ""))
+    if not referer.path or referer.netloc != request.get_host() or referer.path == request.path:
+        return ""
+    return referer.path + (f"?{referer.query}" if referer.query else "")

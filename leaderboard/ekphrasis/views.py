@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from engine.active_sampling import DEFAULT_RULE
 from engine.leaderboard_exports import DIMENSION_NAMES, model_rows, z_available
+from evalsite.middleware import form_page
 from evalsite.request_checks import id_of
 from leaderboard import charts
 from leaderboard.ekphrasis import judge_runs, results, selectors, tig, uncertainty
@@ -207,6 +208,7 @@ def judge_run_detail(request, pk: int):
 judge_run_status = run_status_view(JudgeRun, selectors.judge_run_progress)
 
 
+@form_page("leaderboard_list")
 @require_POST
 def judge_run_new(request):
     require_researcher(request.user)

@@ -46,6 +46,27 @@ def test_a_visit_to_a_form_only_address_is_the_styled_405_saying_what_to_do(clie
     assert "405 · Not a page to visit" in body and "submit it again" in body and 'href="/leaderboards/"' in body
 
 
+@pytest.mark.parametrize(("url", "form"), [
+    ("/runs/new/", "/leaderboards/"), ("/c2/runs/new/", "/c2/"), ("/easel/runs/new/", "/easel/"),
+    ("/c2/runs/4/resume", "/c2/runs/4/"), ("/task-sets/3/tig-builds/new/", "/task-sets/3/"),
+    ("/annotate/campaigns/1/novelty-ablation", "/annotate/campaigns/1/"),
+])
+def test_the_405_page_links_to_the_page_whose_form_posts_there(client, url, form):
+    user = UserFactory(username="rita", role="researcher")
+    client.login(username=user.username, password=PASSWORD)
+    body = client.get(url).content.decode()
+    assert f'<a class="button" href="{form}">Go to the form</a>' in body
+
+
+def test_the_405_page_links_back_to_the_page_the_visitor_came_from_on_this_site_only(client):
+    user = UserFactory(username="rita", role="researcher")
+    client.login(username=user.username, password=PASSWORD)
+    came = client.get("/runs/new/", HTTP_REFERER="http://testserver/task-sets/?q=x").content.decode()
+    assert 'href="/task-sets/?q=x">Back to the page you came from' in came
+    elsewhere = client.get("/runs/new/", HTTP_REFERER="http://evil.example/task-sets/").content.decode()
+    assert "Back to the page you came from" not in elsewhere
+
+
 def test_a_405_on_an_api_path_is_json():
     from django.http import HttpResponseNotAllowed
 
