@@ -207,6 +207,65 @@ def test_a_run_resumed_twice_at_once_on_two_workers_judges_each_call_once(broker
     assert run.snapshots.count() == 1
 
 
+def _resume_twice_on_two_workers(run, broker, tmp_path, settings) -> None:
+    """Cancel ``run``, then resume it twice before any worker has taken the first (two Resume clicks):
+    two dispatches queue every unfinished unit twice; two real workers take them until the run is done
+    and the queue is empty."""
+    from leaderboard.runs.lifecycle import run_cancel
+    from leaderboard.runs.starting import run_resume
+    from tests.celery_broker import celery_app_on
+
+    model = type(run)
+    run_cancel(run)
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    with celery_app_on(broker, QUEUE):
+        for _ in range(2):
+            run_resume(model.objects.get(pk=run.pk))
+    workers = [start_worker(tmp_path / f"worker{i}.log") for i in range(2)]
+    try:
+        wait_for(lambda: model.objects.get(pk=run.pk).status == model.Status.DONE, 240, "the resumed run")
+        wait_for(lambda: _queue_length(broker) == 0, 60, "the queue to drain")
+    finally:
+        for worker in workers:
+            stop(worker)
+    run.refresh_from_db()
+
+
+@pytest.mark.broker
+@pytest.mark.django_db(transaction=True)
+def test_an_easel_run_resumed_twice_at_once_on_two_workers_plays_each_step_once(broker, tmp_path, settings):
+    from leaderboard.easel import services
+
+    suite, _ = services.easel_suite_create(
+        seed=0, per_category={"programmatic": 6, "spatial_geometry": 0, "abstract_cartoon": 0, "natural": 0},
+        name="easel-twice")
+    reference = services.easel_run_execute_inline(
+        run=services.easel_run_create(task_set=suite, agent="simulated", skill=0.5))
+
+    run = services.easel_run_create(task_set=suite, agent="simulated", skill=0.5)
+    _resume_twice_on_two_workers(run, broker, tmp_path, settings)
+    assert _easel_steps(run) == _easel_steps(reference)
+    # the run's counters add each finished step and episode once: a unit played twice would count twice
+    assert (run.episodes_done, run.steps_done) == (reference.episodes_done, reference.steps_done)
+    scores = lambda r: list(r.episodes.order_by("task_id").values_list("status", "final_s", "semantic_score"))  # noqa: E731
+    assert scores(run) == scores(reference)
+
+
+@pytest.mark.broker
+@pytest.mark.django_db(transaction=True)
+def test_a_c2_run_resumed_twice_at_once_on_two_workers_answers_and_rates_each_sample_once(broker, tmp_path, settings):
+    from leaderboard.c2.models import C2Rating
+
+    make, reference = _c2_trivia_run("c2-twice", n=12)
+    run = make()
+    _resume_twice_on_two_workers(run, broker, tmp_path, settings)
+    assert _c2_samples(run) == _c2_samples(reference)
+    assert C2Rating.objects.filter(sample__run=run).count() == C2Rating.objects.filter(sample__run=reference).count()
+    # every answer, confidence and rating call is counted as it is made: a prompt worked twice counts twice
+    assert (run.calls_done, run.calls_planned) == (reference.calls_done, reference.calls_planned)
+    assert run.results == reference.results
+
+
 def _queue_length(broker_url: str) -> int:
     import redis
 
@@ -248,22 +307,28 @@ def _c2_samples(run) -> list[tuple]:
         "subject_model__display_name", "task_id", "sample_index", "status", "text", "confidence", "verdict", "correct"))
 
 
-@pytest.mark.broker
-@pytest.mark.django_db(transaction=True)
-def test_a_worker_killed_during_a_c2_run_loses_no_sample_and_repeats_none(broker, tmp_path):
+def _c2_trivia_run(name: str, *, n: int):
+    """A TriviaQA task set of ``n`` questions, a maker of C² runs on it, and one run of it finished inline."""
     import json
 
-    from leaderboard.c2.models import C2Rating, C2Run
     from leaderboard.c2.services import runs
     from leaderboard.c2.services.imports import c2_tasks_import
 
-    trivia = {"Data": [{"Question": f"Which number comes after {n}?", "QuestionId": f"q{n}",
-                        "Answer": {"Value": str(n + 1), "NormalizedAliases": [str(n + 1)]}} for n in range(24)]}
+    trivia = {"Data": [{"Question": f"Which number comes after {i}?", "QuestionId": f"q{i}",
+                        "Answer": {"Value": str(i + 1), "NormalizedAliases": [str(i + 1)]}} for i in range(n)]}
     task_set, _ = c2_tasks_import(fmt="triviaqa", name="qa.json", raw=json.dumps(trivia).encode(),
-                                  task_set_name="c2-kill", version="1")
+                                  task_set_name=name, version="1")
     make = lambda: runs.c2_run_create(task_set=task_set, model_names=["simulated-a", "simulated-b"],  # noqa: E731
                                       n_samples=3)
-    reference = runs.c2_run_execute_inline(run=make())
+    return make, runs.c2_run_execute_inline(run=make())
+
+
+@pytest.mark.broker
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_during_a_c2_run_loses_no_sample_and_repeats_none(broker, tmp_path):
+    from leaderboard.c2.models import C2Rating, C2Run
+
+    make, reference = _c2_trivia_run("c2-kill", n=24)
     total = len(_c2_samples(reference))
 
     run = make()
