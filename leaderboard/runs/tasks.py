@@ -17,6 +17,7 @@ from leaderboard.runs.lifecycle import job_kind, run_fail, run_pending_units
 from leaderboard.runs.lost_messages import send_lost_runs
 from leaderboard.runs.models import RunStatus
 from leaderboard.runs.queue import send_waiting_runs
+from leaderboard.runs.unit_claims import unit_claimed
 
 #: Errors a unit may raise that retrying would not change. A configuration error fails the job as not
 #: resumable; a provider outage past the client's retries fails it resumable; a unit taken over by another
@@ -47,7 +48,8 @@ def run_unit(self, kind_name: str, run_id: int, unit_id: int) -> None:
         # run's every queued unit ran anyway (and without a broker its background thread judged all of them).
         return
     try:
-        finished_job = kind.call("execute_unit", run_id=run_id, unit_id=unit_id)
+        with unit_claimed(kind_name, run_id, unit_id):
+            finished_job = kind.call("execute_unit", run_id=run_id, unit_id=unit_id)
     except UnitTakenOver:
         return
     except RunConfigurationError as exc:

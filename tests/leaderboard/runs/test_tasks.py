@@ -54,3 +54,42 @@ def test_a_unit_of_a_cancelled_job_is_not_executed_and_waits_for_the_resume(prot
     run.refresh_from_db()
     assert (run.status, run.error) == (RunStatus.FAILED, "cancelled by rita")
     assert run_pending_units(kind, run.pk) == units  # all still there for the resume
+
+
+@pytest.mark.postgres
+def test_two_deliveries_of_the_same_c2_prompt_at_once_ask_its_calls_once():
+    # Two Resume clicks (two dispatches) or a redelivered message put one prompt in two workers at the
+    # same moment: before the claim both asked the model for every answer and rating (calls_done 90 for
+    # 72 planned), and one of them crashed on the other's confidence row.
+    import threading
+
+    from django.db import connection
+
+    from tests.conftest import require_service
+    from tests.leaderboard.test_tasks import _c2_samples, _c2_trivia_run
+
+    require_service("postgres")
+    make, reference = _c2_trivia_run("c2-two-deliveries", n=6)
+    run = make()
+    units = run_pending_units(job_kind_of(run), run.pk)
+    barrier, errors = threading.Barrier(2), []
+
+    def worker():
+        try:
+            for unit_id in units:
+                barrier.wait(timeout=60)  # both deliveries of each prompt start together
+                run_unit("c2_run", run.pk, unit_id)
+        except Exception as exc:  # noqa: BLE001 - reported below, with the other worker's
+            errors.append(repr(exc))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    run.refresh_from_db()
+    assert errors == []
+    assert (run.calls_done, run.calls_planned) == (reference.calls_done, reference.calls_planned)
+    assert _c2_samples(run) == _c2_samples(reference)
