@@ -241,7 +241,7 @@ def _position(primary: Sequence[GateComparison], swaps: Sequence[GateComparison]
         # position effect = (share of decisive calls on swapped pairs won by A − 0.5) × 100 points
         effects[d] = 100.0 * (a_wins[d] - counts[d] / 2) / counts[d]
     worst = max(effects.values(), key=abs) if effects else None
-    return _result("position_effect", "(v) order-swap position effect", worst,
+    return _result("position_effect", "(v) order-swap position effect: A share on swapped pairs only", worst,
                    f"|A share − 50%| ≤ {POSITION_EFFECT_MAX_PP:g} points for every dimension",
                    bool(effects) and all(_at_most(abs(v), POSITION_EFFECT_MAX_PP) for v in effects.values()),
                    (_detail(effects, "{:+.1f} pp") + f" (decisive calls on swapped pairs: {sum(counts.values())})")

@@ -18,7 +18,8 @@ from leaderboard.ekphrasis.models import LeaderboardSnapshot
 RELIABILITY_ROWS = [
     ("json_repair_rate", "JSON repair rate", "pct"),
     ("tie_rate", "Tie rate", "pct"),
-    ("a_position_bias_pp", "A-position bias, decisive (pp)", "pp"),
+    # Table 11 (App. D.2): every decisive primary call; not gate (v), which reads only the swapped pairs (App. D.3)
+    ("a_position_bias_pp", "A-position bias, all decisive primary calls (pp, App. D.2 Table 11)", "pp"),
     ("swap_decisive_consistency", "Swap decisive consistency", "num"),
     ("primary_swap_rank_corr", "Primary–swap BT rank corr.", "num"),
     ("winner_longer_rate", "Winner-longer rate", "num"),

@@ -297,3 +297,12 @@ def test_snapshot_page_states_the_budget_per_task_and_dimension_and_the_papers_t
     assert "App. F.4 states the rule with the Wald interval of the BT difference instead" in body
     listing = researcher_client.get("/leaderboards/").content.decode()
     assert "Budget per task and dimension" in listing and "Budget/task" not in listing
+
+
+def test_the_two_position_figures_on_the_snapshot_page_name_the_calls_they_measure(researcher_client, snapshot):
+    # Table 11's A-position bias (every decisive primary call, App. D.2) and gate (v) (swapped pairs only,
+    # App. D.3) were both called a position bias/effect with nothing telling them apart.
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/").content.decode()
+    assert "A-position bias, all decisive primary calls (pp, App. D.2 Table 11)" in body
+    assert "(v) order-swap position effect: A share on swapped pairs only" in body
+    assert 'id="position-bias-note"' in body
