@@ -23,7 +23,15 @@ import numpy as np
 from engine.c2.uos import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES
 from engine.paired_bootstrap import bootstrap_payload, stratified_paired_bootstrap
 
-__all__ = ["combined_comparison"]
+__all__ = ["UNCERTAINTY_METHOD_VERSION", "combined_comparison"]
+
+#: The version of the formulas behind :func:`combined_comparison` (this module, the paired bootstrap of
+#: :mod:`engine.paired_bootstrap` and the constants of :mod:`engine.c2.uos` it reads). Bump it with any
+#: change to them that can move a number it returns: the site caches the answer per run for a day
+#: (``leaderboard.c2.selectors.combined_uncertainty``) under a key holding this version, so an unbumped
+#: change would show the old numbers until the cache expired.
+#: 1: the first numbered version.
+UNCERTAINTY_METHOD_VERSION = 1
 
 METHOD = (f"{int(BOOTSTRAP_LEVEL * 100)}% paired percentile bootstrap over prompts ({BOOTSTRAP_RESAMPLES} "
           "resamples, stratified by task type; Combined = mean of the task types' creativity)")

@@ -174,17 +174,19 @@ def combined_uncertainty(run: C2Run, table: str, *, task_type: str | None = None
     """A finished run's Combined creativity of ``table`` (or one task type's creativity) per model with its
     interval, rank probabilities and rank sets, and every pair's difference and P(A > B)
     (:func:`engine.c2.uncertainty.combined_comparison`, seeded by the run's seed). A run's stored results
-    never change, so the answer is cached per run, table and slice."""
+    never change, so the answer is cached per run, table and slice, and per the engine's
+    :data:`~engine.c2.uncertainty.UNCERTAINTY_METHOD_VERSION`: a changed formula is computed afresh
+    instead of showing the old numbers until the cache expires."""
     from django.core.cache import cache
 
-    from engine.c2.uncertainty import combined_comparison
+    from engine.c2 import uncertainty
 
     if not run.results:
         return None
-    key = f"c2-uncertainty:{run.pk}:{run.finished_at and run.finished_at.timestamp()}:{table}:{task_type or ''}"
+    key = f"c2-uncertainty:v{uncertainty.UNCERTAINTY_METHOD_VERSION}:{run.pk}:{run.finished_at and run.finished_at.timestamp()}:{table}:{task_type or ''}"
     cached = cache.get(key)
     if cached is None:
-        cached = {"value": combined_comparison(run.results, table, task_type=task_type, seed=run.seed)}
+        cached = {"value": uncertainty.combined_comparison(run.results, table, task_type=task_type, seed=run.seed)}
         cache.set(key, cached, timeout=24 * 3600)
     return cached["value"]
 
