@@ -18,8 +18,9 @@ from typing import Any
 
 from engine.strict_json import MAX_JSON_DEPTH, json_decode
 
-__all__ = ["BOARD_CSV", "BOARD_TEX", "BUNDLE_FORMAT", "MANIFEST", "FileProblem", "BundleWriter", "check_files",
-           "manifest_names", "name_problem", "read_json", "read_jsonl", "sha256_bytes", "symlinks"]
+__all__ = ["BOARD_CSV", "BOARD_TEX", "BUNDLE_FORMAT", "MANIFEST", "FileProblem", "BundleWriter", "FieldTypeError", "MissingField",
+           "check_files", "json_type",
+           "manifest_names", "name_problem", "numbered_records", "read_json", "read_jsonl", "sha256_bytes", "symlinks"]
 
 #: Version of the bundle layout (bumped when a file's meaning changes).
 # 2: the manifest records board_facts, so board.csv, board.tex and the viewer can be rebuilt (2026-12-04)
@@ -247,6 +248,29 @@ class MissingField(KeyError):
         return str(self.args[0])
 
 
+class FieldTypeError(TypeError):
+    """A field of a bundle's record holds a value of another JSON type than its checks read (a string where a
+    number is, a list where an object is): the message names the file, its line (of a JSON-lines file) and
+    the field's path, as :class:`MissingField` does, instead of the bare TypeError or ValueError the
+    recomputation would end in."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of ``value``'s type (``number``, ``string``, ``array``, ``object``, ``boolean``, ``null``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else type(value).__name__
+
+
 class Record(dict):
     """A JSON object read from a bundle that knows where it was read from, so that a field the checks need
     and the record lacks is named (``records/comparisons.jsonl, line 12, field fit.len_a: absent``)
@@ -273,12 +297,17 @@ def read_json(root: Path, name: str) -> Any:
     return _located(_decoded((Path(root) / name).read_bytes(), name), name)
 
 
-def read_jsonl(root: Path, name: str) -> list[Any]:
+def numbered_records(root: Path, name: str) -> list[tuple[int, Any]]:
+    """(line number, record) of each record of the JSON-lines file ``name`` (blank lines skipped)."""
     path = Path(root) / name
     out = []
     # only "\n" ends a record (as the writer and the per-line hashes have it): str.splitlines also splits
     # at U+2028 and the like, which a record's text carries raw (ensure_ascii=False)
     for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
         if line.strip():
-            out.append(_located(_decoded(line, name, number), f"{name}, line {number}"))
+            out.append((number, _located(_decoded(line, name, number), f"{name}, line {number}")))
     return out
+
+
+def read_jsonl(root: Path, name: str) -> list[Any]:
+    return [record for _, record in numbered_records(root, name)]

@@ -43,6 +43,7 @@ from engine.bundle.manifest import (
     symlinks,
 )
 from engine.bundle.numbers import NumberCheck
+from engine.bundle.record_types import record_type_problems
 
 __all__ = ["BundleError", "Progress", "VerifyReport", "opened_bundle", "verify_bundle"]
 
@@ -199,6 +200,17 @@ def _refuse_unsafe_names(path: str | Path, root: Path, manifest) -> None:
         raise BundleError(f"{path}: {links[0]} is a symbolic link ({len(links)} in all); a bundle holds plain files only")
 
 
+#: Fields of the wrong type named in a report (all are counted).
+MAX_TYPE_PROBLEMS_NAMED = 20
+
+
+def _record_type_problems(root: Path, manifest: dict) -> list[str]:
+    try:
+        return record_type_problems(root, manifest)
+    except ValueError:  # a record that is not JSON: the recomputation's reader names its file, line and field
+        return []
+
+
 def verify_bundle(path: str | Path, progress: Progress = _no_progress) -> VerifyReport:
     """Check every file, rebuild the board's derived files and recompute every number of the bundle at ``path``;
     ``progress(message)`` is told each stage as it starts (the recomputation is most of the time)."""
@@ -224,6 +236,15 @@ def verify_bundle(path: str | Path, progress: Progress = _no_progress) -> Verify
                               bundle_sha256=sha256_bytes(manifest_path.read_bytes()))
         progress(f"checking {len(manifest.get('files') or {})} files against the manifest's SHA-256")
         report.file_problems = check_files(root, manifest) + layout_problems(root, manifest)
+        progress("checking the JSON type of every field of the records")
+        wrong_types = _record_type_problems(root, manifest)
+        if wrong_types:
+            # every check below reads these fields and would end in a TypeError naming none of them
+            shown = "; ".join(wrong_types[:MAX_TYPE_PROBLEMS_NAMED])
+            more = len(wrong_types) - MAX_TYPE_PROBLEMS_NAMED
+            report.error = (f"{len(wrong_types)} record field(s) of the wrong type, so nothing was rebuilt or "
+                            f"recomputed: {shown}" + (f"; and {more} more" if more > 0 else ""))
+            return report
         progress("rebuilding board.csv, board.tex and the viewer from the board and the records")
         report.file_problems += rebuild_problems(root, manifest)
         progress(f"recomputing every number of the {kind} board from the records")
