@@ -68,7 +68,8 @@ def ekphrasis_human_labels(snapshot: LeaderboardSnapshot, writer: BundleWriter) 
                              "simulated": bool(label.is_simulated)})
         board = writer.json(f"board/calibration-{campaign.pk}.json", record.payload)
         campaigns.append({"campaign": campaign.pk, "name": campaign.name, "k": campaign.k,
-                          "label_version": record.label_version, "record": record.pk,
+                          "label_version": record.label_version, "method_version": record.method_version,
+                          "record": record.pk,
                           "record_code_version": record.code_version, "n_labels": record.n_labels, "board": board})
     if not campaigns:
         return {}

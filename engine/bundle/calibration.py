@@ -10,6 +10,13 @@ each campaign's stored board (``board/calibration-<campaign>.json``) is compared
 Boards list rows ranked; before comparing, every list of model rows becomes a mapping by model (and
 budget pairs by "better > worse", coefficients by feature), so a flipped label that reorders a board
 is reported as the numbers of the models it moved, not as every position that shifted.
+
+Each campaign of the manifest records the calibration method version its board was computed with
+(``method_version``, the site's ``CalibrationRecord.method_version``; a bundle exported before it was
+recorded reads as 0, as such a record does). The recomputation runs this verifier's
+:data:`~engine.calibration_views.CALIBRATION_METHOD_VERSION` and says so; when the two versions differ
+and so do the numbers, the version is named as the reason (the formulas changed between the two, so a
+differing number is no evidence of tampering, and no evidence of honesty either: the bundle is refused).
 """
 
 from __future__ import annotations
@@ -18,9 +25,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.bundle.manifest import read_json, read_jsonl
+from engine.bundle.manifest import MANIFEST, FieldTypeError, json_type, read_json, read_jsonl
 from engine.bundle.numbers import NumberCheck, compare
 from engine.calibration_views import (
+    CALIBRATION_METHOD_VERSION,
     LABEL_VALUE,
     RANK_SETS,
     HumanItem,
@@ -116,9 +124,11 @@ def label_link_checks(labels: list[Mapping[str, Any]], responses: Mapping[int, M
     return out
 
 
-def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
+def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None = None) -> list[NumberCheck]:
     """Every number of every campaign's calibrated board beside its recomputation (none when the
-    snapshot's bundle carries no human labels)."""
+    snapshot's bundle carries no human labels); ``notes`` is told which method version each campaign's
+    recomputation used beside the bundle's."""
+    notes = notes if notes is not None else []
     spec = manifest.get("human_labels") or {}
     if not spec.get("used"):
         return []
@@ -133,5 +143,25 @@ def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
         labels = [row for row in all_labels if row["campaign"] == campaign["campaign"]]
         stored = read_json(root, campaign["board"])
         recomputed = _campaign_payload(campaign, spec, labels, comparisons, responses, stored_board, models)
-        checks += compare(by_name(stored), by_name(recomputed), prefix=f"calibration[campaign {campaign['campaign']}].")
+        prefix = f"calibration[campaign {campaign['campaign']}]."
+        numbers = compare(by_name(stored), by_name(recomputed), prefix=prefix)
+        checks += numbers + _method_version_checks(campaign, numbers, prefix, notes)
     return checks
+
+
+def _method_version_checks(campaign: Mapping[str, Any], numbers: list[NumberCheck], prefix: str,
+                           notes: list[str]) -> list[NumberCheck]:
+    """The note of the method version a campaign's board was recomputed with, and a differing check naming
+    the bundle's version when it is not the verifier's and a recomputed number differs."""
+    version = campaign.get("method_version", 0)  # absent: exported before it was recorded, as a record's 0
+    if not isinstance(version, int) or isinstance(version, bool):
+        where = f"{MANIFEST}, field human_labels.campaigns[campaign {campaign.get('campaign')}].method_version"
+        raise FieldTypeError(f"{where}: expected an integer, got {json_type(version)}")
+    notes.append(f"{prefix.rstrip('.')}: recomputed with calibration method version {CALIBRATION_METHOD_VERSION}; the bundle's "
+                 f"board was computed with version {version}")
+    if version == CALIBRATION_METHOD_VERSION or all(c.identical for c in numbers):
+        return []
+    return [NumberCheck(f"{prefix}method_version (the board was computed by other formulas than this verifier's, "
+                        f"so its {sum(not c.identical for c in numbers)} differing numbers cannot be checked: verify "
+                        f"with a verifier of version {version}, or export the board again from a site of version "
+                        f"{CALIBRATION_METHOD_VERSION})", version, CALIBRATION_METHOD_VERSION)]

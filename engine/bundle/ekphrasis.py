@@ -193,8 +193,9 @@ def board_files(root: Path, manifest: Mapping[str, Any]) -> dict[str, str]:
             **viewer_files({**viewer_header(manifest), **viewer})}
 
 
-def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
-    """Every number of the stored snapshot beside its recomputation from the bundle's comparisons."""
+def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None = None) -> list[NumberCheck]:
+    """Every number of the stored snapshot beside its recomputation from the bundle's comparisons;
+    ``notes`` is told the calibration method version the calibrated views were recomputed with."""
     config = manifest["configuration"]
     stored = read_json(root, manifest["board"])
     comparisons = read_jsonl(root, COMPARISONS)
@@ -219,4 +220,4 @@ def recompute(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
         checks += compare_rows(read_jsonl(root, PER_INSTANCE), per_instance(comparisons, models), PER_INSTANCE_KEY,
                                prefix="records.per_instance")
     # the human-calibrated views, when the snapshot's bundle carries the labels they used
-    return checks + calibration.recompute(root, manifest)
+    return checks + calibration.recompute(root, manifest, notes)

@@ -15,6 +15,7 @@ import pytest
 
 from engine.bundle.manifest import json_text, record_line, sha256_bytes
 from engine.bundle.verify import verify_bundle
+from engine.calibration_views import CALIBRATION_METHOD_VERSION
 from leaderboard.bundles.imports import BundleImportError, bundle_import
 from leaderboard.bundles.models import ImportedBoard
 from tests.engine.bundle.tampering import derived_files_rebuilt, forge_a_number, manifest_hash_updated
@@ -62,6 +63,7 @@ def test_verify_bundle_without_a_database_reports_every_number_identical(demo_bu
 VERIFY_WITHOUT_DJANGO = """
 import sys
 from engine.bundle.verify import verify_bundle
+from engine.calibration_views import CALIBRATION_METHOD_VERSION
 report = verify_bundle(sys.argv[1])
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("django", "leaderboard", "annotation", "evalsite"))
 print("LOADED", loaded, "OK", report.ok, "NUMBERS", len(report.checks))
@@ -367,3 +369,26 @@ def test_human_labels_pointing_at_another_runs_responses_are_named_at_their_line
     assert not report.file_problems
     assert f"{name} line 1 (item {item}).response_a {rows[0]['response_a'] + 100_000}: model and task" in [
         c.path for c in report.differing]
+
+
+def test_a_calibrated_bundle_records_its_method_version_and_one_of_another_version_whose_numbers_differ_is_refused(
+        demo_bundles, tmp_path):
+    root = _copy(demo_bundles["ekphrasis"], tmp_path)
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    campaigns = manifest["human_labels"]["campaigns"]
+    assert campaigns and all(c["method_version"] == CALIBRATION_METHOD_VERSION for c in campaigns)
+    # a board computed by other formulas (its labels moved it as another version's formulas would)
+    name, index = _used_human_label(root, "A")
+    row = _rewrite_line(root, name, index, lambda r: r.update(label="B"))
+    manifest_hash_updated(root, name)
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    for campaign in manifest["human_labels"]["campaigns"]:
+        campaign["method_version"] = CALIBRATION_METHOD_VERSION + 1
+    (root / "manifest.json").write_text(json_text(manifest), encoding="utf-8")
+    report = verify_bundle(root)
+    assert not report.ok
+    prefix = f"calibration[campaign {row['campaign']}]"
+    (refusal,) = [c for c in report.differing if c.path.startswith(f"{prefix}.method_version")]
+    assert (refusal.stored, refusal.recomputed) == (CALIBRATION_METHOD_VERSION + 1, CALIBRATION_METHOD_VERSION)
+    assert f"{prefix}: recomputed with calibration method version {CALIBRATION_METHOD_VERSION}; the bundle's board was " \
+           f"computed with version {CALIBRATION_METHOD_VERSION + 1}" in report.notes
