@@ -311,7 +311,7 @@ def test_export_and_verify_commands_report_each_stage_on_stderr_as_it_starts(c2_
     out, err = io.StringIO(), io.StringIO()
     call_command("verify_bundle", str(tmp_path / "c2.tar.gz"), stdout=out, stderr=err)
     stages = [line.split("] ", 1)[1] for line in err.getvalue().splitlines() if line.startswith("[")]
-    assert [s.split()[0] for s in stages] == ["unpacking", "checking", "rebuilding", "recomputing", "checking"], stages
+    assert [s.split()[0] for s in stages] == ["unpacking", "checking", "checking", "rebuilding", "recomputing", "checking"], stages
     assert "\r" not in err.getvalue()  # one line per stage, readable when piped
 
 
