@@ -22,7 +22,7 @@ from typing import Any
 
 from engine.bundle.manifest import json_type, numbered_records
 
-__all__ = ["RECORD_TYPES", "record_type_problems"]
+__all__ = ["CONFIGURATION_TYPES", "HUMAN_LABELS", "RECORD_TYPES", "record_type_problems"]
 
 NUM, STR, BOOL, ARR, OBJ = ("number",), ("string",), ("boolean",), ("array",), ("object",)
 NUM0, STR0, OBJ0, BOOL0 = ("number", "null"), ("string", "null"), ("object", "null"), ("boolean", "null")
@@ -83,6 +83,15 @@ _C2 = {
 #: Each protocol's record files and the JSON types of their fields.
 RECORD_TYPES: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {"ekphrasis": _EKPHRASIS, "easel": _EASEL, "c2": _C2}
 
+#: The manifest's ``configuration``, which the recomputations read as they read a record (its seed, models,
+#: rater, bootstrap size).
+CONFIGURATION_TYPES: dict[str, dict[str, tuple[str, ...]]] = {
+    "ekphrasis": {"models": ARR, "models[]": STR, "dimensions": STR, "n_boot": NUM, "seed": NUM, "inspected_field": OBJ},
+    "easel": {"demo": BOOL, "task_set": OBJ},
+    "c2": {"models": ARR, "models[]": STR, "rater": STR, "second_rater": STR0, "seed": NUM, "settings": OBJ,
+           "surprise_policy": STR, "demo": BOOL, "simulated": BOOL},
+}
+
 _ARTICLE = {"array": "an array", "object": "an object", "integer": "an integer"}
 
 
@@ -116,6 +125,11 @@ def record_type_problems(root: Path, manifest: Mapping[str, Any]) -> list[str]:
     if isinstance(spec, Mapping) and spec.get("used") and isinstance(spec.get("labels"), str):
         files[spec["labels"]] = HUMAN_LABELS
     problems = []
+    configuration = manifest.get("configuration")
+    for declared, types in CONFIGURATION_TYPES.get(str(manifest.get("kind")), {}).items():
+        for path, value in _values(configuration, _parts(declared), "configuration"):
+            if json_type(value) not in types:
+                problems.append(f"manifest.json, field {path}: expected {_expected(types)}, got {json_type(value)}")
     for name, fields in files.items():
         if not (Path(root) / name).is_file():
             continue

@@ -12,8 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle.manifest import record_line
-from engine.bundle.record_types import HUMAN_LABELS, RECORD_TYPES, _parts, record_type_problems
+from engine.bundle.manifest import json_text, record_line
+from engine.bundle.record_types import (
+    CONFIGURATION_TYPES,
+    HUMAN_LABELS,
+    RECORD_TYPES,
+    _parts,
+    record_type_problems,
+)
 from engine.bundle.verify import verify_bundle
 from tests.engine.bundle.tampering import manifest_hash_updated
 from tests.leaderboard.bundles.demo_bundles import demo_bundles_once
@@ -121,4 +127,29 @@ def test_every_record_field_of_a_wrong_json_type_is_refused_naming_its_file_line
                     if not any(problem.startswith(place) and problem.endswith(f"got {wrong}") for problem in named)]
         shutil.rmtree(copy)
     assert tried > 150  # every field of every record file, in each wrong type (bar the fields no demo record holds)
+    assert unnamed == [], "\n".join(unnamed[:20])
+
+
+@pytest.mark.parametrize("kind", ["ekphrasis", "easel", "c2"])
+def test_every_configuration_field_of_a_wrong_json_type_is_refused_naming_the_field(honest, tmp_path, kind):
+    unnamed = []
+    for wrong, value in WRONG.items():
+        copy = tmp_path / wrong
+        shutil.copytree(honest[kind], copy, copy_function=os.link)
+        manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+        places, changed = [], []
+        for declared, types in CONFIGURATION_TYPES[kind].items():
+            if wrong not in types and not any(_related(declared, other) for other in changed) \
+                    and _set(manifest["configuration"], _parts(declared), value):
+                changed.append(declared)
+                places.append(f"manifest.json, field configuration.{_first_path(declared)}: expected ")
+        (copy / "manifest.json").unlink()  # written anew: the honest bundle's manifest stays as it is
+        (copy / "manifest.json").write_text(json_text(manifest), encoding="utf-8")
+        report = verify_bundle(copy)
+        named = record_type_problems(copy, manifest)
+        if report.ok or not named or named[0] not in report.error:
+            unnamed.append(f"configuration <- {wrong}: {report.error[:300] or 'verified'}")
+        unnamed += [f"{place}... got {wrong}: not named" for place in places
+                    if not any(problem.startswith(place) and problem.endswith(f"got {wrong}") for problem in named)]
+        shutil.rmtree(copy)
     assert unnamed == [], "\n".join(unnamed[:20])
