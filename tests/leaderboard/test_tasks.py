@@ -180,30 +180,14 @@ def test_a_run_whose_queued_units_the_broker_loses_is_sent_again_and_finishes_id
 def test_a_run_resumed_twice_at_once_on_two_workers_judges_each_call_once(broker, tmp_path, settings):
     # Two Resume clicks (or API calls) before a worker has taken the first: both are accepted while the run
     # is still failed, so two dispatches queue every unfinished unit twice, and two workers take them.
-    from leaderboard.runs.lifecycle import run_cancel
-    from leaderboard.runs.starting import run_resume
-    from tests.celery_broker import celery_app_on
-
     task_set, models = population(n_models=5, n_tasks=12, name="celerytwice")
     reference = simulated_run(task_set, models, budget=12, dimensions="UE")
     judge_runs.judge_run_execute_inline(run=reference)
 
     run = simulated_run(task_set, models, budget=12, dimensions="UE")
-    run_cancel(run)
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    with celery_app_on(broker, QUEUE):
-        for _ in range(2):
-            run_resume(JudgeRun.objects.get(pk=run.pk))
-    workers = [start_worker(tmp_path / f"worker{i}.log") for i in range(2)]
-    try:
-        wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 240, "the resumed run")
-        wait_for(lambda: _queue_length(broker) == 0, 60, "the queue to drain")
-    finally:
-        for worker in workers:
-            stop(worker)
+    _resume_twice_on_two_workers(run, broker, tmp_path, settings)
     assert Comparison.objects.filter(run=run).count() == Comparison.objects.filter(run=reference).count()
     assert comparison_fingerprint(run) == comparison_fingerprint(reference)
-    run.refresh_from_db()
     assert run.snapshots.count() == 1
 
 
