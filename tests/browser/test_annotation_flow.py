@@ -201,11 +201,14 @@ def test_an_answer_sent_while_the_server_is_unreachable_is_saved_after_a_reload(
     page.route("**/submit*", lambda route: route.abort())
     page.keyboard.press("t")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('retrying')")
+    # polled on a timer, not on animation frames, which a loaded machine's headless page may not run
+    page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('retrying')",
+                           polling=100, timeout=2 * TIMEOUT_MS)
     page.reload()  # still unreachable: no retry of the old page can get through first
     wait_for_item(page)
     page.unroute("**/submit*")
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')",
+                           polling=100, timeout=2 * TIMEOUT_MS)
     wait_for_item(page, token)
     context.close()
     labels = PairwiseLabel.objects.filter(item__campaign=campaign, annotator=users[0])
