@@ -1,4 +1,5 @@
-"""Login is required everywhere except the login page, static files and health; a crowd study's
+"""Login is required everywhere except the login page, static files, health and the bundle-signing public
+key; a crowd study's
 participant reaches their study's pages only; an MTurk study's cookies reach MTurk's frame; a visit to
 an address that takes only a form's submission gets the site's 405 page."""
 
@@ -10,8 +11,9 @@ from django.shortcuts import render
 
 # /metrics guards itself (loopback or token: evalsite/metrics.py); health and metrics never read the session,
 # so they answer while the database is away. Crowd studies' entry links (/annotate/p/): each of their pages
-# admits only its own participant.
-PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/readyz", "/metrics", "/favicon.ico", "/annotate/p/")
+# admits only its own participant. The bundle-signing public key is for reviewers, who need no account.
+PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/readyz", "/metrics", "/favicon.ico", "/annotate/p/",
+                   "/bundles/signing-key.pem")
 #: Besides the public ones, the only pages a participant's account opens (issue 25).
 PARTICIPANT_PREFIXES = ("/accounts/logout/",)
 

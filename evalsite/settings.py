@@ -427,6 +427,10 @@ ATELIER_PROVIDER_MAX_RETRIES = env_int("ATELIER_PROVIDER_MAX_RETRIES", 5, minimu
 ATELIER_PROVIDER_BACKOFF_BASE_MS = env_int("ATELIER_PROVIDER_BACKOFF_BASE_MS", 1000, minimum=0)
 ATELIER_PROVIDER_CACHE_DIR = Path(env_str("ATELIER_PROVIDER_CACHE_DIR", str(VAR_DIR / "provider-cache")))
 ATELIER_EMBED_CACHE_DIR = Path(env_str("ATELIER_EMBED_CACHE_DIR", str(VAR_DIR / "embed-cache")))
+# The site's Ed25519 key that signs every exported bundle's manifest (made on first export, mode 0600);
+# its public half is published at /bundles/signing-key.pem (leaderboard.bundles.signing). Keep it with the
+# database's backups: a new key cannot vouch for bundles the old one signed.
+ATELIER_BUNDLE_SIGNING_KEY = Path(env_str("ATELIER_BUNDLE_SIGNING_KEY", str(VAR_DIR / "bundle-signing-key.pem")))
 # The largest request body (any upload: admin import pages, API imports), counted from Content-Length
 # and again while files stream in (evalsite/upload_limits.py). Larger files: the manage.py import commands.
 ATELIER_MAX_UPLOAD_BYTES = env_int("ATELIER_MAX_UPLOAD_BYTES", 20 * 2**20, minimum=1024)

@@ -26,6 +26,7 @@ __all__ = ["BOARD_CSV", "BOARD_TEX", "BUNDLE_FORMAT", "MANIFEST", "FileProblem",
 # 2: the manifest records board_facts, so board.csv, board.tex and the viewer can be rebuilt (2026-12-04)
 BUNDLE_FORMAT = 2
 MANIFEST = "manifest.json"
+SIGNATURE = "signature.json"
 #: The board as a spreadsheet and as a paper's table, written from ``board/board.json`` (engine.bundle.board_files).
 BOARD_CSV = "board/board.csv"
 BOARD_TEX = "board/board.tex"
@@ -165,7 +166,8 @@ def check_files(root: Path, manifest: Mapping[str, Any]) -> list[FileProblem]:
             problems.append(FileProblem(name, "misnamed", f"content hash {digest[:12]}… is not its name"))
     for path in sorted(root.rglob("*")):
         name = path.relative_to(root).as_posix()
-        if path.is_file() and name != MANIFEST and name not in listed:
+        # signature.json signs the manifest, so the manifest cannot list it (engine.bundle.signature)
+        if path.is_file() and name not in (MANIFEST, SIGNATURE) and name not in listed:
             problems.append(FileProblem(name, "unlisted"))
     return problems
 

@@ -10,7 +10,10 @@ with it, a file under ``board/`` that no check reads is named as not accounted f
 report also names the numbers the change moved. A reviewer who edits a record *and* its hash in the
 manifest passes the first check and fails the last: the recomputed board differs from the stored one,
 number by number; one who edits a number of ``board.csv``, ``board.tex`` or ``data.js`` and its hash
-fails the rebuild. The bundle passes only when no file problem and no differing number is found. The one
+fails the rebuild. A consistent forger (two models' names swapped in every record) passes all of that,
+so the manifest is signed by the exporting site (:mod:`engine.bundle.signature`): a signature that no longer
+matches the manifest fails, and given the site's published key, so does a bundle that key did not sign. The
+bundle passes only when no file problem, no differing number and no failing signature is found. The one
 check that stops the others: a record field of another JSON type than the exporter writes
 (:mod:`engine.bundle.record_types`) is named, and nothing is rebuilt or recomputed from such records.
 """
@@ -22,11 +25,13 @@ import shutil
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from engine.bundle import c2, easel, ekphrasis
 from engine.bundle.board_files import rebuild_problems
@@ -46,6 +51,7 @@ from engine.bundle.manifest import (
 )
 from engine.bundle.numbers import NumberCheck
 from engine.bundle.record_types import record_type_problems
+from engine.bundle.signature import SignatureCheck, check_signature
 
 __all__ = ["BundleError", "Progress", "VerifyReport", "opened_bundle", "verify_bundle"]
 
@@ -65,6 +71,7 @@ class VerifyReport:
     checks: list[NumberCheck] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str = ""
+    signature: SignatureCheck | None = None
 
     @property
     def differing(self) -> list[NumberCheck]:
@@ -72,7 +79,8 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        return not self.file_problems and not self.differing and not self.error
+        return (not self.file_problems and not self.differing and not self.error
+                and not (self.signature is not None and self.signature.refuses))
 
     def lines(self, *, show_identical: bool = False) -> list[str]:
         out = [f"bundle {self.title} ({self.kind}), manifest SHA-256 {self.bundle_sha256}"]
@@ -86,9 +94,14 @@ class VerifyReport:
             if show_identical or not check.identical:
                 out.append(("identical " if check.identical else "DIFFERS   ") + check.describe())
         out += [f"note: {n}" for n in self.notes]
+        if self.signature is not None:  # last but one, beside the verdict it can decide
+            out.append(self.signature.line())
         identical = len(self.checks) - len(self.differing)
+        signed = ""
+        if self.signature is not None and self.signature.refuses:
+            signed = f"signature {self.signature.status} — "
         out.append(f"{identical} of {len(self.checks)} numbers identical, {len(self.differing)} differing; "
-                   f"{len(self.file_problems)} file problem(s) — " + ("VERIFIED" if self.ok else "NOT VERIFIED"))
+                   f"{len(self.file_problems)} file problem(s) — {signed}" + ("VERIFIED" if self.ok else "NOT VERIFIED"))
         return out
 
 
@@ -213,9 +226,13 @@ def _record_type_problems(root: Path, manifest: dict) -> list[str]:
         return []
 
 
-def verify_bundle(path: str | Path, progress: Progress = _no_progress) -> VerifyReport:
-    """Check every file, rebuild the board's derived files and recompute every number of the bundle at ``path``;
-    ``progress(message)`` is told each stage as it starts (the recomputation is most of the time)."""
+def verify_bundle(path: str | Path, progress: Progress = _no_progress,
+                  trusted_keys: Iterable[Ed25519PublicKey] | None = None) -> VerifyReport:
+    """Check the signature and every file, rebuild the board's derived files and recompute every number of the
+    bundle at ``path``; ``progress(message)`` is told each stage as it starts (the recomputation is most of the
+    time). With ``trusted_keys`` (the exporting site's published public key), the bundle verifies only when
+    one of them signed its manifest (:mod:`engine.bundle.signature`); without, a signature that does not match
+    the manifest still fails, and a valid one is reported by its key id."""
     with opened_bundle(path, progress) as root:
         manifest_path = root / MANIFEST
         if not manifest_path.is_file():
@@ -236,6 +253,8 @@ def verify_bundle(path: str | Path, progress: Progress = _no_progress) -> Verify
             raise BundleError(f"{path}: {MANIFEST} names kind {kind!r}; expected one of {', '.join(RECOMPUTE)}")
         report = VerifyReport(kind=kind, title=str(manifest.get("title", "")),
                               bundle_sha256=sha256_bytes(manifest_path.read_bytes()))
+        progress("checking the signature of the manifest")
+        report.signature = check_signature(root, trusted_keys)
         progress(f"checking {len(manifest.get('files') or {})} files against the manifest's SHA-256")
         report.file_problems = check_files(root, manifest) + layout_problems(root, manifest)
         progress("checking the JSON type of every field of the records")

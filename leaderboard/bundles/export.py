@@ -14,13 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.bundle.board_files import board_files
-from engine.bundle.manifest import BundleWriter
+from engine.bundle.manifest import MANIFEST, SIGNATURE, BundleWriter
+from engine.bundle.signature import SigningKeyError, write_signature
 from engine.bundle.verify import Progress
 from evalsite.request_checks import id_of
 from leaderboard.bundles import c2, easel, ekphrasis
 from leaderboard.bundles.common import bundle_redactor, common_manifest
 from leaderboard.bundles.exchanges import provider_exchanges
 from leaderboard.bundles.extensions import extension_fields
+from leaderboard.bundles.signing import site_signing_key
 
 KINDS = ("ekphrasis", "easel", "c2")
 WRITERS = {"ekphrasis": ekphrasis.bundle_contents, "easel": easel.bundle_contents, "c2": c2.bundle_contents}
@@ -28,6 +30,18 @@ WRITERS = {"ekphrasis": ekphrasis.bundle_contents, "easel": easel.bundle_content
 
 class BundleExportError(ValueError):
     pass
+
+
+class BundleSigningUnavailable(BundleExportError):
+    """The site's bundle-signing key cannot be read or made: no bundle leaves unsigned."""
+
+
+def _signing_key():
+    try:
+        return site_signing_key()
+    except (SigningKeyError, OSError) as exc:
+        raise BundleSigningUnavailable(f"this site's bundle-signing key (ATELIER_BUNDLE_SIGNING_KEY) cannot be used, so "
+                                       f"no bundle is exported: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -86,6 +100,7 @@ def _no_progress(message: str) -> None:
 def bundle_write(kind: str, obj, root: Path, progress: Progress = _no_progress) -> dict:
     """Write the bundle of ``obj`` into the empty directory ``root``; returns the manifest. ``progress(message)``
     is told each stage as it starts."""
+    key = _signing_key()  # before anything is written
     writer = BundleWriter(root, redact=bundle_redactor())
     progress(f"writing the {kind} records, media and board")
     fields = WRITERS[kind](obj, writer)
@@ -102,7 +117,11 @@ def bundle_write(kind: str, obj, root: Path, progress: Progress = _no_progress) 
     progress("writing board.csv, board.tex and the viewer from the files written")
     for name, text in board_files(writer.root, writer.as_read(manifest)).items():
         writer.text(name, text)
-    return writer.manifest(manifest)
+    written = writer.manifest(manifest)
+    # the manifest lists every file's SHA-256, so signing it signs the bundle (engine.bundle.signature)
+    signed = write_signature(writer.root, key)
+    progress(f"signed the manifest with this site's key {signed['key_id']} (its public key: /bundles/signing-key.pem)")
+    return written
 
 
 def bundle_export(kind: str, ident: int | str, out: str | Path, progress: Progress = _no_progress) -> ExportResult:
@@ -118,9 +137,10 @@ def bundle_export(kind: str, ident: int | str, out: str | Path, progress: Progre
         stem = out.name[: -len(".tar.gz")] if out.name.endswith(".tar.gz") else out.stem if archive else out.name
         root = Path(scratch) / stem
         manifest = bundle_write(kind, obj, root, progress)
-        size = sum(entry["bytes"] for entry in manifest["files"].values()) + (root / "manifest.json").stat().st_size
+        size = sum(entry["bytes"] for entry in manifest["files"].values()) + sum(
+            (root / name).stat().st_size for name in (MANIFEST, SIGNATURE))
         if archive:
-            progress(f"packing {len(manifest['files']) + 1} files into {out.name}")
+            progress(f"packing {len(manifest['files']) + 2} files into {out.name}")
             partial = Path(scratch) / "bundle.tar.gz"
             with tarfile.open(partial, "w:gz") as tar:
                 tar.add(root, arcname=stem)
@@ -130,4 +150,4 @@ def bundle_export(kind: str, ident: int | str, out: str | Path, progress: Progre
             if out.exists():
                 out.rmdir()
             shutil.move(str(root), str(out))
-    return ExportResult(path=out, files=len(manifest["files"]) + 1, bytes=size, title=manifest["title"])
+    return ExportResult(path=out, files=len(manifest["files"]) + 2, bytes=size, title=manifest["title"])

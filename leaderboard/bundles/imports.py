@@ -62,6 +62,7 @@ def bundle_import(path: str | Path, *, allow_unverified: bool = False) -> tuple[
         "differences": [c.describe() for c in report.differing[:DIFFERENCES_KEPT]]
         + [f"{p.path}: {p.what}" for p in report.file_problems[:DIFFERENCES_KEPT]],
         "notes": report.notes, "error": report.error,
+        "signature": report.signature.line() if report.signature is not None else "",
     }
     with transaction.atomic():
         imported = ImportedBoard.objects.create(

@@ -5,15 +5,17 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
 
-from leaderboard.bundles.export import KINDS, BundleExportError, bundle_export
+from leaderboard.bundles.export import KINDS, BundleExportError, BundleSigningUnavailable, bundle_export
 from leaderboard.bundles.models import ImportedBoard
+from leaderboard.bundles.signing import site_public_key_pem
 from leaderboard.roles import require_researcher
 
 
-def bundle_archive_response(kind: str, pk: int) -> FileResponse:
+def bundle_archive_response(kind: str, pk: int) -> FileResponse | HttpResponse:
     """The board's bundle as a ``.tar.gz`` download (built in a temporary directory, removed once sent)."""
     if kind not in KINDS:
         raise Http404("No such kind of leaderboard.")
@@ -21,6 +23,10 @@ def bundle_archive_response(kind: str, pk: int) -> FileResponse:
     name = f"atelier-{kind}-{pk}-bundle.tar.gz"
     try:
         result = bundle_export(kind, pk, Path(scratch.name) / name)
+    except BundleSigningUnavailable:
+        scratch.cleanup()
+        return HttpResponse("Bundles cannot be signed just now, so none is exported; ask this site's administrator.\n",
+                            status=503, content_type="text/plain; charset=utf-8")
     except BundleExportError as exc:
         scratch.cleanup()
         raise Http404(str(exc)) from exc
@@ -34,6 +40,18 @@ def bundle_archive_response(kind: str, pk: int) -> FileResponse:
 def bundle_download(request, kind: str, pk: int):
     require_researcher(request.user)
     return bundle_archive_response(kind, pk)
+
+
+@require_safe
+def signing_key(request):
+    """The public key this site signs bundles with (PEM), for ``verify_bundle --public-key``: public, since
+    a reviewer who checks a bundle need not have an account here."""
+    try:
+        pem = site_public_key_pem()
+    except (OSError, ValueError):
+        return HttpResponse("This site's bundle-signing key cannot be read just now; ask its administrator.\n",
+                            status=503, content_type="text/plain; charset=utf-8")
+    return HttpResponse(pem, content_type="text/plain; charset=utf-8")
 
 
 def imported_board_list(request):

@@ -9,11 +9,13 @@ import re
 import tarfile
 
 import pytest
-from django.core.management import call_command
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from django.core.management import CommandError, call_command
 
 from engine.bundle.board_files import board_files
 from engine.bundle.exchanges import REQUESTS
 from engine.bundle.manifest import BOARD_CSV, BOARD_TEX, json_text, sha256_bytes
+from engine.bundle.signature import read_public_keys, write_signature
 from engine.bundle.verify import verify_bundle
 from engine.bundle.viewer import VIEWER_DATA
 from leaderboard.bundles.export import BundleExportError, bundle_export
@@ -33,6 +35,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _isolated_caches(settings, tmp_path):
     settings.ATELIER_PROVIDER_CACHE_DIR = tmp_path / "provider-cache"
+    settings.ATELIER_BUNDLE_SIGNING_KEY = tmp_path / "site-key" / "bundle-signing-key.pem"
 
 
 @pytest.fixture
@@ -307,11 +310,13 @@ def test_export_and_verify_commands_report_each_stage_on_stderr_as_it_starts(c2_
     out, err = io.StringIO(), io.StringIO()
     call_command("export_bundle", "c2", str(c2_run.pk), "-o", str(tmp_path / "c2.tar.gz"), stdout=out, stderr=err)
     stages = [line.split("] ", 1)[1] for line in err.getvalue().splitlines() if line.startswith("[")]
-    assert [s.split()[0] for s in stages] == ["writing", "6", "copying", "writing", "packing"], stages  # 6 files written
+    assert [s.split()[0] for s in stages] == ["writing", "6", "copying", "writing", "signed", "packing"], stages  # 6 files written
     out, err = io.StringIO(), io.StringIO()
     call_command("verify_bundle", str(tmp_path / "c2.tar.gz"), stdout=out, stderr=err)
     stages = [line.split("] ", 1)[1] for line in err.getvalue().splitlines() if line.startswith("[")]
-    assert [s.split()[0] for s in stages] == ["unpacking", "checking", "checking", "rebuilding", "recomputing", "checking"], stages
+    assert [s.split()[0] for s in stages] == ["unpacking", "checking", "checking", "checking", "rebuilding", "recomputing",
+                                              "checking"], stages
+    assert stages[1].startswith("checking the signature"), stages
     assert "\r" not in err.getvalue()  # one line per stage, readable when piped
 
 
@@ -335,3 +340,51 @@ def test_an_unverified_import_of_a_manifest_without_its_board_field_is_refused_n
     with pytest.raises(BundleImportError, match="manifest.json, field board: absent"):
         bundle_import(root, allow_unverified=True)
     assert not ImportedBoard.objects.exists()
+
+
+def test_an_exported_bundle_is_signed_by_the_key_the_site_publishes(client, snapshot, tmp_path):
+    root = bundle_export("ekphrasis", snapshot.pk, tmp_path / "b").path
+    published = client.get("/bundles/signing-key.pem")  # no account needed: a reviewer may have none
+    assert published.status_code == 200 and published["Content-Type"].startswith("text/plain")
+    report = verify_bundle(root, trusted_keys=read_public_keys(published.content))
+    assert report.ok and report.signature.status == "trusted", report.lines()[-3:]
+    assert client.post("/bundles/signing-key.pem").status_code == 405
+
+
+def test_verify_bundle_with_the_sites_key_refuses_a_bundle_only_another_key_signed(c2_run, tmp_path):
+    root = bundle_export("c2", c2_run.pk, tmp_path / "b").path
+    key_file = tmp_path / "site.pem"
+    out = io.StringIO()
+    call_command("bundle_signing_key", stdout=out, stderr=io.StringIO())
+    key_file.write_text(out.getvalue())
+    out = io.StringIO()
+    call_command("verify_bundle", str(root), "--public-key", str(key_file), stdout=out, stderr=io.StringIO())
+    assert "SIGNED by trusted key" in out.getvalue() and out.getvalue().rstrip().endswith("VERIFIED")
+    # every number still recomputes: only the signature says the site did not make it
+    write_signature(root, Ed25519PrivateKey.generate())
+    out = io.StringIO()
+    with pytest.raises(SystemExit) as exit_code:
+        call_command("verify_bundle", str(root), "--public-key", str(key_file), stdout=out, stderr=io.StringIO())
+    assert exit_code.value.code == 1
+    assert "SIGNED BY AN UNTRUSTED KEY" in out.getvalue() and "NOT VERIFIED" in out.getvalue()
+    assert verify_bundle(root).ok  # without a trusted key it says which key signed, and recomputes
+
+
+def test_verify_bundle_names_a_public_key_file_it_cannot_use(c2_run, tmp_path):
+    root = bundle_export("c2", c2_run.pk, tmp_path / "b").path
+    (tmp_path / "bad.pem").write_text("not a key")
+    with pytest.raises(CommandError, match="bad.pem.*BEGIN PUBLIC KEY"):
+        call_command("verify_bundle", str(root), "--public-key", str(tmp_path / "bad.pem"), stdout=io.StringIO(), stderr=io.StringIO())
+    with pytest.raises(CommandError, match="missing.pem"):
+        call_command("verify_bundle", str(root), "--public-key", str(tmp_path / "missing.pem"), stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_no_bundle_leaves_unsigned_when_the_signing_key_cannot_be_read(client, rita, c2_run, settings, tmp_path):
+    settings.ATELIER_BUNDLE_SIGNING_KEY.parent.mkdir(parents=True)
+    settings.ATELIER_BUNDLE_SIGNING_KEY.write_text("not a key")
+    with pytest.raises(BundleExportError, match="ATELIER_BUNDLE_SIGNING_KEY"):
+        bundle_export("c2", c2_run.pk, tmp_path / "out")
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".bundle-*"))
+    client.force_login(rita)
+    answer = client.get(f"/bundles/c2/{c2_run.pk}.tar.gz")
+    assert answer.status_code == 503 and b"administrator" in answer.content
