@@ -48,6 +48,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from json.decoder import scanstring
 from pathlib import Path
 from typing import Any, Literal
 
@@ -327,14 +328,49 @@ class _TestRun:
     run: SandboxResult | None
 
 
+#: Members a runner's message has at most ("event" and two fields); a line with more is none of them.
+_EVENT_MEMBERS = 3
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+
+
 def _event(line: str) -> dict[str, Any] | None:
+    """The runner's message on ``line``: a flat JSON object of at most :data:`_EVENT_MEMBERS` strings and
+    numbers, with a string ``event``; ``None`` for anything else. The code can write this line itself, so
+    it is not given to ``json.loads``: a nested value of a few bytes per element (``[], [], …``) would
+    become hundreds of MB of objects in the grader, deep nesting a RecursionError and an integer past
+    CPython's 4,300 digits a ValueError that would end the grading batch. Only strings (decoded by
+    ``json``'s own scanner) and plain numbers, true, false and null are read."""
     try:
-        value = json.loads(line)
-    except (ValueError, RecursionError):  # the code can write this line itself: besides malformed JSON, an
-        # integer past CPython's 4,300 digits raises a plain ValueError and deep nesting a RecursionError,
-        # and either would end the grading batch instead of failing this one sample
+        members: dict[str, Any] = {}
+        end = _JSON_SPACE.match(line).end()
+        if line[end : end + 1] != "{":
+            return None
+        end = _JSON_SPACE.match(line, end + 1).end()
+        while line[end : end + 1] == '"' and len(members) < _EVENT_MEMBERS:
+            key, end = scanstring(line, end + 1, True)
+            end = _JSON_SPACE.match(line, end).end()
+            if line[end : end + 1] != ":":
+                return None
+            end = _JSON_SPACE.match(line, end + 1).end()
+            if line[end : end + 1] == '"':
+                members[key], end = scanstring(line, end + 1, True)
+            else:
+                scalar = _JSON_SCALAR.match(line, end)
+                if scalar is None:
+                    return None  # an array, an object or no JSON: none of the runner's messages
+                members[key], end = json.loads(scalar.group()), scalar.end()
+            end = _JSON_SPACE.match(line, end).end()
+            if line[end : end + 1] != ",":
+                break
+            end = _JSON_SPACE.match(line, end + 1).end()
+            if line[end : end + 1] != '"':
+                return None  # a trailing comma, or a member past the last
+        if line[end : end + 1] != "}" or _JSON_SPACE.match(line, end + 1).end() != len(line):
+            return None
+    except ValueError:  # a malformed string, or an integer past CPython's 4,300 digits
         return None
-    return value if isinstance(value, dict) and isinstance(value.get("event"), str) else None
+    return members if isinstance(members.get("event"), str) else None
 
 
 def _sample_limits(tests: CodeTests, timeout: int) -> SandboxLimits:

@@ -22,7 +22,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-__all__ = ["ERROR_DURING_TESTING", "truncate", "storable", "stdio_result", "call_result", "load_json"]
+__all__ = ["DECODED_MISMATCH_CHARS", "ERROR_DURING_TESTING", "truncate", "storable", "stdio_result", "call_result", "load_json"]
 
 #: How upstream's ``run_test`` begins the message of an exception that escaped the per-test handling; it
 #: then answers ``[-4]`` for the whole sample, whatever the tests before it gave.
@@ -144,9 +144,46 @@ def stdio_result(prediction: str, given: str, expected: str) -> tuple[bool | int
     return True, {}
 
 
+#: Marks that open a JSON container or separate its items: each is one Python object (or one more item) when
+#: decoded. Strings hold them literally (JSON escapes none of them), so two equal values count them alike.
+_STRUCTURE_MARKS = ("[", "{", ",")
+#: A return value's JSON text this long or shorter is decoded even when it cannot equal the expected value
+#: (for the failure's metadata); a longer one is not (:func:`call_result`).
+DECODED_MISMATCH_CHARS = 1 << 16
+
+
+def _structure_marks(value: Any) -> int:
+    """How many of :data:`_STRUCTURE_MARKS` the JSON text of ``value`` (decoded JSON: dict, list, str, int,
+    float, bool, None) holds in any spelling: a container's bracket, its separators, and those in its
+    strings. Iterative, so a value as deep as the grader could decode costs no recursion."""
+    count = 0
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            count += sum(item.count(mark) for mark in _STRUCTURE_MARKS)
+        elif isinstance(item, list):
+            count += 1 + max(len(item) - 1, 0)
+            pending.extend(item)
+        elif isinstance(item, dict):
+            count += 1 + max(len(item) - 1, 0)
+            pending.extend(item.keys())
+            pending.extend(item.values())
+    return count
+
+
 def call_result(returned_json: str, arguments: list[Any], expected: Any) -> tuple[bool, dict[str, Any]]:
     """One call-based test: ``prediction == expected`` on the decoded return value (``expected`` is
-    the ``json.loads``-ed expected output); ``(False, metadata)`` on a mismatch, as upstream."""
+    the ``json.loads``-ed expected output); ``(False, metadata)`` on a mismatch, as upstream.
+
+    The text is the code's (a forged line, too): a value equal to ``expected`` has exactly as many
+    container brackets and separators as ``expected`` (and the same strings), so a text with another
+    count is not equal, and one longer than :data:`DECODED_MISMATCH_CHARS` is not decoded at all —
+    ``[], `` is 4 bytes of text and about 70 of the grader's memory, 32 MB of it 600 MB."""
+    if (len(returned_json) > DECODED_MISMATCH_CHARS
+            and sum(returned_json.count(mark) for mark in _STRUCTURE_MARKS) != _structure_marks(expected)):
+        return False, {"output": truncate(returned_json), "inputs": truncate(arguments), "expected": truncate(expected),
+                       "error_code": -2, "error_message": "Wrong Answer"}
     try:
         prediction = load_json(returned_json)
     except ValueError as exc:  # nested past the grader's reading depth, or an integer past 50,000 digits:

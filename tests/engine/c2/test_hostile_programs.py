@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import tracemalloc
 
 import pytest
 
@@ -440,3 +441,37 @@ def test_nul_and_lone_surrogates_reach_the_verdict_only_as_escapes(name: str) ->
     stored = verdict.message + "".join(str(value) for value in verdict.metadata.values())
     assert "\\x00" in stored and "\x00" not in stored
     stored.encode("utf-8")  # a lone surrogate would raise here (and in the database)
+
+
+# ---------------------------------------------------------------- the grader's own memory
+
+#: Empty lists a forged answer holds: 4 bytes each on the channel ("[], "), about 70 bytes each once decoded.
+_FORGED_LISTS = 4_000_000
+_FORGE_ON_THE_CHANNEL = ("import json, os\ndef forge(line):\n    line = (line + '\\n').encode()\n"
+                         "    for fd in range(3, 16):\n        try:\n            os.write(fd, line)\n"
+                         "        except OSError:\n            pass\n"
+                         f"PAYLOAD = '[' + '[], ' * {_FORGED_LISTS} + '[]]'\n")
+#: name → a call-based program whose answer is a few bytes per value that the grader would decode into
+#: a Python object each: ``grade_code_many`` runs one grader thread per core, each holding what it decoded.
+MEMORY_AMPLIFIERS: dict[str, str] = {
+    "forged_returned_value_of_millions_of_lists_call": _FORGE_ON_THE_CHANNEL + "def append(xs, y):\n"
+        "    forge(json.dumps({'event': 'returned', 'json': PAYLOAD}))\n    return xs + [y]",
+    "forged_event_that_is_millions_of_lists_call": _FORGE_ON_THE_CHANNEL + "def append(xs, y):\n"
+        "    forge(PAYLOAD)\n    return xs + [y]",
+    "forged_event_with_a_field_of_millions_of_lists_call": _FORGE_ON_THE_CHANNEL + "def append(xs, y):\n"
+        "    forge('{\"event\": \"returned\", \"json\": \"[1, 2, 3]\", \"x\": ' + PAYLOAD + '}')\n    return xs + [y]",
+}
+
+
+@needs_sandbox
+@pytest.mark.parametrize("name", sorted(MEMORY_AMPLIFIERS))
+def test_an_answer_of_millions_of_tiny_values_is_failed_without_decoding_them(name: str) -> None:
+    # the line itself is kept (a few copies of its 16 MB); decoded, its 4 million lists would take ~280 MB more
+    tracemalloc.start()
+    try:
+        verdict = grade_code(MEMORY_AMPLIFIERS[name], CALL, timeout_s=5)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert not verdict.passed and verdict.result in ("wrong_answer", "runtime_error"), verdict
+    assert peak < 25 * _FORGED_LISTS, f"the grader held {peak / 1e6:.0f} MB"

@@ -7,7 +7,14 @@ import decimal
 
 import pytest
 
-from engine.c2.lcb_compare import INT_MAX_DIGITS, call_result, load_json, stdio_result, truncate
+from engine.c2.lcb_compare import (
+    DECODED_MISMATCH_CHARS,
+    INT_MAX_DIGITS,
+    call_result,
+    load_json,
+    stdio_result,
+    truncate,
+)
 
 
 def test_stdio_lines_are_stripped_before_comparing() -> None:
@@ -76,3 +83,20 @@ def test_truncate_keeps_both_ends_like_truncatefn() -> None:
     text = "a" * 200 + "b" * 200
     assert truncate(text) == "a" * 150 + "...(truncated) ..." + "b" * 150
     assert truncate(12) == "12"
+
+
+def test_a_long_return_value_equal_in_another_spelling_still_passes() -> None:
+    # past DECODED_MISMATCH_CHARS the grader counts brackets and separators before decoding: every spelling
+    # of an equal value has the same count (an int for a float, true for 1, escapes, brackets in strings)
+    expected_text = '{"a":[' + ",".join(["1e308", "1", "0", '"[x,{y}]\\u00e9"'] * 20000) + "]}"
+    expected = load_json(expected_text)
+    spelled = '{"a": [' + ", ".join([str(int(1e308)), "true", "-0.0", '"[x,{y}]\\u00e9"'] * 20000) + "]}"
+    assert len(spelled) > DECODED_MISMATCH_CHARS
+    assert call_result(spelled, [], expected) == (True, {})
+
+
+def test_a_long_return_value_with_another_structure_is_a_wrong_answer_unread() -> None:
+    expected = load_json("[" + ",".join(["1"] * 30000) + "]")
+    result, metadata = call_result("[" + ", ".join(["[]"] * 30000) + "]", [], expected)
+    assert result is False and metadata["error_message"] == "Wrong Answer"
+    assert call_result("[" + ", ".join(["2"] * 30000) + "]", [], expected)[0] is False  # same count, decoded
