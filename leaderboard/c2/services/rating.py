@@ -4,14 +4,18 @@ The rater is chosen by name: ``simulated`` is the engine's labelled :class:`~eng
 (only that name selects it); any other name is a ``SubjectModel`` with role *judge* reached through the
 one provider client. The rater sees the task's prompt, the sample and (visual story telling) the image —
 never the model's name. Its reply is strict JSON; an invalid reply gets one repair turn
-(:func:`engine.providers.json_reply.repair_turn`), as in the Ekphrasis judge.
+(:func:`engine.providers.json_reply.repair_turn`), as in the Ekphrasis judge. The sample is framed as data
+the rater must not obey (:func:`engine.c2.rater.build_rater_messages`); a sample that addresses the rater
+anyway (:func:`engine.c2.rater.injection_signals`) is logged as a warning with its run, sample and signals
+when it is sent, so a researcher can read those ratings.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
-from engine.c2.rater import build_rater_messages, parse_rating, repair_messages
+from engine.c2.rater import build_rater_messages, injection_signals, parse_rating, repair_messages
 from engine.c2.simulated import SimulatedRater
 from engine.providers.client import ChatRequest, ProviderError
 from leaderboard.c2.models import C2Rating, C2Run
@@ -21,6 +25,8 @@ from leaderboard.run_usage import client_usage_take
 from leaderboard.runs.errors import ProviderCallsUnanswered, provider_outage_of
 
 RATER_TEMPERATURE = 0.0
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,12 @@ class ProviderRater:
         return replies
 
     def rate(self, jobs: list[RatingJob]) -> list[RatingOutcome]:
+        for job in jobs:
+            signals = injection_signals(job.text)
+            if signals:
+                logger.warning("C² run %s: sample %s (rating %s, repeat %s) addresses the rater (%s); rated as data",
+                               job.rating.sample.run_id, job.rating.sample_id, job.rating.pk, job.rating.repeat,
+                               ", ".join(signals))
         messages = [build_rater_messages(job.task.brief, job.text, image=job.image_url) for job in jobs]
         first = self._chat_many([
             ChatRequest(messages=m, temperature=RATER_TEMPERATURE, sample_index=f"c2-rate:{job.rating.repeat}")
