@@ -475,3 +475,33 @@ def test_an_answer_of_millions_of_tiny_values_is_failed_without_decoding_them(na
         tracemalloc.stop()
     assert not verdict.passed and verdict.result in ("wrong_answer", "runtime_error"), verdict
     assert peak < 25 * _FORGED_LISTS, f"the grader held {peak / 1e6:.0f} MB"
+
+
+# ---------------------------------------------------------------- the grader's own exceptions
+
+#: An integer upstream's runner can return (its limit is raised to 50,000 digits) whose str() raises in the
+#: grader's process (CPython's default 4,300 digits): an exception there ends the whole batch of samples.
+LONG_INTEGER = "1" + "0" * 5000
+BIG_INTEGERS = CodeTests(inputs=(f"[1, 2]\n{LONG_INTEGER}",), outputs=(f"[1, 2, {LONG_INTEGER}]",), func_name="append")
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    ("program", "problem"),
+    [
+        ("def append(xs, y):\n    return 10 ** 5000", CALL),
+        ("def append(xs, y):\n    return [[10 ** 5000], {'a': -10 ** 6000}]", CALL),
+        ("def append(xs, y):\n    return xs", BIG_INTEGERS),  # an honest wrong answer: the test's own integers
+    ],
+    ids=["returns_a_long_integer", "returns_long_integers_nested", "wrong_answer_to_a_test_with_long_integers"],
+)
+def test_long_integers_in_a_failed_call_based_test_are_a_verdict_not_a_grader_exception(program, problem) -> None:
+    verdict = grade_code(program, problem, timeout_s=TIMEOUT_S)  # returns, rather than raising
+    assert verdict.result == "wrong_answer" and verdict.lcb_results == (False,)
+    shown = verdict.metadata["output"] + verdict.metadata["inputs"] + verdict.metadata["expected"]
+    assert "0" * 100 in shown and "...(truncated) ..." in shown
+
+
+@needs_sandbox
+def test_a_right_answer_with_long_integers_still_passes() -> None:
+    assert grade_code("def append(xs, y):\n    return xs + [y]", BIG_INTEGERS, timeout_s=TIMEOUT_S).passed

@@ -100,3 +100,12 @@ def test_a_long_return_value_with_another_structure_is_a_wrong_answer_unread() -
     result, metadata = call_result("[" + ", ".join(["[]"] * 30000) + "]", [], expected)
     assert result is False and metadata["error_message"] == "Wrong Answer"
     assert call_result("[" + ", ".join(["2"] * 30000) + "]", [], expected)[0] is False  # same count, decoded
+
+
+def test_truncate_writes_integers_past_cpythons_digit_limit_as_upstream_does() -> None:
+    # upstream's truncatefn(str(value)) runs with its limit raised to 50,000 digits; here str() would raise
+    digits = "1" + "0" * 5000
+    value = load_json(f'[{digits}, {{"k": -{digits}}}, [true, null, 0.5, "s"]]')
+    full = f"[{digits}, {{'k': -{digits}}}, [True, None, 0.5, 's']]"
+    assert truncate(value) == full[:150] + "...(truncated) ..." + full[-150:]
+    assert truncate(value, 100_000) == full
