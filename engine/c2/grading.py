@@ -40,6 +40,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -53,7 +54,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engine.c2.lcb_compare import ERROR_DURING_TESTING, call_result, load_json, stdio_result, truncate
-from engine.c2.sandbox import SandboxLimits, SandboxResult, SandboxSession, start_sandboxed
+from engine.c2.sandbox import (
+    SandboxLimits,
+    SandboxResult,
+    SandboxSession,
+    SandboxUnavailable,
+    start_sandboxed,
+)
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "CodeTests",
@@ -579,9 +588,26 @@ def grade_code_many(
     suffice since each grade waits on its own sandboxed process."""
     workers = workers or os.cpu_count() or 1
     if workers == 1 or len(jobs) <= 1:
-        return [grade_code(code, tests, timeout_s=timeout_s) for code, tests in jobs]
+        return [_grade_code_or_runner_error(code, tests, timeout_s) for code, tests in jobs]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="c2-grade") as pool:
-        return list(pool.map(lambda job: grade_code(job[0], job[1], timeout_s=timeout_s), jobs))
+        return list(pool.map(lambda job: _grade_code_or_runner_error(job[0], job[1], timeout_s), jobs))
+
+
+def _grade_code_or_runner_error(code: str | None, tests: CodeTests, timeout_s: float) -> CodeVerdict:
+    """:func:`grade_code`, with an exception of the grader's own on this one sample (a case its reading of
+    the sandbox's answers did not foresee: the code chose them) made that sample's failed verdict —
+    upstream's "TestRunnerError" (-5), logged with its traceback — rather than the end of the whole batch,
+    which a resumed run would meet again. A sandbox that cannot run at all still raises (every sample
+    would fail alike: the machine's fault, not the code's)."""
+    try:
+        return grade_code(code, tests, timeout_s=timeout_s)
+    except SandboxUnavailable:
+        raise
+    except Exception as exc:
+        logger.exception("the C² grader failed on one code sample; it is recorded as a runner error")
+        why = f"the grader failed on this sample ({type(exc).__name__}: {truncate(exc, 200)})"
+        return CodeVerdict(passed=False, result="runner_error", lcb_results=(-2,), message=why,
+                           metadata={"error_code": -5, "error_message": "TestRunnerError", "detail": why})
 
 
 def grade_code_sample(reply: str, tests: CodeTests, *, timeout_s: float = 6.0) -> CodeVerdict:

@@ -23,10 +23,12 @@ import os
 
 import pytest
 
+from engine.c2 import grading
 from engine.c2.grading import (
     CodeTests,
     extract_code_block,
     grade_code,
+    grade_code_many,
     grade_code_sample,
     triviaqa_exact_match,
     triviaqa_normalize,
@@ -35,7 +37,7 @@ from engine.c2.grading import (
     vqa_process_digit_article,
     vqa_process_punctuation,
 )
-from engine.c2.sandbox import sandbox_available
+from engine.c2.sandbox import SandboxUnavailable, sandbox_available
 
 needs_sandbox = pytest.mark.skipif(
     not sandbox_available() and os.environ.get("ATELIER_ALLOW_UNSANDBOXED") != "1",
@@ -310,6 +312,32 @@ def test_a_channel_line_json_cannot_read_is_a_failed_verdict_not_a_grader_except
     assert not verdict.passed and verdict.lcb_results == (-2,)
     # the grader stopped that sandbox itself: not a time limit the code ran into
     assert verdict.result != "time_limit", verdict.message
+
+
+@needs_sandbox
+def test_a_grader_failure_on_one_sample_fails_that_sample_not_the_batch(monkeypatch, caplog) -> None:
+    # a case the grader's reading of an answer did not foresee (as str() of a 5,000-digit integer once was)
+    compare = grading.stdio_result
+
+    def unforeseen(prediction: str, given: str, expected: str):
+        if prediction.strip() == "7":
+            raise RuntimeError("an answer the grader did not foresee")
+        return compare(prediction, given, expected)
+
+    monkeypatch.setattr(grading, "stdio_result", unforeseen)
+    honest = "a, b = map(int, input().split())\nprint(a + b)"
+    for workers in (1, 2):
+        verdicts = grade_code_many([("print(7)", STDIN_SUM), (honest, STDIN_SUM)], timeout_s=2, workers=workers)
+        assert [verdict.result for verdict in verdicts] == ["runner_error", "passed"]
+        assert not verdicts[0].passed and "RuntimeError: an answer the grader did not foresee" in verdicts[0].message
+    assert "recorded as a runner error" in caplog.text
+
+
+def test_a_sandbox_that_cannot_run_still_stops_the_batch(monkeypatch) -> None:
+    monkeypatch.setattr(grading, "start_sandboxed", lambda *args, **kwargs: (_ for _ in ()).throw(
+        SandboxUnavailable("no bubblewrap here")))
+    with pytest.raises(SandboxUnavailable):
+        grade_code_many([("print(3)", STDIN_SUM), ("print(3)", STDIN_SUM)], workers=2)
 
 
 def test_reply_without_code_block_is_no_code() -> None:
