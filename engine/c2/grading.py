@@ -250,6 +250,10 @@ ALARM_REPORT_GRACE_S = 1.0
 #: Output a runner may send back beyond the expected outputs' own size (the code's printed text or return
 #: values as JSON, all of a sample's tests together).
 RUNNER_OUTPUT_BYTES = 32 * 1024 * 1024
+#: The end of stderr a sample's sandbox keeps (where a traceback ends): the grader reads only its last
+#: 300 characters, for the message of a test left without an answer. Kept whole (32 MB), a flood of stderr
+#: made the grader hold about 100 MB per sample and, cut at its head, lost the traceback.
+STDERR_TAIL_BYTES = 64 * 1024
 #: Files (directories, links) the code may have on one of its sandbox's tmpfs mounts: past it the sandbox is
 #: killed and the test is a runtime error, "too many files" (no solution writes files; each takes host memory).
 CODE_MAX_FILES = 4096
@@ -392,6 +396,7 @@ def _sample_limits(tests: CodeTests, timeout: int) -> SandboxLimits:
     return SandboxLimits(
         cpu_s=phases * timeout + 2, wall_s=STARTUP_ALLOWANCE_S + phases * budget + 1, memory_mb=CODE_MEMORY_MB,
         output_bytes=RUNNER_OUTPUT_BYTES + 6 * expected_chars,
+        stderr_tail_bytes=STDERR_TAIL_BYTES,
         new_processes=False,  # CODE_MEMORY_MB is then the whole sandbox's
         max_files=CODE_MAX_FILES,
     )

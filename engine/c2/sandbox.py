@@ -116,6 +116,9 @@ class SandboxLimits:
     """Per-run limits. ``cpu_s``: RLIMIT_CPU; ``wall_s``: wall clock, then the process group is killed;
     ``memory_mb``: RLIMIT_AS; ``processes``: RLIMIT_NPROC; ``file_mb``: RLIMIT_FSIZE; ``open_files``:
     RLIMIT_NOFILE; ``output_bytes``: stdout/stderr kept (the rest is dropped, ``truncated`` set);
+    ``stderr_tail_bytes``: when set, only the *last* this many bytes of stderr are kept instead (where a
+    traceback ends; what comes before is dropped without setting ``truncated``), so a caller that reads
+    only stderr's end holds no more of it than that;
     ``tmpfs_mb``: size of each writable tmpfs (the work dir, /tmp, /dev/shm), which live in host RAM;
     ``nice``: added niceness (0 by default: measured on a loaded 2-core machine, nice 10 added about
     50 ms per graded sample, and the process limit already keeps a fork bomb from starving the grader);
@@ -136,6 +139,7 @@ class SandboxLimits:
     file_mb: int = 16
     open_files: int = 256
     output_bytes: int = 8 * 1024 * 1024
+    stderr_tail_bytes: int | None = None
     nice: int = 0
     tmpfs_mb: int = 64
     new_processes: bool = True
@@ -509,7 +513,9 @@ class SandboxSession:
         self._deadline = self.started + limits.wall_s
         self._out = _BoundedReader(process.stdout, limits.output_bytes)
         # stderr's lines are never waited for: counting them would keep a time per newline the code writes
-        self._err = _BoundedReader(process.stderr, limits.output_bytes, line_times=False)
+        self._err = (_BoundedReader(process.stderr, limits.output_bytes, line_times=False)
+                     if limits.stderr_tail_bytes is None
+                     else _BoundedReader(process.stderr, limits.stderr_tail_bytes, line_times=False, tail=True))
         self._feeder: threading.Thread | None = None
         self._timed_out = False
         self._stopped = False
@@ -591,7 +597,7 @@ class SandboxSession:
             wall_s=time.monotonic() - self.started,
             timed_out=self._timed_out,
             sandboxed=self.sandboxed,
-            truncated=self._out.dropped or self._err.dropped,
+            truncated=self._out.dropped or (self._err.dropped and self._limits.stderr_tail_bytes is None),
             stopped=self._stopped,
             files_limited=self._watch is not None and self._watch.limited,
             files=self._watch.files if self._watch is not None else 0,
@@ -615,17 +621,21 @@ def _feed(pipe: IO[bytes] | None, data: bytes, *, close: bool = True) -> None:
 
 
 class _BoundedReader:
-    """Drains a pipe on a thread, keeping the first ``cap`` bytes and counting the rest as dropped;
+    """Drains a pipe on a thread, keeping the first ``cap`` bytes (with ``tail``, the last) and counting the
+    rest as dropped;
     records when each complete line arrived (unless ``line_times`` is off: a time per line is 8 bytes
     of the grader's memory for each byte of newlines the code writes), and lets a caller wait for a
     number of them."""
 
     _CHUNK = 65536
 
-    def __init__(self, pipe: IO[bytes] | None, cap: int, *, line_times: bool = True) -> None:  # a BufferedReader
+    def __init__(
+        self, pipe: IO[bytes] | None, cap: int, *, line_times: bool = True, tail: bool = False
+    ) -> None:  # a BufferedReader
         self._pipe = pipe
         self._cap = cap
-        self._line_times = line_times
+        self._line_times = line_times and not tail
+        self._tail = tail  # keep the last ``cap`` bytes rather than the first
         self._kept = bytearray()
         self._times: list[float] = []
         self._closed = False
@@ -642,6 +652,13 @@ class _BoundedReader:
                 while chunk := self._pipe.read1(self._CHUNK):
                     now = time.monotonic()
                     with self._changed:
+                        if self._tail:
+                            self._kept += chunk[-self._cap :]
+                            if len(self._kept) > self._cap:
+                                self.dropped = True
+                                del self._kept[: len(self._kept) - self._cap]
+                            self._changed.notify_all()
+                            continue
                         room = self._cap - len(self._kept)
                         if room > 0:
                             kept = chunk[:room]

@@ -505,3 +505,18 @@ def test_long_integers_in_a_failed_call_based_test_are_a_verdict_not_a_grader_ex
 @needs_sandbox
 def test_a_right_answer_with_long_integers_still_passes() -> None:
     assert grade_code("def append(xs, y):\n    return xs + [y]", BIG_INTEGERS, timeout_s=TIMEOUT_S).passed
+
+
+@needs_sandbox
+@pytest.mark.parametrize("problem", sorted(PROBLEMS))
+def test_a_flood_of_stderr_costs_the_grader_only_its_end_which_names_the_crash(problem: str) -> None:
+    # 40 MB of stderr, then a crash: the grader keeps the end (the traceback), never the flood
+    program = "import os\nos.write(2, b'x' * (40 << 20))\nraise KeyboardInterrupt('flooded then crashed')"
+    tracemalloc.start()
+    try:
+        verdict = grade_code(program, PROBLEMS[problem], timeout_s=4)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert verdict.result == "runtime_error" and "flooded then crashed" in verdict.message, verdict.message
+    assert peak < 16 << 20, f"the grader held {peak / 1e6:.0f} MB"

@@ -129,6 +129,13 @@ def test_a_flood_of_newlines_on_stderr_costs_the_grader_no_more_than_its_bytes()
     assert peak < 6 * cap, f"{peak >> 20} MB"  # the kept bytes and their text; not a time per line
 
 
+def test_stderr_tail_keeps_only_the_end_of_a_flood_and_is_not_a_truncation() -> None:
+    program = "import os, sys\nfor _ in range(64):\n    os.write(2, b'x' * 65536)\nsys.stderr.write('the end')"
+    result = run_sandboxed(program, limits=SandboxLimits(output_bytes=1 << 20, stderr_tail_bytes=1000))
+    assert result.ok and not result.truncated
+    assert len(result.stderr) == 1000 and result.stderr.endswith("x" * 993 + "the end")
+
+
 @pytest.mark.parametrize("folder", [".", "/tmp", "/dev/shm"])
 def test_many_files_cannot_fill_the_hosts_memory_through_tmpfs(folder: str) -> None:
     filler = f"for i in range(64):\n    open(f'{folder}/f{{i}}', 'wb').write(b'x' * (1 << 20))"  # 64 × 1 MB
