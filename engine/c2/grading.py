@@ -399,6 +399,7 @@ def _sample_limits(tests: CodeTests, timeout: int) -> SandboxLimits:
         stderr_tail_bytes=STDERR_TAIL_BYTES,
         new_processes=False,  # CODE_MEMORY_MB is then the whole sandbox's
         max_files=CODE_MAX_FILES,
+        inet_sockets=False,  # nothing to reach but the sandbox's loopback, whose TCP buffers no limit counts
     )
 
 

@@ -15,13 +15,20 @@ read, answers ``ENOSYS`` so the C library falls back to clone), mount/umount/piv
 mount API, io_uring, perf_event_open, keyctl/add_key/request_key, bpf, System V shared memory and
 message queues, memfd_create and setting extended attributes (memory ``RLIMIT_AS`` does not count,
 nor, for xattrs, the tmpfs's size), sockets of any family but unix,
-inet, inet6 and netlink (AF_VSOCK is not confined by the network namespace), and any signal or pidfd aimed
+inet, inet6 and netlink (AF_VSOCK is not confined by the network namespace), a socket's buffer sizes set
+by ``setsockopt`` (``SO_SNDBUF``/``SO_RCVBUF`` and their ``FORCE`` forms: queued socket data is kernel memory
+``RLIMIT_AS`` does not count, up to ``2 × net.core.wmem_max`` a socket — measured, 126 unix socket pairs held
+2 GB; with the defaults they hold about 56 MB), and any signal or pidfd aimed
 at pid 1 — bwrap's init in the sandbox's pid namespace (it is not pid 1 of the code: ``--as-pid-1``
 is off), whose ``/proc/1`` is hidden under an empty read-only tmpfs (its ``mem`` would otherwise be
 writable by a process of the same uid), so the code can neither trace, write nor signal the process
 that holds the namespace. With ``SandboxLimits(new_processes=False)`` (the grader's runs) the filter
 also refuses fork, vfork and any clone without ``CLONE_THREAD``: threads run, processes do not start, so
-``RLIMIT_AS`` bounds the memory of the whole sandbox rather than of each of its processes.
+``RLIMIT_AS`` bounds the memory of the whole sandbox rather than of each of its processes. With
+``SandboxLimits(inet_sockets=False)`` (the grader's runs too) it refuses inet and inet6 sockets: they
+reach nothing but the sandbox's own loopback, where a TCP connection's buffers grow by themselves
+(autotuning, ``net.ipv4.tcp_rmem``) — measured, 126 connections held 469 MB outside ``RLIMIT_AS``, from
+the host's shared TCP memory (``net.ipv4.tcp_mem``), without setting a buffer size.
 Resource limits are set by ``prlimit`` (util-linux) which then execs ``bwrap`` (they are inherited
 through the namespaces): CPU seconds, address space, file size, open files and processes (and an
 optional ``nice``). ``RLIMIT_NPROC`` needs care: the kernel exempts the
@@ -130,7 +137,9 @@ class SandboxLimits:
     empty file takes host kernel memory that neither ``tmpfs_mb`` nor RLIMIT_AS counts; the supervising
     side counts them every :data:`~engine.c2.sandbox_files.FILES_POLL_S` and kills the sandbox past this (:class:`~engine.c2.sandbox_files.SandboxFileWatch`).
     Graded code writes no file at all (the runner neither; ``tempfile`` use is a file or two): 4096 is
-    far above any honest program and about 4 MB of kernel memory per mount."""
+    far above any honest program and about 4 MB of kernel memory per mount; ``inet_sockets``: whether the
+    code may create inet and inet6 sockets (they reach only the sandbox's own loopback; graded code has no
+    use for them, and a loopback TCP connection's buffers are host memory no limit counts)."""
 
     cpu_s: int = 6
     wall_s: float = 10.0
@@ -144,6 +153,7 @@ class SandboxLimits:
     tmpfs_mb: int = 64
     new_processes: bool = True
     max_files: int | None = 4096
+    inet_sockets: bool = True
 
 
 @dataclass(frozen=True)
@@ -236,16 +246,24 @@ CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000
 SANDBOX_INIT_PID = 1
 
 
+#: setsockopt(2) options that size a socket's buffers (SOL_SOCKET level): SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE,
+#: SO_RCVBUFFORCE. Refused: queued data is kernel memory RLIMIT_AS does not count (the same on x86_64 and
+#: aarch64; other architectures number them differently).
+SOCKET_BUFFER_OPTIONS = (socket.SO_SNDBUF, socket.SO_RCVBUF, 32, 33)
+#: The inet families, refused with ``SandboxLimits(inet_sockets=False)``.
+INET_FAMILIES = (socket.AF_INET, socket.AF_INET6)
+
 #: clone(2)'s flag of a thread: a clone without it (fork, vfork, posix_spawn) starts a process.
 CLONE_THREAD = 0x00010000
 
 
-@functools.lru_cache(maxsize=2)
-def seccomp_filter(*, new_processes: bool = True) -> bytes:
+@functools.lru_cache(maxsize=4)
+def seccomp_filter(*, new_processes: bool = True, inet_sockets: bool = True) -> bytes:
     """The sandbox's seccomp filter as a BPF program (libseccomp's ``seccomp_export_bpf``), for
     ``bwrap --seccomp FD``. Default action allow; the calls above answer EPERM, and without
     ``new_processes`` so do fork, vfork and a clone without ``CLONE_THREAD``; so does a socket outside
-    :data:`SOCKET_FAMILIES`. Raises
+    :data:`SOCKET_FAMILIES` (and, without ``inet_sockets``, of :data:`INET_FAMILIES`), and a
+    ``setsockopt`` of :data:`SOCKET_BUFFER_OPTIONS`. Raises
     :class:`SandboxUnavailable` when libseccomp (``pyseccomp`` over ``libseccomp.so.2``) is missing."""
     try:
         import pyseccomp as seccomp  # ctypes binding over the system's libseccomp.so.2
@@ -271,6 +289,12 @@ def seccomp_filter(*, new_processes: bool = True) -> bytes:
         if family not in SOCKET_FAMILIES:
             rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.MASKED_EQ, INT_MASK, family))
     rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.GE, AF_MAX))
+    if not inet_sockets:
+        for family in INET_FAMILIES:
+            rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.MASKED_EQ, INT_MASK, family))
+    for option in SOCKET_BUFFER_OPTIONS:
+        rules.add_rule(refuse, "setsockopt", seccomp.Arg(1, seccomp.MASKED_EQ, INT_MASK, socket.SOL_SOCKET),
+                       seccomp.Arg(2, seccomp.MASKED_EQ, INT_MASK, option))
     read, write = os.pipe()
     try:
         with os.fdopen(write, "wb") as sink:
@@ -418,7 +442,7 @@ def start_sandboxed(program: Sequence[str] | str, *, limits: SandboxLimits = San
     info_read: int | None = None
     info_write: int | None = None
     if sandbox_available():
-        bpf = seccomp_filter(new_processes=limits.new_processes)
+        bpf = seccomp_filter(new_processes=limits.new_processes, inet_sockets=limits.inet_sockets)
         seccomp_fd, seccomp_write = os.pipe()  # bwrap reads the program from this descriptor
         with os.fdopen(seccomp_write, "wb") as sink:
             sink.write(bpf)  # a few hundred bytes: well inside a pipe's buffer

@@ -217,6 +217,23 @@ HOSTILE: dict[str, tuple[str, str]] = {
     "makes_symlinks_then_answers_stdio": ("stdio", "import os\nfor i in range(20000):\n"
                                           "    os.symlink('x', f'/dev/shm/l{i}')\n"
                                           "a, b = map(int, input().split())\nprint(a + b)"),
+    # 15. host memory in socket buffers (queued data is kernel memory RLIMIT_AS does not count): unix socket
+    # pairs with the largest buffers the kernel allows, loopback TCP connections (whose buffers grow by
+    # themselves); each then answers right, so only the refusal makes it fail (256 MB at most, should it regress)
+    "holds_unix_socket_buffers_stdio": ("stdio", "import socket\nheld, pairs = 0, []\nwhile held < 256 << 20:\n"
+                                        "    a, b = socket.socketpair()\n    pairs.append((a, b))\n"
+                                        "    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 30)\n"
+                                        "    a.setblocking(False)\n    try:\n        while held < 256 << 20:\n"
+                                        "            held += a.send(b'x' * 65536)\n    except BlockingIOError:\n"
+                                        "        pass\na, b = map(int, input().split())\nprint(a + b)"),
+    "holds_loopback_tcp_buffers_call": ("call", "import socket\nheld, held_sockets = 0, []\n"
+                                        "server = socket.socket()\nserver.bind(('127.0.0.1', 0))\nserver.listen(64)\n"
+                                        "while held < 256 << 20 and len(held_sockets) < 200:\n"
+                                        "    client = socket.create_connection(server.getsockname())\n"
+                                        "    held_sockets += [client, server.accept()[0]]\n    client.setblocking(False)\n"
+                                        "    try:\n        while held < 256 << 20:\n"
+                                        "            held += client.send(b'x' * 65536)\n    except BlockingIOError:\n"
+                                        "        pass\ndef append(xs, y):\n    return xs + [y]"),
 }
 
 #: Honest programs graded alongside (they keep LiveCodeBench's verdict, see test_lcb_agreement.py).

@@ -210,10 +210,31 @@ _UNMAPPED_MEMORY: dict[str, str] = {
 }
 
 
+# socket buffers: queued data is kernel memory. Unix socket pairs with their buffers set to the most the
+# kernel allows (2 × net.core.wmem_max each); loopback TCP connections, whose buffers also grow by themselves
+_SOCKET_BUFFERS = (
+    "import socket\nheld = 0\nsockets = []\n"
+    "def fill(sender, *receivers):\n    global held\n    for sock, option in ((sender, socket.SO_SNDBUF), *receivers):\n"
+    "        try:\n            sock.setsockopt(socket.SOL_SOCKET, option, 1 << 30)\n        except OSError:\n"
+    "            pass\n    sender.setblocking(False)\n    try:\n        while held < 256 << 20:\n"
+    "            held += sender.send(b'x' * 65536)\n    except BlockingIOError:\n        pass\n"
+)
+_UNMAPPED_MEMORY["unix_socket_buffers"] = _SOCKET_BUFFERS + (
+    "try:\n    while held < 256 << 20:\n        a, b = socket.socketpair()\n        sockets += [a, b]\n"
+    "        fill(a, (b, socket.SO_RCVBUF))\n        fill(b, (a, socket.SO_RCVBUF))\n"
+    "except OSError:\n    pass\nprint(held >> 20)")
+_UNMAPPED_MEMORY["loopback_tcp_buffers"] = _SOCKET_BUFFERS + (
+    "try:\n    server = socket.socket()\n    server.bind(('127.0.0.1', 0))\n    server.listen(512)\n"
+    "    while held < 256 << 20:\n        client = socket.socket()\n        client.connect(server.getsockname())\n"
+    "        accepted, _ = server.accept()\n        sockets += [client, accepted]\n"
+    "        fill(client, (accepted, socket.SO_RCVBUF))\n"
+    "except OSError:\n    pass\nprint(held >> 20)")
+
+
 @pytest.mark.parametrize("name", sorted(_UNMAPPED_MEMORY))
 def test_memory_outside_the_address_space_cannot_pass_the_memory_limit(name: str) -> None:
     # the grader's sandbox runs one process, so RLIMIT_AS is meant to bound all the host memory it takes
-    limits = SandboxLimits(cpu_s=6, wall_s=15, memory_mb=128, new_processes=False)
+    limits = SandboxLimits(cpu_s=6, wall_s=15, memory_mb=128, new_processes=False, inet_sockets=False)
     result = run_sandboxed(_UNMAPPED_MEMORY[name], limits=limits)
     assert result.ok, result.stderr[-500:]
     assert int(result.stdout) < limits.memory_mb
@@ -242,6 +263,14 @@ def test_sockets_the_network_namespace_does_not_confine_are_refused(family: str)
                       "print(ctypes.get_errno() if fd < 0 else 'created')"
     result = run_sandboxed(program, limits=SHORT)
     assert result.stdout.strip() == str(errno.EPERM), (result.stdout, result.stderr[-500:])
+
+
+def test_the_graders_sandbox_refuses_inet_sockets_and_keeps_unix_ones() -> None:
+    program = ("import socket\na, b = socket.socketpair()\na.sendall(b'ok')\nprint(b.recv(2).decode())\n"
+               "for family in (socket.AF_INET, socket.AF_INET6):\n    try:\n        socket.socket(family)\n"
+               "    except PermissionError:\n        print('refused')")
+    result = run_sandboxed(program, limits=SandboxLimits(cpu_s=2, wall_s=10, inet_sockets=False))
+    assert result.ok and result.stdout.split() == ["ok", "refused", "refused"], result.stderr[-500:]
 
 
 def test_the_sockets_honest_code_uses_are_still_allowed() -> None:
