@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import time
 import tracemalloc
 
@@ -359,6 +360,20 @@ ESCAPE_LIMITS = SandboxLimits(cpu_s=4, wall_s=10, tmpfs_mb=8, file_mb=4)
 @pytest.mark.parametrize("name", sorted(SANDBOX_ESCAPES))
 def test_sandbox_refuses(name: str) -> None:
     result = run_sandboxed(SANDBOX_ESCAPES[name], limits=ESCAPE_LIMITS)
+    assert result.stdout.strip() == "HELD", (result.stdout, result.stderr[-500:])
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="needs /usr/bin/bwrap (Debian bubblewrap)")
+def test_the_hosts_abstract_unix_sockets_are_out_of_reach() -> None:
+    # abstract unix sockets have no file to hide: only the network namespace separates them (a local
+    # PostgreSQL or Redis may listen on one)
+    name = f"atelier-sandbox-probe-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind("\0" + name)
+        listener.listen(1)
+        program = ("import socket\nprobe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\ntry:\n"
+                   f"    probe.connect(chr(0) + {name!r})\n    print('ESCAPED')\nexcept OSError:\n    print('HELD')")
+        result = run_sandboxed(program, limits=ESCAPE_LIMITS)
     assert result.stdout.strip() == "HELD", (result.stdout, result.stderr[-500:])
 
 
