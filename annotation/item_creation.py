@@ -188,7 +188,13 @@ def items_create_validation_pairs(
 
     if campaign.kind != CampaignKind.TEXT_PAIRWISE:
         raise ItemsInvalid([(0, "campaign", "validation pairs are for text pairwise campaigns")])
-    rng = rng or random.Random(campaign.pk)
+    # Which pairs are sampled is reproducible (seeded by the campaign); the blinding draws — the canonical A/B
+    # order, the queue order and each item's orientation — come from the system's randomness: drawn from
+    # random.Random(campaign.pk), they could be replayed by anyone who reads this code and the campaign's id
+    # in the labelling page's URL, telling which side (and which stratum) the judge ranks higher. A caller's
+    # own ``rng`` (the demo, tests) is used for both, as given.
+    sampling = rng or random.Random(campaign.pk)
+    draws = rng or random.SystemRandom()
     rankings = rankings or {}
     checklists = checklists or {}
     tasks = list(tasks if tasks is not None else campaign.task_set.tasks.order_by("position", "external_id"))
@@ -208,20 +214,20 @@ def items_create_validation_pairs(
             else:
                 sampled = validation_pairs_sample(
                     models=sorted(by_model), ranking=rankings.get(dimension), other_rankings=others,
-                    n_pairs=pairs_per_task, rng=rng,
+                    n_pairs=pairs_per_task, rng=sampling,
                 )
             for pair in sampled:
                 # The sampler lists the better-ranked model first; the canonical A/B order must not
                 # carry the judge's ranking, so it is randomised here (shown order is then
                 # counterbalanced per annotator on top of it).
-                first, second = (pair.model_a, pair.model_b) if rng.random() < 0.5 else (pair.model_b, pair.model_a)
+                first, second = (pair.model_a, pair.model_b) if draws.random() < 0.5 else (pair.model_b, pair.model_a)
                 specs.append(ItemSpec(
                     task=task, dimension=dimension, response_a=by_model[first], response_b=by_model[second],
                     payload={"checklist": list(checklists.get((task.external_id, dimension), []))},
                     sampling_stratum=pair.stratum,
                 ))
-    rng.shuffle(specs)  # spread tasks and dimensions over the queue
-    created, _ = items_create(campaign=campaign, specs=specs, rng=rng)
+    draws.shuffle(specs)  # spread tasks and dimensions over the queue
+    created, _ = items_create(campaign=campaign, specs=specs, rng=draws)
     return created
 
 
