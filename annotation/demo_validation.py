@@ -223,19 +223,22 @@ def validation_demo_load(*, seed: int = 7, reset: bool = False, load_missing: bo
         if run is not None:
             plans.append((UOS_NAME, CampaignKind.UOS_RATING, run.task_set,
                           lambda c, run=run: items_create_uos_samples(campaign=c, run=run, rule="rater_spread",
-                                                                      n_items=UOS_ITEMS, seed=seed),
+                                                                      n_items=UOS_ITEMS, seed=seed,
+                                                                      blinding_rng=random.Random(seed)),
                           lambda name, a: sim.uos(name, a.item)))
     if CANVAS_NAME not in present or HANDWRITING_NAME not in present:
         suite, runs = _easel_demo(load_missing, summary.notes)
         if runs and CANVAS_NAME not in present:
             plans.append((CANVAS_NAME, CampaignKind.CANVAS_SIMILARITY, suite,
                           lambda c, runs=runs: items_create_canvas_pairs(campaign=c, runs=runs, rule="mixed",
-                                                                         pairs_per_task=CANVAS_PAIRS_PER_REFERENCE, seed=seed),
+                                                                         pairs_per_task=CANVAS_PAIRS_PER_REFERENCE, seed=seed,
+                                                                         blinding_rng=random.Random(seed)),
                           lambda name, a: sim.canvas(name, a.item, a.swapped)))
         if runs and HANDWRITING_NAME not in present:
             plans.append((HANDWRITING_NAME, CampaignKind.HANDWRITING, suite,
                           lambda c, runs=runs: items_create_handwriting(campaign=c, runs=runs, seed=seed,
-                                                                        partial_fractions=HANDWRITING_PARTIAL),
+                                                                        partial_fractions=HANDWRITING_PARTIAL,
+                                                                        blinding_rng=random.Random(seed)),
                           lambda name, a: sim.handwriting(name, a.item)))
     for name, kind, task_set, create_items, answer in plans:
         with transaction.atomic():

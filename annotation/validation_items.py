@@ -19,6 +19,12 @@ other kind (all or nothing, content hashes, k slots).
   ``partial_fractions`` (e.g. ¼, ½) earlier canvases of the same episodes are added *when the episode's
   recogniser was Tesseract*: it reads them now, offline, and its reading is kept with the item
   (``payload["meta"]``, never shown). A multimodal recogniser is not called again here.
+
+The seed makes *which* items are drawn reproducible. The blinding draws — the queue order, a canvas pair's
+canonical A/B order and each item's orientation — come from ``blinding_rng``, by default the system's
+randomness: drawn from the seed (0 unless the admin types another), an annotator who reads this code could
+replay them and tell, from an item's place in the queue, which agent painted a canvas or where the rater put
+a response on its scale. The demo passes a seeded generator of its own, to stay reproducible.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ def _evenly_spaced(ordered: Sequence, n: int) -> list:
 
 
 def items_create_uos_samples(*, campaign: Campaign, run: C2Run, rule: str = "rater_spread", n_items: int = 30,
-                             seed: int = 0) -> list[Item]:
+                             seed: int = 0, blinding_rng: random.Random | None = None) -> list[Item]:
     """U-O-S items from the divergent samples of ``run`` (see the module docstring for the rules)."""
     _check_kind(campaign, CampaignKind.UOS_RATING, "U-O-S")
     if rule not in UOS_RULES:
@@ -75,9 +81,10 @@ def items_create_uos_samples(*, campaign: Campaign, run: C2Run, rule: str = "rat
         rng.shuffle(rated)
         rated.sort(key=lambda s: rater[s.pk])
         chosen = _evenly_spaced(rated, n_items)
-    rng.shuffle(chosen)
+    draws = blinding_rng or random.SystemRandom()
+    draws.shuffle(chosen)  # chosen in rater order: the queue must not say where the rater put a sample
     specs = [ItemSpec(task=s.task, c2_sample=s, key=f"c2:{run.pk}:{s.pk}", sampling_stratum=rule) for s in chosen]
-    created, _ = items_create(campaign=campaign, specs=specs, rng=rng)
+    created, _ = items_create(campaign=campaign, specs=specs, rng=draws)
     return created
 
 
@@ -87,7 +94,8 @@ def _canvas_digest(step_id: int) -> str:
 
 
 def items_create_canvas_pairs(*, campaign: Campaign, runs: Sequence[EaselRun], rule: str = "mixed",
-                              pairs_per_task: int = 4, seed: int = 0) -> list[Item]:
+                              pairs_per_task: int = 4, seed: int = 0,
+                              blinding_rng: random.Random | None = None) -> list[Item]:
     """Canvas similarity items from the stored canvases of ``runs`` (see the module docstring)."""
     _check_kind(campaign, CampaignKind.CANVAS_SIMILARITY, "canvas similarity")
     if rule not in CANVAS_RULES:
@@ -96,6 +104,7 @@ def items_create_canvas_pairs(*, campaign: Campaign, runs: Sequence[EaselRun], r
     if other:
         raise ItemsInvalid([(0, "runs", f"run {other[0].pk} is on {other[0].task_set}, the campaign on {campaign.task_set}")])
     rng = random.Random(seed)
+    draws = blinding_rng or random.SystemRandom()
     specs = []
     for task_id, steps in sorted(canvas_candidates(runs).items()):
         digests = {s.pk: _canvas_digest(s.pk) for s in steps}
@@ -110,13 +119,13 @@ def items_create_canvas_pairs(*, campaign: Campaign, runs: Sequence[EaselRun], r
                 pairs.append((abs(a.s - b.s), rng.random(), a, b, "same_episode" if same_episode else "across_agents"))
         pairs.sort(key=lambda p: (p[0], p[1]))
         for _, _, a, b, stratum in _evenly_spaced(pairs, pairs_per_task):
-            first, second = (a, b) if rng.random() < 0.5 else (b, a)  # canonical order carries no S order
+            first, second = (a, b) if draws.random() < 0.5 else (b, a)  # canonical order carries no S or agent order
             specs.append(ItemSpec(task=first.episode.task, easel_step_a=first, easel_step_b=second,
                                   key=f"canvas:{first.pk}:{second.pk}", sampling_stratum=stratum))
     if not specs:
         raise ItemsInvalid([(0, "runs", "the chosen runs store no pair of distinct reconstruction canvases")])
-    rng.shuffle(specs)
-    created, _ = items_create(campaign=campaign, specs=specs, rng=rng)
+    draws.shuffle(specs)  # listed by reference and |ΔS|: the queue must not say which pair an item is
+    created, _ = items_create(campaign=campaign, specs=specs, rng=draws)
     return created
 
 
@@ -127,7 +136,8 @@ def _tesseract_reading(step: EaselStep, reader) -> str:
 
 
 def items_create_handwriting(*, campaign: Campaign, runs: Sequence[EaselRun], limit: int = 50, seed: int = 0,
-                             partial_fractions: Sequence[float] = ()) -> list[Item]:
+                             partial_fractions: Sequence[float] = (),
+                             blinding_rng: random.Random | None = None) -> list[Item]:
     """Handwriting items: the last stored canvas of each "hello" episode of ``runs`` (up to ``limit``), and
     with ``partial_fractions`` earlier canvases read by Tesseract (see the module docstring)."""
     _check_kind(campaign, CampaignKind.HANDWRITING, "handwriting")
@@ -163,5 +173,8 @@ def items_create_handwriting(*, campaign: Campaign, runs: Sequence[EaselRun], li
     if not specs:
         raise ItemsInvalid([(0, "runs", "the chosen runs have no finished handwriting episode with a stored canvas")])
     rng.shuffle(specs)
-    created, _ = items_create(campaign=campaign, specs=specs[:limit], rng=rng)
+    chosen = specs[:limit]
+    draws = blinding_rng or random.SystemRandom()
+    draws.shuffle(chosen)  # listed by run: the queue must not say which agent painted a canvas
+    created, _ = items_create(campaign=campaign, specs=chosen, rng=draws)
     return created
