@@ -52,8 +52,9 @@ ACTION_RULE = (
 
 def candidate_texts(item: Item) -> list[dict[str, str]]:
     """The two candidate responses whose leave-two-models-out population the item was built from
-    (``meta.comparison_key`` = "model_a|model_b"), as texts only — shown as Candidate A and B in a
-    fixed order, never with a model name. Empty when the key is a hash or a model has no response."""
+    (``meta.comparison_key`` = "model_a|model_b"), as texts only, never with a model name, in the canonical
+    order of the models' names (what the content hash pins); :func:`shown_candidates` orders them for the page.
+    Empty when the key is a hash or a model has no response."""
     from leaderboard.models import Response
 
     key = str((item.payload.get("meta") or {}).get("comparison_key") or "")
@@ -67,6 +68,14 @@ def candidate_texts(item: Item) -> list[dict[str, str]]:
     return [{"label": f"Candidate {side}", "core_idea": found[name].core_idea,
              "visual_description": found[name].visual_description}
             for side, name in zip("AB", sorted(names), strict=True)]
+
+
+def shown_candidates(candidates: list[dict[str, str]], *, flipped: bool) -> list[dict[str, str]]:
+    """The candidates as the page shows them: the item's own random bit (``Item.orientation``, drawn when the
+    item was created) decides which one is Candidate A. Shown in the canonical order, the model whose name
+    sorts first was always Candidate A: the side told the models apart."""
+    ordered = candidates[::-1] if flipped else candidates
+    return [{**candidate, "label": f"Candidate {side}"} for side, candidate in zip("AB", ordered, strict=False)]
 
 
 class TigAudit(Kind):
@@ -127,7 +136,7 @@ class TigAudit(Kind):
             "brief": content["brief"],
             "constraints": content["constraints"],
             # The A/B candidates of the leave-two-models-out comparison, so non-leakage can be judged.
-            "candidates": content["candidates"],
+            "candidates": shown_candidates(content["candidates"], flipped=item.orientation),
             "checklist_text": content["checklist_text"],
             "cluster_summary": content["cluster_summary"],
             "provenance": lines,
