@@ -7,7 +7,11 @@ import pytest
 
 from annotation import services
 from annotation.models import CampaignKind, Item
-from annotation.validation_items import items_create_canvas_pairs, items_create_handwriting, items_create_uos_samples
+from annotation.validation_items import (
+    items_create_canvas_pairs,
+    items_create_handwriting,
+    items_create_uos_samples,
+)
 from tests.annotation.validation_factories import C2World, EaselWorld
 
 pytestmark = pytest.mark.django_db
