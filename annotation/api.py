@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.response import Response
@@ -20,7 +21,18 @@ from annotation.errors import AnnotationError, NotFound
 from annotation.previous_label import previous_label_present
 
 
-class AnnotationAPIView(APIView):
+class NeverStoredApi:
+    """Answers that carry an item, an annotator's label or their progress are never stored by a browser or a
+    proxy (``Cache-Control: no-store``, as the item's images): a later user of the same browser, going Back
+    after the annotator logged out, would otherwise be shown the item and the answer chosen on it."""
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        add_never_cache_headers(response)
+        return response
+
+
+class AnnotationAPIView(NeverStoredApi, APIView):
     #: The route of the media URLs in the items this view hands out: the page's, reached with its session
     #: (the /api/v1/ operations hand out their own, which accept the API token too).
     media_route = "annotation:media"

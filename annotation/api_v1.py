@@ -245,7 +245,7 @@ class AnnotatorAccess(BasePermission):
         return True
 
 
-class _AnnotatorApi(ApiView):
+class _AnnotatorApi(api.NeverStoredApi, ApiView):
     """The annotator operations of :mod:`annotation.api`, refused in the API's one error shape."""
 
     permission_classes = [AnnotatorAccess]

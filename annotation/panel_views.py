@@ -18,6 +18,7 @@ from django.core.cache import cache
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import annotator_reads, participants
@@ -282,6 +283,7 @@ def training(request, study: PanelStudy, participant: Participant):
 
 
 @require_GET
+@never_cache  # as the annotators' labelling page: the item and the answer being chosen are never stored
 @_step_page("work")
 def work(request, study: PanelStudy, participant: Participant):
     """The labelling page (the site's own, keyboard first), talking to the study's API."""

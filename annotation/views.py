@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import annotator_reads, label_export, novelty_ablation, selectors, services
@@ -50,6 +51,7 @@ def queue(request):
 
 
 @require_GET
+@never_cache  # the page holds the item and the answer being chosen: nothing of it kept for Back after logout
 def work(request, pk: int):
     """The keyboard-first labelling page; the item itself is fetched by the page from the API."""
     campaign = _campaign_or_404(pk)

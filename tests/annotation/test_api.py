@@ -322,3 +322,18 @@ def test_when_the_take_after_a_submit_is_refused_the_label_stands_and_the_answer
     assert body["next_error"]["status"] == 403 and "time in this study" in body["next_error"]["detail"]
     assert body["progress"]["done"] == 1
     assert PairwiseLabel.objects.filter(assignment__token=token).exists()
+
+
+def test_answers_carrying_the_item_or_the_label_are_never_stored_by_the_browser(client, campaign_and_user):
+    # Kept in the browser's cache (no Cache-Control), the item and the annotator's own label stayed there for
+    # whoever used the browser next; the media already said "no-store".
+    campaign, ann = campaign_and_user
+    login(client, ann)
+    handed = next_item(client, campaign)
+    token = handed.json()["assignment"]["token"]
+    answers = [handed, submit(client, token, {"choice": "A"}),
+               client.get(f"/annotate/api/campaigns/{campaign.pk}/previous"),
+               client.get(f"/annotate/api/campaigns/{campaign.pk}/progress")]
+    for answer in answers:
+        assert answer.status_code in (200, 201), answer.content
+        assert "no-store" in answer["Cache-Control"] and "private" in answer["Cache-Control"], answer.request["PATH_INFO"]

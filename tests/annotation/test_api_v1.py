@@ -260,3 +260,15 @@ def test_the_page_route_still_hands_out_the_page_s_media_url(alice, image_item, 
     assert page["assignment"]["content"]["image"].startswith("/annotate/media/")
     assert client.get(page["assignment"]["content"]["image"]).status_code == 200
     assert client.get(v1_url).status_code == 200  # the v1 address takes the session too
+
+
+def test_the_annotators_v1_answers_are_never_stored(alice, campaign):
+    client = token_client(alice)
+    handed = client.post(f"/api/v1/annotate/campaigns/{campaign.pk}/next", {}, format="json")
+    token = handed.json()["assignment"]["token"]
+    submitted = client.post(f"/api/v1/annotate/assignments/{token}/submit",
+                            {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}}, format="json")
+    previous = client.get(f"/api/v1/annotate/campaigns/{campaign.pk}/previous")
+    for answer in (handed, submitted, previous):
+        assert answer.status_code in (200, 201), answer.content
+        assert "no-store" in answer["Cache-Control"], answer.request["PATH_INFO"]

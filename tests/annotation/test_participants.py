@@ -206,6 +206,21 @@ def test_a_participant_cannot_open_another_campaigns_pages_or_api():
     assert participant.state == Participant.State.WORKING
 
 
+def test_a_participants_labelling_page_and_item_answers_are_never_stored():
+    # As the annotators' page: kept in the browser's cache, the item and the answer being chosen stayed there
+    # for whoever used the (often shared) browser next.
+    _, study = _study()
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    _to_work(Participant.objects.get())
+    page = client.get(reverse("annotation:panel_work", args=[study.entry_token]))
+    handed = client.post(reverse("annotation:panel_api_next", args=[study.entry_token]), content_type="application/json")
+    previous = client.get(reverse("annotation:panel_api_previous", args=[study.entry_token]))
+    for answer in (page, handed, previous):
+        assert answer.status_code == 200, answer.content
+        assert "no-store" in answer["Cache-Control"], answer.request["PATH_INFO"]
+
+
 def test_a_participant_in_training_gets_no_item_through_the_annotators_api():
     campaign, study = _study(training_min_correct=1)
     participants.training_item_add(study=study, question="Which is A?", choices=["A", "B"], answer="A")

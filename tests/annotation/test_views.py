@@ -313,3 +313,13 @@ def test_strategy_outcomes_read_as_strategy_names():
     assert outcome_label("constraint_literalization+style_transfer") == "Constraint literalization + Style transfer"
     assert outcome_label("none") == "no strategy"
     assert outcome_label("tie") == "tie"
+
+
+def test_the_labelling_page_is_never_stored_for_back_after_logout(client):
+    # The page holds the item and the answer being chosen: stored (no Cache-Control), Back after a logout
+    # showed them to the next user of the browser.
+    (ann,) = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[ann], n_items=1)
+    page = login(client, ann).get(f"/annotate/c/{campaign.pk}/")
+    assert page.status_code == 200
+    assert "no-store" in page["Cache-Control"]
