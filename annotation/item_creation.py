@@ -221,10 +221,13 @@ def items_create_validation_pairs(
                 # carry the judge's ranking, so it is randomised here (shown order is then
                 # counterbalanced per annotator on top of it).
                 first, second = (pair.model_a, pair.model_b) if draws.random() < 0.5 else (pair.model_b, pair.model_a)
+                payload = {"checklist": list(checklists.get((task.external_id, dimension), []))}
+                # The key names the pair as sampled, not as drawn: sampling again adds no second copy of it.
+                key = ItemSpec(task=task, dimension=dimension, response_a=by_model[pair.model_a],
+                               response_b=by_model[pair.model_b], payload=payload).default_key()
                 specs.append(ItemSpec(
                     task=task, dimension=dimension, response_a=by_model[first], response_b=by_model[second],
-                    payload={"checklist": list(checklists.get((task.external_id, dimension), []))},
-                    sampling_stratum=pair.stratum,
+                    payload=payload, sampling_stratum=pair.stratum, key=key,
                 ))
     draws.shuffle(specs)  # spread tasks and dimensions over the queue
     created, _ = items_create(campaign=campaign, specs=specs, rng=draws)

@@ -120,8 +120,9 @@ def items_create_canvas_pairs(*, campaign: Campaign, runs: Sequence[EaselRun], r
         pairs.sort(key=lambda p: (p[0], p[1]))
         for _, _, a, b, stratum in _evenly_spaced(pairs, pairs_per_task):
             first, second = (a, b) if draws.random() < 0.5 else (b, a)  # canonical order carries no S or agent order
+            # the key names the pair as listed, not as drawn: drawing again adds no second copy of it
             specs.append(ItemSpec(task=first.episode.task, easel_step_a=first, easel_step_b=second,
-                                  key=f"canvas:{first.pk}:{second.pk}", sampling_stratum=stratum))
+                                  key=f"canvas:{a.pk}:{b.pk}", sampling_stratum=stratum))
     if not specs:
         raise ItemsInvalid([(0, "runs", "the chosen runs store no pair of distinct reconstruction canvases")])
     draws.shuffle(specs)  # listed by reference and |ΔS|: the queue must not say which pair an item is

@@ -39,3 +39,20 @@ def test_validation_pairs_canonical_order_queue_order_and_orientation_are_not_a_
     assert len(first) == 4 * 2 * 3
     assert set(first) == set(second)  # the same pairs are sampled: the sampling itself stays reproducible
     assert first != second
+
+
+def test_sampling_the_same_pairs_again_adds_no_second_copy_of_any():
+    # The item's key must name the pair as sampled: named as drawn (canonical sides by a coin), a second
+    # "Sample validation pairs" with the same inputs added a reversed copy of about half the pairs.
+    catalogue = Catalogue(n_tasks=3)
+    campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue)
+    ranking = {m.pk: float(len(catalogue.models) - i) for i, m in enumerate(catalogue.models)}
+
+    def sample() -> list:
+        return item_creation.items_create_validation_pairs(campaign=campaign, dimensions=["usefulness", "novelty"],
+                                                           rankings={"usefulness": ranking}, pairs_per_task=3)
+
+    first = sample()
+    assert len(first) == 3 * 2 * 3
+    assert sample() == []
+    assert campaign.items.count() == len(first)

@@ -58,3 +58,14 @@ def test_the_seed_draws_the_items_but_not_their_queue_order_canonical_sides_or_o
     assert len(fills[0]) > 1
     assert all(set(drawn) == set(fills[0]) for drawn in fills)  # the same items: the seed still decides them
     assert any(drawn != fills[0] for drawn in fills[1:])
+
+
+def test_drawing_the_same_canvas_pairs_again_adds_no_second_copy_of_any():
+    # Keyed by the canvases as drawn (A/B by a coin), a second fill with the same seed added reversed copies.
+    world = EaselWorld()
+    campaign = services.campaign_create(name="canvas pairs twice", kind=CampaignKind.CANVAS_SIMILARITY,
+                                        task_set=world.task_set, k=3, gold_rate=0.0)
+    first = items_create_canvas_pairs(campaign=campaign, runs=world.runs, rule="mixed", pairs_per_task=4)
+    assert len(first) > 2
+    assert items_create_canvas_pairs(campaign=campaign, runs=world.runs, rule="mixed", pairs_per_task=4) == []
+    assert campaign.items.count() == len(first)
