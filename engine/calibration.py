@@ -38,7 +38,9 @@ win-rate intervals; pairwise differences give rank-sets at least as narrow for t
 Identifiability. The plain BT estimate exists only on a strongly connected "i beat j" graph (Ford
 1957). Models outside the largest strongly connected component of the *human* comparisons (e.g.
 models no person compared) get no score, an infinite interval and the full rank-set [1, K]; judge
-comparisons involving them are left out, because the judge alone cannot be corrected there.
+comparisons involving them are left out, because the judge alone cannot be corrected there. So are
+models that only a pair with a single outcome strictly between 0 and 1 (only ties, one split item) links to
+the rest: that pair fixes their difference without residual, and the sandwich would give it width 0.
 """
 
 from __future__ import annotations
@@ -359,13 +361,20 @@ def ppi_bradley_terry(
     hi, hj, hy, flip = _oriented(hi, hj, hy)
     yhat = np.where(flip, 1 - yhat, yhat)
     ui, uj, uy, _ = _oriented(ui, uj, uy)
-    if np.all(hy == 1) or np.all(hy == 0):
-        raise ValueError("the human labels need both outcomes (no plain BT estimate otherwise)")
-    if np.all(hy == 0.5):
-        # θ = 0 fits every label exactly, so every gradient and the sandwich variance are 0: intervals of
-        # width 0 and ranks by index, a certainty the labels do not give
-        raise ValueError(f"every comparison is a tie ({hy.size}): the models look alike, but ties alone give no "
-                         "spread to estimate an interval or a rank from")
+    _check_outcomes(hy)
+    estimable = _without_spreadless_bridges(n_models, hi, hj, hy, identified_idx)
+    if estimable.size < identified_idx.size:
+        identified[:] = False
+        identified[estimable] = True
+        identified_idx = estimable
+        if identified_idx.size < 2:
+            return _unidentified(n_models, alpha, hy.size, ui.size)
+        keep = identified[hi] & identified[hj]
+        hi, hj, hy, yhat = hi[keep], hj[keep], hy[keep], yhat[keep]
+        ukeep = identified[ui] & identified[uj]
+        ui, uj, uy = ui[ukeep], uj[ukeep], uy[ukeep]
+        calibrated = judge_paired is not None and ui.size >= 2
+        _check_outcomes(hy)
     columns = identified_idx[1:]  # the first identified model is the reference (θ = 0 before centring)
     X1 = bt_design(hi, hj, columns)  # one row per human observation (a tie: outcome ½)
     # for ppi_py's fit: a tie (any 0 < y < 1) as two rows, y = 1 weighted y and y = 0 weighted 1 − y
@@ -449,6 +458,55 @@ def ppi_bradley_terry(
         critical_value=c, rank_sets=_rank_sets(n_models, scores, cov, identified, c),
         method="ppi++" if calibrated else "classical", cov_per_label=full(cov_per), cov_judge=full(cov_judge),
     )
+
+
+def _check_outcomes(hy: np.ndarray) -> None:
+    if np.all(hy == 1) or np.all(hy == 0):
+        raise ValueError("the human labels need both outcomes (no plain BT estimate otherwise)")
+    if np.all(hy == 0.5):
+        # θ = 0 fits every label exactly, so every gradient and the sandwich variance are 0: intervals of
+        # width 0 and ranks by index, a certainty the labels do not give
+        raise ValueError(f"every comparison is a tie ({hy.size}): the models look alike, but ties alone give no "
+                         "spread to estimate an interval or a rank from")
+
+
+def _without_spreadless_bridges(n_models: int, i: np.ndarray, j: np.ndarray, y: np.ndarray,
+                                ids: np.ndarray) -> np.ndarray:
+    """``ids`` (the identified models) less those only a *spreadless bridge* links to the rest: a pair of
+    models whose comparisons all have one outcome strictly between 0 and 1 (only ties, or one item the
+    people split 2 : 1), and whose removal disconnects the comparison graph. ``i < j`` on every row.
+
+    Such a pair fixes θ_a − θ_b = logit(y) exactly: each of its comparisons is fitted without residual, and
+    no other path measures the difference, so the sandwich variance of every difference across it is 0 —
+    an interval of width 0 (±5e-7 for a model whose three items against one other model were all ties)
+    and, for an exact 0, a max-statistic critical value of 1e142 that made every rank-set [1, K]. As for
+    all ties (:func:`_check_outcomes`), the labels give a difference but no spread: the bridge does not link,
+    the smaller side is unranked like a model no person compared, and the largest strongly connected
+    component of the rest is taken again until no such bridge is left."""
+    rows = np.ones(i.size, bool)
+    while ids.size >= 2:
+        member = np.zeros(n_models, bool)
+        member[ids] = True
+        rows &= member[i] & member[j]
+        at = np.flatnonzero(rows)
+        keys, pair = np.unique(i[at] * n_models + j[at], return_inverse=True)
+        low, high = np.full(keys.size, np.inf), np.full(keys.size, -np.inf)
+        np.minimum.at(low, pair, y[at])
+        np.maximum.at(high, pair, y[at])
+        cut = None
+        for k in np.flatnonzero((low == high) & (low > 0) & (low < 1)):
+            others = rows.copy()
+            others[at[pair == k]] = False
+            graph = coo_matrix((np.ones(int(others.sum())), (i[others], j[others])), shape=(n_models, n_models))
+            _, labels = connected_components(graph, directed=False)
+            if np.unique(labels[ids]).size > 1:
+                cut = others
+                break
+        if cut is None:
+            break
+        rows = cut
+        ids = identified_models(n_models, i[rows], j[rows], y[rows])
+    return ids
 
 
 def _unidentified(n_models: int, alpha: float, n_human: int, n_unpaired: int) -> CalibratedBT:

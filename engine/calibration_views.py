@@ -40,7 +40,9 @@ __all__ = ["ALPHA", "CALIBRATION_METHOD_VERSION", "FIT_ERRORS", "LABEL_VALUE", "
 #: (``annotation.models.CalibrationRecord``) records the version it was computed with and is computed
 #: again when that differs, or an old board would be shown until the next label arrived.
 #: 1: the first numbered version (boards stored before carry 0).
-CALIBRATION_METHOD_VERSION = 1
+#: 2: a model that only a spreadless bridge links (e.g. its only items, against one model, all ties) is unranked
+#: instead of given a width-0 interval (:func:`engine.calibration._without_spreadless_bridges`).
+CALIBRATION_METHOD_VERSION = 2
 #: The level of every interval and rank-set on the page (90 %, as Ekphrasis App. F.3 reports).
 ALPHA = 0.1
 #: Bootstrap resamples (over tasks) of the style-controlled fits: a page-time budget, stated on the page.

@@ -396,3 +396,38 @@ def test_a_model_or_group_index_that_is_no_whole_number_is_refused():
         ppi_bradley_terry(3, (i, j, y))
     with pytest.raises(ValueError, match="whole number"):
         ppi_means(3, (np.array([0, 0.5, 1]), y))
+
+
+@pytest.mark.parametrize("outcomes", [[0.5, 0.5, 0.5], [2 / 3]], ids=["three ties", "one item split 2:1"])
+def test_a_model_only_a_spreadless_pair_links_is_unranked_not_certain(outcomes):
+    # model 0's only items are against model 1 and all have one outcome strictly between 0 and 1: the fit sets
+    # θ_0 − θ_1 = logit(y) with no residual, so the sandwich gave that difference a width-0 interval (±5e-7 for the
+    # three ties), and an exact 0 made the max-statistic critical value 1e142 and every rank-set [1, K]
+    rng = np.random.default_rng(21)
+    hi, hj, hy = _comparisons(rng, N_HUMAN)
+    others = (hi != 0) & (hj != 0)
+    hi, hj, hy = hi[others], hj[others], hy[others]
+    lone = len(outcomes)
+    with_lone = ppi_bradley_terry(K, (np.r_[[0] * lone, hi], np.r_[[1] * lone, hj], np.r_[outcomes, hy]))
+    without = ppi_bradley_terry(K, (hi, hj, hy))
+    assert not with_lone.identified[0] and math.isnan(with_lone.scores[0])
+    assert with_lone.difference_interval(0, 1) == (-math.inf, math.inf)
+    assert with_lone.rank_sets == without.rank_sets
+    np.testing.assert_allclose(with_lone.scores[1:], without.scores[1:], atol=1e-9)
+
+
+def test_the_smallest_board_linked_by_ties_alone_ranks_the_decisive_pair():
+    # 0 ties 1 twice; 1 and 2 beat each other once: only 1 and 2 can be given intervals (was: 0.00 [0.00, 0.00]
+    # for θ_0 − θ_1 and a critical value of 1.8e142)
+    fit = ppi_bradley_terry(3, ([0, 0, 1, 1], [1, 1, 2, 2], [0.5, 0.5, 1.0, 0.0]))
+    assert fit.identified.tolist() == [False, True, True]
+    assert fit.critical_value == pytest.approx(1.6448536, abs=1e-6)  # one pair: z at 1 − α/2
+    assert fit.difference_interval(0, 1) == (-math.inf, math.inf)
+
+
+def test_a_split_pair_on_a_cycle_still_links():
+    # one 2:1 item per pair of a triangle: no pair is a bridge, the residuals around the cycle give the spread
+    fit = ppi_bradley_terry(3, ([0, 1, 0, 0], [1, 2, 2, 1], [2 / 3, 2 / 3, 1 / 3, 1.0]))
+    assert fit.identified.all()
+    lo, hi = fit.difference_interval(0, 1)
+    assert hi - lo > 0.1
