@@ -73,6 +73,8 @@ MAX_STAT_DRAWS = 20_000
 MAX_STAT_SEED = 20240
 #: Draws per block of the max-statistic (the same draws and result as one block, less memory traffic).
 MAX_STAT_CHUNK = 2_000
+#: A difference whose variance is below this fraction of the largest score variance has none (rounding only).
+ZERO_VARIANCE_RTOL = 1e-12
 #: L-BFGS iterations per fit: a convergent BT fit of 20 models needs well under 100.
 OPTIMISER_MAX_ITER = 1000
 #: |θ| beyond this (odds of e^50) is a diverged fit, not a skill.
@@ -151,7 +153,15 @@ def simultaneous_critical_value(cov: np.ndarray, alpha: float, *, draws: int = M
     if k == 2:
         return float(norm.ppf(1 - alpha / 2))  # one pair: the marginal quantile, exactly
     a, b = np.triu_indices(k, 1)
-    sd = np.sqrt(np.maximum(cov[a, a] + cov[b, b] - 2 * cov[a, b], 1e-300))
+    var = cov[a, a] + cov[b, b] - 2 * cov[a, b]
+    # a pair whose difference has no variance (Z_a = Z_b: its var is 0 up to rounding) adds 0 to the max; it
+    # was divided by a floor of 1e-150 instead, so the draws' rounding noise (1e-17) made c 1e141 and every
+    # simultaneous interval and rank-set of the board unbounded
+    spread = var > ZERO_VARIANCE_RTOL * np.max(np.abs(np.diag(cov)), initial=0.0)
+    if not spread.any():
+        return float(norm.ppf(1 - alpha / 2))
+    a, b = a[spread], b[spread]
+    sd = np.sqrt(var[spread])
     rng = np.random.default_rng(seed)
     # draws of Z through the covariance's symmetric square root (cov may be singular: centred scores)
     w, v = np.linalg.eigh(cov)

@@ -11,7 +11,14 @@ from ppi_py import ppi_logistic_ci, ppi_mean_ci
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
-from engine.calibration import board_budget, bt_design, labels_to_separate, ppi_bradley_terry, ppi_means
+from engine.calibration import (
+    board_budget,
+    bt_design,
+    labels_to_separate,
+    ppi_bradley_terry,
+    ppi_means,
+    simultaneous_critical_value,
+)
 
 K = 6
 TRUE_THETA = np.linspace(0.9, -0.9, K)  # model 0 best
@@ -431,3 +438,11 @@ def test_a_split_pair_on_a_cycle_still_links():
     assert fit.identified.all()
     lo, hi = fit.difference_interval(0, 1)
     assert hi - lo > 0.1
+
+
+def test_a_pair_without_variance_adds_nothing_to_the_simultaneous_critical_value():
+    # Z_0 = Z_1 (their difference's variance is 0 but for rounding): that pair's statistic is 0, so c is the one
+    # remaining pair's marginal z (Z_0 − Z_2 = Z_1 − Z_2). Its rounding noise over a floor of 1e-150 gave 3e141.
+    cov = np.array([[8.0, 8, -16], [8, 8, -16], [-16, -16, 32]]) / 27
+    assert simultaneous_critical_value(cov, 0.1) == pytest.approx(1.6448536, abs=0.03)
+    assert simultaneous_critical_value(np.zeros((3, 3)), 0.1) == pytest.approx(1.6448536, abs=1e-6)
