@@ -124,17 +124,40 @@ def stratified_paired_bootstrap(
     rank_low = np.full(k, np.nan)
     rank_high = np.full(k, np.nan)
     if len(complete):
-        order = np.argsort(-complete, axis=1, kind="stable")
-        np.add.at(rank_p, (order, np.broadcast_to(np.arange(k), order.shape)), 1.0)
-        rank_p /= len(complete)
-        ranks = np.argsort(order, axis=1) + 1  # 1-based rank of each agent per replicate
-        rank_low, rank_high = np.percentile(ranks, [tail, 100.0 - tail], axis=0, method="inverted_cdf")
+        rank_p, rank_low, rank_high = _rank_distribution(complete, tail)
     return PairedBootstrap(
         point=point, low=np.asarray(low), high=np.asarray(high),
         diff_low=diff_low.reshape(k, k), diff_high=diff_high.reshape(k, k), p_greater=p_greater,
         rank_probabilities=rank_p, rank_low=np.asarray(rank_low), rank_high=np.asarray(rank_high),
         n_items=x.shape[1], n_boot=int(n_boot), level=level,
     )
+
+
+def _rank_distribution(replicates: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rank probabilities and the central rank range from finite replicates (B, k), agents that tie in a
+    replicate sharing their ranks equally (as P(A > B) counts a tie half).
+
+    In a replicate where ``e`` agents tie below ``g`` others, each of them holds ranks g + 1 … g + e with
+    probability 1/e. They were ordered by index instead: two agents with the same score on every item (two
+    EASEL agents that never paint score the blank canvas's S) came out rank 1 and rank 2 in every replicate,
+    rank-sets [1, 1] and [2, 2] beside P(A > B) = 0.5. The range is the inverted-CDF quantiles of that
+    distribution (the smallest rank whose cumulative share reaches the tail), which without ties are the
+    replicates' own ``inverted_cdf`` percentiles."""
+    b, k = replicates.shape
+    above = (replicates[:, None, :] > replicates[:, :, None]).sum(axis=2)  # (B, k): agents strictly above
+    tied = (replicates[:, None, :] == replicates[:, :, None]).sum(axis=2)  # (B, k): itself included
+    steps = np.zeros((k, k + 1))
+    agent = np.broadcast_to(np.arange(k), (b, k))
+    np.add.at(steps, (agent, above), 1.0 / tied)
+    np.add.at(steps, (agent, above + tied), -1.0 / tied)
+    held = np.cumsum(steps, axis=1)[:, :k]  # held[a, r]: replicates (shares of them) where a holds rank r + 1
+    cumulative = np.cumsum(held, axis=1)
+    eps = 1e-9 * b
+
+    def quantile(share: float) -> np.ndarray:
+        return 1.0 + np.argmax(cumulative >= share * b - eps, axis=1)
+
+    return held / b, quantile(tail / 100.0), quantile(1.0 - tail / 100.0)
 
 
 def _column_percentiles(draws: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray]:

@@ -31,7 +31,8 @@ __all__ = ["UNCERTAINTY_METHOD_VERSION", "combined_comparison"]
 #: (``leaderboard.c2.selectors.combined_uncertainty``) under a key holding this version, so an unbumped
 #: change would show the old numbers until the cache expired.
 #: 1: the first numbered version.
-UNCERTAINTY_METHOD_VERSION = 1
+#: 2: models that tie in a replicate share its ranks (they were ranked by index): rank probabilities and sets.
+UNCERTAINTY_METHOD_VERSION = 2
 
 METHOD = (f"{int(BOOTSTRAP_LEVEL * 100)}% paired percentile bootstrap over prompts ({BOOTSTRAP_RESAMPLES} "
           "resamples, stratified by task type; Combined = mean of the task types' creativity)")

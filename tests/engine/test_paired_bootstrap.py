@@ -86,3 +86,37 @@ def test_bad_arguments_are_refused(kwargs):
 def test_a_stratum_label_per_item_is_required():
     with pytest.raises(ValueError, match="stratum labels"):
         stratified_paired_bootstrap([[0.1, 0.2]], ["x"])
+
+
+def test_agents_that_tie_in_a_replicate_share_its_ranks():
+    # agents 0 and 1 score alike on every item (two EASEL agents that never paint: the blank canvas's S), so they tie
+    # in every replicate: each holds each of their ranks half the time, as P(0 > 1) = 0.5 says. They were ranked by
+    # index: agent 0 above agent 1 in every replicate, rank-sets [1, 2] and [2, 3] here, [1, 1] and [2, 2] alone.
+    third = [0.1, 0.2, 0.5, 0.4, 0.3, 0.2, 0.1, 0.3, 0.2, 0.3]
+    result = stratified_paired_bootstrap([[0.333] * 10, [0.333] * 10, third], ["a"] * 10, n_boot=2000, seed=3)
+    assert result.p_greater[0, 1] == 0.5
+    np.testing.assert_array_equal(result.rank_probabilities[0], result.rank_probabilities[1])
+    assert (result.rank_low[0], result.rank_high[0]) == (result.rank_low[1], result.rank_high[1]) == (1, 2)
+    np.testing.assert_allclose(result.rank_probabilities.sum(axis=0), 1.0)
+    np.testing.assert_allclose(result.rank_probabilities.sum(axis=1), 1.0)
+    # agent 2 (never at 0.333: its values are tenths) is above both or below both: it never holds rank 2
+    assert result.rank_probabilities[2, 1] == 0.0
+    alone = stratified_paired_bootstrap([[0.3] * 4, [0.3] * 4], ["a"] * 4, n_boot=100)
+    np.testing.assert_array_equal(alone.rank_probabilities, [[0.5, 0.5], [0.5, 0.5]])
+    assert alone.rank_low.tolist() == [1, 1] and alone.rank_high.tolist() == [2, 2]
+
+
+def test_rank_ranges_without_ties_are_the_replicates_inverted_cdf_percentiles():
+    rng = np.random.default_rng(4)
+    values = rng.random((4, 12))
+    result = stratified_paired_bootstrap(values, ["a"] * 6 + ["b"] * 6, n_boot=500, level=0.8, seed=5)
+    # the same replicates, drawn as the function draws them, ranked directly
+    draws = np.random.default_rng(5)
+    means = np.zeros((500, 4, 2))
+    for h, members in enumerate((np.arange(6), np.arange(6, 12))):
+        picked = members[draws.integers(0, 6, size=(500, 6))]
+        means[:, :, h] = values[:, picked].sum(axis=2).T
+    boot = means.sum(axis=2) / 12
+    ranks = np.argsort(np.argsort(-boot, axis=1), axis=1) + 1
+    low, high = np.percentile(ranks, [10, 90], axis=0, method="inverted_cdf")
+    assert result.rank_low.tolist() == low.tolist() and result.rank_high.tolist() == high.tolist()
