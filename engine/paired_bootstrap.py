@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PairedBootstrap", "WEIGHTINGS", "bootstrap_payload", "stratified_paired_bootstrap"]
+__all__ = ["PairedBootstrap", "WEIGHTINGS", "bootstrap_payload", "shared_rank_distribution", "stratified_paired_bootstrap"]
 
 WEIGHTINGS = ("items", "strata")
 
@@ -124,7 +124,7 @@ def stratified_paired_bootstrap(
     rank_low = np.full(k, np.nan)
     rank_high = np.full(k, np.nan)
     if len(complete):
-        rank_p, rank_low, rank_high = _rank_distribution(complete, tail)
+        rank_p, rank_low, rank_high = shared_rank_distribution(complete, tail)
     return PairedBootstrap(
         point=point, low=np.asarray(low), high=np.asarray(high),
         diff_low=diff_low.reshape(k, k), diff_high=diff_high.reshape(k, k), p_greater=p_greater,
@@ -133,19 +133,32 @@ def stratified_paired_bootstrap(
     )
 
 
-def _rank_distribution(replicates: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rank probabilities and the central rank range from finite replicates (B, k), agents that tie in a
-    replicate sharing their ranks equally (as P(A > B) counts a tie half).
+def shared_rank_distribution(replicates: np.ndarray, tail: float, *,
+                             tolerance: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rank probabilities ``(k, k)`` (rank 0 best) and the central rank range (1-based ``tail`` and
+    ``100 − tail`` percentiles) from finite replicates ``(B, k)``, agents that tie in a replicate sharing
+    their ranks equally (as P(A > B) counts a tie half).
 
-    In a replicate where ``e`` agents tie below ``g`` others, each of them holds ranks g + 1 … g + e with
-    probability 1/e. They were ordered by index instead: two agents with the same score on every item (two
-    EASEL agents that never paint score the blank canvas's S) came out rank 1 and rank 2 in every replicate,
-    rank-sets [1, 1] and [2, 2] beside P(A > B) = 0.5. The range is the inverted-CDF quantiles of that
-    distribution (the smallest rank whose cumulative share reaches the tail), which without ties are the
-    replicates' own ``inverted_cdf`` percentiles."""
+    A tie is a run of the replicate's sorted scores each within ``tolerance`` of the next (0: equal
+    scores). In a replicate where ``e`` agents tie below ``g`` others, each of them holds ranks
+    g + 1 … g + e with probability 1/e. They were ordered by index (or by rounding noise) instead: two
+    agents with the same score on every item (two EASEL agents that never paint score the blank canvas's S)
+    came out rank 1 and rank 2 in every replicate, rank-sets [1, 1] and [2, 2] beside P(A > B) = 0.5. The
+    range is the inverted-CDF quantiles of that distribution (the smallest rank whose cumulative share
+    reaches the tail), which without ties are the replicates' own ``inverted_cdf`` percentiles."""
     b, k = replicates.shape
-    above = (replicates[:, None, :] > replicates[:, :, None]).sum(axis=2)  # (B, k): agents strictly above
-    tied = (replicates[:, None, :] == replicates[:, :, None]).sum(axis=2)  # (B, k): itself included
+    order = np.argsort(-replicates, axis=1, kind="stable")
+    ranked = np.take_along_axis(replicates, order, axis=1)
+    position = np.broadcast_to(np.arange(k), (b, k))
+    starts = np.ones((b, k), bool)  # a sorted position that starts a new group of tied agents
+    starts[:, 1:] = (ranked[:, :-1] - ranked[:, 1:]) > tolerance
+    ends = np.ones((b, k), bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, position, k)[:, ::-1], axis=1)[:, ::-1]
+    above, tied = np.empty((b, k), int), np.empty((b, k), int)
+    np.put_along_axis(above, order, first, axis=1)  # agents strictly above each agent's group
+    np.put_along_axis(tied, order, last - first + 1, axis=1)  # the group's size, the agent included
     steps = np.zeros((k, k + 1))
     agent = np.broadcast_to(np.arange(k), (b, k))
     np.add.at(steps, (agent, above), 1.0 / tied)
