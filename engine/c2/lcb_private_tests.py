@@ -18,7 +18,11 @@ from typing import Any
 
 from engine.strict_json import JSONProblem, json_decode
 
-__all__ = ["UnsafePickleError", "PickledJSONError", "decode_private_tests"]
+__all__ = ["MAX_PRIVATE_TESTS_BYTES", "UnsafePickleError", "PickledJSONError", "decode_private_tests"]
+
+#: The most bytes one task's private tests may decompress to. zlib expands up to about 1,000 : 1, so a
+#: 20 MB upload could otherwise ask for 20 GB (a "zip bomb"); LiveCodeBench's largest tasks are far below.
+MAX_PRIVATE_TESTS_BYTES = 512 * 2**20
 
 
 class UnsafePickleError(ValueError):
@@ -74,8 +78,15 @@ def decode_private_tests(text: str) -> list[Any]:
     the strict reader refuses, ``ValueError`` for anything that is not this encoding.
     """
     try:
-        raw = zlib.decompress(base64.b64decode(text.encode("utf-8"), validate=False))
-    except (binascii.Error, zlib.error, ValueError) as exc:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(base64.b64decode(text.encode("utf-8"), validate=False), MAX_PRIVATE_TESTS_BYTES)
+        if inflater.unconsumed_tail:
+            raise ValueError(f"they decompress to more than {MAX_PRIVATE_TESTS_BYTES} bytes (the limit per task; "
+                             f"a zip bomb?)")
+        raw += inflater.flush()
+        if not inflater.eof:
+            raise zlib.error("incomplete or truncated stream")
+    except (binascii.Error, zlib.error, UnicodeError) as exc:
         raise ValueError(f"not base64 of zlib data: {exc}") from exc
     try:
         value = _PlainDataUnpickler(io.BytesIO(raw)).load()
