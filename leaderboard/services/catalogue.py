@@ -161,6 +161,11 @@ def responses_import(
     (or ``create_models`` creates unknown subject models). ``create_models_hint`` says how the caller
     asks for that (the CLI's flag, the admin page's checkbox)."""
     records = read_response_records(name, raw, fmt=fmt)
+    # Race prevented: the same file imported twice at once (two admins, a re-sent upload) each found no
+    # response and no new model, and the second's inserts broke a unique constraint (an IntegrityError,
+    # a 500). The task set's row lock orders imports into one task set; the second then reads what the
+    # first committed (READ COMMITTED) and finds every record unchanged.
+    list(TaskSet.objects.select_for_update().filter(pk=task_set.pk).values_list("pk"))
     tasks = {t.external_id: t for t in task_set.tasks.all()}
     models = {m.display_name: m for m in SubjectModel.objects.all()}
     errors: list[RecordError] = []
@@ -176,9 +181,11 @@ def responses_import(
                 )
     if errors:
         raise ImportFailed(errors)
-    new_models = [model for model in models.values() if model.pk is None]
-    for model in new_models:
-        model.save()
+    new_models = [display_name for display_name, model in models.items() if model.pk is None]
+    for model_name in sorted(new_models):  # one order, so that two imports never wait on each other
+        # get_or_create: an import into another task set may create the same model at this instant
+        models[model_name], _ = SubjectModel.objects.get_or_create(
+            display_name=model_name, defaults={"is_demo": demo_models})
     if new_models:
         catalogue_revision_sync()  # new names: what annotators are shown is checked against them
 
