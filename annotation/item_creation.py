@@ -97,6 +97,12 @@ def items_create(
     errors: list[tuple[int, str, str]] = []
     refused: list[tuple[str, int, IdentityLeak]] = []
     with transaction.atomic():
+        # Race prevented: the same file imported twice at once (two admins, a re-sent upload). Locking
+        # the existing items left the new ones unlocked (and an empty campaign had nothing to lock): both
+        # imports created the same keys and the second broke the unique key (an IntegrityError, a 500).
+        # The campaign's row lock orders them; the second then reads the first's items (READ COMMITTED).
+        if row_locks_available():
+            list(Campaign.objects.select_for_update().filter(pk=campaign.pk).values_list("pk"))
         existing = {i.key: i for i in Item.objects.select_for_update().filter(campaign=campaign)}
         next_position = max((i.position for i in existing.values()), default=-1) + 1
         created, updated, seen = [], [], set()

@@ -1,12 +1,18 @@
-"""Item creation (annotation/item_creation.py): the blinding draws of sampled items are not predictable."""
+"""Item creation (annotation/item_creation.py): the blinding draws of sampled items are not predictable, and
+the same item file imported twice at the same instant (on PostgreSQL) creates its items once."""
 
 from __future__ import annotations
 
+import json
+import threading
+
 import pytest
+from django.db import connection
 
 from annotation import item_creation
-from annotation.models import CampaignKind, Item
+from annotation.models import CampaignKind, Item, ItemSlot
 from tests.annotation.factories import Catalogue, campaign_for
+from tests.conftest import require_service
 
 pytestmark = pytest.mark.django_db
 
@@ -56,3 +62,49 @@ def test_sampling_the_same_pairs_again_adds_no_second_copy_of_any():
     assert len(first) == 3 * 2 * 3
     assert sample() == []
     assert campaign.items.count() == len(first)
+
+
+def _at_once(calls):
+    """Run each call in its own thread, all released together; the exceptions they raised."""
+    barrier = threading.Barrier(len(calls))
+    errors: list[BaseException] = []
+
+    def work(call):
+        try:
+            barrier.wait(timeout=30)
+            call()
+        except BaseException as exc:  # noqa: BLE001 — reported by the test
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(call,)) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "an import hung"
+    return errors
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("items_before", [0, 1])
+def test_the_same_item_file_imported_twice_at_once_creates_its_items_once(items_before):
+    require_service("postgres")
+    catalogue = Catalogue(n_tasks=6)
+    campaign = campaign_for(CampaignKind.TEXT_PAIRWISE, catalogue, k=3)
+    records = [{"key": f"item-{task.external_id}", "task_id": task.external_id, "dimension": "usefulness",
+                "a": {"model": "Zephyr-Secret-Alpha"}, "b": {"model": "Quasar-Hidden-Beta"}} for task in catalogue.tasks]
+    raw = "".join(json.dumps(record) + "\n" for record in records).encode()
+    if items_before:  # the campaign already has an item, which the first import locks
+        item_creation.items_import_jsonl(campaign=campaign, name="items.jsonl", raw=raw.splitlines()[0])
+
+    errors = _at_once([
+        lambda: item_creation.items_import_jsonl(campaign=campaign, name="items.jsonl", raw=raw) for _ in range(2)
+    ])
+
+    assert not errors, errors
+    assert campaign.items.count() == 6
+    assert ItemSlot.objects.filter(item__campaign=campaign).count() == 6 * 3
+    assert sorted(campaign.items.values_list("position", flat=True)) == list(range(6))
