@@ -315,3 +315,30 @@ def test_a_checklist_and_tig_identifiers_at_their_limits_are_accepted(world):
     raw = jl({**ITEM, "checklist": checklist, "comparison_key": "k" * META_MAX_CHARS, "rank": 3, "checklist_item_id": 42})
     (item,), _ = world.run("items", "items.jsonl", raw)
     assert item.payload["checklist"] == checklist
+
+
+CR_ONLY = [
+    ("tasks", "tasks.csv", TASKS_CSV_HEADER + b"t7,abstraction,Express time.\n"),
+    ("tasks", "tasks.jsonl", jl({**TASK, "id": "t7"}, {**TASK, "id": "t8"})),
+    ("responses", "responses.csv", b"task_id,model,sample,text\nt1,m1,2,Core Idea: a.\nt1,m2,2,Core Idea: b.\n"),
+    ("renders", "manifest.csv", b"task_id,model,sample,image,renderer,seed\nt1,m1,1,img.png,flux,7\n"),
+    ("items", "items.jsonl", jl(ITEM, {**ITEM, "dimension": "usefulness"})),
+]
+
+
+@pytest.mark.parametrize("importer,name,raw", CR_ONLY, ids=[f"{i}-{n}" for i, n, _ in CR_ONLY])
+def test_a_file_whose_lines_end_in_cr_alone_imports_as_with_lf(world, importer, name, raw):
+    """A classic Mac spreadsheet's "CSV (Macintosh)" ends its lines in CR alone: once read as one line."""
+    before = database_rows()
+    world.run(importer, name, raw.replace(b"\n", b"\r"))
+    with_cr = database_rows()
+    assert with_cr != before
+    world.run(importer, name, raw)  # the same records with LF: nothing new, nothing different
+    assert database_rows() == with_cr
+
+
+def test_an_error_in_a_cr_only_file_names_its_line():
+    raw = TASKS_CSV_HEADER + b"t1,abstraction,ok\rt2,nofamily,ok\r"
+    errors, _ = rejection(lambda: tasks_import(name="tasks.csv", raw=raw.replace(b"\n", b"\r"),
+                                               task_set_name="imported", version="1"))
+    assert [(line, field) for _, line, field, _ in errors] == [(3, "family")]
