@@ -44,8 +44,8 @@ __all__ = [
 
 _SHOWN_TEXT = FieldRule(str, max_chars=TEXT_MAX_CHARS)
 ITEM_RULES: dict[str, FieldRule] = {
-    "task_id": field_rule(Task, "external_id", required=True, trimmed=True),
-    "key": field_rule(Item, "key", trimmed=True),
+    "task_id": field_rule(Task, "external_id", required=True, identifier=True),
+    "key": field_rule(Item, "key", identifier=True),
     "dimension": field_rule(Item, "dimension"),
     "stratum": field_rule(Item, "sampling_stratum"),
     "checklist_text": _SHOWN_TEXT,
@@ -69,9 +69,9 @@ _META_INTEGER = (-(2**63), 2**63 - 1)
 #: The fields of an item record that name a response or render as {model, sample?, renderer?, seed?}.
 REFERENCE_FIELDS = ("a", "b", "render", "response")
 REFERENCE_RULES: dict[str, FieldRule] = {
-    "model": field_rule(SubjectModel, "display_name", required=True, trimmed=True),
+    "model": field_rule(SubjectModel, "display_name", required=True, identifier=True),
     "sample": field_rule(Response, "sample"),
-    "renderer": field_rule(Render, "renderer", trimmed=True),
+    "renderer": field_rule(Render, "renderer", identifier=True),
     "seed": field_rule(Render, "seed"),
 }
 

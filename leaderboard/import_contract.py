@@ -29,6 +29,7 @@ import csv
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,7 @@ __all__ = [
     "TEXT_MAX_CHARS",
     "JSON_FIELD_MAX_CHARS",
     "FieldRule",
+    "INVISIBLE_CATEGORIES",
     "ImportFailed",
     "Record",
     "RecordError",
@@ -114,12 +116,17 @@ class FieldRule:
     max_chars: int | None = None
     int_range: tuple[int, int] | None = None
     trimmed: bool = False  # identifiers and briefs: not empty, no leading or trailing whitespace
+    #: Identifiers (task ids, model names, renderers, item keys): no character a reader cannot see
+    #: (:data:`INVISIBLE_CATEGORIES`), so that two names that look alike on every page are never two rows.
+    identifier: bool = False
 
 
 def field_rule(
-    model: type[models.Model], name: str, *, required: bool = False, trimmed: bool = False, max_chars: int | None = None
+    model: type[models.Model], name: str, *, required: bool = False, trimmed: bool = False, max_chars: int | None = None,
+    identifier: bool = False,
 ) -> FieldRule:
-    """The rule for a value stored in ``model.name``; ``max_chars`` overrides a column without a length."""
+    """The rule for a value stored in ``model.name``; ``max_chars`` overrides a column without a length;
+    ``identifier`` refuses invisible characters (and implies ``trimmed``)."""
     column = model._meta.get_field(name)
     internal = column.get_internal_type()
     if isinstance(column, models.BooleanField):
@@ -130,7 +137,7 @@ def field_rule(
         return FieldRule(dict, required, max_chars=max_chars or JSON_FIELD_MAX_CHARS)
     if isinstance(column, (models.CharField, models.TextField, models.FileField)):
         limit = max_chars or getattr(column, "max_length", None) or TEXT_MAX_CHARS
-        return FieldRule(str, required, max_chars=limit, trimmed=trimmed)
+        return FieldRule(str, required, max_chars=limit, trimmed=trimmed or identifier, identifier=identifier)
     raise TypeError(f"no import rule for {model.__name__}.{name} ({internal})")
 
 
@@ -152,6 +159,8 @@ def value_check(value: Any, rule: FieldRule) -> list[str]:
             problems.append("must not begin or end with whitespace")
         if rule.max_chars is not None and len(value) > rule.max_chars:
             problems.append(f"is {len(value):,} characters long, over the limit of {rule.max_chars:,}")
+        elif rule.identifier:
+            problems.extend(_invisible_problems(value))
     elif rule.kind is int and rule.int_range is not None:
         low, high = rule.int_range
         if not low <= value <= high:
@@ -161,6 +170,21 @@ def value_check(value: Any, rule: FieldRule) -> list[str]:
         if size > rule.max_chars:
             problems.append(f"is {size:,} characters of JSON, over the limit of {rule.max_chars:,}")
     return problems
+
+
+#: Unicode categories of characters that draw nothing or move the text: format characters (zero-width
+#: space and joiners, word joiner, soft hyphen, byte-order mark, direction overrides), controls (tab,
+#: line breaks) and the line and paragraph separators. In an identifier they made "gpt-4" and
+#: "gpt-4\u200b" two models, shown alike everywhere.
+INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zl", "Zp"})
+
+
+def _invisible_problems(value: str) -> list[str]:
+    char = next((c for c in value if unicodedata.category(c) in INVISIBLE_CATEGORIES), None)
+    if char is None:
+        return []
+    name = unicodedata.name(char, "a control character")
+    return [f"contains an invisible character (U+{ord(char):04X} {name}); an identifier must read as it is stored"]
 
 
 def record_check(

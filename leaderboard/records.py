@@ -42,7 +42,7 @@ RESPONSE_TEXT_MAX_CHARS = 50_000
 IMAGE_PATH_MAX_CHARS = 1_000
 
 TASK_RULES: dict[str, FieldRule] = {
-    "id": field_rule(Task, "external_id", required=True, trimmed=True),
+    "id": field_rule(Task, "external_id", required=True, identifier=True),
     "family": field_rule(Task, "family", required=True, trimmed=True),
     "subtype": field_rule(Task, "subtype"),
     "brief": field_rule(Task, "brief", required=True, trimmed=True, max_chars=BRIEF_MAX_CHARS),
@@ -50,8 +50,8 @@ TASK_RULES: dict[str, FieldRule] = {
     "source": field_rule(Task, "source"),
 }
 # A response names its task and model by the natural keys the catalogue stores.
-_TASK_ID = field_rule(Task, "external_id", required=True, trimmed=True)
-_MODEL = field_rule(SubjectModel, "display_name", required=True, trimmed=True)
+_TASK_ID = field_rule(Task, "external_id", required=True, identifier=True)
+_MODEL = field_rule(SubjectModel, "display_name", required=True, identifier=True)
 _SAMPLE = field_rule(Response, "sample", required=True)
 RESPONSE_RULES: dict[str, FieldRule] = {
     "task_id": _TASK_ID,
@@ -67,7 +67,7 @@ RENDER_RULES: dict[str, FieldRule] = {
     "model": _MODEL,
     "sample": _SAMPLE,
     "image": field_rule(Render, "image", required=True, trimmed=True, max_chars=IMAGE_PATH_MAX_CHARS),
-    "renderer": field_rule(Render, "renderer", required=True, trimmed=True),
+    "renderer": field_rule(Render, "renderer", required=True, identifier=True),
     "seed": field_rule(Render, "seed", required=True),
     "prompt": field_rule(Render, "prompt"),
 }

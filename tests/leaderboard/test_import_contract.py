@@ -102,6 +102,18 @@ CORPUS = [
     Case("model-padded", "responses", "responses.jsonl", jl({**RESPONSE, "model": "m1 "}), 1, "model", "whitespace"),
     Case("item-task-id-padded", "items", "items.jsonl", jl({**ITEM, "task_id": "t1\t"}), 1, "task_id", "whitespace"),
     Case("id-whitespace-csv", "tasks", "tasks.csv", TASKS_CSV_HEADER + b"  ,abstraction,b\n", 2, "id", "whitespace"),
+    # identifiers holding a character a reader cannot see: "m1\u200b" was a second model shown as "m1"
+    Case("model-zero-width-space", "responses", "responses.jsonl", jl({**RESPONSE, "model": "m1\u200b"}),
+         1, "model", "invisible character (U+200B ZERO WIDTH SPACE)"),
+    Case("id-soft-hyphen-csv", "tasks", "tasks.csv", TASKS_CSV_HEADER + "t\u00ad1,abstraction,b\n".encode(),
+         2, "id", "invisible character (U+00AD SOFT HYPHEN)"),
+    Case("id-line-break-inside", "tasks", "tasks.jsonl", jl({**TASK, "id": "t\n1"}), 1, "id", "invisible character"),
+    Case("renderer-direction-override", "renders", "manifest.jsonl", jl({**RENDER, "renderer": "fl\u202eux"}),
+         1, "renderer", "invisible character (U+202E RIGHT-TO-LEFT OVERRIDE)"),
+    Case("item-model-word-joiner", "items", "items.jsonl", jl({**ITEM, "b": {"model": "m\u20602"}}),
+         1, "b.model", "invisible character (U+2060 WORD JOINER)"),
+    Case("item-key-zero-width-joiner", "items", "items.jsonl", jl({**ITEM, "key": "k\u200d1"}),
+         1, "key", "invisible character"),
     # duplicate keys
     Case("duplicate-key", "tasks", "tasks.jsonl", jl(b'{"id":"t1","family":"abstraction","brief":"b","id":"t2"}'),
          1, "id", "duplicate key"),
