@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -168,13 +169,24 @@ def responses_import(
     list(TaskSet.objects.select_for_update().filter(pk=task_set.pk).values_list("pk"))
     tasks = {t.external_id: t for t in task_set.tasks.all()}
     models = {m.display_name: m for m in SubjectModel.objects.all()}
+    # folded name -> (the name, the line that introduces it; 0 for a model of the catalogue)
+    looks: dict[str, tuple[str, int]] = {}
+    for display_name in models:
+        looks.setdefault(model_name_fold(display_name), (display_name, 0))
     errors: list[RecordError] = []
     for record in records:
         if record.task_id not in tasks:
             errors.append(RecordError(name, record.line, "task_id", f"unknown task {record.task_id!r} in {task_set}"))
         if record.model not in models:
-            if create_models:
+            twin, twin_line = looks.get(model_name_fold(record.model), ("", 0))
+            if twin:
+                where = f"the model {twin!r} named on line {twin_line}" if twin_line else f"the existing model {twin!r}"
+                errors.append(RecordError(name, record.line, "model", (
+                    f"{record.model!r} differs from {where} only in case, spacing, dashes or character width: "
+                    "name one model one way")))
+            elif create_models:
                 models[record.model] = SubjectModel(display_name=record.model, is_demo=demo_models)
+                looks[model_name_fold(record.model)] = (record.model, record.line)
             else:
                 errors.append(
                     RecordError(name, record.line, "model", f"unknown model {record.model!r} (create it first, or {create_models_hint})")
@@ -250,6 +262,15 @@ def responses_import(
     summary.created = len(to_create)
     _assign_primaries(task_set, wanted_primary)
     return summary
+
+
+def model_name_fold(display_name: str) -> str:
+    """A model's name as a reader tells it from another: compatibility forms folded (fullwidth letters,
+    ligatures), every dash as ``-``, case folded, runs of whitespace as one space. Two names with the
+    same fold look like one model on every page; an import creating the second would split its results."""
+    text = unicodedata.normalize("NFKC", display_name)
+    text = "".join("-" if unicodedata.category(char) == "Pd" else char for char in text)
+    return " ".join(text.casefold().split())
 
 
 def _check_primaries(name, existing, wanted_primary) -> list[RecordError]:

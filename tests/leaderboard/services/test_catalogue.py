@@ -84,3 +84,49 @@ def test_imports_into_two_task_sets_at_once_create_their_new_models_once(attempt
     assert SubjectModel.objects.filter(display_name__startswith="new-model-").count() == 2
     for task_set in task_sets:
         assert Response.objects.filter(task__task_set=task_set).count() == 40
+
+
+def _response(model: str, task_id: str = "t0", sample: int = 1) -> dict:
+    return {"task_id": task_id, "model": model, "sample": sample, "core_idea": "An idea.", "visual_description": "A scene."}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("look_alike", ["gpt-4o", "GPT\u20114o", "GPT\u20144o", "ＧＰＴ-4o", "GPT-４o"])
+def test_a_new_model_named_like_an_existing_one_but_for_case_dashes_or_width_is_refused(look_alike):
+    task_set, _ = tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name="names", version="1")
+    responses_import(name="first.jsonl", raw=jsonl(_response("GPT-4o")), task_set=task_set, create_models=True)
+    responses_before = Response.objects.count()
+
+    with pytest.raises(ImportFailed) as info:
+        responses_import(name="second.jsonl", raw=jsonl(_response("Other", "t1"), _response(look_alike, "t1")),
+                         task_set=task_set, create_models=True)
+
+    (error,) = info.value.errors
+    assert (error.file, error.line, error.field) == ("second.jsonl", 2, "model")
+    assert "differs from the existing model 'GPT-4o' only in case" in error.message
+    assert sorted(SubjectModel.objects.values_list("display_name", flat=True)) == ["GPT-4o"]
+    assert Response.objects.count() == responses_before
+
+
+@pytest.mark.django_db
+def test_two_new_models_of_one_file_named_alike_but_for_case_and_spacing_are_refused():
+    task_set, _ = tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name="names", version="1")
+
+    with pytest.raises(ImportFailed) as info:
+        responses_import(name="r.jsonl", raw=jsonl(_response("Atlas  Pro"), _response("atlas pro", "t1")),
+                         task_set=task_set, create_models=True)
+
+    (error,) = info.value.errors
+    assert (error.line, error.field) == (2, "model")
+    assert "differs from the model 'Atlas  Pro' named on line 1" in error.message
+    assert not SubjectModel.objects.exists()
+    assert not Response.objects.exists()
+
+
+@pytest.mark.django_db
+def test_models_named_apart_by_more_than_case_or_spacing_are_created():
+    task_set, _ = tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name="names", version="1")
+    names = ["GPT-4o", "GPT-4o-mini", "GPT 4o", "gpt-4"]
+    responses_import(name="r.jsonl", raw=jsonl(*(_response(n, f"t{i}") for i, n in enumerate(names))),
+                     task_set=task_set, create_models=True)
+    assert sorted(SubjectModel.objects.values_list("display_name", flat=True)) == sorted(names)
