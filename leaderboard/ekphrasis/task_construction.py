@@ -15,7 +15,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from engine.task_construction.build import build_task_set
@@ -61,18 +61,30 @@ def _pool_store(*, name: str, rows, file_name: str, is_demo: bool) -> tuple[Sour
         pool = pool_from_rows(name, rows, is_demo=is_demo)
     except PoolInvalid as exc:
         raise ImportFailed([RecordError(file_name, e.line, e.field, e.message) for e in exc.errors]) from exc
-    summary = ImportSummary()
     existing = SourcePool.objects.select_for_update().filter(name=name).first()
     if existing is not None:
-        if existing.sha256 != pool.sha256:
-            raise ImportFailed([RecordError(file_name, 0, "name", f"a pool named {name!r} exists with other records; "
-                                            "pools are immutable: import under a new name")])
-        summary.unchanged = existing.n_records
-        return existing, summary
-    stored = SourcePool.objects.create(name=name, sha256=pool.sha256, records=[r.to_dict() for r in pool.records],
-                                       n_records=len(pool.records), is_demo=is_demo)
+        return _pool_existing(existing, pool, file_name)
+    try:
+        with transaction.atomic():
+            stored = SourcePool.objects.create(name=name, sha256=pool.sha256, records=[r.to_dict() for r in pool.records],
+                                               n_records=len(pool.records), is_demo=is_demo)
+    except IntegrityError:
+        # Race: the same pool imported twice at once (a double-clicked upload). Neither found the name, and
+        # the second's insert broke its uniqueness (a 500); it now reads the first's pool (READ COMMITTED).
+        return _pool_existing(SourcePool.objects.select_for_update().get(name=name), pool, file_name)
+    summary = ImportSummary()
     summary.created = stored.n_records
     return stored, summary
+
+
+def _pool_existing(existing: SourcePool, pool, file_name: str) -> tuple[SourcePool, ImportSummary]:
+    """The stored pool of the same name: unchanged when its records are the file's, else refused."""
+    if existing.sha256 != pool.sha256:
+        raise ImportFailed([RecordError(file_name, 0, "name", f"a pool named {existing.name!r} exists with other "
+                                        "records; pools are immutable: import under a new name")])
+    summary = ImportSummary()
+    summary.unchanged = existing.n_records
+    return existing, summary
 
 
 @transaction.atomic
