@@ -27,7 +27,7 @@ from annotation.blinding import (
 from annotation.errors import (
     ItemsInvalid,
 )
-from annotation.item_records import META_FIELDS, item_records
+from annotation.item_records import META_FIELDS, item_records, unknown_field_problems
 from annotation.kinds import kind_for
 from annotation.locking import row_locks_available
 from annotation.models import (
@@ -316,6 +316,10 @@ def items_import_jsonl(*, campaign: Campaign, name: str, raw: bytes, replace_cha
     resolver = _Resolver(campaign.task_set)
     specs, errors = [], []
     for line, record in ((r.line, r.values) for r in records):
+        unknown = unknown_field_problems(campaign.kind, record)
+        if unknown:
+            errors.extend((line, field_name, message) for field_name, message in unknown)
+            continue
         try:
             task = resolver.task(record)
             spec = ItemSpec(task=task, key=str(record.get("key", "")), line=line,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.errors import ItemsInvalid
-from annotation.models import Item
+from annotation.models import CampaignKind, Item
 from leaderboard.import_contract import (
     TEXT_MAX_CHARS,
     FieldRule,
@@ -35,11 +35,13 @@ __all__ = [
     "CHECKLIST_ENTRY_MAX_CHARS",
     "CHECKLIST_MAX_ENTRIES",
     "ITEM_RULES",
+    "KIND_FIELDS",
     "META_FIELDS",
     "META_MAX_CHARS",
     "REFERENCE_FIELDS",
     "REFERENCE_RULES",
     "item_records",
+    "unknown_field_problems",
 ]
 
 _SHOWN_TEXT = FieldRule(str, max_chars=TEXT_MAX_CHARS)
@@ -74,6 +76,34 @@ REFERENCE_RULES: dict[str, FieldRule] = {
     "renderer": field_rule(Render, "renderer", identifier=True),
     "seed": field_rule(Render, "seed"),
 }
+
+
+#: Every field an item record of each kind may carry (``items_import_jsonl`` reads these). A field outside
+#: its kind's set is refused: a misspelt ``gold`` ("Gold", "is_gold") made an ordinary item silently, and a
+#: misspelt ``checklist`` or ``stratum`` dropped what it held. A TIG record may also carry what
+#: ``export_tig_items`` and the engine's audit records write beside the fields an item keeps (the cluster's
+#: type, its score, the population's version, the slot, the checklist version, the old count names).
+_COMMON_FIELDS = ("task_id", "key", "gold")
+_TIG_FIELDS = (
+    "checklist_text", "cluster_summary", "cluster_label", "provenance", *META_FIELDS,
+    "n_models", "n_samples", "population_models", "population_samples",
+    "cluster_type", "score", "population_version", "slot", "version",
+)
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    CampaignKind.TEXT_PAIRWISE: (*_COMMON_FIELDS, "dimension", "a", "b", "checklist", "stratum"),
+    CampaignKind.TIG_AUDIT: (*_COMMON_FIELDS, *_TIG_FIELDS),
+    CampaignKind.FAITHFULNESS: (*_COMMON_FIELDS, "render"),
+    CampaignKind.IMAGE_PREFERENCE: (*_COMMON_FIELDS, "a", "b"),
+}
+#: The other kinds name one response (strategy labels; the rest refuse such items by their own checks).
+_RESPONSE_FIELDS = (*_COMMON_FIELDS, "response")
+
+
+def unknown_field_problems(kind: str, values: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, message) for each field of an item record that a ``kind`` campaign does not read."""
+    allowed = KIND_FIELDS.get(kind, _RESPONSE_FIELDS)
+    return [(key, f"unknown field for a {kind} campaign (allowed: {', '.join(allowed)})")
+            for key in values if key not in allowed]
 
 
 def _checklist_problems(value: Any) -> list[tuple[str, str]]:

@@ -324,9 +324,53 @@ def test_the_admin_upload_shows_the_same_messages_and_writes_nothing(client, ada
 
 def test_a_checklist_and_tig_identifiers_at_their_limits_are_accepted(world):
     checklist = ["c" * CHECKLIST_ENTRY_MAX_CHARS] + [f"cue {i}" for i in range(CHECKLIST_MAX_ENTRIES - 1)]
-    raw = jl({**ITEM, "checklist": checklist, "comparison_key": "k" * META_MAX_CHARS, "rank": 3, "checklist_item_id": 42})
-    (item,), _ = world.run("items", "items.jsonl", raw)
+    (item,), _ = world.run("items", "items.jsonl", jl({**ITEM, "checklist": checklist}))
     assert item.payload["checklist"] == checklist
+    tig = campaign_for(CampaignKind.TIG_AUDIT, world)
+    identifiers = {"comparison_key": "k" * META_MAX_CHARS, "rank": 3, "checklist_item_id": 42}
+    (item,), _ = item_creation.items_import_jsonl(campaign=tig, name="tig.jsonl", raw=jl(
+        {"task_id": "t1", "checklist_text": "Avoids clocks?", "cluster_summary": "clocks", **identifiers}))
+    assert item.payload["meta"] == identifiers
+
+
+#: (kind, a record the kind accepts, a record with one field the kind does not read, that field)
+UNKNOWN_ITEM_FIELDS = [
+    # a misspelt gold answer made an ordinary item
+    (CampaignKind.TEXT_PAIRWISE, {**ITEM, "dimension": "usefulness"}, {**ITEM, "Gold": "A"}, "Gold"),
+    (CampaignKind.TEXT_PAIRWISE, {**ITEM, "dimension": "usefulness"}, {**ITEM, "checklists": ["Avoids clocks?"]},
+     "checklists"),
+    (CampaignKind.TEXT_PAIRWISE, {**ITEM, "dimension": "usefulness"}, {**ITEM, "comparison_key": "k1"},
+     "comparison_key"),  # a TIG field
+    (CampaignKind.TIG_AUDIT, {"task_id": "t1", "checklist_text": "Avoids rain?", "cluster_summary": "rain"},
+     {"task_id": "t1", "checklist_text": "Avoids clocks?", "is_gold": True}, "is_gold"),
+    (CampaignKind.STRATEGY, {"task_id": "t1", "response": {"model": "m2"}},
+     {"task_id": "t1", "response": {"model": "m1"}, "stratum": "x"}, "stratum"),
+]
+
+
+@pytest.mark.parametrize("kind,good,record,field", UNKNOWN_ITEM_FIELDS,
+                         ids=[f"{k}-{f}" for k, _, _, f in UNKNOWN_ITEM_FIELDS])
+def test_an_item_field_its_campaign_kind_does_not_read_is_refused(world, kind, good, record, field):
+    campaign = campaign_for(kind, world)
+    before = database_rows()
+    with pytest.raises(ItemsInvalid) as info:
+        item_creation.items_import_jsonl(campaign=campaign, name="items.jsonl", raw=jl(good, record))
+    assert [(line, f) for line, f, _ in info.value.errors] == [(2, field)]
+    assert f"unknown field for a {kind} campaign" in info.value.errors[0][2]
+    assert database_rows() == before
+    created, _ = item_creation.items_import_jsonl(campaign=campaign, name="items.jsonl", raw=jl(good))
+    assert len(created) == 1  # the accepted record alone imports
+
+
+def test_a_tig_record_as_export_tig_items_writes_it_is_accepted(world):
+    campaign = campaign_for(CampaignKind.TIG_AUDIT, world)
+    record = {"checklist_item_id": 7, "task_id": "t1", "version": 1, "checklist_text": "Avoids clocks?",
+              "cluster_id": "c3", "cluster_summary": "clocks and hourglasses", "cluster_type": "object", "score": 0.8,
+              "n_models": 3, "n_samples": 5, "population_models": 4, "population_samples": 12,
+              "population_version": "p1"}
+    (item,), _ = item_creation.items_import_jsonl(campaign=campaign, name="tig.jsonl", raw=jl(record))
+    assert item.payload["provenance"] == {"models_sharing": 3, "models_in_population": 4, "responses_sharing": 5,
+                                          "responses_in_population": 12}
 
 
 CR_ONLY = [
