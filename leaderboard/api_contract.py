@@ -9,6 +9,7 @@ annotation app's by their ``status``/``code``/``message`` attributes (leaderboar
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 import django_filters
@@ -16,7 +17,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpResponse
-from django.utils.http import quote_etag
+from django.utils.http import content_disposition_header, quote_etag
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication
@@ -28,12 +29,12 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from leaderboard.api_tokens.authentication import ApiTokenAuthentication
-from leaderboard.import_contract import ImportFailed
+from leaderboard.import_contract import INVISIBLE_CATEGORIES, ImportFailed
 from leaderboard.roles import is_admin, is_researcher
 
 __all__ = [
     "AdminOnly", "ApiListView", "ApiView", "ErrorSerializer", "ResearcherOnly", "StandardCursorPagination",
-    "IdFilter", "TokenWriteThrottle", "api_exception_handler", "error_body", "error_responses", "not_modified_or",
+    "IdFilter", "TokenWriteThrottle", "api_exception_handler", "download_disposition", "error_body", "error_responses", "not_modified_or",
     "text_download", "ERROR_RESPONSES",
 ]
 
@@ -251,9 +252,20 @@ def error_responses(*codes: int) -> dict:
     return {code: ErrorSerializer for code in sorted({*ERROR_RESPONSES, *codes})}
 
 
+def download_disposition(filename: str) -> str:
+    """The Content-Disposition of a download named ``filename``, which often holds a task set's name (any
+    text an admin typed). Written as f'filename="{name}"', a line break in the name made every export of
+    the task set a 500 (BadHeaderError), a '"' ended the value early (``x"; filename=evil.html``), and a
+    non-ASCII name reached browsers MIME-encoded (``=?utf-8?b?…?=``) as the file's name. Control and
+    invisible characters become "_"; Django's header writer escapes quotes and gives a non-ASCII name as
+    RFC 6266's ``filename*``."""
+    safe = "".join("_" if unicodedata.category(char) in INVISIBLE_CATEGORIES else char for char in filename)
+    return content_disposition_header(as_attachment=True, filename=safe)
+
+
 def text_download(body: str, fmt: str, filename: str) -> HttpResponse:
     response = HttpResponse(body, content_type=f"{EXPORT_MEDIA[fmt]}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = download_disposition(filename)
     return response
 
 

@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from evalsite.request_checks import id_of
 from leaderboard import charts, overview, selectors
+from leaderboard.api_contract import text_download
 from leaderboard.ekphrasis.selectors import tig_builds_of, tig_component_choices
 from leaderboard.models import Benchmark, SubjectModel, TaskSet
 from leaderboard.protocols import protocol_for_kind
@@ -108,10 +109,7 @@ def task_set_export(request, pk: int, what: str, fmt: str):
     task_set = get_object_or_404(TaskSet, pk=pk)
     export = {"tasks": tasks_export, "responses": responses_export}[what]
     body = export(task_set=task_set, fmt=fmt)
-    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
-    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{task_set.name}-v{task_set.version}-{what}.{fmt}"'
-    return response
+    return text_download(body, fmt, f"{task_set.name}-v{task_set.version}-{what}.{fmt}")
 
 
 def task_set_renders(request, pk: int):

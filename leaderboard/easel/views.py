@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from engine.easel import exports
 from engine.easel.leaderboard import CATEGORIES
+from leaderboard.api_contract import download_disposition
 from leaderboard.comparisons import board_headline
 from leaderboard.easel import results, selectors, services
 from leaderboard.easel.agents import agent_choices
@@ -73,7 +74,7 @@ def leaderboard_export(request, fmt: str):
     response = HttpResponse(text, content_type=f"{EXPORT_TYPES[fmt]}; charset=utf-8")
     marker = "-demo" if payload["demo"] else ""
     marker += "-simulated" if payload["simulated"] else ""
-    response["Content-Disposition"] = f'attachment; filename="easel-{task_set.name}-v{task_set.version}{marker}.{fmt}"'
+    response["Content-Disposition"] = download_disposition(f"easel-{task_set.name}-v{task_set.version}{marker}.{fmt}")
     return response
 
 

@@ -1,0 +1,37 @@
+"""The API contract's download header: a task set's name, any text an admin typed, names the file."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.api_contract import download_disposition
+from tests.factories import PASSWORD, TaskFactory, TaskSetFactory
+
+
+@pytest.mark.parametrize("filename,header", [
+    ("vci-v1-tasks.csv", 'attachment; filename="vci-v1-tasks.csv"'),
+    ('a"b-v1-tasks.csv', 'attachment; filename="a\\"b-v1-tasks.csv"'),  # the quote no longer ends the value
+    ('x"; filename=evil.html', 'attachment; filename="x\\"; filename=evil.html"'),
+    ("a\nb\r-v1.csv", 'attachment; filename="a_b_-v1.csv"'),
+    ("a\u200bb\u202e.csv", 'attachment; filename="a_b_.csv"'),
+    ("résumé–v1.csv", "attachment; filename*=utf-8''r%C3%A9sum%C3%A9%E2%80%93v1.csv"),  # RFC 6266, not =?utf-8?b?…?=
+])
+def test_a_download_names_its_file_in_one_well_formed_header_value(filename, header):
+    assert download_disposition(filename) == header
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["two\nlines", "carriage\rreturn", 'a "quoted" set'])
+def test_a_task_set_named_with_a_line_break_or_quote_exports_on_the_page_and_the_api(client, token_client, adam, name):
+    task_set = TaskSetFactory(name=name, version="1")
+    TaskFactory(task_set=task_set, external_id="t1")
+    assert client.login(username=adam.username, password=PASSWORD)
+
+    page = client.get(f"/task-sets/{task_set.pk}/export/tasks.csv")
+    api = token_client(adam).get(f"/api/v1/task-sets/{task_set.pk}/export?what=tasks&fmt=csv")
+
+    for response in (page, api):
+        assert response.status_code == 200
+        assert response["Content-Disposition"] == download_disposition(f"{name}-v1-tasks.csv")
+        assert "\n" not in response["Content-Disposition"] and "\r" not in response["Content-Disposition"]
+        assert response.content.decode().startswith("id,family,")
