@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from engine.csv_cells import csv_text
 from engine.visual_plan import compose_two_field_text, split_visual_plan
-from leaderboard.import_contract import ImportFailed, RecordError
+from leaderboard.import_contract import ImportFailed, RecordError, field_rule, value_check
 from leaderboard.models import Benchmark, CatalogueRevision, Response, SubjectModel, Task, TaskSet
 from leaderboard.records import read_response_records, read_task_records
 from leaderboard.selectors import catalogue_identity_strings
@@ -90,6 +90,14 @@ def tasks_import(
         raise ImportFailed([RecordError(name, 0, "", (
             "EASEL tasks are reference images, which a task file cannot carry: make an EASEL suite with "
             "manage.py easel_suite (--images DIR imports your own pictures)"))])
+    # The task set's name and version are identifiers as a record's are: a line break or zero-width space
+    # in them made a task set whose exports failed and that reads like another on every page.
+    naming = [RecordError(name, 0, field_name, message)
+              for field_name, value in (("task_set", task_set_name), ("version", version))
+              for message in value_check(value, field_rule(TaskSet, "name" if field_name == "task_set" else "version",
+                                                           identifier=True))]
+    if naming:
+        raise ImportFailed(naming)
     records = read_task_records(
         name, raw, fmt=fmt, ekphrasis_families=benchmark_kind == Benchmark.Kind.EKPHRASIS
     )

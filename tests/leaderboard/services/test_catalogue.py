@@ -130,3 +130,19 @@ def test_models_named_apart_by_more_than_case_or_spacing_are_created():
     responses_import(name="r.jsonl", raw=jsonl(*(_response(n, f"t{i}") for i, n in enumerate(names))),
                      task_set=task_set, create_models=True)
     assert sorted(SubjectModel.objects.values_list("display_name", flat=True)) == sorted(names)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("task_set_name,version,field,fragment", [
+    ("two\nlines", "1", "task_set", "invisible character (U+000A"),
+    ("vci\u200b", "1", "task_set", "invisible character (U+200B ZERO WIDTH SPACE)"),
+    (" vci", "1", "task_set", "whitespace"),
+    ("vci", "1\r2", "version", "invisible character (U+000D"),
+])
+def test_a_task_set_name_or_version_holding_an_invisible_character_is_refused(task_set_name, version, field, fragment):
+    with pytest.raises(ImportFailed) as info:
+        tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name=task_set_name, version=version)
+    (error,) = info.value.errors
+    assert (error.file, error.line, error.field) == ("tasks.jsonl", 0, field)
+    assert fragment in error.message
+    assert not TaskSet.objects.exists()
