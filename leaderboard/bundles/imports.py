@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from engine.bundle.manifest import BUNDLE_JSON_DEPTH, MANIFEST, read_json
 from engine.bundle.verify import opened_bundle, verify_bundle
@@ -64,10 +64,16 @@ def bundle_import(path: str | Path, *, allow_unverified: bool = False) -> tuple[
         "notes": report.notes, "error": report.error,
         "signature": report.signature.line() if report.signature is not None else "",
     }
-    with transaction.atomic():
-        imported = ImportedBoard.objects.create(
-            kind=report.kind, title=report.title[:300], bundle_sha256=report.bundle_sha256, manifest=manifest,
-            board=board, viewer=viewer, is_simulated=bool(manifest.get("simulated")), is_demo=bool(manifest.get("demo")),
-            verified=report.ok, verification=verification, source=str(path)[:500],
-        )
+    try:
+        with transaction.atomic():
+            imported = ImportedBoard.objects.create(
+                kind=report.kind, title=report.title[:300], bundle_sha256=report.bundle_sha256, manifest=manifest,
+                board=board, viewer=viewer, is_simulated=bool(manifest.get("simulated")),
+                is_demo=bool(manifest.get("demo")), verified=report.ok, verification=verification,
+                source=str(path)[:500],
+            )
+    except IntegrityError:
+        # Race: the same bundle imported twice at once. Both verified it (seconds) before either stored it,
+        # and the second's insert broke the unique manifest hash (a traceback); it returns the first import.
+        return ImportedBoard.objects.get(bundle_sha256=report.bundle_sha256), False
     return imported, True
