@@ -148,17 +148,26 @@ def backup_site(out: Path, *, progress: Callable[[str], None] = lambda message: 
 
 
 def _read_manifest(source: Path) -> dict:
+    if source.exists() and not source.is_dir():
+        raise BackupError(f"{source} is not a folder: give the folder backup_site wrote (it holds {MANIFEST})")
     try:
         manifest = json.loads((source / MANIFEST).read_text())
     except FileNotFoundError as exc:
         raise BackupError(f"{source / MANIFEST} is missing: not a backup folder") from exc
+    except OSError as exc:
+        raise BackupError(f"{source / MANIFEST} cannot be read ({exc.strerror})") from exc
     except ValueError as exc:
         raise BackupError(f"{source / MANIFEST}: not valid JSON ({exc})") from exc
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(facts, dict) for facts in files.values()) \
+            or manifest.get("database") not in files or not isinstance(manifest.get("engine"), str):
+        raise BackupError(f"{source / MANIFEST}: not a backup manifest (an object naming the database engine and "
+                          "file, and mapping each file to its size and SHA-256, as backup_site writes it)")
     if manifest.get("format") != FORMAT:
         raise BackupError(f"{source / MANIFEST}: format {manifest.get('format')!r}, this site reads {FORMAT}")
-    for name, facts in manifest["files"].items():
+    for name, facts in files.items():
         path = source / name
-        if not path.is_file() or _sha256(path) != facts["sha256"]:
+        if not path.is_file() or _sha256(path) != facts.get("sha256"):
             raise BackupError(f"{path} is missing or damaged (its SHA-256 differs from the manifest's)")
     return manifest
 

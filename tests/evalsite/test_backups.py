@@ -84,3 +84,20 @@ def test_restore_refuses_a_damaged_backup_and_a_database_that_has_tables(tmp_pat
     refused = subprocess.run([sys.executable, "manage.py", "restore_site", str(tmp_path / "backup")], cwd=ROOT,
                              env=fresh, capture_output=True, text=True, timeout=120)
     assert refused.returncode != 0 and "damaged" in refused.stderr
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda path: path.write_bytes(b"\x00\xff not a folder"), "is not a folder"),
+    (lambda path: (path.mkdir(), (path / "manifest.json").write_text("[1, 2]")), "not a backup manifest"),
+    (lambda path: (path.mkdir(), (path / "manifest.json").write_text('{"format": 1}')), "not a backup manifest"),
+    (lambda path: (path.mkdir(), (path / "manifest.json").write_text('{"format": 1, "files": {"a": 3}}')),
+     "not a backup manifest"),
+], ids=["a-file", "a-list", "no-files", "a-file-entry-not-an-object"])
+def test_restore_names_a_source_that_is_not_a_backup_folder_instead_of_a_traceback(tmp_path, make, expected):
+    from evalsite.backups import BackupError, restore_site
+
+    source = tmp_path / "backup"
+    make(source)
+    with pytest.raises(BackupError, match=expected) as refused:
+        restore_site(source)
+    assert str(source) in str(refused.value)
