@@ -132,8 +132,13 @@ def bundle_export(kind: str, ident: int | str, out: str | Path, progress: Progre
     if out.exists() and not (out.is_dir() and not any(out.iterdir())):
         raise BundleExportError(f"{out} already exists; give a new path (a directory or a .tar.gz)")
     parent = out.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".bundle-", dir=parent) as scratch:
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        scratch_dir = tempfile.TemporaryDirectory(prefix=".bundle-", dir=parent)
+    except OSError as exc:
+        raise BundleExportError(f"{out} cannot be written: {parent} cannot be made or written ({exc.strerror}); "
+                                "give a path in a folder you can write") from exc
+    with scratch_dir as scratch:
         stem = out.name[: -len(".tar.gz")] if out.name.endswith(".tar.gz") else out.stem if archive else out.name
         root = Path(scratch) / stem
         manifest = bundle_write(kind, obj, root, progress)

@@ -166,6 +166,13 @@ def test_export_refuses_unknown_boards_and_existing_paths_and_writes_nothing(sna
     assert not (tmp_path / "x").exists() and not list(tmp_path.glob(".bundle-*"))
 
 
+@pytest.mark.parametrize("output", ["a-file/bundle", "a-file/bundle.tar.gz"])
+def test_export_into_a_folder_that_cannot_be_made_names_the_path_instead_of_a_traceback(snapshot, tmp_path, output):
+    (tmp_path / "a-file").write_text("mine")
+    with pytest.raises(BundleExportError, match=r"a-file.*cannot be written.*give a path in a folder you can write"):
+        bundle_export("ekphrasis", snapshot.pk, tmp_path / output)
+    assert (tmp_path / "a-file").read_text() == "mine"
+
 def test_an_unfinished_c2_run_has_no_bundle(c2_run, tmp_path):
     C2Run.objects.filter(pk=c2_run.pk).update(status=C2Run.Status.RUNNING)
     with pytest.raises(BundleExportError, match="only a finished run"):
