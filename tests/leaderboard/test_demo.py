@@ -104,6 +104,16 @@ def test_the_demo_summary_lists_every_account_with_its_password_and_where_to_sta
         assert where in text
 
 
+def test_the_demo_summary_says_how_to_start_afresh_in_the_var_folder_the_demo_uses(settings, tmp_path):
+    from leaderboard.management.commands.serve_demo import summary_lines
+
+    settings.VAR_DIR = settings.BASE_DIR / "var"
+    assert "`rm -rf var && make demo` (the demo database is in var/)" in "\n".join(summary_lines("http://h:1/", {}))
+    settings.VAR_DIR = tmp_path / "my var"
+    text = "\n".join(summary_lines("http://h:1/", {}))
+    assert f"`rm -rf '{tmp_path}/my var' && ATELIER_VAR_DIR='{tmp_path}/my var' make demo`" in text
+    assert f"(the demo database is in {tmp_path}/my var/)" in text and "rm -rf var " not in text
+
 def test_serve_demo_refuses_under_production_settings(settings):
     from django.core.management import CommandError, call_command
 

@@ -5,11 +5,13 @@ thing on the screen (``make demo``'s last step)."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import CommandError
@@ -50,8 +52,17 @@ def summary_lines(base: str, passwords: dict[str, str]) -> list[str]:
     lines += [f"  {name:<12} {roles[name]:<11} {password}" for name, password in passwords.items()]
     lines += ["", "Where to start:"]
     lines += [f"  {what:<{width}}  {url}" for what, url in entry_points(base)]
-    lines += ["", "Stop: press Ctrl-C here.  Start afresh: `rm -rf var && make demo` (the demo database is in var/).", "=" * 72]
+    lines += ["", f"Stop: press Ctrl-C here.  Start afresh: {start_afresh()}", "=" * 72]
     return lines
+
+
+def start_afresh() -> str:
+    """How to start the demo afresh: remove the var folder this demo uses (ATELIER_VAR_DIR, when set)."""
+    var_dir = Path(settings.VAR_DIR)
+    if var_dir.resolve() == (Path(settings.BASE_DIR) / "var").resolve():
+        return "`rm -rf var && make demo` (the demo database is in var/)."
+    quoted = shlex.quote(str(var_dir))
+    return f"`rm -rf {quoted} && ATELIER_VAR_DIR={quoted} make demo` (the demo database is in {var_dir}/)."
 
 
 class Command(AtelierCommand):
