@@ -20,7 +20,7 @@ from leaderboard.comparisons import board_headline, side_by_side
 from leaderboard.forms import compare_pair_from_query
 from leaderboard.models import Task
 from leaderboard.roles import require_researcher
-from leaderboard.runs.views import run_new_from_page, run_resume_view, run_status_view
+from leaderboard.runs.views import run_form_typed, run_new_from_page, run_resume_view, run_status_view
 
 TABLE_TITLES_SHORT = {"text": "text tasks", "vision": "multimodal tasks"}
 
@@ -44,7 +44,7 @@ def leaderboard(request):
         raise Http404("No finished C² run with that id.")
     context = {
         "run": run, "runs": selectors.c2_run_list()[:30],
-        "form": C2RunForm(raters=selectors.rater_choices()),
+        "form": C2RunForm(raters=selectors.rater_choices(), initial=run_form_typed(request, C2RunForm)),
         "subjects": selectors.subject_choices(),
     }
     if run is not None:

@@ -19,7 +19,7 @@ from leaderboard.easel.models import EaselEpisode, EaselRun
 from leaderboard.forms import compare_pair_from_query
 from leaderboard.providers import code_version
 from leaderboard.roles import require_researcher
-from leaderboard.runs.views import run_new_from_page, run_resume_view, run_status_view
+from leaderboard.runs.views import run_form_typed, run_new_from_page, run_resume_view, run_status_view
 
 EXPORT_TYPES = {"csv": "text/csv", "json": "application/json", "tex": "application/x-tex"}
 
@@ -59,7 +59,8 @@ def leaderboard(request):
         "table": results.reconstruction_table(payload) if payload else None,
         "semantic": results.semantic_table(payload, uncertainty["semantic"]) if payload else [],
         "runs": selectors.run_list(task_set=task_set)[:30] if task_set is not None else [],
-        "form": EaselRunForm(agents=agent_choices(), initial={"task_set": task_set.pk if task_set else None}),
+        "form": EaselRunForm(agents=agent_choices(), initial={"task_set": task_set.pk if task_set else None,
+                                                              **run_form_typed(request, EaselRunForm)}),
     })
 
 

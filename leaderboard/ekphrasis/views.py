@@ -31,7 +31,7 @@ from leaderboard.models import Benchmark, Task, TaskSet
 from leaderboard.providers import judge_choices
 from leaderboard.roles import is_admin, require_researcher
 from leaderboard.runs.starting import run_resume_from_page
-from leaderboard.runs.views import run_new_from_page, run_status_view
+from leaderboard.runs.views import run_form_typed, run_new_from_page, run_status_view
 
 
 def leaderboard_list(request):
@@ -44,7 +44,9 @@ def leaderboard_list(request):
          # a judge run takes an Ekphrasis task set: the form offers (and preselects) no other kind's
          "task_sets": TaskSet.objects.filter(benchmark__kind=Benchmark.Kind.EKPHRASIS).order_by("name", "version"),
          "judges": judge_choices(),
-         "tig_choices": selectors.tig_component_choices()},
+         "tig_choices": selectors.tig_component_choices(),
+         # what a refused Start held, shown again (the form is written in the template)
+         "typed": run_form_typed(request, JudgeRunForm)},
     )
 
 

@@ -19,7 +19,7 @@ from leaderboard.runs.errors import RunConfigurationError
 from leaderboard.runs.models import RunJob
 from leaderboard.runs.starting import run_resume_from_page, run_start
 
-__all__ = ["run_new_from_page", "run_resume_view", "run_status_view"]
+__all__ = ["run_form_typed", "run_new_from_page", "run_resume_view", "run_status_view"]
 
 
 def run_new_from_page(request: HttpRequest, form: forms.Form, *, create: Callable[..., RunJob], back: str,
@@ -29,15 +29,32 @@ def run_new_from_page(request: HttpRequest, form: forms.Form, *, create: Callabl
     embedded default (no broker) it would take the request hostage — and its page ``detail`` follows it."""
     if not form.is_valid():
         messages.error(request, f"Run not started: {form_problems(form)}")
+        _typed_keep(request, form)
         return redirect(back)
     try:
         run = create(created_by=request.user, **form.run_arguments())
     except RunConfigurationError as exc:
         messages.error(request, f"Run not started: {exc}")
+        _typed_keep(request, form)
         return redirect(refused or back)
     run_start(run, background=True)
     return redirect(detail, pk=run.pk)
 
+
+#: Session key of the values a refused Start held, per form class; a value is kept up to this many characters.
+TYPED_SESSION_KEY = "run_form_typed:{}"
+TYPED_MAX_CHARS = 2000
+
+
+def _typed_keep(request: HttpRequest, form: forms.Form) -> None:
+    request.session[TYPED_SESSION_KEY.format(type(form).__name__)] = {
+        name: value[:TYPED_MAX_CHARS] for name, value in request.POST.items() if name != "csrfmiddlewaretoken"}
+
+
+def run_form_typed(request: HttpRequest, form_class: type[forms.Form]) -> dict[str, str]:
+    """What the researcher typed into a Start of ``form_class`` that was just refused (once; {} otherwise), so
+    the page it went back to shows it again instead of the form's defaults."""
+    return request.session.pop(TYPED_SESSION_KEY.format(form_class.__name__), {})
 
 def run_status_view(model: type[RunJob], progress: Callable[..., dict]):
     """The view of a run's live status: ``progress(run=run)`` as JSON."""
