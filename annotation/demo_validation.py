@@ -48,9 +48,13 @@ from annotation.validation_items import (
 )
 from engine.easel.semantic import HELLO
 
-UOS_NAME = "DEMO · C² U-O-S rating (c2-eval §3.2.2)"
-CANVAS_NAME = "DEMO · EASEL canvas similarity (Eq. 1)"
-HANDWRITING_NAME = "DEMO · EASEL handwriting reading (§3.3)"
+# Annotators see these names (their work list, the page's header): no paper references in them (issue 15).
+UOS_NAME = "DEMO · C² U-O-S rating"
+CANVAS_NAME = "DEMO · EASEL canvas similarity"
+HANDWRITING_NAME = "DEMO · EASEL handwriting reading"
+#: The names a demo made before 2026-12-05 gave them; loading the demo again renames those campaigns.
+OLD_NAMES = {"DEMO · C² U-O-S rating (c2-eval §3.2.2)": UOS_NAME, "DEMO · EASEL canvas similarity (Eq. 1)": CANVAS_NAME,
+             "DEMO · EASEL handwriting reading (§3.3)": HANDWRITING_NAME}
 #: Items per campaign left without any label for the demo annotators.
 OPEN_ITEMS = {CampaignKind.UOS_RATING: 6, CampaignKind.CANVAS_SIMILARITY: 6, CampaignKind.HANDWRITING: 3}
 UOS_ITEMS = 36
@@ -63,14 +67,14 @@ SIMULATED_PERCEPTION = (0.4, 0.2, 0.4)
 TIE_BELOW, CHOICE_SHARPNESS = 0.01, 30.0
 
 INSTRUCTIONS = {
-    CampaignKind.UOS_RATING: """# DEMO campaign — C² U-O-S rating (c2-eval §3.2.2)
+    CampaignKind.UOS_RATING: """# DEMO campaign — C² U-O-S rating
 Read the prompt (and look at the image, for a visual story) and the response. Rate the response **on its own** on
 **Usefulness**, **Originality** and **Surprise**, each 0–5, with the rubric beside each scale — it is the same text the
 automatic rater received. Press 0–5 for the focused component; Tab or the arrows move between components; Enter submits.""",
-    CampaignKind.CANVAS_SIMILARITY: """# DEMO campaign — EASEL canvas similarity (Eq. 1)
+    CampaignKind.CANVAS_SIMILARITY: """# DEMO campaign — EASEL canvas similarity
 Above: the reference. Below: two canvases painted towards it. Which canvas **looks more like the reference**, as a whole —
 shapes, layout and colours? Press A or B; T for a tie only when neither is closer. Enter submits.""",
-    CampaignKind.HANDWRITING: """# DEMO campaign — EASEL handwriting reading (§3.3)
+    CampaignKind.HANDWRITING: """# DEMO campaign — EASEL handwriting reading
 The canvas shows an attempt to write a word by hand. **Type the letters you can read**, in order, leaving out what you
 cannot read (at most 20 characters), and press Enter. If you can read nothing, press Esc then U (unreadable).""",
 }
@@ -203,6 +207,9 @@ def validation_demo_load(*, seed: int = 7, reset: bool = False, load_missing: bo
     """Create the three DEMO validation campaigns (idempotent per campaign name unless ``reset``)."""
     summary = ValidationDemoSummary()
     wanted = (UOS_NAME, CANVAS_NAME, HANDWRITING_NAME)
+    for old_name, name in OLD_NAMES.items():
+        if not Campaign.objects.filter(name=name).exists():
+            Campaign.objects.filter(name=old_name, is_demo=True).update(name=name)
     existing = Campaign.objects.filter(name__in=wanted, is_demo=True)
     if reset:
         existing.delete()

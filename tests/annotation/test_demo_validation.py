@@ -76,3 +76,23 @@ def test_the_command_prints_the_skip_note(capsys):
     call_command("load_demo_campaigns", "--no-protocol-demo-data")
     out = capsys.readouterr().out
     assert "EASEL demo data missing" in out and "skipped" in out
+
+
+PAPER_REFERENCE = ("§", "Eq.", "App.", "c2-eval")
+
+
+def test_the_names_and_instructions_annotators_see_carry_no_paper_references():
+    _demo_worlds()
+    for campaign in validation_demo_load(seed=3).campaigns:
+        shown = [campaign.name, campaign.instructions.splitlines()[0]]
+        assert not [text for text in shown if any(ref in text for ref in PAPER_REFERENCE)], shown
+
+
+def test_a_demo_made_with_the_old_names_is_renamed_when_loaded_again_not_duplicated():
+    _demo_worlds()
+    validation_demo_load(seed=3)
+    Campaign.objects.filter(name=UOS_NAME).update(name="DEMO · C² U-O-S rating (c2-eval §3.2.2)")
+    Campaign.objects.filter(name=HANDWRITING_NAME).update(name="DEMO · EASEL handwriting reading (§3.3)")
+    validation_demo_load(seed=3)
+    assert Campaign.objects.filter(name__in=[UOS_NAME, CANVAS_NAME, HANDWRITING_NAME]).count() == 3
+    assert Campaign.objects.filter(is_demo=True, name__contains="§").count() == 0
