@@ -121,3 +121,23 @@ def test_serve_demo_refuses_under_production_settings(settings):
     with pytest.raises(CommandError, match="development machine only"):
         call_command("serve_demo", stdout=io.StringIO())
     assert not get_user_model().objects.exists()
+
+
+def test_serve_demo_refuses_a_port_in_use_or_out_of_range_before_it_sets_passwords_or_starts_a_server(settings, monkeypatch):
+    import socket
+    import subprocess
+
+    from django.core.management import CommandError, call_command
+
+    settings.ATELIER_DEV = True
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("a server was started"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(CommandError, match=f"127.0.0.1:{port} is already in use.*PORT="):
+            call_command("serve_demo", f"127.0.0.1:{port}", stdout=io.StringIO())
+    for addrport in ("127.0.0.1:99999", "127.0.0.1:0"):
+        with pytest.raises(CommandError, match="a port is 1–65535"):
+            call_command("serve_demo", addrport, stdout=io.StringIO())
+    assert not get_user_model().objects.exists()  # no demo account was made or given a new password

@@ -4,8 +4,10 @@ thing on the screen (``make demo``'s last step)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
+import socket
 import subprocess
 import sys
 import time
@@ -65,6 +67,24 @@ def start_afresh() -> str:
     return f"`rm -rf {quoted} && ATELIER_VAR_DIR={quoted} make demo` (the demo database is in {var_dir}/)."
 
 
+IN_USE = "is already in use"
+
+
+def address_taken(host: str, port: int) -> str:
+    """Why the development server could not listen on host:port ('' when it can): checked before anything is
+    changed, since an earlier server still answering there would otherwise be taken for this one."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        return f"cannot be listened on: {host!r} is not a host name or address ({exc})"
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the development server binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return IN_USE if exc.errno == errno.EADDRINUSE else f"cannot be listened on ({exc.strerror})"
+    return ""
+
 class Command(AtelierCommand):
     help = ("Start the development server on the demo (development machines only) and, once it answers, print "
             "the URL, every demo account with a new password, where to start and how to stop.")
@@ -79,6 +99,14 @@ class Command(AtelierCommand):
         host, _, port = opts["addrport"].rpartition(":")
         if not host or not port.isdigit():
             raise CommandError(f"{opts['addrport']!r} is not HOST:PORT (e.g. 127.0.0.1:8000)")
+        if not 1 <= int(port) <= 65535:
+            raise CommandError(f"{opts['addrport']!r}: a port is 1–65535 (e.g. 127.0.0.1:8000)")
+        taken = address_taken(host, int(port))
+        if taken == IN_USE:
+            raise CommandError(f"{host}:{port} {taken}: stop the server using it (an earlier `make demo`?) or choose "
+                               "another port (`make demo PORT=8001`, or `manage.py serve_demo HOST:PORT`)")
+        if taken:
+            raise CommandError(f"{host}:{port} {taken}")
         base = f"http://{host}:{port}/"
         passwords = demo_accounts_refresh()
         # The summary says this is the development server; Django's own warning would be a warning line.
