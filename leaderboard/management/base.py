@@ -23,6 +23,14 @@ class TaskSetCommand(AtelierCommand):
             raise CommandError(f"{path}: not a readable file ({exc.strerror})") from exc
 
 
+    @staticmethod
+    def output_folder_check(output: str) -> None:
+        """``-o FILE`` must be in an existing folder (or '-'): a CommandError saying so, before anything is read."""
+        if output != "-" and not Path(output).parent.is_dir():
+            raise CommandError(f"-o/--output: {Path(output).parent} is not a folder (give a file in an "
+                               "existing folder, or '-' for standard output)")
+
+
 class ExportCommand(TaskSetCommand):
     export = None  # set by subclasses: a service taking task_set= and fmt=
 
@@ -33,9 +41,7 @@ class ExportCommand(TaskSetCommand):
 
     def handle(self, *args, **opts):
         task_set = self.task_set_from(opts)
-        if opts["output"] != "-" and not Path(opts["output"]).parent.is_dir():
-            raise CommandError(f"-o/--output: {Path(opts['output']).parent} is not a folder (give a file in an "
-                               "existing folder, or '-' for standard output)")
+        self.output_folder_check(opts["output"])
         text = self.export(task_set=task_set, fmt=opts["format"])
         if opts["output"] == "-":
             sys.stdout.write(text)

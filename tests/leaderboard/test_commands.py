@@ -91,3 +91,18 @@ def test_cli_import_of_a_folder_is_a_command_error_not_a_traceback(tmp_path, com
     with pytest.raises(CommandError, match=rf"{tmp_path}: not a readable file"):
         call_command(command, str(tmp_path), "--task-set", "demo", "--version", "1")
     assert not Task.objects.exists() and not Response.objects.exists()
+
+
+def test_export_tig_items_refuses_another_benchmark_and_a_missing_output_folder_instead_of_a_traceback(tmp_path, capsys):
+    from leaderboard.models import Benchmark
+    from tests.factories import BenchmarkFactory
+
+    TaskSetFactory(name="c2-set", benchmark=BenchmarkFactory(kind=Benchmark.Kind.C2, name="C2"))
+    with pytest.raises(CommandError, match="c2-set.*Ekphrasis"):
+        call_command("export_tig_items", "--task-set", "c2-set")
+    ekphrasis_set = TaskSetFactory(name="ek-set")
+    with pytest.raises(CommandError, match="is not a folder"):
+        call_command("export_tig_items", "--task-set", "ek-set", "-o", str(tmp_path / "missing" / "items.jsonl"))
+    call_command("export_tig_items", "--task-set", "ek-set", "-o", str(tmp_path / "items.jsonl"))
+    assert (tmp_path / "items.jsonl").read_text() == ""
+    assert f"no TIG Novelty items for {ekphrasis_set}" in capsys.readouterr().err
