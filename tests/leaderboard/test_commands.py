@@ -106,3 +106,10 @@ def test_export_tig_items_refuses_another_benchmark_and_a_missing_output_folder_
     call_command("export_tig_items", "--task-set", "ek-set", "-o", str(tmp_path / "items.jsonl"))
     assert (tmp_path / "items.jsonl").read_text() == ""
     assert f"no TIG Novelty items for {ekphrasis_set}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command, args", [("import_renders", ["--task-set", "demo"]), ("apply_tig_audit", [])])
+def test_import_renders_and_apply_tig_audit_of_a_folder_say_it_is_not_a_readable_file(tmp_path, command, args):
+    TaskSetFactory(name="demo", version="1")
+    with pytest.raises(CommandError, match=rf"^{tmp_path}: not a readable file \(Is a directory\)$"):
+        call_command(command, str(tmp_path), *args)

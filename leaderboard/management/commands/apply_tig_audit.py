@@ -14,6 +14,7 @@ from leaderboard.import_contract import (
     file_records,
     record_check,
 )
+from leaderboard.management.base import TaskSetCommand
 from leaderboard.run_command import AtelierCommand
 
 #: The audit-outcome record, checked by the import contract like every other import file.
@@ -36,10 +37,7 @@ class Command(AtelierCommand):
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise CommandError(str(exc)) from exc
+        raw = TaskSetCommand.import_file_bytes(path)
         name = str(path)
         errors: list[RecordError] = []
         records = [r for r in file_records(name, raw, rules=AUDIT_RULES, fmt="jsonl", errors=errors)

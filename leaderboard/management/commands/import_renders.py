@@ -20,12 +20,11 @@ class Command(TaskSetCommand):
 
     def handle(self, *args, **opts):
         path = Path(opts["manifest"])
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
+        raw = self.import_file_bytes(path)
         task_set = self.task_set_from(opts)
         try:
             summary = renders_import_manifest(
-                name=str(path), raw=path.read_bytes(), task_set=task_set, base_dir=path.parent, fmt=opts["format"]
+                name=str(path), raw=raw, task_set=task_set, base_dir=path.parent, fmt=opts["format"]
             )
         except ImportFailed as exc:
             raise CommandError(str(exc)) from exc

@@ -108,3 +108,15 @@ def test_run_c2_refuses_a_task_set_of_another_protocol(task_set):
     with pytest.raises(CommandError, match="paint v1 is a task set of EASEL; the C² run needs one of C²-Eval"):
         call_command("run_c2", "--task-set", "paint", "--models", "simulated-a", stdout=io.StringIO())
     assert not C2Run.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("which", ["file", "annotations"])
+def test_import_c2_of_a_folder_says_it_is_not_a_readable_file(tmp_path, which):
+    data = tmp_path / "data.jsonl"
+    data.write_text("{}\n")
+    args = {"file": [str(tmp_path), "--format", "triviaqa"],
+            "annotations": [str(data), "--format", "okvqa", "--annotations", str(tmp_path)]}[which]
+    with pytest.raises(CommandError, match=rf"{tmp_path}: not a readable file \(Is a directory\)"):
+        call_command("import_c2", *args, "--task-set", "t", "--version", "1")
+    assert not Task.objects.exists()

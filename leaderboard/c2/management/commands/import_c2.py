@@ -27,17 +27,15 @@ class Command(TaskSetCommand):
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
+        raw = self.import_file_bytes(path)
         annotations = Path(opts["annotations"]) if opts["annotations"] else None
-        if annotations is not None and not annotations.is_file():
-            raise CommandError(f"{annotations}: no such file")
+        annotations_raw = self.import_file_bytes(annotations) if annotations is not None else None
         try:
             task_set, summary = c2_tasks_import(
-                fmt=opts["format"], name=str(path), raw=path.read_bytes(),
+                fmt=opts["format"], name=str(path), raw=raw,
                 task_set_name=opts["task_set"], version=opts["task_set_version"],
                 annotations_name=str(annotations or ""),
-                annotations_raw=annotations.read_bytes() if annotations is not None else None,
+                annotations_raw=annotations_raw,
                 images_dir=opts["images"], description=opts["description"],
             )
         except ImportFailed as exc:
