@@ -17,7 +17,7 @@ from leaderboard.runs.errors import RunConfigurationError
 
 __all__ = [
     "Protocol", "protocol_app_labels", "protocol_for_kind", "protocol_register",
-    "protocols", "task_set_kind_check",
+    "protocols", "task_set_kind_check", "task_set_runs",
 ]
 
 
@@ -88,3 +88,14 @@ def task_set_kind_check(task_set, *, kind: str) -> None:
     raise RunConfigurationError(
         f"{task_set} is of benchmark kind {theirs}, but {wanted} runs take only {wanted} task sets"
     )
+
+
+def task_set_runs(task_set) -> list[str]:
+    """The runs of every protocol made on ``task_set`` ("C² run 3", …), first few only: a task they judged
+    may not change in place, or their stored results would describe a task that no longer exists."""
+    found: list[str] = []
+    for protocol in _REGISTRY.values():
+        model = protocol.run_model_class()
+        ids = list(model.objects.filter(task_set=task_set).order_by("pk").values_list("pk", flat=True)[:3])
+        found += [f"{protocol.title} run {pk}" for pk in ids]
+    return found

@@ -30,6 +30,7 @@ from engine.csv_cells import csv_text
 from engine.visual_plan import compose_two_field_text, split_visual_plan
 from leaderboard.import_contract import ImportFailed, RecordError, field_rule, value_check
 from leaderboard.models import Benchmark, CatalogueRevision, Response, SubjectModel, Task, TaskSet
+from leaderboard.protocols import task_set_runs
 from leaderboard.records import read_response_records, read_task_records
 from leaderboard.selectors import catalogue_identity_strings
 
@@ -110,6 +111,9 @@ def tasks_import(
     if not created and task_set.benchmark_id != benchmark.pk:
         raise ImportFailed([RecordError(name, 0, "", f"task set {task_set} belongs to {task_set.benchmark}")])
     existing = {t.external_id: t for t in task_set.tasks.all()}
+    # a task that a run judged keeps its content: edited in place, the run's stored results would describe a
+    # task that no longer exists (new tasks may still be added; freezing refuses those too)
+    used_by = task_set_runs(task_set) if existing and not task_set.frozen else []
     summary = ImportSummary()
     errors: list[RecordError] = []
     to_create, to_update = [], []
@@ -133,6 +137,10 @@ def tasks_import(
             errors.append(
                 RecordError(name, record.line, "id", f"task {record.external_id!r} differs but {task_set} is frozen: import a new version")
             )
+        elif used_by:
+            errors.append(RecordError(name, record.line, "id", (
+                f"task {record.external_id!r} differs, but {task_set} has runs ({', '.join(used_by)}) whose results "
+                f"were computed on it as it is: import a new version")))
         else:
             for k, v in values.items():
                 setattr(task, k, v)

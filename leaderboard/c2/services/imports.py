@@ -24,6 +24,7 @@ from engine.c2 import tasks as c2_tasks
 from leaderboard.c2.models import C2TaskImage
 from leaderboard.import_contract import ImportFailed, RecordError, other_encoding
 from leaderboard.models import Benchmark, Task, TaskSet
+from leaderboard.protocols import task_set_runs
 from leaderboard.services.catalogue import ImportSummary, tasks_import
 
 #: --format → (task type, parser needs an image folder, parser needs an annotations file)
@@ -184,6 +185,7 @@ def _images_store(task_set: TaskSet, images: dict[str, tuple[bytes, str, int, in
                   name: str, lines: dict[str, int]) -> None:
     tasks = {t.external_id: t for t in Task.objects.filter(task_set=task_set, external_id__in=images)}
     current = {i.task_id: i for i in C2TaskImage.objects.filter(task__in=tasks.values())}
+    used_by = task_set_runs(task_set) if current and not task_set.frozen else []
     for external_id, (data, content_type, width, height) in images.items():
         task = tasks[external_id]
         digest = hashlib.sha256(data).hexdigest()
@@ -193,6 +195,10 @@ def _images_store(task_set: TaskSet, images: dict[str, tuple[bytes, str, int, in
         if existing is not None and task_set.frozen:
             raise ImportFailed([RecordError(name, lines[external_id], "image",
                                             f"the image of task {external_id!r} differs but {task_set} is frozen: import a new version")])
+        if existing is not None and used_by:
+            raise ImportFailed([RecordError(name, lines[external_id], "image", (
+                f"the image of task {external_id!r} differs, but {task_set} has runs ({', '.join(used_by)}) whose "
+                f"results were computed on it: import a new version"))])
         C2TaskImage.objects.update_or_create(
             task=task,
             defaults={"file_name": task.source.get("image", ""), "content_type": content_type, "data": data,

@@ -280,3 +280,17 @@ def test_a_utf16_dataset_file_is_named_as_not_utf8(encoding):
     (error,) = caught.value.errors
     assert (error.file, error.line) == ("data.macgyver", 0) and "not UTF-8: it is UTF-16" in error.message
     assert not TaskSet.objects.exists()
+
+
+def test_a_prompt_a_c2_run_used_cannot_change_in_place():
+    from leaderboard.c2.services import runs as c2_runs
+
+    task_set, _ = c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] A door in the sea.\n[ WP ] The moon resigns.\n",
+                                  task_set_name="c2-used", version="1")
+    c2_runs.c2_run_create(task_set=task_set, model_names=["simulated-one"], n_samples=1, template="standard",
+                          rater_name="simulated")
+    with pytest.raises(ImportFailed) as refused:
+        c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] A door in the sky.\n[ WP ] The moon resigns.\n",
+                        task_set_name="c2-used", version="1")
+    assert "C² run" in str(refused.value) and "new version" in str(refused.value)
+    assert sorted(Task.objects.filter(task_set=task_set).values_list("brief", flat=True))[0] == "[ WP ] A door in the sea."

@@ -146,3 +146,31 @@ def test_a_task_set_name_or_version_holding_an_invisible_character_is_refused(ta
     assert (error.file, error.line, error.field) == ("tasks.jsonl", 0, field)
     assert fragment in error.message
     assert not TaskSet.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_task_a_run_judged_cannot_change_in_place_but_new_tasks_and_unchanged_ones_import():
+    from leaderboard.ekphrasis import judge_runs
+
+    task_set, _ = tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name="judged", version="1")
+    responses_import(name="responses.jsonl", raw=RESPONSES, task_set=task_set, create_models=True)
+    edited = TASKS.replace(b'"Brief 3."', b'"A brief rewritten after the run."')
+    judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="U", budget_per_task=2, seed=1)
+    with pytest.raises(ImportFailed) as refused:
+        tasks_import(name="tasks.jsonl", raw=edited, task_set_name="judged", version="1")
+    (error,) = refused.value.errors
+    assert (error.line, error.field) == (4, "id") and "Ekphrasis run" in error.message and "new version" in error.message
+    assert task_set.tasks.get(external_id="t3").brief == "Brief 3."  # nothing half-written
+    grown = TASKS + jsonl({"id": "t20", "family": "abstraction", "brief": "Brief 20."})
+    _, summary = tasks_import(name="tasks.jsonl", raw=grown, task_set_name="judged", version="1")
+    assert (summary.created, summary.unchanged, summary.updated) == (1, 20, 0)
+    _, summary = tasks_import(name="tasks.jsonl", raw=edited, task_set_name="judged", version="2")
+    assert summary.created == 20  # the edit belongs in a new version
+
+
+@pytest.mark.django_db
+def test_a_task_set_without_runs_still_takes_edits_in_place():
+    tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name="draft", version="1")
+    edited = TASKS.replace(b'"Brief 3."', b'"Brief 3, revised."')
+    _, summary = tasks_import(name="tasks.jsonl", raw=edited, task_set_name="draft", version="1")
+    assert summary.updated == 1
