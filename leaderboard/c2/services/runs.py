@@ -181,8 +181,7 @@ def c2_run_create(
         surprise_policy=surprise_policy, tau=tau, temperature=temperature,
         embedder=embedder, rerate_share=rerate_share, is_simulated=is_simulated, code_version=code_version(),
         created_by=created_by,
-        config={"template_version": prompts.TEMPLATE_VERSION, "confidence_version": prompts.CONFIDENCE_VERSION,
-                "rubric_version": RUBRIC_VERSION, **(config or {})},
+        config={**prompt_versions(), **(config or {})},
     )
     run.subjects.set(models)
     _plan(run, tasks, models)
@@ -271,6 +270,22 @@ def _images(tasks: dict[int, Task]) -> dict[int, str]:
     return {image.task_id: image_data_url(image) for image in C2TaskImage.objects.filter(task_id__in=visual)}
 
 
+def prompt_versions() -> dict[str, str]:
+    """The versions of the texts this code sends (a run records them when it is made)."""
+    return {"template_version": prompts.TEMPLATE_VERSION, "confidence_version": prompts.CONFIDENCE_VERSION,
+            "rubric_version": RUBRIC_VERSION}
+
+
+def _refuse_changed_prompts(run: C2Run) -> None:
+    """A run resumed after the code's prompts changed (a new rubric) would rate its first samples with one text
+    and the rest with another, and its config would name only the first: refused, naming both versions."""
+    changed = [f"{name} {run.config[name]!r}, this code {now!r}" for name, now in prompt_versions().items()
+               if name in run.config and run.config[name] != now]
+    if changed:
+        raise RunConfigurationError(f"C² run {run.pk} was started with other prompts ({'; '.join(changed)}): finishing "
+                                    f"it would mix two versions in one run, so start a new run")
+
+
 def c2_prompts_execute(*, run_id: int, task_ids: Sequence[int], progress: Callable[[int], None] | None = None) -> bool:
     """Bring the given prompts of a run to completion (idempotent, resumable).
 
@@ -278,6 +293,7 @@ def c2_prompts_execute(*, run_id: int, task_ids: Sequence[int], progress: Callab
     batch keeps the concurrency cap busy. Returns True when this call finished the run's last prompt.
     """
     run = C2Run.objects.select_related("task_set", "rater_model", "second_rater_model").get(pk=run_id)
+    _refuse_changed_prompts(run)
     open_ids = list(C2RunPrompt.objects.filter(run=run, task_id__in=task_ids, done=False).values_list("task_id", flat=True))
     if not open_ids:
         return False

@@ -210,6 +210,16 @@ def test_resuming_after_a_killed_worker_duplicates_nothing_and_resends_nothing(s
     assert generation == []  # answers and confidences were stored before the kill
 
 
+def test_a_run_started_with_another_rubric_is_refused_on_resume_not_finished_with_two(server, tmp_path, monkeypatch):
+    run = create_run(server, c2_task_set(tmp_path))
+    assert run.config["rubric_version"] == runs.RUBRIC_VERSION
+    C2Run.objects.filter(pk=run.pk).update(config={**run.config, "rubric_version": "c2-rubric-v0"})
+    sent_before = len(server.chat_requests)
+    with pytest.raises(RunConfigurationError, match=r"rubric_version 'c2-rubric-v0', this code '.*'.*start a new run"):
+        runs.c2_prompts_execute(run_id=run.pk, task_ids=list(run.task_set.tasks.values_list("pk", flat=True)))
+    assert len(server.chat_requests) == sent_before and not C2Rating.objects.filter(sample__run=run).exclude(u=None).exists()
+
+
 def test_code_answers_are_graded_in_the_sandbox_and_clustered(server, tmp_path):
     from engine.c2.sandbox import sandbox_available
 
