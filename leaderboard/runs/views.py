@@ -56,6 +56,7 @@ def run_form_typed(request: HttpRequest, form_class: type[forms.Form]) -> dict[s
     the page it went back to shows it again instead of the form's defaults."""
     return request.session.pop(TYPED_SESSION_KEY.format(form_class.__name__), {})
 
+
 def run_status_view(model: type[RunJob], progress: Callable[..., dict]):
     """The view of a run's live status: ``progress(run=run)`` as JSON."""
 
