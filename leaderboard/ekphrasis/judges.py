@@ -5,15 +5,22 @@ stored comparisons and the engine's judge contract (:mod:`engine.judge`).
 does); any other name must be a ``SubjectModel`` with role *judge*, reached
 through its OpenAI-compatible endpoint with the API key read from the
 environment variable the model names. Auxiliary judges are named the same way.
+
+A response shown to a judge whose inspected field addresses the judge
+(:func:`engine.judge.prompt.judge_injection_signals`: a claimed verdict, forged prompt lines, overriding
+instructions, role or frame markers) is logged as a warning with its run, task, response and signals, once
+per chunk; the prompt frames it as data (:mod:`engine.prompt_framing`), and the run's page counts them.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from engine.judge.comparison import Candidate, PairJudgeRequest
+from engine.judge.prompt import judge_injection_signals
 from engine.judge.simulated import SIMULATED_JUDGE_NAME, SimulatedJudge
 from leaderboard.ekphrasis.checklists import (
     ENGINE_DIMENSION,
@@ -25,6 +32,8 @@ from leaderboard.ekphrasis.models import ChecklistItem, JudgeRun
 from leaderboard.models import Response, Task
 from leaderboard.providers import judge_is_simulated, judge_model_for, provider_client_for
 from leaderboard.run_usage import client_usage_take, run_usage_add
+
+logger = logging.getLogger(__name__)
 
 SIMULATED_KNOBS = ("position_bias", "length_bias", "tie_rate", "malformed_rate", "skill_spread", "skill_seed",
                    "item_agreement", "answer_spread")
@@ -71,12 +80,26 @@ class RunJudges:
     base_rows: dict[tuple[int, str], list] = field(default_factory=dict)
     # response pk -> its candidate (a response is shown in many calls of a chunk)
     candidates: dict[int, Candidate] = field(default_factory=dict)
+    # (response pk, inspected field) -> its injection signals, screened (and logged) once per chunk
+    screened: dict[tuple[int, str], list[str]] = field(default_factory=dict)
 
     def candidate(self, response) -> Candidate:
         found = self.candidates.get(response.pk)
         if found is None:
             found = self.candidates[response.pk] = _candidate(response)
         return found
+
+    def screen(self, response, request: PairJudgeRequest) -> None:
+        """Log a warning the first time this chunk shows ``response``'s inspected field when it addresses
+        the judge (:func:`~engine.judge.prompt.judge_injection_signals`)."""
+        inspected = request.inspected_field
+        key = (response.pk, inspected.value)
+        if key in self.screened:
+            return
+        signals = self.screened[key] = judge_injection_signals(self.candidate(response).field_text(inspected))
+        if signals:
+            logger.warning("Judge run %s: response %s (task %s, %s) addresses the judge (%s); judged as data",
+                           self.run.pk, response.pk, request.task.task_id, inspected.label, ", ".join(signals))
 
     def get(self, name: str):
         if name not in self.judges:
@@ -230,6 +253,9 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
             )
             for k in positions
         ]
+        for k, request in zip(positions, requests, strict=True):
+            judges.screen(comparisons[k].shown_a, request)
+            judges.screen(comparisons[k].shown_b, request)
         judge = judges.get(judge_name)
         judgements = judge.judge_pairs(requests)
         for k, judgement in zip(positions, judgements, strict=True):
