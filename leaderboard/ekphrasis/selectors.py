@@ -92,6 +92,35 @@ def judge_run_progress(*, run) -> dict:
     }
 
 
+def judge_run_flagged_responses(*, run) -> dict:
+    """The responses this run showed its judges whose shown field addresses the judge
+    (:func:`engine.judge.prompt.judge_injection_signals`), for the run's page: ``screened`` (responses
+    shown), ``flagged`` (one row each: response, task, field, signals) and ``by_signal`` (name → count).
+    The field is the one each judged dimension inspects (the Core Idea for U and N, the Visual Description
+    for E). Two reads: the shown ids of the run's comparisons, then those responses' texts."""
+    from engine.checklists import DIMENSION_FIELD
+    from engine.judge.prompt import judge_injection_signals
+    from leaderboard.ekphrasis.checklists import ENGINE_DIMENSION
+    from leaderboard.ekphrasis.models import Comparison
+
+    fields: dict[int, set[str]] = {}
+    for dimension, a, b in Comparison.objects.filter(run=run).values_list("dimension", "shown_a_id", "shown_b_id").distinct():
+        inspected = DIMENSION_FIELD[ENGINE_DIMENSION[dimension]].value
+        fields.setdefault(a, set()).add(inspected)
+        fields.setdefault(b, set()).add(inspected)
+    flagged, by_signal = [], Counter()
+    rows = Response.objects.filter(pk__in=list(fields)).order_by("task__position", "pk").values_list(
+        "pk", "task__external_id", "core_idea", "visual_description")
+    for pk, task, core_idea, visual_description in rows:
+        for inspected, text, label in (("core_idea", core_idea, "Core Idea"),
+                                       ("visual_description", visual_description, "Visual Description")):
+            signals = judge_injection_signals(text or "") if inspected in fields[pk] else []
+            if signals:
+                flagged.append({"response": pk, "task": task, "field": label, "signals": signals})
+                by_signal.update(signals)
+    return {"screened": len(fields), "flagged": flagged, "by_signal": dict(sorted(by_signal.items()))}
+
+
 def snapshot_list():
     from leaderboard.ekphrasis.models import LeaderboardSnapshot
 

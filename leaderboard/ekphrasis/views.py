@@ -203,6 +203,7 @@ def judge_run_detail(request, pk: int):
     return render(request, "leaderboard/judge_run_detail.html",
                   {"run": run, "progress": selectors.judge_run_progress(run=run), "page_data": page_data,
                    "gates": selectors.judge_run_launch_gates(run=run), "can_override": is_admin(request.user),
+                   "injection": selectors.judge_run_flagged_responses(run=run),
                    # the active pair-selection rule the run used: its own, else the engine's default
                    "pair_rule": run.config.get("rule") or DEFAULT_RULE})
 
