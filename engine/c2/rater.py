@@ -34,9 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine import prompt_framing
 from engine.agreement import ICC_FORM_LABELS, intraclass_correlation
 from engine.c2.uos import RATING_SCALE
-from engine import prompt_framing
 from engine.prompt_framing import frame_tag, framed
 from engine.providers.json_reply import MalformedReply, parse_json_object, repair_turn
 
