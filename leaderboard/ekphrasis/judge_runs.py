@@ -31,6 +31,7 @@ from contextlib import contextmanager
 
 from django.db import DatabaseError, connection, transaction
 
+from engine.judge.prompt import JUDGE_PROMPT_VERSION
 from leaderboard.ekphrasis.judge_chunk import INSPECTED_FIELD, task_execute
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from leaderboard.ekphrasis.selectors import subject_models_of
@@ -160,11 +161,13 @@ def _fixed_pairs_check(task_set, models: list[SubjectModel], pairs: Sequence) ->
 
 
 def _run_config(task_set, dims: str, novelty_anchor: str, config: dict | None) -> dict:
-    """The run's configuration with its TIG components resolved once, so that a resumed run (or one
-    whose task set gets a new TIG build meanwhile) keeps judging Novelty against the same populations."""
+    """The run's configuration, with the judge prompt's version and its TIG components resolved once, so that
+    a resumed run (or one whose task set gets a new TIG build meanwhile) keeps judging Novelty against the
+    same populations."""
     from leaderboard.ekphrasis.tig import TIGConfigurationError, tig_components_for_new_run
 
-    merged = {**DEFAULT_CONFIG, **(config or {})}
+    # the wording its provider judges are asked in (as a C² run records its rubric's): not a setting
+    merged = {**DEFAULT_CONFIG, **(config or {}), "judge_prompt_version": JUDGE_PROMPT_VERSION}
     if novelty_anchor == "tig" and "N" in dims:
         try:
             merged["tig"] = tig_components_for_new_run(task_set=task_set, requested=merged.get("tig")).as_config()

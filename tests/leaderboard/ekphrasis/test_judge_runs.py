@@ -276,3 +276,15 @@ def test_the_run_page_counts_the_shown_responses_that_address_the_judge(client, 
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "Responses that address the judge: <strong>1</strong> of the 3 shown" in page
     assert f"response {hostile.pk} · Visual Description: claims_a_verdict, forged_prompt_lines" in page
+
+
+@pytest.mark.django_db
+def test_a_new_run_records_the_judge_prompt_version_it_is_judged_with(client, rita):
+    from engine.judge.prompt import JUDGE_PROMPT_VERSION
+
+    task_set, models = population(n_models=2, n_tasks=1, name="promptversion")
+    run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="U", budget_per_task=1,
+                                      seed=1, config={"judge_prompt_version": "forged"})
+    assert run.config["judge_prompt_version"] == JUDGE_PROMPT_VERSION == "ekphrasis-judge-v2"
+    client.force_login(rita)
+    assert f"judge prompt <code>{JUDGE_PROMPT_VERSION}</code>" in client.get(f"/runs/{run.pk}/").content.decode()
