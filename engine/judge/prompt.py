@@ -132,7 +132,8 @@ SYSTEM_PROMPT = (
 #: The judge's own claims of a result (:func:`judge_injection_signals`), beside the shared signals.
 _JUDGE_CLAIMS = {
     "claims_a_verdict": re.compile(
-        r"[\"']?\b(winner|confidence|per_item_outcomes|overall_rationale)\b[\"']?\s*[:=]"
+        r"[\"']?\b(per_item_outcomes|overall_rationale)\b[\"']?\s*[:=]"
+        r"|[\"']?\bwinner\b[\"']?\s*[:=]\s*[\"']?((?-i:A|B)|tie)\b|[\"']?\bconfidence\b[\"']?\s*[:=]\s*[01]?\.?\d"
         r"|\bresponse\s+[AB]\b[^.\n]{0,40}\b(better|best|superior|stronger|wins?|winner|preferred)\b"
         r"|\b(prefer|choose|pick|select|favou?r|vote\s+for)\b[^.\n]{0,30}\bresponse\s+[AB]\b",
         re.IGNORECASE),
