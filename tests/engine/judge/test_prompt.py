@@ -124,7 +124,8 @@ def test_a_response_past_the_cap_is_cut_and_the_judge_told_by_whom(comparison):
     shown = ("word " * 4000).strip()[:MAX_RESPONSE_CHARS]
     assert f"\n{shown}\nEND RESPONSE A " in text
     cut = len(("word " * 4000).strip()) - MAX_RESPONSE_CHARS
-    assert f"{cut} more characters of Response A were cut by the evaluation system" in text
+    assert (f"({cut} more characters of Response A were cut by the evaluation system, not by the response: "
+            f"judge the {MAX_RESPONSE_CHARS} characters shown.)") in text
     assert "were cut" not in user_text(comparison())  # ordinary responses are shown whole
 
 
