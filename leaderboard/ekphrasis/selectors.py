@@ -104,7 +104,9 @@ def judge_run_flagged_responses(*, run) -> dict:
     from leaderboard.ekphrasis.models import Comparison
 
     fields: dict[int, set[str]] = {}
-    for dimension, a, b in Comparison.objects.filter(run=run).values_list("dimension", "shown_a_id", "shown_b_id").distinct():
+    shown = (Comparison.objects.filter(run=run).order_by()  # no default ordering: it would undo the distinct
+             .values_list("dimension", "shown_a_id", "shown_b_id").distinct())
+    for dimension, a, b in shown:
         inspected = DIMENSION_FIELD[ENGINE_DIMENSION[dimension]].value
         fields.setdefault(a, set()).add(inspected)
         fields.setdefault(b, set()).add(inspected)

@@ -288,3 +288,21 @@ def test_a_new_run_records_the_judge_prompt_version_it_is_judged_with(client, ri
     assert run.config["judge_prompt_version"] == JUDGE_PROMPT_VERSION == "ekphrasis-judge-v2"
     client.force_login(rita)
     assert f"judge prompt <code>{JUDGE_PROMPT_VERSION}</code>" in client.get(f"/runs/{run.pk}/").content.decode()
+
+
+@pytest.mark.django_db
+def test_the_flagged_count_reads_the_shown_ids_without_the_comparisons_default_ordering():
+    # Comparison's Meta.ordering joins the run, task and task set and puts the sequence into SELECT DISTINCT:
+    # every comparison row of a paper-scale run (~70,000) came back sorted instead of the distinct shown ids
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from leaderboard.ekphrasis.selectors import judge_run_flagged_responses
+
+    task_set, models = population(n_models=3, n_tasks=1, name="flagquery")
+    run = simulated_run(task_set, models, budget=3, dimensions="U")
+    judge_runs.judge_run_execute_inline(run=run)
+    with CaptureQueriesContext(connection) as queries:
+        assert judge_run_flagged_responses(run=run)["screened"] == 3
+    shown = next(q["sql"] for q in queries.captured_queries if "shown_a_id" in q["sql"])
+    assert "JOIN" not in shown and "ORDER BY" not in shown
