@@ -207,6 +207,22 @@ JUDGE_RUN_JOB = JobKind(
 # ---------------------------------------------------------------- one chunk (leaderboard.ekphrasis.judge_chunk)
 
 
+#: What a run made before runs recorded their prompt version was judged with (the unframed prompt).
+FIRST_JUDGE_PROMPT_VERSION = "ekphrasis-judge-v1"
+
+
+def _refuse_changed_prompt(run: JudgeRun) -> None:
+    """A judge model resumed after the prompt's wording changed would judge the rest of the run with another
+    text than its first verdicts (the simulated judge reads no prompt, so its runs resume as before)."""
+    if run.judge_model_id is None:
+        return
+    made_with = run.config.get("judge_prompt_version", FIRST_JUDGE_PROMPT_VERSION)
+    if made_with != JUDGE_PROMPT_VERSION:
+        raise RunConfigurationError(f"Judge run {run.pk} was started with judge prompt {made_with!r}, this code sends "
+                                    f"{JUDGE_PROMPT_VERSION!r}: finishing it would mix two prompts in one run, so "
+                                    f"start a new run")
+
+
 def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int], None] | None = None) -> bool:
     """Judge one task of a run to completion (idempotent, resumable).
 
@@ -218,6 +234,7 @@ def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int
     chunk = JudgeRunTask.objects.get(run=run, task_id=task_id)
     if chunk.done:
         return False
+    _refuse_changed_prompt(run)
     task = Task.objects.get(pk=task_id)
     with _blas_single_threaded(), _commits_without_flush_wait():
         return task_execute(run, chunk, task, judge_for_run(run), progress)

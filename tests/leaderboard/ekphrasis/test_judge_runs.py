@@ -238,6 +238,31 @@ def test_an_llm_run_stores_its_provider_usage_and_a_simulated_run_says_it_has_no
 
 
 @pytest.mark.django_db
+def test_a_judge_models_run_made_with_another_prompt_is_refused_on_resume_and_a_simulated_one_is_not():
+    from leaderboard.models import SubjectModel
+    from leaderboard.runs.errors import RunConfigurationError
+    from tests.benchmarks.bench_judge_throughput import judge_reply
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    task_set, models = population(n_models=3, n_tasks=2, name="prompted")
+    with FakeOpenAIServer(handler=judge_reply) as server:
+        SubjectModel.objects.create(display_name="fake-judge", role=SubjectModel.Role.JUDGE, base_url=server.base_url,
+                                    provider_id="fake-model")
+        run = judge_runs.judge_run_create(task_set=task_set, judge_name="fake-judge", dimensions="E", budget_per_task=3,
+                                          seed=1, config={"n_boot": 50})
+        config = {k: v for k, v in run.config.items() if k != "judge_prompt_version"}  # made before runs recorded it
+        JudgeRun.objects.filter(pk=run.pk).update(config=config)
+        task = task_set.tasks.order_by("pk").first()
+        with pytest.raises(RunConfigurationError, match="'ekphrasis-judge-v1'.*start a new run"):
+            judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
+        assert server.chat_requests == []
+    simulated = simulated_run(task_set, models, budget=3)
+    JudgeRun.objects.filter(pk=simulated.pk).update(
+        config={k: v for k, v in simulated.config.items() if k != "judge_prompt_version"})
+    assert judge_runs.judge_run_execute_inline(run=JudgeRun.objects.get(pk=simulated.pk)) is not None
+
+
+@pytest.mark.django_db
 def test_a_run_whose_verdicts_leave_every_model_alike_finishes_with_a_board_ranked_without_z():
     # a small run's verdicts can form a cycle (which ones the simulated judge draws depends on the task set's id,
     # so on the tests that ran before): finalising once failed the run, "z is undefined"
