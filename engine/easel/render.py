@@ -389,7 +389,11 @@ def semantic_stroke(path: Sequence[float]) -> Stroke:
 # --- strict action validation ------------------------------------------------------------------
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A JSON number: an int (of any size: json reads 1e400 written out as one, which no float holds, so it is
+    range-checked as an int, never converted) or a finite float; not a boolean."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _path_values(action: Mapping[str, object]) -> list[float] | InvalidAction:

@@ -236,3 +236,26 @@ def test_stroke_coverage_refuses_parameters_a_stroke_refuses(bad):
         Stroke.from_params(bad)
     with pytest.raises(ValueError):
         stroke_coverage(bad, 64, 64)
+
+
+@pytest.mark.parametrize("key", ["xs", "rs", "cb"])
+def test_an_integer_too_large_for_a_float_is_an_invalid_action_not_a_crash(key):
+    # json reads 1 followed by 400 zeros as a Python int, which no float holds: the validator's finiteness
+    # test raised OverflowError, which failed the step, the episode and the run (again on every resume,
+    # since a model's cached answer comes back the same). It is an out-of-range value like any other.
+    reference = np.zeros((64, 64, 3), np.float32)
+    task = EaselTask(id="t", kind=KIND_RECONSTRUCTION, category="programmatic", size=64, budget=2,
+                     reference=reference)
+    env = Environment(task)
+    before = env.canvas.copy()
+    outcome = env.step(json.dumps(action(**{key: 10**400})))
+    assert not outcome.valid and outcome.kind == "invalid" and key in outcome.error
+    np.testing.assert_array_equal(env.canvas, before)
+    assert env.step_index == 1
+
+
+def test_a_semantic_path_coordinate_too_large_for_a_float_is_invalid():
+    path = {"action": "brush_stroke", "xs": 10**400, "ys": 1, "xc": 5, "yc": 5, "xe": 9, "ye": 9}
+    assert "xs" in parse_semantic_action(path).reason
+    floats = {"action": "brush_stroke", "xs": 0.5, "ys": 0.1, "xc": 0.5, "yc": 0.5, "xe": 0.9, "ye": -10**400}
+    assert "ye" in parse_semantic_action(floats).reason
