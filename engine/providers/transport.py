@@ -36,6 +36,11 @@ from urllib.parse import urlsplit
 __all__ = ["Http11Transport", "HttpResponse", "TransportError", "default_ssl_context"]
 
 _HEADER_LIMIT = 1 << 20
+#: The most bytes of a response body, as received and once decoded: the largest image file the site reads
+#: (engine.image_limits.IMAGE_FILE_BYTES, 129 MiB) base64-encoded in a JSON answer is 172 MiB. A larger body
+#: (a hostile or broken endpoint: an EASEL agent answering gigabytes, a gzip bomb) is a TransportError
+#: once this much has arrived, not a worker holding all of it in memory.
+BODY_LIMIT = 192 << 20
 _CLOSE_WAIT_S = 1.0
 _USER_AGENT = "atelier-provider-client/1"
 
@@ -279,6 +284,7 @@ class Http11Transport:
             return b"", True
         if "chunked" in headers.get("transfer-encoding", "").lower():
             chunks = []
+            total = 0
             while True:
                 size_line = await reader.readline()
                 if not size_line:
@@ -288,11 +294,20 @@ class Http11Transport:
                     while (await reader.readline()) not in (b"\r\n", b"\n", b""):
                         pass  # trailers
                     return b"".join(chunks), True
+                total += size
+                _body_size_check(total)
                 chunks.append(await reader.readexactly(size))
                 await reader.readexactly(2)
         if "content-length" in headers:
-            return await reader.readexactly(int(headers["content-length"])), True
-        return await reader.read(), False
+            length = int(headers["content-length"])
+            _body_size_check(length)
+            return await reader.readexactly(length), True
+        chunks, total = [], 0
+        while chunk := await reader.read(1 << 16):
+            total += len(chunk)
+            _body_size_check(total)
+            chunks.append(chunk)
+        return b"".join(chunks), False
 
     @staticmethod
     def _decoded(body: bytes, headers: Mapping[str, str]) -> bytes:
@@ -300,10 +315,27 @@ class Http11Transport:
         if encoding in ("", "identity"):
             return body
         if encoding == "gzip":
-            return zlib.decompress(body, 16 + zlib.MAX_WBITS)
+            return _decompressed(body, 16 + zlib.MAX_WBITS)
         if encoding == "deflate":
             try:
-                return zlib.decompress(body)
+                return _decompressed(body, zlib.MAX_WBITS)
             except zlib.error:
-                return zlib.decompress(body, -zlib.MAX_WBITS)
+                return _decompressed(body, -zlib.MAX_WBITS)
         raise TransportError(f"unsupported content encoding {encoding!r}")
+
+
+def _body_size_check(size: int) -> None:
+    if size > BODY_LIMIT:
+        raise TransportError(f"response body over {BODY_LIMIT:,} bytes (the transport's limit)")
+
+
+def _decompressed(body: bytes, wbits: int) -> bytes:
+    """``zlib.decompress(body, wbits)`` that stops at :data:`BODY_LIMIT` bytes of output (a gzip bomb of a few
+    kilobytes decompresses to gigabytes)."""
+    decoder = zlib.decompressobj(wbits)
+    out = decoder.decompress(body, BODY_LIMIT + 1)
+    _body_size_check(len(out))
+    out += decoder.flush()
+    if not decoder.eof:  # as zlib.decompress
+        raise zlib.error("Error -5 while decompressing data: incomplete or truncated stream")
+    return out

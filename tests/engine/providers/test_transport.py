@@ -157,3 +157,28 @@ def test_a_get_target_must_be_an_absolute_path():
     for target in ("relative/path", "/with space", "/line\r\nInjected: 1"):
         with pytest.raises(ValueError, match="absolute path"):
             asyncio.run(fetch(target))
+
+
+@pytest.mark.parametrize("framing", ["length", "chunked", "close"])
+def test_a_body_over_the_limit_is_a_transport_error_in_every_framing(framing, monkeypatch):
+    # A hostile or broken endpoint (an EASEL agent answering without end) was read whole into memory.
+    from engine.providers import transport
+    from engine.providers.client import ProviderError
+
+    monkeypatch.setattr(transport, "BODY_LIMIT", 4096)
+    with FakeOpenAIServer(handler=lambda request: Reply("x" * 8000, framing=framing)) as server:
+        with pytest.raises(ProviderError, match="response body over 4,096 bytes"):
+            make_client(server).chat(USER)
+    with FakeOpenAIServer(handler=lambda request: Reply("x" * 2000, framing=framing)) as server:
+        assert make_client(server).chat(USER).text == "x" * 2000  # within the limit: read as before
+
+
+def test_a_gzip_body_that_decompresses_over_the_limit_is_a_transport_error(monkeypatch):
+    from engine.providers import transport
+    from engine.providers.client import ProviderError
+
+    monkeypatch.setattr(transport, "BODY_LIMIT", 4096)
+    # ~8 KB of JSON compresses to well under the limit: only its decoded size is over it (a gzip bomb)
+    with FakeOpenAIServer(handler=lambda request: Reply("x" * 8000, gzip=True)) as server:
+        with pytest.raises(ProviderError, match="response body over 4,096 bytes"):
+            make_client(server).chat(USER)
