@@ -396,6 +396,22 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
+#: An agent's value or key is echoed in an invalid action's reason (stored per step, shown on the episode page,
+#: and sent back to a semantic agent as feedback for three turns) cut to this many characters, and at most
+#: this many unexpected keys are named: a reply's 100,000-character string was echoed whole, every time.
+_SHOWN_CHARS = 60
+_SHOWN_KEYS = 5
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]}… ({len(text):,} characters)"
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` as an invalid action's reason shows it (:data:`_SHOWN_CHARS`)."""
+    return _cut(repr(value))
+
+
 def _path_values(action: Mapping[str, object]) -> list[float] | InvalidAction:
     """The six path coordinates, in [0, 1] or all six as integers in [0, 1000] (quantised form).
 
@@ -406,15 +422,15 @@ def _path_values(action: Mapping[str, object]) -> list[float] | InvalidAction:
     values = [action[key] for key in PATH_KEYS]
     for key, value in zip(PATH_KEYS, values, strict=True):
         if not _is_number(value):
-            return InvalidAction(f"{key} must be a number, got {value!r}")
+            return InvalidAction(f"{key} must be a number, got {_shown(value)}")
     if all(isinstance(v, int) for v in values):
         for key, value in zip(PATH_KEYS, values, strict=True):
             if not 0 <= value <= QUANTISATION_LEVELS:
-                return InvalidAction(f"{key}={value} is outside the quantised range [0, {QUANTISATION_LEVELS}]")
+                return InvalidAction(f"{key}={_shown(value)} is outside the quantised range [0, {QUANTISATION_LEVELS}]")
         return [v / QUANTISATION_LEVELS for v in values]
     for key, value in zip(PATH_KEYS, values, strict=True):
         if not 0.0 <= value <= 1.0:
-            return InvalidAction(f"{key}={value} is outside [0, 1]")
+            return InvalidAction(f"{key}={_shown(value)} is outside [0, 1]")
     return [float(v) for v in values]
 
 
@@ -423,7 +439,10 @@ def _check_keys(action: Mapping[str, object], expected: Sequence[str]) -> Invali
     wanted = set(expected) | {"action"}
     if keys != wanted:
         missing, extra = sorted(wanted - keys), sorted(keys - wanted)
-        parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unexpected {', '.join(extra)}"] if extra else [])
+        named = ", ".join(_cut(str(key)) for key in extra[:_SHOWN_KEYS])
+        if len(extra) > _SHOWN_KEYS:
+            named += f" and {len(extra) - _SHOWN_KEYS:,} more"
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unexpected {named}"] if extra else [])
         return InvalidAction("; ".join(parts))
     return None
 
@@ -437,7 +456,7 @@ def parse_reconstruction_action(action: object) -> Stroke | InvalidAction:
     if not isinstance(action, Mapping):
         return InvalidAction("an action is a JSON object")
     if action.get("action") != ACTION_BRUSH_STROKE:
-        return InvalidAction(f"reconstruction accepts only action {ACTION_BRUSH_STROKE!r}, got {action.get('action')!r}")
+        return InvalidAction(f"reconstruction accepts only action {ACTION_BRUSH_STROKE!r}, got {_shown(action.get('action'))}")
     problem = _check_keys(action, PARAM_KEYS)
     if problem:
         return problem
@@ -448,9 +467,9 @@ def parse_reconstruction_action(action: object) -> Stroke | InvalidAction:
     for key in APPEARANCE_KEYS:
         value = action[key]
         if not _is_number(value):
-            return InvalidAction(f"{key} must be a number, got {value!r}")
+            return InvalidAction(f"{key} must be a number, got {_shown(value)}")
         if not 0.0 <= value <= 1.0:
-            return InvalidAction(f"{key}={value} is outside [0, 1]")
+            return InvalidAction(f"{key}={_shown(value)} is outside [0, 1]")
         appearance.append(float(value))
     return Stroke(*path, *appearance)
 
@@ -464,7 +483,7 @@ def parse_semantic_action(action: object) -> Stroke | str | InvalidAction:
         problem = _check_keys(action, ())
         return problem if problem else name
     if name != ACTION_BRUSH_STROKE:
-        return InvalidAction(f"unknown action {name!r}; expected brush_stroke, undo or submit")
+        return InvalidAction(f"unknown action {_shown(name)}; expected brush_stroke, undo or submit")
     problem = _check_keys(action, PATH_KEYS)
     if problem:
         return problem

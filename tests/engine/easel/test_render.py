@@ -259,3 +259,29 @@ def test_a_semantic_path_coordinate_too_large_for_a_float_is_invalid():
     assert "xs" in parse_semantic_action(path).reason
     floats = {"action": "brush_stroke", "xs": 0.5, "ys": 0.1, "xc": 0.5, "yc": 0.5, "xe": 0.9, "ye": -10**400}
     assert "ye" in parse_semantic_action(floats).reason
+
+
+@pytest.mark.parametrize("overrides", [
+    {"cr": "paint " * 20_000},  # a string where a number goes
+    {"action": "brush_stroke" * 10_000},  # an action name
+    {"xs": 10**4000},  # an integer of 4,001 digits, out of range
+    {**{f"note{k}" + "x" * 1000: k for k in range(2000)}},  # thousands of long unexpected keys
+])
+def test_an_invalid_actions_reason_echoes_the_agents_value_cut_short(overrides):
+    # The reason is stored with every step, shown on the episode page and sent back to a semantic agent as
+    # feedback: it echoed the value whole (120,000 characters for the string, 2 MB for the keys).
+    reason = parse_reconstruction_action(action(**overrides)).reason
+    assert len(reason) < 600
+    semantic = {"action": "brush_stroke", "xs": 0.1, "ys": 0.1, "xc": 0.5, "yc": 0.5, "xe": 0.9, "ye": 0.9}
+    semantic.update({k: v for k, v in overrides.items() if k not in ("cr",)})
+    if "cr" in overrides:
+        semantic["ye"] = overrides["cr"]
+    assert len(parse_semantic_action(semantic).reason) < 600
+
+
+def test_a_cut_reason_still_names_the_field_and_the_start_of_the_value():
+    reason = parse_reconstruction_action(action(cr="paint " * 20_000)).reason
+    assert reason.startswith("cr must be a number, got 'paint paint") and "120,002 characters" in reason
+    reason = parse_reconstruction_action(action(**{f"k{n:04d}": 0 for n in range(12)})).reason
+    assert reason == "unexpected k0000, k0001, k0002, k0003, k0004 and 7 more"
+    assert parse_reconstruction_action(action(extra=0.5)).reason == "unexpected extra"  # short ones as before
