@@ -114,3 +114,40 @@ def test_the_agent_choices_list_only_models_with_an_endpoint(db):
     SubjectModel.objects.create(display_name="unreachable", role=SubjectModel.Role.SUBJECT)
     SubjectModel.objects.create(display_name="a-judge", role=SubjectModel.Role.JUDGE, base_url="http://127.0.0.1:9/v1")
     assert agents.agent_choices() == ["simulated", "painter", *agents.ANCHORS, "reachable"]
+
+
+class HostileAgent:
+    """Cycles through hostile replies, every third one a valid stroke: a huge integer where a number goes, a
+    100,000-character string, a score claim, a JSON array of strokes."""
+
+    STROKE = {"action": "brush_stroke", "xs": 0.1, "ys": 0.2, "xc": 0.5, "yc": 0.5, "xe": 0.9, "ye": 0.8, "rs": 0.3,
+              "alpha_s": 1.0, "re": 0.3, "alpha_e": 1.0, "cr": 0.2, "cg": 0.4, "cb": 0.6}
+    HOSTILE = [json.dumps({**STROKE, "rs": 10**400}), json.dumps({**STROKE, "cr": "red " * 25_000}),
+               json.dumps({**STROKE, "score": 1.0, "done": True}), json.dumps([STROKE] * 1000)]
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, request):
+        with self.lock:
+            n = self.calls
+            self.calls += 1
+        return json.dumps(self.STROKE) if n % 3 == 2 else self.HOSTILE[(n // 3 * 2 + n % 3) % len(self.HOSTILE)]
+
+
+def test_a_hostile_agents_malformed_replies_are_counted_invalid_and_the_run_finishes(suite, provider_env):
+    # A reply holding an integer too large for a float (1 then 400 zeros) raised OverflowError in the action
+    # check: the episode and the run failed, and again on every resume (the cached reply came back the same).
+    suite.tasks.exclude(external_id=suite.tasks.filter(subtype="reconstruction").first().external_id).delete()
+    with FakeOpenAIServer(handler=HostileAgent()) as server:
+        model = vision_model(server)
+        run = services.easel_run_execute_inline(run=services.easel_run_create(task_set=suite, agent=model.display_name))
+    assert run.status == EaselRun.Status.DONE
+    episode = run.episodes.get()
+    steps = list(EaselStep.objects.filter(episode=episode).order_by("index"))
+    assert len(steps) == episode.budget == 32
+    assert [s.valid for s in steps] == [k % 3 == 2 for k in range(32)]
+    assert episode.invalid_rate == pytest.approx(sum(k % 3 != 2 for k in range(32)) / 32)
+    assert any("rs=" in s.error for s in steps) and all(len(s.error) < 600 for s in steps)
+    assert all(s.action is None for s in steps if not s.valid) and all(s.s is not None for s in steps)
