@@ -128,14 +128,39 @@ def _advanced(stacks: dict[int, list[list[int]]], ch: str) -> dict[int, list[lis
     return moved
 
 
+#: The deepest nesting (objects and arrays) of a JSON value read from a reply; deeper is no JSON here. json's
+#: decoder gives up where the Python stack left to it runs out, which depends on the caller (a Celery worker
+#: stands deeper than a resume or a bundle's replay): a reply whose first object nested 900 levels was read
+#: one way by one caller and the other way by another. A fixed limit well inside any caller's stack reads it
+#: the same everywhere; an action nests one level.
+MAX_JSON_DEPTH = 256
+
+
+def _nesting(value: object) -> int:
+    """How many levels of objects and arrays ``value`` nests (0 for a scalar), without recursion."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        pending.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
 def _json_value(text: str, start: int = 0) -> tuple[object, int]:
-    """(value, end) of the JSON value at ``start`` (json's own decoder: what ``json.loads`` accepts). Nesting
-    too deep for it raises ``RecursionError``, not a ``ValueError``: here a ``ValueError`` like any other
-    text that is not JSON."""
+    """(value, end) of the JSON value at ``start`` (json's own decoder: what ``json.loads`` accepts), nesting
+    at most :data:`MAX_JSON_DEPTH` levels. Nesting too deep for the decoder raises ``RecursionError``, not a
+    ``ValueError``: here, like nesting past the limit, a ``ValueError`` like any other text that is not
+    JSON."""
     try:
-        return json.JSONDecoder().raw_decode(text, start)
+        value, end = json.JSONDecoder().raw_decode(text, start)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+    if _nesting(value) > MAX_JSON_DEPTH:
+        raise ValueError("JSON nested too deeply")
+    return value, end
 
 
 def extract_json_object(text: str) -> object:

@@ -181,3 +181,26 @@ def test_a_long_reply_of_unclosed_braces_is_parsed_in_linear_time(unit):
     started = time.perf_counter()
     assert extract_json_object(reply) == {"action": "submit"}
     assert time.perf_counter() - started < 5.0
+
+
+def _called_deeper(frames, function):
+    return function() if frames == 0 else _called_deeper(frames - 1, function)
+
+
+@pytest.mark.parametrize("depth", [300, 600, 900, 950])
+def test_a_replys_action_does_not_depend_on_how_deep_the_caller_stands(depth):
+    # How deep json reads depends on the Python stack left to it: a reply whose first object nests 900 levels
+    # was an invalid step from a shallow caller (json read that object, not an action) and a valid stroke from
+    # one 150 frames deeper (json gave up on it, the stroke after it came next) — a Celery worker and a resume
+    # or a bundle's replay could read one stored reply two ways. Past a fixed depth an object is no JSON here.
+    stroke = {"action": "brush_stroke", "xs": 0.1, "ys": 0.1, "xc": 0.5, "yc": 0.5, "xe": 0.9, "ye": 0.9, "rs": 0.5,
+              "alpha_s": 1.0, "re": 0.5, "alpha_e": 1.0, "cr": 0.2, "cg": 0.3, "cb": 0.4}
+    reply = '{"x": ' + "[" * depth + "]" * depth + "} " + json.dumps(stroke)
+    found_here = extract_json_object(reply) == stroke  # booleans: a failing assert cannot print 900 levels
+    found_deeper = _called_deeper(150, lambda: extract_json_object(reply)) == stroke
+    assert found_here and found_deeper
+
+
+def test_an_object_within_the_depth_limit_is_read_as_before():
+    shallow = '{"x": ' + "[" * 100 + "]" * 100 + '} {"action": "submit"}'
+    assert extract_json_object(shallow) == {"x": json.loads("[" * 100 + "]" * 100)}
