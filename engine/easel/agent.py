@@ -65,6 +65,20 @@ SYSTEM_PROMPT = (
 )
 
 
+#: A past answer in a semantic prompt's history is sent back whole up to this many characters, past it its
+#: start and its end (where the action usually stands) around a note of the length: a 1 MB answer rode along
+#: in the next three prompts, which a real endpoint refuses as too long (easel.txt §3.1 keeps the turns, not
+#: the bytes). An ordinary answer (max_tokens 4,096) is far shorter and comes back exactly as it was.
+HISTORY_ANSWER_CHARS = 4_000
+
+
+def _history_answer(raw: str) -> str:
+    if len(raw) <= HISTORY_ANSWER_CHARS:
+        return raw
+    half = HISTORY_ANSWER_CHARS // 2
+    return f"{raw[:half]}\n[… your answer was {len(raw):,} characters; its middle is not repeated here …]\n{raw[-half:]}"
+
+
 def image_data_url(image: np.ndarray) -> str:
     """A PNG data URL of a float image in [0, 1]."""
     return "data:image/png;base64," + base64.b64encode(png_bytes(image)).decode("ascii")
@@ -93,7 +107,7 @@ def build_messages(observation: Observation) -> list[dict[str, Any]]:
         intro += [{"type": "text", "text": "Task image:"}, _image_part(task.reference)]
     messages.append({"role": "user", "content": intro})
     for turn in observation.history[-HISTORY_WINDOW:]:
-        messages.append({"role": "assistant", "content": turn.raw})
+        messages.append({"role": "assistant", "content": _history_answer(turn.raw)})
         result = turn.feedback or ("Accepted." if turn.valid else "Invalid action.")
         messages.append({"role": "user", "content": f"Step {turn.step + 1}: {result}"})
     latest: list[dict[str, Any]] = []

@@ -108,3 +108,16 @@ def test_semantic_episode_against_the_fake_server_submits():
 
 def test_image_data_url_round_trips_an_8_bit_image(task):
     np.testing.assert_array_equal(decode(image_data_url(task.reference)) / np.float32(255), task.reference)
+
+
+def test_a_huge_past_answer_comes_back_in_the_history_cut_short():
+    # Each of a semantic agent's last three answers is sent back verbatim: a 1 MB answer (a provider ignoring
+    # max_tokens) rode along in the next three prompts, which a real endpoint refuses as too long (a 400, so
+    # the run failed, and again on every resume with the same cached answer).
+    env = Environment(semantic_tasks(0)[0])
+    stroke = json.dumps({"action": "brush_stroke", "xs": 0.1, "ys": 0.1, "xc": 0.5, "yc": 0.5, "xe": 0.9, "ye": 0.9})
+    env.step("Let me think. " * 80_000 + stroke)
+    env.step(stroke)
+    assistant = [m["content"] for m in build_messages(env.observation()) if m["role"] == "assistant"]
+    assert len(assistant) == 2 and assistant[1] == stroke  # an ordinary answer exactly as it was
+    assert len(assistant[0]) < 5_000 and assistant[0].startswith("Let me think.") and "1,120," in assistant[0]
