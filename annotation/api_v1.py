@@ -136,8 +136,6 @@ class CampaignCreateApi(ApiView):
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         values["task_set"] = get_object_or_404(TaskSet, pk=values["task_set"])
-        if Campaign.objects.filter(name=values["name"]).exists():
-            raise serializers.ValidationError({"name": ["a campaign with this name exists"]})
         campaign = services.campaign_create(created_by=request.user, **values)
         return Response(CampaignOutput(campaign).data, status=status.HTTP_201_CREATED)
 

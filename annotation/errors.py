@@ -101,6 +101,18 @@ class AblationInvalid(AnnotationError):
     code = "ablation_invalid"
 
 
+class CampaignNameTaken(AnnotationError):
+    """Another campaign already has this name (names are unique), also when it was created by a request
+    running at the same time; ``errors`` names the field."""
+
+    status = 409
+    code = "conflict"
+
+    def __init__(self, name: str):
+        super().__init__(f"a campaign named {name!r} exists already")
+        self.errors = {"name": self.message}
+
+
 class LaunchGatesFailed(AnnotationError):
     """Human validation may not start: the judge run it launches from failed its App. D.3 gates and no
     admin recorded an override (the message names the run and the failed gates)."""

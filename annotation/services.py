@@ -41,6 +41,7 @@ from annotation.errors import (
     CAMPAIGN_PAUSED_MESSAGE,
     AssignmentClosed,
     Busy,
+    CampaignNameTaken,
     CampaignNotOpen,
     CampaignPaused,
     ItemsInvalid,
@@ -131,23 +132,32 @@ def campaign_create(
     created_by: AbstractBaseUser | None = None,
     status: str = Campaign.Status.DRAFT,
 ) -> Campaign:
-    """Create a campaign (admins do this). ``k`` annotators per item, default 3 (App. H)."""
+    """Create a campaign (admins do this). ``k`` annotators per item, default 3 (App. H). A name another
+    campaign has is :class:`CampaignNameTaken`, also when that campaign was created meanwhile by a request
+    running at the same time (the unique index decides)."""
     if kind not in CampaignKind.values:
         raise ItemsInvalid([(0, "kind", f"unknown campaign kind {kind!r}")])
+    if Campaign.objects.filter(name=name).exists():
+        raise CampaignNameTaken(name)
     matcher = catalogue_identities()
     if leaks := texts_identity_problems({"name": name, "instructions": instructions}, matcher=matcher):
         raise ItemsInvalid([(0, field, message) for field, message in leaks.items()])
     if status == Campaign.Status.OPEN:
         campaign_launch_gates_check(task_set=task_set)
-    with transaction.atomic():
-        campaign = Campaign.objects.create(
-            name=name, kind=kind, task_set=task_set, instructions=instructions, k=k,
-            open_to_all_annotators=open_to_all_annotators, gold_rate=gold_rate, show_brief=show_brief,
-            assignment_ttl_seconds=assignment_ttl_seconds, is_demo=is_demo, created_by=created_by, status=status,
-            texts_blinding_revision=matcher.revision,  # its only texts yet, checked against these names
-        )
-        CampaignProgress.objects.create(campaign=campaign)
-        campaign_annotators_add(campaign=campaign, annotators=annotators)
+    try:
+        with transaction.atomic():
+            campaign = Campaign.objects.create(
+                name=name, kind=kind, task_set=task_set, instructions=instructions, k=k,
+                open_to_all_annotators=open_to_all_annotators, gold_rate=gold_rate, show_brief=show_brief,
+                assignment_ttl_seconds=assignment_ttl_seconds, is_demo=is_demo, created_by=created_by, status=status,
+                texts_blinding_revision=matcher.revision,  # its only texts yet, checked against these names
+            )
+            CampaignProgress.objects.create(campaign=campaign)
+            campaign_annotators_add(campaign=campaign, annotators=annotators)
+    except IntegrityError:
+        if Campaign.objects.filter(name=name).exists():
+            raise CampaignNameTaken(name) from None
+        raise
     return campaign
 
 

@@ -126,6 +126,32 @@ def test_labels_export_is_the_pages_file(rita, campaign, client):
     assert api.status_code == 200 and api.content == page.content
 
 
+def test_a_campaign_name_taken_is_a_409_conflict_naming_the_field(adam, campaign):
+    payload = {"name": campaign.name, "kind": CampaignKind.TEXT_PAIRWISE, "task_set": campaign.task_set_id}
+    response = token_client(adam).post("/api/v1/campaigns/create", payload, format="json")
+    assert response.status_code == 409
+    assert response.json()["error"] == "conflict" and list(response.json()["details"]) == ["name"]
+
+
+def test_a_campaign_created_meanwhile_under_the_same_name_is_a_409_not_a_500(adam, campaign, monkeypatch):
+    # found by eight identical POSTs at once: the name was checked before the insert, and the requests
+    # that lost the race to the unique index answered 500 (IntegrityError)
+    from annotation import services
+
+    real = services.catalogue_identities
+
+    def another_request_inserts_first():
+        Campaign.objects.create(name="twin", kind=CampaignKind.TEXT_PAIRWISE, task_set=campaign.task_set)
+        return real()
+
+    monkeypatch.setattr(services, "catalogue_identities", another_request_inserts_first)
+    payload = {"name": "twin", "kind": CampaignKind.TEXT_PAIRWISE, "task_set": campaign.task_set_id}
+    response = token_client(adam).post("/api/v1/campaigns/create", payload, format="json")
+    assert response.status_code == 409
+    assert response.json()["error"] == "conflict" and "name" in response.json()["details"]
+    assert Campaign.objects.filter(name="twin").count() == 1
+
+
 def test_a_gold_rate_the_database_refuses_is_a_400_not_a_500(adam, campaign):
     # found by schemathesis: the serializer allowed what the campaign_gold_rate_in_range constraint refuses
     payload = {"name": "too much gold", "kind": CampaignKind.TEXT_PAIRWISE, "task_set": campaign.task_set_id,
