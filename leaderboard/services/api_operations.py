@@ -4,9 +4,11 @@ in the API's one exception handler)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from leaderboard.models import SubjectModel, Task, TaskSet
 from leaderboard.services.catalogue import subject_model_save
@@ -35,20 +37,36 @@ class ApiOperationRefused(Exception):
         self.errors = {field: message} if field else None
 
 
-@transaction.atomic
+@contextmanager
+def _refused_when_taken(check: Callable[[], None]) -> Iterator[None]:
+    """Writes under a unique name that ``check`` found free: when a request running at the same time took
+    the name in between, the unique index refuses the write (IntegrityError, a 500) — ``check`` again,
+    which then refuses it as the conflict it is. The writes must be in their own ``transaction.atomic``."""
+    try:
+        yield
+    except IntegrityError:
+        check()
+        raise
+
+
+def _version_free(name: str, version: str) -> None:
+    if TaskSet.objects.filter(name=name, version=version).exists():
+        raise ApiOperationRefused(f"{name} v{version} already exists", field="version")
+
+
 def task_set_version_create(*, task_set: TaskSet, version: str, description: str | None = None) -> TaskSet:
     """A new, unfrozen version of ``task_set`` with a copy of its tasks (responses are imported anew)."""
-    if TaskSet.objects.filter(name=task_set.name, version=version).exists():
-        raise ApiOperationRefused(f"{task_set.name} v{version} already exists", field="version")
-    new = TaskSet.objects.create(
-        benchmark=task_set.benchmark, name=task_set.name, version=version, is_demo=task_set.is_demo,
-        description=task_set.description if description is None else description,
-    )
-    Task.objects.bulk_create([
-        Task(task_set=new, external_id=t.external_id, family=t.family, subtype=t.subtype, brief=t.brief,
-             constraints=t.constraints, source=t.source, position=t.position)
-        for t in task_set.tasks.order_by("position", "external_id")
-    ])
+    _version_free(task_set.name, version)
+    with _refused_when_taken(lambda: _version_free(task_set.name, version)), transaction.atomic():
+        new = TaskSet.objects.create(
+            benchmark=task_set.benchmark, name=task_set.name, version=version, is_demo=task_set.is_demo,
+            description=task_set.description if description is None else description,
+        )
+        Task.objects.bulk_create([
+            Task(task_set=new, external_id=t.external_id, family=t.family, subtype=t.subtype, brief=t.brief,
+                 constraints=t.constraints, source=t.source, position=t.position)
+            for t in task_set.tasks.order_by("position", "external_id")
+        ])
     return new
 
 
@@ -61,7 +79,9 @@ def _display_name_free(name: str, *, except_pk: int | None = None) -> None:
 @transaction.atomic
 def subject_model_create(**values: Any) -> SubjectModel:
     _display_name_free(values["display_name"])
-    return subject_model_save(model=SubjectModel(**{k: v for k, v in values.items() if k in SUBJECT_MODEL_FIELDS}))
+    model = SubjectModel(**{k: v for k, v in values.items() if k in SUBJECT_MODEL_FIELDS})
+    with _refused_when_taken(lambda: _display_name_free(values["display_name"])):
+        return subject_model_save(model=model)
 
 
 @transaction.atomic
@@ -75,6 +95,7 @@ def subject_model_update(*, model: SubjectModel, **values: Any) -> SubjectModel:
     for key in changed:
         setattr(model, key, values[key])
     if changed:
-        subject_model_save(model=model, update_fields=changed)
+        with _refused_when_taken(lambda: _display_name_free(model.display_name, except_pk=model.pk)):
+            subject_model_save(model=model, update_fields=changed)
     return model
 
