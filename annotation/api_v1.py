@@ -210,6 +210,8 @@ class CampaignDashboardApi(ApiView):
 class CampaignLabelsExportApi(ApiView):
     """Every label with its assignment metadata, JSONL or CSV (researchers: it names models)."""
 
+    download_media_types = ("application/x-ndjson", "text/csv")
+
     class LabelsQuery(serializers.Serializer):
         fmt = serializers.ChoiceField(choices=["jsonl", "csv"], default="jsonl")
 

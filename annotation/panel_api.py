@@ -211,6 +211,8 @@ class PanelMonitoringApi(ApiView):
 class PanelPayReportApi(ApiView):
     """The pay report, one row per participant (``?fmt=csv`` for CSV)."""
 
+    download_media_types = ("text/csv",)
+
     class PayReportQuery(serializers.Serializer):
         fmt = serializers.ChoiceField(choices=["json", "csv"], default="json")
 

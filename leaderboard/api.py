@@ -168,6 +168,8 @@ class ResponseImportApi(ApiView):
 class TaskSetExportApi(ApiView):
     """The task set's tasks or responses as JSONL or CSV (the same files the page exports)."""
 
+    download_media_types = ("application/x-ndjson", "text/csv")
+
     class ExportQuery(serializers.Serializer):
         what = serializers.ChoiceField(choices=["tasks", "responses"], default="tasks")
         fmt = serializers.ChoiceField(choices=["jsonl", "csv"], default="jsonl")

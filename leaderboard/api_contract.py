@@ -26,6 +26,7 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.utils.mediatypes import media_type_matches
 from rest_framework.views import APIView
 
 from leaderboard.api_tokens.authentication import ApiTokenAuthentication
@@ -208,9 +209,36 @@ class _ApiBase:
     authentication_classes = [ApiTokenAuthentication, SessionAuthentication]
     permission_classes = [ResearcherOnly]
     throttle_classes = [TokenWriteThrottle]
+    #: The media types of the files an export or download view answers with (its schema's 200 types
+    #: besides JSON): a client that accepts only these gets the file, and any refusal as JSON.
+    download_media_types: tuple[str, ...] = ()
 
     def get_exception_handler(self):
         return api_exception_handler
+
+    def perform_content_negotiation(self, request, force=False):
+        # Negotiation knows only the JSON renderer: without this, 'Accept: text/csv' on a CSV export (the
+        # type its schema documents) was refused 406.
+        try:
+            return super().perform_content_negotiation(request, force=force)
+        except exceptions.NotAcceptable:
+            if not self.download_media_types or not _accepts_any(request, self.download_media_types):
+                raise
+            return super().perform_content_negotiation(request, force=True)
+
+
+def _accepts_any(request, media_types: tuple[str, ...]) -> bool:
+    """Whether the request's ``Accept`` header takes one of ``media_types`` (ranges such as ``text/*``
+    included; a range given ``q=0`` takes nothing)."""
+    for accepted in request.META.get("HTTP_ACCEPT", "").split(","):
+        params = dict(part.strip().partition("=")[::2] for part in accepted.split(";")[1:])
+        try:
+            refused = float(params.get("q", "1")) <= 0
+        except ValueError:
+            refused = False
+        if not refused and any(media_type_matches(media_type, accepted.strip()) for media_type in media_types):
+            return True
+    return False
 
 
 class ApiView(_ApiBase, APIView):

@@ -23,7 +23,8 @@ def _download_api(kind: str) -> type[ApiView]:
     def get(self, request, pk: int):
         return bundle_archive_response(kind, pk)
 
-    return type(f"{kind.capitalize()}BundleDownloadApi", (ApiView,), {"get": get, "__doc__": f"Bundle of {WHAT[kind]}."})
+    return type(f"{kind.capitalize()}BundleDownloadApi", (ApiView,), {
+        "get": get, "download_media_types": ("application/gzip",), "__doc__": f"Bundle of {WHAT[kind]}."})
 
 
 EkphrasisBundleDownloadApi = _download_api("ekphrasis")

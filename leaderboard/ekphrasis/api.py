@@ -254,6 +254,8 @@ class SnapshotSlicesApi(ApiView):
 class SnapshotExportApi(ApiView):
     """The snapshot as CSV, JSON or LaTeX — the files the page exports."""
 
+    download_media_types = ("text/csv", "application/json", "application/x-tex")
+
     @extend_schema(operation_id="leaderboards_export",
                    parameters=[OpenApiParameter("fmt", str, enum=["csv", "json", "tex"], default="json")],
                    responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.OBJECT,

@@ -35,3 +35,39 @@ def test_a_task_set_named_with_a_line_break_or_quote_exports_on_the_page_and_the
         assert response["Content-Disposition"] == download_disposition(f"{name}-v1-tasks.csv")
         assert "\n" not in response["Content-Disposition"] and "\r" not in response["Content-Disposition"]
         assert response.content.decode().startswith("id,family,")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt,accept,media_type", [
+    ("csv", "text/csv", "text/csv"),
+    ("jsonl", "application/x-ndjson", "application/x-ndjson"),
+    ("csv", "text/*;q=0.9", "text/csv"),
+    ("csv", "text/html, text/csv;q=0.5", "text/csv"),
+])
+def test_an_export_asked_for_with_its_own_media_type_is_served(token_client, rita, fmt, accept, media_type):
+    # the schema documents 200 text/csv (application/x-ndjson), yet 'Accept: text/csv' was refused 406:
+    # negotiation knew only the JSON renderer
+    task_set = TaskSetFactory(name="vci", version="1")
+    TaskFactory(task_set=task_set, external_id="t1")
+    response = token_client(rita).get(f"/api/v1/task-sets/{task_set.pk}/export?what=tasks&fmt={fmt}",
+                                      HTTP_ACCEPT=accept)
+    assert response.status_code == 200
+    assert response["Content-Type"].split(";")[0] == media_type
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("accept", ["application/xml", "text/csv;q=0", "image/png"])
+def test_an_export_refuses_an_accept_it_cannot_serve_in_the_error_shape(token_client, rita, accept):
+    task_set = TaskSetFactory(name="vci", version="1")
+    response = token_client(rita).get(f"/api/v1/task-sets/{task_set.pk}/export?fmt=csv", HTTP_ACCEPT=accept)
+    assert response.status_code == 406
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"] == "not_acceptable"
+
+
+@pytest.mark.django_db
+def test_a_refusal_of_an_export_asked_for_as_csv_is_json_in_the_error_shape(token_client, rita):
+    response = token_client(rita).get("/api/v1/task-sets/999999/export?fmt=csv", HTTP_ACCEPT="text/csv")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert set(response.json()) == {"error", "message", "details"}
