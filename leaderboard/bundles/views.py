@@ -14,9 +14,21 @@ from leaderboard.bundles.models import ImportedBoard
 from leaderboard.bundles.signing import site_public_key_pem
 from leaderboard.roles import require_researcher
 
+#: What a download is answered while the signing key cannot be read (503).
+SIGNING_UNAVAILABLE = "Bundles cannot be signed just now, so none is exported; ask this site's administrator."
+
 
 def bundle_archive_response(kind: str, pk: int) -> FileResponse | HttpResponse:
-    """The board's bundle as a ``.tar.gz`` download (built in a temporary directory, removed once sent)."""
+    """The board's bundle as a ``.tar.gz`` download, or a 503 page while bundles cannot be signed."""
+    try:
+        return bundle_archive_download(kind, pk)
+    except BundleSigningUnavailable:
+        return HttpResponse(SIGNING_UNAVAILABLE + "\n", status=503, content_type="text/plain; charset=utf-8")
+
+
+def bundle_archive_download(kind: str, pk: int) -> FileResponse:
+    """The board's bundle as a ``.tar.gz`` download (built in a temporary directory, removed once sent);
+    :class:`BundleSigningUnavailable` while the signing key cannot be read."""
     if kind not in KINDS:
         raise Http404("No such kind of leaderboard.")
     scratch = tempfile.TemporaryDirectory(prefix="bundle-download-")
@@ -25,8 +37,7 @@ def bundle_archive_response(kind: str, pk: int) -> FileResponse | HttpResponse:
         result = bundle_export(kind, pk, Path(scratch.name) / name)
     except BundleSigningUnavailable:
         scratch.cleanup()
-        return HttpResponse("Bundles cannot be signed just now, so none is exported; ask this site's administrator.\n",
-                            status=503, content_type="text/plain; charset=utf-8")
+        raise
     except BundleExportError as exc:
         scratch.cleanup()
         raise Http404(str(exc)) from exc
