@@ -202,6 +202,10 @@ class TokenWriteThrottle(SimpleRateThrottle):
         if request.method in ("GET", "HEAD", "OPTIONS") or not isinstance(request.successful_authenticator,
                                                                        ApiTokenAuthentication):
             return None
+        if not hasattr(view, request.method.lower()):
+            # a method the operation does not have is refused 405 with Allow; it writes nothing and
+            # spends none of the budget (it was counted, and past the rate answered 429, not 405)
+            return None
         return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
 
 

@@ -71,3 +71,20 @@ def test_a_refusal_of_an_export_asked_for_as_csv_is_json_in_the_error_shape(toke
     assert response.status_code == 404
     assert response["Content-Type"] == "application/json"
     assert set(response.json()) == {"error", "message", "details"}
+
+
+@pytest.mark.django_db
+def test_a_method_an_operation_lacks_is_a_405_and_spends_no_write_budget(token_client, rita, settings):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.ATELIER_API_TOKEN_WRITE_RATE = "2/minute"
+    client = token_client(rita)
+    wrong = [client.put("/api/v1/task-sets/", {}, format="json") for _ in range(3)]
+    assert [r.status_code for r in wrong] == [405, 405, 405]
+    assert all(r["Allow"] == "GET, HEAD, OPTIONS" and r.json()["error"] == "method_not_allowed" for r in wrong)
+    # the budget is still whole: two writes pass the throttle (refused for their empty body), the third is 429
+    writes = [client.post("/api/v1/judge-runs/create", {}, format="json") for _ in range(3)]
+    assert [r.status_code for r in writes] == [400, 400, 429]
+    assert int(writes[2]["Retry-After"]) > 0 and writes[2].json()["error"] == "throttled"
+    cache.clear()
