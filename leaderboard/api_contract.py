@@ -9,6 +9,7 @@ annotation app's by their ``status``/``code``/``message`` attributes (leaderboar
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -178,9 +179,18 @@ class StandardCursorPagination(CursorPagination):
     def decode_cursor(self, request):
         # DRF answers a malformed cursor with 404; it is a bad query parameter (found by schemathesis).
         try:
-            return super().decode_cursor(request)
+            cursor = super().decode_cursor(request)
         except exceptions.NotFound as exc:
             raise exceptions.ValidationError({self.cursor_query_param: [str(exc.detail)]}) from exc
+        # DRF takes the position from the (client-held, unsigned) cursor as it is: 'p=abc' or 'p=1.5' reached
+        # the pk filter and was a 500. Every list is ordered by pk, so a position is a whole number an id holds.
+        if cursor is not None and cursor.position is not None and not self._pk_position(cursor.position):
+            raise exceptions.ValidationError({self.cursor_query_param: [self.invalid_cursor_message]})
+        return cursor
+
+    @staticmethod
+    def _pk_position(position: str) -> bool:
+        return bool(re.fullmatch(r"-?[0-9]{1,19}", position)) and -(2**63) <= int(position) <= 2**63 - 1
 
 
 class TokenWriteThrottle(SimpleRateThrottle):

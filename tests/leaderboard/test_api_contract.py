@@ -88,3 +88,25 @@ def test_a_method_an_operation_lacks_is_a_405_and_spends_no_write_budget(token_c
     assert [r.status_code for r in writes] == [400, 400, 429]
     assert int(writes[2]["Retry-After"]) > 0 and writes[2].json()["error"] == "throttled"
     cache.clear()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("cursor", ["p=abc", "p=1.5", "p=", "p=1e5", "r=1&p=x", "p=99999999999999999999999"])
+def test_a_forged_cursor_position_is_a_400_not_a_500(token_client, rita, cursor):
+    import base64
+
+    TaskSetFactory()
+    response = token_client(rita).get("/api/v1/task-sets/", {"cursor": base64.b64encode(cursor.encode()).decode()})
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid" and list(response.json()["details"]) == ["cursor"]
+
+
+@pytest.mark.django_db
+def test_the_next_cursor_of_a_list_still_pages(token_client, rita):
+    for _ in range(3):
+        TaskSetFactory()
+    client = token_client(rita)
+    first = client.get("/api/v1/task-sets/", {"page_size": 2}).json()
+    second = client.get(first["next"]).json()
+    assert len(first["results"]) == 2 and len(second["results"]) == 1
+    assert {r["id"] for r in first["results"]}.isdisjoint(r["id"] for r in second["results"])
