@@ -18,7 +18,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpResponse
-from django.utils.http import content_disposition_header, quote_etag
+from django.utils.http import content_disposition_header, parse_etags, quote_etag
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication
@@ -36,7 +36,7 @@ from leaderboard.roles import is_admin, is_researcher
 
 __all__ = [
     "AdminOnly", "ApiListView", "ApiView", "ErrorSerializer", "ResearcherOnly", "StandardCursorPagination",
-    "IdFilter", "TokenWriteThrottle", "api_exception_handler", "download_disposition", "error_body", "error_responses", "not_modified_or",
+    "IdFilter", "TokenWriteThrottle", "api_exception_handler", "client_holds", "download_disposition", "error_body", "error_responses", "not_modified_or",
     "text_download", "ERROR_RESPONSES",
 ]
 
@@ -314,9 +314,20 @@ def text_download(body: str, fmt: str, filename: str) -> HttpResponse:
 def not_modified_or(request, etag: str, body: dict) -> Response:
     """A 304 when the client already holds this version (``If-None-Match``), else the body with its ETag."""
     quoted = quote_etag(etag)
-    if quoted in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+    if client_holds(request, quoted):
         return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": quoted})
     return Response(body, headers={"ETag": quoted})
+
+
+def client_holds(request, quoted_etag: str) -> bool:
+    """Whether ``If-None-Match`` names this version: RFC 9110's weak comparison (``W/"x"`` matches ``"x"``,
+    as a client echoes an ETag a compressing proxy made weak) or ``*``. An exact string match answered
+    those 200 with the whole body."""
+    header = request.headers.get("If-None-Match", "")
+    if not header:
+        return False
+    held = parse_etags(header)
+    return held == ["*"] or quoted_etag.removeprefix("W/") in [tag.removeprefix("W/") for tag in held]
 
 
 class ImportSummaryOutput(serializers.Serializer):

@@ -23,6 +23,7 @@ from leaderboard.api_contract import (
     ApiListView,
     ApiView,
     IdFilter,
+    client_holds,
     error_responses,
     not_modified_or,
     text_download,
@@ -151,7 +152,7 @@ class SnapshotListApi(ApiListView):
         queryset = self.filter_queryset(self.get_queryset())
         latest = queryset.aggregate(latest=Max("pk"))["latest"]
         etag = quote_etag(f"snapshots-{queryset.count()}-{latest}-{request.GET.urlencode()}")
-        if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+        if client_holds(request, etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
         response = super().get(request, *args, **kwargs)
         response["ETag"] = etag

@@ -110,3 +110,24 @@ def test_the_next_cursor_of_a_list_still_pages(token_client, rita):
     second = client.get(first["next"]).json()
     assert len(first["results"]) == 2 and len(second["results"]) == 1
     assert {r["id"] for r in first["results"]}.isdisjoint(r["id"] for r in second["results"])
+
+
+@pytest.fixture
+def snapshot(db):
+    from leaderboard.ekphrasis import judge_runs
+    from tests.leaderboard.judging_factories import population, simulated_run
+
+    task_set, models = population(n_models=3, n_tasks=2)
+    return judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=6))
+
+
+@pytest.mark.parametrize("url", ["/api/v1/leaderboards/{pk}/", "/api/v1/leaderboards/"])
+def test_a_poll_with_the_weak_form_of_the_etag_or_a_star_is_a_304(token_client, rita, snapshot, url):
+    # RFC 9110: If-None-Match compares weakly, so W/"x" (as a client echoes an ETag a compressing proxy
+    # made weak) and * name the version held; they were answered 200 with the whole body
+    client = token_client(rita)
+    url = url.format(pk=snapshot.pk)
+    etag = client.get(url)["ETag"]
+    for held in (f"W/{etag}", f'"other", W/{etag}', "*"):
+        assert client.get(url, HTTP_IF_NONE_MATCH=held).status_code == 304, held
+    assert client.get(url, HTTP_IF_NONE_MATCH='W/"other"').status_code == 200
