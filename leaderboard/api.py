@@ -25,6 +25,7 @@ from leaderboard.api_contract import (
     AdminOnly,
     ApiListView,
     ApiView,
+    IdentifierField,
     ImportSummaryOutput,
     error_responses,
     import_summary,
@@ -198,7 +199,7 @@ class SubjectModelOutput(serializers.ModelSerializer):
 class SubjectModelInput(serializers.Serializer):
     """``api_key_env`` is the NAME of the environment variable holding the key; the key is never sent."""
 
-    display_name = serializers.CharField(max_length=100)
+    display_name = IdentifierField(max_length=100)
     provider_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
     role = serializers.ChoiceField(choices=SubjectModel.Role.choices, required=False)
     family = serializers.CharField(max_length=100, required=False, allow_blank=True)

@@ -31,12 +31,12 @@ from rest_framework.utils.mediatypes import media_type_matches
 from rest_framework.views import APIView
 
 from leaderboard.api_tokens.authentication import ApiTokenAuthentication
-from leaderboard.import_contract import INVISIBLE_CATEGORIES, ImportFailed
+from leaderboard.import_contract import INVISIBLE_CATEGORIES, FieldRule, ImportFailed, value_check
 from leaderboard.roles import is_admin, is_researcher
 
 __all__ = [
     "AdminOnly", "ApiListView", "ApiView", "ErrorSerializer", "ResearcherOnly", "StandardCursorPagination",
-    "IdFilter", "TokenWriteThrottle", "api_exception_handler", "client_holds", "download_disposition", "error_body", "error_responses", "not_modified_or",
+    "IdFilter", "IdentifierField", "TokenWriteThrottle", "api_exception_handler", "client_holds", "download_disposition", "error_body", "error_responses", "not_modified_or",
     "text_download", "ERROR_RESPONSES",
 ]
 
@@ -286,6 +286,18 @@ class IdFilter(django_filters.NumberFilter):
         kwargs.setdefault("min_value", 1)
         kwargs.setdefault("max_value", 2**63 - 1)
         super().__init__(*args, **kwargs)
+
+
+class IdentifierField(serializers.CharField):
+    """A name that identifies a row, as a model's display name: the import contract's identifier rule (no
+    character a reader cannot see, no surrounding whitespace). Without it the API made "demo-atlas\u200b" a
+    second model shown exactly as "demo-atlas", which every import refuses."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if problems := value_check(value, FieldRule(str, identifier=True, trimmed=True)):
+            raise serializers.ValidationError(problems)
+        return value
 
 
 def error_responses(*codes: int) -> dict:

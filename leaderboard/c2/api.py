@@ -17,6 +17,7 @@ from leaderboard.api_contract import (
     MAX_SEED,
     AdminOnly,
     ApiView,
+    IdentifierField,
     ImportSummaryOutput,
     error_responses,
     import_summary,
@@ -80,7 +81,7 @@ C2RunListApi, C2RunDetailApi = run_read_apis(
 
 class C2RunInput(serializers.Serializer):
     task_set = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-    models = serializers.ListField(child=serializers.CharField(max_length=100), min_length=1, max_length=50)
+    models = serializers.ListField(child=IdentifierField(max_length=100), min_length=1, max_length=50)
     n_samples = serializers.IntegerField(min_value=1, max_value=50, default=runs.DEFAULT_SAMPLES)
     template = serializers.ChoiceField(choices=C2Run.Template.choices, default=C2Run.Template.STANDARD)
     rater = serializers.CharField(max_length=100, default="simulated")

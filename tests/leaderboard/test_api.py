@@ -213,6 +213,19 @@ def test_a_taken_display_name_is_a_409(adam):
     assert "display_name" in response.json()["details"]
 
 
+@pytest.mark.parametrize("name", ["taken\u200b", "tak\u202een", "taken\u00ad", "a\tb"])
+def test_a_display_name_with_an_invisible_character_is_refused_on_create_and_rename(adam, name):
+    # as every import refuses it: "taken\u200b" was made a second model shown exactly as "taken"
+    model = SubjectModelFactory(display_name="taken")
+    client = token_client(adam)
+    created = client.post("/api/v1/subject-models/create", {"display_name": name}, format="json")
+    renamed = client.patch(f"/api/v1/subject-models/{model.pk}/", {"display_name": name}, format="json")
+    for response in (created, renamed):
+        assert response.status_code == 400
+        assert "invisible character" in response.json()["details"]["display_name"][0]
+    assert list(SubjectModel.objects.values_list("display_name", flat=True)) == ["taken"]
+
+
 # ---------------------------------------------------------------- judge runs and leaderboards
 
 

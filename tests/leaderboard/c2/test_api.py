@@ -46,6 +46,15 @@ def test_a_researcher_creates_a_simulated_run(rita, task_set, django_capture_on_
     assert run.is_simulated and C2Sample.objects.filter(run=run).count() == 4
 
 
+def test_a_model_name_with_an_invisible_character_is_refused(rita, task_set):
+    # "simulated-\u200ba" made a new simulated model shown exactly as "simulated-a"
+    response = token_client(rita).post("/api/v1/c2/runs/create", {
+        "task_set": task_set.pk, "models": ["simulated-a", "simulated-\u200ba"], "n_samples": 1}, format="json")
+    assert response.status_code == 400
+    assert "invisible character" in response.json()["details"]["models.1"][0]
+    assert not C2Run.objects.exists()
+
+
 def test_an_unknown_model_is_a_400_with_the_services_message(rita, task_set):
     response = token_client(rita).post("/api/v1/c2/runs/create",
                                        {"task_set": task_set.pk, "models": ["no-such-model"]}, format="json")
