@@ -4,14 +4,13 @@ the same item file imported twice at the same instant (on PostgreSQL) creates it
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
-from django.db import connection
 
 from annotation import item_creation
 from annotation.models import CampaignKind, Item, ItemSlot
 from tests.annotation.factories import Catalogue, campaign_for
+from tests.concurrency import raised, run_at_once
 from tests.conftest import require_service
 
 pytestmark = pytest.mark.django_db
@@ -64,29 +63,6 @@ def test_sampling_the_same_pairs_again_adds_no_second_copy_of_any():
     assert campaign.items.count() == len(first)
 
 
-def _at_once(calls):
-    """Run each call in its own thread, all released together; the exceptions they raised."""
-    barrier = threading.Barrier(len(calls))
-    errors: list[BaseException] = []
-
-    def work(call):
-        try:
-            barrier.wait(timeout=30)
-            call()
-        except BaseException as exc:  # noqa: BLE001 — reported by the test
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(call,)) for call in calls]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "an import hung"
-    return errors
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("items_before", [0, 1])
@@ -100,9 +76,9 @@ def test_the_same_item_file_imported_twice_at_once_creates_its_items_once(items_
     if items_before:  # the campaign already has an item, which the first import locks
         item_creation.items_import_jsonl(campaign=campaign, name="items.jsonl", raw=raw.splitlines()[0])
 
-    errors = _at_once([
+    errors = raised(run_at_once([
         lambda: item_creation.items_import_jsonl(campaign=campaign, name="items.jsonl", raw=raw) for _ in range(2)
-    ])
+    ]))
 
     assert not errors, errors
     assert campaign.items.count() == 6

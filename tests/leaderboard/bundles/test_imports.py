@@ -3,14 +3,12 @@ PostgreSQL)."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connection
 
 from leaderboard.bundles.export import bundle_export
 from leaderboard.bundles.imports import bundle_import
 from leaderboard.bundles.models import ImportedBoard
+from tests.concurrency import run_at_once
 from tests.conftest import require_service
 from tests.leaderboard.bundles.test_export import _isolated_caches, c2_run  # noqa: F401 — fixtures
 
@@ -20,24 +18,7 @@ from tests.leaderboard.bundles.test_export import _isolated_caches, c2_run  # no
 def test_the_same_bundle_imported_twice_at_once_is_stored_once(c2_run, tmp_path):  # noqa: F811
     require_service("postgres")
     root = bundle_export("c2", c2_run.pk, tmp_path / "b").path
-    barrier = threading.Barrier(2)
-    outcomes: list = []
-
-    def work():
-        try:
-            barrier.wait(timeout=30)
-            outcomes.append(bundle_import(root))
-        except BaseException as exc:  # noqa: BLE001 — reported by the test
-            outcomes.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "an import hung"
+    outcomes = run_at_once([lambda: bundle_import(root)] * 2)
     assert not [o for o in outcomes if isinstance(o, BaseException)], outcomes
     assert sorted(created for _, created in outcomes) == [False, True]
     assert len({board.pk for board, _ in outcomes}) == 1

@@ -2,17 +2,16 @@
 
 import io
 import json
-import threading
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
 
 from engine.task_construction.grid import TABLE5_GRID, grid_with_quotas
 from leaderboard.ekphrasis import task_construction as construction
 from leaderboard.ekphrasis.models import RejectedCandidate, SourcePool, TaskSetBuild
 from leaderboard.import_contract import ImportFailed
 from leaderboard.models import SubjectModel, TaskSet
+from tests.concurrency import run_at_once
 from tests.conftest import require_service
 from tests.engine.task_construction.conftest import HashEmbedder
 from tests.fakes import FakeOpenAIServer
@@ -207,35 +206,12 @@ def test_build_progress_off_a_terminal_is_plain_lines(tmp_path, capsys):
     assert "\r" not in progress and "task construction" in progress
 
 
-def _at_once(calls):
-    """Run each call in its own thread, all released together; what each returned or raised."""
-    barrier = threading.Barrier(len(calls))
-    outcomes: list = []
-
-    def work(call):
-        try:
-            barrier.wait(timeout=30)
-            outcomes.append(call())
-        except BaseException as exc:  # noqa: BLE001 — reported by the test
-            outcomes.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(call,)) for call in calls]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "an import hung"
-    return outcomes
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("attempt", range(2))
 def test_the_same_pool_imported_twice_at_once_is_stored_once(attempt):
     require_service("postgres")
-    outcomes = _at_once([lambda: construction.source_pool_import(name="qualia", raw=POOL, file_name="qualia.jsonl")
+    outcomes = run_at_once([lambda: construction.source_pool_import(name="qualia", raw=POOL, file_name="qualia.jsonl")
                          for _ in range(2)])
     assert not [o for o in outcomes if isinstance(o, BaseException)], outcomes
     assert sorted((s.created, s.unchanged) for _, s in outcomes) == [(0, 3), (3, 0)]
@@ -247,7 +223,7 @@ def test_the_same_pool_imported_twice_at_once_is_stored_once(attempt):
 def test_two_pools_under_one_name_at_once_store_one_and_refuse_the_other():
     require_service("postgres")
     other = _jsonl({"concept": "owl", "type": "concrete"})
-    outcomes = _at_once([lambda raw=raw: construction.source_pool_import(name="qualia", raw=raw, file_name="p.jsonl")
+    outcomes = run_at_once([lambda raw=raw: construction.source_pool_import(name="qualia", raw=raw, file_name="p.jsonl")
                          for raw in (POOL, other)])
     refused = [o for o in outcomes if isinstance(o, BaseException)]
     assert len(refused) == 1 and isinstance(refused[0], ImportFailed), outcomes

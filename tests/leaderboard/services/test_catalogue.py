@@ -4,14 +4,13 @@ PostgreSQL), and names that differ from one another only in what a reader cannot
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
-from django.db import connection
 
 from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Response, SubjectModel, TaskSet
 from leaderboard.services.catalogue import responses_import, tasks_import
+from tests.concurrency import raised, run_at_once
 from tests.conftest import require_service
 
 
@@ -26,29 +25,6 @@ RESPONSES = jsonl(*(
 ))
 
 
-def _at_once(calls):
-    """Run each call in its own thread, all released together; the exceptions they raised."""
-    barrier = threading.Barrier(len(calls))
-    errors: list[BaseException] = []
-
-    def work(call):
-        try:
-            barrier.wait(timeout=30)
-            call()
-        except BaseException as exc:  # noqa: BLE001 — reported by the test
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(call,)) for call in calls]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "an import hung"
-    return errors
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("attempt", range(2))
@@ -56,10 +32,10 @@ def test_the_same_response_file_imported_twice_at_once_is_written_once(attempt):
     require_service("postgres")
     task_set, _ = tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name="race", version="1")
 
-    errors = _at_once([
+    errors = raised(run_at_once([
         lambda: responses_import(name="responses.jsonl", raw=RESPONSES, task_set=task_set, create_models=True)
         for _ in range(2)
-    ])
+    ]))
 
     assert not errors, errors
     assert SubjectModel.objects.filter(display_name__startswith="new-model-").count() == 2
@@ -74,11 +50,11 @@ def test_imports_into_two_task_sets_at_once_create_their_new_models_once(attempt
     require_service("postgres")
     task_sets = [tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name=f"race-{n}", version="1")[0] for n in (1, 2)]
 
-    errors = _at_once([
+    errors = raised(run_at_once([
         lambda task_set=task_set: responses_import(name="responses.jsonl", raw=RESPONSES, task_set=task_set,
                                                    create_models=True)
         for task_set in task_sets
-    ])
+    ]))
 
     assert not errors, errors
     assert SubjectModel.objects.filter(display_name__startswith="new-model-").count() == 2
