@@ -187,6 +187,10 @@ def annotator(client, campaign: int, timeline: Timeline, saved: list[str], lock:
         time.sleep(rng.uniform(0.0, 0.05))
 
 
+#: How long the scenario keeps polling /readyz after PostgreSQL is back, when the annotators finished first.
+READYZ_RECOVERY_S = 30.0
+
+
 def poll_readyz(port: int, timeline: Timeline, stop: threading.Event) -> None:
     import http.client
 
@@ -237,6 +241,11 @@ def run(n_annotators: int, items_each: int, outage_s: float, mode: str, timeout_
         back_at = time.monotonic()
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        # the annotators may finish before /readyz has been polled after the restart (two annotators on a
+        # loaded machine): keep polling until it answers 200 or READYZ_RECOVERY_S have passed
+        recovery_deadline = time.monotonic() + READYZ_RECOVERY_S
+        while timeline.first(back_at, "readyz", (200,)) is None and time.monotonic() < recovery_deadline:
+            time.sleep(0.05)
         stop_polling.set()
         poller.join(5)
         figures = label_figures(seeded["campaign"], set(saved))
