@@ -30,8 +30,13 @@ from engine.easel.render import (
 )
 from engine.easel.task import KIND_RECONSTRUCTION, KIND_SEMANTIC, png_bytes
 
-__all__ = ["MLLMAgent", "RECONSTRUCTION_SCHEMA", "SEMANTIC_SCHEMA", "build_messages", "image_data_url",
-           "parse_action"]
+__all__ = ["AGENT_PROMPT_VERSION", "MLLMAgent", "RECONSTRUCTION_SCHEMA", "SEMANTIC_SCHEMA", "build_messages",
+           "image_data_url", "parse_action"]
+
+#: Names the wording of every text :func:`build_messages` sends (system prompt, schemas, task lines, the
+#: history's answers): change it with any of them, so that a run made with one wording is not finished
+#: with another (a run records it; leaderboard.runs.lifecycle refuses the resume).
+AGENT_PROMPT_VERSION = "easel-agent-v1"
 
 Chat = Callable[[list[dict[str, Any]]], str]
 

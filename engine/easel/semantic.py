@@ -122,6 +122,8 @@ class MultimodalRecogniser:
 
     PROMPT = ("This image shows handwriting drawn with brush strokes. Reply with the word that is written, "
               "letters only, nothing else.")
+    #: names :attr:`PROMPT`'s wording (a run records it, and is not finished with another)
+    PROMPT_VERSION = "easel-recogniser-v1"
 
     def __init__(self, chat: Callable[[list[dict[str, Any]]], str], *, label: str) -> None:
         self.chat = chat

@@ -46,7 +46,15 @@ from leaderboard.models import Benchmark, Task, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.run_usage import client_usage_take, run_usage_add
 from leaderboard.runs.errors import ProviderStopped, RunConfigurationError, UnitTakenOver, provider_outage_of
-from leaderboard.runs.lifecycle import JobKind, run_claim_finalise, run_fail, run_finish, run_pending_units
+from leaderboard.runs.lifecycle import (
+    JobKind,
+    run_claim_finalise,
+    run_fail,
+    run_finish,
+    run_pending_units,
+    run_prompt_versions,
+    run_refuse_changed_prompts,
+)
 from leaderboard.runs.starting import run_start
 from leaderboard.services.catalogue import benchmark_get_or_create
 
@@ -283,11 +291,13 @@ def easel_run_create(*, task_set: TaskSet, agent: str, budget_setting: str = Eas
         raise RunConfigurationError(f"{task_set} has no task this agent can run")
     for task in tasks:
         _runnable_check(task, task_set)
-    run = EaselRun.objects.create(
+    run = EaselRun(
         task_set=task_set, agent_kind=choice.kind, agent_name=choice.name, subject_model=choice.subject_model,
         budget_setting=budget_setting, seed=seed, is_simulated=choice.is_simulated, config=run_config,
         code_version=code_version(), created_by=created_by,
     )
+    run.config.update(run_prompt_versions(EASEL_RUN_JOB, run))  # this code's versions, never the caller's
+    run.save()
     episodes = [
         EaselEpisode(run=run, task=t, position=k, kind=t.subtype, category=t.family,
                      budget=_episode_budget(t, budget_setting))
@@ -347,11 +357,28 @@ def easel_run_finalise(*, run_id: int) -> EaselRun:
     return run
 
 
-#: An EASEL run's units are its episodes (leaderboard.runs.lifecycle).
+def easel_run_prompt_versions(run: EaselRun) -> dict[str, str]:
+    """The prompt versions a run sends: the agent's when a model paints, the recogniser's when a model reads
+    the handwriting (Tesseract, the painter, the anchors and the simulated agent read no prompt)."""
+    from engine.easel.agent import AGENT_PROMPT_VERSION
+    from engine.easel.semantic import MultimodalRecogniser
+
+    versions = {}
+    if run.agent_kind == EaselRun.AgentKind.MODEL:
+        versions["agent_prompt_version"] = AGENT_PROMPT_VERSION
+    if (run.config or {}).get("recogniser", "tesseract") not in ("", "tesseract"):
+        versions["recogniser_prompt_version"] = MultimodalRecogniser.PROMPT_VERSION
+    return versions
+
+
+#: An EASEL run's units are its episodes (leaderboard.runs.lifecycle). Runs made before runs recorded their
+#: prompt versions were sent the first wordings.
 EASEL_RUN_JOB = JobKind(
     name="easel_run", model="easel.EaselRun", unit_name="episode", unit_arg="episode_id", display_name="EASEL run",
     pending_units=f"{__name__}.easel_run_unfinished_episodes", execute_unit=f"{__name__}.easel_episode_execute",
-    finalise=f"{__name__}.easel_run_finalise",
+    finalise=f"{__name__}.easel_run_finalise", prompt_versions=f"{__name__}.easel_run_prompt_versions",
+    prompt_versions_before=(("agent_prompt_version", "easel-agent-v1"),
+                            ("recogniser_prompt_version", "easel-recogniser-v1")),
 )
 
 
@@ -377,6 +404,7 @@ def easel_episode_execute(*, run_id: int, episode_id: int, progress: Callable[[i
     episode = EaselEpisode.objects.select_related("task__easel_image").get(pk=episode_id, run_id=run_id)
     if episode.status == EaselEpisode.Status.DONE:
         return False
+    run_refuse_changed_prompts(run)
     EaselEpisode.objects.filter(pk=episode.pk, status=EaselEpisode.Status.PLANNED).update(status=EaselEpisode.Status.RUNNING)
     task = engine_task_of(episode.task)
     if run.agent_kind == EaselRun.AgentKind.ANCHOR:

@@ -39,7 +39,13 @@ from leaderboard.models import Benchmark, Response, SubjectModel, Task
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.providers import code_version
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish, run_pending_units
+from leaderboard.runs.lifecycle import (
+    JobKind,
+    run_fail,
+    run_finish,
+    run_pending_units,
+    run_refuse_changed_prompts,
+)
 from leaderboard.runs.starting import run_start
 
 logger = logging.getLogger(__name__)
@@ -196,31 +202,22 @@ def judge_run_unfinished_chunks(*, run_id: int) -> list[int]:
     return list(JudgeRunTask.objects.filter(run_id=run_id, done=False).order_by("pk").values_list("task_id", flat=True))
 
 
-#: A judge run's units are its tasks' chunks (leaderboard.runs.lifecycle).
+def judge_run_prompt_versions(run: JudgeRun) -> dict[str, str]:
+    """The judge prompt's version a judge model is sent; none for the simulated judge, which reads no prompt."""
+    return {} if run.judge_model_id is None else {"judge_prompt_version": JUDGE_PROMPT_VERSION}
+
+
+#: A judge run's units are its tasks' chunks (leaderboard.runs.lifecycle). A run made before runs recorded
+#: their prompt version was judged with the unframed prompt, ekphrasis-judge-v1.
 JUDGE_RUN_JOB = JobKind(
     name="judge_run", model="leaderboard.JudgeRun", unit_name="task", unit_arg="task_id", display_name="Judge run",
     pending_units=f"{__name__}.judge_run_unfinished_chunks", execute_unit=f"{__name__}.judge_run_task_execute",
-    finalise=f"{__name__}.judge_run_finalise",
+    finalise=f"{__name__}.judge_run_finalise", prompt_versions=f"{__name__}.judge_run_prompt_versions",
+    prompt_versions_before=(("judge_prompt_version", "ekphrasis-judge-v1"),),
 )
 
 
 # ---------------------------------------------------------------- one chunk (leaderboard.ekphrasis.judge_chunk)
-
-
-#: What a run made before runs recorded their prompt version was judged with (the unframed prompt).
-FIRST_JUDGE_PROMPT_VERSION = "ekphrasis-judge-v1"
-
-
-def _refuse_changed_prompt(run: JudgeRun) -> None:
-    """A judge model resumed after the prompt's wording changed would judge the rest of the run with another
-    text than its first verdicts (the simulated judge reads no prompt, so its runs resume as before)."""
-    if run.judge_model_id is None:
-        return
-    made_with = run.config.get("judge_prompt_version", FIRST_JUDGE_PROMPT_VERSION)
-    if made_with != JUDGE_PROMPT_VERSION:
-        raise RunConfigurationError(f"Judge run {run.pk} was started with judge prompt {made_with!r}, this code sends "
-                                    f"{JUDGE_PROMPT_VERSION!r}: finishing it would mix two prompts in one run, so "
-                                    f"start a new run")
 
 
 def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int], None] | None = None) -> bool:
@@ -234,7 +231,7 @@ def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int
     chunk = JudgeRunTask.objects.get(run=run, task_id=task_id)
     if chunk.done:
         return False
-    _refuse_changed_prompt(run)
+    run_refuse_changed_prompts(run)
     task = Task.objects.get(pk=task_id)
     with _blas_single_threaded(), _commits_without_flush_wait():
         return task_execute(run, chunk, task, judge_for_run(run), progress)

@@ -10,6 +10,12 @@ A kind of job (:class:`JobKind`) names its model and its three units of work:
   True when this call finished the job's last unit and won the claim to finalise (:func:`run_claim_finalise`);
 - ``finalise(*, run_id)``: store the results and mark the job done (idempotent).
 
+A kind whose units send prompts to models also names ``prompt_versions(run) -> dict[str, str]``: the
+versions of the texts this code sends for that run (``{}`` when it sends none, as a simulated judge). A run
+records them in its config when it is made (:func:`run_prompt_versions`) and resumes only while they are
+what this code sends (:func:`run_prompt_change`): finishing it with another text would mix two prompts in
+one run's results while its config named only the first.
+
 Each is a dotted path, resolved when first used, so that this module imports no protocol (the protocols
 import it). The one Celery task pair that drives every kind is :mod:`leaderboard.runs.tasks`.
 Starting and resuming (the one start policy) is :mod:`leaderboard.runs.starting`.
@@ -25,15 +31,15 @@ from django.apps import apps
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from leaderboard.runs.errors import RunStateConflict
+from leaderboard.runs.errors import RunConfigurationError, RunStateConflict
 from leaderboard.runs.models import LIVE_STATUSES, RunJob, RunStatus
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "JobKind", "job_kind", "job_kind_of", "job_kinds", "job_kind_register", "run_cancel", "run_claim_finalise", "run_fail",
-    "run_finish", "run_may_resume", "run_display_name", "run_pending_units",
-    "run_resume_refusal",
+    "run_finish", "run_may_resume", "run_display_name", "run_pending_units", "run_prompt_change",
+    "run_prompt_versions", "run_refuse_changed_prompts", "run_resume_refusal",
 ]
 
 #: Errors stored on a job are cut to this length (a traceback's repr can be long).
@@ -54,6 +60,11 @@ class JobKind:
     #: how a message names one job, in the researcher's words ("EASEL run", "C² run"): the model's
     #: verbose_name is Django's lower-cased class name, and renaming it would cost every protocol a migration
     display_name: str = ""
+    #: ``(run) -> dict[str, str]``: the prompt versions this code sends for ``run`` ("" when the kind sends none)
+    prompt_versions: str = ""
+    #: the versions a run made before runs recorded them was made with, by name (a name missing here is not
+    #: compared on such a run: what it was made with is not known)
+    prompt_versions_before: tuple[tuple[str, str], ...] = ()
 
     @cached_property
     def model_class(self) -> type[RunJob]:
@@ -121,8 +132,9 @@ def _run_state(run: RunJob) -> str:
 
 
 def run_may_resume(run: RunJob) -> bool:
-    """Only a failed job resumes, and only one whose failure resuming can change."""
-    return run.status == RunStatus.FAILED and run.resumable
+    """Only a failed job resumes, only one whose failure resuming can change, and only while this code
+    sends the prompts it was made with."""
+    return not run_resume_refusal(run)
 
 
 def run_resume_refusal(run: RunJob) -> str:
@@ -132,7 +144,47 @@ def run_resume_refusal(run: RunJob) -> str:
     if not run.resumable:
         return (f"{run_display_name(run)} failed for a reason resuming cannot change ({run.error}): "
                 "start a new run instead")
-    return ""
+    return run_prompt_change(run)
+
+
+# ---------------------------------------------------------------- the prompts a run was made with
+
+
+def run_prompt_versions(kind: JobKind | str, run: RunJob) -> dict[str, str]:
+    """The prompt versions this code sends for ``run`` (``{}`` for a kind or a run that sends no prompt): what
+    a run records in its config when it is made."""
+    kind = job_kind(kind) if isinstance(kind, str) else kind
+    if not kind.prompt_versions:
+        return {}
+    return dict(import_string(kind.prompt_versions)(run))
+
+
+def run_prompt_change(run: RunJob) -> str:
+    """"" while ``run`` was made with the prompts this code sends; else why it may not go on, naming each
+    version it was made with and the one this code sends."""
+    try:
+        kind = job_kind_of(run)
+    except LookupError:
+        return ""
+    before = dict(kind.prompt_versions_before)
+    config = run.config or {}
+    changed = []
+    for name, now in run_prompt_versions(kind, run).items():
+        made_with = config.get(name, before.get(name))
+        if made_with is not None and made_with != now:
+            changed.append(f"{name} {made_with!r}, this code {now!r}")
+    if not changed:
+        return ""
+    return (f"{run_display_name(run)} was started with other prompts ({'; '.join(changed)}): finishing it would "
+            "mix two versions in one run, so start a new run")
+
+
+def run_refuse_changed_prompts(run: RunJob) -> None:
+    """Raise :class:`RunConfigurationError` (the job fails, not resumable) when ``run``'s prompts changed: each
+    kind's unit calls it before it sends anything, so a unit a worker still holds after an upgrade refuses too."""
+    change = run_prompt_change(run)
+    if change:
+        raise RunConfigurationError(change)
 
 
 # ---------------------------------------------------------------- the steps
@@ -144,6 +196,12 @@ def run_pending_units(kind: JobKind | str, run_id: int, *, queued: bool = False)
     ``queued``: its units go to Celery workers (the dispatch task), not through this process (inline)."""
     kind = job_kind(kind) if isinstance(kind, str) else kind
     model = kind.model_class
+    if kind.prompt_versions:
+        run = model.objects.filter(pk=run_id).first()
+        change = run_prompt_change(run) if run is not None and run.status != RunStatus.DONE else ""
+        if change:
+            run_fail(model, run_id, change, resumable=False)
+            return []
     model.objects.filter(pk=run_id, status__in=[RunStatus.PENDING, RunStatus.FAILED], resumable=True).update(
         status=RunStatus.RUNNING, error="")
     model.objects.filter(pk=run_id).exclude(queued=queued).update(queued=queued)

@@ -16,6 +16,9 @@ class RunProgressOutput(serializers.Serializer):
     status = serializers.CharField()
     error = serializers.CharField(allow_blank=True)
     may_resume = serializers.BooleanField(help_text="A failed run whose failure resuming can change: POST …/resume.")
+    prompts_changed = serializers.CharField(
+        allow_blank=True, help_text="Why a failed run is offered no resume although its failure could change: this "
+                                    "code sends other prompt versions than it was made with (empty otherwise).")
 
 
 def run_output(model: type[RunJob], *, fields: list[str]) -> type[serializers.ModelSerializer]:

@@ -55,7 +55,14 @@ from leaderboard.providers import (
 )
 from leaderboard.run_usage import run_usage_add
 from leaderboard.runs.errors import ProviderCallsUnanswered, ProviderStopped, RunConfigurationError
-from leaderboard.runs.lifecycle import JobKind, run_claim_finalise, run_fail, run_finish, run_pending_units
+from leaderboard.runs.lifecycle import (
+    JobKind,
+    run_claim_finalise,
+    run_fail,
+    run_finish,
+    run_pending_units,
+    run_refuse_changed_prompts,
+)
 from leaderboard.runs.starting import run_start
 from leaderboard.services.catalogue import subject_models_ensure
 
@@ -181,7 +188,7 @@ def c2_run_create(
         surprise_policy=surprise_policy, tau=tau, temperature=temperature,
         embedder=embedder, rerate_share=rerate_share, is_simulated=is_simulated, code_version=code_version(),
         created_by=created_by,
-        config={**prompt_versions(), **(config or {})},
+        config={**(config or {}), **prompt_versions()},  # the versions are this code's, never the caller's
     )
     run.subjects.set(models)
     _plan(run, tasks, models)
@@ -247,7 +254,10 @@ def c2_run_unit_execute(*, run_id: int, unit_id: int) -> bool:
 C2_RUN_JOB = JobKind(
     name="c2_run", model="c2.C2Run", unit_name="task", display_name="C² run",
     pending_units=f"{__name__}.c2_run_unfinished_prompts", execute_unit=f"{__name__}.c2_run_unit_execute",
-    finalise=f"{__name__}.c2_run_finalise",
+    finalise=f"{__name__}.c2_run_finalise", prompt_versions=f"{__name__}.prompt_versions",
+    # runs made before runs recorded their versions were sent these (the rubric's data framing is v2)
+    prompt_versions_before=(("template_version", "c2-templates-v1"), ("confidence_version", "c2-confidence-v1"),
+                            ("rubric_version", "c2-rubric-v1")),
 )
 
 
@@ -270,20 +280,12 @@ def _images(tasks: dict[int, Task]) -> dict[int, str]:
     return {image.task_id: image_data_url(image) for image in C2TaskImage.objects.filter(task_id__in=visual)}
 
 
-def prompt_versions() -> dict[str, str]:
-    """The versions of the texts this code sends (a run records them when it is made)."""
+def prompt_versions(run: C2Run | None = None) -> dict[str, str]:
+    """The versions of the texts this code sends: the subject models' templates and confidence question and
+    the rater's rubric. A run records them when it is made and resumes only while they are unchanged
+    (:func:`leaderboard.runs.lifecycle.run_prompt_change`)."""
     return {"template_version": prompts.TEMPLATE_VERSION, "confidence_version": prompts.CONFIDENCE_VERSION,
             "rubric_version": RUBRIC_VERSION}
-
-
-def _refuse_changed_prompts(run: C2Run) -> None:
-    """A run resumed after the code's prompts changed (a new rubric) would rate its first samples with one text
-    and the rest with another, and its config would name only the first: refused, naming both versions."""
-    changed = [f"{name} {run.config[name]!r}, this code {now!r}" for name, now in prompt_versions().items()
-               if name in run.config and run.config[name] != now]
-    if changed:
-        raise RunConfigurationError(f"C² run {run.pk} was started with other prompts ({'; '.join(changed)}): finishing "
-                                    f"it would mix two versions in one run, so start a new run")
 
 
 def c2_prompts_execute(*, run_id: int, task_ids: Sequence[int], progress: Callable[[int], None] | None = None) -> bool:
@@ -293,7 +295,7 @@ def c2_prompts_execute(*, run_id: int, task_ids: Sequence[int], progress: Callab
     batch keeps the concurrency cap busy. Returns True when this call finished the run's last prompt.
     """
     run = C2Run.objects.select_related("task_set", "rater_model", "second_rater_model").get(pk=run_id)
-    _refuse_changed_prompts(run)
+    run_refuse_changed_prompts(run)
     open_ids = list(C2RunPrompt.objects.filter(run=run, task_id__in=task_ids, done=False).values_list("task_id", flat=True))
     if not open_ids:
         return False

@@ -151,3 +151,27 @@ def test_a_hostile_agents_malformed_replies_are_counted_invalid_and_the_run_fini
     assert episode.invalid_rate == pytest.approx(sum(k % 3 != 2 for k in range(32)) / 32)
     assert any("rs=" in s.error for s in steps) and all(len(s.error) < 600 for s in steps)
     assert all(s.action is None for s in steps if not s.valid) and all(s.s is not None for s in steps)
+
+
+def test_a_model_run_records_its_prompt_versions_and_a_callers_config_cannot_name_others(suite):
+    from engine.easel.agent import AGENT_PROMPT_VERSION
+
+    with FakeOpenAIServer(handler=EaselAgentHandler()) as server:
+        model = vision_model(server)
+        run = services.easel_run_create(task_set=suite, agent=model.display_name,
+                                        config={"agent_prompt_version": "forged"})
+    simulated = services.easel_run_create(task_set=suite, agent="simulated", skill=0.5)
+    assert run.config["agent_prompt_version"] == AGENT_PROMPT_VERSION
+    assert "agent_prompt_version" not in simulated.config  # the simulated agent reads no prompt
+
+
+def test_a_model_run_made_with_another_agent_prompt_is_refused_before_a_step_is_asked(suite, provider_env):
+    with FakeOpenAIServer(handler=EaselAgentHandler()) as server:
+        model = vision_model(server)
+        run = services.easel_run_create(task_set=suite, agent=model.display_name)
+        EaselRun.objects.filter(pk=run.pk).update(config={**run.config, "agent_prompt_version": "easel-agent-v0"})
+        episode = run.episodes.order_by("position").first()
+        with pytest.raises(RunConfigurationError, match=r"agent_prompt_version 'easel-agent-v0', this code "
+                                                        r"'easel-agent-v1'.*start a new run"):
+            services.easel_episode_execute(run_id=run.pk, episode_id=episode.pk)
+    assert server.chat_requests == [] and not EaselStep.objects.filter(episode__run=run).exists()

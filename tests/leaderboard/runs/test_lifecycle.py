@@ -15,6 +15,7 @@ from leaderboard.runs.lifecycle import (
     run_claim_finalise,
     run_fail,
     run_pending_units,
+    run_prompt_versions,
 )
 from leaderboard.runs.models import RunStatus
 from leaderboard.runs.starting import run_resume, run_start
@@ -134,3 +135,55 @@ def test_without_a_broker_a_background_start_returns_at_once_and_the_run_finishe
         time.sleep(0.1)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and protocol.results_present(run)
+
+
+def _made_with_other_prompts(run):
+    """``run`` as if a model were sent its prompts (the cases are simulated) and it had been made by a code whose
+    every prompt version was "old-v0"."""
+    from leaderboard.models import SubjectModel
+
+    if run._meta.model_name == "judgerun":
+        judge = SubjectModel.objects.create(display_name="a-judge", role=SubjectModel.Role.JUDGE,
+                                            base_url="http://127.0.0.1:9/v1", provider_id="judge")
+        type(run).objects.filter(pk=run.pk).update(judge_model=judge)
+    if run._meta.model_name == "easelrun":
+        type(run).objects.filter(pk=run.pk).update(config={**run.config, "recogniser": "a-reader-model"})
+    run.refresh_from_db()
+    versions = run_prompt_versions(job_kind_of(run), run)
+    assert versions  # each protocol names the versions of what it sends a model
+    type(run).objects.filter(pk=run.pk).update(config={**run.config, **dict.fromkeys(versions, "old-v0")})
+    run.refresh_from_db()
+    return run, versions
+
+
+def test_a_run_made_with_other_prompts_is_not_offered_a_resume_and_the_refusal_names_both_versions(protocol, api):
+    run, versions = _made_with_other_prompts(protocol.make_run())
+    api.post(f"/api/v1/{protocol.api}/{run.pk}/cancel")
+    assert api.get(f"/api/v1/{protocol.api}/{run.pk}/").json()["progress"]["may_resume"] is False
+    response = api.post(f"/api/v1/{protocol.api}/{run.pk}/resume")
+    message = response.json()["message"]
+    assert response.status_code == 409 and message.endswith("so start a new run")
+    for name, now in versions.items():
+        assert f"{name} 'old-v0', this code {now!r}" in message
+
+
+def test_a_dispatch_of_a_run_whose_prompts_changed_fails_it_for_good_and_hands_out_no_unit(protocol):
+    run, _ = _made_with_other_prompts(protocol.make_run())
+    assert run_pending_units(job_kind_of(run), run.pk) == []
+    run.refresh_from_db()
+    assert (run.status, run.resumable) == (RunStatus.FAILED, False) and "'old-v0'" in run.error
+
+
+
+@pytest.mark.parametrize("path", ["/easel/runs/{}/", "/c2/runs/{}/"])
+def test_the_run_page_offers_no_resume_to_a_run_whose_prompts_changed_and_says_why(client, rita, settings, tmp_path, path):
+    from tests.leaderboard.runs.conftest import CASES
+
+    settings.ATELIER_EMBED_CACHE_DIR = tmp_path / "embed-cache"
+    case = CASES["easel" if path.startswith("/easel") else "c2"]
+    run, _ = _made_with_other_prompts(case.make_run())
+    run_cancel(run)
+    client.force_login(rita)
+    page = client.get(path.format(run.pk)).content.decode()
+    assert '<button type="submit">Resume' not in page
+    assert 'id="prompts-changed"' in page and "&#x27;old-v0&#x27;" in page and "start a new run" in page
