@@ -90,8 +90,11 @@ class Kind:
     categories: tuple[str, ...] = ()
     #: Whether items have two sides shown in a counterbalanced order.
     two_sided: bool = False
-    #: Whether items show rendered images.
+    #: Whether items show images.
     uses_images: bool = False
+    #: Whether those images are the task set's renders (Ekphrasis, App. I.1), which researchers browse on the
+    #: task set's renders page; EASEL canvases and C² task images are not (their kinds override media_source).
+    shows_renders: bool = False
     #: Whether a complete item without a majority goes to adjudication. Ratings and free-text readings
     #: have no nominal outcome to adjudicate: their disagreement is the statistic the dashboard shows.
     adjudicated: bool = True

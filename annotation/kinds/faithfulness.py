@@ -52,6 +52,7 @@ class Faithfulness(Kind):
     content_relations = ("task", "render_a__response")
     categories = ("pass", "fail")
     uses_images = True
+    shows_renders = True
     keys = (("1–5", "faithfulness score"), ("H", "hard fail (then pick a reason)"),
             *((HARD_FAIL_KEYS[r], HARD_FAIL_LABELS[r]) for r in HARD_FAIL_REASONS),
             ("F", "flag with a note"), ("Enter", "submit"), ("S", "skip"), ("I", "instructions"),

@@ -24,6 +24,7 @@ class ImagePreference(PairwiseKind):
     paper_section = "Ekphrasis App. I.3"
     content_relations = ("task", "render_a__response", "render_b__response")
     uses_images = True
+    shows_renders = True
 
     def check_item(self, item: Item) -> list[tuple[str, str]]:
         problems = []

@@ -417,3 +417,26 @@ def test_the_live_status_counts_current_labels_for_researchers_only(client):
     assert client.get("/annotate/campaigns/999999/status.json").status_code == 404
     page = client.get(f"/annotate/campaigns/{campaign.pk}/").content.decode()
     assert 'id="live-status"' in page and "js/dashboard_live.js" in page
+
+
+def test_every_link_on_a_validation_campaigns_dashboard_and_item_pages_answers(client):
+    # an EASEL canvas item's page linked the "task set's renders", a page only Ekphrasis task sets have: a 404
+    import re
+
+    from tests.factories import PASSWORD, UserFactory
+
+    UserFactory(username="rita", role="researcher")
+    users = annotators(3)
+    c2, easel = C2World(), EaselWorld()
+    campaigns = [uos_campaign(c2, annotators=users, n_items=3), canvas_campaign(easel, annotators=users, pairs_per_task=1),
+                 handwriting_campaign(easel, annotators=users)]
+    assert client.login(username="rita", password=PASSWORD)
+    for campaign in campaigns:
+        item = campaign.items.order_by("pk").first()
+        for page in (f"/annotate/campaigns/{campaign.pk}/", f"/annotate/campaigns/{campaign.pk}/items/{item.pk}/"):
+            html = client.get(page).content.decode()
+            links = set(re.findall(r'<a[^>]*\shref="(/[^"#]*)"', html)) - {"/accounts/logout/"}
+            assert links
+            broken = [(link, status) for link in sorted(links)
+                      if (status := client.get(link.replace("&amp;", "&")).status_code) >= 400]
+            assert broken == [], f"{page}: {broken}"
