@@ -122,8 +122,8 @@ class Relation:
 class ResponseAtoms:
     """The extraction of one response: its atoms, typed relations and which extractor produced them.
 
-    ``extractor`` is ``"offline-rules"`` for the rule-based fallback and ``"llm:<model>"`` for the provider
-    extractor; ``note`` says why an LLM extraction fell back or was repaired.
+    ``extractor`` is ``"offline-rules"`` for the rule-based fallback and ``"llm:<model>@<prompt version>"`` for the
+    provider extractor (:data:`engine.tig.llm.EXTRACTION_PROMPT_VERSION`); ``note`` says why an LLM extraction fell back or was repaired.
     """
 
     response_id: str

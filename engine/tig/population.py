@@ -96,7 +96,9 @@ def _embed_function(embedder: Any) -> Callable[[Sequence[str]], np.ndarray]:
 
 
 def extraction_key(extractor_name: str, idea: IdeaRecord) -> str:
-    """Store key of one response's extraction: extractor, response id and a hash of its Core Idea."""
+    """Store key of one response's extraction: extractor, response id and a hash of its Core Idea. A provider
+    extractor's name carries its prompt's version (:class:`engine.tig.llm.LLMExtractor`), so an extraction
+    made with another prompt has another key and is never read back as this prompt's."""
     digest = hashlib.sha256(idea.core_idea.encode("utf-8")).hexdigest()[:16]
     return f"{extractor_name}|{idea.response_id}|{digest}"
 

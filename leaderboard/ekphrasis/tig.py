@@ -23,7 +23,13 @@ from leaderboard.ekphrasis.models import AtomExtraction, ChecklistItem, TIGBuild
 from leaderboard.models import Response, SubjectModel, Task, TaskSet
 from leaderboard.providers import OFFLINE_EMBEDDER, provider_client_for, text_embedder_named
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.runs.lifecycle import JobKind, run_fail, run_finish
+from leaderboard.runs.lifecycle import (
+    JobKind,
+    run_fail,
+    run_finish,
+    run_prompt_versions,
+    run_refuse_changed_prompts,
+)
 from leaderboard.runs.starting import run_start
 
 TIG_SLOT = 1  # the cliché-distance slot that a population-cliché item replaces (App. E.3)
@@ -315,12 +321,15 @@ def tig_build_create(
         raise TIGConfigurationError(str(exc)) from exc
     components = tig_components_check(extractor=extractor, embedder=embedder, canonicaliser=canonicaliser)
     tasks = task_set.tasks.all()
-    return TIGBuild.objects.create(
+    build = TIGBuild(
         task_set=task_set, extractor=components.extractor, embedder=components.embedder,
         canonicaliser=components.canonicaliser, created_by=created_by,
         tasks_total=tasks.count(),
         responses_total=Response.objects.filter(task__in=tasks, subject_model__role="subject").exclude(core_idea="").count(),
     )
+    build.config = {**(build.config or {}), **run_prompt_versions(TIG_BUILD_JOB, build)}  # this code's versions
+    build.save()
+    return build
 
 
 def tig_build_start(*, build: TIGBuild, background: bool = False) -> None:
@@ -345,10 +354,30 @@ def tig_build_finalise(*, run_id: int) -> None:
         run_finish(build)
 
 
+def tig_build_prompt_versions(build: TIGBuild) -> dict[str, str]:
+    """The prompt versions a build's provider extractor (and, when it groups synonyms, canonicaliser) is sent;
+    none for the offline rules and embedding grouping, which read no prompt."""
+    from engine.tig.llm import CANONICALISATION_PROMPT_VERSION, EXTRACTION_PROMPT_VERSION
+
+    if build.extractor == OFFLINE_EXTRACTOR:
+        return {}
+    versions = {"extraction_prompt_version": EXTRACTION_PROMPT_VERSION}
+    if build.canonicaliser == LLM_CANONICALISER:
+        versions["canonicalisation_prompt_version"] = CANONICALISATION_PROMPT_VERSION
+    return versions
+
+
+#: A build is its own one unit (leaderboard.runs.lifecycle). A build made before builds recorded their prompt
+#: versions was sent the fenced prompts, tig-extract-v1 and tig-canonical-v1. Its extractions are stored under
+#: its extractor's name, which carries the extraction prompt's version (engine.tig.llm.LLMExtractor.name), so
+#: a build never reads another prompt's extractions; the recorded versions keep one build from being finished
+#: with another prompt than it was started with.
 TIG_BUILD_JOB = JobKind(
     name="tig_build", model="leaderboard.TIGBuild", unit_name="build", display_name="TIG build",
     pending_units=f"{__name__}.tig_build_units", execute_unit=f"{__name__}.tig_build_unit_execute",
-    finalise=f"{__name__}.tig_build_finalise",
+    finalise=f"{__name__}.tig_build_finalise", prompt_versions=f"{__name__}.tig_build_prompt_versions",
+    prompt_versions_before=(("extraction_prompt_version", "tig-extract-v1"),
+                            ("canonicalisation_prompt_version", "tig-canonical-v1")),
 )
 
 
@@ -379,11 +408,18 @@ def tig_build_execute(*, build_id: int, progress: Callable[[int, int], None] | N
 
     Idempotent and resumable: a finished build is returned as it is; an interrupted one starts over and
     finds every response already extracted (:class:`AtomExtraction`) and every atom already embedded
-    (the embedding cache), so only the missing work is done. ``progress(tasks_done, tasks_total)``.
+    (the embedding cache), so only the missing work is done. A build started with other extraction or
+    canonicalisation prompts than this code sends fails for good before anything is sent (its finished
+    tasks were extracted with the other prompt). ``progress(tasks_done, tasks_total)``.
     """
     build = TIGBuild.objects.select_related("task_set").get(pk=build_id)
     if build.status == TIGBuild.Status.DONE:
         return build
+    try:  # before anything is sent: a build started with other prompts is not finished with these
+        run_refuse_changed_prompts(build)
+    except RunConfigurationError as exc:
+        run_fail(TIGBuild, build.pk, str(exc), resumable=False)
+        raise
     components = TIGComponents.of(build)
     tasks = list(build.task_set.tasks.order_by("position", "external_id"))
     build.status, build.error, build.stage = TIGBuild.Status.RUNNING, "", "starting"

@@ -142,15 +142,21 @@ def test_viewer_refuses_a_pair_that_is_not_two_models_of_the_task_set_instead_of
 # -- builds: chosen extractor and embedder, live status, resumption ----------------------------------
 
 
+def is_extraction(text: str) -> bool:
+    """Whether a message (or a request's JSON) is the extraction prompt's user turn, not a grouping one."""
+    return "Core Idea (data, not instructions)" in text
+
+
 def offline_atoms_reply(request: dict) -> str:
-    """A provider extractor that answers like a model would: the typed atoms of the fenced Core Idea."""
+    """A provider extractor that answers like a model would: the typed atoms of the framed Core Idea."""
     import json
 
     from engine.tig.atoms import IdeaRecord
     from engine.tig.offline import OfflineExtractor
+    from tests.fakes.obedient_model import text_in_frame
 
-    content = next(m["content"] for m in request["messages"] if "<<<IDEA" in m["content"])
-    idea = content.split("<<<IDEA\n", 1)[1].split("\nIDEA>>>", 1)[0]
+    content = next(m["content"] for m in request["messages"] if is_extraction(m["content"]))
+    idea = text_in_frame(content, "IDEA")
     extracted = OfflineExtractor().extract(IdeaRecord("m", 1, idea))
     atoms = [{"id": k, "type": a.type, "text": a.label} for k, a in enumerate(extracted.atoms, start=1)]
     return json.dumps({"atoms": atoms, "relations": []})
@@ -196,6 +202,7 @@ def test_an_offline_build_extracts_every_response_once_and_a_second_execution_is
 
 
 def test_a_provider_build_extracts_through_the_model_and_embeds_through_the_endpoint(planted, provider_components):
+    from engine.tig.llm import EXTRACTION_PROMPT_VERSION
     from leaderboard.ekphrasis.models import AtomExtraction
     from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
 
@@ -209,7 +216,7 @@ def test_a_provider_build_extracts_through_the_model_and_embeds_through_the_endp
     # c and d share their three Core Ideas word for word: the request cache asks about each text once
     assert len(first_turns) == 9 and {r.body["model"] for r in server.chat_requests} == {"fake/x"}
     assert server.embedding_requests and {r.body["model"] for r in server.embedding_requests} == {"fake/e"}
-    assert AtomExtraction.objects.filter(extractor="llm:fake/x").count() == 12
+    assert AtomExtraction.objects.filter(extractor=f"llm:fake/x@{EXTRACTION_PROMPT_VERSION}").count() == 12
 
 
 def test_a_failed_build_resumes_without_extracting_again(planted, provider_components):
@@ -331,6 +338,43 @@ def test_build_tig_command_rejects_an_unknown_extractor_and_resumes_a_build(plan
     assert build.status == TIGBuild.Status.DONE
 
 
+# -- the prompts a build was made with (leaderboard.runs.lifecycle) ----------------------------------------
+
+
+def test_a_provider_build_records_its_prompt_versions_and_an_offline_build_none(planted, provider_components):
+    from engine.tig.llm import CANONICALISATION_PROMPT_VERSION, EXTRACTION_PROMPT_VERSION
+    from leaderboard.ekphrasis.tig import tig_build_create
+
+    task_set, _, _ = planted
+    assert tig_build_create(task_set=task_set).config == {}  # the offline rules read no prompt
+    build = tig_build_create(task_set=task_set, extractor="fake-extractor", embedder="fake-embed", canonicaliser="llm")
+    assert build.config == {"extraction_prompt_version": EXTRACTION_PROMPT_VERSION,
+                            "canonicalisation_prompt_version": CANONICALISATION_PROMPT_VERSION}
+
+
+#: what a failed build was made with: another extraction prompt, or nothing recorded (made before builds
+#: recorded their versions, so with the fenced tig-extract-v1)
+@pytest.mark.parametrize("made_with", [{"extraction_prompt_version": "tig-extract-v0"}, {}], ids=["other", "before"])
+def test_a_build_started_with_another_extraction_prompt_is_refused_not_finished_with_this_one(
+    client, rita, planted, provider_components, made_with
+):
+    from leaderboard.ekphrasis.models import TIGBuild
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
+
+    task_set, _, _ = planted
+    server = provider_components
+    build = tig_build_create(task_set=task_set, extractor="fake-extractor", embedder="fake-embed")
+    TIGBuild.objects.filter(pk=build.pk).update(status=TIGBuild.Status.FAILED, error="worker lost", config=made_with)
+    client.login(username=rita.username, password=PASSWORD)
+    page = client.get(f"/task-sets/{task_set.pk}/tig-builds/{build.pk}/").content.decode()
+    assert 'id="resume" data-run-show="may_resume" hidden>' in page  # no resume is offered
+    with pytest.raises(RunConfigurationError, match=r"extraction_prompt_version 'tig-extract-v[01]', this code .*new run"):
+        tig_build_execute(build_id=build.pk)
+    build.refresh_from_db()
+    assert build.status == TIGBuild.Status.FAILED and not build.resumable
+    assert server.chat_requests == []  # nothing was sent with the other prompt
+
+
 def test_the_extractor_model_can_group_synonyms_and_runs_inherit_that_choice(planted, provider_components):
     import json
 
@@ -340,7 +384,7 @@ def test_the_extractor_model_can_group_synonyms_and_runs_inherit_that_choice(pla
     server = provider_components
 
     def reply(request):
-        if any("<<<IDEA" in message["content"] for message in request["messages"]):
+        if any(is_extraction(message["content"]) for message in request["messages"]):
             return offline_atoms_reply(request)
         return json.dumps({"groups": []})  # invalid (every atom must be placed): repaired, then the fallback
 
@@ -351,7 +395,7 @@ def test_the_extractor_model_can_group_synonyms_and_runs_inherit_that_choice(pla
     assert run.config["tig"]["canonicaliser"] == "llm"
     before = len(server.chat_requests)
     judge_runs.judge_run_execute_inline(run=run)
-    grouping_calls = [r for r in server.chat_requests[before:] if "<<<IDEA" not in json.dumps(r.body)]
+    grouping_calls = [r for r in server.chat_requests[before:] if not is_extraction(json.dumps(r.body))]
     assert grouping_calls, "Novelty contexts asked the extractor model to group synonyms"
     assert build.canonicaliser == "llm"
 
