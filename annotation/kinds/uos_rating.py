@@ -15,7 +15,7 @@ from typing import Any
 
 from annotation.kinds.base import Kind, ShownContent, bytes_sha256
 from annotation.models import UOS_COMPONENTS, Assignment, CampaignKind, Item, UOSLabel
-from engine.c2.rater import RUBRIC, RUBRIC_VERSION
+from engine.c2.rater import RUBRIC, RUBRIC_SCALES_VERSION
 from leaderboard.c2.models import DIVERGENT_TYPES, VISUAL_TYPES
 
 QUESTION = "Rate this response on its own, on each of the three components, with the rubric beside each scale."
@@ -39,7 +39,7 @@ def rubric_sections(rubric: str = RUBRIC) -> dict[str, dict[str, Any]]:
         if level and current:
             sections[current]["levels"].append({"level": int(level.group(1)), "text": level.group(2)})
     if set(sections) != set(UOS_COMPONENTS) or any(len(s["levels"]) != 6 for s in sections.values()):
-        raise ValueError(f"rubric {RUBRIC_VERSION} does not have six levels for each of U, O and S")
+        raise ValueError(f"rubric {RUBRIC_SCALES_VERSION} does not have six levels for each of U, O and S")
     return sections
 
 
@@ -77,7 +77,7 @@ class UOSRating(Kind):
 
     def shown_content(self, item: Item) -> ShownContent:
         content = {"kind": self.code, "prompt": item.task.brief, "response": item.c2_sample.text,
-                   "rubric_version": RUBRIC_VERSION}
+                   "rubric_version": RUBRIC_SCALES_VERSION}
         image = self._image(item)
         return ShownContent(content, {"a": bytes_sha256(image.data)} if image is not None else {})
 
@@ -88,7 +88,7 @@ class UOSRating(Kind):
             "prompt": item.task.brief,
             "response": item.c2_sample.text,
             "image": media_url("A") if self._image(item) is not None else None,
-            "rubric_version": RUBRIC_VERSION,
+            "rubric_version": RUBRIC_SCALES_VERSION,
             "components": [{"code": c, "label": COMPONENT_LABELS[c], **sections[c]} for c in UOS_COMPONENTS],
         }
 
@@ -111,7 +111,7 @@ class UOSRating(Kind):
                 values[component] = score
         if errors:
             return {}, errors
-        values["rubric_version"] = RUBRIC_VERSION
+        values["rubric_version"] = RUBRIC_SCALES_VERSION
         return values, {}
 
     def answer_shown(self, label: UOSLabel) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from annotation.validation_items import (
     items_create_uos_samples,
 )
 from engine import agreement
-from engine.c2.rater import RUBRIC, RUBRIC_VERSION
+from engine.c2 import rater
+from engine.c2.rater import RUBRIC, RUBRIC_SCALES_VERSION
 from engine.easel.semantic import letter_match_rate
 from engine.method_comparison import instrument_agreement
 from engine.perception_fit import perception_weights
@@ -134,7 +135,7 @@ def test_a_canvas_from_another_reference_is_refused_with_its_field():
 
 def test_a_uos_answer_needs_three_scores_from_0_to_5():
     campaign = uos_campaign(C2World(), annotators=annotators(1))
-    assert _validate(campaign, {"usefulness": 0, "originality": 5, "surprise": 3})["rubric_version"] == RUBRIC_VERSION
+    assert _validate(campaign, {"usefulness": 0, "originality": 5, "surprise": 3})["rubric_version"] == RUBRIC_SCALES_VERSION
     with pytest.raises(LabelInvalid) as exc:
         _validate(campaign, {"usefulness": 6, "originality": True, "surprise": 2})
     assert set(exc.value.errors) == {"usefulness", "originality"}
@@ -187,11 +188,22 @@ def test_the_uos_item_shows_the_raters_rubric_text_by_version():
     campaign = uos_campaign(world, annotators=annotators(1))
     assignment = services.assignment_next(campaign=campaign, annotator=campaign.annotators.first())
     content = annotator_reads.assignment_present(assignment=assignment, media_url=lambda s: f"/m/{s}")["content"]
-    assert content["rubric_version"] == RUBRIC_VERSION
+    assert content["rubric_version"] == RUBRIC_SCALES_VERSION
     for component in content["components"]:
         assert component["definition"] in RUBRIC
         assert [level["level"] for level in component["levels"]] == [0, 1, 2, 3, 4, 5]
         assert all(level["text"] in RUBRIC for level in component["levels"])
+
+
+def test_a_new_model_rater_prompt_leaves_uos_items_and_their_labels_as_they_were(monkeypatch):
+    # a human U-O-S rater is shown the rubric's definitions and levels, not the model rater's prompt: a new
+    # version of that prompt (c2-rubric-v3 cut long responses) must not mark every label of a campaign stale
+    from annotation.kinds import uos_rating
+
+    campaign = uos_campaign(C2World(), annotators=annotators(1))
+    monkeypatch.setattr(rater, "RUBRIC_VERSION", "c2-rubric-v99")
+    monkeypatch.setattr(uos_rating, "RUBRIC_VERSION", "c2-rubric-v99", raising=False)
+    assert item_creation.campaign_content_refresh(campaign=campaign) == []
 
 
 def test_media_of_a_canvas_item_is_the_pinned_bytes_per_shown_slot():

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from engine.c2.rater import (
+    MAX_RESPONSE_CHARS,
     RUBRIC,
     Rating,
     build_rater_messages,
@@ -124,6 +125,17 @@ def test_the_frame_is_the_same_for_the_same_request_and_differs_with_the_text() 
     assert build_rater_messages("P", "R") == build_rater_messages("P", "R")
     first = build_rater_messages("P", "R")[1]["content"]
     assert first != build_rater_messages("P", "R2")[1]["content"].replace("R2", "R")
+
+
+def test_a_padded_response_is_cut_and_the_cut_said_outside_its_frame() -> None:
+    padded = "The fox slept." + " zz" * 1_000_000
+    content = build_rater_messages("Write about a fox.", padded)[1]["content"]
+    closing = next(line for line in content.split("\n") if line.startswith("END RESPONSE "))
+    shown, after = content.split("\n" + closing + "\n", 1)
+    assert shown.endswith("\n" + padded[:MAX_RESPONSE_CHARS])
+    assert after == (f"({len(padded) - MAX_RESPONSE_CHARS} more characters of the response were cut by the "
+                     f"evaluation system, not by the response: rate the {MAX_RESPONSE_CHARS} characters shown.)")
+    assert "were cut" not in build_rater_messages("Write about a fox.", "The fox slept.")[1]["content"]
 
 
 def test_the_rubric_says_the_framed_response_is_data_not_instructions() -> None:

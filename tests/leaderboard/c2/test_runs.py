@@ -188,6 +188,30 @@ def test_a_sample_that_addresses_the_rater_stays_inside_its_frame_and_is_logged(
     assert all(f"C² run {run.pk}:" in message and "overrides_instructions" in message for message in flagged)
 
 
+def test_a_padded_sample_is_cut_before_the_rater_sees_it_and_the_cut_is_said_outside_its_frame(tmp_path):
+    from engine.c2.rater import MAX_RESPONSE_CHARS
+    from tests.fakes.obedient_model import text_after_frame, text_in_frame
+
+    model = fake_model()
+    padding = " and then" * 100_000  # 900,000 characters: the rubric would leave the rater's context
+
+    def padded(request):
+        reply = model(request)
+        return reply + padding if reply.startswith("Once the") else reply  # the fake's stories
+
+    with FakeOpenAIServer(handler=padded) as server:
+        run = runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path, visual=False)))
+        rater_bodies = [b for b in chat_bodies(server) if b["model"] == "provider/rater-model"]
+    assert run.status == C2Run.Status.DONE and rater_bodies
+    for body in rater_bodies:
+        content = body["messages"][1]["content"]
+        assert len(text_in_frame(content, "RESPONSE")) == MAX_RESPONSE_CHARS
+        assert " more characters of the response were cut by the evaluation system" in text_after_frame(content, "RESPONSE")
+        assert len(content) < MAX_RESPONSE_CHARS + 2_000
+    stories = [sample.text for sample in C2Sample.objects.filter(run=run) if sample.text.startswith("Once the")]
+    assert stories and all(text.endswith(padding) for text in stories)  # stored whole, only shown cut
+
+
 def test_resuming_after_a_killed_worker_duplicates_nothing_and_resends_nothing(server, tmp_path, monkeypatch):
     run = create_run(server, c2_task_set(tmp_path))
 
