@@ -35,6 +35,13 @@ from engine.judge.prompt import JUDGE_PROMPT_VERSION
 from leaderboard.ekphrasis.judge_chunk import INSPECTED_FIELD, task_execute
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from leaderboard.ekphrasis.selectors import subject_models_of
+from leaderboard.ekphrasis.tig import (
+    TIG_PROMPT_VERSIONS_BEFORE,
+    TIGConfigurationError,
+    tig_components_for_new_run,
+    tig_components_of_run,
+    tig_prompt_versions,
+)
 from leaderboard.models import Benchmark, Response, SubjectModel, Task
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.providers import code_version
@@ -170,15 +177,17 @@ def _run_config(task_set, dims: str, novelty_anchor: str, config: dict | None) -
     """The run's configuration, with the judge prompt's version and its TIG components resolved once, so that
     a resumed run (or one whose task set gets a new TIG build meanwhile) keeps judging Novelty against the
     same populations."""
-    from leaderboard.ekphrasis.tig import TIGConfigurationError, tig_components_for_new_run
-
     # the wording its provider judges are asked in (as a C² run records its rubric's): not a setting
     merged = {**DEFAULT_CONFIG, **(config or {}), "judge_prompt_version": JUDGE_PROMPT_VERSION}
+    for name, _before in TIG_PROMPT_VERSIONS_BEFORE:  # nor are the TIG prompts' versions
+        merged.pop(name, None)
     if novelty_anchor == "tig" and "N" in dims:
         try:
-            merged["tig"] = tig_components_for_new_run(task_set=task_set, requested=merged.get("tig")).as_config()
+            components = tig_components_for_new_run(task_set=task_set, requested=merged.get("tig"))
         except TIGConfigurationError as exc:
             raise RunConfigurationError(str(exc)) from exc
+        merged["tig"] = components.as_config()
+        merged.update(tig_prompt_versions(components))  # its Novelty contexts' extraction and grouping prompts
     else:
         # a run that judges no Novelty against TIG clichés uses no TIG components: the page's form sends its
         # empty TIG fields all the same, which the run's page showed as "TIG extractor , embedder ,"
@@ -203,17 +212,24 @@ def judge_run_unfinished_chunks(*, run_id: int) -> list[int]:
 
 
 def judge_run_prompt_versions(run: JudgeRun) -> dict[str, str]:
-    """The judge prompt's version a judge model is sent; none for the simulated judge, which reads no prompt."""
-    return {} if run.judge_model_id is None else {"judge_prompt_version": JUDGE_PROMPT_VERSION}
+    """The judge prompt's version a judge model is sent (none for the simulated judge, which reads no prompt),
+    and the TIG prompts' versions when a provider extractor builds its Novelty contexts: a context built with
+    another extraction prompt has another population (engine.tig.population.population_version), so a run
+    finished with it would judge its pairs against two populations."""
+    versions = {} if run.judge_model_id is None else {"judge_prompt_version": JUDGE_PROMPT_VERSION}
+    if (run.config or {}).get("tig"):
+        versions.update(tig_prompt_versions(tig_components_of_run(run)))
+    return versions
 
 
 #: A judge run's units are its tasks' chunks (leaderboard.runs.lifecycle). A run made before runs recorded
-#: their prompt version was judged with the unframed prompt, ekphrasis-judge-v1.
+#: their prompt version was judged with the unframed prompt, ekphrasis-judge-v1, and had its Novelty contexts
+#: extracted with the fenced TIG prompts (leaderboard.ekphrasis.tig.TIG_PROMPT_VERSIONS_BEFORE).
 JUDGE_RUN_JOB = JobKind(
     name="judge_run", model="leaderboard.JudgeRun", unit_name="task", unit_arg="task_id", display_name="Judge run",
     pending_units=f"{__name__}.judge_run_unfinished_chunks", execute_unit=f"{__name__}.judge_run_task_execute",
     finalise=f"{__name__}.judge_run_finalise", prompt_versions=f"{__name__}.judge_run_prompt_versions",
-    prompt_versions_before=(("judge_prompt_version", "ekphrasis-judge-v1"),),
+    prompt_versions_before=(("judge_prompt_version", "ekphrasis-judge-v1"), *TIG_PROMPT_VERSIONS_BEFORE),
 )
 
 

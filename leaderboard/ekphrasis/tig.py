@@ -354,21 +354,32 @@ def tig_build_finalise(*, run_id: int) -> None:
         run_finish(build)
 
 
-def tig_build_prompt_versions(build: TIGBuild) -> dict[str, str]:
-    """The prompt versions a build's provider extractor (and, when it groups synonyms, canonicaliser) is sent;
-    none for the offline rules and embedding grouping, which read no prompt."""
+def tig_prompt_versions(components: TIGComponents) -> dict[str, str]:
+    """The prompt versions TIG components send: the extraction prompt's for a provider extractor, and the
+    grouping prompt's when that model groups synonyms too; none for the offline rules and embedding grouping,
+    which read no prompt. What a TIG build and a judge run that builds Novelty contexts record and resume with."""
     from engine.tig.llm import CANONICALISATION_PROMPT_VERSION, EXTRACTION_PROMPT_VERSION
 
-    if build.extractor == OFFLINE_EXTRACTOR:
+    if components.extractor == OFFLINE_EXTRACTOR:
         return {}
-    versions = {"extraction_prompt_version": EXTRACTION_PROMPT_VERSION}
-    if build.canonicaliser == LLM_CANONICALISER:
-        versions["canonicalisation_prompt_version"] = CANONICALISATION_PROMPT_VERSION
+    versions = {"tig_extraction_prompt_version": EXTRACTION_PROMPT_VERSION}
+    if components.canonicaliser == LLM_CANONICALISER:
+        versions["tig_canonicalisation_prompt_version"] = CANONICALISATION_PROMPT_VERSION
     return versions
 
 
-#: A build is its own one unit (leaderboard.runs.lifecycle). A build made before builds recorded their prompt
-#: versions was sent the fenced prompts, tig-extract-v1 and tig-canonical-v1. Its extractions are stored under
+#: The names of :func:`tig_prompt_versions` and what a job made before jobs recorded them was sent: the fenced
+#: prompts, tig-extract-v1 and tig-canonical-v1.
+TIG_PROMPT_VERSIONS_BEFORE = (("tig_extraction_prompt_version", "tig-extract-v1"),
+                              ("tig_canonicalisation_prompt_version", "tig-canonical-v1"))
+
+
+def tig_build_prompt_versions(build: TIGBuild) -> dict[str, str]:
+    """The prompt versions a build sends (:func:`tig_prompt_versions` of its components)."""
+    return tig_prompt_versions(TIGComponents.of(build))
+
+
+#: A build is its own one unit (leaderboard.runs.lifecycle). Its extractions are stored under
 #: its extractor's name, which carries the extraction prompt's version (engine.tig.llm.LLMExtractor.name), so
 #: a build never reads another prompt's extractions; the recorded versions keep one build from being finished
 #: with another prompt than it was started with.
@@ -376,8 +387,7 @@ TIG_BUILD_JOB = JobKind(
     name="tig_build", model="leaderboard.TIGBuild", unit_name="build", display_name="TIG build",
     pending_units=f"{__name__}.tig_build_units", execute_unit=f"{__name__}.tig_build_unit_execute",
     finalise=f"{__name__}.tig_build_finalise", prompt_versions=f"{__name__}.tig_build_prompt_versions",
-    prompt_versions_before=(("extraction_prompt_version", "tig-extract-v1"),
-                            ("canonicalisation_prompt_version", "tig-canonical-v1")),
+    prompt_versions_before=TIG_PROMPT_VERSIONS_BEFORE,
 )
 
 

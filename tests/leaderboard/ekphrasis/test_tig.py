@@ -348,13 +348,13 @@ def test_a_provider_build_records_its_prompt_versions_and_an_offline_build_none(
     task_set, _, _ = planted
     assert tig_build_create(task_set=task_set).config == {}  # the offline rules read no prompt
     build = tig_build_create(task_set=task_set, extractor="fake-extractor", embedder="fake-embed", canonicaliser="llm")
-    assert build.config == {"extraction_prompt_version": EXTRACTION_PROMPT_VERSION,
-                            "canonicalisation_prompt_version": CANONICALISATION_PROMPT_VERSION}
+    assert build.config == {"tig_extraction_prompt_version": EXTRACTION_PROMPT_VERSION,
+                            "tig_canonicalisation_prompt_version": CANONICALISATION_PROMPT_VERSION}
 
 
 #: what a failed build was made with: another extraction prompt, or nothing recorded (made before builds
 #: recorded their versions, so with the fenced tig-extract-v1)
-@pytest.mark.parametrize("made_with", [{"extraction_prompt_version": "tig-extract-v0"}, {}], ids=["other", "before"])
+@pytest.mark.parametrize("made_with", [{"tig_extraction_prompt_version": "tig-extract-v0"}, {}], ids=["other", "before"])
 def test_a_build_started_with_another_extraction_prompt_is_refused_not_finished_with_this_one(
     client, rita, planted, provider_components, made_with
 ):
@@ -368,11 +368,33 @@ def test_a_build_started_with_another_extraction_prompt_is_refused_not_finished_
     client.login(username=rita.username, password=PASSWORD)
     page = client.get(f"/task-sets/{task_set.pk}/tig-builds/{build.pk}/").content.decode()
     assert 'id="resume" data-run-show="may_resume" hidden>' in page  # no resume is offered
-    with pytest.raises(RunConfigurationError, match=r"extraction_prompt_version 'tig-extract-v[01]', this code .*new run"):
+    with pytest.raises(RunConfigurationError, match=r"tig_extraction_prompt_version 'tig-extract-v[01]', this code .*new run"):
         tig_build_execute(build_id=build.pk)
     build.refresh_from_db()
     assert build.status == TIGBuild.Status.FAILED and not build.resumable
     assert server.chat_requests == []  # nothing was sent with the other prompt
+
+
+def test_a_judge_run_whose_novelty_contexts_were_extracted_with_another_prompt_is_refused_on_resume(
+    planted, provider_components
+):
+    # its finished chunks judged Novelty against populations extracted with that prompt; finishing it with this
+    # one would judge its pairs against two populations
+    from engine.tig.llm import EXTRACTION_PROMPT_VERSION
+    from leaderboard.ekphrasis.models import JudgeRun
+
+    task_set, task, _ = planted
+    run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="N", budget_per_task=6,
+                                      config={"tig": {"extractor": "fake-extractor", "embedder": "fake-embed"},
+                                              "tig_extraction_prompt_version": "forged"})
+    assert run.config["tig_extraction_prompt_version"] == EXTRACTION_PROMPT_VERSION  # this code's, not the caller's
+    offline = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="N",
+                                          config={"tig": {"extractor": "offline"}})
+    assert "tig_extraction_prompt_version" not in offline.config  # the offline rules read no prompt
+    JudgeRun.objects.filter(pk=run.pk).update(config={**run.config, "tig_extraction_prompt_version": "tig-extract-v0"})
+    with pytest.raises(RunConfigurationError, match=r"tig_extraction_prompt_version 'tig-extract-v0', this code"):
+        judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
+    assert provider_components.chat_requests == []
 
 
 def test_the_extractor_model_can_group_synonyms_and_runs_inherit_that_choice(planted, provider_components):
