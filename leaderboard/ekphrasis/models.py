@@ -203,9 +203,10 @@ class AtomExtraction(models.Model):
     """One response's typed-atom extraction (Ekphrasis App. G.1), stored once and reused by every
     leave-two-models-out context and every run that includes the response."""
 
-    key = models.CharField(max_length=200, unique=True, help_text="extractor | response id | Core Idea hash")
+    # the extractor's name is "llm:<provider id (≤ 200)>@<prompt version>" for a provider extractor
+    key = models.CharField(max_length=320, unique=True, help_text="extractor | response id | Core Idea hash")
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="atom_extractions", null=True)
-    extractor = models.CharField(max_length=100)
+    extractor = models.CharField(max_length=255)
     payload = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -451,3 +451,23 @@ def test_stored_extractions_are_upserted_by_key_and_read_back_as_the_engine_wrot
     assert AtomExtraction.objects.filter(response__task=task).count() == len(ideas)
     assert StoredExtractions(task)[extraction_key(extractor.name, ideas[2])].to_dict() == \
         extractor.extract(ideas[2]).to_dict()
+
+
+def test_a_provider_build_stores_the_extractions_of_a_model_whose_provider_id_is_as_long_as_allowed(planted, settings,
+                                                                                                   tmp_path):
+    # the extractor's name is "llm:<provider id>@<prompt version>": a long provider id overflowed the stored
+    # extraction's columns on PostgreSQL (a DataError, the build failed) although the catalogue took the id
+    from engine.tig.llm import EXTRACTION_PROMPT_VERSION
+    from leaderboard.ekphrasis.models import AtomExtraction
+    from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
+    from leaderboard.models import SubjectModel
+    from tests.fakes import FakeOpenAIServer
+
+    settings.ATELIER_PROVIDER_CACHE_DIR = tmp_path / "provider-cache"
+    longest = "vendor/" + "x" * (SubjectModel._meta.get_field("provider_id").max_length - len("vendor/"))
+    task_set, _, _ = planted
+    with FakeOpenAIServer(handler=offline_atoms_reply) as server:
+        SubjectModelFactory(display_name="long-extractor", role="judge", base_url=server.base_url, provider_id=longest)
+        build = tig_build_execute(build_id=tig_build_create(task_set=task_set, extractor="long-extractor").pk)
+    assert (build.status, build.error) == ("done", "")
+    assert AtomExtraction.objects.filter(extractor=f"llm:{longest}@{EXTRACTION_PROMPT_VERSION}").count() == 12
