@@ -265,6 +265,8 @@ def _construction_record(pools, grid, seed, screen, embeddings, threshold, sourc
         "grid": grid.to_dict(),
         "seed": seed,
         "screen": screen.name,
+        # the wording a model screen was sent (the offline rules read no prompt)
+        **({"screen_prompt_version": screen.prompt_version} if getattr(screen, "prompt_version", None) else {}),
         "embedder": f"{getattr(embedder, 'backend', '?')}:{getattr(embedder, 'model', '?')}",
         "frequency_source": "wordfreq zipf_frequency(word, 'en') (bundled data); a pool norm 'zipf' overrides",
         "constants": {

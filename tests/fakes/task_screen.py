@@ -8,17 +8,18 @@ the first request for each brief with prose (so the screen must send its repair 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
-_BRIEF = re.compile(r"<<<BRIEF\n(?P<brief>.*?)\nConstraints:", re.DOTALL)
+from tests.fakes.obedient_model import text_in_frame
 
 
 def _brief(request: dict[str, Any]) -> str:
     user = next(m["content"] for m in request["messages"] if m["role"] == "user")
-    match = _BRIEF.search(user)
-    return match.group("brief") if match else ""
+    try:
+        return text_in_frame(user, "BRIEF").split("\nConstraints:")[0]
+    except KeyError:
+        return ""
 
 
 def screen_handler(*, reject: Sequence[str] = (), malformed_first: bool = False):

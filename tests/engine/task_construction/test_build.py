@@ -45,6 +45,7 @@ def test_the_construction_record_names_pools_grid_seed_and_screen(hash_embedder)
     record = _build(hash_embedder, seed=3).record
     assert record["pools"][0]["sha256"] == demo_pool().sha256
     assert record["seed"] == 3 and record["screen"] == "offline" and record["grid"]["name"] == "small"
+    assert "screen_prompt_version" not in record  # the offline rules read no prompt
     assert record["is_demo"]
     assert set(record["diagnostics"]) == {"abstraction", "combination", "transformation"}
 

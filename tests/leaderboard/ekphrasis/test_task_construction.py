@@ -136,7 +136,7 @@ def test_a_model_screen_goes_through_the_provider_client(settings, tmp_path):
         SubjectModel.objects.create(display_name="screener", role="judge", base_url=server.base_url, provider_id="fake")
         build = _build([pool], grid=ONE_CELL, screen="screener")
         assert server.chat_requests
-    assert build.record["screen"] == "screener"
+    assert build.record["screen"] == "screener" and build.record["screen_prompt_version"] == "ekphrasis-screen-v2"
     reasons = {r.source["concept"]: r.reason for r in build.rejected.all()}
     assert set(reasons) == {"silence", "music"}
     assert all(reason.startswith("screener: not renderable") for reason in reasons.values())
