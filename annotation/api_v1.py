@@ -401,7 +401,7 @@ class PreviousLabelApi(_AnnotatorApi, api.PreviousLabelApi):
 class ReviseApi(_AnnotatorApi):
     """Change the annotator's previous label: a new version (201); a re-sent request (same
     ``idempotency_key``) or the same answer again writes nothing (200). Refused (409) when the label is
-    not their most recent in the campaign, the item changed or is in adjudication, or the campaign closed."""
+    not their most recent in the campaign, the item changed or was withheld, or the campaign closed."""
 
     @extend_schema(operation_id="annotate_revise", request=ReviseInput,
                    responses={201: ReviseOutput, 200: ReviseOutput, **error_responses(404, 409)})

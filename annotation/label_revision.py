@@ -9,12 +9,14 @@ which refuses a closed campaign, a lost membership or a withdrawn assignment):
   item they answered last: "the previous item"; an older one is no longer theirs to change);
 * the item still shows what it showed when they labelled it (the label is not stale, and the
   item's content hash — recomputed now — is the one the label was given under);
-* the item is not in adjudication (requested or resolved): a researcher is reading its labels;
 * the item is not withheld (its text was found to name a model after a catalogue change:
   :mod:`annotation.blinding_recheck`), so that it is never shown again.
 
-A changed item and an item in adjudication are refused with the same message, which names both: the
-annotator must not learn that their item went to adjudication (that tells them the others disagreed).
+Whether the item went to adjudication plays no part: an item goes there only when its annotators
+disagreed, so a label refused (or a ``revisable: false``) there and not on an item everybody agreed on
+would tell the annotator what the others chose (with k = 3 pairwise: each of them). A label under
+adjudication changes as any other does; the change is archived as a :class:`LabelRevision` and bumps
+the campaign's ``label_version``, so the researcher's item view and dashboard show the current answer.
 
 Gold items are changed like any other: refusing them would tell the annotator which items are gold.
 
@@ -42,7 +44,7 @@ from annotation.access import annotator_access_check
 from annotation.errors import Busy, LabelNotRevisable, NotFound, SubmissionConflict
 from annotation.kinds import kind_for
 from annotation.kinds.base import Kind, validate_time_on_item
-from annotation.models import Adjudication, Assignment, Campaign, Item, Label, LabelRevision
+from annotation.models import Assignment, Campaign, Item, Label, LabelRevision
 from annotation.progress import campaign_version_bump
 from annotation.services import _attach_item, _one, _parse_key
 
@@ -51,8 +53,7 @@ from annotation.services import _attach_item, _one, _parse_key
 RACE_RETRIES = 5
 
 REFUSED_NOT_PREVIOUS = "Only your most recent label in this campaign can be changed."
-#: One message for a changed item and an item in adjudication: an annotator told "in adjudication"
-#: would learn that the other annotators disagreed (with k = 3 pairwise: what each of them chose).
+#: One message for a changed item and a withheld one (paused for review).
 REFUSED_LOCKED = ("This label can no longer be changed: the item changed since you labelled it, or it is under "
                   "review. Your label was kept as you gave it.")
 
@@ -94,8 +95,6 @@ def revision_refusal(*, label: Label, assignment: Assignment, item: Item, kind: 
     latest = _latest(type(label).objects.filter(campaign_id=label.campaign_id, annotator_id=label.annotator_id))
     if latest is None or latest.pk != label.pk:
         return REFUSED_NOT_PREVIOUS
-    if Adjudication.objects.filter(item_id=item.pk).exists():
-        return REFUSED_LOCKED
     if item.content_hash != label.content_hash or kind.shown_content(item).digest != label.content_hash:
         return REFUSED_LOCKED
     return None
@@ -114,8 +113,8 @@ def label_revise(
 
     Refused, with nothing written: another annotator's or an unknown token (404), a closed campaign or
     lost access (the gatekeeper), an answer its kind refuses (400, the same validation as a
-    submission), a label that is not the annotator's most recent, whose item changed or is in
-    adjudication (409 :class:`LabelNotRevisable`), a key already used for another change (409).
+    submission), a label that is not the annotator's most recent, whose item changed or was withheld
+    (409 :class:`LabelNotRevisable`), a key already used for another change (409).
     """
     key = _parse_key(idempotency_key)
     time_ms = validate_time_on_item(time_on_item_ms)

@@ -3,16 +3,20 @@ idempotent, pinned to what the item showed, refused with nothing written otherwi
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation import annotator_reads, item_creation, label_export, selectors, services
 from annotation.errors import CampaignNotOpen, LabelInvalid, LabelNotRevisable, NotFound, SubmissionConflict
 from annotation.kinds import kind_for
 from annotation.kinds.base import pair_choice_to_canonical
-from annotation.label_revision import REFUSED_LOCKED, label_revise
+from annotation.label_revision import label_revise
 from annotation.models import (
     Adjudication,
     AnnotatorProgress,
@@ -33,7 +37,7 @@ from tests.annotation.factories import (
     tig_campaign,
 )
 from tests.annotation.helpers import annotators, take_and_label
-from tests.factories import UserFactory
+from tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -273,17 +277,15 @@ def test_a_stale_label_is_refused(labelled):
 
 
 @pytest.mark.parametrize("resolved", [False, True], ids=["requested", "resolved"])
-def test_an_item_in_adjudication_refuses_a_change(labelled, resolved):
+def test_an_item_in_adjudication_changes_like_any_other(labelled, resolved):
     campaign, ann, assignment, _label = labelled
     rita = UserFactory(username="rita", role="researcher")
     now = timezone.now()
     Adjudication.objects.create(item=assignment.item, requested_by=rita, requested_at=now,
                                 **({"outcome": "B", "resolved_by": rita, "resolved_at": now} if resolved else {}))
-    before = _state(campaign)
-    with pytest.raises(LabelNotRevisable) as refused:
-        _revise(assignment, ann, {"choice": "tie"})
-    assert refused.value.message == REFUSED_LOCKED and "adjudicat" not in refused.value.message  # blind
-    assert _state(campaign) == before
+    # refusing it would tell the annotator that the others disagreed
+    assert _revise(assignment, ann, {"choice": "tie"}).version == 2
+    assert LabelRevision.objects.filter(assignment=assignment, version=1).exists()  # the researcher sees it changed
 
 
 def test_a_gold_items_label_changes_like_any_other(catalogue):
@@ -452,3 +454,57 @@ def test_a_validation_kinds_page_answer_validates_back_and_changes_to_a_new_vers
     assert _revise(assignment, ann, other).version == 2
     assert LabelRevision.objects.get(assignment=assignment).values == {
         name: getattr(submission.label, name) for name in values}
+
+
+def _annotator_view_after_the_item_completes(catalogue, *, other_answer: str, adjudicated: bool) -> dict:
+    """Ann labels the only item of a k = 2 campaign a tie and Bob labels it ``other_answer`` (the researcher
+    sends it to adjudication when ``adjudicated``); then everything Ann can load about it, as she loads it
+    (her pages and the annotators' APIs, old and /api/v1/), and a change of her label, with what names the
+    item (its token, the campaign's id) taken out."""
+    ann, bob = annotators(2, prefix=f"{other_answer}{int(adjudicated)}-")
+    campaign = pairwise_campaign(catalogue, annotators=[ann, bob], n_items=1, k=2)
+    ann_assignment, _ = take_and_label(campaign, ann, {"choice": "tie"})
+    take_and_label(campaign, bob, {"choice": other_answer})
+    if adjudicated:
+        services.adjudication_request(item=ann_assignment.item, researcher=UserFactory(role="researcher"))
+        assert Adjudication.objects.filter(item=ann_assignment.item).exists()
+    client = Client()
+    assert client.login(username=ann.username, password=PASSWORD)
+    pk, token = campaign.pk, ann_assignment.token
+
+    def blind(value):
+        text = json.dumps(value, sort_keys=True).replace(token, "TOKEN")
+        return re.sub(r"\d+", "#", text)
+
+    def page(url):
+        response = client.get(url)
+        return response.status_code, re.sub(r"\d+|csrfmiddlewaretoken\" value=\"[^\"]*\"|nonce=\"[^\"]*\"", "#",
+                                             response.content.decode().replace(ann.username, "ANN"))
+
+    def answer(response):
+        return response.status_code, blind(response.json())
+
+    seen = {
+        "previous": answer(client.get(reverse("annotation:api_previous", args=[pk]))),
+        "v1.previous": answer(client.get(f"/api/v1/annotate/campaigns/{pk}/previous")),
+        "progress": answer(client.get(reverse("annotation:api_progress", args=[pk]))),
+        "next": answer(client.post(reverse("annotation:api_next", args=[pk]), {}, content_type="application/json")),
+        "queue": page(reverse("annotation:queue")),
+        "work": page(reverse("annotation:work", args=[pk])),
+    }
+    body = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}
+    seen["revise"] = answer(client.post(reverse("annotation:api_revise", args=[token]), body,
+                                        content_type="application/json"))
+    seen["revise again"] = answer(client.post(reverse("annotation:api_revise", args=[token]), body,
+                                              content_type="application/json"))
+    seen["v1.revise"] = answer(client.post(f"/api/v1/annotate/assignments/{token}/revise",
+                                           {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}},
+                                           content_type="application/json"))
+    return seen
+
+
+def test_an_annotator_cannot_tell_an_item_in_adjudication_from_one_everybody_agreed_on(catalogue):
+    agreed = _annotator_view_after_the_item_completes(catalogue, other_answer="tie", adjudicated=False)
+    disputed = _annotator_view_after_the_item_completes(catalogue, other_answer="A", adjudicated=True)
+    assert agreed["revise"][0] == 201  # the label was changeable: the comparison is of two live views
+    assert {key: value for key, value in disputed.items() if value != agreed[key]} == {}
