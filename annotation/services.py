@@ -82,7 +82,6 @@ from annotation.slot_queue import (
     active_or_free_slot_take,
     free_slot_take,
     slot_flag_repair,
-    slot_taken,
     slots_freed,
 )
 from evalsite.precompiled import row_create
@@ -223,8 +222,8 @@ def assignments_expire(*, campaign: Campaign | None = None, now: datetime | None
 
     Each becomes *expired* with ``finished_at`` set to ``now`` (the record of the expiry), which frees
     its slot for the next taker; its labels, if any, are untouched (a submitted assignment is not
-    active), and a late submission is still accepted while nobody holds the slot. ``campaign=None``
-    sweeps every campaign (the periodic task); :func:`assignment_next` also calls it for one campaign
+    active), and a late submission to it is refused from then on (:func:`_late_submission_check`).
+    ``campaign=None`` sweeps every campaign (the periodic task); :func:`assignment_next` also calls it for one campaign
     when no free slot is left, so the pool never depends on the sweep running. Idempotent: a second
     call finds nothing to expire. Rows a submission is holding are skipped (SKIP LOCKED), so the
     sweep never waits for, or races, a late submission; the next sweep sees them again.
@@ -301,15 +300,6 @@ def _item_load(campaign: Campaign, item_id: int) -> Item:
 def _attach_item(assignment: Assignment) -> None:
     """Load the assignment's item with exactly the relations its kind shows."""
     assignment.item = _item_load(assignment.campaign, assignment.item_id)
-
-
-def _slot_is_free(slot: ItemSlot, *, ignoring: Assignment | None = None) -> bool:
-    """No live assignment (other than ``ignoring``) holds the slot. Asked after locking the slot row,
-    in a new statement, so a taker that committed meanwhile is visible (READ COMMITTED)."""
-    live = Assignment.objects.filter(slot=slot, status__in=Assignment.LIVE)
-    if ignoring is not None:
-        live = live.exclude(pk=ignoring.pk)
-    return not live.exists()
 
 
 def _assignment_open(
@@ -586,9 +576,9 @@ def label_submit(
 
     Re-sending the same submission (same idempotency key and answer) returns the stored label with
     ``replayed=True`` and writes nothing. A different answer for an assignment that already has a
-    label is a :class:`SubmissionConflict`. A late submission (after expiry) is accepted while the
-    slot is still free. The label is pinned to the content hash and task-set version of what was
-    shown; if the item changed in the meantime the submission is refused, never mixed.
+    label is a :class:`SubmissionConflict`. A late submission (after the assignment time) is accepted
+    while the assignment has not gone back to the queue, gold or not (:func:`_late_submission_check`).
+    The label is pinned to the content hash and task-set version of what was shown; if the item changed in the meantime the submission is refused, never mixed.
     """
     key = _parse_key(idempotency_key)
     time_ms = validate_time_on_item(time_on_item_ms)
@@ -663,7 +653,7 @@ def _submission_replayed(assignment: Assignment, label_model, key: uuid.UUID, va
 
 
 def _submission_open_check(assignment: Assignment, now: datetime) -> None:
-    """The assignment can still take its label (not skipped or withdrawn; late only while its slot is free)."""
+    """The assignment can still take its label (not skipped or withdrawn; late only while still held)."""
     if assignment.status == Assignment.Status.SKIPPED:
         raise AssignmentClosed("You skipped this item.")
     if assignment.status == Assignment.Status.STALE:
@@ -680,21 +670,27 @@ def _content_unchanged_check(assignment: Assignment, kind, now: datetime) -> Non
         raise AssignmentClosed("This item changed while you were working; your answer was not saved.")
 
 
+#: The one answer to a late label whose assignment went back to the queue, gold or regular alike.
+LATE_REFUSED = "Your time on this item ran out and it went back to the queue; your answer was not saved."
+
+
 def _late_submission_check(assignment: Assignment) -> None:
-    """An expired assignment may still be saved while nobody else holds its slot."""
+    """A label after the assignment time: saved while the assignment is still the annotator's (overdue but
+    not yet returned to the queue: its slot, if any, is still theirs, so nobody else can have taken it);
+    refused, with nothing written, once it went back to the queue (expired by the sweep, by the
+    annotator's own next item, or by a crowd participant's leaving or a verdict).
+
+    The rule reads the assignment alone, never its item, so a late answer to a gold item (which has no
+    slot) is refused or saved exactly as one to a regular item: a rule that asked whether the slot went
+    to someone else refused only regular items, so a refusal told the annotator which items were not
+    gold, and a gold answer given any time later (after comparing notes) still counted in their gold score."""
     if Assignment.objects.filter(
         item_id=assignment.item_id, annotator_id=assignment.annotator_id,
         status__in=Assignment.SEEN,
     ).exclude(pk=assignment.pk).exists():
         raise AssignmentClosed("This item was handed to you again; answer it there.")
-    if assignment.slot_id is None:
-        return  # gold: no slot to contend for
-    slot = ItemSlot.objects.select_for_update().get(pk=assignment.slot_id)
-    # Race prevented: a late submission and a new taker of the same slot both succeeding (the
-    # partial unique index on live slot assignments is the backstop).
-    if not _slot_is_free(slot, ignoring=assignment):
-        raise AssignmentClosed("Your time on this item ran out and it went to someone else; your answer was not saved.")
-    slot_taken(slot_id=slot.pk)
+    if assignment.status == Assignment.Status.EXPIRED:
+        raise AssignmentClosed(LATE_REFUSED)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from annotation import services
+from annotation.errors import AssignmentClosed
 from annotation.models import Assignment, PairwiseLabel
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
@@ -115,16 +116,17 @@ def test_sweep_works_through_more_than_one_batch(catalogue, monkeypatch):
     assert {_status(a) for a in taken} == {Assignment.Status.EXPIRED}
 
 
-def test_a_late_submission_after_the_sweep_is_still_saved_while_the_slot_is_free(catalogue):
+def test_a_late_submission_after_the_sweep_is_refused_and_writes_nothing(catalogue):
     (alice,) = annotators(1)
     campaign = pairwise_campaign(catalogue, n_items=1, k=1, annotators=[alice], assignment_ttl_seconds=60)
     now = timezone.now()
     assignment = _take(campaign, alice, now)
     later = now + timedelta(hours=1)
     services.assignments_expire(now=later)
-    submission = services.label_submit(token=assignment.token, annotator=alice, idempotency_key=uuid.uuid4(),
-                                       answer={"choice": "B"}, now=later)
-    assert submission.label.assignment.status == Assignment.Status.SUBMITTED
+    with pytest.raises(AssignmentClosed, match="went back to the queue"):
+        services.label_submit(token=assignment.token, annotator=alice, idempotency_key=uuid.uuid4(),
+                              answer={"choice": "B"}, now=later)
+    assert _status(assignment) == Assignment.Status.EXPIRED and not PairwiseLabel.objects.exists()
 
 
 # ---------------------------------------------------------------- the command

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.test import Client
 from django.utils import timezone
 
 from annotation import item_creation, services
@@ -29,7 +30,7 @@ from tests.annotation.factories import (
     tig_campaign,
 )
 from tests.annotation.helpers import annotators, fill, fill_round_robin, take_and_label
-from tests.factories import UserFactory
+from tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -164,16 +165,28 @@ def test_expired_assignment_returns_its_slot_to_the_pool():
     assert first.status == Assignment.Status.EXPIRED
 
 
-def test_late_submission_is_saved_while_nobody_took_the_slot():
+def test_late_submission_is_saved_while_the_assignment_is_still_held():
+    catalogue = Catalogue(n_tasks=1)
+    (ann,) = annotators(1)
+    campaign = pairwise_campaign(catalogue, n_items=1, k=1, annotators=[ann])
+    now = timezone.now()
+    assignment = services.assignment_next(campaign=campaign, annotator=ann, now=now)
+    submission = services.label_submit(token=assignment.token, annotator=ann, idempotency_key=uuid.uuid4(),
+                                       answer={"choice": "A"}, now=now + timedelta(hours=2))
+    assert submission.label.assignment.status == Assignment.Status.SUBMITTED
+
+
+def test_late_submission_is_refused_once_the_assignment_went_back_to_the_queue():
     catalogue = Catalogue(n_tasks=1)
     (ann,) = annotators(1)
     campaign = pairwise_campaign(catalogue, n_items=1, k=1, annotators=[ann])
     now = timezone.now()
     assignment = services.assignment_next(campaign=campaign, annotator=ann, now=now)
     services.assignments_expire(campaign=campaign, now=now + timedelta(hours=2))
-    submission = services.label_submit(token=assignment.token, annotator=ann, idempotency_key=uuid.uuid4(),
-                                       answer={"choice": "A"}, now=now + timedelta(hours=2))
-    assert submission.label.assignment.status == Assignment.Status.SUBMITTED
+    with pytest.raises(AssignmentClosed, match="went back to the queue"):
+        services.label_submit(token=assignment.token, annotator=ann, idempotency_key=uuid.uuid4(),
+                              answer={"choice": "A"}, now=now + timedelta(hours=2))
+    assert PairwiseLabel.objects.count() == 0
 
 
 def test_late_submission_is_refused_once_the_slot_went_to_someone_else():
@@ -183,10 +196,86 @@ def test_late_submission_is_refused_once_the_slot_went_to_someone_else():
     now = timezone.now()
     late = services.assignment_next(campaign=campaign, annotator=users[0], now=now)
     services.assignment_next(campaign=campaign, annotator=users[1], now=now + timedelta(hours=2))
-    with pytest.raises(AssignmentClosed, match="went to someone else"):
+    with pytest.raises(AssignmentClosed, match="went back to the queue"):
         services.label_submit(token=late.token, annotator=users[0], idempotency_key=uuid.uuid4(),
                               answer={"choice": "A"}, now=now + timedelta(hours=2))
     assert PairwiseLabel.objects.count() == 0
+
+
+def _late_walk_campaign(users):
+    """k = 1, a third of the items gold, gold due every other item."""
+    campaign = pairwise_campaign(Catalogue(n_tasks=3), annotators=list(users), k=1, gold_rate=0.5)
+    for item in campaign.items.order_by("position")[:3]:
+        item_creation.item_gold_set(item=item, answer="A")
+    return campaign
+
+
+def _held_until(campaign, user, gold: bool) -> Assignment:
+    """``user`` labels what they are given until they hold a gold (or a regular) item; that assignment."""
+    for _ in range(12):
+        assignment = services.assignment_next(campaign=campaign, annotator=user)
+        if assignment.item.is_gold == gold:
+            return assignment
+        services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(),
+                              answer={"choice": "A"})
+    raise AssertionError(f"{user} was never handed a {'gold' if gold else 'regular'} item")
+
+
+def _overdue(assignment: Assignment) -> None:
+    now = timezone.now()
+    Assignment.objects.filter(pk=assignment.pk).update(created_at=now - timedelta(hours=1),
+                                                       expires_at=now - timedelta(seconds=1))
+
+
+def _annotator_client(user) -> Client:
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+SUBMIT_URLS = {"page": "/annotate/api/assignments/{}/submit", "v1": "/api/v1/annotate/assignments/{}/submit"}
+
+
+@pytest.mark.parametrize("api", sorted(SUBMIT_URLS))
+def test_a_late_answer_to_a_gold_item_is_refused_as_one_to_a_regular_item_is(api):
+    ann, bob = annotators(2)
+    campaign = _late_walk_campaign([ann, bob])
+    regular = _held_until(campaign, ann, gold=False)
+    _overdue(regular)
+    services.assignments_expire(campaign=campaign)  # back to the queue, where Bob takes it (k = 1: its one slot)
+    bob_took = _held_until(campaign, bob, gold=False)
+    while bob_took.item_id != regular.item_id:
+        services.label_submit(token=bob_took.token, annotator=bob, idempotency_key=uuid.uuid4(), answer={"choice": "A"})
+        bob_took = _held_until(campaign, bob, gold=False)
+    gold = _held_until(campaign, ann, gold=True)
+    _overdue(gold)
+    services.assignments_expire(campaign=campaign)  # back to the queue: gold has no slot, nobody can take it
+    client = _annotator_client(ann)
+    answers = {}
+    for name, assignment in (("regular", regular), ("gold", gold)):
+        late = client.post(SUBMIT_URLS[api].format(assignment.token),
+                           {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}},
+                           content_type="application/json")
+        answers[name] = (late.status_code, late.json())
+    assert answers["regular"][0] == 409
+    assert answers["gold"] == answers["regular"]  # a refusal says nothing of which items were gold
+    assert not PairwiseLabel.objects.filter(assignment=gold).exists()  # the gold score did not move
+
+
+@pytest.mark.parametrize("api", sorted(SUBMIT_URLS))
+def test_an_overdue_answer_still_held_is_saved_alike_for_gold_and_regular_items(api):
+    (ann,) = annotators(1)
+    campaign = _late_walk_campaign([ann])
+    client = _annotator_client(ann)
+    for gold in (False, True):
+        assignment = _held_until(campaign, ann, gold=gold)
+        _overdue(assignment)  # not swept: still the annotator's
+        body = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "B"}}
+        late = client.post(SUBMIT_URLS[api].format(assignment.token), body, content_type="application/json")
+        assert (late.status_code, late.json()["replayed"]) == (201, False), late.json()
+        services.assignments_expire(campaign=campaign)
+        again = client.post(SUBMIT_URLS[api].format(assignment.token), body, content_type="application/json")
+        assert (again.status_code, again.json()["replayed"]) == (200, True)  # a re-send replays, even after the sweep
 
 
 def test_skip_is_recorded_and_the_item_is_not_given_again(catalogue):
