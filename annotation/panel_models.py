@@ -140,6 +140,10 @@ class Participant(models.Model):
     panel_study_id = models.CharField(max_length=64, blank=True, help_text="Prolific STUDY_ID; MTurk hitId.")
     panel_session_id = models.CharField(max_length=64, blank=True, help_text="Prolific SESSION_ID; MTurk assignmentId.")
     turk_submit_to = models.CharField(max_length=200, blank=True)
+    #: SHA-256 (hex) of the key the browser they entered in holds (a cookie on the study's entry link): the id
+    #: alone does not resume them elsewhere (:func:`annotation.participants.participant_enter`). Empty: made
+    #: before browsers were bound.
+    browser_key_hash = models.CharField(max_length=64, blank=True)
     state = models.CharField(max_length=24, choices=State.choices, default=State.TRAINING)
     verdict = models.CharField(max_length=16, choices=Verdict.choices, default=Verdict.NONE, blank=True)
     verdict_note = models.CharField(max_length=500, blank=True)

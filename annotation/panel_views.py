@@ -42,6 +42,11 @@ from annotation.views import media_response
 from evalsite.proxy import client_address
 from evalsite.request_checks import id_of
 
+#: How long the key of the browser a participant entered in is kept (its cookie,
+#: ``ATELIER_PANEL_KEY_COOKIE_NAME``, sent back only to their study's entry link): longer than any study runs,
+#: so a participant who comes back in the same browser is known after their session has ended.
+BROWSER_KEY_MAX_AGE = 60 * 60 * 24 * 30
+
 #: The participant's steps, in order, and the page of each.
 STEP_PAGES = {"consent": "annotation:panel_consent", "instructions": "annotation:panel_instructions",
               "training": "annotation:panel_training", "work": "annotation:panel_work", "done": "annotation:panel_done"}
@@ -226,15 +231,24 @@ def _entry(request, study: PanelStudy):
                         f"You are signed in as {request.user.username}. Open the study link in a private window "
                         "(a participant's session would replace yours).", 409)
     try:
-        participant = participants.participant_enter(study=study, entry=given).participant
+        entered = participants.participant_enter(
+            study=study, entry=given, browser_key=request.COOKIES.get(settings.ATELIER_PANEL_KEY_COOKIE_NAME, ""),
+            signed_in_as=request.user.pk if request.user.is_authenticated else None)
     except AnnotationError as exc:
         return _problem(request, study, "The study cannot start", exc.message, exc.status,
                         return_step=panel_return_step(study.panel))
+    participant = entered.participant
     if request.user.is_authenticated and request.user.pk != participant.user_id:
         logout(request)
     if not request.user.is_authenticated:
         login(request, participant.user, backend="evalsite.auth_backends.ModelBackend")
-    return redirect(STEP_PAGES[participant_step(participant)], entry=study.entry_token)
+    response = redirect(STEP_PAGES[participant_step(participant)], entry=study.entry_token)
+    if entered.browser_key:
+        # Sent back to this study's entry link only; never read by a script.
+        response.set_cookie(settings.ATELIER_PANEL_KEY_COOKIE_NAME, entered.browser_key, max_age=BROWSER_KEY_MAX_AGE,
+                            path=reverse("annotation:panel_entry", args=[study.entry_token]),
+                            secure=settings.SESSION_COOKIE_SECURE, httponly=True, samesite="Lax")
+    return response
 
 
 @require_http_methods(["GET", "POST"])

@@ -15,6 +15,8 @@ kept; a verdict takes them out of the statistics (:mod:`annotation.counted_label
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -77,6 +79,20 @@ class AlreadyTookPart(AnnotationError):
 
     status = 409
     code = "already_took_part"
+
+
+class EnteredElsewhere(AnnotationError):
+    """A panel id whose participant is bound to another browser, presented without that browser's key and
+    without the panel's id of the attempt they entered under (:func:`participant_resume_allowed`). The one
+    answer whatever the participant's state: it tells nothing of their progress."""
+
+    status = 409
+    code = "entered_elsewhere"
+
+
+ENTERED_ELSEWHERE_MESSAGE = (
+    "This study was started with your panel id in another browser. Continue it in that browser, or open the "
+    "study again from your panel's own link to it.")
 
 
 def _code() -> str:
@@ -219,20 +235,57 @@ def _code_given(participant: Participant) -> bool:
 class Entered:
     participant: Participant
     created: bool
+    #: The key the entering browser is to hold from now on (its cookie), or "" when it holds it already.
+    browser_key: str = ""
 
 
-def participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime | None = None) -> Entered:
+def browser_key_hash(browser_key: str) -> str:
+    """What is stored of a browser key: its SHA-256, so the table alone resumes nobody."""
+    return hashlib.sha256(browser_key.encode()).hexdigest()
+
+
+def participant_resume_allowed(*, participant: Participant, entry: PanelEntry, browser_key: str = "",
+                               signed_in_as: int | None = None) -> bool:
+    """Whether this entry may resume ``participant``: a panel id is not a secret (a worker id is printed in
+    every requester's data, a PID in any shared export), so it alone resumes nobody. One condition a line:
+
+    * the browser holds the key given to the browser they entered in (the cookie set at their entry);
+    * the browser is signed in as them already (their session, whose cookie outlived the key's);
+    * the entry carries the panel's id of the attempt they entered under, with its study: Prolific's
+      SESSION_ID (one per submission) and STUDY_ID, MTurk's assignmentId (one per accepted assignment) and
+      hitId. Only the panel and the participant see those, so opening the study from the panel again
+      resumes them in any browser;
+    * they were made before browsers were bound (no key stored) on a panel that sends no such id (generic).
+    """
+    if browser_key and participant.browser_key_hash and hmac.compare_digest(
+            browser_key_hash(browser_key), participant.browser_key_hash):
+        return True
+    if signed_in_as is not None and signed_in_as == participant.user_id:
+        return True
+    if (participant.study.panel != Panel.GENERIC and entry.session_id
+            and (entry.study_id, entry.session_id) == (participant.panel_study_id, participant.panel_session_id)):
+        return True
+    return not participant.browser_key_hash and participant.study.panel == Panel.GENERIC
+
+
+def participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str = "", signed_in_as: int | None = None,
+                      now: datetime | None = None) -> Entered:
     """The participant of this panel id in the study's campaign, created on first entry (an account
-    of this campaign only, no usable password, the ids the panel sent), else the same one resumed.
-    Refused, nothing created: an MTurk preview, a campaign that is not open or is full
-    (:class:`StudyFull`). Refused, nothing changed: a
-    participant who finished with a code, entering under another submission (:class:`AlreadyTookPart`).
-    MTurk: a worker still on their path who accepted the HIT again holds a new assignment, recorded; a
-    finished one keeps the assignment they finished under."""
-    return _participant_enter(study=study, entry=entry, now=now or timezone.now(), race_lost=False)
+    of this campaign only, no usable password, the ids the panel sent, and a new key for the browser:
+    :attr:`Entered.browser_key`), else the same one resumed when :func:`participant_resume_allowed` (the
+    entering browser's ``browser_key``, the user it is ``signed_in_as``) says so; a browser that resumed
+    without the key is given a new one. Refused, nothing created: an MTurk preview, a campaign that is not
+    open or is full (:class:`StudyFull`). Refused, nothing changed: any other entry of a known panel id
+    (:class:`EnteredElsewhere`, whatever the participant's state), and a participant who finished with a
+    code entering under another submission (:class:`AlreadyTookPart`).
+    MTurk: a worker still on their path who accepted the HIT again (in the browser they started in) holds a
+    new assignment, recorded; a finished one keeps the assignment they finished under."""
+    return _participant_enter(study=study, entry=entry, browser_key=browser_key, signed_in_as=signed_in_as,
+                              now=now or timezone.now(), race_lost=False)
 
 
-def _participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime, race_lost: bool) -> Entered:
+def _participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str, signed_in_as: int | None,
+                       now: datetime, race_lost: bool) -> Entered:
     if entry.preview:
         raise NotAllowed("Previewing: accept the HIT to start.")
     key = panel_id_key(entry.panel_id)
@@ -244,6 +297,9 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime, r
     existing = Participant.objects.select_related("user", "study").filter(campaign_id=study.campaign_id,
                                                                            panel_key=key).first()
     if existing is not None:
+        if not participant_resume_allowed(participant=existing, entry=entry, browser_key=browser_key,
+                                          signed_in_as=signed_in_as):
+            raise EnteredElsewhere(ENTERED_ELSEWHERE_MESSAGE)
         if _code_given(existing) and study.panel != Panel.GENERIC and entry.session_id != existing.panel_session_id:
             # Their code is for the submission they finished in (Prolific's SESSION_ID, MTurk's assignmentId):
             # another one (a worker accepting a second HIT of the study) would be paid again for the same work.
@@ -251,7 +307,11 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime, r
                 "You have already taken part in this study and have its code, under another "
                 f"{'assignment' if study.panel == Panel.MTURK else 'submission'}. A panel id takes part once: "
                 f"return this {'HIT' if study.panel == Panel.MTURK else 'submission'} on your panel.")
-        changes = {"last_seen_at": now}
+        changes: dict[str, Any] = {"last_seen_at": now}
+        key_held = bool(browser_key) and existing.browser_key_hash == browser_key_hash(browser_key)
+        new_key = "" if key_held else secrets.token_urlsafe(32)
+        if new_key:
+            changes["browser_key_hash"] = browser_key_hash(new_key)
         if study.panel == Panel.MTURK and not existing.verdict and existing.state in (
                 Participant.State.TRAINING, Participant.State.WORKING):
             # MTurk: a worker who returned the HIT and accepted it again holds a new assignment; the end page
@@ -261,7 +321,7 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime, r
         Participant.objects.filter(pk=existing.pk).update(**changes)
         for name, value in changes.items():
             setattr(existing, name, value)
-        return Entered(existing, created=False)
+        return Entered(existing, created=False, browser_key=new_key)
     campaign = study.campaign
     if campaign.status != Campaign.Status.OPEN:
         raise CampaignNotOpen("This study is not open at the moment.")
@@ -276,11 +336,12 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime, r
             user.save()
             CampaignAnnotator.objects.create(campaign=campaign, annotator=user)
             deadline = now + timedelta(minutes=study.time_limit_minutes) if study.time_limit_minutes else None
+            new_key = secrets.token_urlsafe(32)
             participant = Participant.objects.create(
                 study=study, campaign=campaign, user=user, panel_id=entry.panel_id, panel_key=key,
                 panel_study_id=entry.study_id,
                 panel_session_id=entry.session_id, turk_submit_to=entry.turk_submit_to, entered_at=now,
-                last_seen_at=now, deadline=deadline,
+                last_seen_at=now, deadline=deadline, browser_key_hash=browser_key_hash(new_key),
             )
     except IntegrityError:
         # Race prevented (the unique panel key per campaign): two first entries of one participant (a
@@ -288,8 +349,9 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, now: datetime, r
         # loser enters once more, now as the winner's participant, with every check of a resumed entry.
         if race_lost:
             raise Busy("The study could not start just now; open the link again in a moment.") from None
-        return _participant_enter(study=study, entry=entry, now=now, race_lost=True)
-    return Entered(participant, created=True)
+        return _participant_enter(study=study, entry=entry, browser_key=browser_key, signed_in_as=signed_in_as,
+                                  now=now, race_lost=True)
+    return Entered(participant, created=True, browser_key=new_key)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -541,6 +603,8 @@ __all__ = [
     "ACTIVE_MS_MAX",
     "AlreadyTookPart",
     "Entered",
+    "ENTERED_ELSEWHERE_MESSAGE",
+    "EnteredElsewhere",
     "ParticipantRefused",
     "ParticipantSubmission",
     "StudyFull",
@@ -548,7 +612,9 @@ __all__ = [
     "participant_accounts_delete",
     "participant_complete",
     "participant_consent",
+    "browser_key_hash",
     "participant_enter",
+    "participant_resume_allowed",
     "participant_for_panel_id",
     "participant_instructions_read",
     "participant_label_submit",

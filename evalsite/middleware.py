@@ -61,10 +61,11 @@ def _participant_refused(request, study):
 
 
 class FramedStudyCookies:
-    """The session and CSRF cookies a framed study's page sets (a response marked
-    ``framed_study_cookies``: an MTurk study's pages, shown in MTurk's frame) are ``SameSite=None;
-    Secure; Partitioned``, so the browser sends them back from inside a frame of another site (kept in
-    that site's partition); every other response keeps the site's ``SameSite=Lax``. Placed above the session and CSRF middleware: it sees their cookies."""
+    """The cookies a framed study's page sets (a response marked ``framed_study_cookies``: an MTurk study's
+    pages, shown in MTurk's frame) — the session and CSRF cookies, and the entry's browser key
+    (``ATELIER_PANEL_KEY_COOKIE_NAME``) — are ``SameSite=None; Secure; Partitioned``, so the
+    browser sends them back from inside a frame of another site (kept in that site's partition); every other
+    response keeps the site's ``SameSite=Lax``. Placed above the session and CSRF middleware: it sees their cookies."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -72,7 +73,7 @@ class FramedStudyCookies:
     def __call__(self, request):
         response = self.get_response(request)
         if getattr(response, "framed_study_cookies", False):
-            for name in (settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME):
+            for name in (settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME, settings.ATELIER_PANEL_KEY_COOKIE_NAME):
                 if name in response.cookies:
                     cookie = response.cookies[name]
                     cookie["samesite"], cookie["secure"] = "None", True

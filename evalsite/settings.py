@@ -443,6 +443,9 @@ FILE_UPLOAD_HANDLERS = [
 ATELIER_MEDIA_CACHE_DIR = Path(env_str("ATELIER_MEDIA_CACHE_DIR", str(VAR_DIR / "media-cache")))
 # Crowd campaigns: entries through a study's link per client address per minute (the rest get HTTP 429).
 ATELIER_PANEL_ENTRIES_PER_MINUTE = env_int("ATELIER_PANEL_ENTRIES_PER_MINUTE", 30, minimum=1)
+#: The cookie holding the key of the browser a crowd participant entered in (annotation.participants.participant_enter),
+#: named here beside the session's and CSRF's: a framed study's page sets all three (evalsite.middleware.FramedStudyCookies).
+ATELIER_PANEL_KEY_COOKIE_NAME = "atelier_panel_key"
 ATELIER_ASSIGNMENT_TTL_SECONDS = env_int("ATELIER_ASSIGNMENT_TTL_SECONDS", 30 * 60, minimum=1)
 # How often Celery beat sends the runs started while the broker was away (leaderboard.runs.queue).
 ATELIER_QUEUE_SWEEP_SECONDS = env_int("ATELIER_QUEUE_SWEEP_SECONDS", 30, minimum=1)

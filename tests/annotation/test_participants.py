@@ -8,6 +8,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import call_command
@@ -139,8 +140,9 @@ def test_an_unknown_entry_token_is_the_same_page_whatever_it_is():
 
 def test_the_same_panel_id_returns_to_the_same_participant_and_account():
     _, study = _study()
-    Client().get(_entry_url(study), _prolific())
-    Client().get(_entry_url(study), _prolific(session="SESSION2"))
+    client = Client()
+    client.get(_entry_url(study), _prolific())
+    assert client.get(_entry_url(study), _prolific(session="SESSION2")).status_code == 302  # the same browser
     participant = Participant.objects.get()
     assert participant.panel_study_id == "STUDY1" and participant.panel_session_id == "SESSION1"
     assert not participant.user.has_usable_password()
@@ -444,7 +446,8 @@ def test_a_block_bars_the_panel_id_from_other_campaigns_and_taking_it_back_lifts
     assert refused.status_code == 403 and b"ended your participation" in refused.content
     assert not Participant.objects.filter(study=other_study).exists()
     assert get_user_model().objects.filter(panel_participant__isnull=False).count() == 1
-    assert Client().get(_entry_url(study), _prolific(pid="P1")).status_code == 302  # its own study: the end page
+    # its own study: the end page (opened from the panel's link of the submission they entered under)
+    assert Client().get(_entry_url(study), _prolific(pid="P1", study="S", session="X")).status_code == 302
     participants.participant_verdict_set(participant=person, verdict="", researcher=researcher)
     assert Client().get(_entry_url(other_study), _prolific(pid="P1")).status_code == 302
     assert Participant.objects.filter(study=other_study, panel_id="P1").exists()
@@ -602,8 +605,8 @@ def test_the_pay_report_scores_gold_items_and_agreement_with_the_majority():
 
 def test_an_mturk_worker_who_accepts_the_hit_again_submits_the_assignment_they_hold_now():
     _, study = _study(panel="mturk", item_quota=1)
-    _mturk_client(study)
-    client = _mturk_client(study, assignmentId="ASG2", turkSubmitTo="https://workersandbox.mturk.com")
+    client = _mturk_client(study)
+    client.get(_entry_url(study), {**MTURK_ENTRY, "assignmentId": "ASG2", "turkSubmitTo": "https://workersandbox.mturk.com"})
     participant = Participant.objects.get()
     assert (participant.panel_id, participant.panel_session_id) == ("A1B2C3", "ASG2")
     _label(_to_work(participant))
@@ -630,11 +633,13 @@ def test_an_mturk_worker_who_completed_gets_no_second_submission_from_another_as
     _, study = _study(panel="mturk", item_quota=1)
     first = _mturk_client(study)
     _label(_to_work(Participant.objects.get()))
-    again = Client()
-    response = again.get(_entry_url(study), {"workerId": "A1B2C3", "assignmentId": "ASG2", "hitId": "HIT2",
-                                             "turkSubmitTo": "https://www.mturk.com"}, follow=True)
+    second_hit = {"workerId": "A1B2C3", "assignmentId": "ASG2", "hitId": "HIT2", "turkSubmitTo": "https://www.mturk.com"}
+    response = first.get(_entry_url(study), second_hit, follow=True)
     page = response.content.decode()
     assert response.status_code == 409 and "already taken part" in page
+    assert study.completion_code not in page and "externalSubmit" not in page
+    again = Client()  # in another browser: the worker id and an assignment of one's own resume nobody
+    page = again.get(_entry_url(study), second_hit, follow=True).content.decode()
     assert study.completion_code not in page and "externalSubmit" not in page
     assert "_auth_user_id" not in again.session
     participant = Participant.objects.get()
@@ -653,16 +658,19 @@ def test_a_prolific_participant_who_finished_gets_no_code_from_another_session(e
     item = participants.training_item_add(study=study, question="Which is A?", choices=["A", "B"], answer="A")
     from annotation.training import training_answer
 
-    Client().get(_entry_url(study), _prolific())
+    first = Client()
+    first.get(_entry_url(study), _prolific())
     person = _to_work(Participant.objects.get())
     training_answer(participant=person, item_id=item.pk, answer="A" if ending == "completed" else "B")
     if ending == "completed":
         _label(Participant.objects.get())
     code = study.completion_code if ending == "completed" else study.screen_out_code
     assert Participant.objects.get().state == ending
-    other = Client().get(_entry_url(study), _prolific(session="SESSION2"), follow=True)
+    other = first.get(_entry_url(study), _prolific(session="SESSION2"), follow=True)
     assert other.status_code == 409 and code.encode() not in other.content
     assert b"already taken part" in other.content
+    elsewhere = Client().get(_entry_url(study), _prolific(session="SESSION2"), follow=True)
+    assert elsewhere.status_code == 409 and code.encode() not in elsewhere.content
     same = Client().get(_entry_url(study), _prolific(), follow=True)
     assert same.status_code == 200 and code.encode() in same.content
     assert Participant.objects.get().panel_session_id == "SESSION1"
@@ -797,9 +805,10 @@ def test_a_blocked_panel_id_in_another_case_is_still_barred_from_other_campaigns
 
 def test_a_finished_panel_id_in_another_case_and_session_gets_no_second_code():
     _, study = _study(item_quota=1)
-    Client().get(_entry_url(study), _prolific())
+    client = Client()
+    client.get(_entry_url(study), _prolific())
     _label(_to_work(Participant.objects.get()))
-    other = Client().get(_entry_url(study), _prolific(pid=PID.upper(), session="SESSION2"), follow=True)
+    other = client.get(_entry_url(study), _prolific(pid=PID.upper(), session="SESSION2"), follow=True)
     assert other.status_code == 409 and b"already taken part" in other.content
     assert study.completion_code.encode() not in other.content
     assert Participant.objects.count() == 1
@@ -971,9 +980,10 @@ def test_the_bare_link_opened_in_a_participants_own_session_takes_them_to_their_
 
 def test_two_first_entries_of_one_id_in_two_cases_at_once_make_one_participant(monkeypatch):
     """The race of two first entries (a double click, two tabs): the other entry's insert lands between this
-    one's look-up and its own insert; this one then resumes that participant, with a resumed entry's checks."""
+    one's look-up and its own insert; this one then resumes that participant, with a resumed entry's checks
+    (the same assignment: a double click; another assignment is another browser's, refused)."""
     _, study = _study(panel="mturk")
-    entry = PanelEntry("a1b2c3", "HIT1", "ASG2", "https://www.mturk.com")
+    entry = PanelEntry("a1b2c3", "HIT1", "ASG1", "https://www.mturk.com")
     work_left = participants.study_work_left
 
     def the_other_entry_lands_first(*, study):
@@ -986,7 +996,11 @@ def test_two_first_entries_of_one_id_in_two_cases_at_once_make_one_participant(m
     assert not entered.created and Participant.objects.count() == 1
     person = Participant.objects.get()
     assert (entered.participant.pk, person.panel_id) == (person.pk, "A1B2C3")
-    assert person.panel_session_id == "ASG2"  # the assignment this entry holds, as on any resumed MTurk entry
+    assert person.panel_session_id == "ASG1"
+    monkeypatch.setattr(participants, "study_work_left", the_other_entry_lands_first)
+    Participant.objects.all().delete()
+    with pytest.raises(participants.EnteredElsewhere):
+        participants.participant_enter(study=study, entry=PanelEntry("a1b2c3", "HIT1", "ASG2", "https://www.mturk.com"))
 
 
 def test_the_sweep_ends_the_path_of_participants_of_a_closed_campaign_who_never_come_back():
@@ -1021,3 +1035,75 @@ def test_a_campaign_back_in_draft_ends_no_participants_path_in_training():
     assert participants.participants_study_closed() == 0
     assert client.get(reverse("annotation:panel_consent", args=[study.entry_token])).status_code == 200
     assert Participant.objects.get().state == Participant.State.TRAINING
+
+
+# ---------------------------------------------------------------- a panel id alone resumes nobody
+
+
+def _work_pages(client, study) -> dict:
+    """What a browser can load of the study's participant: the labelling page, their previous label, their end page."""
+    entry = study.entry_token
+    return {"work": client.get(reverse("annotation:panel_work", args=[entry])).status_code,
+            "previous": client.get(reverse("annotation:panel_api_previous", args=[entry])).status_code,
+            "done": client.get(reverse("annotation:panel_done", args=[entry])).status_code}
+
+
+MTURK_ENTRY = {"workerId": "A1B2C3", "assignmentId": "ASG1", "hitId": "HIT1", "turkSubmitTo": "https://www.mturk.com"}
+
+
+@pytest.mark.parametrize(("panel", "theirs", "guessed"), [
+    ("prolific", _prolific(), _prolific(session="SESSION9")),  # the PID, with a submission of one's own
+    ("prolific", _prolific(), _prolific(study="STUDY9", session="SESSION1")),
+    ("mturk", MTURK_ENTRY, {**MTURK_ENTRY, "assignmentId": "ASG9"}),  # the worker id, with a HIT accepted oneself
+    ("generic", {"pid": "P1"}, {"pid": "P1"}),
+])
+def test_a_known_panel_id_alone_does_not_take_over_a_participant_in_another_browser(panel, theirs, guessed):
+    _, study = _study(panel=panel, item_quota=3)
+    owner = Client()
+    assert owner.get(_entry_url(study), theirs).status_code == 302
+    person = _to_work(Participant.objects.get())
+    _label(person)
+    stored = Participant.objects.values().get()
+    intruder = Client()
+    refused = intruder.get(_entry_url(study), guessed)
+    assert refused.status_code == 409 and b"started with your panel id in another browser" in refused.content
+    assert "_auth_user_id" not in intruder.session
+    assert set(_work_pages(intruder, study).values()) == {403}  # nothing of theirs: no item, label or progress
+    assert Participant.objects.values().get() == {**stored, "last_seen_at": stored["last_seen_at"]}
+    assert _work_pages(owner, study) == {"work": 200, "previous": 200, "done": 302}  # still theirs
+
+
+@pytest.mark.parametrize(("panel", "theirs"), [("prolific", _prolific()), ("mturk", MTURK_ENTRY), ("generic", {"pid": "P1"})])
+def test_a_participant_comes_back_in_the_same_browser_after_their_session_ended(panel, theirs):
+    _, study = _study(panel=panel)
+    owner = Client()
+    owner.get(_entry_url(study), theirs)
+    _to_work(Participant.objects.get())
+    owner.session.flush()  # the session ran out; the browser keeps the study's key
+    assert "_auth_user_id" not in owner.session
+    assert owner.get(_entry_url(study), theirs).status_code == 302
+    assert _work_pages(owner, study)["work"] == 200
+
+
+@pytest.mark.parametrize(("panel", "theirs"), [("prolific", _prolific()), ("mturk", MTURK_ENTRY)])
+def test_a_participant_resumes_in_another_browser_from_the_panels_own_link(panel, theirs):
+    """The panel's id of the attempt (Prolific's SESSION_ID, MTurk's assignmentId) is seen only by the panel and
+    the participant: opening the study from the panel again resumes them anywhere, with a key for that browser."""
+    _, study = _study(panel=panel)
+    Client().get(_entry_url(study), theirs)
+    _to_work(Participant.objects.get())
+    elsewhere = Client()
+    resumed = elsewhere.get(_entry_url(study), theirs)
+    assert resumed.status_code == 302 and resumed.cookies[settings.ATELIER_PANEL_KEY_COOKIE_NAME].value
+    assert resumed.cookies[settings.ATELIER_PANEL_KEY_COOKIE_NAME]["path"].startswith(_entry_url(study))
+    assert _work_pages(elsewhere, study)["work"] == 200
+
+
+def test_the_browser_key_reaches_mturks_frame_and_stays_on_the_site_elsewhere():
+    _, mturk = _study(panel="mturk")
+    framed = Client().get(_entry_url(mturk), MTURK_ENTRY).cookies[settings.ATELIER_PANEL_KEY_COOKIE_NAME]
+    assert (framed["samesite"], framed["secure"], framed["httponly"]) == ("None", True, True)
+    _, prolific = _study()
+    plain = Client().get(_entry_url(prolific), _prolific()).cookies[settings.ATELIER_PANEL_KEY_COOKIE_NAME]
+    assert (plain["samesite"], plain["httponly"], plain["path"]) == ("Lax", True, _entry_url(prolific))
+    assert Participant.objects.get(study=prolific).browser_key_hash == participants.browser_key_hash(plain.value)
