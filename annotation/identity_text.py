@@ -8,8 +8,8 @@ for one. Both the shown text and every catalogue name go through the same :func:
    category M*), every format or control character (category C*: zero-width space and joiner, soft
    hyphen, direction overrides, word joiner, byte-order mark; whitespace controls excepted) and the
    invisible Hangul fillers are dropped, and the rest recomposed (NFC).
-2. Look-alike letters are folded to the ASCII letter they imitate with the Unicode confusables table
-   that ``confusable-homoglyphs`` ships (Cyrillic ``а``, Greek ``Τ`` …); a Latin letter the table
+2. Look-alike letters are folded to the ASCII letter they imitate (:mod:`engine.look_alikes`, shared with
+   the catalogue's identity of model names) with the Unicode confusables table that ``confusable-homoglyphs`` ships (Cyrillic ``а``, Greek ``Τ`` …); a Latin letter the table
    leaves out is folded by its Unicode name when that name is a plain letter in another dress: small
    capitals (``ᴅᴇᴍᴏ``), a letter "with" a hook, stroke or other attachment (``ɗ``), squared and
    negative-squared or circled letters (``🅳``); a look-alike that step 1 would decompose into a letter
@@ -50,20 +50,17 @@ from __future__ import annotations
 
 import html
 import re
-import string
 import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from confusable_homoglyphs.categories import alias as script_of
-from confusable_homoglyphs.confusables import confusables_data
+
+from engine.look_alikes import decomposition_safe, drawn, look_alike
 
 __all__ = ["Skeleton", "displayed_variants", "skeleton"]
 
-_ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
-#: Letters that draw nothing (Hangul fillers): dropped like format characters.
-_INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
 #: Scripts written without spaces between words: each character may start or end a name.
 _UNSPACED_SCRIPTS = frozenset({"HAN", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN"})
 #: Bidirectional controls: the right-to-left override, every control that opens an embedding,
@@ -73,67 +70,11 @@ _OPENERS = frozenset("\u202a\u202b\u202d\u202e\u2066\u2067\u2068")
 _CLOSERS = frozenset("\u202c\u2069")
 
 
-@lru_cache(maxsize=1)
-def _look_alikes() -> dict[str, str]:
-    """Non-ASCII character -> the ASCII letter or digit it imitates (Unicode confusables.txt, as
-    ``confusable-homoglyphs`` ships it; every such character has exactly one ASCII alphanumeric look-alike)."""
-    table = {}
-    for char, homoglyphs in confusables_data.items():
-        if len(char) != 1 or char.isascii():
-            continue
-        targets = [h["c"] for h in homoglyphs if h["c"] in _ASCII_ALNUM]
-        if targets:
-            table[char] = targets[0]
-    return table
-
-
-#: A Latin letter in another dress, by its Unicode name: small capital, with an attachment, squared,
-#: negative squared, circled or parenthesized ("LATIN SMALL LETTER D WITH HOOK", "NEGATIVE SQUARED LATIN
-#: CAPITAL LETTER D"). Turned, reversed or open letters ("TURNED A", "OPEN E") are other letters.
-_DRESSED_LATIN = re.compile(r"LATIN (?:(?:CAPITAL|SMALL) )?LETTER (?:SMALL CAPITAL )?([A-Z])(?: WITH .+)?$")
-
-
-def _dressed_latin(char: str) -> str | None:
-    found = _DRESSED_LATIN.search(unicodedata.name(char, ""))
-    if found is None:
-        return None
-    return found.group(1) if char.isupper() or "CAPITAL LETTER" in unicodedata.name(char) else found.group(1).lower()
-
-
-@lru_cache(maxsize=4096)
-def _fold(char: str) -> str:
-    """One character folded to the ASCII letter or digit it imitates, keeping its case; else itself."""
-    if char.isascii():
-        return char
-    if unicodedata.category(char) == "Nd":
-        return str(unicodedata.digit(char))
-    table = _look_alikes()
-    lower = char.lower()
-    # A character takes its own look-alike (Greek capital "Ν" is "N" though its small "ν" looks like
-    # "v"); a capital the table gives "l" draws a capital I (Cyrillic "І"); a capital the table leaves
-    # out takes its small form's look-alike.
-    target = table.get(char)
-    if target == "l" and char.isupper():
-        return "I"
-    if target is None and lower != char and len(lower) == 1:
-        target = table.get(lower)
-    if target is None:
-        return _dressed_latin(char) or char
-    return target.upper() if char.isupper() else target
-
-
 @lru_cache(maxsize=4096)
 def _script(char: str) -> str:
     if char.isascii():
         return "LATIN"  # ASCII digits go with Latin letters ("gpt4o" is one run)
     return script_of(char)
-
-
-def _kept(char: str) -> bool:
-    category = unicodedata.category(char)
-    if category[0] == "M" or char in _INVISIBLE_LETTERS:
-        return False
-    return category[0] != "C" or char.isspace()
 
 
 #: Name letter -> what stands in for it on screen (leetspeak digits; a capital I for a small l): read in the
@@ -319,28 +260,14 @@ def _digit_breaks(word: str) -> list[int]:
     return [m.start() for m in _DIGIT_BREAK.finditer(word)]
 
 
-@lru_cache(maxsize=1)
-def _hidden_by_decomposition() -> dict[int, str]:
-    """Look-alike letters whose compatibility decomposition is a letter that imitates nothing (Greek lunate
-    sigma ``ϲ`` decomposes to final sigma ``ς``, its capital ``Ϲ`` to ``Σ``): folded before NFKD, else lost."""
-    hidden = {}
-    for char in _look_alikes():
-        if unicodedata.category(char)[0] != "L":
-            continue
-        base = "".join(c for c in unicodedata.normalize("NFKD", char) if _kept(c))
-        if base != char and not base.isascii() and "".join(map(_fold, base)).lower() != _fold(char).lower():
-            hidden[ord(char)] = _fold(char)
-    return hidden
-
-
 def _folded(text: str) -> str:
     """Steps 1–2 of the module docstring: decomposed, cleaned of marks and invisible characters, recomposed,
     look-alikes folded (case kept). ASCII text only loses its control characters."""
     if text.isascii():
         return text.translate(_ASCII_CONTROLS)
-    decomposed = unicodedata.normalize("NFKD", text.translate(_hidden_by_decomposition()))
-    cleaned = unicodedata.normalize("NFC", "".join(c for c in decomposed if _kept(c)))
-    return "".join(_fold(c) for c in cleaned)
+    decomposed = unicodedata.normalize("NFKD", decomposition_safe(text))
+    cleaned = unicodedata.normalize("NFC", "".join(c for c in decomposed if drawn(c)))
+    return "".join(look_alike(c) for c in cleaned)
 
 
 def skeleton(text: str) -> Skeleton:
