@@ -8,9 +8,11 @@ from django.shortcuts import get_object_or_404
 from engine.strict_json import json_decode
 from evalsite.request_checks import out_of_id_range
 from leaderboard.api_contract import MAX_SEED
+from leaderboard.import_contract import field_rule, value_check
 from leaderboard.models import Benchmark, SubjectModel, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.runs.errors import RunConfigurationError
+from leaderboard.services.catalogue import SubjectModelNameTaken, subject_model_name_check
 
 
 def form_problems(form: forms.Form) -> str:
@@ -154,6 +156,19 @@ class SubjectModelAdminForm(forms.ModelForm):
         help_texts = {
             "api_key_env": "The NAME of the environment variable holding the key; the key itself is never stored."
         }
+
+    def clean_display_name(self):
+        """The API's and the imports' rules: no invisible character, and no name that reads as another
+        model's (case, dashes, width, look-alike letters of another script: the catalogue's one gate)."""
+        name = self.cleaned_data["display_name"]
+        problems = value_check(name, field_rule(SubjectModel, "display_name", identifier=True))
+        if problems:
+            raise ValidationError(f"display name {problems[0]}")
+        try:
+            subject_model_name_check(name, except_pk=self.instance.pk)
+        except SubjectModelNameTaken as exc:
+            raise ValidationError(str(exc)) from exc
+        return name
 
 
 class SourcePoolImportForm(forms.Form):

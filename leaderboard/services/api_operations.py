@@ -11,7 +11,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from leaderboard.models import SubjectModel, Task, TaskSet
-from leaderboard.services.catalogue import subject_model_save
+from leaderboard.services.catalogue import SubjectModelNameTaken, subject_model_name_check, subject_model_save
 
 __all__ = [
     "ApiOperationRefused", "SUBJECT_MODEL_FIELDS", "subject_model_create",
@@ -71,9 +71,19 @@ def task_set_version_create(*, task_set: TaskSet, version: str, description: str
 
 
 def _display_name_free(name: str, *, except_pk: int | None = None) -> None:
-    taken = SubjectModel.objects.filter(display_name=name).exclude(pk=except_pk)
-    if taken.exists():
-        raise ApiOperationRefused(f"a model named {name!r} exists already", field="display_name")
+    """No other model has ``name`` or a name it reads as (the catalogue's one gate)."""
+    try:
+        subject_model_name_check(name, except_pk=except_pk)
+    except SubjectModelNameTaken as exc:
+        raise ApiOperationRefused(str(exc), field="display_name") from exc
+
+
+def _subject_model_saved(model: SubjectModel, *, update_fields: list[str] | None = None) -> SubjectModel:
+    """``subject_model_save``, its refusal of a name (taken by a request at the same time) as the conflict."""
+    try:
+        return subject_model_save(model=model, update_fields=update_fields)
+    except SubjectModelNameTaken as exc:
+        raise ApiOperationRefused(str(exc), field="display_name") from exc
 
 
 @transaction.atomic
@@ -81,7 +91,7 @@ def subject_model_create(**values: Any) -> SubjectModel:
     _display_name_free(values["display_name"])
     model = SubjectModel(**{k: v for k, v in values.items() if k in SUBJECT_MODEL_FIELDS})
     with _refused_when_taken(lambda: _display_name_free(values["display_name"])):
-        return subject_model_save(model=model)
+        return _subject_model_saved(model)
 
 
 @transaction.atomic
@@ -96,6 +106,6 @@ def subject_model_update(*, model: SubjectModel, **values: Any) -> SubjectModel:
         setattr(model, key, values[key])
     if changed:
         with _refused_when_taken(lambda: _display_name_free(model.display_name, except_pk=model.pk)):
-            subject_model_save(model=model, update_fields=changed)
+            _subject_model_saved(model, update_fields=changed)
     return model
 

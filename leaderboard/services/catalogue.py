@@ -27,6 +27,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from engine.csv_cells import csv_text
+from engine.look_alikes import decomposition_safe, drawn, look_alike_any_case
 from engine.visual_plan import compose_two_field_text, split_visual_plan
 from leaderboard.import_contract import ImportFailed, RecordError, field_rule, value_check
 from leaderboard.models import Benchmark, CatalogueRevision, Response, SubjectModel, Task, TaskSet
@@ -184,6 +185,8 @@ def responses_import(
     # first committed (READ COMMITTED) and finds every record unchanged.
     list(TaskSet.objects.select_for_update().filter(pk=task_set.pk).values_list("pk"))
     tasks = {t.external_id: t for t in task_set.tasks.all()}
+    if create_models:
+        _model_names_lock()
     models = {m.display_name: m for m in SubjectModel.objects.all()}
     # folded name -> (the name, the line that introduces it; 0 for a model of the catalogue)
     looks: dict[str, tuple[str, int]] = {}
@@ -197,9 +200,7 @@ def responses_import(
             twin, twin_line = looks.get(model_name_fold(record.model), ("", 0))
             if twin:
                 where = f"the model {twin!r} named on line {twin_line}" if twin_line else f"the existing model {twin!r}"
-                errors.append(RecordError(name, record.line, "model", (
-                    f"{record.model!r} differs from {where} only in case, spacing, dashes or character width: "
-                    "name one model one way")))
+                errors.append(RecordError(name, record.line, "model", model_name_twin_message(record.model, where)))
             elif create_models:
                 models[record.model] = SubjectModel(display_name=record.model, is_demo=demo_models)
                 looks[model_name_fold(record.model)] = (record.model, record.line)
@@ -282,11 +283,52 @@ def responses_import(
 
 def model_name_fold(display_name: str) -> str:
     """A model's name as a reader tells it from another: compatibility forms folded (fullwidth letters,
-    ligatures), every dash as ``-``, case folded, runs of whitespace as one space. Two names with the
-    same fold look like one model on every page; an import creating the second would split its results."""
-    text = unicodedata.normalize("NFKC", display_name)
-    text = "".join("-" if unicodedata.category(char) == "Pd" else char for char in text)
+    ligatures), characters that draw nothing dropped, look-alike letters of any script folded to the ASCII
+    letter they are drawn like (:func:`engine.look_alikes.look_alike_any_case`: Cyrillic ``а`` and ``Т``,
+    Greek ``Ο``), every dash as ``-``, case folded, runs of whitespace as one space. Two names with the same
+    fold look like one model on every page; creating the second would split its results. A name in
+    another script that imitates no Latin letter (``文心一言``, ``Гигачат``'s ``Г``, ``и``) keeps its letters."""
+    text = unicodedata.normalize("NFKC", decomposition_safe(display_name))
+    text = "".join(
+        "-" if unicodedata.category(char) == "Pd" else look_alike_any_case(char)
+        for char in text if drawn(char) or unicodedata.category(char)[0] == "M"
+    )
     return " ".join(text.casefold().split())
+
+
+def model_name_twin_message(display_name: str, where: str) -> str:
+    """The refusal of ``display_name`` because it reads as the model ``where`` names."""
+    return (f"{display_name!r} differs from {where} only in case, spacing, dashes, character width, invisible "
+            "characters or look-alike letters of another script: name one model one way")
+
+
+class SubjectModelNameTaken(ValueError):
+    """A new or changed subject-model name that another model already has, or that reads as its name (the
+    same :func:`model_name_fold`); ``twin`` is that model's name."""
+
+    def __init__(self, display_name: str, twin: str) -> None:
+        self.display_name, self.twin = display_name, twin
+        super().__init__(f"a model named {twin!r} exists already" if twin == display_name
+                         else model_name_twin_message(display_name, f"the existing model {twin!r}"))
+
+
+def _model_names_lock() -> None:
+    """Race prevented: two writers each finding a name free of look-alikes and then writing two look-alike
+    names ("GPT-4o" and "GPТ-4o"; the unique index only tells equal names apart). The catalogue revision's
+    row lock orders writers of names; the second then reads the first's name in a new statement (READ
+    COMMITTED). Inside the caller's transaction."""
+    CatalogueRevision.objects.get_or_create(pk=1)
+    list(CatalogueRevision.objects.select_for_update().filter(pk=1).values_list("pk"))
+
+
+def subject_model_name_check(display_name: str, *, except_pk: int | None = None) -> None:
+    """The one gate of a new or changed subject-model name (API, admin, imports, commands): raise
+    :class:`SubjectModelNameTaken` naming the model (other than ``except_pk``, the model being renamed)
+    whose name it equals or reads as. A model renamed to a look-alike of its own name passes."""
+    fold = model_name_fold(display_name)
+    for name in SubjectModel.objects.exclude(pk=except_pk).values_list("display_name", flat=True):
+        if model_name_fold(name) == fold:
+            raise SubjectModelNameTaken(display_name, name)
 
 
 def _check_primaries(name, existing, wanted_primary) -> list[RecordError]:
@@ -367,8 +409,13 @@ def catalogue_revision_sync(*, now: datetime | None = None) -> int:
 
 def subject_model_save(*, model: SubjectModel, update_fields: Sequence[str] | None = None) -> SubjectModel:
     """Save a subject model, new or changed (``update_fields`` as ``Model.save`` takes them), and move the
-    catalogue revision when its names changed: the one write of a model (API, admin, imports)."""
+    catalogue revision when its names changed: the one write of a model (API, admin, imports). A new name,
+    or a changed one, passes :func:`subject_model_name_check` first (else :class:`SubjectModelNameTaken`)."""
     with transaction.atomic():
+        stored = SubjectModel.objects.filter(pk=model.pk).values_list("display_name", flat=True).first()
+        if model.pk is None or stored != model.display_name:
+            _model_names_lock()
+            subject_model_name_check(model.display_name, except_pk=model.pk)
         model.save(update_fields=update_fields)
         catalogue_revision_sync()
     return model
@@ -381,10 +428,17 @@ def subject_model_ensure(*, display_name: str, defaults: Mapping[str, Any]) -> S
 
 def subject_models_ensure(*, defaults_by_name: Mapping[str, Mapping[str, Any]]) -> dict[str, SubjectModel]:
     """Display name -> the model of that name, each created with its defaults on first use; the catalogue
-    revision moves once for all the new ones."""
+    revision moves once for all the new ones. A new name that reads as an existing model's is refused
+    (:class:`SubjectModelNameTaken`), and nothing is created."""
     with transaction.atomic():
         models, created = {}, False
+        existing = set(SubjectModel.objects.filter(display_name__in=list(defaults_by_name))
+                       .values_list("display_name", flat=True))
+        if set(defaults_by_name) - existing:
+            _model_names_lock()
         for name, defaults in defaults_by_name.items():
+            if name not in existing:
+                subject_model_name_check(name)
             models[name], new = SubjectModel.objects.get_or_create(display_name=name, defaults=dict(defaults))
             created = created or new
         if created:

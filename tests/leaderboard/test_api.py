@@ -226,6 +226,31 @@ def test_a_display_name_with_an_invisible_character_is_refused_on_create_and_ren
     assert list(SubjectModel.objects.values_list("display_name", flat=True)) == ["taken"]
 
 
+@pytest.mark.parametrize("look_alike", ["GP\u0422-4o", "GPT-4\u043e", "gpt\u20144O"])
+def test_a_display_name_reading_as_an_existing_model_is_refused_on_create_and_rename(adam, look_alike):
+    # Cyrillic capital Te, Cyrillic small o, an em dash with case
+    SubjectModelFactory(display_name="GPT-4o")
+    other = SubjectModelFactory(display_name="other")
+    client = token_client(adam)
+    created = client.post("/api/v1/subject-models/create", {"display_name": look_alike}, format="json")
+    renamed = client.patch(f"/api/v1/subject-models/{other.pk}/", {"display_name": look_alike}, format="json")
+    for response in (created, renamed):
+        assert response.status_code == 409
+        message = response.json()["details"]["display_name"]
+        assert "the existing model 'GPT-4o'" in str(message)
+    assert sorted(SubjectModel.objects.values_list("display_name", flat=True)) == ["GPT-4o", "other"]
+
+
+def test_a_model_is_renamed_to_a_look_alike_of_its_own_name_and_non_latin_names_are_created(adam):
+    model = SubjectModelFactory(display_name="Claude")
+    client = token_client(adam)
+    renamed = client.patch(f"/api/v1/subject-models/{model.pk}/", {"display_name": "Cl\u0430ude"}, format="json")
+    assert renamed.status_code == 200, renamed.json()
+    for name in ("\u6587\u5fc3\u4e00\u8a00", "\u0413\u0438\u0433\u0430\u0427\u0430\u0442", "\u03a3\u03bf\u03c6\u03af\u03b1"):
+        created = client.post("/api/v1/subject-models/create", {"display_name": name}, format="json")
+        assert created.status_code == 201, (name, created.json())
+
+
 # ---------------------------------------------------------------- judge runs and leaderboards
 
 

@@ -64,7 +64,7 @@ from leaderboard.runs.lifecycle import (
     run_refuse_changed_prompts,
 )
 from leaderboard.runs.starting import run_start
-from leaderboard.services.catalogue import subject_models_ensure
+from leaderboard.services.catalogue import SubjectModelNameTaken, subject_models_ensure
 
 logger = logging.getLogger(__name__)
 
@@ -79,10 +79,13 @@ DEFAULT_SAMPLES = 5  # n per prompt (issue 12; the paper's n is not printed)
 
 def _subjects(names: Sequence[str]) -> list[SubjectModel]:
     """The named subject models; a ``simulated-*`` name makes its labelled simulated model on first use."""
-    simulated = subject_models_ensure(defaults_by_name={  # new ones move the catalogue revision once
-        name: {"is_simulated": True, "accepts_images": True, "family": "simulated"}
-        for name in names if subject_is_simulated(name)
-    })
+    try:
+        simulated = subject_models_ensure(defaults_by_name={  # new ones move the catalogue revision once
+            name: {"is_simulated": True, "accepts_images": True, "family": "simulated"}
+            for name in names if subject_is_simulated(name)
+        })
+    except SubjectModelNameTaken as exc:
+        raise RunConfigurationError(f"models: {exc}") from exc
     out, unknown = [], []
     for name in names:
         if name in simulated:

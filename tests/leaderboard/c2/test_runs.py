@@ -282,3 +282,13 @@ def test_a_models_own_temperature_is_sent_and_recorded(server, tmp_path):
     assert answers and {b["temperature"] for b in answers} == {1.1}
     assert set(C2Sample.objects.filter(run=run, subject_model__display_name="warm-model").values_list("temperature", flat=True)) == {1.1}
     assert set(C2Sample.objects.filter(run=run, subject_model__display_name="vision-alpha").values_list("temperature", flat=True)) == {0.8}
+
+
+def test_a_simulated_subject_named_as_an_existing_model_reads_is_refused(tmp_path):
+    # "simulated-Cl\u0430ude" with a Cyrillic a would be made a second model shown as "simulated-Claude"
+    SubjectModel.objects.create(display_name="simulated-Claude", is_simulated=True)
+    with pytest.raises(RunConfigurationError, match="models: .*the existing model 'simulated-Claude'"):
+        runs.c2_run_create(task_set=c2_task_set(tmp_path, visual=False), model_names=["simulated-Cl\u0430ude"],
+                           n_samples=1, rater_name="simulated")
+    assert not C2Run.objects.exists()
+    assert list(SubjectModel.objects.values_list("display_name", flat=True)) == ["simulated-Claude"]

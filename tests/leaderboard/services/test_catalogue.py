@@ -9,7 +9,13 @@ import pytest
 
 from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Response, SubjectModel, TaskSet
-from leaderboard.services.catalogue import responses_import, tasks_import
+from leaderboard.services.catalogue import (
+    SubjectModelNameTaken,
+    responses_import,
+    subject_model_save,
+    subject_models_ensure,
+    tasks_import,
+)
 from tests.concurrency import raised, run_at_once
 from tests.conftest import require_service
 
@@ -62,6 +68,20 @@ def test_imports_into_two_task_sets_at_once_create_their_new_models_once(attempt
         assert Response.objects.filter(task__task_set=task_set).count() == 40
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("attempt", range(2))
+def test_two_look_alike_names_created_at_once_make_one_model(attempt):
+    require_service("postgres")
+
+    errors = raised(run_at_once([
+        lambda name=name: subject_model_save(model=SubjectModel(display_name=name)) for name in ("GPT-4o", "GP\u0422-4o")
+    ]))
+
+    assert [type(e) for e in errors] == [SubjectModelNameTaken]
+    assert SubjectModel.objects.count() == 1
+
+
 def _response(model: str, task_id: str = "t0", sample: int = 1) -> dict:
     return {"task_id": task_id, "model": model, "sample": sample, "core_idea": "An idea.", "visual_description": "A scene."}
 
@@ -97,6 +117,51 @@ def test_two_new_models_of_one_file_named_alike_but_for_case_and_spacing_are_ref
     assert "differs from the model 'Atlas  Pro' named on line 1" in error.message
     assert not SubjectModel.objects.exists()
     assert not Response.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("existing,look_alike", [
+    ("GPT-4o", "GP\u0422-4o"),  # Cyrillic capital Te
+    ("Claude", "Cl\u0430ude"),  # Cyrillic small a
+    ("Claude", "\u0421LAUDE"),  # Cyrillic capital Es, and case
+    ("o3", "\u03bf3"),  # Greek small omicron
+    ("Gemini", "Gem\u0456n\u0456"),  # Ukrainian i
+    ("\u0422\u0415\u0421\u0422", "\u0442\u0435\u0441\u0442"),  # a Cyrillic name in small letters: case alone, as before
+])
+def test_a_new_model_named_with_look_alike_letters_of_another_script_is_refused(existing, look_alike):
+    task_set, _ = tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name="names", version="1")
+    responses_import(name="first.jsonl", raw=jsonl(_response(existing)), task_set=task_set, create_models=True)
+
+    with pytest.raises(ImportFailed) as info:
+        responses_import(name="second.jsonl", raw=jsonl(_response("Other", "t1"), _response(look_alike, "t1")),
+                         task_set=task_set, create_models=True)
+
+    (error,) = info.value.errors
+    assert (error.file, error.line, error.field) == ("second.jsonl", 2, "model")
+    assert f"differs from the existing model {existing!r}" in error.message
+    assert "look-alike letters" in error.message
+    assert list(SubjectModel.objects.values_list("display_name", flat=True)) == [existing]
+
+
+@pytest.mark.django_db
+def test_models_named_in_other_scripts_that_imitate_no_existing_name_are_created():
+    task_set, _ = tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name="names", version="1")
+    names = ["GPT-4o", "\u6587\u5fc3\u4e00\u8a00", "\u901a\u4e49\u5343\u95ee", "\u0413\u0438\u0433\u0430\u0427\u0430\u0442",
+             "\u03a3\u03bf\u03c6\u03af\u03b1", "\ud074\ub85c\ubc14"]
+    responses_import(name="r.jsonl", raw=jsonl(*(_response(n, f"t{i}") for i, n in enumerate(names))),
+                     task_set=task_set, create_models=True)
+    assert sorted(SubjectModel.objects.values_list("display_name", flat=True)) == sorted(names)
+
+
+@pytest.mark.django_db
+def test_a_simulated_model_made_on_first_use_may_not_read_as_an_existing_one():
+    SubjectModel.objects.create(display_name="simulated-Claude", is_simulated=True)
+
+    with pytest.raises(SubjectModelNameTaken) as info:
+        subject_models_ensure(defaults_by_name={"simulated-new": {}, "simulated-Cl\u0430ude": {}})
+
+    assert info.value.twin == "simulated-Claude"
+    assert list(SubjectModel.objects.values_list("display_name", flat=True)) == ["simulated-Claude"]
 
 
 @pytest.mark.django_db
