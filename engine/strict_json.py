@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from engine.text_lines import line_and_column, line_at
+
 __all__ = [
     "MAX_JSON_DEPTH",
     "JSONProblem",
@@ -161,7 +163,7 @@ def json_decode(text: str, *, max_depth: int = MAX_JSON_DEPTH, undecodable: bool
     too_deep = _too_deep(text, max_depth)
     if too_deep is not None:
         key, offset = too_deep
-        return None, [JSONProblem(key, f"nested deeper than {max_depth} levels", text.count("\n", 0, offset) + 1)]
+        return None, [JSONProblem(key, f"nested deeper than {max_depth} levels", line_at(text, offset))]
     if "\\u" not in text and "\x00" not in text and not _SURROGATE.search(text):
         # No escape, NUL or surrogate in the text, so no decoded string can hold one: the walk below
         # would only report duplicate keys and non-finite numbers, and these hooks give up on both.
@@ -184,9 +186,11 @@ def _decode_and_walk(text: str, max_depth: int, undecodable: bool) -> tuple[Any,
             parse_constant=_NonFinite,
         )
     except json.JSONDecodeError as exc:
+        # json counts LF only: a CR-only file's position is named by its own line breaks (engine.text_lines)
+        line, column = line_and_column(exc.doc, exc.pos)
         if undecodable:
-            return None, [JSONProblem("", "not valid UTF-8", exc.lineno)]
-        return None, [JSONProblem("", f"not valid JSON ({exc.msg} at column {exc.colno})", exc.lineno)]
+            return None, [JSONProblem("", "not valid UTF-8", line)]
+        return None, [JSONProblem("", f"not valid JSON ({exc.msg} at column {column})", line)]
     except RecursionError:  # unreachable after the depth scan; kept so no input can raise it
         return None, [JSONProblem("", f"nested deeper than {max_depth} levels")]
     except ValueError as exc:  # an integer with more digits than int() converts

@@ -39,6 +39,7 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 
 from engine.csv_cells import cell_restored
 from engine.strict_json import JSONProblem, json_decode, text_problems
+from engine.text_lines import physical_lines
 
 __all__ = [
     "TEXT_MAX_CHARS",
@@ -240,12 +241,13 @@ def _format_of(name: str, fmt: str | None) -> str:
 def _lines(raw: bytes) -> Iterator[tuple[int, str, bool]]:
     """(line number, text, undecodable) per physical line; a bad byte becomes a lone surrogate.
 
-    Lines end in LF or CRLF (the CR is left to the readers), or, in a file without a single LF, in CR
-    alone: what a classic Mac spreadsheet saves ("CSV (Macintosh)"). Read by LF, such a file was one line,
-    refused as "new-line character seen in unquoted field" (CSV) or "Extra data" (JSONL), at line 1."""
+    Lines end as :mod:`engine.text_lines` says, for every reader: LF or CRLF (the CR is left to the readers),
+    or, in a file without a single LF, CR alone: what a classic Mac spreadsheet saves ("CSV (Macintosh)").
+    Read by LF, such a file was one line, refused as "new-line character seen in unquoted field" (CSV) or
+    "Extra data" (JSONL), at line 1."""
     if raw.startswith(_BOM):
         raw = raw[len(_BOM):]
-    for number, chunk in enumerate(raw.split(b"\n" if b"\n" in raw else b"\r"), start=1):
+    for number, chunk in enumerate(physical_lines(raw), start=1):
         try:
             yield number, chunk.decode("utf-8"), False
         except UnicodeDecodeError:

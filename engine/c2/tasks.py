@@ -48,6 +48,7 @@ from typing import Any
 from engine.c2.grading import CodeTests
 from engine.c2.lcb_private_tests import PickledJSONError, UnsafePickleError, decode_private_tests
 from engine.strict_json import JSONProblem, json_decode
+from engine.text_lines import line_at, physical_lines
 
 __all__ = [
     "C2TaskType",
@@ -225,9 +226,9 @@ def _jsonl_records(text: str) -> list[tuple[int, dict[str, Any]]]:
     error at its line and field (every such line is reported)."""
     records = []
     errors = RecordCollector()
-    # lines end at "\n" only: str.splitlines also splits at U+2028, U+0085 and the like, which JSON allows
-    # raw inside a string, so a valid record was refused and the later lines numbered wrongly
-    for number, raw in enumerate(text.split("\n"), start=1):
+    # lines end as engine.text_lines says (LF, CRLF, or CR alone in a file without LF), never at U+2028,
+    # U+0085 and the like, which JSON allows raw inside a string
+    for number, raw in enumerate(physical_lines(text), start=1):
         if not raw.strip():
             continue
         with errors.per_record():
@@ -277,7 +278,7 @@ def _record_lines(text: str, key: str, count: int) -> list[int]:
     """Best-effort line of each of ``count`` records in a one-document JSON file: the line of the n-th
     occurrence of the record's first-level key (``"Question"``, ``"question_id"``). Falls back to 1."""
     pattern = re.compile(r'"' + re.escape(key) + r'"\s*:')
-    starts = [text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)]
+    starts = [line_at(text, m.start()) for m in pattern.finditer(text)]
     return starts if len(starts) == count else [1] * count
 
 
@@ -533,7 +534,7 @@ def parse_okvqa(questions_text: str, annotations_text: str, image_dir: str | Pat
 def parse_writingprompts(text: str) -> list[C2Item]:
     """WritingPrompts ``*.wp_source``: one prompt per line (Fan et al. 2018); ids are line numbers."""
     errors = RecordCollector()
-    lines = [line.removesuffix("\r") for line in text.split("\n")]  # "\n" ends a line, as in the JSONL readers
+    lines = [line.removesuffix("\r") for line in physical_lines(text)]  # as the JSONL readers cut lines
     while lines and not lines[-1].strip():
         lines.pop()  # a trailing newline is not a record
     if not lines:

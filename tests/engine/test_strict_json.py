@@ -125,3 +125,9 @@ def test_the_fast_path_decodes_every_text_exactly_as_the_full_walk_does():
             assert _types(fast[0]) == _types(full[0]), text  # plain dicts and lists all the way down
         clean += not full[1]
     assert 500 < clean < 3500  # both paths were exercised
+
+
+def test_a_cr_only_document_that_is_not_json_is_named_at_its_own_line_and_column():
+    # json counts LF only: the position of a CR-only file's error was line 1 at a column past the first line
+    _, problems = json_decode('{"a": 1,\r "b": }\r')
+    assert problems[0].line == 2 and "at column 7" in problems[0].message

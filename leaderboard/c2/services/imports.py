@@ -21,6 +21,7 @@ from pathlib import Path
 from django.db import transaction
 
 from engine.c2 import tasks as c2_tasks
+from engine.text_lines import line_at
 from leaderboard.c2.models import C2TaskImage
 from leaderboard.import_contract import ImportFailed, RecordError, other_encoding
 from leaderboard.models import Benchmark, Task, TaskSet
@@ -43,11 +44,11 @@ def _text(name: str, raw: bytes) -> str:
     encoding = other_encoding(raw)
     if encoding is not None:
         raise ImportFailed([RecordError(name, 0, "", f"the file is not UTF-8: it is {encoding}; save it as UTF-8")])
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # the import contract drops a leading byte-order mark (json.loads refuses one)
     try:
-        # the import contract drops a leading byte-order mark (json.loads refuses one)
-        return raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
+        line = line_at(raw, exc.start)
         raise ImportFailed([RecordError(name, line, "", f"not valid UTF-8 (byte {exc.start})")]) from exc
 
 

@@ -289,3 +289,14 @@ def test_a_one_document_file_that_is_not_json_names_the_line_where_it_breaks() -
     (error,) = _errors(parse_triviaqa, text)
     assert error[1] == "(file)" and "not valid JSON" in error[2]
     assert '"Answer"' in text.splitlines()[error[0] - 1]
+
+
+def test_a_cr_only_dataset_is_read_line_by_line_with_its_own_line_numbers() -> None:
+    # an old Mac editor's file: read by LF it was one line ("Extra data") and every error was at line 1
+    records = [{"id": "m1", "Problem": "Open a jar."}, {"id": "m2"}, {"id": "m3", "Problem": "Cross a river."}]
+    (error,) = _errors(parse_macgyver, "\r".join(json.dumps(r) for r in records) + "\r")
+    assert error[:2] == (2, "Problem")
+    assert [i.line for i in parse_writingprompts("[ WP ] one\r[ WP ] two\r")] == [1, 2]
+    text = json.dumps(TRIVIA, indent=2).replace('"QuestionId": "tc_2",', '"QuestionId": "tc_2"')
+    (error,) = _errors(parse_triviaqa, text.replace("\n", "\r"))
+    assert '"Answer"' in text.splitlines()[error[0] - 1]

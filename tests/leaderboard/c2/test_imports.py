@@ -294,3 +294,57 @@ def test_a_prompt_a_c2_run_used_cannot_change_in_place():
                         task_set_name="c2-used", version="1")
     assert "C² run" in str(refused.value) and "new version" in str(refused.value)
     assert sorted(Task.objects.filter(task_set=task_set).values_list("brief", flat=True))[0] == "[ WP ] A door in the sea."
+
+
+def _line_endings(raw: bytes, ending: bytes) -> bytes:
+    return raw.replace(b"\n", ending)
+
+
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n"], ids=["cr-only", "crlf"])
+def test_a_jsonl_dataset_saved_with_cr_only_or_crlf_line_endings_is_read_line_by_line(ending):
+    # an old Mac editor ends lines with CR alone: read by LF the file was one line, refused as "Extra data"
+    good = [{"id": f"m{i}", "Problem": f"Problem {i}."} for i in range(3)]
+    task_set, _ = run_import("macgyver", _line_endings(jsonl(*good), ending))
+    assert sorted(task_set.tasks.values_list("external_id", flat=True)) == ["m0", "m1", "m2"]
+    with pytest.raises(ImportFailed) as caught:
+        c2_tasks_import(fmt="macgyver", name="mg.jsonl", raw=_line_endings(jsonl(good[0], {"id": "m9"}, good[1]), ending),
+                        task_set_name="other", version="1")
+    assert [(e.file, e.line, e.field) for e in caught.value.errors] == [("mg.jsonl", 2, "Problem")]
+
+
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n"], ids=["cr-only", "crlf"])
+def test_a_livecodebench_file_with_cr_only_line_endings_names_the_line_of_a_bad_record(ending):
+    raw = _line_endings(jsonl(lcb("q1"), lcb("q2", public=[{"input": "1"}]), lcb("q3")), ending)
+    with pytest.raises(ImportFailed) as caught:
+        run_import("livecodebench", raw)
+    assert {(e.line, e.field.split("[")[0]) for e in caught.value.errors} == {(2, "public_test_cases")}
+
+
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n"], ids=["cr-only", "crlf"])
+def test_a_one_document_dataset_with_cr_only_line_endings_names_each_records_own_line(ending):
+    # TriviaQA: a bad record's line is where it starts; a file that is not JSON names where decoding stopped
+    raw = _line_endings(triviaqa(tqa("tc_1", "Fine?", ["yes"]), {"Question": "No answer", "QuestionId": "tc_2"}), ending)
+    with pytest.raises(ImportFailed) as caught:
+        run_import("triviaqa", raw)
+    lines = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    lf_line = next(n for n, line in enumerate(lines, start=1) if b'"No answer"' in line)
+    assert [(e.line, e.field) for e in caught.value.errors] == [(lf_line, "Answer")]
+    broken = _line_endings(b'{"Version": 1.0,\n "Data": [\n  {"Question": "x",,}\n ]}\n', ending)
+    with pytest.raises(ImportFailed) as caught:
+        run_import("triviaqa", broken)
+    assert caught.value.errors[0].line == 3
+
+
+def test_writingprompts_with_cr_only_line_endings_are_one_prompt_per_line():
+    task_set, _ = run_import("writingprompts", b"[ WP ] A lighthouse keeper finds a door.\r[ WP ] The moon files a complaint.\r")
+    assert task_set.tasks.count() == 2
+    with pytest.raises(ImportFailed) as caught:
+        c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] fine\r\r[ WP ] after a gap\r",
+                        task_set_name="other", version="1")
+    assert (caught.value.errors[0].line, caught.value.errors[0].field) == (2, "prompt")
+
+
+def test_a_byte_that_is_not_utf8_is_named_at_its_line_in_a_cr_only_file():
+    with pytest.raises(ImportFailed) as caught:
+        run_import("writingprompts", b"[ WP ] one\r[ WP ] two\r[ WP ] thr\xffee\r")
+    assert caught.value.errors[0].line == 3
