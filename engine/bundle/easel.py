@@ -5,7 +5,9 @@ For each episode the stored raw actions are replayed through the engine's enviro
 replayed S_t and its components must equal the recorded ones, and each stored canvas (``media/``) must
 be the PNG of the replayed canvas — a changed canvas byte, action or S is named at its step. The
 episode's trajectory metrics (Final, @50%, AUC, Best, F-B gap, repeat and invalid rates, the Figure 4
-curve) are recomputed from the replayed S_t with the engine's functions; an anchor's canvas is
+curve) are recomputed from the replayed S_t with the engine's functions (the repeat rate with the method
+version its run recorded, ``config.repeat_rate_method_version``, 1 when absent: a bundle of a run made before
+repeats were told by the stroke they mean verifies as it was computed); an anchor's canvas is
 recomputed from the reference (:mod:`engine.easel.painter`). The board is then recomputed from the
 recomputed episodes with :func:`engine.easel.leaderboard.easel_board` and compared with ``board/board.json``.
 
@@ -40,7 +42,12 @@ from engine.easel.leaderboard import EPISODE_FIELDS, TRAJECTORY_COLUMNS, BoardRu
 from engine.easel.metrics import similarity
 from engine.easel.semantic import HANDWRITING_HELLO, TesseractRecogniser, semantic_episode_summary
 from engine.easel.task import task_from_record
-from engine.easel.trajectory import progress_curve, trajectory_diagnostics
+from engine.easel.trajectory import (
+    REPEAT_RATE_METHOD_VERSION,
+    REPEAT_RATE_METHODS,
+    progress_curve,
+    trajectory_diagnostics,
+)
 
 __all__ = ["PROTOCOL", "anchor_name_checks", "EPISODES", "PER_INSTANCE", "RUNS", "STEPS", "TASKS", "board_files", "per_instance", "recompute",
            "viewer_data"]
@@ -146,7 +153,13 @@ def _episode(root: Path, episode: Mapping, steps: list[Mapping], task, run: Mapp
                invalid_rate=(sum(not v for v in valid) / len(valid)) if valid else 0.0)
     if task.kind == "reconstruction":
         s_values = [float(o.similarity.s) for o in outcomes]
-        diagnostics = trajectory_diagnostics(s_values, [o.action for o in outcomes], valid)
+        method = (run.get("config") or {}).get("repeat_rate_method_version", 1)  # the run's, as the site computed
+        if method not in REPEAT_RATE_METHODS:
+            checks.append(NumberCheck(f"run {episode['run']}.config.repeat_rate_method_version (not one this verifier "
+                                      f"knows: {', '.join(map(str, REPEAT_RATE_METHODS))})", method,
+                                      REPEAT_RATE_METHOD_VERSION))
+            method = REPEAT_RATE_METHOD_VERSION
+        diagnostics = trajectory_diagnostics(s_values, [o.action for o in outcomes], valid, repeat_method=method)
         last = outcomes[-1].similarity
         out.update(initial_s=initial_s, final_s=diagnostics.final, final_ssim=float(last.ssim), final_l1=float(last.l1),
                    final_edge_iou=float(last.edge_iou), at_50=diagnostics.at_50, auc=diagnostics.auc,

@@ -2,21 +2,32 @@
 
 ``s_values`` are S_1..S_T, the similarity after each of the T steps; S_0 (the blank canvas) is not
 counted. Final = S_T; Similarity@50 % = S_⌈T/2⌉; AUC = (1/T)·Σ_{t=1..T} S_t; Best = max_t S_t;
-F-B gap = Best − Final; repeat rate = share of steps 2..T whose parsed action equals the previous
-step's (exact equality, invalid actions never repeat); invalid rate = invalid steps / T.
+F-B gap = Best − Final; repeat rate = share of steps 2..T whose action repeats the previous step's
+verbatim (§5: "exact-repeat rates … near-total inaction"; invalid actions never repeat); invalid rate =
+invalid steps / T.
+
+An action repeats the previous one when it means the same stroke (:data:`REPEAT_RATE_METHOD_VERSION` 2): the
+parsed, normalised stroke the renderer draws (:func:`engine.easel.render.parse_reconstruction_action`), so
+``{"rs": 1}`` and ``{"rs": 1.0}``, or the quantised ``{"xs": 500, …}`` and ``{"xs": 0.5, …}``, are one action
+and paint the same canvas. Version 1 compared the actions' JSON text (keys sorted), which took those for
+different actions; a run records the version its episodes were computed with (``repeat_rate_method_version``
+in its config; a run made before it was recorded used 1), and a bundle's verifier recomputes with it.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PROGRESS_GRID_POINTS", "TrajectoryDiagnostics", "progress_curve", "trajectory_diagnostics"]
+from engine.easel.render import InvalidAction, parse_reconstruction_action
+
+__all__ = ["PROGRESS_GRID_POINTS", "REPEAT_RATE_METHOD_VERSION", "REPEAT_RATE_METHODS", "TrajectoryDiagnostics",
+           "progress_curve", "trajectory_diagnostics"]
 
 #: Points of the common step-fraction grid an episode's S_t is resampled onto (Figure 4), 0 to 1.
 PROGRESS_GRID_POINTS = 51
@@ -36,21 +47,44 @@ class TrajectoryDiagnostics:
         return asdict(self)
 
 
-def _canonical(action: Any) -> str | None:
+#: How repeated actions are told (module docstring): 2, by the stroke they mean; 1, by their JSON text.
+REPEAT_RATE_METHOD_VERSION = 2
+
+
+def _json_text(action: Any) -> str | None:
+    """Version 1: the action's JSON text, keys sorted."""
     return None if action is None else json.dumps(action, sort_keys=True)
 
 
-def trajectory_diagnostics(s_values: Sequence[float], actions: Sequence[Any],
-                           valid: Sequence[bool]) -> TrajectoryDiagnostics:
-    """The diagnostics of EASEL §3.3 from S_1..S_T, the parsed actions and their validity."""
+def _stroke_meant(action: Any) -> tuple[float, ...] | str | None:
+    """Version 2: the stroke the renderer draws for ``action`` (its 13 normalised parameters); an action
+    that is no valid stroke (never the case for a valid reconstruction step) falls back to its JSON text."""
+    if action is None:
+        return None
+    stroke = parse_reconstruction_action(action)
+    return _json_text(action) if isinstance(stroke, InvalidAction) else stroke.as_tuple()
+
+
+#: Method version -> the key two actions are compared by.
+REPEAT_RATE_METHODS: dict[int, Callable[[Any], Hashable]] = {1: _json_text, 2: _stroke_meant}
+
+
+def trajectory_diagnostics(s_values: Sequence[float], actions: Sequence[Any], valid: Sequence[bool], *,
+                           repeat_method: int = REPEAT_RATE_METHOD_VERSION) -> TrajectoryDiagnostics:
+    """The diagnostics of EASEL §3.3 from S_1..S_T, the parsed actions and their validity; repeats are
+    told by ``repeat_method`` (:data:`REPEAT_RATE_METHODS`; a run's recorded version)."""
     steps = len(s_values)
     if steps == 0:
         raise ValueError("a trajectory needs at least one step")
     if len(actions) != steps or len(valid) != steps:
         raise ValueError("s_values, actions and valid must have one entry per step")
+    if repeat_method not in REPEAT_RATE_METHODS:
+        raise ValueError(f"unknown repeat-rate method version {repeat_method!r}; this code knows "
+                         f"{', '.join(map(str, REPEAT_RATE_METHODS))}")
     final = float(s_values[-1])
     best = float(max(s_values))
-    keys = [_canonical(a) if ok else None for a, ok in zip(actions, valid, strict=True)]
+    key = REPEAT_RATE_METHODS[repeat_method]
+    keys = [key(a) if ok else None for a, ok in zip(actions, valid, strict=True)]
     repeats = sum(1 for prev, cur in zip(keys, keys[1:]) if cur is not None and cur == prev)
     return TrajectoryDiagnostics(
         final=final,

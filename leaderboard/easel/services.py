@@ -31,7 +31,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from engine.easel.trajectory import progress_curve
+from engine.easel.trajectory import REPEAT_RATE_METHOD_VERSION, progress_curve
 from engine.providers.client import ProviderError
 from leaderboard.easel import agents
 from leaderboard.easel.models import (
@@ -297,6 +297,7 @@ def easel_run_create(*, task_set: TaskSet, agent: str, budget_setting: str = Eas
         code_version=code_version(), created_by=created_by,
     )
     run.config.update(run_prompt_versions(EASEL_RUN_JOB, run))  # this code's versions, never the caller's
+    run.config["repeat_rate_method_version"] = REPEAT_RATE_METHOD_VERSION  # what its episodes' repeat rates mean
     run.save()
     episodes = [
         EaselEpisode(run=run, task=t, position=k, kind=t.subtype, category=t.family,
@@ -512,6 +513,12 @@ def _write_steps(run: EaselRun, episode: EaselEpisode, rows: list[EaselStep], pr
         progress(len(rows))
 
 
+def _run_repeat_rate_method(run: EaselRun) -> int:
+    """The repeat-rate method a run's episodes are computed with (engine.easel.trajectory): the version it
+    recorded when made, 1 for a run made before runs recorded it, so that a resumed run stays one method."""
+    return int((run.config or {}).get("repeat_rate_method_version", 1))
+
+
 def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None) -> None:
     from engine.easel.trajectory import trajectory_diagnostics
 
@@ -527,7 +534,8 @@ def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None) -
     }
     if task.kind == "reconstruction":
         s_values = [row["s"] for row in steps]
-        diagnostics = trajectory_diagnostics(s_values, [row["action"] for row in steps], [row["valid"] for row in steps])
+        diagnostics = trajectory_diagnostics(s_values, [row["action"] for row in steps], [row["valid"] for row in steps],
+                                             repeat_method=_run_repeat_rate_method(episode.run))
         last = steps[-1]
         fields.update(
             initial_s=initial_s, final_s=diagnostics.final, final_ssim=last["ssim"], final_l1=last["l1"],

@@ -338,3 +338,34 @@ def test_an_image_without_a_known_colour_scale_is_refused_naming_the_file(mode, 
     data = _encoded(Image.fromarray(np.full((32, 32), values, dtype)), "TIFF")
     with pytest.raises(services.ImageImportError, match=f"scan.tif.*{mode}"):
         services.imported_tasks([("scan.tif", data)])
+
+
+class OneStrokeTwoSpellings:
+    """Paints one stroke every step, its integers written as 1 and as 1.0 by turns: one action repeated."""
+
+    name = "one-stroke"
+    is_simulated = True
+
+    def act(self, observation) -> str:
+        import json
+
+        one = 1 if observation.step % 2 else 1.0
+        return json.dumps({"action": "brush_stroke", "xs": 0.2, "ys": 0.2, "xc": 0.5, "yc": 0.5, "xe": 0.8, "ye": 0.8,
+                           "rs": 0.3, "alpha_s": one, "re": 0.3, "alpha_e": one, "cr": 0.1, "cg": 0.2, "cb": 0.3})
+
+
+def test_a_stroke_repeated_in_another_spelling_counts_as_a_repeat_by_the_method_the_run_recorded(
+        reconstruction_only, monkeypatch):
+    from leaderboard.easel import agents
+
+    monkeypatch.setattr(agents, "policy_for", lambda run: (OneStrokeTwoSpellings(), None))
+    run = services.easel_run_create(task_set=reconstruction_only, agent="simulated",
+                                    config={"repeat_rate_method_version": 1})  # a caller cannot choose it
+    assert run.config["repeat_rate_method_version"] == trajectory.REPEAT_RATE_METHOD_VERSION
+    old = services.easel_run_create(task_set=reconstruction_only, agent="simulated")
+    del old.config["repeat_rate_method_version"]  # a run made before runs recorded it
+    EaselRun.objects.filter(pk=old.pk).update(config=old.config)
+    for made in (run, old):
+        services.easel_run_execute_inline(run=made)
+    assert {e.repeat_rate for e in run.episodes.all()} == {1.0}
+    assert {e.repeat_rate for e in old.episodes.all()} == {0.0}  # as it was computed when the run was made
