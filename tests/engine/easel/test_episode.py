@@ -225,3 +225,53 @@ def test_the_search_for_a_replys_json_reads_a_bounded_multiple_of_the_reply(monk
     assert len(read) <= 40
     wrapped = "Thinking {about {the {canvas}}} first. " * 50 + '{"action": "submit"}'
     assert extract_json_object(wrapped) == {"action": "submit"}  # ordinary prose braces: searched as before
+
+
+def _maze_walk(task) -> list[str]:
+    """Strokes from each route cell's centre to the next: along open passages, never across a wall."""
+    cells = task.spec["cells"]
+    centres = [((col + 0.5) / cells, (row + 0.5) / cells) for row, col in task.spec["route"]]
+    return [json.dumps({"action": "brush_stroke", "xs": x0, "ys": y0, "xc": (x0 + x1) / 2, "yc": (y0 + y1) / 2,
+                        "xe": x1, "ye": y1}) for (x0, y0), (x1, y1) in zip(centres, centres[1:])]
+
+
+@pytest.fixture(scope="module")
+def maze():
+    from engine.easel.semantic import MAZE, semantic_tasks
+
+    return next(t for t in semantic_tasks(0) if t.id == MAZE)
+
+
+def test_undoing_every_stroke_of_a_maze_walk_gives_back_each_earlier_canvas_and_ink_exactly(maze):
+    env = Environment(maze)
+    before = [(env.canvas.copy(), env.ink.copy())]
+    walk = _maze_walk(maze)[:10]
+    for raw in walk + walk[:3]:  # the last three cross strokes already drawn
+        outcome = env.step(raw)
+        assert outcome.valid and not outcome.collision
+        before.append((env.canvas.copy(), env.ink.copy()))
+    before.pop()
+    while before:
+        canvas, ink = before.pop()
+        assert env.step(json.dumps({"action": "undo"})).kind == "undo"
+        np.testing.assert_array_equal(env.canvas, canvas)  # |ΔS| = 0: the very pixels
+        np.testing.assert_array_equal(env.ink, ink)
+    assert not env.step(json.dumps({"action": "undo"})).valid  # nothing left to undo
+
+
+def test_a_maze_episode_keeps_its_undo_history_without_a_canvas_copy_per_stroke(maze):
+    # 128 steps on a 256-pixel maze held a full canvas and ink copy per stroke: 128 · 1.3 MB = 168 MB
+    import tracemalloc
+
+    stroke = _maze_walk(maze)[0]
+    Environment(maze).replay([stroke])  # the one-time caches (wall mask, compiled kernels) are not history
+    tracemalloc.start()
+    try:
+        env = Environment(maze)
+        env.replay([stroke] * (env.budget - 1))
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sum(o.kind == "stroke" and o.valid for o in env.outcomes) == env.budget - 1
+    full_copy = env.canvas.nbytes + env.ink.nbytes
+    assert held < 8 * full_copy, f"{held / 1e6:.1f} MB held after {env.budget - 1} strokes"
