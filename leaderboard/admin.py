@@ -21,6 +21,7 @@ from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Benchmark, Render, Response, SubjectModel, Task, TaskSet
 from leaderboard.roles import require_admin
 from leaderboard.services.catalogue import (
+    SubjectModelNameTaken,
     responses_import,
     subject_model_save,
     subject_models_delete,
@@ -112,6 +113,15 @@ class SubjectModelAdmin(admin.ModelAdmin):
     # and everything annotators are shown is checked against the new names (annotation.blinding_recheck).
     def save_model(self, request, obj, form, change):
         subject_model_save(model=obj)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except SubjectModelNameTaken as taken:
+            # Another admin saved a look-alike name between this form's check and its save (which checks again
+            # under the catalogue's lock): nothing was written; say why on the same page instead of a 500.
+            self.message_user(request, f"Not saved: {taken}", level=messages.ERROR)
+            return redirect(request.get_full_path())
 
     def delete_model(self, request, obj):
         subject_models_delete(models=SubjectModel.objects.filter(pk=obj.pk))

@@ -64,3 +64,21 @@ def test_the_admin_renames_a_model_to_a_look_alike_of_its_own_name(client, adam)
     assert response.status_code == 302
     model.refresh_from_db()
     assert model.display_name == "Cl\u0430ude"
+
+
+def test_a_look_alike_name_saved_by_another_admin_after_this_forms_check_is_refused_on_the_page_not_as_a_500(
+        client, adam, monkeypatch):
+    # the form checks the name when it is cleaned, the save checks again under the catalogue lock: a name another
+    # admin saved in between reached the save's refusal, which the admin did not catch (a 500)
+    from leaderboard import forms
+
+    assert client.login(username=adam.username, password=PASSWORD)
+    client.raise_request_exception = False
+    monkeypatch.setattr(forms, "subject_model_name_check", lambda *args, **kwargs: None)  # checked before the other save
+    SubjectModel.objects.create(display_name="GPT-4o")
+
+    response = client.post("/admin/leaderboard/subjectmodel/add/", _admin_model_form("GP\u0422-4o"), follow=True)
+
+    assert response.status_code == 200
+    assert "differs from the existing model &#x27;GPT-4o&#x27;" in response.content.decode()
+    assert list(SubjectModel.objects.values_list("display_name", flat=True)) == ["GPT-4o"]
