@@ -12,6 +12,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotation import item_creation, services
+from annotation.errors import AssignmentClosed
 from annotation.models import Assignment, ItemSlot
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators, fill
@@ -75,15 +76,18 @@ def test_the_sweep_and_an_own_overdue_assignment_free_their_slots(catalogue):
     assert flags_disagreeing(campaign) == []
 
 
-def test_a_late_submission_takes_its_freed_slot_back(catalogue):
+def test_a_late_submission_after_the_sweep_leaves_its_freed_slot_in_the_queue(catalogue):
+    # a late answer is refused once its assignment went back to the queue (gold or not: annotation.services),
+    # so the slot the sweep freed stays free and its flag true
     (alice,) = annotators(1)
     campaign = pairwise_campaign(catalogue, n_items=1, k=1, annotators=[alice], assignment_ttl_seconds=60)
     now = timezone.now()
     assignment = services.assignment_next(campaign=campaign, annotator=alice, now=now)
     services.assignments_expire(campaign=campaign, now=now + timedelta(seconds=61))
     assert ItemSlot.objects.get(pk=assignment.slot_id).is_free
-    submit(assignment, alice, now=now + timedelta(seconds=62))
-    assert not ItemSlot.objects.get(pk=assignment.slot_id).is_free
+    with pytest.raises(AssignmentClosed):
+        submit(assignment, alice, now=now + timedelta(seconds=62))
+    assert ItemSlot.objects.get(pk=assignment.slot_id).is_free
     assert flags_disagreeing(campaign) == []
 
 
