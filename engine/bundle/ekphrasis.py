@@ -52,6 +52,10 @@ MODEL_KEYS = {"theta", "se", "winrate", "z", "diagnostic_winrate", "wins", "loss
 #: Payload pairs [5th percentiles, 95th percentiles] of model lists.
 INTERVAL_KEYS = {"theta_ci90", "winrate_ci90", "overall_ci90"}
 RATIONALE_SHOWN = 300  # characters of a rationale in the viewer's drill-down (the records keep all of it)
+#: Most bootstrap resamples a bundle's fit is run with: the draws are held in memory (resamples × tasks),
+#: so ``configuration.n_boot`` of 10⁹ asked for tens of GiB and ended in a MemoryError after minutes; the
+#: site fits 1,000 (``leaderboard.ekphrasis.judge_runs``), and a paper's most is 10,000.
+MAX_N_BOOT = 100_000
 
 
 def judged_comparison(row: Mapping[str, Any]) -> JudgedComparison:
@@ -200,6 +204,9 @@ def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None =
     stored = read_json(root, manifest["board"])
     comparisons = read_jsonl(root, COMPARISONS)
     models = list(config["models"])
+    if not 1 <= int(config["n_boot"]) <= MAX_N_BOOT:
+        raise ValueError(f"manifest.json, field configuration.n_boot: {config['n_boot']} bootstrap resamples; this "
+                         f"verifier fits between 1 and {MAX_N_BOOT} (the site fits 1000)")
     judged = [judged_comparison(row) for row in comparisons if row["status"] == "ok"]
     payload = build_leaderboard(judged, models, dimensions=tuple(config["dimensions"]), n_boot=int(config["n_boot"]),
                                 seed=int(config["seed"]))

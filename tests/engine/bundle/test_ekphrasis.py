@@ -47,3 +47,18 @@ def test_a_raw_text_edited_without_its_digest_is_named():
     response = _response("Core Idea: x\nVisual Description: y", "x", "y", "llm")
     checks = response_text_checks({3: {**response, "raw_text": "Core Idea: z\nVisual Description: y"}})
     assert [c.path for c in checks if not c.identical] == ["records.response 3 (m, t1).raw_sha256 (of its raw_text)"]
+
+
+def test_a_bootstrap_size_past_the_limit_is_refused_naming_the_field_before_fitting(tmp_path):
+    # n_boot of 10⁹ asked the fit for tens of GiB and ended, minutes later, in a MemoryError
+    import pytest
+
+    from engine.bundle.ekphrasis import recompute
+
+    (tmp_path / "board").mkdir()
+    (tmp_path / "board/board.json").write_text("{}")
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records/comparisons.jsonl").write_text("")
+    manifest = {"board": "board/board.json", "configuration": {"models": ["a"], "dimensions": "U", "n_boot": 10**9, "seed": 1}}
+    with pytest.raises(ValueError, match=r"manifest.json, field configuration.n_boot: 1000000000 bootstrap resamples"):
+        recompute(tmp_path, manifest)
