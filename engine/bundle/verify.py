@@ -50,7 +50,10 @@ from engine.bundle.manifest import (
     symlinks,
 )
 from engine.bundle.numbers import NumberCheck
+from engine.bundle.record_keys import duplicate_record_problems
 from engine.bundle.record_types import record_type_problems
+from engine.bundle.recorded import not_recomputed
+from engine.bundle.restatements import restatement_checks
 from engine.bundle.signature import SignatureCheck, check_signature
 
 __all__ = ["BundleError", "Progress", "VerifyReport", "opened_bundle", "verify_bundle"]
@@ -72,6 +75,8 @@ class VerifyReport:
     notes: list[str] = field(default_factory=list)
     error: str = ""
     signature: SignatureCheck | None = None
+    #: Reported values that no record recomputes, each with why (engine.bundle.recorded)
+    not_recomputed: list[str] = field(default_factory=list)
 
     @property
     def differing(self) -> list[NumberCheck]:
@@ -94,6 +99,7 @@ class VerifyReport:
             if show_identical or not check.identical:
                 out.append(("identical " if check.identical else "DIFFERS   ") + check.describe())
         out += [f"note: {n}" for n in self.notes]
+        out += [f"reported, not recomputed: {n}" for n in self.not_recomputed]
         if self.signature is not None:  # last but one, beside the verdict it can decide
             out.append(self.signature.line())
         identical = len(self.checks) - len(self.differing)
@@ -101,7 +107,9 @@ class VerifyReport:
         if self.signature is not None and self.signature.refuses:
             signed = f"signature {self.signature.status} — "
         out.append(f"{identical} of {len(self.checks)} numbers identical, {len(self.differing)} differing; "
-                   f"{len(self.file_problems)} file problem(s) — {signed}" + ("VERIFIED" if self.ok else "NOT VERIFIED"))
+                   f"{len(self.file_problems)} file problem(s) — {signed}" + (
+                       f"{len(self.not_recomputed)} reported value(s) not recomputed (listed above) — "
+                       if self.not_recomputed else "") + ("VERIFIED" if self.ok else "NOT VERIFIED"))
         return out
 
 
@@ -252,13 +260,26 @@ def verify_bundle(path: str | Path, progress: Progress = _no_progress,
         if kind not in RECOMPUTE:
             raise BundleError(f"{path}: {MANIFEST} names kind {kind!r}; expected one of {', '.join(RECOMPUTE)}")
         report = VerifyReport(kind=kind, title=str(manifest.get("title", "")),
-                              bundle_sha256=sha256_bytes(manifest_path.read_bytes()))
+                              bundle_sha256=sha256_bytes(manifest_path.read_bytes()),
+                              not_recomputed=not_recomputed(manifest))
         progress("checking the signature of the manifest")
         report.signature = check_signature(root, trusted_keys)
         progress(f"checking {len(manifest.get('files') or {})} files against the manifest's SHA-256")
         report.file_problems = check_files(root, manifest) + layout_problems(root, manifest)
         progress("checking the JSON type of every field of the records")
         wrong_types = _record_type_problems(root, manifest)
+        if not wrong_types:
+            # a record held twice is read once (the last copy) by every check below
+            try:
+                duplicates = duplicate_record_problems(root, manifest)
+            except ValueError:  # not JSON: named by the recomputation's reader
+                duplicates = []
+            if duplicates:
+                shown = "; ".join(duplicates[:MAX_TYPE_PROBLEMS_NAMED])
+                more = len(duplicates) - MAX_TYPE_PROBLEMS_NAMED
+                report.error = (f"{len(duplicates)} record(s) held twice, so nothing was rebuilt or recomputed: "
+                                f"{shown}" + (f"; and {more} more" if more > 0 else ""))
+                return report
         if wrong_types:
             # every check below reads these fields and would end in a TypeError naming none of them
             shown = "; ".join(wrong_types[:MAX_TYPE_PROBLEMS_NAMED])
@@ -272,7 +293,7 @@ def verify_bundle(path: str | Path, progress: Progress = _no_progress,
         try:
             report.checks = RECOMPUTE[kind](root, manifest, report.notes)
             progress("checking the provider requests and the manifest's labels")
-            report.checks += request_checks(root) + label_checks(root, manifest)
+            report.checks += request_checks(root) + label_checks(root, manifest) + restatement_checks(root, manifest)
         except Exception as exc:  # a damaged bundle can break any step (a PNG decoder raises SyntaxError): report it
             report.error = f"{type(exc).__name__}: {exc}"
         return report

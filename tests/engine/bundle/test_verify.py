@@ -123,3 +123,11 @@ def test_a_manifest_field_of_the_wrong_shape_is_refused_naming_it_not_a_tracebac
     _manifest_with(root, **{field: value})
     with pytest.raises(BundleError, match=message):
         verify_bundle(root)
+
+
+def test_the_verdict_counts_the_reported_values_no_record_recomputes():
+    # "VERIFIED" covered values copied from the site (model ids, usage) as if they had been recomputed
+    report = verify.VerifyReport(kind="ekphrasis", title="t", bundle_sha256="0", not_recomputed=["usage (copied)"])
+    lines = report.lines()
+    assert "reported, not recomputed: usage (copied)" in lines
+    assert lines[-1].endswith("— 1 reported value(s) not recomputed (listed above) — VERIFIED")
