@@ -63,7 +63,6 @@ def _ekphrasis(manifest: Mapping[str, Any]) -> list[NumberCheck]:
     seed = ("configuration", "seed")
     return [
         *(_check(manifest, ("seeds", s), seed, "the seed the fit read") for s in ("run", "bootstrap", "rank_draws")),
-        _check(manifest, ("board_facts", "seed"), seed, "the seed board.tex prints"),
         _check(manifest, ("board_facts", "budget_per_task"), ("judge", "budget_per_task"), "the budget the CSV prints"),
         _check(manifest, ("board_facts", "judge"), ("judge", "name"), "the judge the CSV prints"),
         _check(manifest, ("board_facts", "simulated"), ("judge", "simulated"), "the snapshot's flag is its judge's"),
