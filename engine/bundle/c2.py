@@ -27,10 +27,11 @@ from engine.bundle.numbers import NumberCheck, compare, compare_rows
 from engine.bundle.viewer import viewer_files, viewer_header
 from engine.c2.exports import export_csv, export_latex
 from engine.c2.grading import grade_answer
+from engine.c2.prompts import parse_confidence
 from engine.c2.results import RatingRecord, RunSettings, SampleRecord, c2_results
 
-__all__ = ["PROTOCOL", "PER_INSTANCE", "RATINGS", "SAMPLES", "TASKS", "board_files", "per_instance", "recompute", "regrade_checks",
-           "viewer_data"]
+__all__ = ["PROTOCOL", "PER_INSTANCE", "RATINGS", "SAMPLES", "TASKS", "board_files", "confidence_checks", "per_instance",
+           "recompute", "regrade_checks", "viewer_data"]
 
 #: What the manifest's ``protocol`` says a bundle of this kind is (checked by engine.bundle.labels).
 PROTOCOL = "C²-Eval: Usefulness, Originality, Surprise of convergent and divergent tasks (§3.2)"
@@ -75,6 +76,25 @@ def regrade_checks(tasks: list[Mapping], samples: list[Mapping], notes: list[str
         checks.extend(NumberCheck(f"{where}.{f}", row.get(f), again[f]) for f in GRADE_FIELDS)
     if code:
         notes.append(f"{code} code sample verdict(s) taken as recorded (regrading runs each program in the sandbox)")
+    return checks
+
+
+#: The confidence statuses read from a reply (engine.c2.prompts.parse_confidence of ``confidence_raw``).
+PARSED_CONFIDENCE = ("ok", "unparseable")
+
+
+def confidence_checks(samples: list[Mapping]) -> list[NumberCheck]:
+    """Every answered confidence question's stored probability and status beside its reply parsed again: the
+    Surprise scores are computed from the stored probability, so a forged one moves them consistently."""
+    checks = []
+    for row in samples:
+        if row.get("confidence_status") not in PARSED_CONFIDENCE:
+            continue
+        value = parse_confidence(row.get("confidence_raw"))
+        where = f"records.sample {row['key']} ({row['model']}, {row['task']} #{row.get('sample_index')})"
+        checks.append(NumberCheck(f"{where}.confidence", row.get("confidence"), value))
+        checks.append(NumberCheck(f"{where}.confidence_status", row.get("confidence_status"),
+                                  "unparseable" if value is None else "ok"))
     return checks
 
 
@@ -127,7 +147,7 @@ def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None =
                            rater=config["rater"], second_rater=config.get("second_rater", ""),
                            is_simulated=bool(config["simulated"]), is_demo=bool(config["demo"]),
                            settings=config["settings"])
-    checks = regrade_checks(read_jsonl(root, TASKS), rows, notes)
+    checks = regrade_checks(read_jsonl(root, TASKS), rows, notes) + confidence_checks(rows)
     results = c2_results(settings, samples, ratings)
     if (Path(root) / PER_INSTANCE).is_file():
         checks += compare_rows(read_jsonl(root, PER_INSTANCE), per_instance(results), PER_INSTANCE_KEY,

@@ -1,4 +1,4 @@
-from engine.bundle.c2 import fact_checks, per_instance, regrade_checks
+from engine.bundle.c2 import confidence_checks, fact_checks, per_instance, regrade_checks
 
 TASKS = [{"id": "q1", "task_type": "qa", "constraints": {"answers": ["Paris", "paris france"]}},
          {"id": "v1", "task_type": "vqa", "constraints": {"answers": ["red"] * 2 + ["blue"] * 8}}]
@@ -44,3 +44,23 @@ def test_each_printed_fact_is_checked_against_the_scored_configuration():
     assert all(c.identical for c in fact_checks({**settings, "run": 4, "code_version": "abc"}, settings))
     differing = [c.path for c in fact_checks({**settings, "tau": 0.5}, settings) if not c.identical]
     assert differing == ["board_facts.tau (printed by board/board.csv or board.tex)"]
+
+
+def _confidence(key, raw, confidence, status):
+    return {"key": key, "model": "m", "task": "q1", "sample_index": 1, "confidence_raw": raw, "confidence": confidence,
+            "confidence_status": status}
+
+
+def test_a_confidence_parsed_as_the_site_parsed_it_checks_identical_and_unasked_ones_are_skipped():
+    samples = [_confidence(1, "Probability: 0.8", 0.8, "ok"), _confidence(2, "no idea", None, "unparseable"),
+               _confidence(3, "", None, "missing"), _confidence(4, "", None, "not_asked")]
+    checks = confidence_checks(samples)
+    assert len(checks) == 4 and all(c.identical for c in checks)
+
+
+def test_a_forged_confidence_or_status_is_named_at_its_sample():
+    # Surprise is computed from the stored probability: a forged one moved every score consistently and verified
+    checks = confidence_checks([_confidence(5, "0.8", 0.2, "ok"), _confidence(6, "80%", None, "unparseable")])
+    assert {c.path for c in checks if not c.identical} == {
+        "records.sample 5 (m, q1 #1).confidence", "records.sample 6 (m, q1 #1).confidence",
+        "records.sample 6 (m, q1 #1).confidence_status"}
