@@ -244,8 +244,13 @@ def browser_key_hash(browser_key: str) -> str:
     return hashlib.sha256(browser_key.encode()).hexdigest()
 
 
+#: How long after a generic panel's first entry a second one without the key resumes the participant, while they
+#: have not consented (:func:`participant_resume_allowed`): a double click on the link.
+FIRST_ENTRY_GRACE = timedelta(seconds=10)
+
+
 def participant_resume_allowed(*, participant: Participant, entry: PanelEntry, browser_key: str = "",
-                               signed_in_as: int | None = None) -> bool:
+                               signed_in_as: int | None = None, now: datetime | None = None) -> bool:
     """Whether this entry may resume ``participant``: a panel id is not a secret (a worker id is printed in
     every requester's data, a PID in any shared export), so it alone resumes nobody. One condition a line:
 
@@ -255,7 +260,11 @@ def participant_resume_allowed(*, participant: Participant, entry: PanelEntry, b
       SESSION_ID (one per submission) and STUDY_ID, MTurk's assignmentId (one per accepted assignment) and
       hitId. Only the panel and the participant see those, so opening the study from the panel again
       resumes them in any browser;
-    * they were made before browsers were bound (no key stored) on a panel that sends no such id (generic).
+    * they were made before browsers were bound (no key stored) on a panel that sends no such id (generic);
+    * a double click on a generic panel's link (which carries no attempt id): the browser shows the second
+      entry's answer, and the first's, with the key and the session, may never reach it, which would lock the
+      participant out for good. So a participant entered at most :data:`FIRST_ENTRY_GRACE` ago, seen by no
+      other entry since and not yet consented (nothing of theirs to read) resumes once without the key.
     """
     if browser_key and participant.browser_key_hash and hmac.compare_digest(
             browser_key_hash(browser_key), participant.browser_key_hash):
@@ -265,7 +274,11 @@ def participant_resume_allowed(*, participant: Participant, entry: PanelEntry, b
     if (participant.study.panel != Panel.GENERIC and entry.session_id
             and (entry.study_id, entry.session_id) == (participant.panel_study_id, participant.panel_session_id)):
         return True
-    return not participant.browser_key_hash and participant.study.panel == Panel.GENERIC
+    if participant.study.panel != Panel.GENERIC:
+        return False
+    just_entered = (participant.consented_at is None and participant.last_seen_at == participant.entered_at
+                    and (now or timezone.now()) - participant.entered_at <= FIRST_ENTRY_GRACE)
+    return just_entered or not participant.browser_key_hash
 
 
 def participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str = "", signed_in_as: int | None = None,
@@ -298,7 +311,7 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str
                                                                            panel_key=key).first()
     if existing is not None:
         if not participant_resume_allowed(participant=existing, entry=entry, browser_key=browser_key,
-                                          signed_in_as=signed_in_as):
+                                          signed_in_as=signed_in_as, now=now):
             raise EnteredElsewhere(ENTERED_ELSEWHERE_MESSAGE)
         if _code_given(existing) and study.panel != Panel.GENERIC and entry.session_id != existing.panel_session_id:
             # Their code is for the submission they finished in (Prolific's SESSION_ID, MTurk's assignmentId):
@@ -604,6 +617,7 @@ __all__ = [
     "AlreadyTookPart",
     "Entered",
     "ENTERED_ELSEWHERE_MESSAGE",
+    "FIRST_ENTRY_GRACE",
     "EnteredElsewhere",
     "ParticipantRefused",
     "ParticipantSubmission",

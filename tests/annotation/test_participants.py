@@ -1107,3 +1107,28 @@ def test_the_browser_key_reaches_mturks_frame_and_stays_on_the_site_elsewhere():
     plain = Client().get(_entry_url(prolific), _prolific()).cookies[settings.ATELIER_PANEL_KEY_COOKIE_NAME]
     assert (plain["samesite"], plain["httponly"], plain["path"]) == ("Lax", True, _entry_url(prolific))
     assert Participant.objects.get(study=prolific).browser_key_hash == participants.browser_key_hash(plain.value)
+
+
+def test_a_double_click_on_a_generic_panels_link_resumes_once_before_consent_and_not_later():
+    # a generic panel's link carries no attempt id: the browser shows the second click's answer, and the first's
+    # key and session may never reach it, so the second entry was refused and the participant locked out for good
+    _, study = _study(panel="generic")
+    first_click = Client()
+    assert first_click.get(_entry_url(study), {"pid": "P1"}).status_code == 302
+    second_click = Client()  # none of the first answer's cookies
+    assert second_click.get(_entry_url(study), {"pid": "P1"}).status_code == 302
+    assert second_click.session["_auth_user_id"] == str(Participant.objects.get().user_id)
+    assert Client().get(_entry_url(study), {"pid": "P1"}).status_code == 409  # the grace is used once
+
+
+@pytest.mark.parametrize("after", ["consent", "grace"])
+def test_a_generic_participant_is_not_resumed_without_the_key_after_consent_or_past_the_grace(after):
+    _, study = _study(panel="generic")
+    entered = participants.participant_enter(study=study, entry=PanelEntry("P1", "", "")).participant
+    now = timezone.now()
+    if after == "consent":
+        participants.participant_consent(participant=entered)
+    else:
+        now += participants.FIRST_ENTRY_GRACE + timedelta(seconds=1)
+    with pytest.raises(participants.EnteredElsewhere):
+        participants.participant_enter(study=study, entry=PanelEntry("P1", "", ""), now=now)
