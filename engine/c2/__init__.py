@@ -8,7 +8,7 @@ Modules (the contract in brief/c2-contract.md, refined here):
   ``parse_livecodebench(text)``, ``parse_okvqa(questions_text, annotations_text, image_dir)`` (an
   annotations-file error has ``field`` starting ``annotations.``), ``parse_writingprompts(text)``,
   ``parse_macgyver(text)``, ``parse_creation_mmbench(text, image_dir)``.
-* :mod:`engine.c2.grading` — ``triviaqa_normalize``, ``triviaqa_exact_match``, ``vqa_accuracy``,
+* :mod:`engine.c2.grading` — ``triviaqa_normalize``, ``triviaqa_exact_match``, ``triviaqa_f1``, ``vqa_accuracy``,
   ``vqa_correct`` (z_i for OK-VQA: accuracy > 0),
   ``extract_code_block`` (``None`` without two fence lines), ``grade_code(code, tests, *, timeout_s=6.0)
   -> CodeVerdict`` (passed, result, tests: tuple[TestOutcome], lcb_results, message, metadata, wall_s),

@@ -3,7 +3,10 @@
 * TriviaQA — ``evaluation/triviaqa_evaluation.py`` of mandarjoshi90/triviaqa: ``normalize_answer``
   (underscores → spaces, lower case, every ``string.punctuation`` character and ‘ ’ ´ ` replaced by a
   space, the words a/an/the replaced by a space, whitespace collapsed, stripped); a prediction is correct
-  when ``exact_match_score`` holds for any ground truth (``metric_max_over_ground_truths``).
+  when ``exact_match_score`` holds for any ground truth (``metric_max_over_ground_truths``). The
+  script's other number, ``f1_score`` (token overlap of the normalised texts, 0 when no token is shared —
+  also when both are empty, where exact match holds), is reported beside it as the grade's detail; I(y_i)
+  is the exact match.
 * OK-VQA — the VQA evaluation tool (GT-Vision-Lab/VQA ``PythonEvaluationTools/vqaEvaluation/vqaEval.py``,
   master a013f00 "Fixed processing answers bug"): every string has newlines/tabs turned to spaces and is
   stripped; when the ten human answers are not all identical, answers and prediction go through
@@ -46,6 +49,7 @@ import os
 import re
 import string
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -72,6 +76,7 @@ __all__ = [
     "LCB_RESULT_CODES",
     "triviaqa_normalize",
     "triviaqa_exact_match",
+    "triviaqa_f1",
     "vqa_process_punctuation",
     "vqa_process_digit_article",
     "vqa_accuracy",
@@ -110,6 +115,24 @@ def triviaqa_exact_match(prediction: str, aliases: Sequence[str]) -> bool:
         raise ValueError("TriviaQA exact match needs at least one ground truth")
     normalized = triviaqa_normalize(prediction)
     return max(normalized == triviaqa_normalize(truth) for truth in aliases)
+
+
+def triviaqa_f1(prediction: str, aliases: Sequence[str]) -> float:
+    """``metric_max_over_ground_truths(f1_score, prediction, ground_truths)``: the best token F1 of the
+    normalised prediction against a normalised ground truth. ``f1_score`` counts the tokens the two share
+    (multiset intersection) and is 0 when they share none — also when both normalise to nothing, where
+    :func:`triviaqa_exact_match` holds. Upstream's ``max`` over an empty list raises; so does this."""
+    if not aliases:
+        raise ValueError("TriviaQA F1 needs at least one ground truth")
+    predicted = triviaqa_normalize(prediction).split()
+    best = 0.0
+    for truth in aliases:
+        expected = triviaqa_normalize(truth).split()
+        shared = sum((Counter(predicted) & Counter(expected)).values())
+        if shared:
+            precision, recall = shared / len(predicted), shared / len(expected)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
 
 
 # --------------------------------------------------------------------------------------------------
@@ -213,11 +236,12 @@ def vqa_correct(prediction: str, answers: Sequence[str]) -> bool:
 def grade_answer(task_type: str, text: str, answers: Sequence[str]) -> dict[str, Any]:
     """The grade of one QA or VQA answer: ``verdict``, ``usefulness`` in [0, 1], ``correct`` (z_i) and
     ``detail`` — what the site stores on a sample and what a bundle's verifier regrades from its text.
-    QA: TriviaQA exact match; VQA: the soft VQA accuracy (verdict ``partial`` when 0 < accuracy < 1)."""
+    QA: TriviaQA exact match (its F1 in the detail); VQA: the soft VQA accuracy (verdict ``partial`` when
+    0 < accuracy < 1)."""
     if task_type == "qa":
         correct = triviaqa_exact_match(text, answers)
         return {"verdict": "correct" if correct else "incorrect", "usefulness": float(correct), "correct": correct,
-                "detail": {"normalized": triviaqa_normalize(text)}}
+                "detail": {"normalized": triviaqa_normalize(text), "f1": triviaqa_f1(text, answers)}}
     if task_type == "vqa":
         accuracy = float(vqa_accuracy(text, answers))
         correct = vqa_correct(text, answers)

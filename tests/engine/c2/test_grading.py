@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 
 import pytest
 
@@ -27,10 +28,12 @@ from engine.c2 import grading
 from engine.c2.grading import (
     CodeTests,
     extract_code_block,
+    grade_answer,
     grade_code,
     grade_code_many,
     grade_code_sample,
     triviaqa_exact_match,
+    triviaqa_f1,
     triviaqa_normalize,
     vqa_accuracy,
     vqa_correct,
@@ -38,6 +41,7 @@ from engine.c2.grading import (
     vqa_process_punctuation,
 )
 from engine.c2.sandbox import SandboxUnavailable, sandbox_available
+from tests.engine.c2 import official_reference as official
 
 needs_sandbox = pytest.mark.skipif(
     not sandbox_available() and os.environ.get("ATELIER_ALLOW_UNSANDBOXED") != "1",
@@ -354,7 +358,7 @@ def test_grade_answer_of_a_qa_reply_is_exact_match_with_its_normalised_text() ->
     from engine.c2.grading import grade_answer
 
     assert grade_answer("qa", "The Eiffel Tower!", ["eiffel tower"]) == {
-        "verdict": "correct", "usefulness": 1.0, "correct": True, "detail": {"normalized": "eiffel tower"}}
+        "verdict": "correct", "usefulness": 1.0, "correct": True, "detail": {"normalized": "eiffel tower", "f1": 1.0}}
     assert grade_answer("qa", "Big Ben", ["eiffel tower"])["verdict"] == "incorrect"
 
 
@@ -363,3 +367,265 @@ def test_grade_answer_refuses_a_type_that_is_not_graded_one_answer_at_a_time() -
 
     with pytest.raises(ValueError, match="not graded one by one"):
         grade_answer("code", "print(1)", [])
+
+
+# ---------------------------------------------------------------- differential: our grade beside the official one
+#
+# The reference is tests/engine/c2/official_reference.py (the official scripts' behaviour restated, test-only).
+# Each table row also carries the result the official file itself gave for it, recorded on 2026-12-05 by
+# running the fetched file (TriviaQA ca43b58 under Python 3.11; vqaEval.py a013f00 under Python 3.11 with its
+# two print statements made calls) — so the reference is checked on CI too. The seeded fuzz then puts our
+# grade beside the reference on random mixtures of the same kinds of pieces.
+
+#: Pieces the fuzz builds answers from: articles anywhere, abbreviations, number words and digits,
+#: thousands commas and decimals, contractions with straight and curly apostrophes, hyphens and other
+#: punctuation (ASCII and not), accented and special-cased letters, non-ASCII digits, unusual whitespace.
+TRICKY_PIECES = (
+    "a", "an", "the", "The", "A", "AN", "THE", "Dr.", "dr", "Mr.", "St.", "U.S.A.", "e.g.", "a.m.", "two", "Two", "2",
+    "none", "zero", "ten", "10", "eleven", "10,000", "10000", "1,0", "3.50", "3.5", ".5", "5.", "1.0", "1", "-0", "0",
+    "½", "dont", "don't", "don’t", "Dont", "Im", "I'm", "Ive", "cant", "yall", "y'all", "oclock", "twas", "let's",
+    "she's", "somebody'd", "weve", "whove", "Id've", "I'dve", "ow's'at", "x-ray", "t-shirt", "T-Shirt", "",
+    ".", "...", "!", "?", ",", ";", ":", "'", '"', "(", ")", "[", "]", "{", "}", "-", "_", "/", "\\", "@", "#", "$", "%",
+    "&", "*", "+", "=", "<", ">", "`", "~", "^", "|", "‘", "’", "´", "“", "”", "—", "–", "…", "é", "café", "CAFÉ",
+    "naïve", "İstanbul", "ΟΔΟΣ", "Straße", "ﬁ", "٣", "٣.٥", "１２", "\u00a0", "\u2009", "\u3000", "\x1c", "\x85",
+    "\u200b", "\u2028", "dog", "Dog", "red", "yes", "No", "Paris", "paris.", "rock_and_roll", "3:00", "1/2", "50%",
+    "1,000-2", "(b)", "1..2",
+)
+#: What joins two pieces.
+TRICKY_JOINS = (" ", " ", " ", "", "  ", "\t", "\n", "\r\n", "-", ".", ",", "_")
+FUZZ_SEED = 20261205
+FUZZ_CASES = 3000
+
+
+def tricky_text(rng: random.Random, most: int = 5) -> str:
+    """Up to ``most`` tricky pieces, joined by tricky separators."""
+    return "".join((rng.choice(TRICKY_JOINS) if index else "") + rng.choice(TRICKY_PIECES)
+                   for index in range(rng.randint(0, most)))
+
+
+def triviaqa_fuzz_cases(seed: int = FUZZ_SEED, count: int = FUZZ_CASES) -> list[tuple[str, list[str], list[str]]]:
+    """(prediction, NormalizedAliases, HumanAnswers): the aliases mostly normalised as the dataset's are,
+    sometimes holding the prediction itself or duplicates, the human answers raw."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        prediction = tricky_text(rng)
+        aliases = [tricky_text(rng, 3) for _ in range(rng.randint(1, 3))]
+        if rng.random() < 0.4:
+            aliases.append(prediction if rng.random() < 0.5 else rng.choice(aliases))
+        if rng.random() < 0.7:
+            aliases = [official.triviaqa_normalize_answer(alias) for alias in aliases]
+        cases.append((prediction, aliases, [tricky_text(rng, 3) for _ in range(rng.randint(0, 2))]))
+    return cases
+
+
+def vqa_fuzz_cases(seed: int = FUZZ_SEED, count: int = FUZZ_CASES) -> list[tuple[str, list[str]]]:
+    """(prediction, human answers): ten answers mostly (sometimes 1, 3, 9, 11 or 20), drawn from a few
+    variants so some agree, sometimes all identical; the prediction often one of them, padded or dotted."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        size = rng.choice((10, 10, 10, 10, 10, 10, 1, 3, 9, 11, 20))
+        variants = [tricky_text(rng, 3) for _ in range(rng.randint(1, 4))]
+        answers = [rng.choice(variants) if rng.random() < 0.8 else tricky_text(rng, 3) for _ in range(size)]
+        if rng.random() < 0.15:
+            answers = [answers[0]] * size
+        prediction = rng.choice(answers) if rng.random() < 0.5 else tricky_text(rng, 3)
+        if rng.random() < 0.3:
+            prediction = rng.choice(("", " ", "\t", "\n ")) + prediction + rng.choice(("", ".", " ", "!", "\n"))
+        cases.append((prediction, answers))
+    return cases
+
+
+def official_triviaqa(prediction: str, aliases: list[str], human: list[str]) -> tuple[bool, float]:
+    truths = official.triviaqa_ground_truths({"NormalizedAliases": aliases, "HumanAnswers": human})
+    return (official.triviaqa_metric_max(official.triviaqa_exact_match_score, prediction, truths),
+            official.triviaqa_metric_max(official.triviaqa_f1_score, prediction, truths))
+
+
+def our_triviaqa(prediction: str, aliases: list[str], human: list[str]) -> tuple[bool, float]:
+    """What the site grades with: the task's answers are NormalizedAliases + the raw HumanAnswers."""
+    grade = grade_answer("qa", prediction, aliases + human)
+    assert grade["usefulness"] == float(grade["correct"])
+    return grade["correct"], grade["detail"]["f1"]
+
+
+TRIVIAQA_TABLE = [
+    # (prediction, NormalizedAliases, HumanAnswers, the official exact match, the official F1)
+    ("Paris", ["paris"], [], True, 1.0),
+    ("Paris.", ["paris"], [], True, 1.0),
+    ("“Paris”", ["paris"], [], False, 0.0),  # curly double quotes are not in handle_punc's set
+    ("‘Paris’", ["paris"], [], True, 1.0),  # curly single quotes are
+    ("´Paris`", ["paris"], [], True, 1.0),
+    ("The Beatles", ["beatles"], [], True, 1.0),
+    ("Beatles, The", ["beatles"], [], True, 1.0),
+    ("the the", ["a"], [], True, 0.0),  # both normalise to nothing
+    ("", ["the"], [], True, 0.0),
+    ("...", ["!?"], [], True, 0.0),
+    ("an apple a day", ["apple day"], [], True, 1.0),
+    ("A. Lincoln", ["lincoln"], [], True, 1.0),
+    ("theatre", ["atre"], [], False, 0.0),
+    ("anathema", ["athema"], [], False, 0.0),
+    ("Dr. Who", ["dr who"], [], True, 1.0),
+    ("Dr Who", ["doctor who"], [], False, 0.5),
+    ("two", ["2"], [], False, 0.0),
+    ("10,000", ["10000"], [], False, 0.0),
+    ("10,000", ["10 000"], [], True, 1.0),
+    ("3.50", ["3.5"], [], False, 0.5),
+    ("3.50", ["3 50"], [], True, 1.0),
+    ("dont", ["don't"], [], False, 0.0),
+    ("don't", ["don t"], [], True, 1.0),
+    ("don’t", ["don t"], [], True, 1.0),
+    ("x-ray", ["x ray"], [], True, 1.0),
+    ("x—ray", ["x ray"], [], False, 0.0),  # an em dash is not string.punctuation
+    ("rock_and_roll", ["rock and roll"], [], True, 1.0),
+    ("  New\tYork \n City  ", ["new york city"], [], True, 1.0),
+    ("New York City", ["new york"], [], False, 0.8),
+    ("new new york", ["new york"], [], False, 0.8),
+    ("CAFÉ", ["café"], [], True, 1.0),
+    ("cafe", ["café"], [], False, 0.0),
+    ("naïve", ["naive"], [], False, 0.0),
+    ("İstanbul", ["istanbul"], [], False, 0.0),  # Python 3 lower(): i + combining dot
+    ("ΟΔΟΣ", ["οδος"], [], True, 1.0),  # final sigma
+    ("Straße", ["strasse"], [], False, 0.0),
+    ("Paris", ["paris", "paris", "paris"], [], True, 1.0),  # duplicate aliases
+    ("Paris", ["lyon"], ["The Paris!"], True, 1.0),  # a human answer normalised by get_ground_truths
+    ("Lyon", ["paris"], ["Lyon?"], True, 1.0),
+    ("", ["paris"], [""], True, 0.0),
+    ("U.S.A.", ["usa"], [], False, 0.0),
+    ("U.S.A.", ["u s"], [], True, 1.0),
+    ("e.g.", ["e g"], [], True, 1.0),
+    ("50%", ["50"], [], True, 1.0),
+    ("$5", ["5"], [], True, 1.0),
+    ("-0", ["0"], [], True, 1.0),
+    ("1/2", ["1 2"], [], True, 1.0),
+    ("½", ["1 2"], [], False, 0.0),
+    ("Paris\u00a0France", ["paris france"], [], True, 1.0),
+    ("Paris\u200bFrance", ["paris france"], [], False, 0.0),
+    ("Paris\u3000France", ["paris france"], [], True, 1.0),
+    ("an", ["a"], [], True, 0.0),
+    ("a an the", [""], [], True, 0.0),
+    ("THE WHO", ["who"], [], True, 1.0),
+    ("The Who's", ["who s"], [], True, 1.0),
+    ("ABBA", ["abba"], [], True, 1.0),
+    ("a_b_c", ["b c"], [], True, 1.0),
+]
+
+
+@pytest.mark.parametrize(("prediction", "aliases", "human", "exact_match", "f1"), TRIVIAQA_TABLE)
+def test_triviaqa_grade_equals_the_official_script_on_tricky_answers(
+    prediction: str, aliases: list[str], human: list[str], exact_match: bool, f1: float
+) -> None:
+    assert official_triviaqa(prediction, aliases, human) == (exact_match, f1)  # the reference is the file's
+    assert triviaqa_normalize(prediction) == official.triviaqa_normalize_answer(prediction)
+    assert our_triviaqa(prediction, aliases, human) == (exact_match, f1)
+
+
+def test_triviaqa_grade_equals_the_official_script_on_seeded_fuzz() -> None:
+    differing = [(case, official_triviaqa(*case), our_triviaqa(*case)) for case in triviaqa_fuzz_cases()
+                 if official_triviaqa(*case) != our_triviaqa(*case)
+                 or triviaqa_normalize(case[0]) != official.triviaqa_normalize_answer(case[0])]
+    assert differing == []
+
+
+def test_triviaqa_exact_match_can_hold_where_f1_is_zero() -> None:
+    # f1_score is 0 when no token is shared, also when both sides normalise to nothing
+    assert our_triviaqa("The", ["a"], []) == (True, 0.0)
+    assert grade_answer("qa", "The", ["a"])["verdict"] == "correct"
+
+
+def test_triviaqa_f1_without_ground_truth_raises_like_max_of_nothing() -> None:
+    with pytest.raises(ValueError):
+        triviaqa_f1("x", [])
+
+
+def official_vqa(prediction: str, answers: list[str]) -> float:
+    return official.vqa_question_accuracy(prediction, official.vqa_answer_dicts(answers))
+
+
+VQA_TABLE = [
+    # (prediction, the human answers, the official accuracy)
+    ("Two", ["2"] * 10, 0.0),  # ten identical answers: nothing is processed
+    ("Two", ["2"] * 9 + ["two"], 1.0),
+    ("2", ["two"] * 10, 0.0),
+    ("yes.", ["yes"] * 10, 0.0),
+    ("yes.", ["yes"] * 9 + ["Yes"], 1.0),
+    ("Yes", ["yes"] * 10, 0.0),
+    ("10,000", ["10000"] * 9 + ["ten thousand"], 1.0),
+    ("10000", ["10,000"] * 5 + ["lots"] * 5, 1.0),
+    ("3.50", ["3.5"] * 9 + ["3"], 0.0),
+    ("3.5", ["3.50"] * 4 + ["3.5"] * 6, 1.0),
+    ("1.", ["1"] * 6 + ["one"] * 4, 1.0),
+    (".5", ["0.5"] * 3 + [".5"] * 7, 1.0),
+    ("dont", ["don't"] * 5 + ["no"] * 5, 1.0),
+    ("don't", ["dont"] * 5 + ["no"] * 5, 1.0),
+    ("don’t", ["don't"] * 5 + ["no"] * 5, 0.0),
+    ("Dr. Smith", ["dr smith"] * 9 + ["smith"], 1.0),
+    ("the dog", ["dog"] * 9 + ["a dog"], 1.0),
+    ("dog the", ["dog"] * 9 + ["cat"], 1.0),
+    ("red", ["red", "blue", "red"], 0.4444444444444444),  # three answers
+    ("red", ["red"] * 2 + ["blue"] * 10, 0.6111111111111112),  # twelve answers
+    ("red", ["red"], 0.0),
+    ("", ["", "x"] * 5, 1.0),
+    ("", [""] * 10, 1.0),
+    ("?!", ["", "none"] * 5, 1.0),
+    ("none", ["0"] * 5 + ["zero"] * 5, 1.0),
+    ("  two\n\tdogs ", ["2 dogs"] * 5 + ["dogs"] * 5, 1.0),
+    ("t-shirt", ["t shirt"] * 9 + ["shirt"], 1.0),
+    ("x - ray", ["x ray"] * 9 + ["xray"], 1.0),
+    ("x-ray", ["xray"] * 9 + ["x ray"], 0.3),
+    ("1,000-2", ["10002"] * 9 + ["2"], 1.0),
+    ("a (b)", ["b"] * 9 + ["a b"], 1.0),
+    ("Café", ["café"] * 9 + ["cafe"], 1.0),
+    ("cafe", ["café"] * 9 + ["coffee"], 0.0),
+    ("İstanbul", ["istanbul"] * 5 + ["x"] * 5, 0.0),
+    ("٣.٥", ["٣.٥"] * 3 + ["٣٥"] * 7, 0.9),
+    ("N/A", ["n a"] * 9 + ["na"], 1.0),
+    ("." * 40, ["." * 40] * 9 + ["x"], 1.0),  # periodStrip removes 32 periods at most
+    ("a.b." * 20, ["ab" * 20] * 9 + ["x"], 0.0),
+    ("It's", ["its"] * 9 + ["it's"], 0.3),
+    ("I'm", ["im"] * 9 + ["Im"], 0.0),
+    ("Im", ["I'm"] * 9 + ["im"], 0.3),
+    ("“red”", ["red"] * 9 + ["blue"], 0.0),
+    ("'red'", ["red"] * 9 + ["blue"], 0.0),
+    ("red;blue", ["red blue"] * 9 + ["red"], 1.0),
+    ("red; blue", ["red blue"] * 9 + ["red"], 1.0),
+    ("ten", ["10"] * 9 + ["10."], 1.0),
+    ("eleven", ["11"] * 9 + ["x"], 0.0),
+    ("One", ["1"] * 3 + ["one"] * 3 + ["uno"] * 4, 1.0),
+    ("the the the", [""] * 9 + ["a"], 1.0),
+    ("yes\n", ["yes\n"] * 10, 1.0),
+    ("yes", ["yes\n"] * 10, 1.0),  # answers are stripped even when they agree
+    ("yes", [" yes"] * 9 + ["yes "], 1.0),  # ... and set() is taken after stripping
+]
+
+
+@pytest.mark.parametrize(("prediction", "answers", "accuracy"), VQA_TABLE)
+def test_vqa_grade_equals_the_official_script_on_tricky_answers(prediction: str, answers: list[str],
+                                                                accuracy: float) -> None:
+    assert official_vqa(prediction, answers) == accuracy  # the reference is the file's
+    assert vqa_accuracy(prediction, answers) == accuracy
+    grade = grade_answer("vqa", prediction, answers)
+    assert (grade["usefulness"], grade["correct"]) == (accuracy, accuracy > 0)
+
+
+def test_vqa_grade_equals_the_official_script_on_seeded_fuzz() -> None:
+    differing = [(prediction, answers, official_vqa(prediction, answers), vqa_accuracy(prediction, answers))
+                 for prediction, answers in vqa_fuzz_cases()
+                 if official_vqa(prediction, answers) != vqa_accuracy(prediction, answers)]
+    assert differing == []
+
+
+@pytest.mark.parametrize(("prediction", "answers", "python2_accuracy"), [
+    ("İstanbul", ["istanbul"] * 5 + ["x"] * 5, 1.0),  # Python 2's unicode.lower() maps İ to i
+    ("٣.٥", ["٣.٥"] * 3 + ["٣٥"] * 7, 1.0),  # Python 2's \d (no re.UNICODE flag) is ASCII only
+    ("ΟΔΟΣ", ["οδοσ"] * 9 + ["x"], 1.0),  # Python 2 has no final sigma: Σ lower-cases to σ, never ς
+    ("red\u180e", ["red"] * 5 + ["blue"] * 5, 1.0),  # Python 2 strips U+180E (whitespace in Unicode 5.2)
+])
+def test_vqa_non_ascii_cases_where_the_python_2_script_differs_are_graded_as_under_python_3(
+    prediction: str, answers: list[str], python2_accuracy: float
+) -> None:
+    """vqaEval.py is Python 2 code; we (and the reference) follow its Python 3 ports — see
+    engine.c2.grading's docstring. ``python2_accuracy`` is what the file gave under Python 2.7.18
+    (2026-12-05); on the fuzz above the two Pythons agree once U+180E is left out."""
+    assert vqa_accuracy(prediction, answers) == official_vqa(prediction, answers) != python2_accuracy
