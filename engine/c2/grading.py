@@ -517,7 +517,9 @@ def _test_result(
         except ValueError:  # an input upstream cannot parse either: the runner's own answer is an error
             arguments = None
         if arguments is not None:
-            return call_result(event["json"], arguments, expected_value)
+            own_nans = event.get("own_nans")  # which returned NaNs the code made (a forged line: a claim only)
+            return call_result(event["json"], arguments, expected_value,
+                               own_nans=own_nans if isinstance(own_nans, str) else "")
     if kind == "unserialisable":
         return False, {
             "output": f"<a {truncate(event.get('type'), 80)}>", "inputs": truncate(given),

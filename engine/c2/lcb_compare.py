@@ -9,7 +9,11 @@ code's own process; here they run in the grader's, on plain data read from the s
   ``run_test`` answers -4 "Error during testing" for the whole sample);
 * call-based (``grade_call_based``): the expected output ``json.loads``-ed, the prediction (a tuple
   already turned into a list inside the sandbox) compared with ``==`` — here on the *decoded JSON* of
-  the returned value, so the code cannot bring its own ``__eq__``.
+  the returned value, so the code cannot bring its own ``__eq__``. Python's container ``==`` compares
+  items identity first, and ``json.loads`` gives every NaN it reads as one shared object, so upstream's
+  ``[nan] == [nan]`` holds only when the returned NaN *is* that object (an input's NaN handed back), not
+  for a NaN the code made; the runner marks which of the returned NaNs are the code's own (``own_nans``)
+  and they are decoded as NaNs of their own here.
 
 Each function returns upstream's result for the test (``True``, ``-2``, or ``False`` for a call-based
 mismatch) and upstream's metadata for a failure.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 from decimal import Decimal, InvalidOperation
+from itertools import count
 from typing import Any
 
 __all__ = ["DECODED_MISMATCH_CHARS", "ERROR_DURING_TESTING", "truncate", "storable", "stdio_result", "call_result", "load_json"]
@@ -49,12 +54,32 @@ def _parse_int(text: str) -> int:
     return sign * value
 
 
-def load_json(text: str) -> Any:
+#: The NaN object ``json.loads`` gives for every NaN it reads (upstream's expected outputs hold it).
+JSON_NAN = json.loads("NaN")
+
+
+def _constants(own_nans: str):
+    """``parse_constant`` for :func:`load_json`: json's own NaN object, but a NaN of its own for the n-th
+    NaN of the text when ``own_nans[n]`` is "1"."""
+    ordinals = count()
+
+    def constant(name: str) -> float:
+        if name == "NaN":
+            ordinal = next(ordinals)
+            return float("nan") if own_nans[ordinal : ordinal + 1] == "1" else JSON_NAN
+        return float(name)  # Infinity, -Infinity: equal whatever the object
+
+    return constant
+
+
+def load_json(text: str, *, own_nans: str = "") -> Any:
     """``json.loads`` with integers up to upstream's 50,000 digits, whatever the process's own limit.
+    Every NaN is json's own shared object (as ``json.loads`` gives) but the n-th NaN of the text when
+    ``own_nans[n]`` is "1": a new object (a NaN the code made, see the module's docstring).
     A value nested deeper than the grader's recursion limit raises ``ValueError`` like any other
     unreadable text (never ``RecursionError``, which would end the whole grading batch)."""
     try:
-        return json.loads(text, parse_int=_parse_int)
+        return json.loads(text, parse_int=_parse_int, parse_constant=_constants(own_nans))
     except RecursionError as exc:
         raise ValueError(f"JSON nested deeper than the grader reads: {exc}") from exc
 
@@ -220,9 +245,13 @@ def _structure_marks(value: Any) -> int:
     return count
 
 
-def call_result(returned_json: str, arguments: list[Any], expected: Any) -> tuple[bool, dict[str, Any]]:
+def call_result(
+    returned_json: str, arguments: list[Any], expected: Any, *, own_nans: str = ""
+) -> tuple[bool, dict[str, Any]]:
     """One call-based test: ``prediction == expected`` on the decoded return value (``expected`` is
-    the ``json.loads``-ed expected output); ``(False, metadata)`` on a mismatch, as upstream.
+    the ``json.loads``-ed expected output; ``own_nans`` the runner's marks of the NaNs the code made, "1"
+    per such NaN in text order, which equal no expected NaN even inside a container); ``(False, metadata)``
+    on a mismatch, as upstream.
 
     The text is the code's (a forged line, too): a value equal to ``expected`` has exactly as many
     container brackets and separators as ``expected`` (and the same strings), so a text with another
@@ -233,7 +262,7 @@ def call_result(returned_json: str, arguments: list[Any], expected: Any) -> tupl
         return False, {"output": truncate(returned_json), "inputs": truncate(arguments), "expected": truncate(expected),
                        "error_code": -2, "error_message": "Wrong Answer"}
     try:
-        prediction = load_json(returned_json)
+        prediction = load_json(returned_json, own_nans=own_nans)
     except ValueError as exc:  # nested past the grader's reading depth, or an integer past 50,000 digits:
         # not the expected value, which the same reader decoded (upstream's runner could not serialise it)
         return False, {"output": truncate(returned_json), "inputs": truncate(arguments), "expected": truncate(expected),

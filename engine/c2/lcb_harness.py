@@ -15,8 +15,10 @@ taken before the code runs as the channel back; the code's own fd 1 goes to /dev
    ``{"event": "error", "error_message"}`` (upstream's ``[-4]`` "Error during testing") and exits;
 2. only then grader → ``{"input": "<the test's input>"}`` (so no code runs while the input is known
    before the grader's clock starts), and the runner answers one of ``{"event": "output", "text"}``
-   (stdio: the captured stdout), ``{"event": "returned", "json"}`` (call-based: the return value,
-   serialised by :func:`plain_json`), ``{"event": "unserialisable", "type"}``, or
+   (stdio: the captured stdout), ``{"event": "returned", "json", "own_nans"}`` (call-based: the return
+   value, serialised by :func:`plain_json`; ``own_nans`` one character per NaN of it in text order, "1"
+   for a NaN the code made, "0" for the NaN object ``json.loads`` gives), ``{"event": "unserialisable",
+   "type"}``, or
    ``{"event": "raised", "error_code": -3|-4, "error"}``;
 3. step 2 again for the next test, with the same compiled code (upstream's ``run_test`` compiles once
    and calls the same function, or the same ``Solution()`` instance, for every test, so state the code
@@ -56,6 +58,11 @@ IMPORT_STRING = (
 )
 #: Deepest nesting plain_json walks (a deeper return value is not plain data for the grader).
 MAX_DEPTH = 10000
+#: The one NaN object json.loads returns for every NaN it reads — the inputs' NaNs, and upstream's expected
+#: outputs' — taken before the code runs. Upstream's ``prediction == expected`` compares list items and dict
+#: values identity first, so a returned NaN inside a container equals an expected NaN only if it *is* this
+#: object (an input's NaN handed back); a NaN the code made (float("nan"), math.nan) never does.
+JSON_NAN = json.loads("NaN")
 
 
 class TimeoutException(Exception):
@@ -200,27 +207,46 @@ class NotPlainData(Exception):
         self.kind = kind
 
 
-def plain_json(value, depth=0):
+def plain_json(value, depth=0, nans=None):
     """The return value as JSON text, built from *exact* builtin scalars only: str, int, float, bool,
     None; lists and dicts (str keys) are read through the base type's own methods, so a subclass
     (a Counter, or one with an always-true ``__eq__``) contributes only its real contents. A subclass
     of int, float or str, a nested tuple, a set or any other object is refused: nothing reaches the
-    grader whose ``==`` the code defined, and the grader compares the decoded JSON."""
+    grader whose ``==`` the code defined, and the grader compares the decoded JSON. ``nans``, when a
+    list, gets one entry per NaN written, in text order: whether it is :data:`JSON_NAN`."""
     kind = type(value)
     if depth > MAX_DEPTH:
         raise NotPlainData("a value nested deeper than %d levels" % MAX_DEPTH)
     if value is None or kind is bool or kind is int or kind is str or kind is float:
+        if kind is float and value != value and nans is not None:
+            nans.append(value is JSON_NAN)
         return json.dumps(value)  # a float's repr round-trips; NaN/Infinity as Python's json reads them
     if isinstance(value, list):
-        return "[" + ", ".join(plain_json(item, depth + 1) for item in list.__iter__(value)) + "]"
+        return "[" + ", ".join(plain_json(item, depth + 1, nans) for item in list.__iter__(value)) + "]"
     if isinstance(value, dict):
         parts = []
         for key, item in dict.items(value):
             if type(key) is not str:
                 raise NotPlainData("dict with a key of type %s" % type(key).__name__)
-            parts.append(json.dumps(key) + ": " + plain_json(item, depth + 1))
+            parts.append(json.dumps(key) + ": " + plain_json(item, depth + 1, nans))
         return "{" + ", ".join(parts) + "}"
     raise NotPlainData(kind.__name__)
+
+
+def returned_event(prediction):
+    """The answer for a returned value: upstream's tuple → list, then the plain JSON text and, one
+    character per NaN in it, whether the code made it ("1") or it is :data:`JSON_NAN` ("0"); or
+    "unserialisable". (A runner's message is flat: at most three members, strings and numbers.)"""
+    if isinstance(prediction, tuple):
+        prediction = list(tuple.__iter__(prediction))  # upstream: tuples are not penalised
+    nans = []
+    try:
+        text = plain_json(prediction, nans=nans)
+    except NotPlainData as exc:
+        return {"event": "unserialisable", "type": exc.kind}
+    except Exception as exc:  # too deep, an integer past 50,000 digits, an object lying about its class
+        return {"event": "unserialisable", "type": f"value that cannot be read as plain data ({type(exc).__name__})"}
+    return {"event": "returned", "json": text, "own_nans": "".join("0" if shared else "1" for shared in nans)}
 
 
 def call_under_alarm(function, timeout):
@@ -247,14 +273,7 @@ def run_call(method, raw_input, timeout):
     prediction, raised = call_under_alarm(lambda: method(*arguments), timeout)
     if raised is not None:
         return raised
-    if isinstance(prediction, tuple):
-        prediction = list(tuple.__iter__(prediction))  # upstream: tuples are not penalised
-    try:
-        return {"event": "returned", "json": plain_json(prediction)}
-    except NotPlainData as exc:
-        return {"event": "unserialisable", "type": exc.kind}
-    except Exception as exc:  # too deep, an integer past 50,000 digits, an object lying about its class
-        return {"event": "unserialisable", "type": f"value that cannot be read as plain data ({type(exc).__name__})"}
+    return returned_event(prediction)
 
 
 def run_stdio(method, given, timeout):

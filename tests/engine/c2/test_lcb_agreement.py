@@ -12,12 +12,14 @@ MIT licence; not vendored) returned for it, recorded on 2026-12-01 with::
         sample = {"input_output": json.dumps(tests.as_json())}
         print(name, evaluate_generations_by_problem(([code], sample, False, timeout))[0][0])
 
-The ``stateful_*``, ``stdio_signalling_nan_after_a_pass`` and ``call_wrong_before_an_unreadable_input``
-programs (recorded on 2026-12-05 with the same call; the last two: upstream's ``run_test`` answers [-4]
-"Error during testing" for the whole sample). The ``stateful_*`` ones carry state from one test to
-the next: upstream's ``run_test`` compiles the code once and calls the same function — for LeetCode, the
-same ``Solution()`` instance — for every test, so a class attribute or a global that accumulates makes a
-later test pass or fail there; the grader must run a sample's tests in one runner to give the same list.
+The ``call_nan_*`` programs were recorded on 2026-12-05 with the same call (LiveCodeBench HEAD 28fef95
+from the tool library's mirror). The ``stateful_*``, ``stdio_signalling_nan_after_a_pass`` and
+``call_wrong_before_an_unreadable_input`` programs (recorded on 2026-12-05 with the same call; the last
+two: upstream's ``run_test`` answers [-4] "Error during testing" for the whole sample). The
+``stateful_*`` ones carry state from one test to the next: upstream's ``run_test`` compiles the code
+once and calls the same function — for LeetCode, the same ``Solution()`` instance — for every test, so a
+class attribute or a global that accumulates makes a later test pass or fail there; the grader must run
+a sample's tests in one runner to give the same list.
 
 Upstream runs the code in its own process (no sandbox, no memory limit): only honest programs are
 here — the ones that try to fool the grader are in ``test_hostile_programs.py``, where we
@@ -48,6 +50,9 @@ PROBLEMS = {
     "extend": CodeTests(inputs=("[1, 2]", "[3]"), outputs=("2", "1"), func_name="f"),
     "scale": CodeTests(inputs=("1", "2"), outputs=("1", "4"), func_name="f"),
     "unreadable_second_input": CodeTests(inputs=("1", "[1,"), outputs=("2", "3"), func_name="f"),
+    "nan_list": CodeTests(inputs=("[NaN]",), outputs=("[NaN]",), func_name="f"),
+    "nan_alone": CodeTests(inputs=("[NaN]",), outputs=("NaN",), func_name="f"),
+    "nan_dict": CodeTests(inputs=("[NaN]",), outputs=('{"a": NaN}',), func_name="f"),
 }
 
 SUM = "a, b = map(int, input().split())\nprint(a + b)"
@@ -98,6 +103,15 @@ PROGRAMS: dict[str, tuple[str, str, int]] = {
     "call_module_level_print": ("append", "print('loading')\ndef append(xs, y):\n    print('hi')\n    return xs + [y]", 6),
     # upstream json.loads every input before the first test: one it cannot read is [-4] for the sample
     "call_wrong_before_an_unreadable_input": ("unreadable_second_input", "def f(x):\n    return 0", 6),
+    # NaN != NaN, but a list's or dict's == compares items identity first, and json.loads gives every NaN as
+    # one shared object: an input's NaN handed back equals the expected NaN inside a container, one the
+    # code made (float("nan"), math.nan) never does, and a NaN alone never equals
+    "call_nan_handed_back_in_a_list": ("nan_list", "def f(xs):\n    return xs", 6),
+    "call_nan_handed_back_in_a_dict": ("nan_dict", "def f(xs):\n    return {'a': xs[0]}", 6),
+    "call_nan_from_json_loads_in_a_list": ("nan_list", "import json\ndef f(xs):\n    return [json.loads('NaN')]", 6),
+    "call_nan_made_by_the_code_in_a_list": ("nan_list", "def f(xs):\n    return [float('nan')]", 6),
+    "call_math_nan_in_a_list": ("nan_list", "import math\ndef f(xs):\n    return [math.nan]", 6),
+    "call_nan_handed_back_alone": ("nan_alone", "def f(xs):\n    return xs[0]", 6),
     # state that carries from one test to the next (one compile, one Solution() for all tests upstream)
     "stateful_solution_instance": (
         "calls",
@@ -154,6 +168,12 @@ UPSTREAM: dict[str, list[bool | int]] = {
     "call_counter": [True],
     "call_module_level_print": [True, True],
     "call_wrong_before_an_unreadable_input": [-4],
+    "call_nan_handed_back_in_a_list": [True],
+    "call_nan_handed_back_in_a_dict": [True],
+    "call_nan_from_json_loads_in_a_list": [True],
+    "call_nan_made_by_the_code_in_a_list": [False],
+    "call_math_nan_in_a_list": [False],
+    "call_nan_handed_back_alone": [False],
     "stateful_solution_instance": [True, True, True],
     "stateful_module_global": [True, True, True],
     "stateful_class_attribute": [True, False],

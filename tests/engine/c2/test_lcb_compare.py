@@ -4,10 +4,15 @@ rules, HEAD 28fef95), on plain data read from the sandbox."""
 from __future__ import annotations
 
 import decimal
+import importlib.util
+import json
 import random
+from types import ModuleType
+from typing import Any
 
 import pytest
 
+from engine.c2 import grading
 from engine.c2.lcb_compare import (
     DECODED_MISMATCH_CHARS,
     INT_MAX_DIGITS,
@@ -228,3 +233,100 @@ def test_stdio_result_equals_upstreams_grade_stdio_on_seeded_fuzz() -> None:
                  for printed, expected in stdio_fuzz_cases()
                  if official.lcb_stdio_outcome(printed, expected) != our_stdio(printed, expected)]
     assert differing == []
+
+
+def _runner() -> ModuleType:
+    """engine/c2/lcb_harness.py, the sandbox's runner, as a module: its plain_json is what the grader
+    receives for a returned value (the runner is never imported by the engine; only read as source)."""
+    spec = importlib.util.spec_from_file_location("lcb_runner_under_test", grading.__file__.replace(
+        "grading.py", "lcb_harness.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+RUNNER = _runner()
+
+
+def our_call(value: Any, expected_json: str) -> bool:
+    """The grader's result for a returned value: the runner's answer for it (a tuple made a list, the value
+    as plain JSON with its NaNs marked; "unserialisable" for what is not exact plain data, which the grader
+    answers False, a wrong answer), then the grader's comparison with the decoded expected output."""
+    event = RUNNER.returned_event(value)
+    if event["event"] == "unserialisable":
+        return False
+    return call_result(event["json"], [], load_json(expected_json), own_nans=event["own_nans"])[0]
+
+
+def returned_value(rng: random.Random, depth: int = 0) -> Any:
+    """A value a call-based solution might return: JSON scalars (signed zeros, infinities, big integers,
+    NaNs the code made and NaN as json.loads gives it, e.g. an input's handed back), lists, str-keyed dicts,
+    tuples anywhere, now and then an int-keyed dict."""
+    kind = rng.random() if depth < 3 else 0.0
+    if kind < 0.55:
+        return rng.choice((0, 1, -1, 2, 10**20, 2**70, 0.0, -0.0, 1.0, 1.5, 0.1 + 0.2, 0.3, 1e20, float("nan"),
+                           json.loads("NaN"), float("inf"), -float("inf"), True, False, None, "", "1", "a", "None",
+                           "true", "é"))
+    items = [returned_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    if kind < 0.75:
+        return items
+    if kind < 0.85:
+        return tuple(items)
+    if kind < 0.97:
+        return {rng.choice(("a", "b", "1", "")): item for item in items}
+    return {index: item for index, item in enumerate(items)}
+
+
+def expected_like(value: Any, rng: random.Random) -> Any:
+    """An expected output near ``value``: the same, or with equal-comparing spellings (1 for True, 1.0 for
+    1, 0 for -0.0) and now and then one element changed."""
+    if isinstance(value, bool):
+        return rng.choice((value, int(value), float(value)))
+    if isinstance(value, int):
+        return rng.choice((value, float(value) if abs(value) < 2**53 else value, value + 1))
+    if isinstance(value, float):
+        return rng.choice((value, 0 if value == 0 else value, value * 2))
+    if isinstance(value, (list, tuple)):
+        return [expected_like(item, rng) for item in value]
+    if isinstance(value, dict):
+        return {str(key): expected_like(item, rng) for key, item in value.items()}
+    return value
+
+
+def call_fuzz_cases(seed: int = FUZZ_SEED, count: int = FUZZ_CASES) -> list[tuple[Any, str]]:
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        value = returned_value(rng)
+        expected = expected_like(value, rng) if rng.random() < 0.8 else returned_value(rng)
+        cases.append((value, json.dumps(expected)))
+    return cases
+
+
+@pytest.mark.parametrize(("own_nans", "equal"), [("1", False), ("0", True), ("", True), ("10", False)])
+def test_call_a_nan_the_code_made_equals_no_expected_nan_inside_a_container(own_nans: str, equal: bool) -> None:
+    """Upstream's list == compares items identity first; json.loads gives every NaN as one object, so only
+    json's own NaN (an input's, handed back: mark "0") equals the expected one, never a NaN the code made."""
+    assert call_result("[NaN]", [], load_json("[NaN]"), own_nans=own_nans)[0] is equal
+    assert call_result('{"a": [NaN]}', [], load_json('{"a": [NaN]}'), own_nans=own_nans)[0] is equal
+
+
+def test_call_a_nan_alone_never_equals_the_expected_nan() -> None:
+    assert call_result("NaN", [], load_json("NaN"), own_nans="0")[0] is False
+
+
+def test_the_runner_marks_the_nans_the_code_made_in_text_order() -> None:
+    shared = json.loads("NaN")
+    event = RUNNER.returned_event(({"a": float("nan"), "b": [shared]}, shared, float("inf")))
+    assert event == {"event": "returned", "json": '[{"a": NaN, "b": [NaN]}, NaN, Infinity]', "own_nans": "100"}
+
+
+def test_call_result_equals_upstreams_equality_on_seeded_fuzz() -> None:
+    """Plain data only: a value of another type (an int subclass, a numpy scalar, a Decimal, an object
+    with its own __eq__) is refused by the runner and fails where upstream's == may pass — deliberately,
+    since the code chose that __eq__ (test_hostile_programs.py)."""
+    cases = call_fuzz_cases()
+    differing = [(value, expected, official.lcb_call_outcome(value, expected), our_call(value, expected))
+                 for value, expected in cases if official.lcb_call_outcome(value, expected) != our_call(value, expected)]
+    assert differing == []
+    assert {official.lcb_call_outcome(value, expected) for value, expected in cases} == {True, False}
