@@ -6,7 +6,8 @@ recomputed: the cluster labels are taken as recorded); ``records/ratings.jsonl``
 raw reply. Each graded QA and VQA answer is first regraded from its text against the task's answers in
 ``records/tasks.jsonl`` (:func:`engine.c2.grading.grade_answer`, the grader the site ran), so a verdict
 edited together with its grade is named at its sample; a code sample's verdict is taken as recorded
-(regrading runs the program in the sandbox; said in the report). The results are then recomputed with
+(regrading runs the program in the sandbox; said in the report, with the code grader versions that gave
+the verdicts: ``grader_version`` in a sample's grade detail, 1 when absent). The results are then recomputed with
 :func:`engine.c2.results.c2_results` — the site's own function — and compared number by number with
 ``board/board.json``.
 
@@ -26,7 +27,7 @@ from engine.bundle.manifest import BOARD_CSV, BOARD_TEX, read_json, read_jsonl
 from engine.bundle.numbers import NumberCheck, compare, compare_rows
 from engine.bundle.viewer import viewer_files, viewer_header
 from engine.c2.exports import export_csv, export_latex
-from engine.c2.grading import grade_answer
+from engine.c2.grading import CODE_GRADER_VERSION, grade_answer
 from engine.c2.prompts import parse_confidence
 from engine.c2.results import RatingRecord, RunSettings, SampleRecord, c2_results
 
@@ -65,17 +66,23 @@ def regrade_checks(tasks: list[Mapping], samples: list[Mapping], notes: list[str
     """Every graded QA/VQA sample's verdict, usefulness and correctness beside its regrade from the text."""
     answers = {t["id"]: list((t.get("constraints") or {}).get("answers") or []) for t in tasks}
     checks, code = [], 0
+    versions: dict[Any, int] = {}
     for row in samples:
         if not row.get("verdict"):
             continue
         if row["task_type"] not in REGRADED:
-            code += row["task_type"] == "code"
+            if row["task_type"] == "code":
+                code += 1
+                version = (row.get("grade_detail") or {}).get("grader_version", 1)
+                versions[version] = versions.get(version, 0) + 1
             continue
         again = grade_answer(row["task_type"], row.get("text") or "", answers.get(row["task"], []))
         where = f"records.sample {row['key']} ({row['model']}, {row['task']} #{row.get('sample_index')})"
         checks.extend(NumberCheck(f"{where}.{f}", row.get(f), again[f]) for f in GRADE_FIELDS)
     if code:
-        notes.append(f"{code} code sample verdict(s) taken as recorded (regrading runs each program in the sandbox)")
+        graded_by = ", ".join(f"version {v}: {n}" for v, n in sorted(versions.items(), key=lambda item: str(item[0])))
+        notes.append(f"{code} code sample verdict(s) taken as recorded (regrading runs each program in the sandbox); "
+                     f"code grader {graded_by} (this code: version {CODE_GRADER_VERSION})")
     return checks
 
 

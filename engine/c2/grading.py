@@ -69,6 +69,7 @@ from engine.c2.sandbox import (
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "CODE_GRADER_VERSION",
     "CodeTests",
     "CodeVerdict",
     "TestOutcome",
@@ -253,6 +254,14 @@ def grade_answer(task_type: str, text: str, answers: Sequence[str]) -> dict[str,
 # --------------------------------------------------------------------------------------------------
 # LiveCodeBench
 # --------------------------------------------------------------------------------------------------
+
+#: The code grader's version, stored with each code sample's grade (``grader_version`` in its detail; a
+#: grade without one is version 1) so a verdict names the rules that gave it. A change that can turn some
+#: program's verdict takes the next number. 1: every NaN a call-based solution returned was decoded as
+#: json's shared NaN object; 2 (2026-12-05): a NaN the code made equals no expected NaN inside a list or
+#: dict, as upstream's identity-first ``==`` (:mod:`engine.c2.lcb_compare`). QA and VQA grades are
+#: regraded by a bundle's verifier and have not changed.
+CODE_GRADER_VERSION = 2
 
 #: Our verdict names.
 VERDICTS = ("passed", "wrong_answer", "time_limit", "runtime_error", "runner_error", "no_code")

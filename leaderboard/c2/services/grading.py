@@ -14,7 +14,7 @@ each one's cluster (the components of the cos ≥ τ graph, :func:`engine.c2.uos
 from __future__ import annotations
 
 from engine.c2 import grading
-from engine.c2.grading import CodeTests, extract_code_block, grade_code_many
+from engine.c2.grading import CODE_GRADER_VERSION, CodeTests, extract_code_block, grade_code_many
 from engine.c2.tasks import C2Item, C2TaskType
 from engine.c2.uos import cluster_labels
 from leaderboard.c2.models import C2Run, C2Sample
@@ -47,7 +47,8 @@ def _grade_one(task: Task, text: str) -> dict:
 
 def _code_grade(verdict) -> dict:
     detail = {"message": verdict.message[:2000], "wall_s": verdict.wall_s,
-              "tests": [{"index": t.index, "verdict": t.verdict} for t in verdict.tests[:50]]}
+              "tests": [{"index": t.index, "verdict": t.verdict} for t in verdict.tests[:50]],
+              "grader_version": CODE_GRADER_VERSION}
     return {"verdict": verdict.result, "usefulness": float(verdict.passed), "correct": bool(verdict.passed), "detail": detail}
 
 

@@ -1,4 +1,5 @@
 from engine.bundle.c2 import confidence_checks, fact_checks, per_instance, regrade_checks
+from engine.c2.grading import CODE_GRADER_VERSION
 
 TASKS = [{"id": "q1", "task_type": "qa", "constraints": {"answers": ["Paris", "paris france"]}},
          {"id": "v1", "task_type": "vqa", "constraints": {"answers": ["red"] * 2 + ["blue"] * 8}}]
@@ -29,7 +30,19 @@ def test_code_verdicts_and_ungraded_samples_are_not_regraded_and_code_is_noted()
     notes = []
     samples = [_sample(3, "c1", "code", "print(1)", "passed", 1.0, True), _sample(4, "s1", "story", "Once.", "", None, None)]
     assert regrade_checks(TASKS, samples, notes) == []
-    assert notes == ["1 code sample verdict(s) taken as recorded (regrading runs each program in the sandbox)"]
+    assert notes == ["1 code sample verdict(s) taken as recorded (regrading runs each program in the sandbox); "
+                     f"code grader version 1: 1 (this code: version {CODE_GRADER_VERSION})"]
+
+
+def test_the_note_names_the_code_grader_version_each_verdict_was_given_by():
+    # a bundle exported before code grades recorded their version (version 1) verifies as one exported after
+    old = _sample(3, "c1", "code", "print(1)", "passed", 1.0, True)
+    new = {**_sample(5, "c1", "code", "print(1)", "wrong_answer", 0.0, False),
+           "grade_detail": {"message": "Wrong Answer", "grader_version": CODE_GRADER_VERSION}}
+    notes = []
+    assert regrade_checks(TASKS, [old, new, new], notes) == []
+    assert notes[0].endswith(f"code grader version 1: 1, version {CODE_GRADER_VERSION}: 2 "
+                             f"(this code: version {CODE_GRADER_VERSION})")
 
 
 def test_per_instance_rows_are_the_results_prompts_by_model_and_task():

@@ -9,6 +9,7 @@ import logging
 
 import pytest
 
+from engine.c2.grading import CODE_GRADER_VERSION
 from engine.c2.prompts import CONFIDENCE_PROMPT
 from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
@@ -252,6 +253,7 @@ def test_code_answers_are_graded_in_the_sandbox_and_clustered(server, tmp_path):
     run = runs.c2_run_execute_inline(run=create_run(server, c2_task_set(tmp_path, visual=False, code=True)))
     code = C2Sample.objects.filter(run=run, task__family="code")
     assert set(code.values_list("verdict", "correct")) == {("passed", True)}
+    assert {sample.grade_detail["grader_version"] for sample in code} == {CODE_GRADER_VERSION}  # the rules that gave it
     assert set(code.values_list("cluster", flat=True)) == {0}  # one program, three times: one cluster
     assert run.results["prompts"]["vision-alpha"]["sum"]["clusters"] == 1
 
