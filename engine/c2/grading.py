@@ -17,7 +17,8 @@
   text, so ``processPunctuation`` can leave a trailing space that ``processDigitArticle`` then removes.
   The tool is Python 2 code; this is its behaviour under Python 3 (as its Python 3 ports), identical on
   ASCII text. On other text Python 2 differs: its ``unicode.lower`` maps ``İ`` to ``i`` and has no final
-  sigma, and its ``\\d`` (no ``re.UNICODE`` flag) matches ASCII digits only.
+  sigma, its ``\\d`` (no ``re.UNICODE`` flag) matches ASCII digits only, and its ``strip``/``split`` take
+  U+180E for whitespace (Unicode 5.2) — the cases in ``tests/engine/c2/test_grading.py``.
 * LiveCodeBench — ``lcb_runner``: the code is the last fenced block (``extract_code``: lines containing
   three backticks, the text between the last two); each sample runs in a *fresh* sandbox under
   :mod:`engine.c2.lcb_harness`, which compiles it once (as upstream's ``run_test``: one compile, one
