@@ -81,14 +81,19 @@ def campaign_item_view(*, campaign: Campaign, item: Item) -> dict[str, Any]:
             value = [v if not isinstance(v, dict) else " — ".join(str(x) for x in v.values()) for v in value]
         fields.append({"label": {"a": "Response A", "b": "Response B"}.get(key, key.replace("_", " ").capitalize()),
                        "value": value, "is_list": isinstance(value, list)})
+    adjudication = Adjudication.objects.filter(item=item).first()
     labels = [
         {"annotator": label.annotator.username, "category": kind.category(label), "answer": kind.summary(label),
          "flag_reason": label.get_flag_reason_display() if label.flag_reason else "", "flag_note": label.flag_note,
-         "simulated": label.is_simulated}
+         "simulated": label.is_simulated,
+         # an annotator may change a label under adjudication (annotation.label_revision: refusing it would tell
+         # them the others disagreed), so the researcher is told which answer moved after the review began
+         "changed_in_review": bool(adjudication and label.revised_at and label.revised_at > adjudication.requested_at),
+         "version": label.version}
         for label in kind.label_model.objects.filter(item=item, is_stale=False).select_related("annotator").order_by("pk")
     ]
     return {"context": context, "fields": fields, "labels": labels, "uses_images": kind.uses_images,
-            "adjudication": Adjudication.objects.filter(item=item).first()}
+            "adjudication": adjudication}
 
 
 def adjudication_get(*, campaign: Campaign, item_pk: int) -> Adjudication:

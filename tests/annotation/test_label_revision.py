@@ -288,6 +288,19 @@ def test_an_item_in_adjudication_changes_like_any_other(labelled, resolved):
     assert LabelRevision.objects.filter(assignment=assignment, version=1).exists()  # the researcher sees it changed
 
 
+def test_the_researchers_item_view_marks_a_label_changed_after_the_item_went_to_adjudication(labelled):
+    campaign, ann, assignment, _label = labelled
+    rita = UserFactory(username="rita", role="researcher")
+    item = assignment.item
+    Adjudication.objects.create(item=item, requested_by=rita, requested_at=timezone.now())
+    assert [row["changed_in_review"] for row in annotator_reads.campaign_item_view(campaign=campaign, item=item)["labels"]] == [False]
+    _revise(assignment, ann, {"choice": "tie"})
+    client = Client()
+    assert client.login(username="rita", password=PASSWORD)
+    page = client.get(f"/annotate/campaigns/{campaign.pk}/items/{item.pk}/").content.decode()
+    assert "changed during adjudication" in page and "now version 2" in page
+
+
 def test_a_gold_items_label_changes_like_any_other(catalogue):
     (ann,) = annotators(1)
     campaign = pairwise_campaign(catalogue, annotators=[ann], n_items=2)
