@@ -29,7 +29,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 
-__all__ = ["INJECTION_PATTERNS", "clipped", "frame_tag", "framed", "injection_signals"]
+__all__ = ["INJECTION_PATTERNS", "clipped", "cut_note", "frame_tag", "framed", "injection_signals"]
 
 
 def frame_tag(*texts: str) -> str:
@@ -58,6 +58,14 @@ def clipped(text: str, limit: int) -> tuple[str, int]:
     if len(text) <= limit:
         return text, 0
     return text[:limit], len(text) - limit
+
+
+def cut_note(cut: int, *, text: str, author: str, task: str, shown: int) -> str:
+    """What a prompt says outside the frame of a text :func:`clipped` cut, so the evaluator neither takes the
+    cut for the author's nor judges the missing part: ``({cut} more characters of {text} were cut by the
+    evaluation system, not by {author}: {task} the {shown} characters shown.)``."""
+    return (f"({cut} more characters of {text} were cut by the evaluation system, not by {author}: {task} the "
+            f"{shown} characters shown.)")
 
 
 #: name → pattern of a way a text addresses its evaluator rather than its task, shared by every evaluator

@@ -234,6 +234,15 @@ def _record_type_problems(root: Path, manifest: dict) -> list[str]:
         return []
 
 
+def _nothing_recomputed(problems: list[str], what: str) -> str:
+    """The verdict of a bundle whose records every check below would misread: how many ``what``, the first
+    :data:`MAX_TYPE_PROBLEMS_NAMED` of them named, and how many more."""
+    shown = "; ".join(problems[:MAX_TYPE_PROBLEMS_NAMED])
+    more = len(problems) - MAX_TYPE_PROBLEMS_NAMED
+    return (f"{len(problems)} {what}, so nothing was rebuilt or recomputed: {shown}"
+            + (f"; and {more} more" if more > 0 else ""))
+
+
 def verify_bundle(path: str | Path, progress: Progress = _no_progress,
                   trusted_keys: Iterable[Ed25519PublicKey] | None = None) -> VerifyReport:
     """Check the signature and every file, rebuild the board's derived files and recompute every number of the
@@ -275,17 +284,11 @@ def verify_bundle(path: str | Path, progress: Progress = _no_progress,
             except ValueError:  # not JSON: named by the recomputation's reader
                 duplicates = []
             if duplicates:
-                shown = "; ".join(duplicates[:MAX_TYPE_PROBLEMS_NAMED])
-                more = len(duplicates) - MAX_TYPE_PROBLEMS_NAMED
-                report.error = (f"{len(duplicates)} record(s) held twice, so nothing was rebuilt or recomputed: "
-                                f"{shown}" + (f"; and {more} more" if more > 0 else ""))
+                report.error = _nothing_recomputed(duplicates, "record(s) held twice")
                 return report
         if wrong_types:
             # every check below reads these fields and would end in a TypeError naming none of them
-            shown = "; ".join(wrong_types[:MAX_TYPE_PROBLEMS_NAMED])
-            more = len(wrong_types) - MAX_TYPE_PROBLEMS_NAMED
-            report.error = (f"{len(wrong_types)} record field(s) of the wrong type, so nothing was rebuilt or "
-                            f"recomputed: {shown}" + (f"; and {more} more" if more > 0 else ""))
+            report.error = _nothing_recomputed(wrong_types, "record field(s) of the wrong type")
             return report
         progress("rebuilding board.csv, board.tex and the viewer from the board and the records")
         report.file_problems += rebuild_problems(root, manifest)
