@@ -11,7 +11,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from leaderboard.models import SubjectModel, Task, TaskSet
-from leaderboard.services.catalogue import SubjectModelNameTaken, subject_model_name_check, subject_model_save
+from leaderboard.services.catalogue import SubjectModelNameTaken, subject_model_save
 
 __all__ = [
     "ApiOperationRefused", "SUBJECT_MODEL_FIELDS", "subject_model_create",
@@ -70,16 +70,9 @@ def task_set_version_create(*, task_set: TaskSet, version: str, description: str
     return new
 
 
-def _display_name_free(name: str, *, except_pk: int | None = None) -> None:
-    """No other model has ``name`` or a name it reads as (the catalogue's one gate)."""
-    try:
-        subject_model_name_check(name, except_pk=except_pk)
-    except SubjectModelNameTaken as exc:
-        raise ApiOperationRefused(str(exc), field="display_name") from exc
-
-
 def _subject_model_saved(model: SubjectModel, *, update_fields: list[str] | None = None) -> SubjectModel:
-    """``subject_model_save``, its refusal of a name (taken by a request at the same time) as the conflict."""
+    """``subject_model_save``, which checks a new or changed name under the catalogue's lock (the one gate:
+    a request taking a look-alike name at the same time waits for it), its refusal as the conflict."""
     try:
         return subject_model_save(model=model, update_fields=update_fields)
     except SubjectModelNameTaken as exc:
@@ -88,10 +81,7 @@ def _subject_model_saved(model: SubjectModel, *, update_fields: list[str] | None
 
 @transaction.atomic
 def subject_model_create(**values: Any) -> SubjectModel:
-    _display_name_free(values["display_name"])
-    model = SubjectModel(**{k: v for k, v in values.items() if k in SUBJECT_MODEL_FIELDS})
-    with _refused_when_taken(lambda: _display_name_free(values["display_name"])):
-        return _subject_model_saved(model)
+    return _subject_model_saved(SubjectModel(**{k: v for k, v in values.items() if k in SUBJECT_MODEL_FIELDS}))
 
 
 @transaction.atomic
@@ -99,13 +89,10 @@ def subject_model_update(*, model: SubjectModel, **values: Any) -> SubjectModel:
     """Demo and simulated models are fixtures of the demo: they are not edited."""
     if model.is_demo or model.is_simulated:
         raise ApiOperationRefused(f"{model} is a demo or simulated model and is not edited")
-    if "display_name" in values:
-        _display_name_free(values["display_name"], except_pk=model.pk)
     changed = [k for k in values if k in SUBJECT_MODEL_FIELDS]
     for key in changed:
         setattr(model, key, values[key])
     if changed:
-        with _refused_when_taken(lambda: _display_name_free(model.display_name, except_pk=model.pk)):
-            _subject_model_saved(model, update_fields=changed)
+        _subject_model_saved(model, update_fields=changed)
     return model
 
