@@ -3,7 +3,7 @@
 ``s_values`` are S_1..S_T, the similarity after each of the T steps; S_0 (the blank canvas) is not
 counted. Final = S_T; Similarity@50 % = S_⌈T/2⌉; AUC = (1/T)·Σ_{t=1..T} S_t; Best = max_t S_t;
 F-B gap = Best − Final; repeat rate = share of steps 2..T whose action repeats the previous step's
-verbatim (§5: "exact-repeat rates … near-total inaction"; invalid actions never repeat); invalid rate =
+exactly (§5: "exact-repeat rates … near-total inaction"; invalid actions never repeat); invalid rate =
 invalid steps / T.
 
 An action repeats the previous one when it means the same stroke (:data:`REPEAT_RATE_METHOD_VERSION` 2): the
