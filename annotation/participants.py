@@ -244,6 +244,12 @@ def browser_key_hash(browser_key: str) -> str:
     return hashlib.sha256(browser_key.encode()).hexdigest()
 
 
+def _holds_key(participant: Participant, browser_key: str) -> bool:
+    """Whether ``browser_key`` is the participant's browser key (compared in constant time)."""
+    return bool(browser_key and participant.browser_key_hash) and hmac.compare_digest(
+        browser_key_hash(browser_key), participant.browser_key_hash)
+
+
 #: How long after a generic panel's first entry a second one without the key resumes the participant, while they
 #: have not consented (:func:`participant_resume_allowed`): a double click on the link.
 FIRST_ENTRY_GRACE = timedelta(seconds=10)
@@ -266,16 +272,13 @@ def participant_resume_allowed(*, participant: Participant, entry: PanelEntry, b
       participant out for good. So a participant entered at most :data:`FIRST_ENTRY_GRACE` ago, seen by no
       other entry since and not yet consented (nothing of theirs to read) resumes once without the key.
     """
-    if browser_key and participant.browser_key_hash and hmac.compare_digest(
-            browser_key_hash(browser_key), participant.browser_key_hash):
+    if _holds_key(participant, browser_key):
         return True
     if signed_in_as is not None and signed_in_as == participant.user_id:
         return True
-    if (participant.study.panel != Panel.GENERIC and entry.session_id
-            and (entry.study_id, entry.session_id) == (participant.panel_study_id, participant.panel_session_id)):
-        return True
     if participant.study.panel != Panel.GENERIC:
-        return False
+        return bool(entry.session_id) and (
+            (entry.study_id, entry.session_id) == (participant.panel_study_id, participant.panel_session_id))
     just_entered = (participant.consented_at is None and participant.last_seen_at == participant.entered_at
                     and (now or timezone.now()) - participant.entered_at <= FIRST_ENTRY_GRACE)
     return just_entered or not participant.browser_key_hash
@@ -321,8 +324,7 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str
                 f"{'assignment' if study.panel == Panel.MTURK else 'submission'}. A panel id takes part once: "
                 f"return this {'HIT' if study.panel == Panel.MTURK else 'submission'} on your panel.")
         changes: dict[str, Any] = {"last_seen_at": now}
-        key_held = bool(browser_key) and existing.browser_key_hash == browser_key_hash(browser_key)
-        new_key = "" if key_held else secrets.token_urlsafe(32)
+        new_key = "" if _holds_key(existing, browser_key) else secrets.token_urlsafe(32)
         if new_key:
             changes["browser_key_hash"] = browser_key_hash(new_key)
         if study.panel == Panel.MTURK and not existing.verdict and existing.state in (
