@@ -193,3 +193,41 @@ def test_every_alias_carries_the_cosine_that_admitted_it():
     )
     assert by_label["disc"].to_dict()["alias_cosines"][1][0] == "coin"
     assert by_label["coins"].alias_cosines == [("coins", 1.0)]
+
+
+class _AlwaysAsked(EmbeddingCanonicaliser):
+    """The offline grouping, with ``group`` overridden so that canonicalise asks it for every type; counts
+    the types where it merged nothing and where it merged."""
+
+    def __init__(self):
+        super().__init__()
+        self.answers = {"nothing": 0, "merged": 0}
+
+    def group(self, atom_type, texts, counts, similarity):
+        # the grouping as written before the skip (an oracle independent of merges_nothing)
+        n = len(texts)
+        close = similarity >= self.threshold
+        if n < 2 or not close.sum() > n:
+            self.answers["nothing"] += 1
+            return np.arange(n)
+        self.answers["merged"] += 1
+        candidates = np.flatnonzero(close.sum(axis=1) > 1).tolist()
+        return leader_groups(similarity, sorted(candidates, key=lambda i: (-counts[i], texts[i])), self.threshold)
+
+
+def test_skipping_the_offline_canonicaliser_where_it_merges_nothing_changes_no_leave_out_population():
+    from itertools import combinations
+
+    from engine.tig.population import PopulationIndex
+    from tests.engine.tig.planted import MODELS, planted_population
+
+    index = PopulationIndex(planted_population())  # offline MiniLM: real paraphrases, some merged, most not
+    asked = _AlwaysAsked()
+    for pair in list(combinations(MODELS, 2))[::7]:
+        table = index.reference_table(pair)
+        fast, slow = canonicalise(table, EmbeddingCanonicaliser()), canonicalise(table, asked)
+        assert fast.node_label == slow.node_label and fast.node_key == slow.node_key
+        assert np.array_equal(fast.mention_node, slow.mention_node)
+        assert np.array_equal(fast.node_type, slow.node_type)
+        assert np.array_equal(fast.node_similarity, slow.node_similarity)
+    assert asked.answers["nothing"] and asked.answers["merged"]  # both paths were taken
