@@ -243,6 +243,7 @@ class AtomTable:
     relations: np.ndarray
     _similarity: list[np.ndarray] = field(default_factory=list, repr=False)
     _key_order: list[KeyOrder] = field(default_factory=list, repr=False)
+    _text_rank: list[np.ndarray] = field(default_factory=list, repr=False)
 
     @property
     def n_mentions(self) -> int:
@@ -281,6 +282,16 @@ class AtomTable:
                 qualified=[f"{t}:{key}" for t, key in self.key_names],
             ))
         return self._key_order[0]
+
+    @property
+    def label_text_rank(self) -> np.ndarray:
+        """Each label's position when :attr:`label_names` are sorted as Python sorts strings (the ids
+        themselves are in length-then-text order); computed on first use and shared with subsets."""
+        if not self._text_rank:
+            rank = np.empty(len(self.label_names), dtype=np.int64)
+            rank[sorted(range(len(self.label_names)), key=self.label_names.__getitem__)] = np.arange(len(rank))
+            self._text_rank.append(rank)
+        return self._text_rank[0]
 
     @property
     def labels(self) -> list[str]:
@@ -366,4 +377,5 @@ class AtomTable:
             relations=rel.reshape(-1, 3),
             _similarity=self._similarity,
             _key_order=self._key_order,
+            _text_rank=self._text_rank,
         )

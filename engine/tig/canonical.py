@@ -382,6 +382,7 @@ class Canonicalisation:
     node_key: list[str]
     node_similarity: np.ndarray
     _ranked: list[list[int]] | None = field(default=None, repr=False)
+    node_label_id: np.ndarray | None = field(default=None, repr=False)  # node_label as the table's label ids
 
     @property
     def n_nodes(self) -> int:
@@ -581,6 +582,7 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
         node_label=node_labels,
         node_key=node_key,
         node_similarity=node_similarity,
+        node_label_id=node_label_id,
     )
 
 

@@ -96,14 +96,17 @@ def cooccurrence_weights(incidence: np.ndarray) -> np.ndarray:
 
 
 def similarity_weights(
-    cosine: np.ndarray, types: np.ndarray, threshold: float = SIMILARITY_THRESHOLD
+    cosine: np.ndarray, types: np.ndarray | None, threshold: float = SIMILARITY_THRESHOLD
 ) -> np.ndarray:
     """``cos(e_u, e_v) * 1[cos >= threshold]`` between nodes of the same type, from their cosine matrix;
-    zero diagonal."""
+    zero diagonal. ``types=None``: ``cosine`` is already zero between nodes of different types (as
+    canonicalisation's node similarity is), so a zero stays zero whatever the threshold."""
     cosine = np.asarray(cosine, dtype=np.float64)
-    types = np.asarray(types)
-    same = types[:, None] == types[None, :]
-    w = np.where(same & (cosine >= threshold), cosine, 0.0)  # App. G.3 w_sim
+    keep = cosine >= threshold
+    if types is not None:
+        types = np.asarray(types)
+        keep &= types[:, None] == types[None, :]
+    w = np.where(keep, cosine, 0.0)  # App. G.3 w_sim
     np.fill_diagonal(w, 0.0)
     return w
 
@@ -175,7 +178,7 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
     inc, node_models, models = _incidence(canon)
     n = canon.n_nodes
     cooc = cooccurrence_weights(inc)
-    sim = similarity_weights(canon.node_similarity, canon.node_type, similarity_threshold)
+    sim = similarity_weights(canon.node_similarity, None, similarity_threshold)  # zero across types already
     rel = table.relations
     typed_edges = (
         typed_relation_counts(
@@ -190,9 +193,11 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
     )
     typed = np.zeros((n, n))
     if len(typed_edges):
-        # collapse direction and relation type for the undirected graph Leiden needs
-        np.add.at(typed, (typed_edges[:, 0], typed_edges[:, 1]), typed_edges[:, 3])
-        typed = typed + typed.T
+        # collapse direction and relation type for the undirected graph Leiden needs: each directed count
+        # added at (u, v) and at (v, u) (whole numbers, so the order of the additions cannot matter)
+        u, v, count = typed_edges[:, 0], typed_edges[:, 1], typed_edges[:, 3]
+        typed = np.bincount(np.concatenate((u * n + v, v * n + u)), weights=np.concatenate((count, count)),
+                            minlength=n * n).reshape(n, n)
     weight = cooc + sim + typed
     return IdeaGraph(
         canon=canon,

@@ -240,7 +240,12 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
     node_pairs = size * (size - 1) / 2.0
     conv = np.zeros(k)
     if (node_pairs > 0).any():
-        u, v = upper_pairs(cluster_of_node[:, None] == cluster_of_node[None, :])
+        # pairs of one cluster among the nodes of clusters with two or more (in the same row-major order
+        # as over all nodes, so the sums below add in the same order)
+        grouped = np.flatnonzero(size[cluster_of_node] >= 2)
+        in_grouped = cluster_of_node[grouped]
+        i, j = upper_pairs(in_grouped[:, None] == in_grouped[None, :])
+        u, v = grouped[i], grouped[j]
         pos = np.maximum(0.0, canon.node_similarity[u, v])
         conv = np.divide(np.bincount(cluster_of_node[u], weights=pos, minlength=k), node_pairs,
                          out=np.zeros(k), where=node_pairs > 0)
@@ -258,16 +263,18 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
         pair_sum = np.bincount(mc[i], weights=pos, minlength=k)
         conv = np.where(single, np.divide(pair_sum, pairs, out=np.zeros(k), where=pairs > 0), conv)
     score = cliche_score(coverage, cent, conv)
-    # n_samples(C): the responses with an atom in C
-    resp_idx, resp_node = np.nonzero(graph.incidence)
+    # n_samples(C): the responses with an atom in C (read from the mentions the incidence was made of)
     in_cluster = np.zeros((k, graph.n_responses), dtype=bool)
-    in_cluster[cluster_of_node[resp_node], resp_idx] = True
+    in_cluster[mention_cluster, table.response] = True
     n_samples = in_cluster.sum(axis=1)
     # members: most input atoms first, then weighted degree, then label
     mentions_per_node = np.bincount(canon.mention_node, minlength=n_nodes)
     # each node's position when nodes are sorted by label (stable: equal labels keep node order)
     label_rank = np.empty(n_nodes, dtype=np.int64)
-    label_rank[sorted(range(n_nodes), key=canon.node_label.__getitem__)] = np.arange(n_nodes)
+    if canon.node_label_id is not None:  # the labels' text order, ranked once per task
+        label_rank[np.argsort(table.label_text_rank[canon.node_label_id], kind="stable")] = np.arange(n_nodes)
+    else:
+        label_rank[sorted(range(n_nodes), key=canon.node_label.__getitem__)] = np.arange(n_nodes)
     node_order = np.lexsort((label_rank, -graph.degree, -mentions_per_node))
     node_rank = np.empty(n_nodes, dtype=np.int64)
     node_rank[node_order] = np.arange(n_nodes)
