@@ -316,7 +316,7 @@ class PopulationIndex:
             reference_models=list(graph.models),
             n_reference_ideas=graph.n_responses,
             items=materialise_items(
-                item_clusters.iter_ranked(types=MATERIALISED_TYPES, min_models=MIN_MODELS),
+                item_clusters.iter_ranked(types=MATERIALISED_TYPES, min_models=MIN_MODELS, distinct_labels=True),
                 task=self.task,
                 context_key=context_key,
                 population_version=self.version,

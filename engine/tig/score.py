@@ -202,15 +202,25 @@ class ScoredClusters:
         """Clusters in ClicheScore order (all, or the first ``limit``)."""
         return [self.cluster(c) for c in self.order[:limit].tolist()]
 
-    def iter_ranked(self, *, types: Sequence[str] | None = None, min_models: int = 0) -> Iterator[Cluster]:
+    def iter_ranked(
+        self, *, types: Sequence[str] | None = None, min_models: int = 0, distinct_labels: bool = False
+    ) -> Iterator[Cluster]:
         """Clusters in ClicheScore order, built one at a time; optionally only those of ``types`` shared by
-        at least ``min_models`` models (filtered on the arrays, before anything is built)."""
+        at least ``min_models`` models (filtered on the arrays, before anything is built), and with
+        ``distinct_labels`` only the first of each label (as checklist items take them), the others not
+        built."""
         keep = self.n_models[self.order] >= min_models
         if types is not None:
             wanted = np.zeros(len(ATOM_TYPES), dtype=bool)
             wanted[[ATOM_TYPES.index(t) for t in types]] = True
             keep &= wanted[self.node_type[self.head[self.order]]]
+        seen: set[str] = set()
         for c in self.order[keep].tolist():
+            if distinct_labels:
+                label = self.node_label[self.head[c]]
+                if label in seen:
+                    continue
+                seen.add(label)
             yield self.cluster(c)
 
 

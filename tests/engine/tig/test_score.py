@@ -100,3 +100,24 @@ def test_ranking_by_the_tables_label_text_order_equals_sorting_the_label_strings
         by_text = score_partition(replace(graph, canon=replace(graph.canon, node_label_id=None)), labels)
         assert np.array_equal(by_ids.node_rank, by_text.node_rank)
         assert np.array_equal(by_ids.order, by_text.order)
+
+
+def test_ranked_iteration_with_distinct_labels_builds_only_the_first_cluster_of_each_label():
+    """Items never repeat a pattern label, so the lower-ranked clusters of a label already yielded are
+    neither yielded nor built; the yielded ones are those the plain iteration yields, in its order."""
+    from itertools import combinations
+
+    from engine.tig.population import PopulationIndex
+    from tests.benchmarks.bench_tig import synthetic_task  # its vocabulary repeats words across types
+    from tests.engine.tig.planted import MODELS
+
+    index = PopulationIndex(synthetic_task(0))
+    repeated = 0
+    for pair in list(combinations(MODELS, 2))[::11]:
+        every = [c.label for c in index.scored_clusters(pair)[0].iter_ranked()]
+        first_of_each = list(dict.fromkeys(every))
+        scored = index.scored_clusters(pair)[0]
+        assert [c.label for c in scored.iter_ranked(distinct_labels=True)] == first_of_each
+        assert len(scored._built) == len(first_of_each)
+        repeated += len(every) - len(first_of_each)
+    assert repeated  # a label of two types was met
