@@ -245,6 +245,35 @@ def test_a_run_started_with_another_rubric_is_refused_on_resume_not_finished_wit
     assert len(server.chat_requests) == sent_before and not C2Rating.objects.filter(sample__run=run).exclude(u=None).exists()
 
 
+def test_a_simulated_run_made_under_another_rubric_resumes_since_it_sends_no_prompt(tmp_path):
+    # its subjects and rater are simulated: no template, confidence question or rubric ever leaves the site, so
+    # a rubric moved since it was made changes nothing it does (as a simulated judge's run, leaderboard.runs.lifecycle)
+    from leaderboard.runs.lifecycle import run_fail, run_may_resume, run_prompt_change
+
+    run = runs.c2_run_create(task_set=c2_task_set(tmp_path, visual=False), model_names=["simulated-a", "simulated-b"],
+                             n_samples=1, rater_name="simulated")
+    C2Run.objects.filter(pk=run.pk).update(config={**run.config, "rubric_version": "c2-rubric-v2",
+                                                   "template_version": "c2-templates-v0"})
+    run_fail(C2Run, run.pk, "cancelled")
+    run.refresh_from_db()
+    assert run_prompt_change(run) == "" and run_may_resume(run)
+    assert runs.c2_run_execute_inline(run=run).status == C2Run.Status.DONE
+
+
+def test_a_run_whose_provider_rater_reads_another_rubric_is_refused_though_its_subjects_are_simulated(tmp_path):
+    from leaderboard.runs.lifecycle import run_prompt_change
+
+    SubjectModel.objects.create(display_name="rater-model", provider_id="provider/rater", role="judge",
+                                base_url="http://127.0.0.1:9", api_key_env=KEY_ENV)
+    run = runs.c2_run_create(task_set=c2_task_set(tmp_path, visual=False), model_names=["simulated-a"], n_samples=1,
+                             rater_name="rater-model")
+    C2Run.objects.filter(pk=run.pk).update(config={**run.config, "rubric_version": "c2-rubric-v2",
+                                                   "template_version": "c2-templates-v0"})
+    run.refresh_from_db()
+    change = run_prompt_change(run)
+    assert "rubric_version 'c2-rubric-v2'" in change and "template_version" not in change
+
+
 def test_code_answers_are_graded_in_the_sandbox_and_clustered(server, tmp_path):
     from engine.c2.sandbox import sandbox_available
 

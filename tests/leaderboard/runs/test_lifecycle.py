@@ -148,6 +148,12 @@ def _made_with_other_prompts(run):
         type(run).objects.filter(pk=run.pk).update(judge_model=judge)
     if run._meta.model_name == "easelrun":
         type(run).objects.filter(pk=run.pk).update(config={**run.config, "recogniser": "a-reader-model"})
+    if run._meta.model_name == "c2run":
+        rater = SubjectModel.objects.create(display_name="a-rater", role=SubjectModel.Role.JUDGE,
+                                            base_url="http://127.0.0.1:9/v1", provider_id="rater")
+        type(run).objects.filter(pk=run.pk).update(rater_model=rater)
+        run.subjects.add(SubjectModel.objects.create(display_name="a-subject", base_url="http://127.0.0.1:9/v1",
+                                                     provider_id="subject"))
     run.refresh_from_db()
     versions = run_prompt_versions(job_kind_of(run), run)
     assert versions  # each protocol names the versions of what it sends a model
