@@ -275,3 +275,49 @@ def test_a_maze_episode_keeps_its_undo_history_without_a_canvas_copy_per_stroke(
     assert sum(o.kind == "stroke" and o.valid for o in env.outcomes) == env.budget - 1
     full_copy = env.canvas.nbytes + env.ink.nbytes
     assert held < 8 * full_copy, f"{held / 1e6:.1f} MB held after {env.budget - 1} strokes"
+
+
+def _random_semantic_actions(rng: np.random.Generator, n: int, walk: list[str] = ()) -> list[str]:
+    """Strokes (many on or along an edge, so the brush reaches past the canvas; some zero-length; on a maze
+    mostly steps of its walk, which cross no wall) and undos, with runs of undos that empty the stack and go
+    past it."""
+    actions = []
+    for _ in range(n):
+        roll = rng.random()
+        if roll < 0.35:
+            actions += [json.dumps({"action": "undo"})] * int(rng.integers(1, 4))
+            continue
+        if walk and roll < 0.85:
+            actions.append(walk[int(rng.integers(len(walk)))])
+            continue
+        edge = float(rng.choice([0.0, 1.0, 0.001, 0.999]))
+        path = [edge if rng.random() < 0.3 else float(rng.random()) for _ in range(6)]
+        if rng.random() < 0.1:
+            path = path[:2] * 3  # zero length: a dot
+        if rng.random() < 0.3:  # the quantised spelling
+            path = [int(round(v * 1000)) for v in path]
+        actions.append(json.dumps(dict(zip(("action", "xs", "ys", "xc", "yc", "xe", "ye"), ["brush_stroke", *path]))))
+    return actions
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_after_every_step_of_random_strokes_and_undos_the_canvas_and_ink_equal_a_replay_of_the_strokes_left(seed):
+    rng = np.random.default_rng(seed)
+    for task in semantic_tasks(seed):
+        env = Environment(task, budget=10_000)
+        left: list[str] = []  # the strokes accepted and not undone, in order
+        walk = _maze_walk(task) if "route" in task.spec else []
+        for raw in _random_semantic_actions(rng, 60, walk):
+            outcome = env.step(raw)
+            if outcome.kind == "stroke" and outcome.valid:
+                left.append(raw)
+            elif outcome.kind == "undo":
+                left.pop()
+            else:
+                assert outcome.collision or (raw == json.dumps({"action": "undo"}) and not left), outcome
+            fresh = Environment(task, budget=10_000)
+            for stroke in left:
+                assert fresh.step(stroke).valid
+            np.testing.assert_array_equal(env.canvas, fresh.canvas)
+            np.testing.assert_array_equal(env.ink, fresh.ink)
+            assert env.observation().extra["strokes_on_canvas"] == len(left)
