@@ -29,6 +29,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from annotation.blinding import IdentityMatcher, texts_identity_problems
 from annotation.blinding_recheck import campaign_texts_writing
@@ -255,6 +256,21 @@ def _holds_key(participant: Participant, browser_key: str) -> bool:
 FIRST_ENTRY_GRACE = timedelta(seconds=10)
 
 
+def _just_entered(participant: Participant, now: datetime) -> bool:
+    """Entered at most :data:`FIRST_ENTRY_GRACE` before ``now``, seen by no entry since and not yet consented:
+    another entry now is the other click of a double click (or a tab opened at once)."""
+    return (participant.consented_at is None and participant.last_seen_at == participant.entered_at
+            and now - participant.entered_at <= FIRST_ENTRY_GRACE)
+
+
+def _first_key(participant: Participant) -> str:
+    """The key a participant's first entry gives (its SHA-256 stored until another browser is given one): an
+    HMAC under the site's secret key of their account's random name (Django's salted_hmac, SHA-256), so that
+    each entry of a double click gives the same key, whichever of them the browser keeps."""
+    return salted_hmac("annotation.participants.browser_key", participant.user.username,
+                       algorithm="sha256").hexdigest()
+
+
 def participant_resume_allowed(*, participant: Participant, entry: PanelEntry, browser_key: str = "",
                                signed_in_as: int | None = None, now: datetime | None = None) -> bool:
     """Whether this entry may resume ``participant``: a panel id is not a secret (a worker id is printed in
@@ -279,9 +295,7 @@ def participant_resume_allowed(*, participant: Participant, entry: PanelEntry, b
     if participant.study.panel != Panel.GENERIC:
         return bool(entry.session_id) and (
             (entry.study_id, entry.session_id) == (participant.panel_study_id, participant.panel_session_id))
-    just_entered = (participant.consented_at is None and participant.last_seen_at == participant.entered_at
-                    and (now or timezone.now()) - participant.entered_at <= FIRST_ENTRY_GRACE)
-    return just_entered or not participant.browser_key_hash
+    return _just_entered(participant, now or timezone.now()) or not participant.browser_key_hash
 
 
 def participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str = "", signed_in_as: int | None = None,
@@ -290,7 +304,8 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str 
     of this campaign only, no usable password, the ids the panel sent, and a new key for the browser:
     :attr:`Entered.browser_key`), else the same one resumed when :func:`participant_resume_allowed` (the
     entering browser's ``browser_key``, the user it is ``signed_in_as``) says so; a browser that resumed
-    without the key is given a new one. Refused, nothing created: an MTurk preview, a campaign that is not
+    without the key is given a new one, except the other entry of a double click, given the first entry's
+    (each click's answer then leaves the browser a key that resumes it, whichever it keeps). Refused, nothing created: an MTurk preview, a campaign that is not
     open or is full (:class:`StudyFull`). Refused, nothing changed: any other entry of a known panel id
     (:class:`EnteredElsewhere`, whatever the participant's state), and a participant who finished with a
     code entering under another submission (:class:`AlreadyTookPart`).
@@ -324,8 +339,13 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str
                 f"{'assignment' if study.panel == Panel.MTURK else 'submission'}. A panel id takes part once: "
                 f"return this {'HIT' if study.panel == Panel.MTURK else 'submission'} on your panel.")
         changes: dict[str, Any] = {"last_seen_at": now}
-        new_key = "" if _holds_key(existing, browser_key) else secrets.token_urlsafe(32)
-        if new_key:
+        first_key = _first_key(existing) if _just_entered(existing, now) else ""
+        if _holds_key(existing, browser_key):
+            new_key = ""
+        elif _holds_key(existing, first_key):
+            new_key = first_key  # the other click of a double click: the first entry's key, which stays theirs
+        else:
+            new_key = secrets.token_urlsafe(32)
             changes["browser_key_hash"] = browser_key_hash(new_key)
         if study.panel == Panel.MTURK and not existing.verdict and existing.state in (
                 Participant.State.TRAINING, Participant.State.WORKING):
@@ -351,13 +371,15 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str
             user.save()
             CampaignAnnotator.objects.create(campaign=campaign, annotator=user)
             deadline = now + timedelta(minutes=study.time_limit_minutes) if study.time_limit_minutes else None
-            new_key = secrets.token_urlsafe(32)
-            participant = Participant.objects.create(
+            participant = Participant(
                 study=study, campaign=campaign, user=user, panel_id=entry.panel_id, panel_key=key,
                 panel_study_id=entry.study_id,
                 panel_session_id=entry.session_id, turk_submit_to=entry.turk_submit_to, entered_at=now,
-                last_seen_at=now, deadline=deadline, browser_key_hash=browser_key_hash(new_key),
+                last_seen_at=now, deadline=deadline,
             )
+            new_key = _first_key(participant)
+            participant.browser_key_hash = browser_key_hash(new_key)
+            participant.save(force_insert=True)
     except IntegrityError:
         # Race prevented (the unique panel key per campaign): two first entries of one participant (a
         # double click on the panel's link, or two tabs with the id in two cases) making two accounts. The

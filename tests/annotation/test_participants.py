@@ -1132,3 +1132,50 @@ def test_a_generic_participant_is_not_resumed_without_the_key_after_consent_or_p
         now += participants.FIRST_ENTRY_GRACE + timedelta(seconds=1)
     with pytest.raises(participants.EnteredElsewhere):
         participants.participant_enter(study=study, entry=PanelEntry("P1", "", ""), now=now)
+
+
+@pytest.mark.parametrize("panel", ["generic", "prolific"])
+def test_every_entry_of_a_double_click_leaves_its_browser_a_key_that_resumes_after_the_session(panel):
+    # the browser keeps the answer of the click it sent last, which the server may have handled first: a key given
+    # by one entry of the double click and replaced by the other's locked a generic participant out for good once
+    # their session ran out (a generic link has no attempt id to come back with)
+    _, study = _study(panel=panel)
+    entry = PanelEntry("P1", "STUDY1", "SESSION1") if panel == "prolific" else PanelEntry("P1")
+    now = timezone.now()
+    clicks = [participants.participant_enter(study=study, entry=entry, now=now + timedelta(seconds=s)) for s in (0, 1)]
+    later = now + timedelta(hours=13)  # the sessions have run out
+    for click in clicks:
+        resumed = participants.participant_enter(study=study, entry=PanelEntry("P1"), browser_key=click.browser_key,
+                                                 now=later)
+        assert resumed.participant.pk == clicks[0].participant.pk and resumed.browser_key == ""
+
+
+def test_a_resume_from_the_panels_link_after_the_grace_still_gives_that_browser_a_new_key():
+    _, study = _study()
+    entry = PanelEntry("P1", "STUDY1", "SESSION1")
+    now = timezone.now()
+    first = participants.participant_enter(study=study, entry=entry, now=now)
+    later = participants.participant_enter(study=study, entry=entry, now=now + participants.FIRST_ENTRY_GRACE * 2)
+    assert later.browser_key and later.browser_key != first.browser_key
+    with pytest.raises(participants.EnteredElsewhere):  # the first browser's key is no longer the participant's
+        participants.participant_enter(study=study, entry=PanelEntry("P1"), browser_key=first.browser_key,
+                                       now=now + timedelta(hours=13))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("panel", ["generic", "prolific"])
+def test_both_entries_of_a_double_click_at_the_same_instant_give_keys_that_resume_after_the_session(panel):
+    from tests.concurrency import raised, run_at_once
+    from tests.conftest import require_service
+
+    require_service("postgres")
+    _, study = _study(panel=panel)
+    for round_ in range(3):
+        entry = PanelEntry(f"P{round_}", "STUDY1", f"SESSION{round_}") if panel == "prolific" else PanelEntry(f"P{round_}")
+        entered = run_at_once([lambda: participants.participant_enter(study=study, entry=entry)] * 2)
+        assert not raised(entered), entered
+        later = timezone.now() + timedelta(hours=13)
+        for click in entered:
+            assert participants.participant_enter(study=study, entry=PanelEntry(f"P{round_}"), browser_key=click.browser_key,
+                                                  now=later).participant.pk == entered[0].participant.pk
