@@ -367,7 +367,7 @@ def easel_run_prompt_versions(run: EaselRun) -> dict[str, str]:
     versions = {}
     if run.agent_kind == EaselRun.AgentKind.MODEL:
         versions["agent_prompt_version"] = AGENT_PROMPT_VERSION
-    if (run.config or {}).get("recogniser", "tesseract") not in ("", "tesseract"):
+    if ((run.config or {}).get("recogniser") or "tesseract") != "tesseract":  # as agents.recogniser_for reads it
         versions["recogniser_prompt_version"] = MultimodalRecogniser.PROMPT_VERSION
     return versions
 

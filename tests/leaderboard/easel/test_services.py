@@ -369,3 +369,17 @@ def test_a_stroke_repeated_in_another_spelling_counts_as_a_repeat_by_the_method_
         services.easel_run_execute_inline(run=made)
     assert {e.repeat_rate for e in run.episodes.all()} == {1.0}
     assert {e.repeat_rate for e in old.episodes.all()} == {0.0}  # as it was computed when the run was made
+
+
+@pytest.mark.parametrize("recogniser", [None, False, ""])
+def test_a_run_read_by_tesseract_records_and_compares_no_recogniser_prompt_whatever_its_config_says(suite, recogniser):
+    # {"recogniser": null} (a form or API client sending the empty field as null) is read by Tesseract, which
+    # reads no prompt: the run recorded the model recogniser's version and would be refused once it moved
+    from leaderboard.runs.lifecycle import run_fail, run_may_resume, run_prompt_versions
+
+    run = services.easel_run_create(task_set=suite, agent="simulated", config={"recogniser": recogniser})
+    assert "recogniser_prompt_version" not in run.config
+    EaselRun.objects.filter(pk=run.pk).update(config={**run.config, "recogniser_prompt_version": "easel-recogniser-v0"})
+    run_fail(EaselRun, run.pk, "cancelled")
+    run.refresh_from_db()
+    assert run_prompt_versions(services.EASEL_RUN_JOB, run) == {} and run_may_resume(run)
