@@ -35,7 +35,7 @@ from engine.leaderboard_exports import export_csv, export_latex, model_rows, ove
 from engine.reliability import ComparisonRecord
 from engine.visual_plan import compose_two_field_text, split_visual_plan
 
-__all__ = ["PROTOCOL", "COMPARISONS", "PER_INSTANCE", "RESPONSES", "board_files", "judged_comparison", "model_checks",
+__all__ = ["PROTOCOL", "COMPARISONS", "PER_INSTANCE", "RESPONSES", "board_files", "budget_check", "judged_comparison", "model_checks",
            "per_instance", "recompute", "response_text_checks", "viewer_data"]
 
 #: What the manifest's ``protocol`` says a bundle of this kind is (checked by engine.bundle.labels).
@@ -197,6 +197,21 @@ def board_files(root: Path, manifest: Mapping[str, Any]) -> dict[str, str]:
             **viewer_files({**viewer_header(manifest), **viewer})}
 
 
+def budget_check(comparisons: Sequence[Mapping[str, Any]], budget: Any) -> NumberCheck:
+    """The judge's budget per task and dimension (``judge.budget_per_task``, restated in ``board_facts``) against
+    the primary calls the records hold. A snapshot is stored once every task is judged, and the sampler plans
+    primary calls (answered or failed) until the budget is spent, stopping short only where fewer than two
+    responses can be judged, which gets none (Ekphrasis App. F.1; ``engine.active_sampling.select_pairs``).
+    So every task × dimension with a primary call has exactly the budget; the recomputed value is that count,
+    or the counts found when they are not one number (a budget stated once is then not the records')."""
+    calls: Counter = Counter((row["task"], row["dimension"]) for row in comparisons if row["kind"] == "primary")
+    counts = sorted(set(calls.values()))
+    recomputed: Any = counts[0] if len(counts) == 1 else counts if counts else "(no primary call in the records)"
+    return NumberCheck("manifest.judge.budget_per_task (the primary judge calls of each task and dimension: a run "
+                       "spends its whole budget on every task and dimension with two responses to judge)",
+                       budget, recomputed)
+
+
 def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None = None) -> list[NumberCheck]:
     """Every number of the stored snapshot beside its recomputation from the bundle's comparisons;
     ``notes`` is told the calibration method version the calibrated views were recomputed with."""
@@ -223,6 +238,8 @@ def recompute(root: Path, manifest: Mapping[str, Any], notes: list[str] | None =
     checks += _word_checks(comparisons, responses, config.get("inspected_field", {}))
     checks += model_checks(comparisons, responses, models)
     checks += response_text_checks(responses)
+    judge = manifest.get("judge")
+    checks.append(budget_check(comparisons, judge.get("budget_per_task") if isinstance(judge, Mapping) else None))
     if (Path(root) / PER_INSTANCE).is_file():
         checks += compare_rows(read_jsonl(root, PER_INSTANCE), per_instance(comparisons, models), PER_INSTANCE_KEY,
                                prefix="records.per_instance")

@@ -62,3 +62,21 @@ def test_a_bootstrap_size_past_the_limit_is_refused_naming_the_field_before_fitt
     manifest = {"board": "board/board.json", "configuration": {"models": ["a"], "dimensions": "U", "n_boot": 10**9, "seed": 1}}
     with pytest.raises(ValueError, match=r"manifest.json, field configuration.n_boot: 1000000000 bootstrap resamples"):
         recompute(tmp_path, manifest)
+
+
+def _calls(*per_task: int) -> list[dict]:
+    return [{"task": f"t{k}", "dimension": "U", "kind": kind}
+            for k, n in enumerate(per_task) for kind in ["primary"] * n + ["repeat", "automatic"]]
+
+
+def test_the_budget_is_recomputed_as_the_primary_calls_of_each_task_and_dimension():
+    from engine.bundle.ekphrasis import budget_check
+
+    assert budget_check(_calls(50, 50, 0), 50).identical  # a task with fewer than two judgeable responses has none
+
+
+def test_a_budget_the_records_spent_unevenly_is_named_with_the_counts_found():
+    from engine.bundle.ekphrasis import budget_check
+
+    check = budget_check(_calls(50, 49), 50)
+    assert (check.identical, check.recomputed) == (False, [49, 50])

@@ -122,6 +122,26 @@ def test_a_seed_forged_in_the_board_facts_and_every_file_that_prints_it_is_named
         else "board_facts.seed (printed by board/board.csv or board.tex)"]
 
 
+@pytest.mark.parametrize("forged", [7, 9])
+def test_a_budget_forged_in_both_places_that_state_it_is_named_against_the_calls_of_the_records(snapshot, tmp_path, forged):
+    # an unsigned bundle: the forger drops the signature, changes judge.budget_per_task and the board_facts copy
+    # the CSV and LaTeX print together (so the restatement check agrees) and rewrites the derived files
+    root = bundle_export("ekphrasis", snapshot.pk, tmp_path / "b").path
+    (root / "signature.json").unlink()
+    assert verify_bundle(root).ok
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    manifest["judge"]["budget_per_task"] = manifest["board_facts"]["budget_per_task"] = forged
+    _manifest_written(root, manifest)
+    for name, text in board_files(root, manifest).items():
+        (root / name).write_text(text, encoding="utf-8", newline="")
+        manifest_hash_updated(root, name)
+    report = verify_bundle(root)
+    assert not report.ok and not report.file_problems
+    assert [c.describe() for c in report.differing] == [
+        f"manifest.judge.budget_per_task (the primary judge calls of each task and dimension: a run spends its whole "
+        f"budget on every task and dimension with two responses to judge): stored {forged}, recomputed 8"]
+
+
 def _manifest_written(root, manifest) -> None:
     (root / "manifest.json").write_text(json_text(manifest), encoding="utf-8")
 
