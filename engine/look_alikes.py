@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from confusable_homoglyphs.confusables import confusables_data
 
-__all__ = ["INVISIBLE_LETTERS", "decomposition_safe", "drawn", "look_alike", "look_alike_any_case"]
+__all__ = ["INVISIBLE_LETTERS", "case_blind_readings", "decomposition_safe", "drawn", "look_alike", "look_alike_any_case"]
 
 _ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
 #: Letters that draw nothing (Hangul fillers): dropped like format characters.
@@ -92,6 +92,21 @@ def look_alike_any_case(char: str) -> str:
             folded = look_alike(other)
             return folded.lower() if char.islower() else folded.upper()
     return char
+
+
+@lru_cache(maxsize=4096)
+def case_blind_readings(char: str) -> frozenset[str]:
+    """Everything ``char`` may be read as in a name compared case-blind (case folded): the look-alike of each of
+    its cases (:func:`look_alike_any_case`). Mostly one; two for the letters whose capital and small forms
+    imitate different characters (confusables.txt): Greek ``Ν``/``ν`` (N, v), ``Υ``/``υ`` (Y, u), Latin tone
+    five ``Ƽ``/``ƽ`` (5, s), Warang Citi ``𑢣``/``𑣃`` (L, i), ``𑢤``/``𑣄`` (Y, z), ``𑢦``/``𑣆`` (E, 7),
+    ``𑢵``/``𑣕`` (O, 6), ``𑢼``/``𑣜`` (T, y). So ``νovaGen`` is ``NovaGen`` (its capitals ``ΝOVAGEN``
+    read as ``NOVAGEN``) and ``vovaGen`` too (as drawn); a single fold would keep only one of the two."""
+    readings = {look_alike_any_case(char).casefold()}
+    for other in (char.upper(), char.lower()):
+        if len(other) == 1 and other != char and look_alike_any_case(other).isascii():
+            readings.add(look_alike_any_case(other).casefold())
+    return frozenset(readings)
 
 
 def drawn(char: str) -> bool:

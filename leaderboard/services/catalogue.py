@@ -27,7 +27,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from engine.csv_cells import csv_text
-from engine.look_alikes import decomposition_safe, drawn, look_alike_any_case
+from engine.look_alikes import case_blind_readings, decomposition_safe, drawn, look_alike_any_case
 from engine.visual_plan import compose_two_field_text, split_visual_plan
 from leaderboard.import_contract import ImportFailed, RecordError, field_rule, value_check
 from leaderboard.models import Benchmark, CatalogueRevision, Response, SubjectModel, Task, TaskSet
@@ -188,22 +188,22 @@ def responses_import(
     if create_models:
         _model_names_lock()
     models = {m.display_name: m for m in SubjectModel.objects.all()}
-    # folded name -> (the name, the line that introduces it; 0 for a model of the catalogue)
-    looks: dict[str, tuple[str, int]] = {}
-    for display_name in models:
-        looks.setdefault(model_name_fold(display_name), (display_name, 0))
+    # (a name's readings, the name, the line that introduces it; 0 for a model of the catalogue)
+    looks: list[tuple[tuple[Reading, ...], str, int]] = [(model_name_readings(n), n, 0) for n in models]
     errors: list[RecordError] = []
     for record in records:
         if record.task_id not in tasks:
             errors.append(RecordError(name, record.line, "task_id", f"unknown task {record.task_id!r} in {task_set}"))
         if record.model not in models:
-            twin, twin_line = looks.get(model_name_fold(record.model), ("", 0))
+            readings = model_name_readings(record.model)
+            twin, twin_line = next(((n, line) for read, n, line in looks if model_names_read_alike(read, readings)),
+                                   ("", 0))
             if twin:
                 where = f"the model {twin!r} named on line {twin_line}" if twin_line else f"the existing model {twin!r}"
                 errors.append(RecordError(name, record.line, "model", model_name_twin_message(record.model, where)))
             elif create_models:
                 models[record.model] = SubjectModel(display_name=record.model, is_demo=demo_models)
-                looks[model_name_fold(record.model)] = (record.model, record.line)
+                looks.append((readings, record.model, record.line))
             else:
                 errors.append(
                     RecordError(name, record.line, "model", f"unknown model {record.model!r} (create it first, or {create_models_hint})")
@@ -296,6 +296,43 @@ def model_name_fold(display_name: str) -> str:
     return " ".join(text.casefold().split())
 
 
+#: One character of a name as :func:`model_name_readings` gives it: what it may be read as (case folded).
+Reading = frozenset[str]
+_SPACE: Reading = frozenset({" "})
+
+
+def model_name_readings(display_name: str) -> tuple[Reading, ...]:
+    """:func:`model_name_fold` character by character, each character with everything it may be read as
+    (:func:`engine.look_alikes.case_blind_readings`): one reading but for the letters whose capital and small
+    forms imitate different letters (Greek ``ν`` is ``v`` as drawn and ``n`` once its capital ``Ν`` is; a name
+    compared case-blind may be read either way). Two names look like one model when
+    :func:`model_names_read_alike` says so."""
+    text = unicodedata.normalize("NFKC", decomposition_safe(display_name))
+    out: list[Reading] = []
+    for char in text:
+        if not (drawn(char) or unicodedata.category(char)[0] == "M"):
+            continue
+        readings = frozenset({"-"}) if unicodedata.category(char) == "Pd" else case_blind_readings(char)
+        if len(readings) > 1:
+            out.append(readings)
+            continue
+        for folded in next(iter(readings)):  # casefold may give more than one character ("ß" is "ss")
+            if folded.isspace():
+                if out and out[-1] != _SPACE:  # runs of whitespace as one space, none at either end
+                    out.append(_SPACE)
+            else:
+                out.append(frozenset({folded}))
+    while out and out[-1] == _SPACE:
+        out.pop()
+    return tuple(out)
+
+
+def model_names_read_alike(a: Sequence[Reading], b: Sequence[Reading]) -> bool:
+    """Whether two names' :func:`model_name_readings` may be read as one name: as long, and each character of
+    one may be read as the other's."""
+    return len(a) == len(b) and all(x & y for x, y in zip(a, b))
+
+
 def model_name_twin_message(display_name: str, where: str) -> str:
     """The refusal of ``display_name`` because it reads as the model ``where`` names."""
     return (f"{display_name!r} differs from {where} only in case, spacing, dashes, character width, invisible "
@@ -325,9 +362,9 @@ def subject_model_name_check(display_name: str, *, except_pk: int | None = None)
     """The one gate of a new or changed subject-model name (API, admin, imports, commands): raise
     :class:`SubjectModelNameTaken` naming the model (other than ``except_pk``, the model being renamed)
     whose name it equals or reads as. A model renamed to a look-alike of its own name passes."""
-    fold = model_name_fold(display_name)
+    readings = model_name_readings(display_name)
     for name in SubjectModel.objects.exclude(pk=except_pk).values_list("display_name", flat=True):
-        if model_name_fold(name) == fold:
+        if model_names_read_alike(model_name_readings(name), readings):
             raise SubjectModelNameTaken(display_name, name)
 
 

@@ -215,3 +215,53 @@ def test_a_task_set_without_runs_still_takes_edits_in_place():
     edited = TASKS.replace(b'"Brief 3."', b'"Brief 3, revised."')
     _, summary = tasks_import(name="tasks.jsonl", raw=edited, task_set_name="draft", version="1")
     assert summary.updated == 1
+
+
+#: Letters whose capital and small forms imitate different Latin letters or digits (confusables.txt):
+#: (capital, small, what the capital imitates, what the small form imitates).
+CASE_SPLIT_LETTERS = [
+    ("\u039d", "\u03bd", "N", "v"),  # Greek Nu
+    ("\u03a5", "\u03c5", "Y", "u"),  # Greek Upsilon
+    ("\U000118a3", "\U000118c3", "L", "i"),  # Warang Citi Yu
+    ("\U000118a4", "\U000118c4", "Y", "z"),  # Warang Citi Ya
+    ("\U000118bc", "\U000118dc", "T", "y"),  # Warang Citi Har
+    ("\u01bc", "\u01bd", "5", "s"),  # Latin tone five
+    ("\U000118a6", "\U000118c6", "E", "7"),  # Warang Citi Ii
+    ("\U000118b5", "\U000118d5", "O", "6"),  # Warang Citi At
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("capital,small,capital_reads,small_reads", CASE_SPLIT_LETTERS)
+def test_a_name_whose_other_case_reads_as_an_existing_model_is_refused(capital, small, capital_reads, small_reads):
+    # "NovaGen" and "νovaGen": the second's capitals, "ΝOVAGEN", read as the first's, "NOVAGEN"; and "vega" and "ΝEGA",
+    # whose small form "νega" reads as "vega". Names are one model whatever their case, so each pair is one name.
+    for existing, new in ((f"{capital_reads}ovaGen", f"{small}ovaGen"), (f"{small_reads}ega", f"{capital}EGA")):
+        SubjectModel.objects.all().delete()
+        subject_model_save(model=SubjectModel(display_name=existing))
+        with pytest.raises(SubjectModelNameTaken) as info:
+            subject_model_save(model=SubjectModel(display_name=new))
+        assert info.value.twin == existing and "look-alike letters" in str(info.value)
+        assert list(SubjectModel.objects.values_list("display_name", flat=True)) == [existing]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("capital,small,capital_reads,small_reads", CASE_SPLIT_LETTERS)
+def test_an_import_naming_a_model_whose_other_case_reads_as_an_existing_one_is_refused(
+        capital, small, capital_reads, small_reads):
+    task_set, _ = tasks_import(name="tasks.jsonl", raw=TASKS, task_set_name="names", version="1")
+    responses_import(name="first.jsonl", raw=jsonl(_response(f"{capital_reads}ovaGen")), task_set=task_set,
+                     create_models=True)
+    with pytest.raises(ImportFailed) as info:
+        responses_import(name="second.jsonl", raw=jsonl(_response("Other", "t1"), _response(f"{small}ovaGen", "t1")),
+                         task_set=task_set, create_models=True)
+    (error,) = info.value.errors
+    assert (error.line, error.field) == (2, "model") and "look-alike letters" in error.message
+
+
+@pytest.mark.django_db
+def test_names_that_read_as_the_two_different_letters_of_a_case_split_letter_stay_two_models():
+    # Greek Nu reads as N or v, but "NovaGen" and "vovaGen" are two names
+    for name in ("NovaGen", "vovaGen"):
+        subject_model_save(model=SubjectModel(display_name=name))
+    assert SubjectModel.objects.count() == 2
