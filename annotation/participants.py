@@ -307,7 +307,8 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str 
     without the key is given a new one, except the other entry of a double click, given the first entry's
     (each click's answer then leaves the browser a key that resumes it, whichever it keeps). Refused, nothing created: an MTurk preview, a campaign that is not
     open or is full (:class:`StudyFull`). Refused, nothing changed: any other entry of a known panel id
-    (:class:`EnteredElsewhere`, whatever the participant's state), and a participant who finished with a
+    (:class:`EnteredElsewhere`, whatever the participant's state), and with the same answer an id blocked in
+    another campaign of the site, and a participant who finished with a
     code entering under another submission (:class:`AlreadyTookPart`).
     MTurk: a worker still on their path who accepted the HIT again (in the browser they started in) holds a
     new assignment, recorded; a finished one keeps the assignment they finished under."""
@@ -322,9 +323,11 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str
     key = panel_id_key(entry.panel_id)
     if BlockedPanelId.objects.filter(panel=study.panel, panel_key=key).exclude(
             participant__campaign_id=study.campaign_id).exists():
-        # The campaign that blocked them shows their ended participation instead (its verdict).
-        raise NotAllowed("You cannot take part in this study: a researcher of this site ended your participation "
-                         "in another of its studies.")
+        # Nobody here can prove they are that participant (their key and attempt ids are the other campaign's), and a
+        # panel id is not a secret: "a researcher ended your participation" told whoever presented the id that its
+        # participant was blocked. The answer is that of an id known to this study (:class:`EnteredElsewhere`), which
+        # says nothing of any participant's state. The campaign that blocked them shows them its verdict.
+        raise EnteredElsewhere(ENTERED_ELSEWHERE_MESSAGE)
     existing = Participant.objects.select_related("user", "study").filter(campaign_id=study.campaign_id,
                                                                            panel_key=key).first()
     if existing is not None:

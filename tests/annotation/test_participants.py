@@ -435,6 +435,13 @@ def test_a_participant_past_their_time_limit_gets_no_item_from_the_annotators_se
     assert not Assignment.objects.exists()
 
 
+def _entered_elsewhere_page(study) -> str:
+    participants.participant_enter(study=study, entry=PanelEntry("PSOMEONE", "S", "X"))
+    page = Client().get(_entry_url(study), _prolific(pid="PSOMEONE", session="SESSION9")).content.decode()
+    Participant.objects.filter(study=study, panel_id="PSOMEONE").delete()
+    return page
+
+
 def test_a_block_bars_the_panel_id_from_other_campaigns_and_taking_it_back_lifts_it():
     _, study = _study()
     _, other_study = _study()
@@ -443,7 +450,8 @@ def test_a_block_bars_the_panel_id_from_other_campaigns_and_taking_it_back_lifts
     participants.participant_verdict_set(participant=person, verdict="blocked", researcher=researcher)
     client = Client()
     refused = client.get(_entry_url(other_study), _prolific(pid="P1"))
-    assert refused.status_code == 403 and b"ended your participation" in refused.content
+    # the answer to an id that entered this study already: a stranger presenting the id learns nothing of the block
+    assert refused.status_code == 409 and refused.content.decode() == _entered_elsewhere_page(other_study)
     assert not Participant.objects.filter(study=other_study).exists()
     assert get_user_model().objects.filter(panel_participant__isnull=False).count() == 1
     # its own study: the end page (opened from the panel's link of the submission they entered under)
@@ -799,7 +807,7 @@ def test_a_blocked_panel_id_in_another_case_is_still_barred_from_other_campaigns
     participants.participant_verdict_set(participant=_to_work(_enter(study, PID)), verdict="blocked",
                                          researcher=researcher)
     refused = Client().get(_entry_url(other_study), _prolific(pid=PID.upper()))
-    assert refused.status_code == 403 and b"ended your participation" in refused.content
+    assert refused.status_code == 409 and refused.content.decode() == _entered_elsewhere_page(other_study)
     assert not Participant.objects.filter(study=other_study).exists()
 
 
@@ -1179,3 +1187,44 @@ def test_both_entries_of_a_double_click_at_the_same_instant_give_keys_that_resum
         for click in entered:
             assert participants.participant_enter(study=study, entry=PanelEntry(f"P{round_}"), browser_key=click.browser_key,
                                                   now=later).participant.pk == entered[0].participant.pk
+
+
+# ---------------------------------------------------------------- a stranger learns nothing of a panel id's state
+
+
+def _ids_in_three_states(study, pids=("PBLOCKED", "PACTIVE", "PFINISHED")) -> tuple[str, ...]:
+    """Three participants of ``study`` (entered with study "S", session "X"): blocked, at work, completed."""
+    researcher = UserFactory(username=f"rita-{study.pk}", role="researcher")
+    blocked, active, finished = (_to_work(_enter(study, pid)) for pid in pids)
+    participants.participant_verdict_set(participant=blocked, verdict="blocked", researcher=researcher)
+    participants.participant_complete(participant=finished)
+    return pids
+
+
+@pytest.mark.parametrize("panel", ["prolific", "generic"])
+def test_a_stranger_presenting_a_blocked_active_or_finished_id_gets_one_answer_byte_for_byte(panel):
+    # from a new browser; on Prolific with a submission of the stranger's own (STUDY_ID, SESSION_ID), not the participant's
+    _, study = _study(panel=panel)
+    pids = _ids_in_three_states(study)
+    answers = {pid: Client().get(_entry_url(study), _prolific(pid=pid, study="STUDY9", session="SESSION9")
+                                 if panel == "prolific" else {"pid": pid})
+               for pid in pids}
+    assert {a.status_code for a in answers.values()} == {409}
+    assert len({a.content for a in answers.values()}) == 1, {p: a.content[:200] for p, a in answers.items()}
+    assert b"block" not in answers["PBLOCKED"].content.lower()
+
+
+def test_a_stranger_presenting_in_another_study_an_id_blocked_elsewhere_gets_the_answer_of_a_known_id():
+    # the block bars the id from every campaign of the site; the refusal said "a researcher ended your participation
+    # in another of its studies" to whoever presented the id. Now it reads as an id that entered this study already.
+    _, study = _study()
+    _, other_study = _study()
+    _ids_in_three_states(study)
+    _ids_in_three_states(other_study, pids=("PACTIVE2", "PKNOWN", "PFINISHED2"))
+    blocked_elsewhere = Client().get(_entry_url(other_study), _prolific(pid="PBLOCKED", session="SESSION9"))
+    known_here = Client().get(_entry_url(other_study), _prolific(pid="PKNOWN", session="SESSION9"))
+    finished_here = Client().get(_entry_url(other_study), _prolific(pid="PFINISHED2", session="SESSION9"))
+    assert blocked_elsewhere.status_code == known_here.status_code == finished_here.status_code == 409
+    assert blocked_elsewhere.content == known_here.content == finished_here.content
+    assert b"ended your participation" not in blocked_elsewhere.content
+    assert not Participant.objects.filter(study=other_study, panel_id="PBLOCKED").exists()
