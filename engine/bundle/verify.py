@@ -20,6 +20,7 @@ check that stops the others: a record field of another JSON type than the export
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tarfile
@@ -114,10 +115,33 @@ class VerifyReport:
 
 
 #: Most bytes and members an archive may unpack to. A bundle is unpacked into a temporary folder before
-#: any check, and a small .tar.gz of zeros (a "tar bomb") would otherwise fill that folder's disk; the
-#: paper-scale EASEL bundle is far below both.
-MAX_EXTRACTED_BYTES = 16 * 2**30
+#: any check, and a small .tar.gz of zeros (a "tar bomb") would otherwise fill that folder's disk. 4 GiB is
+#: about 20 times the largest bundle measured, the paper-scale Ekphrasis one (400 tasks, 14 models × 3
+#: samples, budget 50: 8.3 MB as .tar.gz, 210 MB unpacked; the demo's EASEL bundle unpacks to 24 MB). It was
+#: 16 GiB: the members are read through once to be checked (2 GiB of gzip in 1.9 s here, so some 15 s) and
+#: once more to be written, so a bomb just under that bound cost half a minute or more and 16 GiB of disk
+#: before the first check of a file.
+MAX_EXTRACTED_BYTES = 4 * 2**30
+#: Largest file of a bundle: every file is read whole into memory (hashed, and a JSON one parsed), so a
+#: highly compressible one (gigabytes of "[[[[" in a small .tar.gz) exhausted memory before any refusal.
+#: 512 MiB is 3 times the largest file measured, the paper-scale Ekphrasis bundle's records/comparisons.jsonl
+#: (174 MB; its responses.jsonl 19 MB, data.js 12 MB; the demo's largest, EASEL's steps.jsonl, 2.8 MB), and
+#: verifying that bundle peaked at 1.3 GB of memory (about 6 bytes per byte read), so a file at the cap asks
+#: for some 3 GB. Checked from the archive member's size before anything is unpacked (a folder's: on disk).
+MAX_FILE_BYTES = 512 * 2**20
 MAX_MEMBERS = 1_000_000
+
+
+def _refuse_large_files(root: Path) -> None:
+    """BundleError naming the first file of a bundle folder past :data:`MAX_FILE_BYTES` (from its size on disk,
+    before any file is read)."""
+    for folder, _, files in os.walk(root):
+        for name in sorted(files):
+            file = Path(folder) / name
+            size = file.lstat().st_size
+            if size > MAX_FILE_BYTES:
+                raise BundleError(f"{root}: {file.relative_to(root).as_posix()} is {size} bytes; no file of a bundle "
+                                  f"is read past {MAX_FILE_BYTES} bytes (each is read whole to be hashed and parsed)")
 
 
 def _safe_members(archive: tarfile.TarFile, path: Path, folder: str) -> list[tarfile.TarInfo]:
@@ -136,6 +160,9 @@ def _safe_members(archive: tarfile.TarFile, path: Path, folder: str) -> list[tar
         if key in seen and not member.isdir():
             raise BundleError(f"{path}: archive member {member.name!r} appears twice (which copy is the bundle's?)")
         seen.add(key)
+        if member.isfile() and member.size > MAX_FILE_BYTES:
+            raise BundleError(f"{path}: archive member {member.name!r} is {member.size} bytes; no file of a bundle is "
+                              f"read past {MAX_FILE_BYTES} bytes (each is read whole to be hashed and parsed)")
         total += member.size
         members.append(member)
         if total > MAX_EXTRACTED_BYTES or len(members) > MAX_MEMBERS:
@@ -159,6 +186,7 @@ def opened_bundle(path: str | Path, progress: Progress = _no_progress):
     """The bundle's root directory: ``path`` itself, or a temporary extraction of a ``.tar.gz``."""
     path = Path(path)
     if path.is_dir():
+        _refuse_large_files(path)
         yield path
         return
     if not path.is_file():

@@ -106,6 +106,29 @@ def test_an_archive_unpacking_past_the_limit_is_refused_before_it_is_unpacked(tm
         verify_bundle(path)
 
 
+def test_an_archive_member_past_the_per_file_cap_is_refused_from_its_size_before_anything_is_unpacked(tmp_path, monkeypatch):
+    # a real one is gigabytes of "[[[[…" that gzip shrinks a thousandfold, parsed whole once unpacked; the cap
+    # is lowered so that a small archive stands for one
+    path = _tar_of(tmp_path, [("b/manifest.json", b"{}"), ("b/records/big.jsonl", b"[" * 5000)])
+    monkeypatch.setattr(verify, "MAX_FILE_BYTES", 4096)
+
+    def unpacked(*args, **kwargs):
+        raise AssertionError("unpacked before the refusal")
+
+    monkeypatch.setattr(tarfile.TarFile, "extractall", unpacked)
+    with pytest.raises(BundleError, match=r"archive member 'b/records/big.jsonl' is 5000 bytes; no file of a "
+                                          r"bundle is read past 4096 bytes"):
+        verify_bundle(path)
+
+
+def test_a_bundle_folder_holding_a_file_past_the_per_file_cap_is_refused_naming_it_before_it_is_read(tmp_path, monkeypatch):
+    root = _small_bundle(tmp_path)
+    (root / "records" / "r.jsonl").write_bytes(b"[" * 5000)
+    monkeypatch.setattr(verify, "MAX_FILE_BYTES", 4096)
+    with pytest.raises(BundleError, match=r"records/r.jsonl is 5000 bytes; no file of a bundle is read past 4096 bytes"):
+        verify_bundle(root)
+
+
 @pytest.mark.parametrize("name", ["../evil.json", "/tmp/evil.json"])
 def test_an_archive_member_outside_the_bundle_is_refused(tmp_path, name):
     path = _tar_of(tmp_path, [("b/manifest.json", b"{}"), (name, b"{}")])

@@ -347,6 +347,22 @@ def test_export_and_verify_commands_report_each_stage_on_stderr_as_it_starts(c2_
     assert "\r" not in err.getvalue()  # one line per stage, readable when piped
 
 
+@pytest.mark.parametrize("allow_unverified", [False, True])
+def test_an_import_of_an_archive_holding_a_file_past_the_cap_is_refused_naming_it_and_stores_nothing(
+        c2_run, tmp_path, monkeypatch, allow_unverified):
+    from engine.bundle import verify
+
+    path = bundle_export("c2", c2_run.pk, tmp_path / "c2.tar.gz").path
+    with tarfile.open(path) as tar:
+        largest = max(tar.getmembers(), key=lambda m: m.size)
+    monkeypatch.setattr(verify, "MAX_FILE_BYTES", largest.size - 1)
+    args = ["--allow-unverified"] if allow_unverified else []
+    with pytest.raises(CommandError, match=rf"archive member '{re.escape(largest.name)}' is {largest.size} bytes; "
+                                           rf"no file of a bundle is read past {largest.size - 1} bytes"):
+        call_command("import_bundle", str(path), *args)
+    assert not ImportedBoard.objects.exists()
+
+
 def test_an_unverified_import_of_a_board_no_reader_accepts_is_refused_naming_the_field(c2_run, tmp_path):
     root = bundle_export("c2", c2_run.pk, tmp_path / "b").path
     board = root / "board/board.json"
