@@ -1,7 +1,7 @@
 """Look-alike characters: the ASCII letter or digit a character is drawn like, for every check of a name
 that a reader must not be able to mistake for another (the blinding of model names in what annotators
 are shown, :mod:`annotation.identity_text`, and the one identity of a subject model's name,
-:func:`leaderboard.services.catalogue.model_name_fold`).
+:func:`leaderboard.services.catalogue.model_name_readings`).
 
 The table is Unicode's confusables (UTS #39, ``confusables.txt``) as ``confusable-homoglyphs`` ships it:
 Cyrillic ``а``, Greek ``Τ``, Cherokee ``Ꭺ`` … each has exactly one ASCII alphanumeric look-alike. A Latin

@@ -27,7 +27,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from engine.csv_cells import csv_text
-from engine.look_alikes import case_blind_readings, decomposition_safe, drawn, look_alike_any_case
+from engine.look_alikes import case_blind_readings, decomposition_safe, drawn
 from engine.visual_plan import compose_two_field_text, split_visual_plan
 from leaderboard.import_contract import ImportFailed, RecordError, field_rule, value_check
 from leaderboard.models import Benchmark, CatalogueRevision, Response, SubjectModel, Task, TaskSet
@@ -281,30 +281,19 @@ def responses_import(
     return summary
 
 
-def model_name_fold(display_name: str) -> str:
-    """A model's name as a reader tells it from another: compatibility forms folded (fullwidth letters,
-    ligatures), characters that draw nothing dropped, look-alike letters of any script folded to the ASCII
-    letter they are drawn like (:func:`engine.look_alikes.look_alike_any_case`: Cyrillic ``а`` and ``Т``,
-    Greek ``Ο``), every dash as ``-``, case folded, runs of whitespace as one space. Two names with the same
-    fold look like one model on every page; creating the second would split its results. A name in
-    another script that imitates no Latin letter (``文心一言``, ``Гигачат``'s ``Г``, ``и``) keeps its letters."""
-    text = unicodedata.normalize("NFKC", decomposition_safe(display_name))
-    text = "".join(
-        "-" if unicodedata.category(char) == "Pd" else look_alike_any_case(char)
-        for char in text if drawn(char) or unicodedata.category(char)[0] == "M"
-    )
-    return " ".join(text.casefold().split())
-
-
 #: One character of a name as :func:`model_name_readings` gives it: what it may be read as (case folded).
 Reading = frozenset[str]
 _SPACE: Reading = frozenset({" "})
 
 
 def model_name_readings(display_name: str) -> tuple[Reading, ...]:
-    """:func:`model_name_fold` character by character, each character with everything it may be read as
-    (:func:`engine.look_alikes.case_blind_readings`): one reading but for the letters whose capital and small
-    forms imitate different letters (Greek ``ν`` is ``v`` as drawn and ``n`` once its capital ``Ν`` is; a name
+    """A model's name as a reader tells it from another, character by character: compatibility forms folded
+    (fullwidth letters, ligatures), characters that draw nothing dropped, look-alike letters of any script
+    folded to the ASCII letter they are drawn like (Cyrillic ``а`` and ``Т``, Greek ``Ο``), every dash as
+    ``-``, case folded, runs of whitespace as one space. A name in another script that imitates no Latin
+    letter (``文心一言``, ``Гигачат``'s ``Г``, ``и``) keeps its letters. Each character comes with everything
+    it may be read as (:func:`engine.look_alikes.case_blind_readings`): one reading but for the letters whose
+    capital and small forms imitate different letters (Greek ``ν`` is ``v`` as drawn and ``n`` once its capital ``Ν`` is; a name
     compared case-blind may be read either way). Two names look like one model when
     :func:`model_names_read_alike` says so."""
     text = unicodedata.normalize("NFKC", decomposition_safe(display_name))
@@ -341,7 +330,7 @@ def model_name_twin_message(display_name: str, where: str) -> str:
 
 class SubjectModelNameTaken(ValueError):
     """A new or changed subject-model name that another model already has, or that reads as its name (the
-    same :func:`model_name_fold`); ``twin`` is that model's name."""
+    same :func:`model_name_readings`); ``twin`` is that model's name."""
 
     def __init__(self, display_name: str, twin: str) -> None:
         self.display_name, self.twin = display_name, twin
