@@ -199,8 +199,8 @@ def _finished_entry(request, study: PanelStudy):
         return None
     participant = Participant.objects.select_related("study", "user", "campaign").filter(
         study=study, panel_key=panel_id_key(given.panel_id)).first()
-    if participant is None or (participant.panel_study_id, participant.panel_session_id) != (
-            given.study_id, given.session_id):
+    if participant is None or not participants.holds_attempt_ids(participant, study_id=given.study_id,
+                                                                 session_id=given.session_id):
         return None
     participant = participants.participant_time_check(participant=participant)
     if participant_step(participants.participant_open_check(participant=participant)) != "done":

@@ -251,6 +251,15 @@ def _holds_key(participant: Participant, browser_key: str) -> bool:
         browser_key_hash(browser_key), participant.browser_key_hash)
 
 
+def holds_attempt_ids(participant: Participant, *, study_id: str, session_id: str) -> bool:
+    """Whether an entry carries the panel's ids of the attempt ``participant`` entered under (Prolific's STUDY_ID
+    and SESSION_ID, MTurk's hitId and assignmentId): those resume them in any browser, so they are compared as
+    the browser key is (in constant time), not with ``==``."""
+    return bool(session_id) and all(
+        hmac.compare_digest(str(given).encode(), str(stored).encode())
+        for given, stored in ((study_id, participant.panel_study_id), (session_id, participant.panel_session_id)))
+
+
 #: How long after a generic panel's first entry a second one without the key resumes the participant, while they
 #: have not consented (:func:`participant_resume_allowed`): a double click on the link.
 FIRST_ENTRY_GRACE = timedelta(seconds=10)
@@ -293,8 +302,7 @@ def participant_resume_allowed(*, participant: Participant, entry: PanelEntry, b
     if signed_in_as is not None and signed_in_as == participant.user_id:
         return True
     if participant.study.panel != Panel.GENERIC:
-        return bool(entry.session_id) and (
-            (entry.study_id, entry.session_id) == (participant.panel_study_id, participant.panel_session_id))
+        return holds_attempt_ids(participant, study_id=entry.study_id, session_id=entry.session_id)
     return _just_entered(participant, now or timezone.now()) or not participant.browser_key_hash
 
 

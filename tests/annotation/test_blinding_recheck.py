@@ -750,6 +750,25 @@ def test_a_participant_who_finished_before_the_pause_gets_their_code_from_the_en
     assert Participant.objects.filter(study=study).count() == 2  # nobody created while paused
 
 
+def test_a_generic_panels_finished_id_alone_gives_a_fresh_browser_no_code_while_paused(token_client):
+    """A generic link carries no attempt id, so nothing but the id itself would be presented: a panel id is not a
+    secret, so a stranger holding it gets the paused page, not the participant's session and code. (The
+    participant's own browser keeps its session and is sent to their code.)"""
+    world = World()
+    study = participants.panel_study_open(campaign=world.campaign, panel="generic", completion_code="DONE1234",
+                                          consent_text=f"Run with {LATER_NAME}.")
+    own = Client()
+    own.get(reverse("annotation:panel_entry", args=[study.entry_token]), {"pid": "G1"})
+    Participant.objects.filter(study=study).update(state=Participant.State.COMPLETED)
+    _add_model(token_client, display_name=LATER_NAME)
+    stranger = Client()
+    refused = stranger.get(reverse("annotation:panel_entry", args=[study.entry_token]), {"pid": "G1"})
+    assert refused.status_code == 409 and "DONE1234" not in refused.content.decode()
+    assert stranger.get(reverse("annotation:panel_done", args=[study.entry_token])).status_code == 403
+    mine = own.get(reverse("annotation:panel_entry", args=[study.entry_token]), {"pid": "G1"}, follow=True)
+    assert "DONE1234" in mine.content.decode()
+
+
 @pytest.mark.parametrize("check", ["the gatekeeper", "the sweep"])
 def test_instructions_written_after_the_campaign_was_read_are_the_ones_checked(world, token_client, check):
     """The gatekeeper's campaign comes from next-item's facts and the sweep's from its list, both read
