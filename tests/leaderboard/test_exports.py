@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.latex import tex_escape
+from engine.latex import latex_row, latex_table, tex_escape
 from tests.conftest import require_service
 from tests.leaderboard.bundles.demo_bundles import demo_site_database_once, manage
 
@@ -97,3 +97,33 @@ def test_every_reserved_character_is_escaped_so_that_pdflatex_prints_it(tmp_path
     table = tmp_path / "t.tex"
     table.write_text(r"\begin{tabular}{ll}" + tex_escape(f"a{char}b") + r" & c \\ d & e \\ \end{tabular}")
     assert pdflatex_errors(table) == ""
+
+
+#: Names a researcher, an import or the API may give a model, a task set or a suite, each once a table's
+#: body row and its caption: commands, catcode tricks, a row starting with "[" (read as the optional argument
+#: of the previous row's \\), text pdflatex cannot typeset (emoji, CJK, controls, invisible characters).
+HOSTILE_TEX_NAMES = [
+    r"\input{/etc/passwd}", r"\immediate\write18{id}", "^^5cinput{/etc/passwd}", "}}{{ unbalanced", "100% #1 ~x &",
+    "[1] first in brackets", "  [0pt] after spaces", "模型 通义千问", "model 😀", "a\x00b\x7fc\x1bd", "gpt\u200b-4o\u202e",
+    "line\n\nbreak\x0cfeed", "p < 0.05 | x > y", "Modèle Ünïcode – C² × ½",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_TEX_NAMES)
+def test_a_hostile_name_in_a_row_and_a_caption_compiles_and_runs_nothing(tmp_path, name):
+    require_service("pdflatex")
+    table = tmp_path / "t.tex"
+    body = [latex_row(["plain", "1"]), latex_row([tex_escape(name), "2"])]
+    table.write_text("\n".join(latex_table(columns="lc", head=[latex_row(["Model", "Score"])], body=body,
+                                           caption=tex_escape(name))), encoding="utf-8")
+    assert pdflatex_errors(table) == ""
+    log = table.with_suffix(".document.log").read_text(errors="replace")
+    assert "/etc/passwd" not in log and "root:" not in log
+
+
+@pytest.mark.parametrize(("text", "printed"), [
+    ("通", r"\texttt{U+901A}"), ("a\u200bb", r"a\texttt{U+200B}b"), ("a\nb\tc", "a b c"), ("<|>", r"\textless{}\textbar{}\textgreater{}"),
+    ("[x] y", "{[}x] y"), ("  [0pt] z", "  {[}0pt] z"), ("a [x]", "a [x]"), ("Modèle – C²", "Modèle – C²"),
+])
+def test_tex_escape_prints_what_pdflatex_cannot_typeset_as_its_code_point(text, printed):
+    assert tex_escape(text) == printed
