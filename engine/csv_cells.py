@@ -2,14 +2,18 @@
 
 A spreadsheet treats a cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as
 a formula (CSV injection): an annotator's flag note ``=HYPERLINK(...)`` would run in the researcher's
-spreadsheet. OWASP's rule (CSV Injection cheat sheet) is to prefix such a cell with a single quote.
+spreadsheet. OWASP's rule (CSV Injection cheat sheet) is to prefix such a cell with a single quote; ASVS 5.0
+(1.2.10) adds the NUL character. The same trigger after leading blanks is quoted too (`` =1+1``,
+``\u00a0@SUM(…)``, ``\ufeff-2+3``): LibreOffice's "Trim spaces" CSV import option drops them and runs
+the rest, and so may any importer that strips a cell. *Blanks* are the whitespace of :data:`LEADING_BLANKS` (spaces, line breaks, no-break and
+ideographic spaces, a zero-width space, a BOM).
 
 So that export → import → export stays identical, the mapping is made a bijection on strings:
 
-* written: a string cell matching ``'*[=+\\-@\\t\\r]…`` (any number of quotes, then a trigger) gets one
-  more leading quote; every other string is written as it is;
-* read: a cell matching ``'+[=+\\-@\\t\\r]…`` loses exactly one leading quote; every other cell is read
-  as it is.
+* written: a string cell of any number of quotes, then any blanks, then a trigger gets one more leading
+  quote; every other string is written as it is;
+* read: a cell of one or more quotes, then any blanks, then a trigger loses exactly one leading quote;
+  every other cell is read as it is.
 
 A value that really begins with quotes and a trigger (``'=x``) is therefore written ``''=x`` and read back
 as ``'=x``. Numbers (Python ``int``/``float``, never strings) are written unquoted: a number such as
@@ -28,12 +32,15 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["FORMULA_TRIGGERS", "cell_neutralised", "cell_restored", "csv_text"]
+__all__ = ["FORMULA_TRIGGERS", "LEADING_BLANKS", "cell_neutralised", "cell_restored", "csv_text"]
 
 #: The first characters a spreadsheet reads as the start of a formula (OWASP CSV Injection).
-FORMULA_TRIGGERS = "=+-@\t\r"
-_NEEDS_QUOTE = re.compile(r"'*[=+\-@\t\r]")
-_QUOTED = re.compile(r"'+[=+\-@\t\r]")
+FORMULA_TRIGGERS = "=+-@\t\r\x00"
+#: What a spreadsheet may drop before a trigger (Unicode's White_Space, the zero-width space and the BOM).
+LEADING_BLANKS = r" \t\n\r\f\v\u0085\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff"
+# static/js/figure_downloads.js uses the same pattern (tests/engine/test_csv_cells.py compares them)
+_NEEDS_QUOTE = re.compile(rf"'*[{LEADING_BLANKS}]*[=+\-@\t\r\x00]")
+_QUOTED = re.compile(rf"'+[{LEADING_BLANKS}]*[=+\-@\t\r\x00]")
 
 
 def cell_neutralised(value: Any) -> Any:

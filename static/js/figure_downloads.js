@@ -80,7 +80,7 @@
     if (v === null || v === undefined) return "";
     if (typeof v === "boolean") return v ? "true" : "false";
     let s = String(v);
-    if (typeof v === "string" && /^'*[=+\-@\t\r]/.test(s)) s = "'" + s;  // as engine/csv_cells.py
+    if (typeof v === "string" && /^'*[ \t\n\r\f\v\u0085\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]*[=+\-@\t\r\x00]/.test(s)) s = "'" + s;  // as engine/csv_cells.py
     return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
   }
 
