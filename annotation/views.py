@@ -150,10 +150,7 @@ def campaign_export(request, pk: int, fmt: str):
     require_researcher(request.user)
     campaign = _campaign_or_404(pk)
     body = label_export.labels_export(campaign=campaign, fmt=fmt)
-    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
-    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-labels.{fmt}"'
-    return response
+    return text_download(body, fmt, f"campaign-{campaign.pk}-labels.{fmt}")
 
 
 @require_POST

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from engine.c2.exports import TABLE_TITLES, TASK_TYPE_LABELS, leaderboard_tables
 from evalsite.request_checks import id_of
 from leaderboard import charts
+from leaderboard.api_contract import text_download
 from leaderboard.c2 import exports, selectors
 from leaderboard.c2.forms import C2RunForm
 from leaderboard.c2.models import C2Run, C2TaskImage
@@ -136,16 +137,10 @@ def task_image(request, task_pk: int):
 def run_export(request, pk: int, fmt: str):
     require_researcher(request.user)
     run = get_object_or_404(C2Run, pk=pk, status=C2Run.Status.DONE, results__isnull=False)
-    body, content_type = {
-        "csv": (exports.export_csv, "text/csv"),
-        "json": (exports.export_json, "application/json"),
-        "tex": (exports.export_latex, "application/x-tex"),
-    }[fmt]
+    body = {"csv": exports.export_csv, "json": exports.export_json, "tex": exports.export_latex}[fmt]
     marker = "-simulated" if run.is_simulated else ""
     marker += "-demo" if run.task_set.is_demo else ""
-    response = HttpResponse(body(run), content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="c2-run-{run.pk}{marker}.{fmt}"'
-    return response
+    return text_download(body(run), fmt, f"c2-run-{run.pk}{marker}.{fmt}")
 
 
 def compare(request):

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from engine.easel import exports
 from engine.easel.leaderboard import CATEGORIES
-from leaderboard.api_contract import download_disposition
+from leaderboard.api_contract import text_download
 from leaderboard.comparisons import board_headline
 from leaderboard.easel import results, selectors, services
 from leaderboard.easel.agents import agent_choices
@@ -20,8 +20,6 @@ from leaderboard.forms import compare_pair_from_query
 from leaderboard.providers import code_version
 from leaderboard.roles import require_researcher
 from leaderboard.runs.views import run_form_typed, run_new_from_page, run_resume_view, run_status_view
-
-EXPORT_TYPES = {"csv": "text/csv", "json": "application/json", "tex": "application/x-tex"}
 
 
 def _task_set_or_404(request):
@@ -72,11 +70,9 @@ def leaderboard_export(request, fmt: str):
     payload = selectors.easel_leaderboard(task_set=task_set)
     body = {"csv": exports.export_csv, "tex": exports.export_latex}.get(fmt)
     text = body(payload) if body else results.export_json(payload, code_version=code_version())
-    response = HttpResponse(text, content_type=f"{EXPORT_TYPES[fmt]}; charset=utf-8")
     marker = "-demo" if payload["demo"] else ""
     marker += "-simulated" if payload["simulated"] else ""
-    response["Content-Disposition"] = download_disposition(f"easel-{task_set.name}-v{task_set.version}{marker}.{fmt}")
-    return response
+    return text_download(text, fmt, f"easel-{task_set.name}-v{task_set.version}{marker}.{fmt}")
 
 
 def run_detail(request, pk: int):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -17,6 +17,7 @@ from engine.leaderboard_exports import DIMENSION_NAMES, model_rows, z_available
 from evalsite.middleware import form_page
 from evalsite.request_checks import id_of
 from leaderboard import charts
+from leaderboard.api_contract import text_download
 from leaderboard.ekphrasis import judge_runs, results, selectors, tig, uncertainty
 from leaderboard.ekphrasis.models import JudgeRun, LeaderboardSnapshot, TIGBuild
 from leaderboard.forms import (
@@ -100,14 +101,8 @@ def _slice_param(request) -> tuple[str | None, str | None]:
 def snapshot_export(request, pk: int, fmt: str):
     require_researcher(request.user)
     snapshot = get_object_or_404(LeaderboardSnapshot, pk=pk)
-    body, content_type = {
-        "csv": (results.export_csv, "text/csv"),
-        "json": (results.export_json, "application/json"),
-        "tex": (results.export_latex, "application/x-tex"),
-    }[fmt]
-    response = HttpResponse(body(snapshot), content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="leaderboard-{snapshot.pk}.{fmt}"'
-    return response
+    body = {"csv": results.export_csv, "json": results.export_json, "tex": results.export_latex}[fmt]
+    return text_download(body(snapshot), fmt, f"leaderboard-{snapshot.pk}.{fmt}")
 
 
 def snapshot_compare(request):

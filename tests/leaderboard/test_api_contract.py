@@ -131,3 +131,16 @@ def test_a_poll_with_the_weak_form_of_the_etag_or_a_star_is_a_304(token_client, 
     for held in (f"W/{etag}", f'"other", W/{etag}', "*"):
         assert client.get(url, HTTP_IF_NONE_MATCH=held).status_code == 304, held
     assert client.get(url, HTTP_IF_NONE_MATCH='W/"other"').status_code == 200
+
+
+def test_no_module_of_the_site_writes_a_content_disposition_but_the_one_header_writer():
+    # every text download goes through text_download / download_disposition (a name in a hand-written
+    # f'filename="…"' once broke the header); FileResponse(filename=…) is Django's own writer
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    hand_written = re.compile(r"""\[["']Content-Disposition["']\]\s*=(?!\s*download_disposition\()""")
+    found = [str(path.relative_to(root)) for package in ("annotation", "engine", "evalsite", "leaderboard")
+             for path in (root / package).rglob("*.py") if hand_written.search(path.read_text(encoding="utf-8"))]
+    assert found == []
