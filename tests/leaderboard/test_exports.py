@@ -64,7 +64,8 @@ def pdflatex_errors(table: Path) -> str:
     document = table.with_suffix(".document.tex")
     document.write_text(DOCUMENT % table.read_text(), encoding="utf-8")
     result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
-                             document.name], cwd=table.parent, capture_output=True, text=True, timeout=120)
+                             document.name], cwd=table.parent, capture_output=True, encoding="utf-8", errors="replace",
+                            timeout=120)  # pdflatex breaks its log lines inside a UTF-8 character
     if result.returncode == 0 and document.with_suffix(".pdf").exists():
         return ""
     return "\n".join(line for line in result.stdout.splitlines() if line.startswith(("!", "l."))) or result.stdout[-2000:]
