@@ -166,7 +166,11 @@ def _came_from(request) -> str:
     """The Referer when it is a page of this site other than this address (never another site's)."""
     from urllib.parse import urlsplit
 
+    from django.utils.http import url_has_allowed_host_and_scheme
+
     referer = urlsplit(request.headers.get("Referer", ""))
     if not referer.path or referer.netloc != request.get_host() or referer.path == request.path:
         return ""
-    return referer.path + (f"?{referer.query}" if referer.query else "")
+    back = referer.path + (f"?{referer.query}" if referer.query else "")
+    # a path that begins "//" or "/\" is, as an href, another host's address (a protocol-relative URL)
+    return back if url_has_allowed_host_and_scheme(back, allowed_hosts=None) else ""

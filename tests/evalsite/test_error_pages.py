@@ -67,6 +67,15 @@ def test_the_405_page_links_back_to_the_page_the_visitor_came_from_on_this_site_
     assert "Back to the page you came from" not in elsewhere
 
 
+@pytest.mark.parametrize("path", ["//evil.example/x", "/\\evil.example/x", "///evil.example"])
+def test_the_back_link_never_leads_off_the_site_through_a_path_a_browser_reads_as_another_host(client, path):
+    # a path of this host's Referer that begins "//" (or "/\\") is, as an href, another site's address
+    user = UserFactory(username="rita", role="researcher")
+    client.login(username=user.username, password=PASSWORD)
+    body = client.get("/runs/new/", HTTP_REFERER=f"http://testserver{path}").content.decode()
+    assert "Back to the page you came from" not in body and "evil.example" not in body
+
+
 def test_a_405_on_an_api_path_is_json():
     from django.http import HttpResponseNotAllowed
 
