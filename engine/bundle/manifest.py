@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,8 @@ from engine.strict_json import MAX_JSON_DEPTH, json_decode
 
 __all__ = ["BOARD_CSV", "BOARD_TEX", "BUNDLE_FORMAT", "MANIFEST", "FileProblem", "BundleWriter", "FieldTypeError", "MissingField",
            "check_files", "json_type",
-           "manifest_names", "name_problem", "numbered_records", "read_json", "read_jsonl", "sha256_bytes", "symlinks"]
+           "manifest_names", "name_problem", "numbered_records", "read_json", "read_jsonl", "records_read_once", "sha256_bytes",
+           "symlinks"]
 
 #: Version of the bundle layout (bumped when a file's meaning changes).
 # 2: the manifest records board_facts, so board.csv, board.tex and the viewer can be rebuilt (2026-12-04)
@@ -299,9 +302,39 @@ def read_json(root: Path, name: str) -> Any:
     return _located(_decoded((Path(root) / name).read_bytes(), name), name)
 
 
+#: The records already parsed inside :func:`records_read_once`, by (file, size, modification time).
+_PARSED: ContextVar[dict[tuple[str, int, int], list[tuple[int, Any]]] | None] = ContextVar("bundle_records_parsed",
+                                                                                           default=None)
+
+
+@contextmanager
+def records_read_once() -> Iterator[None]:
+    """Inside this block each JSON-lines file is parsed once and its records handed to every later reader:
+    a verify reads a record file in the type check, the duplicate check, the rebuild of the board's files,
+    the recomputation and the label checks, and parsing (the strict reader, the located records) was most of
+    a paper-scale verify's time. The records are read, never changed, by every check."""
+    token = _PARSED.set({})
+    try:
+        yield
+    finally:
+        _PARSED.reset(token)
+
+
 def numbered_records(root: Path, name: str) -> list[tuple[int, Any]]:
-    """(line number, record) of each record of the JSON-lines file ``name`` (blank lines skipped)."""
+    """(line number, record) of each record of the JSON-lines file ``name`` (blank lines skipped); parsed once
+    per :func:`records_read_once` block."""
     path = Path(root) / name
+    parsed = _PARSED.get()
+    if parsed is not None:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+        if key not in parsed:
+            parsed[key] = _parsed_records(path, name)
+        return list(parsed[key])
+    return _parsed_records(path, name)
+
+
+def _parsed_records(path: Path, name: str) -> list[tuple[int, Any]]:
     out = []
     # only "\n" ends a record (as the writer and the per-line hashes have it): str.splitlines also splits
     # at U+2028 and the like, which a record's text carries raw (ensure_ascii=False)

@@ -47,6 +47,7 @@ from engine.bundle.manifest import (
     manifest_names,
     name_problem,
     read_json,
+    records_read_once,
     sha256_bytes,
     symlinks,
 )
@@ -271,6 +272,20 @@ def _nothing_recomputed(problems: list[str], what: str) -> str:
             + (f"; and {more} more" if more > 0 else ""))
 
 
+def _records_refusal(root: Path, manifest: dict) -> str:
+    """Why no check can read the records ("" when they can): a field of the wrong type (every check reads these
+    fields and would end in a TypeError naming none of them), or a record held twice (every check reads it
+    once, the last copy)."""
+    wrong_types = _record_type_problems(root, manifest)
+    if wrong_types:
+        return _nothing_recomputed(wrong_types, "record field(s) of the wrong type")
+    try:
+        duplicates = duplicate_record_problems(root, manifest)
+    except ValueError:  # not JSON: named by the recomputation's reader
+        return ""
+    return _nothing_recomputed(duplicates, "record(s) held twice") if duplicates else ""
+
+
 def verify_bundle(path: str | Path, progress: Progress = _no_progress,
                   trusted_keys: Iterable[Ed25519PublicKey] | None = None) -> VerifyReport:
     """Check the signature and every file, rebuild the board's derived files and recompute every number of the
@@ -278,7 +293,7 @@ def verify_bundle(path: str | Path, progress: Progress = _no_progress,
     time). With ``trusted_keys`` (the exporting site's published public key), the bundle verifies only when
     one of them signed its manifest (:mod:`engine.bundle.signature`); without, a signature that does not match
     the manifest still fails, and a valid one is reported by its key id."""
-    with opened_bundle(path, progress) as root:
+    with opened_bundle(path, progress) as root, records_read_once():
         manifest_path = root / MANIFEST
         if not manifest_path.is_file():
             raise BundleError(f"{path}: no {MANIFEST}")
@@ -304,19 +319,8 @@ def verify_bundle(path: str | Path, progress: Progress = _no_progress,
         progress(f"checking {len(manifest.get('files') or {})} files against the manifest's SHA-256")
         report.file_problems = check_files(root, manifest) + layout_problems(root, manifest)
         progress("checking the JSON type of every field of the records")
-        wrong_types = _record_type_problems(root, manifest)
-        if not wrong_types:
-            # a record held twice is read once (the last copy) by every check below
-            try:
-                duplicates = duplicate_record_problems(root, manifest)
-            except ValueError:  # not JSON: named by the recomputation's reader
-                duplicates = []
-            if duplicates:
-                report.error = _nothing_recomputed(duplicates, "record(s) held twice")
-                return report
-        if wrong_types:
-            # every check below reads these fields and would end in a TypeError naming none of them
-            report.error = _nothing_recomputed(wrong_types, "record field(s) of the wrong type")
+        report.error = _records_refusal(root, manifest)
+        if report.error:
             return report
         progress("rebuilding board.csv, board.tex and the viewer from the board and the records")
         report.file_problems += rebuild_problems(root, manifest)

@@ -155,3 +155,18 @@ def test_a_field_the_manifest_lacks_is_named_with_the_file(tmp_path):
     with pytest.raises(KeyError) as caught:
         read_json(tmp_path, "manifest.json")["configuration"]
     assert str(caught.value) == "manifest.json, field configuration: absent"
+
+
+def test_records_read_once_hands_out_one_parse_per_file_and_parses_a_changed_file_again(tmp_path):
+    from engine.bundle.manifest import numbered_records, records_read_once
+
+    path = tmp_path / "records/r.jsonl"
+    path.parent.mkdir()
+    path.write_text('{"id": 1}\n{"id": 2}\n')
+    with records_read_once():
+        first, again = numbered_records(tmp_path, "records/r.jsonl"), numbered_records(tmp_path, "records/r.jsonl")
+        assert first == again and first[0][1] is again[0][1]  # the same records, not a second parse
+        path.write_text('{"id": 1}\n{"id": 2}\n{"id": 3}\n')  # another size: not the file that was parsed
+        assert [r["id"] for _, r in numbered_records(tmp_path, "records/r.jsonl")] == [1, 2, 3]
+    outside = numbered_records(tmp_path, "records/r.jsonl")
+    assert outside[0][1] is not numbered_records(tmp_path, "records/r.jsonl")[0][1]  # no block: parsed each time
