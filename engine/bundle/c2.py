@@ -19,6 +19,7 @@ the viewer's ``data.js`` with the samples; the exporter writes them so and the v
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -66,15 +67,14 @@ def regrade_checks(tasks: list[Mapping], samples: list[Mapping], notes: list[str
     """Every graded QA/VQA sample's verdict, usefulness and correctness beside its regrade from the text."""
     answers = {t["id"]: list((t.get("constraints") or {}).get("answers") or []) for t in tasks}
     checks, code = [], 0
-    versions: dict[Any, int] = {}
+    versions: Counter = Counter()
     for row in samples:
         if not row.get("verdict"):
             continue
         if row["task_type"] not in REGRADED:
             if row["task_type"] == "code":
                 code += 1
-                version = (row.get("grade_detail") or {}).get("grader_version", 1)
-                versions[version] = versions.get(version, 0) + 1
+                versions[(row.get("grade_detail") or {}).get("grader_version", 1)] += 1
             continue
         again = grade_answer(row["task_type"], row.get("text") or "", answers.get(row["task"], []))
         where = f"records.sample {row['key']} ({row['model']}, {row['task']} #{row.get('sample_index')})"

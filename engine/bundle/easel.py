@@ -46,6 +46,7 @@ from engine.easel.trajectory import (
     REPEAT_RATE_METHOD_VERSION,
     REPEAT_RATE_METHODS,
     progress_curve,
+    recorded_repeat_method,
     trajectory_diagnostics,
 )
 
@@ -153,7 +154,7 @@ def _episode(root: Path, episode: Mapping, steps: list[Mapping], task, run: Mapp
                invalid_rate=(sum(not v for v in valid) / len(valid)) if valid else 0.0)
     if task.kind == "reconstruction":
         s_values = [float(o.similarity.s) for o in outcomes]
-        method = (run.get("config") or {}).get("repeat_rate_method_version", 1)  # the run's, as the site computed
+        method = recorded_repeat_method(run.get("config"))  # the run's, as the site computed
         if method not in REPEAT_RATE_METHODS:
             checks.append(NumberCheck(f"run {episode['run']}.config.repeat_rate_method_version (not one this verifier "
                                       f"knows: {', '.join(map(str, REPEAT_RATE_METHODS))})", method,

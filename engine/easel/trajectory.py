@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ import numpy as np
 from engine.easel.render import InvalidAction, parse_reconstruction_action
 
 __all__ = ["PROGRESS_GRID_POINTS", "REPEAT_RATE_METHOD_VERSION", "REPEAT_RATE_METHODS", "TrajectoryDiagnostics",
-           "progress_curve", "trajectory_diagnostics"]
+           "progress_curve", "recorded_repeat_method", "trajectory_diagnostics"]
 
 #: Points of the common step-fraction grid an episode's S_t is resampled onto (Figure 4), 0 to 1.
 PROGRESS_GRID_POINTS = 51
@@ -67,6 +67,13 @@ def _stroke_meant(action: Any) -> tuple[float, ...] | str | None:
 
 #: Method version -> the key two actions are compared by.
 REPEAT_RATE_METHODS: dict[int, Callable[[Any], Hashable]] = {1: _json_text, 2: _stroke_meant}
+
+
+def recorded_repeat_method(config: Mapping[str, Any] | None) -> Any:
+    """The repeat-rate method a run's ``config`` records (``repeat_rate_method_version``): 1 for a run made
+    before runs recorded it, so that a resumed run, and its bundle's verifier, stay with the method its
+    episodes were computed with."""
+    return (config or {}).get("repeat_rate_method_version", 1)
 
 
 def trajectory_diagnostics(s_values: Sequence[float], actions: Sequence[Any], valid: Sequence[bool], *,

@@ -513,14 +513,8 @@ def _write_steps(run: EaselRun, episode: EaselEpisode, rows: list[EaselStep], pr
         progress(len(rows))
 
 
-def _run_repeat_rate_method(run: EaselRun) -> int:
-    """The repeat-rate method a run's episodes are computed with (engine.easel.trajectory): the version it
-    recorded when made, 1 for a run made before runs recorded it, so that a resumed run stays one method."""
-    return int((run.config or {}).get("repeat_rate_method_version", 1))
-
-
 def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None) -> None:
-    from engine.easel.trajectory import trajectory_diagnostics
+    from engine.easel.trajectory import recorded_repeat_method, trajectory_diagnostics
 
     steps = list(episode.steps.order_by("index").values("index", "action", "valid", "kind", "collision", "s",
                                                          "ssim", "l1", "edge_iou"))
@@ -535,7 +529,7 @@ def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None) -
     if task.kind == "reconstruction":
         s_values = [row["s"] for row in steps]
         diagnostics = trajectory_diagnostics(s_values, [row["action"] for row in steps], [row["valid"] for row in steps],
-                                             repeat_method=_run_repeat_rate_method(episode.run))
+                                             repeat_method=int(recorded_repeat_method(episode.run.config)))
         last = steps[-1]
         fields.update(
             initial_s=initial_s, final_s=diagnostics.final, final_ssim=last["ssim"], final_l1=last["l1"],
