@@ -13,12 +13,11 @@ digest), and a difference is named like any differing number.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.bundle.manifest import read_jsonl
+from engine.bundle.manifest import read_jsonl, sha256_bytes
 from engine.bundle.numbers import NumberCheck
 
 __all__ = ["TASKS", "restatement_checks"]
@@ -47,7 +46,7 @@ def _check(manifest: Mapping[str, Any], restated: tuple, source: tuple, why: str
 
 def _common(root: Path, manifest: Mapping[str, Any]) -> list[NumberCheck]:
     path = Path(root) / TASKS
-    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "(no records/tasks.jsonl)"
+    digest = sha256_bytes(path.read_bytes()) if path.is_file() else "(no records/tasks.jsonl)"
     return [NumberCheck(f"manifest.task_set.content_sha256 (the SHA-256 of {TASKS})",
                         _get(manifest, "task_set", "content_sha256"), digest)]
 
