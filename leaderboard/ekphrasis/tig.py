@@ -10,7 +10,6 @@ as checklist items keyed by (task, pair, population version).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from django.utils import timezone
 
 from leaderboard.ekphrasis.checklists import checklist_item_revise, checklist_slot_lock
 from leaderboard.ekphrasis.models import AtomExtraction, ChecklistItem, TIGBuild
+from leaderboard.json_recordset import recordset_insert_sql, recordset_json
 from leaderboard.models import Response, SubjectModel, Task, TaskSet
 from leaderboard.providers import OFFLINE_EMBEDDER, provider_client_for, text_embedder_named
 from leaderboard.runs.errors import RunConfigurationError
@@ -35,18 +35,17 @@ from leaderboard.runs.starting import run_start
 TIG_SLOT = 1  # the cliché-distance slot that a population-cliché item replaces (App. E.3)
 
 
+_EXTRACTION_COLUMNS = ("key", "response_id", "extractor", "payload")
+
+
 def _extractions_upsert_sql() -> str:
     """The PostgreSQL upsert of extraction rows sent as one JSON array (created_at, then the rows)."""
     quote = connection.ops.quote_name
     field = AtomExtraction._meta.get_field
-    columns = {name: field(name) for name in ("key", "response", "extractor", "payload")}
-    record = ", ".join(f"{quote(f.column)} {f.db_type(connection)}" for f in columns.values())
-    names = ", ".join(quote(f.column) for f in columns.values())
-    updates = ", ".join(f"{quote(f.column)} = EXCLUDED.{quote(f.column)}" for name, f in columns.items() if name != "key")
-    return (f"INSERT INTO {quote(AtomExtraction._meta.db_table)} ({names}, {quote(field('created_at').column)}) "
-            f"SELECT {', '.join('r.' + quote(f.column) for f in columns.values())}, %s "
-            f"FROM json_to_recordset(%s::json) AS r({record}) "
-            f"ON CONFLICT ({quote(columns['key'].column)}) DO UPDATE SET {updates}")
+    updates = ", ".join(f"{quote(field(name).column)} = EXCLUDED.{quote(field(name).column)}"
+                        for name in _EXTRACTION_COLUMNS if name != "key")
+    return recordset_insert_sql(AtomExtraction, shared=("created_at",), per_row=_EXTRACTION_COLUMNS,
+                                on_conflict=f"ON CONFLICT ({quote(field('key').column)}) DO UPDATE SET {updates}")
 
 
 class StoredExtractions(MutableMapping):
@@ -75,10 +74,10 @@ class StoredExtractions(MutableMapping):
         if not self._unsaved:
             return
         if connection.vendor == "postgresql":
-            rows = [{"key": e.key, "response_id": e.response_id, "extractor": e.extractor, "payload": e.payload}
-                    for e in self._unsaved.values()]
+            rows = ((e.key, e.response_id, e.extractor, e.payload) for e in self._unsaved.values())
             with connection.cursor() as cursor:
-                cursor.execute(_extractions_upsert_sql(), [timezone.now(), json.dumps(rows)])
+                cursor.execute(_extractions_upsert_sql(),
+                               [timezone.now(), recordset_json(AtomExtraction, _EXTRACTION_COLUMNS, rows)])
         else:
             AtomExtraction.objects.bulk_create(
                 list(self._unsaved.values()), update_conflicts=True, unique_fields=["key"],
@@ -302,8 +301,39 @@ def novelty_contexts_create(*, task: Task, pairs: list[tuple[int, int]], index) 
     """Materialise the contexts of pairs known to have none stored (see :func:`stored_novelty_contexts`),
     in one insert; pair -> its active items, as :func:`novelty_context_items` returns them."""
     rows = {pair: _context_row(task, tig_context_key(*pair, index.version), index, *pair) for pair in dict.fromkeys(pairs)}
-    ChecklistItem.objects.bulk_create(list(rows.values()))
+    if connection.vendor == "postgresql":
+        _context_rows_insert(task, list(rows.values()))
+    else:
+        ChecklistItem.objects.bulk_create(list(rows.values()))
     return {pair: [row] if row.active else [] for pair, row in rows.items()}
+
+
+#: What every stored context item of one task shares, and what each has of its own (see _context_row)
+_CONTEXT_SHARED = ("task_id", "dimension", "slot", "inspects", "source", "version", "created_at")
+_CONTEXT_PER_ROW = ("context_key", "text", "active", "provenance")
+
+
+def _context_rows_insert(task: Task, rows: list[ChecklistItem]) -> None:
+    """The context items of one task in one statement (PostgreSQL): thousands of them in a paper-scale
+    run, where ``bulk_create`` quoted eleven parameters a row in Python. Each row gets its id and
+    creation time, as ``bulk_create`` gives them; a context key is unique among the rows."""
+    if not rows:
+        return
+    now = timezone.now()
+    first = rows[0]
+    shared = [task.pk, first.dimension, first.slot, first.inspects, first.source, first.version, now]
+    if any([row.dimension, row.slot, row.inspects, row.source, row.version] != shared[1:6] for row in rows):
+        raise ValueError("context items of one insert must share dimension, slot, field, source and version")
+    sql = recordset_insert_sql(ChecklistItem, shared=_CONTEXT_SHARED, per_row=_CONTEXT_PER_ROW,
+                               returning=("id", "context_key"))
+    document = recordset_json(ChecklistItem, _CONTEXT_PER_ROW,
+                              ((row.context_key, row.text, row.active, row.provenance) for row in rows))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*shared, document])
+        ids = {key: pk for pk, key in cursor.fetchall()}
+    for row in rows:
+        row.pk, row.created_at = ids[row.context_key], now
+        row._state.adding, row._state.db = False, connection.alias
 
 
 @transaction.atomic

@@ -96,6 +96,34 @@ def test_an_excluded_item_is_not_used_again_and_a_revision_replaces_the_wording(
     assert novelty_context_items(task=task, model_x_id=m["a"].pk, model_y_id=m["b"].pk, index=index) == []
 
 
+def test_contexts_made_in_one_insert_are_stored_as_returned_and_read_back_the_same(planted):
+    # a round's missing contexts go in one statement (one JSON document on PostgreSQL): every returned row
+    # must be the stored row, id included, and the next read of the task's contexts must give the same items
+    from itertools import combinations
+
+    from leaderboard.ekphrasis.tig import novelty_contexts_create, stored_novelty_contexts, tig_context_key
+
+    _, task, m = planted
+    index = task_population_index(task)
+    pairs = [(x.pk, y.pk) for x, y in combinations(m.values(), 2)]
+    made = novelty_contexts_create(task=task, pairs=[*pairs, pairs[0]], index=index)
+    assert list(made) == pairs
+    stored = ChecklistItem.objects.filter(task=task, source="tig")
+    assert stored.count() == len(pairs)
+    by_key = {row.context_key: row for row in stored}
+    fields = ("task_id", "dimension", "slot", "context_key", "text", "inspects", "source", "version", "active",
+              "provenance", "created_at")
+    for (x, y), rows in made.items():
+        row = by_key[tig_context_key(x, y, index.version)]
+        assert all(r.pk == row.pk for r in rows)
+        assert [(r.pk, *(getattr(r, f) for f in fields)) for r in rows] == \
+            ([(row.pk, *(getattr(row, f) for f in fields))] if row.active else [])
+    again = stored_novelty_contexts(task=task, version=index.version)
+    assert {key: [r.pk for r in rows] for key, rows in again.items()} == \
+        {tig_context_key(x, y, index.version): [r.pk for r in rows] for (x, y), rows in made.items()}
+    assert any(rows for rows in made.values()) and any(not rows for rows in made.values())
+
+
 def test_viewer_is_for_researchers_only(client, rita, alice, planted):
     task_set, task, _ = planted
     url = f"/task-sets/{task_set.pk}/tig/{task.pk}/"
