@@ -116,6 +116,7 @@ class SimulatedJudge:
         if answer_spread < 0:
             raise ValueError("answer_spread must be at least 0")
         self.answer_spread = float(answer_spread)
+        self._skill_memo: dict[tuple[str, Dimension], float] = {}  # θ never changes for one judge
 
     def __repr__(self) -> str:
         return (
@@ -129,10 +130,12 @@ class SimulatedJudge:
         """θ of ``model`` on ``dimension``: the configured value, else an N(0, spread²) draw seeded by
         ``skill_seed`` (never by the run seed: a new seed must not change who is better)."""
         dimension = Dimension(dimension)
-        configured = self.skills.get(model, {}).get(dimension)
-        if configured is not None:
-            return configured
-        return _draws(self.skill_seed, "skill", model, dimension.value).gauss(0.0, self.skill_spread)
+        key = (model, dimension)
+        if key not in self._skill_memo:  # two of the four seeded generators made for every verdict
+            configured = self.skills.get(model, {}).get(dimension)
+            self._skill_memo[key] = configured if configured is not None else _draws(
+                self.skill_seed, "skill", model, dimension.value).gauss(0.0, self.skill_spread)
+        return self._skill_memo[key]
 
     def answer_quality(self, task_id: str, model: str, dimension: Dimension | str) -> float:
         """q of ``model``'s answer to ``task_id`` on ``dimension`` (:func:`answer_quality` at this

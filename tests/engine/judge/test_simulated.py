@@ -132,3 +132,16 @@ def test_answer_quality_depends_on_the_answer_not_on_the_run_seed_and_is_off_by_
     assert one.answer_quality("t1", "m1", "novelty") == other.answer_quality("t1", "m1", "novelty")
     assert one.answer_quality("t1", "m1", "novelty") != one.answer_quality("t2", "m1", "novelty")
     assert SimulatedJudge().answer_quality("t1", "m1", "novelty") == 0.0
+
+
+def test_a_models_skill_is_drawn_once_per_dimension_and_stays_the_same(monkeypatch):
+    import engine.judge.simulated as simulated
+
+    fresh = [SimulatedJudge(seed=7).skill(m, d) for m in ("m1", "m2") for d in ("usefulness", "novelty")]
+    drawn = []
+    real_draws = simulated._draws
+    monkeypatch.setattr(simulated, "_draws", lambda *parts: drawn.append(parts) or real_draws(*parts))
+    judge = SimulatedJudge(seed=7)
+    for _ in range(3):
+        assert [judge.skill(m, d) for m in ("m1", "m2") for d in ("usefulness", "novelty")] == fresh
+    assert len([parts for parts in drawn if "skill" in parts]) == 4
