@@ -6,7 +6,9 @@ statement with thousands of placeholders, cost more than the rows' own work. Her
 JSON array (encoded in C by ``json``, parsed by the server), beside the values every row shares, so the
 statement text has a fixed number of placeholders whatever the number of rows.
 
-PostgreSQL only: callers keep Django's own path for other databases.
+PostgreSQL only: callers keep Django's own path for other databases. Users: the judge chunk's planned
+comparisons (and, through :func:`recordset_json`, its verdicts' UPDATE), Novelty context items and TIG
+extractions.
 """
 
 from __future__ import annotations

@@ -23,9 +23,8 @@ one statement (:func:`_write_sql`). The calls are plain objects (:class:`_Call`)
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
@@ -39,6 +38,7 @@ from engine.bt import is_empty_response
 from engine.seeding import derived_seed, unit_interval
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from leaderboard.ekphrasis.selectors import subject_models_of
+from leaderboard.json_recordset import recordset_insert_sql, recordset_json
 from leaderboard.models import Response, SubjectModel, Task
 from leaderboard.runs.errors import ProviderStopped
 from leaderboard.runs.lifecycle import run_claim_finalise
@@ -211,7 +211,7 @@ class _Ledger:
         else:
             with transaction.atomic(), connection.cursor() as cursor:
                 if self.unsaved and connection.vendor == "postgresql":
-                    cursor.execute(_VERDICT_SQL(), [_json_rows(_VERDICT_COLUMNS, self.unsaved.values())])
+                    cursor.execute(_VERDICT_SQL(), [recordset_json(Comparison, _VERDICT_ROW, self.unsaved.values())])
                 elif self.unsaved:
                     cursor.executemany(_VERDICT_SQL(), list(self.unsaved.values()))
                 if self.unsaved:
@@ -238,7 +238,7 @@ def _write_sql(ledger: _Ledger, planned: list[_Plan]) -> tuple[str, list]:
     parts, params = [], []
     if ledger.unsaved:
         parts += [f"WITH verdict_rows AS ({_VERDICT_SQL()})", _CALLS_DONE_SQL()]
-        params += [_json_rows(_VERDICT_COLUMNS, ledger.unsaved.values()), ledger.unsaved_calls, ledger.run.pk]
+        params += [recordset_json(Comparison, _VERDICT_ROW, ledger.unsaved.values()), ledger.unsaved_calls, ledger.run.pk]
     if planned:
         insert, insert_params = _insert_sql(ledger, planned)
         if parts:
@@ -278,24 +278,18 @@ def _VERDICT_SQL() -> str:  # noqa: N802 — built once per connection vendor, u
         fields = [_FIELDS[name] for name in VERDICT_FIELDS]
         table, pk = _quote(Comparison._meta.db_table), _quote(Comparison._meta.pk.column)
         if connection.vendor == "postgresql":
-            columns = ", ".join(f"{_quote(name)} {f.db_type(connection)}" for name, f in zip(
-                _VERDICT_COLUMNS, [*fields, Comparison._meta.pk], strict=True))
+            columns = ", ".join(f"{_quote(f.column)} {f.db_type(connection)}" for f in [*fields, Comparison._meta.pk])
             assignments = ", ".join(f"{_quote(f.column)} = verdict.{_quote(f.column)}" for f in fields)
             _SQL[key] = (f"UPDATE {table} SET {assignments} FROM json_to_recordset(%s::json) AS verdict({columns}) "
-                         f"WHERE {table}.{pk} = verdict.{_quote(_VERDICT_COLUMNS[-1])}")
+                         f"WHERE {table}.{pk} = verdict.{pk}")
         else:
             _SQL[key] = (f"UPDATE {table} SET " + ", ".join(f"{_quote(f.column)} = %s" for f in fields)
                          + f" WHERE {pk} = %s")
     return _SQL[key]
 
 
-#: The verdict's columns in the order of a verdict parameter row, the primary key last.
-_VERDICT_COLUMNS = (*(Comparison._meta.get_field(name).column for name in VERDICT_FIELDS), "id")
-
-
-def _json_rows(columns: Sequence[str], rows: Iterable[Sequence]) -> str:
-    """Rows as one JSON array of objects, for ``json_to_recordset`` (values already JSON-ready)."""
-    return json.dumps([dict(zip(columns, row, strict=True)) for row in rows])
+#: The fields of a verdict parameter row, in order, the primary key last.
+_VERDICT_ROW = (*VERDICT_FIELDS, "id")
 
 
 def _CALLS_DONE_SQL() -> str:  # noqa: N802
@@ -324,22 +318,11 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
         for f, _, created in _INSERT_PLAN
     ]
     if connection.vendor == "postgresql" and all(type(row) is _Plan for row in rows):
-        key = ("insert-json", connection.vendor)
-        if key not in _SQL:
-            table, returning = _quote(Comparison._meta.db_table), ", ".join(_quote(c) for c in _STORED_COLUMNS)
-            shared_fields = [f for f, _, _ in _INSERT_PLAN if f.attname not in _Plan._fields]
-            plan_fields = [_FIELDS_BY_ATTNAME[name] for name in _Plan._fields]
-            columns = ", ".join(f"{_quote(f.column)} {f.db_type(connection)}" for f in plan_fields)
-            _SQL[key] = (
-                f"INSERT INTO {table} ({', '.join(_quote(f.column) for f in shared_fields + plan_fields)}) "
-                f"SELECT {', '.join(['%s'] * len(shared_fields))}, "
-                f"{', '.join('plan.' + _quote(f.column) for f in plan_fields)} "
-                f"FROM json_to_recordset(%s::json) AS plan({columns}) ON CONFLICT DO NOTHING RETURNING {returning}"
-            )
-        shared_params = [value for (f, _, _), value in zip(_INSERT_PLAN, default, strict=True)
-                         if f.attname not in _Plan._fields]
-        plan_columns = [_FIELDS_BY_ATTNAME[name].column for name in _Plan._fields]
-        return _SQL[key], [*shared_params, _json_rows(plan_columns, rows)]
+        shared = [(f.attname, value) for (f, _, _), value in zip(_INSERT_PLAN, default, strict=True)
+                  if f.attname not in _Plan._fields]
+        sql = recordset_insert_sql(Comparison, shared=[name for name, _ in shared], per_row=_Plan._fields,
+                                   on_conflict="ON CONFLICT DO NOTHING", returning=_STORED_COLUMNS)
+        return sql, [*(value for _, value in shared), recordset_json(Comparison, _Plan._fields, rows)]
     params = []
     for row in rows:
         for (f, prepared, created), fallback in zip(_INSERT_PLAN, default, strict=True):
