@@ -1,5 +1,8 @@
 """Requests refused before any view runs, whatever view they were meant for:
 
+* a query string or a form sent in a charset other than UTF-8 (the ``Content-Type``'s ``charset``) is a 400:
+  Django decodes them with any charset Python knows, and raised on those that cannot carry text
+  (``evalsite/request_charset.py``);
 * a NUL character in the path, the query string, a urlencoded form field or a cookie is a 400: PostgreSQL
   cannot store or compare text holding NUL (a query with one raises instead of matching nothing);
 * an integer path parameter outside the 64-bit range of every id column is a 404: no row has that
@@ -31,6 +34,7 @@ from django.contrib.admin.views.main import (
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 
 from evalsite.error_pages import bad_request, page_not_found
+from evalsite.request_charset import charset_refused
 
 #: The range of a 64-bit signed id column (BigAutoField), the widest the site has.
 ID_RANGE = (-(2**63), 2**63 - 1)
@@ -113,6 +117,12 @@ class RefuseUnstorableInput:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        charset = charset_refused(request)
+        if charset is not None:
+            request.encoding = None  # nothing answering the refusal may decode with it
+            return bad_request(request, ValueError(
+                f"The request's Content-Type names the charset {charset!r}; this site reads query strings and "
+                "forms as UTF-8 only: send UTF-8, or name no charset."))
         where = _nul_in(request)
         if where is not None:
             return bad_request(request, ValueError(f"NUL characters are not accepted ({where})."))

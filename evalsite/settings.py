@@ -157,8 +157,9 @@ MIDDLEWARE = [
     "evalsite.upload_limits.RefuseOversizedUploads",
     "csp.middleware.CSPMiddleware",
     "evalsite.static_files.StaticFilesMiddleware",  # WhiteNoise; no warning for an uncollected dev folder
-    # A NUL in a path, query, form field or cookie is a 400 before any view or session lookup;
-    # an integer path parameter no id column can hold is a 404.
+    # A NUL in a path, query, form field or cookie, or a query or form in a charset other than UTF-8 (set
+    # aside by evalsite/wsgi.py), is a 400 before any view or session lookup; an integer path parameter no id
+    # column can hold is a 404.
     "evalsite.request_checks.RefuseUnstorableInput",
     # An MTurk study's pages run in MTurk's frame: their session and CSRF cookies are SameSite=None (above
     # the session and CSRF middleware, to see the cookies they set).
