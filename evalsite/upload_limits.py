@@ -6,7 +6,8 @@ file. So the limit is enforced twice, for every path (admin import pages, the AP
 the construction pool upload, any form a later page adds):
 
 * :class:`RefuseOversizedUploads` (middleware, before any other middleware reads the body) answers 413
-  when the request's ``Content-Length`` is over the limit, without reading a byte of it;
+  when the request's ``Content-Length`` is over the limit, without reading a byte of it (and 400 when the
+  header is not a number of bytes);
 * :class:`CappedUploadHandler` (first of ``FILE_UPLOAD_HANDLERS``) counts the bytes of the files as
   Django streams them and stops the upload at the limit, whatever the header said, with
   :class:`UploadTooLarge`: a ``SuspiciousOperation`` as Django's own ``RequestDataTooBig``, so wherever
@@ -55,10 +56,13 @@ class UploadTooLarge(SuspiciousOperation):
 
 
 def _content_length(request: HttpRequest) -> int | None:
-    try:
-        return int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return None  # malformed: Django itself refuses it when the body is read
+    """The body's length the ``Content-Length`` header gives (0 when empty or absent); None when it is not
+    a number of bytes: HTTP's ``1*DIGIT``, where Python's ``int`` also takes "-5", "1_000" or "１２"."""
+    given = request.META.get("CONTENT_LENGTH", "")
+    if given == "":
+        return 0
+    text = given.strip(" \t")
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 class RefuseOversizedUploads:
@@ -67,7 +71,12 @@ class RefuseOversizedUploads:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         size = _content_length(request)
-        if size is not None and size > upload_limit():
+        if size is None:
+            # django-prometheus's middleware reads the header with int(): 'abc' was a 500 on every URL under
+            # runserver, which passes the header on as it came (gunicorn refuses it itself).
+            given = request.META["CONTENT_LENGTH"]
+            return error_response(request, 400, f"The Content-Length header {given!r} is not a number of bytes.")
+        if size > upload_limit():
             return error_response(request, 413, UploadTooLarge(size).message)
         return self.get_response(request)
 

@@ -3,6 +3,8 @@ ATELIER_MAX_UPLOAD_BYTES, in the site's error shape, and writes nothing."""
 
 from __future__ import annotations
 
+from html import unescape
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import RequestFactory
@@ -144,3 +146,26 @@ def test_form_fields_over_djangos_field_limit_are_a_413_not_a_400(settings, clie
     client.force_login(adam)
     page = client.post("/admin/leaderboard/taskset/import/", {"kind": "tasks", "tasks-task_set": "x" * 2000})
     assert page.status_code == 413 and b"DATA_UPLOAD_MAX_MEMORY_SIZE" in page.content
+
+
+@pytest.mark.parametrize("length", ["abc", "1.5", "0x10", "-5", "+5", "1_000", "１２", " "])
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_content_length_that_is_not_a_number_of_bytes_is_a_400_before_any_view(client, rita, method, length):
+    # django-prometheus (last middleware) read it with int(): 'abc' was a 500 on every URL under runserver,
+    # which passes the header on as it came (gunicorn refuses it itself).
+    from leaderboard.api_tokens.models import ApiToken
+
+    client.force_login(rita)
+    response = client.generic(method, "/account/api-tokens/", b"name=laptop", content_type="application/x-www-form-urlencoded",
+                              CONTENT_LENGTH=length)
+    assert response.status_code == 400
+    assert f"The Content-Length header {length!r} is not a number of bytes" in unescape(response.content.decode())
+    assert not ApiToken.objects.exists()
+
+
+@pytest.mark.parametrize("length", ["", "0", "11", " 11 "])
+def test_a_content_length_of_digits_or_none_is_read(client, rita, length):
+    client.force_login(rita)
+    response = client.generic("POST", "/account/api-tokens/", b"name=laptop",
+                              content_type="application/x-www-form-urlencoded", CONTENT_LENGTH=length)
+    assert response.status_code == 200
