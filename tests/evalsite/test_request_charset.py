@@ -6,18 +6,14 @@ that read it."""
 
 from __future__ import annotations
 
-import io
 import json
 from html import unescape
 
 import pytest
 from django.conf import settings
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from django.test import Client
 
 from evalsite.request_charset import SET_ASIDE, charset_set_aside
-from evalsite.wsgi import application
 from leaderboard.api_tokens.models import ApiToken
 
 pytestmark = pytest.mark.django_db
@@ -31,27 +27,17 @@ CSRF = "a" * 32
 
 
 @pytest.fixture
-def site(rita):
-    """``site(method, path, ...)``: (status, body) from the WSGI application, as rita, on the test database
-    (kept open between requests, as the test client keeps it: the test's transaction holds the data)."""
+def site(rita, wsgi_request):
+    """``site(method, path, ...)``: (status, page) from the site's WSGI entry, as rita."""
     client = Client()
     client.force_login(rita)
     cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}; csrftoken={CSRF}"
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
 
-    def call(method: str, path: str, *, query: str = "", body: bytes = b"", content_type: str = "") -> tuple[int, str]:
-        environ = {"REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": query, "CONTENT_TYPE": content_type,
-                   "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body), "wsgi.url_scheme": "http",
-                   "SERVER_NAME": "testserver", "SERVER_PORT": "80", "HTTP_HOST": "testserver",
-                   "HTTP_COOKIE": cookie, "HTTP_X_CSRFTOKEN": CSRF}
-        answer = {}
-        chunks = application(environ, lambda status, headers: answer.update(status=int(status.split()[0])))
-        return answer["status"], b"".join(chunks).decode()
+    def call(method: str, path: str, **request) -> tuple[int, str]:
+        status, body = wsgi_request(method, path, HTTP_COOKIE=cookie, HTTP_X_CSRFTOKEN=CSRF, **request)
+        return status, body.decode()
 
-    yield call
-    request_started.connect(close_old_connections)
-    request_finished.connect(close_old_connections)
+    return call
 
 
 @pytest.mark.parametrize("charset", NOT_UTF8)

@@ -5,6 +5,9 @@ No answer may be a 5xx (or an exception), a refused request (4xx) may write noth
 body may write anything at all: not a label, not an assignment handed out, not a catalogue row. The
 patterns are read from the resolver, so URL patterns added later (the EASEL and C² sub-apps) are
 walked without a change here. The counts are printed (run with ``-s``) and recorded as properties.
+
+A second walk (below) sends what the first does not — other methods, malformed encodings, odd headers,
+malformed upload files — at ids that answer, as anonymous, an annotator, a crowd participant and an admin.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 import pytest
 from django.apps import apps
@@ -22,6 +25,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import connection
 from django.test import Client
+from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RegexPattern, RoutePattern
 
@@ -267,3 +271,272 @@ def test_no_url_answers_a_hostile_request_with_a_server_error_or_a_write(alice, 
 @pytest.fixture
 def settings_media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The second walk: what the walk above does not send. Each URL pattern, at a path that answers (probed as an
+# admin among the ids that exist), as anonymous, an annotator, a crowd participant and an admin (staff):
+# other methods; query strings holding invalid UTF-8, repeated and array-style keys, empty, long, non-ASCII
+# digits, numbers past 64 bits or not finite, under every name a form, serializer or list filter of the site
+# has; odd Range / If-None-Match / If-Modified-Since / Accept headers; path integers in non-ASCII digits; JSON
+# bodies the strict reader must refuse or take; forms under a charset other than UTF-8 and a query under one
+# through the WSGI entry (a 500 before evalsite/request_charset.py); a Content-Length that is no number (a 500
+# before evalsite/upload_limits.py refused it); a form without its CSRF token; and, as the admin, every upload
+# field with malformed CSV/JSONL files. No answer may be a 5xx or an exception.
+# ---------------------------------------------------------------------------------------------------------
+
+#: Django's own admin views of each registered model.
+ADMIN_MODEL_VIEWS = {"changelist_view", "add_view", "change_view", "delete_view", "history_view", "autocomplete_view",
+                     "changeform_view", "view_on_site"}
+#: Query parameter names views read that no form, serializer or filter declares (DRF's own, the panels').
+READ_DIRECTLY = ["cursor", "page_size", "format", "page", "q", "a", "b", "pair", "build", "campaign", "style", "next",
+                 "all", "o", "p", "e", "PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId",
+                 "turkSubmitTo", "pid"]
+#: Values for every name, in turn ("١٢" and "１"; past 64 bits; …): request k gives name i value (i + k) mod 8.
+SWEEP_VALUES = ["%D9%A1%D9%A2", "%EF%BC%91", "99999999999999999999", "-1", "1e309", "NaN", "1,99999999999999999999",
+                "x" * 1000]
+SWEEP_QUERIES = 3
+#: "١" and "𝟗"×25 (a regex's \d takes both), just past 64 bits, invalid UTF-8, an overlong "/", an emoji.
+PATH_VALUES = ["%D9%A1", "%F0%9D%9F%97" * 25, "9223372036854775808", "%ff", "%C0%AF", "%F0%9F%98%80"]
+ODD_HEADERS = {"HTTP_RANGE": "bytes=99999999999999999999-,5-1,-0", "HTTP_IF_NONE_MATCH": 'W/"x", *, "',
+               "HTTP_IF_RANGE": "garbage", "HTTP_IF_MODIFIED_SINCE": "Mon, 99 Foo 99999 99:99:99 GMT",
+               "HTTP_ACCEPT": "text/csv;q=NaN, application/json;q=0, */*;q=abc", "HTTP_ACCEPT_LANGUAGE": "zz;q=NaN"}
+ODD_JSON = [b'\xef\xbb\xbf{"progress": true}', '{"progress": true}'.encode("utf-16"),
+            b'{"progress": true, "seed": ' + b"9" * 4300 + b"}", b'{"progress": true, "seed": -1e308}']
+UNREADABLE_CHARSETS = ["hex", "ascii"]  # no text encoding; no U+FFFD to encode back
+MALFORMED_FILES = [
+    b"\xff\xfe\xfa not UTF-8\n", b"\xef\xbb\xbfexternal_id,brief\nt1,A brief.\n", "external_id,brief\nt1,b\n".encode("utf-16"),
+    b"external_id,brief\nt1,\x00\n", b"external_id,brief,family\nt1\nt2,b,c,d,e\n", b"external_id,brief\nt1," + b"x" * 200_000 + b"\n",
+    b"external_id,brief\r t1,b\r", b'external_id,brief\n"t1,unterminated\n', b"[" * 3000 + b"]" * 3000 + b"\n",
+    b'{"external_id": "t1", "external_id": "t2", "brief": NaN}\n[1, 2]\n', b"",
+]
+
+
+def _declared_query_names() -> list[str]:
+    """Every field name of the site's forms, serializers and list filters (a new view's are among them)."""
+    import django_filters
+    from django import forms
+    from rest_framework import serializers
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    names = set(READ_DIRECTLY)
+    for base, fields in ((forms.BaseForm, "base_fields"), (serializers.Serializer, "_declared_fields"),
+                         (django_filters.FilterSet, "base_filters")):
+        for cls in subclasses(base):
+            if cls.__module__.split(".")[0] in ("annotation", "leaderboard", "evalsite"):
+                names |= set(getattr(cls, fields, {}) or {})
+    return sorted(names)
+
+
+class SweepWorld(World):
+    """The walk's world, with an EASEL suite and runs, a C² run, and a crowd study with a participant who
+    holds an item; :meth:`live_values` probes, as an admin, which ids of these answer each pattern."""
+
+    def __init__(self, annotator, admin):
+        from annotation import participants
+        from annotation.panel_models import Participant
+        from leaderboard.c2.services import runs as c2_runs
+        from leaderboard.c2.services.imports import c2_tasks_import
+        from tests.annotation.validation_factories import C2World, EaselWorld
+
+        super().__init__(annotator)
+        easel, c2 = EaselWorld(), C2World()  # EASEL episodes and steps; a C² task with an image
+        c2_set, _ = c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] A door in the sea.\n",
+                                    task_set_name="c2-sweep", version="1")
+        c2_run = c2_runs.c2_run_execute_inline(run=c2_runs.c2_run_create(
+            task_set=c2_set, model_names=["simulated-a", "simulated-b"], n_samples=1, rater_name="simulated"))
+        self.study = participants.panel_study_open(campaign=pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=2),
+                                                   panel="prolific", consent_text="You agree.")
+        self.participant_client = Client()
+        self.participant_client.get(f"/annotate/p/{self.study.entry_token}/",
+                                    {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S", "SESSION_ID": "X"})
+        participant = participants.participant_consent(participant=Participant.objects.get())
+        participant = participants.participant_instructions_read(participant=participant)
+        self.tokens = {"participant": participants.participant_next(participant=participant).assignment.token}
+        self.pool = sorted({*self.ids, easel.runs[0].pk, easel.runs[0].episodes.first().pk, c2_run.pk, c2.visual.pk,
+                            self.snapshot.run.task_set.tasks.first().pk, 1, 2})[:8]
+        self.admin = Client()
+        self.admin.force_login(admin)
+
+    def live_values(self, route: Route) -> dict[str, str]:
+        """The route's parameters at the first ids that answer an admin's GET (else the first ids), with
+        ``{token}`` and ``{entry}`` for an assignment token (each role's own) and the study's entry token. Kept
+        per id pool: each role's test builds the same world, at the same ids on SQLite (a rolled-back test
+        resets the sequences)."""
+        key = (route.template, tuple(self.pool))
+        if key not in _LIVE_VALUES:
+            _LIVE_VALUES[key] = self._probe(route)
+        return _LIVE_VALUES[key]
+
+    def _probe(self, route: Route) -> dict[str, str]:
+        special = {"entry": ["{entry}"], "token": ["{token}"], "slot": ["A"], "index": ["1"],
+                   "kind": ["ekphrasis", "easel", "c2"]}
+        choices = [special.get(p.name) or (p.regex.split("|") if _LITERAL_ALTERNATION.fullmatch(p.regex) else
+                   [str(pk) for pk in self.pool]) for p in route.parameters]
+        combos = [dict(zip((p.name for p in route.parameters), combo))
+                  for combo in itertools.islice(itertools.product(*choices), 12)]
+        for values in combos:
+            if "token" in values or "entry" in values:  # the participant's and annotator's own pages
+                return values
+            status = self.admin.get(route.template.format(**values)).status_code
+            if status == 200:
+                return values
+            if status == 405:  # a POST-only address: no id answers a GET
+                break
+        return combos[0]
+
+
+#: live_values of each (route, id pool, study): probed once per pytest process and world.
+_LIVE_VALUES: dict[tuple, dict[str, str]] = {}
+
+
+def _upload_baseline(route: Route) -> list[tuple[str, dict]]:
+    """(file field, other fields) of each way a DRF view takes an upload: its input serializer's fields, a
+    ChoiceField at each of its choices."""
+    from rest_framework import serializers
+
+    view = getattr(getattr(route.callback, "cls", None), "post", None)
+    inputs = [value for value in vars(getattr(route.callback, "cls", object)).values()
+              if isinstance(value, type) and issubclass(value, serializers.Serializer)]
+    found = []
+    for serializer in inputs if view else ():
+        fields = serializer().fields
+        files = [name for name, field in fields.items() if isinstance(field, serializers.FileField)]
+        if not files:
+            continue
+        plain = {name: "sweep" if isinstance(field, serializers.CharField) else "false"
+                 for name, field in fields.items() if name not in files and not isinstance(field, serializers.ChoiceField)}
+        choices = [[(name, choice) for choice in field.choices] for name, field in fields.items()
+                   if isinstance(field, serializers.ChoiceField)]
+        for combo in itertools.product(*choices):
+            found.append((files[0], {**plain, **dict(combo)}))
+    return found
+
+
+def _page_upload_forms(client, path: str) -> list[tuple[str, str, dict]]:
+    """(action, file field, other fields) of each form with a file input on the page at ``path``."""
+    from html.parser import HTMLParser
+
+    class Forms(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.forms: list[dict] = []
+
+            self.select: str | None = None
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "form":
+                self.forms.append({"action": attrs.get("action") or path, "fields": {}, "file": None})
+            elif not self.forms:
+                return
+            elif tag == "select" and attrs.get("name"):
+                self.select = attrs["name"]
+            elif tag == "option" and self.select and attrs.get("value"):  # a select's first real choice
+                self.forms[-1]["fields"].setdefault(self.select, attrs["value"])
+            elif tag in ("input", "textarea") and attrs.get("name"):
+                form = self.forms[-1]
+                if attrs.get("type") == "file":
+                    form["file"] = attrs["name"]
+                elif attrs.get("type") not in ("checkbox", "radio", "submit") or "checked" in attrs:
+                    form["fields"].setdefault(attrs["name"], attrs.get("value") or "sweep")
+
+        def handle_endtag(self, tag):
+            if tag == "select":
+                self.select = None
+
+    response = client.get(path)
+    if response.status_code != 200 or "html" not in response.get("Content-Type", ""):
+        return []
+    parser = Forms()
+    parser.feed(response.content.decode())
+    return [(form["action"], form["file"], form["fields"]) for form in parser.forms if form["file"]]
+
+
+# The admin is the staff member and a researcher: it reaches every page a researcher does, and the imports.
+@pytest.mark.parametrize("walker", ["anonymous", "annotator", "participant", "admin"])
+def test_no_url_answers_a_malformed_encoding_header_method_or_upload_with_a_server_error(
+        alice, adam, settings_media, wsgi_request, record_property, walker):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    world = SweepWorld(alice, adam)
+    # Django's own admin pages of each model are the walk above's; the admin's custom pages (imports) are here.
+    routes = [route for route in site_routes() if getattr(route.callback, "model_admin", None) is None
+              or route.callback.__name__ not in ADMIN_MODEL_VIEWS]
+    names = _declared_query_names()
+    client, csrf_client = Client(), Client(enforce_csrf_checks=True)
+    if walker == "participant":
+        client = world.participant_client
+        csrf_client.cookies = client.cookies
+    elif walker != "anonymous":
+        for each in (client, csrf_client):
+            each.force_login({"annotator": alice, "admin": adam}[walker])
+    token = world.tokens.get(walker, world.assignment.token)
+    problems: list[str] = []
+    sent = [0]
+    uploaded: set[str] = set()
+    started = time.monotonic()
+
+    def send(method: str, url: str, by=None, **options):
+        sent[0] += 1
+        try:
+            status = (by or client).generic(method, url, **options).status_code
+        except Exception as exc:  # the test client re-raises what a view raised: a 500 in production
+            problems.append(f"{method} {url[:140]} as {walker}: {type(exc).__name__}: {str(exc)[:200]}")
+            return None
+        if status >= 500:
+            problems.append(f"{method} {url[:140]} as {walker}: {status}")
+        return status
+
+    own = {"{token}": token, "{entry}": world.study.entry_token}
+    for route in routes:
+        values = {name: own.get(value, value) for name, value in world.live_values(route).items()}
+        path = route.template.format(**values)
+        for charset in UNREADABLE_CHARSETS:  # refused before any view: every pattern, every role
+            try:  # through the WSGI entry: Django decoded such a query while it built the request
+                status, _ = wsgi_request("GET", path, query="page=%ff", content_type=f"text/plain; charset={charset}")
+            except Exception as exc:  # out of the application itself: the server's bare 500
+                status = f"{type(exc).__name__}: {str(exc)[:120]}"
+            if not isinstance(status, int) or status >= 500:
+                problems.append(f"GET {path}?page=%ff under charset={charset} (WSGI) as {walker}: {status}")
+            send("POST", path, data=b"name=x", content_type=f"application/x-www-form-urlencoded; charset={charset}")
+        send("POST", path, data=b"name=x", content_type=URLENCODED, CONTENT_LENGTH="abc")
+        send("POST", path, by=csrf_client, data=b"name=x", content_type=URLENCODED)
+        for method in ("PUT", "DELETE", "OPTIONS", "HEAD"):
+            send(method, path, data=b"{}", content_type="application/json")
+        for parameter in route.parameters:  # the values its pattern takes (any other is the resolver's 404)
+            for value in PATH_VALUES:
+                if re.fullmatch(parameter.regex, unquote(value)):
+                    send("GET", route.template.format(**{**values, parameter.name: value}))
+        if hasattr(route.callback, "cls") and send("POST", path, data=b"{}", content_type="application/json") not in (
+                None, 403, 404, 405):
+            for body in ODD_JSON:
+                send("POST", path, data=body, content_type="application/json")
+        if walker == "admin":  # the imports are the admins': an API operation's, and the forms of a page
+            uploads = [(path, field, fields) for field, fields in _upload_baseline(route)]
+            for action, field, fields in uploads + _page_upload_forms(client, path):
+                for k, raw in enumerate(MALFORMED_FILES):
+                    upload = SimpleUploadedFile(("sweep.csv", "sweep.jsonl")[k % 2], raw)
+                    send("POST", action, data=encode_multipart(BOUNDARY, {**fields, field: upload}),
+                         content_type=MULTIPART_CONTENT)
+                    uploaded.add(action)
+        if send("GET", path) != 200:
+            continue  # refused or moved: a query is not read there
+        for k in range(SWEEP_QUERIES):
+            send("GET", f"{path}?" + "&".join(f"{name}={SWEEP_VALUES[(i + k) % len(SWEEP_VALUES)]}"
+                                              for i, name in enumerate(names)))
+        send("GET", f"{path}?" + "&".join(f"{name}=%ff&{name}=&{name}%5B%5D=1" for name in names))
+        send("GET", path, **ODD_HEADERS)
+    elapsed = time.monotonic() - started
+    summary = (f"Malformed-input walk as {walker}: {len(routes)} patterns, {sent[0]} requests, "
+               f"{len(uploaded)} upload addresses, {len(problems)} problems, {elapsed:.1f} s")
+    print(summary)
+    record_property("requests_sent", sent[0])
+    assert not problems, summary + "\n" + "\n".join(problems[:40])
+    assert walker != "admin" or {"/api/v1/task-sets/import", "/task-sets/pools/import/"} <= uploaded, sorted(uploaded)
+    # no request ended the session (a logout address): every pattern was walked as the role named
+    assert walker == "anonymous" or "_auth_user_id" in client.session
