@@ -51,6 +51,8 @@ def charset_set_aside(application: Callable) -> Callable:
 
     def entry(environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
         content_type = environ.get("CONTENT_TYPE", "")
+        if "charset" not in content_type.lower():  # most requests: no header to parse (the labelling hot path)
+            return application(environ, start_response)
         charset = parse_header_parameters(content_type)[1].get("charset")
         if _not_utf8(charset):
             environ[SET_ASIDE] = charset
