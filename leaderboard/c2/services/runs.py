@@ -286,16 +286,20 @@ def _images(tasks: dict[int, Task]) -> dict[int, str]:
 def prompt_versions(run: C2Run | None = None) -> dict[str, str]:
     """The versions of the texts this code sends: the subject models' templates and confidence question and
     the rater's rubric. A run records them all when it is made (``run`` None) and resumes only while those it
-    sends are unchanged (:func:`leaderboard.runs.lifecycle.run_prompt_change`): the templates and confidence
-    question while a provider subject answers, the rubric while a provider rater rates (a simulated subject
-    or rater reads no prompt, as a simulated judge)."""
+    sends are unchanged (:func:`leaderboard.runs.lifecycle.run_prompt_change`): the templates while a provider
+    subject answers, the confidence question while one answers a convergent prompt, the rubric while a provider
+    rater rates a divergent one (a simulated subject or rater reads no prompt, as a simulated judge; a run
+    without convergent prompts asks no confidence, one without divergent prompts rates nothing)."""
     versions = {"template_version": prompts.TEMPLATE_VERSION, "confidence_version": prompts.CONFIDENCE_VERSION,
                 "rubric_version": RUBRIC_VERSION}
     if run is None:
         return versions
+    families = set(run.prompts.values_list("task__family", flat=True))
     if not run.subjects.filter(is_simulated=False).exists():
         del versions["template_version"], versions["confidence_version"]
-    if run.rater_model_id is None and run.second_rater_model_id is None:
+    elif not families & set(CONVERGENT_TYPES):
+        del versions["confidence_version"]
+    if (run.rater_model_id is None and run.second_rater_model_id is None) or not families & set(DIVERGENT_TYPES):
         del versions["rubric_version"]
     return versions
 

@@ -10,7 +10,7 @@ import logging
 import pytest
 
 from engine.c2.grading import CODE_GRADER_VERSION
-from engine.c2.prompts import CONFIDENCE_PROMPT
+from engine.c2.prompts import CONFIDENCE_PROMPT, CONFIDENCE_VERSION
 from leaderboard.c2.models import C2Rating, C2Run, C2Sample
 from leaderboard.c2.services import runs
 from leaderboard.c2.services.imports import c2_tasks_import
@@ -272,6 +272,41 @@ def test_a_run_whose_provider_rater_reads_another_rubric_is_refused_though_its_s
     run.refresh_from_db()
     change = run_prompt_change(run)
     assert "rubric_version 'c2-rubric-v2'" in change and "template_version" not in change
+
+
+def test_a_divergent_only_run_resumes_though_the_confidence_question_it_never_asks_moved(server, tmp_path):
+    # a divergent prompt is answered and rated, never asked for its confidence: a moved confidence question
+    # changes nothing such a run sends, while a moved template (which it sends) still refuses it
+    from leaderboard.runs.lifecycle import run_fail, run_may_resume, run_prompt_change
+
+    task_set, _ = c2_tasks_import(fmt="writingprompts", name="wp.txt", raw=b"[ WP ] A lighthouse keeper finds a door.\n",
+                                  task_set_name="c2-divergent", version="1")
+    run = create_run(server, task_set)
+    assert run.config["confidence_version"] == CONFIDENCE_VERSION  # recorded, as every run records it
+    C2Run.objects.filter(pk=run.pk).update(config={**run.config, "confidence_version": "c2-confidence-v0"})
+    run_fail(C2Run, run.pk, "cancelled")
+    run.refresh_from_db()
+    assert run_prompt_change(run) == "" and run_may_resume(run)
+    assert runs.c2_run_execute_inline(run=run).status == C2Run.Status.DONE
+    C2Run.objects.filter(pk=run.pk).update(config={**run.config, "template_version": "c2-templates-v0"})
+    run.refresh_from_db()
+    assert "template_version 'c2-templates-v0'" in run_prompt_change(run)
+
+
+def test_a_convergent_only_run_is_not_refused_for_a_rubric_its_rater_never_reads(server, tmp_path):
+    from leaderboard.runs.lifecycle import run_prompt_change
+
+    # a convergent prompt is answered, asked its confidence and graded by code: the named rater rates nothing
+    trivia = {"Data": [{"Question": "Which planet is red?", "QuestionId": "q1",
+                        "Answer": {"Value": "Mars", "NormalizedAliases": ["mars"]}}]}
+    task_set, _ = c2_tasks_import(fmt="triviaqa", name="qa.json", raw=json.dumps(trivia).encode(),
+                                  task_set_name="c2-convergent", version="1")
+    run = create_run(server, task_set)
+    C2Run.objects.filter(pk=run.pk).update(config={**run.config, "rubric_version": "c2-rubric-v0",
+                                                   "confidence_version": "c2-confidence-v0"})
+    run.refresh_from_db()
+    change = run_prompt_change(run)
+    assert "rubric_version" not in change and "confidence_version 'c2-confidence-v0'" in change
 
 
 def test_code_answers_are_graded_in_the_sandbox_and_clustered(server, tmp_path):
