@@ -31,7 +31,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from engine.easel.trajectory import REPEAT_RATE_METHOD_VERSION, progress_curve
+from engine.easel.trajectory import (
+    REPEAT_RATE_METHOD_VERSION,
+    REPEAT_RATE_METHODS,
+    progress_curve,
+    recorded_repeat_method,
+    trajectory_diagnostics,
+)
 from engine.providers.client import ProviderError
 from leaderboard.easel import agents
 from leaderboard.easel.models import (
@@ -49,6 +55,7 @@ from leaderboard.runs.errors import ProviderStopped, RunConfigurationError, Unit
 from leaderboard.runs.lifecycle import (
     JobKind,
     run_claim_finalise,
+    run_display_name,
     run_fail,
     run_finish,
     run_pending_units,
@@ -372,6 +379,18 @@ def easel_run_prompt_versions(run: EaselRun) -> dict[str, str]:
     return versions
 
 
+def easel_run_repeat_method(run: EaselRun) -> int:
+    """The repeat-rate method ``run`` recorded (:func:`engine.easel.trajectory.recorded_repeat_method`), or a
+    :class:`RunConfigurationError` naming it when this code does not know it: resuming cannot teach it the
+    method, and a guess would give its remaining episodes repeat rates unlike its finished ones'."""
+    method = recorded_repeat_method(run.config)
+    if method not in list(REPEAT_RATE_METHODS):  # compared by ==: a JSON list or object is refused, not a TypeError
+        raise RunConfigurationError(
+            f"{run_display_name(run)} records repeat_rate_method_version {method!r}, which this code does not know "
+            f"(it knows {', '.join(map(str, REPEAT_RATE_METHODS))}): start a new run")
+    return int(method)
+
+
 #: An EASEL run's units are its episodes (leaderboard.runs.lifecycle). Runs made before runs recorded their
 #: prompt versions were sent the first wordings.
 EASEL_RUN_JOB = JobKind(
@@ -455,6 +474,8 @@ def _environment(run: EaselRun, task, budget: int):
 
 
 def _stepped_episode(run: EaselRun, episode: EaselEpisode, task, progress) -> None:
+    # read before any step is asked for, so that a method this code does not know costs no agent call
+    repeat_method = easel_run_repeat_method(run) if task.kind == "reconstruction" else None
     env = _environment(run, task, episode.budget)
     initial_s = float(env.similarity.s) if env.similarity is not None else None
     stored = list(episode.steps.order_by("index").values_list("raw", flat=True))
@@ -474,7 +495,7 @@ def _stepped_episode(run: EaselRun, episode: EaselEpisode, task, progress) -> No
         _write_steps(run, episode, pending, progress)
     finally:
         run_usage_add(run, client_usage_take(client))
-    _episode_finish(episode, env, task, initial_s)
+    _episode_finish(episode, env, task, initial_s, repeat_method)
 
 
 def _step_row(episode: EaselEpisode, env, outcome) -> EaselStep:
@@ -513,9 +534,7 @@ def _write_steps(run: EaselRun, episode: EaselEpisode, rows: list[EaselStep], pr
         progress(len(rows))
 
 
-def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None) -> None:
-    from engine.easel.trajectory import recorded_repeat_method, trajectory_diagnostics
-
+def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None, repeat_method: int | None) -> None:
     steps = list(episode.steps.order_by("index").values("index", "action", "valid", "kind", "collision", "s",
                                                          "ssim", "l1", "edge_iou"))
     kinds = [row["kind"] for row in steps]
@@ -529,7 +548,7 @@ def _episode_finish(episode: EaselEpisode, env, task, initial_s: float | None) -
     if task.kind == "reconstruction":
         s_values = [row["s"] for row in steps]
         diagnostics = trajectory_diagnostics(s_values, [row["action"] for row in steps], [row["valid"] for row in steps],
-                                             repeat_method=int(recorded_repeat_method(episode.run.config)))
+                                             repeat_method=repeat_method)
         last = steps[-1]
         fields.update(
             initial_s=initial_s, final_s=diagnostics.final, final_ssim=last["ssim"], final_l1=last["l1"],

@@ -371,6 +371,24 @@ def test_a_stroke_repeated_in_another_spelling_counts_as_a_repeat_by_the_method_
     assert {e.repeat_rate for e in old.episodes.all()} == {0.0}  # as it was computed when the run was made
 
 
+@pytest.mark.parametrize("recorded", [99, "2", [2]])
+def test_a_repeat_rate_method_this_code_does_not_know_fails_the_run_as_a_configuration_error_naming_it(
+        reconstruction_only, recorded):
+    # resuming cannot teach the code the method, so the run is not retried nor offered a resume; a string "2"
+    # is not method 2 (the bundle's verifier does not read it so either), and a JSON list is no TypeError
+    from leaderboard.runs.lifecycle import run_may_resume, run_pending_units
+    from leaderboard.runs.tasks import run_unit
+
+    run = services.easel_run_create(task_set=reconstruction_only, agent="simulated")
+    EaselRun.objects.filter(pk=run.pk).update(config={**run.config, "repeat_rate_method_version": recorded})
+    episode_id = run_pending_units(services.EASEL_RUN_JOB, run.pk)[0]
+    run_unit(services.EASEL_RUN_JOB.name, run.pk, episode_id)
+    run.refresh_from_db()
+    assert run.status == EaselRun.Status.FAILED and not run.resumable and not run_may_resume(run)
+    assert f"repeat_rate_method_version {recorded!r}, which this code does not know (it knows 1, 2)" in run.error
+    assert run.steps_done == 0  # refused before the agent was asked for a step
+
+
 @pytest.mark.parametrize("recogniser", [None, False, ""])
 def test_a_run_read_by_tesseract_records_and_compares_no_recogniser_prompt_whatever_its_config_says(suite, recogniser):
     # {"recogniser": null} (a form or API client sending the empty field as null) is read by Tesseract, which
