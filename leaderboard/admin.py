@@ -21,7 +21,7 @@ from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Benchmark, Render, Response, SubjectModel, Task, TaskSet
 from leaderboard.roles import require_admin
 from leaderboard.services.catalogue import (
-    SubjectModelNameTaken,
+    SubjectModelNameRefused,
     responses_import,
     subject_model_save,
     subject_models_delete,
@@ -117,7 +117,7 @@ class SubjectModelAdmin(admin.ModelAdmin):
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)
-        except SubjectModelNameTaken as taken:
+        except SubjectModelNameRefused as taken:
             # Another admin saved a look-alike name between this form's check and its save (which checks again
             # under the catalogue's lock): nothing was written; say why on the same page instead of a 500.
             self.message_user(request, f"Not saved: {taken}", level=messages.ERROR)

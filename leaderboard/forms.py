@@ -8,11 +8,10 @@ from django.shortcuts import get_object_or_404
 from engine.strict_json import json_decode
 from evalsite.request_checks import out_of_id_range
 from leaderboard.api_contract import MAX_SEED
-from leaderboard.import_contract import field_rule, value_check
 from leaderboard.models import Benchmark, SubjectModel, TaskSet
 from leaderboard.protocols import task_set_kind_check
 from leaderboard.runs.errors import RunConfigurationError
-from leaderboard.services.catalogue import SubjectModelNameTaken, subject_model_name_check
+from leaderboard.services.catalogue import SubjectModelNameRefused, subject_model_name_check
 
 
 def form_problems(form: forms.Form) -> str:
@@ -158,15 +157,12 @@ class SubjectModelAdminForm(forms.ModelForm):
         }
 
     def clean_display_name(self):
-        """The API's and the imports' rules: no invisible character, and no name that reads as another
-        model's (case, dashes, width, look-alike letters of another script: the catalogue's one gate)."""
+        """The catalogue's one gate, as the API and the imports pass it: an identifier (no invisible character),
+        and no name that reads as another model's (case, dashes, width, look-alike letters of another script)."""
         name = self.cleaned_data["display_name"]
-        problems = value_check(name, field_rule(SubjectModel, "display_name", identifier=True))
-        if problems:
-            raise ValidationError(f"display name {problems[0]}")
         try:
             subject_model_name_check(name, except_pk=self.instance.pk)
-        except SubjectModelNameTaken as exc:
+        except SubjectModelNameRefused as exc:
             raise ValidationError(str(exc)) from exc
         return name
 

@@ -11,7 +11,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from leaderboard.models import SubjectModel, Task, TaskSet
-from leaderboard.services.catalogue import SubjectModelNameTaken, subject_model_save
+from leaderboard.services.catalogue import SubjectModelNameRefused, subject_model_save
 
 __all__ = [
     "ApiOperationRefused", "SUBJECT_MODEL_FIELDS", "subject_model_create",
@@ -75,7 +75,7 @@ def _subject_model_saved(model: SubjectModel, *, update_fields: list[str] | None
     a request taking a look-alike name at the same time waits for it), its refusal as the conflict."""
     try:
         return subject_model_save(model=model, update_fields=update_fields)
-    except SubjectModelNameTaken as exc:
+    except SubjectModelNameRefused as exc:
         raise ApiOperationRefused(str(exc), field="display_name") from exc
 
 

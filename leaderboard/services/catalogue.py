@@ -328,7 +328,12 @@ def model_name_twin_message(display_name: str, where: str) -> str:
             "characters or look-alike letters of another script: name one model one way")
 
 
-class SubjectModelNameTaken(ValueError):
+class SubjectModelNameRefused(ValueError):
+    """A new or changed subject-model name the catalogue refuses: one that is no identifier (surrounding
+    whitespace, an invisible character, too long), or one another model has (:class:`SubjectModelNameTaken`)."""
+
+
+class SubjectModelNameTaken(SubjectModelNameRefused):
     """A new or changed subject-model name that another model already has, or that reads as its name (the
     same :func:`model_name_readings`); ``twin`` is that model's name."""
 
@@ -349,8 +354,13 @@ def _model_names_lock() -> None:
 
 def subject_model_name_check(display_name: str, *, except_pk: int | None = None) -> None:
     """The one gate of a new or changed subject-model name (API, admin, imports, commands): raise
-    :class:`SubjectModelNameTaken` naming the model (other than ``except_pk``, the model being renamed)
-    whose name it equals or reads as. A model renamed to a look-alike of its own name passes."""
+    :class:`SubjectModelNameRefused` when it is no identifier — the rule the API's field and a response
+    record's ``model`` apply; a name stored as " alpha" could be named by no run, whose lists of names are
+    trimmed — and :class:`SubjectModelNameTaken` naming the model (other than ``except_pk``, the model being
+    renamed) whose name it equals or reads as. A model renamed to a look-alike of its own name passes."""
+    problems = value_check(display_name, field_rule(SubjectModel, "display_name", identifier=True))
+    if problems:
+        raise SubjectModelNameRefused(f"display name {display_name!r} {problems[0]}")
     readings = model_name_readings(display_name)
     for name in SubjectModel.objects.exclude(pk=except_pk).values_list("display_name", flat=True):
         if model_names_read_alike(model_name_readings(name), readings):
@@ -436,7 +446,7 @@ def catalogue_revision_sync(*, now: datetime | None = None) -> int:
 def subject_model_save(*, model: SubjectModel, update_fields: Sequence[str] | None = None) -> SubjectModel:
     """Save a subject model, new or changed (``update_fields`` as ``Model.save`` takes them), and move the
     catalogue revision when its names changed: the one write of a model (API, admin, imports). A new name,
-    or a changed one, passes :func:`subject_model_name_check` first (else :class:`SubjectModelNameTaken`)."""
+    or a changed one, passes :func:`subject_model_name_check` first (else :class:`SubjectModelNameRefused`)."""
     with transaction.atomic():
         stored = SubjectModel.objects.filter(pk=model.pk).values_list("display_name", flat=True).first()
         if model.pk is None or stored != model.display_name:
@@ -454,8 +464,8 @@ def subject_model_ensure(*, display_name: str, defaults: Mapping[str, Any]) -> S
 
 def subject_models_ensure(*, defaults_by_name: Mapping[str, Mapping[str, Any]]) -> dict[str, SubjectModel]:
     """Display name -> the model of that name, each created with its defaults on first use; the catalogue
-    revision moves once for all the new ones. A new name that reads as an existing model's is refused
-    (:class:`SubjectModelNameTaken`), and nothing is created."""
+    revision moves once for all the new ones. A new name that is no identifier or reads as an existing model's
+    is refused (:class:`SubjectModelNameRefused`), and nothing is created."""
     with transaction.atomic():
         models, created = {}, False
         existing = set(SubjectModel.objects.filter(display_name__in=list(defaults_by_name))

@@ -64,7 +64,7 @@ from leaderboard.runs.lifecycle import (
     run_refuse_changed_prompts,
 )
 from leaderboard.runs.starting import run_start
-from leaderboard.services.catalogue import SubjectModelNameTaken, subject_models_ensure
+from leaderboard.services.catalogue import SubjectModelNameRefused, subject_models_ensure
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def _subjects(names: Sequence[str]) -> list[SubjectModel]:
             name: {"is_simulated": True, "accepts_images": True, "family": "simulated"}
             for name in names if subject_is_simulated(name)
         })
-    except SubjectModelNameTaken as exc:
+    except SubjectModelNameRefused as exc:
         raise RunConfigurationError(f"models: {exc}") from exc
     out, unknown = [], []
     for name in names:

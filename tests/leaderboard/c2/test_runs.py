@@ -309,6 +309,14 @@ def test_a_convergent_only_run_is_not_refused_for_a_rubric_its_rater_never_reads
     assert "rubric_version" not in change and "confidence_version 'c2-confidence-v0'" in change
 
 
+def test_a_simulated_subject_name_with_an_invisible_character_is_refused_and_no_model_is_made(tmp_path):
+    # a run makes its simulated-* subjects on first use, through the catalogue's gate: "simulated-a\u200b" was
+    # made a second model shown exactly as "simulated-a"
+    with pytest.raises(RunConfigurationError, match=r"models: display name 'simulated-a\\u200b' contains an invisible"):
+        runs.c2_run_create(task_set=c2_task_set(tmp_path, visual=False), model_names=["simulated-a\u200b"], n_samples=1)
+    assert not SubjectModel.objects.filter(display_name__startswith="simulated-a").exists()
+
+
 def test_code_answers_are_graded_in_the_sandbox_and_clustered(server, tmp_path):
     from engine.c2.sandbox import sandbox_available
 

@@ -10,6 +10,7 @@ import pytest
 from leaderboard.import_contract import ImportFailed
 from leaderboard.models import Response, SubjectModel, TaskSet
 from leaderboard.services.catalogue import (
+    SubjectModelNameRefused,
     SubjectModelNameTaken,
     responses_import,
     subject_model_save,
@@ -162,6 +163,34 @@ def test_a_simulated_model_made_on_first_use_may_not_read_as_an_existing_one():
 
     assert info.value.twin == "simulated-Claude"
     assert list(SubjectModel.objects.values_list("display_name", flat=True)) == ["simulated-Claude"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name,fragment", [
+    (" alpha", "must not begin or end with whitespace"),
+    ("alpha\u00a0", "must not begin or end with whitespace"),
+    ("simulated-a\u200b", "invisible character (U+200B"),
+])
+@pytest.mark.parametrize("write", ["save", "ensure"])
+def test_a_name_that_is_no_identifier_is_refused_when_the_model_is_made_naming_it(name, fragment, write):
+    # the API's field, the admin form and a response record refuse such a name; the catalogue's own writes
+    # made it, and a model stored as " alpha" could be named by no C² run (its lists of names are trimmed)
+    with pytest.raises(SubjectModelNameRefused) as info:
+        if write == "save":
+            subject_model_save(model=SubjectModel(display_name=name))
+        else:
+            subject_models_ensure(defaults_by_name={name: {"is_simulated": True}})
+    assert str(info.value).startswith(f"display name {name!r} ") and fragment in str(info.value)
+    assert not SubjectModel.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_model_renamed_to_a_name_with_a_leading_space_is_refused_and_keeps_its_name():
+    model = subject_model_save(model=SubjectModel(display_name="alpha"))
+    model.display_name = " alpha"
+    with pytest.raises(SubjectModelNameRefused, match="must not begin or end with whitespace"):
+        subject_model_save(model=model, update_fields=["display_name"])
+    assert list(SubjectModel.objects.values_list("display_name", flat=True)) == ["alpha"]
 
 
 @pytest.mark.django_db
