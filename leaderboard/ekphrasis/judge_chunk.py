@@ -467,7 +467,11 @@ def _task_state(pool: _Pool, stored: list[_Stored], dimension: str) -> tuple[Act
             continue
         i, j = pool.index[c.model_x_id], pool.index[c.model_y_id]
         calls += 1
-        repeats[(i, j)] += 1
+        # by the pair's positions in order, as select_pairs names a pair: a row's model_x is the lower pk and the
+        # pool is in name order, so keyed (i, j) a pair whose names sort against their pks was planned again at a
+        # repeat it already had; the identity constraint dropped that row, and a round of that one call was
+        # planned again without end
+        repeats[(min(i, j), max(i, j))] += 1
         if c.status != Comparison.Status.OK:
             continue
         counts[i, j] += 1

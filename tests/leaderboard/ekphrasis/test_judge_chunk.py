@@ -121,3 +121,43 @@ def test_a_chunk_does_its_linear_algebra_on_one_blas_thread(monkeypatch):
     monkeypatch.setattr(judges, "judge_comparisons", recording)
     judge_runs.judge_run_execute_inline(run=run)
     assert seen and set(seen) == {1}
+
+
+class PlannedWithoutEnd(RuntimeError):
+    pass
+
+
+def test_a_pair_whose_names_sort_against_their_ids_is_judged_again_at_its_next_repeat_and_the_chunk_ends(monkeypatch):
+    # the pool is in name order and a comparison's model_x is the lower id: "zeta" made before "alpha" reads
+    # as the pair (alpha, zeta) to the planner and as (zeta, alpha) from its rows. Counted by the second,
+    # the pair's next call was planned at a repeat it already had, refused as a duplicate, and planned again:
+    # the chunk never ended (a hostile-names world of three models hung this way)
+    task_set, models = population(n_models=3, n_tasks=1, name="order")
+    for model, name in zip(models, ("zeta", "mu", "alpha")):  # ids ascending, names descending
+        type(model).objects.filter(pk=model.pk).update(display_name=name)
+    budget = 9  # three pairs, nine calls: some pair is judged three times
+    run = simulated_run(task_set, models, budget=budget, dimensions="U", skills={
+        name: {"usefulness": 0.0} for name in ("zeta", "mu", "alpha")})
+    # one call per round: a round of several pairs wrote its other rows and so moved on
+    type(run).objects.filter(pk=run.pk).update(config={**run.config, "active_batch": 1})
+    run.refresh_from_db()
+    plan = judge_chunk._plan_next_round
+    rounds = []
+
+    def bounded(*args):
+        rounds.append(1)
+        if len(rounds) > 50:
+            raise PlannedWithoutEnd
+        return plan(*args)
+
+    monkeypatch.setattr(judge_chunk, "_plan_next_round", bounded)
+    judge_runs.judge_run_execute_inline(run=run)
+
+    primaries = list(Comparison.objects.filter(run=run, kind=Comparison.Kind.PRIMARY).values_list(
+        "model_x_id", "model_y_id", "repeat"))
+    assert len(primaries) == budget
+    by_pair: dict = {}
+    for x, y, repeat in primaries:
+        by_pair.setdefault((x, y), []).append(repeat)
+    assert max(len(r) for r in by_pair.values()) > 1
+    assert all(sorted(r) == list(range(len(r))) for r in by_pair.values())  # repeats 0, 1, … of each pair
