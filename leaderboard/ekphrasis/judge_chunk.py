@@ -340,7 +340,6 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
     return _SQL[key], params
 
 
-_FIELDS_BY_ATTNAME = {f.attname: f for f in Comparison._meta.concrete_fields}
 _MISSING = object()
 #: Each inserted field; whether its value needs the field's preparation (JSON and dates: the others are
 #: integers, strings, booleans and floats the database driver takes as they are); whether it is the
