@@ -45,6 +45,7 @@ from engine.easel.task import task_from_record
 from engine.easel.trajectory import (
     REPEAT_RATE_METHOD_VERSION,
     REPEAT_RATE_METHODS,
+    known_repeat_method,
     progress_curve,
     recorded_repeat_method,
     trajectory_diagnostics,
@@ -154,10 +155,11 @@ def _episode(root: Path, episode: Mapping, steps: list[Mapping], task, run: Mapp
                invalid_rate=(sum(not v for v in valid) / len(valid)) if valid else 0.0)
     if task.kind == "reconstruction":
         s_values = [float(o.similarity.s) for o in outcomes]
-        method = recorded_repeat_method(run.get("config"))  # the run's, as the site computed
-        if method not in REPEAT_RATE_METHODS:
+        recorded = recorded_repeat_method(run.get("config"))  # the run's, as the site computed
+        method = known_repeat_method(recorded)
+        if method is None:
             checks.append(NumberCheck(f"run {episode['run']}.config.repeat_rate_method_version (not one this verifier "
-                                      f"knows: {', '.join(map(str, REPEAT_RATE_METHODS))})", method,
+                                      f"knows: {', '.join(map(str, REPEAT_RATE_METHODS))})", recorded,
                                       REPEAT_RATE_METHOD_VERSION))
             method = REPEAT_RATE_METHOD_VERSION
         diagnostics = trajectory_diagnostics(s_values, [o.action for o in outcomes], valid, repeat_method=method)

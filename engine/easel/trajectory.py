@@ -27,7 +27,8 @@ import numpy as np
 from engine.easel.render import InvalidAction, parse_reconstruction_action
 
 __all__ = ["PROGRESS_GRID_POINTS", "REPEAT_RATE_METHOD_VERSION", "REPEAT_RATE_METHODS", "TrajectoryDiagnostics",
-           "progress_curve", "recorded_repeat_method", "trajectory_diagnostics"]
+           "known_repeat_method", "progress_curve", "recorded_repeat_method",
+           "trajectory_diagnostics"]
 
 #: Points of the common step-fraction grid an episode's S_t is resampled onto (Figure 4), 0 to 1.
 PROGRESS_GRID_POINTS = 51
@@ -74,6 +75,13 @@ def recorded_repeat_method(config: Mapping[str, Any] | None) -> Any:
     before runs recorded it, so that a resumed run, and its bundle's verifier, stay with the method its
     episodes were computed with."""
     return (config or {}).get("repeat_rate_method_version", 1)
+
+
+def known_repeat_method(recorded: Any) -> int | None:
+    """``recorded`` (what :func:`recorded_repeat_method` read) when it is a method version this code knows,
+    else None. Only a whole number counts: a JSON string, float, boolean, list or object is no version (a
+    membership test of the table alone took ``true`` for 1 and raised on a list)."""
+    return recorded if type(recorded) is int and recorded in REPEAT_RATE_METHODS else None
 
 
 def trajectory_diagnostics(s_values: Sequence[float], actions: Sequence[Any], valid: Sequence[bool], *,

@@ -34,6 +34,7 @@ from django.utils import timezone
 from engine.easel.trajectory import (
     REPEAT_RATE_METHOD_VERSION,
     REPEAT_RATE_METHODS,
+    known_repeat_method,
     progress_curve,
     recorded_repeat_method,
     trajectory_diagnostics,
@@ -383,12 +384,13 @@ def easel_run_repeat_method(run: EaselRun) -> int:
     """The repeat-rate method ``run`` recorded (:func:`engine.easel.trajectory.recorded_repeat_method`), or a
     :class:`RunConfigurationError` naming it when this code does not know it: resuming cannot teach it the
     method, and a guess would give its remaining episodes repeat rates unlike its finished ones'."""
-    method = recorded_repeat_method(run.config)
-    if method not in list(REPEAT_RATE_METHODS):  # compared by ==: a JSON list or object is refused, not a TypeError
+    recorded = recorded_repeat_method(run.config)
+    method = known_repeat_method(recorded)
+    if method is None:
         raise RunConfigurationError(
-            f"{run_display_name(run)} records repeat_rate_method_version {method!r}, which this code does not know "
+            f"{run_display_name(run)} records repeat_rate_method_version {recorded!r}, which this code does not know "
             f"(it knows {', '.join(map(str, REPEAT_RATE_METHODS))}): start a new run")
-    return int(method)
+    return method
 
 
 #: An EASEL run's units are its episodes (leaderboard.runs.lifecycle). Runs made before runs recorded their

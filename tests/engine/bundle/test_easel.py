@@ -2,6 +2,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from engine.bundle.easel import _canvas_check, _episode, anchor_name_checks
 
@@ -54,3 +55,11 @@ def test_the_repeat_rate_is_recomputed_with_the_method_its_run_recorded():
     rate, checks = _replayed_repeat_rate({"repeat_rate_method_version": 99}, ONE_STROKE_TWO_SPELLINGS)
     assert [c.path for c in checks if "repeat_rate_method_version" in c.path and not c.identical] == [
         "run 1.config.repeat_rate_method_version (not one this verifier knows: 1, 2)"]
+
+
+@pytest.mark.parametrize("recorded", [[2], True, "2"])
+def test_a_recorded_repeat_method_that_is_no_version_is_reported_not_a_crash_nor_read_as_one(recorded):
+    # a JSON list is unhashable (it raised in the table's membership test); true is no method 1, "2" no method 2
+    _, checks = _replayed_repeat_rate({"repeat_rate_method_version": recorded}, ONE_STROKE_TWO_SPELLINGS)
+    assert [(c.path, c.stored) for c in checks if "repeat_rate_method_version" in c.path and not c.identical] == [
+        ("run 1.config.repeat_rate_method_version (not one this verifier knows: 1, 2)", recorded)]

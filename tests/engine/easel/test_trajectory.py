@@ -64,3 +64,11 @@ def test_method_version_1_still_compares_the_json_text_for_runs_computed_with_it
     assert REPEAT_RATE_METHOD_VERSION == 2
     with pytest.raises(ValueError, match="unknown repeat-rate method version 3"):
         trajectory_diagnostics([0.1], [_stroke()], [True], repeat_method=3)
+
+
+def test_only_a_whole_number_of_a_known_method_is_a_known_repeat_method():
+    from engine.easel.trajectory import REPEAT_RATE_METHODS, known_repeat_method
+
+    assert [known_repeat_method(m) for m in REPEAT_RATE_METHODS] == list(REPEAT_RATE_METHODS)
+    for recorded in (99, 0, True, False, "2", 2.0, [2], {"v": 2}, None):
+        assert known_repeat_method(recorded) is None, recorded

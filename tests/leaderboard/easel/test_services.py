@@ -371,7 +371,7 @@ def test_a_stroke_repeated_in_another_spelling_counts_as_a_repeat_by_the_method_
     assert {e.repeat_rate for e in old.episodes.all()} == {0.0}  # as it was computed when the run was made
 
 
-@pytest.mark.parametrize("recorded", [99, "2", [2]])
+@pytest.mark.parametrize("recorded", [99, "2", [2], True])
 def test_a_repeat_rate_method_this_code_does_not_know_fails_the_run_as_a_configuration_error_naming_it(
         reconstruction_only, recorded):
     # resuming cannot teach the code the method, so the run is not retried nor offered a resume; a string "2"
