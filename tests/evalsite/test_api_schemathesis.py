@@ -16,7 +16,6 @@ import pytest
 import schemathesis
 from django.core.cache import cache
 from django.core.signals import request_finished, request_started
-from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
@@ -50,11 +49,14 @@ FORBIDDEN_KEYS = {"model", "model_id", "response_id", "render_id", "item_id", "s
 
 @pytest.fixture
 def wsgi_app():
-    """The site's WSGI application on the test database: like Django's test client, keep the connection
-    open between requests (the test's transaction holds the data)."""
+    """The site's WSGI entry as gunicorn loads it (``evalsite.wsgi.application``, the charset set-aside
+    included) on the test database: like Django's test client, keep the connection open between requests
+    (the test's transaction holds the data)."""
+    from evalsite.wsgi import application
+
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
-    yield get_wsgi_application()
+    yield application
     request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)
 
