@@ -1,5 +1,6 @@
 """Statements PostgreSQL plans once per connection (issue 30), for the few an annotator's every request
-sends: the request's facts, the slot take, the submit, the progress counters, the item and the inserts.
+sends: the session, the request's facts, the slot take, the submit, the progress counters, the item and
+the inserts.
 
 Measured on this project's own labelling path (one combined ``submit?next=1``, PostgreSQL 15):
 ``EXPLAIN ANALYZE`` gives 0.5–2.5 ms of *planning* per statement against 0.03–0.3 ms of execution

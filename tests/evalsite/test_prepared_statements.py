@@ -111,7 +111,7 @@ def test_next_item_and_submit_prepare_their_statements_on_postgresql(client):
     response = client.post(f"/annotate/api/assignments/{token}/submit?next=1", answer, content_type="application/json")
     assert response.status_code == 201 and response.json()["assignment"]
     texts = " ".join(_prepared_texts())
-    for table in ("annotation_itemslot", "annotation_campaignprogress", "annotation_pairwiselabel",
+    for table in ("django_session", "annotation_itemslot", "annotation_campaignprogress", "annotation_pairwiselabel",
                   "annotation_assignment", "annotation_item"):
         assert table in texts, table
 
