@@ -92,6 +92,21 @@ def _login_throttling_off(settings):
 
 
 @pytest.fixture(autouse=True)
+def _in_memory_caches_of_its_own():
+    # DRF's write-throttle history, the study entry counters and the dashboards live in the cache, keyed
+    # by user or campaign id; SQLite reuses the ids a rolled-back test took, so in one long process a
+    # test could inherit an earlier test's throttle history (a 429 it never earned). A shared Redis
+    # cache (ATELIER_CACHE_URL) is left alone: other test processes may be using it.
+    yield
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    for cache in caches.all(initialized_only=True):
+        if isinstance(cache, LocMemCache):
+            cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _provider_cache_of_its_own(settings, tmp_path, monkeypatch):
     # A provider reply cache warm from an earlier run would answer without reaching the fake
     # server; each test (and any worker it starts) gets an empty one.
