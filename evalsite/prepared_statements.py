@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from django.conf import settings
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
+from django.utils.connection import ConnectionProxy
 
 #: psycopg's count after which it prepares a statement on its own: never, for this site (only
 #: :func:`statement_cursor` asks, explicitly).
@@ -103,12 +104,22 @@ def _kept_cursor(connection: BaseDatabaseWrapper):
     return cursor
 
 
+def _resolved(connection: BaseDatabaseWrapper) -> BaseDatabaseWrapper:
+    """The connection itself where the caller passed ``django.db.connection``, a proxy whose every
+    attribute is a lookup of the current connection in a thread-local store: this module reads a dozen
+    attributes a statement, a fifth of a prepared statement's client CPU when each went through it."""
+    if isinstance(connection, ConnectionProxy):
+        return connection._connections[connection._alias]
+    return connection
+
+
 @contextlib.contextmanager
 def statement_cursor(connection: BaseDatabaseWrapper) -> Iterator[CursorWrapper]:
     """``connection.cursor()``, whose statements are prepared on PostgreSQL (see the module docstring):
     Django's wrapper (its query log, error translation and execute wrappers) around the connection's
     kept preparing cursor. One opened inside another gets a cursor of its own (the kept one may still
     hold the outer statement's rows), closed on leaving as Django closes its cursors."""
+    connection = _resolved(connection)
     if not preparing_enabled(connection):
         with connection.cursor() as cursor:
             yield cursor
