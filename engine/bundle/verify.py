@@ -20,6 +20,7 @@ check that stops the others: a record field of another JSON type than the export
 
 from __future__ import annotations
 
+import lzma
 import os
 import re
 import shutil
@@ -177,6 +178,11 @@ def _safe_members(archive: tarfile.TarFile, path: Path, folder: str) -> list[tar
 
 Progress = Callable[[str], None]
 
+#: What reading an archive that is not a whole, sound .tar.gz raises: tarfile's own errors; a stream that ends
+#: early (EOFError, from tarfile.open itself when it ends inside the first header); a corrupt gzip or bzip2 stream
+#: (zlib.error, OSError) or xz one (lzma.LZMAError, no OSError): tarfile.open("r:*") reads all three.
+_UNREADABLE_ARCHIVE = (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, OSError)
+
 
 def _no_progress(message: str) -> None:
     return None
@@ -195,14 +201,14 @@ def opened_bundle(path: str | Path, progress: Progress = _no_progress):
     progress(f"unpacking {path.name} ({path.stat().st_size} bytes)")
     try:
         archive = tarfile.open(path, "r:*")
-    except (tarfile.TarError, OSError) as exc:
-        raise BundleError(f"{path}: not a readable .tar.gz ({exc})") from exc
+    except _UNREADABLE_ARCHIVE as exc:
+        raise BundleError(f"{path}: not a readable .tar.gz ({type(exc).__name__}: {exc})") from exc
     with archive, tempfile.TemporaryDirectory(prefix="bundle-") as folder:
         # members are read lazily: a truncated or corrupt stream fails here, past tarfile.open (gzip
-        # raises EOFError or zlib.error, not a TarError), so it is named as an unreadable archive too
+        # raises EOFError or zlib.error, xz lzma.LZMAError, not a TarError), so it is named as an unreadable archive too
         try:
             archive.extractall(folder, members=_safe_members(archive, path, folder), filter="data")
-        except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        except _UNREADABLE_ARCHIVE as exc:
             raise BundleError(f"{path}: not a readable .tar.gz ({type(exc).__name__}: {exc})") from exc
         roots = [p for p in Path(folder).iterdir()]
         yield roots[0] if len(roots) == 1 and roots[0].is_dir() else Path(folder)

@@ -1,5 +1,6 @@
 import io
 import json
+import random
 import tarfile
 
 import pytest
@@ -23,6 +24,28 @@ def test_a_truncated_archive_is_a_bundle_error_not_a_traceback(tmp_path):
     path = _archive(tmp_path)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(BundleError, match="not a readable .tar.gz"):
+        verify_bundle(path)
+
+
+def test_an_archive_truncated_before_its_first_header_is_a_bundle_error_not_a_traceback(tmp_path):
+    # the gzip stream ends inside the first 512-byte header: tarfile.open itself raised EOFError
+    path = _archive(tmp_path)
+    path.write_bytes(path.read_bytes()[:12])
+    with pytest.raises(BundleError, match="not a readable .tar.gz"):
+        verify_bundle(path)
+
+
+def test_an_xz_archive_corrupted_past_its_first_header_is_a_bundle_error_not_a_traceback(tmp_path):
+    # tarfile.open("r:*") reads .tar.xz too; a corrupt xz stream raises lzma.LZMAError, not an OSError
+    source = _small_bundle(tmp_path)
+    (source / "records" / "noise.bin").write_bytes(random.Random(0).randbytes(200_000))  # the xz stream is long
+    path = tmp_path / "b.tar.xz"
+    with tarfile.open(path, "w:xz") as tar:
+        tar.add(source, arcname="b")
+    data = path.read_bytes()
+    at = len(data) - 40  # in the stream's last block: its check is read as the archive's end is
+    path.write_bytes(data[:at] + bytes(x ^ 0x5A for x in data[at:at + 16]) + data[at + 16:])
     with pytest.raises(BundleError, match="not a readable .tar.gz"):
         verify_bundle(path)
 
