@@ -25,6 +25,41 @@ class BundleImportError(ValueError):
     pass
 
 
+def _table_problem(table, field: str) -> str:
+    """The first field of a viewer table (``{"caption", "columns", "rows"}``) that the imported board's page cannot
+    draw ("" when none): its columns a list, its rows a list of lists."""
+    if not isinstance(table, dict):
+        return f"field {field}: expected a table (a JSON object), got {type(table).__name__}"
+    if not isinstance(table.get("columns", []), list):
+        return f"field {field}.columns: expected a list, got {type(table['columns']).__name__}"
+    rows = table.get("rows", [])
+    if not isinstance(rows, list):
+        return f"field {field}.rows: expected a list of rows, got {type(rows).__name__}"
+    for k, row in enumerate(rows):
+        if not isinstance(row, list):
+            return f"field {field}.rows[{k}]: expected a list of cells, got {type(row).__name__}"
+    return ""
+
+
+def _viewer_problem(value) -> str:
+    """The first field of the viewer's data (engine.bundle.viewer: ``{"board": Table, "instances": [{"label",
+    "table": Table}]}``) that the imported board's page cannot draw ("" when none). A forged data.js of another
+    shape (a number where the columns go) was stored by an unverified import, and its page was a 500 ever after."""
+    if not isinstance(value, dict):
+        return f"field (data): expected a JSON object, got {type(value).__name__}"
+    if "board" in value and (problem := _table_problem(value["board"], "board")):
+        return problem
+    instances = value.get("instances", [])
+    if not isinstance(instances, list):
+        return f"field instances: expected a list, got {type(instances).__name__}"
+    for k, instance in enumerate(instances):
+        if not isinstance(instance, dict):
+            return f"field instances[{k}]: expected a JSON object, got {type(instance).__name__}"
+        if "table" in instance and (problem := _table_problem(instance["table"], f"instances[{k}].table")):
+            return problem
+    return ""
+
+
 def _viewer_data(root: Path) -> dict:
     path = root / VIEWER_DATA
     if not path.is_file():
@@ -36,6 +71,8 @@ def _viewer_data(root: Path) -> dict:
     value, problems = json_decode(text[len(prefix):-1], max_depth=BUNDLE_JSON_DEPTH)
     if problems:
         raise BundleImportError(f"{VIEWER_DATA}, field {problems[0].field or '(data)'}: {problems[0].message}")
+    if problem := _viewer_problem(value):
+        raise BundleImportError(f"{VIEWER_DATA}, {problem}")
     return value
 
 

@@ -402,6 +402,34 @@ def test_an_unverified_import_of_a_manifest_without_its_board_field_is_refused_n
     assert not ImportedBoard.objects.exists()
 
 
+#: Viewer data (``data.js``) a page cannot draw as tables (a forged bundle imported with --allow-unverified), and
+#: the field the refusal names.
+ODD_VIEWERS = [
+    ({"board": {"columns": 5, "rows": []}, "instances": []}, "board.columns"),
+    ({"board": {"columns": ["a"], "rows": [3]}, "instances": []}, "board.rows[0]"),
+    ({"board": {"columns": ["a"], "rows": 7}, "instances": []}, "board.rows"),
+    ({"board": {"columns": ["a"], "rows": []}, "instances": 4}, "instances"),
+    ({"board": {"columns": ["a"], "rows": []}, "instances": [{"label": "x", "table": {"columns": True, "rows": []}}]},
+     "instances[0].table.columns"),
+    ({"board": {"columns": [], "rows": []}, "instances": [{"label": "x", "table": {"columns": [], "rows": [1.5]}}]},
+     "instances[0].table.rows[0]"),
+    ({"board": [], "instances": [7]}, "board"),
+    ({"instances": [7]}, "instances[0]"),
+    ([1, 2, 3], "(data)"),
+]
+
+
+def test_an_unverified_import_of_a_viewer_no_page_can_draw_is_refused_naming_the_field(c2_run, tmp_path):
+    # such a board was stored, and its page (/bundles/imported/<id>/) answered a 500 from then on
+    root = bundle_export("c2", c2_run.pk, tmp_path / "b").path
+    for viewer, field in ODD_VIEWERS:
+        (root / VIEWER_DATA).write_text(f"window.BUNDLE = {json.dumps(viewer)};", encoding="utf-8")
+        manifest_hash_updated(root, VIEWER_DATA)
+        with pytest.raises(BundleImportError, match=rf"{VIEWER_DATA}, field {re.escape(field)}: expected"):
+            bundle_import(root, allow_unverified=True)
+    assert not ImportedBoard.objects.exists()
+
+
 def test_an_exported_bundle_is_signed_by_the_key_the_site_publishes(client, snapshot, tmp_path):
     root = bundle_export("ekphrasis", snapshot.pk, tmp_path / "b").path
     published = client.get("/bundles/signing-key.pem")  # no account needed: a reviewer may have none
