@@ -11,10 +11,16 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from tests.factories import UserFactory
+
+T = TypeVar("T")
 
 
 def _port_open(host: str, port: int) -> bool:
@@ -127,6 +133,23 @@ def _provider_retries_without_waiting(settings, monkeypatch):
     # of seconds; tests of the backoff itself build their ProviderConfig directly.
     settings.ATELIER_PROVIDER_BACKOFF_BASE_MS = 10
     monkeypatch.setenv("ATELIER_PROVIDER_BACKOFF_BASE_MS", "10")
+
+
+@contextmanager
+def kept_for_the_module(django_db_blocker, folder: Path, build: Callable[[], T]) -> Iterator[T]:
+    """``build()``'s world for a module's tests (a module-scoped fixture), in a transaction rolled back once they
+    are done: each test runs in a savepoint of it, so what a test writes is still rolled back after it. Built with
+    what the autouse fixtures above give each test (fast hashing, caches and media of its own under ``folder``)."""
+    from django.db import transaction
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
+                           ATELIER_EAGER_JOBS_IN_BACKGROUND=False, ATELIER_PROVIDER_BACKOFF_BASE_MS=10,
+                           ATELIER_PROVIDER_CACHE_DIR=folder / "provider-cache",
+                           ATELIER_MEDIA_CACHE_DIR=folder / "media-cache", MEDIA_ROOT=folder / "media"), \
+            django_db_blocker.unblock(), transaction.atomic():
+        yield build()
+        transaction.set_rollback(True)
 
 
 def current_database_url() -> str:

@@ -42,3 +42,23 @@ def fill_round_robin(campaign, users, answer_for):
                 continue
             services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(),
                                   answer=answer_for(user, assignment))
+
+
+def signed_in_participant():
+    """A test client of a crowd participant (Prolific) of a study on a campaign of its own, through the study's entry
+    link: consented, instructions read, holding an item."""
+    from django.test import Client
+
+    from annotation import participants
+    from annotation.panel_models import Participant
+    from tests.annotation.factories import Catalogue, pairwise_campaign
+
+    study = participants.panel_study_open(campaign=pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=2),
+                                          panel="prolific", consent_text="You agree.")
+    client = Client()
+    client.get(f"/annotate/p/{study.entry_token}/",
+               {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S", "SESSION_ID": "X"})
+    participant = participants.participant_consent(participant=Participant.objects.get(study=study))
+    participant = participants.participant_instructions_read(participant=participant)
+    assert participants.participant_next(participant=participant) is not None
+    return client
