@@ -224,9 +224,7 @@ def snapshot_calibration(request, pk: int):
     if snapshot is None:
         raise Http404("No such leaderboard snapshot.")
     campaigns = calibration.text_campaigns_for(snapshot)
-    campaign = calibration.campaign_choice(campaigns, request.GET.get("campaign"))
-    if campaign is None and request.GET.get("campaign"):
-        raise Http404("No text-pairwise campaign with that id on this snapshot's task set.")
+    campaign = _snapshot_campaign(campaigns, request.GET.get("campaign"))
     record = calibration.calibration_record_ensure(snapshot=snapshot, campaign=campaign) if campaign else None
     return render(request, "annotation/calibration.html", {
         "snapshot": snapshot, "campaigns": campaigns, "campaign": campaign, "record": record,
@@ -245,7 +243,7 @@ def snapshot_calibration_export(request, pk: int, fmt: str):
 
     require_researcher(request.user)
     snapshot = LeaderboardSnapshot.objects.select_related("run").filter(pk=pk).first()
-    campaign = calibration.campaign_choice(calibration.text_campaigns_for(snapshot), request.GET.get("campaign")) if snapshot else None
+    campaign = _snapshot_campaign(calibration.text_campaigns_for(snapshot), request.GET.get("campaign")) if snapshot else None
     if campaign is None:
         raise Http404("No calibrated board: the snapshot has no text-pairwise campaign on its task set.")
     record = calibration.calibration_record_ensure(snapshot=snapshot, campaign=campaign)
@@ -264,7 +262,7 @@ def c2_run_calibration(request, pk: int):
     if run is None:
         raise Http404("No such C² run.")
     campaigns = calibrated_columns.uos_campaigns_for_run(run)
-    campaign = _campaign_among(campaigns, request.GET.get("campaign"))
+    campaign = _run_campaign(campaigns, request.GET.get("campaign"))
     view = calibrated_columns.c2_run_calibrated(run=run, campaign=campaign) if campaign else None
     return render(request, "annotation/c2_calibration.html",
                   {"run": run, "campaigns": campaigns, "campaign": campaign, "view": view})
@@ -277,7 +275,7 @@ def c2_run_calibration_export(request, pk: int, fmt: str):
 
     require_researcher(request.user)
     run = C2Run.objects.filter(pk=pk).first()
-    campaign = _campaign_among(calibrated_columns.uos_campaigns_for_run(run), request.GET.get("campaign")) if run else None
+    campaign = _run_campaign(calibrated_columns.uos_campaigns_for_run(run), request.GET.get("campaign")) if run else None
     if campaign is None:
         raise Http404("No calibrated columns: no U-O-S campaign rates this run's samples.")
     view = calibrated_columns.c2_run_calibrated(run=run, campaign=campaign)
@@ -297,14 +295,23 @@ def campaign_calibrated_export(request, pk: int, fmt: str):
     return text_download(body, fmt, f"campaign-{pk}-calibrated.{fmt}")
 
 
-def _campaign_among(campaigns, wanted: str | None):
-    """The campaign asked for by id among ``campaigns`` (404 when it is not one of them), else the first."""
+def _campaign_among(campaigns, wanted: str | None, what: str):
+    """The campaign asked for by id (``?campaign=``) among ``campaigns``, else the first; a 404 naming the
+    parameter when it is not one of them (``what``: the campaigns it may name), on the page and its exports alike."""
     from annotation.calibration import campaign_choice
 
     campaign = campaign_choice(campaigns, wanted)
     if campaign is None and wanted:
-        raise Http404("No campaign with that id for this run.")
+        raise Http404(f"No {what} has the id given in campaign.")
     return campaign
+
+
+def _snapshot_campaign(campaigns, wanted: str | None):
+    return _campaign_among(campaigns, wanted, "text-pairwise campaign on this snapshot's task set")
+
+
+def _run_campaign(campaigns, wanted: str | None):
+    return _campaign_among(campaigns, wanted, "U-O-S campaign rating this run's samples")
 
 
 @require_GET

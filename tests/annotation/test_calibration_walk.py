@@ -200,15 +200,20 @@ def test_a_calibrated_api_answers_a_malformed_campaign_with_a_400_naming_the_fie
             assert "campaign" in response.json()["details"], (value, response.json())
 
 
-def test_a_calibrated_page_answers_a_campaign_not_on_its_board_with_a_404_saying_so(world, rita):
+def test_a_calibrated_page_or_export_answers_a_campaign_not_on_its_board_with_a_404_naming_the_campaign_parameter(
+        world, rita):
+    # the exports said the board had no campaign at all ("the snapshot has no text-pairwise campaign on its task
+    # set"), when the id given in ?campaign= was the problem
     client = Client()
     client.force_login(rita)
-    for url, other in ((f"/annotate/calibration/snapshots/{world.snapshot.pk}/", world.uos_campaign.pk),
-                       (f"/annotate/calibration/snapshots/{world.snapshot.pk}/export.csv", world.uos_campaign.pk),
-                       (f"/annotate/calibration/c2/runs/{world.c2_run.pk}/", world.text_campaign.pk),
-                       (f"/annotate/calibration/c2/runs/{world.c2_run.pk}/export.tex", world.text_campaign.pk)):
+    s, r = world.snapshot.pk, world.c2_run.pk
+    for url, other in ((f"/annotate/calibration/snapshots/{s}/", world.uos_campaign.pk),
+                       *[(f"/annotate/calibration/snapshots/{s}/export.{fmt}", "abc") for fmt in ("csv", "json", "tex")],
+                       (f"/annotate/calibration/c2/runs/{r}/", world.text_campaign.pk),
+                       *[(f"/annotate/calibration/c2/runs/{r}/export.{fmt}", "abc") for fmt in ("csv", "json", "tex")]):
         response = client.get(f"{url}?campaign={other}")
-        assert response.status_code == 404 and b"campaign" in response.content, (url, response.content[:300])
+        assert response.status_code == 404, (url, response.content[:300])
+        assert b"the id given in campaign" in response.content, (url, response.content[:300])
 
 
 def test_calibrated_pages_show_hostile_model_names_as_inert_text(world, rita):
