@@ -186,6 +186,14 @@ class EaselEpisode(models.Model):
     def __str__(self) -> str:
         return f"episode {self.pk}: run {self.run_id} × {self.task.external_id}"
 
+    @property
+    def status_shown(self) -> str:
+        """The episode's state as its run page names it: one its run left running when it failed is
+        "stopped" (no worker works it any more, and a Resume continues it), any other its status."""
+        if self.status == self.Status.RUNNING and self.run.status == EaselRun.Status.FAILED:
+            return "stopped"
+        return self.status
+
 
 class EaselStep(models.Model):
     """One step t (1-based) of an episode: what the agent said, what the environment made of it."""

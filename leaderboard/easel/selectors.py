@@ -40,7 +40,9 @@ def run_list(*, task_set: TaskSet | None = None) -> QuerySet[EaselRun]:
 
 
 def run_progress(*, run: EaselRun) -> dict:
-    """The live status a run page polls (``followStatus``)."""
+    """The live status a run page polls (``followStatus``), with each episode's state and steps, so that the
+    page's episode table follows the run as its status line does (one query for the episodes)."""
+    episodes = run.episodes.only("pk", "run", "status", "steps_done", "budget").order_by("position", "pk")
     return {
         **run_status(run),
         "episodes_done": run.episodes_done,
@@ -48,6 +50,7 @@ def run_progress(*, run: EaselRun) -> dict:
         "steps_done": run.steps_done,
         "steps_planned": run.steps_planned,
         "steps_text": run_steps_text(run),
+        "episodes": [{"id": e.pk, "status": e.status_shown, "steps": f"{e.steps_done}/{e.budget}"} for e in episodes],
     }
 
 

@@ -85,6 +85,9 @@ def test_the_run_status_is_json_for_the_live_poller(client, rita, suite):
     run = services.easel_run_create(task_set=suite, agent="simulated")
     payload = login(client, rita).get(reverse("easel:run_status", args=[run.pk])).json()
     assert payload["status"] == "pending" and payload["episodes_total"] == run.episodes_total
+    # each episode's row for the page's table: its state and steps against its budget, in the table's order
+    episodes = list(run.episodes.order_by("position", "pk"))
+    assert payload["episodes"] == [{"id": e.pk, "status": "planned", "steps": f"0/{e.budget}"} for e in episodes]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "tex"])
@@ -194,7 +197,9 @@ def test_a_run_failed_for_good_offers_no_resume_and_its_stopped_episode_does_not
     html = login(client, rita).get(reverse("easel:run_detail", args=[run.pk])).content.decode()
     assert "reference programmatic-000 has no image" in html
     assert reverse("easel:run_resume", args=[run.pk]) not in html and "Resume" not in html
-    assert "<td>running</td>" not in html and "<td>stopped</td>" in html
+    assert '">running</td>' not in html and '<td data-run-cell="status">stopped</td>' in html
+    episodes = client.get(reverse("easel:run_status", args=[run.pk])).json()["episodes"]
+    assert [e["status"] for e in episodes].count("stopped") == 1 and "running" not in [e["status"] for e in episodes]
 
 
 def test_a_run_failed_resumably_offers_its_resume(client, rita, suite):
