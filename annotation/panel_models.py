@@ -60,6 +60,7 @@ class PanelStudy(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "panel studies"  # the admin's list, which the crowd study page and README name
         constraints = [
             models.CheckConstraint(condition=Q(panel__in=["prolific", "mturk", "generic"]), name="panelstudy_panel_known"),
             models.CheckConstraint(condition=Q(training_max_attempts__gte=1), name="panelstudy_at_least_one_attempt"),

@@ -111,3 +111,10 @@ def test_an_annotator_choice_that_is_no_id_is_a_form_error_not_a_server_error(cl
     assert response.status_code == 200
     assert response.context["inline_admin_formsets"][0].formset.errors[0]["annotator"]
     assert not Campaign.objects.filter(name="hand-made").exists()
+
+
+def test_the_admin_lists_panel_studies_under_the_name_the_crowd_study_page_gives(client, adam):
+    """The crowd study page and README send admins to the admin's "Panel studies" for training items;
+    Django's default plural of the model's name read "Panel studys"."""
+    body = login(client, adam).get("/admin/").content.decode()
+    assert "Panel studies" in body and "Panel studys" not in body
