@@ -110,6 +110,12 @@ class ModelResult:
     digits: int = 3
     key: str = ""  #: identifies the board across models (protocol kind and task set id), for comparisons
 
+    @property
+    def breakdown_has_n(self) -> bool:
+        """Whether a breakdown row gives its n (C²: the task type's prompts): the profile shows an n column
+        only then, not a column of empty cells."""
+        return any(b.n is not None for b in self.breakdown)
+
 
 @dataclass(frozen=True)
 class ValidationFigure:

@@ -98,6 +98,20 @@ def test_a_model_profile_lists_the_model_on_every_protocol_with_interval_rank_an
     assert f"/easel/runs/{world.easel_runs[0].pk}/" in body and f"/c2/runs/{world.c2_standard.pk}/" in body
 
 
+
+def test_a_profile_breakdown_has_an_n_column_only_where_its_rows_give_n(researcher, world):
+    """C² gives each task type's prompts; Ekphrasis and EASEL give no n per row, and their tables had an
+    n column with every cell empty."""
+    body = researcher.get(f"/models/{world.models[0].pk}/").content.decode()
+    cards = {m.group(1): m.group(2) for m in re.finditer(
+        r'<section class="card model-result" data-protocol="([^"]+)">(.*?)</section>', body, re.S)}
+    assert set(cards) == {"Ekphrasis", "EASEL", "C²"}
+    n_header = '<th class="num">n</th>'
+    assert n_header in cards["C²"] and '<td class="num"></td>' not in cards["C²"]
+    for protocol in ("Ekphrasis", "EASEL"):
+        assert "breakdown" in cards[protocol] and n_header not in cards[protocol]
+        assert '<td class="num"></td>' not in cards[protocol]
+
 def test_the_profile_rank_is_the_boards_rank(world):
     results = {r.protocol: r for r in overview.model_profile(world.models[0])["results"] if "text" in r.measure or r.protocol != "C²"}
     snapshot = world.snapshot.payload
