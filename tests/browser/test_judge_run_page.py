@@ -41,8 +41,15 @@ def test_starting_a_run_from_the_page_does_not_wait_for_the_run(live_server, bro
     run = JudgeRun.objects.get(task_set=task_set)
     assert run.status != JudgeRun.Status.DONE and not release.is_set()
     assert page.text_content("#st") in ("pending", "running")
+    assert "The run has not finished" in page.text_content("#launch-gates")
     release.set()
     page.wait_for_function("() => document.getElementById('st').textContent === 'done'", timeout=TIMEOUT_MS)
+    # the launch gates were read while the run worked: once it is done the page reloads to show them final,
+    # not "provisional" with "no primary calls (n = 0)" under a status line that says done
+    page.wait_for_function(
+        "() => !document.getElementById('launch-gates').textContent.includes('The run has not finished')",
+        timeout=TIMEOUT_MS)
+    page.wait_for_load_state()
     page.wait_for_selector("#snapshot-link a", timeout=TIMEOUT_MS)
     assert page.text_content("#chunks tr[data-task] .chunk-state") == "done"
     assert page.evaluate("() => document.getElementById('bar').style.width") == "100%"
