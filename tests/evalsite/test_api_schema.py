@@ -109,3 +109,13 @@ def test_no_api_address_answers_a_request_whose_only_credential_is_a_bogus_heade
             if response.status_code not in (401, 403):
                 answered[f"{method.upper()} {route}"] = response.status_code
     assert answered == {}
+
+
+def test_the_readme_names_the_schema_and_docs_where_they_are_served():
+    """README's sentence on them named `/docs/` and `/redoc/`, which are 404s: they are under /api/v1/."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    sentence = re.search(r"The schema and its docs \(([^)]*)\)", readme).group(1)
+    assert re.findall(r"`([^`]+)`", sentence) == SCHEMA_AND_DOCS
