@@ -56,7 +56,10 @@ def run_progress(*, run: EaselRun) -> dict:
 
 def run_steps_text(run: EaselRun) -> str:
     """Steps against the budget while a run works; once it is done, the steps it took (the budget is an
-    upper bound: an agent may submit early), so a finished run never reads as 71 % done."""
+    upper bound: an agent may submit early), so a finished run never reads as 71 % done. A score anchor
+    takes no steps at all (its steps_planned is 0), so it reads as such, not as an agent with a zero budget."""
+    if run.agent_kind == EaselRun.AgentKind.ANCHOR:
+        return "none (a score anchor fills the canvas at once, without strokes)"
     if run.status == EaselRun.Status.DONE:
         return f"{run.steps_done} (done; budget {run.steps_planned}, agents may submit early)"
     return f"{run.steps_done}/{run.steps_planned}"

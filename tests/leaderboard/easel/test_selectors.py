@@ -102,3 +102,12 @@ def test_a_finished_run_that_submitted_early_reads_done_not_a_share_of_its_budge
     assert selectors.run_steps_text(run) == "797 (done; budget 1120, agents may submit early)"
     run.status = EaselRun.Status.RUNNING
     assert selectors.run_steps_text(run) == "797/1120"
+
+
+def test_a_score_anchor_run_reads_as_taking_no_steps_not_as_an_agent_under_a_zero_budget():
+    """An anchor fills the canvas at once (its steps_planned is 0): its run page said "steps 0 (done;
+    budget 0, agents may submit early)" above episodes whose rows read 0/32."""
+    run = EaselRun(status=EaselRun.Status.DONE, agent_kind=EaselRun.AgentKind.ANCHOR, steps_done=0, steps_planned=0)
+    assert selectors.run_steps_text(run) == "none (a score anchor fills the canvas at once, without strokes)"
+    run.status = EaselRun.Status.RUNNING
+    assert selectors.run_steps_text(run) == "none (a score anchor fills the canvas at once, without strokes)"
