@@ -278,6 +278,25 @@ def test_the_uos_panel_equals_the_engine_on_the_same_labels():
     assert [t["n"] for t in panel["taus"]] == [len(panel["models"])] * 4
 
 
+def test_each_bland_altman_plot_on_the_dashboard_names_its_component(client, rita):
+    """The three plots stand side by side under the per-sample table; their titles were only the SVGs'
+    tooltips, so nothing visible said which plot was U, O or S."""
+    import re
+
+    from django.urls import reverse
+
+    users = annotators(3)
+    campaign = uos_campaign(C2World(), annotators=users, n_items=10)
+    bias = {u.username: i - 1 for i, u in enumerate(users)}
+    fill(campaign, users, lambda u, a: _score(u, a, bias))
+    client.force_login(rita)
+    html = client.get(reverse("annotation:campaign_dashboard", args=[campaign.pk])).content.decode()
+    figures = re.findall(r'<figure class="chart-figure">(.*?)</figure>', html.split('id="uos-panel"', 1)[1], re.S)
+    captions = [re.search(r"<figcaption>(.*?)</figcaption>", f, re.S) for f in figures]
+    assert len(figures) == 3 and all(captions)
+    assert [c.group(1).split(":")[0] for c in captions] == ["Usefulness (U)", "Originality (O)", "Surprise (S)"]
+
+
 def test_the_similarity_panel_equals_the_engine_on_the_same_labels():
     users = annotators(3)
     world = EaselWorld()
