@@ -1,5 +1,6 @@
 """Every page of the demo passes axe-core's WCAG 2 A/AA rules, at 1400 px and at 390 px (issue 26), and
-prints no doubled full stop (a note's own "." before the template's: "finite..").
+prints no doubled full stop (a note's own "." before the template's: "finite..") and gives no id to two
+elements.
 
 axe-core runs inside Chromium through ``axe-playwright-python`` (the test extra; it ships axe-core's
 own script). The site is the whole demo (the three protocols' boards, runs, campaigns and their
@@ -36,6 +37,10 @@ SKIPPED = re.compile(r"(\.(csv|json|jsonl|tex|tar\.gz|png|svg|jpg|webp)$)|/expor
 #: A path segment that is an id (not the 2 of /c2/).
 ID_SEGMENT = re.compile(r"(?<=/)\d+(?=/|$)")
 DOUBLED_STOP = re.compile(r"\w{3,}\.\.(?!\.)")
+#: The ids that more than one element of the page carries.
+DUPLICATE_IDS = """() => { const seen = new Set(), twice = new Set();
+  for (const el of document.querySelectorAll('[id]')) { (seen.has(el.id) ? twice : seen).add(el.id); }
+  return [...twice]; }"""
 #: Pages followed from each start page, at most (one per URL shape).
 MAX_PAGES = 80
 
@@ -119,6 +124,8 @@ def _crawl(browser, base: str, username: str, start: str) -> tuple[list[str], di
             problems = _violations(page)
             # a sentence ending in "." printed before the template's own full stop ("finite..")
             problems += [f"doubled full stop: …{m.group(0)}" for m in DOUBLED_STOP.finditer(page.inner_text("main"))]
+            # an id given twice: a label, a live-status field or a script then finds the wrong element
+            problems += [f"duplicate id: {name}" for name in page.evaluate(DUPLICATE_IDS)]
             if problems:
                 found[f"{url} at {width} px"] = problems
         for link in _links(page, base):

@@ -22,7 +22,7 @@ def test_the_episode_table_follows_a_running_run_to_done(live_server, browser):
     page = browser.new_page()
     log_in(page, live_server.url, "rita")
     page.goto(f"{live_server.url}/easel/runs/{run.pk}/")
-    row = f'#easel-episodes tr[data-run-row="{first}"]'
+    row = f'#easel-episode-table tr[data-run-row="{first}"]'
     assert page.text_content(f"{row} [data-run-cell=status]") == "planned"
 
     services.easel_episode_execute(run_id=run.pk, episode_id=first)
@@ -43,5 +43,5 @@ def test_the_episode_table_follows_a_running_run_to_done(live_server, browser):
     page.wait_for_function(
         "sel => { const cell = document.querySelector(sel + ' td.final-s'); return cell && cell.textContent !== '–'; }",
         arg=row, timeout=TIMEOUT_MS)
-    statuses = page.eval_on_selector_all("#easel-episodes [data-run-cell=status]", "cells => cells.map(c => c.textContent)")
+    statuses = page.eval_on_selector_all("#easel-episode-table [data-run-cell=status]", "cells => cells.map(c => c.textContent)")
     assert statuses == ["done"] * (1 + len(rest))
