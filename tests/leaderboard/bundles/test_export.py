@@ -430,6 +430,16 @@ def test_an_unverified_import_of_a_viewer_no_page_can_draw_is_refused_naming_the
     assert not ImportedBoard.objects.exists()
 
 
+def test_an_imported_easel_board_shows_an_image_cell_by_its_alt_text_not_as_a_python_dict(easel_suite, tmp_path,
+                                                                                          client, rita):
+    # the viewer's image cells ({"image": "media/<sha256>.png", "alt": …}) were printed as their repr
+    board, _ = bundle_import(bundle_export("easel", easel_suite.pk, tmp_path / "b").path)
+    client.force_login(rita)
+    page = client.get(f"/bundles/imported/{board.pk}/").content.decode()
+    assert "&#x27;image&#x27;:" not in page and "{&#x27;alt" not in page
+    assert re.search(r"<td>image: final canvas of [^<]+ \(<code>media/[0-9a-f]{64}\.png</code> in the bundle\)</td>", page)
+
+
 def test_an_exported_bundle_is_signed_by_the_key_the_site_publishes(client, snapshot, tmp_path):
     root = bundle_export("ekphrasis", snapshot.pk, tmp_path / "b").path
     published = client.get("/bundles/signing-key.pem")  # no account needed: a reviewer may have none
