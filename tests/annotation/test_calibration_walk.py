@@ -129,6 +129,18 @@ def _send(client, method: str, url: str, headers: dict):
     return response, body.decode("utf-8", "replace")
 
 
+def test_every_url_pattern_of_the_calibrated_boards_is_walked(world):
+    """A calibrated address added later (read from the resolver) fails here until board_urls walks it."""
+    from tests.evalsite.test_url_walk import site_routes
+
+    patterns = set()
+    for route in site_routes():
+        if "calibrat" in route.template or "/judges/" in route.template:
+            formats = next((p.regex.split("|") for p in route.parameters if p.name == "fmt"), [""])
+            patterns |= {route.template.replace("{fmt}", fmt) for fmt in formats}
+    assert len(patterns) >= 15 and patterns <= set(board_urls(world)), sorted(patterns - set(board_urls(world)))
+
+
 @pytest.mark.parametrize("walker", ["anonymous", "annotator", "participant", "admin"])
 def test_no_calibrated_board_answers_a_hostile_request_with_a_server_error_or_internals(
         world, adam, participant_client, walker):

@@ -169,6 +169,17 @@ def _client(walker: str, alice, adam) -> Client:
     return client
 
 
+def test_every_url_pattern_of_the_bundles_is_walked(world):
+    """A bundle address added later (read from the resolver) fails here until bundle_addresses walks it."""
+    from leaderboard.bundles.export import KINDS
+    from tests.evalsite.test_url_walk import site_routes
+
+    patterns = {route.template.replace("{kind}", kind) for route in site_routes() if "/bundles/" in route.template
+                for kind in KINDS}
+    walked = {re.sub(r"/\d+(?=/|\.tar\.gz|$)", "/{pk}", url) for url in bundle_addresses(world)}
+    assert len(patterns) >= 9 and patterns <= walked, sorted(patterns - walked)
+
+
 @pytest.mark.parametrize("walker", ["anonymous", "annotator", "participant", "admin"])
 def test_no_bundle_page_answers_a_hostile_request_with_a_server_error_or_internals(world, alice, adam, walker):
     client = _client(walker, alice, adam)
