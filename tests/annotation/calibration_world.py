@@ -1,7 +1,7 @@
 """One calibrated world for the calibrated-board walks: models named by an attacker, judged on a small task set
 (an Ekphrasis snapshot with its verdicts on all three dimensions), a text-pairwise campaign on that task set whose
 labels join the judge's verdicts, a C² run with a U-O-S campaign rating its samples, and an EASEL canvas-similarity
-campaign; every campaign labelled to the end by three annotators, and a fourth annotator of each who labels nothing."""
+campaign (each campaign named by an attacker too); every campaign labelled to the end by three annotators, and a fourth annotator of each who labels nothing."""
 
 from __future__ import annotations
 
@@ -67,6 +67,9 @@ def calibrated_world() -> CalibratedWorld:
     fill(uos, users, _uos_answer)
     canvas = canvas_campaign(EaselWorld(), annotators=[*users, *extra_annotators], pairs_per_task=2)
     fill(canvas, users, lambda user, assignment: {"choice": "A"})
+    for campaign, name in ((text, HOSTILE_MODELS[0]), (uos, HOSTILE_MODELS[1]), (canvas, HOSTILE_MODELS[2])):
+        Campaign.objects.filter(pk=campaign.pk).update(name=name + " campaign")  # a researcher's name, shown too
+        campaign.refresh_from_db()
     calibration_record_ensure(snapshot=snapshot, campaign=text)
     return CalibratedWorld(snapshot, text, c2.run, uos, canvas, catalogue.models, extra_annotators[0])
 

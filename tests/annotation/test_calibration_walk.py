@@ -250,12 +250,15 @@ def _formula_cells(text: str) -> list[str]:
 def test_calibrated_csv_exports_hold_no_formula_cell(world, rita):
     client = Client()
     client.force_login(rita)
-    for url, hostile in ((f"/annotate/calibration/snapshots/{world.snapshot.pk}/export.csv", True),
-                         (f"/annotate/calibration/c2/runs/{world.c2_run.pk}/export.csv", True),
-                         (f"/annotate/campaigns/{world.uos_campaign.pk}/calibrated.csv", True),
-                         (f"/annotate/campaigns/{world.canvas_campaign.pk}/calibrated.csv", False)):
+    for url, campaign, hostile in (
+            (f"/annotate/calibration/snapshots/{world.snapshot.pk}/export.csv", world.text_campaign, True),
+            (f"/annotate/calibration/c2/runs/{world.c2_run.pk}/export.csv", world.uos_campaign, True),
+            (f"/annotate/campaigns/{world.uos_campaign.pk}/calibrated.csv", world.uos_campaign, True),
+            (f"/annotate/campaigns/{world.canvas_campaign.pk}/calibrated.csv", world.canvas_campaign, False)):
         text = client.get(url).content.decode()
-        assert ("onerror" in text) == hostile, url  # the hostile names are in it (the EASEL agents' are plain)
+        cells = {cell for row in csv.reader(io.StringIO(text)) for cell in row}
+        assert ("onerror" in text) == hostile, url  # the hostile model names are in it (the EASEL agents' are plain)
+        assert "'" + campaign.name in cells, url  # and the campaign's hostile name, neutralised
         assert not _formula_cells(text), (url, _formula_cells(text))
 
 
