@@ -274,3 +274,17 @@ def test_calibrated_latex_exports_escape_every_special_character_of_a_model_name
             assert bad not in text, (url, bad)
         for name in HOSTILE_MODELS[1:]:
             assert tex_escape(name + suffix) in text, (url, name)
+
+
+def test_calibrated_latex_exports_of_hostile_names_compile_with_pdflatex(world, rita, tmp_path):
+    from tests.conftest import require_service
+    from tests.leaderboard.test_exports import pdflatex_errors
+
+    require_service("pdflatex")
+    client = Client()
+    client.force_login(rita)
+    for name, url in (("snapshot", f"/annotate/calibration/snapshots/{world.snapshot.pk}/export.tex"),
+                      ("c2", f"/annotate/calibration/c2/runs/{world.c2_run.pk}/export.tex")):
+        table = tmp_path / f"{name}.tex"
+        table.write_bytes(client.get(url).content)
+        assert not pdflatex_errors(table), (name, pdflatex_errors(table))
