@@ -41,7 +41,7 @@ def _table_problem(table, field: str) -> str:
     return ""
 
 
-def _viewer_problem(value) -> str:
+def viewer_problem(value) -> str:
     """The first field of the viewer's data (engine.bundle.viewer: ``{"board": Table, "instances": [{"label",
     "table": Table}]}``) that the imported board's page cannot draw ("" when none). A forged data.js of another
     shape (a number where the columns go) was stored by an unverified import, and its page was a 500 ever after."""
@@ -71,7 +71,7 @@ def _viewer_data(root: Path) -> dict:
     value, problems = json_decode(text[len(prefix):-1], max_depth=BUNDLE_JSON_DEPTH)
     if problems:
         raise BundleImportError(f"{VIEWER_DATA}, field {problems[0].field or '(data)'}: {problems[0].message}")
-    if problem := _viewer_problem(value):
+    if problem := viewer_problem(value):
         raise BundleImportError(f"{VIEWER_DATA}, {problem}")
     return value
 

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
 from leaderboard.bundles.export import KINDS, BundleExportError, BundleSigningUnavailable, bundle_export
+from leaderboard.bundles.imports import viewer_problem
 from leaderboard.bundles.models import ImportedBoard
 from leaderboard.bundles.signing import site_public_key_pem
 from leaderboard.roles import require_researcher
@@ -73,7 +74,10 @@ def imported_board_list(request):
 def imported_board_detail(request, pk: int):
     require_researcher(request.user)
     board = get_object_or_404(ImportedBoard, pk=pk)
+    # A board imported before such viewers were refused may hold tables no page can draw: its page says so
+    # and shows the rest, where drawing them was a 500 on every visit.
+    problem = viewer_problem(board.viewer)
     return render(request, "leaderboard/bundles/imported_detail.html", {
-        "board": board, "viewer": board.viewer, "manifest": board.manifest,
+        "board": board, "viewer": {} if problem else board.viewer, "viewer_problem": problem, "manifest": board.manifest,
         "task_set": board.manifest.get("task_set", {}),
     })

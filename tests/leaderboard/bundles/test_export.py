@@ -3,6 +3,7 @@ suite runs on), the bundle button on each result page, and the /api/v1/ download
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import re
@@ -428,6 +429,18 @@ def test_an_unverified_import_of_a_viewer_no_page_can_draw_is_refused_naming_the
         with pytest.raises(BundleImportError, match=rf"{VIEWER_DATA}, field {re.escape(field)}: expected"):
             bundle_import(root, allow_unverified=True)
     assert not ImportedBoard.objects.exists()
+
+
+def test_a_board_stored_before_odd_viewers_were_refused_shows_its_page_naming_the_field_not_a_500(c2_run, tmp_path,
+                                                                                                 client, rita):
+    board, _ = bundle_import(bundle_export("c2", c2_run.pk, tmp_path / "b").path)
+    client.force_login(rita)
+    for viewer, field in ODD_VIEWERS:
+        ImportedBoard.objects.filter(pk=board.pk).update(viewer=viewer)  # as an import before the check stored it
+        response = client.get(f"/bundles/imported/{board.pk}/")
+        assert response.status_code == 200, (viewer, response.status_code)
+        page = response.content.decode()
+        assert 'id="viewer-problem"' in page and f"field {field}" in html.unescape(page), field
 
 
 def test_an_imported_easel_board_shows_an_image_cell_by_its_alt_text_not_as_a_python_dict(easel_suite, tmp_path,
