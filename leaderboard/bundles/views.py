@@ -49,6 +49,7 @@ def bundle_archive_download(kind: str, pk: int) -> FileResponse:
     return response
 
 
+@require_safe
 def bundle_download(request, kind: str, pk: int):
     require_researcher(request.user)
     return bundle_archive_response(kind, pk)
@@ -66,11 +67,13 @@ def signing_key(request):
     return HttpResponse(pem, content_type="text/plain; charset=utf-8")
 
 
+@require_safe
 def imported_board_list(request):
     require_researcher(request.user)
     return render(request, "leaderboard/bundles/imported_list.html", {"boards": ImportedBoard.objects.all()})
 
 
+@require_safe
 def imported_board_detail(request, pk: int):
     require_researcher(request.user)
     board = get_object_or_404(ImportedBoard, pk=pk)

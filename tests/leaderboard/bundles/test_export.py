@@ -431,6 +431,16 @@ def test_an_unverified_import_of_a_viewer_no_page_can_draw_is_refused_naming_the
     assert not ImportedBoard.objects.exists()
 
 
+def test_the_bundle_pages_answer_only_get_and_head(c2_run, tmp_path, client, rita):
+    # a DELETE of a read-only board answered 200 with the page, and a POST to a download built a whole bundle
+    board, _ = bundle_import(bundle_export("c2", c2_run.pk, tmp_path / "b").path)
+    client.force_login(rita)
+    for url in (f"/bundles/c2/{c2_run.pk}.tar.gz", "/bundles/imported/", f"/bundles/imported/{board.pk}/"):
+        assert client.head(url).status_code == 200, url
+        for method in (client.post, client.put, client.delete, client.patch):
+            assert method(url).status_code == 405, (url, method.__name__)
+
+
 def test_a_board_stored_before_odd_viewers_were_refused_shows_its_page_naming_the_field_not_a_500(c2_run, tmp_path,
                                                                                                  client, rita):
     board, _ = bundle_import(bundle_export("c2", c2_run.pk, tmp_path / "b").path)
