@@ -323,6 +323,17 @@ def work(request, study: PanelStudy, participant: Participant):
 
 
 @require_GET
+def logged_out(request, entry: str):
+    """Where a participant's Log out lands: not the site's login page (a participant has no password, the
+    entry link is their only way in) but a page saying how to go on; their answers are kept. It shows
+    nothing of the campaign (no study in its context: not even the name, as for a campaign paused for review)."""
+    study = _study_or_404(entry)
+    return _framed_by_mturk(study, _problem(request, None, "You have logged out of the study",
+                                            "Your answers so far are kept. To go on, open the study's link "
+                                            "from your panel again.", 200))
+
+
+@require_GET
 def done(request, entry: str):
     """The end of the path: the completion code (completed) or the screen-out code (screened out), the
     hand-back to the panel; a participant who left or was refused is told so, without a code."""

@@ -32,6 +32,7 @@ urlpatterns = [
     path("p/<str:entry>/training", panel_views.training, name="panel_training"),
     path("p/<str:entry>/work", panel_views.work, name="panel_work"),
     path("p/<str:entry>/done", panel_views.done, name="panel_done"),
+    path("p/<str:entry>/logged-out", panel_views.logged_out, name="panel_logged_out"),
     path("p/<str:entry>/media/<assignment_token:token>/<shown_slot:slot>", panel_views.media, name="panel_media"),
     path("p/<str:entry>/api/next", panel_api.PanelNextApi.as_view(), name="panel_api_next"),
     path("p/<str:entry>/api/assignments/<assignment_token:token>/submit", panel_api.PanelSubmitApi.as_view(),

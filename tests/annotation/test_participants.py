@@ -1228,3 +1228,25 @@ def test_a_stranger_presenting_in_another_study_an_id_blocked_elsewhere_gets_the
     assert blocked_elsewhere.content == known_here.content == finished_here.content
     assert b"ended your participation" not in blocked_elsewhere.content
     assert not Participant.objects.filter(study=other_study, panel_id="PBLOCKED").exists()
+
+
+def test_a_participants_log_out_lands_on_a_page_saying_how_to_go_on_not_the_staff_login():
+    """A participant has no password: the header's Log out took them to the site's username/password form."""
+    import html
+    import re
+
+    _, study = _study()
+    client = Client()
+    page = client.get(_entry_url(study), _prolific(), follow=True).content.decode()
+    form = re.search(r'<form class="logout".*?</form>', page, re.S).group(0)
+    next_url = re.search(r'name="next" value="([^"]+)"', form).group(1)
+    response = client.post(reverse("logout"), {"next": next_url})
+    assert response.status_code == 302 and response["Location"] == next_url
+    assert "/accounts/login/" not in response["Location"]
+    left = client.get(next_url)
+    assert left.status_code == 200 and not left.wsgi_request.user.is_authenticated
+    text = html.unescape(left.content.decode())
+    assert "You have logged out of the study" in text and "open the study's link from your panel again" in text
+    # the entry link takes them back where they were
+    assert client.get(_entry_url(study), _prolific()).status_code == 302
+    assert Participant.objects.count() == 1
