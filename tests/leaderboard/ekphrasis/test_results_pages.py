@@ -76,6 +76,18 @@ def test_drilldown_shows_each_judgment_with_its_checklist_outcomes(researcher_cl
     assert "Checklist item" in body and "Rationale" in body
 
 
+def test_drilldown_says_what_a_comparisons_repeat_number_and_call_number_are(researcher_client, snapshot):
+    """Headings read "primary #1 · call 7": the page never said #1 is the pair's first repeat in that kind,
+    nor what the call number counts."""
+    from leaderboard.ekphrasis.models import Comparison
+
+    repeated = Comparison.objects.filter(run=snapshot.run, repeat__gt=0).select_related("task").first()
+    assert repeated is not None, "the run judged no pair twice"
+    body = researcher_client.get(f"/leaderboards/{snapshot.pk}/tasks/{repeated.task_id}/").content.decode()
+    assert f"{repeated.kind} #{repeated.repeat} · call" in body
+    assert 'id="comparison-key"' in body and "#k" in body and "call n" in body
+
+
 def test_run_status_json_reports_progress(researcher_client, snapshot):
     data = researcher_client.get(f"/runs/{snapshot.run_id}/status.json").json()
     assert data["status"] == "done" and data["tasks_done"] == data["tasks_total"] == 4
