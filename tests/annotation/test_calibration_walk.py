@@ -26,6 +26,7 @@ from leaderboard.models import SubjectModel
 from tests.annotation.calibration_world import HOSTILE_MODELS, calibrated_world
 from tests.annotation.helpers import signed_in_participant
 from tests.conftest import kept_for_the_module
+from tests.evalsite.test_url_walk import send_walked
 
 pytestmark = pytest.mark.django_db
 
@@ -120,15 +121,6 @@ def participant_client():
     return signed_in_participant()
 
 
-def _send(client, method: str, url: str, headers: dict):
-    try:
-        response = client.generic(method, url, **headers)
-    except Exception as exc:  # the test client re-raises what a view raised: a 500 in production
-        return None, f"{method} {url[:160]} {headers}: {type(exc).__name__}: {str(exc)[:300]}"
-    body = b"".join(response.streaming_content) if response.streaming else response.content
-    return response, body.decode("utf-8", "replace")
-
-
 def test_every_url_pattern_of_the_calibrated_boards_is_walked(world):
     """A calibrated address added later (read from the resolver) fails here until board_urls walks it."""
     from tests.evalsite.test_url_walk import site_routes
@@ -150,7 +142,7 @@ def test_no_calibrated_board_answers_a_hostile_request_with_a_server_error_or_in
     problems = []
     requests = hostile_requests(world)
     for method, url, headers in requests:
-        response, body = _send(client, method, url, headers)
+        response, body = send_walked(client, method, url, headers, text=True)
         if response is None:
             problems.append(body)
             continue
@@ -172,7 +164,7 @@ def test_an_annotator_or_crowd_participant_is_refused_every_calibrated_board_and
     names = model_names()
     problems = []
     for method, url, headers in refusal_requests(world):
-        response, body = _send(client, method, url, headers)
+        response, body = send_walked(client, method, url, headers, text=True)
         if response is None:
             problems.append(body)
             continue

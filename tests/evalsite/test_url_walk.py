@@ -169,6 +169,17 @@ class Tally:
     server_errors: int = 0
 
 
+def send_walked(client, method: str, url: str, headers: dict, *, text: bool = False):
+    """One request of a walk: (response, body), the body decoded when ``text``; (None, what was raised) when the
+    view raised, which the test client re-raises and production answers with a 500."""
+    try:
+        response = client.generic(method, url, **headers)
+    except Exception as exc:
+        return None, f"{method} {url[:160]} {headers}: {type(exc).__name__}: {str(exc)[:300]}"
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    return response, body.decode("utf-8", "replace") if text else body
+
+
 def admin_lookup_queries(route: Route) -> list[str]:
     """An admin change list filters by any field of its model named in the query string: each foreign key,
     and the primary key's ``__in`` list, given an integer past every id column (SQLite raised

@@ -37,6 +37,7 @@ from leaderboard.ekphrasis import judge_runs
 from tests.annotation.helpers import signed_in_participant
 from tests.conftest import kept_for_the_module
 from tests.engine.bundle.tampering import forge_a_number, manifest_hash_updated
+from tests.evalsite.test_url_walk import send_walked
 from tests.leaderboard.judging_factories import population, simulated_run
 
 pytestmark = pytest.mark.django_db
@@ -151,15 +152,6 @@ def hostile_requests(world) -> list[tuple[str, str, dict]]:
     return sent
 
 
-def _send(client, method: str, url: str, headers: dict):
-    try:
-        response = client.generic(method, url, **headers)
-    except Exception as exc:  # the test client re-raises what a view raised: a 500 in production
-        return None, f"{method} {url[:160]} {headers}: {type(exc).__name__}: {str(exc)[:300]}"
-    body = b"".join(response.streaming_content) if response.streaming else response.content
-    return response, body
-
-
 def _client(walker: str, alice, adam) -> Client:
     if walker == "participant":
         return signed_in_participant()
@@ -186,7 +178,7 @@ def test_no_bundle_page_answers_a_hostile_request_with_a_server_error_or_interna
     requests = hostile_requests(world)
     problems = []
     for method, url, headers in requests:
-        response, body = _send(client, method, url, headers)
+        response, body = send_walked(client, method, url, headers)
         if response is None:
             problems.append(body)
             continue
@@ -208,7 +200,7 @@ def test_an_annotator_or_crowd_participant_is_refused_every_bundle_and_imported_
                 for method, headers in [*[(m, {}) for m in ["GET", *OTHER_METHODS]], ("GET", {"HTTP_ACCEPT": "*/*"}),
                                         ("GET", {"HTTP_RANGE": "bytes=0-100"})]]
     for method, url, headers in requests:
-        response, body = _send(client, method, url, headers)
+        response, body = send_walked(client, method, url, headers)
         if response is None:
             problems.append(body)
             continue
