@@ -40,9 +40,7 @@ def run_list(*, task_set: TaskSet | None = None) -> QuerySet[EaselRun]:
 
 
 def run_progress(*, run: EaselRun) -> dict:
-    """The live status a run page polls (``followStatus``), with each episode's state and steps, so that the
-    page's episode table follows the run as its status line does (one query for the episodes)."""
-    episodes = run.episodes.only("pk", "run", "status", "steps_done", "budget").order_by("position", "pk")
+    """A run's live status (the API's ``progress``; the run page polls it with :func:`run_page_status`)."""
     return {
         **run_status(run),
         "episodes_done": run.episodes_done,
@@ -50,8 +48,16 @@ def run_progress(*, run: EaselRun) -> dict:
         "steps_done": run.steps_done,
         "steps_planned": run.steps_planned,
         "steps_text": run_steps_text(run),
-        "episodes": [{"id": e.pk, "status": e.status_shown, "steps": f"{e.steps_done}/{e.budget}"} for e in episodes],
     }
+
+
+def run_page_status(*, run: EaselRun) -> dict:
+    """What the run page polls (``followStatus``): the live status and each episode's state and steps, so
+    that the page's episode table follows the run as its status line does (one query for the episodes;
+    the API lists episodes at their own endpoint)."""
+    episodes = run.episodes.only("pk", "run", "status", "steps_done", "budget").order_by("position", "pk")
+    return {**run_progress(run=run),
+            "episodes": [{"id": e.pk, "status": e.status_shown, "steps": f"{e.steps_done}/{e.budget}"} for e in episodes]}
 
 
 def run_steps_text(run: EaselRun) -> str:

@@ -83,7 +83,7 @@ def run_detail(request, pk: int):
     })
 
 
-run_status = run_status_view(EaselRun, selectors.run_progress)
+run_status = run_status_view(EaselRun, selectors.run_page_status)
 
 
 @require_POST
