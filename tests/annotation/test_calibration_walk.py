@@ -106,7 +106,8 @@ def model_names() -> list[str]:
     names = [*SubjectModel.objects.values_list("display_name", flat=True),
              *EaselRun.objects.values_list("agent_name", flat=True)]
     # as a page, a JSON body or an export writes them: whole, HTML-escaped, and by a distinctive fragment
-    fragments = ["HYPERLINK", "onerror", "calc", "模型", "SUM(1+1)"]
+    # ("/C calc", not "calc": a random token on a refusal page, a CSRF or entry token, may hold those four letters)
+    fragments = ["HYPERLINK", "onerror", "/C calc", "模型", "SUM(1+1)"]
     return sorted({n for n in names if n} | set(fragments))
 
 
