@@ -155,3 +155,55 @@ def test_without_a_held_assignment_the_first_free_slot_is_taken(catalogue):
     found, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=alice.pk)
     assert found is None and slot.pk == first.pk
     assert not ItemSlot.objects.get(pk=first.pk).is_free
+
+
+def _first_eligible_free_slot(campaign, annotator) -> int | None:
+    """The slot the queue must hand ``annotator`` next, computed in Python: the first free slot in queue
+    order (position, item, index) whose item they have not been shown."""
+    seen = set(Assignment.objects.filter(campaign=campaign, annotator=annotator, status__in=Assignment.SEEN)
+               .values_list("item_id", flat=True))
+    for slot in ItemSlot.objects.filter(campaign=campaign, is_free=True).order_by("position", "item_id", "index"):
+        if slot.item_id not in seen:
+            return slot.pk
+    return None
+
+
+def test_a_lone_annotator_past_the_first_free_slots_window_gets_every_item_in_queue_order():
+    """With k = 3 and one annotator, every item taken leaves its two other slots free at the queue's front,
+    so after a few items the first :data:`FIRST_FREE_WINDOW` free slots are all of items already seen and
+    the take must look past them."""
+    from annotation.slot_queue import FIRST_FREE_WINDOW
+
+    (alice,) = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=12), annotators=[alice], k=3)
+    assert campaign.items.count() > FIRST_FREE_WINDOW
+    order = []
+    while (expected := _first_eligible_free_slot(campaign, alice)) is not None:
+        assignment = services.assignment_next(campaign=campaign, annotator=alice)
+        assert assignment.slot_id == expected
+        order.append(assignment.item.position)
+        submit(assignment, alice)
+    assert services.assignment_next(campaign=campaign, annotator=alice) is None
+    assert order == sorted(order) and len(order) == campaign.items.count()
+    assert flags_disagreeing(campaign) == []
+
+
+def test_among_many_annotators_each_take_is_the_first_free_slot_of_an_unseen_item():
+    """Interleaved annotators, with skips putting slots back at the queue's front: each take is the slot
+    computed from the assignments, whichever of the take's two scans finds it."""
+    users = annotators(5)
+    campaign = pairwise_campaign(Catalogue(n_tasks=12), annotators=users, k=3)
+    now = timezone.now()
+    for turn in range(90):
+        user = users[(turn * 3) % len(users)]
+        expected = _first_eligible_free_slot(campaign, user)
+        assignment = services.assignment_next(campaign=campaign, annotator=user, now=now)
+        if expected is None:
+            assert assignment is None
+            continue
+        assert assignment.slot_id == expected, turn
+        if turn % 7 == 3 or turn % 11 == 5:  # the slot goes back to the queue's front for the others
+            services.assignment_skip(token=assignment.token, annotator=user)
+        else:
+            submit(assignment, user, now=now)
+        assert flags_disagreeing(campaign) == []
