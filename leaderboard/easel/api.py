@@ -144,7 +144,8 @@ class EaselLeaderboardApi(ApiView):
         board, board_runs, episodes = selectors.easel_boards([task_set])[task_set.pk]
         body = {"task_set": task_set.pk, "updated": updated.isoformat() if updated else None,
                 "code_version": code_version(), "leaderboard": board,
-                # the paired bootstrap over references (differences, P(A > B), rank probabilities) and the
-                # semantic means with n and interval (keys are run ids)
-                "uncertainty": selectors.easel_uncertainty(runs=board_runs, episodes=episodes, category=category)}
+                # the paired bootstrap over references (differences, P(A > B), rank probabilities; each agent's
+                # Final S with the board's interval) and the semantic means with n and interval (keys are run ids)
+                "uncertainty": selectors.easel_uncertainty(board=board, runs=board_runs, episodes=episodes,
+                                                              category=category)}
         return not_modified_or(request, f"easel-{task_set.pk}-{runs.count()}-{updated}-{category}", body)

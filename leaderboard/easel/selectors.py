@@ -239,14 +239,38 @@ def easel_boards(task_sets) -> dict[int, tuple[dict, list[EaselRun], dict[int, l
     return out
 
 
-def easel_uncertainty(*, runs: list[EaselRun], episodes: dict[int, list[dict]], category: str | None = None) -> dict:
+def final_s_intervals(board: dict, *, category: str | None = None) -> dict[int, tuple[float, float, float]]:
+    """Run id → its Final S over all references (or over one category's) with the 90% interval, as the
+    suite's board computed it (:func:`engine.easel.leaderboard.easel_board`: a bootstrap over the run's own
+    references, seeded from its id). The one interval every page shows for that number — the reconstruction
+    table, the headline, the agents' comparison, the home page and the model profiles — because it is the
+    figure a reproducibility bundle stores and verifies (``board/board.json``); the paired bootstrap's own
+    per-agent interval is a second draw of the same quantity and is not shown."""
+    out = {}
+    for row in board["agents"] + board["references"]:
+        value = row["final_s"] if category is None else row["categories"].get(category)
+        if value is not None:
+            out[row["run"]] = tuple(value)
+    return out
+
+
+def easel_uncertainty(*, board: dict, runs: list[EaselRun], episodes: dict[int, list[dict]],
+                      category: str | None = None) -> dict:
     """The paired bootstrap over references of the board's agents (engine.easel.uncertainty), optionally
-    sliced to one category, and each run's semantic mean with n and interval."""
+    sliced to one category, and each run's semantic mean with n and interval. ``board`` is the suite's
+    board of the same runs and episodes: each agent's Final S and interval are its (:func:`final_s_intervals`),
+    so the comparison and the headline read as the reconstruction table does; the differences, P(A > B)
+    and the rank sets stay the paired bootstrap's."""
     from engine.easel.uncertainty import agent_comparison, semantic_means
 
     board_runs = [board_run_of(r) for r in runs]
-    return {"comparison": agent_comparison(board_runs, episodes, category=category),
-            "semantic": semantic_means(board_runs, episodes), "category": category}
+    comparison = agent_comparison(board_runs, episodes, category=category)
+    if comparison is not None:
+        intervals = final_s_intervals(board, category=category)
+        for agent in comparison["agents"]:
+            agent["value"], agent["low"], agent["high"] = intervals[agent["run"]]
+        comparison["interval"] = board["interval"]
+    return {"comparison": comparison, "semantic": semantic_means(board_runs, episodes), "category": category}
 
 
 def easel_leaderboard(*, task_set: TaskSet) -> dict:

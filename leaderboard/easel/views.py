@@ -46,13 +46,14 @@ def leaderboard(request):
     payload, uncertainty = None, None
     if task_set is not None:
         payload, runs, episodes = selectors.easel_boards([task_set])[task_set.pk]
-        uncertainty = selectors.easel_uncertainty(runs=runs, episodes=episodes, category=category)
+        uncertainty = selectors.easel_uncertainty(board=payload, runs=runs, episodes=episodes, category=category)
     return render(request, "leaderboard/easel/leaderboard.html", {
         "task_set": task_set, "task_sets": selectors.easel_task_sets(), "payload": payload,
         "uncertainty": uncertainty, "categories": CATEGORIES, "category": category,
         "pairwise": results.pairwise_rows(uncertainty["comparison"]) if uncertainty else [],
         "headline": board_headline(uncertainty["comparison"]) if uncertainty else None,
-        "headline_note": f"Final S{', ' + category if category else ''}, 90% paired bootstrap over references",
+        "headline_note": f"Final S{', ' + category if category else ''} with the reconstruction table's interval; "
+                         "margin from the paired bootstrap over references",
         "progress_chart": results.progress_chart(payload) if payload else "",
         "table": results.reconstruction_table(payload) if payload else None,
         "semantic": results.semantic_table(payload, uncertainty["semantic"]) if payload else [],

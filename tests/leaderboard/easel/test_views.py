@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -279,3 +281,38 @@ def test_the_api_leaderboard_carries_the_paired_bootstrap_and_a_category_slice(c
     pair = data["uncertainty"]["comparison"]["pairs"][0]
     assert pair["a"] == "simulated · keen" and pair["difference"] == pytest.approx(0.1) and pair["p_a_better"] == 1.0
     assert client.get(f"/api/v1/easel/leaderboard?task_set={suite.pk}&category=x").status_code == 400
+
+
+def _interval_after(html: str, anchor: str) -> str:
+    """The first ``[low, high]`` printed after ``anchor`` in ``html``."""
+    return re.search(r"\[(\d\.\d{3}, \d\.\d{3})\]", html[html.index(anchor):]).group(1)
+
+
+def test_an_agents_final_s_reads_with_one_interval_in_the_headline_both_tables_and_on_the_home_page(client, rita):
+    """The headline and the agents' comparison printed the paired bootstrap's interval, the reconstruction
+    table and the home page the board's (a second draw): 0.481 [0.449, 0.513] beside [0.450, 0.513]."""
+    import numpy as np
+
+    from tests.leaderboard.easel.test_selectors import finished, reference_ids
+
+    suite, _ = services.easel_suite_create(seed=0, per_category={"programmatic": 8, "spatial_geometry": 6,
+                                                                 "abstract_cartoon": 0, "natural": 0}, name="easel-wide")
+    ids = reference_ids(suite)
+    spread = np.random.default_rng(3).uniform(0.0, 0.3, size=(2, len(ids)))
+    keen = finished(services.easel_run_create(task_set=suite, agent="simulated", label="simulated · keen"),
+                    {t: 0.45 + v for t, v in zip(ids, spread[0], strict=True)})
+    idle = finished(services.easel_run_create(task_set=suite, agent="simulated", label="simulated · idle"),
+                    {t: 0.40 + v for t, v in zip(ids, spread[1], strict=True)})
+    login(client, rita)
+    board = client.get(reverse("easel:leaderboard") + f"?task_set={suite.pk}").content.decode()
+    home = client.get("/").content.decode()
+    table3 = board[board.index('id="table3"'):board.index('id="agent-differences"')]
+    for run in (keen, idle):
+        # the reconstruction table's Final column comes after the two categories' columns
+        row = table3[table3.index(f'href="/easel/runs/{run.pk}/"'):]
+        final = re.findall(r'<span class="muted small">\[(\d\.\d{3}, \d\.\d{3})\]</span>', row)[2]
+        assert _interval_after(board, f'<tr data-agent="{run.agent_name}">') == final, run.agent_name
+        assert _interval_after(home[home.index('id="board-easel"'):], f">{run.agent_name}</") == final, run.agent_name
+    keen_final = re.findall(r'<span class="muted small">\[(\d\.\d{3}, \d\.\d{3})\]</span>',
+                            table3[table3.index(f'href="/easel/runs/{keen.pk}/"'):])[2]
+    assert _interval_after(board, 'id="board-headline"') == keen_final
