@@ -6,7 +6,8 @@ from __future__ import annotations
 from django.urls import reverse
 
 from engine.leaderboard_exports import DIMENSION_NAMES, model_rows, overall_measure, z_available
-from leaderboard.ekphrasis import selectors
+from leaderboard.ekphrasis import selectors, uncertainty
+from leaderboard.ekphrasis.results import family_cell
 from leaderboard.overview import (
     OVERVIEW_TOP,
     BoardRow,
@@ -59,7 +60,9 @@ def model_results(model) -> list[ModelResult]:
         per = payload["per_dimension"]
         breakdown = [Breakdown(DIMENSION_NAMES[d], per[d]["winrate"][m], per[d]["winrate_ci90"][0][m],
                                per[d]["winrate_ci90"][1][m]) for d in payload["dimensions"]]
-        breakdown += [Breakdown(f"{family} (task avg. z)", table["task_avg"][m])
+        # the family table's task averages with its intervals (cached per snapshot, computed when it was written)
+        families = uncertainty.family_intervals(snapshot) if payload.get("families") else {}
+        breakdown += [Breakdown(f"{family} (task avg. z)", *family_cell(table, families.get(family), "avg", m))
                       for family, table in sorted(payload.get("families", {}).items())]
         probabilities = payload.get("overall_rank_probabilities")
         out.append(ModelResult(

@@ -153,6 +153,17 @@ def tradeoff_chart(payload: dict) -> str:
                                y_label="Novelty rank percentile (median-centred)")
 
 
+def family_cell(table: dict, bounds: dict | None, dimension: str, m: int) -> tuple[float, float | None, float | None]:
+    """Model ``m``'s cell of one family's table (``table``: the snapshot's ``families[family]``) in one row
+    (``dimension``: a dimension's letter for its z, ``"avg"`` for the task average) with its 90% interval
+    from ``bounds`` (that family's entry of :func:`leaderboard.ekphrasis.uncertainty.family_intervals`;
+    None, None without it). The family table and the model profile read their cells through this."""
+    values = table["task_avg"] if dimension == "avg" else table["z"][dimension]
+    bounds = bounds or {}
+    ci = bounds.get("overall_ci90") if dimension == "avg" else (bounds.get("z_ci90") or {}).get(dimension)
+    return values[m], (ci[0][m] if ci else None), (ci[1][m] if ci else None)
+
+
 def family_rows(payload: dict, intervals: dict[str, dict] | None = None) -> list[dict]:
     """Table 3 shape: one row per family × dimension (and task average), one column per model; row best marked.
     With ``intervals`` (:func:`leaderboard.ekphrasis.uncertainty.family_intervals`) each cell carries the 90%
@@ -160,16 +171,14 @@ def family_rows(payload: dict, intervals: dict[str, dict] | None = None) -> list
     rows = []
     order = payload["order"]
     for family, table in sorted(payload.get("families", {}).items()):
-        bounds = (intervals or {}).get(family) or {}
+        bounds = (intervals or {}).get(family)
         for d in payload["dimensions"] + ["avg"]:
-            values = table["task_avg"] if d == "avg" else table["z"][d]
-            ci = bounds.get("overall_ci90") if d == "avg" else (bounds.get("z_ci90") or {}).get(d)
-            best = max(values[m] for m in order)
+            cells = [family_cell(table, bounds, d, m) for m in order]
+            best = max(value for value, _, _ in cells)
             rows.append({
                 "family": family,
                 "dimension": "Task avg." if d == "avg" else DIMENSION_NAMES[d],
-                "cells": [{"value": values[m], "best": values[m] == best,
-                           "low": ci[0][m] if ci else None, "high": ci[1][m] if ci else None} for m in order],
+                "cells": [{"value": value, "best": value == best, "low": low, "high": high} for value, low, high in cells],
                 "residual": None if d == "avg" else table["residual"][d],
             })
     return rows
