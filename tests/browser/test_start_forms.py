@@ -1,0 +1,84 @@
+"""The Start forms of the judge runs (``/leaderboards/``) and the EASEL runs (``/easel/``) in Chromium at 1280 and
+390 px: every field has its caption and the room its control needs, inside its form, over no other field.
+
+They were one flex line (``.row``) of up to ten fields: at 1280 px each control got 98 px, which cut the selects'
+text ("as the la", "Budget-aligned (Ta") and wrapped the budget's caption on four lines. Measured with bounding
+boxes: a select's need is the width Chromium gives the same select sized to its widest option."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.easel import services as easel_services
+from tests.browser.test_annotation_flow import log_in
+from tests.factories import UserFactory
+from tests.leaderboard.judging_factories import population
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDTHS = {1280: 900, 390: 844}  # viewport width → height
+FORMS = {"/leaderboards/": "form[action='/runs/new/']", "/easel/": "form[action='/easel/runs/new/']"}
+#: A caption may wrap once (the judge form's "Budget (judge calls per task and dimension)"), not more.
+CAPTION_LINES = 2
+
+#: What is wrong with the form's fields, in words ([] when nothing is): a field (a label, or the box holding
+#: the button) outside the form or over another, a control outside its field or narrower than its content,
+#: an input or select without a caption, a caption on more than CAPTION_LINES lines.
+FIELD_FAULTS = """([form, captionLines]) => {
+  const box = (el) => el.getBoundingClientRect();
+  const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1 && a.top >= b.top - 1 && a.bottom <= b.bottom + 1;
+  const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+                            && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+  const needed = (control) => {  // the width the control's content takes when it is not squeezed
+    if (control.tagName !== 'SELECT') return control.scrollWidth;
+    const free = control.cloneNode(true);
+    free.style.width = 'auto'; free.style.minWidth = '0'; free.style.maxWidth = 'none'; free.style.position = 'absolute';
+    document.body.appendChild(free);
+    const width = free.getBoundingClientRect().width;
+    free.remove();
+    return width;
+  };
+  const faults = [];
+  const formBox = box(form);
+  const fields = [...form.children].filter((el) => el.tagName !== 'INPUT' || el.type !== 'hidden');
+  const name = (field) => (field.querySelector('[name]') || {}).name || field.textContent.trim().slice(0, 20);
+  fields.forEach((field, k) => {
+    if (!inside(box(field), formBox)) faults.push(`${name(field)}: outside the form`);
+    fields.slice(k + 1).forEach((other) => {
+      if (overlap(box(field), box(other))) faults.push(`${name(field)}: over ${name(other)}`);
+    });
+    for (const control of field.querySelectorAll('input, select, button')) {
+      if (!inside(box(control), box(field))) faults.push(`${name(field)}: control outside its field`);
+      if (needed(control) > box(control).width + 1) {
+        faults.push(`${name(field)}: ${Math.round(box(control).width)} px for ${Math.round(needed(control))} px of content`);
+      }
+    }
+    if (!field.querySelector('input, select')) return;  // the box holding the button
+    const caption = [...field.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+    if (!caption.length) { faults.push(`${name(field)}: no caption`); return; }
+    const range = document.createRange();
+    range.selectNodeContents(caption[0]);
+    const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+    if (lines > captionLines) faults.push(`${name(field)}: caption on ${lines} lines`);
+  });
+  return faults;
+}"""
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_every_start_field_has_its_caption_and_room_inside_its_form(live_server, browser, width):
+    population(n_models=3, n_tasks=2, name="ekphrasis-demo")
+    easel_services.easel_suite_create(seed=0, per_category={"programmatic": 1, "spatial_geometry": 0,
+                                                            "abstract_cartoon": 0, "natural": 0},
+                                      name="easel-demo", version="1", is_demo=True)
+    UserFactory(username="rita", role="researcher")
+    page = browser.new_page(viewport={"width": width, "height": WIDTHS[width]})
+    log_in(page, live_server.url, "rita")
+    faults = {}
+    for url, selector in FORMS.items():
+        page.goto(f"{live_server.url}{url}")
+        form = page.locator(selector)
+        assert form.locator("select, input:not([type=hidden])").count() >= 4, url
+        faults[url] = form.evaluate(f"(form) => ({FIELD_FAULTS})([form, {CAPTION_LINES}])")
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width, url
+    assert faults == {url: [] for url in FORMS}
