@@ -11,7 +11,7 @@ import numpy as np
 from django.db.models import Count, Q, QuerySet
 
 # The board is computed in the engine (engine.easel.leaderboard); callers import its constants from there.
-from engine.easel.leaderboard import CATEGORIES, EPISODE_FIELDS, BoardRun, _bootstrap, easel_board
+from engine.easel.leaderboard import CATEGORIES, EPISODE_FIELDS, BoardRun, easel_board
 from evalsite.request_checks import id_of
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 from leaderboard.models import Benchmark, TaskSet
@@ -89,18 +89,18 @@ def run_summary(*, run: EaselRun) -> dict[str, float]:
 
 def run_summary_intervals(*, run: EaselRun) -> dict[str, tuple[float, float | None, float | None]]:
     """The CLI's closing lines: mean Final S per reconstruction category with its bootstrap interval over
-    references (``INTERVAL_LEVEL``), and each semantic task's score (one episode: no interval)."""
-    rows = run.episodes.filter(status=EaselEpisode.Status.DONE).values_list("kind", "category", "final_s", "semantic_score")
-    out: dict[str, tuple[float, float | None, float | None]] = {}
-    by_category = defaultdict(list)
-    for kind, category, final_s, score in rows:
-        if kind == "reconstruction" and final_s is not None:
-            by_category[category].append(final_s)
-        elif score is not None:
-            out[f"{category} score"] = (score, None, None)
+    references (``INTERVAL_LEVEL``), and each semantic task's score (one episode: no interval). The interval
+    is the board's for that run and category (:func:`final_s_intervals`; a run's row depends on its own
+    episodes only), not a draw of its own that would print another interval for the page's number."""
+    rows = run.episodes.filter(status=EaselEpisode.Status.DONE, kind="semantic").exclude(
+        semantic_score=None).values_list("category", "semantic_score")
+    out: dict[str, tuple[float, float | None, float | None]] = {f"{category} score": (score, None, None)
+                                                               for category, score in rows}
+    board = _single_board(run)
     for name, _ in CATEGORIES:
-        if by_category.get(name):
-            out[f"{name} Final S"] = _bootstrap({name: by_category[name]}, seed=run.seed)
+        value = final_s_intervals(board, category=name).get(run.pk)
+        if value is not None:
+            out[f"{name} Final S"] = value
     return out
 
 

@@ -111,3 +111,18 @@ def test_a_score_anchor_run_reads_as_taking_no_steps_not_as_an_agent_under_a_zer
     assert selectors.run_steps_text(run) == "none (a score anchor fills the canvas at once, without strokes)"
     run.status = EaselRun.Status.RUNNING
     assert selectors.run_steps_text(run) == "none (a score anchor fills the canvas at once, without strokes)"
+
+
+def test_the_commands_closing_intervals_are_the_boards_for_the_same_run_and_category():
+    """run_summary_intervals drew its own bootstrap (seeded from the run's seed): the command printed another
+    interval for the category Final S the board shows."""
+    wide, _ = services.easel_suite_create(seed=0, per_category={"programmatic": 8, "spatial_geometry": 6,
+                                                                "abstract_cartoon": 0, "natural": 0}, name="easel-wide")
+    ids = reference_ids(wide)
+    spread = np.random.default_rng(5).uniform(0.3, 0.7, size=len(ids))
+    run = finished(services.easel_run_create(task_set=wide, agent="simulated", label="keen"),
+                   dict(zip(ids, spread, strict=True)))
+    row = selectors.easel_leaderboard(task_set=wide)["agents"][0]
+    summary = selectors.run_summary_intervals(run=run)
+    for name in ("programmatic", "spatial_geometry"):
+        assert summary[f"{name} Final S"] == tuple(row["categories"][name]), name
