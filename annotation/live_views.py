@@ -4,13 +4,13 @@ when new labels arrived since it was computed (static/js/dashboard_live.js)."""
 from __future__ import annotations
 
 from django.http import Http404, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from annotation import annotator_reads
 from leaderboard.roles import require_researcher
 
 
-@require_GET
+@require_safe
 def campaign_live_status(request, pk: int):
     require_researcher(request.user)
     campaign = annotator_reads.campaign_get(pk=pk)

@@ -10,7 +10,7 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from annotation import annotator_reads, participants
 from annotation.errors import AnnotationError
@@ -105,7 +105,7 @@ def participant_action(request, pk: int, participant_pk: int):
     return redirect(reverse("annotation:panel_study", args=[pk]) + "#participants")
 
 
-@require_GET
+@require_safe
 def pay_report_download(request, pk: int, fmt: str):
     require_researcher(request.user)
     report = pay_report(study=_study(pk))

@@ -19,7 +19,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_safe
 
 from annotation import annotator_reads, participants
 from annotation.blinding_recheck import campaign_texts_current
@@ -171,6 +171,8 @@ def _rate_limited(request) -> bool:
     return count > settings.ATELIER_PANEL_ENTRIES_PER_MINUTE
 
 
+# GET only, not HEAD as the read-only pages: the entry link creates the participant, logs them in and counts
+# toward the rate limit, which a link checker's HEAD must not do.
 @require_GET
 def entry(request, entry: str):
     """The entry link: validate the panel's parameters, create or resume the participant, log them in
@@ -296,7 +298,7 @@ def training(request, study: PanelStudy, participant: Participant):
                  question=annotator_reads.markup_render(step.item.question) if step.item else "")
 
 
-@require_GET
+@require_safe
 @never_cache  # as the annotators' labelling page: the item and the answer being chosen are never stored
 @_step_page("work")
 def work(request, study: PanelStudy, participant: Participant):
@@ -322,7 +324,7 @@ def work(request, study: PanelStudy, participant: Participant):
     })
 
 
-@require_GET
+@require_safe
 def logged_out(request, entry: str):
     """Where a participant's Log out lands: not the site's login page (a participant has no password, the
     entry link is their only way in) but a page saying how to go on; their answers are kept. It shows
@@ -333,7 +335,7 @@ def logged_out(request, entry: str):
                                             "from your panel again.", 200))
 
 
-@require_GET
+@require_safe
 def done(request, entry: str):
     """The end of the path: the completion code (completed) or the screen-out code (screened out), the
     hand-back to the panel; a participant who left or was refused is told so, without a code."""
@@ -363,7 +365,7 @@ def done(request, entry: str):
 
 
 
-@require_GET
+@require_safe
 def media(request, entry: str, token: str, slot: str):
     """An image of the participant's own assignment (the same re-encoded pixels as the annotators')."""
     study = _study_or_404(entry)

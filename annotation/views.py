@@ -10,7 +10,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from annotation import annotator_reads, label_export, novelty_ablation, selectors, services
 from annotation.access import annotator_access_check
@@ -41,7 +41,7 @@ def _campaign_or_404(pk: int):
     return campaign
 
 
-@require_GET
+@require_safe
 def queue(request):
     try:
         annotator_access_check(user=request.user)
@@ -50,7 +50,7 @@ def queue(request):
     return render(request, "annotation/queue.html", {"cards": annotator_reads.campaigns_for_annotator(annotator=request.user)})
 
 
-@require_GET
+@require_safe
 @never_cache  # the page holds the item and the answer being chosen: nothing of it kept for Back after logout
 def work(request, pk: int):
     """The keyboard-first labelling page; the item itself is fetched by the page from the API."""
@@ -87,7 +87,7 @@ def work(request, pk: int):
     })
 
 
-@require_GET
+@require_safe
 def media(request, token: str, slot: str):
     """An image of the annotator's own assignment, by opaque token and shown slot, re-encoded from its
     pixels once and served from the cache (:func:`annotation.media_access.assignment_image`)."""
@@ -116,13 +116,13 @@ def media_response(*, user, token: str, slot: str) -> HttpResponse:
 # ---------------------------------------------------------------------------------------------------
 
 
-@require_GET
+@require_safe
 def campaign_list(request):
     require_researcher(request.user)
     return render(request, "annotation/campaign_list.html", {"rows": selectors.campaign_list_rows()})
 
 
-@require_GET
+@require_safe
 def campaign_dashboard(request, pk: int):
     require_researcher(request.user)
     campaign = _campaign_or_404(pk)
@@ -133,7 +133,7 @@ def campaign_dashboard(request, pk: int):
     })
 
 
-@require_GET
+@require_safe
 def campaign_item(request, pk: int, item_pk: int):
     """One item as its annotators saw it, with their labels, flags and notes (blind adjudication)."""
     require_researcher(request.user)
@@ -145,7 +145,7 @@ def campaign_item(request, pk: int, item_pk: int):
     })
 
 
-@require_GET
+@require_safe
 def campaign_export(request, pk: int, fmt: str):
     require_researcher(request.user)
     campaign = _campaign_or_404(pk)
@@ -210,7 +210,7 @@ def adjudication_resolve(request, pk: int):
     return redirect(reverse("annotation:campaign_dashboard", args=[campaign.pk]) + "#adjudication")
 
 
-@require_GET
+@require_safe
 def snapshot_calibration(request, pk: int):
     """The calibrated board of a leaderboard snapshot (issue 24): judge only, people only and
     calibrated by people side by side, per dimension, with the style-controlled toggle."""
@@ -236,7 +236,7 @@ def snapshot_calibration(request, pk: int):
     })
 
 
-@require_GET
+@require_safe
 def snapshot_calibration_export(request, pk: int, fmt: str):
     from annotation import calibration
     from leaderboard.ekphrasis.models import LeaderboardSnapshot
@@ -250,7 +250,7 @@ def snapshot_calibration_export(request, pk: int, fmt: str):
     return text_download(calibration.EXPORTS[fmt](record), fmt, f"leaderboard-{snapshot.pk}-calibrated.{fmt}")
 
 
-@require_GET
+@require_safe
 def c2_run_calibration(request, pk: int):
     """A C² run's divergent table with its calibrated U/O/S columns (issue 24): the rater alone, the
     people's mean and the calibrated mean per model, from a U-O-S campaign on the run's samples."""
@@ -268,7 +268,7 @@ def c2_run_calibration(request, pk: int):
                   {"run": run, "campaigns": campaigns, "campaign": campaign, "view": view})
 
 
-@require_GET
+@require_safe
 def c2_run_calibration_export(request, pk: int, fmt: str):
     from annotation import calibrated_columns
     from leaderboard.c2.models import C2Run
@@ -282,7 +282,7 @@ def c2_run_calibration_export(request, pk: int, fmt: str):
     return text_download(calibrated_columns.C2_EXPORTS[fmt](view), fmt, f"c2-run-{run.pk}-calibrated.{fmt}")
 
 
-@require_GET
+@require_safe
 def campaign_calibrated_export(request, pk: int, fmt: str):
     """The calibrated columns of a U-O-S (C²) or canvas-similarity (EASEL) campaign's panel."""
     from annotation import calibrated_columns
@@ -314,7 +314,7 @@ def _run_campaign(campaigns, wanted: str | None):
     return _campaign_among(campaigns, wanted, "U-O-S campaign rating this run's samples")
 
 
-@require_GET
+@require_safe
 def judge_cards(request):
     """One row per judge: agreement with people, position flips, duplicates, length preference, ties,
     cost and time per 1,000 judgements, λ when calibrated (issue 24)."""

@@ -85,6 +85,18 @@ def test_a_run_nobody_rated_has_no_calibrated_columns(client, rita):
     assert client.get("/annotate/calibration/c2/runs/999999/").status_code == 404
 
 
+def test_the_calibrated_pages_answer_head_as_get_without_a_body_and_refuse_post(rated, client, rita):
+    # read-only pages take GET and HEAD (require_safe): a link checker's or a proxy's HEAD was a 405
+    world, campaign = rated
+    client.force_login(rita)
+    for url in (f"/annotate/calibration/c2/runs/{world.run.pk}/", f"/annotate/calibration/c2/runs/{world.run.pk}/export.csv",
+                f"/annotate/campaigns/{campaign.pk}/calibrated.csv", "/annotate/calibration/judges/"):
+        got, head = client.get(url), client.head(url)
+        assert got.status_code == head.status_code == 200, url
+        assert head["Content-Type"] == got["Content-Type"] and head.content == b"", url
+        assert client.post(url).status_code == 405, url
+
+
 def test_the_campaign_export_has_the_uos_and_the_preference_columns(rated, client, rita):
     _, uos = rated
     users = annotators(3, prefix="canvas")

@@ -1250,3 +1250,18 @@ def test_a_participants_log_out_lands_on_a_page_saying_how_to_go_on_not_the_staf
     # the entry link takes them back where they were
     assert client.get(_entry_url(study), _prolific()).status_code == 302
     assert Participant.objects.count() == 1
+
+
+def test_the_participants_read_only_pages_answer_head_but_the_entry_link_takes_get_only():
+    # The entry link creates the participant and logs them in: a link checker's HEAD must do neither.
+    _, study = _study()
+    client = Client()
+    assert client.head(_entry_url(study), _prolific()).status_code == 405
+    assert not Participant.objects.exists()
+    client.get(_entry_url(study), _prolific())
+    _to_work(Participant.objects.get())
+    for name in ("annotation:panel_work", "annotation:panel_done", "annotation:panel_logged_out"):
+        url = reverse(name, args=[study.entry_token])
+        got, head = client.get(url), client.head(url)
+        assert head.status_code == got.status_code and head.content == b"", name
+        assert client.put(url).status_code == 405, name
