@@ -35,7 +35,15 @@ from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import NotAllowed
 from annotation.media_access import assignment_image
 from annotation.models import Campaign, CampaignKind
-from leaderboard.api_contract import AdminOnly, ApiListView, ApiView, IdFilter, error_responses, text_download
+from leaderboard.api_contract import (
+    AdminOnly,
+    ApiListView,
+    ApiView,
+    IdField,
+    IdFilter,
+    error_responses,
+    text_download,
+)
 from leaderboard.models import TaskSet
 
 # ---------------------------------------------------------------- campaigns (researchers, admins)
@@ -426,7 +434,7 @@ class SnapshotCalibratedApi(ApiView):
     label version) they were computed from."""
 
     class CalibratedQuery(serializers.Serializer):
-        campaign = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+        campaign = IdField(required=False, min_value=1, max_value=2**31 - 1)
 
     @extend_schema(operation_id="leaderboards_calibrated_retrieve", parameters=[CalibratedQuery],
                    responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="The calibrated views."),

@@ -30,13 +30,14 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.utils.mediatypes import media_type_matches
 from rest_framework.views import APIView
 
+from evalsite.request_checks import id_of
 from leaderboard.api_tokens.authentication import ApiTokenAuthentication
 from leaderboard.import_contract import INVISIBLE_CATEGORIES, FieldRule, ImportFailed, value_check
 from leaderboard.roles import is_admin, is_researcher
 
 __all__ = [
     "AdminOnly", "ApiListView", "ApiView", "ErrorSerializer", "ResearcherOnly", "StandardCursorPagination",
-    "IdFilter", "IdentifierField", "TokenWriteThrottle", "api_exception_handler", "client_holds", "download_disposition", "error_body", "error_responses", "not_modified_or",
+    "IdField", "IdFilter", "IdentifierField", "TokenWriteThrottle", "api_exception_handler", "client_holds", "download_disposition", "error_body", "error_responses", "not_modified_or",
     "text_download", "ERROR_RESPONSES",
 ]
 
@@ -286,6 +287,17 @@ class IdFilter(django_filters.NumberFilter):
         kwargs.setdefault("min_value", 1)
         kwargs.setdefault("max_value", 2**63 - 1)
         super().__init__(*args, **kwargs)
+
+
+class IdField(serializers.IntegerField):
+    """An id in a query or a body: the site's id rule (:func:`evalsite.request_checks.id_of`: ASCII digits of
+    a value an id column holds). DRF's IntegerField reads its text with ``int()``, which takes any script's
+    digits: ``?campaign=١٢`` (Arabic-Indic) or ``１２`` (fullwidth) named campaign 12."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or id_of(str(data)) is None:
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
 class IdentifierField(serializers.CharField):

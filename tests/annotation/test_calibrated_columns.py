@@ -74,6 +74,22 @@ def test_the_run_exports_and_api_carry_every_model_and_component(rated, client, 
     assert client.get(f"/api/v1/c2/runs/{world.run.pk}/calibrated?campaign=999999").status_code == 404
 
 
+ARABIC_INDIC, FULLWIDTH = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"), str.maketrans("0123456789", "０１２３４５６７８９")
+
+
+@pytest.mark.parametrize("digits", [ARABIC_INDIC, FULLWIDTH])
+def test_the_calibrated_apis_refuse_a_campaign_id_in_other_digits_naming_the_parameter(rated, client, rita, digits):
+    # int() reads "١" or "１" as 1: the board of that campaign was answered for a value that is no id
+    world, campaign = rated
+    client.force_login(rita)
+    other = str(campaign.pk).translate(digits)
+    for url in (f"/api/v1/c2/runs/{world.run.pk}/calibrated", "/api/v1/leaderboards/999999/calibrated"):
+        got = client.get(url, {"campaign": other})
+        assert got.status_code == 400, url
+        assert got.json()["error"] == "invalid" and list(got.json()["details"]) == ["campaign"], url
+    assert client.get(f"/api/v1/c2/runs/{world.run.pk}/calibrated", {"campaign": campaign.pk}).status_code == 200
+
+
 def test_a_run_nobody_rated_has_no_calibrated_columns(client, rita):
     world = C2World()
     client.force_login(rita)
