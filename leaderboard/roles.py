@@ -6,8 +6,10 @@ tests can cover each case (zulip's `access_*` habit).
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q, QuerySet
 
 ANNOTATOR = "annotator"
 RESEARCHER = "researcher"
@@ -37,6 +39,13 @@ def is_admin(user) -> bool:
 
 def is_annotator(user) -> bool:
     return ANNOTATOR in user_roles(user)
+
+
+def researcher_accounts() -> QuerySet:
+    """The accounts that may create things (campaigns, runs): staff and the researcher and admin roles, as
+    :func:`user_roles` grants them; never an annotator's or a crowd participant's internal account."""
+    return get_user_model().objects.filter(
+        Q(is_staff=True) | Q(is_superuser=True) | Q(groups__name__in=(RESEARCHER, ADMIN))).distinct()
 
 
 def require_researcher(user) -> None:

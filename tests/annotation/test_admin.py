@@ -118,3 +118,24 @@ def test_the_admin_lists_panel_studies_under_the_name_the_crowd_study_page_gives
     Django's default plural of the model's name read "Panel studys"."""
     body = login(client, adam).get("/admin/").content.decode()
     assert "Panel studies" in body and "Panel studys" not in body
+
+
+def test_the_campaigns_created_by_choices_are_researchers_not_participants_or_annotators(client, adam, rita, alice):
+    import re
+
+    from annotation import participants
+    from annotation.panels import PanelEntry
+    from tests.factories import UserFactory
+
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=2)
+    study = participants.panel_study_open(campaign=campaign, panel="prolific", consent_text="You agree.")
+    participant = participants.participant_enter(study=study, entry=PanelEntry("5f" + "0" * 22, "S", "X")).participant
+    former = UserFactory(username="former-researcher")  # created a campaign, no role now: kept choosable
+    Campaign.objects.filter(pk=campaign.pk).update(created_by=former)
+    login(client, adam)
+    for url in ("/admin/annotation/campaign/add/", f"/admin/annotation/campaign/{campaign.pk}/change/"):
+        body = client.get(url).content.decode()
+        select = re.search(r'<select name="created_by"[^>]*>(.*?)</select>', body, re.S)[1]
+        shown = set(re.findall(r'<option value="\d+"[^>]*>([^<]+)</option>', select))
+        assert shown == {"adam", "rita", "former-researcher"}, url
+        assert participant.user.username not in shown and alice.username not in shown
