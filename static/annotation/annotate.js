@@ -278,11 +278,19 @@
       ? { status: 200, data: { assignment: data.assignment, progress: data.progress } } : null;
   }
 
+  // After a saved label: the next item; a participant whose label was their last (the answer says
+  // ``finished``: their quota is reached, their study complete) goes to their end page instead, without
+  // asking for a next item the study would refuse them (a 403, an error in the browser's console).
+  function moveOn(mine) {
+    if (mine.finished) { location.assign(cfg.finished); return; }
+    loadNext(false, mine.handed);
+  }
+
   async function submit() {
     if (!state) return;
     if (state.failedLoad) return loadNext();
     if (state.revising && (state.saved || state.closed)) return returnToCurrent();
-    if (state.saved) return loadNext(false, state.handed);
+    if (state.saved) return moveOn(state);
     if (state.closed) return loadNext();
     if (state.saving) return;
     const missing = state.ctrl.missing();
@@ -317,7 +325,8 @@
       mine.handed = handedNext(r.data);
       setStatus("saved", r.data && r.data.replayed ? "Saved ✓ (already on the server)" : "Saved ✓");
       if (!mine.handed) showProgress(r.data && r.data.progress);  // else shown with the next item
-      mine.timer = setTimeout(() => { if (state === mine) loadNext(false, mine.handed); }, 350);
+      mine.finished = Boolean(r.data && r.data.finished && cfg.finished);
+      mine.timer = setTimeout(() => { if (state === mine) moveOn(mine); }, 350);
       return;
     }
     if (r.status === 0 || r.status >= 500 || r.status === 429) return scheduleRetry(mine, r);

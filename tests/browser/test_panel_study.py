@@ -142,3 +142,30 @@ def test_three_prolific_participants_train_label_and_return_to_prolific_with_the
         assert abs(rows[pid].active_ms - sum(times)) < 1000
     assert max(t for times in measured.values() for t in times) > 300  # the page did measure time
     assert rows["5f0000000000000000000002"].code == "SCRN5678"
+
+
+def test_a_participants_last_label_leads_to_their_code_without_a_refused_request(live_server, browser):
+    # At their quota the submit's answer says finished: the page went on to ask for a next item anyway, which
+    # the study refuses a completed participant (403, an error in the console), and only then to the end page.
+    cache.clear()
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=4)
+    study = participants.panel_study_open(campaign=campaign, panel="prolific", consent_text="I agree.", item_quota=2,
+                                          completion_code="QUOTA123")
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    context.route(f"{PROLIFIC}**", lambda route: route.fulfill(status=200, body="Prolific", content_type="text/plain"))
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    errors, refused = [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("response", lambda r: refused.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.goto(_link(live_server, study, "5f0000000000000000000009"))
+    page.check("#consent-box")
+    page.click("#consent-submit")
+    page.click("#instructions-done")
+    page.wait_for_selector("#item")
+    _label_until_done(page, [])
+    page.wait_for_url(f"{PROLIFIC}**", timeout=TIMEOUT_MS)
+    context.close()
+    assert Participant.objects.get().state == "completed"
+    assert PairwiseLabel.objects.filter(annotator=Participant.objects.get().user).count() == 2
+    assert not refused and not errors, (refused, errors)
