@@ -68,7 +68,7 @@ def _shared(key: str, compute: Callable[[], Any]) -> Any:
     return value
 
 
-def _campaign_state(campaign: Campaign) -> tuple[str, str]:
+def campaign_state(campaign: Campaign) -> tuple[str, str]:
     """(the labels' state, the items' state) of the campaign, from its counters row."""
     versions = CampaignProgress.objects.filter(pk=campaign.pk).values_list("label_version", "item_version").first()
     label_version, item_version = versions or (None, None)
@@ -114,7 +114,7 @@ def _judge_outcomes_source(campaign: Campaign) -> Callable[[str], judge_join.Ind
 def campaign_dashboard_cached(*, campaign: Campaign) -> selectors.Dashboard:
     """The campaign's dashboard with its judge join, equal to a full recompute
     (:func:`campaign_dashboard_recomputed`), read from the cache while nothing it shows has changed."""
-    labels_state, items_state = _campaign_state(campaign)
+    labels_state, items_state = campaign_state(campaign)
     key = f"atelier:dashboard:{labels_state}:{_judge_state(campaign)}"
     dashboard = cache.get(key)
     if dashboard is None:

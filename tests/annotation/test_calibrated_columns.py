@@ -128,6 +128,37 @@ def test_the_campaign_export_has_the_uos_and_the_preference_columns(rated, clien
     assert json.loads(client.get(f"/annotate/campaigns/{uos.pk}/calibrated.json").content)["models"]
 
 
+def test_the_canvas_columns_are_computed_once_per_state_of_their_labels(client, rita, monkeypatch):
+    # recomputed on every request (~0.15 s each); now kept while the labels, items and episodes are unchanged
+    from annotation import calibrated_preference
+    from annotation.validation_dashboards import similarity_panel
+
+    users = annotators(3, prefix="canvas")
+    canvas = canvas_campaign(EaselWorld(), annotators=users, pairs_per_task=6)
+    fill(canvas, users[:2], lambda u, a: {"choice": "A"})
+    computed = []
+    compute = calibrated_preference.preference_calibrated_agents
+    monkeypatch.setattr(calibrated_preference, "preference_calibrated_agents",
+                        lambda **kw: computed.append(1) or compute(**kw))
+    client.force_login(rita)
+    first = client.get(f"/api/v1/campaigns/{canvas.pk}/calibrated").json()
+    assert client.get(f"/api/v1/campaigns/{canvas.pk}/calibrated").json() == first
+    assert client.get(f"/annotate/campaigns/{canvas.pk}/calibrated.csv").status_code == 200
+    assert len(computed) == 1
+    # an episode of its runs finished since (a run still painting): its S-only pairs may be new
+    from django.utils import timezone
+
+    from leaderboard.easel.models import EaselEpisode
+
+    EaselEpisode.objects.filter(pk=EaselEpisode.objects.filter(status="done", kind="reconstruction").first().pk).update(
+        finished_at=timezone.now())
+    assert client.get(f"/api/v1/campaigns/{canvas.pk}/calibrated").json() == first and len(computed) == 2
+    fill(canvas, users[2:], lambda u, a: {"choice": "B"})  # new labels: a new state, computed again
+    after = client.get(f"/api/v1/campaigns/{canvas.pk}/calibrated").json()
+    assert len(computed) == 3 and after != first
+    assert after["agents"] == json.loads(json.dumps(similarity_panel(campaign=canvas)["calibrated"]["agents"]))
+
+
 def test_an_annotator_cannot_read_calibrated_columns(rated, client):
     world, campaign = rated
     client.force_login(annotators(1, prefix="other")[0])
