@@ -277,11 +277,21 @@ def schema_endpoints_v1(endpoints: list) -> list:
     return [endpoint for endpoint in endpoints if endpoint[0].startswith("/api/v1/")]
 
 
+class _IdFormField(forms.IntegerField):
+    """Django's IntegerField reads its text with ``int()`` as DRF's does: the site's id rule first (:class:`IdField`)."""
+
+    def to_python(self, value):
+        if value not in self.empty_values and id_of(str(value)) is None:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return super().to_python(value)
+
+
 class IdFilter(django_filters.NumberFilter):
     """An id in a list filter: a whole number a database id column can hold (schemathesis sent 1e308 and
-    2**70 to django-filter's decimal NumberFilter, which overflowed SQLite's INTEGER: a 500)."""
+    2**70 to django-filter's decimal NumberFilter, which overflowed SQLite's INTEGER: a 500), in ASCII
+    digits (``?task_set=١`` named task set 1)."""
 
-    field_class = forms.IntegerField
+    field_class = _IdFormField
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("min_value", 1)

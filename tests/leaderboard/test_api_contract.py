@@ -144,3 +144,15 @@ def test_no_module_of_the_site_writes_a_content_disposition_but_the_one_header_w
     found = [str(path.relative_to(root)) for package in ("annotation", "engine", "evalsite", "leaderboard")
              for path in (root / package).rglob("*.py") if hand_written.search(path.read_text(encoding="utf-8"))]
     assert found == []
+
+
+@pytest.mark.parametrize("digits", ["٠١٢٣٤٥٦٧٨٩", "０１２３４５６７８９"])
+def test_a_list_filtered_by_an_id_in_other_digits_is_a_400_naming_the_filter(token_client, rita, digits):
+    # int() reads "١" as 1: the list was filtered by task set 1 for a value that is no id
+    task_set = TaskSetFactory()
+    client = token_client(rita)
+    other = str(task_set.pk).translate(str.maketrans("0123456789", digits))
+    response = client.get("/api/v1/campaigns/", {"task_set": other})
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid" and list(response.json()["details"]) == ["task_set"]
+    assert client.get("/api/v1/campaigns/", {"task_set": task_set.pk}).status_code == 200
