@@ -7,6 +7,7 @@ tests can cover each case (zulip's `access_*` habit).
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
@@ -46,6 +47,16 @@ def researcher_accounts() -> QuerySet:
     :func:`user_roles` grants them; never an annotator's or a crowd participant's internal account."""
     return get_user_model().objects.filter(
         Q(is_staff=True) | Q(is_superuser=True) | Q(groups__name__in=(RESEARCHER, ADMIN))).distinct()
+
+
+def token_holder_accounts() -> QuerySet:
+    """The accounts an API token may be made for: everyone who signs in with a password (the API-token page
+    is theirs, whatever their role: an annotator's token reaches the annotator endpoints), and every account
+    with a role; never a crowd participant's internal account, which has neither: its study's entry link is
+    its only way in (``set_unusable_password`` when the participant enters) and the study its only access."""
+    return get_user_model().objects.filter(
+        ~Q(password__startswith=UNUSABLE_PASSWORD_PREFIX)
+        | Q(is_staff=True) | Q(is_superuser=True) | Q(groups__name__in=ROLE_NAMES)).distinct()
 
 
 def require_researcher(user) -> None:
