@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.contrib.admin.widgets import AutocompleteSelect
-from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path
@@ -33,7 +32,7 @@ from annotation.models import (
 )
 from evalsite.request_checks import id_of
 from leaderboard.forms import JSON_FIELDS_STRICT
-from leaderboard.roles import require_admin, researcher_accounts
+from leaderboard.roles import require_admin
 
 
 class CalibrationExampleInline(admin.StackedInline):
@@ -75,21 +74,14 @@ class CampaignAdmin(admin.ModelAdmin):
     change_form_template = "admin/annotation/campaign/change_form.html"
     #: Why annotators see only "paused for review" (annotation.blinding_recheck); set by the re-check only.
     PAUSE_FIELDS = ("texts_paused_at", "texts_paused_reason", "texts_blinding_revision")
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "created_by":
-            # Researchers' accounts, not every user: a crowd study adds an internal account per participant, and
-            # they never create a campaign. A campaign's creator stays a valid choice after losing the role
-            # (else its change form could not be saved unchanged).
-            creators = get_user_model().objects.filter(pk__in=Campaign.objects.values("created_by")).distinct()
-            kwargs["queryset"] = (researcher_accounts() | creators).order_by("username")
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+    #: Never edited in the form: the creator is whoever adds the campaign (save_model), and the pause fields.
+    SET_ELSEWHERE_FIELDS = ("created_by", *PAUSE_FIELDS)
 
     def get_readonly_fields(self, request, obj=None):
         # Each item has k slots: k is fixed once items exist; the kind and task set too.
         if obj is not None and obj.items.exists():
-            return ("kind", "task_set", "k", *self.PAUSE_FIELDS)
-        return self.PAUSE_FIELDS
+            return ("kind", "task_set", "k", *self.SET_ELSEWHERE_FIELDS)
+        return self.SET_ELSEWHERE_FIELDS
 
     def save_model(self, request, obj, form, change):
         if not change:

@@ -42,13 +42,6 @@ def is_annotator(user) -> bool:
     return ANNOTATOR in user_roles(user)
 
 
-def researcher_accounts() -> QuerySet:
-    """The accounts that may create things (campaigns, runs): staff and the researcher and admin roles, as
-    :func:`user_roles` grants them; never an annotator's or a crowd participant's internal account."""
-    return get_user_model().objects.filter(
-        Q(is_staff=True) | Q(is_superuser=True) | Q(groups__name__in=(RESEARCHER, ADMIN))).distinct()
-
-
 def token_holder_accounts() -> QuerySet:
     """The accounts an API token may be made for: everyone who signs in with a password (the API-token page
     is theirs, whatever their role: an annotator's token reaches the annotator endpoints), and every account

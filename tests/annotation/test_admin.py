@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -120,22 +121,23 @@ def test_the_admin_lists_panel_studies_under_the_name_the_crowd_study_page_gives
     assert "Panel studies" in body and "Panel studys" not in body
 
 
-def test_the_campaigns_created_by_choices_are_researchers_not_participants_or_annotators(client, adam, rita, alice):
-    import re
-
-    from annotation import participants
-    from annotation.panels import PanelEntry
-    from tests.factories import UserFactory
-
-    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=2)
-    study = participants.panel_study_open(campaign=campaign, panel="prolific", consent_text="You agree.")
-    participant = participants.participant_enter(study=study, entry=PanelEntry("5f" + "0" * 22, "S", "X")).participant
-    former = UserFactory(username="former-researcher")  # created a campaign, no role now: kept choosable
-    Campaign.objects.filter(pk=campaign.pk).update(created_by=former)
-    login(client, adam)
-    for url in ("/admin/annotation/campaign/add/", f"/admin/annotation/campaign/{campaign.pk}/change/"):
-        body = client.get(url).content.decode()
-        select = re.search(r'<select name="created_by"[^>]*>(.*?)</select>', body, re.S)[1]
-        shown = set(re.findall(r'<option value="\d+"[^>]*>([^<]+)</option>', select))
-        assert shown == {"adam", "rita", "former-researcher"}, url
-        assert participant.user.username not in shown and alice.username not in shown
+def test_the_campaigns_creator_is_whoever_adds_it_and_no_form_field_chooses_another(client, adam, rita):
+    """The add form offered a Created by select that save_model overwrote with the requester: a choice with no
+    effect. It is read-only: shown on the change form, never posted."""
+    catalogue = Catalogue(n_tasks=1)
+    client.force_login(adam)
+    assert "created_by" not in client.get("/admin/annotation/campaign/add/").context["adminform"].form.fields
+    response = client.post("/admin/annotation/campaign/add/", {
+        "name": "chosen creator", "kind": CampaignKind.TEXT_PAIRWISE, "task_set": catalogue.task_set.pk, "k": 3,
+        "status": "draft", "gold_rate": 0.1, "instructions": "Pick one.", "created_by": rita.pk,
+        "memberships-TOTAL_FORMS": 0, "memberships-INITIAL_FORMS": 0,
+        "calibration_examples-TOTAL_FORMS": 0, "calibration_examples-INITIAL_FORMS": 0,
+    })
+    assert response.status_code == 302
+    campaign = Campaign.objects.get(name="chosen creator")
+    assert campaign.created_by == adam
+    change = client.get(f"/admin/annotation/campaign/{campaign.pk}/change/")
+    assert "created_by" not in change.context["adminform"].form.fields
+    body = change.content.decode()
+    shown = re.search(r'field-created_by">.*?<div class="readonly">(.*?)</div>', body, re.S)[1]
+    assert re.sub(r"<[^>]+>", "", shown) == "adam"
