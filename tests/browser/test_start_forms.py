@@ -1,18 +1,28 @@
-"""The Start forms of the judge runs (``/leaderboards/``) and the EASEL runs (``/easel/``) in Chromium at 1280 and
-390 px: every field has its caption and the room its control needs, inside its form, over no other field.
+"""The Start forms of the judge runs (``/leaderboards/``) and the EASEL runs (``/easel/``), and every other form of
+several fields, in Chromium at 1280 and 390 px: every field has its caption and the room its control needs, inside
+its form, over no other field.
 
 They were one flex line (``.row``) of up to ten fields: at 1280 px each control got 98 px, which cut the selects'
-text ("as the la", "Budget-aligned (Ta") and wrapped the budget's caption on four lines. Measured with bounding
-boxes: a select's need is the width Chromium gives the same select sized to its widest option."""
+text ("as the la", "Budget-aligned (Ta") and wrapped the budget's caption on four lines. So did the other forms
+with the names a real catalogue has (provider model ids, two models in a pair, a whole run): the TIG build's
+extractor, a task's drill-down pair and the compare pages' runs. Measured with bounding boxes: a select's need is
+the width Chromium gives the same select sized to its widest option."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from leaderboard.c2.services import runs as c2_runs
+from leaderboard.c2.services.imports import c2_tasks_import
 from leaderboard.easel import services as easel_services
+from leaderboard.ekphrasis import judge_runs, tig
+from leaderboard.models import SubjectModel
+from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.browser.test_annotation_flow import log_in
 from tests.factories import UserFactory
-from tests.leaderboard.judging_factories import population
+from tests.leaderboard.judging_factories import population, simulated_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,9 +31,14 @@ FORMS = {"/leaderboards/": "form[action='/runs/new/']", "/easel/": "form[action=
 #: A caption may wrap once (the judge form's "Budget (judge calls per task and dimension)"), not more.
 CAPTION_LINES = 2
 
+#: Names as a real catalogue has them (the demo's are a few letters): subject models' and a judge's provider ids.
+SUBJECT_NAMES = ["claude-3-5-sonnet-20241022", "gpt-4o-2024-08-06", "gemini-1.5-pro-002", "llama-3.1-405b-instruct"]
+JUDGE_NAME = "meta-llama/Llama-3.1-405B-Instruct-Turbo"
+
 #: What is wrong with the form's fields, in words ([] when nothing is): a field (a label, or the box holding
-#: the button) outside the form or over another, a control outside its field or narrower than its content,
-#: an input or select without a caption, a caption on more than CAPTION_LINES lines.
+#: the button) outside the form or over another, a control outside its field or narrower than its content
+#: (unless it has the form's whole width: at 390 px a run's name is wider than the screen, nothing more can be
+#: given), an input or select without a caption, a caption on more than CAPTION_LINES lines.
 FIELD_FAULTS = """([form, captionLines]) => {
   const box = (el) => el.getBoundingClientRect();
   const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1 && a.top >= b.top - 1 && a.bottom <= b.bottom + 1;
@@ -49,7 +64,7 @@ FIELD_FAULTS = """([form, captionLines]) => {
     });
     for (const control of field.querySelectorAll('input, select, button')) {
       if (!inside(box(control), box(field))) faults.push(`${name(field)}: control outside its field`);
-      if (needed(control) > box(control).width + 1) {
+      if (needed(control) > box(control).width + 1 && box(control).width < formBox.width - 1) {
         faults.push(`${name(field)}: ${Math.round(box(control).width)} px for ${Math.round(needed(control))} px of content`);
       }
     }
@@ -82,3 +97,57 @@ def test_every_start_field_has_its_caption_and_room_inside_its_form(live_server,
         faults[url] = form.evaluate(f"(form) => ({FIELD_FAULTS})([form, {CAPTION_LINES}])")
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width, url
     assert faults == {url: [] for url in FORMS}
+
+
+@pytest.fixture
+def several_field_forms(settings, tmp_path) -> dict[str, str]:
+    """Every other form of several fields, on a catalogue with real names: {page: the form's selector}."""
+    settings.ATELIER_PROVIDER_CACHE_DIR = tmp_path / "provider-cache"
+    task_set, models = population(n_models=4, n_tasks=2, name="forms")
+    for model, name in zip(models, SUBJECT_NAMES, strict=True):
+        SubjectModel.objects.filter(pk=model.pk).update(display_name=name)
+    SubjectModel.objects.create(display_name=JUDGE_NAME, role=SubjectModel.Role.JUDGE,
+                                base_url="https://api.together.xyz/v1")
+    snapshot = judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=12, dimensions="UEN"))
+    tig.tig_build_execute(build_id=tig.tig_build_create(task_set=task_set).pk)  # the viewer offers finished builds
+    task = task_set.tasks.first()
+    trivia = {"Data": [{"Question": f"Question {k}?", "QuestionId": f"q{k}",
+                        "Answer": {"Value": "yes", "NormalizedAliases": ["yes", "aye"]}} for k in range(3)]}
+    c2_set, _ = c2_tasks_import(fmt="triviaqa", name="qa.json", raw=json.dumps(trivia).encode(),
+                                task_set_name="triviaqa-writingprompts", version="1")
+    for template in ("standard", "creative"):
+        c2_runs.c2_run_execute_inline(run=c2_runs.c2_run_create(
+            task_set=c2_set, model_names=["simulated-one", "simulated-two"], n_samples=2, template=template,
+            rater_name="simulated", rerate_share=0.5))
+    suite, _ = easel_services.easel_suite_create(seed=0, per_category={"programmatic": 1, "spatial_geometry": 0,
+                                                                       "abstract_cartoon": 0, "natural": 0},
+                                                 name="easel-demo", version="1", is_demo=True)
+    for seed in (0, 1):
+        easel_services.easel_run_execute_inline(
+            run=easel_services.easel_run_create(task_set=suite, agent="simulated", seed=seed))
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=2)
+    return {
+        f"/task-sets/{task_set.pk}/": "form:has(select[name=extractor])",  # the TIG build
+        f"/task-sets/{task_set.pk}/tig/{task.pk}/": "form:has(select[name=pair])",  # the viewer's build and pair
+        f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/": "form:has(select[name=judge])",  # the drill-down's filters
+        f"/annotate/campaigns/{campaign.pk}/": "#novelty-ablation-start",
+        "/c2/compare/": "#compare-form",
+        "/easel/compare/": "#compare-form",
+    }
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_every_field_of_the_other_several_field_forms_has_its_caption_and_room(
+    live_server, browser, several_field_forms, width
+):
+    UserFactory(username="rita", role="researcher")
+    page = browser.new_page(viewport={"width": width, "height": WIDTHS[width]})
+    log_in(page, live_server.url, "rita")
+    faults = {}
+    for url, selector in several_field_forms.items():
+        page.goto(f"{live_server.url}{url}")
+        form = page.locator(selector)
+        assert form.locator("select, input:not([type=hidden])").count() >= 2, url
+        faults[url] = form.evaluate(f"(form) => ({FIELD_FAULTS})([form, {CAPTION_LINES}])")
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width, url
+    assert faults == {url: [] for url in several_field_forms}
