@@ -11,15 +11,18 @@ the width Chromium gives the same select sized to its widest option."""
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 
+from annotation import services as annotation_services
 from leaderboard.c2.services import runs as c2_runs
 from leaderboard.c2.services.imports import c2_tasks_import
 from leaderboard.easel import services as easel_services
 from leaderboard.ekphrasis import judge_runs, tig
 from leaderboard.models import SubjectModel
 from tests.annotation.factories import Catalogue, pairwise_campaign
+from tests.annotation.helpers import annotators
 from tests.browser.test_annotation_flow import log_in
 from tests.factories import UserFactory
 from tests.leaderboard.judging_factories import population, simulated_run
@@ -37,8 +40,8 @@ JUDGE_NAME = "meta-llama/Llama-3.1-405B-Instruct-Turbo"
 
 #: What is wrong with the form's fields, in words ([] when nothing is): a field (a label, or the box holding
 #: the button) outside the form or over another, a control outside its field or narrower than its content
-#: (unless it has the form's whole width: at 390 px a run's name is wider than the screen, nothing more can be
-#: given), an input or select without a caption, a caption on more than CAPTION_LINES lines.
+#: (unless it has the whole width of the form's card: at 390 px a run's name is wider than the screen, nothing
+#: more can be given), an input or select without a caption, a caption on more than CAPTION_LINES lines.
 FIELD_FAULTS = """([form, captionLines]) => {
   const box = (el) => el.getBoundingClientRect();
   const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1 && a.top >= b.top - 1 && a.bottom <= b.bottom + 1;
@@ -55,20 +58,27 @@ FIELD_FAULTS = """([form, captionLines]) => {
   };
   const faults = [];
   const formBox = box(form);
+  const card = form.closest('.card') || form.parentElement;  // the room the page has for the form
+  const room = card.clientWidth - parseFloat(getComputedStyle(card).paddingLeft)
+               - parseFloat(getComputedStyle(card).paddingRight);
   const fields = [...form.children].filter((el) => el.tagName !== 'INPUT' || el.type !== 'hidden');
-  const name = (field) => (field.querySelector('[name]') || {}).name || field.textContent.trim().slice(0, 20);
+  // A control straight in the form (no label around it) is a field of its own, with no caption.
+  const controls = (field) => (field.matches('input, select, button') ? [field]
+                               : [...field.querySelectorAll('input, select, button')]);
+  const name = (field) => (field.matches('[name]') ? field : field.querySelector('[name]') || {}).name
+                          || field.textContent.trim().slice(0, 20);
   fields.forEach((field, k) => {
     if (!inside(box(field), formBox)) faults.push(`${name(field)}: outside the form`);
     fields.slice(k + 1).forEach((other) => {
       if (overlap(box(field), box(other))) faults.push(`${name(field)}: over ${name(other)}`);
     });
-    for (const control of field.querySelectorAll('input, select, button')) {
+    for (const control of controls(field)) {
       if (!inside(box(control), box(field))) faults.push(`${name(field)}: control outside its field`);
-      if (needed(control) > box(control).width + 1 && box(control).width < formBox.width - 1) {
+      if (needed(control) > box(control).width + 1 && box(control).width < room - 1) {
         faults.push(`${name(field)}: ${Math.round(box(control).width)} px for ${Math.round(needed(control))} px of content`);
       }
     }
-    if (!field.querySelector('input, select')) return;  // the box holding the button
+    if (controls(field).every((control) => control.tagName === 'BUTTON')) return;  // the box holding the button
     const caption = [...field.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
     if (!caption.length) { faults.push(`${name(field)}: no caption`); return; }
     const range = document.createRange();
@@ -99,9 +109,22 @@ def test_every_start_field_has_its_caption_and_room_inside_its_form(live_server,
     assert faults == {url: [] for url in FORMS}
 
 
+def _adjudication_waiting(researcher):
+    """A text-pairwise campaign whose item three annotators split A, B and tie, sent to adjudication."""
+    users = annotators(3, prefix="split")
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users, n_items=1)
+    for user, choice in zip(users, ["A", "B", "tie"], strict=True):
+        assignment = annotation_services.assignment_next(campaign=campaign, annotator=user)
+        shown = choice if not assignment.swapped or choice == "tie" else {"A": "B", "B": "A"}[choice]
+        annotation_services.label_submit(token=assignment.token, annotator=user, idempotency_key=uuid.uuid4(),
+                                         answer={"choice": shown})
+    annotation_services.adjudication_request(item=campaign.items.get(), researcher=researcher)
+    return campaign
+
+
 @pytest.fixture
-def several_field_forms(settings, tmp_path) -> dict[str, str]:
-    """Every other form of several fields, on a catalogue with real names: {page: the form's selector}."""
+def several_field_forms(settings, tmp_path) -> list[tuple[str, str]]:
+    """Every other form of several fields, on a catalogue with real names: (page, the form's selector)."""
     settings.ATELIER_PROVIDER_CACHE_DIR = tmp_path / "provider-cache"
     task_set, models = population(n_models=4, n_tasks=2, name="forms")
     for model, name in zip(models, SUBJECT_NAMES, strict=True):
@@ -125,29 +148,29 @@ def several_field_forms(settings, tmp_path) -> dict[str, str]:
     for seed in (0, 1):
         easel_services.easel_run_execute_inline(
             run=easel_services.easel_run_create(task_set=suite, agent="simulated", seed=seed))
-    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=2)
-    return {
-        f"/task-sets/{task_set.pk}/": "form:has(select[name=extractor])",  # the TIG build
-        f"/task-sets/{task_set.pk}/tig/{task.pk}/": "form:has(select[name=pair])",  # the viewer's build and pair
-        f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/": "form:has(select[name=judge])",  # the drill-down's filters
-        f"/annotate/campaigns/{campaign.pk}/": "#novelty-ablation-start",
-        "/c2/compare/": "#compare-form",
-        "/easel/compare/": "#compare-form",
-    }
+    campaign = _adjudication_waiting(UserFactory(username="rita", role="researcher"))
+    return [
+        (f"/task-sets/{task_set.pk}/", "form:has(select[name=extractor])"),  # the TIG build
+        (f"/task-sets/{task_set.pk}/tig/{task.pk}/", "form:has(select[name=pair])"),  # the viewer's build and pair
+        (f"/leaderboards/{snapshot.pk}/tasks/{task.pk}/", "form:has(select[name=judge])"),  # the drill-down's filters
+        (f"/annotate/campaigns/{campaign.pk}/", "#novelty-ablation-start"),
+        (f"/annotate/campaigns/{campaign.pk}/", "form[action$='/adjudication/resolve']"),  # in a table cell
+        ("/c2/compare/", "#compare-form"),
+        ("/easel/compare/", "#compare-form"),
+    ]
 
 
 @pytest.mark.parametrize("width", sorted(WIDTHS))
 def test_every_field_of_the_other_several_field_forms_has_its_caption_and_room(
     live_server, browser, several_field_forms, width
 ):
-    UserFactory(username="rita", role="researcher")
     page = browser.new_page(viewport={"width": width, "height": WIDTHS[width]})
     log_in(page, live_server.url, "rita")
     faults = {}
-    for url, selector in several_field_forms.items():
+    for url, selector in several_field_forms:
         page.goto(f"{live_server.url}{url}")
         form = page.locator(selector)
-        assert form.locator("select, input:not([type=hidden])").count() >= 2, url
-        faults[url] = form.evaluate(f"(form) => ({FIELD_FAULTS})([form, {CAPTION_LINES}])")
+        assert form.locator("select, input:not([type=hidden])").count() >= 2, selector
+        faults[f"{url} {selector}"] = form.evaluate(f"(form) => ({FIELD_FAULTS})([form, {CAPTION_LINES}])")
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width, url
-    assert faults == {url: [] for url in several_field_forms}
+    assert faults == {f"{url} {selector}": [] for url, selector in several_field_forms}
