@@ -41,7 +41,7 @@ from leaderboard.ekphrasis.selectors import subject_models_of
 from leaderboard.json_recordset import recordset_insert_sql, recordset_json
 from leaderboard.models import Response, SubjectModel, Task
 from leaderboard.runs.errors import ProviderStopped
-from leaderboard.runs.lifecycle import run_claim_finalise
+from leaderboard.runs.lifecycle import run_claim_finalise, run_counting_finished_units
 
 #: Field each dimension inspects (normalisation invariant, Ekphrasis App. C.3).
 INSPECTED_FIELD = {"U": "core_idea", "E": "visual_description", "N": "core_idea"}
@@ -601,7 +601,7 @@ def _same_order(first: _Stored, kind: str, repeat: int, judge_name: str, sequenc
 
 def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask) -> bool:
     """Mark the chunk done; True for exactly one caller: the one that finished the run's last chunk."""
-    with transaction.atomic():
+    with run_counting_finished_units(JudgeRun, run.pk):
         updated = JudgeRunTask.objects.filter(pk=chunk.pk, done=False).update(
             done=True, calls_done=Comparison.objects.filter(run=run, task_id=chunk.task_id).exclude(
                 kind=Comparison.Kind.AUTOMATIC).count()

@@ -24,10 +24,13 @@ Starting and resuming (the one start policy) is :mod:`leaderboard.runs.starting`
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 
 from django.apps import apps
+from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -37,8 +40,8 @@ from leaderboard.runs.models import LIVE_STATUSES, RunJob, RunStatus
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "JobKind", "job_kind", "job_kind_of", "job_kinds", "job_kind_register", "run_cancel", "run_claim_finalise", "run_fail",
-    "run_finish", "run_may_resume", "run_display_name", "run_pending_units", "run_prompt_change",
+    "JobKind", "job_kind", "job_kind_of", "job_kinds", "job_kind_register", "run_cancel", "run_claim_finalise",
+    "run_counting_finished_units", "run_fail", "run_finish", "run_may_resume", "run_display_name", "run_pending_units", "run_prompt_change",
     "run_prompt_versions", "run_refuse_changed_prompts", "run_resume_refusal",
 ]
 
@@ -228,6 +231,20 @@ def run_cancel(run: RunJob, *, by: str = "") -> RunJob:
     run_fail(type(run), run.pk, f"cancelled{' by ' + by if by else ''}")
     run.refresh_from_db()
     return run
+
+
+@contextmanager
+def run_counting_finished_units(model: type[RunJob], run_id: int) -> Iterator[None]:
+    """The transaction in which a unit is marked finished, the job's finished units are counted and the
+    finalising is claimed (:func:`run_claim_finalise`), holding the job's row from its first statement.
+
+    Without the lock two workers finishing the job's last two units at the same moment each marked its
+    own unit and counted in a transaction the other could not see yet: both counted one short of the
+    total, neither claimed the finalising, and the job stayed running with every unit finished. With it
+    the second counts after the first has committed."""
+    with transaction.atomic():
+        list(model.objects.select_for_update().filter(pk=run_id).values_list("pk", flat=True))
+        yield
 
 
 def run_claim_finalise(model: type[RunJob], run_id: int) -> bool:

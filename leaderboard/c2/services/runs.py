@@ -58,6 +58,7 @@ from leaderboard.runs.errors import ProviderCallsUnanswered, ProviderStopped, Ru
 from leaderboard.runs.lifecycle import (
     JobKind,
     run_claim_finalise,
+    run_counting_finished_units,
     run_fail,
     run_finish,
     run_pending_units,
@@ -529,7 +530,7 @@ def _complete_prompts(run: C2Run, task_ids: list[int]) -> list[int]:
 def _prompts_finish(run: C2Run, task_ids: list[int]) -> bool:
     """Mark finished prompts done; True for exactly one caller: the one that finished the run's last prompt."""
     finished = _complete_prompts(run, task_ids)
-    with transaction.atomic():
+    with run_counting_finished_units(C2Run, run.pk):
         C2RunPrompt.objects.filter(run=run, task_id__in=finished, done=False).update(done=True)
         done = C2RunPrompt.objects.filter(run=run, done=True).count()
         C2Run.objects.filter(pk=run.pk).update(prompts_done=done)

@@ -366,3 +366,33 @@ def test_a_simulated_subject_named_as_an_existing_model_reads_is_refused(tmp_pat
                            n_samples=1, rater_name="simulated")
     assert not C2Run.objects.exists()
     assert list(SubjectModel.objects.values_list("display_name", flat=True)) == ["simulated-Claude"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_last_two_prompts_finished_at_once_on_two_workers_finalise_the_run_once():
+    # Two workers store the run's last two prompts at the same moment. Each marked its prompt done and
+    # counted the run's done prompts in one transaction, before the other's had committed: both counted
+    # one short, neither claimed the finalising, and the run stayed running with every prompt done
+    # (no message left to move it; the C² resume test on two real workers waited out its 240 s).
+    from tests.concurrency import run_while_row_held
+    from tests.conftest import require_service
+
+    require_service("postgres")
+    task_set, _ = c2_tasks_import(fmt="triviaqa", name="qa.json", raw=json.dumps({"Data": [
+        {"Question": f"Which number comes after {i}?", "QuestionId": f"q{i}",
+         "Answer": {"Value": str(i + 1), "NormalizedAliases": [str(i + 1)]}} for i in range(2)]}).encode(),
+        task_set_name="c2-last-two", version="1")
+    run = runs.c2_run_create(task_set=task_set, model_names=["simulated-a"], n_samples=2)
+    runs.c2_run_execute_inline(run=run)
+    # every answer stored but neither prompt marked done yet: where two workers stand just before they finish
+    run.prompts.update(done=False)
+    C2Run.objects.filter(pk=run.pk).update(status=C2Run.Status.RUNNING, prompts_done=0, results=None)
+    last_two = list(run.prompts.values_list("task_id", flat=True))
+
+    outcomes = run_while_row_held(
+        [lambda task_id=task_id: runs.c2_prompts_execute(run_id=run.pk, task_ids=[task_id]) for task_id in last_two],
+        C2Run, run.pk)
+    assert sorted(outcomes) == [False, True]  # exactly one of them finalises
+    run.refresh_from_db()
+    assert (run.status, run.prompts_done) == (C2Run.Status.FINALISING, 2)

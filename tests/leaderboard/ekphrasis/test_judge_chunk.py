@@ -161,3 +161,30 @@ def test_a_pair_whose_names_sort_against_their_ids_is_judged_again_at_its_next_r
         by_pair.setdefault((x, y), []).append(repeat)
     assert max(len(r) for r in by_pair.values()) > 1
     assert all(sorted(r) == list(range(len(r))) for r in by_pair.values())  # repeats 0, 1, … of each pair
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_last_two_chunks_finished_at_once_on_two_workers_finalise_the_run_once():
+    # Two workers store the run's last two chunks at the same moment. Each marked its chunk done and counted
+    # the run's done chunks in one transaction, before the other's had committed: both counted one short,
+    # neither claimed the finalising, and the run stayed running with every chunk done.
+    from leaderboard.ekphrasis.models import JudgeRun
+    from tests.concurrency import run_while_row_held
+    from tests.conftest import require_service
+
+    require_service("postgres")
+    task_set, models = population(n_models=4, n_tasks=2, name="last-two")
+    run = simulated_run(task_set, models, budget=6)
+    judge_runs.judge_run_execute_inline(run=run)
+    # every comparison stored but neither chunk marked done yet: where two workers stand just before they finish
+    run.chunks.update(done=False)
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, tasks_done=0)
+    last_two = list(run.chunks.values_list("task_id", flat=True))
+
+    outcomes = run_while_row_held(
+        [lambda task_id=task_id: judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task_id) for task_id in last_two],
+        JudgeRun, run.pk)
+    assert sorted(outcomes) == [False, True]  # exactly one of them finalises
+    run.refresh_from_db()
+    assert (run.status, run.tasks_done) == (JudgeRun.Status.FINALISING, 2)
