@@ -1189,6 +1189,38 @@ def test_both_entries_of_a_double_click_at_the_same_instant_give_keys_that_resum
                                                   now=later).participant.pk == entered[0].participant.pk
 
 
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_four_entries_of_one_browser_at_the_same_instant_on_a_generic_panel_make_one_participant_with_one_key():
+    # A generic link's double (or quadruple) click: every entry reads the participant before any of them
+    # records it was seen, so the grace admits more than one of them (two to four of four, seen on
+    # PostgreSQL), and the others are refused as another browser's. What each admitted one gives is the same:
+    # one participant, one account, one membership, the first entry's key; a refused one makes nothing.
+    from annotation.models import CampaignAnnotator
+    from tests.concurrency import raised, run_at_once
+    from tests.conftest import require_service
+
+    require_service("postgres")
+    campaign, study = _study(panel="generic")
+    for round_ in range(3):
+        clicks = [Client() for _ in range(4)]  # one browser with none of the other clicks' cookies
+        # each call says which click it was: run_at_once gives the outcomes in the order they finished
+        answers = run_at_once([lambda click=click: (click, click.get(_entry_url(study), {"pid": f"P{round_}"}))
+                               for click in clicks])
+        assert not raised(answers), answers
+        participant = Participant.objects.get(campaign=campaign, panel_key=f"p{round_}")
+        admitted = [click for click, answer in answers if answer.status_code == 302]
+        assert admitted and {answer.status_code for _, answer in answers} <= {302, 409}
+        assert {click.session["_auth_user_id"] for click in admitted} == {str(participant.user_id)}
+        keys = {click.cookies[settings.ATELIER_PANEL_KEY_COOKIE_NAME].value for click in admitted}
+        assert len(keys) == 1 and participant.browser_key_hash == participants.browser_key_hash(*keys)
+    assert Participant.objects.filter(campaign=campaign).count() == 3
+    assert get_user_model().objects.filter(username__startswith=f"panel-{campaign.pk}-").count() == 3
+    assert CampaignAnnotator.objects.filter(campaign=campaign).count() == 3
+    assert not Assignment.objects.filter(campaign=campaign).exists()
+
+
 # ---------------------------------------------------------------- a stranger learns nothing of a panel id's state
 
 
