@@ -52,11 +52,12 @@ def stop(process: subprocess.Popen, sig=signal.SIGTERM) -> None:
     process.wait(timeout=60)
 
 
-def wait_for(predicate, timeout: float, what: str) -> None:
+def wait_for(predicate, timeout: float, what: str, *, state=None) -> None:
+    """Poll ``predicate`` until it holds; on a timeout say ``state()`` too (what was seen instead)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what}" + (f": {state()}" if state else ""))
         time.sleep(0.2)
 
 
@@ -206,13 +207,32 @@ def _resume_twice_on_two_workers(run, broker, tmp_path, settings) -> None:
         for _ in range(2):
             run_resume(model.objects.get(pk=run.pk))
     workers = [start_worker(tmp_path / f"worker{i}.log") for i in range(2)]
+    cancelled = model.objects.get(pk=run.pk).error  # failed until a dispatch takes it, with the cancel's error
+
+    def ended() -> bool:
+        # done, or failed since the resume: a failure is told at once with its error, not after the whole timeout
+        current = model.objects.get(pk=run.pk)
+        return current.status == model.Status.DONE or (current.status == model.Status.FAILED and current.error != cancelled)
+
     try:
-        wait_for(lambda: model.objects.get(pk=run.pk).status == model.Status.DONE, 240, "the resumed run")
+        wait_for(ended, 240, "the resumed run", state=lambda: _run_state(run))
         wait_for(lambda: _queue_length(broker) == 0, 60, "the queue to drain")
     finally:
         for worker in workers:
             stop(worker)
     run.refresh_from_db()
+    assert run.status == model.Status.DONE, _run_state(run)
+
+
+def _run_state(run) -> str:
+    """A run's status, error and unfinished units: a run left running with none unfinished lost its finalising
+    (leaderboard.runs.lifecycle.run_counting_finished_units), one with some lost a unit's message."""
+    from leaderboard.runs.lifecycle import job_kind_of
+
+    kind = job_kind_of(run)
+    current = type(run).objects.get(pk=run.pk)
+    unfinished = kind.call("pending_units", run_id=run.pk)
+    return f"{current.status}, error {current.error!r}, {len(unfinished)} {kind.unit_name}s unfinished"
 
 
 @pytest.mark.broker
