@@ -7,7 +7,8 @@ A kind of job (:class:`JobKind`) names its model and its three units of work:
 - ``pending_units(*, run_id) -> list[int]``: the ids of its unfinished units, in plan order;
 - ``execute_unit(*, run_id, <unit_arg>) -> bool``: bring one unit to completion (idempotent, resumable; the
   unit's id comes by the keyword ``unit_arg`` names, ``unit_id`` unless the kind says otherwise);
-  True when this call finished the job's last unit and won the claim to finalise (:func:`run_claim_finalise`);
+  True when this call finished the job's last unit and won the claim to finalise (:func:`run_claim_finalise`,
+  in the transaction :func:`run_counting_finished_units` holds the job's row for);
 - ``finalise(*, run_id)``: store the results and mark the job done (idempotent).
 
 A kind whose units send prompts to models also names ``prompt_versions(run) -> dict[str, str]``: the
