@@ -123,9 +123,11 @@ def test_a_real_worker_runs_the_judge_run_through_redis(broker, tmp_path):
 @pytest.mark.broker
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_worker_loses_nothing_and_duplicates_nothing(broker, tmp_path):
-    # twelve tasks: enough work that the first worker is still judging when it is killed, even on a
-    # machine busy with other tests (with four it sometimes finished the run before the kill)
-    task_set, models = population(n_models=5, n_tasks=12, name="celerykill")
+    # 36 tasks (about 2,800 comparisons): enough work that the first worker is still judging when it is
+    # killed, even on a machine busy with other tests. With four tasks it sometimes finished the run before
+    # the kill; with twelve (938 comparisons, 1.4 s inline) it did once at load 7, the remaining ~1.2 s
+    # shorter than the poll and the kill took there.
+    task_set, models = population(n_models=5, n_tasks=36, name="celerykill")
     reference = simulated_run(task_set, models, budget=25, dimensions="UEN")
     judge_runs.judge_run_execute_inline(run=reference)
 
