@@ -16,23 +16,30 @@ def run_at_once(calls: Sequence[Callable[[], Any]], *, timeout: float = 120.0) -
     finished, what each returned or the exception it raised. Fails the test if a call hangs."""
     barrier = threading.Barrier(len(calls))
     outcomes: list[Any] = []
-
-    def work(call: Callable[[], Any]) -> None:
-        try:
-            barrier.wait(timeout=30)
-            outcomes.append(call())
-        except BaseException as exc:  # noqa: BLE001 — reported by the test
-            outcomes.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(call,)) for call in calls]
+    threads = _threads(calls, outcomes, before=lambda: barrier.wait(timeout=30))
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=timeout)
     assert not any(t.is_alive() for t in threads), "a call made at the same instant hung"
     return outcomes
+
+
+def _threads(calls: Sequence[Callable[[], Any]], outcomes: list[Any], *,
+             before: Callable[[], Any] = lambda: None) -> list[threading.Thread]:
+    """A thread per call (not started) that appends what the call returned or raised to ``outcomes`` and
+    closes its own database connection."""
+
+    def work(call: Callable[[], Any]) -> None:
+        try:
+            before()
+            outcomes.append(call())
+        except BaseException as exc:  # noqa: BLE001 — reported by the test
+            outcomes.append(exc)
+        finally:
+            connection.close()
+
+    return [threading.Thread(target=work, args=(call,)) for call in calls]
 
 
 def raised(outcomes: Sequence[Any]) -> list[BaseException]:
@@ -48,16 +55,7 @@ def run_while_row_held(calls: Sequence[Callable[[], Any]], model, pk: int, *, ti
     from django.db import transaction
 
     outcomes: list[Any] = []
-
-    def work(call: Callable[[], Any]) -> None:
-        try:
-            outcomes.append(call())
-        except BaseException as exc:  # noqa: BLE001 — reported by the test
-            outcomes.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(call,)) for call in calls]
+    threads = _threads(calls, outcomes)
     with transaction.atomic():
         list(model.objects.select_for_update().filter(pk=pk).values_list("pk", flat=True))
         for thread in threads:
