@@ -6,9 +6,11 @@ import hashlib
 import secrets
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from leaderboard.api_tokens.models import ApiToken
+from leaderboard.roles import token_holder_accounts
 
 #: Every secret starts with this, so a leaked one is easy to recognise (and to scan for).
 TOKEN_PREFIX = "atl_"
@@ -19,7 +21,12 @@ def token_digest(secret: str) -> str:
 
 
 def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
-    """A new token and its secret (32 random bytes, URL-safe); only the digest is stored."""
+    """A new token and its secret (32 random bytes, URL-safe); only the digest is stored. PermissionDenied,
+    with nothing stored, for an account that may not hold one (:func:`leaderboard.roles.token_holder_accounts`:
+    a crowd participant's internal account, whose study is its only access)."""
+    if not token_holder_accounts().filter(pk=user.pk).exists():
+        raise PermissionDenied(f"{user.get_username()!r} may not hold an API token: it signs in with no password "
+                               "and has no role (a crowd participant's account).")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(user=user, name=name.strip()[:100] or "token", prefix=secret[:12],
                                     key_sha256=token_digest(secret))

@@ -1,6 +1,7 @@
 """Create an API token for a user and print its secret once (the page /account/api-tokens/ does the same)."""
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.core.management.base import CommandError
 
 from leaderboard.api_tokens.services import api_token_create
@@ -18,5 +19,8 @@ class Command(AtelierCommand):
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"no user named {username!r}")
-        _, secret = api_token_create(user=user, name=name)
+        try:
+            _, secret = api_token_create(user=user, name=name)
+        except PermissionDenied as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(secret)
