@@ -72,7 +72,7 @@ def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
         cursor.execute(
             f"""UPDATE {ItemSlot._meta.db_table} SET is_free = false WHERE id = ({_FIRST_FREE_SLOT_SQL})
                 RETURNING id, item_id, index""",
-            _first_free_slot_params(campaign_id, annotator_id),
+            [campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)],
         )
         row = cursor.fetchone()
     if row is None:
@@ -80,47 +80,15 @@ def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
     return ItemSlot(pk=row[0], item_id=row[1], index=row[2], campaign_id=campaign_id, is_free=False)
 
 
-#: The statuses as SQL literals, not parameters: PostgreSQL can then use the partial indexes whose
-#: predicates name them (``assignment_one_active_per_annotator``, ``assignment_item_once_per_annotator``)
-#: in the generic plan a prepared statement keeps; a parameter matches no index predicate.
-_SEEN_SQL = ", ".join(f"'{status}'" for status in Assignment.SEEN)
-_ACTIVE_SQL = f"'{Assignment.Status.ACTIVE}'"
-
-#: How many of a campaign's first free slots the take first looks through, each asked on its own whether
-#: the annotator has seen its item (an index probe): among many annotators the first eligible slot is
-#: one of the first few, so the take costs the same however many labels the annotator has given.
-FIRST_FREE_WINDOW = 16
-
 #: The first free slot of a campaign whose item the annotator has not been shown, in queue order, locked
-#: (a slot another transaction holds is skipped). PostgreSQL; params: :func:`_first_free_slot_params`.
-#: Two scans, the second only when the first finds nothing (COALESCE evaluates it lazily), with
-#: one answer: the first looks through the free slots up to the position of the queue's
-#: :data:`FIRST_FREE_WINDOW`-th (fewer free slots than that: none), a prefix of the order, so a slot it
-#: finds is the first eligible of all. Each scan alone grows with the annotator's
-#: labels in one of the two ways a campaign is labelled: probing slot by slot with many annotators (the
-#: slots to pass are few) and hashing the annotator's items with one (every item they took leaves its
-#: other k - 1 slots free at the queue's front, to pass one by one). Measured in README, "Benchmarks".
+#: (a slot another transaction holds is skipped). PostgreSQL; params: campaign, campaign, annotator, SEEN.
 _FIRST_FREE_SLOT_SQL = f"""
-    SELECT COALESCE(
-        (SELECT s.id FROM {ItemSlot._meta.db_table} s
-         WHERE s.campaign_id = %s AND s.is_free AND s.position <= (
-               SELECT w.position FROM {ItemSlot._meta.db_table} w WHERE w.campaign_id = %s AND w.is_free
-               ORDER BY w.position, w.item_id, w.index OFFSET {FIRST_FREE_WINDOW - 1} LIMIT 1)
-           AND NOT EXISTS (
-               SELECT 1 FROM {Assignment._meta.db_table} a
-               WHERE a.item_id = s.item_id AND a.annotator_id = %s AND a.status IN ({_SEEN_SQL}))
-         ORDER BY s.position, s.item_id, s.index
-         LIMIT 1 FOR UPDATE SKIP LOCKED),
-        (SELECT s.id FROM {ItemSlot._meta.db_table} s
-         WHERE s.campaign_id = %s AND s.is_free AND s.item_id NOT IN (
-             SELECT a.item_id FROM {Assignment._meta.db_table} a
-             WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status IN ({_SEEN_SQL}))
-         ORDER BY s.position, s.item_id, s.index
-         LIMIT 1 FOR UPDATE SKIP LOCKED))"""
-
-
-def _first_free_slot_params(campaign_id: int, annotator_id: int) -> list[int]:
-    return [campaign_id, campaign_id, annotator_id, campaign_id, campaign_id, annotator_id]
+    SELECT s.id FROM {ItemSlot._meta.db_table} s
+    WHERE s.campaign_id = %s AND s.is_free AND s.item_id NOT IN (
+        SELECT a.item_id FROM {Assignment._meta.db_table} a
+        WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status = ANY(%s))
+    ORDER BY s.position, s.item_id, s.index
+    LIMIT 1 FOR UPDATE SKIP LOCKED"""
 
 
 class HeldAssignment(NamedTuple):
@@ -151,14 +119,15 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int) -> tuple[He
         cursor.execute(
             f"""WITH held AS (
                     SELECT id, expires_at, slot_id FROM {assignments}
-                    WHERE campaign_id = %s AND annotator_id = %s AND status = {_ACTIVE_SQL} LIMIT 1),
+                    WHERE campaign_id = %s AND annotator_id = %s AND status = %s LIMIT 1),
                 taken AS (
                     UPDATE {slots} SET is_free = false
                     WHERE NOT EXISTS (SELECT 1 FROM held) AND id = ({_FIRST_FREE_SLOT_SQL})
                     RETURNING id, item_id, index)
                 SELECT held.id, held.expires_at, held.slot_id, taken.id, taken.item_id, taken.index
                 FROM (SELECT 1) AS one LEFT JOIN held ON true LEFT JOIN taken ON true""",
-            [campaign_id, annotator_id, *_first_free_slot_params(campaign_id, annotator_id)],
+            [campaign_id, annotator_id, Assignment.Status.ACTIVE,
+             campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)],
         )
         held_id, expires_at, held_slot, slot_id, item_id, index = cursor.fetchone()
     if held_id is not None:
