@@ -8,7 +8,8 @@ from django.contrib import admin, messages
 from annotation import blinding_recheck, participants
 from annotation.errors import AnnotationError
 from annotation.forms import PanelStudyAdminForm, TrainingItemShownForm, shown_texts_revision
-from annotation.panel_models import PanelStudy, Participant, TrainingItem
+from annotation.panel_models import Panel, PanelStudy, Participant, TrainingItem
+from annotation.panels import entry_signing_required
 from leaderboard.forms import JSON_FIELDS_STRICT
 
 
@@ -34,8 +35,17 @@ class TrainingItemInline(admin.StackedInline):
 class PanelStudyAdmin(admin.ModelAdmin):
     list_display = ("campaign", "panel", "training_min_correct", "training_max_attempts", "item_quota", "time_limit_minutes")
     form = PanelStudyAdminForm
-    readonly_fields = ("entry_token",)
+    readonly_fields = ("entry_token", "entry_signing")
     inlines = [TrainingItemInline]
+
+    @admin.display(description="Entry signing")
+    def entry_signing(self, obj):
+        # The status only, never the secret (shown once, on the Crowd study page, when made).
+        if obj is None or obj.panel != Panel.GENERIC:
+            return "Not available (only a generic panel signs its links)"
+        if entry_signing_required(obj):
+            return "Required: each entry link carries sig (rotate or turn off on the campaign's Crowd study page)"
+        return "Not required (turn it on on the campaign's Crowd study page)"
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)

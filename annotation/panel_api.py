@@ -25,7 +25,7 @@ from annotation.errors import NotAllowed, NotFound
 from annotation.models import Campaign
 from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panel_monitoring import panel_monitoring
-from annotation.panels import PANEL_ID_PATTERN, entry_query
+from annotation.panels import PANEL_ID_PATTERN, entry_query, entry_signing_required
 from annotation.pay_report import pay_report, pay_report_csv
 from leaderboard.api_contract import ApiView, error_responses, text_download
 
@@ -156,7 +156,8 @@ def _study(pk: int) -> PanelStudy:
 def entry_link(request, study: PanelStudy) -> str:
     """The study's entry link with the panel's placeholders, absolute."""
     path = reverse("annotation:panel_entry", args=[study.entry_token])
-    return request.build_absolute_uri(path) + entry_query(panel=study.panel, id_param=study.id_param)
+    return request.build_absolute_uri(path) + entry_query(panel=study.panel, id_param=study.id_param,
+                                                           signed=entry_signing_required(study))
 
 
 class PanelStudyOutput(serializers.ModelSerializer):

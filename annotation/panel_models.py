@@ -33,6 +33,10 @@ class PanelStudy(models.Model):
     id_param = models.CharField(
         max_length=32, default="pid", help_text="Generic panels: the query parameter that carries the participant's id."
     )
+    #: Generic panels: the key of the HMAC the panel appends to each entry link (``sig``), made by the site
+    #: (:func:`annotation.participants.panel_study_signing_set`). Empty: entries are not signed. Kept as it is
+    #: given (an HMAC is checked with its key, so no digest of it would do); shown to the researcher once.
+    entry_signing_secret = models.CharField(max_length=64, blank=True, editable=False)
     consent_text = models.TextField(blank=True, help_text="The consent page, in the instructions' Markdown subset.")
     training_min_correct = models.PositiveSmallIntegerField(
         default=0, help_text="Training items a participant must answer correctly in one attempt (pass mark)."

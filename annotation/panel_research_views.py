@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from annotation import annotator_reads, participants
@@ -17,6 +18,7 @@ from annotation.errors import AnnotationError
 from annotation.panel_api import PanelStudyApi, entry_link
 from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panel_monitoring import panel_monitoring
+from annotation.panels import ENTRY_SIGNATURE_PARAM, entry_signing_required
 from annotation.pay_report import pay_report, pay_report_csv
 from leaderboard.api_contract import text_download
 from leaderboard.roles import require_researcher
@@ -56,16 +58,44 @@ def _settings_saved(request, campaign) -> None:
 def panel_study(request, pk: int):
     require_researcher(request.user)
     campaign = _campaign(pk)
-    study = PanelStudy.objects.filter(campaign=campaign).first()
     if request.method == "POST":
         _settings_saved(request, campaign)
         return redirect("annotation:panel_study", pk=campaign.pk)
-    context = {"campaign": campaign, "study": study, "panels": Panel.choices}
+    return _study_page(request, campaign)
+
+
+def _study_page(request, campaign, *, signing_secret: str = ""):
+    """``signing_secret``: a new entry-signing secret, shown in this one response."""
+    study = PanelStudy.objects.filter(campaign=campaign).first()
+    context = {"campaign": campaign, "study": study, "panels": Panel.choices, "signing_secret": signing_secret,
+               "signature_param": ENTRY_SIGNATURE_PARAM}
     if study is not None:
         context.update(link=entry_link(request, study), monitoring=panel_monitoring(study=study),
-                       report=pay_report(study=study),
+                       report=pay_report(study=study), signing_required=entry_signing_required(study),
                        training_items=list(study.training_items.all()))
     return render(request, "annotation/panel/study.html", context)
+
+
+@require_POST
+@never_cache  # the response shows the new secret: no cache keeps it
+def entry_signing(request, pk: int):
+    """``action``: rotate (a new entry-signing secret, shown once: this response is rendered, not redirected) or
+    off (entries need no signature)."""
+    require_researcher(request.user)
+    study = _study(pk)
+    action = request.POST.get("action", "")
+    if action not in ("rotate", "off"):
+        messages.error(request, f"Unknown action {action!r}.")
+        return redirect(reverse("annotation:panel_study", args=[pk]) + "#entry-signing")
+    try:
+        secret = participants.panel_study_signing_set(study=study, required=action == "rotate")
+    except AnnotationError as exc:
+        messages.error(request, exc.message)
+        return redirect(reverse("annotation:panel_study", args=[pk]) + "#entry-signing")
+    if not secret:
+        messages.success(request, "Entries are no longer signed.")
+        return redirect(reverse("annotation:panel_study", args=[pk]) + "#entry-signing")
+    return _study_page(request, study.campaign, signing_secret=secret)
 
 
 def _participant(study: PanelStudy, participant_pk: int) -> Participant:
@@ -113,4 +143,4 @@ def pay_report_download(request, pk: int, fmt: str):
     return text_download(body, fmt, f"campaign-{pk}-pay.{fmt}")
 
 
-__all__ = ["panel_study", "participant_action", "pay_report_download"]
+__all__ = ["entry_signing", "panel_study", "participant_action", "pay_report_download"]

@@ -9,7 +9,9 @@ pastes into the panel, and where the participant goes when done.
   worker only previews the HIT, ``assignmentId`` is ``ASSIGNMENT_ID_NOT_AVAILABLE`` and there is no
   ``workerId``. A finished worker's page posts ``assignmentId`` (and the code) to
   ``<turkSubmitTo>/mturk/externalSubmit``.
-* A generic panel appends its own id under a parameter the researcher names (default ``pid``).
+* A generic panel appends its own id under a parameter the researcher names (default ``pid``), and, when the
+  study signs its entries, ``sig``: the hex HMAC-SHA256 of ``<entry token>:<id>`` under the study's entry-signing
+  secret (:func:`entry_signature`), so that an id is entered only from the link the panel made for it.
 
 Ids are refused unless they are 1–64 characters of ``[A-Za-z0-9_-]`` starting with a letter or digit
 (surrounding whitespace, which a link pasted by hand may carry, is trimmed first): an unsubstituted
@@ -24,12 +26,14 @@ worker blocked as ``A1B2C3`` cannot come back as ``a1b2c3``.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
-from annotation.panel_models import Panel
+from annotation.panel_models import Panel, PanelStudy
 
 #: A panel id, study id or session id: what every panel's ids look like (Prolific: 24 hex digits,
 #: MTurk: 12–14 upper-case letters and digits, ours: up to 64 of these).
@@ -41,6 +45,10 @@ MTURK_PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 #: Where MTurk may tell us to post the finished assignment (production and sandbox); anything else is
 #: refused, so the entry link can never be turned into a redirect to someone else's site.
 MTURK_SUBMIT_HOSTS = ("www.mturk.com", "workersandbox.mturk.com")
+#: The parameter that carries a generic panel's signature of the entry (:func:`entry_signature`).
+ENTRY_SIGNATURE_PARAM = "sig"
+#: A signature as the panel sends it: the 64 hex digits of an HMAC-SHA256 (either case).
+ENTRY_SIGNATURE_PATTERN = re.compile(r"[0-9A-Fa-f]{64}")
 PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete"
 #: The MTurk sites that show an ExternalQuestion's page in their frame (worker site, its sandbox, and the
 #: legacy site): an MTurk study's pages may be framed by these and nothing else.
@@ -58,13 +66,15 @@ class PanelParamsInvalid(ValueError):
 @dataclass(frozen=True)
 class PanelEntry:
     """The ids one entry request carried, validated. ``preview``: an MTurk worker previewing the HIT
-    (no worker id, nothing may be created)."""
+    (no worker id, nothing may be created). ``signature``: a generic panel's ``sig`` as given, unchecked (a study
+    that signs nothing ignores it; one that does checks it, :func:`entry_signature_valid`)."""
 
     panel_id: str
     study_id: str = ""
     session_id: str = ""
     turk_submit_to: str = ""
     preview: bool = False
+    signature: str = ""
 
 
 #: What :func:`_given` answers for a parameter given twice with different well-formed values.
@@ -135,6 +145,37 @@ def _turk_submit_to(params: Mapping[str, str], problems: list[str]) -> str:
     return host
 
 
+def _signature(params: Mapping[str, str]) -> str:
+    """The one ``sig`` the request gives, trimmed, or "": never a problem of the link's (a study that signs nothing
+    ignores it), and two different ones are none (a study that signs refuses the entry then)."""
+    getlist = getattr(params, "getlist", None)
+    values = list(getlist(ENTRY_SIGNATURE_PARAM)) if getlist is not None else [params.get(ENTRY_SIGNATURE_PARAM)]
+    distinct = {v.strip() for v in values if isinstance(v, str) and v.strip()}
+    return distinct.pop() if len(distinct) == 1 else ""
+
+
+def entry_signature(*, secret: str, entry_token: str, panel_id: str) -> str:
+    """What a panel appends as ``sig`` to a signing study's link: the hex HMAC-SHA256, keyed with the study's
+    entry-signing secret (its text, as shown to the researcher), of ``<entry token>:<panel id>`` (the id as the
+    panel puts it in the link). The entry token binds the signature to this one study; neither it nor an id
+    holds ':', so no two (token, id) pairs sign the same text."""
+    return hmac.new(secret.encode(), f"{entry_token}:{panel_id}".encode(), hashlib.sha256).hexdigest()
+
+
+def entry_signature_valid(*, secret: str, entry_token: str, panel_id: str, signature: str) -> bool:
+    """Whether ``signature`` is :func:`entry_signature` of this entry: 64 hex digits (either case), compared in
+    constant time. An empty secret signs nothing, so it validates nothing."""
+    if not secret or not ENTRY_SIGNATURE_PATTERN.fullmatch(signature):
+        return False
+    expected = entry_signature(secret=secret, entry_token=entry_token, panel_id=panel_id)
+    return hmac.compare_digest(signature.lower().encode(), expected.encode())
+
+
+def entry_signing_required(study: PanelStudy) -> bool:
+    """Whether ``study`` admits only entries its panel signed: a generic panel with an entry-signing secret."""
+    return study.panel == Panel.GENERIC and bool(study.entry_signing_secret)
+
+
 def entry_params_parse(*, panel: str, params: Mapping[str, str], id_param: str = "pid") -> PanelEntry:
     """The validated ids of an entry request; :class:`PanelParamsInvalid` naming every problem."""
     problems: list[str] = []
@@ -150,7 +191,7 @@ def entry_params_parse(*, panel: str, params: Mapping[str, str], id_param: str =
         problems += assignment_problems
         entry = PanelEntry(worker, hit, assignment, _turk_submit_to(params, problems))
     elif panel == Panel.GENERIC:
-        entry = PanelEntry(_id(params, id_param, problems))
+        entry = PanelEntry(_id(params, id_param, problems), signature=_signature(params))
     else:
         problems.append(f"unknown panel {panel!r}")
         entry = None
@@ -180,19 +221,21 @@ def panel_return_step(panel: str) -> str:
     return RETURN_STEPS.get(panel, RETURN_STEPS[Panel.GENERIC])
 
 
-def entry_placeholders(*, panel: str, id_param: str = "pid") -> dict[str, str]:
+def entry_placeholders(*, panel: str, id_param: str = "pid", signed: bool = False) -> dict[str, str]:
     """The query the researcher pastes into the panel: each parameter with the panel's placeholder.
-    MTurk appends its parameters itself (none to paste)."""
+    MTurk appends its parameters itself (none to paste). ``signed``: a generic study that signs its entries
+    (the panel fills ``sig`` in with :func:`entry_signature`)."""
     if panel == Panel.PROLIFIC:
         return {"PROLIFIC_PID": "{{%PROLIFIC_PID%}}", "STUDY_ID": "{{%STUDY_ID%}}", "SESSION_ID": "{{%SESSION_ID%}}"}
     if panel == Panel.GENERIC:
-        return {id_param: "{{PARTICIPANT_ID}}"}
+        signature = {ENTRY_SIGNATURE_PARAM: "{{SIGNATURE}}"} if signed else {}
+        return {id_param: "{{PARTICIPANT_ID}}", **signature}
     return {}
 
 
-def entry_query(*, panel: str, id_param: str = "pid") -> str:
+def entry_query(*, panel: str, id_param: str = "pid", signed: bool = False) -> str:
     """``?PROLIFIC_PID={{%PROLIFIC_PID%}}&…`` (placeholders left readable, not percent-encoded), or ''."""
-    placeholders = entry_placeholders(panel=panel, id_param=id_param)
+    placeholders = entry_placeholders(panel=panel, id_param=id_param, signed=signed)
     if not placeholders:
         return ""
     return "?" + urlencode(placeholders, safe="{}%")
@@ -208,6 +251,7 @@ def mturk_submit_url(turk_submit_to: str) -> str:
 
 
 __all__ = [
+    "ENTRY_SIGNATURE_PARAM",
     "MTURK_FRAME_ANCESTORS",
     "MTURK_PREVIEW_ASSIGNMENT",
     "PANEL_ID_PATTERN",
@@ -217,6 +261,9 @@ __all__ = [
     "entry_params_parse",
     "entry_placeholders",
     "entry_query",
+    "entry_signature",
+    "entry_signature_valid",
+    "entry_signing_required",
     "mturk_submit_url",
     "panel_id_key",
     "panel_return_step",

@@ -44,7 +44,14 @@ from annotation.panel_models import (
     Participant,
     TrainingItem,
 )
-from annotation.panels import PARAM_NAME_PATTERN, PanelEntry, panel_id_key
+from annotation.panels import (
+    ENTRY_SIGNATURE_PARAM,
+    PARAM_NAME_PATTERN,
+    PanelEntry,
+    entry_signature_valid,
+    entry_signing_required,
+    panel_id_key,
+)
 from annotation.participant_release import (
     participant_complete_locked,
     participant_held_release,
@@ -90,6 +97,18 @@ class EnteredElsewhere(AnnotationError):
     status = 409
     code = "entered_elsewhere"
 
+
+class EntryNotSigned(AnnotationError):
+    """An entry of a study that signs its entries without the panel's valid signature of its id
+    (:func:`entry_signature_admits`): refused before anything is read or written of that id."""
+
+    status = 403
+    code = "entry_not_signed"
+
+
+ENTRY_NOT_SIGNED_MESSAGE = (
+    "This study link is not signed for your id by the panel that sent you (its signature is missing or does not "
+    "match). Open the study again from your panel's own link; nothing was recorded.")
 
 ENTERED_ELSEWHERE_MESSAGE = (
     "This study was started with your panel id in another browser. Continue it in that browser, or open the "
@@ -155,10 +174,37 @@ def _panel_study_save(campaign: Campaign, panel: str, given: dict[str, Any]) -> 
         study.panel = panel
         for name, value in given.items():
             setattr(study, name, value)
+        if panel != Panel.GENERIC:
+            study.entry_signing_secret = ""  # only a generic panel signs its links (the other panels sign nothing)
         if study.completion_code == study.screen_out_code:
             raise ItemsInvalid([(0, "screen_out_code", "the screen-out code must differ from the completion code")])
+        _signing_param_check(study)
         study.save()
     return study
+
+
+def _signing_param_check(study: PanelStudy) -> None:
+    """A signing study's id cannot come in the signature's own parameter."""
+    if study.entry_signing_secret and study.id_param == ENTRY_SIGNATURE_PARAM:
+        raise ItemsInvalid([(0, "id_param", f"{ENTRY_SIGNATURE_PARAM!r} carries the signature of a study that signs "
+                                            "its entries; name the id's parameter otherwise")])
+
+
+def panel_study_signing_set(*, study: PanelStudy, required: bool) -> str:
+    """Require a generic panel's entries to be signed (``required``): a new entry-signing secret, returned to be
+    shown to the researcher (once), replacing any earlier one, so links signed with that one enter no more; or
+    stop requiring it (``required=False``: the secret is dropped, "" returned). An entry of a signing study
+    carries ``sig``, :func:`annotation.panels.entry_signature` of its id (checked by
+    :func:`entry_signature_admits`). Refused for Prolific and MTurk, which sign nothing the site could check."""
+    with transaction.atomic():
+        study = PanelStudy.objects.select_for_update().get(pk=study.pk)
+        if required and study.panel != Panel.GENERIC:
+            raise ItemsInvalid([(0, "entry_signing", f"{study.get_panel_display()} does not sign its links; only a "
+                                                     "generic panel's entries can be signed")])
+        study.entry_signing_secret = secrets.token_hex(32) if required else ""
+        _signing_param_check(study)
+        study.save(update_fields=["entry_signing_secret"])
+    return study.entry_signing_secret
 
 
 def _settings_check(given: Mapping[str, Any], *, matcher: IdentityMatcher | None = None) -> None:
@@ -306,6 +352,27 @@ def participant_resume_allowed(*, participant: Participant, entry: PanelEntry, b
     return _just_entered(participant, now or timezone.now()) or not participant.browser_key_hash
 
 
+def entry_signature_admits(*, study: PanelStudy, entry: PanelEntry, browser_key: str = "",
+                           signed_in_as: int | None = None) -> bool:
+    """Whether an entry passes the study's signing rule: who enters first with an id holds it, so on a generic
+    panel whose ids can be guessed a stranger with the link could take another's id, unless the panel signs
+    each id's link. One condition a line:
+
+    * the study does not sign its entries (:func:`entry_signing_required`);
+    * the entry carries the panel's signature of its id for this study (constant-time compare);
+    * the browser holds the key of the id's participant, or is signed in as them: it is theirs already, which
+      proves more than a signature would (coming back in the browser they entered in works as before).
+    """
+    if not entry_signing_required(study):
+        return True
+    if entry_signature_valid(secret=study.entry_signing_secret, entry_token=study.entry_token,
+                             panel_id=entry.panel_id, signature=entry.signature):
+        return True
+    existing = Participant.objects.filter(campaign_id=study.campaign_id, panel_key=panel_id_key(entry.panel_id)).first()
+    return existing is not None and (_holds_key(existing, browser_key) or (
+        signed_in_as is not None and signed_in_as == existing.user_id))
+
+
 def participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str = "", signed_in_as: int | None = None,
                       now: datetime | None = None) -> Entered:
     """The participant of this panel id in the study's campaign, created on first entry (an account
@@ -314,7 +381,8 @@ def participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str 
     entering browser's ``browser_key``, the user it is ``signed_in_as``) says so; a browser that resumed
     without the key is given a new one, except the other entry of a double click, given the first entry's
     (each click's answer then leaves the browser a key that resumes it, whichever it keeps). Refused, nothing created: an MTurk preview, a campaign that is not
-    open or is full (:class:`StudyFull`). Refused, nothing changed: any other entry of a known panel id
+    open or is full (:class:`StudyFull`), an entry of a signing study that :func:`entry_signature_admits` does not
+    admit (:class:`EntryNotSigned`, before any other answer about the id). Refused, nothing changed: any other entry of a known panel id
     (:class:`EnteredElsewhere`, whatever the participant's state), and with the same answer an id blocked in
     another campaign of the site, and a participant who finished with a
     code entering under another submission (:class:`AlreadyTookPart`).
@@ -328,6 +396,9 @@ def _participant_enter(*, study: PanelStudy, entry: PanelEntry, browser_key: str
                        now: datetime, race_lost: bool) -> Entered:
     if entry.preview:
         raise NotAllowed("Previewing: accept the HIT to start.")
+    if not entry_signature_admits(study=study, entry=entry, browser_key=browser_key, signed_in_as=signed_in_as):
+        # Before any answer about the id: an unsigned entry learns nothing of it (taken, blocked, finished).
+        raise EntryNotSigned(ENTRY_NOT_SIGNED_MESSAGE)
     key = panel_id_key(entry.panel_id)
     if BlockedPanelId.objects.filter(panel=study.panel, panel_key=key).exclude(
             participant__campaign_id=study.campaign_id).exists():
@@ -650,18 +721,22 @@ def participant_for_panel_id(*, campaign: Campaign, panel_id: str) -> Participan
 __all__ = [
     "ACTIVE_MS_MAX",
     "AlreadyTookPart",
-    "Entered",
     "ENTERED_ELSEWHERE_MESSAGE",
+    "ENTRY_NOT_SIGNED_MESSAGE",
+    "Entered",
+    "EntryNotSigned",
     "FIRST_ENTRY_GRACE",
     "EnteredElsewhere",
     "ParticipantRefused",
     "ParticipantSubmission",
     "StudyFull",
     "panel_study_open",
+    "panel_study_signing_set",
     "participant_accounts_delete",
     "participant_complete",
     "participant_consent",
     "browser_key_hash",
+    "entry_signature_admits",
     "participant_enter",
     "participant_resume_allowed",
     "participant_for_panel_id",

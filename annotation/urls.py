@@ -43,6 +43,7 @@ urlpatterns = [
     path("p/<str:entry>/api/assignments/<assignment_token:token>/revise", panel_api.PanelReviseApi.as_view(),
          name="panel_api_revise"),
     path("campaigns/<int:pk>/panel/", panel_research_views.panel_study, name="panel_study"),
+    path("campaigns/<int:pk>/panel/entry-signing", panel_research_views.entry_signing, name="panel_entry_signing"),
     path("campaigns/<int:pk>/panel/participants/<int:participant_pk>/action", panel_research_views.participant_action,
          name="panel_participant_action"),
     # (int path converters, so an id beyond 64 bits is a 404 before the view: evalsite/request_checks.py)

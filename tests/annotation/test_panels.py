@@ -8,6 +8,8 @@ from annotation.panels import (
     PanelParamsInvalid,
     entry_params_parse,
     entry_query,
+    entry_signature,
+    entry_signature_valid,
     mturk_submit_url,
     panel_id_key,
     prolific_completion_url,
@@ -68,6 +70,54 @@ def test_entry_query_carries_the_panels_placeholders():
                                              "&SESSION_ID={{%SESSION_ID%}}")
     assert entry_query(panel="mturk") == ""
     assert entry_query(panel="generic", id_param="sona") == "?sona={{PARTICIPANT_ID}}"
+
+
+#: HMAC-SHA256 of "TOKEN-abc_123:P1" keyed with "secret-of-the-study", from
+#: printf '%s' 'TOKEN-abc_123:P1' | openssl dgst -sha256 -hmac 'secret-of-the-study' -r   (OpenSSL 3)
+SIGNED_P1 = "daa18f42b803ef70695ca77b6b324667df6074a19d9efcdeecd41b5a69d2dc31"
+
+
+def test_an_entry_signature_is_the_hmac_sha256_of_the_entry_token_and_the_id():
+    assert entry_signature(secret="secret-of-the-study", entry_token="TOKEN-abc_123", panel_id="P1") == SIGNED_P1
+
+
+@pytest.mark.parametrize(("signature", "valid"), [
+    (SIGNED_P1, True),
+    (SIGNED_P1.upper(), True),  # hex in either case
+    ("", False),
+    (SIGNED_P1[:-1], False),  # wrong length
+    (SIGNED_P1 + "0", False),
+    ("z" * 64, False),  # not hex
+    ("é" * 64, False),  # not ASCII: refused before compare_digest, which would raise on such a str
+    (SIGNED_P1[:-1] + ("0" if SIGNED_P1[-1] != "0" else "1"), False),
+])
+def test_an_entry_signature_is_valid_only_as_64_hex_digits_of_the_right_hmac(signature, valid):
+    assert entry_signature_valid(secret="secret-of-the-study", entry_token="TOKEN-abc_123", panel_id="P1",
+                                 signature=signature) is valid
+
+
+@pytest.mark.parametrize(("secret", "token", "panel_id"), [
+    ("another-secret", "TOKEN-abc_123", "P1"), ("secret-of-the-study", "TOKEN-other", "P1"),
+    ("secret-of-the-study", "TOKEN-abc_123", "P2"), ("secret-of-the-study", "TOKEN-abc_123", "p1"),
+    ("", "TOKEN-abc_123", "P1"),  # no secret validates nothing
+])
+def test_an_entry_signature_binds_the_secret_the_study_and_the_id(secret, token, panel_id):
+    assert not entry_signature_valid(secret=secret, entry_token=token, panel_id=panel_id, signature=SIGNED_P1)
+
+
+def test_a_generic_panels_signature_is_read_and_never_a_problem_of_the_link():
+    entry = entry_params_parse(panel="generic", params=_query(f"pid=P1&sig={SIGNED_P1}"))
+    assert (entry.panel_id, entry.signature) == ("P1", SIGNED_P1)
+    assert entry_params_parse(panel="generic", params=_query("pid=P1&sig=<junk>")).signature == "<junk>"
+    assert entry_params_parse(panel="generic", params=_query(f"pid=P1&sig={SIGNED_P1}&sig={SIGNED_P1}")).signature \
+        == SIGNED_P1
+    assert entry_params_parse(panel="generic", params=_query(f"pid=P1&sig={SIGNED_P1}&sig=00")).signature == ""
+    prolific = _query(f"PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=X&sig={SIGNED_P1}")
+    assert entry_params_parse(panel="prolific", params=prolific).signature == ""  # only a generic panel signs
+
+
+def test_a_signing_generic_studys_entry_query_carries_the_signatures_placeholder():
+    assert entry_query(panel="generic", signed=True) == "?pid={{PARTICIPANT_ID}}&sig={{SIGNATURE}}"
 
 
 def test_prolific_completion_url_carries_the_code():

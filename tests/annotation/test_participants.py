@@ -3,6 +3,7 @@ verdicts, through the pages and the services."""
 
 from __future__ import annotations
 
+import html
 import json
 import uuid
 from datetime import timedelta
@@ -22,7 +23,7 @@ from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import ItemsInvalid
 from annotation.models import Assignment, Item, PairwiseLabel
 from annotation.panel_models import Participant
-from annotation.panels import PanelEntry
+from annotation.panels import PanelEntry, entry_signature
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.evalsite.test_content_security_policy import policy
 from tests.factories import UserFactory
@@ -1297,3 +1298,200 @@ def test_the_participants_read_only_pages_answer_head_but_the_entry_link_takes_g
         got, head = client.get(url), client.head(url)
         assert head.status_code == got.status_code and head.content == b"", name
         assert client.put(url).status_code == 405, name
+
+
+# ---------------------------------------------------------------- a generic panel that signs its entries
+
+
+def _signing_study(**settings):
+    """A generic study that requires signed entries, and its secret."""
+    campaign, study = _study(panel="generic", **settings)
+    secret = participants.panel_study_signing_set(study=study, required=True)
+    study.refresh_from_db()
+    return campaign, study, secret
+
+
+def _signed(study, secret, pid="P1"):
+    return {"pid": pid, "sig": entry_signature(secret=secret, entry_token=study.entry_token, panel_id=pid)}
+
+
+def _nothing_written(campaign, users_before: int) -> bool:
+    from annotation.models import CampaignAnnotator
+
+    return (not Participant.objects.exists() and get_user_model().objects.count() == users_before
+            and not CampaignAnnotator.objects.filter(campaign=campaign).exists())
+
+
+def test_a_signed_entry_enters_a_signing_study():
+    _, study, secret = _signing_study()
+    client = Client()
+    response = client.get(_entry_url(study), _signed(study, secret))
+    assert response.status_code == 302 and response.url == reverse("annotation:panel_consent", args=[study.entry_token])
+    assert Participant.objects.get().panel_id == "P1"
+    assert client.session["_auth_user_id"] == str(Participant.objects.get().user_id)
+
+
+@pytest.mark.parametrize("signature", [
+    None,  # missing
+    "",
+    "OTHER",  # another id's signature
+    "TOKEN",  # this id's, for another study's token
+    "SECRET",  # this id's, under another secret
+    "0" * 64,
+    "z" * 64,  # not hex
+    "ab" * 31,  # too short
+    "ab" * 33,  # too long
+    "TWO",  # the right one beside another: neither is taken
+])
+def test_an_entry_of_a_signing_study_without_its_signature_is_refused_and_writes_nothing(signature):
+    campaign, study, secret = _signing_study()
+    right = _signed(study, secret)["sig"]
+    sig = {"OTHER": _signed(study, secret, pid="P2")["sig"],
+           "TOKEN": entry_signature(secret=secret, entry_token="another-token", panel_id="P1"),
+           "SECRET": entry_signature(secret="another-secret", entry_token=study.entry_token, panel_id="P1"),
+           "TWO": [right, "0" * 64]}.get(signature, signature)
+    users = get_user_model().objects.count()
+    client = Client()
+    response = client.get(_entry_url(study), {"pid": "P1"} if sig is None else {"pid": "P1", "sig": sig})
+    assert response.status_code == 403
+    assert b"not signed for your id by the panel that sent you" in response.content
+    assert _nothing_written(campaign, users)
+    assert "_auth_user_id" not in client.session
+    assert settings.ATELIER_PANEL_KEY_COOKIE_NAME not in response.cookies
+
+
+def test_an_unsigned_entry_of_a_taken_id_learns_nothing_of_it():
+    # Refused as any unsigned entry (403), not as an id known to the study (409): it cannot tell taken ids apart.
+    _, study, secret = _signing_study()
+    Client().get(_entry_url(study), _signed(study, secret))
+    stored = Participant.objects.values().get()
+    refused = Client().get(_entry_url(study), {"pid": "P1"})  # within the double click's grace, too
+    assert refused.status_code == 403 and b"not signed for your id" in refused.content
+    assert Participant.objects.values().get() == stored
+
+
+def test_the_service_refuses_an_unsigned_entry_of_a_signing_study():
+    campaign, study, _ = _signing_study()
+    users = get_user_model().objects.count()
+    with pytest.raises(participants.EntryNotSigned):
+        participants.participant_enter(study=study, entry=PanelEntry("P1", signature="0" * 64))
+    assert _nothing_written(campaign, users)
+
+
+def test_a_participant_of_a_signing_study_comes_back_in_their_browser_without_a_signature():
+    _, study, secret = _signing_study()
+    owner = Client()
+    owner.get(_entry_url(study), _signed(study, secret))
+    _to_work(Participant.objects.get())
+    assert owner.get(_entry_url(study), {"pid": "P1"}).status_code == 302  # their session
+    owner.session.flush()  # the session ran out; the browser keeps the study's key
+    assert owner.get(_entry_url(study), {"pid": "P1"}).status_code == 302
+    assert _work_pages(owner, study)["work"] == 200
+    assert owner.get(_entry_url(study)).status_code == 302  # the bare link, in their session
+
+
+def test_a_new_secret_stops_the_links_signed_with_the_old_one():
+    _, study, old = _signing_study()
+    new = participants.panel_study_signing_set(study=study, required=True)
+    study.refresh_from_db()
+    assert new != old and len(new) == 64
+    assert Client().get(_entry_url(study), _signed(study, old)).status_code == 403
+    assert Client().get(_entry_url(study), _signed(study, new)).status_code == 302
+
+
+@pytest.mark.parametrize("sig", [None, "junk", "0" * 64])
+def test_a_generic_study_that_does_not_sign_admits_any_entry_as_before(sig):
+    _, study = _study(panel="generic")
+    response = Client().get(_entry_url(study), {"pid": "P1"} if sig is None else {"pid": "P1", "sig": sig})
+    assert response.status_code == 302 and Participant.objects.get().panel_id == "P1"
+
+
+def test_signing_is_turned_off_and_unsigned_entries_enter_again():
+    _, study, _ = _signing_study()
+    assert participants.panel_study_signing_set(study=study, required=False) == ""
+    study.refresh_from_db()
+    assert Client().get(_entry_url(study), {"pid": "P1"}).status_code == 302
+
+
+@pytest.mark.parametrize("panel", ["prolific", "mturk"])
+def test_only_a_generic_panels_entries_can_be_signed(panel):
+    _, study = _study(panel=panel)
+    with pytest.raises(ItemsInvalid, match="does not sign its links"):
+        participants.panel_study_signing_set(study=study, required=True)
+    study.refresh_from_db()
+    assert study.entry_signing_secret == ""
+
+
+def test_a_study_opened_to_another_panel_signs_nothing_any_more():
+    campaign, study, _ = _signing_study()
+    participants.panel_study_open(campaign=campaign, panel="prolific")
+    study.refresh_from_db()
+    assert study.entry_signing_secret == ""
+
+
+def test_a_signing_study_cannot_take_its_id_in_the_signatures_parameter():
+    campaign, study, _ = _signing_study()
+    with pytest.raises(ItemsInvalid, match="carries the signature"):
+        participants.panel_study_open(campaign=campaign, panel="generic", id_param="sig")
+    participants.panel_study_signing_set(study=study, required=False)
+    participants.panel_study_open(campaign=campaign, panel="generic", id_param="sig")
+    with pytest.raises(ItemsInvalid, match="carries the signature"):
+        participants.panel_study_signing_set(study=study, required=True)
+
+
+def test_the_study_page_makes_the_secret_shows_it_once_and_says_signing_is_required():
+    campaign, study = _study(panel="generic")
+    client = Client()
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    page = client.get(reverse("annotation:panel_study", args=[campaign.pk])).content.decode()
+    assert "Not required." in page and "Require signed entries" in page
+    made = client.post(reverse("annotation:panel_entry_signing", args=[campaign.pk]), {"action": "rotate"})
+    study.refresh_from_db()
+    secret = study.entry_signing_secret
+    assert made.status_code == 200 and "no-store" in made["Cache-Control"]
+    assert secret and secret in made.content.decode()
+    page = client.get(reverse("annotation:panel_study", args=[campaign.pk])).content.decode()
+    assert "Required." in page and secret not in page  # shown once
+    assert "&sig={{SIGNATURE}}" in html.unescape(page)  # the link to paste carries the signature's placeholder
+    off = client.post(reverse("annotation:panel_entry_signing", args=[campaign.pk]), {"action": "off"}, follow=True)
+    assert b"Entries are no longer signed." in off.content
+    study.refresh_from_db()
+    assert study.entry_signing_secret == ""
+
+
+def test_the_admin_says_whether_signing_is_required_and_never_shows_the_secret():
+    campaign, study, secret = _signing_study()
+    client = Client()
+    client.force_login(UserFactory(username="root", is_staff=True, is_superuser=True))
+    page = client.get(reverse("admin:annotation_panelstudy_change", args=[study.pk])).content.decode()
+    assert "Required: each entry link carries sig" in page and secret not in page
+
+
+def test_the_entry_signing_secret_is_on_no_page_a_participant_can_load():
+    campaign, study, secret = _signing_study(item_quota=1)
+    participants.training_item_add(study=study, question="Which is A?", choices=["A", "B"], answer="A")
+    participants.panel_study_open(campaign=campaign, panel="generic", training_min_correct=1)
+    entry = study.entry_token
+    client = Client()
+    seen = [client.get(_entry_url(study), _signed(study, secret)),
+            Client().get(_entry_url(study), {"pid": "P2"}),  # refused: unsigned
+            Client().get(_entry_url(study), {"pid": "{{PARTICIPANT_ID}}"})]  # refused: incomplete
+    for step, form in (("consent", {"consent": "yes"}), ("instructions", {}),
+                       ("training", {"item": study.training_items.get().pk, "answer": "A", "attempt": 1})):
+        url = reverse(f"annotation:panel_{step}", args=[entry])
+        seen += [client.get(url), client.post(url, form)]
+    seen += [client.get(reverse("annotation:panel_work", args=[entry])),
+             handed := client.post(reverse("annotation:panel_api_next", args=[entry]), content_type="application/json")]
+    token = handed.json()["assignment"]["token"]
+    seen.append(client.post(reverse("annotation:panel_api_submit", args=[entry, token]),
+                            {"answer": {"choice": "A"}, "idempotency_key": str(uuid.uuid4()), "active_ms": 3000},
+                            content_type="application/json"))
+    seen += [client.get(reverse("annotation:panel_api_previous", args=[entry])),
+             client.get(reverse("annotation:panel_done", args=[entry])),
+             client.get(reverse("annotation:panel_logged_out", args=[entry]))]
+    assert Participant.objects.get().state == Participant.State.COMPLETED  # the whole path was walked
+    assert [r.status_code for r in seen[:3]] == [302, 403, 400]
+    for response in seen:
+        assert response.status_code < 500, response.content
+        assert secret not in response.content.decode(), response.request["PATH_INFO"]
+        assert secret.upper() not in response.content.decode().upper()

@@ -11,7 +11,7 @@ from annotation import participants
 from annotation.annotator_reads import campaign_get
 from annotation.errors import AnnotationError
 from annotation.panel_models import Panel, PanelStudy
-from annotation.panels import entry_query
+from annotation.panels import entry_query, entry_signing_required
 from leaderboard.run_command import AtelierCommand
 
 
@@ -42,7 +42,8 @@ class Command(AtelierCommand):
             except AnnotationError as exc:
                 raise CommandError(f"campaign {campaign.pk}: {exc.message}") from exc
         path = reverse("annotation:panel_entry", args=[study.entry_token])
-        self.stdout.write(base + path + entry_query(panel=study.panel, id_param=study.id_param))
+        self.stdout.write(base + path + entry_query(panel=study.panel, id_param=study.id_param,
+                                                    signed=entry_signing_required(study)))
         if study.panel == Panel.MTURK:
             self.stderr.write("MTurk appends workerId, assignmentId, hitId and turkSubmitTo itself.")
         if campaign.status != campaign.Status.OPEN:
