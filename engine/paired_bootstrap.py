@@ -44,8 +44,8 @@ class PairedBootstrap:
     """The result: agents in the order given; matrices are ``[row agent, column agent]``."""
 
     point: np.ndarray  #: (k,) T_a on the data
-    low: np.ndarray  #: (k,) lower percentile bound of T_a
-    high: np.ndarray  #: (k,) upper percentile bound of T_a
+    low: np.ndarray  #: (k,) lower percentile bound of T_a (NaN when not asked for: ``agent_intervals=False``)
+    high: np.ndarray  #: (k,) upper percentile bound of T_a (idem)
     diff_low: np.ndarray  #: (k, k) lower bound of T_row − T_col
     diff_high: np.ndarray  #: (k, k) upper bound of T_row − T_col
     p_greater: np.ndarray  #: (k, k) P(T_row > T_col) over replicates, ties half; NaN on the diagonal
@@ -73,11 +73,14 @@ def stratified_paired_bootstrap(
     n_boot: int = 1000,
     level: float = 0.90,
     seed: int = 0,
+    agent_intervals: bool = True,
 ) -> PairedBootstrap:
     """The paired, stratified percentile bootstrap of the module docstring.
 
     ``values``: (k agents, n items), NaN where an agent has no score on an item; ``strata``: the stratum
-    label of each item. Raises ValueError for an empty or misshapen input, an unknown weighting, a level
+    label of each item. ``agent_intervals=False`` skips the percentile interval of each ``T_a`` (``low`` and
+    ``high`` are NaN) for a caller that reports an interval of its own for the same score (EASEL's board);
+    the replicates, hence the differences, P(A > B) and ranks, are the same draws either way. Raises ValueError for an empty or misshapen input, an unknown weighting, a level
     outside (0, 1) or fewer than two resamples."""
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
@@ -110,7 +113,7 @@ def stratified_paired_bootstrap(
     boot = _statistic(sums, counts, weighting)  # (n_boot, k)
 
     tail = 50.0 * (1.0 - level)
-    low, high = _column_percentiles(boot, tail)
+    low, high = _column_percentiles(boot, tail) if agent_intervals else (np.full(k, np.nan), np.full(k, np.nan))
     diff = boot[:, :, None] - boot[:, None, :]  # (n_boot, k, k)
     diff_low, diff_high = _column_percentiles(diff.reshape(n_boot, k * k), tail)
     finite_pair = np.isfinite(diff)
@@ -189,14 +192,22 @@ def _number(value, digits: int = 6):
     return None if not np.isfinite(value) else round(value, digits)
 
 
-def bootstrap_payload(result: PairedBootstrap, names: Sequence[str], *, method: str) -> dict:
+def bootstrap_payload(result: PairedBootstrap, names: Sequence[str], *, method: str,
+                      intervals: Sequence[tuple[float, float, float]] | None = None) -> dict:
     """A result as JSON-ready rows for pages and the API: per agent its score, interval, rank set and rank
-    probabilities (agents best first), and every ordered pair (A above B on the board) with the interval
-    of A − B and P(A > B). ``method`` is the sentence that says how the intervals were made."""
+    probabilities (agents best first, by ``result.point``), and every ordered pair (A above B on the board)
+    with the interval of A − B and P(A > B). ``method`` is the sentence that says how the intervals were made.
+    ``intervals``, when given, is each agent's (value, low, high) in the order of ``names``, printed as given
+    instead of the bootstrap's own score and interval (a board that already shows one interval for that score)."""
     order = sorted(range(len(names)), key=lambda a: -(result.point[a] if np.isfinite(result.point[a]) else -np.inf))
+
+    def score(a: int) -> dict:
+        if intervals is not None:
+            return dict(zip(("value", "low", "high"), intervals[a], strict=True))
+        return {"value": _number(result.point[a]), "low": _number(result.low[a]), "high": _number(result.high[a])}
+
     agents = [
-        {"name": names[a], "index": a, "rank": r + 1, "value": _number(result.point[a]), "low": _number(result.low[a]),
-         "high": _number(result.high[a]),
+        {"name": names[a], "index": a, "rank": r + 1, **score(a),
          "rank_set": [None if not np.isfinite(result.rank_low[a]) else int(result.rank_low[a]),
                       None if not np.isfinite(result.rank_high[a]) else int(result.rank_high[a])],
          "rank_probabilities": [_number(p, 4) for p in result.rank_probabilities[a]]}

@@ -8,6 +8,11 @@ Table 1) and recomputes every agent's mean on the same draw (:mod:`engine.paired
 each agent's rank probabilities and rank set. ``category`` restricts everything to one category (the
 page's and the API's slice).
 
+Each agent's own Final S and interval are not drawn here: the caller passes the board's
+(:func:`engine.easel.leaderboard.easel_board`, a bootstrap over the run's own references seeded from its
+id), the one interval every page prints for that number, so the paired replicates serve only the
+differences, P(A > B) and the ranks.
+
 The semantic tasks (Table 4) are one episode per task and agent: their mean over tasks gets the same
 bootstrap over tasks (n = number of scored tasks); a single task has no interval.
 """
@@ -32,9 +37,14 @@ SEMANTIC_METHOD = f"{int(LEVEL * 100)}% percentile bootstrap over semantic tasks
 
 
 def agent_comparison(runs: Sequence[BoardRun], episodes: Mapping[int, Sequence[Mapping]], *,
-                     category: str | None = None) -> dict | None:
+                     intervals: Mapping[int, tuple[float, float, float]], category: str | None = None) -> dict | None:
     """Difference intervals, P(A > B) and rank probabilities of Final S for the ranked agents (anchors and
-    the painter are reference rows, not agents); None when fewer than two agents have a reconstruction."""
+    the painter are reference rows, not agents); None when fewer than two agents have a reconstruction.
+
+    ``intervals``: run id → (Final S, low, high) over the same references (all, or ``category``'s), the
+    board's, printed as each agent's score; the bootstrap draws no per-agent interval of its own. Agents
+    are ordered by their mean over the paired references, T_a = (1/n) Σ_i S_final(a, i) (Table 3).
+    Raises ValueError when a compared run has no entry in ``intervals``."""
     agents = [r for r in runs if r.agent_kind not in REFERENCE_KINDS]
     finals: dict[int, dict[str, float]] = {}
     category_of: dict[str, str] = {}
@@ -52,9 +62,13 @@ def agent_comparison(runs: Sequence[BoardRun], episodes: Mapping[int, Sequence[M
     references = sorted(category_of)
     values = np.array([[finals[r.id].get(t, np.nan) for t in references] for r in scored])
     seed = derived_seed("easel-paired-bootstrap", tuple(sorted(r.id for r in scored)), category or "")
+    missing = [r.id for r in scored if r.id not in intervals]
+    if missing:
+        raise ValueError(f"no Final S interval for run(s) {missing}")
     result = stratified_paired_bootstrap(values, [category_of[t] for t in references], weighting="items",
-                                         n_boot=N_BOOT, level=LEVEL, seed=seed % (2**32))
-    payload = bootstrap_payload(result, [run_label(r) for r in scored], method=METHOD)
+                                         n_boot=N_BOOT, level=LEVEL, seed=seed % (2**32), agent_intervals=False)
+    payload = bootstrap_payload(result, [run_label(r) for r in scored], method=METHOD,
+                                intervals=[tuple(intervals[r.id]) for r in scored])
     runs_by_index = [r.id for r in scored]
     for row in payload["agents"]:
         row["run"] = runs_by_index[row.pop("index")]

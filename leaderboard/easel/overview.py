@@ -56,11 +56,14 @@ def model_results(model) -> list[ModelResult]:
     for task_set_id, (board, runs, episodes) in selectors.easel_boards(suites).items():
         task_set = next(t for t in suites if t.pk == task_set_id)
         mine = {r.pk: r for r in runs if r.subject_model_id == model.pk}
+        comparison = None  # one paired bootstrap per suite, for the rank sets of all the model's rows
         for k, row in enumerate(board["agents"], start=1):
             run = mine.get(row["run"])
             if run is None:
                 continue
-            comparison = agent_comparison([selectors.board_run_of(r) for r in runs], episodes)
+            if comparison is None:
+                comparison = agent_comparison([selectors.board_run_of(r) for r in runs], episodes,
+                                              intervals=selectors.final_s_intervals(board)) or {}
             rank_set = None
             if comparison:
                 agent = next((a for a in comparison["agents"] if a["run"] == run.pk), None)

@@ -264,11 +264,9 @@ def easel_uncertainty(*, board: dict, runs: list[EaselRun], episodes: dict[int, 
     from engine.easel.uncertainty import agent_comparison, semantic_means
 
     board_runs = [board_run_of(r) for r in runs]
-    comparison = agent_comparison(board_runs, episodes, category=category)
+    comparison = agent_comparison(board_runs, episodes, intervals=final_s_intervals(board, category=category),
+                                  category=category)
     if comparison is not None:
-        intervals = final_s_intervals(board, category=category)
-        for agent in comparison["agents"]:
-            agent["value"], agent["low"], agent["high"] = intervals[agent["run"]]
         comparison["interval"] = board["interval"]
     return {"comparison": comparison, "semantic": semantic_means(board_runs, episodes), "category": category}
 
@@ -335,20 +333,29 @@ def run_comparison(left: EaselRun, right: EaselRun) -> dict:
                 "On the suite's board": "yes" if any(r.pk == run.pk for r in boards[run.task_set_id][1]) else
                 "no (a newer run of this agent and budget is shown)"}
 
+    single: dict[int, dict] = {}
+
+    def board_with(run: EaselRun) -> dict:
+        """The suite's board when the run is on it, else a board of the run alone (its row is the same:
+        a row depends on the run's own episodes only), computed once for the cells and the paired agents."""
+        board = boards[run.task_set_id][0]
+        if any(r["run"] == run.pk for r in board["agents"] + board["references"]):
+            return board
+        if run.pk not in single:
+            single[run.pk] = _single_board(run)
+        return single[run.pk]
+
     paired = None
-    if left.pk != right.pk and left.task_set_id == right.task_set_id:
+    if left.pk != right.pk and left.task_set_id == right.task_set_id and (
+            left.agent_kind not in ("anchor", "painter") and right.agent_kind not in ("anchor", "painter")):
         episodes = board_episodes([left, right])
-        paired = agent_comparison([board_run_of(left), board_run_of(right)], episodes) if (
-            left.agent_kind not in ("anchor", "painter") and right.agent_kind not in ("anchor", "painter")) else None
+        paired = agent_comparison([board_run_of(left), board_run_of(right)], episodes,
+                                  intervals={**final_s_intervals(board_with(left)), **final_s_intervals(board_with(right))})
         if paired is not None and left.agent_name == right.agent_name:
             for agent, run in zip(paired["agents"], (left, right)):
                 agent["name"] = f"{agent['name']} (#{run.pk})"
-    left_cells = _metric_cells(boards[left.task_set_id][0], left.pk) if left.status == EaselRun.Status.DONE else {}
-    right_cells = _metric_cells(boards[right.task_set_id][0], right.pk) if right.status == EaselRun.Status.DONE else {}
-    if not left_cells and left.status == EaselRun.Status.DONE:
-        left_cells = _metric_cells(_single_board(left), left.pk)
-    if not right_cells and right.status == EaselRun.Status.DONE:
-        right_cells = _metric_cells(_single_board(right), right.pk)
+    left_cells = _metric_cells(board_with(left), left.pk) if left.status == EaselRun.Status.DONE else {}
+    right_cells = _metric_cells(board_with(right), right.pk) if right.status == EaselRun.Status.DONE else {}
     differences = configuration_differences(describe(left), describe(right))
     return {"rows": side_by_side(left_cells, right_cells, keep_order=True), "differences": differences,
             "n_differences": sum(d["differs"] for d in differences), "paired": paired}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 
+import numpy as np
 import pytest
 from django.urls import reverse
 
-from leaderboard.easel import services
+from leaderboard.easel import selectors, services
 from leaderboard.easel.models import EaselRun
 from tests.factories import PASSWORD
 
@@ -316,3 +318,57 @@ def test_an_agents_final_s_reads_with_one_interval_in_the_headline_both_tables_a
     keen_final = re.findall(r'<span class="muted small">\[(\d\.\d{3}, \d\.\d{3})\]</span>',
                             table3[table3.index(f'href="/easel/runs/{keen.pk}/"'):])[2]
     assert _interval_after(board, 'id="board-headline"') == keen_final
+
+
+def _comparison_as_before(board, runs, episodes, category):
+    """The agents' comparison as easel_uncertainty computed it before agent_comparison took the board's
+    intervals: a paired bootstrap that drew each agent's interval too, then overwritten with the board's."""
+    from engine.easel.leaderboard import run_label
+    from engine.easel.uncertainty import LEVEL, METHOD, N_BOOT
+    from engine.paired_bootstrap import bootstrap_payload, stratified_paired_bootstrap
+    from engine.seeding import derived_seed
+
+    finals, category_of = {}, {}
+    for run in runs:
+        for e in episodes.get(run.pk, []):
+            if e["kind"] == "reconstruction" and e["final_s"] is not None and category in (None, e["category"]):
+                finals.setdefault(run.pk, {})[e["task_id"]] = e["final_s"]
+                category_of[e["task_id"]] = e["category"]
+    scored = [selectors.board_run_of(r) for r in runs if finals.get(r.pk)]
+    references = sorted(category_of)
+    values = np.array([[finals[r.id].get(t, np.nan) for t in references] for r in scored])
+    seed = derived_seed("easel-paired-bootstrap", tuple(sorted(r.id for r in scored)), category or "")
+    result = stratified_paired_bootstrap(values, [category_of[t] for t in references], weighting="items",
+                                         n_boot=N_BOOT, level=LEVEL, seed=seed % (2**32))
+    payload = bootstrap_payload(result, [run_label(r) for r in scored], method=METHOD)
+    intervals = selectors.final_s_intervals(board, category=category)
+    for row in payload["agents"]:
+        row["run"] = scored[row.pop("index")].id
+        row["value"], row["low"], row["high"] = intervals[row["run"]]
+    payload["category"] = category
+    payload["interval"] = board["interval"]
+    return payload
+
+
+def test_the_api_and_the_page_print_the_agents_comparison_as_before_it_took_the_boards_intervals(client, rita):
+    """agent_comparison no longer draws per-agent intervals that the board's replaced: every number of the
+    API's ``uncertainty.comparison`` and of the page's rank table is what the old computation gave."""
+    from tests.leaderboard.easel.test_selectors import finished, reference_ids
+
+    suite, _ = services.easel_suite_create(seed=0, per_category={"programmatic": 6, "spatial_geometry": 5,
+                                                                 "abstract_cartoon": 0, "natural": 0}, name="easel-same")
+    ids = reference_ids(suite)
+    spread = np.random.default_rng(7).uniform(0.0, 0.3, size=(3, len(ids)))
+    for k, label in enumerate(("simulated · keen", "simulated · even", "simulated · idle")):
+        finished(services.easel_run_create(task_set=suite, agent="simulated", label=label),
+                 {t: 0.45 - 0.02 * k + v for t, v in zip(ids, spread[k], strict=True)})
+    board, runs, episodes = selectors.easel_boards([suite])[suite.pk]
+    login(client, rita)
+    for category in (None, "programmatic", "spatial_geometry"):
+        before = json.loads(json.dumps(_comparison_as_before(board, runs, episodes, category)))
+        query = f"?task_set={suite.pk}" + (f"&category={category}" if category else "")
+        assert client.get("/api/v1/easel/leaderboard" + query).json()["uncertainty"]["comparison"] == before
+        html = client.get(reverse("easel:leaderboard") + query).content.decode()
+        for agent in before["agents"]:
+            printed = f'{agent["value"]:.3f} <span class="ci">[{agent["low"]:.3f}, {agent["high"]:.3f}]</span>'
+            assert printed in html[html.index(f'<tr data-agent="{agent["name"]}">'):], (category, agent["name"])
