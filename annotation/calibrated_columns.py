@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, F, Max, Q, Sum
 
 from annotation import calibrated_preference
 from annotation.calibration import label_version_of
@@ -136,7 +136,7 @@ def canvas_calibrated_cached(*, campaign: Campaign) -> dict[str, Any]:
     :func:`annotation.validation_dashboards.similarity_panel`), read from the cache while its inputs are
     unchanged, as the dashboard is (:mod:`annotation.dashboard_cache`): the key names the campaign's labels
     and items (their versions), the finished reconstruction episodes its S-only pairs come from (a run
-    still painting adds some), and the formulas' version. Computing it took ~0.15 s a request."""
+    still painting adds some) with their canvases' scores (S rescored in place), and the formulas' version. Computing it took ~0.15 s a request."""
     labels_state, items_state = campaign_state(campaign)
     key = (f"atelier:canvas-calibrated:v{CALIBRATION_METHOD_VERSION}:{labels_state}:{items_state}:"
            f"{_episodes_state(campaign)}")
@@ -148,15 +148,31 @@ def canvas_calibrated_cached(*, campaign: Campaign) -> dict[str, Any]:
     return found
 
 
+#: The step scores the columns read: S (S's sign, Ŷ) and its terms (the items' canonical A and B terms).
+SCORE_FIELDS = ("s", "ssim", "l1", "edge_iou")
+
+
 def _episodes_state(campaign: Campaign) -> str:
-    """How many reconstruction episodes of the campaign's runs are done, and the latest finish: the
-    population of cross-agent pairs (:func:`annotation.calibrated_preference._cross_agent_population`)."""
+    """How many reconstruction episodes of the campaign's runs are done, the latest finish, and their
+    stored canvases' scores: the population of cross-agent pairs
+    (:func:`annotation.calibrated_preference._cross_agent_population`) and the S it signs them with.
+
+    EASEL scores carry no version or timestamp of their own (``EaselStep.s`` and its terms are plain
+    columns), so S rescored in place — the same episodes, no new finish — is seen by the count of scored
+    canvases and the sums of S, SSIM, L1 and Edge IoU over them (rounded to 1e-9 so that a database
+    summing in another order keeps the key). A checksum, not a proof: a rewrite that left all four sums
+    and the count unchanged would go unseen, which a new scoring of whole episodes does not do. One
+    query, the episodes' and the steps' aggregates together."""
     items = Item.objects.filter(campaign=campaign, is_gold=False)
+    canvas = Q(steps__canvas_png__isnull=False)  # only stored canvases are candidates (annotation.canvas_candidates)
     state = EaselEpisode.objects.filter(
         Q(run__in=items.values("easel_step_a__episode__run")) | Q(run__in=items.values("easel_step_b__episode__run")),
         kind="reconstruction", status=EaselEpisode.Status.DONE,
-    ).aggregate(n=Count("pk"), last=Max("finished_at"))
-    return f"{state['n']}:{state['last'].timestamp() if state['last'] else 0}"
+    ).aggregate(n=Count("pk", distinct=True), last=Max("finished_at"),
+                scored=Count("steps", filter=canvas & Q(steps__s__isnull=False)),
+                **{f: Sum(f"steps__{f}", filter=canvas) for f in SCORE_FIELDS})
+    sums = ":".join(repr(round(state[f] or 0.0, 9)) for f in SCORE_FIELDS)
+    return f"{state['n']}:{state['last'].timestamp() if state['last'] else 0}:{state['scored']}:{sums}"
 
 
 CAMPAIGN_COLUMNS = ["campaign", "label_version", "group", "component", "people", "automatic", "calibrated", "lo", "hi",

@@ -190,3 +190,24 @@ def test_a_model_the_people_never_rated_keeps_its_rater_column(rated, client, ri
     assert 'data-model="Late-Model"' in page
     for fmt in ("csv", "json", "tex"):
         assert client.get(f"/annotate/calibration/c2/runs/{world.run.pk}/export.{fmt}").status_code == 200
+
+
+def test_the_canvas_columns_follow_s_rescored_in_place_on_the_next_request(client, rita):
+    """The key named the labels, items and finished episodes but not the scores: S rewritten in place (the
+    same episodes, no new finish) was read stale from the cache for up to DASHBOARD_TTL_S."""
+    from django.db.models import F
+
+    from annotation.validation_dashboards import similarity_panel
+    from leaderboard.easel.models import EaselStep
+
+    world = EaselWorld()
+    users = annotators(3, prefix="canvas")
+    canvas = canvas_campaign(world, annotators=users, pairs_per_task=6)
+    fill(canvas, users, lambda u, a: {"choice": "A"})
+    client.force_login(rita)
+    first = client.get(f"/api/v1/campaigns/{canvas.pk}/calibrated").json()
+    # the strongest agent's canvases rescored (a new S formula, say): S's sign flips on its pairs
+    EaselStep.objects.filter(episode__run=world.runs[-1]).update(s=F("s") * 0.1)
+    after = client.get(f"/api/v1/campaigns/{canvas.pk}/calibrated").json()
+    assert after != first
+    assert after["agents"] == json.loads(json.dumps(similarity_panel(campaign=canvas)["calibrated"]["agents"]))
