@@ -126,3 +126,18 @@ def test_the_commands_closing_intervals_are_the_boards_for_the_same_run_and_cate
     summary = selectors.run_summary_intervals(run=run)
     for name in ("programmatic", "spatial_geometry"):
         assert summary[f"{name} Final S"] == tuple(row["categories"][name]), name
+
+
+def test_the_compared_runs_paired_agents_carry_the_boards_final_s_also_for_a_run_a_newer_one_replaced(suite):
+    """agent_comparison takes each agent's interval: the suite board's, or the replaced run's own board's."""
+    ids = reference_ids(suite)
+    old = finished(services.easel_run_create(task_set=suite, agent="simulated", label="keen"),
+                   {t: 0.6 + 0.01 * k for k, t in enumerate(ids)})
+    newer = finished(services.easel_run_create(task_set=suite, agent="simulated", label="keen"),
+                     {t: 0.5 + 0.02 * k for k, t in enumerate(ids)})
+    paired = selectors.run_comparison(old, newer)["paired"]
+    board = selectors.easel_leaderboard(task_set=suite)
+    expected = {**selectors.final_s_intervals(board), **selectors.final_s_intervals(selectors._single_board(old))}
+    assert {a["run"]: (a["value"], a["low"], a["high"]) for a in paired["agents"]} == {
+        old.pk: expected[old.pk], newer.pk: expected[newer.pk]}
+    assert old.pk not in selectors.final_s_intervals(board)  # the older run is not on the suite's board
