@@ -37,6 +37,7 @@ from annotation.panels import (
     panel_return_step,
     prolific_completion_url,
 )
+from annotation.participant_accounts import is_participant_account
 from annotation.training import training_answer, training_step
 from annotation.views import media_response
 from evalsite.proxy import client_address
@@ -208,7 +209,7 @@ def _finished_entry(request, study: PanelStudy):
     if participant_step(participants.participant_open_check(participant=participant)) != "done":
         return None
     if request.user.is_authenticated and request.user.pk != participant.user_id:
-        if not Participant.objects.filter(user=request.user).exists():
+        if not is_participant_account(request.user):
             return None  # a site account's session is not replaced (the entry says so once resumed)
         logout(request)
     if not request.user.is_authenticated:
@@ -228,7 +229,7 @@ def _entry(request, study: PanelStudy):
     if given.preview:
         return _page(request, "preview.html", study, consent=annotator_reads.markup_render(study.consent_text),
                      accepting=participants.study_accepting(study=study))
-    if request.user.is_authenticated and not Participant.objects.filter(user=request.user).exists():
+    if request.user.is_authenticated and not is_participant_account(request.user):
         return _problem(request, study, "You are signed in to Atelier",
                         f"You are signed in as {request.user.username}. Open the study link in a private window "
                         "(a participant's session would replace yours).", 409)

@@ -2,15 +2,15 @@
 is internal (``panel-<campaign>-<random>``) and a participant must read nothing of the site's inside, so
 every page they can load, error pages included, says "Participant"; everyone else reads their user name.
 
-A participant's account never has a usable password (the entry link is its only way in), so, as in
-:func:`evalsite.middleware._participant_study`, everyone else's page asks nothing more of the database.
+Whose account is a participant's is :func:`annotation.participant_accounts.account_participant`'s to say,
+as for the login middleware: everyone else's page (a usable password) asks nothing more of the database.
 """
 
 from __future__ import annotations
 
 from django.http import HttpRequest
 
-from annotation.panel_models import Participant
+from annotation.participant_accounts import is_participant_account
 
 #: What the header shows for a participant.
 PARTICIPANT_NAME = "Participant"
@@ -22,7 +22,7 @@ def viewer(request: HttpRequest) -> dict[str, str | bool]:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"viewer_name": "", "viewer_is_participant": False}
-    if not user.has_usable_password() and Participant.objects.filter(user_id=user.pk).exists():
+    if is_participant_account(user):
         return {"viewer_name": PARTICIPANT_NAME, "viewer_is_participant": True}
     return {"viewer_name": user.get_username(), "viewer_is_participant": False}
 

@@ -3,7 +3,6 @@ key; a crowd study's
 participant reaches their study's pages only; an MTurk study's cookies reach MTurk's frame; a visit to
 an address that takes only a form's submission gets the site's 405 page."""
 
-from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import JsonResponse
@@ -41,11 +40,12 @@ class LoginRequiredEverywhere:
 
 
 def _participant_study(user):
-    """The panel study of a participant's account, else None. A participant's account never has a usable
-    password (the entry link is its only way in), so everyone else's request asks nothing more here."""
-    if user.has_usable_password():
-        return None
-    participant = apps.get_model("annotation", "Participant").objects.select_related("study").filter(user=user).first()
+    """The panel study of a participant's account, else None; whose account is a participant's is
+    :func:`annotation.participant_accounts.account_participant`'s to say (no query for a password's)."""
+    # Imported here: leaderboard's views import this module (form_page), and leaderboard sits below annotation.
+    from annotation.participant_accounts import account_participant
+
+    participant = account_participant(user)
     return None if participant is None else participant.study
 
 
