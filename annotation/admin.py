@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.contrib.admin.widgets import AutocompleteSelect
+from django.contrib.auth import admin as auth_admin
+from django.contrib.auth import get_user_model
+from django.forms.models import BaseInlineFormSet
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path
@@ -30,6 +33,7 @@ from annotation.models import (
     Item,
     LabelRevision,
 )
+from annotation.participant_accounts import annotator_choices, participant_accounts_filter
 from evalsite.request_checks import id_of
 from leaderboard.forms import JSON_FIELDS_STRICT
 from leaderboard.roles import require_admin
@@ -50,8 +54,18 @@ class _IdAutocompleteSelect(AutocompleteSelect):
         return super().optgroups(name, [v for v in value if id_of(str(v)) is not None], attr)
 
 
+class CampaignAnnotatorFormSet(BaseInlineFormSet):
+    """The annotator box takes the accounts :func:`annotation.participant_accounts.annotator_choices` names
+    for this campaign: never another study's participant, and a crowd campaign's own participants stay valid."""
+
+    def add_fields(self, form, index):
+        super().add_fields(form, index)
+        form.fields["annotator"].queryset = annotator_choices(campaign=self.instance)
+
+
 class CampaignAnnotatorInline(admin.TabularInline):
     model = CampaignAnnotator
+    formset = CampaignAnnotatorFormSet
     extra = 1
     autocomplete_fields = ["annotator"]
 
@@ -62,6 +76,23 @@ class CampaignAnnotatorInline(admin.TabularInline):
     # The admin heads an inline with the plural, upper-cased: name both in full.
     verbose_name = "annotator"
     verbose_name_plural = "Annotators this campaign is open to"
+
+
+class AccountAdmin(auth_admin.UserAdmin):
+    """Django's user admin, whose search also answers the admin's autocomplete of accounts (the campaign's
+    annotator box): there it never offers a crowd participant's internal account. Such an account enters
+    its own study only, whose entry lists it on its campaign; the user list itself still shows them all."""
+
+    def get_search_results(self, request, queryset, search_term):
+        queryset, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        answering = request.resolver_match.view_name if request.resolver_match is not None else ""
+        if answering == f"{self.admin_site.name}:autocomplete":
+            queryset = queryset.filter(~participant_accounts_filter())
+        return queryset, may_have_duplicates
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), AccountAdmin)
 
 
 @admin.register(Campaign)

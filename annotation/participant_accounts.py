@@ -1,8 +1,9 @@
 """Which accounts are crowd participants' (issue 25): the one gatekeeper of that question, and its twin
 as a filter of accounts. Asked by the login middleware (:class:`evalsite.middleware.LoginRequiredEverywhere`:
 a participant opens their study's pages only), the page header (:mod:`annotation.viewer`: "Participant",
-never the internal ``panel-<campaign>-<random>`` name) and the study's entry (a site account's session is not
-replaced: :mod:`annotation.panel_views`).
+never the internal ``panel-<campaign>-<random>`` name), the study's entry (a site account's session is not
+replaced: :mod:`annotation.panel_views`) and the admin's choice of a campaign's annotators
+(:mod:`annotation.admin`: never another study's participant).
 
 A participant's account is made at their first entry with an unusable password
 (:func:`annotation.participants.participant_enter`): the study's entry link is its only way in, and the
@@ -12,10 +13,12 @@ is answered without a query: every researcher's and annotator's request asks the
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
+from annotation.models import Campaign
 from annotation.panel_models import Participant
 
 
@@ -43,4 +46,12 @@ def participant_accounts_filter() -> Q:
     return Q(password__startswith=UNUSABLE_PASSWORD_PREFIX) & Q(panel_participant__isnull=False)
 
 
-__all__ = ["account_participant", "is_participant_account", "participant_accounts_filter"]
+def annotator_choices(*, campaign: Campaign | None) -> QuerySet:
+    """The accounts a campaign's annotators are chosen from (the admin's annotator box): every account but
+    a crowd participant's, whose study alone it may enter; and ``campaign``'s own participants, whom their
+    entry listed there, so saving the campaign keeps them."""
+    own = Q(panel_participant__campaign_id=campaign.pk) if campaign is not None and campaign.pk else Q(pk__in=[])
+    return get_user_model().objects.filter(~participant_accounts_filter() | own)
+
+
+__all__ = ["account_participant", "annotator_choices", "is_participant_account", "participant_accounts_filter"]

@@ -141,3 +141,83 @@ def test_the_campaigns_creator_is_whoever_adds_it_and_no_form_field_chooses_anot
     body = change.content.decode()
     shown = re.search(r'field-created_by">.*?<div class="readonly">(.*?)</div>', body, re.S)[1]
     assert re.sub(r"<[^>]+>", "", shown) == "adam"
+
+
+def _crowd_campaign_with_participant(catalogue, panel_id):
+    from annotation import participants
+    from annotation.panels import PanelEntry
+
+    campaign = pairwise_campaign(catalogue, k=2, n_items=2)
+    study = participants.panel_study_open(campaign=campaign, panel="prolific", consent_text="You agree.")
+    return campaign, participants.participant_enter(study=study, entry=PanelEntry(panel_id, "S", "X")).participant
+
+
+@pytest.fixture
+def two_crowd_studies(db):
+    """Two crowd campaigns, each with one participant (whose entry listed them among its annotators)."""
+    from django.core.cache import cache
+
+    cache.clear()  # the entry rate limit
+    catalogue = Catalogue(n_tasks=1)
+    return [_crowd_campaign_with_participant(catalogue, pid) for pid in ("P1", "P2")]
+
+
+def _annotator_search(client, term: str) -> set[str]:
+    response = client.get("/admin/autocomplete/", {"app_label": "annotation", "model_name": "campaignannotator",
+                                                   "field_name": "annotator", "term": term})
+    assert response.status_code == 200
+    return {result["text"] for result in response.json()["results"]}
+
+
+def test_the_annotator_search_offers_no_crowd_participants_account(client, adam, alice, two_crowd_studies):
+    """A crowd study's entry makes an account per participant (``panel-<campaign>-<random>``): the campaign's
+    annotator box offered them all, so a researcher could list another study's participant."""
+    client.force_login(adam)
+    assert _annotator_search(client, "") == {"adam", "alice"}
+    (campaign, participant), (_, other) = two_crowd_studies
+    assert _annotator_search(client, "panel-") == set()
+    assert _annotator_search(client, other.user.username) == set()
+
+
+def test_the_user_list_still_shows_participants_accounts(client, adam, two_crowd_studies):
+    client.force_login(adam)
+    body = client.get("/admin/auth/user/", {"q": "panel-"}).content.decode()
+    assert all(participant.user.username in body for _, participant in two_crowd_studies)
+
+
+def _change_form_data(response) -> dict:
+    """What the change page would post back unchanged: the campaign's fields and each inline's rows."""
+    data = {}
+    forms = [response.context["adminform"].form]
+    for inline in response.context["inline_admin_formsets"]:
+        formset = inline.formset
+        data.update({f"{formset.prefix}-{name}": value for name, value in formset.management_form.initial.items()})
+        forms += formset.forms
+    for form in forms:
+        for name in form.fields:
+            value = form[name].value()
+            if value is None or value is False:
+                continue
+            data[form.add_prefix(name)] = "on" if value is True else value
+    return data
+
+
+def test_saving_a_crowd_campaign_keeps_its_own_participants_among_its_annotators(client, adam, two_crowd_studies):
+    (campaign, participant), _ = two_crowd_studies
+    client.force_login(adam)
+    response = client.post(f"/admin/annotation/campaign/{campaign.pk}/change/",
+                           _change_form_data(client.get(f"/admin/annotation/campaign/{campaign.pk}/change/")))
+    assert response.status_code == 302, response.context["inline_admin_formsets"][0].formset.errors
+    assert list(campaign.memberships.values_list("annotator", flat=True)) == [participant.user_id]
+
+
+def test_another_studys_participant_is_no_valid_annotator_choice(client, adam, two_crowd_studies):
+    (campaign, _), (_, other) = two_crowd_studies
+    client.force_login(adam)
+    data = _change_form_data(client.get(f"/admin/annotation/campaign/{campaign.pk}/change/"))
+    data.update({"memberships-TOTAL_FORMS": 2, "memberships-1-annotator": other.user_id,
+                 "memberships-1-campaign": campaign.pk})
+    response = client.post(f"/admin/annotation/campaign/{campaign.pk}/change/", data)
+    assert response.status_code == 200
+    assert response.context["inline_admin_formsets"][0].formset.errors[1]["annotator"]
+    assert not campaign.memberships.filter(annotator=other.user).exists()

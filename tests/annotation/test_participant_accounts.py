@@ -17,6 +17,7 @@ from annotation.models import Campaign
 from annotation.panels import PanelEntry
 from annotation.participant_accounts import (
     account_participant,
+    annotator_choices,
     is_participant_account,
     participant_accounts_filter,
 )
@@ -89,6 +90,16 @@ def test_the_filter_names_the_accounts_the_gatekeeper_names(accounts):
     named = set(get_user_model().objects.filter(participant_accounts_filter()).values_list("pk", flat=True))
     assert named == {user.pk for user in accounts.values() if is_participant_account(user)}
     assert named == {accounts["participant"].pk}
+
+
+def test_annotator_choices_leave_out_other_studies_participants_and_keep_the_campaigns_own():
+    catalogue = Catalogue(n_tasks=1)
+    campaign, other = _crowd_campaign(catalogue), _crowd_campaign(catalogue)
+    own, foreign = _participant(campaign), _participant(other)
+    alice, sso = UserFactory(username="alice", role="annotator"), _without_password("sso")
+    chosen = set(annotator_choices(campaign=campaign))
+    assert {alice, sso, own.user} <= chosen and foreign.user not in chosen
+    assert not {own.user, foreign.user} & set(annotator_choices(campaign=None))
 
 
 def _header_name(response) -> str:
