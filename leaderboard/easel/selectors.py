@@ -346,7 +346,9 @@ def run_comparison(left: EaselRun, right: EaselRun) -> dict:
         return single[run.pk]
 
     paired = None
-    if left.pk != right.pk and left.task_set_id == right.task_set_id and (
+    # the page says a run not finished is not compared: its episodes so far are not its Final S
+    both_done = left.status == EaselRun.Status.DONE and right.status == EaselRun.Status.DONE
+    if both_done and left.pk != right.pk and left.task_set_id == right.task_set_id and (
             left.agent_kind not in ("anchor", "painter") and right.agent_kind not in ("anchor", "painter")):
         episodes = board_episodes([left, right])
         paired = agent_comparison([board_run_of(left), board_run_of(right)], episodes,

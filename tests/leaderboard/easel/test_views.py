@@ -264,6 +264,17 @@ def test_two_runs_compare_side_by_side_with_intervals_ranks_and_what_differs(cli
     assert "P(A &gt; B)" in html
 
 
+
+def test_a_run_not_finished_is_compared_side_by_side_but_not_paired(client, rita, suite):
+    from leaderboard.easel.models import EaselEpisode
+
+    keen, idle = _two_agents(suite)
+    EaselRun.objects.filter(pk=idle.pk).update(status=EaselRun.Status.RUNNING)
+    idle.episodes.filter(position=0).update(status=EaselEpisode.Status.RUNNING)
+    html = login(client, rita).get(reverse("easel:compare") + f"?a={keen.pk}&b={idle.pk}").content.decode()
+    assert 'id="compare-differences"' in html and "P(A &gt; B)" not in html
+    assert "No paired difference" in html and "not finished" in html
+
 def test_the_compare_page_offers_the_runs_without_a_choice_and_refuses_bad_ids(client, rita, suite):
     keen, _ = _two_agents(suite)
     login(client, rita)
