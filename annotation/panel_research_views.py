@@ -18,7 +18,7 @@ from annotation.errors import AnnotationError
 from annotation.panel_api import PanelStudyApi, entry_link
 from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panel_monitoring import panel_monitoring
-from annotation.panels import ENTRY_SIGNATURE_PARAM, entry_signing_required
+from annotation.panels import ENTRY_SIGNATURE_PARAM, entry_signing_fingerprint, entry_signing_required
 from annotation.pay_report import pay_report, pay_report_csv
 from leaderboard.api_contract import text_download
 from leaderboard.roles import require_researcher
@@ -72,6 +72,7 @@ def _study_page(request, campaign, *, signing_secret: str = ""):
     if study is not None:
         context.update(link=entry_link(request, study), monitoring=panel_monitoring(study=study),
                        report=pay_report(study=study), signing_required=entry_signing_required(study),
+                       signing_fingerprint=entry_signing_fingerprint(study.entry_signing_secret),
                        training_items=list(study.training_items.all()))
     return render(request, "annotation/panel/study.html", context)
 
@@ -87,8 +88,14 @@ def entry_signing(request, pk: int):
     if action not in ("rotate", "off"):
         messages.error(request, f"Unknown action {action!r}.")
         return redirect(reverse("annotation:panel_study", args=[pk]) + "#entry-signing")
+    if action == "rotate" and request.POST.get("confirm") != "yes":
+        # a new secret stops every link handed out (unsigned ones, or those signed with the old secret)
+        messages.error(request, "Nothing changed: tick the box to confirm that the links already handed out "
+                                "stop entering.")
+        return redirect(reverse("annotation:panel_study", args=[pk]) + "#entry-signing")
     try:
-        secret = participants.panel_study_signing_set(study=study, required=action == "rotate")
+        secret = participants.panel_study_signing_set(study=study, required=action == "rotate",
+                                                      replacing=request.POST.get("replacing"))
     except AnnotationError as exc:
         messages.error(request, exc.message)
         return redirect(reverse("annotation:panel_study", args=[pk]) + "#entry-signing")

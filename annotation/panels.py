@@ -171,6 +171,13 @@ def entry_signature_valid(*, secret: str, entry_token: str, panel_id: str, signa
     return hmac.compare_digest(signature.lower().encode(), expected.encode())
 
 
+def entry_signing_fingerprint(secret: str) -> str:
+    """Which entry-signing secret a page's form was made under: the first 16 hex digits of the secret's SHA-256
+    ("" for none). The form that replaces the secret carries it, so a form sent again (a reload of the page that
+    showed the new secret) replaces nothing; it says nothing of the secret an HMAC needs."""
+    return hashlib.sha256(secret.encode()).hexdigest()[:16] if secret else ""
+
+
 def entry_signing_required(study: PanelStudy) -> bool:
     """Whether ``study`` admits only entries its panel signed: a generic panel with an entry-signing secret."""
     return study.panel == Panel.GENERIC and bool(study.entry_signing_secret)
@@ -263,6 +270,7 @@ __all__ = [
     "entry_query",
     "entry_signature",
     "entry_signature_valid",
+    "entry_signing_fingerprint",
     "entry_signing_required",
     "mturk_submit_url",
     "panel_id_key",

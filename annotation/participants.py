@@ -49,6 +49,7 @@ from annotation.panels import (
     PARAM_NAME_PATTERN,
     PanelEntry,
     entry_signature_valid,
+    entry_signing_fingerprint,
     entry_signing_required,
     panel_id_key,
 )
@@ -190,14 +191,28 @@ def _signing_param_check(study: PanelStudy) -> None:
                                             "its entries; name the id's parameter otherwise")])
 
 
-def panel_study_signing_set(*, study: PanelStudy, required: bool) -> str:
+class SigningSecretReplaced(AnnotationError):
+    """A new entry-signing secret asked for in place of one that is no longer the study's (``replacing``)."""
+
+    status = 409
+    code = "signing_secret_replaced"
+
+
+def panel_study_signing_set(*, study: PanelStudy, required: bool, replacing: str | None = None) -> str:
     """Require a generic panel's entries to be signed (``required``): a new entry-signing secret, returned to be
     shown to the researcher (once), replacing any earlier one, so links signed with that one enter no more; or
     stop requiring it (``required=False``: the secret is dropped, "" returned). An entry of a signing study
     carries ``sig``, :func:`annotation.panels.entry_signature` of its id (checked by
-    :func:`entry_signature_admits`). Refused for Prolific and MTurk, which sign nothing the site could check."""
+    :func:`entry_signature_admits`). Refused for Prolific and MTurk, which sign nothing the site could check.
+    ``replacing``: the :func:`annotation.panels.entry_signing_fingerprint` of the secret the caller saw ("" for
+    none); when it is no longer the study's, nothing changes (:class:`SigningSecretReplaced`), so a form sent
+    twice does not replace the secret its first answer showed."""
     with transaction.atomic():
         study = PanelStudy.objects.select_for_update().get(pk=study.pk)
+        if replacing is not None and replacing != entry_signing_fingerprint(study.entry_signing_secret):
+            raise SigningSecretReplaced(
+                "The entry-signing secret was already replaced (this page sent again, or another tab): nothing "
+                "changed. The secret in force is the one last shown.")
         if required and study.panel != Panel.GENERIC:
             raise ItemsInvalid([(0, "entry_signing", f"{study.get_panel_display()} does not sign its links; only a "
                                                      "generic panel's entries can be signed")])
@@ -729,6 +744,7 @@ __all__ = [
     "EnteredElsewhere",
     "ParticipantRefused",
     "ParticipantSubmission",
+    "SigningSecretReplaced",
     "StudyFull",
     "panel_study_open",
     "panel_study_signing_set",

@@ -23,7 +23,7 @@ from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import ItemsInvalid
 from annotation.models import Assignment, Item, PairwiseLabel
 from annotation.panel_models import Participant
-from annotation.panels import PanelEntry, entry_signature
+from annotation.panels import PanelEntry, entry_signature, entry_signing_fingerprint
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.evalsite.test_content_security_policy import policy
 from tests.factories import UserFactory
@@ -1445,7 +1445,8 @@ def test_the_study_page_makes_the_secret_shows_it_once_and_says_signing_is_requi
     client.force_login(UserFactory(username="rita", role="researcher"))
     page = client.get(reverse("annotation:panel_study", args=[campaign.pk])).content.decode()
     assert "Not required." in page and "Require signed entries" in page
-    made = client.post(reverse("annotation:panel_entry_signing", args=[campaign.pk]), {"action": "rotate"})
+    made = client.post(reverse("annotation:panel_entry_signing", args=[campaign.pk]),
+                       {"action": "rotate", "confirm": "yes", "replacing": ""})
     study.refresh_from_db()
     secret = study.entry_signing_secret
     assert made.status_code == 200 and "no-store" in made["Cache-Control"]
@@ -1457,6 +1458,45 @@ def test_the_study_page_makes_the_secret_shows_it_once_and_says_signing_is_requi
     assert b"Entries are no longer signed." in off.content
     study.refresh_from_db()
     assert study.entry_signing_secret == ""
+
+
+def _signing_page_post(client, campaign, **form):
+    return client.post(reverse("annotation:panel_entry_signing", args=[campaign.pk]), form, follow=True)
+
+
+@pytest.mark.parametrize("signing", [False, True])
+def test_the_study_page_asks_before_a_new_secret_breaks_the_links_handed_out(signing):
+    # Turning signing on stops every unsigned link, a new secret every link signed with the old one: both need
+    # the confirmation ticked, or nothing changes.
+    campaign, study = _study(panel="generic")
+    old = participants.panel_study_signing_set(study=study, required=True) if signing else ""
+    client = Client()
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    page = client.get(reverse("annotation:panel_study", args=[campaign.pk])).content.decode()
+    assert 'name="confirm"' in page
+    replacing = entry_signing_fingerprint(old)
+    refused = _signing_page_post(client, campaign, action="rotate", replacing=replacing)
+    study.refresh_from_db()
+    assert study.entry_signing_secret == old
+    assert "Nothing changed: tick the box" in refused.content.decode()
+    made = _signing_page_post(client, campaign, action="rotate", replacing=replacing, confirm="yes")
+    study.refresh_from_db()
+    assert study.entry_signing_secret not in ("", old) and study.entry_signing_secret in made.content.decode()
+
+
+def test_the_new_secrets_page_sent_again_makes_no_other_secret():
+    # A reload of the page that shows the new secret posts its form again: the secret just copied must stay.
+    campaign, study = _study(panel="generic")
+    client = Client()
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    form = {"action": "rotate", "confirm": "yes", "replacing": ""}
+    _signing_page_post(client, campaign, **form)
+    study.refresh_from_db()
+    shown = study.entry_signing_secret
+    again = _signing_page_post(client, campaign, **form)
+    study.refresh_from_db()
+    assert study.entry_signing_secret == shown
+    assert "already replaced" in again.content.decode() and shown not in again.content.decode()
 
 
 def test_the_admin_says_whether_signing_is_required_and_never_shows_the_secret():
