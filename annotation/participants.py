@@ -214,8 +214,9 @@ def panel_study_signing_set(*, study: PanelStudy, required: bool, replacing: str
                 "The entry-signing secret was already replaced (this page sent again, or another tab): nothing "
                 "changed. The secret in force is the one last shown.")
         if required and study.panel != Panel.GENERIC:
-            raise ItemsInvalid([(0, "entry_signing", f"{study.get_panel_display()} does not sign its links; only a "
-                                                     "generic panel's entries can be signed")])
+            # not a field's problem (no "line 0: field:" prefix): the panel itself cannot do it
+            raise NotAllowed(f"{study.get_panel_display()} does not sign its links; only a generic panel's entries "
+                             "can be signed")
         study.entry_signing_secret = secrets.token_hex(32) if required else ""
         _signing_param_check(study)
         study.save(update_fields=["entry_signing_secret"])

@@ -20,7 +20,7 @@ from django.utils import timezone
 from annotation import label_export, participants, selectors
 from annotation.counted_labels import counted_labels
 from annotation.dashboard_cache import campaign_dashboard_cached
-from annotation.errors import ItemsInvalid
+from annotation.errors import ItemsInvalid, NotAllowed
 from annotation.models import Assignment, Item, PairwiseLabel
 from annotation.panel_models import Participant
 from annotation.panels import PanelEntry, entry_signature, entry_signing_fingerprint
@@ -1416,7 +1416,7 @@ def test_signing_is_turned_off_and_unsigned_entries_enter_again():
 @pytest.mark.parametrize("panel", ["prolific", "mturk"])
 def test_only_a_generic_panels_entries_can_be_signed(panel):
     _, study = _study(panel=panel)
-    with pytest.raises(ItemsInvalid, match="does not sign its links"):
+    with pytest.raises(NotAllowed, match="^Prolific does not sign|^Amazon Mechanical Turk does not sign"):
         participants.panel_study_signing_set(study=study, required=True)
     study.refresh_from_db()
     assert study.entry_signing_secret == ""
@@ -1497,6 +1497,36 @@ def test_the_new_secrets_page_sent_again_makes_no_other_secret():
     study.refresh_from_db()
     assert study.entry_signing_secret == shown
     assert "already replaced" in again.content.decode() and shown not in again.content.decode()
+
+
+def test_campaign_entry_signing_prints_a_new_secret_that_signs_the_links_and_turns_signing_off(capsys):
+    campaign, study = _study(panel="generic")
+    call_command("campaign_entry_signing", str(campaign.pk), "--new-secret")
+    out, err = capsys.readouterr()
+    study.refresh_from_db()
+    assert out.strip() == study.entry_signing_secret and len(out.strip()) == 64  # stdout: the secret alone
+    assert "sig" in err and "stop entering" in err
+    assert Client().get(_entry_url(study), _signed(study, out.strip())).status_code == 302
+    call_command("campaign_entry_signing", str(campaign.pk), "--off")
+    study.refresh_from_db()
+    assert study.entry_signing_secret == "" and capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize(("panel", "says"), [
+    (None, "campaign {pk} is not open to a panel"),
+    ("prolific", "campaign {pk}: Prolific does not sign its links; only a generic panel's entries can be signed"),
+])
+def test_campaign_entry_signing_names_the_campaign_it_refuses(panel, says):
+    from django.core.management.base import CommandError
+
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1)
+    if panel:
+        participants.panel_study_open(campaign=campaign, panel=panel)
+    with pytest.raises(CommandError) as refused:
+        call_command("campaign_entry_signing", str(campaign.pk), "--new-secret")
+    assert str(refused.value).startswith(says.format(pk=campaign.pk))
+    with pytest.raises(CommandError, match="no campaign with id 999999"):
+        call_command("campaign_entry_signing", "999999", "--off")
 
 
 def test_the_admin_says_whether_signing_is_required_and_never_shows_the_secret():
