@@ -47,9 +47,13 @@ def _settings_saved(request, campaign) -> None:
         problems = "; ".join(f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in data.errors.items())
         messages.error(request, f"Not saved: {problems}")
         return
+    before = PanelStudy.objects.filter(campaign=campaign).first()
     try:
-        participants.panel_study_open(campaign=campaign, **data.validated_data)
-        messages.success(request, "Panel settings saved.")
+        study = participants.panel_study_open(campaign=campaign, **data.validated_data)
+        dropped = before is not None and entry_signing_required(before) and not entry_signing_required(study)
+        messages.success(request, "Panel settings saved." + (
+            " Entries are no longer signed: only a generic panel's entries can be signed (the secret is dropped; "
+            "back on a generic panel, turn signing on again for a new one)." if dropped else ""))
     except AnnotationError as exc:
         messages.error(request, f"Not saved: {exc.message}")
 

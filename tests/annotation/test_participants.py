@@ -1529,6 +1529,16 @@ def test_campaign_entry_signing_names_the_campaign_it_refuses(panel, says):
         call_command("campaign_entry_signing", "999999", "--off")
 
 
+def test_the_study_page_says_that_opening_a_signing_study_to_prolific_stops_signing():
+    campaign, study, _ = _signing_study()
+    client = Client()
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    saved = client.post(reverse("annotation:panel_study", args=[campaign.pk]), {"panel": "prolific"}, follow=True)
+    told = [str(m) for m in saved.context["messages"]]
+    assert told == ["Panel settings saved. Entries are no longer signed: only a generic panel's entries can be "
+                    "signed (the secret is dropped; back on a generic panel, turn signing on again for a new one)."]
+
+
 def test_the_admin_says_whether_signing_is_required_and_never_shows_the_secret():
     campaign, study, secret = _signing_study()
     client = Client()
