@@ -2,7 +2,8 @@
 and go through consent, instructions and the training — one passes, one fails twice and is screened
 out, one passes on the second attempt — then label by keyboard until nothing is left for them and are
 sent back to Prolific with their code. Re-opening the link resumes the same participant; the pay
-report's active minutes are what the pages measured."""
+report's active minutes are what the pages measured. A signing study's participant enters with the panel's signature
+and resumes in the same browser without it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.core.cache import cache
 from annotation import participants
 from annotation.models import Assignment, PairwiseLabel
 from annotation.panel_models import Participant
+from annotation.panels import entry_signature
 from annotation.pay_report import pay_report
 from tests.annotation.factories import Catalogue, pairwise_campaign
 
@@ -169,3 +171,32 @@ def test_a_participants_last_label_leads_to_their_code_without_a_refused_request
     assert Participant.objects.get().state == "completed"
     assert PairwiseLabel.objects.filter(annotator=Participant.objects.get().user).count() == 2
     assert not refused and not errors, (refused, errors)
+
+
+def test_a_signing_studys_participant_enters_with_the_panels_signature_and_comes_back_without_it(live_server, browser):
+    # Refused without the signature (a page that names no secret and no id), admitted with it; the same browser
+    # then resumes from the unsigned link, another browser does not.
+    cache.clear()
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=3)
+    study = participants.panel_study_open(campaign=campaign, panel="generic", consent_text="I agree.")
+    secret = participants.panel_study_signing_set(study=study, required=True)
+    base = f"{live_server.url}/annotate/p/{study.entry_token}/?pid=P7"
+    sig = entry_signature(secret=secret, entry_token=study.entry_token, panel_id="P7")
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    assert page.goto(base).status == 403
+    refusal = page.content()
+    assert "not signed for your id" in page.inner_text("main")
+    assert secret not in refusal and "P7" not in page.inner_text("main") and not Participant.objects.exists()
+    page.goto(f"{base}&sig={sig}")
+    page.check("#consent-box")
+    page.click("#consent-submit")
+    page.wait_for_selector("#instructions-done")
+    assert page.goto(base).status == 200  # the same browser, the unsigned link: their step
+    assert page.locator("#instructions-done").is_visible()
+    context.close()
+    other = browser.new_context().new_page()
+    assert other.goto(base).status == 403
+    other.context.close()
+    assert Participant.objects.count() == 1
