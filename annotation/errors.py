@@ -90,7 +90,8 @@ class ItemsInvalid(AnnotationError):
 
     def _where(self, line: int, field: str) -> str:
         if not self.file:
-            return f"line {line}: {field}: "
+            # line 0 is no line of a file (a form's or a setting's field): the field alone names it
+            return f"line {line}: {field}: " if line else (f"{field}: " if field else "")
         where = f"{self.file}:{line}" if line else self.file
         return f"{where}: field '{field}': " if field else f"{where}: "
 
