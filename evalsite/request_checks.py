@@ -1,5 +1,8 @@
 """Requests refused before any view runs, whatever view they were meant for:
 
+* a script name (``SCRIPT_NAME``) that is not UTF-8 is a 400: Django raised while it built the request
+  (``evalsite/script_name.py``);
+
 * a query string or a form sent in a charset other than UTF-8 (the ``Content-Type``'s ``charset``) is a 400:
   Django decodes them with any charset Python knows, and raised on those that cannot carry text
   (``evalsite/request_charset.py``);
@@ -35,6 +38,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDi
 
 from evalsite.error_pages import bad_request, page_not_found
 from evalsite.request_charset import charset_refused
+from evalsite.script_name import script_name_refused
 
 #: The range of a 64-bit signed id column (BigAutoField), the widest the site has.
 ID_RANGE = (-(2**63), 2**63 - 1)
@@ -117,6 +121,10 @@ class RefuseUnstorableInput:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if script_name_refused(request):
+            return bad_request(request, ValueError(
+                "The address the site is mounted under (SCRIPT_NAME) is not UTF-8; this site reads addresses as "
+                "UTF-8 only."))
         charset = charset_refused(request)
         if charset is not None:
             request.encoding = None  # nothing answering the refusal may decode with it
