@@ -34,9 +34,9 @@ __all__ = ["bad_request", "error_response", "is_api_request", "page_not_found", 
            "service_unavailable", "storage_full"]
 
 TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Not a page to visit", 413: "Upload too large",
-          500: "Server error", 503: "Temporarily unavailable", 507: "Storage full"}
+          414: "Address too long", 500: "Server error", 503: "Temporarily unavailable", 507: "Storage full"}
 CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 413: "upload_too_large",
-         500: "server_error", 503: "unavailable", 507: "insufficient_storage"}
+         414: "uri_too_long", 500: "server_error", 503: "unavailable", 507: "insufficient_storage"}
 #: Seconds a client is asked to wait before trying again while the database is away.
 RETRY_AFTER_S = 5
 DATABASE_AWAY = "The database cannot be reached just now; nothing was changed. Try again in a few seconds."

@@ -15,8 +15,17 @@ gunicorn.http.wsgi.SERVER = ""
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("GUNICORN_WORKERS", "4"))
+# The longest request line gunicorn takes (its default is 4,094 bytes): an address up to the site's own limit
+# (5,000 characters, evalsite/request_checks.py) reaches the site, and one over it gets the site's 414 page rather
+# than gunicorn's bare 400 — up to this length; past it, gunicorn's 400 still answers first.
+limit_request_line = 8190
 # X-Forwarded-* headers are trusted by Django only with ATELIER_BEHIND_PROXY (evalsite/settings.py);
 # gunicorn's own forwarded-allow-ips default (127.0.0.1) is left as it is.
+# A request's SCRIPT_NAME and PATH_INFO headers are not taken, from any peer (gunicorn takes them by default from
+# forwarded-allow-ips, the proxy in front, which may pass a client's header on): a script name the path does not
+# start with was gunicorn's own 500 page. The site is served at the root; SCRIPT_NAME in gunicorn's environment
+# still mounts it elsewhere.
+forwarder_headers = ""
 
 
 # Prometheus multiprocess mode (evalsite/metrics.py): with PROMETHEUS_MULTIPROC_DIR set, every worker

@@ -1,5 +1,10 @@
 """Requests refused before any view runs, whatever view they were meant for:
 
+* an address (path and query string, as the request carries them) over :data:`MAX_ADDRESS_CHARS` is a 414,
+  for every visitor (:class:`RefuseLongAddresses`, the first middleware that answers): an anonymous visitor's
+  login redirect carries the address as ``next``, percent-encoded, and Django refuses a redirect over
+  16,000 characters with a 400, while a signed-in visitor got the page;
+
 * a script name (``SCRIPT_NAME``) that is not UTF-8 is a 400: Django raised while it built the request
   (``evalsite/script_name.py``);
 
@@ -36,10 +41,15 @@ from django.contrib.admin.views.main import (
 )
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 
-from evalsite.error_pages import bad_request, page_not_found
+from evalsite.error_pages import bad_request, error_response, page_not_found
 from evalsite.request_charset import charset_refused
 from evalsite.script_name import script_name_refused
 
+#: The longest address (``request.get_full_path()``) the site answers. The login redirect's ``next`` is the address
+#: percent-encoded (at most three characters for one: ``=`` is ``%3D``), so every address up to this length fits
+#: Django's redirect limit (``MAX_URL_REDIRECT_LENGTH``, 16,000 characters) whoever asks; gunicorn takes request
+#: lines up to 8,190 bytes (``limit_request_line`` in evalsite/gunicorn.conf.py), so the site answers this itself.
+MAX_ADDRESS_CHARS = 5_000
 #: The range of a 64-bit signed id column (BigAutoField), the widest the site has.
 ID_RANGE = (-(2**63), 2**63 - 1)
 _INTEGER = re.compile(r"\s*([+-]?)(\d+)\s*")
@@ -114,6 +124,20 @@ def _nul_in(request: HttpRequest) -> str | None:
             if "\x00" in name or any("\x00" in v for v in values):
                 return f"the form field {name.replace(chr(0), '')!r}"
     return None
+
+
+class RefuseLongAddresses:
+    """Above the middleware that redirects (HTTPS, the login), which would carry the address in ``Location``."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if len(request.get_full_path()) > MAX_ADDRESS_CHARS:
+            return error_response(request, 414, (
+                f"The address is over {MAX_ADDRESS_CHARS:,} characters, more than this site reads; "
+                "follow a link or submit the form again instead of a copied address."))
+        return self.get_response(request)
 
 
 class RefuseUnstorableInput:

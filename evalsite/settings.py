@@ -152,6 +152,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First and last: request counts and latencies for /metrics (django-prometheus).
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # An address over 5,000 characters is a 414 for every visitor, before any redirect would carry it
+    # (evalsite/request_checks.py).
+    "evalsite.request_checks.RefuseLongAddresses",
     "django.middleware.security.SecurityMiddleware",
     # A body over ATELIER_MAX_UPLOAD_BYTES is a 413 before anything reads it (evalsite/upload_limits.py).
     "evalsite.upload_limits.RefuseOversizedUploads",

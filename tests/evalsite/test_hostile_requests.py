@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from urllib.parse import urlencode
 
 import pytest
 
 from annotation.models import Assignment, Label
 from evalsite.json_body import MAX_BODY_BYTES
+from evalsite.request_checks import MAX_ADDRESS_CHARS
 from leaderboard.api_contract import MAX_SEED
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
@@ -126,7 +128,7 @@ def test_a_nul_in_a_query_string_is_a_400_before_any_view(client, adam):
 
 
 @pytest.mark.parametrize("query", ["?run=99999999999999999999", "?id__in=1,99999999999999999999",
-                                   "?run=-9223372036854775809", f"?run={'9' * 5000}", "?e=1&run=99999999999999999999"])
+                                   "?run=-9223372036854775809", f"?run={'9' * 4400}", "?e=1&run=99999999999999999999"])
 def test_an_admin_change_list_lookup_past_every_id_is_the_admins_incorrect_lookup_redirect(client, adam, query):
     # SQLite raised OverflowError (a 500) on a foreign key's or an __in list's out-of-range integer.
     response = login(client, adam).get(f"/admin/c2/c2sample/{query}")
@@ -229,3 +231,33 @@ def test_a_bad_drill_down_filter_is_a_400_naming_the_filter_by_its_label(client,
     response = login(client, rita).get(f"/leaderboards/{snapshot.pk}/tasks/{task_set.tasks.get().pk}/?page=0")
     body = response.content.decode()
     assert response.status_code == 400 and "Bad drill-down filter: Page — Ensure this value is greater than or equal to 1." in body
+
+
+#: A query string that takes the whole address length the site accepts, percent-encoded at its most in a login
+#: redirect's ``next`` ("=" is "%3D" there: three characters for one).
+def _address(path: str, length: int) -> str:
+    return f"{path}?q=" + "=" * (length - len(path) - 3)
+
+
+@pytest.mark.parametrize("length", [MAX_ADDRESS_CHARS + 1, 16_001])
+@pytest.mark.parametrize("signed_in", [False, True])
+@pytest.mark.parametrize("path, shape", [("/leaderboards/", "text/html"), ("/api/v1/leaderboards/", "application/json")])
+def test_an_address_over_the_limit_is_a_414_for_everyone(client, rita, signed_in, path, shape, length):
+    # Anonymous, it was a 400: the login redirect carrying it as ``next`` passed Django's redirect limit
+    # (16,000 characters); signed in, the page answered.
+    if signed_in:
+        login(client, rita)
+    response = client.get(_address(path, length))
+    assert response.status_code == 414 and response["Content-Type"].startswith(shape)
+    assert f"{MAX_ADDRESS_CHARS:,} characters" in response.content.decode()
+
+
+def test_an_address_at_the_limit_is_the_login_redirect_back_to_it_for_an_anonymous_visitor(client):
+    address = _address("/leaderboards/", MAX_ADDRESS_CHARS)
+    response = client.get(address)
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?" + urlencode({"next": address}, safe="/")
+
+
+def test_an_address_at_the_limit_answers_a_signed_in_visitor(client, rita):
+    assert login(client, rita).get(_address("/leaderboards/", MAX_ADDRESS_CHARS)).status_code == 200
