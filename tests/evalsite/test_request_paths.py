@@ -13,6 +13,7 @@ from html import unescape
 import pytest
 from django.conf import settings
 from django.test import Client
+from django.urls import clear_script_prefix
 
 pytestmark = pytest.mark.django_db
 
@@ -47,6 +48,9 @@ def test_apaches_script_url_that_is_not_utf8_is_a_400_as_well(wsgi_request, key)
     assert status == 400
 
 
-def test_a_script_name_in_utf8_still_prefixes_the_sites_links(wsgi_request):
-    status, _ = wsgi_request("GET", "/leaderboards/", SCRIPT_NAME="/atelier-\xc3\xa9")
-    assert status == 302
+def test_a_script_name_in_utf8_is_not_refused(wsgi_request):
+    try:
+        status, _ = wsgi_request("GET", "/leaderboards/", SCRIPT_NAME="/atelier-\xc3\xa9")
+        assert status == 302
+    finally:
+        clear_script_prefix()  # Django keeps the request's prefix in its thread: later tests would build links with it
