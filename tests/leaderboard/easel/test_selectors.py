@@ -32,6 +32,12 @@ def reference_ids(suite) -> list[str]:
     return list(suite.tasks.filter(subtype="reconstruction").values_list("external_id", flat=True))
 
 
+def finished_agent(suite, label: str, first: float, step: float) -> EaselRun:
+    """A simulated agent's run, finished, whose Final S on the k-th reference is ``first + step * k``."""
+    finals = {t: first + step * k for k, t in enumerate(reference_ids(suite))}
+    return finished(services.easel_run_create(task_set=suite, agent="simulated", label=label), finals)
+
+
 def test_agents_are_ranked_by_final_s_with_an_interval_around_the_mean(suite):
     ids = reference_ids(suite)
     strong = finished(services.easel_run_create(task_set=suite, agent="simulated", skill=0.9, label="strong"),
@@ -130,11 +136,8 @@ def test_the_commands_closing_intervals_are_the_boards_for_the_same_run_and_cate
 
 def test_the_compared_runs_paired_agents_carry_the_boards_final_s_also_for_a_run_a_newer_one_replaced(suite):
     """agent_comparison takes each agent's interval: the suite board's, or the replaced run's own board's."""
-    ids = reference_ids(suite)
-    old = finished(services.easel_run_create(task_set=suite, agent="simulated", label="keen"),
-                   {t: 0.6 + 0.01 * k for k, t in enumerate(ids)})
-    newer = finished(services.easel_run_create(task_set=suite, agent="simulated", label="keen"),
-                     {t: 0.5 + 0.02 * k for k, t in enumerate(ids)})
+    old = finished_agent(suite, "keen", 0.6, 0.01)
+    newer = finished_agent(suite, "keen", 0.5, 0.02)
     paired = selectors.run_comparison(old, newer)["paired"]
     board = selectors.easel_leaderboard(task_set=suite)
     expected = {**selectors.final_s_intervals(board), **selectors.final_s_intervals(selectors._single_board(old))}

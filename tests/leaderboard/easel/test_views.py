@@ -216,14 +216,9 @@ def test_a_run_failed_resumably_offers_its_resume(client, rita, suite):
 
 
 def _two_agents(suite):
-    from tests.leaderboard.easel.test_selectors import finished, reference_ids
+    from tests.leaderboard.easel.test_selectors import finished_agent
 
-    ids = reference_ids(suite)
-    keen = finished(services.easel_run_create(task_set=suite, agent="simulated", label="simulated · keen"),
-                    {t: 0.60 + 0.01 * k for k, t in enumerate(ids)})
-    idle = finished(services.easel_run_create(task_set=suite, agent="simulated", label="simulated · idle"),
-                    {t: 0.50 + 0.01 * k for k, t in enumerate(ids)})
-    return keen, idle
+    return finished_agent(suite, "simulated · keen", 0.60, 0.01), finished_agent(suite, "simulated · idle", 0.50, 0.01)
 
 
 def test_the_leaderboard_shows_each_pairs_difference_p_a_better_and_rank_probabilities(client, rita, suite):
