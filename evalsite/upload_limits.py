@@ -55,14 +55,30 @@ class UploadTooLarge(SuspiciousOperation):
         super().__init__(self.message)
 
 
-def _content_length(request: HttpRequest) -> int | None:
-    """The body's length the ``Content-Length`` header gives (0 when empty or absent); None when it is not
-    a number of bytes: HTTP's ``1*DIGIT``, where Python's ``int`` also takes "-5", "1_000" or "１２"."""
-    given = request.META.get("CONTENT_LENGTH", "")
+def _bytes_given(given: str) -> int | None:
+    """A ``Content-Length`` value as a number of bytes (0 when empty); None when it is not one: HTTP's
+    ``1*DIGIT``, where Python's ``int`` also takes "-5", "1_000" or "１２"."""
     if given == "":
         return 0
     text = given.strip(" \t")
     return int(text) if text.isascii() and text.isdigit() else None
+
+
+def _content_length_refused(request: HttpRequest) -> str | None:
+    """The ``Content-Length`` value that is not a number of bytes, else None. Two places can hold one: the
+    environ's ``CONTENT_LENGTH`` (what Django reads the body by), and ``request.headers``, which also names a
+    header *sent* as ``Content_Length`` (``HTTP_CONTENT_LENGTH``: a WSGI server or client that keeps headers with
+    an underscore) "Content-Length" — the one django-prometheus reads with ``int()``."""
+    for given in (request.META.get("CONTENT_LENGTH", ""), request.headers.get("Content-Length") or ""):
+        if _bytes_given(given) is None:
+            return given
+    return None
+
+
+def _content_length(request: HttpRequest) -> int:
+    """The body's length the ``Content-Length`` header gives (0 when empty or absent), once
+    :func:`_content_length_refused` has let it through."""
+    return _bytes_given(request.META.get("CONTENT_LENGTH", "")) or 0
 
 
 class RefuseOversizedUploads:
@@ -70,12 +86,12 @@ class RefuseOversizedUploads:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        size = _content_length(request)
-        if size is None:
+        refused = _content_length_refused(request)
+        if refused is not None:
             # django-prometheus's middleware reads the header with int(): 'abc' was a 500 on every URL under
             # runserver, which passes the header on as it came (gunicorn refuses it itself).
-            given = request.META["CONTENT_LENGTH"]
-            return error_response(request, 400, f"The Content-Length header {given!r} is not a number of bytes.")
+            return error_response(request, 400, f"The Content-Length header {refused!r} is not a number of bytes.")
+        size = _content_length(request)
         if size > upload_limit():
             return error_response(request, 413, UploadTooLarge(size).message)
         return self.get_response(request)

@@ -163,6 +163,17 @@ def test_a_content_length_that_is_not_a_number_of_bytes_is_a_400_before_any_view
     assert not ApiToken.objects.exists()
 
 
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_header_sent_as_content_underscore_length_that_is_not_a_number_is_a_400_not_a_500(client, rita, method):
+    # HTTP_CONTENT_LENGTH (a header named CONTENT_LENGTH or Content_Length, which a WSGI client or server may keep) is
+    # what request.headers calls Content-Length too, and django-prometheus read it with int(): a 500.
+    client.force_login(rita)
+    response = client.generic(method, "/account/api-tokens/", b"name=laptop", content_type="application/x-www-form-urlencoded",
+                              HTTP_CONTENT_LENGTH="v6")
+    assert response.status_code == 400
+    assert "The Content-Length header 'v6' is not a number of bytes" in unescape(response.content.decode())
+
+
 @pytest.mark.parametrize("length", ["", "0", "11", " 11 "])
 def test_a_content_length_of_digits_or_none_is_read(client, rita, length):
     client.force_login(rita)
