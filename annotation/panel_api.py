@@ -3,8 +3,8 @@
 * The participant's labelling page (under the entry link): next item, submit with the page's measured
   active time, previous label — the same services, blinded bodies and refusals as
   :mod:`annotation.api`, plus the participant's own rules (quota, time limit, state).
-* Researchers (``/api/v1/``): the study's entry link and settings, the monitoring figures, the pay
-  report, and a participant's return (the panel said "returned") and verdict (reject, block, take back).
+* Researchers (``/api/v1/``): the study's entry link and settings, its entry signing (a generic panel's), the
+  monitoring figures, the pay report, and a participant's return (the panel said "returned") and verdict (reject, block, take back).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from annotation.errors import NotAllowed, NotFound
 from annotation.models import Campaign
 from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panel_monitoring import panel_monitoring
-from annotation.panels import PANEL_ID_PATTERN, entry_query, entry_signing_required
+from annotation.panels import PANEL_ID_PATTERN, entry_query, entry_signing_fingerprint, entry_signing_required
 from annotation.pay_report import pay_report, pay_report_csv
 from leaderboard.api_contract import ApiView, error_responses, text_download
 
@@ -169,7 +169,7 @@ class PanelStudyOutput(serializers.ModelSerializer):
 
 
 class PanelStudyApi(ApiView):
-    """GET: the campaign's panel settings and its entry link. POST: open the campaign to a panel (or
+    """GET: the campaign's panel settings, its entry link and whether entries are signed. POST: open the campaign to a panel (or
     change its settings; fields left out are kept)."""
 
     class PanelStudyInput(serializers.Serializer):
@@ -187,7 +187,11 @@ class PanelStudyApi(ApiView):
         bonus_min_gold_accuracy = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
 
     def _body(self, request, study: PanelStudy) -> dict:
-        return {**PanelStudyOutput(study).data, "campaign": study.campaign_id, "entry_link": entry_link(request, study)}
+        # whether entries are signed and under which secret (its fingerprint, for ``replacing``), never the secret
+        signing = entry_signing_required(study)
+        return {**PanelStudyOutput(study).data, "campaign": study.campaign_id, "entry_link": entry_link(request, study),
+                "entry_signing": "required" if signing else "off",
+                "entry_signing_fingerprint": entry_signing_fingerprint(study.entry_signing_secret) if signing else ""}
 
     @extend_schema(operation_id="campaigns_panel_retrieve", responses={200: OpenApiTypes.OBJECT, **error_responses(404)})
     def get(self, request, pk: int):
@@ -201,6 +205,30 @@ class PanelStudyApi(ApiView):
         data.is_valid(raise_exception=True)
         study = participants.panel_study_open(campaign=campaign, **data.validated_data)
         return Response(self._body(request, study))
+
+
+class PanelEntrySigningApi(ApiView):
+    """POST {action: rotate|off, replacing}: a generic study's entries must be signed, with a new secret (in
+    this answer only), or need no signature. ``replacing``, the fingerprint of the secret the caller knows
+    ("" for none), makes a rotate sent twice a 409 instead of a second secret."""
+
+    class EntrySigningInput(serializers.Serializer):
+        action = serializers.ChoiceField(choices=["rotate", "off"])
+        replacing = serializers.CharField(required=False, allow_blank=True, max_length=64)
+
+    @extend_schema(operation_id="campaigns_panel_entry_signing", request=EntrySigningInput,
+                   responses={200: OpenApiTypes.OBJECT, **error_responses(404, 409)})
+    def post(self, request, pk: int):
+        study = _study(pk)
+        data = self.EntrySigningInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        secret = participants.panel_study_signing_set(study=study, required=data.validated_data["action"] == "rotate",
+                                                      replacing=data.validated_data.get("replacing"))
+        if not secret:
+            return Response({"entry_signing": "off"})
+        # the secret is in no other answer: no cache on the way may keep it
+        return Response({"entry_signing": "required", "secret": secret, "fingerprint": entry_signing_fingerprint(secret)},
+                        headers={"Cache-Control": "no-store"})
 
 
 class PanelMonitoringApi(ApiView):
@@ -274,6 +302,7 @@ class PanelVerdictApi(ApiView):
 
 
 __all__ = [
+    "PanelEntrySigningApi",
     "PanelMonitoringApi",
     "PanelNextApi",
     "PanelPayReportApi",

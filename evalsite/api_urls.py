@@ -113,6 +113,8 @@ urlpatterns = [
     path("campaigns/<int:pk>/labels/export", annotation_api.CampaignLabelsExportApi.as_view(), name="campaign_labels_export"),
     # crowd campaigns (researchers; issue 25)
     path("campaigns/<int:pk>/panel", panel_api.PanelStudyApi.as_view(), name="campaign_panel"),
+    path("campaigns/<int:pk>/panel/entry-signing", panel_api.PanelEntrySigningApi.as_view(),
+         name="campaign_panel_entry_signing"),
     path("campaigns/<int:pk>/panel/monitoring", panel_api.PanelMonitoringApi.as_view(), name="campaign_panel_monitoring"),
     path("campaigns/<int:pk>/panel/pay-report", panel_api.PanelPayReportApi.as_view(), name="campaign_panel_pay_report"),
     path("campaigns/<int:pk>/panel/return", panel_api.PanelReturnApi.as_view(), name="campaign_panel_participant_return"),
