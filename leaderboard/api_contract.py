@@ -1,7 +1,7 @@
 """The contract every ``/api/v1/`` view shares: authentication, role permissions, the one error shape,
 cursor pagination, the token-write throttle and the domain-error mapping (one exception handler).
 
-Error shape (validation, 400/401/403/404/405/409/415/429): ``{"error": code, "message": text,
+Error shape (validation, 400/401/403/404/405/409/414/415/429): ``{"error": code, "message": text,
 "details": {field: [message, ...]}}``. Import errors keep the import contract's ``file:line: field``
 messages, grouped by field. Domain errors are mapped here once: the leaderboard's own by class, the
 annotation app's by their ``status``/``code``/``message`` attributes (leaderboard must not import it).
@@ -267,8 +267,9 @@ class ApiListView(_ApiBase, ListAPIView):
     filter_backends = [DjangoFilterBackend]
 
 
-#: Refusals every operation documents (schemathesis sends bodies of unknown media types and odd Accept headers).
-ERROR_RESPONSES = {code: ErrorSerializer for code in (400, 401, 403, 406, 415, 429)}
+#: Refusals every operation documents (schemathesis sends bodies of unknown media types and odd Accept headers,
+#: and addresses past the site's limit: evalsite.request_checks.RefuseLongAddresses answers 414 before any view).
+ERROR_RESPONSES = {code: ErrorSerializer for code in (400, 401, 403, 406, 414, 415, 429)}
 
 
 def schema_endpoints_v1(endpoints: list) -> list:
@@ -324,7 +325,8 @@ class IdentifierField(serializers.CharField):
 
 def error_responses(*codes: int) -> dict:
     """The documented refusals of an operation: those of every operation (bad input, no or a bad token, a
-    role that may not, an unacceptable ``Accept``, an unsupported body type, the write throttle) and ``codes``."""
+    role that may not, an unacceptable ``Accept``, an address too long, an unsupported body type, the write
+    throttle) and ``codes``."""
     return {code: ErrorSerializer for code in sorted({*ERROR_RESPONSES, *codes})}
 
 
