@@ -25,6 +25,14 @@ def log_in(page, base, username):
     page.wait_for_url(lambda url: "/accounts/login/" not in url, timeout=TIMEOUT_MS)
 
 
+def wait_for_save_status(page, *, starts: str = "", contains: str = "") -> None:
+    """Until the page's save status starts with ``starts`` or holds ``contains``: polled on a timer, not on
+    animation frames, which a loaded machine's headless page may not run (CI timed out at 15 s twice)."""
+    page.wait_for_function("([s, c]) => { const t = document.querySelector('#save-status').textContent;"
+                           " return s ? t.startsWith(s) : t.includes(c); }",
+                           arg=[starts, contains], polling=100, timeout=2 * TIMEOUT_MS)
+
+
 def wait_for_item(page, previous_token=""):
     page.wait_for_function(
         "prev => { const t = document.querySelector('#item').dataset.token; return t !== undefined && t !== prev; }",
@@ -44,7 +52,7 @@ def label_by_keyboard(page, key, *, flag_note=None):
         assert flag_note in page.inner_text("#flag-indicator")
     page.keyboard.press(key)
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')", timeout=TIMEOUT_MS)
+    wait_for_save_status(page, starts="Saved")
     return wait_for_item(page, token)
 
 
@@ -96,8 +104,8 @@ def test_three_annotators_label_by_keyboard_and_the_dashboard_shows_the_engines_
             page.route("**/submit*", flaky)  # the page submits to …/submit?next=1
             page.keyboard.press(keys[2])
             page.keyboard.press("Enter")
-            page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('retrying')")
-            page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+            wait_for_save_status(page, contains="retrying")
+            wait_for_save_status(page, starts="Saved")
             page.unroute("**/submit*")
             assert failed["n"] == 1
         else:
@@ -168,12 +176,12 @@ def test_every_other_kind_is_labelled_by_keyboard_alone(live_server, browser, se
             page.keyboard.press(key)
         if kind == "tig_audit":
             page.keyboard.press("Enter")  # refused: revise needs a note
-            page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('revise')")
+            wait_for_save_status(page, contains="revise")
             page.keyboard.press("n")
             page.keyboard.type("name the plants concretely")
             page.keyboard.press("Escape")
         page.keyboard.press("Enter")
-        page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+        wait_for_save_status(page, starts="Saved")
         wait_for_item(page, token)
 
     faith_label = FaithfulnessLabel.objects.get(annotator=ann)
@@ -201,14 +209,11 @@ def test_an_answer_sent_while_the_server_is_unreachable_is_saved_after_a_reload(
     page.route("**/submit*", lambda route: route.abort())
     page.keyboard.press("t")
     page.keyboard.press("Enter")
-    # polled on a timer, not on animation frames, which a loaded machine's headless page may not run
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('retrying')",
-                           polling=100, timeout=2 * TIMEOUT_MS)
+    wait_for_save_status(page, contains="retrying")
     page.reload()  # still unreachable: no retry of the old page can get through first
     wait_for_item(page)
     page.unroute("**/submit*")
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')",
-                           polling=100, timeout=2 * TIMEOUT_MS)
+    wait_for_save_status(page, starts="Saved")
     wait_for_item(page, token)
     context.close()
     labels = PairwiseLabel.objects.filter(item__campaign=campaign, annotator=users[0])
@@ -234,9 +239,9 @@ def test_r_retries_a_failed_save_only_and_does_not_submit_a_fresh_answer(live_se
     assert not PairwiseLabel.objects.filter(item__campaign=campaign).exists()
     page.route("**/submit*", lambda route: route.abort())
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('Press R')")
+    wait_for_save_status(page, contains="Press R")
     page.unroute("**/submit*")
     page.keyboard.press("r")  # after a failed save, R sends it now
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    wait_for_save_status(page, starts="Saved")
     context.close()
     assert PairwiseLabel.objects.filter(item__campaign=campaign).count() == 1
