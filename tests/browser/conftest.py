@@ -17,6 +17,21 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+TIMEOUT_MS = 15_000
+POLL_MS = 100
+
+
+def wait_until(page, expression: str, arg=None) -> None:
+    """Until ``expression`` (a JavaScript function of ``arg``) is truthy: polled on a timer, not on animation
+    frames (Playwright's default), which a loaded machine's headless page may not run (CI timed out at 15 s
+    on them more than once), and given twice the page timeout."""
+    page.wait_for_function(expression, arg=arg, polling=POLL_MS, timeout=2 * TIMEOUT_MS)
+
+
+def wait_for_save_status(page, *, starts: str = "", contains: str = "") -> None:
+    """Until the annotation page's save status (#save-status) starts with ``starts`` or holds ``contains``."""
+    wait_until(page, "([s, c]) => { const t = document.querySelector('#save-status').textContent;"
+                     " return s ? t.startsWith(s) : t.includes(c); }", [starts, contains])
 
 
 @pytest.fixture

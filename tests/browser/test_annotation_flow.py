@@ -11,10 +11,10 @@ from annotation.models import PairwiseLabel
 from engine import agreement
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
+from tests.browser.conftest import TIMEOUT_MS, wait_for_save_status
 from tests.factories import PASSWORD, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-TIMEOUT_MS = 15_000
 
 
 def log_in(page, base, username):
@@ -23,14 +23,6 @@ def log_in(page, base, username):
     page.fill("input[name=password]", PASSWORD)
     page.press("input[name=password]", "Enter")
     page.wait_for_url(lambda url: "/accounts/login/" not in url, timeout=TIMEOUT_MS)
-
-
-def wait_for_save_status(page, *, starts: str = "", contains: str = "") -> None:
-    """Until the page's save status starts with ``starts`` or holds ``contains``: polled on a timer, not on
-    animation frames, which a loaded machine's headless page may not run (CI timed out at 15 s twice)."""
-    page.wait_for_function("([s, c]) => { const t = document.querySelector('#save-status').textContent;"
-                           " return s ? t.startsWith(s) : t.includes(c); }",
-                           arg=[starts, contains], polling=100, timeout=2 * TIMEOUT_MS)
 
 
 def wait_for_item(page, previous_token=""):

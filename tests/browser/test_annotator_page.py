@@ -11,6 +11,7 @@ from annotation.models import CampaignKind
 from tests.annotation.factories import Catalogue, campaign_for, faithfulness_campaign, pairwise_campaign
 from tests.annotation.helpers import annotators
 from tests.annotation.validation_factories import C2World, EaselWorld, handwriting_campaign, uos_campaign
+from tests.browser.conftest import wait_for_save_status, wait_until
 from tests.browser.test_annotation_flow import label_by_keyboard, log_in, wait_for_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -130,7 +131,7 @@ def test_an_empty_strategy_label_needs_a_second_enter(live_server, browser):
     assert "Press Enter again" in page.inner_text("#save-status")
     assert not StrategyLabel.objects.filter(annotator=user).exists()
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    wait_for_save_status(page, starts="Saved")
     assert StrategyLabel.objects.get(annotator=user).strategies == {}
 
 
@@ -147,7 +148,7 @@ def test_enter_in_the_tig_revision_note_submits_like_everywhere_else(live_server
     page.keyboard.press("n")
     page.keyboard.type("tighten the wording")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    wait_for_save_status(page, starts="Saved")
     from annotation.models import TigAuditLabel
 
     assert TigAuditLabel.objects.get(annotator=user).revision_note == "tighten the wording"
@@ -242,4 +243,5 @@ def test_a_panel_opened_by_its_key_takes_the_focus_and_the_keys_still_work(live_
     assert not page.is_visible("#overlay-flag") and "cut off" in page.inner_text("#flag-indicator")
     page.keyboard.press("a")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => /saved|done/i.test(document.getElementById('save-status').textContent + document.getElementById('progress-text').textContent)")
+    wait_until(page, "() => /saved|done/i.test(document.getElementById('save-status').textContent"
+                     " + document.getElementById('progress-text').textContent)")

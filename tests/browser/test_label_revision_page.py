@@ -10,7 +10,8 @@ import pytest
 from annotation.models import LabelRevision, PairwiseLabel, StrategyLabel
 from tests.annotation.factories import Catalogue, pairwise_campaign, strategy_campaign
 from tests.annotation.helpers import annotators
-from tests.browser.test_annotation_flow import TIMEOUT_MS, label_by_keyboard, log_in, wait_for_item
+from tests.browser.conftest import TIMEOUT_MS, wait_for_save_status
+from tests.browser.test_annotation_flow import label_by_keyboard, log_in, wait_for_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,11 +22,6 @@ def _open(browser, live_server, user, campaign, width=1366, height=768):
     page.goto(f"{live_server.url}/annotate/c/{campaign.pk}/")
     wait_for_item(page)
     return page
-
-
-def _wait_status(page, start: str) -> None:
-    page.wait_for_function("s => document.querySelector('#save-status').textContent.startsWith(s)", arg=start,
-                           timeout=TIMEOUT_MS)
 
 
 def _shown_sides(page) -> list[str]:
@@ -50,7 +46,7 @@ def test_z_changes_the_first_pairwise_label_and_the_second_item_comes_back_as_le
     assert page.is_hidden("#skip-button") and page.inner_text("#submit-button").endswith("Save change")
     page.keyboard.press("t")
     page.keyboard.press("Enter")
-    _wait_status(page, "Saved ✓ as version 2")
+    wait_for_save_status(page, starts="Saved ✓ as version 2")
 
     wait_for_item(page, first_token)
     assert page.eval_on_selector("#item", "e => e.dataset.token") == second_token
@@ -90,7 +86,7 @@ def test_a_strategy_label_is_shown_as_saved_and_changed_to_a_new_version(live_se
     first_token = page.eval_on_selector("#item", "e => e.dataset.token")
     page.keyboard.press("3")  # medium adaptation: central
     page.keyboard.press("Enter")
-    _wait_status(page, "Saved")
+    wait_for_save_status(page, starts="Saved")
     second_token = wait_for_item(page, first_token)
 
     page.keyboard.press("z")
@@ -100,7 +96,7 @@ def test_a_strategy_label_is_shown_as_saved_and_changed_to_a_new_version(live_se
     page.keyboard.press("3")  # central -> incidental
     page.keyboard.press("6")  # style transfer: central
     page.keyboard.press("Enter")
-    _wait_status(page, "Saved ✓ as version 2")
+    wait_for_save_status(page, starts="Saved ✓ as version 2")
     wait_for_item(page, first_token)
     label = StrategyLabel.objects.get(assignment__token=first_token)
     assert label.strategies == {"medium_adaptation": "incidental", "style_transfer": "central"} and label.version == 2
@@ -114,7 +110,7 @@ def test_the_previous_label_can_be_changed_by_touch_on_a_phone(live_server, brow
     first_token = page.eval_on_selector("#item", "e => e.dataset.token")
     page.click("#choices button[data-choice=A]")
     page.click("#submit-button")
-    _wait_status(page, "Saved")
+    wait_for_save_status(page, starts="Saved")
     second_token = wait_for_item(page, first_token)
 
     page.click("#previous-button")
@@ -123,7 +119,7 @@ def test_the_previous_label_can_be_changed_by_touch_on_a_phone(live_server, brow
     assert page.is_visible("#revise-banner")
     page.click("#choices button[data-choice=B]")
     page.click("#submit-button")
-    _wait_status(page, "Saved ✓ as version 2")
+    wait_for_save_status(page, starts="Saved ✓ as version 2")
     wait_for_item(page, first_token)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     assert PairwiseLabel.objects.get(assignment__token=first_token).shown_choice == "B"
@@ -134,7 +130,7 @@ def test_with_nothing_labelled_yet_z_says_so(live_server, browser):
     campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[user], n_items=1)
     page = _open(browser, live_server, user, campaign)
     page.keyboard.press("z")
-    _wait_status(page, "You have no saved label")
+    wait_for_save_status(page, starts="You have no saved label")
     assert page.is_hidden("#revise-banner")
 
 
@@ -149,7 +145,7 @@ def test_the_last_label_of_a_campaign_can_be_changed_from_the_done_screen(live_s
     wait_for_item(page, "")
     page.keyboard.press("b")
     page.keyboard.press("Enter")
-    _wait_status(page, "Saved ✓ as version 2")
+    wait_for_save_status(page, starts="Saved ✓ as version 2")
     page.wait_for_function("() => document.querySelector('#item').textContent.includes('Nothing left')", timeout=TIMEOUT_MS)
     assert PairwiseLabel.objects.get(assignment__token=token).shown_choice == "B"
 
@@ -168,7 +164,7 @@ def test_a_tig_audit_label_comes_back_with_its_codes_action_and_note(live_server
     page.keyboard.press("n")
     page.keyboard.type("tighten the wording")
     page.keyboard.press("Enter")
-    _wait_status(page, "Saved")
+    wait_for_save_status(page, starts="Saved")
     second_token = wait_for_item(page, first_token)
 
     page.keyboard.press("z")
@@ -183,7 +179,7 @@ def test_a_tig_audit_label_comes_back_with_its_codes_action_and_note(live_server
     page.keyboard.press("ArrowDown")  # the action row
     page.keyboard.press("3")  # exclude
     page.keyboard.press("Enter")
-    _wait_status(page, "Saved ✓ as version 2")
+    wait_for_save_status(page, starts="Saved ✓ as version 2")
     wait_for_item(page, first_token)
     label = TigAuditLabel.objects.get(assignment__token=first_token)
     assert (label.faithfulness, label.non_leakage, label.overall_action, label.version) == ("fail", "fail", "exclude", 2)

@@ -15,7 +15,8 @@ from leaderboard.runs.models import RunStatus
 from leaderboard.runs.queue import WAITING_FOR_QUEUE
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
-from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in, wait_for_item
+from tests.browser.conftest import TIMEOUT_MS, wait_for_save_status
+from tests.browser.test_annotation_flow import log_in, wait_for_item
 from tests.factories import UserFactory
 from tests.leaderboard.runs.conftest import CASES
 
@@ -71,10 +72,10 @@ def test_the_annotation_page_retries_a_503_with_the_same_key_and_the_label_is_st
     page.route("**/submit*", database_away)  # the page submits to …/submit?next=1
     page.keyboard.press("a")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.includes('retrying')")
+    wait_for_save_status(page, contains="retrying")
     status = page.inner_text("#save-status")
     assert "temporarily unavailable" in status
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    wait_for_save_status(page, starts="Saved")
     page.unroute("**/submit*")
     context.close()
     assert refused["n"] == 2 and len(sent) == 3

@@ -20,7 +20,8 @@ from tests.annotation.validation_factories import (
     handwriting_campaign,
     uos_campaign,
 )
-from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in, wait_for_item
+from tests.browser.conftest import TIMEOUT_MS, wait_for_save_status
+from tests.browser.test_annotation_flow import log_in, wait_for_item
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -35,7 +36,7 @@ def _page(browser, base, username):
 
 
 def _saved_then_next(page, token):
-    page.wait_for_function("() => document.querySelector('#save-status').textContent.startsWith('Saved')")
+    wait_for_save_status(page, starts="Saved")
     return wait_for_item(page, token)
 
 
