@@ -55,11 +55,15 @@ def error_response(request: HttpRequest, status: int, detail: str, *, links: dic
         return JsonResponse({"error": CODES[status], "message": detail, "details": {}}, status=status)
     if is_api_request(request):
         return JsonResponse({"error": CODES[status], "detail": detail}, status=status)
-    if not hasattr(request, "user"):  # refused before the authentication middleware ran
+    # Refused before the session and authentication middleware ran (the 414, 413 and the early 400s): who is
+    # asking is not known, so the page names no account -- no menu, and no "Log in" for a visitor who may be
+    # signed in -- rather than read the session and the user's roles for a request the site refuses.
+    account_unknown = not hasattr(request, "user")
+    if account_unknown:
         request.user = AnonymousUser()
     template = TEMPLATES.get(status, "error.html")
     body = render_to_string(template, {"status": status, "title": TITLES[status], "detail": detail,
-                                          "links": links or {}}, request=request)
+                                       "links": links or {}, "account_unknown": account_unknown}, request=request)
     return HttpResponse(body, status=status)
 
 

@@ -261,3 +261,22 @@ def test_an_address_at_the_limit_is_the_login_redirect_back_to_it_for_an_anonymo
 
 def test_an_address_at_the_limit_answers_a_signed_in_visitor(client, rita):
     assert login(client, rita).get(_address("/leaderboards/", MAX_ADDRESS_CHARS)).status_code == 200
+
+
+@pytest.mark.parametrize("signed_in", [False, True])
+@pytest.mark.parametrize("address", [_address("/leaderboards/", MAX_ADDRESS_CHARS + 1), "/leaderboards/%00"],
+                         ids=["too-long", "nul"])
+def test_a_page_refused_before_authentication_names_no_account(client, rita, signed_in, address,
+                                                               django_assert_num_queries):
+    # The 414 (and the other early refusals) answer before the session is read: who is asking is not known.
+    # The page showed an anonymous visitor's "Log in" to a signed-in researcher; it shows no account menu
+    # at all, for anyone, and looks nothing up to draw one.
+    if signed_in:
+        login(client, rita)
+    with django_assert_num_queries(0):
+        response = client.get(address)
+    body = response.content.decode()
+    assert response.status_code in (400, 414) and response["Content-Type"].startswith("text/html")
+    assert "Start page" in body
+    assert "Log in" not in body and "Log out" not in body and "rita" not in body
+    assert "/annotate/campaigns/" not in body and "/accounts/login/" not in body
