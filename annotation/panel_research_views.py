@@ -85,17 +85,19 @@ def _study_page(request, campaign, *, signing_secret: str = ""):
 @never_cache  # the response shows the new secret: no cache keeps it
 def entry_signing(request, pk: int):
     """``action``: rotate (a new entry-signing secret, shown once: this response is rendered, not redirected) or
-    off (entries need no signature)."""
+    off (entries need no signature); either only with ``confirm=yes``, the page's ticked box."""
     require_researcher(request.user)
     study = _study(pk)
     action = request.POST.get("action", "")
     if action not in ("rotate", "off"):
         messages.error(request, f"Unknown action {action!r}.")
         return redirect(reverse("annotation:panel_study", args=[pk]) + "#entry-signing")
-    if action == "rotate" and request.POST.get("confirm") != "yes":
-        # a new secret stops every link handed out (unsigned ones, or those signed with the old secret)
-        messages.error(request, "Nothing changed: tick the box to confirm that the links already handed out "
-                                "stop entering.")
+    if request.POST.get("confirm") != "yes":
+        # a new secret stops every link handed out (unsigned ones, or those signed with the old secret); turning
+        # signing off lets unsigned links enter again, so an id that can be guessed is anyone's to take
+        messages.error(request, "Nothing changed: tick the box to confirm that " + (
+            "the links already handed out stop entering." if action == "rotate" else
+            "links without a signature enter again."))
         return redirect(reverse("annotation:panel_study", args=[pk]) + "#entry-signing")
     try:
         secret = participants.panel_study_signing_set(study=study, required=action == "rotate",

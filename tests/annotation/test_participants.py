@@ -1454,7 +1454,8 @@ def test_the_study_page_makes_the_secret_shows_it_once_and_says_signing_is_requi
     page = client.get(reverse("annotation:panel_study", args=[campaign.pk])).content.decode()
     assert "Required." in page and secret not in page  # shown once
     assert "&sig={{SIGNATURE}}" in html.unescape(page)  # the link to paste carries the signature's placeholder
-    off = client.post(reverse("annotation:panel_entry_signing", args=[campaign.pk]), {"action": "off"}, follow=True)
+    off = client.post(reverse("annotation:panel_entry_signing", args=[campaign.pk]), {"action": "off", "confirm": "yes"},
+                      follow=True)
     assert b"Entries are no longer signed." in off.content
     study.refresh_from_db()
     assert study.entry_signing_secret == ""
@@ -1482,6 +1483,27 @@ def test_the_study_page_asks_before_a_new_secret_breaks_the_links_handed_out(sig
     made = _signing_page_post(client, campaign, action="rotate", replacing=replacing, confirm="yes")
     study.refresh_from_db()
     assert study.entry_signing_secret not in ("", old) and study.entry_signing_secret in made.content.decode()
+
+
+def test_the_study_page_asks_before_stopping_signing_lets_unsigned_links_enter_again():
+    # Stopping signing re-opens entry to unsigned links (whoever enters first with a guessable id holds it): it
+    # needs the confirmation ticked, as turning signing on does, or nothing changes.
+    campaign, study = _study(panel="generic")
+    secret = participants.panel_study_signing_set(study=study, required=True)
+    client = Client()
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    page = client.get(reverse("annotation:panel_study", args=[campaign.pk])).content.decode()
+    off_form = page[page.index('id="entry-signing-off"'):]
+    off_form = off_form[:off_form.index("</form>")]
+    assert 'name="confirm" value="yes" required' in off_form
+    for unticked in ({}, {"confirm": "no"}):
+        refused = _signing_page_post(client, campaign, action="off", **unticked)
+        study.refresh_from_db()
+        assert study.entry_signing_secret == secret
+        assert "Nothing changed: tick the box" in refused.content.decode()
+    stopped = _signing_page_post(client, campaign, action="off", confirm="yes")
+    study.refresh_from_db()
+    assert study.entry_signing_secret == "" and "Entries are no longer signed." in stopped.content.decode()
 
 
 def test_the_new_secrets_page_sent_again_makes_no_other_secret():

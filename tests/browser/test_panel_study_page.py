@@ -1,6 +1,7 @@
 """The researcher's *Crowd study* page in Chromium at 1280 and 390 px, for each panel kind and for a generic study
 that signs its entries (with its new secret on screen): the entry link, the secret and the tables stay inside the
-screen — no page-wide horizontal scrolling — and the rotate step asks before breaking the links handed out."""
+screen — no page-wide horizontal scrolling — and the rotate step asks before breaking the links handed out, as
+stopping signing asks before unsigned links enter again."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from annotation import participants
 from tests.annotation.factories import Catalogue, pairwise_campaign
+from tests.browser.conftest import TIMEOUT_MS
 from tests.browser.test_annotation_flow import log_in
 from tests.factories import UserFactory
 
@@ -36,3 +38,26 @@ def test_the_crowd_study_page_of_every_panel_fits_the_screen(live_server, browse
     _fits(page, width)
     box = page.locator("#entry-signing-secret").bounding_box()
     assert box["x"] + box["width"] <= width
+
+
+def test_stopping_signed_entries_needs_the_box_ticked(live_server, browser):
+    UserFactory(username="rita", role="researcher")
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=3)
+    study = participants.panel_study_open(campaign=campaign, panel="generic")
+    secret = participants.panel_study_signing_set(study=study, required=True)
+    page = browser.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    log_in(page, live_server.url, "rita")
+    page.goto(f"{live_server.url}/annotate/campaigns/{campaign.pk}/panel/")
+    box = page.locator("#entry-signing-off input[name=confirm]")
+    # unticked, the form is invalid: the button does not send it
+    assert page.eval_on_selector("#entry-signing-off", "f => f.checkValidity()") is False
+    assert box.evaluate("e => e.validity.valueMissing") is True
+    study.refresh_from_db()
+    assert study.entry_signing_secret == secret
+    box.check()
+    page.click("#entry-signing-off button")
+    page.wait_for_selector("#messages >> text=Entries are no longer signed.")
+    assert "Not required." in page.inner_text("#entry-signing-state")
+    study.refresh_from_db()
+    assert study.entry_signing_secret == ""
