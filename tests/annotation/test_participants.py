@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import uuid
 from datetime import timedelta
 
@@ -1504,6 +1505,25 @@ def test_the_study_page_asks_before_stopping_signing_lets_unsigned_links_enter_a
     stopped = _signing_page_post(client, campaign, action="off", confirm="yes")
     study.refresh_from_db()
     assert study.entry_signing_secret == "" and "Entries are no longer signed." in stopped.content.decode()
+
+
+def test_a_stale_tabs_stop_keeps_the_secret_another_tab_has_just_made():
+    # The stop form carries the fingerprint of the secret its page showed: when another tab has since made a new
+    # secret (and the researcher copied it into the panel), the stale tab's stop changes nothing.
+    campaign, study = _study(panel="generic")
+    participants.panel_study_signing_set(study=study, required=True)
+    client = Client()
+    client.force_login(UserFactory(username="rita", role="researcher"))
+    page = client.get(reverse("annotation:panel_study", args=[campaign.pk])).content.decode()
+    off_form = page[page.index('id="entry-signing-off"'):]
+    off_form = off_form[:off_form.index("</form>")]
+    stale = re.search(r'name="replacing" value="([0-9a-f]*)"', off_form)
+    assert stale is not None, "the stop form names the secret it stops"
+    newer = participants.panel_study_signing_set(study=study, required=True)  # the other tab
+    refused = _signing_page_post(client, campaign, action="off", confirm="yes", replacing=stale.group(1))
+    study.refresh_from_db()
+    assert study.entry_signing_secret == newer
+    assert "already replaced" in refused.content.decode()
 
 
 def test_the_new_secrets_page_sent_again_makes_no_other_secret():
