@@ -457,7 +457,71 @@ def _first_per_group(group: np.ndarray, label: np.ndarray, count: np.ndarray, n_
     return out
 
 
-def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -> Canonicalisation:
+@dataclass(frozen=True)
+class PairTable:
+    """The distinct ``(key, surface form)`` pairs of a population's mentions -- :func:`canonicalise`'s input.
+
+    ``keys`` are the key ids present, in content order (:attr:`AtomTable.key_order`), with their mention
+    counts ``key_count`` and type codes ``key_type``; pair i is ``(pair_key[i], pair_label[i])`` (a dense index
+    into ``keys`` and a label id), sorted by key then label, with its mention count ``pair_count[i]``;
+    ``pair_of_mention`` is every mention's pair. ``apart_types`` (leave-out reuse,
+    :class:`engine.tig.leaveout.LeaveOutBasis`): type codes in which no two of the population's pairs have
+    label cosine >= ``apart_threshold`` and every label's self-cosine is at or above it -- where every key
+    has one form, the offline canonicaliser's :meth:`~EmbeddingCanonicaliser.merges_nothing` is then known
+    to be true without comparing the type's cosine matrix."""
+
+    keys: np.ndarray
+    key_count: np.ndarray
+    key_type: np.ndarray
+    pair_key: np.ndarray
+    pair_label: np.ndarray
+    pair_count: np.ndarray
+    pair_of_mention: np.ndarray
+    apart_types: frozenset[int] = frozenset()
+    apart_threshold: float | None = None
+
+
+def pair_table(table: AtomTable) -> PairTable:
+    """The distinct (key, surface form) pairs of ``table``'s mentions, keys in content order.
+
+    Keys are ordered by (type, key text) so node order -- and with it Leiden's input -- depends only on the
+    population's content, never on where else (e.g. in a candidate's response) a key was first seen; it also
+    makes each type's keys one contiguous run. The order of all the task's keys is sorted once (shared by
+    every leave-out subset); a population keeps the keys its mentions use."""
+    width = len(table.label_names)
+    order = table.key_order
+    mention_rank = order.rank[table.key_ids]
+    rank_count = np.bincount(mention_rank, minlength=len(order.by_rank))
+    present = rank_count > 0
+    key_of_mention = (np.cumsum(present) - 1)[mention_rank]
+    keys = order.by_rank[present]
+    # distinct (key, label) pairs with their mention counts, sorted by key
+    codes, pair_of_mention, pair_count = np.unique(
+        key_of_mention * width + table.label_ids, return_inverse=True, return_counts=True
+    )
+    pair_key, pair_label = np.divmod(codes, width)
+    return PairTable(
+        keys=keys,
+        key_count=rank_count[present],
+        key_type=order.type_code[keys],
+        pair_key=pair_key,
+        pair_label=pair_label,
+        pair_count=pair_count,
+        pair_of_mention=pair_of_mention,
+    )
+
+
+def _most_per_node(node: np.ndarray, value: np.ndarray, count: np.ndarray, width: int, n_nodes: int) -> np.ndarray:
+    """Per node, the value with the largest count summed over the node's rows (ties: smaller value)."""
+    codes, inverse = np.unique(node * width + value, return_inverse=True)
+    summed = np.bincount(inverse, weights=count)  # whole numbers: exact in any order
+    code_node, code_value = np.divmod(codes, width)
+    return _first_per_group(code_node, code_value, summed, n_nodes)
+
+
+def canonicalise(
+    table: AtomTable, canonicaliser: Canonicaliser | None = None, *, pairs: PairTable | None = None
+) -> Canonicalisation:
     """Canonical atoms of ``table``: mentions sharing a (type, key) start as one group, then
     ``canonicaliser`` (default :class:`EmbeddingCanonicaliser`) merges groups within each type, then
     :func:`alias_split` takes out of every group the surface forms whose cosine to its label is below the
@@ -466,30 +530,21 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
 
     All similarities come from the table's label cosine matrix: the Gram matrix of unnormalised sums is
     ``P S P^T`` for a count matrix P (groups x labels), so key centroids and node embeddings are never formed.
+
+    ``pairs``: ``table``'s :class:`PairTable` when the caller has it already (a leave-out population's,
+    sliced from its task's, :class:`engine.tig.leaveout.LeaveOutBasis`); :func:`pair_table` otherwise.
     """
     canonicaliser = canonicaliser or _DEFAULT
     if table.n_mentions == 0:
         return Canonicalisation(table, np.zeros(0, np.int64), np.zeros(0, np.int64), [], [], np.zeros((0, 0)))
     names = table.label_names
     width = len(names)
-    # order keys by (type, key text) so node order -- and with it Leiden's input -- depends only on the
-    # population's content, never on where else (e.g. in a candidate's response) a key was first seen;
-    # it also makes each type's keys one contiguous run. The order of all the task's keys is sorted once
-    # (shared by every leave-out subset); a population keeps the keys its mentions use.
     order = table.key_order
-    mention_rank = order.rank[table.key_ids]
-    rank_count = np.bincount(mention_rank, minlength=len(order.by_rank))
-    present = rank_count > 0
-    key_of_mention = (np.cumsum(present) - 1)[mention_rank]
-    keys = order.by_rank[present]
+    pairs = pairs if pairs is not None else pair_table(table)
+    keys, key_count, key_type = pairs.keys, pairs.key_count, pairs.key_type
+    pair_key, pair_label, pair_count = pairs.pair_key, pairs.pair_label, pairs.pair_count
+    pair_of_mention = pairs.pair_of_mention
     n_k = len(keys)
-    key_count = rank_count[present]
-    key_type = order.type_code[keys]
-    # distinct (key, label) pairs with their mention counts, sorted by key
-    codes, pair_of_mention, pair_count = np.unique(
-        key_of_mention * width + table.label_ids, return_inverse=True, return_counts=True
-    )
-    pair_key, pair_label = np.divmod(codes, width)
     key_label = _first_per_group(pair_key, pair_label, pair_count, n_k)
     sim = table.label_similarity
     threshold = float(getattr(canonicaliser, "threshold", CANONICAL_MERGE_THRESHOLD))
@@ -497,8 +552,17 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
     # its threshold): its own test is asked first, and the call, its inputs and the comparison of its answer
     # with the identity are skipped.
     offline = type(canonicaliser).group is EmbeddingCanonicaliser.group
+    # A leave-out population's basis may know already that a type's keys are pairwise apart (PairTable):
+    # only for the offline canonicaliser's own test at the same threshold.
+    apart = (
+        pairs.apart_types
+        if offline
+        and type(canonicaliser).merges_nothing is EmbeddingCanonicaliser.merges_nothing
+        and pairs.apart_threshold == threshold
+        else frozenset()
+    )
 
-    node_of_pair = np.empty(len(codes), dtype=np.int64)
+    node_of_pair = np.empty(len(pair_key), dtype=np.int64)
     blocks: list[tuple[int, np.ndarray]] = []
     n_nodes = 0
     type_starts = np.flatnonzero(np.concatenate(([True], key_type[1:] != key_type[:-1], [True])))
@@ -509,7 +573,7 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
         if p1 - p0 == n_keys:
             # every key has one surface form: its centroid is that label's embedding
             labels_t = pair_label[p0:p1]
-            sim_t = sim[labels_t[:, None], labels_t]
+            sim_t = sim.take(labels_t, axis=0).take(labels_t, axis=1)  # sim[labels_t][:, labels_t], copied
             key_cos = sim_t
         else:
             labels_t, local = np.unique(pair_label[p0:p1], return_inverse=True)
@@ -519,7 +583,8 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
             # key centroid cosines: Gram of per-key embedding sums, P S P^T
             key_cos = _cosine(counts_t @ sim_t @ counts_t.T)
         identity = np.arange(n_keys)
-        if offline and canonicaliser.merges_nothing(key_cos):
+        known_apart = counts_t is None and int(key_type[k0]) in apart
+        if offline and (known_apart or canonicaliser.merges_nothing(key_cos)):
             dense = identity
         else:
             groups = canonicaliser.group(
@@ -555,18 +620,22 @@ def canonicalise(table: AtomTable, canonicaliser: Canonicaliser | None = None) -
     mention_node = node_of_pair[pair_of_mention]
     node_type = np.zeros(n_nodes, dtype=np.int64)
     node_type[node_of_pair] = key_type[pair_key]
-    # node label: most frequent surface form over the node's mentions (ties: shorter, then alphabetical)
-    node_codes, inverse = np.unique(node_of_pair * width + pair_label, return_inverse=True)
-    node_pair_count = np.bincount(inverse, weights=pair_count)
-    node_pair_node, node_pair_label = np.divmod(node_codes, width)
-    node_label_id = _first_per_group(node_pair_node, node_pair_label, node_pair_count, n_nodes)
+    # node label: most frequent surface form over the node's mentions (ties: shorter, then alphabetical);
+    # node key: the type-qualified key of the node's most frequent key (first in content order on ties).
+    # Both are chosen per node, over its pairs: a node of one pair (most nodes of a leave-out population)
+    # has that pair's label and key, so the choice is made only among the pairs of nodes with several.
+    node_label_id = np.empty(n_nodes, dtype=np.int64)
+    node_label_id[node_of_pair] = pair_label
+    node_key_id = np.empty(n_nodes, dtype=np.int64)
+    node_key_id[node_of_pair] = pair_key
+    shared = np.flatnonzero(np.bincount(node_of_pair, minlength=n_nodes)[node_of_pair] > 1)
+    if len(shared):
+        shared_node, shared_count = node_of_pair[shared], pair_count[shared]
+        nodes = np.unique(shared_node)
+        node_label_id[nodes] = _most_per_node(shared_node, pair_label[shared], shared_count, width, n_nodes)[nodes]
+        # a form split off a key that its node keeps is told apart by its label (below)
+        node_key_id[nodes] = _most_per_node(shared_node, pair_key[shared], shared_count, n_k, n_nodes)[nodes]
     node_labels = [names[i] for i in node_label_id.tolist()]
-    # node key: the type-qualified key of the node's most frequent key (first in content order on ties);
-    # a form split off a key that its node keeps is told apart by its label
-    key_codes, key_inverse = np.unique(node_of_pair * n_k + pair_key, return_inverse=True)
-    node_key_count = np.bincount(key_inverse, weights=pair_count)
-    node_key_node, node_key_key = np.divmod(key_codes, n_k)
-    node_key_id = _first_per_group(node_key_node, node_key_key, node_key_count, n_nodes)
     node_key = [order.qualified[k] for k in keys[node_key_id].tolist()]
     if len(set(node_key)) < n_nodes:
         taken: set[str] = set()

@@ -36,6 +36,7 @@ from engine.tig.checklist import (
 )
 from engine.tig.clusters import LEIDEN_SEED, same_type_labels
 from engine.tig.graph import IdeaGraph, build_graph, cluster_members_explained, graph_export
+from engine.tig.leaveout import LeaveOutBasis
 from engine.tig.offline import OfflineExtractor
 from engine.tig.score import Cluster, ScoredClusters, score_partition
 
@@ -196,6 +197,9 @@ class PopulationIndex:
     or a persistent one, to extract each response once across tasks and runs. ``version`` overrides the
     computed :func:`population_version`. ``progress(stage, done, total)`` is called during extraction and
     embedding. ``max_contexts`` bounds the context cache (least recently used dropped first).
+    ``reuse``: build each population's canonicalisation and graph from the task's
+    :class:`~engine.tig.leaveout.LeaveOutBasis` (the same results, bit for bit); ``False`` builds every
+    population from its own table alone.
     """
 
     def __init__(
@@ -213,6 +217,7 @@ class PopulationIndex:
         clustering: str = "leiden",
         seed: int = LEIDEN_SEED,
         max_contexts: int | None = 4096,
+        reuse: bool = True,
     ) -> None:
         records = [idea_record(i, task=task, brief=brief) for i in ideas]
         records.sort(key=lambda r: (r.model, str(r.sample), r.response_id))
@@ -246,6 +251,8 @@ class PopulationIndex:
         if progress:
             progress("embed", 1, 1)
         self.models = sorted(set(self.table.models))
+        self.reuse = reuse
+        self._basis: LeaveOutBasis | None = None
 
     def _extract_all(self, progress: Progress | None) -> list[ResponseAtoms]:
         keys = [extraction_key(self.extractor.name, idea) for idea in self.ideas]
@@ -268,15 +275,29 @@ class PopulationIndex:
 
     # -- populations ---------------------------------------------------------------------------------
 
+    def _keep(self, exclude_models: Iterable[str]) -> np.ndarray:
+        excluded = set(exclude_models)
+        return np.asarray([m not in excluded for m in self.table.models], dtype=bool)
+
     def reference_table(self, exclude_models: Iterable[str] = ()) -> AtomTable:
         """The atom table of every response whose model is not excluded."""
-        excluded = set(exclude_models)
-        keep = np.asarray([m not in excluded for m in self.table.models], dtype=bool)
-        return self.table.subset(keep)
+        return self.table.subset(self._keep(exclude_models))
+
+    @property
+    def basis(self) -> LeaveOutBasis:
+        """The task-level tables every leave-out population slices (built on first use)."""
+        if self._basis is None:
+            self._basis = LeaveOutBasis(self.table, self.alias_threshold)
+        return self._basis
 
     def graph(self, exclude_models: Iterable[str] = ()) -> IdeaGraph:
         """The Typed Idea Graph of the population without ``exclude_models``."""
-        return build_graph(canonicalise(self.reference_table(exclude_models), self.canonicaliser))
+        keep = self._keep(exclude_models)
+        table = self.table.subset(keep)
+        if not self.reuse:
+            return build_graph(canonicalise(table, self.canonicaliser))
+        pairs = self.basis.pair_table(keep[self.table.response])
+        return build_graph(canonicalise(table, self.canonicaliser, pairs=pairs))
 
     def scored_clusters(
         self, exclude_models: Iterable[str] = (), *, graph: IdeaGraph | None = None,

@@ -231,3 +231,48 @@ def test_skipping_the_offline_canonicaliser_where_it_merges_nothing_changes_no_l
         assert np.array_equal(fast.node_type, slow.node_type)
         assert np.array_equal(fast.node_similarity, slow.node_similarity)
     assert asked.answers["nothing"] and asked.answers["merged"]  # both paths were taken
+
+
+def _counted_label_and_key(canon):
+    """Each node's label and key by plain counting over its mentions (the definitions canonicalise states):
+    the most frequent surface form, ties by smaller label id; the most frequent key, ties first in content
+    order, a key already taken by an earlier node followed by ``|label``."""
+    from collections import Counter
+
+    table = canon.table
+    order = table.key_order
+    labels, keys, taken = [], [], set()
+    for v in range(canon.n_nodes):
+        mentions = np.flatnonzero(canon.mention_node == v)
+        forms = Counter(table.label_ids[mentions].tolist())
+        label = min(forms, key=lambda i: (-forms[i], i))
+        ranks = Counter(order.rank[table.key_ids[mentions]].tolist())
+        key = order.qualified[int(order.by_rank[min(ranks, key=lambda r: (-ranks[r], r))])]
+        if key in taken:
+            key = f"{key}|{table.label_names[label]}"
+        taken.add(key)
+        labels.append(label)
+        keys.append(key)
+    return labels, keys
+
+
+@pytest.mark.parametrize("threshold", [CANONICAL_MERGE_THRESHOLD, 0.6])
+def test_every_node_has_its_most_frequent_form_as_label_and_its_most_frequent_key(threshold):
+    # canonicalise chooses among the pairs of nodes with several only; a node of one pair takes that pair's
+    from itertools import combinations
+
+    from engine.tig.population import PopulationIndex
+    from tests.engine.tig.planted import MODELS, planted_population
+
+    index = PopulationIndex(planted_population(), canonicaliser=EmbeddingCanonicaliser(threshold))
+    shared = 0
+    for pair in list(combinations(MODELS, 2))[::5]:
+        canon = index.graph(pair).canon
+        labels, keys = _counted_label_and_key(canon)
+        assert canon.node_label_id.tolist() == labels
+        assert canon.node_label == [canon.table.label_names[i] for i in labels]
+        assert canon.node_key == keys
+        table = canon.table
+        pairs = np.unique(np.column_stack([canon.mention_node, table.key_ids, table.label_ids]), axis=0)
+        shared += int((np.bincount(pairs[:, 0]) > 1).sum())
+    assert shared  # nodes of several (key, surface form) pairs were met
