@@ -198,8 +198,9 @@ class PopulationIndex:
     computed :func:`population_version`. ``progress(stage, done, total)`` is called during extraction and
     embedding. ``max_contexts`` bounds the context cache (least recently used dropped first).
     ``reuse``: build each population's canonicalisation and graph from the task's
-    :class:`~engine.tig.leaveout.LeaveOutBasis` (the same results, bit for bit); ``False`` builds every
-    population from its own table alone.
+    :class:`~engine.tig.leaveout.LeaveOutBasis` and read Leiden results back from the task's memo (the
+    same results, bit for bit); ``False`` builds every population from its own table alone, sharing
+    nothing with the task's other populations.
     """
 
     def __init__(
@@ -308,7 +309,7 @@ class PopulationIndex:
         graph = graph if graph is not None else self.graph(exclude_models)
         codes = None if only_types is None else {ATOM_TYPES.index(t) for t in only_types}
         labels = same_type_labels(graph.weight, graph.canon.node_type, method=self.clustering, seed=self.seed,
-                                  only_types=codes, memo=self._leiden_memo)
+                                  only_types=codes, memo=self._leiden_memo if self.reuse else None)
         return score_partition(graph, labels), graph
 
     def clusters(self, exclude_models: Iterable[str] = ()) -> tuple[list[Cluster], IdeaGraph]:

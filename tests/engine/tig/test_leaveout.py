@@ -1,7 +1,8 @@
-"""A leave-out population built from its task's LeaveOutBasis is the population built from its own table,
-bit for bit: canonical atoms, graph weights, clusters, scores, items and their ids, for every pair of
-several tasks (planted paraphrases, so keys with several surface forms; bench_tig's synthetic tasks, whose
-mechanisms merge in most populations; a looser threshold; a canonicaliser other than the offline one)."""
+"""A leave-out population built with what its task shares (the task's LeaveOutBasis, Leiden results read
+back from the task's memo) is the population built from its own table with nothing shared, bit for bit:
+canonical atoms, graph weights, clusters, scores, items and their ids, for every pair of several tasks
+(planted paraphrases, so keys with several surface forms; bench_tig's synthetic tasks, whose mechanisms
+merge in most populations; a looser threshold; a canonicaliser other than the offline one)."""
 
 from __future__ import annotations
 
