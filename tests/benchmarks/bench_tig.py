@@ -19,6 +19,13 @@ is printed separately).
 
 Goals (issue 5): <= 50 ms per context; 10,000 contexts <= 5 minutes; >= 5x faster than the baseline.
 
+3. Cross-population reuse (issue 30): each of the first ``--reuse-tasks`` tasks' contexts built with
+   ``PopulationIndex(reuse=True)`` (the task's :class:`~engine.tig.leaveout.LeaveOutBasis` and Leiden memo,
+   built anew each time and counted) and with ``reuse=False`` (every population from its own table, nothing
+   shared), alternating, each path's minimum CPU time of ``--reuse-repeats`` runs per task summed: on a
+   shared machine the minimum is the steadiest figure. Both paths give the same contexts, bit for bit
+   (``tests/engine/tig/test_leaveout.py``).
+
 Run: ``.venv/bin/python -m tests.benchmarks.bench_tig [--tasks 400] [--pairs-per-task 25]
 [--baseline-every 2] [--full-baseline] [--cache-dir DIR] [--blas-threads 1]``. In the 10,000-context run
 the baseline is timed on one pair of every ``--baseline-every``-th task, interleaved with the optimised run,
@@ -369,6 +376,32 @@ def many_contexts(
     }
 
 
+def reuse_contexts(tasks: dict[int, list[dict]], cache: EmbeddingCache, pairs_per_task: int, repeats: int) -> dict:
+    """Every context of each task with cross-population reuse and without, alternating; per task the
+    minimum CPU time of ``repeats`` runs of each path (fresh basis and Leiden memo every run)."""
+    embedder = CachedEmbedder(MiniLMEmbedder(), cache)
+    cpu = {True: 0.0, False: 0.0}
+    n = 0
+    for task, ideas in tasks.items():
+        pairs = judged_pairs(task, pairs_per_task)
+        index = PopulationIndex(ideas, embedder=embedder, max_contexts=0)
+        index.context(pairs[0])  # the task's shared tables (label cosines, key order) outside the timing
+        best = {True: float("inf"), False: float("inf")}
+        for run in range(repeats):
+            for reuse in (True, False) if run % 2 else (False, True):
+                index.reuse = reuse
+                index._basis = None
+                index._leiden_memo.clear()
+                c0 = time.process_time()
+                for pair in pairs:
+                    index.context(pair)
+                best[reuse] = min(best[reuse], time.process_time() - c0)
+        cpu[True] += best[True]
+        cpu[False] += best[False]
+        n += len(pairs)
+    return {"contexts": n, "reuse": cpu[True], "scratch": cpu[False]}
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:8.2f}"
 
@@ -388,6 +421,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--full-baseline", action="store_true", help="run the baseline on every context")
     parser.add_argument("--cache-dir", default=None, help="embedding cache directory (default: a temp dir)")
     parser.add_argument("--blas-threads", default="1", help="BLAS threads (set before numpy loads)")
+    parser.add_argument("--reuse-tasks", type=int, default=10, help="tasks of the cross-population reuse run")
+    parser.add_argument("--reuse-repeats", type=int, default=3, help="runs of each path per task (minimum kept)")
     args = parser.parse_args(argv)
 
     tmp = None
@@ -450,6 +485,20 @@ def main(argv: list[str] | None = None) -> None:
         f"   {'PopulationIndex (numpy graph, reuse)':<46}{many['fast_total']:9.1f}{ms(many['fast_total'] / n)}"
         f"{many['slow_total'] / many['fast_total']:7.2f}x{many['fast_cpu']:9.1f}"
         f"{many['slow_cpu'] / many['fast_cpu']:7.2f}x  [measured]"
+    )
+    print()
+    reuse = reuse_contexts({t: tasks[t] for t in list(tasks)[: args.reuse_tasks]}, cache, args.pairs_per_task,
+                           args.reuse_repeats)
+    n_reuse = reuse["contexts"]
+    print(
+        f"3) cross-population reuse: {n_reuse} contexts of {min(args.reuse_tasks, args.tasks)} tasks, each path's "
+        f"minimum CPU of {args.reuse_repeats} alternating runs per task"
+    )
+    print(f"   {'path':<46}{'CPU ms/ctx':>11}{'ratio':>8}")
+    print(f"   {'every population from its own table':<46}{reuse['scratch'] / n_reuse * 1000:11.3f}{1.0:7.2f}x")
+    print(
+        f"   {'task basis and Leiden memo shared':<46}{reuse['reuse'] / n_reuse * 1000:11.3f}"
+        f"{reuse['scratch'] / reuse['reuse']:7.2f}x"
     )
     print()
     speedup = min(med["slow"] / med["fast"], many["slow_total"] / many["fast_total"])
