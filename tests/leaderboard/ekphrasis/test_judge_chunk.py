@@ -188,3 +188,36 @@ def test_the_last_two_chunks_finished_at_once_on_two_workers_finalise_the_run_on
     assert sorted(outcomes) == [False, True]  # exactly one of them finalises
     run.refresh_from_db()
     assert (run.status, run.tasks_done) == (JudgeRun.Status.FINALISING, 2)
+
+
+def test_a_verdict_is_stored_exactly_as_the_judge_gave_it_whatever_its_text_and_numbers(monkeypatch):
+    """The round's verdicts travel as one JSON document (on PostgreSQL read as jsonb): text with quotes,
+    backslashes, escapes and non-ASCII, nested outcomes and a float's every digit come back as given."""
+    from dataclasses import replace
+
+    task_set, models = population(n_models=4, n_tasks=1, name="exact")
+    run = simulated_run(task_set, models, budget=4, dimensions="U", malformed_rate=0.0)
+    awkward = 'a "quoted" \\ back\\slash, tab\t, newline\n, ünïcödé ✓ and \\u00e9 as written'
+    outcomes = [{"item_index": 1, "item": awkward, "winner": "A", "confidence": 0.1 + 0.2,
+                 "evidence_a": "", "evidence_b": None, "rationale": {"nested": [1, 2.5e-07, "x"]}}]
+    real = judges.judge_comparisons
+    given = {}
+
+    def awkward_verdicts(*args, comparisons, **kwargs):
+        verdicts = real(*args, comparisons=comparisons, **kwargs)
+        out = []
+        for call, verdict in zip(comparisons, verdicts, strict=True):
+            if verdict.ok:
+                verdict = replace(verdict, rationale=awkward, per_item_outcomes=outcomes, confidence=0.1 + 0.2)
+                given[call.pk] = verdict
+            out.append(verdict)
+        return out
+
+    monkeypatch.setattr(judges, "judge_comparisons", awkward_verdicts)
+    judge_runs.judge_run_execute_inline(run=run)
+    stored = {c.pk: c for c in Comparison.objects.filter(pk__in=given)}
+    assert given and stored.keys() == given.keys()
+    for pk, verdict in given.items():
+        assert (stored[pk].rationale, stored[pk].per_item_outcomes, stored[pk].confidence) == (
+            awkward, outcomes, 0.1 + 0.2)
+        assert stored[pk].checklist == verdict.checklist
