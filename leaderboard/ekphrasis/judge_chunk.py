@@ -144,6 +144,7 @@ class _Ledger:
         # verdict parameter rows not yet written, by pk: a retried call's last verdict replaces its first
         self.unsaved: dict[int, list] = {}
         self.unsaved_calls = 0
+        self.insert_defaults: list | None = None  # the planned rows' prepared defaults (_insert_defaults)
         self.read()
 
     def read(self) -> None:
@@ -314,12 +315,7 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
     On PostgreSQL a round's plans are sent as one JSON document (``json_to_recordset``) beside the shared
     values: fourteen parameters whatever the number of rows, so the driver parses the statement once and
     reuses it, where a VALUES row per plan made it re-parse ~200 placeholders each round."""
-    now = timezone.now()
-    shared = {"run_id": ledger.run.pk, "task_id": ledger.task.pk, "dimension": ledger.dimension}
-    default = [
-        f.get_db_prep_save(now if created else shared.get(f.attname, f.get_default()), connection)
-        for f, _, created in _INSERT_PLAN
-    ]
+    default = _insert_defaults(ledger)
     if connection.vendor == "postgresql" and all(type(row) is _Plan for row in rows):
         shared = [(f.attname, value) for (f, _, _), value in zip(_INSERT_PLAN, default, strict=True)
                   if f.attname not in _Plan._fields]
@@ -341,6 +337,23 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
         _SQL[key] = (f"INSERT INTO {table} ({', '.join(_quote(f.column) for f, _, _ in _INSERT_PLAN)}) "
                      f"VALUES {', '.join([placeholders] * len(rows))} ON CONFLICT DO NOTHING RETURNING {returning}")
     return _SQL[key], params
+
+
+def _insert_defaults(ledger: _Ledger) -> list:
+    """Each inserted field's value for a row that does not carry it, prepared for the database: the
+    ledger's run, task and dimension, the creation time (now) or the field's default. All but the creation
+    time are the same for every round of the ledger, so they are prepared on its first plan only (each
+    field's preparation, a JSON default's adapter among them, cost more than the rest of building a round's
+    INSERT)."""
+    if ledger.insert_defaults is None:
+        shared = {"run_id": ledger.run.pk, "task_id": ledger.task.pk, "dimension": ledger.dimension}
+        ledger.insert_defaults = [
+            None if created else f.get_db_prep_save(shared.get(f.attname, f.get_default()), connection)
+            for f, _, created in _INSERT_PLAN
+        ]
+    now = timezone.now()
+    return [f.get_db_prep_save(now, connection) if created else value
+            for (f, _, created), value in zip(_INSERT_PLAN, ledger.insert_defaults, strict=True)]
 
 
 _MISSING = object()

@@ -221,3 +221,28 @@ def test_a_verdict_is_stored_exactly_as_the_judge_gave_it_whatever_its_text_and_
         assert (stored[pk].rationale, stored[pk].per_item_outcomes, stored[pk].confidence) == (
             awkward, outcomes, 0.1 + 0.2)
         assert stored[pk].checklist == verdict.checklist
+
+
+def test_a_ledger_prepares_its_planned_rows_shared_values_once_however_many_rounds_it_plans(monkeypatch):
+    """The run, task, dimension and the fields' defaults of a planned row are the same in every round of a
+    ledger: they are prepared for the database on its first plan; only the creation time is prepared anew."""
+    task_set, models = population(n_models=6, n_tasks=1, name="prepared-once")
+    run = simulated_run(task_set, models, budget=30, dimensions="U", malformed_rate=0.0)
+    status = Comparison._meta.get_field("status")
+    prepared, plans = [], []
+    real_prep, real_write = type(status).get_db_prep_save, judge_chunk._Ledger.write
+
+    def counted_prep(field, value, connection):
+        if field is status:
+            prepared.append(value)
+        return real_prep(field, value, connection)
+
+    def counted_write(self, planned=()):
+        plans.append(len(planned))
+        return real_write(self, planned)
+
+    monkeypatch.setattr(type(status), "get_db_prep_save", counted_prep)
+    monkeypatch.setattr(judge_chunk._Ledger, "write", counted_write)
+    judge_runs.judge_run_execute_inline(run=run)
+    assert sum(1 for n in plans if n) >= 3  # several rounds were planned in the one ledger
+    assert prepared == [Comparison.Status.PLANNED]
