@@ -353,7 +353,11 @@ def _assignment_on_slot(campaign: Campaign, annotator: AbstractBaseUser, slot: I
     # Should the flag be wrong, the one-live-assignment-per-slot unique index refuses our INSERT;
     # assignment_next repairs the flag and retries with a new transaction.
     attempt["slot_id"] = slot.pk
-    item = _item_load(campaign, slot.item_id)
+    if ItemSlot.item.is_cached(slot):  # read by the statement that took the slot
+        item = slot.item
+        item.campaign = campaign
+    else:
+        item = _item_load(campaign, slot.item_id)
     _shown_item_check(item, revision, now)
     # Counterbalancing: slot parity fixes the shown order, so an item's k annotators see it in
     # both orders (k = 3: two one way, one the other); the item's random bit decides which.
@@ -373,7 +377,8 @@ def _hand_out(facts: NextItemFacts, annotator: AbstractBaseUser, now: datetime, 
     else:
         # Usually there is no held item (the page asks right after a submission): then the same
         # statement takes a free slot.
-        held, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk)
+        held, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk,
+                                              item_relations=kind_for(campaign.kind).content_relations)
     looked = held is None and not gold_due  # a free slot was looked for (and taken, if there was one)
     if held is not None:
         pk, expires_at, slot_id = held

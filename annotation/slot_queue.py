@@ -27,6 +27,7 @@ flag from the assignments, and the caller retries.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from datetime import datetime
 from typing import NamedTuple
@@ -34,7 +35,8 @@ from typing import NamedTuple
 from django.db import connection
 from django.db.models import Exists, OuterRef
 
-from annotation.models import Assignment, ItemSlot
+from annotation.models import Assignment, Item, ItemSlot
+from evalsite.precompiled import row_by_pk_sql, row_from
 from evalsite.prepared_statements import statement_cursor
 
 
@@ -99,14 +101,18 @@ class HeldAssignment(NamedTuple):
     slot_id: int | None
 
 
-def active_or_free_slot_take(*, campaign_id: int, annotator_id: int) -> tuple[HeldAssignment | None, ItemSlot | None]:
+def active_or_free_slot_take(*, campaign_id: int, annotator_id: int, item_relations: tuple[str, ...] | None = None,
+                             ) -> tuple[HeldAssignment | None, ItemSlot | None]:
     """The annotator's active assignment in the campaign, if they hold one (then no slot is taken), else
     the slot :func:`free_slot_take` takes (None when none is left): what next-item asks first.
 
     Asked after the caller locked the annotator's membership, in a new statement, so an assignment the
     annotator's other request committed meanwhile is seen (READ COMMITTED). On PostgreSQL one statement:
     the held assignment and the take share its snapshot, and the take runs only when there is none (a
-    one-time filter of the plan, so no slot is even locked then)."""
+    one-time filter of the plan, so no slot is even locked then). With ``item_relations`` (PostgreSQL) the
+    same statement reads the taken slot's item with those relations, as
+    :func:`annotation.request_facts.item_with_content` reads it, and attaches it to the slot (``slot.item``):
+    next-item's usual case is then one round trip where it was two."""
     if connection.vendor != "postgresql":
         held = next(iter(Assignment.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id,
                                                    status=Assignment.Status.ACTIVE)
@@ -114,10 +120,30 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int) -> tuple[He
         if held is not None:
             return HeldAssignment(*held), None
         return None, free_slot_take(campaign_id=campaign_id, annotator_id=annotator_id)
-    slots, assignments = ItemSlot._meta.db_table, Assignment._meta.db_table
     with statement_cursor(connection) as cursor:
-        cursor.execute(
-            f"""WITH held AS (
+        cursor.execute(_held_or_take_sql(item_relations),
+                       [campaign_id, annotator_id, Assignment.Status.ACTIVE,
+                        campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)])
+        row = cursor.fetchone()
+    held_id, expires_at, held_slot, slot_id, item_id, index = row[:6]
+    if held_id is not None:
+        return HeldAssignment(held_id, expires_at, held_slot), None
+    if slot_id is None:
+        return None, None
+    slot = ItemSlot(pk=slot_id, item_id=item_id, index=index, campaign_id=campaign_id, is_free=False)
+    item = None if item_relations is None else row_from(Item, row[6:], relations=item_relations)
+    if item is not None:
+        slot.item = item
+    return None, slot
+
+
+@functools.cache
+def _held_or_take_sql(item_relations: tuple[str, ...] | None) -> str:
+    """:func:`active_or_free_slot_take`'s statement (PostgreSQL), with the taken slot's item when asked."""
+    slots, assignments = ItemSlot._meta.db_table, Assignment._meta.db_table
+    item_sql = "" if item_relations is None else (
+        f" LEFT JOIN LATERAL ({row_by_pk_sql(Item, 'taken.item_id', relations=item_relations)[0]}) AS item ON true")
+    return f"""WITH held AS (
                     SELECT id, expires_at, slot_id FROM {assignments}
                     WHERE campaign_id = %s AND annotator_id = %s AND status = %s LIMIT 1),
                 taken AS (
@@ -125,16 +151,8 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int) -> tuple[He
                     WHERE NOT EXISTS (SELECT 1 FROM held) AND id = ({_FIRST_FREE_SLOT_SQL})
                     RETURNING id, item_id, index)
                 SELECT held.id, held.expires_at, held.slot_id, taken.id, taken.item_id, taken.index
-                FROM (SELECT 1) AS one LEFT JOIN held ON true LEFT JOIN taken ON true""",
-            [campaign_id, annotator_id, Assignment.Status.ACTIVE,
-             campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)],
-        )
-        held_id, expires_at, held_slot, slot_id, item_id, index = cursor.fetchone()
-    if held_id is not None:
-        return HeldAssignment(held_id, expires_at, held_slot), None
-    if slot_id is None:
-        return None, None
-    return None, ItemSlot(pk=slot_id, item_id=item_id, index=index, campaign_id=campaign_id, is_free=False)
+                       {", item.*" if item_relations is not None else ""}
+                FROM (SELECT 1) AS one LEFT JOIN held ON true LEFT JOIN taken ON true{item_sql}"""
 
 
 def slot_taken(*, slot_id: int) -> None:

@@ -5,6 +5,9 @@ building and compiling the same SQL on every call — that was a third of such a
 * :func:`row_by_pk` — ``Model.objects.select_related(*relations).get(pk=…)``: the SQL, the select list
   and the populators that attach related rows are what the ORM itself produces (its compiler, and the
   steps of Django's ``ModelIterable``); only the primary key changes per call.
+* :func:`row_by_pk_sql` and :func:`row_from` — the same read as a subquery of a larger statement (a
+  lateral join on a key the statement computes), and the instance built from its columns: one round trip
+  where there were two.
 * :func:`row_create` — ``Model.objects.create(**values)`` for a model with an automatic primary key and
   no save signals or ``save()`` override in play: each field's value is prepared as ``save()`` prepares
   it (``pre_save``, ``get_db_prep_save``) and sent with one ``INSERT … RETURNING`` of the new key.
@@ -36,20 +39,47 @@ def _compiled(model: type[Model], relations: tuple[str, ...], alias: str, vendor
     converted = [(i, column) for i, (column, _, _) in enumerate(select) if compiler.get_converters([column])]
     start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
     init_list = [column.target.attname for column, _, _ in select[start:end]]
-    return sql, converted, (start, end), init_list, get_related_populators(klass_info, select, alias)
+    return sql, converted, (start, end), init_list, get_related_populators(klass_info, select, alias), len(select)
 
 
 def row_by_pk(model: type[Model], pk, *, relations: tuple[str, ...] = ()) -> Model:
     """``model._default_manager.select_related(*relations).get(pk=pk)``, compiled once per process;
     ``model.DoesNotExist`` when there is no such row."""
     connection = connections[router.db_for_read(model)]
-    sql, converted, (start, end), init_list, populators = _compiled(model, relations, connection.alias,
-                                                                    connection.vendor)
+    compiled = _compiled(model, relations, connection.alias, connection.vendor)
     with statement_cursor(connection) as cursor:
-        cursor.execute(sql, [pk])
+        cursor.execute(compiled[0], [pk])
         row = cursor.fetchone()
     if row is None:
         raise model.DoesNotExist(f"no {model.__name__} {pk!r}")
+    return _instance(model, connection, compiled, row)
+
+
+def row_by_pk_sql(model: type[Model], key_sql: str, *, relations: tuple[str, ...] = ()) -> tuple[str, int]:
+    """The SQL of :func:`row_by_pk` with the primary key given by the SQL expression ``key_sql`` instead of
+    a parameter (a column of the statement it is part of, in a ``LATERAL`` subquery), and the number of
+    columns it selects; :func:`row_from` builds the instance from them."""
+    connection = connections[router.db_for_read(model)]
+    sql, *_, width = _compiled(model, relations, connection.alias, connection.vendor)
+    if sql.count("%s") != 1:  # the primary key is the query's only parameter (checked by _compiled)
+        raise RuntimeError(f"cannot place a key expression in the {model.__name__} query")
+    return sql.replace("%s", f"({key_sql})"), width
+
+
+def row_from(model: type[Model], row, *, relations: tuple[str, ...] = ()) -> Model | None:
+    """The instance :func:`row_by_pk` would return, from the columns of :func:`row_by_pk_sql` (``row``, as
+    the database returned them); None when the subquery found no row (its key column is NULL)."""
+    connection = connections[router.db_for_read(model)]
+    compiled = _compiled(model, relations, connection.alias, connection.vendor)
+    _, _, (start, _), init_list, _, _ = compiled
+    if row[start + init_list.index(model._meta.pk.attname)] is None:
+        return None
+    return _instance(model, connection, compiled, row)
+
+
+def _instance(model: type[Model], connection, compiled, row) -> Model:
+    """The instance, its related rows attached, from one row of a :func:`_compiled` query."""
+    _, converted, (start, end), init_list, populators, _ = compiled
     row = list(row)
     for i, column in converted:
         for convert in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
@@ -85,4 +115,4 @@ def row_create(model: type[Model], **values) -> Model:
     return instance
 
 
-__all__ = ["row_by_pk", "row_create"]
+__all__ = ["row_by_pk", "row_by_pk_sql", "row_create", "row_from"]

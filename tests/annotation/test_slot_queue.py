@@ -157,6 +157,44 @@ def test_without_a_held_assignment_the_first_free_slot_is_taken(catalogue):
     assert not ItemSlot.objects.get(pk=first.pk).is_free
 
 
+def test_the_take_reads_the_taken_slots_item_as_the_item_read_reads_it(catalogue):
+    """Asked for the item's relations, the statement that takes the slot brings its item (PostgreSQL; elsewhere
+    the caller reads it), equal to :func:`annotation.request_facts.item_with_content`'s, its relations attached."""
+    from django.db import connection
+
+    from annotation.kinds import kind_for
+    from annotation.request_facts import item_with_content
+    from annotation.slot_queue import active_or_free_slot_take
+
+    alice = annotators(1)[0]
+    campaign = pairwise_campaign(catalogue, annotators=[alice])
+    relations = kind_for(campaign.kind).content_relations
+    _, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=alice.pk, item_relations=relations)
+    if connection.vendor != "postgresql":
+        assert not ItemSlot.item.is_cached(slot)
+        return
+    assert ItemSlot.item.is_cached(slot) and slot.item.pk == slot.item_id
+    read = item_with_content(item_id=slot.item_id, relations=relations)
+    fields = [f.attname for f in type(read)._meta.concrete_fields]
+    assert [getattr(slot.item, f) for f in fields] == [getattr(read, f) for f in fields]
+    for relation in relations:  # attached, with the same row: no query when the kind shows it
+        assert getattr(slot.item, relation).pk == getattr(read, relation).pk
+        assert type(slot.item)._meta.get_field(relation).is_cached(slot.item)
+    assert not slot.item._state.adding
+
+
+def test_a_take_that_finds_no_slot_brings_no_item(catalogue):
+    from annotation.kinds import kind_for
+    from annotation.slot_queue import active_or_free_slot_take
+
+    alice = annotators(1)[0]
+    campaign = pairwise_campaign(catalogue, annotators=[alice])
+    ItemSlot.objects.filter(campaign=campaign).update(is_free=False)
+    found, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=alice.pk,
+                                           item_relations=kind_for(campaign.kind).content_relations)
+    assert (found, slot) == (None, None)
+
+
 def _first_eligible_free_slot(campaign, annotator) -> int | None:
     """The slot the queue must hand ``annotator`` next, computed in Python: the first free slot in queue
     order (position, item, index) whose item they have not been shown."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
-from evalsite.precompiled import row_by_pk, row_create
+from evalsite.precompiled import row_by_pk, row_by_pk_sql, row_create, row_from
 from leaderboard.models import Task
 from tests.factories import TaskFactory, UserFactory
 
@@ -20,6 +20,23 @@ def test_a_row_by_pk_equals_the_orms_with_its_related_row():
     fields = [f.attname for f in Task._meta.concrete_fields]
     assert [getattr(read, f) for f in fields] == [getattr(orm, f) for f in fields]
     assert read.task_set.name == orm.task_set.name and not read._state.adding
+
+
+def test_the_read_keyed_by_an_expression_builds_the_row_by_pks_instance():
+    """``row_by_pk_sql`` with the key as an SQL expression (here a parameter of the statement it is put
+    in), ``row_from`` on its columns: what ``row_by_pk`` returns, its related row attached; None for the
+    NULL columns of a subquery that found nothing."""
+    task = TaskFactory()
+    sql, width = row_by_pk_sql(Task, "%s", relations=("task_set",))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [task.pk])
+        row = cursor.fetchone()
+    assert len(row) == width
+    read, orm = row_from(Task, row, relations=("task_set",)), row_by_pk(Task, task.pk, relations=("task_set",))
+    fields = [f.attname for f in Task._meta.concrete_fields]
+    assert [getattr(read, f) for f in fields] == [getattr(orm, f) for f in fields]
+    assert read.task_set.name == orm.task_set.name and not read._state.adding
+    assert row_from(Task, [None] * width, relations=("task_set",)) is None
 
 
 def test_a_missing_row_is_does_not_exist():
