@@ -16,9 +16,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Model
 
 from annotation.models import AnnotatorProgress, Assignment, CampaignProgress, ItemSlot
+from evalsite.precompiled import row_inserted
 from evalsite.prepared_statements import statement_cursor
 
 
@@ -79,28 +80,41 @@ class SubmissionCounts(NamedTuple):
     done: int
 
 
-def submission_counted(*, campaign_id: int, annotator_id: int, labels: int) -> SubmissionCounts:
+def submission_counted(*, campaign_id: int, annotator_id: int, labels: int,
+                       label: tuple[Model, str, list] | None = None) -> SubmissionCounts:
     """One submission of ``annotator_id``: the campaign's ``labels`` grow by ``labels`` (1 for a regular
     item, 0 for gold) and its ``label_version`` by one, the annotator's ``done`` by one; the counters
     after it. On PostgreSQL both updates are one statement (two ``UPDATE … RETURNING`` in a ``WITH``);
     a missing row is created from a recount, as :func:`campaign_progress_add` and
-    :func:`annotator_progress_add` do."""
+    :func:`annotator_progress_add` do.
+
+    ``label``: the submission's label as :func:`evalsite.precompiled.row_insert` gives it, stored by the
+    same statement on PostgreSQL (a third part of the ``WITH``: one round trip fewer, and the campaign's
+    counter row, which every submission of the campaign locks until its commit, held one round trip
+    less), by its own INSERT after the counters elsewhere; its key is set either way, and a unique
+    constraint it breaks fails the statement (IntegrityError) as its own INSERT would."""
     campaigns, annotators = CampaignProgress._meta.db_table, AnnotatorProgress._meta.db_table
     campaign_sql = (f"UPDATE {campaigns} SET labels = labels + %s, label_version = label_version + 1 "
                     f"WHERE campaign_id = %s RETURNING labels, slots")
     annotator_sql = f"UPDATE {annotators} SET done = done + 1 WHERE campaign_id = %s AND annotator_id = %s RETURNING done"
     with statement_cursor(connection) as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute(f"""WITH campaign AS ({campaign_sql}), annotator AS ({annotator_sql})
+            inserted, insert_params = ((f", label AS ({label[1]})", label[2]) if label is not None else ("", []))
+            cursor.execute(f"""WITH campaign AS ({campaign_sql}), annotator AS ({annotator_sql}){inserted}
                                SELECT (SELECT labels FROM campaign), (SELECT slots FROM campaign),
-                                      (SELECT done FROM annotator)""",
-                           [labels, campaign_id, campaign_id, annotator_id])
-            counted_labels, slots, done = cursor.fetchone()
+                                      (SELECT done FROM annotator){", (SELECT * FROM label)" if label else ""}""",
+                           [labels, campaign_id, campaign_id, annotator_id, *insert_params])
+            counted_labels, slots, done, *key = cursor.fetchone()
         else:
             cursor.execute(campaign_sql, [labels, campaign_id])
             counted_labels, slots = cursor.fetchone() or (None, None)
             cursor.execute(annotator_sql, [campaign_id, annotator_id])
             done = (cursor.fetchone() or (None,))[0]
+            if label is not None:
+                cursor.execute(label[1], label[2])
+                key = cursor.fetchone()
+    if label is not None:
+        row_inserted(label[0], key[0])
     if counted_labels is None:  # no counter row yet: made from a recount that includes this submission
         campaign_progress_add(campaign_id=campaign_id, labels=labels)
         counted_labels, slots = CampaignProgress.objects.values_list("labels", "slots").get(pk=campaign_id)

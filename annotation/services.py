@@ -84,7 +84,7 @@ from annotation.slot_queue import (
     slot_flag_repair,
     slots_freed,
 )
-from evalsite.precompiled import row_create
+from evalsite.precompiled import row_create, row_insert
 from leaderboard.models import Render, Response, TaskSet
 from leaderboard.roles import is_researcher
 
@@ -624,14 +624,16 @@ def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated, *, 
     if submitted is None:
         assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
         assignment.save(update_fields=["status", "finished_at"])
-    # Progress counters move in the submission's own transaction (no aggregate on read).
-    counts = submission_counted(campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id,
-                                labels=int(assignment.slot_id is not None))
-    label = row_create(
+    # Progress counters move in the submission's own transaction (no aggregate on read); the label is
+    # written by the same statement (PostgreSQL).
+    label = row_insert(
         kind.label_model, assignment=assignment, campaign=assignment.campaign, item=assignment.item, annotator=annotator,
         idempotency_key=key, content_hash=assignment.content_hash, task_set_version=assignment.task_set_version,
         time_on_item_ms=time_ms, created_at=now, is_simulated=is_simulated, **values,
     )
+    counts = submission_counted(campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id,
+                                labels=int(assignment.slot_id is not None), label=label)
+    label = label[0]
     # Submitting their one active assignment leaves the annotator none; a late one may be saved while
     # they hold another (then the selector says).
     progress = Progress(counts.done, 0, _items_up_to(counts.slots, assignment.campaign)) if was_active else None

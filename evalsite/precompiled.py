@@ -10,7 +10,8 @@ building and compiling the same SQL on every call — that was a third of such a
   where there were two.
 * :func:`row_create` — ``Model.objects.create(**values)`` for a model with an automatic primary key and
   no save signals or ``save()`` override in play: each field's value is prepared as ``save()`` prepares
-  it (``pre_save``, ``get_db_prep_save``) and sent with one ``INSERT … RETURNING`` of the new key.
+  it (``pre_save``, ``get_db_prep_save``) and sent with one ``INSERT … RETURNING`` of the new key;
+  :func:`row_insert` hands that INSERT to a statement that sends it with others.
 """
 
 from __future__ import annotations
@@ -104,15 +105,28 @@ def _insert_sql(model: type[Model], alias: str, vendor: str):
 def row_create(model: type[Model], **values) -> Model:
     """``model.objects.create(**values)``, its INSERT written once per process (see the module docstring
     for the models it suits); the database's errors (IntegrityError) as the ORM raises them."""
+    instance, sql, params = row_insert(model, **values)
+    with statement_cursor(connections[instance._state.db]) as cursor:
+        cursor.execute(sql, params)
+        row_inserted(instance, cursor.fetchone()[0])
+    return instance
+
+
+def row_insert(model: type[Model], **values) -> tuple[Model, str, list]:
+    """What :func:`row_create` sends, unsent: the new instance (its ``_state.db`` the database to write to),
+    the ``INSERT … RETURNING`` of its key and the parameters, for a statement that carries the INSERT with
+    others (a data-modifying ``WITH``); the caller then gives the key to :func:`row_inserted`."""
     connection = connections[router.db_for_write(model)]
     sql, fields = _insert_sql(model, connection.alias, connection.vendor)
     instance = model(**values)
     params = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
-    with statement_cursor(connection) as cursor:
-        cursor.execute(sql, params)
-        instance.pk = cursor.fetchone()[0]
-    instance._state.adding, instance._state.db = False, connection.alias
-    return instance
+    instance._state.db = connection.alias
+    return instance, sql, params
 
 
-__all__ = ["row_by_pk", "row_by_pk_sql", "row_create", "row_from"]
+def row_inserted(instance: Model, pk) -> None:
+    """The instance of :func:`row_insert` is stored with the key ``pk``."""
+    instance.pk, instance._state.adding = pk, False
+
+
+__all__ = ["row_by_pk", "row_by_pk_sql", "row_create", "row_from", "row_insert", "row_inserted"]

@@ -53,7 +53,8 @@ class KillAfter:
 
 
 def _inserts_the_label(sql: str) -> bool:
-    return sql.startswith(f'INSERT INTO "{LABELS}"')
+    # its own INSERT, or a part of the statement that moves the progress counters with it (PostgreSQL)
+    return f'INSERT INTO "{LABELS}"' in sql
 
 
 def _takes_the_next_item(sql: str) -> bool:
