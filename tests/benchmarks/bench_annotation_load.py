@@ -549,13 +549,13 @@ PROFILE_PARTS = (
     ("request facts (access, lock, counters)", [("annotation/request_facts.py", "next_item_facts"),
                                                 ("annotation/request_facts.py", "assignment_submit_if_active"),
                                                 ("annotation/request_facts.py", "assignment_facts")]),
-    ("slot take", [("annotation/slot_queue.py", "active_or_free_slot_take")]),
-    ("item load", [("annotation/services.py", "_item_load")]),
+    ("slot take (with the taken item's read)", [("annotation/slot_queue.py", "active_or_free_slot_take")]),
+    ("item load (submit, held item, gold)", [("annotation/services.py", "_item_load")]),
     ("blinded payload", [("annotation/annotator_reads.py", "assignment_present")]),
     ("answer validation", [("annotation/kinds/base.py", "validate")]),
     ("content digest check", [("annotation/services.py", "_content_unchanged_check")]),
-    ("INSERTs (assignment, label)", [("django/db/models/query.py", "create"), ("evalsite/precompiled.py", "row_create")]),
-    ("progress counters", [("annotation/progress.py", "submission_counted")]),
+    ("assignment INSERT", [("django/db/models/query.py", "create"), ("evalsite/precompiled.py", "row_create")]),
+    ("progress counters (with the label's INSERT)", [("annotation/progress.py", "submission_counted")]),
     ("JSON body parse", [("evalsite/json_body.py", "parse")]),
     ("JSON render", [("rest_framework/response.py", "rendered_content")]),
 )
@@ -689,8 +689,8 @@ def _print_per_request(figures: dict) -> None:
     print("  where a request's CPU goes (profiled, so inflated; shares of the whole request):")
     named = sum(v for k, v in parts.items() if k != "whole request")
     for part, ms in parts.items():
-        print(f"      {part:<40} {ms:6.2f} ms  {100 * ms / whole:5.1f} %")
-    print(f"      {'the rest (middleware, DRF, routing, ORM)':<40} {whole - named:6.2f} ms  {100 * (whole - named) / whole:5.1f} %")
+        print(f"      {part:<46} {ms:6.2f} ms  {100 * ms / whole:5.1f} %")
+    print(f"      {'the rest (middleware, DRF, routing, ORM)':<46} {whole - named:6.2f} ms  {100 * (whole - named) / whole:5.1f} %")
 
 
 def _print_summary(summary: dict, per_request: dict | None, clients: int) -> None:
