@@ -626,14 +626,14 @@ def _label_submit(token, annotator, key, answer, time_ms, now, is_simulated, *, 
         assignment.save(update_fields=["status", "finished_at"])
     # Progress counters move in the submission's own transaction (no aggregate on read); the label is
     # written by the same statement (PostgreSQL).
-    label = row_insert(
+    insert = row_insert(
         kind.label_model, assignment=assignment, campaign=assignment.campaign, item=assignment.item, annotator=annotator,
         idempotency_key=key, content_hash=assignment.content_hash, task_set_version=assignment.task_set_version,
         time_on_item_ms=time_ms, created_at=now, is_simulated=is_simulated, **values,
     )
     counts = submission_counted(campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id,
-                                labels=int(assignment.slot_id is not None), label=label)
-    label = label[0]
+                                labels=int(assignment.slot_id is not None), label=insert)
+    label = insert[0]
     # Submitting their one active assignment leaves the annotator none; a late one may be saved while
     # they hold another (then the selector says).
     progress = Progress(counts.done, 0, _items_up_to(counts.slots, assignment.campaign)) if was_active else None
