@@ -33,7 +33,11 @@ from annotation.models import (
     Item,
     LabelRevision,
 )
-from annotation.participant_accounts import annotator_choices, participant_accounts_filter
+from annotation.participant_accounts import (
+    annotator_choices,
+    foreign_participant_memberships,
+    participant_accounts_filter,
+)
 from evalsite.request_checks import id_of
 from leaderboard.forms import JSON_FIELDS_STRICT
 from leaderboard.roles import require_admin
@@ -56,11 +60,26 @@ class _IdAutocompleteSelect(AutocompleteSelect):
 
 class CampaignAnnotatorFormSet(BaseInlineFormSet):
     """The annotator box takes the accounts :func:`annotation.participant_accounts.annotator_choices` names
-    for this campaign: never another study's participant, and a crowd campaign's own participants stay valid."""
+    for this campaign: never another study's participant, and a crowd campaign's own participants stay valid.
+
+    A row that already lists another study's participant
+    (:func:`annotation.participant_accounts.foreign_participant_memberships`) is shown read-only: its box
+    would refuse its own account, and every save of the campaign failed on it. Its Delete box removes it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.foreign_rows = ({row.pk for row in foreign_participant_memberships(campaign=self.instance)}
+                             if self.instance.pk else set())
 
     def add_fields(self, form, index):
         super().add_fields(form, index)
-        form.fields["annotator"].queryset = annotator_choices(campaign=self.instance)
+        field = form.fields["annotator"]
+        if form.instance.pk is not None and form.instance.pk in self.foreign_rows:
+            # Its own account only, never changed by the post: the row stays as it is until it is deleted.
+            field.queryset = get_user_model().objects.filter(pk=form.instance.annotator_id)
+            field.disabled = True
+        else:
+            field.queryset = annotator_choices(campaign=self.instance)
 
 
 class CampaignAnnotatorInline(admin.TabularInline):
@@ -122,6 +141,30 @@ class CampaignAdmin(admin.ModelAdmin):
         # Not the pause fields read when the request began: a pause (or a check) committed since is kept.
         obj.save(update_fields=[f.name for f in obj._meta.concrete_fields
                                 if not f.primary_key and f.name not in self.PAUSE_FIELDS])
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.pk:
+            self._foreign_rows_warn(request, obj)
+        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
+
+    def response_change(self, request, obj):
+        if "_continue" not in request.POST:
+            self._foreign_rows_warn(request, obj)  # the change page, which says it too, is not shown next
+        return super().response_change(request, obj)
+
+    def _foreign_rows_warn(self, request, campaign: Campaign) -> None:
+        """Name each annotator row that lists another study's participant, and say how to remove it."""
+        rows = list(foreign_participant_memberships(campaign=campaign))
+        if not rows:
+            return
+        named = "; ".join(f"{row.annotator.username} (a participant of the crowd study of campaign "
+                          f"'{row.annotator.panel_participant.campaign.name}')" for row in rows)
+        self.message_user(request, (
+            f"{campaign}: the annotator list holds {len(rows)} account{'s' if len(rows) > 1 else ''} of another "
+            f"study's participant, listed by an earlier version of this page: {named}. Such a row gives that "
+            "participant no access to this campaign and is shown read-only; the campaign's other fields save as "
+            "usual. To remove it, tick 'Delete?' on its row under 'Annotators this campaign is open to' and save."
+        ), messages.WARNING)
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)

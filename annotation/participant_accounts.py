@@ -18,7 +18,7 @@ from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
-from annotation.models import Campaign
+from annotation.models import Campaign, CampaignAnnotator
 from annotation.panel_models import Participant
 
 
@@ -54,4 +54,18 @@ def annotator_choices(*, campaign: Campaign | None) -> QuerySet:
     return get_user_model().objects.filter(~participant_accounts_filter() | own)
 
 
-__all__ = ["account_participant", "annotator_choices", "is_participant_account", "participant_accounts_filter"]
+def foreign_participant_memberships(*, campaign: Campaign) -> QuerySet[CampaignAnnotator]:
+    """``campaign``'s annotator rows that list another study's participant, their account's participant and
+    its campaign attached: rows an earlier admin listed before :func:`annotator_choices` left such accounts
+    out. They give that participant nothing here (:func:`annotation.access.annotator_access_check` admits a
+    participant on their own campaign only, and the login middleware keeps their account to their study's
+    pages), but the annotator box cannot take them back: the admin shows them read-only, for removal."""
+    accounts = participant_accounts_filter()
+    return (CampaignAnnotator.objects.filter(campaign_id=campaign.pk)
+            .filter(annotator__in=get_user_model().objects.filter(accounts))
+            .exclude(annotator__panel_participant__campaign_id=campaign.pk)
+            .select_related("annotator__panel_participant__campaign").order_by("pk"))
+
+
+__all__ = ["account_participant", "annotator_choices", "foreign_participant_memberships", "is_participant_account",
+           "participant_accounts_filter"]

@@ -221,3 +221,90 @@ def test_another_studys_participant_is_no_valid_annotator_choice(client, adam, t
     assert response.status_code == 200
     assert response.context["inline_admin_formsets"][0].formset.errors[1]["annotator"]
     assert not campaign.memberships.filter(annotator=other.user).exists()
+
+
+@pytest.fixture
+def leaked_membership(two_crowd_studies):
+    """The second study's participant listed on the first campaign, as the annotator box allowed before it
+    left out other studies' participants (the row written directly, as that box wrote it)."""
+    from annotation.models import CampaignAnnotator
+
+    (campaign, _), (_, other) = two_crowd_studies
+    return CampaignAnnotator.objects.create(campaign=campaign, annotator=other.user)
+
+
+def _messages(response) -> list[str]:
+    return [str(message) for message in response.context["messages"]]
+
+
+def test_a_campaign_listing_another_studys_participant_saves_its_own_edits(client, adam, two_crowd_studies,
+                                                                             leaked_membership):
+    """Its annotator box refused the row's own account ("Select a valid choice"): no save of the campaign
+    went through until someone found and removed that row."""
+    (campaign, participant), (other_campaign, other) = two_crowd_studies
+    client.force_login(adam)
+    data = _change_form_data(client.get(f"/admin/annotation/campaign/{campaign.pk}/change/"))
+    data["instructions"] = "Read both answers, then choose."
+    data.pop(next(name for name, value in data.items()
+                  if name.endswith("-annotator") and value == other.user_id))  # a browser posts no disabled box
+    response = client.post(f"/admin/annotation/campaign/{campaign.pk}/change/", data, follow=True)
+    assert response.redirect_chain and response.redirect_chain[-1][1] == 302
+    campaign.refresh_from_db()
+    assert campaign.instructions == "Read both answers, then choose."
+    assert set(campaign.memberships.values_list("annotator", flat=True)) == {participant.user_id, other.user_id}
+    [warning] = [m for m in _messages(response) if "another study's participant" in m]
+    assert other.user.username in warning and f"'{other_campaign.name}'" in warning and "Delete?" in warning
+
+
+def test_the_change_page_names_a_row_listing_another_studys_participant_and_shows_it_read_only(
+        client, adam, two_crowd_studies, leaked_membership):
+    (campaign, participant), (_, other) = two_crowd_studies
+    client.force_login(adam)
+    response = client.get(f"/admin/annotation/campaign/{campaign.pk}/change/")
+    assert response.status_code == 200
+    [warning] = [m for m in _messages(response) if "another study's participant" in m]
+    assert other.user.username in warning and participant.user.username not in warning
+    forms = {form.instance.annotator_id: form for form in
+             response.context["inline_admin_formsets"][0].formset.forms if form.instance.pk}
+    assert forms[other.user_id].fields["annotator"].disabled
+    assert not forms[participant.user_id].fields["annotator"].disabled
+
+
+def test_a_posted_account_does_not_change_a_read_only_row(client, adam, alice, two_crowd_studies, leaked_membership):
+    (campaign, _), (_, other) = two_crowd_studies
+    client.force_login(adam)
+    data = _change_form_data(client.get(f"/admin/annotation/campaign/{campaign.pk}/change/"))
+    row = next(name for name, value in data.items() if name.endswith("-annotator") and value == other.user_id)
+    data[row] = alice.pk
+    assert client.post(f"/admin/annotation/campaign/{campaign.pk}/change/", data).status_code == 302
+    leaked_membership.refresh_from_db()
+    assert leaked_membership.annotator_id == other.user_id
+
+
+def test_ticking_delete_removes_the_row_listing_another_studys_participant(client, adam, two_crowd_studies,
+                                                                          leaked_membership):
+    (campaign, participant), (_, other) = two_crowd_studies
+    client.force_login(adam)
+    data = _change_form_data(client.get(f"/admin/annotation/campaign/{campaign.pk}/change/"))
+    row = next(name for name, value in data.items() if name.endswith("-annotator") and value == other.user_id)
+    data[row.replace("-annotator", "-DELETE")] = "on"
+    response = client.post(f"/admin/annotation/campaign/{campaign.pk}/change/", data, follow=True)
+    assert response.redirect_chain
+    assert list(campaign.memberships.values_list("annotator", flat=True)) == [participant.user_id]
+    assert not [m for m in _messages(response) if "another study's participant" in m]
+
+
+def test_a_row_listing_another_studys_participant_gives_them_no_access(client, two_crowd_studies,
+                                                                       leaked_membership):
+    from annotation.access import annotator_access_check
+    from annotation.errors import NotAllowed
+
+    (campaign, _), (_, other) = two_crowd_studies
+    campaign.status = Campaign.Status.OPEN
+    campaign.save(update_fields=["status"])
+    with pytest.raises(NotAllowed):
+        annotator_access_check(user=other.user, campaign=campaign)
+    client.force_login(other.user)
+    assert client.get(f"/annotate/c/{campaign.pk}/").status_code == 403
+    assert client.post(f"/annotate/api/campaigns/{campaign.pk}/next").status_code == 403
+    assert client.post(f"/annotate/p/{campaign.panel_study.entry_token}/api/next").status_code == 403
