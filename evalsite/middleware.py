@@ -3,8 +3,12 @@ key; a crowd study's
 participant reaches their study's pages only; an MTurk study's cookies reach MTurk's frame; a visit to
 an address that takes only a form's submission gets the site's 405 page."""
 
+import re
+from urllib.parse import quote
+
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
+from django.core.handlers.wsgi import get_bytes_from_wsgi
 from django.http import JsonResponse
 from django.shortcuts import render
 
@@ -33,10 +37,36 @@ class LoginRequiredEverywhere:
                                      "details": {}}, status=401, headers={"WWW-Authenticate": 'Bearer realm="api"'})
             if request.path.startswith("/api/"):
                 return JsonResponse({"detail": "Authentication required."}, status=401)
-            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+            return redirect_to_login(login_next(request), settings.LOGIN_URL)
         if not request.path.startswith(PARTICIPANT_PREFIXES) and (study := _participant_study(request.user)):
             return _participant_refused(request, study)
         return self.get_response(request)
+
+
+#: What a path keeps as it is: ``django.utils.encoding.escape_uri_path``'s safe characters, and ``%`` where it
+#: starts an escape (:func:`login_next`). A query arrives percent-encoded already: ``iri_to_uri``'s.
+_PATH_SAFE = "/:@&+$,-_.!~*'()%"
+_QUERY_SAFE = "/%[]=:;$&()+,!?*@'~"
+_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def login_next(request) -> str:
+    """The address the login sends an anonymous visitor back to: the one they asked for, percent-encoded
+    once. Django decodes the path it is given, except the bytes that are not UTF-8, which it percent-encodes
+    again (``GET /%ff%fe`` is ``request.path`` ``/%FF%FE``); ``request.get_full_path()`` then encoded their
+    ``%`` a second time, and the login led to the 404 of ``/%25FF%25FE``, another address. Here a ``%`` that
+    starts an escape stays one, so the login leads to the 404 of the address asked for; a ``%`` the visitor
+    sent as ``%25`` and that two hex digits follow reads as that escape (Django's decoding left no way to
+    tell them apart), an address of this site all the same. A path starting with two slashes has its second as ``%2F``
+    (the same path to this site): the address never reads as another host's (``//host``), which the login
+    would refuse to return to. The login checks the address itself too (``url_has_allowed_host_and_scheme``)."""
+    address = quote(_LONE_PERCENT.sub("%25", request.path), safe=_PATH_SAFE)
+    if address.startswith("//"):
+        address = "/%2F" + address[2:]  # two characters more at most: the longest address still fits the redirect
+    # The query as the server received it (Django leaves it so in META; its get_full_path read a byte past
+    # ASCII as latin-1 text and sent it back as that text's UTF-8).
+    query = get_bytes_from_wsgi(request.META, "QUERY_STRING", "")
+    return address + ("?" + quote(query, safe=_QUERY_SAFE) if query else "")
 
 
 def _participant_study(user):
