@@ -1131,6 +1131,21 @@ def test_a_double_click_on_a_generic_panels_link_resumes_once_before_consent_and
     assert Client().get(_entry_url(study), {"pid": "P1"}).status_code == 409  # the grace is used once
 
 
+def test_repeated_clicks_of_one_browser_on_a_generic_panels_link_each_resume_within_the_grace():
+    # The grace is for an entry that carries neither the key nor the session (the double click's other click,
+    # whose answer's cookies the browser may never get); a browser that holds either resumes on every click, so a
+    # third click sent after the first answers arrived resumes too. A third entry with neither is refused: the
+    # site cannot tell it from another browser with the id, which the grace, used once, gives nothing.
+    _, study = _study(panel="generic")
+    browser = Client()
+    assert [browser.get(_entry_url(study), {"pid": "P1"}).status_code for _ in range(4)] == [302] * 4
+    participant = Participant.objects.get()
+    assert browser.session["_auth_user_id"] == str(participant.user_id)
+    assert participant.browser_key_hash == participants.browser_key_hash(
+        browser.cookies[settings.ATELIER_PANEL_KEY_COOKIE_NAME].value)
+    assert Client().get(_entry_url(study), {"pid": "P1"}).status_code == 409
+
+
 @pytest.mark.parametrize("after", ["consent", "grace"])
 def test_a_generic_participant_is_not_resumed_without_the_key_after_consent_or_past_the_grace(after):
     _, study = _study(panel="generic")
