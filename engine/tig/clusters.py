@@ -129,6 +129,45 @@ def _leiden_membership(g, resolution: float, seed: int, implementation: str) -> 
     return np.asarray(part.membership, dtype=np.int64)
 
 
+def _component_roots(n: int, us: list[int], vs: list[int]) -> list[int]:
+    """The connected component of every node of an edge list over ``0..n-1``, named by its smallest node
+    (union-find; a root always adopts the larger root, so every parent is smaller than its child)."""
+    parent = list(range(n))
+    for a, b in zip(us, vs):
+        while parent[a] != a:
+            a = parent[a]
+        while parent[b] != b:
+            b = parent[b]
+        if a < b:
+            parent[b] = a
+        elif b < a:
+            parent[a] = b
+    for v in range(n):  # in node order: a node's parent, smaller, already points at its root
+        parent[v] = parent[parent[v]]
+    return parent
+
+
+def _induced_edges(
+    n: int, iu: np.ndarray, iv: np.ndarray, w: np.ndarray, nodes: np.ndarray
+) -> tuple[list[int], list[int], list[float]]:
+    """The edge list (``iu < iv``) and weights of the subgraph induced by ``nodes`` (increasing), renumbered
+    0..len(nodes)-1 and in the edge order of igraph's ``Graph.induced_subgraph(nodes)`` on the graph made of
+    the whole list -- so Leiden, which reads its graph in edge order, sees the same graph without the whole
+    one being built. igraph chooses by the share of nodes kept (``igraph_induced_subgraph``, "auto"): above
+    one half it copies the graph and deletes the others (the edges keep their order); otherwise it creates
+    the subgraph from scratch, visiting each node's edges to smaller neighbours, nodes and neighbours in
+    increasing order (edges sorted by larger then smaller end). ``tests/engine/tig/test_clusters.py``
+    compares both with igraph's on random graphs."""
+    position = np.full(n, -1, dtype=np.int64)
+    position[nodes] = np.arange(len(nodes))
+    keep = (position[iu] >= 0) & (position[iv] >= 0)
+    su, sv, sw = position[iu[keep]], position[iv[keep]], w[keep]
+    if not len(nodes) / n > 0.5:
+        order = np.lexsort((su, sv))
+        su, sv, sw = su[order], sv[order], sw[order]
+    return su.tolist(), sv.tolist(), sw.tolist()
+
+
 def _leiden_once(
     n: int, iu: np.ndarray, iv: np.ndarray, w: np.ndarray, resolution: float, seed: int, implementation: str
 ) -> np.ndarray:
@@ -139,26 +178,30 @@ def _leiden_once(
     components can be settled apart: an isolated node is a singleton; a two-node component is one
     community exactly when merging gains, ``2 (w - gamma w^2 / 2m) > 0``; Leiden gets the rest in one
     call, on their subgraph of total weight m' with resolution ``gamma m' / m`` -- which reproduces the
-    whole graph's terms, so the objective is unchanged while Leiden runs on fewer nodes.
+    whole graph's terms, so the objective is unchanged while Leiden runs on fewer nodes. The components are
+    found without igraph, and only the rest's graph is built (when no component has three nodes, none).
     """
-    ig = _import_igraph()
-
     labels = np.arange(n, dtype=np.int64)
     if not len(iu):
         return labels
     total = float(w.sum())  # m
-    # the edge list as pairs of Python ints (half the cost of a stacked array's .tolist(), the same graph)
-    g = ig.Graph(n=n, edges=list(zip(iu.tolist(), iv.tolist())), edge_attrs={"weight": w.tolist()})
-    comp = np.asarray(g.connected_components().membership, dtype=np.int64)
-    sizes = np.bincount(comp)
+    us, vs = iu.tolist(), iv.tolist()
+    comp = np.array(_component_roots(n, us, vs), dtype=np.int64)
+    sizes = np.bincount(comp, minlength=n)
     edge_size = sizes[comp[iu]]
-    for e in np.flatnonzero(edge_size == 2).tolist():  # a two-node component has exactly one edge
+    for e in (edge_size == 2).nonzero()[0].tolist():  # a two-node component has exactly one edge
         if 2.0 * total > resolution * w[e]:  # merging two nodes with k = w gains 2 (w - gamma w^2 / 2m)
             labels[iv[e]] = labels[iu[e]]
-    rest = np.flatnonzero(sizes[comp] >= 3)
+    rest = (sizes[comp] >= 3).nonzero()[0]
     if len(rest):
+        ig = _import_igraph()
         m_rest = float(w[edge_size >= 3].sum())
-        sub = g if len(rest) == n else g.induced_subgraph(rest.tolist())
+        if len(rest) == n:
+            su, sv, sw = us, vs, w.tolist()
+        else:
+            su, sv, sw = _induced_edges(n, iu, iv, w, rest)
+        # the edge list as pairs of Python ints (half the cost of a stacked array's .tolist(), the same graph)
+        sub = ig.Graph(n=len(rest), edges=list(zip(su, sv)), edge_attrs={"weight": sw})
         membership = _leiden_membership(sub, resolution * m_rest / total, seed, implementation)
         labels[rest] = n + membership
     return labels

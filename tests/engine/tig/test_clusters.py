@@ -171,3 +171,97 @@ def test_clustering_loads_igraph_without_loading_matplotlib():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
+
+
+def _random_edge_lists(count, seed=1):
+    """Random sparse undirected graphs as row-major ``iu < iv`` edge lists with weights (as upper_pairs gives)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(2, 40))
+        iu, iv = np.nonzero(np.triu(rng.random((n, n)) < rng.random() * 0.3, 1))
+        yield n, iu, iv, rng.random(len(iu)), rng
+
+
+def _leiden_once_through_igraphs_subgraph(n, iu, iv, w, resolution, seed, implementation):
+    """The level as it was before its graph was built for the rest alone: igraph's components of the whole
+    graph, and the rest's graph taken by ``induced_subgraph``."""
+    from engine.tig.clusters import _import_igraph, _leiden_membership
+
+    labels = np.arange(n, dtype=np.int64)
+    if not len(iu):
+        return labels
+    total = float(w.sum())
+    g = _import_igraph().Graph(
+        n=n, edges=list(zip(iu.tolist(), iv.tolist())), edge_attrs={"weight": w.tolist()}
+    )
+    comp = np.asarray(g.connected_components().membership, dtype=np.int64)
+    sizes = np.bincount(comp)
+    edge_size = sizes[comp[iu]]
+    for e in np.flatnonzero(edge_size == 2).tolist():
+        if 2.0 * total > resolution * w[e]:
+            labels[iv[e]] = labels[iu[e]]
+    rest = np.flatnonzero(sizes[comp] >= 3)
+    if len(rest):
+        m_rest = float(w[edge_size >= 3].sum())
+        sub = g if len(rest) == n else g.induced_subgraph(rest.tolist())
+        labels[rest] = n + _leiden_membership(sub, resolution * m_rest / total, seed, implementation)
+    return labels
+
+
+def test_the_induced_edge_list_is_igraphs_induced_subgraph_edge_for_edge():
+    # both of igraph's ways (copy and delete above half the nodes, from scratch otherwise), weights included
+    from engine.tig.clusters import _import_igraph, _induced_edges
+
+    ig = _import_igraph()
+    ways = set()
+    for n, iu, iv, w, rng in _random_edge_lists(600):
+        if not len(iu):
+            continue
+        g = ig.Graph(n=n, edges=list(zip(iu.tolist(), iv.tolist())), edge_attrs={"weight": w.tolist()})
+        nodes = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
+        sub = g.induced_subgraph(nodes.tolist())
+        su, sv, sw = _induced_edges(n, iu, iv, w, nodes)
+        ours = ig.Graph(n=len(nodes), edges=list(zip(su, sv)), edge_attrs={"weight": sw})
+        assert ours.get_edgelist() == sub.get_edgelist()
+        assert ours.es["weight"] == sub.es["weight"]
+        ways.add(len(nodes) / n > 0.5)
+    assert ways == {True, False}
+
+
+def test_component_roots_split_nodes_as_igraphs_components_do():
+    from engine.tig.clusters import _component_roots, _import_igraph
+
+    ig = _import_igraph()
+    for n, iu, iv, _, _ in _random_edge_lists(300, seed=2):
+        roots = _component_roots(n, iu.tolist(), iv.tolist())
+        membership = (
+            ig.Graph(n=n, edges=list(zip(iu.tolist(), iv.tolist()))).connected_components().membership
+        )
+        assert len(set(zip(roots, membership))) == len(set(roots)) == len(set(membership))
+        assert all(roots[v] <= v for v in range(n))
+
+
+@implementations
+def test_a_leiden_level_is_the_level_built_through_igraphs_subgraph(implementation):
+    # bit for bit on random graphs and on every same-type subgraph of bench_tig's tasks' populations
+    from engine.tig.clusters import LEIDEN_SEED, _leiden_once
+    from engine.tig.graph import upper_pairs
+    from engine.tig.population import PopulationIndex
+    from tests.benchmarks.bench_tig import synthetic_task
+
+    cases = [(n, iu, iv, w) for n, iu, iv, w, _ in _random_edge_lists(200, seed=3)]
+    index = PopulationIndex(synthetic_task(4), embedder=None, max_contexts=0)
+    for pair in [index.models[:2], index.models[5:7], index.models[-2:]]:
+        graph = index.graph(pair)
+        for t in np.unique(graph.canon.node_type).tolist():
+            nodes = np.flatnonzero(graph.canon.node_type == t)
+            block = graph.weight[np.ix_(nodes, nodes)]
+            iu, iv = upper_pairs(block)
+            cases.append((len(nodes), iu, iv, block[iu, iv]))
+    for n, iu, iv, w in cases:
+        for resolution in (1.0, 0.5):
+            ours = _leiden_once(n, iu, iv, w, resolution, LEIDEN_SEED, implementation)
+            theirs = _leiden_once_through_igraphs_subgraph(
+                n, iu, iv, w, resolution, LEIDEN_SEED, implementation
+            )
+            assert ours.tobytes() == theirs.tobytes()
