@@ -353,14 +353,14 @@ class AtomTable:
         keep_responses = np.asarray(keep_responses, dtype=bool)
         new_response_index = np.cumsum(keep_responses) - 1
         keep = keep_responses[self.response]
-        rows = np.flatnonzero(keep)
+        rows = keep.nonzero()[0]
         mention_map = np.full(self.n_mentions, -1, dtype=np.int64)
         mention_map[rows] = np.arange(len(rows))
         rel = self.relations
         if len(rel):
             rel = rel[keep[rel[:, 0]] & keep[rel[:, 1]]]
             rel = np.column_stack([mention_map[rel[:, 0]], mention_map[rel[:, 1]], rel[:, 2]])
-        kept_responses = np.flatnonzero(keep_responses).tolist()
+        kept_responses = keep_responses.nonzero()[0].tolist()
         return AtomTable(
             task=self.task,
             response_ids=[self.response_ids[i] for i in kept_responses],

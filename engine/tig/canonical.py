@@ -268,7 +268,7 @@ def leader_groups(similarity: np.ndarray, order: Sequence[int], threshold: float
     close = (similarity >= threshold).sum(axis=1) > 1  # itself plus at least one other
     if not close.any():
         return leader
-    close_idx = np.flatnonzero(close)
+    close_idx = close.nonzero()[0]
     position = np.full(n, -1, dtype=np.int64)
     position[close_idx] = np.arange(len(close_idx))
     sub = similarity[close_idx[:, None], close_idx]
@@ -320,7 +320,7 @@ class EmbeddingCanonicaliser:
         close = similarity >= self.threshold
         # leader_groups visits only items with a close neighbour (the others stay alone), so only those
         # need the most-frequent-first order
-        candidates = np.flatnonzero(close.sum(axis=1) > 1).tolist()
+        candidates = (close.sum(axis=1) > 1).nonzero()[0].tolist()
         order = sorted(candidates, key=lambda i: (-counts[i], texts[i]))
         return leader_groups(similarity, order, self.threshold)
 
@@ -349,11 +349,11 @@ def group_sums(group: np.ndarray, rows: np.ndarray, n_groups: int) -> np.ndarray
         return out
     single = np.bincount(group, minlength=n_groups)[group] == 1
     out[group[single]] = rows[single]
-    multi = np.flatnonzero(~single)
+    multi = (~single).nonzero()[0]
     if len(multi):
         order = multi[np.argsort(group[multi], kind="stable")]
         sorted_group = group[order]
-        starts = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])
+        starts = np.r_[True, sorted_group[1:] != sorted_group[:-1]].nonzero()[0]
         out[sorted_group[starts]] = np.add.reduceat(rows[order], starts, axis=0)
     return out
 
@@ -565,7 +565,7 @@ def canonicalise(
     node_of_pair = np.empty(len(pair_key), dtype=np.int64)
     blocks: list[tuple[int, np.ndarray]] = []
     n_nodes = 0
-    type_starts = np.flatnonzero(np.concatenate(([True], key_type[1:] != key_type[:-1], [True])))
+    type_starts = np.concatenate(([True], key_type[1:] != key_type[:-1], [True])).nonzero()[0]
     pair_starts = np.searchsorted(pair_key, type_starts)
     for (k0, k1), (p0, p1) in zip(pairwise(type_starts), pairwise(pair_starts)):
         n_keys = k1 - k0
@@ -628,7 +628,7 @@ def canonicalise(
     node_label_id[node_of_pair] = pair_label
     node_key_id = np.empty(n_nodes, dtype=np.int64)
     node_key_id[node_of_pair] = pair_key
-    shared = np.flatnonzero(np.bincount(node_of_pair, minlength=n_nodes)[node_of_pair] > 1)
+    shared = (np.bincount(node_of_pair, minlength=n_nodes)[node_of_pair] > 1).nonzero()[0]
     if len(shared):
         shared_node, shared_count = node_of_pair[shared], pair_count[shared]
         nodes = np.unique(shared_node)

@@ -211,7 +211,7 @@ def _groups(labels: np.ndarray) -> list[np.ndarray]:
     """Node indices per distinct label, in order of each group's smallest node."""
     order = np.argsort(labels, kind="stable")
     sorted_labels = labels[order]
-    parts = np.split(order, np.flatnonzero(sorted_labels[1:] != sorted_labels[:-1]) + 1)
+    parts = np.split(order, (sorted_labels[1:] != sorted_labels[:-1]).nonzero()[0] + 1)
     return sorted(parts, key=lambda p: int(p[0]))
 
 
@@ -244,9 +244,9 @@ def _leiden_hierarchy(
         return labels
     next_label = len(sizes)
     split = False
-    for c in np.flatnonzero(sizes > size_cap).tolist():
+    for c in (sizes > size_cap).nonzero()[0].tolist():
         # the community's own subgraph, renumbered 0..size-1, partitioned again
-        members = np.flatnonzero(labels == c)
+        members = (labels == c).nonzero()[0]
         position = np.full(n, -1, dtype=np.int64)
         position[members] = np.arange(len(members))
         keep = (position[iu] >= 0) & (position[iv] >= 0)
@@ -363,7 +363,7 @@ def same_type_labels(
     labels = np.zeros(len(types), dtype=np.int64)
     offset = 0
     for t in np.unique(types).tolist():
-        nodes = np.flatnonzero(types == t)
+        nodes = (types == t).nonzero()[0]
         if only_types is not None and t not in only_types:
             labels[nodes] = offset + np.arange(len(nodes))
             offset += len(nodes)

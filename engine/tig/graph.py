@@ -128,7 +128,7 @@ def typed_relation_counts(
     n_units = int(response.max()) + 1
     # distinct (edge, response) pairs sorted by edge: each edge's run is its number of responses
     per_response = np.unique(edge * n_units + response) // n_units
-    starts = np.flatnonzero(np.concatenate(([True], per_response[1:] != per_response[:-1])))
+    starts = np.concatenate(([True], per_response[1:] != per_response[:-1])).nonzero()[0]
     codes = per_response[starts]
     counts = np.diff(np.concatenate((starts, [len(per_response)])))
     r, rest = np.divmod(codes, n_nodes * n_nodes)

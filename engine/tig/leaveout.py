@@ -71,7 +71,7 @@ class LeaveOutBasis:
         task_pair = self.pair_of_mention[rows]
         count = np.bincount(task_pair, minlength=self.n_pairs)
         present = count > 0
-        kept = np.flatnonzero(present)
+        kept = present.nonzero()[0]
         pair_count = count[kept]
         ranks = self.pair_rank[kept]
         new_key = np.concatenate(([True], ranks[1:] != ranks[:-1]))
@@ -80,7 +80,7 @@ class LeaveOutBasis:
         apart = _ALL_TYPES - set(self.close_type[both].tolist()) if self.self_close else frozenset()
         return PairTable(
             keys=keys,
-            key_count=np.add.reduceat(pair_count, np.flatnonzero(new_key)),  # whole numbers
+            key_count=np.add.reduceat(pair_count, new_key.nonzero()[0]),  # whole numbers
             key_type=order.type_code[keys],
             pair_key=np.cumsum(new_key) - 1,
             pair_label=self.pair_label[kept],

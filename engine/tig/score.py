@@ -162,7 +162,7 @@ class ScoredClusters:
 
     def members(self, c: int) -> list[int]:
         """Node indices of cluster ``c``, most input atoms first (then weighted degree, then label)."""
-        nodes = np.flatnonzero(self.cluster_of_node == c)
+        nodes = (self.cluster_of_node == c).nonzero()[0]
         return nodes[np.argsort(self.node_rank[nodes], kind="stable")].tolist()
 
     def cluster(self, c: int) -> Cluster:
@@ -192,7 +192,7 @@ class ScoredClusters:
             population_models=len(self.models),
             population_samples=self.population_samples,
             members=[self.node_label[v] for v in nodes],
-            models=[self.models[i] for i in np.flatnonzero(self.covered[c]).tolist()],
+            models=[self.models[i] for i in self.covered[c].nonzero()[0].tolist()],
             nodes=nodes,
         )
         self._built[c] = built
@@ -252,7 +252,7 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
     if (node_pairs > 0).any():
         # pairs of one cluster among the nodes of clusters with two or more (in the same row-major order
         # as over all nodes, so the sums below add in the same order)
-        grouped = np.flatnonzero(size[cluster_of_node] >= 2)
+        grouped = (size[cluster_of_node] >= 2).nonzero()[0]
         in_grouped = cluster_of_node[grouped]
         i, j = upper_pairs(in_grouped[:, None] == in_grouped[None, :])
         u, v = grouped[i], grouped[j]
@@ -264,7 +264,7 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
     m_count = np.bincount(mention_cluster, minlength=k).astype(np.float64)
     pairs = m_count * (m_count - 1) / 2.0
     single = size == 1
-    multi = np.flatnonzero(single[mention_cluster] & (m_count[mention_cluster] >= 2))
+    multi = (single[mention_cluster] & (m_count[mention_cluster] >= 2)).nonzero()[0]
     if len(multi):
         labels = table.label_ids[multi]
         mc = mention_cluster[multi]
