@@ -243,13 +243,29 @@ def test_component_roots_split_nodes_as_igraphs_components_do():
 
 @implementations
 def test_a_leiden_level_is_the_level_built_through_igraphs_subgraph(implementation):
-    # bit for bit on random graphs and on every same-type subgraph of bench_tig's tasks' populations
+    # bit for bit on small edge cases, random graphs and every same-type subgraph of a bench_tig task's populations
     from engine.tig.clusters import LEIDEN_SEED, _leiden_once
     from engine.tig.graph import upper_pairs
     from engine.tig.population import PopulationIndex
     from tests.benchmarks.bench_tig import synthetic_task
 
     cases = [(n, iu, iv, w) for n, iu, iv, w, _ in _random_edge_lists(200, seed=3)]
+
+    def edge(*pairs):
+        return (
+            np.array([p[0] for p in pairs], dtype=np.int64),
+            np.array([p[1] for p in pairs], dtype=np.int64),
+        )
+
+    for n, (iu, iv) in [
+        (1, edge()),  # a lone node
+        (2, edge((0, 1))),  # one pair: no Leiden call
+        (4, edge((0, 1), (2, 3))),  # two pairs: no Leiden call
+        (3, edge((0, 1), (1, 2))),  # every node in the rest
+        (7, edge((0, 3), (3, 6), (1, 2))),  # a pair beside a path: the rest is under half the nodes
+        (5, edge((0, 1), (1, 2), (2, 0))),  # a triangle and two isolated nodes: the rest is over half
+    ]:
+        cases.append((n, iu, iv, np.linspace(0.3, 1.7, len(iu))))
     index = PopulationIndex(synthetic_task(4), embedder=None, max_contexts=0)
     for pair in [index.models[:2], index.models[5:7], index.models[-2:]]:
         graph = index.graph(pair)
