@@ -355,6 +355,7 @@ def judge_run_finalise(*, run_id: int):
     chosen, not sampled to rank the models, so a leaderboard of them would mislead."""
     from engine.leaderboard import build_leaderboard
     from leaderboard.ekphrasis.models import LeaderboardSnapshot
+    from leaderboard.ekphrasis.uncertainty import snapshot_records_hand_over
 
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().select_related("task_set").get(pk=run_id)
@@ -388,7 +389,9 @@ def judge_run_finalise(*, run_id: int):
         )
         run_finish(run)
         # the page's first view needs Overall tiers and family intervals: a new snapshot is warmed once this
-        # commits (leaderboard.ekphrasis.tasks.snapshot_written), not by its first reader
+        # commits (leaderboard.ekphrasis.tasks.snapshot_written), not by its first reader; when that runs in
+        # this process it takes the comparisons just read rather than reading them again
+        snapshot_records_hand_over(snapshot, comparisons)
     return snapshot
 
 

@@ -126,6 +126,34 @@ def test_without_a_broker_or_background_jobs_finishing_a_run_warms_nothing(setti
     assert sent == []
 
 
+def test_the_warm_up_after_a_run_finishes_in_this_process_uses_the_comparisons_the_finishing_read(
+    settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    from django.core.cache import cache
+
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
+
+    settings.CELERY_TASK_ALWAYS_EAGER, settings.ATELIER_EAGER_JOBS_IN_BACKGROUND = True, True  # warmed here
+    cache.clear()
+    task_set, models = population(n_models=4, n_tasks=4)
+    read_again = []
+    monkeypatch.setattr(uncertainty, "judged_comparisons", lambda *a, **k: read_again.append(1) or [])
+    with django_capture_on_commit_callbacks(execute=True):
+        snapshot = judge_runs.judge_run_execute_inline(
+            run=simulated_run(task_set, models, budget=8, dimensions="UN")
+        )
+    assert read_again == []
+    monkeypatch.setattr(uncertainty, "board_uncertainty", lambda *a, **k: pytest.fail("not warmed"))
+    stored = LeaderboardSnapshot.objects.get(pk=snapshot.pk)  # a reader's own copy, without the records
+    warmed = uncertainty.overall_tiers(stored), uncertainty.family_intervals(stored)
+    assert warmed[0] and warmed[1]
+    # the same answers as from the database's comparisons
+    monkeypatch.undo()
+    cache.clear()
+    fresh = LeaderboardSnapshot.objects.get(pk=snapshot.pk)
+    assert (uncertainty.overall_tiers(fresh), uncertainty.family_intervals(fresh)) == warmed
+
+
 def _executed(run):
     """The run with every chunk judged, not yet finalised."""
     for task_id in judge_runs.judge_run_pending_chunks(run_id=run.pk):
