@@ -305,16 +305,22 @@ def _nll(wins: np.ndarray, theta: np.ndarray, l2: float) -> np.ndarray:
 
 def _grad_hess(wins: np.ndarray, theta: np.ndarray, l2: float) -> tuple[np.ndarray, np.ndarray]:
     """Gradient and Hessian of :func:`_nll` for a stack (..., n, n)."""
+    return _grad_hess_of_games(wins + np.swapaxes(wins, -1, -2), wins.sum(axis=-1), theta, l2)
+
+
+def _grad_hess_of_games(
+    games: np.ndarray, won: np.ndarray, theta: np.ndarray, l2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_grad_hess` from the games N = W + Wᵀ and the row sums of W, which do not change with θ."""
     n = theta.shape[-1]
-    games = wins + np.swapaxes(wins, -1, -2)
     p = expit(theta[..., :, None] - theta[..., None, :])
     # ∂L/∂θi = Σj (N_ij p_ij − W_ij) + 2λθi  (logistic-regression score; Agresti 2002 §10.6)
-    grad = (games * p).sum(axis=-1) - wins.sum(axis=-1) + 2.0 * l2 * theta
+    grad = (games * p).sum(axis=-1) - won + 2.0 * l2 * theta
     # ∂²L/∂θi∂θj = −N_ij p_ij (1 − p_ij), diagonal = Σj N_ij p_ij (1 − p_ij) + 2λ (Fisher information)
     info = games * p * (1.0 - p)
     hess = -info
-    idx = np.arange(n)
-    hess[..., idx, idx] = info.sum(axis=-1) + 2.0 * l2
+    # the diagonal, as a strided view of the new (contiguous) array
+    hess.reshape(*hess.shape[:-2], n * n)[..., :: n + 1] = info.sum(axis=-1) + 2.0 * l2
     return grad, hess
 
 
@@ -325,20 +331,29 @@ def _newton(
 
     Returns (theta (B, n), hessian (B, n, n), iterations). Adding J = 11ᵀ/n to the Hessian makes it
     invertible without changing the step: the gradient is orthogonal to 1 (Σ_i ∂L/∂θi = 2λΣθ = 0).
+
+    The games N = W + Wᵀ and the row sums of W are computed once, not at every iteration, and while every
+    replicate is still moving (a single fit's every iteration) the stack is used as it is rather than
+    copied through the mask of the moving ones: the same operations on the same numbers, so the same bits.
     """
     b, n, _ = wins.shape
     theta = np.zeros((b, n)) if theta0 is None else np.array(np.broadcast_to(theta0, (b, n)), dtype=float)
     theta -= theta.mean(axis=-1, keepdims=True)
     ones = np.full((n, n), 1.0 / n)
+    games, won = wins + np.swapaxes(wins, -1, -2), wins.sum(axis=-1)
     nll = _nll(wins, theta, l2)
-    active = np.ones(b, dtype=bool)
+    moving = None  # indices of the replicates still moving; None while all of them are
     for it in range(1, NEWTON_MAX_ITER + 1):
-        grad, hess = _grad_hess(wins[active], theta[active], l2)
+        if moving is None:
+            w_act, games_act, won_act, th_act, nll_act = wins, games, won, theta, nll
+        else:
+            w_act, games_act, won_act = wins[moving], games[moving], won[moving]
+            th_act, nll_act = theta[moving], nll[moving]
+        grad, hess = _grad_hess_of_games(games_act, won_act, th_act, l2)
         step = np.linalg.solve(hess + ones, grad[..., None])[..., 0]
-        step -= step.mean(axis=-1, keepdims=True)
+        step -= step.sum(axis=-1, keepdims=True) / n  # its mean (what np.mean computes, without its wrapper)
         # backtracking: halve the step of any replicate whose objective would increase
         t = np.ones(step.shape[0])
-        w_act, th_act, nll_act = wins[active], theta[active], nll[active]
         for _ in range(60):
             trial = th_act - t[:, None] * step
             trial_nll = _nll(w_act, trial, l2)
@@ -346,15 +361,18 @@ def _newton(
             if not bad.any():
                 break
             t[bad] *= 0.5
-        theta[active] = trial
-        nll[active] = trial_nll
+        if moving is None:
+            theta, nll = trial, trial_nll
+        else:
+            theta[moving] = trial
+            nll[moving] = trial_nll
         moved = np.abs(t[:, None] * step).max(axis=-1)
         still = moved > NEWTON_STEP_TOL
-        act_idx = np.flatnonzero(active)
-        active[act_idx[~still]] = False
-        if not active.any():
-            _, hess = _grad_hess(wins, theta, l2)
-            return theta, hess, it
+        if not still.all():
+            moving = (np.arange(b) if moving is None else moving)[still]
+            if moving.size == 0:
+                _, hess = _grad_hess_of_games(games, won, theta, l2)
+                return theta, hess, it
     raise ValueError(
         f"Bradley–Terry Newton iterations did not converge in {NEWTON_MAX_ITER} steps; "
         "the data may be (nearly) separable — use l2>0"

@@ -216,6 +216,21 @@ def test_fit_recovers_true_skills_at_60000_comparisons():
 # ------------------------------------------------------------------------------------ aggregation
 
 
+def test_a_single_fit_is_bit_identical_to_the_same_matrix_fitted_among_others_in_a_stack():
+    # a single fit (every iteration with its one replicate moving) and a bootstrap stack (replicates that stop
+    # at different iterations drop out) take the same steps: the active planner's fits and the leaderboard's
+    # bootstrap agree to the bit
+    rng = np.random.default_rng(11)
+    stack = rng.poisson(1.5, size=(40, 9, 9)).astype(float) * rng.random((40, 9, 9))
+    for w in stack:
+        np.fill_diagonal(w, 0.0)
+    stacked = bt.fit_win_matrices(stack, l2=0.01)
+    for k, w in enumerate(stack):
+        single = fit_win_matrix(w, l2=0.01)
+        assert single.theta.tobytes() == stacked[k].tobytes()
+    assert len({fit_win_matrix(w, l2=0.01).n_iter for w in stack}) > 1  # replicates stop at different steps
+
+
 def test_win_matrix_sums_weights_per_ordered_pair():
     w = win_matrix([0, 0, 2, 0], [1, 1, 0, 2], 3, weights=[0.5, 1.0, 2.0, 0.25])
     expected = np.array([[0.0, 1.5, 0.25], [0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
