@@ -17,7 +17,9 @@ a cold embedding cache). Then a cold ``build_tig`` on 4,200 responses whose atom
 size ÷ at the smallest size (flat means the cost does not grow with the run), against the goal
 (≤ 1 ms per call), and against ``--baseline-ms-per-call`` when given (the figure the same benchmark printed
 on the code before issue 16; a different run, labelled so). A size of 400 tasks or more is also set against
-issue 30's goal (the paper-scale run inline in at most 60 s), with its wall time split into the parts above.
+issue 30's goal (the paper-scale run inline in at most 60 s), with its wall time split into the parts above;
+the time when neither this process nor the backend was on a CPU is told with how much of it each of them
+spent waiting for one (other work on the machine: the kernel's run-queue time), the rest being idle.
 
 Run: ``.venv/bin/python -m tests.benchmarks.bench_judge_bookkeeping [--tasks 25 100 400]``. Needs
 PostgreSQL (``BENCH_DATABASE_URL``, else ``DATABASE_URL`` if it is PostgreSQL, else
@@ -34,6 +36,7 @@ import shutil
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from tests.benchmarks.bench_annotation_load import (
     _admin_url,
@@ -94,6 +97,20 @@ def _backend_cpu() -> tuple[int, float]:
     return pid, _proc_cpu_seconds(pid)
 
 
+def run_queue_seconds(pid: int | str = "self") -> float:
+    """Time the threads of process ``pid`` spent runnable but waiting for a CPU (the kernel's schedstat: its
+    second field, in ns, per thread), in seconds; NaN where the kernel does not keep it. The part of a
+    run's wall time when neither this process nor the PostgreSQL backend was on a CPU that is spent waiting
+    for one (other work on the machine), rather than idle (round trips, I/O)."""
+    total = 0.0
+    try:
+        for thread in Path(f"/proc/{pid}/task").iterdir():
+            total += int((thread / "schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+    return total
+
+
 class EngineClock:
     """CPU time spent inside one engine method (the science, not the bookkeeping around it)."""
 
@@ -147,9 +164,11 @@ def measure(n_tasks: int, clocks: dict[str, EngineClock]) -> dict:
                                       budget_per_task=50, seed=42, config={"n_boot": 200})
     pid, backend_before = _backend_cpu()
     before = {name: clock.seconds for name, clock in clocks.items()}
+    queued_before = run_queue_seconds(), run_queue_seconds(pid)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     judge_runs.judge_run_execute_inline(run=run)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    queued = run_queue_seconds() - queued_before[0], run_queue_seconds(pid) - queued_before[1]
     pid_after, backend_after = _backend_cpu()
     backend = backend_after - backend_before if pid_after == pid else float("nan")
     spent = {name: clock.seconds - before[name] for name, clock in clocks.items()}
@@ -158,6 +177,7 @@ def measure(n_tasks: int, clocks: dict[str, EngineClock]) -> dict:
     return {
         "tasks": n_tasks, "responses": n_responses, "tig_s": tig_s, "calls": calls, "wall": wall, "cpu": cpu,
         "backend": backend, **spent, "engine": engine_cpu,
+        "queued": queued[0], "backend_queued": queued[1] if pid_after == pid else float("nan"),
         "with_contexts_ms": 1000 * (cpu + backend - spent["judge"]) / calls,
         "per_call_ms": 1000 * (cpu + backend - engine_cpu) / calls,
     }
@@ -174,7 +194,8 @@ def paper_scale_line(row: dict) -> str:
             f"{GOAL_PAPER_SCALE_S:.0f} s: ratio {row['wall'] / GOAL_PAPER_SCALE_S:.2f} ({verdict}); where it went: "
             f"TIG contexts {row['contexts']:.1f} s, PostgreSQL {row['backend']:.1f} s, planning {row['planning']:.1f} s, "
             f"judge {row['judge']:.1f} s, TIG index {row['populations']:.1f} s, snapshot {row['snapshot']:.1f} s, "
-            f"the rest of this process {rest:.1f} s, neither busy {max(waiting, 0.0):.1f} s")
+            f"the rest of this process {rest:.1f} s, neither busy {max(waiting, 0.0):.1f} s (waiting for a CPU: this "
+            f"process {row['queued']:.1f} s, the backend {row['backend_queued']:.1f} s)")
 
 
 def main(argv: list[str] | None = None) -> int:
