@@ -124,6 +124,26 @@ def test_contexts_made_in_one_insert_are_stored_as_returned_and_read_back_the_sa
     assert any(rows for rows in made.values()) and any(not rows for rows in made.values())
 
 
+def test_contexts_are_made_in_one_statement_on_postgresql_with_no_transaction_around_it(planted):
+    from itertools import combinations
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from leaderboard.ekphrasis.tig import novelty_contexts_create
+
+    if connection.vendor != "postgresql":
+        pytest.skip("one statement on PostgreSQL; bulk_create in a transaction elsewhere")
+    _, task, m = planted
+    index = task_population_index(task)
+    pairs = [(x.pk, y.pk) for x, y in combinations(m.values(), 2)]
+    with CaptureQueriesContext(connection) as queries:
+        made = novelty_contexts_create(task=task, pairs=pairs, index=index)
+    # a savepoint here is a BEGIN and a COMMIT outside the test's transaction: two round trips for nothing
+    assert [q["sql"].split()[0] for q in queries] == ["INSERT"]
+    assert len(made) == len(pairs)
+
+
 def test_viewer_is_for_researchers_only(client, rita, alice, planted):
     task_set, task, _ = planted
     url = f"/task-sets/{task_set.pk}/tig/{task.pk}/"
