@@ -25,6 +25,7 @@ between its writes, is :mod:`leaderboard.ekphrasis.judge_chunk`.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -271,21 +272,36 @@ def _blas_single_threaded():
         yield
 
 
+#: The database connections (psycopg's, held weakly) on which the chunks' commits are already set not to
+#: wait for the WAL flush (:func:`_commits_without_flush_wait`).
+_WITHOUT_FLUSH_WAIT: weakref.WeakSet = weakref.WeakSet()
+
+
 @contextmanager
 def _commits_without_flush_wait():
     """On PostgreSQL, the chunk's commits do not wait for the WAL flush (``synchronous_commit = off``):
     a chunk writes a few small transactions per round of 10 calls, and on a busy disk waiting for each
     flush cost more wall time than the bookkeeping. Atomicity is unchanged; a crash can lose only the
     last fraction of a second of commits, which the resumable chunk replays exactly (the plan depends
-    only on what is stored, and a re-sent provider call is answered from the request cache)."""
+    only on what is stored, and a re-sent provider call is answered from the request cache).
+
+    Nested (an inline run sets it once around all its chunks), the inner one sends nothing: its SET and
+    RESET were two round trips a chunk. The setting belongs to the connection it was sent on, so a new
+    connection is set anew."""
     if connection.vendor != "postgresql":
         yield
         return
     with connection.cursor() as cursor:
+        raw = connection.connection
+        if raw in _WITHOUT_FLUSH_WAIT:
+            yield
+            return
         cursor.execute("SET synchronous_commit TO OFF")
+    _WITHOUT_FLUSH_WAIT.add(raw)
     try:
         yield
     finally:
+        _WITHOUT_FLUSH_WAIT.discard(raw)
         try:
             with connection.cursor() as cursor:
                 cursor.execute("RESET synchronous_commit")
@@ -398,8 +414,10 @@ def judge_run_finalise(*, run_id: int):
 def judge_run_execute_inline(*, run: JudgeRun, progress: Callable[[int], None] | None = None):
     """Run every chunk in this process, then finalise (the CLI and eager mode)."""
     last = False
-    for task_id in judge_run_pending_chunks(run_id=run.pk):
-        last = judge_run_task_execute(run_id=run.pk, task_id=task_id, progress=progress) or last
+    pending = judge_run_pending_chunks(run_id=run.pk)
+    with _commits_without_flush_wait():  # once for all the chunks, not once each
+        for task_id in pending:
+            last = judge_run_task_execute(run_id=run.pk, task_id=task_id, progress=progress) or last
     run.refresh_from_db()
     if last or run.status == JudgeRun.Status.FINALISING:
         return judge_run_finalise(run_id=run.pk)

@@ -41,6 +41,37 @@ def test_a_chunk_reads_its_comparisons_once_per_dimension_however_many_rounds_it
     assert len(reads) == len(run.dimensions)
 
 
+def _flush_wait_settings(statements) -> list[str]:
+    return [sql for sql in statements if "synchronous_commit" in sql]
+
+
+def test_an_inline_run_sets_its_commits_not_to_wait_for_the_wal_flush_once_not_once_a_chunk():
+    if connection.vendor != "postgresql":
+        pytest.skip("a PostgreSQL setting")
+    task_set, models = population(n_models=4, n_tasks=3, name="flush")
+    run = simulated_run(task_set, models, budget=6, dimensions="U")
+    with CaptureQueriesContext(connection) as queries:
+        judge_runs.judge_run_execute_inline(run=run)
+    assert run.chunks.filter(done=True).count() == 3
+    assert _flush_wait_settings(q["sql"] for q in queries) == ["SET synchronous_commit TO OFF",
+                                                               "RESET synchronous_commit"]
+
+
+def test_a_chunk_run_on_its_own_sets_its_commits_not_to_wait_for_the_wal_flush_and_resets_them():
+    if connection.vendor != "postgresql":
+        pytest.skip("a PostgreSQL setting")
+    task_set, models = population(n_models=4, n_tasks=1, name="flush1")
+    run = simulated_run(task_set, models, budget=6, dimensions="U")
+    judge_runs.judge_run_pending_chunks(run_id=run.pk)
+    with CaptureQueriesContext(connection) as queries:
+        judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task_set.tasks.get().pk)
+    assert _flush_wait_settings(q["sql"] for q in queries) == ["SET synchronous_commit TO OFF",
+                                                               "RESET synchronous_commit"]
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+
+
 def test_a_chunk_killed_after_judging_a_round_but_before_storing_it_resumes_to_the_same_comparisons(monkeypatch):
     task_set, models = population(n_models=6, n_tasks=2, name="unsaved")
     reference = _run(task_set, models)
