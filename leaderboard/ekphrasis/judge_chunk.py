@@ -16,13 +16,15 @@ it been killed during the call. If another worker wrote part of a plan first (a 
 the insert keeps the stored rows and the ledger is read again.
 
 Per round the database sees one transaction: the verdicts (one UPDATE by primary key — on PostgreSQL one
-statement fed one JSON document of the rows, on SQLite one statement sent for every row), the run's call
+statement fed one JSON document of the rows and one of the checklists they showed, on SQLite one statement
+sent for every row), the run's call
 counter and the next plan (one INSERT ... ON CONFLICT DO NOTHING RETURNING). On PostgreSQL the three are
 one statement (:func:`_write_sql`). The calls are plain objects (:class:`_Call`), not model instances.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -143,6 +145,8 @@ class _Ledger:
         self.rows: dict[int, _Stored] = {}
         # verdict parameter rows not yet written, by pk: a retried call's last verdict replaces its first
         self.unsaved: dict[int, list] = {}
+        # on PostgreSQL the checklists the unsaved verdicts showed, each once: a verdict row names its by position
+        self.unsaved_checklists: list = []
         self.unsaved_calls = 0
         self.insert_defaults: list | None = None  # the planned rows' prepared defaults (_insert_defaults)
         self.read()
@@ -179,9 +183,13 @@ class _Ledger:
         shown: dict[int, object] = {}  # most calls of a round show the same checklist: prepare it once
 
         def checklist(value):
-            key = id(value)
+            key = id(value)  # the values are alive for the whole call, so no id is reused in it
             if key not in shown:
-                shown[key] = json_value(value)
+                if as_json:  # sent once, named by its position (see _VERDICT_SQL)
+                    shown[key] = len(self.unsaved_checklists)
+                    self.unsaved_checklists.append(value)
+                else:
+                    shown[key] = json_value(value)
             return shown[key]
 
         for call, verdict in zip(calls, verdicts, strict=True):
@@ -212,7 +220,7 @@ class _Ledger:
         else:
             with transaction.atomic(), connection.cursor() as cursor:
                 if self.unsaved and connection.vendor == "postgresql":
-                    cursor.execute(_VERDICT_SQL(), [recordset_json(Comparison, _VERDICT_ROW, self.unsaved.values())])
+                    cursor.execute(_VERDICT_SQL(), _verdict_params(self))
                 elif self.unsaved:
                     cursor.executemany(_VERDICT_SQL(), list(self.unsaved.values()))
                 if self.unsaved:
@@ -220,7 +228,7 @@ class _Ledger:
                 for start in range(0, len(planned), INSERT_BATCH):
                     cursor.execute(*_insert_sql(self, planned[start:start + INSERT_BATCH]))
                     returned += cursor.fetchall()
-        self.unsaved, self.unsaved_calls = {}, 0
+        self.unsaved, self.unsaved_checklists, self.unsaved_calls = {}, [], 0
         if len(returned) < len(planned):
             # Another worker planned (some of) these first: its stored rows are the plan.
             self.read()
@@ -239,7 +247,7 @@ def _write_sql(ledger: _Ledger, planned: list[_Plan]) -> tuple[str, list]:
     parts, params = [], []
     if ledger.unsaved:
         parts += [f"WITH verdict_rows AS ({_VERDICT_SQL()})", _CALLS_DONE_SQL()]
-        params += [recordset_json(Comparison, _VERDICT_ROW, ledger.unsaved.values()), ledger.unsaved_calls, ledger.run.pk]
+        params += [*_verdict_params(ledger), ledger.unsaved_calls, ledger.run.pk]
     if planned:
         insert, insert_params = _insert_sql(ledger, planned)
         if parts:
@@ -268,6 +276,11 @@ def _quote(name: str) -> str:
     return connection.ops.quote_name(name)
 
 
+def _verdict_params(ledger: _Ledger) -> list[str]:
+    """The parameters of the PostgreSQL :func:`_VERDICT_SQL`: the checklists shown, then the verdict rows."""
+    return [json.dumps(ledger.unsaved_checklists), recordset_json(Comparison, _VERDICT_ROW, ledger.unsaved.values())]
+
+
 def _VERDICT_SQL() -> str:  # noqa: N802 — built once per connection vendor, used like a constant
     """The verdicts' UPDATE by primary key. On PostgreSQL one statement for all the rows of a round, sent
     as one JSON document of the rows (``jsonb_to_recordset``): one parse and plan per round instead of one
@@ -275,15 +288,24 @@ def _VERDICT_SQL() -> str:  # noqa: N802 — built once per connection vendor, u
     quoting of many parameters, or of arrays of them, cost more than the rest of the write). The document
     is read as ``jsonb``, parsed once: read as ``json``, each row's per-item outcomes and checklist were cut
     out of it as text and parsed again into their ``jsonb`` columns (a fifth of the server's CPU for the
-    statement; the stored values are the same). On SQLite one parameterised statement sent for every row
-    (``executemany``)."""
+    statement; the stored values are the same). The checklists shown go once each, in a document of their
+    own, and a row names its checklist by its position there: the calls of a round mostly show one
+    checklist, which each row carried in full (a third of the document, encoded and parsed again for every
+    row). On SQLite one parameterised statement sent for every row (``executemany``)."""
     key = ("verdict", connection.vendor)
     if key not in _SQL:
         fields = [_FIELDS[name] for name in VERDICT_FIELDS]
         table, pk = _quote(Comparison._meta.db_table), _quote(Comparison._meta.pk.column)
         if connection.vendor == "postgresql":
-            columns = ", ".join(f"{_quote(f.column)} {f.db_type(connection)}" for f in [*fields, Comparison._meta.pk])
-            assignments = ", ".join(f"{_quote(f.column)} = verdict.{_quote(f.column)}" for f in fields)
+            checklist = _FIELDS["checklist"]  # a row's is the position of its checklist in the first parameter
+            columns = ", ".join(f"{_quote(f.column)} {'integer' if f is checklist else f.db_type(connection)}"
+                                for f in [*fields, Comparison._meta.pk])
+
+            def assignment(f) -> str:
+                column = _quote(f.column)
+                return f"{column} = (%s::jsonb -> verdict.{column})" if f is checklist else f"{column} = verdict.{column}"
+
+            assignments = ", ".join(assignment(f) for f in fields)
             _SQL[key] = (f"UPDATE {table} SET {assignments} FROM jsonb_to_recordset(%s::jsonb) AS verdict({columns}) "
                          f"WHERE {table}.{pk} = verdict.{pk}")
         else:

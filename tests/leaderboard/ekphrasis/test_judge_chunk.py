@@ -4,6 +4,8 @@ of an uninterrupted run."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -277,3 +279,23 @@ def test_a_ledger_prepares_its_planned_rows_shared_values_once_however_many_roun
     judge_runs.judge_run_execute_inline(run=run)
     assert sum(1 for n in plans if n) >= 3  # several rounds were planned in the one ledger
     assert prepared == [Comparison.Status.PLANNED]
+
+
+def test_a_rounds_verdicts_send_each_checklist_they_showed_once_and_store_it_on_every_row():
+    """On PostgreSQL the verdicts of a round name their checklist by its position in a document of the
+    checklists shown, rather than each carrying it in full; every row still stores its checklist."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the PostgreSQL statement; SQLite sends one statement a row")
+    task_set, models = population(n_models=6, n_tasks=1, name="checklist-once")
+    run = simulated_run(task_set, models, budget=12, dimensions="U", malformed_rate=0.0)
+    with CaptureQueriesContext(connection) as queries:
+        judge_runs.judge_run_execute_inline(run=run)
+    verdict_writes = [q["sql"] for q in queries if "jsonb_to_recordset" in q["sql"]]
+    assert verdict_writes
+    comparisons = list(Comparison.objects.filter(run=run))
+    shown = {json.dumps(c.checklist, sort_keys=True) for c in comparisons}
+    assert len(shown) == 1 and len(comparisons) > 3  # one checklist shown by every call of the task
+    slots = len(comparisons[0].checklist)
+    # a checklist entry is the only object with a "slot" key: the round's one checklist, sent once
+    assert all(sql.count('"slot": ') == slots for sql in verdict_writes)
+    assert all(c.checklist == comparisons[0].checklist and c.status == Comparison.Status.OK for c in comparisons)
