@@ -10,6 +10,8 @@ wording it was judged with (the comparison row stores the items it saw).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.db import transaction
 
 from engine.checklists import Checklist, InspectedField, template_checklist
@@ -51,33 +53,52 @@ def checklist_items_ensure(
 ) -> list[ChecklistItem]:
     """The active items for (task, dimension, context); a slot without an active item is filled
     from ``generated`` or the templates, as the next version of that slot."""
+    return _items_ensure(task, {dimension: generated}, context_key)[dimension]
+
+
+@transaction.atomic
+def checklist_items_ensure_many(*, task: Task, dimensions: Sequence[str]) -> dict[str, list[ChecklistItem]]:
+    """:func:`checklist_items_ensure` of several dimensions of ``task`` from the templates, in one transaction
+    (its locks, its read and its insert made once for all of them): dimension -> its active items."""
+    return _items_ensure(task, dict.fromkeys(dimensions), "")
+
+
+def _items_ensure(task: Task, generated: dict[str, Checklist | None], context_key: str) -> dict[str, list[ChecklistItem]]:
     # Race prevented: a slot revised while we wait (checklist_item_revise holds its versions) looking empty.
     # The statement that waits for a lock is handed the locked rows as committed, but not the version the
     # reviser made (not in its snapshot): it read the old version inactive and made the same version again
     # (the uniqueness constraint refused it). The rows are locked first, in LOCK_ORDER, then read in a new
     # statement, which sees every version committed while we waited (READ COMMITTED), as the reviser does.
-    rows = ChecklistItem.objects.filter(task=task, dimension=dimension, context_key=context_key)
+    rows = ChecklistItem.objects.filter(task=task, dimension__in=list(generated), context_key=context_key)
     list(rows.select_for_update().order_by(*LOCK_ORDER).values_list("pk"))
     existing = list(rows.order_by(*LOCK_ORDER))
-    active = {row.slot for row in existing if row.active}
-    if len(active) >= 3:  # nothing to add: the rows just read are the answer
-        return sorted((row for row in existing if row.active), key=lambda row: row.slot)
-    checklist = generated or template_checklist(task_brief_of(task), ENGINE_DIMENSION[dimension])
-    provenance = {"model": checklist.model, "engine_version": checklist.version, "repaired": checklist.repaired}
-    latest: dict[int, int] = {}
-    for row in existing:
-        latest[row.slot] = max(latest.get(row.slot, 0), row.version)
-    new_rows = [
-        row for row in _rows_from(checklist, task, dimension, context_key, provenance) if row.slot not in active
-    ]
-    for row in new_rows:
-        row.version = latest.get(row.slot, 0) + 1
-    created = ChecklistItem.objects.bulk_create(new_rows)
+    kept: dict[str, list[ChecklistItem]] = {}
+    new_rows: dict[str, list[ChecklistItem]] = {}
+    for dimension, given in generated.items():
+        mine = [row for row in existing if row.dimension == dimension]
+        kept[dimension] = [row for row in mine if row.active]
+        active = {row.slot for row in kept[dimension]}
+        if len(active) >= 3:  # nothing to add: the rows just read are the answer
+            continue
+        checklist = given or template_checklist(task_brief_of(task), ENGINE_DIMENSION[dimension])
+        provenance = {"model": checklist.model, "engine_version": checklist.version, "repaired": checklist.repaired}
+        latest: dict[int, int] = {}
+        for row in mine:
+            latest[row.slot] = max(latest.get(row.slot, 0), row.version)
+        new_rows[dimension] = [
+            row for row in _rows_from(checklist, task, dimension, context_key, provenance) if row.slot not in active
+        ]
+        for row in new_rows[dimension]:
+            row.version = latest.get(row.slot, 0) + 1
+    created = ChecklistItem.objects.bulk_create([row for made in new_rows.values() for row in made])
     if all(row.pk is not None for row in created):  # the database returned the new ids: no re-read
-        return sorted([*(row for row in existing if row.active), *created], key=lambda row: row.slot)
-    return list(
-        ChecklistItem.objects.filter(task=task, dimension=dimension, context_key=context_key, active=True).order_by("slot")
-    )
+        return {dimension: sorted([*kept[dimension], *new_rows.get(dimension, [])], key=lambda row: row.slot)
+                for dimension in generated}
+    return {
+        dimension: list(ChecklistItem.objects.filter(
+            task=task, dimension=dimension, context_key=context_key, active=True).order_by("slot"))
+        for dimension in generated
+    }
 
 
 def checklist_for_judging(rows: list[ChecklistItem], *, task: Task, dimension: str) -> Checklist:

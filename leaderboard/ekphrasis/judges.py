@@ -26,6 +26,7 @@ from leaderboard.ekphrasis.checklists import (
     ENGINE_DIMENSION,
     checklist_for_judging,
     checklist_items_ensure,
+    checklist_items_ensure_many,
     task_brief_of,
 )
 from leaderboard.ekphrasis.models import ChecklistItem, JudgeRun
@@ -218,9 +219,16 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
                       comparisons: Sequence[PlannedCall]) -> list[Verdict]:
     """Judge planned comparisons; one verdict each, in order (failures included, never dropped)."""
     if (task.pk, dimension) not in judges.base_rows:
-        judges.base_rows[(task.pk, dimension)] = checklist_items_ensure(
-            task=task, dimension=dimension, generated=_judge_model_checklist(judges, task, dimension)
-        )
+        if getattr(judges.get(run.judge_name), "client", None) is None:
+            # a judge that writes no checklist is shown the templates: those of every dimension of the run the
+            # chunk has not read yet are ensured in one transaction (the chunk judges them all)
+            unread = [d for d in dict.fromkeys([dimension, *run.dimensions]) if (task.pk, d) not in judges.base_rows]
+            for d, rows in checklist_items_ensure_many(task=task, dimensions=unread).items():
+                judges.base_rows[(task.pk, d)] = rows
+        else:
+            judges.base_rows[(task.pk, dimension)] = checklist_items_ensure(
+                task=task, dimension=dimension, generated=_judge_model_checklist(judges, task, dimension)
+            )
     base_rows = judges.base_rows[(task.pk, dimension)]
     brief = task_brief_of(task)
     by_judge: dict[str, list[int]] = {}

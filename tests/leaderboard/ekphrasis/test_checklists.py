@@ -12,12 +12,31 @@ from leaderboard.ekphrasis.checklists import (
     checklist_for_judging,
     checklist_item_revise,
     checklist_items_ensure,
+    checklist_items_ensure_many,
 )
 from leaderboard.ekphrasis.models import ChecklistItem
 from tests.conftest import require_service
 from tests.factories import PASSWORD, TaskFactory
 
 pytestmark = pytest.mark.django_db
+
+
+def test_several_dimensions_ensured_at_once_get_the_items_each_ensured_alone_would_get_in_one_lock_read_and_insert():
+    from django.test.utils import CaptureQueriesContext
+
+    alone, together = (TaskFactory(family="combination", brief="One brief for both.") for _ in range(2))
+    checklist_item_revise(item=checklist_items_ensure(task=together, dimension="E")[1], text="Revised E slot 2.")
+    checklist_item_revise(item=checklist_items_ensure(task=alone, dimension="E")[1], text="Revised E slot 2.")
+    expected = {d: checklist_items_ensure(task=alone, dimension=d) for d in "UEN"}
+    with CaptureQueriesContext(connection) as queries:
+        made = checklist_items_ensure_many(task=together, dimensions="UEN")
+
+    def fields(rows):
+        return [(r.dimension, r.slot, r.version, r.text, r.source, r.inspects, r.active) for r in rows]
+
+    assert {d: fields(rows) for d, rows in made.items()} == {d: fields(rows) for d, rows in expected.items()}
+    statements = [q["sql"].split()[0] for q in queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
+    assert statements == ["SELECT", "SELECT", "INSERT"]  # the locks, the read, U's and N's new items
 
 
 def test_template_items_fill_three_slots_labelled_as_templates():

@@ -299,3 +299,19 @@ def test_a_rounds_verdicts_send_each_checklist_they_showed_once_and_store_it_on_
     # a checklist entry is the only object with a "slot" key: the round's one checklist, sent once
     assert all(sql.count('"slot": ') == slots for sql in verdict_writes)
     assert all(c.checklist == comparisons[0].checklist and c.status == Comparison.Status.OK for c in comparisons)
+
+
+def test_a_chunk_of_a_judge_that_writes_no_checklist_ensures_the_templates_of_all_its_dimensions_at_once():
+    from leaderboard.ekphrasis.models import ChecklistItem
+
+    task_set, models = population(n_models=4, n_tasks=1, name="templates-once")
+    run = simulated_run(task_set, models, budget=6, dimensions="UEN")
+    judge_runs.judge_run_pending_chunks(run_id=run.pk)
+    with CaptureQueriesContext(connection) as queries:
+        judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task_set.tasks.get().pk)
+    table = ChecklistItem._meta.db_table
+    # the base items' inserts (a Novelty context's items carry a "tig:" context key)
+    inserts = [q["sql"] for q in queries if q["sql"].startswith(f'INSERT INTO "{table}"') and "tig:" not in q["sql"]]
+    assert len(inserts) == 1
+    made = ChecklistItem.objects.filter(task__task_set=task_set, context_key="")
+    assert sorted(made.values_list("dimension", "slot")) == [(d, s) for d in "ENU" for s in (1, 2, 3)]
