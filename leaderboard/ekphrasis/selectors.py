@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
-from django.db.models import Count, QuerySet, TextField
+from django.db.models import Case, Count, F, QuerySet, TextField, When
 from django.db.models.functions import Cast
 
 from leaderboard.models import Response, TaskSet
@@ -492,20 +492,24 @@ def _launch_gate_results(run) -> list:
             "pk", "normalisation_method", "core_idea", "visual_description")
     ]
     fixed = bool(run.config.get("fixed_pairs"))
+    def inspected(side: str) -> Case:
+        # only the field the call's dimension inspects is read (a paper-scale run has ~70,000 rows)
+        return Case(*(When(dimension=d, then=F(f"{side}__{name}")) for d, name in _GATE_FIELD.items()),
+                    output_field=TextField())
+
     rows = (
         Comparison.objects.filter(run=run, status=Comparison.Status.OK)
         .exclude(kind=Comparison.Kind.AUTOMATIC)  # empty responses decided without a judge call (App. F.2)
         .order_by("task_id", "dimension", "sequence")
         .values_list("task__external_id", "dimension", "shown_a__subject_model_id", "shown_b__subject_model_id",
-                     "winner", "kind", "repaired", "judge_name", "shown_a__core_idea", "shown_a__visual_description",
-                     "shown_b__core_idea", "shown_b__visual_description", "task_id", "model_x_id", "model_y_id",
-                     # as stored text: only a Novelty call's checklist is read (a third of the rows)
-                     Cast("checklist", TextField()))
+                     "winner", "kind", "repaired", "judge_name", inspected("shown_a"), inspected("shown_b"),
+                     "task_id", "model_x_id", "model_y_id",
+                     # as stored text, and only a Novelty call's (a third of the rows): the only ones read
+                     Case(When(dimension="N", then=Cast("checklist", TextField())), output_field=TextField()))
     )
     calls = []
-    for (task, dimension, model_a, model_b, winner, kind, repaired, judge, core_a, visual_a, core_b, visual_b,
+    for (task, dimension, model_a, model_b, winner, kind, repaired, judge, text_a, text_b,
          task_id, model_x, model_y, checklist) in rows:
-        text_a, text_b = (visual_a, visual_b) if _GATE_FIELD[dimension] == "visual_description" else (core_a, core_b)
         calls.append(GateComparison(
             task=task, dimension=dimension, model_a=str(model_a), model_b=str(model_b), winner=winner, kind=kind,
             repaired=repaired, judge=judge, text_a=text_a, text_b=text_b, pair_key=f"{task_id}:{model_x}:{model_y}",

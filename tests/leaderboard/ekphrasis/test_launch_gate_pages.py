@@ -101,3 +101,43 @@ def test_an_edited_response_measures_the_gates_again(finished_run, monkeypatch):
     response.save(update_fields=["core_idea"])
     gates = {g["key"]: g for g in judge_run_launch_gates(run=finished_run)["results"]}
     assert measured == [1] and gates["parsing"]["measured"] < 1.0
+
+
+def test_the_gates_read_each_calls_inspected_texts_and_only_novelty_checklists_and_measure_as_from_whole_rows():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from engine.launch_gates import GateComparison, ParsedResponse, launch_gates
+    from leaderboard.ekphrasis import selectors
+    from leaderboard.ekphrasis.models import Comparison
+    from leaderboard.models import Response
+
+    task_set, models = population(n_models=4, n_tasks=2, name="gates-read")
+    run = simulated_run(task_set, models, budget=8, dimensions="UEN")
+    judge_runs.judge_run_execute_inline(run=run)
+    run.refresh_from_db()
+    with CaptureQueriesContext(connection) as queries:
+        measured = selectors._launch_gate_results(run)
+    read = next(q["sql"] for q in queries if f'FROM "{Comparison._meta.db_table}"' in q["sql"])
+    # one text a side (the field the dimension inspects) and the checklist of Novelty calls only, not every
+    # field of both responses and every call's checklist (~1.5 kB a row, 100 MB at the paper's scale)
+    assert read.upper().count("CASE WHEN") == 3
+    field = {"U": "core_idea", "E": "visual_description", "N": "core_idea"}
+    whole = [
+        GateComparison(
+            task=c.task.external_id, dimension=c.dimension, model_a=str(c.shown_a.subject_model_id),
+            model_b=str(c.shown_b.subject_model_id), winner=c.winner, kind=c.kind, repaired=c.repaired,
+            judge=c.judge_name, text_a=getattr(c.shown_a, field[c.dimension]),
+            text_b=getattr(c.shown_b, field[c.dimension]), pair_key=f"{c.task_id}:{c.model_x_id}:{c.model_y_id}",
+            novelty_profile=selectors._novelty_profile(c.checklist) if c.dimension == "N" else None,
+            active_selected=c.kind == Comparison.Kind.PRIMARY,
+        )
+        for c in Comparison.objects.filter(run=run, status=Comparison.Status.OK).exclude(
+            kind=Comparison.Kind.AUTOMATIC).order_by("task_id", "dimension", "sequence")
+        .select_related("task", "shown_a", "shown_b")
+    ]
+    parsed = [
+        ParsedResponse(str(r.pk), bool(r.core_idea.strip()) and bool(r.visual_description.strip()))
+        for r in Response.objects.filter(task__task_set=task_set)
+    ]
+    assert [r.to_dict() for r in measured] == [r.to_dict() for r in launch_gates(parsed, whole)]
