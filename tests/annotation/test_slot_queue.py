@@ -241,3 +241,49 @@ def test_among_many_annotators_each_take_is_the_first_free_slot_of_an_unseen_ite
         else:
             submit(assignment, user, now=now)
         assert flags_disagreeing(campaign) == []
+
+
+
+def _assignment_rows_read_by_the_take(campaign, annotator) -> int:
+    """Rows of the assignments table that next-item's slot take (the statement the site sends) reads for
+    ``annotator``: PostgreSQL's own count of rows read by sequential and index scans in this transaction
+    (``pg_stat_xact_user_tables``). The take is rolled back."""
+    from django.db import connection, transaction
+
+    from annotation.kinds import kind_for
+    from annotation.slot_queue import active_or_free_slot_take
+
+    def read() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables "
+                           "WHERE relname = %s", [Assignment._meta.db_table])
+            return cursor.fetchone()[0]
+
+    with transaction.atomic():
+        before = read()
+        _, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk,
+                                           item_relations=kind_for(campaign.kind).content_relations)
+        assert slot is not None
+        rows = read() - before
+        transaction.set_rollback(True)
+    return rows
+
+
+@pytest.mark.postgres
+def test_the_take_reads_no_more_of_the_assignments_however_many_items_the_annotator_labelled():
+    """Issue 30: the slot take asks "not shown to this annotator" of the candidate slots only (an index probe
+    per slot), not by reading the annotator's whole history on every take. Three annotators label the same
+    first items (k = 3, so those items are full and the queue's head is an item none of them saw); the take
+    then reads as much of the assignments after 2 labels each as after 12."""
+    from tests.conftest import require_service
+
+    require_service("postgres")
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=6), annotators=users, k=3)
+    read = {}
+    for labelled in (2, 12):
+        while Assignment.objects.filter(campaign=campaign, annotator=users[0]).count() < labelled:
+            for user in users:
+                submit(services.assignment_next(campaign=campaign, annotator=user), user)
+        read[labelled] = _assignment_rows_read_by_the_take(campaign, users[0])
+    assert read[12] == read[2], read
