@@ -287,3 +287,46 @@ def test_the_take_reads_no_more_of_the_assignments_however_many_items_the_annota
                 submit(services.assignment_next(campaign=campaign, annotator=user), user)
         read[labelled] = _assignment_rows_read_by_the_take(campaign, users[0])
     assert read[12] == read[2], read
+
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # the site's connection state: generic plans, set outside a transaction
+def test_next_item_scans_no_assignments_on_its_generic_plans_whatever_the_statistics():
+    """Issue 30: the held-item check names the active status in its text, so its generic plan finds the
+    annotator's active assignment by index. With the status a parameter, and statistics saying that any
+    status matches many rows (a table of 3,000 expired assignments of the same annotators, analyzed), the
+    generic plan read the whole table in search of a first active row (LIMIT 1 over a sequential scan)."""
+    from django.db import connection, transaction
+
+    from evalsite.prepared_statements import statement_cursor
+    from tests.conftest import require_service
+
+    require_service("postgres")
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=6), annotators=users, k=3)
+    item, now = campaign.items.first(), timezone.now()
+    Assignment.objects.bulk_create([
+        Assignment(campaign=campaign, item=item, annotator=users[n % 3], token=f"expired-{n}", swapped=False,
+                   status=Assignment.Status.EXPIRED, content_hash=item.content_hash, task_set_version="1",
+                   created_at=now, expires_at=now + timedelta(seconds=1))
+        for n in range(3000)
+    ])
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {Assignment._meta.db_table}")
+    with statement_cursor(connection) as cursor:  # outside a transaction: the connection takes generic plans
+        cursor.execute("SELECT 1")
+
+    def scanned() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT coalesce(seq_tup_read, 0) FROM pg_stat_xact_user_tables WHERE relname = %s",
+                           [Assignment._meta.db_table])
+            return cursor.fetchone()[0]
+
+    read = {}
+    for user in users:
+        with transaction.atomic():
+            before = scanned()
+            assert services.assignment_next(campaign=campaign, annotator=user) is not None
+            read[user.username] = scanned() - before
+    assert set(read.values()) == {0}, read
