@@ -129,6 +129,9 @@ def close_django_connections() -> None:
 
 
 def _free_port() -> int:
+    """A free loopback port, or ``BENCH_PORT`` when it is set (a machine whose users each have their own ports)."""
+    if os.environ.get("BENCH_PORT"):
+        return int(os.environ["BENCH_PORT"])
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -1164,6 +1167,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--growth-cycles", type=int, default=GROWTH_CYCLES)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep-db", action="store_true")
+    parser.add_argument("--combined", action="store_true",
+                        help="the load's clients label as annotate.js does since issue 30: submit?next=1, one request "
+                        "per label (default: next-item, then submit)")
     args = parser.parse_args(argv)
 
     admin_url = _admin_url()
@@ -1204,6 +1210,10 @@ def main(argv: list[str] | None = None) -> int:
 
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")  # what autovacuum would have done on a live database
+            cursor.execute("SHOW autovacuum")
+            autovacuum = cursor.fetchone()[0]
+        print(f"statistics: ANALYZE after seeding; autovacuum on this server: {autovacuum}"
+              + ("" if autovacuum == "on" else " (the rows the load writes are never analyzed during the run)"))
         per_request = None
         if args.per_request > 0:
             per_request = _per_request(seeded["load"]["per_request"], seeded["sessions"][sorted(seeded["sessions"])[0]],
@@ -1250,6 +1260,7 @@ def main(argv: list[str] | None = None) -> int:
             results, wall = _run_load(
                 port=port, sessions=sessions, campaign=seeded["load"][name], n_items=args.items, think_s=think_s,
                 resend_rate=args.resend_rate, time_limit=args.time_limit, ramp_s=ramp_s, seed=args.seed,
+                combined=args.combined,
             )
             cpu = meter.stop()
             check = _verify(seeded["load"][name], set(results["saved"]), 3)
@@ -1295,6 +1306,13 @@ def main(argv: list[str] | None = None) -> int:
                     f"{'>= ' if cpu['postgres_floor'] else ''}{1000 * cpu['postgres'] / requests:.1f} ms"
                     f"{' (backends that reconnected during the scenario are not counted)' if cpu['postgres_floor'] else ''}, "
                     f"load generator {1000 * cpu['client'] / requests:.1f} ms"
+                )
+            labels = len(set(results["saved"]))
+            if labels:
+                print(
+                    f"  CPU per label ({'submit?next=1' if args.combined else 'next-item + submit'}): gunicorn workers "
+                    f"{1000 * cpu['workers'] / labels:.2f} ms + PostgreSQL {1000 * cpu['postgres'] / labels:.2f} ms = "
+                    f"{1000 * (cpu['workers'] + cpu['postgres']) / labels:.2f} ms; {labels / wall:.1f} labels/s"
                 )
             print(
                 f"  labels: saved by clients {len(set(results['saved']))}, stored {check['stored']}, lost {check['lost']}, "
