@@ -11,41 +11,10 @@ from annotation.models import PairwiseLabel
 from engine import agreement
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
-from tests.browser.conftest import TIMEOUT_MS, wait_for_save_status
-from tests.factories import PASSWORD, UserFactory
+from tests.browser.conftest import TIMEOUT_MS, label_by_keyboard, log_in, wait_for_item, wait_for_save_status
+from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def log_in(page, base, username):
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.press("input[name=password]", "Enter")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url, timeout=TIMEOUT_MS)
-
-
-def wait_for_item(page, previous_token=""):
-    page.wait_for_function(
-        "prev => { const t = document.querySelector('#item').dataset.token; return t !== undefined && t !== prev; }",
-        arg=previous_token, timeout=TIMEOUT_MS)
-    return page.eval_on_selector("#item", "e => e.dataset.token")
-
-
-def label_by_keyboard(page, key, *, flag_note=None):
-    token = page.eval_on_selector("#item", "e => e.dataset.token")
-    if flag_note:
-        page.keyboard.press("f")
-        page.wait_for_selector("#overlay-flag:not([hidden])", timeout=TIMEOUT_MS)
-        page.keyboard.press("2")  # field–dimension mismatch
-        page.keyboard.type(flag_note)
-        page.keyboard.press("Enter")
-        page.wait_for_selector("#overlay-flag", state="hidden", timeout=TIMEOUT_MS)
-        assert flag_note in page.inner_text("#flag-indicator")
-    page.keyboard.press(key)
-    page.keyboard.press("Enter")
-    wait_for_save_status(page, starts="Saved")
-    return wait_for_item(page, token)
 
 
 def labels_given(page) -> int:

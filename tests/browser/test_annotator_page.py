@@ -11,8 +11,7 @@ from annotation.models import CampaignKind
 from tests.annotation.factories import Catalogue, campaign_for, faithfulness_campaign, pairwise_campaign
 from tests.annotation.helpers import annotators
 from tests.annotation.validation_factories import C2World, EaselWorld, handwriting_campaign, uos_campaign
-from tests.browser.conftest import wait_for_save_status, wait_until
-from tests.browser.test_annotation_flow import label_by_keyboard, log_in, wait_for_item
+from tests.browser.conftest import label_by_keyboard, log_in, wait_for_item, wait_for_save_status, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -160,7 +159,7 @@ def test_the_end_of_the_queue_hides_the_actions_and_the_bar_says_done(live_serve
     page = _open(browser, live_server, user, campaign)
     assert page.is_visible("#submit-button")
     label_by_keyboard(page, "a")
-    page.wait_for_function("() => document.querySelector('#item').textContent.includes('Nothing left')")
+    wait_until(page, "() => document.querySelector('#item').textContent.includes('Nothing left')")
     for button in ("#submit-button", "#skip-button", "#flag-button"):
         assert not page.is_visible(button), button
     bar = page.locator("#progress-bar")

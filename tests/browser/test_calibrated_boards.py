@@ -10,7 +10,7 @@ import re
 import pytest
 from django.test import override_settings
 
-from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
+from tests.browser.conftest import TIMEOUT_MS, log_in, wait_until
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -61,7 +61,7 @@ def test_the_demo_ekphrasis_board_shows_three_views_the_style_toggle_and_the_jud
         for feature in ("length", "list_items", "adjectives"):
             assert page.locator(f"table.style-coefficients [data-feature='{feature}']").count() >= 1
         page.click("#style-toggle")  # and off again
-        page.wait_for_function("() => !document.querySelector('table.style-coefficients')", timeout=FIRST_COMPUTATION_MS)
+        wait_until(page, "() => !document.querySelector('table.style-coefficients')", timeout=FIRST_COMPUTATION_MS)
         assert refused == []
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.easel import services
-from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
+from tests.browser.conftest import log_in, wait_until
 from tests.factories import UserFactory
 from tests.leaderboard.easel.conftest import SMALL
 
@@ -27,9 +27,7 @@ def test_the_episode_table_follows_a_running_run_to_done(live_server, browser):
 
     services.easel_episode_execute(run_id=run.pk, episode_id=first)
     # while the run still works, the finished episode's row says so, without a reload
-    page.wait_for_function(
-        "sel => document.querySelector(sel + ' [data-run-cell=status]').textContent === 'done'",
-        arg=row, timeout=TIMEOUT_MS)
+    wait_until(page, "sel => document.querySelector(sel + ' [data-run-cell=status]').textContent === 'done'", row)
     budget = run.episodes.get(pk=first).budget
     steps = run.episodes.get(pk=first).steps_done
     assert page.text_content(f"{row} [data-run-cell=steps]") == f"{steps}/{budget}"
@@ -38,10 +36,9 @@ def test_the_episode_table_follows_a_running_run_to_done(live_server, browser):
     for episode_id in rest:
         services.easel_episode_execute(run_id=run.pk, episode_id=episode_id)
     services.easel_run_execute_inline(run=run)
-    page.wait_for_function("() => document.getElementById('easel-st').textContent === 'done'", timeout=TIMEOUT_MS)
+    wait_until(page, "() => document.getElementById('easel-st').textContent === 'done'")
     # once done the page shows the finished table (it reloads): the scores of every episode, none "planned"
-    page.wait_for_function(
-        "sel => { const cell = document.querySelector(sel + ' td.final-s'); return cell && cell.textContent !== '–'; }",
-        arg=row, timeout=TIMEOUT_MS)
+    wait_until(page, "sel => { const cell = document.querySelector(sel + ' td.final-s'); return cell && cell.textContent !== '–'; }",
+               row)
     statuses = page.eval_on_selector_all("#easel-episode-table [data-run-cell=status]", "cells => cells.map(c => c.textContent)")
     assert statuses == ["done"] * (1 + len(rest))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.easel import services
-from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
+from tests.browser.conftest import TIMEOUT_MS, log_in, wait_until
 from tests.factories import UserFactory
 from tests.leaderboard.easel.conftest import SMALL
 from tests.leaderboard.easel.test_views import stored_episode
@@ -37,6 +37,5 @@ def test_arrow_keys_step_the_viewer_through_stored_canvases(live_server, browser
     assert page.get_attribute("#easel-step-detail", "data-index") == "4"  # stops at the last stored canvas
     # the stored canvas of step 4 is a real image (the page loads it after the key press)
     # a function, not a string: the page's CSP forbids evaluating strings
-    page.wait_for_function("() => { const i = document.getElementById('easel-canvas'); "
-                           "return i.complete && i.naturalWidth > 0; }", timeout=TIMEOUT_MS)
+    wait_until(page, "() => { const i = document.getElementById('easel-canvas'); return i.complete && i.naturalWidth > 0; }")
     assert errors == []

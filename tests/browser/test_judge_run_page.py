@@ -9,7 +9,7 @@ import pytest
 
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.ekphrasis.models import JudgeRun
-from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
+from tests.browser.conftest import TIMEOUT_MS, log_in, wait_until
 from tests.factories import UserFactory
 from tests.leaderboard.judging_factories import population
 
@@ -43,12 +43,10 @@ def test_starting_a_run_from_the_page_does_not_wait_for_the_run(live_server, bro
     assert page.text_content("#st") in ("pending", "running")
     assert "The run has not finished" in page.text_content("#launch-gates")
     release.set()
-    page.wait_for_function("() => document.getElementById('st').textContent === 'done'", timeout=TIMEOUT_MS)
+    wait_until(page, "() => document.getElementById('st').textContent === 'done'")
     # the launch gates were read while the run worked: once it is done the page reloads to show them final,
     # not "provisional" with "no primary calls (n = 0)" under a status line that says done
-    page.wait_for_function(
-        "() => !document.getElementById('launch-gates').textContent.includes('The run has not finished')",
-        timeout=TIMEOUT_MS)
+    wait_until(page, "() => !document.getElementById('launch-gates').textContent.includes('The run has not finished')")
     page.wait_for_load_state()
     page.wait_for_selector("#snapshot-link a", timeout=TIMEOUT_MS)
     assert page.text_content("#chunks tr[data-task] .chunk-state") == "done"

@@ -10,8 +10,13 @@ import pytest
 from annotation.models import LabelRevision, PairwiseLabel, StrategyLabel
 from tests.annotation.factories import Catalogue, pairwise_campaign, strategy_campaign
 from tests.annotation.helpers import annotators
-from tests.browser.conftest import TIMEOUT_MS, wait_for_save_status
-from tests.browser.test_annotation_flow import label_by_keyboard, log_in, wait_for_item
+from tests.browser.conftest import (
+    label_by_keyboard,
+    log_in,
+    wait_for_item,
+    wait_for_save_status,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -146,7 +151,7 @@ def test_the_last_label_of_a_campaign_can_be_changed_from_the_done_screen(live_s
     page.keyboard.press("b")
     page.keyboard.press("Enter")
     wait_for_save_status(page, starts="Saved ✓ as version 2")
-    page.wait_for_function("() => document.querySelector('#item').textContent.includes('Nothing left')", timeout=TIMEOUT_MS)
+    wait_until(page, "() => document.querySelector('#item').textContent.includes('Nothing left')")
     assert PairwiseLabel.objects.get(assignment__token=token).shown_choice == "B"
 
 
@@ -194,7 +199,7 @@ def test_one_esc_returns_from_a_previous_handwriting_label_even_from_its_text_bo
     campaign = handwriting_campaign(EaselWorld(n_references=1), annotators=[user])
     page = _open(browser, live_server, user, campaign)
     first_token = page.eval_on_selector("#item", "e => e.dataset.token")
-    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'handwriting-text'")
+    wait_until(page, "() => document.activeElement && document.activeElement.id === 'handwriting-text'")
     page.keyboard.type("abc")
     page.keyboard.press("Enter")
     second_token = wait_for_item(page, first_token)

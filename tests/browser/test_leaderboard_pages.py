@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.ekphrasis import judge_runs
-from tests.browser.test_annotation_flow import log_in
+from tests.browser.conftest import log_in
 from tests.factories import UserFactory
 from tests.leaderboard.judging_factories import population, simulated_run
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
-from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
+from tests.browser.conftest import log_in, wait_until
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,7 +30,7 @@ def test_the_build_page_follows_a_running_build_to_done_without_a_reload(live_se
     tig_build_execute(build_id=build.pk)
     # A function, not an expression: Playwright evaluates a bare expression with eval(), which the
     # page's Content-Security-Policy (no 'unsafe-eval') refuses.
-    page.wait_for_function("() => document.getElementById('st').textContent === 'done'", timeout=TIMEOUT_MS)
+    wait_until(page, "() => document.getElementById('st').textContent === 'done'")
     assert page.text_content("#responses") == "2/2"
     assert page.is_visible("#viewer-link")
     assert page.evaluate("document.getElementById('bar').style.width") == "100%"

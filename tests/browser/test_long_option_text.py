@@ -13,7 +13,7 @@ from leaderboard.easel import services as easel_services
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.ekphrasis.models import Comparison
 from leaderboard.models import SubjectModel
-from tests.browser.test_annotation_flow import log_in
+from tests.browser.conftest import log_in
 from tests.factories import UserFactory
 from tests.leaderboard.judging_factories import population, simulated_run
 

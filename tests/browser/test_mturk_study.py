@@ -14,11 +14,10 @@ from django.core.cache import cache
 from annotation import participants
 from annotation.panel_models import Participant
 from tests.annotation.factories import Catalogue, pairwise_campaign
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
 from tests.conftest import require_service
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-TIMEOUT_MS = 15_000
 SANDBOX = "https://workersandbox.mturk.com"
 
 

@@ -15,8 +15,7 @@ from leaderboard.runs.models import RunStatus
 from leaderboard.runs.queue import WAITING_FOR_QUEUE
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
-from tests.browser.conftest import TIMEOUT_MS, wait_for_save_status
-from tests.browser.test_annotation_flow import log_in, wait_for_item
+from tests.browser.conftest import TIMEOUT_MS, log_in, wait_for_item, wait_for_save_status, wait_until
 from tests.factories import UserFactory
 from tests.leaderboard.runs.conftest import CASES
 
@@ -42,7 +41,7 @@ def test_a_run_waiting_for_the_queue_says_so_on_its_page_until_a_worker_takes_it
     assert "waiting" in note.get_attribute("class")  # shown as a notice, not as an error
     # a worker takes the run (the queue answered again): the live status drops the note
     type(run).objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, error="")
-    page.wait_for_function("() => document.querySelector('[data-run-error]').hidden")
+    wait_until(page, "() => document.querySelector('[data-run-error]').hidden")
 
 
 def test_the_annotation_page_retries_a_503_with_the_same_key_and_the_label_is_stored_once(live_server, browser):

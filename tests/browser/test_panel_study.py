@@ -18,9 +18,9 @@ from annotation.panel_models import Participant
 from annotation.panels import entry_signature
 from annotation.pay_report import pay_report
 from tests.annotation.factories import Catalogue, pairwise_campaign
+from tests.browser.conftest import TIMEOUT_MS, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-TIMEOUT_MS = 15_000
 PROLIFIC = "https://app.prolific.com/"
 #: Each participant's answers to the two training items, attempt by attempt (right answers: A, then B).
 PLANS = {
@@ -55,10 +55,8 @@ def _label_until_done(page, measured):
     """Label by keyboard until the page hands the participant on; ``measured`` collects what the page
     sent as each item's active time."""
     while True:
-        page.wait_for_function(
-            "() => (document.querySelector('#item') && document.querySelector('#item').dataset.token) "
-            "|| location.href.includes('/done') || location.href.startsWith('https://app.prolific.com')",
-            timeout=TIMEOUT_MS)
+        wait_until(page, "() => (document.querySelector('#item') && document.querySelector('#item').dataset.token) "
+                         "|| location.href.includes('/done') || location.href.startsWith('https://app.prolific.com')")
         if "/work" not in page.url:
             return
         token = page.eval_on_selector("#item", "e => e.dataset.token")
@@ -69,9 +67,8 @@ def _label_until_done(page, measured):
             page.keyboard.press("a")
             page.keyboard.press("Enter")
         measured.append(json.loads(sent.value.post_data)["active_ms"])
-        page.wait_for_function(
-            "prev => !document.querySelector('#item') || document.querySelector('#item').dataset.token !== prev",
-            arg=token, timeout=TIMEOUT_MS)
+        wait_until(page, "prev => !document.querySelector('#item') || document.querySelector('#item').dataset.token !== prev",
+                   token)
 
 
 def test_three_prolific_participants_train_label_and_return_to_prolific_with_their_codes(live_server, browser):

@@ -9,8 +9,7 @@ import pytest
 
 from annotation import participants
 from tests.annotation.factories import Catalogue, pairwise_campaign
-from tests.browser.conftest import TIMEOUT_MS
-from tests.browser.test_annotation_flow import log_in
+from tests.browser.conftest import TIMEOUT_MS, log_in
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from leaderboard.protocols import protocols
-from tests.browser.test_annotation_flow import log_in
+from tests.browser.conftest import log_in
 from tests.factories import UserFactory
 from tests.leaderboard.researcher_world import three_protocol_world
 

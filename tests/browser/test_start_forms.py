@@ -23,7 +23,7 @@ from leaderboard.ekphrasis import judge_runs, tig
 from leaderboard.models import SubjectModel
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
-from tests.browser.test_annotation_flow import log_in
+from tests.browser.conftest import log_in
 from tests.factories import UserFactory
 from tests.leaderboard.judging_factories import population, simulated_run
 

@@ -7,7 +7,7 @@ import pytest
 
 from engine.task_construction.grid import TABLE5_GRID, grid_with_quotas
 from leaderboard.ekphrasis import task_construction as construction
-from tests.browser.test_annotation_flow import TIMEOUT_MS, log_in
+from tests.browser.conftest import TIMEOUT_MS, log_in
 from tests.engine.task_construction.conftest import HashEmbedder
 from tests.factories import UserFactory
 

@@ -9,7 +9,7 @@ import pytest
 
 from leaderboard.demo import demo_catalogue_load
 from leaderboard.models import Task
-from tests.browser.test_annotation_flow import log_in
+from tests.browser.conftest import log_in
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

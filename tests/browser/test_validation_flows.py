@@ -20,8 +20,7 @@ from tests.annotation.validation_factories import (
     handwriting_campaign,
     uos_campaign,
 )
-from tests.browser.conftest import TIMEOUT_MS, wait_for_save_status
-from tests.browser.test_annotation_flow import log_in, wait_for_item
+from tests.browser.conftest import TIMEOUT_MS, log_in, wait_for_item, wait_for_save_status, wait_until
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -122,11 +121,11 @@ def test_handwriting_is_read_by_keyboard_and_the_dashboard_shows_the_engines_mat
     context, page = _page(browser, live_server.url, users[2].username)
     page.goto(f"{live_server.url}/annotate/c/{campaign.pk}/")
     token = wait_for_item(page)
-    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'handwriting-text'")
+    wait_until(page, "() => document.activeElement && document.activeElement.id === 'handwriting-text'")
     page.keyboard.type("helo")
     page.keyboard.press("Enter")
     token = _saved_then_next(page, token)
-    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'handwriting-text'")
+    wait_until(page, "() => document.activeElement && document.activeElement.id === 'handwriting-text'")
     page.keyboard.press("Escape")
     page.keyboard.press("u")
     page.keyboard.press("Enter")
