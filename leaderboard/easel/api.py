@@ -123,7 +123,9 @@ class EaselEpisodeStepListApi(ApiListView):
 
 class EaselLeaderboardApi(ApiView):
     """The leaderboard of one EASEL suite (``?task_set=``; the newest suite without it), the numbers of the
-    page. ETag and ``updated`` follow the suite's newest finished run."""
+    page. ``updated`` is the suite's newest finished run's finish; the ETag names what the payload depends on:
+    the finished runs and their episodes' scores (:func:`leaderboard.easel.selectors.board_fingerprint`, so a
+    score changed in place is not answered 304), the code version and the category."""
 
     @extend_schema(operation_id="easel_leaderboard_retrieve",
                    parameters=[OpenApiParameter("task_set", int, required=False),
@@ -142,10 +144,12 @@ class EaselLeaderboardApi(ApiView):
         if category is not None and category not in dict(CATEGORIES):
             raise serializers.ValidationError({"category": [f"one of {', '.join(name for name, _ in CATEGORIES)}"]})
         board, board_runs, episodes = selectors.easel_boards([task_set])[task_set.pk]
+        version = code_version()
         body = {"task_set": task_set.pk, "updated": updated.isoformat() if updated else None,
-                "code_version": code_version(), "leaderboard": board,
+                "code_version": version, "leaderboard": board,
                 # the paired bootstrap over references (differences, P(A > B), rank probabilities; each agent's
                 # Final S with the board's interval) and the semantic means with n and interval (keys are run ids)
                 "uncertainty": selectors.easel_uncertainty(board=board, runs=board_runs, episodes=episodes,
                                                               category=category)}
-        return not_modified_or(request, f"easel-{task_set.pk}-{runs.count()}-{updated}-{category}", body)
+        etag = f"easel-{task_set.pk}-{selectors.board_fingerprint(task_set)}-{version}-{category}"
+        return not_modified_or(request, etag, body)

@@ -21,11 +21,12 @@ def _board_url(task_set) -> str:
 
 def latest_board() -> BoardSummary | None:
     """The newest suite with a finished agent run: its agents by Final S with the 90% interval. The summary
-    is cached until a run of the suite finishes (two queries on a hit, five on a miss)."""
+    is cached until a run of the suite finishes or a finished episode's score changes
+    (:func:`leaderboard.easel.selectors.board_fingerprint`; two queries on a hit, five on a miss)."""
     task_set = selectors.easel_task_sets().filter(easel_runs__status=EaselRun.Status.DONE).distinct().first()
     if task_set is None:
         return None
-    key = f"easel-overview:{task_set.pk}:{selectors.done_runs_fingerprint(task_set)}"
+    key = f"easel-overview:{task_set.pk}:{selectors.board_fingerprint(task_set)}"
     summary = cache.get(key)
     if summary is None:
         summary = _summary(task_set)

@@ -3,12 +3,13 @@ of a suite (Tables 2–4, Figure 4) computed from the stored episodes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 # The board is computed in the engine (engine.easel.leaderboard); callers import its constants from there.
 from engine.easel.leaderboard import CATEGORIES, EPISODE_FIELDS, BoardRun, easel_board
@@ -215,14 +216,32 @@ def board_episodes(runs: list[EaselRun]) -> dict[int, list[dict]]:
     return by_run
 
 
-def done_runs_fingerprint(task_set: TaskSet) -> str:
-    """Changes whenever a run of the suite finishes or a finished run goes away (one query): the key under
-    which a board computed from its finished runs may be cached."""
-    from django.db.models import Max
+#: The episode columns the board reads (engine.easel.leaderboard.EPISODE_FIELDS) that are numbers: what
+#: :func:`board_fingerprint` counts and sums. The task, kind and category do not change after an episode is
+#: planned; the semantic summary, recogniser and progress curve are text and JSON, which a sum cannot name.
+BOARD_NUMBER_FIELDS = ("budget", "steps_done", "final_s", "final_edge_iou", "at_50", "auc", "best", "fb_gap",
+                       "repeat_rate", "invalid_rate", "undo_count", "submit_step", "semantic_score")
 
+
+def board_fingerprint(task_set: TaskSet) -> str:
+    """What a board computed from the suite's finished runs depends on (one query): the key under which it
+    may be cached and the API's ETag. It changes when a run of the suite finishes or a finished run goes
+    away (their count, newest id and latest finish) and when a finished episode's score is changed in place
+    (a hand edit, the admin, a rescoring: the same runs, no new finish), seen by the finished episodes' count
+    and, per number the board reads (:data:`BOARD_NUMBER_FIELDS`), how many are set and their sum (rounded
+    to 1e-9, so that a database summing in another order keeps the key). A checksum, not a proof, as the
+    canvas-similarity calibrated columns' key is (:func:`annotation.calibrated_columns._episodes_state`):
+    a rewrite that left every count and sum unchanged would go unseen. Given as a digest of those numbers (an
+    ETag is opaque; 13 counts and sums spelt out would make a header of some 400 characters)."""
+    done = Q(episodes__status=EaselEpisode.Status.DONE)
     agg = EaselRun.objects.filter(task_set=task_set, status=EaselRun.Status.DONE).aggregate(
-        n=Count("pk"), last=Max("pk"), finished=Max("finished_at"))
-    return f"{agg['n']}-{agg['last']}-{agg['finished'] and agg['finished'].timestamp()}"
+        n=Count("pk", distinct=True), last=Max("pk"), finished=Max("finished_at"),
+        n_episodes=Count("episodes", filter=done),
+        **{f"set_{f}": Count(f"episodes__{f}", filter=done) for f in BOARD_NUMBER_FIELDS},
+        **{f"sum_{f}": Sum(f"episodes__{f}", filter=done) for f in BOARD_NUMBER_FIELDS})
+    runs = f"{agg['n']}-{agg['last']}-{agg['finished'] and agg['finished'].timestamp()}"
+    scores = ":".join(f"{agg[f'set_{f}']}={round(float(agg[f'sum_{f}'] or 0), 9)!r}" for f in BOARD_NUMBER_FIELDS)
+    return hashlib.sha256(f"{runs}-{agg['n_episodes']}-{scores}".encode()).hexdigest()[:32]
 
 
 def easel_boards(task_sets) -> dict[int, tuple[dict, list[EaselRun], dict[int, list[dict]]]]:

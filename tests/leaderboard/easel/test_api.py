@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from leaderboard.api_tokens.services import api_token_create
 from leaderboard.easel import services
-from leaderboard.easel.models import EaselRun, EaselStep
+from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 
 pytestmark = pytest.mark.django_db
 
@@ -51,6 +51,19 @@ def test_a_finished_run_lists_episodes_and_steps_and_feeds_the_leaderboard(rita,
     assert board.status_code == 200 and board.json()["updated"]
     assert client.get(f"/api/v1/easel/leaderboard?task_set={suite.pk}",
                       HTTP_IF_NONE_MATCH=board["ETag"]).status_code == 304
+
+
+def test_a_final_s_changed_in_place_changes_the_etag_and_the_leaderboard_shows_it(rita, suite):
+    run = services.easel_run_execute_inline(run=services.easel_run_create(task_set=suite, agent="simulated", skill=0.7))
+    client = token_client(rita)
+    url = f"/api/v1/easel/leaderboard?task_set={suite.pk}"
+    before = client.get(url)
+    # a hand edit (the admin, a rescoring): the same run, no new finish
+    EaselEpisode.objects.filter(run=run, kind="reconstruction").update(final_s=0.123)
+    after = client.get(url, HTTP_IF_NONE_MATCH=before["ETag"])
+    assert after.status_code == 200 and after["ETag"] != before["ETag"]
+    (agent,) = after.json()["leaderboard"]["agents"]
+    assert agent["final_s"][0] == pytest.approx(0.123)
 
 
 def test_cancel_then_resume(rita, suite, django_capture_on_commit_callbacks):
