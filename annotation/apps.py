@@ -26,6 +26,11 @@ class AnnotationConfig(AppConfig):
         from leaderboard.services.catalogue import catalogue_revision_listener_register
 
         catalogue_revision_listener_register(recheck_blinding_send)
+        # Who may hold an API token is everyone but a crowd participant, whose account only this app can name.
+        from annotation.participant_accounts import participant_accounts_filter
+        from leaderboard.roles import participant_accounts_rule_register
+
+        participant_accounts_rule_register(participant_accounts_filter)
         # Pillow's own decompression-bomb guard (a warning over MAX_IMAGE_PIXELS, a refusal at open over
         # twice that) at the site's pixel budget, for any decoding that does not check the budget itself.
         from PIL import Image

@@ -2,8 +2,10 @@
 as a filter of accounts. Asked by the login middleware (:class:`evalsite.middleware.LoginRequiredEverywhere`:
 a participant opens their study's pages only), the page header (:mod:`annotation.viewer`: "Participant",
 never the internal ``panel-<campaign>-<random>`` name), the study's entry (a site account's session is not
-replaced: :mod:`annotation.panel_views`) and the admin's choice of a campaign's annotators
-(:mod:`annotation.admin`: never another study's participant).
+replaced: :mod:`annotation.panel_views`), the admin's choice of a campaign's annotators
+(:mod:`annotation.admin`: never another study's participant), and who may hold an API token
+(:func:`leaderboard.roles.token_holder_accounts`, which may not import this app: the filter is registered
+with it from :meth:`annotation.apps.AnnotationConfig.ready`).
 
 A participant's account is made at their first entry with an unusable password
 (:func:`annotation.participants.participant_enter`): the study's entry link is its only way in, and the

@@ -6,8 +6,9 @@ tests can cover each case (zulip's `access_*` habit).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib.auth import get_user_model
-from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
@@ -42,14 +43,34 @@ def is_annotator(user) -> bool:
     return ANNOTATOR in user_roles(user)
 
 
+#: The rule that names crowd participants' internal accounts, as a filter of accounts. The annotation app, which
+#: keeps the panels' participants, registers its one gatekeeper
+#: (:func:`annotation.participant_accounts.participant_accounts_filter`) from its ``ready()``: this app may not
+#: import it (annotation -> leaderboard -> engine).
+_participant_accounts_rule: Callable[[], Q] | None = None
+
+
+def participant_accounts_rule_register(rule: Callable[[], Q]) -> None:
+    """Register the rule of :func:`participant_accounts_filter` (one rule: a second registration replaces it)."""
+    global _participant_accounts_rule
+    _participant_accounts_rule = rule
+
+
+def participant_accounts_filter() -> Q:
+    """The crowd participants' internal accounts as a filter of accounts (users), by the registered rule;
+    no account is one while nothing is registered (a site without the annotation app has no participants)."""
+    if _participant_accounts_rule is None:
+        return Q(pk__in=[])
+    return _participant_accounts_rule()
+
+
 def token_holder_accounts() -> QuerySet:
-    """The accounts an API token may be made for: everyone who signs in with a password (the API-token page
-    is theirs, whatever their role: an annotator's token reaches the annotator endpoints), and every account
-    with a role; never a crowd participant's internal account, which has neither: its study's entry link is
-    its only way in (``set_unusable_password`` when the participant enters) and the study its only access."""
-    return get_user_model().objects.filter(
-        ~Q(password__startswith=UNUSABLE_PASSWORD_PREFIX)
-        | Q(is_staff=True) | Q(is_superuser=True) | Q(groups__name__in=ROLE_NAMES)).distinct()
+    """The accounts an API token may be made for: every account but a crowd participant's internal account,
+    whose study's entry link is its only way in and the study its only access (a role or staff given to it
+    later changes neither). Whose account is a participant's is the annotation app's gatekeeper's to say
+    (:func:`participant_accounts_filter`), the rule the login middleware and the admin's annotator choices
+    follow: an account is refused a token exactly when it is refused every page outside its study."""
+    return get_user_model().objects.filter(~participant_accounts_filter())
 
 
 def require_researcher(user) -> None:

@@ -25,8 +25,8 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, st
     with nothing stored, for an account that may not hold one (:func:`leaderboard.roles.token_holder_accounts`:
     a crowd participant's internal account, whose study is its only access)."""
     if not token_holder_accounts().filter(pk=user.pk).exists():
-        raise PermissionDenied(f"{user.get_username()!r} may not hold an API token: it signs in with no password "
-                               "and has no role (a crowd participant's account).")
+        raise PermissionDenied(f"{user.get_username()!r} may not hold an API token: it is a crowd participant's "
+                               "account, whose study is its only access.")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(user=user, name=name.strip()[:100] or "token", prefix=secret[:12],
                                     key_sha256=token_digest(secret))

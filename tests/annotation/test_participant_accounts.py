@@ -7,7 +7,7 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AnonymousUser, Group
 from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
@@ -21,6 +21,8 @@ from annotation.participant_accounts import (
     is_participant_account,
     participant_accounts_filter,
 )
+from leaderboard.roles import ROLE_NAMES, token_holder_accounts
+from leaderboard.services.catalogue import role_groups_ensure
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.factories import UserFactory
 
@@ -90,6 +92,21 @@ def test_the_filter_names_the_accounts_the_gatekeeper_names(accounts):
     named = set(get_user_model().objects.filter(participant_accounts_filter()).values_list("pk", flat=True))
     assert named == {user.pk for user in accounts.values() if is_participant_account(user)}
     assert named == {accounts["participant"].pk}
+
+
+def test_the_accounts_that_may_hold_an_api_token_are_every_account_the_gatekeeper_names_no_participants(accounts):
+    """leaderboard.roles.token_holder_accounts (the API-token admin's choices and the token service) follows
+    the same rule, though leaderboard may not import this app: an account without a usable password that
+    is no participant's may hold a token, and a participant's account may not even with a role and staff."""
+    given_a_role = accounts["participant"]
+    role_groups_ensure()
+    given_a_role.groups.add(*Group.objects.filter(name__in=ROLE_NAMES))
+    given_a_role.is_staff = True
+    given_a_role.save(update_fields=["is_staff"])
+    users = [get_user_model().objects.get(pk=user.pk) for user in accounts.values()]
+    holders = set(token_holder_accounts().filter(pk__in=[u.pk for u in users]).values_list("pk", flat=True))
+    assert holders == {user.pk for user in users if not is_participant_account(user)}
+    assert given_a_role.pk not in holders and accounts["no password, no participant"].pk in holders
 
 
 def test_annotator_choices_leave_out_other_studies_participants_and_keep_the_campaigns_own():

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
 
 from annotation import participants
 from annotation.panels import PanelEntry
@@ -43,6 +45,33 @@ def test_a_participants_account_is_refused_as_a_tokens_user(client, adam):
     response = client.post("/admin/api_tokens/apitoken/add/", {"user": participant.user.pk, "name": "x"})
     assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
     assert not participant.user.api_tokens.exists()
+
+
+def test_a_participants_account_given_a_role_and_staff_is_still_not_offered_and_gets_no_token(client, adam):
+    """Whose account is a participant's is the annotation app's gatekeeper's to say (a role given later does not
+    open the site to it, so it does not open the API either)."""
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=2)
+    study = participants.panel_study_open(campaign=campaign, panel="prolific", consent_text="You agree.")
+    user = participants.participant_enter(study=study, entry=PanelEntry("5f" + "0" * 22, "S", "X")).participant.user
+    user.groups.add(Group.objects.get(name="researcher"))
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    client.force_login(adam)
+    assert user.username not in _user_choices(client.get("/admin/api_tokens/apitoken/add/").content.decode())
+    with pytest.raises(PermissionDenied, match="crowd participant"):
+        api_token_create(user=user, name="script")
+
+
+def test_a_staff_account_with_a_password_and_an_account_without_one_that_is_no_participants_are_offered(
+        client, adam):
+    UserFactory(username="sam", is_staff=True)  # staff, no role, signs in with a password
+    sso = UserFactory(username="sso")  # no usable password (signs in elsewhere), no role, no participant
+    sso.set_unusable_password()
+    sso.save(update_fields=["password"])
+    client.force_login(adam)
+    assert {"sam", "sso"} <= _user_choices(client.get("/admin/api_tokens/apitoken/add/").content.decode())
+    token, _ = api_token_create(user=sso, name="script")
+    assert token.user == sso
 
 
 def test_a_tokens_user_is_shown_on_its_change_form_and_cannot_be_changed(client, adam, rita, alice):
