@@ -140,7 +140,7 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int, item_relati
         return None, free_slot_take(campaign_id=campaign_id, annotator_id=annotator_id)
     with statement_cursor(connection) as cursor:
         cursor.execute(_held_or_take_sql(item_relations),
-                       [campaign_id, annotator_id, campaign_id, annotator_id])
+                       [campaign_id, annotator_id, Assignment.Status.ACTIVE, campaign_id, annotator_id])
         row = cursor.fetchone()
     held_id, expires_at, held_slot, slot_id, item_id, index = row[:6]
     if held_id is not None:
@@ -162,7 +162,7 @@ def _held_or_take_sql(item_relations: tuple[str, ...] | None) -> str:
         f" LEFT JOIN LATERAL ({row_by_pk_sql(Item, 'taken.item_id', relations=item_relations)[0]}) AS item ON true")
     return f"""WITH held AS (
                     SELECT id, expires_at, slot_id FROM {assignments}
-                    WHERE campaign_id = %s AND annotator_id = %s AND status = '{Assignment.Status.ACTIVE}' LIMIT 1),
+                    WHERE campaign_id = %s AND annotator_id = %s AND status = %s LIMIT 1),
                 taken AS (
                     UPDATE {slots} SET is_free = false
                     WHERE NOT EXISTS (SELECT 1 FROM held) AND id = ({_FIRST_FREE_SLOT_SQL})

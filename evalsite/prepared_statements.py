@@ -9,19 +9,8 @@ of CPU per label before, 4.2–6.1 ms with these statements prepared (README, "B
 psycopg 3 cursors bind parameters on the client, which cannot prepare; so :func:`statement_cursor` is
 Django's own cursor wrapper (its execute wrappers, the query log that tests count, django-prometheus's
 counters, its error translation) around a server-binding psycopg cursor whose every ``execute`` is a
-named prepared statement (``prepare=True``): PostgreSQL parses it once per connection.
-
-Each is also *planned* once per connection: the connection runs them with ``plan_cache_mode =
-force_generic_plan`` (:func:`_generic_plans_on`). Left to ``auto``, PostgreSQL plans a statement
-afresh on each execution for as long as a plan made for the values at hand looks cheaper than the
-generic one, and for the slot take it always did (0 generic plans in 211 executions of one annotator's
-labels, measured): 0.7–0.9 ms of planning against 0.1–0.3 ms of execution, on every next item. Such a
-plan is also only as good as the statistics of the values: for a campaign created since the last ANALYZE
-(autovacuum analyzes a table only after a tenth of it changed) every value looks like one row, and the
-take sorted all of the campaign's free slots instead of reading the head of the free queue (1.48 ms
-against 0.16 ms at 4,500 slots). A generic plan estimates from the columns' distinct counts and the
-table's current size, so neither happens. Only these statements are prepared (Django's own bind on the
-client and are planned with their values, as before), so the setting changes no other plan.
+named prepared statement (``prepare=True``): PostgreSQL parses it once per connection
+and, after five custom plans, keeps a generic plan when that costs no more (``plan_cache_mode=auto``).
 
 Only statements written for it go through it: their parameters are typed by psycopg (server-side
 binding) instead of inlined as literals, and the annotation tests on PostgreSQL run every one of them.
@@ -103,21 +92,6 @@ def _new_prepared_cursor(connection: BaseDatabaseWrapper):
     return cursor
 
 
-def _generic_plans_on(connection: BaseDatabaseWrapper) -> None:
-    """Run this connection's prepared statements on their generic plan (see the module docstring), once
-    per psycopg connection. Set only outside a transaction, where it takes effect for good (a SET inside
-    one is undone if it rolls back); until then the statements run as PostgreSQL chooses (a request's
-    first statement, the session's read, is outside any)."""
-    from psycopg.pq import TransactionStatus
-
-    raw = connection.connection
-    if getattr(connection, "_atelier_generic_plans", None) is raw:
-        return
-    if raw.autocommit and raw.info.transaction_status == TransactionStatus.IDLE:
-        raw.execute("SET plan_cache_mode = force_generic_plan")
-        connection._atelier_generic_plans = raw
-
-
 def _kept_cursor(connection: BaseDatabaseWrapper):
     """The connection's kept preparing cursor, made on its first use and kept with the psycopg connection
     it was made on (a reconnect makes a new one): a cursor a statement, as Django makes, costs more to
@@ -153,7 +127,6 @@ def statement_cursor(connection: BaseDatabaseWrapper) -> Iterator[CursorWrapper]
     # What connection.cursor() does before it makes a cursor: the health check, the connection.
     connection.close_if_health_check_failed()
     connection.ensure_connection()
-    _generic_plans_on(connection)
     nested = getattr(connection, "_atelier_prepared_in_use", False)
     prepared = _new_prepared_cursor(connection) if nested else _kept_cursor(connection)
     connection._atelier_prepared_in_use = True

@@ -135,28 +135,3 @@ def test_it_works_again_after_the_connection_is_closed_and_reopened():
     with statement_cursor(connection) as cursor:
         cursor.execute("SELECT %s + 1 AS reopened_probe", [2])
         assert cursor.fetchone() == (3,)
-
-
-@pytest.mark.django_db(transaction=True)  # one real transaction per request, as in production
-def test_the_annotator_statements_are_planned_once_per_connection_not_at_every_execution(client):
-    """Issue 30: every prepared statement runs its generic plan from the first execution on. Left to
-    PostgreSQL's choice (plan_cache_mode = auto) the slot take was planned afresh at each next item, its
-    planning costing several times its execution."""
-    require_service("postgres")
-    alice, bob = annotators(2)
-    campaign = pairwise_campaign(Catalogue(n_tasks=4), annotators=[alice, bob])
-    assert client.login(username=alice.username, password=PASSWORD)
-    token = client.post(f"/annotate/api/campaigns/{campaign.pk}/next", {}, content_type="application/json").json()[
-        "assignment"]["token"]
-    for _ in range(7):  # more than the five custom plans PostgreSQL makes before it may keep the generic one
-        answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "time_on_item_ms": 900}
-        response = client.post(f"/annotate/api/assignments/{token}/submit?next=1", answer,
-                               content_type="application/json")
-        assert response.status_code == 201
-        token = response.json()["assignment"]["token"]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
-        plans = cursor.fetchall()
-    take = [row for row in plans if "annotation_itemslot" in row[0]]
-    assert take and all(generic >= 7 for _, generic, _ in take), take
-    assert [(text[:60], custom) for text, _, custom in plans if custom] == []
