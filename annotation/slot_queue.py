@@ -74,7 +74,7 @@ def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
         cursor.execute(
             f"""UPDATE {ItemSlot._meta.db_table} SET is_free = false WHERE id = ({_FIRST_FREE_SLOT_SQL})
                 RETURNING id, item_id, index""",
-            [campaign_id, annotator_id],
+            [campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)],
         )
         row = cursor.fetchone()
     if row is None:
@@ -82,31 +82,13 @@ def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
     return ItemSlot(pk=row[0], item_id=row[1], index=row[2], campaign_id=campaign_id, is_free=False)
 
 
-#: The statuses of :attr:`Assignment.SEEN` as SQL literals (code constants, not input): written into the
-#: statement so that its plan can use the partial indexes whose condition they are.
-_SEEN_SQL = ", ".join(f"'{status}'" for status in Assignment.SEEN)
-
 #: The first free slot of a campaign whose item the annotator has not been shown, in queue order, locked
-#: (a slot another transaction holds is skipped). PostgreSQL; params: campaign, annotator.
-#:
-#: "Not shown" is asked of each candidate slot in turn, by the item's own assignments (at most k live
-#: ones, plus the item's skipped and expired ones), so a take reads the free queue's head and a few index
-#: entries per slot it passes, however many items the annotator labelled before (issue 30). Asked as
-#: ``item_id NOT IN (the annotator's shown items)`` it read and hashed the annotator's whole history on
-#: every take. Two guards keep PostgreSQL from going back to that whatever its statistics say
-#: (tests/annotation/test_slot_queue.py measures it): ``OFFSET 0`` keeps the subquery a per-slot SubPlan
-#: (a plain NOT EXISTS became a join that materialised the annotator's rows), and ``annotator_id + 0``
-#: leaves the probe no index but the item's (with the annotator's column indexable, the probe walked the
-#: annotator's (annotator, campaign, status) entries on a table without statistics).
-#: Measured (EXPLAIN ANALYZE, generic plan, the SELECT alone): 0.025 ms against 0.266 ms for an annotator
-#: with 402 labels among 3 annotators, 0.025 against 0.058 ms with 40 labels among 20. An annotator alone
-#: far ahead of everyone passes the k − 1 free slots of every item they labelled, in either form, and
-#: pays more a slot passed here: 0.58 against 0.20 ms with 525 slots passed (262 labels).
+#: (a slot another transaction holds is skipped). PostgreSQL; params: campaign, campaign, annotator, SEEN.
 _FIRST_FREE_SLOT_SQL = f"""
     SELECT s.id FROM {ItemSlot._meta.db_table} s
-    WHERE s.campaign_id = %s AND s.is_free AND NOT EXISTS (
-        SELECT 1 FROM {Assignment._meta.db_table} a
-        WHERE a.item_id = s.item_id AND a.annotator_id + 0 = %s AND a.status IN ({_SEEN_SQL}) OFFSET 0)
+    WHERE s.campaign_id = %s AND s.is_free AND s.item_id NOT IN (
+        SELECT a.item_id FROM {Assignment._meta.db_table} a
+        WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status = ANY(%s))
     ORDER BY s.position, s.item_id, s.index
     LIMIT 1 FOR UPDATE SKIP LOCKED"""
 
@@ -140,7 +122,8 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int, item_relati
         return None, free_slot_take(campaign_id=campaign_id, annotator_id=annotator_id)
     with statement_cursor(connection) as cursor:
         cursor.execute(_held_or_take_sql(item_relations),
-                       [campaign_id, annotator_id, Assignment.Status.ACTIVE, campaign_id, annotator_id])
+                       [campaign_id, annotator_id, Assignment.Status.ACTIVE,
+                        campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)])
         row = cursor.fetchone()
     held_id, expires_at, held_slot, slot_id, item_id, index = row[:6]
     if held_id is not None:
