@@ -371,7 +371,7 @@ def judge_run_finalise(*, run_id: int):
     chosen, not sampled to rank the models, so a leaderboard of them would mislead."""
     from engine.leaderboard import build_leaderboard
     from leaderboard.ekphrasis.models import LeaderboardSnapshot
-    from leaderboard.ekphrasis.uncertainty import snapshot_records_hand_over
+    from leaderboard.ekphrasis.snapshot_records import snapshot_records_hand_over
 
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().select_related("task_set").get(pk=run_id)

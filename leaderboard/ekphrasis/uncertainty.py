@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import weakref
 
 from django.core.cache import cache
 
 from engine.leaderboard import board_uncertainty
 from leaderboard.ekphrasis.judge_runs import judged_comparisons
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
+from leaderboard.ekphrasis.snapshot_records import (
+    handed_over_snapshot,
+    snapshot_records,
+    snapshot_records_keep,
+)
 from leaderboard.models import Task
 
 __all__ = [
@@ -27,7 +31,6 @@ __all__ = [
     "overall_tiers",
     "slice_board",
     "slice_choices",
-    "snapshot_records_hand_over",
     "snapshot_uncertainty_warm",
 ]
 
@@ -40,28 +43,13 @@ _TIMEOUT = 7 * 24 * 3600
 def _records(snapshot: LeaderboardSnapshot) -> tuple[list, list[str]]:
     """The run's judged comparisons, read once per snapshot object (a page's first view computes the tiers
     and the family intervals from the same records: ~3 s a read at the paper's scale)."""
-    found = getattr(snapshot, "_judged_records", None)
+    found = snapshot_records(snapshot)
     if found is None:
         payload = snapshot.payload
         ids = payload.get("model_ids") or []
         found = judged_comparisons(snapshot.run, {pk: k for k, pk in enumerate(ids)}), list(payload["models"])
-        snapshot._judged_records = found
+        snapshot_records_keep(snapshot, found)
     return found
-
-
-#: Snapshots just written in this process with the records they were computed from, by id, held weakly: the
-#: warm-up that runs here once the writer commits (eager jobs) reads those records instead of reading every
-#: comparison again (~3 s at the paper's scale); a warm-up in another process, or after the writer's object is
-#: gone, finds nothing here and reads the database.
-_HANDED_OVER: weakref.WeakValueDictionary[int, LeaderboardSnapshot] = weakref.WeakValueDictionary()
-
-
-def snapshot_records_hand_over(snapshot: LeaderboardSnapshot, comparisons: list) -> None:
-    """``snapshot`` (just stored) was computed from ``comparisons``, the run's judged comparisons as
-    :func:`_records` reads them (:func:`leaderboard.ekphrasis.judge_runs.judged_comparisons` with the
-    snapshot's model ids): its warm-up in this process uses them."""
-    snapshot._judged_records = comparisons, list(snapshot.payload["models"])
-    _HANDED_OVER[snapshot.pk] = snapshot
 
 
 def _uncertainty(snapshot: LeaderboardSnapshot, comparisons, models) -> dict | None:
@@ -154,7 +142,7 @@ def snapshot_uncertainty_warm(*, snapshot_id: int) -> None:
     (no-op for a gone snapshot)."""
     from leaderboard.ekphrasis.selectors import judge_run_launch_gates
 
-    snapshot = _HANDED_OVER.get(snapshot_id)
+    snapshot = handed_over_snapshot(snapshot_id)
     if snapshot is None:
         snapshot = LeaderboardSnapshot.objects.select_related("run").filter(pk=snapshot_id).first()
     if snapshot is not None:
