@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
@@ -57,10 +58,12 @@ def participant_accounts_rule_register(rule: Callable[[], Q]) -> None:
 
 
 def participant_accounts_filter() -> Q:
-    """The crowd participants' internal accounts as a filter of accounts (users), by the registered rule;
-    no account is one while nothing is registered (a site without the annotation app has no participants)."""
+    """The crowd participants' internal accounts as a filter of accounts (users), by the registered rule.
+    While nothing is registered it errs on the safe side: every account that signs in with no password and has
+    no role (what a participant's account is made as) counts as one, so no token is offered to it."""
     if _participant_accounts_rule is None:
-        return Q(pk__in=[])
+        return (Q(password__startswith=UNUSABLE_PASSWORD_PREFIX) & Q(is_staff=False) & Q(is_superuser=False)
+                & ~Q(groups__name__in=ROLE_NAMES))
     return _participant_accounts_rule()
 
 
