@@ -291,11 +291,12 @@ def _commits_without_flush_wait():
     if connection.vendor != "postgresql":
         yield
         return
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw in _WITHOUT_FLUSH_WAIT:
+        yield
+        return
     with connection.cursor() as cursor:
-        raw = connection.connection
-        if raw in _WITHOUT_FLUSH_WAIT:
-            yield
-            return
         cursor.execute("SET synchronous_commit TO OFF")
     _WITHOUT_FLUSH_WAIT.add(raw)
     try:
