@@ -188,15 +188,20 @@ def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: Pl
     return [tig_rows[0] if row.slot == TIG_SLOT else row for row in base_rows]
 
 
+def _judge_writes_checklists(judges: RunJudges) -> bool:
+    """Whether the run's judge writes the task's checklists itself: a provider judge (one with a client) does;
+    the simulated judge is shown the templates."""
+    return getattr(judges.get(judges.run.judge_name), "client", None) is not None
+
+
 def _judge_model_checklist(judges: RunJudges, task: Task, dimension: str):
     """A provider judge writes the task's checklist itself, one prompt per dimension (App. E); a
     failure after repair falls back to the labelled templates."""
     from engine.checklists import Checklist, generate_checklists
 
-    judge = judges.get(judges.run.judge_name)
-    client = getattr(judge, "client", None)
-    if client is None or ChecklistItem.objects.filter(task=task, dimension=dimension, active=True, context_key="").exists():
+    if not _judge_writes_checklists(judges) or ChecklistItem.objects.filter(task=task, dimension=dimension, active=True, context_key="").exists():
         return None
+    client = judges.get(judges.run.judge_name).client
     outcome = generate_checklists(client, [(task_brief_of(task), ENGINE_DIMENSION[dimension])])[0]
     return outcome if isinstance(outcome, Checklist) else None
 
@@ -219,7 +224,7 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
                       comparisons: Sequence[PlannedCall]) -> list[Verdict]:
     """Judge planned comparisons; one verdict each, in order (failures included, never dropped)."""
     if (task.pk, dimension) not in judges.base_rows:
-        if getattr(judges.get(run.judge_name), "client", None) is None:
+        if not _judge_writes_checklists(judges):
             # a judge that writes no checklist is shown the templates: those of every dimension of the run the
             # chunk has not read yet are ensured in one transaction (the chunk judges them all)
             unread = [d for d in dict.fromkeys([dimension, *run.dimensions]) if (task.pk, d) not in judges.base_rows]
