@@ -23,7 +23,7 @@ class ApiTokenAuthentication(BaseAuthentication):
         except UnicodeDecodeError as exc:
             raise exceptions.AuthenticationFailed("Invalid token.") from exc
         token = selectors.api_token_for_secret(secret)
-        if token is None or not token.user.is_active:
+        if token is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         services.api_token_touch(token=token)
         return token.user, token
