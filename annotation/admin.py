@@ -68,8 +68,10 @@ class CampaignAnnotatorFormSet(BaseInlineFormSet):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.foreign_rows = ({row.pk for row in foreign_participant_memberships(campaign=self.instance)}
-                             if self.instance.pk else set())
+        #: Read once: the change page's warning names the same rows (CampaignAdmin.render_change_form).
+        self.foreign_memberships = (list(foreign_participant_memberships(campaign=self.instance))
+                                    if self.instance.pk else [])
+        self.foreign_rows = {row.pk for row in self.foreign_memberships}
 
     def add_fields(self, form, index):
         super().add_fields(form, index)
@@ -144,7 +146,10 @@ class CampaignAdmin(admin.ModelAdmin):
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None and obj.pk:
-            self._foreign_rows_warn(request, obj)
+            # The annotator rows' formset has just read the rows the warning names: not a second query.
+            read = [inline.formset.foreign_memberships for inline in context.get("inline_admin_formsets", ())
+                    if isinstance(inline.formset, CampaignAnnotatorFormSet)]
+            self._foreign_rows_warn(request, obj, rows=read[0] if read else None)
         return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
 
     def response_change(self, request, obj):
@@ -152,9 +157,11 @@ class CampaignAdmin(admin.ModelAdmin):
             self._foreign_rows_warn(request, obj)  # the change page, which says it too, is not shown next
         return super().response_change(request, obj)
 
-    def _foreign_rows_warn(self, request, campaign: Campaign) -> None:
-        """Name each annotator row that lists another study's participant, and say how to remove it."""
-        rows = list(foreign_participant_memberships(campaign=campaign))
+    def _foreign_rows_warn(self, request, campaign: Campaign, rows: list[CampaignAnnotator] | None = None) -> None:
+        """Name each annotator row that lists another study's participant (``rows`` if already read), and say
+        how to remove it."""
+        if rows is None:
+            rows = list(foreign_participant_memberships(campaign=campaign))
         if not rows:
             return
         named = "; ".join(f"{row.annotator.username} (a participant of the crowd study of campaign "

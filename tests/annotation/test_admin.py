@@ -270,6 +270,24 @@ def test_the_change_page_names_a_row_listing_another_studys_participant_and_show
     assert not forms[participant.user_id].fields["annotator"].disabled
 
 
+def test_the_change_page_reads_the_rows_listing_other_studies_participants_once(client, adam, two_crowd_studies,
+                                                                                 leaked_membership):
+    """The annotator rows' formset and the page's warning name the same rows: one query between them."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    (campaign, _), _ = two_crowd_studies
+    client.force_login(adam)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(f"/admin/annotation/campaign/{campaign.pk}/change/")
+    assert [m for m in _messages(response) if "another study's participant" in m]
+    # that query alone reads the memberships with their account's participant's campaign
+    foreign_reads = [q["sql"] for q in queries.captured_queries
+                     if 'FROM "annotation_campaignannotator"' in q["sql"]
+                     and '"annotation_participant"."study_id"' in q["sql"]]
+    assert len(foreign_reads) == 1, foreign_reads
+
+
 def test_a_posted_account_does_not_change_a_read_only_row(client, adam, alice, two_crowd_studies, leaked_membership):
     (campaign, _), (_, other) = two_crowd_studies
     client.force_login(adam)
