@@ -84,7 +84,9 @@ def _judge_state(campaign: Campaign) -> str:
         done=Count("pk", filter=Q(status=JudgeRun.Status.DONE), distinct=True),
         last=Max("finished_at"),
         n_snapshots=Count("snapshots", distinct=True),
-        last_snapshot=Max("snapshots__created_at"),
+        # the newest save, not the newest creation: a hand edit of a snapshot's payload (the judge's scores
+        # the dashboard shows) changes the key (leaderboard.edit_stamps.EditStamped)
+        last_snapshot=Max("snapshots__updated_at"),
     )
     last, last_snapshot = state["last"], state["last_snapshot"]
     return (f"{state['done']}:{last.timestamp() if last else 0}:{state['n_snapshots']}:"

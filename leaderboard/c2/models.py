@@ -16,6 +16,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from leaderboard.edit_stamps import EditStamped
 from leaderboard.models import SubjectModel, Task, TaskSet
 from leaderboard.runs.models import RunJob, TaskUnit
 
@@ -49,7 +50,7 @@ class C2TaskImage(models.Model):
         return f"image of {self.task_id}: {self.file_name}"
 
 
-class C2Run(RunJob):
+class C2Run(RunJob, EditStamped):
     """task set × models × n samples × template × rater × seed × Surprise policy (issue 12); an optional
     second rater rates every divergent sample once more for the inter-rater ICC (its scores never enter
     the leaderboard)."""

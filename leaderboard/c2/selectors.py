@@ -174,7 +174,8 @@ def combined_uncertainty(run: C2Run, table: str, *, task_type: str | None = None
     """A finished run's Combined creativity of ``table`` (or one task type's creativity) per model with its
     interval, rank probabilities and rank sets, and every pair's difference and P(A > B)
     (:func:`engine.c2.uncertainty.combined_comparison`, seeded by the run's seed). A run's stored results
-    never change, so the answer is cached per run, table and slice, and per the engine's
+    change only by a hand edit, so the answer is cached per run, table and slice, per the run's last save
+    (:class:`leaderboard.edit_stamps.EditStamped`: an edited ``results`` is computed afresh) and per the engine's
     :data:`~engine.c2.uncertainty.UNCERTAINTY_METHOD_VERSION`: a changed formula is computed afresh
     instead of showing the old numbers until the cache expires."""
     from django.core.cache import cache
@@ -183,7 +184,7 @@ def combined_uncertainty(run: C2Run, table: str, *, task_type: str | None = None
 
     if not run.results:
         return None
-    key = f"c2-uncertainty:v{uncertainty.UNCERTAINTY_METHOD_VERSION}:{run.pk}:{run.finished_at and run.finished_at.timestamp()}:{table}:{task_type or ''}"
+    key = f"c2-uncertainty:v{uncertainty.UNCERTAINTY_METHOD_VERSION}:{run.pk}:{run.updated_at.timestamp()}:{table}:{task_type or ''}"
     cached = cache.get(key)
     if cached is None:
         cached = {"value": uncertainty.combined_comparison(run.results, table, task_type=task_type, seed=run.seed)}

@@ -22,6 +22,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import F, Q
 
+from leaderboard.edit_stamps import EditStamped
 from leaderboard.models import SubjectModel, Task, TaskSet
 from leaderboard.runs.models import RunJob
 
@@ -113,7 +114,7 @@ class EaselRun(RunJob):
         return f"EASEL run {self.pk}: {self.agent_name} on {self.task_set} ({self.budget_setting}, seed {self.seed})"
 
 
-class EaselEpisode(models.Model):
+class EaselEpisode(EditStamped):
     """One run × task: planned when the run is created, filled step by step, summarised when done.
 
     The summary fields repeat what the stored steps give (the trajectory diagnostics of easel.txt §3.3,

@@ -218,7 +218,8 @@ def board_episodes(runs: list[EaselRun]) -> dict[int, list[dict]]:
 
 #: The episode columns the board reads (engine.easel.leaderboard.EPISODE_FIELDS) that are numbers: what
 #: :func:`board_fingerprint` counts and sums. The task, kind and category do not change after an episode is
-#: planned; the semantic summary, recogniser and progress curve are text and JSON, which a sum cannot name.
+#: planned; the semantic summary, recogniser and progress curve are text and JSON, which a sum cannot name
+#: (the episodes' ``updated_at`` stands for them).
 BOARD_NUMBER_FIELDS = ("budget", "steps_done", "final_s", "final_edge_iou", "at_50", "auc", "best", "fb_gap",
                        "repeat_rate", "invalid_rate", "undo_count", "submit_step", "semantic_score")
 
@@ -231,15 +232,19 @@ def board_fingerprint(task_set: TaskSet) -> str:
     and, per number the board reads (:data:`BOARD_NUMBER_FIELDS`), how many are set and their sum (rounded
     to 1e-9, so that a database summing in another order keeps the key). A checksum, not a proof, as the
     canvas-similarity calibrated columns' key is (:func:`annotation.calibrated_columns._episodes_state`):
-    a rewrite that left every count and sum unchanged would go unseen. Given as a digest of those numbers (an
-    ETag is opaque; 13 counts and sums spelt out would make a header of some 400 characters)."""
+    a rewrite that left every count and sum unchanged would go unseen. The text and JSON columns (semantic
+    summary, recogniser, progress curve), which a sum cannot name, are seen by the finished episodes' newest
+    save (:class:`leaderboard.edit_stamps.EditStamped`: a hand edit that saves the episode). Given as a digest
+    of those numbers (an ETag is opaque; 13 counts and sums spelt out would make a header of some 400
+    characters)."""
     done = Q(episodes__status=EaselEpisode.Status.DONE)
     agg = EaselRun.objects.filter(task_set=task_set, status=EaselRun.Status.DONE).aggregate(
         n=Count("pk", distinct=True), last=Max("pk"), finished=Max("finished_at"),
-        n_episodes=Count("episodes", filter=done),
+        n_episodes=Count("episodes", filter=done), edited=Max("episodes__updated_at", filter=done),
         **{f"set_{f}": Count(f"episodes__{f}", filter=done) for f in BOARD_NUMBER_FIELDS},
         **{f"sum_{f}": Sum(f"episodes__{f}", filter=done) for f in BOARD_NUMBER_FIELDS})
-    runs = f"{agg['n']}-{agg['last']}-{agg['finished'] and agg['finished'].timestamp()}"
+    runs = (f"{agg['n']}-{agg['last']}-{agg['finished'] and agg['finished'].timestamp()}-"
+            f"{agg['edited'] and agg['edited'].timestamp()}")
     scores = ":".join(f"{agg[f'set_{f}']}={round(float(agg[f'sum_{f}'] or 0), 9)!r}" for f in BOARD_NUMBER_FIELDS)
     return hashlib.sha256(f"{runs}-{agg['n_episodes']}-{scores}".encode()).hexdigest()[:32]
 

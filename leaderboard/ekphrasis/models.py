@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from leaderboard.edit_stamps import EditStamped
 from leaderboard.models import Response, SubjectModel, Task, TaskSet
 from leaderboard.runs.models import RunJob, TaskUnit
 
@@ -178,7 +179,7 @@ class Comparison(models.Model):
         return {"A": self.shown_a_id, "B": self.shown_b_id}.get(self.winner)
 
 
-class LeaderboardSnapshot(models.Model):
+class LeaderboardSnapshot(EditStamped):
     """A stored leaderboard, pinned to task-set version, judge, budget, seed and code version."""
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="snapshots")

@@ -63,7 +63,8 @@ def _uncertainty(snapshot: LeaderboardSnapshot, comparisons, models) -> dict | N
 
 
 def _cached(snapshot: LeaderboardSnapshot, what: str, compute):
-    key = f"ekphrasis-uncertainty:{snapshot.pk}:{snapshot.created_at.timestamp()}:{what}"
+    # its last save, not its creation: a hand edit of the payload (models, dimensions, seed) is computed afresh
+    key = f"ekphrasis-uncertainty:{snapshot.pk}:{snapshot.updated_at.timestamp()}:{what}"
     found = cache.get(key)
     if found is None:
         found = {"value": compute()}

@@ -99,6 +99,24 @@ def test_a_second_load_with_nothing_changed_reads_the_cache():
     assert len(recomputed) > len(again)
 
 
+def test_a_snapshot_edited_by_hand_makes_the_next_load_recompute():
+    """The judge's scores the dashboard shows come from the latest snapshot's payload: a hand edit of it (the
+    shell, a data fix; no new run, no new snapshot) is seen by the key's newest snapshot save."""
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
+
+    users = annotators(3)
+    campaign = pairwise_campaign(Catalogue(n_tasks=2), annotators=users)
+    run = judge_run_finished(campaign, seed=1)
+    fill(campaign, users, lambda u, a: {"choice": ("A", "B", "tie")[(u.pk + a.item_id) % 3]})
+    assert_live(campaign)
+    snapshot = LeaderboardSnapshot.objects.get(run=run)
+    per_dimension = snapshot.payload["per_dimension"]
+    edited = {d: {**v, "theta": [t + 1.0 + k for k, t in enumerate(v["theta"])]} for d, v in per_dimension.items()}
+    snapshot.payload = {**snapshot.payload, "per_dimension": edited}
+    snapshot.save()
+    assert_live(campaign)
+
+
 def test_a_submission_makes_the_next_load_recompute():
     users = annotators(3)
     campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=users)

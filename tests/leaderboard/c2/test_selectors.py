@@ -29,3 +29,15 @@ def test_a_bumped_uncertainty_method_version_is_computed_afresh_not_read_from_th
     monkeypatch.setattr(uncertainty, "combined_comparison", lambda *args, **kwargs: {"formula": "changed"})
     monkeypatch.setattr(uncertainty, "UNCERTAINTY_METHOD_VERSION", uncertainty.UNCERTAINTY_METHOD_VERSION + 1, raising=False)
     assert combined_uncertainty(run, "text") == {"formula": "changed"}
+
+
+def test_results_edited_by_hand_are_computed_afresh_not_read_from_the_cache(task_set, monkeypatch):  # noqa: F811
+    """A finished run's results change only by a hand edit (the shell, a data fix): its last save is in the key."""
+    from leaderboard.c2.models import C2Run
+
+    run = finished_run(task_set, "standard")
+    assert combined_uncertainty(run, "text") is not None
+    monkeypatch.setattr(uncertainty, "combined_comparison", lambda *args, **kwargs: {"results": "edited"})
+    run.results = {**run.results, "edited": True}
+    run.save(update_fields=["results"])
+    assert combined_uncertainty(C2Run.objects.get(pk=run.pk), "text") == {"results": "edited"}

@@ -66,6 +66,20 @@ def test_a_final_s_changed_in_place_changes_the_etag_and_the_leaderboard_shows_i
     assert agent["final_s"][0] == pytest.approx(0.123)
 
 
+def test_a_text_or_json_column_edited_by_hand_changes_the_etag(rita, suite):
+    """The recogniser, semantic summary and progress curve are text and JSON, which the fingerprint's sums
+    cannot name: a hand edit that saves the episode still changes the ETag (and the home page's cache key)."""
+    run = services.easel_run_execute_inline(run=services.easel_run_create(task_set=suite, agent="simulated", skill=0.7))
+    client = token_client(rita)
+    url = f"/api/v1/easel/leaderboard?task_set={suite.pk}"
+    before = client.get(url)
+    episode = EaselEpisode.objects.filter(run=run, status=EaselEpisode.Status.DONE).order_by("pk").first()
+    episode.recogniser = "edited by hand"
+    episode.save()
+    after = client.get(url, HTTP_IF_NONE_MATCH=before["ETag"])
+    assert after.status_code == 200 and after["ETag"] != before["ETag"]
+
+
 def test_cancel_then_resume(rita, suite, django_capture_on_commit_callbacks):
     run = services.easel_run_create(task_set=suite, agent="simulated", skill=0.5)
     client = token_client(rita)

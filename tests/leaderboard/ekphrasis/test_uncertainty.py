@@ -99,6 +99,23 @@ def test_a_warmed_snapshot_answers_tiers_and_family_intervals_from_the_cache(sna
     assert uncertainty.family_intervals(snapshot) == families and families
 
 
+def test_a_snapshot_edited_by_hand_is_computed_afresh_not_read_from_the_cache(snapshot, monkeypatch):
+    """A snapshot's payload (its models, dimensions, seed) changes only by a hand edit: its last save is in the key."""
+    from django.core.cache import cache
+
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
+
+    cache.clear()
+    uncertainty.snapshot_uncertainty_warm(snapshot_id=snapshot.pk)
+    stored = LeaderboardSnapshot.objects.get(pk=snapshot.pk)
+    stored.payload = {**stored.payload, "seed": int(stored.payload.get("seed", 42)) + 1}
+    stored.save()
+    refits = []
+    monkeypatch.setattr(uncertainty, "board_uncertainty", lambda *args, **kwargs: refits.append(kwargs) or None)
+    uncertainty.overall_tiers(LeaderboardSnapshot.objects.get(pk=stored.pk))
+    assert [kwargs["seed"] for kwargs in refits] == [stored.payload["seed"]]
+
+
 def test_finishing_a_run_queues_the_warm_up_of_its_snapshot_after_the_commit(settings, monkeypatch,
                                                                              django_capture_on_commit_callbacks):
     from leaderboard.ekphrasis import tasks
