@@ -50,6 +50,9 @@ from evalsite.script_name import script_name_refused
 #: Django's redirect limit (``MAX_URL_REDIRECT_LENGTH``, 16,000 characters) whoever asks; gunicorn takes request
 #: lines up to 8,190 bytes (``limit_request_line`` in evalsite/gunicorn.conf.py), so the site answers this itself.
 MAX_ADDRESS_CHARS = 5_000
+#: What the 414 page says, the site's own refusal and gunicorn's past its request line alike (evalsite/server_refusals.py).
+ADDRESS_TOO_LONG = (f"The address is over {MAX_ADDRESS_CHARS:,} characters, more than this site reads; "
+                    "follow a link or submit the form again instead of a copied address.")
 #: The range of a 64-bit signed id column (BigAutoField), the widest the site has.
 ID_RANGE = (-(2**63), 2**63 - 1)
 _INTEGER = re.compile(r"\s*([+-]?)(\d+)\s*")
@@ -134,9 +137,7 @@ class RefuseLongAddresses:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if len(request.get_full_path()) > MAX_ADDRESS_CHARS:
-            return error_response(request, 414, (
-                f"The address is over {MAX_ADDRESS_CHARS:,} characters, more than this site reads; "
-                "follow a link or submit the form again instead of a copied address."))
+            return error_response(request, 414, ADDRESS_TOO_LONG)
         return self.get_response(request)
 
 

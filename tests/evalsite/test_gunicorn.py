@@ -81,9 +81,16 @@ def test_an_address_over_the_sites_limit_gets_the_sites_414_page(gunicorn_port):
     assert status == 414 and b"Address too long" in body
 
 
-def test_an_address_past_gunicorns_request_line_is_gunicorns_414(gunicorn_port):
+def test_an_address_past_gunicorns_request_line_gets_the_sites_414_page(gunicorn_port):
+    # gunicorn refuses it before the site sees it: its bare page ("Request Line is too large") answered.
     status, body = raw_request(gunicorn_port, b"/leaderboards/?q=" + b"=" * LONGEST_REQUEST_LINE)
-    assert status == 414 and b"Request Line is too large" in body
+    assert status == 414 and b"Address too long" in body and b"Start page" in body
+    assert b"Request Line is too large" not in body
+
+
+def test_gunicorns_other_refusals_stay_its_own(gunicorn_port):
+    status, body = raw_request(gunicorn_port, b"/leaderboards/", b"Bad Header\r\n")
+    assert status == 400 and b"Address too long" not in body
 
 
 @pytest.mark.parametrize("target", [b"/%ff%fe", b"/%ff/leaderboards/", b"/%ed%a0%80/"])
