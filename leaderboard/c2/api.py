@@ -159,5 +159,6 @@ class C2RunResultsApi(ApiView):
         if task_type is not None:
             table = next(t for t, types in run.results["tables"].items() if task_type in types)
             uncertainty["task_type"] = selectors.combined_uncertainty(run, table, task_type=task_type)
-        return not_modified_or(request, f"c2-{run.pk}-{updated}-{task_type}", {
+        # the run's last save, not its finish: results edited by hand are a new ETag
+        return not_modified_or(request, f"c2-{run.pk}-{run.updated_at.timestamp()}-{task_type}", {
             "run": run.pk, "updated": updated, "results": run.results, "uncertainty": uncertainty})

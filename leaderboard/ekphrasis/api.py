@@ -137,7 +137,8 @@ class SnapshotFilter(django_filters.FilterSet):
 
 
 class SnapshotListApi(ApiListView):
-    """Stored leaderboards, newest first. The ETag changes when a snapshot is added (If-None-Match → 304)."""
+    """Stored leaderboards, newest first. The ETag changes when a snapshot is added or saved again (a hand edit:
+    their newest ``updated_at``, leaderboard/edit_stamps.py) (If-None-Match → 304)."""
 
     serializer_class = SnapshotOutput
     filterset_class = SnapshotFilter
@@ -150,8 +151,9 @@ class SnapshotListApi(ApiListView):
                               **error_responses()})
     def get(self, request, *args, **kwargs):
         queryset = self.filter_queryset(self.get_queryset())
-        latest = queryset.aggregate(latest=Max("pk"))["latest"]
-        etag = quote_etag(f"snapshots-{queryset.count()}-{latest}-{request.GET.urlencode()}")
+        state = queryset.aggregate(latest=Max("pk"), edited=Max("updated_at"))
+        edited = state["edited"] and state["edited"].timestamp()
+        etag = quote_etag(f"snapshots-{queryset.count()}-{state['latest']}-{edited}-{request.GET.urlencode()}")
         if client_holds(request, etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
         response = super().get(request, *args, **kwargs)
@@ -186,7 +188,8 @@ class SnapshotDetailApi(ApiView):
             "budget_rows": results.budget_rows(payload),
             "payload": payload,
         }
-        return not_modified_or(request, f"snapshot-{snapshot.pk}-{snapshot.created_at.timestamp()}", body)
+        # its last save, not its creation: a payload edited by hand is a new ETag
+        return not_modified_or(request, f"snapshot-{snapshot.pk}-{snapshot.updated_at.timestamp()}", body)
 
 
 class SnapshotCompareApi(ApiView):

@@ -356,6 +356,17 @@ def test_the_snapshot_list_etag_changes_when_a_snapshot_is_added(rita, snapshot)
     assert client.get("/api/v1/leaderboards/", HTTP_IF_NONE_MATCH=etag).status_code == 200
 
 
+def test_a_snapshot_edited_by_hand_is_a_new_etag_in_the_list_and_on_its_own(rita, snapshot):
+    """No snapshot added: its payload edited (the shell, a data fix) and saved."""
+    client = token_client(rita)
+    listed = client.get("/api/v1/leaderboards/")["ETag"]
+    alone = client.get(f"/api/v1/leaderboards/{snapshot.pk}/")["ETag"]
+    snapshot.payload = {**snapshot.payload, "n_boot": int(snapshot.payload.get("n_boot", 1000)) + 1}
+    snapshot.save()
+    assert client.get("/api/v1/leaderboards/", HTTP_IF_NONE_MATCH=listed).status_code == 200
+    assert client.get(f"/api/v1/leaderboards/{snapshot.pk}/", HTTP_IF_NONE_MATCH=alone).status_code == 200
+
+
 def test_compare_and_export(rita, snapshot):
     client = token_client(rita)
     compared = client.get(f"/api/v1/leaderboards/compare?a={snapshot.pk}&b={snapshot.pk}").json()

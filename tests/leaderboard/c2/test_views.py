@@ -203,3 +203,13 @@ def test_the_results_api_carries_combined_uncertainty_and_a_task_type_slice(clie
     assert {a["name"] for a in text["agents"]} == set(SIMULATED) and text["pairs"][0]["p_a_better"] is not None
     assert data["uncertainty"]["task_type"]["task_type"] == "story"
     assert client.get(f"/api/v1/c2/runs/{standard.pk}/results?task_type=zz").status_code == 400
+
+
+def test_results_edited_by_hand_are_a_new_results_etag(client, rita, task_set):
+    """A finished run's results change only by a hand edit (the shell, a data fix): same finish, new ETag."""
+    run = finished_run(task_set, "standard")
+    login(client, rita)
+    etag = client.get(f"/api/v1/c2/runs/{run.pk}/results")["ETag"]
+    run.results = {**run.results, "edited": True}
+    run.save(update_fields=["results"])
+    assert client.get(f"/api/v1/c2/runs/{run.pk}/results", HTTP_IF_NONE_MATCH=etag).status_code == 200
