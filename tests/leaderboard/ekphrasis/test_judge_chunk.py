@@ -315,3 +315,27 @@ def test_a_chunk_of_a_judge_that_writes_no_checklist_ensures_the_templates_of_al
     assert len(inserts) == 1
     made = ChecklistItem.objects.filter(task__task_set=task_set, context_key="")
     assert sorted(made.values_list("dimension", "slot")) == [(d, s) for d in "ENU" for s in (1, 2, 3)]
+
+
+def test_no_index_of_the_comparisons_holds_a_column_a_verdict_writes():
+    """A verdict's UPDATE can be heap-only (HOT, on PostgreSQL: no index written) only if no index of the table
+    holds a column it changes; an index on (run, task, dimension, status) made every verdict write all of them."""
+    table = Comparison._meta.db_table
+    written = {Comparison._meta.get_field(name).column for name in judge_chunk.VERDICT_FIELDS}
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, table)
+    indexed = {name: set(c["columns"]) for name, c in constraints.items() if c["index"] or c["unique"]}
+    assert indexed  # the introspection found the table's indexes
+    assert {name: columns & written for name, columns in indexed.items() if columns & written} == {}
+    # and the run is looked up through the identity constraint, which begins with it, not an index of its own
+    assert [name for name, columns in indexed.items() if columns == {"run_id"}] == []
+    assert constraints["comparison_identity_unique"]["columns"][:3] == ["run_id", "task_id", "dimension"]
+
+
+def test_the_comparisons_pages_leave_room_for_their_rows_verdicts_on_postgresql():
+    if connection.vendor != "postgresql":
+        pytest.skip("a PostgreSQL storage parameter")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [Comparison._meta.db_table])
+        (options,) = cursor.fetchone()
+    assert "fillfactor=10" in (options or [])
