@@ -370,7 +370,7 @@ def judge_run_finalise(*, run_id: int):
 
     A fixed-pair run is only marked done and stores no snapshot (returns None): its pairs were
     chosen, not sampled to rank the models, so a leaderboard of them would mislead."""
-    from engine.leaderboard import build_leaderboard
+    from engine.leaderboard import board_uncertainty
     from leaderboard.ekphrasis.models import LeaderboardSnapshot
     from leaderboard.ekphrasis.snapshot_records import snapshot_records_hand_over
 
@@ -386,10 +386,13 @@ def judge_run_finalise(*, run_id: int):
         models = subject_models_of(run.task_set)
         index = {m.pk: i for i, m in enumerate(models)}
         comparisons = judged_comparisons(run, index)
-        payload = build_leaderboard(
+        # the board (build_leaderboard's payload) and its Overall tiers from the same bootstrap: the snapshot's
+        # warm-up would otherwise draw that bootstrap again for the tiers (engine.leaderboard.board_uncertainty)
+        board = board_uncertainty(
             comparisons, [m.display_name for m in models], dimensions=tuple(run.dimensions),
             n_boot=int(run.config.get("n_boot", 1000)), seed=run.seed,
         )
+        payload = board["payload"]
         payload["model_ids"] = [m.pk for m in models]
         payload["failed_calls"] = Comparison.objects.filter(run=run, status=Comparison.Status.FAILED).count()
         payload["usage"] = run.usage
@@ -407,8 +410,8 @@ def judge_run_finalise(*, run_id: int):
         run_finish(run)
         # the page's first view needs Overall tiers and family intervals: a new snapshot is warmed once this
         # commits (leaderboard.ekphrasis.tasks.snapshot_written), not by its first reader; when that runs in
-        # this process it takes the comparisons just read rather than reading them again
-        snapshot_records_hand_over(snapshot, comparisons)
+        # this process it takes the comparisons just read and the Overall tiers rather than computing them again
+        snapshot_records_hand_over(snapshot, comparisons, overall_tiers=board["overall_tiers"])
     return snapshot
 
 

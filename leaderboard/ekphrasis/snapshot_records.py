@@ -11,9 +11,11 @@ import weakref
 
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
-__all__ = ["handed_over_snapshot", "snapshot_records", "snapshot_records_hand_over", "snapshot_records_keep"]
+__all__ = ["handed_over_overall_tiers", "handed_over_snapshot", "snapshot_records", "snapshot_records_hand_over",
+           "snapshot_records_keep"]
 
 _ATTRIBUTE = "_judged_records"
+_OVERALL_TIERS = "_handed_over_overall_tiers"
 
 #: Snapshots just written in this process with the records they were computed from, by id, held weakly: the
 #: warm-up that runs here once the writer commits (eager jobs) reads those records instead of reading every
@@ -32,12 +34,21 @@ def snapshot_records_keep(snapshot: LeaderboardSnapshot, records: tuple[list, li
     setattr(snapshot, _ATTRIBUTE, records)
 
 
-def snapshot_records_hand_over(snapshot: LeaderboardSnapshot, comparisons: list) -> None:
+def snapshot_records_hand_over(snapshot: LeaderboardSnapshot, comparisons: list,
+                               overall_tiers: list[list[int]] | None = None) -> None:
     """``snapshot`` (just stored) was computed from ``comparisons``, the run's judged comparisons as
     :func:`leaderboard.ekphrasis.judge_runs.judged_comparisons` reads them with the snapshot's model ids:
-    its warm-up in this process uses them."""
+    its warm-up in this process uses them, and ``overall_tiers`` when given (the Overall tiers of the
+    snapshot's own bootstrap, :func:`engine.leaderboard.board_uncertainty`, drawn when it was computed)."""
     snapshot_records_keep(snapshot, (comparisons, list(snapshot.payload["models"])))
+    if overall_tiers is not None:
+        setattr(snapshot, _OVERALL_TIERS, overall_tiers)
     _HANDED_OVER[snapshot.pk] = snapshot
+
+
+def handed_over_overall_tiers(snapshot: LeaderboardSnapshot) -> list[list[int]] | None:
+    """The Overall tiers handed over with this snapshot object, or None."""
+    return getattr(snapshot, _OVERALL_TIERS, None)
 
 
 def handed_over_snapshot(snapshot_id: int) -> LeaderboardSnapshot | None:

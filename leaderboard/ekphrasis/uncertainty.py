@@ -19,6 +19,7 @@ from engine.leaderboard import board_uncertainty
 from leaderboard.ekphrasis.judge_runs import judged_comparisons
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
 from leaderboard.ekphrasis.snapshot_records import (
+    handed_over_overall_tiers,
     handed_over_snapshot,
     snapshot_records,
     snapshot_records_keep,
@@ -77,6 +78,9 @@ def overall_tiers(snapshot: LeaderboardSnapshot) -> list[list[int]]:
     def compute():
         if not snapshot.payload.get("model_ids"):
             return []
+        handed_over = handed_over_overall_tiers(snapshot)
+        if handed_over is not None:  # drawn with the snapshot's board, in this process
+            return handed_over
         comparisons, models = _records(snapshot)
         result = _uncertainty(snapshot, comparisons, models)
         return result["overall_tiers"] if result else []

@@ -114,8 +114,12 @@ def run_queue_seconds(pid: int | str = "self") -> float:
 class EngineClock:
     """CPU time spent inside one engine method (the science, not the bookkeeping around it)."""
 
-    def __init__(self, owner: type, name: str) -> None:
+    def __init__(self, owner: type, *names: str) -> None:
         self.seconds = 0.0
+        for name in names:
+            self._time(owner, name)
+
+    def _time(self, owner: type, name: str) -> None:
         original = getattr(owner, name)
         clock = self
 
@@ -145,7 +149,8 @@ def install_clocks() -> dict[str, EngineClock]:
         "planning": EngineClock(judge_chunk, "select_pairs"),
         "contexts": EngineClock(PopulationIndex, "context"),
         "populations": EngineClock(PopulationIndex, "__init__"),
-        "snapshot": EngineClock(engine.leaderboard, "build_leaderboard"),
+        # the run's board with its Overall tiers (board_uncertainty, the finishing step's since issue 30)
+        "snapshot": EngineClock(engine.leaderboard, "build_leaderboard", "board_uncertainty"),
     }
 
 

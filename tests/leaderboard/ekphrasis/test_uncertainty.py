@@ -177,3 +177,31 @@ def _executed(run):
         judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task_id)
     run.refresh_from_db()
     return run
+
+
+def test_the_warm_up_after_a_run_finishes_in_this_process_draws_no_second_bootstrap_for_the_overall_tiers(
+    settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The finishing step draws the board's bootstrap once, with its Overall tiers; the warm-up then draws one
+    bootstrap per family only, and the tiers are those a reader computes from the database."""
+    from django.core.cache import cache
+
+    from leaderboard.ekphrasis.models import LeaderboardSnapshot
+
+    settings.CELERY_TASK_ALWAYS_EAGER, settings.ATELIER_EAGER_JOBS_IN_BACKGROUND = True, True  # warmed here
+    cache.clear()
+    task_set, models = population(n_models=4, n_tasks=4)
+    drawn = []
+    real = uncertainty.board_uncertainty
+    monkeypatch.setattr(uncertainty, "board_uncertainty", lambda *a, **k: drawn.append(len(a[0])) or real(*a, **k))
+    with django_capture_on_commit_callbacks(execute=True):
+        snapshot = judge_runs.judge_run_execute_inline(run=simulated_run(task_set, models, budget=8, dimensions="UN"))
+    families = set(Task.objects.filter(task_set=task_set).values_list("family", flat=True))
+    assert len(families) >= 2
+    assert len(drawn) == len(families)  # one per family, none on all the comparisons
+    stored = LeaderboardSnapshot.objects.get(pk=snapshot.pk)
+    warmed = uncertainty.overall_tiers(stored)
+    assert warmed
+    cache.clear()
+    assert uncertainty.overall_tiers(LeaderboardSnapshot.objects.get(pk=snapshot.pk)) == warmed
+    assert len(drawn) == len(families) + 1  # the reader's own, from the database
