@@ -401,6 +401,7 @@ def task_execute(run: JudgeRun, chunk: JudgeRunTask, task: Task, judges, progres
     # A fixed-pair run plans its given pairs (and their automatic records); any other run samples actively.
     fixed = bool(run.config.get("fixed_pairs"))
     plan_round = _plan_fixed_pairs if fixed else _plan_next_round
+    calls = 0  # the task's judge calls, as its ledgers hold them once every dimension is done
     for dimension in run.dimensions:
         if not fixed:
             _automatic_outcomes(run, task, dimension, pool)
@@ -419,7 +420,8 @@ def task_execute(run: JudgeRun, chunk: JudgeRunTask, task: Task, judges, progres
             while ledger.retry_failed():
                 _judge(run, task, dimension, ledger.pending(), pool, judges, progress, ledger)
         ledger.write()
-    return _chunk_finish(run, chunk)
+        calls += sum(r.kind != Comparison.Kind.AUTOMATIC for r in ledger.rows.values())
+    return _chunk_finish(run, chunk, calls)
 
 
 def _judge(run, task, dimension, pending: list[_Stored], pool: _Pool, judges, progress, ledger: _Ledger) -> None:
@@ -637,13 +639,12 @@ def _same_order(first: _Stored, kind: str, repeat: int, judge_name: str, sequenc
 # ---------------------------------------------------------------- finishing
 
 
-def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask) -> bool:
-    """Mark the chunk done; True for exactly one caller: the one that finished the run's last chunk."""
+def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask, calls: int) -> bool:
+    """Mark the chunk done with its ``calls`` (counted from the ledgers, which hold every stored comparison of
+    the task: no query counts them again); True for exactly one caller: the one that finished the run's last
+    chunk."""
     with run_counting_finished_units(JudgeRun, run.pk):
-        updated = JudgeRunTask.objects.filter(pk=chunk.pk, done=False).update(
-            done=True, calls_done=Comparison.objects.filter(run=run, task_id=chunk.task_id).exclude(
-                kind=Comparison.Kind.AUTOMATIC).count()
-        )
+        updated = JudgeRunTask.objects.filter(pk=chunk.pk, done=False).update(done=True, calls_done=calls)
         if not updated:
             return False
         done = JudgeRunTask.objects.filter(run=run, done=True).count()

@@ -339,3 +339,21 @@ def test_the_comparisons_pages_leave_room_for_their_rows_verdicts_on_postgresql(
         cursor.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [Comparison._meta.db_table])
         (options,) = cursor.fetchone()
     assert "fillfactor=10" in (options or [])
+
+
+def test_a_finished_chunk_counts_its_calls_from_its_ledgers_not_with_a_query():
+    task_set, models = population(n_models=5, n_tasks=1, name="count")
+    empty = models[0].responses.get()
+    empty.core_idea = ""  # its pairs get automatic records, which are not calls
+    empty.save()
+    run = simulated_run(task_set, models, budget=8, dimensions="UE")
+    judge_runs.judge_run_pending_chunks(run_id=run.pk)
+    task = task_set.tasks.get()
+    with CaptureQueriesContext(connection) as queries:
+        judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
+    table = f'"{Comparison._meta.db_table}"'
+    assert [q["sql"] for q in queries if "COUNT(" in q["sql"].upper() and f"FROM {table}" in q["sql"]] == []
+    stored = Comparison.objects.filter(run=run, task=task)
+    assert stored.filter(kind=Comparison.Kind.AUTOMATIC).exists()
+    chunk = run.chunks.get()
+    assert chunk.done and chunk.calls_done == stored.exclude(kind=Comparison.Kind.AUTOMATIC).count() > 0
