@@ -173,11 +173,10 @@ class Comparison(models.Model):
                 condition=~Q(status="ok") | Q(winner__in=["A", "B", "tie"]), name="comparison_ok_has_winner"
             ),
         ]
-        # No index holds a column a verdict writes (status, winner, ...): the verdict's UPDATE of its planned row
-        # can then be a heap-only tuple update (HOT), which writes none of the table's indexes, where an index
-        # on (run, task, dimension, status) made every verdict write all nine of them. Every lookup by run,
-        # task and dimension is served by comparison_identity_unique, which begins with those columns.
-        # The table's fill factor (migration 0011, PostgreSQL) leaves a page room for its rows' verdicts.
+        # No index holds a column a verdict writes (status, winner, ...): an index on (run, task, dimension,
+        # status) was one more index for every verdict to write, and kept any verdict from being a heap-only
+        # (HOT) update. Every lookup by run, task and dimension is served by comparison_identity_unique, which
+        # begins with those columns. (Why the fill factor stays the default: migration 0011.)
         ordering = ["run", "task", "dimension", "sequence"]
 
     @property

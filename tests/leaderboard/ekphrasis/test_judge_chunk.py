@@ -332,15 +332,6 @@ def test_no_index_of_the_comparisons_holds_a_column_a_verdict_writes():
     assert constraints["comparison_identity_unique"]["columns"][:3] == ["run_id", "task_id", "dimension"]
 
 
-def test_the_comparisons_pages_leave_room_for_their_rows_verdicts_on_postgresql():
-    if connection.vendor != "postgresql":
-        pytest.skip("a PostgreSQL storage parameter")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [Comparison._meta.db_table])
-        (options,) = cursor.fetchone()
-    assert "fillfactor=10" in (options or [])
-
-
 def test_a_finished_chunk_counts_its_calls_from_its_ledgers_not_with_a_query():
     task_set, models = population(n_models=5, n_tasks=1, name="count")
     empty = models[0].responses.get()
