@@ -19,7 +19,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("leaderboard", "0010_atom_extraction_long_extractor_names"),
+        ("leaderboard", "0011_leaderboardsnapshot_updated_at"),
     ]
 
     operations = [
