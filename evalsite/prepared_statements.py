@@ -37,7 +37,7 @@ _NEVER_BY_COUNT = 2**62
 @functools.cache
 def _preparing_class(factory: type, alias: str, vendor: str) -> type:
     """A server-binding psycopg cursor class that prepares every statement, counted as the connection's
-    own cursor class ``factory`` counts (django-prometheus wraps it; the same wrapper is put on ours)."""
+    own cursor class ``factory`` counts (django-prometheus wraps it; ours counts the same series)."""
     import psycopg
 
     class PreparingCursor(psycopg.Cursor):
@@ -52,9 +52,10 @@ def _preparing_class(factory: type, alias: str, vendor: str) -> type:
             return converted
 
     if factory.__module__.startswith("django_prometheus"):
-        from django_prometheus.db.common import ExportingCursorWrapper
+        # The same series as django-prometheus's wrapper, its labels looked up once (evalsite/counted_cursor.py).
+        from evalsite.counted_cursor import counted_cursor_class
 
-        return ExportingCursorWrapper(PreparingCursor, alias, vendor)
+        return counted_cursor_class(PreparingCursor, alias, vendor)
     return PreparingCursor
 
 

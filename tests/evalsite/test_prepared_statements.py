@@ -135,3 +135,48 @@ def test_it_works_again_after_the_connection_is_closed_and_reopened():
     with statement_cursor(connection) as cursor:
         cursor.execute("SELECT %s + 1 AS reopened_probe", [2])
         assert cursor.fetchone() == (3,)
+
+
+def _sample(metric, suffix: str, **labels) -> float:
+    """The value of one of ``metric``'s samples (``suffix``: "_total", "_count", …) with these labels, 0 if none."""
+    for family in metric.collect():
+        for sample in family.samples:
+            if sample.name.endswith(suffix) and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return sample.value
+    return 0.0
+
+
+def test_its_statements_durations_and_errors_are_counted_as_django_prometheus_counts_them():
+    require_service("postgres")
+    from django_prometheus.db.metrics import errors_total, execute_total, query_duration_seconds
+
+    series = {"alias": connection.alias, "vendor": connection.vendor}
+    executed, timed = _sample(execute_total, "_total", **series), _sample(query_duration_seconds, "_count", **series)
+    failed = _sample(errors_total, "_total", type="UndefinedTable", **series)
+    with statement_cursor(connection) as cursor:
+        cursor.execute("SELECT %s::int AS counted_twice_probe", [1])
+        cursor.execute("SELECT %s::int AS counted_twice_probe", [2])
+    assert _sample(execute_total, "_total", **series) == executed + 2
+    assert _sample(query_duration_seconds, "_count", **series) == timed + 2
+    # (in a savepoint of its own: the test's transaction goes on; the savepoint's statements are counted too)
+    with pytest.raises(Exception), transaction.atomic(), statement_cursor(connection) as cursor:  # noqa: B017, PT011
+        cursor.execute("SELECT * FROM no_such_table_probe WHERE id = %s", [1])
+    assert _sample(errors_total, "_total", type="UndefinedTable", **series) == failed + 1
+
+
+def test_counting_its_statements_looks_no_metric_labels_up_per_statement(monkeypatch):
+    """Issue 30: django-prometheus's wrapper resolved ``labels(alias, vendor)`` of two metrics on every
+    statement, a third of a prepared statement's client CPU; the labelled series are resolved once."""
+    require_service("postgres")
+    from django_prometheus.db.metrics import execute_total, query_duration_seconds
+
+    with statement_cursor(connection) as cursor:  # the cursor class is made (and its series resolved) here
+        cursor.execute("SELECT 1 AS resolved_once_probe")
+    looked_up = []
+    for metric in (execute_total, query_duration_seconds):
+        resolve = metric.labels
+        monkeypatch.setattr(metric, "labels", lambda *a, _resolve=resolve, **k: looked_up.append(a) or _resolve(*a, **k))
+    with statement_cursor(connection) as cursor:
+        for n in range(3):
+            cursor.execute("SELECT %s::int AS resolved_once_probe", [n])
+    assert looked_up == []
