@@ -17,7 +17,12 @@ from time import perf_counter
 def counted_cursor_class(cursor_class: type, alias: str, vendor: str) -> type:
     """A subclass of ``cursor_class`` whose ``execute``/``executemany`` count into django-prometheus's
     database metrics for the connection ``alias`` of ``vendor``, as its own wrapper does."""
-    from django_prometheus.db.metrics import errors_total, execute_many_total, execute_total, query_duration_seconds
+    from django_prometheus.db.metrics import (
+        errors_total,
+        execute_many_total,
+        execute_total,
+        query_duration_seconds,
+    )
 
     executed = execute_total.labels(alias, vendor)
     executed_in_bulk = execute_many_total.labels(alias, vendor)
