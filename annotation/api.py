@@ -7,6 +7,8 @@ Blinding: responses carry the opaque assignment token and the kind's shown conte
 
 from __future__ import annotations
 
+import json
+
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
@@ -106,6 +108,40 @@ class AnswerInput(serializers.Serializer):
     answer = serializers.JSONField()
     time_on_item_ms = serializers.JSONField(required=False, allow_null=True)
 
+    @staticmethod
+    def plain(data) -> dict | None:
+        """The validated body of the usual submission (a JSON object whose key is a trimmed ASCII string
+        of 1–64 characters, with an answer), as the serializer would give it, without building its fields
+        (~80 µs of a label's CPU, issue 30); None for anything else, which the serializer then decides
+        with its own messages."""
+        if type(data) is not dict:
+            return None
+        key, answer = data.get("idempotency_key"), data.get("answer")
+        if (type(key) is not str or not 0 < len(key) <= 64 or not key.isascii() or key.strip() != key
+                or "\x00" in key or answer is None):
+            return None
+        validated = {"idempotency_key": key, "answer": answer}
+        if "time_on_item_ms" in data:
+            validated["time_on_item_ms"] = data["time_on_item_ms"]
+        try:  # what the serializer's JSON fields check: the value can be written back as JSON
+            json.dumps(answer)
+            json.dumps(validated.get("time_on_item_ms"))
+        except (TypeError, ValueError):
+            return None
+        return validated
+
+    @classmethod
+    def validated(cls, data) -> tuple[dict | None, dict | None]:
+        """(the validated body, None), or (None, the serializer's errors by field). A subclass with fields
+        of its own always goes through the serializer."""
+        plain = cls.plain(data) if cls is AnswerInput else None
+        if plain is not None:
+            return plain, None
+        checked = cls(data=data)
+        if checked.is_valid():
+            return checked.validated_data, None
+        return None, checked.errors
+
 
 class SubmitApi(AnnotationAPIView):
     """POST {idempotency_key, answer, time_on_item_ms}: store the label once; a re-sent submission
@@ -124,13 +160,13 @@ class SubmitApi(AnnotationAPIView):
     Input = AnswerInput
 
     def post(self, request, token: str):
-        data = self.Input(data=request.data)
-        if not data.is_valid():
-            return Response({"error": "invalid", "detail": "malformed submission", "fields": data.errors},
+        validated, errors = self.Input.validated(request.data)
+        if errors is not None:
+            return Response({"error": "invalid", "detail": "malformed submission", "fields": errors},
                             status=status.HTTP_400_BAD_REQUEST)
         submission = services.label_submit(
-            token=token, annotator=request.user, idempotency_key=data.validated_data["idempotency_key"],
-            answer=data.validated_data["answer"], time_on_item_ms=data.validated_data.get("time_on_item_ms"),
+            token=token, annotator=request.user, idempotency_key=validated["idempotency_key"],
+            answer=validated["answer"], time_on_item_ms=validated.get("time_on_item_ms"),
         )
         answered = status.HTTP_200_OK if submission.replayed else status.HTTP_201_CREATED
         body = {"saved": True, "replayed": submission.replayed}
