@@ -158,7 +158,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # A body over ATELIER_MAX_UPLOAD_BYTES is a 413 before anything reads it (evalsite/upload_limits.py).
     "evalsite.upload_limits.RefuseOversizedUploads",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, with the headers built from the settings once (evalsite/content_security_policy.py).
+    "evalsite.content_security_policy.SitePolicyCSPMiddleware",
     "evalsite.static_files.StaticFilesMiddleware",  # WhiteNoise; no warning for an uncollected dev folder
     # A NUL in a path, query, form field or cookie, or a query or form in a charset other than UTF-8 (set
     # aside by evalsite/wsgi.py), is a 400 before any view or session lookup; an integer path parameter no id
