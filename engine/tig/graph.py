@@ -50,11 +50,23 @@ __all__ = [
 SIMILARITY_THRESHOLD = 0.78
 
 
+# from this many entries on, upper_pairs finds them in the flattened mask (cheaper than np.nonzero's 2-D walk)
+_FLAT_NONZERO_MIN = 256
+
+
 def upper_pairs(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row and column indices ``(i, j)``, ``i < j``, of the non-zero entries of a square matrix (row-major)."""
     # a boolean mask first: np.nonzero on a float matrix takes ~1.5x as long as on its mask
     matrix = np.asarray(matrix)
-    i, j = np.nonzero(matrix if matrix.dtype == bool else matrix != 0)
+    mask = matrix if matrix.dtype == bool else matrix != 0
+    if mask.size < _FLAT_NONZERO_MIN:
+        i, j = np.nonzero(mask)
+    else:
+        # the flat positions, split into row and column: the same indices in the same row-major order,
+        # without the 2-D iterator np.nonzero walks (a third of its time on a graph-sized matrix)
+        flat = mask.ravel().nonzero()[0]
+        i = flat // mask.shape[1]
+        j = flat - i * mask.shape[1]
     keep = i < j
     return i[keep], j[keep]
 

@@ -116,3 +116,19 @@ def test_viewer_export_has_positions_degrees_and_cluster_ids():
     edge = next(e for e in data["edges"] if {e["source"], e["target"]} == {ids["aa"], ids["bb"]})
     assert edge["weight"] == pytest.approx(edge["cooccurrence"] + edge["similarity"] + edge["typed"])
     assert data["typed_relations"][0]["relation"] == "supports"
+
+
+def test_upper_pairs_lists_a_matrix_s_upper_entries_in_row_major_order_at_every_size():
+    # small matrices go through np.nonzero, larger ones through the flattened mask: the same answer
+    from engine.tig.graph import upper_pairs
+
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 3, 15, 16, 17, 40, 150):
+        for shape in ((n, n), (n, n + 3)):
+            matrix = np.where(rng.random(shape) < 0.2, rng.random(shape), 0.0)
+            for m in (matrix, matrix != 0):
+                i, j = upper_pairs(m)
+                ri, rj = np.nonzero(m)
+                keep = ri < rj
+                assert i.dtype == ri.dtype and j.dtype == rj.dtype
+                assert i.tolist() == ri[keep].tolist() and j.tolist() == rj[keep].tolist()
