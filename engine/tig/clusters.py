@@ -58,6 +58,8 @@ LEIDEN_IMPLEMENTATIONS = ("igraph", "leidenalg")
 LEIDEN_ITERATIONS = 2
 LEIDEN_IMPLEMENTATION = "igraph"
 _RNG_LOCK = threading.Lock()
+# Graph.community_leiden's default beta (randomness of the refinement step), passed as it passes it
+_IGRAPH_LEIDEN_BETA = 0.01
 
 
 _IMPORT_LOCK = threading.Lock()
@@ -129,6 +131,35 @@ def _leiden_membership(g, resolution: float, seed: int, implementation: str) -> 
     return np.asarray(part.membership, dtype=np.int64)
 
 
+def _igraph_leiden_membership(
+    n: int, edges: list[tuple[int, int]], weights: list[float], resolution: float, seed: int
+) -> list[int]:
+    """igraph's Leiden on the graph of ``edges`` over ``0..n-1`` with ``weights``: the C routine that
+    ``Graph.community_leiden(objective_function="modularity", weights="weight", ...)`` calls, with the same
+    arguments and the same seeded generator, on a bare ``GraphBase`` with the weights passed as a list --
+    the same membership without building a ``Graph``, its edge attribute and a ``VertexClustering``
+    (``tests/engine/tig/test_clusters.py`` compares both)."""
+    ig = _import_igraph()
+    g = ig.GraphBase(n, edges)
+    with _RNG_LOCK:
+        ig.set_random_number_generator(random.Random(seed))
+        try:
+            membership, _ = ig.GraphBase.community_leiden(
+                g,
+                edge_weights=weights,
+                node_weights=None,
+                node_in_weights=None,
+                resolution=resolution,
+                normalize_resolution=True,  # objective_function="modularity"
+                beta=_IGRAPH_LEIDEN_BETA,
+                initial_membership=None,
+                n_iterations=LEIDEN_ITERATIONS,
+            )
+        finally:
+            ig.set_random_number_generator(random)
+    return membership
+
+
 def _component_roots(n: int, us: list[int], vs: list[int]) -> list[int]:
     """The connected component of every node of an edge list over ``0..n-1``, named by its smallest node
     (union-find; a root always adopts the larger root, so every parent is smaller than its child)."""
@@ -194,16 +225,19 @@ def _leiden_once(
             labels[iv[e]] = labels[iu[e]]
     rest = (sizes[comp] >= 3).nonzero()[0]
     if len(rest):
-        ig = _import_igraph()
         m_rest = float(w[edge_size >= 3].sum())
         if len(rest) == n:
             su, sv, sw = us, vs, w.tolist()
         else:
             su, sv, sw = _induced_edges(n, iu, iv, w, rest)
         # the edge list as pairs of Python ints (half the cost of a stacked array's .tolist(), the same graph)
-        sub = ig.Graph(n=len(rest), edges=list(zip(su, sv)), edge_attrs={"weight": sw})
-        membership = _leiden_membership(sub, resolution * m_rest / total, seed, implementation)
-        labels[rest] = n + membership
+        edges = list(zip(su, sv))
+        if implementation == "igraph":
+            membership = _igraph_leiden_membership(len(rest), edges, sw, resolution * m_rest / total, seed)
+        else:
+            sub = _import_igraph().Graph(n=len(rest), edges=edges, edge_attrs={"weight": sw})
+            membership = _leiden_membership(sub, resolution * m_rest / total, seed, implementation)
+        labels[rest] = n + np.asarray(membership, dtype=np.int64)
     return labels
 
 

@@ -281,3 +281,17 @@ def test_a_leiden_level_is_the_level_built_through_igraphs_subgraph(implementati
                 n, iu, iv, w, resolution, LEIDEN_SEED, implementation
             )
             assert ours.tobytes() == theirs.tobytes()
+
+
+def test_leiden_on_a_bare_graphbase_is_graph_community_leiden_membership_for_membership():
+    # the C routine called directly, weights as a list, against the Graph + edge attribute + wrapper path
+    from engine.tig.clusters import LEIDEN_SEED, _igraph_leiden_membership, _import_igraph, _leiden_membership
+
+    ig = _import_igraph()
+    for n, iu, iv, w, _ in _random_edge_lists(300, seed=5):
+        edges = list(zip(iu.tolist(), iv.tolist()))
+        g = ig.Graph(n=n, edges=edges, edge_attrs={"weight": w.tolist()})
+        for resolution in (1.0, 0.37):
+            theirs = _leiden_membership(g, resolution, LEIDEN_SEED, "igraph")
+            ours = _igraph_leiden_membership(n, edges, w.tolist(), resolution, LEIDEN_SEED)
+            assert ours == theirs.tolist()
