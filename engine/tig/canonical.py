@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.tig.atoms import ATOM_TYPES, AtomTable
+from engine.tig.distinct import distinct, distinct_inverse
 
 __all__ = [
     "CANONICAL_MERGE_THRESHOLD",
@@ -233,7 +234,7 @@ def alias_split(
     pair_label = np.asarray(pair_label, dtype=np.int64)
     n = int(node_of_pair.max()) + 1
     width = int(pair_label.max()) + 1
-    codes, pair_form = np.unique(node_of_pair * width + pair_label, return_inverse=True)
+    codes, pair_form = distinct_inverse(node_of_pair * width + pair_label)
     form_count = np.bincount(pair_form, weights=np.asarray(pair_count, dtype=np.float64))
     form_node, form_label = np.divmod(codes, width)
     leader = _first_per_group(form_node, form_label, form_count, n)[form_node]
@@ -242,7 +243,7 @@ def alias_split(
         return node_of_pair
     out = form_node.copy()
     next_node = n
-    for v in np.unique(form_node[unrelated]).tolist():
+    for v in distinct(form_node[unrelated]).tolist():
         forms = np.flatnonzero((form_node == v) & unrelated)
         left = forms[np.lexsort((form_label[forms], -form_count[forms]))].tolist()
         while left:
@@ -513,7 +514,7 @@ def pair_table(table: AtomTable) -> PairTable:
 
 def _most_per_node(node: np.ndarray, value: np.ndarray, count: np.ndarray, width: int, n_nodes: int) -> np.ndarray:
     """Per node, the value with the largest count summed over the node's rows (ties: smaller value)."""
-    codes, inverse = np.unique(node * width + value, return_inverse=True)
+    codes, inverse = distinct_inverse(node * width + value)
     summed = np.bincount(inverse, weights=count)  # whole numbers: exact in any order
     code_node, code_value = np.divmod(codes, width)
     return _first_per_group(code_node, code_value, summed, n_nodes)
@@ -576,7 +577,7 @@ def canonicalise(
             sim_t = sim.take(labels_t, axis=0).take(labels_t, axis=1)  # sim[labels_t][:, labels_t], copied
             key_cos = sim_t
         else:
-            labels_t, local = np.unique(pair_label[p0:p1], return_inverse=True)
+            labels_t, local = distinct_inverse(pair_label[p0:p1])
             counts_t = np.zeros((n_keys, len(labels_t)))
             counts_t[pair_key[p0:p1] - k0, local] = pair_count[p0:p1]
             sim_t = sim[labels_t[:, None], labels_t]
@@ -594,7 +595,7 @@ def canonicalise(
                 key_cos,
             )
             groups = np.asarray(groups, dtype=np.int64)
-            dense = identity if np.array_equal(groups, identity) else np.unique(groups, return_inverse=True)[1]
+            dense = identity if np.array_equal(groups, identity) else distinct_inverse(groups)[1]
         if dense is identity and counts_t is None:
             # no merges: each node is one key with one surface form (nothing to split)
             node_of_pair[p0:p1] = n_nodes + dense
@@ -631,7 +632,7 @@ def canonicalise(
     shared = (np.bincount(node_of_pair, minlength=n_nodes)[node_of_pair] > 1).nonzero()[0]
     if len(shared):
         shared_node, shared_count = node_of_pair[shared], pair_count[shared]
-        nodes = np.unique(shared_node)
+        nodes = distinct(shared_node)
         node_label_id[nodes] = _most_per_node(shared_node, pair_label[shared], shared_count, width, n_nodes)[nodes]
         # a form split off a key that its node keeps is told apart by its label (below)
         node_key_id[nodes] = _most_per_node(shared_node, pair_key[shared], shared_count, n_k, n_nodes)[nodes]

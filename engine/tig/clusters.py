@@ -23,6 +23,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from engine.tig.distinct import distinct
 from engine.tig.graph import upper_pairs
 
 __all__ = [
@@ -396,7 +397,7 @@ def same_type_labels(
     types = np.asarray(types)
     labels = np.zeros(len(types), dtype=np.int64)
     offset = 0
-    for t in np.unique(types).tolist():
+    for t in distinct(types).tolist():
         nodes = (types == t).nonzero()[0]
         if only_types is not None and t not in only_types:
             labels[nodes] = offset + np.arange(len(nodes))

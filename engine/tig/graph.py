@@ -26,6 +26,7 @@ import numpy as np
 
 from engine.tig.atoms import ATOM_TYPES, RELATION_TYPES
 from engine.tig.canonical import Canonicalisation
+from engine.tig.distinct import distinct
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -139,7 +140,7 @@ def typed_relation_counts(
     edge = (relation * n_nodes + source) * n_nodes + target
     n_units = int(response.max()) + 1
     # distinct (edge, response) pairs sorted by edge: each edge's run is its number of responses
-    per_response = np.unique(edge * n_units + response) // n_units
+    per_response = distinct(edge * n_units + response) // n_units
     starts = np.concatenate(([True], per_response[1:] != per_response[:-1])).nonzero()[0]
     codes = per_response[starts]
     counts = np.diff(np.concatenate((starts, [len(per_response)])))
