@@ -1,4 +1,4 @@
-"""Sorted distinct values of small integer arrays, with an inverse: what ``np.unique`` returns for a
+"""Sorted distinct values of small integer arrays, with an inverse or counts: what ``np.unique`` returns for a
 1-D array, without its general machinery.
 
 A Typed Idea Graph context calls ``np.unique`` a handful of times on arrays of a few hundred codes, where
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["distinct", "distinct_inverse"]
+__all__ = ["distinct", "distinct_counts", "distinct_inverse"]
 
 
 def _starts(ordered: np.ndarray) -> np.ndarray:
@@ -38,3 +38,11 @@ def distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inverse[order] = first.astype(np.intp).cumsum() - 1
     return ordered[first], inverse
 
+
+
+def distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of a 1-D array and how often each occurs
+    (``np.unique(values, return_counts=True)``)."""
+    ordered = np.sort(values)
+    first = _starts(ordered)
+    return ordered[first], np.diff(np.append(first.nonzero()[0], len(ordered)))

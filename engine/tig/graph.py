@@ -18,6 +18,7 @@ and as an independent check in the tests.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ import numpy as np
 
 from engine.tig.atoms import ATOM_TYPES, RELATION_TYPES
 from engine.tig.canonical import Canonicalisation
-from engine.tig.distinct import distinct
+from engine.tig.distinct import distinct, distinct_counts
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -91,18 +92,55 @@ def npmi(joint: np.ndarray, count_u: np.ndarray, count_v: np.ndarray, n: int) ->
     return out
 
 
+@functools.cache
+def _slot_pairs(width: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(width, 1)``: every pair of slots of a row, row-major (a unit has a handful of nodes,
+    so a few widths serve every context)."""
+    a, b = np.triu_indices(width, 1)
+    a.setflags(write=False)
+    b.setflags(write=False)
+    return a, b
+
+
+def _cooccurring_pairs(incidence: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """From a (units x nodes) boolean incidence matrix: the node pairs ``(iu, iv)``, ``iu < iv``, that share a
+    unit, row-major (as :func:`upper_pairs` lists the co-occurrence count matrix's entries), with their
+    shared-unit counts, and every node's unit count -- whole numbers, the values of ``X^T X`` for the 0/1
+    matrix X, counted from each unit's few nodes instead of multiplying the matrices."""
+    n_units, n_nodes = incidence.shape
+    flat = incidence.ravel().nonzero()[0]  # unit by unit, nodes increasing
+    unit = flat // n_nodes
+    node = flat - unit * n_nodes
+    per_unit = np.bincount(unit, minlength=n_units)
+    width = int(per_unit.max()) if len(flat) else 0
+    # each unit's nodes as one row of a grid, left-aligned, -1 after them
+    grid = np.full((n_units, max(width, 1)), -1, dtype=np.int64)
+    grid[unit, np.arange(len(flat)) - np.repeat(per_unit.cumsum() - per_unit, per_unit)] = node
+    a, b = _slot_pairs(max(width, 1))
+    first, second = grid[:, a], grid[:, b]
+    present = second >= 0  # then first is a node too, smaller
+    codes, joint = distinct_counts(first[present] * n_nodes + second[present])
+    iu = codes // n_nodes
+    return iu, codes - iu * n_nodes, joint, np.bincount(node, minlength=n_nodes)
+
+
 def cooccurrence_weights(incidence: np.ndarray) -> np.ndarray:
     """``max(0, NPMI)`` between nodes from a (responses x nodes) boolean incidence matrix; zero diagonal.
     Only pairs that co-occur at least once are evaluated (the others have NPMI -1, weight 0)."""
-    x = np.asarray(incidence, dtype=np.float64)
-    n = x.shape[0]
-    w = np.zeros((x.shape[1], x.shape[1]))
-    if n == 0 or x.shape[1] == 0:
+    incidence = np.asarray(incidence)
+    n, n_nodes = incidence.shape
+    w = np.zeros((n_nodes, n_nodes))
+    if n == 0 or n_nodes == 0:
         return w
-    joint = x.T @ x
-    counts = np.diag(joint).copy()
-    iu, iv = upper_pairs(joint)
-    value = np.maximum(0.0, npmi(joint[iu, iv], counts[iu], counts[iv], n))  # App. G.3 w_cooc
+    if incidence.dtype == bool:
+        iu, iv, joint, counts = _cooccurring_pairs(incidence)
+    else:
+        x = incidence.astype(np.float64)
+        joint_matrix = x.T @ x
+        counts = np.diag(joint_matrix).copy()
+        iu, iv = upper_pairs(joint_matrix)
+        joint = joint_matrix[iu, iv]
+    value = np.maximum(0.0, npmi(joint, counts[iu], counts[iv], n))  # App. G.3 w_cooc
     w[iu, iv] = value
     w[iv, iu] = value
     return w
@@ -204,13 +242,14 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
         if len(rel)
         else np.zeros((0, 4), dtype=np.int64)
     )
-    typed = np.zeros((n, n))
     if len(typed_edges):
         # collapse direction and relation type for the undirected graph Leiden needs: each directed count
         # added at (u, v) and at (v, u) (whole numbers, so the order of the additions cannot matter)
         u, v, count = typed_edges[:, 0], typed_edges[:, 1], typed_edges[:, 3]
         typed = np.bincount(np.concatenate((u * n + v, v * n + u)), weights=np.concatenate((count, count)),
                             minlength=n * n).reshape(n, n)
+    else:
+        typed = np.zeros((n, n))
     weight = cooc + sim + typed
     return IdeaGraph(
         canon=canon,

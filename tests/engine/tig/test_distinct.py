@@ -1,6 +1,6 @@
 import numpy as np
 
-from engine.tig.distinct import distinct, distinct_inverse
+from engine.tig.distinct import distinct, distinct_counts, distinct_inverse
 
 
 def _arrays():
@@ -23,3 +23,10 @@ def test_distinct_values_with_inverse_are_np_uniques():
         assert values.tolist() == u.tolist()
         assert inverse.dtype == i.dtype and inverse.shape == i.shape and inverse.tolist() == i.tolist()
 
+
+
+def test_distinct_values_with_counts_are_np_uniques():
+    for x in _arrays():
+        (values, counts), (u, c) = distinct_counts(x), np.unique(x, return_counts=True)
+        assert values.tolist() == u.tolist()
+        assert counts.dtype == c.dtype and counts.tolist() == c.tolist()

@@ -132,3 +132,14 @@ def test_upper_pairs_lists_a_matrix_s_upper_entries_in_row_major_order_at_every_
                 keep = ri < rj
                 assert i.dtype == ri.dtype and j.dtype == rj.dtype
                 assert i.tolist() == ri[keep].tolist() and j.tolist() == rj[keep].tolist()
+
+
+def test_cooccurrence_counted_per_response_is_the_matrix_product_bit_for_bit():
+    # a boolean incidence is counted unit by unit; the same 0/1 matrix as floats goes through X^T X
+    rng = np.random.default_rng(3)
+    for units, nodes in ((1, 1), (1, 5), (4, 1), (6, 9), (36, 122), (40, 30)):
+        for share in (0.0, 0.05, 0.3, 1.0):
+            inc = rng.random((units, nodes)) < share
+            counted = cooccurrence_weights(inc)
+            multiplied = cooccurrence_weights(inc.astype(np.float64))
+            assert counted.tobytes() == multiplied.tobytes()
