@@ -157,7 +157,11 @@ def similarity_weights(
     if types is not None:
         types = np.asarray(types)
         keep &= types[:, None] == types[None, :]
-    w = np.where(keep, cosine, 0.0)  # App. G.3 w_sim
+    # App. G.3 w_sim: np.where(keep, cosine, 0.0), written as a copy of the few kept entries into zeros
+    # (np.where's broadcast of the scalar walks every entry at several times the cost)
+    w = np.zeros(cosine.shape)
+    kept = keep.ravel().nonzero()[0]
+    w.ravel()[kept] = cosine.ravel()[kept]
     np.fill_diagonal(w, 0.0)
     return w
 

@@ -143,3 +143,20 @@ def test_cooccurrence_counted_per_response_is_the_matrix_product_bit_for_bit():
             counted = cooccurrence_weights(inc)
             multiplied = cooccurrence_weights(inc.astype(np.float64))
             assert counted.tobytes() == multiplied.tobytes()
+
+
+def test_similarity_weights_are_np_where_of_the_kept_cosines_bit_for_bit():
+    rng = np.random.default_rng(4)
+    for n in (1, 5, 60):
+        cos = rng.uniform(-1, 1, (n, n))
+        cos = (cos + cos.T) / 2
+        cos[rng.random((n, n)) < 0.1] = -0.0
+        types = rng.integers(0, 3, n)
+        for threshold in (SIMILARITY_THRESHOLD, 0.0, -0.5):
+            for t in (None, types):
+                keep = cos >= threshold
+                if t is not None:
+                    keep &= t[:, None] == t[None, :]
+                expected = np.where(keep, cos, 0.0)
+                np.fill_diagonal(expected, 0.0)
+                assert similarity_weights(cos, t, threshold).tobytes() == expected.tobytes()
