@@ -42,6 +42,7 @@ __all__ = [
     "cluster_members_explained",
     "cooccurrence_weights",
     "graph_export",
+    "nonzero_entries",
     "npmi",
     "similarity_weights",
     "typed_relation_counts",
@@ -60,17 +61,20 @@ def upper_pairs(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row and column indices ``(i, j)``, ``i < j``, of the non-zero entries of a square matrix (row-major)."""
     # a boolean mask first: np.nonzero on a float matrix takes ~1.5x as long as on its mask
     matrix = np.asarray(matrix)
-    mask = matrix if matrix.dtype == bool else matrix != 0
-    if mask.size < _FLAT_NONZERO_MIN:
-        i, j = np.nonzero(mask)
-    else:
-        # the flat positions, split into row and column: the same indices in the same row-major order,
-        # without the 2-D iterator np.nonzero walks (a third of its time on a graph-sized matrix)
-        flat = mask.ravel().nonzero()[0]
-        i = flat // mask.shape[1]
-        j = flat - i * mask.shape[1]
+    i, j = nonzero_entries(matrix if matrix.dtype == bool else matrix != 0)
     keep = i < j
     return i[keep], j[keep]
+
+
+def nonzero_entries(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of a 2-D boolean mask's true entries, row-major: ``np.nonzero(mask)``."""
+    if mask.size < _FLAT_NONZERO_MIN:
+        return np.nonzero(mask)
+    # the flat positions, split into row and column: the same indices in the same row-major order,
+    # without the 2-D iterator np.nonzero walks (a third of its time on a graph-sized matrix)
+    flat = mask.ravel().nonzero()[0]
+    i = flat // mask.shape[1]
+    return i, flat - i * mask.shape[1]
 
 
 def npmi(joint: np.ndarray, count_u: np.ndarray, count_v: np.ndarray, n: int) -> np.ndarray:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from engine.tig.atoms import ATOM_TYPES
-from engine.tig.graph import IdeaGraph, upper_pairs
+from engine.tig.graph import IdeaGraph, nonzero_entries, upper_pairs
 
 __all__ = [
     "CENTRALITY_WEIGHT",
@@ -234,7 +234,7 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
     size = np.bincount(cluster_of_node, minlength=k).astype(np.float64)
     # ModelCov(C) = |{m : exists u in C, m in prov(u)}| / |M| (App. G.3)
     n_models_total = graph.node_models.shape[1]
-    node_idx, model_idx = np.nonzero(graph.node_models)
+    node_idx, model_idx = nonzero_entries(graph.node_models)
     covered = np.zeros((k, n_models_total), dtype=bool)
     covered[cluster_of_node[node_idx], model_idx] = True
     n_models = covered.sum(axis=1)
