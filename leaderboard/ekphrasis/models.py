@@ -176,7 +176,7 @@ class Comparison(models.Model):
         # No index holds a column a verdict writes (status, winner, ...): an index on (run, task, dimension,
         # status) was one more index for every verdict to write, and kept any verdict from being a heap-only
         # (HOT) update. Every lookup by run, task and dimension is served by comparison_identity_unique, which
-        # begins with those columns. (Why the fill factor stays the default: migration 0011.)
+        # begins with those columns. (Why the fill factor stays the default: migration 0012.)
         ordering = ["run", "task", "dimension", "sequence"]
 
     @property
