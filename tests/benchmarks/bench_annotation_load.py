@@ -884,9 +884,14 @@ def _server_times(path: Path, start: int = 0, end: int | None = None) -> dict[st
     return times
 
 
-def _warm_workers(port: int, workers: int) -> None:
+def _warm_workers(port: int, workers: int, gunicorn_pid: int | None = None) -> None:
     """Load the URLconf (and what it imports) in every worker before measuring: a sync worker does
-    that on its first request. Concurrent requests spread over the workers."""
+    that on its first request. Concurrent requests spread over the workers. With ``gunicorn_pid``, first
+    and last wait until all ``workers`` have booted and gone idle (:func:`_workers_settled`): a worker still
+    loading the site when the meter starts would charge its start-up to the first scenario."""
+    if gunicorn_pid is not None:
+        _workers_settled(gunicorn_pid, workers)
+
     def hit() -> None:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -901,6 +906,22 @@ def _warm_workers(port: int, workers: int) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+    if gunicorn_pid is not None:
+        _workers_settled(gunicorn_pid, workers)
+
+
+def _workers_settled(gunicorn_pid: int, workers: int, timeout_s: float = 60.0) -> None:
+    """Wait until the master has ``workers`` children and their CPU time stops growing (two readings
+    0.3 s apart alike), or ``timeout_s`` passes: the workers have booted and nothing is running in them."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        pids = _children(gunicorn_pid)
+        cpu = sum(_proc_cpu_seconds(pid) for pid in pids)
+        if len(pids) >= workers and last is not None and cpu == last:
+            return
+        last = cpu if len(pids) >= workers else None
+        time.sleep(0.3)
 
 
 def _log_size(path: Path) -> int:
@@ -1223,7 +1244,7 @@ def main(argv: list[str] | None = None) -> int:
         access_log = Path(var_dir) / "access.log"
         gunicorn = gunicorn_start(env, port, args.workers, access_log)
         _wait_for(port, gunicorn, 120)  # a loaded machine starts four workers slowly
-        _warm_workers(port, args.workers)
+        _warm_workers(port, args.workers, gunicorn.pid)
 
         n_cpus = os.cpu_count() or 1
         meter = CpuMeter(gunicorn.pid, float(env["DATABASE_CONN_MAX_AGE"]))

@@ -278,7 +278,7 @@ def atelier_run(args, admin_url: str, var_dir: str) -> dict:
     figures = {}
     try:
         load._wait_for(port, gunicorn, 120)
-        load._warm_workers(port, args.workers)
+        load._warm_workers(port, args.workers, gunicorn.pid)
         meter = load.CpuMeter(gunicorn.pid, float(env["DATABASE_CONN_MAX_AGE"]))
         names = sorted(seeded["sessions"])
         def scenario(key: str, clients: int, seconds: float, combined: bool) -> None:
@@ -307,7 +307,7 @@ def atelier_run(args, admin_url: str, var_dir: str) -> dict:
         gunicorn = load.gunicorn_start({**env, "PGOPTIONS": "-c synchronous_commit=off"}, port, args.workers,
                                        Path(var_dir) / "access-no-wal-wait.log")
         load._wait_for(port, gunicorn, 120)
-        load._warm_workers(port, args.workers)
+        load._warm_workers(port, args.workers, gunicorn.pid)
         meter = load.CpuMeter(gunicorn.pid, float(env["DATABASE_CONN_MAX_AGE"]))
         for mode, combined in modes.items():
             scenario(f"serial {mode}{NO_WAL_WAIT}", 1, args.serial_seconds, combined)
