@@ -39,7 +39,6 @@ def distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[first], inverse
 
 
-
 def distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values of a 1-D array and how often each occurs
     (``np.unique(values, return_counts=True)``)."""
