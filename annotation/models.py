@@ -302,8 +302,7 @@ class ItemSlot(models.Model):
     ``position`` copy the item's, so that the next free slot of a campaign is the first row of a small
     partial index (``itemslot_free_queue``) whatever the size of the campaign or of the others."""
 
-    # No index of its own: itemslot_unique_index leads with the item (one index fewer written at each
-    # take and freeing of a slot, which cannot be HOT updates: is_free is the free queue's condition).
+    # no index of its own: itemslot_unique_index leads with the item (why: migration 0020)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="slots", db_index=False)
     index = models.PositiveSmallIntegerField()
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
@@ -377,16 +376,13 @@ class Assignment(models.Model):
     #: Statuses of an assignment the annotator has been shown (not expired, not stale).
     SEEN = (Status.ACTIVE, Status.SUBMITTED, Status.SKIPPED)
 
-    # Write amplification (issue 30): every index is written at each hand-out and again at each
-    # submission (a status change cannot be a HOT update), so the campaign and annotator keys have no
-    # index of their own: assignment_campaign_status_exp and assignment_annotator_status lead with them.
+    # campaign, annotator: no index of their own; the two indexes below lead with them (migration 0020)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
     slot = models.ForeignKey(ItemSlot, null=True, blank=True, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotation_assignments",
                                   db_index=False)
-    #: Unique by a constraint (assignment_token_unique), not ``unique=True``: on PostgreSQL that adds a
-    #: second, ``LIKE``-pattern index on the column, and the token is only ever looked up by equality.
+    #: Unique by assignment_token_unique, not ``unique=True`` (a second, LIKE-pattern index on PostgreSQL).
     token = models.CharField(max_length=48)
     swapped = models.BooleanField(help_text="True: the annotator saw the canonical B on the left, as 'A'.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
@@ -445,8 +441,7 @@ class Label(models.Model):
 
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="%(class)s")
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
-    # No index of its own: the one-per-annotator-item unique constraint leads with the item (one index
-    # fewer written at each label).
+    # no index of its own: the one-per-annotator-item unique constraint leads with it (migration 0020)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="%(class)ss", db_index=False)
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     idempotency_key = models.UUIDField(unique=True)
