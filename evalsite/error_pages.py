@@ -25,6 +25,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
+from evalsite.refusal_headers import with_site_headers
 from evalsite.storage import MediaUnwritable
 
 #: Errors of a full disk (or quota) that any write may meet: answered 507 like a full media folder.
@@ -51,14 +52,22 @@ def is_api_request(request: HttpRequest) -> bool:
 
 def error_response(request: HttpRequest, status: int, detail: str, *, links: dict[str, str] | None = None) -> HttpResponse:
     """The error in the request's shape; ``links`` (``form``, ``came_from``) are the page's ways forward."""
+    # Refused before the session and authentication middleware ran (the 414, 413 and the early 400s, and
+    # gunicorn's 414): some of these answer above the middleware that writes the security headers too.
+    account_unknown = not hasattr(request, "user")
+    response = _error_answer(request, status, detail, links, account_unknown)
+    return with_site_headers(request, response) if account_unknown else response
+
+
+def _error_answer(request: HttpRequest, status: int, detail: str, links: dict[str, str] | None,
+                  account_unknown: bool) -> HttpResponse:
     if request.path.startswith("/api/v1/"):  # the public API's one error shape (leaderboard/api_contract.py)
         return JsonResponse({"error": CODES[status], "message": detail, "details": {}}, status=status)
     if is_api_request(request):
         return JsonResponse({"error": CODES[status], "detail": detail}, status=status)
-    # Refused before the session and authentication middleware ran (the 414, 413 and the early 400s): who is
-    # asking is not known, so the page names no account -- no menu, and no "Log in" for a visitor who may be
-    # signed in -- rather than read the session and the user's roles for a request the site refuses.
-    account_unknown = not hasattr(request, "user")
+    # Who is asking is not known before authentication, so the page names no account -- no menu, and no
+    # "Log in" for a visitor who may be signed in -- rather than read the session and the user's roles for a
+    # request the site refuses.
     if account_unknown:
         request.user = AnonymousUser()
     template = TEMPLATES.get(status, "error.html")
