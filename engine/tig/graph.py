@@ -27,7 +27,7 @@ import numpy as np
 
 from engine.tig.atoms import ATOM_TYPES, RELATION_TYPES
 from engine.tig.canonical import Canonicalisation
-from engine.tig.distinct import distinct, distinct_counts
+from engine.tig.distinct import distinct, distinct_counts, distinct_inverse
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -40,10 +40,12 @@ __all__ = [
     "build_graph",
     "build_graph_networkx",
     "cluster_members_explained",
+    "cooccurrence_entries",
     "cooccurrence_weights",
     "graph_export",
     "nonzero_entries",
     "npmi",
+    "similarity_entries",
     "similarity_weights",
     "typed_relation_counts",
     "upper_pairs",
@@ -128,14 +130,15 @@ def _cooccurring_pairs(incidence: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return iu, codes - iu * n_nodes, joint, np.bincount(node, minlength=n_nodes)
 
 
-def cooccurrence_weights(incidence: np.ndarray) -> np.ndarray:
-    """``max(0, NPMI)`` between nodes from a (responses x nodes) boolean incidence matrix; zero diagonal.
-    Only pairs that co-occur at least once are evaluated (the others have NPMI -1, weight 0)."""
+def cooccurrence_entries(incidence: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs ``(iu, iv)``, ``iu < iv``, of nodes that share a unit of a (responses x nodes) incidence
+    matrix, row-major, with ``max(0, NPMI)`` of each -- :func:`cooccurrence_weights`' entries (every other
+    pair has NPMI -1, weight 0)."""
     incidence = np.asarray(incidence)
     n, n_nodes = incidence.shape
-    w = np.zeros((n_nodes, n_nodes))
     if n == 0 or n_nodes == 0:
-        return w
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0)
     if incidence.dtype == bool:
         iu, iv, joint, counts = _cooccurring_pairs(incidence)
     else:
@@ -144,10 +147,36 @@ def cooccurrence_weights(incidence: np.ndarray) -> np.ndarray:
         counts = np.diag(joint_matrix).copy()
         iu, iv = upper_pairs(joint_matrix)
         joint = joint_matrix[iu, iv]
-    value = np.maximum(0.0, npmi(joint, counts[iu], counts[iv], n))  # App. G.3 w_cooc
+    return iu, iv, np.maximum(0.0, npmi(joint, counts[iu], counts[iv], n))  # App. G.3 w_cooc
+
+
+def cooccurrence_weights(incidence: np.ndarray) -> np.ndarray:
+    """``max(0, NPMI)`` between nodes from a (responses x nodes) boolean incidence matrix; zero diagonal.
+    Only pairs that co-occur at least once are evaluated (the others have NPMI -1, weight 0)."""
+    n_nodes = np.shape(incidence)[1]
+    return _symmetric(n_nodes, *cooccurrence_entries(incidence))
+
+
+def _symmetric(n: int, iu: np.ndarray, iv: np.ndarray, value: np.ndarray) -> np.ndarray:
+    w = np.zeros((n, n))
     w[iu, iv] = value
     w[iv, iu] = value
     return w
+
+
+def similarity_entries(
+    cosine: np.ndarray, types: np.ndarray | None, threshold: float = SIMILARITY_THRESHOLD
+) -> tuple[np.ndarray, np.ndarray]:
+    """The off-diagonal entries of :func:`similarity_weights` that may be non-zero: their flat (row-major)
+    positions in the node x node matrix, increasing, and their values ``cos(e_u, e_v)``."""
+    cosine = np.asarray(cosine, dtype=np.float64)
+    keep = cosine >= threshold
+    if types is not None:
+        types = np.asarray(types)
+        keep &= types[:, None] == types[None, :]
+    kept = keep.ravel().nonzero()[0]
+    kept = kept[kept % (len(cosine) + 1) != 0]  # the diagonal: w_sim(u, u) = 0
+    return kept, cosine.ravel()[kept]
 
 
 def similarity_weights(
@@ -156,17 +185,11 @@ def similarity_weights(
     """``cos(e_u, e_v) * 1[cos >= threshold]`` between nodes of the same type, from their cosine matrix;
     zero diagonal. ``types=None``: ``cosine`` is already zero between nodes of different types (as
     canonicalisation's node similarity is), so a zero stays zero whatever the threshold."""
-    cosine = np.asarray(cosine, dtype=np.float64)
-    keep = cosine >= threshold
-    if types is not None:
-        types = np.asarray(types)
-        keep &= types[:, None] == types[None, :]
     # App. G.3 w_sim: np.where(keep, cosine, 0.0), written as a copy of the few kept entries into zeros
     # (np.where's broadcast of the scalar walks every entry at several times the cost)
-    w = np.zeros(cosine.shape)
-    kept = keep.ravel().nonzero()[0]
-    w.ravel()[kept] = cosine.ravel()[kept]
-    np.fill_diagonal(w, 0.0)
+    positions, values = similarity_entries(cosine, types, threshold)
+    w = np.zeros(np.shape(cosine))
+    w.ravel()[positions] = values
     return w
 
 
@@ -197,18 +220,22 @@ def typed_relation_counts(
 
 @dataclass
 class IdeaGraph:
-    """Weights and bookkeeping of one population's graph (dense, node order of ``canon``)."""
+    """Weights and bookkeeping of one population's graph (dense, node order of ``canon``).
+
+    ``weight`` is the combined matrix clustering and scoring read; its three parts are kept as their
+    entries (``cooccurrence_entries``: node pairs ``u < v`` and ``max(0, NPMI)``; ``similarity_entries``:
+    flat positions and cosines; ``typed_edges``) and made dense only when asked for (the viewer, the
+    tests): a context never reads them, and four node x node matrices cost more than one."""
 
     canon: Canonicalisation
     incidence: np.ndarray  # (responses, nodes) bool: response has an atom in node
-    cooccurrence: np.ndarray
-    similarity: np.ndarray
-    typed: np.ndarray  # collapsed undirected typed-relation counts
     typed_edges: np.ndarray  # (u, v, r, count) directed
     weight: np.ndarray
     degree: np.ndarray
     node_models: np.ndarray  # (nodes, models) bool: model has an atom in node
     models: list[str]
+    cooccurrence_entries: tuple[np.ndarray, np.ndarray, np.ndarray]
+    similarity_entries: tuple[np.ndarray, np.ndarray]
 
     @property
     def n_nodes(self) -> int:
@@ -217,6 +244,39 @@ class IdeaGraph:
     @property
     def n_responses(self) -> int:
         return self.incidence.shape[0]
+
+    @functools.cached_property
+    def cooccurrence(self) -> np.ndarray:
+        """``w_cooc`` as a dense node x node matrix."""
+        return _symmetric(self.n_nodes, *self.cooccurrence_entries)
+
+    @functools.cached_property
+    def similarity(self) -> np.ndarray:
+        """``w_sim`` as a dense node x node matrix."""
+        w = np.zeros((self.n_nodes, self.n_nodes))
+        positions, values = self.similarity_entries
+        w.ravel()[positions] = values
+        return w
+
+    @functools.cached_property
+    def typed(self) -> np.ndarray:
+        """The collapsed undirected typed-relation counts as a dense node x node matrix."""
+        n = self.n_nodes
+        typed = np.zeros(n * n)
+        codes, counts = _typed_entries(self.typed_edges, n)
+        typed[codes] = counts
+        return typed.reshape(n, n)
+
+
+def _typed_entries(typed_edges: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The flat positions (increasing) and values of the collapsed undirected typed-relation counts: each
+    directed count of ``typed_edges`` added at (u, v) and at (v, u) -- whole numbers, so the order of the
+    additions cannot matter."""
+    if not len(typed_edges):
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    u, v, count = typed_edges[:, 0], typed_edges[:, 1], typed_edges[:, 3]
+    codes, inverse = distinct_inverse(np.concatenate((u * n + v, v * n + u)))
+    return codes, np.bincount(inverse, weights=np.concatenate((count, count)), minlength=len(codes))
 
 
 def _incidence(canon: Canonicalisation) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -236,8 +296,8 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
     table = canon.table
     inc, node_models, models = _incidence(canon)
     n = canon.n_nodes
-    cooc = cooccurrence_weights(inc)
-    sim = similarity_weights(canon.node_similarity, None, similarity_threshold)  # zero across types already
+    cooc_u, cooc_v, cooc = cooccurrence_entries(inc)
+    sim_at, sim = similarity_entries(canon.node_similarity, None, similarity_threshold)  # zero across types
     rel = table.relations
     typed_edges = (
         typed_relation_counts(
@@ -250,26 +310,26 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
         if len(rel)
         else np.zeros((0, 4), dtype=np.int64)
     )
-    if len(typed_edges):
-        # collapse direction and relation type for the undirected graph Leiden needs: each directed count
-        # added at (u, v) and at (v, u) (whole numbers, so the order of the additions cannot matter)
-        u, v, count = typed_edges[:, 0], typed_edges[:, 1], typed_edges[:, 3]
-        typed = np.bincount(np.concatenate((u * n + v, v * n + u)), weights=np.concatenate((count, count)),
-                            minlength=n * n).reshape(n, n)
-    else:
-        typed = np.zeros((n, n))
-    weight = cooc + sim + typed
+    # w = (w_cooc + w_sim) + w_typed, entry by entry as the sum of the three dense matrices adds them: each
+    # part added where it has entries (every position appears once per part; adding a part's zero changes
+    # no entry, as no entry is -0: max(0, NPMI) is +0 where NPMI <= 0)
+    weight = np.zeros((n, n))
+    flat = weight.ravel()
+    flat[cooc_u * n + cooc_v] = cooc
+    flat[cooc_v * n + cooc_u] = cooc
+    flat[sim_at] += sim
+    typed_at, typed = _typed_entries(typed_edges, n)
+    flat[typed_at] += typed
     return IdeaGraph(
         canon=canon,
         incidence=inc,
-        cooccurrence=cooc,
-        similarity=sim,
-        typed=typed,
         typed_edges=typed_edges,
         weight=weight,
         degree=weight.sum(axis=1),  # deg_w(u) = sum_v w(u, v)
         node_models=node_models,
         models=models,
+        cooccurrence_entries=(cooc_u, cooc_v, cooc),
+        similarity_entries=(sim_at, sim),
     )
 
 

@@ -259,17 +259,17 @@ def baseline_context(ideas: list[dict], pair: tuple[str, str], embedder: CachedE
     response_model = np.array([models.index(m) for m in table.models])
     node_models = np.zeros((n, len(models)), dtype=bool)
     node_models[canon.mention_node, response_model[table.response]] = True
-    graph = IdeaGraph(
+    none = np.zeros(0, dtype=np.int64)
+    graph = IdeaGraph(  # scoring reads the combined weights and degrees only, not the three parts
         canon=canon,
         incidence=incidence,
-        cooccurrence=weight,
-        similarity=weight,
-        typed=weight,
         typed_edges=np.zeros((0, 4), dtype=np.int64),
         weight=weight,
         degree=degree,
         node_models=node_models,
         models=models,
+        cooccurrence_entries=(none, none, np.zeros(0)),
+        similarity_entries=(none, np.zeros(0)),
     )
     clusters = score_clusters(graph, same_type_clusters(weight, canon.node_type))
     items = materialise_items(clusters, task=table.task, context_key=pair_context_key(pair))
