@@ -145,9 +145,7 @@ def materialise_items(
     only as far as needed). A pattern label already used by a higher-ranked item is skipped."""
     items: list[ChecklistItem] = []
     used: set[str] = set()
-    for c in clusters:
-        if len(items) >= top_k:
-            break
+    for c in clusters if top_k > 0 else ():
         if c.type not in types or c.n_models < min_models or c.label in used:
             continue
         used.add(c.label)
@@ -174,6 +172,8 @@ def materialise_items(
                 aliases=list(c.aliases),
             )
         )
+        if len(items) >= top_k:  # before the next cluster is asked for: iter_ranked builds each on demand
+            break
     return items
 
 
