@@ -23,7 +23,9 @@ provenance, embedding).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -270,20 +272,24 @@ def leader_groups(similarity: np.ndarray, order: Sequence[int], threshold: float
     if not close.any():
         return leader
     close_idx = close.nonzero()[0]
-    position = np.full(n, -1, dtype=np.int64)
-    position[close_idx] = np.arange(len(close_idx))
-    sub = similarity[close_idx[:, None], close_idx]
-    is_leader = np.zeros(len(close_idx), dtype=bool)
+    position = dict(zip(close_idx.tolist(), range(len(close_idx))))
+    # the few items' cosines as Python floats (the same values): a loop over a handful of items costs less
+    # in plain Python than one numpy call per visit
+    rows = similarity[close_idx[:, None], close_idx].tolist()
+    leaders: list[int] = []  # positions of the leaders so far, increasing
     for i in order:
-        p = position[i]
-        if p < 0:
+        p = position.get(i)
+        if p is None:
             continue
-        row = np.where(is_leader, sub[p], -np.inf)
-        j = int(np.argmax(row))
-        if row[j] >= threshold:
+        # the most similar leader, the first of equals (np.argmax over the leaders' cosines in position order)
+        row, best, j = rows[p], -math.inf, -1
+        for q in leaders:
+            if row[q] > best:
+                best, j = row[q], q
+        if best >= threshold:
             leader[i] = close_idx[j]
         else:
-            is_leader[p] = True
+            bisect.insort(leaders, p)
     return leader
 
 
