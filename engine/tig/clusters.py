@@ -364,6 +364,19 @@ def component_clusters(
     return sorted(done, key=lambda c: int(c.min()))
 
 
+def _nodes_by_type(types: np.ndarray) -> list[tuple[int, slice | np.ndarray, int]]:
+    """Each type code present, ascending, with its nodes and their number: the nodes as a slice when every
+    type's nodes are one run (as canonicalisation numbers them, type by type in the types' name order),
+    else as an index array."""
+    if not len(types):
+        return []
+    starts = [0, *((types[1:] != types[:-1]).nonzero()[0] + 1).tolist()]
+    codes = types[starts].tolist()
+    if len(set(codes)) == len(codes):
+        return sorted((t, slice(a, b), b - a) for t, a, b in zip(codes, starts, [*starts[1:], len(types)]))
+    return [(t, nodes, len(nodes)) for t in distinct(types).tolist() for nodes in [(types == t).nonzero()[0]]]
+
+
 def same_type_labels(
     weights: np.ndarray,
     types: np.ndarray,
@@ -397,29 +410,25 @@ def same_type_labels(
     types = np.asarray(types)
     labels = np.zeros(len(types), dtype=np.int64)
     offset = 0
-    for t in distinct(types).tolist():
-        nodes = (types == t).nonzero()[0]
+    for t, nodes, size in _nodes_by_type(types):
         if only_types is not None and t not in only_types:
-            labels[nodes] = offset + np.arange(len(nodes))
-            offset += len(nodes)
+            labels[nodes] = np.arange(offset, offset + size)
+            offset += size
             continue
+        # the type's sub-matrix (a slice when the type's nodes are contiguous)
+        block = weights[nodes, nodes] if isinstance(nodes, slice) else weights[np.ix_(nodes, nodes)]
         if use_leiden:
-            # the type's edge list in row-major order of its own sub-matrix (a slice when the type's nodes
-            # are contiguous, as canonicalisation numbers them)
-            if nodes[-1] - nodes[0] + 1 == len(nodes):
-                block = weights[nodes[0] : nodes[-1] + 1, nodes[0] : nodes[-1] + 1]
-            else:
-                block = weights[np.ix_(nodes, nodes)]
+            # the type's edge list in row-major order of its own sub-matrix
             sub_u, sub_v = upper_pairs(block)
             sub_w = block[sub_u, sub_v]
             key = None
             if memo is not None:
-                key = (len(nodes), sub_u.tobytes(), sub_v.tobytes(), sub_w.tobytes(), float(resolution), int(seed),
+                key = (size, sub_u.tobytes(), sub_v.tobytes(), sub_w.tobytes(), float(resolution), int(seed),
                        int(size_cap), implementation)
                 local = memo.get(key)
             if key is None or local is None:
                 local = _leiden_hierarchy(
-                    len(nodes),
+                    size,
                     sub_u,
                     sub_v,
                     sub_w,
@@ -432,8 +441,8 @@ def same_type_labels(
                     local.setflags(write=False)
                     memo[key] = local
         else:
-            local = np.empty(len(nodes), dtype=np.int64)
-            for c, part in enumerate(component_clusters(weights[np.ix_(nodes, nodes)], size_cap=size_cap)):
+            local = np.empty(size, dtype=np.int64)
+            for c, part in enumerate(component_clusters(block, size_cap=size_cap)):
                 local[part] = c
         labels[nodes] = offset + local
         offset += int(local.max()) + 1
