@@ -71,6 +71,40 @@ def test_leader_grouping_merges_only_at_or_above_the_threshold():
     assert leader_groups(sim, [1, 0, 2], 0.84).tolist() == [1, 1, 1]
 
 
+def _leader_groups_by_argmax(similarity, order, threshold):
+    """leader_groups as it was written with numpy: the leaders' row masked to -inf elsewhere, np.argmax."""
+    n = similarity.shape[0]
+    leader = np.arange(n)
+    close_idx = ((similarity >= threshold).sum(axis=1) > 1).nonzero()[0]
+    position = np.full(n, -1, dtype=np.int64)
+    position[close_idx] = np.arange(len(close_idx))
+    sub = similarity[close_idx[:, None], close_idx]
+    is_leader = np.zeros(len(close_idx), dtype=bool)
+    for i in order:
+        p = position[i]
+        if p < 0:
+            continue
+        row = np.where(is_leader, sub[p], -np.inf)
+        j = int(np.argmax(row))
+        if row[j] >= threshold:
+            leader[i] = close_idx[j]
+        else:
+            is_leader[p] = True
+    return leader
+
+
+def test_leader_grouping_is_the_argmax_loop_on_random_cosines_with_ties():
+    rng = np.random.default_rng(11)
+    for n in (2, 3, 8, 30):
+        for _ in range(40):
+            sim = np.round(rng.uniform(0.6, 1.0, (n, n)), 2)  # rounded: equal cosines to two leaders occur
+            sim = np.triu(sim, 1) + np.triu(sim, 1).T + np.eye(n)
+            order = rng.permutation(n).tolist()
+            for threshold in (0.85, 0.95):
+                assert leader_groups(sim, order, threshold).tolist() == _leader_groups_by_argmax(
+                    sim, order, threshold).tolist()
+
+
 def _table(atoms_per_response, vectors):
     exts = [
         ResponseAtoms(f"r{i}", f"m{i}", "t", 1, "x", [Atom(t, label) for t, label in atoms])

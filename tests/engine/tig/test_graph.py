@@ -160,3 +160,20 @@ def test_similarity_weights_are_np_where_of_the_kept_cosines_bit_for_bit():
                 expected = np.where(keep, cos, 0.0)
                 np.fill_diagonal(expected, 0.0)
                 assert similarity_weights(cos, t, threshold).tobytes() == expected.tobytes()
+
+
+def test_the_combined_weights_are_the_sum_of_the_three_dense_parts_bit_for_bit():
+    # build_graph adds each part where it has entries; the dense parts, made on demand, summed as before
+    from engine.tig.population import PopulationIndex
+    from tests.benchmarks.bench_tig import synthetic_task
+
+    index = PopulationIndex(synthetic_task(2), embedder=None, max_contexts=0)  # MiniLM: similarity edges too
+    graphs = [index.graph(pair) for pair in ([], index.models[:2], index.models[3:5], index.models[-2:])]
+    graphs.append(hand_graph())
+    for g in graphs:
+        summed = g.cooccurrence + g.similarity + g.typed
+        assert g.weight.tobytes() == summed.tobytes()
+        assert g.degree.tobytes() == summed.sum(axis=1).tobytes()
+        assert g.cooccurrence.tobytes() == cooccurrence_weights(g.incidence).tobytes()
+        assert g.similarity.tobytes() == similarity_weights(g.canon.node_similarity, None).tobytes()
+    assert graphs[0].typed.any() and graphs[0].similarity.any()
