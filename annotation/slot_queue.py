@@ -74,7 +74,7 @@ def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
         cursor.execute(
             f"""UPDATE {ItemSlot._meta.db_table} SET is_free = false WHERE id = ({_FIRST_FREE_SLOT_SQL})
                 RETURNING id, item_id, index""",
-            [campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)],
+            [campaign_id, campaign_id, annotator_id],
         )
         row = cursor.fetchone()
     if row is None:
@@ -82,13 +82,30 @@ def free_slot_take(*, campaign_id: int, annotator_id: int) -> ItemSlot | None:
     return ItemSlot(pk=row[0], item_id=row[1], index=row[2], campaign_id=campaign_id, is_free=False)
 
 
+def _statuses_sql(statuses) -> str:
+    """Statuses written into a statement as literals, not parameters: a prepared statement's generic plan
+    (the one PostgreSQL keeps after five executions) can then use the partial indexes whose condition names
+    them. With a parameter the generic plan could not prove a partial index's condition, cost more than a
+    plan made for the values, and was never kept, so the take was planned anew at every execution (issue
+    30). The values are the model's own constants, never a request's."""
+    if not all(str(status).isidentifier() for status in statuses):
+        raise ValueError(f"not a status: {statuses!r}")
+    return ", ".join(f"'{status}'" for status in statuses)
+
+
 #: The first free slot of a campaign whose item the annotator has not been shown, in queue order, locked
-#: (a slot another transaction holds is skipped). PostgreSQL; params: campaign, campaign, annotator, SEEN.
+#: (a slot another transaction holds is skipped). PostgreSQL; params: campaign, campaign, annotator.
+#: The "not shown" set takes the campaign and annotator as ``(SELECT %s)``: values the planner cannot look
+#: at, so a plan made for the values and the generic plan are the same plan at the same cost, and the
+#: generic one is kept (issue 30). Looking at them, statistics taken before this campaign had assignments
+#: said it had none: the plan made for the values then looked cheaper, was made anew at every take, and
+#: read the campaign's every assignment through its campaign index instead of the annotator's own.
 _FIRST_FREE_SLOT_SQL = f"""
     SELECT s.id FROM {ItemSlot._meta.db_table} s
     WHERE s.campaign_id = %s AND s.is_free AND s.item_id NOT IN (
         SELECT a.item_id FROM {Assignment._meta.db_table} a
-        WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status = ANY(%s))
+        WHERE a.campaign_id = (SELECT %s::bigint) AND a.annotator_id = (SELECT %s::bigint)
+          AND a.status IN ({_statuses_sql(Assignment.SEEN)}))
     ORDER BY s.position, s.item_id, s.index
     LIMIT 1 FOR UPDATE SKIP LOCKED"""
 
@@ -122,8 +139,7 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int, item_relati
         return None, free_slot_take(campaign_id=campaign_id, annotator_id=annotator_id)
     with statement_cursor(connection) as cursor:
         cursor.execute(_held_or_take_sql(item_relations),
-                       [campaign_id, annotator_id, Assignment.Status.ACTIVE,
-                        campaign_id, campaign_id, annotator_id, list(Assignment.SEEN)])
+                       [campaign_id, annotator_id, campaign_id, campaign_id, annotator_id])
         row = cursor.fetchone()
     held_id, expires_at, held_slot, slot_id, item_id, index = row[:6]
     if held_id is not None:
@@ -145,7 +161,8 @@ def _held_or_take_sql(item_relations: tuple[str, ...] | None) -> str:
         f" LEFT JOIN LATERAL ({row_by_pk_sql(Item, 'taken.item_id', relations=item_relations)[0]}) AS item ON true")
     return f"""WITH held AS (
                     SELECT id, expires_at, slot_id FROM {assignments}
-                    WHERE campaign_id = %s AND annotator_id = %s AND status = %s LIMIT 1),
+                    WHERE campaign_id = %s AND annotator_id = %s
+                      AND status = {_statuses_sql([Assignment.Status.ACTIVE])} LIMIT 1),
                 taken AS (
                     UPDATE {slots} SET is_free = false
                     WHERE NOT EXISTS (SELECT 1 FROM held) AND id = ({_FIRST_FREE_SLOT_SQL})

@@ -241,3 +241,38 @@ def test_among_many_annotators_each_take_is_the_first_free_slot_of_an_unseen_ite
         else:
             submit(assignment, user, now=now)
         assert flags_disagreeing(campaign) == []
+
+
+def test_the_take_keeps_one_plan_for_every_request(catalogue):
+    """PostgreSQL (issue 30): the slot take's prepared statement runs on the generic plan PostgreSQL keeps
+    after five executions, whatever the statistics say of this campaign. Its statuses were parameters and
+    its "not shown" set was asked by campaign and annotator values the planner looked at: with statistics
+    taken before the campaign had assignments (as on a site whose tables were analyzed before a campaign
+    opened) a plan made for those values looked cheaper than the generic one, so the take was planned
+    anew at every request (and scanned the campaign's every assignment)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements and their plans are PostgreSQL's")
+    raters, (alice,) = annotators(3, prefix="rater"), annotators(1)
+    earlier = pairwise_campaign(catalogue, annotators=raters)
+    item = earlier.items.first()
+    now = timezone.now()
+    Assignment.objects.bulk_create([  # another campaign's history: returned assignments (no unique index holds them)
+        Assignment(campaign=earlier, item=item, annotator=raters[i % 3], token=f"history-{i}", swapped=False,
+                   status=Assignment.Status.EXPIRED, content_hash=item.content_hash, task_set_version="1",
+                   created_at=now, expires_at=now + timedelta(minutes=30), finished_at=now)
+        for i in range(3000)
+    ])
+    campaign = pairwise_campaign(Catalogue(n_tasks=4), annotators=[alice])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_assignment")  # the new campaign has no assignment yet
+    for _ in range(8):
+        submit(services.assignment_next(campaign=campaign, annotator=alice), alice)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE %s",
+                       ["%WITH held AS%"])
+        plans = cursor.fetchall()
+    assert len(plans) == 1
+    generic, custom = plans[0]
+    assert generic >= 3 and custom == 5
