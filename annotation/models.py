@@ -409,7 +409,8 @@ class Assignment(models.Model):
                 condition=Q(status__in=["active", "submitted", "skipped"]),
                 name="assignment_item_once_per_annotator",
             ),
-            # One item at a time: double clicks and retried requests cannot open a second one.
+            # One item at a time: double clicks and retried requests cannot open a second one. It holds
+            # exactly the active rows, so it also serves the expiry sweep (migration 0021).
             models.UniqueConstraint(
                 fields=["campaign", "annotator"], condition=Q(status="active"), name="assignment_one_active_per_annotator"
             ),
@@ -420,9 +421,6 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["campaign", "status", "expires_at"], name="assignment_campaign_status_exp"),
             models.Index(fields=["annotator", "campaign", "status"], name="assignment_annotator_status"),
-            # The periodic expiry sweep looks across campaigns for overdue active assignments; only
-            # active rows are indexed (at most one per annotator and campaign), so it stays small.
-            models.Index(fields=["expires_at"], condition=Q(status="active"), name="assignment_active_expires"),
         ]
 
     def __str__(self) -> str:

@@ -74,6 +74,21 @@ def test_a_lookup_by_a_key_that_lost_its_own_index_still_has_an_index(model, col
     assert "Seq Scan" not in plan, plan
 
 
+@postgresql_only
+@pytest.mark.parametrize("in_campaign", ["", " AND campaign_id = 1"], ids=["every campaign", "one campaign"])
+def test_the_expiry_sweep_reads_the_active_assignments_through_an_index(in_campaign):
+    """The sweep's own index is gone (migration 0021): the partial index of the active assignments serves
+    its lookup, across campaigns (the periodic task) and in one (next-item when no slot is free)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN SELECT id, slot_id FROM {Assignment._meta.db_table} "
+                       f"WHERE status = 'active' AND expires_at <= now(){in_campaign} FOR UPDATE SKIP LOCKED")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Seq Scan" not in plan, plan
+    if not in_campaign:  # not a walk over a whole index of the table either
+        assert "assignment_one_active_per_annotator" in plan, plan
+
+
 def test_two_assignments_cannot_share_a_token():
     (alice,) = annotators(1)
     campaign = pairwise_campaign(Catalogue(n_tasks=2), annotators=[alice])
