@@ -283,6 +283,7 @@ def atelier_run(args, admin_url: str, var_dir: str) -> dict:
         names = sorted(seeded["sessions"])
         def scenario(key: str, clients: int, seconds: float, combined: bool) -> None:
             sessions = {n: seeded["sessions"][n] for n in names[:clients]}
+            load.analyze_as_autovacuum_would()
             load_before = os.getloadavg()[0]
             meter.start()
             results, wall = load._run_load(
