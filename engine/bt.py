@@ -379,6 +379,40 @@ def _newton(
     )
 
 
+def _newton_single(wins: np.ndarray, l2: float, theta0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`_newton` for one win matrix (n, n): the same iterations on the same numbers, so the same bits
+    (``tests/engine/test_bt.py`` compares the two), without a stack of one. The active planner fits once per
+    round of every task and dimension (~6,000 fits in a paper-scale run), and with 14 models each numpy
+    call's own overhead, not its arithmetic, is most of a fit: the stack's masks, per-replicate step lengths
+    and their reductions were a quarter of it. Returns (theta (n,), hessian (n, n), iterations)."""
+    n = wins.shape[0]
+    theta = np.zeros(n) if theta0 is None else np.array(np.broadcast_to(theta0, (n,)), dtype=float)
+    theta -= theta.mean(axis=-1, keepdims=True)
+    ones = np.full((n, n), 1.0 / n)
+    games, won = wins + wins.T, wins.sum(axis=-1)
+    nll = _nll(wins, theta, l2)
+    for it in range(1, NEWTON_MAX_ITER + 1):
+        grad, hess = _grad_hess_of_games(games, won, theta, l2)
+        step = np.linalg.solve(hess + ones, grad[:, None])[:, 0]
+        step -= step.sum(axis=-1, keepdims=True) / n
+        # backtracking: halve the step while the objective would increase
+        t = 1.0
+        for _ in range(60):
+            trial = theta - t * step
+            trial_nll = _nll(wins, trial, l2)
+            if not trial_nll > nll + 1e-12 * max(1.0, abs(nll)):
+                break
+            t *= 0.5
+        theta, nll = trial, trial_nll
+        if not np.abs(t * step).max() > NEWTON_STEP_TOL:
+            _, hess = _grad_hess_of_games(games, won, theta, l2)
+            return theta, hess, it
+    raise ValueError(
+        f"Bradley–Terry Newton iterations did not converge in {NEWTON_MAX_ITER} steps; "
+        "the data may be (nearly) separable — use l2>0"
+    )
+
+
 def _sum_zero_covariance(hess: np.ndarray) -> np.ndarray:
     """Σ = P (H + J)⁻¹ P, the inverse Hessian on the sum-zero subspace (P = I − J, J = 11ᵀ/n)."""
     n = hess.shape[-1]
@@ -401,8 +435,8 @@ def fit_win_matrix(wins: np.ndarray, l2: float = 0.0, theta0: np.ndarray | None 
         raise ValueError(f"l2 must be a finite non-negative number, got {l2!r}")
     if l2 == 0.0:
         check_identifiable(w)
-    theta, hess, n_iter = _newton(w[None], l2, None if theta0 is None else np.asarray(theta0, float))
-    return BTFit(theta=theta[0], cov=_sum_zero_covariance(hess[0]), wins=w, l2=l2, n_iter=n_iter)
+    theta, hess, n_iter = _newton_single(w, l2, None if theta0 is None else np.asarray(theta0, float))
+    return BTFit(theta=theta, cov=_sum_zero_covariance(hess), wins=w, l2=l2, n_iter=n_iter)
 
 
 def fit_win_matrices(wins: np.ndarray, l2: float, theta0: np.ndarray | None = None) -> np.ndarray:

@@ -6,6 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from scipy.special import expit, ndtr
 
 from engine.active_sampling import DEFAULT_RULE, RULES, ActiveState, select_pairs
 from engine.bt import BTFit, fit_win_matrix
@@ -142,3 +143,63 @@ def test_default_rule_ranks_better_than_uniform_in_a_small_paired_simulation():
         for seed in range(4)
     ]
     assert np.mean(diff) > 0
+
+
+def _greedy_information_as_written(fit: BTFit, counts: np.ndarray, models: list[int], cap: int, seed: int,
+                                   rule: str) -> list[tuple[int, int]]:
+    """The information rules as the module docstring writes them, every quantity recomputed from Σ̂ at each
+    pick with 2-D indexing (the code before the flat-position reads): the reference for the test below."""
+    n = fit.n_models
+    theta, cov = fit.theta, fit.cov.copy()
+    idx_i, idx_j = np.triu_indices(len(models), 1)
+    pi, pj = np.asarray(models)[idx_i], np.asarray(models)[idx_j]
+    ti, tj = np.triu_indices(n, 1)
+    p = expit(theta[pi] - theta[pj])
+    info = p * (1.0 - p)
+    delta_t = np.abs(theta[ti] - theta[tj])
+    n_ij = counts[pi, pj].copy()
+    cand = np.arange(pi.size)
+    jitter = np.random.default_rng(seed).random(pi.size) * 1e-12
+    out = []
+    for _ in range(cap):
+        if rule == "uncertain_order":
+            sd = np.sqrt(np.maximum(cov[pi, pi] + cov[pj, pj] - 2.0 * cov[pi, pj], 1e-300))
+            score = ndtr(-np.abs(theta[pi] - theta[pj]) / sd) * info / np.sqrt(1.0 + n_ij)
+        else:
+            var_t = cov[ti, ti] + cov[tj, tj] - 2.0 * cov[ti, tj]
+            sd_t = np.sqrt(np.maximum(var_t, 1e-300))
+            omega = np.zeros((n, n))
+            omega[ti, tj] = 0.3989422804014327 * np.exp(-0.5 * (delta_t / sd_t) ** 2) / np.maximum(var_t, 1e-300)
+            omega += omega.T
+            v = cov[:, pi] - cov[:, pj]
+            s = v[pi, cand] - v[pj, cand]
+            lap_v = omega.sum(axis=1)[:, None] * v - omega @ v
+            score = info * (v * lap_v).sum(axis=0) / (1.0 + info * s) / np.sqrt(1.0 + n_ij)
+        k = int(np.argmax(score + jitter))
+        a, b = int(pi[k]), int(pj[k])
+        out.append((a, b))
+        n_ij[k] += 1
+        u = np.zeros(n)
+        u[a], u[b] = 1.0, -1.0
+        cu = cov @ u
+        cov = cov - (info[k] / (1.0 + info[k] * (cu[a] - cu[b]))) * (cu[:, None] * cu[None, :])
+    return out
+
+
+@pytest.mark.parametrize("rule", ["ranking_info", "uncertain_order"])
+def test_information_rules_pick_what_the_rules_as_written_pick(rule):
+    # the greedy loop reads Σ̂ through flat positions and keeps the repeat discount's roots between picks; it
+    # must pick exactly the pairs of the plain formulas (a judge run's plan and pinned digest depend on them)
+    rng = np.random.default_rng(23)
+    for _ in range(150):
+        n = int(rng.integers(3, 16))
+        wins = rng.poisson(rng.uniform(0.1, 2.0), size=(n, n)).astype(float)
+        np.fill_diagonal(wins, 0.0)
+        counts = np.triu(wins + wins.T + rng.integers(1, 3, size=(n, n)), 1)
+        counts = counts + counts.T
+        models = sorted(rng.choice(n, size=int(rng.integers(2, n + 1)), replace=False).tolist())
+        fit = fit_win_matrix(wins, l2=0.01)
+        seed, cap = int(rng.integers(2**31)), int(rng.integers(1, 15))
+        state = ActiveState(n_models=n, wins=wins, pair_counts=counts, calls_made=0, models=models, fit=fit)
+        expected = _greedy_information_as_written(fit, counts, models, cap, seed, rule)
+        assert select_pairs(state, cap, seed=seed, rule=rule) == expected

@@ -231,6 +231,22 @@ def test_a_single_fit_is_bit_identical_to_the_same_matrix_fitted_among_others_in
     assert len({fit_win_matrix(w, l2=0.01).n_iter for w in stack}) > 1  # replicates stop at different steps
 
 
+def test_the_single_fit_newton_takes_the_stacks_steps_to_the_bit():
+    # fit_win_matrix runs _newton_single (no stack of one); it must give the stack's θ, Hessian and iteration
+    # count to the bit, cold and warm-started, for every pool size the planner and the boards fit
+    rng = np.random.default_rng(17)
+    for n in (2, 3, 5, 9, 14, 17):
+        for _ in range(25):
+            w = rng.poisson(rng.uniform(0.05, 3.0), size=(n, n)).astype(float) * rng.choice([1.0, 0.7], size=(n, n))
+            np.fill_diagonal(w, 0.0)
+            for l2, theta0 in ((0.01, None), (0.5, None), (0.01, rng.normal(size=n))):
+                stacked_theta, stacked_hess, stacked_iter = bt._newton(w[None], l2, theta0)
+                theta, hess, n_iter = bt._newton_single(w, l2, theta0)
+                assert theta.tobytes() == stacked_theta[0].tobytes()
+                assert hess.tobytes() == stacked_hess[0].tobytes()
+                assert n_iter == stacked_iter
+
+
 def test_win_matrix_sums_weights_per_ordered_pair():
     w = win_matrix([0, 0, 2, 0], [1, 1, 0, 2], 3, weights=[0.5, 1.0, 2.0, 0.25])
     expected = np.array([[0.0, 1.5, 0.25], [0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
