@@ -63,6 +63,23 @@ class _Pool:
     index: dict[int, int]  # subject model pk -> position
     responses: dict[int, Response]  # position -> primary response of this task
     by_pk: dict[int, Response] = field(default_factory=dict)  # every response a comparison showed, by pk
+    # what every planning round of a dimension reads of the pool, worked out once per chunk (the pool is fixed)
+    _position_of: dict[int, int] | None = None
+    _eligible: dict[str, list[int]] = field(default_factory=dict)
+
+    def position_of(self) -> dict[int, int]:
+        """Primary response pk -> the position of its model."""
+        if self._position_of is None:
+            self._position_of = {r.pk: p for p, r in self.responses.items()}
+        return self._position_of
+
+    def eligible(self, dimension: str) -> list[int]:
+        """The positions whose inspected field is not empty (the others get automatic records, App. F.2)."""
+        if dimension not in self._eligible:
+            self._eligible[dimension] = [
+                p for p, r in self.responses.items() if not is_empty_response(_inspected(r, dimension))
+            ]
+        return self._eligible[dimension]
 
     def shown(self, pks: set[int]) -> dict[int, Response]:
         """Responses by pk with their subject model attached (no query per candidate name); the ones
@@ -499,7 +516,7 @@ def _task_state(pool: _Pool, stored: list[_Stored], dimension: str) -> tuple[Act
     wins = np.zeros((n, n))
     counts = np.zeros((n, n))
     repeats: Counter = Counter()
-    position_of = {r.pk: p for p, r in pool.responses.items()}
+    position_of = pool.position_of()
     calls = 0
     for c in stored:
         if c.kind != Comparison.Kind.PRIMARY:
@@ -520,10 +537,7 @@ def _task_state(pool: _Pool, stored: list[_Stored], dimension: str) -> tuple[Act
             winner_pos = position_of[shown]
             loser_pos = j if winner_pos == i else i
             wins[winner_pos, loser_pos] += 1
-    eligible = [
-        p for p, r in pool.responses.items() if not is_empty_response(_inspected(r, dimension))
-    ]
-    state = ActiveState(n_models=n, wins=wins, pair_counts=counts, calls_made=calls, models=eligible)
+    state = ActiveState(n_models=n, wins=wins, pair_counts=counts, calls_made=calls, models=pool.eligible(dimension))
     return state, repeats
 
 

@@ -81,6 +81,9 @@ class RunJudges:
     base_rows: dict[tuple[int, str], list] = field(default_factory=dict)
     # response pk -> its candidate (a response is shown in many calls of a chunk)
     candidates: dict[int, Candidate] = field(default_factory=dict)
+    # (task pk, dimension, the rows' pks) -> the engine checklist and the stored copy of what was shown, built once
+    # per chunk for each distinct set of rows (every round of U and E shows the same rows; a Novelty pair its own)
+    checklists: dict[tuple, tuple] = field(default_factory=dict)
     # (response pk, inspected field) -> its injection signals, screened (and logged) once per chunk
     screened: dict[tuple[int, str], list[str]] = field(default_factory=dict)
 
@@ -242,25 +245,25 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
     verdicts: list[Verdict | None] = [None] * len(comparisons)
     if dimension == "N":
         _novelty_prefetch(judges, task, comparisons)
-    # The engine checklist and the stored copy of what was shown, built once per distinct set of rows
-    # (most calls of a round share one); the checklist is immutable, the copy is only ever serialised.
-    built: dict[tuple[int, ...], tuple] = {}
+    # The engine checklist and the stored copy of what was shown, built once per chunk for each distinct set of
+    # rows (judges.checklists); the checklist is immutable, the copy is only ever serialised.
+    built = judges.checklists
 
     def checklist_of(rows: list) -> tuple:
-        key = tuple(r.pk for r in rows)
+        key = (task.pk, dimension, *(r.pk for r in rows))
         if key not in built:
             built[key] = (checklist_for_judging(rows, task=task, dimension=dimension), _shown(rows))
         return built[key]
 
     for judge_name, positions in by_judge.items():
-        rows_of = {
-            k: _novelty_rows(judges, task, base_rows, comparisons[k]) if dimension == "N" else base_rows
+        shown_of = {
+            k: checklist_of(_novelty_rows(judges, task, base_rows, comparisons[k]) if dimension == "N" else base_rows)
             for k in positions
         }
         requests = [
             PairJudgeRequest(
                 run_id=replicate_key(run), task=brief, dimension=ENGINE_DIMENSION[dimension],
-                checklist=checklist_of(rows_of[k])[0],
+                checklist=shown_of[k][0],
                 a=judges.candidate(comparisons[k].shown_a), b=judges.candidate(comparisons[k].shown_b),
                 kind=comparisons[k].kind, repeat=comparisons[k].repeat, retry=comparisons[k].attempts,
             )
@@ -272,7 +275,7 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
         judge = judges.get(judge_name)
         judgements = judge.judge_pairs(requests)
         for k, judgement in zip(positions, judgements, strict=True):
-            verdicts[k] = _verdict(judgement, checklist_of(rows_of[k])[1])
+            verdicts[k] = _verdict(judgement, shown_of[k][1])
         _record_usage(run, judge)
     return verdicts  # type: ignore[return-value]
 
