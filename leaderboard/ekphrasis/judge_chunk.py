@@ -28,7 +28,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import NamedTuple
 
 import numpy as np
@@ -64,14 +64,12 @@ class _Pool:
     responses: dict[int, Response]  # position -> primary response of this task
     by_pk: dict[int, Response] = field(default_factory=dict)  # every response a comparison showed, by pk
     # what every planning round of a dimension reads of the pool, worked out once per chunk (the pool is fixed)
-    _position_of: dict[int, int] | None = None
-    _eligible: dict[str, list[int]] = field(default_factory=dict)
+    _eligible: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
 
+    @cached_property
     def position_of(self) -> dict[int, int]:
         """Primary response pk -> the position of its model."""
-        if self._position_of is None:
-            self._position_of = {r.pk: p for p, r in self.responses.items()}
-        return self._position_of
+        return {r.pk: p for p, r in self.responses.items()}
 
     def eligible(self, dimension: str) -> list[int]:
         """The positions whose inspected field is not empty (the others get automatic records, App. F.2)."""
@@ -516,7 +514,7 @@ def _task_state(pool: _Pool, stored: list[_Stored], dimension: str) -> tuple[Act
     wins = np.zeros((n, n))
     counts = np.zeros((n, n))
     repeats: Counter = Counter()
-    position_of = pool.position_of()
+    position_of = pool.position_of
     calls = 0
     for c in stored:
         if c.kind != Comparison.Kind.PRIMARY:
