@@ -406,10 +406,17 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:8.2f}"
 
 
+def contexts_arguments(parser: argparse.ArgumentParser, *, tasks: int) -> None:
+    """The options every script over these synthetic tasks' contexts takes (this benchmark, callgrind_tig,
+    tig_digest): how many tasks, judged pairs a task, and where the embeddings are cached."""
+    parser.add_argument("--tasks", type=int, default=tasks)
+    parser.add_argument("--pairs-per-task", type=int, default=25)
+    parser.add_argument("--cache-dir", default=None, help="embedding cache directory (default: a temp dir)")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", type=int, default=400)
-    parser.add_argument("--pairs-per-task", type=int, default=25)
+    contexts_arguments(parser, tasks=400)
     parser.add_argument("--one-context-repeats", type=int, default=30)
     parser.add_argument(
         "--baseline-every",
@@ -419,7 +426,6 @@ def main(argv: list[str] | None = None) -> None:
         "and extrapolate (default 2: 200 of 10,000 contexts)",
     )
     parser.add_argument("--full-baseline", action="store_true", help="run the baseline on every context")
-    parser.add_argument("--cache-dir", default=None, help="embedding cache directory (default: a temp dir)")
     parser.add_argument("--blas-threads", default="1", help="BLAS threads (set before numpy loads)")
     parser.add_argument("--reuse-tasks", type=int, default=10, help="tasks of the cross-population reuse run")
     parser.add_argument("--reuse-repeats", type=int, default=3, help="runs of each path per task (minimum kept)")

@@ -28,7 +28,7 @@ import tempfile
 
 from engine.embed import CachedEmbedder, EmbeddingCache, MiniLMEmbedder
 from engine.tig.population import PopulationIndex
-from tests.benchmarks.bench_tig import judged_pairs, synthetic_task, warm_cache
+from tests.benchmarks.bench_tig import contexts_arguments, judged_pairs, synthetic_task, warm_cache
 
 _MARKS_C = r"""
 #include <valgrind/callgrind.h>
@@ -49,9 +49,7 @@ def _marks(directory: str) -> ctypes.CDLL | None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", type=int, default=4)
-    parser.add_argument("--pairs-per-task", type=int, default=25)
-    parser.add_argument("--cache-dir", default=None, help="embedding cache directory (default: a temp dir)")
+    contexts_arguments(parser, tasks=4)
     parser.add_argument("--out", default="callgrind.out", help="valgrind's --callgrind-out-file, %%p for the pid")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="callgrind-tig-") as tmp:

@@ -22,7 +22,7 @@ import numpy as np
 from engine.embed import CachedEmbedder, EmbeddingCache, MiniLMEmbedder
 from engine.tig.checklist import MATERIALISED_TYPES
 from engine.tig.population import PopulationIndex
-from tests.benchmarks.bench_tig import judged_pairs, synthetic_task
+from tests.benchmarks.bench_tig import contexts_arguments, judged_pairs, synthetic_task
 
 _GRAPH_ARRAYS = ("incidence", "cooccurrence", "similarity", "typed", "typed_edges", "weight", "degree",
                  "node_models")
@@ -63,9 +63,7 @@ def digests(tasks: int, pairs: int, cache_dir: str, reuse: bool = True) -> dict[
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", type=int, default=24)
-    parser.add_argument("--pairs-per-task", type=int, default=25)
-    parser.add_argument("--cache-dir", default=None, help="embedding cache directory (default: a temp dir)")
+    contexts_arguments(parser, tasks=24)
     parser.add_argument("--scratch", action="store_true", help="every population from its own table")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="tig-digest-") as tmp:

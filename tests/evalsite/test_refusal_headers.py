@@ -49,8 +49,9 @@ def test_gunicorns_414_page_carries_the_sites_security_headers(usual):
     assert {name: headers[name] for name in SITE_HEADERS if name in headers} == usual
 
 
-def test_a_refusal_after_the_security_middleware_keeps_its_one_policy_header(client, usual):
-    # A NUL refused below both middlewares passes through them after with_site_headers wrote the headers.
+def test_a_refusal_below_the_security_middleware_carries_the_same_headers_as_any_answer(client, usual):
+    # A NUL refused below both middlewares passes through them after with_site_headers wrote the headers, which
+    # they then keep: those headers must be the ones they would have written.
     response = client.get("/leaderboards/%00")
     assert response.status_code == 400
     assert site_headers(response) == usual
