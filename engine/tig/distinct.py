@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["distinct", "distinct_counts", "distinct_inverse"]
+__all__ = ["distinct", "distinct_counts", "distinct_inverse", "run_lengths", "run_starts"]
 
 
-def _starts(ordered: np.ndarray) -> np.ndarray:
+def run_starts(ordered: np.ndarray) -> np.ndarray:
     """True where a sorted array's run of equal values begins."""
     first = np.empty(len(ordered), dtype=bool)
     first[:1] = True
@@ -25,7 +25,7 @@ def _starts(ordered: np.ndarray) -> np.ndarray:
 def distinct(values: np.ndarray) -> np.ndarray:
     """The sorted distinct values of a 1-D array (``np.unique(values)``)."""
     ordered = np.sort(values)
-    return ordered[_starts(ordered)]
+    return ordered[run_starts(ordered)]
 
 
 def distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -33,7 +33,7 @@ def distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (``np.unique(values, return_inverse=True)``)."""
     order = values.argsort()
     ordered = values[order]
-    first = _starts(ordered)
+    first = run_starts(ordered)
     inverse = np.empty(len(values), dtype=np.intp)
     inverse[order] = first.astype(np.intp).cumsum() - 1
     return ordered[first], inverse
@@ -43,5 +43,17 @@ def distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values of a 1-D array and how often each occurs
     (``np.unique(values, return_counts=True)``)."""
     ordered = np.sort(values)
-    first = _starts(ordered)
-    return ordered[first], np.diff(np.append(first.nonzero()[0], len(ordered)))
+    first = run_starts(ordered)
+    return ordered[first], run_lengths(first)
+
+
+def run_lengths(first: np.ndarray) -> np.ndarray:
+    """The length of every run of a sorted array, from :func:`run_starts`' mask of where runs begin:
+    ``np.diff(np.append(first.nonzero()[0], len(first)))``, with two subtractions of whole numbers instead
+    of numpy's Python-level ``append`` and ``diff``."""
+    starts = first.nonzero()[0]
+    lengths = np.empty(len(starts), dtype=starts.dtype)
+    if len(starts):
+        np.subtract(starts[1:], starts[:-1], out=lengths[:-1])
+        lengths[-1] = len(first) - starts[-1]
+    return lengths

@@ -27,7 +27,7 @@ import numpy as np
 
 from engine.tig.atoms import ATOM_TYPES, RELATION_TYPES
 from engine.tig.canonical import Canonicalisation
-from engine.tig.distinct import distinct, distinct_counts, distinct_inverse
+from engine.tig.distinct import distinct, distinct_counts, distinct_inverse, run_lengths, run_starts
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -147,6 +147,13 @@ def cooccurrence_entries(incidence: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         counts = np.diag(joint_matrix).copy()
         iu, iv = upper_pairs(joint_matrix)
         joint = joint_matrix[iu, iv]
+    if incidence.dtype == bool and len(joint) and joint.max() < n:
+        # every pair is in some units (a shared unit: joint >= 1) but not in all, where npmi evaluates its
+        # formula on every entry: the same operations on the same float64 values, without its masks and copies
+        j = joint.astype(np.float64)
+        c = counts.astype(np.float64)
+        # NPMI (Bouma 2009, eq. 8) with p = count / n: log(p_uv / (p_u p_v)) / -log p_uv
+        return iu, iv, np.maximum(0.0, np.log(j * n / (c[iu] * c[iv])) / -np.log(j / n))  # App. G.3 w_cooc
     return iu, iv, np.maximum(0.0, npmi(joint, counts[iu], counts[iv], n))  # App. G.3 w_cooc
 
 
@@ -194,11 +201,12 @@ def similarity_weights(
 
 
 def typed_relation_counts(
-    response: np.ndarray, source: np.ndarray, target: np.ndarray, relation: np.ndarray, n_nodes: int
+    response: np.ndarray, source: np.ndarray, target: np.ndarray, relation: np.ndarray, n_nodes: int,
+    n_units: int | None = None,
 ) -> np.ndarray:
     """Rows ``(u, v, r, count)``: the number of responses with relation ``u -r-> v`` (App. G.3 w_typed).
     A response counts once per (u, v, r) even if canonicalisation merged two of its atoms; self-loops are
-    dropped."""
+    dropped. ``n_units``: any number above every response index (the largest plus one if not given)."""
     response, source, target, relation = (
         np.asarray(a, dtype=np.int64) for a in (response, source, target, relation)
     )
@@ -207,15 +215,17 @@ def typed_relation_counts(
     if not len(source):
         return np.zeros((0, 4), dtype=np.int64)
     edge = (relation * n_nodes + source) * n_nodes + target
-    n_units = int(response.max()) + 1
+    if n_units is None:
+        n_units = int(response.max()) + 1
     # distinct (edge, response) pairs sorted by edge: each edge's run is its number of responses
     per_response = distinct(edge * n_units + response) // n_units
-    starts = np.concatenate(([True], per_response[1:] != per_response[:-1])).nonzero()[0]
-    codes = per_response[starts]
-    counts = np.diff(np.concatenate((starts, [len(per_response)])))
-    r, rest = np.divmod(codes, n_nodes * n_nodes)
-    u, v = np.divmod(rest, n_nodes)
-    return np.column_stack([u, v, r, counts])
+    first = run_starts(per_response)
+    codes = per_response[first]
+    out = np.empty((len(codes), 4), dtype=np.int64)
+    out[:, 3] = run_lengths(first)
+    rest = np.divmod(codes, n_nodes * n_nodes, out=(out[:, 2], codes))[1]
+    np.divmod(rest, n_nodes, out=(out[:, 0], out[:, 1]))
+    return out
 
 
 @dataclass
@@ -306,6 +316,7 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
             canon.mention_node[rel[:, 1]],
             rel[:, 2],
             n,
+            table.n_responses,
         )
         if len(rel)
         else np.zeros((0, 4), dtype=np.int64)

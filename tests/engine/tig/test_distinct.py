@@ -1,6 +1,6 @@
 import numpy as np
 
-from engine.tig.distinct import distinct, distinct_counts, distinct_inverse
+from engine.tig.distinct import distinct, distinct_counts, distinct_inverse, run_lengths, run_starts
 
 
 def _arrays():
@@ -30,3 +30,11 @@ def test_distinct_values_with_counts_are_np_uniques():
         (values, counts), (u, c) = distinct_counts(x), np.unique(x, return_counts=True)
         assert values.tolist() == u.tolist()
         assert counts.dtype == c.dtype and counts.tolist() == c.tolist()
+
+
+def test_run_lengths_are_np_diff_of_the_run_starts():
+    for x in _arrays():
+        first = run_starts(np.sort(x))
+        theirs = np.diff(np.append(first.nonzero()[0], len(first)))
+        ours = run_lengths(first)
+        assert ours.dtype == theirs.dtype and ours.tolist() == theirs.tolist()

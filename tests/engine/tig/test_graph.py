@@ -67,6 +67,36 @@ def test_typed_relations_count_each_response_once():
     assert sorted(rows.tolist()) == [[0, 1, 0, 2], [1, 0, 0, 1]]
 
 
+def _typed_relation_counts_as_before(response, source, target, relation, n_nodes):
+    # the rows as typed_relation_counts built them before its run lengths were read from run_starts
+    ok = source != target
+    response, source, target, relation = response[ok], source[ok], target[ok], relation[ok]
+    if not len(source):
+        return np.zeros((0, 4), dtype=np.int64)
+    edge = (relation * n_nodes + source) * n_nodes + target
+    n_units = int(response.max()) + 1
+    per_response = np.unique(edge * n_units + response) // n_units
+    starts = np.concatenate(([True], per_response[1:] != per_response[:-1])).nonzero()[0]
+    codes = per_response[starts]
+    counts = np.diff(np.concatenate((starts, [len(per_response)])))
+    r, rest = np.divmod(codes, n_nodes * n_nodes)
+    u, v = np.divmod(rest, n_nodes)
+    return np.column_stack([u, v, r, counts])
+
+
+def test_typed_relation_counts_are_the_former_rows_with_any_unit_bound():
+    rng = np.random.default_rng(5)
+    for rows, nodes, units in ((0, 3, 2), (1, 2, 1), (5, 2, 3), (40, 6, 4), (300, 120, 36)):
+        response = rng.integers(0, units, rows)
+        source, target = rng.integers(0, nodes, rows), rng.integers(0, nodes, rows)
+        relation = rng.integers(0, 5, rows)
+        before = _typed_relation_counts_as_before(response, source, target, relation, nodes)
+        for bound in (None, units, units + 7):
+            after = typed_relation_counts(response, source, target, relation, nodes, bound)
+            assert after.dtype == before.dtype and after.shape == before.shape
+            assert after.tolist() == before.tolist()
+
+
 def test_hand_graph_weights_sum_cooccurrence_similarity_and_typed_counts():
     g = hand_graph()
     idx = {label: v for v, label in enumerate(g.canon.node_label)}
