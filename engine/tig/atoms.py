@@ -351,15 +351,15 @@ class AtomTable:
     def subset(self, keep_responses: np.ndarray) -> AtomTable:
         """The table restricted to the responses where ``keep_responses`` (bool per response) is true."""
         keep_responses = np.asarray(keep_responses, dtype=bool)
-        new_response_index = np.cumsum(keep_responses) - 1
+        new_response_index = keep_responses.cumsum() - 1
         keep = keep_responses[self.response]
         rows = keep.nonzero()[0]
-        mention_map = np.full(self.n_mentions, -1, dtype=np.int64)
-        mention_map[rows] = np.arange(len(rows))
         rel = self.relations
         if len(rel):
-            rel = rel[keep[rel[:, 0]] & keep[rel[:, 1]]]
-            rel = np.column_stack([mention_map[rel[:, 0]], mention_map[rel[:, 1]], rel[:, 2]])
+            mention_map = np.empty(self.n_mentions, dtype=np.int64)  # read only at kept mentions
+            mention_map[rows] = np.arange(len(rows))
+            rel = rel[keep[rel[:, 0]] & keep[rel[:, 1]]]  # a copy: its mention columns renumbered in place
+            rel[:, :2] = mention_map[rel[:, :2]]
         kept_responses = keep_responses.nonzero()[0].tolist()
         return AtomTable(
             task=self.task,

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.tig.atoms import ATOM_TYPES, AtomTable
-from engine.tig.distinct import distinct, distinct_inverse
+from engine.tig.distinct import distinct, distinct_inverse, run_starts
 
 __all__ = [
     "CANONICAL_MERGE_THRESHOLD",
@@ -458,7 +458,7 @@ def _first_per_group(group: np.ndarray, label: np.ndarray, count: np.ndarray, n_
     """Per group, the label with the largest count (ties: smaller label id)."""
     order = np.lexsort((label, -count, group))
     g = group[order]
-    firsts = order[np.concatenate(([True], g[1:] != g[:-1]))]
+    firsts = order[run_starts(g)]
     out = np.zeros(n_groups, dtype=np.int64)
     out[group[firsts]] = label[firsts]
     return out
@@ -572,8 +572,9 @@ def canonicalise(
     node_of_pair = np.empty(len(pair_key), dtype=np.int64)
     blocks: list[tuple[int, np.ndarray]] = []
     n_nodes = 0
-    type_starts = np.concatenate(([True], key_type[1:] != key_type[:-1], [True])).nonzero()[0]
-    pair_starts = np.searchsorted(pair_key, type_starts)
+    # each type's run of keys and of pairs, as Python ints (the loop's arithmetic and slices on them)
+    type_starts = [*run_starts(key_type).nonzero()[0].tolist(), n_k]
+    pair_starts = pair_key.searchsorted(type_starts).tolist()
     for (k0, k1), (p0, p1) in zip(pairwise(type_starts), pairwise(pair_starts)):
         n_keys = k1 - k0
         counts_t = None
@@ -601,7 +602,8 @@ def canonicalise(
                 key_cos,
             )
             groups = np.asarray(groups, dtype=np.int64)
-            dense = identity if np.array_equal(groups, identity) else distinct_inverse(groups)[1]
+            unchanged = groups.shape == identity.shape and bool((groups == identity).all())  # np.array_equal
+            dense = identity if unchanged else distinct_inverse(groups)[1]
         if dense is identity and counts_t is None:
             # no merges: each node is one key with one surface form (nothing to split)
             node_of_pair[p0:p1] = n_nodes + dense

@@ -59,6 +59,8 @@ LEIDEN_IMPLEMENTATIONS = ("igraph", "leidenalg")
 LEIDEN_ITERATIONS = 2
 LEIDEN_IMPLEMENTATION = "igraph"
 _RNG_LOCK = threading.Lock()
+# the generator igraph's Leiden draws from, reset (under _RNG_LOCK) to a fresh random.Random(seed)'s state
+_LEIDEN_RNG = random.Random()
 # Graph.community_leiden's default beta (randomness of the refinement step), passed as it passes it
 _IGRAPH_LEIDEN_BETA = 0.01
 
@@ -101,6 +103,19 @@ def leiden_available(implementation: str = LEIDEN_IMPLEMENTATION) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=16)
+def _seeded_state(seed: int) -> tuple:
+    """``random.Random(seed).getstate()``: restoring it gives the generator a fresh ``Random(seed)`` has
+    (Mersenne Twister state and no pending Gaussian), for a third of the cost of seeding one."""
+    return random.Random(seed).getstate()
+
+
+def _seeded_generator(seed: int) -> random.Random:
+    """The shared Leiden generator in the state of a fresh ``random.Random(seed)``; hold ``_RNG_LOCK``."""
+    _LEIDEN_RNG.setstate(_seeded_state(seed))
+    return _LEIDEN_RNG
+
+
 def _leiden_membership(g, resolution: float, seed: int, implementation: str) -> np.ndarray:
     """One Leiden run on a weighted igraph graph (edge attribute ``weight``)."""
     ig = _import_igraph()
@@ -119,7 +134,7 @@ def _leiden_membership(g, resolution: float, seed: int, implementation: str) -> 
         return np.asarray(part.membership, dtype=np.int64)
     # igraph's own Leiden draws from igraph's process-wide generator: seed a private one for this call
     with _RNG_LOCK:
-        ig.set_random_number_generator(random.Random(seed))
+        ig.set_random_number_generator(_seeded_generator(seed))
         try:
             part = g.community_leiden(
                 objective_function="modularity",
@@ -143,7 +158,7 @@ def _igraph_leiden_membership(
     ig = _import_igraph()
     g = ig.GraphBase(n, edges)
     with _RNG_LOCK:
-        ig.set_random_number_generator(random.Random(seed))
+        ig.set_random_number_generator(_seeded_generator(seed))
         try:
             membership, _ = ig.GraphBase.community_leiden(
                 g,

@@ -28,6 +28,7 @@ import numpy as np
 
 from engine.tig.atoms import ATOM_TYPES, AtomTable
 from engine.tig.canonical import PairTable
+from engine.tig.distinct import run_starts
 
 __all__ = ["LeaveOutBasis"]
 
@@ -64,7 +65,7 @@ class LeaveOutBasis:
         """The :class:`~engine.tig.canonical.PairTable` of the population made of the task's mentions where
         ``keep_mentions`` (bool per task mention) is true, in their order (as :meth:`AtomTable.subset`
         keeps them); ``None`` for an empty population."""
-        rows = np.flatnonzero(keep_mentions)
+        rows = keep_mentions.nonzero()[0]
         if not len(rows):
             return None
         order = self.table.key_order
@@ -74,7 +75,7 @@ class LeaveOutBasis:
         kept = present.nonzero()[0]
         pair_count = count[kept]
         ranks = self.pair_rank[kept]
-        new_key = np.concatenate(([True], ranks[1:] != ranks[:-1]))
+        new_key = run_starts(ranks)
         keys = order.by_rank[ranks[new_key]]
         both = present[self.close_p] & present[self.close_q]
         apart = _ALL_TYPES - set(self.close_type[both].tolist()) if self.self_close else frozenset()
@@ -82,10 +83,10 @@ class LeaveOutBasis:
             keys=keys,
             key_count=np.add.reduceat(pair_count, new_key.nonzero()[0]),  # whole numbers
             key_type=order.type_code[keys],
-            pair_key=np.cumsum(new_key) - 1,
+            pair_key=new_key.cumsum() - 1,
             pair_label=self.pair_label[kept],
             pair_count=pair_count,
-            pair_of_mention=(np.cumsum(present) - 1)[task_pair],
+            pair_of_mention=(present.cumsum() - 1)[task_pair],
             apart_types=frozenset(apart),
             apart_threshold=self.threshold,
         )

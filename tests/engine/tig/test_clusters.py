@@ -295,3 +295,31 @@ def test_leiden_on_a_bare_graphbase_is_graph_community_leiden_membership_for_mem
             theirs = _leiden_membership(g, resolution, LEIDEN_SEED, "igraph")
             ours = _igraph_leiden_membership(n, edges, w.tolist(), resolution, LEIDEN_SEED)
             assert ours == theirs.tolist()
+
+
+def test_leiden_with_the_shared_generator_is_leiden_with_a_fresh_random_of_the_seed():
+    # the generator is reset to Random(seed)'s state before every call, not seeded anew: the same draws
+    from engine.tig.clusters import (
+        LEIDEN_ITERATIONS,
+        _igraph_leiden_membership,
+        _import_igraph,
+        _seeded_generator,
+    )
+
+    ig = _import_igraph()
+    for seed in (20240817, 3):
+        generator = _seeded_generator(seed)
+        fresh = random.Random(seed)
+        assert [generator.random() for _ in range(5)] + [generator.getrandbits(32), generator.gauss(0, 1)] == [
+            fresh.random() for _ in range(5)
+        ] + [fresh.getrandbits(32), fresh.gauss(0, 1)]
+        for n, iu, iv, w, _ in _random_edge_lists(60, seed=9):
+            edges = list(zip(iu.tolist(), iv.tolist()))
+            g = ig.Graph(n=n, edges=edges, edge_attrs={"weight": w.tolist()})
+            ig.set_random_number_generator(random.Random(seed))
+            try:
+                theirs = g.community_leiden(objective_function="modularity", weights="weight", resolution=1.0,
+                                            n_iterations=LEIDEN_ITERATIONS).membership
+            finally:
+                ig.set_random_number_generator(random)
+            assert _igraph_leiden_membership(n, edges, w.tolist(), 1.0, seed) == theirs
