@@ -264,14 +264,20 @@ def leader_groups(similarity: np.ndarray, order: Sequence[int], threshold: float
     Items with no neighbour at or above the threshold can neither join nor be joined, so only the others
     enter the sequential loop.
     """
-    n = similarity.shape[0]
-    leader = np.arange(n)
-    if n < 2:
-        return leader
+    if similarity.shape[0] < 2:
+        return np.arange(similarity.shape[0])
     close = (similarity >= threshold).sum(axis=1) > 1  # itself plus at least one other
-    if not close.any():
+    return _leader_groups(similarity, order, threshold, close.nonzero()[0])
+
+
+def _leader_groups(
+    similarity: np.ndarray, order: Sequence[int], threshold: float, close_idx: np.ndarray
+) -> np.ndarray:
+    """:func:`leader_groups` given ``close_idx``, the items (increasing) with a neighbour other than
+    themselves at or above ``threshold``."""
+    leader = np.arange(similarity.shape[0])
+    if not len(close_idx):
         return leader
-    close_idx = close.nonzero()[0]
     position = dict(zip(close_idx.tolist(), range(len(close_idx))))
     # the few items' cosines as Python floats (the same values): a loop over a handful of items costs less
     # in plain Python than one numpy call per visit
@@ -322,14 +328,19 @@ class EmbeddingCanonicaliser:
         self, atom_type: str, texts: Sequence[str], counts: Sequence[int], similarity: np.ndarray
     ) -> np.ndarray:
         n = len(texts)
-        if n < 2 or self.merges_nothing(similarity):
+        if n < 2:
             return np.arange(n)
-        close = similarity >= self.threshold
+        close_per_row = (similarity >= self.threshold).sum(axis=1)
+        # merges_nothing's test, count_nonzero(similarity >= threshold) <= n, on the same comparisons
+        own_test = type(self).merges_nothing is EmbeddingCanonicaliser.merges_nothing
+        nothing = (not close_per_row.sum() > n) if own_test else self.merges_nothing(similarity)
+        if nothing:
+            return np.arange(n)
         # leader_groups visits only items with a close neighbour (the others stay alone), so only those
         # need the most-frequent-first order
-        candidates = (close.sum(axis=1) > 1).nonzero()[0].tolist()
-        order = sorted(candidates, key=lambda i: (-counts[i], texts[i]))
-        return leader_groups(similarity, order, self.threshold)
+        candidates = (close_per_row > 1).nonzero()[0]
+        order = sorted(candidates.tolist(), key=lambda i: (-counts[i], texts[i]))
+        return _leader_groups(similarity, order, self.threshold, candidates)
 
 
 def ranked_labels(group: np.ndarray, label_ids: np.ndarray, n_groups: int) -> list[list[int]]:

@@ -105,6 +105,35 @@ def test_leader_grouping_is_the_argmax_loop_on_random_cosines_with_ties():
                     sim, order, threshold).tolist()
 
 
+def _group_as_before(canonicaliser, texts, counts, sim):
+    # EmbeddingCanonicaliser.group as written before it counted each row's close entries once
+    n = len(texts)
+    if n < 2 or canonicaliser.merges_nothing(sim):
+        return np.arange(n)
+    candidates = ((sim >= canonicaliser.threshold).sum(axis=1) > 1).nonzero()[0].tolist()
+    order = sorted(candidates, key=lambda i: (-counts[i], texts[i]))
+    return leader_groups(sim, order, canonicaliser.threshold)
+
+
+class _NeverMerges(EmbeddingCanonicaliser):
+    def merges_nothing(self, similarity):
+        return True
+
+
+def test_embedding_grouping_is_its_former_merges_nothing_and_leader_loop_on_random_cosines():
+    rng = np.random.default_rng(12)
+    for n in (0, 1, 2, 3, 8, 30):
+        for _ in range(30):
+            sim = np.round(rng.uniform(0.5, 1.0, (n, n)), 2)
+            sim = np.triu(sim, 1) + np.triu(sim, 1).T + np.diag(rng.choice([0.8, 1.0], n))  # some diagonals low
+            texts = [f"t{i % 5}{i}" for i in range(n)]
+            counts = rng.integers(1, 4, n).tolist()
+            for canonicaliser in (EmbeddingCanonicaliser(0.85), EmbeddingCanonicaliser(0.95), _NeverMerges()):
+                ours = canonicaliser.group("motif", texts, counts, sim)
+                theirs = _group_as_before(canonicaliser, texts, counts, sim)
+                assert ours.dtype == theirs.dtype and ours.tolist() == theirs.tolist()
+
+
 def _table(atoms_per_response, vectors):
     exts = [
         ResponseAtoms(f"r{i}", f"m{i}", "t", 1, "x", [Atom(t, label) for t, label in atoms])
