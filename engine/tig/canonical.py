@@ -563,7 +563,9 @@ def canonicalise(
     pair_key, pair_label, pair_count = pairs.pair_key, pairs.pair_label, pairs.pair_count
     pair_of_mention = pairs.pair_of_mention
     n_k = len(keys)
-    key_label = _first_per_group(pair_key, pair_label, pair_count, n_k)
+    # each key's most frequent surface form; when every key has one (pairs sorted by key: pair i is key i's
+    # only pair), that form
+    key_label = pair_label if len(pair_key) == n_k else _first_per_group(pair_key, pair_label, pair_count, n_k)
     sim = table.label_similarity
     threshold = float(getattr(canonicaliser, "threshold", CANONICAL_MERGE_THRESHOLD))
     # The offline canonicaliser merges nothing in most types of a leave-out population (no two keys within

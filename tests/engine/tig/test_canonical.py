@@ -339,3 +339,15 @@ def test_every_node_has_its_most_frequent_form_as_label_and_its_most_frequent_ke
         pairs = np.unique(np.column_stack([canon.mention_node, table.key_ids, table.label_ids]), axis=0)
         shared += int((np.bincount(pairs[:, 0]) > 1).sum())
     assert shared  # nodes of several (key, surface form) pairs were met
+
+
+def test_when_every_key_has_one_form_its_most_frequent_form_is_that_form():
+    # canonicalise reads the keys' labels straight from the pairs then, instead of asking _first_per_group
+    from engine.tig.canonical import _first_per_group
+
+    rng = np.random.default_rng(13)
+    for n in (1, 2, 9, 120):
+        labels = rng.permutation(4 * n)[:n].astype(np.int64)
+        counts = rng.integers(1, 5, n)
+        assert _first_per_group(np.arange(n), labels, counts, n).tolist() == labels.tolist()
+
