@@ -656,7 +656,12 @@ def canonicalise(
         nodes = distinct(shared_node)
         node_label_id[nodes] = _most_per_node(shared_node, pair_label[shared], shared_count, width, n_nodes)[nodes]
         # a form split off a key that its node keeps is told apart by its label (below)
-        node_key_id[nodes] = _most_per_node(shared_node, pair_key[shared], shared_count, n_k, n_nodes)[nodes]
+        # (with one pair per key, each (node, key) is one pair: no counts to add up before the choice)
+        node_key_id[nodes] = (
+            _first_per_group(shared_node, pair_key[shared], shared_count, n_nodes)
+            if len(pair_key) == n_k
+            else _most_per_node(shared_node, pair_key[shared], shared_count, n_k, n_nodes)
+        )[nodes]
     node_labels = [names[i] for i in node_label_id.tolist()]
     node_key = [order.qualified[k] for k in keys[node_key_id].tolist()]
     if len(set(node_key)) < n_nodes:

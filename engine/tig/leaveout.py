@@ -81,7 +81,8 @@ class LeaveOutBasis:
         apart = _ALL_TYPES - set(self.close_type[both].tolist()) if self.self_close else frozenset()
         return PairTable(
             keys=keys,
-            key_count=np.add.reduceat(pair_count, new_key.nonzero()[0]),  # whole numbers
+            # whole numbers; a key's only pair's count when every key has one
+            key_count=pair_count if len(keys) == len(kept) else np.add.reduceat(pair_count, new_key.nonzero()[0]),
             key_type=order.type_code[keys],
             pair_key=new_key.cumsum() - 1,
             pair_label=self.pair_label[kept],

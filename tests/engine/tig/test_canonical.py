@@ -351,3 +351,16 @@ def test_when_every_key_has_one_form_its_most_frequent_form_is_that_form():
         counts = rng.integers(1, 5, n)
         assert _first_per_group(np.arange(n), labels, counts, n).tolist() == labels.tolist()
 
+
+
+def test_most_per_node_over_distinct_pairs_is_first_per_group_of_the_pairs_in_any_order():
+    # with one pair per key, each (node, key) occurs once: canonicalise chooses a node's key without summing
+    from engine.tig.canonical import _first_per_group, _most_per_node
+
+    rng = np.random.default_rng(14)
+    for n_nodes, width in ((1, 3), (4, 10), (30, 120)):
+        codes = rng.permutation(n_nodes * width)[: 2 * n_nodes]
+        node, value = np.divmod(codes, width)
+        counts = rng.integers(1, 4, len(codes))  # ties occur
+        theirs = _most_per_node(node, value, counts, width, n_nodes)
+        assert _first_per_group(node, value, counts, n_nodes).tolist() == theirs.tolist()
