@@ -383,7 +383,7 @@ def _unit_rows(x: np.ndarray) -> np.ndarray:
 
 def _cosine(gram: np.ndarray) -> np.ndarray:
     # cos(a, b) = <a, b> / (|a| |b|) from a Gram matrix of unnormalised sums
-    norm = np.sqrt(np.maximum(np.diag(gram), 1e-24))
+    norm = np.sqrt(np.maximum(gram.diagonal(), 1e-24))
     return gram / norm[:, None] / norm[None, :]
 
 
@@ -629,10 +629,12 @@ def canonicalise(
             node_of_pair[p0:p1] = n_nodes + node_t
             n_t = int(node_t.max()) + 1
             # node embedding sums: mention counts per surface form (one per key when keys have one form)
-            local = identity if counts_t is None else np.searchsorted(labels_t, pair_label[p0:p1])
-            weight = np.ones(n_keys) if counts_t is None else pair_count[p0:p1].astype(np.float64)
             node_counts = np.zeros((n_t, len(labels_t)))
-            np.add.at(node_counts, (node_t, local), weight)
+            if counts_t is None:  # one form per key: each column (key) gets a 1 in its node's row, once
+                node_counts[node_t, identity] = 1.0
+            else:
+                local = labels_t.searchsorted(pair_label[p0:p1])
+                np.add.at(node_counts, (node_t, local), pair_count[p0:p1].astype(np.float64))
             node_cos = _cosine(node_counts @ sim_t @ node_counts.T)
         blocks.append((n_nodes, node_cos))
         n_nodes += n_t

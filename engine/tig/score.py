@@ -162,7 +162,7 @@ class ScoredClusters:
     def members(self, c: int) -> list[int]:
         """Node indices of cluster ``c``, most input atoms first (then weighted degree, then label)."""
         nodes = (self.cluster_of_node == c).nonzero()[0]
-        return nodes[np.argsort(self.node_rank[nodes], kind="stable")].tolist()
+        return nodes[self.node_rank[nodes].argsort(kind="stable")].tolist()
 
     def cluster(self, c: int) -> Cluster:
         hit = self._built.get(c)
@@ -283,7 +283,7 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
     # each node's position when nodes are sorted by label (stable: equal labels keep node order)
     label_rank = np.empty(n_nodes, dtype=np.int64)
     if canon.node_label_id is not None:  # the labels' text order, ranked once per task
-        label_rank[np.argsort(table.label_text_rank[canon.node_label_id], kind="stable")] = np.arange(n_nodes)
+        label_rank[table.label_text_rank[canon.node_label_id].argsort(kind="stable")] = np.arange(n_nodes)
     else:
         label_rank[sorted(range(n_nodes), key=canon.node_label.__getitem__)] = np.arange(n_nodes)
     node_order = np.lexsort((label_rank, -graph.degree, -mentions_per_node))

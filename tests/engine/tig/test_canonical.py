@@ -364,3 +364,23 @@ def test_most_per_node_over_distinct_pairs_is_first_per_group_of_the_pairs_in_an
         counts = rng.integers(1, 4, len(codes))  # ties occur
         theirs = _most_per_node(node, value, counts, width, n_nodes)
         assert _first_per_group(node, value, counts, n_nodes).tolist() == theirs.tolist()
+
+
+def test_one_count_per_key_set_into_node_rows_is_add_at_of_ones_and_the_cosines_are_bit_for_bit():
+    # canonicalise's node counts when every key has one form, and _cosine reading the Gram's diagonal view
+    from engine.tig.canonical import _cosine
+
+    rng = np.random.default_rng(15)
+    for n_keys in (1, 5, 33):
+        node = rng.integers(0, max(n_keys // 2, 1), n_keys)
+        node = np.unique(node, return_inverse=True)[1]
+        added = np.zeros((node.max() + 1, n_keys))
+        np.add.at(added, (node, np.arange(n_keys)), np.ones(n_keys))
+        set_ = np.zeros((node.max() + 1, n_keys))
+        set_[node, np.arange(n_keys)] = 1.0
+        assert added.tobytes() == set_.tobytes()
+        e = rng.normal(size=(n_keys, 8))
+        sim = e @ e.T
+        gram = set_ @ sim @ set_.T
+        norm = np.sqrt(np.maximum(np.diag(gram), 1e-24))
+        assert _cosine(gram).tobytes() == (gram / norm[:, None] / norm[None, :]).tobytes()
