@@ -89,8 +89,11 @@ class _Pool:
         return self.by_pk
 
 
-def _pool(run: JudgeRun, task: Task) -> _Pool:
-    models = subject_models_of(run.task_set)
+def _pool(run: JudgeRun, task: Task, models: list[SubjectModel] | None = None) -> _Pool:
+    """The task's pool: ``models`` (the run's, :func:`subject_models_of` its task set, read here when not given)
+    and their primary responses on ``task``."""
+    if models is None:
+        models = subject_models_of(run.task_set)
     index = {m.pk: i for i, m in enumerate(models)}
     by_model = {m.pk: m for m in models}
     responses = {}
@@ -125,14 +128,18 @@ _Stored = NamedTuple("_Stored", [("pk", int), *_Plan.__annotations__.items(),
 _STORED_COLUMNS = ("id", *_Stored._fields[1:])  # the tuple's fields, "pk" read as the column "id"
 
 
-def _stored(run, task, dimension) -> list[_Stored]:
-    """Every comparison of (run, task, dimension): pending calls, failures to retry, the active state and
-    the next sequence number all come from this one read."""
-    return [
-        _Stored(*row) for row in Comparison.objects.filter(run=run, task=task, dimension=dimension).order_by().values_list(
-            "pk", *_STORED_COLUMNS[1:],
-        )
-    ]
+def _stored(run, task, dimensions: str) -> dict[str, list[_Stored]]:
+    """Every comparison of (run, task) on each of ``dimensions``, by dimension: pending calls, failures to
+    retry, the active state and the next sequence number all come from this one read (one for the chunk's
+    every dimension, not one a dimension)."""
+    out: dict[str, list[_Stored]] = {d: [] for d in dimensions}
+    rows = Comparison.objects.filter(run=run, task=task)
+    if len(dimensions) == 1:
+        rows = rows.filter(dimension=dimensions)
+    for dimension, *row in rows.order_by().values_list("dimension", "pk", *_STORED_COLUMNS[1:]):
+        if dimension in out:
+            out[dimension].append(_Stored(*row))
+    return out
 
 
 @dataclass(slots=True)
@@ -155,7 +162,8 @@ class _Call:
 class _Ledger:
     """The comparisons of one (run, task, dimension) as this chunk knows them (see the module docstring)."""
 
-    def __init__(self, run: JudgeRun, task: Task, dimension: str) -> None:
+    def __init__(self, run: JudgeRun, task: Task, dimension: str, stored: list[_Stored] | None = None) -> None:
+        """``stored``: the dimension's comparisons as the chunk read them (:func:`_stored`), else read here."""
         self.run, self.task, self.dimension = run, task, dimension
         self.rows: dict[int, _Stored] = {}
         # verdict parameter rows not yet written, by pk: a retried call's last verdict replaces its first
@@ -164,10 +172,13 @@ class _Ledger:
         self.unsaved_checklists: list = []
         self.unsaved_calls = 0
         self.insert_defaults: list | None = None  # the planned rows' prepared defaults (_insert_defaults)
-        self.read()
+        if stored is None:
+            self.read()
+        else:
+            self.rows = {r.pk: r for r in stored}
 
     def read(self) -> None:
-        self.rows = {r.pk: r for r in _stored(self.run, self.task, self.dimension)}
+        self.rows = {r.pk: r for r in _stored(self.run, self.task, self.dimension)[self.dimension]}
 
     @property
     def stored(self) -> list[_Stored]:
@@ -410,17 +421,24 @@ assert {f.get_internal_type() for f, prepared, _ in _INSERT_PLAN if not prepared
 # ---------------------------------------------------------------- the chunk
 
 
-def task_execute(run: JudgeRun, chunk: JudgeRunTask, task: Task, judges, progress: Callable[[int], None] | None) -> bool:
-    """Judge every dimension of ``task``; True when this finished the run's last chunk."""
-    pool = _pool(run, task)
+def task_execute(run: JudgeRun, chunk: JudgeRunTask, task: Task, judges, progress: Callable[[int], None] | None,
+                 models: list[SubjectModel] | None = None) -> bool:
+    """Judge every dimension of ``task``; True when this finished the run's last chunk. ``models``: the run's
+    pool when the caller has read it (an inline run reads it once for all its chunks)."""
+    pool = _pool(run, task, models)
     # A fixed-pair run plans its given pairs (and their automatic records); any other run samples actively.
     fixed = bool(run.config.get("fixed_pairs"))
     plan_round = _plan_fixed_pairs if fixed else _plan_next_round
+    if not fixed:
+        for dimension in run.dimensions:
+            _automatic_outcomes(run, task, dimension, pool)
+    # The task's comparisons of every dimension in one read, after its automatic records are stored: a resumed
+    # chunk finds its pending calls and failures there. A worker that plans a dimension's round another worker
+    # stored first since this read reads that dimension again (_Ledger.write), as it would had it read it later.
+    stored = _stored(run, task, run.dimensions)
     calls = 0  # the task's judge calls, as its ledgers hold them once every dimension is done
     for dimension in run.dimensions:
-        if not fixed:
-            _automatic_outcomes(run, task, dimension, pool)
-        ledger = _Ledger(run, task, dimension)
+        ledger = _Ledger(run, task, dimension, stored.pop(dimension))
         while True:
             pending = ledger.pending()
             if pending:

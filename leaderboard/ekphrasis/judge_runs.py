@@ -29,6 +29,7 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from django.db import DatabaseError, connection, transaction
 
@@ -237,21 +238,52 @@ JUDGE_RUN_JOB = JobKind(
 # ---------------------------------------------------------------- one chunk (leaderboard.ekphrasis.judge_chunk)
 
 
-def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int], None] | None = None) -> bool:
+@dataclass(frozen=True)
+class RunReads:
+    """What every chunk of a run reads that the run fixes, read once by a process that runs many of its chunks
+    (:func:`judge_run_execute_inline`): the run — its configuration, seed, dimensions, judge and budget are set at
+    creation, and a chunk writes its counters and usage by statements, never from this object — its model pool
+    (:func:`subject_models_of` its task set, which the finalising step reads again for the snapshot) and its
+    unfinished chunks with their tasks. A chunk's comparisons are never among them: each chunk reads its own."""
+
+    run: JudgeRun
+    models: list[SubjectModel]
+    chunks: dict[int, JudgeRunTask]  # task id -> the chunk, with its task, as it was when read (not done)
+
+    @classmethod
+    def read(cls, run_id: int) -> RunReads:
+        run = JudgeRun.objects.select_related("task_set", "judge_model").get(pk=run_id)
+        run_refuse_changed_prompts(run)  # the run's recorded prompt versions and this code's: fixed in a process
+        chunks = JudgeRunTask.objects.select_related("task").filter(run=run, done=False)
+        return cls(run, subject_models_of(run.task_set), {chunk.task_id: chunk for chunk in chunks})
+
+
+def judge_run_task_execute(*, run_id: int, task_id: int, progress: Callable[[int], None] | None = None,
+                           reads: RunReads | None = None) -> bool:
     """Judge one task of a run to completion (idempotent, resumable).
 
-    Returns True when this call finished the run's last chunk (the caller then finalises).
+    Returns True when this call finished the run's last chunk (the caller then finalises). ``reads``: the run's
+    :class:`RunReads` when the caller runs many of its chunks; a worker's chunk reads the run, its chunk and
+    task, and its pool itself. A chunk found done when the reads were made is skipped; one finished by another
+    worker since is judged again from its stored comparisons, which plans and calls nothing new, and its
+    finishing step finds it done (idempotent, as a chunk delivered twice).
     """
     from leaderboard.ekphrasis.judges import judge_for_run
 
-    run = JudgeRun.objects.select_related("task_set", "judge_model").get(pk=run_id)
-    chunk = JudgeRunTask.objects.get(run=run, task_id=task_id)
-    if chunk.done:
-        return False
-    run_refuse_changed_prompts(run)
-    task = Task.objects.get(pk=task_id)
+    if reads is not None and reads.run.pk == run_id:
+        chunk = reads.chunks.get(task_id)
+        if chunk is None:
+            return False  # done when read
+        run, models = reads.run, reads.models
+    else:
+        run = JudgeRun.objects.select_related("task_set", "judge_model").get(pk=run_id)
+        chunk = JudgeRunTask.objects.select_related("task").get(run=run, task_id=task_id)
+        if chunk.done:
+            return False
+        run_refuse_changed_prompts(run)
+        models = None  # the chunk reads the pool
     with _blas_single_threaded(), _commits_without_flush_wait():
-        return task_execute(run, chunk, task, judge_for_run(run), progress)
+        return task_execute(run, chunk, chunk.task, judge_for_run(run), progress, models)
 
 
 _BLAS: list = []  # the process's BLAS thread-pool controller, found once
@@ -419,9 +451,10 @@ def judge_run_execute_inline(*, run: JudgeRun, progress: Callable[[int], None] |
     """Run every chunk in this process, then finalise (the CLI and eager mode)."""
     last = False
     pending = judge_run_pending_chunks(run_id=run.pk)
+    reads = RunReads.read(run.pk) if pending else None  # once for all the chunks, not once each
     with _commits_without_flush_wait():  # once for all the chunks, not once each
         for task_id in pending:
-            last = judge_run_task_execute(run_id=run.pk, task_id=task_id, progress=progress) or last
+            last = judge_run_task_execute(run_id=run.pk, task_id=task_id, progress=progress, reads=reads) or last
     run.refresh_from_db()
     if last or run.status == JudgeRun.Status.FINALISING:
         return judge_run_finalise(run_id=run.pk)

@@ -26,7 +26,7 @@ def _run(task_set, models):
     return simulated_run(task_set, models, budget=14, dimensions="UE", malformed_rate=0.2)
 
 
-def test_a_chunk_reads_its_comparisons_once_per_dimension_however_many_rounds_it_plans():
+def test_a_chunk_reads_its_comparisons_once_for_all_its_dimensions_however_many_rounds_it_plans():
     task_set, models = population(n_models=6, n_tasks=1, name="reads")
     run = _run(task_set, models)
     judge_runs.judge_run_pending_chunks(run_id=run.pk)
@@ -40,7 +40,67 @@ def test_a_chunk_reads_its_comparisons_once_per_dimension_however_many_rounds_it
     reads = [sql for sql in statements if sql.upper().startswith("SELECT") and f"FROM {table}" in sql
              and "COUNT(" not in sql.upper()]
     assert len(plans) > 2 * len(run.dimensions)  # several rounds per dimension were planned and judged
-    assert len(reads) == len(run.dimensions)
+    assert len(reads) == 1 and "dimension" not in reads[0].split("WHERE")[1]  # every dimension in one read
+
+
+def _reads_of(queries, model) -> list[str]:
+    table = f'FROM "{model._meta.db_table}"'
+    return [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith("SELECT") and table in q["sql"]]
+
+
+def _run_level_reads(n_tasks: int) -> dict[str, int]:
+    """The reads of the run, its model pool, its tasks and its chunks in an inline run (not their counts, nor the
+    lock each finished chunk takes on the run to count the done ones)."""
+    from leaderboard.ekphrasis.models import JudgeRun, JudgeRunTask
+    from leaderboard.models import SubjectModel, Task
+
+    task_set, models = population(n_models=4, n_tasks=n_tasks, name=f"inline-reads-{n_tasks}")
+    run = simulated_run(task_set, models, budget=6, dimensions="UE")
+    with CaptureQueriesContext(connection) as queries:
+        judge_runs.judge_run_execute_inline(run=run)
+    assert run.chunks.filter(done=True).count() == n_tasks
+    # the lock reads the run's id only (and on SQLite carries no FOR UPDATE)
+    lock = f'SELECT "{JudgeRun._meta.db_table}"."id" AS "pk" FROM'
+    return {model.__name__: len([sql for sql in _reads_of(queries, model)
+                                 if "COUNT(" not in sql.upper() and not sql.startswith(lock)])
+            for model in (JudgeRun, SubjectModel, Task, JudgeRunTask)}
+
+
+def test_an_inline_run_reads_the_run_its_model_pool_and_its_chunks_once_not_once_a_chunk():
+    one, four = _run_level_reads(1), _run_level_reads(4)
+    assert one == four
+    assert four["SubjectModel"] == 2  # the chunks' pool once, and the finalising step's for the snapshot
+
+
+def test_a_chunk_of_an_inline_run_finished_by_another_worker_after_the_reads_is_skipped_or_stays_as_it_was():
+    """The inline run's reads list a chunk as not done; another worker finishes it before this process gets
+    to it: judged again from its stored comparisons it plans and calls nothing, and does not finish it again."""
+    task_set, models = population(n_models=4, n_tasks=2, name="inline-stale")
+    reference = simulated_run(task_set, models, budget=6, dimensions="UE")
+    judge_runs.judge_run_execute_inline(run=reference)
+
+    run = simulated_run(task_set, models, budget=6, dimensions="UE")
+    pending = judge_runs.judge_run_pending_chunks(run_id=run.pk)
+    reads = judge_runs.RunReads.read(run.pk)
+    judge_runs.judge_run_task_execute(run_id=run.pk, task_id=pending[0])  # "another worker", reading for itself
+    stored = sorted(Comparison.objects.filter(run=run).values_list("pk", "status", "attempts", "judged_at"))
+    calls = []
+    real = judges.judge_comparisons
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    judges.judge_comparisons = counted
+    try:
+        assert judge_runs.judge_run_task_execute(run_id=run.pk, task_id=pending[0], reads=reads) is False
+    finally:
+        judges.judge_comparisons = real
+    assert calls == []
+    assert sorted(Comparison.objects.filter(run=run).values_list("pk", "status", "attempts", "judged_at")) == stored
+    assert judge_runs.judge_run_task_execute(run_id=run.pk, task_id=pending[1], reads=reads) is True
+    judge_runs.judge_run_finalise(run_id=run.pk)
+    assert comparison_fingerprint(run) == comparison_fingerprint(reference)
 
 
 def _flush_wait_settings(statements) -> list[str]:
@@ -129,13 +189,14 @@ def test_a_plan_another_worker_stored_first_is_kept_and_the_chunk_goes_on_from_i
     stored = judge_chunk._stored
     views = []
 
-    def stale_first_view(run_, task, dimension):
-        views.append(dimension)
-        return [] if len(views) == 1 else stored(run_, task, dimension)
+    def stale_first_view(run_, task, dimensions):
+        views.append(dimensions)
+        return {d: [] for d in dimensions} if len(views) == 1 else stored(run_, task, dimensions)
 
     monkeypatch.setattr(judge_chunk, "_stored", stale_first_view)
     judge_runs.judge_run_execute_inline(run=run)
-    assert stored_before > 0 and views.count("U") >= 2  # the conflicting insert sent the chunk back to the store
+    # the chunk's one read saw nothing; the conflicting insert sent it back to the store for that dimension
+    assert stored_before > 0 and views[0] == "UE" and "U" in views[1:]
     assert comparison_fingerprint(run) == comparison_fingerprint(reference)
 
 
