@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from datetime import datetime
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -251,37 +252,66 @@ def tig_context_key(model_x_id: int, model_y_id: int, version: str) -> str:
     return f"tig:{pair_context_key((str(model_x_id), str(model_y_id)))}@{version}"
 
 
-def stored_novelty_contexts(*, task: Task, version: str) -> dict[str, list[ChecklistItem]]:
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """A stored Novelty context item as a judge run reads it: the columns of its :class:`ChecklistItem` row, as
+    a plain record. A paper-scale run makes and reads about 19,000 of them; as model instances their
+    construction alone cost more than their insert."""
+
+    pk: int
+    task_id: int
+    dimension: str
+    slot: int
+    context_key: str
+    text: str
+    inspects: str
+    source: str
+    version: int
+    active: bool
+    provenance: dict
+    created_at: datetime
+
+
+_CONTEXT_ITEM_FIELDS = tuple(f.name for f in fields(ContextItem))
+#: The columns of the stored context rows, in ContextItem's order ("pk" read as the column "id").
+_CONTEXT_ITEM_COLUMNS = ("id", *_CONTEXT_ITEM_FIELDS[1:])
+
+
+def stored_novelty_contexts(*, task: Task, version: str) -> dict[str, list[ContextItem]]:
     """Every stored leave-two-models-out context of the task for one population version, by context key:
     its active items in the order :func:`novelty_context_items` returns them (an empty list for a
     context without a population cliché). One query for a task's pairs instead of one per pair."""
-    out: dict[str, list[ChecklistItem]] = {}
+    out: dict[str, list[ContextItem]] = {}
     rows = ChecklistItem.objects.filter(task=task, dimension="N", context_key__startswith="tig:",
                                         context_key__endswith=f"@{version}").order_by("context_key", "slot", "-version")
-    for row in rows:
-        out.setdefault(row.context_key, [])
-        if row.active:
-            out[row.context_key].append(row)
+    for row in rows.values_list(*_CONTEXT_ITEM_COLUMNS):
+        item = ContextItem(*row)
+        out.setdefault(item.context_key, [])
+        if item.active:
+            out[item.context_key].append(item)
     return out
 
 
-def _context_row(task: Task, key: str, index, model_x_id: int, model_y_id: int) -> ChecklistItem:
-    """The stored item of one pair's context: its population cliché, or an inactive marker when none
-    qualified (so that the context is not rebuilt)."""
+def _context_values(key: str, index, model_x_id: int, model_y_id: int) -> tuple[str, str, bool, dict]:
+    """What the stored item of one pair's context has of its own (:data:`_CONTEXT_PER_ROW`): its population
+    cliché, or an inactive marker when none qualified (so that the context is not rebuilt)."""
     context = index.context((str(model_x_id), str(model_y_id)))
     anchor = context.anchor
     if anchor is None:
-        return ChecklistItem(
-            task=task, dimension="N", slot=TIG_SLOT, context_key=key, text="(no population cliché)",
-            inspects="core_idea", source=ChecklistItem.Source.TIG, active=False,
-            provenance={"population_version": index.version, "empty": True,
-                        "n_reference_ideas": context.n_reference_ideas},
-        )
-    return ChecklistItem(
-        task=task, dimension="N", slot=TIG_SLOT, context_key=key, text=anchor.text, inspects="core_idea",
-        source=ChecklistItem.Source.TIG, provenance={**anchor.provenance, "engine_item_id": anchor.item_id,
-                                                     "n_reference_ideas": context.n_reference_ideas},
-    )
+        return key, "(no population cliché)", False, {
+            "population_version": index.version, "empty": True, "n_reference_ideas": context.n_reference_ideas}
+    return key, anchor.text, True, {**anchor.provenance, "engine_item_id": anchor.item_id,
+                                    "n_reference_ideas": context.n_reference_ideas}
+
+
+#: What every stored context item of one task shares, and what each has of its own (see _context_values)
+_CONTEXT_SHARED = ("task_id", "dimension", "slot", "inspects", "source", "version", "created_at")
+_CONTEXT_PER_ROW = ("context_key", "text", "active", "provenance")
+
+
+def _context_shared(task: Task) -> dict:
+    return {"task_id": task.pk, "dimension": "N", "slot": TIG_SLOT, "inspects": "core_idea",
+            "source": ChecklistItem.Source.TIG.value, "version": 1}
 
 
 @transaction.atomic
@@ -291,53 +321,49 @@ def novelty_context_items(*, task: Task, model_x_id: int, model_y_id: int, index
     existing = list(ChecklistItem.objects.filter(task=task, dimension="N", context_key=key).order_by("slot", "-version"))
     if existing:
         return [row for row in existing if row.active]
-    row = _context_row(task, key, index, model_x_id, model_y_id)
-    row.save()
+    values = dict(zip(_CONTEXT_PER_ROW, _context_values(key, index, model_x_id, model_y_id), strict=True))
+    row = ChecklistItem.objects.create(**_context_shared(task), **values)
     return [row] if row.active else []
 
 
-def novelty_contexts_create(*, task: Task, pairs: list[tuple[int, int]], index) -> dict[tuple[int, int], list[ChecklistItem]]:
+def novelty_contexts_create(*, task: Task, pairs: list[tuple[int, int]], index) -> dict[tuple[int, int], list[ContextItem]]:
     """Materialise the contexts of pairs known to have none stored (see :func:`stored_novelty_contexts`),
-    in one insert; pair -> its active items, as :func:`novelty_context_items` returns them.
+    in one insert; pair -> its active items, as :func:`stored_novelty_contexts` reads them back.
 
     On PostgreSQL the insert is one statement, atomic on its own: no transaction around it (its BEGIN and
-    COMMIT were two more round trips, six times a task in a judge run). Elsewhere ``bulk_create`` may send
-    several statements, inside one transaction."""
-    rows = {pair: _context_row(task, tig_context_key(*pair, index.version), index, *pair) for pair in dict.fromkeys(pairs)}
+    COMMIT were two more round trips, six times a task in a judge run), and the rows go from plain tuples as
+    one JSON document. Elsewhere ``bulk_create`` may send several statements, inside one transaction."""
+    rows = {pair: _context_values(tig_context_key(*pair, index.version), index, *pair) for pair in dict.fromkeys(pairs)}
+    if not rows:
+        return {}
+    shared = _context_shared(task)
     if connection.vendor == "postgresql":
-        _context_rows_insert(task, list(rows.values()))
+        stored = _context_rows_insert(shared, list(rows.values()))
     else:
         with transaction.atomic():
-            ChecklistItem.objects.bulk_create(list(rows.values()))
-    return {pair: [row] if row.active else [] for pair, row in rows.items()}
+            made = ChecklistItem.objects.bulk_create(
+                [ChecklistItem(**shared, **dict(zip(_CONTEXT_PER_ROW, values, strict=True))) for values in rows.values()])
+        stored = {row.context_key: (row.pk, row.created_at) for row in made}
+    out = {}
+    for pair, (key, text, active, provenance) in rows.items():
+        pk, created_at = stored[key]
+        item = ContextItem(pk, shared["task_id"], shared["dimension"], shared["slot"], key, text, shared["inspects"],
+                           shared["source"], shared["version"], active, provenance, created_at)
+        out[pair] = [item] if active else []
+    return out
 
 
-#: What every stored context item of one task shares, and what each has of its own (see _context_row)
-_CONTEXT_SHARED = ("task_id", "dimension", "slot", "inspects", "source", "version", "created_at")
-_CONTEXT_PER_ROW = ("context_key", "text", "active", "provenance")
-
-
-def _context_rows_insert(task: Task, rows: list[ChecklistItem]) -> None:
+def _context_rows_insert(shared: dict, rows: list[tuple]) -> dict[str, tuple[int, datetime]]:
     """The context items of one task in one statement (PostgreSQL): thousands of them in a paper-scale
-    run, where ``bulk_create`` quoted eleven parameters a row in Python. Each row gets its id and
-    creation time, as ``bulk_create`` gives them; a context key is unique among the rows."""
-    if not rows:
-        return
+    run, where ``bulk_create`` quoted eleven parameters a row in Python. Returns each row's id and creation
+    time by its context key (unique among the rows), as ``bulk_create`` gives them."""
     now = timezone.now()
-    first = rows[0]
-    shared = [task.pk, first.dimension, first.slot, first.inspects, first.source, first.version, now]
-    if any([row.dimension, row.slot, row.inspects, row.source, row.version] != shared[1:6] for row in rows):
-        raise ValueError("context items of one insert must share dimension, slot, field, source and version")
     sql = recordset_insert_sql(ChecklistItem, shared=_CONTEXT_SHARED, per_row=_CONTEXT_PER_ROW,
                                returning=("id", "context_key"))
-    document = recordset_json(ChecklistItem, _CONTEXT_PER_ROW,
-                              ((row.context_key, row.text, row.active, row.provenance) for row in rows))
+    document = recordset_json(ChecklistItem, _CONTEXT_PER_ROW, rows)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*shared, document])
-        ids = {key: pk for pk, key in cursor.fetchall()}
-    for row in rows:
-        row.pk, row.created_at = ids[row.context_key], now
-        row._state.adding, row._state.db = False, connection.alias
+        cursor.execute(sql, [*(shared[name] for name in _CONTEXT_SHARED[:-1]), now, document])
+        return {key: (pk, now) for pk, key in cursor.fetchall()}
 
 
 @transaction.atomic

@@ -124,6 +124,42 @@ def test_contexts_made_in_one_insert_are_stored_as_returned_and_read_back_the_sa
     assert any(rows for rows in made.values()) and any(not rows for rows in made.values())
 
 
+def test_a_run_makes_and_reads_its_novelty_contexts_as_plain_records_not_model_instances(planted, monkeypatch):
+    # a paper-scale run makes ~19,000 context items: as ChecklistItem instances their construction cost more
+    # than their insert. On PostgreSQL none is made (elsewhere bulk_create needs them); none is read back.
+    from itertools import combinations
+
+    from django.db import connection
+
+    from leaderboard.ekphrasis.tig import (
+        ContextItem,
+        novelty_contexts_create,
+        stored_novelty_contexts,
+        tig_context_key,
+    )
+
+    _, task, m = planted
+    index = task_population_index(task)
+    pairs = [(x.pk, y.pk) for x, y in combinations(m.values(), 2)]
+    constructed = []
+    real_init = ChecklistItem.__init__
+
+    def counted(self, *args, **kwargs):
+        constructed.append(1)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(ChecklistItem, "__init__", counted)
+    made = novelty_contexts_create(task=task, pairs=pairs, index=index)
+    assert len(constructed) == (0 if connection.vendor == "postgresql" else len(pairs))
+    constructed.clear()
+    again = stored_novelty_contexts(task=task, version=index.version)
+    assert constructed == []
+    items = [item for rows in [*made.values(), *again.values()] for item in rows]
+    assert items and all(type(item) is ContextItem for item in items)
+    # read back exactly as made, every field
+    assert again == {tig_context_key(x, y, index.version): rows for (x, y), rows in made.items()}
+
+
 def test_contexts_are_made_in_one_statement_on_postgresql_with_no_transaction_around_it(planted):
     from itertools import combinations
 
