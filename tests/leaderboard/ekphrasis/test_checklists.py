@@ -39,6 +39,26 @@ def test_several_dimensions_ensured_at_once_get_the_items_each_ensured_alone_wou
     assert statements == ["SELECT", "SELECT", "INSERT"]  # the locks, the read, U's and N's new items
 
 
+def test_new_items_go_in_one_json_statement_on_postgresql_and_come_back_as_stored():
+    """Every judge-run chunk stores its nine template items: on PostgreSQL as one JSON document, not through
+    bulk_create (whose statement and per-column arrays cost more than the chunk's other checklist work).
+    Each returned item is the stored row, id and creation time included, whatever the database."""
+    from django.test.utils import CaptureQueriesContext
+
+    task = TaskFactory(family="combination", brief="One brief.")
+    with CaptureQueriesContext(connection) as queries:
+        made = checklist_items_ensure_many(task=task, dimensions="UEN")
+    inserts = [q["sql"] for q in queries if q["sql"].startswith("INSERT")]
+    assert len(inserts) == 1
+    if connection.vendor == "postgresql":
+        assert "json_to_recordset" in inserts[0]
+    fields = [f.attname for f in ChecklistItem._meta.concrete_fields]
+    stored = {row.pk: [getattr(row, f) for f in fields] for row in ChecklistItem.objects.filter(task=task)}
+    returned = {row.pk: [getattr(row, f) for f in fields] for rows in made.values() for row in rows}
+    assert len(stored) == 9 and returned == stored
+    assert all(not row._state.adding for rows in made.values() for row in rows)
+
+
 def test_template_items_fill_three_slots_labelled_as_templates():
     task = TaskFactory(family="combination")
     rows = checklist_items_ensure(task=task, dimension="E")
