@@ -177,18 +177,14 @@ def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: Sequence[Plann
             judges.novelty_items[(task.pk, x, y)] = rows
 
 
-def _novelty_rows(judges: RunJudges, task: Task, base_rows: list, comparison: PlannedCall) -> list:
-    """Novelty items of one judged pair: the base items with slot 1 replaced by the pair's
-    leave-two-models-out population-cliché item when the TIG has one (App. E.3, G.5)."""
-    from leaderboard.ekphrasis.tig import TIG_SLOT
-
+def _novelty_anchor(judges: RunJudges, task: Task, comparison: PlannedCall):
+    """The item that replaces slot 1 of a judged pair's Novelty checklist: its leave-two-models-out
+    population-cliché item when the TIG has one, else None (the base items; App. E.3, G.5). The pair's stored
+    items are in ``judges.novelty_items`` (:func:`_novelty_prefetch` of the comparisons being judged)."""
     if judges.run.novelty_anchor != "tig":
-        return base_rows  # generic anchors: the ablation condition (App. D.1)
-    _novelty_prefetch(judges, task, [comparison])
+        return None  # generic anchors: the ablation condition (App. D.1)
     tig_rows = judges.novelty_items[(task.pk, comparison.model_x_id, comparison.model_y_id)]
-    if not tig_rows:
-        return base_rows
-    return [tig_rows[0] if row.slot == TIG_SLOT else row for row in base_rows]
+    return tig_rows[0] if tig_rows else None
 
 
 def _judge_writes_checklists(judges: RunJudges) -> bool:
@@ -226,6 +222,8 @@ class PlannedCall(Protocol):
 def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension: str,
                       comparisons: Sequence[PlannedCall]) -> list[Verdict]:
     """Judge planned comparisons; one verdict each, in order (failures included, never dropped)."""
+    from leaderboard.ekphrasis.tig import TIG_SLOT
+
     if (task.pk, dimension) not in judges.base_rows:
         if not _judge_writes_checklists(judges):
             # a judge that writes no checklist is shown the templates: those of every dimension of the run the
@@ -246,20 +244,22 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
     if dimension == "N":
         _novelty_prefetch(judges, task, comparisons)
     # The engine checklist and the stored copy of what was shown, built once per chunk for each distinct set of
-    # rows (judges.checklists); the checklist is immutable, the copy is only ever serialised.
+    # rows (judges.checklists): the task and dimension's base items with, on Novelty, slot 1 replaced by the
+    # pair's population-cliché item, so named by that item (the base items are fixed for the chunk). The
+    # checklist is immutable, the copy is only ever serialised.
     built = judges.checklists
+    task_pk = task.pk
 
-    def checklist_of(rows: list) -> tuple:
-        key = (task.pk, dimension, *(r.pk for r in rows))
+    def checklist_of(comparison) -> tuple:
+        anchor = _novelty_anchor(judges, task, comparison) if dimension == "N" else None
+        key = (task_pk, dimension, None if anchor is None else anchor.pk)
         if key not in built:
+            rows = base_rows if anchor is None else [anchor if row.slot == TIG_SLOT else row for row in base_rows]
             built[key] = (checklist_for_judging(rows, task=task, dimension=dimension), _shown(rows))
         return built[key]
 
     for judge_name, positions in by_judge.items():
-        shown_of = {
-            k: checklist_of(_novelty_rows(judges, task, base_rows, comparisons[k]) if dimension == "N" else base_rows)
-            for k in positions
-        }
+        shown_of = {k: checklist_of(comparisons[k]) for k in positions}
         requests = [
             PairJudgeRequest(
                 run_id=replicate_key(run), task=brief, dimension=ENGINE_DIMENSION[dimension],

@@ -409,3 +409,34 @@ def test_a_finished_chunk_counts_its_calls_from_its_ledgers_not_with_a_query():
     assert stored.filter(kind=Comparison.Kind.AUTOMATIC).exists()
     chunk = run.chunks.get()
     assert chunk.done and chunk.calls_done == stored.exclude(kind=Comparison.Kind.AUTOMATIC).count() > 0
+
+
+def test_a_chunk_builds_each_distinct_checklist_once_and_looks_up_novelty_contexts_once_a_batch(monkeypatch):
+    """A Novelty call's checklist is named by the pair's population-cliché item (the base items are fixed for
+    the chunk): each distinct checklist is built once, and the pairs' stored contexts are looked up once for
+    each batch of calls, not again for every call."""
+    task_set, models = population(n_models=5, n_tasks=1, name="built-once")
+    run = simulated_run(task_set, models, budget=20, dimensions="UEN")
+    built, prefetches, batches = [], [], []
+    real_build, real_prefetch, real_judge = judges.checklist_for_judging, judges._novelty_prefetch, judges.judge_comparisons
+
+    def counted_build(rows, **kwargs):
+        built.append((kwargs["dimension"], tuple(row.pk for row in rows)))
+        return real_build(rows, **kwargs)
+
+    def counted_prefetch(*args):
+        prefetches.append(1)
+        return real_prefetch(*args)
+
+    def counted_judge(*args, dimension, **kwargs):
+        batches.append(dimension)
+        return real_judge(*args, dimension=dimension, **kwargs)
+
+    monkeypatch.setattr(judges, "checklist_for_judging", counted_build)
+    monkeypatch.setattr(judges, "_novelty_prefetch", counted_prefetch)
+    monkeypatch.setattr(judges, "judge_comparisons", counted_judge)
+    judge_runs.judge_run_execute_inline(run=run)
+    shown = {(c.dimension, json.dumps(c.checklist, sort_keys=True)) for c in Comparison.objects.filter(run=run)}
+    assert len(built) == len(set(built)) == len(shown)
+    assert {d for d, _ in shown} == set("UEN") and len([d for d, _ in shown if d == "N"]) > 1  # TIG anchors shown
+    assert len(prefetches) == batches.count("N") > 0
