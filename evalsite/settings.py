@@ -232,7 +232,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or f"test_atelier_{os.getpid()}"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # The same backends, wrapped by django-prometheus to count queries, errors and connections for /metrics.
-_COUNTED_BACKENDS = {"django.db.backends.postgresql": "django_prometheus.db.backends.postgresql",
+# PostgreSQL: django-prometheus's counted backend, its per-request health check asking the socket first
+# (evalsite/db_backends/postgresql/base.py).
+_COUNTED_BACKENDS = {"django.db.backends.postgresql": "evalsite.db_backends.postgresql",
                      "django.db.backends.sqlite3": "django_prometheus.db.backends.sqlite3"}
 DATABASES["default"]["ENGINE"] = _COUNTED_BACKENDS.get(DATABASES["default"]["ENGINE"], DATABASES["default"]["ENGINE"])
 

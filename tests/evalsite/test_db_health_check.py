@@ -1,0 +1,80 @@
+"""The per-request health check of a kept PostgreSQL connection (evalsite/db_backends/postgresql/base.py):
+a quiet idle socket sends nothing; a connection the server ended is still found and replaced before the
+request's first statement, as Django's ``SELECT 1`` found it."""
+
+from __future__ import annotations
+
+import select
+
+import psycopg
+import pytest
+from django.db import close_old_connections, connection
+
+from evalsite.db_backends.postgresql.base import socket_quiet
+from tests.conftest import require_service
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def _terminate(pid: int) -> None:
+    db = connection.settings_dict
+    dsn = (f"host={db['HOST'] or '127.0.0.1'} port={db['PORT'] or 5432} dbname={db['NAME']} "
+           f"user={db['USER'] or 'postgres'} password={db['PASSWORD'] or ''}")
+    with psycopg.connect(dsn, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def _new_request() -> None:
+    # as Django's handler starts a request (the test client leaves it out): the check is due again
+    close_old_connections()
+    connection.health_check_done = False
+
+
+@pytest.fixture
+def asked(monkeypatch):
+    require_service("postgres")
+    calls = []
+    usable = connection.is_usable
+    monkeypatch.setattr(connection, "is_usable", lambda: calls.append(1) or usable())
+    return calls
+
+
+def test_a_kept_connection_whose_socket_is_quiet_is_not_asked_select_1(asked):
+    pid = _backend_pid()
+    _new_request()
+    connection.close_if_health_check_failed()
+    assert asked == []
+    assert _backend_pid() == pid  # the same connection, kept
+
+
+def test_a_connection_the_server_ended_is_closed_by_the_check_and_the_request_reconnects(asked):
+    pid = _backend_pid()
+    _terminate(pid)
+    # the ended backend's message and end of stream reach this side's socket
+    select.select([connection.connection.fileno()], [], [], 5)
+    _new_request()
+    connection.close_if_health_check_failed()
+    assert asked == [1]  # the socket had something to read: Django's own check was asked, and failed
+    assert connection.connection is None
+    assert _backend_pid() != pid
+
+
+def test_a_connection_in_a_transaction_is_asked_as_django_asks(asked):
+    _backend_pid()
+    _new_request()
+    connection.connection.execute("BEGIN")
+    try:
+        connection.close_if_health_check_failed()
+    finally:
+        connection.connection.execute("ROLLBACK")
+    assert asked == [1]
+
+
+def test_a_socket_that_cannot_be_polled_is_not_quiet():
+    assert socket_quiet(-1) is False
