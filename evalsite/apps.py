@@ -10,5 +10,7 @@ class EvalsiteConfig(AppConfig):
     def ready(self) -> None:
         from evalsite import checks  # noqa: F401  (registers the checks)
         from evalsite.metrics import observe_provider_calls
+        from evalsite.settings_reads import settings_reads_cached
 
         observe_provider_calls()
+        settings_reads_cached()
