@@ -78,3 +78,47 @@ def test_a_connection_in_a_transaction_is_asked_as_django_asks(asked):
 
 def test_a_socket_that_cannot_be_polled_is_not_quiet():
     assert socket_quiet(-1) is False
+
+
+# Timestamps read by psycopg's own loader on a UTC connection: the same values as Django's loader.
+
+TIMESTAMPS = ["2020-01-01 00:00:00+00", "2020-01-01 00:00:00.5+03", "1999-12-31 23:59:59.999999-09:30",
+              "2026-03-29 01:30:00.000001+01", "0001-01-01 00:00:00+00", "9999-12-31 23:59:59.999999+00",
+              "2024-02-29 12:00:00.1-00:00:30", "1970-01-01 00:00:00+14"]
+
+
+def _read(cursor) -> list:
+    cursor.execute("SELECT " + ", ".join("%s::timestamptz" for _ in TIMESTAMPS) + ", now()", TIMESTAMPS)
+    return list(cursor.fetchone())
+
+
+def test_timestamps_are_read_by_psycopgs_own_loader_on_a_utc_connection():
+    require_service("postgres")
+    from psycopg.pq import Format
+
+    from evalsite.db_backends.postgresql.base import utc_timestamptz_loader
+
+    connection.ensure_connection()
+    assert connection.connection.info.parameter_status("TimeZone") == "UTC"
+    loader = connection.connection.adapters.get_loader(1184, Format.TEXT)
+    assert loader is utc_timestamptz_loader()
+    assert not loader.__module__.startswith("django")
+
+
+def test_timestamps_read_equal_djangos_loader_value_and_time_zone():
+    require_service("postgres")
+    import datetime
+
+    from django.db.backends.postgresql.psycopg_any import register_tzloader
+    from psycopg.pq import Format
+
+    with connection.cursor() as cursor:
+        ours = _read(cursor)
+    with connection.cursor() as cursor:
+        register_tzloader(connection.timezone, cursor.cursor)  # Django's own loader, on this cursor only
+        assert cursor.cursor.adapters.get_loader(1184, Format.TEXT).__module__.startswith("django")
+        djangos = _read(cursor)
+    assert ours[:-1] == djangos[:-1]
+    for a, b in zip(ours, djangos):
+        assert a.tzinfo is b.tzinfo is datetime.timezone.utc
+    assert [a.isoformat() for a in ours[:-1]] == [b.isoformat() for b in djangos[:-1]]

@@ -1,5 +1,6 @@
 """The site's PostgreSQL backend: django-prometheus's counted one (queries, errors and connections for
-/metrics), whose per-request health check asks the socket before it asks the server (issue 30).
+/metrics), whose per-request health check asks the socket before it asks the server, and whose timestamps
+are read by psycopg's compiled loader (issue 30).
 
 Django's health check (``CONN_HEALTH_CHECKS``) sends ``SELECT 1`` on a kept connection at the start of every
 request: a round trip to PostgreSQL before the request's first statement, on every annotator request. A
@@ -9,10 +10,19 @@ socket). So the check here looks at the idle socket first, without waiting: noth
 connection is as the last request left it, and nothing is sent; anything to read (or a socket that cannot be
 polled) goes on to Django's own ``SELECT 1``, which closes the connection if it fails, as before. Only the
 health check changes: ``is_usable`` (asked after a request's database error) still sends ``SELECT 1``.
+
+Timestamps: Django reads every ``timestamptz`` with its own loader, a subclass of psycopg's pure-Python one
+(a regular expression and a dozen Python operations a value, then ``replace(tzinfo=connection.timezone)``)
+even where psycopg's compiled loader is installed; a combined label reads 13 of them. With ``USE_TZ`` and the
+connection in UTC (Django's ``ensure_timezone`` sets the session's TimeZone to ``UTC`` when it connects),
+psycopg's own loader returns the same value with the same ``datetime.timezone.utc``, so that loader reads
+them (:func:`utc_adapters`); any other time zone keeps Django's.
 """
 
 from __future__ import annotations
 
+import datetime
+import functools
 import select
 
 from django_prometheus.db.backends.postgresql.base import DatabaseWrapper as CountedDatabaseWrapper
@@ -29,7 +39,49 @@ def socket_quiet(fileno: int) -> bool:
         return False
 
 
+@functools.cache
+def utc_timestamptz_loader() -> type:
+    """A text loader of ``timestamptz`` that is psycopg's own (compiled where psycopg's binary package is
+    installed; that class cannot be subclassed), marked with the time zone Django compares loaders by
+    (``DatabaseWrapper.create_cursor``): each instance hands psycopg the ``load`` of psycopg's loader."""
+    import psycopg
+    from psycopg.adapt import Loader
+    from psycopg.pq import Format
+
+    default = psycopg.adapters.get_loader(psycopg.adapters.types["timestamptz"].oid, Format.TEXT)
+
+    class UtcTimestamptzLoader(Loader):
+        timezone = datetime.timezone.utc
+
+        def __init__(self, oid, context=None):
+            super().__init__(oid, context)
+            self.load = default(oid, context).load  # psycopg calls the instance's load: this one, compiled
+
+        def load(self, data):  # never called: every instance has its own (above)
+            raise NotImplementedError
+
+    return UtcTimestamptzLoader
+
+
+@functools.cache
+def utc_adapters(template):
+    """Django's adapters template for a UTC connection, with :func:`utc_timestamptz_loader`."""
+    from psycopg.adapt import AdaptersMap
+
+    adapters = AdaptersMap(template)
+    adapters.register_loader("timestamptz", utc_timestamptz_loader())
+    return adapters
+
+
 class DatabaseWrapper(CountedDatabaseWrapper):
+    def get_connection_params(self):
+        params = super().get_connection_params()
+        # Django's timezone is datetime.timezone.utc exactly when USE_TZ is on and DATABASES sets no TIME_ZONE,
+        # and then it sets the connection's TimeZone to UTC (ensure_timezone) before any statement is read.
+        if params.get("context") is not None and self.timezone is datetime.timezone.utc:
+            params["context"] = utc_adapters(params["context"])
+        return params
+
     def close_if_health_check_failed(self):
         """Django's check (close a kept connection that fails ``SELECT 1``), sent only when the idle
         connection's socket has something to read or cannot be polled (see the module docstring)."""
