@@ -12,6 +12,7 @@ import json
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
+from django.utils.functional import SimpleLazyObject, empty
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.response import Response
@@ -38,6 +39,15 @@ class AnnotationAPIView(NeverStoredApi, APIView):
     #: The route of the media URLs in the items this view hands out: the page's, reached with its session
     #: (the /api/v1/ operations hand out their own, which accept the API token too).
     media_route = "annotation:media"
+
+    def perform_authentication(self, request):
+        """DRF's (``request.user``), then the user itself in place of the session middleware's lazy wrapper,
+        for the view and the services (and Django's request): they read the user a few dozen times a label,
+        and each read through the wrapper raised and swallowed an AttributeError before reaching it (issue
+        30). The same user object either way."""
+        user = request.user
+        if isinstance(user, SimpleLazyObject) and user._wrapped is not empty:
+            request.user = user._wrapped
 
     def media_url_for(self, token: str):
         return lambda shown_slot: reverse(self.media_route, args=[token, shown_slot])
