@@ -13,7 +13,14 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation import item_creation, request_facts, services
-from annotation.models import AnnotatorProgress, Assignment, CampaignAnnotator, CampaignProgress, Item
+from annotation.models import (
+    AnnotatorProgress,
+    Assignment,
+    Campaign,
+    CampaignAnnotator,
+    CampaignProgress,
+    Item,
+)
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
 from tests.factories import UserFactory
@@ -100,3 +107,17 @@ def test_the_item_is_read_as_the_orm_reads_it_with_its_relations(setting):
         orm.task.brief, orm.response_a.core_idea, orm.response_b.visual_description)
     with pytest.raises(Item.DoesNotExist):
         request_facts.item_with_content(item_id=10**9, relations=relations)
+
+
+def test_the_instances_hold_every_field_as_the_orm_reads_it(setting):
+    """Each concrete field (JSON fields decoded, timestamps, foreign keys) equals the ORM's, for the
+    campaign of the next-item facts and the assignment with its campaign of the submit's."""
+    campaign, alice, _ = setting
+    held = services.assignment_next(campaign=campaign, annotator=alice)
+    facts = request_facts.next_item_facts(campaign_id=campaign.pk, annotator_id=alice.pk)
+    assignment, _ = request_facts.assignment_facts(token=held.token, annotator_id=alice.pk)
+    for ours, model in ((facts.campaign, Campaign), (assignment, Assignment), (assignment.campaign, Campaign)):
+        orm = model.objects.get(pk=ours.pk)
+        for field in model._meta.concrete_fields:
+            assert getattr(ours, field.attname) == getattr(orm, field.attname), (model.__name__, field.attname)
+        assert ours._state.adding is False and ours._state.db == orm._state.db
