@@ -3,8 +3,6 @@ first changed no answer: no other pattern takes a path under annotate/."""
 
 from __future__ import annotations
 
-import secrets
-
 import pytest
 from django.urls import URLResolver, get_resolver
 from django.urls.exceptions import Resolver404
@@ -12,7 +10,8 @@ from django.urls.exceptions import Resolver404
 import annotation.urls
 import evalsite.urls
 
-TOKEN = secrets.token_urlsafe(24)
+# a token of the site's shape (token_urlsafe(24)); fixed, so that pytest-xdist's workers collect the same ids
+TOKEN = "Sk1h4H0Zir0hX78nONSVjwmKhlYGCyCd"
 ANNOTATOR_PATHS = [
     "/annotate/", "/annotate/c/1/", f"/annotate/media/{TOKEN}/a", "/annotate/api/campaigns/1/next",
     "/annotate/api/campaigns/1/progress", f"/annotate/api/assignments/{TOKEN}/submit",
