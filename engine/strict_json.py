@@ -92,6 +92,12 @@ def _give_up(text: str) -> None:
     raise _GiveUp
 
 
+#: The fast path's decoder, made once: ``json.loads`` with hooks builds a new JSONDecoder (and its scanner) on
+#: every call. ``decode`` is what ``loads`` calls on it; a text starting with a BOM, which ``loads`` refuses
+#: before decoding, fails here too and goes to the full path, which refuses it with ``loads``'s own message.
+_FAST_DECODER = json.JSONDecoder(object_pairs_hook=_plain_pairs, parse_float=_finite_float, parse_constant=_give_up)
+
+
 def _too_deep(text: str, limit: int) -> tuple[str, int] | None:
     """None when no array or object nests deeper than ``limit``; else the top-level key it is under
     ("" when not known) and the offset where the limit is passed. A linear scan that skips strings, so
@@ -169,8 +175,7 @@ def json_decode(text: str, *, max_depth: int = MAX_JSON_DEPTH, undecodable: bool
         # would only report duplicate keys and non-finite numbers, and these hooks give up on both.
         # Any give-up or error falls through to the full path, which names every problem.
         try:
-            return json.loads(text, object_pairs_hook=_plain_pairs, parse_float=_finite_float,
-                              parse_constant=_give_up), []
+            return _FAST_DECODER.decode(text), []
         except (_GiveUp, ValueError, RecursionError):
             pass
     return _decode_and_walk(text, max_depth, undecodable)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engine.strict_json import MAX_JSON_DEPTH, json_decode
@@ -131,3 +133,50 @@ def test_a_cr_only_document_that_is_not_json_is_named_at_its_own_line_and_column
     # json counts LF only: the position of a CR-only file's error was line 1 at a column past the first line
     _, problems = json_decode('{"a": 1,\r "b": }\r')
     assert problems[0].line == 2 and "at column 7" in problems[0].message
+
+
+# ---------------------------------------------------------------- the fast path's decoder, made once
+
+_FAST_PATH_TEXTS = [
+    '{"winner": "A", "confidence": 0.75, "items": [{"i": 1, "w": "tie"}, {"i": 2, "w": "B"}]}',
+    '{"a": 1, "a": 2}',  # a duplicate key: the fast path gives up, the full path names it
+    '{"x": NaN}', '{"x": 1e400}', '{"x": -Infinity}',  # non-finite numbers
+    "\ufeff{\"a\": 1}",  # a BOM, which json.loads refuses before decoding
+    '{"a": 1} trailing', "", "[1, 2", '"just a string"', "12.5", '{"deep": ' * 3 + "1" + "}" * 3,
+]
+
+
+def _reference_decode(text: str):
+    """json_decode as it was: json.loads with the fast path's hooks on every call, else the full path."""
+    from engine import strict_json as sj
+
+    if sj._too_deep(text, sj.MAX_JSON_DEPTH) is None and "\\u" not in text and "\x00" not in text \
+            and not sj._SURROGATE.search(text):
+        try:
+            return json.loads(text, object_pairs_hook=sj._plain_pairs, parse_float=sj._finite_float,
+                              parse_constant=sj._give_up), []
+        except (sj._GiveUp, ValueError, RecursionError):
+            pass
+    return sj._decode_and_walk(text, sj.MAX_JSON_DEPTH, False)
+
+
+@pytest.mark.parametrize("text", _FAST_PATH_TEXTS)
+def test_the_reused_decoder_decodes_every_text_as_loads_with_the_hooks_did(text):
+    value, problems = json_decode(text)
+    expected_value, expected_problems = _reference_decode(text)
+    assert repr(value) == repr(expected_value) and type(value) is type(expected_value)
+    assert problems == expected_problems
+
+
+def test_the_fast_path_builds_no_decoder_a_call(monkeypatch):
+    made = []
+    original = json.JSONDecoder.__init__
+
+    def counting(self, *args, **kwargs):
+        made.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(json.JSONDecoder, "__init__", counting)
+    for k in range(50):
+        assert json_decode(f'{{"k": {k}, "v": [1.5, "x"]}}') == ({"k": k, "v": [1.5, "x"]}, [])
+    assert made == []
