@@ -56,6 +56,9 @@ VERDICT_FIELDS = ("status", "winner", "confidence", "rationale", "per_item_outco
 
 # ---------------------------------------------------------------- the task's pool
 
+#: The fields of a response a chunk reads from its pool (:func:`_pool`); any other is left in the database.
+POOL_FIELDS = ("id", "task", "subject_model", "sample", "is_primary", "core_idea", "visual_description")
+
 
 @dataclass
 class _Pool:
@@ -97,7 +100,9 @@ def _pool(run: JudgeRun, task: Task, models: list[SubjectModel] | None = None) -
     index = {m.pk: i for i, m in enumerate(models)}
     by_model = {m.pk: m for m in models}
     responses = {}
-    for r in Response.objects.filter(task=task, is_primary=True, subject_model_id__in=index):
+    # only what a chunk reads of its pool's responses (the judges are shown candidates made of the two fields):
+    # not raw_text, which is most of a row and was read for every primary response of every chunk
+    for r in Response.objects.filter(task=task, is_primary=True, subject_model_id__in=index).only(*POOL_FIELDS):
         r.subject_model = by_model[r.subject_model_id]
         responses[index[r.subject_model_id]] = r
     return _Pool(models, index, responses, {r.pk: r for r in responses.values()})
@@ -590,8 +595,8 @@ def _planned(run, task, dimension, pool: _Pool, i: int, j: int, kind: str, repea
         ri, rj = pool.responses[i], pool.responses[j]
         # A/B order randomised per call and recorded (Ekphrasis App. E, Algorithm 2 line 6).
         flip = unit_interval(run.seed, "order", task.external_id, dimension, i, j, kind, repeat, judge_name) < 0.5
-        shown_a, shown_b = (rj, ri) if flip else (ri, rj)
-        shown_a_id, shown_b_id = shown_a.pk, shown_b.pk
+        # .id, not the pk property (see RunJudges.candidate): the same value, read for every planned call
+        shown_a_id, shown_b_id = (rj.id, ri.id) if flip else (ri.id, rj.id)
         x, y = sorted((ri.subject_model_id, rj.subject_model_id))
     return _Plan(x, y, kind, repeat, judge_name, sequence, shown_a_id, shown_b_id)
 

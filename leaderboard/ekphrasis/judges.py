@@ -88,16 +88,18 @@ class RunJudges:
     screened: dict[tuple[int, str], list[str]] = field(default_factory=dict)
 
     def candidate(self, response) -> Candidate:
-        found = self.candidates.get(response.pk)
+        # .id, not .pk: Model.pk is a property that looks the primary key's attname up on every read, and a
+        # chunk reads a shown response's id thousands of times (the same value: Response's primary key is id)
+        found = self.candidates.get(response.id)
         if found is None:
-            found = self.candidates[response.pk] = _candidate(response)
+            found = self.candidates[response.id] = _candidate(response)
         return found
 
     def screen(self, response, request: PairJudgeRequest) -> None:
         """Log a warning the first time this chunk shows ``response``'s inspected field when it addresses
         the judge (:func:`~engine.judge.prompt.judge_injection_signals`)."""
         inspected = request.inspected_field
-        key = (response.pk, inspected.value)
+        key = (response.id, inspected.value)
         if key in self.screened:
             return
         signals = self.screened[key] = judge_injection_signals(self.candidate(response).field_text(inspected))

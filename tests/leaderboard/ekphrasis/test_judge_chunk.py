@@ -440,3 +440,56 @@ def test_a_chunk_builds_each_distinct_checklist_once_and_looks_up_novelty_contex
     assert len(built) == len(set(built)) == len(shown)
     assert {d for d, _ in shown} == set("UEN") and len([d for d, _ in shown if d == "N"]) > 1  # TIG anchors shown
     assert len(prefetches) == batches.count("N") > 0
+
+
+def test_a_chunks_pool_reads_its_responses_without_their_raw_text_and_loads_no_deferred_field_later(monkeypatch):
+    """The pool's responses hold only what a chunk reads (judge_chunk.POOL_FIELDS): raw_text stays in the
+    database, and judging every dimension reads no deferred field back (a deferred field read is one query
+    a response, made by refresh_from_db)."""
+    from leaderboard.models import Response
+
+    task_set, models = population(n_models=5, n_tasks=1, name="pool-fields")
+    run = _run(task_set, models)
+    task = task_set.tasks.get()
+    pool = judge_chunk._pool(run, task)
+    assert pool.responses and all("raw_text" in r.get_deferred_fields() for r in pool.responses.values())
+    judge_runs.judge_run_pending_chunks(run_id=run.pk)
+    refreshed = []
+    original = Response.refresh_from_db
+
+    def counting(self, *args, **kwargs):
+        refreshed.append(kwargs.get("fields"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Response, "refresh_from_db", counting)
+    judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
+    assert Comparison.objects.filter(run=run, status=Comparison.Status.OK).exists()
+    assert refreshed == []
+
+
+def test_the_chunks_hot_loops_read_a_responses_id_attribute_not_the_pk_property(monkeypatch):
+    """Response's primary key is ``id``, so reading ``.id`` is reading ``.pk``; a chunk reads it for every call it
+    plans, shows and screens, and the Model.pk property's lookup was ~61,000 calls a 40-task run."""
+    from django.db.models import Model
+
+    from leaderboard.models import Response
+
+    assert Response._meta.pk.attname == "id"
+    task_set, models = population(n_models=5, n_tasks=1, name="pk-reads")
+    run = _run(task_set, models)
+    judge_runs.judge_run_pending_chunks(run_id=run.pk)
+    task = task_set.tasks.get()
+    reads = []
+    original = Model._get_pk_val
+
+    def counting(self, meta=None):
+        if isinstance(self, Response):
+            reads.append(1)
+        return original(self, meta)
+
+    monkeypatch.setattr(Model, "_get_pk_val", counting)
+    monkeypatch.setattr(Model, "pk", property(counting, Model._set_pk_val))
+    judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
+    calls = Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC).count()
+    assert calls > 20
+    assert len(reads) < 50  # once per response per chunk at most (the pool's maps), not a few per call
