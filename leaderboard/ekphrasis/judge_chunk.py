@@ -679,6 +679,12 @@ def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask, calls: int) -> bool:
     the task: no query counts them again); True for exactly one caller: the one that finished the run's last
     chunk."""
     with run_counting_finished_units(JudgeRun, run.pk):
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                running, finalising = JudgeRun.Status.RUNNING.value, JudgeRun.Status.FINALISING.value
+                cursor.execute(_FINISH_SQL(), [calls, chunk.pk, run.pk, running, finalising, run.pk, run.pk, running])
+                row = cursor.fetchone()
+            return bool(row and row[0])
         updated = JudgeRunTask.objects.filter(pk=chunk.pk, done=False).update(done=True, calls_done=calls)
         if not updated:
             return False
@@ -687,3 +693,34 @@ def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask, calls: int) -> bool:
         if done < run.tasks_total:
             return False
         return run_claim_finalise(JudgeRun, run.pk)
+
+
+def _FINISH_SQL() -> str:  # noqa: N802 — built once, used like a constant
+    """On PostgreSQL the finishing step after the run's lock as one statement, not four: mark the chunk done
+    (if it is not), count the run's done chunks, store the count and claim the finalising (running →
+    finalising) when every chunk is done; returns whether this statement claimed it, and no row when the chunk
+    was done already. It runs after the lock's statement, so its snapshot, taken when it starts, sees every
+    chunk another worker finished before that worker let the lock go (what the lock is for,
+    :func:`leaderboard.runs.lifecycle.run_counting_finished_units`). The count reads that snapshot, where this
+    chunk is not done yet (the UPDATE's rows are not visible to the rest of its statement), so it adds the
+    chunk it marked. ``before`` reads the run's status as the snapshot has it: the row is locked by this
+    transaction, so that is its status now."""
+    if "finish" not in _SQL:
+        chunk_table, run_table = _quote(JudgeRunTask._meta.db_table), _quote(JudgeRun._meta.db_table)
+        chunk_pk, run_pk = _quote(JudgeRunTask._meta.pk.column), _quote(JudgeRun._meta.pk.column)
+        done, calls_done = _quote("done"), _quote(JudgeRunTask._meta.get_field("calls_done").column)
+        run_fk = _quote(JudgeRunTask._meta.get_field("run").column)
+        status, tasks_done = _quote("status"), _quote(JudgeRun._meta.get_field("tasks_done").column)
+        tasks_total = _quote(JudgeRun._meta.get_field("tasks_total").column)
+        _SQL["finish"] = (
+            f"WITH marked AS (UPDATE {chunk_table} SET {done} = true, {calls_done} = %s "
+            f"WHERE {chunk_pk} = %s AND NOT {done} RETURNING 1), "
+            f"counted AS (SELECT (SELECT count(*) FROM {chunk_table} WHERE {run_fk} = %s AND {done}) "
+            f"+ (SELECT count(*) FROM marked) AS n) "
+            f"UPDATE {run_table} SET {tasks_done} = counted.n, {status} = CASE WHEN counted.n >= {run_table}.{tasks_total} "
+            f"AND {run_table}.{status} = %s THEN %s ELSE {run_table}.{status} END "
+            f"FROM counted, (SELECT {status} AS old FROM {run_table} WHERE {run_pk} = %s) AS before "
+            f"WHERE {run_table}.{run_pk} = %s AND EXISTS (SELECT 1 FROM marked) "
+            f"RETURNING before.old = %s AND counted.n >= {run_table}.{tasks_total}"
+        )
+    return _SQL["finish"]

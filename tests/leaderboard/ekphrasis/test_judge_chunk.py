@@ -493,3 +493,48 @@ def test_the_chunks_hot_loops_read_a_responses_id_attribute_not_the_pk_property(
     calls = Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC).count()
     assert calls > 20
     assert len(reads) < 50  # once per response per chunk at most (the pool's maps), not a few per call
+
+
+def test_finishing_chunks_marks_counts_and_claims_the_finalising_once_and_on_postgresql_in_one_statement_after_the_lock():
+    """_chunk_finish: the first of two chunks is marked done with its calls and counted (not claimed), a chunk
+    finished again changes nothing, the last one claims the finalising; on PostgreSQL each is the run's lock and
+    one statement (it was the lock and four: mark, count, store the count, claim)."""
+    from leaderboard.ekphrasis.models import JudgeRun
+
+    task_set, models = population(n_models=4, n_tasks=2, name="finish")
+    run = simulated_run(task_set, models, budget=6, dimensions="U")
+    judge_runs.judge_run_pending_chunks(run_id=run.pk)
+    first, last = run.chunks.order_by("pk")
+
+    def finish(chunk, calls):
+        with CaptureQueriesContext(connection) as queries:
+            claimed = judge_chunk._chunk_finish(run, chunk, calls)
+        statements = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"].upper()]
+        if connection.vendor == "postgresql":
+            assert len(statements) == 2, statements  # the lock, then the one statement
+        return claimed
+
+    assert finish(first, 7) is False
+    run.refresh_from_db()
+    first.refresh_from_db()
+    assert (first.done, first.calls_done, run.tasks_done, run.status) == (True, 7, 1, JudgeRun.Status.RUNNING)
+    assert finish(first, 9) is False  # done already: nothing changes
+    first.refresh_from_db()
+    run.refresh_from_db()
+    assert (first.calls_done, run.tasks_done) == (7, 1)
+    assert finish(last, 3) is True
+    run.refresh_from_db()
+    assert (run.tasks_done, run.status) == (2, JudgeRun.Status.FINALISING)
+    assert finish(last, 3) is False
+
+
+def test_a_chunk_finished_on_a_cancelled_run_is_counted_but_claims_nothing():
+    from leaderboard.ekphrasis.models import JudgeRun
+
+    task_set, models = population(n_models=4, n_tasks=1, name="finish-cancelled")
+    run = simulated_run(task_set, models, budget=6, dimensions="U")
+    judge_runs.judge_run_pending_chunks(run_id=run.pk)
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.FAILED, error="cancelled")
+    assert judge_chunk._chunk_finish(run, run.chunks.get(), 4) is False
+    run.refresh_from_db()
+    assert (run.tasks_done, run.status) == (1, JudgeRun.Status.FAILED)
