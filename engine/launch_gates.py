@@ -222,15 +222,21 @@ def _ties(by_dim: dict[str, list[GateComparison]]) -> GateResult:
                    _detail(rates, "{:.1%}") or "no primary calls", sum(map(len, by_dim.values())))
 
 
+#: A call's pair identity, ComparisonRecord.key read from the GateComparison itself (it has every attribute that
+#: key reads: pair_key, task, model_a, model_b): the same value as ``c.record().key`` without building the
+#: record, whose word counts of both texts the position gate never reads (one record per primary call).
+_pair_identity = ComparisonRecord.key.fget
+
+
 def _position(primary: Sequence[GateComparison], swaps: Sequence[GateComparison]) -> GateResult:
     first: dict[tuple, GateComparison] = {}
     for c in primary:
-        first.setdefault((c.dimension, c.record().key), c)
+        first.setdefault((c.dimension, _pair_identity(c)), c)
     effects: dict[str, float | None] = {}
     counts: dict[str, int] = defaultdict(int)
     a_wins: dict[str, int] = defaultdict(int)
     for s in swaps:
-        p = first.get((s.dimension, s.record().key))
+        p = first.get((s.dimension, _pair_identity(s)))
         if p is None:
             continue
         for call in (p, s):

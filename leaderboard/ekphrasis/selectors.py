@@ -508,12 +508,23 @@ def _launch_gate_results(run) -> list:
                      Case(When(dimension="N", then=Cast("checklist", TextField())), output_field=TextField()))
     )
     calls = []
+    # a checklist's stored text -> its profile: the calls of a pair (and the rounds of a task) show the same
+    # checklist, so each distinct text is decoded once, not once a Novelty call
+    profiles: dict[str, str | None] = {}
+
+    def profile(checklist: str | None) -> str | None:
+        if not checklist:
+            return _novelty_profile(None)
+        if checklist not in profiles:
+            profiles[checklist] = _novelty_profile(json.loads(checklist))
+        return profiles[checklist]
+
     for (task, dimension, model_a, model_b, winner, kind, repaired, judge, text_a, text_b,
          task_id, model_x, model_y, checklist) in rows:
         calls.append(GateComparison(
             task=task, dimension=dimension, model_a=str(model_a), model_b=str(model_b), winner=winner, kind=kind,
             repaired=repaired, judge=judge, text_a=text_a, text_b=text_b, pair_key=f"{task_id}:{model_x}:{model_y}",
-            novelty_profile=_novelty_profile(json.loads(checklist) if checklist else None) if dimension == "N" else None,
+            novelty_profile=profile(checklist) if dimension == "N" else None,
             active_selected=kind == Comparison.Kind.PRIMARY and not fixed,
         ))
     return launch_gates(parsed, calls)

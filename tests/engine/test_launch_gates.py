@@ -183,3 +183,22 @@ def test_an_auxiliary_rank_correlation_of_exactly_the_minimum_passes_gate_vii():
     gate = _by_key(launch_gates([], primary + aux))["auxiliary_rank_corr"]
     assert gate.measured == pytest.approx(0.2, abs=1e-12)
     assert gate.passed
+
+
+def test_the_position_gates_pair_identity_is_the_records_key_without_building_the_record(monkeypatch):
+    """_position matches a swap to its primary by ComparisonRecord.key read off the GateComparison itself: the same
+    key as ``record().key`` for a given pair key and for the default (task, sorted model names), and the gate
+    builds no record (each counted the words of both texts)."""
+    from engine import launch_gates as lg
+
+    calls = [
+        GateComparison(task="t1", dimension="U", model_a="m2", model_b="m10", winner="A", pair_key=None),
+        GateComparison(task="t1", dimension="U", model_a="m10", model_b="m2", winner="B", kind="swap", pair_key=None),
+        GateComparison(task="t2", dimension="E", model_a="b", model_b="a", winner="tie", pair_key="7:1:2"),
+        GateComparison(task="t2", dimension="E", model_a="a", model_b="b", winner="A", kind="swap", pair_key="7:1:2"),
+    ]
+    assert [lg._pair_identity(c) for c in calls] == [c.record().key for c in calls]
+    expected = lg._position([c for c in calls if c.kind == "primary"], [c for c in calls if c.kind == "swap"])
+    monkeypatch.setattr(GateComparison, "record", lambda self: pytest.fail("a record was built"))
+    assert lg._position([c for c in calls if c.kind == "primary"], [c for c in calls if c.kind == "swap"]) == expected
+    assert expected.n == 3 and expected.measured is not None  # decisive calls on the swapped pairs

@@ -141,3 +141,28 @@ def test_the_gates_read_each_calls_inspected_texts_and_only_novelty_checklists_a
         for r in Response.objects.filter(task__task_set=task_set)
     ]
     assert [r.to_dict() for r in measured] == [r.to_dict() for r in launch_gates(parsed, whole)]
+
+
+def test_the_gates_decode_each_distinct_novelty_checklist_once_not_once_a_call(monkeypatch):
+    import json
+
+    from leaderboard.ekphrasis import selectors
+    from leaderboard.ekphrasis.models import Comparison
+
+    task_set, models = population(n_models=4, n_tasks=2, name="gates-decode")
+    run = simulated_run(task_set, models, budget=8, dimensions="N")
+    judge_runs.judge_run_execute_inline(run=run)
+    run.refresh_from_db()
+    expected = [r.to_dict() for r in selectors._launch_gate_results(run)]
+    decoded = []
+    loads = json.loads
+
+    def counting(text, *args, **kwargs):
+        decoded.append(text)
+        return loads(text, *args, **kwargs)
+
+    monkeypatch.setattr(selectors.json, "loads", counting)
+    assert [r.to_dict() for r in selectors._launch_gate_results(run)] == expected
+    novelty_calls = Comparison.objects.filter(run=run, status=Comparison.Status.OK, dimension="N").exclude(
+        kind=Comparison.Kind.AUTOMATIC).count()
+    assert len(decoded) == len(set(decoded)) < novelty_calls
