@@ -160,13 +160,13 @@ def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: Sequence[Plann
 
     if judges.run.novelty_anchor != "tig":
         return
-    if task.pk not in judges.populations:
-        judges.populations[task.pk] = task_population_index(task, components=tig_components_of_run(judges.run))
-        judges.stored_contexts[task.pk] = stored_novelty_contexts(task=task, version=judges.populations[task.pk].version)
-    index, stored = judges.populations[task.pk], judges.stored_contexts[task.pk]
+    if task.id not in judges.populations:
+        judges.populations[task.id] = task_population_index(task, components=tig_components_of_run(judges.run))
+        judges.stored_contexts[task.id] = stored_novelty_contexts(task=task, version=judges.populations[task.id].version)
+    index, stored = judges.populations[task.id], judges.stored_contexts[task.id]
     missing = []
     for c in comparisons:
-        key = (task.pk, c.model_x_id, c.model_y_id)
+        key = (task.id, c.model_x_id, c.model_y_id)
         if key in judges.novelty_items:
             continue
         rows = stored.get(tig_context_key(c.model_x_id, c.model_y_id, index.version))
@@ -176,7 +176,7 @@ def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: Sequence[Plann
             judges.novelty_items[key] = rows
     if missing:
         for (x, y), rows in novelty_contexts_create(task=task, pairs=missing, index=index).items():
-            judges.novelty_items[(task.pk, x, y)] = rows
+            judges.novelty_items[(task.id, x, y)] = rows
 
 
 def _novelty_anchor(judges: RunJudges, task: Task, comparison: PlannedCall):
@@ -185,7 +185,7 @@ def _novelty_anchor(judges: RunJudges, task: Task, comparison: PlannedCall):
     items are in ``judges.novelty_items`` (:func:`_novelty_prefetch` of the comparisons being judged)."""
     if judges.run.novelty_anchor != "tig":
         return None  # generic anchors: the ablation condition (App. D.1)
-    tig_rows = judges.novelty_items[(task.pk, comparison.model_x_id, comparison.model_y_id)]
+    tig_rows = judges.novelty_items[(task.id, comparison.model_x_id, comparison.model_y_id)]
     return tig_rows[0] if tig_rows else None
 
 
@@ -226,18 +226,18 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
     """Judge planned comparisons; one verdict each, in order (failures included, never dropped)."""
     from leaderboard.ekphrasis.tig import TIG_SLOT
 
-    if (task.pk, dimension) not in judges.base_rows:
+    if (task.id, dimension) not in judges.base_rows:
         if not _judge_writes_checklists(judges):
             # a judge that writes no checklist is shown the templates: those of every dimension of the run the
             # chunk has not read yet are ensured in one transaction (the chunk judges them all)
-            unread = [d for d in dict.fromkeys([dimension, *run.dimensions]) if (task.pk, d) not in judges.base_rows]
+            unread = [d for d in dict.fromkeys([dimension, *run.dimensions]) if (task.id, d) not in judges.base_rows]
             for d, rows in checklist_items_ensure_many(task=task, dimensions=unread).items():
-                judges.base_rows[(task.pk, d)] = rows
+                judges.base_rows[(task.id, d)] = rows
         else:
-            judges.base_rows[(task.pk, dimension)] = checklist_items_ensure(
+            judges.base_rows[(task.id, dimension)] = checklist_items_ensure(
                 task=task, dimension=dimension, generated=_judge_model_checklist(judges, task, dimension)
             )
-    base_rows = judges.base_rows[(task.pk, dimension)]
+    base_rows = judges.base_rows[(task.id, dimension)]
     brief = task_brief_of(task)
     by_judge: dict[str, list[int]] = {}
     for k, c in enumerate(comparisons):
@@ -250,7 +250,7 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
     # pair's population-cliché item, so named by that item (the base items are fixed for the chunk). The
     # checklist is immutable, the copy is only ever serialised.
     built = judges.checklists
-    task_pk = task.pk
+    task_pk = task.id
 
     def checklist_of(comparison) -> tuple:
         anchor = _novelty_anchor(judges, task, comparison) if dimension == "N" else None

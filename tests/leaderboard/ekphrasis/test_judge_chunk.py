@@ -472,9 +472,9 @@ def test_the_chunks_hot_loops_read_a_responses_id_attribute_not_the_pk_property(
     plans, shows and screens, and the Model.pk property's lookup was ~61,000 calls a 40-task run."""
     from django.db.models import Model
 
-    from leaderboard.models import Response
+    from leaderboard.models import Response, Task
 
-    assert Response._meta.pk.attname == "id"
+    assert Response._meta.pk.attname == Task._meta.pk.attname == "id"
     task_set, models = population(n_models=5, n_tasks=1, name="pk-reads")
     run = _run(task_set, models)
     judge_runs.judge_run_pending_chunks(run_id=run.pk)
@@ -483,7 +483,7 @@ def test_the_chunks_hot_loops_read_a_responses_id_attribute_not_the_pk_property(
     original = Model._get_pk_val
 
     def counting(self, meta=None):
-        if isinstance(self, Response):
+        if isinstance(self, Response | Task):
             reads.append(1)
         return original(self, meta)
 
