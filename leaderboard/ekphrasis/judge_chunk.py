@@ -682,7 +682,7 @@ def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask, calls: int) -> bool:
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 running, finalising = JudgeRun.Status.RUNNING.value, JudgeRun.Status.FINALISING.value
-                cursor.execute(_FINISH_SQL(), [calls, chunk.pk, run.pk, running, finalising, run.pk, run.pk, running])
+                cursor.execute(_finish_sql(), [calls, chunk.pk, run.pk, running, finalising, run.pk, run.pk, running])
                 row = cursor.fetchone()
             return bool(row and row[0])
         updated = JudgeRunTask.objects.filter(pk=chunk.pk, done=False).update(done=True, calls_done=calls)
@@ -695,7 +695,7 @@ def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask, calls: int) -> bool:
         return run_claim_finalise(JudgeRun, run.pk)
 
 
-def _FINISH_SQL() -> str:  # noqa: N802 — built once, used like a constant
+def _finish_sql() -> str:
     """On PostgreSQL the finishing step after the run's lock as one statement, not four: mark the chunk done
     (if it is not), count the run's done chunks, store the count and claim the finalising (running →
     finalising) when every chunk is done; returns whether this statement claimed it, and no row when the chunk
