@@ -19,7 +19,9 @@ from __future__ import annotations
 import functools
 
 from django.db import connections, router
-from django.db.models import Model
+from django.db.backends.base.operations import BaseDatabaseOperations
+from django.db.models import Model, fields
+from django.db.models.fields import related
 from django.db.models.query import get_related_populators
 
 from evalsite.prepared_statements import statement_cursor
@@ -91,6 +93,36 @@ def _instance(model: type[Model], connection, compiled, row) -> Model:
     return instance
 
 
+#: Field classes (exactly these, not subclasses) whose ``get_db_prep_save`` returns a ``str`` or ``None`` value
+#: itself: ``Field.get_db_prep_save`` → ``get_db_prep_value`` → ``get_prep_value`` → ``to_python``, each passing
+#: it on unchanged (a ``bool`` or ``None`` for BooleanField).
+_UNCHANGED = {fields.CharField: (str, type(None)), fields.TextField: (str, type(None)),
+              fields.BooleanField: (bool, type(None))}
+#: Integer field classes: an ``int`` (exactly: ``int(True)`` is not ``True``) or ``None`` value is what the
+#: backend's ``adapt_integerfield_value`` makes of it (``get_prep_value``'s ``int()`` returns the same int).
+_INTEGERS = (fields.IntegerField, fields.BigIntegerField, fields.SmallIntegerField, fields.PositiveIntegerField,
+             fields.PositiveBigIntegerField, fields.PositiveSmallIntegerField)
+
+
+def _preparer(field, connection):
+    """(the value types for which ``field.get_db_prep_save(value, connection)`` is ``adapt(value)``, adapt or None
+    for the value itself), found once per field: the usual values of an insert (keys, flags, texts, counts) skip
+    the field's five calls, each with a ``hasattr`` probe (issue 30). Any other value or field: ()."""
+    cls = type(field)
+    if cls in _UNCHANGED:
+        return _UNCHANGED[cls], None
+    if cls in _INTEGERS:
+        internal = field.get_internal_type()
+        return (int, type(None)), lambda value: connection.ops.adapt_integerfield_value(value, internal)
+    if (cls in (related.ForeignKey, related.OneToOneField)
+            and type(field.target_field) in (fields.AutoField, fields.BigAutoField)
+            and type(connection.ops).validate_autopk_value is BaseDatabaseOperations.validate_autopk_value):
+        # ForeignKey.get_db_prep_save: None stays None; an int goes to the key's AutoFieldMixin.get_db_prep_value
+        # (int() of it, then validate_autopk_value, the identity here).
+        return (int, type(None)), None
+    return (), None
+
+
 @functools.cache
 def _insert_sql(model: type[Model], alias: str, vendor: str):
     connection = connections[alias]
@@ -99,7 +131,14 @@ def _insert_sql(model: type[Model], alias: str, vendor: str):
     table, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
     sql = (f"INSERT INTO {table} ({', '.join(quote(f.column) for f in fields)}) "
            f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {table}.{pk}")
-    return sql, fields
+    return sql, [(field, *_preparer(field, connection)) for field in fields]
+
+
+def _db_prep_save(field, types, adapt, value, connection):
+    """``field.get_db_prep_save(value, connection)``, without its calls for a value of ``types``."""
+    if type(value) in types:
+        return value if adapt is None else adapt(value)
+    return field.get_db_prep_save(value, connection)
 
 
 def row_create(model: type[Model], **values) -> Model:
@@ -119,7 +158,8 @@ def row_insert(model: type[Model], **values) -> tuple[Model, str, list]:
     connection = connections[router.db_for_write(model)]
     sql, fields = _insert_sql(model, connection.alias, connection.vendor)
     instance = model(**values)
-    params = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
+    params = [_db_prep_save(field, types, adapt, field.pre_save(instance, True), connection)
+              for field, types, adapt in fields]
     instance._state.db = connection.alias
     return instance, sql, params
 

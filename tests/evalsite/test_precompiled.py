@@ -56,3 +56,39 @@ def test_a_created_row_breaking_a_unique_constraint_is_an_integrity_error():
     UserFactory(username="taken")
     with pytest.raises(IntegrityError), transaction.atomic():
         row_create(get_user_model(), username="taken", password="!")
+
+
+#: Values of the types an insert's fast preparation takes, with their neighbours it must leave to the field
+#: (a bool for an integer, an int for a boolean, a str for a key, a subclass of str).
+SAMPLE_VALUES = ("", "x", " é ", None, True, False, 0, 1, 7, -3, 2**40, "12", 1.5)
+
+
+def test_the_fast_preparation_of_every_insertable_field_equals_get_db_prep_save():
+    """Every concrete field of every model, on this database: a value the fast path prepares itself is
+    prepared exactly (value and type) as ``field.get_db_prep_save`` prepares it, and the path takes the
+    usual values of the label and assignment inserts (keys, flags, texts, counts)."""
+    from django.apps import apps
+
+    from evalsite.precompiled import _db_prep_save, _preparer
+
+    fast = 0
+    for model in apps.get_models():
+        for field in model._meta.local_concrete_fields:
+            types, adapt = _preparer(field, connection)
+            for value in SAMPLE_VALUES:
+                if type(value) not in types:
+                    continue
+                try:
+                    expected = field.get_db_prep_save(value, connection)
+                except (TypeError, ValueError):
+                    continue
+                prepared = _db_prep_save(field, types, adapt, value, connection)
+                assert (prepared, type(prepared)) == (expected, type(expected)), (model, field.name, value)
+                fast += 1
+    assert fast > 1000
+    from annotation.models import Assignment, PairwiseLabel
+
+    taken = {(model.__name__, field.name) for model in (Assignment, PairwiseLabel)
+             for field in model._meta.local_concrete_fields if _preparer(field, connection)[0]}
+    assert {("Assignment", "campaign"), ("Assignment", "token"), ("Assignment", "swapped"),
+            ("PairwiseLabel", "time_on_item_ms"), ("PairwiseLabel", "choice")} <= taken
