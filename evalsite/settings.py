@@ -179,7 +179,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out login into its 429 answer.
     "axes.middleware.AxesMiddleware",
-    "django_prometheus.middleware.PrometheusAfterMiddleware",
+    "evalsite.request_metrics.SeriesKeptAfterMiddleware",  # its labelled series looked up once
 ]
 
 ROOT_URLCONF = "evalsite.urls"
