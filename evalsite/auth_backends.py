@@ -8,13 +8,15 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend as DjangoModelBackend
 
 from evalsite.precompiled import row_by_pk
+from evalsite.sessions import prefetched_user
 
 
 class ModelBackend(DjangoModelBackend):
     def get_user(self, user_id):
         UserModel = get_user_model()
+        user = prefetched_user(user_id)  # read with the session (evalsite/sessions.py)
         try:
-            user = row_by_pk(UserModel, user_id)
+            user = user if user is not None else row_by_pk(UserModel, user_id)
         except UserModel.DoesNotExist:
             return None
         return user if self.user_can_authenticate(user) else None

@@ -2,33 +2,102 @@
 the one read every request makes sent as SQL written once instead of an ORM query compiled per
 request (issue 16: session and user loading were a fifth of an annotator request's CPU), and prepared
 on PostgreSQL (:func:`evalsite.prepared_statements.statement_cursor`, issue 30): every request of every
-page sends it, so PostgreSQL parses and plans it once per connection instead of once per request."""
+page sends it, so PostgreSQL parses and plans it once per connection instead of once per request.
+
+The session's user in the same statement (PostgreSQL, issue 30): the user id a session key held when this
+process last decoded it is remembered, and the next read of that session also reads that user's row
+(``LEFT JOIN LATERAL``, the statement :func:`evalsite.precompiled.row_by_pk` sends). When the decoded
+session names that same user, the row is handed to the login backend's ``get_user``
+(:func:`prefetched_user`) for this request only, instead of a second round trip; the backend applies
+Django's checks to it as to one it read (``is_active``, then the session's auth hash). A session whose user
+changed, or was never seen by this process, reads its user as before.
+"""
 
 from __future__ import annotations
 
+import threading
+
+from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
+from django.core.signals import request_started
 from django.db import connections, router
 from django.utils import timezone
 
+from evalsite.precompiled import row_by_pk_sql, row_from
 from evalsite.prepared_statements import statement_cursor
+
+#: The user id (primary key) each session key held when this process last decoded it; bounded.
+_SESSION_USERS: dict[str, object] = {}
+_SESSION_USERS_KEPT = 10_000
+#: The user row read with this request's session, when the session names that user: (user id, instance).
+_handed = threading.local()
+
+
+def _forget_handed(**kwargs) -> None:
+    _handed.user = None
+
+
+# A user read with one request's session is never handed to another request (nor kept past this one).
+request_started.connect(_forget_handed, dispatch_uid="evalsite.sessions.forget_handed")
+
+
+def prefetched_user(user_id):
+    """The user row read with this request's session if it is user ``user_id``'s (once), else None."""
+    handed, _handed.user = getattr(_handed, "user", None), None
+    if handed is not None and handed[0] == user_id:
+        return handed[1]
+    return None
 
 
 class SessionStore(DatabaseSessionStore):
+    _user_row = None
+
     def _get_session_from_db(self):
         """The unexpired session row with this key, or None (then the key is dropped, as Django does)."""
         model = self.model
         key = self.session_key
         row = None
+        self._user_row = None
         if key is not None:
             connection = connections[router.db_for_read(model)]
+            guess = _SESSION_USERS.get(key) if connection.vendor == "postgresql" else None
             with statement_cursor(connection) as cursor:
-                cursor.execute(
-                    f"SELECT session_data, expire_date FROM {model._meta.db_table} "
-                    f"WHERE session_key = %s AND expire_date > %s",
-                    [key, timezone.now()],
-                )
+                if guess is None:
+                    cursor.execute(
+                        f"SELECT session_data, expire_date FROM {model._meta.db_table} "
+                        f"WHERE session_key = %s AND expire_date > %s",
+                        [key, timezone.now()],
+                    )
+                else:
+                    cursor.execute(_session_and_user_sql(model._meta.db_table), [guess, key, timezone.now()])
                 row = cursor.fetchone()
         if row is None:
             self._session_key = None
             return None
+        if guess is not None:
+            self._user_row = (guess, row_from(get_user_model(), row[2:]))
         return model(session_key=key, session_data=row[0], expire_date=row[1])
+
+    def load(self):
+        _handed.user = None
+        session = self._get_session_from_db()
+        data = self.decode(session.session_data) if session else {}
+        if session is not None and SESSION_KEY in data:
+            try:
+                user_id = get_user_model()._meta.pk.to_python(data[SESSION_KEY])
+            except Exception:  # noqa: BLE001 — Django's get_user decides about a malformed id
+                return data
+            if self._user_row is not None and self._user_row[0] == user_id and self._user_row[1] is not None:
+                _handed.user = self._user_row
+            if len(_SESSION_USERS) >= _SESSION_USERS_KEPT:
+                _SESSION_USERS.clear()
+            _SESSION_USERS[session.session_key] = user_id
+        self._user_row = None
+        return data
+
+
+def _session_and_user_sql(table: str) -> str:
+    """The session row and, beside it, the user with the id given first (NULL columns when there is none)."""
+    user_sql, _ = row_by_pk_sql(get_user_model(), "%s")
+    return (f"SELECT s.session_data, s.expire_date, u.* FROM {table} s LEFT JOIN LATERAL ({user_sql}) u ON true "
+            f"WHERE s.session_key = %s AND s.expire_date > %s")

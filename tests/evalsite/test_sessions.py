@@ -43,3 +43,68 @@ def test_a_logged_in_client_stays_logged_in(client):
     alice = UserFactory(username="alice", role="annotator")
     client.force_login(alice)
     assert client.get("/annotate/").status_code == 200
+
+
+def _statements(client, path: str) -> tuple[int, list[str]]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        status = client.get(path).status_code
+    return status, [" ".join(q["sql"].split()) for q in captured.captured_queries]
+
+
+def _user_reads(sql: list[str]) -> list[str]:
+    return [q for q in sql if q.startswith('SELECT "auth_user"')]
+
+
+@pytest.mark.postgres
+def test_a_known_sessions_user_is_read_with_the_session_in_one_statement(client):
+    """PostgreSQL (issue 30): the first request of a session reads the session, then its user; from then on
+    this process reads both in one statement, and the user is the same row with the same checks."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's lateral join")
+    alice = UserFactory(username="alice", role="annotator")
+    client.force_login(alice)
+    status, first = _statements(client, "/annotate/")
+    assert status == 200 and len(_user_reads(first)) == 1
+    status, second = _statements(client, "/annotate/")
+    assert status == 200 and _user_reads(second) == []
+    assert any(q.startswith("SELECT s.session_data") and "auth_user" in q for q in second)
+    response = client.get("/annotate/")
+    assert response.wsgi_request.user == alice and response.wsgi_request.user.username == "alice"
+
+
+@pytest.mark.postgres
+def test_a_user_read_with_the_session_is_still_refused_when_inactive_or_its_password_changed(client):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's lateral join")
+    alice = UserFactory(username="alice", role="annotator")
+    client.force_login(alice)
+    assert client.get("/annotate/").status_code == 200  # the process learns the session's user
+    type(alice).objects.filter(pk=alice.pk).update(is_active=False)
+    assert client.get("/annotate/").status_code == 302  # to the login page
+    type(alice).objects.filter(pk=alice.pk).update(is_active=True)
+    client.force_login(alice)
+    assert client.get("/annotate/").status_code == 200
+    alice.set_password("a new one")
+    type(alice).objects.filter(pk=alice.pk).update(password=alice.password)
+    assert client.get("/annotate/").status_code == 302  # the session's auth hash no longer matches
+
+
+def test_a_user_read_with_one_requests_session_is_never_handed_to_another_request(client):
+    """The handed user lives for the request whose session read it: a new request forgets it."""
+    from evalsite import sessions
+
+    alice = UserFactory(username="alice")
+    sessions._handed.user = (alice.pk, alice)
+    from django.core.signals import request_started
+
+    request_started.send(sender=None)
+    assert sessions.prefetched_user(alice.pk) is None
+    sessions._handed.user = (alice.pk, alice)
+    assert sessions.prefetched_user(alice.pk + 1) is None and sessions.prefetched_user(alice.pk) is None
