@@ -208,7 +208,8 @@ DATABASES = {
         env_database_url("DATABASE_URL", f"sqlite:///{VAR_DIR / 'atelier.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
         # A kept connection is tested before a request reuses it: after a database restart the first
-        # request reconnects instead of failing on the dead socket.
+        # request reconnects instead of failing on the dead socket. On PostgreSQL the test looks at the idle
+        # socket first and sends SELECT 1 only when something waits there (evalsite/db_backends/postgresql).
         conn_health_checks=True,
     )
 }
