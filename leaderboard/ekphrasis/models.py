@@ -43,7 +43,9 @@ class ChecklistItem(models.Model):
         CORE_IDEA = "core_idea", "Core Idea"
         VISUAL_DESCRIPTION = "visual_description", "Visual Description"
 
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="checklist_items")
+    # No index of its own: checklist_item_version_unique begins with the task (and the dimension) and serves every
+    # lookup by task, a task's cascade delete included; a second index was one more write for every item stored.
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="checklist_items", db_index=False)
     dimension = models.CharField(max_length=1, choices=Dimension.choices)
     slot = models.PositiveSmallIntegerField()
     context_key = models.CharField(max_length=100, blank=True, default="")

@@ -231,3 +231,26 @@ def test_ensuring_a_slot_while_it_is_revised_sees_the_new_version():
     assert (slot_one.version, slot_one.text) == (2, "A revised wording?")
     versions = ChecklistItem.objects.filter(task=task, dimension="U", slot=1)
     assert sorted(versions.values_list("version", flat=True)) == [1, 2]
+
+
+def test_checklist_items_are_found_by_task_through_the_version_constraint_not_an_index_of_their_own():
+    """Every lookup of items by task (with its dimension) and a task's cascade delete still have an index:
+    ``checklist_item_version_unique`` begins with the task and the dimension; no second index on the task
+    alone is written for every item stored (migration 0014)."""
+    table = ChecklistItem._meta.db_table
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, table)
+    indexed = {name: c["columns"] for name, c in constraints.items() if c["index"] or c["unique"]}
+    assert [name for name, columns in indexed.items() if columns == ["task_id"]] == []
+    assert indexed["checklist_item_version_unique"][:2] == ["task_id", "dimension"]
+    if connection.vendor == "postgresql":
+        # the planner can serve a lookup by task from an index (sequential scans off: an index, not a table, is read)
+        task = TaskFactory()
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            for query in (ChecklistItem.objects.filter(task=task, dimension="N", context_key="tig:1|2"),
+                          ChecklistItem.objects.filter(task=task)):
+                sql, params = query.query.sql_with_params()
+                cursor.execute("EXPLAIN " + sql, params)
+                plan = "\n".join(row[0] for row in cursor.fetchall())
+                assert "Index" in plan and "Seq Scan" not in plan, plan
