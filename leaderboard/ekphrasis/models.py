@@ -140,8 +140,12 @@ class Comparison(models.Model):
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="comparisons", db_index=False)
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="comparisons")
     dimension = models.CharField(max_length=1, choices=Dimension.choices)
-    model_x = models.ForeignKey(SubjectModel, on_delete=models.PROTECT, related_name="+")
-    model_y = models.ForeignKey(SubjectModel, on_delete=models.PROTECT, related_name="+")
+    # No index of their own (migration 0015): the pair is looked up inside a run through
+    # comparison_identity_unique; a subject model's delete, refused while comparisons name it (PROTECT, and the
+    # database's foreign keys), reads the table without one. Each was two more btree entries for every comparison
+    # (its planned insert and its verdict's update, which mostly moves the row), with ~14 distinct values.
+    model_x = models.ForeignKey(SubjectModel, on_delete=models.PROTECT, related_name="+", db_index=False)
+    model_y = models.ForeignKey(SubjectModel, on_delete=models.PROTECT, related_name="+", db_index=False)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     repeat = models.PositiveSmallIntegerField(default=0)
     judge_name = models.CharField(max_length=100)

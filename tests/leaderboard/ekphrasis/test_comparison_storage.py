@@ -1,5 +1,5 @@
-"""How a judge run's comparisons are stored on PostgreSQL (migration 0013): what the verdicts' UPDATE costs
-the server, the values read back unchanged."""
+"""How a judge run's comparisons are stored (migrations 0013, 0015): what the planned rows' INSERT and the
+verdicts' UPDATE cost the server, the values read back unchanged, the integrity kept."""
 
 from __future__ import annotations
 
@@ -33,3 +33,28 @@ def test_a_verdicts_large_values_are_compressed_with_lz4_on_postgresql():
                        f'FROM "{table}" WHERE run_id = %s AND status = %s', [run.pk, Comparison.Status.OK])
         methods = cursor.fetchall()
     assert methods and {method for row in methods for method in row} - {None} == {"lz4"}
+
+
+def test_the_model_pair_has_no_index_of_its_own_and_a_subject_model_named_by_comparisons_stays_protected():
+    """Migration 0015: ``model_x`` and ``model_y`` have no single-column index (two btree entries fewer for every
+    planned comparison and every verdict); a pair is looked up inside a run through the identity constraint, and
+    the integrity is kept: the foreign keys stay, and Django still refuses to delete a model comparisons name."""
+    from django.db.models import ProtectedError
+
+    from leaderboard.models import SubjectModel
+
+    task_set, models = population(n_models=3, n_tasks=1, name="pair-fk")
+    run = simulated_run(task_set, models, budget=2, dimensions="U")
+    judge_runs.judge_run_execute_inline(run=run)
+    table = Comparison._meta.db_table
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, table)
+    indexed = [c["columns"] for c in constraints.values() if c["index"] or c["unique"]]
+    assert ["model_x_id"] not in indexed and ["model_y_id"] not in indexed
+    assert constraints["comparison_identity_unique"]["columns"][:5] == [
+        "run_id", "task_id", "dimension", "model_x_id", "model_y_id"]
+    keys = {tuple(c["columns"]): c["foreign_key"] for c in constraints.values() if c["foreign_key"]}
+    assert keys[("model_x_id",)] == keys[("model_y_id",)] == (SubjectModel._meta.db_table, "id")
+    named = Comparison.objects.filter(run=run).select_related("model_y").first().model_y
+    with pytest.raises(ProtectedError):
+        named.delete()
