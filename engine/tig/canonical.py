@@ -257,6 +257,17 @@ def alias_split(
     return out[pair_form]
 
 
+def _forms_close_all_round(node_of_form: np.ndarray, similarity: np.ndarray, threshold: float) -> bool:
+    """Whether every surface form is within ``threshold`` of every other form of its node, given the forms'
+    cosine matrix (one row per form, as ``node_of_form``): then :func:`alias_split` splits nothing, whichever
+    form is a node's label -- it compares each form with its label by the same cosines (a copy of the same
+    entries), and a form that is its node's label is never split off. False when in doubt (NaN): the caller
+    then runs :func:`alias_split` itself."""
+    within = (similarity >= threshold) | (node_of_form[:, None] != node_of_form[None, :])
+    np.fill_diagonal(within, True)
+    return bool(within.all())
+
+
 def leader_groups(similarity: np.ndarray, order: Sequence[int], threshold: float) -> np.ndarray:
     """Greedy leader grouping: visit items in ``order``; each joins the most similar existing leader if
     that cosine is >= ``threshold``, else becomes a leader. Returns the leader index of every item.
@@ -623,9 +634,11 @@ def canonicalise(
             n_t = n_keys
             node_cos = key_cos
         else:
-            node_t = alias_split(
-                dense[pair_key[p0:p1] - k0], pair_label[p0:p1], pair_count[p0:p1], sim, threshold
-            )
+            node_t = dense[pair_key[p0:p1] - k0]
+            # where each key has one form, whether alias_split can split anything is asked first, on the
+            # type's own cosines (most merged groups are close all round)
+            if counts_t is not None or not _forms_close_all_round(node_t, sim_t, threshold):
+                node_t = alias_split(node_t, pair_label[p0:p1], pair_count[p0:p1], sim, threshold)
             node_of_pair[p0:p1] = n_nodes + node_t
             n_t = int(node_t.max()) + 1
             # node embedding sums: mention counts per surface form (one per key when keys have one form)

@@ -384,3 +384,53 @@ def test_one_count_per_key_set_into_node_rows_is_add_at_of_ones_and_the_cosines_
         gram = set_ @ sim @ set_.T
         norm = np.sqrt(np.maximum(np.diag(gram), 1e-24))
         assert _cosine(gram).tobytes() == (gram / norm[:, None] / norm[None, :]).tobytes()
+
+
+def test_forms_close_all_round_only_where_alias_split_splits_nothing_on_random_cosines():
+    from engine.tig.canonical import _forms_close_all_round
+
+    rng = np.random.default_rng(7)
+    said = {True: 0, False: 0}
+    for _ in range(400):
+        n = int(rng.integers(2, 9))
+        x = rng.normal(size=(n, 3)) + rng.normal(size=3) * rng.uniform(0, 6)
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        sim = x @ x.T
+        node = rng.integers(0, max(1, n // 2), size=n)
+        count = rng.integers(1, 4, size=n)
+        close = _forms_close_all_round(node, sim, CANONICAL_MERGE_THRESHOLD)
+        said[close] += 1
+        if close:  # one form per label here: the pair's label id is its row
+            split = alias_split(node, np.arange(n), count, sim, CANONICAL_MERGE_THRESHOLD)
+            assert np.array_equal(split, node)
+    assert said[True] and said[False]
+
+
+def test_asking_whether_forms_are_close_all_round_first_changes_no_leave_out_population(monkeypatch):
+    from itertools import combinations
+
+    import engine.tig.canonical as canonical
+    from engine.tig.population import PopulationIndex
+    from tests.engine.tig.planted import MODELS, planted_population
+
+    index = PopulationIndex(planted_population())
+    answers = []
+
+    def counted(*args):
+        answers.append(canonical_close(*args))
+        return answers[-1]
+
+    canonical_close = canonical._forms_close_all_round
+    for pair in list(combinations(MODELS, 2))[::5]:
+        table = index.reference_table(pair)
+        monkeypatch.setattr(canonical, "_forms_close_all_round", counted)
+        fast = canonicalise(table)
+        # alias_split every time
+        monkeypatch.setattr(canonical, "_forms_close_all_round", lambda *args: False)
+        slow = canonicalise(table)
+        assert fast.node_label == slow.node_label and fast.node_key == slow.node_key
+        assert np.array_equal(fast.mention_node, slow.mention_node)
+        assert np.array_equal(fast.node_type, slow.node_type)
+        assert np.array_equal(fast.node_similarity, slow.node_similarity)
+        assert fast.node_alias_cosines == slow.node_alias_cosines
+    assert True in answers  # the shortcut was taken
