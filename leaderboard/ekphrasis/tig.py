@@ -295,7 +295,9 @@ def stored_novelty_contexts(*, task: Task, version: str) -> dict[str, list[Conte
 def _context_values(key: str, index, model_x_id: int, model_y_id: int) -> tuple[str, str, bool, dict]:
     """What the stored item of one pair's context has of its own (:data:`_CONTEXT_PER_ROW`): its population
     cliché, or an inactive marker when none qualified (so that the context is not rebuilt)."""
-    context = index.context((str(model_x_id), str(model_y_id)))
+    # only the slot-1 anchor is stored: items are made best cluster first and read only as far as top_k, so
+    # top_k=1 gives the same first item without building the clusters of items 2 and 3
+    context = index.context((str(model_x_id), str(model_y_id)), top_k=1)
     anchor = context.anchor
     if anchor is None:
         return key, "(no population cliché)", False, {

@@ -9,7 +9,7 @@ compiled here with ``cc``), so the dump holds the contexts alone; the instructio
 from it. Outside valgrind the marks do nothing and the script just builds the contexts.
 
 Run: ``valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p .venv/bin/python -m
-tests.benchmarks.callgrind_tig --out /tmp/cg.%p [--tasks 4] [--pairs-per-task 25] [--cache-dir DIR]``; then
+tests.benchmarks.callgrind_tig --out /tmp/cg.%p [--tasks 4] [--pairs-per-task 25] [--cache-dir DIR] [--top-k 3]``; then
 ``callgrind_annotate --inclusive=no /tmp/cg.<pid>.1`` for the top functions of the contexts.
 """
 
@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     contexts_arguments(parser, tasks=4)
     parser.add_argument("--out", default="callgrind.out", help="valgrind's --callgrind-out-file, %%p for the pid")
+    parser.add_argument("--top-k", type=int, default=3,
+                        help="items a context (PopulationIndex.context's default 3; the Ekphrasis run stores only "
+                        "the anchor and asks for 1)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="callgrind-tig-") as tmp:
         cache = EmbeddingCache(args.cache_dir or tmp)
@@ -72,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
             marks.marks_zero()
         for index, pairs in indexes:
             for pair in pairs:
-                index.context(pair)
+                index.context(pair, top_k=args.top_k)
         if marks is not None:
             marks.marks_dump()
     print(f"{n} contexts of {args.tasks} tasks")

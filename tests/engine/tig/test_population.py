@@ -212,3 +212,19 @@ def test_context_items_equal_the_items_of_every_type_clustered(pair):
     assert context.items
     assert [c.to_dict() for c in context.clusters] == [c.to_dict() for c in full.ranked()]
     assert {c.type for c in context.clusters} - set(MATERIALISED_TYPES)  # purpose/audience clustered too
+
+
+def test_a_top_1_context_has_the_anchor_of_the_top_3_context_on_every_pair():
+    # the Ekphrasis run stores only the slot-1 anchor and asks for top_k=1 (leaderboard/ekphrasis/tig.py)
+    from itertools import combinations
+
+    index = PopulationIndex(planted_population(), embedder=TableEmbedder(), max_contexts=0)
+    anchors = 0
+    for pair in combinations(MODELS, 2):
+        one, three = index.context(pair, top_k=1), index.context(pair, top_k=3)
+        assert len(one.items) == min(1, len(three.items))
+        assert (one.anchor and one.anchor.to_dict()) == (three.anchor and three.anchor.to_dict())
+        assert one.anchor is None or one.anchor.provenance == three.anchor.provenance
+        assert one.n_reference_ideas == three.n_reference_ideas
+        anchors += one.anchor is not None
+    assert anchors
