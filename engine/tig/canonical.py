@@ -264,7 +264,7 @@ def _forms_close_all_round(node_of_form: np.ndarray, similarity: np.ndarray, thr
     entries), and a form that is its node's label is never split off. False when in doubt (NaN): the caller
     then runs :func:`alias_split` itself."""
     within = (similarity >= threshold) | (node_of_form[:, None] != node_of_form[None, :])
-    np.fill_diagonal(within, True)
+    within.ravel()[:: len(within) + 1] = True  # the diagonal (np.fill_diagonal's wrapper costs more)
     return bool(within.all())
 
 
@@ -626,8 +626,15 @@ def canonicalise(
                 key_cos,
             )
             groups = np.asarray(groups, dtype=np.int64)
-            unchanged = groups.shape == identity.shape and bool((groups == identity).all())  # np.array_equal
-            dense = identity if unchanged else distinct_inverse(groups)[1]
+            if offline:
+                # the offline grouping's groups are leader indices, every leader its own: the distinct groups
+                # are the fixed points, and a group's rank among them counts the fixed points up to it
+                # (distinct_inverse(groups)[1] without its sort)
+                fixed = groups == identity
+                dense = identity if fixed.all() else (fixed.cumsum() - 1)[groups]
+            else:
+                unchanged = groups.shape == identity.shape and bool((groups == identity).all())  # np.array_equal
+                dense = identity if unchanged else distinct_inverse(groups)[1]
         if dense is identity and counts_t is None:
             # no merges: each node is one key with one surface form (nothing to split)
             node_of_pair[p0:p1] = n_nodes + dense

@@ -434,3 +434,21 @@ def test_asking_whether_forms_are_close_all_round_first_changes_no_leave_out_pop
         assert np.array_equal(fast.node_similarity, slow.node_similarity)
         assert fast.node_alias_cosines == slow.node_alias_cosines
     assert True in answers  # the shortcut was taken
+
+
+def test_the_offline_groups_ranked_by_their_fixed_points_are_their_distinct_inverse_on_random_cosines():
+    # canonicalise numbers the offline grouping's groups by counting leaders (fixed points) instead of sorting
+    from engine.tig.distinct import distinct_inverse
+
+    rng = np.random.default_rng(11)
+    grouping, merged = EmbeddingCanonicaliser(), 0
+    for _ in range(300):
+        n = int(rng.integers(2, 12))
+        x = rng.normal(size=(n, 3)) + rng.normal(size=3) * rng.uniform(0, 6)
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        groups = np.asarray(grouping.group("motif", [f"t{i}" for i in range(n)], rng.integers(1, 5, n).tolist(),
+                                           x @ x.T), dtype=np.int64)
+        fixed = groups == np.arange(n)
+        assert ((fixed.cumsum() - 1)[groups]).tolist() == distinct_inverse(groups)[1].tolist()
+        merged += not fixed.all()
+    assert merged
