@@ -55,6 +55,7 @@ from leaderboard.runs.lifecycle import (
     run_pending_units,
     run_refuse_changed_prompts,
 )
+from leaderboard.runs.run_heap import run_heap_frozen
 from leaderboard.runs.starting import run_start
 
 logger = logging.getLogger(__name__)
@@ -448,14 +449,19 @@ def judge_run_finalise(*, run_id: int):
 
 
 def judge_run_execute_inline(*, run: JudgeRun, progress: Callable[[int], None] | None = None):
-    """Run every chunk in this process, then finalise (the CLI and eager mode)."""
-    last = False
-    pending = judge_run_pending_chunks(run_id=run.pk)
-    reads = RunReads.read(run.pk) if pending else None  # once for all the chunks, not once each
-    with _commits_without_flush_wait():  # once for all the chunks, not once each
-        for task_id in pending:
-            last = judge_run_task_execute(run_id=run.pk, task_id=task_id, progress=progress, reads=reads) or last
-    run.refresh_from_db()
-    if last or run.status == JudgeRun.Status.FINALISING:
-        return judge_run_finalise(run_id=run.pk)
-    return run.snapshots.first()
+    """Run every chunk in this process, then finalise (the CLI and eager mode). The objects the process
+    held before the run are not walked by the run's garbage collections (:func:`run_heap_frozen`)."""
+    with run_heap_frozen():
+        last = False
+        pending = judge_run_pending_chunks(run_id=run.pk)
+        reads = RunReads.read(run.pk) if pending else None  # once for all the chunks, not once each
+        with _commits_without_flush_wait():  # once for all the chunks, not once each
+            for task_id in pending:
+                last = (
+                    judge_run_task_execute(run_id=run.pk, task_id=task_id, progress=progress, reads=reads)
+                    or last
+                )
+        run.refresh_from_db()
+        if last or run.status == JudgeRun.Status.FINALISING:
+            return judge_run_finalise(run_id=run.pk)
+        return run.snapshots.first()
