@@ -52,7 +52,7 @@ from annotation.participant_state import (
     participant_locked_cte_sql,
     participant_locked_facts_sql,
 )
-from evalsite.precompiled import row_by_pk
+from evalsite.precompiled import instance_from_db, row_by_pk
 from evalsite.prepared_statements import statement_cursor
 from leaderboard.models import CatalogueRevision
 from leaderboard.roles import ANNOTATOR
@@ -96,7 +96,7 @@ def _instance(model, values):
     values = list(values)
     for i, field in converting:
         values[i] = field.from_db_value(values[i], None, connection)
-    return model.from_db(connection.alias, attnames, values)
+    return instance_from_db(model, connection.alias, attnames, values)
 
 
 def _is_annotator_sql(user_column: str) -> str:

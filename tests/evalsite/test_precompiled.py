@@ -92,3 +92,67 @@ def test_the_fast_preparation_of_every_insertable_field_equals_get_db_prep_save(
              for field in model._meta.local_concrete_fields if _preparer(field, connection)[0]}
     assert {("Assignment", "campaign"), ("Assignment", "token"), ("Assignment", "swapped"),
             ("PairwiseLabel", "time_on_item_ms"), ("PairwiseLabel", "choice")} <= taken
+
+
+def _built(instance) -> tuple:
+    """Everything an instance carries: its attributes in order, and its state's."""
+    attributes = {name: value for name, value in vars(instance).items() if name != "_state"}
+    return type(instance), list(vars(instance)), attributes, vars(instance._state)
+
+
+def test_an_instance_from_db_is_djangos_from_db_for_every_model():
+    """Equivalence (issue 30): for every model, with one value per concrete field (one of them DEFERRED, as
+    a deferred column reads), ``instance_from_db`` builds what ``Model.from_db`` builds: the same class, the
+    same attributes in the same order, the same state; with fewer values it is ``from_db`` itself."""
+    from django.apps import apps
+    from django.db.models.base import DEFERRED
+
+    from evalsite.precompiled import _plain_attnames, instance_from_db
+
+    plain = 0
+    for model in apps.get_models():
+        names = [field.attname for field in model._meta.concrete_fields]
+        values = [object() for _ in names]
+        values[-1] = DEFERRED
+        assert _built(instance_from_db(model, "default", names, values)) == _built(model.from_db("default", names, values))
+        fewer = instance_from_db(model, "other", names[:1], values[:1])
+        assert _built(fewer) == _built(model.from_db("other", names[:1], values[:1]))
+        plain += _plain_attnames(model) is not None
+    assert plain > 0.8 * len(apps.get_models())  # the usual model takes the short way
+
+
+def test_a_model_with_an_init_listener_is_built_by_django():
+    """A ``post_init`` receiver for the model is called as ``from_db`` calls it."""
+    from django.db.models.signals import post_init
+
+    from evalsite.precompiled import instance_from_db
+
+    heard = []
+
+    def receiver(sender, instance, **kwargs):
+        heard.append(instance)
+
+    post_init.connect(receiver, sender=Task)
+    try:
+        names = [field.attname for field in Task._meta.concrete_fields]
+        built = instance_from_db(Task, "default", names, [None] * len(names))
+    finally:
+        post_init.disconnect(receiver, sender=Task)
+    assert heard == [built]
+
+
+def test_a_row_by_pk_attaches_its_related_rows_as_the_orm_does():
+    """The related instances (``select_related`` populators, one level and two) are attached and cached both
+    ways as Django's ``RelatedPopulator`` attaches them."""
+    from leaderboard.models import Response
+    from tests.factories import ResponseFactory
+
+    response = ResponseFactory()
+    relations = ("subject_model", "task__task_set")
+    read = row_by_pk(Response, response.pk, relations=relations)
+    orm = Response.objects.select_related(*relations).order_by().get(pk=response.pk)
+    for mine, theirs in ((read, orm), (read.subject_model, orm.subject_model), (read.task, orm.task),
+                         (read.task.task_set, orm.task.task_set)):
+        assert _built(mine)[:3] == _built(theirs)[:3]
+        assert sorted(mine._state.fields_cache) == sorted(theirs._state.fields_cache)
+        assert (mine._state.db, mine._state.adding) == (theirs._state.db, theirs._state.adding) == ("default", False)
