@@ -9,8 +9,10 @@ class EvalsiteConfig(AppConfig):
 
     def ready(self) -> None:
         from evalsite import checks  # noqa: F401  (registers the checks)
+        from evalsite.loop_checks import connection_lookups_unraised
         from evalsite.metrics import observe_provider_calls
         from evalsite.settings_reads import settings_reads_cached
 
         observe_provider_calls()
         settings_reads_cached()
+        connection_lookups_unraised()

@@ -27,6 +27,8 @@ import select
 
 from django_prometheus.db.backends.postgresql.base import DatabaseWrapper as CountedDatabaseWrapper
 
+from evalsite.loop_checks import loop_checked_methods
+
 
 def socket_quiet(fileno: int) -> bool:
     """Whether nothing is waiting to be read on an idle connection's socket (no message, no end of stream),
@@ -100,3 +102,9 @@ class DatabaseWrapper(CountedDatabaseWrapper):
             return idle and socket_quiet(raw.fileno())
         except Exception:  # noqa: BLE001 — any doubt about the connection: ask the server
             return False
+
+
+# Django's @async_unsafe methods (ensure_connection, cursor, commit, …) ask for a running event loop without
+# raising (evalsite/loop_checks.py): the same refusal in a thread that runs one, no exception in a sync worker.
+for _name, _method in loop_checked_methods(CountedDatabaseWrapper).items():
+    setattr(DatabaseWrapper, _name, _method)
