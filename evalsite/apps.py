@@ -9,6 +9,7 @@ class EvalsiteConfig(AppConfig):
 
     def ready(self) -> None:
         from evalsite import checks  # noqa: F401  (registers the checks)
+        from evalsite.lazy_regexes import lazy_regexes_compiled
         from evalsite.loop_checks import connection_lookups_unraised
         from evalsite.metrics import observe_provider_calls
         from evalsite.settings_reads import settings_reads_cached
@@ -16,3 +17,4 @@ class EvalsiteConfig(AppConfig):
         observe_provider_calls()
         settings_reads_cached()
         connection_lookups_unraised()
+        lazy_regexes_compiled()
