@@ -11,6 +11,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.handlers.wsgi import get_bytes_from_wsgi
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.utils.functional import SimpleLazyObject, empty
 
 # /metrics guards itself (loopback or token: evalsite/metrics.py); health and metrics never read the session,
 # so they answer while the database is away. Crowd studies' entry links (/annotate/p/): each of their pages
@@ -29,7 +30,7 @@ class LoginRequiredEverywhere:
         # The path first: reading request.user loads the session from the database.
         if request.path.startswith(PUBLIC_PREFIXES):
             return self.get_response(request)
-        if not request.user.is_authenticated:
+        if not _user_itself(request).is_authenticated:
             if request.path.startswith("/api/v1/") and "HTTP_AUTHORIZATION" in request.META:
                 return self.get_response(request)  # a token: DRF authenticates it (or refuses, 401)
             if request.path.startswith("/api/v1/"):
@@ -41,6 +42,19 @@ class LoginRequiredEverywhere:
         if not request.path.startswith(PARTICIPANT_PREFIXES) and (study := _participant_study(request.user)):
             return _participant_refused(request, study)
         return self.get_response(request)
+
+
+def _user_itself(request):
+    """``request.user``, read (the session and its user loaded, as reading ``is_authenticated`` loads them), and
+    put in place of ``AuthenticationMiddleware``'s lazy wrapper for the rest of the request: the later reads (the
+    participant check, DRF's session authentication, the view) find the user itself, not a proxy whose every
+    attribute read raised and swallowed an ``AttributeError`` first (issue 30). The same object either way."""
+    user = request.user
+    if type(user) is SimpleLazyObject:
+        if user._wrapped is empty:
+            user._setup()
+        request.user = user = user._wrapped
+    return user
 
 
 #: What a path keeps as it is: ``django.utils.encoding.escape_uri_path``'s safe characters, and ``%`` where it

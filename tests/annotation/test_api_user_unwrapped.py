@@ -38,3 +38,24 @@ def test_the_view_and_djangos_request_hold_the_user_itself():
     assert seen["django"] is seen["view"]
     assert not isinstance(seen["view"], SimpleLazyObject)
 
+
+
+def plain_page(request):
+    from django.http import JsonResponse
+
+    seen.update(page=request.user)
+    return JsonResponse({"pk": request.user.pk})
+
+
+urlpatterns.append(path("plain-page", plain_page))
+
+
+def test_every_page_after_the_login_check_holds_the_user_itself():
+    """evalsite/middleware.py: the login check reads the user and leaves the user itself on the request."""
+    (ann,) = annotators(1, prefix="unwrapped-page")
+    from django.test import Client
+
+    client = Client()
+    assert client.login(username=ann.username, password=PASSWORD)
+    assert client.get("/plain-page").json() == {"pk": ann.pk}
+    assert type(seen["page"]) is get_user_model() and seen["page"] == ann
