@@ -17,6 +17,8 @@ even where psycopg's compiled loader is installed; a combined label reads 13 of 
 connection in UTC (Django's ``ensure_timezone`` sets the session's TimeZone to ``UTC`` when it connects),
 psycopg's own loader returns the same value with the same ``datetime.timezone.utc``, so that loader reads
 them (:func:`utc_adapters`); any other time zone keeps Django's.
+
+Text choices: enum members sent as parameters find ``str``'s dumpers at once (choice_dumpers.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import select
 
 from django_prometheus.db.backends.postgresql.base import DatabaseWrapper as CountedDatabaseWrapper
 
+from evalsite.db_backends.postgresql.choice_dumpers import choice_adapters
 from evalsite.loop_checks import loop_checked_methods
 
 
@@ -82,6 +85,8 @@ class DatabaseWrapper(CountedDatabaseWrapper):
         # and then it sets the connection's TimeZone to UTC (ensure_timezone) before any statement is read.
         if params.get("context") is not None and self.timezone is datetime.timezone.utc:
             params["context"] = utc_adapters(params["context"])
+        if params.get("context") is not None:
+            params["context"] = choice_adapters(params["context"])
         return params
 
     def close_if_health_check_failed(self):
