@@ -11,12 +11,22 @@ session names that same user, the row is handed to the login backend's ``get_use
 (:func:`prefetched_user`) for this request only, instead of a second round trip; the backend applies
 Django's checks to it as to one it read (``is_active``, then the session's auth hash). A session whose user
 changed, or was never seen by this process, reads its user as before.
+
+Decoding (issue 30: the signature check and JSON were ~2 % of a worker's CPU a label): a stored session string
+this process has already verified and decoded, under the same secret key, fallback keys, salt and serializer,
+is not verified again: its decoded dictionary is remembered (bounded) and each read gets its own copy. Any
+string not seen — a tampered, forged or re-signed one, or one under other keys — is checked by Django's
+``signing.loads`` as before, and only strings that pass are remembered; a failure is never remembered. A
+modified session is saved as a new string, so what is remembered never changes. Expiry is the row's
+``expire_date``, checked by the statement above on every read, and is not part of decoding.
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 
+from django.conf import settings
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
 from django.core.signals import request_started
@@ -29,6 +39,10 @@ from evalsite.prepared_statements import statement_cursor
 #: The user id (primary key) each session key held when this process last decoded it; bounded.
 _SESSION_USERS: dict[str, object] = {}
 _SESSION_USERS_KEPT = 10_000
+#: Decoded session data by (stored string, secret key, fallback keys, salt, serializer); bounded.
+_DECODED: dict[tuple, dict] = {}
+_DECODED_KEPT = 10_000
+_SCALARS = (str, int, float, bool, type(None))
 #: The user row read with this request's session, when the session names that user: (user id, instance).
 _handed = threading.local()
 
@@ -78,6 +92,30 @@ class SessionStore(DatabaseSessionStore):
             self._user_row = (guess, row_from(get_user_model(), row[2:]))
         return model(session_key=key, session_data=row[0], expire_date=row[1])
 
+    def decode(self, session_data):
+        """Django's decoding, done once per process for each stored string under the same keys (see the
+        module docstring); every call returns a dictionary of its own."""
+        key = (
+            session_data,
+            settings.SECRET_KEY,
+            tuple(settings.SECRET_KEY_FALLBACKS),
+            self.key_salt,
+            self.serializer,
+        )
+        known = _DECODED.get(key)
+        if known is None:
+            data = super().decode(session_data)
+            if not data:  # refused, corrupt or empty: nothing to remember, decoded again next time
+                return data
+            if len(_DECODED) >= _DECODED_KEPT:
+                _DECODED.clear()
+            _DECODED[key] = copy.deepcopy(data)
+            return data
+        # The request may change its session: a copy, shallow when every value is immutable (the usual case)
+        if all(type(value) in _SCALARS for value in known.values()):
+            return dict(known)
+        return copy.deepcopy(known)
+
     def load(self):
         _handed.user = None
         session = self._get_session_from_db()
@@ -99,5 +137,7 @@ class SessionStore(DatabaseSessionStore):
 def _session_and_user_sql(table: str) -> str:
     """The session row and, beside it, the user with the id given first (NULL columns when there is none)."""
     user_sql, _ = row_by_pk_sql(get_user_model(), "%s")
-    return (f"SELECT s.session_data, s.expire_date, u.* FROM {table} s LEFT JOIN LATERAL ({user_sql}) u ON true "
-            f"WHERE s.session_key = %s AND s.expire_date > %s")
+    return (
+        f"SELECT s.session_data, s.expire_date, u.* FROM {table} s LEFT JOIN LATERAL ({user_sql}) u ON true "
+        f"WHERE s.session_key = %s AND s.expire_date > %s"
+    )

@@ -108,3 +108,63 @@ def test_a_user_read_with_one_requests_session_is_never_handed_to_another_reques
     assert sessions.prefetched_user(alice.pk) is None
     sessions._handed.user = (alice.pk, alice)
     assert sessions.prefetched_user(alice.pk + 1) is None and sessions.prefetched_user(alice.pk) is None
+
+
+def _stored(data: dict) -> SessionStore:
+    store = SessionStore()
+    store.update(data)
+    store.create()
+    return store
+
+
+def test_a_stored_string_is_verified_once_per_process_and_each_read_gets_its_own_dictionary(monkeypatch):
+    from django.core import signing
+
+    store = _stored({"who": "alice", "seen": [1, 2]})
+    calls = []
+    real = signing.loads
+    monkeypatch.setattr(signing, "loads", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    first = SessionStore(store.session_key).load()
+    second = SessionStore(store.session_key).load()
+    assert first == second == {"who": "alice", "seen": [1, 2]}
+    assert len(calls) == 1  # failed without the cache: two
+    first["seen"].append(3)
+    first["who"] = "mallory"
+    assert SessionStore(store.session_key).load() == {"who": "alice", "seen": [1, 2]}
+    flat = _stored({"who": "bob"})
+    a, b = SessionStore(flat.session_key).load(), SessionStore(flat.session_key).load()
+    a["who"] = "mallory"
+    assert b == {"who": "bob"} and SessionStore(flat.session_key).load() == {"who": "bob"}
+
+
+def test_a_tampered_session_is_refused_after_the_genuine_one_was_decoded(caplog):
+    store = _stored({"_auth_user_id": "1", "who": "alice"})
+    genuine = Session.objects.get(pk=store.session_key).session_data
+    assert SessionStore(store.session_key).load()["who"] == "alice"
+    payload, signature = genuine.rsplit(":", 1)
+    forged = SessionStore().encode({"_auth_user_id": "2", "who": "mallory"}).rsplit(":", 1)[0]
+    for tampered in (
+        payload + ":" + signature[:-1] + ("A" if signature[-1] != "A" else "B"),  # signature altered
+        forged + ":" + signature,  # other data under the genuine signature
+        "x" + genuine,
+    ):
+        Session.objects.filter(pk=store.session_key).update(session_data=tampered)
+        caplog.clear()
+        assert SessionStore(store.session_key).load() == {}
+        assert "Session data corrupted" in caplog.text
+    Session.objects.filter(pk=store.session_key).update(session_data=genuine)
+    assert SessionStore(store.session_key).load()["who"] == "alice"
+
+
+def test_a_decoded_session_is_refused_once_expired_or_once_its_key_is_no_longer_trusted(settings):
+    store = _stored({"who": "alice"})
+    assert SessionStore(store.session_key).load() == {"who": "alice"}
+    old = settings.SECRET_KEY
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = "another-" + old, []
+    assert SessionStore(store.session_key).load() == {}  # the old key is no longer trusted
+    settings.SECRET_KEY_FALLBACKS = [old]
+    assert SessionStore(store.session_key).load() == {"who": "alice"}  # rotated: the old key is a fallback
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = old, []
+    Session.objects.filter(pk=store.session_key).update(expire_date=timezone.now() - timedelta(seconds=1))
+    again = SessionStore(store.session_key)
+    assert again.load() == {} and again.session_key is None
