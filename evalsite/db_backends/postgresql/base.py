@@ -83,10 +83,11 @@ class DatabaseWrapper(CountedDatabaseWrapper):
         params = super().get_connection_params()
         # Django's timezone is datetime.timezone.utc exactly when USE_TZ is on and DATABASES sets no TIME_ZONE,
         # and then it sets the connection's TimeZone to UTC (ensure_timezone) before any statement is read.
-        if params.get("context") is not None and self.timezone is datetime.timezone.utc:
-            params["context"] = utc_adapters(params["context"])
-        if params.get("context") is not None:
-            params["context"] = choice_adapters(params["context"])
+        context = params.get("context")
+        if context is not None:
+            if self.timezone is datetime.timezone.utc:
+                context = utc_adapters(context)
+            params["context"] = choice_adapters(context)
         return params
 
     def close_if_health_check_failed(self):
