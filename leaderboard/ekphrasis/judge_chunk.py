@@ -300,7 +300,7 @@ def _prep(name: str, value):
 
 
 _FIELDS = {f.name: f for f in Comparison._meta.concrete_fields}
-_SQL: dict[tuple, str] = {}  # statement texts, built once per database vendor (and row count)
+_SQL: dict[tuple | str, str] = {}  # statement texts, built once per database vendor (and row count); "finish" once
 
 
 def _quote(name: str) -> str:
