@@ -93,7 +93,7 @@ def _postgres(db: str):
                            autocommit=True)
 
 
-def seed(db: str, items: int) -> None:
+def seed(db: str, items: int, dashboard_labels: int = 30) -> None:
     from tests.benchmarks.bench_annotation_load import _seed, _setup_django
 
     template = f"{db}_tpl"
@@ -103,7 +103,7 @@ def seed(db: str, items: int) -> None:
     env = bench_env(_admin_url(), tempfile.mkdtemp(prefix="callgrind-label-"), template)
     env["ATELIER_CACHE_URL"] = os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/0")  # as the workers
     _setup_django(env)
-    seeded = _seed(ANNOTATORS, {"label": items}, 30, 1)
+    seeded = _seed(ANNOTATORS, {"label": items}, dashboard_labels, 1)
     from django.db import connection, connections
 
     with connection.cursor() as cursor:
@@ -115,7 +115,15 @@ def seed(db: str, items: int) -> None:
     print(f"seeded {template}: campaign {seeded['load']['label']}, {seeded['items']['label']} items")
 
 
-def run(db: str, warm: int, labels: int, out: str | None, profile: int) -> None:
+def _backend_pid() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def run(db: str, warm: int, labels: int, out: str | None, profile: int, backend: bool = False) -> None:
     state = json.loads(STATE.with_name(STATE.name.format(db=db)).read_text())
     with _postgres(db) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
@@ -140,11 +148,17 @@ def run(db: str, warm: int, labels: int, out: str | None, profile: int) -> None:
             profiler.enable()
         if marks is not None:
             marks.marks_zero()
+        if backend:  # the server dumps its counts at each call of pg_backend_pid(): the first counted label's start
+            pid = _backend_pid()
         for _ in range(labels):
             annotators[n % len(annotators)].label(campaign)
             n += 1
         if marks is not None:
             marks.marks_dump()
+        if backend:  # and the last one's end: the backend's second dump holds the counted labels
+            if _backend_pid() != pid:
+                raise RuntimeError("the database connection changed during the counted labels")
+            print(f"backend {pid}: the counted labels are its callgrind dump 2")
         if profile:
             profiler.disable()
             stats = pstats.Stats(profiler)
@@ -169,15 +183,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("action", choices=["seed", "run"])
     parser.add_argument("--db", default=os.environ.get("CALLGRIND_LABEL_DB", "atelier_callgrind_label"))
     parser.add_argument("--items", type=int, default=2000, help="seed: items of the campaign (k = 3)")
+    parser.add_argument("--dashboard-labels", type=int, default=30,
+                        help="seed: labels of the dashboard campaign (5,000 gives the statistics of a used database)")
     parser.add_argument("--warm", type=int, default=60)
     parser.add_argument("--labels", type=int, default=100)
     parser.add_argument("--out", default=None, help="valgrind's --callgrind-out-file, %%p for the pid")
+    parser.add_argument("--backend", action="store_true",
+                        help="run: call pg_backend_pid() just before the first counted label and just after the "
+                             "last, for a server run under valgrind --tool=callgrind --dump-before=pg_backend_pid")
     parser.add_argument("--profile", type=int, default=0, help="run under cProfile and print this many functions")
     args = parser.parse_args(argv)
     if args.action == "seed":
-        seed(args.db, args.items)
+        seed(args.db, args.items, args.dashboard_labels)
     else:
-        run(args.db, args.warm, args.labels, args.out, args.profile)
+        run(args.db, args.warm, args.labels, args.out, args.profile, args.backend)
 
 
 if __name__ == "__main__":
