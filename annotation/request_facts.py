@@ -63,7 +63,9 @@ class NextItemFacts:
     """``membership_id`` is None when the annotator is not listed on the campaign; ``labels``, ``slots``
     and ``done`` are None when the counter row does not exist yet; ``seen`` and ``seen_gold`` (the
     annotator's shown assignments, and how many of them were gold) are 0 when the campaign has no gold;
-    ``catalogue_revision`` is the catalogue's (:class:`leaderboard.models.CatalogueRevision`, 0 without a row)."""
+    ``catalogue_revision`` is the catalogue's (:class:`leaderboard.models.CatalogueRevision`, 0 without a row).
+    ``seen`` and ``seen_gold`` are None when they were not read (PostgreSQL, a campaign that had no gold when
+    this process last read its facts): then whoever needs them counts them."""
 
     campaign: Campaign
     membership_id: int | None
@@ -71,8 +73,8 @@ class NextItemFacts:
     labels: int | None
     slots: int | None
     done: int | None
-    seen: int
-    seen_gold: int
+    seen: int | None
+    seen_gold: int | None
     catalogue_revision: int = 0
 
 
@@ -126,10 +128,15 @@ def _participant_at_quota_orm(user_id: int, done: Subquery) -> Exists:
 
 
 @functools.cache
-def _next_item_sql() -> str:
+def _next_item_sql(gold: bool = True) -> str:
+    """The next-item facts statement; without ``gold`` it leaves out the two counts the gold schedule needs
+    (each a subplan PostgreSQL sets up at every execution, read or not: 1.3 % of a combined label's backend
+    instructions in a campaign without gold, issue 30)."""
     assignments = Assignment._meta.db_table
     seen = (f"SELECT count(*) FROM {assignments} s WHERE s.campaign_id = c.id AND s.annotator_id = m.annotator_id "
             f"AND s.status = ANY(%s)")
+    counts = (f"""CASE WHEN c.gold_rate > 0 THEN ({seen}) ELSE 0 END,
+               CASE WHEN c.gold_rate > 0 THEN ({seen} AND s.slot_id IS NULL) ELSE 0 END,""" if gold else "")
     # The participant's row is locked (and so read as last committed) in the same statement: a return or
     # a verdict that committed while this statement waited is seen (participants._held_release).
     return f"""
@@ -137,8 +144,7 @@ def _next_item_sql() -> str:
         SELECT {_columns(Campaign, "c")}, m.id, {_is_annotator_sql("m.annotator_id")},
                {participant_locked_facts_sql(done_column="ap.done")},
                cp.labels, cp.slots, ap.done,
-               CASE WHEN c.gold_rate > 0 THEN ({seen}) ELSE 0 END,
-               CASE WHEN c.gold_rate > 0 THEN ({seen} AND s.slot_id IS NULL) ELSE 0 END,
+               {counts}
                (SELECT r.number FROM {CatalogueRevision._meta.db_table} r WHERE r.id = 1)
         FROM {CampaignAnnotator._meta.db_table} m
         JOIN {Campaign._meta.db_table} c ON c.id = m.campaign_id
@@ -148,22 +154,35 @@ def _next_item_sql() -> str:
         FOR UPDATE OF m"""
 
 
+#: Whether each campaign this process read the facts of last had gold (``gold_rate > 0``): the next request
+#: then asks for the gold counts only when it had. A campaign not listed (or changed since) is read with
+#: them; one read without them that has gold now gets them counted by the caller (``seen`` is None). So the
+#: memo only decides which statement is sent, never what a request is told. Bounded: cleared when full.
+_CAMPAIGN_HAD_GOLD: dict[int, bool] = {}
+_CAMPAIGN_MEMO_MAX = 10_000
+
+
 def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | None:
     """The facts of one next-item request, the membership row locked; None when there is no such
     campaign, or (PostgreSQL) when the annotator is not listed on it."""
     if connection.vendor == "postgresql":
         # Race prevented (the lock): two requests of the same annotator (double click, retried request)
         # each taking a different item. The second waits here until the first has committed.
-        seen = list(Assignment.SEEN)
+        gold = _CAMPAIGN_HAD_GOLD.get(campaign_id, True)
+        seen = [list(Assignment.SEEN)] * 2 if gold else []
         with statement_cursor(connection) as cursor:
-            cursor.execute(_next_item_sql(), [annotator_id, campaign_id, ANNOTATOR, seen, seen, campaign_id, annotator_id])
+            cursor.execute(_next_item_sql(gold), [annotator_id, campaign_id, ANNOTATOR, *seen, campaign_id, annotator_id])
             row = cursor.fetchone()
         if row is None:
             return None
         n = len(Campaign._meta.concrete_fields)
-        (membership_id, is_annotator, is_participant, at_quota, labels, slots, done, seen_total, seen_gold,
-         revision) = row[n:]
-        return NextItemFacts(_instance(Campaign, row[:n]), membership_id,
+        membership_id, is_annotator, is_participant, at_quota, labels, slots, done, *counts, revision = row[n:]
+        seen_total, seen_gold = counts if gold else (None, None)
+        campaign = _instance(Campaign, row[:n])
+        if len(_CAMPAIGN_HAD_GOLD) >= _CAMPAIGN_MEMO_MAX:
+            _CAMPAIGN_HAD_GOLD.clear()
+        _CAMPAIGN_HAD_GOLD[campaign_id] = campaign.gold_rate > 0
+        return NextItemFacts(campaign, membership_id,
                              AccessFacts(is_annotator, True, bool(is_participant), bool(at_quota)),
                              labels, slots, done, seen_total, seen_gold, revision or 0)
     mine = Assignment.objects.filter(campaign_id=OuterRef("pk"), annotator_id=annotator_id, status__in=Assignment.SEEN)

@@ -369,7 +369,8 @@ def _hand_out(facts: NextItemFacts, annotator: AbstractBaseUser, now: datetime, 
               attempt: dict) -> Assignment | None:
     """Next-item under the membership lock: the held assignment, else gold when due, else a free slot."""
     campaign = facts.campaign
-    gold_due = _gold_due(campaign, annotator, (facts.seen, facts.seen_gold))
+    # The counts were read with the facts unless the campaign had no gold then (request_facts._CAMPAIGN_HAD_GOLD).
+    gold_due = _gold_due(campaign, annotator, None if facts.seen is None else (facts.seen, facts.seen_gold))
     if gold_due:
         held, slot = next(iter(Assignment.objects.filter(campaign=campaign, annotator=annotator,
                                                          status=Assignment.Status.ACTIVE)

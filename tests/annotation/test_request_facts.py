@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import Group
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation import item_creation, request_facts, services
@@ -121,3 +122,43 @@ def test_the_instances_hold_every_field_as_the_orm_reads_it(setting):
         for field in model._meta.concrete_fields:
             assert getattr(ours, field.attname) == getattr(orm, field.attname), (model.__name__, field.attname)
         assert ours._state.adding is False and ours._state.db == orm._state.db
+
+
+def _facts_statements(campaign, annotator) -> tuple[request_facts.NextItemFacts, list[str]]:
+    with CaptureQueriesContext(connection) as queries:
+        facts = request_facts.next_item_facts(campaign_id=campaign.pk, annotator_id=annotator.pk)
+    return facts, [q["sql"] for q in queries.captured_queries]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the facts are one statement on PostgreSQL only")
+def test_next_item_facts_of_a_campaign_without_gold_leave_the_gold_counts_out_once_it_was_read():
+    alice, = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=1), annotators=[alice])
+    request_facts._CAMPAIGN_HAD_GOLD.pop(campaign.pk, None)
+    first, (first_sql,) = _facts_statements(campaign, alice)
+    again, (again_sql,) = _facts_statements(campaign, alice)
+    assert "slot_id IS NULL" in first_sql and (first.seen, first.seen_gold) == (0, 0)
+    assert "slot_id IS NULL" not in again_sql and (again.seen, again.seen_gold) == (None, None)
+    assert (again.membership_id, again.done, again.campaign.pk) == (first.membership_id, first.done, campaign.pk)
+
+
+def test_next_item_facts_of_a_campaign_with_gold_always_count_what_the_annotator_was_shown(setting):
+    campaign, alice, _ = setting
+    for _ in range(2):
+        facts = request_facts.next_item_facts(campaign_id=campaign.pk, annotator_id=alice.pk)
+        shown = Assignment.objects.filter(campaign=campaign, annotator=alice, status__in=Assignment.SEEN)
+        assert (facts.seen, facts.seen_gold) == (shown.count(), shown.filter(slot__isnull=True).count())
+
+
+def test_a_campaign_given_gold_after_its_facts_were_read_without_it_hands_out_gold_when_due():
+    """The facts of a campaign without gold are read without the gold counts; should it get gold
+    afterwards, the next item still follows the gold schedule (the counts are then counted apart)."""
+    alice, = annotators(1)
+    campaign = pairwise_campaign(Catalogue(n_tasks=2), annotators=[alice])
+    gold = item_creation.item_gold_set(item=campaign.items.order_by("position").last(), answer="A")
+    for _ in range(2):  # read twice: the second time without the gold counts (PostgreSQL)
+        given = services.assignment_next(campaign=campaign, annotator=alice)
+        services.label_submit(token=given.token, annotator=alice, idempotency_key=uuid.uuid4(), answer={"choice": "A"})
+        assert given.item.pk != gold.pk
+    Campaign.objects.filter(pk=campaign.pk).update(gold_rate=0.5)  # after two regular items, gold is due
+    assert services.assignment_next(campaign=campaign, annotator=alice).item.pk == gold.pk
