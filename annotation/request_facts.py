@@ -216,10 +216,10 @@ def next_item_facts(*, campaign_id: int, annotator_id: int) -> NextItemFacts | N
     )
 
 
-def item_with_content(*, item_id: int, relations: tuple[str, ...]) -> Item:
+def item_with_content(*, item_id: int, relations: tuple[str, ...], unread: tuple[str, ...] = ()) -> Item:
     """The item with ``relations`` (the relations its kind shows), as
-    ``Item.objects.select_related(*relations).get(pk=item_id)`` returns it, compiled once per kind."""
-    return row_by_pk(Item, item_id, relations=relations)
+    ``Item.objects.select_related(*relations).defer(*unread).get(pk=item_id)`` returns it, compiled once per kind."""
+    return row_by_pk(Item, item_id, relations=relations, deferred=unread)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -292,7 +292,8 @@ def _seen_items(campaign: Campaign, annotator: AbstractBaseUser):
 def _item_load(campaign: Campaign, item_id: int) -> Item:
     """The item with exactly the relations its kind shows (two small queries plan much faster than
     one join over every relation any kind might need), its campaign attached."""
-    item = item_with_content(item_id=item_id, relations=kind_for(campaign.kind).content_relations)
+    kind = kind_for(campaign.kind)
+    item = item_with_content(item_id=item_id, relations=kind.content_relations, unread=kind.content_unread)
     item.campaign = campaign
     return item
 
@@ -379,7 +380,8 @@ def _hand_out(facts: NextItemFacts, annotator: AbstractBaseUser, now: datetime, 
         # Usually there is no held item (the page asks right after a submission): then the same
         # statement takes a free slot.
         held, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk,
-                                              item_relations=kind_for(campaign.kind).content_relations)
+                                              item_relations=kind_for(campaign.kind).content_relations,
+                                              item_unread=kind_for(campaign.kind).content_unread)
     looked = held is None and not gold_due  # a free slot was looked for (and taken, if there was one)
     if held is not None:
         pk, expires_at, slot_id = held

@@ -119,7 +119,7 @@ class HeldAssignment(NamedTuple):
 
 
 def active_or_free_slot_take(*, campaign_id: int, annotator_id: int, item_relations: tuple[str, ...] | None = None,
-                             ) -> tuple[HeldAssignment | None, ItemSlot | None]:
+                             item_unread: tuple[str, ...] = ()) -> tuple[HeldAssignment | None, ItemSlot | None]:
     """The annotator's active assignment in the campaign, if they hold one (then no slot is taken), else
     the slot :func:`free_slot_take` takes (None when none is left): what next-item asks first.
 
@@ -128,7 +128,8 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int, item_relati
     the held assignment and the take share its snapshot, and the take runs only when there is none (a
     one-time filter of the plan, so no slot is even locked then). With ``item_relations`` (PostgreSQL) the
     same statement reads the taken slot's item with those relations, as
-    :func:`annotation.request_facts.item_with_content` reads it, and attaches it to the slot (``slot.item``):
+    :func:`annotation.request_facts.item_with_content` reads it (``item_unread`` left out), and attaches it to
+    the slot (``slot.item``):
     next-item's usual case is then one round trip where it was two."""
     if connection.vendor != "postgresql":
         held = next(iter(Assignment.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id,
@@ -138,7 +139,7 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int, item_relati
             return HeldAssignment(*held), None
         return None, free_slot_take(campaign_id=campaign_id, annotator_id=annotator_id)
     with statement_cursor(connection) as cursor:
-        cursor.execute(_held_or_take_sql(item_relations),
+        cursor.execute(_held_or_take_sql(item_relations, item_unread),
                        [campaign_id, annotator_id, campaign_id, campaign_id, annotator_id])
         row = cursor.fetchone()
     held_id, expires_at, held_slot, slot_id, item_id, index = row[:6]
@@ -147,18 +148,18 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int, item_relati
     if slot_id is None:
         return None, None
     slot = ItemSlot(pk=slot_id, item_id=item_id, index=index, campaign_id=campaign_id, is_free=False)
-    item = None if item_relations is None else row_from(Item, row[6:], relations=item_relations)
+    item = None if item_relations is None else row_from(Item, row[6:], relations=item_relations, deferred=item_unread)
     if item is not None:
         slot.item = item
     return None, slot
 
 
 @functools.cache
-def _held_or_take_sql(item_relations: tuple[str, ...] | None) -> str:
+def _held_or_take_sql(item_relations: tuple[str, ...] | None, item_unread: tuple[str, ...] = ()) -> str:
     """:func:`active_or_free_slot_take`'s statement (PostgreSQL), with the taken slot's item when asked."""
     slots, assignments = ItemSlot._meta.db_table, Assignment._meta.db_table
     item_sql = "" if item_relations is None else (
-        f" LEFT JOIN LATERAL ({row_by_pk_sql(Item, 'taken.item_id', relations=item_relations)[0]}) AS item ON true")
+        f" LEFT JOIN LATERAL ({row_by_pk_sql(Item, 'taken.item_id', relations=item_relations, deferred=item_unread)[0]}) AS item ON true")
     return f"""WITH held AS (
                     SELECT id, expires_at, slot_id FROM {assignments}
                     WHERE campaign_id = %s AND annotator_id = %s

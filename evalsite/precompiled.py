@@ -32,12 +32,13 @@ from evalsite.prepared_statements import statement_cursor
 
 
 @functools.cache
-def _compiled(model: type[Model], relations: tuple[str, ...], alias: str, vendor: str):
-    """The SQL of one ``model`` row by primary key with ``relations``: the SQL, the select list's columns
-    that need converting, where the model's own columns are, its field names, the related populators."""
+def _compiled(model: type[Model], relations: tuple[str, ...], alias: str, vendor: str, deferred: tuple[str, ...] = ()):
+    """The SQL of one ``model`` row by primary key with ``relations``, the ``deferred`` columns left out: the
+    SQL, the select list's columns that need converting, where the model's own columns are, its field names,
+    the related populators."""
     # No ORDER BY, as ``get()`` clears it: a model's default ordering (Item's joins its campaign) costs a join
     # and a sort for the one row.
-    compiler = (model._default_manager.select_related(*relations).filter(pk=0).order_by()
+    compiler = (model._default_manager.select_related(*relations).defer(*deferred).filter(pk=0).order_by()
                 .query.get_compiler(using=alias))
     sql, params = compiler.as_sql()
     if list(params) != [0]:  # the primary key must be the query's only parameter
@@ -49,11 +50,11 @@ def _compiled(model: type[Model], relations: tuple[str, ...], alias: str, vendor
     return sql, converted, (start, end), init_list, get_related_populators(klass_info, select, alias), len(select)
 
 
-def row_by_pk(model: type[Model], pk, *, relations: tuple[str, ...] = ()) -> Model:
-    """``model._default_manager.select_related(*relations).get(pk=pk)``, compiled once per process;
-    ``model.DoesNotExist`` when there is no such row."""
+def row_by_pk(model: type[Model], pk, *, relations: tuple[str, ...] = (), deferred: tuple[str, ...] = ()) -> Model:
+    """``model._default_manager.select_related(*relations).defer(*deferred).get(pk=pk)``, compiled once per
+    process; ``model.DoesNotExist`` when there is no such row."""
     connection = connections[router.db_for_read(model)]
-    compiled = _compiled(model, relations, connection.alias, connection.vendor)
+    compiled = _compiled(model, relations, connection.alias, connection.vendor, deferred)
     with statement_cursor(connection) as cursor:
         cursor.execute(compiled[0], [pk])
         row = cursor.fetchone()
@@ -62,22 +63,23 @@ def row_by_pk(model: type[Model], pk, *, relations: tuple[str, ...] = ()) -> Mod
     return _instance(model, connection, compiled, row)
 
 
-def row_by_pk_sql(model: type[Model], key_sql: str, *, relations: tuple[str, ...] = ()) -> tuple[str, int]:
+def row_by_pk_sql(model: type[Model], key_sql: str, *, relations: tuple[str, ...] = (),
+                  deferred: tuple[str, ...] = ()) -> tuple[str, int]:
     """The SQL of :func:`row_by_pk` with the primary key given by the SQL expression ``key_sql`` instead of
     a parameter (a column of the statement it is part of, in a ``LATERAL`` subquery), and the number of
     columns it selects; :func:`row_from` builds the instance from them."""
     connection = connections[router.db_for_read(model)]
-    sql, *_, width = _compiled(model, relations, connection.alias, connection.vendor)
+    sql, *_, width = _compiled(model, relations, connection.alias, connection.vendor, deferred)
     if sql.count("%s") != 1:  # the primary key is the query's only parameter (checked by _compiled)
         raise RuntimeError(f"cannot place a key expression in the {model.__name__} query")
     return sql.replace("%s", f"({key_sql})"), width
 
 
-def row_from(model: type[Model], row, *, relations: tuple[str, ...] = ()) -> Model | None:
+def row_from(model: type[Model], row, *, relations: tuple[str, ...] = (), deferred: tuple[str, ...] = ()) -> Model | None:
     """The instance :func:`row_by_pk` would return, from the columns of :func:`row_by_pk_sql` (``row``, as
     the database returned them); None when the subquery found no row (its key column is NULL)."""
     connection = connections[router.db_for_read(model)]
-    compiled = _compiled(model, relations, connection.alias, connection.vendor)
+    compiled = _compiled(model, relations, connection.alias, connection.vendor, deferred)
     _, _, (start, _), init_list, _, _ = compiled
     if row[start + init_list.index(model._meta.pk.attname)] is None:
         return None

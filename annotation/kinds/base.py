@@ -86,6 +86,10 @@ class Kind:
     label_model: type[Label]
     #: The item's relations its shown content reads (``select_related`` with the item in one query).
     content_relations: tuple[str, ...] = ("task",)
+    #: Columns of those relations the kind neither shows nor checks (``defer()`` names), left unread by the
+    #: labelling path's item reads (issue 30: each column is carried through every join of the read and sent);
+    #: read on first use should other code ask for one.
+    content_unread: tuple[str, ...] = ()
     #: Nominal outcome categories for the consensus table (Table 17 "majority outcome" columns).
     categories: tuple[str, ...] = ()
     #: Whether items have two sides shown in a counterbalanced order.

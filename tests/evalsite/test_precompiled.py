@@ -39,6 +39,24 @@ def test_the_read_keyed_by_an_expression_builds_the_row_by_pks_instance():
     assert row_from(Task, [None] * width, relations=("task_set",)) is None
 
 
+def test_a_row_by_pk_with_deferred_columns_equals_the_orms_defer_and_reads_them_on_use():
+    task = TaskFactory()
+    deferred = ("task_set__description", "brief")
+    read = row_by_pk(Task, task.pk, relations=("task_set",), deferred=deferred)
+    orm = Task.objects.select_related("task_set").defer(*deferred).get(pk=task.pk)
+    assert read.get_deferred_fields() == orm.get_deferred_fields() == {"brief"}
+    assert read.task_set.get_deferred_fields() == orm.task_set.get_deferred_fields() == {"description"}
+    loaded = [f.attname for f in Task._meta.concrete_fields if f.attname != "brief"]
+    assert [getattr(read, f) for f in loaded] == [getattr(orm, f) for f in loaded]
+    sql, width = row_by_pk_sql(Task, "%s", relations=("task_set",), deferred=deferred)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [task.pk])
+        row = cursor.fetchone()
+    from_row = row_from(Task, row, relations=("task_set",), deferred=deferred)
+    assert len(row) == width and from_row.get_deferred_fields() == {"brief"}
+    assert (read.brief, read.task_set.description) == (task.brief, task.task_set.description)  # read on use
+
+
 def test_a_missing_row_is_does_not_exist():
     with pytest.raises(get_user_model().DoesNotExist):
         row_by_pk(get_user_model(), 10**9)
