@@ -45,10 +45,14 @@ class TextPairwise(PairwiseKind):
     paper_section = "Ekphrasis App. H"
     content_relations = ("task", "response_a", "response_b")
     #: A response shows one field (PRIMARY_FIELD); its whole text and its normalisation record are not shown:
-    #: left unread, 58 K instructions of PostgreSQL's backend an item read less (callgrind, issue 30).
+    #: left unread, 58 K instructions of PostgreSQL's backend an item read less (callgrind, issue 30). Nor
+    #: are the item's columns of the other kinds' content (renders, EASEL steps, C² sample), its sampling
+    #: stratum, gold answer and creation time, nor the task's source record and place in its set.
     content_unread = tuple(f"{side}__{name}" for side in ("response_a", "response_b") for name in (
         "sample", "is_primary", "raw_text", "raw_sha256", "normalisation_method", "normalisation_attempts",
-        "normalised_at", "normalisation_model", "created_at"))
+        "normalised_at", "normalisation_model", "created_at")) + (
+        "render_a", "render_b", "c2_sample", "easel_step_a", "easel_step_b", "sampling_stratum", "gold_answer",
+        "created_at", "task__source", "task__subtype", "task__position")
 
     def check_item(self, item: Item) -> list[tuple[str, str]]:
         problems = []

@@ -29,6 +29,8 @@ def test_the_labelling_paths_item_leaves_the_unshown_response_columns_unread(han
     for response in (handed.item.response_a, handed.item.response_b):
         assert {"raw_text", "raw_sha256", "normalisation_model"} <= response.get_deferred_fields()
         assert "core_idea" not in response.get_deferred_fields()
+    assert {"render_a_id", "gold_answer", "created_at"} <= handed.item.get_deferred_fields()
+    assert {"source", "position"} <= handed.item.task.get_deferred_fields()
 
 
 def test_the_item_read_without_them_shows_and_hashes_what_the_full_item_does(handed):
