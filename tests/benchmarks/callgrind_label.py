@@ -13,6 +13,13 @@ same under cProfile instead and prints the top functions.
 Run: ``.venv/bin/python -m tests.benchmarks.callgrind_label seed --db NAME``, then
 ``valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p .venv/bin/python -m tests.benchmarks.callgrind_label
 run --db NAME --out /tmp/cg.%p``; ``callgrind_annotate --inclusive=yes /tmp/cg.<pid>.1`` for the parts.
+
+PostgreSQL's side of the same labels: seed with ``--dashboard-labels 5000`` (the planner then has a used
+database's statistics), run a private server under ``valgrind --tool=callgrind --dump-before=pg_backend_pid
+--callgrind-out-file=DIR/cg.%p`` (valgrind follows its forks: every backend is counted) and point
+``BENCH_DATABASE_URL`` at it; ``run --backend`` calls ``pg_backend_pid()`` just before the first counted
+label and just after the last, so the backend's dump ``DIR/cg.<backend pid>.2`` holds exactly their
+instructions (the pid is printed).
 """
 
 from __future__ import annotations
