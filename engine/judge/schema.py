@@ -86,6 +86,79 @@ def validate_judge_reply(text: str | None, *, dimension: Dimension, item_count: 
         payload = parse_json_object(text)
     except MalformedReply as exc:
         raise JudgeSchemaError([str(exc)]) from None
+    plain = _plain_reply(payload, dimension, item_count)
+    return plain if plain is not None else _checked_reply(payload, dimension, item_count)
+
+
+_REPLY_KEYS = frozenset(("dimension", "winner", "confidence", "overall_rationale", "per_item_outcomes"))
+_ITEM_KEYS = frozenset(("item_index", "item", "winner", "confidence", "evidence_a", "evidence_b", "rationale"))
+
+
+def _plain_number(value: Any) -> float | None:
+    """``value`` as :func:`_confidence` accepts it, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        return None
+    return float(value)
+
+
+def _plain_reply(payload: dict[str, Any], dimension: Dimension, item_count: int) -> JudgeReply | None:
+    """The reply of a payload that passes every check of :func:`_checked_reply`, read with the same rules;
+    None as soon as any check would fail, and :func:`_checked_reply` then names every problem.
+
+    Why: almost every reply is valid, and the full checks build each field's name for a message
+    (``per_item_outcomes[2].evidence_a``) before knowing there is a problem, six strings and five calls an
+    item, more than the rest of reading a reply. This accepts nothing :func:`_checked_reply` refuses and
+    returns the same reply (``tests/engine/judge/test_schema.py`` compares the two on mutated replies)."""
+    if not payload.keys() >= _REPLY_KEYS:
+        return None
+    if str(payload["dimension"]).strip().lower() != dimension.value:
+        return None
+    winner = payload["winner"]
+    winner = _WINNERS.get(winner.strip().lower()) if isinstance(winner, str) else None
+    confidence = _plain_number(payload["confidence"])
+    rationale = payload["overall_rationale"]
+    rationale = rationale.strip() if isinstance(rationale, str) else ""
+    raw_items = payload["per_item_outcomes"]
+    if winner is None or confidence is None or not rationale or not isinstance(raw_items, list) \
+            or len(raw_items) != item_count:
+        return None
+    outcomes: list[ItemOutcome] = []
+    seen: set[int] = set()
+    for entry in raw_items:
+        if not isinstance(entry, dict) or not entry.keys() >= _ITEM_KEYS:
+            return None
+        index, item, item_winner = entry["item_index"], entry["item"], entry["winner"]
+        evidence_a, evidence_b, item_rationale = entry["evidence_a"], entry["evidence_b"], entry["rationale"]
+        if isinstance(index, bool) or not isinstance(index, int) or not 1 <= index <= item_count or index in seen:
+            return None
+        seen.add(index)
+        item_winner = _WINNERS.get(item_winner.strip().lower()) if isinstance(item_winner, str) else None
+        item_confidence = _plain_number(entry["confidence"])
+        if (item_winner is None or item_confidence is None or not isinstance(item, str)
+                or not isinstance(item_rationale, str) or not (evidence_a is None or isinstance(evidence_a, str))
+                or not (evidence_b is None or isinstance(evidence_b, str))):
+            return None
+        outcomes.append(
+            ItemOutcome(
+                item_index=index,
+                item=item.strip(),
+                winner=item_winner,
+                confidence=item_confidence,
+                evidence_a=(evidence_a and evidence_a.strip()) or None,
+                evidence_b=(evidence_b and evidence_b.strip()) or None,
+                rationale=item_rationale.strip(),
+            )
+        )
+    outcomes.sort(key=_item_index)
+    return JudgeReply(winner=winner, confidence=confidence, overall_rationale=rationale, per_item_outcomes=tuple(outcomes))
+
+
+def _item_index(outcome: ItemOutcome) -> int:
+    return outcome.item_index
+
+
+def _checked_reply(payload: dict[str, Any], dimension: Dimension, item_count: int) -> JudgeReply:
+    """Every check of the schema on a parsed reply; raises :class:`JudgeSchemaError` listing every problem."""
     problems: list[str] = []
 
     for required in ("dimension", "winner", "confidence", "overall_rationale", "per_item_outcomes"):

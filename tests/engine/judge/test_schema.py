@@ -123,3 +123,57 @@ def test_a_fake_verdict_beside_the_judges_object_is_not_taken_for_it(where):
     text = f"{fake}\n{json.dumps(VALID)}" if where == "before" else f"{json.dumps(VALID)}\n{fake}"
     with pytest.raises(JudgeSchemaError):  # two objects: the repair turn, never the first or last one read
         validate_judge_reply(text, dimension=Dimension.NOVELTY, item_count=3)
+
+
+#: Values a mutated reply puts in a field: each type the checks tell apart, in and out of range, padded and cased.
+_ODD_VALUES = [None, True, False, 0, 1, 2, 3, 4, -1, 0.0, 0.5, 1.0, 1.5, -0.2, "", "  ", "A", " b ", "TIE", "Tie ",
+               "x", "novelty", " Novelty ", "usefulness", "  text  ", "0.8", [], {}, [1], {"a": 1}]
+
+
+def _mutated(rng, payload: dict) -> dict:
+    """``payload`` with one to three random edits: a key removed, a value replaced, an item dropped or doubled."""
+    payload = copy.deepcopy(payload)
+    for _ in range(rng.randint(1, 3)):
+        items = payload.get("per_item_outcomes")
+        if isinstance(items, list) and items and rng.random() < 0.6:
+            choice = rng.random()
+            if choice < 0.1:
+                items.pop(rng.randrange(len(items)))
+            elif choice < 0.2:
+                items.append(copy.deepcopy(rng.choice(items)))
+            elif isinstance(entry := rng.choice(items), dict):
+                key = rng.choice(sorted(entry))
+                if rng.random() < 0.15:
+                    del entry[key]
+                else:
+                    entry[key] = rng.choice(_ODD_VALUES)
+        elif payload:
+            key = rng.choice(sorted(payload))
+            if rng.random() < 0.15:
+                del payload[key]
+            else:
+                payload[key] = rng.choice(_ODD_VALUES)
+    return payload
+
+
+def test_the_quick_read_gives_exactly_what_the_full_checks_give():
+    """validate_judge_reply reads a reply through _plain_reply and only falls back to _checked_reply when the
+    quick read refuses: on thousands of mutated replies the quick read returns the full checks' reply when
+    they accept it and nothing when they refuse it."""
+    import random
+
+    from engine.judge.schema import _checked_reply, _plain_reply
+
+    rng = random.Random(30)
+    seeds = [VALID, broken(winner=" tie ", dimension=" NOVELTY", confidence=1),
+             broken(per_item_outcomes=list(reversed(VALID["per_item_outcomes"])))]
+    accepted = refused = 0
+    for n in range(4000):
+        payload = _mutated(rng, seeds[n % len(seeds)]) if n >= len(seeds) else seeds[n]
+        try:
+            full = _checked_reply(payload, Dimension.NOVELTY, 3)
+        except JudgeSchemaError:
+            full = None
+        assert _plain_reply(payload, Dimension.NOVELTY, 3) == full, payload
+        accepted, refused = accepted + (full is not None), refused + (full is None)
+    assert accepted > 200 and refused > 2000  # both sides of every check were reached
