@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Protocol, runtime_checkable
 
 from engine.checklists import DIMENSION_FIELD, Checklist, Dimension, InspectedField
@@ -125,8 +126,10 @@ class PairJudgeRequest:
     retry: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "dimension", Dimension(self.dimension))
-        object.__setattr__(self, "kind", ComparisonKind(self.kind))
+        if type(self.dimension) is not Dimension:  # the enum's call costs more than the rest of the request
+            object.__setattr__(self, "dimension", Dimension(self.dimension))
+        if type(self.kind) is not ComparisonKind:
+            object.__setattr__(self, "kind", ComparisonKind(self.kind))
         if self.checklist.dimension is not self.dimension:
             raise ValueError(f"a {self.checklist.dimension} checklist cannot judge {self.dimension}")
         pair_key(self.a.model, self.b.model)
@@ -135,8 +138,10 @@ class PairJudgeRequest:
     def pair(self) -> tuple[str, str]:
         return pair_key(self.a.model, self.b.model)
 
-    @property
+    @cached_property
     def key(self) -> str:
+        """The comparison identity (:func:`comparison_key`), built once: a judge reads it for each of its seeded
+        draws and the site again for the judgement (the request is frozen, so it cannot change)."""
         return comparison_key(
             self.run_id, self.task.task_id, self.dimension, self.pair, self.kind, self.repeat
         )

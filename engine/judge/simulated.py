@@ -54,6 +54,12 @@ SIMULATED_JUDGE_NAME = "simulated"
 #: configuration, independent of the run seed.
 DEFAULT_SKILL_SEED = 0
 _EVIDENCE_WORDS = 12
+#: json.dumps(..., ensure_ascii=False) made once (dumps builds a new encoder for every call with an option).
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+#: What a verdict reads of the winners, worked out once (an enum member's value is a property lookup): each
+#: one's text, and the other two in the enumeration's order (what an item that disagrees is drawn from).
+_WINNER_TEXT = {winner: winner.value for winner in Winner}
+_OTHER_WINNERS = {winner: [other for other in Winner if other is not winner] for winner in Winner}
 
 
 def _draws(*parts: object) -> random.Random:
@@ -129,6 +135,9 @@ class SimulatedJudge:
     def skill(self, model: str, dimension: Dimension | str) -> float:
         """θ of ``model`` on ``dimension``: the configured value, else an N(0, spread²) draw seeded by
         ``skill_seed`` (never by the run seed: a new seed must not change who is better)."""
+        found = self._skill_memo.get((model, dimension))  # a Dimension hashes and compares as its value
+        if found is not None:
+            return found
         dimension = Dimension(dimension)
         key = (model, dimension)
         if key not in self._skill_memo:  # two of the four seeded generators made for every verdict
@@ -145,8 +154,10 @@ class SimulatedJudge:
     def preference_for_a(self, request: PairJudgeRequest) -> float:
         """P(Response A preferred | decisive) for this presentation."""
         inspected = request.inspected_field
-        words_a = len(request.a.field_text(inspected).split())
-        words_b = len(request.b.field_text(inspected).split())
+        return self._preference(request, request.a.field_text(inspected).split(), request.b.field_text(inspected).split())
+
+    def _preference(self, request: PairJudgeRequest, words_a: list[str], words_b: list[str]) -> float:
+        """:meth:`preference_for_a` given the inspected fields' words (the verdict quotes them too)."""
         task = request.task.task_id
         logit = (
             self.skill(request.a.model, request.dimension)
@@ -154,7 +165,7 @@ class SimulatedJudge:
             + self.answer_quality(task, request.a.model, request.dimension)
             - self.answer_quality(task, request.b.model, request.dimension)
             + self.position_bias
-            + self.length_bias * (words_a - words_b) / 10.0
+            + self.length_bias * (len(words_a) - len(words_b)) / 10.0
         )
         return _sigmoid(logit)
 
@@ -186,27 +197,29 @@ class SimulatedJudge:
 
     def _verdict_json(self, request: PairJudgeRequest) -> str:
         rng = _draws(self.seed, request.key, "verdict")
-        p_a = self.preference_for_a(request)
+        inspected = request.inspected_field
+        words_a, words_b = request.a.field_text(inspected).split(), request.b.field_text(inspected).split()
+        p_a = self._preference(request, words_a, words_b)
         if rng.random() < self.tie_rate:
             winner = Winner.TIE
             confidence = round(0.5 + 0.4 * (1.0 - abs(2.0 * p_a - 1.0)) * rng.random(), 2)
         else:
             winner = Winner.A if rng.random() < p_a else Winner.B
             confidence = round(0.5 + abs(p_a - 0.5), 2)
-        inspected = request.inspected_field
-        evidence_a = " ".join(request.a.field_text(inspected).split()[:_EVIDENCE_WORDS]) or None
-        evidence_b = " ".join(request.b.field_text(inspected).split()[:_EVIDENCE_WORDS]) or None
+        evidence_a = " ".join(words_a[:_EVIDENCE_WORDS]) or None
+        evidence_b = " ".join(words_b[:_EVIDENCE_WORDS]) or None
+        others = _OTHER_WINNERS[winner]
         outcomes = []
         for item in request.checklist.items:
             if rng.random() < self.item_agreement:
                 item_winner = winner
             else:
-                item_winner = rng.choice([w for w in Winner if w is not winner])
+                item_winner = rng.choice(others)
             outcomes.append(
                 {
                     "item_index": item.index,
                     "item": item.text,
-                    "winner": item_winner.value,
+                    "winner": _WINNER_TEXT[item_winner],
                     "confidence": round(rng.uniform(0.5, 0.95), 2),
                     "evidence_a": evidence_a,
                     "evidence_b": evidence_b,
@@ -214,8 +227,8 @@ class SimulatedJudge:
                 }
             )
         payload = {
-            "dimension": request.dimension.value,
-            "winner": winner.value,
+            "dimension": str(request.dimension),
+            "winner": _WINNER_TEXT[winner],
             "confidence": confidence,
             "overall_rationale": (
                 f"Simulated judgment: P(A preferred | decisive) = {p_a:.2f} from latent skills, "
@@ -223,7 +236,7 @@ class SimulatedJudge:
             ),
             "per_item_outcomes": outcomes,
         }
-        return json.dumps(payload, ensure_ascii=False)
+        return _ENCODER.encode(payload)
 
     @staticmethod
     def _break(text: str, rng: random.Random) -> str:

@@ -145,3 +145,29 @@ def test_a_models_skill_is_drawn_once_per_dimension_and_stays_the_same(monkeypat
     for _ in range(3):
         assert [judge.skill(m, d) for m in ("m1", "m2") for d in ("usefulness", "novelty")] == fresh
     assert len([parts for parts in drawn if "skill" in parts]) == 4
+
+
+#: SHA-256 of every field of the judgements below, as the code before issue 30's cuts to the simulated judge's
+#: path (commit f04372a) gave them: those cuts change how a reply is written and read, never what it says.
+PINNED_JUDGEMENTS = "70770c1149f9debdc0547e86af5e4ae2384c440fd55f0307fda1aca7d1a2f69e"
+
+
+def test_judgements_are_the_ones_the_code_gave_before_its_speed_changes():
+    import hashlib
+
+    from engine.checklists import template_checklist
+    from engine.judge.comparison import PairJudgeRequest
+    from tests.engine.judge.conftest import CHARLIE, TASK
+
+    requests = [PairJudgeRequest(run_id="run-1", task=TASK, dimension=d, checklist=template_checklist(TASK, d), a=a, b=b,
+                                 kind=kind, repeat=repeat, retry=retry)
+                for d in Dimension for a, b in ((ALICE, BOB), (BOB, ALICE), (ALICE, CHARLIE)) for kind in ComparisonKind
+                for repeat in range(3) for retry in range(2)]
+    judgements = SimulatedJudge(seed=5, malformed_rate=0.3, skills={"alice-model": {"novelty": 0.7}}).judge_pairs(requests)
+    digest = hashlib.sha256()
+    for j in judgements:
+        digest.update(repr((j.key, j.ok, j.winner, j.confidence, j.overall_rationale, j.per_item_outcomes, j.repaired,
+                            j.automatic, j.calls, j.cached, j.raw_output, j.repair_output, j.error, j.prompt_tokens,
+                            j.completion_tokens, j.cost_usd)).encode())
+    assert any(j.repaired for j in judgements) and any(not j.ok for j in judgements)  # every path was taken
+    assert digest.hexdigest() == PINNED_JUDGEMENTS
