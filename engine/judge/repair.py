@@ -43,7 +43,16 @@ def _judged(
     first: ChatResult,
     repair: ChatResult | None = None,
 ) -> PairJudgement:
-    answers = [first] if repair is None else [first, repair]
+    # the answers' figures added up as sum() and all() did over the one or two answers, written out: most
+    # judgements have one answer, and the generators cost more than building the judgement
+    if repair is None:
+        calls, cached, prompt_tokens = 1, bool(first.cached), 0 + first.prompt_tokens
+        completion_tokens, cost_usd = 0 + first.completion_tokens, 0 + first.cost_usd
+    else:
+        calls, cached = 2, bool(first.cached) and bool(repair.cached)
+        prompt_tokens = 0 + first.prompt_tokens + repair.prompt_tokens
+        completion_tokens = 0 + first.completion_tokens + repair.completion_tokens
+        cost_usd = 0 + first.cost_usd + repair.cost_usd
     return PairJudgement(
         request=request,
         judge_name=judge_name,
@@ -53,13 +62,13 @@ def _judged(
         overall_rationale=reply.overall_rationale,
         per_item_outcomes=reply.per_item_outcomes,
         repaired=repair is not None,
-        calls=len(answers),
-        cached=all(answer.cached for answer in answers),
+        calls=calls,
+        cached=cached,
         raw_output=first.text,
         repair_output=None if repair is None else repair.text,
-        prompt_tokens=sum(answer.prompt_tokens for answer in answers),
-        completion_tokens=sum(answer.completion_tokens for answer in answers),
-        cost_usd=sum(answer.cost_usd for answer in answers),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=cost_usd,
     )
 
 
