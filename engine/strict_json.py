@@ -170,8 +170,9 @@ def json_decode(text: str, *, max_depth: int = MAX_JSON_DEPTH, undecodable: bool
     if too_deep is not None:
         key, offset = too_deep
         return None, [JSONProblem(key, f"nested deeper than {max_depth} levels", line_at(text, offset))]
-    if "\\u" not in text and "\x00" not in text and not _SURROGATE.search(text):
-        # No escape, NUL or surrogate in the text, so no decoded string can hold one: the walk below
+    if "\\u" not in text and "\x00" not in text and (text.isascii() or not _SURROGATE.search(text)):
+        # No escape, NUL or surrogate in the text (an ASCII text, which str knows without a scan, holds no
+        # surrogate), so no decoded string can hold one: the walk below
         # would only report duplicate keys and non-finite numbers, and these hooks give up on both.
         # Any give-up or error falls through to the full path, which names every problem.
         try:
