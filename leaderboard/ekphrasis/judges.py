@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from engine.judge.comparison import Candidate, PairJudgeRequest
+from engine.checklists import DIMENSION_FIELD
+from engine.judge.comparison import Candidate, PairJudgeRequest, Winner
 from engine.judge.prompt import judge_injection_signals
 from engine.judge.simulated import SIMULATED_JUDGE_NAME, SimulatedJudge
 from leaderboard.ekphrasis.checklists import (
@@ -260,11 +261,15 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
             built[key] = (checklist_for_judging(rows, task=task, dimension=dimension), _shown(rows))
         return built[key]
 
+    # what every request of the call shares, worked out once: the replicate key, the engine's dimension and the
+    # field it inspects (a response is screened once a chunk: judges.screen is asked only for unscreened ones)
+    run_key, engine_dimension = replicate_key(run), ENGINE_DIMENSION[dimension]
+    screened, inspected = judges.screened, DIMENSION_FIELD[engine_dimension].value
     for judge_name, positions in by_judge.items():
         shown_of = {k: checklist_of(comparisons[k]) for k in positions}
         requests = [
             PairJudgeRequest(
-                run_id=replicate_key(run), task=brief, dimension=ENGINE_DIMENSION[dimension],
+                run_id=run_key, task=brief, dimension=engine_dimension,
                 checklist=shown_of[k][0],
                 a=judges.candidate(comparisons[k].shown_a), b=judges.candidate(comparisons[k].shown_b),
                 kind=comparisons[k].kind, repeat=comparisons[k].repeat, retry=comparisons[k].attempts,
@@ -272,8 +277,9 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
             for k in positions
         ]
         for k, request in zip(positions, requests, strict=True):
-            judges.screen(comparisons[k].shown_a, request)
-            judges.screen(comparisons[k].shown_b, request)
+            for shown in (comparisons[k].shown_a, comparisons[k].shown_b):
+                if (shown.id, inspected) not in screened:
+                    judges.screen(shown, request)
         judge = judges.get(judge_name)
         judgements = judge.judge_pairs(requests)
         for k, judgement in zip(positions, judgements, strict=True):
@@ -282,17 +288,22 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
     return verdicts  # type: ignore[return-value]
 
 
+#: A winner's stored text (its enum value, looked up once here rather than through the member's property for
+#: every item of every verdict).
+_WINNER_TEXT = {winner: winner.value for winner in Winner}
+
+
 def _verdict(judgement, shown) -> Verdict:
     if not judgement.ok:
         return Verdict(ok=False, error=judgement.error or "judge failed", checklist=shown, repaired=judgement.repaired,
                        provider_unreachable=judgement.provider_unreachable)
     return Verdict(
         ok=True,
-        winner=judgement.winner.value,
+        winner=_WINNER_TEXT[judgement.winner],
         confidence=judgement.confidence,
         rationale=judgement.overall_rationale or "",
         per_item_outcomes=[
-            {"item_index": o.item_index, "item": o.item, "winner": o.winner.value, "confidence": o.confidence,
+            {"item_index": o.item_index, "item": o.item, "winner": _WINNER_TEXT[o.winner], "confidence": o.confidence,
              "evidence_a": o.evidence_a, "evidence_b": o.evidence_b, "rationale": o.rationale}
             for o in judgement.per_item_outcomes
         ],
