@@ -15,7 +15,7 @@ __all__ = ["derived_seed", "unit_interval"]
 
 def derived_seed(*parts: object) -> int:
     """A 63-bit seed from the SHA-256 of the parts' reprs (stable across processes, unlike hash())."""
-    digest = hashlib.sha256("\x1f".join(repr(p) for p in parts).encode("utf-8")).digest()
+    digest = hashlib.sha256("\x1f".join(map(repr, parts)).encode("utf-8")).digest()  # map: no generator frame
     return int.from_bytes(digest[:8], "big") >> 1
 
 

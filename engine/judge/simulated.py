@@ -63,7 +63,7 @@ _OTHER_WINNERS = {winner: [other for other in Winner if other is not winner] for
 
 
 def _draws(*parts: object) -> random.Random:
-    digest = hashlib.sha256("\x1f".join(str(part) for part in parts).encode("utf-8")).digest()
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()  # map: no generator frame
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
