@@ -40,6 +40,7 @@ from engine.bt import is_empty_response
 from engine.seeding import derived_seed, unit_interval
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from leaderboard.ekphrasis.selectors import subject_models_of
+from leaderboard.ekphrasis.tig import ideas_of
 from leaderboard.json_recordset import recordset_insert_sql, recordset_json
 from leaderboard.models import Response, SubjectModel, Task
 from leaderboard.runs.errors import ProviderStopped
@@ -92,19 +93,34 @@ class _Pool:
         return self.by_pk
 
 
-def _pool(run: JudgeRun, task: Task, models: list[SubjectModel] | None = None) -> _Pool:
+def _pool(run: JudgeRun, task: Task, models: list[SubjectModel] | None = None,
+          ideas: dict[int, list[dict]] | None = None) -> _Pool:
     """The task's pool: ``models`` (the run's, :func:`subject_models_of` its task set, read here when not given)
-    and their primary responses on ``task``."""
+    and their primary responses on ``task``.
+
+    ``ideas``, when given and the run builds Novelty contexts from the TIG, gets the task's TIG ideas
+    (:func:`leaderboard.ekphrasis.tig.task_ideas`, by task pk) from the same read: every response of a subject
+    model on the task, of which the pool keeps the primaries of its models (the run's models are subject models).
+    The TIG population read them again, one more statement a chunk, for 28 more rows here."""
     if models is None:
         models = subject_models_of(run.task_set)
     index = {m.pk: i for i, m in enumerate(models)}
     by_model = {m.pk: m for m in models}
     responses = {}
+    with_ideas = ideas is not None and run.novelty_anchor == "tig" and "N" in run.dimensions
+    if with_ideas:
+        rows = Response.objects.filter(task=task, subject_model__role=SubjectModel.Role.SUBJECT)
+    else:
+        rows = Response.objects.filter(task=task, is_primary=True, subject_model_id__in=index)
     # only what a chunk reads of its pool's responses (the judges are shown candidates made of the two fields):
     # not raw_text, which is most of a row and was read for every primary response of every chunk
-    for r in Response.objects.filter(task=task, is_primary=True, subject_model_id__in=index).only(*POOL_FIELDS):
-        r.subject_model = by_model[r.subject_model_id]
-        responses[index[r.subject_model_id]] = r
+    rows = list(rows.only(*POOL_FIELDS))
+    for r in rows:
+        if r.is_primary and r.subject_model_id in index:
+            r.subject_model = by_model[r.subject_model_id]
+            responses[index[r.subject_model_id]] = r
+    if with_ideas:
+        ideas[task.pk] = ideas_of(task, [(r.id, r.subject_model_id, r.sample, r.core_idea) for r in rows])
     return _Pool(models, index, responses, {r.pk: r for r in responses.values()})
 
 
@@ -430,7 +446,7 @@ def task_execute(run: JudgeRun, chunk: JudgeRunTask, task: Task, judges, progres
                  models: list[SubjectModel] | None = None) -> bool:
     """Judge every dimension of ``task``; True when this finished the run's last chunk. ``models``: the run's
     pool when the caller has read it (an inline run reads it once for all its chunks)."""
-    pool = _pool(run, task, models)
+    pool = _pool(run, task, models, judges.ideas)
     # A fixed-pair run plans its given pairs (and their automatic records); any other run samples actively.
     fixed = bool(run.config.get("fixed_pairs"))
     plan_round = _plan_fixed_pairs if fixed else _plan_next_round

@@ -73,6 +73,8 @@ class RunJudges:
     run: JudgeRun
     judges: dict[str, object] = field(default_factory=dict)
     populations: dict[int, object] = field(default_factory=dict)  # task pk -> TIG PopulationIndex
+    # task pk -> the task's TIG ideas (tig.task_ideas), when the chunk read them with its pool
+    ideas: dict[int, list[dict]] = field(default_factory=dict)
     # (task pk, model x, model y) -> the pair's stored TIG items: a chunk judges a pair many times
     # (rounds, swaps, duplicates) and asks the database once
     novelty_items: dict[tuple[int, int, int], list] = field(default_factory=dict)
@@ -162,7 +164,8 @@ def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: Sequence[Plann
     if judges.run.novelty_anchor != "tig":
         return
     if task.id not in judges.populations:
-        judges.populations[task.id] = task_population_index(task, components=tig_components_of_run(judges.run))
+        judges.populations[task.id] = task_population_index(task, components=tig_components_of_run(judges.run),
+                                                            ideas=judges.ideas.get(task.id))
         judges.stored_contexts[task.id] = stored_novelty_contexts(task=task, version=judges.populations[task.id].version)
     index, stored = judges.populations[task.id], judges.stored_contexts[task.id]
     missing = []

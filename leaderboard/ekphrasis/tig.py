@@ -114,15 +114,24 @@ class StoredExtractions(MutableMapping):
 def task_ideas(task: Task) -> list[dict]:
     """Every sample of every subject model on the task (the TIG pool, App. D Table 8)."""
     rows = (
-        Response.objects.filter(task=task, subject_model__role="subject")
+        Response.objects.filter(task=task, subject_model__role=SubjectModel.Role.SUBJECT)
         .exclude(core_idea="")
-        .values("pk", "subject_model_id", "sample", "core_idea")
         .order_by("subject_model_id", "sample")
+        .values_list("pk", "subject_model_id", "sample", "core_idea")
     )
+    return ideas_of(task, rows)
+
+
+def ideas_of(task: Task, rows) -> list[dict]:
+    """:func:`task_ideas` from the task's responses already read: ``rows`` are (pk, subject model pk, sample,
+    Core Idea) of every response of a subject model on ``task`` (any order; those with an empty Core Idea are
+    left out here, as the query leaves them out). A judge-run chunk reads them with its pool (one read of the
+    task's responses, not two)."""
     return [
-        {"model": str(r["subject_model_id"]), "sample": r["sample"], "core_idea": r["core_idea"],
-         "response_id": str(r["pk"]), "task": task.external_id}
-        for r in rows
+        {"model": str(model_id), "sample": sample, "core_idea": core_idea, "response_id": str(pk),
+         "task": task.external_id}
+        for pk, model_id, sample, core_idea in sorted(rows, key=lambda r: (r[1], r[2]))
+        if core_idea != ""
     ]
 
 
@@ -206,18 +215,20 @@ def _engine_text_components(components: TIGComponents) -> tuple:
 
 
 def task_population_index(
-    task: Task, *, components: TIGComponents | None = None, progress: Callable[[str, int, int], None] | None = None
+    task: Task, *, components: TIGComponents | None = None, progress: Callable[[str, int, int], None] | None = None,
+    ideas: list[dict] | None = None,
 ):
     """The task's population, extracted and embedded once, with the chosen extractor, embedder and
     canonicaliser (offline rules, MiniLM and embedding grouping by default). The population version hashes
-    all three names, so contexts built with different components never mix."""
+    all three names, so contexts built with different components never mix. ``ideas``: :func:`task_ideas`
+    when the caller has them (:func:`ideas_of`), else read here."""
     from engine.tig.population import PopulationIndex
 
     components = components or TIGComponents()
     extractor, canonicaliser = _engine_text_components(components)
     extractions = StoredExtractions(task)
     index = PopulationIndex(
-        task_ideas(task), task=task.external_id, brief=task.brief, extractor=extractor,
+        task_ideas(task) if ideas is None else ideas, task=task.external_id, brief=task.brief, extractor=extractor,
         embedder=text_embedder_named(components.embedder), canonicaliser=canonicaliser,
         extractions=extractions, progress=progress,
     )

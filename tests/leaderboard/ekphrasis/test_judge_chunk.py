@@ -538,3 +538,47 @@ def test_a_chunk_finished_on_a_cancelled_run_is_counted_but_claims_nothing():
     assert judge_chunk._chunk_finish(run, run.chunks.get(), 4) is False
     run.refresh_from_db()
     assert (run.tasks_done, run.status) == (1, JudgeRun.Status.FAILED)
+
+
+def test_a_novelty_chunk_reads_its_tasks_responses_once_for_its_pool_and_its_tig_population():
+    """The TIG population of a chunk that judges Novelty takes its ideas from the pool's read of the task's
+    responses (judge_chunk._pool), not from a second read of them (tig.task_ideas)."""
+    from leaderboard.models import Response
+
+    task_set, models = population(n_models=5, n_tasks=1, name="responses-once")
+    run = simulated_run(task_set, models, budget=12, dimensions="UEN")
+    assert run.novelty_anchor == "tig"
+    judge_runs.judge_run_pending_chunks(run_id=run.pk)
+    task = task_set.tasks.get()
+    with CaptureQueriesContext(connection) as queries:
+        judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
+    assert Comparison.objects.filter(run=run, dimension="N", status=Comparison.Status.OK).exists()
+    table = f'"{Response._meta.db_table}"'
+    reads = [sql for sql in _reads_of(queries, Response) if sql.split(" FROM ", 1)[1].startswith(table)]
+    assert len(reads) == 1  # (the run's model pool is read too, from the subject models)
+
+
+def test_the_ideas_a_chunk_reads_with_its_pool_are_the_tasks_tig_ideas_and_its_pool_is_unchanged():
+    """Every sample of every subject model, those outside the run's pool included, without the empty Core Ideas
+    and without other roles' responses, in the order tig.task_ideas gives them; the pool keeps the primaries of
+    its models, as when it reads nothing for the TIG."""
+    from leaderboard.ekphrasis.tig import task_ideas
+    from leaderboard.models import SubjectModel
+    from tests.factories import ResponseFactory, SubjectModelFactory
+
+    task_set, models = population(n_models=4, n_tasks=2, name="pool-ideas")
+    run = simulated_run(task_set, models, budget=6, dimensions="UN")
+    task = task_set.tasks.order_by("pk").first()
+    for sample, core_idea in ((3, "A third sample: a kite of maps."), (2, "")):
+        ResponseFactory(task=task, subject_model=models[1], sample=sample, is_primary=False, core_idea=core_idea)
+    outside = SubjectModelFactory(display_name="pool-ideas-not-primary")  # a subject, but in no pool
+    ResponseFactory(task=task, subject_model=outside, sample=2, is_primary=False, core_idea="An outsider's idea.")
+    judge = SubjectModelFactory(display_name="pool-ideas-judge", role=SubjectModel.Role.JUDGE)
+    ResponseFactory(task=task, subject_model=judge, sample=1, is_primary=True, core_idea="Not an idea of the pool.")
+    ideas = {}
+    pool = judge_chunk._pool(run, task, ideas=ideas)
+    assert ideas[task.pk] == task_ideas(task) and len(ideas[task.pk]) == len(models) + 2
+    alone = judge_chunk._pool(run, task)
+    assert {p: r.pk for p, r in pool.responses.items()} == {p: r.pk for p, r in alone.responses.items()}
+    assert [r.subject_model for r in pool.responses.values()] == [r.subject_model for r in alone.responses.values()]
+    assert all("raw_text" in r.get_deferred_fields() for r in pool.responses.values())
