@@ -10,8 +10,8 @@ a plan depends only on the task's stored comparisons and on seeds derived from i
 chunk finds its pending calls and failures there) and then kept in a :class:`_Ledger` in step with every
 write the chunk makes, so a round reads nothing: planning, the pending calls and the retries all come from
 the ledger. A round's verdicts are written in the same transaction as the chunk's next write — the next
-round's plan, or the end of the dimension — which always comes before its next call is made, so the rule
-above still holds; a worker killed before that write judges those calls again on resume, as it would had
+round's plan; for a dimension's last verdicts, the next dimension's first plan (:meth:`_Ledger.carry`), or
+the end of the chunk — which always comes before its next call is made, so the rule above still holds; a worker killed before that write judges those calls again on resume, as it would had
 it been killed during the call. If another worker wrote part of a plan first (a chunk delivered twice),
 the insert keeps the stored rows and the ledger is read again.
 
@@ -193,6 +193,7 @@ class _Ledger:
         self.unsaved_checklists: list = []
         self.unsaved_calls = 0
         self.insert_defaults: list | None = None  # the planned rows' prepared defaults (_insert_defaults)
+        self.carried = False  # whether the unsaved verdicts hold the previous dimension's (carry)
         if stored is None:
             self.read()
         else:
@@ -200,6 +201,21 @@ class _Ledger:
 
     def read(self) -> None:
         self.rows = {r.pk: r for r in _stored(self.run, self.task, self.dimension)[self.dimension]}
+
+    def carry(self, previous: _Ledger) -> None:
+        """Take over the unsaved verdicts of ``previous``, the ledger of the chunk's dimension just done: they go
+        with this ledger's first write, which is its first plan (one statement at each change of dimension, not
+        two), or before its first call when it starts with calls to make (a resumed chunk's pending calls or
+        retries: :meth:`write_carried`). Verdict rows name comparisons by pk, so they go with any ledger's write."""
+        self.unsaved, self.unsaved_checklists, self.unsaved_calls = (
+            previous.unsaved, previous.unsaved_checklists, previous.unsaved_calls)
+        previous.unsaved, previous.unsaved_checklists, previous.unsaved_calls = {}, [], 0
+        self.carried = bool(self.unsaved)
+
+    def write_carried(self) -> None:
+        """Store the verdicts taken over from the previous dimension, if not yet stored: before any call."""
+        if self.carried:
+            self.write()
 
     @property
     def stored(self) -> list[_Stored]:
@@ -275,7 +291,7 @@ class _Ledger:
                 for start in range(0, len(planned), INSERT_BATCH):
                     cursor.execute(*_insert_sql(self, planned[start:start + INSERT_BATCH]))
                     returned += cursor.fetchall()
-        self.unsaved, self.unsaved_checklists, self.unsaved_calls = {}, [], 0
+        self.unsaved, self.unsaved_checklists, self.unsaved_calls, self.carried = {}, [], 0, False
         if len(returned) < len(planned):
             # Another worker planned (some of) these first: its stored rows are the plan.
             self.read()
@@ -458,11 +474,15 @@ def task_execute(run: JudgeRun, chunk: JudgeRunTask, task: Task, judges, progres
     # stored first since this read reads that dimension again (_Ledger.write), as it would had it read it later.
     stored = _stored(run, task, run.dimensions)
     calls = 0  # the task's judge calls, as its ledgers hold them once every dimension is done
+    previous: _Ledger | None = None
     for dimension in run.dimensions:
         ledger = _Ledger(run, task, dimension, stored.pop(dimension))
+        if previous is not None:
+            ledger.carry(previous)  # the last dimension's last verdicts go with this one's first write
         while True:
             pending = ledger.pending()
             if pending:
+                ledger.write_carried()
                 _judge(run, task, dimension, pending, pool, judges, progress, ledger)
                 continue
             if ledger.retry_failed():
@@ -473,8 +493,10 @@ def task_execute(run: JudgeRun, chunk: JudgeRunTask, task: Task, judges, progres
             _judge(run, task, dimension, ledger.pending(), pool, judges, progress, ledger)
             while ledger.retry_failed():
                 _judge(run, task, dimension, ledger.pending(), pool, judges, progress, ledger)
-        ledger.write()
         calls += sum(r.kind != Comparison.Kind.AUTOMATIC for r in ledger.rows.values())
+        previous = ledger
+    if previous is not None:
+        previous.write()  # the last dimension's last verdicts
     return _chunk_finish(run, chunk, calls)
 
 

@@ -582,3 +582,57 @@ def test_the_ideas_a_chunk_reads_with_its_pool_are_the_tasks_tig_ideas_and_its_p
     assert {p: r.pk for p, r in pool.responses.items()} == {p: r.pk for p, r in alone.responses.items()}
     assert [r.subject_model for r in pool.responses.values()] == [r.subject_model for r in alone.responses.values()]
     assert all("raw_text" in r.get_deferred_fields() for r in pool.responses.values())
+
+
+def test_a_chunk_writes_each_change_of_dimension_in_one_write_with_the_next_dimensions_first_plan(monkeypatch):
+    """A dimension's last verdicts go with the next dimension's first plan (one statement on PostgreSQL, one
+    transaction elsewhere), not in a write of their own followed by a plan's: of a chunk's writes only its first
+    stores no verdicts and only its last plans nothing."""
+    task_set, models = population(n_models=5, n_tasks=1, name="one-write-a-change")
+    run = simulated_run(task_set, models, budget=12, dimensions="UEN")
+    writes = []
+    real_write = judge_chunk._Ledger.write
+
+    def recorded(self, planned=()):
+        if self.unsaved or planned:
+            writes.append((self.dimension, bool(self.unsaved), bool(planned)))
+        return real_write(self, planned)
+
+    monkeypatch.setattr(judge_chunk._Ledger, "write", recorded)
+    judge_runs.judge_run_execute_inline(run=run)
+    assert {d for d, _, _ in writes} == set("UEN")
+    assert [k for k, (_, verdicts, _) in enumerate(writes) if not verdicts] == [0]
+    assert [k for k, (_, _, plans) in enumerate(writes) if not plans] == [len(writes) - 1]
+
+
+def test_a_resumed_chunk_stores_the_last_dimensions_verdicts_before_the_next_dimensions_first_call(monkeypatch):
+    """A resumed chunk whose next dimension starts with calls to make (its stored plan) stores the verdicts the
+    dimension before it judged first: no call is made while another call's verdict is unsaved but for its round."""
+    from leaderboard.ekphrasis.models import JudgeRunTask
+
+    task_set, models = population(n_models=5, n_tasks=1, name="carried-first")
+    run = simulated_run(task_set, models, budget=12, dimensions="UE")
+    run.config["swap_share"] = 1.0  # every primary pair of U swapped: U ends with diagnostic calls
+    run.save(update_fields=["config"])
+    task = task_set.tasks.get()
+    judge_runs.judge_run_execute_inline(run=run)
+    expected = comparison_fingerprint(run)
+    # as if stopped after planning E's first round, before U's diagnostic layers were stored
+    diagnostics = Comparison.objects.filter(run=run, dimension="U").exclude(kind=Comparison.Kind.PRIMARY)
+    assert diagnostics.exists()
+    diagnostics.delete()
+    Comparison.objects.filter(run=run, dimension="E").update(status=Comparison.Status.PLANNED, attempts=0)
+    JudgeRunTask.objects.filter(run=run).update(done=False)
+    unsaved_u_at_first_e_call = []
+    real_judge = judges.judge_comparisons
+
+    def watching(*args, dimension, **kwargs):
+        if dimension == "E" and not unsaved_u_at_first_e_call:
+            stored_u = Comparison.objects.filter(run=run, dimension="U").exclude(kind=Comparison.Kind.PRIMARY)
+            unsaved_u_at_first_e_call.append(stored_u.filter(status=Comparison.Status.PLANNED).count())
+        return real_judge(*args, dimension=dimension, **kwargs)
+
+    monkeypatch.setattr(judges, "judge_comparisons", watching)
+    judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
+    assert unsaved_u_at_first_e_call == [0]
+    assert comparison_fingerprint(run) == expected
