@@ -36,7 +36,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Assignment, Item, ItemSlot
-from evalsite.precompiled import row_by_pk_sql, row_from
+from evalsite.precompiled import instance_new, row_by_pk_sql, row_from
 from evalsite.prepared_statements import statement_cursor
 
 
@@ -147,7 +147,7 @@ def active_or_free_slot_take(*, campaign_id: int, annotator_id: int, item_relati
         return HeldAssignment(held_id, expires_at, held_slot), None
     if slot_id is None:
         return None, None
-    slot = ItemSlot(pk=slot_id, item_id=item_id, index=index, campaign_id=campaign_id, is_free=False)
+    slot = instance_new(ItemSlot, pk=slot_id, item_id=item_id, index=index, campaign_id=campaign_id, is_free=False)
     item = None if item_relations is None else row_from(Item, row[6:], relations=item_relations, deferred=item_unread)
     if item is not None:
         slot.item = item

@@ -33,7 +33,7 @@ from django.core.signals import request_started
 from django.db import connections, router
 from django.utils import timezone
 
-from evalsite.precompiled import row_by_pk_sql, row_from
+from evalsite.precompiled import instance_new, row_by_pk_sql, row_from
 from evalsite.prepared_statements import statement_cursor
 
 #: The user id (primary key) each session key held when this process last decoded it; bounded.
@@ -90,7 +90,7 @@ class SessionStore(DatabaseSessionStore):
             return None
         if guess is not None:
             self._user_row = (guess, row_from(get_user_model(), row[2:]))
-        return model(session_key=key, session_data=row[0], expire_date=row[1])
+        return instance_new(model, session_key=key, session_data=row[0], expire_date=row[1])
 
     def decode(self, session_data):
         """Django's decoding, done once per process for each stored string under the same keys (see the

@@ -174,3 +174,85 @@ def test_a_row_by_pk_attaches_its_related_rows_as_the_orm_does():
         assert _built(mine)[:3] == _built(theirs)[:3]
         assert sorted(mine._state.fields_cache) == sorted(theirs._state.fields_cache)
         assert (mine._state.db, mine._state.adding) == (theirs._state.db, theirs._state.adding) == ("default", False)
+
+
+def test_an_instance_new_is_djangos_init_for_every_model():
+    """Equivalence (issue 30): for every model, with every concrete field given by its attribute name (one
+    DEFERRED, one left to its default) and ``pk`` given too, ``instance_new`` builds what ``model(**values)``
+    builds: the same class, the same attributes in the same order, the same state."""
+    from django.apps import apps
+    from django.db.models.base import DEFERRED
+
+    from evalsite.precompiled import _new_plan, instance_new
+
+    planned = 0
+    for model in apps.get_models():
+        names = [field.attname for field in model._meta.concrete_fields if not field.generated]
+        values = {name: object() for name in names[1:]}  # the first (usually the key) by its default
+        values[names[-1]] = DEFERRED
+        assert _built(instance_new(model, **values)) == _built(model(**values))
+        with_pk = {**values, "pk": 7}
+        assert _built(instance_new(model, **with_pk)) == _built(model(**with_pk))
+        planned += _new_plan(model, tuple(values)) is not None
+    assert planned > 0.8 * len(apps.get_models())  # the usual model takes the short way
+
+
+def _related_pair():
+    """The same unsaved assignment's related rows twice over (each build caches itself on them)."""
+    import datetime
+
+    from annotation.models import Campaign, Item, ItemSlot
+
+    joined = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)  # not the default's now(), which differs per row
+
+    def rows():
+        campaign, item = Campaign(pk=3), Item(pk=5)
+        item._state.db = "default"  # as read from the database; the others are new (their db is set by the build)
+        return campaign, item, ItemSlot(pk=9), get_user_model()(pk=11, date_joined=joined)
+
+    return rows(), rows()
+
+
+def _built_related(instance) -> tuple:
+    """:func:`_built` with each cached related row as its model and key (the two builds cache distinct rows,
+    and an unsaved row equals only itself)."""
+    kind, names, attributes, state = _built(instance)
+    cache = {name: (type(row), row.pk) for name, row in state.get("fields_cache", {}).items()}
+    return kind, names, attributes, {**state, "fields_cache": cache}, list(state)
+
+
+def test_an_instance_new_with_related_rows_caches_them_as_djangos_init():
+    """Equivalence: an assignment built with its campaign, item, slot and annotator instances, then its label
+    with that assignment (a one-to-one, cached on the assignment's side too), equal Django's builds — the
+    instances, their states, and the related rows' states and caches."""
+    import datetime
+    import uuid
+
+    from annotation.models import Assignment, PairwiseLabel
+    from evalsite.precompiled import instance_new
+
+    now = datetime.datetime(2026, 1, 2, tzinfo=datetime.UTC)
+    built = []
+    for new, (campaign, item, slot, annotator) in zip((instance_new, lambda model, **v: model(**v)), _related_pair()):
+        assignment = new(Assignment, campaign=campaign, item=item, slot=slot, annotator=annotator, token="t",
+                         swapped=False, status="active", content_hash="h", task_set_version="v", media_sha256={},
+                         created_at=now, expires_at=now)
+        assignment.pk = 13
+        label = new(PairwiseLabel, assignment=assignment, campaign=campaign, item=item, annotator=annotator,
+                    idempotency_key=uuid.UUID(int=1), content_hash="h", task_set_version="v", time_on_item_ms=1,
+                    created_at=now, is_simulated=False, shown_choice="A", choice="A", swapped=False)
+        built.append([_built_related(row) for row in (assignment, label, campaign, item, slot, annotator)])
+    assert built[0] == built[1]
+
+
+def test_an_instance_new_refuses_what_djangos_init_refuses():
+    """A related row of the wrong model, or a keyword that is no field, fails as ``model(**values)`` fails; a
+    None relation is Django's own assignment."""
+    from annotation.models import Assignment, Campaign
+    from evalsite.precompiled import instance_new
+
+    with pytest.raises(ValueError, match="must be a \"Item\" instance"):
+        instance_new(Assignment, item=Campaign(pk=1))
+    with pytest.raises(TypeError, match="unexpected keyword arguments: 'colour'"):
+        instance_new(Assignment, token="t", colour="red")
+    assert _built(instance_new(Assignment, slot=None)) == _built(Assignment(slot=None))
