@@ -19,6 +19,7 @@ building and compiling the same SQL on every call — that was a third of such a
 
 from __future__ import annotations
 
+import datetime
 import functools
 import inspect
 
@@ -274,8 +275,8 @@ def instance_new(model: type[Model], /, **values) -> Model:
 #: Field classes (exactly these, not subclasses) whose ``get_db_prep_save`` returns a ``str`` or ``None`` value
 #: itself: ``Field.get_db_prep_save`` → ``get_db_prep_value`` → ``get_prep_value`` → ``to_python``, each passing
 #: it on unchanged (a ``bool`` or ``None`` for BooleanField).
-_UNCHANGED = {fields.CharField: (str, type(None)), fields.TextField: (str, type(None)),
-              fields.BooleanField: (bool, type(None))}
+_TEXT = (str, type(None))
+_UNCHANGED = {fields.CharField: _TEXT, fields.TextField: _TEXT, fields.BooleanField: (bool, type(None))}
 #: Integer field classes: an ``int`` (exactly: ``int(True)`` is not ``True``) or ``None`` value is what the
 #: backend's ``adapt_integerfield_value`` makes of it (``get_prep_value``'s ``int()`` returns the same int).
 _INTEGERS = (fields.IntegerField, fields.BigIntegerField, fields.SmallIntegerField, fields.PositiveIntegerField,
@@ -289,6 +290,8 @@ def _preparer(field, connection):
     cls = type(field)
     if cls in _UNCHANGED:
         return _UNCHANGED[cls], None
+    if cls is fields.DateTimeField:
+        return (datetime.datetime, type(None)), _datetime_adapter(field, connection)
     if cls in _INTEGERS:
         internal = field.get_internal_type()
         return (int, type(None)), lambda value: connection.ops.adapt_integerfield_value(value, internal)
@@ -301,6 +304,38 @@ def _preparer(field, connection):
     return (), None
 
 
+def _datetime_adapter(field, connection):
+    """``DateTimeField.get_db_prep_save`` of an aware ``datetime`` or None: ``get_prep_value`` passes it on
+    unchanged (``to_python`` of a datetime is itself; only a naive one is warned about and converted), then
+    the backend's ``adapt_datetimefield_value``. A naive one goes to the field."""
+    adapt = connection.ops.adapt_datetimefield_value
+
+    def adapted(value):
+        if value is not None and value.utcoffset() is None:
+            return field.get_db_prep_save(value, connection)
+        return adapt(value)
+
+    return adapted
+
+
+#: ``pre_save`` methods that, with neither ``auto_now`` nor ``auto_now_add``, are ``Field.pre_save``:
+#: ``getattr(instance, attname)``.
+_PLAIN_PRE_SAVE = (fields.Field.pre_save, fields.DateField.pre_save, fields.DateTimeField.pre_save,
+                   fields.TimeField.pre_save)
+
+
+def _stored_attname(model: type[Model], field) -> str | None:
+    """The attribute whose value in the instance's ``__dict__`` is ``field.pre_save(instance, True)``: the
+    field's ``pre_save`` is :data:`_PLAIN_PRE_SAVE`'s ``getattr`` and its class attribute a
+    ``DeferredAttribute`` (or the foreign key's), whose ``__get__`` returns the ``__dict__`` entry when there
+    is one. None for any other field (its own ``pre_save`` is called)."""
+    if type(field).pre_save not in _PLAIN_PRE_SAVE or getattr(field, "auto_now", False) or getattr(
+            field, "auto_now_add", False):
+        return None
+    descriptor = type(inspect.getattr_static(model, field.attname, None))
+    return field.attname if descriptor in (DeferredAttribute, related.ForeignKeyDeferredAttribute) else None
+
+
 @functools.cache
 def _insert_sql(model: type[Model], alias: str, vendor: str):
     connection = connections[alias]
@@ -309,12 +344,13 @@ def _insert_sql(model: type[Model], alias: str, vendor: str):
     table, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
     sql = (f"INSERT INTO {table} ({', '.join(quote(f.column) for f in fields)}) "
            f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {table}.{pk}")
-    return sql, [(field, *_preparer(field, connection)) for field in fields]
+    return sql, [(field, *_preparer(field, connection), _stored_attname(model, field)) for field in fields]
 
 
 def _db_prep_save(field, types, adapt, value, connection):
-    """``field.get_db_prep_save(value, connection)``, without its calls for a value of ``types``."""
-    if type(value) in types:
+    """``field.get_db_prep_save(value, connection)``, without its calls for a value of ``types`` (for a text
+    field any ``str``, such as a choices enum's member, which ``CharField.to_python`` passes on unchanged)."""
+    if type(value) in types or (types is _TEXT and isinstance(value, str)):
         return value if adapt is None else adapt(value)
     return field.get_db_prep_save(value, connection)
 
@@ -336,8 +372,12 @@ def row_insert(model: type[Model], **values) -> tuple[Model, str, list]:
     connection = connections[router.db_for_write(model)]
     sql, fields = _insert_sql(model, connection.alias, connection.vendor)
     instance = instance_new(model, **values)
-    params = [_db_prep_save(field, types, adapt, field.pre_save(instance, True), connection)
-              for field, types, adapt in fields]
+    # A field's pre_save value is read from the instance's __dict__ where that is what pre_save returns
+    # (stored is None otherwise, never a key of __dict__).
+    attributes = instance.__dict__
+    params = [_db_prep_save(field, types, adapt,
+                            attributes[stored] if stored in attributes else field.pre_save(instance, True), connection)
+              for field, types, adapt, stored in fields]
     instance._state.db = connection.alias
     return instance, sql, params
 
