@@ -584,12 +584,19 @@ def test_the_ideas_a_chunk_reads_with_its_pool_are_the_tasks_tig_ideas_and_its_p
     assert all("raw_text" in r.get_deferred_fields() for r in pool.responses.values())
 
 
-def test_a_chunk_writes_each_change_of_dimension_in_one_write_with_the_next_dimensions_first_plan(monkeypatch):
+@pytest.mark.parametrize("diagnostics", [True, False], ids=["with-diagnostics", "without-diagnostics"])
+def test_a_chunk_writes_each_change_of_dimension_in_one_write_with_the_next_dimensions_first_plan(
+        monkeypatch, diagnostics):
     """A dimension's last verdicts go with the next dimension's first plan (one statement on PostgreSQL, one
     transaction elsewhere), not in a write of their own followed by a plan's: of a chunk's writes only its first
-    stores no verdicts and only its last plans nothing."""
+    stores no verdicts and only its last plans nothing — also when a dimension's diagnostic layers plan
+    nothing (then its last round's verdicts are the ones carried)."""
     task_set, models = population(n_models=5, n_tasks=1, name="one-write-a-change")
     run = simulated_run(task_set, models, budget=12, dimensions="UEN")
+    run.config["swap_share"] = 1.0 if diagnostics else 0.0
+    run.config["duplicate_share"] = run.config["duplicate_share"] if diagnostics else 0.0
+    run.config["auxiliary_share"] = run.config["auxiliary_share"] if diagnostics else 0.0
+    run.save(update_fields=["config"])
     writes = []
     real_write = judge_chunk._Ledger.write
 
