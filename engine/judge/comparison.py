@@ -60,6 +60,11 @@ class Winner(StrEnum):
     TIE = "tie"
 
 
+#: Each winner's stored text (its value), looked up once: a verdict writes one per checklist item, and the
+#: enum member's ``value`` is a property lookup each time.
+WINNER_TEXT = {winner: winner.value for winner in Winner}
+
+
 def pair_key(first_model: str, second_model: str) -> tuple[str, str]:
     """The unordered model pair, as a sorted tuple."""
     if first_model == second_model:

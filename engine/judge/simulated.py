@@ -43,7 +43,7 @@ import random
 from collections.abc import Mapping, Sequence
 
 from engine.checklists import Dimension
-from engine.judge.comparison import PairJudgement, PairJudgeRequest, Winner
+from engine.judge.comparison import WINNER_TEXT, PairJudgement, PairJudgeRequest, Winner
 from engine.judge.repair import Reply, ReplyHook, judge_with_repair
 from engine.providers.client import ChatResult
 
@@ -56,9 +56,7 @@ DEFAULT_SKILL_SEED = 0
 _EVIDENCE_WORDS = 12
 #: json.dumps(..., ensure_ascii=False) made once (dumps builds a new encoder for every call with an option).
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
-#: What a verdict reads of the winners, worked out once (an enum member's value is a property lookup): each
-#: one's text, and the other two in the enumeration's order (what an item that disagrees is drawn from).
-_WINNER_TEXT = {winner: winner.value for winner in Winner}
+#: The other two winners of each, in the enumeration's order (what an item that disagrees is drawn from).
 _OTHER_WINNERS = {winner: [other for other in Winner if other is not winner] for winner in Winner}
 
 
@@ -219,7 +217,7 @@ class SimulatedJudge:
                 {
                     "item_index": item.index,
                     "item": item.text,
-                    "winner": _WINNER_TEXT[item_winner],
+                    "winner": WINNER_TEXT[item_winner],
                     "confidence": round(rng.uniform(0.5, 0.95), 2),
                     "evidence_a": evidence_a,
                     "evidence_b": evidence_b,
@@ -228,7 +226,7 @@ class SimulatedJudge:
             )
         payload = {
             "dimension": str(request.dimension),
-            "winner": _WINNER_TEXT[winner],
+            "winner": WINNER_TEXT[winner],
             "confidence": confidence,
             "overall_rationale": (
                 f"Simulated judgment: P(A preferred | decisive) = {p_a:.2f} from latent skills, "

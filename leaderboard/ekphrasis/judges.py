@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from engine.checklists import DIMENSION_FIELD
-from engine.judge.comparison import Candidate, PairJudgeRequest, Winner
+from engine.judge.comparison import WINNER_TEXT, Candidate, PairJudgeRequest
 from engine.judge.prompt import judge_injection_signals
 from engine.judge.simulated import SIMULATED_JUDGE_NAME, SimulatedJudge
 from leaderboard.ekphrasis.checklists import (
@@ -165,7 +165,7 @@ def _novelty_prefetch(judges: RunJudges, task: Task, comparisons: Sequence[Plann
         return
     if task.id not in judges.populations:
         judges.populations[task.id] = task_population_index(task, components=tig_components_of_run(judges.run),
-                                                            ideas=judges.ideas.get(task.id))
+                                                            ideas=judges.ideas.pop(task.id, None))
         judges.stored_contexts[task.id] = stored_novelty_contexts(task=task, version=judges.populations[task.id].version)
     index, stored = judges.populations[task.id], judges.stored_contexts[task.id]
     missing = []
@@ -291,22 +291,17 @@ def judge_comparisons(judges: RunJudges, *, run: JudgeRun, task: Task, dimension
     return verdicts  # type: ignore[return-value]
 
 
-#: A winner's stored text (its enum value, looked up once here rather than through the member's property for
-#: every item of every verdict).
-_WINNER_TEXT = {winner: winner.value for winner in Winner}
-
-
 def _verdict(judgement, shown) -> Verdict:
     if not judgement.ok:
         return Verdict(ok=False, error=judgement.error or "judge failed", checklist=shown, repaired=judgement.repaired,
                        provider_unreachable=judgement.provider_unreachable)
     return Verdict(
         ok=True,
-        winner=_WINNER_TEXT[judgement.winner],
+        winner=WINNER_TEXT[judgement.winner],
         confidence=judgement.confidence,
         rationale=judgement.overall_rationale or "",
         per_item_outcomes=[
-            {"item_index": o.item_index, "item": o.item, "winner": _WINNER_TEXT[o.winner], "confidence": o.confidence,
+            {"item_index": o.item_index, "item": o.item, "winner": WINNER_TEXT[o.winner], "confidence": o.confidence,
              "evidence_a": o.evidence_a, "evidence_b": o.evidence_b, "rationale": o.rationale}
             for o in judgement.per_item_outcomes
         ],
