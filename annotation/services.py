@@ -379,9 +379,9 @@ def _hand_out(facts: NextItemFacts, annotator: AbstractBaseUser, now: datetime, 
     else:
         # Usually there is no held item (the page asks right after a submission): then the same
         # statement takes a free slot.
+        kind = kind_for(campaign.kind)
         held, slot = active_or_free_slot_take(campaign_id=campaign.pk, annotator_id=annotator.pk,
-                                              item_relations=kind_for(campaign.kind).content_relations,
-                                              item_unread=kind_for(campaign.kind).content_unread)
+                                              item_relations=kind.content_relations, item_unread=kind.content_unread)
     looked = held is None and not gold_due  # a free slot was looked for (and taken, if there was one)
     if held is not None:
         pk, expires_at, slot_id = held
