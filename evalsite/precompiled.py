@@ -186,10 +186,9 @@ def _is_key(model: type[Model], field) -> bool:
 def _new_plan(model: type[Model], keys: tuple[str, ...]):
     """The steps of ``Model.__init__(**values)`` (Django 5.2, ``django/db/models/base.py``) for ``model`` and
     keywords ``keys``: (the field steps in ``opts.fields`` order, the properties set after them). None when the
-    model is not one :func:`_plain_attnames` admits, a database router is installed (the relation checks
-    below are the router-less ones), a keyword names a relation both ways, a related object's field is not a
+    model is not one :func:`_plain_attnames` admits, a keyword names a relation both ways, a related object's field is not a
     plain foreign key or one-to-one, or a keyword is neither a field nor a property (Django's error)."""
-    if _plain_attnames(model) is None or router.routers:
+    if _plain_attnames(model) is None:
         return None
     opts = model._meta
     given = dict.fromkeys(keys)
@@ -225,7 +224,10 @@ def instance_new(model: type[Model], /, **values) -> Model:
     two signal sends when nobody listens to ``pre_init``/``post_init`` for the model (issue 30: four new
     instances a combined label cost ~0.3 M instructions). Any other case is ``model(**values)`` itself."""
     plan = _new_plan(model, tuple(values))
-    if plan is None or not _unheard(signals.pre_init, model) or not _unheard(signals.post_init, model):
+    # asked at every call, not kept in the plan: the relation checks below are the router-less ones, and the
+    # routers may change after a plan was made (override_settings(DATABASE_ROUTERS=...) in tests)
+    if (plan is None or router.routers or not _unheard(signals.pre_init, model)
+            or not _unheard(signals.post_init, model)):
         return model(**values)
     steps, properties = plan
     instance = object.__new__(model)

@@ -299,3 +299,24 @@ def test_an_instance_new_refuses_what_djangos_init_refuses():
     with pytest.raises(TypeError, match="unexpected keyword arguments: 'colour'"):
         instance_new(Assignment, token="t", colour="red")
     assert _built(instance_new(Assignment, slot=None)) == _built(Assignment(slot=None))
+
+
+class _RefusingRouter:
+    """A router that allows no relation (Django then refuses a related row in ``__init__``)."""
+
+    def allow_relation(self, obj1, obj2, **hints):
+        return False
+
+
+def test_an_instance_new_asks_a_router_installed_after_its_plan_was_made():
+    """The router-less short way is taken only while no router is installed, also for a model and keyword set
+    whose plan was made before one was: then the relation goes through Django's router checks."""
+    from django.test import override_settings
+
+    from annotation.models import Assignment, Campaign
+    from evalsite.precompiled import instance_new
+
+    assert instance_new(Assignment, campaign=Campaign(pk=1), token="t").campaign_id == 1  # the plan is made
+    with override_settings(DATABASE_ROUTERS=[f"{__name__}._RefusingRouter"]):
+        with pytest.raises(ValueError, match="router prevents this relation"):
+            instance_new(Assignment, campaign=Campaign(pk=1), token="t")
