@@ -264,6 +264,22 @@ def _default_minilm() -> MiniLMEmbedder:
         return _DEFAULT_MINILM
 
 
+class _DefaultMiniLM:
+    """The process's default :class:`MiniLMEmbedder`, loaded on its first ``embed``, not when an embedder is
+    made. Loading it (tokenizer and safetensors weights, converted and transposed) costs ~0.5 s of CPU, and a
+    :class:`CachedEmbedder` whose texts are all in its cache never calls it: a judge run's Novelty contexts
+    read a built TIG's embeddings from the cache, so every worker process paid that load on its first chunk
+    for nothing (in parallel on every worker at a run's start, a fixed serial part of the run). Same model,
+    same vectors: ``embed`` is the default MiniLM's own."""
+
+    backend = MiniLMEmbedder.backend
+    model = MiniLMEmbedder.model
+    dim = MiniLMEmbedder.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return _default_minilm().embed(texts)
+
+
 # --------------------------------------------------------------------------------------------------------
 # OpenAI-compatible backend
 
@@ -441,7 +457,7 @@ def text_embedder(
     """
     inner: TextEmbedder
     if backend == "minilm":
-        inner = _default_minilm()
+        inner = _DefaultMiniLM()  # loaded when a text misses the cache, not before
     elif backend == "openai":
         if client is None:
             raise ValueError("the openai embeddings backend needs a provider client")

@@ -137,6 +137,26 @@ def test_cache_keys_keep_backends_and_models_apart(tmp_path):
     assert list(cache.get_many("minilm", "m1", ["h"])) == ["h"]
 
 
+def test_the_default_minilm_is_not_loaded_while_every_text_is_in_the_cache(tmp_path, minilm, monkeypatch):
+    """A judge run's Novelty contexts read a built TIG's embeddings from the cache: the MiniLM weights (~0.5 s
+    of CPU to load) are loaded only when a text misses it, not whenever a "minilm" embedder is made."""
+    import engine.embed as embed_module
+
+    texts = ["a lighthouse beam in fog", "plants and leaves"]
+    EmbeddingCache(tmp_path).put_many("minilm", minilm.model, zip(
+        [embed_module.text_sha256(t) for t in texts], minilm.embed(texts)))
+    monkeypatch.setattr(embed_module, "_DEFAULT_MINILM", None)
+    embedder = text_embedder("minilm", cache_dir=tmp_path)
+    cached = embedder.embed(texts)
+    assert embed_module._DEFAULT_MINILM is None and embedder.calls == 0
+    np.testing.assert_array_equal(cached, minilm.embed(texts))
+    fresh = embedder.embed(["a text the cache has never seen"])  # a miss loads it, once
+    assert embed_module._DEFAULT_MINILM is not None and embedder.calls == 1
+    np.testing.assert_array_equal(fresh, minilm.embed(["a text the cache has never seen"]))
+    assert (embedder.backend, embedder.model) == ("minilm", minilm.model)  # the cache's key, as before
+    assert text_embedder("minilm").embed([]).shape == (0, MINILM_DIM)
+
+
 def test_embed_texts_with_a_cache_dir_writes_the_cache(tmp_path):
     vectors = embed_texts(["harbour", "harbour crane"], cache_dir=tmp_path)
     assert EmbeddingCache(tmp_path).count("minilm") == 2
