@@ -31,3 +31,30 @@ def test_the_warm_up_task_leaves_the_tiers_in_the_cache(monkeypatch):
     snapshot_uncertainty_warm_task.delay(snapshot.pk).get()  # eager without a broker
     monkeypatch.setattr(uncertainty, "board_uncertainty", lambda *a, **k: pytest.fail("recomputed after the warm-up"))
     assert uncertainty.overall_tiers(snapshot)
+
+
+def test_a_worker_imports_what_a_judge_chunk_needs_before_it_forks_its_processes():
+    """The worker_init signal (sent by a Celery worker before it starts its pool) leaves the judge chunk's
+    first-use imports and igraph in the process, so that the forked processes do not each import them on
+    their first chunk. In a fresh interpreter: this test process has imported most of them already."""
+    import subprocess
+    import sys
+
+    from tests.conftest import subprocess_environment
+
+    probe = (
+        "import sys, django; django.setup()\n"
+        "from evalsite.celery import app\n"
+        "from celery.signals import worker_init\n"
+        "app.loader.import_default_modules()\n"
+        "from leaderboard.ekphrasis.tasks import WORKER_PRELOAD\n"
+        "names = (*WORKER_PRELOAD, 'igraph')\n"
+        "before = [n for n in names if n in sys.modules]\n"
+        "worker_init.send(sender=None)\n"
+        "print(sorted(set(names) - set(before)), all(n in sys.modules for n in names))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], env=subprocess_environment(), capture_output=True,
+                            text=True, check=True, timeout=120)
+    imported, present = result.stdout.strip().rsplit(" ", 1)
+    assert present == "True", result.stdout
+    assert "'igraph'" in imported, result.stdout  # not imported by setting up the app: by the signal
