@@ -421,10 +421,13 @@ def judge_run_finalise(*, run_id: int):
         comparisons = judged_comparisons(run, index)
         # the board (build_leaderboard's payload) and its Overall tiers from the same bootstrap: the snapshot's
         # warm-up would otherwise draw that bootstrap again for the tiers (engine.leaderboard.board_uncertainty)
-        board = board_uncertainty(
-            comparisons, [m.display_name for m in models], dimensions=tuple(run.dimensions),
-            n_boot=int(run.config.get("n_boot", 1000)), seed=run.seed,
-        )
+        # on one BLAS thread, as the chunks (_blas_single_threaded): the bootstrap's fits are 14-model systems, and
+        # OpenBLAS's second thread only spun — the step took ~1.5x the CPU and the wall for the same board
+        with _blas_single_threaded():
+            board = board_uncertainty(
+                comparisons, [m.display_name for m in models], dimensions=tuple(run.dimensions),
+                n_boot=int(run.config.get("n_boot", 1000)), seed=run.seed,
+            )
         payload = board["payload"]
         payload["model_ids"] = [m.pk for m in models]
         payload["failed_calls"] = Comparison.objects.filter(run=run, status=Comparison.Status.FAILED).count()
