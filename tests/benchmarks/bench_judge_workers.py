@@ -81,10 +81,11 @@ def _start_worker(processes: int, queue: str) -> subprocess.Popen:
 
 def _stop(worker: subprocess.Popen) -> None:
     """A warm shutdown: SIGTERM to the worker's main process alone, which lets its processes finish the tasks
-    they hold — the snapshot's cache warm-up, queued when the run finished — before it exits. SIGTERM to the
-    whole process group killed that warm-up mid-way; acknowledged late, it went back to the queue and the next
-    worker count's worker ran it at its run's start (0.5 s of one of its two processes, measured in its wall).
-    The group is killed only if the worker has not stopped within the timeout."""
+    they are running — the snapshot's cache warm-up, queued when the run finished — before it exits (one it
+    has not started goes back to the queue, which :func:`measure` empties before the next worker starts).
+    SIGTERM to the whole process group killed that warm-up mid-way; acknowledged late, it went back to the
+    queue and the next worker count's worker ran it at its run's start (0.5 s of one of its two processes,
+    measured in its wall). The group is killed only if the worker has not stopped within the timeout."""
     if worker.poll() is None:
         worker.send_signal(signal.SIGTERM)
     try:
@@ -106,6 +107,12 @@ def measure(processes: int, n_tasks: int, queue: str, timeout: float) -> dict:
     tig_build_execute(build_id=tig_build_create(task_set=task_set).pk)
     run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="UEN",
                                       budget_per_task=50, seed=42, config={"n_boot": 200})
+    import redis
+
+    # the queue starts empty: a message the previous worker count's worker left (the finished run's cache warm-up,
+    # sent as that run finished and given back to the queue when its worker stopped) would otherwise be run by
+    # this worker's processes as its run starts
+    redis.Redis.from_url(os.environ["CELERY_BROKER_URL"]).delete(queue)
     worker = _start_worker(processes, queue)
     try:
         cpu0, load0 = _tree_cpu(worker.pid), os.getloadavg()[0]
