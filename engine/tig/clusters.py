@@ -24,7 +24,7 @@ from itertools import pairwise
 import numpy as np
 
 from engine.tig.distinct import distinct
-from engine.tig.graph import upper_pairs
+from engine.tig.graph import _slot_pairs, upper_pairs
 
 __all__ = [
     "LEIDEN_IMPLEMENTATION",
@@ -228,32 +228,55 @@ def _leiden_once(
     whole graph's terms, so the objective is unchanged while Leiden runs on fewer nodes. The components are
     found without igraph, and only the rest's graph is built (when no component has three nodes, none).
     """
-    labels = np.arange(n, dtype=np.int64)
-    if not len(iu):
+    return np.asarray(_leiden_level(n, iu.tolist(), iv.tolist(), w, resolution, seed, implementation),
+                      dtype=np.int64)
+
+
+def _leiden_level(
+    n: int, us: list[int], vs: list[int], w: np.ndarray, resolution: float, seed: int, implementation: str
+) -> list[int]:
+    """:func:`_leiden_once` on the edge list as Python ints (``us``, ``vs``) beside the weights ``w`` (an
+    array); the labels as a list. A same-type subgraph has tens of nodes and edges, where lists cost less
+    than the two dozen numpy calls the same steps take on arrays; the weight sums stay numpy's, over the
+    same arrays, so Leiden gets the same resolution to the bit."""
+    labels = list(range(n))
+    if not us:
         return labels
     total = float(w.sum())  # m
-    us, vs = iu.tolist(), iv.tolist()
-    comp = np.array(_component_roots(n, us, vs), dtype=np.int64)
-    sizes = np.bincount(comp, minlength=n)
-    edge_size = sizes[comp[iu]]
-    for e in (edge_size == 2).nonzero()[0].tolist():  # a two-node component has exactly one edge
-        if 2.0 * total > resolution * w[e]:  # merging two nodes with k = w gains 2 (w - gamma w^2 / 2m)
-            labels[iv[e]] = labels[iu[e]]
-    rest = (sizes[comp] >= 3).nonzero()[0]
-    if len(rest):
-        m_rest = float(w[edge_size >= 3].sum())
+    ws = w.tolist()
+    comp = _component_roots(n, us, vs)
+    sizes = [0] * n
+    for root in comp:
+        sizes[root] += 1
+    edge_size = [sizes[comp[a]] for a in us]
+    for e, size in enumerate(edge_size):  # a two-node component has exactly one edge
+        if size == 2 and 2.0 * total > resolution * ws[e]:  # merging two nodes with k = w gains 2 (w - gamma w^2 / 2m)
+            labels[vs[e]] = labels[us[e]]
+    rest = [v for v in range(n) if sizes[comp[v]] >= 3]
+    if rest:
+        in_rest = [size >= 3 for size in edge_size]
+        # the rest's weights summed as numpy sums them, over the same selection (all of them: w itself)
+        m_rest = total if all(in_rest) else float(w[np.array(in_rest, dtype=bool)].sum())
         if len(rest) == n:
-            su, sv, sw = us, vs, w.tolist()
+            edges, sw = list(zip(us, vs)), ws
         else:
-            su, sv, sw = _induced_edges(n, iu, iv, w, rest)
-        # the edge list as pairs of Python ints (half the cost of a stacked array's .tolist(), the same graph)
-        edges = list(zip(su, sv))
+            # the subgraph induced by the rest, renumbered, in the edge order of igraph's induced_subgraph
+            # (_induced_edges): an edge is in the rest exactly when its component is
+            position = [-1] * n
+            for i, v in enumerate(rest):
+                position[v] = i
+            kept = [(position[a], position[b], x) for a, b, x, inside in zip(us, vs, ws, in_rest) if inside]
+            if not len(rest) / n > 0.5:
+                kept.sort(key=lambda edge: (edge[1], edge[0]))  # np.lexsort((su, sv)): no two edges tie
+            edges = [(a, b) for a, b, _ in kept]
+            sw = [x for _, _, x in kept]
         if implementation == "igraph":
             membership = _igraph_leiden_membership(len(rest), edges, sw, resolution * m_rest / total, seed)
         else:
             sub = _import_igraph().Graph(n=len(rest), edges=edges, edge_attrs={"weight": sw})
-            membership = _leiden_membership(sub, resolution * m_rest / total, seed, implementation)
-        labels[rest] = n + np.asarray(membership, dtype=np.int64)
+            membership = _leiden_membership(sub, resolution * m_rest / total, seed, implementation).tolist()
+        for v, m in zip(rest, membership):
+            labels[v] = n + m
     return labels
 
 
@@ -288,11 +311,21 @@ def _leiden_hierarchy(
     """Hierarchical Leiden labels (0..k-1, in order of smallest node) for an edge list over ``0..n-1``."""
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    labels = _dense(_leiden_once(n, iu, iv, w, resolution, seed, implementation))
-    sizes = np.bincount(labels)
-    if len(sizes) == 1 or depth + 1 >= _MAX_DEPTH:  # Leiden keeps it whole, or the depth limit is reached
-        return labels
-    next_label = len(sizes)
+    # the level's labels numbered 0..k-1 in order of each group's smallest node (_dense), counted as they go
+    seen: dict[int, int] = {}
+    dense = [seen.setdefault(label, len(seen)) for label in
+             _leiden_level(n, iu.tolist(), iv.tolist(), w, resolution, seed, implementation)]
+    k = len(seen)
+    if k == 1 or depth + 1 >= _MAX_DEPTH:  # Leiden keeps it whole, or the depth limit is reached
+        return np.asarray(dense, dtype=np.int64)
+    counts = [0] * k
+    for label in dense:
+        counts[label] += 1
+    if max(counts) <= size_cap:  # no community to partition again
+        return np.asarray(dense, dtype=np.int64)
+    labels = np.asarray(dense, dtype=np.int64)
+    sizes = np.asarray(counts, dtype=np.int64)
+    next_label = k
     split = False
     for c in (sizes > size_cap).nonzero()[0].tolist():
         # the community's own subgraph, renumbered 0..size-1, partitioned again
@@ -433,9 +466,12 @@ def same_type_labels(
         # the type's sub-matrix (a slice when the type's nodes are contiguous)
         block = weights[nodes, nodes] if isinstance(nodes, slice) else weights[np.ix_(nodes, nodes)]
         if use_leiden:
-            # the type's edge list in row-major order of its own sub-matrix
-            sub_u, sub_v = upper_pairs(block)
-            sub_w = block[sub_u, sub_v]
+            # the type's edge list in row-major order of its own sub-matrix (upper_pairs(block) and the
+            # weights there): its upper triangle read in row-major order, the non-zero entries kept
+            slot_u, slot_v = _slot_pairs(size)
+            upper = block[slot_u, slot_v]
+            nonzero = upper.nonzero()[0]
+            sub_u, sub_v, sub_w = slot_u[nonzero], slot_v[nonzero], upper[nonzero]
             key = None
             if memo is not None:
                 key = (size, sub_u.tobytes(), sub_v.tobytes(), sub_w.tobytes(), float(resolution), int(seed),

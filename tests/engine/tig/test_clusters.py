@@ -323,3 +323,118 @@ def test_leiden_with_the_shared_generator_is_leiden_with_a_fresh_random_of_the_s
             finally:
                 ig.set_random_number_generator(random)
             assert _igraph_leiden_membership(n, edges, w.tolist(), 1.0, seed) == theirs
+
+
+def _leiden_hierarchy_as_before(n, iu, iv, w, *, resolution, seed, size_cap, implementation, depth=0):
+    """The hierarchy as it was before its first level ran on lists: each level from numpy arrays (through
+    igraph's own subgraph), relabelled by the array-based _dense."""
+    from engine.tig.clusters import _MAX_DEPTH, _dense
+
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    labels = _dense(_leiden_once_through_igraphs_subgraph(n, iu, iv, w, resolution, seed, implementation))
+    sizes = np.bincount(labels)
+    if len(sizes) == 1 or depth + 1 >= _MAX_DEPTH:
+        return labels
+    next_label = len(sizes)
+    split = False
+    for c in (sizes > size_cap).nonzero()[0].tolist():
+        members = (labels == c).nonzero()[0]
+        position = np.full(n, -1, dtype=np.int64)
+        position[members] = np.arange(len(members))
+        keep = (position[iu] >= 0) & (position[iv] >= 0)
+        inner = _leiden_hierarchy_as_before(
+            len(members), position[iu[keep]], position[iv[keep]], w[keep], resolution=resolution, seed=seed,
+            size_cap=size_cap, implementation=implementation, depth=depth + 1)
+        if inner.max() > 0:
+            labels[members] = np.where(inner == 0, c, next_label + inner - 1)
+            next_label += int(inner.max())
+            split = True
+    return _dense(labels) if split else labels
+
+
+def _same_type_labels_as_before(weights, types, *, size_cap, implementation, only_types=None):
+    """same_type_labels as it was before the type's edges were read from its upper triangle's slots."""
+    from engine.tig.clusters import LEIDEN_RESOLUTION, LEIDEN_SEED
+    from engine.tig.graph import upper_pairs
+
+    labels = np.zeros(len(types), dtype=np.int64)
+    offset = 0
+    for t in np.unique(types).tolist():
+        nodes = np.flatnonzero(types == t)
+        if only_types is not None and t not in only_types:
+            labels[nodes] = np.arange(offset, offset + len(nodes))
+            offset += len(nodes)
+            continue
+        block = weights[np.ix_(nodes, nodes)]
+        iu, iv = upper_pairs(block)
+        local = _leiden_hierarchy_as_before(len(nodes), iu, iv, block[iu, iv], resolution=LEIDEN_RESOLUTION,
+                                            seed=LEIDEN_SEED, size_cap=size_cap, implementation=implementation)
+        labels[nodes] = offset + local
+        offset += int(local.max()) + 1
+    return labels
+
+
+@implementations
+def test_same_type_labels_are_the_labels_of_the_array_based_hierarchy(implementation):
+    # bit for bit: random weight matrices of several types (contiguous or not, with size caps that make the
+    # hierarchy split again or not) and every population graph of a bench_tig task's first pairs
+    from engine.tig.clusters import _leiden_hierarchy
+    from engine.tig.population import PopulationIndex
+    from tests.benchmarks.bench_tig import synthetic_task
+
+    rng = np.random.default_rng(11)
+    cases = []
+    for _ in range(60):
+        n = int(rng.integers(1, 45))
+        upper = np.triu(rng.random((n, n)) * (rng.random((n, n)) < rng.random() * 0.4), 1)
+        types = rng.integers(0, int(rng.integers(1, 4)), n)
+        cases.append((upper + upper.T, np.sort(types) if rng.random() < 0.5 else types))
+    index = PopulationIndex(synthetic_task(4), embedder=None, max_contexts=0)
+    for pair in [index.models[:2], index.models[3:5], index.models[-2:]]:
+        graph = index.graph(pair)
+        cases.append((graph.weight, graph.canon.node_type))
+    splits = 0
+    for weights, types in cases:
+        for size_cap in (12, 3):
+            for only_types in (None, {1}):
+                ours = same_type_labels(weights, types, size_cap=size_cap, implementation=implementation,
+                                        only_types=only_types)
+                theirs = _same_type_labels_as_before(weights, types, size_cap=size_cap,
+                                                     implementation=implementation, only_types=only_types)
+                assert ours.tobytes() == theirs.tobytes()
+        iu, iv = np.nonzero(np.triu(weights, 1))
+        for size_cap in (12, 4, 2):
+            kwargs = dict(resolution=1.0, seed=20240817, size_cap=size_cap, implementation=implementation)
+            ours = _leiden_hierarchy(len(weights), iu, iv, weights[iu, iv], **kwargs)
+            theirs = _leiden_hierarchy_as_before(len(weights), iu, iv, weights[iu, iv], **kwargs)
+            assert ours.tobytes() == theirs.tobytes()
+            splits += int(ours.max(initial=0)) > int(_leiden_hierarchy_as_before(
+                len(weights), iu, iv, weights[iu, iv], **{**kwargs, "size_cap": 10**6}).max(initial=0))
+    assert splits  # some hierarchies partitioned a community again
+
+
+def test_a_leiden_level_hands_igraph_the_rests_induced_edge_list_and_resolution(monkeypatch):
+    # the graph Leiden reads, edge for edge in igraph's induced_subgraph order, and its resolution to the bit
+    from engine.tig import clusters
+    from engine.tig.clusters import LEIDEN_SEED, _component_roots, _induced_edges, _leiden_level
+
+    seen = []
+    monkeypatch.setattr(clusters, "_igraph_leiden_membership",
+                        lambda n, edges, weights, resolution, seed: seen.append((n, edges, weights, resolution))
+                        or list(range(n)))
+    ways = set()
+    for n, iu, iv, w, _ in _random_edge_lists(400, seed=13):
+        seen.clear()
+        _leiden_level(n, iu.tolist(), iv.tolist(), w, 0.7, LEIDEN_SEED, "igraph")
+        comp = np.asarray(_component_roots(n, iu.tolist(), iv.tolist()), dtype=np.int64)
+        sizes = np.bincount(comp, minlength=n)
+        rest = np.flatnonzero(sizes[comp] >= 3)
+        if not len(rest):
+            assert seen == []
+            continue
+        su, sv, sw = (iu.tolist(), iv.tolist(), w.tolist()) if len(rest) == n else _induced_edges(n, iu, iv, w, rest)
+        m_rest = float(w[sizes[comp[iu]] >= 3].sum())
+        assert seen == [(len(rest), list(zip(su, sv)), sw, 0.7 * m_rest / float(w.sum()))]
+        ways.add(len(rest) / n > 0.5)
+    assert ways == {True, False}
