@@ -207,18 +207,33 @@ def typed_relation_counts(
     """Rows ``(u, v, r, count)``: the number of responses with relation ``u -r-> v`` (App. G.3 w_typed).
     A response counts once per (u, v, r) even if canonicalisation merged two of its atoms; self-loops are
     dropped. ``n_units``: any number above every response index (the largest plus one if not given)."""
+    return _typed_rows(_relation_mentions(response, source, target, relation, n_nodes, n_units), n_nodes)
+
+
+def _relation_mentions(
+    response: np.ndarray, source: np.ndarray, target: np.ndarray, relation: np.ndarray, n_nodes: int,
+    n_units: int | None = None,
+) -> np.ndarray:
+    """The code ``(r * n_nodes + u) * n_nodes + v`` of every distinct (relation ``u -r-> v``, response)
+    pair, sorted (an edge's run is its number of responses); self-loops dropped."""
     response, source, target, relation = (
         np.asarray(a, dtype=np.int64) for a in (response, source, target, relation)
     )
     ok = source != target
     response, source, target, relation = response[ok], source[ok], target[ok], relation[ok]
     if not len(source):
-        return np.zeros((0, 4), dtype=np.int64)
+        return np.zeros(0, dtype=np.int64)
     edge = (relation * n_nodes + source) * n_nodes + target
     if n_units is None:
         n_units = int(response.max()) + 1
     # distinct (edge, response) pairs sorted by edge: each edge's run is its number of responses
-    per_response = distinct(edge * n_units + response) // n_units
+    return distinct(edge * n_units + response) // n_units
+
+
+def _typed_rows(per_response: np.ndarray, n_nodes: int) -> np.ndarray:
+    """:func:`typed_relation_counts`' rows from :func:`_relation_mentions`' codes."""
+    if not len(per_response):
+        return np.zeros((0, 4), dtype=np.int64)
     first = run_starts(per_response)
     codes = per_response[first]
     out = np.empty((len(codes), 4), dtype=np.int64)
@@ -289,6 +304,18 @@ def _typed_entries(typed_edges: np.ndarray, n: int) -> tuple[np.ndarray, np.ndar
     return codes, np.bincount(inverse, weights=np.concatenate((count, count)), minlength=len(codes))
 
 
+def _collapsed_typed_entries(per_response: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_typed_entries` of :func:`_typed_rows` (``per_response``), counted from the (relation,
+    response) pairs themselves: every pair adds one at (u, v) and one at (v, u), so a position's count is the
+    sum of its directed edges' counts -- the same whole numbers, as integers (added to float weights, the
+    same values)."""
+    if not len(per_response):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    forward = per_response % (n * n)  # u * n + v
+    u = forward // n
+    return distinct_counts(np.concatenate((forward, (forward - u * n) * n + u)))
+
+
 def _incidence(canon: Canonicalisation) -> tuple[np.ndarray, np.ndarray, list[str]]:
     table = canon.table
     inc = np.zeros((table.n_responses, canon.n_nodes), dtype=bool)
@@ -309,8 +336,8 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
     cooc_u, cooc_v, cooc = cooccurrence_entries(inc)
     sim_at, sim = similarity_entries(canon.node_similarity, None, similarity_threshold)  # zero across types
     rel = table.relations
-    typed_edges = (
-        typed_relation_counts(
+    per_response = (
+        _relation_mentions(
             table.response[rel[:, 0]],
             canon.mention_node[rel[:, 0]],
             canon.mention_node[rel[:, 1]],
@@ -319,8 +346,9 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
             table.n_responses,
         )
         if len(rel)
-        else np.zeros((0, 4), dtype=np.int64)
+        else np.zeros(0, dtype=np.int64)
     )
+    typed_edges = _typed_rows(per_response, n)
     # w = (w_cooc + w_sim) + w_typed, entry by entry as the sum of the three dense matrices adds them: each
     # part added where it has entries (every position appears once per part; adding a part's zero changes
     # no entry, as no entry is -0: max(0, NPMI) is +0 where NPMI <= 0)
@@ -329,7 +357,7 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
     flat[cooc_u * n + cooc_v] = cooc
     flat[cooc_v * n + cooc_u] = cooc
     flat[sim_at] += sim
-    typed_at, typed = _typed_entries(typed_edges, n)
+    typed_at, typed = _collapsed_typed_entries(per_response, n)  # whole numbers
     flat[typed_at] += typed
     return IdeaGraph(
         canon=canon,

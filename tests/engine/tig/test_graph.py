@@ -207,3 +207,25 @@ def test_the_combined_weights_are_the_sum_of_the_three_dense_parts_bit_for_bit()
         assert g.cooccurrence.tobytes() == cooccurrence_weights(g.incidence).tobytes()
         assert g.similarity.tobytes() == similarity_weights(g.canon.node_similarity, None).tobytes()
     assert graphs[0].typed.any() and graphs[0].similarity.any()
+
+
+def test_collapsed_typed_entries_counted_from_the_pairs_are_those_of_the_rows():
+    # the positions and counts build_graph adds to the weights, against _typed_entries of the rows; added to
+    # the same float weights, the same bits
+    from engine.tig.graph import _collapsed_typed_entries, _relation_mentions, _typed_entries, _typed_rows
+
+    rng = np.random.default_rng(17)
+    for rows, nodes, units in ((0, 3, 2), (1, 2, 1), (3, 1, 2), (5, 2, 3), (40, 6, 4), (300, 120, 36), (900, 40, 36)):
+        response = rng.integers(0, units, rows)
+        source, target = rng.integers(0, nodes, rows), rng.integers(0, nodes, rows)
+        relation = rng.integers(0, 5, rows)
+        per_response = _relation_mentions(response, source, target, relation, nodes, units)
+        before_at, before = _typed_entries(_typed_rows(per_response, nodes), nodes)
+        after_at, after = _collapsed_typed_entries(per_response, nodes)
+        assert after_at.tolist() == before_at.tolist()
+        assert after.tolist() == before.tolist()
+        base = rng.random(nodes * nodes) * (rng.random(nodes * nodes) < 0.3)
+        one, other = base.copy(), base.copy()
+        one[before_at] += before
+        other[after_at] += after
+        assert one.tobytes() == other.tobytes()
