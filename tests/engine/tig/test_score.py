@@ -121,3 +121,31 @@ def test_ranked_iteration_with_distinct_labels_builds_only_the_first_cluster_of_
         assert len(scored._built) == len(first_of_each)
         repeated += len(every) - len(first_of_each)
     assert repeated  # a label of two types was met
+
+
+def test_iter_ranked_filters_as_the_array_masks_did():
+    # the clusters, in order, that the former numpy filter (n_models and head type masks over the ranking) let
+    # through, for every filter a context or a caller asks for
+    from engine.tig.atoms import ATOM_TYPES
+    from engine.tig.population import PopulationIndex
+    from tests.benchmarks.bench_tig import synthetic_task
+
+    def as_before(scored, types, min_models):
+        keep = scored.n_models[scored.order] >= min_models
+        if types is not None:
+            wanted = np.zeros(len(ATOM_TYPES), dtype=bool)
+            wanted[[ATOM_TYPES.index(t) for t in types]] = True
+            keep &= wanted[scored.node_type[scored.head[scored.order]]]
+        return scored.order[keep].tolist()
+
+    index = PopulationIndex(synthetic_task(2), embedder=None, max_contexts=0)
+    checked = 0
+    for pair in [index.models[:2], index.models[4:6], index.models[-2:]]:
+        scored = index.scored_clusters(pair)[0]
+        for types in (None, ("motif",), ("motif", "concept", "mechanism"), ("purpose", "audience")):
+            for min_models in (0, 2, 5, 99):
+                ours = [c.nodes for c in scored.iter_ranked(types=types, min_models=min_models)]
+                theirs = [scored.cluster(c).nodes for c in as_before(scored, types, min_models)]
+                assert ours == theirs
+                checked += len(ours)
+    assert checked
