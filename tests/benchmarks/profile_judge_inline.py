@@ -1,0 +1,134 @@
+"""The inline judge run alone, counted (issue 30): cProfile's function calls or callgrind's instructions.
+
+Seeds ``--tasks`` tasks as ``bench_judge_bookkeeping`` does (14 models x 3 samples), builds their TIG, creates
+the same simulated run (dimensions UEN, budget 50, seed 42, ``n_boot`` 200), and counts
+``judge_runs.judge_run_execute_inline`` only:
+
+* ``--profile FILE``: cProfile of the run, its stats written to FILE (``pstats``); the total calls printed;
+* under valgrind (``--callgrind``): callgrind's counters zeroed just before the run and dumped just after it
+  (client requests, as ``callgrind_tig``), with the engine's TIG contexts and population indexes
+  (``PopulationIndex.context`` and ``__init__``, other work's) left out of the count
+  (``CALLGRIND_TOGGLE_COLLECT`` around them), so the dump holds the process's own work on the run.
+
+Then prints the sha256 of the run's comparisons and snapshot (``run_digest_source`` of the pinned-output
+test), the same before and after a change that keeps results. Creates and drops ``--database``.
+
+Run: ``.venv/bin/python -m tests.benchmarks.profile_judge_inline --database NAME --profile /tmp/p.prof``, or
+``valgrind --tool=callgrind --collect-atstart=no --instr-atstart=no --callgrind-out-file=/tmp/cg.%p .venv/bin/python -m
+tests.benchmarks.profile_judge_inline --database NAME --callgrind``; then ``callgrind_annotate /tmp/cg.<pid>.1``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
+import argparse
+import ctypes
+import hashlib
+import secrets
+import subprocess
+import tempfile
+
+from tests.benchmarks.bench_annotation_load import (
+    _admin_url,
+    _setup_django,
+    _with_db,
+    bench_database,
+    close_django_connections,
+)
+
+_MARKS_C = r"""
+#include <valgrind/callgrind.h>
+void marks_zero(void) { CALLGRIND_ZERO_STATS; }
+void marks_dump(void) { CALLGRIND_DUMP_STATS_AT("judge run inline"); }
+void marks_toggle(void) { CALLGRIND_TOGGLE_COLLECT; }
+void marks_start(void) { CALLGRIND_START_INSTRUMENTATION; }
+"""
+
+
+def _marks(directory: str) -> ctypes.CDLL | None:
+    source, library = os.path.join(directory, "marks.c"), os.path.join(directory, "marks.so")
+    with open(source, "w") as f:
+        f.write(_MARKS_C)
+    done = subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", library, source], capture_output=True)
+    return ctypes.CDLL(library) if done.returncode == 0 else None
+
+
+def _uncounted(owner: type, name: str, marks: ctypes.CDLL) -> None:
+    """``owner.name`` run with callgrind's collection toggled off (and on again after)."""
+    original = getattr(owner, name)
+
+    def wrapped(*args, **kwargs):
+        marks.marks_toggle()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            marks.marks_toggle()
+
+    setattr(owner, name, wrapped)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=40)
+    parser.add_argument("--database", required=True, help="the database it creates and drops")
+    parser.add_argument("--profile", default=None, help="write cProfile stats of the run here")
+    parser.add_argument("--callgrind", action="store_true", help="mark the run for callgrind (run under valgrind)")
+    parser.add_argument("--var-dir", default=None, help="ATELIER_VAR_DIR (a kept one keeps the embedding cache warm)")
+    args = parser.parse_args(argv)
+    admin_url = _admin_url()
+    bench_database(admin_url, args.database)
+    var_dir = args.var_dir or tempfile.mkdtemp(prefix="atelier-profile-judge-")
+    env = {
+        "DATABASE_URL": _with_db(admin_url, args.database), "ATELIER_VAR_DIR": var_dir, "DEBUG": "false",
+        "ATELIER_DEV": "true", "SECRET_KEY": secrets.token_urlsafe(40), "LOG_LEVEL": "ERROR", "CELERY_BROKER_URL": "",
+    }
+    try:
+        _setup_django(env)
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0, interactive=False)
+        from engine.tig.population import PopulationIndex
+        from leaderboard.ekphrasis import judge_runs
+        from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
+        from tests.benchmarks.bench_judge_bookkeeping import seed_task_set
+        from tests.leaderboard.ekphrasis.test_judge_runs_pinned_output import run_digest_source
+
+        task_set, _ = seed_task_set(args.tasks, f"profile-{args.tasks}")
+        tig_build_execute(build_id=tig_build_create(task_set=task_set).pk)
+        run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="UEN",
+                                          budget_per_task=50, seed=42, config={"n_boot": 200})
+        with tempfile.TemporaryDirectory(prefix="profile-judge-") as tmp:
+            marks = _marks(tmp) if args.callgrind else None
+            if marks is not None:
+                for name in ("context", "__init__"):
+                    _uncounted(PopulationIndex, name, marks)
+                marks.marks_start()  # valgrind may run with --instr-atstart=no (the seeding and TIG build run faster)
+                marks.marks_zero()
+                marks.marks_toggle()  # valgrind runs with --collect-atstart=no
+                judge_runs.judge_run_execute_inline(run=run)
+                marks.marks_toggle()
+                marks.marks_dump()
+            elif args.profile:
+                import cProfile
+                import pstats
+
+                profile = cProfile.Profile()
+                profile.runcall(judge_runs.judge_run_execute_inline, run=run)
+                profile.dump_stats(args.profile)
+                print(f"function calls: {pstats.Stats(args.profile).total_calls}")
+            else:
+                judge_runs.judge_run_execute_inline(run=run)
+        run.refresh_from_db()
+        print(f"run digest: {hashlib.sha256(run_digest_source(run).encode()).hexdigest()}")
+    finally:
+        close_django_connections()
+        bench_database(admin_url, args.database, drop_only=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
