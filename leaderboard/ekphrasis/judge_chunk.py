@@ -571,31 +571,40 @@ def _automatic_record(run, task, dimension, shown_a: Response, shown_b: Response
 
 
 def _task_state(pool: _Pool, stored: list[_Stored], dimension: str) -> tuple[ActiveState, Counter]:
+    """The dimension's active state from its stored comparisons: the decisive wins and the judged counts of
+    each pair of positions, the primary calls made, and each pair's primary repeats so far.
+
+    The counts are gathered as flat cell numbers and counted by ``np.bincount`` (whole numbers, so the float
+    matrices are exactly those that adding 1 to a zero matrix cell by cell made: the same bits), not by
+    indexing the matrices once per row: a chunk rebuilds the state at every round."""
     n = len(pool.models)
-    wins = np.zeros((n, n))
-    counts = np.zeros((n, n))
+    index, position_of = pool.index, pool.position_of
+    primary, ok = Comparison.Kind.PRIMARY, Comparison.Status.OK
     repeats: Counter = Counter()
-    position_of = pool.position_of
+    judged: list[int] = []  # the cells (i, j) and (j, i) of each judged call, as i * n + j
+    won: list[int] = []  # the cell (winner, loser) of each decisive one
     calls = 0
     for c in stored:
-        if c.kind != Comparison.Kind.PRIMARY:
+        if c.kind != primary:
             continue
-        i, j = pool.index[c.model_x_id], pool.index[c.model_y_id]
+        i, j = index[c.model_x_id], index[c.model_y_id]
         calls += 1
         # by the pair's positions in order, as select_pairs names a pair: a row's model_x is the lower pk and the
         # pool is in name order, so keyed (i, j) a pair whose names sort against their pks was planned again at a
         # repeat it already had; the identity constraint dropped that row, and a round of that one call was
         # planned again without end
-        repeats[(min(i, j), max(i, j))] += 1
-        if c.status != Comparison.Status.OK:
+        repeats[(i, j) if i < j else (j, i)] += 1
+        if c.status != ok:
             continue
-        counts[i, j] += 1
-        counts[j, i] += 1
-        if c.winner in ("A", "B"):
-            shown = c.shown_a_id if c.winner == "A" else c.shown_b_id
-            winner_pos = position_of[shown]
-            loser_pos = j if winner_pos == i else i
-            wins[winner_pos, loser_pos] += 1
+        judged.append(i * n + j)
+        judged.append(j * n + i)
+        winner = c.winner
+        if winner == "A" or winner == "B":
+            winner_pos = position_of[c.shown_a_id if winner == "A" else c.shown_b_id]
+            won.append(winner_pos * n + (j if winner_pos == i else i))
+    cells = n * n
+    counts = np.bincount(judged, minlength=cells).reshape(n, n).astype(float)
+    wins = np.bincount(won, minlength=cells).reshape(n, n).astype(float)
     state = ActiveState(n_models=n, wins=wins, pair_counts=counts, calls_made=calls, models=pool.eligible(dimension))
     return state, repeats
 

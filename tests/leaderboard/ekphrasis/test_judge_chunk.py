@@ -643,3 +643,64 @@ def test_a_resumed_chunk_stores_the_last_dimensions_verdicts_before_the_next_dim
     judge_runs.judge_run_task_execute(run_id=run.pk, task_id=task.pk)
     assert unsaved_u_at_first_e_call == [0]
     assert comparison_fingerprint(run) == expected
+
+
+def _task_state_by_cells(pool, stored, dimension):
+    """:func:`judge_chunk._task_state` as it was written before it counted cells with ``np.bincount``: the
+    matrices filled one ``+= 1`` at a time (the reference its every output must equal, bit for bit)."""
+    from collections import Counter
+
+    import numpy as np
+
+    n = len(pool.models)
+    wins, counts, repeats, calls = np.zeros((n, n)), np.zeros((n, n)), Counter(), 0
+    for c in stored:
+        if c.kind != Comparison.Kind.PRIMARY:
+            continue
+        i, j = pool.index[c.model_x_id], pool.index[c.model_y_id]
+        calls += 1
+        repeats[(min(i, j), max(i, j))] += 1
+        if c.status != Comparison.Status.OK:
+            continue
+        counts[i, j] += 1
+        counts[j, i] += 1
+        if c.winner in ("A", "B"):
+            winner_pos = pool.position_of[c.shown_a_id if c.winner == "A" else c.shown_b_id]
+            wins[winner_pos, j if winner_pos == i else i] += 1
+    return wins, counts, calls, repeats, pool.eligible(dimension)
+
+
+def test_the_active_state_of_every_round_is_bit_for_bit_the_one_the_cell_by_cell_loop_built():
+    """The state a round plans from (wins, judged counts, calls, repeats) equals the reference's for every prefix
+    of a run's stored comparisons, with failed, planned, tied, swapped and duplicated calls among them."""
+    import random
+
+    import numpy as np
+
+    task_set, models = population(n_models=7, n_tasks=2, name="state")
+    run = simulated_run(task_set, models, budget=30, dimensions="UE", malformed_rate=0.3, tie_rate=0.3)
+    run.config.update({"swap_share": 0.5, "duplicate_share": 0.5})
+    run.save(update_fields=["config"])
+    judge_runs.judge_run_execute_inline(run=run)
+    rng = random.Random(5)
+    checked = 0
+    for task in task_set.tasks.all():
+        pool = judge_chunk._pool(run, task)
+        for dimension, stored in judge_chunk._stored(run, task, run.dimensions).items():
+            stored = sorted(stored, key=lambda r: r.sequence)
+            assert {r.kind for r in stored} >= {Comparison.Kind.PRIMARY, Comparison.Kind.SWAP}
+            # the states of other histories too: some calls still planned or failed, some verdicts other winners
+            varied = [r._replace(status=rng.choice([r.status, Comparison.Status.PLANNED, Comparison.Status.FAILED]),
+                                 winner=rng.choice([r.winner, "A", "B", "tie"])) for r in stored]
+            for rows in (stored, varied, varied[::-1]):
+                for k in range(len(rows) + 1):
+                    state, repeats = judge_chunk._task_state(pool, rows[:k], dimension)
+                    wins, counts, calls, want_repeats, eligible = _task_state_by_cells(pool, rows[:k], dimension)
+                    for got, want in ((state.wins, wins), (state.pair_counts, counts)):
+                        assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
+                        assert got.tobytes() == want.tobytes()
+                    assert state.calls_made == calls and state.n_models == len(models)
+                    assert dict(repeats) == dict(want_repeats) and state.models == eligible
+                    checked += 1
+            assert np.any(state.wins)
+    assert checked > 200
