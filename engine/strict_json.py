@@ -25,6 +25,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "JSONProblem",
     "json_decode",
+    "storable_text",
     "text_problems",
 ]
 
@@ -121,6 +122,14 @@ def _too_deep(text: str, limit: int) -> tuple[str, int] | None:
     return None
 
 
+def storable_text(text: str) -> bool:
+    """Whether no string decoded from the JSON text ``text`` can hold a NUL or a lone surrogate (what
+    :func:`text_problems` refuses): the text has no ``\\u`` escape (which could write either), no NUL and no
+    surrogate (an ASCII text, which str knows without a scan, holds no surrogate). A text that fails this may
+    still decode to storable strings; it is read the full way."""
+    return "\\u" not in text and "\x00" not in text and (text.isascii() or not _SURROGATE.search(text))
+
+
 def text_problems(text: str, *, undecodable: bool = False) -> list[str]:
     """What makes a string unstorable: a NUL, a byte that was not UTF-8, or a lone surrogate."""
     problems = []
@@ -170,9 +179,8 @@ def json_decode(text: str, *, max_depth: int = MAX_JSON_DEPTH, undecodable: bool
     if too_deep is not None:
         key, offset = too_deep
         return None, [JSONProblem(key, f"nested deeper than {max_depth} levels", line_at(text, offset))]
-    if "\\u" not in text and "\x00" not in text and (text.isascii() or not _SURROGATE.search(text)):
-        # No escape, NUL or surrogate in the text (an ASCII text, which str knows without a scan, holds no
-        # surrogate), so no decoded string can hold one: the walk below
+    if storable_text(text):
+        # No escape, NUL or surrogate in the text, so no decoded string can hold one: the walk below
         # would only report duplicate keys and non-finite numbers, and these hooks give up on both.
         # Any give-up or error falls through to the full path, which names every problem.
         try:

@@ -17,12 +17,14 @@ so both exercise exactly the same schema checks and repair bookkeeping:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from engine.judge.comparison import PairJudgement, PairJudgeRequest, automatic_judgement
-from engine.judge.schema import JudgeReply, JudgeSchemaError, validate_judge_reply
+from engine.judge.schema import JudgeReply, JudgeSchemaError, validate_judge_payload, validate_judge_reply
 from engine.providers.client import ChatResult, ProviderError
 
-__all__ = ["Ask", "Repair", "judge_with_repair"]
+__all__ = ["Ask", "EncodedReply", "Repair", "judge_with_repair"]
 
 Reply = ChatResult | ProviderError
 ReplyHook = Callable[[int, Reply], None]
@@ -32,8 +34,21 @@ Ask = Callable[[Sequence[PairJudgeRequest], ReplyHook], list[Reply]]
 Repair = Callable[[Sequence[tuple[PairJudgeRequest, str, list[str]]]], list[Reply]]
 
 
-def _validate(request: PairJudgeRequest, text: str) -> JudgeReply:
-    return validate_judge_reply(text, dimension=request.dimension, item_count=len(request.checklist.items))
+@dataclass(frozen=True)
+class EncodedReply(ChatResult):
+    """A reply whose judge wrote its ``text`` as the JSON encoding of ``payload`` (a JSON object), and whose
+    text holds no NUL and no lone surrogate (:func:`engine.strict_json.storable_text`): reading the text back
+    strictly gives exactly ``payload`` with no problem, so the payload is validated without reading the text
+    (the simulated judge's replies; a provider's are read from their text). The text is the reply all the
+    same (``raw_output``)."""
+
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+def _validate(request: PairJudgeRequest, reply: ChatResult) -> JudgeReply:
+    if type(reply) is EncodedReply:
+        return validate_judge_payload(reply.payload, dimension=request.dimension, item_count=len(request.checklist.items))
+    return validate_judge_reply(reply.text, dimension=request.dimension, item_count=len(request.checklist.items))
 
 
 def _judged(
@@ -119,7 +134,7 @@ def judge_with_repair(
     def check(position: int, reply: Reply) -> None:
         if isinstance(reply, ChatResult):
             try:
-                checked[position] = _validate(requests[to_ask[position]], reply.text)
+                checked[position] = _validate(requests[to_ask[position]], reply)
             except JudgeSchemaError as invalid:
                 checked[position] = invalid
 
@@ -149,7 +164,7 @@ def judge_with_repair(
                                          provider_unreachable=fixed.retryable)
                 continue
             try:
-                results[index] = _judged(request, judge_name, _validate(request, fixed.text), first, fixed)
+                results[index] = _judged(request, judge_name, _validate(request, fixed), first, fixed)
             except JudgeSchemaError as still:
                 error = f"invalid reply ({'; '.join(problems)}); invalid after repair ({still})"
                 results[index] = _failed(request, judge_name, error, first, fixed, calls=2)

@@ -26,7 +26,7 @@ from engine.checklists import Dimension
 from engine.judge.comparison import ItemOutcome, Winner
 from engine.providers.json_reply import MalformedReply, parse_json_object
 
-__all__ = ["JudgeReply", "JudgeSchemaError", "validate_judge_reply"]
+__all__ = ["JudgeReply", "JudgeSchemaError", "validate_judge_payload", "validate_judge_reply"]
 
 _WINNERS = {"a": Winner.A, "b": Winner.B, "tie": Winner.TIE}
 
@@ -86,6 +86,12 @@ def validate_judge_reply(text: str | None, *, dimension: Dimension, item_count: 
         payload = parse_json_object(text)
     except MalformedReply as exc:
         raise JudgeSchemaError([str(exc)]) from None
+    return validate_judge_payload(payload, dimension=dimension, item_count=item_count)
+
+
+def validate_judge_payload(payload: dict[str, Any], *, dimension: Dimension, item_count: int) -> JudgeReply:
+    """Validate a reply already read into its JSON object (what :func:`validate_judge_reply` does after reading
+    the text); raises :class:`JudgeSchemaError` listing every problem."""
     plain = _plain_reply(payload, dimension, item_count)
     return plain if plain is not None else _checked_reply(payload, dimension, item_count)
 

@@ -17,7 +17,11 @@ are counted in the inspected field, and a tie is returned with probability
 ``tie_rate``. With probability ``malformed_rate`` the raw reply is broken JSON,
 and so is a repair with the same probability: replies go through the same
 validation and repair path as the LLM judge's (:mod:`engine.judge.repair`),
-so ``repaired`` and failed judgements occur as they would for real.
+so ``repaired`` and failed judgements occur as they would for real. An unbroken
+reply hands the validation the JSON object its text encodes
+(:class:`~engine.judge.repair.EncodedReply`), so its text is not read back; one
+whose text holds what the strict reader refuses or must unescape (a NUL, a lone
+surrogate, a ``\\u`` escape) is read from its text like any other.
 
 The latent skills are the judge's configuration (``skills``, ``skill_seed``,
 ``skill_spread``), not the run's: ``seed`` drives only the noise (verdicts,
@@ -44,8 +48,9 @@ from collections.abc import Mapping, Sequence
 
 from engine.checklists import Dimension
 from engine.judge.comparison import WINNER_TEXT, PairJudgement, PairJudgeRequest, Winner
-from engine.judge.repair import Reply, ReplyHook, judge_with_repair
+from engine.judge.repair import EncodedReply, Reply, ReplyHook, judge_with_repair
 from engine.providers.client import ChatResult
+from engine.strict_json import storable_text
 
 __all__ = ["SIMULATED_JUDGE_NAME", "DEFAULT_SKILL_SEED", "SimulatedJudge", "answer_quality"]
 
@@ -176,24 +181,38 @@ class SimulatedJudge:
     def _ask(self, requests: Sequence[PairJudgeRequest], on_reply: ReplyHook) -> list[Reply]:
         replies: list[Reply] = []
         for request in requests:
-            text = self._verdict_json(request)
+            text, payload = self._verdict_json(request)
             if _draws(self.seed, request.key, "format", request.retry).random() < self.malformed_rate:
-                text = self._break(text, _draws(self.seed, request.key, "break", request.retry))
-            replies.append(ChatResult(text=text, model=self.name, attempts=1))
+                replies.append(ChatResult(text=self._break(text, _draws(self.seed, request.key, "break", request.retry)),
+                                          model=self.name, attempts=1))
+            else:
+                replies.append(self._reply(text, payload))
         return replies
 
     def _repair(self, batch: Sequence[tuple[PairJudgeRequest, str, list[str]]]) -> list[Reply]:
         replies: list[Reply] = []
         for request, _raw, _problems in batch:
-            text = self._verdict_json(request)
+            text, payload = self._verdict_json(request)
             if _draws(self.seed, request.key, "repair", request.retry).random() < self.malformed_rate:
-                text = self._break(text, _draws(self.seed, request.key, "repair-break", request.retry))
-            replies.append(ChatResult(text=text, model=self.name, attempts=1))
+                replies.append(ChatResult(
+                    text=self._break(text, _draws(self.seed, request.key, "repair-break", request.retry)),
+                    model=self.name, attempts=1))
+            else:
+                replies.append(self._reply(text, payload))
         return replies
+
+    def _reply(self, text: str, payload: dict) -> ChatResult:
+        """An unbroken reply: it hands over the object its text encodes (:class:`~engine.judge.repair.EncodedReply`,
+        validated without reading the text back) unless the text holds what a strict read refuses (a NUL or a
+        lone surrogate quoted from a response), which is then read, and refused, from the text as before."""
+        if storable_text(text):
+            return EncodedReply(text=text, model=self.name, attempts=1, payload=payload)
+        return ChatResult(text=text, model=self.name, attempts=1)
 
     # -- reply text ------------------------------------------------------------------
 
-    def _verdict_json(self, request: PairJudgeRequest) -> str:
+    def _verdict_json(self, request: PairJudgeRequest) -> tuple[str, dict]:
+        """The reply's text and the JSON object it encodes."""
         rng = _draws(self.seed, request.key, "verdict")
         inspected = request.inspected_field
         words_a, words_b = request.a.field_text(inspected).split(), request.b.field_text(inspected).split()
@@ -234,7 +253,7 @@ class SimulatedJudge:
             ),
             "per_item_outcomes": outcomes,
         }
-        return _ENCODER.encode(payload)
+        return _ENCODER.encode(payload), payload
 
     @staticmethod
     def _break(text: str, rng: random.Random) -> str:

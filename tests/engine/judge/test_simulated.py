@@ -171,3 +171,39 @@ def test_judgements_are_the_ones_the_code_gave_before_its_speed_changes():
                             j.completion_tokens, j.cost_usd)).encode())
     assert any(j.repaired for j in judgements) and any(not j.ok for j in judgements)  # every path was taken
     assert digest.hexdigest() == PINNED_JUDGEMENTS
+
+
+def test_a_reply_validated_from_the_object_its_text_encodes_is_judged_exactly_as_when_read_from_its_text(monkeypatch):
+    """An unbroken reply hands its JSON object to validation instead of its text being read back (EncodedReply):
+    every field of every judgement is the one the text path gives, on responses quoting NULs, lone surrogates,
+    control characters, escapes and non-ASCII text (a NUL or a surrogate keeps its reply on the text path, whose
+    strict reading refuses it: repaired, then failed)."""
+    from engine.checklists import template_checklist
+    from engine.judge import repair, simulated
+    from engine.judge.comparison import PairJudgeRequest
+    from tests.engine.judge.conftest import TASK
+
+    texts = ["A lantern folding time.", "Quote \"this\" and back\\slash\ttab\u0001bell", "Ünïcödé “curly” — 🎨 ok",
+             "nul \x00 inside", "lone \ud800 surrogate", "   padded   ", "x" * 50]
+    candidates = [Candidate(model=f"m{k}", response_id=f"r{k}", core_idea=text, visual_description=text[::-1] + " words")
+                  for k, text in enumerate(texts)]
+    requests = [PairJudgeRequest(run_id="run-9", task=TASK, dimension=d, checklist=template_checklist(TASK, d), a=a, b=b,
+                                 kind=kind, repeat=repeat)
+                for d in Dimension for a in candidates for b in candidates if a is not b
+                for kind in (ComparisonKind.PRIMARY, ComparisonKind.SWAP) for repeat in range(2)]
+
+    def fields(judgements):
+        return [(j.key, j.ok, j.winner, j.confidence, j.overall_rationale, j.per_item_outcomes, j.repaired, j.automatic,
+                 j.calls, j.cached, j.raw_output, j.repair_output, j.error, j.prompt_tokens, j.completion_tokens,
+                 j.cost_usd, j.provider_unreachable) for j in judgements]
+
+    encoded = []
+    real = repair.validate_judge_payload
+    monkeypatch.setattr(repair, "validate_judge_payload", lambda payload, **kw: encoded.append(payload) or real(payload, **kw))
+    judge = dict(seed=3, malformed_rate=0.2)
+    fast = fields(SimulatedJudge(**judge).judge_pairs(requests))
+    monkeypatch.setattr(simulated, "storable_text", lambda text: False)  # every reply read from its text
+    assert fields(SimulatedJudge(**judge).judge_pairs(requests)) == fast
+    assert 100 < len(encoded) < len(requests)  # both paths were taken
+    refused = [row for row in fast if not row[1]]
+    assert any("NUL" in row[12] for row in refused) and any("surrogate" in row[12] for row in refused)
