@@ -180,3 +180,26 @@ def test_the_fast_path_builds_no_decoder_a_call(monkeypatch):
     for k in range(50):
         assert json_decode(f'{{"k": {k}, "v": [1.5, "x"]}}') == ({"k": k, "v": [1.5, "x"]}, [])
     assert made == []
+
+
+def test_storable_text_finds_a_surrogate_exactly_where_the_surrogate_pattern_does():
+    """storable_text looks for surrogates by encoding as UTF-8, not with the pattern's search: the same answer
+    as the pattern (with the escape and NUL tests before it) on every surrogate's edges and on texts around them."""
+    import random
+
+    from engine.strict_json import _SURROGATE, storable_text
+
+    def by_pattern(text: str) -> bool:
+        return "\\u" not in text and "\x00" not in text and (text.isascii() or not _SURROGATE.search(text))
+
+    edges = [0x7F, 0x80, 0xFF, 0x100, 0x2014, 0xD7FF, 0xD800, 0xDB7F, 0xDBFF, 0xDC00, 0xDC80, 0xDFFF, 0xE000, 0xFFFF,
+             0x10000, 0x1F3A8, 0x10FFFF]
+    texts = ['{"a": "plain"}', '{"a": "\\u00e9"}', "nul \x00", "é", "“curly” — dash", "🎨"]
+    texts += [f"{prefix}{chr(code)}{suffix}" for code in edges for prefix in ("", "ab “", "é")
+              for suffix in ("", " tail", "—")]
+    rng = random.Random(3)
+    texts += ["".join(chr(rng.choice(edges + [0x41, 0x20, 0x5C, 0x75])) for _ in range(rng.randrange(1, 12)))
+              for _ in range(3000)]
+    found = [storable_text(text) for text in texts]
+    assert found == [by_pattern(text) for text in texts]
+    assert True in found and False in found
