@@ -4,6 +4,7 @@ Seeds ``--tasks`` tasks as ``bench_judge_bookkeeping`` does (14 models x 3 sampl
 the same simulated run (dimensions UEN, budget 50, seed 42, ``n_boot`` 200), and counts
 ``judge_runs.judge_run_execute_inline`` only:
 
+* without either: the run's CPU time, this process's and its PostgreSQL backend's, printed;
 * ``--profile FILE``: cProfile of the run, its stats written to FILE (``pstats``); the total calls printed;
 * under valgrind (``--callgrind``): callgrind's counters zeroed just before the run and dumped just after it
   (client requests, as ``callgrind_tig``), with the engine's TIG contexts and population indexes
@@ -121,7 +122,17 @@ def main(argv: list[str] | None = None) -> int:
                 profile.dump_stats(args.profile)
                 print(f"function calls: {pstats.Stats(args.profile).total_calls}")
             else:
+                import time
+
+                from tests.benchmarks.bench_judge_bookkeeping import _backend_cpu
+
+                pid, backend0 = _backend_cpu()
+                cpu0 = time.process_time()
                 judge_runs.judge_run_execute_inline(run=run)
+                cpu = time.process_time() - cpu0
+                pid_after, backend1 = _backend_cpu()
+                backend = backend1 - backend0 if pid_after == pid else float("nan")
+                print(f"run CPU: this process {cpu:.2f} s, PostgreSQL backend {backend:.2f} s")
         run.refresh_from_db()
         print(f"run digest: {hashlib.sha256(run_digest_source(run).encode()).hexdigest()}")
     finally:
