@@ -58,3 +58,26 @@ def test_the_model_pair_has_no_index_of_its_own_and_a_subject_model_named_by_com
     named = Comparison.objects.filter(run=run).select_related("model_y").first().model_y
     with pytest.raises(ProtectedError):
         named.delete()
+
+
+def test_most_verdicts_are_heap_only_updates_on_postgresql():
+    """Migration 0017: the table's fill factor leaves room on a planned row's page for its verdict, so most
+    verdicts are heap-only (HOT) updates, which write no index entry (at the default fill factor a page of
+    planned rows had room for almost none: 61 of 6,932 at 40 tasks)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's fill factor and HOT updates")
+    table = Comparison._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE oid = %s::regclass", [table])
+        assert "fillfactor=10" in (cursor.fetchone()[0] or [])
+    task_set, models = population(n_models=8, n_tasks=2, name="hot")
+    # a long brief: the checklist items quote it, so a judged row is several times its planned row
+    task_set.tasks.update(brief="Express, in one static image, " + "a lantern folding time over a quiet harbour, " * 20)
+    run = simulated_run(task_set, models, budget=24, dimensions="UE")
+    judge_runs.judge_run_execute_inline(run=run)
+    with connection.cursor() as cursor:  # this test's transaction's own counts
+        cursor.execute("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relid = %s::regclass",
+                       [table])
+        updated, hot = cursor.fetchone()
+    assert updated >= Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC).count() > 40
+    assert hot >= 0.6 * updated
