@@ -10,6 +10,7 @@ with a growing delay, and after the last retry recorded on the job (which stays 
 from __future__ import annotations
 
 from celery import shared_task
+from kombu.exceptions import BatchPublishError
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from leaderboard.runs.errors import ProviderOutage, RunConfigurationError, UnitTakenOver
@@ -31,12 +32,35 @@ def run_dispatch(self, kind_name: str, run_id: int) -> int:
     """Queue one job per unfinished unit (or finalise a job with none left)."""
     kind = job_kind(kind_name)
     units = run_pending_units(kind, run_id, queued=not self.request.is_eager)
-    for unit_id in units:
-        run_unit.delay(kind_name, run_id, unit_id)
+    if units and not self.app.conf.task_always_eager:
+        _send_units(self.app, kind_name, run_id, units)
+    else:
+        for unit_id in units:  # eagerly each unit runs inside its .delay(), in order
+            run_unit.delay(kind_name, run_id, unit_id)
     live = kind.model_class.objects.filter(pk=run_id, status__in=[RunStatus.RUNNING, RunStatus.FINALISING])
     if not units and live.exists():
         run_finalise.delay(kind_name, run_id)
     return len(units)
+
+
+def _send_units(app, kind_name: str, run_id: int, units: list[int]) -> None:
+    """Send one ``runs.unit`` message per unit through one producer: the first alone, at once, so a second
+    worker process can start on it while the others are sent; the others in one Redis pipeline (one round
+    trip, not one per message: 30 round trips were 0.05-0.14 s of a 30-task run's serial start under load).
+
+    A pipeline that fails leaves its delivery uncertain (kombu sends it without retrying): the rest are then
+    sent one by one with kombu's retries. A unit that reaches the queue twice is judged once (its claim,
+    leaderboard.runs.unit_claims, and its done flag), as one queued again by a second Resume is."""
+    with app.producer_or_acquire() as producer:
+        run_unit.apply_async((kind_name, run_id, units[0]), producer=producer)
+        rest = units[1:]
+        try:
+            with producer.batch():
+                for unit_id in rest:
+                    run_unit.apply_async((kind_name, run_id, unit_id), producer=producer)
+        except BatchPublishError:
+            for unit_id in rest:
+                run_unit.apply_async((kind_name, run_id, unit_id), producer=producer)
 
 
 @shared_task(name="runs.unit", bind=True, max_retries=MAX_RETRIES)
