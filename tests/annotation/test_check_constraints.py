@@ -8,9 +8,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from django.db import connection
+from django.db import connection  # noqa: F401 - the skipif condition below reads it
 
 from annotation.models import Assignment, FlagReason, PairChoice, PairwiseLabel
+from tests.stored_check_constraints import check_verdicts, djangos_check, stored_check, stored_check_nodes
 
 pytestmark = [pytest.mark.django_db, pytest.mark.skipif("connection.vendor != 'postgresql'")]
 
@@ -44,40 +45,11 @@ CASES = {
 }
 
 
-def _stored(model, name: str) -> str:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_get_expr(conbin, conrelid) FROM pg_constraint WHERE conrelid = %s::regclass "
-            "AND conname = %s",
-            [model._meta.db_table, name],
-        )
-        return cursor.fetchone()[0]
-
-
-def _djangos(model, name: str) -> str:
-    """The rule as Django writes it from the model (what the database held before 0022)."""
-    constraint = next(c for c in model._meta.constraints if c.name == name)
-    with connection.schema_editor(atomic=False, collect_sql=True) as editor:
-        return constraint._get_check_sql(model, editor)
-
-
-def _verdicts(expression: str, columns, rows) -> list[bool]:
-    """Whether a row with these values passes the check (a check passes unless it is false)."""
-    names = ", ".join(name for name, _ in columns)
-    values = ", ".join("(" + ", ".join(f"%s::{kind}" for _, kind in columns) + ")" for _ in rows)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT ({expression}) IS NOT FALSE FROM (VALUES {values}) AS t({names})",
-            [value for row in rows for value in row],
-        )
-        return [passes for (passes,) in cursor.fetchall()]
-
-
 @pytest.mark.parametrize("name", CASES)
 def test_the_stored_check_judges_every_value_as_the_models_rule(name):
     model, columns, rows = CASES[name]
-    stored = _verdicts(_stored(model, name), columns, rows)
-    assert stored == _verdicts(_djangos(model, name), columns, rows)
+    stored = check_verdicts(stored_check(model, name), columns, rows)
+    assert stored == check_verdicts(djangos_check(model, name), columns, rows)
     assert any(stored) and not all(stored)  # the grid holds both verdicts
 
 
@@ -86,10 +58,5 @@ def test_the_stored_check_is_the_compact_form(name):
     """A list of values is one constant in the stored node tree (Django's form has one per value: 3 to 9),
     which PostgreSQL reads back at every write of the table."""
     model, _, _ = CASES[name]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT conbin::text FROM pg_constraint WHERE conrelid = %s::regclass AND conname = %s",
-            [model._meta.db_table, name],
-        )
-        nodes = cursor.fetchone()[0]
-    assert nodes.count("{CONST ") <= 2 and "ARRAY[" not in _stored(model, name)
+    nodes = stored_check_nodes(model, name)
+    assert nodes.count("{CONST ") <= 2 and "ARRAY[" not in stored_check(model, name)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from django.db import connection
+from django.db import connection  # noqa: F401 - the skipif condition below reads it
 
 from leaderboard.ekphrasis.models import Comparison
+from tests.stored_check_constraints import check_verdicts, djangos_check, stored_check, stored_check_nodes
 
 pytestmark = [pytest.mark.django_db, pytest.mark.skipif("connection.vendor != 'postgresql'")]
 
@@ -31,39 +32,11 @@ CASES = {
 }
 
 
-def _stored(name: str) -> str:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_get_expr(conbin, conrelid) FROM pg_constraint WHERE conrelid = %s::regclass AND conname = %s",
-            [Comparison._meta.db_table, name],
-        )
-        return cursor.fetchone()[0]
-
-
-def _djangos(name: str) -> str:
-    """The rule as Django writes it from the model (what the database held before 0016)."""
-    constraint = next(c for c in Comparison._meta.constraints if c.name == name)
-    with connection.schema_editor(atomic=False, collect_sql=True) as editor:
-        return constraint._get_check_sql(Comparison, editor)
-
-
-def _verdicts(expression: str, columns, rows) -> list[bool]:
-    """Whether a row with these values passes the check (a check passes unless it is false)."""
-    names = ", ".join(name for name, _ in columns)
-    values = ", ".join("(" + ", ".join(f"%s::{kind}" for _, kind in columns) + ")" for _ in rows)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT ({expression}) IS NOT FALSE FROM (VALUES {values}) AS t({names})",
-            [value for row in rows for value in row],
-        )
-        return [passes for (passes,) in cursor.fetchall()]
-
-
 @pytest.mark.parametrize("name", CASES)
 def test_the_stored_check_judges_every_value_as_the_models_rule(name):
     columns, rows = CASES[name]
-    stored = _verdicts(_stored(name), columns, rows)
-    assert stored == _verdicts(_djangos(name), columns, rows)
+    stored = check_verdicts(stored_check(Comparison, name), columns, rows)
+    assert stored == check_verdicts(djangos_check(Comparison, name), columns, rows)
     assert any(stored) and not all(stored)  # the grid holds both verdicts
 
 
@@ -72,10 +45,5 @@ def test_the_stored_check_is_the_compact_form(name):
     """PostgreSQL reads the stored node tree back at every statement that writes the table: the winners are one
     constant (Django's form has one a value), the bounds constants of the column's type (Django's are numeric
     constants, cast at each use)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT conbin::text FROM pg_constraint WHERE conrelid = %s::regclass AND conname = %s",
-            [Comparison._meta.db_table, name],
-        )
-        nodes = cursor.fetchone()[0]
-    assert nodes.count("{CONST ") <= 2 and "{FUNCEXPR " not in nodes and "ARRAY[" not in _stored(name)
+    nodes = stored_check_nodes(Comparison, name)
+    assert nodes.count("{CONST ") <= 2 and "{FUNCEXPR " not in nodes and "ARRAY[" not in stored_check(Comparison, name)
