@@ -6,24 +6,23 @@ from __future__ import annotations
 from django.db import connection
 
 
-def stored_check(model, name: str) -> str:
-    """The constraint's expression as PostgreSQL stores it (``pg_get_expr`` of its node tree)."""
+def _stored(model, name: str, column: str) -> str:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pg_get_expr(conbin, conrelid) FROM pg_constraint WHERE conrelid = %s::regclass AND conname = %s",
+            f"SELECT {column} FROM pg_constraint WHERE conrelid = %s::regclass AND conname = %s",
             [model._meta.db_table, name],
         )
         return cursor.fetchone()[0]
+
+
+def stored_check(model, name: str) -> str:
+    """The constraint's expression as PostgreSQL stores it (``pg_get_expr`` of its node tree)."""
+    return _stored(model, name, "pg_get_expr(conbin, conrelid)")
 
 
 def stored_check_nodes(model, name: str) -> str:
     """The constraint's stored node tree as text (what PostgreSQL reads back at every write of the table)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT conbin::text FROM pg_constraint WHERE conrelid = %s::regclass AND conname = %s",
-            [model._meta.db_table, name],
-        )
-        return cursor.fetchone()[0]
+    return _stored(model, name, "conbin::text")
 
 
 def djangos_check(model, name: str) -> str:
