@@ -6,11 +6,12 @@ share a run chunk by chunk. For each worker count N (default 1 and 2) a task set
 (14 subject models x 3 samples, the synthetic ideas of ``bench_judge_bookkeeping``) is seeded and its
 TIGs built, and a simulated-judge run (U, E, N with TIG anchors, budget 50, the default diagnostic
 layers) is started through the broker while one Celery worker with N prefork processes serves the queue.
-Each N gets a task set of its own with the same content, so that both judge the same amount of work
-from cold (Novelty contexts are stored per task and would be reused by a second run on the same set).
-The simulated judge draws its verdicts by task set and seed, so the two runs judge about the same number of
-calls, not the same number (5,253 and 5,181 at 30 tasks): the speed-up is therefore taken in calls a second,
-and the ratio of the walls is printed beside it.
+Every N runs on the same task set, seeded and its TIGs built once, so that every run judges the same
+calls (the simulated judge draws its verdicts by task set and seed, so task sets of their own judged 5,253
+and 5,181 calls at 30 tasks); the checklist items a run stored (each task's template items, its Novelty
+contexts) are deleted before the next N, which then stores them again from cold as the first did. The
+speed-up is taken in calls a second (the walls' ratio when the calls are the same), the walls' ratio
+printed beside it.
 
 Printed per N: the wall time from starting the run to its snapshot, calls judged, calls per second,
 the CPU time of the worker's processes, and the speed-up (N workers' calls a second ÷ 1 worker's, goal ≥ 1.8
@@ -100,20 +101,31 @@ def _stop(worker: subprocess.Popen) -> None:
 
 
 def _speedup(first: dict, row: dict) -> float:
-    """``row``'s calls a second over ``first``'s: the runs judge about, not exactly, the same number of calls."""
+    """``row``'s calls a second over ``first``'s (the walls' ratio when both judged the same calls)."""
     return (row["calls"] / row["wall"]) / (first["calls"] / first["wall"])
+
+
+#: (task set, the last checklist item's id before any run) by number of tasks: every worker count's run judges it
+_TASK_SETS: dict = {}
 
 
 def measure(processes: int, n_tasks: int, queue: str, timeout: float) -> dict:
     from django.db import transaction
+    from django.db.models import Max
 
     from leaderboard.ekphrasis import judge_runs
-    from leaderboard.ekphrasis.models import Comparison, JudgeRun
+    from leaderboard.ekphrasis.models import ChecklistItem, Comparison, JudgeRun
     from leaderboard.ekphrasis.tig import tig_build_create, tig_build_execute
     from tests.benchmarks.bench_judge_bookkeeping import seed_task_set
 
-    task_set, _ = seed_task_set(n_tasks, f"workers-{processes}")
-    tig_build_execute(build_id=tig_build_create(task_set=task_set).pk)
+    if n_tasks not in _TASK_SETS:
+        task_set, _ = seed_task_set(n_tasks, f"workers-{n_tasks}")
+        tig_build_execute(build_id=tig_build_create(task_set=task_set).pk)
+        _TASK_SETS[n_tasks] = task_set, ChecklistItem.objects.aggregate(last=Max("pk"))["last"] or 0
+    task_set, items_before = _TASK_SETS[n_tasks]
+    # the checklist items the last run stored (each task's template items, its Novelty contexts): this run
+    # stores them again, from cold, as the first did
+    ChecklistItem.objects.filter(task__task_set=task_set, pk__gt=items_before).delete()
     run = judge_runs.judge_run_create(task_set=task_set, judge_name="simulated", dimensions="UEN",
                                       budget_per_task=50, seed=42, config={"n_boot": 200})
     import redis
