@@ -24,7 +24,7 @@ from itertools import pairwise
 import numpy as np
 
 from engine.tig.distinct import distinct
-from engine.tig.graph import _slot_pairs, upper_pairs
+from engine.tig.graph import upper_pairs, upper_slot_pairs
 
 __all__ = [
     "LEIDEN_IMPLEMENTATION",
@@ -468,7 +468,7 @@ def same_type_labels(
         if use_leiden:
             # the type's edge list in row-major order of its own sub-matrix (upper_pairs(block) and the
             # weights there): its upper triangle read in row-major order, the non-zero entries kept
-            slot_u, slot_v = _slot_pairs(size)
+            slot_u, slot_v = upper_slot_pairs(size)
             upper = block[slot_u, slot_v]
             nonzero = upper.nonzero()[0]
             sub_u, sub_v, sub_w = slot_u[nonzero], slot_v[nonzero], upper[nonzero]

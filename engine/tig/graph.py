@@ -98,14 +98,25 @@ def npmi(joint: np.ndarray, count_u: np.ndarray, count_v: np.ndarray, n: int) ->
     return out
 
 
-@functools.cache
-def _slot_pairs(width: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.triu_indices(width, 1)``: every pair of slots of a row, row-major (a unit has a handful of nodes,
-    so a few widths serve every context)."""
+#: widths up to this one keep their pairs (all of them together ~5.6 MB); a wider row's are made at each call
+_CACHED_SLOT_WIDTH = 128
+
+
+def _read_only_triu(width: int) -> tuple[np.ndarray, np.ndarray]:
     a, b = np.triu_indices(width, 1)
     a.setflags(write=False)
     b.setflags(write=False)
     return a, b
+
+
+_cached_triu = functools.cache(_read_only_triu)
+
+
+def upper_slot_pairs(width: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(width, 1)``, read-only: every pair of slots of a row of ``width`` (a unit's nodes), or
+    of a square matrix's upper triangle, row-major. Kept for the small widths that recur (a unit's handful of
+    nodes, a same-type subgraph's tens), so the memory a long-lived worker keeps stays bounded."""
+    return _cached_triu(width) if width <= _CACHED_SLOT_WIDTH else _read_only_triu(width)
 
 
 def _cooccurring_pairs(incidence: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -122,7 +133,7 @@ def _cooccurring_pairs(incidence: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     # each unit's nodes as one row of a grid, left-aligned, -1 after them
     grid = np.full((n_units, max(width, 1)), -1, dtype=np.int64)
     grid[unit, np.arange(len(flat)) - np.repeat(per_unit.cumsum() - per_unit, per_unit)] = node
-    a, b = _slot_pairs(max(width, 1))
+    a, b = upper_slot_pairs(max(width, 1))
     first, second = grid[:, a], grid[:, b]
     present = second >= 0  # then first is a node too, smaller
     codes, joint = distinct_counts(first[present] * n_nodes + second[present])

@@ -229,3 +229,20 @@ def test_collapsed_typed_entries_counted_from_the_pairs_are_those_of_the_rows():
         one[before_at] += before
         other[after_at] += after
         assert one.tobytes() == other.tobytes()
+
+
+def test_upper_slot_pairs_are_triu_indices_and_only_small_widths_are_kept():
+    """Every width's pairs are np.triu_indices(width, 1), read-only; a width past the kept ones is made anew
+    at each call, so a worker that meets large same-type subgraphs keeps no memory for them."""
+    from engine.tig.graph import _CACHED_SLOT_WIDTH, _cached_triu, upper_slot_pairs
+
+    for width in (1, 2, 7, _CACHED_SLOT_WIDTH, _CACHED_SLOT_WIDTH + 1, 300):
+        a, b = upper_slot_pairs(width)
+        expected = np.triu_indices(width, 1)
+        np.testing.assert_array_equal(a, expected[0])
+        np.testing.assert_array_equal(b, expected[1])
+        assert not a.flags.writeable and not b.flags.writeable
+    assert upper_slot_pairs(7)[0] is upper_slot_pairs(7)[0]
+    before = _cached_triu.cache_info().currsize
+    assert upper_slot_pairs(300)[0] is not upper_slot_pairs(300)[0]
+    assert _cached_triu.cache_info().currsize == before
