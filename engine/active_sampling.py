@@ -43,6 +43,7 @@ import numpy as np
 from scipy.special import expit, ndtr
 
 from engine.bt import BTFit, fit_win_matrix
+from engine.compiled import compiled_kernel
 
 __all__ = ["ActiveState", "select_pairs", "RULES", "DEFAULT_RULE", "ACTIVE_L2"]
 
@@ -226,49 +227,36 @@ def _greedy_information(
 ) -> list[tuple[int, int]]:
     n = fit.n_models
     theta = fit.theta
-    cov = fit.cov.copy()
     pi, pj = _pair_index(models)  # candidate pairs in this task
-    ti, tj = np.triu_indices(n, 1)  # target pairs: the whole ranking
     p = expit(theta[pi] - theta[pj])
     # Fisher information of one Bernoulli comparison: p(1 − p)  (logistic model)
     info = p * (1.0 - p)
-    delta_t = np.abs(theta[ti] - theta[tj])
     n_ij = counts[pi, pj].copy()
     # the repeat discount (1 + n_ij)^(−1/2): only the picked pair's count changes, so only its root is taken again
     root = np.sqrt(1.0 + n_ij)
     jitter = rng.random(pi.size) * 1e-12
-    # Flat positions of the entries each pick reads: the target pairs' Σ_kl and ω_kl, ω_lk in an (n, n) matrix,
-    # and each candidate's v_i, v_j in its own column of v (n, P). Reading them with take() on flat positions
-    # gives the same numbers as 2-D fancy indexing, with less of numpy's per-call work (a pick is ~20 calls on
-    # arrays of ~100 entries, so that work is most of its cost).
-    cand = np.arange(pi.size)
-    target_kl, target_lk = ti * n + tj, tj * n + ti
-    cand_i, cand_j = pi * pi.size + cand, pj * pi.size + cand
+    if rule == "uncertain_order":
+        return _greedy_uncertain_order(fit, pi, pj, info, n_ij, root, jitter, cap)
+    ti, tj = np.triu_indices(n, 1)  # target pairs: the whole ranking
+    delta_t = np.abs(theta[ti] - theta[tj])
+    picks = _ranking_info_picks(np.array(fit.cov, dtype=float, order="C"), pi, pj, ti, tj, delta_t, info, n_ij,
+                                root, jitter, cap)
+    return [(int(pi[k]), int(pj[k])) for k in picks]
+
+
+def _greedy_uncertain_order(
+    fit: BTFit, pi: np.ndarray, pj: np.ndarray, info: np.ndarray, n_ij: np.ndarray, root: np.ndarray,
+    jitter: np.ndarray, cap: int,
+) -> list[tuple[int, int]]:
+    n = fit.n_models
+    theta = fit.theta
+    cov = fit.cov.copy()
     out: list[tuple[int, int]] = []
     for _ in range(cap):
-        if rule == "uncertain_order":
-            var = cov[pi, pi] + cov[pj, pj] - 2.0 * cov[pi, pj]
-            sd = np.sqrt(np.maximum(var, 1e-300))
-            # P(order of i, j is wrong) ≈ Φ(−|Δ̂|/sd)  (normal approximation to the posterior)
-            score = ndtr(-np.abs(theta[pi] - theta[pj]) / sd) * info / root
-        else:
-            diag = cov.diagonal()
-            var_t = diag[ti] + diag[tj] - 2.0 * cov.take(target_kl)
-            var_floor = np.maximum(var_t, 1e-300)
-            sd_t = np.sqrt(var_floor)
-            # ranking relevance of target pair (k,l): φ(Δ̂/sd)/Var — density of the order flip (ω symmetric,
-            # zero on the diagonal)
-            weight = _INV_SQRT_2PI * np.exp(-0.5 * (delta_t / sd_t) ** 2) / var_floor
-            omega = np.zeros(n * n)
-            omega[target_kl] = weight
-            omega[target_lk] = weight
-            omega = omega.reshape(n, n)
-            v = cov.take(pi, axis=1) - cov.take(pj, axis=1)  # Σu for u = e_i − e_j, shape (n, P)
-            s = v.take(cand_i) - v.take(cand_j)  # uᵀΣu
-            # Σ_kl ω_kl (v_k − v_l)² = vᵀ L v with L = diag(ω1) − ω, the weighted graph Laplacian
-            lap_v = omega.sum(axis=1)[:, None] * v - omega @ v
-            # Sherman–Morrison: Var'(k,l) = Var(k,l) − w (v_k − v_l)² / (1 + w uᵀΣu)  (rank-one Fisher update)
-            score = info * (v * lap_v).sum(axis=0) / (1.0 + info * s) / root
+        var = cov[pi, pi] + cov[pj, pj] - 2.0 * cov[pi, pj]
+        sd = np.sqrt(np.maximum(var, 1e-300))
+        # P(order of i, j is wrong) ≈ Φ(−|Δ̂|/sd)  (normal approximation to the posterior)
+        score = ndtr(-np.abs(theta[pi] - theta[pj]) / sd) * info / root
         k = int(np.argmax(score + jitter))
         a, b = int(pi[k]), int(pj[k])
         out.append((a, b))
@@ -280,3 +268,96 @@ def _greedy_information(
         # posterior covariance after one more comparison of (a, b): Σ − w Σuuᵀ Σ / (1 + w uᵀΣu)
         cov = cov - (info[k] / (1.0 + info[k] * (cu[a] - cu[b]))) * (cu[:, None] * cu[None, :])
     return out
+
+
+@compiled_kernel()
+def _row_sum(row: np.ndarray) -> float:
+    """``row.sum()`` as numpy adds it (0 + its pairwise summation: a plain loop under 8 entries, 8 running
+    sums up to 128, halves above), so that the kernel's ω row sums are numpy's to the bit."""
+    n = row.size
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += row[i]
+        return 0.0 + res
+    if n > 128:
+        half = n // 2
+        half -= half % 8
+        return 0.0 + (_row_sum(row[:half]) + _row_sum(row[half:]))
+    r0, r1, r2, r3, r4, r5, r6, r7 = row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7]
+    i = 8
+    while i < n - n % 8:
+        r0 += row[i]
+        r1 += row[i + 1]
+        r2 += row[i + 2]
+        r3 += row[i + 3]
+        r4 += row[i + 4]
+        r5 += row[i + 5]
+        r6 += row[i + 6]
+        r7 += row[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += row[i]
+        i += 1
+    return 0.0 + res
+
+
+@compiled_kernel()
+def _ranking_info_picks(cov, pi, pj, ti, tj, delta_t, info, n_ij, root, jitter, cap):
+    """The ``ranking_info`` rule's ``cap`` greedy picks (indices into the candidates pi, pj), Σ̂, n_ij and the
+    repeat discount updated after each. Compiled: a pick was ~20 numpy calls on arrays of ~100 entries, whose
+    per-call work, not arithmetic, was most of the planning. Every number is computed with the same IEEE
+    operations in the same order as the numpy formulation it replaced (kept as the oracle in
+    tests/engine/test_active_sampling_kernel.py): elementwise steps one by one, ω's row sums in numpy's
+    pairwise order (:func:`_row_sum`), ωv by the same BLAS dgemm (np.dot), sums over k in index order (as
+    numpy reduces axis 0) and Σu as Σ[:, a] − Σ[:, b] (what dgemv gives for u = e_a − e_b, its other terms
+    being zeros) — so the scores, hence the picks, are the same bits. ``cov``, ``n_ij`` and ``root`` are
+    updated in place."""
+    n = cov.shape[0]
+    n_cand = pi.size
+    n_target = ti.size
+    omega = np.zeros((n, n))
+    degree = np.empty(n)
+    v = np.empty((n, n_cand))
+    cu = np.empty(n)
+    picks = np.empty(cap, dtype=np.int64)
+    for pick in range(cap):
+        for t in range(n_target):
+            k, k2 = ti[t], tj[t]  # the target pair (k, l)
+            var_t = cov[k, k] + cov[k2, k2] - 2.0 * cov[k, k2]
+            var_floor = var_t if not var_t < 1e-300 else 1e-300  # np.maximum: a NaN stays NaN
+            z = delta_t[t] / np.sqrt(var_floor)
+            # ranking relevance of target pair (k,l): φ(Δ̂/sd)/Var — density of the order flip
+            weight = _INV_SQRT_2PI * np.exp(-0.5 * (z * z)) / var_floor
+            omega[k, k2] = weight
+            omega[k2, k] = weight
+        for k in range(n):
+            degree[k] = _row_sum(omega[k])
+        for k in range(n):
+            for c in range(n_cand):
+                v[k, c] = cov[k, pi[c]] - cov[k, pj[c]]  # Σu for u = e_i − e_j
+        omega_v = np.dot(omega, v)
+        best, best_score = 0, -np.inf
+        for c in range(n_cand):
+            # Σ_kl ω_kl (v_k − v_l)² = vᵀ L v with L = diag(ω1) − ω, the weighted graph Laplacian
+            quad = v[0, c] * (degree[0] * v[0, c] - omega_v[0, c])
+            for k in range(1, n):
+                quad += v[k, c] * (degree[k] * v[k, c] - omega_v[k, c])
+            s = v[pi[c], c] - v[pj[c], c]  # uᵀΣu
+            # Sherman–Morrison: Var'(k,l) = Var(k,l) − w (v_k − v_l)² / (1 + w uᵀΣu)  (rank-one Fisher update)
+            score = info[c] * quad / (1.0 + info[c] * s) / root[c] + jitter[c]
+            if score > best_score or (np.isnan(score) and not np.isnan(best_score)):  # np.argmax: first max, NaN wins
+                best, best_score = c, score
+        picks[pick] = best
+        a, b = pi[best], pj[best]
+        n_ij[best] += 1
+        root[best] = np.sqrt(1.0 + n_ij[best])
+        for k in range(n):
+            cu[k] = cov[k, a] - cov[k, b]
+        # posterior covariance after one more comparison of (a, b): Σ − w Σuuᵀ Σ / (1 + w uᵀΣu)
+        factor = info[best] / (1.0 + info[best] * (cu[a] - cu[b]))
+        for k in range(n):
+            for m in range(n):
+                cov[k, m] = cov[k, m] - factor * (cu[k] * cu[m])
+    return picks
