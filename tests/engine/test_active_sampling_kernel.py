@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from engine.active_sampling import ActiveState, _pair_index, _ranking_info_picks, select_pairs
+from engine.active_sampling import ActiveState, _pair_index, _ranking_info_picks, _row_sum, select_pairs
 from engine.bt import BTFit, fit_win_matrix
 
 _INV_SQRT_2PI = 0.3989422804014327
@@ -131,3 +131,12 @@ def test_selection_leaves_the_fit_unchanged():
     select_pairs(ActiveState(n_models=fit.n_models, wins=wins, pair_counts=counts, calls_made=0, models=models, fit=fit),
                  20, seed=1, rule="ranking_info")
     assert np.array_equal(fit.cov, cov)
+
+
+def test_row_sum_adds_as_numpy_does():
+    # ω's row sums (the Laplacian's degrees) in numpy's pairwise order, for any number of models
+    rng = np.random.default_rng(11)
+    for length in [*range(1, 40), 127, 128, 129, 200, 300, 1000]:
+        for _ in range(5):
+            row = rng.random(length) * 10.0 ** rng.uniform(-6, 6, length)
+            assert _row_sum(row) == row.sum()
