@@ -7,7 +7,8 @@ it, and the job it drove stays *running* for ever (seen once in ``tests/faults/t
 A job driven by workers (:attr:`RunJob.queued <leaderboard.runs.models.RunJob.queued>`) always has a
 message in the broker while it is live: its dispatch, a unit or its finalising, either queued or held
 unacknowledged by a worker. Messages are acknowledged late (settings), so a unit is acknowledged only after
-it stored its work and sent the finalising it may have won, and a retried unit sends its retry first.
+it stored its work and finished the finalising it may have won (the last unit finalises in its own task), and a
+retried unit sends its retry first.
 So a live queued job of which the broker holds no message — seen so twice, :data:`RECHECK_SECONDS` apart,
 because a message taken by BRPOP is briefly in neither place — has lost its messages, and only then is its
 dispatch sent again. The dispatch queues its unfinished units, which resume from what they stored (a

@@ -1,5 +1,6 @@
 """The one Celery task pair that drives every kind of resumable job: a dispatch that queues one job per
-unfinished unit, the unit job, and the finalise job. Thin and idempotent: each takes a job kind's name
+unfinished unit, the unit job, and the finalise job (which the unit that finishes the job's last unit runs
+in its own task, not as a message). Thin and idempotent: each takes a job kind's name
 and ids and calls the kind's unit functions (:class:`leaderboard.runs.lifecycle.JobKind`). Jobs are
 acknowledged late (settings), so one whose worker is killed is delivered again and resumes from what
 the unit had stored.
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 from celery import shared_task
 from kombu.exceptions import BatchPublishError
-from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from leaderboard.runs.errors import ProviderOutage, RunConfigurationError, UnitTakenOver
 from leaderboard.runs.lifecycle import job_kind, run_fail, run_pending_units
@@ -66,7 +66,13 @@ def _send_units(app, kind_name: str, run_id: int, units: list[int]) -> None:
 @shared_task(name="runs.unit", bind=True, max_retries=MAX_RETRIES)
 def run_unit(self, kind_name: str, run_id: int, unit_id: int) -> None:
     kind = job_kind(kind_name)
-    if not kind.model_class.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
+    status = kind.model_class.objects.filter(pk=run_id).values_list("status", flat=True).first()
+    if status == RunStatus.FINALISING:
+        # The unit that won the finalising finalises in its own task (below): delivered again — its worker died
+        # while finalising — it finalises again (idempotent), as the finalise message it once sent would have been.
+        run_finalise(kind_name, run_id)
+        return
+    if status != RunStatus.RUNNING:
         # Cancelled or failed since its dispatch (or finished): a unit already inside a worker finishes, the
         # others stay unfinished for a resume, whose dispatch sends them again. Without this check a cancelled
         # run's every queued unit ran anyway (and without a broker its background thread judged all of them).
@@ -88,12 +94,13 @@ def run_unit(self, kind_name: str, run_id: int, unit_id: int) -> None:
             raise
         raise self.retry(exc=exc, countdown=2 ** self.request.retries) from exc
     if finished_job:
-        try:
-            run_finalise.delay(kind_name, run_id)
-        except BrokerUnreachable:
-            # This call won the job's last unit, and a redelivered unit finds it finished: if the finalising
-            # message cannot be sent now nobody would send it later. Finalising is idempotent: do it here.
-            kind.call("finalise", run_id=run_id)
+        # This call won the job's last unit: it finalises here, in the process that holds the job's data warm,
+        # rather than sending a runs.finalise message for a worker to take — that hop (a send, the worker's
+        # BRPOP and its unacknowledged record, a hand-over to a pool process, the ack) was serial time at the
+        # end of every run on several workers. The unit's message is acknowledged only after it returns
+        # (acks late), so a worker killed while finalising gets it delivered again, and the check above
+        # finalises; an error fails the job, resumable, as the finalise task's does.
+        run_finalise(kind_name, run_id)
 
 
 @shared_task(name="runs.finalise")

@@ -1,7 +1,7 @@
 """Judge runs on 1 and 2 Celery workers through Redis: the speed-up of a second worker (issue 16).
 
 A judge run is split into one Celery task per task of the task set (``runs.unit``,
-queued by ``runs.dispatch``; the last chunk to finish queues ``runs.finalise``), so workers
+queued by ``runs.dispatch``; the last chunk to finish finalises the run in its own task), so workers
 share a run chunk by chunk. For each worker count N (default 1 and 2) a task set of ``--tasks`` tasks
 (14 subject models x 3 samples, the synthetic ideas of ``bench_judge_bookkeeping``) is seeded and its
 TIGs built, and a simulated-judge run (U, E, N with TIG anchors, budget 50, the default diagnostic

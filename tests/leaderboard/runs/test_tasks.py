@@ -93,3 +93,37 @@ def test_two_deliveries_of_the_same_c2_prompt_at_once_ask_its_calls_once():
     assert errors == []
     assert (run.calls_done, run.calls_planned) == (reference.calls_done, reference.calls_planned)
     assert _c2_samples(run) == _c2_samples(reference)
+
+
+def test_the_unit_that_finishes_the_job_finalises_it_itself_and_sends_no_finalise_message(protocol, monkeypatch):
+    # The last unit finalises in its own task: a runs.finalise message was one more broker hop and hand-over to a
+    # pool process at the end of every run, serial time on several workers (issue 30).
+    from leaderboard.runs import tasks
+
+    run = protocol.make_run()
+    kind = job_kind_of(run)
+    sent = []
+    monkeypatch.setattr(tasks.run_finalise, "delay", lambda *args: sent.append(args))
+    monkeypatch.setattr(tasks.run_finalise, "apply_async", lambda *args, **kwargs: sent.append(args))
+    for unit_id in run_pending_units(kind, run.pk):
+        run_unit(kind.name, run.pk, unit_id)
+    run.refresh_from_db()
+    assert sent == []
+    assert run.status == RunStatus.DONE
+    assert protocol.results_present(run)
+
+
+def test_a_unit_delivered_again_to_a_finalising_job_finalises_it(protocol):
+    # The unit that won the finalising was acknowledged late: its worker killed while finalising, the broker
+    # delivers it again, and nothing else would move the job on (no runs.finalise message was sent).
+    run = protocol.make_run()
+    kind = job_kind_of(run)
+    units = run_pending_units(kind, run.pk)
+    for unit_id in units:
+        kind.call("execute_unit", run_id=run.pk, unit_id=unit_id)  # the last one claims the finalising
+    run.refresh_from_db()
+    assert run.status == RunStatus.FINALISING
+    run_unit(kind.name, run.pk, units[-1])  # delivered again
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE
+    assert protocol.results_present(run)
