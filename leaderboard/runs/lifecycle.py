@@ -32,6 +32,7 @@ from functools import cached_property
 
 from django.apps import apps
 from django.db import transaction
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -206,13 +207,29 @@ def run_pending_units(kind: JobKind | str, run_id: int, *, queued: bool = False)
         if change:
             run_fail(model, run_id, change, resumable=False)
             return []
-    model.objects.filter(pk=run_id, status__in=[RunStatus.PENDING, RunStatus.FAILED], resumable=True).update(
-        status=RunStatus.RUNNING, error="")
-    model.objects.filter(pk=run_id).exclude(queued=queued).update(queued=queued)
-    model.objects.filter(pk=run_id, started_at=None).exclude(status=RunStatus.FAILED).update(started_at=timezone.now())
+    _run_mark_running(model, run_id, queued=queued)
     if not model.objects.filter(pk=run_id, status__in=[RunStatus.RUNNING, RunStatus.FINALISING]).exists():
         return []
     return list(kind.call("pending_units", run_id=run_id))
+
+
+def _run_mark_running(model: type[RunJob], run_id: int, *, queued: bool) -> None:
+    """In one UPDATE: a pending or resumable failed job becomes running with its error cleared, ``queued`` is
+    stored, and a job that is not failed afterwards gets its start time if it had none. They were three
+    UPDATEs, three round trips of the dispatch before it sent a job's first unit (the serial start of a run on
+    several workers). Every expression reads the row as it was, so the start time's condition is written on
+    the old values: the job is failed afterwards only if it was failed and not resumable."""
+    field = model._meta.get_field
+    revived = Q(status__in=[RunStatus.PENDING, RunStatus.FAILED], resumable=True)
+    model.objects.filter(pk=run_id).update(
+        status=Case(When(revived, then=Value(RunStatus.RUNNING)), default=F("status"), output_field=field("status")),
+        error=Case(When(revived, then=Value("")), default=F("error"), output_field=field("error")),
+        queued=queued,
+        started_at=Case(
+            When(Q(started_at=None) & (~Q(status=RunStatus.FAILED) | Q(resumable=True)), then=Value(timezone.now())),
+            default=F("started_at"), output_field=field("started_at"),
+        ),
+    )
 
 
 def run_fail(model: type[RunJob], run_id: int, error: str, *, resumable: bool = True) -> None:

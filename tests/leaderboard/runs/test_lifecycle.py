@@ -193,3 +193,45 @@ def test_the_run_page_offers_no_resume_to_a_run_whose_prompts_changed_and_says_w
     page = client.get(path.format(run.pk)).content.decode()
     assert '<button type="submit">Resume' not in page
     assert 'id="prompts-changed"' in page and "&#x27;old-v0&#x27;" in page and "start a new run" in page
+
+
+def _mark_running_before(model, run_id: int, *, queued: bool, now) -> None:
+    """What run_pending_units wrote before its three UPDATEs became one (the reference)."""
+    model.objects.filter(pk=run_id, status__in=[RunStatus.PENDING, RunStatus.FAILED], resumable=True).update(
+        status=RunStatus.RUNNING, error="")
+    model.objects.filter(pk=run_id).exclude(queued=queued).update(queued=queued)
+    model.objects.filter(pk=run_id, started_at=None).exclude(status=RunStatus.FAILED).update(started_at=now)
+
+
+def test_the_one_update_that_marks_a_job_running_writes_what_the_three_did_in_every_state(monkeypatch):
+    # The dispatch's serial start: the three UPDATEs (status and error, queued, start time) are one statement now;
+    # every starting state — status, resumable, with or without a start time, queued or not — ends the same.
+    import datetime
+    import itertools
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from leaderboard.runs import lifecycle
+    from tests.leaderboard.judging_factories import population, simulated_run
+
+    task_set, models = population(n_models=3, n_tasks=2, name="mark-running")
+    run = simulated_run(task_set, models, budget=3)
+    model, kind = type(run), job_kind_of(run)
+    now = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    earlier = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
+    monkeypatch.setattr(lifecycle.timezone, "now", lambda: now)
+    fields = ("status", "error", "resumable", "queued", "started_at")
+    for status, resumable, started_at, was_queued, queued in itertools.product(
+            RunStatus.values, (True, False), (None, earlier), (True, False), (True, False)):
+        state = {"status": status, "error": "boom", "resumable": resumable, "queued": was_queued,
+                 "started_at": started_at}
+        model.objects.filter(pk=run.pk).update(**state)
+        _mark_running_before(model, run.pk, queued=queued, now=now)
+        expected = model.objects.filter(pk=run.pk).values(*fields).get()
+        model.objects.filter(pk=run.pk).update(**state)
+        with CaptureQueriesContext(connection) as queries:
+            units = run_pending_units(kind, run.pk, queued=queued)
+        assert model.objects.filter(pk=run.pk).values(*fields).get() == expected, state
+        assert bool(units) == (expected["status"] in (RunStatus.RUNNING, RunStatus.FINALISING)), state
+        assert sum(q["sql"].startswith("UPDATE") for q in queries.captured_queries) == 1  # three before
