@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from engine.active_sampling import ActiveState, _pair_index, _ranking_info_picks, _row_sum, select_pairs
+from engine.active_sampling import (
+    ActiveState,
+    _pair_index,
+    _ranking_info_picks,
+    _row_sum,
+    load_compiled_planner,
+    select_pairs,
+)
 from engine.bt import BTFit, fit_win_matrix
 
 _INV_SQRT_2PI = 0.3989422804014327
@@ -140,3 +147,16 @@ def test_row_sum_adds_as_numpy_does():
         for _ in range(5):
             row = rng.random(length) * 10.0 ** rng.uniform(-6, 6, length)
             assert _row_sum(row) == row.sum()
+
+
+def test_loading_the_compiled_planner_compiles_the_signature_a_judge_runs_planning_calls():
+    """load_compiled_planner (a Celery worker calls it before it forks) must reach the kernel with the argument
+    types a real round passes, or each forked process would still compile or load another on its first chunk."""
+    load_compiled_planner()
+    loaded = list(_ranking_info_picks.signatures)
+    assert loaded
+    rng = np.random.default_rng(7)
+    wins = rng.integers(0, 3, size=(14, 14)).astype(float)
+    np.fill_diagonal(wins, 0.0)
+    assert select_pairs(ActiveState(n_models=14, wins=wins, calls_made=0), budget=50, seed=3)
+    assert list(_ranking_info_picks.signatures) == loaded

@@ -33,10 +33,11 @@ def test_the_warm_up_task_leaves_the_tiers_in_the_cache(monkeypatch):
     assert uncertainty.overall_tiers(snapshot)
 
 
-def test_a_worker_imports_what_a_judge_chunk_needs_before_it_forks_its_processes():
+def test_a_worker_imports_what_a_judge_chunk_needs_and_loads_the_compiled_planner_before_it_forks_its_processes():
     """The worker_init signal (sent by a Celery worker before it starts its pool) leaves the judge chunk's
-    first-use imports and igraph in the process, so that the forked processes do not each import them on
-    their first chunk. In a fresh interpreter: this test process has imported most of them already."""
+    first-use imports, igraph and the compiled planner in the process, so that the forked processes do not
+    each load them on their first chunk. In a fresh interpreter: this test process has imported most of them
+    already."""
     import subprocess
     import sys
 
@@ -50,11 +51,16 @@ def test_a_worker_imports_what_a_judge_chunk_needs_before_it_forks_its_processes
         "from leaderboard.ekphrasis.tasks import WORKER_PRELOAD\n"
         "names = (*WORKER_PRELOAD, 'igraph')\n"
         "before = [n for n in names if n in sys.modules]\n"
+        "from engine import active_sampling\n"
+        "loaded_before = bool(active_sampling._ranking_info_picks.signatures)\n"
         "worker_init.send(sender=None)\n"
+        "print(loaded_before, bool(active_sampling._ranking_info_picks.signatures))\n"
         "print(sorted(set(names) - set(before)), all(n in sys.modules for n in names))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], env=subprocess_environment(), capture_output=True,
                             text=True, check=True, timeout=120)
-    imported, present = result.stdout.strip().rsplit(" ", 1)
+    planner_line, imports_line = result.stdout.strip().splitlines()[-2:]
+    assert planner_line == "False True", result.stdout  # the planner compiled or loaded by the signal
+    imported, present = imports_line.rsplit(" ", 1)
     assert present == "True", result.stdout
     assert "'igraph'" in imported, result.stdout  # not imported by setting up the app: by the signal
