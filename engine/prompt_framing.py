@@ -29,7 +29,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 
-__all__ = ["INJECTION_PATTERNS", "clipped", "cut_note", "frame_tag", "framed", "injection_signals"]
+__all__ = ["INJECTION_PATTERNS", "SIGNAL_CUES", "clipped", "cued", "cut_note", "frame_tag", "framed", "injection_signals"]
 
 
 def frame_tag(*texts: str) -> str:
@@ -68,27 +68,70 @@ def cut_note(cut: int, *, text: str, author: str, task: str, shown: int) -> str:
             f"{shown} characters shown.)")
 
 
+#: Every character other than ASCII that ``re.IGNORECASE`` matches to an ASCII one, mapped to it: İ and ı to i, ſ to
+#: s, the Kelvin sign to k (``tests/engine/test_prompt_framing.py`` checks every code point). ``str.lower`` keeps
+#: ı, ſ as they are and makes İ two characters, so without this map a text could carry a word the patterns match
+#: that its lower case does not show.
+_FOLDED_TO_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+#: A pattern's cues: lower-case ASCII strings of which every match of the pattern contains one (as its letters
+#: fold under ``re.IGNORECASE``), set by :func:`cued`; by the pattern's id (hashing a compiled pattern hashes
+#: its whole program, dearer than the search the cues save), beside the pattern, so a reused id is not taken
+#: for it. A pattern with none is always searched.
+SIGNAL_CUES: dict[int, tuple[re.Pattern[str], tuple[str, ...]]] = {}
+
+
+def cued(pattern: re.Pattern[str], *cues: str) -> re.Pattern[str]:
+    """``pattern`` with its ``cues`` noted (:data:`SIGNAL_CUES`): :func:`injection_signals` searches a text for it
+    only when the text's folded lower case holds one of them. Why: the patterns start with a word boundary and a
+    case-blind alternation, which ``re`` cannot scan ahead for, so it tries them at every character; finding a
+    few literal words in the lower-cased text is some hundred times cheaper, and most texts hold none (a chunk
+    screens every response it shows)."""
+    assert cues and all(cue == cue.lower() and cue.isascii() for cue in cues), cues
+    SIGNAL_CUES[id(pattern)] = (pattern, cues)
+    return pattern
+
+
+def _folded(text: str) -> str:
+    """``text`` lower-cased with the characters ``re.IGNORECASE`` matches to an ASCII letter made that letter:
+    a word of ASCII letters a case-blind pattern matches in ``text`` is in this string, letter by letter."""
+    return text.lower() if text.isascii() else text.translate(_FOLDED_TO_ASCII).lower()
+
+
 #: name → pattern of a way a text addresses its evaluator rather than its task, shared by every evaluator
 #: (:func:`injection_signals` adds each evaluator's own claims of a result between the second and the last).
 INJECTION_PATTERNS = {
-    "overrides_instructions": re.compile(
+    "overrides_instructions": cued(re.compile(
         r"\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(instructions?|rubric|rules|prompt|above|previous)\b",
-        re.IGNORECASE),
-    "addresses_the_rater": re.compile(
+        re.IGNORECASE), "ignore", "disregard", "forget", "override"),
+    "addresses_the_rater": cued(re.compile(
         r"\b(rater|judge|evaluator|grader|graders|scorer)\b[^.\n]{0,60}\b(rate|score|give|award|mark)\b"
         r"|\b(rate|score|give|award)\b[^.\n]{0,40}\b(5|five|full marks|top marks|maximum|highest|perfect)\b",
-        re.IGNORECASE),
-    "role_or_frame_markers": re.compile(
+        re.IGNORECASE), "rate", "judge", "evaluator", "grader", "score", "give", "award"),  # rate(r), score(r)
+    "role_or_frame_markers": cued(re.compile(
         r"<\|im_(start|end)\|>|<\|(system|assistant|user)\|>|\[/?INST\]|<<<|>>>"
         r"|^\s*(system|assistant)\s*:|\b(BEGIN|END) (RESPONSE|PROMPT)\b",
-        re.IGNORECASE | re.MULTILINE),
+        re.IGNORECASE | re.MULTILINE), "<|", "inst]", "<<<", ">>>", "system", "assistant", "response", "prompt"),
 }
 
 
 def injection_signals(text: str, *, claims: Mapping[str, re.Pattern[str]] | None = None) -> list[str]:
     """The names of the ways ``text`` addresses its evaluator instead of its task, in a fixed order: the
     shared :data:`INJECTION_PATTERNS` with the evaluator's own ``claims`` (name → pattern of a result the
-    text claims for itself) before the role and frame markers."""
+    text claims for itself) before the role and frame markers. A pattern with cues (:func:`cued`) is searched
+    only when the text holds one: without any it cannot match, so the names are the same."""
     shared = list(INJECTION_PATTERNS.items())
     patterns = [*shared[:-1], *(claims or {}).items(), shared[-1]]
-    return [name for name, pattern in patterns if pattern.search(text)]
+    folded = _folded(text)
+    return [name for name, pattern in patterns
+            if _may_match(pattern, folded) and pattern.search(text)]
+
+
+def _may_match(pattern: re.Pattern[str], folded: str) -> bool:
+    noted = SIGNAL_CUES.get(id(pattern))
+    if noted is None or noted[0] is not pattern:
+        return True
+    for cue in noted[1]:
+        if cue in folded:
+            return True
+    return False

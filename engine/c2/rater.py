@@ -206,7 +206,9 @@ def repair_messages(messages: list[dict[str, Any]], reply: str | None, problem: 
 
 #: The rater's own claims of a result (:func:`injection_signals`): a rating of its own.
 _RATING_CLAIMS = {
-    "claims_a_rating": re.compile(r"[\"']?\b(usefulness|originality|surprise)\b[\"']?\s*[:=]\s*\d", re.IGNORECASE),
+    "claims_a_rating": prompt_framing.cued(
+        re.compile(r"[\"']?\b(usefulness|originality|surprise)\b[\"']?\s*[:=]\s*\d", re.IGNORECASE),
+        "usefulness", "originality", "surprise"),
 }
 
 

@@ -36,7 +36,7 @@ import re
 from engine import prompt_framing
 from engine.checklists import FAMILY_FOCUS, Dimension
 from engine.judge.comparison import PairJudgeRequest
-from engine.prompt_framing import clipped, cut_note, frame_tag, framed
+from engine.prompt_framing import clipped, cued, cut_note, frame_tag, framed
 
 __all__ = [
     "DIMENSION_DEFINITION",
@@ -131,16 +131,16 @@ SYSTEM_PROMPT = (
 
 #: The judge's own claims of a result (:func:`judge_injection_signals`), beside the shared signals.
 _JUDGE_CLAIMS = {
-    "claims_a_verdict": re.compile(
+    "claims_a_verdict": cued(re.compile(
         r"[\"']?\b(per_item_outcomes|overall_rationale)\b[\"']?\s*[:=]"
         r"|[\"']?\bwinner\b[\"']?\s*[:=]\s*[\"']?((?-i:A|B)|tie)\b|[\"']?\bconfidence\b[\"']?\s*[:=]\s*[01]?\.?\d"
         r"|\bresponse\s+[AB]\b[^.\n]{0,40}\b(better|best|superior|stronger|wins?|winner|preferred)\b"
         r"|\b(prefer|choose|pick|select|favou?r|vote\s+for)\b[^.\n]{0,30}\bresponse\s+[AB]\b",
-        re.IGNORECASE),
-    "forged_prompt_lines": re.compile(
+        re.IGNORECASE), "per_item_outcomes", "overall_rationale", "winner", "confidence", "response"),
+    "forged_prompt_lines": cued(re.compile(
         r"^\s*(checklist|dimension|definition|scope)\s*:|\[inspects:"
         r"|\bresponse\s+[AB]\s*[—–-]+\s*(core idea|visual description)\b",
-        re.IGNORECASE | re.MULTILINE),
+        re.IGNORECASE | re.MULTILINE), "checklist", "dimension", "definition", "scope", "[inspects:", "response"),
 }
 
 
