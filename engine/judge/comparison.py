@@ -169,6 +169,27 @@ class ItemOutcome:
     rationale: str
 
 
+class _ReplyText:
+    """A judgement's ``raw_output`` or ``repair_output``: given as the text, or as the reply itself, whose text is
+    read the first time the field is (an :class:`~engine.judge.repair.EncodedReply` writes its text only then: a
+    judge run stores the verdict, not the text, and writing it was a second JSON encoding of every outcome)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, judgement, owner=None):
+        if judgement is None:
+            return None  # the field's default (a dataclass reads it from the class)
+        value = judgement.__dict__[self.slot]
+        if value is None or isinstance(value, str):
+            return value
+        text = judgement.__dict__[self.slot] = value.text
+        return text
+
+    def __set__(self, judgement, value) -> None:
+        judgement.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True)
 class PairJudgement:
     """The outcome of one comparison. ``ok`` is False for a failed call; ``winner`` is then None."""
@@ -184,8 +205,8 @@ class PairJudgement:
     automatic: bool = False
     calls: int = 0
     cached: bool = False
-    raw_output: str | None = None
-    repair_output: str | None = None
+    raw_output: str | None = _ReplyText()  # type: ignore[assignment]
+    repair_output: str | None = _ReplyText()  # type: ignore[assignment]
     error: str | None = None
     # The provider did not answer after its retries (5xx, timeouts, refused connections): an outage,
     # not a judgement of this pair; the run stops resumable rather than recording the call as failed.

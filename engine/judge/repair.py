@@ -34,15 +34,35 @@ Ask = Callable[[Sequence[PairJudgeRequest], ReplyHook], list[Reply]]
 Repair = Callable[[Sequence[tuple[PairJudgeRequest, str, list[str]]]], list[Reply]]
 
 
+class _EncodedText:
+    """An :class:`EncodedReply`'s ``text``: given, or (given as None) its ``encode`` of its payload, written the
+    first time it is read."""
+
+    def __get__(self, reply, owner=None):
+        if reply is None:
+            return self
+        text = reply.__dict__["_text"]
+        if text is None:
+            text = reply.__dict__["_text"] = reply.encode(reply.payload)
+        return text
+
+    def __set__(self, reply, text) -> None:
+        reply.__dict__["_text"] = text
+
+
 @dataclass(frozen=True)
 class EncodedReply(ChatResult):
     """A reply whose judge wrote its ``text`` as the JSON encoding of ``payload`` (a JSON object), and whose
     text holds no NUL and no lone surrogate (:func:`engine.strict_json.storable_text`): reading the text back
     strictly gives exactly ``payload`` with no problem, so the payload is validated without reading the text
     (the simulated judge's replies; a provider's are read from their text). The text is the reply all the
-    same (``raw_output``)."""
+    same (``raw_output``); given as None, it is ``encode(payload)``, written only when read (a judgement holds
+    the reply, :class:`~engine.judge.comparison.PairJudgement`): a judge run never reads it."""
 
     payload: dict[str, Any] = field(default_factory=dict)
+    encode: Callable[[dict[str, Any]], str] | None = None
+
+    text = _EncodedText()  # type: ignore[assignment]  # ChatResult's first field, written on read
 
 
 def _validate(request: PairJudgeRequest, reply: ChatResult) -> JudgeReply:
@@ -79,8 +99,8 @@ def _judged(
         repaired=repair is not None,
         calls=calls,
         cached=cached,
-        raw_output=first.text,
-        repair_output=None if repair is None else repair.text,
+        raw_output=first,  # its text, read when the judgement's is (an EncodedReply writes it only then)
+        repair_output=repair,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         cost_usd=cost_usd,

@@ -44,6 +44,7 @@ import hashlib
 import json
 import math
 import random
+import re
 from collections.abc import Mapping, Sequence
 
 from engine.checklists import Dimension
@@ -61,6 +62,18 @@ DEFAULT_SKILL_SEED = 0
 _EVIDENCE_WORDS = 12
 #: json.dumps(..., ensure_ascii=False) made once (dumps builds a new encoder for every call with an option).
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
+#: The characters ``_ENCODER`` writes as a ``\\u`` escape: the controls without a short escape (\\b \\t \\n \\f \\r).
+_U_ESCAPED = re.compile("[\x00-\x07\x0b\x0e-\x1f]")
+
+
+def _storable_encoded(text: str) -> bool:
+    """Whether ``_ENCODER``'s JSON string of ``text`` is :func:`~engine.strict_json.storable_text`: it writes
+    every character as it is but a backslash (doubled: a ``\\u`` stays one), a quote and the controls, of which
+    those in ``_U_ESCAPED`` as ``\\u`` escapes; so the string has a ``\\u``, a NUL or a lone surrogate exactly when
+    ``text`` has a ``\\u``, a NUL, a lone surrogate or one of those controls (a NUL is one of them)."""
+    return storable_text(text) and not _U_ESCAPED.search(text)
+
+
 #: The other two winners of each, in the enumeration's order (what an item that disagrees is drawn from).
 _OTHER_WINNERS = {winner: [other for other in Winner if other is not winner] for winner in Winner}
 
@@ -181,38 +194,44 @@ class SimulatedJudge:
     def _ask(self, requests: Sequence[PairJudgeRequest], on_reply: ReplyHook) -> list[Reply]:
         replies: list[Reply] = []
         for request in requests:
-            text, payload = self._verdict_json(request)
+            payload, storable = self._verdict_payload(request)
             if _draws(self.seed, request.key, "format", request.retry).random() < self.malformed_rate:
+                text = _ENCODER.encode(payload)
                 replies.append(ChatResult(text=self._break(text, _draws(self.seed, request.key, "break", request.retry)),
                                           model=self.name, attempts=1))
             else:
-                replies.append(self._reply(text, payload))
+                replies.append(self._reply(payload, storable))
         return replies
 
     def _repair(self, batch: Sequence[tuple[PairJudgeRequest, str, list[str]]]) -> list[Reply]:
         replies: list[Reply] = []
         for request, _raw, _problems in batch:
-            text, payload = self._verdict_json(request)
+            payload, storable = self._verdict_payload(request)
             if _draws(self.seed, request.key, "repair", request.retry).random() < self.malformed_rate:
+                text = _ENCODER.encode(payload)
                 replies.append(ChatResult(
                     text=self._break(text, _draws(self.seed, request.key, "repair-break", request.retry)),
                     model=self.name, attempts=1))
             else:
-                replies.append(self._reply(text, payload))
+                replies.append(self._reply(payload, storable))
         return replies
 
-    def _reply(self, text: str, payload: dict) -> ChatResult:
+    def _reply(self, payload: dict, storable: bool) -> ChatResult:
         """An unbroken reply: it hands over the object its text encodes (:class:`~engine.judge.repair.EncodedReply`,
-        validated without reading the text back) unless the text holds what a strict read refuses (a NUL or a
-        lone surrogate quoted from a response), which is then read, and refused, from the text as before."""
-        if storable_text(text):
-            return EncodedReply(text=text, model=self.name, attempts=1, payload=payload)
-        return ChatResult(text=text, model=self.name, attempts=1)
+        validated without reading the text back, and its text written only if read) unless the text holds what a
+        strict read refuses (a NUL or a lone surrogate quoted from a response), which is then read, and refused,
+        from the text as before."""
+        if storable:
+            return EncodedReply(text=None, model=self.name, attempts=1, payload=payload, encode=_ENCODER.encode)
+        return ChatResult(text=_ENCODER.encode(payload), model=self.name, attempts=1)
 
     # -- reply text ------------------------------------------------------------------
 
-    def _verdict_json(self, request: PairJudgeRequest) -> tuple[str, dict]:
-        """The reply's text and the JSON object it encodes."""
+    def _verdict_payload(self, request: PairJudgeRequest) -> tuple[dict, bool]:
+        """The JSON object the reply's text encodes (``_ENCODER``), and whether that text is
+        :func:`~engine.strict_json.storable_text` (:func:`_storable_encoded` of its every string: the others are
+        this method's own ASCII words and numbers, and a line break, written as ``\\n``, between two),
+        told without writing it."""
         rng = _draws(self.seed, request.key, "verdict")
         inspected = request.inspected_field
         words_a, words_b = request.a.field_text(inspected).split(), request.b.field_text(inspected).split()
@@ -227,7 +246,10 @@ class SimulatedJudge:
         evidence_b = " ".join(words_b[:_EVIDENCE_WORDS]) or None
         others = _OTHER_WINNERS[winner]
         outcomes = []
+        # the strings of the payload not made here, one a line: a "\\u" cannot span two of them
+        strings = [evidence_a or "", evidence_b or "", str(request.dimension)]
         for item in request.checklist.items:
+            strings += (item.text, f"{item.slot}")
             if rng.random() < self.item_agreement:
                 item_winner = winner
             else:
@@ -253,7 +275,7 @@ class SimulatedJudge:
             ),
             "per_item_outcomes": outcomes,
         }
-        return _ENCODER.encode(payload), payload
+        return payload, _storable_encoded("\n".join(strings))
 
     @staticmethod
     def _break(text: str, rng: random.Random) -> str:

@@ -207,3 +207,59 @@ def test_a_reply_validated_from_the_object_its_text_encodes_is_judged_exactly_as
     assert 100 < len(encoded) < len(requests)  # both paths were taken
     refused = [row for row in fast if not row[1]]
     assert any("NUL" in row[12] for row in refused) and any("surrogate" in row[12] for row in refused)
+
+
+def test_whether_a_reply_text_is_storable_is_told_from_its_strings_without_writing_it():
+    """``_storable_encoded`` of a string is :func:`storable_text` of its JSON string as the judge writes it, for
+    every character up to U+FFFF (surrogates and controls included) alone and after a backslash, and for escapes
+    written out; and a verdict's storable flag is that of its written text."""
+    from engine.checklists import template_checklist
+    from engine.judge import simulated
+    from engine.judge.comparison import PairJudgeRequest
+    from engine.strict_json import storable_text
+    from tests.engine.judge.conftest import TASK
+
+    texts = [chr(code) for code in range(0x10000)] + [f"\\{chr(code)}" for code in range(0x80)]
+    texts += ["\\u0041", "\\\\u", "a\\", "\\\\", 'q"u', "\\\"u", "ok \U0001f3a8", "\x7f", "\u2028"]
+    for text in texts:
+        assert simulated._storable_encoded(text) == storable_text(simulated._ENCODER.encode(text)), repr(text)
+    quoting = ["A lantern.", "nul \x00", "bell \x07 and tab \t", "lone \ud800", "back\\u0041slash", "Ünïcödé “curly”"]
+    judge = SimulatedJudge(seed=1)
+    for k, text in enumerate(quoting):
+        a = Candidate(model="m-a", response_id="r-a", core_idea=text, visual_description=text)
+        request = PairJudgeRequest(run_id="run-2", task=TASK, dimension=Dimension.USEFULNESS,
+                                   checklist=template_checklist(TASK, Dimension.USEFULNESS), a=a, b=ALICE,
+                                   kind=ComparisonKind.PRIMARY, repeat=k)
+        payload, storable = judge._verdict_payload(request)
+        assert storable == storable_text(simulated._ENCODER.encode(payload)), text
+        assert storable == (k in (0, 5))
+    # the verdict checks its strings one a line: a backslash ending one and a "u" starting the next make no "\\u"
+    assert simulated._storable_encoded("\n".join(["ends in \\", "u starts"]))
+    assert storable_text(simulated._ENCODER.encode(["ends in \\", "u starts"]))
+
+
+def test_an_unbroken_replys_text_is_written_only_when_read(monkeypatch):
+    """A judge run stores verdicts, not reply texts: an unbroken reply's JSON is not written while judging (it
+    was, then its outcomes written again for the store), and reading ``raw_output`` writes exactly that text."""
+    from engine.checklists import template_checklist
+    from engine.judge import simulated
+    from engine.judge.comparison import PairJudgeRequest
+    from tests.engine.judge.conftest import TASK
+
+    written = []
+    encoder = simulated._ENCODER
+
+    class Counting:
+        def encode(self, payload):
+            written.append(payload)
+            return encoder.encode(payload)
+
+    monkeypatch.setattr(simulated, "_ENCODER", Counting())
+    requests = [PairJudgeRequest(run_id="run-3", task=TASK, dimension=d, checklist=template_checklist(TASK, d),
+                                 a=ALICE, b=BOB, kind=ComparisonKind.PRIMARY, repeat=r)
+                for d in Dimension for r in range(4)]
+    judgements = SimulatedJudge(seed=2).judge_pairs(requests)
+    assert all(j.ok for j in judgements) and written == []
+    texts = [j.raw_output for j in judgements]
+    assert len(written) == len(requests) and texts == [encoder.encode(payload) for payload in written]
+    assert [j.raw_output for j in judgements] == texts and len(written) == len(requests)  # written once
