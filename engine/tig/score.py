@@ -15,7 +15,8 @@
   paper's.
 
 High-scoring clusters are common across models, central in the task's graph and internally convergent
-(App. G.4). :func:`score_partition` scores every cluster of a graph at once with array operations and
+(App. G.4). :func:`score_partition` scores every cluster of a graph at once (the per-cluster sums in one compiled
+pass, :mod:`engine.tig.score_kernel`) and
 keeps them compact (:class:`ScoredClusters`); :class:`Cluster` records are built on demand.
 """
 
@@ -30,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from engine.tig.atoms import ATOM_TYPES
-from engine.tig.graph import IdeaGraph, nonzero_entries, upper_pairs
+from engine.tig.graph import IdeaGraph
+from engine.tig.score_kernel import cluster_sums
 
 __all__ = [
     "CENTRALITY_WEIGHT",
@@ -234,52 +236,13 @@ def score_partition(graph: IdeaGraph, cluster_of_node: np.ndarray) -> ScoredClus
     n_nodes = canon.n_nodes
     cluster_of_node = np.asarray(cluster_of_node, dtype=np.int64)
     k = int(cluster_of_node.max()) + 1 if n_nodes else 0
-    size = np.bincount(cluster_of_node, minlength=k).astype(np.float64)
-    # ModelCov(C) = |{m : exists u in C, m in prov(u)}| / |M| (App. G.3)
-    n_models_total = graph.node_models.shape[1]
-    node_idx, model_idx = nonzero_entries(graph.node_models)
-    covered = np.zeros((k, n_models_total), dtype=bool)
-    covered[cluster_of_node[node_idx], model_idx] = True
-    n_models = covered.sum(axis=1)
-    coverage = n_models / n_models_total if n_models_total else np.zeros(k)
-    # Cent(C) = sum_{u in C} deg_w(u) / (|C| max_u' deg_w(u')) (App. G.3)
-    top = float(graph.degree.max()) if n_nodes else 0.0
-    cent = (
-        np.bincount(cluster_of_node, weights=graph.degree, minlength=k) / size / top
-        if top > 0
-        else np.zeros(k)
+    # ModelCov, Cent, Conv, ClicheScore (App. G.3) and the sample counts in one compiled pass (score_kernel:
+    # the same float operations in the same order as the numpy form it replaced, tests/engine/tig/test_score_kernel.py)
+    score, coverage, cent, conv, n_models, n_samples, covered, mention_cluster = cluster_sums(
+        cluster_of_node, k, graph.node_models, graph.degree, canon.node_similarity, canon.mention_node,
+        table.label_ids, table.label_similarity, table.response, graph.n_responses,
+        MODEL_COVERAGE_WEIGHT, CENTRALITY_WEIGHT, CONVERGENCE_WEIGHT,
     )
-    # Conv(C) = 2/(|C|(|C|-1)) sum_{u<v in C} max(0, cos(e_u, e_v)) over C's canonical atoms (App. G.3)
-    node_pairs = size * (size - 1) / 2.0
-    conv = np.zeros(k)
-    if (node_pairs > 0).any():
-        # pairs of one cluster among the nodes of clusters with two or more (in the same row-major order
-        # as over all nodes, so the sums below add in the same order)
-        grouped = (size[cluster_of_node] >= 2).nonzero()[0]
-        in_grouped = cluster_of_node[grouped]
-        i, j = upper_pairs(in_grouped[:, None] == in_grouped[None, :])
-        u, v = grouped[i], grouped[j]
-        pos = np.maximum(0.0, canon.node_similarity[u, v])
-        conv = np.divide(np.bincount(cluster_of_node[u], weights=pos, minlength=k), node_pairs,
-                         out=np.zeros(k), where=node_pairs > 0)
-    # |C| = 1 (0/0 in the paper): the same mean over the canonical atom's input atoms (see the module docstring)
-    mention_cluster = cluster_of_node[canon.mention_node]
-    m_count = np.bincount(mention_cluster, minlength=k).astype(np.float64)
-    pairs = m_count * (m_count - 1) / 2.0
-    single = size == 1
-    multi = (single[mention_cluster] & (m_count[mention_cluster] >= 2)).nonzero()[0]
-    if len(multi):
-        labels = table.label_ids[multi]
-        mc = mention_cluster[multi]
-        i, j = upper_pairs(mc[:, None] == mc[None, :])
-        pos = np.maximum(0.0, table.label_similarity[labels[i], labels[j]])
-        pair_sum = np.bincount(mc[i], weights=pos, minlength=k)
-        conv = np.where(single, np.divide(pair_sum, pairs, out=np.zeros(k), where=pairs > 0), conv)
-    score = cliche_score(coverage, cent, conv)
-    # n_samples(C): the responses with an atom in C (read from the mentions the incidence was made of)
-    in_cluster = np.zeros((k, graph.n_responses), dtype=bool)
-    in_cluster[mention_cluster, table.response] = True
-    n_samples = in_cluster.sum(axis=1)
     # members: most input atoms first, then weighted degree, then label
     mentions_per_node = np.bincount(canon.mention_node, minlength=n_nodes)
     # each node's position when nodes are sorted by label (stable: equal labels keep node order)
