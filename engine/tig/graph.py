@@ -11,7 +11,8 @@ Nodes are canonical atoms. Three kinds of undirected edge weight are summed into
   collapsed: ``sum_r (w_typed(u, v, r) + w_typed(v, u, r))``.
 
 The weighted degree ``deg_w(u) = sum_v w(u, v)`` over the combined weights is what ClicheScore's
-centrality uses. :func:`build_graph` does all of it with dense numpy matrices (a context has ~200 nodes);
+centrality uses. :func:`build_graph` does all of it with dense matrices (a context has ~200 nodes), its
+counting in compiled loops (:mod:`engine.tig.graph_kernel`; :func:`build_graph_numpy` is the same in numpy calls);
 :func:`build_graph_networkx` is the straightforward edge-by-edge construction kept as the benchmark baseline
 and as an independent check in the tests.
 """
@@ -28,6 +29,7 @@ import numpy as np
 from engine.tig.atoms import ATOM_TYPES, RELATION_TYPES
 from engine.tig.canonical import Canonicalisation
 from engine.tig.distinct import distinct, distinct_counts, distinct_inverse, run_lengths, run_starts
+from engine.tig.graph_kernel import assemble_weight, graph_counts
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -39,6 +41,7 @@ __all__ = [
     "IdeaGraph",
     "build_graph",
     "build_graph_networkx",
+    "build_graph_numpy",
     "cluster_members_explained",
     "cooccurrence_entries",
     "cooccurrence_weights",
@@ -158,14 +161,22 @@ def cooccurrence_entries(incidence: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         counts = np.diag(joint_matrix).copy()
         iu, iv = upper_pairs(joint_matrix)
         joint = joint_matrix[iu, iv]
-    if incidence.dtype == bool and len(joint) and joint.max() < n:
+    if incidence.dtype == bool:
+        return iu, iv, _cooccurrence_values(iu, iv, joint, counts, n)
+    return iu, iv, np.maximum(0.0, npmi(joint, counts[iu], counts[iv], n))  # App. G.3 w_cooc
+
+
+def _cooccurrence_values(iu: np.ndarray, iv: np.ndarray, joint: np.ndarray, counts: np.ndarray, n: int) -> np.ndarray:
+    """``max(0, NPMI)`` of the co-occurring pairs ``(iu, iv)`` from their whole-number shared-unit counts
+    ``joint`` and every node's unit count ``counts``, over ``n`` units."""
+    if len(joint) and joint.max() < n:
         # every pair is in some units (a shared unit: joint >= 1) but not in all, where npmi evaluates its
         # formula on every entry: the same operations on the same float64 values, without its masks and copies
         j = joint.astype(np.float64)
         c = counts.astype(np.float64)
         # NPMI (Bouma 2009, eq. 8) with p = count / n: log(p_uv / (p_u p_v)) / -log p_uv
-        return iu, iv, np.maximum(0.0, np.log(j * n / (c[iu] * c[iv])) / -np.log(j / n))  # App. G.3 w_cooc
-    return iu, iv, np.maximum(0.0, npmi(joint, counts[iu], counts[iv], n))  # App. G.3 w_cooc
+        return np.maximum(0.0, np.log(j * n / (c[iu] * c[iv])) / -np.log(j / n))  # App. G.3 w_cooc
+    return np.maximum(0.0, npmi(joint, counts[iu], counts[iv], n))  # App. G.3 w_cooc
 
 
 def cooccurrence_weights(incidence: np.ndarray) -> np.ndarray:
@@ -341,6 +352,40 @@ def _incidence(canon: Canonicalisation) -> tuple[np.ndarray, np.ndarray, list[st
 
 def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILARITY_THRESHOLD) -> IdeaGraph:
     """The combined weight matrix ``w = w_cooc + w_sim + sum_r w_typed`` and weighted degrees (App. G.3)."""
+    if not similarity_threshold > 0:
+        # a zero cosine across types would pass: the numpy form, which compares every entry
+        return build_graph_numpy(canon, similarity_threshold=similarity_threshold)
+    table = canon.table
+    n = canon.n_nodes
+    models = sorted(set(table.models))
+    model_index = {m: i for i, m in enumerate(models)}
+    response_model = np.asarray([model_index[m] for m in table.models], dtype=np.int64)
+    rel = table.relations
+    mention_node = canon.mention_node
+    # the whole-number parts and the entries in compiled loops (graph_kernel: the numpy form's arrays)
+    inc, node_models, cooc_u, cooc_v, joint, unit_count, sim_at, sim, typed_edges, typed_at, typed = graph_counts(
+        table.response, mention_node, table.n_responses, n, response_model, len(models), canon.node_similarity,
+        canon.node_type, float(similarity_threshold), table.response[rel[:, 0]], mention_node[rel[:, 0]],
+        mention_node[rel[:, 1]], rel[:, 2],
+    )
+    cooc = _cooccurrence_values(cooc_u, cooc_v, joint, unit_count, table.n_responses)  # App. G.3 w_cooc
+    # w = (w_cooc + w_sim) + w_typed, entry by entry as the sum of the three dense matrices adds them
+    weight = assemble_weight(n, cooc_u, cooc_v, cooc, sim_at, sim, typed_at, typed)
+    return IdeaGraph(
+        canon=canon,
+        incidence=inc,
+        typed_edges=typed_edges,
+        weight=weight,
+        degree=weight.sum(axis=1),  # deg_w(u) = sum_v w(u, v)
+        node_models=node_models,
+        models=models,
+        cooccurrence_entries=(cooc_u, cooc_v, cooc),
+        similarity_entries=(sim_at, sim),
+    )
+
+
+def build_graph_numpy(canon: Canonicalisation, *, similarity_threshold: float = SIMILARITY_THRESHOLD) -> IdeaGraph:
+    """:func:`build_graph` in numpy array calls (the form its compiled kernels reproduce; any threshold)."""
     table = canon.table
     inc, node_models, models = _incidence(canon)
     n = canon.n_nodes
