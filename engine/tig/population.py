@@ -48,6 +48,7 @@ __all__ = [
     "TIGWorkspace",
     "cliche_clusters",
     "extraction_key",
+    "load_compiled_kernels",
     "pair_context_key",
     "population_version",
 ]
@@ -422,6 +423,36 @@ def cliche_clusters(
     index = PopulationIndex(kept, extractor=extractor, embedder=embedder, max_contexts=0)
     clusters, _ = index.clusters(())
     return clusters
+
+
+#: Four models' ideas that share a subject, a cliché and a relation: enough for a context whose graph has
+#: co-occurrences, same-type similarities and typed relations, so every compiled kernel is reached.
+_KERNEL_PROBE_IDEAS = tuple(
+    {"model": model, "sample": 1, "core_idea": f"A lighthouse keeper turns into a {thing} beside a red door, "
+                                                f"symbolising hope, for children."}
+    for model, thing in (("m1", "paper crane"), ("m2", "paper crane"), ("m3", "glass whale"), ("m4", "stone owl"))
+)
+
+
+def _probe_embedding(texts: Sequence[str]) -> np.ndarray:
+    """A fixed unit vector per text from its letters' counts (no model to load): similar texts come out close."""
+    out = np.zeros((len(texts), 26))
+    for row, text in enumerate(texts):
+        for ch in text.lower():
+            if "a" <= ch <= "z":
+                out[row, ord(ch) - 97] += 1.0
+    out[:, 0] += 1.0  # no all-zero row
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def load_compiled_kernels() -> None:
+    """Load the compiled kernels of a Novelty context (``engine.tig.graph_kernel``, ``engine.tig.score_kernel``)
+    into this process by building one context of four made-up ideas. A process's first context otherwise loads
+    them from numba's disk cache (or compiles them, the first time on a machine): a Celery worker does it once
+    before it forks its pool, rather than each forked process on its first chunk at a run's start."""
+    index = PopulationIndex(_KERNEL_PROBE_IDEAS, task="kernel-probe", embedder=_probe_embedding, max_contexts=0)
+    index.context(("m1", "m2"))
+    index.context(("m3", "m4"))
 
 
 class TIGWorkspace:

@@ -32,14 +32,17 @@ def worker_preload(sender=None, **kwargs) -> None:
     """A Celery worker imports :data:`WORKER_PRELOAD` and igraph before it forks its pool's processes, which
     inherit them. Imported by each process on its first chunk they cost ~0.08 s of CPU there (igraph alone
     0.06 s), paid by every process at once at a run's start: a fixed serial part of a run on several workers.
-    The compiled planner is loaded too (numba's start-up, ~0.3 s of CPU a process). No connection is opened."""
+    The compiled planner and a Novelty context's kernels are loaded too (numba's start-up and its disk cache,
+    ~0.3 s and ~0.1 s of CPU a process). No connection is opened."""
     from engine.active_sampling import load_compiled_planner
     from engine.tig.clusters import leiden_available
+    from engine.tig.population import load_compiled_kernels
 
     for name in WORKER_PRELOAD:
         import_module(name)
     leiden_available()  # imports igraph (without matplotlib: engine.tig.clusters._import_igraph)
     load_compiled_planner()
+    load_compiled_kernels()
 
 
 def snapshot_written(sender, instance, created: bool, raw: bool = False, **kwargs) -> None:

@@ -228,3 +228,20 @@ def test_a_top_1_context_has_the_anchor_of_the_top_3_context_on_every_pair():
         assert one.n_reference_ideas == three.n_reference_ideas
         anchors += one.anchor is not None
     assert anchors
+
+
+def test_loading_the_compiled_kernels_compiles_the_signatures_a_real_context_calls():
+    """load_compiled_kernels (a Celery worker calls it before it forks) must reach every kernel of a context with
+    the argument types a real population passes, or each forked process would still load another on its first
+    chunk."""
+    from engine.tig import graph_kernel, score_kernel
+    from engine.tig.population import load_compiled_kernels
+
+    kernels = (graph_kernel.graph_counts, graph_kernel.assemble_weight, score_kernel.cluster_sums)
+    load_compiled_kernels()
+    loaded = [list(kernel.signatures) for kernel in kernels]
+    assert all(loaded)
+    index = PopulationIndex(planted_population(), embedder=TableEmbedder(), max_contexts=0)
+    for pair in ((MODELS[0], MODELS[1]), (MODELS[2], MODELS[3])):
+        index.context(pair)
+    assert [list(kernel.signatures) for kernel in kernels] == loaded

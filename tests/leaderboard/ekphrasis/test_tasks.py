@@ -33,11 +33,11 @@ def test_the_warm_up_task_leaves_the_tiers_in_the_cache(monkeypatch):
     assert uncertainty.overall_tiers(snapshot)
 
 
-def test_a_worker_imports_what_a_judge_chunk_needs_and_loads_the_compiled_planner_before_it_forks_its_processes():
+def test_a_worker_imports_what_a_judge_chunk_needs_and_loads_its_compiled_kernels_before_it_forks_its_processes():
     """The worker_init signal (sent by a Celery worker before it starts its pool) leaves the judge chunk's
-    first-use imports, igraph and the compiled planner in the process, so that the forked processes do not
-    each load them on their first chunk. In a fresh interpreter: this test process has imported most of them
-    already."""
+    first-use imports, igraph and the compiled kernels (planner, Novelty graph and score) in the process, so
+    that the forked processes do not each load them on their first chunk. In a fresh interpreter: this test
+    process has imported most of them already."""
     import subprocess
     import sys
 
@@ -52,15 +52,18 @@ def test_a_worker_imports_what_a_judge_chunk_needs_and_loads_the_compiled_planne
         "names = (*WORKER_PRELOAD, 'igraph')\n"
         "before = [n for n in names if n in sys.modules]\n"
         "from engine import active_sampling\n"
-        "loaded_before = bool(active_sampling._ranking_info_picks.signatures)\n"
+        "from engine.tig import graph_kernel, score_kernel\n"
+        "kernels = (active_sampling._ranking_info_picks, graph_kernel.graph_counts, graph_kernel.assemble_weight,"
+        " score_kernel.cluster_sums)\n"
+        "loaded_before = any(k.signatures for k in kernels)\n"
         "worker_init.send(sender=None)\n"
-        "print(loaded_before, bool(active_sampling._ranking_info_picks.signatures))\n"
+        "print(loaded_before, all(k.signatures for k in kernels))\n"
         "print(sorted(set(names) - set(before)), all(n in sys.modules for n in names))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], env=subprocess_environment(), capture_output=True,
                             text=True, check=True, timeout=120)
     planner_line, imports_line = result.stdout.strip().splitlines()[-2:]
-    assert planner_line == "False True", result.stdout  # the planner compiled or loaded by the signal
+    assert planner_line == "False True", result.stdout  # the kernels compiled or loaded by the signal
     imported, present = imports_line.rsplit(" ", 1)
     assert present == "True", result.stdout
     assert "'igraph'" in imported, result.stdout  # not imported by setting up the app: by the signal
