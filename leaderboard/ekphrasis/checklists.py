@@ -19,7 +19,6 @@ from engine.checklists import Checklist, InspectedField, template_checklist
 from engine.checklists import ChecklistItem as EngineItem
 from engine.checklists import Dimension as EngineDimension
 from engine.generation import TaskBrief
-from evalsite.prepared_statements import statement_cursor
 from leaderboard.ekphrasis.models import ChecklistItem
 from leaderboard.json_recordset import recordset_insert_sql, recordset_json
 from leaderboard.models import Task
@@ -122,8 +121,7 @@ def _items_insert(rows: list[ChecklistItem]) -> list[ChecklistItem]:
                                returning=("id", "dimension", "slot"))
     document = recordset_json(ChecklistItem, _ITEM_COLUMNS, ([getattr(row, name) for name in _ITEM_COLUMNS]
                                                               for row in rows))
-    # prepared, the document bound on the server: not a string literal the server's SQL scanner reads
-    with statement_cursor(connection) as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(sql, [now, document])
         ids = {(dimension, slot): pk for pk, dimension, slot in cursor.fetchall()}
     for row in rows:

@@ -38,7 +38,6 @@ from django.utils import timezone
 from engine.active_sampling import ActiveState, select_pairs
 from engine.bt import is_empty_response
 from engine.seeding import derived_seed, unit_interval
-from evalsite.prepared_statements import statement_cursor
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from leaderboard.ekphrasis.selectors import subject_models_of
 from leaderboard.ekphrasis.tig import ideas_of
@@ -277,11 +276,7 @@ class _Ledger:
             return
         returned: list[tuple] = []
         if connection.vendor == "postgresql" and all(type(row) is _Plan for row in planned):
-            # prepared, its parameters bound on the server (evalsite/prepared_statements.py): the round's JSON
-            # documents (~19 kB a round at 40 tasks) go as parameters, not as string literals the server's SQL
-            # scanner reads byte by byte, and the statement is parsed and analysed once per connection, not
-            # once a round
-            with statement_cursor(connection) as cursor:
+            with connection.cursor() as cursor:
                 cursor.execute(*_write_sql(self, planned))
                 if planned:
                     returned = cursor.fetchall()
@@ -733,7 +728,7 @@ def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask, calls: int) -> bool:
     chunk."""
     with run_counting_finished_units(JudgeRun, run.pk):
         if connection.vendor == "postgresql":
-            with statement_cursor(connection) as cursor:  # prepared: parsed once per connection, not a chunk
+            with connection.cursor() as cursor:
                 running, finalising = JudgeRun.Status.RUNNING.value, JudgeRun.Status.FINALISING.value
                 cursor.execute(_finish_sql(), [calls, chunk.pk, run.pk, running, finalising, run.pk, run.pk, running])
                 row = cursor.fetchone()

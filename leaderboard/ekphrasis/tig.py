@@ -18,7 +18,6 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
-from evalsite.prepared_statements import statement_cursor
 from leaderboard.ekphrasis.checklists import checklist_item_revise, checklist_slot_lock
 from leaderboard.ekphrasis.models import AtomExtraction, ChecklistItem, TIGBuild
 from leaderboard.json_recordset import recordset_insert_sql, recordset_json
@@ -375,10 +374,7 @@ def _context_rows_insert(shared: dict, rows: list[tuple]) -> dict[str, tuple[int
     sql = recordset_insert_sql(ChecklistItem, shared=_CONTEXT_SHARED, per_row=_CONTEXT_PER_ROW,
                                returning=("id", "context_key"))
     document = recordset_json(ChecklistItem, _CONTEXT_PER_ROW, rows)
-    # prepared, the document bound on the server (evalsite/prepared_statements.py): a Novelty round's items
-    # (~6 kB) are not a string literal the server's SQL scanner reads byte by byte, and the statement is parsed
-    # once per connection
-    with statement_cursor(connection) as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(sql, [*(shared[name] for name in _CONTEXT_SHARED[:-1]), now, document])
         return {key: (pk, now) for pk, key in cursor.fetchall()}
 
