@@ -32,13 +32,6 @@ def facts(graph) -> dict:
     return out
 
 
-@pytest.fixture(scope="module")
-def embedder():
-    from engine.embed import text_embedder
-
-    return text_embedder("minilm")
-
-
 @pytest.mark.parametrize("make", [planted_population, lambda: synthetic_task(0), lambda: synthetic_task(7)])
 def test_compiled_graph_is_the_numpy_form_bit_for_bit(make, embedder):
     index = PopulationIndex(make(), embedder=embedder, max_contexts=0)

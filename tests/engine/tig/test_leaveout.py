@@ -39,13 +39,6 @@ TASKS = {
 }
 
 
-@pytest.fixture(scope="module")
-def embedder():
-    from engine.embed import text_embedder
-
-    return text_embedder("minilm")
-
-
 def bits(array: np.ndarray) -> tuple:
     array = np.asarray(array)
     return array.dtype.str, array.shape, array.tobytes()

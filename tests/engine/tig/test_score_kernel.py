@@ -93,13 +93,6 @@ def random_labels(rng, n: int) -> np.ndarray:
     return np.asarray([seen.setdefault(x, len(seen)) for x in raw.tolist()], dtype=np.int64)
 
 
-@pytest.fixture(scope="module")
-def embedder():
-    from engine.embed import text_embedder
-
-    return text_embedder("minilm")
-
-
 @pytest.mark.parametrize("make", [planted_population, lambda: synthetic_task(0), lambda: synthetic_task(7)])
 def test_compiled_cluster_sums_are_the_numpy_form_bit_for_bit(make, embedder):
     index = PopulationIndex(make(), embedder=embedder, max_contexts=0)
