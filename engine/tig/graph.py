@@ -338,13 +338,35 @@ def _collapsed_typed_entries(per_response: np.ndarray, n: int) -> tuple[np.ndarr
     return distinct_counts(np.concatenate((forward, (forward - u * n) * n + u)))
 
 
+def _response_models(canon: Canonicalisation) -> tuple[list[str], np.ndarray]:
+    """The population's models in name order, and each response's model as a position in that list."""
+    table = canon.table
+    models = sorted(set(table.models))
+    model_index = {m: i for i, m in enumerate(models)}
+    return models, np.asarray([model_index[m] for m in table.models], dtype=np.int64)
+
+
+def _idea_graph(canon: Canonicalisation, inc: np.ndarray, typed_edges: np.ndarray, weight: np.ndarray,
+                node_models: np.ndarray, models: list[str], cooccurrence: tuple, similarity: tuple) -> IdeaGraph:
+    """The graph of ``canon`` from its parts, with the weighted degrees of ``weight``."""
+    return IdeaGraph(
+        canon=canon,
+        incidence=inc,
+        typed_edges=typed_edges,
+        weight=weight,
+        degree=weight.sum(axis=1),  # deg_w(u) = sum_v w(u, v)
+        node_models=node_models,
+        models=models,
+        cooccurrence_entries=cooccurrence,
+        similarity_entries=similarity,
+    )
+
+
 def _incidence(canon: Canonicalisation) -> tuple[np.ndarray, np.ndarray, list[str]]:
     table = canon.table
     inc = np.zeros((table.n_responses, canon.n_nodes), dtype=bool)
     inc[table.response, canon.mention_node] = True
-    models = sorted(set(table.models))
-    model_index = {m: i for i, m in enumerate(models)}
-    response_model = np.asarray([model_index[m] for m in table.models], dtype=np.int64)
+    models, response_model = _response_models(canon)
     node_models = np.zeros((canon.n_nodes, len(models)), dtype=bool)
     node_models[canon.mention_node, response_model[table.response]] = True
     return inc, node_models, models
@@ -357,9 +379,7 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
         return build_graph_numpy(canon, similarity_threshold=similarity_threshold)
     table = canon.table
     n = canon.n_nodes
-    models = sorted(set(table.models))
-    model_index = {m: i for i, m in enumerate(models)}
-    response_model = np.asarray([model_index[m] for m in table.models], dtype=np.int64)
+    models, response_model = _response_models(canon)
     rel = table.relations
     mention_node = canon.mention_node
     # the whole-number parts and the entries in compiled loops (graph_kernel: the numpy form's arrays)
@@ -371,17 +391,7 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
     cooc = _cooccurrence_values(cooc_u, cooc_v, joint, unit_count, table.n_responses)  # App. G.3 w_cooc
     # w = (w_cooc + w_sim) + w_typed, entry by entry as the sum of the three dense matrices adds them
     weight = assemble_weight(n, cooc_u, cooc_v, cooc, sim_at, sim, typed_at, typed)
-    return IdeaGraph(
-        canon=canon,
-        incidence=inc,
-        typed_edges=typed_edges,
-        weight=weight,
-        degree=weight.sum(axis=1),  # deg_w(u) = sum_v w(u, v)
-        node_models=node_models,
-        models=models,
-        cooccurrence_entries=(cooc_u, cooc_v, cooc),
-        similarity_entries=(sim_at, sim),
-    )
+    return _idea_graph(canon, inc, typed_edges, weight, node_models, models, (cooc_u, cooc_v, cooc), (sim_at, sim))
 
 
 def build_graph_numpy(canon: Canonicalisation, *, similarity_threshold: float = SIMILARITY_THRESHOLD) -> IdeaGraph:
@@ -415,17 +425,7 @@ def build_graph_numpy(canon: Canonicalisation, *, similarity_threshold: float = 
     flat[sim_at] += sim
     typed_at, typed = _collapsed_typed_entries(per_response, n)  # whole numbers
     flat[typed_at] += typed
-    return IdeaGraph(
-        canon=canon,
-        incidence=inc,
-        typed_edges=typed_edges,
-        weight=weight,
-        degree=weight.sum(axis=1),  # deg_w(u) = sum_v w(u, v)
-        node_models=node_models,
-        models=models,
-        cooccurrence_entries=(cooc_u, cooc_v, cooc),
-        similarity_entries=(sim_at, sim),
-    )
+    return _idea_graph(canon, inc, typed_edges, weight, node_models, models, (cooc_u, cooc_v, cooc), (sim_at, sim))
 
 
 def build_graph_networkx(
