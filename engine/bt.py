@@ -34,6 +34,8 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 from scipy.stats import norm
 
+from engine.bt_kernel import bt_grad_hess, bt_line_search, bt_nll
+
 __all__ = [
     "fit_win_matrices",
     "BTFit",
@@ -383,29 +385,27 @@ def _newton_single(wins: np.ndarray, l2: float, theta0: np.ndarray | None = None
     """:func:`_newton` for one win matrix (n, n): the same iterations on the same numbers, so the same bits
     (``tests/engine/test_bt.py`` compares the two), without a stack of one. The active planner fits once per
     round of every task and dimension (~6,000 fits in a paper-scale run), and with 14 models each numpy
-    call's own overhead, not its arithmetic, is most of a fit: the stack's masks, per-replicate step lengths
-    and their reductions were a quarter of it. Returns (theta (n,), hessian (n, n), iterations)."""
+    call's own overhead, not its arithmetic, is most of a fit: the gradient and Hessian, and the step's
+    backtracking with its objective, are compiled (:mod:`engine.bt_kernel`, the same IEEE operations in the
+    same order as the numpy form, kept as the oracle in ``tests/engine/test_bt_kernel.py``) into buffers made
+    once a fit; the linear solve stays numpy's. Returns (theta (n,), hessian (n, n), iterations)."""
     n = wins.shape[0]
     theta = np.zeros(n) if theta0 is None else np.array(np.broadcast_to(theta0, (n,)), dtype=float)
     theta -= theta.mean(axis=-1, keepdims=True)
     ones = np.full((n, n), 1.0 / n)
+    wins = np.ascontiguousarray(wins)
     games, won = wins + wins.T, wins.sum(axis=-1)
-    nll = _nll(wins, theta, l2)
+    grad, hess, system = np.empty(n), np.empty((n, n)), np.empty((n, n))
+    trial, products, squares, terms = np.empty(n), np.empty(n), np.empty(n), np.empty(n * n)
+    nll = bt_nll(wins, theta, l2, terms, squares)
     for it in range(1, NEWTON_MAX_ITER + 1):
-        grad, hess = _grad_hess_of_games(games, won, theta, l2)
-        step = np.linalg.solve(hess + ones, grad[:, None])[:, 0]
-        step -= step.sum(axis=-1, keepdims=True) / n
-        # backtracking: halve the step while the objective would increase
-        t = 1.0
-        for _ in range(60):
-            trial = theta - t * step
-            trial_nll = _nll(wins, trial, l2)
-            if not trial_nll > nll + 1e-12 * max(1.0, abs(nll)):
-                break
-            t *= 0.5
-        theta, nll = trial, trial_nll
-        if not np.abs(t * step).max() > NEWTON_STEP_TOL:
-            _, hess = _grad_hess_of_games(games, won, theta, l2)
+        bt_grad_hess(games, won, theta, l2, ones, grad, hess, system, products)
+        step = np.ascontiguousarray(np.linalg.solve(system, grad[:, None])[:, 0])
+        # centres the step, backtracks (halving while the objective would rise) and leaves θ − t·step in trial
+        nll, moved = bt_line_search(wins, theta, step, nll, l2, trial, terms, squares)
+        theta, trial = trial, theta
+        if not moved > NEWTON_STEP_TOL:
+            bt_grad_hess(games, won, theta, l2, ones, grad, hess, system, products)
             return theta, hess, it
     raise ValueError(
         f"Bradley–Terry Newton iterations did not converge in {NEWTON_MAX_ITER} steps; "
