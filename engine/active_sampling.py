@@ -43,6 +43,7 @@ import numpy as np
 from scipy.special import expit, ndtr
 
 from engine.bt import BTFit, fit_win_matrix
+from engine.bt_kernel import pairwise_sum as _row_sum  # ω's row sums as numpy adds them
 from engine.compiled import compiled_kernel
 
 __all__ = ["ActiveState", "select_pairs", "load_compiled_planner", "RULES", "DEFAULT_RULE", "ACTIVE_L2"]
@@ -279,48 +280,15 @@ def _greedy_uncertain_order(
 
 
 @compiled_kernel()
-def _row_sum(row: np.ndarray) -> float:
-    """``row.sum()`` as numpy adds it (0 + its pairwise summation: a plain loop under 8 entries, 8 running
-    sums up to 128, halves above), so that the kernel's ω row sums are numpy's to the bit."""
-    n = row.size
-    if n < 8:
-        res = -0.0
-        for i in range(n):
-            res += row[i]
-        return 0.0 + res
-    if n > 128:
-        half = n // 2
-        half -= half % 8
-        return 0.0 + (_row_sum(row[:half]) + _row_sum(row[half:]))
-    r0, r1, r2, r3, r4, r5, r6, r7 = row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7]
-    i = 8
-    while i < n - n % 8:
-        r0 += row[i]
-        r1 += row[i + 1]
-        r2 += row[i + 2]
-        r3 += row[i + 3]
-        r4 += row[i + 4]
-        r5 += row[i + 5]
-        r6 += row[i + 6]
-        r7 += row[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += row[i]
-        i += 1
-    return 0.0 + res
-
-
-@compiled_kernel()
 def _ranking_info_picks(cov, pi, pj, ti, tj, delta_t, info, n_ij, root, jitter, cap):
     """The ``ranking_info`` rule's ``cap`` greedy picks (indices into the candidates pi, pj), Σ̂, n_ij and the
     repeat discount updated after each. Compiled: a pick was ~20 numpy calls on arrays of ~100 entries, whose
     per-call work, not arithmetic, was most of the planning. Every number is computed with the same IEEE
     operations in the same order as the numpy formulation it replaced (kept as the oracle in
     tests/engine/test_active_sampling_kernel.py): elementwise steps one by one, ω's row sums in numpy's
-    pairwise order (:func:`_row_sum`), ωv by the same BLAS dgemm (np.dot), sums over k in index order (as
-    numpy reduces axis 0) and Σu as Σ[:, a] − Σ[:, b] (what dgemv gives for u = e_a − e_b, its other terms
-    being zeros) — so the scores, hence the picks, are the same bits. ``cov``, ``n_ij`` and ``root`` are
+    pairwise order (:func:`engine.bt_kernel.pairwise_sum`), ωv by the same BLAS dgemm (np.dot), sums over k in
+    index order (as numpy reduces axis 0) and Σu as Σ[:, a] − Σ[:, b] (what dgemv gives for u = e_a − e_b, its
+    other terms being zeros) — so the scores, hence the picks, are the same bits. ``cov``, ``n_ij`` and ``root`` are
     updated in place."""
     n = cov.shape[0]
     n_cand = pi.size

@@ -18,6 +18,7 @@ from engine.active_sampling import (
     select_pairs,
 )
 from engine.bt import BTFit, fit_win_matrix
+from engine.bt_kernel import bt_grad_hess, bt_line_search, bt_nll
 
 _INV_SQRT_2PI = 0.3989422804014327
 
@@ -153,10 +154,11 @@ def test_loading_the_compiled_planner_compiles_the_signature_a_judge_runs_planni
     """load_compiled_planner (a Celery worker calls it before it forks) must reach the kernel with the argument
     types a real round passes, or each forked process would still compile or load another on its first chunk."""
     load_compiled_planner()
-    loaded = list(_ranking_info_picks.signatures)
-    assert loaded
+    kernels = (_ranking_info_picks, bt_grad_hess, bt_line_search, bt_nll)  # the picks and the fit's Newton
+    loaded = [list(kernel.signatures) for kernel in kernels]
+    assert all(loaded)
     rng = np.random.default_rng(7)
     wins = rng.integers(0, 3, size=(14, 14)).astype(float)
     np.fill_diagonal(wins, 0.0)
     assert select_pairs(ActiveState(n_models=14, wins=wins, calls_made=0), budget=50, seed=3)
-    assert list(_ranking_info_picks.signatures) == loaded
+    assert [list(kernel.signatures) for kernel in kernels] == loaded
