@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+from numpy.linalg import LinAlgError, _umath_linalg
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 from scipy.stats import norm
@@ -381,6 +382,11 @@ def _newton(
     )
 
 
+def _singular_system(err: str, flag: int) -> None:
+    """np.linalg.solve's error for a singular system (its error-state callback)."""
+    raise LinAlgError("Singular matrix")
+
+
 def _newton_single(wins: np.ndarray, l2: float, theta0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`_newton` for one win matrix (n, n): the same iterations on the same numbers, so the same bits
     (``tests/engine/test_bt.py`` compares the two), without a stack of one. The active planner fits once per
@@ -388,7 +394,7 @@ def _newton_single(wins: np.ndarray, l2: float, theta0: np.ndarray | None = None
     call's own overhead, not its arithmetic, is most of a fit: the gradient and Hessian, and the step's
     backtracking with its objective, are compiled (:mod:`engine.bt_kernel`, the same IEEE operations in the
     same order as the numpy form, kept as the oracle in ``tests/engine/test_bt_kernel.py``) into buffers made
-    once a fit; the linear solve stays numpy's. Returns (theta (n,), hessian (n, n), iterations)."""
+    once a fit; the linear solve stays numpy's LAPACK call. Returns (theta (n,), hessian (n, n), iterations)."""
     n = wins.shape[0]
     theta = np.zeros(n) if theta0 is None else np.array(np.broadcast_to(theta0, (n,)), dtype=float)
     theta -= theta.mean(axis=-1, keepdims=True)
@@ -398,15 +404,19 @@ def _newton_single(wins: np.ndarray, l2: float, theta0: np.ndarray | None = None
     grad, hess, system = np.empty(n), np.empty((n, n)), np.empty((n, n))
     trial, products, squares, terms = np.empty(n), np.empty(n), np.empty(n), np.empty(n * n)
     nll = bt_nll(wins, theta, l2, terms, squares)
-    for it in range(1, NEWTON_MAX_ITER + 1):
-        bt_grad_hess(games, won, theta, l2, ones, grad, hess, system, products)
-        step = np.ascontiguousarray(np.linalg.solve(system, grad[:, None])[:, 0])
-        # centres the step, backtracks (halving while the objective would rise) and leaves θ − t·step in trial
-        nll, moved = bt_line_search(wins, theta, step, nll, l2, trial, terms, squares)
-        theta, trial = trial, theta
-        if not moved > NEWTON_STEP_TOL:
+    # np.linalg.solve's own gufunc under its error state, entered once a fit rather than at every step (its
+    # checks and wrapping were about half of a 14-model solve's instructions): the same LAPACK call on the
+    # same arrays, a singular system raising the same LinAlgError
+    with np.errstate(call=_singular_system, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        for it in range(1, NEWTON_MAX_ITER + 1):
             bt_grad_hess(games, won, theta, l2, ones, grad, hess, system, products)
-            return theta, hess, it
+            step = np.ascontiguousarray(_umath_linalg.solve(system, grad[:, None], signature="dd->d")[:, 0])
+            # centres the step, backtracks (halving while the objective would rise), leaves θ − t·step in trial
+            nll, moved = bt_line_search(wins, theta, step, nll, l2, trial, terms, squares)
+            theta, trial = trial, theta
+            if not moved > NEWTON_STEP_TOL:
+                bt_grad_hess(games, won, theta, l2, ones, grad, hess, system, products)
+                return theta, hess, it
     raise ValueError(
         f"Bradley–Terry Newton iterations did not converge in {NEWTON_MAX_ITER} steps; "
         "the data may be (nearly) separable — use l2>0"

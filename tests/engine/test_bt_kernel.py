@@ -169,3 +169,11 @@ def test_pairwise_sum_adds_as_numpy_does():
         for _ in range(5):
             row = rng.random(length) * 10.0 ** rng.uniform(-6, 6, length)
             assert pairwise_sum(row) == row.sum()
+
+
+def test_a_singular_newton_system_raises_numpys_linalg_error():
+    # the solve's gufunc runs under np.linalg.solve's error state: a singular system raises, not NaN with a warning
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        _numpy_newton_single(np.zeros((3, 3)), 0.0)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        bt._newton_single(np.zeros((3, 3)), 0.0)
