@@ -24,7 +24,6 @@ one statement (:func:`_write_sql`). The calls are plain objects (:class:`_Call`)
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from engine.seeding import derived_seed, unit_interval
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from leaderboard.ekphrasis.selectors import subject_models_of
 from leaderboard.ekphrasis.tig import ideas_of
-from leaderboard.json_recordset import recordset_insert_sql, recordset_json
+from leaderboard.json_recordset import DOCUMENT_ENCODER, recordset_insert_sql, recordset_json
 from leaderboard.models import Response, SubjectModel, Task
 from leaderboard.runs.errors import ProviderStopped
 from leaderboard.runs.lifecycle import run_claim_finalise, run_counting_finished_units
@@ -341,7 +340,7 @@ def _quote(name: str) -> str:
 
 def _verdict_params(ledger: _Ledger) -> list[str]:
     """The parameters of the PostgreSQL :func:`_VERDICT_SQL`: the checklists shown, then the verdict rows."""
-    return [json.dumps(ledger.unsaved_checklists), recordset_json(Comparison, _VERDICT_ROW, ledger.unsaved.values())]
+    return [DOCUMENT_ENCODER.encode(ledger.unsaved_checklists), recordset_json(Comparison, _VERDICT_ROW, ledger.unsaved.values())]
 
 
 def _VERDICT_SQL() -> str:  # noqa: N802 — built once per connection vendor, used like a constant

@@ -58,3 +58,50 @@ def test_a_conflict_clause_is_applied_to_the_rows(postgres):
                        on_conflict="ON CONFLICT DO NOTHING", returning=("context_key",))
     assert returned == [("tig:y",)]
     assert ChecklistItem.objects.get(task=task, context_key="tig:x").text == "first"
+
+
+#: Strings the document must carry unchanged: non-ASCII (an em dash, as checklist items quote), quotes, a
+#: backslash, the controls (escaped whatever the encoder), the line and paragraph separators, an astral character.
+AWKWARD = ["an em dash \u2014 in \u201cquotes\u201d", "caf\u00e9 \"q\" 'a' \\ back", "tab\tline\nret\r\x01\x1f",
+           "sep\u2028par\u2029", "astral \U0001F3A8", "", " padded "]
+
+
+def test_a_document_is_written_compact():
+    """Why the encoder: no space after the separators (the server's parser and lexer read every byte)."""
+    document = recordset_json(ChecklistItem, PER_ROW, [("k", AWKWARD[0], True, {"a": [1, 2]})])
+    assert document == ('[{"context_key":"k","text":"an em dash \\u2014 in \\u201cquotes\\u201d","active":true,'
+                        '"provenance":{"a":[1,2]}}]')
+
+
+def test_a_documents_values_are_those_of_the_default_encoding():
+    """Equivalence with ``json.dumps``' default form, as Python reads them back."""
+    import json
+
+    rows = [(f"k{n}", text, n % 2 == 0, {"text": text, "list": [text, None, 0.1 * n, n], "nested": {"x": [text]}})
+            for n, text in enumerate(AWKWARD)]
+    columns = [ChecklistItem._meta.get_field(name).column for name in PER_ROW]
+    old = json.dumps([dict(zip(columns, row, strict=True)) for row in rows])
+    assert json.loads(recordset_json(ChecklistItem, PER_ROW, rows)) == json.loads(old)
+
+
+def test_the_server_reads_the_same_values_from_both_encodings(postgres):
+    """Equivalence on PostgreSQL: each value, as ``jsonb`` and as text, is the same read from the compact
+    unescaped document as from ``json.dumps``' default form."""
+    import json
+
+    rows = [(f"k{n}", text, True, {"text": text, "list": [text, None, 0.5, n]}) for n, text in enumerate(AWKWARD)]
+    columns = [ChecklistItem._meta.get_field(name).column for name in PER_ROW]
+    old = json.dumps([dict(zip(columns, row, strict=True)) for row in rows])
+    new = recordset_json(ChecklistItem, PER_ROW, rows)
+    assert len(new) < len(old)
+    read = ("SELECT r.text, r.provenance::text, r.provenance FROM jsonb_to_recordset(%s::jsonb) "
+            "AS r(text text, provenance jsonb) ORDER BY r.text")
+    with connection.cursor() as cursor:
+        cursor.execute(read, [old])
+        from_old = cursor.fetchall()
+        cursor.execute(read, [new])
+        from_new = cursor.fetchall()
+        cursor.execute("SELECT %s::jsonb = %s::jsonb", [old, new])
+        assert cursor.fetchone()[0] is True
+    assert from_new == from_old
+    assert sorted(text for text, _, _ in from_new) == sorted(AWKWARD)

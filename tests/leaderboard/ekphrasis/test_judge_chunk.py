@@ -358,7 +358,7 @@ def test_a_rounds_verdicts_send_each_checklist_they_showed_once_and_store_it_on_
     assert len(shown) == 1 and len(comparisons) > 3  # one checklist shown by every call of the task
     slots = len(comparisons[0].checklist)
     # a checklist entry is the only object with a "slot" key: the round's one checklist, sent once
-    assert all(sql.count('"slot": ') == slots for sql in verdict_writes)
+    assert all(sql.count('"slot":') == slots for sql in verdict_writes)
     assert all(c.checklist == comparisons[0].checklist and c.status == Comparison.Status.OK for c in comparisons)
 
 
