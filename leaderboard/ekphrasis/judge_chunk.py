@@ -190,6 +190,9 @@ class _Ledger:
         self.unsaved: dict[int, list] = {}
         # on PostgreSQL the checklists the unsaved verdicts showed, each once: a verdict row names its by position
         self.unsaved_checklists: list = []
+        # each checklist the rounds showed, by id: the value (kept, so its id is not reused) and its JSON, encoded
+        # once for the ledger, not once a round (every round of U and E shows the same one, _verdict_params)
+        self.encoded_checklists: dict[int, tuple[object, str]] = {}
         self.unsaved_calls = 0
         self.insert_defaults: list | None = None  # the planned rows' prepared defaults (_insert_defaults)
         self.carried = False  # whether the unsaved verdicts hold the previous dimension's (carry)
@@ -339,8 +342,19 @@ def _quote(name: str) -> str:
 
 
 def _verdict_params(ledger: _Ledger) -> list[str]:
-    """The parameters of the PostgreSQL :func:`_VERDICT_SQL`: the checklists shown, then the verdict rows."""
-    return [DOCUMENT_ENCODER.encode(ledger.unsaved_checklists), recordset_json(Comparison, _VERDICT_ROW, ledger.unsaved.values())]
+    """The parameters of the PostgreSQL :func:`_VERDICT_SQL`: the checklists shown, then the verdict rows.
+
+    The checklists' document is the JSON array of each one's JSON, encoded the first time the ledger sends it
+    (``ledger.encoded_checklists``): the same text as encoding the list whole, since the encoder puts a bare
+    comma between the items of an array."""
+    encoded = ledger.encoded_checklists
+    texts = []
+    for value in ledger.unsaved_checklists:
+        found = encoded.get(id(value))
+        if found is None or found[0] is not value:
+            found = encoded[id(value)] = (value, DOCUMENT_ENCODER.encode(value))
+        texts.append(found[1])
+    return ["[" + ",".join(texts) + "]", recordset_json(Comparison, _VERDICT_ROW, ledger.unsaved.values())]
 
 
 def _VERDICT_SQL() -> str:  # noqa: N802 — built once per connection vendor, used like a constant

@@ -362,6 +362,38 @@ def test_a_rounds_verdicts_send_each_checklist_they_showed_once_and_store_it_on_
     assert all(c.checklist == comparisons[0].checklist and c.status == Comparison.Status.OK for c in comparisons)
 
 
+def test_a_ledger_encodes_each_checklist_it_shows_once_and_sends_the_document_encoding_the_list_whole_gives(
+        monkeypatch):
+    """The checklists' document of a round is made of each checklist's JSON, encoded the first time the ledger
+    sends it (every round of U shows the same one): the same text as encoding the round's list of checklists."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the PostgreSQL statement's checklists document")
+    task_set, models = population(n_models=6, n_tasks=1, name="checklist-encoded-once")
+    run = simulated_run(task_set, models, budget=30, dimensions="U", malformed_rate=0.0)
+    real = judge_chunk.DOCUMENT_ENCODER
+    encoded, sent = [], []
+
+    class Counted:
+        def encode(self, value):
+            encoded.append(value)
+            return real.encode(value)
+
+    real_params = judge_chunk._verdict_params
+
+    def params(ledger):
+        shown = list(ledger.unsaved_checklists)
+        out = real_params(ledger)
+        sent.append((out[0], real.encode(shown)))
+        return out
+
+    monkeypatch.setattr(judge_chunk, "DOCUMENT_ENCODER", Counted())
+    monkeypatch.setattr(judge_chunk, "_verdict_params", params)
+    judge_runs.judge_run_execute_inline(run=run)
+    assert len(sent) >= 3  # several rounds' verdicts were written by the one ledger
+    assert all(document == whole for document, whole in sent)
+    assert len(encoded) == len({id(value) for value in encoded}) == 1
+
+
 def test_a_chunk_of_a_judge_that_writes_no_checklist_ensures_the_templates_of_all_its_dimensions_at_once():
     from leaderboard.ekphrasis.models import ChecklistItem
 
