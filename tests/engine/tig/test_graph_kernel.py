@@ -12,6 +12,7 @@ import pytest
 
 from engine.tig.canonical import Canonicalisation
 from engine.tig.graph import build_graph, build_graph_numpy
+from engine.tig.graph_kernel import sorted_codes
 from engine.tig.population import PopulationIndex
 from tests.benchmarks.bench_tig import synthetic_task
 from tests.engine.tig.planted import planted_population
@@ -66,3 +67,16 @@ def test_types_in_several_runs_are_compared_whole(embedder):
     graph = build_graph(shuffled)
     assert len(graph.similarity_entries[0]) > 0
     assert facts(graph) == facts(build_graph_numpy(shuffled))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 17, 255, 256, 257, 1500])
+def test_the_radix_sort_of_codes_is_np_sort(n):
+    """sorted_codes (the kernels' sort of their codes) is np.sort on codes of one to eight bytes, on codes
+    already in order, and on negative codes (np.sort's path)."""
+    rng = np.random.default_rng(n)
+    for top in (1, 2, 255, 256, 70_000, 1 << 40, (1 << 63) - 1):
+        codes = rng.integers(0, top, n, dtype=np.int64, endpoint=True)
+        assert np.array_equal(sorted_codes(codes), np.sort(codes))
+        assert np.array_equal(sorted_codes(np.sort(codes)), np.sort(codes))
+    signed = rng.integers(-1000, 1000, n, dtype=np.int64)
+    assert np.array_equal(sorted_codes(signed), np.sort(signed))
