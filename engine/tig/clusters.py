@@ -18,13 +18,14 @@ import functools
 import random
 import sys
 import threading
-from collections.abc import Collection, MutableMapping
+from collections.abc import Collection, Iterator, MutableMapping
 from itertools import pairwise
 
 import numpy as np
 
 from engine.tig.distinct import distinct
 from engine.tig.graph import upper_pairs, upper_slot_pairs
+from engine.tig.subgraph_kernel import type_edge_lists
 
 __all__ = [
     "LEIDEN_IMPLEMENTATION",
@@ -425,6 +426,21 @@ def _nodes_by_type(types: np.ndarray) -> list[tuple[int, slice | np.ndarray, int
     return [(t, nodes, len(nodes)) for t in distinct(types).tolist() for nodes in [(types == t).nonzero()[0]]]
 
 
+def _compiled_edge_lists(
+    weights: np.ndarray, groups: list[tuple[int, slice | np.ndarray, int]], only_types: Collection[int] | None
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
+    """The edge lists ``(u, v, w)`` of the types :func:`same_type_labels` clusters, in its order, from one
+    compiled pass (:func:`engine.tig.subgraph_kernel.type_edge_lists`), when every type's nodes are one run
+    of a float64 matrix in row-major memory (as a context's graph has them); else None (the numpy form)."""
+    runs = [nodes for t, nodes, _ in groups if only_types is None or t in only_types]
+    if (not runs or not all(isinstance(nodes, slice) for nodes in runs) or weights.dtype != np.float64
+            or weights.ndim != 2 or not weights.flags.c_contiguous):
+        return None
+    u, v, w, bounds = type_edge_lists(weights, np.array([r.start for r in runs], dtype=np.int64),
+                                      np.array([r.stop for r in runs], dtype=np.int64))
+    return ((u[a:b], v[a:b], w[a:b]) for a, b in pairwise(bounds.tolist()))
+
+
 def same_type_labels(
     weights: np.ndarray,
     types: np.ndarray,
@@ -458,20 +474,27 @@ def same_type_labels(
     types = np.asarray(types)
     labels = np.zeros(len(types), dtype=np.int64)
     offset = 0
-    for t, nodes, size in _nodes_by_type(types):
+    groups = _nodes_by_type(types)
+    lists = _compiled_edge_lists(weights, groups, only_types) if use_leiden else None
+    for t, nodes, size in groups:
         if only_types is not None and t not in only_types:
             labels[nodes] = np.arange(offset, offset + size)
             offset += size
             continue
         # the type's sub-matrix (a slice when the type's nodes are contiguous)
-        block = weights[nodes, nodes] if isinstance(nodes, slice) else weights[np.ix_(nodes, nodes)]
-        if use_leiden:
+        block = None if lists is not None else (
+            weights[nodes, nodes] if isinstance(nodes, slice) else weights[np.ix_(nodes, nodes)])
+        if lists is not None:
+            # the type's edge list from the compiled pass (the same pairs and weights as below)
+            sub_u, sub_v, sub_w = next(lists)
+        elif use_leiden:
             # the type's edge list in row-major order of its own sub-matrix (upper_pairs(block) and the
             # weights there): its upper triangle read in row-major order, the non-zero entries kept
             slot_u, slot_v = upper_slot_pairs(size)
             upper = block[slot_u, slot_v]
             nonzero = upper.nonzero()[0]
             sub_u, sub_v, sub_w = slot_u[nonzero], slot_v[nonzero], upper[nonzero]
+        if use_leiden:
             key = None
             if memo is not None:
                 key = (size, sub_u.tobytes(), sub_v.tobytes(), sub_w.tobytes(), float(resolution), int(seed),
