@@ -29,7 +29,7 @@ import numpy as np
 from engine.tig.atoms import ATOM_TYPES, RELATION_TYPES
 from engine.tig.canonical import Canonicalisation
 from engine.tig.distinct import distinct, distinct_counts, distinct_inverse, run_lengths, run_starts
-from engine.tig.graph_kernel import assemble_weight, graph_counts
+from engine.tig.graph_kernel import assemble_weight, graph_counts, row_sums
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -347,14 +347,15 @@ def _response_models(canon: Canonicalisation) -> tuple[list[str], np.ndarray]:
 
 
 def _idea_graph(canon: Canonicalisation, inc: np.ndarray, typed_edges: np.ndarray, weight: np.ndarray,
-                node_models: np.ndarray, models: list[str], cooccurrence: tuple, similarity: tuple) -> IdeaGraph:
-    """The graph of ``canon`` from its parts, with the weighted degrees of ``weight``."""
+                node_models: np.ndarray, models: list[str], cooccurrence: tuple, similarity: tuple,
+                degree: np.ndarray | None = None) -> IdeaGraph:
+    """The graph of ``canon`` from its parts, with the weighted degrees of ``weight`` (``degree`` if given)."""
     return IdeaGraph(
         canon=canon,
         incidence=inc,
         typed_edges=typed_edges,
         weight=weight,
-        degree=weight.sum(axis=1),  # deg_w(u) = sum_v w(u, v)
+        degree=weight.sum(axis=1) if degree is None else degree,  # deg_w(u) = sum_v w(u, v)
         node_models=node_models,
         models=models,
         cooccurrence_entries=cooccurrence,
@@ -391,7 +392,9 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
     cooc = _cooccurrence_values(cooc_u, cooc_v, joint, unit_count, table.n_responses)  # App. G.3 w_cooc
     # w = (w_cooc + w_sim) + w_typed, entry by entry as the sum of the three dense matrices adds them
     weight = assemble_weight(n, cooc_u, cooc_v, cooc, sim_at, sim, typed_at, typed)
-    return _idea_graph(canon, inc, typed_edges, weight, node_models, models, (cooc_u, cooc_v, cooc), (sim_at, sim))
+    # deg_w(u) = sum_v w(u, v), summed as numpy's weight.sum(axis=1) sums it (graph_kernel.row_sums)
+    return _idea_graph(canon, inc, typed_edges, weight, node_models, models, (cooc_u, cooc_v, cooc), (sim_at, sim),
+                       row_sums(weight))
 
 
 def build_graph_numpy(canon: Canonicalisation, *, similarity_threshold: float = SIMILARITY_THRESHOLD) -> IdeaGraph:
