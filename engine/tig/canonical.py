@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.tig.atoms import ATOM_TYPES, AtomTable
+from engine.tig.canonical_kernel import node_tables
 from engine.tig.distinct import distinct, distinct_inverse, run_starts
 
 __all__ = [
@@ -567,7 +568,6 @@ def canonicalise(
     if table.n_mentions == 0:
         return Canonicalisation(table, np.zeros(0, np.int64), np.zeros(0, np.int64), [], [], np.zeros((0, 0)))
     names = table.label_names
-    width = len(names)
     order = table.key_order
     pairs = pairs if pairs is not None else pair_table(table)
     keys, key_count, key_type = pairs.keys, pairs.key_count, pairs.key_type
@@ -661,31 +661,15 @@ def canonicalise(
     node_similarity = np.zeros((n_nodes, n_nodes))
     for start, block in blocks:
         node_similarity[start : start + len(block), start : start + len(block)] = block
-    mention_node = node_of_pair[pair_of_mention]
-    node_type = np.zeros(n_nodes, dtype=np.int64)
-    node_type[node_of_pair] = key_type[pair_key]
     # node label: most frequent surface form over the node's mentions (ties: shorter, then alphabetical);
     # node key: the type-qualified key of the node's most frequent key (first in content order on ties).
     # Both are chosen per node, over its pairs: a node of one pair (most nodes of a leave-out population)
-    # has that pair's label and key, so the choice is made only among the pairs of nodes with several.
-    node_label_id = np.empty(n_nodes, dtype=np.int64)
-    node_label_id[node_of_pair] = pair_label
-    node_key_id = np.empty(n_nodes, dtype=np.int64)
-    node_key_id[node_of_pair] = pair_key
-    shared = (np.bincount(node_of_pair, minlength=n_nodes)[node_of_pair] > 1).nonzero()[0]
-    if len(shared):
-        shared_node, shared_count = node_of_pair[shared], pair_count[shared]
-        nodes = distinct(shared_node)
-        node_label_id[nodes] = _most_per_node(shared_node, pair_label[shared], shared_count, width, n_nodes)[nodes]
-        # a form split off a key that its node keeps is told apart by its label (below)
-        # (with one pair per key, each (node, key) is one pair: no counts to add up before the choice)
-        node_key_id[nodes] = (
-            _first_per_group(shared_node, pair_key[shared], shared_count, n_nodes)
-            if len(pair_key) == n_k
-            else _most_per_node(shared_node, pair_key[shared], shared_count, n_k, n_nodes)
-        )[nodes]
+    # has that pair's label and key, so the choice is made only among the pairs of nodes with several
+    # (canonical_kernel.node_tables; tests/engine/tig/test_canonical_kernel.py keeps the numpy form).
+    mention_node, node_type, node_label_id, node_key_ids = node_tables(
+        node_of_pair, pair_of_mention, pair_key, pair_label, pair_count, key_type, keys, n_nodes)
     node_labels = [names[i] for i in node_label_id.tolist()]
-    node_key = [order.qualified[k] for k in keys[node_key_id].tolist()]
+    node_key = [order.qualified[k] for k in node_key_ids.tolist()]
     if len(set(node_key)) < n_nodes:
         taken: set[str] = set()
         for v, qualified in enumerate(node_key):
