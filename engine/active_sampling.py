@@ -43,8 +43,8 @@ import numpy as np
 from scipy.special import expit, ndtr
 
 from engine.bt import BTFit, fit_win_matrix
-from engine.bt_kernel import pairwise_sum as _row_sum  # ω's row sums as numpy adds them
 from engine.compiled import compiled_kernel
+from engine.pairwise_sum import pairwise_sum
 
 __all__ = ["ActiveState", "select_pairs", "load_compiled_planner", "RULES", "DEFAULT_RULE", "ACTIVE_L2"]
 
@@ -176,7 +176,7 @@ def select_pairs(
 
 
 def load_compiled_planner() -> None:
-    """Load the compiled greedy planner of the default rule (:func:`_ranking_info_picks`) into this process by
+    """Load the compiled greedy planner of the default rule (:func:`_ranking_info_picks`' kernels) into this process by
     planning one round of a three-model task. Its first call in a process costs ~0.3 s of numba's start-up with
     the disk cache warm (a few seconds the first time on a machine, to compile): a Celery worker pays it once
     before it forks its pool, rather than each forked process on its first chunk at a run's start."""
@@ -279,61 +279,87 @@ def _greedy_uncertain_order(
     return out
 
 
-@compiled_kernel()
-def _ranking_info_picks(cov, pi, pj, ti, tj, delta_t, info, n_ij, root, jitter, cap):
+def _ranking_info_picks(cov, pi, pj, ti, tj, delta_t, info, n_ij, root, jitter, cap) -> np.ndarray:
     """The ``ranking_info`` rule's ``cap`` greedy picks (indices into the candidates pi, pj), Σ̂, n_ij and the
-    repeat discount updated after each. Compiled: a pick was ~20 numpy calls on arrays of ~100 entries, whose
-    per-call work, not arithmetic, was most of the planning. Every number is computed with the same IEEE
-    operations in the same order as the numpy formulation it replaced (kept as the oracle in
-    tests/engine/test_active_sampling_kernel.py): elementwise steps one by one, ω's row sums in numpy's
-    pairwise order (:func:`engine.bt_kernel.pairwise_sum`), ωv by the same BLAS dgemm (np.dot), sums over k in
-    index order (as numpy reduces axis 0) and Σu as Σ[:, a] − Σ[:, b] (what dgemv gives for u = e_a − e_b, its
-    other terms being zeros) — so the scores, hence the picks, are the same bits. ``cov``, ``n_ij`` and ``root`` are
-    updated in place."""
+    repeat discount updated after each. A pick was ~20 numpy calls on arrays of ~100 entries, whose per-call
+    work, not arithmetic, was most of the planning: now three compiled kernels (:func:`_ranking_info_exponents`,
+    :func:`_ranking_info_weights`, :func:`_ranking_info_pick`) around two numpy calls. Every number is computed
+    with the same IEEE operations in the same order as the numpy formulation it replaced (kept as the oracle in
+    tests/engine/test_active_sampling_kernel.py), so the scores, hence the picks, are the same bits on every
+    CPU. The two numpy calls are those whose rounding depends on the CPU and the library: the weights' ``exp``
+    (numpy's own SIMD exp on AVX-512 CPUs differs from libm's, which a compiled ``exp`` calls, in the last bit
+    of ~5 % of arguments) and the product ωv (a BLAS dgemm; numba's np.dot calls scipy's OpenBLAS, whose AVX-512
+    kernel is not numpy's). Either, compiled, moved a tied pick on such a CPU. ``cov``, ``n_ij`` and ``root``
+    are updated in place."""
     n = cov.shape[0]
-    n_cand = pi.size
-    n_target = ti.size
+    var_floor, exponent = np.empty(ti.size), np.empty(ti.size)
     omega = np.zeros((n, n))
     degree = np.empty(n)
-    v = np.empty((n, n_cand))
+    v = np.empty((n, pi.size))
     cu = np.empty(n)
     picks = np.empty(cap, dtype=np.int64)
     for pick in range(cap):
-        for t in range(n_target):
-            k, k2 = ti[t], tj[t]  # the target pair (k, l)
-            var_t = cov[k, k] + cov[k2, k2] - 2.0 * cov[k, k2]
-            var_floor = var_t if not var_t < 1e-300 else 1e-300  # np.maximum: a NaN stays NaN
-            z = delta_t[t] / np.sqrt(var_floor)
-            # ranking relevance of target pair (k,l): φ(Δ̂/sd)/Var — density of the order flip
-            weight = _INV_SQRT_2PI * np.exp(-0.5 * (z * z)) / var_floor
-            omega[k, k2] = weight
-            omega[k2, k] = weight
-        for k in range(n):
-            degree[k] = _row_sum(omega[k])
-        for k in range(n):
-            for c in range(n_cand):
-                v[k, c] = cov[k, pi[c]] - cov[k, pj[c]]  # Σu for u = e_i − e_j
-        omega_v = np.dot(omega, v)
-        best, best_score = 0, -np.inf
-        for c in range(n_cand):
-            # Σ_kl ω_kl (v_k − v_l)² = vᵀ L v with L = diag(ω1) − ω, the weighted graph Laplacian
-            quad = v[0, c] * (degree[0] * v[0, c] - omega_v[0, c])
-            for k in range(1, n):
-                quad += v[k, c] * (degree[k] * v[k, c] - omega_v[k, c])
-            s = v[pi[c], c] - v[pj[c], c]  # uᵀΣu
-            # Sherman–Morrison: Var'(k,l) = Var(k,l) − w (v_k − v_l)² / (1 + w uᵀΣu)  (rank-one Fisher update)
-            score = info[c] * quad / (1.0 + info[c] * s) / root[c] + jitter[c]
-            if score > best_score or (np.isnan(score) and not np.isnan(best_score)):  # np.argmax: first max, NaN wins
-                best, best_score = c, score
-        picks[pick] = best
-        a, b = pi[best], pj[best]
-        n_ij[best] += 1
-        root[best] = np.sqrt(1.0 + n_ij[best])
-        for k in range(n):
-            cu[k] = cov[k, a] - cov[k, b]
-        # posterior covariance after one more comparison of (a, b): Σ − w Σuuᵀ Σ / (1 + w uᵀΣu)
-        factor = info[best] / (1.0 + info[best] * (cu[a] - cu[b]))
-        for k in range(n):
-            for m in range(n):
-                cov[k, m] = cov[k, m] - factor * (cu[k] * cu[m])
+        _ranking_info_exponents(cov, ti, tj, delta_t, var_floor, exponent)
+        _ranking_info_weights(cov, pi, pj, ti, tj, np.exp(exponent), var_floor, omega, degree, v)
+        picks[pick] = _ranking_info_pick(cov, pi, pj, info, n_ij, root, jitter, v, degree, omega @ v, cu)
     return picks
+
+
+@compiled_kernel()
+def _ranking_info_exponents(cov, ti, tj, delta_t, var_floor, exponent):
+    """For every target pair (k, l): Var(θk − θl) from Σ̂, floored at 1e-300 (``var_floor``), and −½ (Δ̂/sd)²,
+    the exponent of its normal density (``exponent``), into the given buffers."""
+    for t in range(ti.size):
+        k, k2 = ti[t], tj[t]
+        var_t = cov[k, k] + cov[k2, k2] - 2.0 * cov[k, k2]
+        var_floor[t] = var_t if not var_t < 1e-300 else 1e-300  # np.maximum: a NaN stays NaN
+        z = delta_t[t] / np.sqrt(var_floor[t])
+        exponent[t] = -0.5 * (z * z)
+
+
+@compiled_kernel()
+def _ranking_info_weights(cov, pi, pj, ti, tj, density, var_floor, omega, degree, v):
+    """One pick's ranking weights ω (n, n) from the targets' exp(−½ z²) (``density``), their row sums
+    (``degree``, in numpy's pairwise order) and Σu for every candidate u = e_i − e_j (``v``, n × candidates),
+    into the given buffers."""
+    n = cov.shape[0]
+    for t in range(ti.size):
+        # ranking relevance of target pair (k,l): φ(Δ̂/sd)/Var — density of the order flip
+        weight = _INV_SQRT_2PI * density[t] / var_floor[t]
+        omega[ti[t], tj[t]] = weight
+        omega[tj[t], ti[t]] = weight
+    for k in range(n):
+        degree[k] = pairwise_sum(omega[k])
+    for k in range(n):
+        for c in range(pi.size):
+            v[k, c] = cov[k, pi[c]] - cov[k, pj[c]]  # Σu for u = e_i − e_j
+
+
+@compiled_kernel()
+def _ranking_info_pick(cov, pi, pj, info, n_ij, root, jitter, v, degree, omega_v, cu) -> int:
+    """One greedy pick given ωv: the candidate of the largest score (the first, as np.argmax; a NaN wins),
+    then n_ij, its root and Σ̂ updated for one more comparison of it. Sums over k in index order (as numpy
+    reduces axis 0), Σu as Σ[:, a] − Σ[:, b] (what dgemv gives for u = e_a − e_b, its other terms zeros)."""
+    n = cov.shape[0]
+    best, best_score = 0, -np.inf
+    for c in range(pi.size):
+        # Σ_kl ω_kl (v_k − v_l)² = vᵀ L v with L = diag(ω1) − ω, the weighted graph Laplacian
+        quad = v[0, c] * (degree[0] * v[0, c] - omega_v[0, c])
+        for k in range(1, n):
+            quad += v[k, c] * (degree[k] * v[k, c] - omega_v[k, c])
+        s = v[pi[c], c] - v[pj[c], c]  # uᵀΣu
+        # Sherman–Morrison: Var'(k,l) = Var(k,l) − w (v_k − v_l)² / (1 + w uᵀΣu)  (rank-one Fisher update)
+        score = info[c] * quad / (1.0 + info[c] * s) / root[c] + jitter[c]
+        if score > best_score or (np.isnan(score) and not np.isnan(best_score)):  # np.argmax: first max, NaN wins
+            best, best_score = c, score
+    a, b = pi[best], pj[best]
+    n_ij[best] += 1
+    root[best] = np.sqrt(1.0 + n_ij[best])
+    for k in range(n):
+        cu[k] = cov[k, a] - cov[k, b]
+    # posterior covariance after one more comparison of (a, b): Σ − w Σuuᵀ Σ / (1 + w uᵀΣu)
+    factor = info[best] / (1.0 + info[best] * (cu[a] - cu[b]))
+    for k in range(n):
+        for m in range(n):
+            cov[k, m] = cov[k, m] - factor * (cu[k] * cu[m])
+    return best

@@ -7,7 +7,7 @@ Why: the active planner fits once per round of every task and dimension (633 fit
 arithmetic. Every number here is computed with the same IEEE operations in the same order as the numpy form it
 replaces (kept as the oracle in tests/engine/test_bt_kernel.py), so every fit, and the judge run's pinned digest,
 keeps its bits: elementwise steps one by one, libm's ``exp`` and ``log1p`` as scipy's ``expit`` and numpy's
-``logaddexp`` call them, and sums in numpy's pairwise order (:func:`pairwise_sum`).
+``logaddexp`` call them, and sums in numpy's pairwise order (:func:`engine.pairwise_sum.pairwise_sum`).
 """
 
 from __future__ import annotations
@@ -17,44 +17,12 @@ import math
 import numpy as np
 
 from engine.compiled import compiled_kernel
+from engine.pairwise_sum import pairwise_sum
 
-__all__ = ["pairwise_sum", "bt_grad_hess", "bt_nll", "bt_line_search"]
+__all__ = ["bt_grad_hess", "bt_nll", "bt_line_search"]
 
 #: log 2 as numpy's logaddexp adds it for equal arguments (NPY_LOGE2).
 _LOGE2 = 0.693147180559945309417232121458176568
-
-
-@compiled_kernel()
-def pairwise_sum(row: np.ndarray) -> float:
-    """``row.sum()`` of a contiguous float array as numpy adds it (0 + its pairwise summation: a plain loop
-    under 8 entries, 8 running sums up to 128, halves above), to the bit."""
-    n = row.size
-    if n < 8:
-        res = -0.0
-        for i in range(n):
-            res += row[i]
-        return 0.0 + res
-    if n > 128:
-        half = n // 2
-        half -= half % 8
-        return 0.0 + (pairwise_sum(row[:half]) + pairwise_sum(row[half:]))
-    r0, r1, r2, r3, r4, r5, r6, r7 = row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7]
-    i = 8
-    while i < n - n % 8:
-        r0 += row[i]
-        r1 += row[i + 1]
-        r2 += row[i + 2]
-        r3 += row[i + 3]
-        r4 += row[i + 4]
-        r5 += row[i + 5]
-        r6 += row[i + 6]
-        r7 += row[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += row[i]
-        i += 1
-    return 0.0 + res
 
 
 @compiled_kernel()

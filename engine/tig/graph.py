@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.pairwise_sum import row_sums
 from engine.tig.atoms import ATOM_TYPES, RELATION_TYPES
 from engine.tig.canonical import Canonicalisation
 from engine.tig.distinct import distinct, distinct_counts, distinct_inverse, run_lengths, run_starts
-from engine.tig.graph_kernel import assemble_weight, graph_counts, row_sums
+from engine.tig.graph_kernel import assemble_weight, graph_counts
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -392,7 +393,7 @@ def build_graph(canon: Canonicalisation, *, similarity_threshold: float = SIMILA
     cooc = _cooccurrence_values(cooc_u, cooc_v, joint, unit_count, table.n_responses)  # App. G.3 w_cooc
     # w = (w_cooc + w_sim) + w_typed, entry by entry as the sum of the three dense matrices adds them
     weight = assemble_weight(n, cooc_u, cooc_v, cooc, sim_at, sim, typed_at, typed)
-    # deg_w(u) = sum_v w(u, v), summed as numpy's weight.sum(axis=1) sums it (graph_kernel.row_sums)
+    # deg_w(u) = sum_v w(u, v), summed as numpy's weight.sum(axis=1) sums it (engine.pairwise_sum.row_sums)
     return _idea_graph(canon, inc, typed_edges, weight, node_models, models, (cooc_u, cooc_v, cooc), (sim_at, sim),
                        row_sums(weight))
 

@@ -8,7 +8,7 @@ are a few loops.
 Everything here is whole-number counting, index bookkeeping and copies of float values, except the weight
 assembly, which adds the same three parts entry by entry in the same order as the numpy form
 (``(w_cooc + w_sim) + w_typed``, each part where it has an entry), and the weighted degrees, which are
-numpy's pairwise row sums step for step (:func:`row_sums`); the NPMI itself (``np.log``) stays numpy's. ``tests/engine/tig/test_graph_kernel.py`` compares
+numpy's pairwise row sums step for step (:func:`engine.pairwise_sum.row_sums`); the NPMI itself (``np.log``) stays numpy's. ``tests/engine/tig/test_graph_kernel.py`` compares
 every array with the numpy form's on every leave-two-out graph of several tasks.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from engine.compiled import compiled_kernel
 
-__all__ = ["assemble_weight", "graph_counts", "row_sums", "sorted_codes"]
+__all__ = ["assemble_weight", "graph_counts", "sorted_codes"]
 
 
 #: bits of a code sorted in one pass of :func:`sorted_codes` (256 buckets)
@@ -221,89 +221,3 @@ def assemble_weight(n_nodes, cooc_u, cooc_v, cooc, sim_at, sim, typed_at, typed)
     return weight
 
 
-#: numpy's pairwise summation: unrolled by 8 up to this many terms, halved above (PW_BLOCKSIZE)
-_PAIRWISE_BLOCK = 128
-
-
-@compiled_kernel()
-def _block_sum(a, lo, n):
-    """``a[lo:lo + n]``, ``n <= 128``, summed as numpy's ``pairwise_sum`` adds a contiguous float64 run of
-    that length: below 8 terms one by one from 0.0; else in eight running sums (term i into sum i mod 8),
-    joined as ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the remainder one by one."""
-    if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = lo + 8
-    end = lo + n - n % 8
-    while i < end:
-        r0 += a[i]
-        r1 += a[i + 1]
-        r2 += a[i + 2]
-        r3 += a[i + 3]
-        r4 += a[i + 4]
-        r5 += a[i + 5]
-        r6 += a[i + 6]
-        r7 += a[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < lo + n:
-        res += a[i]
-        i += 1
-    return res
-
-
-@compiled_kernel()
-def _pairwise_sum(a, lo, n):
-    """``a[lo:lo + n]`` summed as numpy's ``pairwise_sum`` (``numpy/_core/src/umath/loops_utils.h.src``):
-    up to 128 terms :func:`_block_sum`; above, the two halves (the first a multiple of 8) summed apart and
-    added, first + second. numpy recurses; here the same tree is walked with a stack (a recursive kernel
-    read back from numba's disk cache crashes), left half first, each half's sum added to its sibling's as
-    the recursion returns them."""
-    if n <= _PAIRWISE_BLOCK:
-        return _block_sum(a, lo, n)
-    seg_lo = np.empty(64, dtype=np.int64)
-    seg_n = np.empty(64, dtype=np.int64)
-    left_done = np.zeros(64, dtype=np.bool_)
-    left = np.empty(64)
-    depth = 0
-    seg_lo[0] = lo
-    seg_n[0] = n
-    while True:
-        m = seg_n[depth]
-        if m > _PAIRWISE_BLOCK:  # descend into the first half
-            half = m // 2
-            half -= half % 8
-            left_done[depth] = False
-            depth += 1
-            seg_lo[depth] = seg_lo[depth - 1]
-            seg_n[depth] = half
-            continue
-        value = _block_sum(a, seg_lo[depth], m)
-        while True:  # return the value up: a first half waits for its sibling, a second half completes its parent
-            depth -= 1
-            if depth < 0:
-                return value
-            if not left_done[depth]:
-                left[depth] = value
-                left_done[depth] = True
-                half = seg_n[depth] // 2
-                half -= half % 8
-                seg_lo[depth + 1] = seg_lo[depth] + half
-                seg_n[depth + 1] = seg_n[depth] - half
-                depth += 1
-                break
-            value = left[depth] + value
-
-
-@compiled_kernel()
-def row_sums(matrix):
-    """``matrix.sum(axis=1)`` of a row-major float64 matrix, bit for bit: numpy's add reduction starts each
-    row from 0.0 (add's identity) and adds the row's pairwise sum to it (:func:`_pairwise_sum`)."""
-    out = np.empty(matrix.shape[0])
-    for r in range(matrix.shape[0]):
-        out[r] = 0.0 + _pairwise_sum(matrix[r], 0, matrix.shape[1])
-    return out

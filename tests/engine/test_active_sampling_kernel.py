@@ -12,8 +12,10 @@ from scipy.special import expit
 from engine.active_sampling import (
     ActiveState,
     _pair_index,
+    _ranking_info_exponents,
+    _ranking_info_pick,
     _ranking_info_picks,
-    _row_sum,
+    _ranking_info_weights,
     load_compiled_planner,
     select_pairs,
 )
@@ -141,20 +143,12 @@ def test_selection_leaves_the_fit_unchanged():
     assert np.array_equal(fit.cov, cov)
 
 
-def test_row_sum_adds_as_numpy_does():
-    # ω's row sums (the Laplacian's degrees) in numpy's pairwise order, for any number of models
-    rng = np.random.default_rng(11)
-    for length in [*range(1, 40), 127, 128, 129, 200, 300, 1000]:
-        for _ in range(5):
-            row = rng.random(length) * 10.0 ** rng.uniform(-6, 6, length)
-            assert _row_sum(row) == row.sum()
-
-
 def test_loading_the_compiled_planner_compiles_the_signature_a_judge_runs_planning_calls():
     """load_compiled_planner (a Celery worker calls it before it forks) must reach the kernel with the argument
     types a real round passes, or each forked process would still compile or load another on its first chunk."""
     load_compiled_planner()
-    kernels = (_ranking_info_picks, bt_grad_hess, bt_line_search, bt_nll)  # the picks and the fit's Newton
+    kernels = (_ranking_info_exponents, _ranking_info_weights, _ranking_info_pick,  # the picks
+               bt_grad_hess, bt_line_search, bt_nll)  # the fit
     loaded = [list(kernel.signatures) for kernel in kernels]
     assert all(loaded)
     rng = np.random.default_rng(7)

@@ -16,7 +16,7 @@ import pytest
 from scipy.special import expit
 
 from engine import bt
-from engine.bt_kernel import bt_nll, pairwise_sum
+from engine.bt_kernel import bt_nll
 
 REPLAYED = Path(__file__).parent / "reference_data" / "planner_fit_wins_40_tasks.npz"
 
@@ -161,14 +161,6 @@ def test_the_compiled_objective_is_numpys_to_the_bit_with_equal_skills_and_large
         np.fill_diagonal(wins, 0.0)
         l2 = float(rng.choice([0.0, 0.01, 2.0]))
         assert bt_nll(wins, theta, l2, np.empty(n * n), np.empty(n)) == _numpy_nll(wins, theta, l2)
-
-
-def test_pairwise_sum_adds_as_numpy_does():
-    rng = np.random.default_rng(11)
-    for length in [*range(1, 40), 127, 128, 129, 196, 200, 300, 1000]:
-        for _ in range(5):
-            row = rng.random(length) * 10.0 ** rng.uniform(-6, 6, length)
-            assert pairwise_sum(row) == row.sum()
 
 
 def test_a_singular_newton_system_raises_numpys_linalg_error():
