@@ -141,6 +141,20 @@ def _plain_attnames(model: type[Model]) -> tuple[tuple[str, ...], tuple[int, ...
     return attnames, tuple(keys)
 
 
+@functools.cache
+def _read_attnames(model: type[Model], field_names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+    """:func:`_plain_attnames` for a read of only the columns ``field_names`` (the others deferred): the
+    attribute names of the concrete fields read, in the model's field order (the order Django's ``from_db``
+    takes the values in, whatever the order of ``field_names``), and the positions of the foreign keys
+    among them. None for a model :func:`_plain_attnames` does not admit."""
+    plain = _plain_attnames(model)
+    if plain is None:
+        return None
+    attnames, keys = plain
+    read = [i for i, attname in enumerate(attnames) if attname in field_names]
+    return tuple(attnames[i] for i in read), tuple(j for j, i in enumerate(read) if i in keys)
+
+
 def _unheard(signal, sender) -> bool:
     """``signal.send(sender=sender, ...)`` would call no receiver (the test ``Signal.send`` makes first)."""
     return not signal.receivers or signal.sender_receivers_cache.get(sender) is NO_RECEIVERS
@@ -150,12 +164,18 @@ def instance_from_db(model: type[Model], db: str, field_names, values) -> Model:
     """``model.from_db(db, field_names, values)``: the same instance (the same ``__dict__``, in the same
     order, and ``_state``), built without ``Model.__init__``'s two signal sends and one descriptor call per
     field when nobody listens to ``pre_init``/``post_init`` for the model (issue 30: ~16 instances a
-    combined label). Any other case is Django's ``from_db`` itself."""
+    combined label). A read of fewer columns (deferred ones: two thirds of a combined label's instances, its
+    item, task and responses) is built the same way: Django's ``from_db`` fills the columns not read with
+    ``DEFERRED``, which ``Model.__init__`` skips. Any other case is Django's ``from_db`` itself."""
     plain = _plain_attnames(model)
-    if (plain is None or len(values) != len(plain[0]) or not _unheard(signals.pre_init, model)
-            or not _unheard(signals.post_init, model)):
+    if plain is not None and len(values) != len(plain[0]):
+        plain = _read_attnames(model, tuple(field_names))
+        if plain is not None and len(values) != len(plain[0]):  # not one value per column read: Django's error
+            plain = None
+    if plain is None or not _unheard(signals.pre_init, model) or not _unheard(signals.post_init, model):
         return model.from_db(db, field_names, values)
-    # With one value per concrete field Django's from_db ignores field_names and calls model(*values).
+    # With one value per concrete field Django's from_db ignores field_names and calls model(*values); with
+    # fewer it calls it with DEFERRED in place of each column not read, and __init__ skips those.
     attnames, keys = plain
     instance = object.__new__(model)
     state = instance._state = ModelState()

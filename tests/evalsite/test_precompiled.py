@@ -164,7 +164,7 @@ def _built(instance) -> tuple:
 def test_an_instance_from_db_is_djangos_from_db_for_every_model():
     """Equivalence (issue 30): for every model, with one value per concrete field (one of them DEFERRED, as
     a deferred column reads), ``instance_from_db`` builds what ``Model.from_db`` builds: the same class, the
-    same attributes in the same order, the same state; with fewer values it is ``from_db`` itself."""
+    same attributes in the same order, the same state; with fewer values too."""
     from django.apps import apps
     from django.db.models.base import DEFERRED
 
@@ -180,6 +180,44 @@ def test_an_instance_from_db_is_djangos_from_db_for_every_model():
         assert _built(fewer) == _built(model.from_db("other", names[:1], values[:1]))
         plain += _plain_attnames(model) is not None
     assert plain > 0.8 * len(apps.get_models())  # the usual model takes the short way
+
+
+def test_an_instance_from_db_of_fewer_columns_is_djangos_from_db_without_init():
+    """Equivalence (issue 30): for every model, a read of only some columns (the rest deferred, the names in
+    any order) builds what ``Model.from_db`` builds, and for a model the short way admits it is built
+    without ``Model.__init__`` (a combined label reads its item, task and responses so)."""
+    from unittest import mock
+
+    from django.apps import apps
+    from django.db.models.base import DEFERRED
+
+    from evalsite.precompiled import _plain_attnames, instance_from_db
+
+    for model in apps.get_models():
+        names = [field.attname for field in model._meta.concrete_fields]
+        subsets = [names[:1], names[::2], names[1:], list(reversed(names[:-1]))]
+        for read in subsets:
+            in_order = [name for name in names if name in read]
+            values = [None if i % 3 == 0 else object() for i in range(len(in_order))]
+            if len(values) > 1:
+                values[-1] = DEFERRED
+            expected = _built(model.from_db("other", read, values))
+            if _plain_attnames(model) is None:
+                assert _built(instance_from_db(model, "other", read, values)) == expected
+                continue
+            with mock.patch.object(model, "__init__", side_effect=AssertionError("Model.__init__ called")):
+                assert _built(instance_from_db(model, "other", read, values)) == expected, (model, read)
+
+
+def test_an_instance_from_db_of_too_few_values_fails_as_djangos():
+    """Fewer values than the columns named: Django's own error, not a short instance."""
+    from evalsite.precompiled import instance_from_db
+
+    names = [field.attname for field in Task._meta.concrete_fields]
+    with pytest.raises(Exception) as djangos:
+        Task.from_db("default", names[:3], [1, 2])
+    with pytest.raises(type(djangos.value)):
+        instance_from_db(Task, "default", names[:3], [1, 2])
 
 
 def test_a_model_with_an_init_listener_is_built_by_django():
