@@ -181,9 +181,14 @@ def pair_choice_to_canonical(shown: str, swapped: bool) -> str:
     return PairChoice.B if shown == PairChoice.A else PairChoice.A
 
 
+#: ``PairChoice.values``, which the enum builds as a new list at each read (issue 30: once a label); a tuple,
+#: so membership is the list's (equality, an unhashable answer simply absent).
+PAIR_CHOICE_VALUES = tuple(PairChoice.values)
+
+
 def validate_pair_choice(data: Mapping[str, Any], assignment: Assignment) -> tuple[dict[str, Any], dict[str, str]]:
     shown = data.get("choice")
-    if shown not in PairChoice.values:
+    if shown not in PAIR_CHOICE_VALUES:
         return {}, {"choice": "choose A, B or tie"}
     return {
         "shown_choice": shown,

@@ -170,3 +170,19 @@ def test_a_flag_with_a_note_is_stored_beside_the_choice(build):
     _, ann, assignment = build(CampaignKind.TEXT_PAIRWISE)
     label = submit(assignment, ann, {"choice": "tie", "flag": {"reason": "missing_or_truncated", "note": "visual field truncated"}}).label
     assert (label.choice, label.flag_reason, label.flag_note) == ("tie", "missing_or_truncated", "visual field truncated")
+
+
+@pytest.mark.django_db(False)
+@pytest.mark.parametrize("shown", ["A", "B", "tie", "a", "TIE", "C", "", None, 1, ["A"], {"choice": "A"}, ("A",)])
+def test_a_pair_choice_is_accepted_exactly_when_it_is_one_of_the_enums_values(shown):
+    """Equivalence (issue 30): the choice is checked against the values kept once, as against
+    ``PairChoice.values`` itself, unhashable answers included."""
+    from types import SimpleNamespace
+
+    from annotation.kinds.base import PAIR_CHOICE_VALUES, validate_pair_choice
+    from annotation.models import PairChoice
+
+    assert PAIR_CHOICE_VALUES == tuple(PairChoice.values)
+    values, errors = validate_pair_choice({"choice": shown}, SimpleNamespace(swapped=False))
+    assert (not errors) == (shown in PairChoice.values)
+    assert values == ({"shown_choice": shown, "choice": shown, "swapped": False} if not errors else {})
