@@ -8,11 +8,13 @@ Blinding: responses carry the opaque assignment token and the kind's shown conte
 from __future__ import annotations
 
 import json
+import time
 
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.functional import SimpleLazyObject, empty
+from django.utils.http import http_date
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.response import Response
@@ -31,8 +33,24 @@ class NeverStoredApi:
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
-        add_never_cache_headers(response)
+        never_stored(response)
         return response
+
+
+#: The ``Cache-Control`` Django's ``add_never_cache_headers`` writes on a response that had none.
+NEVER_STORED = "max-age=0, no-cache, no-store, must-revalidate, private"
+
+
+def never_stored(response) -> None:
+    """``django.utils.cache.add_never_cache_headers(response)``: on a response without ``Cache-Control`` (every
+    answer of these views) the two headers it writes, set directly (issue 30: Django parses and rebuilds the
+    header twice, ~2 % of a combined label's Python calls); any other response goes through Django's."""
+    if response.has_header("Cache-Control"):
+        add_never_cache_headers(response)
+        return
+    if not response.has_header("Expires"):
+        response.headers["Expires"] = http_date(time.time())
+    response.headers["Cache-Control"] = NEVER_STORED
 
 
 class AnnotationAPIView(NeverStoredApi, APIView):

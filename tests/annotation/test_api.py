@@ -337,3 +337,25 @@ def test_answers_carrying_the_item_or_the_label_are_never_stored_by_the_browser(
     for answer in answers:
         assert answer.status_code in (200, 201), answer.content
         assert "no-store" in answer["Cache-Control"] and "private" in answer["Cache-Control"], answer.request["PATH_INFO"]
+
+
+@pytest.mark.django_db(False)
+@pytest.mark.parametrize("before", [{}, {"Expires": "Thu, 01 Jan 2026 00:00:00 GMT"},
+                                    {"Cache-Control": "max-age=60, public"},
+                                    {"Cache-Control": "no-transform", "Expires": "Thu, 01 Jan 2026 00:00:00 GMT"}])
+def test_the_never_stored_headers_are_djangos_add_never_cache_headers(before):
+    """Equivalence (issue 30): the headers an annotator answer carries, set directly, are the ones Django's
+    ``add_never_cache_headers`` writes, in the same order, whatever the response held before."""
+    from unittest import mock
+
+    from django.utils.cache import add_never_cache_headers
+    from rest_framework.response import Response
+
+    from annotation.api import never_stored
+
+    ours, djangos = Response({}, headers=before), Response({}, headers=before)
+    with mock.patch("time.time", return_value=1_765_000_000.75):
+        never_stored(ours)
+        add_never_cache_headers(djangos)
+    assert list(ours.headers.items()) == list(djangos.headers.items())
+    assert "no-store" in ours["Cache-Control"]
