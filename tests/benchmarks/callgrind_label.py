@@ -8,7 +8,9 @@ with sessions and one k = 3 campaign. ``run`` copies it to ``<db>`` (so every ru
 rows), warms the process with ``--warm`` labels, then counts ``--labels`` combined labels, the annotators
 taking turns as 20 people labelling at once would; callgrind's counters are zeroed just before the first
 counted label and dumped after the last (client requests, as ``callgrind_tig``). ``--profile`` runs the
-same under cProfile instead and prints the top functions.
+same under cProfile instead and prints the top functions. ``--floor`` counts, in place of the labels, as
+many requests to :mod:`tests.benchmarks.framework_floor`'s view (every middleware, the session and its user,
+DRF, CSRF, the JSON body parsed, ``{}`` answered, no other statement): the framework's share of a label.
 
 Run: ``.venv/bin/python -m tests.benchmarks.callgrind_label seed --db NAME``, then
 ``valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p .venv/bin/python -m tests.benchmarks.callgrind_label
@@ -81,6 +83,14 @@ class Annotator:
                 result.close()
         return answered["status"], json.loads(content)
 
+    def nothing(self, campaign: int) -> dict:
+        """One request to the framework floor's view, with a label's body (``--floor``)."""
+        answer = {"idempotency_key": str(uuid.uuid4()), "answer": {"choice": "A"}, "time_on_item_ms": 1000}
+        status, body = self.post("/annotate/api/nothing", "", answer)
+        if not status.startswith("200") or body != {}:
+            raise RuntimeError(f"the floor's view answered {status}: {body}")
+        return body
+
     def label(self, campaign: int) -> dict:
         if self.token is None:
             status, body = self.post(f"/annotate/api/campaigns/{campaign}/next", "", {"progress": False})
@@ -130,7 +140,8 @@ def _backend_pid() -> int:
         return cursor.fetchone()[0]
 
 
-def run(db: str, warm: int, labels: int, out: str | None, profile: int, backend: bool = False) -> None:
+def run(db: str, warm: int, labels: int, out: str | None, profile: int, backend: bool = False,
+        floor: bool = False) -> None:
     state = json.loads(STATE.with_name(STATE.name.format(db=db)).read_text())
     with _postgres(db) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
@@ -141,9 +152,14 @@ def run(db: str, warm: int, labels: int, out: str | None, profile: int, backend:
 
     annotators = [Annotator(application, session) for _, session in sorted(state["sessions"].items())]
     campaign = state["campaign"]
+    if floor:
+        from django.test.utils import override_settings
+
+        override_settings(ROOT_URLCONF="tests.benchmarks.framework_floor").enable()
+    act = Annotator.nothing if floor else Annotator.label
     n = 0
     for _ in range(warm):
-        annotators[n % len(annotators)].label(campaign)
+        act(annotators[n % len(annotators)], campaign)
         n += 1
     with tempfile.TemporaryDirectory(prefix="callgrind-label-") as tmp:
         marks = _marks(tmp) if out else None
@@ -158,7 +174,7 @@ def run(db: str, warm: int, labels: int, out: str | None, profile: int, backend:
         if backend:  # the server dumps its counts at each call of pg_backend_pid(): the first counted label's start
             pid = _backend_pid()
         for _ in range(labels):
-            annotators[n % len(annotators)].label(campaign)
+            act(annotators[n % len(annotators)], campaign)
             n += 1
         if marks is not None:
             marks.marks_dump()
@@ -174,7 +190,7 @@ def run(db: str, warm: int, labels: int, out: str | None, profile: int, backend:
     from django.db import connections
 
     connections.close_all()
-    print(f"{labels} combined labels counted after {warm} warm ones")
+    print(f"{labels} {'floor requests' if floor else 'combined labels'} counted after {warm} warm ones")
     if out:
         for dump in sorted(glob.glob(out.replace("%p", str(os.getpid())) + ".*")):
             with open(dump) as f:
@@ -199,11 +215,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="run: call pg_backend_pid() just before the first counted label and just after the "
                              "last, for a server run under valgrind --tool=callgrind --dump-before=pg_backend_pid")
     parser.add_argument("--profile", type=int, default=0, help="run under cProfile and print this many functions")
+    parser.add_argument("--floor", action="store_true",
+                        help="run: count requests to tests/benchmarks/framework_floor.py's view instead of labels")
     args = parser.parse_args(argv)
     if args.action == "seed":
         seed(args.db, args.items, args.dashboard_labels)
     else:
-        run(args.db, args.warm, args.labels, args.out, args.profile, args.backend)
+        run(args.db, args.warm, args.labels, args.out, args.profile, args.backend, args.floor)
 
 
 if __name__ == "__main__":
