@@ -91,12 +91,25 @@ def row_from(model: type[Model], row, *, relations: tuple[str, ...] = (), deferr
     return _instance(model, connection, compiled, row)
 
 
+def _converters(connection, compiled) -> list[tuple[int, object, list]]:
+    """(position, column, its converters) of a :func:`_compiled` query's converted columns on ``connection``:
+    the lists the ORM's compiler asks each column for (the backend's, then the field's), asked once per
+    connection and query (issue 30: they were asked again for every row)."""
+    kept = connection.__dict__.setdefault("_atelier_row_converters", {})
+    found = kept.get(id(compiled))
+    if found is None or found[0] is not compiled:  # keyed by identity: the compiled query itself is kept too
+        found = kept[id(compiled)] = (compiled, [
+            (i, column, connection.ops.get_db_converters(column) + column.get_db_converters(connection))
+            for i, column in compiled[1]])
+    return found[1]
+
+
 def _instance(model: type[Model], connection, compiled, row) -> Model:
     """The instance, its related rows attached, from one row of a :func:`_compiled` query."""
-    _, converted, (start, end), init_list, populators, _ = compiled
+    _, _, (start, end), init_list, populators, _ = compiled
     row = list(row)
-    for i, column in converted:
-        for convert in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
+    for i, column, converters in _converters(connection, compiled):
+        for convert in converters:
             row[i] = convert(row[i], column, connection)
     instance = instance_from_db(model, connection.alias, init_list, row[start:end])
     for populator in populators:
