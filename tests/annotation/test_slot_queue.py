@@ -276,3 +276,38 @@ def test_the_take_keeps_one_plan_for_every_request(catalogue):
     assert len(plans) == 1
     generic, custom = plans[0]
     assert generic >= 3 and custom == 5
+
+
+def test_the_takes_plan_asks_each_slot_read_by_the_annotators_item_index(catalogue):
+    """PostgreSQL (issue 30): "not shown" is a probe of ``assignment_item_once_per_annotator`` for each slot
+    the queue reads, in the generic plan the take keeps, never a read of the annotator's (or the table's)
+    every assignment (the ``NOT IN`` form's plan read the annotator's shown assignments into a hash at each
+    take), here with another campaign's 3,000 assignments analyzed."""
+    from django.db import connection
+
+    from annotation.slot_queue import _FIRST_FREE_SLOT_SQL
+
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements and their plans are PostgreSQL's")
+    raters, (alice,) = annotators(3, prefix="rater"), annotators(1)
+    earlier = pairwise_campaign(catalogue, annotators=raters)
+    item = earlier.items.first()
+    now = timezone.now()
+    Assignment.objects.bulk_create([
+        Assignment(campaign=earlier, item=item, annotator=raters[i % 3], token=f"history-{i}", swapped=False,
+                   status=Assignment.Status.EXPIRED, content_hash=item.content_hash, task_set_version="1",
+                   created_at=now, expires_at=now + timedelta(minutes=30), finished_at=now)
+        for i in range(3000)
+    ])
+    campaign = pairwise_campaign(Catalogue(n_tasks=4), annotators=[alice])
+    submit(services.assignment_next(campaign=campaign, annotator=alice), alice)
+    statement = _FIRST_FREE_SLOT_SQL.replace("%s", "$1", 1).replace("%s", "$2", 1).replace("%s", "$3", 1)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_assignment")
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute(f"PREPARE first_free_slot (bigint, bigint, bigint) AS {statement}")
+        cursor.execute("EXPLAIN (COSTS OFF) EXECUTE first_free_slot (%s, %s, %s)", [campaign.pk, campaign.pk, alice.pk])
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+        cursor.execute("DEALLOCATE first_free_slot")
+    assert "Index Scan using assignment_item_once_per_annotator on annotation_assignment" in plan, plan
+    assert "SubPlan" not in plan and "Seq Scan on annotation_assignment" not in plan, plan
