@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+from django.db import transaction
 
 from leaderboard.ekphrasis import judge_runs
-from leaderboard.ekphrasis.models import Comparison, JudgeRun
+from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from tests.celery_broker import broker_emptied
 from tests.conftest import require_service, subprocess_environment
 from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
@@ -71,19 +72,28 @@ def enqueue(run, kind: str = "judge_run") -> None:
     )
 
 
-def kill_mid_run_and_resume(run, kind: str, tmp_path: Path, *, started, done) -> None:
+def kill_mid_run_and_resume(run, kind: str, tmp_path: Path, *, units, started, done) -> None:
     """Start ``run`` on a real worker and SIGKILL it once ``started()`` holds (no warm shutdown: the unit
     in hand is never acknowledged); the run is then not done, and a second worker finishes it (``done()``).
     The unacknowledged unit is redelivered 3 s after the kill, looked for every second (kombu's own sweep
-    is ~100 s)."""
+    is ~100 s).
+
+    Until the kill this test holds the row of the middle one of ``units`` (the run's unit rows, in plan
+    order) locked, so the first worker cannot finish that unit, nor the run, however fast it judges: with
+    polling alone a faster run (or a busy machine that starved the poll) finished before the kill."""
     fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3", "CELERY_UNACKED_RESTORE_INTERVAL": "1",
                        "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
-    first = start_worker(tmp_path / "first.log", **fast_redelivery)
-    try:
-        enqueue(run, kind)
-        wait_for(started, 120, "some work before the kill")
-    finally:
-        stop(first, signal.SIGKILL)
+    middle = list(units.values_list("pk", flat=True))
+    middle = middle[len(middle) // 2]
+    with transaction.atomic():
+        # each poll below is a statement of its own, so it sees what the worker committed since the last one
+        assert units.model.objects.select_for_update().filter(pk=middle).exists()
+        first = start_worker(tmp_path / "first.log", **fast_redelivery)
+        try:
+            enqueue(run, kind)
+            wait_for(started, 120, "some work before the kill")
+        finally:
+            stop(first, signal.SIGKILL)
     assert not done()
     second = start_worker(tmp_path / "second.log", **fast_redelivery)
     try:
@@ -123,16 +133,17 @@ def test_a_real_worker_runs_the_judge_run_through_redis(broker, tmp_path):
 @pytest.mark.broker
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_worker_loses_nothing_and_duplicates_nothing(broker, tmp_path):
-    # 36 tasks (about 2,800 comparisons): enough work that the first worker is still judging when it is
-    # killed, even on a machine busy with other tests. With four tasks it sometimes finished the run before
-    # the kill; with twelve (938 comparisons, 1.4 s inline) it did once at load 7, the remaining ~1.2 s
-    # shorter than the poll and the kill took there.
+    # 36 tasks (about 2,800 comparisons). Polling alone could not keep the first worker from finishing the
+    # run before the kill: with four tasks it sometimes did, with twelve once at load 7, and with 36 once in
+    # CI on 2026-12-07 after the planner and TIG got faster. kill_mid_run_and_resume now holds the middle
+    # chunk's row locked until the kill (with a 20 s pause in the poll the run stayed unfinished; without
+    # the lock it finished and this test failed).
     task_set, models = population(n_models=5, n_tasks=36, name="celerykill")
     reference = simulated_run(task_set, models, budget=25, dimensions="UEN")
     judge_runs.judge_run_execute_inline(run=reference)
 
     run = simulated_run(task_set, models, budget=25, dimensions="UEN")
-    kill_mid_run_and_resume(run, "judge_run", tmp_path,
+    kill_mid_run_and_resume(run, "judge_run", tmp_path, units=JudgeRunTask.objects.filter(run=run).order_by("pk"),
                             started=lambda: Comparison.objects.filter(run=run, status="ok").count() >= 60,
                             done=lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE)
     assert comparison_fingerprint(run) == comparison_fingerprint(reference)
@@ -289,7 +300,7 @@ def _easel_steps(run) -> list[tuple]:
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_during_an_easel_run_loses_no_step_and_repeats_none(broker, tmp_path):
     from leaderboard.easel import services
-    from leaderboard.easel.models import EaselRun
+    from leaderboard.easel.models import EaselEpisode, EaselRun
 
     suite, _ = services.easel_suite_create(
         seed=0, per_category={"programmatic": 8, "spatial_geometry": 0, "abstract_cartoon": 0, "natural": 0},
@@ -299,7 +310,9 @@ def test_a_worker_killed_during_an_easel_run_loses_no_step_and_repeats_none(brok
     total = len(_easel_steps(reference))
 
     run = services.easel_run_create(task_set=suite, agent="simulated", skill=0.5)
-    kill_mid_run_and_resume(run, "easel_run", tmp_path, started=lambda: len(_easel_steps(run)) >= total // 4,
+    kill_mid_run_and_resume(run, "easel_run", tmp_path,
+                            units=EaselEpisode.objects.filter(run=run).order_by("position", "pk"),
+                            started=lambda: len(_easel_steps(run)) >= total // 4,
                             done=lambda: EaselRun.objects.get(pk=run.pk).status == EaselRun.Status.DONE)
     assert _easel_steps(run) == _easel_steps(reference)
     run.refresh_from_db()
@@ -332,13 +345,14 @@ def _c2_trivia_run(name: str, *, n: int):
 @pytest.mark.broker
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_during_a_c2_run_loses_no_sample_and_repeats_none(broker, tmp_path):
-    from leaderboard.c2.models import C2Rating, C2Run
+    from leaderboard.c2.models import C2Rating, C2Run, C2RunPrompt
 
     make, reference = _c2_trivia_run("c2-kill", n=24)
     total = len(_c2_samples(reference))
 
     run = make()
-    kill_mid_run_and_resume(run, "c2_run", tmp_path, started=lambda: run.samples.exclude(text="").count() >= total // 4,
+    kill_mid_run_and_resume(run, "c2_run", tmp_path, units=C2RunPrompt.objects.filter(run=run).order_by("pk"),
+                            started=lambda: run.samples.exclude(text="").count() >= total // 4,
                             done=lambda: C2Run.objects.get(pk=run.pk).status == C2Run.Status.DONE)
     assert _c2_samples(run) == _c2_samples(reference)
     assert C2Rating.objects.filter(sample__run=run).count() == C2Rating.objects.filter(sample__run=reference).count()
