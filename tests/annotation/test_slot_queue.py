@@ -222,6 +222,22 @@ def test_a_lone_annotator_passes_the_free_slots_of_items_already_seen_and_gets_e
     assert flags_disagreeing(campaign) == []
 
 
+def _after_another_campaigns_history(catalogue):
+    """A new annotator, after another campaign's 3,000 returned assignments by three others (no unique index
+    holds returned ones), on PostgreSQL."""
+    raters, (alice,) = annotators(3, prefix="rater"), annotators(1)
+    earlier = pairwise_campaign(catalogue, annotators=raters)
+    item = earlier.items.first()
+    now = timezone.now()
+    Assignment.objects.bulk_create([
+        Assignment(campaign=earlier, item=item, annotator=raters[i % 3], token=f"history-{i}", swapped=False,
+                   status=Assignment.Status.EXPIRED, content_hash=item.content_hash, task_set_version="1",
+                   created_at=now, expires_at=now + timedelta(minutes=30), finished_at=now)
+        for i in range(3000)
+    ])
+    return alice
+
+
 def test_among_many_annotators_each_take_is_the_first_free_slot_of_an_unseen_item():
     """Interleaved annotators, with skips putting slots back at the queue's front: each take is the slot
     computed from the assignments."""
@@ -254,16 +270,7 @@ def test_the_take_keeps_one_plan_for_every_request(catalogue):
 
     if connection.vendor != "postgresql":
         pytest.skip("prepared statements and their plans are PostgreSQL's")
-    raters, (alice,) = annotators(3, prefix="rater"), annotators(1)
-    earlier = pairwise_campaign(catalogue, annotators=raters)
-    item = earlier.items.first()
-    now = timezone.now()
-    Assignment.objects.bulk_create([  # another campaign's history: returned assignments (no unique index holds them)
-        Assignment(campaign=earlier, item=item, annotator=raters[i % 3], token=f"history-{i}", swapped=False,
-                   status=Assignment.Status.EXPIRED, content_hash=item.content_hash, task_set_version="1",
-                   created_at=now, expires_at=now + timedelta(minutes=30), finished_at=now)
-        for i in range(3000)
-    ])
+    alice = _after_another_campaigns_history(catalogue)
     campaign = pairwise_campaign(Catalogue(n_tasks=4), annotators=[alice])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_assignment")  # the new campaign has no assignment yet
@@ -289,16 +296,7 @@ def test_the_takes_plan_asks_each_slot_read_by_the_annotators_item_index(catalog
 
     if connection.vendor != "postgresql":
         pytest.skip("prepared statements and their plans are PostgreSQL's")
-    raters, (alice,) = annotators(3, prefix="rater"), annotators(1)
-    earlier = pairwise_campaign(catalogue, annotators=raters)
-    item = earlier.items.first()
-    now = timezone.now()
-    Assignment.objects.bulk_create([
-        Assignment(campaign=earlier, item=item, annotator=raters[i % 3], token=f"history-{i}", swapped=False,
-                   status=Assignment.Status.EXPIRED, content_hash=item.content_hash, task_set_version="1",
-                   created_at=now, expires_at=now + timedelta(minutes=30), finished_at=now)
-        for i in range(3000)
-    ])
+    alice = _after_another_campaigns_history(catalogue)
     campaign = pairwise_campaign(Catalogue(n_tasks=4), annotators=[alice])
     submit(services.assignment_next(campaign=campaign, annotator=alice), alice)
     statement = _FIRST_FREE_SLOT_SQL.replace("%s", "$1", 1).replace("%s", "$2", 1).replace("%s", "$3", 1)
