@@ -5,7 +5,7 @@ is the upper triangle of its block of the weight matrix, read row-major, its non
 numpy, the block, its triangle's slot pairs, a gather, ``nonzero`` and three more gathers, for each type of
 each context. Here every type's list comes out of one loop: the same node pairs in the same order with the
 same weights (copies of the float values; ``x != 0`` is numpy's ``nonzero`` test, NaN included), so Leiden,
-its memo and everything after it see the same input (``tests/engine/tig/test_clusters.py`` compares both
+its memo and everything after it see the same input (``tests/engine/tig/test_subgraph_kernel.py`` compares both
 forms on every leave-two-out graph of several tasks).
 """
 
