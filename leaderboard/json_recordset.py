@@ -1,10 +1,17 @@
-"""Many rows in one PostgreSQL statement, sent as one JSON document (``json_to_recordset``).
+"""Many rows in one PostgreSQL statement, sent as one JSON document (``jsonb_to_recordset``).
 
 Django's ``bulk_create`` sends a VALUES row of parameters per model instance, and psycopg quotes every
 parameter in Python: for thousands of small rows that quoting, and the server's parsing and planning of a
 statement with thousands of placeholders, cost more than the rows' own work. Here the rows travel as one
 JSON array (encoded in C by ``json``, parsed by the server), beside the values every row shares, so the
 statement text has a fixed number of placeholders whatever the number of rows.
+
+The document is read as ``jsonb``: parsed once, each row's values then found by key in its binary form. Read
+as ``json`` it was parsed twice (``json_in`` validates the text, ``json_to_recordset`` parses it again and
+builds a hash table of each row's keys) and a ``jsonb`` column's value was cut out as text and parsed a
+third time: callgrind on the PostgreSQL backend over a 10-task inline judge run, 2.020 → 2.014 G
+instructions, the run's digest unchanged. Numbers pass through ``numeric``, which has no negative zero, so
+no float column is carried in a document (the statements carry integers, text, booleans and ``jsonb``).
 
 PostgreSQL only: callers keep Django's own path for other databases. Users: the judge chunk's planned
 comparisons (and, through :func:`recordset_json`, its verdicts' UPDATE), Novelty context items and TIG
@@ -38,7 +45,7 @@ def recordset_insert_sql(
     model: type[models.Model], *, shared: Sequence[str], per_row: Sequence[str], returning: Sequence[str] = (),
     on_conflict: str = "",
 ) -> str:
-    """``INSERT INTO <model> (shared..., per_row...) SELECT %s..., r.<per_row>... FROM json_to_recordset(%s::json)``.
+    """``INSERT INTO <model> (shared..., per_row...) SELECT %s..., r.<per_row>... FROM jsonb_to_recordset(%s::jsonb)``.
 
     ``shared`` and ``per_row`` are field names (``attname`` or name) of ``model``; the parameters are the
     shared fields' database values in order, then :func:`recordset_json` of the rows (keyed by the per-row
@@ -49,11 +56,14 @@ def recordset_insert_sql(
         field = model._meta.get_field
         shared_fields = [field(name) for name in shared]
         row_fields = [field(name) for name in per_row]
+        floats = [f.name for f in row_fields if isinstance(f, models.FloatField)]
+        if floats:
+            raise ValueError(f"a float column read from a jsonb document loses its sign at zero: {floats}")
         record = ", ".join(f"{_quote(f.column)} {f.db_type(connection)}" for f in row_fields)
         sql = (f"INSERT INTO {_quote(model._meta.db_table)} "
                f"({', '.join(_quote(f.column) for f in [*shared_fields, *row_fields])}) "
                f"SELECT {', '.join(['%s'] * len(shared_fields) + ['r.' + _quote(f.column) for f in row_fields])} "
-               f"FROM json_to_recordset(%s::json) AS r({record})")
+               f"FROM jsonb_to_recordset(%s::jsonb) AS r({record})")
         if on_conflict:
             sql += f" {on_conflict}"
         if returning:

@@ -410,7 +410,7 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
     A column a row does not carry takes the ledger's run, task and dimension or the field's default,
     prepared once per statement.
 
-    On PostgreSQL a round's plans are sent as one JSON document (``json_to_recordset``) beside the shared
+    On PostgreSQL a round's plans are sent as one JSON document (``jsonb_to_recordset``) beside the shared
     values: fourteen parameters whatever the number of rows, so the driver parses the statement once and
     reuses it, where a VALUES row per plan made it re-parse ~200 placeholders each round."""
     default = _insert_defaults(ledger)

@@ -69,7 +69,7 @@ class StoredExtractions(MutableMapping):
     def flush(self) -> None:
         """Store the buffered extractions (one upsert on the unique key).
 
-        On PostgreSQL the rows go as one JSON document (``json_to_recordset``): Django's bulk upsert sends
+        On PostgreSQL the rows go as one JSON document (``jsonb_to_recordset``): Django's bulk upsert sends
         them as one array per column, which the driver quotes element by element in Python (a third of
         a cold build); JSON is encoded in C and parsed by the server."""
         if not self._unsaved:

@@ -19,7 +19,7 @@ PER_ROW = ("context_key", "text", "active", "provenance")
 @pytest.fixture
 def postgres():
     if connection.vendor != "postgresql":
-        pytest.skip("json_to_recordset is PostgreSQL's")
+        pytest.skip("jsonb_to_recordset is PostgreSQL's")
 
 
 def _insert(task, rows, **clauses):
@@ -33,7 +33,45 @@ def _insert(task, rows, **clauses):
 def test_the_statement_has_one_placeholder_per_shared_value_and_one_for_the_rows():
     sql = recordset_insert_sql(ChecklistItem, shared=SHARED, per_row=PER_ROW)
     assert sql.count("%s") == len(SHARED) + 1
-    assert "json_to_recordset(%s::json)" in sql
+    assert "jsonb_to_recordset(%s::jsonb)" in sql
+
+
+def test_a_float_column_is_not_carried_in_a_document():
+    """A float would pass through ``numeric`` in the ``jsonb`` document, which has no negative zero."""
+    from leaderboard.ekphrasis.models import Comparison
+
+    with pytest.raises(ValueError, match="confidence"):
+        recordset_insert_sql(Comparison, shared=("run_id",), per_row=("id", "confidence"))
+
+
+#: Each column type the documents carry, with values at their edges; read through the old form
+#: (``json_to_recordset``) and the new (``jsonb_to_recordset``).
+EQUIVALENCE_RECORD = ("i integer, b bigint, s smallint, t text, v varchar(100), f boolean, j jsonb, "
+                      "c timestamp with time zone")
+
+
+def test_the_jsonb_document_gives_every_column_the_value_the_json_document_gave(postgres):
+    """Equivalence with the json form the statements used before: every column type the documents carry
+    (integers, text, booleans, jsonb, timestamps) with edge values, nulls and keys left out, read back as
+    the same values and the same text."""
+    import json
+
+    values = {"i": [0, -1, 2**31 - 1, -(2**31), None], "b": [2**63 - 1, -(2**63), 0, None, 7],
+              "s": [32767, -32768, 0, None, 1], "t": [*AWKWARD[:5]], "v": ["primary", "", None, "x" * 100, "té"],
+              "f": [True, False, None, True, False],
+              "j": [{"a": [1, 2.5, None, "—"], "b": {}}, [], None, "text", [0.1 + 0.2, 1e-7, 1e300, -0.0, 12345678901234567890]],
+              "c": ["2026-12-07T13:41:39.123456+00:00", "2026-01-01T00:00:00", None, "2026-06-30T23:59:59.999999-05:30",
+                    "1999-12-31T23:59:59+00:00"]}
+    rows = [{key: column[n] for key, column in values.items() if not (n == 4 and key == "t")} for n in range(5)]
+    document = json.dumps(rows, separators=(",", ":"))
+    columns = "r.i, r.b, r.s, r.t, r.v, r.f, r.j, r.j::text, r.c, r.c::text"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {columns} FROM json_to_recordset(%s::json) AS r({EQUIVALENCE_RECORD})", [document])
+        from_json = cursor.fetchall()
+        cursor.execute(f"SELECT {columns} FROM jsonb_to_recordset(%s::jsonb) AS r({EQUIVALENCE_RECORD})", [document])
+        from_jsonb = cursor.fetchall()
+    assert len(from_jsonb) == 5 and from_jsonb == from_json
+    assert from_jsonb[4][3] is None  # a key left out reads as NULL, as before
 
 
 def test_every_row_is_stored_with_the_shared_values_and_its_own(postgres):

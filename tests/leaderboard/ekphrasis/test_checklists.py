@@ -51,7 +51,7 @@ def test_new_items_go_in_one_json_statement_on_postgresql_and_come_back_as_store
     inserts = [q["sql"] for q in queries if q["sql"].startswith("INSERT")]
     assert len(inserts) == 1
     if connection.vendor == "postgresql":
-        assert "json_to_recordset" in inserts[0]
+        assert "jsonb_to_recordset" in inserts[0]
     fields = [f.attname for f in ChecklistItem._meta.concrete_fields]
     stored = {row.pk: [getattr(row, f) for f in fields] for row in ChecklistItem.objects.filter(task=task)}
     returned = {row.pk: [getattr(row, f) for f in fields] for rows in made.values() for row in rows}
