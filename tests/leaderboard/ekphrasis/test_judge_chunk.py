@@ -351,7 +351,8 @@ def test_a_rounds_verdicts_send_each_checklist_they_showed_once_and_store_it_on_
     run = simulated_run(task_set, models, budget=12, dimensions="U", malformed_rate=0.0)
     with CaptureQueriesContext(connection) as queries:
         judge_runs.judge_run_execute_inline(run=run)
-    verdict_writes = [q["sql"] for q in queries if "jsonb_to_recordset" in q["sql"]]
+    # the verdicts' UPDATE reads its rows as "verdict" (every document statement is a jsonb_to_recordset)
+    verdict_writes = [q["sql"] for q in queries if "AS verdict(" in q["sql"]]
     assert verdict_writes
     comparisons = list(Comparison.objects.filter(run=run))
     shown = {json.dumps(c.checklist, sort_keys=True) for c in comparisons}
