@@ -36,6 +36,21 @@ _SQL: dict[tuple, str] = {}
 #: (``check_circular``: one dict entry made and removed for each).
 DOCUMENT_ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
+#: A document row's keys: its values' positions as one letter each (``a`` the first), which the statement's
+#: record definition names in the same order. Keyed by column name, the keys were half of a planned
+#: comparison's row (``{"model_x_id":3,...}``, ~130 bytes against ~65), and the server reads every byte of the
+#: document twice (the SQL lexer of the literal, then the JSON parser, which copies each key's characters one
+#: at a time, then sorts and compares the keys of every row object): callgrind on the PostgreSQL backend over
+#: a 10-task inline judge run, 2.014 → 1.975 G instructions (``jsonb_in`` −36 M), the run's digest unchanged.
+ROW_KEYS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def row_keys(per_row: Sequence[str]) -> str:
+    """The keys of a document row carrying ``per_row`` values, in order (one letter each)."""
+    if len(per_row) > len(ROW_KEYS):
+        raise ValueError(f"a document row carries at most {len(ROW_KEYS)} values, not {len(per_row)}")
+    return ROW_KEYS[:len(per_row)]
+
 
 def _quote(name: str) -> str:
     return connection.ops.quote_name(name)
@@ -48,8 +63,8 @@ def recordset_insert_sql(
     """``INSERT INTO <model> (shared..., per_row...) SELECT %s..., r.<per_row>... FROM jsonb_to_recordset(%s::jsonb)``.
 
     ``shared`` and ``per_row`` are field names (``attname`` or name) of ``model``; the parameters are the
-    shared fields' database values in order, then :func:`recordset_json` of the rows (keyed by the per-row
-    fields' columns). ``on_conflict`` is appended as written (e.g. ``ON CONFLICT DO NOTHING``);
+    shared fields' database values in order, then :func:`recordset_json` of the rows (the per-row values
+    keyed by position, :func:`row_keys`). ``on_conflict`` is appended as written (e.g. ``ON CONFLICT DO NOTHING``);
     ``returning`` names the columns to return. Built once per (model, fields, clauses)."""
     key = (model._meta.label, tuple(shared), tuple(per_row), tuple(returning), on_conflict)
     if key not in _SQL:
@@ -59,10 +74,11 @@ def recordset_insert_sql(
         floats = [f.name for f in row_fields if isinstance(f, models.FloatField)]
         if floats:
             raise ValueError(f"a float column read from a jsonb document loses its sign at zero: {floats}")
-        record = ", ".join(f"{_quote(f.column)} {f.db_type(connection)}" for f in row_fields)
+        keys = row_keys(per_row)
+        record = ", ".join(f"{key} {f.db_type(connection)}" for key, f in zip(keys, row_fields, strict=True))
         sql = (f"INSERT INTO {_quote(model._meta.db_table)} "
                f"({', '.join(_quote(f.column) for f in [*shared_fields, *row_fields])}) "
-               f"SELECT {', '.join(['%s'] * len(shared_fields) + ['r.' + _quote(f.column) for f in row_fields])} "
+               f"SELECT {', '.join(['%s'] * len(shared_fields) + ['r.' + key for key in keys])} "
                f"FROM jsonb_to_recordset(%s::jsonb) AS r({record})")
         if on_conflict:
             sql += f" {on_conflict}"
@@ -72,8 +88,8 @@ def recordset_insert_sql(
     return _SQL[key]
 
 
-def recordset_json(model: type[models.Model], per_row: Sequence[str], rows: Iterable[Sequence]) -> str:
+def recordset_json(per_row: Sequence[str], rows: Iterable[Sequence]) -> str:
     """The rows (values in ``per_row`` order, already JSON-ready: a JSON field's value is its Python
-    object) as one JSON array of objects keyed by column."""
-    columns = [model._meta.get_field(name).column for name in per_row]
-    return DOCUMENT_ENCODER.encode([dict(zip(columns, row, strict=True)) for row in rows])
+    object) as one JSON array of objects keyed by position (:func:`row_keys`)."""
+    keys = row_keys(per_row)
+    return DOCUMENT_ENCODER.encode([dict(zip(keys, row, strict=True)) for row in rows])

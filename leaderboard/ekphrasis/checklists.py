@@ -119,7 +119,7 @@ def _items_insert(rows: list[ChecklistItem]) -> list[ChecklistItem]:
     now = timezone.now()
     sql = recordset_insert_sql(ChecklistItem, shared=("created_at",), per_row=_ITEM_COLUMNS,
                                returning=("id", "dimension", "slot"))
-    document = recordset_json(ChecklistItem, _ITEM_COLUMNS, ([getattr(row, name) for name in _ITEM_COLUMNS]
+    document = recordset_json(_ITEM_COLUMNS, ([getattr(row, name) for name in _ITEM_COLUMNS]
                                                               for row in rows))
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, document])

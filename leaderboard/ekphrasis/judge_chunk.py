@@ -40,7 +40,7 @@ from engine.seeding import derived_seed, unit_interval
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from leaderboard.ekphrasis.selectors import subject_models_of
 from leaderboard.ekphrasis.tig import ideas_of
-from leaderboard.json_recordset import DOCUMENT_ENCODER, recordset_insert_sql, recordset_json
+from leaderboard.json_recordset import DOCUMENT_ENCODER, recordset_insert_sql, recordset_json, row_keys
 from leaderboard.models import Response, SubjectModel, Task
 from leaderboard.runs.errors import ProviderStopped
 from leaderboard.runs.lifecycle import run_claim_finalise, run_counting_finished_units
@@ -354,7 +354,7 @@ def _verdict_params(ledger: _Ledger) -> list[str]:
         if found is None or found[0] is not value:
             found = encoded[id(value)] = (value, DOCUMENT_ENCODER.encode(value))
         texts.append(found[1])
-    return ["[" + ",".join(texts) + "]", recordset_json(Comparison, _VERDICT_ROW, ledger.unsaved.values())]
+    return ["[" + ",".join(texts) + "]", recordset_json(_VERDICT_ROW, ledger.unsaved.values())]
 
 
 def _VERDICT_SQL() -> str:  # noqa: N802 — built once per connection vendor, used like a constant
@@ -374,16 +374,17 @@ def _VERDICT_SQL() -> str:  # noqa: N802 — built once per connection vendor, u
         table, pk = _quote(Comparison._meta.db_table), _quote(Comparison._meta.pk.column)
         if connection.vendor == "postgresql":
             checklist = _FIELDS["checklist"]  # a row's is the position of its checklist in the first parameter
-            columns = ", ".join(f"{_quote(f.column)} {'integer' if f is checklist else f.db_type(connection)}"
-                                for f in [*fields, Comparison._meta.pk])
+            # the document's rows are keyed by position (row_keys), the primary key last
+            keys = dict(zip([*fields, Comparison._meta.pk], row_keys(_VERDICT_ROW), strict=True))
+            columns = ", ".join(f"{k} {'integer' if f is checklist else f.db_type(connection)}" for f, k in keys.items())
 
             def assignment(f) -> str:
                 column = _quote(f.column)
-                return f"{column} = (%s::jsonb -> verdict.{column})" if f is checklist else f"{column} = verdict.{column}"
+                return f"{column} = (%s::jsonb -> verdict.{keys[f]})" if f is checklist else f"{column} = verdict.{keys[f]}"
 
             assignments = ", ".join(assignment(f) for f in fields)
             _SQL[key] = (f"UPDATE {table} SET {assignments} FROM jsonb_to_recordset(%s::jsonb) AS verdict({columns}) "
-                         f"WHERE {table}.{pk} = verdict.{pk}")
+                         f"WHERE {table}.{pk} = verdict.{keys[Comparison._meta.pk]}")
         else:
             _SQL[key] = (f"UPDATE {table} SET " + ", ".join(f"{_quote(f.column)} = %s" for f in fields)
                          + f" WHERE {pk} = %s")
@@ -419,7 +420,7 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
                   if f.attname not in _Plan._fields]
         sql = recordset_insert_sql(Comparison, shared=[name for name, _ in shared], per_row=_Plan._fields,
                                    on_conflict="ON CONFLICT DO NOTHING", returning=_STORED_COLUMNS)
-        return sql, [*(value for _, value in shared), recordset_json(Comparison, _Plan._fields, rows)]
+        return sql, [*(value for _, value in shared), recordset_json(_Plan._fields, rows)]
     params = []
     for row in rows:
         for (f, prepared, created), fallback in zip(_INSERT_PLAN, default, strict=True):

@@ -78,7 +78,7 @@ class StoredExtractions(MutableMapping):
             rows = ((e.key, e.response_id, e.extractor, e.payload) for e in self._unsaved.values())
             with connection.cursor() as cursor:
                 cursor.execute(_extractions_upsert_sql(),
-                               [timezone.now(), recordset_json(AtomExtraction, _EXTRACTION_COLUMNS, rows)])
+                               [timezone.now(), recordset_json(_EXTRACTION_COLUMNS, rows)])
         else:
             AtomExtraction.objects.bulk_create(
                 list(self._unsaved.values()), update_conflicts=True, unique_fields=["key"],
@@ -373,7 +373,7 @@ def _context_rows_insert(shared: dict, rows: list[tuple]) -> dict[str, tuple[int
     now = timezone.now()
     sql = recordset_insert_sql(ChecklistItem, shared=_CONTEXT_SHARED, per_row=_CONTEXT_PER_ROW,
                                returning=("id", "context_key"))
-    document = recordset_json(ChecklistItem, _CONTEXT_PER_ROW, rows)
+    document = recordset_json(_CONTEXT_PER_ROW, rows)
     with connection.cursor() as cursor:
         cursor.execute(sql, [*(shared[name] for name in _CONTEXT_SHARED[:-1]), now, document])
         return {key: (pk, now) for pk, key in cursor.fetchall()}

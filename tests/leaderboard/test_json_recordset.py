@@ -7,7 +7,7 @@ from django.db import connection
 from django.utils import timezone
 
 from leaderboard.ekphrasis.models import ChecklistItem
-from leaderboard.json_recordset import recordset_insert_sql, recordset_json
+from leaderboard.json_recordset import recordset_insert_sql, recordset_json, row_keys
 from tests.factories import TaskFactory
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def _insert(task, rows, **clauses):
     shared = [task.pk, "N", 1, "core_idea", "tig", 1, timezone.now()]
     with connection.cursor() as cursor:
         cursor.execute(recordset_insert_sql(ChecklistItem, shared=SHARED, per_row=PER_ROW, **clauses),
-                       [*shared, recordset_json(ChecklistItem, PER_ROW, rows)])
+                       [*shared, recordset_json(PER_ROW, rows)])
         return cursor.fetchall() if clauses.get("returning") else None
 
 
@@ -106,9 +106,46 @@ AWKWARD = ["an em dash \u2014 in \u201cquotes\u201d", "caf\u00e9 \"q\" 'a' \\ ba
 
 def test_a_document_is_written_compact():
     """Why the encoder: no space after the separators (the server's parser and lexer read every byte)."""
-    document = recordset_json(ChecklistItem, PER_ROW, [("k", AWKWARD[0], True, {"a": [1, 2]})])
-    assert document == ('[{"context_key":"k","text":"an em dash \\u2014 in \\u201cquotes\\u201d","active":true,'
-                        '"provenance":{"a":[1,2]}}]')
+    document = recordset_json(PER_ROW, [("k", AWKWARD[0], True, {"a": [1, 2]})])
+    assert document == '[{"a":"k","b":"an em dash \\u2014 in \\u201cquotes\\u201d","c":true,"d":{"a":[1,2]}}]'
+
+
+def test_a_documents_rows_are_keyed_by_position():
+    """One letter a value (``a`` the first), the statement's record naming them in the same order."""
+    assert row_keys(PER_ROW) == "abcd"
+    sql = recordset_insert_sql(ChecklistItem, shared=SHARED, per_row=PER_ROW)
+    assert "SELECT %s, %s, %s, %s, %s, %s, %s, r.a, r.b, r.c, r.d FROM" in sql
+    record = sql.split(" AS r(")[1].removesuffix(")").split(", ")  # "a varchar(100)" on PostgreSQL, ...
+    assert [column.split()[0] for column in record] == ["a", "b", "c", "d"]
+    with pytest.raises(ValueError):
+        row_keys([f"column{n}" for n in range(27)])
+
+
+def test_rows_keyed_by_position_are_stored_as_rows_keyed_by_column_were(postgres):
+    """Equivalence with the former statement, whose document keyed each value by its column's name: the
+    same rows stored, every column but the id compared."""
+    import json
+
+    task = TaskFactory()
+    rows = [(f"tig:{n}", text, n % 2 == 0, {"text": text, "list": [text, None, 0.5, n], "n": {"k": [n]}})
+            for n, text in enumerate(AWKWARD)]
+    now = timezone.now()
+    shared = [task.pk, "N", 1, "core_idea", "tig", 1, now]
+    _insert(task, rows)
+    columns = [ChecklistItem._meta.get_field(name).column for name in PER_ROW]
+    by_column = json.dumps([dict(zip(columns, (f"old:{key}", *rest), strict=True)) for key, *rest in rows])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO leaderboard_checklistitem (task_id, dimension, slot, inspects, source, version, created_at, "
+            "context_key, text, active, provenance) SELECT %s, %s, %s, %s, %s, %s, %s, r.context_key, r.text, "
+            "r.active, r.provenance FROM jsonb_to_recordset(%s::jsonb) AS r(context_key varchar(100), text text, "
+            "active boolean, provenance jsonb)", [*shared, by_column])
+        cursor.execute("SELECT context_key, text, active, provenance::text, dimension, slot, inspects, source, "
+                       "version FROM leaderboard_checklistitem WHERE task_id = %s", [task.pk])
+        stored = cursor.fetchall()
+    new = sorted(row[1:] for row in stored if row[0].startswith("tig:"))
+    old = sorted(row[1:] for row in stored if row[0].startswith("old:"))
+    assert len(new) == len(AWKWARD) and new == old
 
 
 def test_a_documents_values_are_those_of_the_default_encoding():
@@ -117,9 +154,8 @@ def test_a_documents_values_are_those_of_the_default_encoding():
 
     rows = [(f"k{n}", text, n % 2 == 0, {"text": text, "list": [text, None, 0.1 * n, n], "nested": {"x": [text]}})
             for n, text in enumerate(AWKWARD)]
-    columns = [ChecklistItem._meta.get_field(name).column for name in PER_ROW]
-    old = json.dumps([dict(zip(columns, row, strict=True)) for row in rows])
-    assert json.loads(recordset_json(ChecklistItem, PER_ROW, rows)) == json.loads(old)
+    old = json.dumps([dict(zip("abcd", row, strict=True)) for row in rows])
+    assert json.loads(recordset_json(PER_ROW, rows)) == json.loads(old)
 
 
 def test_the_server_reads_the_same_values_from_both_encodings(postgres):
@@ -128,12 +164,10 @@ def test_the_server_reads_the_same_values_from_both_encodings(postgres):
     import json
 
     rows = [(f"k{n}", text, True, {"text": text, "list": [text, None, 0.5, n]}) for n, text in enumerate(AWKWARD)]
-    columns = [ChecklistItem._meta.get_field(name).column for name in PER_ROW]
-    old = json.dumps([dict(zip(columns, row, strict=True)) for row in rows])
-    new = recordset_json(ChecklistItem, PER_ROW, rows)
+    old = json.dumps([dict(zip("abcd", row, strict=True)) for row in rows])
+    new = recordset_json(PER_ROW, rows)
     assert len(new) < len(old)
-    read = ("SELECT r.text, r.provenance::text, r.provenance FROM jsonb_to_recordset(%s::jsonb) "
-            "AS r(text text, provenance jsonb) ORDER BY r.text")
+    read = "SELECT r.b, r.d::text, r.d FROM jsonb_to_recordset(%s::jsonb) AS r(b text, d jsonb) ORDER BY r.b"
     with connection.cursor() as cursor:
         cursor.execute(read, [old])
         from_old = cursor.fetchall()
