@@ -406,7 +406,7 @@ def _CALLS_DONE_SQL() -> str:  # noqa: N802
 
 def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, list]:
     """One INSERT of planned rows that keeps any row already stored under the same identity
-    (``ON CONFLICT DO NOTHING``, PostgreSQL and SQLite) and returns the inserted rows as the ledger
+    (``ON CONFLICT DO NOTHING``: on PostgreSQL on the identity constraint, :data:`_PLAN_CONFLICT`) and returns the inserted rows as the ledger
     stores them (SQLite does not promise the order of RETURNING rows; the ledger keys them by pk).
     A column a row does not carry takes the ledger's run, task and dimension or the field's default,
     prepared once per statement.
@@ -419,7 +419,7 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
         shared = [(f.attname, value) for (f, _, _), value in zip(_INSERT_PLAN, default, strict=True)
                   if f.attname not in _Plan._fields]
         sql = recordset_insert_sql(Comparison, shared=[name for name, _ in shared], per_row=_Plan._fields,
-                                   on_conflict="ON CONFLICT DO NOTHING", returning=_STORED_COLUMNS)
+                                   on_conflict=_PLAN_CONFLICT, returning=_STORED_COLUMNS)
         return sql, [*(value for _, value in shared), recordset_json(_Plan._fields, rows)]
     params = []
     for row in rows:
@@ -436,6 +436,13 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
         _SQL[key] = (f"INSERT INTO {table} ({', '.join(_quote(f.column) for f, _, _ in _INSERT_PLAN)}) "
                      f"VALUES {', '.join([placeholders] * len(rows))} ON CONFLICT DO NOTHING RETURNING {returning}")
     return _SQL[key], params
+
+
+#: The PostgreSQL plan INSERT's conflict clause: a row is skipped when another worker stored its identity first.
+#: Named, the identity's index is the one unique index probed before each row is inserted; ``ON CONFLICT DO
+#: NOTHING`` alone probed every unique index, the primary key's too, whose values come from the sequence (a
+#: clash there is no plan stored first, and now raises rather than being skipped).
+_PLAN_CONFLICT = "ON CONFLICT ON CONSTRAINT comparison_identity_unique DO NOTHING"
 
 
 def _insert_defaults(ledger: _Ledger) -> list:

@@ -411,6 +411,26 @@ def test_a_chunk_of_a_judge_that_writes_no_checklist_ensures_the_templates_of_al
     assert sorted(made.values_list("dimension", "slot")) == [(d, s) for d in "ENU" for s in (1, 2, 3)]
 
 
+def test_the_plans_insert_on_postgresql_skips_a_row_on_the_comparisons_identity_constraint_only():
+    """The conflict clause names the identity's unique constraint: the one unique index probed before each
+    planned row is inserted (the primary key's values come from the sequence)."""
+    from django.db.models import UniqueConstraint
+
+    identity = next(c for c in Comparison._meta.constraints if c.name == "comparison_identity_unique")
+    assert isinstance(identity, UniqueConstraint) and identity.condition is None
+    assert list(identity.fields) == ["run", "task", "dimension", "model_x", "model_y", "kind", "repeat", "judge_name"]
+    assert judge_chunk._PLAN_CONFLICT == f"ON CONFLICT ON CONSTRAINT {identity.name} DO NOTHING"
+    if connection.vendor != "postgresql":
+        return
+    task_set, models = population(n_models=4, n_tasks=1, name="plan-conflict-named")
+    run = simulated_run(task_set, models, budget=6, dimensions="U")
+    with CaptureQueriesContext(connection) as queries:
+        judge_runs.judge_run_execute_inline(run=run)
+    plans = [q["sql"] for q in queries if f'INSERT INTO "{Comparison._meta.db_table}"' in q["sql"]
+             and "jsonb_to_recordset" in q["sql"]]
+    assert plans and all(judge_chunk._PLAN_CONFLICT in sql for sql in plans)
+
+
 def test_no_index_of_the_comparisons_holds_a_column_a_verdict_writes():
     """A verdict's UPDATE can be heap-only (HOT, on PostgreSQL: no index written) only if no index of the table
     holds a column it changes; an index on (run, task, dimension, status) made every verdict write all of them."""
