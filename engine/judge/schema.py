@@ -139,24 +139,33 @@ def _plain_reply(payload: dict[str, Any], dimension: Dimension, item_count: int)
             return None
         seen.add(index)
         item_winner = _WINNERS.get(item_winner.strip().lower()) if isinstance(item_winner, str) else None
-        item_confidence = _plain_number(entry["confidence"])
+        item_confidence = entry["confidence"]
+        # a float in range is its own float(): the judges' usual value, told without the call
+        if type(item_confidence) is not float or not 0.0 <= item_confidence <= 1.0:
+            item_confidence = _plain_number(item_confidence)
         if (item_winner is None or item_confidence is None or not isinstance(item, str)
                 or not isinstance(item_rationale, str) or not (evidence_a is None or isinstance(evidence_a, str))
                 or not (evidence_b is None or isinstance(evidence_b, str))):
             return None
-        outcomes.append(
-            ItemOutcome(
-                item_index=index,
-                item=item.strip(),
-                winner=item_winner,
-                confidence=item_confidence,
-                evidence_a=(evidence_a and evidence_a.strip()) or None,
-                evidence_b=(evidence_b and evidence_b.strip()) or None,
-                rationale=item_rationale.strip(),
-            )
-        )
+        outcome = _new_outcome(ItemOutcome)
+        fields = outcome.__dict__
+        fields["item_index"] = index
+        fields["item"] = item.strip()
+        fields["winner"] = item_winner
+        fields["confidence"] = item_confidence
+        fields["evidence_a"] = (evidence_a and evidence_a.strip()) or None
+        fields["evidence_b"] = (evidence_b and evidence_b.strip()) or None
+        fields["rationale"] = item_rationale.strip()
+        outcomes.append(outcome)
     outcomes.sort(key=_item_index)
     return JudgeReply(winner=winner, confidence=confidence, overall_rationale=rationale, per_item_outcomes=tuple(outcomes))
+
+
+#: An :class:`ItemOutcome` made with its fields written into its ``__dict__`` (:func:`_plain_reply`), as the frozen
+#: dataclass's ``__init__`` writes them, one ``object.__setattr__`` call each: that ``__init__`` was half of reading a
+#: valid reply (seven outcomes a reply). The class has no ``__post_init__``, no default and no slots, so the object is
+#: the one its constructor makes (``tests/engine/judge/test_schema.py`` compares the two, field by field).
+_new_outcome = object.__new__
 
 
 def _item_index(outcome: ItemOutcome) -> int:

@@ -174,6 +174,32 @@ def test_the_quick_read_gives_exactly_what_the_full_checks_give():
             full = _checked_reply(payload, Dimension.NOVELTY, 3)
         except JudgeSchemaError:
             full = None
-        assert _plain_reply(payload, Dimension.NOVELTY, 3) == full, payload
+        quick = _plain_reply(payload, Dimension.NOVELTY, 3)
+        assert quick == full, payload
+        # the same objects, not only equal ones: 1 and 1.0 are equal, an outcome's repr tells them apart
+        assert repr(quick) == repr(full), payload
+        if full is not None:
+            assert [vars(o) for o in quick.per_item_outcomes] == [vars(o) for o in full.per_item_outcomes]
         accepted, refused = accepted + (full is not None), refused + (full is None)
     assert accepted > 200 and refused > 2000  # both sides of every check were reached
+
+
+def test_a_quickly_read_item_outcome_is_the_one_its_constructor_makes():
+    """_plain_reply writes an ItemOutcome's fields into its __dict__ instead of calling the frozen dataclass's
+    __init__: the object is the same, field for field and in the same order, equal, with the same hash and repr,
+    and still frozen; the class has nothing its __init__ would run besides (no __post_init__, no slots)."""
+    import dataclasses
+
+    from engine.judge.comparison import ItemOutcome
+    from engine.judge.schema import _plain_reply
+
+    assert not hasattr(ItemOutcome, "__post_init__") and "__slots__" not in vars(ItemOutcome)
+    reply = _plain_reply(broken(per_item_outcomes=list(reversed(VALID["per_item_outcomes"]))), Dimension.NOVELTY, 3)
+    for n, quick in enumerate(reply.per_item_outcomes, start=1):
+        made = ItemOutcome(item_index=n, item=f"item {n}", winner=Winner.A, confidence=0.7, evidence_a="bowed string",
+                           evidence_b=None, rationale="A shifts the source domain.")
+        assert type(quick) is ItemOutcome
+        assert list(vars(quick).items()) == list(vars(made).items())
+        assert quick == made and hash(quick) == hash(made) and repr(quick) == repr(made)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            quick.confidence = 0.1  # type: ignore[misc]
