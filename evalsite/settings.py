@@ -173,7 +173,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "evalsite.middleware.LoginRequiredEverywhere",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # Django's message storage, made when a request first uses it (evalsite/messages_on_use.py).
+    "evalsite.messages_on_use.MessagesOnUse",
     # A visit to a POST-only address: the site's 405 page, not the browser's blank one (evalsite/middleware.py).
     "evalsite.middleware.MethodNotAllowedPage",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
