@@ -24,6 +24,7 @@ modified session is saved as a new string, so what is remembered never changes. 
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 
 from django.conf import settings
@@ -135,8 +136,18 @@ class SessionStore(DatabaseSessionStore):
 
 
 def _session_and_user_sql(table: str) -> str:
-    """The session row and, beside it, the user with the id given first (NULL columns when there is none)."""
-    user_sql, _ = row_by_pk_sql(get_user_model(), "%s")
+    """The session row and, beside it, the user with the id given first (NULL columns when there is none).
+    Written once per session table, user model and the user's database (issue 30: it was written anew at
+    every request); :func:`row_by_pk_sql`'s SQL depends on nothing else (its compiled query is kept by
+    the same model, alias and vendor)."""
+    user_model = get_user_model()
+    connection = connections[router.db_for_read(user_model)]
+    return _session_and_user_sql_of(table, user_model, connection.alias, connection.vendor)
+
+
+@functools.cache
+def _session_and_user_sql_of(table: str, user_model: type, alias: str, vendor: str) -> str:
+    user_sql, _ = row_by_pk_sql(user_model, "%s")
     return (
         f"SELECT s.session_data, s.expire_date, u.* FROM {table} s LEFT JOIN LATERAL ({user_sql}) u ON true "
         f"WHERE s.session_key = %s AND s.expire_date > %s"

@@ -168,3 +168,24 @@ def test_a_decoded_session_is_refused_once_expired_or_once_its_key_is_no_longer_
     Session.objects.filter(pk=store.session_key).update(expire_date=timezone.now() - timedelta(seconds=1))
     again = SessionStore(store.session_key)
     assert again.load() == {} and again.session_key is None
+
+
+def test_the_session_and_user_statement_is_written_once_and_is_the_one_written_anew(monkeypatch):
+    """evalsite/sessions.py: the statement is kept per table, user model and database, and equals the one
+    composed from row_by_pk_sql at each request before (issue 30)."""
+    from django.contrib.auth import get_user_model
+
+    from evalsite import sessions
+    from evalsite.precompiled import row_by_pk_sql
+
+    sessions._session_and_user_sql_of.cache_clear()
+    user_sql, _ = row_by_pk_sql(get_user_model(), "%s")
+    composed = (f"SELECT s.session_data, s.expire_date, u.* FROM django_session s LEFT JOIN LATERAL ({user_sql}) u "
+                f"ON true WHERE s.session_key = %s AND s.expire_date > %s")
+    first = sessions._session_and_user_sql("django_session")
+    assert first == composed
+    written = []
+    monkeypatch.setattr(sessions, "row_by_pk_sql", lambda *a, **k: written.append(a) or row_by_pk_sql(*a, **k))
+    assert sessions._session_and_user_sql("django_session") is first and written == []
+    assert sessions._session_and_user_sql("other_session_table") == composed.replace("django_session", "other_session_table")
+    assert len(written) == 1
