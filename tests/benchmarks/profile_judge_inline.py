@@ -6,6 +6,10 @@ the same simulated run (dimensions UEN, budget 50, seed 42, ``n_boot`` 200), and
 
 * without either: the run's CPU time, this process's and its PostgreSQL backend's, printed;
 * ``--profile FILE``: cProfile of the run, its stats written to FILE (``pstats``); the total calls printed;
+* ``--waits``: beside the CPU times, the times this process blocked on its PostgreSQL connection (psycopg's
+  ``Connection.wait`` calls that waited to read the server's reply, the round trips), the wall time spent so, and the backend's
+  CPU (its ``/proc/<pid>/schedstat`` run time, in ns) within those waits and outside them: the backend's work the
+  process did not wait for is the work that overlapped its own;
 * under valgrind (``--callgrind``): callgrind's counters zeroed just before the run and dumped just after it
   (client requests, as ``callgrind_tig``), with the engine's TIG contexts and population indexes
   (``PopulationIndex.context`` and ``__init__``, other work's) left out of the count
@@ -72,12 +76,73 @@ def _uncounted(owner: type, name: str, marks: ctypes.CDLL) -> None:
     setattr(owner, name, wrapped)
 
 
+class BlockingWaits:
+    """Counts psycopg's waits on the connection to backend ``pid`` (``psycopg.Connection.wait``, patched on the
+    class until :meth:`stop`): every call, the calls whose generator waited for the socket at least once (a
+    round trip the process blocked on: its generator asked to wait for the socket to be readable, with nothing left to send), the wall time inside the calls, and the backend's CPU time inside them
+    and in all (``/proc/<pid>/schedstat``'s first field: ns on a CPU, exact where ``/proc/<pid>/stat`` counts
+    10 ms ticks)."""
+
+    def __init__(self, pid: int) -> None:
+        import time
+
+        import psycopg
+        from psycopg.waiting import Wait
+
+        self.pid, self.calls, self.blocked, self.wall, self.backend_inside = pid, 0, 0, 0.0, 0
+        self._class, self._original = psycopg.Connection, psycopg.Connection.wait
+        self._start = self._backend_ns()
+        original, clock, backend_ns = self._original, time.perf_counter, self._backend_ns
+
+        def wait(connection, gen, *args, **kwargs):
+            if connection.info.backend_pid != pid:
+                return original(connection, gen, *args, **kwargs)
+            waited = False
+
+            def watched():  # the generator as psycopg runs it, noting whether it waited to read the server's reply
+                nonlocal waited
+                sent = None
+                try:
+                    while True:
+                        state = gen.send(sent)
+                        waited = waited or state == Wait.R  # R alone: nothing left to send, only a reply to wait for
+                        sent = yield state
+                except StopIteration as stop:
+                    return stop.value
+
+            b0, t0 = backend_ns(), clock()
+            try:
+                return original(connection, watched(), *args, **kwargs)
+            finally:
+                self.wall += clock() - t0
+                self.backend_inside += backend_ns() - b0
+                self.calls += 1
+                self.blocked += waited
+
+        self._class.wait = wait
+
+    def _backend_ns(self) -> int:
+        with open(f"/proc/{self.pid}/schedstat") as f:
+            return int(f.read().split()[0])
+
+    def stop(self) -> None:
+        self.backend_total = self._backend_ns() - self._start
+        self._class.wait = self._original
+
+    def report(self) -> str:
+        outside = self.backend_total - self.backend_inside
+        return (f"waits on PostgreSQL: {self.calls} calls, {self.blocked} waited for a reply, {self.wall:.3f} s "
+                f"inside; backend CPU {self.backend_total / 1e9:.3f} s, {self.backend_inside / 1e9:.3f} s of it "
+                f"inside the waits, {outside / 1e9:.3f} s outside (overlapping this process)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=40)
     parser.add_argument("--database", required=True, help="the database it creates and drops")
     parser.add_argument("--profile", default=None, help="write cProfile stats of the run here")
     parser.add_argument("--callgrind", action="store_true", help="mark the run for callgrind (run under valgrind)")
+    parser.add_argument("--waits", action="store_true", help="count the blocking waits on PostgreSQL (see above)")
     parser.add_argument("--var-dir", default=None, help="ATELIER_VAR_DIR (a kept one keeps the embedding cache warm)")
     args = parser.parse_args(argv)
     admin_url = _admin_url()
@@ -127,9 +192,13 @@ def main(argv: list[str] | None = None) -> int:
                 from tests.benchmarks.bench_judge_bookkeeping import _backend_cpu
 
                 pid, backend0 = _backend_cpu()
+                waits = BlockingWaits(pid) if args.waits else None
                 cpu0 = time.process_time()
                 judge_runs.judge_run_execute_inline(run=run)
                 cpu = time.process_time() - cpu0
+                if waits is not None:
+                    waits.stop()
+                    print(waits.report())
                 pid_after, backend1 = _backend_cpu()
                 backend = backend1 - backend0 if pid_after == pid else float("nan")
                 print(f"run CPU: this process {cpu:.2f} s, PostgreSQL backend {backend:.2f} s")
