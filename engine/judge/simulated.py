@@ -45,10 +45,11 @@ import json
 import math
 import random
 import re
+from _random import Random as _CoreRandom
 from collections.abc import Mapping, Sequence
 
-from engine.checklists import Dimension
-from engine.judge.comparison import WINNER_TEXT, PairJudgement, PairJudgeRequest, Winner
+from engine.checklists import DIMENSION_FIELD, Checklist, Dimension, InspectedField
+from engine.judge.comparison import WINNER_TEXT, Candidate, PairJudgement, PairJudgeRequest, Winner
 from engine.judge.repair import EncodedReply, Reply, ReplyHook, judge_with_repair
 from engine.providers.client import ChatResult
 from engine.strict_json import storable_text
@@ -78,9 +79,26 @@ def _storable_encoded(text: str) -> bool:
 _OTHER_WINNERS = {winner: [other for other in Winner if other is not winner] for winner in Winner}
 
 
+#: The upper minus the lower end of an item's confidence, as ``random.uniform(0.5, 0.95)`` computes it.
+_ITEM_CONFIDENCE_SPAN = 0.95 - 0.5
+#: Entries a judge memoises of its candidates' and checklists' reply pieces before it starts afresh (a run's
+#: chunk shows ~100 candidates and a few checklists; the bound keeps a long-lived judge from holding every one).
+_MEMO_LIMIT = 4096
+
+
 def _draws(*parts: object) -> random.Random:
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()  # map: no generator frame
     return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _reseeded(rng: random.Random, seed_text: str) -> random.Random:
+    """``rng`` in the state ``_draws`` gives a new generator whose parts joined are ``seed_text``: Random(n) for an
+    int n is ``_random.Random.seed(n)`` (random.py's ``seed`` hands an int to it) and ``gauss_next = None``. A
+    verdict draws from three generators (the reply's format, the verdict, and a break's): making each anew, through
+    ``Random.__init__`` and ``Random.seed`` in Python, cost more than the Mersenne Twister's own seeding."""
+    _CoreRandom.seed(rng, int.from_bytes(hashlib.sha256(seed_text.encode("utf-8")).digest()[:8], "big"))
+    rng.gauss_next = None
+    return rng
 
 
 def answer_quality(task_id: str, model: str, dimension: Dimension | str, *, spread: float,
@@ -139,6 +157,9 @@ class SimulatedJudge:
             raise ValueError("answer_spread must be at least 0")
         self.answer_spread = float(answer_spread)
         self._skill_memo: dict[tuple[str, Dimension], float] = {}  # θ never changes for one judge
+        # a verdict's pieces of each shown candidate and checklist (_shown, _items), by the object's identity
+        self._shown_memo: dict[tuple[int, InspectedField], tuple] = {}
+        self._items_memo: dict[int, tuple] = {}
 
     def __repr__(self) -> str:
         return (
@@ -193,11 +214,19 @@ class SimulatedJudge:
 
     def _ask(self, requests: Sequence[PairJudgeRequest], on_reply: ReplyHook) -> list[Reply]:
         replies: list[Reply] = []
+        # one generator re-seeded for each draw (_reseeded): a seed's text is str(seed), the request's key, the
+        # purpose and the retry joined by "\x1f", as _draws joins them
+        prefix = str(self.seed) + "\x1f"
+        # made unseeded (Random's __init__ would seed each from its argument, as dear as a draw's seeding)
+        verdict_rng, format_rng = random.Random.__new__(random.Random), random.Random.__new__(random.Random)
+        malformed_rate = self.malformed_rate
         for request in requests:
-            payload, storable = self._verdict_payload(request)
-            if _draws(self.seed, request.key, "format", request.retry).random() < self.malformed_rate:
+            key = request.key
+            payload, storable = self._verdict_payload(request, _reseeded(verdict_rng, prefix + key + "\x1fverdict"))
+            retry = "\x1f" + str(request.retry)
+            if _reseeded(format_rng, prefix + key + "\x1fformat" + retry).random() < malformed_rate:
                 text = _ENCODER.encode(payload)
-                replies.append(ChatResult(text=self._break(text, _draws(self.seed, request.key, "break", request.retry)),
+                replies.append(ChatResult(text=self._break(text, _reseeded(format_rng, prefix + key + "\x1fbreak" + retry)),
                                           model=self.name, attempts=1))
             else:
                 replies.append(self._reply(payload, storable))
@@ -227,47 +256,96 @@ class SimulatedJudge:
 
     # -- reply text ------------------------------------------------------------------
 
-    def _verdict_payload(self, request: PairJudgeRequest) -> tuple[dict, bool]:
+    def _shown(self, candidate: Candidate, inspected: InspectedField) -> tuple[int, str | None, bool]:
+        """What a verdict reads of one shown side: the words in its inspected field, its evidence (the first
+        ``_EVIDENCE_WORDS`` of them, None if it has none) and whether that evidence is :func:`_storable_encoded`;
+        worked out once per candidate and field (a chunk shows each response in dozens of calls, and candidates
+        are frozen). Kept by identity with the candidate itself, so an id is never another object's."""
+        found = self._shown_memo.get((id(candidate), inspected))
+        if found is not None and found[0] is candidate:
+            return found[1]
+        words = candidate.field_text(inspected).split()
+        evidence = " ".join(words[:_EVIDENCE_WORDS]) or None
+        shown = (len(words), evidence, _storable_encoded(evidence or ""))
+        if len(self._shown_memo) >= _MEMO_LIMIT:
+            self._shown_memo.clear()
+        self._shown_memo[(id(candidate), inspected)] = (candidate, shown)
+        return shown
+
+    def _items(self, checklist: Checklist, dimension: Dimension) -> tuple[tuple[tuple[int, str, str], ...], bool]:
+        """Each checklist item's index, text and rationale as a verdict writes them, and whether the dimension's
+        name, the items' texts and slots are all :func:`_storable_encoded`; once per checklist (frozen), kept by
+        identity with it as :meth:`_shown`."""
+        found = self._items_memo.get(id(checklist))
+        if found is not None and found[0] is checklist and found[1] is dimension:
+            return found[2]
+        strings = [str(dimension)]
+        rows = []
+        for item in checklist.items:
+            strings += (item.text, f"{item.slot}")
+            rows.append((item.index, item.text, f"Simulated item outcome ({item.slot})."))
+        made = (tuple(rows), all(map(_storable_encoded, strings)))
+        if len(self._items_memo) >= _MEMO_LIMIT:
+            self._items_memo.clear()
+        self._items_memo[id(checklist)] = (checklist, dimension, made)
+        return made
+
+    def _verdict_payload(self, request: PairJudgeRequest, rng: random.Random | None = None) -> tuple[dict, bool]:
         """The JSON object the reply's text encodes (``_ENCODER``), and whether that text is
         :func:`~engine.strict_json.storable_text` (:func:`_storable_encoded` of its every string: the others are
-        this method's own ASCII words and numbers, and a line break, written as ``\\n``, between two),
-        told without writing it."""
-        rng = _draws(self.seed, request.key, "verdict")
-        inspected = request.inspected_field
-        words_a, words_b = request.a.field_text(inspected).split(), request.b.field_text(inspected).split()
-        p_a = self._preference(request, words_a, words_b)
-        if rng.random() < self.tie_rate:
-            winner = Winner.TIE
-            confidence = round(0.5 + 0.4 * (1.0 - abs(2.0 * p_a - 1.0)) * rng.random(), 2)
+        this method's own ASCII words and numbers), told without writing it. Whether the strings' text is storable
+        is that of each string on its own (:meth:`_shown`, :meth:`_items`): every check of
+        :func:`_storable_encoded` looks at one character, or at a backslash and the ``u`` after it, which a
+        line break between two strings keeps apart (this judge once checked them joined by line breaks).
+        ``rng`` is the verdict's generator, seeded as ``_draws(seed, key, "verdict")`` (made so when not given)."""
+        if rng is None:
+            rng = _draws(self.seed, request.key, "verdict")
+        dimension = request.dimension
+        inspected = DIMENSION_FIELD[dimension]
+        a, b = request.a, request.b
+        words_a, evidence_a, storable_a = self._shown(a, inspected)
+        words_b, evidence_b, storable_b = self._shown(b, inspected)
+        # _preference's logit with its terms in its order (the same floats), its lookups made here
+        skill_a = self._skill_memo.get((a.model, dimension))
+        skill_a = self.skill(a.model, dimension) if skill_a is None else skill_a
+        skill_b = self._skill_memo.get((b.model, dimension))
+        skill_b = self.skill(b.model, dimension) if skill_b is None else skill_b
+        if self.answer_spread == 0:
+            quality_a = quality_b = 0.0
         else:
-            winner = Winner.A if rng.random() < p_a else Winner.B
+            task = request.task.task_id
+            quality_a, quality_b = self.answer_quality(task, a.model, dimension), self.answer_quality(task, b.model, dimension)
+        logit = (
+            skill_a - skill_b + quality_a - quality_b + self.position_bias
+            + self.length_bias * (words_a - words_b) / 10.0
+        )
+        p_a = _sigmoid(logit)
+        draw = rng.random
+        if draw() < self.tie_rate:
+            winner = Winner.TIE
+            confidence = round(0.5 + 0.4 * (1.0 - abs(2.0 * p_a - 1.0)) * draw(), 2)
+        else:
+            winner = Winner.A if draw() < p_a else Winner.B
             confidence = round(0.5 + abs(p_a - 0.5), 2)
-        evidence_a = " ".join(words_a[:_EVIDENCE_WORDS]) or None
-        evidence_b = " ".join(words_b[:_EVIDENCE_WORDS]) or None
+        rows, storable_items = self._items(request.checklist, dimension)
         others = _OTHER_WINNERS[winner]
-        outcomes = []
-        # the strings of the payload not made here, one a line: a "\\u" cannot span two of them
-        strings = [evidence_a or "", evidence_b or "", str(request.dimension)]
-        for item in request.checklist.items:
-            strings += (item.text, f"{item.slot}")
-            if rng.random() < self.item_agreement:
-                item_winner = winner
-            else:
-                item_winner = rng.choice(others)
-            outcomes.append(
-                {
-                    "item_index": item.index,
-                    "item": item.text,
-                    "winner": WINNER_TEXT[item_winner],
-                    "confidence": round(rng.uniform(0.5, 0.95), 2),
-                    "evidence_a": evidence_a,
-                    "evidence_b": evidence_b,
-                    "rationale": f"Simulated item outcome ({item.slot}).",
-                }
-            )
+        winner_text, agreement, choice = WINNER_TEXT[winner], self.item_agreement, rng.choice
+        # per item, as before: agreement's draw, a disagreeing item's choice, then its confidence's uniform draw
+        outcomes = [
+            {
+                "item_index": index,
+                "item": text,
+                "winner": winner_text if draw() < agreement else WINNER_TEXT[choice(others)],
+                "confidence": round(0.5 + _ITEM_CONFIDENCE_SPAN * draw(), 2),
+                "evidence_a": evidence_a,
+                "evidence_b": evidence_b,
+                "rationale": rationale,
+            }
+            for index, text, rationale in rows
+        ]
         payload = {
-            "dimension": str(request.dimension),
-            "winner": WINNER_TEXT[winner],
+            "dimension": str(dimension),
+            "winner": winner_text,
             "confidence": confidence,
             "overall_rationale": (
                 f"Simulated judgment: P(A preferred | decisive) = {p_a:.2f} from latent skills, "
@@ -275,7 +353,8 @@ class SimulatedJudge:
             ),
             "per_item_outcomes": outcomes,
         }
-        return payload, _storable_encoded("\n".join(strings))
+        return payload, storable_a and storable_b and storable_items
+
 
     @staticmethod
     def _break(text: str, rng: random.Random) -> str:

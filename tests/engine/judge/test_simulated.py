@@ -263,3 +263,112 @@ def test_an_unbroken_replys_text_is_written_only_when_read(monkeypatch):
     texts = [j.raw_output for j in judgements]
     assert len(written) == len(requests) and texts == [encoder.encode(payload) for payload in written]
     assert [j.raw_output for j in judgements] == texts and len(written) == len(requests)  # written once
+
+
+class _JudgeBeforeItsMemos(SimulatedJudge):
+    """The judge's ``_ask`` and ``_verdict_payload`` as they were before the verdict's generators were re-seeded
+    in place and its candidates' and checklists' pieces memoised (commit e83b1c2), kept verbatim as the oracle."""
+
+    def _ask(self, requests, on_reply):
+        from engine.judge import simulated
+        from engine.providers.client import ChatResult
+
+        replies = []
+        for request in requests:
+            payload, storable = self._verdict_payload(request)
+            if simulated._draws(self.seed, request.key, "format", request.retry).random() < self.malformed_rate:
+                text = simulated._ENCODER.encode(payload)
+                replies.append(ChatResult(text=self._break(text, simulated._draws(self.seed, request.key, "break",
+                                                                                  request.retry)),
+                                          model=self.name, attempts=1))
+            else:
+                replies.append(self._reply(payload, storable))
+        return replies
+
+    def _verdict_payload(self, request, rng=None):
+        from engine.judge import simulated
+        from engine.judge.comparison import WINNER_TEXT
+
+        rng = simulated._draws(self.seed, request.key, "verdict")
+        inspected = request.inspected_field
+        words_a, words_b = request.a.field_text(inspected).split(), request.b.field_text(inspected).split()
+        p_a = self._preference(request, words_a, words_b)
+        if rng.random() < self.tie_rate:
+            winner = Winner.TIE
+            confidence = round(0.5 + 0.4 * (1.0 - abs(2.0 * p_a - 1.0)) * rng.random(), 2)
+        else:
+            winner = Winner.A if rng.random() < p_a else Winner.B
+            confidence = round(0.5 + abs(p_a - 0.5), 2)
+        evidence_a = " ".join(words_a[:12]) or None
+        evidence_b = " ".join(words_b[:12]) or None
+        others = simulated._OTHER_WINNERS[winner]
+        outcomes = []
+        strings = [evidence_a or "", evidence_b or "", str(request.dimension)]
+        for item in request.checklist.items:
+            strings += (item.text, f"{item.slot}")
+            if rng.random() < self.item_agreement:
+                item_winner = winner
+            else:
+                item_winner = rng.choice(others)
+            outcomes.append({"item_index": item.index, "item": item.text, "winner": WINNER_TEXT[item_winner],
+                             "confidence": round(rng.uniform(0.5, 0.95), 2), "evidence_a": evidence_a,
+                             "evidence_b": evidence_b, "rationale": f"Simulated item outcome ({item.slot})."})
+        payload = {
+            "dimension": str(request.dimension),
+            "winner": WINNER_TEXT[winner],
+            "confidence": confidence,
+            "overall_rationale": (f"Simulated judgment: P(A preferred | decisive) = {p_a:.2f} from latent skills, "
+                                  "position bias and length bias."),
+            "per_item_outcomes": outcomes,
+        }
+        return payload, simulated._storable_encoded("\n".join(strings))
+
+
+def _quoting_requests():
+    """Requests over responses and checklists quoting what the storable check looks at (NULs, lone surrogates,
+    controls, backslashes before a ``u``, non-ASCII), empty fields, long and short ones, every kind, repeat and
+    retry: each candidate and checklist object shown many times, as a run's chunk shows them."""
+    import dataclasses
+
+    from engine.checklists import template_checklist
+    from engine.judge.comparison import PairJudgeRequest
+    from tests.engine.judge.conftest import TASK
+
+    texts = ["A lantern folding time.", "ends in \\", "u starts a \\u0041 escape", "bell \x07 and tab \t here",
+             "nul \x00 inside", "lone \ud800 surrogate", "Ünïcödé “curly” — 🎨 ok", "   ", " ".join(f"w{k}" for k in range(40)),
+             "one", "slot \x1f unit separator"]
+    candidates = [Candidate(model=f"m{k % 6}-{k}", response_id=f"r{k}", core_idea=text, visual_description=text[::-1])
+                  for k, text in enumerate(texts)]
+    checklists = {}
+    for d in Dimension:
+        plain = template_checklist(TASK, d)
+        odd = dataclasses.replace(plain, items=tuple(dataclasses.replace(item, text=item.text + text, slot=f"s\\{k}")
+                                                     for k, (item, text) in enumerate(zip(plain.items, texts[1:]))))
+        checklists[d] = (plain, odd)
+    return [PairJudgeRequest(run_id="run-7", task=TASK, dimension=d, checklist=checklist, a=a, b=b, kind=kind,
+                             repeat=repeat, retry=retry)
+            for d in Dimension for checklist in checklists[d] for a in candidates for b in candidates[::3] if a.model != b.model
+            for kind in (ComparisonKind.PRIMARY, ComparisonKind.DUPLICATE) for repeat in range(2) for retry in range(2)]
+
+
+def _every_field(judgements):
+    return [(j.key, j.ok, j.winner, j.confidence, j.overall_rationale, j.per_item_outcomes, j.repaired, j.automatic,
+             j.calls, j.cached, type(j.__dict__["_raw_output"]).__name__, j.raw_output, j.repair_output, j.error,
+             j.prompt_tokens, j.completion_tokens, j.cost_usd, j.provider_unreachable) for j in judgements]
+
+
+def test_verdicts_payloads_and_replies_are_the_memo_free_judges_to_the_bit():
+    """Re-seeding one generator per draw and memoising each candidate's words and evidence and each checklist's
+    items changes no verdict: the same payloads, storable flags, reply kinds and judgements (every field) as the
+    judge before (kept above), under several knob settings (answer qualities, ties, disagreeing items, malformed
+    replies and their breaks), one judge judging every batch as a run's chunk does."""
+    requests = _quoting_requests()
+    settings = [dict(seed=11), dict(seed=3, malformed_rate=0.3, tie_rate=0.3, item_agreement=0.4, answer_spread=0.8),
+                dict(seed=-2, skills={"m1-1": {"novelty": 0.4}}, length_bias=0.7, skill_spread=2.0, malformed_rate=0.05)]
+    for knobs in settings:
+        new, old = SimulatedJudge(**knobs), _JudgeBeforeItsMemos(**knobs)
+        for request in requests[:400]:
+            assert new._verdict_payload(request) == old._verdict_payload(request)
+        batches = [requests[k:k + 37] for k in range(0, len(requests), 37)]
+        assert [row for batch in batches for row in _every_field(new.judge_pairs(batch))] == \
+            [row for batch in batches for row in _every_field(old.judge_pairs(batch))]
