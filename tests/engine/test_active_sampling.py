@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -203,3 +204,25 @@ def test_information_rules_pick_what_the_rules_as_written_pick(rule):
         state = ActiveState(n_models=n, wins=wins, pair_counts=counts, calls_made=0, models=models, fit=fit)
         expected = _greedy_information_as_written(fit, counts, models, cap, seed, rule)
         assert select_pairs(state, cap, seed=seed, rule=rule) == expected
+
+
+#: Every ``select_pairs`` call of ``tests.benchmarks.profile_judge_inline --tasks 10`` (seed 42, dimensions UEN,
+#: budget 50, batches of 10; 210 rounds, 60 of them warm starts): each round's wins, judged counts, calls made,
+#: models, seed and the pairs the planner returned, recorded by wrapping ``select_pairs`` in the judge chunk on
+#: commit e83b1c2 (this machine: AVX-512).
+RECORDED_ROUNDS = Path(__file__).parent / "reference_data" / "planner_rounds_10_tasks.npz"
+
+
+def test_every_recorded_round_of_a_judge_run_plans_the_pairs_it_planned_when_recorded():
+    """The planner's argument preparation, fit and picks replayed on a judge run's own rounds: the same pairs in
+    the same order, so a change to how a round is set up cannot move a judge run's plan (its pinned digest)."""
+    recorded = np.load(RECORDED_ROUNDS)
+    rounds = recorded["pairs"].shape[0]
+    assert rounds == 210
+    for r in range(rounds):
+        state = ActiveState(n_models=14, wins=recorded["wins"][r].astype(float),
+                            pair_counts=recorded["pair_counts"][r].astype(float),
+                            calls_made=int(recorded["calls_made"][r]),
+                            models=np.flatnonzero(recorded["models"][r]).tolist())
+        expected = [(int(i), int(j)) for i, j in recorded["pairs"][r] if i >= 0]
+        assert select_pairs(state, 50, seed=int(recorded["seeds"][r]), batch_size=10) == expected, r
