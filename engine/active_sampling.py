@@ -317,10 +317,15 @@ def _ranking_info_picks(cov, pi, pj, ti, tj, delta_t, info, n_ij, root, jitter, 
     v = np.empty((n, pi.size))
     cu = np.empty(n)
     picks = np.empty(cap, dtype=np.int64)
+    # the two numpy calls write into buffers made once a round rather than a new array a pick: the same ufunc
+    # loop and the same dgemm on the same operands (a C-contiguous result either way), so the same bits
+    density, omega_v = np.empty(ti.size), np.empty((n, pi.size))
+    exp, matmul = np.exp, np.matmul
     for pick in range(cap):
         _ranking_info_exponents(cov, ti, tj, delta_t, var_floor, exponent)
-        _ranking_info_weights(cov, pi, pj, ti, tj, np.exp(exponent), var_floor, omega, degree, v)
-        picks[pick] = _ranking_info_pick(cov, pi, pj, info, n_ij, root, jitter, v, degree, omega @ v, cu)
+        _ranking_info_weights(cov, pi, pj, ti, tj, exp(exponent, out=density), var_floor, omega, degree, v)
+        picks[pick] = _ranking_info_pick(cov, pi, pj, info, n_ij, root, jitter, v, degree, matmul(omega, v, out=omega_v),
+                                         cu)
     return picks
 
 

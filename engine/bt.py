@@ -408,6 +408,10 @@ def _newton_single(wins: np.ndarray, l2: float, theta0: np.ndarray | None = None
     games, won = wins + wins.T, wins.sum(axis=-1)
     grad, hess, system = np.empty(n), np.empty((n, n)), np.empty((n, n))
     trial, products, squares, terms = np.empty(n), np.empty(n), np.empty(n), np.empty(n * n)
+    # the solve's right-hand side (a column view of grad, which bt_grad_hess refills) and its solution (the step,
+    # a contiguous column the line search centres in place), made once a fit rather than at every step
+    grad_column, solution = grad[:, None], np.empty((n, 1))
+    step = solution[:, 0]
     nll = bt_nll(wins, theta, l2, terms, squares)
     # np.linalg.solve's own gufunc under its error state, entered once a fit rather than at every step (its
     # checks and wrapping were about half of a 14-model solve's instructions): the same LAPACK call on the
@@ -415,7 +419,7 @@ def _newton_single(wins: np.ndarray, l2: float, theta0: np.ndarray | None = None
     with np.errstate(call=_singular_system, invalid="call", over="ignore", divide="ignore", under="ignore"):
         for it in range(1, NEWTON_MAX_ITER + 1):
             bt_grad_hess(games, won, theta, l2, ones, grad, hess, system, products)
-            step = np.ascontiguousarray(_umath_linalg.solve(system, grad[:, None], signature="dd->d")[:, 0])
+            _umath_linalg.solve(system, grad_column, signature="dd->d", out=solution)
             # centres the step, backtracks (halving while the objective would rise), leaves θ − t·step in trial
             nll, moved = bt_line_search(wins, theta, step, nll, l2, trial, terms, squares)
             theta, trial = trial, theta
