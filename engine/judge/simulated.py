@@ -191,18 +191,23 @@ class SimulatedJudge:
     def preference_for_a(self, request: PairJudgeRequest) -> float:
         """P(Response A preferred | decisive) for this presentation."""
         inspected = request.inspected_field
-        return self._preference(request, request.a.field_text(inspected).split(), request.b.field_text(inspected).split())
+        return self._preference(request, len(request.a.field_text(inspected).split()),
+                                len(request.b.field_text(inspected).split()))
 
-    def _preference(self, request: PairJudgeRequest, words_a: list[str], words_b: list[str]) -> float:
-        """:meth:`preference_for_a` given the inspected fields' words (the verdict quotes them too)."""
-        task = request.task.task_id
+    def _preference(self, request: PairJudgeRequest, words_a: int, words_b: int) -> float:
+        """:meth:`preference_for_a` given the inspected fields' word counts (the verdict counts them too):
+        σ(θ_a − θ_b + q_a − q_b + position bias + length bias · (words_a − words_b) / 10), the terms added in
+        that order."""
+        dimension, model_a, model_b = request.dimension, request.a.model, request.b.model
+        if self.answer_spread == 0:  # answer_quality's own 0.0, without its two calls a verdict
+            quality_a = quality_b = 0.0
+        else:
+            task = request.task.task_id
+            quality_a = self.answer_quality(task, model_a, dimension)
+            quality_b = self.answer_quality(task, model_b, dimension)
         logit = (
-            self.skill(request.a.model, request.dimension)
-            - self.skill(request.b.model, request.dimension)
-            + self.answer_quality(task, request.a.model, request.dimension)
-            - self.answer_quality(task, request.b.model, request.dimension)
-            + self.position_bias
-            + self.length_bias * (len(words_a) - len(words_b)) / 10.0
+            self.skill(model_a, dimension) - self.skill(model_b, dimension) + quality_a - quality_b
+            + self.position_bias + self.length_bias * (words_a - words_b) / 10.0
         )
         return _sigmoid(logit)
 
@@ -305,21 +310,7 @@ class SimulatedJudge:
         a, b = request.a, request.b
         words_a, evidence_a, storable_a = self._shown(a, inspected)
         words_b, evidence_b, storable_b = self._shown(b, inspected)
-        # _preference's logit with its terms in its order (the same floats), its lookups made here
-        skill_a = self._skill_memo.get((a.model, dimension))
-        skill_a = self.skill(a.model, dimension) if skill_a is None else skill_a
-        skill_b = self._skill_memo.get((b.model, dimension))
-        skill_b = self.skill(b.model, dimension) if skill_b is None else skill_b
-        if self.answer_spread == 0:
-            quality_a = quality_b = 0.0
-        else:
-            task = request.task.task_id
-            quality_a, quality_b = self.answer_quality(task, a.model, dimension), self.answer_quality(task, b.model, dimension)
-        logit = (
-            skill_a - skill_b + quality_a - quality_b + self.position_bias
-            + self.length_bias * (words_a - words_b) / 10.0
-        )
-        p_a = _sigmoid(logit)
+        p_a = self._preference(request, words_a, words_b)
         draw = rng.random
         if draw() < self.tie_rate:
             winner = Winner.TIE

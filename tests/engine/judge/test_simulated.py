@@ -292,7 +292,15 @@ class _JudgeBeforeItsMemos(SimulatedJudge):
         rng = simulated._draws(self.seed, request.key, "verdict")
         inspected = request.inspected_field
         words_a, words_b = request.a.field_text(inspected).split(), request.b.field_text(inspected).split()
-        p_a = self._preference(request, words_a, words_b)
+        task = request.task.task_id  # the preference as the judge before its memos wrote it
+        p_a = simulated._sigmoid(
+            self.skill(request.a.model, request.dimension)
+            - self.skill(request.b.model, request.dimension)
+            + self.answer_quality(task, request.a.model, request.dimension)
+            - self.answer_quality(task, request.b.model, request.dimension)
+            + self.position_bias
+            + self.length_bias * (len(words_a) - len(words_b)) / 10.0
+        )
         if rng.random() < self.tie_rate:
             winner = Winner.TIE
             confidence = round(0.5 + 0.4 * (1.0 - abs(2.0 * p_a - 1.0)) * rng.random(), 2)
