@@ -25,6 +25,7 @@ import numpy as np
 
 from engine.tig.distinct import distinct
 from engine.tig.graph import upper_pairs, upper_slot_pairs
+from engine.tig.leiden_kernel import level_input, level_labels
 from engine.tig.subgraph_kernel import type_edge_lists
 
 __all__ = [
@@ -64,6 +65,8 @@ _RNG_LOCK = threading.Lock()
 _LEIDEN_RNG = random.Random()
 # Graph.community_leiden's default beta (randomness of the refinement step), passed as it passes it
 _IGRAPH_LEIDEN_BETA = 0.01
+# the membership of a level that calls no Leiden (no component of three nodes or more)
+_NO_MEMBERSHIP = np.zeros(0, dtype=np.int64)
 
 
 _IMPORT_LOCK = threading.Lock()
@@ -177,24 +180,6 @@ def _igraph_leiden_membership(
     return membership
 
 
-def _component_roots(n: int, us: list[int], vs: list[int]) -> list[int]:
-    """The connected component of every node of an edge list over ``0..n-1``, named by its smallest node
-    (union-find; a root always adopts the larger root, so every parent is smaller than its child)."""
-    parent = list(range(n))
-    for a, b in zip(us, vs):
-        while parent[a] != a:
-            a = parent[a]
-        while parent[b] != b:
-            b = parent[b]
-        if a < b:
-            parent[b] = a
-        elif b < a:
-            parent[a] = b
-    for v in range(n):  # in node order: a node's parent, smaller, already points at its root
-        parent[v] = parent[parent[v]]
-    return parent
-
-
 def _induced_edges(
     n: int, iu: np.ndarray, iv: np.ndarray, w: np.ndarray, nodes: np.ndarray
 ) -> tuple[list[int], list[int], list[float]]:
@@ -216,69 +201,41 @@ def _induced_edges(
     return su.tolist(), sv.tolist(), sw.tolist()
 
 
-def _leiden_once(
-    n: int, iu: np.ndarray, iv: np.ndarray, w: np.ndarray, resolution: float, seed: int, implementation: str
-) -> np.ndarray:
-    """One level of Leiden on an undirected weighted edge list over nodes ``0..n-1``; labels per node.
+def _leiden_level(
+    n: int, us: np.ndarray, vs: np.ndarray, w: np.ndarray, resolution: float, seed: int, implementation: str
+) -> tuple[np.ndarray, int, int]:
+    """One level of Leiden on an undirected weighted edge list ``us < vs`` over nodes ``0..n-1`` (arrays):
+    the labels numbered 0..k-1 in order of each group's smallest node, k, and the largest group's size.
 
     The RB-configuration quality ``sum_ij (w_ij - gamma k_i k_j / 2m) delta(c_i, c_j)`` never gains from a
     community spanning two connected components, so it is a sum of one term per component, and the
     components can be settled apart: an isolated node is a singleton; a two-node component is one
     community exactly when merging gains, ``2 (w - gamma w^2 / 2m) > 0``; Leiden gets the rest in one
     call, on their subgraph of total weight m' with resolution ``gamma m' / m`` -- which reproduces the
-    whole graph's terms, so the objective is unchanged while Leiden runs on fewer nodes. The components are
-    found without igraph, and only the rest's graph is built (when no component has three nodes, none).
+    whole graph's terms, so the objective is unchanged while Leiden runs on fewer nodes. The components,
+    the merges and the rest's edge list in igraph's ``induced_subgraph`` order (:func:`_induced_edges`) are
+    found by compiled code (:mod:`engine.tig.leiden_kernel`), and only the rest's graph is built (when no
+    component has three nodes, none).
     """
-    return np.asarray(_leiden_level(n, iu.tolist(), iv.tolist(), w, resolution, seed, implementation),
-                      dtype=np.int64)
-
-
-def _leiden_level(
-    n: int, us: list[int], vs: list[int], w: np.ndarray, resolution: float, seed: int, implementation: str
-) -> list[int]:
-    """:func:`_leiden_once` on the edge list as Python ints (``us``, ``vs``) beside the weights ``w`` (an
-    array); the labels as a list. A same-type subgraph has tens of nodes and edges, where lists cost less
-    than the two dozen numpy calls the same steps take on arrays; the weight sums stay numpy's, over the
-    same arrays, so Leiden gets the same resolution to the bit."""
-    labels = list(range(n))
-    if not us:
-        return labels
-    total = float(w.sum())  # m
-    ws = w.tolist()
-    comp = _component_roots(n, us, vs)
-    sizes = [0] * n
-    for root in comp:
-        sizes[root] += 1
-    edge_size = [sizes[comp[a]] for a in us]
-    for e, size in enumerate(edge_size):  # a two-node component has exactly one edge
-        if size == 2 and 2.0 * total > resolution * ws[e]:  # merging two nodes with k = w gains 2 (w - gamma w^2 / 2m)
-            labels[vs[e]] = labels[us[e]]
-    rest = [v for v in range(n) if sizes[comp[v]] >= 3]
-    if rest:
-        in_rest = [size >= 3 for size in edge_size]
-        # the rest's weights summed as numpy sums them, over the same selection (all of them: w itself)
-        m_rest = total if all(in_rest) else float(w[np.array(in_rest, dtype=bool)].sum())
-        if len(rest) == n:
-            edges, sw = list(zip(us, vs)), ws
-        else:
-            # the subgraph induced by the rest, renumbered, in the edge order of igraph's induced_subgraph
-            # (_induced_edges): an edge is in the rest exactly when its component is
-            position = [-1] * n
-            for i, v in enumerate(rest):
-                position[v] = i
-            kept = [(position[a], position[b], x) for a, b, x, inside in zip(us, vs, ws, in_rest) if inside]
-            if not len(rest) / n > 0.5:
-                kept.sort(key=lambda edge: (edge[1], edge[0]))  # np.lexsort((su, sv)): no two edges tie
-            edges = [(a, b) for a, b, _ in kept]
-            sw = [x for _, _, x in kept]
+    if not len(us):
+        return np.arange(n, dtype=np.int64), n, min(n, 1)
+    if w.dtype != np.float64:  # a graph's weights are float64; the kernel sums float64 as numpy does
+        w = w.astype(np.float64)
+    ints, floats = level_input(n, us, vs, w, float(resolution))
+    r = int(ints[0])
+    membership = _NO_MEMBERSHIP
+    if r:
+        edges = ints[2 + n + r:].reshape(-1, 2).tolist()
+        sums = floats.tolist()  # [m, m', the rest's weights]
+        total, m_rest = sums[0], sums[1]
+        sw = sums[2:]
         if implementation == "igraph":
-            membership = _igraph_leiden_membership(len(rest), edges, sw, resolution * m_rest / total, seed)
+            membership = _igraph_leiden_membership(r, edges, sw, resolution * m_rest / total, seed)
         else:
-            sub = _import_igraph().Graph(n=len(rest), edges=edges, edge_attrs={"weight": sw})
-            membership = _leiden_membership(sub, resolution * m_rest / total, seed, implementation).tolist()
-        for v, m in zip(rest, membership):
-            labels[v] = n + m
-    return labels
+            sub = _import_igraph().Graph(n=r, edges=edges, edge_attrs={"weight": sw})
+            membership = _leiden_membership(sub, resolution * m_rest / total, seed, implementation)
+    out = level_labels(ints, np.asarray(membership, dtype=np.int64))
+    return out[2:], int(out[0]), int(out[1])
 
 
 def _groups(labels: np.ndarray) -> list[np.ndarray]:
@@ -312,20 +269,11 @@ def _leiden_hierarchy(
     """Hierarchical Leiden labels (0..k-1, in order of smallest node) for an edge list over ``0..n-1``."""
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    # the level's labels numbered 0..k-1 in order of each group's smallest node (_dense), counted as they go
-    seen: dict[int, int] = {}
-    dense = [seen.setdefault(label, len(seen)) for label in
-             _leiden_level(n, iu.tolist(), iv.tolist(), w, resolution, seed, implementation)]
-    k = len(seen)
-    if k == 1 or depth + 1 >= _MAX_DEPTH:  # Leiden keeps it whole, or the depth limit is reached
-        return np.asarray(dense, dtype=np.int64)
-    counts = [0] * k
-    for label in dense:
-        counts[label] += 1
-    if max(counts) <= size_cap:  # no community to partition again
-        return np.asarray(dense, dtype=np.int64)
-    labels = np.asarray(dense, dtype=np.int64)
-    sizes = np.asarray(counts, dtype=np.int64)
+    labels, k, largest = _leiden_level(n, iu, iv, w, resolution, seed, implementation)
+    if k == 1 or depth + 1 >= _MAX_DEPTH or largest <= size_cap:
+        # Leiden keeps it whole, the depth limit is reached, or no community to partition again
+        return labels
+    sizes = np.bincount(labels, minlength=k)
     next_label = k
     split = False
     for c in (sizes > size_cap).nonzero()[0].tolist():

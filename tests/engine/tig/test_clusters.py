@@ -228,23 +228,10 @@ def test_the_induced_edge_list_is_igraphs_induced_subgraph_edge_for_edge():
     assert ways == {True, False}
 
 
-def test_component_roots_split_nodes_as_igraphs_components_do():
-    from engine.tig.clusters import _component_roots, _import_igraph
-
-    ig = _import_igraph()
-    for n, iu, iv, _, _ in _random_edge_lists(300, seed=2):
-        roots = _component_roots(n, iu.tolist(), iv.tolist())
-        membership = (
-            ig.Graph(n=n, edges=list(zip(iu.tolist(), iv.tolist()))).connected_components().membership
-        )
-        assert len(set(zip(roots, membership))) == len(set(roots)) == len(set(membership))
-        assert all(roots[v] <= v for v in range(n))
-
-
 @implementations
 def test_a_leiden_level_is_the_level_built_through_igraphs_subgraph(implementation):
     # bit for bit on small edge cases, random graphs and every same-type subgraph of a bench_tig task's populations
-    from engine.tig.clusters import LEIDEN_SEED, _leiden_once
+    from engine.tig.clusters import LEIDEN_SEED, _dense, _leiden_level
     from engine.tig.graph import upper_pairs
     from engine.tig.population import PopulationIndex
     from tests.benchmarks.bench_tig import synthetic_task
@@ -276,11 +263,12 @@ def test_a_leiden_level_is_the_level_built_through_igraphs_subgraph(implementati
             cases.append((len(nodes), iu, iv, block[iu, iv]))
     for n, iu, iv, w in cases:
         for resolution in (1.0, 0.5):
-            ours = _leiden_once(n, iu, iv, w, resolution, LEIDEN_SEED, implementation)
-            theirs = _leiden_once_through_igraphs_subgraph(
+            ours, k, largest = _leiden_level(n, iu, iv, w, resolution, LEIDEN_SEED, implementation)
+            theirs = _dense(_leiden_once_through_igraphs_subgraph(
                 n, iu, iv, w, resolution, LEIDEN_SEED, implementation
-            )
+            ))
             assert ours.tobytes() == theirs.tobytes()
+            assert (k, largest) == (len(np.unique(theirs)), int(np.bincount(theirs).max()))
 
 
 def test_leiden_on_a_bare_graphbase_is_graph_community_leiden_membership_for_membership():
@@ -417,17 +405,19 @@ def test_same_type_labels_are_the_labels_of_the_array_based_hierarchy(implementa
 def test_a_leiden_level_hands_igraph_the_rests_induced_edge_list_and_resolution(monkeypatch):
     # the graph Leiden reads, edge for edge in igraph's induced_subgraph order, and its resolution to the bit
     from engine.tig import clusters
-    from engine.tig.clusters import LEIDEN_SEED, _component_roots, _induced_edges, _leiden_level
+    from engine.tig.clusters import LEIDEN_SEED, _import_igraph, _induced_edges, _leiden_level
 
     seen = []
     monkeypatch.setattr(clusters, "_igraph_leiden_membership",
-                        lambda n, edges, weights, resolution, seed: seen.append((n, edges, weights, resolution))
-                        or list(range(n)))
+                        lambda n, edges, weights, resolution, seed: seen.append(
+                            (n, [tuple(e) for e in edges], weights, resolution)) or list(range(n)))
     ways = set()
+    ig = _import_igraph()
     for n, iu, iv, w, _ in _random_edge_lists(400, seed=13):
         seen.clear()
-        _leiden_level(n, iu.tolist(), iv.tolist(), w, 0.7, LEIDEN_SEED, "igraph")
-        comp = np.asarray(_component_roots(n, iu.tolist(), iv.tolist()), dtype=np.int64)
+        _leiden_level(n, iu, iv, w, 0.7, LEIDEN_SEED, "igraph")
+        graph = ig.Graph(n=n, edges=list(zip(iu.tolist(), iv.tolist())))
+        comp = np.asarray(graph.connected_components().membership)
         sizes = np.bincount(comp, minlength=n)
         rest = np.flatnonzero(sizes[comp] >= 3)
         if not len(rest):
