@@ -63,7 +63,10 @@ def _confidence(value: Any, where: str, problems: list[str]) -> float | None:
     if not 0.0 <= float(value) <= 1.0:
         problems.append(f"{where} must be between 0 and 1, got {value}")
         return None
-    return float(value)
+    # -0.0 read as 0.0 (x + 0.0 is x for every other float): PostgreSQL stores a verdict's confidence through a
+    # jsonb document, whose numeric has no negative zero, and SQLite would keep the sign: the same reply would be
+    # stored as different bits on the two databases
+    return float(value) + 0.0
 
 
 def _text(
@@ -104,7 +107,7 @@ def _plain_number(value: Any) -> float | None:
     """``value`` as :func:`_confidence` accepts it, else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
         return None
-    return float(value)
+    return float(value) + 0.0  # -0.0 as 0.0, as _confidence reads it
 
 
 def _plain_reply(payload: dict[str, Any], dimension: Dimension, item_count: int) -> JudgeReply | None:
@@ -140,8 +143,9 @@ def _plain_reply(payload: dict[str, Any], dimension: Dimension, item_count: int)
         seen.add(index)
         item_winner = _WINNERS.get(item_winner.strip().lower()) if isinstance(item_winner, str) else None
         item_confidence = entry["confidence"]
-        # a float in range is its own float(): the judges' usual value, told without the call
-        if type(item_confidence) is not float or not 0.0 <= item_confidence <= 1.0:
+        # a float in range is its own float(): the judges' usual value, told without the call (a zero, which may
+        # be -0.0, goes through _plain_number, which drops its sign)
+        if type(item_confidence) is not float or not 0.0 < item_confidence <= 1.0:
             item_confidence = _plain_number(item_confidence)
         if (item_winner is None or item_confidence is None or not isinstance(item, str)
                 or not isinstance(item_rationale, str) or not (evidence_a is None or isinstance(evidence_a, str))

@@ -58,6 +58,19 @@ def test_integer_confidence_is_a_number():
     assert check(broken(confidence=1)).confidence == 1.0
 
 
+def test_a_negative_zero_confidence_is_read_as_an_unsigned_zero():
+    """PostgreSQL's jsonb documents cannot carry -0.0, so a zero confidence, the reply's and its items', loses
+    its sign when read, whatever the database; the quick read and the full checks alike."""
+    import math
+
+    from engine.judge.schema import _checked_reply
+
+    payload = broken(confidence=-0.0, per_item_outcomes=[dict(item, confidence=-0.0) for item in VALID["per_item_outcomes"]])
+    for reply in (check(payload), _checked_reply(payload, Dimension.NOVELTY, 3)):
+        assert math.copysign(1.0, reply.confidence) == 1.0
+        assert [math.copysign(1.0, o.confidence) for o in reply.per_item_outcomes] == [1.0, 1.0, 1.0]
+
+
 def test_items_may_arrive_out_of_order():
     payload = broken(per_item_outcomes=list(reversed(VALID["per_item_outcomes"])))
     assert [o.item_index for o in check(payload).per_item_outcomes] == [1, 2, 3]
