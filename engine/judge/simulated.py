@@ -86,9 +86,14 @@ _ITEM_CONFIDENCE_SPAN = 0.95 - 0.5
 _MEMO_LIMIT = 4096
 
 
+def _seed_of(seed_text: str) -> int:
+    """A generator's seed: the first 8 bytes of SHA-256 of ``seed_text`` (its parts joined by "\\x1f"), big-endian;
+    the one rule :func:`_draws` and :func:`_reseeded` both seed by."""
+    return int.from_bytes(hashlib.sha256(seed_text.encode("utf-8")).digest()[:8], "big")
+
+
 def _draws(*parts: object) -> random.Random:
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()  # map: no generator frame
-    return random.Random(int.from_bytes(digest[:8], "big"))
+    return random.Random(_seed_of("\x1f".join(map(str, parts))))  # map: no generator frame
 
 
 def _reseeded(rng: random.Random, seed_text: str) -> random.Random:
@@ -96,7 +101,7 @@ def _reseeded(rng: random.Random, seed_text: str) -> random.Random:
     int n is ``_random.Random.seed(n)`` (random.py's ``seed`` hands an int to it) and ``gauss_next = None``. A
     verdict draws from three generators (the reply's format, the verdict, and a break's): making each anew, through
     ``Random.__init__`` and ``Random.seed`` in Python, cost more than the Mersenne Twister's own seeding."""
-    _CoreRandom.seed(rng, int.from_bytes(hashlib.sha256(seed_text.encode("utf-8")).digest()[:8], "big"))
+    _CoreRandom.seed(rng, _seed_of(seed_text))
     rng.gauss_next = None
     return rng
 
