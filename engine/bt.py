@@ -26,7 +26,7 @@ Active pair selection (App. F.1: ``select_pairs``, ``ActiveState``) is :mod:`eng
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -41,7 +41,6 @@ __all__ = [
     "fit_win_matrices",
     "BTFit",
     "BTBootstrap",
-    "AutomaticOutcome",
     "win_matrix",
     "task_win_matrices",
     "fit_win_matrix",
@@ -52,8 +51,6 @@ __all__ = [
     "bootstrap_tiers",
     "expected_winrate",
     "diagnostic_winrate",
-    "is_empty_response",
-    "empty_response_outcome",
     "check_identifiable",
 ]
 
@@ -63,8 +60,6 @@ NEWTON_STEP_TOL = 1e-11
 NEWTON_MAX_ITER = 200
 #: Percentiles reported by the task bootstrap (Ekphrasis App. F.3: 5th, 50th, 95th).
 BOOTSTRAP_PERCENTILES = (5.0, 50.0, 95.0)
-#: Confidence of the automatic record for a non-empty vs empty response (Ekphrasis App. F.2).
-EMPTY_RESPONSE_CONFIDENCE = 1.0
 #: A bootstrap difference this close to 0 is 0: two models the data cannot tell apart (the same record against
 #: the same opponents) come out of the float arithmetic a few ulps apart, e.g. 7e-15, in every replicate.
 TIER_ZERO_TOL = 1e-9
@@ -132,15 +127,6 @@ class BTBootstrap:
     tasks: np.ndarray
     percentiles: tuple[float, float, float] = BOOTSTRAP_PERCENTILES
     n_dropped: int = 0
-
-
-@dataclass(frozen=True)
-class AutomaticOutcome:
-    """An automatically generated comparison outcome (Ekphrasis App. F.2)."""
-
-    winner: Literal["A", "B", "tie"]
-    confidence: float
-    reason: str = field(default="empty response")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -688,30 +674,3 @@ def diagnostic_winrate(
     with np.errstate(invalid="ignore", divide="ignore"):
         # Ŵ = (W + 0.5T)/(W + L + T)  (Ekphrasis App. F)
         return np.where(total > 0, (w + 0.5 * t) / np.where(total > 0, total, 1.0), np.nan)
-
-
-# --------------------------------------------------------------------------------------------------
-# Empty responses (App. F.2)
-# --------------------------------------------------------------------------------------------------
-
-
-def is_empty_response(text: str | None) -> bool:
-    """True when a response is missing or only whitespace."""
-    return text is None or not str(text).strip()
-
-
-def empty_response_outcome(response_a: str | None, response_b: str | None) -> AutomaticOutcome | None:
-    """The automatic record for a pair involving an empty response (Ekphrasis App. F.2).
-
-    A non-empty response beats an empty one with confidence 1.0; two empty responses tie. Returns
-    None when both responses are non-empty (the pair must go to the judge).
-    """
-    a_empty, b_empty = is_empty_response(response_a), is_empty_response(response_b)
-    if a_empty and b_empty:
-        return AutomaticOutcome(winner="tie", confidence=EMPTY_RESPONSE_CONFIDENCE, reason="both responses empty")
-    if a_empty:
-        return AutomaticOutcome(winner="B", confidence=EMPTY_RESPONSE_CONFIDENCE, reason="response A empty")
-    if b_empty:
-        return AutomaticOutcome(winner="A", confidence=EMPTY_RESPONSE_CONFIDENCE, reason="response B empty")
-    return None
-

@@ -35,7 +35,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from engine.active_sampling import ActiveState, select_pairs
-from engine.bt import is_empty_response
+from engine.empty_responses import empty_response_outcome, is_empty_response
 from engine.seeding import derived_seed, unit_interval
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from leaderboard.ekphrasis.selectors import subject_models_of
@@ -560,8 +560,6 @@ def _inspected(response: Response, dimension: str) -> str:
 
 def _automatic_outcomes(run, task, dimension, pool: _Pool) -> None:
     """Empty responses get automatic records without a call (Ekphrasis App. F.2)."""
-    from engine.bt import empty_response_outcome
-
     positions = sorted(pool.responses)
     empties = {p for p in positions if is_empty_response(_inspected(pool.responses[p], dimension))}
     if not empties:
@@ -673,8 +671,6 @@ def _plan_fixed_pairs(run, task, dimension, pool: _Pool, ledger: _Ledger) -> boo
     """Plan every given pair of this task once (primary, repeat 0), in the given order and shown as
     given (x as A); False when all are planned. A pair with an empty inspected field gets its
     automatic record instead of a call (Ekphrasis App. F.2)."""
-    from engine.bt import empty_response_outcome
-
     wanted = [(x, y) for task_id, x, y in run.config["fixed_pairs"] if task_id == task.pk]
     planned = {
         (r.model_x_id, r.model_y_id) for r in ledger.stored

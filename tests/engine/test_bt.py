@@ -15,7 +15,6 @@ from engine.bt import (
     BTFit,
     bootstrap_bradley_terry,
     diagnostic_winrate,
-    empty_response_outcome,
     expected_winrate,
     fit_bradley_terry,
     fit_win_matrix,
@@ -374,23 +373,6 @@ def test_diagnostic_winrate_counts_ties_as_half_wins():
     rates = diagnostic_winrate([3, 0, 0], [1, 2, 0], [2, 2, 0])
     np.testing.assert_allclose(rates[:2], [(3 + 1) / 6, 1 / 4])
     assert np.isnan(rates[2])
-
-
-# ------------------------------------------------------------------------------------ empty responses
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "winner"),
-    [("", "a plan", "B"), ("a plan", "   ", "A"), (None, "", "tie"), ("", None, "tie")],
-)
-def test_empty_response_gets_an_automatic_record_with_confidence_one(a, b, winner):
-    outcome = empty_response_outcome(a, b)
-    assert outcome is not None and outcome.winner == winner and outcome.confidence == 1.0
-
-
-def test_two_non_empty_responses_get_no_automatic_record():
-    assert empty_response_outcome("plan a", "plan b") is None
-
 
 
 def test_bootstrap_tiers_keep_two_models_the_data_cannot_tell_apart_in_one_tier():
