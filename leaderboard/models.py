@@ -143,7 +143,9 @@ class Response(models.Model):
         LLM = "llm", "LLM splitter"
         PENDING = "pending", "Unsplit: waiting for the LLM splitter"
 
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="responses")
+    # No index of its own: response_one_per_sample and response_task_id_unique begin with the task and serve every
+    # lookup by task, a task's cascade delete included.
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="responses", db_index=False)
     subject_model = models.ForeignKey(SubjectModel, on_delete=models.PROTECT, related_name="responses")
     sample = models.PositiveSmallIntegerField()
     is_primary = models.BooleanField(default=False)
@@ -160,6 +162,10 @@ class Response(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["task", "subject_model", "sample"], name="response_one_per_sample"),
+            # The target of a comparison's shown responses on PostgreSQL (migration 0018): the foreign keys
+            # (task, shown_a) and (task, shown_b) say at once that the task exists and that each shown response is
+            # one of its responses.
+            models.UniqueConstraint(fields=["task", "id"], name="response_task_id_unique"),
             models.UniqueConstraint(
                 fields=["task", "subject_model"],
                 condition=Q(is_primary=True),
