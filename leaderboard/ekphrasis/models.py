@@ -138,7 +138,9 @@ class Comparison(models.Model):
     # No index of its own: comparison_identity_unique begins with the run (and the task and dimension), and
     # serves every lookup by run; a second index was one more write for each planned row and each verdict.
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="comparisons", db_index=False)
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="comparisons")
+    # No index of its own (migration 0019): comparison_task_shown begins with the task and serves a task's cascade
+    # delete.
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="comparisons", db_index=False)
     dimension = models.CharField(max_length=1, choices=Dimension.choices)
     # No index of their own (migration 0015): the pair is looked up inside a run through
     # comparison_identity_unique; a subject model's delete, refused while comparisons name it (PROTECT, and the
@@ -150,8 +152,11 @@ class Comparison(models.Model):
     repeat = models.PositiveSmallIntegerField(default=0)
     judge_name = models.CharField(max_length=100)
     sequence = models.PositiveIntegerField(help_text="Order in which the run planned this call for its task.")
-    shown_a = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
-    shown_b = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    # No index of their own (migration 0019): comparison_task_shown (task, shown_a, shown_b) holds the columns of
+    # PostgreSQL's foreign keys to the shown responses (migration 0018), (task, shown_a) and (task, shown_b), whose
+    # checks at a response's delete it serves; Django's own lookup by the response alone can read it whole.
+    shown_a = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+", db_index=False)
+    shown_b = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+", db_index=False)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PLANNED)
     winner = models.CharField(max_length=3, blank=True, choices=[("A", "A"), ("B", "B"), ("tie", "tie")])
     confidence = models.FloatField(null=True, blank=True)
@@ -179,6 +184,7 @@ class Comparison(models.Model):
                 condition=~Q(status="ok") | Q(winner__in=["A", "B", "tie"]), name="comparison_ok_has_winner"
             ),
         ]
+        indexes = [models.Index(fields=["task", "shown_a", "shown_b"], name="comparison_task_shown")]
         # No index holds a column a verdict writes (status, winner, ...): an index on (run, task, dimension,
         # status) was one more index for every verdict to write, and kept any verdict from being a heap-only
         # (HOT) update. Every lookup by run, task and dimension is served by comparison_identity_unique, which

@@ -81,3 +81,37 @@ def test_most_verdicts_are_heap_only_updates_on_postgresql():
         updated, hot = cursor.fetchone()
     assert updated >= Comparison.objects.filter(run=run).exclude(kind=Comparison.Kind.AUTOMATIC).count() > 40
     assert hot >= 0.6 * updated
+
+
+def test_a_task_or_response_delete_finds_its_comparisons_through_one_task_and_shown_index():
+    """Migration 0019: one index, (task, shown_a, shown_b), instead of three single-column ones; every lookup of a
+    delete can be served by it (sequential scans off, so that the small table's plan shows what the index can
+    serve), its conditions all index conditions: Django's cascade of a task, its PROTECT lookups of a response,
+    and PostgreSQL's checks of the shown responses' foreign keys (task, shown_a) and (task, shown_b) (migration
+    0018)."""
+    from django.db import transaction
+
+    task_set, models = population(n_models=3, n_tasks=1, name="del-index")
+    run = simulated_run(task_set, models, budget=2, dimensions="U")
+    judge_runs.judge_run_execute_inline(run=run)
+    table = Comparison._meta.db_table
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, table)
+    plain = [c["columns"] for c in constraints.values() if c["index"] and not c["unique"] and not c["primary_key"]]
+    assert plain == [["task_id", "shown_a_id", "shown_b_id"]]
+    if connection.vendor != "postgresql":
+        return
+    row = Comparison.objects.filter(run=run).first()
+    lookups = [Comparison.objects.filter(task_id__in=[row.task_id]).order_by(),
+               Comparison.objects.filter(shown_a__in=[row.shown_a_id]).order_by(),
+               Comparison.objects.filter(shown_b__in=[row.shown_b_id]).order_by()]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        for queryset in lookups:
+            plan = queryset.explain()
+            assert "comparison_task_shown " in plan and "Seq Scan" not in plan and "Filter" not in plan, plan
+        for shown in ("a", "b"):  # the foreign keys' checks, as PostgreSQL's ri_triggers.c writes them
+            cursor.execute(f'EXPLAIN SELECT 1 FROM ONLY "{table}" x WHERE task_id = %s AND shown_{shown}_id = %s '
+                           f'FOR KEY SHARE OF x', [row.task_id, getattr(row, f"shown_{shown}_id")])
+            plan = "\n".join(line for (line,) in cursor.fetchall())
+            assert "comparison_task_shown " in plan and "Seq Scan" not in plan and "Filter" not in plan, plan
