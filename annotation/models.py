@@ -378,7 +378,8 @@ class Assignment(models.Model):
 
     # campaign, annotator: no index of their own; the two indexes below lead with them (migration 0020)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments", db_index=False)
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    # no index of its own: ``assignment_identity`` leads with it (migration 0025)
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     slot = models.ForeignKey(ItemSlot, null=True, blank=True, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotation_assignments",
                                   db_index=False)
@@ -417,6 +418,10 @@ class Assignment(models.Model):
             models.CheckConstraint(condition=Q(expires_at__gt=F("created_at")), name="assignment_expires_after_creation"),
             # The token alone names the assignment (submission, media): never two alike.
             models.UniqueConstraint(fields=["token"], name="assignment_token_unique"),
+            # What a label's one foreign key to its assignment references on PostgreSQL (migration 0025): the
+            # label's item, campaign and annotator are its assignment's. Unique because ``id`` is; it leads
+            # with the item, so it is also the index of the item's foreign key.
+            models.UniqueConstraint(fields=["item", "id", "campaign", "annotator"], name="assignment_identity"),
         ]
         indexes = [
             models.Index(fields=["campaign", "status", "expires_at"], name="assignment_campaign_status_exp"),
