@@ -279,6 +279,9 @@ class Item(models.Model):
                 name="item_easel_steps_differ",
             ),
             models.CheckConstraint(condition=~Q(content_hash=""), name="item_content_hash_set"),
+            # What an assignment's one foreign key to its item references on PostgreSQL (migration 0026): the
+            # assignment's campaign is its item's. Unique because ``id`` is.
+            models.UniqueConstraint(fields=["id", "campaign"], name="item_identity"),
         ]
         indexes = [
             models.Index(fields=["campaign", "is_gold", "position"], name="item_campaign_gold_pos"),

@@ -1,7 +1,9 @@
-"""A label's one foreign key to its assignment's identity (issue 30, migration annotation 0025, PostgreSQL): each
-label kind has exactly that key; a label whose campaign, item, annotator or assignment is not its assignment's
-is refused; every deletion Django's four keys refused (the assignment, campaign, item or user under a label)
-is still refused; and the migration reverses to Django's four keys."""
+"""A label's one foreign key to its assignment's identity, and an assignment's one key to its item's (issue 30,
+migrations annotation 0025 and 0026, PostgreSQL): each label kind has exactly that key, an assignment that one
+in place of its item and campaign keys; a label whose campaign, item, annotator or assignment is not its
+assignment's is refused, so is an assignment whose campaign is not its item's; every deletion Django's keys
+refused (the assignment, campaign, item or user under a label or an assignment) is still refused; and the
+migrations reverse to Django's keys."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from django.db import IntegrityError, connection, transaction
 
 from annotation import services
 from annotation.models import (
+    Assignment,
     FaithfulnessLabel,
     HandwritingLabel,
     PairwiseLabel,
@@ -39,6 +42,13 @@ def test_a_label_has_one_foreign_key_the_assignments_identity(model):
         f"{table}_assignment_identity": "FOREIGN KEY (item_id, assignment_id, campaign_id, annotator_id) REFERENCES "
         "annotation_assignment(item_id, id, campaign_id, annotator_id) DEFERRABLE INITIALLY DEFERRED"
     }
+
+
+def test_an_assignment_has_one_foreign_key_for_its_item_and_campaign():
+    columns = sorted(definition.split(")")[0] for definition in _foreign_keys("annotation_assignment").values())
+    assert columns == ["FOREIGN KEY (annotator_id", "FOREIGN KEY (item_id, campaign_id", "FOREIGN KEY (slot_id"]
+    assert _foreign_keys("annotation_assignment")["annotation_assignment_item_identity"].endswith(
+        "REFERENCES annotation_item(id, campaign_id) DEFERRABLE INITIALLY DEFERRED")
 
 
 @pytest.fixture
@@ -80,12 +90,20 @@ def test_every_row_under_a_label_still_cannot_be_deleted(labelled):
         _refused(f"DELETE FROM {table} WHERE id = %s", [pk])
 
 
+def test_an_assignment_outside_its_items_campaign_is_refused(labelled):
+    _, other_campaign, _, other = labelled  # ``other`` has no label: only the assignment's own key can refuse
+    assert _refused("UPDATE annotation_assignment SET campaign_id = %s WHERE id = %s",
+                    [other_campaign.pk, other.pk]) == "annotation_assignment_item_identity"
+    for table, pk in [("annotation_item", other.item_id), ("annotation_campaign", other.campaign_id)]:
+        _refused(f"DELETE FROM {table} WHERE id = %s", [pk])
+
+
 def _key_definitions() -> dict[str, dict[str, str]]:
-    return {model._meta.db_table: _foreign_keys(model._meta.db_table) for model in LABEL_MODELS}
+    return {model._meta.db_table: _foreign_keys(model._meta.db_table) for model in [*LABEL_MODELS, Assignment]}
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_reverses_to_djangos_four_keys_and_back():
+def test_the_migrations_reverse_to_djangos_keys_and_back():
     from django.db.migrations.executor import MigrationExecutor
 
     one_key = _key_definitions()
@@ -95,6 +113,8 @@ def test_the_migration_reverses_to_djangos_four_keys_and_back():
         table = model._meta.db_table
         assert sorted(definition.split(")")[0] for definition in four[table].values()) == [
             "FOREIGN KEY (annotator_id", "FOREIGN KEY (assignment_id", "FOREIGN KEY (campaign_id", "FOREIGN KEY (item_id"]
+    assert sorted(definition.split(")")[0] for definition in four["annotation_assignment"].values()) == [
+        "FOREIGN KEY (annotator_id", "FOREIGN KEY (campaign_id", "FOREIGN KEY (item_id", "FOREIGN KEY (slot_id"]
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes("annotation"))  # back to the latest, for the tests after
     assert _key_definitions() == one_key
