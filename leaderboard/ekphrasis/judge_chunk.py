@@ -153,13 +153,37 @@ def _stored(run, task, dimensions: str) -> dict[str, list[_Stored]]:
     retry, the active state and the next sequence number all come from this one read (one for the chunk's
     every dimension, not one a dimension)."""
     out: dict[str, list[_Stored]] = {d: [] for d in dimensions}
-    rows = Comparison.objects.filter(run=run, task=task)
-    if len(dimensions) == 1:
-        rows = rows.filter(dimension=dimensions)
-    for dimension, *row in rows.order_by().values_list("dimension", "pk", *_STORED_COLUMNS[1:]):
-        if dimension in out:
-            out[dimension].append(_Stored(*row))
+    one = len(dimensions) == 1
+    with connection.cursor() as cursor:
+        cursor.execute(_stored_sql(one), [run.pk, task.pk, dimensions] if one else [run.pk, task.pk])
+        for dimension, *row in cursor.fetchall():
+            if dimension in out:
+                out[dimension].append(_Stored(*row))
     return out
+
+
+def _stored_queryset(run_id, task_id, dimension: str | None):
+    """The ORM's form of :func:`_stored`'s read (the statement :func:`_stored_sql` keeps)."""
+    rows = Comparison.objects.filter(run=run_id, task=task_id)
+    if dimension is not None:
+        rows = rows.filter(dimension=dimension)
+    return rows.order_by().values_list("dimension", "pk", *_STORED_COLUMNS[1:])
+
+
+def _stored_sql(one_dimension: bool) -> str:
+    """The statement of :func:`_stored_queryset`, compiled by the ORM once per database vendor, its parameters
+    the run's and the task's ids and, for one dimension, the dimension: a chunk read its comparisons through a
+    queryset built and compiled anew every time, more of this process's work than the rest of the read. Its
+    columns are integers and text, which no converter changes (``tests/leaderboard/ekphrasis/test_judge_chunk.py``
+    compares the two reads)."""
+    key = ("stored", connection.vendor, one_dimension)
+    if key not in _SQL:
+        marks = (-1, -2, "?") if one_dimension else (-1, -2)  # compiled with these; then bound to the chunk's values
+        sql, params = _stored_queryset(*marks[:2], marks[2] if one_dimension else None).query.sql_with_params()
+        if tuple(params) != marks:
+            raise AssertionError(f"the comparisons' read binds {params!r}, not the run, task (and dimension)")
+        _SQL[key] = sql
+    return _SQL[key]
 
 
 @dataclass(slots=True)
@@ -416,11 +440,11 @@ def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, l
     reuses it, where a VALUES row per plan made it re-parse ~200 placeholders each round."""
     default = _insert_defaults(ledger)
     if connection.vendor == "postgresql" and all(type(row) is _Plan for row in rows):
-        shared = [(f.attname, value) for (f, _, _), value in zip(_INSERT_PLAN, default, strict=True)
-                  if f.attname not in _Plan._fields]
-        sql = recordset_insert_sql(Comparison, shared=[name for name, _ in shared], per_row=_Plan._fields,
-                                   on_conflict=_PLAN_CONFLICT, returning=_STORED_COLUMNS)
-        return sql, [*(value for _, value in shared), recordset_json(_Plan._fields, rows)]
+        if "insert-plans" not in _SQL:
+            _SQL["insert-plans"] = recordset_insert_sql(
+                Comparison, shared=[_INSERT_PLAN[k][0].attname for k in _SHARED_POSITIONS], per_row=_Plan._fields,
+                on_conflict=_PLAN_CONFLICT, returning=_STORED_COLUMNS)
+        return _SQL["insert-plans"], [*(default[k] for k in _SHARED_POSITIONS), recordset_json(_Plan._fields, rows)]
     params = []
     for row in rows:
         for (f, prepared, created), fallback in zip(_INSERT_PLAN, default, strict=True):
@@ -452,14 +476,23 @@ def _insert_defaults(ledger: _Ledger) -> list:
     field's preparation, a JSON default's adapter among them, cost more than the rest of building a round's
     INSERT)."""
     if ledger.insert_defaults is None:
+        # the fields' own defaults are the same for every ledger: prepared once per database vendor (a JSON
+        # default's adapter wraps a fresh default value, which the statement only reads), then the ledger's own
+        vendor = connection.vendor
+        if vendor not in _PREPARED_DEFAULTS:
+            _PREPARED_DEFAULTS[vendor] = [None if created or f.attname in _LEDGER_COLUMNS else
+                                          f.get_db_prep_save(f.get_default(), connection)
+                                          for f, _, created in _INSERT_PLAN]
+        values = list(_PREPARED_DEFAULTS[vendor])
         shared = {"run_id": ledger.run.pk, "task_id": ledger.task.pk, "dimension": ledger.dimension}
-        ledger.insert_defaults = [
-            None if created else f.get_db_prep_save(shared.get(f.attname, f.get_default()), connection)
-            for f, _, created in _INSERT_PLAN
-        ]
+        for k, name in _LEDGER_POSITIONS:
+            values[k] = _INSERT_PLAN[k][0].get_db_prep_save(shared[name], connection)
+        ledger.insert_defaults = values
     now = timezone.now()
-    return [f.get_db_prep_save(now, connection) if created else value
-            for (f, _, created), value in zip(_INSERT_PLAN, ledger.insert_defaults, strict=True)]
+    default = list(ledger.insert_defaults)
+    for k in _CREATED_POSITIONS:
+        default[k] = _INSERT_PLAN[k][0].get_db_prep_save(now, connection)
+    return default
 
 
 _MISSING = object()
@@ -470,6 +503,14 @@ _INSERT_PLAN = [
     (f, isinstance(f, models.JSONField | models.DateField), bool(getattr(f, "auto_now_add", False)))
     for f in Comparison._meta.concrete_fields if not f.primary_key
 ]
+#: Positions in ``_INSERT_PLAN``: the columns a plan row does not carry (sent once for the statement's rows), the
+#: creation time's, and the ledger's run, task and dimension (with their attribute names).
+_SHARED_POSITIONS = [k for k, (f, _, _) in enumerate(_INSERT_PLAN) if f.attname not in _Plan._fields]
+_CREATED_POSITIONS = [k for k, (_, _, created) in enumerate(_INSERT_PLAN) if created]
+_LEDGER_COLUMNS = ("run_id", "task_id", "dimension")
+_LEDGER_POSITIONS = [(k, f.attname) for k, (f, _, _) in enumerate(_INSERT_PLAN) if f.attname in _LEDGER_COLUMNS]
+#: The fields' own defaults, prepared for the database, by vendor (:func:`_insert_defaults`).
+_PREPARED_DEFAULTS: dict[str, list] = {}
 assert {f.get_internal_type() for f, prepared, _ in _INSERT_PLAN if not prepared} <= {
     "ForeignKey", "CharField", "TextField", "PositiveSmallIntegerField", "PositiveIntegerField", "FloatField",
     "BooleanField", "IntegerField", "BigIntegerField", "SmallIntegerField",

@@ -335,6 +335,7 @@ def test_a_ledger_prepares_its_planned_rows_shared_values_once_however_many_roun
         plans.append(len(planned))
         return real_write(self, planned)
 
+    monkeypatch.setattr(judge_chunk, "_PREPARED_DEFAULTS", {})  # the fields' own defaults: once a process
     monkeypatch.setattr(type(status), "get_db_prep_save", counted_prep)
     monkeypatch.setattr(judge_chunk._Ledger, "write", counted_write)
     judge_runs.judge_run_execute_inline(run=run)

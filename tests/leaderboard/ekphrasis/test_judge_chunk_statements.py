@@ -1,0 +1,120 @@
+"""The judge chunk's statements kept across chunks (leaderboard/ekphrasis/judge_chunk.py, issue 30): the
+comparisons' read compiled once, and the planned rows' prepared defaults made once a process, give exactly
+what the ORM's read and the per-ledger preparation gave (the old forms are frozen here as the oracles)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from leaderboard.ekphrasis import judge_chunk, judge_runs
+from leaderboard.ekphrasis.models import Comparison
+from tests.leaderboard.judging_factories import population, simulated_run
+
+pytestmark = pytest.mark.django_db
+
+
+def _stored_by_the_orm(run, task, dimensions: str) -> dict[str, list]:
+    """The read as it was: a queryset built and compiled for every call."""
+    out = {d: [] for d in dimensions}
+    rows = Comparison.objects.filter(run=run, task=task)
+    if len(dimensions) == 1:
+        rows = rows.filter(dimension=dimensions)
+    for dimension, *row in rows.order_by().values_list("dimension", "pk", *judge_chunk._STORED_COLUMNS[1:]):
+        if dimension in out:
+            out[dimension].append(judge_chunk._Stored(*row))
+    return out
+
+
+def test_a_chunks_comparisons_read_by_the_kept_statement_are_those_the_orms_read_gives():
+    task_set, models = population(n_models=5, n_tasks=2, name="kept-read")
+    run = simulated_run(task_set, models, budget=12, dimensions="UEN", malformed_rate=0.3)
+    judge_runs.judge_run_execute_inline(run=run)
+    other = simulated_run(task_set, models, budget=6, dimensions="U", seed=8)  # another run's rows stay out
+    judge_runs.judge_run_execute_inline(run=other)
+    for task in task_set.tasks.all():
+        for dimensions in ("UEN", "U", "E", "N", "UE", "X"):
+            kept, orm = judge_chunk._stored(run, task, dimensions), _stored_by_the_orm(run, task, dimensions)
+            assert kept == orm
+            assert [[type(v) for v in r] for rows in kept.values() for r in rows] == \
+                [[type(v) for v in r] for rows in orm.values() for r in rows]
+        assert sum(map(len, judge_chunk._stored(run, task, "UEN").values())) > 10
+
+
+def test_the_kept_statement_is_the_orms_and_its_columns_have_no_converter():
+    for one in (True, False):
+        queryset = judge_chunk._stored_queryset(3, 4, "U" if one else None)
+        sql, params = queryset.query.sql_with_params()
+        assert judge_chunk._stored_sql(one) == sql and list(params) == ([3, 4, "U"] if one else [3, 4])
+        compiler = queryset.query.get_compiler(connection.alias)
+        compiler.setup_query()
+        assert not compiler.get_converters([col for col, _, _ in compiler.select])
+
+
+def _insert_defaults_per_ledger(ledger) -> list:
+    """The prepared defaults as they were: every field's prepared for each ledger, the creation time each round."""
+    from django.utils import timezone
+
+    shared = {"run_id": ledger.run.pk, "task_id": ledger.task.pk, "dimension": ledger.dimension}
+    prepared = [None if created else f.get_db_prep_save(shared.get(f.attname, f.get_default()), connection)
+                for f, _, created in judge_chunk._INSERT_PLAN]
+    now = timezone.now()
+    return [f.get_db_prep_save(now, connection) if created else value
+            for (f, _, created), value in zip(judge_chunk._INSERT_PLAN, prepared, strict=True)]
+
+
+def _dumped(values: list) -> list:
+    """Values as the driver sends them (a JSON default's adapter is a new object each time it is made)."""
+    return [getattr(v, "obj", v) if type(v).__name__ in ("Jsonb", "Json") else v for v in values]
+
+
+def test_a_ledgers_planned_rows_get_the_defaults_and_statement_the_per_ledger_preparation_gave(monkeypatch):
+    from django.utils import timezone
+
+    task_set, models = population(n_models=4, n_tasks=2, name="kept-defaults")
+    run = simulated_run(task_set, models, budget=6, dimensions="UE")
+    fixed = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: fixed)
+    monkeypatch.setattr(judge_chunk, "_PREPARED_DEFAULTS", {})
+    plans = [judge_chunk._Plan(1, 2, "primary", 0, "simulated", 1, 10, 20)]
+    for task in task_set.tasks.all():
+        for dimension in "UE":
+            ledger = judge_chunk._Ledger(run, task, dimension, [])
+            for _ in range(2):  # a ledger's first plan and a later one
+                assert _dumped(judge_chunk._insert_defaults(ledger)) == _dumped(_insert_defaults_per_ledger(ledger))
+            sql, params = judge_chunk._insert_sql(ledger, plans)
+            if connection.vendor == "postgresql":
+                shared = [(f.attname, v) for (f, _, _), v in zip(judge_chunk._INSERT_PLAN, _insert_defaults_per_ledger(ledger), strict=True)
+                          if f.attname not in judge_chunk._Plan._fields]
+                from leaderboard.json_recordset import recordset_insert_sql, recordset_json
+
+                assert sql == recordset_insert_sql(Comparison, shared=[n for n, _ in shared], per_row=judge_chunk._Plan._fields,
+                                                   on_conflict=judge_chunk._PLAN_CONFLICT, returning=judge_chunk._STORED_COLUMNS)
+                assert _dumped(params) == _dumped([*(v for _, v in shared), recordset_json(judge_chunk._Plan._fields, plans)])
+
+
+def test_a_process_prepares_the_planned_rows_field_defaults_once_for_all_its_ledgers(monkeypatch):
+    """The fields' defaults of a planned row are the same for every ledger: prepared for the database once
+    a process (here from an empty store), where each ledger prepared them on its first plan."""
+    task_set, models = population(n_models=5, n_tasks=2, name="prepared-once-a-process")
+    run = simulated_run(task_set, models, budget=12, dimensions="UE")
+    status = Comparison._meta.get_field("status")
+    prepared, ledgers = [], set()
+    real_prep, real_write = type(status).get_db_prep_save, judge_chunk._Ledger.write
+
+    def counted_prep(field, value, connection):
+        if field is status:
+            prepared.append(value)
+        return real_prep(field, value, connection)
+
+    def counted_write(self, planned=()):
+        if planned:
+            ledgers.add(id(self))
+        return real_write(self, planned)
+
+    monkeypatch.setattr(judge_chunk, "_PREPARED_DEFAULTS", {})
+    monkeypatch.setattr(type(status), "get_db_prep_save", counted_prep)
+    monkeypatch.setattr(judge_chunk._Ledger, "write", counted_write)
+    judge_runs.judge_run_execute_inline(run=run)
+    assert len(ledgers) >= 4  # two tasks, two dimensions: a ledger each planned
+    assert prepared == [Comparison.Status.PLANNED]
