@@ -118,3 +118,52 @@ def test_a_process_prepares_the_planned_rows_field_defaults_once_for_all_its_led
     judge_runs.judge_run_execute_inline(run=run)
     assert len(ledgers) >= 4  # two tasks, two dimensions: a ledger each planned
     assert prepared == [Comparison.Status.PLANNED]
+
+
+def _contexts_by_the_orm(task, version: str) -> dict:
+    """:func:`leaderboard.ekphrasis.tig.stored_novelty_contexts` as it was: a queryset built and compiled each time."""
+    from leaderboard.ekphrasis.models import ChecklistItem
+    from leaderboard.ekphrasis.tig import _CONTEXT_ITEM_COLUMNS, ContextItem
+
+    out: dict = {}
+    rows = ChecklistItem.objects.filter(task=task, dimension="N", context_key__startswith="tig:",
+                                        context_key__endswith=f"@{version}").order_by("context_key", "slot", "-version")
+    for row in rows.values_list(*_CONTEXT_ITEM_COLUMNS):
+        item = ContextItem(*row)
+        out.setdefault(item.context_key, [])
+        if item.active:
+            out[item.context_key].append(item)
+    return out
+
+
+def test_a_tasks_stored_novelty_contexts_read_by_the_kept_statement_are_those_the_orms_read_gives():
+    from django.utils import timezone
+
+    from leaderboard.ekphrasis.models import ChecklistItem
+    from leaderboard.ekphrasis.tig import stored_novelty_contexts
+
+    task_set, models = population(n_models=5, n_tasks=2, name="kept-contexts")
+    run = simulated_run(task_set, models, budget=10, dimensions="N")
+    judge_runs.judge_run_execute_inline(run=run)
+    task, other = task_set.tasks.order_by("pk")
+    versions = set(ChecklistItem.objects.filter(task=task, context_key__startswith="tig:")
+                   .values_list("context_key", flat=True))
+    versions = {key.rsplit("@", 1)[1] for key in versions}
+    assert versions  # the run stored TIG contexts
+    # versions with LIKE's special characters, and keys a wrong escape would also match
+    odd = ["a%b_c\\d", "aXbYc\\d", "a%b_c\\\\d", "plain"]
+    for k, version in enumerate(odd):
+        for slot, active in ((1, True), (2, False), (3, True)):
+            ChecklistItem.objects.create(task=task, dimension="N", slot=slot, context_key=f"tig:p{k}@{version}",
+                                         text=f"item {k} {slot} \u00e9\u4e2d", inspects="core_idea", source="tig",
+                                         version=1, active=active, provenance={"k": k, "x": [1.5, None, "s"]})
+    ChecklistItem.objects.create(task=other, dimension="N", slot=1, context_key="tig:q@plain", text="other task",
+                                 inspects="core_idea", source="tig", provenance={})
+    ChecklistItem.objects.create(task=task, dimension="U", slot=1, context_key="tig:q@plain", text="other dimension",
+                                 inspects="core_idea", source="tig", provenance={}, created_at=timezone.now())
+    for version in [*sorted(versions), *odd, "%", "_", "missing"]:
+        kept, orm = stored_novelty_contexts(task=task, version=version), _contexts_by_the_orm(task, version)
+        assert kept == orm
+        assert [[type(getattr(i, f)) for f in i.__slots__] for items in kept.values() for i in items] == \
+            [[type(getattr(i, f)) for f in i.__slots__] for items in orm.values() for i in items]
+    assert len(stored_novelty_contexts(task=task, version="a%b_c\\d")) == 1
