@@ -107,13 +107,12 @@ def _pool(run: JudgeRun, task: Task, models: list[SubjectModel] | None = None,
     by_model = {m.pk: m for m in models}
     responses = {}
     with_ideas = ideas is not None and run.novelty_anchor == "tig" and "N" in run.dimensions
-    if with_ideas:
-        rows = Response.objects.filter(task=task, subject_model__role=SubjectModel.Role.SUBJECT)
-    else:
-        rows = Response.objects.filter(task=task, is_primary=True, subject_model_id__in=index)
     # only what a chunk reads of its pool's responses (the judges are shown candidates made of the two fields):
     # not raw_text, which is most of a row and was read for every primary response of every chunk
-    rows = list(rows.only(*POOL_FIELDS))
+    if with_ideas:
+        rows = _subject_responses(task.pk)
+    else:
+        rows = list(Response.objects.filter(task=task, is_primary=True, subject_model_id__in=index).only(*POOL_FIELDS))
     for r in rows:
         if r.is_primary and r.subject_model_id in index:
             r.subject_model = by_model[r.subject_model_id]
@@ -121,6 +120,39 @@ def _pool(run: JudgeRun, task: Task, models: list[SubjectModel] | None = None,
     if with_ideas:
         ideas[task.pk] = ideas_of(task, [(r.id, r.subject_model_id, r.sample, r.core_idea) for r in rows])
     return _Pool(models, index, responses, {r.pk: r for r in responses.values()})
+
+
+def _subject_responses_queryset(task_id):
+    """Every subject model's response on the task, with only :data:`POOL_FIELDS` (the ORM's form of
+    :func:`_subject_responses`)."""
+    return Response.objects.filter(task=task_id, subject_model__role=SubjectModel.Role.SUBJECT).only(*POOL_FIELDS)
+
+
+_KEPT: dict[str, tuple] = {}  # by database vendor: the compiler, statement, loaded names and converters of the read
+
+
+def _subject_responses(task_id: int) -> list[Response]:
+    """The responses :func:`_subject_responses_queryset` gives, as it makes them (``Model.from_db`` of each row,
+    through its converters), read by its statement compiled once per vendor and checked to bind the role and
+    the task: a chunk built and compiled the queryset anew for every task."""
+    if connection.vendor not in _KEPT:
+        compiler = _subject_responses_queryset(-1).query.get_compiler(connection=connection)
+        sql, params = compiler.as_sql()
+        if list(params) != [SubjectModel.Role.SUBJECT, -1]:
+            raise AssertionError(f"the pool's read binds {params!r}, not the role and the task")
+        columns = [col for col, _, _ in compiler.select]
+        if compiler.klass_info["model"] is not Response or len(columns) != len(POOL_FIELDS):
+            raise AssertionError("the pool's read selects more than the responses' own loaded fields")
+        _KEPT[connection.vendor] = (compiler, sql, [col.target.attname for col in columns],
+                                    compiler.get_converters(columns))
+    compiler, sql, names, converters = _KEPT[connection.vendor]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [SubjectModel.Role.SUBJECT, task_id])
+        rows = cursor.fetchall()
+    if converters:
+        rows = compiler.apply_converters(rows, converters)
+    alias, made = connection.alias, Response.from_db
+    return [made(alias, names, row) for row in rows]
 
 
 # ---------------------------------------------------------------- the ledger of one task and dimension

@@ -167,3 +167,27 @@ def test_a_tasks_stored_novelty_contexts_read_by_the_kept_statement_are_those_th
         assert [[type(getattr(i, f)) for f in i.__slots__] for items in kept.values() for i in items] == \
             [[type(getattr(i, f)) for f in i.__slots__] for items in orm.values() for i in items]
     assert len(stored_novelty_contexts(task=task, version="a%b_c\\d")) == 1
+
+
+def _instance(response) -> tuple:
+    fields = {k: v for k, v in response.__dict__.items() if k != "_state"}
+    return (type(response), fields, [type(v) for v in fields.values()], sorted(response.get_deferred_fields()),
+            response._state.db, response._state.adding)
+
+
+def test_a_chunks_pool_read_by_the_kept_statement_gives_the_responses_the_orms_read_made():
+    from leaderboard.models import Response, SubjectModel, Task
+    from tests.factories import ResponseFactory, SubjectModelFactory
+
+    task_set, models = population(n_models=4, n_tasks=2, name="kept-pool")
+    task = Task.objects.filter(task_set=task_set).order_by("pk").first()
+    judge = SubjectModelFactory(display_name="kept-pool-judge", role=SubjectModel.Role.JUDGE)
+    ResponseFactory(task=task, subject_model=judge, sample=1, is_primary=True, core_idea="a judge's own")
+    ResponseFactory(task=task, subject_model=models[1], sample=2, is_primary=False, core_idea="\u00e9 second",
+                    visual_description="")
+    for t in Task.objects.filter(task_set=task_set):
+        kept = judge_chunk._subject_responses(t.pk)
+        orm = list(judge_chunk._subject_responses_queryset(t.pk))
+        assert [_instance(r) for r in kept] == [_instance(r) for r in orm]
+        assert len(kept) == Response.objects.filter(task=t, subject_model__role=SubjectModel.Role.SUBJECT).count()
+    assert len(judge_chunk._subject_responses(task.pk)) == 5  # the judge's response is not one
