@@ -15,6 +15,9 @@ building and compiling the same SQL on every call — that was a third of such a
 * :func:`instance_new` — ``Model(**values)`` for such a model, its steps found once per model and set of
   keywords (the four new instances of a combined label: its assignment, its label, the slot taken and the
   session read).
+* :func:`read_rows` and :func:`read_instances` — any queryset's rows or instances, its statement compiled by
+  the ORM once per process for each ``queryset_of`` (a judge run's per-task reads: its comparisons, stored
+  Novelty contexts and pool of responses, each built and compiled anew for every task before, issue 30).
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ from __future__ import annotations
 import datetime
 import functools
 import inspect
+from collections.abc import Callable, Hashable, Sequence
 
 from django.db import DEFAULT_DB_ALIAS, connections, router
 from django.db.backends.base.operations import BaseDatabaseOperations
-from django.db.models import Model, fields, signals
+from django.db.models import Model, QuerySet, fields, signals
 from django.db.models.base import DEFERRED, ModelState
 from django.db.models.fields import related, related_descriptors
 from django.db.models.fields.reverse_related import ForeignObjectRel
@@ -204,6 +208,58 @@ def instance_from_db(model: type[Model], db: str, field_names, values) -> Model:
             break
     state.adding, state.db = False, db
     return instance
+
+
+@functools.cache
+def _compiled_read(queryset_of: Callable[..., QuerySet], params_of: Callable[..., list], marks: tuple[Hashable, ...],
+                   alias: str, vendor: str):
+    """(the compiler, the SQL, the select list's converters) of ``queryset_of(*marks)``, checked
+    to bind exactly ``params_of(*marks)``: ``marks`` are values no real call passes, distinct from each other, so
+    that a statement binding its parameters in another order, or transforming one otherwise than ``params_of``
+    says (a LIKE pattern's escapes), is refused here rather than read with the wrong values."""
+    compiler = queryset_of(*marks).query.get_compiler(using=alias)
+    sql, params = compiler.as_sql()
+    expected = list(params_of(*marks))
+    if list(params) != expected:
+        raise RuntimeError(f"{queryset_of.__qualname__} binds {list(params)!r}, not {expected!r}")
+    return compiler, sql, compiler.get_converters([column for column, _, _ in compiler.select])
+
+
+def read_rows(queryset_of: Callable[..., QuerySet], params_of: Callable[..., list], marks: tuple[Hashable, ...],
+              args: Sequence, *, using: str = DEFAULT_DB_ALIAS) -> list:
+    """The rows ``queryset_of(*args).values_list(...)`` gives (each a list, its columns through the converters
+    the ORM applies), read with the statement of ``queryset_of(*marks)`` compiled once per process and
+    database, bound to ``params_of(*args)`` (see :func:`_compiled_read` for the check)."""
+    connection = connections[using]
+    compiler, sql, converters = _compiled_read(queryset_of, params_of, marks, connection.alias, connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, list(params_of(*args)))
+        rows = cursor.fetchall()
+    return list(compiler.apply_converters(rows, converters)) if converters else rows
+
+
+def read_instances(queryset_of: Callable[..., QuerySet], params_of: Callable[..., list], marks: tuple[Hashable, ...],
+                   args: Sequence, *, using: str = DEFAULT_DB_ALIAS) -> list[Model]:
+    """The instances ``queryset_of(*args)`` gives (a read of one model's own columns, ``only()`` allowed, no
+    ``select_related``), as :func:`read_rows` reads them, each built by :func:`instance_from_db`."""
+    connection = connections[using]
+    model, names = _instance_columns(_compiled_read(queryset_of, params_of, marks, connection.alias,
+                                                    connection.vendor)[0])
+    alias = connection.alias
+    return [instance_from_db(model, alias, names, row)
+            for row in read_rows(queryset_of, params_of, marks, args, using=using)]
+
+
+@functools.cache
+def _instance_columns(compiler) -> tuple[type[Model], list[str]]:
+    """The model and the attribute names of a compiled read of one model's own columns (what ``ModelIterable``
+    gives ``from_db``); anything else, a join's related rows or a computed column, refused."""
+    info = compiler.klass_info
+    columns = [column for column, _, _ in compiler.select]
+    if (not info or info.get("related_klass_infos") or compiler.annotation_col_map
+            or any(getattr(getattr(c, "target", None), "model", None) is None for c in columns)):
+        raise RuntimeError("not a read of one model's own columns")
+    return info["model"], [column.target.attname for column in columns]
 
 
 _VALUE, _DEFAULT, _OBJECT = range(3)
@@ -422,4 +478,5 @@ def row_inserted(instance: Model, pk) -> None:
     instance.pk, instance._state.adding = pk, False
 
 
-__all__ = ["instance_from_db", "instance_new", "row_by_pk", "row_by_pk_sql", "row_create", "row_from", "row_insert", "row_inserted"]
+__all__ = ["instance_from_db", "instance_new", "read_instances", "read_rows", "row_by_pk", "row_by_pk_sql", "row_create",
+           "row_from", "row_insert", "row_inserted"]

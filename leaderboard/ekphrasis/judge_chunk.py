@@ -37,6 +37,7 @@ from django.utils import timezone
 from engine.active_sampling import ActiveState, select_pairs
 from engine.empty_responses import empty_response_outcome, is_empty_response
 from engine.seeding import derived_seed, unit_interval
+from evalsite.precompiled import read_instances, read_rows
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from leaderboard.ekphrasis.selectors import subject_models_of
 from leaderboard.ekphrasis.tig import ideas_of
@@ -123,36 +124,19 @@ def _pool(run: JudgeRun, task: Task, models: list[SubjectModel] | None = None,
 
 
 def _subject_responses_queryset(task_id):
-    """Every subject model's response on the task, with only :data:`POOL_FIELDS` (the ORM's form of
-    :func:`_subject_responses`)."""
+    """Every subject model's response on the task, with only :data:`POOL_FIELDS`."""
     return Response.objects.filter(task=task_id, subject_model__role=SubjectModel.Role.SUBJECT).only(*POOL_FIELDS)
 
 
-_KEPT: dict[str, tuple] = {}  # by database vendor: the compiler, statement, loaded names and converters of the read
+def _subject_responses_params(task_id) -> list:
+    """The parameters :func:`_subject_responses_queryset` binds, in its statement's order."""
+    return [SubjectModel.Role.SUBJECT, task_id]
 
 
 def _subject_responses(task_id: int) -> list[Response]:
-    """The responses :func:`_subject_responses_queryset` gives, as it makes them (``Model.from_db`` of each row,
-    through its converters), read by its statement compiled once per vendor and checked to bind the role and
-    the task: a chunk built and compiled the queryset anew for every task."""
-    if connection.vendor not in _KEPT:
-        compiler = _subject_responses_queryset(-1).query.get_compiler(connection=connection)
-        sql, params = compiler.as_sql()
-        if list(params) != [SubjectModel.Role.SUBJECT, -1]:
-            raise AssertionError(f"the pool's read binds {params!r}, not the role and the task")
-        columns = [col for col, _, _ in compiler.select]
-        if compiler.klass_info["model"] is not Response or len(columns) != len(POOL_FIELDS):
-            raise AssertionError("the pool's read selects more than the responses' own loaded fields")
-        _KEPT[connection.vendor] = (compiler, sql, [col.target.attname for col in columns],
-                                    compiler.get_converters(columns))
-    compiler, sql, names, converters = _KEPT[connection.vendor]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [SubjectModel.Role.SUBJECT, task_id])
-        rows = cursor.fetchall()
-    if converters:
-        rows = compiler.apply_converters(rows, converters)
-    alias, made = connection.alias, Response.from_db
-    return [made(alias, names, row) for row in rows]
+    """The responses :func:`_subject_responses_queryset` gives, read by its statement compiled once a process
+    (:func:`evalsite.precompiled.read_instances`): a chunk built and compiled the queryset anew for every task."""
+    return read_instances(_subject_responses_queryset, _subject_responses_params, (-1,), (task_id,))
 
 
 # ---------------------------------------------------------------- the ledger of one task and dimension
@@ -183,39 +167,30 @@ _STORED_COLUMNS = ("id", *_Stored._fields[1:])  # the tuple's fields, "pk" read 
 def _stored(run, task, dimensions: str) -> dict[str, list[_Stored]]:
     """Every comparison of (run, task) on each of ``dimensions``, by dimension: pending calls, failures to
     retry, the active state and the next sequence number all come from this one read (one for the chunk's
-    every dimension, not one a dimension)."""
+    every dimension, not one a dimension). Its statement is compiled once a process
+    (:func:`evalsite.precompiled.read_rows`): a chunk built and compiled the queryset anew every time, more of
+    this process's work than the rest of the read."""
     out: dict[str, list[_Stored]] = {d: [] for d in dimensions}
     one = len(dimensions) == 1
-    with connection.cursor() as cursor:
-        cursor.execute(_stored_sql(one), [run.pk, task.pk, dimensions] if one else [run.pk, task.pk])
-        for dimension, *row in cursor.fetchall():
-            if dimension in out:
-                out[dimension].append(_Stored(*row))
+    marks = (-1, -2, "?") if one else (-1, -2, None)  # the marks choose the statement: one dimension's, or all
+    for dimension, *row in read_rows(_stored_queryset, _stored_params, marks,
+                                     (run.pk, task.pk, dimensions if one else None)):
+        if dimension in out:
+            out[dimension].append(_Stored(*row))
     return out
 
 
 def _stored_queryset(run_id, task_id, dimension: str | None):
-    """The ORM's form of :func:`_stored`'s read (the statement :func:`_stored_sql` keeps)."""
+    """The comparisons :func:`_stored` reads: of (run, task), on ``dimension`` unless None."""
     rows = Comparison.objects.filter(run=run_id, task=task_id)
     if dimension is not None:
         rows = rows.filter(dimension=dimension)
     return rows.order_by().values_list("dimension", "pk", *_STORED_COLUMNS[1:])
 
 
-def _stored_sql(one_dimension: bool) -> str:
-    """The statement of :func:`_stored_queryset`, compiled by the ORM once per database vendor, its parameters
-    the run's and the task's ids and, for one dimension, the dimension: a chunk read its comparisons through a
-    queryset built and compiled anew every time, more of this process's work than the rest of the read. Its
-    columns are integers and text, which no converter changes (``tests/leaderboard/ekphrasis/test_judge_chunk.py``
-    compares the two reads)."""
-    key = ("stored", connection.vendor, one_dimension)
-    if key not in _SQL:
-        marks = (-1, -2, "?") if one_dimension else (-1, -2)  # compiled with these; then bound to the chunk's values
-        sql, params = _stored_queryset(*marks[:2], marks[2] if one_dimension else None).query.sql_with_params()
-        if tuple(params) != marks:
-            raise AssertionError(f"the comparisons' read binds {params!r}, not the run, task (and dimension)")
-        _SQL[key] = sql
-    return _SQL[key]
+def _stored_params(run_id, task_id, dimension: str | None) -> list:
+    """The parameters :func:`_stored_queryset` binds, in its statement's order."""
+    return [run_id, task_id] if dimension is None else [run_id, task_id, dimension]
 
 
 @dataclass(slots=True)

@@ -18,6 +18,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
+from evalsite.precompiled import read_rows
 from leaderboard.ekphrasis.checklists import checklist_item_revise, checklist_slot_lock
 from leaderboard.ekphrasis.models import AtomExtraction, ChecklistItem, TIGBuild
 from leaderboard.json_recordset import recordset_insert_sql, recordset_json
@@ -293,13 +294,9 @@ def stored_novelty_contexts(*, task: Task, version: str) -> dict[str, list[Conte
     its active items in the order :func:`novelty_context_items` returns them (an empty list for a
     context without a population cliché). One query for a task's pairs instead of one per pair."""
     out: dict[str, list[ContextItem]] = {}
-    compiler, sql, converters = _contexts_statement()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, _contexts_params(task.pk, version))
-        rows = cursor.fetchall()
-    if converters:
-        rows = compiler.apply_converters(rows, converters)
-    for row in rows:
+    # the statement compiled once a process (a chunk built and compiled the queryset anew for every task); the
+    # marks' version holds every LIKE special character, so the check covers the pattern's escapes too
+    for row in read_rows(_contexts_queryset, _contexts_params, (-1, "v_%\\x"), (task.pk, version)):
         item = ContextItem(*row)
         out.setdefault(item.context_key, [])
         if item.active:
@@ -308,7 +305,7 @@ def stored_novelty_contexts(*, task: Task, version: str) -> dict[str, list[Conte
 
 
 def _contexts_queryset(task_id, version: str):
-    """The ORM's form of :func:`stored_novelty_contexts`' read (the statement :func:`_contexts_statement` keeps)."""
+    """The rows :func:`stored_novelty_contexts` reads."""
     return ChecklistItem.objects.filter(task=task_id, dimension="N", context_key__startswith="tig:",
                                         context_key__endswith=f"@{version}").order_by(
         "context_key", "slot", "-version").values_list(*_CONTEXT_ITEM_COLUMNS)
@@ -318,25 +315,6 @@ def _contexts_params(task_id: int, version: str) -> list:
     """The parameters :func:`_contexts_queryset` binds, in its statement's order (Django sorts a filter's
     keywords): the key's end and start as LIKE patterns (the database's escapes), the dimension, the task."""
     return ["%" + connection.ops.prep_for_like_query(f"@{version}"), "tig:%", "N", task_id]
-
-
-_CONTEXTS: dict[str, tuple] = {}  # by database vendor: (compiler, statement, converters)
-
-
-def _contexts_statement() -> tuple:
-    """(the compiler, the statement, the column converters) of :func:`_contexts_queryset`, compiled by the ORM
-    once per vendor and checked to bind :func:`_contexts_params`: a chunk built and compiled the queryset anew
-    for every task, more of this process's work than the rest of the read. The rows go through the same
-    converters the queryset applies (the flag, the provenance's JSON and the creation time)."""
-    if connection.vendor not in _CONTEXTS:
-        marks = (-1, "v_%\\x")  # a version with every LIKE special character, to check the escapes too
-        compiler = _contexts_queryset(*marks).query.get_compiler(connection=connection)
-        sql, params = compiler.as_sql()
-        if list(params) != _contexts_params(*marks):
-            raise AssertionError(f"the contexts' read binds {params!r}, not {_contexts_params(*marks)!r}")
-        converters = compiler.get_converters([col for col, _, _ in compiler.select])
-        _CONTEXTS[connection.vendor] = (compiler, sql, converters)
-    return _CONTEXTS[connection.vendor]
 
 
 def _context_values(key: str, index, model_x_id: int, model_y_id: int) -> tuple[str, str, bool, dict]:

@@ -1,6 +1,7 @@
 """The judge chunk's statements kept across chunks (leaderboard/ekphrasis/judge_chunk.py, issue 30): the
-comparisons' read compiled once, and the planned rows' prepared defaults made once a process, give exactly
-what the ORM's read and the per-ledger preparation gave (the old forms are frozen here as the oracles)."""
+comparisons', stored Novelty contexts' and pool's reads compiled once (evalsite.precompiled.read_rows), and the
+planned rows' prepared defaults made once a process, give exactly what the ORM's reads and the per-ledger
+preparation gave (the old forms are frozen here as the oracles)."""
 
 from __future__ import annotations
 
@@ -41,14 +42,10 @@ def test_a_chunks_comparisons_read_by_the_kept_statement_are_those_the_orms_read
         assert sum(map(len, judge_chunk._stored(run, task, "UEN").values())) > 10
 
 
-def test_the_kept_statement_is_the_orms_and_its_columns_have_no_converter():
-    for one in (True, False):
-        queryset = judge_chunk._stored_queryset(3, 4, "U" if one else None)
-        sql, params = queryset.query.sql_with_params()
-        assert judge_chunk._stored_sql(one) == sql and list(params) == ([3, 4, "U"] if one else [3, 4])
-        compiler = queryset.query.get_compiler(connection.alias)
-        compiler.setup_query()
-        assert not compiler.get_converters([col for col, _, _ in compiler.select])
+def test_the_comparisons_read_names_the_parameters_its_statement_binds_in_their_order():
+    for dimension in ("U", None):
+        params = judge_chunk._stored_queryset(3, 4, dimension).query.sql_with_params()[1]
+        assert list(params) == judge_chunk._stored_params(3, 4, dimension)
 
 
 def _insert_defaults_per_ledger(ledger) -> list:
