@@ -150,8 +150,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First and last: request counts and latencies for /metrics (django-prometheus).
-    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # First and last: request counts and latencies for /metrics, django-prometheus's series counted with
+    # each series looked up once (evalsite/request_metrics.py).
+    "evalsite.request_metrics.CountedBeforeMiddleware",
     # An address over 5,000 characters is a 414 for every visitor, before any redirect would carry it
     # (evalsite/request_checks.py).
     "evalsite.request_checks.RefuseLongAddresses",
@@ -180,7 +181,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out login into its 429 answer.
     "axes.middleware.AxesMiddleware",
-    "evalsite.request_metrics.SeriesKeptAfterMiddleware",  # its labelled series looked up once
+    "evalsite.request_metrics.SeriesKeptAfterMiddleware",
 ]
 
 ROOT_URLCONF = "evalsite.urls"
