@@ -8,10 +8,11 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
@@ -78,28 +79,62 @@ def kill_mid_run_and_resume(run, kind: str, tmp_path: Path, *, units, started, d
     The unacknowledged unit is redelivered 3 s after the kill, looked for every second (kombu's own sweep
     is ~100 s).
 
-    Until the kill this test holds the row of the middle one of ``units`` (the run's unit rows, in plan
-    order) locked, so the first worker cannot finish that unit, nor the run, however fast it judges: with
-    polling alone a faster run (or a busy machine that starved the poll) finished before the kill."""
+    The first worker must not finish the run before the kill, however fast it judges: with polling alone
+    a faster run (or a busy machine that starved the poll) finished before the kill. See
+    ``first_worker_held_back`` for how each database prevents it."""
     fast_redelivery = {"CELERY_VISIBILITY_TIMEOUT": "3", "CELERY_UNACKED_RESTORE_INTERVAL": "1",
                        "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
-    middle = list(units.values_list("pk", flat=True))
-    middle = middle[len(middle) // 2]
-    with transaction.atomic():
-        # each poll below is a statement of its own, so it sees what the worker committed since the last one
-        assert units.model.objects.select_for_update().filter(pk=middle).exists()
-        first = start_worker(tmp_path / "first.log", **fast_redelivery)
-        try:
+    first = start_worker(tmp_path / "first.log", **fast_redelivery)
+    try:
+        with first_worker_held_back(units) as wait_until:
             enqueue(run, kind)
-            wait_for(started, 120, "some work before the kill")
-        finally:
+            wait_until(started, 120, "some work before the kill")
             stop(first, signal.SIGKILL)
+    finally:
+        stop(first, signal.SIGKILL)
     assert not done()
     second = start_worker(tmp_path / "second.log", **fast_redelivery)
     try:
         wait_for(done, 180, "the resumed run")
     finally:
         stop(second)
+
+
+@contextmanager
+def first_worker_held_back(units):
+    """Keep a worker from finishing the run whose unit rows are ``units`` (in plan order) until this block
+    ends; yields a ``wait_for`` to poll with inside it.
+
+    PostgreSQL: the middle unit's row is held locked (SELECT ... FOR UPDATE), so the worker cannot finish
+    that unit, nor the run; each poll is a statement of its own, so it sees what the worker committed.
+
+    SQLite has no row locks, and a transaction here holds the whole database's write lock (BEGIN
+    IMMEDIATE, evalsite.settings), so holding one for the whole wait would stop the worker's every write
+    (the worker would never start). Instead each poll takes the write lock, so nothing commits between
+    its check and the kill that follows it, and lets it go for a moment between polls: the worker commits
+    a few transactions in each gap, far fewer than the run's hundreds."""
+    if connection.vendor != "sqlite":
+        middle = list(units.values_list("pk", flat=True))
+        middle = middle[len(middle) // 2]
+        with transaction.atomic():
+            assert units.model.objects.select_for_update().filter(pk=middle).exists()
+            yield wait_for
+        return
+
+    with ExitStack() as holding:
+        def wait_for_holding_the_write_lock(predicate, timeout: float, what: str) -> None:
+            deadline = time.monotonic() + timeout
+            while True:
+                with ExitStack() as poll:
+                    poll.enter_context(transaction.atomic())  # BEGIN IMMEDIATE: waits for the worker's commit in hand
+                    if predicate():
+                        holding.push(poll.pop_all())  # held until the block ends: the caller kills the worker first
+                        return
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"timed out waiting for {what}")
+                time.sleep(0.05)
+
+        yield wait_for_holding_the_write_lock
 
 
 @pytest.mark.django_db(transaction=True)
