@@ -11,15 +11,15 @@ chunk finds its pending calls and failures there) and then kept in a :class:`_Le
 write the chunk makes, so a round reads nothing: planning, the pending calls and the retries all come from
 the ledger. A round's verdicts are written in the same transaction as the chunk's next write — the next
 round's plan; for a dimension's last verdicts, the next dimension's first plan (:meth:`_Ledger.carry`), or
-the end of the chunk — which always comes before its next call is made, so the rule above still holds; a worker killed before that write judges those calls again on resume, as it would had
-it been killed during the call. If another worker wrote part of a plan first (a chunk delivered twice),
-the insert keeps the stored rows and the ledger is read again.
+the end of the chunk — which always comes before its next call is made, so the rule above still holds; a
+worker killed before that write judges those calls again on resume, as it would had it been killed during
+the call. If another worker wrote part of a plan first (a chunk delivered twice), the insert keeps the
+stored rows and the ledger is read again.
 
-Per round the database sees one transaction: the verdicts (one UPDATE by primary key — on PostgreSQL one
-statement fed one JSON document of the rows and one of the checklists they showed, on SQLite one statement
-sent for every row), the run's call
-counter and the next plan (one INSERT ... ON CONFLICT DO NOTHING RETURNING). On PostgreSQL the three are
-one statement (:func:`_write_sql`). The calls are plain objects (:class:`_Call`), not model instances.
+Per round the database sees one transaction: the verdicts, the run's call counter and the next plan (on
+PostgreSQL one statement). The statements and the rows they write are
+:mod:`leaderboard.ekphrasis.ledger_statements`'s. The calls are plain objects (:class:`_Call`), not model
+instances.
 """
 
 from __future__ import annotations
@@ -28,20 +28,31 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from typing import NamedTuple
 
 import numpy as np
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from engine.active_sampling import ActiveState, select_pairs
 from engine.empty_responses import empty_response_outcome, is_empty_response
 from engine.seeding import derived_seed, unit_interval
 from evalsite.precompiled import read_instances, read_rows
+from leaderboard.ekphrasis.ledger_statements import (
+    INSERT_BATCH,
+    STORED_COLUMNS,
+    Plan,
+    Stored,
+    calls_done_sql,
+    finish_sql,
+    insert_sql,
+    prepared_value,
+    verdict_params,
+    verdict_sql,
+    write_sql,
+)
 from leaderboard.ekphrasis.models import Comparison, JudgeRun, JudgeRunTask
 from leaderboard.ekphrasis.selectors import subject_models_of
 from leaderboard.ekphrasis.tig import ideas_of
-from leaderboard.json_recordset import DOCUMENT_ENCODER, recordset_insert_sql, recordset_json, row_keys
 from leaderboard.models import Response, SubjectModel, Task
 from leaderboard.runs.errors import ProviderStopped
 from leaderboard.runs.lifecycle import run_claim_finalise, run_counting_finished_units
@@ -50,9 +61,6 @@ from leaderboard.runs.lifecycle import run_claim_finalise, run_counting_finished
 INSPECTED_FIELD = {"U": "core_idea", "E": "visual_description", "N": "core_idea"}
 #: Attempts of one call (first try + retries of a call that failed validation and repair).
 MAX_CALL_ATTEMPTS = 3
-#: What a verdict writes on its planned comparison.
-VERDICT_FIELDS = ("status", "winner", "confidence", "rationale", "per_item_outcomes", "repaired", "error", "attempts",
-                  "judged_at", "checklist")
 
 
 # ---------------------------------------------------------------- the task's pool
@@ -142,41 +150,19 @@ def _subject_responses(task_id: int) -> list[Response]:
 # ---------------------------------------------------------------- the ledger of one task and dimension
 
 
-class _Plan(NamedTuple):
-    """A planned call before it is stored: what varies between the planned rows of a round (the other
-    columns are the run's, the task's and the dimension's, or the model's defaults)."""
-
-    model_x_id: int
-    model_y_id: int
-    kind: str
-    repeat: int
-    judge_name: str
-    sequence: int
-    shown_a_id: int
-    shown_b_id: int
-
-
-# A stored comparison of one task and dimension, as the planner reads it: its primary key, the columns
-# of its plan, and the outcome of its call.
-_Stored = NamedTuple("_Stored", [("pk", int), *_Plan.__annotations__.items(),
-                                 ("status", str), ("winner", str), ("attempts", int)])
-
-_STORED_COLUMNS = ("id", *_Stored._fields[1:])  # the tuple's fields, "pk" read as the column "id"
-
-
-def _stored(run, task, dimensions: str) -> dict[str, list[_Stored]]:
+def _stored(run, task, dimensions: str) -> dict[str, list[Stored]]:
     """Every comparison of (run, task) on each of ``dimensions``, by dimension: pending calls, failures to
     retry, the active state and the next sequence number all come from this one read (one for the chunk's
     every dimension, not one a dimension). Its statement is compiled once a process
     (:func:`evalsite.precompiled.read_rows`): a chunk built and compiled the queryset anew every time, more of
     this process's work than the rest of the read."""
-    out: dict[str, list[_Stored]] = {d: [] for d in dimensions}
+    out: dict[str, list[Stored]] = {d: [] for d in dimensions}
     one = len(dimensions) == 1
     marks = (-1, -2, "?") if one else (-1, -2, None)  # the marks choose the statement: one dimension's, or all
     for dimension, *row in read_rows(_stored_queryset, _stored_params, marks,
                                      (run.pk, task.pk, dimensions if one else None)):
         if dimension in out:
-            out[dimension].append(_Stored(*row))
+            out[dimension].append(Stored(*row))
     return out
 
 
@@ -185,7 +171,7 @@ def _stored_queryset(run_id, task_id, dimension: str | None):
     rows = Comparison.objects.filter(run=run_id, task=task_id)
     if dimension is not None:
         rows = rows.filter(dimension=dimension)
-    return rows.order_by().values_list("dimension", "pk", *_STORED_COLUMNS[1:])
+    return rows.order_by().values_list("dimension", "pk", *STORED_COLUMNS[1:])
 
 
 def _stored_params(run_id, task_id, dimension: str | None) -> list:
@@ -213,19 +199,19 @@ class _Call:
 class _Ledger:
     """The comparisons of one (run, task, dimension) as this chunk knows them (see the module docstring)."""
 
-    def __init__(self, run: JudgeRun, task: Task, dimension: str, stored: list[_Stored] | None = None) -> None:
+    def __init__(self, run: JudgeRun, task: Task, dimension: str, stored: list[Stored] | None = None) -> None:
         """``stored``: the dimension's comparisons as the chunk read them (:func:`_stored`), else read here."""
         self.run, self.task, self.dimension = run, task, dimension
-        self.rows: dict[int, _Stored] = {}
+        self.rows: dict[int, Stored] = {}
         # verdict parameter rows not yet written, by pk: a retried call's last verdict replaces its first
         self.unsaved: dict[int, list] = {}
         # on PostgreSQL the checklists the unsaved verdicts showed, each once: a verdict row names its by position
         self.unsaved_checklists: list = []
         # each checklist the rounds showed, by id: the value (kept, so its id is not reused) and its JSON, encoded
-        # once for the ledger, not once a round (every round of U and E shows the same one, _verdict_params)
+        # once for the ledger, not once a round (every round of U and E shows the same one, verdict_params)
         self.encoded_checklists: dict[int, tuple[object, str]] = {}
         self.unsaved_calls = 0
-        self.insert_defaults: list | None = None  # the planned rows' prepared defaults (_insert_defaults)
+        self.insert_defaults: list | None = None  # the planned rows' prepared defaults (insert_defaults)
         self.carried = False  # whether the unsaved verdicts hold the previous dimension's (carry)
         if stored is None:
             self.read()
@@ -251,13 +237,13 @@ class _Ledger:
             self.write()
 
     @property
-    def stored(self) -> list[_Stored]:
+    def stored(self) -> list[Stored]:
         return list(self.rows.values())
 
     def next_sequence(self) -> int:
         return max((r.sequence for r in self.rows.values()), default=0) + 1
 
-    def pending(self) -> list[_Stored]:
+    def pending(self) -> list[Stored]:
         return sorted((r for r in self.rows.values() if r.status == Comparison.Status.PLANNED), key=lambda r: r.sequence)
 
     def retry_failed(self) -> bool:
@@ -273,15 +259,15 @@ class _Ledger:
 
     def judged(self, calls: list[_Call], verdicts: list) -> None:
         """Record the verdicts of ``calls`` (written with the next :meth:`write`)."""
-        as_json = connection.vendor == "postgresql"  # the round goes as one JSON document (see _VERDICT_SQL)
-        json_value = (lambda value: value) if as_json else partial(_prep, "per_item_outcomes")
-        now = timezone.now().isoformat() if as_json else _prep("judged_at", timezone.now())
+        as_json = connection.vendor == "postgresql"  # the round goes as one JSON document (see verdict_sql)
+        json_value = (lambda value: value) if as_json else partial(prepared_value, "per_item_outcomes")
+        now = timezone.now().isoformat() if as_json else prepared_value("judged_at", timezone.now())
         shown: dict[int, object] = {}  # most calls of a round show the same checklist: prepare it once
 
         def checklist(value):
             key = id(value)  # the values are alive for the whole call, so no id is reused in it
             if key not in shown:
-                if as_json:  # sent once, named by its position (see _VERDICT_SQL)
+                if as_json:  # sent once, named by its position (see verdict_sql)
                     shown[key] = len(self.unsaved_checklists)
                     self.unsaved_checklists.append(value)
                 else:
@@ -302,27 +288,28 @@ class _Ledger:
             self.rows[call.pk] = self.rows[call.pk]._replace(status=status, winner=winner, attempts=attempts)
         self.unsaved_calls += len(calls)
 
-    def write(self, planned: list[_Plan | Comparison] = ()) -> None:
+    def write(self, planned: list[Plan | Comparison] = ()) -> None:
         """One transaction: the unsaved verdicts, the run's call counter and the ``planned`` rows (on
-        PostgreSQL one statement, :func:`_write_sql`)."""
+        PostgreSQL one statement,
+        :func:`leaderboard.ekphrasis.ledger_statements.write_sql`)."""
         if not self.unsaved and not planned:
             return
         returned: list[tuple] = []
-        if connection.vendor == "postgresql" and all(type(row) is _Plan for row in planned):
+        if connection.vendor == "postgresql" and all(type(row) is Plan for row in planned):
             with connection.cursor() as cursor:
-                cursor.execute(*_write_sql(self, planned))
+                cursor.execute(*write_sql(self, planned))
                 if planned:
                     returned = cursor.fetchall()
         else:
             with transaction.atomic(), connection.cursor() as cursor:
                 if self.unsaved and connection.vendor == "postgresql":
-                    cursor.execute(_VERDICT_SQL(), _verdict_params(self))
+                    cursor.execute(verdict_sql(), verdict_params(self))
                 elif self.unsaved:
-                    cursor.executemany(_VERDICT_SQL(), list(self.unsaved.values()))
+                    cursor.executemany(verdict_sql(), list(self.unsaved.values()))
                 if self.unsaved:
-                    cursor.execute(_CALLS_DONE_SQL(), [self.unsaved_calls, self.run.pk])
+                    cursor.execute(calls_done_sql(), [self.unsaved_calls, self.run.pk])
                 for start in range(0, len(planned), INSERT_BATCH):
-                    cursor.execute(*_insert_sql(self, planned[start:start + INSERT_BATCH]))
+                    cursor.execute(*insert_sql(self, planned[start:start + INSERT_BATCH]))
                     returned += cursor.fetchall()
         self.unsaved, self.unsaved_checklists, self.unsaved_calls, self.carried = {}, [], 0, False
         if len(returned) < len(planned):
@@ -330,198 +317,8 @@ class _Ledger:
             self.read()
             return
         for row in returned:
-            stored = _Stored(*row)
+            stored = Stored(*row)
             self.rows[stored.pk] = stored
-
-
-def _write_sql(ledger: _Ledger, planned: list[_Plan]) -> tuple[str, list]:
-    """A round's write on PostgreSQL as one statement, atomic on its own: the verdicts' UPDATE and the
-    call counter's as data-modifying ``WITH`` queries of the plan's INSERT (or of the counter's UPDATE when
-    nothing is planned). They touch different rows (the judged comparisons, the run, the new plan), so
-    running them in one snapshot changes nothing they write; one statement instead of three inside
-    BEGIN ... COMMIT saves four round trips and the driver's and Django's work for each."""
-    parts, params = [], []
-    if ledger.unsaved:
-        parts += [f"WITH verdict_rows AS ({_VERDICT_SQL()})", _CALLS_DONE_SQL()]
-        params += [*_verdict_params(ledger), ledger.unsaved_calls, ledger.run.pk]
-    if planned:
-        insert, insert_params = _insert_sql(ledger, planned)
-        if parts:
-            parts[-1] = f", calls_done AS ({parts[-1]})"
-        parts.append(insert)
-        params += insert_params
-    key = ("write", bool(ledger.unsaved), bool(planned))
-    if key not in _SQL:
-        _SQL[key] = " ".join(parts)
-    return _SQL[key], params
-
-
-#: Planned rows per INSERT statement (SQLite's limit on bound variables).
-INSERT_BATCH = 500
-
-
-def _prep(name: str, value):
-    return _FIELDS[name].get_db_prep_save(value, connection)
-
-
-_FIELDS = {f.name: f for f in Comparison._meta.concrete_fields}
-_SQL: dict[tuple | str, str] = {}  # statement texts, built once per database vendor (and row count); "finish" once
-
-
-def _quote(name: str) -> str:
-    return connection.ops.quote_name(name)
-
-
-def _verdict_params(ledger: _Ledger) -> list[str]:
-    """The parameters of the PostgreSQL :func:`_VERDICT_SQL`: the checklists shown, then the verdict rows.
-
-    The checklists' document is the JSON array of each one's JSON, encoded the first time the ledger sends it
-    (``ledger.encoded_checklists``): the same text as encoding the list whole, since the encoder puts a bare
-    comma between the items of an array."""
-    encoded = ledger.encoded_checklists
-    texts = []
-    for value in ledger.unsaved_checklists:
-        found = encoded.get(id(value))
-        if found is None or found[0] is not value:
-            found = encoded[id(value)] = (value, DOCUMENT_ENCODER.encode(value))
-        texts.append(found[1])
-    return ["[" + ",".join(texts) + "]", recordset_json(_VERDICT_ROW, ledger.unsaved.values())]
-
-
-def _VERDICT_SQL() -> str:  # noqa: N802 — built once per connection vendor, used like a constant
-    """The verdicts' UPDATE by primary key. On PostgreSQL one statement for all the rows of a round, sent
-    as one JSON document of the rows (``jsonb_to_recordset``): one parse and plan per round instead of one
-    per row, and one parameter to quote instead of eleven per row (JSON is encoded in C; the driver's
-    quoting of many parameters, or of arrays of them, cost more than the rest of the write). The document
-    is read as ``jsonb``, parsed once: read as ``json``, each row's per-item outcomes and checklist were cut
-    out of it as text and parsed again into their ``jsonb`` columns (a fifth of the server's CPU for the
-    statement; the stored values are the same). The checklists shown go once each, in a document of their
-    own, and a row names its checklist by its position there: the calls of a round mostly show one
-    checklist, which each row carried in full (a third of the document, encoded and parsed again for every
-    row). On SQLite one parameterised statement sent for every row (``executemany``)."""
-    key = ("verdict", connection.vendor)
-    if key not in _SQL:
-        fields = [_FIELDS[name] for name in VERDICT_FIELDS]
-        table, pk = _quote(Comparison._meta.db_table), _quote(Comparison._meta.pk.column)
-        if connection.vendor == "postgresql":
-            checklist = _FIELDS["checklist"]  # a row's is the position of its checklist in the first parameter
-            # the document's rows are keyed by position (row_keys), the primary key last
-            keys = dict(zip([*fields, Comparison._meta.pk], row_keys(_VERDICT_ROW), strict=True))
-            columns = ", ".join(f"{k} {'integer' if f is checklist else f.db_type(connection)}" for f, k in keys.items())
-
-            def assignment(f) -> str:
-                column = _quote(f.column)
-                return f"{column} = (%s::jsonb -> verdict.{keys[f]})" if f is checklist else f"{column} = verdict.{keys[f]}"
-
-            assignments = ", ".join(assignment(f) for f in fields)
-            _SQL[key] = (f"UPDATE {table} SET {assignments} FROM jsonb_to_recordset(%s::jsonb) AS verdict({columns}) "
-                         f"WHERE {table}.{pk} = verdict.{keys[Comparison._meta.pk]}")
-        else:
-            _SQL[key] = (f"UPDATE {table} SET " + ", ".join(f"{_quote(f.column)} = %s" for f in fields)
-                         + f" WHERE {pk} = %s")
-    return _SQL[key]
-
-
-#: The fields of a verdict parameter row, in order, the primary key last.
-_VERDICT_ROW = (*VERDICT_FIELDS, "id")
-
-
-def _CALLS_DONE_SQL() -> str:  # noqa: N802
-    key = ("calls_done", connection.vendor)
-    if key not in _SQL:
-        column = _quote(JudgeRun._meta.get_field("calls_done").column)
-        _SQL[key] = (f"UPDATE {_quote(JudgeRun._meta.db_table)} SET {column} = {column} + %s "
-                     f"WHERE {_quote(JudgeRun._meta.pk.column)} = %s")
-    return _SQL[key]
-
-
-def _insert_sql(ledger: _Ledger, rows: list[_Plan | Comparison]) -> tuple[str, list]:
-    """One INSERT of planned rows that keeps any row already stored under the same identity
-    (``ON CONFLICT DO NOTHING``: on PostgreSQL on the identity constraint, :data:`_PLAN_CONFLICT`) and returns the inserted rows as the ledger
-    stores them (SQLite does not promise the order of RETURNING rows; the ledger keys them by pk).
-    A column a row does not carry takes the ledger's run, task and dimension or the field's default,
-    prepared once per statement.
-
-    On PostgreSQL a round's plans are sent as one JSON document (``jsonb_to_recordset``) beside the shared
-    values: fourteen parameters whatever the number of rows, so the driver parses the statement once and
-    reuses it, where a VALUES row per plan made it re-parse ~200 placeholders each round."""
-    default = _insert_defaults(ledger)
-    if connection.vendor == "postgresql" and all(type(row) is _Plan for row in rows):
-        if "insert-plans" not in _SQL:
-            _SQL["insert-plans"] = recordset_insert_sql(
-                Comparison, shared=[_INSERT_PLAN[k][0].attname for k in _SHARED_POSITIONS], per_row=_Plan._fields,
-                on_conflict=_PLAN_CONFLICT, returning=_STORED_COLUMNS)
-        return _SQL["insert-plans"], [*(default[k] for k in _SHARED_POSITIONS), recordset_json(_Plan._fields, rows)]
-    params = []
-    for row in rows:
-        for (f, prepared, created), fallback in zip(_INSERT_PLAN, default, strict=True):
-            value = _MISSING if created else getattr(row, f.attname, _MISSING)
-            if value is _MISSING:
-                params.append(fallback)
-            else:
-                params.append(f.get_db_prep_save(value, connection) if prepared else value)
-    key = ("insert-values", connection.vendor, len(rows))
-    if key not in _SQL:
-        table, returning = _quote(Comparison._meta.db_table), ", ".join(_quote(c) for c in _STORED_COLUMNS)
-        placeholders = "(" + ", ".join(["%s"] * len(_INSERT_PLAN)) + ")"
-        _SQL[key] = (f"INSERT INTO {table} ({', '.join(_quote(f.column) for f, _, _ in _INSERT_PLAN)}) "
-                     f"VALUES {', '.join([placeholders] * len(rows))} ON CONFLICT DO NOTHING RETURNING {returning}")
-    return _SQL[key], params
-
-
-#: The PostgreSQL plan INSERT's conflict clause: a row is skipped when another worker stored its identity first.
-#: Named, the identity's index is the one unique index probed before each row is inserted; ``ON CONFLICT DO
-#: NOTHING`` alone probed every unique index, the primary key's too, whose values come from the sequence (a
-#: clash there is no plan stored first, and now raises rather than being skipped).
-_PLAN_CONFLICT = "ON CONFLICT ON CONSTRAINT comparison_identity_unique DO NOTHING"
-
-
-def _insert_defaults(ledger: _Ledger) -> list:
-    """Each inserted field's value for a row that does not carry it, prepared for the database: the
-    ledger's run, task and dimension, the creation time (now) or the field's default. All but the creation
-    time are the same for every round of the ledger, so they are prepared on its first plan only (each
-    field's preparation, a JSON default's adapter among them, cost more than the rest of building a round's
-    INSERT)."""
-    if ledger.insert_defaults is None:
-        # the fields' own defaults are the same for every ledger: prepared once per database vendor (a JSON
-        # default's adapter wraps a fresh default value, which the statement only reads), then the ledger's own
-        vendor = connection.vendor
-        if vendor not in _PREPARED_DEFAULTS:
-            _PREPARED_DEFAULTS[vendor] = [None if created or f.attname in _LEDGER_COLUMNS else
-                                          f.get_db_prep_save(f.get_default(), connection)
-                                          for f, _, created in _INSERT_PLAN]
-        values = list(_PREPARED_DEFAULTS[vendor])
-        shared = {"run_id": ledger.run.pk, "task_id": ledger.task.pk, "dimension": ledger.dimension}
-        for k, name in _LEDGER_POSITIONS:
-            values[k] = _INSERT_PLAN[k][0].get_db_prep_save(shared[name], connection)
-        ledger.insert_defaults = values
-    now = timezone.now()
-    default = list(ledger.insert_defaults)
-    for k in _CREATED_POSITIONS:
-        default[k] = _INSERT_PLAN[k][0].get_db_prep_save(now, connection)
-    return default
-
-
-_MISSING = object()
-#: Each inserted field; whether its value needs the field's preparation (JSON and dates: the others are
-#: integers, strings, booleans and floats the database driver takes as they are); whether it is the
-#: creation time (``auto_now_add``).
-_INSERT_PLAN = [
-    (f, isinstance(f, models.JSONField | models.DateField), bool(getattr(f, "auto_now_add", False)))
-    for f in Comparison._meta.concrete_fields if not f.primary_key
-]
-#: Positions in ``_INSERT_PLAN``: the columns a plan row does not carry (sent once for the statement's rows), the
-#: creation time's, and the ledger's run, task and dimension (with their attribute names).
-_SHARED_POSITIONS = [k for k, (f, _, _) in enumerate(_INSERT_PLAN) if f.attname not in _Plan._fields]
-_CREATED_POSITIONS = [k for k, (_, _, created) in enumerate(_INSERT_PLAN) if created]
-_LEDGER_COLUMNS = ("run_id", "task_id", "dimension")
-_LEDGER_POSITIONS = [(k, f.attname) for k, (f, _, _) in enumerate(_INSERT_PLAN) if f.attname in _LEDGER_COLUMNS]
-#: The fields' own defaults, prepared for the database, by vendor (:func:`_insert_defaults`).
-_PREPARED_DEFAULTS: dict[str, list] = {}
-assert {f.get_internal_type() for f, prepared, _ in _INSERT_PLAN if not prepared} <= {
-    "ForeignKey", "CharField", "TextField", "PositiveSmallIntegerField", "PositiveIntegerField", "FloatField",
-    "BooleanField", "IntegerField", "BigIntegerField", "SmallIntegerField",
-}, "a Comparison field needs preparation before it can be inserted raw"
 
 
 # ---------------------------------------------------------------- the chunk
@@ -569,7 +366,7 @@ def task_execute(run: JudgeRun, chunk: JudgeRunTask, task: Task, judges, progres
     return _chunk_finish(run, chunk, calls)
 
 
-def _judge(run, task, dimension, pending: list[_Stored], pool: _Pool, judges, progress, ledger: _Ledger) -> None:
+def _judge(run, task, dimension, pending: list[Stored], pool: _Pool, judges, progress, ledger: _Ledger) -> None:
     from leaderboard.ekphrasis import judges as judges_module
 
     responses = pool.shown({pk for r in pending for pk in (r.shown_a_id, r.shown_b_id)})
@@ -637,7 +434,7 @@ def _automatic_record(run, task, dimension, shown_a: Response, shown_b: Response
 # ---------------------------------------------------------------- planning
 
 
-def _task_state(pool: _Pool, stored: list[_Stored], dimension: str) -> tuple[ActiveState, Counter]:
+def _task_state(pool: _Pool, stored: list[Stored], dimension: str) -> tuple[ActiveState, Counter]:
     """The dimension's active state from its stored comparisons: the decisive wins and the judged counts of
     each pair of positions, the primary calls made, and each pair's primary repeats so far.
 
@@ -700,7 +497,7 @@ def _plan_next_round(run, task, dimension, pool: _Pool, ledger: _Ledger) -> bool
 
 
 def _planned(run, task, dimension, pool: _Pool, i: int, j: int, kind: str, repeat: int, judge_name: str,
-             sequence: int, *, reverse_of: _Stored | None = None) -> _Plan:
+             sequence: int, *, reverse_of: Stored | None = None) -> Plan:
     if reverse_of is not None:
         # the reversed presentation of a judged pair (also of a fixed pair that is not the primaries)
         shown_a_id, shown_b_id = reverse_of.shown_b_id, reverse_of.shown_a_id
@@ -712,7 +509,7 @@ def _planned(run, task, dimension, pool: _Pool, i: int, j: int, kind: str, repea
         # .id, not the pk property (see RunJudges.candidate): the same value, read for every planned call
         shown_a_id, shown_b_id = (rj.id, ri.id) if flip else (ri.id, rj.id)
         x, y = sorted((ri.subject_model_id, rj.subject_model_id))
-    return _Plan(x, y, kind, repeat, judge_name, sequence, shown_a_id, shown_b_id)
+    return Plan(x, y, kind, repeat, judge_name, sequence, shown_a_id, shown_b_id)
 
 
 def _plan_fixed_pairs(run, task, dimension, pool: _Pool, ledger: _Ledger) -> bool:
@@ -736,7 +533,7 @@ def _plan_fixed_pairs(run, task, dimension, pool: _Pool, ledger: _Ledger) -> boo
         if outcome is not None:
             rows.append(_automatic_record(run, task, dimension, shown_a, shown_b, outcome))
         else:
-            rows.append(_Plan(x, y, Comparison.Kind.PRIMARY, 0, run.judge_name, sequence, shown_a.pk, shown_b.pk))
+            rows.append(Plan(x, y, Comparison.Kind.PRIMARY, 0, run.judge_name, sequence, shown_a.pk, shown_b.pk))
             sequence += 1
     ledger.write(rows)
     return bool(rows)
@@ -779,8 +576,8 @@ def _plan_diagnostics(run, task, dimension, pool: _Pool, ledger: _Ledger) -> boo
     return bool(rows)
 
 
-def _same_order(first: _Stored, kind: str, repeat: int, judge_name: str, sequence: int) -> _Plan:
-    return _Plan(first.model_x_id, first.model_y_id, kind, repeat, judge_name, sequence, first.shown_a_id,
+def _same_order(first: Stored, kind: str, repeat: int, judge_name: str, sequence: int) -> Plan:
+    return Plan(first.model_x_id, first.model_y_id, kind, repeat, judge_name, sequence, first.shown_a_id,
                  first.shown_b_id)
 
 
@@ -795,7 +592,7 @@ def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask, calls: int) -> bool:
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 running, finalising = JudgeRun.Status.RUNNING.value, JudgeRun.Status.FINALISING.value
-                cursor.execute(_finish_sql(), [calls, chunk.pk, run.pk, running, finalising, run.pk, run.pk, running])
+                cursor.execute(finish_sql(), [calls, chunk.pk, run.pk, running, finalising, run.pk, run.pk, running])
                 row = cursor.fetchone()
             return bool(row and row[0])
         updated = JudgeRunTask.objects.filter(pk=chunk.pk, done=False).update(done=True, calls_done=calls)
@@ -806,34 +603,3 @@ def _chunk_finish(run: JudgeRun, chunk: JudgeRunTask, calls: int) -> bool:
         if done < run.tasks_total:
             return False
         return run_claim_finalise(JudgeRun, run.pk)
-
-
-def _finish_sql() -> str:
-    """On PostgreSQL the finishing step after the run's lock as one statement, not four: mark the chunk done
-    (if it is not), count the run's done chunks, store the count and claim the finalising (running →
-    finalising) when every chunk is done; returns whether this statement claimed it, and no row when the chunk
-    was done already. It runs after the lock's statement, so its snapshot, taken when it starts, sees every
-    chunk another worker finished before that worker let the lock go (what the lock is for,
-    :func:`leaderboard.runs.lifecycle.run_counting_finished_units`). The count reads that snapshot, where this
-    chunk is not done yet (the UPDATE's rows are not visible to the rest of its statement), so it adds the
-    chunk it marked. ``before`` reads the run's status as the snapshot has it: the row is locked by this
-    transaction, so that is its status now."""
-    if "finish" not in _SQL:
-        chunk_table, run_table = _quote(JudgeRunTask._meta.db_table), _quote(JudgeRun._meta.db_table)
-        chunk_pk, run_pk = _quote(JudgeRunTask._meta.pk.column), _quote(JudgeRun._meta.pk.column)
-        done, calls_done = _quote("done"), _quote(JudgeRunTask._meta.get_field("calls_done").column)
-        run_fk = _quote(JudgeRunTask._meta.get_field("run").column)
-        status, tasks_done = _quote("status"), _quote(JudgeRun._meta.get_field("tasks_done").column)
-        tasks_total = _quote(JudgeRun._meta.get_field("tasks_total").column)
-        _SQL["finish"] = (
-            f"WITH marked AS (UPDATE {chunk_table} SET {done} = true, {calls_done} = %s "
-            f"WHERE {chunk_pk} = %s AND NOT {done} RETURNING 1), "
-            f"counted AS (SELECT (SELECT count(*) FROM {chunk_table} WHERE {run_fk} = %s AND {done}) "
-            f"+ (SELECT count(*) FROM marked) AS n) "
-            f"UPDATE {run_table} SET {tasks_done} = counted.n, {status} = CASE WHEN counted.n >= {run_table}.{tasks_total} "
-            f"AND {run_table}.{status} = %s THEN %s ELSE {run_table}.{status} END "
-            f"FROM counted, (SELECT {status} AS old FROM {run_table} WHERE {run_pk} = %s) AS before "
-            f"WHERE {run_table}.{run_pk} = %s AND EXISTS (SELECT 1 FROM marked) "
-            f"RETURNING before.old = %s AND counted.n >= {run_table}.{tasks_total}"
-        )
-    return _SQL["finish"]

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard.ekphrasis import judge_chunk, judge_runs, judges
+from leaderboard.ekphrasis import judge_chunk, judge_runs, judges, ledger_statements
 from leaderboard.ekphrasis.models import Comparison
 from tests.leaderboard.ekphrasis.test_judge_runs import comparison_fingerprint
 from tests.leaderboard.judging_factories import population, simulated_run
@@ -335,7 +335,7 @@ def test_a_ledger_prepares_its_planned_rows_shared_values_once_however_many_roun
         plans.append(len(planned))
         return real_write(self, planned)
 
-    monkeypatch.setattr(judge_chunk, "_PREPARED_DEFAULTS", {})  # the fields' own defaults: once a process
+    monkeypatch.setattr(ledger_statements, "_PREPARED_DEFAULTS", {})  # the fields' own defaults: once a process
     monkeypatch.setattr(type(status), "get_db_prep_save", counted_prep)
     monkeypatch.setattr(judge_chunk._Ledger, "write", counted_write)
     judge_runs.judge_run_execute_inline(run=run)
@@ -372,7 +372,7 @@ def test_a_ledger_encodes_each_checklist_it_shows_once_and_sends_the_document_en
         pytest.skip("the PostgreSQL statement's checklists document")
     task_set, models = population(n_models=6, n_tasks=1, name="checklist-encoded-once")
     run = simulated_run(task_set, models, budget=30, dimensions="U", malformed_rate=0.0)
-    real = judge_chunk.DOCUMENT_ENCODER
+    real = ledger_statements.DOCUMENT_ENCODER
     encoded, sent = [], []
 
     class Counted:
@@ -380,7 +380,7 @@ def test_a_ledger_encodes_each_checklist_it_shows_once_and_sends_the_document_en
             encoded.append(value)
             return real.encode(value)
 
-    real_params = judge_chunk._verdict_params
+    real_params = ledger_statements.verdict_params
 
     def params(ledger):
         shown = list(ledger.unsaved_checklists)
@@ -388,8 +388,9 @@ def test_a_ledger_encodes_each_checklist_it_shows_once_and_sends_the_document_en
         sent.append((out[0], real.encode(shown)))
         return out
 
-    monkeypatch.setattr(judge_chunk, "DOCUMENT_ENCODER", Counted())
-    monkeypatch.setattr(judge_chunk, "_verdict_params", params)
+    monkeypatch.setattr(ledger_statements, "DOCUMENT_ENCODER", Counted())
+    monkeypatch.setattr(ledger_statements, "verdict_params", params)  # the one statement's (write_sql)
+    monkeypatch.setattr(judge_chunk, "verdict_params", params)  # the transaction's, rows that are not plans
     judge_runs.judge_run_execute_inline(run=run)
     assert len(sent) >= 3  # several rounds' verdicts were written by the one ledger
     assert all(document == whole for document, whole in sent)
@@ -420,7 +421,7 @@ def test_the_plans_insert_on_postgresql_skips_a_row_on_the_comparisons_identity_
     identity = next(c for c in Comparison._meta.constraints if c.name == "comparison_identity_unique")
     assert isinstance(identity, UniqueConstraint) and identity.condition is None
     assert list(identity.fields) == ["run", "task", "dimension", "model_x", "model_y", "kind", "repeat", "judge_name"]
-    assert judge_chunk._PLAN_CONFLICT == f"ON CONFLICT ON CONSTRAINT {identity.name} DO NOTHING"
+    assert ledger_statements.PLAN_CONFLICT == f"ON CONFLICT ON CONSTRAINT {identity.name} DO NOTHING"
     if connection.vendor != "postgresql":
         return
     task_set, models = population(n_models=4, n_tasks=1, name="plan-conflict-named")
@@ -429,14 +430,14 @@ def test_the_plans_insert_on_postgresql_skips_a_row_on_the_comparisons_identity_
         judge_runs.judge_run_execute_inline(run=run)
     plans = [q["sql"] for q in queries if f'INSERT INTO "{Comparison._meta.db_table}"' in q["sql"]
              and "jsonb_to_recordset" in q["sql"]]
-    assert plans and all(judge_chunk._PLAN_CONFLICT in sql for sql in plans)
+    assert plans and all(ledger_statements.PLAN_CONFLICT in sql for sql in plans)
 
 
 def test_no_index_of_the_comparisons_holds_a_column_a_verdict_writes():
     """A verdict's UPDATE can be heap-only (HOT, on PostgreSQL: no index written) only if no index of the table
     holds a column it changes; an index on (run, task, dimension, status) made every verdict write all of them."""
     table = Comparison._meta.db_table
-    written = {Comparison._meta.get_field(name).column for name in judge_chunk.VERDICT_FIELDS}
+    written = {Comparison._meta.get_field(name).column for name in ledger_statements.VERDICT_FIELDS}
     with connection.cursor() as cursor:
         constraints = connection.introspection.get_constraints(cursor, table)
     indexed = {name: set(c["columns"]) for name, c in constraints.items() if c["index"] or c["unique"]}

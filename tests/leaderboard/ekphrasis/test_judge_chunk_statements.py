@@ -1,14 +1,14 @@
-"""The judge chunk's statements kept across chunks (leaderboard/ekphrasis/judge_chunk.py, issue 30): the
-comparisons', stored Novelty contexts' and pool's reads compiled once (evalsite.precompiled.read_rows), and the
-planned rows' prepared defaults made once a process, give exactly what the ORM's reads and the per-ledger
-preparation gave (the old forms are frozen here as the oracles)."""
+"""The judge chunk's statements kept across chunks (leaderboard/ekphrasis/judge_chunk.py and ledger_statements.py,
+issue 30): the comparisons', stored Novelty contexts' and pool's reads compiled once
+(evalsite.precompiled.read_rows), and the planned rows' prepared defaults made once a process, give exactly what
+the ORM's reads and the per-ledger preparation gave (the old forms are frozen here as the oracles)."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import connection
 
-from leaderboard.ekphrasis import judge_chunk, judge_runs
+from leaderboard.ekphrasis import judge_chunk, judge_runs, ledger_statements
 from leaderboard.ekphrasis.models import Comparison
 from tests.leaderboard.judging_factories import population, simulated_run
 
@@ -21,9 +21,9 @@ def _stored_by_the_orm(run, task, dimensions: str) -> dict[str, list]:
     rows = Comparison.objects.filter(run=run, task=task)
     if len(dimensions) == 1:
         rows = rows.filter(dimension=dimensions)
-    for dimension, *row in rows.order_by().values_list("dimension", "pk", *judge_chunk._STORED_COLUMNS[1:]):
+    for dimension, *row in rows.order_by().values_list("dimension", "pk", *ledger_statements.STORED_COLUMNS[1:]):
         if dimension in out:
-            out[dimension].append(judge_chunk._Stored(*row))
+            out[dimension].append(ledger_statements.Stored(*row))
     return out
 
 
@@ -54,10 +54,10 @@ def _insert_defaults_per_ledger(ledger) -> list:
 
     shared = {"run_id": ledger.run.pk, "task_id": ledger.task.pk, "dimension": ledger.dimension}
     prepared = [None if created else f.get_db_prep_save(shared.get(f.attname, f.get_default()), connection)
-                for f, _, created in judge_chunk._INSERT_PLAN]
+                for f, _, created in ledger_statements.INSERT_PLAN]
     now = timezone.now()
     return [f.get_db_prep_save(now, connection) if created else value
-            for (f, _, created), value in zip(judge_chunk._INSERT_PLAN, prepared, strict=True)]
+            for (f, _, created), value in zip(ledger_statements.INSERT_PLAN, prepared, strict=True)]
 
 
 def _dumped(values: list) -> list:
@@ -72,22 +72,22 @@ def test_a_ledgers_planned_rows_get_the_defaults_and_statement_the_per_ledger_pr
     run = simulated_run(task_set, models, budget=6, dimensions="UE")
     fixed = timezone.now()
     monkeypatch.setattr(timezone, "now", lambda: fixed)
-    monkeypatch.setattr(judge_chunk, "_PREPARED_DEFAULTS", {})
-    plans = [judge_chunk._Plan(1, 2, "primary", 0, "simulated", 1, 10, 20)]
+    monkeypatch.setattr(ledger_statements, "_PREPARED_DEFAULTS", {})
+    plans = [ledger_statements.Plan(1, 2, "primary", 0, "simulated", 1, 10, 20)]
     for task in task_set.tasks.all():
         for dimension in "UE":
             ledger = judge_chunk._Ledger(run, task, dimension, [])
             for _ in range(2):  # a ledger's first plan and a later one
-                assert _dumped(judge_chunk._insert_defaults(ledger)) == _dumped(_insert_defaults_per_ledger(ledger))
-            sql, params = judge_chunk._insert_sql(ledger, plans)
+                assert _dumped(ledger_statements.insert_defaults(ledger)) == _dumped(_insert_defaults_per_ledger(ledger))
+            sql, params = ledger_statements.insert_sql(ledger, plans)
             if connection.vendor == "postgresql":
-                shared = [(f.attname, v) for (f, _, _), v in zip(judge_chunk._INSERT_PLAN, _insert_defaults_per_ledger(ledger), strict=True)
-                          if f.attname not in judge_chunk._Plan._fields]
+                shared = [(f.attname, v) for (f, _, _), v in zip(ledger_statements.INSERT_PLAN, _insert_defaults_per_ledger(ledger), strict=True)
+                          if f.attname not in ledger_statements.Plan._fields]
                 from leaderboard.json_recordset import recordset_insert_sql, recordset_json
 
-                assert sql == recordset_insert_sql(Comparison, shared=[n for n, _ in shared], per_row=judge_chunk._Plan._fields,
-                                                   on_conflict=judge_chunk._PLAN_CONFLICT, returning=judge_chunk._STORED_COLUMNS)
-                assert _dumped(params) == _dumped([*(v for _, v in shared), recordset_json(judge_chunk._Plan._fields, plans)])
+                assert sql == recordset_insert_sql(Comparison, shared=[n for n, _ in shared], per_row=ledger_statements.Plan._fields,
+                                                   on_conflict=ledger_statements.PLAN_CONFLICT, returning=ledger_statements.STORED_COLUMNS)
+                assert _dumped(params) == _dumped([*(v for _, v in shared), recordset_json(ledger_statements.Plan._fields, plans)])
 
 
 def test_a_process_prepares_the_planned_rows_field_defaults_once_for_all_its_ledgers(monkeypatch):
@@ -109,7 +109,7 @@ def test_a_process_prepares_the_planned_rows_field_defaults_once_for_all_its_led
             ledgers.add(id(self))
         return real_write(self, planned)
 
-    monkeypatch.setattr(judge_chunk, "_PREPARED_DEFAULTS", {})
+    monkeypatch.setattr(ledger_statements, "_PREPARED_DEFAULTS", {})
     monkeypatch.setattr(type(status), "get_db_prep_save", counted_prep)
     monkeypatch.setattr(judge_chunk._Ledger, "write", counted_write)
     judge_runs.judge_run_execute_inline(run=run)
