@@ -1,5 +1,5 @@
 """The choices of the annotation app: campaign kinds, item dimensions and the answers, flags, audit
-codes and strategy roles a label can hold, with ``_in``, the check-constraint condition that keeps a
+codes and strategy roles a label can hold, with ``choice_in``, the check-constraint condition that keeps a
 column to its choices.
 
 Shared by the campaign tables (:mod:`annotation.models`) and the label tables
@@ -76,6 +76,8 @@ class StrategyRole(models.TextChoices):
     INCIDENTAL = "incidental", "Incidental"
 
 
-def _in(field: str, choices: type[models.TextChoices], *, blank: bool = False) -> Q:
+def choice_in(field: str, choices: type[models.TextChoices], *, blank: bool = False) -> Q:
+    """The condition that ``field`` holds one of ``choices``' values (or is blank when ``blank``): a check
+    constraint's, so that no code path can store a value outside the choices."""
     values = list(choices.values) + ([""] if blank else [])
     return Q(**{f"{field}__in": values})

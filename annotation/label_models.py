@@ -16,7 +16,15 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from annotation.choices import AuditAction, AuditCode, CampaignKind, FlagReason, PairChoice, StrategyRole, _in
+from annotation.choices import (
+    AuditAction,
+    AuditCode,
+    CampaignKind,
+    FlagReason,
+    PairChoice,
+    StrategyRole,
+    choice_in,
+)
 
 # ---------------------------------------------------------------------------------------------------
 # Labels
@@ -58,7 +66,7 @@ class Label(models.Model):
             models.UniqueConstraint(
                 fields=["item", "annotator", "content_hash"], name="%(app_label)s_%(class)s_one_per_annotator_item"
             ),
-            models.CheckConstraint(condition=_in("flag_reason", FlagReason, blank=True), name="%(app_label)s_%(class)s_flag_known"),
+            models.CheckConstraint(condition=choice_in("flag_reason", FlagReason, blank=True), name="%(app_label)s_%(class)s_flag_known"),
             models.CheckConstraint(condition=Q(flag_reason="") | ~Q(flag_note=""), name="%(app_label)s_%(class)s_flag_has_note"),
             models.CheckConstraint(
                 condition=Q(time_on_item_ms__isnull=True) | Q(time_on_item_ms__lte=24 * 3600 * 1000),
@@ -81,7 +89,7 @@ class PairwiseLabel(Label):
 
     class Meta(Label.Meta):
         constraints = Label.Meta.constraints + [
-            models.CheckConstraint(condition=_in("shown_choice", PairChoice), name="pairwiselabel_shown_choice_known"),
+            models.CheckConstraint(condition=choice_in("shown_choice", PairChoice), name="pairwiselabel_shown_choice_known"),
             models.CheckConstraint(
                 condition=Q(swapped=False, choice=F("shown_choice"))
                 | Q(swapped=True, shown_choice="tie", choice="tie")
@@ -108,9 +116,9 @@ class TigAuditLabel(Label):
 
     class Meta(Label.Meta):
         constraints = Label.Meta.constraints + [
-            models.CheckConstraint(condition=_in(name, AuditCode), name=f"tigauditlabel_{name}_known") for name in TIG_CRITERIA
+            models.CheckConstraint(condition=choice_in(name, AuditCode), name=f"tigauditlabel_{name}_known") for name in TIG_CRITERIA
         ] + [
-            models.CheckConstraint(condition=_in("overall_action", AuditAction), name="tigauditlabel_action_known"),
+            models.CheckConstraint(condition=choice_in("overall_action", AuditAction), name="tigauditlabel_action_known"),
             models.CheckConstraint(
                 condition=~Q(overall_action="revise") | ~Q(revision_note=""), name="tigauditlabel_revise_has_note"
             ),
@@ -185,7 +193,7 @@ class StrategyLabel(Label):
 
     class Meta(Label.Meta):
         constraints = Label.Meta.constraints + [
-            models.CheckConstraint(condition=_in(name, StrategyRole), name=f"strategylabel_{name}_known") for name in STRATEGIES
+            models.CheckConstraint(condition=choice_in(name, StrategyRole), name=f"strategylabel_{name}_known") for name in STRATEGIES
         ]
 
     @property

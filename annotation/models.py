@@ -39,7 +39,7 @@ from annotation.choices import (  # noqa: F401
     FlagReason,
     PairChoice,
     StrategyRole,
-    _in,
+    choice_in,
 )
 from leaderboard.c2.models import C2Sample
 from leaderboard.easel.models import EaselStep
@@ -103,7 +103,7 @@ class Campaign(models.Model):
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=_in("kind", CampaignKind), name="campaign_kind_known"),
+            models.CheckConstraint(condition=choice_in("kind", CampaignKind), name="campaign_kind_known"),
             models.CheckConstraint(condition=Q(status__in=["draft", "open", "closed"]), name="campaign_status_known"),
             models.CheckConstraint(condition=Q(k__gte=1, k__lte=9), name="campaign_k_between_1_and_9"),
             models.CheckConstraint(condition=Q(gold_rate__gte=0.0, gold_rate__lte=0.5), name="campaign_gold_rate_in_range"),
@@ -212,7 +212,7 @@ class Item(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["campaign", "key"], name="item_key_unique_in_campaign"),
-            models.CheckConstraint(condition=_in("dimension", Dimension, blank=True), name="item_dimension_known"),
+            models.CheckConstraint(condition=choice_in("dimension", Dimension, blank=True), name="item_dimension_known"),
             models.CheckConstraint(condition=Q(is_gold=False) | Q(gold_answer__isnull=False), name="item_gold_has_answer"),
             models.CheckConstraint(
                 condition=Q(response_a__isnull=True) | Q(response_b__isnull=True) | ~Q(response_a=F("response_b")),
