@@ -14,6 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import path
 
 from annotation import blinding_recheck, item_creation, services
+from annotation.choices import CampaignKind
 from annotation.errors import AnnotationError, ItemsInvalid
 from annotation.forms import (
     CalibrationExampleAdminForm,
@@ -23,15 +24,14 @@ from annotation.forms import (
     shown_texts_revision,
 )
 from annotation.kinds import kind_for
+from annotation.label_models import LabelRevision
 from annotation.models import (
     Adjudication,
     BlindingRefusal,
     CalibrationExample,
     Campaign,
     CampaignAnnotator,
-    CampaignKind,
     Item,
-    LabelRevision,
 )
 from annotation.participant_accounts import (
     annotator_choices,

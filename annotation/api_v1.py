@@ -31,10 +31,11 @@ from rest_framework.views import APIView
 
 from annotation import annotator_reads, api, item_creation, label_export, label_revision, services
 from annotation.access import annotator_access_check
+from annotation.choices import CampaignKind
 from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import NotAllowed
 from annotation.media_access import assignment_image
-from annotation.models import Campaign, CampaignKind
+from annotation.models import Campaign
 from leaderboard.api_contract import (
     AdminOnly,
     ApiListView,

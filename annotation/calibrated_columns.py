@@ -17,8 +17,10 @@ from django.db.models import Count, F, Max, Q, Sum
 
 from annotation import calibrated_preference
 from annotation.calibration import label_version_of
+from annotation.choices import CampaignKind
 from annotation.dashboard_cache import DASHBOARD_TTL_S, campaign_state
-from annotation.models import UOS_COMPONENTS, Campaign, CampaignKind, Item
+from annotation.label_models import UOS_COMPONENTS
+from annotation.models import Campaign, Item
 from annotation.validation_dashboards import similarity_choices, similarity_items, uos_panel
 from engine.calibration_views import CALIBRATION_METHOD_VERSION
 from engine.csv_cells import csv_text

@@ -35,9 +35,10 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from annotation.choices import CampaignKind, Dimension
 from annotation.judge_join import LEADERBOARD_DIMENSION
 from annotation.kinds.text_pairwise import PRIMARY_FIELD
-from annotation.models import CalibrationRecord, Campaign, CampaignKind, CampaignProgress, Dimension
+from annotation.models import CalibrationRecord, Campaign, CampaignProgress
 from engine.calibration_views import (
     ALPHA,
     CALIBRATION_METHOD_VERSION,

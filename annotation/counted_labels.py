@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from annotation.models import Label
+from annotation.label_models import Label
 from annotation.panel_models import Participant
 
 

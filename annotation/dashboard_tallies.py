@@ -35,11 +35,13 @@ from django.db.models.functions import Coalesce
 
 from annotation import selectors
 from annotation.annotator_quality import AnnotatorQuality
+from annotation.choices import CampaignKind, Dimension
 from annotation.consensus import Stat
 from annotation.counted_labels import counted_labels
 from annotation.judge_join import HumanPair
 from annotation.kinds import kind_for
-from annotation.models import Adjudication, Assignment, Campaign, CampaignKind, Dimension, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Adjudication, Assignment, Campaign
 from annotation.validation_dashboards import validation_panel
 from engine import agreement
 

@@ -25,7 +25,9 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from annotation import item_creation, novelty_ablation, selectors, services
-from annotation.models import STRATEGIES, TIG_CRITERIA, Campaign, CampaignKind, Dimension, Item
+from annotation.choices import CampaignKind, Dimension
+from annotation.label_models import STRATEGIES, TIG_CRITERIA
+from annotation.models import Campaign, Item
 from annotation.participants import participant_accounts_delete
 from engine.judge.simulated import answer_quality
 from leaderboard.demo import (

@@ -20,8 +20,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation import item_creation, participants, services
+from annotation.choices import CampaignKind, Dimension
 from annotation.demo import _demo_launch_override
-from annotation.models import Campaign, CampaignKind, Dimension
+from annotation.models import Campaign
 from annotation.panel_models import Participant
 from annotation.panels import PanelEntry
 from annotation.training import training_answer

@@ -34,13 +34,14 @@ import numpy as np
 from django.db import transaction
 
 from annotation import services
+from annotation.choices import CampaignKind
 from annotation.demo import (
     SIMULATED_PROFILES,
     _demo_annotators,
     demo_annotators_join,
     simulated_annotators_ensure,
 )
-from annotation.models import Assignment, Campaign, CampaignKind, Item
+from annotation.models import Assignment, Campaign, Item
 from annotation.validation_items import (
     items_create_canvas_pairs,
     items_create_handwriting,

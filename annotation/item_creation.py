@@ -24,20 +24,14 @@ from annotation.blinding import (
     catalogue_identities,
     item_identity_problems,
 )
+from annotation.choices import CampaignKind, Dimension
 from annotation.errors import (
     ItemsInvalid,
 )
 from annotation.item_records import META_FIELDS, item_records, unknown_field_problems
 from annotation.kinds import kind_for
 from annotation.locking import row_locks_available
-from annotation.models import (
-    Assignment,
-    Campaign,
-    CampaignKind,
-    Dimension,
-    Item,
-    ItemSlot,
-)
+from annotation.models import Assignment, Campaign, Item, ItemSlot
 from annotation.progress import annotator_progress_add, campaign_progress_add
 from annotation.slot_queue import slots_freed
 from leaderboard.models import Render, Response, Task, TaskSet

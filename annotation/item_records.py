@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotation.choices import CampaignKind
 from annotation.errors import ItemsInvalid
-from annotation.models import CampaignKind, Item
+from annotation.models import Item
 from leaderboard.import_contract import (
     TEXT_MAX_CHARS,
     FieldRule,

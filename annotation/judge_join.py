@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from annotation.choices import Dimension
 from annotation.consensus import Stat
-from annotation.models import Dimension
 from engine import agreement
 from engine.bt import fit_bradley_terry
 from leaderboard.models import SubjectModel

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.kinds import kind_for
-from annotation.models import Campaign, Item, LabelRevision
+from annotation.label_models import LabelRevision
+from annotation.models import Campaign, Item
 from annotation.panel_models import ItemActiveTime, Participant
 from annotation.validation_dashboards import VALIDATION_KINDS
 from leaderboard.services.catalogue import rows_serialise

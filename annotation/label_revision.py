@@ -21,7 +21,7 @@ the campaign's ``label_version``, so the researcher's item view and dashboard sh
 Gold items are changed like any other: refusing them would tell the annotator which items are gold.
 
 Changing a label, in one transaction with the assignment and label rows locked: the current answer
-and flag fields are archived as a :class:`~annotation.models.LabelRevision` (``version`` = the
+and flag fields are archived as a :class:`~annotation.label_models.LabelRevision` (``version`` = the
 superseded version), the new values are written through the kind's own validation (``Kind.validate``,
 the path every submission takes), ``version`` grows by one, and the campaign's ``label_version``
 is bumped so that the dashboards recompute. The progress counters do not move: it is the same label.
@@ -44,7 +44,8 @@ from annotation.access import annotator_access_check
 from annotation.errors import Busy, LabelNotRevisable, NotFound, SubmissionConflict
 from annotation.kinds import kind_for
 from annotation.kinds.base import Kind, validate_time_on_item
-from annotation.models import Assignment, Campaign, Item, Label, LabelRevision
+from annotation.label_models import Label, LabelRevision
+from annotation.models import Assignment, Campaign, Item
 from annotation.progress import campaign_version_bump
 from annotation.services import _attach_item, _one, _parse_key
 

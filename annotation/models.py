@@ -17,8 +17,8 @@ constraint, so no code path (admin, shell, a racing request) can break it:
 The tables live in three modules: this one (campaigns, items and slots, assignments, adjudication,
 calibration records), :mod:`annotation.label_models` (the label tables, one per kind, and their
 revisions) and :mod:`annotation.panel_models` (crowd campaigns); the choices they share are in
-:mod:`annotation.choices`. This module imports and re-exports the other three, so Django registers
-every model and ``from annotation.models import ...`` reaches every model, choice and label constant.
+:mod:`annotation.choices`. This module imports the label and panel modules, so that Django registers
+their models with the app's; import each name from the module it lives in.
 
 Business rules (who gets which item, expiry, counterbalancing, staleness, gold, adjudication) live
 in :mod:`annotation.services`; reads in :mod:`annotation.selectors`.
@@ -30,15 +30,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-# The app's choices; those only the label tables use are re-exported for the callers that import them here.
-from annotation.choices import (  # noqa: F401
-    AuditAction,
-    AuditCode,
+from annotation.choices import (
     CampaignKind,
     Dimension,
-    FlagReason,
-    PairChoice,
-    StrategyRole,
     choice_in,
 )
 from leaderboard.c2.models import C2Sample
@@ -477,32 +471,7 @@ class CalibrationRecord(models.Model):
         return f"snapshot {self.snapshot_id} calibrated by {self.campaign} (labels v{self.label_version})"
 
 
-# The label tables live in their own module; imported here so Django registers them, and re-exported with
-# their constants for the callers that import them from here.
-from annotation.label_models import (  # noqa: E402, F401
-    HANDWRITING_TEXT_MAX,
-    HARD_FAIL_REASONS,
-    LABEL_MODELS,
-    STRATEGIES,
-    TIG_CRITERIA,
-    UOS_COMPONENTS,
-    FaithfulnessLabel,
-    HandwritingLabel,
-    Label,
-    LabelRevision,
-    PairwiseLabel,
-    StrategyLabel,
-    TigAuditLabel,
-    UOSLabel,
-)
-
-# Crowd campaigns (issue 25) live in their own module; imported here so Django registers them.
-from annotation.panel_models import (  # noqa: E402, F401
-    BlockedPanelId,
-    ItemActiveTime,
-    Panel,
-    PanelStudy,
-    Participant,
-    TrainingAnswer,
-    TrainingItem,
-)
+# The label tables and the crowd campaigns' live in their own modules; imported here so that Django registers
+# them with the app's models. Import them from where they live.
+import annotation.label_models  # noqa: E402, F401
+import annotation.panel_models  # noqa: E402, F401

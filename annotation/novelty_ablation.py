@@ -10,8 +10,9 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from annotation.choices import CampaignKind, Dimension
 from annotation.errors import AblationInvalid
-from annotation.models import Campaign, CampaignKind, Dimension, Item
+from annotation.models import Campaign, Item
 from leaderboard.ekphrasis.models import JudgeRun
 from leaderboard.models import Response, Task
 

@@ -23,9 +23,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import annotator_reads, participants
 from annotation.blinding_recheck import campaign_texts_current
+from annotation.choices import FlagReason
 from annotation.errors import CAMPAIGN_PAUSED_MESSAGE, AnnotationError
 from annotation.kinds import kind_for
-from annotation.models import FlagReason
 from annotation.panel_api import participant_progress
 from annotation.panel_models import Panel, PanelStudy, Participant
 from annotation.panels import (

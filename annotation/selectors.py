@@ -21,6 +21,7 @@ from django.db.models import Case, Count, IntegerField, Value, When
 from django.db.models.functions import Length
 
 from annotation.annotator_quality import AnnotatorQuality, annotator_quality
+from annotation.choices import AuditCode, CampaignKind, Dimension, StrategyRole
 from annotation.consensus import Stat, majority
 from annotation.counted_labels import counted_labels
 from annotation.judge_join import (
@@ -37,18 +38,8 @@ from annotation.kinds import kind_for
 from annotation.kinds.faithfulness import PASS_SCORE
 from annotation.kinds.strategy import NONE as NO_STRATEGY
 from annotation.kinds.text_pairwise import PRIMARY_FIELD
-from annotation.models import (
-    STRATEGIES,
-    TIG_CRITERIA,
-    Adjudication,
-    Assignment,
-    AuditCode,
-    Campaign,
-    CampaignKind,
-    Dimension,
-    Item,
-    StrategyRole,
-)
+from annotation.label_models import STRATEGIES, TIG_CRITERIA
+from annotation.models import Adjudication, Assignment, Campaign, Item
 from annotation.validation_dashboards import validation_panel
 from engine import agreement
 from leaderboard.ekphrasis.selectors import (

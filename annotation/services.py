@@ -37,6 +37,7 @@ from annotation.blinding import (
     texts_identity_problems,
 )
 from annotation.blinding_recheck import campaign_texts_current, campaign_texts_writing, item_blinding_current
+from annotation.choices import CampaignKind
 from annotation.errors import (
     CAMPAIGN_PAUSED_MESSAGE,
     AssignmentClosed,
@@ -55,6 +56,7 @@ from annotation.gold_schedule import gold_due
 from annotation.item_creation import _item_content_changed
 from annotation.kinds import kind_for
 from annotation.kinds.base import validate_time_on_item
+from annotation.label_models import Label, LabelRevision
 from annotation.locking import row_locks_available as _has_row_locks
 from annotation.models import (
     Adjudication,
@@ -62,12 +64,9 @@ from annotation.models import (
     CalibrationExample,
     Campaign,
     CampaignAnnotator,
-    CampaignKind,
     CampaignProgress,
     Item,
     ItemSlot,
-    Label,
-    LabelRevision,
 )
 from annotation.participant_release import participant_complete_by_user
 from annotation.progress import campaign_version_bump, submission_counted

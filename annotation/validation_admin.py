@@ -8,8 +8,9 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 
 from annotation import validation_items
+from annotation.choices import CampaignKind
 from annotation.errors import AnnotationError
-from annotation.models import Campaign, CampaignKind
+from annotation.models import Campaign
 from annotation.validation_forms import ValidationItemsForm
 from leaderboard.roles import require_admin
 

@@ -24,16 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from annotation.choices import CampaignKind
 from annotation.counted_labels import counted_labels
-from annotation.models import (
-    UOS_COMPONENTS,
-    Campaign,
-    CampaignKind,
-    HandwritingLabel,
-    Item,
-    PairwiseLabel,
-    UOSLabel,
-)
+from annotation.label_models import UOS_COMPONENTS, HandwritingLabel, PairwiseLabel, UOSLabel
+from annotation.models import Campaign, Item
 from engine import agreement
 from engine.easel.semantic import letter_match_rate
 from engine.method_comparison import bland_altman, instrument_agreement, ordering_agreement

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django import forms
 
-from annotation.models import Campaign, CampaignKind
+from annotation.choices import CampaignKind
+from annotation.models import Campaign
 from annotation.validation_items import CANVAS_RULES, UOS_RULES
 from leaderboard.c2.models import C2Run
 from leaderboard.easel.models import EaselRun

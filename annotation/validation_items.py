@@ -34,10 +34,11 @@ import random
 from collections.abc import Sequence
 
 from annotation.canvas_candidates import canvas_candidates
+from annotation.choices import CampaignKind
 from annotation.errors import ItemsInvalid
 from annotation.item_creation import ItemSpec, items_create
 from annotation.kinds.handwriting import is_handwriting_task
-from annotation.models import Campaign, CampaignKind, Item
+from annotation.models import Campaign, Item
 from leaderboard.c2.models import DIVERGENT_TYPES, C2Rating, C2Run, C2Sample
 from leaderboard.easel.models import EaselEpisode, EaselRun, EaselStep
 

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST, require_safe
 from annotation import annotator_reads, label_export, novelty_ablation, selectors, services
 from annotation.access import annotator_access_check
 from annotation.blinding_recheck import campaign_texts_current
+from annotation.choices import CampaignKind, FlagReason
 from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import (
     CAMPAIGN_PAUSED_MESSAGE,
@@ -27,7 +28,6 @@ from annotation.errors import (
 from annotation.forms import AdjudicationRequestForm, AdjudicationResolveForm, NoveltyAblationForm
 from annotation.kinds import kind_for
 from annotation.media_access import assignment_image
-from annotation.models import CampaignKind, FlagReason
 from leaderboard.api_contract import text_download
 from leaderboard.forms import form_problems
 from leaderboard.providers import judge_choices

@@ -371,7 +371,7 @@ SPECTACULAR_SETTINGS = {
         "EaselStepKindEnum": "leaderboard.easel.models.EaselStep.Kind",
         "C2SampleStatusEnum": "leaderboard.c2.models.C2Sample.Status",
         "CampaignStatusEnum": "annotation.models.Campaign.Status",
-        "CampaignKindEnum": "annotation.models.CampaignKind",
+        "CampaignKindEnum": "annotation.choices.CampaignKind",
     },
 }
 

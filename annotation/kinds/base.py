@@ -29,8 +29,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation.choices import FlagReason, PairChoice
 from annotation.errors import LabelInvalid
-from annotation.models import Assignment, FlagReason, Item, Label, PairChoice, PairwiseLabel
+from annotation.label_models import Label, PairwiseLabel
+from annotation.models import Assignment, Item
 
 #: Longest flag note accepted (App. H.3: notes identify the issue concisely).
 FLAG_NOTE_MAX = 500

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from annotation.choices import CampaignKind
 from annotation.kinds.base import PairwiseKind, ShownContent, bytes_sha256, shown_pair
-from annotation.models import Assignment, CampaignKind, Item
+from annotation.models import Assignment, Item
 
 QUESTION = "Which canvas looks more like the reference? Choose tie only when neither is closer."
 

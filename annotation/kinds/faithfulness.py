@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from annotation.choices import CampaignKind
 from annotation.kinds.base import Kind, ShownContent, file_sha256, task_context
-from annotation.models import HARD_FAIL_REASONS, Assignment, CampaignKind, FaithfulnessLabel, Item
+from annotation.label_models import HARD_FAIL_REASONS, FaithfulnessLabel
+from annotation.models import Assignment, Item
 
 #: Pass threshold on the 1–5 faithfulness score (App. I.2: Faith ≥ 4/5).
 PASS_SCORE = 4

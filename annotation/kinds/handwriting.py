@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from annotation.choices import CampaignKind
 from annotation.kinds.base import Kind, ShownContent, bytes_sha256
-from annotation.models import HANDWRITING_TEXT_MAX, Assignment, CampaignKind, HandwritingLabel, Item
+from annotation.label_models import HANDWRITING_TEXT_MAX, HandwritingLabel
+from annotation.models import Assignment, Item
 from engine.easel.semantic import HANDWRITING_HELLO
 
 QUESTION = "Type the letters you can read on the canvas, in order (leave out what you cannot read), or mark it unreadable."

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from annotation.choices import CampaignKind, Dimension
 from annotation.kinds.base import PairwiseKind, ShownContent, file_sha256
-from annotation.models import Assignment, CampaignKind, Dimension, Item
+from annotation.models import Assignment, Item
 
 QUESTION = (
     "Which image better realizes a useful, expressive, and non-clichéd visual plan as a whole?"

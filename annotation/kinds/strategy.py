@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from annotation.choices import CampaignKind, StrategyRole
 from annotation.kinds.base import Kind, ShownContent, task_context
-from annotation.models import STRATEGIES, Assignment, CampaignKind, Item, StrategyLabel, StrategyRole
+from annotation.label_models import STRATEGIES, StrategyLabel
+from annotation.models import Assignment, Item
 
 #: Definitions (App. J.1, Table 18).
 STRATEGY_DEFINITIONS = {

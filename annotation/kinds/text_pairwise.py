@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from annotation.choices import CampaignKind, Dimension
 from annotation.kinds.base import PairwiseKind, ShownContent, shown_pair, task_context
-from annotation.models import Assignment, CampaignKind, Dimension, Item
+from annotation.models import Assignment, Item
 
 #: The field each dimension inspects (Ekphrasis §3.2; App. H.2, Table 16 "Primary field").
 PRIMARY_FIELD = {

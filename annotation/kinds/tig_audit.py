@@ -10,16 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from annotation.choices import AuditAction, AuditCode, CampaignKind
 from annotation.kinds.base import Kind, ShownContent, task_context
-from annotation.models import (
-    TIG_CRITERIA,
-    Assignment,
-    AuditAction,
-    AuditCode,
-    CampaignKind,
-    Item,
-    TigAuditLabel,
-)
+from annotation.label_models import TIG_CRITERIA, TigAuditLabel
+from annotation.models import Assignment, Item
 
 #: The audit questions (App. G.7, Table 15).
 CRITERIA = {

@@ -13,8 +13,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from annotation.choices import CampaignKind
 from annotation.kinds.base import Kind, ShownContent, bytes_sha256
-from annotation.models import UOS_COMPONENTS, Assignment, CampaignKind, Item, UOSLabel
+from annotation.label_models import UOS_COMPONENTS, UOSLabel
+from annotation.models import Assignment, Item
 from engine.c2.rater import RUBRIC, RUBRIC_SCALES_VERSION
 from leaderboard.c2.models import DIVERGENT_TYPES, VISUAL_TYPES
 

@@ -13,7 +13,8 @@ import factory
 from django.core.files.base import ContentFile
 
 from annotation import item_creation, services
-from annotation.models import Campaign, CampaignKind, Dimension
+from annotation.choices import CampaignKind, Dimension
+from annotation.models import Campaign
 from engine.schematic_render import schematic_png
 from leaderboard.models import Render
 from tests.factories import ResponseFactory, SubjectModelFactory, TaskFactory, TaskSetFactory

@@ -12,7 +12,8 @@ from django.contrib.auth.models import AnonymousUser, Group
 from annotation import services
 from annotation.access import annotator_access_check
 from annotation.errors import AssignmentClosed, CampaignNotOpen, NotAllowed, NotFound
-from annotation.models import Assignment, Campaign, CampaignAnnotator, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Assignment, Campaign, CampaignAnnotator
 from tests.annotation.factories import Catalogue, faithfulness_campaign, pairwise_campaign
 from tests.factories import UserFactory
 

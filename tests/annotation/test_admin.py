@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from annotation.models import Campaign, CampaignKind, Item, ItemSlot
+from annotation.choices import CampaignKind
+from annotation.models import Campaign, Item, ItemSlot
 from tests.annotation.factories import Catalogue, campaign_for, pairwise_campaign
 from tests.factories import PASSWORD
 
@@ -78,8 +79,8 @@ def test_a_researcher_cannot_import_items(client, rita):
 def test_admin_reads_label_revisions_and_cannot_edit_them(client, adam, alice):
     import uuid
 
+    from annotation.label_models import LabelRevision
     from annotation.label_revision import label_revise
-    from annotation.models import LabelRevision
     from tests.annotation.helpers import take_and_label
 
     campaign = pairwise_campaign(Catalogue(n_tasks=1), n_items=1, annotators=[alice])

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from annotation.api import AnswerInput
-from annotation.models import PairwiseLabel
+from annotation.label_models import PairwiseLabel
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
 from tests.factories import PASSWORD

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import Assignment, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Assignment
 from tests.annotation.factories import Catalogue, faithfulness_campaign, pairwise_campaign
 from tests.annotation.helpers import annotators
 from tests.factories import PASSWORD

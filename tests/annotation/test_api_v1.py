@@ -10,7 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from annotation.models import Campaign, CampaignKind, Item
+from annotation.choices import CampaignKind
+from annotation.models import Campaign, Item
 from leaderboard.api_tokens.services import api_token_create
 from tests.annotation.factories import MODEL_NAMES, VALID_ANSWERS, Catalogue, pairwise_campaign
 
@@ -186,7 +187,7 @@ def test_the_previous_label_comes_back_blinded_and_prefilled_through_v1(alice, c
 
 
 def test_a_change_through_v1_writes_a_version_and_a_resend_replays_it(alice, campaign):
-    from annotation.models import LabelRevision, PairwiseLabel
+    from annotation.label_models import LabelRevision, PairwiseLabel
 
     client = token_client(alice)
     token = _label_one(client, campaign, "A")
@@ -216,7 +217,7 @@ def test_changing_a_label_that_is_not_the_latest_is_a_409_in_the_error_shape(ali
                                   {"idempotency_key": str(uuid.uuid4()), "answer": ["B"], "time_on_item_ms": -1}],
                          ids=["no key", "bad key", "bad choice", "bad answer and time"])
 def test_a_malformed_change_is_a_400_and_writes_nothing(alice, campaign, body):
-    from annotation.models import LabelRevision, PairwiseLabel
+    from annotation.label_models import LabelRevision, PairwiseLabel
 
     client = token_client(alice)
     token = _label_one(client, campaign)

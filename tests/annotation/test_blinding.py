@@ -16,8 +16,9 @@ import pytest
 
 from annotation import item_creation, services
 from annotation.blinding import IdentityMatcher, catalogue_identities
+from annotation.choices import CampaignKind
 from annotation.errors import ItemsInvalid
-from annotation.models import BlindingRefusal, CampaignKind, Item
+from annotation.models import BlindingRefusal, Item
 from leaderboard.models import Render
 from tests.annotation.factories import (
     MODEL_NAMES,

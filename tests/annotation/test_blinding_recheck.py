@@ -18,19 +18,11 @@ from django.utils import timezone
 from annotation import blinding_recheck, item_creation, label_export, participants, selectors, services
 from annotation.annotator_reads import campaign_progress
 from annotation.blinding import catalogue_identities, item_identity_problems
+from annotation.choices import CampaignKind, Dimension
 from annotation.dashboard_tallies import campaign_dashboard_tallied
 from annotation.errors import CAMPAIGN_PAUSED_MESSAGE, ItemsInvalid
 from annotation.kinds import kind_for
-from annotation.models import (
-    Assignment,
-    BlindingRefusal,
-    Campaign,
-    CampaignKind,
-    CampaignProgress,
-    Dimension,
-    Item,
-    ItemSlot,
-)
+from annotation.models import Assignment, BlindingRefusal, Campaign, CampaignProgress, Item, ItemSlot
 from annotation.panel_models import Participant
 from annotation.progress import campaign_progress_recount
 from annotation.tasks import recheck_blinding

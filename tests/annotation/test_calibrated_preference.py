@@ -11,7 +11,8 @@ import pytest
 from ppi_py import ppi_mean_ci
 
 from annotation.calibrated_preference import s_sign
-from annotation.models import Item, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Item
 from annotation.validation_dashboards import similarity_panel
 from leaderboard.easel.models import EaselEpisode, EaselStep
 from tests.annotation.helpers import annotators, fill

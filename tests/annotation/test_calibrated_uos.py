@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from ppi_py import ppi_mean_ci
 
-from annotation.models import Item, UOSLabel
+from annotation.label_models import UOSLabel
+from annotation.models import Item
 from annotation.validation_dashboards import uos_panel
 from leaderboard.c2.models import C2Rating
 from tests.annotation.helpers import annotators, fill

@@ -13,7 +13,8 @@ import subprocess
 import pytest
 
 from annotation import calibration
-from annotation.models import CalibrationRecord, Campaign, CampaignKind, CampaignProgress, Item
+from annotation.choices import CampaignKind
+from annotation.models import CalibrationRecord, Campaign, CampaignProgress, Item
 from engine.calibration_views import CALIBRATION_METHOD_VERSION
 from engine.latex import tex_escape
 from leaderboard.ekphrasis.models import LeaderboardSnapshot
@@ -212,7 +213,7 @@ def _small_board(answer, *, k: int = 1, labelled_models: int = 4):
     import random
 
     from annotation import item_creation
-    from annotation.models import Dimension
+    from annotation.choices import Dimension
     from leaderboard.ekphrasis import judge_runs
     from leaderboard.ekphrasis.launch_gates import launch_gates_override
     from leaderboard.models import Response

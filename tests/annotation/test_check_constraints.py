@@ -10,18 +10,17 @@ import itertools
 import pytest
 from django.db import connection  # noqa: F401 - the skipif condition below reads it
 
-from annotation.models import (
-    Assignment,
+from annotation.choices import FlagReason, PairChoice
+from annotation.label_models import (
     FaithfulnessLabel,
-    FlagReason,
     HandwritingLabel,
     LabelRevision,
-    PairChoice,
     PairwiseLabel,
     StrategyLabel,
     TigAuditLabel,
     UOSLabel,
 )
+from annotation.models import Assignment
 from tests.stored_check_constraints import check_verdicts, djangos_check, stored_check, stored_check_nodes
 
 pytestmark = [pytest.mark.django_db, pytest.mark.skipif("connection.vendor != 'postgresql'")]

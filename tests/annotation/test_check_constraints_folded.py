@@ -11,18 +11,17 @@ import itertools
 import pytest
 from django.db import connection, models
 
-from annotation.models import (
-    CampaignProgress,
+from annotation.choices import PairChoice
+from annotation.label_models import (
     FaithfulnessLabel,
     HandwritingLabel,
-    ItemSlot,
     LabelRevision,
-    PairChoice,
     PairwiseLabel,
     StrategyLabel,
     TigAuditLabel,
     UOSLabel,
 )
+from annotation.models import CampaignProgress, ItemSlot
 from tests.stored_check_constraints import check_verdicts, djangos_check, stored_check
 
 pytestmark = [pytest.mark.django_db, pytest.mark.skipif("connection.vendor != 'postgresql'")]

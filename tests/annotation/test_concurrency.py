@@ -13,7 +13,8 @@ from django.db import OperationalError, close_old_connections, connection
 
 from annotation import services
 from annotation.errors import AssignmentClosed, Busy, SubmissionConflict
-from annotation.models import Assignment, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Assignment
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
 from tests.conftest import require_service

@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 from annotation import item_creation, selectors, services
+from annotation.choices import CampaignKind
 from annotation.dashboard_tallies import campaign_dashboard_tallied, strict_majority
-from annotation.models import Campaign, CampaignKind, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Campaign
 from engine import agreement
 from leaderboard.ekphrasis import judge_runs
 from tests.annotation.factories import (

@@ -14,9 +14,10 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation import selectors, services
+from annotation.choices import CampaignKind
 from annotation.demo import DEMO_ANNOTATORS, SIMULATED_USERNAMES, _Simulator
 from annotation.kinds import kind_for
-from annotation.models import Campaign, CampaignAnnotator, CampaignKind, Item
+from annotation.models import Campaign, CampaignAnnotator, Item
 from annotation.validation_dashboards import VALIDATION_KINDS
 from leaderboard.ekphrasis.models import JudgeRun
 from leaderboard.models import Render, Response

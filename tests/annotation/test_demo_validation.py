@@ -12,7 +12,8 @@ from annotation.demo_validation import (
     UOS_NAME,
     validation_demo_load,
 )
-from annotation.models import Campaign, HandwritingLabel, PairwiseLabel, UOSLabel
+from annotation.label_models import HandwritingLabel, PairwiseLabel, UOSLabel
+from annotation.models import Campaign
 from leaderboard.models import TaskSet
 from tests.annotation.validation_factories import C2World, EaselWorld
 from tests.factories import TaskSetFactory

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from annotation import services
 from annotation.errors import AssignmentClosed
-from annotation.models import Assignment, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Assignment
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
 

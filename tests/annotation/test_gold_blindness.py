@@ -16,7 +16,8 @@ from django.urls import reverse
 
 from annotation import item_creation, participants, services
 from annotation.gold_schedule import gold_due
-from annotation.models import Assignment, Participant
+from annotation.models import Assignment
+from annotation.panel_models import Participant
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
 from tests.factories import PASSWORD

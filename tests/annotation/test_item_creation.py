@@ -8,7 +8,8 @@ import json
 import pytest
 
 from annotation import item_creation
-from annotation.models import CampaignKind, Item, ItemSlot
+from annotation.choices import CampaignKind
+from annotation.models import Item, ItemSlot
 from tests.annotation.factories import Catalogue, campaign_for
 from tests.concurrency import raised, run_at_once
 from tests.conftest import require_service

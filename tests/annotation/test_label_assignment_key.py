@@ -11,8 +11,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from annotation import services
-from annotation.models import (
-    Assignment,
+from annotation.label_models import (
     FaithfulnessLabel,
     HandwritingLabel,
     PairwiseLabel,
@@ -20,6 +19,7 @@ from annotation.models import (
     TigAuditLabel,
     UOSLabel,
 )
+from annotation.models import Assignment
 from tests.annotation.factories import VALID_ANSWERS, Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators, take_and_label
 

@@ -13,20 +13,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import annotator_reads, item_creation, label_export, selectors, services
+from annotation.choices import CampaignKind
 from annotation.errors import CampaignNotOpen, LabelInvalid, LabelNotRevisable, NotFound, SubmissionConflict
 from annotation.kinds import kind_for
 from annotation.kinds.base import pair_choice_to_canonical
+from annotation.label_models import LabelRevision, PairwiseLabel, StrategyLabel
 from annotation.label_revision import label_revise
-from annotation.models import (
-    Adjudication,
-    AnnotatorProgress,
-    Campaign,
-    CampaignKind,
-    CampaignProgress,
-    LabelRevision,
-    PairwiseLabel,
-    StrategyLabel,
-)
+from annotation.models import Adjudication, AnnotatorProgress, Campaign, CampaignProgress
 from annotation.previous_label import previous_label_present
 from tests.annotation.factories import (
     VALID_ANSWERS,
@@ -327,7 +320,7 @@ def test_a_strategy_label_changes_through_the_kinds_validation(catalogue):
 
 
 def test_a_faithfulness_change_recomputes_the_pass_rule(catalogue, media_root):
-    from annotation.models import FaithfulnessLabel
+    from annotation.label_models import FaithfulnessLabel
 
     (ann,) = annotators(1)
     campaign, _ = faithfulness_campaign(catalogue, annotators=[ann])

@@ -8,9 +8,10 @@ import uuid
 import pytest
 
 from annotation import services
+from annotation.choices import CampaignKind
 from annotation.errors import LabelInvalid
 from annotation.kinds import kind_for
-from annotation.models import Assignment, CampaignKind
+from annotation.models import Assignment
 from tests.annotation.factories import (
     VALID_ANSWERS,
     Catalogue,
@@ -179,8 +180,8 @@ def test_a_pair_choice_is_accepted_exactly_when_it_is_one_of_the_enums_values(sh
     ``PairChoice.values`` itself, unhashable answers included."""
     from types import SimpleNamespace
 
+    from annotation.choices import PairChoice
     from annotation.kinds.base import PAIR_CHOICE_VALUES, validate_pair_choice
-    from annotation.models import PairChoice
 
     assert PAIR_CHOICE_VALUES == tuple(PairChoice.values)
     values, errors = validate_pair_choice({"choice": shown}, SimpleNamespace(swapped=False))

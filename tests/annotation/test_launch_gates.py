@@ -5,8 +5,9 @@ import random
 import pytest
 
 from annotation import item_creation, services
+from annotation.choices import CampaignKind, Dimension
 from annotation.errors import LaunchGatesFailed
-from annotation.models import Campaign, CampaignKind, Dimension
+from annotation.models import Campaign
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.ekphrasis.models import LaunchGateOverride
 from tests.leaderboard.judging_factories import population, simulated_run

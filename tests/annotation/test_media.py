@@ -15,8 +15,8 @@ from django.core.files.base import ContentFile
 from PIL import Image, ImageDraw
 
 from annotation import item_creation, media
+from annotation.choices import CampaignKind
 from annotation.media import PAGE_BACKGROUND, ImageUnreadable, image_pixels_only
-from annotation.models import CampaignKind
 from tests.annotation.factories import Catalogue, RenderFactory, campaign_for
 from tests.factories import PASSWORD, UserFactory
 from tests.hostile_images import huge_png

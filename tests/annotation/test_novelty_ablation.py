@@ -13,8 +13,9 @@ from django.core.management import CommandError, call_command
 from statsmodels.stats.contingency_tables import mcnemar as statsmodels_mcnemar
 
 from annotation import novelty_ablation, selectors
+from annotation.choices import CampaignKind, Dimension
 from annotation.errors import AblationInvalid
-from annotation.models import CampaignKind, Dimension, PairwiseLabel
+from annotation.label_models import PairwiseLabel
 from leaderboard.ekphrasis import judge_runs
 from leaderboard.ekphrasis.models import Comparison, JudgeRun
 from tests.annotation.factories import Catalogue, campaign_for, pairwise_campaign

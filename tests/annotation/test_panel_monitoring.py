@@ -57,7 +57,7 @@ def test_monitoring_projects_nothing_without_recent_labels():
 def test_the_study_page_writes_states_as_words(client):
     # The monitoring headers read "screenedout" and "timedout" (underscores cut), the participants' states
     # "timed_out".
-    from annotation.models import Participant
+    from annotation.panel_models import Participant
     from tests.factories import PASSWORD
 
     campaign = pairwise_campaign(Catalogue(n_tasks=1), k=2, n_items=1)

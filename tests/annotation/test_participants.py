@@ -22,7 +22,8 @@ from annotation import label_export, participants, selectors
 from annotation.counted_labels import counted_labels
 from annotation.dashboard_cache import campaign_dashboard_cached
 from annotation.errors import ItemsInvalid, NotAllowed
-from annotation.models import Assignment, Item, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Assignment, Item
 from annotation.panel_models import Participant
 from annotation.panels import PanelEntry, entry_signature, entry_signing_fingerprint
 from tests.annotation.factories import Catalogue, pairwise_campaign

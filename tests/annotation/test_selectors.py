@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from annotation import annotator_reads, item_creation, label_export, pair_sampling, selectors
+from annotation.choices import CampaignKind
 from annotation.judge_join import (
     HumanPair,
     JudgeOutcome,
@@ -20,7 +21,7 @@ from annotation.judge_join import (
     image_text_sign_agreement,
     novelty_ablation,
 )
-from annotation.models import CampaignKind, PairwiseLabel
+from annotation.label_models import PairwiseLabel
 from engine import agreement
 from tests.annotation.factories import (
     Catalogue,

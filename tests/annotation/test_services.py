@@ -13,6 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation import item_creation, services
+from annotation.choices import CampaignKind
 from annotation.errors import (
     AssignmentClosed,
     CampaignNotOpen,
@@ -21,7 +22,8 @@ from annotation.errors import (
     NotFound,
     SubmissionConflict,
 )
-from annotation.models import Assignment, Campaign, CampaignKind, ItemSlot, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Assignment, Campaign, ItemSlot
 from tests.annotation.factories import (
     Catalogue,
     campaign_for,

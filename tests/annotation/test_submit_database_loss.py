@@ -15,7 +15,8 @@ import pytest
 from django.db import close_old_connections, connection
 from django.test import Client
 
-from annotation.models import Assignment, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Assignment
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
 from tests.conftest import require_service

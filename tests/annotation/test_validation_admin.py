@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation import services
-from annotation.models import CampaignKind
+from annotation.choices import CampaignKind
 from tests.annotation.validation_factories import C2World, EaselWorld
 from tests.factories import PASSWORD
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from annotation import services
-from annotation.models import CampaignKind, Item
+from annotation.choices import CampaignKind
+from annotation.models import Item
 from annotation.validation_items import (
     items_create_canvas_pairs,
     items_create_handwriting,

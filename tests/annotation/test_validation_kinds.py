@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 from annotation import annotator_reads, item_creation, label_export, services
+from annotation.choices import CampaignKind
 from annotation.errors import AssignmentClosed, ItemsInvalid, LabelInvalid
 from annotation.kinds import kind_for
-from annotation.models import CampaignKind, HandwritingLabel, Item, PairwiseLabel, UOSLabel
+from annotation.label_models import HandwritingLabel, PairwiseLabel, UOSLabel
+from annotation.models import Item
 from annotation.validation_dashboards import handwriting_panel, similarity_panel, uos_panel
 from annotation.validation_items import (
     items_create_canvas_pairs,

@@ -10,8 +10,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation import dashboard_cache, selectors, services
+from annotation.choices import CampaignKind
 from annotation.kinds import kind_for
-from annotation.models import STRATEGIES, Adjudication, Campaign, CampaignKind
+from annotation.label_models import STRATEGIES
+from annotation.models import Adjudication, Campaign
 from tests.annotation.factories import (
     Catalogue,
     faithfulness_campaign,

@@ -13,7 +13,8 @@ import numpy as np
 from PIL import Image
 
 from annotation import services
-from annotation.models import Campaign, CampaignKind
+from annotation.choices import CampaignKind
+from annotation.models import Campaign
 from annotation.validation_items import (
     items_create_canvas_pairs,
     items_create_handwriting,

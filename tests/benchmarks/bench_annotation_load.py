@@ -183,7 +183,9 @@ def _seed(n_annotators: int, items_needed: dict[str, int], dashboard_labels: int
     from django.utils import timezone
 
     from annotation import item_creation, services
-    from annotation.models import Assignment, Campaign, CampaignKind, Item, ItemSlot, PairwiseLabel
+    from annotation.choices import CampaignKind
+    from annotation.label_models import PairwiseLabel
+    from annotation.models import Assignment, Campaign, Item, ItemSlot
     from engine.visual_plan import compose_two_field_text
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
     from leaderboard.services.catalogue import role_groups_ensure, sha256_text
@@ -392,7 +394,9 @@ def _seed_growth(sizes: tuple[int, ...], cycles: int, seed: int) -> dict:
     from django.utils import timezone
 
     from annotation import item_creation, services
-    from annotation.models import Assignment, Campaign, CampaignKind, ItemSlot, PairwiseLabel
+    from annotation.choices import CampaignKind
+    from annotation.label_models import PairwiseLabel
+    from annotation.models import Assignment, Campaign, ItemSlot
     from engine.visual_plan import compose_two_field_text
     from leaderboard.ekphrasis.models import Comparison, JudgeRun, LeaderboardSnapshot
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
@@ -722,7 +726,7 @@ def _verify(load_pk: int, saved_tokens: set[str], k: int) -> dict:
     from django.db import connection
     from django.db.models import Count
 
-    from annotation.models import PairwiseLabel
+    from annotation.label_models import PairwiseLabel
 
     connection.close()
     labels = PairwiseLabel.objects.filter(campaign_id=load_pk)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotation.models import PairwiseLabel
+from annotation.label_models import PairwiseLabel
 from engine import agreement
 from tests.annotation.factories import Catalogue, pairwise_campaign
 from tests.annotation.helpers import annotators
@@ -98,7 +98,7 @@ def test_three_annotators_label_by_keyboard_and_the_dashboard_shows_the_engines_
 
 
 def test_every_other_kind_is_labelled_by_keyboard_alone(live_server, browser, settings, tmp_path):
-    from annotation.models import FaithfulnessLabel, StrategyLabel, TigAuditLabel
+    from annotation.label_models import FaithfulnessLabel, StrategyLabel, TigAuditLabel
     from tests.annotation.factories import (
         faithfulness_campaign,
         image_campaign,

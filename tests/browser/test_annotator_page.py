@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from annotation import item_creation
-from annotation.models import CampaignKind
+from annotation.choices import CampaignKind
 from tests.annotation.factories import Catalogue, campaign_for, faithfulness_campaign, pairwise_campaign
 from tests.annotation.helpers import annotators
 from tests.annotation.validation_factories import C2World, EaselWorld, handwriting_campaign, uos_campaign
@@ -120,7 +120,7 @@ def test_the_labelling_page_fits_a_phone(live_server, browser):
 
 
 def test_an_empty_strategy_label_needs_a_second_enter(live_server, browser):
-    from annotation.models import StrategyLabel
+    from annotation.label_models import StrategyLabel
     from tests.annotation.factories import strategy_campaign
 
     (user,) = annotators(1, prefix="strat")
@@ -148,7 +148,7 @@ def test_enter_in_the_tig_revision_note_submits_like_everywhere_else(live_server
     page.keyboard.type("tighten the wording")
     page.keyboard.press("Enter")
     wait_for_save_status(page, starts="Saved")
-    from annotation.models import TigAuditLabel
+    from annotation.label_models import TigAuditLabel
 
     assert TigAuditLabel.objects.get(annotator=user).revision_note == "tighten the wording"
 

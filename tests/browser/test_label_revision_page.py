@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import LabelRevision, PairwiseLabel, StrategyLabel
+from annotation.label_models import LabelRevision, PairwiseLabel, StrategyLabel
 from tests.annotation.factories import Catalogue, pairwise_campaign, strategy_campaign
 from tests.annotation.helpers import annotators
 from tests.browser.conftest import (
@@ -156,7 +156,7 @@ def test_the_last_label_of_a_campaign_can_be_changed_from_the_done_screen(live_s
 
 
 def test_a_tig_audit_label_comes_back_with_its_codes_action_and_note(live_server, browser):
-    from annotation.models import TigAuditLabel
+    from annotation.label_models import TigAuditLabel
     from tests.annotation.factories import tig_campaign
 
     (user,) = annotators(1, prefix="tigback")
@@ -192,7 +192,7 @@ def test_a_tig_audit_label_comes_back_with_its_codes_action_and_note(live_server
 
 
 def test_one_esc_returns_from_a_previous_handwriting_label_even_from_its_text_box(live_server, browser):
-    from annotation.models import HandwritingLabel
+    from annotation.label_models import HandwritingLabel
     from tests.annotation.validation_factories import EaselWorld, handwriting_campaign
 
     (user,) = annotators(1, prefix="hwesc")

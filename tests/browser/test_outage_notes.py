@@ -10,7 +10,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation.models import PairwiseLabel
+from annotation.label_models import PairwiseLabel
 from leaderboard.runs.models import RunStatus
 from leaderboard.runs.queue import WAITING_FOR_QUEUE
 from tests.annotation.factories import Catalogue, pairwise_campaign

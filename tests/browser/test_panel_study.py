@@ -13,7 +13,8 @@ import pytest
 from django.core.cache import cache
 
 from annotation import participants
-from annotation.models import Assignment, PairwiseLabel
+from annotation.label_models import PairwiseLabel
+from annotation.models import Assignment
 from annotation.panel_models import Participant
 from annotation.panels import entry_signature
 from annotation.pay_report import pay_report

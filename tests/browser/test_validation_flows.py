@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotation.models import HandwritingLabel, Item, PairwiseLabel, UOSLabel
+from annotation.label_models import HandwritingLabel, PairwiseLabel, UOSLabel
+from annotation.models import Item
 from engine import agreement
 from engine.easel.semantic import letter_match_rate
 from engine.method_comparison import instrument_agreement

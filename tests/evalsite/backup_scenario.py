@@ -48,7 +48,8 @@ def digests() -> dict:
     from django.conf import settings
 
     from annotation.label_export import labels_export
-    from annotation.models import Campaign, PairwiseLabel
+    from annotation.label_models import PairwiseLabel
+    from annotation.models import Campaign
     from leaderboard.ekphrasis.models import LeaderboardSnapshot
 
     def sha(text: str | bytes) -> str:

@@ -12,7 +12,8 @@ from django.db import connection
 from psycopg.adapt import PyFormat
 from psycopg.pq import Format
 
-from annotation.models import Assignment, Campaign, PairChoice
+from annotation.choices import PairChoice
+from annotation.models import Assignment, Campaign
 from evalsite.db_backends.postgresql.choice_dumpers import choice_adapters, text_choices_classes
 from tests.conftest import require_service
 

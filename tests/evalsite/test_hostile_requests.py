@@ -11,7 +11,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from annotation.models import Assignment, Label
+from annotation.label_models import Label
+from annotation.models import Assignment
 from evalsite.json_body import MAX_BODY_BYTES
 from evalsite.request_checks import MAX_ADDRESS_CHARS
 from leaderboard.api_contract import MAX_SEED

@@ -121,7 +121,8 @@ def test_the_fast_preparation_of_every_insertable_field_equals_get_db_prep_save(
                 assert (prepared, type(prepared)) == (expected, type(expected)), (model, field.name, value)
                 fast += taken
     assert fast > 1000
-    from annotation.models import Assignment, PairwiseLabel
+    from annotation.label_models import PairwiseLabel
+    from annotation.models import Assignment
 
     taken = {(model.__name__, field.name) for model in (Assignment, PairwiseLabel)
              for field in model._meta.local_concrete_fields if _preparer(field, connection)[0]}
@@ -135,7 +136,8 @@ def test_an_inserts_stored_attribute_is_its_fields_pre_save():
     assignment's fields are all read so); an ``auto_now`` field is left to its ``pre_save``."""
     from django.apps import apps
 
-    from annotation.models import Assignment, PairwiseLabel
+    from annotation.label_models import PairwiseLabel
+    from annotation.models import Assignment
     from evalsite.precompiled import _stored_attname
 
     read = set()
@@ -309,7 +311,8 @@ def test_an_instance_new_with_related_rows_caches_them_as_djangos_init():
     import datetime
     import uuid
 
-    from annotation.models import Assignment, PairwiseLabel
+    from annotation.label_models import PairwiseLabel
+    from annotation.models import Assignment
     from evalsite.precompiled import instance_new
 
     now = datetime.datetime(2026, 1, 2, tzinfo=datetime.UTC)

@@ -57,7 +57,8 @@ def seed_campaign(n_annotators: int, n_items: int, seed: int = 7) -> dict:
     from django.core.management import call_command
 
     from annotation import item_creation, services
-    from annotation.models import Campaign, CampaignKind
+    from annotation.choices import CampaignKind
+    from annotation.models import Campaign
     from engine.visual_plan import compose_two_field_text
     from leaderboard.models import Benchmark, Response, SubjectModel, Task, TaskSet
     from leaderboard.services.catalogue import role_groups_ensure, sha256_text
@@ -103,7 +104,7 @@ def label_figures(campaign: int, saved: set[str]) -> dict:
     from django.db import connections
     from django.db.models import Count
 
-    from annotation.models import PairwiseLabel
+    from annotation.label_models import PairwiseLabel
 
     connections.close_all()
     labels = PairwiseLabel.objects.filter(campaign_id=campaign)

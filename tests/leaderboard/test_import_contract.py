@@ -15,9 +15,9 @@ import pytest
 from django.apps import apps
 
 from annotation import item_creation
+from annotation.choices import CampaignKind
 from annotation.errors import ItemsInvalid
 from annotation.item_records import CHECKLIST_ENTRY_MAX_CHARS, CHECKLIST_MAX_ENTRIES, META_MAX_CHARS
-from annotation.models import CampaignKind
 from engine.strict_json import MAX_JSON_DEPTH
 from leaderboard.ekphrasis.renders import renders_import_manifest
 from leaderboard.import_contract import JSON_FIELD_MAX_CHARS, ImportFailed

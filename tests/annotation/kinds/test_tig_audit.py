@@ -7,7 +7,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation import item_creation
-from annotation.models import CampaignKind, Item
+from annotation.choices import CampaignKind
+from annotation.models import Item
 from tests.annotation.factories import Catalogue, campaign_for
 from tests.annotation.helpers import annotators
 from tests.factories import PASSWORD

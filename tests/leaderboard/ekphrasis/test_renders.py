@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import CampaignKind
+from annotation.choices import CampaignKind
 from engine.render_prompt import rendering_prompt
 from leaderboard.ekphrasis.renders import RenderConfigurationError, renders_generate, renders_import_manifest
 from leaderboard.import_contract import ImportFailed
