@@ -3,8 +3,7 @@ codes and strategy roles a label can hold, with ``choice_in``, the check-constra
 column to its choices.
 
 Shared by the campaign tables (:mod:`annotation.models`) and the label tables
-(:mod:`annotation.label_models`), so that neither imports the other for them; :mod:`annotation.models`
-re-exports every name here.
+(:mod:`annotation.label_models`), so that neither imports the other for them.
 """
 
 from __future__ import annotations

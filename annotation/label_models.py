@@ -5,9 +5,9 @@ versions) and :data:`LABEL_MODELS` (which table holds a campaign kind's labels).
 
 Data and invariants only (see :mod:`annotation.models`): a label belongs to exactly one assignment, is
 unique per (item, annotator, content hash), its idempotency key is unique, and its scores, criterion codes,
-choices and the pass rule are check constraints. Imported by :mod:`annotation.models` so that Django sees
-these models as the annotation app's, and re-exported there; the campaign, item and assignment a label
-belongs to are named by string ("annotation.Assignment").
+choices and the pass rule are check constraints. Imported by :mod:`annotation.models` so that Django registers
+these models with the app's (import them from here); the campaign, item and assignment a label belongs to
+are named by string ("annotation.Assignment").
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The rows of a judge chunk's ledger and the statements it writes them with (Ekphrasis App. D's
-resumability: a call is stored as a planned comparison before it is made, its verdict after).
+"""The rows of a judge chunk's ledger and the statements it writes them with (the resumability rule of
+:mod:`leaderboard.ekphrasis.judge_runs`: a call is stored as a planned comparison before it is made, its
+verdict after).
 
 :mod:`leaderboard.ekphrasis.judge_chunk` keeps a task's comparisons of one dimension in a ledger and writes
 each round in one transaction: the verdicts, the run's call counter and the next plan. This module builds
@@ -8,7 +9,8 @@ those statements, once per database vendor, and their parameters:
 - on PostgreSQL a round is one statement (:func:`write_sql`): the verdicts' UPDATE fed one JSON document
   (:func:`verdict_sql`), the counter's UPDATE and the plan's INSERT ... ON CONFLICT DO NOTHING RETURNING
   (:func:`insert_sql`) as data-modifying ``WITH`` queries;
-- on SQLite the same three inside one transaction, the verdicts sent row by row;
+- otherwise the same three as statements inside one transaction: on SQLite always (the verdicts sent row
+  by row), on PostgreSQL when the rows to insert are automatic records rather than plans;
 - the chunk's finishing step (:func:`finish_sql`), one statement on PostgreSQL.
 
 The ledger is any object with the attributes :class:`LedgerWrite` names.

@@ -111,8 +111,9 @@ def first_worker_held_back(units):
     SQLite has no row locks, and a transaction here holds the whole database's write lock (BEGIN
     IMMEDIATE, evalsite.settings), so holding one for the whole wait would stop the worker's every write
     (the worker would never start). Instead each poll takes the write lock, so nothing commits between
-    its check and the kill that follows it, and lets it go for a moment between polls: the worker commits
-    a few transactions in each gap, far fewer than the run's hundreds."""
+    its check and the kill that follows it, and lets it go between polls. This narrows the window rather
+    than closing it: the worker runs unchecked only during one gap (50 ms, plus however long this process
+    waits for a CPU), where the run needs seconds of work past the point ``started`` looks for."""
     if connection.vendor != "sqlite":
         middle = list(units.values_list("pk", flat=True))
         middle = middle[len(middle) // 2]
