@@ -45,7 +45,8 @@ The tmpfs mounts cap bytes, not files: an empty file, directory or link takes ho
 550,000 empty files (550 MB of kernel memory) in less than 3 s of CPU — and bwrap 0.8 cannot pass tmpfs's own cap
 (``nr_inodes``). So the supervising side counts them (:class:`~engine.c2.sandbox_files.SandboxFileWatch`): bwrap's ``--info-fd`` gives
 the sandbox's host pid, ``statvfs`` through ``/proc/<pid>/root`` gives the inodes in use on each writable
-tmpfs every :data:`~engine.c2.sandbox_files.FILES_POLL_S` (10 ms), and past ``SandboxLimits.max_files`` (4096 per mount) bwrap is
+tmpfs every :data:`~engine.c2.sandbox_files.FILES_POLL_S` (10 ms) — the code starts only once the count holds
+the mounts (bwrap's ``--block-fd``), so a program that ends at once is counted too — and past ``SandboxLimits.max_files`` (4096 per mount) bwrap is
 killed, as by the wall-clock timeout, and the result says ``files_limited`` (the grader's verdict: "too
 many files"). What a program can still take is what it makes between two counts: measured, 4,500–6,800
 files (3–7 MB of kernel memory) for one thread, up to 12 MB for threads filling all three mounts at once.
@@ -316,13 +317,17 @@ def _hides_usr_local(program: str) -> bool:
 
 
 def _bwrap_argv(
-    inner: Sequence[str], *, tmpfs_mb: int = 64, seccomp_fd: int | None = None, info_fd: int | None = None
+    inner: Sequence[str], *, tmpfs_mb: int = 64, seccomp_fd: int | None = None, info_fd: int | None = None,
+    block_fd: int | None = None,
 ) -> list[str]:
     size = str(tmpfs_mb * 1024 * 1024)
     argv = [
         BWRAP,
         # the sandbox's pid on the host, for the file count (:class:`~engine.c2.sandbox_files.SandboxFileWatch`); bwrap writes it and closes
         *(["--info-fd", str(info_fd)] if info_fd is not None else []),
+        # bwrap's child reads one byte (or the end) from it once every mount is made, before the seccomp
+        # filter and the exec: the file count holds the sandbox's mounts before the code runs
+        *(["--block-fd", str(block_fd)] if block_fd is not None else []),
         "--unshare-all",  # user, ipc, pid, net, uts, cgroup namespaces
         "--unshare-user",
         "--disable-userns",  # no nested user namespace (and so no capabilities, mounts or netns of its own)
@@ -441,6 +446,8 @@ def start_sandboxed(program: Sequence[str] | str, *, limits: SandboxLimits = San
     seccomp_fd: int | None = None
     info_read: int | None = None
     info_write: int | None = None
+    block_read: int | None = None
+    block_write: int | None = None
     if sandbox_available():
         bpf = seccomp_filter(new_processes=limits.new_processes, inet_sockets=limits.inet_sockets)
         seccomp_fd, seccomp_write = os.pipe()  # bwrap reads the program from this descriptor
@@ -448,7 +455,9 @@ def start_sandboxed(program: Sequence[str] | str, *, limits: SandboxLimits = San
             sink.write(bpf)  # a few hundred bytes: well inside a pipe's buffer
         if limits.max_files is not None:
             info_read, info_write = os.pipe()  # bwrap writes the sandbox's pid on it
-        argv = _bwrap_argv(inner, tmpfs_mb=limits.tmpfs_mb, seccomp_fd=seccomp_fd, info_fd=info_write)
+            block_read, block_write = os.pipe()  # the watch lets the code start once it holds the mounts
+        argv = _bwrap_argv(inner, tmpfs_mb=limits.tmpfs_mb, seccomp_fd=seccomp_fd, info_fd=info_write,
+                           block_fd=block_read)
         sandboxed = True
     elif _unsandboxed_allowed():
         argv, sandboxed = inner, False
@@ -476,16 +485,17 @@ def start_sandboxed(program: Sequence[str] | str, *, limits: SandboxLimits = San
             extra_groups=[] if host_uid is not None else None,
             start_new_session=True,
             close_fds=True,
-            pass_fds=tuple(fd for fd in (seccomp_fd, info_write) if fd is not None),
+            pass_fds=tuple(fd for fd in (seccomp_fd, info_write, block_read) if fd is not None),
             env={} if sandboxed else {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
             cwd="/" if sandboxed else None,
         )
     except BaseException:
-        if info_read is not None:
-            os.close(info_read)
+        for fd in (info_read, block_write):
+            if fd is not None:
+                os.close(fd)
         raise
     finally:
-        for fd in (seccomp_fd, info_write):
+        for fd in (seccomp_fd, info_write, block_read):
             if fd is not None:
                 os.close(fd)
     watch: SandboxFileWatch | None = None
@@ -497,14 +507,15 @@ def start_sandboxed(program: Sequence[str] | str, *, limits: SandboxLimits = San
         except OSError as exc:  # Linux before 5.3, or out of descriptors: no run without its file count
             _abandon(process)  # first: bwrap writing to a closed info pipe would die of SIGPIPE alone
             os.close(info_read)
+            os.close(block_write)
             raise SandboxUnavailable(f"the sandbox's file count needs a pidfd (Linux 5.3+): {exc}") from exc
         try:
             watch = SandboxFileWatch(pidfd, info_read, bwrap_pid=process.pid, mounts=WRITABLE_TMPFS,
-                                     max_files=limits.max_files, tmpfs_mb=limits.tmpfs_mb)
+                                     max_files=limits.max_files, tmpfs_mb=limits.tmpfs_mb, release_fd=block_write)
         except BaseException:  # its thread did not start: the descriptors are still the caller's
             _abandon(process)
-            os.close(pidfd)
-            os.close(info_read)
+            for fd in (pidfd, info_read, block_write):
+                os.close(fd)
             raise
     return SandboxSession(process, limits=limits, sandboxed=sandboxed, watch=watch)
 

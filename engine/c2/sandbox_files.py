@@ -16,6 +16,7 @@ import select
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 
 __all__ = ["FILES_POLL_S", "SandboxFileWatch"]
@@ -25,6 +26,11 @@ __all__ = ["FILES_POLL_S", "SandboxFileWatch"]
 #: 4,500–6,800 (3–7 MB); at 50 ms, with up to 11,400. Each count costs the grader a few microseconds
 #: (4.4 ms of CPU a second per running sandbox, measured).
 FILES_POLL_S = 0.01
+#: Seconds between two looks for the sandbox's mounts while bwrap sets them up (its child then waits on
+#: ``--block-fd`` until the watch holds them all), and the longest the watch makes the code wait for them:
+#: a mount not found by then is looked for again at each count, as before the code started.
+SETUP_POLL_S = 0.001
+SETUP_WAIT_S = 2.0
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +43,10 @@ class SandboxFileWatch:
 
     On a thread: read bwrap's ``--info-fd`` JSON for ``child-pid`` (bwrap's init in the sandbox's pid
     namespace, host pid), open a pidfd on it and check it is bwrap's child (its pid could only have been
-    reused once bwrap reaped it); then, every :data:`FILES_POLL_S`, count each of ``mounts`` (the sandbox's writable tmpfs paths)
+    reused once bwrap reaped it); take the mounts while that child waits on ``--block-fd`` (``release_fd``
+    is its write end), then let it go on to the code — so no program, however short, runs before its
+    mounts are held (at most :data:`SETUP_WAIT_S`, and not at all once access is refused); then, every
+    :data:`FILES_POLL_S`, count each of ``mounts`` (the sandbox's writable tmpfs paths)
     through ``/proc/<child-pid>/root``: ``f_files - f_ffree`` of ``statvfs`` is the inodes in use (tmpfs
     counts a hard link as one too), less the mount's root. A mount is taken only once it is the sandbox's
     own — not the host's path of that name (same device: bwrap's child starts in a copy of the host's
@@ -62,10 +71,12 @@ class SandboxFileWatch:
 
     def __init__(
         self, pidfd: int, info_fd: int, *, bwrap_pid: int, mounts: Sequence[str], max_files: int | None, tmpfs_mb: int,
+        release_fd: int | None = None,
     ) -> None:
         self._pidfd = pidfd  # bwrap's; owned (closed) by the watch
         self._bwrap_pid = bwrap_pid
         self._info_fd = info_fd
+        self._release_fd = release_fd  # the write end of bwrap's --block-fd; owned (closed) by the watch
         self._mounts = tuple(mounts)
         self._limit = max_files if max_files is not None else sys.maxsize
         self._size = tmpfs_mb * 1024 * 1024
@@ -90,16 +101,16 @@ class SandboxFileWatch:
             poller = select.poll()  # not select(): the grader may hold descriptors past 1024
             poller.register(self._pidfd, select.POLLIN)
             poller.register(child_fd, select.POLLIN)
+            # bwrap's child waits on --block-fd with every mount made: take them all before the code starts,
+            # so that even a program that ends within a few milliseconds is counted once it has ended
+            deadline = time.monotonic() + SETUP_WAIT_S
+            while not denied and len(mounts) < len(self._mounts) and time.monotonic() < deadline:
+                denied = self._open_mounts(child, child_fd, host, mounts)
+                if len(mounts) < len(self._mounts) and poller.poll(SETUP_POLL_S * 1000):
+                    break  # bwrap or its init ended during the setup
+            self._release()
             while True:
-                for path in self._mounts:
-                    if path not in mounts:
-                        found, refused = self._open_mount(child, path, host[path])
-                        denied = denied or refused
-                        # the pid named the sandbox when the path was opened only if it is still running now
-                        if found is not None and _ended(child_fd):
-                            os.close(found)
-                        elif found is not None:
-                            mounts[path] = found
+                denied = self._open_mounts(child, child_fd, host, mounts) or denied
                 if self._count(mounts.values()) > self._limit:
                     self.limited = True
                     # the sandbox's init (its pid namespace dies with it) and bwrap: all there is in bwrap's
@@ -122,12 +133,39 @@ class SandboxFileWatch:
         finally:
             if denied and not mounts:
                 _warn_blind_once()
+            self._release()  # the sandbox never waits for a watch that has ended
             for fd in (self._info_fd, self._pidfd, child_fd, *mounts.values()):
                 if fd is not None:
                     try:
                         os.close(fd)
                     except OSError:
                         pass
+
+    def _open_mounts(self, child: int, child_fd: int, host: dict[str, int | None], mounts: dict[str, int]) -> bool:
+        """Take each of the sandbox's mounts not yet held (into ``mounts``); whether access was refused."""
+        denied = False
+        for path in self._mounts:
+            if path not in mounts:
+                found, refused = self._open_mount(child, path, host[path])
+                denied = denied or refused
+                # the pid named the sandbox when the path was opened only if it is still running now
+                if found is not None and _ended(child_fd):
+                    os.close(found)
+                elif found is not None:
+                    mounts[path] = found
+        return denied
+
+    def _release(self) -> None:
+        """Let bwrap's child go on to the code (one byte on ``--block-fd``; its end would do too), once."""
+        if self._release_fd is None:
+            return
+        fd, self._release_fd = self._release_fd, None
+        try:
+            os.write(fd, b"1")
+        except OSError:
+            pass  # bwrap has ended (EPIPE): nothing waits any more
+        finally:
+            os.close(fd)
 
     def _child_pid(self) -> int | None:
         """bwrap's init's host pid from ``--info-fd`` (written just after bwrap clones it, then closed);

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from engine.c2 import sandbox_files
 from engine.c2.sandbox import SandboxLimits, run_sandboxed, sandbox_available
 
 pytestmark = pytest.mark.skipif(not sandbox_available(), reason="needs /usr/bin/bwrap (Debian bubblewrap)")
@@ -63,3 +64,37 @@ def test_an_honest_program_writing_a_few_files_is_unaffected() -> None:
     result = run_sandboxed(program, limits=FILES_LIMITS)
     assert result.ok and result.stdout.strip() == "10", result.stderr[-500:]
     assert not result.files_limited and result.files == 7  # the fullest mount, counted from outside
+
+
+def test_a_program_that_ends_at_once_is_counted_every_time() -> None:
+    # the code waits on bwrap's --block-fd until the count holds the mounts: without that wait, 3 runs in
+    # 100 of this program escaped the count on a loaded machine (the watch's thread came too late)
+    program = "for i in range(200):\n    open(f'/dev/shm/f{i}', 'w').close()"
+    results = [run_sandboxed(program, limits=SandboxLimits(max_files=100)) for _ in range(20)]
+    # a poll may catch it on the way (killed) or only the last count (ended): limited either way
+    assert [result.files_limited and 100 < result.files <= 200 for result in results] == [True] * 20
+
+
+def test_a_failing_file_count_does_not_hold_the_code_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fails(*args: object) -> None:
+        raise OSError("no count")
+
+    monkeypatch.setattr(sandbox_files.SandboxFileWatch, "_open_mount", fails)
+    result = run_sandboxed("print('ran')", limits=SandboxLimits(max_files=100, wall_s=5))
+    assert result.ok and result.stdout == "ran\n" and result.wall_s < 2.0
+    assert not result.files_limited and result.files == 0
+
+
+def test_mounts_never_found_hold_the_code_back_no_longer_than_the_setup_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox_files.SandboxFileWatch, "_open_mount", lambda *args: (None, False))
+    monkeypatch.setattr(sandbox_files, "SETUP_WAIT_S", 0.3)
+    result = run_sandboxed("print('ran')", limits=SandboxLimits(max_files=100, wall_s=5))
+    assert result.ok and result.stdout == "ran\n" and 0.3 <= result.wall_s < 4.0
+
+
+def test_a_refused_count_lets_the_code_start_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a root grader without CAP_SYS_PTRACE: every look is refused, so waiting for the mounts is pointless
+    monkeypatch.setattr(sandbox_files.SandboxFileWatch, "_open_mount", lambda *args: (None, True))
+    monkeypatch.setattr(sandbox_files, "SETUP_WAIT_S", 30.0)
+    result = run_sandboxed("print('ran')", limits=SandboxLimits(max_files=100, wall_s=10))
+    assert result.ok and result.stdout == "ran\n" and result.wall_s < 5.0
