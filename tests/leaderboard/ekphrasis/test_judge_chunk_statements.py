@@ -1,12 +1,11 @@
-"""The judge chunk's statements kept across chunks (leaderboard/ekphrasis/judge_chunk.py and ledger_statements.py,
-issue 30): the comparisons', stored Novelty contexts' and pool's reads compiled once
-(evalsite.precompiled.read_rows), and the planned rows' prepared defaults made once a process, give exactly what
-the ORM's reads and the per-ledger preparation gave (the old forms are frozen here as the oracles)."""
+"""The judge chunk's reads kept across chunks (leaderboard/ekphrasis/judge_chunk.py, issue 30): the comparisons',
+stored Novelty contexts' and pool's reads compiled once (evalsite.precompiled.read_rows) give exactly what the
+ORM's reads gave (the old forms are frozen here as the oracles). The statements that write a ledger are
+tests/leaderboard/ekphrasis/test_ledger_statements.py's."""
 
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
 from leaderboard.ekphrasis import judge_chunk, judge_runs, ledger_statements
 from leaderboard.ekphrasis.models import Comparison
@@ -46,75 +45,6 @@ def test_the_comparisons_read_names_the_parameters_its_statement_binds_in_their_
     for dimension in ("U", None):
         params = judge_chunk._stored_queryset(3, 4, dimension).query.sql_with_params()[1]
         assert list(params) == judge_chunk._stored_params(3, 4, dimension)
-
-
-def _insert_defaults_per_ledger(ledger) -> list:
-    """The prepared defaults as they were: every field's prepared for each ledger, the creation time each round."""
-    from django.utils import timezone
-
-    shared = {"run_id": ledger.run.pk, "task_id": ledger.task.pk, "dimension": ledger.dimension}
-    prepared = [None if created else f.get_db_prep_save(shared.get(f.attname, f.get_default()), connection)
-                for f, _, created in ledger_statements.INSERT_PLAN]
-    now = timezone.now()
-    return [f.get_db_prep_save(now, connection) if created else value
-            for (f, _, created), value in zip(ledger_statements.INSERT_PLAN, prepared, strict=True)]
-
-
-def _dumped(values: list) -> list:
-    """Values as the driver sends them (a JSON default's adapter is a new object each time it is made)."""
-    return [getattr(v, "obj", v) if type(v).__name__ in ("Jsonb", "Json") else v for v in values]
-
-
-def test_a_ledgers_planned_rows_get_the_defaults_and_statement_the_per_ledger_preparation_gave(monkeypatch):
-    from django.utils import timezone
-
-    task_set, models = population(n_models=4, n_tasks=2, name="kept-defaults")
-    run = simulated_run(task_set, models, budget=6, dimensions="UE")
-    fixed = timezone.now()
-    monkeypatch.setattr(timezone, "now", lambda: fixed)
-    monkeypatch.setattr(ledger_statements, "_PREPARED_DEFAULTS", {})
-    plans = [ledger_statements.Plan(1, 2, "primary", 0, "simulated", 1, 10, 20)]
-    for task in task_set.tasks.all():
-        for dimension in "UE":
-            ledger = judge_chunk._Ledger(run, task, dimension, [])
-            for _ in range(2):  # a ledger's first plan and a later one
-                assert _dumped(ledger_statements.insert_defaults(ledger)) == _dumped(_insert_defaults_per_ledger(ledger))
-            sql, params = ledger_statements.insert_sql(ledger, plans)
-            if connection.vendor == "postgresql":
-                shared = [(f.attname, v) for (f, _, _), v in zip(ledger_statements.INSERT_PLAN, _insert_defaults_per_ledger(ledger), strict=True)
-                          if f.attname not in ledger_statements.Plan._fields]
-                from leaderboard.json_recordset import recordset_insert_sql, recordset_json
-
-                assert sql == recordset_insert_sql(Comparison, shared=[n for n, _ in shared], per_row=ledger_statements.Plan._fields,
-                                                   on_conflict=ledger_statements.PLAN_CONFLICT, returning=ledger_statements.STORED_COLUMNS)
-                assert _dumped(params) == _dumped([*(v for _, v in shared), recordset_json(ledger_statements.Plan._fields, plans)])
-
-
-def test_a_process_prepares_the_planned_rows_field_defaults_once_for_all_its_ledgers(monkeypatch):
-    """The fields' defaults of a planned row are the same for every ledger: prepared for the database once
-    a process (here from an empty store), where each ledger prepared them on its first plan."""
-    task_set, models = population(n_models=5, n_tasks=2, name="prepared-once-a-process")
-    run = simulated_run(task_set, models, budget=12, dimensions="UE")
-    status = Comparison._meta.get_field("status")
-    prepared, ledgers = [], set()
-    real_prep, real_write = type(status).get_db_prep_save, judge_chunk._Ledger.write
-
-    def counted_prep(field, value, connection):
-        if field is status:
-            prepared.append(value)
-        return real_prep(field, value, connection)
-
-    def counted_write(self, planned=()):
-        if planned:
-            ledgers.add(id(self))
-        return real_write(self, planned)
-
-    monkeypatch.setattr(ledger_statements, "_PREPARED_DEFAULTS", {})
-    monkeypatch.setattr(type(status), "get_db_prep_save", counted_prep)
-    monkeypatch.setattr(judge_chunk._Ledger, "write", counted_write)
-    judge_runs.judge_run_execute_inline(run=run)
-    assert len(ledgers) >= 4  # two tasks, two dimensions: a ledger each planned
-    assert prepared == [Comparison.Status.PLANNED]
 
 
 def _contexts_by_the_orm(task, version: str) -> dict:
