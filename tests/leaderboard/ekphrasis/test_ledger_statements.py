@@ -34,6 +34,23 @@ def _dumped(values: list) -> list:
     return [getattr(v, "obj", v) if type(v).__name__ in ("Jsonb", "Json") else v for v in values]
 
 
+def _status_preparations(monkeypatch) -> list:
+    """The values the comparisons' status field prepares for the database from now on, with the planned rows'
+    prepared defaults emptied (the fields' own defaults are prepared once a process)."""
+    status = Comparison._meta.get_field("status")
+    prepared: list = []
+    real_prep = type(status).get_db_prep_save
+
+    def counted_prep(field, value, connection):
+        if field is status:
+            prepared.append(value)
+        return real_prep(field, value, connection)
+
+    monkeypatch.setattr(ledger_statements, "_PREPARED_DEFAULTS", {})
+    monkeypatch.setattr(type(status), "get_db_prep_save", counted_prep)
+    return prepared
+
+
 def test_a_verdict_is_stored_exactly_as_the_judge_gave_it_whatever_its_text_and_numbers(monkeypatch):
     """The round's verdicts travel as one JSON document (on PostgreSQL read as jsonb): text with quotes,
     backslashes, escapes and non-ASCII, nested outcomes and a float's every digit come back as given."""
@@ -72,21 +89,13 @@ def test_a_ledger_prepares_its_planned_rows_shared_values_once_however_many_roun
     ledger: they are prepared for the database on its first plan; only the creation time is prepared anew."""
     task_set, models = population(n_models=6, n_tasks=1, name="prepared-once")
     run = simulated_run(task_set, models, budget=30, dimensions="U", malformed_rate=0.0)
-    status = Comparison._meta.get_field("status")
-    prepared, plans = [], []
-    real_prep, real_write = type(status).get_db_prep_save, judge_chunk._Ledger.write
-
-    def counted_prep(field, value, connection):
-        if field is status:
-            prepared.append(value)
-        return real_prep(field, value, connection)
+    prepared, plans = _status_preparations(monkeypatch), []
+    real_write = judge_chunk._Ledger.write
 
     def counted_write(self, planned=()):
         plans.append(len(planned))
         return real_write(self, planned)
 
-    monkeypatch.setattr(ledger_statements, "_PREPARED_DEFAULTS", {})  # the fields' own defaults: once a process
-    monkeypatch.setattr(type(status), "get_db_prep_save", counted_prep)
     monkeypatch.setattr(judge_chunk._Ledger, "write", counted_write)
     judge_runs.judge_run_execute_inline(run=run)
     assert sum(1 for n in plans if n) >= 3  # several rounds were planned in the one ledger
@@ -212,22 +221,14 @@ def test_a_process_prepares_the_planned_rows_field_defaults_once_for_all_its_led
     a process (here from an empty store), where each ledger prepared them on its first plan."""
     task_set, models = population(n_models=5, n_tasks=2, name="prepared-once-a-process")
     run = simulated_run(task_set, models, budget=12, dimensions="UE")
-    status = Comparison._meta.get_field("status")
-    prepared, ledgers = [], set()
-    real_prep, real_write = type(status).get_db_prep_save, judge_chunk._Ledger.write
-
-    def counted_prep(field, value, connection):
-        if field is status:
-            prepared.append(value)
-        return real_prep(field, value, connection)
+    prepared, ledgers = _status_preparations(monkeypatch), set()
+    real_write = judge_chunk._Ledger.write
 
     def counted_write(self, planned=()):
         if planned:
             ledgers.add(id(self))
         return real_write(self, planned)
 
-    monkeypatch.setattr(ledger_statements, "_PREPARED_DEFAULTS", {})
-    monkeypatch.setattr(type(status), "get_db_prep_save", counted_prep)
     monkeypatch.setattr(judge_chunk._Ledger, "write", counted_write)
     judge_runs.judge_run_execute_inline(run=run)
     assert len(ledgers) >= 4  # two tasks, two dimensions: a ledger each planned
